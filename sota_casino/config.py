@@ -1,0 +1,62 @@
+"""Configuration: defaults, overridden by the environment. The only reader of ``os.environ``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+#: Integer settings an operator may set through the environment, with their defaults.
+INT_SETTINGS: dict[str, int] = {
+    "SIGNUP_CHIPS": 100_000,  # 1,000 chips in hundredths
+    "SIGNUP_SWEETS": 100,
+    "TOPUP_CHIPS": 100_000,
+    "TOPUP_SWEETS": 100,
+    "LOW_BALANCE_CHIPS": 10_000,  # a top-up is allowed below 100 chips
+    "LOW_BALANCE_SWEETS": 10,
+    "SOTA_MIN_STAKE": 1,
+    "SOTA_MAX_STAKE": 100,
+    "SESSION_HOURS": 12,
+    "TOKEN_HOURS": 24,
+    "LOGIN_ATTEMPTS": 5,  # failures per account or address per window
+    "LOGIN_WINDOW_SECONDS": 300,
+    "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
+}
+
+
+def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Return the settings found in the environment (only those that are set)."""
+    env = os.environ if environ is None else environ
+    found: dict[str, Any] = {}
+    for name in ("DATABASE_URL", "SECRET_KEY", "SIGNING_KEY_FILE"):
+        if env.get(name):
+            found[name] = env[name]
+    for name in INT_SETTINGS:
+        if env.get(name):
+            found[name] = int(env[name])
+    if env.get("SESSION_COOKIE_SECURE"):
+        found["SESSION_COOKIE_SECURE"] = env["SESSION_COOKIE_SECURE"] not in ("0", "false", "")
+    return found
+
+
+def defaults() -> dict[str, Any]:
+    """Return the default settings."""
+    return {
+        "DATABASE_URL": None,  # None: sqlite:///<instance>/sota_casino.db
+        "SECRET_KEY": None,  # None: generated into instance/ on first start
+        "SIGNING_KEY_FILE": None,  # None: instance/signing_key.pem, generated on first start
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": False,  # set behind HTTPS
+        "MAX_CONTENT_LENGTH": 64 * 1024,
+        **INT_SETTINGS,
+    }
+
+
+def require_postgres() -> bool:
+    """Tell whether PostgreSQL tests must fail rather than skip (CI)."""
+    return os.environ.get("REQUIRE_POSTGRES") == "1"
+
+
+def test_postgres_url() -> str:
+    """Return the PostgreSQL server the tests use."""
+    return os.environ.get("TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

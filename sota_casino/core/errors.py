@@ -1,0 +1,122 @@
+"""Domain errors: every refusal the casino can give, each with a stable code.
+
+The web layer maps these to HTTP in one place; ``code`` is what API clients see.
+"""
+
+from __future__ import annotations
+
+
+class CasinoError(Exception):
+    """Base of every refusal; ``code`` is stable, ``status`` is the HTTP status to use."""
+
+    code = "casino_error"
+    status = 400
+
+    def __init__(self, message: str = "", **details: object) -> None:
+        super().__init__(message or self.__class__.__doc__ or self.code)
+        self.message = message or (self.__class__.__doc__ or self.code).strip()
+        self.details = details
+
+
+class InvalidInput(CasinoError):
+    """The request is not valid."""
+
+    code = "invalid_input"
+    status = 422
+
+
+class InvalidRules(InvalidInput):
+    """A rule option or its value is unknown or out of range."""
+
+    code = "invalid_rules"
+
+
+class InvalidBet(InvalidInput):
+    """The amount is not a valid bet at this table."""
+
+    code = "invalid_bet"
+
+
+class InvalidAction(CasinoError):
+    """This step is not allowed in the round's present state."""
+
+    code = "invalid_action"
+    status = 409
+
+
+class DecisionNotDue(InvalidAction):
+    """The round is not waiting for a decision."""
+
+    code = "decision_not_due"
+
+
+class RoundSettled(InvalidAction):
+    """The round is already settled."""
+
+    code = "round_settled"
+
+
+class InsufficientFunds(CasinoError):
+    """The balance does not cover this amount."""
+
+    code = "insufficient_funds"
+    status = 409
+
+
+class NotFound(CasinoError):
+    """No such thing, or it is not yours."""
+
+    code = "not_found"
+    status = 404
+
+
+class Forbidden(CasinoError):
+    """You may not do this."""
+
+    code = "forbidden"
+    status = 403
+
+
+class Unauthorized(CasinoError):
+    """Log in first, or the credentials are wrong."""
+
+    code = "unauthorized"
+    status = 401
+
+
+class RateLimited(CasinoError):
+    """Too many attempts; wait a little and try again."""
+
+    code = "rate_limited"
+    status = 429
+
+
+class Conflict(CasinoError):
+    """The request conflicts with the present state."""
+
+    code = "conflict"
+    status = 409
+
+
+class RoundOpen(Conflict):
+    """A round of this seed pair is still open; finish it first."""
+
+    code = "round_open"
+
+
+class TopupNotAllowed(Conflict):
+    """A top-up is given only when the balance is low, at most once a day."""
+
+    code = "topup_not_allowed"
+
+
+class IdempotencyMismatch(InvalidInput):
+    """This Idempotency-Key was already used with another request body."""
+
+    code = "idempotency_mismatch"
+
+
+class VerificationError(CasinoError):
+    """A fairness check failed."""
+
+    code = "verification_failed"

@@ -1,0 +1,53 @@
+"""The application factory."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from . import config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+    """Create and configure an instance of the casino app.
+
+    :param test_config: settings that replace the environment's (tests pass their own).
+    """
+    app = Flask(
+        __name__,
+        instance_relative_config=True,
+        template_folder=str(ROOT / "templates"),
+        static_folder=str(ROOT / "sota_casino" / "static"),
+    )
+    app.config.from_mapping(config.defaults())
+    app.config.update(config.from_environment() if test_config is None else test_config)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    if not app.config["DATABASE_URL"]:
+        app.config["DATABASE_URL"] = f"sqlite:///{Path(app.instance_path) / 'sota_casino.db'}"
+    if not app.config["SECRET_KEY"]:
+        app.config["SECRET_KEY"] = _instance_secret(Path(app.instance_path) / "secret_key")
+    if not app.config["SIGNING_KEY_FILE"]:
+        app.config["SIGNING_KEY_FILE"] = str(Path(app.instance_path) / "signing_key.pem")
+
+    from . import cli
+    from . import db
+    from . import web
+
+    db.init_app(app)
+    cli.init_app(app)
+    web.init_app(app)
+    return app
+
+
+def _instance_secret(path: Path) -> str:
+    """Read the session secret from ``path``, creating it (mode 0600) on first start."""
+    if not path.exists():
+        path.write_text(secrets.token_hex(32))
+        path.chmod(0o600)
+    return path.read_text().strip()
