@@ -1,0 +1,311 @@
+"""Small server-rendered SVG charts: no JavaScript, no inline ``style`` attributes.
+
+The Content-Security-Policy forbids inline scripts and styles, so every colour and stroke is an
+SVG presentation attribute (``fill``, ``stroke``), which CSP does not govern. Charts are pure
+functions of their data: the same data gives the same bytes, which keeps them testable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from markupsafe import Markup
+from markupsafe import escape
+
+#: Colours of the series, in order (colour-blind-safe Okabe–Ito palette).
+PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9")
+
+Number = int | Fraction
+Format = Callable[[Number], str]
+Scale = Callable[[Number], Fraction]
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One line of a chart: a name and its ``(x label, value)`` points, in x order.
+
+    A value of ``None`` leaves a gap (no data that day).
+    """
+
+    name: str
+    points: tuple[tuple[str, Number | None], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A horizontal dashed line across the chart, such as a theoretical value."""
+
+    name: str
+    value: Number
+    colour_of: str = ""  # the series whose colour it takes; "" for grey
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """The drawing area of a chart, in SVG user units."""
+
+    width: int = 720
+    height: int = 280
+    left: int = 64
+    right: int = 16
+    top: int = 16
+    bottom: int = 56
+    ticks: int = 5
+
+    @property
+    def plot_width(self) -> int:
+        return self.width - self.left - self.right
+
+    @property
+    def plot_height(self) -> int:
+        return self.height - self.top - self.bottom
+
+
+def percent(value: Number) -> str:
+    """Format a ratio as a percentage with two decimals (``Fraction(1, 40)`` → ``2.50 %``)."""
+    hundredths = round(Fraction(value) * 10_000)
+    sign = "−" if hundredths < 0 else ""
+    whole, part = divmod(abs(hundredths), 100)
+    return f"{sign}{whole}.{part:02d} %"
+
+
+def plain(value: Number) -> str:
+    """Format a number for an axis label (whole numbers with thin grouping)."""
+    rounded = round(Fraction(value))
+    sign = "−" if rounded < 0 else ""
+    return f"{sign}{abs(rounded):,}"
+
+
+def _coordinate(value: Fraction) -> str:
+    """Write a coordinate with one decimal: enough for the eye, stable for tests."""
+    tenths = round(value * 10)
+    sign = "-" if tenths < 0 else ""
+    whole, part = divmod(abs(tenths), 10)
+    return f"{sign}{whole}.{part}"
+
+
+def _nice_range(values: Sequence[Fraction], ticks: int) -> tuple[Fraction, Fraction, Fraction]:
+    """Return ``(low, high, step)``: a range covering ``values`` (and 0) on round tick steps."""
+    low = min([Fraction(0), *values])
+    high = max([Fraction(0), *values])
+    if low == high:
+        high = low + 1
+    raw = (high - low) / ticks
+    magnitude = Fraction(1)
+    while magnitude * 10 <= raw:
+        magnitude *= 10
+    while magnitude > raw:
+        magnitude /= 10
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    first = (low / step).__floor__() * step
+    last = (high / step).__ceil__() * step
+    return first, last, step
+
+
+def _colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def line_chart(
+    series: Sequence[Series],
+    *,
+    title: str,
+    references: Sequence[Reference] = (),
+    value_format: str = "percent",
+    frame: Frame | None = None,
+) -> Markup:
+    """Render ``series`` as an SVG line chart with a legend and optional reference lines.
+
+    :param title: the accessible name of the chart (``<title>`` and ``aria-label``).
+    :param value_format: ``"percent"`` for ratios, ``"plain"`` for whole numbers.
+    """
+    frame = frame or Frame()
+    fmt: Format = percent if value_format == "percent" else plain
+    labels = _x_labels(series)
+    values = [Fraction(v) for s in series for _, v in s.points if v is not None]
+    values += [Fraction(r.value) for r in references]
+    low, high, step = _nice_range(values, frame.ticks)
+    colours = {s.name: _colour(i) for i, s in enumerate(series)}
+
+    def x_of(index: int) -> Fraction:
+        if len(labels) == 1:
+            return frame.left + Fraction(frame.plot_width, 2)
+        return frame.left + Fraction(frame.plot_width * index, len(labels) - 1)
+
+    def y_of(value: Number) -> Fraction:
+        share = (Fraction(value) - low) / (high - low)
+        return frame.top + frame.plot_height * (1 - share)
+
+    parts = [_open_svg(frame, title)]
+    parts += _y_axis(frame, low, high, step, y_of, fmt)
+    parts += _x_axis(frame, labels, x_of)
+    for ref in references:
+        colour = colours.get(ref.colour_of, "#777777")
+        y = _coordinate(y_of(ref.value))
+        parts.append(
+            f'<line class="reference" x1="{frame.left}" y1="{y}" '
+            f'x2="{frame.left + frame.plot_width}" y2="{y}" stroke="{colour}" '
+            f'stroke-width="1.5" stroke-dasharray="6 4"><title>{escape(ref.name)}: '
+            f"{escape(fmt(ref.value))}</title></line>"
+        )
+    for s in series:
+        parts += _polyline(s, labels, x_of, y_of, colours[s.name], fmt)
+    parts += _legend(frame, series, references, colours)
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def bar_chart(
+    bars: Sequence[tuple[str, Number]],
+    *,
+    title: str,
+    value_format: str = "plain",
+    frame: Frame | None = None,
+) -> Markup:
+    """Render ``(label, value)`` bars; positive bars are green, negative ones red."""
+    frame = frame or Frame()
+    fmt: Format = percent if value_format == "percent" else plain
+    labels = [name for name, _ in bars]
+    low, high, step = _nice_range([Fraction(v) for _, v in bars], frame.ticks)
+    slot = Fraction(frame.plot_width, max(len(bars), 1))
+
+    def y_of(value: Number) -> Fraction:
+        share = (Fraction(value) - low) / (high - low)
+        return frame.top + frame.plot_height * (1 - share)
+
+    def x_of(index: int) -> Fraction:
+        return frame.left + slot * index + slot / 2
+
+    parts = [_open_svg(frame, title)]
+    parts += _y_axis(frame, low, high, step, y_of, fmt)
+    parts += _x_axis(frame, labels, x_of)
+    zero = y_of(0)
+    for index, (name, value) in enumerate(bars):
+        top, bottom = sorted((y_of(value), zero))
+        colour = "#1b7f4b" if value >= 0 else "#c0262d"
+        parts.append(
+            f'<rect class="bar" x="{_coordinate(x_of(index) - slot * 3 / 8)}" '
+            f'y="{_coordinate(top)}" width="{_coordinate(slot * 3 / 4)}" '
+            f'height="{_coordinate(bottom - top)}" fill="{colour}">'
+            f"<title>{escape(name)}: {escape(fmt(value))}</title></rect>"
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _x_labels(series: Sequence[Series]) -> list[str]:
+    """Return every x label of ``series`` in first-seen order."""
+    seen: dict[str, None] = {}
+    for s in series:
+        for name, _ in s.points:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _open_svg(frame: Frame, title: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
+        f'viewBox="0 0 {frame.width} {frame.height}" width="{frame.width}" '
+        f'height="{frame.height}" aria-label="{escape(title)}" font-family="system-ui, sans-serif" '
+        f'font-size="12"><title>{escape(title)}</title>'
+        f'<rect x="0" y="0" width="{frame.width}" height="{frame.height}" fill="#ffffff"/>'
+    )
+
+
+def _y_axis(
+    frame: Frame, low: Fraction, high: Fraction, step: Fraction, y_of: Scale, fmt: Format
+) -> list[str]:
+    parts: list[str] = []
+    tick = low
+    while tick <= high:
+        y = _coordinate(y_of(tick))
+        stroke = "#888888" if tick == 0 else "#e4e4e4"
+        parts.append(
+            f'<line x1="{frame.left}" y1="{y}" x2="{frame.left + frame.plot_width}" y2="{y}" '
+            f'stroke="{stroke}" stroke-width="1"/>'
+            f'<text x="{frame.left - 6}" y="{y}" text-anchor="end" dominant-baseline="middle" '
+            f'fill="#444444">{escape(fmt(tick))}</text>'
+        )
+        tick += step
+    return parts
+
+
+def _x_axis(frame: Frame, labels: Sequence[str], x_of: Callable[[int], Fraction]) -> list[str]:
+    parts: list[str] = []
+    # Show at most about ten labels so they never overlap; every point still has its tooltip.
+    every = max(1, -(-len(labels) // 10))
+    base = frame.top + frame.plot_height
+    for index, name in enumerate(labels):
+        if index % every and index != len(labels) - 1:
+            continue
+        x = _coordinate(x_of(index))
+        parts.append(
+            f'<text x="{x}" y="{base + 16}" text-anchor="middle" fill="#444444">'
+            f"{escape(name)}</text>"
+        )
+    return parts
+
+
+def _polyline(
+    series: Series,
+    labels: Sequence[str],
+    x_of: Callable[[int], Fraction],
+    y_of: Scale,
+    colour: str,
+    fmt: Format,
+) -> list[str]:
+    """Draw one series as polylines broken at gaps, with a dot and tooltip per point."""
+    position = {name: i for i, name in enumerate(labels)}
+    parts: list[str] = []
+    run: list[str] = []
+    dots: list[str] = []
+
+    def flush() -> None:
+        if len(run) > 1:
+            parts.append(
+                f'<polyline points="{" ".join(run)}" fill="none" stroke="{colour}" '
+                f'stroke-width="2" stroke-linejoin="round"/>'
+            )
+        run.clear()
+
+    for name, value in series.points:
+        if value is None:
+            flush()
+            continue
+        x, y = _coordinate(x_of(position[name])), _coordinate(y_of(value))
+        run.append(f"{x},{y}")
+        dots.append(
+            f'<circle cx="{x}" cy="{y}" r="3" fill="{colour}"><title>{escape(series.name)} '
+            f"{escape(name)}: {escape(fmt(value))}</title></circle>"
+        )
+    flush()
+    return [f'<g class="series" data-series="{escape(series.name)}">', *parts, *dots, "</g>"]
+
+
+def _legend(
+    frame: Frame,
+    series: Sequence[Series],
+    references: Sequence[Reference],
+    colours: dict[str, str],
+) -> list[str]:
+    parts: list[str] = []
+    x = frame.left
+    y = frame.height - 12
+    for s in series:
+        parts.append(
+            f'<rect x="{x}" y="{y - 9}" width="14" height="4" fill="{colours[s.name]}"/>'
+            f'<text x="{x + 20}" y="{y - 4}" fill="#222222">{escape(s.name)}</text>'
+        )
+        x += 28 + 7 * len(s.name)
+    for ref in references:
+        colour = colours.get(ref.colour_of, "#777777")
+        parts.append(
+            f'<line x1="{x}" y1="{y - 7}" x2="{x + 14}" y2="{y - 7}" stroke="{colour}" '
+            f'stroke-width="1.5" stroke-dasharray="4 3"/>'
+            f'<text x="{x + 20}" y="{y - 4}" fill="#222222">{escape(ref.name)}</text>'
+        )
+        x += 28 + 7 * len(ref.name)
+    return parts

@@ -1,0 +1,85 @@
+"""The SVG charts: well-formed, CSP-safe, exact about their data."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+
+from sota_casino.web.charts import Reference
+from sota_casino.web.charts import Series
+from sota_casino.web.charts import bar_chart
+from sota_casino.web.charts import line_chart
+from sota_casino.web.charts import percent
+from sota_casino.web.charts import plain
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _edges() -> list[Series]:
+    return [
+        Series(
+            "casino_war",
+            (("05-01", Fraction(3, 100)), ("05-02", None), ("05-03", Fraction(-1, 50))),
+        ),
+        Series("sota", (("05-01", Fraction(1, 10)), ("05-02", Fraction(0)))),
+    ]
+
+
+def test_line_chart_is_well_formed_svg_without_style_or_script() -> None:
+    svg = str(
+        line_chart(
+            _edges(),
+            title="Realized edge",
+            references=[Reference("theory", Fraction(288, 10000), "casino_war")],
+        )
+    )
+    root = ET.fromstring(svg)
+    assert root.tag == f"{SVG}svg"
+    assert "style" not in svg and "<script" not in svg and "javascript:" not in svg
+    assert root.find(f"{SVG}title").text == "Realized edge"
+
+
+def test_line_chart_draws_one_dot_per_known_value_and_breaks_at_gaps() -> None:
+    root = ET.fromstring(str(line_chart(_edges(), title="t")))
+    groups = root.findall(f"{SVG}g")
+    war = next(g for g in groups if g.get("data-series") == "casino_war")
+    assert len(war.findall(f"{SVG}circle")) == 2
+    assert war.findall(f"{SVG}polyline") == []  # the gap leaves two lone points, no line
+    sota = next(g for g in groups if g.get("data-series") == "sota")
+    assert len(sota.findall(f"{SVG}polyline")) == 1
+
+
+def test_higher_values_are_drawn_higher() -> None:
+    root = ET.fromstring(str(line_chart(_edges(), title="t")))
+    war = next(g for g in root.findall(f"{SVG}g") if g.get("data-series") == "casino_war")
+    first, last = (float(c.get("cy")) for c in war.findall(f"{SVG}circle"))
+    assert first < last  # +3 % sits above −2 % (SVG y grows downwards)
+
+
+def test_tooltips_carry_exact_values() -> None:
+    svg = str(line_chart(_edges(), title="t"))
+    assert "casino_war 05-01: 3.00 %" in svg
+    assert "casino_war 05-03: −2.00 %" in svg
+
+
+def test_names_are_escaped() -> None:
+    svg = str(line_chart([Series("<b>&", (("a", 1),))], title="<x>", value_format="plain"))
+    assert "<b>" not in svg and "&lt;b&gt;&amp;" in svg
+    ET.fromstring(svg)
+
+
+def test_bar_chart_colours_losses_red_and_wins_green() -> None:
+    root = ET.fromstring(str(bar_chart([("05-01", 1500), ("05-02", -300)], title="House")))
+    fills = [r.get("fill") for r in root.iter(f"{SVG}rect") if r.get("class") == "bar"]
+    assert fills == ["#1b7f4b", "#c0262d"]
+
+
+def test_empty_and_flat_data_still_render() -> None:
+    ET.fromstring(str(line_chart([], title="nothing yet")))
+    ET.fromstring(str(bar_chart([("only", 0)], title="flat")))
+
+
+def test_formatters_are_exact() -> None:
+    assert percent(Fraction(288, 10000)) == "2.88 %"
+    assert percent(Fraction(-1, 3)) == "−33.33 %"
+    assert plain(-1234567) == "−1,234,567"
