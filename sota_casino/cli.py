@@ -4,6 +4,41 @@ from __future__ import annotations
 
 import click
 from flask import Flask
+from flask import current_app
+from flask.cli import with_appcontext
+
+from . import migrate
+
+
+@click.group("db")
+def db_group() -> None:
+    """Create or change the schema (Alembic migrations only)."""
+
+
+@db_group.command("upgrade")
+@click.argument("revision", default="head")
+@with_appcontext
+def db_upgrade(revision: str) -> None:
+    """Migrate the database up to REVISION (default: the newest)."""
+    migrate.upgrade(current_app.config["DATABASE_URL"], revision)
+    click.echo(f"database at {revision}")
+
+
+@db_group.command("downgrade")
+@click.argument("revision")
+@with_appcontext
+def db_downgrade(revision: str) -> None:
+    """Migrate the database down to REVISION (``base`` empties it)."""
+    migrate.downgrade(current_app.config["DATABASE_URL"], revision)
+    click.echo(f"database at {revision}")
+
+
+@db_group.command("check")
+@with_appcontext
+def db_check() -> None:
+    """Fail if the models and the migrations disagree."""
+    migrate.check(current_app.config["DATABASE_URL"])
+    click.echo("models and migrations agree")
 
 
 @click.group("simulate")
@@ -17,3 +52,4 @@ def init_app(app: Flask) -> None:
 
     register(simulate)
     app.cli.add_command(simulate)
+    app.cli.add_command(db_group)

@@ -7,12 +7,15 @@ IMMEDIATE``: ``SELECT ... FOR UPDATE`` renders nothing on SQLite, so the write l
 
 from __future__ import annotations
 
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 from flask import Flask
 from flask import current_app
 from flask import g
 from sqlalchemy import BigInteger
+from sqlalchemy import DateTime
 from sqlalchemy import Engine
 from sqlalchemy import Integer
 from sqlalchemy import MetaData
@@ -21,6 +24,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
+from sqlalchemy.types import TypeDecorator
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -32,6 +36,23 @@ NAMING_CONVENTION = {
 
 #: 64-bit integers everywhere; SQLite's INTEGER PRIMARY KEY needs the plain INTEGER variant.
 BigInt = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every database (SQLite drops the zone otherwise)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC) if value is not None else None
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):

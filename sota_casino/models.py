@@ -1,0 +1,242 @@
+"""SQLAlchemy 2.0 typed models. Money is ``BigInteger`` minor units; postings and audit entries
+are append-only (triggers in the migrations refuse UPDATE and DELETE on them)."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON
+from sqlalchemy import BigInteger
+from sqlalchemy import Boolean
+from sqlalchemy import CheckConstraint
+from sqlalchemy import ForeignKey
+from sqlalchemy import Index
+from sqlalchemy import Integer
+from sqlalchemy import String
+from sqlalchemy import Text
+from sqlalchemy import UniqueConstraint
+from sqlalchemy import text
+from sqlalchemy.orm import Mapped
+from sqlalchemy.orm import mapped_column
+
+from .db import Base
+from .db import BigInt
+from .db import UTCDateTime
+
+ROLES = ("player", "operator", "auditor")
+CURRENCIES = ("chips", "sweets")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class User(Base):
+    __tablename__ = "users"
+    __table_args__ = (CheckConstraint(f"role IN {ROLES!r}", name="role"),)
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    username: Mapped[str] = mapped_column(String(32), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16), default="player")
+    locked: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class UserSession(Base):
+    """A logged-in browser session; the cookie carries the token, the table its hash."""
+
+    __tablename__ = "user_sessions"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(8), default="web")  # web | api
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class LoginAttempt(Base):
+    """Failed logins, counted per account and per address to throttle guessing."""
+
+    __tablename__ = "login_attempts"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), index=True)
+    address: Mapped[str] = mapped_column(String(64), index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+
+class Account(Base):
+    __tablename__ = "accounts"
+    __table_args__ = (
+        CheckConstraint("kind <> 'player' OR balance >= 0", name="player_not_negative"),
+        CheckConstraint(f"currency IN {CURRENCIES!r}", name="currency"),
+        CheckConstraint("kind IN ('player', 'house', 'escrow', 'issuance')", name="kind"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)  # "player:7:chips", "house:chips"
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    currency: Mapped[str] = mapped_column(String(8))
+    balance: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class Transfer(Base):
+    __tablename__ = "transfers"
+    __table_args__ = (Index("ix_transfers_user_id_idempotency_key", "user_id", "idempotency_key"),)
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # bet raise settle grant topup adjust
+    currency: Mapped[str] = mapped_column(String(8))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), index=True)
+    round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id"), index=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(64))
+    memo: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Posting(Base):
+    __tablename__ = "postings"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    transfer_id: Mapped[int] = mapped_column(ForeignKey("transfers.id"), index=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    amount: Mapped[int] = mapped_column(BigInteger)  # + credit to the account, - debit
+
+
+class IdempotencyRecord(Base):
+    """The first answer to a money-moving request, replayed to a retry with the same key."""
+
+    __tablename__ = "idempotency_records"
+    __table_args__ = (UniqueConstraint("user_id", "key", name="uq_idempotency_records_user_key"),)
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    key: Mapped[str] = mapped_column(String(64))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[int] = mapped_column(Integer)
+    response: Mapped[Any] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class SigningKey(Base):
+    __tablename__ = "signing_keys"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    public_key_hex: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class SeedPair(Base):
+    __tablename__ = "seed_pairs"
+    __table_args__ = (
+        CheckConstraint("status IN ('next', 'active', 'revealed')", name="status"),
+        Index(
+            "uq_seed_pairs_one_active",
+            "user_id",
+            unique=True,
+            sqlite_where=text("status = 'active'"),
+            postgresql_where=text("status = 'active'"),
+        ),
+        Index(
+            "uq_seed_pairs_one_next",
+            "user_id",
+            unique=True,
+            sqlite_where=text("status = 'next'"),
+            postgresql_where=text("status = 'next'"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    status: Mapped[str] = mapped_column(String(8))
+    server_seed: Mapped[str] = mapped_column(String(64))  # secret until revealed
+    commitment: Mapped[str] = mapped_column(String(64))
+    client_seed: Mapped[str | None] = mapped_column(String(64))
+    next_nonce: Mapped[int] = mapped_column(BigInteger, default=0)
+    commitment_document: Mapped[Any] = mapped_column(JSON)
+    commitment_signature: Mapped[str] = mapped_column(String(128))
+    reveal_document: Mapped[Any | None] = mapped_column(JSON)
+    reveal_signature: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    activated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    revealed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class Round(Base):
+    __tablename__ = "rounds"
+    __table_args__ = (
+        UniqueConstraint("seed_pair_id", "nonce", name="uq_rounds_seed_pair_nonce"),
+        CheckConstraint("game IN ('casino_war', 'sota')", name="game"),
+        Index("ix_rounds_user_id_id", "user_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    game: Mapped[str] = mapped_column(String(16))
+    table_name: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(24), index=True)
+    seed_pair_id: Mapped[int] = mapped_column(ForeignKey("seed_pairs.id"), index=True)
+    nonce: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str] = mapped_column(String(8))
+    rules: Mapped[Any] = mapped_column(JSON)
+    stakes: Mapped[Any] = mapped_column(JSON)
+    staked: Mapped[int] = mapped_column(BigInteger)  # sum of stakes, what escrow holds while open
+    actions: Mapped[Any] = mapped_column(JSON, default=list)
+    cards: Mapped[Any] = mapped_column(JSON, default=list)
+    outcome: Mapped[Any | None] = mapped_column(JSON)
+    payout: Mapped[int | None] = mapped_column(BigInteger)
+    net: Mapped[int | None] = mapped_column(BigInteger)
+    receipt: Mapped[Any | None] = mapped_column(JSON)
+    receipt_signature: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    settled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class AuditHead(Base):
+    """One row: the last sequence number and hash; locking it serializes appends."""
+
+    __tablename__ = "audit_head"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class AuditEntry(Base):
+    __tablename__ = "audit_entries"
+
+    seq: Mapped[int] = mapped_column(BigInt, primary_key=True, autoincrement=False)
+    time: Mapped[str] = mapped_column(String(27), index=True)  # YYYY-MM-DDTHH:MM:SS.ffffffZ
+    actor: Mapped[str | None] = mapped_column(String(64), index=True)
+    action: Mapped[str] = mapped_column(String(64), index=True)
+    subject: Mapped[str | None] = mapped_column(String(64), index=True)
+    data: Mapped[str] = mapped_column(Text)  # canonical JSON, hashed as stored
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class AuditCheckpoint(Base):
+    __tablename__ = "audit_checkpoints"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger, unique=True)
+    root: Mapped[str] = mapped_column(String(64))
+    time: Mapped[str] = mapped_column(String(27))
+    signature: Mapped[str] = mapped_column(String(128))
+    public_key_hex: Mapped[str] = mapped_column(String(64))
+
+
+class TableSetting(Base):
+    __tablename__ = "table_settings"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    settings: Mapped[Any] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
