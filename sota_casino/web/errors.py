@@ -1,0 +1,135 @@
+"""The one place where refusals become HTTP: JSON under ``/api/``, pages everywhere else.
+
+A :class:`~sota_casino.core.errors.CasinoError` keeps its own status and code. On a page, a
+refused form (a POST) flashes the message and sends the player back to the page the form was
+on; a refused page load shows the friendly error page. Werkzeug's HTTP errors (404, 405, 413,
+400) get the same two shapes, and anything unexpected (Flask logs it) is answered with a plain
+500 that leaks nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Flask
+from flask import flash
+from flask import jsonify
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import InternalServerError
+
+from ..core.errors import CasinoError
+
+API_PREFIX = "/api/"
+
+#: Stable codes for the HTTP errors Werkzeug raises, as API clients see them.
+HTTP_CODES: dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_input",
+    429: "rate_limited",
+    500: "internal_error",
+}
+
+#: What a player reads on the error page, in plain words.
+FRIENDLY: dict[int, tuple[str, str]] = {
+    400: ("That request did not make sense", "Something in the request was missing or garbled."),
+    401: ("Please log in", "You need to be logged in to see this page."),
+    403: ("Not allowed", "Your account may not do this."),
+    404: ("Nothing here", "There is no such page, or it belongs to someone else."),
+    405: ("Not like that", "This page cannot be used with that kind of request."),
+    409: ("Not right now", "The table is not in a state that allows this."),
+    413: ("Too much", "The request was larger than the casino accepts."),
+    422: ("Please check what you entered", "Some of the values were not valid."),
+    429: ("Slow down", "Too many attempts. Wait a few minutes and try again."),
+    500: ("The dealer dropped the cards", "Something went wrong on our side. Please try again."),
+}
+
+
+def wants_json() -> bool:
+    """Tell whether this request is an API call, answered in JSON."""
+    return request.path.startswith(API_PREFIX)
+
+
+def api_error(status: int, code: str, message: str, **headers: str) -> ResponseReturnValue:
+    """Return the API's error body ``{"error": {"code", "message"}}`` with ``status``."""
+    response = jsonify({"error": {"code": code, "message": message}})
+    response.status_code = status
+    response.headers.update(headers)
+    return response
+
+
+def error_page(status: int, message: str | None = None) -> ResponseReturnValue:
+    """Render the friendly error page for ``status``."""
+    title, default = FRIENDLY.get(status, FRIENDLY[400 if status < 500 else 500])
+    body = render_template(
+        "errors/error.html", status=status, title=title, message=message or default
+    )
+    return body, status
+
+
+def back_url() -> str:
+    """Return where a refused form sends the player: the page it came from, on this site."""
+    referrer = request.referrer
+    if referrer:
+        parts = urlsplit(referrer)
+        if parts.netloc == request.host and parts.path.startswith("/"):
+            return parts.path + (f"?{parts.query}" if parts.query else "")
+    return url_for("lobby.index")
+
+
+def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
+    """Answer a refusal from the services with its own status and code."""
+    if wants_json():
+        headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else {}
+        return api_error(error.status, error.code, error.message, **headers)
+    if request.method == "POST":
+        flash(error.message, "error")
+        return redirect(back_url(), code=303)
+    return error_page(error.status, error.message)
+
+
+def handle_http_error(error: HTTPException) -> ResponseReturnValue:
+    """Answer Werkzeug's HTTP errors (404, 405, 413, 400, ...) in the request's format."""
+    status = error.code or 500
+    if status >= 500:
+        return handle_unexpected(error)
+    headers: dict[str, Any] = {}
+    if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
+        headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
+    if wants_json():
+        message = error.description or FRIENDLY.get(status, FRIENDLY[400])[1]
+        return api_error(status, HTTP_CODES.get(status, "error"), message, **headers)
+    body, code = error_page(status, _page_message(error))  # type: ignore[misc]
+    return body, code, headers
+
+
+def _page_message(error: HTTPException) -> str | None:
+    """Keep our own descriptions (set with ``abort(400, "...")``), not Werkzeug's defaults."""
+    default = type(error).description
+    return None if error.description == default else error.description
+
+
+def handle_unexpected(error: Exception) -> ResponseReturnValue:
+    """Answer a plain 500 that leaks nothing (Flask has logged the bug already)."""
+    if wants_json():
+        return api_error(500, "internal_error", "something went wrong on our side")
+    return error_page(500)
+
+
+def init_app(app: Flask) -> None:
+    """Register the error handlers on ``app``."""
+    app.register_error_handler(CasinoError, handle_casino_error)
+    app.register_error_handler(HTTPException, handle_http_error)
+    app.register_error_handler(InternalServerError, handle_unexpected)

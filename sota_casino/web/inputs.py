@@ -1,0 +1,217 @@
+"""Strict parsing of what clients send: JSON bodies, form fields, query strings, headers.
+
+Every bad value becomes an :class:`~sota_casino.core.errors.InvalidInput` (422) that names the
+field and says what is expected, so no input reaches a service in a shape it did not expect,
+and none can cause a 500. Range checks that depend on a table (its limits) stay in the services.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
+from typing import Final
+
+from flask import request
+from werkzeug.exceptions import BadRequest
+
+from ..core.errors import InvalidInput
+
+#: The largest amount accepted anywhere: 2**53 - 1 keeps every amount exact in JavaScript too.
+MAX_AMOUNT: Final = 2**53 - 1
+MAX_ID: Final = 2**63 - 1
+IDEMPOTENCY_KEY: Final = re.compile(r"[\x21-\x7e]{1,64}")
+IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
+_MAX_DIGITS: Final = 40
+
+
+class TooBig:
+    """A JSON number with too many digits to be any amount (kept apart so it is a clear 422)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _parse_int(text: str) -> int | TooBig:
+    return TooBig(text) if len(text.lstrip("-")) > _MAX_DIGITS else int(text)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def json_body() -> dict[str, Any]:
+    """Return the request's JSON object.
+
+    :raises BadRequest: (400) if the body is not JSON at all.
+    :raises InvalidInput: (422) if it is JSON but not an object.
+    """
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        raise InvalidInput("the body must be a JSON object")
+    try:
+        body = json.loads(
+            raw.decode("utf-8"), parse_int=_parse_int, parse_constant=_refuse_constant
+        )
+    except (ValueError, RecursionError) as error:
+        raise BadRequest("the body is not valid JSON (UTF-8 encoded)") from error
+    if not isinstance(body, dict):
+        raise InvalidInput("the body must be a JSON object")
+    return body
+
+
+def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    """Refuse fields the endpoint does not know.
+
+    :raises InvalidInput: naming the first unknown field and the allowed ones.
+    """
+    allowed = tuple(allowed)
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise InvalidInput(
+            f"unknown field {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}",
+            field=unknown[0],
+        )
+
+
+def amount(
+    body: Mapping[str, Any],
+    name: str,
+    *,
+    unit: str,
+    required: bool = True,
+    default: int = 0,
+    allow_zero: bool = False,
+) -> int:
+    """Return the integer amount ``body[name]`` in minor units.
+
+    :param unit: how the amount is counted, for the error message ("hundredths of a chip").
+    :raises InvalidInput: if it is missing, not an integer (floats, strings and booleans are
+        refused, even ``1.0`` or ``"100"``), negative, zero (unless allowed) or too large.
+    """
+    if name not in body or body[name] is None:
+        if required:
+            raise InvalidInput(f"{name} is required: an integer in {unit}", field=name)
+        return default
+    value = body[name]
+    if isinstance(value, TooBig) or (isinstance(value, int) and value > MAX_AMOUNT):
+        raise InvalidInput(f"{name} is far too large", field=name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        kind = _json_kind(value)
+        raise InvalidInput(f"{name} must be an integer in {unit}, not {kind}", field=name)
+    if value < 0:
+        raise InvalidInput(f"{name} must not be negative", field=name)
+    if value == 0 and not allow_zero:
+        raise InvalidInput(f"{name} must be more than zero", field=name)
+    return value
+
+
+def string(
+    body: Mapping[str, Any],
+    name: str,
+    *,
+    required: bool = True,
+    max_length: int = 256,
+) -> str | None:
+    """Return the string ``body[name]`` (None if optional and absent).
+
+    :raises InvalidInput: if it is missing, not a string, empty or longer than ``max_length``.
+    """
+    if name not in body or body[name] is None:
+        if required:
+            raise InvalidInput(f"{name} is required", field=name)
+        return None
+    value = body[name]
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, not {_json_kind(value)}", field=name)
+    if not 1 <= len(value) <= max_length:
+        raise InvalidInput(f"{name} must be 1 to {max_length} characters", field=name)
+    return value
+
+
+def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
+    """Return ``body[name]`` if it is one of ``options``.
+
+    :raises InvalidInput: naming the options otherwise.
+    """
+    options = tuple(options)
+    value = body.get(name)
+    if not isinstance(value, str) or value not in options:
+        raise InvalidInput(f"{name} must be one of: {', '.join(options)}", field=name)
+    return value
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float):
+        return "a number with a fraction or exponent"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else "that value"
+
+
+def idempotency_key() -> str | None:
+    """Return the ``Idempotency-Key`` header, if sent.
+
+    :raises InvalidInput: if it is not 1 to 64 visible ASCII characters.
+    """
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not IDEMPOTENCY_KEY.fullmatch(key):
+        raise InvalidInput(
+            f"{IDEMPOTENCY_HEADER} must be 1 to 64 visible ASCII characters (no spaces)",
+            field=IDEMPOTENCY_HEADER,
+        )
+    return key
+
+
+def query_int(
+    name: str, *, low: int = 0, high: int = MAX_ID, default: int | None = None
+) -> int | None:
+    """Return the query parameter ``name`` as an integer in ``[low, high]`` (or ``default``).
+
+    :raises InvalidInput: if it is present but not such an integer.
+    """
+    text = request.args.get(name)
+    if text is None or text == "":
+        return default
+    if not re.fullmatch(r"-?[0-9]{1,19}", text) or not low <= int(text) <= high:
+        raise InvalidInput(f"{name} must be a whole number from {low} to {high}", field=name)
+    return int(text)
+
+
+def form_chips(name: str, *, required: bool = True) -> int:
+    """Return a form field given in whole chips, converted to hundredths of a chip.
+
+    :raises InvalidInput: if it is missing or not a whole, non-negative number of chips.
+    """
+    text = (request.form.get(name) or "").strip()
+    if not text:
+        if required:
+            raise InvalidInput(f"Please enter the {name.replace('_', ' ')} in chips.", field=name)
+        return 0
+    if not re.fullmatch(r"[0-9]{1,12}", text):
+        raise InvalidInput(
+            f"The {name.replace('_', ' ')} must be a whole number of chips, like 5 or 25.",
+            field=name,
+        )
+    return int(text) * 100
+
+
+def form_whole(name: str, *, label: str) -> int:
+    """Return a form field holding a whole, non-negative number.
+
+    :raises InvalidInput: if it is missing or not a whole number.
+    """
+    text = (request.form.get(name) or "").strip()
+    if not re.fullmatch(r"[0-9]{1,12}", text):
+        raise InvalidInput(f"The {label} must be a whole number.", field=name)
+    return int(text)

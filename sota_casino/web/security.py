@@ -1,0 +1,252 @@
+"""Who is asking, and may they: server-side sessions, CSRF, bearer tokens, security headers.
+
+Pages: the signed cookie holds only an opaque session token (recorded, hashed, by the accounts
+service) and the CSRF token. Logging in clears the cookie and starts a new session, so the
+session id changes; logging out, changing the password and expiry end the recorded session, so
+a copied cookie stops working. Every non-GET page request must carry the CSRF token in the form
+field ``csrf_token`` (templates use ``{{ csrf_field() }}``).
+
+API: ``Authorization: Bearer TOKEN``. A cookie alone never authorizes a state-changing API call:
+browser JavaScript calling the API with the cookie must also send the page's CSRF token in the
+``X-CSRF-Token`` header. Reads (GET) may use the cookie alone, so the pages' scripts can fetch.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import secrets
+from collections.abc import Callable
+from typing import Any
+from typing import TypeVar
+from typing import cast
+
+from flask import Flask
+from flask import abort
+from flask import current_app
+from flask import flash
+from flask import g
+from flask import redirect
+from flask import request
+from flask import session
+from flask import url_for
+from flask.typing import ResponseReturnValue
+from markupsafe import Markup
+from markupsafe import escape
+from werkzeug.wrappers import Response
+
+from ..core.errors import Forbidden
+from ..core.errors import Unauthorized
+from ..db import get_session
+from ..services import accounts
+from .errors import wants_json
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SESSION_KEY = "sid"
+CSRF_KEY = "csrf"
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "X-CSRF-Token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+    )
+)
+HSTS = "max-age=31536000; includeSubDomains"
+
+CSRF_FAILED = (
+    "This form has expired or did not come from this site (its security token is missing or "
+    "wrong). Go back, reload the page and try again."
+)
+
+
+# --- CSRF -----------------------------------------------------------------------------------
+
+
+def csrf_token() -> str:
+    """Return this browser session's CSRF token, creating it on first use."""
+    token = session.get(CSRF_KEY)
+    if not isinstance(token, str) or not token:
+        token = secrets.token_urlsafe(32)
+        session[CSRF_KEY] = token
+    return token
+
+
+def csrf_field() -> Markup:
+    """Return the hidden form field that carries the CSRF token."""
+    return Markup('<input type="hidden" name="{}" value="{}">').format(
+        CSRF_FIELD, escape(csrf_token())
+    )
+
+
+def csrf_matches(sent: object) -> bool:
+    """Tell whether ``sent`` is this session's CSRF token (compared in constant time)."""
+    expected = session.get(CSRF_KEY)
+    if not isinstance(sent, str) or not isinstance(expected, str) or not expected:
+        return False
+    return hmac.compare_digest(sent.encode(), expected.encode())
+
+
+def check_csrf() -> None:
+    """Refuse (400) a state-changing page request without this session's CSRF token."""
+    if request.method in SAFE_METHODS or wants_json():
+        return
+    sent = request.form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
+    if not csrf_matches(sent):
+        abort(400, CSRF_FAILED)
+
+
+# --- browser sessions -------------------------------------------------------------------------
+
+
+def session_user() -> accounts.UserView | None:
+    """Return the user of this browser session, or None (a stale cookie is cleared)."""
+    if "session_user" not in g:
+        user = None
+        token = session.get(SESSION_KEY)
+        if isinstance(token, str) and token:
+            user = accounts.session_user(get_session(), token)
+            if user is None or user.locked:
+                session.pop(SESSION_KEY, None)
+                user = None
+        g.session_user = user
+    return cast("accounts.UserView | None", g.session_user)
+
+
+def log_in(user_id: int) -> None:
+    """Start a new recorded session for ``user_id``; the old cookie's contents are dropped."""
+    session.clear()
+    hours = current_app.config["SESSION_HOURS"]
+    session[SESSION_KEY] = accounts.start_session(get_session(), user_id, hours=hours)
+    session[CSRF_KEY] = secrets.token_urlsafe(32)
+    g.pop("session_user", None)
+
+
+def log_out() -> None:
+    """End the recorded session and forget the cookie's contents."""
+    token = session.get(SESSION_KEY)
+    if isinstance(token, str) and token:
+        accounts.end_session(get_session(), token)
+    session.clear()
+    g.pop("session_user", None)
+
+
+def login_required(view: F) -> F:
+    """Send a visitor who is not logged in to the login page, then back here."""
+
+    @functools.wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> ResponseReturnValue:
+        user = session_user()
+        if user is None:
+            flash("Please log in first.", "info")
+            target = request.full_path if request.method == "GET" else request.path
+            return redirect(url_for("auth.login", next=target.rstrip("?")), code=303)
+        g.user = user
+        return view(*args, **kwargs)
+
+    return cast(F, wrapped)
+
+
+def safe_next(target: str | None) -> str:
+    """Return ``target`` if it is a path on this site, else the lobby (no open redirects)."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return url_for("lobby.lobby")
+
+
+# --- API --------------------------------------------------------------------------------------
+
+
+def api_user() -> accounts.UserView:
+    """Return the caller of an API request.
+
+    :raises Unauthorized: without valid credentials, or a cookie without its CSRF header on
+        a state-changing call.
+    :raises Forbidden: if the account is locked.
+    """
+    header = request.headers.get("Authorization")
+    if header is not None:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("the Authorization header must be 'Bearer TOKEN'")
+        user = accounts.token_user(get_session(), token.strip())
+        if user is None:
+            raise Unauthorized("the bearer token is invalid or has expired; get a new one")
+    else:
+        user = _cookie_api_user()
+    if user.locked:
+        raise Forbidden("this account is locked")
+    return user
+
+
+def _cookie_api_user() -> accounts.UserView:
+    token = session.get(SESSION_KEY)
+    if not isinstance(token, str) or not token:
+        raise Unauthorized("send 'Authorization: Bearer TOKEN' (get one from POST /auth/token)")
+    if request.method not in SAFE_METHODS and not csrf_matches(request.headers.get(CSRF_HEADER)):
+        raise Unauthorized(
+            "a session cookie alone cannot authorize this call: send a bearer token, or the "
+            f"page's CSRF token in {CSRF_HEADER}"
+        )
+    user = session_user()
+    if user is None:
+        raise Unauthorized("your session has ended; log in again")
+    return user
+
+
+def api_login_required(view: F) -> F:
+    """Require API credentials; the caller is ``g.user`` inside the view."""
+
+    @functools.wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> ResponseReturnValue:
+        g.user = api_user()
+        return view(*args, **kwargs)
+
+    return cast(F, wrapped)
+
+
+# --- headers ----------------------------------------------------------------------------------
+
+
+def client_address() -> str:
+    """Return the client's address, for login throttling (see ``TRUSTED_PROXIES``)."""
+    return request.remote_addr or "unknown"
+
+
+def security_headers(response: Response) -> Response:
+    """Add the security headers to every response."""
+    headers = response.headers
+    headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    headers.setdefault("X-Content-Type-Options", "nosniff")
+    headers.setdefault("X-Frame-Options", "DENY")
+    headers.setdefault("Referrer-Policy", "same-origin")
+    if request.is_secure:
+        headers.setdefault("Strict-Transport-Security", HSTS)
+    if request.endpoint != "static" and "Cache-Control" not in headers:
+        # Pages and API answers show balances and seeds: never keep them in shared caches.
+        headers["Cache-Control"] = "no-store"
+    return response
+
+
+def init_app(app: Flask) -> None:
+    """Install the CSRF check, the security headers and the template helpers."""
+    app.before_request(check_csrf)
+    app.after_request(security_headers)
+    app.jinja_env.globals.update(
+        csrf_token=csrf_token, csrf_field=csrf_field, current_user=session_user
+    )
+    proxies = app.config.get("TRUSTED_PROXIES", 0)
+    if proxies:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies
+        )
