@@ -1,0 +1,525 @@
+"""The tamper-evident audit log: entry hashing, the hash chain, signed Merkle checkpoints.
+
+An entry is ``{"seq", "time", "actor", "action", "subject", "data"}`` with ``seq`` counting
+1, 2, 3, ... without gaps. It is stored with ``prev_hash`` (the hash of the entry before it, or
+:data:`GENESIS_HASH` for the first) and ``hash = sha256(bytes.fromhex(prev_hash) ‖
+canonical_json(entry)).hexdigest()``, so changing, removing, reordering or inserting an entry
+breaks the chain at that entry. Checkpoints sign ``{size, root, time}`` where ``root`` is the
+RFC 6962 Merkle root (:mod:`.merkle`) over the first ``size`` entry hashes: they pin the log,
+so even a chain rewritten from some entry on no longer matches what was signed.
+
+The JSON Lines export, shared by the service and the offline verifier, has one line per entry
+``{"kind": "entry", "seq", "time", "actor", "action", "subject", "data", "prev_hash", "hash"}``
+and then one line per checkpoint ``{"kind": "checkpoint", "document", "signature"}``, in the
+order they were signed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from typing import Final
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from . import merkle
+from .fairness import canonical_json
+from .fairness import parse_time
+from .fairness import verify_signature
+
+GENESIS_HASH: Final = "00" * 32
+ENTRY_KEYS: Final = ("seq", "time", "actor", "action", "subject", "data")
+LINK_KEYS: Final = ("prev_hash", "hash")
+CHECKPOINT_TYPE: Final = "checkpoint"
+ENTRY_KIND: Final = "entry"
+CHECKPOINT_KIND: Final = "checkpoint"
+
+_HASH_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+# --- entries and the chain ----------------------------------------------------------------
+
+
+def canonical_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the six hashed fields of ``entry`` (any other keys, such as its links, dropped).
+
+    :raises KeyError: if one of the six is missing.
+    """
+    return {key: entry[key] for key in ENTRY_KEYS}
+
+
+def entry_hash(prev_hash: str, entry: Mapping[str, Any]) -> str:
+    """Return ``sha256(bytes.fromhex(prev_hash) ‖ canonical_json(entry))`` as lower-case hex.
+
+    :param entry: an entry; only its six fields of :data:`ENTRY_KEYS` are hashed.
+    """
+    return hashlib.sha256(
+        bytes.fromhex(prev_hash) + canonical_json(canonical_entry(entry))
+    ).hexdigest()
+
+
+def linked_entry(prev_hash: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``entry``'s six fields with its ``prev_hash`` and ``hash``, ready to store."""
+    fields = canonical_entry(entry)
+    return {**fields, "prev_hash": prev_hash, "hash": entry_hash(prev_hash, fields)}
+
+
+def link_entries(
+    entries: Iterable[Mapping[str, Any]], prev_hash: str = GENESIS_HASH
+) -> list[dict[str, Any]]:
+    """Return ``entries`` chained one after another from ``prev_hash``."""
+    chained = []
+    for entry in entries:
+        linked = linked_entry(prev_hash, entry)
+        chained.append(linked)
+        prev_hash = linked["hash"]
+    return chained
+
+
+def _is_hash_hex(value: object) -> bool:
+    return isinstance(value, str) and _HASH_HEX.fullmatch(value) is not None
+
+
+def _is_time(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        parse_time(value)
+    except ValueError:
+        return False
+    return True
+
+
+def entry_shape_problem(entry: object) -> str | None:
+    """Return what is malformed in a stored entry (with its links), or ``None`` if nothing."""
+    if not isinstance(entry, Mapping):
+        return "is not an object"
+    missing = [key for key in (*ENTRY_KEYS, *LINK_KEYS) if key not in entry]
+    if missing:
+        return f"lacks {', '.join(missing)}"
+    seq = entry["seq"]
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        return "has a seq that is not an integer"
+    if not _is_time(entry["time"]):
+        return "has a time not written as YYYY-MM-DDTHH:MM:SS.ffffffZ"
+    for key in ("actor", "subject"):
+        if entry[key] is not None and not isinstance(entry[key], str):
+            return f"has an {key} that is neither a string nor null"
+    if not isinstance(entry["action"], str) or not entry["action"]:
+        return "has no action"
+    if not isinstance(entry["data"], Mapping):
+        return "has data that is not an object"
+    for key in LINK_KEYS:
+        if not _is_hash_hex(entry[key]):
+            return f"has a {key} that is not 64 lower-case hex digits"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    """The result of checking the hash chain.
+
+    ``size`` is how many entries were given; ``head_hash`` the hash of the last entry before
+    the first bad one (:data:`GENESIS_HASH` if there is none).
+    """
+
+    ok: bool
+    size: int
+    first_bad_seq: int | None
+    reason: str | None
+    head_hash: str
+
+
+def _seq_problem(seq: int, expected: int, seen: set[int], later: set[int]) -> str:
+    """Explain why an entry carries ``seq`` where ``expected`` was due."""
+    if seq in seen:
+        return f"seq {seq} appears twice (an inserted or repeated entry) where {expected} was due"
+    if seq < expected:
+        return f"entry {seq} is out of order: it comes after entry {expected - 1}"
+    if expected in later:
+        return f"entries are out of order: entry {seq} comes before entry {expected}"
+    if seq == expected + 1:
+        return f"entry {expected} is missing (deleted): seq jumps from {expected - 1} to {seq}"
+    return (
+        f"entries {expected}..{seq - 1} are missing (deleted): "
+        f"seq jumps from {expected - 1} to {seq}"
+    )
+
+
+def verify_chain(
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    start_seq: int = 1,
+    prev_hash: str = GENESIS_HASH,
+) -> ChainReport:
+    """Check that ``entries`` form an unbroken hash chain, and name the first bad entry.
+
+    Each entry must carry the next sequence number, link to the hash of the entry before it
+    (the first to ``prev_hash``), and hash to its stored ``hash``: an edited entry fails its
+    hash, a deleted one leaves a gap in ``seq``, reordered or inserted ones break ``seq`` or
+    the links.
+
+    :param start_seq: the seq of the first entry given (1 for a whole log).
+    :param prev_hash: the hash the first entry links to (:data:`GENESIS_HASH` for a whole log).
+    """
+    all_seqs = {
+        e["seq"] for e in entries if isinstance(e, Mapping) and isinstance(e.get("seq"), int)
+    }
+    seen: set[int] = set()
+    head = prev_hash
+    for position, entry in enumerate(entries):
+        expected = start_seq + position
+        reason = _entry_problem(entry, expected, head, seen, all_seqs)
+        if reason is not None:
+            return ChainReport(False, len(entries), expected, reason, head)
+        seen.add(expected)
+        head = entry["hash"]
+    return ChainReport(True, len(entries), None, None, head)
+
+
+def _entry_problem(
+    entry: Mapping[str, Any], expected: int, head: str, seen: set[int], all_seqs: set[int]
+) -> str | None:
+    shape = entry_shape_problem(entry)
+    if shape is not None:
+        return f"entry {expected} {shape}"
+    seq = entry["seq"]
+    if seq != expected:
+        return _seq_problem(seq, expected, seen, all_seqs - seen - {seq})
+    if entry["prev_hash"] != head:
+        before = "the genesis hash" if head == GENESIS_HASH else f"entry {expected - 1}'s hash"
+        return f"entry {expected}: prev_hash does not link to {before}"
+    if entry_hash(entry["prev_hash"], entry) != entry["hash"]:
+        return f"entry {expected}: its hash does not match its contents (the entry was changed)"
+    return None
+
+
+# --- checkpoints --------------------------------------------------------------------------
+
+
+def checkpoint_document(size: int, root_hex: str, time: str) -> dict[str, Any]:
+    """Return the checkpoint document, signed (as a ``SIGNED`` envelope) over its canonical JSON.
+
+    :param root_hex: the Merkle root of the first ``size`` entry hashes, lower-case hex.
+    """
+    return {"type": CHECKPOINT_TYPE, "v": 1, "size": size, "root": root_hex, "time": time}
+
+
+def entries_tree(entries: Sequence[Mapping[str, Any]]) -> merkle.MerkleTree:
+    """Return the Merkle tree over the entries' stored hashes (raw 32 bytes each)."""
+    return merkle.MerkleTree([bytes.fromhex(entry["hash"]) for entry in entries])
+
+
+def checkpoint_shape_problem(envelope: object) -> str | None:
+    """Return what is malformed in a ``SIGNED`` checkpoint, or ``None`` if nothing."""
+    if not isinstance(envelope, Mapping):
+        return "is not an object"
+    doc, signature = envelope.get("document"), envelope.get("signature")
+    if not isinstance(doc, Mapping) or not isinstance(signature, str):
+        return "is not a signed document ({document, signature})"
+    if doc.get("type") != CHECKPOINT_TYPE or doc.get("v") != 1:
+        return 'is not a checkpoint document (type "checkpoint", v 1)'
+    size = doc.get("size")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        return "has a size that is not a whole number"
+    if not _is_hash_hex(doc.get("root")):
+        return "has a root that is not 64 lower-case hex digits"
+    if not _is_time(doc.get("time")):
+        return "has a time not written as YYYY-MM-DDTHH:MM:SS.ffffffZ"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointProblem:
+    """Why checkpoint number ``index`` (0-based, in signing order) fails ``check``.
+
+    ``check`` is ``format``, ``signature``, ``root`` or ``consistency``.
+    """
+
+    index: int
+    size: int | None
+    check: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointReport:
+    """The result of checking the checkpoints of an export against its entries."""
+
+    count: int
+    problems: tuple[CheckpointProblem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _label(index: int, size: int) -> str:
+    return f"checkpoint {index + 1} (size {size})"
+
+
+def verify_checkpoints(
+    entries: Sequence[Mapping[str, Any]],
+    checkpoints: Sequence[Mapping[str, Any]],
+    public_key_hex: str,
+) -> CheckpointReport:
+    """Check each checkpoint's signature, its root against the entries, and their consistency.
+
+    Each checkpoint must be signed by ``public_key_hex`` and its ``root`` must be the Merkle
+    root of the first ``size`` entry hashes. Each must also be consistent with the earlier
+    ones: it is checked with an RFC 6962 consistency proof, computed from the entries, against
+    the last earlier checkpoint that passed (a good checkpoint consistent with the good one
+    before it is, by transitivity, consistent with every earlier good one). A checkpoint of the
+    same size with another root, a smaller one, or one whose tree does not extend the earlier
+    tree fails; so does one dated before the checkpoint it follows.
+
+    :param entries: the stored entries (their ``hash`` fields are the leaves), already checked
+        by :func:`verify_chain`.
+    :param checkpoints: ``SIGNED`` checkpoint documents in the order they were signed.
+    """
+    # Leaves stop at the first malformed hash: a checkpoint beyond it cannot be checked.
+    usable = next(
+        (
+            i
+            for i, e in enumerate(entries)
+            if not (isinstance(e, Mapping) and _is_hash_hex(e.get("hash")))
+        ),
+        len(entries),
+    )
+    tree = entries_tree(entries[:usable])
+    problems: list[CheckpointProblem] = []
+    last_good: tuple[int, dict[str, Any]] | None = None
+    for index, envelope in enumerate(checkpoints):
+        shape = checkpoint_shape_problem(envelope)
+        if shape is not None:
+            problems.append(
+                CheckpointProblem(index, None, "format", f"checkpoint {index + 1} {shape}")
+            )
+            continue
+        doc, size = dict(envelope["document"]), envelope["document"]["size"]
+        label = _label(index, size)
+        found: list[CheckpointProblem] = []
+        if not verify_signature(public_key_hex, doc, envelope["signature"]):
+            found.append(
+                CheckpointProblem(
+                    index, size, "signature", f"{label}: the signature is not valid for this key"
+                )
+            )
+        found.extend(_root_problems(index, doc, tree, len(entries)))
+        if last_good is not None:
+            found.extend(_consistency_problems(index, doc, *last_good, tree))
+        problems.extend(found)
+        if not any(p.check in ("signature", "consistency") for p in found):
+            last_good = (index, doc)
+    return CheckpointReport(len(checkpoints), tuple(problems))
+
+
+def _root_problems(
+    index: int, doc: Mapping[str, Any], tree: merkle.MerkleTree, entry_count: int
+) -> list[CheckpointProblem]:
+    size, label = doc["size"], _label(index, doc["size"])
+    if size > tree.size:
+        held = (
+            f"holds {entry_count} entries"
+            if tree.size == entry_count
+            else (f"holds only {tree.size} well-formed entries")
+        )
+        return [
+            CheckpointProblem(
+                index, size, "root", f"{label}: covers {size} entries but the log {held}"
+            )
+        ]
+    actual = tree.root(size).hex()
+    if actual != doc["root"]:
+        return [
+            CheckpointProblem(
+                index,
+                size,
+                "root",
+                f"{label}: root {doc['root'][:16]}… is not the Merkle root of the first {size} "
+                f"entries ({actual[:16]}…): entries it covers were changed, removed or added",
+            )
+        ]
+    return []
+
+
+def _consistency_problems(
+    index: int,
+    doc: Mapping[str, Any],
+    earlier_index: int,
+    earlier: Mapping[str, Any],
+    tree: merkle.MerkleTree,
+) -> list[CheckpointProblem]:
+    size, old_size = doc["size"], earlier["size"]
+    label, earlier_label = _label(index, size), _label(earlier_index, old_size)
+    problems = []
+    if parse_time(doc["time"]) < parse_time(earlier["time"]):
+        problems.append(
+            CheckpointProblem(
+                index,
+                size,
+                "consistency",
+                f"{label}: dated before {earlier_label}, which it follows",
+            )
+        )
+    if size < old_size:
+        message = f"{label}: smaller than the earlier {earlier_label}: a log never shrinks"
+    elif size == old_size and doc["root"] != earlier["root"]:
+        message = f"{label}: the same size as {earlier_label} but another root"
+    elif size > tree.size:
+        return problems  # nothing to build a proof from; the root check already failed
+    else:
+        proof = tree.consistency_proof(old_size, size)
+        old_root, new_root = bytes.fromhex(earlier["root"]), bytes.fromhex(doc["root"])
+        if merkle.verify_consistency(old_size, size, old_root, new_root, proof):
+            return problems
+        message = (
+            f"{label}: not consistent with the earlier {earlier_label}: the consistency proof "
+            "from the entries fails, so its tree does not extend the earlier one"
+        )
+    problems.append(CheckpointProblem(index, size, "consistency", message))
+    return problems
+
+
+# --- the C2SP tlog-checkpoint signed-note form -----------------------------------------------
+
+_NOTE_SIGNATURE_PREFIX: Final = "\u2014 "  # an em dash and a space
+_ED25519_ALGORITHM: Final = b"\x01"
+
+
+def note_key_id(key_name: str, public_key_hex: str) -> bytes:
+    """Return the 4-byte key ID of an Ed25519 note key: ``sha256(name ‖ "\\n" ‖ 0x01 ‖ key)``."""
+    material = key_name.encode() + b"\n" + _ED25519_ALGORITHM + bytes.fromhex(public_key_hex)
+    return hashlib.sha256(material).digest()[:4]
+
+
+def checkpoint_note_body(origin: str, size: int, root_hex: str) -> str:
+    """Return the checkpoint body of C2SP tlog-checkpoint: origin, size, base64 root, lines."""
+    root_b64 = base64.b64encode(bytes.fromhex(root_hex)).decode()
+    return f"{origin}\n{size}\n{root_b64}\n"
+
+
+def checkpoint_note(
+    key: Ed25519PrivateKey, origin: str, size: int, root_hex: str, key_name: str | None = None
+) -> str:
+    """Return a checkpoint in the C2SP signed-note form, signed by ``key`` under ``key_name``.
+
+    The note signature covers the note text (not the JSON document), so it is its own
+    signature; ``key_name`` defaults to the origin, as transparency logs do.
+    """
+    name = key_name or origin
+    body = checkpoint_note_body(origin, size, root_hex)
+    blob = note_key_id(name, key.public_key().public_bytes_raw().hex()) + key.sign(body.encode())
+    return f"{body}\n{_NOTE_SIGNATURE_PREFIX}{name} {base64.b64encode(blob).decode()}\n"
+
+
+def _verify_raw(public_key_hex: str, signature: bytes, message: bytes) -> bool:
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key_hex)).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def open_checkpoint_note(note: str, public_key_hex: str, key_name: str) -> tuple[str, int, str]:
+    """Return ``(origin, size, root_hex)`` of a signed note carrying a valid signature.
+
+    :raises ValueError: if the note is malformed or no line carries a valid signature by this
+        key and name.
+    """
+    body, sep, signatures = note.partition("\n\n")
+    lines = body.split("\n")
+    if not sep or len(lines) < 3 or not lines[1].isdigit():
+        raise ValueError("not a checkpoint note")
+    body += "\n"
+    key_id = note_key_id(key_name, public_key_hex)
+    for line in signatures.splitlines():
+        if not line.startswith(f"{_NOTE_SIGNATURE_PREFIX}{key_name} "):
+            continue
+        try:
+            blob = base64.b64decode(line.rsplit(" ", 1)[1], validate=True)
+        except ValueError:
+            continue
+        if blob[:4] == key_id and _verify_raw(public_key_hex, blob[4:], body.encode()):
+            return lines[0], int(lines[1]), base64.b64decode(lines[2]).hex()
+    raise ValueError("no valid signature by this key on the checkpoint note")
+
+
+# --- the JSON Lines export ----------------------------------------------------------------
+
+
+def export_lines(
+    entries: Iterable[Mapping[str, Any]], checkpoints: Iterable[Mapping[str, Any]]
+) -> Iterator[str]:
+    """Yield the export, one JSON line (ending in ``"\\n"``) per entry then per checkpoint.
+
+    :param entries: stored entries with their six fields, ``prev_hash`` and ``hash``.
+    :param checkpoints: ``SIGNED`` checkpoints ``{"document", "signature"}``, oldest first.
+    """
+    for entry in entries:
+        row = {"kind": ENTRY_KIND, **{key: entry[key] for key in (*ENTRY_KEYS, *LINK_KEYS)}}
+        yield _json_line(row)
+    for checkpoint in checkpoints:
+        row = {
+            "kind": CHECKPOINT_KIND,
+            "document": checkpoint["document"],
+            "signature": checkpoint["signature"],
+        }
+        yield _json_line(row)
+
+
+def _json_line(row: Mapping[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+class ExportFormatError(ValueError):
+    """A line of an audit export is not valid JSON of a known kind."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuditExport:
+    """A parsed export: entries (without ``kind``) and ``SIGNED`` checkpoints, in file order."""
+
+    entries: tuple[dict[str, Any], ...]
+    checkpoints: tuple[dict[str, Any], ...]
+
+
+def parse_export(lines: Iterable[str]) -> AuditExport:
+    """Parse the JSON Lines of :func:`export_lines`; blank lines are skipped.
+
+    Only the syntax is checked here (each line a JSON object of a known ``kind``); whether the
+    entries and checkpoints hold is for :func:`verify_chain` and :func:`verify_checkpoints`.
+
+    :raises ExportFormatError: naming the line that is not valid.
+    """
+    entries: list[dict[str, Any]] = []
+    checkpoints: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ExportFormatError(f"line {number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise ExportFormatError(f"line {number}: not a JSON object")
+        kind = row.pop("kind", None)
+        if kind == ENTRY_KIND:
+            entries.append(row)
+        elif kind == CHECKPOINT_KIND:
+            checkpoints.append(row)
+        else:
+            raise ExportFormatError(
+                f'line {number}: kind must be "{ENTRY_KIND}" or "{CHECKPOINT_KIND}", got {kind!r}'
+            )
+    return AuditExport(tuple(entries), tuple(checkpoints))

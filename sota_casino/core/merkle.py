@@ -1,0 +1,245 @@
+"""The RFC 6962 Merkle tree of the audit log: roots, inclusion and consistency proofs.
+
+A leaf is ``sha256(0x00 ‖ data)``, an interior node ``sha256(0x01 ‖ left ‖ right)``, and a tree
+of ``n > 1`` leaves splits at the largest power of two smaller than ``n`` (RFC 6962 §2.1; the
+root of the empty tree is ``sha256(b"")``). Proofs are built as RFC 6962 §2.1.1–2.1.2 define
+them and verified with the algorithms of RFC 9162 §2.1.3.2 and §2.1.4.2.
+
+Every function takes the leaves' *data* (for the audit log: the 32 raw bytes of each entry's
+hash) and hashes them as leaves itself; only :func:`verify_inclusion` can be handed a leaf hash
+instead, with ``prehashed=True``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Final
+
+LEAF_PREFIX: Final = b"\x00"
+NODE_PREFIX: Final = b"\x01"
+HASH_SIZE: Final = 32
+
+
+def leaf_hash(data: bytes) -> bytes:
+    """Return the hash of a leaf holding ``data``: ``sha256(0x00 ‖ data)``."""
+    return hashlib.sha256(LEAF_PREFIX + data).digest()
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    """Return the hash of an interior node: ``sha256(0x01 ‖ left ‖ right)``."""
+    return hashlib.sha256(NODE_PREFIX + left + right).digest()
+
+
+def empty_root() -> bytes:
+    """Return the root of the empty tree: ``sha256(b"")``."""
+    return hashlib.sha256(b"").digest()
+
+
+def split_point(n: int) -> int:
+    """Return the largest power of two smaller than ``n`` (RFC 6962's ``k``), for ``n >= 2``."""
+    if n < 2:
+        raise ValueError(f"a tree of {n} leaves does not split")
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+class MerkleTree:
+    """The tree over a list of leaves, with every perfect subtree hashed once.
+
+    Each subtree the RFC recursion visits starts at a multiple of a power of two, so the
+    perfect ones are looked up in ``levels`` and only the O(log n) ragged ones on the right
+    edge are hashed again (and remembered). That makes a root, an inclusion proof or a
+    consistency proof for any earlier size cost O(log n) once the tree is built in O(n).
+    """
+
+    __slots__ = ("_levels", "_ragged")
+
+    def __init__(self, leaves: Sequence[bytes]) -> None:
+        level = [leaf_hash(data) for data in leaves]
+        self._levels: list[list[bytes]] = [level]
+        while len(level) > 1:
+            level = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+            self._levels.append(level)
+        self._ragged: dict[tuple[int, int], bytes] = {}
+
+    @property
+    def size(self) -> int:
+        """How many leaves the tree holds."""
+        return len(self._levels[0])
+
+    def leaf(self, index: int) -> bytes:
+        """Return the hash of leaf ``index``."""
+        return self._levels[0][index]
+
+    def _check_size(self, size: int | None) -> int:
+        if size is None:
+            return self.size
+        if not 0 <= size <= self.size:
+            raise ValueError(f"tree size {size} is outside 0..{self.size}")
+        return size
+
+    def _subtree(self, start: int, end: int) -> bytes:
+        """Return ``MTH(D[start:end])`` for a non-empty range that the recursion can visit."""
+        width = end - start
+        height = width.bit_length() - 1
+        if width == 1 << height and start % width == 0:
+            return self._levels[height][start >> height]
+        cached = self._ragged.get((start, end))
+        if cached is None:
+            k = split_point(width)
+            cached = node_hash(self._subtree(start, start + k), self._subtree(start + k, end))
+            self._ragged[(start, end)] = cached
+        return cached
+
+    def root(self, size: int | None = None) -> bytes:
+        """Return the root of the first ``size`` leaves (all by default)."""
+        size = self._check_size(size)
+        return self._subtree(0, size) if size else empty_root()
+
+    def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
+        """Return the audit path ``PATH(index, D[0:size])`` of RFC 6962 §2.1.1.
+
+        :raises ValueError: if ``index`` is not a leaf of the tree of that size.
+        """
+        size = self._check_size(size)
+        if not 0 <= index < size:
+            raise ValueError(f"leaf {index} is not in a tree of size {size}")
+        proof: list[bytes] = []
+        start, end = 0, size
+        # Walk down from the root; the RFC lists the siblings from the leaf up, hence the reverse.
+        while end - start > 1:
+            k = split_point(end - start)
+            if index < start + k:
+                proof.append(self._subtree(start + k, end))
+                end = start + k
+            else:
+                proof.append(self._subtree(start, start + k))
+                start += k
+        proof.reverse()
+        return proof
+
+    def consistency_proof(self, old_size: int, new_size: int | None = None) -> list[bytes]:
+        """Return ``PROOF(old_size, D[0:new_size])`` of RFC 6962 §2.1.2.
+
+        The proof is empty when either size is 0 or both are equal: nothing needs proving.
+
+        :raises ValueError: if ``old_size`` exceeds ``new_size``.
+        """
+        new_size = self._check_size(new_size)
+        if not 0 <= old_size <= new_size:
+            raise ValueError(f"old size {old_size} is outside 0..{new_size}")
+        if old_size in (0, new_size):
+            return []
+        proof: list[bytes] = []
+        start, end, m, complete = 0, new_size, old_size, True
+        # SUBPROOF(m, D[start:end], complete), unrolled; its hashes come out root-side first.
+        while m != end - start:
+            k = split_point(end - start)
+            if m <= k:
+                proof.append(self._subtree(start + k, end))
+                end = start + k
+            else:
+                proof.append(self._subtree(start, start + k))
+                start, m, complete = start + k, m - k, False
+        if not complete:
+            proof.append(self._subtree(start, end))
+        proof.reverse()
+        return proof
+
+
+def root(leaves: Sequence[bytes]) -> bytes:
+    """Return the Merkle tree hash of ``leaves`` (their data; ``sha256(b"")`` when empty)."""
+    return MerkleTree(leaves).root()
+
+
+def inclusion_proof(index: int, leaves: Sequence[bytes]) -> list[bytes]:
+    """Return the inclusion proof of leaf ``index`` in the tree of all ``leaves``."""
+    return MerkleTree(leaves).inclusion_proof(index)
+
+
+def consistency_proof(old_size: int, leaves: Sequence[bytes]) -> list[bytes]:
+    """Return the proof that the tree of the first ``old_size`` leaves is a prefix of all."""
+    return MerkleTree(leaves).consistency_proof(old_size)
+
+
+def _is_hash(value: object) -> bool:
+    return isinstance(value, bytes) and len(value) == HASH_SIZE
+
+
+def verify_inclusion(
+    index: int,
+    size: int,
+    leaf: bytes,
+    proof: Sequence[bytes],
+    root_hash: bytes,
+    *,
+    prehashed: bool = False,
+) -> bool:
+    """Tell whether ``proof`` shows leaf ``index`` of a tree of ``size`` leaves under ``root_hash``.
+
+    RFC 9162 §2.1.3.2. Malformed input is a ``False``, never an exception.
+
+    :param leaf: the leaf's data (an audit entry's 32-byte hash), or its leaf hash if
+        ``prehashed``.
+    """
+    if not 0 <= index < size or not all(_is_hash(node) for node in proof):
+        return False
+    fn, sn = index, size - 1
+    r = leaf if prehashed else leaf_hash(leaf)
+    for p in proof:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            if not fn & 1:
+                while fn & 1 == 0 and fn != 0:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            r = node_hash(r, p)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and r == root_hash
+
+
+def verify_consistency(
+    old_size: int, new_size: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
+) -> bool:
+    """Tell whether ``proof`` shows the tree ``(old_size, old_root)`` is a prefix of the new one.
+
+    RFC 9162 §2.1.4.2, plus the trivial cases: equal sizes need equal roots and an empty proof;
+    an empty old tree is a prefix of anything (its root must be ``sha256(b"")``). A shrinking
+    tree, or malformed input, is a ``False``, never an exception.
+    """
+    if not 0 <= old_size <= new_size or not all(_is_hash(node) for node in proof):
+        return False
+    if old_size == 0:
+        return old_root == empty_root() and not proof
+    if old_size == new_size:
+        return old_root == new_root and not proof
+    if not proof:
+        return False
+    nodes = list(proof)
+    # When old_size is a power of two the old root is itself the first node of the path.
+    if old_size & (old_size - 1) == 0:
+        nodes.insert(0, old_root)
+    fn, sn = old_size - 1, new_size - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = nodes[0]
+    for c in nodes[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            if not fn & 1:
+                while fn & 1 == 0 and fn != 0:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and fr == old_root and sr == new_root
