@@ -1,6 +1,11 @@
-"""The ``flask`` commands: database, odds, simulations (more join as the services land)."""
+"""The ``flask`` commands: database, ledger, audit log, keys, staff accounts, odds, simulations.
+
+Each is thin: it parses, calls one service, prints, and exits 1 when a check fails.
+"""
 
 from __future__ import annotations
+
+import sys
 
 import click
 from flask import Flask
@@ -8,6 +13,8 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from . import migrate
+from .core.errors import CasinoError
+from .db import new_session
 
 
 @click.group("db")
@@ -41,6 +48,112 @@ def db_check() -> None:
     click.echo("models and migrations agree")
 
 
+@click.group("ledger")
+def ledger_group() -> None:
+    """Inspect the double-entry ledger."""
+
+
+@ledger_group.command("check")
+@with_appcontext
+def ledger_check() -> None:
+    """Prove the books balance; exit 1 with a report otherwise."""
+    from .services import ledger
+
+    report = ledger.check(new_session())
+    if report.ok:
+        click.echo(f"ledger ok: {report.transfers} transfers over {report.accounts} accounts")
+        return
+    click.echo(f"ledger check FAILED ({len(report.problems)} problems):", err=True)
+    for problem in report.problems:
+        click.echo(f"  - {problem}", err=True)
+    sys.exit(1)
+
+
+@click.group("audit")
+def audit_group() -> None:
+    """Verify, checkpoint and export the audit log."""
+
+
+@audit_group.command("verify")
+@with_appcontext
+def audit_verify() -> None:
+    """Verify the hash chain and the signed checkpoints; name the first bad entry."""
+    from .services import audit
+
+    result = audit.verify(new_session())
+    if result["ok"]:
+        checkpoint = result["checkpoint"]
+        covered = f", latest checkpoint at {checkpoint['document']['size']}" if checkpoint else ""
+        click.echo(f"audit log ok: {result['size']} entries{covered}")
+        return
+    click.echo(f"audit log BROKEN at entry {result['first_bad_seq']}: {result['reason']}", err=True)
+    sys.exit(1)
+
+
+@audit_group.command("checkpoint")
+@with_appcontext
+def audit_checkpoint() -> None:
+    """Sign a checkpoint over the whole log now."""
+    from .services import audit
+
+    signed = audit.checkpoint(new_session())
+    document = signed["document"]
+    click.echo(f"checkpoint {document['size']} root {document['root']}")
+
+
+@audit_group.command("export")
+@click.argument("path", type=click.Path(dir_okay=False, writable=True))
+@with_appcontext
+def audit_export(path: str) -> None:
+    """Write the log as JSON Lines (entries, then checkpoints), verifiable offline."""
+    from .services import audit
+
+    lines = audit.export_lines(new_session())
+    with open(path, "w", encoding="utf-8") as handle:
+        with click.progressbar(lines, label="exporting") as bar:
+            for line in bar:
+                handle.write(line)
+    click.echo(f"wrote {len(lines)} lines to {path}")
+
+
+@click.group("keys")
+def keys_group() -> None:
+    """The service's Ed25519 signing key."""
+
+
+@keys_group.command("show")
+@with_appcontext
+def keys_show() -> None:
+    """Print the public key (hex and PEM) and the retired ones."""
+    from .services import fairness
+
+    info = fairness.public_key_info(new_session())
+    click.echo(f"Ed25519 public key: {info['public_key_hex']}")
+    click.echo(info["public_key_pem"].rstrip())
+    for old in info["retired"]:
+        click.echo(f"retired {old['retired_at']}: {old['public_key_hex']}")
+
+
+@click.command("create-operator")
+@click.argument("username")
+@click.option("--role", type=click.Choice(["operator", "auditor"]), default="operator")
+@with_appcontext
+def create_operator(username: str, role: str) -> None:
+    """Create a staff account; the password is prompted twice on a terminal, else read as one
+    line from standard input."""
+    from .services import accounts
+
+    if sys.stdin.isatty():
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    try:
+        user = accounts.create_operator(new_session(), username, password, role)
+    except CasinoError as exc:
+        raise click.ClickException(exc.message) from exc
+    click.echo(f"created {user.role} {user.username} (id {user.id})")
+
+
 @click.group("simulate")
 def simulate() -> None:
     """Play many games through the real stream and engines, and report the statistics."""
@@ -52,4 +165,5 @@ def init_app(app: Flask) -> None:
 
     register(simulate)
     app.cli.add_command(simulate)
-    app.cli.add_command(db_group)
+    for command in (db_group, ledger_group, audit_group, keys_group, create_operator):
+        app.cli.add_command(command)

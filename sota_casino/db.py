@@ -96,16 +96,29 @@ def _sqlite_immediate_transactions(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(bind=engine, expire_on_commit=False, autoflush=True)
+def make_sessionmaker(engine: Engine, context: object) -> sessionmaker[Session]:
+    """Sessions that carry the service context (settings, signing key) in ``session.info``."""
+    return sessionmaker(bind=engine, expire_on_commit=False, info={"context": context})
 
 
 def init_app(app: Flask) -> None:
     """Create the app's engine and session factory, and close the session after each request."""
+    from .services.context import ServiceContext
+    from .services.context import load_or_create_signing_key
+
     engine = make_engine(app.config["DATABASE_URL"])
+    context = ServiceContext(
+        signing_key=load_or_create_signing_key(app.config["SIGNING_KEY_FILE"]),
+        settings=app.config,
+    )
     app.extensions["sota_casino.engine"] = engine
-    app.extensions["sota_casino.sessionmaker"] = make_sessionmaker(engine)
+    app.extensions["sota_casino.sessionmaker"] = make_sessionmaker(engine, context)
     app.teardown_appcontext(close_session)
+
+
+def new_session() -> Session:
+    """Return a new session of the current app (for commands and background work)."""
+    return current_app.extensions["sota_casino.sessionmaker"]()  # type: ignore[no-any-return]
 
 
 def get_engine() -> Engine:

@@ -1,0 +1,357 @@
+"""Players, operators and auditors: registration, login with throttling, sessions and tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from typing import Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError
+from argon2.exceptions import VerificationError
+from sqlalchemy import func
+from sqlalchemy import select
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from ..core.errors import Conflict
+from ..core.errors import Forbidden
+from ..core.errors import InvalidInput
+from ..core.errors import NotFound
+from ..core.errors import RateLimited
+from ..core.errors import Unauthorized
+from ..models import ROLES
+from ..models import LoginAttempt
+from ..models import User
+from ..models import UserSession
+from . import audit
+from . import fairness as fairness_service
+from . import money
+from .context import context_of
+from .ledger import open_player_accounts
+from .tx import transactional
+
+USERNAME = re.compile(r"[A-Za-z0-9_.-]{3,32}")
+PASSWORD_MIN, PASSWORD_MAX = 10, 128
+#: OWASP's argon2id parameters: 19 MiB, 2 iterations, 1 lane.
+HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+#: Verified against unknown usernames so a wrong name costs as long as a wrong password.
+_DUMMY_HASH = HASHER.hash("not a real password, only for timing")
+
+
+class UsernameTaken(Conflict):
+    """That username is taken."""
+
+    code = "username_taken"
+
+
+class AccountLocked(Forbidden):
+    """This account is locked; contact the casino."""
+
+    code = "account_locked"
+
+
+@dataclass(frozen=True, slots=True)
+class UserView:
+    id: int
+    username: str
+    role: str
+    locked: bool = False
+
+    @classmethod
+    def of(cls, user: User) -> UserView:
+        return cls(user.id, user.username, user.role, user.locked)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "username": self.username, "role": self.role}
+
+
+def check_username(username: object) -> str:
+    if not isinstance(username, str) or not USERNAME.fullmatch(username):
+        raise InvalidInput(
+            "username must be 3 to 32 letters, digits, '.', '_' or '-'", field="username"
+        )
+    return username
+
+
+def check_password(password: object) -> str:
+    if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise InvalidInput(
+            f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters", field="password"
+        )
+    if len(set(password)) < 4:
+        raise InvalidInput("password is too weak: use more different characters", field="password")
+    return password
+
+
+def _new_user(session: Session, username: str, password: str, role: str) -> User:
+    taken = session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
+    if taken is not None:
+        raise UsernameTaken(f"the username {username!r} is taken; choose another")
+    user = User(username=username, password_hash=HASHER.hash(password), role=role)
+    session.add(user)
+    session.flush()
+    open_player_accounts(session, user.id)
+    fairness_service.open_seed_pairs(session, user.id)
+    return user
+
+
+@transactional
+def register(
+    session: Session, username: object, password: object, *, address: str = ""
+) -> UserView:
+    """Create a player with the sign-up grant, an active seed pair and the next one.
+
+    :raises InvalidInput: for a bad username or a weak password.
+    :raises UsernameTaken: if the name (ignoring case) is taken.
+    """
+    name, secret = check_username(username), check_password(password)
+    user = _new_user(session, name, secret, "player")
+    audit.record(
+        session,
+        actor=f"user:{user.id}",
+        action="user.registered",
+        subject=f"user:{user.id}",
+        data={"username": name, "address": address},
+    )
+    money.grant_signup(session, user.id)
+    return UserView.of(user)
+
+
+@transactional
+def create_operator(
+    session: Session, username: object, password: object, role: str = "operator"
+) -> UserView:
+    """Create a staff account (no play money), audited."""
+    if role not in ("operator", "auditor"):
+        raise InvalidInput("role must be operator or auditor", field="role")
+    user = _new_user(session, check_username(username), check_password(password), role)
+    audit.record(
+        session,
+        actor="system",
+        action="user.created",
+        subject=f"user:{user.id}",
+        data={"username": user.username, "role": role},
+    )
+    return UserView.of(user)
+
+
+@transactional
+def _attempt_login(
+    session: Session, username: str, password: str, address: str, now: datetime
+) -> tuple[UserView | None, str]:
+    settings = context_of(session)
+    window = now - timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
+    limit = settings.setting("LOGIN_ATTEMPTS")
+    recent = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
+    by_name = session.scalar(recent.where(LoginAttempt.username == username.lower())) or 0
+    by_address = session.scalar(recent.where(LoginAttempt.address == address)) or 0
+    if by_name >= limit or by_address >= limit * 4:
+        return None, "throttled"
+    user = session.scalar(select(User).where(func.lower(User.username) == username.lower()))
+    try:
+        HASHER.verify(user.password_hash if user else _DUMMY_HASH, password)
+        good = user is not None
+    except (VerificationError, InvalidHashError):
+        good = False
+    if not good or user is None:
+        session.add(LoginAttempt(username=username.lower()[:64], address=address[:64], at=now))
+        audit.record(
+            session,
+            actor=None,
+            action="user.login_failed",
+            subject=f"user:{user.id}" if user else None,
+            data={"username": username[:64], "address": address},
+        )
+        return None, "wrong"
+    if user.locked:
+        audit.record(
+            session,
+            actor=f"user:{user.id}",
+            action="user.login_refused",
+            subject=f"user:{user.id}",
+            data={"reason": "locked", "address": address},
+        )
+        return None, "locked"
+    if HASHER.check_needs_rehash(user.password_hash):
+        user.password_hash = HASHER.hash(password)
+    audit.record(
+        session,
+        actor=f"user:{user.id}",
+        action="user.login",
+        subject=f"user:{user.id}",
+        data={"address": address},
+    )
+    return UserView.of(user), "ok"
+
+
+def authenticate(
+    session: Session, username: object, password: object, *, address: str = ""
+) -> UserView:
+    """Check credentials, throttled per account and per address (in the database, so every
+    worker shares the count). Failures are recorded and audited before the refusal.
+
+    :raises RateLimited: after too many failures in the window.
+    :raises Unauthorized: for a wrong name or password (the same message for both).
+    :raises AccountLocked: for a locked account.
+    """
+    if not isinstance(username, str) or not isinstance(password, str) or not username:
+        raise InvalidInput("username and password are required")
+    user, verdict = _attempt_login(
+        session, username, password[: PASSWORD_MAX * 4], address, datetime.now(UTC)
+    )
+    if verdict == "throttled":
+        raise RateLimited("too many failed logins; wait a few minutes and try again")
+    if verdict == "locked":
+        raise AccountLocked()
+    if user is None:
+        raise Unauthorized("wrong username or password")
+    return user
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@transactional
+def start_session(session: Session, user_id: int, *, kind: str = "web") -> tuple[str, datetime]:
+    """Start a server-side session (or API token); return the opaque token and its expiry."""
+    hours = context_of(session).setting("SESSION_HOURS" if kind == "web" else "TOKEN_HOURS")
+    token = secrets.token_urlsafe(32)
+    expires = datetime.now(UTC) + timedelta(hours=hours)
+    session.add(
+        UserSession(token_hash=_token_hash(token), user_id=user_id, kind=kind, expires_at=expires)
+    )
+    return token, expires
+
+
+@transactional
+def session_user(session: Session, token: object, *, kind: str = "web") -> UserView | None:
+    """Return the user of a live session or token, or None if it ended, expired or is unknown."""
+    if not isinstance(token, str) or not token:
+        return None
+    row = session.execute(
+        select(User, UserSession)
+        .join(UserSession, UserSession.user_id == User.id)
+        .where(UserSession.token_hash == _token_hash(token), UserSession.kind == kind)
+    ).first()
+    if row is None:
+        return None
+    user, live = row.tuple()
+    if live.ended_at is not None or live.expires_at <= datetime.now(UTC) or user.locked:
+        return None
+    return UserView.of(user)
+
+
+@transactional
+def end_session(session: Session, token: object) -> None:
+    """End one session or token (logout)."""
+    if isinstance(token, str) and token:
+        session.execute(
+            update(UserSession)
+            .where(UserSession.token_hash == _token_hash(token), UserSession.ended_at.is_(None))
+            .values(ended_at=datetime.now(UTC))
+        )
+
+
+def _end_all(session: Session, user_id: int) -> None:
+    session.execute(
+        update(UserSession)
+        .where(UserSession.user_id == user_id, UserSession.ended_at.is_(None))
+        .values(ended_at=datetime.now(UTC))
+    )
+
+
+def issue_api_token(
+    session: Session, username: object, password: object, *, address: str = ""
+) -> tuple[str, datetime]:
+    """Log in and return a bearer token for the JSON API with its expiry."""
+    user = authenticate(session, username, password, address=address)
+    return start_session(session, user.id, kind="api")
+
+
+@transactional
+def change_password(session: Session, user_id: int, old: object, new: object) -> None:
+    """Change the password and end every session and token of the user."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    try:
+        HASHER.verify(user.password_hash, old if isinstance(old, str) else "")
+    except (VerificationError, InvalidHashError) as exc:
+        raise Unauthorized("the current password is wrong") from exc
+    user.password_hash = HASHER.hash(check_password(new))
+    _end_all(session, user_id)
+    audit.record(
+        session, actor=f"user:{user_id}", action="user.password_changed", subject=f"user:{user_id}"
+    )
+
+
+def _staff_target(session: Session, actor_id: int, user_id: int) -> User:
+    actor = session.get(User, actor_id)
+    if actor is None or actor.role != "operator":
+        raise Forbidden("only an operator may do this")
+    user = session.get(User, user_id, with_for_update=True)
+    if user is None:
+        raise NotFound(f"no user {user_id}")
+    return user
+
+
+@transactional
+def set_role(session: Session, actor_id: int, user_id: int, role: object) -> UserView:
+    """Change a user's role (audited)."""
+    if role not in ROLES:
+        raise InvalidInput(f"role must be one of: {', '.join(ROLES)}", field="role")
+    user = _staff_target(session, actor_id, user_id)
+    if user.id == actor_id:
+        raise Conflict("operators cannot change their own role")
+    before, user.role = user.role, str(role)
+    audit.record(
+        session,
+        actor=f"user:{actor_id}",
+        action="user.role_changed",
+        subject=f"user:{user_id}",
+        data={"from": before, "to": user.role},
+    )
+    return UserView.of(user)
+
+
+@transactional
+def set_locked(session: Session, actor_id: int, user_id: int, locked: bool) -> UserView:
+    """Lock or unlock an account (audited); locking ends its sessions, open rounds stay open."""
+    user = _staff_target(session, actor_id, user_id)
+    if user.id == actor_id:
+        raise Conflict("operators cannot lock themselves")
+    user.locked = bool(locked)
+    if user.locked:
+        _end_all(session, user_id)
+    audit.record(
+        session,
+        actor=f"user:{actor_id}",
+        action="user.locked" if user.locked else "user.unlocked",
+        subject=f"user:{user_id}",
+    )
+    return UserView.of(user)
+
+
+@transactional
+def get_user(session: Session, user_id: int) -> UserView:
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"no user {user_id}")
+    return UserView.of(user)
+
+
+@transactional
+def find_users(session: Session, query: str = "", limit: int = 50) -> list[dict[str, Any]]:
+    """Search users by name (substring, case-insensitive)."""
+    needle = f"%{query.lower().replace('%', '').replace('_', '')}%"
+    users = session.scalars(
+        select(User).where(func.lower(User.username).like(needle)).order_by(User.id).limit(limit)
+    ).all()
+    return [UserView.of(u).to_dict() | {"locked": u.locked} for u in users]

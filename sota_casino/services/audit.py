@@ -1,0 +1,295 @@
+"""The tamper-evident audit log: a gap-free hash chain with signed Merkle checkpoints.
+
+:func:`record` appends inside the caller's transaction, so an entry exists exactly when the
+change it records does. Appends lock the single ``audit_head`` row, which keeps sequence
+numbers gap-free on PostgreSQL too (SQLite's write lock does it there already).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import or_
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..core import audit_chain
+from ..core import fairness
+from ..core import merkle
+from ..core.errors import Conflict
+from ..core.errors import InvalidInput
+from ..core.errors import NotFound
+from ..models import AuditCheckpoint
+from ..models import AuditEntry
+from ..models import AuditHead
+from .context import context_of
+from .tx import insert_ignoring_conflicts
+from .tx import transactional
+
+MAX_PAGE = 500
+
+
+def record(
+    session: Session,
+    *,
+    actor: str | None,
+    action: str,
+    subject: str | None = None,
+    data: dict[str, Any] | None = None,
+    now: datetime | None = None,
+) -> int:
+    """Append one entry inside the caller's transaction; return its sequence number."""
+    head = session.scalar(select(AuditHead).where(AuditHead.id == 1).with_for_update())
+    if head is None:
+        insert_ignoring_conflicts(
+            session, AuditHead, {"id": 1, "seq": 0, "hash": audit_chain.GENESIS_HASH}
+        )
+        head = session.scalars(select(AuditHead).where(AuditHead.id == 1).with_for_update()).one()
+    entry = {
+        "seq": head.seq + 1,
+        "time": fairness.format_time(now or datetime.now(UTC)),
+        "actor": actor,
+        "action": action,
+        "subject": subject,
+        "data": data or {},
+    }
+    digest = audit_chain.entry_hash(head.hash, entry)
+    session.add(
+        AuditEntry(
+            seq=entry["seq"],
+            time=entry["time"],
+            actor=actor,
+            action=action,
+            subject=subject,
+            data=fairness.canonical_json(entry["data"]).decode(),
+            prev_hash=head.hash,
+            hash=digest,
+        )
+    )
+    head.seq, head.hash = entry["seq"], digest
+    session.flush()
+    every = context_of(session).setting("CHECKPOINT_EVERY")
+    if every and head.seq % every == 0:
+        _sign_checkpoint(session, head.seq)
+    return head.seq
+
+
+def entry_dict(row: AuditEntry) -> dict[str, Any]:
+    """Return an entry as the export and the API show it."""
+    return {
+        "seq": row.seq,
+        "time": row.time,
+        "actor": row.actor,
+        "action": row.action,
+        "subject": row.subject,
+        "data": json.loads(row.data),
+        "prev_hash": row.prev_hash,
+        "hash": row.hash,
+    }
+
+
+def _time_filter(value: str | None, name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput(f"{name} must be an ISO 8601 time", field=name) from exc
+    return fairness.format_time(moment)
+
+
+@transactional
+def entries(
+    session: Session,
+    *,
+    after_seq: int = 0,
+    limit: int = 50,
+    action: str | None = None,
+    actor: str | None = None,
+    subject: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    text: str | None = None,
+) -> dict[str, Any]:
+    """Return a page of entries after ``after_seq`` that match every filter given."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+    query = select(AuditEntry).where(AuditEntry.seq > after_seq)
+    if action:
+        query = query.where(AuditEntry.action.startswith(action, autoescape=True))
+    if actor:
+        query = query.where(AuditEntry.actor == actor)
+    if subject:
+        query = query.where(AuditEntry.subject == subject)
+    if start := _time_filter(since, "since"):
+        query = query.where(AuditEntry.time >= start)
+    if end := _time_filter(until, "until"):
+        query = query.where(AuditEntry.time <= end)
+    if text:
+        needle = f"%{text.replace('%', '').replace('_', '')}%"
+        query = query.where(
+            or_(
+                AuditEntry.data.like(needle),
+                AuditEntry.action.like(needle),
+                AuditEntry.subject.like(needle),
+                AuditEntry.actor.like(needle),
+            )
+        )
+    rows = session.scalars(query.order_by(AuditEntry.seq).limit(limit + 1)).all()
+    page = [entry_dict(row) for row in rows[:limit]]
+    return {"entries": page, "next_after_seq": page[-1]["seq"] if len(rows) > limit else None}
+
+
+def _all_entries(session: Session) -> list[dict[str, Any]]:
+    return [entry_dict(row) for row in session.scalars(select(AuditEntry).order_by(AuditEntry.seq))]
+
+
+def _leaves(session: Session, size: int | None = None) -> list[bytes]:
+    query = select(AuditEntry.hash).order_by(AuditEntry.seq)
+    if size is not None:
+        query = query.limit(size)
+    return [bytes.fromhex(h) for h in session.scalars(query)]
+
+
+def _checkpoint_dict(row: AuditCheckpoint) -> dict[str, Any]:
+    document = audit_chain.checkpoint_document(row.size, row.root, row.time)
+    return {"document": document, "signature": row.signature, "public_key_hex": row.public_key_hex}
+
+
+def _latest_checkpoint(session: Session) -> AuditCheckpoint | None:
+    return session.scalar(select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1))
+
+
+def _sign_checkpoint(session: Session, size: int) -> dict[str, Any]:
+    """Sign a checkpoint over the first ``size`` entries; refuse one inconsistent with the last."""
+    leaves = _leaves(session, size)
+    if len(leaves) != size:
+        raise Conflict(f"the log holds {len(leaves)} entries, not {size}")
+    root_hex = merkle.root(leaves).hex()
+    latest = _latest_checkpoint(session)
+    if latest is not None:
+        if latest.size == size:
+            if latest.root != root_hex:
+                raise Conflict(f"the log's first {size} entries no longer match checkpoint")
+            return _checkpoint_dict(latest)
+        proof = merkle.consistency_proof(latest.size, leaves)
+        if latest.size > size or not merkle.verify_consistency(
+            latest.size, size, bytes.fromhex(latest.root), bytes.fromhex(root_hex), proof
+        ):
+            raise Conflict("the log is inconsistent with its latest checkpoint; not signing")
+    ctx = context_of(session)
+    time = fairness.format_time(datetime.now(UTC))
+    document = audit_chain.checkpoint_document(size, root_hex, time)
+    row = AuditCheckpoint(
+        size=size,
+        root=root_hex,
+        time=time,
+        signature=fairness.sign(ctx.signing_key, document),
+        public_key_hex=ctx.public_key_hex,
+    )
+    session.add(row)
+    session.flush()
+    return _checkpoint_dict(row)
+
+
+@transactional
+def checkpoint(session: Session, *, actor: str | None = "system") -> dict[str, Any]:
+    """Sign a checkpoint over the whole log now (audited), and return it."""
+    head = session.scalar(select(AuditHead).where(AuditHead.id == 1).with_for_update())
+    size = head.seq if head else 0
+    if size == 0:
+        raise Conflict("the audit log is empty; nothing to checkpoint")
+    signed = _sign_checkpoint(session, size)
+    record(
+        session,
+        actor=actor,
+        action="audit.checkpoint",
+        subject=f"checkpoint:{size}",
+        data={"size": size, "root": signed["document"]["root"]},
+    )
+    return signed
+
+
+@transactional
+def checkpoints(session: Session) -> list[dict[str, Any]]:
+    """Return every signed checkpoint, oldest first."""
+    rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size))
+    return [_checkpoint_dict(row) for row in rows]
+
+
+@transactional
+def verify(session: Session) -> dict[str, Any]:
+    """Verify the chain and the checkpoints; name the first bad entry."""
+    all_entries = _all_entries(session)
+    report = audit_chain.verify_chain(all_entries)
+    latest = _latest_checkpoint(session)
+    result: dict[str, Any] = {
+        "ok": report.ok,
+        "size": len(all_entries),
+        "first_bad_seq": report.first_bad_seq,
+        "reason": report.reason,
+        "checkpoint": _checkpoint_dict(latest) if latest else None,
+    }
+    if report.ok:
+        rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)).all()
+        findings = audit_chain.verify_checkpoints(
+            all_entries,
+            [_checkpoint_dict(row) for row in rows],
+            context_of(session).public_key_hex,
+        )
+        if not findings.ok:
+            result.update(ok=False, reason=findings.problems[0].message)
+    return result
+
+
+@transactional
+def inclusion_proof(session: Session, seq: int) -> dict[str, Any]:
+    """Return the proof that entry ``seq`` is in the latest checkpoint's tree."""
+    latest = _latest_checkpoint(session)
+    if latest is None:
+        raise NotFound("no checkpoint has been signed yet")
+    if not 1 <= seq <= latest.size:
+        raise NotFound(f"entry {seq} is not covered by the latest checkpoint (size {latest.size})")
+    leaves = _leaves(session, latest.size)
+    row = session.get(AuditEntry, seq)
+    assert row is not None
+    return {
+        "seq": seq,
+        "leaf_index": seq - 1,
+        "entry": entry_dict(row),
+        "checkpoint": _checkpoint_dict(latest),
+        "proof": [h.hex() for h in merkle.inclusion_proof(seq - 1, leaves)],
+    }
+
+
+@transactional
+def consistency_proof(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
+    """Return the proof that the tree of ``old_size`` entries is a prefix of ``new_size``'s."""
+    leaves = _leaves(session, new_size)
+    if not 1 <= old_size <= new_size == len(leaves):
+        raise InvalidInput("need 1 <= old_size <= new_size <= the log's size")
+    return {
+        "old_size": old_size,
+        "new_size": new_size,
+        "old_root": merkle.root(leaves[:old_size]).hex(),
+        "new_root": merkle.root(leaves).hex(),
+        "proof": [h.hex() for h in merkle.consistency_proof(old_size, leaves)],
+    }
+
+
+@transactional
+def export_lines(session: Session) -> list[str]:
+    """Return the whole log as JSON Lines: every entry, then every checkpoint."""
+    rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)).all()
+    return list(
+        audit_chain.export_lines(_all_entries(session), [_checkpoint_dict(r) for r in rows])
+    )
+
+
+def iter_export(session: Session) -> Iterator[str]:
+    """Yield the export line by line (for streaming responses and files)."""
+    yield from export_lines(session)

@@ -1,0 +1,52 @@
+"""What services need besides the database: settings and the signing key.
+
+They travel in ``session.info["context"]`` (set by the app's sessionmaker), so services take
+only a ``Session`` and never import Flask.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy.orm import Session
+
+from ..core import fairness
+
+
+@dataclass
+class ServiceContext:
+    """Settings and keys shared by every service call of one app."""
+
+    signing_key: Ed25519PrivateKey
+    settings: Mapping[str, Any]
+    public_key_registered: bool = field(default=False)
+
+    @property
+    def public_key_hex(self) -> str:
+        return fairness.public_key_hex(self.signing_key)
+
+    def setting(self, name: str) -> int:
+        return int(self.settings[name])
+
+
+def context_of(session: Session) -> ServiceContext:
+    """Return the service context carried by ``session``."""
+    return session.info["context"]  # type: ignore[no-any-return]
+
+
+def load_or_create_signing_key(path: str | Path) -> Ed25519PrivateKey:
+    """Read the Ed25519 key from ``path``, creating it (mode 0600) on first start."""
+    path = Path(path)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pem = fairness.private_key_pem(fairness.new_signing_key())
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+    return fairness.load_private_key(path.read_bytes())

@@ -1,0 +1,274 @@
+"""Seed pairs and signatures: commitments, nonces, rotation with a signed reveal, bundles."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from ..core import fairness
+from ..core.errors import NotFound
+from ..core.errors import RoundOpen
+from ..models import Round
+from ..models import SeedPair
+from ..models import SigningKey
+from . import audit
+from .context import context_of
+from .tx import transactional
+
+
+def signed(session: Session, document: dict[str, Any]) -> dict[str, Any]:
+    """Sign ``document`` with the service key (registering the key on first use)."""
+    ctx = context_of(session)
+    if not ctx.public_key_registered:
+        _register_public_key(session)
+        ctx.public_key_registered = True
+    return fairness.signed(ctx.signing_key, document)
+
+
+def _register_public_key(session: Session) -> None:
+    """Record the service's public key; a new key retires the old ones, as an audited event."""
+    public_hex = context_of(session).public_key_hex
+    if session.scalar(select(SigningKey.id).where(SigningKey.public_key_hex == public_hex)):
+        return
+    now = datetime.now(UTC)
+    retired = session.scalars(
+        select(SigningKey.public_key_hex).where(SigningKey.retired_at.is_(None))
+    ).all()
+    session.execute(
+        update(SigningKey).where(SigningKey.retired_at.is_(None)).values(retired_at=now)
+    )
+    session.add(SigningKey(public_key_hex=public_hex, created_at=now))
+    session.flush()
+    audit.record(
+        session,
+        actor="system",
+        action="key.created",
+        subject=f"key:{public_hex[:16]}",
+        data={"public_key_hex": public_hex, "retired": list(retired)},
+    )
+
+
+def create_seed_pair(session: Session, user_id: int, status: str) -> SeedPair:
+    """Create a seed pair with a fresh server seed and its signed commitment (audited)."""
+    server_seed = fairness.new_server_seed()
+    now = datetime.now(UTC)
+    pair = SeedPair(
+        user_id=user_id,
+        status=status,
+        server_seed=server_seed.hex(),
+        commitment=fairness.commitment_of(server_seed),
+        commitment_document={},
+        commitment_signature="",
+        created_at=now,
+    )
+    session.add(pair)
+    session.flush()
+    envelope = signed(
+        session,
+        fairness.commitment_document(
+            seed_pair_id=pair.id,
+            user_id=user_id,
+            commitment=pair.commitment,
+            created_at=fairness.format_time(now),
+        ),
+    )
+    pair.commitment_document = envelope["document"]
+    pair.commitment_signature = envelope["signature"]
+    audit.record(
+        session,
+        actor=f"user:{user_id}",
+        action="seed_pair.created",
+        subject=f"seed_pair:{pair.id}",
+        data={"commitment": pair.commitment, "status": status},
+    )
+    return pair
+
+
+def activate(session: Session, pair: SeedPair, client_seed: str | None) -> None:
+    pair.status = "active"
+    pair.client_seed = fairness.check_client_seed(client_seed or fairness.new_client_seed())
+    pair.activated_at = datetime.now(UTC)
+    session.flush()
+    audit.record(
+        session,
+        actor=f"user:{pair.user_id}",
+        action="seed_pair.client_seed_set",
+        subject=f"seed_pair:{pair.id}",
+        data={"client_seed": pair.client_seed},
+    )
+
+
+def open_seed_pairs(session: Session, user_id: int, client_seed: str | None = None) -> None:
+    """Give a new player an active pair and the next one, both committed (caller's transaction)."""
+    active = create_seed_pair(session, user_id, "next")
+    activate(session, active, client_seed)
+    create_seed_pair(session, user_id, "next")
+
+
+def take_nonce(session: Session, user_id: int) -> tuple[SeedPair, int]:
+    """Lock the player's active pair and take its next nonce (gap-free: the caller's
+    transaction commits the round with it or rolls both back)."""
+    pair = session.scalars(
+        select(SeedPair)
+        .where(SeedPair.user_id == user_id, SeedPair.status == "active")
+        .with_for_update()
+    ).one()
+    nonce = pair.next_nonce
+    pair.next_nonce = nonce + 1
+    session.flush()
+    return pair, nonce
+
+
+def seeds_for(pair: SeedPair, nonce: int) -> fairness.Seeds:
+    assert pair.client_seed is not None
+    return fairness.Seeds(bytes.fromhex(pair.server_seed), pair.client_seed, nonce)
+
+
+def _pair_view(pair: SeedPair, upcoming: SeedPair | None) -> dict[str, Any]:
+    return {
+        "seed_pair_id": pair.id,
+        "commitment": pair.commitment,
+        "client_seed": pair.client_seed,
+        "next_nonce": pair.next_nonce,
+        "commitment_document": pair.commitment_document,
+        "signature": pair.commitment_signature,
+        "next_commitment": upcoming.commitment if upcoming else None,
+        "next_seed_pair_id": upcoming.id if upcoming else None,
+    }
+
+
+def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) -> SeedPair:
+    query = select(SeedPair).where(SeedPair.user_id == user_id, SeedPair.status == status)
+    return session.scalars(query.with_for_update() if lock else query).one()
+
+
+@transactional
+def active_seed_pair(session: Session, user_id: int) -> dict[str, Any]:
+    """Return the player's active pair (never its server seed) and the next commitment."""
+    return _pair_view(_pair(session, user_id, "active"), _pair(session, user_id, "next"))
+
+
+@transactional
+def rotate(session: Session, user_id: int, client_seed: str | None = None) -> dict[str, Any]:
+    """Retire the active pair, reveal its server seed (signed), and activate the next pair.
+
+    :raises RoundOpen: while a round of the active pair waits for the player.
+    """
+    if client_seed is not None:
+        fairness.check_client_seed(client_seed)
+    current = _pair(session, user_id, "active", lock=True)
+    open_round = session.scalar(
+        select(Round.id).where(Round.seed_pair_id == current.id, Round.status != "settled")
+    )
+    if open_round is not None:
+        raise RoundOpen(f"round {open_round} is still open; finish it before rotating")
+    now = datetime.now(UTC)
+    envelope = signed(
+        session,
+        fairness.reveal_document(
+            seed_pair_id=current.id,
+            user_id=user_id,
+            server_seed=bytes.fromhex(current.server_seed),
+            client_seed=current.client_seed or "",
+            rounds=current.next_nonce,
+            revealed_at=fairness.format_time(now),
+        ),
+    )
+    current.status = "revealed"
+    current.revealed_at = now
+    current.reveal_document = envelope["document"]
+    current.reveal_signature = envelope["signature"]
+    session.flush()
+    audit.record(
+        session,
+        actor=f"user:{user_id}",
+        action="seed_pair.rotated",
+        subject=f"seed_pair:{current.id}",
+        data={"server_seed": current.server_seed, "rounds": current.next_nonce},
+    )
+    upcoming = _pair(session, user_id, "next", lock=True)
+    activate(session, upcoming, client_seed)
+    following = create_seed_pair(session, user_id, "next")
+    return {"revealed": envelope, "active": _pair_view(upcoming, following)}
+
+
+@transactional
+def seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
+    """Return the player's pairs, newest first; revealed ones carry their signed reveal."""
+    pairs = session.scalars(
+        select(SeedPair).where(SeedPair.user_id == user_id).order_by(SeedPair.id.desc())
+    ).all()
+    return [
+        {
+            "seed_pair_id": p.id,
+            "status": p.status,
+            "commitment": p.commitment,
+            "client_seed": p.client_seed,
+            "rounds": p.next_nonce,
+            "created_at": fairness.format_time(p.created_at),
+            "revealed_at": fairness.format_time(p.revealed_at) if p.revealed_at else None,
+            "server_seed": p.server_seed if p.status == "revealed" else None,
+            "reveal": (
+                {"document": p.reveal_document, "signature": p.reveal_signature}
+                if p.status == "revealed"
+                else None
+            ),
+        }
+        for p in pairs
+    ]
+
+
+@transactional
+def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
+    """Return the verifier's input for one of the player's pairs (API.md).
+
+    :raises NotFound: for another player's pair or one not yet shown (``next``).
+    """
+    pair = session.get(SeedPair, seed_pair_id)
+    if pair is None or pair.user_id != user_id or pair.status == "next":
+        raise NotFound(f"no seed pair {seed_pair_id} of yours")
+    rounds = session.scalars(
+        select(Round)
+        .where(Round.seed_pair_id == pair.id, Round.status == "settled")
+        .order_by(Round.nonce)
+    ).all()
+    return {
+        "public_key_hex": context_of(session).public_key_hex,
+        "commitment": {
+            "document": pair.commitment_document,
+            "signature": pair.commitment_signature,
+        },
+        "reveal": (
+            {"document": pair.reveal_document, "signature": pair.reveal_signature}
+            if pair.status == "revealed"
+            else None
+        ),
+        "rounds": [{"document": r.receipt, "signature": r.receipt_signature} for r in rounds],
+    }
+
+
+@transactional
+def public_key_info(session: Session) -> dict[str, Any]:
+    """Return the service's public key (hex and PEM) and the retired ones."""
+    ctx = context_of(session)
+    retired = session.scalars(
+        select(SigningKey).where(SigningKey.retired_at.is_not(None)).order_by(SigningKey.id)
+    ).all()
+    return {
+        "algorithm": "Ed25519",
+        "public_key_hex": ctx.public_key_hex,
+        "public_key_pem": fairness.public_key_pem(ctx.signing_key),
+        "retired": [
+            {
+                "public_key_hex": k.public_key_hex,
+                "created_at": fairness.format_time(k.created_at),
+                "retired_at": fairness.format_time(k.retired_at) if k.retired_at else None,
+            }
+            for k in retired
+        ],
+    }

@@ -1,0 +1,246 @@
+"""The double-entry ledger: accounts, transfers that sum to zero, postings never changed.
+
+Every money move of the casino goes through :func:`post`. It locks the accounts it moves in
+id order (no deadlocks; on SQLite the ``BEGIN IMMEDIATE`` write lock already serializes), and
+changes each balance with a conditional ``UPDATE`` whose row count is checked, so a player
+balance can never go below zero, whatever runs at the same time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+
+from sqlalchemy import func
+from sqlalchemy import or_
+from sqlalchemy import select
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from ..core.errors import InsufficientFunds
+from ..models import CURRENCIES
+from ..models import Account
+from ..models import Posting
+from ..models import Round
+from ..models import Transfer
+from .tx import insert_ignoring_conflicts
+from .tx import transactional
+
+SYSTEM_KINDS = ("house", "escrow", "issuance")
+TRANSFER_KINDS = ("bet", "raise", "settle", "grant", "topup", "adjust")
+
+
+def player_account(user_id: int, currency: str) -> str:
+    return f"player:{user_id}:{currency}"
+
+
+def system_account(kind: str, currency: str) -> str:
+    return f"{kind}:{currency}"
+
+
+def open_player_accounts(session: Session, user_id: int) -> None:
+    """Create the player's chip and sweet accounts (inside the caller's transaction)."""
+    for currency in CURRENCIES:
+        session.add(
+            Account(
+                name=player_account(user_id, currency),
+                user_id=user_id,
+                kind="player",
+                currency=currency,
+                balance=0,
+            )
+        )
+    session.flush()
+
+
+def _ensure_system_accounts(session: Session) -> None:
+    for currency in CURRENCIES:
+        for kind in SYSTEM_KINDS:
+            insert_ignoring_conflicts(
+                session,
+                Account,
+                {
+                    "name": system_account(kind, currency),
+                    "kind": kind,
+                    "currency": currency,
+                    "balance": 0,
+                },
+            )
+
+
+def _lock_accounts(session: Session, names: list[str]) -> dict[str, Account]:
+    query = select(Account).where(Account.name.in_(names)).order_by(Account.id).with_for_update()
+    found = {a.name: a for a in session.scalars(query)}
+    if len(found) < len(names):
+        _ensure_system_accounts(session)
+        found = {a.name: a for a in session.scalars(query)}
+    missing = sorted(set(names) - set(found))
+    if missing:
+        raise LookupError(f"no such account: {', '.join(missing)}")
+    return found
+
+
+def post(
+    session: Session,
+    *,
+    kind: str,
+    currency: str,
+    moves: Mapping[str, int],
+    user_id: int | None = None,
+    round_id: int | None = None,
+    idempotency_key: str | None = None,
+    memo: str | None = None,
+) -> Transfer:
+    """Post one balanced transfer inside the caller's transaction.
+
+    :param moves: account name → signed amount in minor units (+ raises the balance).
+    :raises InsufficientFunds: if a player account would go below zero.
+    """
+    moves = {name: amount for name, amount in moves.items() if amount}
+    if kind not in TRANSFER_KINDS:
+        raise ValueError(f"unknown transfer kind {kind!r}")
+    if any(type(amount) is not int for amount in moves.values()):
+        raise TypeError("amounts are integers in minor units")
+    if sum(moves.values()) != 0:
+        raise ValueError(f"transfer does not balance: {moves}")
+    accounts = _lock_accounts(session, sorted(moves))
+    transfer = Transfer(
+        kind=kind,
+        currency=currency,
+        user_id=user_id,
+        round_id=round_id,
+        idempotency_key=idempotency_key,
+        memo=memo,
+    )
+    session.add(transfer)
+    session.flush()
+    for name in sorted(moves, key=lambda n: accounts[n].id):
+        account, amount = accounts[name], moves[name]
+        if account.currency != currency:
+            raise ValueError(f"{name} is not a {currency} account")
+        changed = session.execute(
+            update(Account)
+            .where(Account.id == account.id)
+            .where(or_(Account.kind != "player", Account.balance + amount >= 0))
+            .values(balance=Account.balance + amount)
+            .execution_options(synchronize_session=False)
+        )
+        if changed.rowcount != 1:  # type: ignore[attr-defined]
+            raise InsufficientFunds(
+                f"your {currency} balance does not cover {-amount}", currency=currency
+            )
+        session.add(Posting(transfer_id=transfer.id, account_id=account.id, amount=amount))
+    session.flush()
+    session.expire_all()  # balances changed in SQL; reload on next read
+    return transfer
+
+
+def balance(session: Session, name: str) -> int:
+    """Return the balance of the account called ``name`` (0 if it does not exist yet)."""
+    value = session.scalar(select(Account.balance).where(Account.name == name))
+    return int(value or 0)
+
+
+def player_balances(session: Session, user_id: int) -> dict[str, int]:
+    """Return ``{"chips": ..., "sweets": ...}`` for the player (inside any transaction)."""
+    rows = session.execute(
+        select(Account.currency, Account.balance).where(
+            Account.user_id == user_id, Account.kind == "player"
+        )
+    )
+    found = dict(rows.tuples().all())
+    return {currency: int(found.get(currency, 0)) for currency in CURRENCIES}
+
+
+@dataclass(frozen=True)
+class LedgerReport:
+    """What ``flask ledger check`` proves, and every problem it found."""
+
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    transfers: int = 0
+    accounts: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "problems": self.problems,
+            "transfers": self.transfers,
+            "accounts": self.accounts,
+        }
+
+
+@transactional
+def check(session: Session) -> LedgerReport:
+    """Check the books: transfers sum to zero, balances equal their postings, no player below
+    zero, and each currency's escrow equals the stakes of its open rounds."""
+    problems: list[str] = []
+    unbalanced = session.execute(
+        select(Posting.transfer_id, func.sum(Posting.amount))
+        .group_by(Posting.transfer_id)
+        .having(func.sum(Posting.amount) != 0)
+    ).all()
+    problems += [f"transfer {tid} sums to {total}, not 0" for tid, total in unbalanced]
+    empty = session.scalars(
+        select(Transfer.id).where(~Transfer.id.in_(select(Posting.transfer_id)))
+    ).all()
+    problems += [f"transfer {tid} has no postings" for tid in empty]
+    sums = dict(
+        session.execute(
+            select(Posting.account_id, func.sum(Posting.amount)).group_by(Posting.account_id)
+        )
+        .tuples()
+        .all()
+    )
+    accounts = session.scalars(select(Account).order_by(Account.id)).all()
+    for account in accounts:
+        posted = int(sums.get(account.id, 0))
+        if account.balance != posted:
+            problems.append(
+                f"account {account.name} holds {account.balance} but its postings sum to {posted}"
+            )
+        if account.kind == "player" and account.balance < 0:
+            problems.append(f"player account {account.name} is negative: {account.balance}")
+    open_stakes = dict(
+        session.execute(
+            select(Round.currency, func.sum(Round.staked))
+            .where(Round.status != "settled")
+            .group_by(Round.currency)
+        )
+        .tuples()
+        .all()
+    )
+    for currency in CURRENCIES:
+        held = balance(session, system_account("escrow", currency))
+        owed = int(open_stakes.get(currency, 0))
+        if held != owed:
+            problems.append(f"{currency} escrow holds {held} but open rounds staked {owed}")
+    problems += _round_escrow_problems(session)
+    transfers = session.scalar(select(func.count(Transfer.id))) or 0
+    return LedgerReport(not problems, problems, transfers, len(accounts))
+
+
+def _round_escrow_problems(session: Session) -> list[str]:
+    """Each open round's escrow must equal its stakes, and each settled round's be zero."""
+    escrow_ids = select(Account.id).where(Account.kind == "escrow")
+    held = dict(
+        session.execute(
+            select(Transfer.round_id, func.sum(Posting.amount))
+            .join(Posting, Posting.transfer_id == Transfer.id)
+            .where(Transfer.round_id.is_not(None), Posting.account_id.in_(escrow_ids))
+            .group_by(Transfer.round_id)
+        )
+        .tuples()
+        .all()
+    )
+    problems = []
+    for round_id, status, staked in session.execute(
+        select(Round.id, Round.status, Round.staked).order_by(Round.id)
+    ):
+        owed = 0 if status == "settled" else staked
+        if int(held.get(round_id, 0)) != owed:
+            problems.append(
+                f"round {round_id} ({status}) has {held.get(round_id, 0)} in escrow, not {owed}"
+            )
+    return problems

@@ -1,0 +1,153 @@
+"""Play money: the sign-up grant, top-ups when low, and operator adjustments, all from issuance."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..core.errors import Forbidden
+from ..core.errors import InvalidInput
+from ..core.errors import NotFound
+from ..core.errors import TopupNotAllowed
+from ..models import CURRENCIES
+from ..models import Transfer
+from ..models import User
+from . import audit
+from . import ledger
+from .context import context_of
+from .tx import transactional
+
+MAX_ADJUSTMENT = 10**12
+REASON_MAX = 500
+
+
+def check_currency(currency: object) -> str:
+    if currency not in CURRENCIES:
+        raise InvalidInput(f"currency must be one of: {', '.join(CURRENCIES)}", field="currency")
+    return str(currency)
+
+
+def _issue(
+    session: Session, kind: str, user_id: int, currency: str, amount: int, memo: str | None = None
+) -> None:
+    ledger.post(
+        session,
+        kind=kind,
+        currency=currency,
+        moves={
+            ledger.system_account("issuance", currency): -amount,
+            ledger.player_account(user_id, currency): amount,
+        },
+        user_id=user_id,
+        memo=memo,
+    )
+
+
+def grant_signup(session: Session, user_id: int) -> None:
+    """Credit the sign-up grant inside the caller's transaction (audited)."""
+    ctx = context_of(session)
+    amounts = {"chips": ctx.setting("SIGNUP_CHIPS"), "sweets": ctx.setting("SIGNUP_SWEETS")}
+    for currency, amount in amounts.items():
+        if amount > 0:
+            _issue(session, "grant", user_id, currency, amount)
+    audit.record(
+        session, actor="system", action="money.grant", subject=f"user:{user_id}", data=amounts
+    )
+
+
+@transactional
+def balances(session: Session, user_id: int) -> dict[str, int]:
+    """Return the player's balances in minor units."""
+    return ledger.player_balances(session, user_id)
+
+
+@transactional
+def topup_status(session: Session, user_id: int, now: datetime | None = None) -> dict[str, bool]:
+    """Tell, per currency, whether a top-up is allowed now."""
+    now = now or datetime.now(UTC)
+    return {c: _topup_refusal(session, user_id, c, now) is None for c in CURRENCIES}
+
+
+def _topup_refusal(session: Session, user_id: int, currency: str, now: datetime) -> str | None:
+    ctx = context_of(session)
+    low = ctx.setting(f"LOW_BALANCE_{currency.upper()}")
+    held = ledger.balance(session, ledger.player_account(user_id, currency))
+    if held >= low:
+        return f"a top-up is given only below {low} {currency} (minor units); you hold {held}"
+    last = session.scalar(
+        select(Transfer.created_at)
+        .where(Transfer.user_id == user_id, Transfer.kind == "topup", Transfer.currency == currency)
+        .order_by(Transfer.id.desc())
+        .limit(1)
+    )
+    if last is not None and now - last < timedelta(days=1):
+        again = last + timedelta(days=1)
+        return (
+            f"one top-up a day: the next {currency} top-up is possible after "
+            f"{again:%Y-%m-%d %H:%M} UTC"
+        )
+    return None
+
+
+@transactional
+def topup(
+    session: Session, user_id: int, currency: object, now: datetime | None = None
+) -> dict[str, int]:
+    """Top the balance up when it is low, at most once a day (audited).
+
+    :raises TopupNotAllowed: saying why not.
+    """
+    currency = check_currency(currency)
+    user = session.get(User, user_id, with_for_update=True)  # one top-up at a time per player
+    if user is None:
+        raise NotFound("no such user")
+    refusal = _topup_refusal(session, user_id, currency, now or datetime.now(UTC))
+    if refusal:
+        raise TopupNotAllowed(refusal)
+    amount = context_of(session).setting(f"TOPUP_{currency.upper()}")
+    _issue(session, "topup", user_id, currency, amount)
+    audit.record(
+        session,
+        actor=f"user:{user_id}",
+        action="money.topup",
+        subject=f"user:{user_id}",
+        data={"currency": currency, "amount": amount},
+    )
+    return ledger.player_balances(session, user_id)
+
+
+@transactional
+def adjust(
+    session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
+) -> dict[str, int]:
+    """Credit (or, with a negative amount, debit) a player by hand, with a reason (audited).
+
+    :raises InsufficientFunds: if a debit would take the balance below zero.
+    """
+    currency = check_currency(currency)
+    if type(amount) is not int or amount == 0 or abs(amount) > MAX_ADJUSTMENT:
+        raise InvalidInput(
+            f"amount must be a nonzero integer in minor units, at most {MAX_ADJUSTMENT}",
+            field="amount",
+        )
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > REASON_MAX:
+        raise InvalidInput(f"a reason of 1 to {REASON_MAX} characters is required", field="reason")
+    actor = session.get(User, actor_id)
+    if actor is None or actor.role != "operator":
+        raise Forbidden("only an operator may adjust balances")
+    target = session.get(User, user_id)
+    if target is None or target.role != "player":
+        raise NotFound(f"no player {user_id}")
+    _issue(session, "adjust", user_id, currency, amount, memo=reason.strip())
+    audit.record(
+        session,
+        actor=f"user:{actor_id}",
+        action="money.adjust",
+        subject=f"user:{user_id}",
+        data={"currency": currency, "amount": amount, "reason": reason.strip()},
+    )
+    return ledger.player_balances(session, user_id)

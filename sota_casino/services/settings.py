@@ -1,0 +1,106 @@
+"""Table settings. A change is audited and applies to new rounds only: a round stores the
+complete rules it started with."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from ..core import casino_war
+from ..core.errors import InvalidInput
+from ..core.errors import InvalidRules
+from ..core.errors import NotFound
+from ..models import TableSetting
+from . import audit
+from .context import context_of
+from .tx import transactional
+
+SOTA_PRESETS = ("nordic", "english", "tod_und_leben", "pjanitsa", "rauha", "syrian", "kids_15_min")
+MAX_SWEETS_STAKE = 10**9
+TABLES = ("casino_war", "sota")
+
+
+def _sota_defaults(session: Session) -> dict[str, Any]:
+    ctx = context_of(session)
+    return {
+        "min_stake": ctx.setting("SOTA_MIN_STAKE"),
+        "max_stake": ctx.setting("SOTA_MAX_STAKE"),
+        "presets": list(SOTA_PRESETS),
+        "custom_rules": True,
+    }
+
+
+def _defaults(session: Session, name: str) -> dict[str, Any]:
+    if name == "casino_war":
+        return casino_war.TableRules().to_dict()
+    return _sota_defaults(session)
+
+
+def validate(name: str, settings: object) -> dict[str, Any]:
+    """Return the complete, valid settings of table ``name``.
+
+    :raises InvalidRules: naming the bad option and the valid ones.
+    """
+    if not isinstance(settings, Mapping):
+        raise InvalidRules("table settings must be an object")
+    if name == "casino_war":
+        return casino_war.TableRules.from_dict(settings).to_dict()
+    valid = ("min_stake", "max_stake", "presets", "custom_rules")
+    unknown = sorted(set(settings) - set(valid))
+    if unknown:
+        raise InvalidRules(f"unknown option {unknown[0]!r}; valid: {', '.join(valid)}")
+    for key in ("min_stake", "max_stake"):
+        value = settings.get(key)
+        if type(value) is not int or not 1 <= value <= MAX_SWEETS_STAKE:
+            raise InvalidRules(
+                f"{key} must be a whole number of sweets from 1 to {MAX_SWEETS_STAKE}"
+            )
+    if settings["min_stake"] > settings["max_stake"]:
+        raise InvalidRules("min_stake must not exceed max_stake")
+    presets = settings.get("presets")
+    if not isinstance(presets, list) or not presets or any(p not in SOTA_PRESETS for p in presets):
+        raise InvalidRules(f"presets must be a non-empty list of: {', '.join(SOTA_PRESETS)}")
+    if type(settings.get("custom_rules")) is not bool:
+        raise InvalidRules("custom_rules must be true or false")
+    return {key: settings[key] for key in valid} | {"presets": list(dict.fromkeys(presets))}
+
+
+def current(session: Session, name: str) -> dict[str, Any]:
+    """Return table ``name``'s settings inside the caller's transaction."""
+    if name not in TABLES:
+        raise NotFound(f"no table {name!r}; tables: {', '.join(TABLES)}")
+    row = session.get(TableSetting, name)
+    return dict(row.settings) if row else _defaults(session, name)
+
+
+@transactional
+def table_rules(session: Session, name: str) -> dict[str, Any]:
+    """Return the settings of table ``name``."""
+    return current(session, name)
+
+
+@transactional
+def update_table(session: Session, actor_id: int, name: str, changes: object) -> dict[str, Any]:
+    """Change table settings (merged over the present ones), audited; new rounds only."""
+    before = current(session, name)
+    if not isinstance(changes, Mapping) or not changes:
+        raise InvalidInput("send the settings to change as a non-empty object")
+    after = validate(name, {**before, **changes})
+    row = session.get(TableSetting, name, with_for_update=True)
+    now = datetime.now(UTC)
+    if row is None:
+        session.add(TableSetting(name=name, settings=after, updated_at=now, updated_by=actor_id))
+    else:
+        row.settings, row.updated_at, row.updated_by = after, now, actor_id
+    audit.record(
+        session,
+        actor=f"user:{actor_id}",
+        action="table.updated",
+        subject=f"table:{name}",
+        data={"before": before, "after": after},
+    )
+    return after

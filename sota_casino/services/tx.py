@@ -1,0 +1,74 @@
+"""Transactions: one per use case, retried on serialization failures and deadlocks."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Concatenate
+from typing import ParamSpec
+from typing import TypeVar
+
+from sqlalchemy import insert
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+ATTEMPTS = 8
+#: PostgreSQL's serialization_failure and deadlock_detected.
+RETRYABLE_SQLSTATES = {"40001", "40P01"}
+#: A concurrent first use of one idempotency key: the retry finds and replays the winner's answer.
+RETRYABLE_CONSTRAINTS = ("uq_idempotency_records_user_key", "idempotency_records.user_id")
+
+
+def _retryable(exc: DBAPIError) -> bool:
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if sqlstate in RETRYABLE_SQLSTATES:
+        return True
+    if isinstance(exc, IntegrityError):
+        return any(name in str(exc.orig) for name in RETRYABLE_CONSTRAINTS)
+    return False
+
+
+def transactional(
+    fn: Callable[Concatenate[Session, P], R],
+) -> Callable[Concatenate[Session, P], R]:
+    """Run ``fn(session, ...)`` in its own transaction, committed when it returns.
+
+    A domain error rolls everything back; serialization failures and deadlocks are retried a
+    bounded number of times with a short backoff.
+    """
+
+    @functools.wraps(fn)
+    def run(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
+        if session.in_transaction():
+            session.rollback()  # a read left open by autobegin; our own work starts clean
+        for attempt in range(ATTEMPTS):
+            try:
+                with session.begin():
+                    return fn(session, *args, **kwargs)
+            except DBAPIError as exc:
+                if attempt == ATTEMPTS - 1 or not _retryable(exc):
+                    raise
+                time.sleep(0.005 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    return run
+
+
+def insert_ignoring_conflicts(session: Session, table: type, values: dict[str, object]) -> None:
+    """Insert a row unless one with the same unique key exists (both databases)."""
+    dialect = session.get_bind().dialect.name
+    statement = (
+        postgresql.insert(table).on_conflict_do_nothing()
+        if dialect == "postgresql"
+        else sqlite.insert(table).on_conflict_do_nothing()
+        if dialect == "sqlite"
+        else insert(table)
+    )
+    session.execute(statement.values(**values))

@@ -1,0 +1,106 @@
+"""Shared fixtures: a migrated database per test, on SQLite and (where it answers) PostgreSQL.
+
+PostgreSQL tests run in a database of their own, created for the test run and dropped after
+it; each test starts from empty tables. Without a server they skip with a clear message, or
+fail when ``REQUIRE_POSTGRES=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from sqlalchemy.orm import Session
+
+from sota_casino import migrate
+from sota_casino.factory import create_app
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+TEST_PASSWORD = "correct horse battery"
+
+
+def app_config(url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
+    """Settings for a test app on ``url`` with its own signing key."""
+    return {
+        "TESTING": True,
+        "DATABASE_URL": url,
+        "SECRET_KEY": "test-secret-key",
+        "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
+        "CHECKPOINT_EVERY": 0,
+        **overrides,
+    }
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database for this test run."""
+    admin = sa.create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(sa.text("SELECT 1"))
+    except sa.exc.OperationalError as exc:
+        admin.dispose()
+        message = f"PostgreSQL does not answer at {POSTGRES_ADMIN_URL}: {exc.orig}"
+        if os.environ.get("REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"REQUIRE_POSTGRES=1 but {message}")
+        pytest.skip(f"{message} (set TEST_POSTGRES_URL, or REQUIRE_POSTGRES=1 to fail instead)")
+    name = f"sota_test_{os.getpid()}_{secrets.token_hex(4)}"
+    with admin.connect() as connection:
+        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = admin.url.set(database=name).render_as_string(hide_password=False)
+    try:
+        migrate.upgrade(url)
+        yield url
+    finally:
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def _empty_postgres(url: str) -> None:
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        tables = connection.execute(
+            sa.text(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                "AND tablename <> 'alembic_version'"
+            )
+        ).scalars()
+        connection.execute(sa.text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A migrated, empty database: a SQLite file, or the run's PostgreSQL database emptied."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'casino.db'}"
+        migrate.upgrade(url)
+        return url
+    url = request.getfixturevalue("postgres_database")
+    _empty_postgres(url)
+    return url
+
+
+@pytest.fixture
+def app(db_url: str, tmp_path: Path) -> Iterator[Flask]:
+    app = create_app(app_config(db_url, tmp_path))
+    yield app
+    app.extensions["sota_casino.engine"].dispose()
+
+
+@pytest.fixture
+def session(app: Flask) -> Iterator[Session]:
+    """A session of the app's own sessionmaker (carrying its settings and key)."""
+    with app.app_context():
+        db_session = app.extensions["sota_casino.sessionmaker"]()
+        yield db_session
+        db_session.close()
