@@ -120,13 +120,12 @@ def topup(
     return ledger.player_balances(session, user_id)
 
 
-@transactional
-def adjust(
-    session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
-) -> dict[str, int]:
-    """Credit (or, with a negative amount, debit) a player by hand, with a reason (audited).
+def check_adjustment(currency: object, amount: object, reason: object) -> tuple[str, int, str]:
+    """Return ``(currency, amount, reason)`` of a valid adjustment (the reason stripped).
 
-    :raises InsufficientFunds: if a debit would take the balance below zero.
+    Also used to preview an adjustment before it is applied.
+
+    :raises InvalidInput: naming the field that is not valid.
     """
     currency = check_currency(currency)
     if type(amount) is not int or amount == 0 or abs(amount) > MAX_ADJUSTMENT:
@@ -136,18 +135,30 @@ def adjust(
         )
     if not isinstance(reason, str) or not reason.strip() or len(reason) > REASON_MAX:
         raise InvalidInput(f"a reason of 1 to {REASON_MAX} characters is required", field="reason")
+    return currency, amount, reason.strip()
+
+
+@transactional
+def adjust(
+    session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
+) -> dict[str, int]:
+    """Credit (or, with a negative amount, debit) a player by hand, with a reason (audited).
+
+    :raises InsufficientFunds: if a debit would take the balance below zero.
+    """
+    currency, amount, reason = check_adjustment(currency, amount, reason)
     actor = session.get(User, actor_id)
     if actor is None or actor.role != "operator":
         raise Forbidden("only an operator may adjust balances")
     target = session.get(User, user_id)
     if target is None or target.role != "player":
         raise NotFound(f"no player {user_id}")
-    _issue(session, "adjust", user_id, currency, amount, memo=reason.strip())
+    _issue(session, "adjust", user_id, currency, amount, memo=reason)
     audit.record(
         session,
         actor=f"user:{actor_id}",
         action="money.adjust",
         subject=f"user:{user_id}",
-        data={"currency": currency, "amount": amount, "reason": reason.strip()},
+        data={"currency": currency, "amount": amount, "reason": reason},
     )
     return ledger.player_balances(session, user_id)
