@@ -13,6 +13,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from . import migrate
+from .core.casino_war import BONUS_MODES
 from .core.errors import CasinoError
 from .db import new_session
 
@@ -154,6 +155,16 @@ def create_operator(username: str, role: str) -> None:
     click.echo(f"created {user.role} {user.username} (id {user.id})")
 
 
+@click.command("odds")
+@click.option("--tie-payout", type=click.IntRange(0, 30), default=10, show_default=True)
+@click.option("--bonus", type=click.Choice(BONUS_MODES), default="none", show_default=True)
+def odds_command(tie_payout: int, bonus: str) -> None:
+    """Print the exact Casino War house edge for 1 to 8 decks (no simulation)."""
+    from .core.odds import format_odds_by_decks
+
+    click.echo(format_odds_by_decks(tie_payout, bonus))
+
+
 @click.group("simulate")
 def simulate() -> None:
     """Play many games through the real stream and engines, and report the statistics."""
@@ -167,3 +178,4 @@ def init_app(app: Flask) -> None:
     app.cli.add_command(simulate)
     for command in (db_group, ledger_group, audit_group, keys_group, create_operator):
         app.cli.add_command(command)
+    app.cli.add_command(odds_command)
