@@ -1,0 +1,362 @@
+"""Read-only reports for the operator console: the house's results and one player's story.
+
+Nothing here changes anything. Each report is one transaction, so its figures agree with each
+other. Per-day figures are by the UTC date a round settled.
+
+Casino War's edge is measured the way ``ODDS.md`` states the theoretical one: per unit of the
+**ante**. The main game's result (ante and raise) is kept apart from the tie side bet, whose
+edge is far larger and would otherwise blur the comparison. Sota has no closed-form expected
+result, so only the realized figure is given.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from fractions import Fraction
+from typing import Any
+
+from sqlalchemy import func
+from sqlalchemy import or_
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..core import audit_chain
+from ..core import casino_war
+from ..core import fairness
+from ..core import odds
+from ..core.errors import InsufficientFunds
+from ..core.errors import NotFound
+from ..models import CURRENCIES
+from ..models import Account
+from ..models import AuditCheckpoint
+from ..models import AuditEntry
+from ..models import Posting
+from ..models import Round
+from ..models import SeedPair
+from ..models import Transfer
+from ..models import User
+from . import audit
+from . import ledger
+from . import money
+from . import rounds
+from . import settings
+from .context import context_of
+from .tx import transactional
+
+GAMES = ("casino_war", "sota")
+#: The origin line of the C2SP signed-note form of checkpoints (also the note key's name).
+NOTE_ORIGIN = "sota-casino/audit-log"
+TABLE_HISTORY = 50
+GAME_CURRENCY = {"casino_war": "chips", "sota": "sweets"}
+
+
+@dataclass
+class _Tally:
+    """Running totals of settled rounds, all integers in minor units."""
+
+    rounds: int = 0
+    handle: int = 0  # everything staked: ante, tie bet and raise (Sota: the stake)
+    house_result: int = 0  # what the house kept: stakes minus payouts
+    antes: int = 0  # Casino War antes (Sota: stakes): the base of the edge
+    main_result: int = 0  # the house's result without the tie side bet
+    tie_bets: int = 0
+    tie_result: int = 0
+
+    def add(self, round_: _SettledRound) -> None:
+        self.rounds += 1
+        self.handle += round_.staked
+        self.house_result += round_.house_result
+        self.antes += round_.ante
+        self.main_result += round_.house_result - round_.tie_result
+        self.tie_bets += round_.tie_bet
+        self.tie_result += round_.tie_result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rounds": self.rounds,
+            "handle": self.handle,
+            "house_result": self.house_result,
+            "antes": self.antes,
+            "main_result": self.main_result,
+            "tie_bets": self.tie_bets,
+            "tie_result": self.tie_result,
+            "realized_edge": ratio(self.main_result, self.antes),
+            "realized_tie_edge": ratio(self.tie_result, self.tie_bets),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _SettledRound:
+    game: str
+    day: date
+    staked: int
+    house_result: int
+    ante: int
+    tie_bet: int
+    tie_result: int
+
+
+def ratio(numerator: int, denominator: int) -> dict[str, Any] | None:
+    """Return an exact ratio as ``{"exact": "a/b", "value"}`` (None when nothing was bet).
+
+    The float ``value`` is for display only; ``exact`` is the figure.
+    """
+    return None if denominator == 0 else odds.figure(Fraction(numerator, denominator))
+
+
+def _settled(row: Any) -> _SettledRound:
+    """Split one settled round's result into the main game and the tie side bet."""
+    game, settled_at, staked, net, stakes, outcome, rules = row
+    house_result = -int(net)
+    if game == "casino_war":
+        tie_bet = int(stakes.get("tie_bet", 0))
+        won = bool((outcome or {}).get("tie_bet_won"))
+        tie_result = -tie_bet * int(rules.get("tie_payout", 0)) if won else tie_bet
+        ante = int(stakes["bet"])
+    else:
+        tie_bet, tie_result, ante = 0, 0, int(staked)
+    return _SettledRound(
+        game, settled_at.date(), int(staked), house_result, ante, tie_bet, tie_result
+    )
+
+
+def _settled_rounds(session: Session) -> Iterable[_SettledRound]:
+    query = (
+        select(
+            Round.game,
+            Round.settled_at,
+            Round.staked,
+            Round.net,
+            Round.stakes,
+            Round.outcome,
+            Round.rules,
+        )
+        .where(Round.status == "settled")
+        .order_by(Round.settled_at, Round.id)
+        .execution_options(yield_per=2000)
+    )
+    for row in session.execute(query):
+        yield _settled(row)
+
+
+def _balances(session: Session) -> dict[str, dict[str, int]]:
+    """Per currency: the house, escrow and issuance balances and all players' together."""
+    totals = {c: {"house": 0, "escrow": 0, "issuance": 0, "players": 0} for c in CURRENCIES}
+    rows = session.execute(
+        select(Account.currency, Account.kind, func.sum(Account.balance)).group_by(
+            Account.currency, Account.kind
+        )
+    )
+    for currency, kind, total in rows:
+        key = "players" if kind == "player" else kind
+        totals[currency][key] = int(total or 0)
+    return totals
+
+
+def _theoretical(session: Session) -> dict[str, Any]:
+    """The exact house edge of the Casino War table's present settings, playing always war."""
+    table = settings.current(session, "casino_war")
+    figures = odds.casino_war_odds(casino_war.TableRules.from_dict(table))
+    tie = figures.house_edge_tie_bet
+    return {
+        "casino_war": {
+            "rules": table,
+            "strategy": "always war",
+            "edge": odds.figure(figures.house_edge_war),
+            "tie_edge": None if tie is None else odds.figure(tie),
+        },
+        "sota": None,
+    }
+
+
+@transactional
+def house_summary(session: Session) -> dict[str, Any]:
+    """Return balances per currency, the house's results per game and per day, and the edges.
+
+    ``games[g]`` and every ``days[i]`` carry ``rounds``, ``handle``, ``house_result``,
+    ``antes``, ``main_result``, ``tie_bets``, ``tie_result`` (minor units of the game's
+    currency) and the realized edges as exact ratios; ``theoretical`` has Casino War's exact
+    edge at the table's present settings (always war) and ``None`` for Sota.
+    """
+    per_game = {game: _Tally() for game in GAMES}
+    per_day: dict[tuple[date, str], _Tally] = defaultdict(_Tally)
+    for round_ in _settled_rounds(session):
+        per_game[round_.game].add(round_)
+        per_day[(round_.day, round_.game)].add(round_)
+    open_rounds = dict(
+        session.execute(
+            select(Round.game, func.count(Round.id))
+            .where(Round.status != "settled")
+            .group_by(Round.game)
+        )
+        .tuples()
+        .all()
+    )
+    return {
+        "balances": _balances(session),
+        "games": {
+            game: {"currency": GAME_CURRENCY[game], "open_rounds": int(open_rounds.get(game, 0))}
+            | tally.to_dict()
+            for game, tally in per_game.items()
+        },
+        "days": [
+            {"day": day.isoformat(), "game": game, "currency": GAME_CURRENCY[game]}
+            | tally.to_dict()
+            for (day, game), tally in sorted(per_day.items())
+        ],
+        "theoretical": _theoretical(session),
+    }
+
+
+def _transfers(session: Session, user_id: int, limit: int) -> list[dict[str, Any]]:
+    """The player's latest money moves, newest first, each with what it did to their balance."""
+    player_accounts = select(Account.id).where(Account.user_id == user_id, Account.kind == "player")
+    rows = session.execute(
+        select(Transfer, Posting.amount)
+        .join(Posting, Posting.transfer_id == Transfer.id)
+        .where(Posting.account_id.in_(player_accounts))
+        .order_by(Transfer.id.desc())
+        .limit(limit)
+    )
+    return [
+        {
+            "id": transfer.id,
+            "time": fairness.format_time(transfer.created_at),
+            "kind": transfer.kind,
+            "currency": transfer.currency,
+            "amount": int(amount),
+            "round_id": transfer.round_id,
+            "memo": transfer.memo,
+        }
+        for transfer, amount in rows
+    ]
+
+
+def _seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
+    """The player's seed pairs, newest first; never an unrevealed server seed."""
+    pairs = session.scalars(
+        select(SeedPair).where(SeedPair.user_id == user_id).order_by(SeedPair.id.desc())
+    )
+    return [
+        {
+            "seed_pair_id": p.id,
+            "status": p.status,
+            "commitment": p.commitment,
+            "client_seed": p.client_seed,
+            "rounds": p.next_nonce,
+            "created_at": fairness.format_time(p.created_at),
+            "revealed_at": fairness.format_time(p.revealed_at) if p.revealed_at else None,
+            "server_seed": p.server_seed if p.status == "revealed" else None,
+        }
+        for p in pairs
+    ]
+
+
+def _audit_entries(session: Session, user_id: int, limit: int) -> list[dict[str, Any]]:
+    """The latest audit entries by or about the user, newest first."""
+    name = f"user:{user_id}"
+    rows = session.scalars(
+        select(AuditEntry)
+        .where(or_(AuditEntry.subject == name, AuditEntry.actor == name))
+        .order_by(AuditEntry.seq.desc())
+        .limit(limit)
+    )
+    return [audit.entry_dict(row) for row in rows]
+
+
+@transactional
+def player_overview(session: Session, user_id: int, *, limit: int = 50) -> dict[str, Any]:
+    """Return one user's balances, rounds, money moves, seed pairs and audit entries.
+
+    :param limit: how many of the latest rounds, transfers and audit entries to include.
+    :raises NotFound: if there is no such user.
+    """
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"no user {user_id}")
+    recent = session.scalars(
+        select(Round).where(Round.user_id == user_id).order_by(Round.id.desc()).limit(limit)
+    )
+    return {
+        "user": {
+            "id": user.id,
+            "username": user.username,
+            "role": user.role,
+            "locked": user.locked,
+            "created_at": fairness.format_time(user.created_at),
+        },
+        "balances": ledger.player_balances(session, user_id),
+        "rounds": [rounds.summary(r) for r in recent],
+        "transfers": _transfers(session, user_id, limit),
+        "seed_pairs": _seed_pairs(session, user_id),
+        "audit": _audit_entries(session, user_id, limit),
+    }
+
+
+@transactional
+def adjustment_preview(
+    session: Session, user_id: int, currency: object, amount: object, reason: object
+) -> dict[str, Any]:
+    """Return what an adjustment would do, checked exactly as it will be, changing nothing.
+
+    :raises InvalidInput: for a bad currency, amount or reason.
+    :raises NotFound: if the user is not a player.
+    :raises InsufficientFunds: if a debit would take the balance below zero.
+    """
+    currency, amount, reason = money.check_adjustment(currency, amount, reason)
+    user = session.get(User, user_id)
+    if user is None or user.role != "player":
+        raise NotFound(f"no player {user_id}")
+    before = ledger.player_balances(session, user_id)[currency]
+    if before + amount < 0:
+        raise InsufficientFunds(
+            f"the player holds {before} {currency} (minor units); "
+            f"a debit of {-amount} would make it negative"
+        )
+    return {
+        "user": {"id": user.id, "username": user.username},
+        "currency": currency,
+        "amount": amount,
+        "reason": reason,
+        "before": before,
+        "after": before + amount,
+    }
+
+
+@transactional
+def checkpoint_note(session: Session) -> dict[str, Any] | None:
+    """Return the latest checkpoint in the C2SP tlog-checkpoint signed-note form (or None).
+
+    The note is signed on demand with the service's key; it states the same size and root as
+    the stored checkpoint, whose own signature covers the JSON document.
+    """
+    row = session.scalar(select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1))
+    if row is None:
+        return None
+    ctx = context_of(session)
+    return {
+        "origin": NOTE_ORIGIN,
+        "key_name": NOTE_ORIGIN,
+        "public_key_hex": ctx.public_key_hex,
+        "size": row.size,
+        "note": audit_chain.checkpoint_note(ctx.signing_key, NOTE_ORIGIN, row.size, row.root),
+    }
+
+
+@transactional
+def tables(session: Session) -> dict[str, Any]:
+    """Return every table's present settings and the latest changes to them, newest first."""
+    changes = session.scalars(
+        select(AuditEntry)
+        .where(AuditEntry.action == "table.updated")
+        .order_by(AuditEntry.seq.desc())
+        .limit(TABLE_HISTORY)
+    )
+    return {
+        "tables": {name: settings.current(session, name) for name in settings.TABLES},
+        "presets": list(settings.SOTA_PRESETS),
+        "history": [audit.entry_dict(row) for row in changes],
+    }
