@@ -1,0 +1,329 @@
+"""The operator console (pages): audit log, ledger and house results, players, table settings.
+
+Every route of this blueprint is for staff only, enforced once in :func:`staff_only` before any
+view runs: a visitor who is not logged in is sent to the login page, a player gets 403, an
+auditor may read everything (GET) but change nothing (403 on any other method).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from datetime import datetime
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+from typing import Final
+
+from flask import Blueprint
+from flask import Response
+from flask import abort
+from flask import flash
+from flask import g
+from flask import jsonify
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+from flask.typing import ResponseReturnValue
+
+from ..core.errors import InvalidInput
+from ..db import get_session
+from ..models import ROLES
+from ..services import accounts
+from ..services import audit
+from ..services import ledger
+from ..services import money
+from ..services import reports
+from ..services import settings
+from .charts import Reference
+from .charts import Series
+from .charts import bar_chart
+from .charts import line_chart
+from .inputs import form_chips
+from .inputs import form_whole
+from .inputs import query_int
+from .security import SAFE_METHODS
+from .security import session_user
+
+bp = Blueprint("operator", __name__, url_prefix="/operator")
+
+STAFF: Final = ("operator", "auditor")
+PAGE_SIZE: Final = 50
+#: Chips may be adjusted to the hundredth: "12", "12.5" or "12.50" chips.
+CHIPS_TEXT: Final = re.compile(r"[0-9]{1,10}(\.[0-9]{1,2})?")
+SWEETS_TEXT: Final = re.compile(r"[0-9]{1,12}")
+MINOR_TEXT: Final = re.compile(r"-?[0-9]{1,19}")
+AUDIT_FILTERS: Final = ("action", "actor", "subject", "since", "until", "text")
+
+
+@bp.before_request
+def staff_only() -> ResponseReturnValue | None:
+    """Let only staff in; auditors only read."""
+    user = session_user()
+    if user is None:
+        flash("Please log in first.", "info")
+        target = request.full_path if request.method == "GET" else request.path
+        return redirect(url_for("auth.login", next=target.rstrip("?")), code=303)
+    if user.role not in STAFF:
+        abort(403, "The operator console is for operators and auditors.")
+    if request.method not in SAFE_METHODS and user.role != "operator":
+        abort(403, "Auditors may read everything here but change nothing.")
+    g.user = user
+    return None
+
+
+@bp.app_context_processor
+def staff_helpers() -> dict[str, Any]:
+    """Let templates ask whether the visitor is staff (for the nav link)."""
+
+    def is_staff() -> bool:
+        user = session_user()
+        return user is not None and user.role in STAFF
+
+    return {"is_staff": is_staff}
+
+
+def _actor() -> str:
+    return f"user:{g.user.id}"
+
+
+# --- audit log --------------------------------------------------------------------------------
+
+
+def _audit_filters() -> dict[str, str]:
+    """Return the filters given in the query string (stripped; empty ones dropped)."""
+    found = {}
+    for name in AUDIT_FILTERS:
+        value = request.args.get(name, "").strip()
+        if len(value) > 200:
+            raise InvalidInput(f"the {name} filter is too long", field=name)
+        if value:
+            found[name] = value
+    return found
+
+
+@bp.get("")
+def index() -> ResponseReturnValue:
+    return redirect(url_for(".audit_log"))
+
+
+@bp.get("/audit")
+def audit_log() -> ResponseReturnValue:
+    filters = _audit_filters()
+    after_seq = query_int("after_seq", default=0) or 0
+    db = get_session()
+    page = audit.entries(db, after_seq=after_seq, limit=PAGE_SIZE, **filters)
+    return render_template(
+        "operator/audit.html",
+        page=page,
+        filters=filters,
+        after_seq=after_seq,
+        status=audit.verify(db),
+        note=reports.checkpoint_note(db),
+    )
+
+
+@bp.post("/audit/checkpoint")
+def make_checkpoint() -> ResponseReturnValue:
+    signed = audit.checkpoint(get_session(), actor=_actor())
+    flash(f"Signed a checkpoint over {signed['document']['size']} entries.", "ok")
+    return redirect(url_for(".audit_log"), code=303)
+
+
+@bp.get("/audit/proof/<id:seq>")
+def inclusion_proof(seq: int) -> ResponseReturnValue:
+    response = jsonify(audit.inclusion_proof(get_session(), seq))
+    response.headers["Content-Disposition"] = f'attachment; filename="audit-proof-{seq}.json"'
+    return response
+
+
+@bp.get("/audit/export")
+def export() -> ResponseReturnValue:
+    return export_response()
+
+
+def export_response() -> Response:
+    """Return the whole log as a JSON Lines download (also used by the API)."""
+    lines = audit.export_lines(get_session())
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return Response(
+        lines,
+        mimetype="application/jsonl",
+        headers={"Content-Disposition": f'attachment; filename="audit-{stamp}.jsonl"'},
+    )
+
+
+# --- ledger and house -------------------------------------------------------------------------
+
+
+def _fraction(figure: dict[str, Any] | None) -> Fraction | None:
+    if figure is None:
+        return None
+    return Fraction(figure["exact"])
+
+
+def _edge_chart(summary: dict[str, Any]) -> Any:
+    """The realized edge of each game by day, with Casino War's theoretical edge as a line."""
+    days = sorted({row["day"] for row in summary["days"]})
+    by_key = {(row["day"], row["game"]): row for row in summary["days"]}
+    series = [
+        Series(
+            game.replace("_", " ").title(),
+            tuple(
+                (day[5:], _fraction((by_key.get((day, game)) or {}).get("realized_edge")))
+                for day in days
+            ),
+        )
+        for game in reports.GAMES
+    ]
+    war = summary["theoretical"]["casino_war"]
+    references = [Reference("Casino War theoretical", Fraction(war["edge"]["exact"]), "Casino War")]
+    return line_chart(series, title="Realized house edge by day", references=references)
+
+
+def _result_chart(summary: dict[str, Any], game: str) -> Any:
+    rows = [row for row in summary["days"] if row["game"] == game]
+    bars = [(row["day"][5:], row["house_result"]) for row in rows]
+    unit = "hundredths of a chip" if game == "casino_war" else "sweets"
+    title = f"{game.replace('_', ' ').title()}: house result by day ({unit})"
+    return bar_chart(bars, title=title)
+
+
+@bp.get("/ledger")
+def ledger_page() -> ResponseReturnValue:
+    db = get_session()
+    summary = reports.house_summary(db)
+    return render_template(
+        "operator/ledger.html",
+        summary=summary,
+        check=ledger.check(db),
+        edge_chart=_edge_chart(summary),
+        result_charts={game: _result_chart(summary, game) for game in reports.GAMES},
+    )
+
+
+# --- players ----------------------------------------------------------------------------------
+
+
+@bp.get("/players")
+def players() -> ResponseReturnValue:
+    query = request.args.get("q", "").strip()[:64]
+    found = accounts.find_users(get_session(), query)
+    return render_template("operator/players.html", query=query, users=found, roles=ROLES)
+
+
+@bp.get("/players/<id:user_id>")
+def player(user_id: int) -> ResponseReturnValue:
+    overview = reports.player_overview(get_session(), user_id)
+    return render_template("operator/player.html", p=overview, roles=ROLES)
+
+
+def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:
+    """Return the signed amount in minor units of what the operator typed.
+
+    Chips are typed as chips with up to two decimals (``12.50`` → ``1250``), sweets as whole
+    sweets; ``direction`` is ``credit`` or ``debit``.
+
+    :raises InvalidInput: for anything else, saying what is expected.
+    """
+    if direction not in ("credit", "debit"):
+        raise InvalidInput("Choose whether to credit or debit the player.", field="direction")
+    text = text.strip()
+    if currency == "chips":
+        if not CHIPS_TEXT.fullmatch(text):
+            raise InvalidInput(
+                "Type the amount in chips, like 25 or 12.50 (at most two decimals).",
+                field="amount",
+            )
+        minor = int(Decimal(text) * 100)
+    elif currency == "sweets":
+        if not SWEETS_TEXT.fullmatch(text):
+            raise InvalidInput("Type the amount as a whole number of sweets.", field="amount")
+        minor = int(text)
+    else:
+        raise InvalidInput("Choose chips or sweets.", field="currency")
+    if minor == 0:
+        raise InvalidInput("The amount must be more than zero.", field="amount")
+    return minor if direction == "credit" else -minor
+
+
+@bp.post("/players/<id:user_id>/adjust/preview")
+def adjust_preview(user_id: int) -> ResponseReturnValue:
+    form = request.form
+    currency = form.get("currency", "")
+    amount = parse_adjustment_amount(form.get("amount", ""), currency, form.get("direction", ""))
+    preview = reports.adjustment_preview(
+        get_session(), user_id, currency, amount, form.get("reason", "")
+    )
+    return render_template("operator/adjust_confirm.html", preview=preview)
+
+
+@bp.post("/players/<id:user_id>/adjust")
+def adjust(user_id: int) -> ResponseReturnValue:
+    form = request.form
+    text = form.get("amount", "")
+    if not MINOR_TEXT.fullmatch(text):
+        raise InvalidInput("amount must be a whole number of minor units", field="amount")
+    money.adjust(
+        get_session(), g.user.id, user_id, form.get("currency"), int(text), form.get("reason")
+    )
+    flash("Adjustment applied and recorded in the audit log.", "ok")
+    return redirect(url_for(".player", user_id=user_id), code=303)
+
+
+@bp.post("/players/<id:user_id>/lock")
+def lock(user_id: int) -> ResponseReturnValue:
+    locked = request.form.get("locked")
+    if locked not in ("0", "1"):
+        raise InvalidInput("locked must be 0 or 1", field="locked")
+    user = accounts.set_locked(get_session(), g.user.id, user_id, locked == "1")
+    flash(f"{user.username} is now {'locked' if user.locked else 'unlocked'}.", "ok")
+    return redirect(url_for(".player", user_id=user_id), code=303)
+
+
+@bp.post("/players/<id:user_id>/role")
+def role(user_id: int) -> ResponseReturnValue:
+    user = accounts.set_role(get_session(), g.user.id, user_id, request.form.get("role"))
+    flash(f"{user.username} is now {'an' if user.role[0] in 'aeiou' else 'a'} {user.role}.", "ok")
+    return redirect(url_for(".player", user_id=user_id), code=303)
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+@bp.get("/tables")
+def tables() -> ResponseReturnValue:
+    return render_template("operator/tables.html", t=reports.tables(get_session()))
+
+
+def _casino_war_form() -> dict[str, Any]:
+    return {
+        "min_bet": form_chips("min_bet"),
+        "max_bet": form_chips("max_bet"),
+        "decks": form_whole("decks", label="number of decks"),
+        "tie_payout": form_whole("tie_payout", label="tie payout"),
+        "burn": form_whole("burn", label="number of burned cards"),
+        "bonus": request.form.get("bonus", ""),
+    }
+
+
+def _sota_form() -> dict[str, Any]:
+    return {
+        "min_stake": form_whole("min_stake", label="minimum stake"),
+        "max_stake": form_whole("max_stake", label="maximum stake"),
+        "presets": request.form.getlist("presets"),
+        "custom_rules": request.form.get("custom_rules") == "1",
+    }
+
+
+@bp.post("/tables/<name>")
+def update_table(name: str) -> ResponseReturnValue:
+    forms = {"casino_war": _casino_war_form, "sota": _sota_form}
+    if name not in forms:
+        abort(404)
+    settings.update_table(get_session(), g.user.id, name, forms[name]())
+    flash(
+        f"The {name.replace('_', ' ')} table's settings are saved; they apply to new rounds.", "ok"
+    )
+    return redirect(url_for(".tables"), code=303)

@@ -1,0 +1,209 @@
+"""The operator endpoints of the JSON API (``/api/v1/operator``, API.md).
+
+Staff only, enforced once in :func:`staff_only` before any view: no credentials is a 401, a
+player a 403, and an auditor may GET everything but gets a 403 on anything that changes state.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from flask import Blueprint
+from flask import g
+from flask import jsonify
+from flask import request
+from flask.typing import ResponseReturnValue
+
+from ..core.errors import Forbidden
+from ..core.errors import InvalidInput
+from ..db import get_session
+from ..services import accounts
+from ..services import audit
+from ..services import ledger
+from ..services import money
+from ..services import reports
+from ..services import settings
+from .inputs import MAX_AMOUNT
+from .inputs import MAX_ID
+from .inputs import TooBig
+from .inputs import json_body
+from .inputs import only_fields
+from .inputs import query_int
+from .inputs import string
+from .operator import AUDIT_FILTERS
+from .operator import STAFF
+from .operator import export_response
+from .security import SAFE_METHODS
+from .security import api_user
+
+bp = Blueprint("operator_api", __name__, url_prefix="/api/v1/operator")
+
+PAGE_DEFAULT: Final = 50
+PAGE_MAX: Final = audit.MAX_PAGE
+
+
+@bp.before_request
+def staff_only() -> None:
+    """Let only staff in; auditors only read."""
+    user = api_user()
+    if user.role not in STAFF:
+        raise Forbidden("operator endpoints are for operators and auditors")
+    if request.method not in SAFE_METHODS and user.role != "operator":
+        raise Forbidden("auditors may read but not change anything")
+    g.user = user
+
+
+def _actor_id() -> int:
+    return int(g.user.id)
+
+
+# --- audit --------------------------------------------------------------------------------------
+
+
+@bp.get("/audit")
+def audit_entries() -> ResponseReturnValue:
+    filters = {}
+    for name in AUDIT_FILTERS:
+        value = request.args.get(name)
+        if value is not None and len(value) > 200:
+            raise InvalidInput(f"{name} is too long", field=name)
+        if value:
+            filters[name] = value
+    page = audit.entries(
+        get_session(),
+        after_seq=query_int("after_seq", default=0) or 0,
+        limit=query_int("limit", low=1, high=PAGE_MAX, default=PAGE_DEFAULT) or PAGE_DEFAULT,
+        **filters,
+    )
+    return jsonify(page)
+
+
+@bp.get("/audit/verify")
+def audit_verify() -> ResponseReturnValue:
+    return jsonify(audit.verify(get_session()))
+
+
+@bp.get("/audit/checkpoints")
+def audit_checkpoints() -> ResponseReturnValue:
+    return jsonify({"checkpoints": audit.checkpoints(get_session())})
+
+
+@bp.post("/audit/checkpoints")
+def audit_checkpoint_now() -> ResponseReturnValue:
+    return jsonify(audit.checkpoint(get_session(), actor=f"user:{_actor_id()}")), 201
+
+
+@bp.get("/audit/checkpoint-note")
+def audit_checkpoint_note() -> ResponseReturnValue:
+    return jsonify({"note": reports.checkpoint_note(get_session())})
+
+
+@bp.get("/audit/proof/<id:seq>")
+def audit_proof(seq: int) -> ResponseReturnValue:
+    return jsonify(audit.inclusion_proof(get_session(), seq))
+
+
+@bp.get("/audit/consistency")
+def audit_consistency() -> ResponseReturnValue:
+    old_size = query_int("old_size", low=1)
+    new_size = query_int("new_size", low=1)
+    if old_size is None or new_size is None:
+        raise InvalidInput("old_size and new_size are required", field="old_size")
+    return jsonify(audit.consistency_proof(get_session(), old_size, new_size))
+
+
+@bp.get("/audit/export")
+def audit_export() -> ResponseReturnValue:
+    return export_response()
+
+
+# --- ledger -------------------------------------------------------------------------------------
+
+
+@bp.get("/ledger/summary")
+def ledger_summary() -> ResponseReturnValue:
+    return jsonify(reports.house_summary(get_session()))
+
+
+@bp.get("/ledger/check")
+def ledger_check() -> ResponseReturnValue:
+    return jsonify(ledger.check(get_session()).to_dict())
+
+
+# --- players ------------------------------------------------------------------------------------
+
+
+@bp.get("/players")
+def players() -> ResponseReturnValue:
+    query = request.args.get("q", "")
+    if len(query) > 64:
+        raise InvalidInput("q must be at most 64 characters", field="q")
+    return jsonify({"users": accounts.find_users(get_session(), query)})
+
+
+@bp.get("/players/<id:user_id>")
+def player(user_id: int) -> ResponseReturnValue:
+    return jsonify(reports.player_overview(get_session(), user_id))
+
+
+@bp.put("/players/<id:user_id>/role")
+def player_role(user_id: int) -> ResponseReturnValue:
+    body = json_body()
+    only_fields(body, ("role",))
+    user = accounts.set_role(get_session(), _actor_id(), user_id, body.get("role"))
+    return jsonify({"user": user.to_dict() | {"locked": user.locked}})
+
+
+@bp.put("/players/<id:user_id>/locked")
+def player_locked(user_id: int) -> ResponseReturnValue:
+    body = json_body()
+    only_fields(body, ("locked",))
+    locked = body.get("locked")
+    if not isinstance(locked, bool):
+        raise InvalidInput("locked must be true or false", field="locked")
+    user = accounts.set_locked(get_session(), _actor_id(), user_id, locked)
+    return jsonify({"user": user.to_dict() | {"locked": user.locked}})
+
+
+def _signed_amount(body: dict[str, object]) -> int:
+    """Return the adjustment's amount: a nonzero integer in minor units, either sign."""
+    value = body.get("amount")
+    if isinstance(value, TooBig) or (isinstance(value, int) and abs(value) > MAX_AMOUNT):
+        raise InvalidInput("amount is far too large", field="amount")
+    if isinstance(value, bool) or not isinstance(value, int) or value == 0:
+        raise InvalidInput(
+            "amount must be a nonzero integer in minor units (hundredths of a chip, or whole "
+            "sweets); negative debits",
+            field="amount",
+        )
+    return value
+
+
+@bp.post("/adjustments")
+def adjustment() -> ResponseReturnValue:
+    body = json_body()
+    only_fields(body, ("user_id", "currency", "amount", "reason"))
+    user_id = body.get("user_id")
+    if isinstance(user_id, bool) or not isinstance(user_id, int) or not 1 <= user_id <= MAX_ID:
+        raise InvalidInput("user_id must be a user's id", field="user_id")
+    amount = _signed_amount(body)
+    reason = string(body, "reason", max_length=money.REASON_MAX)
+    balances = money.adjust(
+        get_session(), _actor_id(), user_id, body.get("currency"), amount, reason
+    )
+    return jsonify({"user_id": user_id, "balances": balances}), 201
+
+
+# --- tables -------------------------------------------------------------------------------------
+
+
+@bp.get("/tables/<name>")
+def table(name: str) -> ResponseReturnValue:
+    return jsonify({"name": name, "settings": settings.table_rules(get_session(), name)})
+
+
+@bp.put("/tables/<name>")
+def update_table(name: str) -> ResponseReturnValue:
+    body = json_body()
+    updated = settings.update_table(get_session(), _actor_id(), name, body)
+    return jsonify({"name": name, "settings": updated})
