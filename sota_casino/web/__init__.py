@@ -6,7 +6,23 @@ from flask import Flask
 
 
 def init_app(app: Flask) -> None:
-    """Register every blueprint and the error handlers."""
+    """Register every blueprint, the error handlers, the security layer and the filters."""
+    from . import api
+    from . import auth
+    from . import casino_war
+    from . import errors
+    from . import fairness
+    from . import format
+    from . import history
     from . import lobby
+    from . import security
+    from . import sota
+    from .inputs import IdConverter
 
-    app.register_blueprint(lobby.bp)
+    # Converters must exist before the routes that use them are registered.
+    app.url_map.converters["id"] = IdConverter
+    errors.init_app(app)
+    security.init_app(app)
+    format.init_app(app)
+    for module in (lobby, auth, casino_war, sota, history, fairness, api):
+        app.register_blueprint(module.bp)

@@ -56,6 +56,15 @@ FRIENDLY: dict[int, tuple[str, str]] = {
     500: ("The dealer dropped the cards", "Something went wrong on our side. Please try again."),
 }
 
+#: Short API messages for Werkzeug's errors that carry only their long default text.
+API_MESSAGES: dict[int, str] = {
+    400: "the request is malformed",
+    404: "no such endpoint or resource",
+    405: "this method is not allowed on this endpoint",
+    413: "the request body is too large",
+    415: "send the body as JSON",
+}
+
 
 def wants_json() -> bool:
     """Tell whether this request is an API call, answered in JSON."""
@@ -109,7 +118,7 @@ def handle_http_error(error: HTTPException) -> ResponseReturnValue:
     if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
         headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
     if wants_json():
-        message = error.description or FRIENDLY.get(status, FRIENDLY[400])[1]
+        message = _page_message(error) or API_MESSAGES.get(status) or FRIENDLY[400][1]
         return api_error(status, HTTP_CODES.get(status, "error"), message, **headers)
     body, code = error_page(status, _page_message(error))  # type: ignore[misc]
     return body, code, headers

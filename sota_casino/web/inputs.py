@@ -16,6 +16,8 @@ from typing import Final
 
 from flask import request
 from werkzeug.exceptions import BadRequest
+from werkzeug.routing import BaseConverter
+from werkzeug.routing import ValidationError
 
 from ..core.errors import InvalidInput
 
@@ -59,7 +61,24 @@ def json_body() -> dict[str, Any]:
         raise BadRequest("the body is not valid JSON (UTF-8 encoded)") from error
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object")
+    _refuse_huge_numbers(body)
     return body
+
+
+def _refuse_huge_numbers(body: dict[str, Any]) -> None:
+    """Refuse any number too long to be an amount or an option, wherever it is nested.
+
+    :raises InvalidInput: naming where it is.
+    """
+    pending: list[tuple[str, Any]] = [(key, value) for key, value in body.items()]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, TooBig):
+            raise InvalidInput(f"{path} is far too large", field=path.split(".")[0])
+        if isinstance(value, dict):
+            pending.extend((f"{path}.{key}", item) for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
 
 
 def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -96,7 +115,7 @@ def amount(
             raise InvalidInput(f"{name} is required: an integer in {unit}", field=name)
         return default
     value = body[name]
-    if isinstance(value, TooBig) or (isinstance(value, int) and value > MAX_AMOUNT):
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_AMOUNT:
         raise InvalidInput(f"{name} is far too large", field=name)
     if isinstance(value, bool) or not isinstance(value, int):
         kind = _json_kind(value)
@@ -215,3 +234,18 @@ def form_whole(name: str, *, label: str) -> int:
     if not re.fullmatch(r"[0-9]{1,12}", text):
         raise InvalidInput(f"The {label} must be a whole number.", field=name)
     return int(text)
+
+
+class IdConverter(BaseConverter):
+    """Match a positive database id in a URL (at most 2**63 - 1), so huge ids are a clean 404."""
+
+    regex = r"[1-9][0-9]{0,18}"
+
+    def to_python(self, value: str) -> int:
+        number = int(value)
+        if number > MAX_ID:
+            raise ValidationError()
+        return number
+
+    def to_url(self, value: object) -> str:
+        return str(int(value))  # type: ignore[call-overload]

@@ -1,14 +1,60 @@
-"""The landing page and the lobby."""
+"""The landing page and the lobby: balances, top-ups, the last rounds."""
 
 from __future__ import annotations
 
 from flask import Blueprint
+from flask import current_app
+from flask import flash
+from flask import g
+from flask import redirect
 from flask import render_template
+from flask import request
+from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..db import get_session
+from ..services import money
+from ..services import rounds
+from .inputs import choice
+from .security import login_required
+from .security import session_user
+
 bp = Blueprint("lobby", __name__)
+
+CURRENCIES = ("chips", "sweets")
 
 
 @bp.get("/")
 def index() -> ResponseReturnValue:
+    if session_user() is not None:
+        return redirect(url_for("lobby.lobby"))
     return render_template("lobby/index.html")
+
+
+@bp.get("/lobby")
+@login_required
+def lobby() -> ResponseReturnValue:
+    db = get_session()
+    balances = money.balances(db, g.user.id)
+    config = current_app.config
+    low = {
+        "chips": balances["chips"] < config["LOW_BALANCE_CHIPS"],
+        "sweets": balances["sweets"] < config["LOW_BALANCE_SWEETS"],
+    }
+    recent = rounds.list_rounds(db, g.user.id, limit=8)["rounds"]
+    return render_template(
+        "lobby/lobby.html",
+        balances=balances,
+        low=low,
+        topup=money.topup_status(db, g.user.id),
+        recent=recent,
+    )
+
+
+@bp.post("/lobby/topup")
+@login_required
+def topup() -> ResponseReturnValue:
+    currency = choice(request.form, "currency", CURRENCIES)
+    money.topup(get_session(), g.user.id, currency)
+    flash(f"Topped up! Fresh {currency} are on your balance.", "ok")
+    return redirect(url_for("lobby.lobby"), code=303)

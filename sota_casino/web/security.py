@@ -23,7 +23,6 @@ from typing import cast
 
 from flask import Flask
 from flask import abort
-from flask import current_app
 from flask import flash
 from flask import g
 from flask import redirect
@@ -124,8 +123,8 @@ def session_user() -> accounts.UserView | None:
 def log_in(user_id: int) -> None:
     """Start a new recorded session for ``user_id``; the old cookie's contents are dropped."""
     session.clear()
-    hours = current_app.config["SESSION_HOURS"]
-    session[SESSION_KEY] = accounts.start_session(get_session(), user_id, hours=hours)
+    token, _expires = accounts.start_session(get_session(), user_id)
+    session[SESSION_KEY] = token
     session[CSRF_KEY] = secrets.token_urlsafe(32)
     g.pop("session_user", None)
 
@@ -177,7 +176,7 @@ def api_user() -> accounts.UserView:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("the Authorization header must be 'Bearer TOKEN'")
-        user = accounts.token_user(get_session(), token.strip())
+        user = accounts.session_user(get_session(), token.strip(), kind="api")
         if user is None:
             raise Unauthorized("the bearer token is invalid or has expired; get a new one")
     else:

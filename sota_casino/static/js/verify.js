@@ -1,0 +1,339 @@
+/* In-browser verification of a revealed seed pair's bundle, with WebCrypto only.
+ *
+ * Re-implements FAIRNESS.md: canonical JSON, Ed25519 signatures, the SHA-256 commitment, the
+ * HMAC-SHA256 stream, rejection-sampled uniform integers, the forward Fisher–Yates prefix, and
+ * RULES.md §1's Casino War payout, then compares every round with the server's signed receipt.
+ * Sota rounds get their signature, seeds and shuffled deck checked; replaying a whole Sota game
+ * is left to the offline verifier script.
+ */
+"use strict";
+
+(function () {
+  const subtle = window.crypto && window.crypto.subtle;
+  const encoder = new TextEncoder();
+
+  // ---- bytes and canonical JSON ------------------------------------------------------------
+
+  function hexToBytes(hex) {
+    if (typeof hex !== "string" || hex.length % 2 || /[^0-9a-f]/i.test(hex)) {
+      throw new Error("not hex: " + String(hex).slice(0, 20));
+    }
+    const out = new Uint8Array(hex.length / 2);
+    for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.substr(i * 2, 2), 16);
+    return out;
+  }
+
+  function bytesToHex(bytes) {
+    return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  /* Python's json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False):
+   * JSON.stringify escapes strings the same way, so only key order and spacing need care. */
+  function canonicalJson(value) {
+    if (Array.isArray(value)) return "[" + value.map(canonicalJson).join(",") + "]";
+    if (value !== null && typeof value === "object") {
+      const keys = Object.keys(value).sort();
+      return "{" + keys.map((k) => JSON.stringify(k) + ":" + canonicalJson(value[k])).join(",") + "}";
+    }
+    if (typeof value === "number" && !Number.isSafeInteger(value)) {
+      throw new Error("a signed document holds a number that is not a safe integer");
+    }
+    return JSON.stringify(value);
+  }
+
+  async function sha256Hex(bytes) {
+    return bytesToHex(await subtle.digest("SHA-256", bytes));
+  }
+
+  async function ed25519Key(publicHex) {
+    return subtle.importKey("raw", hexToBytes(publicHex), { name: "Ed25519" }, false, ["verify"]);
+  }
+
+  async function signatureValid(key, signed) {
+    try {
+      const data = encoder.encode(canonicalJson(signed.document));
+      return await subtle.verify({ name: "Ed25519" }, key, hexToBytes(signed.signature), data);
+    } catch (error) {
+      return false;
+    }
+  }
+
+  // ---- the stream, uniform integers, the shuffle -------------------------------------------
+
+  class Stream {
+    constructor(hmacKey, clientSeed, nonce) {
+      this.key = hmacKey;
+      this.prefix = clientSeed + ":" + nonce + ":";
+      this.buffer = new Uint8Array(0);
+      this.offset = 0;
+      this.nextBlock = 0;
+    }
+
+    async block(k) {
+      return new Uint8Array(await subtle.sign("HMAC", this.key, encoder.encode(this.prefix + k)));
+    }
+
+    async read(n) {
+      while (this.buffer.length - this.offset < n) {
+        const block = await this.block(this.nextBlock++);
+        const rest = this.buffer.slice(this.offset);
+        const joined = new Uint8Array(rest.length + block.length);
+        joined.set(rest);
+        joined.set(block, rest.length);
+        this.buffer = joined;
+        this.offset = 0;
+      }
+      const out = this.buffer.slice(this.offset, this.offset + n);
+      this.offset += n;
+      return out;
+    }
+
+    /* A uniform integer in [0, n): 4 big-endian bytes, rejected at or above 2^32 - 2^32 mod n. */
+    async uniform(n) {
+      const word = 4294967296;
+      const limit = word - (word % n);
+      for (;;) {
+        const b = await this.read(4);
+        const x = ((b[0] * 256 + b[1]) * 256 + b[2]) * 256 + b[3];
+        if (x < limit) return x % n;
+      }
+    }
+  }
+
+  async function hmacKey(serverSeedHex) {
+    return subtle.importKey(
+      "raw", hexToBytes(serverSeedHex), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]
+    );
+  }
+
+  const RANKS = "23456789TJQKA";
+  const DECK_RANKS = {
+    standard52: RANKS, jokers54: RANKS, pjanitsa36: RANKS.slice(4), piquet32: RANKS.slice(5),
+  };
+
+  function canonicalShoe(kind, decks) {
+    const ranks = DECK_RANKS[kind];
+    if (!ranks) throw new Error("unknown deck kind " + kind);
+    const deck = [];
+    for (const suit of "CDHS") for (const rank of ranks) deck.push(rank + suit);
+    if (kind === "jokers54") deck.push("X1", "X2");
+    const shoe = [];
+    for (let d = 0; d < decks; d++) shoe.push(...deck);
+    return shoe;
+  }
+
+  /* The first k cards of the forward Fisher–Yates shuffle: positions 0..k-1 are final after k steps. */
+  async function shuffledPrefix(cards, stream, k) {
+    const n = cards.length;
+    const out = cards.slice();
+    for (let i = 0; i < Math.min(k, n - 1); i++) {
+      const j = i + (await stream.uniform(n - i));
+      [out[i], out[j]] = [out[j], out[i]];
+    }
+    return out.slice(0, Math.min(k, n));
+  }
+
+  // ---- Casino War (RULES.md §1) ---------------------------------------------------------------
+
+  function rankValue(card) {
+    return card[0] === "X" ? 15 : RANKS.indexOf(card[0]) + 2;
+  }
+
+  async function replayCasinoWar(doc, stream) {
+    const rules = doc.rules;
+    const bet = doc.stakes.bet;
+    const tieBet = doc.stakes.tie_bet || 0;
+    const shoe = canonicalShoe("standard52", rules.decks);
+    const first = await shuffledPrefix(shoe, stream, 2);
+    const player = rankValue(first[0]);
+    const dealer = rankValue(first[1]);
+    if (player !== dealer) {
+      const won = player > dealer;
+      return {
+        cards: first, result: won ? "win" : "lose", tieBetWon: false, raise: 0,
+        payout: won ? 2 * bet : 0,
+      };
+    }
+    // A tie: the tie bet pays; the positions of later cards never depend on the decision.
+    const tieBetWon = tieBet > 0;
+    const tiePayout = tieBetWon ? tieBet * (rules.tie_payout + 1) : 0;
+    const choice = doc.actions[0];
+    if (choice === "surrender") {
+      return {
+        cards: first, result: "surrender", tieBetWon, raise: 0,
+        payout: Math.floor(bet / 2) + tiePayout,
+      };
+    }
+    if (choice !== "war") throw new Error("a tied round needs a decision, found " + JSON.stringify(doc.actions));
+    // The same stream continues the same shuffle: recompute the longer prefix from the start.
+    const cards = await shuffledPrefix(shoe, stream.restart(), rules.burn + 4);
+    const warPlayer = rankValue(cards[cards.length - 2]);
+    const warDealer = rankValue(cards[cards.length - 1]);
+    let result, payout;
+    if (warPlayer > warDealer) [result, payout] = ["war_win", 3 * bet];
+    else if (warPlayer === warDealer) [result, payout] = ["war_tie", (rules.bonus === "ante" ? 4 : 3) * bet];
+    else [result, payout] = ["war_lose", 0];
+    return { cards, result, tieBetWon, raise: bet, payout: payout + tiePayout };
+  }
+
+  // ---- checking a bundle ------------------------------------------------------------------------
+
+  function same(a, b) {
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+
+  async function verifyBundle(bundle) {
+    const problems = [];
+    const key = await ed25519Key(bundle.public_key_hex);
+    const commitment = bundle.commitment;
+    const reveal = bundle.reveal;
+    const pair = {
+      commitmentSigned: await signatureValid(key, commitment),
+      revealSigned: reveal ? await signatureValid(key, reveal) : false,
+      seedMatches: false,
+    };
+    if (!pair.commitmentSigned) problems.push("the commitment's signature is not valid");
+    if (!reveal) {
+      problems.push("this seed pair is not revealed yet: rotate it first");
+      return { pair, rounds: [], problems };
+    }
+    if (!pair.revealSigned) problems.push("the reveal's signature is not valid");
+    const serverSeed = reveal.document.server_seed;
+    const seedHash = await sha256Hex(hexToBytes(serverSeed));
+    pair.seedMatches = seedHash === commitment.document.commitment && seedHash === reveal.document.commitment;
+    if (!pair.seedMatches) problems.push("sha256(server seed) differs from the commitment");
+    const clientSeed = reveal.document.client_seed;
+    const hkey = await hmacKey(serverSeed);
+    const seen = new Set();
+    const rounds = [];
+    for (const signed of bundle.rounds) {
+      const doc = signed.document;
+      const row = { id: doc.round_id, nonce: doc.nonce, game: doc.game, checks: {}, note: "" };
+      row.checks.signature = await signatureValid(key, signed);
+      row.checks.seeds = doc.commitment === seedHash && doc.client_seed === clientSeed
+        && doc.seed_pair_id === reveal.document.seed_pair_id;
+      row.checks.nonce = Number.isInteger(doc.nonce) && doc.nonce >= 0
+        && doc.nonce < reveal.document.rounds && !seen.has(doc.nonce);
+      row.checks.order = commitment.document.created_at <= doc.settled_at;
+      seen.add(doc.nonce);
+      const makeStream = () => {
+        const stream = new Stream(hkey, clientSeed, doc.nonce);
+        stream.restart = () => new Stream(hkey, clientSeed, doc.nonce);
+        return stream;
+      };
+      try {
+        if (doc.game === "casino_war") {
+          const replay = await replayCasinoWar(doc, makeStream());
+          row.cards = replay.cards;
+          row.result = replay.result;
+          row.payout = replay.payout;
+          row.checks.cards = same(replay.cards, doc.cards);
+          row.checks.outcome = replay.result === doc.outcome.result
+            && replay.tieBetWon === Boolean(doc.outcome.tie_bet_won)
+            && replay.raise === (doc.stakes.raise || 0);
+          row.checks.payout = replay.payout === doc.payout;
+        } else {
+          const deck = canonicalShoe(doc.rules.deck || "standard52", 1);
+          const cards = await shuffledPrefix(deck, makeStream(), deck.length);
+          row.cards = cards;
+          row.result = "";
+          row.payout = doc.payout;
+          row.checks.cards = same(cards, doc.cards);
+          row.note = "deck checked here; replay the whole game with the script";
+        }
+      } catch (error) {
+        row.checks.replay = false;
+        row.note = String(error.message || error);
+      }
+      row.ok = Object.values(row.checks).every(Boolean);
+      if (!row.ok) {
+        const failed = Object.keys(row.checks).filter((name) => !row.checks[name]);
+        problems.push("round " + row.id + " (nonce " + row.nonce + "): " + failed.join(", ") + " failed");
+      }
+      rounds.push(row);
+    }
+    for (let n = 0; n < reveal.document.rounds; n++) {
+      if (!seen.has(n)) problems.push("no receipt for nonce " + n + " (a round may still be open)");
+    }
+    return { pair, rounds, problems };
+  }
+
+  // ---- the page -------------------------------------------------------------------------------------
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (name === "class") node.className = value;
+      else node.setAttribute(name, value);
+    }
+    for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    return node;
+  }
+
+  const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+  function cardText(code) {
+    if (code[0] === "X") return el("span", { class: "card-text" }, "Joker");
+    const rank = code[0] === "T" ? "10" : code[0];
+    return el("span", { class: "card-text" + ("DH".includes(code[1]) ? " red" : "") }, rank + SUITS[code[1]]);
+  }
+
+  function mark(ok) {
+    return el("span", { class: ok ? "check-ok" : "check-bad" }, ok ? "✓" : "✗");
+  }
+
+  function render(target, report) {
+    target.replaceChildren();
+    const allOk = report.problems.length === 0;
+    const verified = report.rounds.filter((r) => r.ok).length;
+    const summary = el("p", { class: "verify-summary " + (allOk ? "ok" : "bad"), "data-testid": "verify-summary", role: "status" },
+      allOk
+        ? "✓ All " + report.rounds.length + " rounds verified: the cards and results equal the server's signed receipts."
+        : "✗ " + verified + " of " + report.rounds.length + " rounds verified. " + report.problems.join("; ") + ".");
+    target.append(summary);
+    target.append(el("p", {},
+      "Commitment signature ", mark(report.pair.commitmentSigned),
+      " · reveal signature ", mark(report.pair.revealSigned),
+      " · sha256(server seed) = commitment ", mark(report.pair.seedMatches)));
+    if (!report.rounds.length) return;
+    const head = el("tr", {}, ...["Round", "Nonce", "Game", "Cards (recomputed)", "Result", "Payout", "Signed", "Seeds", "Cards", "Outcome", "Verdict"]
+      .map((h) => el("th", { scope: "col" }, h)));
+    const body = el("tbody");
+    for (const row of report.rounds) {
+      const cards = el("span", { class: "card-row tight" });
+      for (const code of row.cards || []) cards.append(cardText(code), " ");
+      const outcomeOk = row.game === "casino_war" ? row.checks.outcome && row.checks.payout : null;
+      body.append(el("tr", { "data-round": row.id, "data-ok": row.ok ? "1" : "0" },
+        el("td", {}, row.id), el("td", {}, row.nonce), el("td", {}, row.game === "casino_war" ? "Casino War" : "Sota"),
+        el("td", {}, cards), el("td", {}, row.result || "–"), el("td", { class: "num" }, row.payout ?? "–"),
+        el("td", {}, mark(row.checks.signature)), el("td", {}, mark(row.checks.seeds && row.checks.nonce)),
+        el("td", {}, mark(row.checks.cards)),
+        el("td", {}, outcomeOk === null ? el("small", { class: "muted" }, row.note) : mark(outcomeOk)),
+        el("td", {}, el("span", { class: "badge " + (row.ok ? "ok" : "bad") }, row.ok ? "verified" : "FAILED"))));
+    }
+    target.append(el("table", { class: "data" }, el("thead", {}, head), body));
+  }
+
+  async function run(button) {
+    const target = document.getElementById(button.dataset.target);
+    target.replaceChildren(el("p", { class: "verify-summary working", role: "status" }, "Checking every signature and replaying every shuffle…"));
+    try {
+      if (!subtle) throw new Error("this page needs WebCrypto (a secure context: HTTPS or localhost)");
+      const response = await fetch(button.dataset.bundleUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error("could not load the bundle (HTTP " + response.status + ")");
+      render(target, await verifyBundle(await response.json()));
+    } catch (error) {
+      const message = /Ed25519|Algorithm|NotSupported/i.test(String(error))
+        ? "This browser cannot check Ed25519 signatures; use the verifier script instead."
+        : String(error.message || error);
+      target.replaceChildren(el("p", { class: "verify-summary bad", role: "status" }, "✗ " + message));
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    for (const button of document.querySelectorAll("button[data-verify]")) {
+      button.addEventListener("click", () => run(button));
+    }
+  });
+
+  window.SotaVerify = { canonicalJson, verifyBundle, Stream, shuffledPrefix, canonicalShoe, hmacKey };
+})();

@@ -1,0 +1,96 @@
+"""Registration, logging in and out, and changing the password (pages)."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+from flask import flash
+from flask import g
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+from flask.typing import ResponseReturnValue
+
+from ..core.errors import InvalidInput
+from ..db import get_session
+from ..services import accounts
+from .security import client_address
+from .security import log_in
+from .security import log_out
+from .security import login_required
+from .security import safe_next
+from .security import session_user
+
+bp = Blueprint("auth", __name__, url_prefix="/auth")
+
+
+def _same_passwords(first: str, second: str) -> None:
+    if first != second:
+        raise InvalidInput("The two passwords differ. Type the same new password twice.")
+
+
+@bp.get("/register")
+def register() -> ResponseReturnValue:
+    if session_user() is not None:
+        return redirect(url_for("lobby.lobby"))
+    return render_template("auth/register.html")
+
+
+@bp.post("/register")
+def register_post() -> ResponseReturnValue:
+    form = request.form
+    _same_passwords(form.get("password", ""), form.get("confirm", ""))
+    user = accounts.register(
+        get_session(),
+        form.get("username", "").strip(),
+        form.get("password", ""),
+        address=client_address(),
+    )
+    log_in(user.id)
+    flash(f"Welcome to the table, {user.username}! Your sign-up chips and sweets are in.", "ok")
+    return redirect(url_for("lobby.lobby"), code=303)
+
+
+@bp.get("/login")
+def login() -> ResponseReturnValue:
+    if session_user() is not None:
+        return redirect(safe_next(request.args.get("next")))
+    return render_template("auth/login.html", next=request.args.get("next", ""))
+
+
+@bp.post("/login")
+def login_post() -> ResponseReturnValue:
+    form = request.form
+    user = accounts.authenticate(
+        get_session(),
+        form.get("username", "").strip(),
+        form.get("password", ""),
+        address=client_address(),
+    )
+    log_in(user.id)
+    return redirect(safe_next(form.get("next")), code=303)
+
+
+@bp.post("/logout")
+def logout() -> ResponseReturnValue:
+    log_out()
+    flash("You are logged out. See you at the tables!", "ok")
+    return redirect(url_for("lobby.index"), code=303)
+
+
+@bp.get("/password")
+@login_required
+def password() -> ResponseReturnValue:
+    return render_template("auth/password.html")
+
+
+@bp.post("/password")
+@login_required
+def password_post() -> ResponseReturnValue:
+    form = request.form
+    _same_passwords(form.get("new", ""), form.get("confirm", ""))
+    accounts.change_password(get_session(), g.user.id, form.get("old", ""), form.get("new", ""))
+    # The change ended every session, this one too: start a fresh one for this browser.
+    log_in(g.user.id)
+    flash("Password changed. Every other session and API token was logged out.", "ok")
+    return redirect(url_for("lobby.lobby"), code=303)

@@ -1,0 +1,90 @@
+"""Template filters: money in minor units, card codes, and pretty JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from typing import Final
+
+from flask import Flask
+
+SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+SUIT_NAMES: Final = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+RANK_LABELS: Final = {"T": "10", "J": "J", "Q": "Q", "K": "K", "A": "A"}
+RANK_NAMES: Final = {
+    "T": "ten",
+    "J": "jack",
+    "Q": "queen",
+    "K": "king",
+    "A": "ace",
+    "2": "two",
+    "3": "three",
+    "4": "four",
+    "5": "five",
+    "6": "six",
+    "7": "seven",
+    "8": "eight",
+    "9": "nine",
+}
+
+
+def chips(amount: int | None, signed: bool = False) -> str:
+    """Show hundredths of a chip as chips: ``150`` → ``"1.50"``, ``1200`` → ``"12"``."""
+    if amount is None:
+        return "–"
+    sign = "−" if amount < 0 else ("+" if signed and amount > 0 else "")
+    whole, cents = divmod(abs(amount), 100)
+    text = f"{whole:,}" if cents == 0 else f"{whole:,}.{cents:02d}"
+    return sign + text
+
+
+def sweets(amount: int | None, signed: bool = False) -> str:
+    """Show a whole number of sweets, with a sign when asked."""
+    if amount is None:
+        return "–"
+    sign = "−" if amount < 0 else ("+" if signed and amount > 0 else "")
+    return f"{sign}{abs(amount):,}"
+
+
+def card_label(code: str) -> str:
+    """Return the short label of a card: ``"TD"`` → ``"10♦"``, ``"X1"`` → ``"Joker"``."""
+    if code.startswith("X"):
+        return "Joker"
+    return RANK_LABELS.get(code[0], code[0]) + SUIT_SYMBOLS.get(code[1], "?")
+
+
+def card_name(code: str) -> str:
+    """Return the spoken name of a card, for screen readers: ``"TD"`` → ``"ten of diamonds"``."""
+    if code.startswith("X"):
+        return "joker"
+    return f"{RANK_NAMES.get(code[0], code[0])} of {SUIT_NAMES.get(code[1], code[1])}"
+
+
+def card_parts(code: str) -> dict[str, Any]:
+    """Return what the card macro draws: rank label, suit symbol, colour, and spoken name."""
+    if code.startswith("X"):
+        return {"rank": "★", "suit": "JOKER", "red": code == "X1", "name": "joker", "joker": True}
+    return {
+        "rank": RANK_LABELS.get(code[0], code[0]),
+        "suit": SUIT_SYMBOLS.get(code[1], "?"),
+        "red": code[1] in "DH",
+        "name": card_name(code),
+        "joker": False,
+    }
+
+
+def pretty_json(value: Any) -> str:
+    """Return ``value`` as indented JSON with sorted keys, for reading."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def init_app(app: Flask) -> None:
+    """Register the filters on ``app``."""
+    app.jinja_env.filters.update(
+        chips=chips,
+        sweets=sweets,
+        card_label=card_label,
+        card_name=card_name,
+        card_parts=card_parts,
+        pretty_json=pretty_json,
+    )
