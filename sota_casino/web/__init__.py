@@ -15,6 +15,8 @@ def init_app(app: Flask) -> None:
     from . import format
     from . import history
     from . import lobby
+    from . import operator
+    from . import operator_api
     from . import security
     from . import sota
     from .inputs import IdConverter
@@ -24,5 +26,5 @@ def init_app(app: Flask) -> None:
     errors.init_app(app)
     security.init_app(app)
     format.init_app(app)
-    for module in (lobby, auth, casino_war, sota, history, fairness, api):
+    for module in (lobby, auth, casino_war, sota, history, fairness, api, operator, operator_api):
         app.register_blueprint(module.bp)

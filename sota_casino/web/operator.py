@@ -27,6 +27,7 @@ from flask import request
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..core.errors import CasinoError
 from ..core.errors import InvalidInput
 from ..db import get_session
 from ..models import ROLES
@@ -40,6 +41,7 @@ from .charts import Reference
 from .charts import Series
 from .charts import bar_chart
 from .charts import line_chart
+from .errors import error_page
 from .inputs import form_chips
 from .inputs import form_whole
 from .inputs import query_int
@@ -73,15 +75,14 @@ def staff_only() -> ResponseReturnValue | None:
     return None
 
 
-@bp.app_context_processor
-def staff_helpers() -> dict[str, Any]:
-    """Let templates ask whether the visitor is staff (for the nav link)."""
+@bp.errorhandler(CasinoError)
+def refused(error: CasinoError) -> ResponseReturnValue:
+    """Answer a refused console action with its own 4xx status and message, changing nothing.
 
-    def is_staff() -> bool:
-        user = session_user()
-        return user is not None and user.role in STAFF
-
-    return {"is_staff": is_staff}
+    Players' forms flash and go back (see :mod:`.errors`); an operator's refused adjustment or
+    setting must not look like a success, so the console shows the refusal with its status.
+    """
+    return error_page(error.status, error.message)
 
 
 def _actor() -> str:
