@@ -242,7 +242,7 @@ def session_user(session: Session, token: object, *, kind: str = "web") -> UserV
     ).first()
     if row is None:
         return None
-    user, live = row.tuple()
+    user, live = row  # a Row unpacks like a tuple (Row.tuple() is deprecated)
     if live.ended_at is not None or live.expires_at <= datetime.now(UTC) or user.locked:
         return None
     return UserView.of(user)
