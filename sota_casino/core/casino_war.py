@@ -21,6 +21,7 @@ from .cards import Card
 from .cards import rank_value
 from .errors import DecisionNotDue
 from .errors import InvalidBet
+from .errors import InvalidInput
 from .errors import InvalidRules
 from .errors import RoundSettled
 
@@ -200,12 +201,19 @@ def deal(rules: TableRules, draw: Draw, bet: int, tie_bet: int = 0) -> WarRound:
     bet, tie_bet = rules.check_bet(bet, tie_bet)
     cards = tuple(draw(2))
     player, dealer = rank_value(cards[0]), rank_value(cards[1])
-    opened = WarRound(rules=rules, bet=bet, tie_bet=tie_bet, cards=cards)
     if player == dealer:
-        return opened
+        return WarRound(rules=rules, bet=bet, tie_bet=tie_bet, cards=cards)
+    # Settled at once; without a tie the tie bet is lost, so only the ante can pay.
     won = player > dealer
-    payout = (2 * bet if won else 0) + opened.tie_bet_payout
-    return replace(opened, status=SETTLED, outcome="win" if won else "lose", payout=payout)
+    return WarRound(
+        rules=rules,
+        bet=bet,
+        tie_bet=tie_bet,
+        cards=cards,
+        status=SETTLED,
+        outcome="win" if won else "lose",
+        payout=2 * bet if won else 0,
+    )
 
 
 def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
@@ -213,13 +221,16 @@ def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
 
     Going to war raises an amount equal to the ante (the caller checks the balance).
 
-    :raises RoundSettled: if the round is settled already.
-    :raises DecisionNotDue: if ``choice`` is not one of the two decisions.
+    :param draw: gives the first ``k`` cards of the same shuffled shoe that :func:`deal` used.
+    :raises RoundSettled: if the round is settled already (a decision on a round that did not
+        tie, or a second decision).
+    :raises InvalidInput: if ``choice`` is not one of the two decisions.
+    :raises ValueError: if ``draw`` deals other first cards than the round's (another shoe).
     """
     if round_.status == SETTLED:
         raise RoundSettled("this round is already settled; no decision is due")
     if choice not in CHOICES:
-        raise DecisionNotDue(f"choice must be one of: {', '.join(CHOICES)}", field="choice")
+        raise InvalidInput(f"choice must be one of: {', '.join(CHOICES)}", field="choice")
     bet, rules = round_.bet, round_.rules
     tie_bet_payout = round_.tie_bet_payout
     if choice == SURRENDER:
@@ -231,6 +242,9 @@ def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
             payout=bet // 2 + tie_bet_payout,
         )
     cards = tuple(draw(rules.cards_for_war))
+    if cards[:2] != round_.cards:
+        # A resumed round must deal its war cards from its own seeds and nonce.
+        raise ValueError("the war cards come from another shoe than the round's first cards")
     player, dealer = rank_value(cards[-2]), rank_value(cards[-1])
     if player > dealer:
         outcome, payout = "war_win", 3 * bet
@@ -260,10 +274,12 @@ def replay(
 ) -> WarRound:
     """Replay a round from its stakes and actions, as a verifier does.
 
+    :raises InvalidBet: if the stakes are not valid at this table.
     :raises InvalidAction: if the actions do not fit the cards (a decision on a non-tie, or
-        a tie with no decision).
+        a tie without exactly one decision).
+    :raises InvalidInput: if the decision is not one of the two choices.
     """
-    opened = deal(rules, draw, stakes["bet"], stakes.get("tie_bet", 0))
+    opened = deal(rules, draw, stakes.get("bet", 0), stakes.get("tie_bet", 0))
     if opened.status == SETTLED:
         if actions:
             raise RoundSettled("a decision was recorded on a round that did not tie")

@@ -7,10 +7,13 @@ canonical JSON of signed documents, and Ed25519 signing and verification.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
 import secrets
+import struct
+from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -28,9 +31,12 @@ from .cards import canonical_shoe
 from .errors import InvalidInput
 
 SEED_BYTES: Final = 32
-WORD: Final = 2**32
+WORD_BITS: Final = 32
+WORD: Final = 2**WORD_BITS
 CLIENT_SEED_MAX: Final = 64
 TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+_unpack_word: Final = struct.Struct(">I").unpack_from  # one big-endian 32-bit word
 
 
 # --- seeds --------------------------------------------------------------------------------
@@ -82,45 +88,100 @@ class Stream:
     ``block(k) = HMAC-SHA256(server_seed, UTF-8("{client_seed}:{nonce}:{k}"))``.
     """
 
-    __slots__ = ("_buffer", "_offset", "_key", "_prefix", "_next_block", "bytes_read")
+    __slots__ = ("_mac", "_prefix", "_buffer", "_offset", "_next_block", "_discarded")
 
     def __init__(self, seeds: Seeds) -> None:
-        self._key = seeds.server_seed
-        self._prefix = f"{seeds.client_seed}:{seeds.nonce}:"
+        self._mac = _keyed_hmac(seeds.server_seed)
+        self._prefix = f"{seeds.client_seed}:{seeds.nonce}:".encode()
         self._buffer = b""
-        self._offset = 0
+        self._offset = 0  # unread bytes start here in ``_buffer``
         self._next_block = 0
-        self.bytes_read = 0
+        self._discarded = 0  # consumed bytes dropped from the front of ``_buffer``
 
     def block(self, k: int) -> bytes:
         """Return block ``k`` of this stream (without consuming anything)."""
-        return hmac.digest(self._key, f"{self._prefix}{k}".encode(), "sha256")
+        mac = self._mac.copy()
+        mac.update(b"%s%d" % (self._prefix, k))
+        return mac.digest()
 
     def read(self, n: int) -> bytes:
         """Consume and return the next ``n`` bytes."""
-        while len(self._buffer) - self._offset < n:
-            self._buffer = self._buffer[self._offset :] + self.block(self._next_block)
-            self._offset = 0
+        if n < 0:
+            raise ValueError(f"cannot read {n} bytes")
+        start = self._offset
+        end = start + n
+        if end > len(self._buffer):
+            self._refill(n)
+            start, end = 0, n
+        self._offset = end
+        return self._buffer[start:end]
+
+    def _refill(self, n: int) -> None:
+        """Drop the consumed bytes and append blocks until ``n`` unread bytes are buffered."""
+        buffer = self._buffer[self._offset :]
+        self._discarded += self._offset
+        while len(buffer) < n:
+            buffer += self.block(self._next_block)
             self._next_block += 1
-        out = self._buffer[self._offset : self._offset + n]
-        self._offset += n
-        self.bytes_read += n
-        return out
+        self._buffer = buffer
+        self._offset = 0
+
+    def _next_word(self) -> int:
+        """Consume the next 4 bytes as a big-endian unsigned integer."""
+        # ``read(4)`` inlined: this is the innermost step of every shuffle.
+        start = self._offset
+        end = start + 4
+        if end > len(self._buffer):
+            self._refill(4)
+            start, end = 0, 4
+        self._offset = end
+        return _unpack_word(self._buffer, start)[0]
 
     def uniform(self, n: int) -> int:
         """Return a uniform integer in ``[0, n)`` by rejection sampling (no modulo bias)."""
-        if not 1 <= n <= WORD:
-            raise ValueError(f"uniform bound must be in 1..2**32, got {n}")
-        limit = WORD - WORD % n
-        while True:
-            x = int.from_bytes(self.read(4), "big")
-            if x < limit:
-                return x % n
+        return _uniform_from_words(self._next_word, n, WORD_BITS)
+
+    @property
+    def bytes_read(self) -> int:
+        """How many bytes were consumed so far."""
+        return self._discarded + self._offset
 
     @property
     def blocks_used(self) -> int:
         """How many HMAC blocks were computed so far."""
         return self._next_block
+
+
+@functools.lru_cache(maxsize=1024)
+def _keyed_hmac(server_seed: bytes) -> hmac.HMAC:
+    """Return HMAC-SHA256 keyed with ``server_seed``, to be copied for each block.
+
+    Keying costs about as much as a whole block, and one seed pair serves many rounds (a stream
+    each), so a seed is keyed once and every block starts from a copy. The cached object is
+    only ever copied, never updated, so streams in several threads may share it.
+    """
+    return hmac.new(server_seed, digestmod=hashlib.sha256)
+
+
+def _uniform_from_words(next_word: Callable[[], int], n: int, word_bits: int) -> int:
+    """Return a uniform integer in ``[0, n)`` from uniform ``word_bits``-bit words.
+
+    Words at or above ``limit = 2**word_bits - 2**word_bits % n`` are discarded and the next one
+    is read: below ``limit`` every residue mod ``n`` occurs equally often, so there is no modulo
+    bias. The stream uses 32-bit words; the width is a parameter so that tests can check the
+    claim exhaustively on narrow words.
+
+    :param next_word: returns the next word, an integer in ``[0, 2**word_bits)``.
+    :raises ValueError: if ``n`` is not in ``1..2**word_bits``.
+    """
+    size = 1 << word_bits
+    if not 1 <= n <= size:
+        raise ValueError(f"uniform bound must be in 1..2**{word_bits}, got {n}")
+    limit = size - size % n
+    while True:
+        x = next_word()
+        if x < limit:
+            return x % n
 
 
 # --- shuffling ----------------------------------------------------------------------------
@@ -130,26 +191,34 @@ class PartialShuffle:
     """A forward Fisher–Yates shuffle run lazily: positions ``0..k-1`` are final after ``k`` steps.
 
     Casino War needs at most 7 cards of a 312-card shoe, so it takes only the steps it needs;
-    the cards are the same as those of a full shuffle.
+    the cards are the same as those of a full shuffle. Only the positions a step has touched are
+    stored, so a short prefix costs a few steps, not a copy of the whole shoe.
     """
 
-    __slots__ = ("_cards", "_stream", "_done")
+    __slots__ = ("_cards", "_stream", "_dealt", "_moved")
 
     def __init__(self, cards: Sequence[Card], stream: Stream) -> None:
-        self._cards = list(cards)
+        self._cards = cards if isinstance(cards, tuple) else tuple(cards)
         self._stream = stream
-        self._done = 0  # positions 0.._done-1 are final
+        self._dealt: list[Card] = []  # the final positions 0..len-1
+        self._moved: dict[int, Card] = {}  # later positions whose card a swap has changed
 
     def prefix(self, k: int) -> tuple[Card, ...]:
         """Return the first ``k`` cards of the shuffled order, taking only the steps needed."""
-        cards, n = self._cards, len(self._cards)
-        k = min(k, n)
+        if k < 0:
+            raise ValueError(f"cannot deal {k} cards")
+        cards, dealt, moved = self._cards, self._dealt, self._moved
+        n = len(cards)
         uniform = self._stream.uniform
-        for i in range(self._done, min(k, n - 1)):
-            j = i + uniform(n - i)
-            cards[i], cards[j] = cards[j], cards[i]
-        self._done = max(self._done, k)
-        return tuple(cards[:k])
+        for i in range(len(dealt), min(k, n)):
+            here = moved.pop(i, cards[i])
+            j = i + uniform(n - i) if i < n - 1 else i
+            if j == i:
+                dealt.append(here)
+            else:
+                dealt.append(moved.get(j, cards[j]))
+                moved[j] = here
+        return tuple(dealt[:k])
 
     def full(self) -> tuple[Card, ...]:
         """Return the whole shuffled order."""
@@ -157,16 +226,28 @@ class PartialShuffle:
 
 
 def shuffle(cards: Sequence[Card], stream: Stream) -> list[Card]:
-    """Return ``cards`` shuffled by the forward Fisher–Yates shuffle drawing from ``stream``."""
-    return list(PartialShuffle(cards, stream).full())
+    """Return ``cards`` shuffled by the forward Fisher–Yates shuffle drawing from ``stream``.
+
+    The same steps as :class:`PartialShuffle`, in place on a list: faster when every position
+    is needed.
+    """
+    shuffled = list(cards)
+    n = len(shuffled)
+    uniform = stream.uniform
+    for i in range(n - 1):
+        j = i + uniform(n - i)
+        shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+    return shuffled
 
 
 def shuffled_shoe(
     seeds: Seeds, deck: str = "standard52", decks: int = 1, count: int | None = None
 ) -> tuple[Card, ...]:
     """Return the first ``count`` cards (all by default) of the round's shuffled shoe."""
-    shuffler = PartialShuffle(canonical_shoe(deck, decks), Stream(seeds))
-    return shuffler.full() if count is None else shuffler.prefix(count)
+    shoe, stream = canonical_shoe(deck, decks), Stream(seeds)
+    if count is None:
+        return tuple(shuffle(shoe, stream))
+    return PartialShuffle(shoe, stream).prefix(count)
 
 
 # --- signed documents ---------------------------------------------------------------------
