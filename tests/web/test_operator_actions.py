@@ -1,0 +1,473 @@
+"""Operator actions: each leaves its audit entry, keeps the ledger balanced, and bad input
+changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from operator_support import CSRF
+from operator_support import add_user
+from operator_support import audit_size
+from operator_support import balances
+from operator_support import bearer
+from operator_support import client_as
+from operator_support import last_entry
+from operator_support import ledger_ok
+
+from sota_casino.core.audit_chain import parse_export
+from sota_casino.core.audit_chain import verify_chain
+
+
+@pytest.fixture
+def staff(app: Flask) -> dict[str, Any]:
+    player = add_user(app, "alice", "player")
+    operator = add_user(app, "olga", "operator")
+    return {
+        "player": player,
+        "operator": operator,
+        "page": client_as(app, operator),
+        "api": bearer(app, "olga"),
+    }
+
+
+def form(data: dict[str, str]) -> dict[str, str]:
+    return {"csrf_token": CSRF, **data}
+
+
+# --- every action is audited ------------------------------------------------------------------
+
+
+def test_an_adjustment_through_the_pages_is_previewed_then_applied_and_audited(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    page, player = staff["page"], staff["player"]
+    before, size = balances(app, player), audit_size(app)
+    preview = page.post(
+        f"/operator/players/{player}/adjust/preview",
+        data=form({"direction": "credit", "currency": "chips", "amount": "12.50", "reason": "x"}),
+    )
+    assert preview.status_code == 200
+    assert "Nothing has changed yet" in preview.get_data(as_text=True)
+    assert balances(app, player) == before and audit_size(app) == size  # a preview changes nothing
+    applied = page.post(
+        f"/operator/players/{player}/adjust",
+        data=form({"currency": "chips", "amount": "1250", "reason": "x"}),
+    )
+    assert applied.status_code == 303
+    assert balances(app, player)["chips"] == before["chips"] + 1250
+    entry = last_entry(app)
+    assert entry["action"] == "money.adjust"
+    assert entry["actor"] == f"user:{staff['operator']}"
+    assert entry["subject"] == f"user:{player}"
+    assert entry["data"] == {"currency": "chips", "amount": 1250, "reason": "x"}
+    assert ledger_ok(app)
+
+
+def test_a_debit_over_the_api_is_audited_and_keeps_the_ledger_balanced(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    player = staff["player"]
+    before = balances(app, player)
+    response = app.test_client().post(
+        "/api/v1/operator/adjustments",
+        json={"user_id": player, "currency": "sweets", "amount": -7, "reason": "duplicate grant"},
+        headers=staff["api"],
+    )
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["balances"]["sweets"] == before["sweets"] - 7
+    entry = last_entry(app)
+    assert (entry["action"], entry["data"]["amount"], entry["data"]["reason"]) == (
+        "money.adjust",
+        -7,
+        "duplicate grant",
+    )
+    assert ledger_ok(app)
+
+
+def test_locking_and_unlocking_are_audited_and_a_locked_player_cannot_log_in(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    page, player = staff["page"], staff["player"]
+    assert (
+        page.post(f"/operator/players/{player}/lock", data=form({"locked": "1"})).status_code == 303
+    )
+    assert (last_entry(app)["action"], last_entry(app)["subject"]) == (
+        "user.locked",
+        f"user:{player}",
+    )
+    login = app.test_client().post(
+        "/api/v1/auth/token", json={"username": "alice", "password": "correct horse battery"}
+    )
+    assert login.status_code == 403
+    assert login.get_json()["error"]["code"] == "account_locked"
+    unlock = app.test_client().put(
+        f"/api/v1/operator/players/{player}/locked", json={"locked": False}, headers=staff["api"]
+    )
+    assert unlock.status_code == 200
+    assert last_entry(app)["action"] == "user.unlocked"
+
+
+def test_a_role_change_is_audited_with_before_and_after(app: Flask, staff: dict[str, Any]) -> None:
+    page, player = staff["page"], staff["player"]
+    assert (
+        page.post(f"/operator/players/{player}/role", data=form({"role": "auditor"})).status_code
+        == 303
+    )
+    entry = last_entry(app)
+    assert entry["action"] == "user.role_changed"
+    assert entry["data"] == {"from": "player", "to": "auditor"}
+    api = app.test_client().put(
+        f"/api/v1/operator/players/{player}/role", json={"role": "operator"}, headers=staff["api"]
+    )
+    assert api.status_code == 200
+    assert last_entry(app)["data"] == {"from": "auditor", "to": "operator"}
+
+
+def test_a_table_change_is_audited_with_the_settings_before_and_after(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    response = staff["page"].post(
+        "/operator/tables/casino_war",
+        data=form(
+            {
+                "min_bet": "5",
+                "max_bet": "200",
+                "decks": "2",
+                "tie_payout": "8",
+                "burn": "1",
+                "bonus": "ante",
+            }
+        ),
+    )
+    assert response.status_code == 303
+    entry = last_entry(app)
+    assert (entry["action"], entry["subject"]) == ("table.updated", "table:casino_war")
+    assert entry["data"]["before"]["decks"] == 6
+    assert entry["data"]["after"] == {
+        "decks": 2,
+        "min_bet": 500,
+        "max_bet": 20000,
+        "tie_payout": 8,
+        "burn": 1,
+        "bonus": "ante",
+    }
+    sota = app.test_client().put(
+        "/api/v1/operator/tables/sota",
+        json={"max_stake": 50, "presets": ["nordic"]},
+        headers=staff["api"],
+    )
+    assert sota.status_code == 200
+    assert last_entry(app)["data"]["after"]["presets"] == ["nordic"]
+    history = staff["page"].get("/operator/tables").get_data(as_text=True)
+    assert "table:casino_war" in history and "table:sota" in history
+
+
+def test_a_checkpoint_made_from_the_console_is_audited_and_proves_inclusion(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    page = staff["page"]
+    assert page.post("/operator/audit/checkpoint", data=form({})).status_code == 303
+    entry = last_entry(app)
+    assert entry["action"] == "audit.checkpoint"
+    assert entry["actor"] == f"user:{staff['operator']}"
+    proof = page.get("/operator/audit/proof/1")
+    assert proof.status_code == 200
+    assert "attachment" in proof.headers["Content-Disposition"]
+    assert proof.get_json()["entry"]["seq"] == 1
+    page_text = page.get("/operator/audit").get_data(as_text=True)
+    assert "C2SP signed-note form" in page_text and "sota-casino/audit-log" in page_text
+
+
+def test_the_export_verifies_and_the_audit_page_filters(app: Flask, staff: dict[str, Any]) -> None:
+    page = staff["page"]
+    page.post("/operator/audit/checkpoint", data=form({}))
+    export = page.get("/operator/audit/export")
+    assert export.status_code == 200
+    parsed = parse_export(export.get_data(as_text=True).splitlines())
+    assert verify_chain(list(parsed.entries)).ok
+    assert len(parsed.checkpoints) == 1
+    filtered = page.get("/operator/audit", query_string={"action": "user.created"})
+    text = filtered.get_data(as_text=True)
+    assert "user.created" in text and "money.grant" not in text
+    api = app.test_client().get(
+        "/api/v1/operator/audit",
+        query_string={"subject": f"user:{staff['player']}", "limit": 1},
+        headers=staff["api"],
+    )
+    body = api.get_json()
+    assert [e["subject"] for e in body["entries"]] == [f"user:{staff['player']}"]
+    assert body["next_after_seq"] == body["entries"][-1]["seq"]
+
+
+def test_the_player_api_shows_balances_rounds_seed_pairs_and_audit(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    body = (
+        app.test_client()
+        .get(f"/api/v1/operator/players/{staff['player']}", headers=staff["api"])
+        .get_json()
+    )
+    assert body["user"]["username"] == "alice"
+    assert body["balances"] == balances(app, staff["player"])
+    assert {p["status"] for p in body["seed_pairs"]} == {"active", "next"}
+    assert all(p["server_seed"] is None for p in body["seed_pairs"])  # never before its reveal
+    assert [t["kind"] for t in body["transfers"]] == ["grant", "grant"]
+    assert any(e["action"] == "money.grant" for e in body["audit"])
+
+
+def test_the_ledger_summary_and_check_answer_over_the_api(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    client = app.test_client()
+    summary = client.get("/api/v1/operator/ledger/summary", headers=staff["api"]).get_json()
+    assert summary["balances"]["chips"]["players"] == -summary["balances"]["chips"]["issuance"]
+    edge = summary["theoretical"]["casino_war"]["edge"]
+    assert edge["exact"] == "142853/4965115" and round(edge["value"], 6) == 0.028771  # ODDS.md
+    assert summary["theoretical"]["sota"] is None
+    check = client.get("/api/v1/operator/ledger/check", headers=staff["api"]).get_json()
+    assert check["ok"] is True and check["problems"] == []
+
+
+# --- bad input changes nothing ----------------------------------------------------------------
+
+BAD_PAGE_ADJUSTMENTS = [
+    {"direction": "credit", "currency": "chips", "amount": "10", "reason": ""},
+    {"direction": "credit", "currency": "chips", "amount": "10", "reason": "   "},
+    {"direction": "credit", "currency": "chips", "amount": "0", "reason": "x"},
+    {"direction": "credit", "currency": "chips", "amount": "1.234", "reason": "x"},
+    {"direction": "credit", "currency": "chips", "amount": "-5", "reason": "x"},
+    {"direction": "credit", "currency": "chips", "amount": "99999999999999", "reason": "x"},
+    {"direction": "credit", "currency": "sweets", "amount": "1.5", "reason": "x"},
+    {"direction": "credit", "currency": "gold", "amount": "10", "reason": "x"},
+    {"direction": "sideways", "currency": "chips", "amount": "10", "reason": "x"},
+    {"direction": "debit", "currency": "chips", "amount": "1000000", "reason": "more than held"},
+]
+
+
+@pytest.mark.parametrize("data", BAD_PAGE_ADJUSTMENTS)
+def test_a_bad_adjustment_form_is_a_clear_4xx_and_changes_nothing(
+    app: Flask, staff: dict[str, Any], data: dict[str, str]
+) -> None:
+    page, player = staff["page"], staff["player"]
+    before, size = balances(app, player), audit_size(app)
+    preview = page.post(f"/operator/players/{player}/adjust/preview", data=form(data))
+    assert 400 <= preview.status_code < 500
+    assert "Nothing has changed yet" not in preview.get_data(as_text=True)
+    assert (balances(app, player), audit_size(app)) == (before, size)
+
+
+BAD_APPLIED = [
+    {"currency": "chips", "amount": "1250", "reason": ""},
+    {"currency": "chips", "amount": "0", "reason": "x"},
+    {"currency": "chips", "amount": "12.5", "reason": "x"},
+    {"currency": "chips", "amount": str(10**13), "reason": "x"},
+    {"currency": "gold", "amount": "100", "reason": "x"},
+    {"currency": "chips", "amount": "-99999999", "reason": "x"},
+]
+
+
+@pytest.mark.parametrize("data", BAD_APPLIED)
+def test_a_forged_confirmation_is_refused_too(
+    app: Flask, staff: dict[str, Any], data: dict[str, str]
+) -> None:
+    page, player = staff["page"], staff["player"]
+    before, size = balances(app, player), audit_size(app)
+    response = page.post(f"/operator/players/{player}/adjust", data=form(data))
+    assert 400 <= response.status_code < 500
+    assert (balances(app, player), audit_size(app)) == (before, size)
+
+
+BAD_API_ADJUSTMENTS = [
+    ({"currency": "chips", "amount": 100}, "reason"),
+    ({"currency": "chips", "amount": 100, "reason": ""}, "reason"),
+    ({"currency": "chips", "amount": 0, "reason": "x"}, "amount"),
+    ({"currency": "chips", "amount": 1.5, "reason": "x"}, "amount"),
+    ({"currency": "chips", "amount": 100.0, "reason": "x"}, "amount"),
+    ({"currency": "chips", "amount": "100", "reason": "x"}, "amount"),
+    ({"currency": "chips", "amount": True, "reason": "x"}, "amount"),
+    ({"currency": "chips", "amount": 10**30, "reason": "x"}, "amount"),
+    ({"currency": "chips", "amount": 10**13, "reason": "x"}, "amount"),
+    ({"currency": "gold", "amount": 100, "reason": "x"}, "currency"),
+    ({"currency": "chips", "amount": 100, "reason": "x", "extra": 1}, "extra"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), BAD_API_ADJUSTMENTS)
+def test_a_bad_api_adjustment_is_a_422_and_changes_nothing(
+    app: Flask, staff: dict[str, Any], body: dict[str, Any], field: str
+) -> None:
+    player = staff["player"]
+    before, size = balances(app, player), audit_size(app)
+    response = app.test_client().post(
+        "/api/v1/operator/adjustments", json={"user_id": player, **body}, headers=staff["api"]
+    )
+    assert response.status_code == 422, response.get_json()
+    assert field in response.get_json()["error"]["message"]
+    assert (balances(app, player), audit_size(app)) == (before, size)
+
+
+def test_adjusting_an_unknown_user_or_a_staff_member_is_a_404(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    size = audit_size(app)
+    for user_id in (999_999, staff["operator"], 2**63 - 1):
+        response = app.test_client().post(
+            "/api/v1/operator/adjustments",
+            json={"user_id": user_id, "currency": "chips", "amount": 100, "reason": "x"},
+            headers=staff["api"],
+        )
+        assert response.status_code == 404
+    assert audit_size(app) == size
+
+
+BAD_TABLE_FORMS = [
+    (
+        "casino_war",
+        {
+            "min_bet": "5",
+            "max_bet": "2",
+            "decks": "6",
+            "tie_payout": "10",
+            "burn": "3",
+            "bonus": "none",
+        },
+    ),
+    (
+        "casino_war",
+        {
+            "min_bet": "5",
+            "max_bet": "200",
+            "decks": "9",
+            "tie_payout": "10",
+            "burn": "3",
+            "bonus": "none",
+        },
+    ),
+    (
+        "casino_war",
+        {
+            "min_bet": "5",
+            "max_bet": "200",
+            "decks": "6",
+            "tie_payout": "31",
+            "burn": "3",
+            "bonus": "none",
+        },
+    ),
+    (
+        "casino_war",
+        {
+            "min_bet": "5",
+            "max_bet": "200",
+            "decks": "6",
+            "tie_payout": "10",
+            "burn": "3",
+            "bonus": "both",
+        },
+    ),
+    (
+        "casino_war",
+        {
+            "min_bet": "1.5",
+            "max_bet": "200",
+            "decks": "6",
+            "tie_payout": "10",
+            "burn": "3",
+            "bonus": "none",
+        },
+    ),
+    ("casino_war", {"max_bet": "200"}),
+    ("sota", {"min_stake": "0", "max_stake": "10", "presets": "nordic"}),
+    ("sota", {"min_stake": "5", "max_stake": "10"}),  # no preset left
+    ("sota", {"min_stake": "50", "max_stake": "10", "presets": "nordic"}),
+]
+
+
+@pytest.mark.parametrize(("name", "data"), BAD_TABLE_FORMS)
+def test_a_bad_table_form_is_a_4xx_and_changes_nothing(
+    app: Flask, staff: dict[str, Any], name: str, data: dict[str, str]
+) -> None:
+    size = audit_size(app)
+    api = staff["api"]
+    before = app.test_client().get(f"/api/v1/operator/tables/{name}", headers=api).get_json()
+    response = staff["page"].post(f"/operator/tables/{name}", data=form(data))
+    assert 400 <= response.status_code < 500
+    after = app.test_client().get(f"/api/v1/operator/tables/{name}", headers=api).get_json()
+    assert (after, audit_size(app)) == (before, size)
+
+
+BAD_TABLE_BODIES = [
+    ("casino_war", {"decks": 0}),
+    ("casino_war", {"decks": 6.0}),
+    ("casino_war", {"decks": "6"}),
+    ("casino_war", {"min_bet": 150}),
+    ("casino_war", {"max_bet": 10**40}),
+    ("casino_war", {"colour": "red"}),
+    ("casino_war", {}),
+    ("sota", {"presets": ["nordic", "poker"]}),
+    ("sota", {"custom_rules": "yes"}),
+]
+
+
+@pytest.mark.parametrize(("name", "body"), BAD_TABLE_BODIES)
+def test_bad_table_settings_over_the_api_are_a_422_and_change_nothing(
+    app: Flask, staff: dict[str, Any], name: str, body: dict[str, Any]
+) -> None:
+    size = audit_size(app)
+    response = app.test_client().put(
+        f"/api/v1/operator/tables/{name}", json=body, headers=staff["api"]
+    )
+    assert response.status_code == 422, response.get_json()
+    assert set(response.get_json()["error"]) == {"code", "message"}
+    assert audit_size(app) == size
+
+
+def test_an_unknown_table_is_a_404_on_the_page_and_the_api(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    size = audit_size(app)
+    assert staff["page"].post("/operator/tables/poker", data=form({})).status_code == 404
+    api = app.test_client().put(
+        "/api/v1/operator/tables/poker", json={"decks": 2}, headers=staff["api"]
+    )
+    assert api.status_code == 404
+    assert api.get_json()["error"]["code"] == "not_found"
+    assert audit_size(app) == size
+
+
+def test_bad_role_and_lock_values_are_refused(app: Flask, staff: dict[str, Any]) -> None:
+    page, player, api = staff["page"], staff["player"], staff["api"]
+    size = audit_size(app)
+    assert (
+        page.post(f"/operator/players/{player}/role", data=form({"role": "king"})).status_code
+        == 422
+    )
+    assert (
+        page.post(f"/operator/players/{player}/lock", data=form({"locked": "yes"})).status_code
+        == 422
+    )
+    client = app.test_client()
+    assert (
+        client.put(
+            f"/api/v1/operator/players/{player}/locked", json={"locked": 1}, headers=api
+        ).status_code
+        == 422
+    )
+    own = client.put(
+        f"/api/v1/operator/players/{staff['operator']}/role", json={"role": "player"}, headers=api
+    )
+    assert own.status_code == 409  # an operator cannot demote themselves
+    assert audit_size(app) == size
+
+
+def test_bad_audit_queries_are_a_422(app: Flask, staff: dict[str, Any]) -> None:
+    client, api = app.test_client(), staff["api"]
+    for query in ({"limit": 0}, {"limit": 10_000}, {"after_seq": "x"}, {"since": "yesterday"}):
+        response = client.get("/api/v1/operator/audit", query_string=query, headers=api)
+        assert response.status_code == 422, query
+    assert (
+        client.get("/api/v1/operator/audit/proof/1", headers=api).status_code == 404
+    )  # no checkpoint yet
+    assert staff["page"].get("/operator/audit", query_string={"since": "soon"}).status_code == 422
