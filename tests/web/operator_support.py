@@ -12,6 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func
 from sqlalchemy import select
+from web_support import PASSWORD
 
 from sota_casino.models import AuditEntry
 from sota_casino.services import accounts
@@ -20,7 +21,6 @@ from sota_casino.services import ledger
 from sota_casino.web.security import CSRF_KEY
 from sota_casino.web.security import SESSION_KEY
 
-PASSWORD = "correct horse battery"
 CSRF = "known-csrf-token-for-tests"
 
 

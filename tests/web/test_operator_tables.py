@@ -1,0 +1,64 @@
+"""Table settings apply to new rounds only: an open round keeps the rules it started with."""
+
+from __future__ import annotations
+
+from flask import Flask
+from operator_support import add_user
+from operator_support import bearer
+from web_support import first_cards
+from web_support import plant_server_seed
+
+from sota_casino.core import casino_war
+from sota_casino.core import fairness
+from sota_casino.core.cards import canonical_shoe
+
+
+def test_a_tie_opened_under_six_decks_settles_under_those_rules_after_the_table_changes(
+    app: Flask,
+) -> None:
+    add_user(app, "alice", "player")
+    add_user(app, "olga", "operator")
+    player, operator = bearer(app, "alice"), bearer(app, "olga")
+    client = app.test_client()
+    planted = plant_server_seed(app, "alice", {0: True})
+
+    opened = client.post("/api/v1/casino-war/rounds", json={"bet": 1000}, headers=player)
+    assert opened.status_code == 201, opened.get_json()
+    round_ = opened.get_json()
+    assert round_["status"] == "awaiting_decision"
+    original = round_["rules"]
+    assert (original["decks"], original["bonus"]) == (6, "none")
+
+    changed = client.put(
+        "/api/v1/operator/tables/casino_war",
+        json={"decks": 2, "bonus": "ante", "tie_payout": 5, "burn": 0},
+        headers=operator,
+    )
+    assert changed.status_code == 200, changed.get_json()
+
+    settled = client.post(
+        f"/api/v1/casino-war/rounds/{round_['id']}/decision", json={"choice": "war"}, headers=player
+    )
+    assert settled.status_code == 200, settled.get_json()
+    receipt = client.get(f"/api/v1/rounds/{round_['id']}/receipt", headers=player).get_json()
+    document = receipt["document"]
+    assert document["rules"] == original
+    # The cards are those of the round's own six-deck shoe with three burned cards.
+    assert tuple(document["cards"]) == first_cards(
+        planted.server_seed, planted.client_seed, 0, count=7
+    )
+    # And the payout follows the old rules (no ante bonus), as a verifier replays it.
+    seeds = fairness.Seeds(planted.server_seed, planted.client_seed, 0)
+    shoe = fairness.PartialShuffle(canonical_shoe("standard52", 6), fairness.Stream(seeds))
+    replayed = casino_war.replay(
+        casino_war.TableRules.from_dict(original), shoe.prefix, document["stakes"], ["war"]
+    )
+    assert document["payout"] == replayed.payout
+
+    # The next round is dealt under the new settings.
+    later = client.post("/api/v1/casino-war/rounds", json={"bet": 1000}, headers=player).get_json()
+    assert (later["rules"]["decks"], later["rules"]["bonus"], later["rules"]["burn"]) == (
+        2,
+        "ante",
+        0,
+    )
