@@ -53,8 +53,10 @@ def _render_table(round_: dict[str, object] | None) -> ResponseReturnValue:
 @login_required
 def table() -> ResponseReturnValue:
     latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1)["rounds"]
-    open_round = latest[0] if latest and latest[0]["status"] == "awaiting_decision" else None
-    return _render_table(open_round)
+    if latest and latest[0]["status"] == "awaiting_decision":
+        # A tie waits for the player's decision: the table is that round until it is settled.
+        return redirect(url_for("casino_war.round_page", round_id=latest[0]["id"]))
+    return _render_table(None)
 
 
 @bp.get("/rounds/<id:round_id>")

@@ -96,8 +96,8 @@ def csrf_matches(sent: object) -> bool:
 
 def check_csrf() -> None:
     """Refuse (400) a state-changing page request without this session's CSRF token."""
-    if request.method in SAFE_METHODS or wants_json():
-        return
+    if request.method in SAFE_METHODS or wants_json() or request.routing_exception is not None:
+        return  # an unknown URL or method answers 404/405, which changes nothing
     sent = request.form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
     if not csrf_matches(sent):
         abort(400, CSRF_FAILED)

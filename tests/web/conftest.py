@@ -1,0 +1,66 @@
+"""Fixtures for the web tests: an app on a migrated temp SQLite file, clients, logged-in players.
+
+The schema is made once per run with the project's migrations, then each test gets a copy of
+that file, so every test starts from an empty, migrated database quickly.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from web_support import bearer
+from web_support import register_page
+
+from sota_casino import migrate
+from sota_casino.factory import create_app
+
+
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once, copied for each test."""
+    path = tmp_path_factory.mktemp("template") / "casino.db"
+    migrate.upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture
+def app(migrated_template: Path, tmp_path: Path) -> Iterator[Flask]:
+    database = tmp_path / "casino.db"
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{migrated_template}{suffix}")
+        if source.exists():
+            shutil.copy(source, f"{database}{suffix}")
+    app = create_app(
+        {
+            "TESTING": True,
+            "DATABASE_URL": f"sqlite:///{database}",
+            "SECRET_KEY": "web-test-secret",
+            "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
+            "CHECKPOINT_EVERY": 0,
+        }
+    )
+    yield app
+    app.extensions["sota_casino.engine"].dispose()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture
+def player(client: FlaskClient) -> FlaskClient:
+    """A browser logged in as the new player ``alice``."""
+    register_page(client, "alice")
+    return client
+
+
+@pytest.fixture
+def auth(client: FlaskClient) -> dict[str, str]:
+    """The Authorization header of the new API player ``bob``."""
+    return bearer(client, "bob")

@@ -1,0 +1,85 @@
+"""Errors come out in the request's format, with the right status, and never as a 500."""
+
+from __future__ import annotations
+
+from flask.testing import FlaskClient
+from web_support import post_form
+
+
+def test_an_unknown_page_is_a_friendly_404_page(client: FlaskClient) -> None:
+    response = client.get("/no/such/page")
+    assert response.status_code == 404
+    assert response.mimetype == "text/html"
+    assert "Nothing here" in response.get_data(as_text=True)
+
+
+def test_an_unknown_api_path_is_a_json_404(client: FlaskClient) -> None:
+    response = client.get("/api/v1/no/such/thing")
+    assert response.status_code == 404
+    assert response.get_json() == {
+        "error": {"code": "not_found", "message": "no such endpoint or resource"}
+    }
+
+
+def test_a_wrong_method_is_405_in_both_formats(client: FlaskClient) -> None:
+    page = client.delete("/lobby")
+    assert page.status_code == 405 and page.mimetype == "text/html"
+    assert "GET" in page.headers["Allow"]
+    api = client.put("/api/v1/casino-war/rounds", json={})
+    assert api.status_code == 405
+    assert api.get_json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_body_over_the_limit_is_413_in_both_formats(
+    player: FlaskClient, auth: dict[str, str]
+) -> None:
+    huge = "x" * (70 * 1024)
+    api = player.post(
+        "/api/v1/casino-war/rounds", data=huge, headers=auth, content_type="application/json"
+    )
+    assert api.status_code == 413
+    assert api.get_json()["error"]["code"] == "payload_too_large"
+    page = player.post("/casino-war/rounds", data={"bet": huge})
+    assert page.status_code == 413 and page.mimetype == "text/html"
+
+
+def test_huge_or_malformed_ids_in_urls_are_404s(player: FlaskClient, auth: dict[str, str]) -> None:
+    for path in ("99999999999999999999999", "9223372036854775808", "0", "-1", "1.5", "abc"):
+        assert player.get(f"/casino-war/rounds/{path}").status_code == 404, path
+        api = player.get(f"/api/v1/casino-war/rounds/{path}", headers=auth)
+        assert api.status_code == 404, path
+        assert api.get_json()["error"]["code"] == "not_found"
+
+
+def test_a_refused_form_flashes_the_reason_and_goes_back(player: FlaskClient) -> None:
+    player.get("/casino-war")
+    response = post_form(
+        player,
+        "/casino-war/rounds",
+        {"bet": "abc"},
+        headers={"Referer": "http://localhost/casino-war"},
+    )
+    assert response.status_code == 303
+    assert response.location == "/casino-war"
+    page = player.get("/casino-war").get_data(as_text=True)
+    assert "must be a whole number of chips" in page
+
+
+def test_a_refused_form_never_goes_back_to_another_site(player: FlaskClient) -> None:
+    response = post_form(
+        player, "/casino-war/rounds", {"bet": "x"}, headers={"Referer": "https://evil.example/"}
+    )
+    assert response.status_code == 303
+    assert response.location == "/"
+
+
+def test_a_refused_page_load_shows_the_error_page_with_its_status(player: FlaskClient) -> None:
+    response = player.get("/history/12345")
+    assert response.status_code == 404
+    assert "no round 12345 of yours" in response.get_data(as_text=True)
+
+
+def test_bad_query_values_on_pages_are_422_pages_not_500(player: FlaskClient) -> None:
+    response = player.get("/history?before=abc")
+    assert response.status_code == 422
+    assert "before must be a whole number" in response.get_data(as_text=True)

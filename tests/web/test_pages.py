@@ -1,0 +1,412 @@
+"""Every player page through the test client: accounts, lobby, tables, history, fairness."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from flask import Flask
+from flask.testing import FlaskClient
+from web_support import PASSWORD
+from web_support import api_register
+from web_support import csrf_token
+from web_support import first_cards
+from web_support import plant_server_seed
+from web_support import post_form
+from web_support import register_page
+
+from sota_casino.web.fairness import VERIFIER
+
+
+def text(response) -> str:  # type: ignore[no-untyped-def]
+    return response.get_data(as_text=True)  # type: ignore[no-any-return]
+
+
+def follow(client: FlaskClient, response) -> str:  # type: ignore[no-untyped-def]
+    assert response.status_code == 303, text(response)
+    return text(client.get(response.location, follow_redirects=True))
+
+
+# --- accounts -------------------------------------------------------------------------------------
+
+
+def test_signing_up_logs_in_and_shows_the_grant_in_the_lobby(client: FlaskClient) -> None:
+    page = follow(client, register_page(client, "carol"))
+    assert "Welcome to the table, carol" in page
+    assert 'data-testid="chips-balance">1,000<' in page
+    assert 'data-testid="sweets-balance">100<' in page
+
+
+def test_signing_up_with_a_taken_name_or_a_weak_password_explains_why(client: FlaskClient) -> None:
+    register_page(client, "carol")
+    post_form(client, "/auth/logout")
+    taken = post_form(
+        client,
+        "/auth/register",
+        {"username": "carol", "password": PASSWORD, "confirm": PASSWORD},
+        headers={"Referer": "http://localhost/auth/register"},
+    )
+    assert "taken" in follow(client, taken)
+    short = post_form(
+        client, "/auth/register", {"username": "dave", "password": "short", "confirm": "short"}
+    )
+    assert "password" in follow(client, short)
+    differ = post_form(
+        client, "/auth/register", {"username": "dave", "password": PASSWORD, "confirm": "other"}
+    )
+    assert "The two passwords differ" in follow(client, differ)
+
+
+def test_logging_in_with_a_wrong_password_says_so_and_then_throttles(client: FlaskClient) -> None:
+    api_register(client, "erin")
+    page = ""
+    for _ in range(7):
+        response = post_form(client, "/auth/login", {"username": "erin", "password": "wrong one!"})
+        page = follow(client, response)
+    assert "Too many" in page or "too many" in page
+    still = post_form(client, "/auth/login", {"username": "erin", "password": PASSWORD})
+    assert client.get("/lobby").status_code == 303, "a throttled login must not log in"
+    assert still.status_code == 303
+
+
+def test_logging_in_and_out(client: FlaskClient) -> None:
+    api_register(client, "frank")
+    response = post_form(client, "/auth/login", {"username": "frank", "password": PASSWORD})
+    assert response.location == "/lobby"
+    assert "frank" in text(client.get("/lobby"))
+    assert "logged out" in follow(client, post_form(client, "/auth/logout"))
+    assert client.get("/lobby").status_code == 303
+
+
+def test_changing_the_password_needs_the_old_one(player: FlaskClient) -> None:
+    assert "Change your password" in text(player.get("/auth/password"))
+    new = "another long passphrase"
+    wrong = post_form(player, "/auth/password", {"old": "nope", "new": new, "confirm": new})
+    assert "current password is wrong" in follow(player, wrong)
+    right = post_form(player, "/auth/password", {"old": PASSWORD, "new": new, "confirm": new})
+    assert "Password changed" in follow(player, right)
+    post_form(player, "/auth/logout")
+    login = post_form(player, "/auth/login", {"username": "alice", "password": new})
+    assert login.location == "/lobby"
+
+
+# --- lobby ----------------------------------------------------------------------------------------
+
+
+def test_the_landing_page_invites_visitors_and_sends_players_to_the_lobby(
+    client: FlaskClient,
+) -> None:
+    assert "Sign up and get free chips" in text(client.get("/"))
+    register_page(client, "gina")
+    assert client.get("/").location == "/lobby"
+
+
+def test_the_top_up_button_appears_only_when_the_balance_is_low(
+    app: Flask, player: FlaskClient
+) -> None:
+    assert 'id="topup-chips"' not in text(player.get("/lobby"))
+    refused = post_form(player, "/lobby/topup", {"currency": "chips"})
+    assert "only below" in follow(player, refused)
+    app.config["LOW_BALANCE_CHIPS"] = 1_000_000
+    assert 'id="topup-chips"' in text(player.get("/lobby"))
+    page = follow(player, post_form(player, "/lobby/topup", {"currency": "chips"}))
+    assert "Topped up" in page
+    assert 'data-testid="chips-balance">2,000<' in page
+    assert 'id="topup-chips"' not in page and "next top-up comes tomorrow" in page
+    bad = post_form(player, "/lobby/topup", {"currency": "gold"})
+    assert "currency must be one of" in follow(player, bad)
+
+
+def test_the_lobby_lists_the_last_rounds(player: FlaskClient) -> None:
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    post_form(player, "/sota/games", {"stake": "2", "preset": "english", "seats": "2"})
+    page = text(player.get("/lobby"))
+    assert page.count('data-round="') == 2
+    assert "Casino War" in page and "Sota" in page
+
+
+# --- Casino War -----------------------------------------------------------------------------------
+
+
+def test_the_table_shows_limits_and_chips(player: FlaskClient) -> None:
+    page = text(player.get("/casino-war"))
+    assert "Bets 1–500 chips" in page and "tie pays 10 to 1" in page
+    assert page.count('data-chips="') == 5
+    assert 'accesskey="d"' in page
+
+
+def test_a_bet_deals_the_cards_and_shows_the_result(app: Flask, player: FlaskClient) -> None:
+    planted = plant_server_seed(app, "alice", {0: False})
+    response = post_form(player, "/casino-war/rounds", {"bet": "5", "tie_bet": "0"})
+    assert response.location.startswith("/casino-war/rounds/")
+    page = follow(player, response)
+    mine, dealer = first_cards(planted.server_seed, planted.client_seed, 0)
+    assert f'data-card="{mine}"' in page and f'data-card="{dealer}"' in page
+    net = re.search(r'data-testid="net">([^<]+)<', page)
+    assert net and net.group(1) in ("+5", "−5")
+    balance = 1000 + (5 if net.group(1) == "+5" else -5)
+    assert f'data-testid="new-balance">{balance:,}<' in page
+
+
+def test_a_tie_offers_war_and_surrender_and_both_settle(app: Flask, player: FlaskClient) -> None:
+    plant_server_seed(app, "alice", {0: True, 1: True})
+    tied = follow(player, post_form(player, "/casino-war/rounds", {"bet": "10", "tie_bet": "1"}))
+    assert "A tie!" in tied and 'id="go-to-war"' in tied and 'id="surrender"' in tied
+    assert "raise 10" in tied and "get 5 back" in tied
+    # the table page leads back to the open round, and the next bet must wait
+    assert player.get("/casino-war").location == "/casino-war/rounds/1"
+    war = follow(player, post_form(player, "/casino-war/rounds/1/decision", {"choice": "war"}))
+    assert "War!" in war and "burned" in war
+    assert len(re.findall(r'class="card[^"]* mini"', war)) == 3
+    assert "Tie bet 1: won 10!" in war
+    assert re.search(r"(You won the war|War tied: you win|Dealer won the war)", war)
+    again = post_form(
+        player,
+        "/casino-war/rounds/1/decision",
+        {"choice": "war"},
+        headers={"Referer": "http://localhost/casino-war/rounds/1"},
+    )
+    assert "round 1 is settled; no decision is due" in follow(player, again)
+    follow(player, post_form(player, "/casino-war/rounds", {"bet": "10"}))
+    surrender = follow(
+        player, post_form(player, "/casino-war/rounds/2/decision", {"choice": "surrender"})
+    )
+    assert "You surrendered" in surrender
+    assert 'data-testid="net">−5<' in surrender
+
+
+def test_bad_bets_on_the_page_are_explained_and_move_nothing(player: FlaskClient) -> None:
+    cases = {
+        "": "Please enter the bet",
+        "-5": "whole number of chips",
+        "2.5": "whole number of chips",
+        "0": "bet must be from",
+        "100000000": "bet must be from",
+        "abc": "whole number of chips",
+    }
+    for value, message in cases.items():
+        page = follow(player, post_form(player, "/casino-war/rounds", {"bet": value}))
+        assert message in page, value
+    assert 'data-testid="chips-balance">1,000<' in text(player.get("/lobby"))
+
+
+def test_another_players_round_is_not_found(app: Flask, player: FlaskClient) -> None:
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    other = app.test_client()
+    register_page(other, "mallory")
+    assert other.get("/casino-war/rounds/1").status_code == 404
+    assert other.get("/history/1").status_code == 404
+    refused = post_form(other, "/casino-war/rounds/1/decision", {"choice": "war"})
+    assert "no round 1 of yours" in follow(other, refused)
+
+
+def test_a_double_submitted_bet_form_deals_once(player: FlaskClient) -> None:
+    token = csrf_token(player)
+    form = {"csrf_token": token, "bet": "5", "idempotency_key": "a" * 32}
+    first = player.post("/casino-war/rounds", data=form)
+    second = player.post("/casino-war/rounds", data=form)
+    assert first.location == second.location
+    assert text(player.get("/history")).count('data-round="') == 1
+
+
+# --- Sota -----------------------------------------------------------------------------------------
+
+
+def test_the_sota_table_explains_every_rule_option(player: FlaskClient) -> None:
+    page = text(player.get("/sota"))
+    for option in (
+        "seats",
+        "deck",
+        "war_down",
+        "won_cards",
+        "gather",
+        "short",
+        "multi_tie",
+        "end",
+        "max_tricks",
+        "lead",
+        "peace",
+        "auto_war_twos",
+        "underdog",
+        "prisoners_of_war",
+        "teams",
+    ):
+        assert f'name="rule_{option}"' in page, option
+    for preset in ("nordic", "english", "tod_und_leben", "pjanitsa", "rauha", "syrian"):
+        assert f'value="{preset}"' in page
+
+
+def game_data(page: str) -> dict:  # type: ignore[type-arg]
+    found = re.search(r'<script type="application/json" id="game-data">(.*?)</script>', page, re.S)
+    assert found, "the game page has no data block"
+    return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def test_a_preset_game_is_played_and_animated_from_its_data_block(player: FlaskClient) -> None:
+    response = post_form(player, "/sota/games", {"stake": "4", "preset": "nordic", "seats": "3"})
+    page = follow(player, response)
+    game = game_data(page)
+    assert game["status"] == "settled" and game["seats"] == 3
+    assert game["rules"]["seats"] == 3
+    assert len(game["tricks"]) >= 1
+    assert page.count('class="seat"') == 3
+    for control in ("play-pause", "step", "step-back", "to-start", "to-end", "speed", "scrub"):
+        assert f'id="{control}"' in page
+    assert "js/sota.js" in page
+
+
+def test_a_custom_rule_set_is_played_as_given(player: FlaskClient) -> None:
+    form = {
+        "stake": "3",
+        "preset": "custom",
+        "rule_seats": "4",
+        "rule_deck": "jokers54",
+        "rule_war_down": "1",
+        "rule_won_cards": "won_pile",
+        "rule_gather": "shuffled",
+        "rule_short": "last_card_up",
+        "rule_multi_tie": "all",
+        "rule_end": "all_cards",
+        "rule_max_tricks": "500",
+        "rule_lead": "20",
+        "rule_teams": "on",
+        "rule_peace": "on",
+    }
+    game = game_data(follow(player, post_form(player, "/sota/games", form)))
+    rules = game["rules"]
+    assert rules["seats"] == 4 and rules["deck"] == "jokers54" and rules["war_down"] == 1
+    assert rules["teams"] is True and rules["peace"] is True and rules["underdog"] is False
+    assert rules["max_tricks"] == 500 and rules["lead"] == 20
+
+
+def test_bad_sota_forms_are_explained(player: FlaskClient) -> None:
+    cases = [
+        ({"stake": "x", "preset": "nordic"}, "stake (sweets) must be a whole number"),
+        ({"stake": "0", "preset": "nordic"}, "stake must be a whole number of sweets from"),
+        ({"stake": "5", "preset": "klondike"}, "preset must be one of"),
+        ({"stake": "5", "preset": "custom", "rule_deck": "tarot"}, "deck must be one of"),
+        ({"stake": "5", "preset": "custom", "rule_max_tricks": "lots"}, "max tricks must be"),
+        ({"stake": "5", "preset": "custom", "rule_teams": "on"}, "teams needs 4 seats"),
+    ]
+    for form, message in cases:
+        assert message in follow(player, post_form(player, "/sota/games", form)), form
+    assert 'data-testid="sweets-balance">100<' in text(player.get("/lobby"))
+
+
+def test_prisoners_of_war_asks_for_moves_until_the_game_ends(player: FlaskClient) -> None:
+    form = {
+        "stake": "1",
+        "preset": "custom",
+        "rule_prisoners_of_war": "on",
+        "rule_max_tricks": "60",
+    }
+    response = post_form(player, "/sota/games", form)
+    url = response.location
+    page = follow(player, response)
+    moves = 0
+    while game_data(page)["status"] == "awaiting_move":
+        pending = game_data(page)["pending"]
+        assert "Your move" in page and page.count('name="up"') == len(pending["options"])
+        data = {"up": pending["options"][0], "down": pending["options"][1 : pending["count"]]}
+        page = follow(player, post_form(player, f"{url}/moves", data))
+        moves += 1
+        assert moves < 200
+    assert game_data(page)["status"] == "settled"
+    assert 'id="game-result"' in page
+    refused = follow(player, post_form(player, f"{url}/moves", {"up": "AS"}))
+    assert "no move is due" in refused
+
+
+# --- history and receipts -------------------------------------------------------------------------
+
+
+def test_history_filters_by_game_and_pages(player: FlaskClient) -> None:
+    for _ in range(3):
+        post_form(player, "/sota/games", {"stake": "1", "preset": "kids_15_min"})
+    for _ in range(21):
+        post_form(player, "/casino-war/rounds", {"bet": "1"})
+    first = text(player.get("/history"))
+    assert first.count('data-round="') == 20 and 'rel="next"' in first
+    older = re.search(r'href="(/history\?before=\d+)" rel="next"', first)
+    assert older
+    second = text(player.get(older.group(1).replace("&amp;", "&")))
+    assert second.count('data-round="') == 4 and "← Newest" in second
+    only_sota = text(player.get("/history?game=sota"))
+    assert only_sota.count('data-round="') == 3
+    assert "Casino War</td>" not in only_sota
+
+
+def test_a_round_page_shows_its_cards_receipt_and_how_to_verify(
+    app: Flask, player: FlaskClient
+) -> None:
+    plant_server_seed(app, "alice", {0: False})
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    page = text(player.get("/history/1"))
+    assert "Signed receipt" in page
+    receipt = re.search(r'data-testid="receipt" tabindex="0">(.*?)</pre>', page, re.S)
+    assert receipt
+    document = json.loads(receipt.group(1).replace("&#34;", '"').replace("&quot;", '"'))
+    assert document["type"] == "round" and document["round_id"] == 1
+    assert re.search(r'data-testid="signature">[0-9a-f]{128}<', page)
+    assert "python -m sota_casino.verify bundle-" in page
+
+
+# --- fairness -------------------------------------------------------------------------------------
+
+
+def test_the_fairness_page_shows_the_active_pair_and_rotates_it(
+    app: Flask, player: FlaskClient
+) -> None:
+    plant_server_seed(app, "alice", {0: False})
+    page = text(player.get("/fairness"))
+    commitment = re.search(r'data-testid="commitment">([0-9a-f]{64})<', page)
+    upcoming = re.search(r'data-testid="next-commitment">([0-9a-f]{64})<', page)
+    assert commitment and upcoming
+    assert 'data-testid="next-nonce">0<' in page
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    rotated = follow(
+        player, post_form(player, "/fairness/rotate", {"client_seed": "my lucky seed"})
+    )
+    seed = re.search(r"its server seed was ([0-9a-f]{64})", rotated)
+    assert seed
+    assert hashlib.sha256(bytes.fromhex(seed.group(1))).hexdigest() == commitment.group(1)
+    assert f'data-testid="commitment">{upcoming.group(1)}<' in rotated
+    assert 'data-testid="client-seed">my lucky seed<' in rotated
+    assert "python -m sota_casino.verify bundle-" in rotated
+    assert "data-verify" in rotated and "js/verify.js" in rotated
+
+
+def test_rotation_is_refused_while_a_round_is_open(app: Flask, player: FlaskClient) -> None:
+    plant_server_seed(app, "alice", {0: True})
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    refused = follow(player, post_form(player, "/fairness/rotate", {"client_seed": "x"}))
+    assert "still open" in refused
+
+
+def test_the_bundle_downloads_as_a_named_json_file(app: Flask, player: FlaskClient) -> None:
+    plant_server_seed(app, "alice", {0: False})
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    post_form(player, "/fairness/rotate", {"client_seed": "abc"})
+    pair = re.search(r'data-seed-pair="(\d+)"', text(player.get("/fairness")))
+    assert pair
+    response = player.get(f"/fairness/seed-pairs/{pair.group(1)}/bundle.json?download=1")
+    assert response.status_code == 200
+    assert f'filename="bundle-{pair.group(1)}.json"' in response.headers["Content-Disposition"]
+    bundle = response.get_json()
+    assert bundle["reveal"]["document"]["client_seed"] != "abc"
+    assert len(bundle["rounds"]) == 1
+
+
+def test_the_verifier_downloads_with_the_digest_the_page_shows(client: FlaskClient) -> None:
+    page = text(client.get("/fairness"))
+    assert "Log in" in page and 'data-testid="public-key"' in page
+    if not VERIFIER.is_file():
+        assert client.get("/fairness/verify.py").status_code == 404
+        return
+    digest = re.search(r'data-testid="verifier-sha256">([0-9a-f]{64})<', page)
+    with client.get("/fairness/verify.py") as response:
+        assert response.status_code == 200
+        body = response.get_data()
+    assert digest and hashlib.sha256(body).hexdigest() == digest.group(1)
+    assert body == VERIFIER.read_bytes()

@@ -1,0 +1,125 @@
+"""Helpers for the web tests: CSRF-carrying forms, logged-in players, API tokens, known seeds."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from sota_casino.core import fairness
+from sota_casino.core.cards import rank_value
+from sota_casino.models import SeedPair
+from sota_casino.models import User
+
+PASSWORD = "correct horse battery"
+CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
+
+
+def csrf_token(client: FlaskClient) -> str:
+    """Return the browser session's CSRF token (loading a page creates it)."""
+    with client.session_transaction() as session:
+        token = session.get("csrf")
+    if token:
+        return str(token)
+    page = client.get("/auth/login").get_data(as_text=True)
+    found = CSRF_META.search(page)
+    assert found, "the page carries no CSRF token"
+    return found.group(1)
+
+
+def post_form(client: FlaskClient, url: str, data: dict[str, Any] | None = None, **kw: Any) -> Any:
+    """POST a page form with this session's CSRF token."""
+    return client.post(url, data={"csrf_token": csrf_token(client), **(data or {})}, **kw)
+
+
+def register_page(client: FlaskClient, username: str = "alice") -> Any:
+    """Sign up through the page (which logs the browser in)."""
+    response = post_form(
+        client,
+        "/auth/register",
+        {"username": username, "password": PASSWORD, "confirm": PASSWORD},
+    )
+    assert response.status_code == 303, response.get_data(as_text=True)
+    return response
+
+
+def api_register(client: FlaskClient, username: str) -> dict[str, Any]:
+    response = client.post(
+        "/api/v1/auth/register", json={"username": username, "password": PASSWORD}
+    )
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["user"]  # type: ignore[no-any-return]
+
+
+def bearer(client: FlaskClient, username: str = "bob") -> dict[str, str]:
+    """Register ``username`` over the API and return its Authorization header."""
+    api_register(client, username)
+    response = client.post("/api/v1/auth/token", json={"username": username, "password": PASSWORD})
+    assert response.status_code == 200, response.get_json()
+    return {"Authorization": f"Bearer {response.get_json()['token']}"}
+
+
+# --- known seeds -------------------------------------------------------------------------------
+
+
+def first_cards(
+    server_seed: bytes, client_seed: str, nonce: int, count: int = 2
+) -> tuple[str, ...]:
+    return fairness.shuffled_shoe(
+        fairness.Seeds(server_seed, client_seed, nonce), decks=6, count=count
+    )
+
+
+def is_tie(server_seed: bytes, client_seed: str, nonce: int) -> bool:
+    player, dealer = first_cards(server_seed, client_seed, nonce)
+    return rank_value(player) == rank_value(dealer)
+
+
+def find_server_seed(client_seed: str, wanted: dict[int, bool]) -> bytes:
+    """Return the first server seed (of a fixed sequence) whose nonces tie as ``wanted``."""
+    for i in itertools.count():
+        seed = hashlib.sha256(f"test seed {i}".encode()).digest()
+        if all(is_tie(seed, client_seed, n) == tie for n, tie in wanted.items()):
+            return seed
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class PlantedSeed:
+    seed_pair_id: int
+    server_seed: bytes
+    client_seed: str
+
+
+def plant_server_seed(app: Flask, username: str, wanted: dict[int, bool]) -> PlantedSeed:
+    """Give ``username``'s active seed pair a known server seed whose nonces tie as ``wanted``.
+
+    Tests may write to the database directly: the commitment and its signed document are
+    replaced too (signed with the app's key), so the pair still verifies end to end.
+    """
+    with app.app_context():
+        session = app.extensions["sota_casino.sessionmaker"]()
+        with session.begin():
+            user = session.scalars(select(User).where(User.username == username)).one()
+            pair = session.scalars(
+                select(SeedPair).where(SeedPair.user_id == user.id, SeedPair.status == "active")
+            ).one()
+            assert pair.next_nonce == 0, "plant the seed before the pair's first round"
+            client_seed = pair.client_seed or ""
+            seed = find_server_seed(client_seed, wanted)
+            commitment = fairness.commitment_of(seed)
+            document = {**pair.commitment_document, "commitment": commitment}
+            key = session.info["context"].signing_key
+            pair.server_seed = seed.hex()
+            pair.commitment = commitment
+            pair.commitment_document = document
+            pair.commitment_signature = fairness.sign(key, document)
+            planted = PlantedSeed(pair.id, seed, client_seed)
+        session.close()
+    return planted
