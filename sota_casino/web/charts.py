@@ -49,7 +49,7 @@ class Frame:
 
     width: int = 720
     height: int = 280
-    left: int = 64
+    left: int = 84
     right: int = 16
     top: int = 16
     bottom: int = 56
@@ -185,10 +185,11 @@ def bar_chart(
     zero = y_of(0)
     for index, (name, value) in enumerate(bars):
         top, bottom = sorted((y_of(value), zero))
+        width = min(slot * 3 / 4, Fraction(48))
         colour = "#1b7f4b" if value >= 0 else "#c0262d"
         parts.append(
-            f'<rect class="bar" x="{_coordinate(x_of(index) - slot * 3 / 8)}" '
-            f'y="{_coordinate(top)}" width="{_coordinate(slot * 3 / 4)}" '
+            f'<rect class="bar" x="{_coordinate(x_of(index) - width / 2)}" '
+            f'y="{_coordinate(top)}" width="{_coordinate(width)}" '
             f'height="{_coordinate(bottom - top)}" fill="{colour}">'
             f"<title>{escape(name)}: {escape(fmt(value))}</title></rect>"
         )
