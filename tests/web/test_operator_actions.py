@@ -471,3 +471,34 @@ def test_bad_audit_queries_are_a_422(app: Flask, staff: dict[str, Any]) -> None:
         client.get("/api/v1/operator/audit/proof/1", headers=api).status_code == 404
     )  # no checkpoint yet
     assert staff["page"].get("/operator/audit", query_string={"since": "soon"}).status_code == 422
+
+
+def test_the_operator_endpoints_are_in_the_openapi_document(app: Flask) -> None:
+    document = app.test_client().get("/api/v1/openapi.json").get_json()
+    for path in (
+        "/operator/audit",
+        "/operator/audit/verify",
+        "/operator/audit/checkpoints",
+        "/operator/audit/proof/{seq}",
+        "/operator/audit/export",
+        "/operator/ledger/summary",
+        "/operator/ledger/check",
+        "/operator/players/{id}",
+        "/operator/adjustments",
+        "/operator/tables/{name}",
+    ):
+        assert path in document["paths"], path
+    refs = {
+        value.rsplit("/", 1)[1]
+        for value in _strings(document["paths"])
+        if value.startswith("#/components/schemas/")
+    }
+    assert refs <= set(document["components"]["schemas"])
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
