@@ -3,6 +3,9 @@ changes nothing."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -502,3 +505,22 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     return [value] if isinstance(value, str) else []
+
+
+def test_the_console_export_verifies_offline_with_the_verifier(
+    app: Flask, staff: dict[str, Any], tmp_path: Path
+) -> None:
+    page = staff["page"]
+    page.post("/operator/audit/checkpoint", data=form({}))
+    export = tmp_path / "audit.jsonl"
+    export.write_bytes(page.get("/operator/audit/export").get_data())
+    key = app.test_client().get("/api/v1/fairness/public-key").get_json()["public_key_hex"]
+    command = [sys.executable, "-m", "sota_casino.verify", "audit", str(export), "--public-key"]
+    good = subprocess.run([*command, key], capture_output=True, text=True, check=False)
+    assert good.returncode == 0, good.stdout + good.stderr
+    lines = export.read_text().splitlines()
+    assert '"action":"' in lines[1]
+    lines[1] = lines[1].replace('"action":"', '"action":"forged.', 1)
+    export.write_text("\n".join(lines) + "\n")
+    bad = subprocess.run([*command, key], capture_output=True, text=True, check=False)
+    assert bad.returncode != 0
