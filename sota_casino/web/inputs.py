@@ -61,24 +61,39 @@ def json_body() -> dict[str, Any]:
         raise BadRequest("the body is not valid JSON (UTF-8 encoded)") from error
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object")
-    _refuse_huge_numbers(body)
+    _refuse_unusable_values(body)
     return body
 
 
-def _refuse_huge_numbers(body: dict[str, Any]) -> None:
-    """Refuse any number too long to be an amount or an option, wherever it is nested.
+def _refuse_unusable_values(body: dict[str, Any]) -> None:
+    """Refuse, wherever nested, numbers too long to be any amount and text that is not Unicode.
 
-    :raises InvalidInput: naming where it is.
+    JSON's ``\\ud800`` escapes can smuggle lone surrogates, which no database or hash can encode.
+
+    :raises InvalidInput: naming where the value is.
     """
-    pending: list[tuple[str, Any]] = [(key, value) for key, value in body.items()]
+    pending: list[tuple[str, Any]] = [("", body)]
     while pending:
         path, value = pending.pop()
         if isinstance(value, TooBig):
             raise InvalidInput(f"{path} is far too large", field=path.split(".")[0])
+        if isinstance(value, str) and not _is_unicode(value):
+            raise InvalidInput(f"{path or 'a key'} is not valid Unicode text", field=path)
         if isinstance(value, dict):
-            pending.extend((f"{path}.{key}", item) for key, item in value.items())
+            for key, item in value.items():
+                if not _is_unicode(key):
+                    raise InvalidInput("a field name is not valid Unicode text")
+                pending.append((f"{path}.{key}" if path else key, item))
         elif isinstance(value, list):
             pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:

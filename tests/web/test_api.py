@@ -1,0 +1,482 @@
+"""The JSON API of API.md through the test client: every endpoint, its answers and its refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from web_support import PASSWORD
+from web_support import api_register
+from web_support import bearer
+from web_support import plant_server_seed
+
+from sota_casino.services import settings
+
+
+def error_code(response: Any) -> str:
+    body = response.get_json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+    assert body["error"]["message"]
+    return str(body["error"]["code"])
+
+
+def balances(client: FlaskClient, auth: dict[str, str]) -> dict[str, int]:
+    return client.get("/api/v1/me", headers=auth).get_json()["balances"]  # type: ignore[no-any-return]
+
+
+def raise_table_limit(app: Flask, max_bet: int) -> None:
+    with app.app_context():
+        session = app.extensions["sota_casino.sessionmaker"]()
+        settings.update_table(session, 1, "casino_war", {"max_bet": max_bet})
+        session.close()
+
+
+# --- accounts -------------------------------------------------------------------------------------
+
+
+def test_register_creates_a_player_with_the_grant(client: FlaskClient) -> None:
+    response = client.post("/api/v1/auth/register", json={"username": "zoe", "password": PASSWORD})
+    assert response.status_code == 201
+    user = response.get_json()["user"]
+    assert user["username"] == "zoe" and user["role"] == "player" and user["id"] >= 1
+    token = client.post("/api/v1/auth/token", json={"username": "zoe", "password": PASSWORD})
+    me = client.get("/api/v1/me", headers={"Authorization": f"Bearer {token.get_json()['token']}"})
+    assert me.get_json() == {"user": user, "balances": {"chips": 100_000, "sweets": 100}}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"username": "zo", "password": PASSWORD}, 422, "invalid_input"),
+        ({"username": "zoe zoe", "password": PASSWORD}, 422, "invalid_input"),
+        ({"username": "zoe", "password": "short"}, 422, "invalid_input"),
+        ({"username": "zoe"}, 422, "invalid_input"),
+        ({"username": 7, "password": PASSWORD}, 422, "invalid_input"),
+        ({"username": "zoe", "password": PASSWORD, "admin": True}, 422, "invalid_input"),
+        (["zoe", PASSWORD], 422, "invalid_input"),
+    ],
+)
+def test_register_refuses_bad_input(client: FlaskClient, body: Any, status: int, code: str) -> None:
+    response = client.post("/api/v1/auth/register", json=body)
+    assert response.status_code == status
+    assert error_code(response) == code
+
+
+def test_register_refuses_a_taken_name(client: FlaskClient) -> None:
+    api_register(client, "zoe")
+    response = client.post("/api/v1/auth/register", json={"username": "zoe", "password": PASSWORD})
+    assert response.status_code == 409 and error_code(response) == "username_taken"
+
+
+def test_a_token_needs_the_right_password_and_guessing_is_throttled(client: FlaskClient) -> None:
+    api_register(client, "zoe")
+    wrong = client.post("/api/v1/auth/token", json={"username": "zoe", "password": "x" * 12})
+    assert wrong.status_code == 401 and error_code(wrong) == "unauthorized"
+    statuses = [
+        client.post(
+            "/api/v1/auth/token", json={"username": "zoe", "password": "y" * 12}
+        ).status_code
+        for _ in range(6)
+    ]
+    assert statuses[-1] == 429
+    throttled = client.post("/api/v1/auth/token", json={"username": "zoe", "password": PASSWORD})
+    assert throttled.status_code == 429 and error_code(throttled) == "rate_limited"
+
+
+def test_me_needs_credentials(client: FlaskClient) -> None:
+    response = client.get("/api/v1/me")
+    assert response.status_code == 401 and error_code(response) == "unauthorized"
+
+
+def test_topup_only_when_low_and_once_a_day(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    refused = client.post("/api/v1/me/topup", json={"currency": "sweets"}, headers=auth)
+    assert refused.status_code == 409 and error_code(refused) == "topup_not_allowed"
+    app.config["LOW_BALANCE_SWEETS"] = 1000
+    response = client.post("/api/v1/me/topup", json={"currency": "sweets"}, headers=auth)
+    assert response.status_code == 201
+    assert response.get_json()["balances"] == {"chips": 100_000, "sweets": 200}
+    again = client.post("/api/v1/me/topup", json={"currency": "sweets"}, headers=auth)
+    assert again.status_code == 409
+    for body in ({"currency": "gold"}, {}, {"currency": 1}, {"currency": "chips", "x": 1}):
+        bad = client.post("/api/v1/me/topup", json=body, headers=auth)
+        assert bad.status_code == 422, body
+
+
+# --- fairness -------------------------------------------------------------------------------------
+
+
+def test_the_public_key_needs_no_login(client: FlaskClient) -> None:
+    key = client.get("/api/v1/fairness/public-key").get_json()
+    assert key["algorithm"] == "Ed25519" and len(key["public_key_hex"]) == 64
+    assert "BEGIN PUBLIC KEY" in key["public_key_pem"] and key["retired"] == []
+
+
+def test_rotation_reveals_the_committed_seed_and_activates_the_next(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    before = client.get("/api/v1/fairness/seed-pair", headers=auth).get_json()
+    response = client.post("/api/v1/fairness/rotate", json={"client_seed": "mine"}, headers=auth)
+    assert response.status_code == 200
+    rotated = response.get_json()
+    assert rotated["revealed"]["document"]["commitment"] == before["commitment"]
+    assert rotated["active"]["commitment"] == before["next_commitment"]
+    assert rotated["active"]["client_seed"] == "mine"
+    bundle = client.get(
+        f"/api/v1/fairness/seed-pairs/{before['seed_pair_id']}/bundle", headers=auth
+    ).get_json()
+    assert bundle["reveal"] == rotated["revealed"]
+    assert client.post("/api/v1/fairness/rotate", json={}, headers=auth).status_code == 200
+
+
+@pytest.mark.parametrize("seed", ["", "x" * 65, 5, True, ["a"]])
+def test_rotation_refuses_a_bad_client_seed(
+    client: FlaskClient, auth: dict[str, str], seed: Any
+) -> None:
+    response = client.post("/api/v1/fairness/rotate", json={"client_seed": seed}, headers=auth)
+    assert response.status_code == 422 and error_code(response) == "invalid_input"
+
+
+def test_rotation_is_refused_while_a_round_is_open(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    plant_server_seed(app, "bob", {0: True})
+    client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth)
+    response = client.post("/api/v1/fairness/rotate", json={}, headers=auth)
+    assert response.status_code == 409 and error_code(response) == "round_open"
+
+
+def test_another_players_bundle_or_the_unshown_next_pair_is_not_found(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    mine = client.get("/api/v1/fairness/seed-pair", headers=auth).get_json()
+    other = bearer(client, "eve")
+    stolen = client.get(f"/api/v1/fairness/seed-pairs/{mine['seed_pair_id']}/bundle", headers=other)
+    assert stolen.status_code == 404
+    upcoming = client.get(
+        f"/api/v1/fairness/seed-pairs/{mine['next_seed_pair_id']}/bundle", headers=auth
+    )
+    assert upcoming.status_code == 404
+
+
+# --- Casino War -----------------------------------------------------------------------------------
+
+
+def test_a_bet_returns_the_round_with_the_new_balance(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    plant_server_seed(app, "bob", {0: False})
+    response = client.post(
+        "/api/v1/casino-war/rounds", json={"bet": 500, "tie_bet": 100}, headers=auth
+    )
+    assert response.status_code == 201
+    round_ = response.get_json()
+    assert round_["status"] == "settled" and round_["outcome"] in ("win", "lose")
+    assert round_["war"] is None and round_["raise"] == 0 and round_["nonce"] == 0
+    assert round_["net"] == (400 if round_["outcome"] == "win" else -600)
+    assert round_["balances"]["chips"] == 100_000 + round_["net"]
+    fetched = client.get(f"/api/v1/casino-war/rounds/{round_['id']}", headers=auth).get_json()
+    assert fetched == round_
+
+
+AMOUNT_CASES = [
+    ({"bet": "500"}, "bet must be an integer"),
+    ({"bet": 500.0}, "not a number with a fraction"),
+    ({"bet": 5e2}, "not a number with a fraction"),
+    ({"bet": True}, "not a boolean"),
+    ({"bet": None}, "bet is required"),
+    ({}, "bet is required"),
+    ({"bet": [500]}, "not a list"),
+    ({"bet": {"chips": 5}}, "not an object"),
+    ({"bet": -500}, "must not be negative"),
+    ({"bet": 0}, "more than zero"),
+    ({"bet": 150}, "whole chips"),
+    ({"bet": 10**30}, "far too large"),
+    ({"bet": 60_000}, "bet must be from"),
+    ({"bet": 500, "tie_bet": -100}, "tie_bet must not be negative"),
+    ({"bet": 500, "tie_bet": 1.5}, "tie_bet must be an integer"),
+    ({"bet": 500, "tie_bet": "100"}, "tie_bet must be an integer"),
+    ({"bet": 500, "stake": 5}, "unknown field 'stake'"),
+    ({"bet": 500, "table": "blackjack"}, "table must be"),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), AMOUNT_CASES)
+def test_bad_amounts_are_422_and_move_nothing(
+    client: FlaskClient, auth: dict[str, str], body: dict[str, Any], message: str
+) -> None:
+    response = client.post("/api/v1/casino-war/rounds", json=body, headers=auth)
+    assert response.status_code == 422
+    assert message in response.get_json()["error"]["message"]
+    assert balances(client, auth)["chips"] == 100_000
+    assert client.get("/api/v1/rounds", headers=auth).get_json()["rounds"] == []
+
+
+def test_a_number_with_hundreds_of_digits_is_a_clear_422(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    body = '{"bet": ' + "9" * 5000 + "}"
+    response = client.post(
+        "/api/v1/casino-war/rounds", data=body, headers=auth, content_type="application/json"
+    )
+    assert (
+        response.status_code == 422 and "far too large" in response.get_json()["error"]["message"]
+    )
+
+
+def test_a_bet_beyond_the_balance_is_409_and_moves_nothing(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    raise_table_limit(app, 500_000)
+    response = client.post("/api/v1/casino-war/rounds", json={"bet": 200_000}, headers=auth)
+    assert response.status_code == 409 and error_code(response) == "insufficient_funds"
+    assert balances(client, auth)["chips"] == 100_000
+
+
+def test_a_tie_waits_for_war_or_surrender(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    plant_server_seed(app, "bob", {0: True, 1: True})
+    tied = client.post("/api/v1/casino-war/rounds", json={"bet": 1000}, headers=auth).get_json()
+    assert tied["status"] == "awaiting_decision" and tied["outcome"] is None
+    assert tied["player_card"][0] == tied["dealer_card"][0]
+    url = f"/api/v1/casino-war/rounds/{tied['id']}/decision"
+    bad = client.post(url, json={"choice": "fold"}, headers=auth)
+    assert bad.status_code == 422 and error_code(bad) == "invalid_input"
+    war = client.post(url, json={"choice": "war"}, headers=auth)
+    assert war.status_code == 200
+    settled = war.get_json()
+    assert settled["raise"] == 1000 and len(settled["war"]["burned"]) == 3
+    assert settled["outcome"] in ("war_win", "war_tie", "war_lose")
+    again = client.post(url, json={"choice": "surrender"}, headers=auth)
+    assert again.status_code == 409 and error_code(again) == "round_settled"
+    second = client.post("/api/v1/casino-war/rounds", json={"bet": 1000}, headers=auth).get_json()
+    surrender = client.post(
+        f"/api/v1/casino-war/rounds/{second['id']}/decision",
+        json={"choice": "surrender"},
+        headers=auth,
+    ).get_json()
+    assert surrender["outcome"] == "surrender" and surrender["net"] == -500
+
+
+def test_another_players_round_is_404_everywhere(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    plant_server_seed(app, "bob", {0: True})
+    mine = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth).get_json()
+    other = bearer(client, "eve")
+    rid = mine["id"]
+    for method, url, body in (
+        ("get", f"/api/v1/casino-war/rounds/{rid}", None),
+        ("post", f"/api/v1/casino-war/rounds/{rid}/decision", {"choice": "war"}),
+        ("get", f"/api/v1/rounds/{rid}/receipt", None),
+        ("get", f"/api/v1/sota/games/{rid}", None),
+    ):
+        response = getattr(client, method)(url, json=body, headers=other)
+        assert response.status_code == 404, url
+        assert error_code(response) == "not_found"
+    assert balances(client, other)["chips"] == 100_000
+
+
+def test_the_odds_are_exact_and_their_settings_checked(client: FlaskClient) -> None:
+    odds = client.get("/api/v1/casino-war/odds").get_json()
+    assert odds["decks"] == 6 and odds["house_edge_surrender"]["exact"] == "23/622"
+    assert odds["house_edge_tie_bet"]["exact"] == "58/311"
+    one_deck = client.get("/api/v1/casino-war/odds?decks=1&tie_payout=0&bonus=ante").get_json()
+    assert one_deck["p_tie"]["exact"] == "1/17" and one_deck["house_edge_tie_bet"] is None
+    for query in ("decks=9", "decks=abc", "tie_payout=-1", "bonus=big", "decks=1.5", "x=1"):
+        response = client.get(f"/api/v1/casino-war/odds?{query}")
+        assert response.status_code == 422, query
+
+
+# --- Sota -----------------------------------------------------------------------------------------
+
+
+def test_a_sota_game_is_played_whole(client: FlaskClient, auth: dict[str, str]) -> None:
+    response = client.post(
+        "/api/v1/sota/games", json={"stake": 10, "preset": "english"}, headers=auth
+    )
+    assert response.status_code == 201
+    game = response.get_json()
+    assert game["status"] == "settled" and game["rules"]["war_down"] == 1
+    assert game["net"] in (10, -10, 0) and game["balances"]["sweets"] == 100 + game["net"]
+    assert client.get(f"/api/v1/sota/games/{game['id']}", headers=auth).get_json() == game
+    custom = client.post(
+        "/api/v1/sota/games",
+        json={"stake": 1, "rules": {"seats": 3, "deck": "piquet32", "gather": "shuffled"}},
+        headers=auth,
+    ).get_json()
+    assert custom["seats"] == 3 and all(len(t["counts"]) == 3 for t in custom["tricks"])
+
+
+SOTA_CASES = [
+    ({"stake": 1.0, "preset": "nordic"}, "invalid_input"),
+    ({"stake": "1", "preset": "nordic"}, "invalid_input"),
+    ({"stake": -1, "preset": "nordic"}, "invalid_input"),
+    ({"stake": 0, "preset": "nordic"}, "invalid_input"),
+    ({"stake": 10**20, "preset": "nordic"}, "invalid_input"),
+    ({"preset": "nordic"}, "invalid_input"),
+    ({"stake": 1000, "preset": "nordic"}, "invalid_bet"),
+    ({"stake": 1, "preset": "klondike"}, "invalid_rules"),
+    ({"stake": 1, "rules": {"jokers": True}}, "invalid_rules"),
+    ({"stake": 1, "rules": {"seats": 5}}, "invalid_rules"),
+    ({"stake": 1, "rules": {"max_tricks": 2.5}}, "invalid_rules"),
+    ({"stake": 1, "rules": {"peace": 1}}, "invalid_rules"),
+    ({"stake": 1, "rules": {}, "preset": "nordic"}, "invalid_rules"),
+    ({"stake": 1, "rules": "nordic"}, "invalid_input"),
+    ({"stake": 1, "preset": "nordic", "seats": 3}, "invalid_input"),
+]
+
+
+@pytest.mark.parametrize(("body", "code"), SOTA_CASES)
+def test_bad_sota_games_are_422_and_move_nothing(
+    client: FlaskClient, auth: dict[str, str], body: dict[str, Any], code: str
+) -> None:
+    response = client.post("/api/v1/sota/games", json=body, headers=auth)
+    assert response.status_code == 422
+    assert error_code(response) == code
+    assert balances(client, auth)["sweets"] == 100
+
+
+def test_prisoners_of_war_moves_until_the_game_ends(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    game = client.post(
+        "/api/v1/sota/games",
+        json={"stake": 2, "rules": {"prisoners_of_war": True, "max_tricks": 80}},
+        headers=auth,
+    ).get_json()
+    url = f"/api/v1/sota/games/{game['id']}/moves"
+    for bad in ({"cards": []}, {"cards": "AS"}, {"cards": [1]}, {"cards": ["ZZ"]}, {}):
+        if game["status"] == "awaiting_move":
+            response = client.post(url, json=bad, headers=auth)
+            assert response.status_code == 422, bad
+    moves = 0
+    while game["status"] == "awaiting_move":
+        pending = game["pending"]
+        response = client.post(
+            url, json={"cards": pending["options"][: pending["count"]]}, headers=auth
+        )
+        assert response.status_code == 200
+        game = response.get_json()
+        moves += 1
+        assert moves < 300
+    assert game["status"] == "settled" and game["winner"] is not None
+    done = client.post(url, json={"cards": ["AS"]}, headers=auth)
+    assert done.status_code == 409 and error_code(done) == "round_settled"
+
+
+def test_a_move_in_a_game_without_prisoners_is_refused(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    game = client.post(
+        "/api/v1/sota/games", json={"stake": 1, "preset": "nordic"}, headers=auth
+    ).get_json()
+    response = client.post(
+        f"/api/v1/sota/games/{game['id']}/moves", json={"cards": ["AS"]}, headers=auth
+    )
+    assert response.status_code == 409
+
+
+# --- history --------------------------------------------------------------------------------------
+
+
+def test_rounds_are_listed_newest_first_with_filters_and_pages(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    for _ in range(3):
+        client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth)
+    client.post("/api/v1/sota/games", json={"stake": 1, "preset": "kids_15_min"}, headers=auth)
+    page = client.get("/api/v1/rounds?limit=2", headers=auth).get_json()
+    assert [r["id"] for r in page["rounds"]] == [4, 3] and page["next_before"] == 3
+    rest = client.get("/api/v1/rounds?limit=2&before=3", headers=auth).get_json()
+    assert [r["id"] for r in rest["rounds"]] == [2, 1] and rest["next_before"] is None
+    sota = client.get("/api/v1/rounds?game=sota", headers=auth).get_json()
+    assert [r["game"] for r in sota["rounds"]] == ["sota"]
+    for query in ("limit=0", "limit=101", "limit=x", "before=-3", "game=poker", "page=2"):
+        response = client.get(f"/api/v1/rounds?{query}", headers=auth)
+        assert response.status_code == 422, query
+
+
+def test_a_receipt_exists_once_the_round_settles(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    plant_server_seed(app, "bob", {0: True})
+    tied = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth).get_json()
+    assert client.get(f"/api/v1/rounds/{tied['id']}/receipt", headers=auth).status_code == 404
+    client.post(
+        f"/api/v1/casino-war/rounds/{tied['id']}/decision", json={"choice": "war"}, headers=auth
+    )
+    receipt = client.get(f"/api/v1/rounds/{tied['id']}/receipt", headers=auth).get_json()
+    assert receipt["document"]["actions"] == ["war"] and len(receipt["document"]["cards"]) == 7
+    assert len(receipt["signature"]) == 128
+
+
+# --- idempotency ----------------------------------------------------------------------------------
+
+
+def test_a_replayed_idempotency_key_returns_the_first_answer_and_moves_nothing(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    headers = {**auth, "Idempotency-Key": "bet-0001"}
+    first = client.post("/api/v1/casino-war/rounds", json={"bet": 500}, headers=headers)
+    after_first = balances(client, auth)
+    second = client.post("/api/v1/casino-war/rounds", json={"bet": 500}, headers=headers)
+    assert second.status_code == first.status_code == 201
+    assert second.get_json() == first.get_json()
+    assert balances(client, auth) == after_first
+    assert len(client.get("/api/v1/rounds", headers=auth).get_json()["rounds"]) == 1
+
+
+def test_the_same_key_with_another_body_is_an_idempotency_mismatch(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    headers = {**auth, "Idempotency-Key": "game-1"}
+    client.post("/api/v1/sota/games", json={"stake": 1, "preset": "nordic"}, headers=headers)
+    after = balances(client, auth)
+    other = client.post(
+        "/api/v1/sota/games", json={"stake": 2, "preset": "nordic"}, headers=headers
+    )
+    assert other.status_code == 422 and error_code(other) == "idempotency_mismatch"
+    elsewhere = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=headers)
+    assert elsewhere.status_code == 422 and error_code(elsewhere) == "idempotency_mismatch"
+    assert balances(client, auth) == after
+
+
+def test_a_decision_replayed_with_its_key_is_answered_once(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    plant_server_seed(app, "bob", {0: True})
+    tied = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth).get_json()
+    url = f"/api/v1/casino-war/rounds/{tied['id']}/decision"
+    headers = {**auth, "Idempotency-Key": "decide-1"}
+    first = client.post(url, json={"choice": "war"}, headers=headers)
+    second = client.post(url, json={"choice": "war"}, headers=headers)
+    assert first.status_code == second.status_code == 200
+    assert first.get_json() == second.get_json()
+
+
+@pytest.mark.parametrize("key", ["", "x" * 65, "has space", "tab\tkey", "ключ"])
+def test_a_malformed_idempotency_key_is_422(
+    client: FlaskClient, auth: dict[str, str], key: str
+) -> None:
+    headers = {**auth, "Idempotency-Key": key.encode("utf-8").decode("latin-1")}
+    response = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=headers)
+    assert response.status_code == 422 and error_code(response) == "invalid_input"
+    assert balances(client, auth)["chips"] == 100_000
+
+
+def test_a_token_stops_working_after_the_password_changes(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    from sota_casino.services import accounts
+
+    with client.application.app_context():
+        session = client.application.extensions["sota_casino.sessionmaker"]()
+        accounts.change_password(session, 1, PASSWORD, "a different passphrase")
+        session.close()
+    response = client.get("/api/v1/me", headers=auth)
+    assert response.status_code == 401
