@@ -298,7 +298,7 @@ class GameResult:
 
 @dataclass(frozen=True, slots=True)
 class Places:
-    """Where every card of the deck is after a trick (for conservation checks)."""
+    """Where every card of the deck is after a trick; every pile is listed top card first."""
 
     piles: tuple[tuple[Card, ...], ...]
     won: tuple[tuple[Card, ...], ...]
@@ -717,7 +717,7 @@ class _Table:
     def places(self) -> Places:
         return Places(
             piles=tuple(tuple(pile) for pile in self.piles),
-            won=tuple(tuple(pile) for pile in self.won),
+            won=tuple(tuple(reversed(pile)) for pile in self.won),
             aside=self.aside,
             out_of_play=tuple(self.out_of_play),
         )
