@@ -130,9 +130,12 @@ def post(
             raise InsufficientFunds(
                 f"your {currency} balance does not cover {-amount}", currency=currency
             )
-        session.add(Posting(transfer_id=transfer.id, account_id=account.id, amount=amount))
+        session.expire(account, ["balance"])  # changed in SQL; reload on next read
+    session.add_all(
+        Posting(transfer_id=transfer.id, account_id=accounts[name].id, amount=amount)
+        for name, amount in moves.items()
+    )
     session.flush()
-    session.expire_all()  # balances changed in SQL; reload on next read
     return transfer
 
 
