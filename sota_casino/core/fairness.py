@@ -7,9 +7,7 @@ canonical JSON of signed documents, and Ed25519 signing and verification.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import hmac
 import json
 import secrets
 import struct
@@ -37,6 +35,9 @@ CLIENT_SEED_MAX: Final = 64
 TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 _unpack_word: Final = struct.Struct(">I").unpack_from  # one big-endian 32-bit word
+_SHA256_BLOCK_BYTES: Final = 64
+_INNER_PAD: Final = bytes(b ^ 0x36 for b in range(256))  # translation tables of RFC 2104
+_OUTER_PAD: Final = bytes(b ^ 0x5C for b in range(256))
 
 
 # --- seeds --------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ class Stream:
     __slots__ = ("_mac", "_prefix", "_buffer", "_offset", "_next_block", "_discarded")
 
     def __init__(self, seeds: Seeds) -> None:
-        self._mac = _keyed_hmac(seeds.server_seed)
+        self._mac = _KeyedHmacSha256(seeds.server_seed)
         self._prefix = f"{seeds.client_seed}:{seeds.nonce}:".encode()
         self._buffer = b""
         self._offset = 0  # unread bytes start here in ``_buffer``
@@ -100,9 +101,7 @@ class Stream:
 
     def block(self, k: int) -> bytes:
         """Return block ``k`` of this stream (without consuming anything)."""
-        mac = self._mac.copy()
-        mac.update(b"%s%d" % (self._prefix, k))
-        return mac.digest()
+        return self._mac.digest(b"%s%d" % (self._prefix, k))
 
     def read(self, n: int) -> bytes:
         """Consume and return the next ``n`` bytes."""
@@ -152,15 +151,29 @@ class Stream:
         return self._next_block
 
 
-@functools.lru_cache(maxsize=1024)
-def _keyed_hmac(server_seed: bytes) -> hmac.HMAC:
-    """Return HMAC-SHA256 keyed with ``server_seed``, to be copied for each block.
+class _KeyedHmacSha256:
+    """HMAC-SHA256 (RFC 2104) with its key absorbed once.
 
-    Keying costs about as much as a whole block, and one seed pair serves many rounds (a stream
-    each), so a seed is keyed once and every block starts from a copy. The cached object is
-    only ever copied, never updated, so streams in several threads may share it.
+    ``hmac.digest`` keys afresh on every call, which costs as much as hashing the message; here
+    the padded key is hashed once per stream and each block costs two copies of hash states.
     """
-    return hmac.new(server_seed, digestmod=hashlib.sha256)
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) > _SHA256_BLOCK_BYTES:
+            key = hashlib.sha256(key).digest()
+        key = key.ljust(_SHA256_BLOCK_BYTES, b"\0")
+        self._inner = hashlib.sha256(key.translate(_INNER_PAD))
+        self._outer = hashlib.sha256(key.translate(_OUTER_PAD))
+
+    def digest(self, message: bytes) -> bytes:
+        """Return ``HMAC-SHA256(key, message)``."""
+        inner = self._inner.copy()
+        inner.update(message)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
 
 
 def _uniform_from_words(next_word: Callable[[], int], n: int, word_bits: int) -> int:

@@ -24,6 +24,7 @@ from sota_casino.core.casino_war import play
 from sota_casino.core.fairness import PartialShuffle
 from sota_casino.core.fairness import Seeds
 from sota_casino.core.fairness import Stream
+from sota_casino.core.fairness import _KeyedHmacSha256
 from sota_casino.core.fairness import _uniform_from_words
 from sota_casino.core.fairness import shuffle
 from sota_casino.core.fairness import shuffled_shoe
@@ -56,6 +57,13 @@ def test_the_stream_is_the_hmac_blocks_of_the_spec_in_order(seeds: Seeds, blocks
     assert b"".join(parts) == expected
     assert stream.bytes_read == len(expected)
     assert stream.blocks_used == blocks
+
+
+@settings(max_examples=100)
+@given(key=st.binary(max_size=200), message=st.binary(max_size=200))
+def test_the_keyed_hmac_equals_the_standard_library_hmac(key: bytes, message: bytes) -> None:
+    # keys shorter than, equal to and longer than the 64-byte SHA-256 block
+    assert _KeyedHmacSha256(key).digest(message) == hmac.digest(key, message, "sha256")
 
 
 def test_streams_of_different_server_seeds_do_not_share_their_key() -> None:
