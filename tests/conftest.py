@@ -90,10 +90,20 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+def assert_books_hold(app: Flask) -> None:
+    """``flask ledger check`` and ``flask audit verify`` must pass after a test moved money."""
+    runner = app.test_cli_runner()
+    for command in (["ledger", "check"], ["audit", "verify"]):
+        result = runner.invoke(args=command)
+        assert result.exit_code == 0, f"flask {' '.join(command)} failed:\n{result.output}"
+
+
 @pytest.fixture
-def app(db_url: str, tmp_path: Path) -> Iterator[Flask]:
+def app(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) -> Iterator[Flask]:
     app = create_app(app_config(db_url, tmp_path))
     yield app
+    if not request.node.get_closest_marker("tampers"):
+        assert_books_hold(app)
     app.extensions["sota_casino.engine"].dispose()
 
 

@@ -90,6 +90,7 @@ TAMPERING = {
 }
 
 
+@pytest.mark.tampers
 @pytest.mark.parametrize("how", sorted(TAMPERING))
 def test_audit_verify_names_the_first_tampered_entry(
     app: Flask,
@@ -110,6 +111,7 @@ def test_audit_verify_names_the_first_tampered_entry(
     assert "BROKEN at entry 5" in broken.output
 
 
+@pytest.mark.tampers
 def test_ledger_check_passes_then_reports_a_forged_balance(
     app: Flask, session: Session, register: Callable
 ) -> None:
