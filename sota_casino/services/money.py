@@ -17,6 +17,7 @@ from ..models import CURRENCIES
 from ..models import Transfer
 from ..models import User
 from . import audit
+from . import idempotency
 from . import ledger
 from .context import context_of
 from .tx import transactional
@@ -140,13 +141,26 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
 
 @transactional
 def adjust(
-    session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
+    session: Session,
+    actor_id: int,
+    user_id: int,
+    currency: object,
+    amount: object,
+    reason: object,
+    *,
+    idempotency_key: str | None = None,
 ) -> dict[str, int]:
     """Credit (or, with a negative amount, debit) a player by hand, with a reason (audited).
+
+    A repeated ``idempotency_key`` (a double click on the confirmation) applies it once.
 
     :raises InsufficientFunds: if a debit would take the balance below zero.
     """
     currency, amount, reason = check_adjustment(currency, amount, reason)
+    key = idempotency.check_key(idempotency_key)
+    digest = idempotency.request_hash("money.adjust", [user_id, currency, amount, reason])
+    if (stored := idempotency.replay(session, actor_id, key, digest)) is not None:
+        return stored  # type: ignore[no-any-return]
     actor = session.get(User, actor_id)
     if actor is None or actor.role != "operator":
         raise Forbidden("only an operator may adjust balances")
@@ -161,4 +175,6 @@ def adjust(
         subject=f"user:{user_id}",
         data={"currency": currency, "amount": amount, "reason": reason},
     )
-    return ledger.player_balances(session, user_id)
+    balances = ledger.player_balances(session, user_id)
+    idempotency.remember(session, actor_id, key, digest, balances)
+    return balances

@@ -8,6 +8,7 @@ auditor may read everything (GET) but change nothing (403 on any other method).
 from __future__ import annotations
 
 import re
+import secrets
 from datetime import UTC
 from datetime import datetime
 from decimal import Decimal
@@ -257,7 +258,8 @@ def adjust_preview(user_id: int) -> ResponseReturnValue:
     preview = reports.adjustment_preview(
         get_session(), user_id, currency, amount, form.get("reason", "")
     )
-    return render_template("operator/adjust_confirm.html", preview=preview)
+    once = secrets.token_urlsafe(16)  # a double click on "Apply" applies it once
+    return render_template("operator/adjust_confirm.html", preview=preview, once=once)
 
 
 @bp.post("/players/<id:user_id>/adjust")
@@ -267,7 +269,13 @@ def adjust(user_id: int) -> ResponseReturnValue:
     if not MINOR_TEXT.fullmatch(text):
         raise InvalidInput("amount must be a whole number of minor units", field="amount")
     money.adjust(
-        get_session(), g.user.id, user_id, form.get("currency"), int(text), form.get("reason")
+        get_session(),
+        g.user.id,
+        user_id,
+        form.get("currency"),
+        int(text),
+        form.get("reason"),
+        idempotency_key=form.get("once") or None,
     )
     flash("Adjustment applied and recorded in the audit log.", "ok")
     return redirect(url_for(".player", user_id=user_id), code=303)

@@ -23,6 +23,7 @@ from ..services import ledger
 from ..services import money
 from ..services import reports
 from ..services import settings
+from . import inputs
 from . import operator_openapi  # noqa: F401  (adds these endpoints to the OpenAPI document)
 from .inputs import MAX_AMOUNT
 from .inputs import MAX_ID
@@ -190,7 +191,13 @@ def adjustment() -> ResponseReturnValue:
     amount = _signed_amount(body)
     reason = string(body, "reason", max_length=money.REASON_MAX)
     balances = money.adjust(
-        get_session(), _actor_id(), user_id, body.get("currency"), amount, reason
+        get_session(),
+        _actor_id(),
+        user_id,
+        body.get("currency"),
+        amount,
+        reason,
+        idempotency_key=inputs.idempotency_key(),
     )
     return jsonify({"user_id": user_id, "balances": balances}), 201
 

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sota_casino.core.errors import Forbidden
+from sota_casino.core.errors import IdempotencyMismatch
 from sota_casino.core.errors import InsufficientFunds
 from sota_casino.core.errors import InvalidInput
 from sota_casino.core.errors import NotFound
@@ -79,3 +80,16 @@ def test_adjustments_need_an_operator_a_reason_and_a_valid_amount(
     with pytest.raises(InsufficientFunds):
         money.adjust(session, operator, player, "sweets", -126, "more than held")
     assert money.balances(session, player)["sweets"] == 125
+
+
+def test_a_repeated_adjustment_key_applies_once(
+    session: Session, player: int, operator: int
+) -> None:
+    for _ in range(3):
+        after = money.adjust(
+            session, operator, player, "sweets", 7, "double click", idempotency_key="confirm-1"
+        )
+        assert after["sweets"] == 107
+    with pytest.raises(IdempotencyMismatch):
+        money.adjust(session, operator, player, "sweets", 8, "other", idempotency_key="confirm-1")
+    assert money.balances(session, player)["sweets"] == 107
