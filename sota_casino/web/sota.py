@@ -141,6 +141,15 @@ SWITCH_HELP: Final = [
     ),
     ("teams", "Teams", "With 4 seats, you and CPU 1 play against the dealer and CPU 2."),
 ]
+PRESET_TITLES: Final = {
+    "nordic": "Nordic",
+    "english": "English",
+    "tod_und_leben": "Tod und Leben",
+    "pjanitsa": "Pjanitsa",
+    "rauha": "Rauha",
+    "syrian": "Syrian",
+    "kids_15_min": "Kids' 15 minutes",
+}
 PRESET_HELP: Final = {
     "nordic": "The Nordic classic: three cards face down in a war.",
     "english": "The English way: one card face down in a war.",
@@ -199,6 +208,7 @@ def table() -> ResponseReturnValue:
         number_help=NUMBER_HELP,
         switch_help=SWITCH_HELP,
         preset_help=PRESET_HELP,
+        preset_titles=PRESET_TITLES,
         presets=sota.PRESETS,
         form_key=secrets.token_hex(16),
     )

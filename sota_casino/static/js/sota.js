@@ -161,13 +161,14 @@
     document.addEventListener("keydown", (event) => {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       const tag = event.target && event.target.tagName;
-      const native = tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || tag === "BUTTON";
+      // Fields keep their own keys; a focused button keeps Space (it presses the button).
+      const field = tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA";
       let handled = true;
-      if (event.key === " " && !native) toggle();
-      else if (event.key === "ArrowRight" && tag !== "INPUT") { pause(); go(position + 1); }
-      else if (event.key === "ArrowLeft" && tag !== "INPUT") { pause(); go(position - 1); }
-      else if (event.key === "Home" && !native) { pause(); go(0); }
-      else if (event.key === "End" && !native) { pause(); go(frames.length - 1); }
+      if (event.key === " " && !field && tag !== "BUTTON") toggle();
+      else if (event.key === "ArrowRight" && !field) { pause(); go(position + 1); }
+      else if (event.key === "ArrowLeft" && !field) { pause(); go(position - 1); }
+      else if (event.key === "Home" && !field) { pause(); go(0); }
+      else if (event.key === "End" && !field) { pause(); go(frames.length - 1); }
       else if (event.key === "+" || event.key === "=") bumpSpeed(1);
       else if (event.key === "-") bumpSpeed(-1);
       else handled = false;

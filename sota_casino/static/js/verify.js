@@ -300,9 +300,13 @@
     const body = el("tbody");
     for (const row of report.rounds) {
       const cards = el("span", { class: "card-row tight" });
-      for (const code of row.cards || []) cards.append(cardText(code), " ");
+      const shown = (row.cards || []).slice(0, 8);
+      for (const code of shown) cards.append(cardText(code), " ");
+      if ((row.cards || []).length > shown.length) {
+        cards.append(el("small", { class: "muted" }, "… " + row.cards.length + " cards"));
+      }
       const outcomeOk = row.game === "casino_war" ? row.checks.outcome && row.checks.payout : null;
-      body.append(el("tr", { "data-round": row.id, "data-ok": row.ok ? "1" : "0" },
+      body.append(el("tr", { "data-round": row.id, "data-nonce": row.nonce, "data-ok": row.ok ? "1" : "0" },
         el("td", {}, row.id), el("td", {}, row.nonce), el("td", {}, row.game === "casino_war" ? "Casino War" : "Sota"),
         el("td", {}, cards), el("td", {}, row.result || "–"), el("td", { class: "num" }, row.payout ?? "–"),
         el("td", {}, mark(row.checks.signature)), el("td", {}, mark(row.checks.seeds && row.checks.nonce)),

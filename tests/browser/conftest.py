@@ -1,0 +1,168 @@
+"""The real app under gunicorn (2 workers, a migrated temp SQLite file) and headless Chromium.
+
+Without Chromium or Playwright the browser tests skip with a clear message, unless
+``REQUIRE_BROWSER=1`` (CI), where they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from sota_casino import migrate
+from sota_casino.factory import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SECRET_KEY = "browser-tests-secret-key"
+
+
+def browser_missing() -> str | None:
+    """Say why the browser tests cannot run here, or None when they can."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is not installed (pip install -e '.[dev]')"
+    if not Path(CHROMIUM).exists():
+        return f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+def require_browser() -> None:
+    """Skip the test (or fail it when REQUIRE_BROWSER=1) if no browser can run."""
+    missing = browser_missing()
+    if missing is None:
+        return
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
+    pytest.skip(f"browser tests skipped: {missing} (set REQUIRE_BROWSER=1 to fail instead)")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    """The gunicorn server: its URL, and an app on the same database for direct writes."""
+
+    url: str
+    app: Flask
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    require_browser()
+    home = tmp_path_factory.mktemp("live")
+    database = f"sqlite:///{home / 'casino.db'}"
+    migrate.upgrade(database)
+    settings = {
+        "DATABASE_URL": database,
+        "SECRET_KEY": SECRET_KEY,
+        "SIGNING_KEY_FILE": str(home / "signing_key.pem"),
+    }
+    # Made here first, so both workers load the same signing key instead of racing to create it.
+    app = create_app({**settings, "CHECKPOINT_EVERY": 0})
+    port = free_port()
+    log = (home / "gunicorn.log").open("w")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "wsgi:app",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--access-logfile",
+            "-",
+            "--error-logfile",
+            "-",
+        ],
+        cwd=ROOT,
+        env={**os.environ, **settings},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/v1/fairness/public-key", timeout=2):
+                    break
+            except OSError:  # refused, reset or timed out while the workers boot
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail(f"gunicorn did not start: {(home / 'gunicorn.log').read_text()}")
+                time.sleep(0.2)
+        yield LiveServer(url, app)
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+        app.extensions["sota_casino.engine"].dispose()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def tab(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    """A fresh tab on the live server; a console error or a failed request fails the test."""
+    context = chromium.new_context(
+        viewport={"width": 1280, "height": 860}, base_url=live_server.url
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on(
+        "response",
+        lambda r: (
+            problems.append(f"{r.status} {r.url}")
+            if r.status >= 400 and not r.url.endswith("/favicon.ico")
+            else None
+        ),
+    )
+    yield page
+    context.close()
+    assert problems == [], problems  # e.g. a CSP violation, a script error, a missing file

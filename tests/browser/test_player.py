@@ -1,0 +1,248 @@
+"""The player's side in a real browser against gunicorn: sign up, Casino War through ties with
+each choice (keyboard), a Sota game with the replay controls, history, and rotating the seed
+pair then verifying its rounds in the page with WebCrypto. Saves a screenshot of each page into
+``docs/screenshots/``."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+from web_support import PASSWORD  # noqa: E402
+from web_support import plant_server_seed  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+_names = itertools.count(1)
+
+
+def shoot(page: Any, name: str, full_page: bool = True) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(
+        path=str(SCREENSHOTS / f"player-{name}.png"), full_page=full_page, animations="disabled"
+    )
+
+
+def sign_up(page: Any, prefix: str) -> str:
+    username = f"{prefix}{next(_names)}"
+    page.goto("/auth/register")
+    page.fill("#username", username)
+    page.fill("#password", PASSWORD)
+    page.fill("#confirm", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/lobby")
+    return username
+
+
+def test_a_visitor_signs_up_and_sees_the_lobby(tab: Any) -> None:
+    tab.goto("/")
+    assert "Casino War and Sota, provably fair" in tab.inner_text("h1")
+    shoot(tab, "landing")
+    tab.goto("/auth/register")
+    shoot(tab, "register")
+    sign_up(tab, "visitor")
+    assert tab.inner_text(".tile.money .big >> nth=0") == "1,000"
+    assert tab.inner_text(".tile.money .big >> nth=1") == "100"
+    shoot(tab, "lobby")
+
+
+def test_casino_war_through_a_tie_with_each_choice_from_the_keyboard(
+    tab: Any, live_server: Any
+) -> None:
+    username = sign_up(tab, "warrior")
+    plant_server_seed(live_server.app, username, {0: True, 1: True})
+    tab.goto("/casino-war")
+    shoot(tab, "casino-war-table")
+    tab.fill("#bet", "")
+    tab.click("button.chip.c5")
+    tab.click("button.chip.c5")
+    assert tab.input_value("#bet") == "10"
+    tab.click("#chips-to-tie")
+    tab.click("button.chip.c1")
+    assert tab.input_value("#tie_bet") == "1"
+    tab.locator("body").press("d")
+    tab.wait_for_selector("#go-to-war")
+    assert "A tie!" in tab.inner_text(".result-banner")
+    assert "raise 10" in tab.inner_text("#go-to-war")
+    shoot(tab, "casino-war-tie")
+    tab.locator("body").press("w")
+    tab.wait_for_selector("[data-testid=result]")
+    result = tab.inner_text("[data-testid=result]")
+    assert re.search(r"You won the war|War tied: you win|Dealer won the war", result)
+    assert "Tie bet 1: won 10!" in result
+    assert tab.locator(".war-zone .card.mini").count() == 3
+    shoot(tab, "casino-war-war")
+
+    tab.fill("#bet", "20")
+    tab.fill("#tie_bet", "0")
+    tab.locator("#deal").focus()
+    tab.keyboard.press("Enter")
+    tab.wait_for_selector("#surrender")
+    tab.locator("body").press("s")
+    tab.wait_for_selector("[data-testid=result]")
+    assert "You surrendered" in tab.inner_text("[data-testid=result]")
+    assert tab.inner_text("[data-testid=net]") == "−10"
+    shoot(tab, "casino-war-surrender")
+
+
+def test_a_sota_game_replays_with_play_pause_step_speed_and_end(tab: Any) -> None:
+    sign_up(tab, "sota")
+    tab.goto("/sota")
+    tab.select_option("#seats", "3")
+    shoot(tab, "sota-table")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    assert tab.locator(".seat").count() == 3
+    assert tab.is_hidden("#game-result")
+    tricks = int(tab.get_attribute("#scrub", "max"))
+    assert "dealt: 17 cards each" in tab.inner_text("#trick-what")
+    tab.click("#step")
+    assert "Trick 1" in tab.inner_text("#trick-what")
+    assert tab.locator(".seat .card").count() >= 3
+    tab.select_option("#speed", "10")
+    tab.click("#play-pause")
+    assert tab.inner_text("#play-pause") == "⏸ Pause"
+    tab.wait_for_function("() => window.SotaReplay.position() > 3")
+    tab.click("#play-pause")
+    assert tab.inner_text("#play-pause") == "▶ Play"
+    paused_at = tab.evaluate("window.SotaReplay.position()")
+    tab.wait_for_timeout(300)
+    assert tab.evaluate("window.SotaReplay.position()") == paused_at
+    shoot(tab, "sota-game", full_page=False)
+    tab.click("#to-end")
+    assert tab.is_visible("#game-result")
+    assert tab.inner_text("#trick-no") == f"{tricks} / {tricks}"
+    counts = [int(c) for c in tab.locator(".seat [data-count]").all_inner_texts()]
+    assert sum(counts) <= 52 and max(counts) > 0
+    shoot(tab, "sota-game-end")
+    tab.keyboard.press("Home")
+    assert tab.inner_text("#trick-no") == f"0 / {tricks}"
+
+
+def test_a_war_round_is_highlighted_in_the_replay(tab: Any) -> None:
+    sign_up(tab, "wars")
+    for _ in range(5):
+        tab.goto("/sota")
+        tab.click("#play")
+        tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+        frames = tab.evaluate(
+            "JSON.parse(document.getElementById('game-data').textContent).tricks"
+            ".findIndex(t => t.wars > 0)"
+        )
+        if frames >= 0:
+            break
+    assert frames >= 0, "five games without a single war"
+    tab.evaluate(f"document.getElementById('scrub').value = {frames}")
+    tab.dispatch_event("#scrub", "input")
+    tab.click("#step")
+    tab.click("#step")
+    assert tab.locator(".war-flag").count() == 1
+    assert tab.locator(".seat.in-war").count() >= 2
+    shoot(tab, "sota-war", full_page=False)
+
+
+def test_history_lists_the_rounds_and_a_round_shows_its_receipt(tab: Any) -> None:
+    sign_up(tab, "history")
+    tab.goto("/casino-war")
+    for _ in range(3):
+        tab.click("#deal")
+        tab.wait_for_load_state()
+        if tab.locator("#surrender").count():
+            tab.click("#surrender")
+            tab.wait_for_load_state()
+    tab.goto("/history")
+    assert tab.locator("[data-round]").count() >= 3
+    shoot(tab, "history")
+    tab.click("[data-round] a >> nth=0")
+    tab.wait_for_selector("[data-testid=receipt]")
+    assert '"type": "round"' in tab.inner_text("[data-testid=receipt]")
+    shoot(tab, "round-receipt")
+
+
+def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
+    tab: Any, live_server: Any
+) -> None:
+    username = sign_up(tab, "verifier")
+    plant_server_seed(live_server.app, username, {0: True, 1: True})
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.click("#go-to-war")
+    tab.wait_for_selector("[data-testid=result]")
+    tab.click("#deal")
+    tab.click("#surrender")
+    tab.wait_for_selector("[data-testid=result]")
+    for _ in range(3):
+        tab.click("#deal")
+        tab.wait_for_load_state()
+        if tab.locator("#go-to-war").count():
+            tab.click("#go-to-war")
+    tab.goto("/sota")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+
+    tab.goto("/fairness")
+    commitment = tab.inner_text("[data-testid=commitment]")
+    tab.fill("#client_seed", "browser seed")
+    tab.click("#rotate")
+    tab.wait_for_selector("[data-verify]")
+    assert "its server seed was" in tab.inner_text(".flash.ok")
+    assert tab.inner_text("[data-testid=client-seed]") == "browser seed"
+    pair = tab.locator(".revealed-pair").first
+    assert commitment in pair.inner_text()
+    pair.locator("[data-verify]").click()
+    summary = pair.locator("[data-testid=verify-summary]")
+    summary.wait_for()
+    assert summary.inner_text().startswith("✓ All 6 rounds verified")
+    rows = pair.locator("tr[data-round]")
+    assert rows.count() == 6
+    assert pair.locator("tr[data-ok='1']").count() == 6
+    war_row = pair.locator("tr[data-nonce='0']").inner_text()
+    assert "war_" in war_row
+    assert "surrender" in pair.locator("tr[data-nonce='1']").inner_text()
+    shoot(tab, "fairness-verified")
+
+    # The page's own replay equals the server's receipts, card for card.
+    bundle = tab.evaluate(
+        "async url => (await fetch(url)).json()",
+        pair.locator("[data-verify]").get_attribute("data-bundle-url"),
+    )
+    for signed in bundle["rounds"]:
+        doc = signed["document"]
+        row = pair.locator(f"tr[data-round='{doc['round_id']}']")
+        shown = row.locator(".card-text").all_inner_texts()
+        assert len(shown) == min(8, len(doc["cards"]))
+    assert (
+        pair.get_by_text(re.compile(r"python -m sota_casino\.verify bundle-\d+\.json")).count() == 1
+    )
+
+
+def test_a_tampered_bundle_fails_in_the_browser_verifier(tab: Any, live_server: Any) -> None:
+    sign_up(tab, "tamper")
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_load_state()
+    if tab.locator("#surrender").count():
+        tab.click("#surrender")
+    tab.goto("/fairness")
+    tab.click("#rotate")
+    tab.wait_for_selector("[data-verify]")
+    url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
+    verdict = tab.evaluate(
+        """async url => {
+            const bundle = await (await fetch(url)).json();
+            const good = await window.SotaVerify.verifyBundle(bundle);
+            bundle.rounds[0].document.payout += 100;
+            const bad = await window.SotaVerify.verifyBundle(bundle);
+            return [good.problems.length, bad.problems.join(' ')];
+        }""",
+        url,
+    )
+    assert verdict[0] == 0
+    assert "signature" in verdict[1] and "payout" in verdict[1]
