@@ -146,8 +146,9 @@ def login_required(view: F) -> F:
         user = session_user()
         if user is None:
             flash("Please log in first.", "info")
-            target = request.full_path if request.method == "GET" else request.path
-            return redirect(url_for("auth.login", next=target.rstrip("?")), code=303)
+            # After logging in, come back to the page; a refused form's URL is no page to show.
+            target = request.full_path.rstrip("?") if request.method == "GET" else None
+            return redirect(url_for("auth.login", next=target), code=303)
         g.user = user
         return view(*args, **kwargs)
 

@@ -170,3 +170,13 @@ def test_pages_send_a_visitor_to_the_login_page_and_back(client: FlaskClient) ->
     response = client.get("/history?game=sota")
     assert response.status_code == 303
     assert response.location == "/auth/login?next=/history?game%3Dsota"
+
+
+def test_a_form_sent_after_logout_goes_to_the_login_page_and_bets_nothing(
+    player: FlaskClient,
+) -> None:
+    post_form(player, "/auth/logout")
+    response = post_form(player, "/casino-war/rounds", {"bet": "5"})
+    assert response.status_code == 303 and response.location == "/auth/login"
+    post_form(player, "/auth/login", {"username": "alice", "password": PASSWORD})
+    assert player.get("/api/v1/rounds").get_json()["rounds"] == []
