@@ -12,7 +12,9 @@ from flask import request
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..core import odds
 from ..core.casino_war import CHOICES
+from ..core.casino_war import TableRules
 from ..db import get_session
 from ..services import money
 from ..services import rounds
@@ -42,6 +44,7 @@ def _render_table(round_: dict[str, object] | None) -> ResponseReturnValue:
     return render_template(
         "casino_war/table.html",
         rules=rules,
+        edge=odds.casino_war_odds(TableRules.from_dict(rules)),
         round=round_,
         balances=balances,
         chip_values=chips,

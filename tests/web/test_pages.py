@@ -134,6 +134,9 @@ def test_the_table_shows_limits_and_chips(player: FlaskClient) -> None:
     assert "Bets 1–500 chips" in page and "tie pays 10 to 1" in page
     assert page.count('data-chips="') == 5
     assert 'accesskey="d"' in page
+    words = " ".join(page.split())
+    assert "House edge: 2.88 % if you always go to war, 3.70 % if you always surrender" in words
+    assert "the tie bet 18.65 %" in words
 
 
 def test_a_bet_deals_the_cards_and_shows_the_result(app: Flask, player: FlaskClient) -> None:
