@@ -579,34 +579,39 @@ class _Table:
 
     def finish_trick(self, winner: int | None, returned: list[Card | None] | None) -> None:
         """Gather the pot, give it to the winner (or put it out of play), log the trick."""
-        steps, seats = self.steps, self.seats
-        if self.rules.gather == "winner_first" and winner is not None:
-            order = [winner] + [s for s in range(seats) if s != winner]
-        else:
-            order = list(range(seats))
+        steps, piles, won = self.steps, self.piles, self.won
+        laid = steps
+        if returned is not None:  # cards taken back are not in the pot
+            first = [() if back else cards for cards, back in zip(steps[0], returned, strict=True)]
+            laid = [first, *steps[1:]]
         pot: list[Card] = []
-        for index, step in enumerate(steps):
-            for s in order:
-                if index == 0 and returned is not None and returned[s] is not None:
-                    continue
-                pot += step[s]
+        if self.rules.gather == "winner_first" and winner is not None:
+            for step in laid:
+                pot += step[winner]
+                for seat, cards in enumerate(step):
+                    if seat != winner:
+                        pot += cards
+        else:
+            for step in laid:
+                for cards in step:
+                    pot += cards
         if winner is None:
             self.out_of_play += pot
         else:
             if self.rules.gather == "shuffled":
                 pot = self.shuffle(pot)
             if self.into_won:
-                self.won[winner] += reversed(pot)  # the first gathered card ends on top
+                won[winner] += reversed(pot)  # the first gathered card ends on top
             else:
-                self.piles[winner] += pot
+                piles[winner] += pot
         self.trick_count += 1
         self.wars += len(steps) - 1
         if self.log is not None:
             self.log.append(
                 (
-                    tuple(tuple(step) for step in steps),
+                    tuple([tuple(step) for step in steps]),
                     winner,
-                    tuple(self.count(s) for s in range(seats)),
+                    tuple([len(pile) + len(stack) for pile, stack in zip(piles, won, strict=True)]),
                     None if returned is None else tuple(returned),
                 )
             )
@@ -694,11 +699,13 @@ class _Table:
 
     def over(self) -> bool:
         """End the game if at most one side has cards left."""
-        totals = self.side_totals([self.count(s) for s in range(self.seats)])
-        alive = [side for side, total in enumerate(totals) if total]
-        if len(alive) > 1:
+        alive = [seat for seat, pile in enumerate(self.piles) if pile or self.won[seat]]
+        sides = {seat % 2 for seat in alive} if self.rules.teams else alive  # teams: 0+2, 1+3
+        if len(sides) > 1:
             return False
-        self.winner = self.side_name(alive[0]) if alive else DRAW
+        self.winner = (
+            self.side_name(alive[0] % 2 if self.rules.teams else alive[0]) if alive else DRAW
+        )
         self.ended_by = LAST_SEAT if alive else NO_CARDS
         return True
 
