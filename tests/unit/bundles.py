@@ -1,0 +1,231 @@
+"""Build real receipt bundles from the core, as the service would, for the verifier's tests.
+
+A bundle is API.md's ``{"public_key_hex", "commitment", "reveal", "rounds"}``: a signed
+commitment document, the signed reveal (or ``None``) and signed round receipts whose cards come
+from the real stream. With the default seeds the Casino War rounds include ties (nonces 1, 3,
+13, 14, 19), so both war and surrender are played.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from sota_casino.core import casino_war
+from sota_casino.core import sota
+from sota_casino.core.cards import canonical_shoe
+from sota_casino.core.fairness import PartialShuffle
+from sota_casino.core.fairness import Seeds
+from sota_casino.core.fairness import Stream
+from sota_casino.core.fairness import commitment_document
+from sota_casino.core.fairness import commitment_of
+from sota_casino.core.fairness import new_signing_key
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.core.fairness import reveal_document
+from sota_casino.core.fairness import round_document
+from sota_casino.core.fairness import signed
+
+Doc = dict[str, Any]
+
+KEY = new_signing_key()
+SERVER_SEED = hashlib.sha256(b"sota-casino test server seed").digest()
+CLIENT_SEED = "lucky seven"
+TIE_NONCES = (1, 3, 13, 14, 19)  # the first two cards tie for these nonces with the seeds above
+CREATED_AT = "2025-04-01T10:00:00.000000Z"
+REVEALED_AT = "2025-04-01T18:00:00.000000Z"
+
+
+def settled_at(nonce: int) -> str:
+    """Return a settlement time after the commitment and before the reveal."""
+    return f"2025-04-01T{11 + nonce // 3600:02d}:{nonce // 60 % 60:02d}:{nonce % 60:02d}.250000Z"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A seed pair and the key that signs its documents."""
+
+    key: Ed25519PrivateKey = KEY
+    server_seed: bytes = SERVER_SEED
+    client_seed: str = CLIENT_SEED
+    seed_pair_id: int = 12
+    user_id: int = 7
+    created_at: str = CREATED_AT
+    war_rules: casino_war.TableRules = field(default_factory=casino_war.TableRules)
+
+    @property
+    def commitment(self) -> str:
+        return commitment_of(self.server_seed)
+
+    def seeds(self, nonce: int) -> Seeds:
+        return Seeds(self.server_seed, self.client_seed, nonce)
+
+    def sign(self, doc: Doc) -> Doc:
+        return signed(self.key, doc)
+
+
+def commitment(pair: Pair) -> Doc:
+    """Return the pair's signed commitment document."""
+    return pair.sign(
+        commitment_document(
+            seed_pair_id=pair.seed_pair_id,
+            user_id=pair.user_id,
+            commitment=pair.commitment,
+            created_at=pair.created_at,
+        )
+    )
+
+
+def reveal(pair: Pair, rounds: int, revealed_at: str = REVEALED_AT) -> Doc:
+    """Return the pair's signed reveal after ``rounds`` nonces were used."""
+    return pair.sign(
+        reveal_document(
+            seed_pair_id=pair.seed_pair_id,
+            user_id=pair.user_id,
+            server_seed=pair.server_seed,
+            client_seed=pair.client_seed,
+            rounds=rounds,
+            revealed_at=revealed_at,
+        )
+    )
+
+
+def war_round(
+    pair: Pair, nonce: int, *, bet: int = 500, tie_bet: int = 100, choice: str = "war"
+) -> casino_war.WarRound:
+    """Play a Casino War round on the pair's real stream."""
+    shoe = PartialShuffle(
+        canonical_shoe("standard52", pair.war_rules.decks), Stream(pair.seeds(nonce))
+    )
+    return casino_war.play(pair.war_rules, shoe.prefix, bet, tie_bet, choice)
+
+
+def receipt(
+    pair: Pair,
+    nonce: int,
+    *,
+    game: str,
+    rules: Doc,
+    actions: Sequence[Any],
+    cards: Sequence[str],
+    outcome: Doc,
+    stakes: dict[str, int],
+    payout: int,
+) -> Doc:
+    """Return the signed receipt of a settled round."""
+    return pair.sign(
+        round_document(
+            round_id=100 + nonce,
+            game=game,
+            seed_pair_id=pair.seed_pair_id,
+            commitment=pair.commitment,
+            client_seed=pair.client_seed,
+            nonce=nonce,
+            rules=rules,
+            actions=list(actions),
+            cards=list(cards),
+            outcome=outcome,
+            stakes=stakes,
+            payout=payout,
+            settled_at=settled_at(nonce),
+        )
+    )
+
+
+def war_receipt(pair: Pair, nonce: int, **play: Any) -> Doc:
+    """Return the signed receipt of a Casino War round played on the pair's stream."""
+    played = war_round(pair, nonce, **play)
+    return receipt(
+        pair,
+        nonce,
+        game=casino_war.GAME,
+        rules=pair.war_rules.to_dict(),
+        actions=played.actions,
+        cards=played.cards,
+        outcome=played.receipt_outcome(),
+        stakes=played.stakes,
+        payout=played.payout,
+    )
+
+
+def sota_receipt(
+    pair: Pair, nonce: int, rules: sota.SotaRules | None = None, stake: int = 3
+) -> Doc:
+    """Return the signed receipt of a whole Sota game played on the pair's stream."""
+    rules = rules or sota.SotaRules()
+    result = sota.play_game(rules, stream=Stream(pair.seeds(nonce)))
+    return receipt(
+        pair,
+        nonce,
+        game=sota.GAME,
+        rules=rules.to_dict(),
+        actions=[],
+        cards=result.deck,
+        outcome=result.receipt_outcome(),
+        stakes={"stake": stake},
+        payout=sota.payout(rules, result.winner, stake),
+    )
+
+
+def _alternating_choice(nonce: int) -> str:
+    """War on the first tie, surrender on the next, and so on."""
+    ties_before = sum(1 for t in TIE_NONCES if t < nonce)
+    return "surrender" if ties_before % 2 else "war"
+
+
+RoundMaker = Callable[[Pair, int], Doc]
+
+
+def default_round(pair: Pair, nonce: int) -> Doc:
+    """Casino War rounds, a tie bet on every other one, alternating war and surrender."""
+    tie_bet = 100 if nonce % 2 else 0
+    return war_receipt(pair, nonce, tie_bet=tie_bet, choice=_alternating_choice(nonce))
+
+
+def bundle(
+    rounds: int = 20,
+    *,
+    pair: Pair | None = None,
+    revealed: bool = True,
+    make_round: RoundMaker = default_round,
+) -> Doc:
+    """Return a bundle of ``rounds`` receipts (nonces 0..rounds-1), revealed or not."""
+    pair = pair or Pair()
+    return {
+        "public_key_hex": public_key_hex(pair.key),
+        "commitment": commitment(pair),
+        "reveal": reveal(pair, rounds) if revealed else None,
+        "rounds": [make_round(pair, nonce) for nonce in range(rounds)],
+    }
+
+
+def resign(pair: Pair, envelope: Doc, **changes: Any) -> Doc:
+    """Return ``envelope``'s document with ``changes``, signed again by the pair's key."""
+    return pair.sign({**envelope["document"], **changes})
+
+
+def sota_moves_receipt(pair: Pair, nonce: int, rules: sota.SotaRules, stake: int = 2) -> Doc:
+    """Return the receipt of a Prisoners of War game where the player always lays its top cards."""
+    moves: list[list[str]] = []
+    while True:
+        result = sota.play_game(rules, stream=Stream(pair.seeds(nonce)), choices=moves)
+        if result.status == sota.SETTLED:
+            break
+        assert result.pending is not None
+        moves.append(list(result.pending["options"][: result.pending["count"]]))
+    return receipt(
+        pair,
+        nonce,
+        game=sota.GAME,
+        rules=rules.to_dict(),
+        actions=moves,
+        cards=result.deck,
+        outcome=result.receipt_outcome(),
+        stakes={"stake": stake},
+        payout=sota.payout(rules, result.winner, stake),
+    )

@@ -1,0 +1,110 @@
+"""docs/fairness.md cannot rot: its hand-check script and its worked example are run here."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import bundles
+import pytest
+from cryptography.exceptions import InvalidSignature
+
+from sota_casino.core.cards import canonical_shoe
+from sota_casino.core.fairness import Seeds
+from sota_casino.core.fairness import Stream
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.core.fairness import shuffled_shoe
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "docs" / "fairness.md").read_text(encoding="utf-8")
+VECTOR = json.loads((ROOT / "tests" / "data" / "fairness-vectors.json").read_text())["shuffles"][0]
+PAIR = bundles.Pair()
+
+
+def _python_blocks(heading: str) -> list[str]:
+    """Return the ```python blocks of the section under ``heading``."""
+    section = DOC.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def _check_round(tmp_path: Path, envelope: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "check_round.py"
+    script.write_text(_python_blocks("Check one Casino War round by hand")[0], encoding="utf-8")
+    receipt = tmp_path / "receipt.json"
+    receipt.write_text(json.dumps(envelope), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script), str(receipt), PAIR.server_seed.hex()],
+        capture_output=True,
+        text=True,
+    )
+
+
+def _receipt_with(outcome: str) -> dict[str, Any]:
+    for nonce in range(40):
+        envelope = bundles.default_round(PAIR, nonce)
+        if envelope["document"]["outcome"]["result"] == outcome:
+            return envelope
+    raise AssertionError(f"no {outcome} round in the first 40 nonces")
+
+
+@pytest.mark.parametrize("outcome", ["win", "lose", "surrender", "war_win", "war_lose"])
+def test_the_hand_check_script_verifies_a_real_receipt(tmp_path: Path, outcome: str) -> None:
+    envelope = _receipt_with(outcome)
+    result = _check_round(tmp_path, envelope)
+    assert result.returncode == 0, result.stderr
+    doc = envelope["document"]
+    assert result.stdout.startswith(f"round {doc['round_id']} verified: {doc['cards']}")
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"payout": 123456}, "payout differs"),
+        ({"cards": ["AS", "AD"]}, "cards differ"),
+        ({"commitment": "00" * 32}, "seed does not match the commitment"),
+    ],
+)
+def test_the_hand_check_script_catches_a_tampered_receipt(
+    tmp_path: Path, change: dict[str, Any], error: str
+) -> None:
+    envelope = _receipt_with("war_win")
+    result = _check_round(tmp_path, bundles.resign(PAIR, envelope, **change))
+    assert result.returncode != 0 and error in result.stderr
+
+
+def test_the_signature_snippet_accepts_the_receipt_and_refuses_another_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snippet = _python_blocks("Check one Casino War round by hand")[1]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "receipt.json").write_text(json.dumps(_receipt_with("win")), encoding="utf-8")
+    exec(snippet, {"PUBLISHED_KEY_HEX": public_key_hex(PAIR.key)})
+    other = public_key_hex(bundles.new_signing_key())
+    with pytest.raises(InvalidSignature):
+        exec(snippet, {"PUBLISHED_KEY_HEX": other})
+
+
+def test_the_worked_example_shows_the_real_block_draws_and_cards() -> None:
+    seeds = Seeds(bytes.fromhex(VECTOR["server_seed"]), VECTOR["client_seed"], VECTOR["nonce"])
+    stream = Stream(seeds)
+    assert f"`{stream.block(0).hex()}`" in DOC and f"`{stream.block(1).hex()}`" in DOC
+    assert f"| commitment = sha256(seed) | `{VECTOR['commitment']}` |" in DOC
+    rows = re.findall(
+        r"^\| (\d) \| `([0-9a-f]{8})` \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|", DOC, re.M
+    )
+    assert len(rows) == 7
+    shoe = list(canonical_shoe(VECTOR["deck"], VECTOR["decks"]))
+    block = stream.block(0)
+    for i, word, x, n, limit, residue, j in rows:
+        i, x, n, j = int(i), int(x), int(n), int(j)
+        assert word == block[4 * i : 4 * i + 4].hex() and x == int(word, 16)
+        assert n == len(shoe) - i and int(limit) == 2**32 - 2**32 % n
+        assert int(residue) == x % n and j == i + x % n
+        assert stream.uniform(n) == x % n
+    first = list(shuffled_shoe(seeds, VECTOR["deck"], VECTOR["decks"], 7))
+    assert first == VECTOR["first_cards"]
+    assert f"`{' '.join(first)}`" in DOC
