@@ -13,8 +13,10 @@ from datetime import UTC
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import insert
 from sqlalchemy import or_
 from sqlalchemy import select
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from ..core import audit_chain
@@ -43,39 +45,41 @@ def record(
     now: datetime | None = None,
 ) -> int:
     """Append one entry inside the caller's transaction; return its sequence number."""
-    head = session.scalar(select(AuditHead).where(AuditHead.id == 1).with_for_update())
+    head_query = select(AuditHead.seq, AuditHead.hash).where(AuditHead.id == 1).with_for_update()
+    head = session.execute(head_query).first()
     if head is None:
         insert_ignoring_conflicts(
             session, AuditHead, {"id": 1, "seq": 0, "hash": audit_chain.GENESIS_HASH}
         )
-        head = session.scalars(select(AuditHead).where(AuditHead.id == 1).with_for_update()).one()
+        head = session.execute(head_query).one()
+    prev_seq, prev_hash = head
     entry = {
-        "seq": head.seq + 1,
+        "seq": prev_seq + 1,
         "time": fairness.format_time(now or datetime.now(UTC)),
         "actor": actor,
         "action": action,
         "subject": subject,
         "data": data or {},
     }
-    digest = audit_chain.entry_hash(head.hash, entry)
-    session.add(
-        AuditEntry(
-            seq=entry["seq"],
-            time=entry["time"],
-            actor=actor,
-            action=action,
-            subject=subject,
-            data=fairness.canonical_json(entry["data"]).decode(),
-            prev_hash=head.hash,
-            hash=digest,
+    digest = audit_chain.entry_hash(prev_hash, entry)
+    # Core statements: an append is on every money move's path, and needs no unit of work.
+    session.execute(
+        insert(AuditEntry).values(
+            entry
+            | {
+                "data": fairness.canonical_json(entry["data"]).decode(),
+                "prev_hash": prev_hash,
+                "hash": digest,
+            }
         )
     )
-    head.seq, head.hash = entry["seq"], digest
-    session.flush()
+    session.execute(
+        update(AuditHead).where(AuditHead.id == 1).values(seq=entry["seq"], hash=digest)
+    )
     every = context_of(session).setting("CHECKPOINT_EVERY")
-    if every and head.seq % every == 0:
-        _sign_checkpoint(session, head.seq)
-    return head.seq
+    if every and entry["seq"] % every == 0:
+        _sign_checkpoint(session, entry["seq"])
+    return entry["seq"]
 
 
 def entry_dict(row: AuditEntry) -> dict[str, Any]:

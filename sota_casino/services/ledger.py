@@ -11,8 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from datetime import UTC
+from datetime import datetime
+from typing import Any
 
+from sqlalchemy import Row
 from sqlalchemy import func
+from sqlalchemy import insert
 from sqlalchemy import or_
 from sqlalchemy import select
 from sqlalchemy import update
@@ -69,12 +74,18 @@ def _ensure_system_accounts(session: Session) -> None:
             )
 
 
-def _lock_accounts(session: Session, names: list[str]) -> dict[str, Account]:
-    query = select(Account).where(Account.name.in_(names)).order_by(Account.id).with_for_update()
-    found = {a.name: a for a in session.scalars(query)}
+def _lock_accounts(session: Session, names: list[str]) -> dict[str, Row[Any]]:
+    """Lock the named accounts in id order (a fixed order: no deadlocks) and return them."""
+    query = (
+        select(Account.id, Account.name, Account.currency)
+        .where(Account.name.in_(names))
+        .order_by(Account.id)
+        .with_for_update()
+    )
+    found = {row.name: row for row in session.execute(query)}
     if len(found) < len(names):
         _ensure_system_accounts(session)
-        found = {a.name: a for a in session.scalars(query)}
+        found = {row.name: row for row in session.execute(query)}
     missing = sorted(set(names) - set(found))
     if missing:
         raise LookupError(f"no such account: {', '.join(missing)}")
@@ -91,8 +102,10 @@ def post(
     round_id: int | None = None,
     idempotency_key: str | None = None,
     memo: str | None = None,
-) -> Transfer:
-    """Post one balanced transfer inside the caller's transaction.
+) -> int:
+    """Post one balanced transfer inside the caller's transaction; return its id.
+
+    Core statements, not the unit of work: this is on the path of every money move.
 
     :param moves: account name → signed amount in minor units (+ raises the balance).
     :raises InsufficientFunds: if a player account would go below zero.
@@ -105,23 +118,26 @@ def post(
     if sum(moves.values()) != 0:
         raise ValueError(f"transfer does not balance: {moves}")
     accounts = _lock_accounts(session, sorted(moves))
-    transfer = Transfer(
-        kind=kind,
-        currency=currency,
-        user_id=user_id,
-        round_id=round_id,
-        idempotency_key=idempotency_key,
-        memo=memo,
-    )
-    session.add(transfer)
-    session.flush()
+    if any(row.currency != currency for row in accounts.values()):
+        raise ValueError(f"a transfer in {currency} moves only {currency} accounts: {moves}")
+    transfer_id = session.execute(
+        insert(Transfer)
+        .values(
+            kind=kind,
+            currency=currency,
+            user_id=user_id,
+            round_id=round_id,
+            idempotency_key=idempotency_key,
+            memo=memo,
+            created_at=datetime.now(UTC),
+        )
+        .returning(Transfer.id)
+    ).scalar_one()
     for name in sorted(moves, key=lambda n: accounts[n].id):
-        account, amount = accounts[name], moves[name]
-        if account.currency != currency:
-            raise ValueError(f"{name} is not a {currency} account")
+        amount = moves[name]
         changed = session.execute(
             update(Account)
-            .where(Account.id == account.id)
+            .where(Account.id == accounts[name].id)
             .where(or_(Account.kind != "player", Account.balance + amount >= 0))
             .values(balance=Account.balance + amount)
             .execution_options(synchronize_session=False)
@@ -130,13 +146,17 @@ def post(
             raise InsufficientFunds(
                 f"your {currency} balance does not cover {-amount}", currency=currency
             )
-        session.expire(account, ["balance"])  # changed in SQL; reload on next read
-    session.add_all(
-        Posting(transfer_id=transfer.id, account_id=accounts[name].id, amount=amount)
-        for name, amount in moves.items()
+    session.execute(
+        insert(Posting),
+        [
+            {"transfer_id": transfer_id, "account_id": accounts[name].id, "amount": amount}
+            for name, amount in moves.items()
+        ],
     )
-    session.flush()
-    return transfer
+    for account in session.identity_map.values():
+        if isinstance(account, Account) and account.name in moves:
+            session.expire(account, ["balance"])  # changed in SQL; reload on next read
+    return transfer_id
 
 
 def balance(session: Session, name: str) -> int:
