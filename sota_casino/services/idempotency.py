@@ -5,9 +5,12 @@ The record is written in the same transaction as the postings it answers for.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
+from typing import TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -16,6 +19,9 @@ from ..core import fairness
 from ..core.errors import IdempotencyMismatch
 from ..core.errors import InvalidInput
 from ..models import IdempotencyRecord
+from .tx import transactional
+
+R = TypeVar("R")
 
 KEY = re.compile(r"[\x21-\x7e]{1,64}")
 
@@ -64,3 +70,40 @@ def remember(
             )
         )
         session.flush()
+
+
+def idempotent(operation: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Make a money-moving use case idempotent and transactional.
+
+    The wrapped ``fn(session, user_id, *args, key=..., **kwargs)`` gains the keyword arguments
+    ``idempotency_key`` and ``request_body`` (what the client sent; by default the call's own
+    arguments). A retry with the same key and body returns the first answer and moves nothing;
+    the same key with another body raises :class:`IdempotencyMismatch`. The record is written
+    in the same transaction as the postings.
+    """
+
+    def wrap(fn: Callable[..., R]) -> Callable[..., R]:
+        @functools.wraps(fn)
+        def run(
+            session: Session,
+            user_id: int,
+            *args: Any,
+            idempotency_key: str | None = None,
+            request_body: Any = None,
+            **kwargs: Any,
+        ) -> R:
+            key = check_key(idempotency_key)
+            if key is None:
+                return fn(session, user_id, *args, key=None, **kwargs)
+            body = [args, kwargs] if request_body is None else request_body
+            digest = request_hash(operation, body)
+            stored = replay(session, user_id, key, digest)
+            if stored is not None:
+                return stored  # type: ignore[no-any-return]
+            answer = fn(session, user_id, *args, key=key, **kwargs)
+            remember(session, user_id, key, digest, answer)
+            return answer
+
+        return transactional(run)
+
+    return wrap

@@ -94,11 +94,17 @@ def _topup_refusal(session: Session, user_id: int, currency: str, now: datetime)
     return None
 
 
-@transactional
+@idempotency.idempotent("money.topup")
 def topup(
-    session: Session, user_id: int, currency: object, now: datetime | None = None
+    session: Session,
+    user_id: int,
+    currency: object,
+    now: datetime | None = None,
+    *,
+    key: str | None = None,
 ) -> dict[str, int]:
-    """Top the balance up when it is low, at most once a day (audited).
+    """Top the balance up when it is low, at most once a day (audited); a retried
+    ``idempotency_key`` returns the first answer.
 
     :raises TopupNotAllowed: saying why not.
     """
@@ -139,7 +145,7 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
     return currency, amount, reason.strip()
 
 
-@transactional
+@idempotency.idempotent("money.adjust")
 def adjust(
     session: Session,
     actor_id: int,
@@ -148,7 +154,7 @@ def adjust(
     amount: object,
     reason: object,
     *,
-    idempotency_key: str | None = None,
+    key: str | None = None,
 ) -> dict[str, int]:
     """Credit (or, with a negative amount, debit) a player by hand, with a reason (audited).
 
@@ -157,10 +163,6 @@ def adjust(
     :raises InsufficientFunds: if a debit would take the balance below zero.
     """
     currency, amount, reason = check_adjustment(currency, amount, reason)
-    key = idempotency.check_key(idempotency_key)
-    digest = idempotency.request_hash("money.adjust", [user_id, currency, amount, reason])
-    if (stored := idempotency.replay(session, actor_id, key, digest)) is not None:
-        return stored  # type: ignore[no-any-return]
     actor = session.get(User, actor_id)
     if actor is None or actor.role != "operator":
         raise Forbidden("only an operator may adjust balances")
@@ -175,6 +177,4 @@ def adjust(
         subject=f"user:{user_id}",
         data={"currency": currency, "amount": amount, "reason": reason},
     )
-    balances = ledger.player_balances(session, user_id)
-    idempotency.remember(session, actor_id, key, digest, balances)
-    return balances
+    return ledger.player_balances(session, user_id)

@@ -190,33 +190,6 @@ def _stream(session: Session, round_: Round) -> fairness.Stream:
     return fairness.Stream(fairness_service.seeds_for(pair, round_.nonce))
 
 
-def _idempotent(operation: str):  # type: ignore[no-untyped-def]
-    """Wrap a money-moving use case so a retried key returns the first answer."""
-
-    def wrap(fn):  # type: ignore[no-untyped-def]
-        def run(
-            session: Session,
-            user_id: int,
-            *args: Any,
-            idempotency_key: str | None = None,
-            request_body: Any = None,
-            **kwargs: Any,
-        ) -> Any:
-            key = idempotency.check_key(idempotency_key)
-            digest = idempotency.request_hash(operation, request_body)
-            stored = idempotency.replay(session, user_id, key, digest)
-            if stored is not None:
-                return stored
-            answer = fn(session, user_id, *args, key=key, **kwargs)
-            idempotency.remember(session, user_id, key, digest, answer)
-            return answer
-
-        run.__name__, run.__doc__ = fn.__name__, fn.__doc__
-        return transactional(run)
-
-    return wrap
-
-
 # --- Casino War ---------------------------------------------------------------------------
 
 
@@ -286,7 +259,7 @@ def _settle_war(session: Session, round_: Round, state: casino_war.WarRound) -> 
     )
 
 
-@_idempotent("casino_war.bet")
+@idempotency.idempotent("casino_war.bet")
 def place_casino_war_bet(
     session: Session,
     user_id: int,
@@ -326,7 +299,7 @@ def place_casino_war_bet(
     return war_view(session, round_)
 
 
-@_idempotent("casino_war.decision")
+@idempotency.idempotent("casino_war.decision")
 def decide_casino_war(
     session: Session, user_id: int, round_id: object, choice: object, *, key: str | None = None
 ) -> dict[str, Any]:
@@ -430,7 +403,7 @@ def _advance_sota(session: Session, round_: Round, result: sota.GameResult) -> d
     return sota_view(session, round_, result)
 
 
-@_idempotent("sota.game")
+@idempotency.idempotent("sota.game")
 def play_sota(
     session: Session,
     user_id: int,
@@ -467,7 +440,7 @@ def play_sota(
     return _advance_sota(session, round_, _sota_play(session, round_, []))
 
 
-@_idempotent("sota.move")
+@idempotency.idempotent("sota.move")
 def sota_move(
     session: Session, user_id: int, round_id: object, cards: object, *, key: str | None = None
 ) -> dict[str, Any]:

@@ -88,8 +88,13 @@ def topup() -> ResponseReturnValue:
     body = json_body()
     only_fields(body, ("currency",))
     currency = inputs.choice(body, "currency", ("chips", "sweets"))
-    inputs.idempotency_key()  # checked for its format; a top-up is once a day by itself
-    balances = money.topup(get_session(), g.user.id, currency)
+    balances = money.topup(
+        get_session(),
+        g.user.id,
+        currency,
+        idempotency_key=inputs.idempotency_key(),
+        request_body=body,
+    )
     return _created({"balances": balances, **balances})
 
 

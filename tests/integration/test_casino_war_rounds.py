@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import assert_books_clean
+from service_support import assert_books_clean
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session

@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import assert_books_clean
-from conftest import classify
-from conftest import first_cards
-from conftest import install_seed
 from flask import Flask
+from service_support import assert_books_clean
+from service_support import classify
+from service_support import first_cards
+from service_support import install_seed
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session

@@ -93,3 +93,14 @@ def test_a_repeated_adjustment_key_applies_once(
     with pytest.raises(IdempotencyMismatch):
         money.adjust(session, operator, player, "sweets", 8, "other", idempotency_key="confirm-1")
     assert money.balances(session, player)["sweets"] == 107
+
+
+def test_a_retried_topup_key_returns_the_first_answer(
+    session: Session, player: int, operator: int
+) -> None:
+    _drain(session, operator, player, "sweets", 0)
+    first = money.topup(session, player, "sweets", idempotency_key="t-1")
+    assert money.topup(session, player, "sweets", idempotency_key="t-1") == first
+    with pytest.raises(TopupNotAllowed):
+        money.topup(session, player, "sweets", idempotency_key="t-2")
+    assert money.balances(session, player)["sweets"] == 100

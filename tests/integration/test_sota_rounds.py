@@ -4,7 +4,7 @@ moves across requests, receipts that replay."""
 from __future__ import annotations
 
 import pytest
-from conftest import assert_books_clean
+from service_support import assert_books_clean
 from sqlalchemy.orm import Session
 
 from sota_casino.core import sota
