@@ -10,6 +10,7 @@ from typing import Any
 from flask import Flask
 
 from . import config
+from .instance import read_or_create
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +48,4 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
 def _instance_secret(path: Path) -> str:
     """Read the session secret from ``path``, creating it (mode 0600) on first start."""
-    if not path.exists():
-        path.write_text(secrets.token_hex(32))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    return read_or_create(path, lambda: secrets.token_hex(32).encode()).decode().strip()

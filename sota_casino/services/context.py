@@ -6,7 +6,6 @@ only a ``Session`` and never import Flask.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
@@ -17,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.orm import Session
 
 from ..core import fairness
+from ..instance import read_or_create
 
 
 @dataclass
@@ -42,11 +42,5 @@ def context_of(session: Session) -> ServiceContext:
 
 def load_or_create_signing_key(path: str | Path) -> Ed25519PrivateKey:
     """Read the Ed25519 key from ``path``, creating it (mode 0600) on first start."""
-    path = Path(path)
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pem = fairness.private_key_pem(fairness.new_signing_key())
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(pem)
-    return fairness.load_private_key(path.read_bytes())
+    pem = read_or_create(Path(path), lambda: fairness.private_key_pem(fairness.new_signing_key()))
+    return fairness.load_private_key(pem)

@@ -1,0 +1,30 @@
+"""Secrets made on first start in ``instance/``, safely when several workers start at once."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def read_or_create(path: Path, make: Callable[[], bytes]) -> bytes:
+    """Return the bytes of ``path``, creating it (mode 0600) with ``make()`` if it is missing.
+
+    The new file is written aside and linked into place, which fails if another process got
+    there first: every process ends up reading the one complete file that won.
+    """
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, draft = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(make())
+            os.chmod(draft, 0o600)
+            try:
+                os.link(draft, path)
+            except FileExistsError:
+                pass  # another worker created it first; use theirs
+        finally:
+            os.unlink(draft)
+    return path.read_bytes()
