@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench db-upgrade clean
+.PHONY: run test lint bench screenshots db-upgrade clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,9 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest
+
+screenshots: $(STAMP)
+	SAVE_SCREENSHOTS=1 $(BIN)/pytest -q tests/browser
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

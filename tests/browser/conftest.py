@@ -1,7 +1,8 @@
 """The real app under gunicorn (2 workers, a migrated temp SQLite file) and headless Chromium.
 
 Without Chromium or Playwright the browser tests skip with a clear message, unless
-``REQUIRE_BROWSER=1`` (CI), where they fail instead.
+``REQUIRE_BROWSER=1`` (CI), where they fail instead. Screenshots go to a temporary folder, or
+into ``docs/screenshots/`` with ``SAVE_SCREENSHOTS=1`` (``make screenshots``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,3 +168,24 @@ def tab(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
     yield page
     context.close()
     assert problems == [], problems  # e.g. a CSP violation, a script error, a missing file
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if os.environ.get("SAVE_SCREENSHOTS") == "1":
+        folder = ROOT / "docs" / "screenshots"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture
+def shoot(screenshot_dir: Path) -> Callable[..., None]:
+    """``shoot(page, "player-lobby")`` saves a screenshot of the page."""
+
+    def save(page: Any, name: str, full_page: bool = True) -> None:
+        page.screenshot(
+            path=str(screenshot_dir / f"{name}.png"), full_page=full_page, animations="disabled"
+        )
+
+    return save

@@ -19,15 +19,7 @@ from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 _names = itertools.count(1)
-
-
-def shoot(page: Any, name: str, full_page: bool = True) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(
-        path=str(SCREENSHOTS / f"player-{name}.png"), full_page=full_page, animations="disabled"
-    )
 
 
 def sign_up(page: Any, prefix: str) -> str:
@@ -41,25 +33,25 @@ def sign_up(page: Any, prefix: str) -> str:
     return username
 
 
-def test_a_visitor_signs_up_and_sees_the_lobby(tab: Any) -> None:
+def test_a_visitor_signs_up_and_sees_the_lobby(tab: Any, shoot: Any) -> None:
     tab.goto("/")
     assert "Casino War and Sota, provably fair" in tab.inner_text("h1")
-    shoot(tab, "landing")
+    shoot(tab, "player-landing")
     tab.goto("/auth/register")
-    shoot(tab, "register")
+    shoot(tab, "player-register")
     sign_up(tab, "visitor")
     assert tab.inner_text(".tile.money .big >> nth=0") == "1,000"
     assert tab.inner_text(".tile.money .big >> nth=1") == "100"
-    shoot(tab, "lobby")
+    shoot(tab, "player-lobby")
 
 
 def test_casino_war_through_a_tie_with_each_choice_from_the_keyboard(
-    tab: Any, live_server: Any
+    tab: Any, live_server: Any, shoot: Any
 ) -> None:
     username = sign_up(tab, "warrior")
     plant_server_seed(live_server.app, username, {0: True, 1: True})
     tab.goto("/casino-war")
-    shoot(tab, "casino-war-table")
+    shoot(tab, "player-casino-war-table")
     tab.fill("#bet", "")
     tab.click("button.chip.c5")
     tab.click("button.chip.c5")
@@ -71,14 +63,14 @@ def test_casino_war_through_a_tie_with_each_choice_from_the_keyboard(
     tab.wait_for_selector("#go-to-war")
     assert "A tie!" in tab.inner_text(".result-banner")
     assert "raise 10" in tab.inner_text("#go-to-war")
-    shoot(tab, "casino-war-tie")
+    shoot(tab, "player-casino-war-tie")
     tab.locator("body").press("w")
     tab.wait_for_selector("[data-testid=result]")
     result = tab.inner_text("[data-testid=result]")
     assert re.search(r"You won the war|War tied: you win|Dealer won the war", result)
     assert "Tie bet 1: won 10!" in result
     assert tab.locator(".war-zone .card.mini").count() == 3
-    shoot(tab, "casino-war-war")
+    shoot(tab, "player-casino-war-war")
 
     tab.fill("#bet", "20")
     tab.fill("#tie_bet", "0")
@@ -89,14 +81,14 @@ def test_casino_war_through_a_tie_with_each_choice_from_the_keyboard(
     tab.wait_for_selector("[data-testid=result]")
     assert "You surrendered" in tab.inner_text("[data-testid=result]")
     assert tab.inner_text("[data-testid=net]") == "−10"
-    shoot(tab, "casino-war-surrender")
+    shoot(tab, "player-casino-war-surrender")
 
 
-def test_a_sota_game_replays_with_play_pause_step_speed_and_end(tab: Any) -> None:
+def test_a_sota_game_replays_with_play_pause_step_speed_and_end(tab: Any, shoot: Any) -> None:
     sign_up(tab, "sota")
     tab.goto("/sota")
     tab.select_option("#seats", "3")
-    shoot(tab, "sota-table")
+    shoot(tab, "player-sota-table")
     tab.click("#play")
     tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
     assert tab.locator(".seat").count() == 3
@@ -115,18 +107,18 @@ def test_a_sota_game_replays_with_play_pause_step_speed_and_end(tab: Any) -> Non
     paused_at = tab.evaluate("window.SotaReplay.position()")
     tab.wait_for_timeout(300)
     assert tab.evaluate("window.SotaReplay.position()") == paused_at
-    shoot(tab, "sota-game", full_page=False)
+    shoot(tab, "player-sota-game", full_page=False)
     tab.click("#to-end")
     assert tab.is_visible("#game-result")
     assert tab.inner_text("#trick-no") == f"{tricks} / {tricks}"
     counts = [int(c) for c in tab.locator(".seat [data-count]").all_inner_texts()]
     assert sum(counts) <= 52 and max(counts) > 0
-    shoot(tab, "sota-game-end")
+    shoot(tab, "player-sota-game-end")
     tab.keyboard.press("Home")
     assert tab.inner_text("#trick-no") == f"0 / {tricks}"
 
 
-def test_a_war_round_is_highlighted_in_the_replay(tab: Any) -> None:
+def test_a_war_round_is_highlighted_in_the_replay(tab: Any, shoot: Any) -> None:
     sign_up(tab, "wars")
     for _ in range(5):
         tab.goto("/sota")
@@ -145,10 +137,10 @@ def test_a_war_round_is_highlighted_in_the_replay(tab: Any) -> None:
     tab.click("#step")
     assert tab.locator(".war-flag").count() == 1
     assert tab.locator(".seat.in-war").count() >= 2
-    shoot(tab, "sota-war", full_page=False)
+    shoot(tab, "player-sota-war", full_page=False)
 
 
-def test_history_lists_the_rounds_and_a_round_shows_its_receipt(tab: Any) -> None:
+def test_history_lists_the_rounds_and_a_round_shows_its_receipt(tab: Any, shoot: Any) -> None:
     sign_up(tab, "history")
     tab.goto("/casino-war")
     for _ in range(3):
@@ -159,15 +151,15 @@ def test_history_lists_the_rounds_and_a_round_shows_its_receipt(tab: Any) -> Non
             tab.wait_for_load_state()
     tab.goto("/history")
     assert tab.locator("[data-round]").count() >= 3
-    shoot(tab, "history")
+    shoot(tab, "player-history")
     tab.click("[data-round] a >> nth=0")
     tab.wait_for_selector("[data-testid=receipt]")
     assert '"type": "round"' in tab.inner_text("[data-testid=receipt]")
-    shoot(tab, "round-receipt")
+    shoot(tab, "player-round-receipt")
 
 
 def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
-    tab: Any, live_server: Any
+    tab: Any, live_server: Any, shoot: Any
 ) -> None:
     username = sign_up(tab, "verifier")
     plant_server_seed(live_server.app, username, {0: True, 1: True})
@@ -206,7 +198,7 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
     war_row = pair.locator("tr[data-nonce='0']").inner_text()
     assert "war_" in war_row
     assert "surrender" in pair.locator("tr[data-nonce='1']").inner_text()
-    shoot(tab, "fairness-verified")
+    shoot(tab, "player-fairness-verified")
 
     # The page's own replay equals the server's receipts, card for card.
     bundle = tab.evaluate(
