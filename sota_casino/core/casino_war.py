@@ -129,17 +129,29 @@ class TableRules:
 
 @dataclass(frozen=True, slots=True)
 class WarRound:
-    """One Casino War round: what was staked, the cards used so far, and how it stands."""
+    """One Casino War round: what was staked, the cards used so far, and how it stands.
+
+    The round is settled once it has an ``outcome``; its status and raise follow from the
+    outcome and the decision, so they are derived rather than stored and can never disagree.
+    """
 
     rules: TableRules
     bet: int
     tie_bet: int
     cards: tuple[Card, ...]
-    status: str = AWAITING_DECISION
-    raise_amount: int = 0
     actions: tuple[str, ...] = ()
     outcome: str | None = None
     payout: int = 0  # credited back to the player at settlement, 0 on a loss
+
+    @property
+    def status(self) -> str:
+        """``"awaiting_decision"`` until the round has an outcome, then ``"settled"``."""
+        return AWAITING_DECISION if self.outcome is None else SETTLED
+
+    @property
+    def raise_amount(self) -> int:
+        """The raise, equal to the ante, once the player went to war."""
+        return self.bet if WAR in self.actions else 0
 
     @property
     def player_card(self) -> Card:
@@ -210,7 +222,6 @@ def deal(rules: TableRules, draw: Draw, bet: int, tie_bet: int = 0) -> WarRound:
         bet=bet,
         tie_bet=tie_bet,
         cards=cards,
-        status=SETTLED,
         outcome="win" if won else "lose",
         payout=2 * bet if won else 0,
     )
@@ -236,7 +247,6 @@ def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
     if choice == SURRENDER:
         return replace(
             round_,
-            status=SETTLED,
             actions=(SURRENDER,),
             outcome="surrender",
             payout=bet // 2 + tie_bet_payout,
@@ -255,8 +265,6 @@ def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
     return replace(
         round_,
         cards=cards,
-        status=SETTLED,
-        raise_amount=bet,
         actions=(WAR,),
         outcome=outcome,
         payout=payout + tie_bet_payout,
