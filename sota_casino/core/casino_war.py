@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import fields
-from dataclasses import replace
 from typing import Any
 from typing import Final
+from typing import NamedTuple
 
 from .cards import Card
 from .cards import rank_value
@@ -127,9 +127,11 @@ class TableRules:
         return bet, tie_bet
 
 
-@dataclass(frozen=True, slots=True)
-class WarRound:
+class WarRound(NamedTuple):
     """One Casino War round: what was staked, the cards used so far, and how it stands.
+
+    An immutable named tuple rather than a frozen dataclass: every round builds one or two,
+    and a tuple is built several times faster.
 
     The round is settled once it has an ``outcome``; its status and raise follow from the
     outcome and the decision, so they are derived rather than stored and can never disagree.
@@ -214,17 +216,12 @@ def deal(rules: TableRules, draw: Draw, bet: int, tie_bet: int = 0) -> WarRound:
     cards = tuple(draw(2))
     player, dealer = rank_value(cards[0]), rank_value(cards[1])
     if player == dealer:
-        return WarRound(rules=rules, bet=bet, tie_bet=tie_bet, cards=cards)
-    # Settled at once; without a tie the tie bet is lost, so only the ante can pay.
-    won = player > dealer
-    return WarRound(
-        rules=rules,
-        bet=bet,
-        tie_bet=tie_bet,
-        cards=cards,
-        outcome="win" if won else "lose",
-        payout=2 * bet if won else 0,
-    )
+        return WarRound(rules, bet, tie_bet, cards)
+    # Settled at once; without a tie the tie bet is lost, so only the ante can pay. (Positional
+    # arguments: this is the hot path of every round.)
+    if player > dealer:
+        return WarRound(rules, bet, tie_bet, cards, (), "win", 2 * bet)
+    return WarRound(rules, bet, tie_bet, cards, (), "lose", 0)
 
 
 def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
@@ -245,8 +242,7 @@ def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
     bet, rules = round_.bet, round_.rules
     tie_bet_payout = round_.tie_bet_payout
     if choice == SURRENDER:
-        return replace(
-            round_,
+        return round_._replace(
             actions=(SURRENDER,),
             outcome="surrender",
             payout=bet // 2 + tie_bet_payout,
@@ -262,8 +258,7 @@ def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
         outcome, payout = "war_tie", (4 if rules.bonus == "ante" else 3) * bet
     else:
         outcome, payout = "war_lose", 0
-    return replace(
-        round_,
+    return round_._replace(
         cards=cards,
         actions=(WAR,),
         outcome=outcome,

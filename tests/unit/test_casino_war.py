@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import pytest
@@ -143,7 +142,7 @@ def test_replay_reproduces_each_kind_of_round() -> None:
 
 def test_a_round_is_immutable() -> None:
     round_ = play(TableRules(), Shoe("KS 9H"), BET)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         round_.payout = 10**9  # type: ignore[misc]
 
 

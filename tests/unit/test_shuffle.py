@@ -172,6 +172,20 @@ def test_uniform_refuses_bounds_outside_the_word(n: int) -> None:
         _uniform_from_words(words_from([0]), n, 8)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    server_seed=st.binary(min_size=32, max_size=32),
+    bounds=st.lists(st.integers(1, 2**32), min_size=1, max_size=20),
+)
+def test_the_streams_uniform_is_the_word_rule_at_32_bits(
+    server_seed: bytes, bounds: list[int]
+) -> None:
+    ours, reference = (Stream(Seeds(server_seed, "c", 0)) for _ in range(2))
+    draws = [ours.uniform(n) for n in bounds]
+    assert draws == [_uniform_from_words(reference._next_word, n, 32) for n in bounds]
+    assert ours.bytes_read == reference.bytes_read
+
+
 class ScriptedStream(Stream):
     """A stream whose blocks are given bytes instead of HMAC outputs."""
 
