@@ -5,4 +5,4 @@ from sota_casino.factory import create_app
 app = create_app()
 
 if __name__ == "__main__":
-    app.run(host="127.0.0.1", port=5000)
+    app.run(host="127.0.0.1", port=app.config["PORT"])

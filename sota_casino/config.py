@@ -19,7 +19,8 @@ INT_SETTINGS: dict[str, int] = {
     "TOKEN_HOURS": 24,
     "LOGIN_ATTEMPTS": 5,  # failures per account or address per window
     "LOGIN_WINDOW_SECONDS": 300,
-    "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
+    "CHECKPOINT_EVERY": 100,
+    "PORT": 5000,  # where `python app.py` serves  # sign an audit checkpoint every N entries
     "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto (login throttling)
 }
 

@@ -1,0 +1,72 @@
+"""The three ways to start the app: ``python app.py``, ``flask --app app run`` and
+``gunicorn wsgi:app`` (the browser tests serve through gunicorn), each on its own database."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _serve_and_fetch(command: list[str], port: int, tmp_path: Path, **extra_env: str) -> str:
+    env = {
+        **os.environ,
+        **extra_env,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'casino.db'}",
+        "SIGNING_KEY_FILE": str(tmp_path / "key.pem"),
+        "SECRET_KEY": "entry-point-test",
+    }
+    subprocess.run(
+        [str(BIN / "flask"), "--app", "app", "db", "upgrade"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    server = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
+                    return answer.read().decode()
+            except OSError:
+                assert server.poll() is None, "the server stopped"
+                assert time.monotonic() < deadline, "the server did not answer in 30 s"
+                time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@pytest.mark.parametrize("how", ["flask", "gunicorn"])
+def test_the_app_serves_its_landing_page(how: str, tmp_path: Path) -> None:
+    port = _free_port()
+    command = {
+        "flask": [str(BIN / "flask"), "--app", "app", "run", "--port", str(port)],
+        "gunicorn": [str(BIN / "gunicorn"), "wsgi:app", "--bind", f"127.0.0.1:{port}"],
+    }[how]
+    assert "provably fair" in _serve_and_fetch(command, port, tmp_path)
+
+
+def test_python_app_py_serves_on_its_port(tmp_path: Path) -> None:
+    port = _free_port()
+    page = _serve_and_fetch([sys.executable, "app.py"], port, tmp_path, PORT=str(port))
+    assert "provably fair" in page
