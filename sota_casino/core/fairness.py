@@ -292,9 +292,14 @@ def shuffled_shoe(
 # --- signed documents ---------------------------------------------------------------------
 
 
+#: The encoder of :func:`canonical_json`, built once: ``json.dumps`` with these options would
+#: build a new one for every document, a tenth of the cost of encoding a round receipt.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(doc: Any) -> bytes:
     """Return the canonical bytes of a document: sorted keys, no spaces, UTF-8."""
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _CANONICAL.encode(doc).encode()
 
 
 def format_time(moment: datetime) -> str:
