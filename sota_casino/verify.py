@@ -824,9 +824,16 @@ def _check_sota(found: _Collector, doc: Mapping[str, Any], seeds: Seeds | None) 
         found.fail("outcome", "outcome is not an object")
     else:
         replayed = result.receipt_outcome()
-        if canonical_json(outcome) != canonical_json(replayed):
-            difference = sota.first_difference(outcome, replayed) or "differs in a value's type"
-            found.fail("outcome", f"outcome {difference}")
+        # Plain equality for the long trick log; the winner, which the payout follows, must
+        # also have the same JSON type (in Python ``false == 0``, and seat 0 is the player).
+        if outcome != replayed:
+            found.fail("outcome", f"outcome {sota.first_difference(outcome, replayed)}")
+        elif not _same(outcome.get("winner"), replayed["winner"]):
+            found.fail(
+                "outcome",
+                f"outcome winner is {_brief(outcome.get('winner'))}, "
+                f"replay gives {_brief(replayed['winner'])}",
+            )
     _compare_payout(found, doc.get("payout"), sota.payout(rules, result.winner, stakes["stake"]))
 
 

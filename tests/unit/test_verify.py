@@ -425,3 +425,15 @@ def test_rules_that_leave_out_an_option_or_values_of_another_type_fail() -> None
     assert failure == "round 100 (nonce 0): outcome: outcome tie_bet_won is 0, replay gives false"
     (failure,) = _failures(verify_bundle(_tampered(0, v=True)))
     assert failure.endswith("the signed document is of type 'round' v True, not 'round' v 1")
+
+
+def test_a_sota_winner_of_another_json_type_fails() -> None:
+    bundle = bundles.bundle(1, make_round=lambda pair, nonce: bundles.sota_receipt(pair, nonce))
+    doc = bundle["rounds"][0]["document"]
+    winner = doc["outcome"]["winner"]
+    odd = {0: False, 1: True}[winner]  # equal in Python, not in JSON
+    outcome = {**doc["outcome"], "winner": odd}
+    changed = _with_round(bundle, 0, bundles.resign(PAIR, bundle["rounds"][0], outcome=outcome))
+    assert _failures(verify_bundle(changed)) == [
+        f"round 100 (nonce 0): outcome: outcome winner is {str(odd).lower()}, replay gives {winner}"
+    ]
