@@ -197,30 +197,38 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> di
     return {"revealed": envelope, "active": _pair_view(upcoming, following)}
 
 
+def pair_summary(pair: SeedPair) -> dict[str, Any]:
+    """A seed pair in a list; its server seed only once revealed, with the signed reveal."""
+    revealed = pair.status == "revealed"
+    return {
+        "seed_pair_id": pair.id,
+        "status": pair.status,
+        "commitment": pair.commitment,
+        "client_seed": pair.client_seed,
+        "rounds": pair.next_nonce,
+        "created_at": fairness.format_time(pair.created_at),
+        "revealed_at": fairness.format_time(pair.revealed_at) if pair.revealed_at else None,
+        "server_seed": pair.server_seed if revealed else None,
+        "reveal": (
+            {"document": pair.reveal_document, "signature": pair.reveal_signature}
+            if revealed
+            else None
+        ),
+    }
+
+
+def pairs_of(session: Session, user_id: int) -> list[dict[str, Any]]:
+    """The player's pairs, newest first (inside the caller's transaction)."""
+    pairs = session.scalars(
+        select(SeedPair).where(SeedPair.user_id == user_id).order_by(SeedPair.id.desc())
+    )
+    return [pair_summary(pair) for pair in pairs]
+
+
 @transactional
 def seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
     """Return the player's pairs, newest first; revealed ones carry their signed reveal."""
-    pairs = session.scalars(
-        select(SeedPair).where(SeedPair.user_id == user_id).order_by(SeedPair.id.desc())
-    ).all()
-    return [
-        {
-            "seed_pair_id": p.id,
-            "status": p.status,
-            "commitment": p.commitment,
-            "client_seed": p.client_seed,
-            "rounds": p.next_nonce,
-            "created_at": fairness.format_time(p.created_at),
-            "revealed_at": fairness.format_time(p.revealed_at) if p.revealed_at else None,
-            "server_seed": p.server_seed if p.status == "revealed" else None,
-            "reveal": (
-                {"document": p.reveal_document, "signature": p.reveal_signature}
-                if p.status == "revealed"
-                else None
-            ),
-        }
-        for p in pairs
-    ]
+    return pairs_of(session, user_id)
 
 
 @transactional

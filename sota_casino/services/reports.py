@@ -35,10 +35,10 @@ from ..models import AuditCheckpoint
 from ..models import AuditEntry
 from ..models import Posting
 from ..models import Round
-from ..models import SeedPair
 from ..models import Transfer
 from ..models import User
 from . import audit
+from . import fairness as fairness_service
 from . import ledger
 from . import money
 from . import rounds
@@ -235,26 +235,6 @@ def _transfers(session: Session, user_id: int, limit: int) -> list[dict[str, Any
     ]
 
 
-def _seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
-    """The player's seed pairs, newest first; never an unrevealed server seed."""
-    pairs = session.scalars(
-        select(SeedPair).where(SeedPair.user_id == user_id).order_by(SeedPair.id.desc())
-    )
-    return [
-        {
-            "seed_pair_id": p.id,
-            "status": p.status,
-            "commitment": p.commitment,
-            "client_seed": p.client_seed,
-            "rounds": p.next_nonce,
-            "created_at": fairness.format_time(p.created_at),
-            "revealed_at": fairness.format_time(p.revealed_at) if p.revealed_at else None,
-            "server_seed": p.server_seed if p.status == "revealed" else None,
-        }
-        for p in pairs
-    ]
-
-
 def _audit_entries(session: Session, user_id: int, limit: int) -> list[dict[str, Any]]:
     """The latest audit entries by or about the user, newest first."""
     name = f"user:{user_id}"
@@ -291,7 +271,7 @@ def player_overview(session: Session, user_id: int, *, limit: int = 50) -> dict[
         "balances": ledger.player_balances(session, user_id),
         "rounds": [rounds.summary(r) for r in recent],
         "transfers": _transfers(session, user_id, limit),
-        "seed_pairs": _seed_pairs(session, user_id),
+        "seed_pairs": fairness_service.pairs_of(session, user_id),
         "audit": _audit_entries(session, user_id, limit),
     }
 
