@@ -1,0 +1,46 @@
+"""The signing key: made on first start, registered (audited) on first use; a new key retires
+the old one, which stays listed with its retirement time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask
+from service_support import PASSWORD
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from sota_casino.core import fairness
+from sota_casino.factory import create_app
+from sota_casino.models import AuditEntry
+from sota_casino.services import accounts
+from sota_casino.services import fairness as fairness_service
+
+
+def test_a_new_signing_key_retires_the_old_one_and_is_audited(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    accounts.register(session, "alice", PASSWORD)
+    old = fairness_service.public_key_info(session)
+    assert old["retired"] == []
+    key_file = Path(app.config["SIGNING_KEY_FILE"])
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    renewed = create_app(dict(app.config, SIGNING_KEY_FILE=str(tmp_path / "new_key.pem")))
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        bob = accounts.register(fresh, "bob", PASSWORD).id  # signs with the new key
+        info = fairness_service.public_key_info(fresh)
+        assert info["public_key_hex"] != old["public_key_hex"]
+        assert [k["public_key_hex"] for k in info["retired"]] == [old["public_key_hex"]]
+        assert info["retired"][0]["retired_at"] is not None
+        pair = fairness_service.active_seed_pair(fresh, bob)
+        assert fairness.verify_signature(
+            info["public_key_hex"], pair["commitment_document"], pair["signature"]
+        )
+        with fresh.begin():
+            created = fresh.scalars(
+                select(AuditEntry.data).where(AuditEntry.action == "key.created")
+            ).all()
+        assert len(created) == 2 and old["public_key_hex"] in created[1]
+        fresh.close()
+    renewed.extensions["sota_casino.engine"].dispose()
