@@ -307,6 +307,9 @@ SCHEMAS: Final[dict[str, Any]] = {
             "house_edge_tie_bet": nullable(ref("Figure")),
         }
     ),
+    "OpenAPIDocument": obj(
+        {"openapi": {"const": "3.1.0"}, "info": {"type": "object"}, "paths": {"type": "object"}}
+    ),
     # request bodies: unknown fields are refused
     "Credentials": obj(
         {"username": {"type": "string"}, "password": {"type": "string"}}, closed=True
@@ -631,6 +634,16 @@ def _paths() -> dict[str, Any]:
                 ("200", "the receipt", "Receipt"),
                 errors=("401", "403", "404"),
                 parameters=[ROUND_ID],
+            )
+        },
+        "/openapi.json": {
+            "get": operation(
+                "openapi",
+                "This document: the API in OpenAPI 3.1",
+                "meta",
+                ("200", "the OpenAPI document", "OpenAPIDocument"),
+                errors=(),
+                auth=False,
             )
         },
     }

@@ -371,6 +371,7 @@ EXTRA_PATHS.update(
                 ("201", "the new balances", "AdjustmentResult"),
                 errors=("400", "401", "403", "404", "409", "422"),
                 body="AdjustmentRequest",
+                idempotent=True,
             )
         },
         "/operator/tables/{name}": {
