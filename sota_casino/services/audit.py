@@ -100,10 +100,9 @@ def _time_filter(value: str | None, name: str) -> str | None:
     if value is None or value == "":
         return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
+        return fairness.format_time(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except (ValueError, OverflowError) as exc:  # in UTC, 9999-12-31T23:00-05:00 is past year 9999
         raise InvalidInput(f"{name} must be an ISO 8601 time", field=name) from exc
-    return fairness.format_time(moment)
 
 
 @transactional
