@@ -66,9 +66,7 @@ def json_body() -> dict[str, Any]:
 
 
 def _refuse_unusable_values(body: dict[str, Any]) -> None:
-    """Refuse, wherever nested, numbers too long to be any amount and text that is not Unicode.
-
-    JSON's ``\\ud800`` escapes can smuggle lone surrogates, which no database or hash can encode.
+    """Refuse, wherever nested, numbers too long to be any amount and text no database can store.
 
     :raises InvalidInput: naming where the value is.
     """
@@ -77,23 +75,30 @@ def _refuse_unusable_values(body: dict[str, Any]) -> None:
         path, value = pending.pop()
         if isinstance(value, TooBig):
             raise InvalidInput(f"{path} is far too large", field=path.split(".")[0])
-        if isinstance(value, str) and not _is_unicode(value):
-            raise InvalidInput(f"{path or 'a key'} is not valid Unicode text", field=path)
+        if isinstance(value, str):
+            _refuse_unstorable(value, path, field=path)
         if isinstance(value, dict):
             for key, item in value.items():
-                if not _is_unicode(key):
-                    raise InvalidInput("a field name is not valid Unicode text")
+                _refuse_unstorable(key, "a field name", field=None)
                 pending.append((f"{path}.{key}" if path else key, item))
         elif isinstance(value, list):
             pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
 
 
-def _is_unicode(text: str) -> bool:
+def _refuse_unstorable(text: str, name: str, *, field: str | None) -> None:
+    """Refuse text that no database column or hash can hold.
+
+    JSON's ``\\ud800`` escapes smuggle lone surrogates, which UTF-8 cannot encode, and
+    PostgreSQL text cannot hold a NUL character (the query would fail: a 500).
+
+    :raises InvalidInput: naming ``name``.
+    """
+    if "\x00" in text:
+        raise InvalidInput(f"{name} must not contain a NUL character", field=field)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return False
-    return True
+        raise InvalidInput(f"{name} is not valid Unicode text", field=field) from None
 
 
 def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -220,6 +225,20 @@ def query_int(
     if not re.fullmatch(r"-?[0-9]{1,19}", text) or not low <= int(text) <= high:
         raise InvalidInput(f"{name} must be a whole number from {low} to {high}", field=name)
     return int(text)
+
+
+def query_text(name: str, *, max_length: int) -> str | None:
+    """Return the query parameter ``name`` as text (None if absent or empty).
+
+    :raises InvalidInput: if it is longer than ``max_length`` or text no database can store.
+    """
+    text = request.args.get(name)
+    if not text:
+        return None
+    if len(text) > max_length:
+        raise InvalidInput(f"{name} must be at most {max_length} characters", field=name)
+    _refuse_unstorable(text, name, field=name)
+    return text
 
 
 def form_chips(name: str, *, required: bool = True) -> int:

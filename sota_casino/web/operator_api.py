@@ -31,6 +31,7 @@ from .inputs import TooBig
 from .inputs import json_body
 from .inputs import only_fields
 from .inputs import query_int
+from .inputs import query_text
 from .inputs import string
 from .operator import AUDIT_FILTERS
 from .operator import STAFF
@@ -42,6 +43,7 @@ bp = Blueprint("operator_api", __name__, url_prefix="/api/v1/operator")
 
 PAGE_DEFAULT: Final = 50
 PAGE_MAX: Final = audit.MAX_PAGE
+FILTER_MAX: Final = 200
 
 
 @bp.before_request
@@ -64,13 +66,7 @@ def _actor_id() -> int:
 
 @bp.get("/audit")
 def audit_entries() -> ResponseReturnValue:
-    filters = {}
-    for name in AUDIT_FILTERS:
-        value = request.args.get(name)
-        if value is not None and len(value) > 200:
-            raise InvalidInput(f"{name} is too long", field=name)
-        if value:
-            filters[name] = value
+    filters = {name: query_text(name, max_length=FILTER_MAX) for name in AUDIT_FILTERS}
     page = audit.entries(
         get_session(),
         after_seq=query_int("after_seq", default=0) or 0,
@@ -137,9 +133,7 @@ def ledger_check() -> ResponseReturnValue:
 
 @bp.get("/players")
 def players() -> ResponseReturnValue:
-    query = request.args.get("q", "")
-    if len(query) > 64:
-        raise InvalidInput("q must be at most 64 characters", field="q")
+    query = query_text("q", max_length=64) or ""
     return jsonify({"users": accounts.find_users(get_session(), query)})
 
 

@@ -7,6 +7,9 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from operator_support import add_user
+from operator_support import audit_size
+from operator_support import bearer as staff_bearer
 from web_support import PASSWORD
 from web_support import api_register
 from web_support import bearer
@@ -24,6 +27,13 @@ def error_code(response: Any) -> str:
 
 def balances(client: FlaskClient, auth: dict[str, str]) -> dict[str, int]:
     return client.get("/api/v1/me", headers=auth).get_json()["balances"]  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def operator(app: Flask, auth: dict[str, str]) -> dict[str, str]:
+    """The Authorization header of the operator ``olga`` (the player ``bob`` exists too)."""
+    add_user(app, "olga", "operator")
+    return staff_bearer(app, "olga")
 
 
 def raise_table_limit(app: Flask, max_bet: int) -> None:
@@ -147,6 +157,20 @@ def test_rotation_is_refused_while_a_round_is_open(
     client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth)
     response = client.post("/api/v1/fairness/rotate", json={}, headers=auth)
     assert response.status_code == 409 and error_code(response) == "round_open"
+
+
+def test_the_bundle_holds_the_server_seed_only_after_the_reveal(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    planted = plant_server_seed(app, "bob", {0: False})
+    client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth)
+    url = f"/api/v1/fairness/seed-pairs/{planted.seed_pair_id}/bundle"
+    before = client.get(url, headers=auth)
+    assert before.get_json()["reveal"] is None and len(before.get_json()["rounds"]) == 1
+    assert planted.server_seed.hex() not in before.get_data(as_text=True)
+    client.post("/api/v1/fairness/rotate", json={}, headers=auth)
+    after = client.get(url, headers=auth).get_json()
+    assert after["reveal"]["document"]["server_seed"] == planted.server_seed.hex()
 
 
 def test_another_players_bundle_or_the_unshown_next_pair_is_not_found(
@@ -480,3 +504,59 @@ def test_a_token_stops_working_after_the_password_changes(
         session.close()
     response = client.get("/api/v1/me", headers=auth)
     assert response.status_code == 401
+
+
+# --- text no database can store ----------------------------------------------------------------
+
+
+def test_text_with_a_nul_character_is_a_422_and_changes_nothing(
+    app: Flask, client: FlaskClient, auth: dict[str, str], operator: dict[str, str]
+) -> None:
+    """PostgreSQL text cannot hold NUL: such text is refused before it reaches the database."""
+    pair = client.get("/api/v1/fairness/seed-pair", headers=auth).get_json()
+    size = audit_size(app)
+    for url, body, headers in (
+        ("/api/v1/fairness/rotate", {"client_seed": "lucky\u0000"}, auth),
+        ("/api/v1/sota/games", {"stake": 1, "rules": {"deck\u0000": "x"}}, auth),
+        (
+            "/api/v1/operator/adjustments",
+            {"user_id": 1, "currency": "chips", "amount": 100, "reason": "a\u0000b"},
+            operator,
+        ),
+    ):
+        response = client.post(url, json=body, headers=headers)
+        assert response.status_code == 422 and error_code(response) == "invalid_input", url
+        assert "NUL" in response.get_json()["error"]["message"]
+    assert audit_size(app) == size
+    assert client.get("/api/v1/fairness/seed-pair", headers=auth).get_json() == pair
+    assert balances(client, auth) == {"chips": 100_000, "sweets": 100}
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("audit", "action"),
+        ("audit", "actor"),
+        ("audit", "subject"),
+        ("audit", "text"),
+        ("players", "q"),
+    ],
+)
+def test_a_nul_character_in_an_operator_query_is_a_422(
+    client: FlaskClient, operator: dict[str, str], path: str, name: str
+) -> None:
+    response = client.get(
+        f"/api/v1/operator/{path}", query_string={name: "user\u0000"}, headers=operator
+    )
+    assert response.status_code == 422 and error_code(response) == "invalid_input"
+
+
+@pytest.mark.parametrize(
+    "moment", ["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00", "2024-02-30T00:00:00"]
+)
+@pytest.mark.parametrize("name", ["since", "until"])
+def test_an_audit_time_outside_the_calendar_is_a_422(
+    client: FlaskClient, operator: dict[str, str], name: str, moment: str
+) -> None:
+    response = client.get("/api/v1/operator/audit", query_string={name: moment}, headers=operator)
+    assert response.status_code == 422 and error_code(response) == "invalid_input"
