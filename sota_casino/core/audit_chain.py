@@ -271,11 +271,12 @@ def _label(index: int, size: int) -> str:
 def verify_checkpoints(
     entries: Sequence[Mapping[str, Any]],
     checkpoints: Sequence[Mapping[str, Any]],
-    public_key_hex: str,
+    public_key_hex: str | Sequence[str],
 ) -> CheckpointReport:
     """Check each checkpoint's signature, its root against the entries, and their consistency.
 
-    Each checkpoint must be signed by ``public_key_hex`` and its ``root`` must be the Merkle
+    Each checkpoint must be signed by ``public_key_hex`` (or, given several, by one of them: the
+    service's current key and the keys it retired) and its ``root`` must be the Merkle
     root of the first ``size`` entry hashes. Each must also be consistent with the earlier
     ones: it is checked with an RFC 6962 consistency proof, computed from the entries, against
     the last earlier checkpoint that passed (a good checkpoint consistent with the good one
@@ -288,6 +289,7 @@ def verify_checkpoints(
     :param checkpoints: ``SIGNED`` checkpoint documents in the order they were signed.
     """
     # Leaves stop at the first malformed hash: a checkpoint beyond it cannot be checked.
+    keys = (public_key_hex,) if isinstance(public_key_hex, str) else tuple(public_key_hex)
     usable = next(
         (
             i
@@ -309,7 +311,7 @@ def verify_checkpoints(
         doc, size = dict(envelope["document"]), envelope["document"]["size"]
         label = _label(index, size)
         found: list[CheckpointProblem] = []
-        if not verify_signature(public_key_hex, doc, envelope["signature"]):
+        if not any(verify_signature(key, doc, envelope["signature"]) for key in keys):
             found.append(
                 CheckpointProblem(
                     index, size, "signature", f"{label}: the signature is not valid for this key"

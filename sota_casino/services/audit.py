@@ -28,6 +28,7 @@ from ..core.errors import NotFound
 from ..models import AuditCheckpoint
 from ..models import AuditEntry
 from ..models import AuditHead
+from ..models import SigningKey
 from .context import context_of
 from .tx import insert_ignoring_conflicts
 from .tx import transactional
@@ -242,11 +243,17 @@ def verify(session: Session) -> dict[str, Any]:
         findings = audit_chain.verify_checkpoints(
             all_entries,
             [_checkpoint_dict(row) for row in rows],
-            context_of(session).public_key_hex,
+            _service_keys(session),
         )
         if not findings.ok:
             result.update(ok=False, reason=findings.problems[0].message)
     return result
+
+
+def _service_keys(session: Session) -> list[str]:
+    """The current public key and every key it replaced: old checkpoints keep their signer."""
+    known = session.scalars(select(SigningKey.public_key_hex)).all()
+    return [context_of(session).public_key_hex, *known]
 
 
 @transactional

@@ -44,3 +44,22 @@ def test_a_new_signing_key_retires_the_old_one_and_is_audited(
         assert len(created) == 2 and old["public_key_hex"] in created[1]
         fresh.close()
     renewed.extensions["sota_casino.engine"].dispose()
+
+
+def test_checkpoints_signed_by_a_retired_key_still_verify(app: Flask, tmp_path: Path) -> None:
+    from sota_casino.services import audit
+
+    with app.app_context():
+        first = app.extensions["sota_casino.sessionmaker"]()
+        accounts.register(first, "alice", PASSWORD)
+        audit.checkpoint(first)
+        first.close()
+    renewed = create_app(dict(app.config, SIGNING_KEY_FILE=str(tmp_path / "new_key.pem")))
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        accounts.register(fresh, "bob", PASSWORD)
+        audit.checkpoint(fresh)
+        verdict = audit.verify(fresh)
+        assert verdict["ok"], verdict
+        fresh.close()
+    renewed.extensions["sota_casino.engine"].dispose()
