@@ -405,6 +405,20 @@ class _Table:
             cards += [pile.popleft() for _ in range(rest)]
         return cards
 
+    def forfeit(self, seat: int) -> list[Card]:
+        """Take every card of a seat that is short under ``lose``: it lays them all and is out.
+
+        Under ``single_pass`` its won pile never counts for a war, but it is still the seat's
+        cards (RULES.md §2.2: pile plus won pile) and "its cards join the pot", so it follows the
+        dealt cards as it lies, top first, unshuffled (it is never turned over).
+        """
+        cards = self.take(seat, self.available(seat), dump=True)
+        if self.single_pass:
+            stack = self.won[seat]
+            cards += stack[::-1]
+            stack.clear()
+        return cards
+
     def shuffle(self, cards: list[Card]) -> list[Card]:
         """Shuffle with the round stream, continuing where its last draw stopped."""
         if len(cards) < 2:
@@ -540,7 +554,7 @@ class _Table:
                 ready = [s for s in fighters if self.available(s) >= need]
                 for s in fighters:
                     if s not in ready:
-                        step[s] = tuple(self.take(s, self.available(s), dump=True))
+                        step[s] = tuple(self.forfeit(s))
                         dumps.add((index, s))
                         out.add(s)
                     elif len(ready) > 1:

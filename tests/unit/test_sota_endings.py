@@ -39,10 +39,12 @@ def test_single_pass_equal_won_cards_draw() -> None:
 
 
 def test_single_pass_won_cards_do_not_count_for_a_war() -> None:
-    # Seat 0 holds two won cards but only one dealt card: both seats are short.
+    # Seat 0 holds two won cards but only one dealt card: both seats are short, so under
+    # `lose` both are out and their cards, won pile included, go out of play: a draw.
     result = play(deal("AC 7C 2C", "8D 7D 3D"), end="single_pass")
     assert result.tricks[1].winner is None
-    assert (result.winner, result.ended_by) == (0, "last_seat")
+    assert result.tricks[1].laid[0] == pile("7C 2C AC 8D")
+    assert (result.winner, result.ended_by) == ("draw", "no_cards")
 
 
 LEAD = deal("AC AD 2C", "KC KD 3D")
