@@ -24,7 +24,6 @@ from ..services import money
 from ..services import reports
 from ..services import settings
 from . import inputs
-from . import operator_openapi  # noqa: F401  (adds these endpoints to the OpenAPI document)
 from .inputs import MAX_AMOUNT
 from .inputs import MAX_ID
 from .inputs import TooBig
