@@ -8,8 +8,10 @@ the service, which stores the first answer in the same transaction as the postin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from typing import Final
+from typing import TypeVar
 
 from flask import Blueprint
 from flask import g
@@ -20,7 +22,6 @@ from flask.typing import ResponseReturnValue
 from ..core import fairness as core_fairness
 from ..core import odds
 from ..core.casino_war import CHOICES
-from ..core.errors import InvalidInput
 from ..db import get_session
 from ..services import accounts
 from ..services import fairness
@@ -28,7 +29,7 @@ from ..services import money
 from ..services import rounds
 from . import inputs
 from .inputs import amount
-from .inputs import json_body
+from .inputs import json_object
 from .inputs import only_fields
 from .inputs import string
 from .openapi import openapi_document
@@ -37,19 +38,36 @@ from .security import client_address
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
+T = TypeVar("T")
+
 CHIPS: Final = "hundredths of a chip"
 SWEETS: Final = "whole sweets"
 GAMES: Final = ("casino_war", "sota")
+CURRENCIES: Final = ("chips", "sweets")
 MAX_MOVE_CARDS: Final = 64
 
 
 def _credentials() -> tuple[str, str]:
-    body = json_body()
-    only_fields(body, ("username", "password"))
+    body = json_object("username", "password")
     username = string(body, "username", max_length=64)
     password = string(body, "password", max_length=256)
     assert username is not None and password is not None
     return username, password
+
+
+def _move_money(service: Callable[..., T], **request_fields: Any) -> T:
+    """Call a money-moving ``service`` for the caller, with the request's parsed fields.
+
+    The fields are the service's arguments and what a retry with the same ``Idempotency-Key``
+    must repeat to be answered with the first answer.
+    """
+    return service(
+        get_session(),
+        g.user.id,
+        idempotency_key=inputs.idempotency_key(),
+        request_body=request_fields,
+        **request_fields,
+    )
 
 
 def _created(payload: Any) -> ResponseReturnValue:
@@ -85,16 +103,8 @@ def me() -> ResponseReturnValue:
 @bp.post("/me/topup")
 @api_login_required
 def topup() -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("currency",))
-    currency = inputs.choice(body, "currency", ("chips", "sweets"))
-    balances = money.topup(
-        get_session(),
-        g.user.id,
-        currency,
-        idempotency_key=inputs.idempotency_key(),
-        request_body=body,
-    )
+    currency = inputs.choice(json_object("currency"), "currency", CURRENCIES)
+    balances = _move_money(money.topup, currency=currency)
     return _created({"balances": balances, **balances})
 
 
@@ -115,8 +125,7 @@ def seed_pair() -> ResponseReturnValue:
 @bp.post("/fairness/rotate")
 @api_login_required
 def rotate() -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("client_seed",))
+    body = json_object("client_seed")
     client_seed = string(body, "client_seed", required=False, max_length=64)
     return jsonify(fairness.rotate(get_session(), g.user.id, client_seed))
 
@@ -133,38 +142,18 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
 @bp.post("/casino-war/rounds")
 @api_login_required
 def casino_war_bet() -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("bet", "tie_bet", "table"))
+    body = json_object("bet", "tie_bet", "table")
     bet = amount(body, "bet", unit=CHIPS)
     tie_bet = amount(body, "tie_bet", unit=CHIPS, required=False, allow_zero=True)
     table = string(body, "table", required=False, max_length=32) or "casino_war"
-    round_ = rounds.place_casino_war_bet(
-        get_session(),
-        g.user.id,
-        bet,
-        tie_bet,
-        table=table,
-        idempotency_key=inputs.idempotency_key(),
-        request_body={"bet": bet, "tie_bet": tie_bet, "table": table},
-    )
-    return _created(round_)
+    return _created(_move_money(rounds.place_casino_war_bet, bet=bet, tie_bet=tie_bet, table=table))
 
 
 @bp.post("/casino-war/rounds/<id:round_id>/decision")
 @api_login_required
 def casino_war_decision(round_id: int) -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("choice",))
-    picked = inputs.choice(body, "choice", CHOICES)
-    round_ = rounds.decide_casino_war(
-        get_session(),
-        g.user.id,
-        round_id,
-        picked,
-        idempotency_key=inputs.idempotency_key(),
-        request_body={"round_id": round_id, "choice": picked},
-    )
-    return jsonify(round_)
+    choice = inputs.choice(json_object("choice"), "choice", CHOICES)
+    return jsonify(_move_money(rounds.decide_casino_war, round_id=round_id, choice=choice))
 
 
 @bp.get("/casino-war/rounds/<id:round_id>")
@@ -178,10 +167,8 @@ def casino_war_odds() -> ResponseReturnValue:
     only_fields(request.args, ("decks", "tie_payout", "bonus"))
     decks = inputs.query_int("decks", low=1, high=8, default=6)
     tie_payout = inputs.query_int("tie_payout", low=0, high=30, default=10)
-    bonus = request.args.get("bonus", "none")
-    if bonus not in ("none", "ante"):
-        raise InvalidInput("bonus must be one of: none, ante", field="bonus")
-    assert decks is not None and tie_payout is not None
+    bonus = inputs.query_choice("bonus", ("none", "ante"), default="none")
+    assert decks is not None and tie_payout is not None and bonus is not None
     return jsonify(odds.odds_table(decks=decks, tie_payout=tie_payout, bonus=bonus))
 
 
@@ -191,46 +178,18 @@ def casino_war_odds() -> ResponseReturnValue:
 @bp.post("/sota/games")
 @api_login_required
 def sota_game() -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("stake", "rules", "preset"))
+    body = json_object("stake", "rules", "preset")
     stake = amount(body, "stake", unit=SWEETS)
-    rules = body.get("rules")
-    if rules is not None and not isinstance(rules, dict):
-        raise InvalidInput("rules must be an object of rule options", field="rules")
+    rules = inputs.object_field(body, "rules", holding="rule options")
     preset = string(body, "preset", required=False, max_length=32)
-    game = rounds.play_sota(
-        get_session(),
-        g.user.id,
-        stake,
-        rules,
-        preset,
-        idempotency_key=inputs.idempotency_key(),
-        request_body={"stake": stake, "rules": rules, "preset": preset},
-    )
-    return _created(game)
+    return _created(_move_money(rounds.play_sota, stake=stake, rules=rules, preset=preset))
 
 
 @bp.post("/sota/games/<id:round_id>/moves")
 @api_login_required
 def sota_move(round_id: int) -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("cards",))
-    cards = body.get("cards")
-    if (
-        not isinstance(cards, list)
-        or not 1 <= len(cards) <= MAX_MOVE_CARDS
-        or not all(isinstance(card, str) and len(card) == 2 for card in cards)
-    ):
-        raise InvalidInput("cards must be a non-empty list of card codes like 'QH'", field="cards")
-    game = rounds.sota_move(
-        get_session(),
-        g.user.id,
-        round_id,
-        cards,
-        idempotency_key=inputs.idempotency_key(),
-        request_body={"round_id": round_id, "cards": cards},
-    )
-    return jsonify(game)
+    cards = inputs.card_codes(json_object("cards"), "cards", most=MAX_MOVE_CARDS)
+    return jsonify(_move_money(rounds.sota_move, round_id=round_id, cards=cards))
 
 
 @bp.get("/sota/games/<id:round_id>")
@@ -246,9 +205,7 @@ def sota_get(round_id: int) -> ResponseReturnValue:
 @api_login_required
 def list_rounds() -> ResponseReturnValue:
     only_fields(request.args, ("game", "before", "limit"))
-    game = request.args.get("game") or None
-    if game is not None and game not in GAMES:
-        raise InvalidInput(f"game must be one of: {', '.join(GAMES)}", field="game")
+    game = inputs.query_choice("game", GAMES)
     before = inputs.query_int("before", low=1)
     limit = inputs.query_int("limit", low=1, high=rounds.MAX_PAGE, default=20)
     page = rounds.list_rounds(get_session(), g.user.id, game=game, before=before, limit=limit)

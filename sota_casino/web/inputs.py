@@ -65,6 +65,17 @@ def json_body() -> dict[str, Any]:
     return body
 
 
+def json_object(*allowed: str) -> dict[str, Any]:
+    """Return the request's JSON object, which may hold only the fields ``allowed``.
+
+    :raises BadRequest: (400) if the body is not JSON at all.
+    :raises InvalidInput: (422) if it is not an object, or holds another field.
+    """
+    body = json_body()
+    only_fields(body, allowed)
+    return body
+
+
 def _refuse_unusable_values(body: dict[str, Any]) -> None:
     """Refuse, wherever nested, numbers too long to be any amount and text no database can store.
 
@@ -123,27 +134,83 @@ def amount(
     required: bool = True,
     default: int = 0,
     allow_zero: bool = False,
+    signed: bool = False,
 ) -> int:
     """Return the integer amount ``body[name]`` in minor units.
 
     :param unit: how the amount is counted, for the error message ("hundredths of a chip").
+    :param signed: a negative amount is allowed too (a debit).
     :raises InvalidInput: if it is missing, not an integer (floats, strings and booleans are
-        refused, even ``1.0`` or ``"100"``), negative, zero (unless allowed) or too large.
+        refused, even ``1.0`` or ``"100"``), negative (unless signed), zero (unless allowed) or
+        too large.
     """
-    if name not in body or body[name] is None:
+    value = body.get(name)
+    if value is None:
         if required:
             raise InvalidInput(f"{name} is required: an integer in {unit}", field=name)
         return default
-    value = body[name]
-    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_AMOUNT:
-        raise InvalidInput(f"{name} is far too large", field=name)
     if isinstance(value, bool) or not isinstance(value, int):
         kind = _json_kind(value)
         raise InvalidInput(f"{name} must be an integer in {unit}, not {kind}", field=name)
-    if value < 0:
+    if abs(value) > MAX_AMOUNT:
+        raise InvalidInput(f"{name} is far too large", field=name)
+    if value < 0 and not signed:
         raise InvalidInput(f"{name} must not be negative", field=name)
     if value == 0 and not allow_zero:
-        raise InvalidInput(f"{name} must be more than zero", field=name)
+        raise InvalidInput(
+            f"{name} must not be zero" if signed else f"{name} must be more than zero", field=name
+        )
+    return value
+
+
+def identifier(body: Mapping[str, Any], name: str) -> int:
+    """Return ``body[name]`` if it can be a database id.
+
+    :raises InvalidInput: if it is not a whole number from 1 to :data:`MAX_ID`.
+    """
+    value = body.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
+        raise InvalidInput(f"{name} must be an id, a whole number from 1 to {MAX_ID}", field=name)
+    return value
+
+
+def flag(body: Mapping[str, Any], name: str) -> bool:
+    """Return ``body[name]`` if it is true or false.
+
+    :raises InvalidInput: otherwise (``1`` and ``"yes"`` are no flags).
+    """
+    value = body.get(name)
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be true or false", field=name)
+    return value
+
+
+def object_field(body: Mapping[str, Any], name: str, *, holding: str) -> dict[str, Any] | None:
+    """Return the JSON object ``body[name]``, or None if it is absent.
+
+    :param holding: what the object holds, for the error message ("rule options").
+    :raises InvalidInput: if it is something else.
+    """
+    value = body.get(name)
+    if value is not None and not isinstance(value, dict):
+        raise InvalidInput(f"{name} must be an object of {holding}", field=name)
+    return value
+
+
+def card_codes(body: Mapping[str, Any], name: str, *, most: int) -> list[str]:
+    """Return ``body[name]`` if it is a list of 1 to ``most`` two-character card codes.
+
+    Whether the cards are the right ones is the game's to say.
+
+    :raises InvalidInput: otherwise.
+    """
+    value = body.get(name)
+    if (
+        not isinstance(value, list)
+        or not 1 <= len(value) <= most
+        or not all(isinstance(card, str) and len(card) == 2 for card in value)
+    ):
+        raise InvalidInput(f"{name} must be a list of 1 to {most} card codes like 'QH'", field=name)
     return value
 
 
@@ -178,22 +245,28 @@ def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
     options = tuple(options)
     value = body.get(name)
     if not isinstance(value, str) or value not in options:
-        raise InvalidInput(f"{name} must be one of: {', '.join(options)}", field=name)
+        raise _not_one_of(name, options)
     return value
 
 
+def _not_one_of(name: str, options: tuple[str, ...]) -> InvalidInput:
+    return InvalidInput(f"{name} must be one of: {', '.join(options)}", field=name)
+
+
+#: How a JSON value is named in messages; ``bool`` before ``int``, since a bool is an int.
+_JSON_KINDS: Final = (
+    (bool, "a boolean"),
+    (int, "a whole number"),
+    (float, "a number with a fraction or exponent"),
+    (str, "a string"),
+    (list, "a list"),
+    (dict, "an object"),
+    (type(None), "null"),
+)
+
+
 def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, float):
-        return "a number with a fraction or exponent"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "null" if value is None else "that value"
+    return next((kind for type_, kind in _JSON_KINDS if isinstance(value, type_)), "that value")
 
 
 def idempotency_key() -> str | None:
@@ -225,6 +298,20 @@ def query_int(
     if not re.fullmatch(r"-?[0-9]{1,19}", text) or not low <= int(text) <= high:
         raise InvalidInput(f"{name} must be a whole number from {low} to {high}", field=name)
     return int(text)
+
+
+def query_choice(name: str, options: Iterable[str], *, default: str | None = None) -> str | None:
+    """Return the query parameter ``name`` if it is one of ``options`` (or ``default``).
+
+    :raises InvalidInput: if it is present but not one of them.
+    """
+    options = tuple(options)
+    text = request.args.get(name)
+    if not text:
+        return default
+    if text not in options:
+        raise _not_one_of(name, options)
+    return text
 
 
 def query_text(name: str, *, max_length: int) -> str | None:

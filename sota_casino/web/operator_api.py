@@ -24,11 +24,8 @@ from ..services import money
 from ..services import reports
 from ..services import settings
 from . import inputs
-from .inputs import MAX_AMOUNT
-from .inputs import MAX_ID
-from .inputs import TooBig
 from .inputs import json_body
-from .inputs import only_fields
+from .inputs import json_object
 from .inputs import query_int
 from .inputs import query_text
 from .inputs import string
@@ -43,6 +40,7 @@ bp = Blueprint("operator_api", __name__, url_prefix="/api/v1/operator")
 PAGE_DEFAULT: Final = 50
 PAGE_MAX: Final = audit.MAX_PAGE
 FILTER_MAX: Final = 200
+ADJUSTMENT_UNIT: Final = "minor units (hundredths of a chip, or whole sweets); negative debits"
 
 
 @bp.before_request
@@ -141,47 +139,28 @@ def player(user_id: int) -> ResponseReturnValue:
     return jsonify(reports.player_overview(get_session(), user_id))
 
 
+def _managed(user: accounts.UserView) -> ResponseReturnValue:
+    """Answer a change to a user's account with the account as it now is."""
+    return jsonify({"user": user.to_dict() | {"locked": user.locked}})
+
+
 @bp.put("/players/<id:user_id>/role")
 def player_role(user_id: int) -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("role",))
-    user = accounts.set_role(get_session(), _actor_id(), user_id, body.get("role"))
-    return jsonify({"user": user.to_dict() | {"locked": user.locked}})
+    role = json_object("role").get("role")
+    return _managed(accounts.set_role(get_session(), _actor_id(), user_id, role))
 
 
 @bp.put("/players/<id:user_id>/locked")
 def player_locked(user_id: int) -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("locked",))
-    locked = body.get("locked")
-    if not isinstance(locked, bool):
-        raise InvalidInput("locked must be true or false", field="locked")
-    user = accounts.set_locked(get_session(), _actor_id(), user_id, locked)
-    return jsonify({"user": user.to_dict() | {"locked": user.locked}})
-
-
-def _signed_amount(body: dict[str, object]) -> int:
-    """Return the adjustment's amount: a nonzero integer in minor units, either sign."""
-    value = body.get("amount")
-    if isinstance(value, TooBig) or (isinstance(value, int) and abs(value) > MAX_AMOUNT):
-        raise InvalidInput("amount is far too large", field="amount")
-    if isinstance(value, bool) or not isinstance(value, int) or value == 0:
-        raise InvalidInput(
-            "amount must be a nonzero integer in minor units (hundredths of a chip, or whole "
-            "sweets); negative debits",
-            field="amount",
-        )
-    return value
+    locked = inputs.flag(json_object("locked"), "locked")
+    return _managed(accounts.set_locked(get_session(), _actor_id(), user_id, locked))
 
 
 @bp.post("/adjustments")
 def adjustment() -> ResponseReturnValue:
-    body = json_body()
-    only_fields(body, ("user_id", "currency", "amount", "reason"))
-    user_id = body.get("user_id")
-    if isinstance(user_id, bool) or not isinstance(user_id, int) or not 1 <= user_id <= MAX_ID:
-        raise InvalidInput("user_id must be a user's id", field="user_id")
-    amount = _signed_amount(body)
+    body = json_object("user_id", "currency", "amount", "reason")
+    user_id = inputs.identifier(body, "user_id")
+    amount = inputs.amount(body, "amount", unit=ADJUSTMENT_UNIT, signed=True)
     reason = string(body, "reason", max_length=money.REASON_MAX)
     balances = money.adjust(
         get_session(),

@@ -225,6 +225,7 @@ AMOUNT_CASES = [
     ({"bet": 500, "tie_bet": "100"}, "tie_bet must be an integer"),
     ({"bet": 500, "stake": 5}, "unknown field 'stake'"),
     ({"bet": 500, "table": "blackjack"}, "table must be"),
+    ({"bet": 500, "table": 3}, "table must be a string, not a whole number"),
 ]
 
 
