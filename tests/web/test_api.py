@@ -484,6 +484,43 @@ def test_a_decision_replayed_with_its_key_is_answered_once(
     assert first.get_json() == second.get_json()
 
 
+@pytest.mark.parametrize(
+    ("url", "body", "other_body", "staff"),
+    [
+        ("/api/v1/me/topup", {"currency": "sweets"}, {"currency": "chips"}, False),
+        ("/api/v1/sota/games", {"stake": 2, "preset": "nordic"}, {"stake": 3}, False),
+        (
+            "/api/v1/operator/adjustments",
+            {"user_id": 1, "currency": "chips", "amount": -300, "reason": "refund"},
+            {"user_id": 1, "currency": "chips", "amount": -400, "reason": "refund"},
+            True,
+        ),
+    ],
+)
+def test_every_money_moving_post_answers_a_retry_with_its_first_answer(
+    app: Flask,
+    client: FlaskClient,
+    auth: dict[str, str],
+    operator: dict[str, str],
+    url: str,
+    body: dict[str, Any],
+    other_body: dict[str, Any],
+    staff: bool,
+) -> None:
+    app.config["LOW_BALANCE_SWEETS"] = 1000
+    headers = {**(operator if staff else auth), "Idempotency-Key": "retry-me"}
+    size = audit_size(app)
+    first = client.post(url, json=body, headers=headers)
+    assert first.status_code == 201, first.get_json()
+    done = (balances(client, auth), audit_size(app))
+    assert done[1] > size  # the first call did its work (a Sota game may end level)
+    again = client.post(url, json=body, headers=headers)
+    assert (again.status_code, again.get_json()) == (201, first.get_json())
+    other = client.post(url, json=other_body, headers=headers)
+    assert other.status_code == 422 and error_code(other) == "idempotency_mismatch"
+    assert (balances(client, auth), audit_size(app)) == done
+
+
 @pytest.mark.parametrize("key", ["", "x" * 65, "has space", "tab\tkey", "ключ"])
 def test_a_malformed_idempotency_key_is_422(
     client: FlaskClient, auth: dict[str, str], key: str
