@@ -11,9 +11,12 @@ from flask import request
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..core.errors import CasinoError
 from ..core.errors import InvalidInput
 from ..db import get_session
 from ..services import accounts
+from .errors import handle_casino_error
+from .errors import refusal_headers
 from .security import client_address
 from .security import log_in
 from .security import log_out
@@ -23,10 +26,36 @@ from .security import session_user
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 
+#: Forms shown again, as typed, when refused: retyping a name after every typo is no fun.
+FORMS = {"auth.login_post": "auth/login.html", "auth.register_post": "auth/register.html"}
+
+
+@bp.errorhandler(CasinoError)
+def refused(error: CasinoError) -> ResponseReturnValue:
+    """Show a refused login or sign-up on its own form with the reason, the name kept and the
+    refusal's status (401 wrong password, 409 name taken, 422 weak password, 429 throttled).
+
+    Other refusals here (changing the password) go the usual way: flash and back.
+    """
+    template = FORMS.get(request.endpoint or "")
+    if template is None:
+        return handle_casino_error(error)
+    form = request.form
+    body = render_template(
+        template,
+        error=error.message,
+        invalid=error.details.get("field"),
+        username=form.get("username", "").strip()[:32],
+        next=form.get("next", ""),
+    )
+    return body, error.status, refusal_headers(error)
+
 
 def _same_passwords(first: str, second: str) -> None:
     if first != second:
-        raise InvalidInput("The two passwords differ. Type the same new password twice.")
+        raise InvalidInput(
+            "The two passwords differ. Type the same new password twice.", field="confirm"
+        )
 
 
 @bp.get("/register")

@@ -2,9 +2,10 @@
 
 A :class:`~sota_casino.core.errors.CasinoError` keeps its own status and code. On a page, a
 refused form (a POST) flashes the message and sends the player back to the page the form was
-on; a refused page load shows the friendly error page. Werkzeug's HTTP errors (404, 405, 413,
-400) get the same two shapes, and anything unexpected (Flask logs it) is answered with a plain
-500 that leaks nothing.
+on; a refused page load, or a form about something that is not there (404: another player's
+round looks exactly like no round), shows the friendly error page with its status. Werkzeug's
+HTTP errors (404, 405, 413, 400) get the same two shapes, and anything unexpected (Flask logs
+it) is answered with a plain 500 that leaks nothing. A 429 says when to retry (``Retry-After``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask
+from flask import current_app
 from flask import flash
 from flask import jsonify
 from flask import redirect
@@ -24,6 +26,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
 
 from ..core.errors import CasinoError
+from .paths import is_local_path
 
 API_PREFIX = "/api/"
 
@@ -93,20 +96,31 @@ def back_url() -> str:
     referrer = request.referrer
     if referrer:
         parts = urlsplit(referrer)
-        if parts.netloc == request.host and parts.path.startswith("/"):
-            return parts.path + (f"?{parts.query}" if parts.query else "")
+        back = parts.path + (f"?{parts.query}" if parts.query else "")
+        if parts.netloc == request.host and is_local_path(back):
+            return back
     return url_for("lobby.index")
+
+
+def refusal_headers(error: CasinoError) -> dict[str, str]:
+    """Return the headers that go with a refusal: how to authenticate, or when to retry."""
+    if error.status == 401 and wants_json():
+        return {"WWW-Authenticate": "Bearer"}
+    if error.status == 429:
+        return {"Retry-After": str(current_app.config.get("LOGIN_WINDOW_SECONDS", 300))}
+    return {}
 
 
 def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     """Answer a refusal from the services with its own status and code."""
     if wants_json():
-        headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else {}
-        return api_error(error.status, error.code, error.message, **headers)
-    if request.method == "POST":
+        return api_error(error.status, error.code, error.message, **refusal_headers(error))
+    if request.method == "POST" and error.status != 404:
         flash(error.message, "error")
         return redirect(back_url(), code=303)
-    return error_page(error.status, error.message)
+    # A form about something that is not there (or not yours) has no page to go back to.
+    body, status = error_page(error.status, error.message)  # type: ignore[misc]
+    return body, status, refusal_headers(error)
 
 
 def handle_http_error(error: HTTPException) -> ResponseReturnValue:

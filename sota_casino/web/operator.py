@@ -47,6 +47,7 @@ from .inputs import form_chips
 from .inputs import form_whole
 from .inputs import query_int
 from .security import SAFE_METHODS
+from .security import login_redirect
 from .security import session_user
 
 bp = Blueprint("operator", __name__, url_prefix="/operator")
@@ -65,9 +66,7 @@ def staff_only() -> ResponseReturnValue | None:
     """Let only staff in; auditors only read."""
     user = session_user()
     if user is None:
-        flash("Please log in first.", "info")
-        target = request.full_path if request.method == "GET" else request.path
-        return redirect(url_for("auth.login", next=target.rstrip("?")), code=303)
+        return login_redirect()
     if user.role not in STAFF:
         abort(403, "The operator console is for operators and auditors.")
     if request.method not in SAFE_METHODS and user.role != "operator":

@@ -29,6 +29,7 @@ from flask import redirect
 from flask import request
 from flask import session
 from flask import url_for
+from flask.sessions import SecureCookieSessionInterface
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 from markupsafe import escape
@@ -39,6 +40,7 @@ from ..core.errors import Unauthorized
 from ..db import get_session
 from ..services import accounts
 from .errors import wants_json
+from .paths import is_local_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,7 +123,14 @@ def session_user() -> accounts.UserView | None:
 
 
 def log_in(user_id: int) -> None:
-    """Start a new recorded session for ``user_id``; the old cookie's contents are dropped."""
+    """Start a new recorded session for ``user_id``; the old cookie's session ends with it.
+
+    The session id and the CSRF token both change, so a cookie planted or copied before the
+    login (session fixation) is worth nothing afterwards.
+    """
+    old = session.get(SESSION_KEY)
+    if isinstance(old, str) and old:
+        accounts.end_session(get_session(), old)
     session.clear()
     token, _expires = accounts.start_session(get_session(), user_id)
     session[SESSION_KEY] = token
@@ -138,6 +147,16 @@ def log_out() -> None:
     g.pop("session_user", None)
 
 
+def login_redirect() -> Response:
+    """Send a visitor who is not logged in to the login page, then back to this page.
+
+    Only a page (GET) is worth coming back to: a refused form's URL is no page to show.
+    """
+    flash("Please log in first.", "info")
+    target = request.full_path.rstrip("?") if request.method == "GET" else None
+    return redirect(url_for("auth.login", next=target), code=303)
+
+
 def login_required(view: F) -> F:
     """Send a visitor who is not logged in to the login page, then back here."""
 
@@ -145,10 +164,7 @@ def login_required(view: F) -> F:
     def wrapped(*args: Any, **kwargs: Any) -> ResponseReturnValue:
         user = session_user()
         if user is None:
-            flash("Please log in first.", "info")
-            # After logging in, come back to the page; a refused form's URL is no page to show.
-            target = request.full_path.rstrip("?") if request.method == "GET" else None
-            return redirect(url_for("auth.login", next=target), code=303)
+            return login_redirect()
         g.user = user
         return view(*args, **kwargs)
 
@@ -157,9 +173,7 @@ def login_required(view: F) -> F:
 
 def safe_next(target: str | None) -> str:
     """Return ``target`` if it is a path on this site, else the lobby (no open redirects)."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return url_for("lobby.lobby")
+    return target if target is not None and is_local_path(target) else url_for("lobby.lobby")
 
 
 # --- API --------------------------------------------------------------------------------------
@@ -236,8 +250,21 @@ def security_headers(response: Response) -> Response:
     return response
 
 
+class SessionInterface(SecureCookieSessionInterface):
+    """Flask's signed cookie session, whose cookie is also ``Secure`` on any HTTPS request.
+
+    ``SESSION_COOKIE_SECURE=1`` forces the flag; without it, a request that came over HTTPS
+    (directly, or through a proxy trusted with ``TRUSTED_PROXIES`` that says so in
+    ``X-Forwarded-Proto``) still never gets a cookie that a browser would send over plain HTTP.
+    """
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return bool(super().get_cookie_secure(app) or request.is_secure)
+
+
 def init_app(app: Flask) -> None:
-    """Install the CSRF check, the security headers and the template helpers."""
+    """Install the CSRF check, the security headers, the session cookie and template helpers."""
+    app.session_interface = SessionInterface()
     app.before_request(check_csrf)
     app.after_request(security_headers)
     app.jinja_env.globals.update(

@@ -1,12 +1,45 @@
-"""Security plumbing: headers, CSRF, cookies, server-side sessions, API credentials."""
+"""Security plumbing, each protection shown by a request that would succeed without it:
+password hashing, server-side sessions (fixation, logout, password change, lock, expiry),
+cookies behind HTTPS, CSRF on every form and API call, login throttling, headers and
+templates without inline code, redirects only to this site, and errors without tracebacks.
+"""
 
 from __future__ import annotations
 
+import logging
+import re
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from argon2 import PasswordHasher
+from flask import Flask
 from flask.testing import FlaskClient
+from operator_support import CSRF
+from operator_support import add_user
+from operator_support import audit_size
+from operator_support import client_as
+from operator_support import db
+from sqlalchemy import select
+from sqlalchemy import update
 from web_support import PASSWORD
+from web_support import api_register
 from web_support import csrf_token
 from web_support import post_form
 from web_support import register_page
+
+from sota_casino import config
+from sota_casino.factory import create_app
+from sota_casino.models import User
+from sota_casino.models import UserSession
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -18,6 +51,89 @@ def session_cookie(client: FlaskClient) -> str:
     cookie = client.get_cookie("session")
     assert cookie is not None
     return cookie.value
+
+
+def copy_of(app: Flask, cookie: str) -> FlaskClient:
+    """Another browser holding a copy of ``cookie`` (a stolen or planted cookie)."""
+    thief = app.test_client()
+    thief.set_cookie("session", cookie)
+    return thief
+
+
+def is_logged_out(client: FlaskClient) -> bool:
+    """Tell whether this browser's cookie no longer opens the lobby or the API."""
+    page = client.get("/lobby")
+    api = client.get("/api/v1/me")
+    return page.status_code == 303 and "/auth/login" in page.location and api.status_code == 401
+
+
+@pytest.fixture
+def make_app(migrated_template: Path, tmp_path: Path) -> Iterator[Any]:
+    """Build apps on one migrated database (two apps = two gunicorn workers sharing it)."""
+    database = tmp_path / "shared.db"
+    shutil.copy(migrated_template, database)
+    made: list[Flask] = []
+
+    def build(**settings: Any) -> Flask:
+        app = create_app(
+            {
+                "TESTING": True,
+                "DATABASE_URL": f"sqlite:///{database}",
+                "SECRET_KEY": "web-test-secret",
+                "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
+                "CHECKPOINT_EVERY": 0,
+                **settings,
+            }
+        )
+        made.append(app)
+        return app
+
+    yield build
+    for app in made:
+        app.extensions["sota_casino.engine"].dispose()
+
+
+# --- passwords ----------------------------------------------------------------------------------
+
+
+def test_passwords_are_stored_as_argon2id_with_the_owasp_parameters(
+    app: Flask, client: FlaskClient
+) -> None:
+    register_page(client, "alice")
+    session = db(app)
+    try:
+        stored = session.scalars(select(User.password_hash)).one()
+    finally:
+        session.close()
+    # OWASP: argon2id, 19 MiB of memory, 2 iterations, 1 degree of parallelism.
+    assert stored.startswith("$argon2id$v=19$m=19456,t=2,p=1$")
+    assert PasswordHasher().verify(stored, PASSWORD)
+
+
+def test_no_password_is_ever_logged_audited_or_stored_in_clear(
+    app: Flask, client: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    wrong, new = "my wrong guess 42", "a brand new passphrase"
+    register_page(client, "alice")
+    post_form(client, "/auth/logout")
+    post_form(client, "/auth/login", {"username": "alice", "password": wrong})
+    post_form(client, "/auth/login", {"username": "alice", "password": PASSWORD})
+    post_form(client, "/auth/password", {"old": PASSWORD, "new": new, "confirm": new})
+    client.post("/api/v1/auth/token", json={"username": "alice", "password": wrong})
+    client.post("/api/v1/auth/token", json={"username": "alice", "password": new})
+    client.post("/api/v1/auth/register", json={"username": "bob", "password": PASSWORD})
+    database = app.config["DATABASE_URL"].removeprefix("sqlite:///")
+    with sqlite3.connect(database) as connection:
+        dump = "\n".join(connection.iterdump())  # every row of every table, audit log included
+    assert "user.login_failed" in dump and "user.password_changed" in dump
+    for secret in (PASSWORD, wrong, new):
+        assert secret not in caplog.text, secret
+        assert secret not in dump, secret
+        assert secret not in session_cookie(client), secret
+
+
+# --- sessions -----------------------------------------------------------------------------------
 
 
 def test_every_kind_of_response_carries_the_security_headers(player: FlaskClient) -> None:
@@ -81,10 +197,40 @@ def test_session_cookie_is_httponly_and_samesite_lax(client: FlaskClient) -> Non
     assert "HttpOnly" in header and "SameSite=Lax" in header and "Secure" not in header
 
 
-def test_session_cookie_is_secure_when_configured(app, client: FlaskClient) -> None:  # type: ignore[no-untyped-def]
-    app.config["SESSION_COOKIE_SECURE"] = True
+def test_session_cookie_is_secure_when_the_environment_says_so(
+    migrated_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert config.from_environment({"SESSION_COOKIE_SECURE": "1"})["SESSION_COOKIE_SECURE"]
+    assert not config.from_environment({"SESSION_COOKIE_SECURE": "0"})["SESSION_COOKIE_SECURE"]
+    shutil.copy(migrated_template, tmp_path / "env.db")
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'env.db'}")
+    monkeypatch.setenv("SECRET_KEY", "from-the-environment")
+    monkeypatch.setenv("SIGNING_KEY_FILE", str(tmp_path / "key.pem"))
+    monkeypatch.setenv("SESSION_COOKIE_SECURE", "1")
+    app = create_app()
+    try:
+        header = app.test_client().get("/auth/login").headers["Set-Cookie"]
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+    assert "; Secure" in header and "HttpOnly" in header and "SameSite=Lax" in header
+
+
+def test_behind_a_trusted_https_proxy_the_cookie_is_secure_and_hsts_is_sent(
+    make_app: Any,
+) -> None:
+    via_proxy = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.7"}
+    trusted = make_app(TRUSTED_PROXIES=1).test_client().get("/auth/login", headers=via_proxy)
+    assert "; Secure" in trusted.headers["Set-Cookie"]
+    assert trusted.headers["Strict-Transport-Security"].startswith("max-age=31536000")
+    # Without TRUSTED_PROXIES anyone could send that header: it must change nothing.
+    spoofed = make_app().test_client().get("/auth/login", headers=via_proxy)
+    assert "Secure" not in spoofed.headers["Set-Cookie"]
+    assert "Strict-Transport-Security" not in spoofed.headers
+
+
+def test_a_direct_https_request_gets_a_secure_cookie(client: FlaskClient) -> None:
     header = client.get("/auth/login", base_url="https://casino.example").headers["Set-Cookie"]
-    assert "Secure" in header
+    assert "; Secure" in header
 
 
 def test_logging_in_changes_the_session_id(client: FlaskClient) -> None:
@@ -96,6 +242,39 @@ def test_logging_in_changes_the_session_id(client: FlaskClient) -> None:
     with client.session_transaction() as session:
         assert session["sid"] != first
         assert session["csrf"] != first_csrf
+
+
+def test_a_cookie_planted_before_login_gives_the_attacker_nothing_afterwards(
+    app: Flask, client: FlaskClient
+) -> None:
+    api_register(client, "alice")
+    # The attacker takes a fresh anonymous cookie (and the CSRF token it carries)...
+    attacker = app.test_client()
+    attacker.get("/auth/login")
+    planted, known_token = session_cookie(attacker), csrf_token(attacker)
+    # ... plants it in the victim's browser, and the victim logs in with it.
+    client.set_cookie("session", planted)
+    login = client.post(
+        "/auth/login",
+        data={"csrf_token": known_token, "username": "alice", "password": PASSWORD},
+    )
+    assert login.status_code == 303 and login.location == "/lobby"
+    assert is_logged_out(copy_of(app, planted))
+    # A forged form with the token the attacker knows is refused in the victim's session.
+    forged = client.post("/casino-war/rounds", data={"csrf_token": known_token, "bet": "5"})
+    assert forged.status_code == 400
+    assert client.get("/api/v1/rounds").get_json()["rounds"] == []
+
+
+def test_logging_in_again_ends_the_session_the_browser_had(app: Flask, player: FlaskClient) -> None:
+    before = session_cookie(player)
+    with player.session_transaction() as session:
+        first = session["sid"]
+    post_form(player, "/auth/login", {"username": "alice", "password": PASSWORD})
+    with player.session_transaction() as session:
+        assert session["sid"] != first
+    assert player.get("/lobby").status_code == 200
+    assert is_logged_out(copy_of(app, before))
 
 
 def test_a_copied_cookie_stops_working_after_logout(app, player: FlaskClient) -> None:  # type: ignore[no-untyped-def]
@@ -125,6 +304,107 @@ def test_changing_the_password_ends_other_sessions_and_tokens(app, player: Flask
     assert player.get("/api/v1/me", headers=headers).status_code == 401
 
 
+def test_locking_an_account_ends_its_sessions_and_tokens(app: Flask, player: FlaskClient) -> None:
+    copied = copy_of(app, session_cookie(player))
+    token = player.post(
+        "/api/v1/auth/token", json={"username": "alice", "password": PASSWORD}
+    ).get_json()["token"]
+    alice = player.get("/api/v1/me").get_json()["user"]["id"]
+    operator = client_as(app, add_user(app, "olga", "operator"))
+    locked = operator.post(
+        f"/operator/players/{alice}/lock", data={"csrf_token": CSRF, "locked": "1"}
+    )
+    assert locked.status_code == 303
+    assert is_logged_out(player) and is_logged_out(copied)
+    api = player.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})
+    assert api.status_code in (401, 403)
+    again = post_form(player, "/auth/login", {"username": "alice", "password": PASSWORD})
+    assert again.status_code == 403 and "locked" in again.get_data(as_text=True)
+    assert is_logged_out(player)
+
+
+def test_an_expired_session_or_token_stops_working(app: Flask, player: FlaskClient) -> None:
+    token = player.post(
+        "/api/v1/auth/token", json={"username": "alice", "password": PASSWORD}
+    ).get_json()["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    assert player.get("/lobby").status_code == 200
+    assert player.get("/api/v1/me", headers=headers).status_code == 200
+    session = db(app)
+    with session.begin():
+        session.execute(
+            update(UserSession).values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    session.close()
+    assert is_logged_out(player)
+    assert player.get("/api/v1/me", headers=headers).status_code == 401
+
+
+def changing_rules(app: Flask, api: bool) -> list[Any]:
+    """Every route and method that may change something, of the pages or of the API."""
+    return [
+        (rule, method)
+        for rule in app.url_map.iter_rules()
+        if rule.rule.startswith("/api/") == api and rule.endpoint != "static"
+        for method in sorted((rule.methods or set()) - {"GET", "HEAD", "OPTIONS"})
+    ]
+
+
+def sample_url(rule: Any, target: int) -> str:
+    args = {name: "casino_war" if name == "name" else target for name in rule.arguments}
+    return str(rule.build(args, append_unknown=False)[1])
+
+
+def test_every_form_route_refuses_a_request_without_its_csrf_token(app: Flask) -> None:
+    target = add_user(app, "target")
+    operator = client_as(app, add_user(app, "olga", "operator"))
+    anonymous = client_as(app, None)
+    before = audit_size(app)
+    routes = changing_rules(app, api=False)
+    assert len(routes) >= 15
+    for rule, method in routes:
+        url = sample_url(rule, target)
+        for who, client in (("operator", operator), ("anonymous", anonymous)):
+            for data in ({}, {"csrf_token": "forged"}):
+                response = client.open(url, method=method, data=data)
+                assert response.status_code == 400, f"{who} {method} {url} {data}"
+                assert "security token" in response.get_data(as_text=True)
+    assert audit_size(app) == before  # nothing happened
+    assert operator.get("/operator/audit").status_code == 200  # and nobody was logged out
+
+
+def test_every_post_form_in_the_templates_carries_the_csrf_field() -> None:
+    forms = 0
+    for path in sorted((ROOT / "templates").rglob("*.html")):
+        for form in re.findall(r"<form\b.*?</form>", path.read_text(), re.S):
+            if re.search(r'method="post"', form, re.I):
+                forms += 1
+                assert "{{ csrf_field() }}" in form, f"{path.name}: {form[:80]}"
+    assert forms >= 15
+
+
+def test_a_cookie_alone_authorizes_no_api_call_that_changes_anything(app: Flask) -> None:
+    target = add_user(app, "target")
+    operator = client_as(app, add_user(app, "olga", "operator"))
+    before = audit_size(app)
+    public = {"api.register", "api.token"}  # they read no cookie: the body is the credential
+    routes = [(rule, method) for rule, method in changing_rules(app, api=True)]
+    assert len(routes) >= 10
+    for rule, method in routes:
+        if rule.endpoint in public:
+            continue
+        url = sample_url(rule, target)
+        for headers in ({}, {"X-CSRF-Token": "forged"}):
+            response = operator.open(url, method=method, json={}, headers=headers)
+            assert response.status_code == 401, f"{method} {url} {headers}"
+            assert response.get_json()["error"]["code"] == "unauthorized"
+    assert audit_size(app) == before
+    with_token = operator.post(
+        "/api/v1/operator/audit/checkpoints", json={}, headers={"X-CSRF-Token": CSRF}
+    )
+    assert with_token.status_code in (200, 201)  # the same cookie with the page's token works
+
+
 def test_a_cookie_alone_never_authorizes_an_api_post(player: FlaskClient) -> None:
     response = player.post("/api/v1/casino-war/rounds", json={"bet": 500})
     assert response.status_code == 401
@@ -150,20 +430,136 @@ def test_a_bad_authorization_header_is_401(client: FlaskClient) -> None:
         assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
+# --- login throttling ---------------------------------------------------------------------------
+
+
+def api_login(client: FlaskClient, username: str, password: str, address: str) -> Any:
+    return client.post(
+        "/api/v1/auth/token",
+        json={"username": username, "password": password},
+        environ_base={"REMOTE_ADDR": address},
+    )
+
+
+def test_wrong_passwords_for_one_account_are_throttled_from_any_address(make_app: Any) -> None:
+    client = make_app(LOGIN_ATTEMPTS=3).test_client()
+    api_register(client, "erin")
+    for n in range(3):
+        assert api_login(client, "erin", "wrong guess", f"198.51.100.{n}").status_code == 401
+    refused = api_login(client, "erin", PASSWORD, "198.51.100.99")
+    assert refused.status_code == 429
+    assert refused.get_json()["error"] == {
+        "code": "rate_limited",
+        "message": "too many failed logins; wait a few minutes and try again",
+    }
+    assert refused.headers["Retry-After"] == "300"
+    assert "token" not in refused.get_json()
+
+
+def test_wrong_passwords_from_one_address_are_throttled_across_accounts(make_app: Any) -> None:
+    client = make_app(LOGIN_ATTEMPTS=2).test_client()
+    api_register(client, "erin")
+    # Per address the limit is four times the per-account one: 8 guesses at 8 names.
+    for n in range(8):
+        assert api_login(client, f"name{n}", "guess", "192.0.2.1").status_code == 401
+    assert api_login(client, "erin", PASSWORD, "192.0.2.1").status_code == 429
+    assert api_login(client, "erin", PASSWORD, "192.0.2.2").status_code == 200
+
+
+def test_the_throttle_is_shared_by_every_worker(make_app: Any) -> None:
+    first, second = make_app(LOGIN_ATTEMPTS=3), make_app(LOGIN_ATTEMPTS=3)
+    api_register(first.test_client(), "erin")
+    for worker in (first, second, first):
+        response = api_login(worker.test_client(), "erin", "wrong guess", "192.0.2.1")
+        assert response.status_code == 401
+    assert api_login(second.test_client(), "erin", PASSWORD, "192.0.2.9").status_code == 429
+
+
+def test_a_forged_forwarded_for_header_does_not_escape_the_address_throttle(
+    make_app: Any,
+) -> None:
+    client = make_app(LOGIN_ATTEMPTS=1).test_client()
+    api_register(client, "erin")
+    for n in range(4):
+        response = client.post(
+            "/api/v1/auth/token",
+            json={"username": f"name{n}", "password": "guess"},
+            headers={"X-Forwarded-For": f"203.0.113.{n}"},
+        )
+        assert response.status_code == 401
+    response = client.post(
+        "/api/v1/auth/token",
+        json={"username": "erin", "password": PASSWORD},
+        headers={"X-Forwarded-For": "203.0.113.200"},
+    )
+    assert response.status_code == 429
+
+
+def test_behind_a_trusted_proxy_the_throttle_counts_the_real_client(make_app: Any) -> None:
+    client = make_app(LOGIN_ATTEMPTS=1, TRUSTED_PROXIES=1).test_client()
+    api_register(client, "erin")
+    for n in range(4):
+        response = client.post(
+            "/api/v1/auth/token",
+            json={"username": f"name{n}", "password": "guess"},
+            headers={"X-Forwarded-For": "203.0.113.50"},
+        )
+        assert response.status_code == 401
+    blocked = client.post(
+        "/api/v1/auth/token",
+        json={"username": "erin", "password": PASSWORD},
+        headers={"X-Forwarded-For": "203.0.113.50"},
+    )
+    other = client.post(
+        "/api/v1/auth/token",
+        json={"username": "erin", "password": PASSWORD},
+        headers={"X-Forwarded-For": "203.0.113.51"},
+    )
+    assert (blocked.status_code, other.status_code) == (429, 200)
+
+
+# --- redirects ----------------------------------------------------------------------------------
+
+
+#: ``next`` targets that lead off the site once a browser has read them (tabs and newlines are
+#: dropped, a backslash is a slash), and the lobby is where they must go instead.
+FOREIGN_TARGETS = (
+    "//evil.example/x",
+    "https://evil.example/",
+    "/\t/evil.example",
+    "/\n/evil.example",
+    "/\r\n/evil.example",
+    "/\\evil.example",
+    "\\\\evil.example",
+    "/%0a/evil.example\nSet-Cookie: x=1",
+    "javascript:alert(1)",
+    " /history",
+    "history",
+)
+
+
 def test_login_redirects_only_to_this_site(client: FlaskClient) -> None:
     register_page(client, "alice")
     post_form(client, "/auth/logout")
-    for target, expected in (
-        ("/history", "/history"),
-        ("//evil.example/x", "/lobby"),
-        ("https://evil.example/", "/lobby"),
-    ):
+    cases = [("/history", "/history"), ("/history?game=sota", "/history?game=sota")]
+    for target, expected in cases + [(target, "/lobby") for target in FOREIGN_TARGETS]:
         response = post_form(
             client, "/auth/login", {"username": "alice", "password": PASSWORD, "next": target}
         )
-        assert response.status_code == 303
-        assert response.location == expected, target
+        assert response.status_code == 303, repr(target)
+        assert response.location == expected, repr(target)
+        # Logged in already, the login page sends the browser on at once: the same rule.
+        again = client.get("/auth/login", query_string={"next": target})
+        assert again.status_code == 302 and again.location == expected, repr(target)
         post_form(client, "/auth/logout")
+
+
+def test_a_refused_form_goes_back_only_to_a_page_of_this_site(player: FlaskClient) -> None:
+    for referrer in ("https://evil.example/x", "http://localhost//evil.example/x"):
+        response = post_form(
+            player, "/casino-war/rounds", {"bet": "x"}, headers={"Referer": referrer}
+        )
+        assert response.status_code == 303 and response.location == "/", referrer
 
 
 def test_pages_send_a_visitor_to_the_login_page_and_back(client: FlaskClient) -> None:
@@ -180,3 +576,31 @@ def test_a_form_sent_after_logout_goes_to_the_login_page_and_bets_nothing(
     assert response.status_code == 303 and response.location == "/auth/login"
     post_form(player, "/auth/login", {"username": "alice", "password": PASSWORD})
     assert player.get("/api/v1/rounds").get_json()["rounds"] == []
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+def test_an_unexpected_error_shows_no_traceback_and_no_detail(
+    app: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # as in production: the handlers answer
+
+    def broken() -> str:
+        raise RuntimeError("internal detail 0xDEADBEEF at /srv/secret/path.py")
+
+    app.add_url_rule("/broken", "broken", broken)
+    app.add_url_rule("/api/v1/broken", "api_broken", broken)
+    client = app.test_client()
+    page = client.get("/broken")
+    api = client.get("/api/v1/broken")
+    assert page.status_code == 500 and page.mimetype == "text/html"
+    assert "The dealer dropped the cards" in page.get_data(as_text=True)
+    assert api.status_code == 500
+    assert api.get_json() == {
+        "error": {"code": "internal_error", "message": "something went wrong on our side"}
+    }
+    for body in (page.get_data(as_text=True), api.get_data(as_text=True)):
+        for leak in ("Traceback", "RuntimeError", "0xDEADBEEF", "/srv/secret", 'File "'):
+            assert leak not in body
+    assert "0xDEADBEEF" in caplog.text  # the operator still finds the bug in the log
