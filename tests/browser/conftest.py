@@ -1,4 +1,6 @@
-"""The real app under gunicorn (2 workers, a migrated temp SQLite file) and headless Chromium.
+"""The real app under gunicorn (2 workers, a migrated temp SQLite file) and headless Chromium,
+in desktop (``tab``, 1280 px) and phone (``phone``, 390 px) tabs that fail the test on any
+console error, Content-Security-Policy violation or failed request.
 
 Without Chromium or Playwright the browser tests skip with a clear message, unless
 ``REQUIRE_BROWSER=1`` (CI), where they fail instead. Screenshots go to a temporary folder, or
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import CSP_WATCH
 from flask import Flask
 
 from sota_casino import migrate
@@ -146,12 +149,14 @@ def chromium() -> Iterator[Any]:
         browser.close()
 
 
-@pytest.fixture
-def tab(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
-    """A fresh tab on the live server; a console error or a failed request fails the test."""
-    context = chromium.new_context(
-        viewport={"width": 1280, "height": 860}, base_url=live_server.url
-    )
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 860}
+
+
+def open_tab(chromium: Any, live_server: LiveServer, **context_options: Any) -> Iterator[Any]:
+    """Yield a fresh tab; a console error, a CSP violation or a failed request fails the test."""
+    context = chromium.new_context(base_url=live_server.url, **context_options)
+    context.add_init_script(CSP_WATCH)
     page = context.new_page()
     page.set_default_timeout(15_000)
     problems: list[str] = []
@@ -165,9 +170,31 @@ def tab(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
             else None
         ),
     )
+
     yield page
+    # Chromium logs a violation to the console too; the page's own record is a second witness.
+    problems.extend(page.evaluate("window.__cspViolations || []"))
     context.close()
     assert problems == [], problems  # e.g. a CSP violation, a script error, a missing file
+
+
+@pytest.fixture
+def tab(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    """A fresh desktop tab (1280 px wide) on the live server."""
+    yield from open_tab(chromium, live_server, viewport=DESKTOP)
+
+
+@pytest.fixture
+def phone(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    """A fresh phone-sized tab (390 px wide, touch) on the live server."""
+    yield from open_tab(
+        chromium,
+        live_server,
+        viewport=PHONE,
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=2,
+    )
 
 
 @pytest.fixture(scope="session")

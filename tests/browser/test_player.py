@@ -238,3 +238,30 @@ def test_a_tampered_bundle_fails_in_the_browser_verifier(tab: Any, live_server: 
     )
     assert verdict[0] == 0
     assert "signature" in verdict[1] and "payout" in verdict[1]
+
+
+def test_the_lobby_and_both_tables_fit_a_phone(phone: Any, shoot: Any) -> None:
+    sign_up(phone, "phone")
+    shoot(phone, "phone-lobby")
+    phone.goto("/casino-war")
+    phone.fill("#bet", "")
+    phone.tap("button.chip.c5")
+    assert phone.input_value("#bet") == "5"
+    shoot(phone, "phone-casino-war-table")
+    with phone.expect_navigation():
+        phone.tap("#deal")
+    if phone.locator("#surrender").count():
+        with phone.expect_navigation():
+            phone.tap("#surrender")
+    phone.wait_for_selector("[data-testid=result]")
+    shoot(phone, "phone-casino-war-result")
+    phone.goto("/sota")
+    shoot(phone, "phone-sota-table")
+    phone.tap("#play")
+    phone.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    phone.tap("#step")
+    shoot(phone, "phone-sota-game")
+    for url in ("/lobby", "/casino-war", "/sota", phone.url, "/history", "/fairness"):
+        phone.goto(url)
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{url} scrolls sideways ({width} px wide)"

@@ -160,6 +160,40 @@ def test_pages_have_no_inline_scripts_or_styles(player: FlaskClient) -> None:
             assert 'src="' in tag.split(">")[0] or 'type="application/json"' in tag, url
 
 
+#: What the Content-Security-Policy would block, so no template or script may contain it.
+INLINE_CODE = {
+    "a style attribute": re.compile(r"\sstyle\s*=", re.I),
+    "a <style> element": re.compile(r"<style[\s>]", re.I),
+    "an event handler attribute": re.compile(r"\son[a-z]+\s*=", re.I),
+    "a javascript: URL": re.compile(r"javascript:", re.I),
+}
+#: What would put markup or code into a page from a script, bypassing escaping.
+UNSAFE_SCRIPT = re.compile(
+    r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|"
+    r"setAttribute\(\s*[\"'](style|on)",
+)
+
+
+def test_no_template_holds_inline_code_or_styles() -> None:
+    templates = sorted((ROOT / "templates").rglob("*.html"))
+    assert len(templates) >= 20
+    for path in templates:
+        source = path.read_text()
+        for what, pattern in INLINE_CODE.items():
+            assert not pattern.search(source), f"{path.name} has {what}"
+        for tag in re.findall(r"<script\b[^>]*>", source, re.I):
+            # Scripts come from files; the only inline block is JSON data, which never runs.
+            assert " src=" in tag or 'type="application/json"' in tag, f"{path.name}: {tag}"
+
+
+def test_no_script_writes_markup_or_inline_styles() -> None:
+    scripts = sorted((ROOT / "sota_casino" / "static").rglob("*.js"))
+    assert len(scripts) >= 4
+    for path in scripts:
+        found = UNSAFE_SCRIPT.search(path.read_text())
+        assert found is None, f"{path.name} uses {found and found.group(0)}"
+
+
 def test_a_form_without_its_csrf_token_is_refused_with_400(player: FlaskClient) -> None:
     for url, data in (
         ("/casino-war/rounds", {"bet": "5"}),
