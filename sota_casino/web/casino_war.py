@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 
 from flask import Blueprint
+from flask import current_app
 from flask import g
 from flask import redirect
 from flask import render_template
@@ -15,10 +16,13 @@ from flask.typing import ResponseReturnValue
 from ..core import odds
 from ..core.casino_war import CHOICES
 from ..core.casino_war import TableRules
+from ..core.errors import InsufficientFunds
+from ..core.errors import InvalidBet
 from ..db import get_session
 from ..services import money
 from ..services import rounds
 from ..services import settings
+from .format import chips
 from .inputs import choice
 from .inputs import form_chips
 from .security import login_required
@@ -71,18 +75,45 @@ def round_page(round_id: int) -> ResponseReturnValue:
     return _render_table(round_)
 
 
+def _short_of_chips(needed: int, what: str, instead: str) -> InsufficientFunds:
+    """Say, in chips, that the balance does not cover ``needed`` and what the player can do."""
+    held = money.balances(get_session(), g.user.id)["chips"]
+    low = current_app.config["LOW_BALANCE_CHIPS"]
+    return InsufficientFunds(
+        f"You have {chips(held)} chips, not enough for {what} of {chips(needed)} chips. "
+        f"{instead}, or top up in the lobby once you are below {chips(low)} chips."
+    )
+
+
+def _outside_limits(error: InvalidBet) -> InvalidBet:
+    """Say the table's limits in chips (the services count in hundredths)."""
+    rules = settings.table_rules(get_session(), TABLE)
+    limits = f"from {chips(rules['min_bet'])} to {chips(rules['max_bet'])} whole chips"
+    if error.details.get("field") == "tie_bet":
+        if not rules["tie_payout"]:
+            return InvalidBet("This table offers no tie bet; leave it at 0.", field="tie_bet")
+        return InvalidBet(f"The tie bet must be 0 or {limits}.", field="tie_bet")
+    return InvalidBet(f"The ante must be {limits}.", field="bet")
+
+
 @bp.post("/rounds")
 @login_required
 def bet() -> ResponseReturnValue:
     body = {"bet": form_chips("bet"), "tie_bet": form_chips("tie_bet", required=False)}
-    round_ = rounds.place_casino_war_bet(
-        get_session(),
-        g.user.id,
-        body["bet"],
-        body["tie_bet"],
-        idempotency_key=_form_key(),
-        request_body=body,
-    )
+    try:
+        round_ = rounds.place_casino_war_bet(
+            get_session(),
+            g.user.id,
+            body["bet"],
+            body["tie_bet"],
+            idempotency_key=_form_key(),
+            request_body=body,
+        )
+    except InvalidBet as error:
+        raise _outside_limits(error) from error
+    except InsufficientFunds as error:
+        needed = body["bet"] + body["tie_bet"]
+        raise _short_of_chips(needed, "this bet", "Bet less") from error
     return redirect(url_for("casino_war.round_page", round_id=round_["id"]), code=303)
 
 
@@ -90,12 +121,16 @@ def bet() -> ResponseReturnValue:
 @login_required
 def decision(round_id: int) -> ResponseReturnValue:
     picked = choice(request.form, "choice", CHOICES)
-    rounds.decide_casino_war(
-        get_session(),
-        g.user.id,
-        round_id,
-        picked,
-        idempotency_key=_form_key(),
-        request_body={"choice": picked},
-    )
+    try:
+        rounds.decide_casino_war(
+            get_session(),
+            g.user.id,
+            round_id,
+            picked,
+            idempotency_key=_form_key(),
+            request_body={"choice": picked},
+        )
+    except InsufficientFunds as error:
+        ante = rounds.get_round(get_session(), g.user.id, round_id)["bet"]
+        raise _short_of_chips(ante, "the raise", "Surrender instead") from error
     return redirect(url_for("casino_war.round_page", round_id=round_id), code=303)

@@ -12,9 +12,12 @@ from flask import request
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..core.errors import TopupNotAllowed
 from ..db import get_session
 from ..services import money
 from ..services import rounds
+from .format import chips
+from .format import sweets
 from .inputs import choice
 from .security import login_required
 from .security import session_user
@@ -55,6 +58,17 @@ def lobby() -> ResponseReturnValue:
 @login_required
 def topup() -> ResponseReturnValue:
     currency = choice(request.form, "currency", CURRENCIES)
-    money.topup(get_session(), g.user.id, currency)
+    db = get_session()
+    try:
+        money.topup(db, g.user.id, currency)
+    except TopupNotAllowed as error:
+        held = money.balances(db, g.user.id)[currency]
+        low = current_app.config[f"LOW_BALANCE_{currency.upper()}"]
+        if held < low:
+            raise  # refused for the once-a-day rule, which the message says plainly
+        show = chips if currency == "chips" else sweets
+        raise TopupNotAllowed(
+            f"A top-up is given only below {show(low)} {currency}; you have {show(held)}."
+        ) from error
     flash(f"Topped up! Fresh {currency} are on your balance.", "ok")
     return redirect(url_for("lobby.lobby"), code=303)

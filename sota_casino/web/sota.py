@@ -7,6 +7,7 @@ from typing import Any
 from typing import Final
 
 from flask import Blueprint
+from flask import current_app
 from flask import g
 from flask import redirect
 from flask import render_template
@@ -16,12 +17,14 @@ from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import MultiDict
 
 from ..core import sota
+from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..db import get_session
 from ..services import money
 from ..services import rounds
 from ..services import settings
+from .format import sweets
 from .inputs import form_whole
 from .security import login_required
 
@@ -233,15 +236,23 @@ def play() -> ResponseReturnValue:
             body = {"stake": stake, "rules": {**sota.PRESETS[picked], "seats": int(seats)}}
         else:
             raise InvalidRules(f"unknown preset {picked!r}", option="preset")
-    game = rounds.play_sota(
-        get_session(),
-        g.user.id,
-        body["stake"],
-        body.get("rules"),
-        body.get("preset"),
-        idempotency_key=_form_key(),
-        request_body=body,
-    )
+    try:
+        game = rounds.play_sota(
+            get_session(),
+            g.user.id,
+            body["stake"],
+            body.get("rules"),
+            body.get("preset"),
+            idempotency_key=_form_key(),
+            request_body=body,
+        )
+    except InsufficientFunds as error:
+        held = money.balances(get_session(), g.user.id)["sweets"]
+        low = current_app.config["LOW_BALANCE_SWEETS"]
+        raise InsufficientFunds(
+            f"You have {sweets(held)} sweets, not enough for a stake of {sweets(stake)} sweets. "
+            f"Stake less, or top up in the lobby once you are below {sweets(low)} sweets."
+        ) from error
     return redirect(url_for("sota.game", round_id=game["id"]), code=303)
 
 

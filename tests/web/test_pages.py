@@ -8,6 +8,8 @@ import re
 
 from flask import Flask
 from flask.testing import FlaskClient
+from operator_support import add_user
+from operator_support import db
 from web_support import PASSWORD
 from web_support import api_register
 from web_support import csrf_token
@@ -16,6 +18,7 @@ from web_support import plant_server_seed
 from web_support import post_form
 from web_support import register_page
 
+from sota_casino.services import money
 from sota_casino.web.fairness import VERIFIER
 
 
@@ -170,7 +173,11 @@ def test_a_tie_offers_war_and_surrender_and_both_settle(app: Flask, player: Flas
     assert "raise 10" in tied and "get 5 back" in tied
     # the table page leads back to the open round, and the next bet must wait
     assert player.get("/casino-war").location == "/casino-war/rounds/1"
-    war = follow(player, post_form(player, "/casino-war/rounds/1/decision", {"choice": "war"}))
+    table = {"Referer": "http://localhost/casino-war/rounds/1"}
+    war = follow(
+        player,
+        post_form(player, "/casino-war/rounds/1/decision", {"choice": "war"}, headers=table),
+    )
     assert "War!" in war and "burned" in war
     assert len(re.findall(r'class="card[^"]* mini"', war)) == 3
     assert "Tie bet 1: won 10!" in war
@@ -195,14 +202,49 @@ def test_bad_bets_on_the_page_are_explained_and_move_nothing(player: FlaskClient
         "": "Please enter the bet",
         "-5": "whole number of chips",
         "2.5": "whole number of chips",
-        "0": "bet must be from",
-        "100000000": "bet must be from",
+        "0": "The ante must be from 1 to 500 whole chips.",
+        "501": "The ante must be from 1 to 500 whole chips.",
+        "100000000": "The ante must be from 1 to 500 whole chips.",
         "abc": "whole number of chips",
     }
     for value, message in cases.items():
         page = follow(player, post_form(player, "/casino-war/rounds", {"bet": value}))
         assert message in page, value
+    tie = follow(player, post_form(player, "/casino-war/rounds", {"bet": "5", "tie_bet": "900"}))
+    assert "The tie bet must be 0 or from 1 to 500 whole chips." in tie
     assert 'data-testid="chips-balance">1,000<' in text(player.get("/lobby"))
+
+
+def test_a_bet_or_a_stake_over_the_balance_is_explained_in_chips_and_sweets(
+    app: Flask, player: FlaskClient
+) -> None:
+    alice = player.get("/api/v1/me").get_json()["user"]["id"]
+    olga = add_user(app, "olga", "operator")
+    session = db(app)
+    try:
+        money.adjust(session, olga, alice, "chips", -99_000, "leave 10 chips")
+        money.adjust(session, olga, alice, "sweets", -97, "leave 3 sweets")
+    finally:
+        session.close()
+    bet = follow(player, post_form(player, "/casino-war/rounds", {"bet": "20"}))
+    assert (
+        "You have 10 chips, not enough for this bet of 20 chips. Bet less, or top up in the "
+        "lobby once you are below 100 chips."
+    ) in bet
+    stake = follow(player, post_form(player, "/sota/games", {"stake": "5", "preset": "nordic"}))
+    assert (
+        "You have 3 sweets, not enough for a stake of 5 sweets. Stake less, or top up in the "
+        "lobby once you are below 10 sweets."
+    ) in stake
+    plant_server_seed(app, "alice", {0: True})
+    follow(player, post_form(player, "/casino-war/rounds", {"bet": "10"}))
+    table = {"Referer": "http://localhost/casino-war/rounds/1"}
+    war = follow(
+        player,
+        post_form(player, "/casino-war/rounds/1/decision", {"choice": "war"}, headers=table),
+    )
+    assert "You have 0 chips, not enough for the raise of 10 chips. Surrender instead" in war
+    assert 'id="surrender"' in war  # the tie still waits: surrendering is still possible
 
 
 def test_another_players_round_is_not_found(app: Flask, player: FlaskClient) -> None:
