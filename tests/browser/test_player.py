@@ -196,8 +196,9 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
     assert rows.count() == 6
     assert pair.locator("tr[data-ok='1']").count() == 6
     war_row = pair.locator("tr[data-nonce='0']").inner_text()
-    assert "war_" in war_row
-    assert "surrender" in pair.locator("tr[data-nonce='1']").inner_text()
+    assert re.search(r"You won the war|War tied: you win|Dealer won the war", war_row)
+    assert re.search(r"\b(15|0) chips", war_row)  # a won war pays 3 × the 5-chip ante
+    assert "You surrendered" in pair.locator("tr[data-nonce='1']").inner_text()
     shoot(tab, "player-fairness-verified")
 
     # The page's own replay equals the server's receipts, card for card.

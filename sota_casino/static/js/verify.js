@@ -270,6 +270,19 @@
     return node;
   }
 
+  const RESULTS = {
+    win: "You win", lose: "Dealer wins", surrender: "You surrendered",
+    war_win: "You won the war", war_tie: "War tied: you win", war_lose: "Dealer won the war",
+  };
+
+  // Receipts count chips in hundredths and sweets whole; players read chips and sweets.
+  function amount(value, game) {
+    if (value === undefined || value === null) return "–";
+    if (game !== "casino_war") return value + " sweets";
+    const cents = value % 100;
+    return Math.floor(value / 100) + (cents ? "." + String(cents).padStart(2, "0") : "") + " chips";
+  }
+
   const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
   function cardText(code) {
     if (code[0] === "X") return el("span", { class: "card-text" }, "Joker");
@@ -295,7 +308,7 @@
       " · reveal signature ", mark(report.pair.revealSigned),
       " · sha256(server seed) = commitment ", mark(report.pair.seedMatches)));
     if (!report.rounds.length) return;
-    const head = el("tr", {}, ...["Round", "Nonce", "Game", "Cards (recomputed)", "Result", "Payout", "Signed", "Seeds", "Cards", "Outcome", "Verdict"]
+    const head = el("tr", {}, ...["Round", "Nonce", "Game", "Cards (recomputed)", "Result", "Paid back", "Signed", "Seeds", "Cards", "Outcome", "Verdict"]
       .map((h) => el("th", { scope: "col" }, h)));
     const body = el("tbody");
     for (const row of report.rounds) {
@@ -308,7 +321,8 @@
       const outcomeOk = row.game === "casino_war" ? row.checks.outcome && row.checks.payout : null;
       body.append(el("tr", { "data-round": row.id, "data-nonce": row.nonce, "data-ok": row.ok ? "1" : "0" },
         el("td", {}, row.id), el("td", {}, row.nonce), el("td", {}, row.game === "casino_war" ? "Casino War" : "Sota"),
-        el("td", {}, cards), el("td", {}, row.result || "–"), el("td", { class: "num" }, row.payout ?? "–"),
+        el("td", {}, cards), el("td", {}, RESULTS[row.result] || row.result || "–"),
+        el("td", { class: "num" }, amount(row.payout, row.game)),
         el("td", {}, mark(row.checks.signature)), el("td", {}, mark(row.checks.seeds && row.checks.nonce)),
         el("td", {}, mark(row.checks.cards)),
         el("td", {}, outcomeOk === null ? el("small", { class: "muted" }, row.note) : mark(outcomeOk)),
