@@ -141,17 +141,22 @@ def create_operator(
     return UserView.of(user)
 
 
-@transactional
-def _attempt_login(
-    session: Session, username: str, password: str, address: str, now: datetime
-) -> tuple[UserView | None, str]:
+def _throttled(session: Session, username: str, address: str, now: datetime) -> bool:
+    """Tell whether too many guesses failed lately for this account or from this address."""
     settings = context_of(session)
     window = now - timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
     recent = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
     by_name = session.scalar(recent.where(LoginAttempt.username == username.lower())) or 0
     by_address = session.scalar(recent.where(LoginAttempt.address == address)) or 0
-    if by_name >= limit or by_address >= limit * 4:
+    return by_name >= limit or by_address >= limit * 4
+
+
+@transactional
+def _attempt_login(
+    session: Session, username: str, password: str, address: str, now: datetime
+) -> tuple[UserView | None, str]:
+    if _throttled(session, username, address, now):
         return None, "throttled"
     user = session.scalar(select(User).where(func.lower(User.username) == username.lower()))
     try:
@@ -276,20 +281,55 @@ def issue_api_token(
 
 
 @transactional
-def change_password(session: Session, user_id: int, old: object, new: object) -> None:
-    """Change the password and end every session and token of the user."""
+def _check_current_password(
+    session: Session, user_id: int, password: object, address: str, now: datetime
+) -> str:
+    """Verify the current password, throttled and counted like a login: ``ok``, ``wrong`` or
+    ``throttled`` (a verdict, not an exception, so a failure's record is committed)."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
+    if _throttled(session, user.username, address, now):
+        return "throttled"
     try:
-        HASHER.verify(user.password_hash, old if isinstance(old, str) else "")
-    except (VerificationError, InvalidHashError) as exc:
-        raise Unauthorized("the current password is wrong") from exc
-    user.password_hash = HASHER.hash(check_password(new))
+        HASHER.verify(user.password_hash, password if isinstance(password, str) else "")
+    except (VerificationError, InvalidHashError):
+        session.add(LoginAttempt(username=user.username.lower(), address=address[:64], at=now))
+        return "wrong"
+    return "ok"
+
+
+@transactional
+def _set_password(session: Session, user_id: int, new: str) -> None:
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    user.password_hash = HASHER.hash(new)
     _end_all(session, user_id)
     audit.record(
         session, actor=f"user:{user_id}", action="user.password_changed", subject=f"user:{user_id}"
     )
+
+
+def change_password(
+    session: Session, user_id: int, old: object, new: object, *, address: str = ""
+) -> None:
+    """Change the password and end every session and token of the user.
+
+    A wrong current password counts as a failed login, so a stolen session cannot guess it
+    without limit.
+
+    :raises InvalidInput: for a weak new password.
+    :raises RateLimited: after too many failures in the window.
+    :raises Unauthorized: if the current password is wrong.
+    """
+    secret = check_password(new)
+    verdict = _check_current_password(session, user_id, old, address, datetime.now(UTC))
+    if verdict == "throttled":
+        raise RateLimited("too many failed attempts; wait a few minutes and try again")
+    if verdict == "wrong":
+        raise Unauthorized("the current password is wrong")
+    _set_password(session, user_id, secret)
 
 
 def _staff_target(session: Session, actor_id: int, user_id: int) -> User:
