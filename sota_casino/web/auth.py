@@ -118,7 +118,13 @@ def password() -> ResponseReturnValue:
 def password_post() -> ResponseReturnValue:
     form = request.form
     _same_passwords(form.get("new", ""), form.get("confirm", ""))
-    accounts.change_password(get_session(), g.user.id, form.get("old", ""), form.get("new", ""))
+    accounts.change_password(
+        get_session(),
+        g.user.id,
+        form.get("old", ""),
+        form.get("new", ""),
+        address=client_address(),
+    )
     # The change ended every session, this one too: start a fresh one for this browser.
     log_in(g.user.id)
     flash("Password changed. Every other session and API token was logged out.", "ok")

@@ -552,6 +552,27 @@ def test_behind_a_trusted_proxy_the_throttle_counts_the_real_client(make_app: An
     assert (blocked.status_code, other.status_code) == (429, 200)
 
 
+def read(client: FlaskClient, response: Any) -> str:
+    """The page a refused form leads to (after its redirects)."""
+    assert response.status_code == 303
+    return client.get(response.location, follow_redirects=True).get_data(as_text=True)
+
+
+def test_a_stolen_session_cannot_guess_the_current_password_without_limit(
+    app: Flask, player: FlaskClient
+) -> None:
+    app.config["LOGIN_ATTEMPTS"] = 3
+    new = "a brand new passphrase"
+    for _ in range(3):
+        guess = post_form(player, "/auth/password", {"old": "a guess!", "new": new, "confirm": new})
+        assert "current password is wrong" in read(player, guess)
+    right = post_form(player, "/auth/password", {"old": PASSWORD, "new": new, "confirm": new})
+    assert "too many failed attempts" in read(player, right)
+    # The password did not change, and the guesses count against logging in too.
+    login = player.post("/api/v1/auth/token", json={"username": "alice", "password": PASSWORD})
+    assert login.status_code == 429
+
+
 # --- redirects ----------------------------------------------------------------------------------
 
 
