@@ -28,6 +28,8 @@ bp = Blueprint("auth", __name__, url_prefix="/auth")
 
 #: Forms shown again, as typed, when refused: retyping a name after every typo is no fun.
 FORMS = {"auth.login_post": "auth/login.html", "auth.register_post": "auth/register.html"}
+#: The field to fix for refusals that name none.
+FIELD_OF_CODE = {accounts.UsernameTaken.code: "username"}
 
 
 @bp.errorhandler(CasinoError)
@@ -44,7 +46,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     body = render_template(
         template,
         error=error.message,
-        invalid=error.details.get("field"),
+        invalid=error.details.get("field") or FIELD_OF_CODE.get(error.code),
         username=form.get("username", "").strip()[:32],
         next=form.get("next", ""),
     )

@@ -17,6 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_support import PASSWORD  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
+from sota_casino.services import accounts  # noqa: E402
+from sota_casino.services import money  # noqa: E402
+
 pytestmark = pytest.mark.browser
 
 _names = itertools.count(1)
@@ -266,3 +269,62 @@ def test_the_lobby_and_both_tables_fit_a_phone(phone: Any, shoot: Any) -> None:
         phone.goto(url)
         width = phone.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"{url} scrolls sideways ({width} px wide)"
+
+
+def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
+    tab: Any, shoot: Any
+) -> None:
+    taken = sign_up(tab, "taken")
+    tab.click("header button:has-text('Log out')")
+    tab.goto("/auth/register")
+    tab.expected_refusals += [409, 422]
+    tab.fill("#username", taken)
+    tab.fill("#password", PASSWORD)
+    tab.fill("#confirm", PASSWORD)
+    tab.click("main button[type=submit]")
+    assert f"The username '{taken}' is taken; choose another" in tab.inner_text("[role=alert]")
+    assert tab.input_value("#username") == taken
+    assert tab.evaluate("document.activeElement.id") == "username"
+    shoot(tab, "player-register-taken")
+    tab.fill("#username", f"{taken}x")
+    tab.fill("#password", "aaaaaaaaaaaa")
+    tab.fill("#confirm", "aaaaaaaaaaaa")
+    tab.click("main button[type=submit]")
+    assert "Password is too weak" in tab.inner_text("[role=alert]")
+    assert tab.evaluate("document.activeElement.id") == "password"
+    assert tab.input_value("#username") == f"{taken}x"
+    assert tab.expected_refusals == []
+
+
+def test_a_bet_over_the_balance_is_explained_on_the_table(
+    tab: Any, live_server: Any, shoot: Any
+) -> None:
+    username = sign_up(tab, "short")
+    leave_chips(live_server.app, username, 1_200)
+    tab.goto("/casino-war")
+    tab.fill("#bet", "")
+    tab.click("button.chip.c25")
+    tab.click("#deal")
+    message = tab.inner_text(".flash.error")
+    assert message == (
+        "You have 12 chips, not enough for this bet of 25 chips. Bet less, or top up in the "
+        "lobby once you are below 100 chips."
+    )
+    assert tab.url.endswith("/casino-war") and tab.input_value("#bet") == "5"
+    shoot(tab, "player-casino-war-short")
+    tab.fill("#bet", "900")  # past the table's limit: the browser's own check speaks first
+    tab.click("#deal")
+    assert tab.evaluate("document.getElementById('bet').validity.rangeOverflow")
+    assert tab.url.endswith("/casino-war")
+
+
+def leave_chips(app: Any, username: str, chips: int) -> None:
+    """Take a player's chips down to ``chips`` (hundredths) with an operator adjustment."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        player = accounts.find_users(session, username)[0]["id"]
+        operator = accounts.create_operator(session, f"op{next(_names)}", PASSWORD).id
+        held = money.balances(session, player)["chips"]
+        money.adjust(session, operator, player, "chips", chips - held, "browser test")
+    finally:
+        session.close()
