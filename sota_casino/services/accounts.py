@@ -34,6 +34,7 @@ from . import fairness as fairness_service
 from . import money
 from .context import context_of
 from .ledger import open_player_accounts
+from .text import storable
 from .tx import transactional
 
 USERNAME = re.compile(r"[A-Za-z0-9_.-]{3,32}")
@@ -207,6 +208,7 @@ def authenticate(
     """
     if not isinstance(username, str) or not isinstance(password, str) or not username:
         raise InvalidInput("username and password are required")
+    storable(username, "username")
     user, verdict = _attempt_login(
         session, username, password[: PASSWORD_MAX * 4], address, datetime.now(UTC)
     )
@@ -390,6 +392,7 @@ def get_user(session: Session, user_id: int) -> UserView:
 @transactional
 def find_users(session: Session, query: str = "", limit: int = 50) -> list[dict[str, Any]]:
     """Search users by name (substring, case-insensitive)."""
+    storable(query, "q")
     needle = f"%{query.lower().replace('%', '').replace('_', '')}%"
     users = session.scalars(
         select(User).where(func.lower(User.username).like(needle)).order_by(User.id).limit(limit)

@@ -30,6 +30,7 @@ from ..models import AuditEntry
 from ..models import AuditHead
 from ..models import SigningKey
 from .context import context_of
+from .text import storable
 from .tx import insert_ignoring_conflicts
 from .tx import transactional
 
@@ -123,6 +124,9 @@ def entries(
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
     query = select(AuditEntry).where(AuditEntry.seq > after_seq)
+    for name, value in (("action", action), ("actor", actor), ("subject", subject), ("text", text)):
+        if value:
+            storable(value, name)
     if action:
         query = query.where(AuditEntry.action.startswith(action, autoescape=True))
     if actor:

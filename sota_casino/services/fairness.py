@@ -18,6 +18,7 @@ from ..models import SeedPair
 from ..models import SigningKey
 from . import audit
 from .context import context_of
+from .text import storable
 from .tx import transactional
 
 
@@ -91,7 +92,8 @@ def create_seed_pair(session: Session, user_id: int, status: str) -> SeedPair:
 
 def activate(session: Session, pair: SeedPair, client_seed: str | None) -> None:
     pair.status = "active"
-    pair.client_seed = fairness.check_client_seed(client_seed or fairness.new_client_seed())
+    chosen = fairness.check_client_seed(client_seed or fairness.new_client_seed())
+    pair.client_seed = storable(chosen, "client_seed")
     pair.activated_at = datetime.now(UTC)
     session.flush()
     audit.record(
@@ -160,7 +162,7 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> di
     :raises RoundOpen: while a round of the active pair waits for the player.
     """
     if client_seed is not None:
-        fairness.check_client_seed(client_seed)
+        storable(fairness.check_client_seed(client_seed), "client_seed")
     current = _pair(session, user_id, "active", lock=True)
     open_round = session.scalar(
         select(Round.id).where(Round.seed_pair_id == current.id, Round.status != "settled")

@@ -20,6 +20,7 @@ from . import audit
 from . import idempotency
 from . import ledger
 from .context import context_of
+from .text import storable
 from .tx import transactional
 
 MAX_ADJUSTMENT = 10**12
@@ -142,7 +143,7 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
         )
     if not isinstance(reason, str) or not reason.strip() or len(reason) > REASON_MAX:
         raise InvalidInput(f"a reason of 1 to {REASON_MAX} characters is required", field="reason")
-    return currency, amount, reason.strip()
+    return currency, amount, storable(reason.strip(), "reason")
 
 
 @idempotency.idempotent("money.adjust")
