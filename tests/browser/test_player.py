@@ -328,3 +328,39 @@ def leave_chips(app: Any, username: str, chips: int) -> None:
         money.adjust(session, operator, player, "chips", chips - held, "browser test")
     finally:
         session.close()
+
+
+def test_the_sota_replay_is_played_from_the_keyboard_alone(tab: Any) -> None:
+    sign_up(tab, "keys")
+    tab.goto("/sota")
+    tab.focus("#stake")
+    tab.keyboard.press("Tab")  # the seat count
+    tab.keyboard.press("Tab")  # the rule set: arrow keys pick a preset
+    tab.keyboard.press("ArrowRight")
+    assert tab.evaluate("document.activeElement.value") == "english"
+    tab.locator("body").press("p")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    assert "52 cards · 1 card face down in a war" in tab.inner_text("[data-testid=game-rules]")
+    body = tab.locator("body")
+    body.press("ArrowRight")
+    body.press("ArrowRight")
+    assert tab.evaluate("window.SotaReplay.position()") == 2
+    body.press("ArrowLeft")
+    assert tab.evaluate("window.SotaReplay.position()") == 1
+    body.press("+")
+    assert tab.input_value("#speed") == "2"
+    body.press("End")
+    assert tab.is_visible("#game-result")
+    body.press(" ")
+    assert tab.inner_text("#play-pause") == "⏸ Pause"
+    body.press(" ")
+    assert tab.inner_text("#play-pause") == "▶ Play"
+    # Every control is reached with Tab and has a name a screen reader can say.
+    names = tab.evaluate(
+        "Array.from(document.querySelectorAll('.controls button'))"
+        ".map(b => b.getAttribute('aria-label') || b.textContent.trim())"
+    )
+    assert names == ["Start again", "Back one step", "▶ Play", "Step forward", "To the end"]
+    tab.focus("#to-start")
+    tab.keyboard.press("Enter")
+    assert tab.evaluate("window.SotaReplay.position()") == 0
