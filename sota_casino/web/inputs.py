@@ -16,6 +16,7 @@ from typing import Final
 
 from flask import request
 from werkzeug.exceptions import BadRequest
+from werkzeug.exceptions import UnsupportedMediaType
 from werkzeug.routing import BaseConverter
 from werkzeug.routing import ValidationError
 
@@ -47,9 +48,13 @@ def _refuse_constant(name: str) -> Any:
 def json_body() -> dict[str, Any]:
     """Return the request's JSON object.
 
+    :raises UnsupportedMediaType: (415) unless sent as ``application/json``: a cross-site form
+        can post ``text/plain`` without a preflight, but never JSON.
     :raises BadRequest: (400) if the body is not JSON at all.
     :raises InvalidInput: (422) if it is JSON but not an object.
     """
+    if not request.is_json:
+        raise UnsupportedMediaType("send the body as JSON, with Content-Type: application/json")
     raw = request.get_data(cache=True)
     if not raw.strip():
         raise InvalidInput("the body must be a JSON object")

@@ -598,3 +598,14 @@ def test_an_audit_time_outside_the_calendar_is_a_422(
 ) -> None:
     response = client.get("/api/v1/operator/audit", query_string={name: moment}, headers=operator)
     assert response.status_code == 422 and error_code(response) == "invalid_input"
+
+
+def test_a_body_that_is_not_sent_as_json_is_a_415(client: FlaskClient) -> None:
+    # A cross-site HTML form can post text/plain without a preflight; JSON it cannot.
+    answer = client.post(
+        "/api/v1/auth/token",
+        data='{"username": "bob", "password": "correct horse battery"}',
+        content_type="text/plain",
+    )
+    assert answer.status_code == 415
+    assert answer.get_json()["error"]["code"]
