@@ -80,13 +80,54 @@ def check_username(username: object) -> str:
     return username
 
 
-def check_password(password: object) -> str:
+#: Long enough to pass the length rule, and still among the first guesses of any attacker.
+COMMON_PASSWORDS = frozenset(
+    {
+        "0123456789",
+        "1234567890",
+        "0987654321",
+        "1q2w3e4r5t",
+        "1qaz2wsx3edc",
+        "abc1234567",
+        "abcdefghij",
+        "administrator",
+        "iloveyou123",
+        "letmein123",
+        "password12",
+        "password123",
+        "password1234",
+        "passw0rd123",
+        "qwerty1234",
+        "qwerty12345",
+        "qwertyuiop",
+        "welcome123",
+        "zaq12wsxcde",
+        "trustno1234",
+        "football123",
+        "baseball123",
+        "sunshine123",
+        "princess123",
+    }
+)
+
+
+def check_password(password: object, username: str | None = None) -> str:
+    """Return ``password`` if it is long, varied and not an obvious guess.
+
+    :raises InvalidInput: saying what makes it weak.
+    """
     if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
         raise InvalidInput(
             f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters", field="password"
         )
     if len(set(password)) < 4:
         raise InvalidInput("password is too weak: use more different characters", field="password")
+    if password.lower() in COMMON_PASSWORDS:
+        raise InvalidInput(
+            "password is too common: choose one nobody would guess", field="password"
+        )
+    if username and username.lower() in password.lower():
+        raise InvalidInput("password must not contain the username", field="password")
     return password
 
 
@@ -111,7 +152,8 @@ def register(
     :raises InvalidInput: for a bad username or a weak password.
     :raises UsernameTaken: if the name (ignoring case) is taken.
     """
-    name, secret = check_username(username), check_password(password)
+    name = check_username(username)
+    secret = check_password(password, name)
     user = _new_user(session, name, secret, "player")
     audit.record(
         session,
@@ -131,7 +173,8 @@ def create_operator(
     """Create a staff account (no play money), audited."""
     if role not in ("operator", "auditor"):
         raise InvalidInput("role must be operator or auditor", field="role")
-    user = _new_user(session, check_username(username), check_password(password), role)
+    name = check_username(username)
+    user = _new_user(session, name, check_password(password, name), role)
     audit.record(
         session,
         actor="system",
