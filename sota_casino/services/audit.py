@@ -13,6 +13,7 @@ from datetime import UTC
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import bindparam
 from sqlalchemy import insert
 from sqlalchemy import or_
 from sqlalchemy import select
@@ -37,6 +38,17 @@ from .tx import transactional
 MAX_PAGE = 500
 
 
+# Built once (an append is on every money move's path) and run on the session's connection.
+_HEAD = AuditHead.__table__
+_LOCK_HEAD = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
+_NEW_ENTRY = insert(AuditEntry.__table__)
+_MOVE_HEAD = (
+    update(_HEAD)
+    .where(_HEAD.c.id == 1)
+    .values(seq=bindparam("next_seq"), hash=bindparam("next_hash"))
+)
+
+
 def record(
     session: Session,
     *,
@@ -47,13 +59,13 @@ def record(
     now: datetime | None = None,
 ) -> int:
     """Append one entry inside the caller's transaction; return its sequence number."""
-    head_query = select(AuditHead.seq, AuditHead.hash).where(AuditHead.id == 1).with_for_update()
-    head = session.execute(head_query).first()
+    connection = session.connection()
+    head = connection.execute(_LOCK_HEAD).first()
     if head is None:
         insert_ignoring_conflicts(
             session, AuditHead, {"id": 1, "seq": 0, "hash": audit_chain.GENESIS_HASH}
         )
-        head = session.execute(head_query).one()
+        head = connection.execute(_LOCK_HEAD).one()
     prev_seq, prev_hash = head
     entry = {
         "seq": prev_seq + 1,
@@ -64,20 +76,16 @@ def record(
         "data": data or {},
     }
     digest = audit_chain.entry_hash(prev_hash, entry)
-    # Core statements: an append is on every money move's path, and needs no unit of work.
-    session.execute(
-        insert(AuditEntry).values(
-            entry
-            | {
-                "data": fairness.canonical_json(entry["data"]).decode(),
-                "prev_hash": prev_hash,
-                "hash": digest,
-            }
-        )
+    connection.execute(
+        _NEW_ENTRY,
+        entry
+        | {
+            "data": fairness.canonical_json(entry["data"]).decode(),
+            "prev_hash": prev_hash,
+            "hash": digest,
+        },
     )
-    session.execute(
-        update(AuditHead).where(AuditHead.id == 1).values(seq=entry["seq"], hash=digest)
-    )
+    connection.execute(_MOVE_HEAD, {"next_seq": entry["seq"], "next_hash": digest})
     every = context_of(session).setting("CHECKPOINT_EVERY")
     if every and entry["seq"] % every == 0:
         _sign_checkpoint(session, entry["seq"])

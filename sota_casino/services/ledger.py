@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Row
+from sqlalchemy import bindparam
 from sqlalchemy import func
 from sqlalchemy import insert
 from sqlalchemy import or_
@@ -74,18 +75,33 @@ def _ensure_system_accounts(session: Session) -> None:
             )
 
 
+# The statements of every money move, built once: building and keying a statement costs more
+# than running it, and they run on the session's connection (same transaction, no ORM layer).
+_ACCOUNTS = Account.__table__
+_LOCK_ACCOUNTS = (
+    select(_ACCOUNTS.c.id, _ACCOUNTS.c.name, _ACCOUNTS.c.currency)
+    .where(_ACCOUNTS.c.name.in_(bindparam("names", expanding=True)))
+    .order_by(_ACCOUNTS.c.id)
+    .with_for_update()
+)
+_NEW_TRANSFER = insert(Transfer.__table__).returning(Transfer.__table__.c.id)
+#: The balance changes only if a player account stays at or above zero: a 0-row update refuses.
+_MOVE_BALANCE = (
+    update(_ACCOUNTS)
+    .where(_ACCOUNTS.c.id == bindparam("account_id"))
+    .where(or_(_ACCOUNTS.c.kind != "player", _ACCOUNTS.c.balance + bindparam("amount") >= 0))
+    .values(balance=_ACCOUNTS.c.balance + bindparam("amount"))
+)
+_NEW_POSTINGS = insert(Posting.__table__)
+
+
 def _lock_accounts(session: Session, names: list[str]) -> dict[str, Row[Any]]:
     """Lock the named accounts in id order (a fixed order: no deadlocks) and return them."""
-    query = (
-        select(Account.id, Account.name, Account.currency)
-        .where(Account.name.in_(names))
-        .order_by(Account.id)
-        .with_for_update()
-    )
-    found = {row.name: row for row in session.execute(query)}
+    connection = session.connection()
+    found = {row.name: row for row in connection.execute(_LOCK_ACCOUNTS, {"names": names})}
     if len(found) < len(names):
         _ensure_system_accounts(session)
-        found = {row.name: row for row in session.execute(query)}
+        found = {row.name: row for row in connection.execute(_LOCK_ACCOUNTS, {"names": names})}
     missing = sorted(set(names) - set(found))
     if missing:
         raise LookupError(f"no such account: {', '.join(missing)}")
@@ -105,8 +121,6 @@ def post(
 ) -> int:
     """Post one balanced transfer inside the caller's transaction; return its id.
 
-    Core statements, not the unit of work: this is on the path of every money move.
-
     :param moves: account name → signed amount in minor units (+ raises the balance).
     :raises InsufficientFunds: if a player account would go below zero.
     """
@@ -120,34 +134,30 @@ def post(
     accounts = _lock_accounts(session, sorted(moves))
     if any(row.currency != currency for row in accounts.values()):
         raise ValueError(f"a transfer in {currency} moves only {currency} accounts: {moves}")
-    transfer_id = session.execute(
-        insert(Transfer)
-        .values(
-            kind=kind,
-            currency=currency,
-            user_id=user_id,
-            round_id=round_id,
-            idempotency_key=idempotency_key,
-            memo=memo,
-            created_at=datetime.now(UTC),
-        )
-        .returning(Transfer.id)
+    connection = session.connection()
+    transfer_id: int = connection.execute(
+        _NEW_TRANSFER,
+        {
+            "kind": kind,
+            "currency": currency,
+            "user_id": user_id,
+            "round_id": round_id,
+            "idempotency_key": idempotency_key,
+            "memo": memo,
+            "created_at": datetime.now(UTC),
+        },
     ).scalar_one()
     for name in sorted(moves, key=lambda n: accounts[n].id):
         amount = moves[name]
-        changed = session.execute(
-            update(Account)
-            .where(Account.id == accounts[name].id)
-            .where(or_(Account.kind != "player", Account.balance + amount >= 0))
-            .values(balance=Account.balance + amount)
-            .execution_options(synchronize_session=False)
+        changed = connection.execute(
+            _MOVE_BALANCE, {"account_id": accounts[name].id, "amount": amount}
         )
-        if changed.rowcount != 1:  # type: ignore[attr-defined]
+        if changed.rowcount != 1:
             raise InsufficientFunds(
                 f"your {currency} balance does not cover {-amount}", currency=currency
             )
-    session.execute(
-        insert(Posting),
+    connection.execute(
+        _NEW_POSTINGS,
         [
             {"transfer_id": transfer_id, "account_id": accounts[name].id, "amount": amount}
             for name, amount in moves.items()
