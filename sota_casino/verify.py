@@ -32,13 +32,14 @@ import sys
 from collections import Counter
 from collections import defaultdict
 from collections.abc import Callable
-from collections.abc import Iterable
+from collections.abc import Collection
 from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -882,10 +883,19 @@ def check_batch(context: PairContext, start: int, envelopes: Sequence[object]) -
 # --- across the rounds ------------------------------------------------------------------------
 
 
-def _listed(numbers: Iterable[int], limit: int = 10) -> str:
-    ordered = sorted(numbers)
-    text = ", ".join(str(n) for n in ordered[:limit])
-    return text + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
+def _missing(below: int, present: Collection[int], limit: int = 10) -> str:
+    """List the numbers ``0 .. below - 1`` not in ``present``: the first ``limit``, then how
+    many more; ``""`` if none is missing.
+
+    They are counted rather than enumerated: a hostile reveal or receipt may claim a nonce of
+    10**30, and a set of every number below it would exhaust the memory.
+    """
+    count = below - sum(1 for n in present if 0 <= n < below)
+    if count <= 0:
+        return ""
+    first = islice((n for n in range(below) if n not in present), limit)
+    text = ", ".join(map(str, first))
+    return text + (f" and {count - limit} more" if count > limit else "")
 
 
 def check_across_rounds(
@@ -914,26 +924,26 @@ def check_across_rounds(
                 )
     bundle: list[Finding] = []
     if context.rounds is not None:
-        missing = set(range(context.rounds)) - set(by_nonce)
+        missing = _missing(context.rounds, by_nonce)
         if missing:
             bundle.append(
                 Finding(
                     "bundle",
                     "nonces",
                     FAIL,
-                    f"no receipt for nonce {_listed(missing)}: the reveal says {context.rounds} "
+                    f"no receipt for nonce {missing}: the reveal says {context.rounds} "
                     f"rounds were played (nonces 0..{context.rounds - 1})",
                 )
             )
     elif by_nonce:
-        missing = set(range(max(by_nonce))) - set(by_nonce)
+        missing = _missing(max(by_nonce), by_nonce)
         if missing:
             bundle.append(
                 Finding(
                     "bundle",
                     "nonces",
                     PENDING,
-                    f"{NOT_REVEALED}: no receipt yet for nonce {_listed(missing)} "
+                    f"{NOT_REVEALED}: no receipt yet for nonce {missing} "
                     "(a round still open?); checked again once the seed pair is rotated",
                 )
             )

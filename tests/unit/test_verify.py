@@ -240,6 +240,19 @@ def test_a_skipped_nonce_fails_once_revealed_and_is_pending_before() -> None:
     assert report.ok and any("no receipt yet for nonce 5" in f.message for f in report.findings)
 
 
+def test_a_huge_nonce_or_round_count_is_reported_without_listing_every_missing_nonce() -> None:
+    hidden = verify_bundle(_tampered(3, UNREVEALED, nonce=10**30))
+    (pending,) = [f.message for f in hidden.bundle_findings]
+    assert pending.startswith("pending (not revealed): no receipt yet for nonce 3, 20, 21,")
+    assert f"28 and {10**30 - 29} more (a round still open?)" in pending
+    reveal = bundles.resign(PAIR, GOOD["reveal"], rounds=10**30)
+    (missing,) = [f.text() for f in verify_bundle({**GOOD, "reveal": reveal}).bundle_findings]
+    assert missing.startswith(
+        f"bundle: nonces: no receipt for nonce 20, 21, 22, 23, 24, 25, 26, 27, 28, 29 and "
+        f"{10**30 - 30} more: the reveal says {10**30} rounds were played"
+    )
+
+
 def test_a_nonce_beyond_the_revealed_count_fails() -> None:
     report = verify_bundle(_tampered(19, nonce=20))
     assert (
