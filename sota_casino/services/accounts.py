@@ -34,6 +34,7 @@ from . import fairness as fairness_service
 from . import money
 from .context import context_of
 from .ledger import open_player_accounts
+from .staff import require_operator
 from .text import storable
 from .tx import transactional
 
@@ -378,9 +379,7 @@ def change_password(
 
 
 def _staff_target(session: Session, actor_id: int, user_id: int) -> User:
-    actor = session.get(User, actor_id)
-    if actor is None or actor.role != "operator":
-        raise Forbidden("only an operator may do this")
+    require_operator(session, actor_id)
     user = session.get(User, user_id, with_for_update=True)
     if user is None:
         raise NotFound(f"no user {user_id}")

@@ -9,7 +9,6 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core.errors import Forbidden
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import TopupNotAllowed
@@ -20,6 +19,7 @@ from . import audit
 from . import idempotency
 from . import ledger
 from .context import context_of
+from .staff import require_operator
 from .text import storable
 from .tx import transactional
 
@@ -164,9 +164,7 @@ def adjust(
     :raises InsufficientFunds: if a debit would take the balance below zero.
     """
     currency, amount, reason = check_adjustment(currency, amount, reason)
-    actor = session.get(User, actor_id)
-    if actor is None or actor.role != "operator":
-        raise Forbidden("only an operator may adjust balances")
+    require_operator(session, actor_id)
     target = session.get(User, user_id)
     if target is None or target.role != "player":
         raise NotFound(f"no player {user_id}")

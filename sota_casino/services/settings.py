@@ -17,6 +17,7 @@ from ..core.errors import NotFound
 from ..models import TableSetting
 from . import audit
 from .context import context_of
+from .staff import require_operator
 from .tx import transactional
 
 SOTA_PRESETS = ("nordic", "english", "tod_und_leben", "pjanitsa", "rauha", "syrian", "kids_15_min")
@@ -86,6 +87,7 @@ def table_rules(session: Session, name: str) -> dict[str, Any]:
 @transactional
 def update_table(session: Session, actor_id: int, name: str, changes: object) -> dict[str, Any]:
     """Change table settings (merged over the present ones), audited; new rounds only."""
+    require_operator(session, actor_id)
     before = current(session, name)
     if not isinstance(changes, Mapping) or not changes:
         raise InvalidInput("send the settings to change as a non-empty object")

@@ -104,3 +104,13 @@ def test_a_retried_topup_key_returns_the_first_answer(
     with pytest.raises(TopupNotAllowed):
         money.topup(session, player, "sweets", idempotency_key="t-2")
     assert money.balances(session, player)["sweets"] == 100
+
+
+def test_only_an_operator_may_change_a_table(session: Session, player: int) -> None:
+    from sota_casino.services import settings
+
+    auditor = accounts.create_operator(session, "audrey", PASSWORD, role="auditor").id
+    for actor in (player, auditor):
+        with pytest.raises(Forbidden):
+            settings.update_table(session, actor, "casino_war", {"decks": 1})
+    assert settings.table_rules(session, "casino_war")["decks"] == 6
