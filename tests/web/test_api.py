@@ -37,9 +37,10 @@ def operator(app: Flask, auth: dict[str, str]) -> dict[str, str]:
 
 
 def raise_table_limit(app: Flask, max_bet: int) -> None:
+    operator = add_user(app, "table-boss", "operator")
     with app.app_context():
         session = app.extensions["sota_casino.sessionmaker"]()
-        settings.update_table(session, 1, "casino_war", {"max_bet": max_bet})
+        settings.update_table(session, operator, "casino_war", {"max_bet": max_bet})
         session.close()
 
 
