@@ -16,6 +16,8 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from datetime import UTC
 from datetime import datetime
+from json.encoder import c_make_encoder  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
 from typing import Final
 from typing import NamedTuple
@@ -292,14 +294,43 @@ def shuffled_shoe(
 # --- signed documents ---------------------------------------------------------------------
 
 
-#: The encoder of :func:`canonical_json`, built once: ``json.dumps`` with these options would
-#: build a new one for every document, a tenth of the cost of encoding a round receipt.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def _canonical_encoder() -> Callable[[Any], str]:
+    """Return a function giving the canonical JSON text of a document.
+
+    The text is ``json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``.
+    Where the ``json`` module has its C encoder, it is built once and called directly:
+    ``JSONEncoder.encode`` builds a new one for every document, and its circular-reference
+    bookkeeping cannot find anything in a document that came from JSON. Together that is a
+    sixth of the cost of encoding a round receipt, which a verifier does for every receipt.
+    """
+    python_encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if c_make_encoder is None:  # an interpreter without the C accelerator
+        return python_encoder.encode
+    encode_chunks = c_make_encoder(
+        None,  # no circular-reference markers
+        python_encoder.default,  # raises TypeError for what JSON cannot hold
+        encode_basestring,
+        None,  # no indent
+        ":",
+        ",",
+        True,  # sort_keys
+        False,  # skipkeys
+        True,  # allow_nan, as json.dumps
+    )
+    join = "".join
+
+    def encode(doc: Any) -> str:
+        return join(encode_chunks(doc, 0))
+
+    return encode
+
+
+_canonical_text: Final = _canonical_encoder()
 
 
 def canonical_json(doc: Any) -> bytes:
     """Return the canonical bytes of a document: sorted keys, no spaces, UTF-8."""
-    return _CANONICAL.encode(doc).encode()
+    return _canonical_text(doc).encode()
 
 
 def format_time(moment: datetime) -> str:
