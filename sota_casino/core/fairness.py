@@ -145,16 +145,22 @@ class Stream:
     def uniform(self, n: int) -> int:
         """Return a uniform integer in ``[0, n)`` by rejection sampling (no modulo bias).
 
-        This is ``_uniform_from_words(self._next_word, n, 32)`` written out, since every step
-        of every shuffle calls it; a test holds the two equal.
+        This is ``_uniform_from_words(self._next_word, n, 32)`` with ``_next_word`` written
+        out, since every step of every shuffle calls it; a test holds the two equal.
         """
         if not 1 <= n <= WORD:
             raise ValueError(f"uniform bound must be in 1..2**{WORD_BITS}, got {n}")
         limit = WORD - WORD % n
-        next_word = self._next_word
+        buffer, offset = self._buffer, self._offset
         while True:
-            x = next_word()
+            if offset + 4 > len(buffer):
+                self._offset = offset
+                self._refill(4)
+                buffer, offset = self._buffer, 0
+            x = _unpack_word(buffer, offset)[0]
+            offset += 4
             if x < limit:
+                self._offset = offset
                 return x % n
 
     @property
