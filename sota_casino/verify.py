@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 from functools import lru_cache
 from itertools import islice
@@ -438,18 +439,12 @@ class PairContext:
     client_seed: str | None  # the reveal's
     revealed_at: datetime | None
     rounds: int | None  # the reveal's count of nonces used
+    fully_known: bool = field(init=False)  # revealed, and every part of the pair usable
 
-    @property
-    def fully_known(self) -> bool:
-        """Whether the pair is revealed and every part of it is usable."""
-        return None not in (
-            self.commitment,
-            self.created_at,
-            self.server_seed,
-            self.client_seed,
-            self.revealed_at,
-            self.rounds,
-        )
+    def __post_init__(self) -> None:
+        parts = (self.commitment, self.created_at, self.server_seed, self.client_seed)
+        known = None not in (*parts, self.revealed_at, self.rounds)
+        object.__setattr__(self, "fully_known", known)
 
 
 def check_commitment(
@@ -605,10 +600,11 @@ def _passing_war_row(context: PairContext, index: int, doc: Mapping[str, Any]) -
         )
         if doc != expected:
             return None
+        outcome = doc["outcome"]
         numbers_exact = (
-            all(map(_is_int, (doc["v"], doc["round_id"], doc["payout"], doc["stakes"]["raise"])))
-            and _is_int(doc["outcome"]["net"])
-            and type(doc["outcome"]["tie_bet_won"]) is bool
+            type(doc["v"]) is type(doc["round_id"]) is type(doc["payout"]) is int
+            and type(doc["stakes"]["raise"]) is type(outcome["net"]) is int
+            and type(outcome["tie_bet_won"]) is bool
             and type(doc["seed_pair_id"]) is type(context.seed_pair_id)
         )
         settled, created, revealed = (

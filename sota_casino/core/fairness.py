@@ -100,9 +100,11 @@ class Stream:
     def __init__(self, seeds: Seeds) -> None:
         self._mac = _keyed_hmac(seeds.server_seed)
         self._prefix = f"{seeds.client_seed}:{seeds.nonce}:".encode()
-        self._buffer = b""
+        # Every round draws from its stream, so block 0 is computed at once rather than
+        # on the first draw, which then skips the refill.
+        self._buffer = self.block(0)
         self._offset = 0  # unread bytes start here in ``_buffer``
-        self._next_block = 0
+        self._next_block = 1
         self._discarded = 0  # consumed bytes dropped from the front of ``_buffer``
 
     def block(self, k: int) -> bytes:

@@ -190,8 +190,8 @@ class ScriptedStream(Stream):
     """A stream whose blocks are given bytes instead of HMAC outputs."""
 
     def __init__(self, script: bytes) -> None:
+        self.script = script  # before the stream reads its first block
         super().__init__(Seeds(bytes(32), "scripted", 0))
-        self.script = script
 
     def block(self, k: int) -> bytes:
         chunk = self.script[32 * k : 32 * (k + 1)]
