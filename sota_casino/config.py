@@ -19,9 +19,11 @@ INT_SETTINGS: dict[str, int] = {
     "TOKEN_HOURS": 24,
     "LOGIN_ATTEMPTS": 5,  # failures per account or address per window
     "LOGIN_WINDOW_SECONDS": 300,
-    "CHECKPOINT_EVERY": 100,
-    "PORT": 5000,  # where `python app.py` serves  # sign an audit checkpoint every N entries
-    "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto (login throttling)
+    "SIGNUPS_PER_ADDRESS": 5,  # new accounts from one address per window
+    "SIGNUP_WINDOW_SECONDS": 3600,
+    "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
+    "PORT": 5000,  # where `python app.py` serves
+    "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto (throttling)
 }
 
 

@@ -70,6 +70,16 @@ class LoginAttempt(Base):
     at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
 
+class Signup(Base):
+    """Accounts opened, counted per address to throttle sign-ups: each is granted play money."""
+
+    __tablename__ = "signups"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    address: Mapped[str] = mapped_column(String(64), index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+
 class Account(Base):
     __tablename__ = "accounts"
     __table_args__ = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import secrets
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from ..core.errors import RateLimited
 from ..core.errors import Unauthorized
 from ..models import ROLES
 from ..models import LoginAttempt
+from ..models import Signup
 from ..models import User
 from ..models import UserSession
 from . import audit
@@ -151,10 +153,15 @@ def register(
     """Create a player with the sign-up grant, an active seed pair and the next one.
 
     :raises InvalidInput: for a bad username or a weak password.
+    :raises RateLimited: if the address opened too many accounts lately (each one is granted
+        play money, so sign-ups would otherwise mint chips without end).
     :raises UsernameTaken: if the name (ignoring case) is taken.
     """
     name = check_username(username)
     secret = check_password(password, name)
+    if address:  # every web request has one; commands and scripts do not
+        _refuse_too_many_signups(session, address[:64])
+        session.add(Signup(address=address[:64]))
     user = _new_user(session, name, secret, "player")
     audit.record(
         session,
@@ -165,6 +172,37 @@ def register(
     )
     money.grant_signup(session, user.id)
     return UserView.of(user)
+
+
+def _refuse_too_many_signups(session: Session, address: str) -> None:
+    """Refuse a sign-up once ``SIGNUPS_PER_ADDRESS`` accounts were opened from ``address``
+    within the window, saying when the oldest of them leaves it.
+
+    Counted in the database, so every worker shares the count; two sign-ups racing past the
+    count at once can open one account more than the limit, which a throttle can afford.
+    """
+    settings = context_of(session)
+    limit = settings.setting("SIGNUPS_PER_ADDRESS")
+    window = timedelta(seconds=settings.setting("SIGNUP_WINDOW_SECONDS"))
+    now = datetime.now(UTC)
+    recent = session.scalars(
+        select(Signup.at)
+        .where(Signup.address == address, Signup.at > now - window)
+        .order_by(Signup.at.desc())
+        .limit(limit)
+    ).all()
+    if len(recent) < limit:
+        return
+    wait = max(1, math.ceil((recent[-1] + window - now).total_seconds()))
+    raise RateLimited(
+        f"too many new accounts from this address; try again in {_duration(wait)}",
+        retry_after=wait,
+    )
+
+
+def _duration(seconds: int) -> str:
+    minutes = math.ceil(seconds / 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 @transactional

@@ -107,7 +107,8 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
     if error.status == 401 and wants_json():
         return {"WWW-Authenticate": "Bearer"}
     if error.status == 429:
-        return {"Retry-After": str(current_app.config.get("LOGIN_WINDOW_SECONDS", 300))}
+        wait = error.details.get("retry_after") or current_app.config["LOGIN_WINDOW_SECONDS"]
+        return {"Retry-After": str(wait)}
     return {}
 
 

@@ -90,6 +90,8 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         "DATABASE_URL": database,
         "SECRET_KEY": SECRET_KEY,
         "SIGNING_KEY_FILE": str(home / "signing_key.pem"),
+        # Every test's browser signs up from 127.0.0.1, on one server for the whole run.
+        "SIGNUPS_PER_ADDRESS": "100",
     }
     # Made here first, so both workers load the same signing key instead of racing to create it.
     app = create_app({**settings, "CHECKPOINT_EVERY": 0})

@@ -36,6 +36,7 @@ from web_support import register_page
 
 from sota_casino import config
 from sota_casino.factory import create_app
+from sota_casino.models import Signup
 from sota_casino.models import User
 from sota_casino.models import UserSession
 
@@ -571,6 +572,83 @@ def test_a_stolen_session_cannot_guess_the_current_password_without_limit(
     # The password did not change, and the guesses count against logging in too.
     login = player.post("/api/v1/auth/token", json={"username": "alice", "password": PASSWORD})
     assert login.status_code == 429
+
+
+# --- sign-up throttling -------------------------------------------------------------------------
+
+
+def signup_from(client: FlaskClient, username: str, address: str, **body: Any) -> Any:
+    return client.post(
+        "/api/v1/auth/register",
+        json={"username": username, "password": PASSWORD, **body},
+        environ_base={"REMOTE_ADDR": address},
+    )
+
+
+def user_exists(app: Flask, username: str) -> bool:
+    with db(app) as session:
+        return session.scalar(select(User.id).where(User.username == username)) is not None
+
+
+def backdate_signups(app: Flask, by: timedelta) -> None:
+    with db(app) as session, session.begin():
+        for signup in session.scalars(select(Signup)):
+            signup.at -= by
+
+
+def test_an_address_opens_only_so_many_accounts_per_window_in_any_worker(make_app: Any) -> None:
+    first, second = make_app(SIGNUPS_PER_ADDRESS=2), make_app(SIGNUPS_PER_ADDRESS=2)
+    assert signup_from(first.test_client(), "erin", "192.0.2.1").status_code == 201
+    assert signup_from(second.test_client(), "frank", "192.0.2.1").status_code == 201
+    refused = signup_from(first.test_client(), "grace", "192.0.2.1")
+    assert refused.status_code == 429
+    assert refused.get_json()["error"] == {
+        "code": "rate_limited",
+        "message": "too many new accounts from this address; try again in 60 minutes",
+    }
+    assert 3590 <= int(refused.headers["Retry-After"]) <= 3600
+    assert not user_exists(first, "grace")
+    # Another address is not held back.
+    assert signup_from(second.test_client(), "grace", "192.0.2.2").status_code == 201
+
+
+def test_the_wait_is_until_the_oldest_sign_up_leaves_the_window(make_app: Any) -> None:
+    app = make_app(SIGNUPS_PER_ADDRESS=1)
+    assert signup_from(app.test_client(), "erin", "192.0.2.1").status_code == 201
+    backdate_signups(app, timedelta(minutes=45))
+    refused = signup_from(app.test_client(), "frank", "192.0.2.1")
+    assert refused.status_code == 429
+    assert 890 <= int(refused.headers["Retry-After"]) <= 900
+    assert "try again in 15 minutes" in refused.get_json()["error"]["message"]
+    backdate_signups(app, timedelta(minutes=15))
+    assert signup_from(app.test_client(), "frank", "192.0.2.1").status_code == 201
+
+
+def test_refused_sign_ups_do_not_count(make_app: Any) -> None:
+    app = make_app(SIGNUPS_PER_ADDRESS=1)
+    client = app.test_client()
+    assert signup_from(client, "erin", "192.0.2.1", password="short").status_code == 422
+    assert signup_from(client, "erin", "192.0.2.9").status_code == 201
+    assert signup_from(client, "ERIN", "192.0.2.1").status_code == 409  # the name is taken
+    assert signup_from(client, "frank", "192.0.2.1").status_code == 201
+
+
+def test_the_sign_up_page_says_why_and_opens_no_account(make_app: Any) -> None:
+    app = make_app(SIGNUPS_PER_ADDRESS=1)
+    register_page(app.test_client(), "erin")
+    browser = app.test_client()
+    refused = post_form(
+        browser,
+        "/auth/register",
+        {"username": "frank", "password": PASSWORD, "confirm": PASSWORD},
+    )
+    assert refused.status_code == 429
+    assert 3590 <= int(refused.headers["Retry-After"]) <= 3600
+    page = refused.get_data(as_text=True)
+    assert "too many new accounts from this address; try again in 60 minutes" in page
+    assert 'value="frank"' in page  # the form keeps the name
+    assert not user_exists(app, "frank")
+    assert browser.get("/lobby").status_code == 303  # not logged in
 
 
 # --- redirects ----------------------------------------------------------------------------------
