@@ -241,6 +241,9 @@ class AuditCheckpoint(Base):
     time: Mapped[str] = mapped_column(String(27))
     signature: Mapped[str] = mapped_column(String(128))
     public_key_hex: Mapped[str] = mapped_column(String(64))
+    #: The roots of the tree's perfect subtrees (``merkle.Frontier``), so that the next
+    #: checkpoint hashes only the entries after this one.
+    frontier: Mapped[str | None] = mapped_column(Text)
 
 
 class TableSetting(Base):

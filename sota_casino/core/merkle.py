@@ -13,8 +13,10 @@ instead, with ``prehashed=True``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from collections.abc import Sequence
 from typing import Final
+from typing import NamedTuple
 
 LEAF_PREFIX: Final = b"\x00"
 NODE_PREFIX: Final = b"\x01"
@@ -145,6 +147,59 @@ class MerkleTree:
             proof.append(self._subtree(start, end))
         proof.reverse()
         return proof
+
+
+class Frontier(NamedTuple):
+    """The tree of the first ``size`` leaves held as the roots of its perfect subtrees.
+
+    A tree of ``size`` leaves is a run of perfect subtrees, one per set bit of ``size``, largest
+    first (RFC 6962 splits at powers of two); their roots are all that appending leaves or
+    taking the root needs. So the log's next root costs O(new leaves + log n), not O(n).
+    """
+
+    size: int
+    roots: tuple[bytes, ...]
+
+    @classmethod
+    def of(cls, leaves: Iterable[bytes]) -> Frontier:
+        """Return the frontier of the tree of ``leaves`` (their data)."""
+        return cls(0, ()).extended(leaves)
+
+    def extended(self, leaves: Iterable[bytes]) -> Frontier:
+        """Return the frontier after appending ``leaves`` (their data)."""
+        size, roots = self.size, list(self.roots)
+        for data in leaves:
+            node, carry = leaf_hash(data), size
+            while carry & 1:  # merge equal perfect subtrees, as a binary counter carries
+                node = node_hash(roots.pop(), node)
+                carry >>= 1
+            roots.append(node)
+            size += 1
+        return Frontier(size, tuple(roots))
+
+    def root(self) -> bytes:
+        """Return the Merkle tree hash of the leaves so far."""
+        if not self.roots:
+            return empty_root()
+        node = self.roots[-1]
+        for left in reversed(self.roots[:-1]):
+            node = node_hash(left, node)
+        return node
+
+    def to_hex(self) -> str:
+        """Return the subtree roots as one hex string (to store beside a checkpoint)."""
+        return b"".join(self.roots).hex()
+
+    @classmethod
+    def from_hex(cls, size: int, text: str) -> Frontier:
+        """Read a frontier stored with :meth:`to_hex`.
+
+        :raises ValueError: if ``text`` does not hold one root per set bit of ``size``.
+        """
+        raw = bytes.fromhex(text)
+        if size < 0 or len(raw) != HASH_SIZE * bin(size).count("1"):
+            raise ValueError(f"not the frontier of a tree of {size} leaves")
+        return cls(size, tuple(raw[i : i + HASH_SIZE] for i in range(0, len(raw), HASH_SIZE)))
 
 
 def root(leaves: Sequence[bytes]) -> bytes:

@@ -181,35 +181,57 @@ def _latest_checkpoint(session: Session) -> AuditCheckpoint | None:
 
 
 def _sign_checkpoint(session: Session, size: int) -> dict[str, Any]:
-    """Sign a checkpoint over the first ``size`` entries; refuse one inconsistent with the last."""
-    leaves = _leaves(session, size)
-    if len(leaves) != size:
-        raise Conflict(f"the log holds {len(leaves)} entries, not {size}")
-    root_hex = merkle.root(leaves).hex()
+    """Sign a checkpoint over the first ``size`` entries, extending the latest checkpoint's tree.
+
+    The latest checkpoint keeps its tree's frontier, so only the entries after it are hashed:
+    the new tree extends the old one by construction, which is what consistency asks. (Entries
+    under an earlier checkpoint are append-only in the database; ``flask audit verify`` checks
+    the whole log and every checkpoint from scratch.)
+    """
     latest = _latest_checkpoint(session)
-    if latest is not None:
-        if latest.size == size:
-            if latest.root != root_hex:
-                raise Conflict(f"the log's first {size} entries no longer match checkpoint")
-            return _checkpoint_dict(latest)
-        proof = merkle.consistency_proof(latest.size, leaves)
-        if latest.size > size or not merkle.verify_consistency(
-            latest.size, size, bytes.fromhex(latest.root), bytes.fromhex(root_hex), proof
-        ):
-            raise Conflict("the log is inconsistent with its latest checkpoint; not signing")
+    if latest is not None and latest.size == size:
+        return _checkpoint_dict(latest)
+    if latest is not None and latest.size > size:
+        raise Conflict(f"the log already has a checkpoint over {latest.size} entries")
+    start = _frontier_of(session, latest)
+    hashes = session.scalars(
+        select(AuditEntry.hash)
+        .where(AuditEntry.seq > start.size, AuditEntry.seq <= size)
+        .order_by(AuditEntry.seq)
+    ).all()
+    if start.size + len(hashes) != size:
+        raise Conflict(f"the log holds {start.size + len(hashes)} entries, not {size}")
+    frontier = start.extended(bytes.fromhex(h) for h in hashes)
     ctx = context_of(session)
     time = fairness.format_time(datetime.now(UTC))
-    document = audit_chain.checkpoint_document(size, root_hex, time)
+    document = audit_chain.checkpoint_document(size, frontier.root().hex(), time)
     row = AuditCheckpoint(
         size=size,
-        root=root_hex,
+        root=document["root"],
         time=time,
         signature=fairness.sign(ctx.signing_key, document),
         public_key_hex=ctx.public_key_hex,
+        frontier=frontier.to_hex(),
     )
     session.add(row)
     session.flush()
     return _checkpoint_dict(row)
+
+
+def _frontier_of(session: Session, checkpoint: AuditCheckpoint | None) -> merkle.Frontier:
+    """Return the tree a checkpoint signed, as a frontier to extend (empty for none)."""
+    if checkpoint is None:
+        return merkle.Frontier(0, ())
+    if checkpoint.frontier is not None:
+        frontier = merkle.Frontier.from_hex(checkpoint.size, checkpoint.frontier)
+        if frontier.root().hex() == checkpoint.root:
+            return frontier
+        raise Conflict("the latest checkpoint's stored tree does not match its root; not signing")
+    # A checkpoint signed before frontiers were kept: hash its entries once.
+    frontier = merkle.Frontier.of(_leaves(session, checkpoint.size))
+    if frontier.root().hex() != checkpoint.root:
+        raise Conflict("the log's first entries no longer match the latest checkpoint; not signing")
+    return frontier
 
 
 @transactional

@@ -15,6 +15,9 @@ from sqlalchemy.orm import Session
 from sota_casino import migrate
 from sota_casino.core import audit_chain
 from sota_casino.core import merkle
+from sota_casino.core.errors import Conflict
+from sota_casino.models import AuditCheckpoint
+from sota_casino.models import AuditEntry
 from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import rounds
@@ -153,6 +156,47 @@ def test_checkpoints_cover_the_log_and_prove_inclusion_and_consistency(
         [bytes.fromhex(h) for h in consistency["proof"]],
     )
     assert audit.verify(session)["ok"]
+
+
+def _all_leaves(session: Session) -> list[bytes]:
+    with session.begin():
+        hashes = session.scalars(sa.select(AuditEntry.hash).order_by(AuditEntry.seq)).all()
+    return [bytes.fromhex(h) for h in hashes]
+
+
+def test_each_checkpoint_extends_the_last_ones_stored_tree_to_the_root_of_every_entry(
+    session: Session, register: Callable
+) -> None:
+    _play_some(session, register)
+    sizes = []
+    for _ in range(3):
+        signed = audit.checkpoint(session)["document"]
+        assert signed["root"] == merkle.root(_all_leaves(session)[: signed["size"]]).hex()
+        sizes.append(signed["size"])
+        rounds.place_casino_war_bet(session, 1, 100)
+    assert sizes == sorted(set(sizes))
+    # A checkpoint from before frontiers were stored: the next one hashes its entries once.
+    with session.begin():
+        session.execute(sa.update(AuditCheckpoint).values(frontier=None))
+    signed = audit.checkpoint(session)["document"]
+    assert signed["root"] == merkle.root(_all_leaves(session)[: signed["size"]]).hex()
+    assert audit.verify(session)["ok"]
+
+
+def test_a_checkpoint_is_refused_when_the_stored_tree_does_not_match_its_root(
+    session: Session, register: Callable
+) -> None:
+    _play_some(session, register)
+    audit.checkpoint(session)
+    with session.begin():
+        latest = session.scalars(
+            sa.select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc())
+        ).first()
+        assert latest is not None and latest.frontier is not None
+        latest.frontier = "00" * (len(latest.frontier) // 2)
+    rounds.place_casino_war_bet(session, 1, 100)
+    with pytest.raises(Conflict, match="does not match its root; not signing"):
+        audit.checkpoint(session)
 
 
 def test_audit_export_writes_json_lines_that_verify_offline(

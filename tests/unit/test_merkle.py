@@ -259,3 +259,29 @@ def test_proof_builders_refuse_impossible_sizes() -> None:
         tree.consistency_proof(5)
     with pytest.raises(ValueError):
         tree.root(5)
+
+
+# --- the frontier: the next root from the last one's subtree roots -------------------------
+
+
+def test_the_frontier_gives_the_published_roots() -> None:
+    for size, expected in enumerate(CT_ROOTS):
+        assert merkle.Frontier.of(CT_LEAVES[:size]).root().hex() == expected
+
+
+@pytest.mark.parametrize("size", range(0, 40))
+def test_a_frontier_extended_in_any_two_steps_is_the_tree_of_all_leaves(size: int) -> None:
+    leaves = [hashlib.sha256(b"leaf %d" % i).digest() for i in range(size)]
+    whole = merkle.Frontier.of(leaves)
+    assert whole.root() == merkle.root(leaves)
+    assert len(whole.roots) == bin(size).count("1")  # one perfect subtree per set bit
+    for cut in range(size + 1):
+        assert merkle.Frontier.of(leaves[:cut]).extended(leaves[cut:]) == whole
+
+
+def test_a_stored_frontier_reads_back_and_a_wrong_one_is_refused() -> None:
+    frontier = merkle.Frontier.of(CT_LEAVES[:7])
+    assert merkle.Frontier.from_hex(7, frontier.to_hex()) == frontier
+    for size in (6, 8, -1):  # 7 leaves hold three subtrees (4, 2, 1); 6 and 8 do not
+        with pytest.raises(ValueError):
+            merkle.Frontier.from_hex(size, frontier.to_hex())
