@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import secrets
 import struct
 from collections.abc import Callable
@@ -36,6 +37,7 @@ WORD_BITS: Final = 32
 WORD: Final = 2**WORD_BITS
 CLIENT_SEED_MAX: Final = 64
 TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
+_TIME_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", re.ASCII)
 
 _unpack_word: Final = struct.Struct(">I").unpack_from  # one big-endian 32-bit word
 _SHA256_BLOCK_BYTES: Final = 64
@@ -349,8 +351,16 @@ def format_time(moment: datetime) -> str:
 
 
 def parse_time(text: str) -> datetime:
-    """Parse a time written by :func:`format_time`."""
-    return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
+    """Parse a time written by :func:`format_time`: exactly ``YYYY-MM-DDTHH:MM:SS.ffffffZ``.
+
+    A pattern and ``datetime.fromisoformat`` rather than ``strptime``, which is ten times
+    slower (the audit log parses one time per entry) and also takes one-digit fields.
+
+    :raises ValueError: if ``text`` is not such a time.
+    """
+    if not isinstance(text, str) or _TIME_TEXT.fullmatch(text) is None:
+        raise ValueError(f"{text!r} is not a YYYY-MM-DDTHH:MM:SS.ffffffZ time")
+    return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
 
 
 def new_signing_key() -> Ed25519PrivateKey:

@@ -1,9 +1,11 @@
-"""Canonical JSON is exactly FAIRNESS.md's ``json.dumps(..., sort_keys=True, ...)``, whichever
-encoder builds it."""
+"""Signed documents' bytes and times: canonical JSON is exactly FAIRNESS.md's
+``json.dumps(..., sort_keys=True, ...)`` whichever encoder builds it, and times have one shape."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -60,3 +62,30 @@ def test_a_receipt_is_encoded_with_sorted_keys_no_spaces_and_raw_utf8() -> None:
 def test_what_json_cannot_hold_is_refused(value: object) -> None:
     with pytest.raises(TypeError):
         canonical_json(value)
+
+
+# --- times in signed documents ----------------------------------------------------------------
+
+
+def test_a_time_round_trips_through_its_text_to_the_microsecond() -> None:
+    moment = datetime(2026, 11, 30, 4, 5, 6, 789, tzinfo=UTC)
+    assert fairness.format_time(moment) == "2026-11-30T04:05:06.000789Z"
+    assert fairness.parse_time("2026-11-30T04:05:06.000789Z") == moment
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-30T04:05:06.000789",  # no Z
+        "2026-11-30T4:5:6.789Z",  # one-digit fields
+        "2026-11-30T04:05:06.789Z",  # not six digits of fraction
+        "2026-13-30T04:05:06.000789Z",  # no such month
+        "2026-11-30 04:05:06.000789Z",
+        "2026-11-30T04:05:06.000789+00:00",
+        "٢٠٢٦-11-30T04:05:06.000789Z",  # other digits
+        "2026-11-30T04:05:06.000789Z\n",
+    ],
+)
+def test_a_time_in_any_other_shape_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        fairness.parse_time(text)
