@@ -8,7 +8,9 @@ numbers gap-free on PostgreSQL too (SQLite's write lock does it there already).
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -265,27 +267,167 @@ def checkpoints(session: Session) -> list[dict[str, Any]]:
 
 @transactional
 def verify(session: Session) -> dict[str, Any]:
-    """Verify the chain and the checkpoints; name the first bad entry."""
+    """Verify the whole chain and every checkpoint; name the first bad entry."""
+    return _verify_whole(session, fairness.format_time(datetime.now(UTC)))
+
+
+def _verify_whole(session: Session, checked_at: str) -> dict[str, Any]:
     all_entries = _all_entries(session)
     report = audit_chain.verify_chain(all_entries)
-    latest = _latest_checkpoint(session)
-    result: dict[str, Any] = {
-        "ok": report.ok,
-        "size": len(all_entries),
-        "first_bad_seq": report.first_bad_seq,
-        "reason": report.reason,
-        "checkpoint": _checkpoint_dict(latest) if latest else None,
-    }
+    # Only checkpoints over entries already read: one signed since (with its entries) waits
+    # for the next check instead of seeming to cover entries the log does not hold.
+    rows = session.scalars(
+        select(AuditCheckpoint)
+        .where(AuditCheckpoint.size <= len(all_entries))
+        .order_by(AuditCheckpoint.size)
+    ).all()
+    result = _result(report.ok, len(all_entries), rows[-1] if rows else None, report)
     if report.ok:
-        rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)).all()
         findings = audit_chain.verify_checkpoints(
-            all_entries,
-            [_checkpoint_dict(row) for row in rows],
-            _service_keys(session),
+            all_entries, [_checkpoint_dict(row) for row in rows], _service_keys(session)
         )
         if not findings.ok:
             result.update(ok=False, reason=findings.problems[0].message)
+    engine = session.get_bind()
+    if result["ok"]:
+        _verified[engine] = _Verified(
+            size=len(all_entries),
+            head_hash=all_entries[-1]["hash"] if all_entries else audit_chain.GENESIS_HASH,
+            frontier=merkle.Frontier.of(bytes.fromhex(e["hash"]) for e in all_entries),
+            checkpoint=rows[-1].size if rows else 0,
+            checkpoint_time=rows[-1].time if rows else None,
+            whole_log_at=checked_at,
+        )
+    else:
+        _verified.pop(engine, None)
     return result
+
+
+def _result(
+    ok: bool, size: int, latest: AuditCheckpoint | None, report: audit_chain.ChainReport | None
+) -> dict[str, Any]:
+    return {
+        "ok": ok,
+        "size": size,
+        "first_bad_seq": report.first_bad_seq if report else None,
+        "reason": report.reason if report else None,
+        "checkpoint": _checkpoint_dict(latest) if latest else None,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    """The first ``size`` entries as this process verified them, with the checkpoints over them."""
+
+    size: int
+    head_hash: str  # the hash of entry ``size``
+    frontier: merkle.Frontier  # the Merkle tree of the ``size`` entries
+    checkpoint: int  # the size of the latest checkpoint checked
+    checkpoint_time: str | None
+    whole_log_at: str  # when the whole log was last checked
+
+
+#: Per app (its engine), what the audit page verified so far.
+_verified: weakref.WeakKeyDictionary[Any, _Verified] = weakref.WeakKeyDictionary()
+
+
+@transactional
+def status(session: Session, *, whole: bool = False) -> dict[str, Any]:
+    """Verify the log for the operator's page: the whole log the first time (and when
+    ``whole``), then only the entries and checkpoints appended since.
+
+    The whole log is read once per app, not on every page view: that grows with the log
+    (0.65 s at 30,000 entries). Entries verified before are not read again, so an entry changed
+    since behind the database's append-only triggers is found by ``whole``, ``flask audit
+    verify`` or the API's verification, which read everything. The result says which: its
+    ``whole_log_at`` is when the whole log was last checked, and ``new_entries`` how many were
+    checked since (``None`` for a whole check).
+    """
+    known = _verified.get(session.get_bind())
+    if whole or known is None or not _still_heads_the_chain(session, known):
+        checked_at = fairness.format_time(datetime.now(UTC))
+        return _verify_whole(session, checked_at) | {
+            "whole_log_at": checked_at,
+            "new_entries": None,
+        }
+    table = AuditEntry.__table__
+    new = [
+        entry_dict(row)
+        for row in session.execute(
+            select(table).where(table.c.seq > known.size).order_by(table.c.seq)
+        )
+    ]
+    size = known.size + len(new)
+    report = audit_chain.verify_chain(new, start_seq=known.size + 1, prev_hash=known.head_hash)
+    rows = session.scalars(
+        select(AuditCheckpoint)
+        .where(AuditCheckpoint.size > known.checkpoint, AuditCheckpoint.size <= size)
+        .order_by(AuditCheckpoint.size)
+    ).all()
+    latest = rows[-1] if rows else _latest_checkpoint_within(session, size)
+    result = _result(report.ok, size, latest, report) | {
+        "whole_log_at": known.whole_log_at,
+        "new_entries": len(new),
+    }
+    if not report.ok:
+        _verified.pop(session.get_bind(), None)
+        return result
+    leaves = [bytes.fromhex(e["hash"]) for e in new]
+    frontier, time = known.frontier, known.checkpoint_time
+    keys = _service_keys(session)
+    for row in rows:
+        frontier = frontier.extended(leaves[frontier.size - known.size : row.size - known.size])
+        problem = _new_checkpoint_problem(row, frontier, time, keys)
+        if problem is not None:
+            _verified.pop(session.get_bind(), None)
+            return result | {"ok": False, "reason": problem}
+        time = row.time
+    _verified[session.get_bind()] = _Verified(
+        size=size,
+        head_hash=new[-1]["hash"] if new else known.head_hash,
+        frontier=frontier.extended(leaves[frontier.size - known.size :]),
+        checkpoint=rows[-1].size if rows else known.checkpoint,
+        checkpoint_time=time,
+        whole_log_at=known.whole_log_at,
+    )
+    return result
+
+
+def _still_heads_the_chain(session: Session, known: _Verified) -> bool:
+    """Whether the last entry verified is still there, unchanged (a log rebuilt is not)."""
+    if known.size == 0:
+        return True
+    stored = session.scalar(select(AuditEntry.hash).where(AuditEntry.seq == known.size))
+    return stored == known.head_hash
+
+
+def _latest_checkpoint_within(session: Session, size: int) -> AuditCheckpoint | None:
+    return session.scalar(
+        select(AuditCheckpoint)
+        .where(AuditCheckpoint.size <= size)
+        .order_by(AuditCheckpoint.size.desc())
+        .limit(1)
+    )
+
+
+def _new_checkpoint_problem(
+    row: AuditCheckpoint, frontier: merkle.Frontier, previous_time: str | None, keys: list[str]
+) -> str | None:
+    """Say what is wrong with a checkpoint signed since the last check, or ``None``."""
+    label = f"checkpoint over {row.size} entries"
+    signed = _checkpoint_dict(row)
+    if not any(fairness.verify_signature(k, signed["document"], row.signature) for k in keys):
+        return f"{label}: the signature is not valid for this key"
+    if frontier.root().hex() != row.root:
+        return (
+            f"{label}: root {row.root[:16]}… is not the Merkle root of the first {row.size} "
+            "entries: entries it covers were changed, removed or added"
+        )
+    if previous_time is not None and fairness.parse_time(row.time) < fairness.parse_time(
+        previous_time
+    ):
+        return f"{label}: dated before the checkpoint it follows"
+    return None
 
 
 def _service_keys(session: Session) -> list[str]:

@@ -120,7 +120,7 @@ def audit_log() -> ResponseReturnValue:
         page=page,
         filters=filters,
         after_seq=after_seq,
-        status=audit.verify(db),
+        status=audit.status(db, whole=request.args.get("verify") == "whole"),
         note=reports.checkpoint_note(db),
     )
 

@@ -223,3 +223,91 @@ def test_create_operator_reads_the_password_from_standard_input(app: Flask) -> N
     assert weak.exit_code != 0 and "password must be" in weak.output
     taken = _cli(app, "create-operator", "olga", input="a long enough secret\n")
     assert taken.exit_code != 0 and "taken" in taken.output
+
+
+# --- the operator page's check: the whole log once, then what was appended ---------------------
+
+
+def _last_seq(session: Session) -> int:
+    with session.begin():
+        return session.scalar(sa.select(sa.func.max(AuditEntry.seq))) or 0
+
+
+def _edit_entry(session: Session, seq: int) -> None:
+    with session.begin():
+        session.connection().exec_driver_sql(
+            f"UPDATE audit_entries SET data = '{{\"forged\":1}}' WHERE seq = {seq}"
+        )
+
+
+def test_the_page_checks_the_whole_log_once_then_only_what_was_appended(
+    session: Session, register: Callable
+) -> None:
+    _play_some(session, register)
+    first = audit.status(session)
+    assert first["ok"] and first["new_entries"] is None and first["size"] == _last_seq(session)
+    rounds.place_casino_war_bet(session, 1, 100)
+    signed = audit.checkpoint(session)["document"]
+    rounds.place_casino_war_bet(session, 1, 100)
+    later = audit.status(session)
+    assert later["ok"] and later["size"] == _last_seq(session)
+    assert later["new_entries"] == later["size"] - first["size"]
+    assert later["checkpoint"]["document"] == signed
+    assert later["whole_log_at"] == first["whole_log_at"]
+    again = audit.status(session)
+    assert again["ok"] and again["new_entries"] == 0
+    assert audit.status(session, whole=True)["new_entries"] is None
+
+
+@pytest.mark.tampers
+def test_the_page_finds_a_changed_new_entry_and_the_whole_check_an_old_one(
+    session: Session, register: Callable, drop_append_only_triggers: Callable[[], None]
+) -> None:
+    _play_some(session, register)
+    assert audit.status(session)["ok"]
+    drop_append_only_triggers()
+    _edit_entry(session, 3)  # already checked: found only by reading the whole log again
+    assert audit.status(session)["ok"]
+    whole = audit.status(session, whole=True)
+    assert not whole["ok"] and whole["first_bad_seq"] == 3
+    assert not audit.verify(session)["ok"]
+
+
+@pytest.mark.tampers
+def test_the_page_finds_a_changed_entry_appended_since_it_last_looked(
+    session: Session, register: Callable, drop_append_only_triggers: Callable[[], None]
+) -> None:
+    _play_some(session, register)
+    assert audit.status(session)["ok"]
+    rounds.place_casino_war_bet(session, 1, 100)
+    newest = _last_seq(session)
+    drop_append_only_triggers()
+    _edit_entry(session, newest)
+    status = audit.status(session)
+    assert not status["ok"] and status["first_bad_seq"] == newest
+    assert status["new_entries"] is not None  # found by the check of the new entries alone
+
+
+@pytest.mark.tampers
+def test_the_page_finds_a_forged_checkpoint_signed_since_it_last_looked(
+    session: Session, register: Callable
+) -> None:
+    _play_some(session, register)
+    assert audit.status(session)["ok"]
+    rounds.place_casino_war_bet(session, 1, 100)
+    size = _last_seq(session)
+    with session.begin():
+        session.add(
+            AuditCheckpoint(
+                size=size,
+                root="00" * 32,
+                time="2099-01-01T00:00:00.000000Z",
+                signature="00" * 64,
+                public_key_hex="00" * 32,
+            )
+        )
+    status = audit.status(session)
+    assert not status["ok"]
+    assert status["reason"] == (
+        f"checkpoint over {size} entries: the signature is not valid for this key"
+    )

@@ -204,6 +204,20 @@ def test_the_export_verifies_and_the_audit_page_filters(app: Flask, staff: dict[
     assert body["next_after_seq"] == body["entries"][-1]["seq"]
 
 
+def test_the_audit_page_reads_the_whole_log_once_then_what_was_appended(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    page = staff["page"]
+    first = page.get("/operator/audit").get_data(as_text=True)
+    assert "The whole log was read and checked just now." in first
+    add_user(app, "newcomer")  # appends entries
+    later = page.get("/operator/audit").get_data(as_text=True)
+    assert "The whole log was checked at" in later and "appended since were checked now" in later
+    assert "intact" in later
+    again = page.get("/operator/audit", query_string={"verify": "whole"}).get_data(as_text=True)
+    assert "The whole log was read and checked just now." in again
+
+
 def test_the_player_api_shows_balances_rounds_seed_pairs_and_audit(
     app: Flask, staff: dict[str, Any]
 ) -> None:
