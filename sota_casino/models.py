@@ -4,6 +4,7 @@ are append-only (triggers in the migrations refuse UPDATE and DELETE on them).""
 from __future__ import annotations
 
 from datetime import UTC
+from datetime import date
 from datetime import datetime
 from typing import Any
 
@@ -11,6 +12,7 @@ from sqlalchemy import JSON
 from sqlalchemy import BigInteger
 from sqlalchemy import Boolean
 from sqlalchemy import CheckConstraint
+from sqlalchemy import Date
 from sqlalchemy import ForeignKey
 from sqlalchemy import Index
 from sqlalchemy import Integer
@@ -207,6 +209,13 @@ class Round(Base):
     receipt_signature: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     settled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Set at settlement for the house's reports, which add them up in the database: the UTC
+    # day, the ante (Casino War's bet, Sota's stake), and the tie side bet with what the house
+    # made on it (0 for Sota).
+    settled_on: Mapped[date | None] = mapped_column(Date, index=True)
+    ante: Mapped[int | None] = mapped_column(BigInteger)
+    tie_bet: Mapped[int | None] = mapped_column(BigInteger)
+    tie_result: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class AuditHead(Base):

@@ -11,8 +11,6 @@ result, so only the realized figure is given.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from fractions import Fraction
@@ -55,24 +53,27 @@ GAME_CURRENCY = {"casino_war": "chips", "sota": "sweets"}
 
 @dataclass
 class _Tally:
-    """Running totals of settled rounds, all integers in minor units."""
+    """Totals of settled rounds, all integers in minor units."""
 
     rounds: int = 0
     handle: int = 0  # everything staked: ante, tie bet and raise (Sota: the stake)
     house_result: int = 0  # what the house kept: stakes minus payouts
     antes: int = 0  # Casino War antes (Sota: stakes): the base of the edge
-    main_result: int = 0  # the house's result without the tie side bet
     tie_bets: int = 0
     tie_result: int = 0
 
-    def add(self, round_: _SettledRound) -> None:
-        self.rounds += 1
-        self.handle += round_.staked
-        self.house_result += round_.house_result
-        self.antes += round_.ante
-        self.main_result += round_.house_result - round_.tie_result
-        self.tie_bets += round_.tie_bet
-        self.tie_result += round_.tie_result
+    def add(self, other: _Tally) -> None:
+        self.rounds += other.rounds
+        self.handle += other.handle
+        self.house_result += other.house_result
+        self.antes += other.antes
+        self.tie_bets += other.tie_bets
+        self.tie_result += other.tie_result
+
+    @property
+    def main_result(self) -> int:
+        """The house's result without the tie side bet."""
+        return self.house_result - self.tie_result
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,17 +89,6 @@ class _Tally:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _SettledRound:
-    game: str
-    day: date
-    staked: int
-    house_result: int
-    ante: int
-    tie_bet: int
-    tie_result: int
-
-
 def ratio(numerator: int, denominator: int) -> dict[str, Any] | None:
     """Return an exact ratio as ``{"exact": "a/b", "value"}`` (None when nothing was bet).
 
@@ -107,39 +97,30 @@ def ratio(numerator: int, denominator: int) -> dict[str, Any] | None:
     return None if denominator == 0 else odds.figure(Fraction(numerator, denominator))
 
 
-def _settled(row: Any) -> _SettledRound:
-    """Split one settled round's result into the main game and the tie side bet."""
-    game, settled_at, staked, net, stakes, outcome, rules = row
-    house_result = -int(net)
-    if game == "casino_war":
-        tie_bet = int(stakes.get("tie_bet", 0))
-        won = bool((outcome or {}).get("tie_bet_won"))
-        tie_result = -tie_bet * int(rules.get("tie_payout", 0)) if won else tie_bet
-        ante = int(stakes["bet"])
-    else:
-        tie_bet, tie_result, ante = 0, 0, int(staked)
-    return _SettledRound(
-        game, settled_at.date(), int(staked), house_result, ante, tie_bet, tie_result
-    )
+def _daily_tallies(session: Session) -> dict[tuple[date, str], _Tally]:
+    """Settled rounds added up per UTC day and game, in the database.
 
-
-def _settled_rounds(session: Session) -> Iterable[_SettledRound]:
+    Settlement records each round's day, ante and tie-bet result for this (``rounds._settle``):
+    one grouped query, instead of reading every round's JSON here.
+    """
     query = (
         select(
+            Round.settled_on,
             Round.game,
-            Round.settled_at,
-            Round.staked,
-            Round.net,
-            Round.stakes,
-            Round.outcome,
-            Round.rules,
+            func.count(Round.id),
+            func.sum(Round.staked),
+            func.sum(-Round.net),
+            func.sum(Round.ante),
+            func.sum(Round.tie_bet),
+            func.sum(Round.tie_result),
         )
         .where(Round.status == "settled")
-        .order_by(Round.settled_at, Round.id)
-        .execution_options(yield_per=2000)
+        .group_by(Round.settled_on, Round.game)
     )
-    for row in session.execute(query):
-        yield _settled(row)
+    return {
+        (day, game): _Tally(*(int(figure) for figure in figures))
+        for day, game, *figures in session.execute(query)
+    }
 
 
 def _balances(session: Session) -> dict[str, dict[str, int]]:
@@ -181,11 +162,10 @@ def house_summary(session: Session) -> dict[str, Any]:
     currency) and the realized edges as exact ratios; ``theoretical`` has Casino War's exact
     edge at the table's present settings (always war) and ``None`` for Sota.
     """
+    per_day = _daily_tallies(session)
     per_game = {game: _Tally() for game in GAMES}
-    per_day: dict[tuple[date, str], _Tally] = defaultdict(_Tally)
-    for round_ in _settled_rounds(session):
-        per_game[round_.game].add(round_)
-        per_day[(round_.day, round_.game)].add(round_)
+    for (_, game), tally in per_day.items():
+        per_game[game].add(tally)
     open_rounds = dict(
         session.execute(
             select(Round.game, func.count(Round.id))

@@ -127,6 +127,8 @@ def _settle(
     round_.actions = actions
     round_.cards = cards
     round_.settled_at = now
+    round_.settled_on = now.date()
+    round_.ante, round_.tie_bet, round_.tie_result = _report_figures(round_, outcome)
     round_.receipt = envelope["document"]
     round_.receipt_signature = envelope["signature"]
     session.flush()
@@ -143,6 +145,19 @@ def _settle(
             "currency": currency,
         },
     )
+
+
+def _report_figures(round_: Round, outcome: dict[str, Any]) -> tuple[int, int, int]:
+    """Return the ante, the tie bet and the house's result on the tie bet of a settling round.
+
+    Casino War's edge is measured per unit of the ante, the main game apart from the tie side
+    bet (see ``reports``); Sota's stake is its ante and it has no side bet.
+    """
+    if round_.game != casino_war.GAME:
+        return round_.staked, 0, 0
+    tie_bet = round_.stakes["tie_bet"]
+    house_on_tie = -tie_bet * round_.rules["tie_payout"] if outcome["tie_bet_won"] else tie_bet
+    return round_.stakes["bet"], tie_bet, house_on_tie
 
 
 def _open_round(

@@ -1,0 +1,100 @@
+"""The house's report adds up settled rounds in the database, from figures recorded at
+settlement (and filled in by migration 0004 for rounds settled before): it must give what the
+rounds' own stakes, outcomes and rules say, per game and per UTC day."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import UTC
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from sota_casino import migrate
+from sota_casino.models import Round
+from sota_casino.services import reports
+from sota_casino.services import rounds
+
+FIGURES = ("rounds", "handle", "house_result", "antes", "main_result", "tie_bets", "tie_result")
+
+
+def _play_both_games(session: Session, player: int, rig: Callable) -> None:
+    rig(player, ["tie", "win", "tie", "lose", "tie"])
+    for (bet, tie_bet), choice in zip(
+        [(1_000, 200), (500, 100), (1_000, 0), (300, 100), (200, 100)],
+        ["war", None, "surrender", None, "surrender"],
+        strict=True,
+    ):
+        opened = rounds.place_casino_war_bet(session, player, bet, tie_bet)
+        if opened["status"] == "awaiting_decision":
+            rounds.decide_casino_war(session, player, opened["id"], choice)
+    for stake in (3, 5):
+        rounds.play_sota(session, player, stake)
+
+
+def _expected(session: Session) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], dict]]:
+    """Add the rounds up here, from each round's JSON, the way the report defines its figures."""
+    per_game: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(FIGURES, 0))
+    per_day: dict[tuple[str, str], dict[str, int]] = defaultdict(
+        lambda: dict.fromkeys(FIGURES, 0)
+    )
+    with session.begin():
+        settled = session.scalars(sa.select(Round).where(Round.status == "settled")).all()
+    for row in settled:
+        if row.game == "casino_war":
+            ante, tie_bet = row.stakes["bet"], row.stakes["tie_bet"]
+            won = row.outcome["tie_bet_won"]
+            tie_result = -tie_bet * row.rules["tie_payout"] if won else tie_bet
+        else:
+            ante, tie_bet, tie_result = row.staked, 0, 0
+        figures = {
+            "rounds": 1,
+            "handle": row.staked,
+            "house_result": -row.net,
+            "antes": ante,
+            "main_result": -row.net - tie_result,
+            "tie_bets": tie_bet,
+            "tie_result": tie_result,
+        }
+        day = row.settled_at.astimezone(UTC).date().isoformat()
+        for tally in (per_game[row.game], per_day[(day, row.game)]):
+            for name, value in figures.items():
+                tally[name] += value
+    return per_game, per_day
+
+
+def _figures(summary_row: dict[str, Any]) -> dict[str, int]:
+    return {name: summary_row[name] for name in FIGURES}
+
+
+def test_the_report_adds_up_what_every_settled_round_says(
+    session: Session, player: int, rig: Callable
+) -> None:
+    _play_both_games(session, player, rig)
+    per_game, per_day = _expected(session)
+    summary = reports.house_summary(session)
+    assert per_game["casino_war"]["tie_bets"] == 500 and per_game["sota"]["rounds"] == 2
+    for game in ("casino_war", "sota"):
+        assert _figures(summary["games"][game]) == per_game[game]
+    assert {(d["day"], d["game"]): _figures(d) for d in summary["days"]} == per_day
+    edge = summary["games"]["casino_war"]["realized_edge"]["exact"]
+    war = per_game["casino_war"]
+    assert edge == reports.ratio(war["main_result"], war["antes"])["exact"]
+
+
+def test_the_migration_fills_in_the_figures_of_rounds_settled_before_it(
+    session: Session, player: int, rig: Callable, db_url: str
+) -> None:
+    _play_both_games(session, player, rig)
+    columns = (Round.id, Round.settled_on, Round.ante, Round.tie_bet, Round.tie_result)
+    with session.begin():
+        recorded = session.execute(sa.select(*columns).order_by(Round.id)).all()
+    session.close()
+    session.get_bind().dispose()
+    migrate.downgrade(db_url, "0003")  # the rounds stay, their figures go
+    migrate.upgrade(db_url)
+    with session.begin():
+        filled = session.execute(sa.select(*columns).order_by(Round.id)).all()
+    assert filled == recorded and all(None not in row for row in filled)
