@@ -15,6 +15,7 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError
 from argon2.exceptions import VerificationError
+from sqlalchemy import delete
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy import update
@@ -160,8 +161,7 @@ def register(
     name = check_username(username)
     secret = check_password(password, name)
     if address:  # every web request has one; commands and scripts do not
-        _refuse_too_many_signups(session, address[:64])
-        session.add(Signup(address=address[:64]))
+        _admit_signup(session, address[:64])
     user = _new_user(session, name, secret, "player")
     audit.record(
         session,
@@ -174,12 +174,13 @@ def register(
     return UserView.of(user)
 
 
-def _refuse_too_many_signups(session: Session, address: str) -> None:
-    """Refuse a sign-up once ``SIGNUPS_PER_ADDRESS`` accounts were opened from ``address``
-    within the window, saying when the oldest of them leaves it.
+def _admit_signup(session: Session, address: str) -> None:
+    """Count a sign-up from ``address``, or refuse it once ``SIGNUPS_PER_ADDRESS`` accounts were
+    opened from there within the window, saying when the oldest of them leaves it.
 
     Counted in the database, so every worker shares the count; two sign-ups racing past the
     count at once can open one account more than the limit, which a throttle can afford.
+    Sign-ups that left the window are forgotten, so the table holds one window's worth.
     """
     settings = context_of(session)
     limit = settings.setting("SIGNUPS_PER_ADDRESS")
@@ -192,6 +193,8 @@ def _refuse_too_many_signups(session: Session, address: str) -> None:
         .limit(limit)
     ).all()
     if len(recent) < limit:
+        session.execute(delete(Signup).where(Signup.at <= now - window))
+        session.add(Signup(address=address, at=now))
         return
     wait = max(1, math.ceil((recent[-1] + window - now).total_seconds()))
     raise RateLimited(
@@ -235,6 +238,14 @@ def _throttled(session: Session, username: str, address: str, now: datetime) -> 
     return by_name >= limit or by_address >= limit * 4
 
 
+def _count_failed_login(session: Session, username: str, address: str, now: datetime) -> None:
+    """Record a failed login or password check, and forget those that left the window: the
+    throttle counts only the window, so the table need not hold more."""
+    window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
+    session.execute(delete(LoginAttempt).where(LoginAttempt.at < now - window))
+    session.add(LoginAttempt(username=username.lower()[:64], address=address[:64], at=now))
+
+
 @transactional
 def _attempt_login(
     session: Session, username: str, password: str, address: str, now: datetime
@@ -248,7 +259,7 @@ def _attempt_login(
     except (VerificationError, InvalidHashError):
         good = False
     if not good or user is None:
-        session.add(LoginAttempt(username=username.lower()[:64], address=address[:64], at=now))
+        _count_failed_login(session, username, address, now)
         audit.record(
             session,
             actor=None,
@@ -378,7 +389,7 @@ def _check_current_password(
     try:
         HASHER.verify(user.password_hash, password if isinstance(password, str) else "")
     except (VerificationError, InvalidHashError):
-        session.add(LoginAttempt(username=user.username.lower(), address=address[:64], at=now))
+        _count_failed_login(session, user.username, address, now)
         return "wrong"
     return "ok"
 

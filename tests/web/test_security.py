@@ -26,6 +26,7 @@ from operator_support import add_user
 from operator_support import audit_size
 from operator_support import client_as
 from operator_support import db
+from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy import update
 from web_support import PASSWORD
@@ -36,6 +37,7 @@ from web_support import register_page
 
 from sota_casino import config
 from sota_casino.factory import create_app
+from sota_casino.models import LoginAttempt
 from sota_casino.models import Signup
 from sota_casino.models import User
 from sota_casino.models import UserSession
@@ -631,6 +633,23 @@ def test_refused_sign_ups_do_not_count(make_app: Any) -> None:
     assert signup_from(client, "erin", "192.0.2.9").status_code == 201
     assert signup_from(client, "ERIN", "192.0.2.1").status_code == 409  # the name is taken
     assert signup_from(client, "frank", "192.0.2.1").status_code == 201
+
+
+def test_throttle_records_that_left_their_window_are_forgotten(make_app: Any) -> None:
+    app = make_app(SIGNUPS_PER_ADDRESS=3)
+    client = app.test_client()
+    for name in ("erin", "frank"):
+        assert signup_from(client, name, "192.0.2.1").status_code == 201
+    for _ in range(2):
+        assert api_login(client, "erin", "wrong guess", "192.0.2.1").status_code == 401
+    with db(app) as session, session.begin():
+        for row in [*session.scalars(select(Signup)), *session.scalars(select(LoginAttempt))]:
+            row.at -= timedelta(hours=2)
+    assert signup_from(client, "grace", "192.0.2.1").status_code == 201
+    assert api_login(client, "erin", "wrong guess", "192.0.2.1").status_code == 401
+    with db(app) as session:
+        assert session.scalar(select(func.count()).select_from(Signup)) == 1
+        assert session.scalar(select(func.count()).select_from(LoginAttempt)) == 1
 
 
 def test_the_sign_up_page_says_why_and_opens_no_account(make_app: Any) -> None:
