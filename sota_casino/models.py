@@ -22,6 +22,7 @@ from sqlalchemy import UniqueConstraint
 from sqlalchemy import text
 from sqlalchemy.orm import Mapped
 from sqlalchemy.orm import mapped_column
+from sqlalchemy.orm import relationship
 
 from .db import Base
 from .db import BigInt
@@ -195,6 +196,9 @@ class Round(Base):
     table_name: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(24), index=True)
     seed_pair_id: Mapped[int] = mapped_column(ForeignKey("seed_pairs.id"), index=True)
+    # Held by the round, so the pair loaded (and locked) for its nonce stays in the session
+    # for the shuffle and the receipt instead of being loaded again.
+    seed_pair: Mapped[SeedPair] = relationship()
     nonce: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(8))
     rules: Mapped[Any] = mapped_column(JSON)

@@ -21,7 +21,6 @@ from ..core.errors import InvalidRules
 from ..core.errors import NotFound
 from ..core.errors import RoundSettled
 from ..models import Round
-from ..models import SeedPair
 from ..models import User
 from . import audit
 from . import fairness as fairness_service
@@ -99,8 +98,8 @@ def _settle(
         user_id=round_.user_id,
         round_id=round_.id,
     )
-    pair = session.get(SeedPair, round_.seed_pair_id)
-    assert pair is not None and pair.client_seed is not None
+    pair = round_.seed_pair
+    assert pair.client_seed is not None
     now = datetime.now(UTC)
     envelope = fairness_service.signed(
         session,
@@ -177,7 +176,7 @@ def _open_round(
         game=game,
         table_name=table,
         status="open",
-        seed_pair_id=pair.id,
+        seed_pair=pair,
         nonce=nonce,
         currency=currency,
         rules=rules,
@@ -199,10 +198,8 @@ def _open_round(
     return round_
 
 
-def _stream(session: Session, round_: Round) -> fairness.Stream:
-    pair = session.get(SeedPair, round_.seed_pair_id)
-    assert pair is not None
-    return fairness.Stream(fairness_service.seeds_for(pair, round_.nonce))
+def _stream(round_: Round) -> fairness.Stream:
+    return fairness.Stream(fairness_service.seeds_for(round_.seed_pair, round_.nonce))
 
 
 # --- Casino War ---------------------------------------------------------------------------
@@ -210,7 +207,7 @@ def _stream(session: Session, round_: Round) -> fairness.Stream:
 
 def _war_shoe(session: Session, round_: Round, rules: casino_war.TableRules) -> Any:
     shuffler = fairness.PartialShuffle(
-        canonical_shoe("standard52", rules.decks), _stream(session, round_)
+        canonical_shoe("standard52", rules.decks), _stream(round_)
     )
     return shuffler.prefix
 
@@ -369,7 +366,7 @@ def _sota_rules(table: dict[str, Any], rules: object, preset: object) -> sota.So
 
 def _sota_play(session: Session, round_: Round, choices: list[Any]) -> sota.GameResult:
     return sota.play_game(
-        sota.SotaRules.from_dict(round_.rules), stream=_stream(session, round_), choices=choices
+        sota.SotaRules.from_dict(round_.rules), stream=_stream(round_), choices=choices
     )
 
 
