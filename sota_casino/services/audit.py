@@ -272,15 +272,12 @@ def verify(session: Session) -> dict[str, Any]:
 
 
 def _verify_whole(session: Session, checked_at: str) -> dict[str, Any]:
+    # Checkpoints first: their entries were committed with them, so the entries read next
+    # include them, and a checkpoint beyond the log means entries were cut off its end (read
+    # the other way round, one signed in between would seem to say so).
+    rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)).all()
     all_entries = _all_entries(session)
     report = audit_chain.verify_chain(all_entries)
-    # Only checkpoints over entries already read: one signed since (with its entries) waits
-    # for the next check instead of seeming to cover entries the log does not hold.
-    rows = session.scalars(
-        select(AuditCheckpoint)
-        .where(AuditCheckpoint.size <= len(all_entries))
-        .order_by(AuditCheckpoint.size)
-    ).all()
     result = _result(report.ok, len(all_entries), rows[-1] if rows else None, report)
     if report.ok:
         findings = audit_chain.verify_checkpoints(
@@ -350,6 +347,11 @@ def status(session: Session, *, whole: bool = False) -> dict[str, Any]:
             "whole_log_at": checked_at,
             "new_entries": None,
         }
+    rows = session.scalars(  # before the entries, as in a whole check
+        select(AuditCheckpoint)
+        .where(AuditCheckpoint.size > known.checkpoint)
+        .order_by(AuditCheckpoint.size)
+    ).all()
     table = AuditEntry.__table__
     new = [
         entry_dict(row)
@@ -359,12 +361,7 @@ def status(session: Session, *, whole: bool = False) -> dict[str, Any]:
     ]
     size = known.size + len(new)
     report = audit_chain.verify_chain(new, start_seq=known.size + 1, prev_hash=known.head_hash)
-    rows = session.scalars(
-        select(AuditCheckpoint)
-        .where(AuditCheckpoint.size > known.checkpoint, AuditCheckpoint.size <= size)
-        .order_by(AuditCheckpoint.size)
-    ).all()
-    latest = rows[-1] if rows else _latest_checkpoint_within(session, size)
+    latest = rows[-1] if rows else _latest_checkpoint(session)
     result = _result(report.ok, size, latest, report) | {
         "whole_log_at": known.whole_log_at,
         "new_entries": len(new),
@@ -376,8 +373,14 @@ def status(session: Session, *, whole: bool = False) -> dict[str, Any]:
     frontier, time = known.frontier, known.checkpoint_time
     keys = _service_keys(session)
     for row in rows:
-        frontier = frontier.extended(leaves[frontier.size - known.size : row.size - known.size])
-        problem = _new_checkpoint_problem(row, frontier, time, keys)
+        if row.size > size:
+            problem: str | None = (
+                f"checkpoint over {row.size} entries: the log holds only {size}; entries were "
+                "removed from its end"
+            )
+        else:
+            frontier = frontier.extended(leaves[frontier.size - known.size : row.size - known.size])
+            problem = _new_checkpoint_problem(row, frontier, time, keys)
         if problem is not None:
             _verified.pop(session.get_bind(), None)
             return result | {"ok": False, "reason": problem}
@@ -399,15 +402,6 @@ def _still_heads_the_chain(session: Session, known: _Verified) -> bool:
         return True
     stored = session.scalar(select(AuditEntry.hash).where(AuditEntry.seq == known.size))
     return stored == known.head_hash
-
-
-def _latest_checkpoint_within(session: Session, size: int) -> AuditCheckpoint | None:
-    return session.scalar(
-        select(AuditCheckpoint)
-        .where(AuditCheckpoint.size <= size)
-        .order_by(AuditCheckpoint.size.desc())
-        .limit(1)
-    )
 
 
 def _new_checkpoint_problem(

@@ -311,3 +311,48 @@ def test_the_page_finds_a_forged_checkpoint_signed_since_it_last_looked(
     assert status["reason"] == (
         f"checkpoint over {size} entries: the signature is not valid for this key"
     )
+
+
+@pytest.mark.tampers
+def test_entries_cut_off_the_end_of_the_log_are_found_by_the_checkpoint_over_them(
+    session: Session, register: Callable, drop_append_only_triggers: Callable[[], None]
+) -> None:
+    _play_some(session, register)
+    signed = audit.checkpoint(session)["document"]
+    drop_append_only_triggers()
+    with session.begin():
+        session.connection().exec_driver_sql(
+            f"DELETE FROM audit_entries WHERE seq > {signed['size'] - 2}"
+        )
+    whole = audit.verify(session)
+    assert not whole["ok"]
+    assert f"covers {signed['size']} entries but the log holds {signed['size'] - 2}" in (
+        whole["reason"]
+    )
+    assert not audit.status(session)["ok"]
+
+
+@pytest.mark.tampers
+def test_the_page_finds_a_checkpoint_over_more_entries_than_the_log_holds(
+    session: Session, register: Callable
+) -> None:
+    _play_some(session, register)
+    assert audit.status(session)["ok"]
+    size = _last_seq(session)
+    forged = audit_chain.checkpoint_document(size + 5, "00" * 32, "2099-01-01T00:00:00.000000Z")
+    with session.begin():
+        session.add(
+            AuditCheckpoint(
+                size=size + 5,
+                root=forged["root"],
+                time=forged["time"],
+                signature=fairness_service.signed(session, forged)["signature"],
+                public_key_hex="00" * 32,
+            )
+        )
+    status = audit.status(session)
+    assert not status["ok"]
+    assert status["reason"] == (
+        f"checkpoint over {size + 5} entries: the log holds only {size}; entries were removed "
+        "from its end"
+    )
