@@ -82,9 +82,13 @@ def is_tie(server_seed: bytes, client_seed: str, nonce: int) -> bool:
 
 
 def find_server_seed(client_seed: str, wanted: dict[int, bool]) -> bytes:
-    """Return the first server seed (of a fixed sequence) whose nonces tie as ``wanted``."""
+    """Return the first server seed (of a fixed sequence) whose nonces tie as ``wanted``.
+
+    The sequence is the client seed's own: with one sequence for all, two pairs of a player
+    could be given the same server seed, and revealing one would reveal the other.
+    """
     for i in itertools.count():
-        seed = hashlib.sha256(f"test seed {i}".encode()).digest()
+        seed = hashlib.sha256(f"test seed {client_seed} {i}".encode()).digest()
         if all(is_tie(seed, client_seed, n) == tie for n, tie in wanted.items()):
             return seed
     raise AssertionError("unreachable")
