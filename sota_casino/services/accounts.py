@@ -429,7 +429,7 @@ def change_password(
 
 def _staff_target(session: Session, actor_id: int, user_id: int) -> User:
     require_operator(session, actor_id)
-    user = session.get(User, user_id, with_for_update=True)
+    user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None:
         raise NotFound(f"no user {user_id}")
     return user

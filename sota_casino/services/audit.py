@@ -36,6 +36,7 @@ from ..models import SigningKey
 from .context import context_of
 from .text import storable
 from .tx import insert_ignoring_conflicts
+from .tx import locked
 from .tx import transactional
 
 MAX_PAGE = 500
@@ -243,7 +244,7 @@ def _frontier_of(session: Session, checkpoint: AuditCheckpoint | None) -> merkle
 @transactional
 def checkpoint(session: Session, *, actor: str | None = "system") -> dict[str, Any]:
     """Sign a checkpoint over the whole log now (audited), and return it."""
-    head = session.scalar(select(AuditHead).where(AuditHead.id == 1).with_for_update())
+    head = session.scalar(locked(select(AuditHead).where(AuditHead.id == 1)))
     size = head.seq if head else 0
     if size == 0:
         raise Conflict("the audit log is empty; nothing to checkpoint")

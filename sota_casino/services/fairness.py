@@ -19,6 +19,7 @@ from ..models import SigningKey
 from . import audit
 from .context import context_of
 from .text import storable
+from .tx import locked
 from .tx import transactional
 
 
@@ -116,9 +117,7 @@ def take_nonce(session: Session, user_id: int) -> tuple[SeedPair, int]:
     """Lock the player's active pair and take its next nonce (gap-free: the caller's
     transaction commits the round with it or rolls both back)."""
     pair = session.scalars(
-        select(SeedPair)
-        .where(SeedPair.user_id == user_id, SeedPair.status == "active")
-        .with_for_update()
+        locked(select(SeedPair).where(SeedPair.user_id == user_id, SeedPair.status == "active"))
     ).one()
     nonce = pair.next_nonce
     pair.next_nonce = nonce + 1
@@ -146,7 +145,7 @@ def _pair_view(pair: SeedPair, upcoming: SeedPair | None) -> dict[str, Any]:
 
 def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) -> SeedPair:
     query = select(SeedPair).where(SeedPair.user_id == user_id, SeedPair.status == status)
-    return session.scalars(query.with_for_update() if lock else query).one()
+    return session.scalars(locked(query) if lock else query).one()
 
 
 @transactional

@@ -110,7 +110,8 @@ def topup(
     :raises TopupNotAllowed: saying why not.
     """
     currency = check_currency(currency)
-    user = session.get(User, user_id, with_for_update=True)  # one top-up at a time per player
+    # One top-up at a time per player; the row as locked, not as an earlier transaction read it.
+    user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None:
         raise NotFound("no such user")
     refusal = _topup_refusal(session, user_id, currency, now or datetime.now(UTC))

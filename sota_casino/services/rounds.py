@@ -27,6 +27,7 @@ from . import fairness as fairness_service
 from . import idempotency
 from . import ledger
 from . import settings as table_settings
+from .tx import locked
 from .tx import transactional
 
 MAX_PAGE = 100
@@ -51,7 +52,7 @@ def _own_round(
     if type(round_id) is not int:
         raise NotFound("no such round")
     query = select(Round).where(Round.id == round_id)
-    found = session.scalar(query.with_for_update() if lock else query)
+    found = session.scalar(locked(query) if lock else query)
     if found is None or found.user_id != user_id or (game and found.game != game):
         raise NotFound(f"no round {round_id} of yours")
     return found
@@ -206,9 +207,7 @@ def _stream(round_: Round) -> fairness.Stream:
 
 
 def _war_shoe(session: Session, round_: Round, rules: casino_war.TableRules) -> Any:
-    shuffler = fairness.PartialShuffle(
-        canonical_shoe("standard52", rules.decks), _stream(round_)
-    )
+    shuffler = fairness.PartialShuffle(canonical_shoe("standard52", rules.decks), _stream(round_))
     return shuffler.prefix
 
 

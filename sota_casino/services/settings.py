@@ -92,7 +92,7 @@ def update_table(session: Session, actor_id: int, name: str, changes: object) ->
     if not isinstance(changes, Mapping) or not changes:
         raise InvalidInput("send the settings to change as a non-empty object")
     after = validate(name, {**before, **changes})
-    row = session.get(TableSetting, name, with_for_update=True)
+    row = session.get(TableSetting, name, with_for_update=True, populate_existing=True)
     now = datetime.now(UTC)
     if row is None:
         session.add(TableSetting(name=name, settings=after, updated_at=now, updated_by=actor_id))

@@ -9,6 +9,7 @@ from typing import Concatenate
 from typing import ParamSpec
 from typing import TypeVar
 
+from sqlalchemy import Select
 from sqlalchemy import insert
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
@@ -72,3 +73,17 @@ def insert_ignoring_conflicts(session: Session, table: type, values: dict[str, o
         else insert(table)
     )
     session.execute(statement.values(**values))
+
+
+SelectT = TypeVar("SelectT", bound=Select)  # type: ignore[type-arg]
+
+
+def locked(statement: SelectT) -> SelectT:
+    """Return ``statement`` as ``SELECT ... FOR UPDATE`` that refreshes what the session holds.
+
+    Sessions keep their objects across transactions (``expire_on_commit=False``), and a query
+    does not overwrite an object the session already holds: without ``populate_existing`` a row
+    locked now would be read as an earlier transaction saw it (a stale nonce, a round's old
+    status).
+    """
+    return statement.with_for_update().execution_options(populate_existing=True)

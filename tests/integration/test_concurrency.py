@@ -12,6 +12,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -25,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from sota_casino.core.errors import IdempotencyMismatch
 from sota_casino.core.errors import InsufficientFunds
+from sota_casino.core.errors import RoundSettled
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
 from sota_casino.services import ledger
@@ -202,3 +204,40 @@ def test_a_process_killed_inside_a_rounds_transaction_leaves_nothing_half_writte
     # The service goes on: the same nonce is used by the next bet.
     played = rounds.place_casino_war_bet(session, player, BET)
     assert played["nonce"] == 0
+
+
+# --- sessions that outlive a transaction --------------------------------------------------------
+
+
+def test_a_session_holding_an_earlier_round_takes_the_nonce_as_locked_now(
+    app: Flask, session: Session, player: int
+) -> None:
+    rounds.place_casino_war_bet(session, player, 100)
+    with session.begin():
+        held = session.scalars(select(Round).where(Round.user_id == player)).one()
+        assert held.seed_pair.next_nonce == 1  # the session now remembers the pair at nonce 1
+    other = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        assert rounds.place_casino_war_bet(other, player, 100)["nonce"] == 1
+    finally:
+        other.close()
+    assert rounds.place_casino_war_bet(session, player, 100)["nonce"] == 2
+    assert_books_clean(session)
+
+
+def test_a_session_holding_an_open_round_sees_it_settled_by_another(
+    app: Flask, session: Session, player: int, rig: Any
+) -> None:
+    rig(player, ["tie"])
+    opened = rounds.place_casino_war_bet(session, player, 100)
+    with session.begin():
+        held = session.get(Round, opened["id"])
+        assert held is not None and held.status == "awaiting_decision"
+    other = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        rounds.decide_casino_war(other, player, opened["id"], "surrender")
+    finally:
+        other.close()
+    with pytest.raises(RoundSettled):
+        rounds.decide_casino_war(session, player, opened["id"], "war")
+    assert_books_clean(session)
