@@ -7,8 +7,10 @@ that file, so every test starts from an empty, migrated database quickly.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -29,23 +31,38 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def app(migrated_template: Path, tmp_path: Path) -> Iterator[Flask]:
+def make_app(migrated_template: Path, tmp_path: Path) -> Iterator[Callable[..., Flask]]:
+    """Build apps on one copy of the migrated database (two apps = two gunicorn workers sharing
+    it), each with ``settings`` over the web tests' own."""
     database = tmp_path / "casino.db"
     for suffix in ("", "-wal", "-shm"):
         source = Path(f"{migrated_template}{suffix}")
         if source.exists():
             shutil.copy(source, f"{database}{suffix}")
-    app = create_app(
-        {
-            "TESTING": True,
-            "DATABASE_URL": f"sqlite:///{database}",
-            "SECRET_KEY": "web-test-secret",
-            "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
-            "CHECKPOINT_EVERY": 0,
-        }
-    )
-    yield app
-    app.extensions["sota_casino.engine"].dispose()
+    made: list[Flask] = []
+
+    def build(**settings: Any) -> Flask:
+        app = create_app(
+            {
+                "TESTING": True,
+                "DATABASE_URL": f"sqlite:///{database}",
+                "SECRET_KEY": "web-test-secret",
+                "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
+                "CHECKPOINT_EVERY": 0,
+                **settings,
+            }
+        )
+        made.append(app)
+        return app
+
+    yield build
+    for app in made:
+        app.extensions["sota_casino.engine"].dispose()
+
+
+@pytest.fixture
+def app(make_app: Callable[..., Flask]) -> Flask:
+    return make_app()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import logging
 import re
 import shutil
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -68,32 +67,6 @@ def is_logged_out(client: FlaskClient) -> bool:
     page = client.get("/lobby")
     api = client.get("/api/v1/me")
     return page.status_code == 303 and "/auth/login" in page.location and api.status_code == 401
-
-
-@pytest.fixture
-def make_app(migrated_template: Path, tmp_path: Path) -> Iterator[Any]:
-    """Build apps on one migrated database (two apps = two gunicorn workers sharing it)."""
-    database = tmp_path / "shared.db"
-    shutil.copy(migrated_template, database)
-    made: list[Flask] = []
-
-    def build(**settings: Any) -> Flask:
-        app = create_app(
-            {
-                "TESTING": True,
-                "DATABASE_URL": f"sqlite:///{database}",
-                "SECRET_KEY": "web-test-secret",
-                "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
-                "CHECKPOINT_EVERY": 0,
-                **settings,
-            }
-        )
-        made.append(app)
-        return app
-
-    yield build
-    for app in made:
-        app.extensions["sota_casino.engine"].dispose()
 
 
 # --- passwords ----------------------------------------------------------------------------------
