@@ -100,7 +100,7 @@ def ratio(numerator: int, denominator: int) -> dict[str, Any] | None:
 def _daily_tallies(session: Session) -> dict[tuple[date, str], _Tally]:
     """Settled rounds added up per UTC day and game, in the database.
 
-    Settlement records each round's day, ante and tie-bet result for this (``rounds._settle``):
+    Settlement records each round's day, ante and tie-bet result for this (see ``rounds``):
     one grouped query, instead of reading every round's JSON here.
     """
     query = (

@@ -128,7 +128,6 @@ def _settle(
     round_.cards = cards
     round_.settled_at = now
     round_.settled_on = now.date()
-    round_.ante, round_.tie_bet, round_.tie_result = _report_figures(round_, outcome)
     round_.receipt = envelope["document"]
     round_.receipt_signature = envelope["signature"]
     session.flush()
@@ -145,19 +144,6 @@ def _settle(
             "currency": currency,
         },
     )
-
-
-def _report_figures(round_: Round, outcome: dict[str, Any]) -> tuple[int, int, int]:
-    """Return the ante, the tie bet and the house's result on the tie bet of a settling round.
-
-    Casino War's edge is measured per unit of the ante, the main game apart from the tie side
-    bet (see ``reports``); Sota's stake is its ante and it has no side bet.
-    """
-    if round_.game != casino_war.GAME:
-        return round_.staked, 0, 0
-    tie_bet = round_.stakes["tie_bet"]
-    house_on_tie = -tie_bet * round_.rules["tie_payout"] if outcome["tie_bet_won"] else tie_bet
-    return round_.stakes["bet"], tie_bet, house_on_tie
 
 
 def _open_round(
@@ -260,6 +246,9 @@ def war_view(session: Session, round_: Round) -> dict[str, Any]:
 def _settle_war(session: Session, round_: Round, state: casino_war.WarRound) -> None:
     round_.stakes = state.stakes
     round_.staked = state.staked
+    # For the house's reports: the edge is per unit of the ante, the tie side bet apart.
+    round_.ante, round_.tie_bet = state.bet, state.tie_bet
+    round_.tie_result = state.tie_bet - state.tie_bet_payout
     _settle(
         session,
         round_,
@@ -400,6 +389,7 @@ def sota_view(
 def _advance_sota(session: Session, round_: Round, result: sota.GameResult) -> dict[str, Any]:
     if result.status == "settled":
         rules = sota.SotaRules.from_dict(round_.rules)
+        round_.ante, round_.tie_bet, round_.tie_result = round_.staked, 0, 0  # no side bet
         _settle(
             session,
             round_,
