@@ -164,11 +164,15 @@ def entries(
     return {"entries": page, "next_after_seq": page[-1]["seq"] if len(rows) > limit else None}
 
 
-def _all_entries(session: Session) -> list[dict[str, Any]]:
-    # Plain rows, not ORM objects: a whole log is read, and identity-mapping every entry was
-    # half the cost of verifying it.
+def _all_entries(session: Session, after_seq: int = 0) -> list[dict[str, Any]]:
+    """Every entry after ``after_seq``, in order.
+
+    Plain rows, not ORM objects: a whole log is read, and identity-mapping every entry was half
+    the cost of verifying it.
+    """
     table = AuditEntry.__table__
-    return [entry_dict(row) for row in session.execute(select(table).order_by(table.c.seq))]
+    query = select(table).where(table.c.seq > after_seq).order_by(table.c.seq)
+    return [entry_dict(row) for row in session.execute(query)]
 
 
 def _leaves(session: Session, size: int | None = None) -> list[bytes]:
@@ -279,7 +283,7 @@ def _verify_whole(session: Session, checked_at: str) -> dict[str, Any]:
     rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)).all()
     all_entries = _all_entries(session)
     report = audit_chain.verify_chain(all_entries)
-    result = _result(report.ok, len(all_entries), rows[-1] if rows else None, report)
+    result = _result(report, len(all_entries), rows[-1] if rows else None)
     if report.ok:
         findings = audit_chain.verify_checkpoints(
             all_entries, [_checkpoint_dict(row) for row in rows], _service_keys(session)
@@ -302,13 +306,13 @@ def _verify_whole(session: Session, checked_at: str) -> dict[str, Any]:
 
 
 def _result(
-    ok: bool, size: int, latest: AuditCheckpoint | None, report: audit_chain.ChainReport | None
+    report: audit_chain.ChainReport, size: int, latest: AuditCheckpoint | None
 ) -> dict[str, Any]:
     return {
-        "ok": ok,
+        "ok": report.ok,
         "size": size,
-        "first_bad_seq": report.first_bad_seq if report else None,
-        "reason": report.reason if report else None,
+        "first_bad_seq": report.first_bad_seq,
+        "reason": report.reason,
         "checkpoint": _checkpoint_dict(latest) if latest else None,
     }
 
@@ -353,17 +357,11 @@ def status(session: Session, *, whole: bool = False) -> dict[str, Any]:
         .where(AuditCheckpoint.size > known.checkpoint)
         .order_by(AuditCheckpoint.size)
     ).all()
-    table = AuditEntry.__table__
-    new = [
-        entry_dict(row)
-        for row in session.execute(
-            select(table).where(table.c.seq > known.size).order_by(table.c.seq)
-        )
-    ]
+    new = _all_entries(session, after_seq=known.size)
     size = known.size + len(new)
     report = audit_chain.verify_chain(new, start_seq=known.size + 1, prev_hash=known.head_hash)
     latest = rows[-1] if rows else _latest_checkpoint(session)
-    result = _result(report.ok, size, latest, report) | {
+    result = _result(report, size, latest) | {
         "whole_log_at": known.whole_log_at,
         "new_entries": len(new),
     }
