@@ -17,11 +17,10 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 from typing import Final
 
+from bench.timing import median_ms
 from sota_casino import migrate
 from sota_casino.factory import create_app
 from sota_casino.services import audit
@@ -29,15 +28,6 @@ from sota_casino.services import audit
 SIZES: Final = (1_000, 10_000, 40_000)
 BLOCK: Final = 100
 RUNS: Final = 5
-
-
-def _median_ms(action: Callable[[], Any]) -> float:
-    times = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
 
 
 def main() -> None:
@@ -66,9 +56,9 @@ def main() -> None:
                 while size < target:
                     append()
                     size += BLOCK
-                append_ms = _median_ms(append)
+                append_ms = median_ms(append, RUNS)
                 size += BLOCK * RUNS
-                whole_ms = _median_ms(lambda: audit.verify(session))
+                whole_ms = median_ms(lambda: audit.verify(session), RUNS)
                 checked = size
                 page_runs = []
                 for _ in range(RUNS):

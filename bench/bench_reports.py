@@ -9,10 +9,7 @@ wall-clock time.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -23,6 +20,7 @@ from typing import Final
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from bench.timing import median_ms
 from sota_casino import migrate
 from sota_casino.factory import create_app
 from sota_casino.models import Round
@@ -34,15 +32,6 @@ SIZES: Final = (10_000, 100_000)
 RUNS: Final = 5
 RULES: Final = {"decks": 6, "min_bet": 100, "max_bet": 50_000, "tie_payout": 10, "burn": 3}
 START: Final = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def _median_ms(action: Callable[[], Any]) -> float:
-    times = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
 
 
 def _round(user: int, pair: int, nonce: int) -> dict[str, Any]:
@@ -109,8 +98,8 @@ def main() -> None:
                 summary = reports.house_summary(session)["games"]["casino_war"]
                 assert summary["rounds"] == size
                 assert (summary["house_result"], summary["tie_result"]) == _python_totals(session)
-                report_ms = _median_ms(lambda: reports.house_summary(session))
-                python_ms = _median_ms(lambda: _python_totals(session))
+                report_ms = median_ms(lambda: reports.house_summary(session), RUNS)
+                python_ms = median_ms(lambda: _python_totals(session), RUNS)
                 rows.append((size, report_ms, python_ms))
             session.close()
         app.extensions["sota_casino.engine"].dispose()
