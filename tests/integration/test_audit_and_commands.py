@@ -356,3 +356,16 @@ def test_the_page_finds_a_checkpoint_over_more_entries_than_the_log_holds(
         f"checkpoint over {size + 5} entries: the log holds only {size}; entries were removed "
         "from its end"
     )
+
+
+@pytest.mark.tampers
+def test_the_page_reads_the_whole_log_again_when_its_last_checked_entry_is_gone(
+    session: Session, register: Callable, drop_append_only_triggers: Callable[[], None]
+) -> None:
+    _play_some(session, register)
+    size = audit.status(session)["size"]
+    drop_append_only_triggers()
+    with session.begin():
+        session.connection().exec_driver_sql(f"DELETE FROM audit_entries WHERE seq = {size}")
+    again = audit.status(session)
+    assert again["new_entries"] is None and again["size"] == size - 1
