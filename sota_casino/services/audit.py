@@ -234,8 +234,11 @@ def _frontier_of(session: Session, checkpoint: AuditCheckpoint | None) -> merkle
     if checkpoint is None:
         return merkle.Frontier(0, ())
     if checkpoint.frontier is not None:
-        frontier = merkle.Frontier.from_hex(checkpoint.size, checkpoint.frontier)
-        if frontier.root().hex() == checkpoint.root:
+        try:
+            frontier = merkle.Frontier.from_hex(checkpoint.size, checkpoint.frontier)
+        except ValueError:
+            frontier = None
+        if frontier is not None and frontier.root().hex() == checkpoint.root:
             return frontier
         raise Conflict("the latest checkpoint's stored tree does not match its root; not signing")
     # A checkpoint signed before frontiers were kept: hash its entries once.

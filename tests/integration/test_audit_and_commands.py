@@ -183,6 +183,7 @@ def test_each_checkpoint_extends_the_last_ones_stored_tree_to_the_root_of_every_
     assert audit.verify(session)["ok"]
 
 
+@pytest.mark.tampers
 def test_a_checkpoint_is_refused_when_the_stored_tree_does_not_match_its_root(
     session: Session, register: Callable
 ) -> None:
@@ -196,6 +197,20 @@ def test_a_checkpoint_is_refused_when_the_stored_tree_does_not_match_its_root(
         latest.frontier = "00" * (len(latest.frontier) // 2)
     rounds.place_casino_war_bet(session, 1, 100)
     with pytest.raises(Conflict, match="does not match its root; not signing"):
+        audit.checkpoint(session)
+    with session.begin():
+        latest = session.scalars(
+            sa.select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc())
+        ).first()
+        assert latest is not None
+        latest.frontier = "00"  # not even one root per set bit of the size
+    with pytest.raises(Conflict, match="does not match its root; not signing"):
+        audit.checkpoint(session)
+    with session.begin():
+        latest = session.get(AuditCheckpoint, latest.id)
+        assert latest is not None
+        latest.frontier, latest.root = None, "00" * 32  # signed before frontiers were kept
+    with pytest.raises(Conflict, match="first entries no longer match the latest checkpoint"):
         audit.checkpoint(session)
 
 
