@@ -271,6 +271,13 @@ def test_the_lobby_and_both_tables_fit_a_phone(phone: Any, shoot: Any) -> None:
         assert width <= 390, f"{url} scrolls sideways ({width} px wide)"
 
 
+def focused_id(tab: Any) -> str:
+    """The id of the focused field, once the browser has applied the page's ``autofocus``
+    (Chromium does that at a rendering step after the load, not at once)."""
+    tab.wait_for_function("() => document.activeElement !== document.body")
+    return str(tab.evaluate("document.activeElement.id"))
+
+
 def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
     tab: Any, shoot: Any
 ) -> None:
@@ -284,14 +291,14 @@ def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
     tab.click("main button[type=submit]")
     assert f"The username '{taken}' is taken; choose another" in tab.inner_text("[role=alert]")
     assert tab.input_value("#username") == taken
-    assert tab.evaluate("document.activeElement.id") == "username"
+    assert focused_id(tab) == "username"
     shoot(tab, "player-register-taken")
     tab.fill("#username", f"{taken}x")
     tab.fill("#password", "aaaaaaaaaaaa")
     tab.fill("#confirm", "aaaaaaaaaaaa")
     tab.click("main button[type=submit]")
     assert "Password is too weak" in tab.inner_text("[role=alert]")
-    assert tab.evaluate("document.activeElement.id") == "password"
+    assert focused_id(tab) == "password"
     assert tab.input_value("#username") == f"{taken}x"
     assert tab.expected_refusals == []
 
