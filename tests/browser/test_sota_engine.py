@@ -34,7 +34,8 @@ PLAY_ALL = """games => {
     const E = window.SotaEngine;
     const canon = (v) => Array.isArray(v) ? "[" + v.map(canon).join(",") + "]"
         : v !== null && typeof v === "object"
-        ? "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canon(v[k])).join(",") + "}"
+        ? "{" + Object.keys(v).sort()
+            .map((k) => JSON.stringify(k) + ":" + canon(v[k])).join(",") + "}"
         : JSON.stringify(v);
     const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
     return games.map((g) => {
@@ -60,7 +61,9 @@ def random_rules(rng: random.Random) -> sota.SotaRules:
     """A rule set with every option drawn at random (presets included now and then)."""
     if rng.random() < 0.1:
         return sota.SotaRules.from_preset(rng.choice(list(sota.PRESETS)))
-    options: dict[str, Any] = {name: rng.choice(values) for name, values in sota.NAMED_VALUES.items()}
+    options: dict[str, Any] = {
+        name: rng.choice(values) for name, values in sota.NAMED_VALUES.items()
+    }
     options["seats"] = rng.choice(sota.SEAT_COUNTS)
     options["war_down"] = rng.choice(sota.WAR_DOWN_VALUES)
     # Mostly short games, so that thousands run quickly; the default limit now and then.
@@ -101,9 +104,7 @@ def random_games(count: int, seed: int) -> Iterator[dict[str, Any]]:
         rules = random_rules(rng)
         if rules.prisoners_of_war:  # every move is a full replay: keep these games short
             rules = sota.SotaRules.from_dict({**rules.to_dict(), "max_tricks": rng.randint(1, 120)})
-        seeds = fairness.Seeds(
-            rng.randbytes(32), rng.choice(CLIENT_SEEDS), rng.randrange(0, 10**6)
-        )
+        seeds = fairness.Seeds(rng.randbytes(32), rng.choice(CLIENT_SEEDS), rng.randrange(0, 10**6))
         moves = play_with_random_moves(rules, seeds, rng) if rules.prisoners_of_war else []
         if moves and rng.random() < 0.2:  # stop before the last moves: a game waiting for one
             moves = moves[: rng.randrange(len(moves))]
@@ -146,7 +147,8 @@ def first_difference(python: str, javascript: str) -> str:
         (i for i, (a, b) in enumerate(zip(python, javascript, strict=False)) if a != b),
         min(len(python), len(javascript)),
     )
-    return f"at character {at}: Python …{python[at - 80 : at + 80]}… JS …{javascript[at - 80 : at + 80]}…"
+    around = slice(max(at - 80, 0), at + 80)
+    return f"at character {at}: Python …{python[around]}… JS …{javascript[around]}…"
 
 
 @pytest.mark.slow
@@ -179,7 +181,8 @@ def test_random_rule_sets_and_seeds_give_the_same_receipts_in_both_engines(
         text = engine_page.evaluate(PLAY_ALL, [{**shown, "full": True}])[0]
         pytest.fail(
             f"{len(mismatched)} of {len(games)} games differ; game {shown['number']} with rules "
-            f"{shown['rules']} and moves {shown['moves']}: {first_difference(shown['receipt'], text)}"
+            f"{shown['rules']} and moves {shown['moves']}: "
+            f"{first_difference(shown['receipt'], text)}"
         )
 
 
@@ -210,12 +213,14 @@ def test_the_engine_refuses_the_moves_the_core_refuses(engine_page: Any) -> None
         with pytest.raises((sota.InvalidInput, sota.InvalidAction)):
             sota.play_game(rules, stream=fairness.Stream(seeds), choices=bad)
     refusals = engine_page.evaluate(
-        """([rules, seed, moveSets]) => Object.fromEntries(Object.entries(moveSets).map(([name, moves]) => {
-            try {
-                window.SotaEngine.playGame(rules, { stream: new window.SotaEngine.Stream(seed, "moves", 0), moves });
-                return [name, null];
-            } catch (error) { return [name, error.message]; }
-        }))""",
+        """([rules, seed, moveSets]) => Object.fromEntries(
+            Object.entries(moveSets).map(([name, moves]) => {
+                const stream = new window.SotaEngine.Stream(seed, "moves", 0);
+                try {
+                    window.SotaEngine.playGame(rules, { stream, moves });
+                    return [name, null];
+                } catch (error) { return [name, error.message]; }
+            }))""",
         [rules.to_dict(), seeds.server_seed.hex(), bad_moves],
     )
     assert all(refusals.values()), refusals
