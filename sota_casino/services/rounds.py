@@ -482,6 +482,13 @@ def get_round(
     return round_view(session, _own_round(session, user_id, round_id, game))
 
 
+@transactional
+def moves_made(session: Session, user_id: int, round_id: object) -> int:
+    """How many Prisoners of War moves the player has made in one of its Sota games: the
+    index the next move takes in the receipt's ``actions``."""
+    return len(_own_round(session, user_id, round_id, "sota").actions)
+
+
 def summary(round_: Round) -> dict[str, Any]:
     """A round in a list: what was staked, how it ended."""
     return {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from flask import Blueprint
 from flask import flash
@@ -34,6 +35,23 @@ def verifier_digest() -> str | None:
         return hashlib.sha256(VERIFIER.read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+@bp.app_template_global()
+def service_public_key() -> str:
+    """The service's public key as hex, for pages that show it (the browser pins it)."""
+    return str(fairness.public_key_info(get_session())["public_key_hex"])
+
+
+@bp.app_template_global()
+def active_signed_commitment() -> dict[str, Any] | None:
+    """The logged-in player's active signed commitment, shown before play so that the browser
+    can keep its own copy; None for a visitor."""
+    user = session_user()
+    if user is None:
+        return None
+    active = fairness.active_seed_pair(get_session(), user.id)
+    return {"document": active["commitment_document"], "signature": active["signature"]}
 
 
 @bp.get("")

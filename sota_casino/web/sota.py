@@ -262,7 +262,12 @@ def game(round_id: int) -> ResponseReturnValue:
     played = rounds.get_round(get_session(), g.user.id, round_id)
     if played["game"] != TABLE:
         return redirect(url_for("casino_war.round_page", round_id=round_id))
-    return render_template("sota/game.html", game=played, form_key=secrets.token_hex(16))
+    return render_template(
+        "sota/game.html",
+        game=played,
+        form_key=secrets.token_hex(16),
+        moves_made=rounds.moves_made(get_session(), g.user.id, round_id),
+    )
 
 
 @bp.post("/games/<id:round_id>/moves")

@@ -405,7 +405,9 @@ def test_a_round_page_shows_its_cards_receipt_and_how_to_verify(
     document = json.loads(receipt.group(1).replace("&#34;", '"').replace("&quot;", '"'))
     assert document["type"] == "round" and document["round_id"] == 1
     assert re.search(r'data-testid="signature">[0-9a-f]{128}<', page)
-    assert "python -m sota_casino.verify bundle-" in page
+    key = player.get("/api/v1/fairness/public-key").get_json()["public_key_hex"]
+    command = re.search(r"python3 verify\.pyz --public-key <span[^>]*>([0-9a-f]{64})</span>", page)
+    assert command and command.group(1) == key
 
 
 # --- fairness -------------------------------------------------------------------------------------
@@ -429,8 +431,41 @@ def test_the_fairness_page_shows_the_active_pair_and_rotates_it(
     assert hashlib.sha256(bytes.fromhex(seed.group(1))).hexdigest() == commitment.group(1)
     assert f'data-testid="commitment">{upcoming.group(1)}<' in rotated
     assert 'data-testid="client-seed">my lucky seed<' in rotated
-    assert "python -m sota_casino.verify bundle-" in rotated
-    assert "data-verify" in rotated and "js/verify.js" in rotated
+    key = player.get("/api/v1/fairness/public-key").get_json()["public_key_hex"]
+    commands = re.findall(r"python3 verify\.pyz --public-key <span[^>]*>([0-9a-f]{64})</span>", rotated)
+    assert len(commands) == 2 and set(commands) == {key}  # the general one and the pair's
+    assert f'data-service-public-key="{key}"' in rotated
+    assert "data-verify" in rotated and "js/verify.js" in rotated and "js/sota_engine.js" in rotated
+    assert "data-export-records" in rotated and "js/records.js" in rotated
+
+
+def test_the_pages_shown_before_play_carry_the_signed_commitment(
+    app: Flask, player: FlaskClient
+) -> None:
+    plant_server_seed(app, "alice", {0: True})
+    active = player.get("/api/v1/fairness/seed-pair").get_json()
+    for url in ("/fairness", "/casino-war", "/sota"):
+        page = text(player.get(url))
+        shown = re.search(
+            r'<script type="application/json" data-signed-commitment>(.*?)</script>', page, re.S
+        )
+        assert shown, url
+        signed = json.loads(shown.group(1))
+        assert signed["document"]["commitment"] == active["commitment"], url
+        assert signed["document"]["type"] == "commitment" and len(signed["signature"]) == 128
+    # The tie's decision form tells records.js which round, pair and nonce the choice is for.
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    table = text(player.get("/casino-war/rounds/1"))
+    form = re.search(r'<form [^>]*class="decision"[^>]*>', table)
+    assert form
+    for attribute in (
+        "data-record-action",
+        'data-game="casino_war"',
+        'data-round-id="1"',
+        f'data-seed-pair-id="{active["seed_pair_id"]}"',
+        'data-nonce="0"',
+    ):
+        assert attribute in form.group(0)
 
 
 def test_rotation_is_refused_while_a_round_is_open(app: Flask, player: FlaskClient) -> None:

@@ -3,8 +3,11 @@
  * Re-implements FAIRNESS.md: canonical JSON, Ed25519 signatures, the SHA-256 commitment, the
  * HMAC-SHA256 stream, rejection-sampled uniform integers, the forward Fisher–Yates prefix, and
  * RULES.md §1's Casino War payout, then compares every round with the server's signed receipt.
- * Sota rounds get their signature, seeds and shuffled deck checked; replaying a whole Sota game
- * is left to the offline verifier script.
+ * Sota games are replayed whole by the page's own engine (sota_engine.js): deck, every trick,
+ * winner, how the game ended and payout. Signatures are checked against the key pinned in this
+ * browser (records.js), never merely the key the bundle names, and the bundle is compared with
+ * the player's own records: the commitment shown before play and the decisions and moves sent.
+ * A round is called verified only when all of that holds.
  */
 "use strict";
 
@@ -182,20 +185,67 @@
     return JSON.stringify(a) === JSON.stringify(b);
   }
 
-  async function verifyBundle(bundle) {
+  /* Where a replayed Sota outcome first differs from the receipt's, in words. */
+  function outcomeDifference(signed, replayed) {
+    if (!signed || typeof signed !== "object") return "the receipt has no outcome";
+    for (const name of ["winner", "ended_by"]) {
+      if (!same(signed[name], replayed[name])) {
+        return name + ": the receipt says " + JSON.stringify(signed[name]) + ", the replay " + JSON.stringify(replayed[name]);
+      }
+    }
+    const extra = Object.keys(signed).filter((name) => !(name in replayed));
+    if (extra.length) return "the receipt's outcome has an unexpected field " + extra[0];
+    const tricks = Array.isArray(signed.tricks) ? signed.tricks : [];
+    for (let i = 0; i < Math.max(tricks.length, replayed.tricks.length); i++) {
+      if (canonicalJson(tricks[i] === undefined ? null : tricks[i]) !== canonicalJson(replayed.tricks[i] === undefined ? null : replayed.tricks[i])) {
+        return "trick " + (i + 1) + " differs from the replay (the receipt has " + tricks.length
+          + " tricks, the replay " + replayed.tricks.length + ")";
+      }
+    }
+    return null;
+  }
+
+  function defaultTrustedKey() {
+    const pin = window.SotaRecords && window.SotaRecords.pinnedKey();
+    return pin ? pin.public_key_hex : null;
+  }
+
+  function defaultRecords(bundle) {
+    return window.SotaRecords ? window.SotaRecords.compareBundle(bundle) : null;
+  }
+
+  /* Check a bundle against the trusted key (by default the one pinned in this browser) and the
+   * player's records (by default this browser's). */
+  async function verifyBundle(bundle, options) {
+    const opts = options || {};
+    const trusted = opts.trustedKey === undefined ? defaultTrustedKey() : opts.trustedKey;
+    const records = opts.records === undefined ? defaultRecords(bundle) : opts.records;
     const problems = [];
-    const key = await ed25519Key(bundle.public_key_hex);
     const commitment = bundle.commitment;
     const reveal = bundle.reveal;
     const pair = {
-      commitmentSigned: await signatureValid(key, commitment),
-      revealSigned: reveal ? await signatureValid(key, reveal) : false,
+      trustedKey: trusted,
+      keyMatches: trusted !== null && bundle.public_key_hex === trusted,
+      commitmentSigned: false,
+      revealSigned: false,
       seedMatches: false,
+      commitmentRecorded: records ? records.commitment : null,
     };
+    if (trusted === null) {
+      problems.push("no key is pinned in this browser, and nothing is verified without a key you chose to trust"
+        + " (open this page with storage allowed, or use the offline verifier with --public-key)");
+    } else if (!pair.keyMatches) {
+      problems.push("the bundle names the key " + String(bundle.public_key_hex).slice(0, 16) + "…, not the key this browser trusts ("
+        + trusted.slice(0, 16) + "…): its signatures were checked against the trusted key");
+    }
+    const key = await ed25519Key(trusted || bundle.public_key_hex);
+    pair.commitmentSigned = await signatureValid(key, commitment);
+    pair.revealSigned = reveal ? await signatureValid(key, reveal) : false;
     if (!pair.commitmentSigned) problems.push("the commitment's signature is not valid");
+    if (records) problems.push(...records.problems);
     if (!reveal) {
       problems.push("this seed pair is not revealed yet: rotate it first");
-      return { pair, rounds: [], problems };
+      return { pair, rounds: [], problems, records };
     }
     if (!pair.revealSigned) problems.push("the reveal's signature is not valid");
     const serverSeed = reveal.document.server_seed;
@@ -232,19 +282,26 @@
             && replay.tieBetWon === Boolean(doc.outcome.tie_bet_won)
             && replay.raise === (doc.stakes.raise || 0);
           row.checks.payout = replay.payout === doc.payout;
+        } else if (doc.game === "sota") {
+          const replay = window.SotaEngine.replayReceipt(doc, serverSeed);
+          row.cards = replay.cards;
+          row.result = sotaResult(replay.outcome, doc.rules);
+          row.payout = replay.payout;
+          row.checks.cards = same(replay.cards, doc.cards);
+          const difference = outcomeDifference(doc.outcome, replay.outcome);
+          row.checks.outcome = difference === null;
+          row.checks.payout = replay.payout === doc.payout;
+          if (difference) row.note = difference;
         } else {
-          const deck = canonicalShoe(doc.rules.deck || "standard52", 1);
-          const cards = await shuffledPrefix(deck, makeStream(), deck.length);
-          row.cards = cards;
-          row.result = "";
-          row.payout = doc.payout;
-          row.checks.cards = same(cards, doc.cards);
-          row.note = "deck checked here; replay the whole game with the script";
+          throw new Error("unknown game " + JSON.stringify(doc.game));
         }
       } catch (error) {
         row.checks.replay = false;
-        row.note = String(error.message || error);
+        row.note = "the replay failed: " + String(error.message || error);
       }
+      const recorded = records && records.rounds[doc.round_id];
+      if (recorded) row.checks.records = recorded.ok;
+      row.recorded = recorded ? recorded.recorded : 0;
       row.ok = Object.values(row.checks).every(Boolean);
       if (!row.ok) {
         const failed = Object.keys(row.checks).filter((name) => !row.checks[name]);
@@ -255,7 +312,19 @@
     for (let n = 0; n < reveal.document.rounds; n++) {
       if (!seen.has(n)) problems.push("no receipt for nonce " + n + " (a round may still be open)");
     }
-    return { pair, rounds, problems };
+    // A round is verified only within a pair that holds: trusted key, signed and unforged
+    // commitment and reveal, the seed that hashes to it, and records that agree.
+    if (problems.length) for (const row of rounds) row.ok = false;
+    return { pair, rounds, problems, records };
+  }
+
+  const SEAT_NAMES = ["You", "Dealer", "CPU 1", "CPU 2"];
+
+  function sotaResult(outcome, rules) {
+    const w = outcome.winner;
+    const who = w === "draw" ? "A draw" : w === 0 || w === "team_0" ? "You win"
+      : w === "team_1" ? "The dealer's team wins" : (SEAT_NAMES[w] || "Seat " + w) + " wins";
+    return who + " · " + outcome.tricks.length + " tricks" + (rules && rules.prisoners_of_war ? " · prisoners of war" : "");
   }
 
   // ---- the page -------------------------------------------------------------------------------------
@@ -290,6 +359,20 @@
     return el("span", { class: "card-text" + ("DH".includes(code[1]) ? " red" : "") }, rank + SUITS[code[1]]);
   }
 
+  /* What the comparison with the player's own records covered, said plainly. */
+  function recordsSentence(report) {
+    const records = report.records;
+    if (!records) return "This browser keeps no records, so a re-committed pair or a changed decision cannot be ruled out here.";
+    const shown = records.commitment === true
+      ? "The commitment equals the one this browser was shown before play"
+      : "This browser holds no record of this pair's commitment (a re-commitment cannot be ruled out here)";
+    const n = records.recordedActions;
+    const acts = n
+      ? "; the decisions and moves recorded here for " + n + " round" + (n === 1 ? "" : "s") + " equal the receipts."
+      : "; no decision or move of these rounds was recorded here.";
+    return shown + acts;
+  }
+
   function mark(ok) {
     return el("span", { class: ok ? "check-ok" : "check-bad" }, ok ? "✓" : "✗");
   }
@@ -300,15 +383,19 @@
     const verified = report.rounds.filter((r) => r.ok).length;
     const summary = el("p", { class: "verify-summary " + (allOk ? "ok" : "bad"), "data-testid": "verify-summary", role: "status" },
       allOk
-        ? "✓ All " + report.rounds.length + " rounds verified: the cards and results equal the server's signed receipts."
+        ? "✓ All " + report.rounds.length + " rounds verified against the key pinned in this browser: every signature, "
+          + "the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, "
+          + "every trick, the winner, how the game ended and the payout) equal the signed receipts. " + recordsSentence(report)
         : "✗ " + verified + " of " + report.rounds.length + " rounds verified. " + report.problems.join("; ") + ".");
     target.append(summary);
     target.append(el("p", {},
-      "Commitment signature ", mark(report.pair.commitmentSigned),
+      "Key pinned in this browser ", mark(report.pair.keyMatches),
+      " · commitment as shown before play ", report.pair.commitmentRecorded === null ? el("small", { class: "muted" }, "no record") : mark(report.pair.commitmentRecorded),
+      " · commitment signature ", mark(report.pair.commitmentSigned),
       " · reveal signature ", mark(report.pair.revealSigned),
       " · sha256(server seed) = commitment ", mark(report.pair.seedMatches)));
     if (!report.rounds.length) return;
-    const head = el("tr", {}, ...["Round", "Nonce", "Game", "Cards (recomputed)", "Result", "Paid back", "Signed", "Seeds", "Cards", "Outcome", "Verdict"]
+    const head = el("tr", {}, ...["Round", "Nonce", "Game", "Cards (recomputed)", "Result", "Paid back", "Signed", "Seeds", "Cards", "Outcome", "Your records", "Verdict"]
       .map((h) => el("th", { scope: "col" }, h)));
     const body = el("tbody");
     for (const row of report.rounds) {
@@ -318,14 +405,15 @@
       if ((row.cards || []).length > shown.length) {
         cards.append(el("small", { class: "muted" }, "… " + row.cards.length + " cards"));
       }
-      const outcomeOk = row.game === "casino_war" ? row.checks.outcome && row.checks.payout : null;
+      const outcomeOk = Boolean(row.checks.outcome && row.checks.payout);
       body.append(el("tr", { "data-round": row.id, "data-nonce": row.nonce, "data-ok": row.ok ? "1" : "0" },
         el("td", {}, row.id), el("td", {}, row.nonce), el("td", {}, row.game === "casino_war" ? "Casino War" : "Sota"),
         el("td", {}, cards), el("td", {}, RESULTS[row.result] || row.result || "–"),
         el("td", { class: "num" }, amount(row.payout, row.game)),
         el("td", {}, mark(row.checks.signature)), el("td", {}, mark(row.checks.seeds && row.checks.nonce)),
         el("td", {}, mark(row.checks.cards)),
-        el("td", {}, outcomeOk === null ? el("small", { class: "muted" }, row.note) : mark(outcomeOk)),
+        el("td", {}, mark(outcomeOk), row.note ? el("small", { class: "muted" }, " " + row.note) : ""),
+        el("td", {}, "records" in row.checks ? mark(row.checks.records) : el("small", { class: "muted" }, "none")),
         el("td", {}, el("span", { class: "badge " + (row.ok ? "ok" : "bad") }, row.ok ? "verified" : "FAILED"))));
     }
     target.append(el("table", { class: "data" }, el("thead", {}, head), body));
@@ -333,7 +421,7 @@
 
   async function run(button) {
     const target = document.getElementById(button.dataset.target);
-    target.replaceChildren(el("p", { class: "verify-summary working", role: "status" }, "Checking every signature and replaying every shuffle…"));
+    target.replaceChildren(el("p", { class: "verify-summary working", role: "status" }, "Checking every signature and replaying every round…"));
     try {
       if (!subtle) throw new Error("this page needs WebCrypto (a secure context: HTTPS or localhost)");
       const response = await fetch(button.dataset.bundleUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
@@ -353,5 +441,5 @@
     }
   });
 
-  window.SotaVerify = { canonicalJson, verifyBundle, Stream, shuffledPrefix, canonicalShoe, hmacKey };
+  window.SotaVerify = { canonicalJson, verifyBundle, Stream, shuffledPrefix, canonicalShoe, hmacKey, ed25519Key, bytesToHex };
 })();
