@@ -5,35 +5,23 @@ pair then verifying its rounds in the page with WebCrypto. Saves a screenshot of
 
 from __future__ import annotations
 
-import itertools
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import PASSWORD
+from browser_support import fresh_name
+from browser_support import sign_up
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
-from web_support import PASSWORD  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 from sota_casino.services import accounts  # noqa: E402
 from sota_casino.services import money  # noqa: E402
 
 pytestmark = pytest.mark.browser
-
-_names = itertools.count(1)
-
-
-def sign_up(page: Any, prefix: str) -> str:
-    username = f"{prefix}{next(_names)}"
-    page.goto("/auth/register")
-    page.fill("#username", username)
-    page.fill("#password", PASSWORD)
-    page.fill("#confirm", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url("**/lobby")
-    return username
 
 
 def test_a_visitor_signs_up_and_sees_the_lobby(tab: Any, shoot: Any) -> None:
@@ -194,7 +182,11 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
     pair.locator("[data-verify]").click()
     summary = pair.locator("[data-testid=verify-summary]")
     summary.wait_for()
-    assert summary.inner_text().startswith("✓ All 6 rounds verified")
+    assert summary.inner_text().startswith("✓ All 6 rounds verified against the key pinned")
+    # Both games were replayed whole, and the page says what it compared with the records.
+    verdict = summary.inner_text()
+    assert "Sota: the deck, every trick, the winner" in verdict
+    assert "The commitment equals the one this browser was shown before play" in verdict
     rows = pair.locator("tr[data-round]")
     assert rows.count() == 6
     assert pair.locator("tr[data-ok='1']").count() == 6
@@ -214,9 +206,10 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
         row = pair.locator(f"tr[data-round='{doc['round_id']}']")
         shown = row.locator(".card-text").all_inner_texts()
         assert len(shown) == min(8, len(doc["cards"]))
-    assert (
-        pair.get_by_text(re.compile(r"python -m sota_casino\.verify bundle-\d+\.json")).count() == 1
-    )
+    key = tab.inner_text("[data-testid=public-key]")
+    command = pair.locator("[data-testid=pair-verifier-command]").inner_text()
+    assert command.startswith(f"python3 verify.pyz --public-key {key} ")
+    assert command.endswith(f"bundle-{pair.get_attribute('data-seed-pair')}.json")
 
 
 def test_a_tampered_bundle_fails_in_the_browser_verifier(tab: Any, live_server: Any) -> None:
@@ -330,7 +323,7 @@ def leave_chips(app: Any, username: str, chips: int) -> None:
     session = app.extensions["sota_casino.sessionmaker"]()
     try:
         player = accounts.find_users(session, username)[0]["id"]
-        operator = accounts.create_operator(session, f"op{next(_names)}", PASSWORD).id
+        operator = accounts.create_operator(session, fresh_name("op"), PASSWORD).id
         held = money.balances(session, player)["chips"]
         money.adjust(session, operator, player, "chips", chips - held, "browser test")
     finally:
