@@ -103,11 +103,17 @@ def moves_replaced(bundle: Bundle, key: Ed25519PrivateKey) -> tuple[Bundle, int]
     raise AssertionError("the bundle has no Sota game with moves")
 
 
+def _redealt(doc: dict[str, Any], seeds: fairness.Seeds) -> dict[str, Any]:
+    if doc["game"] == "sota" and doc["actions"]:
+        doc = {**doc, "actions": other_moves(doc, seeds, random.Random(3))}
+    return _replayed(doc, seeds)
+
+
 def recommitted(bundle: Bundle, key: Ed25519PrivateKey) -> Bundle:
     """A new server seed for the whole pair: a new commitment, every round dealt again.
 
     The new seed is one whose Casino War rounds tie exactly where the real ones did, so every
-    recorded decision still fits, and whose Sota games take the same moves.
+    decision still fits; a Prisoners of War game gets legal moves for its new deal.
     """
     forged = copy.deepcopy(bundle)
     reveal = forged["reveal"]["document"]
@@ -116,7 +122,7 @@ def recommitted(bundle: Bundle, key: Ed25519PrivateKey) -> Bundle:
         seed = hashlib.sha256(f"forged {attempt}".encode()).digest()
         try:
             redone = [
-                _replayed(s["document"], fairness.Seeds(seed, client_seed, s["document"]["nonce"]))
+                _redealt(s["document"], fairness.Seeds(seed, client_seed, s["document"]["nonce"]))
                 for s in forged["rounds"]
             ]
         except (
@@ -140,8 +146,10 @@ def trick_log_tampered(bundle: Bundle, key: Ed25519PrivateKey) -> tuple[Bundle, 
     forged = copy.deepcopy(bundle)
     for signed in forged["rounds"]:
         doc = signed["document"]
+        if doc["game"] != "sota":
+            continue
         decided = [t for t in doc["outcome"]["tricks"] if t["winner"] is not None]
-        if doc["game"] == "sota" and decided:
+        if decided:
             decided[0]["winner"] = (decided[0]["winner"] + 1) % doc["rules"]["seats"]
             return sign_all(forged, key), doc["round_id"]
     raise AssertionError("the bundle has no Sota game")

@@ -1,0 +1,213 @@
+"""The fairness page against a cheating casino, in Chromium: the key this browser pinned and
+the player's own records (the commitment shown before play, the decisions and moves sent) catch
+what signatures alone cannot, and real bundles of both games are replayed whole and verified.
+
+Each forgery is built from a real bundle by ``forgeries.py`` and, except for the one signed with
+another key, signed with the service's real key, so that nothing inside the bundle gives it away.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import forgeries
+import pytest
+from browser_support import sign_up
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from sota_casino.core import fairness
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+from web_support import plant_server_seed  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+VERIFY = "async bundle => (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | ')"
+
+
+def service_key(live_server: Any) -> Ed25519PrivateKey:
+    return fairness.load_private_key(Path(live_server.app.config["SIGNING_KEY_FILE"]).read_bytes())
+
+
+def play_a_war_and_a_plain_round(tab: Any) -> None:
+    """Nonce 0 ties (planted) and goes to war through the table's form; nonce 1 does not tie."""
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.click("#go-to-war")
+    tab.wait_for_selector("[data-testid=result]")
+    tab.click("#deal")
+    tab.wait_for_selector("[data-testid=result]")
+
+
+def play_prisoners_of_war(tab: Any) -> int:
+    """Play a short Prisoners of War game, every move through the page's move form."""
+    tab.goto("/sota")
+    tab.click("#custom-rules summary")
+    tab.check("#preset-custom")
+    tab.check("input[name=rule_prisoners_of_war]")
+    tab.fill("#rule_max_tricks", "40")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    moves = 0
+    while tab.locator("form[data-record-action]").count():
+        pending = json.loads(tab.inner_text("#game-data"))["pending"]
+        up = tab.locator("input[name=up]:checked").get_attribute("value")
+        down = [c for c in pending["options"] if c != up][: pending["count"] - 1]
+        for card in down:
+            tab.check(f"input[name=down][value='{card}']")
+        tab.click("#submit-move")
+        tab.wait_for_load_state()
+        moves += 1
+    tab.wait_for_selector("[data-testid=result]", state="attached")  # shown when the replay ends
+    return moves
+
+
+@pytest.fixture
+def revealed(tab: Any, live_server: Any) -> Iterator[dict[str, Any]]:
+    """A player's revealed pair of three real rounds (a war, a plain round, Prisoners of War),
+    played in ``tab``; yields its bundle and where the page shows it."""
+    username = sign_up(tab, "records")
+    plant_server_seed(live_server.app, username, {0: True, 1: False})
+    play_a_war_and_a_plain_round(tab)
+    moves = play_prisoners_of_war(tab)
+    assert moves >= 1
+    tab.goto("/fairness")
+    tab.click("#rotate")
+    tab.wait_for_selector("[data-verify]")
+    url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
+    bundle = tab.evaluate("async url => (await fetch(url)).json()", url)
+    yield {"bundle": bundle, "url": url, "moves": moves}
+
+
+def verify_in_page(tab: Any) -> str:
+    tab.locator("[data-verify]").first.click()
+    summary = tab.locator(".revealed-pair [data-testid=verify-summary]").first
+    summary.wait_for()
+    return str(summary.inner_text())
+
+
+def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
+    tab: Any, revealed: dict[str, Any]
+) -> None:
+    records = tab.evaluate("window.SotaRecords.exportDocument()")
+    pair_id = revealed["bundle"]["commitment"]["document"]["seed_pair_id"]
+    assert records["public_key_hex"] == revealed["bundle"]["public_key_hex"]
+    assert revealed["bundle"]["commitment"] in records["commitments"]
+    war = [a for a in records["actions"] if a["game"] == "casino_war"]
+    moves = [a for a in records["actions"] if a["game"] == "sota"]
+    assert [(a["action"], a["nonce"], a["seed_pair_id"]) for a in war] == [("war", 0, pair_id)]
+    assert [a["move"] for a in moves] == list(range(revealed["moves"]))
+    sota_receipt = next(
+        r["document"] for r in revealed["bundle"]["rounds"] if r["document"]["game"] == "sota"
+    )
+    assert [a["cards"] for a in moves] == sota_receipt["actions"]
+
+    verdict = verify_in_page(tab)
+    assert verdict.startswith("✓ All 3 rounds verified against the key pinned in this browser")
+    assert "every trick, the winner, how the game ended and the payout" in verdict
+    assert "the decisions and moves recorded here for 2 rounds equal the receipts" in verdict
+    assert tab.locator("tr[data-ok='1']").count() == 3
+    sota_row = tab.locator(f"tr[data-round='{sota_receipt['round_id']}']").inner_text()
+    assert f"{len(sota_receipt['outcome']['tricks'])} tricks · prisoners of war" in sota_row
+
+    # "My records" downloads exactly the format the offline verifier reads.
+    with tab.expect_download() as download:
+        tab.click("#export-records")
+    assert download.value.suggested_filename == "sota-casino-records.json"
+    exported = json.loads(Path(download.value.path()).read_text())
+    assert exported == records
+    assert set(exported) == {"format", "v", "public_key_hex", "commitments", "actions"}
+    assert (exported["format"], exported["v"]) == ("sota-casino-records", 1)
+
+
+def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
+    tab: Any, live_server: Any, revealed: dict[str, Any]
+) -> None:
+    bundle, key = revealed["bundle"], service_key(live_server)
+    assert tab.evaluate(VERIFY, bundle) == ""
+
+    another_key = forgeries.sign_all(bundle, Ed25519PrivateKey.generate())
+    caught = tab.evaluate(VERIFY, another_key)
+    assert "not the key this browser trusts" in caught
+    assert "the commitment's signature is not valid" in caught
+
+    recommitted = forgeries.recommitted(bundle, key)
+    assert recommitted["commitment"]["document"] != bundle["commitment"]["document"]
+    caught = tab.evaluate(VERIFY, recommitted)
+    pair_id = bundle["commitment"]["document"]["seed_pair_id"]
+    assert f"seed pair #{pair_id} was re-committed: before play you were shown commitment" in caught
+    assert "signature" not in caught  # every signature is the real key's: only the records tell
+
+    surrendered, war_round = forgeries.war_into_surrender(bundle, key)
+    caught = tab.evaluate(VERIFY, surrendered)
+    assert caught == f"round {war_round}: you chose war, the receipt says surrender"
+
+    replaced, sota_round = forgeries.moves_replaced(bundle, key)
+    caught = tab.evaluate(VERIFY, replaced)
+    assert re.match(
+        rf"round {sota_round}: your move 1 laid \S\S( \S\S)*, the receipt says ", caught
+    )
+    assert "signature" not in caught and "outcome" not in caught
+
+    tampered, tampered_round = forgeries.trick_log_tampered(bundle, key)
+    caught = tab.evaluate(VERIFY, tampered)
+    assert re.fullmatch(
+        rf"round {tampered_round} \(nonce 2\): "
+        r"outcome failed \(trick \d+ differs from the replay .*\)",
+        caught,
+    ), caught
+    report = tab.evaluate("async b => (await window.SotaVerify.verifyBundle(b)).rounds", tampered)
+    row = next(r for r in report if r["id"] == tampered_round)
+    assert re.match(r"trick \d+ differs from the replay", row["note"])
+    assert not row["ok"] and not row["checks"]["outcome"] and row["checks"]["signature"]
+
+
+def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trusts_it(
+    tab: Any, revealed: dict[str, Any]
+) -> None:
+    forged = forgeries.sign_all(revealed["bundle"], Ed25519PrivateKey.generate())
+    tab.route(revealed["url"], lambda route: route.fulfill(json=forged))
+    verdict = verify_in_page(tab)
+    assert verdict.startswith("✗ 0 of 3 rounds verified")
+    assert "not the key this browser trusts" in verdict
+    assert tab.locator("tr[data-ok='1']").count() == 0
+    tab.unroute(revealed["url"])
+
+    # The page itself now shows another key than the one this browser pinned: it says so loudly,
+    # and verifies nothing against the new key until the user trusts it explicitly.
+    real = revealed["bundle"]["public_key_hex"]
+    earlier = forgeries.sign_all(revealed["bundle"], Ed25519PrivateKey.generate())["public_key_hex"]
+    tab.evaluate(
+        """key => localStorage.setItem("sota-casino.pinned-key.v1",
+            JSON.stringify({public_key_hex: key, pinned_at: "2026-01-01T00:00:00Z",
+                            replaced: []}))""",
+        earlier,
+    )
+    tab.reload()
+    alert = tab.locator("[data-testid=key-changed]")
+    assert "The casino's signing key has changed" in alert.inner_text()
+    assert earlier in alert.inner_text() and real in alert.inner_text()
+    command = tab.locator("[data-testid=pair-verifier-command]").first.inner_text()
+    assert f"--public-key {earlier} " in command  # the command keeps the key the user trusts
+    verdict = verify_in_page(tab)
+    assert (
+        verdict.startswith("✗ 0 of 3 rounds verified")
+        and "not the key this browser trusts" in verdict
+    )
+
+    alert.get_by_role("button", name="Trust the new key").click()
+    assert tab.locator("[data-testid=key-changed]").count() == 0
+    assert tab.evaluate("window.SotaRecords.pinnedKey()")["public_key_hex"] == real
+    assert (
+        tab.evaluate("window.SotaRecords.pinnedKey()")["replaced"][0]["public_key_hex"] == earlier
+    )
+    assert (
+        f"--public-key {real} "
+        in tab.locator("[data-testid=pair-verifier-command]").first.inner_text()
+    )
+    assert verify_in_page(tab).startswith("✓ All 3 rounds verified")
