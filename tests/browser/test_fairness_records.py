@@ -211,3 +211,45 @@ def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trus
         in tab.locator("[data-testid=pair-verifier-command]").first.inner_text()
     )
     assert verify_in_page(tab).startswith("✓ All 3 rounds verified")
+
+
+def test_records_keep_the_last_choice_of_each_decision_and_note_a_round_left_out(tab: Any) -> None:
+    tab.goto("/")
+    result = tab.evaluate(
+        """() => {
+            const R = window.SotaRecords;
+            R.recordAction({round_id: 7, seed_pair_id: 3, nonce: 0, game: "casino_war",
+                            action: "war"});
+            // refused (say the raise was short), then the choice that counted
+            R.recordAction({round_id: 7, seed_pair_id: 3, nonce: 0, game: "casino_war",
+                            action: "surrender"});
+            const first = R.recordAction({round_id: 8, game: "sota", cards: ["AS"]});
+            const second = R.recordAction({round_id: 8, game: "sota", cards: ["KD", "2H"]});
+            R.recordAction({round_id: 8, game: "sota", move: 1, cards: ["2H", "KD"]});
+            let refused = null;
+            try { R.recordAction({game: "casino_war", action: "war"}); }
+            catch (error) { refused = error.message; }
+            const bundle = {
+                commitment: {document: {seed_pair_id: 3, commitment: "ab"}, signature: "00"},
+                rounds: [{document: {round_id: 8, seed_pair_id: 3, nonce: 1, game: "sota",
+                                     actions: [["AS"], ["2H", "KD"]]}}],
+            };
+            return {exported: R.exportDocument(), first: first.move, second: second.move,
+                    refused, compared: R.compareBundle(bundle)};
+        }"""
+    )
+    actions = result["exported"]["actions"]
+    assert [(a["round_id"], a.get("action"), a.get("move")) for a in actions] == [
+        (7, "surrender", None),
+        (8, None, 0),
+        (8, None, 1),
+    ]
+    assert actions[2]["cards"] == ["2H", "KD"] and actions[1]["seed_pair_id"] is None
+    assert (result["first"], result["second"]) == (0, 1)
+    assert result["refused"] == "a recorded action needs its round_id"
+    compared = result["compared"]
+    assert compared["commitment"] is None  # nothing was shown for pair 3 in this browser
+    assert compared["rounds"] == {"8": {"ok": True, "recorded": 2}}
+    assert compared["problems"] == [
+        "round 7, which you played on seed pair #3, is missing from the bundle"
+    ]

@@ -233,7 +233,7 @@
       if (pin) slot.textContent = pin.public_key_hex;
     }
     for (const slot of document.querySelectorAll("[data-pinned-at]")) {
-      slot.textContent = pin ? "pinned in this browser since " + pin.pinned_at : "not pinned in this browser";
+      slot.textContent = pin ? "pinned since " + pin.pinned_at : "not pinned (this browser keeps no storage for this site)";
     }
   }
 
