@@ -432,7 +432,8 @@ def test_the_fairness_page_shows_the_active_pair_and_rotates_it(
     assert f'data-testid="commitment">{upcoming.group(1)}<' in rotated
     assert 'data-testid="client-seed">my lucky seed<' in rotated
     key = player.get("/api/v1/fairness/public-key").get_json()["public_key_hex"]
-    commands = re.findall(r"python3 verify\.pyz --public-key <span[^>]*>([0-9a-f]{64})</span>", rotated)
+    pinned_command = r"python3 verify\.pyz --public-key <span[^>]*>([0-9a-f]{64})</span>"
+    commands = re.findall(pinned_command, rotated)
     assert len(commands) == 2 and set(commands) == {key}  # the general one and the pair's
     assert f'data-service-public-key="{key}"' in rotated
     assert "data-verify" in rotated and "js/verify.js" in rotated and "js/sota_engine.js" in rotated
