@@ -39,6 +39,7 @@ CLIENT_SEED_MAX: Final = 64
 TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
 _TIME_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", re.ASCII)
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 _unpack_word: Final = struct.Struct(">I").unpack_from  # one big-endian 32-bit word
 _SHA256_BLOCK_BYTES: Final = 64
@@ -70,13 +71,22 @@ def is_hex64(value: object) -> bool:
 
 
 def check_client_seed(client_seed: object) -> str:
-    """Return ``client_seed`` if it is a string of 1–64 characters.
+    """Return ``client_seed`` if it is a string of 1–64 Unicode code points, none of them NUL
+    or a surrogate (which UTF-8 cannot encode). It is used as given: no trimming, no Unicode
+    normalisation, so the stream's bytes are exactly its UTF-8.
 
     :raises InvalidInput: otherwise, saying why.
     """
     if not isinstance(client_seed, str) or not 1 <= len(client_seed) <= CLIENT_SEED_MAX:
         raise InvalidInput(
             f"client_seed must be a string of 1 to {CLIENT_SEED_MAX} characters",
+            field="client_seed",
+        )
+    if "\x00" in client_seed:
+        raise InvalidInput("client_seed must not contain a NUL character", field="client_seed")
+    if _SURROGATE.search(client_seed):
+        raise InvalidInput(
+            "client_seed must not contain a lone surrogate (U+D800 to U+DFFF)",
             field="client_seed",
         )
     return client_seed
