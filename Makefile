@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench screenshots db-upgrade clean
+.PHONY: run test lint bench screenshots db-upgrade clean verifier
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ test: lint
 
 screenshots: $(STAMP)
 	SAVE_SCREENSHOTS=1 $(BIN)/pytest -q tests/browser
+
+# The standalone verifier (a reproducible zipapp); prints its SHA-256.
+verifier: $(STAMP)
+	$(BIN)/python -m sota_casino.verify.build verify.pyz
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

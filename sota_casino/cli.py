@@ -133,6 +133,32 @@ def keys_show() -> None:
     click.echo(info["public_key_pem"].rstrip())
     for old in info["retired"]:
         click.echo(f"retired {old['retired_at']}: {old['public_key_hex']}")
+    for change in info["key_changes"]:
+        doc = change["document"]
+        click.echo(
+            f"key change {doc['changed_at']}: {doc['old_public_key_hex']} -> "
+            f"{doc['new_public_key_hex']} (signed by the old key)"
+        )
+
+
+@keys_group.command("rotate")
+@with_appcontext
+def keys_rotate() -> None:
+    """Replace the signing key: the old key signs a key change naming the new one (audited),
+    then the key file is swapped; the old file is kept beside it. Restart the service after."""
+    from pathlib import Path
+
+    from .core import fairness as core_fairness
+    from .instance import replace_file
+    from .services import fairness
+
+    new_key = core_fairness.new_signing_key()
+    change = fairness.change_key(new_session(), new_key)["document"]
+    path = Path(current_app.config["SIGNING_KEY_FILE"])
+    kept = replace_file(path, core_fairness.private_key_pem(new_key), suffix=".retired")
+    click.echo(f"old key {change['old_public_key_hex']} (file kept as {kept})")
+    click.echo(f"new key {change['new_public_key_hex']}, signed over by the old key")
+    click.echo("restart the service to sign with the new key")
 
 
 @click.command("create-operator")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,3 +29,17 @@ def read_or_create(path: Path, make: Callable[[], bytes]) -> bytes:
         finally:
             os.unlink(draft)
     return path.read_bytes()
+
+
+def replace_file(path: Path, data: bytes, *, suffix: str) -> Path:
+    """Write ``data`` to ``path`` (mode 0600) atomically; keep the old file as ``path`` +
+    ``suffix`` + its time of replacement. Return where the old file went."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    kept = path.with_name(f"{path.name}{suffix}-{stamp}")
+    fd, draft = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(draft, 0o600)
+    os.link(path, kept)
+    os.replace(draft, path)
+    return kept

@@ -45,6 +45,7 @@ ENTRY_KIND: Final = "entry"
 CHECKPOINT_KIND: Final = "checkpoint"
 
 _HASH_HEX = re.compile(r"[0-9a-f]{64}")
+_JSON_WHITESPACE: Final = " \t\r\n"
 
 
 # --- entries and the chain ----------------------------------------------------------------
@@ -496,8 +497,20 @@ class AuditExport:
     checkpoints: tuple[dict[str, Any], ...]
 
 
+def parse_export_text(text: str) -> AuditExport:
+    """Parse a whole export: JSON Lines, whose records end at ``\\n`` and nowhere else.
+
+    Not ``str.splitlines``: it also breaks at U+2028, U+2029, U+0085, ``\\x0b``, ``\\x0c``
+    and ``\\x1c``–``\\x1e``, which JSON strings hold unescaped (``ensure_ascii=False``).
+
+    :raises ExportFormatError: naming the line that is not valid.
+    """
+    return parse_export(text.split("\n"))
+
+
 def parse_export(lines: Iterable[str]) -> AuditExport:
-    """Parse the JSON Lines of :func:`export_lines`; blank lines are skipped.
+    """Parse the JSON Lines of :func:`export_lines`, already split at ``\\n``; blank lines
+    (JSON whitespace only) are skipped.
 
     Only the syntax is checked here (each line a JSON object of a known ``kind``); whether the
     entries and checkpoints hold is for :func:`verify_chain` and :func:`verify_checkpoints`.
@@ -507,7 +520,7 @@ def parse_export(lines: Iterable[str]) -> AuditExport:
     entries: list[dict[str, Any]] = []
     checkpoints: list[dict[str, Any]] = []
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if not line.strip(_JSON_WHITESPACE):
             continue
         try:
             row = json.loads(line)

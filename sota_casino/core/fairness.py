@@ -38,6 +38,8 @@ WORD: Final = 2**WORD_BITS
 CLIENT_SEED_MAX: Final = 64
 TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
 _TIME_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", re.ASCII)
+_HEX64: Final = re.compile(r"[0-9a-f]{64}")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 _unpack_word: Final = struct.Struct(">I").unpack_from  # one big-endian 32-bit word
 _SHA256_BLOCK_BYTES: Final = 64
@@ -63,14 +65,28 @@ def commitment_of(server_seed: bytes) -> str:
     return hashlib.sha256(server_seed).hexdigest()
 
 
+def is_hex64(value: object) -> bool:
+    """Tell whether ``value`` is 64 lower-case hex digits (a seed, a commitment, a key)."""
+    return isinstance(value, str) and _HEX64.fullmatch(value) is not None
+
+
 def check_client_seed(client_seed: object) -> str:
-    """Return ``client_seed`` if it is a string of 1–64 characters.
+    """Return ``client_seed`` if it is a string of 1–64 Unicode code points, none of them NUL
+    or a surrogate (which UTF-8 cannot encode). It is used as given: no trimming, no Unicode
+    normalisation, so the stream's bytes are exactly its UTF-8.
 
     :raises InvalidInput: otherwise, saying why.
     """
     if not isinstance(client_seed, str) or not 1 <= len(client_seed) <= CLIENT_SEED_MAX:
         raise InvalidInput(
             f"client_seed must be a string of 1 to {CLIENT_SEED_MAX} characters",
+            field="client_seed",
+        )
+    if "\x00" in client_seed:
+        raise InvalidInput("client_seed must not contain a NUL character", field="client_seed")
+    if _SURROGATE.search(client_seed):
+        raise InvalidInput(
+            "client_seed must not contain a lone surrogate (U+D800 to U+DFFF)",
             field="client_seed",
         )
     return client_seed
@@ -307,13 +323,17 @@ def shuffled_shoe(
 def _canonical_encoder() -> Callable[[Any], str]:
     """Return a function giving the canonical JSON text of a document.
 
-    The text is ``json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``.
+    The text is ``json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    allow_nan=False)``: the canonical bytes of FAIRNESS.md, defined without Python in
+    ``docs/fairness.md``.
     Where the ``json`` module has its C encoder, it is built once and called directly:
     ``JSONEncoder.encode`` builds a new one for every document, and its circular-reference
     bookkeeping cannot find anything in a document that came from JSON. Together that is a
     sixth of the cost of encoding a round receipt, which a verifier does for every receipt.
     """
-    python_encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    python_encoder = json.JSONEncoder(
+        sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
     if c_make_encoder is None:  # an interpreter without the C accelerator
         return python_encoder.encode
     encode_chunks = c_make_encoder(
@@ -325,7 +345,7 @@ def _canonical_encoder() -> Callable[[Any], str]:
         ",",
         True,  # sort_keys
         False,  # skipkeys
-        True,  # allow_nan, as json.dumps
+        False,  # allow_nan: NaN and infinities are not JSON; refuse them
     )
     join = "".join
 
@@ -348,6 +368,14 @@ def format_time(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).strftime(TIME_FORMAT)
+
+
+def time_or_none(value: object) -> datetime | None:
+    """Return :func:`parse_time` of ``value``, or ``None`` if it is not such a time."""
+    try:
+        return parse_time(value)  # type: ignore[arg-type]
+    except ValueError:
+        return None
 
 
 def parse_time(text: str) -> datetime:
@@ -411,12 +439,30 @@ def signed(key: Ed25519PrivateKey, doc: dict[str, Any]) -> dict[str, Any]:
 
 def verify_signature(public_hex: str, doc: Any, signature_hex: str) -> bool:
     """Tell whether ``signature_hex`` is a valid signature of ``doc`` by ``public_hex``."""
+    return signature_checker(public_hex)(doc, signature_hex)
+
+
+@functools.lru_cache(maxsize=8)
+def signature_checker(public_hex: str) -> Callable[[Any, str], bool]:
+    """Return a function telling whether a hex signature signs a document's canonical bytes by
+    ``public_hex``; a text that is not a key signs nothing.
+
+    The key is loaded once, not for every document: a verifier checks thousands with one key,
+    and loading it is about 2 % of a receipt's check.
+    """
     try:
-        public = Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_hex))
-        public.verify(bytes.fromhex(signature_hex), canonical_json(doc))
-    except (InvalidSignature, ValueError, TypeError):
-        return False
-    return True
+        verify = Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_hex)).verify
+    except (ValueError, TypeError):
+        return lambda doc, signature_hex: False
+
+    def valid(doc: Any, signature_hex: str) -> bool:
+        try:
+            verify(bytes.fromhex(signature_hex), canonical_json(doc))
+        except (InvalidSignature, ValueError, TypeError):
+            return False
+        return True
+
+    return valid
 
 
 def commitment_document(
@@ -489,4 +535,21 @@ def round_document(
         "stakes": stakes,
         "payout": payout,
         "settled_at": settled_at,
+    }
+
+
+KEY_CHANGE_TYPE: Final = "key_change"
+
+
+def key_change_document(
+    *, old_public_key_hex: str, new_public_key_hex: str, changed_at: str
+) -> dict[str, Any]:
+    """Return the key-change document: signed by the old key, it names the key that succeeds it,
+    so that a verifier which trusts the old key may trust the new one."""
+    return {
+        "type": KEY_CHANGE_TYPE,
+        "v": 1,
+        "old_public_key_hex": old_public_key_hex,
+        "new_public_key_hex": new_public_key_hex,
+        "changed_at": changed_at,
     }

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC
 from datetime import datetime
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import select
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from ..core import fairness
+from ..core.errors import Conflict
 from ..core.errors import NotFound
 from ..core.errors import RoundOpen
+from ..models import AuditEntry
 from ..models import Round
 from ..models import SeedPair
 from ..models import SigningKey
@@ -258,6 +262,7 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
             else None
         ),
         "rounds": [{"document": r.receipt, "signature": r.receipt_signature} for r in rounds],
+        "key_changes": key_changes(session),
     }
 
 
@@ -272,6 +277,7 @@ def public_key_info(session: Session) -> dict[str, Any]:
         "algorithm": "Ed25519",
         "public_key_hex": ctx.public_key_hex,
         "public_key_pem": fairness.public_key_pem(ctx.signing_key),
+        "key_changes": key_changes(session),
         "retired": [
             {
                 "public_key_hex": k.public_key_hex,
@@ -281,3 +287,58 @@ def public_key_info(session: Session) -> dict[str, Any]:
             for k in retired
         ],
     }
+
+
+KEY_CHANGED = "key.changed"
+
+
+@transactional
+def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
+    """Retire the service's key for ``new_key``: sign a key-change document naming the new key
+    with the OLD key, audit it, and register the new key (the old one is retired).
+
+    A verifier that trusts the old key may then trust the new one, and only so: without this
+    document a changed key is refused. The caller swaps the key file afterwards (and restarts
+    the service); until then the old key goes on signing, which verifiers accept as before.
+
+    :returns: the signed key-change document.
+    """
+    ctx = context_of(session)
+    old_hex, new_hex = ctx.public_key_hex, fairness.public_key_hex(new_key)
+    if new_hex == old_hex:
+        raise Conflict("the new key is the key in use")
+    if not ctx.public_key_registered:
+        _register_public_key(session)
+        ctx.public_key_registered = True
+    now = datetime.now(UTC)
+    envelope = fairness.signed(
+        ctx.signing_key,
+        fairness.key_change_document(
+            old_public_key_hex=old_hex,
+            new_public_key_hex=new_hex,
+            changed_at=fairness.format_time(now),
+        ),
+    )
+    session.execute(
+        update(SigningKey).where(SigningKey.retired_at.is_(None)).values(retired_at=now)
+    )
+    session.add(SigningKey(public_key_hex=new_hex, created_at=now))
+    session.flush()
+    audit.record(
+        session,
+        actor="system",
+        action=KEY_CHANGED,
+        subject=f"key:{new_hex[:16]}",
+        data={"key_change": envelope},
+        now=now,
+    )
+    return envelope
+
+
+def key_changes(session: Session) -> list[dict[str, Any]]:
+    """Return every signed key-change document, oldest first (from the audit log, where each
+    was recorded when it was signed)."""
+    rows = session.scalars(
+        select(AuditEntry.data).where(AuditEntry.action == KEY_CHANGED).order_by(AuditEntry.seq)
+    )
+    return [json.loads(data)["key_change"] for data in rows]

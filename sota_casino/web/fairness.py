@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
+from io import BytesIO
 from typing import Any
 
 from flask import Blueprint
@@ -16,25 +15,20 @@ from flask import request
 from flask import send_file
 from flask import url_for
 from flask.typing import ResponseReturnValue
-from werkzeug.exceptions import NotFound
 
 from ..core import fairness as core_fairness
 from ..db import get_session
 from ..services import fairness
+from ..verify.build import verifier_archive
 from .security import login_required
 from .security import session_user
 
 bp = Blueprint("fairness", __name__, url_prefix="/fairness")
 
-VERIFIER = Path(__file__).resolve().parent.parent / "verify.py"
-
 
 def verifier_digest() -> str | None:
-    """Return the SHA-256 of the verifier file as served, or None if it is missing."""
-    try:
-        return hashlib.sha256(VERIFIER.read_bytes()).hexdigest()
-    except OSError:
-        return None
+    """Return the SHA-256 of the standalone verifier as served."""
+    return verifier_archive().sha256
 
 
 @bp.app_template_global()
@@ -99,10 +93,11 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
     return response
 
 
-@bp.get("/verify.py")
+@bp.get("/verify.pyz")
 def verifier() -> ResponseReturnValue:
-    if not VERIFIER.is_file():
-        raise NotFound("the verifier is not published on this server")
     return send_file(
-        VERIFIER, mimetype="text/x-python", as_attachment=True, download_name="verify.py"
+        BytesIO(verifier_archive().data),
+        mimetype="application/zip",
+        as_attachment=True,
+        download_name="verify.pyz",
     )

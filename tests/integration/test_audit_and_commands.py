@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from sqlalchemy.orm import Session
 from sota_casino import migrate
 from sota_casino.core import audit_chain
 from sota_casino.core import merkle
+from sota_casino.core.errors import CasinoError
 from sota_casino.core.errors import Conflict
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
@@ -341,8 +343,9 @@ def test_entries_cut_off_the_end_of_the_log_are_found_by_the_checkpoint_over_the
         )
     whole = audit.verify(session)
     assert not whole["ok"]
-    assert f"covers {signed['size']} entries but the log holds {signed['size'] - 2}" in (
-        whole["reason"]
+    assert (
+        f"covers {signed['size']} entries but the log holds {signed['size'] - 2}"
+        in (whole["reason"])
     )
     assert not audit.status(session)["ok"]
 
@@ -384,3 +387,45 @@ def test_the_page_reads_the_whole_log_again_when_its_last_checked_entry_is_gone(
         session.connection().exec_driver_sql(f"DELETE FROM audit_entries WHERE seq = {size}")
     again = audit.status(session)
     assert again["new_entries"] is None and again["size"] == size - 1
+
+
+#: Every character ``str.splitlines`` breaks at besides ``\n`` and ``\r``. JSON escapes those
+#: below U+0020, but ``ensure_ascii=False`` writes the last three as they are, so JSON Lines
+#: records must be split at ``\n`` only.
+LINE_SEPARATORS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\u0085", "\u2028", "\u2029")
+RAW_IN_JSON = ("\u0085", "\u2028", "\u2029")
+
+
+def test_the_offline_check_reads_an_export_whose_texts_hold_every_unicode_line_separator(
+    app: Flask, session: Session, register: Callable, tmp_path: Path
+) -> None:
+    from sota_casino.services import accounts
+    from sota_casino.services import money
+    from sota_casino.verify import main
+
+    player = register("sepa")
+    staff = accounts.create_operator(session, "olga", "a long enough secret", "operator").id
+    for separator in LINE_SEPARATORS:
+        fairness_service.rotate(session, player, client_seed=f"seed{separator}end")
+        money.adjust(session, staff, player, "chips", 100, f"reason{separator}end")
+        with pytest.raises(CasinoError):
+            accounts.authenticate(session, f"who{separator}else", "wrong password")
+    audit.checkpoint(session)
+    path = tmp_path / "audit.jsonl"
+    assert _cli(app, "audit", "export", str(path)).exit_code == 0
+    text = path.read_text(encoding="utf-8")
+    assert all(separator in text for separator in RAW_IN_JSON)
+    with pytest.raises(audit_chain.ExportFormatError, match="not valid JSON"):
+        audit_chain.parse_export(text.splitlines())  # what the offline check used to do
+    key = fairness_service.public_key_info(session)["public_key_hex"]
+    out = io.StringIO()
+    assert main(["audit", str(path), "--public-key", key], out) == 0, out.getvalue()
+    assert out.getvalue().splitlines()[-1] == "Result: OK (exit 0)"
+    exported = audit_chain.parse_export_text(text)
+    seeds = [e["data"]["client_seed"] for e in exported.entries if "client_seed" in e["data"]]
+    assert {f"seed{s}end" for s in LINE_SEPARATORS} <= set(seeds)
+    reasons = {e["data"].get("reason") for e in exported.entries}
+    names = {e["data"].get("username") for e in exported.entries}
+    assert {f"reason{s}end" for s in LINE_SEPARATORS} <= reasons
+    assert {f"who{s}else" for s in LINE_SEPARATORS} <= names
+    assert _cli(app, "audit", "verify").exit_code == 0

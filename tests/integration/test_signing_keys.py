@@ -3,6 +3,8 @@ the old one, which stays listed with its retirement time."""
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 from flask import Flask
@@ -63,3 +65,59 @@ def test_checkpoints_signed_by_a_retired_key_still_verify(app: Flask, tmp_path: 
         assert verdict["ok"], verdict
         fresh.close()
     renewed.extensions["sota_casino.engine"].dispose()
+
+
+def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_follow(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    from sota_casino.verify import main
+
+    alice = accounts.register(session, "alice", PASSWORD).id
+    old_key = fairness_service.public_key_info(session)["public_key_hex"]
+    key_file = Path(app.config["SIGNING_KEY_FILE"])
+    old_pem = key_file.read_bytes()
+    result = app.test_cli_runner().invoke(args=["keys", "rotate"])
+    assert result.exit_code == 0, result.output
+    assert key_file.read_bytes() != old_pem and key_file.stat().st_mode & 0o777 == 0o600
+    (kept,) = key_file.parent.glob(f"{key_file.name}.retired-*")
+    assert kept.read_bytes() == old_pem
+    with session.begin():
+        audited = session.scalars(
+            select(AuditEntry.data).where(AuditEntry.action == "key.changed")
+        ).all()
+    (change,) = fairness_service.public_key_info(session)["key_changes"]
+    assert len(audited) == 1 and change["signature"] in audited[0]
+    new_key = change["document"]["new_public_key_hex"]
+    assert change["document"]["old_public_key_hex"] == old_key
+    assert fairness.verify_signature(old_key, change["document"], change["signature"])
+    assert "signed by the old key" in app.test_cli_runner().invoke(args=["keys", "show"]).output
+
+    renewed = create_app(dict(app.config))  # a restart: it loads the new key file
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        fairness_service.rotate(fresh, alice)  # the reveal is signed by the new key
+        bob = accounts.register(fresh, "bob", PASSWORD).id
+        pair = fairness_service.active_seed_pair(fresh, bob)["seed_pair_id"]
+        bundle = fairness_service.bundle(fresh, bob, pair)
+        assert fairness_service.public_key_info(fresh)["public_key_hex"] == new_key
+        fresh.close()
+    renewed.extensions["sota_casino.engine"].dispose()
+    assert bundle["public_key_hex"] == new_key and bundle["key_changes"] == [change]
+
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    known = tmp_path / "known_keys"
+    known.write_text(f"casino.test {old_key}\n")
+    out = io.StringIO()
+    code = main([str(path), "--service", "casino.test", "--known-keys", str(known)], out)
+    assert code == 0, out.getvalue()
+    assert "KEY CHANGED: the bundle's key" in out.getvalue()
+    assert f"casino.test {new_key}" in known.read_text().split("\n")
+    assert f"# casino.test {old_key} replaced: key change signed by" in known.read_text()
+    # Without the signed change, the same new key is refused.
+    unsigned = dict(bundle, key_changes=[])
+    path.write_text(json.dumps(unsigned))
+    out = io.StringIO()
+    assert main([str(path), "--public-key", old_key], out) == 1
+    assert "KEY CHANGED: the bundle names public key" in out.getvalue()
+    assert "no key change signed by the trusted key names it: refused" in out.getvalue()

@@ -108,3 +108,17 @@ def test_the_worked_example_shows_the_real_block_draws_and_cards() -> None:
     first = list(shuffled_shoe(seeds, VECTOR["deck"], VECTOR["decks"], 7))
     assert first == VECTOR["first_cards"]
     assert f"`{' '.join(first)}`" in DOC
+
+
+def test_the_canonical_bytes_example_is_the_published_commitment_vector() -> None:
+    published = json.loads((ROOT / "docs" / "vectors" / "fairness-vectors.json").read_text())
+    case = published["documents"][0]
+    data = bytes.fromhex(case["canonical_hex"])
+    from sota_casino.core.fairness import canonical_json
+
+    assert canonical_json(case["document"]) == data
+    assert f"signed as these {len(data)} bytes:\n\n```\n{data.decode()}\n```" in DOC
+    seed = "a\u2028b\u2029c\u0085d\x0be\x0cf\x1cg"
+    encoded = canonical_json({"client_seed": seed}).decode()
+    assert encoded == '{"client_seed":"a\u2028b\u2029c\u0085d\\u000be\\ff\\u001cg"}'
+    assert '`d\\u000be\\ff\\u001cg"`' in DOC

@@ -20,7 +20,7 @@ json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(min_value=-(10**30), max_value=10**30)
-    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
     max_leaves=30,
@@ -28,7 +28,9 @@ json_values = st.recursive(
 
 
 def spec_bytes(doc: Any) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return json.dumps(
+        doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode()
 
 
 @settings(max_examples=300)
@@ -43,6 +45,15 @@ def pure_python_encode() -> Any:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fairness, "c_make_encoder", None)
         return fairness._canonical_encoder()
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_nan_and_infinities_are_refused_by_both_encoders(
+    number: float, pure_python_encode: Any
+) -> None:
+    for encode in (canonical_json, pure_python_encode):
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            encode({"payout": number})
 
 
 @settings(max_examples=100)

@@ -72,8 +72,9 @@ def test_an_honest_bundle_exits_0_and_prints_a_table_and_a_summary(tmp_path: Pat
         "nonces",
         "cards",
         "outcome",
+        "records",
     ]
-    assert lines[4].split() == ["100", "casino_war", "0", "✓", "✓", "✓", "✓", "✓", "✓"]
+    assert lines[4].split() == ["100", "casino_war", "0", "✓", "✓", "✓", "✓", "✓", "✓", "–"]
     assert lines[-1] == "Result: OK: 1 bundle(s), 6 rounds, every check passed (exit 0)"
     assert result.stderr == ""  # no progress bar when stderr is not a terminal
 
@@ -128,7 +129,8 @@ def test_the_verifier_runs_without_importing_flask_or_sqlalchemy(tmp_path: Path)
     code = (
         "import io, sys\n"
         "from sota_casino import verify\n"
-        f"status = verify.main([{path!r}, '--json'], io.StringIO(), io.StringIO())\n"
+        f"status = verify.main([{path!r}, '--json', '--public-key', {KEY_HEX!r}], io.StringIO(), "
+        "io.StringIO())\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('flask', 'sqlalchemy'))\n"
         "print(status, heavy)\n"
     )
@@ -144,13 +146,15 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
     code, out, _ = _run(bad, "--json")
     report = json.loads(out)
     assert code == 1 and report["exit_code"] == 1 and report["ok"] is False
-    assert set(report) == {"ok", "pending", "exit_code", "bundles", "errors"}
+    assert set(report) == {"ok", "pending", "unpinned", "exit_code", "bundles", "errors"}
     (bundle,) = report["bundles"]
     assert set(bundle) == {
         "source",
         "seed_pair_id",
         "user_id",
         "public_key_hex",
+        "trust",
+        "trust_note",
         "revealed",
         "ok",
         "pending",
@@ -169,6 +173,7 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
             "nonces": "skip",
             "cards": "skip",
             "outcome": "skip",
+            "records": "skip",
         },
     }
     assert bundle["rounds"][2]["checks"]["outcome"] == "fail"
@@ -187,11 +192,11 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
 
 def test_an_unrevealed_bundle_exits_0_and_says_what_is_pending(tmp_path: Path) -> None:
     hidden = _write(tmp_path, "hidden.json", bundles.bundle(4, pair=PAIR, revealed=False))
-    code, out, _ = _run(hidden)
+    code, out, _ = _run(hidden, "--public-key", KEY_HEX)
     assert code == 0
     assert "Pending until the server seed is revealed: commitment (5), cards (4)" in out
     assert "everything checkable passed" in out and "pending until it is revealed" in out
-    code, out, _ = _run(hidden, "--json")
+    code, out, _ = _run(hidden, "--json", "--public-key", KEY_HEX)
     assert json.loads(out)["pending"] is True and json.loads(out)["ok"] is True
 
 
@@ -209,11 +214,13 @@ def test_several_files_and_a_list_of_bundles_in_one_file_are_all_checked(tmp_pat
 def test_a_pinned_key_that_differs_from_the_bundles_fails(tmp_path: Path) -> None:
     other = public_key_hex(new_signing_key())
     code, out, _ = _run(_write(tmp_path, "good.json", GOOD), "--public-key", other)
-    assert code == 1 and "bundle: signature: the bundle names public key" in out
+    assert code == 1 and "bundle: signature: KEY CHANGED: the bundle names public key" in out
 
 
 def test_progress_is_drawn_on_stderr_when_asked(tmp_path: Path) -> None:
-    code, out, err = _run(_write(tmp_path, "good.json", GOOD), "--progress", "-q")
+    code, out, err = _run(
+        _write(tmp_path, "good.json", GOOD), "--progress", "-q", "--public-key", KEY_HEX
+    )
     assert code == 0
     assert err.startswith("\rverifying ") and err.endswith("] 6/6 receipts 100%\n")
     assert "receipts" not in out

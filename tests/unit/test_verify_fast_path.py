@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from sota_casino import verify
 from sota_casino.verify import PairContext
 from sota_casino.verify import Row
+from sota_casino.verify import checks as verify
 from sota_casino.verify import verify_bundle
 
 PAIR = Pair()

@@ -19,7 +19,7 @@ from web_support import post_form
 from web_support import register_page
 
 from sota_casino.services import money
-from sota_casino.web.fairness import VERIFIER
+from sota_casino.verify.build import build
 
 
 def text(response) -> str:  # type: ignore[no-untyped-def]
@@ -493,12 +493,10 @@ def test_the_bundle_downloads_as_a_named_json_file(app: Flask, player: FlaskClie
 def test_the_verifier_downloads_with_the_digest_the_page_shows(client: FlaskClient) -> None:
     page = text(client.get("/fairness"))
     assert "Log in" in page and 'data-testid="public-key"' in page
-    if not VERIFIER.is_file():
-        assert client.get("/fairness/verify.py").status_code == 404
-        return
     digest = re.search(r'data-testid="verifier-sha256">([0-9a-f]{64})<', page)
-    with client.get("/fairness/verify.py") as response:
+    with client.get("/fairness/verify.pyz") as response:
         assert response.status_code == 200
+        assert response.headers["Content-Disposition"] == "attachment; filename=verify.pyz"
         body = response.get_data()
     assert digest and hashlib.sha256(body).hexdigest() == digest.group(1)
-    assert body == VERIFIER.read_bytes()
+    assert body == build()  # the zipapp of these very sources, rebuilt: the same bytes

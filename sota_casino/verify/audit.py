@@ -1,0 +1,156 @@
+"""The offline check of an audit log export: the hash chain, each checkpoint's signature and
+Merkle root, and the consistency between checkpoints."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core import audit_chain
+from .report import EXIT_FAILED
+from .report import EXIT_OK
+from .report import FAIL
+from .report import PASS
+from .report import Symbols
+from .report import short
+from .report import table
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """The result of checking an audit log export."""
+
+    source: str
+    chain: audit_chain.ChainReport
+    checkpoints: tuple[Mapping[str, Any], ...]
+    checkpoint_report: audit_chain.CheckpointReport
+
+    @property
+    def ok(self) -> bool:
+        return self.chain.ok and self.checkpoint_report.ok
+
+    @property
+    def uncovered(self) -> int:
+        """How many entries no checkpoint covers yet (after the largest good checkpoint)."""
+        sizes = [
+            cp["document"]["size"]
+            for i, cp in enumerate(self.checkpoints)
+            if not any(p.index == i for p in self.checkpoint_report.problems)
+        ]
+        return max(0, self.chain.size - max(sizes, default=0))
+
+    def failures(self) -> list[str]:
+        """Return every failure as one line."""
+        lines = [] if self.chain.ok else [f"chain: {self.chain.reason}"]
+        lines.extend(f"checkpoints: {p.message}" for p in self.checkpoint_report.problems)
+        return lines
+
+    def checkpoint_statuses(self, index: int) -> dict[str, str]:
+        failed = {p.check for p in self.checkpoint_report.problems if p.index == index}
+        if "format" in failed:
+            return {check: FAIL for check in ("signature", "root", "consistency")}
+        return {c: FAIL if c in failed else PASS for c in ("signature", "root", "consistency")}
+
+    def to_dict(self) -> dict[str, Any]:
+        chain = self.chain
+        return {
+            "source": self.source,
+            "ok": self.ok,
+            "chain": {
+                "ok": chain.ok,
+                "size": chain.size,
+                "first_bad_seq": chain.first_bad_seq,
+                "reason": chain.reason,
+                "head_hash": chain.head_hash,
+            },
+            "checkpoints": [
+                {
+                    "index": i + 1,
+                    "size": _doc_field(cp, "size"),
+                    "root": _doc_field(cp, "root"),
+                    "time": _doc_field(cp, "time"),
+                    "checks": self.checkpoint_statuses(i),
+                }
+                for i, cp in enumerate(self.checkpoints)
+            ],
+            "uncovered_entries": self.uncovered,
+            "findings": [
+                {"check": p.check, "checkpoint": p.index + 1, "message": p.message}
+                for p in self.checkpoint_report.problems
+            ]
+            + (
+                []
+                if chain.ok
+                else [{"check": "chain", "seq": chain.first_bad_seq, "message": chain.reason}]
+            ),
+        }
+
+
+def _doc_field(envelope: Mapping[str, Any], name: str) -> Any:
+    doc = envelope.get("document") if isinstance(envelope, dict) else None
+    return doc.get(name) if isinstance(doc, dict) else None
+
+
+def read_export(path: str) -> audit_chain.AuditExport:
+    """Read and parse an export file (``-``: standard input).
+
+    JSON Lines separates records at ``\\n`` only: a client seed, a username or a reason may hold
+    U+2028, U+2029, U+0085 or the other characters ``str.splitlines`` also breaks at, and
+    ``ensure_ascii=False`` writes them as they are.
+
+    :raises OSError, UnicodeDecodeError, audit_chain.ExportFormatError: if it is unusable.
+    """
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        data = Path(path).read_bytes()  # bytes: no newline translation of any kind
+    return audit_chain.parse_export_text(data.decode("utf-8"))
+
+
+def verify_audit_export(
+    export: audit_chain.AuditExport, public_key_hex: str, *, source: str = "export"
+) -> AuditReport:
+    """Check the hash chain of the entries and every checkpoint of an export."""
+    chain = audit_chain.verify_chain(export.entries)
+    checkpoints = audit_chain.verify_checkpoints(export.entries, export.checkpoints, public_key_hex)
+    return AuditReport(source, chain, export.checkpoints, checkpoints)
+
+
+def render_audit(report: AuditReport, symbols: Symbols) -> list[str]:
+    """Return the human-readable lines of an audit export's report."""
+    marks, chain = symbols.marks, report.chain
+    lines = [
+        f"Audit export {report.source}: {chain.size} entries, {len(report.checkpoints)} checkpoints"
+    ]
+    if chain.ok:
+        lines.append(
+            f"  chain {marks[PASS]}  entries 1..{chain.size} linked, head {short(chain.head_hash)}"
+        )
+    else:
+        lines.append(f"  chain {marks[FAIL]}  first bad entry: seq {chain.first_bad_seq}")
+    rows = [
+        [
+            str(i + 1),
+            str(_doc_field(cp, "size")),
+            str(_doc_field(cp, "time")),
+            *(marks[s] for s in report.checkpoint_statuses(i).values()),
+        ]
+        for i, cp in enumerate(report.checkpoints)
+    ]
+    if rows:
+        header = ["checkpoint", "size", "time", "signature", "root", "consistency"]
+        lines += ["  " + line for line in table(header, rows)]
+    failures = report.failures()
+    if failures:
+        lines.append("  Failures:")
+        lines += [f"    {line}" for line in failures]
+    if report.uncovered:
+        lines.append(
+            f"  Note: the last {report.uncovered} entries are not covered by a checkpoint yet"
+        )
+    verdict = "OK" if report.ok else "FAILED"
+    lines.append(f"Result: {verdict} (exit {EXIT_OK if report.ok else EXIT_FAILED})")
+    return lines

@@ -1,0 +1,367 @@
+"""The command line: ``python -m sota_casino.verify`` (or ``python verify.pyz``).
+
+``verify BUNDLE.json ... (--public-key HEX | --key-file FILE | --service NAME) [--records FILE]``
+checks receipt bundles; ``verify audit EXPORT.jsonl (--public-key HEX | --key-file FILE)``
+checks an audit log export. The exit codes are :data:`EXIT_CODES`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Mapping
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+from typing import TextIO
+
+from ..core import audit_chain
+from ..core.fairness import is_hex64
+from .audit import read_export
+from .audit import render_audit
+from .audit import verify_audit_export
+from .records import Records
+from .records import RecordsError
+from .report import EXIT_FAILED
+from .report import EXIT_OK
+from .report import EXIT_UNPINNED
+from .report import EXIT_UNUSABLE
+from .report import TRUST_FIRST_USE
+from .report import TRUST_KNOWN
+from .report import TRUST_PINNED
+from .report import TRUST_SUCCESSOR
+from .report import UNPINNED_MEANING
+from .report import BundleError
+from .report import ProgressBar
+from .report import Report
+from .report import Symbols
+from .report import render_report
+from .report import short
+from .runner import PARALLEL_MIN_ROUNDS
+from .runner import verify_bundle
+from .trust import DEFAULT_KNOWN_KEYS
+from .trust import KeyProblem
+from .trust import KnownKeys
+from .trust import check_service_name
+from .trust import read_key_file
+
+EXIT_CODES: Final = (
+    "Exit codes: 0 everything checkable holds against a trusted key; 1 something fails (a "
+    "changed key without a signed key change included); 2 unusable input; 3 UNPINNED: every "
+    "check passed, but only against the key the bundle carries."
+)
+
+
+def _read_bundles(path: str) -> list[tuple[str, object]]:
+    """Return the bundles of a file, each with a label.
+
+    :raises BundleError: if the file cannot be read or is not JSON.
+    """
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"cannot read {path}: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BundleError(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise BundleError(f"{path} is nested too deeply to be a bundle") from None
+    if isinstance(data, list):
+        return [(f"{path}[{i}]", item) for i, item in enumerate(data)]
+    return [(path, data)]
+
+
+class _KeyChoice:
+    """Chooses the trusted key for each bundle, and keeps the known-keys file up to date."""
+
+    def __init__(self, args: argparse.Namespace, records: Records | None) -> None:
+        self.pinned: str | None = args.public_key
+        self.pinned_by = "--public-key"
+        if args.key_file is not None:
+            self.pinned, self.pinned_by = read_key_file(args.key_file), f"key file {args.key_file}"
+        self.service: str | None = args.service
+        self.known = KnownKeys.load(args.known_keys) if self.service is not None else None
+        if self.pinned is None and self.service is None and records is not None:
+            self.pinned, self.pinned_by = records.public_key_hex, "the records file"
+
+    def verify(self, bundle: object, **options: object) -> Report:
+        if self.known is None or self.service is None:
+            report = verify_bundle(bundle, self.pinned, **options)  # type: ignore[arg-type]
+            if report.trust == TRUST_PINNED and self.pinned_by != "--public-key":
+                report = dataclasses.replace(report, trust_note=f"Key pinned by {self.pinned_by}.")
+            return report
+        known = self.known.key_of(self.service)
+        if known is None:
+            return self._first_use(bundle, options)
+        report = verify_bundle(bundle, known, **options)  # type: ignore[arg-type]
+        if report.trust == TRUST_SUCCESSOR and report.ok:
+            self.known = self.known.with_key(
+                self.service, report.public_key_hex, f"key change signed by {short(known)}"
+            )
+            note = f"{report.trust_note} {self.known.path} now holds the new key."
+            return dataclasses.replace(report, trust_note=note)
+        if report.trust == TRUST_PINNED:
+            note = f"Key known for {self.service} ({self.known.path})."
+            report = dataclasses.replace(report, trust=TRUST_KNOWN, trust_note=note)
+        return report
+
+    def _first_use(self, bundle: object, options: Mapping[str, object]) -> Report:
+        assert self.known is not None and self.service is not None
+        key = bundle.get("public_key_hex") if isinstance(bundle, dict) else None
+        report = verify_bundle(bundle, key if is_hex64(key) else None, **options)  # type: ignore[arg-type]
+        if report.ok:
+            self.known = self.known.with_key(self.service, report.public_key_hex, "first use")
+            written = f"written to {self.known.path}"
+        else:
+            written = "not written, since the bundle fails"
+        note = (
+            f"FIRST USE: no key was known for {self.service}; trusting the bundle's key "
+            f"{report.public_key_hex} from now on ({written}). Compare it with the key the "
+            "service publishes (GET /api/v1/fairness/public-key, `flask keys show`) through "
+            "another channel: this run proves only that the bundle matches it."
+        )
+        return dataclasses.replace(report, trust=TRUST_FIRST_USE, trust_note=note)
+
+
+def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    reports: list[Report] = []
+    errors: list[dict[str, str]] = []
+    show_progress = args.progress or err.isatty()
+    try:
+        records = Records.read(args.records) if args.records is not None else None
+        choice = _KeyChoice(args, records)
+    except (RecordsError, KeyProblem) as exc:
+        return _unusable(str(exc), args.json, out)
+    for path in args.bundles:
+        try:
+            labelled = _read_bundles(path)
+        except BundleError as exc:
+            errors.append({"source": path, "message": str(exc)})
+            continue
+        for label, bundle in labelled:
+            bar = ProgressBar(f"verifying {label}", err) if show_progress else None
+            try:
+                reports.append(
+                    choice.verify(
+                        bundle, records=records, source=label, jobs=args.jobs, progress=bar
+                    )
+                )
+            except (BundleError, KeyProblem) as exc:
+                errors.append({"source": label, "message": str(exc)})
+    code = _exit_code(reports, errors)
+    if args.json:
+        document = {
+            "ok": code == EXIT_OK,
+            "pending": any(r.pending for r in reports),
+            "unpinned": any(r.unpinned for r in reports),
+            "exit_code": code,
+            "bundles": [r.to_dict() for r in reports],
+            "errors": errors,
+        }
+        json.dump(document, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+        return code
+    symbols = Symbols(out)
+    for report in reports:
+        out.write("\n".join(render_report(report, symbols, quiet=args.quiet)) + "\n\n")
+    for error in errors:
+        out.write(f"Unusable input {error['source']}: {error['message']}\n")
+    out.write(_overall(reports, errors, code) + "\n")
+    return code
+
+
+def _exit_code(reports: Sequence[Report], errors: Sequence[object]) -> int:
+    if errors:
+        return EXIT_UNUSABLE
+    if not all(r.ok for r in reports):
+        return EXIT_FAILED
+    return EXIT_UNPINNED if any(r.unpinned for r in reports) else EXIT_OK
+
+
+def _unusable(message: str, as_json: bool, out: TextIO) -> int:
+    if as_json:
+        json.dump({"ok": False, "exit_code": EXIT_UNUSABLE, "errors": [message]}, out, indent=2)
+        out.write("\n")
+    else:
+        out.write(f"Unusable input: {message}\nResult: UNUSABLE INPUT (exit {EXIT_UNUSABLE})\n")
+    return EXIT_UNUSABLE
+
+
+def _overall(reports: Sequence[Report], errors: Sequence[Mapping[str, str]], code: int) -> str:
+    rounds = sum(len(r.rounds) for r in reports)
+    failed = sum(1 for r in reports if not r.ok)
+    summary = f"{len(reports)} bundle(s), {rounds} rounds"
+    if code == EXIT_UNUSABLE:
+        return (
+            f"Result: UNUSABLE INPUT: {len(errors)} file(s) or bundle(s) could not be checked; "
+            f"{summary}, {failed} failed (exit {code})"
+        )
+    if code == EXIT_FAILED:
+        return (
+            f"Result: FAILED: {failed} of {len(reports)} bundle(s) do not verify; "
+            f"{summary} (exit {code})"
+        )
+    if code == EXIT_UNPINNED:
+        return (
+            f"Result: UNPINNED: {UNPINNED_MEANING}; {summary}. Pin the service's key with "
+            f"--public-key HEX, --key-file FILE or --service NAME (exit {code})"
+        )
+    if any(r.pending for r in reports):
+        return (
+            f"Result: OK so far: {summary}; everything checkable passed, and the checks that need "
+            f"the server seed are pending until it is revealed (exit {code})"
+        )
+    return f"Result: OK: {summary}, every check passed (exit {code})"
+
+
+def _audit_command(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        key = args.public_key or read_key_file(args.key_file)
+        export = read_export(args.export)
+    except (OSError, UnicodeDecodeError, audit_chain.ExportFormatError, KeyProblem) as exc:
+        return _unusable(f"cannot use {args.export}: {exc}", args.json, out)
+    report = verify_audit_export(export, key, source=args.export)
+    code = EXIT_OK if report.ok else EXIT_FAILED
+    if args.json:
+        json.dump({**report.to_dict(), "exit_code": code}, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+        return code
+    out.write("\n".join(render_audit(report, Symbols(out))) + "\n")
+    return code
+
+
+def _key_argument(text: str) -> str:
+    key = text.strip().lower()
+    if not is_hex64(key):
+        raise argparse.ArgumentTypeError(
+            "a public key is 64 hex digits (the raw 32-byte Ed25519 key)"
+        )
+    return key
+
+
+def _service_argument(text: str) -> str:
+    try:
+        return check_service_name(text)
+    except KeyProblem as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError("jobs must be a whole number of at least 1")
+    return jobs
+
+
+def _add_key_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    keys = parser.add_mutually_exclusive_group(required=required)
+    keys.add_argument(
+        "--public-key",
+        type=_key_argument,
+        metavar="HEX",
+        help="trust this key (the service's published Ed25519 key, 64 hex digits)",
+    )
+    keys.add_argument(
+        "--key-file",
+        metavar="FILE",
+        help="trust the key in FILE (a PEM public key, or 64 hex digits)",
+    )
+
+
+def _bundle_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python verify.pyz",
+        description=(
+            "Verify Sota Casino receipt bundles offline (every check of FAIRNESS.md) against a "
+            "key you trust. To check an audit log export instead: python verify.pyz audit "
+            "EXPORT.jsonl --public-key HEX."
+        ),
+        epilog=EXIT_CODES,
+    )
+    parser.add_argument(
+        "bundles",
+        nargs="+",
+        metavar="BUNDLE.json",
+        help="bundle files ('-' reads stdin); a file may hold a JSON list of bundles",
+    )
+    _add_key_options(parser, required=False)
+    parser.add_argument(
+        "--service",
+        type=_service_argument,
+        metavar="NAME",
+        help=(
+            "trust the key the known-keys file holds for NAME (e.g. casino.example.com); "
+            "on first use, the bundle's key is written there, loudly"
+        ),
+    )
+    parser.add_argument(
+        "--known-keys",
+        default=str(DEFAULT_KNOWN_KEYS),
+        metavar="FILE",
+        help=f"the known-keys file of --service (default {DEFAULT_KNOWN_KEYS})",
+    )
+    parser.add_argument(
+        "--records",
+        metavar="FILE",
+        help=(
+            "the player's records (commitments shown before play, decisions and moves sent); "
+            "the bundles must agree with them. Their key pins the service when no other does"
+        ),
+    )
+    parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
+    parser.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help=f"worker processes for bundles of {PARALLEL_MIN_ROUNDS} rounds or more",
+    )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="show a progress bar on stderr even when it is not a terminal",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only failures and the summary, not the table",
+    )
+    return parser
+
+
+def _audit_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python verify.pyz audit",
+        description=(
+            "Verify an audit log export: the hash chain, each checkpoint's signature and "
+            "Merkle root, and their consistency."
+        ),
+        epilog="Exit codes: 0 everything holds, 1 something fails, 2 unusable input.",
+    )
+    parser.add_argument(
+        "export", metavar="EXPORT.jsonl", help="the JSON Lines export ('-' reads stdin)"
+    )
+    _add_key_options(parser, required=True)
+    parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run the verifier; return its exit code (argparse exits with 2 on a bad command line)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out, err = out or sys.stdout, err or sys.stderr
+    if argv[:1] == ["audit"]:
+        return _audit_command(_audit_parser().parse_args(argv[1:]), out)
+    args = _bundle_parser().parse_args(argv)
+    if args.service is not None and (args.public_key or args.key_file):
+        _bundle_parser().error("--service takes its key from the known-keys file: give one")
+    return _bundle_command(args, out, err)

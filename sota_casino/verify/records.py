@@ -1,0 +1,253 @@
+"""The player's own records, compared with a bundle: the seventh check, ``records``.
+
+Nothing in a bundle can catch a casino that re-commits a whole seed pair (a new server seed,
+every round re-dealt, everything re-signed with the real key), or that signs a receipt with a
+decision or a Prisoners of War move the player did not send. Only what the player kept can: the
+commitment document shown before the first round, and each decision and move sent. The records
+file (``docs/fairness.md``, "The player's records") is::
+
+    {"format": "sota-casino-records", "v": 1, "public_key_hex": "<hex>" or null,
+     "commitments": [SIGNED, ...],
+     "actions": [{"round_id", "seed_pair_id", "nonce", "game": "casino_war", "action"},
+                 {"round_id", "seed_pair_id", "nonce", "game": "sota", "move", "cards"}]}
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from typing import Final
+
+from ..core import casino_war
+from ..core import sota
+from ..core.fairness import canonical_json
+from ..core.fairness import signature_checker
+from .report import FAIL
+from .report import Finding
+from .report import Row
+
+FORMAT: Final = "sota-casino-records"
+VERSION: Final = 1
+CHECK: Final = "records"
+WAR_ACTIONS: Final = (casino_war.WAR, casino_war.SURRENDER)
+
+
+class RecordsError(ValueError):
+    """A records file that cannot be used (exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """What the player kept: commitments by seed pair, action records by round."""
+
+    public_key_hex: str | None
+    commitments: Mapping[Any, tuple[Mapping[str, Any], str]]  # seed_pair_id: (document, sig)
+    actions: Mapping[int, tuple[Mapping[str, Any], ...]]  # round_id: its records, in order
+
+    @classmethod
+    def parse(cls, data: object, source: str = "records") -> Records:
+        """Return the records of a parsed records file.
+
+        :raises RecordsError: naming what is not as the format says.
+        """
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise RecordsError(f'{source} is not a records file (its "format" is not "{FORMAT}")')
+        if type(data.get("v")) is not int or data["v"] != VERSION:
+            raise RecordsError(f"{source} is records version {data.get('v')!r}, not {VERSION}")
+        key = data.get("public_key_hex")
+        if key is not None and not (isinstance(key, str) and len(key) == 64):
+            raise RecordsError(f"{source}: public_key_hex is neither null nor 64 hex digits")
+        commitments: dict[Any, tuple[Mapping[str, Any], str]] = {}
+        for i, envelope in enumerate(_list(data, "commitments", source)):
+            doc = envelope.get("document") if isinstance(envelope, dict) else None
+            signature = envelope.get("signature") if isinstance(envelope, dict) else None
+            if not isinstance(doc, dict) or not isinstance(signature, str):
+                raise RecordsError(f"{source}: commitments[{i}] is not {{document, signature}}")
+            pair = doc.get("seed_pair_id")
+            if pair in commitments and canonical_json(commitments[pair][0]) != canonical_json(doc):
+                raise RecordsError(
+                    f"{source}: two different commitments are recorded for seed pair {pair}"
+                )
+            commitments[pair] = (doc, signature)
+        actions: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+        for i, record in enumerate(_list(data, "actions", source)):
+            actions[_check_action(record, f"{source}: actions[{i}]")].append(record)
+        return cls(key, commitments, {k: tuple(v) for k, v in actions.items()})
+
+    @classmethod
+    def read(cls, path: str) -> Records:
+        """Read and parse a records file.
+
+        :raises RecordsError: if it cannot be read or is not a records file.
+        """
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise RecordsError(f"cannot read records file {path}: {exc}") from None
+        return cls.parse(data, path)
+
+
+def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:
+    value = data.get(name, [])
+    if not isinstance(value, list):
+        raise RecordsError(f"{source}: {name} is not a list")
+    return value
+
+
+def _optional_int(value: object) -> bool:
+    return value is None or (type(value) is int and value >= 0)
+
+
+def _check_action(record: object, where: str) -> int:
+    """Return the round of an action record.
+
+    :raises RecordsError: if it is not one of the two shapes.
+    """
+    if not isinstance(record, dict) or type(record.get("round_id")) is not int:
+        raise RecordsError(f"{where} has no round_id (a whole number)")
+    if not (_optional_int(record.get("seed_pair_id")) and _optional_int(record.get("nonce"))):
+        raise RecordsError(f"{where}: seed_pair_id and nonce are whole numbers or null")
+    game = record.get("game")
+    if game == casino_war.GAME:
+        if record.get("action") not in WAR_ACTIONS:
+            raise RecordsError(f"{where}: a casino_war action is war or surrender")
+    elif game == sota.GAME:
+        move, cards = record.get("move"), record.get("cards")
+        if not (type(move) is int and move >= 0):
+            raise RecordsError(f"{where}: move is the move's index, a whole number")
+        if not (isinstance(cards, list) and all(isinstance(c, str) for c in cards)):
+            raise RecordsError(f"{where}: cards is a list of card codes")
+    else:
+        raise RecordsError(f"{where}: game is casino_war or sota, not {game!r}")
+    return int(record["round_id"])
+
+
+# --- the comparison ----------------------------------------------------------------------------
+
+
+def _differing_fields(shown: Mapping[str, Any], kept: Mapping[str, Any]) -> str:
+    names = sorted(
+        name
+        for name in set(shown) | set(kept)
+        if canonical_json(shown.get(name)) != canonical_json(kept.get(name))
+    )
+    return ", ".join(
+        f"{name} is {json.dumps(shown.get(name), ensure_ascii=False)} in the bundle, "
+        f"{json.dumps(kept.get(name), ensure_ascii=False)} as recorded"
+        for name in names
+    )
+
+
+def compare_commitment(
+    row: Row, shown: Mapping[str, Any], records: Records, public_key_hex: str
+) -> Row:
+    """Compare the bundle's commitment document with the one recorded before play."""
+    kept = records.commitments.get(shown.get("seed_pair_id"))
+    if kept is None:
+        return row
+    kept_doc, kept_signature = kept
+    compared = row._replace(skipped=row.skipped - {CHECK})
+    if canonical_json(shown) == canonical_json(kept_doc):
+        return compared
+    signed_too = signature_checker(public_key_hex)(kept_doc, kept_signature)
+    proof = (
+        " The recorded one is signed by the same key: the service committed to two server "
+        "seeds for this pair."
+        if signed_too
+        else ""
+    )
+    message = (
+        f"seed pair {shown.get('seed_pair_id')}: the commitment differs from the one recorded "
+        f"before play ({_differing_fields(shown, kept_doc)}): the pair was re-committed.{proof}"
+    )
+    return compared.with_findings([Finding(row.where, CHECK, FAIL, message)])
+
+
+def _war_difference(receipt: Mapping[str, Any], kept: Sequence[Mapping[str, Any]]) -> list[str]:
+    chosen = [record["action"] for record in kept]
+    if list(receipt.get("actions") or []) == chosen[-1:]:
+        return []
+    shown = receipt.get("actions")
+    return [
+        f"the receipt's actions are {json.dumps(shown)}, but the player sent "
+        f"{json.dumps(chosen[-1])} (recorded)"
+    ]
+
+
+def _sota_difference(receipt: Mapping[str, Any], kept: Sequence[Mapping[str, Any]]) -> list[str]:
+    moves = receipt.get("actions")
+    moves = moves if isinstance(moves, list) else []
+    differences = []
+    for record in kept:
+        index, cards = record["move"], record["cards"]
+        if index >= len(moves):
+            differences.append(
+                f"move {index} (cards {json.dumps(cards)}) was sent but the receipt holds only "
+                f"{len(moves)} moves"
+            )
+        elif moves[index] != cards:
+            differences.append(
+                f"move {index} is {json.dumps(moves[index])} in the receipt, but the player sent "
+                f"{json.dumps(cards)} (recorded)"
+            )
+    return differences
+
+
+def compare_round(row: Row, receipt: Mapping[str, Any], records: Records) -> Row:
+    """Compare a receipt with the decisions and moves recorded for its round."""
+    kept = records.actions.get(row.round_id) if type(row.round_id) is int else None
+    if not kept:
+        return row
+    differences = []
+    for name in ("seed_pair_id", "nonce"):
+        recorded = {record.get(name) for record in kept} - {None}
+        if recorded and receipt.get(name) not in recorded:
+            differences.append(
+                f"{name} is {receipt.get(name)!r} in the receipt, {min(recorded)!r} as recorded"
+            )
+    games = {record["game"] for record in kept}
+    if games != {receipt.get("game")}:
+        differences.append(
+            f"the receipt is a {receipt.get('game')!r} round, recorded as "
+            f"{', '.join(sorted(games))}"
+        )
+    elif receipt.get("game") == casino_war.GAME:
+        differences += _war_difference(receipt, kept)
+    else:
+        differences += _sota_difference(receipt, kept)
+    compared = row._replace(skipped=row.skipped - {CHECK})
+    return compared.with_findings(
+        [
+            Finding("round", CHECK, FAIL, message, row.index, row.round_id, row.nonce)
+            for message in differences
+        ]
+    )
+
+
+def missing_rounds(
+    seed_pair_id: Any, present: set[Any], records: Records, revealed: bool
+) -> list[Finding]:
+    """Name the rounds of this pair the player acted in but the bundle lacks (once revealed,
+    every round of the pair is settled, so each must be there)."""
+    if not revealed:
+        return []
+    missing = sorted(
+        round_id
+        for round_id, kept in records.actions.items()
+        if round_id not in present and any(r.get("seed_pair_id") == seed_pair_id for r in kept)
+    )
+    return [
+        Finding(
+            "bundle",
+            CHECK,
+            FAIL,
+            f"round {round_id}: the player sent a decision or move in it (recorded), but the "
+            "bundle holds no receipt for it",
+        )
+        for round_id in missing
+    ]

@@ -1,0 +1,182 @@
+"""One whole bundle: which key to trust, the checks of every document (in worker processes for
+large bundles), the checks across the rounds, and the comparison with the player's records."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+from typing import Final
+
+from .checks import PairContext
+from .checks import _bundle_parts
+from .checks import _envelope
+from .checks import _pair_context
+from .checks import _revealed_seed
+from .checks import check_across_rounds
+from .checks import check_batch
+from .checks import check_commitment
+from .checks import check_reveal
+from .records import Records
+from .records import compare_commitment
+from .records import compare_round
+from .records import missing_rounds
+from .report import FAIL
+from .report import TRUST_PINNED
+from .report import TRUST_SUCCESSOR
+from .report import TRUST_UNPINNED
+from .report import UNPINNED_MEANING
+from .report import Finding
+from .report import Report
+from .report import Row
+from .report import short
+from .trust import describe_chain
+from .trust import successor_chain
+
+#: Below this many rounds a bundle is checked in one process whatever ``--jobs`` says.
+PARALLEL_MIN_ROUNDS: Final = 512
+#: Receipts whose signatures are checked together before their other checks.
+SIGNATURE_BATCH: Final = 1024
+
+# A worker process receives the pair and the receipts once, when it starts (under ``fork`` without
+# even copying them), then only index ranges: sending each chunk's receipts would cost about as
+# much pickling as the checks save.
+_WORKER_BUNDLE: dict[str, Any] = {}
+
+
+def _start_worker(context: PairContext, envelopes: Sequence[object]) -> None:
+    _WORKER_BUNDLE.update(context=context, envelopes=envelopes)
+
+
+def _check_range(start: int, stop: int) -> list[Row]:
+    """Check receipts ``start`` to ``stop - 1`` of the worker's bundle."""
+    context, envelopes = _WORKER_BUNDLE["context"], _WORKER_BUNDLE["envelopes"]
+    rows = []
+    for first in range(start, stop, SIGNATURE_BATCH):
+        rows += check_batch(context, first, envelopes[first : min(first + SIGNATURE_BATCH, stop)])
+    return rows
+
+
+# --- a whole bundle -----------------------------------------------------------------------------
+
+Progress = Callable[[int, int], None]
+
+
+def verify_bundle(
+    bundle: object,
+    public_key_hex: str | None = None,
+    *,
+    records: Records | None = None,
+    source: str = "bundle",
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> Report:
+    """Make every check of FAIRNESS.md on one bundle and report what fails, and where.
+
+    :param public_key_hex: the trusted key. Every signature is checked against it, and a
+        bundle naming another key fails, unless the bundle's key changes show that key to be
+        its successor (each change signed by the key it retires). Without it, the bundle's own
+        key is used and the report is *unpinned*: it proves nothing about who signed.
+    :param records: what the player kept; the bundle must agree with them.
+    :param jobs: worker processes for large bundles (:data:`PARALLEL_MIN_ROUNDS` and up).
+    :param progress: called with ``(rounds checked, rounds)`` as the check goes.
+    :raises BundleError: if the input is not a bundle.
+    """
+    bundle_key, commitment_envelope, reveal_envelope, envelopes = _bundle_parts(bundle)
+    key, trust, note, findings = _trusted_key(bundle, bundle_key, public_key_hex)
+    commitment_doc, _ = _envelope(commitment_envelope) or ({}, "")
+    reveal_doc = (
+        (_envelope(reveal_envelope) or ({}, ""))[0] if reveal_envelope is not None else None
+    )
+    seed = _revealed_seed(reveal_doc) if reveal_doc is not None else None
+    documents = [check_commitment(commitment_envelope, key, seed)]
+    if reveal_envelope is not None:
+        documents.append(check_reveal(reveal_envelope, key, commitment_doc))
+    context = _pair_context(key, commitment_doc, reveal_doc, seed)
+    rows = _check_rounds(context, envelopes, jobs, progress)
+    rows, across = check_across_rounds(context, rows)
+    findings.extend(across)
+    if records is not None:
+        documents[0] = compare_commitment(documents[0], commitment_doc, records, key)
+        rows = [_compared_round(row, envelopes, records) for row in rows]
+        findings += missing_rounds(
+            context.seed_pair_id,
+            {row.round_id for row in rows},
+            records,
+            revealed=reveal_doc is not None,
+        )
+    return Report(
+        source=source,
+        public_key_hex=key,
+        seed_pair_id=commitment_doc.get("seed_pair_id"),
+        user_id=commitment_doc.get("user_id"),
+        revealed=reveal_doc is not None,
+        documents=tuple(documents),
+        rounds=tuple(rows),
+        bundle_findings=tuple(findings),
+        trust=trust,
+        trust_note=note,
+    )
+
+
+def _trusted_key(
+    bundle: Mapping[str, Any], bundle_key: str, trusted: str | None
+) -> tuple[str, str, str, list[Finding]]:
+    """Return the key to check signatures with, how it is trusted, what to say about it, and
+    the bundle's finding if it names a key that is not the trusted one."""
+    if trusted is None:
+        return bundle_key, TRUST_UNPINNED, f"UNPINNED: {UNPINNED_MEANING}.", []
+    if trusted == bundle_key:
+        return trusted, TRUST_PINNED, "", []
+    chain = successor_chain(trusted, bundle_key, bundle.get("key_changes"))
+    if chain is not None:
+        note = (
+            f"KEY CHANGED: the bundle's key {short(bundle_key)} succeeds the trusted key "
+            f"{short(trusted)} by key changes each signed by the key it retires "
+            f"({describe_chain(chain)})."
+        )
+        return bundle_key, TRUST_SUCCESSOR, note, []
+    refusal = Finding(
+        "bundle",
+        "signature",
+        FAIL,
+        f"KEY CHANGED: the bundle names public key {short(bundle_key)}, not the trusted key "
+        f"{short(trusted)}, and no key change signed by the trusted key names it: refused. "
+        "Signatures are checked against the trusted key.",
+    )
+    return trusted, TRUST_PINNED, "", [refusal]
+
+
+def _compared_round(row: Row, envelopes: Sequence[object], records: Records) -> Row:
+    opened = _envelope(envelopes[row.index]) if row.index is not None else None
+    return row if opened is None else compare_round(row, opened[0], records)
+
+
+def _check_rounds(
+    context: PairContext, envelopes: Sequence[object], jobs: int, progress: Progress | None
+) -> list[Row]:
+    total = len(envelopes)
+    if jobs <= 1 or total < PARALLEL_MIN_ROUNDS:
+        rows: list[Row] = []
+        for start in range(0, total, SIGNATURE_BATCH):
+            rows += check_batch(context, start, envelopes[start : start + SIGNATURE_BATCH])
+            if progress is not None:
+                progress(len(rows), total)
+        if progress is not None and not total:
+            progress(0, 0)
+        return rows
+    # Enough chunks per worker that one slow chunk does not leave the others idle at the end.
+    size = max(64, -(-total // (jobs * 8)))
+    starts = range(0, total, size)
+    stops = [min(start + size, total) for start in starts]
+    rows = []
+    with ProcessPoolExecutor(
+        jobs, initializer=_start_worker, initargs=(context, envelopes)
+    ) as pool:
+        for chunk_rows in pool.map(_check_range, starts, stops):
+            rows.extend(chunk_rows)
+            if progress is not None:
+                progress(len(rows), total)
+    return rows

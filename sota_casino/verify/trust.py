@@ -1,0 +1,197 @@
+"""Which public key to trust: one the user gave, or one a known-keys file holds for the service.
+
+A verdict of "fair" means something only against a key the user chose to trust before reading
+the bundle: the key a bundle carries is the casino's own word. The key comes from
+``--public-key HEX``, ``--key-file FILE`` (PEM or hex), or a known-keys file kept like SSH's
+``known_hosts``: one line ``SERVICE KEYHEX`` per service, written on first use (trust on first
+use, said loudly) and never changed silently. When a bundle names another key, it is refused,
+unless a chain of key-change documents, each signed by the key it retires, leads from the
+trusted key to the bundle's (then the file moves on to the new key, and says so).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from typing import Final
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+from ..core.fairness import KEY_CHANGE_TYPE
+from ..core.fairness import is_hex64
+from ..core.fairness import public_key_hex
+from ..core.fairness import verify_signature
+
+#: Where the known keys live unless ``--known-keys`` says otherwise.
+DEFAULT_KNOWN_KEYS: Final = Path("~/.config/sota-casino/known_keys")
+_SERVICE_NAME: Final = re.compile(r"[^\s#]{1,200}")
+
+
+class KeyProblem(ValueError):
+    """A key, key file or known-keys file that cannot be used (exit code 2)."""
+
+
+def parse_key_text(text: str, source: str) -> str:
+    """Return the raw Ed25519 key, as hex, of a PEM public key or of 64 hex digits.
+
+    :raises KeyProblem: if ``text`` is neither.
+    """
+    stripped = text.strip()
+    if stripped.startswith("-----BEGIN"):
+        try:
+            key = load_pem_public_key(stripped.encode())
+        except ValueError as exc:
+            raise KeyProblem(f"{source} is not a PEM public key: {exc}") from None
+        if not isinstance(key, Ed25519PublicKey):
+            raise KeyProblem(f"{source} holds a public key that is not Ed25519")
+        return public_key_hex(key)
+    hex_text = stripped.lower()
+    if not is_hex64(hex_text):
+        raise KeyProblem(
+            f"{source} is neither a PEM public key nor 64 hex digits (the raw Ed25519 key)"
+        )
+    return hex_text
+
+
+def read_key_file(path: str) -> str:
+    """Return the key in ``path`` (PEM, or 64 hex digits).
+
+    :raises KeyProblem: if it cannot be read or holds no such key.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KeyProblem(f"cannot read key file {path}: {exc}") from None
+    return parse_key_text(text, f"key file {path}")
+
+
+# --- key changes -------------------------------------------------------------------------------
+
+
+def successor_chain(
+    trusted: str, bundle_key: str, key_changes: object
+) -> list[Mapping[str, Any]] | None:
+    """Return the key-change documents leading from ``trusted`` to ``bundle_key``, each signed
+    by the key it retires, or ``None`` if there is no such chain.
+
+    ``key_changes`` is the bundle's list of signed key-change documents; anything in it that is
+    not one, or not validly signed by its old key, is ignored (it proves nothing).
+    """
+    if not isinstance(key_changes, list):
+        return None
+    successors: dict[str, Mapping[str, Any]] = {}
+    for envelope in key_changes:
+        doc = envelope.get("document") if isinstance(envelope, dict) else None
+        signature = envelope.get("signature") if isinstance(envelope, dict) else None
+        if not (isinstance(doc, dict) and isinstance(signature, str)):
+            continue
+        old, new = doc.get("old_public_key_hex"), doc.get("new_public_key_hex")
+        if (
+            doc.get("type") == KEY_CHANGE_TYPE
+            and type(doc.get("v")) is int
+            and doc["v"] == 1
+            and is_hex64(old)
+            and is_hex64(new)
+            and old not in successors
+            and verify_signature(old, doc, signature)
+        ):
+            successors[old] = doc
+    chain: list[Mapping[str, Any]] = []
+    key = trusted
+    while key != bundle_key:
+        step = successors.get(key)
+        if step is None or len(chain) > len(successors):
+            return None
+        chain.append(step)
+        key = step["new_public_key_hex"]
+    return chain
+
+
+# --- the known-keys file -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class KnownKeys:
+    """The known-keys file: ``SERVICE KEYHEX`` per line; ``#`` starts a comment."""
+
+    path: Path
+    keys: Mapping[str, str]
+
+    @classmethod
+    def load(cls, path: str | Path) -> KnownKeys:
+        """Read the file (a missing file knows no key).
+
+        :raises KeyProblem: if a line is not ``SERVICE KEYHEX``.
+        """
+        file = Path(path).expanduser()
+        try:
+            text = file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls(file, {})
+        except (OSError, UnicodeDecodeError) as exc:
+            raise KeyProblem(f"cannot read known-keys file {file}: {exc}") from None
+        keys: dict[str, str] = {}
+        for number, line in enumerate(text.split("\n"), start=1):
+            fields = line.split("#", 1)[0].split()
+            if not fields:
+                continue
+            if len(fields) != 2 or not is_hex64(fields[1]):
+                raise KeyProblem(
+                    f"{file} line {number}: expected SERVICE KEYHEX (64 lower-case hex digits)"
+                )
+            keys[fields[0]] = fields[1]
+        return cls(file, keys)
+
+    def key_of(self, service: str) -> str | None:
+        return self.keys.get(service)
+
+    def with_key(self, service: str, key: str, why: str) -> KnownKeys:
+        """Write ``service``'s key to the file (replacing its old line) and return the result.
+
+        The old line stays as a comment saying why it went, so a change is never silent.
+        """
+        old = self.key_of(service)
+        try:
+            lines = self.path.read_text(encoding="utf-8").split("\n")
+        except FileNotFoundError:
+            lines = ["# Sota Casino public keys trusted by the verifier: SERVICE KEYHEX"]
+        if lines and lines[-1] == "":
+            lines.pop()
+        kept = [line for line in lines if line.split("#", 1)[0].split()[:1] != [service]]
+        if old is not None:
+            kept.append(f"# {service} {old} replaced: {why}")
+        kept.append(f"{service} {key}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, draft = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(kept) + "\n")
+        os.replace(draft, self.path)
+        return KnownKeys(self.path, {**self.keys, service: key})
+
+
+def check_service_name(name: str) -> str:
+    """Return ``name`` if it can key a known-keys line (no spaces, no ``#``).
+
+    :raises KeyProblem: otherwise.
+    """
+    if _SERVICE_NAME.fullmatch(name) is None:
+        raise KeyProblem(
+            "a service name is 1 to 200 characters without spaces or '#', e.g. casino.example.com"
+        )
+    return name
+
+
+def describe_chain(chain: Sequence[Mapping[str, Any]]) -> str:
+    """Say which key changes a chain holds, for the report."""
+    return "; ".join(
+        f"{doc['old_public_key_hex'][:16]}… → {doc['new_public_key_hex'][:16]}… "
+        f"at {doc.get('changed_at')}"
+        for doc in chain
+    )

@@ -1,0 +1,139 @@
+"""No verdict of "fair" without a key the user chose to trust: a pinned key, a key file, or the
+known-keys file (trust on first use, a loud refusal when the key changes without a signed key
+change); a bundle checked only against its own key is UNPINNED, exit 3."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import bundles
+import pytest
+
+from sota_casino.core.fairness import key_change_document
+from sota_casino.core.fairness import new_signing_key
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.core.fairness import public_key_pem
+from sota_casino.core.fairness import signed
+from sota_casino.verify import EXIT_UNPINNED
+from sota_casino.verify import main
+from sota_casino.verify import verify_bundle
+from sota_casino.verify.report import TRUST_SUCCESSOR
+from sota_casino.verify.report import TRUST_UNPINNED
+
+PAIR = bundles.Pair()
+KEY_HEX = public_key_hex(PAIR.key)
+GOOD = bundles.bundle(4, pair=PAIR)
+
+
+def _run(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(list(args), out, io.StringIO()), out.getvalue()
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> str:
+    path = tmp_path / "good.json"
+    path.write_text(json.dumps(GOOD))
+    return str(path)
+
+
+def test_a_bundle_checked_only_against_its_own_key_is_unpinned_with_exit_3(good: str) -> None:
+    code, out = _run(good)
+    assert code == EXIT_UNPINNED == 3
+    assert "UNPINNED: signatures match the key in the bundle itself, which proves nothing" in out
+    assert out.splitlines()[-1].startswith("Result: UNPINNED:") and "(exit 3)" in out
+    report = verify_bundle(GOOD)
+    assert report.ok and report.unpinned and report.trust == TRUST_UNPINNED
+    code, out = _run(good, "--json")
+    assert code == 3 and json.loads(out)["unpinned"] is True
+
+
+def test_a_key_file_in_pem_or_hex_pins_the_key(good: str, tmp_path: Path) -> None:
+    pem = tmp_path / "key.pem"
+    pem.write_text(public_key_pem(PAIR.key))
+    hex_file = tmp_path / "key.hex"
+    hex_file.write_text(KEY_HEX.upper() + "\n")
+    for path in (pem, hex_file):
+        code, out = _run(good, "--key-file", str(path))
+        assert code == 0 and f"Key pinned by key file {path}." in out
+    other = tmp_path / "other.pem"
+    other.write_text(public_key_pem(new_signing_key()))
+    code, out = _run(good, "--key-file", str(other))
+    assert code == 1 and "KEY CHANGED" in out
+    bad = tmp_path / "bad.txt"
+    bad.write_text("not a key")
+    code, out = _run(good, "--key-file", str(bad))
+    assert code == 2 and "neither a PEM public key nor 64 hex digits" in out
+
+
+def test_the_known_keys_file_trusts_on_first_use_loudly_then_refuses_another_key(
+    good: str, tmp_path: Path
+) -> None:
+    known = tmp_path / "config" / "known_keys"
+    code, out = _run(good, "--service", "casino.example", "--known-keys", str(known))
+    assert code == 0, out
+    assert "FIRST USE: no key was known for casino.example" in out and str(known) in out
+    assert known.read_text().split("\n")[-2] == f"casino.example {KEY_HEX}"
+    code, out = _run(good, "--service", "casino.example", "--known-keys", str(known))
+    assert code == 0 and "FIRST USE" not in out and "Key known for casino.example" in out
+
+    impostor = bundles.Pair(key=new_signing_key())
+    path = tmp_path / "impostor.json"
+    path.write_text(json.dumps(bundles.bundle(4, pair=impostor)))
+    code, out = _run(str(path), "--service", "casino.example", "--known-keys", str(known))
+    assert code == 1 and "KEY CHANGED: the bundle names public key" in out
+    assert known.read_text().split("\n")[-2] == f"casino.example {KEY_HEX}"  # unchanged
+    # Another service name is another entry.
+    code, out = _run(str(path), "--service", "other.example", "--known-keys", str(known))
+    assert code == 0 and "FIRST USE" in out
+
+
+def test_a_first_use_that_fails_writes_no_key(tmp_path: Path) -> None:
+    broken = json.loads(json.dumps(GOOD))
+    broken["rounds"][0]["document"]["payout"] += 1
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    known = tmp_path / "known_keys"
+    code, out = _run(str(path), "--service", "casino.example", "--known-keys", str(known))
+    assert code == 1 and "not written, since the bundle fails" in out
+    assert not known.exists()
+
+
+def test_a_known_keys_file_with_a_bad_line_is_unusable(good: str, tmp_path: Path) -> None:
+    known = tmp_path / "known_keys"
+    known.write_text("casino.example not-a-key\n")
+    code, out = _run(good, "--service", "casino.example", "--known-keys", str(known))
+    assert code == 2 and "line 1: expected SERVICE KEYHEX" in out
+
+
+def test_service_and_a_pinned_key_cannot_be_combined(good: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        _run(good, "--service", "x", "--public-key", KEY_HEX)
+    assert exit_.value.code == 2
+
+
+def _key_change(old, new) -> dict:  # type: ignore[no-untyped-def]
+    doc = key_change_document(
+        old_public_key_hex=public_key_hex(old),
+        new_public_key_hex=public_key_hex(new),
+        changed_at=bundles.CREATED_AT,
+    )
+    return signed(old, doc)
+
+
+def test_a_chain_of_key_changes_each_signed_by_the_key_it_retires_is_followed() -> None:
+    old, middle = new_signing_key(), new_signing_key()
+    changes = [_key_change(old, middle), _key_change(middle, PAIR.key)]
+    moved = dict(GOOD, key_changes=changes)
+    report = verify_bundle(moved, public_key_hex(old))
+    assert report.ok and report.trust == TRUST_SUCCESSOR, report.failures
+    assert report.trust_note.startswith("KEY CHANGED: the bundle's key")
+    # A change signed by the NEW key (not the one it retires) proves nothing.
+    forged = signed(PAIR.key, _key_change(middle, PAIR.key)["document"])
+    report = verify_bundle(dict(GOOD, key_changes=[changes[0], forged]), public_key_hex(old))
+    assert not report.ok and "no key change signed by the trusted key" in report.failures[0].message
+    # Nor does a chain that does not start at the trusted key.
+    report = verify_bundle(dict(GOOD, key_changes=changes[1:]), public_key_hex(old))
+    assert not report.ok
