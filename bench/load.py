@@ -428,13 +428,13 @@ def svg(runs: Sequence[DatabaseRun]) -> str:
     )
 
 
-def write_docs(runs: Sequence[DatabaseRun], seconds: float) -> None:
+def write_docs(runs: Sequence[DatabaseRun], seconds: float, machine: str) -> None:
     """Put the figures between the markers of docs/benchmarks.md and the plot beside it."""
     PLOT.write_text(svg(runs))
     doc = ROOT / "docs" / "benchmarks.md"
     text = doc.read_text()
     section = (
-        f"{DOCS_BEGIN}\n{machine_info()}\n\n{markdown(runs, seconds)}\n\n"
+        f"{DOCS_BEGIN}\n{machine}\n\n{markdown(runs, seconds)}\n\n"
         f"![rounds per second and p99 against clients](bench-load.svg)\n{DOCS_END}"
     )
     if DOCS_BEGIN in text:
@@ -455,14 +455,25 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--warmup", type=float, default=2, help="seconds per scenario first")
     parser.add_argument("--write-docs", action="store_true", help="update docs/benchmarks.md")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--from-json", type=Path, help="report a run saved by --json instead")
     options = parser.parse_args(argv)
     clients = [int(c) for c in options.clients.split(",")]
-    print(machine_info())
-    runs = run(options.databases.split(","), clients, options.seconds, options.warmup)
-    print(markdown(runs, options.seconds))
+    if options.from_json:
+        saved = json.loads(options.from_json.read_text())
+        machine, seconds = saved["machine"], saved["seconds"]
+        runs = [
+            DatabaseRun(**(r | {"figures": [Figure(**f) for f in r["figures"]]}))
+            for r in saved["runs"]
+        ]
+    else:
+        machine, seconds = machine_info(), options.seconds
+        print(machine)
+        runs = run(options.databases.split(","), clients, seconds, options.warmup)
+    print(markdown(runs, seconds))
     if options.json:
-        options.json.write_text(json.dumps([asdict(r) for r in runs], indent=1))
+        saved = {"machine": machine, "seconds": seconds, "runs": [asdict(r) for r in runs]}
+        options.json.write_text(json.dumps(saved, indent=1))
     if options.write_docs:
-        write_docs(runs, options.seconds)
+        write_docs(runs, seconds, machine)
     failed = any(not r.checks_pass or any(f.errors for f in r.figures) for r in runs)
     return 1 if failed else 0

@@ -44,7 +44,7 @@ def test_the_short_load_run_answers_every_request_and_the_checks_pass(tmp_path: 
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    runs = json.loads(figures.read_text())
+    runs = json.loads(figures.read_text())["runs"]
     assert [run["database"] for run in runs] == databases
     for run in runs:
         assert run["checks_pass"], run
