@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench screenshots db-upgrade clean verifier
+.PHONY: run test lint bench bench-load screenshots db-upgrade clean verifier
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ verifier: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The JSON API under gunicorn on SQLite and PostgreSQL beside a bare one-insert baseline (~4 min).
+bench-load: $(STAMP)
+	$(BIN)/python -m bench load --write-docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,4 +1,5 @@
 """``python -m bench [FILTER ...]``: run each ``bench/bench_*.py`` in name order, or those matching.
+``python -m bench load [OPTIONS]``: the JSON API under gunicorn (bench/load.py, ``--help``).
 
 Prints the machine first (CPUs, CPU model, Python, UTC date), then each benchmark's Markdown.
 Figures are compared with baselines measured in the same run, because machines are noisy.
@@ -51,6 +52,10 @@ def benchmark_names(filters: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str]) -> int:
     """Run the benchmarks; return 1 if the filters match none."""
+    if argv[:1] == ["load"]:
+        from .load import main as load
+
+        return load(argv[1:])
     names = benchmark_names(argv)
     if not names:
         print(f"no benchmark matches {' '.join(argv)!r}", file=sys.stderr)

@@ -1,8 +1,10 @@
 """The database: declarative base, engine setup for SQLite and PostgreSQL, session per request.
 
-SQLite runs in WAL mode with a busy timeout, and every transaction starts with ``BEGIN
+SQLite runs in WAL mode with a busy timeout. A transaction that writes starts with ``BEGIN
 IMMEDIATE``: ``SELECT ... FOR UPDATE`` renders nothing on SQLite, so the write lock taken at
-``BEGIN`` is what serializes money moves there. PostgreSQL takes row locks instead.
+``BEGIN`` is what serializes money moves there; every other transaction is a deferred ``BEGIN``
+that reads a snapshot and never waits for the lock (see services/tx.py). PostgreSQL takes row
+locks instead.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.types import TypeDecorator
+
+from .services.tx import WRITES
+from .services.tx import refuse_writes_in_read_only
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -69,14 +74,22 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     """Create an engine for ``url`` with the settings each database needs."""
     if is_sqlite(url):
         engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
-        _sqlite_immediate_transactions(engine)
-        return engine
-    kwargs.setdefault("pool_pre_ping", True)
-    return create_engine(url, **kwargs)
+        _sqlite_transactions(engine)
+    else:
+        kwargs.setdefault("pool_pre_ping", True)
+        engine = create_engine(url, **kwargs)
+    _guard_read_only(engine)
+    return engine
 
 
-def _sqlite_immediate_transactions(engine: Engine) -> None:
-    """Let SQLAlchemy, not pysqlite, emit BEGIN, and make it ``BEGIN IMMEDIATE``.
+def _guard_read_only(engine: Engine) -> None:
+    @event.listens_for(engine, "before_cursor_execute")
+    def _before_execute(connection: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        refuse_writes_in_read_only(connection, statement)
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    """Let SQLAlchemy, not pysqlite, emit BEGIN: ``BEGIN IMMEDIATE`` for writing transactions.
 
     This is SQLAlchemy's documented recipe for pysqlite; it also makes SAVEPOINT work.
     """
@@ -93,7 +106,8 @@ def _sqlite_immediate_transactions(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        writes = connection.get_execution_options().get(WRITES, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
 
 
 def make_sessionmaker(engine: Engine, context: object) -> sessionmaker[Session]:

@@ -39,6 +39,7 @@ from .context import context_of
 from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
+from .tx import read_only
 from .tx import transactional
 
 USERNAME = re.compile(r"[A-Za-z0-9_.-]{3,32}")
@@ -135,11 +136,13 @@ def check_password(password: object, username: str | None = None) -> str:
     return password
 
 
-def _new_user(session: Session, username: str, password: str, role: str) -> User:
+def _new_user(session: Session, username: str, password_hash: str, role: str) -> User:
+    """Add a user whose password was hashed before the transaction (hashing takes tens of
+    milliseconds, which SQLite's write lock must not be held for)."""
     taken = session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
     if taken is not None:
         raise UsernameTaken(f"the username {username!r} is taken; choose another")
-    user = User(username=username, password_hash=HASHER.hash(password), role=role)
+    user = User(username=username, password_hash=password_hash, role=role)
     session.add(user)
     session.flush()
     open_player_accounts(session, user.id)
@@ -147,7 +150,6 @@ def _new_user(session: Session, username: str, password: str, role: str) -> User
     return user
 
 
-@transactional
 def register(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> UserView:
@@ -159,10 +161,15 @@ def register(
     :raises UsernameTaken: if the name (ignoring case) is taken.
     """
     name = check_username(username)
-    secret = check_password(password, name)
+    password_hash = HASHER.hash(check_password(password, name))
+    return _register(session, name, password_hash, address)
+
+
+@transactional
+def _register(session: Session, name: str, password_hash: str, address: str) -> UserView:
     if address:  # every web request has one; commands and scripts do not
         _admit_signup(session, address[:64])
-    user = _new_user(session, name, secret, "player")
+    user = _new_user(session, name, password_hash, "player")
     audit.record(
         session,
         actor=f"user:{user.id}",
@@ -208,7 +215,6 @@ def _duration(seconds: int) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
-@transactional
 def create_operator(
     session: Session, username: object, password: object, role: str = "operator"
 ) -> UserView:
@@ -216,7 +222,12 @@ def create_operator(
     if role not in ("operator", "auditor"):
         raise InvalidInput("role must be operator or auditor", field="role")
     name = check_username(username)
-    user = _new_user(session, name, check_password(password, name), role)
+    return _create_staff(session, name, HASHER.hash(check_password(password, name)), role)
+
+
+@transactional
+def _create_staff(session: Session, name: str, password_hash: str, role: str) -> UserView:
+    user = _new_user(session, name, password_hash, role)
     audit.record(
         session,
         actor="system",
@@ -246,18 +257,59 @@ def _count_failed_login(session: Session, username: str, address: str, now: date
     session.add(LoginAttempt(username=username.lower()[:64], address=address[:64], at=now))
 
 
-@transactional
+@dataclass(frozen=True, slots=True)
+class _LoginCandidate:
+    throttled: bool
+    user_id: int | None
+    password_hash: str
+
+
+@read_only
+def _login_candidate(
+    session: Session, username: str, address: str, now: datetime
+) -> _LoginCandidate:
+    """Read what a login checks, in a read that takes no write lock."""
+    if _throttled(session, username, address, now):
+        return _LoginCandidate(True, None, _DUMMY_HASH)
+    found = session.execute(
+        select(User.id, User.password_hash).where(func.lower(User.username) == username.lower())
+    ).first()
+    return _LoginCandidate(False, *found) if found else _LoginCandidate(False, None, _DUMMY_HASH)
+
+
+def _password_matches(password_hash: str, password: str) -> bool:
+    try:
+        return HASHER.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
 def _attempt_login(
     session: Session, username: str, password: str, address: str, now: datetime
 ) -> tuple[UserView | None, str]:
-    if _throttled(session, username, address, now):
+    """Read, check the password outside any transaction (it takes tens of milliseconds and a
+    failed guess must not hold SQLite's write lock meanwhile), then record the verdict."""
+    candidate = _login_candidate(session, username, address, now)
+    if candidate.throttled:
         return None, "throttled"
-    user = session.scalar(select(User).where(func.lower(User.username) == username.lower()))
-    try:
-        HASHER.verify(user.password_hash if user else _DUMMY_HASH, password)
-        good = user is not None
-    except (VerificationError, InvalidHashError):
-        good = False
+    good = _password_matches(candidate.password_hash, password) and candidate.user_id is not None
+    rehashed = None
+    if good and HASHER.check_needs_rehash(candidate.password_hash):
+        rehashed = HASHER.hash(password)
+    return _record_login(session, username, address, now, candidate.user_id, good, rehashed)
+
+
+@transactional
+def _record_login(
+    session: Session,
+    username: str,
+    address: str,
+    now: datetime,
+    user_id: int | None,
+    good: bool,
+    rehashed: str | None,
+) -> tuple[UserView | None, str]:
+    user = session.get(User, user_id) if user_id is not None else None
     if not good or user is None:
         _count_failed_login(session, username, address, now)
         audit.record(
@@ -277,8 +329,8 @@ def _attempt_login(
             data={"reason": "locked", "address": address},
         )
         return None, "locked"
-    if HASHER.check_needs_rehash(user.password_hash):
-        user.password_hash = HASHER.hash(password)
+    if rehashed is not None:
+        user.password_hash = rehashed
     audit.record(
         session,
         actor=f"user:{user.id}",
@@ -330,7 +382,7 @@ def start_session(session: Session, user_id: int, *, kind: str = "web") -> tuple
     return token, expires
 
 
-@transactional
+@read_only
 def session_user(session: Session, token: object, *, kind: str = "web") -> UserView | None:
     """Return the user of a live session or token, or None if it ended, expired or is unknown."""
     if not isinstance(token, str) or not token:
@@ -375,31 +427,43 @@ def issue_api_token(
     return start_session(session, user.id, kind="api")
 
 
+@read_only
+def _password_state(
+    session: Session, user_id: int, address: str, now: datetime
+) -> tuple[str, str, bool]:
+    """The user's name and password hash, and whether their password checks are throttled."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    return user.username, user.password_hash, _throttled(session, user.username, address, now)
+
+
 @transactional
+def _count_failed_check(session: Session, username: str, address: str, now: datetime) -> None:
+    _count_failed_login(session, username, address, now)
+
+
 def _check_current_password(
     session: Session, user_id: int, password: object, address: str, now: datetime
 ) -> str:
     """Verify the current password, throttled and counted like a login: ``ok``, ``wrong`` or
-    ``throttled`` (a verdict, not an exception, so a failure's record is committed)."""
-    user = session.get(User, user_id)
-    if user is None:
-        raise NotFound("no such user")
-    if _throttled(session, user.username, address, now):
+    ``throttled`` (a verdict, not an exception, so a failure's record is committed). The hash
+    is checked outside any transaction."""
+    username, password_hash, throttled = _password_state(session, user_id, address, now)
+    if throttled:
         return "throttled"
-    try:
-        HASHER.verify(user.password_hash, password if isinstance(password, str) else "")
-    except (VerificationError, InvalidHashError):
-        _count_failed_login(session, user.username, address, now)
+    if not _password_matches(password_hash, password if isinstance(password, str) else ""):
+        _count_failed_check(session, username, address, now)
         return "wrong"
     return "ok"
 
 
 @transactional
-def _set_password(session: Session, user_id: int, new: str) -> None:
+def _set_password(session: Session, user_id: int, new_hash: str) -> None:
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
-    user.password_hash = HASHER.hash(new)
+    user.password_hash = new_hash
     _end_all(session, user_id)
     audit.record(
         session, actor=f"user:{user_id}", action="user.password_changed", subject=f"user:{user_id}"
@@ -424,7 +488,7 @@ def change_password(
         raise RateLimited("too many failed attempts; wait a few minutes and try again")
     if verdict == "wrong":
         raise Unauthorized("the current password is wrong")
-    _set_password(session, user_id, secret)
+    _set_password(session, user_id, HASHER.hash(secret))
 
 
 def _staff_target(session: Session, actor_id: int, user_id: int) -> User:
@@ -472,7 +536,7 @@ def set_locked(session: Session, actor_id: int, user_id: int, locked: bool) -> U
     return UserView.of(user)
 
 
-@transactional
+@read_only
 def get_user(session: Session, user_id: int) -> UserView:
     user = session.get(User, user_id)
     if user is None:
@@ -480,7 +544,7 @@ def get_user(session: Session, user_id: int) -> UserView:
     return UserView.of(user)
 
 
-@transactional
+@read_only
 def find_users(session: Session, query: str = "", limit: int = 50) -> list[dict[str, Any]]:
     """Search users by name (substring, case-insensitive)."""
     storable(query, "q")

@@ -37,6 +37,7 @@ from .context import context_of
 from .text import storable
 from .tx import insert_ignoring_conflicts
 from .tx import locked
+from .tx import read_only
 from .tx import transactional
 
 MAX_PAGE = 500
@@ -119,7 +120,7 @@ def _time_filter(value: str | None, name: str) -> str | None:
         raise InvalidInput(f"{name} must be an ISO 8601 time", field=name) from exc
 
 
-@transactional
+@read_only
 def entries(
     session: Session,
     *,
@@ -266,14 +267,14 @@ def checkpoint(session: Session, *, actor: str | None = "system") -> dict[str, A
     return signed
 
 
-@transactional
+@read_only
 def checkpoints(session: Session) -> list[dict[str, Any]]:
     """Return every signed checkpoint, oldest first."""
     rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size))
     return [_checkpoint_dict(row) for row in rows]
 
 
-@transactional
+@read_only
 def verify(session: Session) -> dict[str, Any]:
     """Verify the whole chain and every checkpoint; name the first bad entry."""
     return _verify_whole(session, fairness.format_time(datetime.now(UTC)))
@@ -336,7 +337,7 @@ class _Verified:
 _verified: weakref.WeakKeyDictionary[Any, _Verified] = weakref.WeakKeyDictionary()
 
 
-@transactional
+@read_only
 def status(session: Session, *, whole: bool = False) -> dict[str, Any]:
     """Verify the log for the operator's page: the whole log the first time (and when
     ``whole``), then only the entries and checkpoints appended since.
@@ -432,7 +433,7 @@ def _service_keys(session: Session) -> list[str]:
     return [context_of(session).public_key_hex, *known]
 
 
-@transactional
+@read_only
 def inclusion_proof(session: Session, seq: int) -> dict[str, Any]:
     """Return the proof that entry ``seq`` is in the latest checkpoint's tree."""
     latest = _latest_checkpoint(session)
@@ -452,7 +453,7 @@ def inclusion_proof(session: Session, seq: int) -> dict[str, Any]:
     }
 
 
-@transactional
+@read_only
 def consistency_proof(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
     """Return the proof that the tree of ``old_size`` entries is a prefix of ``new_size``'s."""
     leaves = _leaves(session, new_size)
@@ -467,7 +468,7 @@ def consistency_proof(session: Session, old_size: int, new_size: int) -> dict[st
     }
 
 
-@transactional
+@read_only
 def export_lines(session: Session) -> list[str]:
     """Return the whole log as JSON Lines: every entry, then every checkpoint."""
     rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)).all()

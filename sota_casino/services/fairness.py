@@ -24,6 +24,7 @@ from . import audit
 from .context import context_of
 from .text import storable
 from .tx import locked
+from .tx import read_only
 from .tx import transactional
 
 
@@ -152,7 +153,7 @@ def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) ->
     return session.scalars(locked(query) if lock else query).one()
 
 
-@transactional
+@read_only
 def active_seed_pair(session: Session, user_id: int) -> dict[str, Any]:
     """Return the player's active pair (never its server seed) and the next commitment."""
     return _pair_view(_pair(session, user_id, "active"), _pair(session, user_id, "next"))
@@ -230,13 +231,13 @@ def pairs_of(session: Session, user_id: int) -> list[dict[str, Any]]:
     return [pair_summary(pair) for pair in pairs]
 
 
-@transactional
+@read_only
 def seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
     """Return the player's pairs, newest first; revealed ones carry their signed reveal."""
     return pairs_of(session, user_id)
 
 
-@transactional
+@read_only
 def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
     """Return the verifier's input for one of the player's pairs (API.md).
 
@@ -266,7 +267,7 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
     }
 
 
-@transactional
+@read_only
 def public_key_info(session: Session) -> dict[str, Any]:
     """Return the service's public key (hex and PEM) and the retired ones."""
     ctx = context_of(session)

@@ -31,7 +31,7 @@ from ..models import Posting
 from ..models import Round
 from ..models import Transfer
 from .tx import insert_ignoring_conflicts
-from .tx import transactional
+from .tx import read_only
 
 SYSTEM_KINDS = ("house", "escrow", "issuance")
 TRANSFER_KINDS = ("bet", "raise", "settle", "grant", "topup", "adjust")
@@ -204,7 +204,7 @@ class LedgerReport:
         }
 
 
-@transactional
+@read_only
 def check(session: Session) -> LedgerReport:
     """Check the books: transfers sum to zero, balances equal their postings, no player below
     zero, and each currency's escrow equals the stakes of its open rounds."""

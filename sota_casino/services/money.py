@@ -21,7 +21,7 @@ from . import ledger
 from .context import context_of
 from .staff import require_operator
 from .text import storable
-from .tx import transactional
+from .tx import read_only
 
 MAX_ADJUSTMENT = 10**12
 REASON_MAX = 500
@@ -61,13 +61,13 @@ def grant_signup(session: Session, user_id: int) -> None:
     )
 
 
-@transactional
+@read_only
 def balances(session: Session, user_id: int) -> dict[str, int]:
     """Return the player's balances in minor units."""
     return ledger.player_balances(session, user_id)
 
 
-@transactional
+@read_only
 def topup_status(session: Session, user_id: int, now: datetime | None = None) -> dict[str, bool]:
     """Tell, per currency, whether a top-up is allowed now."""
     now = now or datetime.now(UTC)

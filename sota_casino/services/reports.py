@@ -42,7 +42,7 @@ from . import money
 from . import rounds
 from . import settings
 from .context import context_of
-from .tx import transactional
+from .tx import read_only
 
 GAMES = ("casino_war", "sota")
 #: The origin line of the C2SP signed-note form of checkpoints (also the note key's name).
@@ -153,7 +153,7 @@ def _theoretical(session: Session) -> dict[str, Any]:
     }
 
 
-@transactional
+@read_only
 def house_summary(session: Session) -> dict[str, Any]:
     """Return balances per currency, the house's results per game and per day, and the edges.
 
@@ -227,7 +227,7 @@ def _audit_entries(session: Session, user_id: int, limit: int) -> list[dict[str,
     return [audit.entry_dict(row) for row in rows]
 
 
-@transactional
+@read_only
 def player_overview(session: Session, user_id: int, *, limit: int = 50) -> dict[str, Any]:
     """Return one user's balances, rounds, money moves, seed pairs and audit entries.
 
@@ -256,7 +256,7 @@ def player_overview(session: Session, user_id: int, *, limit: int = 50) -> dict[
     }
 
 
-@transactional
+@read_only
 def adjustment_preview(
     session: Session, user_id: int, currency: object, amount: object, reason: object
 ) -> dict[str, Any]:
@@ -286,7 +286,7 @@ def adjustment_preview(
     }
 
 
-@transactional
+@read_only
 def checkpoint_note(session: Session) -> dict[str, Any] | None:
     """Return the latest checkpoint in the C2SP tlog-checkpoint signed-note form (or None).
 
@@ -306,7 +306,7 @@ def checkpoint_note(session: Session) -> dict[str, Any] | None:
     }
 
 
-@transactional
+@read_only
 def tables(session: Session) -> dict[str, Any]:
     """Return every table's present settings and the latest changes to them, newest first."""
     changes = session.scalars(

@@ -28,7 +28,7 @@ from . import idempotency
 from . import ledger
 from . import settings as table_settings
 from .tx import locked
-from .tx import transactional
+from .tx import read_only
 
 MAX_PAGE = 100
 
@@ -474,7 +474,7 @@ def round_view(session: Session, round_: Round) -> dict[str, Any]:
     return war_view(session, round_) if round_.game == "casino_war" else sota_view(session, round_)
 
 
-@transactional
+@read_only
 def get_round(
     session: Session, user_id: int, round_id: object, game: str | None = None
 ) -> dict[str, Any]:
@@ -506,7 +506,7 @@ def summary(round_: Round) -> dict[str, Any]:
     }
 
 
-@transactional
+@read_only
 def list_rounds(
     session: Session,
     user_id: int,
@@ -532,7 +532,7 @@ def list_rounds(
     return {"rounds": page, "next_before": page[-1]["id"] if len(rows) > limit else None}
 
 
-@transactional
+@read_only
 def receipt(session: Session, user_id: int, round_id: object) -> dict[str, Any]:
     """Return the signed receipt of one of the caller's settled rounds."""
     round_ = _own_round(session, user_id, round_id)
@@ -541,7 +541,7 @@ def receipt(session: Session, user_id: int, round_id: object) -> dict[str, Any]:
     return {"document": round_.receipt, "signature": round_.receipt_signature}
 
 
-@transactional
+@read_only
 def open_rounds(session: Session, user_id: int) -> list[dict[str, Any]]:
     """Return the caller's rounds that wait for a decision or a move."""
     rows = session.scalars(

@@ -18,6 +18,7 @@ from ..models import TableSetting
 from . import audit
 from .context import context_of
 from .staff import require_operator
+from .tx import read_only
 from .tx import transactional
 
 SOTA_PRESETS = ("nordic", "english", "tod_und_leben", "pjanitsa", "rauha", "syrian", "kids_15_min")
@@ -78,7 +79,7 @@ def current(session: Session, name: str) -> dict[str, Any]:
     return dict(row.settings) if row else _defaults(session, name)
 
 
-@transactional
+@read_only
 def table_rules(session: Session, name: str) -> dict[str, Any]:
     """Return the settings of table ``name``."""
     return current(session, name)

@@ -1,10 +1,19 @@
-"""Transactions: one per use case, retried on serialization failures and deadlocks."""
+"""Transactions: one per use case, retried on serialization failures and deadlocks.
+
+A use case that writes runs under :func:`transactional`; one that only reads runs under
+:func:`read_only`. The difference matters on SQLite, where a writing transaction takes the
+database's single write lock at ``BEGIN IMMEDIATE`` (``SELECT ... FOR UPDATE`` renders nothing
+there, so that lock is what serializes money moves), while a read is a plain deferred ``BEGIN``
+on a WAL snapshot that never waits for a writer nor makes one wait. PostgreSQL reads take no
+row locks either way.
+"""
 
 from __future__ import annotations
 
 import functools
 import time
 from collections.abc import Callable
+from typing import Any
 from typing import Concatenate
 from typing import ParamSpec
 from typing import TypeVar
@@ -25,6 +34,10 @@ ATTEMPTS = 8
 RETRYABLE_SQLSTATES = {"40001", "40P01"}
 #: A concurrent first use of one idempotency key: the retry finds and replays the winner's answer.
 RETRYABLE_CONSTRAINTS = ("uq_idempotency_records_user_key", "idempotency_records.user_id")
+#: Connection option set on a writing transaction's connection before it begins (see db.py).
+WRITES = "sota_casino_writes"
+#: Connection option of a read-only transaction: a write in it is refused before it is sent.
+READ_ONLY = "sota_casino_read_only"
 
 
 def _retryable(exc: DBAPIError) -> bool:
@@ -36,15 +49,10 @@ def _retryable(exc: DBAPIError) -> bool:
     return False
 
 
-def transactional(
+def _run_in_transaction(
     fn: Callable[Concatenate[Session, P], R],
+    mode: str,
 ) -> Callable[Concatenate[Session, P], R]:
-    """Run ``fn(session, ...)`` in its own transaction, committed when it returns.
-
-    A domain error rolls everything back; serialization failures and deadlocks are retried a
-    bounded number of times with a short backoff.
-    """
-
     @functools.wraps(fn)
     def run(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
         if session.in_transaction():
@@ -52,6 +60,8 @@ def transactional(
         for attempt in range(ATTEMPTS):
             try:
                 with session.begin():
+                    # The option reaches the connection before its BEGIN is emitted.
+                    session.connection(execution_options={mode: True})
                     return fn(session, *args, **kwargs)
             except DBAPIError as exc:
                 if attempt == ATTEMPTS - 1 or not _retryable(exc):
@@ -60,6 +70,42 @@ def transactional(
         raise AssertionError("unreachable")
 
     return run
+
+
+def transactional(
+    fn: Callable[Concatenate[Session, P], R],
+) -> Callable[Concatenate[Session, P], R]:
+    """Run ``fn(session, ...)`` in its own writing transaction, committed when it returns.
+
+    A domain error rolls everything back; serialization failures and deadlocks are retried a
+    bounded number of times with a short backoff.
+    """
+    return _run_in_transaction(fn, WRITES)
+
+
+def read_only(
+    fn: Callable[Concatenate[Session, P], R],
+) -> Callable[Concatenate[Session, P], R]:
+    """Run ``fn(session, ...)`` in its own transaction that only reads: one consistent snapshot
+    that takes no write lock on SQLite and no row lock on PostgreSQL, so a long report or check
+    never delays play. A statement that would write is refused (:class:`WriteInReadOnly`)."""
+    return _run_in_transaction(fn, READ_ONLY)
+
+
+class WriteInReadOnly(RuntimeError):
+    """A read-only use case tried to write: a programming error, never the caller's."""
+
+
+#: How statements that only read begin (a read-only transaction refuses every other).
+_READING = ("select", "with", "begin", "commit", "rollback", "savepoint", "release", "pragma")
+
+
+def refuse_writes_in_read_only(connection: Any, statement: str) -> None:
+    """Raise if ``statement`` would write on a read-only transaction's ``connection``."""
+    if connection.get_execution_options().get(READ_ONLY) and not (
+        statement.lstrip()[:9].lower().startswith(_READING)
+    ):
+        raise WriteInReadOnly(f"a read-only use case tried to write: {statement[:60]!r}")
 
 
 def insert_ignoring_conflicts(session: Session, table: type, values: dict[str, object]) -> None:

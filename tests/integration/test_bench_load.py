@@ -1,0 +1,57 @@
+"""``python -m bench load`` in its short mode: the service and the baseline under gunicorn, a
+second per figure, on SQLite and PostgreSQL; every request answered, the books and the log
+checked afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from sota_casino import config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _databases() -> list[str]:
+    engine = sa.create_engine(config.test_postgres_url())
+    try:
+        with engine.connect():
+            return ["sqlite", "postgres"]
+    except sa.exc.OperationalError:
+        if os.environ.get("REQUIRE_POSTGRES") == "1":
+            raise
+        return ["sqlite"]
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.slow
+def test_the_short_load_run_answers_every_request_and_the_checks_pass(tmp_path: Path) -> None:
+    databases = _databases()
+    figures = tmp_path / "load.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "load", "--seconds", "1", "--clients", "1,2"]
+        + ["--warmup", "0", "--databases", ",".join(databases), "--json", str(figures)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = json.loads(figures.read_text())["runs"]
+    assert [run["database"] for run in runs] == databases
+    for run in runs:
+        assert run["checks_pass"], run
+        assert run["ledger_check"].startswith("ledger ok") and "audit log ok" in run["audit_verify"]
+        seen = {(f["scenario"], f["clients"]) for f in run["figures"]}
+        assert seen == {(s, c) for s in ("baseline", "casino_war", "sota") for c in (1, 2)}
+        for figure in run["figures"]:
+            assert figure["errors"] == 0, figure
+            assert figure["rounds"] > 0, figure
+    assert "| sqlite | 2 |" in done.stdout
