@@ -24,12 +24,12 @@ from sqlalchemy.orm import Mapped
 from sqlalchemy.orm import mapped_column
 from sqlalchemy.orm import relationship
 
+from .core.money import CURRENCIES
 from .db import Base
 from .db import BigInt
 from .db import UTCDateTime
 
 ROLES = ("player", "operator", "auditor")
-CURRENCIES = ("chips", "sweets")
 
 
 def utcnow() -> datetime:

@@ -23,7 +23,9 @@ from .tx import transactional
 
 R = TypeVar("R")
 
-KEY = re.compile(r"[\x21-\x7e]{1,64}")
+#: 1-64 visible ASCII characters (the header the money-moving API calls accept).
+KEY_PATTERN = r"^[\x21-\x7e]{1,64}$"
+KEY = re.compile(KEY_PATTERN)
 
 
 def check_key(key: object) -> str | None:
