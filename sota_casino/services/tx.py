@@ -16,6 +16,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm import SessionTransactionOrigin
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -25,6 +26,14 @@ ATTEMPTS = 8
 RETRYABLE_SQLSTATES = {"40001", "40P01"}
 #: A concurrent first use of one idempotency key: the retry finds and replays the winner's answer.
 RETRYABLE_CONSTRAINTS = ("uq_idempotency_records_user_key", "idempotency_records.user_id")
+
+
+class NestedTransaction(RuntimeError):
+    """A use case was called inside a transaction someone else opened: a bug of the caller.
+
+    Helpers that run inside the caller's transaction take the session and open none; a use case
+    (``@transactional``) owns its transaction, and rolling back the caller's would lose its work.
+    """
 
 
 def _retryable(exc: DBAPIError) -> bool:
@@ -43,11 +52,16 @@ def transactional(
 
     A domain error rolls everything back; serialization failures and deadlocks are retried a
     bounded number of times with a short backoff.
+
+    :raises NestedTransaction: at once if the caller has a transaction of its own open.
     """
 
     @functools.wraps(fn)
     def run(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
-        if session.in_transaction():
+        open_now = session.get_transaction()
+        if open_now is not None:
+            if open_now.origin is not SessionTransactionOrigin.AUTOBEGIN:
+                raise NestedTransaction(f"{fn.__name__} opens its own transaction; call it outside")
             session.rollback()  # a read left open by autobegin; our own work starts clean
         for attempt in range(ATTEMPTS):
             try:
