@@ -25,9 +25,9 @@ from sqlalchemy.orm import mapped_column
 from sqlalchemy.orm import relationship
 
 from .core.money import CURRENCIES
-from .db import Base
-from .db import BigInt
-from .db import UTCDateTime
+from .database import Base
+from .database import BigInt
+from .database import UTCDateTime
 
 ROLES = ("player", "operator", "auditor")
 

@@ -25,6 +25,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
 
+from ..core import errors as kinds
 from ..core.errors import CasinoError
 from .paths import is_local_path
 
@@ -69,6 +70,25 @@ API_MESSAGES: dict[int, str] = {
 }
 
 
+#: The HTTP status of each kind of refusal; a kind not listed takes its nearest base's.
+STATUS_OF_KIND: dict[type[CasinoError], int] = {
+    CasinoError: 400,
+    kinds.InvalidInput: 422,
+    kinds.InvalidAction: 409,
+    kinds.InsufficientFunds: 409,
+    kinds.Conflict: 409,
+    kinds.NotFound: 404,
+    kinds.Forbidden: 403,
+    kinds.Unauthorized: 401,
+    kinds.RateLimited: 429,
+}
+
+
+def status_of(error: CasinoError) -> int:
+    """Return the HTTP status of a refusal, from its kind."""
+    return next(STATUS_OF_KIND[k] for k in type(error).__mro__ if k in STATUS_OF_KIND)
+
+
 def wants_json() -> bool:
     """Tell whether this request is an API call, answered in JSON."""
     return request.path.startswith(API_PREFIX)
@@ -104,9 +124,9 @@ def back_url() -> str:
 
 def refusal_headers(error: CasinoError) -> dict[str, str]:
     """Return the headers that go with a refusal: how to authenticate, or when to retry."""
-    if error.status == 401 and wants_json():
+    if status_of(error) == 401 and wants_json():
         return {"WWW-Authenticate": "Bearer"}
-    if error.status == 429:
+    if status_of(error) == 429:
         wait = error.details.get("retry_after") or current_app.config["LOGIN_WINDOW_SECONDS"]
         return {"Retry-After": str(wait)}
     return {}
@@ -115,12 +135,12 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
 def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     """Answer a refusal from the services with its own status and code."""
     if wants_json():
-        return api_error(error.status, error.code, error.message, **refusal_headers(error))
-    if request.method == "POST" and error.status != 404:
+        return api_error(status_of(error), error.code, error.message, **refusal_headers(error))
+    if request.method == "POST" and status_of(error) != 404:
         flash(error.message, "error")
         return redirect(back_url(), code=303)
     # A form about something that is not there (or not yours) has no page to go back to.
-    body, status = error_page(error.status, error.message)  # type: ignore[misc]
+    body, status = error_page(status_of(error), error.message)  # type: ignore[misc]
     return body, status, refusal_headers(error)
 
 

@@ -43,6 +43,7 @@ from .charts import Series
 from .charts import bar_chart
 from .charts import line_chart
 from .errors import error_page
+from .errors import status_of
 from .inputs import form_chips
 from .inputs import form_whole
 from .inputs import query_int
@@ -82,7 +83,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     Players' forms flash and go back (see :mod:`.errors`); an operator's refused adjustment or
     setting must not look like a success, so the console shows the refusal with its status.
     """
-    return error_page(error.status, error.message)
+    return error_page(status_of(error), error.message)
 
 
 def _actor() -> str:
