@@ -10,6 +10,7 @@ IMMEDIATE``: ``SELECT ... FOR UPDATE`` renders nothing on SQLite, so the write l
 from __future__ import annotations
 
 from typing import Any
+from typing import cast
 
 from flask import Flask
 from flask import current_app
@@ -78,18 +79,18 @@ def init_app(app: Flask) -> None:
 
 def new_session() -> Session:
     """Return a new session of the current app (for commands and background work)."""
-    return current_app.extensions["sota_casino.sessionmaker"]()  # type: ignore[no-any-return]
+    return cast(Session, current_app.extensions["sota_casino.sessionmaker"]())
 
 
 def get_engine() -> Engine:
-    return current_app.extensions["sota_casino.engine"]  # type: ignore[no-any-return]
+    return cast(Engine, current_app.extensions["sota_casino.engine"])
 
 
 def get_session() -> Session:
     """Return this request's session, opening it on first use."""
     if "db_session" not in g:
         g.db_session = current_app.extensions["sota_casino.sessionmaker"]()
-    return g.db_session  # type: ignore[no-any-return]
+    return cast(Session, g.db_session)
 
 
 def close_session(exc: BaseException | None = None) -> None:

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from datetime import UTC
 from datetime import datetime
+
+# CPython's C encoder, undeclared in typeshed (a private name; None without the C module).
 from json.encoder import c_make_encoder  # type: ignore[attr-defined]
 from json.encoder import encode_basestring
 from typing import Any
@@ -144,7 +146,8 @@ class Stream:
             self._refill(4)
             start, end = 0, 4
         self._offset = end
-        return _unpack_word(self._buffer, start)[0]
+        word: int = _unpack_word(self._buffer, start)[0]
+        return word
 
     def uniform(self, n: int) -> int:
         """Return a uniform integer in ``[0, n)`` by rejection sampling (no modulo bias).
@@ -165,7 +168,7 @@ class Stream:
             offset += 4
             if x < limit:
                 self._offset = offset
-                return x % n
+                return int(x % n)
 
     @property
     def bytes_read(self) -> int:

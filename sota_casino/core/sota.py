@@ -497,6 +497,7 @@ class _Table:
 
     def compare(self, seats: list[int], up: list[Card | None]) -> tuple[Card, list[int]]:
         """Return the step's best face-up card and the seats that hold its rank."""
+        # Every seat compared has a face-up card: only seats that turned one are passed.
         cards: list[Card] = [up[s] for s in seats]  # type: ignore[misc]
         value = self.value
         values = [value[card] for card in cards]
@@ -507,7 +508,7 @@ class _Table:
                 values = [six if card[0] == "6" else value[card] for card in cards]
         best = max(values)
         tied = [s for s, v in zip(seats, values, strict=True) if v == best]
-        return up[tied[0]], tied  # type: ignore[return-value]
+        return up[tied[0]], tied  # type: ignore[return-value]  # as above: not None
 
     def trick(self) -> None:
         """Play one trick: the first flip, its wars, the pot to the winner."""
@@ -529,6 +530,7 @@ class _Table:
         winner: int | None = None
         while True:
             best, tied = self.compare(contenders, up)
+            # A seat in `turned` has just laid its face-up card, so up[s] is a card.
             if rules.auto_war_twos and any(up[s][0] == "2" for s in turned):  # type: ignore[index]
                 fighters = contenders
             elif len(tied) == 1:
@@ -544,7 +546,7 @@ class _Table:
                         for s in contenders:
                             if s not in tied:
                                 returned[s] = up[s]
-                                piles[s].append(up[s])  # type: ignore[arg-type]
+                                piles[s].append(up[s])  # type: ignore[arg-type]  # contender: a card
             width = BY_RANK_WIDTH[best[0]] if rules.war_down == "by_rank" else rules.war_down
             step: list[tuple[Card, ...]] = [()] * seats
             steps.append(step)

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from typing import cast
 
 from sqlalchemy import Row
+from sqlalchemy import Table
 from sqlalchemy import bindparam
 from sqlalchemy import insert
 from sqlalchemy import or_
@@ -43,9 +45,9 @@ MAX_PAGE = 500
 
 
 # Built once (an append is on every money move's path) and run on the session's connection.
-_HEAD = AuditHead.__table__
+_HEAD = cast(Table, AuditHead.__table__)
 _LOCK_HEAD = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
-_NEW_ENTRY = insert(AuditEntry.__table__)
+_NEW_ENTRY = insert(cast(Table, AuditEntry.__table__))
 _MOVE_HEAD = (
     update(_HEAD)
     .where(_HEAD.c.id == 1)
@@ -93,7 +95,7 @@ def record(
     every = context_of(session).setting("CHECKPOINT_EVERY")
     if every and entry["seq"] % every == 0:
         _sign_checkpoint(session, entry["seq"])
-    return entry["seq"]
+    return int(entry["seq"])
 
 
 def entry_dict(row: AuditEntry | Row[Any]) -> dict[str, Any]:

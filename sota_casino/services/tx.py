@@ -5,9 +5,11 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
+from typing import Any
 from typing import Concatenate
 from typing import ParamSpec
 from typing import TypeVar
+from typing import cast
 
 from sqlalchemy import Select
 from sqlalchemy import insert
@@ -73,7 +75,7 @@ def transactional(
                 time.sleep(0.005 * 2**attempt)
         raise AssertionError("unreachable")
 
-    return run
+    return cast(Callable[Concatenate[Session, P], R], run)  # functools.wraps hides the signature
 
 
 def insert_ignoring_conflicts(session: Session, table: type, values: dict[str, object]) -> None:
@@ -89,7 +91,7 @@ def insert_ignoring_conflicts(session: Session, table: type, values: dict[str, o
     session.execute(statement.values(**values))
 
 
-SelectT = TypeVar("SelectT", bound=Select)  # type: ignore[type-arg]
+SelectT = TypeVar("SelectT", bound=Select[Any])
 
 
 def locked(statement: SelectT) -> SelectT:

@@ -104,11 +104,14 @@ def api_error(status: int, code: str, message: str, **headers: str) -> ResponseR
 
 def error_page(status: int, message: str | None = None) -> ResponseReturnValue:
     """Render the friendly error page for ``status``."""
+    return _page(status, message), status
+
+
+def _page(status: int, message: str | None) -> str:
     title, default = FRIENDLY.get(status, FRIENDLY[400 if status < 500 else 500])
-    body = render_template(
+    return render_template(
         "errors/error.html", status=status, title=title, message=message or default
     )
-    return body, status
 
 
 def back_url() -> str:
@@ -140,8 +143,7 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
         flash(error.message, "error")
         return redirect(back_url(), code=303)
     # A form about something that is not there (or not yours) has no page to go back to.
-    body, status = error_page(status_of(error), error.message)  # type: ignore[misc]
-    return body, status, refusal_headers(error)
+    return _page(status_of(error), error.message), status_of(error), refusal_headers(error)
 
 
 def handle_http_error(error: HTTPException) -> ResponseReturnValue:
@@ -150,13 +152,13 @@ def handle_http_error(error: HTTPException) -> ResponseReturnValue:
     if status >= 500:
         return handle_unexpected(error)
     headers: dict[str, Any] = {}
-    if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
-        headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
+    allowed = getattr(error, "valid_methods", None)  # only MethodNotAllowed carries it
+    if status == 405 and allowed:
+        headers["Allow"] = ", ".join(allowed)
     if wants_json():
         message = _page_message(error) or API_MESSAGES.get(status) or FRIENDLY[400][1]
         return api_error(status, HTTP_CODES.get(status, "error"), message, **headers)
-    body, code = error_page(status, _page_message(error))  # type: ignore[misc]
-    return body, code, headers
+    return _page(status, _page_message(error)), status, headers
 
 
 def _page_message(error: HTTPException) -> str | None:

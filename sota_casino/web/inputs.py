@@ -274,5 +274,5 @@ class IdConverter(BaseConverter):
             raise NoRoute()
         return number
 
-    def to_url(self, value: object) -> str:
-        return str(int(value))  # type: ignore[call-overload]
+    def to_url(self, value: Any) -> str:
+        return str(int(value))

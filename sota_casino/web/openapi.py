@@ -87,7 +87,9 @@ class _JsonSchema(GenerateJsonSchema):
         return super().default_schema(schema)
 
 
-def operation(id: str, summary: str, tag: str, ok: type[BaseModel] | None, **more: Any) -> Any:
+def operation(
+    id: str, summary: str, tag: str, ok: type[BaseModel] | None, **more: Any
+) -> Callable[[View], View]:
     """Declare a view's operation; the view gets the parsed ``body`` and ``query``."""
     declared = Operation(id, summary, tag, ok, **more)
 

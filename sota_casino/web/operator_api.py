@@ -6,6 +6,7 @@ player a 403, and an auditor may GET everything but gets a 403 on anything that 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from typing import Final
 
@@ -28,6 +29,7 @@ from . import inputs
 from . import schemas as s
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
+from .openapi import View
 from .openapi import operation
 from .operator import STAFF
 from .operator import export_response
@@ -57,12 +59,14 @@ def _actor_id() -> int:
     return int(g.user.id)
 
 
-def read(id: str, summary: str, ok: type[BaseModel], **more: Any) -> Any:
+def read(id: str, summary: str, ok: type[BaseModel] | None, **more: Any) -> Callable[[View], View]:
     """Declare a GET that staff may use, auditors included."""
     return operation(id, summary, TAG, ok, **{"errors": DENIED, **more})
 
 
-def change(id: str, summary: str, ok: type[BaseModel], body: type[BaseModel]) -> Any:
+def change(
+    id: str, summary: str, ok: type[BaseModel], body: type[BaseModel]
+) -> Callable[[View], View]:
     """Declare a change (by an operator, audited) of the thing named in the path."""
     return operation(id, summary, TAG, ok, errors=CHANGE_OF_ONE, body=body)
 

@@ -106,6 +106,12 @@ def _sota_rules_schema() -> dict[str, Any]:
 SotaRules = Annotated[dict[str, Any], WithJsonSchema(_sota_rules_schema())]
 
 
+def absent(description: str | None = None) -> Any:
+    """A field that may be left out, and is never null when present (typed ``Any`` for mypy,
+    which would read pydantic's ``Field(None)`` as a null value of a non-null type)."""
+    return Field(None, description=description)
+
+
 class Answer(BaseModel):
     """A response body: the promised fields; more may be added."""
 
@@ -263,12 +269,12 @@ class AuditQuery(Query):
 
     after_seq: Count = 0
     limit: Annotated[int, Field(ge=1, le=audit.MAX_PAGE)] = 50
-    action: AuditFilter = Field(None, description="action prefix, e.g. money.")
-    actor: AuditFilter = Field(None, description="e.g. user:7 or system")
-    subject: AuditFilter = Field(None, description="e.g. user:7, round:12, table:casino_war")
-    since: TimeFilter = Field(None, description="ISO 8601 time (UTC if no zone)")
-    until: TimeFilter = Field(None, description="ISO 8601 time (UTC if no zone)")
-    text: AuditFilter = Field(None, description="free text in the action, actor, subject or data")
+    action: AuditFilter = absent(description="action prefix, e.g. money.")
+    actor: AuditFilter = absent(description="e.g. user:7 or system")
+    subject: AuditFilter = absent(description="e.g. user:7, round:12, table:casino_war")
+    since: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
+    until: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
+    text: AuditFilter = absent(description="free text in the action, actor, subject or data")
 
 
 class ConsistencyQuery(Query):
@@ -323,8 +329,8 @@ class Me(Answer):
 
 class TopupResult(Answer):
     balances: Balances
-    chips: Count = Field(None)
-    sweets: Count = Field(None)
+    chips: Count = absent()
+    sweets: Count = absent()
 
 
 class Token(Answer):
@@ -341,8 +347,8 @@ class Signed(Answer):
 
 class RetiredKey(Answer):
     public_key_hex: Hex64
-    created_at: Time = Field(None)
-    retired_at: Time = Field(None)
+    created_at: Time = absent()
+    retired_at: Time = absent()
 
 
 class PublicKey(Answer):
@@ -369,7 +375,7 @@ class SeedPair(Answer):
     commitment_document: CommitmentDocument
     signature: Signature
     next_commitment: Hex64
-    next_seed_pair_id: Id = Field(None)
+    next_seed_pair_id: Id = absent()
 
 
 class Rotation(Answer):
@@ -391,8 +397,8 @@ class RoundBase(Answer):
     seed_pair_id: Id
     nonce: Count
     balances: Balances
-    created_at: Time = Field(None)
-    settled_at: Time | None = Field(None)
+    created_at: Time = absent()
+    settled_at: Time | None = absent()
 
 
 class War(Answer):
@@ -402,7 +408,7 @@ class War(Answer):
 
 
 class Round(RoundBase):
-    game: Literal["casino_war"] = Field(None)
+    game: Literal["casino_war"] = absent()
     status: Annotated[str, OneOf((casino_war.AWAITING_DECISION, casino_war.SETTLED))]
     bet: Count
     tie_bet: Count
@@ -411,8 +417,8 @@ class Round(RoundBase):
     dealer_card: Card
     war: War | None
     outcome: WarOutcome | None
-    tie_bet_won: bool | None = Field(None)
-    rules: Open = Field(None)
+    tie_bet_won: bool | None = absent()
+    rules: Open = absent()
 
 
 class Trick(Answer):
@@ -420,26 +426,26 @@ class Trick(Answer):
     wars: Count
     winner: Annotated[int, Field(ge=0, le=3)] | None
     counts: list[Count]
-    steps: list[list[Count]] = Field(None, description="cards laid per seat, per step")
+    steps: list[list[Count]] = absent(description="cards laid per seat, per step")
 
 
 class PendingMove(Answer):
-    seat: int = Field(None)
+    seat: int = absent()
     count: Id
     options: list[Card]
-    table: list[list[Any]] = Field(None)
+    table: list[list[Any]] = absent()
 
 
 class Game(RoundBase):
-    game: Literal["sota"] = Field(None)
+    game: Literal["sota"] = absent()
     status: Annotated[str, OneOf((sota.AWAITING_MOVE, sota.SETTLED))]
     stake: Annotated[Id, Field(description=SWEETS)]
     rules: SotaRules
     seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
     winner: SotaWinner | None
     tricks: list[Trick]
-    pending: PendingMove | None = Field(None)
-    ended_by: str | None = Field(None)
+    pending: PendingMove | None = absent()
+    ended_by: str | None = absent()
 
 
 class RoundSummary(Answer):
