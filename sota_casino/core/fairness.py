@@ -1,4 +1,4 @@
-"""The provably fair scheme of FAIRNESS.md, to the byte.
+"""The provably fair scheme of docs/fairness.md, to the byte.
 
 Seeds and commitments, the HMAC-SHA256 stream of a round, rejection-sampled uniform integers,
 the forward Fisher–Yates shuffle (its first ``k`` positions are final after ``k`` steps), the
@@ -408,7 +408,7 @@ def sign(key: Ed25519PrivateKey, doc: Any) -> str:
 
 
 def signed(key: Ed25519PrivateKey, doc: dict[str, Any]) -> dict[str, Any]:
-    """Return the ``SIGNED`` envelope ``{"document", "signature"}`` of API.md."""
+    """Return the signed envelope ``{"document", "signature"}`` the API answers with."""
     return {"document": doc, "signature": sign(key, doc)}
 
 

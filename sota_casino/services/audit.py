@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
@@ -476,8 +475,3 @@ def export_lines(session: Session) -> list[str]:
     return list(
         audit_chain.export_lines(_all_entries(session), [_checkpoint_dict(r) for r in rows])
     )
-
-
-def iter_export(session: Session) -> Iterator[str]:
-    """Yield the export line by line (for streaming responses and files)."""
-    yield from export_lines(session)

@@ -33,7 +33,7 @@ bp = Blueprint("sota", __name__, url_prefix="/sota")
 TABLE: Final = "sota"
 CUSTOM: Final = "custom"
 
-#: Every option of the rule set, each value explained in one sentence, in RULES.md's order.
+#: Every option of the rule set, each value explained in one sentence, in docs/rules.md's order.
 RULE_HELP: Final[list[dict[str, Any]]] = [
     {
         "name": "seats",
