@@ -47,6 +47,7 @@ from .errors import status_of
 from .inputs import form_chips
 from .inputs import form_whole
 from .inputs import query_int
+from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
 from .security import login_redirect
 from .security import session_user
@@ -98,7 +99,7 @@ def _audit_filters() -> dict[str, str]:
     found = {}
     for name in AUDIT_FILTERS:
         value = request.args.get(name, "").strip()
-        if len(value) > 200:
+        if len(value) > AUDIT_FILTER_MAX:
             raise InvalidInput(f"the {name} filter is too long", field=name)
         if value:
             found[name] = value
