@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-load screenshots db-upgrade clean verifier
+.PHONY: run test test-fast lint typecheck bench bench-load screenshots db-upgrade clean verifier
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,8 +21,15 @@ run: db-upgrade
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: lint
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: lint typecheck
 	$(BIN)/pytest
+
+# The quick loop: everything but the tests marked slow (browser, PostgreSQL, builds).
+test-fast: lint typecheck
+	$(BIN)/pytest -q -m "not slow"
 
 screenshots: $(STAMP)
 	SAVE_SCREENSHOTS=1 $(BIN)/pytest -q tests/browser

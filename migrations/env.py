@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import pool
 
 from sota_casino import models  # noqa: F401  (registers every table on Base.metadata)
-from sota_casino.db import Base
+from sota_casino.database import Base
 from sota_casino.db import make_engine
 
 config = context.config

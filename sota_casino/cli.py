@@ -14,6 +14,8 @@ from flask.cli import with_appcontext
 
 from . import migrate
 from .core.casino_war import BONUS_MODES
+from .core.casino_war import RANGES
+from .core.casino_war import TableRules
 from .core.errors import CasinoError
 from .db import new_session
 
@@ -182,8 +184,15 @@ def create_operator(username: str, role: str) -> None:
 
 
 @click.command("odds")
-@click.option("--tie-payout", type=click.IntRange(0, 30), default=10, show_default=True)
-@click.option("--bonus", type=click.Choice(BONUS_MODES), default="none", show_default=True)
+@click.option(
+    "--tie-payout",
+    type=click.IntRange(*RANGES["tie_payout"]),
+    default=TableRules().tie_payout,
+    show_default=True,
+)
+@click.option(
+    "--bonus", type=click.Choice(BONUS_MODES), default=TableRules().bonus, show_default=True
+)
 def odds_command(tie_payout: int, bonus: str) -> None:
     """Print the exact Casino War house edge for 1 to 8 decks (no simulation)."""
     from .core.odds import format_odds_by_decks

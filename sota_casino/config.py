@@ -54,13 +54,3 @@ def defaults() -> dict[str, Any]:
         "MAX_CONTENT_LENGTH": 64 * 1024,
         **INT_SETTINGS,
     }
-
-
-def require_postgres() -> bool:
-    """Tell whether PostgreSQL tests must fail rather than skip (CI)."""
-    return os.environ.get("REQUIRE_POSTGRES") == "1"
-
-
-def test_postgres_url() -> str:
-    """Return the PostgreSQL server the tests use."""
-    return os.environ.get("TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

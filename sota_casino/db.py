@@ -1,4 +1,6 @@
-"""The database: declarative base, engine setup for SQLite and PostgreSQL, session per request.
+"""The database in the app: engine setup for SQLite and PostgreSQL, a session per request.
+
+The declarative base and column types are in :mod:`.database`, which imports no Flask.
 
 SQLite runs in WAL mode with a busy timeout. A transaction that writes starts with ``BEGIN
 IMMEDIATE``: ``SELECT ... FOR UPDATE`` renders nothing on SQLite, so the write lock taken at
@@ -9,61 +11,20 @@ locks instead.
 
 from __future__ import annotations
 
-from datetime import UTC
-from datetime import datetime
 from typing import Any
+from typing import cast
 
 from flask import Flask
 from flask import current_app
 from flask import g
-from sqlalchemy import BigInteger
-from sqlalchemy import DateTime
 from sqlalchemy import Engine
-from sqlalchemy import Integer
-from sqlalchemy import MetaData
 from sqlalchemy import create_engine
 from sqlalchemy import event
-from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
-from sqlalchemy.types import TypeDecorator
 
 from .services.tx import WRITES
 from .services.tx import refuse_writes_in_read_only
-
-NAMING_CONVENTION = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-#: 64-bit integers everywhere; SQLite's INTEGER PRIMARY KEY needs the plain INTEGER variant.
-BigInt = BigInteger().with_variant(Integer(), "sqlite")
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """A timezone-aware UTC timestamp on every database (SQLite drops the zone otherwise)."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("naive datetime given to a UTC column")
-        return value.astimezone(UTC) if value is not None else None
-
-    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-class Base(DeclarativeBase):
-    """Base of every model, with the constraint naming convention Alembic relies on."""
-
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
 def is_sqlite(url: str) -> bool:
@@ -132,18 +93,18 @@ def init_app(app: Flask) -> None:
 
 def new_session() -> Session:
     """Return a new session of the current app (for commands and background work)."""
-    return current_app.extensions["sota_casino.sessionmaker"]()  # type: ignore[no-any-return]
+    return cast(Session, current_app.extensions["sota_casino.sessionmaker"]())
 
 
 def get_engine() -> Engine:
-    return current_app.extensions["sota_casino.engine"]  # type: ignore[no-any-return]
+    return cast(Engine, current_app.extensions["sota_casino.engine"])
 
 
 def get_session() -> Session:
     """Return this request's session, opening it on first use."""
     if "db_session" not in g:
         g.db_session = current_app.extensions["sota_casino.sessionmaker"]()
-    return g.db_session  # type: ignore[no-any-return]
+    return cast(Session, g.db_session)
 
 
 def close_session(exc: BaseException | None = None) -> None:

@@ -11,8 +11,8 @@ from flask import Flask
 
 from . import config
 from .instance import read_or_create
-
-ROOT = Path(__file__).resolve().parent.parent
+from .locations import STATIC
+from .locations import TEMPLATES
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
@@ -23,8 +23,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(
         __name__,
         instance_relative_config=True,
-        template_folder=str(ROOT / "templates"),
-        static_folder=str(ROOT / "sota_casino" / "static"),
+        template_folder=str(TEMPLATES),
+        static_folder=str(STATIC),
     )
     app.config.from_mapping(config.defaults())
     app.config.update(config.from_environment() if test_config is None else test_config)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from alembic import command
 from alembic.config import Config
 
-from .factory import ROOT
+from .locations import MIGRATIONS
 
 
 def alembic_config(url: str) -> Config:
     """Return an Alembic config for the database at ``url``."""
     config = Config()
-    config.set_main_option("script_location", str(ROOT / "migrations"))
+    config.set_main_option("script_location", str(MIGRATIONS))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return config
 

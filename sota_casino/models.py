@@ -24,12 +24,12 @@ from sqlalchemy.orm import Mapped
 from sqlalchemy.orm import mapped_column
 from sqlalchemy.orm import relationship
 
-from .db import Base
-from .db import BigInt
-from .db import UTCDateTime
+from .core.money import CURRENCIES
+from .database import Base
+from .database import BigInt
+from .database import UTCDateTime
 
 ROLES = ("player", "operator", "auditor")
-CURRENCIES = ("chips", "sweets")
 
 
 def utcnow() -> datetime:

@@ -21,6 +21,7 @@ from typing import Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from .core import cards
 from .core import casino_war
 from .core import sota
 from .core.cards import canonical_shoe
@@ -238,7 +239,7 @@ def _variants() -> Iterator[tuple[str, Doc, Callable[[sota.GameResult], bool]]]:
     yield "defaults (nordic)", {}, anything
     yield "seats 3", {"seats": 3}, anything
     yield "seats 4", {"seats": 4}, anything
-    for deck in sota.DECK_KINDS[1:]:
+    for deck in cards.DECK_KINDS[1:]:
         yield f"deck {deck}", {"deck": deck}, anything
     yield "war_down 1", {"war_down": 1}, anything
     yield "war_down by_rank", {"war_down": "by_rank"}, anything
@@ -246,10 +247,16 @@ def _variants() -> Iterator[tuple[str, Doc, Callable[[sota.GameResult], bool]]]:
     yield "gather table", {"gather": "table"}, anything
     yield "gather shuffled", {"gather": "shuffled"}, anything
     yield "short last_card_up", {"short": "last_card_up"}, anything
-    returned = lambda game: any("returned" in t for t in game.tricks.to_list())  # noqa: E731
+
+    def returned(game: sota.GameResult) -> bool:
+        return any("returned" in t for t in game.tricks.to_list())
+
     yield "multi_tie tied_only_return", {"seats": 3, "multi_tie": "tied_only_return"}, returned
     yield "multi_tie all", {"seats": 3, "multi_tie": "all"}, anything
-    ended = lambda how: lambda game: game.ended_by == how  # noqa: E731
+
+    def ended(how: str) -> Callable[[sota.GameResult], bool]:
+        return lambda game: game.ended_by == how
+
     yield "end single_pass", {"end": "single_pass"}, ended(sota.SINGLE_PASS)
     yield (
         "end single_pass, a draw with no cards",

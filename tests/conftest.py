@@ -114,3 +114,27 @@ def session(app: Flask) -> Iterator[Session]:
         db_session = app.extensions["sota_casino.sessionmaker"]()
         yield db_session
         db_session.close()
+
+
+#: Files whose tests run for seconds each: processes, servers, migrations, long searches.
+SLOW_FILES = {
+    "test_concurrency.py",
+    "test_migrations.py",
+    "test_ledger_stateful.py",
+    "test_entry_points.py",
+    "test_fuzz.py",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what ``make test-fast`` leaves out: PostgreSQL runs, the browser, the slow files."""
+    for item in items:
+        on_postgres = getattr(item, "callspec", None) and item.callspec.params.get("db_url")
+        if on_postgres == "postgres":
+            item.add_marker(pytest.mark.postgres)
+        if (
+            on_postgres == "postgres"
+            or item.get_closest_marker("browser")
+            or item.path.name in SLOW_FILES
+        ):
+            item.add_marker(pytest.mark.slow)

@@ -1,4 +1,4 @@
-"""Cards, ranks, deck kinds and their canonical order (FAIRNESS.md).
+"""Cards, ranks, deck kinds and their canonical order (docs/fairness.md).
 
 A card is its two-character code: rank then suit (``"TD"`` is the ten of diamonds); jokers are
 ``"X1"`` and ``"X2"``. Suits never matter in either game, so comparisons use :func:`rank_value`.
@@ -51,16 +51,6 @@ def canonical_shoe(kind: str = "standard52", decks: int = 1) -> tuple[Card, ...]
     return canonical_deck(kind) * decks
 
 
-def rank_of(card: Card) -> str:
-    """Return the rank character of ``card`` (``"X"`` for a joker)."""
-    return card[0]
-
-
 def rank_value(card: Card) -> int:
     """Return the comparison value of ``card``: 2..14 for 2..A, 15 for a joker."""
     return RANK_VALUES[card[0]]
-
-
-def is_card(code: object, kind: str = "jokers54") -> bool:
-    """Tell whether ``code`` is a card of deck ``kind``."""
-    return isinstance(code, str) and code in set(canonical_deck(kind))

@@ -1,4 +1,4 @@
-"""Casino War (RULES.md §1) as a pure state machine over a card stream.
+"""Casino War (docs/rules.md §1) as a pure state machine over a card stream.
 
 ``deal`` opens a round: it is settled at once, or waits for the player's decision on a tie;
 ``decide`` settles it by surrender or war. Card positions never depend on the bet or the
@@ -38,7 +38,7 @@ OUTCOMES: Final = ("win", "lose", "surrender", "war_win", "war_tie", "war_lose")
 #: Returns the first ``k`` cards of the round's shuffled shoe (``PartialShuffle.prefix``).
 Draw = Callable[[int], Sequence[Card]]
 
-_RANGES: Final[dict[str, tuple[int, int]]] = {
+RANGES: Final[dict[str, tuple[int, int]]] = {
     "decks": (1, 8),
     "tie_payout": (0, 30),
     "burn": (0, 5),
@@ -48,7 +48,7 @@ _RANGES: Final[dict[str, tuple[int, int]]] = {
 
 
 def _int_option(name: str, value: object) -> int:
-    low, high = _RANGES[name]
+    low, high = RANGES[name]
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InvalidRules(f"{name} must be a whole number from {low} to {high}", option=name)
     return value
@@ -56,7 +56,7 @@ def _int_option(name: str, value: object) -> int:
 
 @dataclass(frozen=True, slots=True)
 class TableRules:
-    """A Casino War table's settings, with the defaults of RULES.md §1."""
+    """A Casino War table's settings, with the defaults of docs/rules.md §1."""
 
     decks: int = 6
     min_bet: int = 100
@@ -66,7 +66,7 @@ class TableRules:
     bonus: str = "none"
 
     def __post_init__(self) -> None:
-        for name in _RANGES:
+        for name in RANGES:
             _int_option(name, getattr(self, name))
         if self.bonus not in BONUS_MODES:
             raise InvalidRules(f"bonus must be one of: {', '.join(BONUS_MODES)}", option="bonus")

@@ -1,16 +1,16 @@
 """Domain errors: every refusal the casino can give, each with a stable code.
 
-The web layer maps these to HTTP in one place; ``code`` is what API clients see.
+The web layer maps these kinds to HTTP statuses in one place (``web/errors.py``); ``code`` is
+what API clients see.
 """
 
 from __future__ import annotations
 
 
 class CasinoError(Exception):
-    """Base of every refusal; ``code`` is stable, ``status`` is the HTTP status to use."""
+    """Base of every refusal; ``code`` is stable (the web layer picks the HTTP status)."""
 
     code = "casino_error"
-    status = 400
 
     def __init__(self, message: str = "", **details: object) -> None:
         super().__init__(message or self.__class__.__doc__ or self.code)
@@ -22,7 +22,6 @@ class InvalidInput(CasinoError):
     """The request is not valid."""
 
     code = "invalid_input"
-    status = 422
 
 
 class InvalidRules(InvalidInput):
@@ -41,7 +40,6 @@ class InvalidAction(CasinoError):
     """This step is not allowed in the round's present state."""
 
     code = "invalid_action"
-    status = 409
 
 
 class DecisionNotDue(InvalidAction):
@@ -60,42 +58,36 @@ class InsufficientFunds(CasinoError):
     """The balance does not cover this amount."""
 
     code = "insufficient_funds"
-    status = 409
 
 
 class NotFound(CasinoError):
     """No such thing, or it is not yours."""
 
     code = "not_found"
-    status = 404
 
 
 class Forbidden(CasinoError):
     """You may not do this."""
 
     code = "forbidden"
-    status = 403
 
 
 class Unauthorized(CasinoError):
     """Log in first, or the credentials are wrong."""
 
     code = "unauthorized"
-    status = 401
 
 
 class RateLimited(CasinoError):
     """Too many attempts; wait a little and try again."""
 
     code = "rate_limited"
-    status = 429
 
 
 class Conflict(CasinoError):
     """The request conflicts with the present state."""
 
     code = "conflict"
-    status = 409
 
 
 class RoundOpen(Conflict):

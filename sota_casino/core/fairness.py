@@ -1,4 +1,4 @@
-"""The provably fair scheme of FAIRNESS.md, to the byte.
+"""The provably fair scheme of docs/fairness.md, to the byte.
 
 Seeds and commitments, the HMAC-SHA256 stream of a round, rejection-sampled uniform integers,
 the forward Fisher–Yates shuffle (its first ``k`` positions are final after ``k`` steps), the
@@ -17,6 +17,8 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from datetime import UTC
 from datetime import datetime
+
+# CPython's C encoder, undeclared in typeshed (a private name; None without the C module).
 from json.encoder import c_make_encoder  # type: ignore[attr-defined]
 from json.encoder import encode_basestring
 from typing import Any
@@ -160,7 +162,8 @@ class Stream:
             self._refill(4)
             start, end = 0, 4
         self._offset = end
-        return _unpack_word(self._buffer, start)[0]
+        word: int = _unpack_word(self._buffer, start)[0]
+        return word
 
     def uniform(self, n: int) -> int:
         """Return a uniform integer in ``[0, n)`` by rejection sampling (no modulo bias).
@@ -181,7 +184,7 @@ class Stream:
             offset += 4
             if x < limit:
                 self._offset = offset
-                return x % n
+                return int(x % n)
 
     @property
     def bytes_read(self) -> int:
@@ -433,7 +436,7 @@ def sign(key: Ed25519PrivateKey, doc: Any) -> str:
 
 
 def signed(key: Ed25519PrivateKey, doc: dict[str, Any]) -> dict[str, Any]:
-    """Return the ``SIGNED`` envelope ``{"document", "signature"}`` of API.md."""
+    """Return the signed envelope ``{"document", "signature"}`` the API answers with."""
     return {"document": doc, "signature": sign(key, doc)}
 
 

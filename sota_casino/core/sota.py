@@ -1,4 +1,4 @@
-"""Sota (classic War, Krig, Battle; RULES.md §2) as a pure, replayable engine.
+"""Sota (classic War, Krig, Battle; docs/rules.md §2) as a pure, replayable engine.
 
 :func:`play_game` plays a whole game from the round's fairness stream (or from an explicit deal
 order, for tests) under a :class:`SotaRules` rule set, and logs every trick. The game has no
@@ -7,8 +7,8 @@ that needs one more move stops with ``status == "awaiting_move"``; replaying fro
 one more move continues it, which is what makes a game resumable and verifiable.
 
 Cards are their codes (``"TD"``) throughout; piles are deques with the top card on the left.
-A won pile is a stack with its top at the end of the list. The conventions chosen where RULES.md
-is silent are listed in ``docs/rules.md``.
+A won pile is a stack with its top at the end of the list. The conventions chosen where the
+rules are silent are listed in ``docs/rules.md``.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _whole(name: str, value: object, low: int, high: int, extra: str = "") -> No
 
 @dataclass(frozen=True, slots=True)
 class SotaRules:
-    """A Sota rule set: every option of RULES.md §2.1 with its default."""
+    """A Sota rule set: every option of docs/rules.md §2.1 with its default."""
 
     seats: int = 2
     deck: str = "standard52"
@@ -210,7 +210,7 @@ class Trick:
         return len(self.steps) - 1
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the trick as API.md shapes it (plus ``steps``: cards per seat per step)."""
+        """Return the trick as the API shapes it (plus ``steps``: cards per seat per step)."""
         trick: dict[str, Any] = {
             "laid": [list(cards) for cards in self.laid],
             "wars": self.wars,
@@ -278,7 +278,7 @@ class GameResult:
     moves_used: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the game part of API.md's Sota game shape."""
+        """Return the game part of the API's Sota game shape."""
         return {
             "status": self.status,
             "winner": self.winner,
@@ -330,7 +330,7 @@ class _AwaitingMove(Exception):
 
 
 class _Table:
-    """The state of one game and the procedure of RULES.md §2.2."""
+    """The state of one game and the procedure of docs/rules.md §2.2."""
 
     #: Play two-seat plain tricks inline (see :meth:`run`); tests switch it off to compare.
     inline_plain_tricks: ClassVar[bool] = True
@@ -409,8 +409,8 @@ class _Table:
         """Take every card of a seat that is short under ``lose``: it lays them all and is out.
 
         Under ``single_pass`` its won pile never counts for a war, but it is still the seat's
-        cards (RULES.md §2.2: pile plus won pile) and "its cards join the pot", so it follows the
-        dealt cards as it lies, top first, unshuffled (it is never turned over).
+        cards (docs/rules.md §2.2: pile plus won pile) and "its cards join the pot", so it follows
+        the dealt cards as it lies, top first, unshuffled (it is never turned over).
         """
         cards = self.take(seat, self.available(seat), dump=True)
         if self.single_pass:
@@ -497,6 +497,7 @@ class _Table:
 
     def compare(self, seats: list[int], up: list[Card | None]) -> tuple[Card, list[int]]:
         """Return the step's best face-up card and the seats that hold its rank."""
+        # Every seat compared has a face-up card: only seats that turned one are passed.
         cards: list[Card] = [up[s] for s in seats]  # type: ignore[misc]
         value = self.value
         values = [value[card] for card in cards]
@@ -507,7 +508,7 @@ class _Table:
                 values = [six if card[0] == "6" else value[card] for card in cards]
         best = max(values)
         tied = [s for s, v in zip(seats, values, strict=True) if v == best]
-        return up[tied[0]], tied  # type: ignore[return-value]
+        return up[tied[0]], tied  # type: ignore[return-value]  # as above: not None
 
     def trick(self) -> None:
         """Play one trick: the first flip, its wars, the pot to the winner."""
@@ -529,6 +530,7 @@ class _Table:
         winner: int | None = None
         while True:
             best, tied = self.compare(contenders, up)
+            # A seat in `turned` has just laid its face-up card, so up[s] is a card.
             if rules.auto_war_twos and any(up[s][0] == "2" for s in turned):  # type: ignore[index]
                 fighters = contenders
             elif len(tied) == 1:
@@ -544,7 +546,7 @@ class _Table:
                         for s in contenders:
                             if s not in tied:
                                 returned[s] = up[s]
-                                piles[s].append(up[s])  # type: ignore[arg-type]
+                                piles[s].append(up[s])  # type: ignore[arg-type]  # contender: a card
             width = BY_RANK_WIDTH[best[0]] if rules.war_down == "by_rank" else rules.war_down
             step: list[tuple[Card, ...]] = [()] * seats
             steps.append(step)

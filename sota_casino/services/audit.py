@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from typing import cast
 
 from sqlalchemy import Row
+from sqlalchemy import Table
 from sqlalchemy import bindparam
 from sqlalchemy import insert
 from sqlalchemy import or_
@@ -44,9 +45,9 @@ MAX_PAGE = 500
 
 
 # Built once (an append is on every money move's path) and run on the session's connection.
-_HEAD = AuditHead.__table__
+_HEAD = cast(Table, AuditHead.__table__)
 _LOCK_HEAD = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
-_NEW_ENTRY = insert(AuditEntry.__table__)
+_NEW_ENTRY = insert(cast(Table, AuditEntry.__table__))
 _MOVE_HEAD = (
     update(_HEAD)
     .where(_HEAD.c.id == 1)
@@ -94,7 +95,7 @@ def record(
     every = context_of(session).setting("CHECKPOINT_EVERY")
     if every and entry["seq"] % every == 0:
         _sign_checkpoint(session, entry["seq"])
-    return entry["seq"]
+    return int(entry["seq"])
 
 
 def entry_dict(row: AuditEntry | Row[Any]) -> dict[str, Any]:
@@ -475,8 +476,3 @@ def export_lines(session: Session) -> list[str]:
     return list(
         audit_chain.export_lines(_all_entries(session), [_checkpoint_dict(r) for r in rows])
     )
-
-
-def iter_export(session: Session) -> Iterator[str]:
-    """Yield the export line by line (for streaming responses and files)."""
-    yield from export_lines(session)

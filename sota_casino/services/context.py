@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import Any
+from typing import cast
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.orm import Session
@@ -37,7 +38,7 @@ class ServiceContext:
 
 def context_of(session: Session) -> ServiceContext:
     """Return the service context carried by ``session``."""
-    return session.info["context"]  # type: ignore[no-any-return]
+    return cast(ServiceContext, session.info["context"])
 
 
 def load_or_create_signing_key(path: str | Path) -> Ed25519PrivateKey:

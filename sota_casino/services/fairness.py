@@ -6,8 +6,10 @@ import json
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from typing import Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import event
 from sqlalchemy import select
 from sqlalchemy import update
 from sqlalchemy.orm import Session
@@ -27,14 +29,29 @@ from .tx import locked
 from .tx import read_only
 from .tx import transactional
 
+#: ``session.info`` marker: this transaction registered the key; it holds once committed.
+_REGISTERING: Final = "sota_casino.registering_key"
+
 
 def signed(session: Session, document: dict[str, Any]) -> dict[str, Any]:
-    """Sign ``document`` with the service key (registering the key on first use)."""
+    """Sign ``document`` with the service key (registering the key in the first transaction
+    that signs: a rollback undoes the registration, and the next signature makes it again)."""
     ctx = context_of(session)
-    if not ctx.public_key_registered:
+    if not ctx.public_key_registered and not session.info.get(_REGISTERING):
         _register_public_key(session)
-        ctx.public_key_registered = True
+        session.info[_REGISTERING] = True
     return fairness.signed(ctx.signing_key, document)
+
+
+@event.listens_for(Session, "after_commit")
+def _key_registered(session: Session) -> None:
+    if session.info.pop(_REGISTERING, False):
+        context_of(session).public_key_registered = True
+
+
+@event.listens_for(Session, "after_rollback")
+def _key_registration_undone(session: Session) -> None:
+    session.info.pop(_REGISTERING, None)
 
 
 def _register_public_key(session: Session) -> None:

@@ -14,8 +14,10 @@ from dataclasses import field
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from typing import cast
 
 from sqlalchemy import Row
+from sqlalchemy import Table
 from sqlalchemy import bindparam
 from sqlalchemy import func
 from sqlalchemy import insert
@@ -25,7 +27,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from ..core.errors import InsufficientFunds
-from ..models import CURRENCIES
+from ..core.money import CURRENCIES
 from ..models import Account
 from ..models import Posting
 from ..models import Round
@@ -77,14 +79,14 @@ def _ensure_system_accounts(session: Session) -> None:
 
 # The statements of every money move, built once: building and keying a statement costs more
 # than running it, and they run on the session's connection (same transaction, no ORM layer).
-_ACCOUNTS = Account.__table__
+_ACCOUNTS = cast(Table, Account.__table__)
 _LOCK_ACCOUNTS = (
     select(_ACCOUNTS.c.id, _ACCOUNTS.c.name, _ACCOUNTS.c.currency)
     .where(_ACCOUNTS.c.name.in_(bindparam("names", expanding=True)))
     .order_by(_ACCOUNTS.c.id)
     .with_for_update()
 )
-_NEW_TRANSFER = insert(Transfer.__table__).returning(Transfer.__table__.c.id)
+_NEW_TRANSFER = insert(cast(Table, Transfer.__table__)).returning(Transfer.__table__.c.id)
 #: The balance changes only if a player account stays at or above zero: a 0-row update refuses.
 _MOVE_BALANCE = (
     update(_ACCOUNTS)
@@ -92,7 +94,7 @@ _MOVE_BALANCE = (
     .where(or_(_ACCOUNTS.c.kind != "player", _ACCOUNTS.c.balance + bindparam("amount") >= 0))
     .values(balance=_ACCOUNTS.c.balance + bindparam("amount"))
 )
-_NEW_POSTINGS = insert(Posting.__table__)
+_NEW_POSTINGS = insert(cast(Table, Posting.__table__))
 
 
 def _lock_accounts(session: Session, names: list[str]) -> dict[str, Row[Any]]:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import TopupNotAllowed
-from ..models import CURRENCIES
+from ..core.money import CURRENCIES
 from ..models import Transfer
 from ..models import User
 from . import audit

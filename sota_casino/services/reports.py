@@ -27,7 +27,7 @@ from ..core import fairness
 from ..core import odds
 from ..core.errors import InsufficientFunds
 from ..core.errors import NotFound
-from ..models import CURRENCIES
+from ..core.money import CURRENCIES
 from ..models import Account
 from ..models import AuditCheckpoint
 from ..models import AuditEntry

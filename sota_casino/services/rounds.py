@@ -220,6 +220,7 @@ def war_view(session: Session, round_: Round) -> dict[str, Any]:
             "dealer_card": cards[3 + burn],
         }
     settled = round_.status == "settled"
+    outcome = round_.outcome if settled else None
     return {
         "id": round_.id,
         "game": "casino_war",
@@ -230,8 +231,8 @@ def war_view(session: Session, round_: Round) -> dict[str, Any]:
         "player_card": cards[0],
         "dealer_card": cards[1],
         "war": war,
-        "outcome": round_.outcome["result"] if settled else None,
-        "tie_bet_won": round_.outcome["tie_bet_won"] if settled else None,
+        "outcome": outcome["result"] if outcome is not None else None,
+        "tie_bet_won": outcome["tie_bet_won"] if outcome is not None else None,
         "net": round_.net,
         "payout": round_.payout,
         "rules": rules,
@@ -482,7 +483,7 @@ def get_round(
     return round_view(session, _own_round(session, user_id, round_id, game))
 
 
-@transactional
+@read_only
 def moves_made(session: Session, user_id: int, round_id: object) -> int:
     """How many Prisoners of War moves the player has made in one of its Sota games: the
     index the next move takes in the receipt's ``actions``."""

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ..core import casino_war
+from ..core import sota
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import NotFound
@@ -21,7 +22,7 @@ from .staff import require_operator
 from .tx import read_only
 from .tx import transactional
 
-SOTA_PRESETS = ("nordic", "english", "tod_und_leben", "pjanitsa", "rauha", "syrian", "kids_15_min")
+SOTA_PRESETS = tuple(sota.PRESETS)
 MAX_SWEETS_STAKE = 10**9
 TABLES = ("casino_war", "sota")
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from ..core.errors import InvalidInput
 
+#: The JSON Schema pattern of such text.
+NO_NUL_PATTERN = "^[^\\x00]*$"
+
 
 def storable(value: str, field: str) -> str:
     """Return ``value`` if the database can hold it.

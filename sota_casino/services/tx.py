@@ -17,6 +17,7 @@ from typing import Any
 from typing import Concatenate
 from typing import ParamSpec
 from typing import TypeVar
+from typing import cast
 
 from sqlalchemy import Select
 from sqlalchemy import insert
@@ -25,6 +26,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm import SessionTransactionOrigin
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -40,6 +42,14 @@ WRITES = "sota_casino_writes"
 READ_ONLY = "sota_casino_read_only"
 
 
+class NestedTransaction(RuntimeError):
+    """A use case was called inside a transaction someone else opened: a bug of the caller.
+
+    Helpers that run inside the caller's transaction take the session and open none; a use case
+    (``@transactional``) owns its transaction, and rolling back the caller's would lose its work.
+    """
+
+
 def _retryable(exc: DBAPIError) -> bool:
     sqlstate = getattr(exc.orig, "sqlstate", None)
     if sqlstate in RETRYABLE_SQLSTATES:
@@ -53,15 +63,27 @@ def _run_in_transaction(
     fn: Callable[Concatenate[Session, P], R],
     mode: str,
 ) -> Callable[Concatenate[Session, P], R]:
+    """Run ``fn(session, ...)`` in its own transaction, committed when it returns.
+
+    A domain error rolls everything back; serialization failures and deadlocks are retried a
+    bounded number of times with a short backoff.
+
+    :raises NestedTransaction: at once if the caller has a transaction of its own open.
+    """
+
     @functools.wraps(fn)
     def run(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
-        if session.in_transaction():
+        open_now = session.get_transaction()
+        if open_now is not None:
+            if open_now.origin is not SessionTransactionOrigin.AUTOBEGIN:
+                raise NestedTransaction(f"{fn.__name__} opens its own transaction; call it outside")
             session.rollback()  # a read left open by autobegin; our own work starts clean
         for attempt in range(ATTEMPTS):
             try:
                 with session.begin():
-                    # The option reaches the connection before its BEGIN is emitted.
-                    session.connection(execution_options={mode: True})
+                    # The option reaches the connection before its BEGIN is emitted; the
+                    # cast: SQLAlchemy types the options as a TypedDict of its own keys.
+                    session.connection(execution_options=cast(Any, {mode: True}))
                     return fn(session, *args, **kwargs)
             except DBAPIError as exc:
                 if attempt == ATTEMPTS - 1 or not _retryable(exc):
@@ -69,7 +91,7 @@ def _run_in_transaction(
                 time.sleep(0.005 * 2**attempt)
         raise AssertionError("unreachable")
 
-    return run
+    return cast(Callable[Concatenate[Session, P], R], run)  # functools.wraps hides the signature
 
 
 def transactional(
@@ -121,7 +143,7 @@ def insert_ignoring_conflicts(session: Session, table: type, values: dict[str, o
     session.execute(statement.values(**values))
 
 
-SelectT = TypeVar("SelectT", bound=Select)  # type: ignore[type-arg]
+SelectT = TypeVar("SelectT", bound=Select[Any])
 
 
 def locked(statement: SelectT) -> SelectT:

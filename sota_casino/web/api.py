@@ -1,4 +1,7 @@
-"""The JSON API ``/api/v1`` (API.md): parse strictly, call one service, answer JSON.
+"""The JSON API ``/api/v1`` (docs/API.md): parse strictly, call one service, answer JSON.
+
+Each view declares its operation (:func:`.openapi.operation`): the models of its body, query
+string and answer, which parse the request and make the OpenAPI document.
 
 Errors are ``{"error": {"code", "message"}}`` (see :mod:`.errors`); credentials are bearer
 tokens, or the session cookie with the page's CSRF token in ``X-CSRF-Token`` (see
@@ -14,59 +17,49 @@ from typing import Final
 from typing import TypeVar
 
 from flask import Blueprint
+from flask import current_app
 from flask import g
 from flask import jsonify
-from flask import request
 from flask.typing import ResponseReturnValue
+from pydantic import BaseModel
 
 from ..core import fairness as core_fairness
 from ..core import odds
-from ..core.casino_war import CHOICES
 from ..db import get_session
 from ..services import accounts
 from ..services import fairness
 from ..services import money
 from ..services import rounds
 from . import inputs
-from .inputs import amount
-from .inputs import json_object
-from .inputs import only_fields
-from .inputs import string
+from . import schemas as s
+from .openapi import CHANGE
+from .openapi import CHANGE_OF_ONE
+from .openapi import DENIED
 from .openapi import openapi_document
+from .openapi import operation
 from .security import api_login_required
 from .security import client_address
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
 T = TypeVar("T")
-
-CHIPS: Final = "hundredths of a chip"
-SWEETS: Final = "whole sweets"
-GAMES: Final = ("casino_war", "sota")
-CURRENCIES: Final = ("chips", "sweets")
-MAX_MOVE_CARDS: Final = 64
+#: A GET of one thing of the caller's, named in the path.
+ONE: Final = (*DENIED, 404)
 
 
-def _credentials() -> tuple[str, str]:
-    body = json_object("username", "password")
-    username = string(body, "username", max_length=64)
-    password = string(body, "password", max_length=256)
-    assert username is not None and password is not None
-    return username, password
-
-
-def _move_money(service: Callable[..., T], **request_fields: Any) -> T:
-    """Call a money-moving ``service`` for the caller, with the request's parsed fields.
+def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
+    """Call a money-moving ``service`` for the caller with the request's parsed ``body``.
 
     The fields are the service's arguments and what a retry with the same ``Idempotency-Key``
     must repeat to be answered with the first answer.
     """
+    fields = {**path, **body.model_dump(by_alias=True)}
     return service(
         get_session(),
         g.user.id,
         idempotency_key=inputs.idempotency_key(),
-        request_body=request_fields,
-        **request_fields,
+        request_body=fields,
+        **fields,
     )
 
 
@@ -78,23 +71,41 @@ def _created(payload: Any) -> ResponseReturnValue:
 
 
 @bp.post("/auth/register")
-def register() -> ResponseReturnValue:
-    username, password = _credentials()
-    user = accounts.register(get_session(), username, password, address=client_address())
+@operation(
+    "register",
+    "Create a player account (with the sign-up grant)",
+    "accounts",
+    s.UserCreated,
+    status=201,
+    errors=(400, 409, 422, 429),
+    body=s.Registration,
+    auth=False,
+)
+def register(body: s.Registration) -> ResponseReturnValue:
+    user = accounts.register(get_session(), body.username, body.password, address=client_address())
     return _created({"user": user.to_dict()})
 
 
 @bp.post("/auth/token")
-def token() -> ResponseReturnValue:
-    username, password = _credentials()
+@operation(
+    "issueToken",
+    "Get a bearer token",
+    "accounts",
+    s.Token,
+    errors=(400, 401, 403, 422, 429),
+    body=s.Credentials,
+    auth=False,
+)
+def token(body: s.Credentials) -> ResponseReturnValue:
     issued, expires = accounts.issue_api_token(
-        get_session(), username, password, address=client_address()
+        get_session(), body.username, body.password, address=client_address()
     )
     return jsonify({"token": issued, "expires_at": core_fairness.format_time(expires)})
 
 
 @bp.get("/me")
 @api_login_required
+@operation("me", "Who am I, and my balances", "accounts", s.Me, errors=DENIED)
 def me() -> ResponseReturnValue:
     balances = money.balances(get_session(), g.user.id)
     return jsonify({"user": g.user.to_dict(), "balances": balances})
@@ -102,9 +113,18 @@ def me() -> ResponseReturnValue:
 
 @bp.post("/me/topup")
 @api_login_required
-def topup() -> ResponseReturnValue:
-    currency = inputs.choice(json_object("currency"), "currency", CURRENCIES)
-    balances = _move_money(money.topup, currency=currency)
+@operation(
+    "topup",
+    "Top up a low balance (at most once a day)",
+    "accounts",
+    s.TopupResult,
+    status=201,
+    errors=CHANGE,
+    body=s.TopupRequest,
+    idempotent=True,
+)
+def topup(body: s.TopupRequest) -> ResponseReturnValue:
+    balances = _move_money(money.topup, body)
     return _created({"balances": balances, **balances})
 
 
@@ -112,26 +132,48 @@ def topup() -> ResponseReturnValue:
 
 
 @bp.get("/fairness/public-key")
+@operation(
+    "publicKey",
+    "The service's Ed25519 public key and the retired ones",
+    "fairness",
+    s.PublicKey,
+    errors=(),
+    auth=False,
+)
 def public_key() -> ResponseReturnValue:
     return jsonify(fairness.public_key_info(get_session()))
 
 
 @bp.get("/fairness/seed-pair")
 @api_login_required
+@operation(
+    "seedPair",
+    "The active seed pair (never its server seed) and the next commitment",
+    "fairness",
+    s.SeedPair,
+    errors=DENIED,
+)
 def seed_pair() -> ResponseReturnValue:
     return jsonify(fairness.active_seed_pair(get_session(), g.user.id))
 
 
 @bp.post("/fairness/rotate")
 @api_login_required
-def rotate() -> ResponseReturnValue:
-    body = json_object("client_seed")
-    client_seed = string(body, "client_seed", required=False, max_length=64)
-    return jsonify(fairness.rotate(get_session(), g.user.id, client_seed))
+@operation(
+    "rotate",
+    "Reveal the active server seed and activate the next pair",
+    "fairness",
+    s.Rotation,
+    errors=CHANGE,
+    body=s.RotateRequest,
+)
+def rotate(body: s.RotateRequest) -> ResponseReturnValue:
+    return jsonify(fairness.rotate(get_session(), g.user.id, body.client_seed))
 
 
 @bp.get("/fairness/seed-pairs/<id:seed_pair_id>/bundle")
 @api_login_required
+@operation("bundle", "The verifier's input for one seed pair", "fairness", s.Bundle, errors=ONE)
 def bundle(seed_pair_id: int) -> ResponseReturnValue:
     return jsonify(fairness.bundle(get_session(), g.user.id, seed_pair_id))
 
@@ -141,35 +183,54 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
 
 @bp.post("/casino-war/rounds")
 @api_login_required
-def casino_war_bet() -> ResponseReturnValue:
-    body = json_object("bet", "tie_bet", "table")
-    bet = amount(body, "bet", unit=CHIPS)
-    tie_bet = amount(body, "tie_bet", unit=CHIPS, required=False, allow_zero=True)
-    table = string(body, "table", required=False, max_length=32) or "casino_war"
-    return _created(_move_money(rounds.place_casino_war_bet, bet=bet, tie_bet=tie_bet, table=table))
+@operation(
+    "placeBet",
+    "Bet and deal a Casino War round",
+    "casino war",
+    s.Round,
+    status=201,
+    errors=CHANGE,
+    body=s.BetRequest,
+    idempotent=True,
+)
+def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
+    return _created(_move_money(rounds.place_casino_war_bet, body))
 
 
 @bp.post("/casino-war/rounds/<id:round_id>/decision")
 @api_login_required
-def casino_war_decision(round_id: int) -> ResponseReturnValue:
-    choice = inputs.choice(json_object("choice"), "choice", CHOICES)
-    return jsonify(_move_money(rounds.decide_casino_war, round_id=round_id, choice=choice))
+@operation(
+    "decide",
+    "Go to war or surrender on a tie",
+    "casino war",
+    s.Round,
+    errors=CHANGE_OF_ONE,
+    body=s.DecisionRequest,
+    idempotent=True,
+)
+def casino_war_decision(round_id: int, body: s.DecisionRequest) -> ResponseReturnValue:
+    return jsonify(_move_money(rounds.decide_casino_war, body, round_id=round_id))
 
 
 @bp.get("/casino-war/rounds/<id:round_id>")
 @api_login_required
+@operation("getRound", "One of your Casino War rounds", "casino war", s.Round, errors=ONE)
 def casino_war_round(round_id: int) -> ResponseReturnValue:
     return jsonify(rounds.get_round(get_session(), g.user.id, round_id, "casino_war"))
 
 
 @bp.get("/casino-war/odds")
-def casino_war_odds() -> ResponseReturnValue:
-    only_fields(request.args, ("decks", "tie_payout", "bonus"))
-    decks = inputs.query_int("decks", low=1, high=8, default=6)
-    tie_payout = inputs.query_int("tie_payout", low=0, high=30, default=10)
-    bonus = inputs.query_choice("bonus", ("none", "ante"), default="none")
-    assert decks is not None and tie_payout is not None and bonus is not None
-    return jsonify(odds.odds_table(decks=decks, tie_payout=tie_payout, bonus=bonus))
+@operation(
+    "odds",
+    "Exact house edge figures of a table setting",
+    "casino war",
+    s.Odds,
+    errors=(422,),
+    query=s.OddsQuery,
+    auth=False,
+)
+def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
+    return jsonify(odds.odds_table(**query.model_dump()))
 
 
 # --- Sota ---------------------------------------------------------------------------------------
@@ -177,23 +238,38 @@ def casino_war_odds() -> ResponseReturnValue:
 
 @bp.post("/sota/games")
 @api_login_required
-def sota_game() -> ResponseReturnValue:
-    body = json_object("stake", "rules", "preset")
-    stake = amount(body, "stake", unit=SWEETS)
-    rules = inputs.object_field(body, "rules", holding="rule options")
-    preset = string(body, "preset", required=False, max_length=32)
-    return _created(_move_money(rounds.play_sota, stake=stake, rules=rules, preset=preset))
+@operation(
+    "playSota",
+    "Stake sweets on a whole game of Sota (rules or a preset)",
+    "sota",
+    s.Game,
+    status=201,
+    errors=CHANGE,
+    body=s.GameRequest,
+    idempotent=True,
+)
+def sota_game(body: s.GameRequest) -> ResponseReturnValue:
+    return _created(_move_money(rounds.play_sota, body))
 
 
 @bp.post("/sota/games/<id:round_id>/moves")
 @api_login_required
-def sota_move(round_id: int) -> ResponseReturnValue:
-    cards = inputs.card_codes(json_object("cards"), "cards", most=MAX_MOVE_CARDS)
-    return jsonify(_move_money(rounds.sota_move, round_id=round_id, cards=cards))
+@operation(
+    "sotaMove",
+    "Lay prisoners (Prisoners of War only)",
+    "sota",
+    s.Game,
+    errors=CHANGE_OF_ONE,
+    body=s.MoveRequest,
+    idempotent=True,
+)
+def sota_move(round_id: int, body: s.MoveRequest) -> ResponseReturnValue:
+    return jsonify(_move_money(rounds.sota_move, body, round_id=round_id))
 
 
 @bp.get("/sota/games/<id:round_id>")
 @api_login_required
+@operation("getGame", "One of your Sota games", "sota", s.Game, errors=ONE)
 def sota_get(round_id: int) -> ResponseReturnValue:
     return jsonify(rounds.get_round(get_session(), g.user.id, round_id, "sota"))
 
@@ -203,21 +279,34 @@ def sota_get(round_id: int) -> ResponseReturnValue:
 
 @bp.get("/rounds")
 @api_login_required
-def list_rounds() -> ResponseReturnValue:
-    only_fields(request.args, ("game", "before", "limit"))
-    game = inputs.query_choice("game", GAMES)
-    before = inputs.query_int("before", low=1)
-    limit = inputs.query_int("limit", low=1, high=rounds.MAX_PAGE, default=20)
-    page = rounds.list_rounds(get_session(), g.user.id, game=game, before=before, limit=limit)
+@operation(
+    "listRounds",
+    "Your rounds, newest first",
+    "history",
+    s.RoundList,
+    errors=(*DENIED, 422),
+    query=s.RoundsQuery,
+)
+def list_rounds(query: s.RoundsQuery) -> ResponseReturnValue:
+    page = rounds.list_rounds(get_session(), g.user.id, **query.model_dump())
     return jsonify(page)
 
 
 @bp.get("/rounds/<id:round_id>/receipt")
 @api_login_required
+@operation("receipt", "The signed receipt of a settled round", "history", s.Receipt, errors=ONE)
 def receipt(round_id: int) -> ResponseReturnValue:
     return jsonify(rounds.receipt(get_session(), g.user.id, round_id))
 
 
 @bp.get("/openapi.json")
+@operation(
+    "openapi",
+    "This document: the API in OpenAPI 3.1",
+    "meta",
+    s.OpenAPIDocument,
+    errors=(),
+    auth=False,
+)
 def openapi() -> ResponseReturnValue:
-    return jsonify(openapi_document())
+    return jsonify(openapi_document(current_app))

@@ -17,6 +17,7 @@ from ..db import get_session
 from ..services import accounts
 from .errors import handle_casino_error
 from .errors import refusal_headers
+from .errors import status_of
 from .security import client_address
 from .security import log_in
 from .security import log_out
@@ -50,7 +51,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
         username=form.get("username", "").strip()[:32],
         next=form.get("next", ""),
     )
-    return body, error.status, refusal_headers(error)
+    return body, status_of(error), refusal_headers(error)
 
 
 def _same_passwords(first: str, second: str) -> None:

@@ -25,6 +25,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
 
+from ..core import errors as kinds
 from ..core.errors import CasinoError
 from .paths import is_local_path
 
@@ -69,6 +70,25 @@ API_MESSAGES: dict[int, str] = {
 }
 
 
+#: The HTTP status of each kind of refusal; a kind not listed takes its nearest base's.
+STATUS_OF_KIND: dict[type[CasinoError], int] = {
+    CasinoError: 400,
+    kinds.InvalidInput: 422,
+    kinds.InvalidAction: 409,
+    kinds.InsufficientFunds: 409,
+    kinds.Conflict: 409,
+    kinds.NotFound: 404,
+    kinds.Forbidden: 403,
+    kinds.Unauthorized: 401,
+    kinds.RateLimited: 429,
+}
+
+
+def status_of(error: CasinoError) -> int:
+    """Return the HTTP status of a refusal, from its kind."""
+    return next(STATUS_OF_KIND[k] for k in type(error).__mro__ if k in STATUS_OF_KIND)
+
+
 def wants_json() -> bool:
     """Tell whether this request is an API call, answered in JSON."""
     return request.path.startswith(API_PREFIX)
@@ -84,11 +104,14 @@ def api_error(status: int, code: str, message: str, **headers: str) -> ResponseR
 
 def error_page(status: int, message: str | None = None) -> ResponseReturnValue:
     """Render the friendly error page for ``status``."""
+    return _page(status, message), status
+
+
+def _page(status: int, message: str | None) -> str:
     title, default = FRIENDLY.get(status, FRIENDLY[400 if status < 500 else 500])
-    body = render_template(
+    return render_template(
         "errors/error.html", status=status, title=title, message=message or default
     )
-    return body, status
 
 
 def back_url() -> str:
@@ -104,9 +127,9 @@ def back_url() -> str:
 
 def refusal_headers(error: CasinoError) -> dict[str, str]:
     """Return the headers that go with a refusal: how to authenticate, or when to retry."""
-    if error.status == 401 and wants_json():
+    if status_of(error) == 401 and wants_json():
         return {"WWW-Authenticate": "Bearer"}
-    if error.status == 429:
+    if status_of(error) == 429:
         wait = error.details.get("retry_after") or current_app.config["LOGIN_WINDOW_SECONDS"]
         return {"Retry-After": str(wait)}
     return {}
@@ -115,13 +138,12 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
 def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     """Answer a refusal from the services with its own status and code."""
     if wants_json():
-        return api_error(error.status, error.code, error.message, **refusal_headers(error))
-    if request.method == "POST" and error.status != 404:
+        return api_error(status_of(error), error.code, error.message, **refusal_headers(error))
+    if request.method == "POST" and status_of(error) != 404:
         flash(error.message, "error")
         return redirect(back_url(), code=303)
     # A form about something that is not there (or not yours) has no page to go back to.
-    body, status = error_page(error.status, error.message)  # type: ignore[misc]
-    return body, status, refusal_headers(error)
+    return _page(status_of(error), error.message), status_of(error), refusal_headers(error)
 
 
 def handle_http_error(error: HTTPException) -> ResponseReturnValue:
@@ -130,13 +152,13 @@ def handle_http_error(error: HTTPException) -> ResponseReturnValue:
     if status >= 500:
         return handle_unexpected(error)
     headers: dict[str, Any] = {}
-    if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
-        headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
+    allowed = getattr(error, "valid_methods", None)  # only MethodNotAllowed carries it
+    if status == 405 and allowed:
+        headers["Allow"] = ", ".join(allowed)
     if wants_json():
         message = _page_message(error) or API_MESSAGES.get(status) or FRIENDLY[400][1]
         return api_error(status, HTTP_CODES.get(status, "error"), message, **headers)
-    body, code = error_page(status, _page_message(error))  # type: ignore[misc]
-    return body, code, headers
+    return _page(status, _page_message(error)), status, headers
 
 
 def _page_message(error: HTTPException) -> str | None:

@@ -1,8 +1,9 @@
 """Strict parsing of what clients send: JSON bodies, form fields, query strings, headers.
 
-Every bad value becomes an :class:`~sota_casino.core.errors.InvalidInput` (422) that names the
-field and says what is expected, so no input reaches a service in a shape it did not expect,
-and none can cause a 500. Range checks that depend on a table (its limits) stay in the services.
+JSON bodies and API query strings are read as the models of :mod:`.schemas`. Every bad value
+becomes an :class:`~sota_casino.core.errors.InvalidInput` (422) that names the field and says
+what is expected, so no input reaches a service in a shape it did not expect, and none can
+cause a 500. Range checks that depend on a table (its limits) stay in the services.
 """
 
 from __future__ import annotations
@@ -13,20 +14,23 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import Any
 from typing import Final
+from typing import TypeVar
 
 from flask import request
+from pydantic import BaseModel
+from pydantic import ValidationError
 from werkzeug.exceptions import BadRequest
 from werkzeug.exceptions import UnsupportedMediaType
 from werkzeug.routing import BaseConverter
-from werkzeug.routing import ValidationError
+from werkzeug.routing import ValidationError as NoRoute
 
 from ..core.errors import InvalidInput
+from ..services.idempotency import check_key
 
-#: The largest amount accepted anywhere: 2**53 - 1 keeps every amount exact in JavaScript too.
-MAX_AMOUNT: Final = 2**53 - 1
 MAX_ID: Final = 2**63 - 1
-IDEMPOTENCY_KEY: Final = re.compile(r"[\x21-\x7e]{1,64}")
 IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
+M = TypeVar("M", bound=BaseModel)
+_WHOLE: Final = re.compile(r"-?[0-9]{1,19}")
 _MAX_DIGITS: Final = 40
 
 
@@ -70,17 +74,6 @@ def json_body() -> dict[str, Any]:
     return body
 
 
-def json_object(*allowed: str) -> dict[str, Any]:
-    """Return the request's JSON object, which may hold only the fields ``allowed``.
-
-    :raises BadRequest: (400) if the body is not JSON at all.
-    :raises InvalidInput: (422) if it is not an object, or holds another field.
-    """
-    body = json_body()
-    only_fields(body, allowed)
-    return body
-
-
 def _refuse_unusable_values(body: dict[str, Any]) -> None:
     """Refuse, wherever nested, numbers too long to be any amount and text no database can store.
 
@@ -118,7 +111,7 @@ def _refuse_unstorable(text: str, name: str, *, field: str | None) -> None:
 
 
 def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
-    """Refuse fields the endpoint does not know.
+    """Refuse fields a form does not know.
 
     :raises InvalidInput: naming the first unknown field and the allowed ones.
     """
@@ -131,131 +124,63 @@ def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
         )
 
 
-def amount(
-    body: Mapping[str, Any],
-    name: str,
-    *,
-    unit: str,
-    required: bool = True,
-    default: int = 0,
-    allow_zero: bool = False,
-    signed: bool = False,
-) -> int:
-    """Return the integer amount ``body[name]`` in minor units.
+def parse_body(model: type[M]) -> M:
+    """Return the request's JSON object read as ``model``.
 
-    :param unit: how the amount is counted, for the error message ("hundredths of a chip").
-    :param signed: a negative amount is allowed too (a debit).
-    :raises InvalidInput: if it is missing, not an integer (floats, strings and booleans are
-        refused, even ``1.0`` or ``"100"``), negative (unless signed), zero (unless allowed) or
-        too large.
+    :raises InvalidInput: (422) naming the first field that does not fit, and how.
     """
-    value = body.get(name)
-    if value is None:
-        if required:
-            raise InvalidInput(f"{name} is required: an integer in {unit}", field=name)
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        kind = _json_kind(value)
-        raise InvalidInput(f"{name} must be an integer in {unit}, not {kind}", field=name)
-    if abs(value) > MAX_AMOUNT:
-        raise InvalidInput(f"{name} is far too large", field=name)
-    if value < 0 and not signed:
-        raise InvalidInput(f"{name} must not be negative", field=name)
-    if value == 0 and not allow_zero:
-        raise InvalidInput(
-            f"{name} must not be zero" if signed else f"{name} must be more than zero", field=name
-        )
-    return value
+    return _validated(model, json_body())
 
 
-def identifier(body: Mapping[str, Any], name: str) -> int:
-    """Return ``body[name]`` if it can be a database id.
+def parse_query(model: type[M]) -> M:
+    """Return the query string read as ``model`` (an empty value counts as absent).
 
-    :raises InvalidInput: if it is not a whole number from 1 to :data:`MAX_ID`.
+    Whole numbers written as digits are numbers, everything else text, and the model is
+    strict: ``1.0`` or ``1e3`` is no integer here either.
     """
-    value = body.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
-        raise InvalidInput(f"{name} must be an id, a whole number from 1 to {MAX_ID}", field=name)
-    return value
+    given: dict[str, object] = {}
+    for name, value in request.args.items():
+        if value != "":
+            _refuse_unstorable(value, name, field=name)
+            given[name] = int(value) if _WHOLE.fullmatch(value) else value
+    return _validated(model, given)
 
 
-def flag(body: Mapping[str, Any], name: str) -> bool:
-    """Return ``body[name]`` if it is true or false.
-
-    :raises InvalidInput: otherwise (``1`` and ``"yes"`` are no flags).
-    """
-    value = body.get(name)
-    if not isinstance(value, bool):
-        raise InvalidInput(f"{name} must be true or false", field=name)
-    return value
+def _validated(model: type[M], data: object) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        message, field = _first_problem(error)
+        raise InvalidInput(message, field=field) from None
 
 
-def object_field(body: Mapping[str, Any], name: str, *, holding: str) -> dict[str, Any] | None:
-    """Return the JSON object ``body[name]``, or None if it is absent.
-
-    :param holding: what the object holds, for the error message ("rule options").
-    :raises InvalidInput: if it is something else.
-    """
-    value = body.get(name)
-    if value is not None and not isinstance(value, dict):
-        raise InvalidInput(f"{name} must be an object of {holding}", field=name)
-    return value
-
-
-def card_codes(body: Mapping[str, Any], name: str, *, most: int) -> list[str]:
-    """Return ``body[name]`` if it is a list of 1 to ``most`` two-character card codes.
-
-    Whether the cards are the right ones is the game's to say.
-
-    :raises InvalidInput: otherwise.
-    """
-    value = body.get(name)
-    if (
-        not isinstance(value, list)
-        or not 1 <= len(value) <= most
-        or not all(isinstance(card, str) and len(card) == 2 for card in value)
-    ):
-        raise InvalidInput(f"{name} must be a list of 1 to {most} card codes like 'QH'", field=name)
-    return value
+#: What a field must be, for pydantic's type errors.
+_EXPECTED: Final = {
+    "int_type": "an integer",
+    "int_parsing": "a whole number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+}
 
 
-def string(
-    body: Mapping[str, Any],
-    name: str,
-    *,
-    required: bool = True,
-    max_length: int = 256,
-) -> str | None:
-    """Return the string ``body[name]`` (None if optional and absent).
-
-    :raises InvalidInput: if it is missing, not a string, empty or longer than ``max_length``.
-    """
-    if name not in body or body[name] is None:
-        if required:
-            raise InvalidInput(f"{name} is required", field=name)
-        return None
-    value = body[name]
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, not {_json_kind(value)}", field=name)
-    if not 1 <= len(value) <= max_length:
-        raise InvalidInput(f"{name} must be 1 to {max_length} characters", field=name)
-    return value
-
-
-def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
-    """Return ``body[name]`` if it is one of ``options``.
-
-    :raises InvalidInput: naming the options otherwise.
-    """
-    options = tuple(options)
-    value = body.get(name)
-    if not isinstance(value, str) or value not in options:
-        raise _not_one_of(name, options)
-    return value
-
-
-def _not_one_of(name: str, options: tuple[str, ...]) -> InvalidInput:
-    return InvalidInput(f"{name} must be one of: {', '.join(options)}", field=name)
+def _first_problem(error: ValidationError) -> tuple[str, str]:
+    """Return the message and the field of the first problem pydantic found."""
+    problem = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in problem["loc"]) or "the body"
+    field = str(problem["loc"][0]) if problem["loc"] else ""
+    kind, message = problem["type"], problem["msg"]
+    if kind == "missing":
+        return f"{where} is required", field
+    if kind == "extra_forbidden":
+        return f"unknown field {where!r}", field
+    if kind in _EXPECTED:
+        return f"{where} must be {_EXPECTED[kind]}, not {_json_kind(problem['input'])}", field
+    if message.startswith("Input should"):
+        return f"{where} must{message.removeprefix('Input should')}", field
+    return f"{where}: {message[:1].lower()}{message[1:]}", field
 
 
 #: How a JSON value is named in messages; ``bool`` before ``int``, since a bool is an int.
@@ -274,26 +199,30 @@ def _json_kind(value: object) -> str:
     return next((kind for type_, kind in _JSON_KINDS if isinstance(value, type_)), "that value")
 
 
+def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
+    """Return the form field ``body[name]`` if it is one of ``options``.
+
+    :raises InvalidInput: naming the options otherwise.
+    """
+    options = tuple(options)
+    value = body.get(name)
+    if not isinstance(value, str) or value not in options:
+        raise InvalidInput(f"{name} must be one of: {', '.join(options)}", field=name)
+    return value
+
+
 def idempotency_key() -> str | None:
     """Return the ``Idempotency-Key`` header, if sent.
 
     :raises InvalidInput: if it is not 1 to 64 visible ASCII characters.
     """
-    key = request.headers.get(IDEMPOTENCY_HEADER)
-    if key is None:
-        return None
-    if not IDEMPOTENCY_KEY.fullmatch(key):
-        raise InvalidInput(
-            f"{IDEMPOTENCY_HEADER} must be 1 to 64 visible ASCII characters (no spaces)",
-            field=IDEMPOTENCY_HEADER,
-        )
-    return key
+    return check_key(request.headers.get(IDEMPOTENCY_HEADER))
 
 
 def query_int(
     name: str, *, low: int = 0, high: int = MAX_ID, default: int | None = None
 ) -> int | None:
-    """Return the query parameter ``name`` as an integer in ``[low, high]`` (or ``default``).
+    """Return the page's query parameter ``name`` as an integer in ``[low, high]``.
 
     :raises InvalidInput: if it is present but not such an integer.
     """
@@ -303,34 +232,6 @@ def query_int(
     if not re.fullmatch(r"-?[0-9]{1,19}", text) or not low <= int(text) <= high:
         raise InvalidInput(f"{name} must be a whole number from {low} to {high}", field=name)
     return int(text)
-
-
-def query_choice(name: str, options: Iterable[str], *, default: str | None = None) -> str | None:
-    """Return the query parameter ``name`` if it is one of ``options`` (or ``default``).
-
-    :raises InvalidInput: if it is present but not one of them.
-    """
-    options = tuple(options)
-    text = request.args.get(name)
-    if not text:
-        return default
-    if text not in options:
-        raise _not_one_of(name, options)
-    return text
-
-
-def query_text(name: str, *, max_length: int) -> str | None:
-    """Return the query parameter ``name`` as text (None if absent or empty).
-
-    :raises InvalidInput: if it is longer than ``max_length`` or text no database can store.
-    """
-    text = request.args.get(name)
-    if not text:
-        return None
-    if len(text) > max_length:
-        raise InvalidInput(f"{name} must be at most {max_length} characters", field=name)
-    _refuse_unstorable(text, name, field=name)
-    return text
 
 
 def form_chips(name: str, *, required: bool = True) -> int:
@@ -370,8 +271,8 @@ class IdConverter(BaseConverter):
     def to_python(self, value: str) -> int:
         number = int(value)
         if number > MAX_ID:
-            raise ValidationError()
+            raise NoRoute()
         return number
 
-    def to_url(self, value: object) -> str:
-        return str(int(value))  # type: ignore[call-overload]
+    def to_url(self, value: Any) -> str:
+        return str(int(value))

@@ -13,6 +13,7 @@ from flask import url_for
 from flask.typing import ResponseReturnValue
 
 from ..core.errors import TopupNotAllowed
+from ..core.money import CURRENCIES
 from ..db import get_session
 from ..services import money
 from ..services import rounds
@@ -24,7 +25,6 @@ from .security import session_user
 
 bp = Blueprint("lobby", __name__)
 
-CURRENCIES = ("chips", "sweets")
 
 
 @bp.get("/")

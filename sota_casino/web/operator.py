@@ -43,9 +43,11 @@ from .charts import Series
 from .charts import bar_chart
 from .charts import line_chart
 from .errors import error_page
+from .errors import status_of
 from .inputs import form_chips
 from .inputs import form_whole
 from .inputs import query_int
+from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
 from .security import login_redirect
 from .security import session_user
@@ -82,7 +84,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     Players' forms flash and go back (see :mod:`.errors`); an operator's refused adjustment or
     setting must not look like a success, so the console shows the refusal with its status.
     """
-    return error_page(error.status, error.message)
+    return error_page(status_of(error), error.message)
 
 
 def _actor() -> str:
@@ -97,7 +99,7 @@ def _audit_filters() -> dict[str, str]:
     found = {}
     for name in AUDIT_FILTERS:
         value = request.args.get(name, "").strip()
-        if len(value) > 200:
+        if len(value) > AUDIT_FILTER_MAX:
             raise InvalidInput(f"the {name} filter is too long", field=name)
         if value:
             found[name] = value

@@ -1,4 +1,4 @@
-"""The operator endpoints of the JSON API (``/api/v1/operator``, API.md).
+"""The operator endpoints of the JSON API (``/api/v1/operator``, docs/API.md).
 
 Staff only, enforced once in :func:`staff_only` before any view: no credentials is a 401, a
 player a 403, and an auditor may GET everything but gets a 403 on anything that changes state.
@@ -6,6 +6,8 @@ player a 403, and an auditor may GET everything but gets a 403 on anything that 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
 from typing import Final
 
 from flask import Blueprint
@@ -13,9 +15,9 @@ from flask import g
 from flask import jsonify
 from flask import request
 from flask.typing import ResponseReturnValue
+from pydantic import BaseModel
 
 from ..core.errors import Forbidden
-from ..core.errors import InvalidInput
 from ..db import get_session
 from ..services import accounts
 from ..services import audit
@@ -24,12 +26,11 @@ from ..services import money
 from ..services import reports
 from ..services import settings
 from . import inputs
-from .inputs import json_body
-from .inputs import json_object
-from .inputs import query_int
-from .inputs import query_text
-from .inputs import string
-from .operator import AUDIT_FILTERS
+from . import schemas as s
+from .openapi import CHANGE_OF_ONE
+from .openapi import DENIED
+from .openapi import View
+from .openapi import operation
 from .operator import STAFF
 from .operator import export_response
 from .security import SAFE_METHODS
@@ -37,10 +38,10 @@ from .security import api_user
 
 bp = Blueprint("operator_api", __name__, url_prefix="/api/v1/operator")
 
-PAGE_DEFAULT: Final = 50
-PAGE_MAX: Final = audit.MAX_PAGE
-FILTER_MAX: Final = 200
-ADJUSTMENT_UNIT: Final = "minor units (hundredths of a chip, or whole sweets); negative debits"
+TAG: Final = "operator"
+#: A read that takes query parameters may also refuse them.
+QUERY_ERRORS: Final = (*DENIED, 422)
+ONE: Final = (*DENIED, 404)
 
 
 @bp.before_request
@@ -58,56 +59,90 @@ def _actor_id() -> int:
     return int(g.user.id)
 
 
+def read(id: str, summary: str, ok: type[BaseModel] | None, **more: Any) -> Callable[[View], View]:
+    """Declare a GET that staff may use, auditors included."""
+    return operation(id, summary, TAG, ok, **{"errors": DENIED, **more})
+
+
+def change(
+    id: str, summary: str, ok: type[BaseModel], body: type[BaseModel]
+) -> Callable[[View], View]:
+    """Declare a change (by an operator, audited) of the thing named in the path."""
+    return operation(id, summary, TAG, ok, errors=CHANGE_OF_ONE, body=body)
+
+
 # --- audit --------------------------------------------------------------------------------------
 
 
 @bp.get("/audit")
-def audit_entries() -> ResponseReturnValue:
-    filters = {name: query_text(name, max_length=FILTER_MAX) for name in AUDIT_FILTERS}
-    page = audit.entries(
-        get_session(),
-        after_seq=query_int("after_seq", default=0) or 0,
-        limit=query_int("limit", low=1, high=PAGE_MAX, default=PAGE_DEFAULT) or PAGE_DEFAULT,
-        **filters,
-    )
-    return jsonify(page)
+@read(
+    "auditEntries", "A page of audit entries", s.AuditPage, errors=QUERY_ERRORS, query=s.AuditQuery
+)
+def audit_entries(query: s.AuditQuery) -> ResponseReturnValue:
+    return jsonify(audit.entries(get_session(), **query.model_dump()))
 
 
 @bp.get("/audit/verify")
+@read("auditVerify", "The chain's verification", s.AuditVerification)
 def audit_verify() -> ResponseReturnValue:
     return jsonify(audit.verify(get_session()))
 
 
 @bp.get("/audit/checkpoints")
+@read("auditCheckpoints", "Every signed checkpoint", s.CheckpointList)
 def audit_checkpoints() -> ResponseReturnValue:
     return jsonify({"checkpoints": audit.checkpoints(get_session())})
 
 
 @bp.post("/audit/checkpoints")
+@operation(
+    "auditCheckpointNow",
+    "Sign a checkpoint over the whole log now (operator)",
+    TAG,
+    s.Checkpoint,
+    status=201,
+    errors=(*DENIED, 409),
+)
 def audit_checkpoint_now() -> ResponseReturnValue:
     return jsonify(audit.checkpoint(get_session(), actor=f"user:{_actor_id()}")), 201
 
 
 @bp.get("/audit/checkpoint-note")
+@read("auditCheckpointNote", "The latest checkpoint as a C2SP signed note", s.CheckpointNote)
 def audit_checkpoint_note() -> ResponseReturnValue:
     return jsonify({"note": reports.checkpoint_note(get_session())})
 
 
 @bp.get("/audit/proof/<id:seq>")
+@read(
+    "auditProof",
+    "Inclusion proof of one entry in the latest checkpoint",
+    s.InclusionProof,
+    errors=ONE,
+)
 def audit_proof(seq: int) -> ResponseReturnValue:
     return jsonify(audit.inclusion_proof(get_session(), seq))
 
 
 @bp.get("/audit/consistency")
-def audit_consistency() -> ResponseReturnValue:
-    old_size = query_int("old_size", low=1)
-    new_size = query_int("new_size", low=1)
-    if old_size is None or new_size is None:
-        raise InvalidInput("old_size and new_size are required", field="old_size")
-    return jsonify(audit.consistency_proof(get_session(), old_size, new_size))
+@read(
+    "auditConsistency",
+    "Consistency proof between two log sizes",
+    s.ConsistencyProof,
+    errors=QUERY_ERRORS,
+    query=s.ConsistencyQuery,
+)
+def audit_consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
+    return jsonify(audit.consistency_proof(get_session(), query.old_size, query.new_size))
 
 
 @bp.get("/audit/export")
+@read(
+    "auditExport",
+    "The whole log as JSON Lines (every entry, then every signed checkpoint)",
+    None,
+    media="application/jsonl",
+)
 def audit_export() -> ResponseReturnValue:
     return export_response()
 
@@ -116,11 +151,13 @@ def audit_export() -> ResponseReturnValue:
 
 
 @bp.get("/ledger/summary")
+@read("ledgerSummary", "Balances, house results and edges", s.LedgerSummary)
 def ledger_summary() -> ResponseReturnValue:
     return jsonify(reports.house_summary(get_session()))
 
 
 @bp.get("/ledger/check")
+@read("ledgerCheck", "The ledger check", s.LedgerCheck)
 def ledger_check() -> ResponseReturnValue:
     return jsonify(ledger.check(get_session()).to_dict())
 
@@ -129,12 +166,24 @@ def ledger_check() -> ResponseReturnValue:
 
 
 @bp.get("/players")
-def players() -> ResponseReturnValue:
-    query = query_text("q", max_length=64) or ""
-    return jsonify({"users": accounts.find_users(get_session(), query)})
+@read(
+    "findPlayers",
+    "Users whose name contains q",
+    s.UserList,
+    errors=QUERY_ERRORS,
+    query=s.PlayersQuery,
+)
+def players(query: s.PlayersQuery) -> ResponseReturnValue:
+    return jsonify({"users": accounts.find_users(get_session(), query.q)})
 
 
 @bp.get("/players/<id:user_id>")
+@read(
+    "playerOverview",
+    "One user's balances, rounds, money moves, seed pairs and audit entries",
+    s.PlayerOverview,
+    errors=ONE,
+)
 def player(user_id: int) -> ResponseReturnValue:
     return jsonify(reports.player_overview(get_session(), user_id))
 
@@ -145,45 +194,57 @@ def _managed(user: accounts.UserView) -> ResponseReturnValue:
 
 
 @bp.put("/players/<id:user_id>/role")
-def player_role(user_id: int) -> ResponseReturnValue:
-    role = json_object("role").get("role")
-    return _managed(accounts.set_role(get_session(), _actor_id(), user_id, role))
+@change("setRole", "Make a user player, auditor or operator (audited)", s.ManagedUser, s.RoleChange)
+def player_role(user_id: int, body: s.RoleChange) -> ResponseReturnValue:
+    return _managed(accounts.set_role(get_session(), _actor_id(), user_id, body.role))
 
 
 @bp.put("/players/<id:user_id>/locked")
-def player_locked(user_id: int) -> ResponseReturnValue:
-    locked = inputs.flag(json_object("locked"), "locked")
-    return _managed(accounts.set_locked(get_session(), _actor_id(), user_id, locked))
+@change("setLocked", "Lock or unlock an account (audited)", s.ManagedUser, s.LockChange)
+def player_locked(user_id: int, body: s.LockChange) -> ResponseReturnValue:
+    return _managed(accounts.set_locked(get_session(), _actor_id(), user_id, body.locked))
 
 
 @bp.post("/adjustments")
-def adjustment() -> ResponseReturnValue:
-    body = json_object("user_id", "currency", "amount", "reason")
-    user_id = inputs.identifier(body, "user_id")
-    amount = inputs.amount(body, "amount", unit=ADJUSTMENT_UNIT, signed=True)
-    reason = string(body, "reason", max_length=money.REASON_MAX)
+@operation(
+    "adjust",
+    "Credit or debit a player, with a reason (audited)",
+    TAG,
+    s.AdjustmentResult,
+    status=201,
+    errors=CHANGE_OF_ONE,
+    body=s.AdjustmentRequest,
+    idempotent=True,
+)
+def adjustment(body: s.AdjustmentRequest) -> ResponseReturnValue:
     balances = money.adjust(
         get_session(),
         _actor_id(),
-        user_id,
-        body.get("currency"),
-        amount,
-        reason,
+        body.user_id,
+        body.currency,
+        body.amount,
+        body.reason,
         idempotency_key=inputs.idempotency_key(),
     )
-    return jsonify({"user_id": user_id, "balances": balances}), 201
+    return jsonify({"user_id": body.user_id, "balances": balances}), 201
 
 
 # --- tables -------------------------------------------------------------------------------------
 
 
 @bp.get("/tables/<name>")
+@read("tableSettings", "A table's settings", s.TableSettings, errors=ONE)
 def table(name: str) -> ResponseReturnValue:
     return jsonify({"name": name, "settings": settings.table_rules(get_session(), name)})
 
 
 @bp.put("/tables/<name>")
-def update_table(name: str) -> ResponseReturnValue:
-    body = json_body()
-    updated = settings.update_table(get_session(), _actor_id(), name, body)
+@change(
+    "updateTable",
+    "Change a table's settings (audited; new rounds only)",
+    s.TableSettings,
+    s.TableSettingsChange,
+)
+def update_table(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
+    updated = settings.update_table(get_session(), _actor_id(), name, body.root)
     return jsonify({"name": name, "settings": updated})

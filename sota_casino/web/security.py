@@ -166,7 +166,8 @@ def login_required(view: F) -> F:
         if user is None:
             return login_redirect()
         g.user = user
-        return view(*args, **kwargs)
+        answer: ResponseReturnValue = view(*args, **kwargs)
+        return answer
 
     return cast(F, wrapped)
 
@@ -222,7 +223,8 @@ def api_login_required(view: F) -> F:
     @functools.wraps(view)
     def wrapped(*args: Any, **kwargs: Any) -> ResponseReturnValue:
         g.user = api_user()
-        return view(*args, **kwargs)
+        answer: ResponseReturnValue = view(*args, **kwargs)
+        return answer
 
     return cast(F, wrapped)
 
@@ -274,6 +276,7 @@ def init_app(app: Flask) -> None:
     if proxies:
         from werkzeug.middleware.proxy_fix import ProxyFix
 
+        # Flask documents wrapping wsgi_app so; typeshed declares it a method.
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies
         )

@@ -33,7 +33,7 @@ bp = Blueprint("sota", __name__, url_prefix="/sota")
 TABLE: Final = "sota"
 CUSTOM: Final = "custom"
 
-#: Every option of the rule set, each value explained in one sentence, in RULES.md's order.
+#: Every option of the rule set, each value explained in one sentence, in docs/rules.md's order.
 RULE_HELP: Final[list[dict[str, Any]]] = [
     {
         "name": "seats",
@@ -183,7 +183,7 @@ def parse_rules(form: MultiDict[str, str]) -> dict[str, Any]:
             continue
         rules[name] = int(value) if value.isdigit() and name in ("seats", "war_down") else value
     for number in NUMBER_HELP:
-        name = number["name"]
+        name = str(number["name"])
         text = (form.get(f"rule_{name}") or "").strip()
         if text and text != "off":
             rules[name] = _number(text, name)

@@ -121,3 +121,28 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
     assert main([str(path), "--public-key", old_key], out) == 1
     assert "KEY CHANGED: the bundle names public key" in out.getvalue()
     assert "no key change signed by the trusted key names it: refused" in out.getvalue()
+
+
+def test_a_registration_rolled_back_with_its_signature_is_made_again(
+    app: Flask, session: Session
+) -> None:
+    """The first signature's transaction fails: its key row and audit entry go with it, so the
+    next signature registers the key again instead of trusting a flag the rollback outlived."""
+    from sota_casino.models import SigningKey
+
+    class Abandoned(Exception):
+        pass
+
+    try:
+        with session.begin():
+            fairness_service.signed(session, {"type": "test", "v": 1})
+            raise Abandoned
+    except Abandoned:
+        pass
+    accounts.register(session, "alice", PASSWORD)  # signs a commitment, committed
+    with session.begin():
+        keys = session.scalars(select(SigningKey.public_key_hex)).all()
+        created = session.scalars(
+            select(AuditEntry.seq).where(AuditEntry.action == "key.created")
+        ).all()
+    assert len(keys) == 1 and len(created) == 1

@@ -1,4 +1,5 @@
-"""The pure core stays free of Flask, SQLAlchemy, ``random`` and the clock.
+"""The pure core stays free of Flask, SQLAlchemy, ``random`` and the clock; the services and
+the models stay free of Flask.
 
 ``random`` is checked in the source only: the standard library's ``secrets`` imports it itself.
 """
@@ -10,7 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parents[2] / "sota_casino" / "core"
+PACKAGE = Path(__file__).resolve().parents[2] / "sota_casino"
+CORE = PACKAGE / "core"
+FLASK = re.compile(r"^\s*(from|import) (flask|werkzeug)\b|^\s*from \.+(web|db|factory)\b", re.M)
 FORBIDDEN = re.compile(r"^\s*(from|import) (flask|sqlalchemy|random)\b", re.M)
 
 
@@ -33,3 +36,26 @@ def test_importing_the_core_loads_neither_flask_nor_sqlalchemy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_services_and_models_import_no_flask_nor_the_web_layer() -> None:
+    sources = [*PACKAGE.glob("services/*.py"), PACKAGE / "models.py", PACKAGE / "database.py"]
+    assert [p.name for p in sources if FLASK.search(p.read_text())] == []
+
+
+def test_importing_the_services_and_models_loads_no_flask() -> None:
+    services = sorted(p.stem for p in PACKAGE.glob("services/*.py") if p.stem != "__init__")
+    code = (
+        "import sys, sota_casino.models\n"
+        + "".join(f"import sota_casino.services.{name}\n" for name in services)
+        + "print(','.join(m for m in sys.modules if m.split('.')[0] in ('flask', 'werkzeug')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_no_error_kind_carries_an_http_status() -> None:
+    from sota_casino.core import errors
+
+    kinds = [k for k in vars(errors).values() if isinstance(k, type) and issubclass(k, Exception)]
+    assert [k.__name__ for k in kinds if "status" in vars(k)] == []

@@ -1,0 +1,695 @@
+"""Every JSON body of ``/api/v1``, declared once as pydantic models (docs/API.md).
+
+Requests are strict: no ``1.0``, ``true`` or ``"500"`` for an integer, no unknown field, and
+text must hold no NUL. Responses list what the contract promises and allow more (fields may be
+added). :mod:`.openapi` builds the OpenAPI components from these models, and :mod:`.inputs`
+validates request bodies and query strings with them, so the two cannot drift.
+
+Value sets and ranges come from the layer that owns the rule (the core, the services).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+from typing import Any
+from typing import Literal
+
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import GetCoreSchemaHandler
+from pydantic import RootModel
+from pydantic import WithJsonSchema
+from pydantic_core import core_schema
+
+from ..core import casino_war
+from ..core import sota
+from ..core.money import CURRENCIES
+from ..core.money import MAX_AMOUNT
+from ..models import ROLES
+from ..services import accounts
+from ..services import audit
+from ..services import money
+from ..services import rounds
+from ..services import settings
+from ..services.text import NO_NUL_PATTERN
+
+MAX_ID = 2**63 - 1
+MAX_MOVE_CARDS = 64
+AUDIT_FILTER_MAX = 200
+CHIPS = "hundredths of a chip"
+SWEETS = "whole sweets"
+GAMES = ("casino_war", "sota")
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Annotation: the value must be one of ``values`` (a JSON Schema ``enum``)."""
+
+    values: tuple[Any, ...]
+
+    def __get_pydantic_core_schema__(
+        self, _source: Any, _handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.literal_schema(list(self.values))
+
+
+Hex64 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
+Signature = Annotated[
+    str, Field(pattern="^[0-9a-f]{128}$", description="Ed25519 over the canonical JSON, hex")
+]
+Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
+Time = Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")]
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+Count = Annotated[int, Field(ge=0)]
+#: Text a database can store: no NUL (lone surrogates are refused when the body is read).
+Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
+Currency = Annotated[str, OneOf(CURRENCIES)]
+GameName = Annotated[str, OneOf(GAMES)]
+Role = Annotated[str, OneOf(ROLES)]
+WarOutcome = Annotated[str, OneOf(casino_war.OUTCOMES)]
+SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
+Open = dict[str, Any]
+
+
+def _enum(values: tuple[Any, ...]) -> dict[str, Any]:
+    """An ``enum`` that also names its JSON types, so ``1.0`` is not the option ``1``."""
+    types = sorted({"integer" if isinstance(v, int) else "string" for v in values})
+    return {"type": types[0] if len(types) == 1 else types, "enum": list(values)}
+
+
+def _sota_rules_schema() -> dict[str, Any]:
+    """The rule options of ``core.sota`` (which checks them) as a JSON Schema."""
+    low, high = sota.MAX_TRICKS_RANGE
+    first, last = sota.LEAD_RANGE
+    properties: dict[str, Any] = {
+        "seats": _enum(sota.SEAT_COUNTS),
+        "war_down": _enum(sota.WAR_DOWN_VALUES),
+        **{name: _enum(values) for name, values in sota.NAMED_VALUES.items()},
+        "max_tricks": {"type": "integer", "minimum": low, "maximum": high},
+        "lead": {
+            "anyOf": [{"type": "integer", "minimum": first, "maximum": last}, {"type": "null"}]
+        },
+        **{name: {"type": "boolean"} for name in sota.SWITCHES},
+    }
+    teams = {"properties": {"teams": {"const": True}}, "required": ["teams"]}
+    return {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+        "if": teams,
+        "then": {"properties": {"seats": {"const": 4}}, "required": ["seats"]},
+    }
+
+
+SotaRules = Annotated[dict[str, Any], WithJsonSchema(_sota_rules_schema())]
+
+
+def absent(description: str | None = None) -> Any:
+    """A field that may be left out, and is never null when present (typed ``Any`` for mypy,
+    which would read pydantic's ``Field(None)`` as a null value of a non-null type)."""
+    return Field(None, description=description)
+
+
+class Answer(BaseModel):
+    """A response body: the promised fields; more may be added."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Request(BaseModel):
+    """A request body: strict, closed."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class Query(BaseModel):
+    """A query string, strict like a body once its digits are read as numbers."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+
+class Credentials(Request):
+    username: Annotated[Text, Field(min_length=1, max_length=64)]
+    password: Annotated[Text, Field(min_length=1, max_length=256)]
+
+
+class Registration(Request):
+    username: Annotated[str, Field(pattern=f"^{accounts.USERNAME.pattern}$")]
+    password: Annotated[
+        Text, Field(min_length=accounts.PASSWORD_MIN, max_length=accounts.PASSWORD_MAX)
+    ]
+
+
+class TopupRequest(Request):
+    currency: Currency
+
+
+class RotateRequest(Request):
+    client_seed: Annotated[Text, Field(min_length=1, max_length=64)] | None = None
+
+
+class BetRequest(Request):
+    bet: Annotated[
+        int,
+        Field(ge=casino_war.CHIP, le=MAX_AMOUNT, multiple_of=casino_war.CHIP, description=CHIPS),
+    ]
+    tie_bet: Annotated[int, Field(ge=0, le=MAX_AMOUNT, multiple_of=casino_war.CHIP)] = 0
+    table: Literal["casino_war"] = "casino_war"
+
+
+class DecisionRequest(Request):
+    choice: Annotated[str, OneOf(casino_war.CHOICES)]
+
+
+class GameRequest(Request):
+    """Rules or a preset (or neither: the defaults), not both."""
+
+    model_config = ConfigDict(json_schema_extra={"not": {"required": ["rules", "preset"]}})
+
+    stake: Annotated[int, Field(ge=1, le=MAX_AMOUNT, description=SWEETS)]
+    rules: SotaRules | None = None
+    #: Checked by the service, which also knows which presets the table allows (invalid_rules).
+    preset: Annotated[str, WithJsonSchema({"enum": list(sota.PRESETS)})] | None = None
+
+
+class MoveRequest(Request):
+    """Won cards to lay: face-down ones first, the face-up card last."""
+
+    cards: Annotated[list[Card], Field(min_length=1, max_length=MAX_MOVE_CARDS)]
+
+
+class RoleChange(Request):
+    role: Role
+
+
+class LockChange(Request):
+    locked: bool
+
+
+class AdjustmentRequest(Request):
+    user_id: Id
+    currency: Currency
+    amount: Annotated[
+        int,
+        Field(
+            ge=-money.MAX_ADJUSTMENT,
+            le=money.MAX_ADJUSTMENT,
+            json_schema_extra={"not": {"const": 0}},
+            description="minor units (hundredths of a chip, or sweets); negative debits",
+        ),
+    ]
+    reason: Annotated[Text, Field(min_length=1, max_length=money.REASON_MAX)]
+
+
+def _table_settings_schema() -> dict[str, Any]:
+    """The settings of either table, from the core and the settings service (which check them)."""
+    war = {name: _whole(*bounds) for name, bounds in casino_war.RANGES.items()}
+    stake = _whole(1, settings.MAX_SWEETS_STAKE)
+    sota_table = {
+        "min_stake": stake,
+        "max_stake": stake,
+        "presets": {"type": "array", "minItems": 1, "items": _enum(settings.SOTA_PRESETS)},
+        "custom_rules": {"type": "boolean"},
+    }
+    return {
+        "description": "Merged over the present settings of the table; new rounds only.",
+        "minProperties": 1,
+        "anyOf": [
+            {"type": "object", "properties": properties, "additionalProperties": False}
+            for properties in (war | {"bonus": _enum(casino_war.BONUS_MODES)}, sota_table)
+        ],
+    }
+
+
+def _whole(low: int, high: int) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+class TableSettingsChange(RootModel[Open]):
+    """Checked by the settings service, which answers invalid_rules naming the option."""
+
+    model_config = ConfigDict(json_schema_extra=_table_settings_schema())
+
+
+# --- query strings ----------------------------------------------------------------------------
+
+_decks = casino_war.RANGES["decks"]
+_tie_payout = casino_war.RANGES["tie_payout"]
+
+
+class OddsQuery(Query):
+    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])] = casino_war.TableRules().decks
+    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])] = (
+        casino_war.TableRules().tie_payout
+    )
+    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)] = casino_war.TableRules().bonus
+
+
+class RoundsQuery(Query):
+    game: GameName | None = None
+    before: Id | None = None
+    limit: Annotated[int, Field(ge=1, le=rounds.MAX_PAGE)] = 20
+
+
+AuditFilter = Annotated[Text, Field(max_length=AUDIT_FILTER_MAX)] | None
+#: Checked by the audit service: ISO 8601, UTC if no zone is given.
+TimeFilter = (
+    Annotated[Text, Field(max_length=AUDIT_FILTER_MAX, json_schema_extra={"format": "date-time"})]
+    | None
+)
+
+
+class AuditQuery(Query):
+    model_config = ConfigDict(extra="ignore")
+
+    after_seq: Count = 0
+    limit: Annotated[int, Field(ge=1, le=audit.MAX_PAGE)] = 50
+    action: AuditFilter = absent(description="action prefix, e.g. money.")
+    actor: AuditFilter = absent(description="e.g. user:7 or system")
+    subject: AuditFilter = absent(description="e.g. user:7, round:12, table:casino_war")
+    since: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
+    until: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
+    text: AuditFilter = absent(description="free text in the action, actor, subject or data")
+
+
+class ConsistencyQuery(Query):
+    model_config = ConfigDict(extra="ignore")
+
+    old_size: Id
+    new_size: Id
+
+
+class PlayersQuery(Query):
+    model_config = ConfigDict(extra="ignore")
+
+    q: Annotated[Text, Field(max_length=64)] = ""
+
+
+# --- responses --------------------------------------------------------------------------------
+
+
+class Figure(Answer):
+    exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
+    value: float
+
+
+class ErrorDetail(Answer):
+    code: Annotated[str, Field(examples=["insufficient_funds"])]
+    message: str
+
+
+class Error(Answer):
+    error: ErrorDetail
+
+
+class User(Answer):
+    id: Id
+    username: str
+    role: Role
+
+
+class UserCreated(Answer):
+    user: User
+
+
+class Balances(Answer):
+    chips: Annotated[Count, Field(description=CHIPS)]
+    sweets: Annotated[Count, Field(description=SWEETS)]
+
+
+class Me(Answer):
+    user: User
+    balances: Balances
+
+
+class TopupResult(Answer):
+    balances: Balances
+    chips: Count = absent()
+    sweets: Count = absent()
+
+
+class Token(Answer):
+    token: Annotated[str, Field(min_length=20)]
+    expires_at: Time
+
+
+class Signed(Answer):
+    """A signed document of docs/fairness.md."""
+
+    document: Open
+    signature: Signature
+
+
+class RetiredKey(Answer):
+    public_key_hex: Hex64
+    created_at: Time = absent()
+    retired_at: Time = absent()
+
+
+class PublicKey(Answer):
+    algorithm: Literal["Ed25519"]
+    public_key_hex: Hex64
+    public_key_pem: str
+    retired: list[RetiredKey]
+
+
+class CommitmentDocument(Answer):
+    type: Literal["commitment"]
+    v: Literal[1]
+    seed_pair_id: Id
+    user_id: Id
+    commitment: Hex64
+    created_at: Time
+
+
+class SeedPair(Answer):
+    seed_pair_id: Id
+    commitment: Hex64
+    client_seed: Annotated[str, Field(min_length=1, max_length=64)]
+    next_nonce: Count
+    commitment_document: CommitmentDocument
+    signature: Signature
+    next_commitment: Hex64
+    next_seed_pair_id: Id = absent()
+
+
+class Rotation(Answer):
+    revealed: Signed
+    active: SeedPair
+
+
+class Bundle(Answer):
+    public_key_hex: Hex64
+    commitment: Signed
+    reveal: Signed | None
+    rounds: list[Signed]
+
+
+class RoundBase(Answer):
+    id: Id
+    net: int | None
+    payout: Count | None
+    seed_pair_id: Id
+    nonce: Count
+    balances: Balances
+    created_at: Time = absent()
+    settled_at: Time | None = absent()
+
+
+class War(Answer):
+    burned: list[Card]
+    player_card: Card
+    dealer_card: Card
+
+
+class Round(RoundBase):
+    game: Literal["casino_war"] = absent()
+    status: Annotated[str, OneOf((casino_war.AWAITING_DECISION, casino_war.SETTLED))]
+    bet: Count
+    tie_bet: Count
+    raise_: Count = Field(alias="raise")
+    player_card: Card
+    dealer_card: Card
+    war: War | None
+    outcome: WarOutcome | None
+    tie_bet_won: bool | None = absent()
+    rules: Open = absent()
+
+
+class Trick(Answer):
+    laid: list[list[Card]] = Field(description="per seat, every card it laid in the trick")
+    wars: Count
+    winner: Annotated[int, Field(ge=0, le=3)] | None
+    counts: list[Count]
+    steps: list[list[Count]] = absent(description="cards laid per seat, per step")
+
+
+class PendingMove(Answer):
+    seat: int = absent()
+    count: Id
+    options: list[Card]
+    table: list[list[Any]] = absent()
+
+
+class Game(RoundBase):
+    game: Literal["sota"] = absent()
+    status: Annotated[str, OneOf((sota.AWAITING_MOVE, sota.SETTLED))]
+    stake: Annotated[Id, Field(description=SWEETS)]
+    rules: SotaRules
+    seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
+    winner: SotaWinner | None
+    tricks: list[Trick]
+    pending: PendingMove | None = absent()
+    ended_by: str | None = absent()
+
+
+class RoundSummary(Answer):
+    id: Id
+    game: GameName
+    status: Annotated[
+        str, OneOf((casino_war.AWAITING_DECISION, sota.AWAITING_MOVE, casino_war.SETTLED))
+    ]
+    currency: Currency
+    staked: Count
+    payout: Count | None
+    net: int | None
+    outcome: WarOutcome | SotaWinner | None
+    seed_pair_id: Id
+    nonce: Count
+    created_at: Time
+
+
+class RoundList(Answer):
+    rounds: list[RoundSummary]
+    next_before: Id | None
+
+
+class RoundDocument(Answer):
+    type: Literal["round"]
+    v: Literal[1]
+    round_id: Id
+    game: GameName
+    seed_pair_id: Id
+    commitment: Hex64
+    client_seed: str
+    nonce: Count
+    rules: Open
+    actions: list[Any]
+    cards: list[Card]
+    outcome: Open
+    stakes: dict[str, Count]
+    payout: Count
+    settled_at: Time
+
+
+class Receipt(Answer):
+    document: RoundDocument
+    signature: Signature
+
+
+class Odds(Answer):
+    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])]
+    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])]
+    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)]
+    p_tie: Figure
+    house_edge_war: Figure
+    house_edge_surrender: Figure
+    house_edge_tie_bet: Figure | None
+
+
+class OpenAPIDocument(Answer):
+    openapi: Literal["3.1.0"]
+    info: Open
+    paths: Open
+
+
+# --- operator responses -----------------------------------------------------------------------
+
+
+class AuditEntry(Answer):
+    seq: Id
+    time: Time
+    actor: str | None
+    action: str
+    subject: str | None
+    data: Open
+    prev_hash: Hex64
+    hash: Hex64
+
+
+class AuditPage(Answer):
+    entries: list[AuditEntry]
+    next_after_seq: Id | None
+
+
+class CheckpointDocument(Answer):
+    type: Literal["checkpoint"]
+    v: Literal[1]
+    size: Id
+    root: Hex64
+    time: Time
+
+
+class Checkpoint(Answer):
+    document: CheckpointDocument
+    signature: Signature
+    public_key_hex: Hex64
+
+
+class AuditVerification(Answer):
+    ok: bool
+    size: Count
+    first_bad_seq: Id | None
+    reason: str | None
+    checkpoint: Checkpoint | None
+
+
+class CheckpointList(Answer):
+    checkpoints: list[Checkpoint]
+
+
+class SignedNote(Answer):
+    origin: str
+    key_name: str
+    public_key_hex: Hex64
+    size: Id
+    note: Annotated[str, Field(description="C2SP tlog-checkpoint signed note")]
+
+
+class CheckpointNote(Answer):
+    note: SignedNote | None
+
+
+class InclusionProof(Answer):
+    seq: Id
+    leaf_index: Count
+    entry: AuditEntry
+    checkpoint: Checkpoint
+    proof: list[Hex64]
+
+
+class ConsistencyProof(Answer):
+    old_size: Id
+    new_size: Id
+    old_root: Hex64
+    new_root: Hex64
+    proof: list[Hex64]
+
+
+class AccountBalances(Answer):
+    house: int
+    escrow: int
+    issuance: int
+    players: int
+
+
+class Tally(Answer):
+    """Totals of settled rounds."""
+
+    rounds: Count
+    handle: int
+    house_result: int
+    antes: int
+    main_result: int
+    tie_bets: int
+    tie_result: int
+    realized_edge: Figure | None
+    realized_tie_edge: Figure | None
+    currency: Currency
+
+
+class GameTally(Tally):
+    open_rounds: Count
+
+
+class DayTally(Tally):
+    day: Annotated[str, Field(json_schema_extra={"format": "date"})]
+    game: GameName
+
+
+class CasinoWarTheory(Answer):
+    rules: Open
+    strategy: str
+    edge: Figure | None
+    tie_edge: Figure | None
+
+
+class Theoretical(Answer):
+    casino_war: CasinoWarTheory
+    sota: None = Field(description="no closed form")
+
+
+class LedgerSummary(Answer):
+    balances: dict[str, AccountBalances]
+    games: dict[str, GameTally]
+    days: list[DayTally]
+    theoretical: Theoretical
+
+
+class LedgerCheck(Answer):
+    ok: bool
+    problems: list[str]
+    transfers: Count
+    accounts: Count
+
+
+class Account(User):
+    locked: bool
+
+
+class UserList(Answer):
+    users: list[Account]
+
+
+class SeedPairSummary(Answer):
+    seed_pair_id: Id
+    status: Annotated[str, OneOf(("next", "active", "revealed"))]
+    commitment: Hex64
+    client_seed: str | None
+    rounds: Count
+    created_at: Time
+    revealed_at: Time | None
+    server_seed: Annotated[Hex64 | None, Field(description="only once revealed")]
+    reveal: Signed | None
+
+
+class Transfer(Answer):
+    id: Id
+    time: Time
+    kind: Annotated[str, OneOf(("bet", "raise", "settle", "grant", "topup", "adjust"))]
+    currency: Currency
+    amount: int
+    round_id: Id | None
+    memo: str | None
+
+
+class AccountSince(Account):
+    created_at: Time
+
+
+class PlayerOverview(Answer):
+    user: AccountSince
+    balances: Balances
+    rounds: list[RoundSummary]
+    transfers: list[Transfer]
+    seed_pairs: list[SeedPairSummary]
+    audit: list[AuditEntry]
+
+
+class ManagedUser(Answer):
+    user: Account
+
+
+class AdjustmentResult(Answer):
+    user_id: Id
+    balances: Balances
+
+
+class TableSettings(Answer):
+    name: GameName
+    settings: Open

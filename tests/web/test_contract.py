@@ -1,0 +1,255 @@
+"""Every endpoint agrees with its documented request schema, both ways.
+
+For each operation with a JSON body or query parameters, bodies are derived from the schema:
+values it allows (each enum value, each bound, the longest text) and values it refuses (wrong
+types, one past each bound, unknown fields, missing fields, NUL). Which side each falls on is
+decided by the schema itself (jsonschema), then the service must agree: a refused body is a 422
+naming the field; an allowed one is never refused as invalid input. Only what no static schema
+knows may still refuse an allowed value: a table's limits (``invalid_bet``) and the log's size.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from jsonschema import Draft202012Validator
+from jsonschema import FormatChecker
+from jsonschema import validators
+from operator_support import add_user
+from operator_support import bearer as staff_bearer
+from web_support import PASSWORD
+from web_support import bearer
+from web_support import plant_server_seed
+
+from sota_casino.web.openapi import openapi_document
+
+#: Limits of a table: a refusal of a schema-valid body the contract leaves to the service.
+TABLE_LIMITS = {"invalid_bet"}
+#: And the size of the log, which a proof between two sizes cannot pass.
+LOG_SIZE = "the log's size"
+#: JSON Schema lets ``1.0`` be an integer; the API, as its description says, does not.
+StrictValidator = validators.extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    ),
+)
+#: ``date-time`` as the API documents it: ISO 8601, the zone optional (UTC).
+FORMATS = FormatChecker(formats=())
+
+
+@FORMATS.checks("date-time", raises=ValueError)
+def iso_time(value: object) -> bool:
+    return not isinstance(value, str) or bool(datetime.fromisoformat(value.replace("Z", "+00:00")))
+
+
+WRONG_TYPES: tuple[Any, ...] = (1.0, "500", True, None, [], {}, 7)
+
+
+def resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[1]
+        schema = document["components"]["schemas"][name]
+    if "anyOf" in schema:  # an optional value: describe the value, not the null
+        values = [s for s in schema["anyOf"] if s != {"type": "null"}]
+        if len(values) == 1:
+            return resolve(document, values[0])
+    return schema
+
+
+def text(length: int) -> str:
+    """Text of ``length`` varied characters (a repeated one would be a weak password)."""
+    return ("Quick-brown_fox.jumps0ver7lazy9dogs" * (length // 35 + 1))[:length]
+
+
+def allowed_values(schema: dict[str, Any]) -> Iterator[Any]:
+    yield from schema.get("enum", ())
+    if "const" in schema:
+        yield schema["const"]
+    for bound in ("minimum", "maximum"):
+        if bound in schema:
+            yield schema[bound]
+    if schema.get("type") == "boolean":
+        yield from (True, False)
+    if "maxLength" in schema:
+        yield text(schema["maxLength"])
+
+
+def refused_values(schema: dict[str, Any]) -> Iterator[Any]:
+    yield from WRONG_TYPES
+    if "minimum" in schema:
+        yield schema["minimum"] - 1
+    if "maximum" in schema:
+        yield schema["maximum"] + 1
+    if "maxLength" in schema:
+        yield text(schema["maxLength"] + 1)
+    if schema.get("type") == "string" or "enum" in schema:
+        yield from ("no-such-value", "bad\x00text")
+
+
+def variants(
+    document: dict[str, Any], schema: dict[str, Any], base: dict[str, Any]
+) -> Iterator[tuple[dict[str, Any], str]]:
+    """Yield (body, the field it is about): the base, each property changed, added, removed."""
+    schema = resolve(document, schema)
+    yield base, ""
+    yield {**base, "surplus": 1}, "surplus"
+    for name in schema.get("required", ()):
+        yield {k: v for k, v in base.items() if k != name}, name
+    for name, prop in schema.get("properties", {}).items():
+        prop = resolve(document, prop)
+        for value in (*allowed_values(prop), *refused_values(prop)):
+            yield {**base, name: value}, name
+        if prop.get("type") == "object" and "properties" in prop:
+            inner = base.get(name) or {}
+            for body, field in variants(document, prop, inner):
+                yield {**base, name: body}, field or name
+
+
+class Contract:
+    def __init__(self, app: Flask, client: FlaskClient) -> None:
+        self.document = openapi_document(app)
+        self.client = client
+        self.seen: dict[str, tuple[int, int]] = {}
+
+    def operation(self, path: str, method: str) -> dict[str, Any]:
+        return self.document["paths"][path][method]
+
+    def send_bodies(
+        self, method: str, path: str, url: str, base: dict[str, Any], headers: dict[str, str]
+    ) -> None:
+        op = self.operation(path, method)
+        schema = op["requestBody"]["content"]["application/json"]["schema"]
+        validator = StrictValidator({**self.document, **schema}, format_checker=FORMATS)
+        for body, field in variants(self.document, schema, copy.deepcopy(base)):
+            response = self.client.open(
+                f"/api/v1{url}",
+                method=method.upper(),
+                data=json.dumps(body),
+                content_type="application/json",
+                headers=headers,
+            )
+            self.judge(op["operationId"], validator.is_valid(body), response, body, field)
+
+    def send_queries(self, path: str, base: dict[str, str], headers: dict[str, str]) -> None:
+        op = self.operation(path, "get")
+        for param in op["parameters"]:
+            schema = resolve(self.document, param["schema"])
+            validator = StrictValidator({**self.document, **schema}, format_checker=FORMATS)
+            for value in (*allowed_values(schema), *refused_values(schema)):
+                if isinstance(value, (list, dict)) or value is None:
+                    continue  # a query string holds text only
+                if isinstance(value, str) and not value.isprintable():
+                    continue  # a URL cannot carry NUL
+                text = json.dumps(value) if isinstance(value, bool) else str(value)
+                # the value as the service reads it: digits are numbers, the rest text
+                typed = int(text) if text.lstrip("-").isdigit() else text
+                query = {**base, param["name"]: text}
+                response = self.client.get(f"/api/v1{path}", query_string=query, headers=headers)
+                ok = validator.is_valid(typed)
+                self.judge(op["operationId"], ok, response, query, param["name"])
+
+    def judge(self, operation: str, allowed: bool, response: Any, body: Any, field: str) -> None:
+        where = f"{operation} {body!r}: {response.status_code} {response.get_data(as_text=True)}"
+        error = (response.get_json(silent=True) or {}).get("error") or {}
+        assert response.status_code < 500, where
+        if allowed:
+            refused_as_input = (
+                response.status_code == 422
+                and error.get("code") not in TABLE_LIMITS
+                and LOG_SIZE not in error.get("message", "")
+            )
+            assert not refused_as_input, f"the schema allows it, the service refuses: {where}"
+        else:
+            assert response.status_code == 422, f"the schema refuses it, the service took: {where}"
+            if field:
+                assert field in error["message"], f"the refusal does not name {field}: {where}"
+        counts = self.seen.get(operation, (0, 0))
+        self.seen[operation] = (counts[0] + allowed, counts[1] + (not allowed))
+
+
+@pytest.fixture
+def contract(app: Flask, client: FlaskClient) -> Contract:
+    return Contract(app, client)
+
+
+def test_every_operation_agrees_with_its_request_schema_both_ways(
+    app: Flask, client: FlaskClient, contract: Contract
+) -> None:
+    add_user(app, "carla")
+    player_id = add_user(app, "pat")  # the one whose role, lock and balance change
+    add_user(app, "olga", "operator")
+    carla, olga = staff_bearer(app, "carla"), staff_bearer(app, "olga")
+    plant_server_seed(app, "carla", {0: True})
+    tie = client.post("/api/v1/casino-war/rounds", json={"bet": 500}, headers=carla).get_json()
+    client.post(
+        f"/api/v1/casino-war/rounds/{tie['id']}/decision", json={"choice": "war"}, headers=carla
+    )
+    game = client.post("/api/v1/sota/games", json={"stake": 1}, headers=carla).get_json()
+    assert game["status"] == "settled"  # so every move is refused for the state, not the body
+
+    credentials = {"username": "dora", "password": PASSWORD}
+    send = contract.send_bodies
+    send("post", "/auth/register", "/auth/register", credentials, {})
+    send("post", "/auth/token", "/auth/token", credentials, {})
+    send("post", "/me/topup", "/me/topup", {"currency": "chips"}, carla)
+    send("post", "/fairness/rotate", "/fairness/rotate", {}, carla)
+    send("post", "/casino-war/rounds", "/casino-war/rounds", {"bet": 500}, carla)
+    decision = f"/casino-war/rounds/{tie['id']}/decision"
+    send("post", "/casino-war/rounds/{id}/decision", decision, {"choice": "war"}, carla)
+    send("post", "/sota/games", "/sota/games", {"stake": 1}, carla)
+    moves = f"/sota/games/{game['id']}/moves"
+    send("post", "/sota/games/{id}/moves", moves, {"cards": ["AS"]}, carla)
+    send(
+        "put",
+        "/operator/players/{id}/role",
+        f"/operator/players/{player_id}/role",
+        {"role": "player"},
+        olga,
+    )
+    send(
+        "put",
+        "/operator/players/{id}/locked",
+        f"/operator/players/{player_id}/locked",
+        {"locked": False},
+        olga,
+    )
+    adjustment = {"user_id": player_id, "currency": "sweets", "amount": 1, "reason": "goodwill"}
+    send("post", "/operator/adjustments", "/operator/adjustments", adjustment, olga)
+    send("put", "/operator/tables/{name}", "/operator/tables/casino_war", {"decks": 6}, olga)
+
+    contract.send_queries("/casino-war/odds", {}, {})
+    contract.send_queries("/rounds", {}, carla)
+    contract.send_queries("/operator/audit", {}, olga)
+    contract.send_queries("/operator/audit/consistency", {"old_size": "1", "new_size": "2"}, olga)
+    contract.send_queries("/operator/players", {}, olga)
+
+    with_input = {
+        op["operationId"]
+        for item in contract.document["paths"].values()
+        for op in item.values()
+        if "requestBody" in op
+        or any("in" in p and p["in"] == "query" for p in op.get("parameters", []))
+    }
+    assert set(contract.seen) == with_input
+    for operation, (allowed, refused) in contract.seen.items():
+        assert allowed and refused, f"{operation}: {allowed} allowed, {refused} refused bodies"
+
+
+def test_a_refusal_names_the_field_and_what_it_must_be(client: FlaskClient) -> None:
+    headers = bearer(client, "erin")
+    response = client.post("/api/v1/casino-war/rounds", json={"bet": 1.0}, headers=headers)
+    assert response.status_code == 422
+    assert response.get_json() == {
+        "error": {
+            "code": "invalid_input",
+            "message": "bet must be an integer, not a number with a fraction or exponent",
+        }
+    }
