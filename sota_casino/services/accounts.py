@@ -39,6 +39,7 @@ from .context import context_of
 from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
+from .tx import serialize_on
 from .tx import transactional
 
 USERNAME = re.compile(r"[A-Za-z0-9_.-]{3,32}")
@@ -178,13 +179,14 @@ def _admit_signup(session: Session, address: str) -> None:
     """Count a sign-up from ``address``, or refuse it once ``SIGNUPS_PER_ADDRESS`` accounts were
     opened from there within the window, saying when the oldest of them leaves it.
 
-    Counted in the database, so every worker shares the count; two sign-ups racing past the
-    count at once can open one account more than the limit, which a throttle can afford.
-    Sign-ups that left the window are forgotten, so the table holds one window's worth.
+    Counted in the database under a lock per address, so the limit is exact however many
+    workers and servers take sign-ups at once. Sign-ups that left the window are forgotten, so
+    the table holds one window's worth.
     """
     settings = context_of(session)
     limit = settings.setting("SIGNUPS_PER_ADDRESS")
     window = timedelta(seconds=settings.setting("SIGNUP_WINDOW_SECONDS"))
+    serialize_on(session, f"signup:{address}")
     now = datetime.now(UTC)
     recent = session.scalars(
         select(Signup.at)
@@ -228,30 +230,57 @@ def create_operator(
 
 
 def _throttled(session: Session, username: str, address: str, now: datetime) -> bool:
-    """Tell whether too many guesses failed lately for this account or from this address."""
+    """Tell whether too many guesses failed lately for this account from this address, or
+    from this address for any accounts.
+
+    Counted per account *and* address, not per account alone: a stranger guessing at a
+    known player's password is held off without locking the player out from their own
+    address (OWASP ASVS V2.2.1).
+    """
     settings = context_of(session)
     window = now - timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
-    recent = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
-    by_name = session.scalar(recent.where(LoginAttempt.username == username.lower())) or 0
-    by_address = session.scalar(recent.where(LoginAttempt.address == address)) or 0
-    return by_name >= limit or by_address >= limit * 4
+    from_address = select(func.count(LoginAttempt.id)).where(
+        LoginAttempt.at >= window, LoginAttempt.address == address[:64]
+    )
+    by_pair = session.scalar(from_address.where(LoginAttempt.username == _attempt_name(username)))
+    by_address = session.scalar(from_address) or 0
+    return (by_pair or 0) >= limit or by_address >= limit * 4
 
 
-def _count_failed_login(session: Session, username: str, address: str, now: datetime) -> None:
-    """Record a failed login or password check, and forget those that left the window: the
-    throttle counts only the window, so the table need not hold more."""
+def _attempt_name(username: str) -> str:
+    return username.lower()[:64]
+
+
+@transactional
+def _reserve_guess(session: Session, username: str, address: str, now: datetime) -> int | None:
+    """Count a password check before it is made, or return None when the throttle refuses it.
+
+    The check is recorded as a failure up front, under a lock per address, so however many
+    arrive at once no more than the limit are ever tried; a right password takes its record
+    back (:func:`_forgive_guess`). The hash is checked outside this short transaction, so the
+    lock is not held for it. Records that left the window are forgotten.
+    """
+    serialize_on(session, f"login:{address[:64]}")
+    if _throttled(session, username, address, now):
+        return None
     window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
     session.execute(delete(LoginAttempt).where(LoginAttempt.at < now - window))
-    session.add(LoginAttempt(username=username.lower()[:64], address=address[:64], at=now))
+    attempt = LoginAttempt(username=_attempt_name(username), address=address[:64], at=now)
+    session.add(attempt)
+    session.flush()
+    return attempt.id
+
+
+def _forgive_guess(session: Session, attempt_id: int) -> None:
+    """A right password is no failed guess: drop its record (inside the caller's transaction)."""
+    session.execute(delete(LoginAttempt).where(LoginAttempt.id == attempt_id))
 
 
 @transactional
 def _attempt_login(
-    session: Session, username: str, password: str, address: str, now: datetime
+    session: Session, username: str, password: str, address: str, attempt_id: int
 ) -> tuple[UserView | None, str]:
-    if _throttled(session, username, address, now):
-        return None, "throttled"
     user = session.scalar(select(User).where(func.lower(User.username) == username.lower()))
     try:
         HASHER.verify(user.password_hash if user else _DUMMY_HASH, password)
@@ -259,7 +288,6 @@ def _attempt_login(
     except (VerificationError, InvalidHashError):
         good = False
     if not good or user is None:
-        _count_failed_login(session, username, address, now)
         audit.record(
             session,
             actor=None,
@@ -268,6 +296,7 @@ def _attempt_login(
             data={"username": username[:64], "address": address},
         )
         return None, "wrong"
+    _forgive_guess(session, attempt_id)
     if user.locked:
         audit.record(
             session,
@@ -302,11 +331,12 @@ def authenticate(
     if not isinstance(username, str) or not isinstance(password, str) or not username:
         raise InvalidInput("username and password are required")
     storable(username, "username")
-    user, verdict = _attempt_login(
-        session, username, password[: PASSWORD_MAX * 4], address, datetime.now(UTC)
-    )
-    if verdict == "throttled":
+    attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
+    if attempt_id is None:
         raise RateLimited("too many failed logins; wait a few minutes and try again")
+    user, verdict = _attempt_login(
+        session, username, password[: PASSWORD_MAX * 4], address, attempt_id
+    )
     if verdict == "locked":
         raise AccountLocked()
     if user is None:
@@ -376,22 +406,19 @@ def issue_api_token(
 
 
 @transactional
-def _check_current_password(
-    session: Session, user_id: int, password: object, address: str, now: datetime
-) -> str:
-    """Verify the current password, throttled and counted like a login: ``ok``, ``wrong`` or
-    ``throttled`` (a verdict, not an exception, so a failure's record is committed)."""
+def _current_password_matches(
+    session: Session, user_id: int, password: object, attempt_id: int
+) -> bool:
+    """Verify the current password; a match takes back the failure recorded for the check."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
-    if _throttled(session, user.username, address, now):
-        return "throttled"
     try:
         HASHER.verify(user.password_hash, password if isinstance(password, str) else "")
     except (VerificationError, InvalidHashError):
-        _count_failed_login(session, user.username, address, now)
-        return "wrong"
-    return "ok"
+        return False
+    _forgive_guess(session, attempt_id)
+    return True
 
 
 @transactional
@@ -419,10 +446,11 @@ def change_password(
     :raises Unauthorized: if the current password is wrong.
     """
     secret = check_password(new)
-    verdict = _check_current_password(session, user_id, old, address, datetime.now(UTC))
-    if verdict == "throttled":
+    username = get_user(session, user_id).username
+    attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
+    if attempt_id is None:
         raise RateLimited("too many failed attempts; wait a few minutes and try again")
-    if verdict == "wrong":
+    if not _current_password_matches(session, user_id, old, attempt_id):
         raise Unauthorized("the current password is wrong")
     _set_password(session, user_id, secret)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import time
 from collections.abc import Callable
 from typing import Concatenate
@@ -10,7 +11,9 @@ from typing import ParamSpec
 from typing import TypeVar
 
 from sqlalchemy import Select
+from sqlalchemy import func
 from sqlalchemy import insert
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import DBAPIError
@@ -87,3 +90,16 @@ def locked(statement: SelectT) -> SelectT:
     status).
     """
     return statement.with_for_update().execution_options(populate_existing=True)
+
+
+def serialize_on(session: Session, name: str) -> None:
+    """Hold a lock named ``name`` until the transaction ends, on every worker and server.
+
+    For a read-then-write that no row lock covers (count the attempts, then add one): on
+    PostgreSQL a transaction-scoped advisory lock, keyed by a hash of the name; on SQLite the
+    write lock that ``BEGIN IMMEDIATE`` took already holds every other writer off.
+    """
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+    session.execute(select(func.pg_advisory_xact_lock(key)))
