@@ -5,7 +5,9 @@ refused form (a POST) flashes the message and sends the player back to the page 
 on; a refused page load, or a form about something that is not there (404: another player's
 round looks exactly like no round), shows the friendly error page with its status. Werkzeug's
 HTTP errors (404, 405, 413, 400) get the same two shapes, and anything unexpected (Flask logs
-it) is answered with a plain 500 that leaks nothing. A 429 says when to retry (``Retry-After``).
+it) is answered with a plain 500 that leaks nothing. A database that cannot be reached is a 503
+``unavailable`` (a friendly page on the pages), never a 500: a client can tell an outage from a
+bug. A 429 and a 503 say when to retry (``Retry-After``).
 """
 
 from __future__ import annotations
@@ -16,16 +18,20 @@ from urllib.parse import urlsplit
 from flask import Flask
 from flask import current_app
 from flask import flash
+from flask import g
 from flask import jsonify
 from flask import redirect
 from flask import render_template
 from flask import request
 from flask import url_for
 from flask.typing import ResponseReturnValue
+from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
 
 from ..core.errors import CasinoError
+from ..services.tx import is_outage
+from ..services.tx import unavailable
 from .paths import is_local_path
 
 API_PREFIX = "/api/"
@@ -43,6 +49,7 @@ HTTP_CODES: dict[int, str] = {
     422: "invalid_input",
     429: "rate_limited",
     500: "internal_error",
+    503: "unavailable",
 }
 
 #: What a player reads on the error page, in plain words.
@@ -57,6 +64,10 @@ FRIENDLY: dict[int, tuple[str, str]] = {
     422: ("Please check what you entered", "Some of the values were not valid."),
     429: ("Slow down", "Too many attempts. Wait a few minutes and try again."),
     500: ("The dealer dropped the cards", "Something went wrong on our side. Please try again."),
+    503: (
+        "The tables are closed for a moment",
+        "We cannot reach our records right now. Please try again in a minute.",
+    ),
 }
 
 #: Short API messages for Werkzeug's errors that carry only their long default text.
@@ -85,6 +96,9 @@ def api_error(status: int, code: str, message: str, **headers: str) -> ResponseR
 def error_page(status: int, message: str | None = None) -> ResponseReturnValue:
     """Render the friendly error page for ``status``."""
     title, default = FRIENDLY.get(status, FRIENDLY[400 if status < 500 else 500])
+    if status >= 500:
+        # The page must not ask the database who is logged in: it may be what failed.
+        g.setdefault("session_user", None)
     body = render_template(
         "errors/error.html", status=status, title=title, message=message or default
     )
@@ -106,7 +120,7 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
     """Return the headers that go with a refusal: how to authenticate, or when to retry."""
     if error.status == 401 and wants_json():
         return {"WWW-Authenticate": "Bearer"}
-    if error.status == 429:
+    if error.status in (429, 503):
         wait = error.details.get("retry_after") or current_app.config["LOGIN_WINDOW_SECONDS"]
         return {"Retry-After": str(wait)}
     return {}
@@ -116,10 +130,11 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     """Answer a refusal from the services with its own status and code."""
     if wants_json():
         return api_error(error.status, error.code, error.message, **refusal_headers(error))
-    if request.method == "POST" and error.status != 404:
+    if request.method == "POST" and error.status < 500 and error.status != 404:
         flash(error.message, "error")
         return redirect(back_url(), code=303)
-    # A form about something that is not there (or not yours) has no page to go back to.
+    # A form about something that is not there (or not yours) has no page to go back to, and
+    # during an outage the page it came from cannot be shown either.
     body, status = error_page(error.status, error.message)  # type: ignore[misc]
     return body, status, refusal_headers(error)
 
@@ -152,8 +167,18 @@ def handle_unexpected(error: Exception) -> ResponseReturnValue:
     return error_page(500)
 
 
+def handle_database_error(error: DBAPIError) -> ResponseReturnValue:
+    """Answer a database error that escaped the services: an outage is a 503, anything else
+    is a bug (logged, then the plain 500)."""
+    if is_outage(error):
+        return handle_casino_error(unavailable(error))
+    current_app.log_exception((type(error), error, error.__traceback__))
+    return handle_unexpected(error)
+
+
 def init_app(app: Flask) -> None:
     """Register the error handlers on ``app``."""
     app.register_error_handler(CasinoError, handle_casino_error)
+    app.register_error_handler(DBAPIError, handle_database_error)
     app.register_error_handler(HTTPException, handle_http_error)
     app.register_error_handler(InternalServerError, handle_unexpected)
