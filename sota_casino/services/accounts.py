@@ -28,6 +28,7 @@ from ..core.errors import NotFound
 from ..core.errors import RateLimited
 from ..core.errors import Unauthorized
 from ..models import ROLES
+from ..models import KnownLoginAddress
 from ..models import LoginAttempt
 from ..models import Signup
 from ..models import User
@@ -39,6 +40,7 @@ from .context import context_of
 from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
+from .tx import insert_ignoring_conflicts
 from .tx import serialize_on
 from .tx import transactional
 
@@ -164,6 +166,7 @@ def register(
     if address:  # every web request has one; commands and scripts do not
         _admit_signup(session, address[:64])
     user = _new_user(session, name, secret, "player")
+    _remember_address(session, name, address)
     audit.record(
         session,
         actor=f"user:{user.id}",
@@ -230,38 +233,79 @@ def create_operator(
 
 
 def _throttled(session: Session, username: str, address: str, now: datetime) -> bool:
-    """Tell whether too many guesses failed lately for this account from this address, or
-    from this address for any accounts.
+    """Tell whether the throttle refuses a password check for ``username`` from ``address``.
 
-    Counted per account *and* address, not per account alone: a stranger guessing at a
-    known player's password is held off without locking the player out from their own
-    address (OWASP ASVS V2.2.1).
+    Three counts of failures in the window, so that guessing is held off without handing
+    anyone a way to lock a player out (OWASP ASVS V2.2.1):
+
+    - this account from this address: ``LOGIN_ATTEMPTS``;
+    - this address, whatever the accounts: four times that (one address trying many names);
+    - this account from every address: ``LOGIN_ATTEMPTS`` again, but *not* counted against an
+      address the account logged in from lately, so strangers failing from elsewhere cannot
+      lock the owner out of the owner's own address.
     """
     settings = context_of(session)
     window = now - timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
-    from_address = select(func.count(LoginAttempt.id)).where(
-        LoginAttempt.at >= window, LoginAttempt.address == address[:64]
+    name, place = _attempt_name(username), address[:64]
+    failures = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
+    by_pair = session.scalar(
+        failures.where(LoginAttempt.username == name, LoginAttempt.address == place)
     )
-    by_pair = session.scalar(from_address.where(LoginAttempt.username == _attempt_name(username)))
-    by_address = session.scalar(from_address) or 0
-    return (by_pair or 0) >= limit or by_address >= limit * 4
+    if (by_pair or 0) >= limit:
+        return True
+    if (session.scalar(failures.where(LoginAttempt.address == place)) or 0) >= limit * 4:
+        return True
+    if _is_known_address(session, name, place, now):
+        return False
+    return (session.scalar(failures.where(LoginAttempt.username == name)) or 0) >= limit
 
 
 def _attempt_name(username: str) -> str:
     return username.lower()[:64]
 
 
+def _is_known_address(session: Session, name: str, address: str, now: datetime) -> bool:
+    since = now - timedelta(days=context_of(session).setting("KNOWN_ADDRESS_DAYS"))
+    known = session.scalar(
+        select(KnownLoginAddress.at).where(
+            KnownLoginAddress.username == name, KnownLoginAddress.address == address
+        )
+    )
+    return known is not None and known >= since
+
+
+def _remember_address(session: Session, username: str, address: str) -> None:
+    """Note that the account's owner was at ``address`` (a login or the sign-up); addresses
+    not seen for ``KNOWN_ADDRESS_DAYS`` are forgotten."""
+    if not address:
+        return
+    now = datetime.now(UTC)
+    name, place = _attempt_name(username), address[:64]
+    since = now - timedelta(days=context_of(session).setting("KNOWN_ADDRESS_DAYS"))
+    session.execute(delete(KnownLoginAddress).where(KnownLoginAddress.at < since))
+    insert_ignoring_conflicts(
+        session, KnownLoginAddress, {"username": name, "address": place, "at": now}
+    )
+    session.execute(
+        update(KnownLoginAddress)
+        .where(KnownLoginAddress.username == name, KnownLoginAddress.address == place)
+        .values(at=now)
+    )
+
+
 @transactional
 def _reserve_guess(session: Session, username: str, address: str, now: datetime) -> int | None:
     """Count a password check before it is made, or return None when the throttle refuses it.
 
-    The check is recorded as a failure up front, under a lock per address, so however many
-    arrive at once no more than the limit are ever tried; a right password takes its record
-    back (:func:`_forgive_guess`). The hash is checked outside this short transaction, so the
-    lock is not held for it. Records that left the window are forgotten.
+    The check is recorded as a failure up front, under locks on the account's name and the
+    address (always in that order), so however many arrive at once no more than the limits
+    are ever tried; a right password takes its record back (:func:`_forgive_guess`). The hash
+    is checked outside this short transaction, so the locks are not held for it. Records that
+    left the window are forgotten.
     """
-    serialize_on(session, f"login:{address[:64]}")
+    serialize_on(session, f"login-account:{_attempt_name(username)}")
+    serialize_on(session, f"login-address:{address[:64]}")
     if _throttled(session, username, address, now):
         return None
     window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
@@ -308,6 +352,7 @@ def _attempt_login(
         return None, "locked"
     if HASHER.check_needs_rehash(user.password_hash):
         user.password_hash = HASHER.hash(password)
+    _remember_address(session, user.username, address)
     audit.record(
         session,
         actor=f"user:{user.id}",
