@@ -13,6 +13,7 @@ def init_app(app: Flask) -> None:
     from . import errors
     from . import fairness
     from . import format
+    from . import health
     from . import history
     from . import lobby
     from . import operator
@@ -26,5 +27,16 @@ def init_app(app: Flask) -> None:
     errors.init_app(app)
     security.init_app(app)
     format.init_app(app)
-    for module in (lobby, auth, casino_war, sota, history, fairness, api, operator, operator_api):
+    for module in (
+        health,
+        lobby,
+        auth,
+        casino_war,
+        sota,
+        history,
+        fairness,
+        api,
+        operator,
+        operator_api,
+    ):
         app.register_blueprint(module.bp)
