@@ -18,6 +18,7 @@ def init_app(app: Flask) -> None:
     from . import lobby
     from . import operator
     from . import operator_api
+    from . import protocol
     from . import security
     from . import sota
     from .inputs import IdConverter
@@ -25,6 +26,7 @@ def init_app(app: Flask) -> None:
     # Converters must exist before the routes that use them are registered.
     app.url_map.converters["id"] = IdConverter
     errors.init_app(app)
+    protocol.init_app(app)
     security.init_app(app)
     format.init_app(app)
     for module in (

@@ -45,9 +45,11 @@ HTTP_CODES: dict[int, str] = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    414: "uri_too_long",
     415: "unsupported_media_type",
     422: "invalid_input",
     429: "rate_limited",
+    431: "header_fields_too_large",
     500: "internal_error",
     503: "unavailable",
 }
@@ -76,7 +78,9 @@ API_MESSAGES: dict[int, str] = {
     404: "no such endpoint or resource",
     405: "this method is not allowed on this endpoint",
     413: "the request body is too large",
+    414: "the request line (method and URL) is too long",
     415: "send the body as JSON",
+    431: "a request header, or their number, is too large",
 }
 
 
