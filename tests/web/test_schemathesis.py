@@ -47,7 +47,7 @@ def failures_of(app: Flask, role: str) -> list[str]:
 
         try:
             call()
-        except Exception as failure:  # noqa: BLE001 - every failure is reported, not just one
+        except (Exception, BaseExceptionGroup) as failure:  # noqa: BLE001 - report them all
             found.append(f"{operation.method.upper()} {operation.path}: {failure}")
     return found
 
