@@ -59,10 +59,11 @@ def post_fork(server: Any, worker: Any) -> None:
     """Make the kernel stop this worker when the master dies, even by kill -9.
 
     Orphaned workers would otherwise go on serving and hold the port, so a new master could
-    not bind it. SIGTERM lets the worker finish the request it is serving first.
+    not bind it. SIGKILL, not SIGTERM: a busy sync worker can take its time over SIGTERM. A
+    request cut short was never acknowledged, and its transaction commits whole or not at all.
     """
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != worker.ppid:  # the master died before the line above
             os._exit(0)
