@@ -8,12 +8,22 @@ the proxy's address so gunicorn trusts its X-Forwarded-Proto header: then the ap
 (HSTS is sent, Secure cookies work). Never use "*" unless only the proxy can reach gunicorn.
 For the client address used by login throttling, also set the app's TRUSTED_PROXIES to the
 number of proxies in front (X-Forwarded-For).
+
+Slow clients: the sync workers serve one request each, so a client that sends or reads slowly
+holds a worker until ``timeout``. In production put a buffering proxy in front (nginx buffers
+request and response bodies by default): the worker then sees only complete requests and
+hands its answer off at once. Load balancers check ``/healthz`` (alive) and ``/readyz``
+(database reachable, migrations at head).
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+from typing import Any
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
@@ -25,6 +35,9 @@ keepalive = 5
 max_requests = 2000
 max_requests_jitter = 200
 
+# No control socket: by default every gunicorn master of a host shares one path under $HOME.
+control_socket_disable = True
+
 accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
@@ -32,7 +45,25 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 secure_scheme_headers = {"X-FORWARDED-PROTO": "https"}
-# Request limits in front of the app's own MAX_CONTENT_LENGTH.
-limit_request_line = 4094
-limit_request_fields = 100
-limit_request_field_size = 8190
+# Above the app's own limits (sota_casino/web/protocol.py: 4094, 100 fields of 8190 bytes), so
+# the app answers an over-long request in its own format (JSON under /api/) before gunicorn's
+# plain-text refusal is ever reached.
+limit_request_line = 8190
+limit_request_fields = 200
+limit_request_field_size = 16380
+
+PR_SET_PDEATHSIG = 1
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """Make the kernel stop this worker when the master dies, even by kill -9.
+
+    Orphaned workers would otherwise go on serving and hold the port, so a new master could
+    not bind it. SIGKILL, not SIGTERM: a busy sync worker can take its time over SIGTERM. A
+    request cut short was never acknowledged, and its transaction commits whole or not at all.
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != worker.ppid:  # the master died before the line above
+            os._exit(0)

@@ -17,8 +17,9 @@ INT_SETTINGS: dict[str, int] = {
     "SOTA_MAX_STAKE": 100,
     "SESSION_HOURS": 12,
     "TOKEN_HOURS": 24,
-    "LOGIN_ATTEMPTS": 5,  # failures per account or address per window
+    "LOGIN_ATTEMPTS": 5,  # failures per account and address (x4 per address) per window
     "LOGIN_WINDOW_SECONDS": 300,
+    "KNOWN_ADDRESS_DAYS": 90,  # an address the owner logged in from stays exempt this long
     "SIGNUPS_PER_ADDRESS": 5,  # new accounts from one address per window
     "SIGNUP_WINDOW_SECONDS": 3600,
     "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries

@@ -32,13 +32,19 @@ def is_sqlite(url: str) -> bool:
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
-    """Create an engine for ``url`` with the settings each database needs."""
+    """Create an engine for ``url`` with the settings each database needs.
+
+    Statement parameters never appear in logs or error messages (``hide_parameters``): they
+    carry server seeds that are still secret. Pooled connections are pinged before use, so a
+    database back from a restart is used again without a restart of the app.
+    """
+    kwargs.setdefault("hide_parameters", True)
+    kwargs.setdefault("pool_pre_ping", True)
     if is_sqlite(url):
         engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
         _sqlite_transactions(engine)
     else:
-        kwargs.setdefault("pool_pre_ping", True)
-        engine = create_engine(url, **kwargs)
+        engine = create_engine(url, connect_args={"connect_timeout": 5}, **kwargs)
     _guard_read_only(engine)
     return engine
 

@@ -73,6 +73,17 @@ class LoginAttempt(Base):
     at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
 
+class KnownLoginAddress(Base):
+    """An address the account logged in from (or signed up at), lately: failed guesses from
+    elsewhere do not lock the owner out there."""
+
+    __tablename__ = "known_login_addresses"
+
+    username: Mapped[str] = mapped_column(String(64), primary_key=True)
+    address: Mapped[str] = mapped_column(String(64), primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+
 class Signup(Base):
     """Accounts opened, counted per address to throttle sign-ups: each is granted play money."""
 

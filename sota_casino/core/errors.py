@@ -112,3 +112,9 @@ class VerificationError(CasinoError):
     """A fairness check failed."""
 
     code = "verification_failed"
+
+
+class Unavailable(CasinoError):
+    """The casino cannot reach its records right now; try again shortly."""
+
+    code = "unavailable"

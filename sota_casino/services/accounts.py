@@ -28,6 +28,7 @@ from ..core.errors import NotFound
 from ..core.errors import RateLimited
 from ..core.errors import Unauthorized
 from ..models import ROLES
+from ..models import KnownLoginAddress
 from ..models import LoginAttempt
 from ..models import Signup
 from ..models import User
@@ -39,7 +40,9 @@ from .context import context_of
 from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
+from .tx import insert_ignoring_conflicts
 from .tx import read_only
+from .tx import serialize_on
 from .tx import transactional
 
 USERNAME = re.compile(r"[A-Za-z0-9_.-]{3,32}")
@@ -170,6 +173,7 @@ def _register(session: Session, name: str, password_hash: str, address: str) -> 
     if address:  # every web request has one; commands and scripts do not
         _admit_signup(session, address[:64])
     user = _new_user(session, name, password_hash, "player")
+    _remember_address(session, name, address)
     audit.record(
         session,
         actor=f"user:{user.id}",
@@ -185,13 +189,14 @@ def _admit_signup(session: Session, address: str) -> None:
     """Count a sign-up from ``address``, or refuse it once ``SIGNUPS_PER_ADDRESS`` accounts were
     opened from there within the window, saying when the oldest of them leaves it.
 
-    Counted in the database, so every worker shares the count; two sign-ups racing past the
-    count at once can open one account more than the limit, which a throttle can afford.
-    Sign-ups that left the window are forgotten, so the table holds one window's worth.
+    Counted in the database under a lock per address, so the limit is exact however many
+    workers and servers take sign-ups at once. Sign-ups that left the window are forgotten, so
+    the table holds one window's worth.
     """
     settings = context_of(session)
     limit = settings.setting("SIGNUPS_PER_ADDRESS")
     window = timedelta(seconds=settings.setting("SIGNUP_WINDOW_SECONDS"))
+    serialize_on(session, f"signup:{address}")
     now = datetime.now(UTC)
     recent = session.scalars(
         select(Signup.at)
@@ -239,42 +244,102 @@ def _create_staff(session: Session, name: str, password_hash: str, role: str) ->
 
 
 def _throttled(session: Session, username: str, address: str, now: datetime) -> bool:
-    """Tell whether too many guesses failed lately for this account or from this address."""
+    """Tell whether the throttle refuses a password check for ``username`` from ``address``.
+
+    Three counts of failures in the window, so that guessing is held off without handing
+    anyone a way to lock a player out (OWASP ASVS V2.2.1):
+
+    - this account from this address: ``LOGIN_ATTEMPTS``;
+    - this address, whatever the accounts: four times that (one address trying many names);
+    - this account from every address: ``LOGIN_ATTEMPTS`` again, but *not* counted against an
+      address the account logged in from lately, so strangers failing from elsewhere cannot
+      lock the owner out of the owner's own address.
+    """
     settings = context_of(session)
     window = now - timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
-    recent = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
-    by_name = session.scalar(recent.where(LoginAttempt.username == username.lower())) or 0
-    by_address = session.scalar(recent.where(LoginAttempt.address == address)) or 0
-    return by_name >= limit or by_address >= limit * 4
+    name, place = _attempt_name(username), address[:64]
+    failures = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
+    by_pair = session.scalar(
+        failures.where(LoginAttempt.username == name, LoginAttempt.address == place)
+    )
+    if (by_pair or 0) >= limit:
+        return True
+    if (session.scalar(failures.where(LoginAttempt.address == place)) or 0) >= limit * 4:
+        return True
+    if _is_known_address(session, name, place, now):
+        return False
+    return (session.scalar(failures.where(LoginAttempt.username == name)) or 0) >= limit
 
 
-def _count_failed_login(session: Session, username: str, address: str, now: datetime) -> None:
-    """Record a failed login or password check, and forget those that left the window: the
-    throttle counts only the window, so the table need not hold more."""
+def _attempt_name(username: str) -> str:
+    return username.lower()[:64]
+
+
+def _is_known_address(session: Session, name: str, address: str, now: datetime) -> bool:
+    since = now - timedelta(days=context_of(session).setting("KNOWN_ADDRESS_DAYS"))
+    known = session.scalar(
+        select(KnownLoginAddress.at).where(
+            KnownLoginAddress.username == name, KnownLoginAddress.address == address
+        )
+    )
+    return known is not None and known >= since
+
+
+def _remember_address(session: Session, username: str, address: str) -> None:
+    """Note that the account's owner was at ``address`` (a login or the sign-up); addresses
+    not seen for ``KNOWN_ADDRESS_DAYS`` are forgotten."""
+    if not address:
+        return
+    now = datetime.now(UTC)
+    name, place = _attempt_name(username), address[:64]
+    since = now - timedelta(days=context_of(session).setting("KNOWN_ADDRESS_DAYS"))
+    session.execute(delete(KnownLoginAddress).where(KnownLoginAddress.at < since))
+    insert_ignoring_conflicts(
+        session, KnownLoginAddress, {"username": name, "address": place, "at": now}
+    )
+    session.execute(
+        update(KnownLoginAddress)
+        .where(KnownLoginAddress.username == name, KnownLoginAddress.address == place)
+        .values(at=now)
+    )
+
+
+@transactional
+def _reserve_guess(session: Session, username: str, address: str, now: datetime) -> int | None:
+    """Count a password check before it is made, or return None when the throttle refuses it.
+
+    The check is recorded as a failure up front, under locks on the account's name and the
+    address (always in that order), so however many arrive at once no more than the limits
+    are ever tried; a right password takes its record back (:func:`_forgive_guess`). The hash
+    is checked outside this short transaction, so the locks are not held for it. Records that
+    left the window are forgotten.
+    """
+    serialize_on(session, f"login-account:{_attempt_name(username)}")
+    serialize_on(session, f"login-address:{address[:64]}")
+    if _throttled(session, username, address, now):
+        return None
     window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
     session.execute(delete(LoginAttempt).where(LoginAttempt.at < now - window))
-    session.add(LoginAttempt(username=username.lower()[:64], address=address[:64], at=now))
+    attempt = LoginAttempt(username=_attempt_name(username), address=address[:64], at=now)
+    session.add(attempt)
+    session.flush()
+    return attempt.id
 
 
-@dataclass(frozen=True, slots=True)
-class _LoginCandidate:
-    throttled: bool
-    user_id: int | None
-    password_hash: str
+def _forgive_guess(session: Session, attempt_id: int) -> None:
+    """A right password is no failed guess: drop its record (inside the caller's transaction)."""
+    session.execute(delete(LoginAttempt).where(LoginAttempt.id == attempt_id))
 
 
 @read_only
-def _login_candidate(
-    session: Session, username: str, address: str, now: datetime
-) -> _LoginCandidate:
-    """Read what a login checks, in a read that takes no write lock."""
-    if _throttled(session, username, address, now):
-        return _LoginCandidate(True, None, _DUMMY_HASH)
+def _login_candidate(session: Session, username: str) -> tuple[int | None, str]:
+    """The account's id and password hash (a stand-in hash for no account, so that a wrong
+    name takes as long as a wrong password), read without the write lock."""
     found = session.execute(
         select(User.id, User.password_hash).where(func.lower(User.username) == username.lower())
     ).first()
-    return _LoginCandidate(False, *found) if found else _LoginCandidate(False, None, _DUMMY_HASH)
+    return (found[0], found[1]) if found else (None, _DUMMY_HASH)
 
 
 def _password_matches(password_hash: str, password: str) -> bool:
@@ -285,18 +350,18 @@ def _password_matches(password_hash: str, password: str) -> bool:
 
 
 def _attempt_login(
-    session: Session, username: str, password: str, address: str, now: datetime
+    session: Session, username: str, password: str, address: str, attempt_id: int
 ) -> tuple[UserView | None, str]:
     """Read, check the password outside any transaction (it takes tens of milliseconds and a
-    failed guess must not hold SQLite's write lock meanwhile), then record the verdict."""
-    candidate = _login_candidate(session, username, address, now)
-    if candidate.throttled:
-        return None, "throttled"
-    good = _password_matches(candidate.password_hash, password) and candidate.user_id is not None
+    failed guess must not hold SQLite's write lock meanwhile), then record the verdict. The
+    guess was counted before (:func:`_reserve_guess`), so concurrent guesses cannot pass the
+    throttle while their hashes are being checked."""
+    user_id, password_hash = _login_candidate(session, username)
+    good = _password_matches(password_hash, password) and user_id is not None
     rehashed = None
-    if good and HASHER.check_needs_rehash(candidate.password_hash):
+    if good and HASHER.check_needs_rehash(password_hash):
         rehashed = HASHER.hash(password)
-    return _record_login(session, username, address, now, candidate.user_id, good, rehashed)
+    return _record_login(session, username, address, attempt_id, user_id, good, rehashed)
 
 
 @transactional
@@ -304,14 +369,13 @@ def _record_login(
     session: Session,
     username: str,
     address: str,
-    now: datetime,
+    attempt_id: int,
     user_id: int | None,
     good: bool,
     rehashed: str | None,
 ) -> tuple[UserView | None, str]:
     user = session.get(User, user_id) if user_id is not None else None
     if not good or user is None:
-        _count_failed_login(session, username, address, now)
         audit.record(
             session,
             actor=None,
@@ -320,6 +384,7 @@ def _record_login(
             data={"username": username[:64], "address": address},
         )
         return None, "wrong"
+    _forgive_guess(session, attempt_id)
     if user.locked:
         audit.record(
             session,
@@ -331,6 +396,7 @@ def _record_login(
         return None, "locked"
     if rehashed is not None:
         user.password_hash = rehashed
+    _remember_address(session, user.username, address)
     audit.record(
         session,
         actor=f"user:{user.id}",
@@ -354,11 +420,12 @@ def authenticate(
     if not isinstance(username, str) or not isinstance(password, str) or not username:
         raise InvalidInput("username and password are required")
     storable(username, "username")
-    user, verdict = _attempt_login(
-        session, username, password[: PASSWORD_MAX * 4], address, datetime.now(UTC)
-    )
-    if verdict == "throttled":
+    attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
+    if attempt_id is None:
         raise RateLimited("too many failed logins; wait a few minutes and try again")
+    user, verdict = _attempt_login(
+        session, username, password[: PASSWORD_MAX * 4], address, attempt_id
+    )
     if verdict == "locked":
         raise AccountLocked()
     if user is None:
@@ -428,34 +495,29 @@ def issue_api_token(
 
 
 @read_only
-def _password_state(
-    session: Session, user_id: int, address: str, now: datetime
-) -> tuple[str, str, bool]:
-    """The user's name and password hash, and whether their password checks are throttled."""
+def _password_state(session: Session, user_id: int) -> tuple[str, str]:
+    """The user's name and password hash."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
-    return user.username, user.password_hash, _throttled(session, user.username, address, now)
+    return user.username, user.password_hash
 
 
 @transactional
-def _count_failed_check(session: Session, username: str, address: str, now: datetime) -> None:
-    _count_failed_login(session, username, address, now)
+def _forgive(session: Session, attempt_id: int) -> None:
+    _forgive_guess(session, attempt_id)
 
 
-def _check_current_password(
-    session: Session, user_id: int, password: object, address: str, now: datetime
-) -> str:
-    """Verify the current password, throttled and counted like a login: ``ok``, ``wrong`` or
-    ``throttled`` (a verdict, not an exception, so a failure's record is committed). The hash
-    is checked outside any transaction."""
-    username, password_hash, throttled = _password_state(session, user_id, address, now)
-    if throttled:
-        return "throttled"
+def _current_password_matches(
+    session: Session, user_id: int, password: object, attempt_id: int
+) -> bool:
+    """Verify the current password outside any transaction; a match takes back the failure
+    recorded for the check."""
+    _username, password_hash = _password_state(session, user_id)
     if not _password_matches(password_hash, password if isinstance(password, str) else ""):
-        _count_failed_check(session, username, address, now)
-        return "wrong"
-    return "ok"
+        return False
+    _forgive(session, attempt_id)
+    return True
 
 
 @transactional
@@ -483,10 +545,11 @@ def change_password(
     :raises Unauthorized: if the current password is wrong.
     """
     secret = check_password(new)
-    verdict = _check_current_password(session, user_id, old, address, datetime.now(UTC))
-    if verdict == "throttled":
+    username = get_user(session, user_id).username
+    attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
+    if attempt_id is None:
         raise RateLimited("too many failed attempts; wait a few minutes and try again")
-    if verdict == "wrong":
+    if not _current_password_matches(session, user_id, old, attempt_id):
         raise Unauthorized("the current password is wrong")
     _set_password(session, user_id, HASHER.hash(secret))
 

@@ -22,6 +22,7 @@ from ..models import AuditEntry
 from ..models import Round
 from ..models import SeedPair
 from ..models import SigningKey
+from ..models import User
 from . import audit
 from .context import context_of
 from .text import storable
@@ -135,9 +136,21 @@ def open_seed_pairs(session: Session, user_id: int, client_seed: str | None = No
     create_seed_pair(session, user_id, "next")
 
 
+def lock_seed_pairs(session: Session, user_id: int) -> None:
+    """Take the lock that orders every change to the player's seed pairs: the player's row.
+
+    Locking the active pair itself is not enough on PostgreSQL: a statement waiting for that
+    lock while a rotation commits finds the row no longer active, and the newly active one is
+    outside its snapshot, so it finds nothing. The player's row never goes away, and each
+    statement after the wait reads the pairs as committed by then.
+    """
+    session.execute(select(User.id).where(User.id == user_id).with_for_update())
+
+
 def take_nonce(session: Session, user_id: int) -> tuple[SeedPair, int]:
     """Lock the player's active pair and take its next nonce (gap-free: the caller's
     transaction commits the round with it or rolls both back)."""
+    lock_seed_pairs(session, user_id)
     pair = session.scalars(
         locked(select(SeedPair).where(SeedPair.user_id == user_id, SeedPair.status == "active"))
     ).one()
@@ -184,6 +197,7 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> di
     """
     if client_seed is not None:
         storable(fairness.check_client_seed(client_seed), "client_seed")
+    lock_seed_pairs(session, user_id)
     current = _pair(session, user_id, "active", lock=True)
     open_round = session.scalar(
         select(Round.id).where(Round.seed_pair_id == current.id, Round.status != "settled")

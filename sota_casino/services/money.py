@@ -20,6 +20,7 @@ from . import idempotency
 from . import ledger
 from .context import context_of
 from .staff import require_operator
+from .staff import require_player
 from .text import storable
 from .tx import read_only
 
@@ -71,6 +72,9 @@ def balances(session: Session, user_id: int) -> dict[str, int]:
 def topup_status(session: Session, user_id: int, now: datetime | None = None) -> dict[str, bool]:
     """Tell, per currency, whether a top-up is allowed now."""
     now = now or datetime.now(UTC)
+    user = session.get(User, user_id)
+    if user is None or user.role != "player":
+        return {c: False for c in CURRENCIES}
     return {c: _topup_refusal(session, user_id, c, now) is None for c in CURRENCIES}
 
 
@@ -114,6 +118,7 @@ def topup(
     user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None:
         raise NotFound("no such user")
+    require_player(user)
     refusal = _topup_refusal(session, user_id, currency, now or datetime.now(UTC))
     if refusal:
         raise TopupNotAllowed(refusal)

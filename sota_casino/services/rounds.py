@@ -27,6 +27,7 @@ from . import fairness as fairness_service
 from . import idempotency
 from . import ledger
 from . import settings as table_settings
+from .staff import require_player
 from .tx import locked
 from .tx import read_only
 
@@ -42,6 +43,7 @@ def _player(session: Session, user_id: int) -> User:
         raise NotFound("no such user")
     if user.locked:
         raise Forbidden("this account is locked; betting is not possible")
+    require_player(user)
     return user
 
 

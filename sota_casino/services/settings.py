@@ -19,6 +19,7 @@ from ..models import TableSetting
 from . import audit
 from .context import context_of
 from .staff import require_operator
+from .tx import insert_ignoring_conflicts
 from .tx import read_only
 from .tx import transactional
 
@@ -86,20 +87,38 @@ def table_rules(session: Session, name: str) -> dict[str, Any]:
     return current(session, name)
 
 
+def _locked_row(session: Session, name: str) -> TableSetting:
+    """Return table ``name``'s row, locked, creating it with the defaults if it is missing.
+
+    The insert that finds a row already there does nothing (on PostgreSQL it first waits for
+    a concurrent first insert to commit), so two first changes at once both find one row.
+    """
+    if session.get(TableSetting, name, populate_existing=True) is None:
+        insert_ignoring_conflicts(
+            session,
+            TableSetting,
+            {"name": name, "settings": _defaults(session, name), "updated_at": datetime.now(UTC)},
+        )
+    row = session.get(TableSetting, name, with_for_update=True, populate_existing=True)
+    assert row is not None
+    return row
+
+
 @transactional
 def update_table(session: Session, actor_id: int, name: str, changes: object) -> dict[str, Any]:
-    """Change table settings (merged over the present ones), audited; new rounds only."""
+    """Change table settings (merged over the present ones), audited; new rounds only.
+
+    The row is locked before it is read, so two changes at once apply one after the other and
+    each audit entry's ``before`` is what the change replaced.
+    """
     require_operator(session, actor_id)
-    before = current(session, name)
+    current(session, name)  # an unknown table is a 404 before anything is written
     if not isinstance(changes, Mapping) or not changes:
         raise InvalidInput("send the settings to change as a non-empty object")
+    row = _locked_row(session, name)
+    before = dict(row.settings)
     after = validate(name, {**before, **changes})
-    row = session.get(TableSetting, name, with_for_update=True, populate_existing=True)
-    now = datetime.now(UTC)
-    if row is None:
-        session.add(TableSetting(name=name, settings=after, updated_at=now, updated_by=actor_id))
-    else:
-        row.settings, row.updated_at, row.updated_by = after, now, actor_id
+    row.settings, row.updated_at, row.updated_by = after, datetime.now(UTC), actor_id
     audit.record(
         session,
         actor=f"user:{actor_id}",

@@ -8,6 +8,23 @@ from ..core.errors import Forbidden
 from ..models import User
 
 
+class StaffHaveNoPlayMoney(Forbidden):
+    """Staff accounts have no play money: they cannot bet or top up."""
+
+    code = "staff_no_play_money"
+
+
+def require_player(user: User) -> None:
+    """Refuse play money to staff: operators and auditors run the casino, they do not play it.
+
+    :raises StaffHaveNoPlayMoney: for an operator or an auditor.
+    """
+    if user.role != "player":
+        raise StaffHaveNoPlayMoney(
+            f"{user.role}s have no play money: they cannot bet or top up; use a player account"
+        )
+
+
 def require_operator(session: Session, actor_id: int) -> User:
     """Return the acting operator.
 

@@ -6,11 +6,16 @@ database's single write lock at ``BEGIN IMMEDIATE`` (``SELECT ... FOR UPDATE`` r
 there, so that lock is what serializes money moves), while a read is a plain deferred ``BEGIN``
 on a WAL snapshot that never waits for a writer nor makes one wait. PostgreSQL reads take no
 row locks either way.
+
+A database that cannot be reached (down, restarting, read-only, full) is a clean
+:class:`Unavailable`.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,13 +25,19 @@ from typing import TypeVar
 from typing import cast
 
 from sqlalchemy import Select
+from sqlalchemy import func
 from sqlalchemy import insert
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import InterfaceError
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import SessionTransactionOrigin
+
+from ..core.errors import Unavailable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -48,6 +59,45 @@ class NestedTransaction(RuntimeError):
     Helpers that run inside the caller's transaction take the session and open none; a use case
     (``@transactional``) owns its transaction, and rolling back the caller's would lose its work.
     """
+#: Tries of a transaction whose connection failed before it committed: the pool pings and
+#: replaces dead connections, so a database back from a restart is found again at once.
+OUTAGE_ATTEMPTS = 3
+#: What a client is told to wait before trying again (seconds).
+RETRY_AFTER = 2
+#: PostgreSQL's connection errors (08), insufficient resources such as a full disk (53),
+#: operator intervention such as a shutdown (57), system errors (58), and a read-only
+#: transaction forced on the server (25006).
+OUTAGE_SQLSTATE_CLASSES = ("08", "53", "57", "58")
+OUTAGE_SQLSTATES = {"25006"}
+#: SQLite's busy, locked, read-only, I/O error, full and cannot-open (primary result codes).
+OUTAGE_SQLITE_CODES = {5, 6, 8, 10, 13, 14}
+
+log = logging.getLogger(__name__)
+
+
+def is_outage(exc: DBAPIError) -> bool:
+    """Tell whether ``exc`` says the database cannot serve now, rather than that a statement
+    is wrong: a lost or refused connection, a shutdown, a read-only or full database."""
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate is not None:
+        return sqlstate in OUTAGE_SQLSTATES or sqlstate[:2] in OUTAGE_SQLSTATE_CLASSES
+    sqlite_code = getattr(orig, "sqlite_errorcode", None)
+    if sqlite_code is not None:
+        return sqlite_code & 0xFF in OUTAGE_SQLITE_CODES
+    # No code at all: psycopg could not even connect.
+    return isinstance(exc, OperationalError | InterfaceError)
+
+
+def unavailable(exc: DBAPIError) -> Unavailable:
+    """The refusal for an outage, logged without the statement's parameters."""
+    log.warning("database unavailable: %s", type(exc.orig).__name__ if exc.orig else exc)
+    return Unavailable(
+        "the casino cannot reach its records right now; try again in a moment",
+        retry_after=RETRY_AFTER,
+    )
 
 
 def _retryable(exc: DBAPIError) -> bool:
@@ -66,7 +116,9 @@ def _run_in_transaction(
     """Run ``fn(session, ...)`` in its own transaction, committed when it returns.
 
     A domain error rolls everything back; serialization failures and deadlocks are retried a
-    bounded number of times with a short backoff.
+    bounded number of times with a short backoff. A connection that failed before the commit
+    is retried a few times too (on a fresh connection); then, or if the commit itself failed
+    (whether it took effect is unknown, so it is never repeated), :class:`Unavailable`.
 
     :raises NestedTransaction: at once if the caller has a transaction of its own open.
     """
@@ -79,13 +131,21 @@ def _run_in_transaction(
                 raise NestedTransaction(f"{fn.__name__} opens its own transaction; call it outside")
             session.rollback()  # a read left open by autobegin; our own work starts clean
         for attempt in range(ATTEMPTS):
+            committing = False
             try:
                 with session.begin():
                     # The option reaches the connection before its BEGIN is emitted; the
                     # cast: SQLAlchemy types the options as a TypedDict of its own keys.
                     session.connection(execution_options=cast(Any, {mode: True}))
-                    return fn(session, *args, **kwargs)
+                    result = fn(session, *args, **kwargs)
+                    committing = True
+                return result
             except DBAPIError as exc:
+                if is_outage(exc):
+                    if committing or attempt >= OUTAGE_ATTEMPTS - 1:
+                        raise unavailable(exc) from exc
+                    time.sleep(0.05 * 2**attempt)
+                    continue
                 if attempt == ATTEMPTS - 1 or not _retryable(exc):
                     raise
                 time.sleep(0.005 * 2**attempt)
@@ -155,3 +215,16 @@ def locked(statement: SelectT) -> SelectT:
     status).
     """
     return statement.with_for_update().execution_options(populate_existing=True)
+
+
+def serialize_on(session: Session, name: str) -> None:
+    """Hold a lock named ``name`` until the transaction ends, on every worker and server.
+
+    For a read-then-write that no row lock covers (count the attempts, then add one): on
+    PostgreSQL a transaction-scoped advisory lock, keyed by a hash of the name; on SQLite the
+    write lock that ``BEGIN IMMEDIATE`` took already holds every other writer off.
+    """
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+    session.execute(select(func.pg_advisory_xact_lock(key)))

@@ -13,10 +13,12 @@ def init_app(app: Flask) -> None:
     from . import errors
     from . import fairness
     from . import format
+    from . import health
     from . import history
     from . import lobby
     from . import operator
     from . import operator_api
+    from . import protocol
     from . import security
     from . import sota
     from .inputs import IdConverter
@@ -24,7 +26,19 @@ def init_app(app: Flask) -> None:
     # Converters must exist before the routes that use them are registered.
     app.url_map.converters["id"] = IdConverter
     errors.init_app(app)
+    protocol.init_app(app)
     security.init_app(app)
     format.init_app(app)
-    for module in (lobby, auth, casino_war, sota, history, fairness, api, operator, operator_api):
+    for module in (
+        health,
+        lobby,
+        auth,
+        casino_war,
+        sota,
+        history,
+        fairness,
+        api,
+        operator,
+        operator_api,
+    ):
         app.register_blueprint(module.bp)

@@ -5,28 +5,35 @@ refused form (a POST) flashes the message and sends the player back to the page 
 on; a refused page load, or a form about something that is not there (404: another player's
 round looks exactly like no round), shows the friendly error page with its status. Werkzeug's
 HTTP errors (404, 405, 413, 400) get the same two shapes, and anything unexpected (Flask logs
-it) is answered with a plain 500 that leaks nothing. A 429 says when to retry (``Retry-After``).
+it) is answered with a plain 500 that leaks nothing. A database that cannot be reached is a 503
+``unavailable`` (a friendly page on the pages), never a 500: a client can tell an outage from a
+bug. A 429 and a 503 say when to retry (``Retry-After``).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask
 from flask import current_app
 from flask import flash
+from flask import g
 from flask import jsonify
 from flask import redirect
 from flask import render_template
 from flask import request
 from flask import url_for
 from flask.typing import ResponseReturnValue
+from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
 
 from ..core import errors as kinds
 from ..core.errors import CasinoError
+from ..services.tx import is_outage
+from ..services.tx import unavailable
 from .paths import is_local_path
 
 API_PREFIX = "/api/"
@@ -40,10 +47,13 @@ HTTP_CODES: dict[int, str] = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    414: "uri_too_long",
     415: "unsupported_media_type",
     422: "invalid_input",
     429: "rate_limited",
+    431: "header_fields_too_large",
     500: "internal_error",
+    503: "unavailable",
 }
 
 #: What a player reads on the error page, in plain words.
@@ -58,6 +68,10 @@ FRIENDLY: dict[int, tuple[str, str]] = {
     422: ("Please check what you entered", "Some of the values were not valid."),
     429: ("Slow down", "Too many attempts. Wait a few minutes and try again."),
     500: ("The dealer dropped the cards", "Something went wrong on our side. Please try again."),
+    503: (
+        "The tables are closed for a moment",
+        "We cannot reach our records right now. Please try again in a minute.",
+    ),
 }
 
 #: Short API messages for Werkzeug's errors that carry only their long default text.
@@ -66,7 +80,9 @@ API_MESSAGES: dict[int, str] = {
     404: "no such endpoint or resource",
     405: "this method is not allowed on this endpoint",
     413: "the request body is too large",
+    414: "the request line (method and URL) is too long",
     415: "send the body as JSON",
+    431: "a request header, or their number, is too large",
 }
 
 
@@ -81,6 +97,7 @@ STATUS_OF_KIND: dict[type[CasinoError], int] = {
     kinds.Forbidden: 403,
     kinds.Unauthorized: 401,
     kinds.RateLimited: 429,
+    kinds.Unavailable: 503,
 }
 
 
@@ -109,6 +126,9 @@ def error_page(status: int, message: str | None = None) -> ResponseReturnValue:
 
 def _page(status: int, message: str | None) -> str:
     title, default = FRIENDLY.get(status, FRIENDLY[400 if status < 500 else 500])
+    if status >= 500:
+        # The page must not ask the database who is logged in: it may be what failed.
+        g.setdefault("session_user", None)
     return render_template(
         "errors/error.html", status=status, title=title, message=message or default
     )
@@ -129,7 +149,7 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
     """Return the headers that go with a refusal: how to authenticate, or when to retry."""
     if status_of(error) == 401 and wants_json():
         return {"WWW-Authenticate": "Bearer"}
-    if status_of(error) == 429:
+    if status_of(error) in (429, 503):
         wait = error.details.get("retry_after") or current_app.config["LOGIN_WINDOW_SECONDS"]
         return {"Retry-After": str(wait)}
     return {}
@@ -139,11 +159,13 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     """Answer a refusal from the services with its own status and code."""
     if wants_json():
         return api_error(status_of(error), error.code, error.message, **refusal_headers(error))
-    if request.method == "POST" and status_of(error) != 404:
+    status = status_of(error)
+    if request.method == "POST" and status < 500 and status != 404:
         flash(error.message, "error")
         return redirect(back_url(), code=303)
-    # A form about something that is not there (or not yours) has no page to go back to.
-    return _page(status_of(error), error.message), status_of(error), refusal_headers(error)
+    # A form about something that is not there (or not yours) has no page to go back to, and
+    # during an outage the page it came from cannot be shown either.
+    return _page(status, error.message), status, refusal_headers(error)
 
 
 def handle_http_error(error: HTTPException) -> ResponseReturnValue:
@@ -174,8 +196,18 @@ def handle_unexpected(error: Exception) -> ResponseReturnValue:
     return error_page(500)
 
 
+def handle_database_error(error: DBAPIError) -> ResponseReturnValue:
+    """Answer a database error that escaped the services: an outage is a 503, anything else
+    is a bug (logged, then the plain 500)."""
+    if is_outage(error):
+        return handle_casino_error(unavailable(error))
+    current_app.log_exception(sys.exc_info())  # the error being handled
+    return handle_unexpected(error)
+
+
 def init_app(app: Flask) -> None:
     """Register the error handlers on ``app``."""
     app.register_error_handler(CasinoError, handle_casino_error)
+    app.register_error_handler(DBAPIError, handle_database_error)
     app.register_error_handler(HTTPException, handle_http_error)
     app.register_error_handler(InternalServerError, handle_unexpected)

@@ -35,6 +35,8 @@ PUBLIC: dict[str, str] = {
     "api.public_key": "the public key, for verifiers",
     "api.casino_war_odds": "published odds",
     "api.openapi": "the API's description",
+    "health.alive": "the load balancer's liveness check",
+    "health.ready": "the load balancer's readiness check (says nothing private)",
 }
 STAFF_PREFIXES = ("/operator", "/api/v1/operator")
 ROLES = ("anonymous", "player", "auditor", "operator")

@@ -729,3 +729,35 @@ def test_an_unexpected_error_shows_no_traceback_and_no_detail(
         for leak in ("Traceback", "RuntimeError", "0xDEADBEEF", "/srv/secret", 'File "'):
             assert leak not in body
     assert "0xDEADBEEF" in caplog.text  # the operator still finds the bug in the log
+
+
+def test_a_stranger_guessing_cannot_lock_the_owner_out_from_the_owners_address(
+    make_app: Any,
+) -> None:
+    client = make_app(LOGIN_ATTEMPTS=3).test_client()
+    api_register(client, "erin")  # signed up from 127.0.0.1: the owner's address
+    for _ in range(10):
+        api_login(client, "erin", "wrong guess", "203.0.113.66")
+    stranger = api_login(client, "erin", PASSWORD, "203.0.113.66")
+    owner = api_login(client, "erin", PASSWORD, "127.0.0.1")
+    assert (stranger.status_code, owner.status_code) == (429, 200)
+
+
+def test_strangers_from_many_addresses_cannot_lock_the_owner_out_either(make_app: Any) -> None:
+    client = make_app(LOGIN_ATTEMPTS=3).test_client()
+    api_register(client, "erin")
+    assert api_login(client, "erin", PASSWORD, "192.0.2.10").status_code == 200  # a 2nd home
+    for n in range(12):
+        api_login(client, "erin", "wrong guess", f"198.51.100.{n}")
+    # New addresses are refused for the account, its known addresses are not.
+    assert api_login(client, "erin", PASSWORD, "198.51.100.200").status_code == 429
+    assert api_login(client, "erin", PASSWORD, "192.0.2.10").status_code == 200
+    assert api_login(client, "erin", PASSWORD, "127.0.0.1").status_code == 200
+
+
+def test_the_owner_failing_at_home_is_throttled_at_home_too(make_app: Any) -> None:
+    client = make_app(LOGIN_ATTEMPTS=3).test_client()
+    api_register(client, "erin")
+    for _ in range(3):
+        assert api_login(client, "erin", "wrong guess", "127.0.0.1").status_code == 401
+    assert api_login(client, "erin", PASSWORD, "127.0.0.1").status_code == 429

@@ -1,0 +1,399 @@
+"""Fault runs against gunicorn under load: ``python -m ops.faults MODE [--seconds N]``.
+
+Modes:
+
+- ``kill-worker``: kill -9 one worker in the middle of the load;
+- ``kill-master``: kill -9 the master; its workers must die too, then a new master starts on
+  the same port and the load goes on;
+- ``pg-restart``: restart PostgreSQL under load (``--how restart`` runs ``pg_ctlcluster``;
+  ``--how terminate`` ends the app's connections only, as CI does);
+- ``full``: the SQLite database's file system fills up, then gets room again.
+
+Players bet through the API with an ``Idempotency-Key`` each. Afterwards: every acknowledged
+(201) round is in the database, every open round is decided through the API, ``ledger check``
+and ``audit verify`` pass, and no answer was a 500. Prints the figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import secrets
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from . import servers
+
+PASSWORD = "fault run passphrase"
+PLAYERS = 6
+BET = 100
+
+
+@dataclass
+class Load:
+    """Players betting in threads; what each request got back."""
+
+    port: int
+    tokens: list[str]
+    statuses: Counter[str] = field(default_factory=Counter)
+    acknowledged: set[int] = field(default_factory=set)
+    stop: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    threads: list[threading.Thread] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.threads = [threading.Thread(target=self._bet, args=(t,)) for t in self.tokens]
+        for thread in self.threads:
+            thread.start()
+
+    def finish(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join()
+
+    def _bet(self, token: str) -> None:
+        while not self.stop.is_set():
+            headers = {
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Idempotency-Key": secrets.token_hex(16),
+            }
+            try:
+                status, body = request(
+                    self.port, "POST", "/api/v1/casino-war/rounds", {"bet": BET}, headers
+                )
+            except OSError:
+                self._count("connection error")
+                time.sleep(0.05)
+                continue
+            self._count(str(status))
+            if status == 201:
+                with self.lock:
+                    self.acknowledged.add(int(body["id"]))
+            elif status == 503:
+                time.sleep(0.05)
+
+    def _count(self, outcome: str) -> None:
+        with self.lock:
+            self.statuses[outcome] += 1
+
+
+def request(
+    port: int, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(
+            method, path, body=None if body is None else json.dumps(body), headers=headers or {}
+        )
+        response = connection.getresponse()
+        raw = response.read()
+        try:
+            return response.status, json.loads(raw)
+        except ValueError:
+            return response.status, raw.decode(errors="replace")
+    finally:
+        connection.close()
+
+
+def sign_up_players(port: int, count: int) -> list[str]:
+    tokens = []
+    for n in range(count):
+        name = f"fault{n}_{secrets.token_hex(3)}"
+        credentials = {"username": name, "password": PASSWORD}
+        json_headers = {"Content-Type": "application/json"}
+        status, _ = request(port, "POST", "/api/v1/auth/register", credentials, json_headers)
+        assert status == 201, status
+        status, body = request(port, "POST", "/api/v1/auth/token", credentials, json_headers)
+        assert status == 200, status
+        tokens.append(body["token"])
+    return tokens
+
+
+def decide_open_rounds(port: int, tokens: list[str]) -> int:
+    """Decide every open round of the players through the API; return how many there were."""
+    decided = 0
+    for token in tokens:
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        status, page = request(port, "GET", "/api/v1/rounds?limit=100", headers=headers)
+        assert status == 200, (status, page)
+        for round_ in page["rounds"]:
+            if round_["status"] == "awaiting_decision":
+                path = f"/api/v1/casino-war/rounds/{round_['id']}/decision"
+                status, body = request(port, "POST", path, {"choice": "surrender"}, headers)
+                assert status == 200, (status, body)
+                decided += 1
+    return decided
+
+
+def check_books(database_url: str, instance: Path, acknowledged: set[int]) -> dict[str, Any]:
+    """Every acknowledged round present, no half round: the ledger and the audit chain."""
+    from sota_casino.factory import create_app
+    from sota_casino.models import Round
+    from sota_casino.services import audit
+    from sota_casino.services import ledger
+
+    env = servers.app_environment(database_url, instance)
+    app = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": env["SECRET_KEY"],
+            "SIGNING_KEY_FILE": env["SIGNING_KEY_FILE"],
+        }
+    )
+    with app.app_context():
+        session = app.extensions["sota_casino.sessionmaker"]()
+        with session.begin():
+            stored = set(session.scalars(select(Round.id)))
+        ledger_report = ledger.check(session)
+        audit_report = audit.verify(session)
+        session.close()
+    app.extensions["sota_casino.engine"].dispose()
+    return {
+        "rounds_stored": len(stored),
+        "acknowledged_lost": len(acknowledged - stored),
+        "ledger_check": "ok" if ledger_report.ok else ledger_report.problems,
+        "audit_verify": "ok" if audit_report["ok"] else audit_report,
+    }
+
+
+@dataclass
+class Run:
+    """One fault run: a database, a server, the load, and the fault in the middle."""
+
+    mode: str
+    database_url: str
+    work: Path
+    seconds: float
+    workers: int = 4
+    events: dict[str, Any] = field(default_factory=dict)
+
+    def execute(self, fault: Callable[[Run, servers.Server, Load], servers.Server]) -> dict:
+        from sota_casino import migrate
+
+        migrate.upgrade(self.database_url)
+        env = self.environment()
+        server = servers.start(env, self.work / "gunicorn.log", workers=self.workers)
+        try:
+            load = Load(server.port, sign_up_players(server.port, PLAYERS))
+            load.start()
+            time.sleep(self.seconds / 3)
+            server = fault(self, server, load)
+            time.sleep(self.seconds / 3)
+            load.finish()
+            resumed = decide_open_rounds(server.port, load.tokens)
+        finally:
+            server.stop()
+        figures = {
+            "mode": self.mode,
+            "database": self.database_url.split(":", 1)[0],
+            "seconds": self.seconds,
+            "requests": sum(load.statuses.values()),
+            "statuses": dict(load.statuses),
+            "acknowledged": len(load.acknowledged),
+            "server_errors": sum(
+                n for s, n in load.statuses.items() if s.startswith("5") and s != "503"
+            ),
+            "open_rounds_resumed": resumed,
+            **self.events,
+            **check_books(self.database_url, self.work / "instance", load.acknowledged),
+        }
+        figures["passed"] = (
+            figures["server_errors"] == 0
+            and figures["acknowledged_lost"] == 0
+            and figures["ledger_check"] == "ok"
+            and figures["audit_verify"] == "ok"
+            and figures.get("recovered", True)
+        )
+        return figures
+
+    def environment(self) -> dict[str, str]:
+        env = servers.app_environment(self.database_url, self.work / "instance")
+        return env | {"SIGNUPS_PER_ADDRESS": "1000", "CHECKPOINT_EVERY": "50"}
+
+
+def recovered_within(server: servers.Server, load: Load, limit: float) -> float | None:
+    """Seconds until a bet is acknowledged again after a fault, or None past ``limit``."""
+    started, before = time.monotonic(), len(load.acknowledged)
+    while time.monotonic() - started < limit:
+        if len(load.acknowledged) > before:
+            return round(time.monotonic() - started, 2)
+        time.sleep(0.05)
+    return None
+
+
+def kill_worker(run: Run, server: servers.Server, load: Load) -> servers.Server:
+    victim = server.workers[0]
+    os.kill(victim, signal.SIGKILL)
+    waited = recovered_within(server, load, 30)
+    run.events.update(killed_worker=victim, recovered=waited is not None, recovery_s=waited)
+    return server
+
+
+def kill_master(run: Run, server: servers.Server, load: Load) -> servers.Server:
+    workers = server.workers
+    os.kill(server.process.pid, signal.SIGKILL)
+    server.process.wait()
+    started = time.monotonic()
+    while any(servers.alive(pid) for pid in workers) or servers.port_open(server.port):
+        if time.monotonic() - started > 30:
+            run.events.update(orphans_gone_s=None, recovered=False)
+            return server
+        time.sleep(0.05)
+    gone = round(time.monotonic() - started, 2)
+    restarted = servers.start(
+        run.environment(), run.work / "gunicorn.log", workers=run.workers, port=server.port
+    )
+    waited = recovered_within(restarted, load, 30)
+    run.events.update(
+        orphans_gone_s=gone,
+        restarted=True,
+        recovered=waited is not None,
+        recovery_s=waited,
+    )
+    return restarted
+
+
+def pg_restart(how: str) -> Callable[[Run, servers.Server, Load], servers.Server]:
+    def fault(run: Run, server: servers.Server, load: Load) -> servers.Server:
+        started = time.monotonic()
+        if how == "restart":
+            subprocess.run(["pg_ctlcluster", "15", "main", "restart"], check=True)
+        else:
+            from sqlalchemy import create_engine
+            from sqlalchemy import text
+            from sqlalchemy.engine import make_url
+
+            url = make_url(run.database_url)
+            admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+            with admin.connect() as connection:
+                connection.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = :name AND pid <> pg_backend_pid()"
+                    ),
+                    {"name": url.database},
+                )
+            admin.dispose()
+        down = round(time.monotonic() - started, 2)
+        waited = recovered_within(server, load, 60)
+        run.events.update(pg=how, pg_down_s=down, recovered=waited is not None, recovery_s=waited)
+        return server
+
+    return fault
+
+
+def disk_full(mount: Path) -> Callable[[Run, servers.Server, Load], servers.Server]:
+    """Fill the file system holding the database, then make room again."""
+
+    def fault(run: Run, server: servers.Server, load: Load) -> servers.Server:
+        filler = mount / "filler"
+        subprocess.run(
+            ["dd", "if=/dev/zero", f"of={filler}", "bs=64k"],
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        before = Counter(load.statuses)
+        time.sleep(run.seconds / 3)
+        during = load.statuses - before
+        filler.unlink()
+        waited = recovered_within(server, load, 30)
+        run.events.update(
+            fault_statuses=dict(during), recovered=waited is not None, recovery_s=waited
+        )
+        return server
+
+    return fault
+
+
+def sqlite_on_tmpfs(work: Path, size: str) -> Path:
+    mount = work / "fs"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], check=True)
+    return mount
+
+
+@contextlib.contextmanager
+def scratch_postgres(server_url: str) -> Iterator[str]:
+    """A new PostgreSQL database on ``server_url``'s server for one run, dropped after it."""
+    from sqlalchemy import create_engine
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    name = f"sota_faults_{secrets.token_hex(4)}"
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        for _ in range(30):  # PostgreSQL may still be coming back from the restart
+            try:
+                with admin.connect() as connection:
+                    connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+                break
+            except Exception:  # noqa: BLE001 - retried until the server answers
+                time.sleep(1)
+        admin.dispose()
+
+
+def run_mode(mode: str, seconds: float, database_url: str | None, how: str = "restart") -> dict:
+    """Run one fault run in a scratch directory and return its figures."""
+    if mode == "pg-restart" and database_url is None:
+        from sota_casino.config import test_postgres_url
+
+        with scratch_postgres(test_postgres_url()) as url:
+            return run_mode(mode, seconds, url, how)
+    with tempfile.TemporaryDirectory(prefix="sota-faults-") as scratch:
+        work = Path(scratch)
+        mount = None
+        try:
+            if mode == "full":
+                mount = sqlite_on_tmpfs(work, "8m")
+                url = f"sqlite:///{mount / 'casino.db'}"
+            else:
+                url = database_url or f"sqlite:///{work / 'casino.db'}"
+            if mode == "pg-restart" and not url.startswith("postgresql"):
+                raise SystemExit("pg-restart needs --database postgresql+psycopg://...")
+            faults: dict[str, Callable[[Run, servers.Server, Load], servers.Server]] = {
+                "kill-worker": kill_worker,
+                "kill-master": kill_master,
+                "pg-restart": pg_restart(how),
+            }
+            if mount is not None:
+                faults[mode] = disk_full(mount)
+            return Run(mode, url, work, seconds).execute(faults[mode])
+        finally:
+            if mount is not None:
+                subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=("kill-worker", "kill-master", "pg-restart", "full"))
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--database", help="a database URL (default: a scratch SQLite file)")
+    parser.add_argument("--how", choices=("restart", "terminate"), default="restart")
+    args = parser.parse_args()
+    figures = run_mode(args.mode, args.seconds, args.database, args.how)
+    print(json.dumps(figures, indent=2))
+    return 0 if figures["passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,39 @@
+"""Is this instance worth sending traffic to: the database answers and its schema is current."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
+
+from ..migrate import alembic_config
+
+
+@functools.cache
+def migrations_head() -> str:
+    """The newest migration this code ships (read once per process)."""
+    heads = ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()
+    return ",".join(sorted(heads))
+
+
+def readiness(session: Session) -> dict[str, Any]:
+    """Say whether the database answers and is migrated to this code's head.
+
+    Never raises for a database that is down: that is the answer, ``ready`` false.
+    """
+    try:
+        with session.begin():
+            versions = session.execute(text("SELECT version_num FROM alembic_version")).scalars()
+            schema = ",".join(sorted(versions))
+    except DBAPIError:
+        return {"ready": False, "database": "unreachable", "migrations": None}
+    head = migrations_head()
+    return {
+        "ready": schema == head,
+        "database": "ok",
+        "migrations": {"database": schema or None, "code": head},
+    }

@@ -1,0 +1,226 @@
+"""Races that must end in a clean answer: rotations against bets and rotations, throttles hit by
+many requests at once, two operators changing one table. Real threads, each with its own
+session (its own database connection), released together by a barrier."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from flask import Flask
+from service_support import PASSWORD
+from service_support import assert_books_clean
+from sqlalchemy import func
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from sota_casino.core.errors import CasinoError
+from sota_casino.models import AuditEntry
+from sota_casino.models import Round
+from sota_casino.models import SeedPair
+from sota_casino.models import User
+from sota_casino.services import accounts
+from sota_casino.services import fairness
+from sota_casino.services import rounds
+from sota_casino.services import settings
+
+Call = Callable[[Session], Any]
+
+
+def race(app: Flask, calls: list[Call]) -> Counter[str]:
+    """Run ``calls`` at once, one thread and session each; count how each ended: ``ok``, a
+    refusal's code, or ``crash:<exception>`` (what would have been a 500)."""
+    make_session = app.extensions["sota_casino.sessionmaker"]
+    barrier = threading.Barrier(len(calls))
+
+    def run(call: Call) -> str:
+        with app.app_context():
+            own = make_session()
+            try:
+                barrier.wait(timeout=30)
+                call(own)
+                return "ok"
+            except CasinoError as refusal:
+                return refusal.code
+            except Exception as crash:  # noqa: BLE001 - the point is to see any of them
+                return f"crash:{type(crash).__name__}: {crash}"
+            finally:
+                own.close()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return Counter(pool.map(run, calls))
+
+
+def crashes(outcomes: Counter[str]) -> list[str]:
+    return [outcome for outcome in outcomes if outcome.startswith("crash:")]
+
+
+def finish_open_rounds(session: Session, user_id: int) -> None:
+    with session.begin():
+        waiting = session.scalars(
+            select(Round.id).where(Round.user_id == user_id, Round.status != "settled")
+        ).all()
+    for round_id in waiting:
+        rounds.decide_casino_war(session, user_id, round_id, "surrender")
+
+
+def assert_one_active_and_one_next(session: Session, user_id: int) -> None:
+    with session.begin():
+        statuses = Counter(
+            session.scalars(select(SeedPair.status).where(SeedPair.user_id == user_id))
+        )
+    assert statuses["active"] == 1 and statuses["next"] == 1, statuses
+
+
+# --- rotations ----------------------------------------------------------------------------------
+
+
+def test_two_rotations_at_once_both_succeed_one_after_the_other(
+    app: Flask, session: Session, player: int
+) -> None:
+    for _ in range(8):
+        outcomes = race(app, [lambda s: fairness.rotate(s, player)] * 2)
+        assert not crashes(outcomes), outcomes
+        assert outcomes == Counter(ok=2)
+    assert_one_active_and_one_next(session, player)
+    with session.begin():
+        revealed = session.scalar(
+            select(func.count(SeedPair.id)).where(
+                SeedPair.user_id == player, SeedPair.status == "revealed"
+            )
+        )
+    assert revealed == 16
+    assert_books_clean(session)
+
+
+def test_bets_racing_a_rotation_are_placed_or_refused_cleanly(
+    app: Flask, session: Session, player: int
+) -> None:
+    seen: Counter[str] = Counter()
+    for _ in range(6):
+        calls: list[Call] = [lambda s: rounds.place_casino_war_bet(s, player, 100)] * 4
+        calls.append(lambda s: fairness.rotate(s, player))
+        outcomes = race(app, calls)
+        assert not crashes(outcomes), outcomes
+        # A bet that ties leaves its round open, and then a rotation must wait for it.
+        assert set(outcomes) <= {"ok", "round_open"}, outcomes
+        seen += outcomes
+        finish_open_rounds(session, player)
+    assert seen["ok"] >= 24  # every bet was placed
+    assert_one_active_and_one_next(session, player)
+    with session.begin():
+        nonces = session.execute(
+            select(Round.seed_pair_id, func.count(), func.max(Round.nonce))
+            .where(Round.user_id == player)
+            .group_by(Round.seed_pair_id)
+        ).all()
+    for _pair_id, count, highest in nonces:
+        assert highest == count - 1  # each pair's nonces gap-free, none taken twice
+    assert_books_clean(session)
+
+
+# --- throttles ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def throttled_app(app: Flask) -> Flask:
+    app.config.update(SIGNUPS_PER_ADDRESS=5, LOGIN_ATTEMPTS=5)
+    return app
+
+
+def test_forty_sign_ups_at_once_from_one_address_open_exactly_five_accounts(
+    throttled_app: Flask, session: Session
+) -> None:
+    calls: list[Call] = [
+        (lambda s, n=n: accounts.register(s, f"racer{n}", PASSWORD, address="203.0.113.9"))
+        for n in range(40)
+    ]
+    outcomes = race(throttled_app, calls)
+    assert outcomes == Counter(ok=5, rate_limited=35), outcomes
+    with session.begin():
+        assert session.scalar(select(func.count(User.id))) == 5
+    assert_books_clean(session)
+
+
+def test_forty_wrong_passwords_at_once_are_checked_exactly_five_times(
+    throttled_app: Flask, session: Session, player: int
+) -> None:
+    calls: list[Call] = [
+        lambda s: accounts.authenticate(s, "alice", "wrong password!", address="198.51.100.7")
+    ] * 40
+    outcomes = race(throttled_app, calls)
+    assert outcomes == Counter(unauthorized=5, rate_limited=35), outcomes
+    with session.begin():
+        failures = session.scalar(
+            select(func.count(AuditEntry.seq)).where(AuditEntry.action == "user.login_failed")
+        )
+    assert failures == 5
+
+
+# --- table settings -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def operators(session: Session) -> tuple[int, int]:
+    first = accounts.create_operator(session, "olga", PASSWORD).id
+    second = accounts.create_operator(session, "oscar", PASSWORD).id
+    return first, second
+
+
+def test_two_first_changes_of_a_table_at_once_both_apply_in_turn(
+    app: Flask, session: Session, operators: tuple[int, int]
+) -> None:
+    olga, oscar = operators
+    outcomes = race(
+        app,
+        [
+            lambda s: settings.update_table(s, olga, "casino_war", {"min_bet": 200}),
+            lambda s: settings.update_table(s, oscar, "casino_war", {"max_bet": 90_000}),
+        ],
+    )
+    assert outcomes == Counter(ok=2), outcomes
+    now = settings.table_rules(session, "casino_war")
+    assert (now["min_bet"], now["max_bet"]) == (200, 90_000)  # neither change lost
+    assert_audited_in_sequence(session)
+
+
+def test_changes_to_an_existing_table_at_once_lose_nothing(
+    app: Flask, session: Session, operators: tuple[int, int]
+) -> None:
+    olga, oscar = operators
+    settings.update_table(session, olga, "casino_war", {"min_bet": 100})
+    for round_ in range(4):
+        outcomes = race(
+            app,
+            [
+                lambda s, r=round_: settings.update_table(
+                    s, olga, "casino_war", {"min_bet": (3 + r) * 100}
+                ),
+                lambda s, r=round_: settings.update_table(
+                    s, oscar, "casino_war", {"tie_payout": 8 + r}
+                ),
+            ],
+        )
+        assert outcomes == Counter(ok=2), outcomes
+        now = settings.table_rules(session, "casino_war")
+        assert (now["min_bet"], now["tie_payout"]) == ((3 + round_) * 100, 8 + round_)
+    assert_audited_in_sequence(session)
+
+
+def assert_audited_in_sequence(session: Session) -> None:
+    """Each table change's ``before`` is exactly the previous change's ``after``."""
+    import json
+
+    with session.begin():
+        changes = session.scalars(
+            select(AuditEntry.data)
+            .where(AuditEntry.action == "table.updated")
+            .order_by(AuditEntry.seq)
+        ).all()
+    entries = [json.loads(data) for data in changes]
+    for earlier, later in zip(entries, entries[1:], strict=False):
+        assert later["before"] == earlier["after"]
