@@ -29,6 +29,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 from typing import Final
+from typing import TypeGuard
 from typing import TypeVar
 
 from ..core import casino_war
@@ -81,8 +82,13 @@ WAR_STAKES: Final = frozenset(("bet", "tie_bet", "raise"))
 # --- small validators -----------------------------------------------------------------------
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return type(value) is int  # JSON integers are exactly int; bool is not a number here
+
+
+def _is_hex64(value: object) -> TypeGuard[str]:
+    """:func:`is_hex64`, telling the type checker that a value it accepts is a ``str``."""
+    return is_hex64(value)
 
 
 def _same(a: object, b: object) -> bool:
@@ -232,7 +238,7 @@ def check_reveal(
 
 def _revealed_seed(doc: Mapping[str, Any]) -> bytes | None:
     seed = doc.get("server_seed")
-    return bytes.fromhex(seed) if is_hex64(seed) else None
+    return bytes.fromhex(seed) if _is_hex64(seed) else None
 
 
 # --- one round ------------------------------------------------------------------------------
@@ -304,14 +310,16 @@ def _passing_war_row(context: PairContext, index: int, doc: Mapping[str, Any]) -
     nearly every receipt passes. Python's ``==`` takes ``1``, ``1.0`` and ``true`` for equal,
     so the JSON types of the numbers are checked apart.
     """
-    if not context.fully_known:
+    server_seed, client_seed, rounds = context.server_seed, context.client_seed, context.rounds
+    # fully_known implies that none of them is None; the type checker needs to see it.
+    if not context.fully_known or server_seed is None or client_seed is None or rounds is None:
         return None
     try:
-        rules = _war_rules(_frozen_rules(doc["rules"]))  # type: ignore[arg-type]
+        rules = _war_rules(_frozen_rules(doc["rules"]))
         nonce = doc["nonce"]
-        if not (_is_int(nonce) and 0 <= nonce < context.rounds):  # type: ignore[operator]
+        if not (_is_int(nonce) and 0 <= nonce < rounds):
             return None
-        seeds = Seeds(context.server_seed, context.client_seed, nonce)  # type: ignore[arg-type]
+        seeds = Seeds(server_seed, client_seed, nonce)
         shoe = PartialShuffle(_shoe("standard52", rules.decks), Stream(seeds))
         played = casino_war.replay(rules, shoe.prefix, doc["stakes"], doc["actions"])
         expected = round_document(
@@ -369,7 +377,11 @@ def _check_belongs_to_pair(found: _Collector, context: PairContext, doc: Mapping
         )
     commitment = doc.get("commitment")
     # The pair's commitment is valid hex: an equal one needs no pattern match.
-    if context.commitment is not None and commitment != context.commitment and is_hex64(commitment):
+    if (
+        context.commitment is not None
+        and commitment != context.commitment
+        and _is_hex64(commitment)
+    ):
         found.fail(
             "pair",
             f"the receipt's commitment {short(commitment)} is not the pair's "
@@ -765,7 +777,9 @@ def _round_finding(row: Row, check: str, message: str) -> Finding:
     return Finding("round", check, FAIL, message, row.index, row.round_id, row.nonce)
 
 
-def _bundle_parts(bundle: object) -> tuple[str, Mapping[str, Any], object, list[Any]]:
+def _bundle_parts(
+    bundle: object,
+) -> tuple[str, Mapping[str, Any], Mapping[str, Any] | None, list[Any]]:
     """Return the key, commitment, reveal and rounds of a bundle.
 
     :raises BundleError: if the bundle lacks one of them or it has the wrong shape.

@@ -205,7 +205,7 @@ def compare_round(row: Row, receipt: Mapping[str, Any], records: Records) -> Row
         return row
     differences = []
     for name in ("seed_pair_id", "nonce"):
-        recorded = {record.get(name) for record in kept} - {None}
+        recorded = {record[name] for record in kept if record.get(name) is not None}
         if recorded and receipt.get(name) not in recorded:
             differences.append(
                 f"{name} is {receipt.get(name)!r} in the receipt, {min(recorded)!r} as recorded"

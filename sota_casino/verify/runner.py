@@ -85,6 +85,7 @@ def verify_bundle(
     :raises BundleError: if the input is not a bundle.
     """
     bundle_key, commitment_envelope, reveal_envelope, envelopes = _bundle_parts(bundle)
+    assert isinstance(bundle, dict)  # _bundle_parts has raised BundleError if it is not
     key, trust, note, findings = _trusted_key(bundle, bundle_key, public_key_hex)
     commitment_doc, _ = _envelope(commitment_envelope) or ({}, "")
     reveal_doc = (

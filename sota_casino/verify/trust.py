@@ -97,6 +97,8 @@ def successor_chain(
             doc.get("type") == KEY_CHANGE_TYPE
             and type(doc.get("v")) is int
             and doc["v"] == 1
+            and isinstance(old, str)  # is_hex64 accepts only str; says so to the type checker
+            and isinstance(new, str)
             and is_hex64(old)
             and is_hex64(new)
             and old not in successors
