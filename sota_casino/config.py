@@ -55,3 +55,8 @@ def defaults() -> dict[str, Any]:
         "MAX_CONTENT_LENGTH": 64 * 1024,
         **INT_SETTINGS,
     }
+
+
+def test_postgres_url() -> str:
+    """Return the PostgreSQL server that tests, benchmarks and fault runs use."""
+    return os.environ.get("TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
