@@ -25,6 +25,7 @@ from flask import jsonify
 from flask import redirect
 from flask import render_template
 from flask import request
+from flask import stream_with_context
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
@@ -34,7 +35,7 @@ from ..db import get_session
 from ..models import ROLES
 from ..services import accounts
 from ..services import audit
-from ..services import ledger
+from ..services import checks
 from ..services import money
 from ..services import reports
 from ..services import settings
@@ -120,9 +121,18 @@ def audit_log() -> ResponseReturnValue:
         page=page,
         filters=filters,
         after_seq=after_seq,
-        status=audit.status(db, whole=request.args.get("verify") == "whole"),
+        status=checks.audit_verdict(db),
         note=reports.checkpoint_note(db),
     )
+
+
+@bp.post("/checks/<name>")
+def request_whole_check(name: str) -> ResponseReturnValue:
+    """Ask for a whole check in the background; the page shows its progress."""
+    checks.request_whole(get_session(), name, actor=_actor())
+    flash(f"A whole {name} check was asked for; it runs in the background.", "ok")
+    target = ".ledger_page" if name == "ledger" else ".audit_log"
+    return redirect(url_for(target), code=303)
 
 
 @bp.post("/audit/checkpoint")
@@ -146,7 +156,7 @@ def export() -> ResponseReturnValue:
 
 def export_response() -> Response:
     """Return the whole log as a JSON Lines download (also used by the API)."""
-    lines = audit.export_lines(get_session())
+    lines = stream_with_context(audit.iter_export(get_session()))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return Response(
         lines,
@@ -198,7 +208,7 @@ def ledger_page() -> ResponseReturnValue:
     return render_template(
         "operator/ledger.html",
         summary=summary,
-        check=ledger.check(db),
+        check=checks.ledger_verdict(db),
         edge_chart=_edge_chart(summary),
         result_charts={game: _result_chart(summary, game) for game in reports.GAMES},
     )

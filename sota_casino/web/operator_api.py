@@ -19,7 +19,7 @@ from ..core.errors import InvalidInput
 from ..db import get_session
 from ..services import accounts
 from ..services import audit
-from ..services import ledger
+from ..services import checks
 from ..services import money
 from ..services import reports
 from ..services import settings
@@ -75,7 +75,7 @@ def audit_entries() -> ResponseReturnValue:
 
 @bp.get("/audit/verify")
 def audit_verify() -> ResponseReturnValue:
-    return jsonify(audit.verify(get_session()))
+    return jsonify(checks.audit_verdict(get_session()))
 
 
 @bp.get("/audit/checkpoints")
@@ -122,7 +122,17 @@ def ledger_summary() -> ResponseReturnValue:
 
 @bp.get("/ledger/check")
 def ledger_check() -> ResponseReturnValue:
-    return jsonify(ledger.check(get_session()).to_dict())
+    return jsonify(checks.ledger_verdict(get_session()))
+
+
+@bp.get("/checks/<name>")
+def check_verdict(name: str) -> ResponseReturnValue:
+    return jsonify(checks.verdict(get_session(), name))
+
+
+@bp.post("/checks/<name>")
+def request_whole_check(name: str) -> ResponseReturnValue:
+    return jsonify(checks.request_whole(get_session(), name, actor=f"user:{_actor_id()}")), 202
 
 
 # --- players ------------------------------------------------------------------------------------
