@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from ..core import fairness
 from ..core.errors import InvalidInput
 from ..models import CheckRun
 from . import audit
@@ -230,21 +231,8 @@ def _verdict(session: Session, name: str) -> dict[str, Any]:
         select(CheckRun).where(CheckRun.name == name).execution_options(populate_existing=True)
     )
     now = _now()
-    if row is None:
-        return {
-            "name": name,
-            "ok": None,
-            "size": 0,
-            "checked_at": None,
-            "age_seconds": None,
-            "whole_at": None,
-            "running": False,
-            "requested": False,
-            "progress": None,
-            "progress_total": None,
-            "reason": None,
-            "findings": None,
-        }
+    if row is None:  # never run: a row as the first step would leave it
+        row = CheckRun(name=name, size=0)
     running = row.lease_owner is not None and row.lease_until is not None and row.lease_until > now
     return {
         "name": name,
@@ -264,7 +252,7 @@ def _verdict(session: Session, name: str) -> dict[str, Any]:
 
 
 def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return None if moment is None else fairness.format_time(moment)
 
 
 @transactional

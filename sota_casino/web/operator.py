@@ -126,6 +126,12 @@ def audit_log() -> ResponseReturnValue:
     )
 
 
+@bp.get("/checks/<name>")
+def check_progress(name: str) -> ResponseReturnValue:
+    """A standing check's stored verdict and progress, for the page to follow a whole check."""
+    return jsonify(checks.verdict(get_session(), name))
+
+
 @bp.post("/checks/<name>")
 def request_whole_check(name: str) -> ResponseReturnValue:
     """Ask for a whole check in the background; the page shows its progress."""

@@ -50,6 +50,23 @@ TALLY: Final = {
     "currency": CURRENCY,
 }
 
+#: A standing check's stored verdict (the background runner keeps it up to date).
+VERDICT: Final = {
+    "name": {"enum": ["audit", "ledger"]},
+    "ok": {**nullable(FLAG), "description": "null until the first check ends"},
+    "size": {**COUNT, "description": "entries (audit) or the last posting id (ledger) checked"},
+    "reason": nullable(TEXT),
+    "findings": nullable(OPEN),
+    "checked_at": nullable(TIME),
+    "age_seconds": nullable({"type": "number", "minimum": 0}),
+    "whole_at": {**nullable(TIME), "description": "when a whole check last ended"},
+    "running": FLAG,
+    "requested": {**FLAG, "description": "a whole check was asked for and has not started"},
+    "requested_by": nullable(TEXT),
+    "progress": {**nullable(COUNT), "description": "while a whole check runs: entries read"},
+    "progress_total": nullable(COUNT),
+}
+
 SCHEMAS: Final[dict[str, Any]] = {
     "AuditEntry": obj(
         {
@@ -65,14 +82,9 @@ SCHEMAS: Final[dict[str, Any]] = {
     ),
     "AuditPage": obj({"entries": array(ref("AuditEntry")), "next_after_seq": nullable(ID)}),
     "AuditVerification": obj(
-        {
-            "ok": FLAG,
-            "size": COUNT,
-            "first_bad_seq": nullable(ID),
-            "reason": nullable(TEXT),
-            "checkpoint": nullable(ref("Checkpoint")),
-        }
+        VERDICT | {"first_bad_seq": nullable(ID), "checkpoint": nullable(ref("Checkpoint"))}
     ),
+    "CheckVerdict": obj(VERDICT),
     "Checkpoint": signed(
         document("checkpoint", {"size": ID, "root": HEX64, "time": TIME}),
         public_key_hex=HEX64,
@@ -135,7 +147,13 @@ SCHEMAS: Final[dict[str, Any]] = {
         }
     ),
     "LedgerCheck": obj(
-        {"ok": FLAG, "problems": array(TEXT), "transfers": COUNT, "accounts": COUNT}
+        VERDICT
+        | {
+            "problems": array(TEXT, description="the first 100"),
+            "problem_count": COUNT,
+            "transfers": COUNT,
+            "accounts": COUNT,
+        }
     ),
     "Account": obj(ACCOUNT_FIELDS),
     "UserList": obj({"users": array(ref("Account"))}),
@@ -204,6 +222,13 @@ SCHEMAS: Final[dict[str, Any]] = {
 }
 
 USER_ID: Final = path_id("id", "user id")
+CHECK_NAME: Final = {
+    "name": "name",
+    "in": "path",
+    "required": True,
+    "description": "which standing check",
+    "schema": {"enum": ["audit", "ledger"]},
+}
 TABLE_NAME: Final = {
     "name": "name",
     "in": "path",
@@ -257,7 +282,9 @@ PATHS: Final[dict[str, Any]] = {
         )
     },
     "/operator/audit/verify": {
-        "get": _read("auditVerify", "The chain's verification", "AuditVerification")
+        "get": _read(
+            "auditVerify", "The stored verdict of the whole audit check", "AuditVerification"
+        )
     },
     "/operator/audit/checkpoints": {
         "get": _read("auditCheckpoints", "Every signed checkpoint", "CheckpointList"),
@@ -308,7 +335,26 @@ PATHS: Final[dict[str, Any]] = {
     "/operator/ledger/summary": {
         "get": _read("ledgerSummary", "Balances, house results and edges", "LedgerSummary")
     },
-    "/operator/ledger/check": {"get": _read("ledgerCheck", "The ledger check", "LedgerCheck")},
+    "/operator/ledger/check": {
+        "get": _read("ledgerCheck", "The stored verdict of the ledger check", "LedgerCheck")
+    },
+    "/operator/checks/{name}": {
+        "get": _read(
+            "checkVerdict",
+            "A standing check's stored verdict and progress",
+            "CheckVerdict",
+            errors=QUERY_ERRORS,
+            parameters=[CHECK_NAME],
+        ),
+        "post": operation(
+            "requestWholeCheck",
+            "Ask for a whole check in the background (operator; audited)",
+            TAG,
+            ("202", "the verdict as it stands", "CheckVerdict"),
+            errors=(*DENIED, "422"),
+            parameters=[CHECK_NAME],
+        ),
+    },
     "/operator/players": {
         "get": _read(
             "findPlayers",

@@ -18,6 +18,7 @@ from operator_support import bearer
 from operator_support import client_as
 from operator_support import last_entry
 from operator_support import ledger_ok
+from operator_support import run_checks
 
 from sota_casino.core.audit_chain import parse_export
 from sota_casino.core.audit_chain import verify_chain
@@ -204,18 +205,29 @@ def test_the_export_verifies_and_the_audit_page_filters(app: Flask, staff: dict[
     assert body["next_after_seq"] == body["entries"][-1]["seq"]
 
 
-def test_the_audit_page_reads_the_whole_log_once_then_what_was_appended(
+def test_the_audit_page_shows_the_stored_verdict_and_asks_for_a_whole_check(
     app: Flask, staff: dict[str, Any]
 ) -> None:
     page = staff["page"]
     first = page.get("/operator/audit").get_data(as_text=True)
-    assert "The whole log was read and checked just now." in first
-    add_user(app, "newcomer")  # appends entries
+    assert "not checked yet" in first and "Not checked yet" in first
+    run_checks(app)
+    add_user(app, "newcomer")  # appends entries the stored verdict has not reached
+    size = audit_size(app)
     later = page.get("/operator/audit").get_data(as_text=True)
-    assert "The whole log was checked at" in later and "appended since were checked now" in later
-    assert "intact" in later
-    again = page.get("/operator/audit", query_string={"verify": "whole"}).get_data(as_text=True)
-    assert "The whole log was read and checked just now." in again
+    assert "intact" in later and "ago" in later and "the whole audit was last read" in later
+    assert "Run a whole check in the background" in later
+    asked = page.post("/operator/checks/audit", data=form({}))
+    assert asked.status_code == 303
+    waiting = page.get("/operator/audit").get_data(as_text=True)
+    assert "A whole check was asked for by user:" in waiting
+    assert "Run a whole check in the background" not in waiting  # asked once is enough
+    assert last_entry(app)["action"] == "check.requested"
+    run_checks(app)
+    done = page.get("/operator/checks/audit")
+    verdict = done.get_json()
+    assert verdict["ok"] and not verdict["requested"] and verdict["size"] == size + 1
+    assert page.post("/operator/checks/poker", data=form({})).status_code == 422
 
 
 def test_the_player_api_shows_balances_rounds_seed_pairs_and_audit(
@@ -243,6 +255,7 @@ def test_the_ledger_summary_and_check_answer_over_the_api(
     edge = summary["theoretical"]["casino_war"]["edge"]
     assert edge["exact"] == "142853/4965115" and round(edge["value"], 6) == 0.028771  # ODDS.md
     assert summary["theoretical"]["sota"] is None
+    run_checks(app)
     check = client.get("/api/v1/operator/ledger/check", headers=staff["api"]).get_json()
     assert check["ok"] is True and check["problems"] == []
 
