@@ -56,7 +56,8 @@ def _measure(session: Session, pick: random.Random, size: int) -> tuple[float, .
             covered = reached
 
     tree_s = _seconds(catch_up)
-    checks.run(session, "audit", "bench")  # the first, whole, standing check
+    first = checks.run(session, "audit", "bench")  # the first, whole, standing check
+    assert first.verdict["ok"], first
     covered = size - size % 100
     inclusion_ms = median_ms(lambda: audit.inclusion_proof(session, pick.randint(1, covered)), RUNS)
 
@@ -73,8 +74,14 @@ def _measure(session: Session, pick: random.Random, size: int) -> tuple[float, .
 
     page_ms = median_ms(page, RUNS)
     fill(session, 100)
-    step_ms = _seconds(lambda: checks.run(session, "audit", "bench")) * 1000
-    whole_s = _seconds(lambda: audit.verify(session))
+    started = time.perf_counter()
+    step = checks.run(session, "audit", "bench")
+    step_ms = (time.perf_counter() - started) * 1000
+    assert step.verdict["ok"] and not step.whole, step
+    started = time.perf_counter()
+    whole = audit.verify(session)
+    whole_s = time.perf_counter() - started
+    assert whole["ok"] and whole["size"] == size + 100, whole
     export_s = _seconds(lambda: sum(1 for _ in audit.iter_export(session)))
     return tree_s, inclusion_ms, consistency_ms, step_ms, page_ms, whole_s, export_s
 

@@ -48,14 +48,17 @@ def fill(session: Session, count: int, *, checkpoint_every: int = 100) -> int:
             if latest and latest.frontier
             else merkle.Frontier(0, ())
         )
-    start = datetime.now(UTC) - timedelta(seconds=count)
-    target = size + count
+    # Entries a millisecond apart, ending about now and never before the log's last entry.
+    start = datetime.now(UTC) - timedelta(milliseconds=count)
+    if latest is not None:
+        start = max(start, fairness.parse_time(latest.time))
+    target, first = size + count, size
     while size < target:
         entries: list[dict[str, Any]] = []
         signed: list[dict[str, Any]] = []
         for _ in range(min(BATCH, target - size)):
             size += 1
-            time = fairness.format_time(start + timedelta(seconds=size))
+            time = fairness.format_time(start + timedelta(milliseconds=size - first))
             fields = {
                 "seq": size,
                 "time": time,

@@ -43,6 +43,7 @@ from .charts import Reference
 from .charts import Series
 from .charts import bar_chart
 from .charts import line_chart
+from .downloads import table_download
 from .errors import error_page
 from .inputs import form_chips
 from .inputs import form_whole
@@ -217,6 +218,20 @@ def ledger_page() -> ResponseReturnValue:
         check=checks.ledger_verdict(db),
         edge_chart=_edge_chart(summary),
         result_charts={game: _result_chart(summary, game) for game in reports.GAMES},
+        math=reports.house_math(db, since=_day_arg("since"), until=_day_arg("until")),
+    )
+
+
+def _day_arg(name: str) -> str | None:
+    return request.args.get(name, "").strip() or None
+
+
+@bp.get("/ledger/math")
+def math_export() -> ResponseReturnValue:
+    """The math per version as a CSV or JSON Lines download (the page's date range)."""
+    report = reports.house_math(get_session(), since=_day_arg("since"), until=_day_arg("until"))
+    return table_download(
+        reports.math_rows(report), reports.MATH_COLUMNS, request.args.get("format"), "house-math"
     )
 
 

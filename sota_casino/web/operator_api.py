@@ -125,6 +125,12 @@ def ledger_check() -> ResponseReturnValue:
     return jsonify(checks.ledger_verdict(get_session()))
 
 
+@bp.get("/ledger/math")
+def ledger_math() -> ResponseReturnValue:
+    since, until = query_text("since", max_length=10), query_text("until", max_length=10)
+    return jsonify(reports.house_math(get_session(), since=since, until=until))
+
+
 @bp.get("/checks/<name>")
 def check_verdict(name: str) -> ResponseReturnValue:
     return jsonify(checks.verdict(get_session(), name))

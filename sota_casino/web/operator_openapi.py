@@ -31,6 +31,7 @@ from .openapi import ref
 from .openapi import signed
 
 TAG: Final = "operator"
+NUMBER: Final = {"type": "number"}
 #: A read that takes query parameters may also refuse them.
 QUERY_ERRORS: Final = (*DENIED, "422")
 FIGURE: Final = nullable(ref("Figure"))
@@ -85,6 +86,43 @@ SCHEMAS: Final[dict[str, Any]] = {
         VERDICT | {"first_bad_seq": nullable(ID), "checkpoint": nullable(ref("Checkpoint"))}
     ),
     "CheckVerdict": obj(VERDICT),
+    "HouseMath": obj(
+        {
+            "since": nullable({"type": "string", "format": "date"}),
+            "until": nullable({"type": "string", "format": "date"}),
+            "versions": array(ref("MathVersion")),
+        }
+    ),
+    "MathVersion": obj(
+        {
+            "game": GAME,
+            "currency": CURRENCY,
+            "rules": OPEN,
+            "version": TEXT,
+            "rounds": COUNT,
+            "first_settled": nullable({"type": "string", "format": "date"}),
+            "last_settled": nullable({"type": "string", "format": "date"}),
+            "antes": MONEY,
+            "main_result": MONEY,
+            "realized_edge": nullable(
+                obj({"exact": TEXT, "value": NUMBER, "low": NUMBER, "high": NUMBER})
+            ),
+            "theoretical_edge": {
+                **FIGURE,
+                "description": "exact, for the rules and the share of tied antes surrendered",
+            },
+            "always_war_edge": FIGURE,
+            "consistent": {**nullable(FLAG), "description": "theoretical inside the interval"},
+            "ties": COUNT,
+            "surrenders": COUNT,
+            "surrendered_ante_share": FIGURE,
+            "surrender_rate": nullable(obj({"value": NUMBER, "low": NUMBER, "high": NUMBER})),
+            "tie_bets": MONEY,
+            "tie_result": MONEY,
+            "realized_tie_edge": FIGURE,
+            "theoretical_tie_edge": FIGURE,
+        }
+    ),
     "Checkpoint": signed(
         document("checkpoint", {"size": ID, "root": HEX64, "time": TIME}),
         public_key_hex=HEX64,
@@ -337,6 +375,18 @@ PATHS: Final[dict[str, Any]] = {
     },
     "/operator/ledger/check": {
         "get": _read("ledgerCheck", "The stored verdict of the ledger check", "LedgerCheck")
+    },
+    "/operator/ledger/math": {
+        "get": _read(
+            "ledgerMath",
+            "The house result against the math, per table version played",
+            "HouseMath",
+            errors=QUERY_ERRORS,
+            parameters=[
+                query("since", {"type": "string", "format": "date"}, "first UTC settlement day"),
+                query("until", {"type": "string", "format": "date"}, "last UTC settlement day"),
+            ],
+        )
     },
     "/operator/checks/{name}": {
         "get": _read(

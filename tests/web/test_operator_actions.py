@@ -551,3 +551,26 @@ def test_the_console_export_verifies_offline_with_the_verifier(
     export.write_text("\n".join(lines) + "\n")
     bad = subprocess.run([*command, key], capture_output=True, text=True, check=False)
     assert bad.returncode != 0
+
+
+def test_the_ledger_page_shows_the_math_per_version_and_exports_it(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    client = app.test_client()
+    for bet in (500, 700, 900):
+        client.post("/api/v1/casino-war/rounds", json={"bet": bet}, headers=bearer(app, "alice"))
+    page = staff["page"]
+    html = page.get("/operator/ledger").get_data(as_text=True)
+    assert 'data-version="6 decks, tie pays 10 to 1"' in html and "Always war" in html
+    csv_text = page.get("/operator/ledger/math", query_string={"format": "csv"}).get_data(
+        as_text=True
+    )
+    header, *lines = csv_text.splitlines()
+    assert header.startswith("game,version,rounds,") and lines
+    assert lines[0].startswith('casino_war,"6 decks, tie pays 10 to 1",')
+    jsonl = page.get("/operator/ledger/math", query_string={"format": "jsonl"})
+    assert jsonl.mimetype == "application/jsonl"
+    empty = page.get("/operator/ledger", query_string={"until": "2000-01-01"})
+    assert "No rounds settled in that range." in empty.get_data(as_text=True)
+    assert page.get("/operator/ledger", query_string={"since": "soon"}).status_code == 422
+    assert page.get("/operator/ledger/math", query_string={"format": "xls"}).status_code == 422
