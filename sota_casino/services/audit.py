@@ -124,11 +124,18 @@ def _time_filter(value: str | None, name: str) -> str | None:
         raise InvalidInput(f"{name} must be an ISO 8601 time", field=name) from exc
 
 
+NEWEST = "newest"
+OLDEST = "oldest"
+
+
 @transactional
 def entries(
     session: Session,
     *,
-    after_seq: int = 0,
+    after_seq: int | None = None,
+    before_seq: int | None = None,
+    from_seq: int | None = None,
+    order: str | None = None,
     limit: int = 50,
     action: str | None = None,
     actor: str | None = None,
@@ -137,10 +144,60 @@ def entries(
     until: str | None = None,
     text: str | None = None,
 ) -> dict[str, Any]:
-    """Return a page of entries after ``after_seq`` that match every filter given."""
+    """Return a page of the entries that match every filter given, newest first by default.
+
+    Paging is by sequence number (a keyset, so any page costs the same however deep): newest
+    first continues with ``before_seq``, oldest first (``order="oldest"``, or any
+    ``after_seq``) with ``after_seq``; ``from_seq`` jumps to an entry (included), and
+    ``since``/``until`` to a time. The page says where the next one starts.
+    """
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
-    query = select(AuditEntry).where(AuditEntry.seq > after_seq)
+    order = order or (OLDEST if after_seq is not None else NEWEST)
+    if order not in (NEWEST, OLDEST):
+        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    query = _filtered(
+        select(AuditEntry),
+        action=action,
+        actor=actor,
+        subject=subject,
+        since=since,
+        until=until,
+        text=text,
+    )
+    if order == OLDEST:
+        query = query.where(AuditEntry.seq > (after_seq or 0))
+        if from_seq is not None:
+            query = query.where(AuditEntry.seq >= from_seq)
+        query = query.order_by(AuditEntry.seq)
+    else:
+        if before_seq is not None:
+            query = query.where(AuditEntry.seq < before_seq)
+        if from_seq is not None:
+            query = query.where(AuditEntry.seq <= from_seq)
+        query = query.order_by(AuditEntry.seq.desc())
+    rows = session.scalars(query.limit(limit + 1)).all()
+    page = [entry_dict(row) for row in rows[:limit]]
+    more = len(rows) > limit
+    return {
+        "entries": page,
+        "order": order,
+        "next_after_seq": page[-1]["seq"] if more and order == OLDEST else None,
+        "next_before_seq": page[-1]["seq"] if more and order == NEWEST else None,
+    }
+
+
+def _filtered(
+    query: Any,
+    *,
+    action: str | None = None,
+    actor: str | None = None,
+    subject: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    text: str | None = None,
+) -> Any:
+    """Narrow an entries query to the filters given (each checked, a clear 422 if bad)."""
     for name, value in (("action", action), ("actor", actor), ("subject", subject), ("text", text)):
         if value:
             storable(value, name)
@@ -164,9 +221,21 @@ def entries(
                 AuditEntry.actor.like(needle),
             )
         )
-    rows = session.scalars(query.order_by(AuditEntry.seq).limit(limit + 1)).all()
-    page = [entry_dict(row) for row in rows[:limit]]
-    return {"entries": page, "next_after_seq": page[-1]["seq"] if len(rows) > limit else None}
+    return query
+
+
+def iter_entries(session: Session, **filters: str | None) -> Iterator[dict[str, Any]]:
+    """Yield every entry matching the filters, oldest first, a chunk per short read (exports)."""
+    bind = session.get_bind()
+    after = 0
+    while True:
+        with bind.connect() as connection:
+            query = _filtered(select(_ENTRIES), **filters).where(_ENTRIES.c.seq > after)
+            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
+        yield from (entry_dict(row) for row in rows)
+        if len(rows) < CHUNK:
+            return
+        after = rows[-1].seq
 
 
 #: Entries read at a time by whatever reads the whole log: memory stays flat in the log's size.
@@ -297,9 +366,28 @@ def checkpoint(session: Session, *, actor: str | None = "system") -> dict[str, A
 
 
 @transactional
-def checkpoints(session: Session) -> list[dict[str, Any]]:
-    """Return every signed checkpoint, oldest first."""
-    return [_checkpoint_dict(row) for row in _checkpoint_rows(session.connection())]
+def checkpoints(
+    session: Session, *, order: str = NEWEST, cursor: int | None = None, limit: int = 50
+) -> dict[str, Any]:
+    """Return a page of signed checkpoints, newest first by default; ``cursor`` is the size
+    the next page continues from (exclusive), ``next_cursor`` says where that is."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+    if order not in (NEWEST, OLDEST):
+        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    query = select(_CHECKPOINTS)
+    if order == OLDEST:
+        query = query.where(_CHECKPOINTS.c.size > (cursor or 0)).order_by(_CHECKPOINTS.c.size)
+    else:
+        if cursor is not None:
+            query = query.where(_CHECKPOINTS.c.size < cursor)
+        query = query.order_by(_CHECKPOINTS.c.size.desc())
+    rows = session.execute(query.limit(limit + 1)).all()
+    return {
+        "checkpoints": [_checkpoint_dict(row) for row in rows[:limit]],
+        "order": order,
+        "next_cursor": rows[limit - 1].size if len(rows) > limit else None,
+    }
 
 
 # --- checking the log: whole, or from where the last check stopped ----------------------------

@@ -60,6 +60,7 @@ PAGE_SIZE: Final = 50
 CHIPS_TEXT: Final = re.compile(r"[0-9]{1,10}(\.[0-9]{1,2})?")
 SWEETS_TEXT: Final = re.compile(r"[0-9]{1,12}")
 MINOR_TEXT: Final = re.compile(r"-?[0-9]{1,19}")
+ENTRY_COLUMNS: Final = ("seq", "time", "actor", "action", "subject", "data", "prev_hash", "hash")
 AUDIT_FILTERS: Final = ("action", "actor", "subject", "since", "until", "text")
 
 
@@ -114,17 +115,33 @@ def index() -> ResponseReturnValue:
 @bp.get("/audit")
 def audit_log() -> ResponseReturnValue:
     filters = _audit_filters()
-    after_seq = query_int("after_seq", default=0) or 0
+    cursors = {name: query_int(name, default=None) for name in ("after_seq", "before_seq")}
+    from_seq = query_int("from_seq", default=None)
     db = get_session()
-    page = audit.entries(db, after_seq=after_seq, limit=PAGE_SIZE, **filters)
+    page = audit.entries(
+        db,
+        **cursors,
+        from_seq=from_seq,
+        order=request.args.get("order") or None,
+        limit=PAGE_SIZE,
+        **filters,
+    )
     return render_template(
         "operator/audit.html",
         page=page,
         filters=filters,
-        after_seq=after_seq,
+        paged=any(v is not None for v in cursors.values()) or from_seq is not None,
         status=checks.audit_verdict(db),
         note=reports.checkpoint_note(db),
     )
+
+
+@bp.get("/audit/entries")
+def audit_entries_export() -> ResponseReturnValue:
+    """The entries the filters match, oldest first, as a CSV or JSON Lines download."""
+    filters = _audit_filters()
+    rows = audit.iter_entries(get_session(), **filters)
+    return table_download(rows, ENTRY_COLUMNS, request.args.get("format"), "audit-entries")
 
 
 @bp.get("/checks/<name>")

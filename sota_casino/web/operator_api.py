@@ -66,7 +66,10 @@ def audit_entries() -> ResponseReturnValue:
     filters = {name: query_text(name, max_length=FILTER_MAX) for name in AUDIT_FILTERS}
     page = audit.entries(
         get_session(),
-        after_seq=query_int("after_seq", default=0) or 0,
+        after_seq=query_int("after_seq", default=None),
+        before_seq=query_int("before_seq", default=None),
+        from_seq=query_int("from_seq", default=None),
+        order=query_text("order", max_length=8),
         limit=query_int("limit", low=1, high=PAGE_MAX, default=PAGE_DEFAULT) or PAGE_DEFAULT,
         **filters,
     )
@@ -80,7 +83,13 @@ def audit_verify() -> ResponseReturnValue:
 
 @bp.get("/audit/checkpoints")
 def audit_checkpoints() -> ResponseReturnValue:
-    return jsonify({"checkpoints": audit.checkpoints(get_session())})
+    page = audit.checkpoints(
+        get_session(),
+        order=query_text("order", max_length=8) or audit.NEWEST,
+        cursor=query_int("cursor", default=None),
+        limit=query_int("limit", low=1, high=PAGE_MAX, default=PAGE_DEFAULT) or PAGE_DEFAULT,
+    )
+    return jsonify(page)
 
 
 @bp.post("/audit/checkpoints")

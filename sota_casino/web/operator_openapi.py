@@ -81,7 +81,14 @@ SCHEMAS: Final[dict[str, Any]] = {
             "hash": HEX64,
         }
     ),
-    "AuditPage": obj({"entries": array(ref("AuditEntry")), "next_after_seq": nullable(ID)}),
+    "AuditPage": obj(
+        {
+            "entries": array(ref("AuditEntry")),
+            "order": {"enum": ["newest", "oldest"]},
+            "next_after_seq": nullable(ID),
+            "next_before_seq": nullable(ID),
+        }
+    ),
     "AuditVerification": obj(
         VERDICT | {"first_bad_seq": nullable(ID), "checkpoint": nullable(ref("Checkpoint"))}
     ),
@@ -127,7 +134,13 @@ SCHEMAS: Final[dict[str, Any]] = {
         document("checkpoint", {"size": ID, "root": HEX64, "time": TIME}),
         public_key_hex=HEX64,
     ),
-    "CheckpointList": obj({"checkpoints": array(ref("Checkpoint"))}),
+    "CheckpointList": obj(
+        {
+            "checkpoints": array(ref("Checkpoint")),
+            "order": {"enum": ["newest", "oldest"]},
+            "next_cursor": {**nullable(ID), "description": "the cursor of the next page"},
+        }
+    ),
     "CheckpointNote": obj(
         {
             "note": nullable(
@@ -275,8 +288,12 @@ TABLE_NAME: Final = {
     "schema": GAME,
 }
 TIME_FILTER: Final = "ISO 8601 time (UTC if no zone)"
+ORDER: Final = query("order", {"enum": ["newest", "oldest"]}, "newest first unless oldest")
 AUDIT_QUERY: Final = [
-    query("after_seq", COUNT, "entries after this sequence number"),
+    query("after_seq", COUNT, "oldest first: entries after this sequence number"),
+    query("before_seq", COUNT, "newest first: entries before this sequence number"),
+    query("from_seq", COUNT, "jump to this entry (included), in the order asked for"),
+    ORDER,
     query("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "1-500, default 50"),
     query("action", TEXT, "action prefix, e.g. money."),
     query("actor", TEXT, "e.g. user:7 or system"),
@@ -325,7 +342,17 @@ PATHS: Final[dict[str, Any]] = {
         )
     },
     "/operator/audit/checkpoints": {
-        "get": _read("auditCheckpoints", "Every signed checkpoint", "CheckpointList"),
+        "get": _read(
+            "auditCheckpoints",
+            "A page of signed checkpoints",
+            "CheckpointList",
+            errors=QUERY_ERRORS,
+            parameters=[
+                ORDER,
+                query("cursor", COUNT, "continue after this size (from next_cursor)"),
+                query("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "default 50"),
+            ],
+        ),
         "post": operation(
             "auditCheckpointNow",
             "Sign a checkpoint over the whole log now (operator)",

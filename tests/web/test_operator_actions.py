@@ -202,7 +202,60 @@ def test_the_export_verifies_and_the_audit_page_filters(app: Flask, staff: dict[
     )
     body = api.get_json()
     assert [e["subject"] for e in body["entries"]] == [f"user:{staff['player']}"]
-    assert body["next_after_seq"] == body["entries"][-1]["seq"]
+    assert body["order"] == "newest" and body["next_before_seq"] == body["entries"][-1]["seq"]
+
+
+def test_the_audit_log_pages_newest_first_oldest_on_request_and_jumps_to_an_entry(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    client, api = app.test_client(), staff["api"]
+    size = audit_size(app)
+
+    def seqs(**query: Any) -> tuple[list[int], dict[str, Any]]:
+        body = client.get("/api/v1/operator/audit", query_string=query, headers=api).get_json()
+        return [e["seq"] for e in body["entries"]], body
+
+    newest, body = seqs(limit=2)
+    assert newest == [size, size - 1] and body["next_before_seq"] == size - 1
+    assert seqs(limit=2, before_seq=size - 1)[0] == [size - 2, size - 3]
+    oldest, body = seqs(limit=2, order="oldest")
+    assert oldest == [1, 2] and body["next_after_seq"] == 2
+    assert seqs(limit=2, from_seq=3)[0] == [3, 2]
+    assert seqs(limit=2, from_seq=3, order="oldest")[0] == [3, 4]
+    assert (
+        client.get(
+            "/api/v1/operator/audit", query_string={"order": "sideways"}, headers=api
+        ).status_code
+        == 422
+    )
+    page = staff["page"]
+    html = page.get("/operator/audit", query_string={"from_seq": 2}).get_data(as_text=True)
+    assert 'id="seq-2"' in html and 'id="seq-3"' not in html
+    csv_text = page.get(
+        "/operator/audit/entries", query_string={"format": "csv", "action": "user.created"}
+    ).get_data(as_text=True)
+    header, *lines = csv_text.splitlines()
+    assert header == "seq,time,actor,action,subject,data,prev_hash,hash"
+    assert lines and all(",user.created," in line for line in lines)
+    jsonl = page.get("/operator/audit/entries", query_string={"format": "jsonl"})
+    assert len(jsonl.get_data(as_text=True).splitlines()) == audit_size(app)
+
+
+def test_checkpoints_are_paged_newest_first(app: Flask, staff: dict[str, Any]) -> None:
+    page, client = staff["page"], app.test_client()
+    for _ in range(3):
+        page.post("/operator/audit/checkpoint", data=form({}))
+    body = client.get(
+        "/api/v1/operator/audit/checkpoints", query_string={"limit": 2}, headers=staff["api"]
+    ).get_json()
+    sizes = [c["document"]["size"] for c in body["checkpoints"]]
+    assert sizes == sorted(sizes, reverse=True) and len(sizes) == 2
+    rest = client.get(
+        "/api/v1/operator/audit/checkpoints",
+        query_string={"limit": 2, "cursor": body["next_cursor"]},
+        headers=staff["api"],
+    ).get_json()
+    assert [c["document"]["size"] for c in rest["checkpoints"]] == [sizes[-1] - 1]
 
 
 def test_the_audit_page_shows_the_stored_verdict_and_asks_for_a_whole_check(
