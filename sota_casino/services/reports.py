@@ -435,16 +435,20 @@ def math_rows(report: dict[str, Any]) -> Iterator[dict[str, Any]]:
         }
 
 
-def _transfers(session: Session, user_id: int, limit: int) -> list[dict[str, Any]]:
-    """The player's latest money moves, newest first, each with what it did to their balance."""
+def _transfers(
+    session: Session, user_id: int, limit: int, before: int | None = None
+) -> list[dict[str, Any]]:
+    """The player's money moves before ``before`` (id), newest first, each with what it did
+    to their balance."""
     player_accounts = select(Account.id).where(Account.user_id == user_id, Account.kind == "player")
-    rows = session.execute(
+    query = (
         select(Transfer, Posting.amount)
         .join(Posting, Posting.transfer_id == Transfer.id)
         .where(Posting.account_id.in_(player_accounts))
-        .order_by(Transfer.id.desc())
-        .limit(limit)
     )
+    if before is not None:
+        query = query.where(Transfer.id < before)
+    rows = session.execute(query.order_by(Transfer.id.desc()).limit(limit))
     return [
         {
             "id": transfer.id,
@@ -459,31 +463,51 @@ def _transfers(session: Session, user_id: int, limit: int) -> list[dict[str, Any
     ]
 
 
-def _audit_entries(session: Session, user_id: int, limit: int) -> list[dict[str, Any]]:
-    """The latest audit entries by or about the user, newest first."""
+def _audit_entries(
+    session: Session, user_id: int, limit: int, before: int | None = None
+) -> list[dict[str, Any]]:
+    """The audit entries by or about the user before seq ``before``, newest first."""
     name = f"user:{user_id}"
-    rows = session.scalars(
-        select(AuditEntry)
-        .where(or_(AuditEntry.subject == name, AuditEntry.actor == name))
-        .order_by(AuditEntry.seq.desc())
-        .limit(limit)
-    )
+    query = select(AuditEntry).where(or_(AuditEntry.subject == name, AuditEntry.actor == name))
+    if before is not None:
+        query = query.where(AuditEntry.seq < before)
+    rows = session.scalars(query.order_by(AuditEntry.seq.desc()).limit(limit))
     return [audit.entry_dict(row) for row in rows]
 
 
-@transactional
-def player_overview(session: Session, user_id: int, *, limit: int = 50) -> dict[str, Any]:
-    """Return one user's balances, rounds, money moves, seed pairs and audit entries.
+def _next(items: list[dict[str, Any]], limit: int, key: str) -> int | None:
+    """The cursor of the page after ``items`` (its last key), if the page was full."""
+    return items[-1][key] if len(items) == limit else None
 
-    :param limit: how many of the latest rounds, transfers and audit entries to include.
+
+@transactional
+def player_overview(
+    session: Session,
+    user_id: int,
+    *,
+    limit: int = 50,
+    rounds_before: int | None = None,
+    transfers_before: int | None = None,
+    audit_before: int | None = None,
+) -> dict[str, Any]:
+    """Return one user's balances, totals, rounds, money moves, seed pairs and audit entries.
+
+    Each list is a page, newest first, before its cursor (``*_before``: an id or seq); the
+    overview says where each next page starts (``next``).
+
+    :param limit: how many rounds, transfers and audit entries a page holds.
     :raises NotFound: if there is no such user.
     """
     user = session.get(User, user_id)
     if user is None:
         raise NotFound(f"no user {user_id}")
-    recent = session.scalars(
-        select(Round).where(Round.user_id == user_id).order_by(Round.id.desc()).limit(limit)
-    )
+    round_query = select(Round).where(Round.user_id == user_id)
+    if rounds_before is not None:
+        round_query = round_query.where(Round.id < rounds_before)
+    recent = session.scalars(round_query.order_by(Round.id.desc()).limit(limit))
+    round_list = [rounds.summary(r) for r in recent]
+    transfers = _transfers(session, user_id, limit, transfers_before)
+    entries = _audit_entries(session, user_id, limit, audit_before)
     return {
         "user": {
             "id": user.id,
@@ -493,11 +517,66 @@ def player_overview(session: Session, user_id: int, *, limit: int = 50) -> dict[
             "created_at": fairness.format_time(user.created_at),
         },
         "balances": ledger.player_balances(session, user_id),
-        "rounds": [rounds.summary(r) for r in recent],
-        "transfers": _transfers(session, user_id, limit),
+        "totals": _player_totals(session, user_id),
+        "rounds": round_list,
+        "transfers": transfers,
         "seed_pairs": fairness_service.pairs_of(session, user_id),
-        "audit": _audit_entries(session, user_id, limit),
+        "audit": entries,
+        "next": {
+            "rounds_before": _next(round_list, limit, "id"),
+            "transfers_before": _next(transfers, limit, "id"),
+            "audit_before": _next(entries, limit, "seq"),
+        },
     }
+
+
+def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
+    """Per currency: settled rounds, handle and the player's net; and the adjustments made to
+    them, per operator (named), from the audit log."""
+    per_currency = {c: {"rounds": 0, "handle": 0, "net": 0, "adjusted": 0} for c in CURRENCIES}
+    for currency, count, handle, net in session.execute(
+        select(Round.currency, func.count(Round.id), func.sum(Round.staked), func.sum(Round.net))
+        .where(Round.user_id == user_id, Round.status == "settled")
+        .group_by(Round.currency)
+    ):
+        per_currency[currency].update(rounds=int(count), handle=int(handle), net=int(net))
+    by_operator: dict[tuple[str | None, str], dict[str, int]] = {}
+    for actor, data in session.execute(
+        select(AuditEntry.actor, AuditEntry.data).where(
+            AuditEntry.action == "money.adjust", AuditEntry.subject == f"user:{user_id}"
+        )
+    ):
+        moved = json.loads(data)
+        key = (actor, moved["currency"])
+        found = by_operator.setdefault(key, {"count": 0, "amount": 0})
+        found["count"] += 1
+        found["amount"] += int(moved["amount"])
+        per_currency[moved["currency"]]["adjusted"] += int(moved["amount"])
+    names = actor_names(session, {actor for actor, _ in by_operator})
+    return {
+        "currencies": per_currency,
+        "adjustments": [
+            {"actor": actor, "name": names.get(actor), "currency": currency} | figures
+            for (actor, currency), figures in sorted(by_operator.items(), key=str)
+        ],
+    }
+
+
+def actor_names(session: Session, actors: set[str | None]) -> dict[str | None, str]:
+    """Map ``user:N`` actors to their usernames (others, such as ``system``, to themselves)."""
+    ids = {
+        int(a.split(":", 1)[1]) for a in actors if a and a.startswith("user:") and a[5:].isdigit()
+    }
+    found = dict(
+        session.execute(select(User.id, User.username).where(User.id.in_(ids))).tuples().all()
+    )
+    names: dict[str | None, str] = {}
+    for actor in actors:
+        if actor and actor.startswith("user:") and actor[5:].isdigit():
+            names[actor] = found.get(int(actor[5:]), actor)
+        elif actor:
+            names[actor] = actor
+    return names
 
 
 @transactional

@@ -264,8 +264,14 @@ def players() -> ResponseReturnValue:
 
 @bp.get("/players/<id:user_id>")
 def player(user_id: int) -> ResponseReturnValue:
-    overview = reports.player_overview(get_session(), user_id)
+    overview = reports.player_overview(get_session(), user_id, **player_cursors())
     return render_template("operator/player.html", p=overview, roles=ROLES)
+
+
+def player_cursors() -> dict[str, int | None]:
+    """The cursors of a player's lists given in the query string (also used by the API)."""
+    names = ("rounds_before", "transfers_before", "audit_before")
+    return {name: query_int(name, default=None) for name in names}
 
 
 def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:

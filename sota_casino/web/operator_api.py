@@ -32,6 +32,7 @@ from .inputs import string
 from .operator import AUDIT_FILTERS
 from .operator import STAFF
 from .operator import export_response
+from .operator import player_cursors
 from .security import SAFE_METHODS
 from .security import api_user
 
@@ -161,7 +162,9 @@ def players() -> ResponseReturnValue:
 
 @bp.get("/players/<id:user_id>")
 def player(user_id: int) -> ResponseReturnValue:
-    return jsonify(reports.player_overview(get_session(), user_id))
+    limit = query_int("limit", low=1, high=PAGE_MAX, default=PAGE_DEFAULT) or PAGE_DEFAULT
+    overview = reports.player_overview(get_session(), user_id, limit=limit, **player_cursors())
+    return jsonify(overview)
 
 
 def _managed(user: accounts.UserView) -> ResponseReturnValue:

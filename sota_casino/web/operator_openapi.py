@@ -225,6 +225,29 @@ SCHEMAS: Final[dict[str, Any]] = {
         {
             "user": obj(ACCOUNT_FIELDS | {"created_at": TIME}),
             "balances": ref("Balances"),
+            "totals": obj(
+                {
+                    "currencies": OPEN,
+                    "adjustments": array(
+                        obj(
+                            {
+                                "actor": nullable(TEXT),
+                                "name": nullable(TEXT),
+                                "currency": CURRENCY,
+                                "count": COUNT,
+                                "amount": MONEY,
+                            }
+                        )
+                    ),
+                }
+            ),
+            "next": obj(
+                {
+                    "rounds_before": nullable(ID),
+                    "transfers_before": nullable(ID),
+                    "audit_before": nullable(ID),
+                }
+            ),
             "rounds": array(ref("RoundSummary")),
             "transfers": array(
                 obj(

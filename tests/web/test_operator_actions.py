@@ -627,3 +627,37 @@ def test_the_ledger_page_shows_the_math_per_version_and_exports_it(
     assert "No rounds settled in that range." in empty.get_data(as_text=True)
     assert page.get("/operator/ledger", query_string={"since": "soon"}).status_code == 422
     assert page.get("/operator/ledger/math", query_string={"format": "xls"}).status_code == 422
+
+
+def test_the_player_page_totals_adjustments_by_operator_name_and_pages_each_list(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    page, player, client = staff["page"], staff["player"], app.test_client()
+    for amount in (250, 400):
+        client.post(
+            "/api/v1/operator/adjustments",
+            json={"user_id": player, "currency": "chips", "amount": amount, "reason": "goodwill"},
+            headers=staff["api"],
+        )
+    body = client.get(
+        f"/api/v1/operator/players/{player}", query_string={"limit": 1}, headers=staff["api"]
+    ).get_json()
+    assert body["totals"]["adjustments"] == [
+        {
+            "actor": f"user:{staff['operator']}",
+            "name": "olga",
+            "currency": "chips",
+            "count": 2,
+            "amount": 650,
+        }
+    ]
+    assert body["totals"]["currencies"]["chips"]["adjusted"] == 650
+    assert len(body["transfers"]) == 1 and body["next"]["transfers_before"] is not None
+    older = client.get(
+        f"/api/v1/operator/players/{player}",
+        query_string={"limit": 1, "transfers_before": body["next"]["transfers_before"]},
+        headers=staff["api"],
+    ).get_json()
+    assert older["transfers"][0]["id"] < body["transfers"][0]["id"]
+    html = page.get(f"/operator/players/{player}").get_data(as_text=True)
+    assert 'data-testid="player-totals"' in html and "<td>olga</td>" in html
