@@ -36,6 +36,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     if not app.config["SIGNING_KEY_FILE"]:
         app.config["SIGNING_KEY_FILE"] = str(Path(app.instance_path) / "signing_key.pem")
 
+    from . import background
     from . import cli
     from . import db
     from . import web
@@ -43,6 +44,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     db.init_app(app)
     cli.init_app(app)
     web.init_app(app)
+    background.init_app(app)
     return app
 
 

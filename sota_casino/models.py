@@ -277,3 +277,36 @@ class TableSetting(Base):
     settings: Mapped[Any] = mapped_column(JSON)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+
+
+class AuditTreeNode(Base):
+    """The root of a perfect subtree of the audit log's Merkle tree: ``2**height`` entries from
+    entry ``idx * 2**height + 1``. Kept from a height up, so a proof reads O(log n) rows."""
+
+    __tablename__ = "audit_tree_nodes"
+
+    height: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    idx: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class CheckRun(Base):
+    """The stored verdict of one standing check (``audit`` or ``ledger``), shared by every
+    worker and server: how far it reached, where to resume, and who runs it now (a lease)."""
+
+    __tablename__ = "check_runs"
+
+    name: Mapped[str] = mapped_column(String(16), primary_key=True)
+    ok: Mapped[bool | None] = mapped_column(Boolean)  # None until the first check ends
+    size: Mapped[int] = mapped_column(BigInteger, default=0)  # entries or postings checked
+    reason: Mapped[str | None] = mapped_column(Text)
+    findings: Mapped[Any | None] = mapped_column(JSON)
+    state: Mapped[Any | None] = mapped_column(JSON)  # what an incremental step resumes from
+    checked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    whole_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    whole_requested_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    whole_requested_by: Mapped[str | None] = mapped_column(String(64))
+    progress: Mapped[int | None] = mapped_column(BigInteger)  # while a whole check runs
+    progress_total: Mapped[int | None] = mapped_column(BigInteger)
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())

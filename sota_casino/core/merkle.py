@@ -13,7 +13,10 @@ instead, with ``prehashed=True``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Iterable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Final
 from typing import NamedTuple
@@ -106,19 +109,7 @@ class MerkleTree:
         size = self._check_size(size)
         if not 0 <= index < size:
             raise ValueError(f"leaf {index} is not in a tree of size {size}")
-        proof: list[bytes] = []
-        start, end = 0, size
-        # Walk down from the root; the RFC lists the siblings from the leaf up, hence the reverse.
-        while end - start > 1:
-            k = split_point(end - start)
-            if index < start + k:
-                proof.append(self._subtree(start + k, end))
-                end = start + k
-            else:
-                proof.append(self._subtree(start, start + k))
-                start += k
-        proof.reverse()
-        return proof
+        return [self._subtree(start, end) for start, end in inclusion_ranges(index, size)]
 
     def consistency_proof(self, old_size: int, new_size: int | None = None) -> list[bytes]:
         """Return ``PROOF(old_size, D[0:new_size])`` of RFC 6962 §2.1.2.
@@ -130,23 +121,89 @@ class MerkleTree:
         new_size = self._check_size(new_size)
         if not 0 <= old_size <= new_size:
             raise ValueError(f"old size {old_size} is outside 0..{new_size}")
-        if old_size in (0, new_size):
-            return []
-        proof: list[bytes] = []
-        start, end, m, complete = 0, new_size, old_size, True
-        # SUBPROOF(m, D[start:end], complete), unrolled; its hashes come out root-side first.
-        while m != end - start:
-            k = split_point(end - start)
-            if m <= k:
-                proof.append(self._subtree(start + k, end))
-                end = start + k
-            else:
-                proof.append(self._subtree(start, start + k))
-                start, m, complete = start + k, m - k, False
-        if not complete:
-            proof.append(self._subtree(start, end))
-        proof.reverse()
-        return proof
+        return [self._subtree(start, end) for start, end in consistency_ranges(old_size, new_size)]
+
+    def subtree_root(self, start: int, end: int) -> bytes:
+        """Return ``MTH(D[start:end])`` for a perfect, aligned subtree or one the proofs visit."""
+        return self._subtree(start, end)
+
+
+def inclusion_ranges(index: int, size: int) -> list[tuple[int, int]]:
+    """Return the leaf ranges ``[start, end)`` whose roots make ``PATH(index, D[0:size])``.
+
+    RFC 6962 §2.1.1 unrolled; the ranges come leaf side first, as the proof lists its hashes.
+    """
+    ranges: list[tuple[int, int]] = []
+    start, end = 0, size
+    while end - start > 1:
+        k = split_point(end - start)
+        if index < start + k:
+            ranges.append((start + k, end))
+            end = start + k
+        else:
+            ranges.append((start, start + k))
+            start += k
+    ranges.reverse()
+    return ranges
+
+
+def consistency_ranges(old_size: int, new_size: int) -> list[tuple[int, int]]:
+    """Return the leaf ranges whose roots make ``PROOF(old_size, D[0:new_size])`` (§2.1.2).
+
+    None when either size is 0 or both are equal: nothing needs proving.
+    """
+    if old_size in (0, new_size):
+        return []
+    ranges: list[tuple[int, int]] = []
+    start, end, m, complete = 0, new_size, old_size, True
+    # SUBPROOF(m, D[start:end], complete), unrolled; its ranges come out root side first.
+    while m != end - start:
+        k = split_point(end - start)
+        if m <= k:
+            ranges.append((start + k, end))
+            end = start + k
+        else:
+            ranges.append((start, start + k))
+            start, m, complete = start + k, m - k, False
+    if not complete:
+        ranges.append((start, end))
+    ranges.reverse()
+    return ranges
+
+
+def perfect_pieces(start: int, end: int) -> list[tuple[int, int]]:
+    """Split ``[start, end)`` into the perfect subtrees of its tree, largest first.
+
+    Each piece is ``(height, index)``: the ``2**height`` leaves from ``index << height``. For
+    a range that starts on a multiple of a power of two at least its width (every range the
+    proofs visit, and every prefix ``[0, n)``) the tree's root is :func:`fold_pieces` of them,
+    since RFC 6962 splits off the largest power of two first.
+    """
+    pieces: list[tuple[int, int]] = []
+    position, width = start, end - start
+    for height in range(width.bit_length() - 1, -1, -1):
+        if width >> height & 1:
+            pieces.append((height, position >> height))
+            position += 1 << height
+    return pieces
+
+
+def fold_pieces(roots: Sequence[bytes]) -> bytes:
+    """Return the root of a tree given its perfect subtrees' roots, largest first."""
+    if not roots:
+        return empty_root()
+    node = roots[-1]
+    for left in reversed(roots[:-1]):
+        node = node_hash(left, node)
+    return node
+
+
+class Node(NamedTuple):
+    """The root of a perfect subtree: the ``2**height`` leaves from ``index << height``."""
+
+    height: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nodes never use
+    hash: bytes
 
 
 class Frontier(NamedTuple):
@@ -167,24 +224,30 @@ class Frontier(NamedTuple):
 
     def extended(self, leaves: Iterable[bytes]) -> Frontier:
         """Return the frontier after appending ``leaves`` (their data)."""
+        return self.extended_collecting(leaves, min_height=None)[0]
+
+    def extended_collecting(
+        self, leaves: Iterable[bytes], min_height: int | None
+    ) -> tuple[Frontier, list[Node]]:
+        """Append ``leaves`` (their data) and also return every perfect subtree they complete
+        of at least ``min_height`` (none for ``None``), in the order they complete."""
         size, roots = self.size, list(self.roots)
+        completed: list[Node] = []
         for data in leaves:
-            node, carry = leaf_hash(data), size
+            node, carry, height = leaf_hash(data), size, 0
             while carry & 1:  # merge equal perfect subtrees, as a binary counter carries
                 node = node_hash(roots.pop(), node)
                 carry >>= 1
+                height += 1
+                if min_height is not None and height >= min_height:
+                    completed.append(Node(height, size >> height, node))
             roots.append(node)
             size += 1
-        return Frontier(size, tuple(roots))
+        return Frontier(size, tuple(roots)), completed
 
     def root(self) -> bytes:
         """Return the Merkle tree hash of the leaves so far."""
-        if not self.roots:
-            return empty_root()
-        node = self.roots[-1]
-        for left in reversed(self.roots[:-1]):
-            node = node_hash(left, node)
-        return node
+        return fold_pieces(self.roots)
 
     def to_hex(self) -> str:
         """Return the subtree roots as one hex string (to store beside a checkpoint)."""
@@ -200,6 +263,79 @@ class Frontier(NamedTuple):
         if size < 0 or len(raw) != HASH_SIZE * bin(size).count("1"):
             raise ValueError(f"not the frontier of a tree of {size} leaves")
         return cls(size, tuple(raw[i : i + HASH_SIZE] for i in range(0, len(raw), HASH_SIZE)))
+
+
+class StoredTree:
+    """A tree read from storage: stored perfect subtrees of ``min_height`` and up, and leaves.
+
+    A proof or a root needs the roots of O(log n) ranges; each is a fold of perfect pieces
+    (:func:`perfect_pieces`). Pieces of ``min_height`` and up are looked up with ``nodes``;
+    a missing one (not stored yet) is made from its two halves, down to ``min_height``, whose
+    leaves are read. Pieces below ``min_height`` are hashed from the aligned block of
+    ``2**min_height`` leaves around them, read once with ``leaves``. So a proof costs a few
+    look-ups of O(log n) nodes and of a block or two of leaves, whatever the tree's size,
+    plus the leaves not yet covered by stored nodes.
+
+    :param nodes: given ``(height, index)`` pairs, return the stored roots among them.
+    :param leaves: return the leaf data of ``[start, end)`` (all of them).
+    """
+
+    def __init__(
+        self,
+        min_height: int,
+        nodes: Callable[[Collection[tuple[int, int]]], Mapping[tuple[int, int], bytes]],
+        leaves: Callable[[int, int], Sequence[bytes]],
+    ) -> None:
+        self._min_height = min_height
+        self._nodes = nodes
+        self._leaves = leaves
+        self._known: dict[tuple[int, int], bytes] = {}
+
+    def roots(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Return ``MTH(D[start:end])`` for each range (ranges a proof visits, or prefixes)."""
+        pieces = [perfect_pieces(start, end) for start, end in ranges]
+        self._load({piece for group in pieces for piece in group})
+        return [fold_pieces([self._known[piece] for piece in group]) for group in pieces]
+
+    def _load(self, wanted: set[tuple[int, int]]) -> None:
+        low = {piece for piece in wanted if piece[0] < self._min_height}
+        high = wanted - low
+        to_combine: list[set[tuple[int, int]]] = []  # nodes not stored, one set per round
+        while high:
+            found = self._nodes(high)
+            self._known.update(found)
+            missing = high - found.keys()
+            bottom = {piece for piece in missing if piece[0] == self._min_height}
+            low |= bottom
+            above = missing - bottom
+            to_combine.append(above)
+            high = {
+                (height - 1, index * 2 + side) for height, index in above for side in (0, 1)
+            } - self._known.keys()
+        self._hash_low(low)
+        # Each round's children were found, hashed or combined in a later round; lower first.
+        for level in reversed(to_combine):
+            for height, index in sorted(level):
+                self._known[(height, index)] = node_hash(
+                    self._known[(height - 1, index * 2)], self._known[(height - 1, index * 2 + 1)]
+                )
+
+    def _hash_low(self, pieces: set[tuple[int, int]]) -> None:
+        """Hash pieces below (or at) ``min_height`` from their aligned blocks of leaves."""
+        block_height = self._min_height
+        ends: dict[int, int] = {}  # block number -> the end of the leaves it needs
+        for height, index in pieces:
+            start = index << height
+            block = start >> block_height
+            ends[block] = max(ends.get(block, 0), start + (1 << height))
+        for block, end in ends.items():
+            first = block << block_height
+            tree = MerkleTree(self._leaves(first, end))
+            for height, index in pieces:
+                start = index << height
+                if start >> block_height == block:
+                    root = tree.subtree_root(start - first, start - first + (1 << height))
+                    self._known[(height, index)] = root
 
 
 def root(leaves: Sequence[bytes]) -> bytes:

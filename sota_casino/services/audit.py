@@ -8,19 +8,25 @@ numbers gap-free on PostgreSQL too (SQLite's write lock does it there already).
 from __future__ import annotations
 
 import json
-import weakref
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
 from typing import cast
 
+from sqlalchemy import Connection
+from sqlalchemy import Engine
 from sqlalchemy import Row
 from sqlalchemy import Table
 from sqlalchemy import bindparam
+from sqlalchemy import func
 from sqlalchemy import insert
 from sqlalchemy import or_
 from sqlalchemy import select
+from sqlalchemy import tuple_
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
@@ -33,6 +39,7 @@ from ..core.errors import NotFound
 from ..models import AuditCheckpoint
 from ..models import AuditEntry
 from ..models import AuditHead
+from ..models import AuditTreeNode
 from ..models import SigningKey
 from .context import context_of
 from .text import storable
@@ -121,11 +128,18 @@ def _time_filter(value: str | None, name: str) -> str | None:
         raise InvalidInput(f"{name} must be an ISO 8601 time", field=name) from exc
 
 
+NEWEST = "newest"
+OLDEST = "oldest"
+
+
 @read_only
 def entries(
     session: Session,
     *,
-    after_seq: int = 0,
+    after_seq: int | None = None,
+    before_seq: int | None = None,
+    from_seq: int | None = None,
+    order: str | None = None,
     limit: int = 50,
     action: str | None = None,
     actor: str | None = None,
@@ -134,10 +148,60 @@ def entries(
     until: str | None = None,
     text: str | None = None,
 ) -> dict[str, Any]:
-    """Return a page of entries after ``after_seq`` that match every filter given."""
+    """Return a page of the entries that match every filter given, newest first by default.
+
+    Paging is by sequence number (a keyset, so any page costs the same however deep): newest
+    first continues with ``before_seq``, oldest first (``order="oldest"``, or any
+    ``after_seq``) with ``after_seq``; ``from_seq`` jumps to an entry (included), and
+    ``since``/``until`` to a time. The page says where the next one starts.
+    """
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
-    query = select(AuditEntry).where(AuditEntry.seq > after_seq)
+    order = order or (OLDEST if after_seq is not None else NEWEST)
+    if order not in (NEWEST, OLDEST):
+        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    query = _filtered(
+        select(AuditEntry),
+        action=action,
+        actor=actor,
+        subject=subject,
+        since=since,
+        until=until,
+        text=text,
+    )
+    if order == OLDEST:
+        query = query.where(AuditEntry.seq > (after_seq or 0))
+        if from_seq is not None:
+            query = query.where(AuditEntry.seq >= from_seq)
+        query = query.order_by(AuditEntry.seq)
+    else:
+        if before_seq is not None:
+            query = query.where(AuditEntry.seq < before_seq)
+        if from_seq is not None:
+            query = query.where(AuditEntry.seq <= from_seq)
+        query = query.order_by(AuditEntry.seq.desc())
+    rows = session.scalars(query.limit(limit + 1)).all()
+    page = [entry_dict(row) for row in rows[:limit]]
+    more = len(rows) > limit
+    return {
+        "entries": page,
+        "order": order,
+        "next_after_seq": page[-1]["seq"] if more and order == OLDEST else None,
+        "next_before_seq": page[-1]["seq"] if more and order == NEWEST else None,
+    }
+
+
+def _filtered(
+    query: Any,
+    *,
+    action: str | None = None,
+    actor: str | None = None,
+    subject: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    text: str | None = None,
+) -> Any:
+    """Narrow an entries query to the filters given (each checked, a clear 422 if bad)."""
     for name, value in (("action", action), ("actor", actor), ("subject", subject), ("text", text)):
         if value:
             storable(value, name)
@@ -161,32 +225,76 @@ def entries(
                 AuditEntry.actor.like(needle),
             )
         )
-    rows = session.scalars(query.order_by(AuditEntry.seq).limit(limit + 1)).all()
-    page = [entry_dict(row) for row in rows[:limit]]
-    return {"entries": page, "next_after_seq": page[-1]["seq"] if len(rows) > limit else None}
+    return query
 
 
-def _all_entries(session: Session, after_seq: int = 0) -> list[dict[str, Any]]:
-    """Every entry after ``after_seq``, in order.
+def _engine(session: Session) -> Engine:
+    """The engine behind the session: long reads take a short connection per chunk."""
+    bind = session.get_bind()
+    assert isinstance(bind, Engine), "sessions are bound to an engine"
+    return bind
 
-    Plain rows, not ORM objects: a whole log is read, and identity-mapping every entry was half
-    the cost of verifying it.
+
+def iter_entries(session: Session, **filters: str | None) -> Iterator[dict[str, Any]]:
+    """Yield every entry matching the filters, oldest first, a chunk per short read (exports)."""
+    bind = _engine(session)
+    after = 0
+    while True:
+        with bind.connect() as connection:
+            query = _filtered(select(_ENTRIES), **filters).where(_ENTRIES.c.seq > after)
+            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
+        yield from (entry_dict(row) for row in rows)
+        if len(rows) < CHUNK:
+            return
+        after = rows[-1].seq
+
+
+#: Entries read at a time by whatever reads the whole log: memory stays flat in the log's size.
+CHUNK = 2000
+#: Tree nodes are stored from this height up: a proof hashes at most a block of 2**6 leaves.
+TREE_MIN_HEIGHT = 6
+
+_ENTRIES = cast(Table, AuditEntry.__table__)
+_CHECKPOINTS = cast(Table, AuditCheckpoint.__table__)
+
+
+def _checkpoint_rows(
+    connection: Connection, *, above: int = 0, upto: int | None = None, limit: int | None = None
+) -> list[Row[Any]]:
+    """The checkpoints over more than ``above`` entries (up to ``upto``), smallest first.
+
+    Plain rows, like entries: nothing of a long read stays in a session.
     """
-    table = AuditEntry.__table__
-    query = select(table).where(table.c.seq > after_seq).order_by(table.c.seq)
-    return [entry_dict(row) for row in session.execute(query)]
+    query = select(_CHECKPOINTS).where(_CHECKPOINTS.c.size > above)
+    if upto is not None:
+        query = query.where(_CHECKPOINTS.c.size <= upto)
+    query = query.order_by(_CHECKPOINTS.c.size)
+    return list(connection.execute(query if limit is None else query.limit(limit)))
 
 
-def _leaves(session: Session, size: int | None = None) -> list[bytes]:
-    query = select(AuditEntry.hash).order_by(AuditEntry.seq)
-    if size is not None:
-        query = query.limit(size)
+def _leaves(session: Session, start: int, end: int) -> list[bytes]:
+    """The leaf data (entry hashes) of leaves ``[start, end)``: entries ``start + 1 .. end``."""
+    query = (
+        select(AuditEntry.hash)
+        .where(AuditEntry.seq > start, AuditEntry.seq <= end)
+        .order_by(AuditEntry.seq)
+    )
     return [bytes.fromhex(h) for h in session.scalars(query)]
 
 
-def _checkpoint_dict(row: AuditCheckpoint) -> dict[str, Any]:
+def log_size(session: Session) -> int:
+    return session.scalar(select(func.max(AuditEntry.seq))) or 0
+
+
+def _checkpoint_dict(row: AuditCheckpoint | Row[Any]) -> dict[str, Any]:
     document = audit_chain.checkpoint_document(row.size, row.root, row.time)
     return {"document": document, "signature": row.signature, "public_key_hex": row.public_key_hex}
+
+
+def latest_checkpoint(session: Session) -> dict[str, Any] | None:
+    """Return the latest signed checkpoint (inside any transaction), or ``None``."""
+    row = _latest_checkpoint(session)
+    return _checkpoint_dict(row) if row else None
 
 
 def _latest_checkpoint(session: Session) -> AuditCheckpoint | None:
@@ -244,7 +352,7 @@ def _frontier_of(session: Session, checkpoint: AuditCheckpoint | None) -> merkle
             return frontier
         raise Conflict("the latest checkpoint's stored tree does not match its root; not signing")
     # A checkpoint signed before frontiers were kept: hash its entries once.
-    frontier = merkle.Frontier.of(_leaves(session, checkpoint.size))
+    frontier = merkle.Frontier.of(_leaves(session, 0, checkpoint.size))
     if frontier.root().hex() != checkpoint.root:
         raise Conflict("the log's first entries no longer match the latest checkpoint; not signing")
     return frontier
@@ -269,149 +377,172 @@ def checkpoint(session: Session, *, actor: str | None = "system") -> dict[str, A
 
 
 @read_only
-def checkpoints(session: Session) -> list[dict[str, Any]]:
-    """Return every signed checkpoint, oldest first."""
-    rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size))
-    return [_checkpoint_dict(row) for row in rows]
-
-
-@read_only
-def verify(session: Session) -> dict[str, Any]:
-    """Verify the whole chain and every checkpoint; name the first bad entry."""
-    return _verify_whole(session, fairness.format_time(datetime.now(UTC)))
-
-
-def _verify_whole(session: Session, checked_at: str) -> dict[str, Any]:
-    # Checkpoints first: their entries were committed with them, so the entries read next
-    # include them, and a checkpoint beyond the log means entries were cut off its end (read
-    # the other way round, one signed in between would seem to say so).
-    rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)).all()
-    all_entries = _all_entries(session)
-    report = audit_chain.verify_chain(all_entries)
-    result = _result(report, len(all_entries), rows[-1] if rows else None)
-    if report.ok:
-        findings = audit_chain.verify_checkpoints(
-            all_entries, [_checkpoint_dict(row) for row in rows], _service_keys(session)
-        )
-        if not findings.ok:
-            result.update(ok=False, reason=findings.problems[0].message)
-    engine = session.get_bind()
-    if result["ok"]:
-        _verified[engine] = _Verified(
-            size=len(all_entries),
-            head_hash=all_entries[-1]["hash"] if all_entries else audit_chain.GENESIS_HASH,
-            frontier=merkle.Frontier.of(bytes.fromhex(e["hash"]) for e in all_entries),
-            checkpoint=rows[-1].size if rows else 0,
-            checkpoint_time=rows[-1].time if rows else None,
-            whole_log_at=checked_at,
-        )
-    else:
-        _verified.pop(engine, None)
-    return result
-
-
-def _result(
-    report: audit_chain.ChainReport, size: int, latest: AuditCheckpoint | None
+def checkpoints(
+    session: Session, *, order: str = NEWEST, cursor: int | None = None, limit: int = 50
 ) -> dict[str, Any]:
+    """Return a page of signed checkpoints, newest first by default; ``cursor`` is the size
+    the next page continues from (exclusive), ``next_cursor`` says where that is."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+    if order not in (NEWEST, OLDEST):
+        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    query = select(_CHECKPOINTS)
+    if order == OLDEST:
+        query = query.where(_CHECKPOINTS.c.size > (cursor or 0)).order_by(_CHECKPOINTS.c.size)
+    else:
+        if cursor is not None:
+            query = query.where(_CHECKPOINTS.c.size < cursor)
+        query = query.order_by(_CHECKPOINTS.c.size.desc())
+    rows = session.execute(query.limit(limit + 1)).all()
     return {
-        "ok": report.ok,
-        "size": size,
-        "first_bad_seq": report.first_bad_seq,
-        "reason": report.reason,
-        "checkpoint": _checkpoint_dict(latest) if latest else None,
+        "checkpoints": [_checkpoint_dict(row) for row in rows[:limit]],
+        "order": order,
+        "next_cursor": rows[limit - 1].size if len(rows) > limit else None,
     }
 
 
+# --- checking the log: whole, or from where the last check stopped ----------------------------
+
+
 @dataclass(frozen=True, slots=True)
-class _Verified:
-    """The first ``size`` entries as this process verified them, with the checkpoints over them."""
+class ChainState:
+    """The first ``size`` entries as a check found them: all a later check resumes from."""
 
     size: int
     head_hash: str  # the hash of entry ``size``
     frontier: merkle.Frontier  # the Merkle tree of the ``size`` entries
-    checkpoint: int  # the size of the latest checkpoint checked
+    checkpoint: int  # the size of the latest checkpoint checked (0 for none)
     checkpoint_time: str | None
-    whole_log_at: str  # when the whole log was last checked
 
+    @classmethod
+    def empty(cls) -> ChainState:
+        return cls(0, audit_chain.GENESIS_HASH, merkle.Frontier(0, ()), 0, None)
 
-#: Per app (its engine), what the audit page verified so far.
-_verified: weakref.WeakKeyDictionary[Any, _Verified] = weakref.WeakKeyDictionary()
-
-
-@read_only
-def status(session: Session, *, whole: bool = False) -> dict[str, Any]:
-    """Verify the log for the operator's page: the whole log the first time (and when
-    ``whole``), then only the entries and checkpoints appended since.
-
-    The whole log is read once per app, not on every page view: that grows with the log
-    (0.65 s at 30,000 entries). Entries verified before are not read again, so an entry changed
-    since behind the database's append-only triggers is found by ``whole``, ``flask audit
-    verify`` or the API's verification, which read everything. The result says which: its
-    ``whole_log_at`` is when the whole log was last checked, and ``new_entries`` how many were
-    checked since (``None`` for a whole check).
-    """
-    known = _verified.get(session.get_bind())
-    if whole or known is None or not _still_heads_the_chain(session, known):
-        checked_at = fairness.format_time(datetime.now(UTC))
-        return _verify_whole(session, checked_at) | {
-            "whole_log_at": checked_at,
-            "new_entries": None,
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "size": self.size,
+            "head_hash": self.head_hash,
+            "frontier": self.frontier.to_hex(),
+            "checkpoint": self.checkpoint,
+            "checkpoint_time": self.checkpoint_time,
         }
-    rows = session.scalars(  # before the entries, as in a whole check
-        select(AuditCheckpoint)
-        .where(AuditCheckpoint.size > known.checkpoint)
-        .order_by(AuditCheckpoint.size)
-    ).all()
-    new = _all_entries(session, after_seq=known.size)
-    size = known.size + len(new)
-    report = audit_chain.verify_chain(new, start_seq=known.size + 1, prev_hash=known.head_hash)
-    latest = rows[-1] if rows else _latest_checkpoint(session)
-    result = _result(report, size, latest) | {
-        "whole_log_at": known.whole_log_at,
-        "new_entries": len(new),
-    }
-    if not report.ok:
-        _verified.pop(session.get_bind(), None)
-        return result
-    leaves = [bytes.fromhex(e["hash"]) for e in new]
-    frontier, time = known.frontier, known.checkpoint_time
-    keys = _service_keys(session)
-    for row in rows:
-        if row.size > size:
-            problem: str | None = (
-                f"checkpoint over {row.size} entries: the log holds only {size}; entries were "
-                "removed from its end"
+
+    @classmethod
+    def from_json(cls, stored: Any) -> ChainState | None:
+        """Read a stored state back; ``None`` for one that is missing or malformed."""
+        try:
+            return cls(
+                int(stored["size"]),
+                str(stored["head_hash"]),
+                merkle.Frontier.from_hex(int(stored["size"]), str(stored["frontier"])),
+                int(stored["checkpoint"]),
+                stored["checkpoint_time"],
             )
-        else:
-            frontier = frontier.extended(leaves[frontier.size - known.size : row.size - known.size])
-            problem = _new_checkpoint_problem(row, frontier, time, keys)
-        if problem is not None:
-            _verified.pop(session.get_bind(), None)
-            return result | {"ok": False, "reason": problem}
-        time = row.time
-    _verified[session.get_bind()] = _Verified(
-        size=size,
-        head_hash=new[-1]["hash"] if new else known.head_hash,
-        frontier=frontier.extended(leaves[frontier.size - known.size :]),
-        checkpoint=rows[-1].size if rows else known.checkpoint,
-        checkpoint_time=time,
-        whole_log_at=known.whole_log_at,
-    )
-    return result
+        except (KeyError, TypeError, ValueError):
+            return None
 
 
-def _still_heads_the_chain(session: Session, known: _Verified) -> bool:
-    """Whether the last entry verified is still there, unchanged (a log rebuilt is not)."""
-    if known.size == 0:
+@dataclass(frozen=True, slots=True)
+class ChainCheck:
+    """What one check found: ``state`` is where the next one resumes (``None`` if it failed)."""
+
+    ok: bool
+    size: int
+    first_bad_seq: int | None
+    reason: str | None
+    checked: int  # entries read by this check
+    state: ChainState | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "size": self.size,
+            "first_bad_seq": self.first_bad_seq,
+            "reason": self.reason,
+        }
+
+
+def still_heads_the_chain(session: Session, state: ChainState) -> bool:
+    """Whether the last entry a check reached is still there, unchanged (a log rebuilt is not)."""
+    if state.size == 0:
         return True
-    stored = session.scalar(select(AuditEntry.hash).where(AuditEntry.seq == known.size))
-    return stored == known.head_hash
+    stored = session.scalar(select(AuditEntry.hash).where(AuditEntry.seq == state.size))
+    return stored == state.head_hash
+
+
+def check_chain(
+    session: Session,
+    state: ChainState | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> ChainCheck:
+    """Check the entries and checkpoints after ``state`` (the whole log for ``None``).
+
+    Reads a chunk of entries at a time, each in its own short read, and keeps only the tree's
+    frontier: time grows with what is read, memory does not. Every checkpoint reached must
+    be signed by a service key, carry the root of the entries so far (so each extends the one
+    before, which is what consistency asks), and not be dated before the one it follows; a
+    checkpoint beyond the log's last entry means entries were cut off its end.
+
+    :param progress: called with the size reached after each chunk.
+    """
+    start = state or ChainState.empty()
+    keys = _service_keys(session)
+    bind = _engine(session)
+    state = start
+    while True:
+        with bind.connect() as connection:
+            # Checkpoints first: their entries were committed with them, so the entries read
+            # next include them (read the other way round, one signed in between would seem
+            # to be over entries the log lacks).
+            rows = list(_checkpoint_rows(connection, above=state.checkpoint, limit=CHUNK))
+            entries = _entry_chunk(connection, state.size)
+        end = state.size + len(entries)
+        report = audit_chain.verify_chain(
+            entries, start_seq=state.size + 1, prev_hash=state.head_hash
+        )
+        if not report.ok:
+            return ChainCheck(
+                False, end, report.first_bad_seq, report.reason, end - start.size, None
+            )
+        leaves = [bytes.fromhex(e["hash"]) for e in entries]
+        frontier, time, covered = state.frontier, state.checkpoint_time, state.checkpoint
+        for row in rows:
+            if row.size > end:
+                if len(entries) == CHUNK:
+                    break  # the next chunk reaches it
+                problem: str | None = (
+                    f"checkpoint over {row.size} entries: it covers {row.size} entries but the "
+                    f"log holds {end}; entries were removed from its end"
+                )
+            else:
+                frontier = frontier.extended(
+                    leaves[frontier.size - state.size : row.size - state.size]
+                )
+                problem = _new_checkpoint_problem(row, frontier, time, keys)
+            if problem is not None:
+                return ChainCheck(False, end, None, problem, end - start.size, None)
+            time, covered = row.time, row.size
+        state = ChainState(
+            end,
+            entries[-1]["hash"] if entries else state.head_hash,
+            frontier.extended(leaves[frontier.size - state.size :]),
+            covered,
+            time,
+        )
+        if progress is not None:
+            progress(end)
+        if len(entries) < CHUNK:
+            return ChainCheck(True, end, None, None, end - start.size, state)
 
 
 def _new_checkpoint_problem(
-    row: AuditCheckpoint, frontier: merkle.Frontier, previous_time: str | None, keys: list[str]
+    row: AuditCheckpoint | Row[Any],
+    frontier: merkle.Frontier,
+    previous_time: str | None,
+    keys: list[str],
 ) -> str | None:
-    """Say what is wrong with a checkpoint signed since the last check, or ``None``."""
+    """Say what is wrong with a checkpoint the check reached, or ``None``."""
     label = f"checkpoint over {row.size} entries"
     signed = _checkpoint_dict(row)
     if not any(fairness.verify_signature(k, signed["document"], row.signature) for k in keys):
@@ -428,51 +559,167 @@ def _new_checkpoint_problem(
     return None
 
 
+@read_only
 def _service_keys(session: Session) -> list[str]:
     """The current public key and every key it replaced: old checkpoints keep their signer."""
     known = session.scalars(select(SigningKey.public_key_hex)).all()
     return [context_of(session).public_key_hex, *known]
 
 
+def _entry_chunk(connection: Connection, after_seq: int) -> list[dict[str, Any]]:
+    query = select(_ENTRIES).where(_ENTRIES.c.seq > after_seq).order_by(_ENTRIES.c.seq)
+    return [entry_dict(row) for row in connection.execute(query.limit(CHUNK))]
+
+
+@read_only
+def verdict_dict(session: Session, found: ChainCheck) -> dict[str, Any]:
+    """Return a check's result as the API shows it, with the latest checkpoint it reached."""
+    covered = found.state.checkpoint if found.state else 0
+    row = session.scalar(select(AuditCheckpoint).where(AuditCheckpoint.size == covered))
+    latest = row or _latest_checkpoint(session)
+    return found.to_dict() | {"checkpoint": _checkpoint_dict(latest) if latest else None}
+
+
+def verify(session: Session) -> dict[str, Any]:
+    """Verify the whole chain and every checkpoint; name the first bad entry."""
+    return verdict_dict(session, check_chain(session))
+
+
+# --- the stored tree: proofs in O(log n) ----------------------------------------------------
+
+_NODES = cast(Table, AuditTreeNode.__table__)
+#: Leaves added to the stored tree per transaction, a whole number of blocks.
+TREE_STEP = 64 * 1024
+
+
+def _stored_tree(session: Session) -> merkle.StoredTree:
+    def nodes(wanted: Collection[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+        found: dict[tuple[int, int], bytes] = {}
+        pairs = sorted(wanted)
+        for i in range(0, len(pairs), 200):  # a bounded number of parameters per query
+            query = select(_NODES).where(
+                tuple_(_NODES.c.height, _NODES.c.idx).in_(pairs[i : i + 200])
+            )
+            found.update({(r.height, r.idx): bytes.fromhex(r.hash) for r in session.execute(query)})
+        return found
+
+    return merkle.StoredTree(
+        TREE_MIN_HEIGHT, nodes, lambda start, end: _leaves(session, start, end)
+    )
+
+
+def tree_size(session: Session) -> int:
+    """How many leaves the stored tree nodes cover (a whole number of blocks)."""
+    top = session.scalar(select(func.max(_NODES.c.idx)).where(_NODES.c.height == TREE_MIN_HEIGHT))
+    return 0 if top is None else (top + 1) << TREE_MIN_HEIGHT
+
+
+@transactional
+def extend_tree(session: Session) -> int:
+    """Store the tree nodes over up to :data:`TREE_STEP` more entries; return the size covered.
+
+    The nodes are the entries' hashes as stored: a proof built from them is checked against
+    the signed checkpoint before it is handed out, so a node that went wrong is refused, never
+    believed.
+    """
+    covered = tree_size(session)
+    ready = (log_size(session) - covered) >> TREE_MIN_HEIGHT << TREE_MIN_HEIGHT
+    end = covered + min(ready, TREE_STEP)
+    if end == covered:
+        return covered
+    pieces = merkle.perfect_pieces(0, covered)
+    roots = _stored_tree(session).roots([(i << h, (i + 1) << h) for h, i in pieces])
+    start = merkle.Frontier(covered, tuple(roots))
+    _, nodes = start.extended_collecting(_leaves(session, covered, end), TREE_MIN_HEIGHT)
+    session.execute(
+        insert(_NODES), [{"height": n.height, "idx": n.index, "hash": n.hash.hex()} for n in nodes]
+    )
+    return end
+
+
 @read_only
 def inclusion_proof(session: Session, seq: int) -> dict[str, Any]:
-    """Return the proof that entry ``seq`` is in the latest checkpoint's tree."""
+    """Return the proof that entry ``seq`` is in the latest checkpoint's tree.
+
+    Built from the stored tree nodes (O(log n) of them and a block of entries), and checked
+    against the signed root before it is returned.
+    """
     latest = _latest_checkpoint(session)
     if latest is None:
         raise NotFound("no checkpoint has been signed yet")
     if not 1 <= seq <= latest.size:
         raise NotFound(f"entry {seq} is not covered by the latest checkpoint (size {latest.size})")
-    leaves = _leaves(session, latest.size)
     row = session.get(AuditEntry, seq)
-    assert row is not None
+    if row is None:
+        raise Conflict(f"entry {seq} is missing from the log; run a whole check")
+    proof = _stored_tree(session).roots(merkle.inclusion_ranges(seq - 1, latest.size))
+    if not merkle.verify_inclusion(
+        seq - 1, latest.size, bytes.fromhex(row.hash), proof, bytes.fromhex(latest.root)
+    ):
+        raise Conflict(
+            f"entry {seq} does not prove into the checkpoint over {latest.size} entries: the "
+            "log or its stored tree was changed; run a whole check"
+        )
     return {
         "seq": seq,
         "leaf_index": seq - 1,
         "entry": entry_dict(row),
         "checkpoint": _checkpoint_dict(latest),
-        "proof": [h.hex() for h in merkle.inclusion_proof(seq - 1, leaves)],
+        "proof": [h.hex() for h in proof],
     }
 
 
 @read_only
 def consistency_proof(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
     """Return the proof that the tree of ``old_size`` entries is a prefix of ``new_size``'s."""
-    leaves = _leaves(session, new_size)
-    if not 1 <= old_size <= new_size == len(leaves):
+    if not 1 <= old_size <= new_size <= log_size(session):
         raise InvalidInput("need 1 <= old_size <= new_size <= the log's size")
+    tree = _stored_tree(session)
+    old_root, new_root = tree.roots([(0, old_size), (0, new_size)])
+    proof = tree.roots(merkle.consistency_ranges(old_size, new_size))
+    if not merkle.verify_consistency(old_size, new_size, old_root, new_root, proof):
+        raise Conflict("the stored tree does not prove its own consistency; run a whole check")
     return {
         "old_size": old_size,
         "new_size": new_size,
-        "old_root": merkle.root(leaves[:old_size]).hex(),
-        "new_root": merkle.root(leaves).hex(),
-        "proof": [h.hex() for h in merkle.consistency_proof(old_size, leaves)],
+        "old_root": old_root.hex(),
+        "new_root": new_root.hex(),
+        "proof": [h.hex() for h in proof],
     }
 
 
-@read_only
+# --- export ---------------------------------------------------------------------------------
+
+
+def iter_export(session: Session) -> Iterator[str]:
+    """Yield the whole log as JSON Lines, every entry then every checkpoint, a chunk at a time.
+
+    Each chunk is its own short read, so a download holds no lock and no more than a chunk in
+    memory. The export stops at the log's size when it began: a checkpoint signed later over
+    entries it does not hold is left out.
+    """
+    bind = _engine(session)
+    with bind.connect() as connection:
+        size = connection.scalar(select(func.max(_ENTRIES.c.seq))) or 0
+    after = 0
+    while after < size:
+        with bind.connect() as connection:
+            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= size)
+            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
+        if not rows:
+            break
+        yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
+        after = rows[-1].seq
+    above = 0
+    while True:
+        with bind.connect() as connection:
+            rows = list(_checkpoint_rows(connection, above=above, upto=size, limit=CHUNK))
+        yield from audit_chain.export_lines((), (_checkpoint_dict(row) for row in rows))
+        if len(rows) < CHUNK:
+            return
+        above = rows[-1].size
+
+
 def export_lines(session: Session) -> list[str]:
-    """Return the whole log as JSON Lines: every entry, then every checkpoint."""
-    rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)).all()
-    return list(
-        audit_chain.export_lines(_all_entries(session), [_checkpoint_dict(r) for r in rows])
-    )
+    """Return the whole export as a list (tests and small logs; downloads stream it)."""
+    return list(iter_export(session))

@@ -19,6 +19,7 @@ from typing import cast
 from sqlalchemy import Row
 from sqlalchemy import Table
 from sqlalchemy import bindparam
+from sqlalchemy import case
 from sqlalchemy import func
 from sqlalchemy import insert
 from sqlalchemy import or_
@@ -190,12 +191,16 @@ def player_balances(session: Session, user_id: int) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class LedgerReport:
-    """What ``flask ledger check`` proves, and every problem it found."""
+    """What ``flask ledger check`` proves, and every problem it found.
+
+    ``state`` is where a later check of only what was posted since resumes from.
+    """
 
     ok: bool
     problems: list[str] = field(default_factory=list)
     transfers: int = 0
     accounts: int = 0
+    state: LedgerState | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -203,40 +208,98 @@ class LedgerReport:
             "problems": self.problems,
             "transfers": self.transfers,
             "accounts": self.accounts,
+            "postings": self.state.posting_id if self.state else None,
         }
 
 
+@dataclass(frozen=True)
+class LedgerState:
+    """The books as far as a check read them: the last posting and transfer, and what each
+    account's postings summed to by then."""
+
+    posting_id: int
+    transfer_id: int
+    sums: dict[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "posting_id": self.posting_id,
+            "transfer_id": self.transfer_id,
+            "sums": {str(k): v for k, v in self.sums.items()},
+        }
+
+    @classmethod
+    def from_json(cls, stored: Any) -> LedgerState | None:
+        """Read a stored state back; ``None`` for one that is missing or malformed."""
+        try:
+            sums = {int(k): int(v) for k, v in stored["sums"].items()}
+            return cls(int(stored["posting_id"]), int(stored["transfer_id"]), sums)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+
+EMPTY_LEDGER = LedgerState(0, 0, {})
+
+
 @read_only
-def check(session: Session) -> LedgerReport:
+def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     """Check the books: transfers sum to zero, balances equal their postings, no player below
-    zero, and each currency's escrow equals the stakes of its open rounds."""
+    zero, each currency's escrow equals the stakes of its open rounds, and each settled round's
+    row agrees with what its transfers posted.
+
+    With ``since`` only what was posted after that state is read (plus every account and the
+    open rounds); a problem found that way may be a posting committed late under a lower id,
+    so whoever stores verdicts checks the whole ledger again before believing it.
+    """
+    start = since or EMPTY_LEDGER
     problems: list[str] = []
+    # One statement for balances and postings: it sees one snapshot on either database.
+    delta = func.coalesce(func.sum(Posting.amount), 0)
+    rows = session.execute(
+        select(Account.id, Account.name, Account.kind, Account.balance, delta, func.max(Posting.id))
+        .outerjoin(Posting, (Posting.account_id == Account.id) & (Posting.id > start.posting_id))
+        .group_by(Account.id, Account.name, Account.kind, Account.balance)
+        .order_by(Account.id)
+    ).all()
+    sums = dict(start.sums)
+    last_posting = start.posting_id
+    for account_id, name, kind, held, added, newest in rows:
+        posted = sums.get(account_id, 0) + int(added)
+        sums[account_id] = posted
+        last_posting = max(last_posting, newest or 0)
+        if held != posted:
+            problems.append(f"account {name} holds {held} but its postings sum to {posted}")
+        if kind == "player" and held < 0:
+            problems.append(f"player account {name} is negative: {held}")
     unbalanced = session.execute(
         select(Posting.transfer_id, func.sum(Posting.amount))
+        .where(Posting.transfer_id > start.transfer_id, Posting.id <= last_posting)
         .group_by(Posting.transfer_id)
         .having(func.sum(Posting.amount) != 0)
     ).all()
     problems += [f"transfer {tid} sums to {total}, not 0" for tid, total in unbalanced]
+    last_transfer = (
+        session.scalar(select(func.max(Posting.transfer_id)).where(Posting.id <= last_posting))
+        or start.transfer_id
+    )
     empty = session.scalars(
-        select(Transfer.id).where(~Transfer.id.in_(select(Posting.transfer_id)))
+        select(Transfer.id).where(
+            Transfer.id > start.transfer_id,
+            Transfer.id <= last_transfer,
+            ~Transfer.id.in_(select(Posting.transfer_id)),
+        )
     ).all()
     problems += [f"transfer {tid} has no postings" for tid in empty]
-    sums = dict(
-        session.execute(
-            select(Posting.account_id, func.sum(Posting.amount)).group_by(Posting.account_id)
-        )
-        .tuples()
-        .all()
-    )
-    accounts = session.scalars(select(Account).order_by(Account.id)).all()
-    for account in accounts:
-        posted = int(sums.get(account.id, 0))
-        if account.balance != posted:
-            problems.append(
-                f"account {account.name} holds {account.balance} but its postings sum to {posted}"
-            )
-        if account.kind == "player" and account.balance < 0:
-            problems.append(f"player account {account.name} is negative: {account.balance}")
+    problems += _escrow_problems(session)
+    touched = None if since is None else _rounds_touched(start.transfer_id, last_transfer)
+    problems += _round_escrow_problems(session, touched)
+    problems += _round_row_problems(session, touched)
+    transfers = session.scalar(select(func.count(Transfer.id))) or 0
+    state = LedgerState(last_posting, last_transfer, sums)
+    return LedgerReport(not problems, problems, transfers, len(rows), state)
+
+
+def _escrow_problems(session: Session) -> list[str]:
     open_stakes = dict(
         session.execute(
             select(Round.currency, func.sum(Round.staked))
@@ -246,36 +309,78 @@ def check(session: Session) -> LedgerReport:
         .tuples()
         .all()
     )
+    problems = []
     for currency in CURRENCIES:
         held = balance(session, system_account("escrow", currency))
         owed = int(open_stakes.get(currency, 0))
         if held != owed:
             problems.append(f"{currency} escrow holds {held} but open rounds staked {owed}")
-    problems += _round_escrow_problems(session)
-    transfers = session.scalar(select(func.count(Transfer.id))) or 0
-    return LedgerReport(not problems, problems, transfers, len(accounts))
+    return problems
 
 
-def _round_escrow_problems(session: Session) -> list[str]:
+def _rounds_touched(after_transfer: int, upto_transfer: int) -> Any:
+    """The rounds a transfer moved money for since the last check, and every open round."""
+    return (
+        select(Transfer.round_id)
+        .where(
+            Transfer.id > after_transfer,
+            Transfer.id <= upto_transfer,
+            Transfer.round_id.is_not(None),
+        )
+        .union(select(Round.id).where(Round.status != "settled"))
+    )
+
+
+def _round_escrow_problems(session: Session, rounds: Any | None) -> list[str]:
     """Each open round's escrow must equal its stakes, and each settled round's be zero."""
     escrow_ids = select(Account.id).where(Account.kind == "escrow")
-    held = dict(
-        session.execute(
-            select(Transfer.round_id, func.sum(Posting.amount))
-            .join(Posting, Posting.transfer_id == Transfer.id)
-            .where(Transfer.round_id.is_not(None), Posting.account_id.in_(escrow_ids))
-            .group_by(Transfer.round_id)
-        )
-        .tuples()
-        .all()
+    held_query = (
+        select(Transfer.round_id, func.sum(Posting.amount))
+        .join(Posting, Posting.transfer_id == Transfer.id)
+        .where(Transfer.round_id.is_not(None), Posting.account_id.in_(escrow_ids))
+        .group_by(Transfer.round_id)
     )
+    rounds_query = select(Round.id, Round.status, Round.staked).order_by(Round.id)
+    if rounds is not None:
+        held_query = held_query.where(Transfer.round_id.in_(rounds))
+        rounds_query = rounds_query.where(Round.id.in_(rounds))
+    held = dict(session.execute(held_query).tuples().all())
     problems = []
-    for round_id, status, staked in session.execute(
-        select(Round.id, Round.status, Round.staked).order_by(Round.id)
-    ):
+    for round_id, status, staked in session.execute(rounds_query):
         owed = 0 if status == "settled" else staked
         if int(held.get(round_id, 0)) != owed:
             problems.append(
                 f"round {round_id} ({status}) has {held.get(round_id, 0)} in escrow, not {owed}"
             )
     return problems
+
+
+def _round_row_problems(session: Session, rounds: Any | None) -> list[str]:
+    """Each settled round's row must say what its transfers posted: the house made ``-net``,
+    the player ``net``, and ``net`` is the payout less the stakes. The house's reports add up
+    these rows, so a row changed behind the database's triggers is named here."""
+    house = func.sum(case((Account.kind == "house", Posting.amount), else_=0))
+    player = func.sum(case((Account.kind == "player", Posting.amount), else_=0))
+    query = (
+        select(Round.id, Round.game, Round.net, Round.payout, Round.staked, house, player)
+        .join(Transfer, Transfer.round_id == Round.id)
+        .join(Posting, Posting.transfer_id == Transfer.id)
+        .join(Account, Account.id == Posting.account_id)
+        .where(Round.status == "settled")
+        .group_by(Round.id, Round.game, Round.net, Round.payout, Round.staked)
+        .having(
+            or_(
+                house != -Round.net,
+                player != Round.net,
+                Round.net != Round.payout - Round.staked,
+            )
+        )
+        .order_by(Round.id)
+    )
+    if rounds is not None:
+        query = query.where(Round.id.in_(rounds))
+    return [
+        f"round {round_id} ({game}) says net {net} (payout {payout}, staked {staked}) but its "
+        f"postings gave the house {house_made} and the player {player_made}"
+        for round_id, game, net, payout, staked, house_made, player_made in session.execute(query)
+    ]

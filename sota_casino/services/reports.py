@@ -11,11 +11,18 @@ result, so only the realized figure is given.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from fractions import Fraction
 from typing import Any
+from typing import Final
 
+from sqlalchemy import Text
+from sqlalchemy import case
+from sqlalchemy import cast
 from sqlalchemy import func
 from sqlalchemy import or_
 from sqlalchemy import select
@@ -26,6 +33,7 @@ from ..core import casino_war
 from ..core import fairness
 from ..core import odds
 from ..core.errors import InsufficientFunds
+from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.money import CURRENCIES
 from ..models import Account
@@ -35,6 +43,7 @@ from ..models import Posting
 from ..models import Round
 from ..models import Transfer
 from ..models import User
+from ..sim import stats
 from . import audit
 from . import fairness as fairness_service
 from . import ledger
@@ -191,16 +200,270 @@ def house_summary(session: Session) -> dict[str, Any]:
     }
 
 
-def _transfers(session: Session, user_id: int, limit: int) -> list[dict[str, Any]]:
-    """The player's latest money moves, newest first, each with what it did to their balance."""
+#: Casino War outcomes that began with tied first cards (the player chose war or surrender).
+TIED: Final = ("surrender", "war_win", "war_tie", "war_lose")
+MATH_COLUMNS: Final = (
+    "game",
+    "version",
+    "rounds",
+    "first_settled",
+    "last_settled",
+    "antes",
+    "main_result",
+    "realized_edge",
+    "realized_low",
+    "realized_high",
+    "theoretical_edge",
+    "always_war_edge",
+    "consistent",
+    "ties",
+    "surrenders",
+    "surrender_rate",
+    "tie_bets",
+    "tie_result",
+    "realized_tie_edge",
+    "theoretical_tie_edge",
+)
+
+
+def _day(value: str | None, name: str) -> date | None:
+    if value is None or value == "":
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a date written YYYY-MM-DD", field=name) from None
+
+
+@read_only
+def house_math(
+    session: Session, *, since: str | None = None, until: str | None = None
+) -> dict[str, Any]:
+    """The house's result against the math, per game and per table-settings version played.
+
+    Each round keeps the rules it was played under, so rounds are grouped by those, never by
+    today's settings. Per version: the rounds and their UTC dates, the realized edge on the
+    ante with its 95 % interval, the exact theoretical edge of the decisions players made
+    (always-war edge moved toward the always-surrender edge by the share of tied antes that
+    surrendered), the always-war edge itself, the surrender rate, and the tie bet's realized
+    and exact edges. ``consistent`` tells whether the theoretical edge lies in the interval.
+
+    :param since: first UTC settlement day (``YYYY-MM-DD``) included; ``until`` the last.
+    """
+    first, last = _day(since, "since"), _day(until, "until")
+    if first and last and first > last:
+        raise InvalidInput("since must not be after until", field="since")
+    result = (-Round.net - Round.tie_result).label("x")
+    ante = Round.ante
+    tied = Round.outcome["result"].as_string().in_(TIED)
+    surrendered = Round.outcome["result"].as_string() == "surrender"
+    rules_text = cast(Round.rules, Text)
+    query = (
+        select(
+            Round.game,
+            rules_text,
+            func.count(Round.id),
+            func.sum(ante),
+            func.sum(result),
+            func.sum(result * result),
+            func.sum(result * ante),
+            func.sum(ante * ante),
+            func.sum(Round.tie_bet),
+            func.sum(Round.tie_result),
+            func.sum(case((tied, 1), else_=0)),
+            func.sum(case((surrendered, 1), else_=0)),
+            func.sum(case((tied, ante), else_=0)),
+            func.sum(case((surrendered, ante), else_=0)),
+            func.min(Round.settled_on),
+            func.max(Round.settled_on),
+        )
+        .where(Round.status == "settled")
+        .group_by(Round.game, rules_text)
+    )
+    if first:
+        query = query.where(Round.settled_on >= first)
+    if last:
+        query = query.where(Round.settled_on <= last)
+    groups: dict[tuple[str, str], _MathSums] = {}
+    for game, text, *figures in session.execute(query):
+        rules = json.loads(text) if isinstance(text, str) else text
+        key = (game, json.dumps(rules, sort_keys=True))
+        counted = figures[: len(_MATH_COUNTS)]
+        sums = _MathSums.of(rules, (int(f or 0) for f in counted), figures[-2], figures[-1])
+        groups[key] = groups[key].merged(sums) if key in groups else sums
+    versions = [_version_row(game, sums) for (game, _), sums in sorted(groups.items())]
+    return {
+        "since": first.isoformat() if first else None,
+        "until": last.isoformat() if last else None,
+        "versions": versions,
+    }
+
+
+@dataclass(frozen=True)
+class _MathSums:
+    """What the database added up for one version: x is the house's main result, a the ante."""
+
+    rules: dict[str, Any]
+    rounds: int
+    sum_a: int
+    sum_x: int
+    sum_xx: int
+    sum_xa: int
+    sum_aa: int
+    tie_bets: int
+    tie_result: int
+    ties: int
+    surrenders: int
+    tied_antes: int
+    surrendered_antes: int
+    first_day: date | None
+    last_day: date | None
+
+    @classmethod
+    def of(
+        cls,
+        rules: dict[str, Any],
+        counts: Iterable[int],
+        first_day: date | None,
+        last_day: date | None,
+    ) -> _MathSums:
+        """The sums from the counts in the order of :data:`_MATH_COUNTS`."""
+        named = dict(zip(_MATH_COUNTS, counts, strict=True))
+        return cls(rules=rules, first_day=first_day, last_day=last_day, **named)
+
+    def merged(self, other: _MathSums) -> _MathSums:
+        """Two groups of one version (the same rules stored as differently ordered JSON)."""
+        days = [d for d in (self.first_day, self.last_day, other.first_day, other.last_day) if d]
+        counts = [getattr(self, f) + getattr(other, f) for f in _MATH_COUNTS]
+        return _MathSums.of(self.rules, counts, min(days), max(days))
+
+
+#: The fields of :class:`_MathSums` that the database counts, in the query's order.
+_MATH_COUNTS: Final = (
+    "rounds",
+    "sum_a",
+    "sum_x",
+    "sum_xx",
+    "sum_xa",
+    "sum_aa",
+    "tie_bets",
+    "tie_result",
+    "ties",
+    "surrenders",
+    "tied_antes",
+    "surrendered_antes",
+)
+
+
+def _version_label(game: str, rules: dict[str, Any]) -> str:
+    if game == "casino_war":
+        bonus = rules.get("bonus", "none")
+        return f"{rules.get('decks')} decks, tie pays {rules.get('tie_payout')} to 1" + (
+            "" if bonus == "none" else f", bonus {bonus}"
+        )
+    return ", ".join(
+        f"{k} {v}" for k, v in sorted(rules.items()) if not isinstance(v, (dict, list))
+    )
+
+
+def _version_row(game: str, sums: _MathSums) -> dict[str, Any]:
+    realized = None
+    if sums.rounds >= 2 and sums.sum_a > 0:
+        found = stats.ratio_estimate(
+            sums.sum_x, sums.sum_a, sums.sum_xx, sums.sum_xa, sums.sum_aa, sums.rounds
+        )
+        realized = {
+            "exact": f"{sums.sum_x}/{sums.sum_a}",
+            "value": found.value,
+            "low": found.low,
+            "high": found.high,
+        }
+    theoretical = always_war = tie_edge = None
+    surrender_share = (
+        Fraction(sums.surrendered_antes, sums.tied_antes) if sums.tied_antes else Fraction(0)
+    )
+    if game == "casino_war":
+        table = odds.casino_war_odds(casino_war.TableRules.from_dict(sums.rules))
+        expected = table.house_edge_war + surrender_share * (
+            table.house_edge_surrender - table.house_edge_war
+        )
+        theoretical, always_war = odds.figure(expected), odds.figure(table.house_edge_war)
+        if table.house_edge_tie_bet is not None:
+            tie_edge = odds.figure(table.house_edge_tie_bet)
+    surrender_rate = None
+    if sums.ties:
+        rate = stats.proportion_estimate(sums.surrenders, sums.ties)
+        surrender_rate = {"value": rate.value, "low": rate.low, "high": rate.high}
+    consistent = None
+    if realized is not None and theoretical is not None:
+        consistent = realized["low"] <= theoretical["value"] <= realized["high"]
+    return {
+        "game": game,
+        "currency": GAME_CURRENCY[game],
+        "rules": sums.rules,
+        "version": _version_label(game, sums.rules),
+        "rounds": sums.rounds,
+        "first_settled": sums.first_day.isoformat() if sums.first_day else None,
+        "last_settled": sums.last_day.isoformat() if sums.last_day else None,
+        "antes": sums.sum_a,
+        "main_result": sums.sum_x,
+        "realized_edge": realized,
+        "theoretical_edge": theoretical,
+        "always_war_edge": always_war,
+        "consistent": consistent,
+        "ties": sums.ties,
+        "surrenders": sums.surrenders,
+        "surrendered_ante_share": odds.figure(surrender_share) if sums.tied_antes else None,
+        "surrender_rate": surrender_rate,
+        "tie_bets": sums.tie_bets,
+        "tie_result": sums.tie_result,
+        "realized_tie_edge": ratio(sums.tie_result, sums.tie_bets),
+        "theoretical_tie_edge": tie_edge,
+    }
+
+
+def math_rows(report: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The report's versions flattened to one row of plain values each (CSV, JSON Lines)."""
+    for version in report["versions"]:
+        realized = version["realized_edge"] or {}
+        yield {
+            "game": version["game"],
+            "version": version["version"],
+            "rounds": version["rounds"],
+            "first_settled": version["first_settled"],
+            "last_settled": version["last_settled"],
+            "antes": version["antes"],
+            "main_result": version["main_result"],
+            "realized_edge": realized.get("value"),
+            "realized_low": realized.get("low"),
+            "realized_high": realized.get("high"),
+            "theoretical_edge": (version["theoretical_edge"] or {}).get("value"),
+            "always_war_edge": (version["always_war_edge"] or {}).get("value"),
+            "consistent": version["consistent"],
+            "ties": version["ties"],
+            "surrenders": version["surrenders"],
+            "surrender_rate": (version["surrender_rate"] or {}).get("value"),
+            "tie_bets": version["tie_bets"],
+            "tie_result": version["tie_result"],
+            "realized_tie_edge": (version["realized_tie_edge"] or {}).get("value"),
+            "theoretical_tie_edge": (version["theoretical_tie_edge"] or {}).get("value"),
+        }
+
+
+def _transfers(
+    session: Session, user_id: int, limit: int, before: int | None = None
+) -> list[dict[str, Any]]:
+    """The player's money moves before ``before`` (id), newest first, each with what it did
+    to their balance."""
     player_accounts = select(Account.id).where(Account.user_id == user_id, Account.kind == "player")
-    rows = session.execute(
+    query = (
         select(Transfer, Posting.amount)
         .join(Posting, Posting.transfer_id == Transfer.id)
         .where(Posting.account_id.in_(player_accounts))
-        .order_by(Transfer.id.desc())
-        .limit(limit)
     )
+    if before is not None:
+        query = query.where(Transfer.id < before)
+    rows = session.execute(query.order_by(Transfer.id.desc()).limit(limit))
     return [
         {
             "id": transfer.id,
@@ -215,31 +478,51 @@ def _transfers(session: Session, user_id: int, limit: int) -> list[dict[str, Any
     ]
 
 
-def _audit_entries(session: Session, user_id: int, limit: int) -> list[dict[str, Any]]:
-    """The latest audit entries by or about the user, newest first."""
+def _audit_entries(
+    session: Session, user_id: int, limit: int, before: int | None = None
+) -> list[dict[str, Any]]:
+    """The audit entries by or about the user before seq ``before``, newest first."""
     name = f"user:{user_id}"
-    rows = session.scalars(
-        select(AuditEntry)
-        .where(or_(AuditEntry.subject == name, AuditEntry.actor == name))
-        .order_by(AuditEntry.seq.desc())
-        .limit(limit)
-    )
+    query = select(AuditEntry).where(or_(AuditEntry.subject == name, AuditEntry.actor == name))
+    if before is not None:
+        query = query.where(AuditEntry.seq < before)
+    rows = session.scalars(query.order_by(AuditEntry.seq.desc()).limit(limit))
     return [audit.entry_dict(row) for row in rows]
 
 
-@read_only
-def player_overview(session: Session, user_id: int, *, limit: int = 50) -> dict[str, Any]:
-    """Return one user's balances, rounds, money moves, seed pairs and audit entries.
+def _next(items: list[dict[str, Any]], limit: int, key: str) -> int | None:
+    """The cursor of the page after ``items`` (its last key), if the page was full."""
+    return items[-1][key] if len(items) == limit else None
 
-    :param limit: how many of the latest rounds, transfers and audit entries to include.
+
+@read_only
+def player_overview(
+    session: Session,
+    user_id: int,
+    *,
+    limit: int = 50,
+    rounds_before: int | None = None,
+    transfers_before: int | None = None,
+    audit_before: int | None = None,
+) -> dict[str, Any]:
+    """Return one user's balances, totals, rounds, money moves, seed pairs and audit entries.
+
+    Each list is a page, newest first, before its cursor (``*_before``: an id or seq); the
+    overview says where each next page starts (``next``).
+
+    :param limit: how many rounds, transfers and audit entries a page holds.
     :raises NotFound: if there is no such user.
     """
     user = session.get(User, user_id)
     if user is None:
         raise NotFound(f"no user {user_id}")
-    recent = session.scalars(
-        select(Round).where(Round.user_id == user_id).order_by(Round.id.desc()).limit(limit)
-    )
+    round_query = select(Round).where(Round.user_id == user_id)
+    if rounds_before is not None:
+        round_query = round_query.where(Round.id < rounds_before)
+    recent = session.scalars(round_query.order_by(Round.id.desc()).limit(limit))
+    round_list = [rounds.summary(r) for r in recent]
+    transfers = _transfers(session, user_id, limit, transfers_before)
+    entries = _audit_entries(session, user_id, limit, audit_before)
     return {
         "user": {
             "id": user.id,
@@ -249,11 +532,66 @@ def player_overview(session: Session, user_id: int, *, limit: int = 50) -> dict[
             "created_at": fairness.format_time(user.created_at),
         },
         "balances": ledger.player_balances(session, user_id),
-        "rounds": [rounds.summary(r) for r in recent],
-        "transfers": _transfers(session, user_id, limit),
+        "totals": _player_totals(session, user_id),
+        "rounds": round_list,
+        "transfers": transfers,
         "seed_pairs": fairness_service.pairs_of(session, user_id),
-        "audit": _audit_entries(session, user_id, limit),
+        "audit": entries,
+        "next": {
+            "rounds_before": _next(round_list, limit, "id"),
+            "transfers_before": _next(transfers, limit, "id"),
+            "audit_before": _next(entries, limit, "seq"),
+        },
     }
+
+
+def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
+    """Per currency: settled rounds, handle and the player's net; and the adjustments made to
+    them, per operator (named), from the audit log."""
+    per_currency = {c: {"rounds": 0, "handle": 0, "net": 0, "adjusted": 0} for c in CURRENCIES}
+    for currency, count, handle, net in session.execute(
+        select(Round.currency, func.count(Round.id), func.sum(Round.staked), func.sum(Round.net))
+        .where(Round.user_id == user_id, Round.status == "settled")
+        .group_by(Round.currency)
+    ):
+        per_currency[currency].update(rounds=int(count), handle=int(handle), net=int(net))
+    by_operator: dict[tuple[str | None, str], dict[str, int]] = {}
+    for actor, data in session.execute(
+        select(AuditEntry.actor, AuditEntry.data).where(
+            AuditEntry.action == "money.adjust", AuditEntry.subject == f"user:{user_id}"
+        )
+    ):
+        moved = json.loads(data)
+        key = (actor, moved["currency"])
+        found = by_operator.setdefault(key, {"count": 0, "amount": 0})
+        found["count"] += 1
+        found["amount"] += int(moved["amount"])
+        per_currency[moved["currency"]]["adjusted"] += int(moved["amount"])
+    names = actor_names(session, {actor for actor, _ in by_operator})
+    return {
+        "currencies": per_currency,
+        "adjustments": [
+            {"actor": actor, "name": names.get(actor), "currency": currency} | figures
+            for (actor, currency), figures in sorted(by_operator.items(), key=str)
+        ],
+    }
+
+
+def actor_names(session: Session, actors: set[str | None]) -> dict[str | None, str]:
+    """Map ``user:N`` actors to their usernames (others, such as ``system``, to themselves)."""
+    ids = {
+        int(a.split(":", 1)[1]) for a in actors if a and a.startswith("user:") and a[5:].isdigit()
+    }
+    found = dict(
+        session.execute(select(User.id, User.username).where(User.id.in_(ids))).tuples().all()
+    )
+    names: dict[str | None, str] = {}
+    for actor in actors:
+        if actor and actor.startswith("user:") and actor[5:].isdigit():
+            names[actor] = found.get(int(actor[5:]), actor)
+        elif actor:
+            names[actor] = actor
+    return names
 
 
 @read_only

@@ -47,6 +47,33 @@ def mean_estimate(total: float, total_of_squares: float, n: int, z: float = Z_95
     return Estimate(mean, mean - half_width, mean + half_width, n)
 
 
+def ratio_estimate(
+    sum_x: float,
+    sum_a: float,
+    sum_xx: float,
+    sum_xa: float,
+    sum_aa: float,
+    n: int,
+    z: float = Z_95,
+) -> Estimate:
+    """Return ``sum(x) / sum(a)`` over ``n`` pairs, with its normal (delta-method) interval.
+
+    The house's edge is its result per unit staked, and stakes differ from round to round:
+    a ratio of two sums, not a mean. Its variance is that of the residuals ``x - R·a``
+    divided by ``n`` and by the mean stake squared; the sums are all it takes, so a report
+    adds them up in the database.
+
+    :raises ValueError: with fewer than two pairs or nothing staked.
+    """
+    if n < 2 or sum_a <= 0:
+        raise ValueError("a ratio interval needs at least two pairs and something staked")
+    ratio = sum_x / sum_a
+    residuals = max(0.0, sum_xx - 2 * ratio * sum_xa + ratio * ratio * sum_aa)
+    mean_a = sum_a / n
+    half_width = z * math.sqrt(residuals / (n - 1) / n) / mean_a
+    return Estimate(ratio, ratio - half_width, ratio + half_width, n)
+
+
 def proportion_estimate(count: int, n: int, z: float = Z_95) -> Estimate:
     """Return ``count / n`` with its Wilson score interval (sound near 0 and 1, unlike Wald's).
 

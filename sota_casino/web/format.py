@@ -78,6 +78,17 @@ def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
+def age(seconds: float | None) -> str:
+    """Return how long ago, briefly: "12 s", "4 min", "3 h", "2 days"."""
+    if seconds is None:
+        return "—"
+    whole = max(0, int(seconds))
+    for unit, size in (("days", 86_400), ("h", 3_600), ("min", 60)):
+        if whole >= size:
+            return f"{whole // size} {unit}"
+    return f"{whole} s"
+
+
 def init_app(app: Flask) -> None:
     """Register the filters on ``app``."""
     app.jinja_env.filters.update(
@@ -87,4 +98,5 @@ def init_app(app: Flask) -> None:
         card_name=card_name,
         card_parts=card_parts,
         pretty_json=pretty_json,
+        age=age,
     )

@@ -60,6 +60,8 @@ class Operation:
     :param ok: the success answer's model (None: text of ``media``).
     :param errors: the refusals it may answer, from :data:`ERROR_RESPONSES`.
     :param idempotent: it moves money, so it takes an ``Idempotency-Key``.
+    :param path: describes path arguments narrower than their Flask converter (the service
+        checks them, so that an unknown name is a 422 that says which names there are).
     """
 
     id: str
@@ -69,6 +71,7 @@ class Operation:
     status: int = 200
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
+    path: type[BaseModel] | None = None
     errors: tuple[int, ...] = (400, 401, 422)
     auth: bool = True
     idempotent: bool = False
@@ -113,12 +116,14 @@ def _ref(model: type[BaseModel]) -> dict[str, str]:
 
 
 def _parameters(path: str, op: Operation) -> list[dict[str, Any]]:
+    narrowed = _properties(op.path) if op.path is not None else {}
     found: list[dict[str, Any]] = [
         {
             "name": PATH_NAMES.get(name, name),
             "in": "path",
             "required": True,
-            "schema": _path_schema(converter),
+            **({"description": narrowed[name]["description"]} if name in narrowed else {}),
+            "schema": narrowed.get(name, _path_schema(converter)),
         }
         for converter, name in re.findall(r"<(?:(\w+):)?(\w+)>", path)
     ]
@@ -137,6 +142,11 @@ def _parameters(path: str, op: Operation) -> list[dict[str, Any]]:
     if op.idempotent:
         found.append({"$ref": "#/components/parameters/IdempotencyKey"})
     return found
+
+
+def _properties(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema(ref_template=REF, schema_generator=_JsonSchema)
+    return dict(schema["properties"])
 
 
 def _path_schema(converter: str) -> dict[str, Any]:

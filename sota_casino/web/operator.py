@@ -15,6 +15,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 from typing import Final
+from typing import TypedDict
 
 from flask import Blueprint
 from flask import Response
@@ -25,6 +26,7 @@ from flask import jsonify
 from flask import redirect
 from flask import render_template
 from flask import request
+from flask import stream_with_context
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
@@ -34,7 +36,7 @@ from ..db import get_session
 from ..models import ROLES
 from ..services import accounts
 from ..services import audit
-from ..services import ledger
+from ..services import checks
 from ..services import money
 from ..services import reports
 from ..services import settings
@@ -42,6 +44,7 @@ from .charts import Reference
 from .charts import Series
 from .charts import bar_chart
 from .charts import line_chart
+from .downloads import table_download
 from .errors import error_page
 from .errors import status_of
 from .inputs import form_chips
@@ -60,6 +63,7 @@ PAGE_SIZE: Final = 50
 CHIPS_TEXT: Final = re.compile(r"[0-9]{1,10}(\.[0-9]{1,2})?")
 SWEETS_TEXT: Final = re.compile(r"[0-9]{1,12}")
 MINOR_TEXT: Final = re.compile(r"-?[0-9]{1,19}")
+ENTRY_COLUMNS: Final = ("seq", "time", "actor", "action", "subject", "data", "prev_hash", "hash")
 AUDIT_FILTERS: Final = ("action", "actor", "subject", "since", "until", "text")
 
 
@@ -114,17 +118,50 @@ def index() -> ResponseReturnValue:
 @bp.get("/audit")
 def audit_log() -> ResponseReturnValue:
     filters = _audit_filters()
-    after_seq = query_int("after_seq", default=0) or 0
+    after_seq = query_int("after_seq", default=None)
+    before_seq = query_int("before_seq", default=None)
+    from_seq = query_int("from_seq", default=None)
     db = get_session()
-    page = audit.entries(db, after_seq=after_seq, limit=PAGE_SIZE, **filters)
+    page = audit.entries(
+        db,
+        after_seq=after_seq,
+        before_seq=before_seq,
+        from_seq=from_seq,
+        order=request.args.get("order") or None,
+        limit=PAGE_SIZE,
+        **filters,
+    )
     return render_template(
         "operator/audit.html",
         page=page,
         filters=filters,
-        after_seq=after_seq,
-        status=audit.status(db, whole=request.args.get("verify") == "whole"),
+        paged=any(v is not None for v in (after_seq, before_seq, from_seq)),
+        status=checks.audit_verdict(db),
         note=reports.checkpoint_note(db),
     )
+
+
+@bp.get("/audit/entries")
+def audit_entries_export() -> ResponseReturnValue:
+    """The entries the filters match, oldest first, as a CSV or JSON Lines download."""
+    filters = _audit_filters()
+    rows = audit.iter_entries(get_session(), **filters)
+    return table_download(rows, ENTRY_COLUMNS, request.args.get("format"), "audit-entries")
+
+
+@bp.get("/checks/<name>")
+def check_progress(name: str) -> ResponseReturnValue:
+    """A standing check's stored verdict and progress, for the page to follow a whole check."""
+    return jsonify(checks.verdict(get_session(), name))
+
+
+@bp.post("/checks/<name>")
+def request_whole_check(name: str) -> ResponseReturnValue:
+    """Ask for a whole check in the background; the page shows its progress."""
+    checks.request_whole(get_session(), name, actor=_actor())
+    flash(f"A whole {name} check was asked for; it runs in the background.", "ok")
+    target = ".ledger_page" if name == "ledger" else ".audit_log"
+    return redirect(url_for(target), code=303)
 
 
 @bp.post("/audit/checkpoint")
@@ -148,7 +185,7 @@ def export() -> ResponseReturnValue:
 
 def export_response() -> Response:
     """Return the whole log as a JSON Lines download (also used by the API)."""
-    lines = audit.export_lines(get_session())
+    lines = stream_with_context(audit.iter_export(get_session()))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return Response(
         lines,
@@ -200,9 +237,23 @@ def ledger_page() -> ResponseReturnValue:
     return render_template(
         "operator/ledger.html",
         summary=summary,
-        check=ledger.check(db),
+        check=checks.ledger_verdict(db),
         edge_chart=_edge_chart(summary),
         result_charts={game: _result_chart(summary, game) for game in reports.GAMES},
+        math=reports.house_math(db, since=_day_arg("since"), until=_day_arg("until")),
+    )
+
+
+def _day_arg(name: str) -> str | None:
+    return request.args.get(name, "").strip() or None
+
+
+@bp.get("/ledger/math")
+def math_export() -> ResponseReturnValue:
+    """The math per version as a CSV or JSON Lines download (the page's date range)."""
+    report = reports.house_math(get_session(), since=_day_arg("since"), until=_day_arg("until"))
+    return table_download(
+        reports.math_rows(report), reports.MATH_COLUMNS, request.args.get("format"), "house-math"
     )
 
 
@@ -218,8 +269,23 @@ def players() -> ResponseReturnValue:
 
 @bp.get("/players/<id:user_id>")
 def player(user_id: int) -> ResponseReturnValue:
-    overview = reports.player_overview(get_session(), user_id)
+    overview = reports.player_overview(get_session(), user_id, **player_cursors())
     return render_template("operator/player.html", p=overview, roles=ROLES)
+
+
+class PlayerCursors(TypedDict):
+    rounds_before: int | None
+    transfers_before: int | None
+    audit_before: int | None
+
+
+def player_cursors() -> PlayerCursors:
+    """The cursors of a player's lists given in the query string (also used by the API)."""
+    return PlayerCursors(
+        rounds_before=query_int("rounds_before", default=None),
+        transfers_before=query_int("transfers_before", default=None),
+        audit_before=query_int("audit_before", default=None),
+    )
 
 
 def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:

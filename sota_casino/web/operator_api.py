@@ -21,18 +21,20 @@ from ..core.errors import Forbidden
 from ..db import get_session
 from ..services import accounts
 from ..services import audit
-from ..services import ledger
+from ..services import checks
 from ..services import money
 from ..services import reports
 from ..services import settings
 from . import inputs
 from . import schemas as s
+from .inputs import query_int
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
 from .openapi import View
 from .openapi import operation
 from .operator import STAFF
 from .operator import export_response
+from .operator import player_cursors
 from .security import SAFE_METHODS
 from .security import api_user
 
@@ -42,6 +44,7 @@ TAG: Final = "operator"
 #: A read that takes query parameters may also refuse them.
 QUERY_ERRORS: Final = (*DENIED, 422)
 ONE: Final = (*DENIED, 404)
+PAGE_DEFAULT: Final = 50
 
 
 @bp.before_request
@@ -83,15 +86,21 @@ def audit_entries(query: s.AuditQuery) -> ResponseReturnValue:
 
 
 @bp.get("/audit/verify")
-@read("auditVerify", "The chain's verification", s.AuditVerification)
+@read("auditVerify", "The stored verdict of the whole audit check", s.AuditVerification)
 def audit_verify() -> ResponseReturnValue:
-    return jsonify(audit.verify(get_session()))
+    return jsonify(checks.audit_verdict(get_session()))
 
 
 @bp.get("/audit/checkpoints")
-@read("auditCheckpoints", "Every signed checkpoint", s.CheckpointList)
-def audit_checkpoints() -> ResponseReturnValue:
-    return jsonify({"checkpoints": audit.checkpoints(get_session())})
+@read(
+    "auditCheckpoints",
+    "A page of signed checkpoints",
+    s.CheckpointList,
+    errors=QUERY_ERRORS,
+    query=s.CheckpointsQuery,
+)
+def audit_checkpoints(query: s.CheckpointsQuery) -> ResponseReturnValue:
+    return jsonify(audit.checkpoints(get_session(), **query.model_dump()))
 
 
 @bp.post("/audit/checkpoints")
@@ -157,9 +166,50 @@ def ledger_summary() -> ResponseReturnValue:
 
 
 @bp.get("/ledger/check")
-@read("ledgerCheck", "The ledger check", s.LedgerCheck)
+@read("ledgerCheck", "The stored verdict of the ledger check", s.LedgerCheck)
 def ledger_check() -> ResponseReturnValue:
-    return jsonify(ledger.check(get_session()).to_dict())
+    return jsonify(checks.ledger_verdict(get_session()))
+
+
+@bp.get("/ledger/math")
+@read(
+    "ledgerMath",
+    "The house result against the math, per table version played",
+    s.HouseMath,
+    errors=QUERY_ERRORS,
+    query=s.MathQuery,
+)
+def ledger_math(query: s.MathQuery) -> ResponseReturnValue:
+    return jsonify(reports.house_math(get_session(), **query.model_dump()))
+
+
+# --- standing checks ----------------------------------------------------------------------------
+
+
+@bp.get("/checks/<name>")
+@read(
+    "checkVerdict",
+    "A standing check's stored verdict and progress",
+    s.CheckVerdict,
+    errors=QUERY_ERRORS,
+    path=s.CheckPath,
+)
+def check_verdict(name: str) -> ResponseReturnValue:
+    return jsonify(checks.verdict(get_session(), name))
+
+
+@bp.post("/checks/<name>")
+@operation(
+    "requestWholeCheck",
+    "Ask for a whole check in the background (operator; audited)",
+    TAG,
+    s.CheckVerdict,
+    status=202,
+    errors=(*DENIED, 422),
+    path=s.CheckPath,
+)
+def request_whole_check(name: str) -> ResponseReturnValue:
+    return jsonify(checks.request_whole(get_session(), name, actor=f"user:{_actor_id()}")), 202
 
 
 # --- players ------------------------------------------------------------------------------------
@@ -185,7 +235,10 @@ def players(query: s.PlayersQuery) -> ResponseReturnValue:
     errors=ONE,
 )
 def player(user_id: int) -> ResponseReturnValue:
-    return jsonify(reports.player_overview(get_session(), user_id))
+    # Paging each list is for the console's links, so its parameters stay out of the document.
+    limit = query_int("limit", low=1, high=audit.MAX_PAGE, default=PAGE_DEFAULT) or PAGE_DEFAULT
+    overview = reports.player_overview(get_session(), user_id, limit=limit, **player_cursors())
+    return jsonify(overview)
 
 
 def _managed(user: accounts.UserView) -> ResponseReturnValue:

@@ -30,6 +30,7 @@ from ..core.money import MAX_AMOUNT
 from ..models import ROLES
 from ..services import accounts
 from ..services import audit
+from ..services import checks
 from ..services import money
 from ..services import rounds
 from ..services import settings
@@ -71,6 +72,10 @@ Role = Annotated[str, OneOf(ROLES)]
 WarOutcome = Annotated[str, OneOf(casino_war.OUTCOMES)]
 SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
 Open = dict[str, Any]
+Order = Annotated[str, OneOf((audit.NEWEST, audit.OLDEST))]
+CheckName = Annotated[str, OneOf(checks.NAMES)]
+Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
+PageLimit = Annotated[int, Field(ge=1, le=audit.MAX_PAGE)]
 
 
 def _enum(values: tuple[Any, ...]) -> dict[str, Any]:
@@ -267,14 +272,52 @@ TimeFilter = (
 class AuditQuery(Query):
     model_config = ConfigDict(extra="ignore")
 
-    after_seq: Count = 0
-    limit: Annotated[int, Field(ge=1, le=audit.MAX_PAGE)] = 50
+    after_seq: Count | None = absent("oldest first: entries after this sequence number")
+    before_seq: Count | None = absent("newest first: entries before this sequence number")
+    from_seq: Count | None = absent("jump to this entry (included), in the order asked for")
+    order: Order | None = absent("newest first unless oldest (or after_seq is given)")
+    limit: PageLimit = 50
     action: AuditFilter = absent(description="action prefix, e.g. money.")
     actor: AuditFilter = absent(description="e.g. user:7 or system")
     subject: AuditFilter = absent(description="e.g. user:7, round:12, table:casino_war")
     since: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
     until: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
     text: AuditFilter = absent(description="free text in the action, actor, subject or data")
+
+
+class CheckpointsQuery(Query):
+    model_config = ConfigDict(extra="ignore")
+
+    order: Annotated[Order, Field(description="newest first unless oldest")] = audit.NEWEST
+    cursor: Count | None = absent("continue after this size (from next_cursor)")
+    limit: PageLimit = 50
+
+
+#: Checked by the reports service too (a real day of the calendar).
+DayFilter = (
+    Annotated[
+        str,
+        Field(
+            pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+            json_schema_extra={"format": "date"},
+            examples=["2026-01-31"],
+        ),
+    ]
+    | None
+)
+
+
+class MathQuery(Query):
+    model_config = ConfigDict(extra="ignore")
+
+    since: DayFilter = absent("first UTC settlement day (YYYY-MM-DD)")
+    until: DayFilter = absent("last UTC settlement day (YYYY-MM-DD)")
+
+
+class CheckPath(Query):
+    """The path of a standing check (Flask routes it; the checks service refuses other names)."""
+
+    name: Annotated[CheckName, Field(description="which standing check")]
 
 
 class ConsistencyQuery(Query):
@@ -524,7 +567,9 @@ class AuditEntry(Answer):
 
 class AuditPage(Answer):
     entries: list[AuditEntry]
+    order: Order
     next_after_seq: Id | None
+    next_before_seq: Id | None
 
 
 class CheckpointDocument(Answer):
@@ -541,16 +586,33 @@ class Checkpoint(Answer):
     public_key_hex: Hex64
 
 
-class AuditVerification(Answer):
-    ok: bool
-    size: Count
-    first_bad_seq: Id | None
+class CheckVerdict(Answer):
+    """A standing check's stored verdict (the background runner keeps it up to date)."""
+
+    name: CheckName
+    ok: Annotated[bool | None, Field(description="null until the first check ends")]
+    size: Annotated[Count, Field(description="entries (audit) or the last posting id (ledger)")]
     reason: str | None
+    findings: Open | None
+    checked_at: Time | None
+    age_seconds: Annotated[float, Field(ge=0)] | None
+    whole_at: Annotated[Time | None, Field(description="when a whole check last ended")]
+    running: bool
+    requested: Annotated[bool, Field(description="a whole check was asked for, not started")]
+    requested_by: str | None
+    progress: Annotated[Count | None, Field(description="while a whole check runs: entries read")]
+    progress_total: Count | None
+
+
+class AuditVerification(CheckVerdict):
+    first_bad_seq: Id | None
     checkpoint: Checkpoint | None
 
 
 class CheckpointList(Answer):
     checkpoints: list[Checkpoint]
+    order: Order
+    next_cursor: Annotated[Id | None, Field(description="the cursor of the next page")]
 
 
 class SignedNote(Answer):
@@ -608,7 +670,7 @@ class GameTally(Tally):
 
 
 class DayTally(Tally):
-    day: Annotated[str, Field(json_schema_extra={"format": "date"})]
+    day: Day
     game: GameName
 
 
@@ -631,11 +693,56 @@ class LedgerSummary(Answer):
     theoretical: Theoretical
 
 
-class LedgerCheck(Answer):
-    ok: bool
-    problems: list[str]
+class LedgerCheck(CheckVerdict):
+    problems: Annotated[list[str], Field(description="the first 100")]
+    problem_count: Count
     transfers: Count
     accounts: Count
+
+
+class Interval(Answer):
+    """An estimate and its 95 % interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+class RealizedEdge(Interval):
+    exact: str
+
+
+class MathVersion(Answer):
+    game: GameName
+    currency: Currency
+    rules: Open
+    version: str
+    rounds: Count
+    first_settled: Day | None
+    last_settled: Day | None
+    antes: int
+    main_result: int
+    realized_edge: RealizedEdge | None
+    theoretical_edge: Annotated[
+        Figure | None,
+        Field(description="exact, for the rules and the share of tied antes surrendered"),
+    ]
+    always_war_edge: Figure | None
+    consistent: Annotated[bool | None, Field(description="theoretical inside the interval")]
+    ties: Count
+    surrenders: Count
+    surrendered_ante_share: Figure | None
+    surrender_rate: Interval | None
+    tie_bets: int
+    tie_result: int
+    realized_tie_edge: Figure | None
+    theoretical_tie_edge: Figure | None
+
+
+class HouseMath(Answer):
+    since: Day | None
+    until: Day | None
+    versions: list[MathVersion]
 
 
 class Account(User):
@@ -672,9 +779,34 @@ class AccountSince(Account):
     created_at: Time
 
 
+class AdjustmentTotal(Answer):
+    """The adjustments one operator made in one currency."""
+
+    actor: str | None
+    name: str | None
+    currency: Currency
+    count: Count
+    amount: int
+
+
+class PlayerTotals(Answer):
+    currencies: Open
+    adjustments: list[AdjustmentTotal]
+
+
+class PlayerCursors(Answer):
+    """Where the next page of each list starts (its ``*_before`` query parameter)."""
+
+    rounds_before: Id | None
+    transfers_before: Id | None
+    audit_before: Id | None
+
+
 class PlayerOverview(Answer):
     user: AccountSince
     balances: Balances
+    totals: PlayerTotals
+    next: PlayerCursors
     rounds: list[RoundSummary]
     transfers: list[Transfer]
     seed_pairs: list[SeedPairSummary]

@@ -92,6 +92,8 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         "SIGNING_KEY_FILE": str(home / "signing_key.pem"),
         # Every test's browser signs up from 127.0.0.1, on one server for the whole run.
         "SIGNUPS_PER_ADDRESS": "100",
+        # The standing checks run in the served workers, often enough for a test to watch.
+        "CHECK_INTERVAL_SECONDS": "1",
     }
     # Made here first, so both workers load the same signing key instead of racing to create it.
     app = create_app({**settings, "CHECKPOINT_EVERY": 0})

@@ -4,6 +4,7 @@ balance with its confirmation step, and find the adjustment in the log (screensh
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -31,6 +32,16 @@ def seed_a_player(app: Flask, name: str) -> None:
         session.close()
 
 
+def _wait_for_verdict(page: Any, testid: str, word: str) -> None:
+    """Reload until the standing check, run by the served workers, has a verdict."""
+    deadline = time.monotonic() + 20
+    while "not checked yet" in page.locator(f"[data-testid={testid}]").inner_text():
+        assert time.monotonic() < deadline, "the standing check gave no verdict"
+        page.wait_for_timeout(500)
+        page.reload()
+    assert word in page.locator(f"[data-testid={testid}]").inner_text()
+
+
 def test_an_operator_filters_the_log_adjusts_a_balance_and_finds_it_in_the_log(
     live_server: Any, tab: Any, shoot: Any
 ) -> None:
@@ -46,7 +57,7 @@ def test_an_operator_filters_the_log_adjusts_a_balance_and_finds_it_in_the_log(
     page.fill("input[name=password]", PASSWORD)
     page.click("main button[type=submit]")
     page.click("header nav >> text=Console")
-    assert page.locator("[data-testid=chain-status]").inner_text().startswith("intact")
+    _wait_for_verdict(page, "chain-status", "intact")
     page.click("text=Make a checkpoint now")
     assert "Signed a checkpoint" in page.locator(".flash").inner_text()
     shoot(page, "operator-audit")
@@ -59,7 +70,7 @@ def test_an_operator_filters_the_log_adjusts_a_balance_and_finds_it_in_the_log(
     shoot(page, "operator-audit-filtered")
 
     page.click(".console-nav >> text=Ledger and house")
-    assert "balanced" in page.locator("[data-testid=ledger-status]").inner_text()
+    _wait_for_verdict(page, "ledger-status", "balanced")
     assert page.locator("svg.chart").count() == 3
     shoot(page, "operator-ledger")
 

@@ -7,6 +7,7 @@ import io
 from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -21,6 +22,7 @@ from sota_casino.core.errors import Conflict
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.services import audit
+from sota_casino.services import checks
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import rounds
 
@@ -257,60 +259,67 @@ def _edit_entry(session: Session, seq: int) -> None:
         )
 
 
-def test_the_page_checks_the_whole_log_once_then_only_what_was_appended(
+def _step(session: Session, *, whole: bool = False) -> dict[str, Any]:
+    """Run one step of the standing audit check and return its stored verdict."""
+    step = checks.run(session, "audit", "test-runner", whole=whole)
+    verdict = checks.audit_verdict(session)
+    return verdict | {"whole": step.whole, "checked": verdict["findings"]["checked"]}
+
+
+def test_the_standing_check_checks_the_whole_log_once_then_only_what_was_appended(
     session: Session, register: Callable
 ) -> None:
     _play_some(session, register)
-    first = audit.status(session)
-    assert first["ok"] and first["new_entries"] is None and first["size"] == _last_seq(session)
+    first = _step(session)
+    assert first["ok"] and first["whole"] and first["size"] == _last_seq(session)
     rounds.place_casino_war_bet(session, 1, 100)
     signed = audit.checkpoint(session)["document"]
     rounds.place_casino_war_bet(session, 1, 100)
-    later = audit.status(session)
+    later = _step(session)
     assert later["ok"] and later["size"] == _last_seq(session)
-    assert later["new_entries"] == later["size"] - first["size"]
+    assert later["checked"] == later["size"] - first["size"] and not later["whole"]
     assert later["checkpoint"]["document"] == signed
-    assert later["whole_log_at"] == first["whole_log_at"]
-    again = audit.status(session)
-    assert again["ok"] and again["new_entries"] == 0
-    assert audit.status(session, whole=True)["new_entries"] is None
+    assert later["whole_at"] == first["whole_at"]
+    again = _step(session)
+    assert again["ok"] and again["checked"] == 0
+    assert _step(session, whole=True)["whole"]
 
 
 @pytest.mark.tampers
-def test_the_page_finds_a_changed_new_entry_and_the_whole_check_an_old_one(
+def test_the_standing_check_finds_a_changed_new_entry_and_the_whole_check_an_old_one(
     session: Session, register: Callable, drop_append_only_triggers: Callable[[], None]
 ) -> None:
     _play_some(session, register)
-    assert audit.status(session)["ok"]
+    assert _step(session)["ok"]
     drop_append_only_triggers()
     _edit_entry(session, 3)  # already checked: found only by reading the whole log again
-    assert audit.status(session)["ok"]
-    whole = audit.status(session, whole=True)
+    assert _step(session)["ok"]
+    whole = _step(session, whole=True)
     assert not whole["ok"] and whole["first_bad_seq"] == 3
     assert not audit.verify(session)["ok"]
 
 
 @pytest.mark.tampers
-def test_the_page_finds_a_changed_entry_appended_since_it_last_looked(
+def test_the_standing_check_finds_a_changed_entry_appended_since_it_last_looked(
     session: Session, register: Callable, drop_append_only_triggers: Callable[[], None]
 ) -> None:
     _play_some(session, register)
-    assert audit.status(session)["ok"]
+    assert _step(session)["ok"]
     rounds.place_casino_war_bet(session, 1, 100)
     newest = _last_seq(session)
     drop_append_only_triggers()
     _edit_entry(session, newest)
-    status = audit.status(session)
+    status = _step(session)
     assert not status["ok"] and status["first_bad_seq"] == newest
-    assert status["new_entries"] is not None  # found by the check of the new entries alone
+    assert not status["whole"]  # found by the check of the new entries alone
 
 
 @pytest.mark.tampers
-def test_the_page_finds_a_forged_checkpoint_signed_since_it_last_looked(
+def test_the_standing_check_finds_a_forged_checkpoint_signed_since_it_last_looked(
     session: Session, register: Callable
 ) -> None:
     _play_some(session, register)
-    assert audit.status(session)["ok"]
+    assert _step(session)["ok"]
     rounds.place_casino_war_bet(session, 1, 100)
     size = _last_seq(session)
     with session.begin():
@@ -323,7 +332,7 @@ def test_the_page_finds_a_forged_checkpoint_signed_since_it_last_looked(
                 public_key_hex="00" * 32,
             )
         )
-    status = audit.status(session)
+    status = _step(session)
     assert not status["ok"]
     assert status["reason"] == (
         f"checkpoint over {size} entries: the signature is not valid for this key"
@@ -347,15 +356,15 @@ def test_entries_cut_off_the_end_of_the_log_are_found_by_the_checkpoint_over_the
         f"covers {signed['size']} entries but the log holds {signed['size'] - 2}"
         in (whole["reason"])
     )
-    assert not audit.status(session)["ok"]
+    assert not _step(session)["ok"]
 
 
 @pytest.mark.tampers
-def test_the_page_finds_a_checkpoint_over_more_entries_than_the_log_holds(
+def test_the_standing_check_finds_a_checkpoint_over_more_entries_than_the_log_holds(
     session: Session, register: Callable
 ) -> None:
     _play_some(session, register)
-    assert audit.status(session)["ok"]
+    assert _step(session)["ok"]
     size = _last_seq(session)
     forged = audit_chain.checkpoint_document(size + 5, "00" * 32, "2099-01-01T00:00:00.000000Z")
     with session.begin():
@@ -368,25 +377,25 @@ def test_the_page_finds_a_checkpoint_over_more_entries_than_the_log_holds(
                 public_key_hex="00" * 32,
             )
         )
-    status = audit.status(session)
+    status = _step(session)
     assert not status["ok"]
     assert status["reason"] == (
-        f"checkpoint over {size + 5} entries: the log holds only {size}; entries were removed "
-        "from its end"
+        f"checkpoint over {size + 5} entries: it covers {size + 5} entries but the log holds "
+        f"{size}; entries were removed from its end"
     )
 
 
 @pytest.mark.tampers
-def test_the_page_reads_the_whole_log_again_when_its_last_checked_entry_is_gone(
+def test_the_standing_check_reads_the_whole_log_again_when_its_last_checked_entry_is_gone(
     session: Session, register: Callable, drop_append_only_triggers: Callable[[], None]
 ) -> None:
     _play_some(session, register)
-    size = audit.status(session)["size"]
+    size = _step(session)["size"]
     drop_append_only_triggers()
     with session.begin():
         session.connection().exec_driver_sql(f"DELETE FROM audit_entries WHERE seq = {size}")
-    again = audit.status(session)
-    assert again["new_entries"] is None and again["size"] == size - 1
+    again = _step(session)
+    assert again["whole"] and again["size"] == size - 1
 
 
 #: Every character ``str.splitlines`` breaks at besides ``\n`` and ``\r``. JSON escapes those

@@ -7,15 +7,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC
+from fractions import Fraction
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
+from sota_casino.core import odds
+from sota_casino.core.errors import InvalidInput
 from sota_casino.models import Round
+from sota_casino.services import accounts
 from sota_casino.services import reports
 from sota_casino.services import rounds
+from sota_casino.services import settings
 
 FIGURES = ("rounds", "handle", "house_result", "antes", "main_result", "tie_bets", "tie_result")
 
@@ -37,9 +43,7 @@ def _play_both_games(session: Session, player: int, rig: Callable) -> None:
 def _expected(session: Session) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], dict]]:
     """Add the rounds up here, from each round's JSON, the way the report defines its figures."""
     per_game: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(FIGURES, 0))
-    per_day: dict[tuple[str, str], dict[str, int]] = defaultdict(
-        lambda: dict.fromkeys(FIGURES, 0)
-    )
+    per_day: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: dict.fromkeys(FIGURES, 0))
     with session.begin():
         settled = session.scalars(sa.select(Round).where(Round.status == "settled")).all()
     for row in settled:
@@ -98,3 +102,58 @@ def test_the_migration_fills_in_the_figures_of_rounds_settled_before_it(
     with session.begin():
         filled = session.execute(sa.select(*columns).order_by(Round.id)).all()
     assert filled == recorded and all(None not in row for row in filled)
+
+
+def test_the_math_is_per_settings_version_played_and_open_rounds_keep_their_rules(
+    session: Session, player: int, rig: Callable
+) -> None:
+    operator = accounts.create_operator(session, "olga", "a long enough secret").id
+    rig(player, ["tie", "win", "lose", "win", "tie"])
+    for bet in (1_000, 500, 1_000, 300):
+        opened = rounds.place_casino_war_bet(session, player, bet, 100)
+        if opened["status"] == "awaiting_decision":
+            rounds.decide_casino_war(session, player, opened["id"], "surrender")
+    pending = rounds.place_casino_war_bet(session, player, 800, 0)  # a tie, left open
+    assert pending["status"] == "awaiting_decision"
+    settings.update_table(session, operator, "casino_war", {"decks": 8})
+    rounds.decide_casino_war(session, player, pending["id"], "war")  # still a six-deck round
+    for bet in (400, 600, 700):
+        opened = rounds.place_casino_war_bet(session, player, bet, 100)
+        if opened["status"] == "awaiting_decision":
+            rounds.decide_casino_war(session, player, opened["id"], "war")
+
+    report = reports.house_math(session)
+    war = {v["rules"]["decks"]: v for v in report["versions"] if v["game"] == "casino_war"}
+    assert set(war) == {6, 8}
+    six, eight = war[6], war[8]
+    assert (six["rounds"], eight["rounds"]) == (5, 3)
+    assert six["version"] == "6 decks, tie pays 10 to 1"
+    assert Fraction(six["always_war_edge"]["exact"]) == odds.house_edge(6)
+    assert Fraction(eight["always_war_edge"]["exact"]) == odds.house_edge(8)
+    assert Fraction(eight["theoretical_edge"]["exact"]) == odds.house_edge(8)  # nobody surrendered
+    # One of the two tied six-deck antes (1,000 of 1,800) surrendered: the edge moves that far.
+    share = Fraction(1_000, 1_800)
+    expected = odds.house_edge(6) + share * (
+        odds.house_edge(6, odds.SURRENDER) - odds.house_edge(6)
+    )
+    assert Fraction(six["theoretical_edge"]["exact"]) == expected
+    assert (six["ties"], six["surrenders"]) == (2, 1)
+    assert Fraction(six["realized_edge"]["exact"]) == Fraction(six["main_result"], six["antes"])
+    realized = six["realized_edge"]
+    assert realized["low"] < realized["value"] < realized["high"]
+    assert Fraction(six["theoretical_tie_edge"]["exact"]) == odds.tie_bet_house_edge(6, 10)
+    today = six["last_settled"]
+    assert reports.house_math(session, until="2000-01-01")["versions"] == []
+    assert len(reports.house_math(session, since=today, until=today)["versions"]) == 2
+    rows = list(reports.math_rows(report))
+    assert {r["version"] for r in rows} >= {
+        "6 decks, tie pays 10 to 1",
+        "8 decks, tie pays 10 to 1",
+    }
+
+
+def test_the_math_refuses_a_date_that_is_not_one(session: Session) -> None:
+    with pytest.raises(InvalidInput, match="since must be a date"):
+        reports.house_math(session, since="last week")
+    with pytest.raises(InvalidInput, match="since must not be after until"):
+        reports.house_math(session, since="2026-02-02", until="2026-01-01")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 
@@ -285,3 +286,76 @@ def test_a_stored_frontier_reads_back_and_a_wrong_one_is_refused() -> None:
     for size in (6, 8, -1):  # 7 leaves hold three subtrees (4, 2, 1); 6 and 8 do not
         with pytest.raises(ValueError):
             merkle.Frontier.from_hex(size, frontier.to_hex())
+
+
+def _stored(data: list[bytes], min_height: int, covered: int) -> tuple[merkle.StoredTree, list]:
+    """A tree read from 'storage': the nodes over the first ``covered`` leaves, and the leaves."""
+    _, nodes = merkle.Frontier(0, ()).extended_collecting(data[:covered], min_height)
+    store = {(node.height, node.index): node.hash for node in nodes}
+    lookups: list[int] = []
+
+    def found(wanted: Any) -> dict[tuple[int, int], bytes]:
+        lookups.append(len(wanted))
+        return {key: store[key] for key in wanted if key in store}
+
+    return merkle.StoredTree(min_height, found, lambda start, end: data[start:end]), lookups
+
+
+@pytest.mark.parametrize("min_height", [1, 2, 3])
+def test_proofs_from_stored_nodes_are_the_published_ones(min_height: int) -> None:
+    for covered in (0, 4, 8):
+        tree, _ = _stored(CT_LEAVES, min_height, covered)
+        for index, size, expected in CT_INCLUSION:
+            assert tree.roots(merkle.inclusion_ranges(index, size)) == [
+                bytes.fromhex(h) for h in expected
+            ]
+        for old, new, expected in CT_CONSISTENCY:
+            assert tree.roots(merkle.consistency_ranges(old, new)) == [
+                bytes.fromhex(h) for h in expected
+            ]
+        for n in range(9):
+            assert tree.roots([(0, n)]) == [bytes.fromhex(CT_ROOTS[n])]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 63, 64, 65, 127, 200, 1000])
+def test_proofs_from_stored_nodes_match_the_whole_tree_with_any_part_stored(n: int) -> None:
+    data = _data(n)
+    whole = MerkleTree(data)
+    for min_height in (2, 4):
+        for covered in (0, n // 2, n):
+            tree, _ = _stored(data, min_height, covered)
+            for index in {0, n // 3, n - 1}:
+                assert tree.roots(merkle.inclusion_ranges(index, n)) == whole.inclusion_proof(index)
+            for old in {1, n // 2, n}:
+                if old:
+                    assert tree.roots(merkle.consistency_ranges(old, n)) == (
+                        whole.consistency_proof(old, n)
+                    )
+
+
+def test_a_proof_from_a_fully_stored_tree_reads_a_few_nodes_and_one_block_of_leaves() -> None:
+    data = _data(5000)
+    _, nodes = merkle.Frontier(0, ()).extended_collecting(data, 4)
+    store = {(node.height, node.index): node.hash for node in nodes}
+    read: list[tuple[int, int]] = []
+
+    def leaves(start: int, end: int) -> list[bytes]:
+        read.append((start, end))
+        return data[start:end]
+
+    tree = merkle.StoredTree(4, lambda wanted: {k: store[k] for k in wanted if k in store}, leaves)
+    proof = tree.roots(merkle.inclusion_ranges(1234, 4096))
+    assert proof == MerkleTree(data).inclusion_proof(1234, 4096)
+    assert read == [(1232, 1248)]  # the leaf's own block of 16, nothing else
+
+
+def test_collected_nodes_are_the_roots_of_their_perfect_subtrees() -> None:
+    data = _data(100)
+    whole = MerkleTree(data)
+    _, nodes = merkle.Frontier.of(data[:37]).extended_collecting(data[37:], 2)
+    assert {(node.height, node.index) for node in nodes} == {
+        (h, i) for h in range(2, 7) for i in range(100 >> h) if (i + 1) << h > 37
+    }
+    for node in nodes:
+        start = node.index << node.height
+        assert node.hash == whole.subtree_root(start, start + (1 << node.height))

@@ -12,6 +12,7 @@ from sota_casino.sim.stats import chi_square
 from sota_casino.sim.stats import chi_square_p_value
 from sota_casino.sim.stats import mean_estimate
 from sota_casino.sim.stats import proportion_estimate
+from sota_casino.sim.stats import ratio_estimate
 
 
 def test_the_mean_interval_uses_the_sample_standard_deviation() -> None:
@@ -88,3 +89,26 @@ def test_chi_square_refuses_categories_without_a_probability() -> None:
 )
 def test_chi_square_p_values_match_known_quantiles(statistic: float, df: int, p: float) -> None:
     assert chi_square_p_value(statistic, df) == pytest.approx(p, rel=1e-4)
+
+
+def test_the_ratio_interval_of_equal_stakes_is_the_mean_interval() -> None:
+    xs = [1.0, -1.0, -1.0, 2.0, 0.0, -1.0]
+    stake = 5.0
+    ratio = ratio_estimate(
+        sum(x * stake for x in xs),
+        stake * len(xs),
+        sum((x * stake) ** 2 for x in xs),
+        sum(x * stake * stake for x in xs),
+        stake * stake * len(xs),
+        len(xs),
+    )
+    mean = mean_estimate(sum(xs), sum(x * x for x in xs), len(xs))
+    assert ratio.value == pytest.approx(mean.value)
+    assert (ratio.low, ratio.high) == pytest.approx((mean.low, mean.high))
+
+
+def test_a_ratio_interval_needs_two_pairs_and_a_stake() -> None:
+    with pytest.raises(ValueError):
+        ratio_estimate(1, 1, 1, 1, 1, 1)
+    with pytest.raises(ValueError):
+        ratio_estimate(0, 0, 0, 0, 0, 5)

@@ -49,6 +49,7 @@ def make_app(migrated_template: Path, tmp_path: Path) -> Iterator[Callable[..., 
                 "SECRET_KEY": "web-test-secret",
                 "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
                 "CHECKPOINT_EVERY": 0,
+                "CHECK_INTERVAL_SECONDS": 0,  # tests run the standing checks' steps themselves
                 **settings,
             }
         )

@@ -17,6 +17,7 @@ from web_support import PASSWORD
 from sota_casino.models import AuditEntry
 from sota_casino.services import accounts
 from sota_casino.services import audit
+from sota_casino.services import checks
 from sota_casino.services import ledger
 from sota_casino.web.security import CSRF_KEY
 from sota_casino.web.security import SESSION_KEY
@@ -100,5 +101,15 @@ def ledger_ok(app: Flask) -> bool:
         report = ledger.check(session)
         assert report.ok, report.problems
         return True
+    finally:
+        session.close()
+
+
+def run_checks(app: Flask, *, whole: bool = False) -> None:
+    """Run a step of each standing check, as the server's background runner does."""
+    session = db(app)
+    try:
+        for name in checks.NAMES:
+            assert checks.run(session, name, "test-runner", whole=whole).ran
     finally:
         session.close()

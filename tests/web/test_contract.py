@@ -71,6 +71,7 @@ def text(length: int) -> str:
 
 def allowed_values(schema: dict[str, Any]) -> Iterator[Any]:
     yield from schema.get("enum", ())
+    yield from schema.get("examples", ())  # what only a pattern allows
     if "const" in schema:
         yield schema["const"]
     for bound in ("minimum", "maximum"):
@@ -228,6 +229,8 @@ def test_every_operation_agrees_with_its_request_schema_both_ways(
     contract.send_queries("/casino-war/odds", {}, {})
     contract.send_queries("/rounds", {}, carla)
     contract.send_queries("/operator/audit", {}, olga)
+    contract.send_queries("/operator/audit/checkpoints", {}, olga)
+    contract.send_queries("/operator/ledger/math", {}, olga)
     contract.send_queries("/operator/audit/consistency", {"old_size": "1", "new_size": "2"}, olga)
     contract.send_queries("/operator/players", {}, olga)
 

@@ -298,6 +298,12 @@ def test_real_answers_of_every_operator_endpoint_match_their_schemas(
     check("get", "/operator/audit/export", headers=ada)
     check("get", "/operator/ledger/summary", headers=ada)
     check("get", "/operator/ledger/check", headers=ada)
+    check("get", "/operator/ledger/math?since=2000-01-01", headers=ada)
+    check("get", "/operator/ledger/math?since=soon", headers=ada)
+    check("post", "/operator/checks/audit", headers=olga)
+    check("post", "/operator/checks/audit", headers=ada)
+    check("get", "/operator/checks/audit", headers=ada)
+    check("get", "/operator/checks/nonsense", headers=ada)
 
     check("get", "/operator/players?q=AL", headers=ada)
     check("get", f"/operator/players?q={'x' * 65}", headers=ada)

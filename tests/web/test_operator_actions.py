@@ -18,6 +18,7 @@ from operator_support import bearer
 from operator_support import client_as
 from operator_support import last_entry
 from operator_support import ledger_ok
+from operator_support import run_checks
 
 from sota_casino.core.audit_chain import parse_export
 from sota_casino.core.audit_chain import verify_chain
@@ -201,21 +202,85 @@ def test_the_export_verifies_and_the_audit_page_filters(app: Flask, staff: dict[
     )
     body = api.get_json()
     assert [e["subject"] for e in body["entries"]] == [f"user:{staff['player']}"]
-    assert body["next_after_seq"] == body["entries"][-1]["seq"]
+    assert body["order"] == "newest" and body["next_before_seq"] == body["entries"][-1]["seq"]
 
 
-def test_the_audit_page_reads_the_whole_log_once_then_what_was_appended(
+def test_the_audit_log_pages_newest_first_oldest_on_request_and_jumps_to_an_entry(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    client, api = app.test_client(), staff["api"]
+    size = audit_size(app)
+
+    def seqs(**query: Any) -> tuple[list[int], dict[str, Any]]:
+        body = client.get("/api/v1/operator/audit", query_string=query, headers=api).get_json()
+        return [e["seq"] for e in body["entries"]], body
+
+    newest, body = seqs(limit=2)
+    assert newest == [size, size - 1] and body["next_before_seq"] == size - 1
+    assert seqs(limit=2, before_seq=size - 1)[0] == [size - 2, size - 3]
+    oldest, body = seqs(limit=2, order="oldest")
+    assert oldest == [1, 2] and body["next_after_seq"] == 2
+    assert seqs(limit=2, from_seq=3)[0] == [3, 2]
+    assert seqs(limit=2, from_seq=3, order="oldest")[0] == [3, 4]
+    assert (
+        client.get(
+            "/api/v1/operator/audit", query_string={"order": "sideways"}, headers=api
+        ).status_code
+        == 422
+    )
+    page = staff["page"]
+    html = page.get("/operator/audit", query_string={"from_seq": 2}).get_data(as_text=True)
+    assert 'id="seq-2"' in html and 'id="seq-3"' not in html
+    csv_text = page.get(
+        "/operator/audit/entries", query_string={"format": "csv", "action": "user.created"}
+    ).get_data(as_text=True)
+    header, *lines = csv_text.splitlines()
+    assert header == "seq,time,actor,action,subject,data,prev_hash,hash"
+    assert lines and all(",user.created," in line for line in lines)
+    jsonl = page.get("/operator/audit/entries", query_string={"format": "jsonl"})
+    assert len(jsonl.get_data(as_text=True).splitlines()) == audit_size(app)
+
+
+def test_checkpoints_are_paged_newest_first(app: Flask, staff: dict[str, Any]) -> None:
+    page, client = staff["page"], app.test_client()
+    for _ in range(3):
+        page.post("/operator/audit/checkpoint", data=form({}))
+    body = client.get(
+        "/api/v1/operator/audit/checkpoints", query_string={"limit": 2}, headers=staff["api"]
+    ).get_json()
+    sizes = [c["document"]["size"] for c in body["checkpoints"]]
+    assert sizes == sorted(sizes, reverse=True) and len(sizes) == 2
+    rest = client.get(
+        "/api/v1/operator/audit/checkpoints",
+        query_string={"limit": 2, "cursor": body["next_cursor"]},
+        headers=staff["api"],
+    ).get_json()
+    assert [c["document"]["size"] for c in rest["checkpoints"]] == [sizes[-1] - 1]
+
+
+def test_the_audit_page_shows_the_stored_verdict_and_asks_for_a_whole_check(
     app: Flask, staff: dict[str, Any]
 ) -> None:
     page = staff["page"]
     first = page.get("/operator/audit").get_data(as_text=True)
-    assert "The whole log was read and checked just now." in first
-    add_user(app, "newcomer")  # appends entries
+    assert "not checked yet" in first and "Not checked yet" in first
+    run_checks(app)
+    add_user(app, "newcomer")  # appends entries the stored verdict has not reached
+    size = audit_size(app)
     later = page.get("/operator/audit").get_data(as_text=True)
-    assert "The whole log was checked at" in later and "appended since were checked now" in later
-    assert "intact" in later
-    again = page.get("/operator/audit", query_string={"verify": "whole"}).get_data(as_text=True)
-    assert "The whole log was read and checked just now." in again
+    assert "intact" in later and "ago" in later and "the whole audit was last read" in later
+    assert "Run a whole check in the background" in later
+    asked = page.post("/operator/checks/audit", data=form({}))
+    assert asked.status_code == 303
+    waiting = page.get("/operator/audit").get_data(as_text=True)
+    assert "A whole check was asked for by user:" in waiting
+    assert "Run a whole check in the background" not in waiting  # asked once is enough
+    assert last_entry(app)["action"] == "check.requested"
+    run_checks(app)
+    done = page.get("/operator/checks/audit")
+    verdict = done.get_json()
+    assert verdict["ok"] and not verdict["requested"] and verdict["size"] == size + 1
+    assert page.post("/operator/checks/poker", data=form({})).status_code == 422
 
 
 def test_the_player_api_shows_balances_rounds_seed_pairs_and_audit(
@@ -243,6 +308,7 @@ def test_the_ledger_summary_and_check_answer_over_the_api(
     edge = summary["theoretical"]["casino_war"]["edge"]
     assert edge["exact"] == "142853/4965115" and round(edge["value"], 6) == 0.028771  # ODDS.md
     assert summary["theoretical"]["sota"] is None
+    run_checks(app)
     check = client.get("/api/v1/operator/ledger/check", headers=staff["api"]).get_json()
     assert check["ok"] is True and check["problems"] == []
 
@@ -538,3 +604,60 @@ def test_the_console_export_verifies_offline_with_the_verifier(
     export.write_text("\n".join(lines) + "\n")
     bad = subprocess.run([*command, key], capture_output=True, text=True, check=False)
     assert bad.returncode != 0
+
+
+def test_the_ledger_page_shows_the_math_per_version_and_exports_it(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    client = app.test_client()
+    for bet in (500, 700, 900):
+        client.post("/api/v1/casino-war/rounds", json={"bet": bet}, headers=bearer(app, "alice"))
+    page = staff["page"]
+    html = page.get("/operator/ledger").get_data(as_text=True)
+    assert 'data-version="6 decks, tie pays 10 to 1"' in html and "Always war" in html
+    csv_text = page.get("/operator/ledger/math", query_string={"format": "csv"}).get_data(
+        as_text=True
+    )
+    header, *lines = csv_text.splitlines()
+    assert header.startswith("game,version,rounds,") and lines
+    assert lines[0].startswith('casino_war,"6 decks, tie pays 10 to 1",')
+    jsonl = page.get("/operator/ledger/math", query_string={"format": "jsonl"})
+    assert jsonl.mimetype == "application/jsonl"
+    empty = page.get("/operator/ledger", query_string={"until": "2000-01-01"})
+    assert "No rounds settled in that range." in empty.get_data(as_text=True)
+    assert page.get("/operator/ledger", query_string={"since": "soon"}).status_code == 422
+    assert page.get("/operator/ledger/math", query_string={"format": "xls"}).status_code == 422
+
+
+def test_the_player_page_totals_adjustments_by_operator_name_and_pages_each_list(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    page, player, client = staff["page"], staff["player"], app.test_client()
+    for amount in (250, 400):
+        client.post(
+            "/api/v1/operator/adjustments",
+            json={"user_id": player, "currency": "chips", "amount": amount, "reason": "goodwill"},
+            headers=staff["api"],
+        )
+    body = client.get(
+        f"/api/v1/operator/players/{player}", query_string={"limit": 1}, headers=staff["api"]
+    ).get_json()
+    assert body["totals"]["adjustments"] == [
+        {
+            "actor": f"user:{staff['operator']}",
+            "name": "olga",
+            "currency": "chips",
+            "count": 2,
+            "amount": 650,
+        }
+    ]
+    assert body["totals"]["currencies"]["chips"]["adjusted"] == 650
+    assert len(body["transfers"]) == 1 and body["next"]["transfers_before"] is not None
+    older = client.get(
+        f"/api/v1/operator/players/{player}",
+        query_string={"limit": 1, "transfers_before": body["next"]["transfers_before"]},
+        headers=staff["api"],
+    ).get_json()
+    assert older["transfers"][0]["id"] < body["transfers"][0]["id"]
+    html = page.get(f"/operator/players/{player}").get_data(as_text=True)
+    assert 'data-testid="player-totals"' in html and "<td>olga</td>" in html

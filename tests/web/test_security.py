@@ -217,6 +217,7 @@ def test_session_cookie_is_secure_when_the_environment_says_so(
     monkeypatch.setenv("SECRET_KEY", "from-the-environment")
     monkeypatch.setenv("SIGNING_KEY_FILE", str(tmp_path / "key.pem"))
     monkeypatch.setenv("SESSION_COOKIE_SECURE", "1")
+    monkeypatch.setenv("CHECK_INTERVAL_SECONDS", "0")
     app = create_app()
     try:
         header = app.test_client().get("/auth/login").headers["Set-Cookie"]

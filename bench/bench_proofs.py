@@ -1,0 +1,138 @@
+"""The audit log at 10,000 and 1,000,000 entries: proofs, standing checks, whole check, export.
+
+On SQLite, one process, a checkpoint every 100 entries, the log built with
+``python -m bench.large_log`` (entries chained and checkpoints signed as the service does it,
+written in bulk). At each size:
+
+- *tree*: storing the tree nodes over the whole log (``audit.extend_tree`` until caught up),
+  which the background runner does as the log grows;
+- *inclusion* / *consistency proof*: from the stored nodes (median of 25, random entries and
+  sizes), ``/operator/audit/proof/<seq>`` and ``/operator/audit/consistency``;
+- *standing step*: the standing audit check after 100 more entries, from its stored verdict;
+- *page reads*: what ``/operator/audit`` reads (its stored verdict, a page of entries, the
+  signed note), median of 25;
+- *whole check* / *export*: the whole log read from scratch in chunks (``flask audit verify``,
+  a whole check asked for from the console; the JSON Lines download), once.
+
+The last line is the process's peak resident memory after the largest size.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from sqlalchemy.orm import Session
+
+from bench.large_log import fill
+from bench.timing import median_ms
+from sota_casino import migrate
+from sota_casino.factory import create_app
+from sota_casino.services import audit
+from sota_casino.services import checks
+from sota_casino.services import reports
+
+SIZES: Final = (10_000, 1_000_000)
+RUNS: Final = 25
+
+
+def _seconds(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def _measure(session: Session, pick: random.Random, size: int) -> tuple[float, ...]:
+    """Time the tree, the proofs, the page's reads, a standing step, a whole check, an export."""
+
+    def catch_up() -> None:
+        covered = -1
+        while (reached := audit.extend_tree(session)) != covered:
+            covered = reached
+
+    tree_s = _seconds(catch_up)
+    first = checks.run(session, "audit", "bench")  # the first, whole, standing check
+    assert first.verdict["ok"], first
+    covered = size - size % 100
+    inclusion_ms = median_ms(lambda: audit.inclusion_proof(session, pick.randint(1, covered)), RUNS)
+
+    def consistency() -> None:
+        old = pick.randint(1, size)
+        audit.consistency_proof(session, old, pick.randint(old, size))
+
+    consistency_ms = median_ms(consistency, RUNS)
+
+    def page() -> None:
+        checks.audit_verdict(session)
+        audit.entries(session, after_seq=size - 50, limit=50)
+        reports.checkpoint_note(session)
+
+    page_ms = median_ms(page, RUNS)
+    fill(session, 100)
+    started = time.perf_counter()
+    step = checks.run(session, "audit", "bench")
+    step_ms = (time.perf_counter() - started) * 1000
+    assert step.verdict["ok"] and not step.whole, step
+    started = time.perf_counter()
+    whole = audit.verify(session)
+    whole_s = time.perf_counter() - started
+    assert whole["ok"] and whole["size"] == size + 100, whole
+    export_s = _seconds(lambda: sum(1 for _ in audit.iter_export(session)))
+    return tree_s, inclusion_ms, consistency_ms, step_ms, page_ms, whole_s, export_s
+
+
+def main() -> None:
+    rows = []
+    pick = random.Random(6962)
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'audit.db'}"
+        migrate.upgrade(url)
+        app = create_app(
+            {
+                "DATABASE_URL": url,
+                "SECRET_KEY": "bench",
+                "SIGNING_KEY_FILE": str(Path(tmp) / "key.pem"),
+                "CHECKPOINT_EVERY": 100,
+                "CHECK_INTERVAL_SECONDS": 0,
+            }
+        )
+        with app.app_context():
+            session = app.extensions["sota_casino.sessionmaker"]()
+            size = 0
+            for target in SIZES:
+                build_s = _seconds(lambda: fill(session, target - size))  # noqa: B023
+                size = target
+                rows.append((target, build_s, *_measure(session, pick, size)))
+                size += 100
+            session.close()
+        app.extensions["sota_casino.engine"].dispose()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print("## Audit proofs, standing checks and exports at scale\n")
+    print(__doc__.split("\n\n", 1)[1].strip())
+    print()
+    print(
+        "| entries | build (s) | tree (s) | inclusion proof (ms) | consistency proof (ms) "
+        "| standing step (ms) | page reads (ms) | whole check (s) | export (s) |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for size, build, tree, inclusion, consistency, step, page, whole, export in rows:
+        print(
+            f"| {size:,} | {build:.1f} | {tree:.1f} | {inclusion:.2f} | {consistency:.2f} "
+            f"| {step:.1f} | {page:.1f} | {whole:.1f} | {export:.1f} |"
+        )
+    small, large = rows[0], rows[-1]
+    print()
+    print(
+        f"- A hundred times the log: an inclusion proof costs {large[3] / small[3]:.2f}× as much "
+        f"({large[3]:.2f} ms at {large[0]:,} entries), a standing step {large[5] / small[5]:.2f}×."
+    )
+    print(f"- Peak resident memory of the whole run: {peak_mb:.0f} MB.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Build a large audit log quickly: ``python -m bench.large_log ENTRIES [DATABASE_URL]``.
+
+The entries are chained and the checkpoints signed exactly as the service does it (the same
+hash, Merkle tree and signature code), but written in bulk, tens of thousands of rows per
+statement, instead of one transaction per entry: a million entries with a checkpoint every
+100 take about a minute on SQLite instead of hours. Without a URL it fills the instance's
+database (``instance/sota_casino.db``, as ``make run`` uses it) after migrating it.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from typing import Any
+from typing import Final
+
+from sqlalchemy import insert
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from sota_casino.core import audit_chain
+from sota_casino.core import fairness
+from sota_casino.core import merkle
+from sota_casino.models import AuditCheckpoint
+from sota_casino.models import AuditEntry
+from sota_casino.models import AuditHead
+from sota_casino.services.context import context_of
+
+BATCH: Final = 20_000
+
+
+def fill(session: Session, count: int, *, checkpoint_every: int = 100) -> int:
+    """Append ``count`` entries after whatever the log holds, with a checkpoint every
+    ``checkpoint_every`` entries; return the log's size."""
+    ctx = context_of(session)
+    with session.begin():
+        head = session.get(AuditHead, 1)
+        size, prev = (head.seq, head.hash) if head else (0, audit_chain.GENESIS_HASH)
+        latest = session.scalar(
+            select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1)
+        )
+        if size and (latest is None or latest.size != size or latest.frontier is None):
+            raise SystemExit("extend only a log whose last entry is under a kept checkpoint")
+        frontier = (
+            merkle.Frontier.from_hex(latest.size, latest.frontier)
+            if latest and latest.frontier
+            else merkle.Frontier(0, ())
+        )
+    # Entries a millisecond apart, ending about now and never before the log's last entry.
+    start = datetime.now(UTC) - timedelta(milliseconds=count)
+    if latest is not None:
+        start = max(start, fairness.parse_time(latest.time))
+    target, first = size + count, size
+    while size < target:
+        entries: list[dict[str, Any]] = []
+        signed: list[dict[str, Any]] = []
+        for _ in range(min(BATCH, target - size)):
+            size += 1
+            time = fairness.format_time(start + timedelta(milliseconds=size - first))
+            fields = {
+                "seq": size,
+                "time": time,
+                "actor": f"user:{size % 300 + 1}",
+                "action": "bench.event",
+                "subject": f"round:{size}",
+                "data": {"n": size},
+            }
+            digest = audit_chain.entry_hash(prev, fields)
+            entries.append(
+                fields
+                | {
+                    "data": fairness.canonical_json(fields["data"]).decode(),
+                    "prev_hash": prev,
+                    "hash": digest,
+                }
+            )
+            prev = digest
+            frontier = frontier.extended([bytes.fromhex(digest)])
+            if size % checkpoint_every == 0:
+                document = audit_chain.checkpoint_document(size, frontier.root().hex(), time)
+                signed.append(
+                    {
+                        "size": size,
+                        "root": document["root"],
+                        "time": time,
+                        "signature": fairness.sign(ctx.signing_key, document),
+                        "public_key_hex": ctx.public_key_hex,
+                        "frontier": frontier.to_hex(),
+                    }
+                )
+        with session.begin():
+            session.execute(insert(AuditEntry.__table__), entries)
+            if signed:
+                session.execute(insert(AuditCheckpoint.__table__), signed)
+            if session.get(AuditHead, 1) is None:
+                session.add(AuditHead(id=1, seq=size, hash=prev))
+            else:
+                session.execute(
+                    AuditHead.__table__.update()
+                    .where(AuditHead.id == 1)
+                    .values(seq=size, hash=prev)
+                )
+    return size
+
+
+def main(argv: list[str]) -> None:
+    from sota_casino import migrate
+    from sota_casino.factory import create_app
+
+    if not argv or not argv[0].isdigit():
+        raise SystemExit(__doc__)
+    app = create_app() if len(argv) < 2 else create_app({"DATABASE_URL": argv[1]})
+    migrate.upgrade(app.config["DATABASE_URL"])
+    with app.app_context():
+        session = app.extensions["sota_casino.sessionmaker"]()
+        size = fill(session, int(argv[0]), checkpoint_every=app.config["CHECKPOINT_EVERY"] or 100)
+        session.close()
+    print(f"the audit log holds {size:,} entries")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

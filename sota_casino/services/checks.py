@@ -1,0 +1,279 @@
+"""Standing checks: the whole audit check and the ledger check, kept up with the books.
+
+Each check's verdict lives in one ``check_runs`` row, shared by every worker and server and
+kept across restarts: whether it passed, how far it reached (entries, or postings), when, and
+the state a later step resumes from. A step reads only what was added since; a whole check
+(asked for from the console, or when nothing was checked yet, or when the last entry checked
+is gone) starts again from nothing and stores its progress as it goes. Whoever runs a step
+first takes the row's lease, so one runs at a time however many processes try.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from typing import Any
+from typing import Final
+
+from sqlalchemy import or_
+from sqlalchemy import select
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from ..core import fairness
+from ..core.errors import InvalidInput
+from ..models import CheckRun
+from . import audit
+from . import ledger
+from .tx import insert_ignoring_conflicts
+from .tx import transactional
+
+NAMES: Final = ("audit", "ledger")
+#: How long a runner may hold a check before another may take it over (it renews as it goes).
+LEASE: Final = timedelta(minutes=2)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _name(name: str) -> str:
+    if name not in NAMES:
+        raise InvalidInput(f"no check called {name!r}; there are {', '.join(NAMES)}", field="name")
+    return name
+
+
+@transactional
+def _row(session: Session, name: str) -> CheckRun:
+    insert_ignoring_conflicts(session, CheckRun, {"name": name, "size": 0})
+    row = session.get(CheckRun, name, populate_existing=True)
+    assert row is not None
+    session.expunge(row)  # a snapshot: the verdict as read, not a live object
+    return row
+
+
+@transactional
+def _take_lease(session: Session, name: str, owner: str) -> bool:
+    """Take (or renew) the lease on a check; ``False`` if another runner holds it."""
+    insert_ignoring_conflicts(session, CheckRun, {"name": name, "size": 0})
+    now = _now()
+    taken = session.execute(
+        update(CheckRun)
+        .where(
+            CheckRun.name == name,
+            or_(
+                CheckRun.lease_owner.is_(None),
+                CheckRun.lease_owner == owner,
+                CheckRun.lease_until < now,
+            ),
+        )
+        .values(lease_owner=owner, lease_until=now + LEASE)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(taken.rowcount)  # type: ignore[attr-defined]
+
+
+@transactional
+def _store(session: Session, /, name: str, owner: str, **values: Any) -> None:
+    session.execute(
+        update(CheckRun)
+        .where(CheckRun.name == name, CheckRun.lease_owner == owner)
+        .values({"lease_until": _now() + LEASE} | values)
+        .execution_options(synchronize_session=False)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one run of a check did: whether it ran (it may be another's turn) and its verdict."""
+
+    ran: bool
+    whole: bool
+    verdict: dict[str, Any]
+
+
+def run(session: Session, name: str, owner: str, *, whole: bool = False) -> Step:
+    """Run one step of a check if no other runner holds it: whole if asked (here or from the
+    console) or if nothing to resume from, else only what was added since the last step."""
+    _name(name)
+    if not _take_lease(session, name, owner):
+        return Step(False, False, verdict(session, name))
+    try:
+        row = _row(session, name)
+        whole = whole or row.whole_requested_at is not None
+        if row.ok is False and not whole:
+            # A failed verdict stands until someone asks for a whole check again: repeating
+            # one in the background would read the whole log or ledger every time.
+            return Step(False, False, verdict(session, name))
+        if name == "audit":
+            whole = _run_audit(session, row, owner, whole)
+        else:
+            whole = _run_ledger(session, row, owner, whole)
+    finally:
+        _store(session, name, owner, lease_owner=None, lease_until=None)
+    return Step(True, whole, verdict(session, name))
+
+
+def _run_audit(session: Session, row: CheckRun, owner: str, whole: bool) -> bool:
+    state = None if whole else audit.ChainState.from_json(row.state)
+    if state is not None and not _heads(session, state):
+        state = None  # the last entry checked is gone or changed: start again
+    whole = state is None
+    if whole:
+        _store(
+            session,
+            "audit",
+            owner,
+            progress=0,
+            progress_total=_audit_size(session),
+            whole_requested_at=None,
+        )
+
+    def progress(size: int) -> None:
+        if whole:
+            _store(session, "audit", owner, progress=size)
+
+    found = audit.check_chain(session, state, progress=progress)
+    now = _now()
+    values: dict[str, Any] = {
+        "ok": found.ok,
+        "size": found.size,
+        "reason": found.reason,
+        "findings": {"first_bad_seq": found.first_bad_seq, "checked": found.checked},
+        "state": found.state.to_json() if found.state else None,
+        "checked_at": now,
+        "progress": None,
+        "progress_total": None,
+    }
+    if whole:
+        values["whole_at"] = now
+    _store(session, "audit", owner, **values)
+    covered = -1
+    while found.ok and (reached := audit.extend_tree(session)) != covered:
+        covered = reached
+        _store(session, "audit", owner)  # renew the lease while the tree catches up
+    return whole
+
+
+@transactional
+def _heads(session: Session, state: audit.ChainState) -> bool:
+    return audit.still_heads_the_chain(session, state)
+
+
+@transactional
+def _audit_size(session: Session) -> int:
+    return audit.log_size(session)
+
+
+def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> bool:
+    since = None if whole else ledger.LedgerState.from_json(row.state)
+    if since is None:
+        whole = True
+        _store(session, "ledger", owner, whole_requested_at=None)
+    report = ledger.check(session, since)
+    if not report.ok and not whole:
+        # A posting committed late under a lower id looks like a problem to a step: only a
+        # whole check may say the books are wrong.
+        whole = True
+        report = ledger.check(session)
+    now = _now()
+    values: dict[str, Any] = {
+        "ok": report.ok,
+        "size": report.state.posting_id if report.state else 0,
+        "reason": report.problems[0] if report.problems else None,
+        "findings": {
+            "problems": report.problems[:100],
+            "problem_count": len(report.problems),
+            "transfers": report.transfers,
+            "accounts": report.accounts,
+        },
+        "state": report.state.to_json() if report.ok and report.state else None,
+        "checked_at": now,
+        "whole_requested_at": None,
+    }
+    if whole:
+        values["whole_at"] = now
+    _store(session, "ledger", owner, **values)
+    return whole
+
+
+def run_all(session: Session, owner: str) -> None:
+    """Run one step of every check (the background runner's loop body)."""
+    for name in NAMES:
+        run(session, name, owner)
+
+
+@transactional
+def request_whole(session: Session, name: str, *, actor: str) -> dict[str, Any]:
+    """Ask the background runner for a whole check (audited); return the verdict as it is."""
+    _name(name)
+    insert_ignoring_conflicts(session, CheckRun, {"name": name, "size": 0})
+    session.execute(
+        update(CheckRun)
+        .where(CheckRun.name == name)
+        .values(whole_requested_at=_now(), whole_requested_by=actor)
+        .execution_options(synchronize_session=False)
+    )
+    audit.record(session, actor=actor, action="check.requested", subject=f"check:{name}")
+    return _verdict(session, name)
+
+
+@transactional
+def verdict(session: Session, name: str) -> dict[str, Any]:
+    """Return the stored verdict of a check, with its age and any whole check under way."""
+    return _verdict(session, _name(name))
+
+
+def _verdict(session: Session, name: str) -> dict[str, Any]:
+    row = session.scalar(
+        select(CheckRun).where(CheckRun.name == name).execution_options(populate_existing=True)
+    )
+    now = _now()
+    if row is None:  # never run: a row as the first step would leave it
+        row = CheckRun(name=name, size=0)
+    running = row.lease_owner is not None and row.lease_until is not None and row.lease_until > now
+    return {
+        "name": name,
+        "ok": row.ok,
+        "size": row.size,
+        "reason": row.reason,
+        "findings": row.findings,
+        "checked_at": _iso(row.checked_at),
+        "age_seconds": None if row.checked_at is None else (now - row.checked_at).total_seconds(),
+        "whole_at": _iso(row.whole_at),
+        "running": running,
+        "requested": row.whole_requested_at is not None,
+        "requested_by": row.whole_requested_by,
+        "progress": row.progress,
+        "progress_total": row.progress_total,
+    }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else fairness.format_time(moment)
+
+
+@transactional
+def audit_verdict(session: Session) -> dict[str, Any]:
+    """The stored audit verdict as the console and the API show it, with the latest checkpoint."""
+    found = _verdict(session, "audit")
+    latest = audit.latest_checkpoint(session)
+    return found | {
+        "first_bad_seq": (found["findings"] or {}).get("first_bad_seq"),
+        "checkpoint": latest,
+    }
+
+
+@transactional
+def ledger_verdict(session: Session) -> dict[str, Any]:
+    """The stored ledger verdict as the console and the API show it."""
+    found = _verdict(session, "ledger")
+    findings = found["findings"] or {}
+    return found | {
+        "problems": findings.get("problems", []),
+        "problem_count": findings.get("problem_count", 0),
+        "transfers": findings.get("transfers", 0),
+        "accounts": findings.get("accounts", 0),
+    }
