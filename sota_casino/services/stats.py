@@ -227,8 +227,13 @@ def _sota(session: Session, user_id: int) -> dict[str, Any]:
 
 def _days(session: Session, user_id: int) -> list[dict[str, Any]]:
     rows = session.execute(
-        select(Round.settled_on, Round.game, func.count(Round.id), func.sum(Round.staked),
-               func.sum(Round.net))
+        select(
+            Round.settled_on,
+            Round.game,
+            func.count(Round.id),
+            func.sum(Round.staked),
+            func.sum(Round.net),
+        )
         .where(Round.user_id == user_id, Round.status == SETTLED)
         .group_by(Round.settled_on, Round.game)
         .order_by(Round.settled_on, Round.game)

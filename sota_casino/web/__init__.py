@@ -17,8 +17,10 @@ def init_app(app: Flask) -> None:
     from . import lobby
     from . import operator
     from . import operator_api
+    from . import rules
     from . import security
     from . import sota
+    from . import stats
     from .inputs import IdConverter
 
     # Converters must exist before the routes that use them are registered.
@@ -27,4 +29,6 @@ def init_app(app: Flask) -> None:
     security.init_app(app)
     format.init_app(app)
     for module in (lobby, auth, casino_war, sota, history, fairness, api, operator, operator_api):
+        app.register_blueprint(module.bp)
+    for module in (rules, stats):  # how to play, and the player's own statistics
         app.register_blueprint(module.bp)

@@ -27,6 +27,7 @@ from ..services import accounts
 from ..services import fairness
 from ..services import money
 from ..services import rounds
+from ..services import stats
 from . import inputs
 from .inputs import amount
 from .inputs import json_object
@@ -106,6 +107,12 @@ def topup() -> ResponseReturnValue:
     currency = inputs.choice(json_object("currency"), "currency", CURRENCIES)
     balances = _move_money(money.topup, currency=currency)
     return _created({"balances": balances, **balances})
+
+
+@bp.get("/me/stats")
+@api_login_required
+def my_stats() -> ResponseReturnValue:
+    return jsonify(stats.player_stats(get_session(), g.user.id))
 
 
 # --- fairness -----------------------------------------------------------------------------------

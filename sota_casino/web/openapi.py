@@ -306,6 +306,113 @@ SCHEMAS: Final[dict[str, Any]] = {
             "house_edge_tie_bet": nullable(ref("Figure")),
         }
     ),
+    "GameStats": obj(
+        {
+            "currency": CURRENCY,
+            "rounds": {**COUNT, "description": "settled rounds (Sota: games)"},
+            "open_rounds": {**COUNT, "description": "rounds waiting for a decision or move"},
+            "handle": {**AMOUNT, "description": "everything staked, in the game's minor units"},
+            "net": {**MONEY, "description": "the player's net result"},
+            "antes": {**AMOUNT, "description": "antes (Sota: stakes): the base of the edge"},
+            "realized_edge": nullable(ref("Figure")),
+            "expected_edge": nullable(ref("Figure")),
+        }
+    ),
+    "WarStats": {
+        "allOf": [
+            ref("GameStats"),
+            obj(
+                {
+                    "main_net": {**MONEY, "description": "the net result without the tie bet"},
+                    "tie_bets": AMOUNT,
+                    "tie_net": MONEY,
+                    "outcomes": obj({outcome: COUNT for outcome in WAR_OUTCOME["enum"]}),
+                    "wars": COUNT,
+                    "surrenders": COUNT,
+                    "interval": nullable(
+                        obj(
+                            {
+                                "confidence": {"const": 0.95},
+                                "low": {"type": "number"},
+                                "high": {"type": "number"},
+                                "inside": FLAG,
+                            }
+                        )
+                    ),
+                    "realized_tie_edge": nullable(ref("Figure")),
+                    "expected_tie_edge": nullable(ref("Figure")),
+                    "settings": array(
+                        obj(
+                            {
+                                "decks": {"type": "integer", "minimum": 1, "maximum": 8},
+                                "bonus": {"enum": ["none", "ante"]},
+                                "tie_payout": {"type": "integer", "minimum": 0, "maximum": 30},
+                                "rounds": COUNT,
+                                "antes": AMOUNT,
+                                "war_share": ref("Figure"),
+                                "house_edge_war": ref("Figure"),
+                                "house_edge_surrender": ref("Figure"),
+                                "expected_edge": ref("Figure"),
+                                "tie_bet_edge": nullable(ref("Figure")),
+                            }
+                        )
+                    ),
+                }
+            ),
+        ],
+        "description": (
+            "expected_edge plays each tie as the player did (the share of ties taken to war, "
+            "per table setting); interval is where the realized edge falls 95 times in 100"
+        ),
+    },
+    "SotaStats": {
+        "allOf": [
+            ref("GameStats"),
+            obj(
+                {
+                    "by_seats": array(
+                        obj(
+                            {
+                                "seats": {"enum": [2, 3, 4]},
+                                "teams": FLAG,
+                                "games": COUNT,
+                                "wins": COUNT,
+                                "draws": COUNT,
+                                "losses": COUNT,
+                                "net": MONEY,
+                            }
+                        )
+                    )
+                }
+            ),
+        ]
+    },
+    "PlayerStats": obj(
+        {
+            "casino_war": ref("WarStats"),
+            "sota": ref("SotaStats"),
+            "days": array(
+                obj(
+                    {
+                        "day": {"type": "string", "format": "date"},
+                        "game": GAME,
+                        "currency": CURRENCY,
+                        "rounds": ID,
+                        "handle": AMOUNT,
+                        "net": MONEY,
+                    }
+                ),
+                description="per UTC day a round settled, and game",
+            ),
+            "balance_history": obj(
+                {
+                    currency: array(obj({"time": TIME, "balance": AMOUNT}), maxItems=240)
+                    for currency in CURRENCY["enum"]
+                },
+                # the balance after each money move, thinned evenly to at most 240 points
+            ),
+        }
+    ),
     "OpenAPIDocument": obj(
         {"openapi": {"const": "3.1.0"}, "info": {"type": "object"}, "paths": {"type": "object"}}
     ),
@@ -505,6 +612,15 @@ PATHS: Final[dict[str, Any]] = {
             "accounts",
             ("201", "the new balances", "TopupResult"),
             "TopupRequest",
+        )
+    },
+    "/me/stats": {
+        "get": operation(
+            "myStats",
+            "Your statistics: results per game and per day against the exact odds",
+            "accounts",
+            ("200", "your statistics over your settled rounds", "PlayerStats"),
+            errors=DENIED,
         )
     },
     "/fairness/public-key": {
