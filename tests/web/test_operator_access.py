@@ -35,6 +35,8 @@ PUBLIC: dict[str, str] = {
     "api.public_key": "the public key, for verifiers",
     "api.casino_war_odds": "published odds",
     "api.openapi": "the API's description",
+    "rules.casino_war": "how to play Casino War, before signing up",
+    "rules.sota": "how to play Sota, before signing up",
 }
 STAFF_PREFIXES = ("/operator", "/api/v1/operator")
 ROLES = ("anonymous", "player", "auditor", "operator")
