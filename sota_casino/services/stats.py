@@ -95,6 +95,7 @@ class _Setting:
             "tie_payout": self.tie_payout,
             "rounds": self.rounds,
             "antes": self.antes,
+            "ties": self.wars + self.outcomes["surrender"],
             "war_share": odds.figure(self.war_share),
             "house_edge_war": odds.figure(odds.house_edge(self.decks, casino_war.WAR, self.bonus)),
             "house_edge_surrender": odds.figure(

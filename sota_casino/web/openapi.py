@@ -349,6 +349,7 @@ SCHEMAS: Final[dict[str, Any]] = {
                                 "tie_payout": {"type": "integer", "minimum": 0, "maximum": 30},
                                 "rounds": COUNT,
                                 "antes": AMOUNT,
+                                "ties": COUNT,
                                 "war_share": ref("Figure"),
                                 "house_edge_war": ref("Figure"),
                                 "house_edge_surrender": ref("Figure"),
