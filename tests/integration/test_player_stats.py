@@ -25,12 +25,12 @@ PASSWORD = "correct horse battery"
 
 def play_rounds(session: Session, user_id: int, rig: Callable[[int, list[str]], bytes]) -> None:
     """Casino War with ties met by war and by surrender, tie bets, and Sota at 2, 3 and 4 seats."""
-    rig(user_id, ["tie", "win", "tie", "lose", "tie", "win"])
+    rig(user_id, ["tie", "tie", "tie"])  # then three rounds as they come; later ties: war
     choices = iter(["war", "surrender", "war"])
-    for bet, tie_bet in [(500, 100), (300, 0), (200, 200), (100, 0), (700, 100), (400, 0)]:
+    for bet, tie_bet in [(500, 100), (200, 200), (700, 100), (300, 0), (100, 0), (400, 0)]:
         played = rounds.place_casino_war_bet(session, user_id, bet, tie_bet)
         if played["status"] == "awaiting_decision":
-            rounds.decide_casino_war(session, user_id, played["id"], next(choices))
+            rounds.decide_casino_war(session, user_id, played["id"], next(choices, "war"))
     rounds.play_sota(session, user_id, 3, preset="nordic")
     rounds.play_sota(session, user_id, 2, preset="english")
     rounds.play_sota(session, user_id, 4, rules={"seats": 3})
@@ -92,6 +92,7 @@ def expected_from(receipts: list[dict[str, Any]]) -> dict[str, Any]:
             "surrenders": outcomes["surrender"],
             "realized": Fraction(-main_net, antes),
             "expected": mixed,
+            "share": share,
         },
         "sota": {
             "rounds": len(games),
@@ -121,7 +122,7 @@ def test_statistics_equal_the_sums_of_the_players_own_receipts(
     for key in ("rounds", "handle", "net", "antes", "tie_net", "wars", "surrenders"):
         assert war[key] == want["war"][key], key
     assert war["outcomes"] == {o: want["war"]["outcomes"][o] for o in war["outcomes"]}
-    assert war["wars"] == 2 and war["surrenders"] == 1
+    assert war["wars"] >= 2 and war["surrenders"] == 1
     assert exact(war["realized_edge"]) == want["war"]["realized"]
     assert exact(war["expected_edge"]) == want["war"]["expected"]
     interval = war["interval"]
@@ -130,7 +131,7 @@ def test_statistics_equal_the_sums_of_the_players_own_receipts(
         interval["low"] <= float(want["war"]["realized"]) <= interval["high"]
     )
     assert [s["rounds"] for s in war["settings"]] == [6]
-    assert exact(war["settings"][0]["war_share"]) == Fraction(2, 3)
+    assert exact(war["settings"][0]["war_share"]) == want["war"]["share"] >= Fraction(2, 3)
 
     game = figures["sota"]
     for key in ("rounds", "handle", "net"):
