@@ -228,3 +228,27 @@ def _shoe(decks: int) -> tuple[int, int]:
     if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
         raise ValueError(f"decks must be a whole number of at least 1, got {decks!r}")
     return RANKS_PER_DECK * SUITS_PER_RANK * decks, SUITS_PER_RANK * decks
+
+
+def mixed_outcome_probabilities(decks: int, war_share: Fraction) -> dict[str, Fraction]:
+    """Return the probability of each outcome when ``war_share`` of the ties go to war.
+
+    A decision is only made on a tie, so a player who goes to war on a share ``f`` of ties
+    plays the mixture ``f × always war + (1 − f) × always surrender``, outcome by outcome.
+    """
+    if not 0 <= war_share <= 1:
+        raise ValueError(f"war_share must be from 0 to 1, got {war_share}")
+    war = outcome_probabilities(decks, WAR)
+    surrender = outcome_probabilities(decks, SURRENDER)
+    return {o: war_share * war[o] + (1 - war_share) * surrender[o] for o in OUTCOMES}
+
+
+def mixed_edge_and_variance(
+    decks: int, bonus: str, war_share: Fraction
+) -> tuple[Fraction, Fraction]:
+    """Return the exact house edge and variance (antes squared) of one round played with
+    ``war_share`` of the ties going to war (see :func:`mixed_outcome_probabilities`)."""
+    probabilities = mixed_outcome_probabilities(decks, war_share)
+    mean = sum((p * ante_net(o, bonus) for o, p in probabilities.items()), Fraction(0))
+    square = sum((p * ante_net(o, bonus) ** 2 for o, p in probabilities.items()), Fraction(0))
+    return -mean, square - mean**2

@@ -19,8 +19,10 @@ def init_app(app: Flask) -> None:
     from . import operator
     from . import operator_api
     from . import protocol
+    from . import rules
     from . import security
     from . import sota
+    from . import stats
     from .inputs import IdConverter
 
     # Converters must exist before the routes that use them are registered.
@@ -41,4 +43,6 @@ def init_app(app: Flask) -> None:
         operator,
         operator_api,
     ):
+        app.register_blueprint(module.bp)
+    for module in (rules, stats):  # how to play, and the player's own statistics
         app.register_blueprint(module.bp)

@@ -30,6 +30,7 @@ from ..services import accounts
 from ..services import fairness
 from ..services import money
 from ..services import rounds
+from ..services import stats
 from . import inputs
 from . import schemas as s
 from .openapi import CHANGE
@@ -126,6 +127,19 @@ def me() -> ResponseReturnValue:
 def topup(body: s.TopupRequest) -> ResponseReturnValue:
     balances = _move_money(money.topup, body)
     return _created({"balances": balances, **balances})
+
+
+@bp.get("/me/stats")
+@api_login_required
+@operation(
+    "myStats",
+    "Your statistics: results per game and per day against the exact odds",
+    "accounts",
+    s.PlayerStats,
+    errors=DENIED,
+)
+def my_stats() -> ResponseReturnValue:
+    return jsonify(stats.player_stats(get_session(), g.user.id))
 
 
 # --- fairness -----------------------------------------------------------------------------------

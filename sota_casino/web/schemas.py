@@ -34,6 +34,7 @@ from ..services import checks
 from ..services import money
 from ..services import rounds
 from ..services import settings
+from ..services import stats
 from ..services.text import NO_NUL_PATTERN
 
 MAX_ID = 2**63 - 1
@@ -543,6 +544,109 @@ class Odds(Answer):
     house_edge_war: Figure
     house_edge_surrender: Figure
     house_edge_tie_bet: Figure | None
+
+
+class GameStats(Answer):
+    currency: Currency
+    rounds: Annotated[Count, Field(description="settled rounds (Sota: games)")]
+    open_rounds: Annotated[Count, Field(description="rounds waiting for a decision or move")]
+    handle: Annotated[Count, Field(description="everything staked, in the game's minor units")]
+    net: Annotated[int, Field(description="the player's net result")]
+    antes: Annotated[Count, Field(description="antes (Sota: stakes): the base of the edge")]
+    realized_edge: Figure | None
+    expected_edge: Figure | None
+
+
+class EdgeInterval(Answer):
+    """Where the realized edge falls 95 times in 100 for a player of exactly these rounds."""
+
+    confidence: Annotated[float, OneOf((stats.CONFIDENCE,))]
+    low: float
+    high: float
+    inside: bool
+
+
+class WarSetting(Answer):
+    """The player's Casino War rounds at one table setting, against its exact odds."""
+
+    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])]
+    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)]
+    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])]
+    rounds: Count
+    antes: Count
+    ties: Count
+    war_share: Figure
+    house_edge_war: Figure
+    house_edge_surrender: Figure
+    expected_edge: Figure
+    tie_bet_edge: Figure | None
+
+
+#: Settled rounds per outcome, every outcome present.
+OutcomeCounts = Annotated[
+    dict[WarOutcome, Count], Field(json_schema_extra={"required": list(casino_war.OUTCOMES)})
+]
+
+
+class WarStats(GameStats):
+    """``expected_edge`` plays each tie as the player did (the share of ties taken to war, per
+    table setting); ``interval`` is where the realized edge falls 95 times in 100."""
+
+    main_net: Annotated[int, Field(description="the net result without the tie bet")]
+    tie_bets: Count
+    tie_net: int
+    outcomes: OutcomeCounts
+    wars: Count
+    surrenders: Count
+    interval: EdgeInterval | None
+    realized_tie_edge: Figure | None
+    expected_tie_edge: Figure | None
+    settings: list[WarSetting]
+
+
+class SeatsStats(Answer):
+    seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
+    teams: bool
+    games: Count
+    wins: Count
+    draws: Count
+    losses: Count
+    net: int
+
+
+class SotaStats(GameStats):
+    by_seats: list[SeatsStats]
+
+
+class DayStats(Answer):
+    day: Annotated[str, Field(json_schema_extra={"format": "date"})]
+    game: GameName
+    currency: Currency
+    rounds: Id
+    handle: Count
+    net: int
+
+
+class BalancePoint(Answer):
+    time: Time
+    balance: Count
+
+
+BalanceLine = Annotated[list[BalancePoint], Field(max_length=stats.BALANCE_POINTS)]
+
+
+class BalanceHistory(Answer):
+    """The balance after each money move, thinned evenly to at most 240 points."""
+
+    chips: BalanceLine
+    sweets: BalanceLine
+
+
+class PlayerStats(Answer):
+    casino_war: WarStats
+    sota: SotaStats
+    days: Annotated[list[DayStats], Field(description="per UTC day a round settled, and game")]
+    balance_history: BalanceHistory
 
 
 class OpenAPIDocument(Answer):

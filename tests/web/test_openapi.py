@@ -252,6 +252,9 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
         pow_game = check("post", moves, json={"cards": laid}, headers=auth)
     check("post", moves, json={"cards": ["AS"]}, headers=auth)
 
+    played = check("get", "/me/stats", headers=auth)
+    assert played["casino_war"]["rounds"] == 2 and played["sota"]["rounds"] == 2
+    check("get", "/me/stats")
     check("get", "/rounds?limit=2", headers=auth)
     check("get", "/rounds?limit=0", headers=auth)
     check("get", "/casino-war/odds?decks=2&bonus=ante")

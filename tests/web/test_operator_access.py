@@ -37,6 +37,8 @@ PUBLIC: dict[str, str] = {
     "api.openapi": "the API's description",
     "health.alive": "the load balancer's liveness check",
     "health.ready": "the load balancer's readiness check (says nothing private)",
+    "rules.casino_war": "how to play Casino War, before signing up",
+    "rules.sota": "how to play Sota, before signing up",
 }
 STAFF_PREFIXES = ("/operator", "/api/v1/operator")
 ROLES = ("anonymous", "player", "auditor", "operator")
