@@ -221,7 +221,7 @@ def table() -> ResponseReturnValue:
 @login_required
 def play() -> ResponseReturnValue:
     form = request.form
-    stake = form_whole("stake", label="stake (sweets)")
+    stake = form_whole("stake", label="stake", unit="sweets", example="5 or 10")
     picked = form.get("preset", "")
     if picked == CUSTOM:
         body: dict[str, Any] = {"stake": stake, "rules": parse_rules(form)}

@@ -52,22 +52,30 @@ def test_huge_or_malformed_ids_in_urls_are_404s(player: FlaskClient, auth: dict[
 
 
 def test_a_refused_form_flashes_the_reason_and_goes_back(player: FlaskClient) -> None:
-    player.get("/casino-war")
+    player.get("/sota")
     response = post_form(
-        player,
-        "/casino-war/rounds",
-        {"bet": "abc"},
-        headers={"Referer": "http://localhost/casino-war"},
+        player, "/sota/games", {"stake": "abc"}, headers={"Referer": "http://localhost/sota"}
     )
     assert response.status_code == 303
-    assert response.location == "/casino-war"
-    page = player.get("/casino-war").get_data(as_text=True)
-    assert "must be a whole number of chips" in page
+    assert response.location == "/sota"
+    page = player.get("/sota").get_data(as_text=True)
+    assert "must be a whole number of sweets" in page
+
+
+def test_a_refused_bet_stays_on_the_table_with_the_amounts_as_typed(player: FlaskClient) -> None:
+    player.get("/casino-war")
+    response = post_form(player, "/casino-war/rounds", {"bet": "-3", "tie_bet": "2"})
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert "The ante cannot be negative" in page
+    assert 'name="bet" type="number"' in page and 'value="-3"' in page and 'value="2"' in page
+    huge = post_form(player, "/casino-war/rounds", {"bet": "100000000000000000000000"})
+    assert "The ante is far too large" in huge.get_data(as_text=True)
 
 
 def test_a_refused_form_never_goes_back_to_another_site(player: FlaskClient) -> None:
     response = post_form(
-        player, "/casino-war/rounds", {"bet": "x"}, headers={"Referer": "https://evil.example/"}
+        player, "/sota/games", {"stake": "x"}, headers={"Referer": "https://evil.example/"}
     )
     assert response.status_code == 303
     assert response.location == "/"
