@@ -69,7 +69,10 @@ def raise_warning(held: int, ante: int, tie_bet: int) -> str | None:
 def _typed(round_: dict[str, Any] | None, rules: dict[str, Any]) -> dict[str, str]:
     """Return what the bet fields show: what was typed (a refused bet), else the last round's."""
     if request.method == "POST":
-        return {"bet": request.form.get("bet", "")[:16], "tie_bet": request.form.get("tie_bet", "")[:16]}
+        return {
+            "bet": request.form.get("bet", "")[:16],
+            "tie_bet": request.form.get("tie_bet", "")[:16],
+        }
     if round_ is None:
         latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1)["rounds"]
         round_ = rounds.get_round(get_session(), g.user.id, latest[0]["id"]) if latest else None
@@ -78,9 +81,7 @@ def _typed(round_: dict[str, Any] | None, rules: dict[str, Any]) -> dict[str, st
     return {"bet": str(round_["bet"] // 100), "tie_bet": str(round_["tie_bet"] // 100)}
 
 
-def _render_table(
-    round_: dict[str, Any] | None, error: CasinoError | None = None
-) -> str:
+def _render_table(round_: dict[str, Any] | None, error: CasinoError | None = None) -> str:
     db = get_session()
     rules = settings.table_rules(db, TABLE)
     balances = money.balances(db, g.user.id)
@@ -99,6 +100,7 @@ def _render_table(
         afford_note=raise_warning(balances["chips"], ante, tie_bet),
         error=error.message if error else None,
         invalid=error.details.get("field") if error else None,
+        low_balance=current_app.config["LOW_BALANCE_CHIPS"],
     )
 
 

@@ -4,8 +4,8 @@ pretty JSON."""
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from datetime import datetime
-from datetime import timezone
 from typing import Any
 from typing import Final
 
@@ -87,7 +87,7 @@ def when(stamp: str | datetime | None) -> str:
     if moment is None:
         return str(stamp)
     if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc)
+        moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 

@@ -157,6 +157,7 @@
         method: "post", action: table.dataset.decisionUrl.replace("/0/", "/" + round.id + "/"),
         class: "decision", id: "decision", "data-record-action": true, "data-round-id": round.id,
         "data-seed-pair-id": round.seed_pair_id, "data-nonce": round.nonce, "data-game": "casino_war",
+        "data-ante": round.bet,
       });
       const war = el("button", { type: "submit", name: "choice", value: "war", id: "go-to-war" },
         "Go to war · raise " + chips(round.bet) + " ");
@@ -243,15 +244,28 @@
       checkAfford();
       if (awaiting) {
         const first = document.querySelector("#decision button.primary");
-        if (first) first.focus();
+        if (first) first.focus({ preventScroll: true });
       } else {
-        $("deal").focus();
+        $("deal").focus({ preventScroll: true });
       }
     }
 
-    function refused(answer) {
+    /* The API's refusal in the words the table's form uses (the API's own words name fields). */
+    function refused(answer, needed, what, instead) {
       const error = answer.data && answer.data.error;
-      return error ? error.message : "The table did not answer (status " + answer.status + "). Try again.";
+      if (!error) return "The table did not answer (status " + answer.status + "). Try again.";
+      if (error.code === "insufficient_funds") {
+        return "You have " + chipsText(held) + ", not enough for " + what + " of " + chipsText(needed) + ". " +
+          instead + ", or top up in the lobby once you are below " + chipsText(Number(table.dataset.lowBalance)) + ".";
+      }
+      if (error.code === "invalid_bet" || error.code === "invalid_input") {
+        const limits = "from " + chips(Number(table.dataset.minBet)) + " to " + chips(Number(table.dataset.maxBet)) + " whole chips";
+        if (/tie_bet/.test(error.message)) {
+          return tiePayout ? "The tie bet must be 0 or " + limits + "." : "This table offers no tie bet; leave it at 0.";
+        }
+        if (/^bet\b/.test(error.message)) return "The ante must be " + limits + ".";
+      }
+      return sentence(error.message);
     }
 
     async function deal(bet, tieBet) {
@@ -267,7 +281,8 @@
       try {
         const answer = await post(table.dataset.api, { bet: bet * 100, tie_bet: tieBet * 100 }, key());
         if (!answer.ok) {
-          showError(sentence(refused(answer)));
+          if (answer.data && answer.data.error && answer.data.error.code === "insufficient_funds") await refreshBalance();
+          showError(refused(answer, (bet + tieBet) * 100, "this bet", "Bet less"));
           return;
         }
         showError("");
@@ -280,6 +295,13 @@
         busy = false;
         $("deal").disabled = false;
       }
+    }
+
+    async function refreshBalance() {
+      try {
+        const me = await fetch("/api/v1/me", { credentials: "same-origin" });
+        if (me.ok) setBalances((await me.json()).balances);
+      } catch (error) { /* the old balance stays shown */ }
     }
 
     function sentence(text) {
@@ -298,7 +320,7 @@
       try {
         const answer = await post(table.dataset.api + "/" + roundId + "/decision", { choice }, key());
         if (!answer.ok) {
-          showError(sentence(refused(answer)));
+          showError(refused(answer, Number(decision.dataset.ante), "the raise", "Surrender instead"));
           for (const b of decision.querySelectorAll("button")) b.disabled = b.id === "go-to-war" && Boolean($("war-why"));
           return;
         }
