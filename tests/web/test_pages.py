@@ -279,8 +279,8 @@ def test_a_double_submitted_bet_form_deals_once(player: FlaskClient) -> None:
 
 def test_the_sota_table_explains_every_rule_option(player: FlaskClient) -> None:
     page = text(player.get("/sota"))
+    assert page.count('name="seats"') == 1  # one seat count for named and custom rule sets
     for option in (
-        "seats",
         "deck",
         "war_down",
         "won_cards",
@@ -324,7 +324,7 @@ def test_a_custom_rule_set_is_played_as_given(player: FlaskClient) -> None:
     form = {
         "stake": "3",
         "preset": "custom",
-        "rule_seats": "4",
+        "seats": "4",
         "rule_deck": "jokers54",
         "rule_war_down": "1",
         "rule_won_cards": "won_pile",
