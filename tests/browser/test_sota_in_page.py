@@ -48,7 +48,8 @@ def test_at_10x_every_card_of_the_replay_is_fully_shown(tab: Any) -> None:
         tab.click("#step")
         tab.wait_for_timeout(FRAMES["10"])
         opacities = tab.evaluate(
-            "Array.from(document.querySelectorAll('#seats .card'), c => Number(getComputedStyle(c).opacity))"
+            "Array.from(document.querySelectorAll('#seats .card'),"
+            " c => Number(getComputedStyle(c).opacity))"
         )
         assert opacities and min(opacities) == 1, opacities
 
@@ -168,7 +169,8 @@ def test_court_cards_have_figures_and_small_cards_are_readable(tab: Any) -> None
                 const figure = card.querySelector('.court .figure');
                 out[code] = figure ? {
                     width: figure.getBoundingClientRect().width,
-                    mask: getComputedStyle(figure).maskImage || getComputedStyle(figure).webkitMaskImage,
+                    mask: getComputedStyle(figure).maskImage
+                        || getComputedStyle(figure).webkitMaskImage,
                     letter: card.querySelector('.court .letter').textContent,
                 } : null;
             }
