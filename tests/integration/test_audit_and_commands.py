@@ -341,8 +341,9 @@ def test_entries_cut_off_the_end_of_the_log_are_found_by_the_checkpoint_over_the
         )
     whole = audit.verify(session)
     assert not whole["ok"]
-    assert f"covers {signed['size']} entries but the log holds {signed['size'] - 2}" in (
-        whole["reason"]
+    assert (
+        f"covers {signed['size']} entries but the log holds {signed['size'] - 2}"
+        in (whole["reason"])
     )
     assert not audit.status(session)["ok"]
 

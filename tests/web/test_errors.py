@@ -91,3 +91,27 @@ def test_bad_query_values_on_pages_are_422_pages_not_500(player: FlaskClient) ->
     response = player.get("/history?before=abc")
     assert response.status_code == 422
     assert "before must be a whole number" in response.get_data(as_text=True)
+
+
+def test_page_messages_name_fields_in_words_and_count_right(player: FlaskClient) -> None:
+    table = player.get("/sota").get_data(as_text=True)
+    for code in ("standard52", "winner_first", "tied_only_return"):
+        assert f"<strong>{code}</strong>" not in table and f"> {code} " not in table
+    blank = post_form(player, "/fairness/rotate", {"client_seed": "   "})
+    assert blank.status_code == 303
+    page = player.get("/fairness").get_data(as_text=True)
+    assert "Enter a client seed: 1 to 64 characters, not only spaces" in page
+    assert "Client_seed" not in page and "client_seed must" not in page
+
+
+def test_amounts_say_one_chip_and_one_sweet() -> None:
+    from sota_casino.web.format import chips_text
+    from sota_casino.web.format import plural
+    from sota_casino.web.format import sweets_text
+    from sota_casino.web.format import when
+
+    assert chips_text(100) == "1 chip" and chips_text(150) == "1.50 chips"
+    assert chips_text(-100, signed=True) == "−1 chip" and chips_text(200) == "2 chips"
+    assert sweets_text(1, signed=True) == "+1 sweet" and sweets_text(3) == "3 sweets"
+    assert plural(1, "sweet") == "1 sweet" and plural(100, "chip") == "1 chip"
+    assert when("2026-12-01T08:31:13.842813Z") == "2026-12-01 08:31 UTC"

@@ -349,9 +349,22 @@ def test_bad_sota_forms_are_explained(player: FlaskClient) -> None:
         ({"stake": "x", "preset": "nordic"}, "The stake must be a whole number of sweets, like"),
         ({"stake": "0", "preset": "nordic"}, "stake must be a whole number of sweets from"),
         ({"stake": "5", "preset": "klondike"}, "preset must be one of"),
-        ({"stake": "5", "preset": "custom", "rule_deck": "tarot"}, "deck must be one of"),
-        ({"stake": "5", "preset": "custom", "rule_max_tricks": "lots"}, "max tricks must be"),
-        ({"stake": "5", "preset": "custom", "rule_teams": "on"}, "teams needs 4 seats"),
+        ({"stake": "5", "preset": "custom", "rule_deck": "tarot"}, "Deck must be one of"),
+        (
+            {"stake": "5", "preset": "custom", "rule_max_tricks": "lots"},
+            "Trick limit must be a whole",
+        ),
+        (
+            {"stake": "5", "preset": "custom", "rule_max_tricks": "-3"},
+            "Trick limit cannot be negative",
+        ),
+        (
+            {"stake": "5", "preset": "custom", "rule_lead": "10" * 12},
+            "Winning lead is far too large",
+        ),
+        ({"stake": "-3", "preset": "nordic"}, "The stake cannot be negative"),
+        ({"stake": "1" + "0" * 23, "preset": "nordic"}, "The stake is far too large"),
+        ({"stake": "5", "preset": "custom", "rule_teams": "on"}, "Teams needs 4 seats"),
     ]
     for form, message in cases:
         assert message in follow(player, post_form(player, "/sota/games", form)), form
