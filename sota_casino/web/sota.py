@@ -211,7 +211,7 @@ def parse_rules(form: MultiDict[str, str]) -> dict[str, Any]:
             continue
         rules[name] = int(value) if value.isdigit() and name == "war_down" else value
     for number in NUMBER_HELP:
-        name = number["name"]
+        name = str(number["name"])
         text = (form.get(f"rule_{name}") or "").strip()
         if text and text != "off":
             rules[name] = _number(text, name)

@@ -46,8 +46,9 @@ def play_round(page: Any, choice: str = "surrender") -> None:
         arg=before,
     )
     if page.locator("#decision").count():
-        page.focus(f"#decision button[value={choice}]")
-        page.keyboard.press("Enter")
+        # Let the just-drawn decision settle: a key pressed in the same frame can be lost.
+        page.wait_for_timeout(300)
+        page.click(f"#decision button[value={choice}]")
     page.wait_for_selector("#bet-form:not([hidden]) #deal:not([disabled])")
 
 
