@@ -39,24 +39,16 @@ def sign_up(page: Any, prefix: str) -> str:
 def play_round(page: Any, choice: str = "surrender") -> None:
     """Deal one Casino War round from the table (no page load) and meet a tie with ``choice``."""
     page.wait_for_selector("#deal:not([disabled])")
-    before = page.inner_text("#bet-summary")
+    # textContent on both sides: innerText puts line breaks between the spans, so comparing
+    # it with textContent would call the summary changed before the deal is even answered.
+    summary = "document.getElementById('bet-summary').textContent"
+    before = page.evaluate(summary)
     page.click("#deal")
-    page.wait_for_function(
-        "before => document.getElementById('bet-summary').textContent.trim() !== before.trim()",
-        arg=before,
-    )
-    settled = "#bet-form:not([hidden]) #deal:not([disabled])"
-    for _ in range(3):
-        if not page.locator("#decision").count():
-            break
-        # A click in the frame that draws the decision can be lost under load: try again.
-        page.wait_for_timeout(300)
-        page.click(f"#decision button[value={choice}]:not([disabled])")
-        try:
-            page.wait_for_selector(settled, timeout=5000)
-        except Exception:  # noqa: BLE001 - the next attempt or the final wait reports it
-            continue
-    page.wait_for_selector(settled)
+    # Each round's summary names its own round id, so it changes once this deal is drawn.
+    page.wait_for_function(f"before => {summary} !== before", arg=before)
+    if page.locator("#decision").count():
+        page.click(f"#decision button[value={choice}]")
+    page.wait_for_selector("#bet-form:not([hidden]) #deal:not([disabled])")
 
 
 def test_a_visitor_signs_up_and_sees_the_lobby(tab: Any, shoot: Any) -> None:
