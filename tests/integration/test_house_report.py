@@ -37,9 +37,7 @@ def _play_both_games(session: Session, player: int, rig: Callable) -> None:
 def _expected(session: Session) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], dict]]:
     """Add the rounds up here, from each round's JSON, the way the report defines its figures."""
     per_game: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(FIGURES, 0))
-    per_day: dict[tuple[str, str], dict[str, int]] = defaultdict(
-        lambda: dict.fromkeys(FIGURES, 0)
-    )
+    per_day: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: dict.fromkeys(FIGURES, 0))
     with session.begin():
         settled = session.scalars(sa.select(Round).where(Round.status == "settled")).all()
     for row in settled:
