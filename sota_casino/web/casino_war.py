@@ -30,6 +30,7 @@ from ..services import rounds
 from ..services import settings
 from .errors import handle_casino_error
 from .errors import refusal_headers
+from .errors import status_of
 from .format import chips
 from .format import plural
 from .inputs import choice
@@ -107,9 +108,10 @@ def _render_table(round_: dict[str, Any] | None, error: CasinoError | None = Non
 @bp.errorhandler(CasinoError)
 def refused(error: CasinoError) -> ResponseReturnValue:
     """Show a refused bet on the table with its reason, the amounts kept as typed."""
-    if request.endpoint != "casino_war.bet" or error.status == 404:
-        return handle_casino_error(error)
-    return _render_table(None, error), error.status, refusal_headers(error)
+    status = status_of(error)
+    if request.endpoint != "casino_war.bet" or status == 404 or status >= 500:
+        return handle_casino_error(error)  # nothing to show on the table, or no table to show
+    return _render_table(None, error), status, refusal_headers(error)
 
 
 @bp.get("")
