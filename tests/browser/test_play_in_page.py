@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LiveServer
-from conftest import open_tab
+from browser_support import LiveServer
+from browser_support import open_tab
 from test_player import leave_chips
 from test_player import sign_up
 
