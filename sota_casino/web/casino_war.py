@@ -1,8 +1,13 @@
-"""The Casino War table (pages): bet, see the cards, decide a tie."""
+"""The Casino War table (pages): bet, see the cards, decide a tie.
+
+With JavaScript the page plays through the JSON API without reloading (static/js/casino_war.js);
+these views are the same table for browsers without it.
+"""
 
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from flask import Blueprint
 from flask import current_app
@@ -16,13 +21,18 @@ from flask.typing import ResponseReturnValue
 from ..core import odds
 from ..core.casino_war import CHOICES
 from ..core.casino_war import TableRules
+from ..core.errors import CasinoError
 from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidBet
 from ..db import get_session
 from ..services import money
 from ..services import rounds
 from ..services import settings
+from .errors import handle_casino_error
+from .errors import refusal_headers
+from .errors import status_of
 from .format import chips
+from .format import plural
 from .inputs import choice
 from .inputs import form_chips
 from .security import login_required
@@ -32,6 +42,8 @@ bp = Blueprint("casino_war", __name__, url_prefix="/casino-war")
 TABLE = "casino_war"
 #: Chip denominations offered on the table, in whole chips.
 CHIP_VALUES = (1, 5, 25, 100, 500)
+#: The ante offered to a player who has not bet yet, in table minimums.
+FIRST_ANTE_MINIMUMS = 5
 
 
 def _form_key() -> str | None:
@@ -40,20 +52,66 @@ def _form_key() -> str | None:
     return key if 8 <= len(key) <= 64 and key.isalnum() else None
 
 
-def _render_table(round_: dict[str, object] | None) -> ResponseReturnValue:
+def raise_warning(held: int, ante: int, tie_bet: int) -> str | None:
+    """Say, before the bet is placed, that a tie could not be met with war (amounts in hundredths).
+
+    After the ante and tie bet are taken, war needs another ante; without it a tie leaves only
+    surrender. None when the balance covers the raise, or not even the bet itself.
+    """
+    left = held - ante - tie_bet
+    if ante <= 0 or left < 0 or left >= ante:
+        return None
+    return (
+        f"After this bet you would have {plural(left, 'chip')} left: on a tie you could not "
+        f"raise {chips(ante)} to go to war, only surrender and get {chips(ante // 2)} back."
+    )
+
+
+def _typed(round_: dict[str, Any] | None, rules: dict[str, Any]) -> dict[str, str]:
+    """Return what the bet fields show: what was typed (a refused bet), else the last round's."""
+    if request.method == "POST":
+        return {
+            "bet": request.form.get("bet", "")[:16],
+            "tie_bet": request.form.get("tie_bet", "")[:16],
+        }
+    if round_ is None:
+        latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1)["rounds"]
+        round_ = rounds.get_round(get_session(), g.user.id, latest[0]["id"]) if latest else None
+    if round_ is None:
+        return {"bet": str(rules["min_bet"] // 100 * FIRST_ANTE_MINIMUMS), "tie_bet": "0"}
+    return {"bet": str(round_["bet"] // 100), "tie_bet": str(round_["tie_bet"] // 100)}
+
+
+def _render_table(round_: dict[str, Any] | None, error: CasinoError | None = None) -> str:
     db = get_session()
     rules = settings.table_rules(db, TABLE)
     balances = money.balances(db, g.user.id)
-    chips = [c for c in CHIP_VALUES if c * 100 <= rules["max_bet"]]
+    typed = _typed(round_, rules)
+    ante = int(typed["bet"]) * 100 if typed["bet"].isdigit() else 0
+    tie_bet = int(typed["tie_bet"]) * 100 if typed["tie_bet"].isdigit() else 0
     return render_template(
         "casino_war/table.html",
         rules=rules,
         edge=odds.casino_war_odds(TableRules.from_dict(rules)),
         round=round_,
         balances=balances,
-        chip_values=chips,
+        chip_values=[c for c in CHIP_VALUES if c * 100 <= rules["max_bet"]],
         form_key=secrets.token_hex(16),
+        typed=typed,
+        afford_note=raise_warning(balances["chips"], ante, tie_bet),
+        error=error.message if error else None,
+        invalid=error.details.get("field") if error else None,
+        low_balance=current_app.config["LOW_BALANCE_CHIPS"],
     )
+
+
+@bp.errorhandler(CasinoError)
+def refused(error: CasinoError) -> ResponseReturnValue:
+    """Show a refused bet on the table with its reason, the amounts kept as typed."""
+    status = status_of(error)
+    if request.endpoint != "casino_war.bet" or status == 404 or status >= 500:
+        return handle_casino_error(error)  # nothing to show on the table, or no table to show
+    return _render_table(None, error), status, refusal_headers(error)
 
 
 @bp.get("")
@@ -64,6 +122,19 @@ def table() -> ResponseReturnValue:
         # A tie waits for the player's decision: the table is that round until it is settled.
         return redirect(url_for("casino_war.round_page", round_id=latest[0]["id"]))
     return _render_table(None)
+
+
+@bp.get("/odds")
+@login_required
+def odds_page() -> ResponseReturnValue:
+    rules = settings.table_rules(get_session(), TABLE)
+    table_rules = TableRules.from_dict(rules)
+    return render_template(
+        "casino_war/odds.html",
+        rules=rules,
+        edge=odds.casino_war_odds(table_rules),
+        by_decks=odds.odds_by_decks(tie_payout=table_rules.tie_payout, bonus=table_rules.bonus),
+    )
 
 
 @bp.get("/rounds/<id:round_id>")
@@ -80,8 +151,8 @@ def _short_of_chips(needed: int, what: str, instead: str) -> InsufficientFunds:
     held = money.balances(get_session(), g.user.id)["chips"]
     low = current_app.config["LOW_BALANCE_CHIPS"]
     return InsufficientFunds(
-        f"You have {chips(held)} chips, not enough for {what} of {chips(needed)} chips. "
-        f"{instead}, or top up in the lobby once you are below {chips(low)} chips."
+        f"You have {plural(held, 'chip')}, not enough for {what} of {plural(needed, 'chip')}. "
+        f"{instead}, or top up in the lobby once you are below {plural(low, 'chip')}."
     )
 
 
@@ -99,7 +170,10 @@ def _outside_limits(error: InvalidBet) -> InvalidBet:
 @bp.post("/rounds")
 @login_required
 def bet() -> ResponseReturnValue:
-    body = {"bet": form_chips("bet"), "tie_bet": form_chips("tie_bet", required=False)}
+    body = {
+        "bet": form_chips("bet", label="ante"),
+        "tie_bet": form_chips("tie_bet", label="tie bet", required=False),
+    }
     try:
         round_ = rounds.place_casino_war_bet(
             get_session(),

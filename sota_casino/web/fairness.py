@@ -17,6 +17,7 @@ from flask import url_for
 from flask.typing import ResponseReturnValue
 
 from ..core import fairness as core_fairness
+from ..core.errors import InvalidInput
 from ..db import get_session
 from ..services import fairness
 from ..verify.build import verifier_archive
@@ -70,8 +71,22 @@ def index() -> ResponseReturnValue:
 @bp.post("/rotate")
 @login_required
 def rotate() -> ResponseReturnValue:
-    client_seed = request.form.get("client_seed", "").strip() or None
-    result = fairness.rotate(get_session(), g.user.id, client_seed)
+    client_seed = request.form.get("client_seed", "")
+    if not client_seed.strip():
+        # Blank is no seed: the server must not silently pick one the player never saw.
+        raise InvalidInput(
+            "Enter a client seed: 1 to 64 characters, not only spaces (or keep the suggested one).",
+            field="client_seed",
+        )
+    try:
+        result = fairness.rotate(get_session(), g.user.id, client_seed)
+    except InvalidInput as error:
+        if error.details.get("field") != "client_seed":
+            raise
+        raise InvalidInput(
+            f"The client seed must be 1 to {core_fairness.CLIENT_SEED_MAX} characters of text.",
+            field="client_seed",
+        ) from error
     revealed = result["revealed"]["document"]
     flash(
         f"Seed pair #{revealed['seed_pair_id']} is revealed: its server seed was "

@@ -1,8 +1,11 @@
-"""Template filters: money in minor units, card codes, and pretty JSON."""
+"""Template filters: money in minor units (with the unit's plural right), card codes, times, and
+pretty JSON."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 from typing import Final
 
@@ -11,6 +14,8 @@ from flask import Flask
 SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_NAMES: Final = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
 RANK_LABELS: Final = {"T": "10", "J": "J", "Q": "Q", "K": "K", "A": "A"}
+#: Jacks, queens and kings: drawn with a figure instead of one big suit sign.
+COURT_RANKS: Final = frozenset("JQK")
 RANK_NAMES: Final = {
     "T": "ten",
     "J": "jack",
@@ -46,6 +51,53 @@ def sweets(amount: int | None, signed: bool = False) -> str:
     return f"{sign}{abs(amount):,}"
 
 
+def plural(amount: int, unit: str) -> str:
+    """Return an amount with its unit, singular only for exactly one.
+
+    ``unit`` is ``"chip"`` (``amount`` in hundredths: ``100`` → ``"1 chip"``, ``150`` →
+    ``"1.50 chips"``) or ``"sweet"`` (whole sweets: ``1`` → ``"1 sweet"``).
+    """
+    if unit == "chip":
+        return f"{chips(amount)} {'chip' if abs(amount) == 100 else 'chips'}"
+    return f"{sweets(amount)} {unit if abs(amount) == 1 else unit + 's'}"
+
+
+def chips_text(amount: int | None, signed: bool = False) -> str:
+    """Show hundredths of a chip with the word: ``"1 chip"``, ``"+12 chips"``."""
+    if amount is None:
+        return "–"
+    return f"{chips(amount, signed)} {'chip' if abs(amount) == 100 else 'chips'}"
+
+
+def sweets_text(amount: int | None, signed: bool = False) -> str:
+    """Show sweets with the word: ``"1 sweet"``, ``"−3 sweets"``."""
+    if amount is None:
+        return "–"
+    return f"{sweets(amount, signed)} {'sweet' if abs(amount) == 1 else 'sweets'}"
+
+
+def when(stamp: str | datetime | None) -> str:
+    """Show a moment the one way every page does: ``"2026-12-01 08:31 UTC"``.
+
+    Takes the services' ISO 8601 text (``2026-12-01T08:31:13.842813Z``) or a datetime.
+    """
+    if stamp is None:
+        return "–"
+    moment = stamp if isinstance(stamp, datetime) else _parse_time(stamp)
+    if moment is None:
+        return str(stamp)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _parse_time(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
 def card_label(code: str) -> str:
     """Return the short label of a card: ``"TD"`` → ``"10♦"``, ``"X1"`` → ``"Joker"``."""
     if code.startswith("X"):
@@ -70,6 +122,7 @@ def card_parts(code: str) -> dict[str, Any]:
         "red": code[1] in "DH",
         "name": card_name(code),
         "joker": False,
+        "court": code[0] in COURT_RANKS,
     }
 
 
@@ -99,4 +152,7 @@ def init_app(app: Flask) -> None:
         card_parts=card_parts,
         pretty_json=pretty_json,
         age=age,
+        chips_text=chips_text,
+        sweets_text=sweets_text,
+        when=when,
     )

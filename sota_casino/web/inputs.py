@@ -234,33 +234,55 @@ def query_int(
     return int(text)
 
 
-def form_chips(name: str, *, required: bool = True) -> int:
-    """Return a form field given in whole chips, converted to hundredths of a chip.
+def _form_number(name: str, label: str, unit: str, example: str) -> int | None:
+    """Return a form field's whole, non-negative number (None if blank), refusing in words.
 
-    :raises InvalidInput: if it is missing or not a whole, non-negative number of chips.
+    :param label: the field as the form names it ("ante", "stake").
+    :raises InvalidInput: for a negative, fractional, huge or garbled number.
     """
     text = (request.form.get(name) or "").strip()
     if not text:
+        return None
+    if re.fullmatch(r"[-−][0-9.,]*[0-9]", text):
+        raise InvalidInput(f"The {label} cannot be negative: enter {example}.", field=name)
+    digits = text.replace(",", "")
+    many_digits = re.fullmatch(r"[0-9]+", digits) and len(digits) > _MAX_FORM_DIGITS
+    if many_digits or re.fullmatch(r"[0-9.]+[eE]\+?[0-9]+", text):
+        raise InvalidInput(f"The {label} is far too large: enter {example}.", field=name)
+    if not re.fullmatch(r"[0-9]{1,12}", digits):
+        of_unit = f" of {unit}, like {example}" if unit else ""
+        raise InvalidInput(f"The {label} must be a whole number{of_unit}.", field=name)
+    return int(digits)
+
+
+#: Digits a form's whole number may have: more is no amount any table takes.
+_MAX_FORM_DIGITS: Final = 12
+
+
+def form_chips(name: str, *, label: str | None = None, required: bool = True) -> int:
+    """Return a form field given in whole chips, converted to hundredths of a chip.
+
+    :param label: the field as the form names it (default: its name in words).
+    :raises InvalidInput: if it is missing or not a whole, non-negative number of chips.
+    """
+    label = label or name.replace("_", " ")
+    number = _form_number(name, label, "chips", "5 or 25")
+    if number is None:
         if required:
-            raise InvalidInput(f"Please enter the {name.replace('_', ' ')} in chips.", field=name)
+            raise InvalidInput(f"Please enter the {label} in chips.", field=name)
         return 0
-    if not re.fullmatch(r"[0-9]{1,12}", text):
-        raise InvalidInput(
-            f"The {name.replace('_', ' ')} must be a whole number of chips, like 5 or 25.",
-            field=name,
-        )
-    return int(text) * 100
+    return number * 100
 
 
-def form_whole(name: str, *, label: str) -> int:
+def form_whole(name: str, *, label: str, unit: str = "", example: str = "a number like 5") -> int:
     """Return a form field holding a whole, non-negative number.
 
     :raises InvalidInput: if it is missing or not a whole number.
     """
-    text = (request.form.get(name) or "").strip()
-    if not re.fullmatch(r"[0-9]{1,12}", text):
-        raise InvalidInput(f"The {label} must be a whole number.", field=name)
-    return int(text)
+    number = _form_number(name, label, unit, example)
+    if number is None:
+        raise InvalidInput(f"Please enter the {label}.", field=name)
+    return number
 
 
 class IdConverter(BaseConverter):

@@ -27,6 +27,20 @@ bp = Blueprint("lobby", __name__)
 
 
 
+def header_balances() -> dict[str, int] | None:
+    """Return the balances the header shows on every page: a player's, else None."""
+    user = session_user()
+    if user is None or user.role != "player":
+        return None
+    return money.balances(get_session(), user.id)
+
+
+@bp.app_context_processor
+def wallet_helpers() -> dict[str, object]:
+    """Give every template ``header_balances()``, called only by pages that draw the header."""
+    return {"header_balances": header_balances}
+
+
 @bp.get("/")
 def index() -> ResponseReturnValue:
     if session_user() is not None:

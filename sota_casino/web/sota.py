@@ -17,6 +17,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import MultiDict
 
 from ..core import sota
+from ..core.cards import RANK_VALUES
 from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
@@ -24,7 +25,7 @@ from ..db import get_session
 from ..services import money
 from ..services import rounds
 from ..services import settings
-from .format import sweets
+from .format import plural
 from .inputs import form_whole
 from .security import login_required
 
@@ -36,22 +37,12 @@ CUSTOM: Final = "custom"
 #: Every option of the rule set, each value explained in one sentence, in docs/rules.md's order.
 RULE_HELP: Final[list[dict[str, Any]]] = [
     {
-        "name": "seats",
-        "title": "Seats",
-        "about": "How many hands play: you, the dealer, and up to two computer players.",
-        "values": [
-            (2, "You against the dealer."),
-            (3, "You, the dealer and one computer player."),
-            (4, "You, the dealer and two computer players."),
-        ],
-    },
-    {
         "name": "deck",
         "title": "Deck",
         "about": "Which cards are shuffled and dealt.",
         "values": [
-            ("standard52", "The usual 52 cards, 2 up to ace."),
-            ("jokers54", "52 cards and two jokers, which beat aces and tie each other."),
+            ("standard52", "52 cards: the usual deck, 2 up to ace."),
+            ("jokers54", "54 cards: 52 and two jokers, which beat aces and tie each other."),
             ("pjanitsa36", "36 cards, 6 up to ace; a six beats an ace."),
             ("piquet32", "32 cards, 7 up to ace."),
         ],
@@ -154,20 +145,55 @@ PRESET_TITLES: Final = {
     "kids_15_min": "Kids' 15 minutes",
 }
 PRESET_HELP: Final = {
-    "nordic": "The Nordic classic: three cards face down in a war.",
-    "english": "The English way: one card face down in a war.",
-    "tod_und_leben": "Tod und Leben: a 32-card deck, each pile played once, most won cards wins.",
-    "pjanitsa": "Pjanitsa: 36 cards from 6 up, and a six beats an ace.",
-    "rauha": "Rauha (peace): the lowest card wins.",
-    "syrian": "Syrian: a war is as wide as the tied card's value.",
-    "kids_15_min": "Kids' 15 minutes: the game ends after 300 tricks.",
+    "nordic": "Three cards face down in a war, the classic way.",
+    "english": "One card face down in a war: quicker wars.",
+    "tod_und_leben": "A 32-card deck, each pile played once; most won cards wins.",
+    "pjanitsa": "36 cards from 6 up, and a six beats an ace.",
+    "rauha": "Peace: the lowest card wins the trick.",
+    "syrian": "A war is as wide as the tied card's value.",
+    "kids_15_min": "Ends after 300 tricks, so a game fits in 15 minutes.",
+}
+#: What a player reads for each option's name in a refusal (the engine's messages name codes).
+OPTION_TITLES: Final = {
+    "seats": "Seats",
+    **{option["name"]: option["title"] for option in RULE_HELP},
+    **{number["name"]: number["title"] for number in NUMBER_HELP},
+    **{name: title for name, title, _about in SWITCH_HELP},
 }
 
 
 def _number(text: str, name: str) -> int:
-    if not text.isdigit() or len(text) > 9:
-        raise InvalidRules(f"{name.replace('_', ' ')} must be a whole number", option=name)
+    title = OPTION_TITLES[name]
+    if text.lstrip().startswith(("-", "−")):
+        raise InvalidRules(f"{title} cannot be negative.", option=name)
+    if not text.isdigit():
+        raise InvalidRules(f"{title} must be a whole number.", option=name)
+    if len(text) > 9:
+        raise InvalidRules(f"{title} is far too large.", option=name)
     return int(text)
+
+
+def in_words(error: InvalidRules) -> InvalidRules:
+    """Name the option as the form does ("Trick limit", not ``max_tricks``)."""
+    option = str(error.details.get("option") or "")
+    title = OPTION_TITLES.get(option)
+    if title is None or not error.message.startswith(option):
+        return error
+    return InvalidRules(title + error.message[len(option) :], option=option)
+
+
+def suggested_move(rules: dict[str, Any], options: list[str], count: int) -> dict[str, Any]:
+    """Return a prisoners' move as the page offers it: the won cards strongest first, and the
+    choice the dealer's rule would make (RULES.md: highest face up, lowest face down)."""
+    sign = -1 if rules.get("peace") else 1
+
+    def strength(card: str) -> int:
+        return sign * RANK_VALUES[card[0]]
+
+    up = max(options, key=strength)  # the first of equals from the top, as the dealer does
+    rest = [card for card in options if card != up]
+    down = sorted(rest, key=strength)[: count - 1]
+    return {"cards": sorted(options, key=strength, reverse=True), "up": up, "down": down}
 
 
 def parse_rules(form: MultiDict[str, str]) -> dict[str, Any]:
@@ -176,12 +202,14 @@ def parse_rules(form: MultiDict[str, str]) -> dict[str, Any]:
     :raises InvalidRules: if a number field is not a number.
     """
     rules: dict[str, Any] = {}
+    seats = form.get("seats", "2")
+    rules["seats"] = int(seats) if seats.isdigit() and len(seats) == 1 else seats
     for option in RULE_HELP:
         name = option["name"]
         value = form.get(f"rule_{name}")
         if value is None:
             continue
-        rules[name] = int(value) if value.isdigit() and name in ("seats", "war_down") else value
+        rules[name] = int(value) if value.isdigit() and name == "war_down" else value
     for number in NUMBER_HELP:
         name = str(number["name"])
         text = (form.get(f"rule_{name}") or "").strip()
@@ -221,7 +249,7 @@ def table() -> ResponseReturnValue:
 @login_required
 def play() -> ResponseReturnValue:
     form = request.form
-    stake = form_whole("stake", label="stake (sweets)")
+    stake = form_whole("stake", label="stake", unit="sweets", example="5 or 10")
     picked = form.get("preset", "")
     if picked == CUSTOM:
         body: dict[str, Any] = {"stake": stake, "rules": parse_rules(form)}
@@ -246,12 +274,15 @@ def play() -> ResponseReturnValue:
             idempotency_key=_form_key(),
             request_body=body,
         )
+    except InvalidRules as error:
+        raise in_words(error) from error
     except InsufficientFunds as error:
         held = money.balances(get_session(), g.user.id)["sweets"]
         low = current_app.config["LOW_BALANCE_SWEETS"]
         raise InsufficientFunds(
-            f"You have {sweets(held)} sweets, not enough for a stake of {sweets(stake)} sweets. "
-            f"Stake less, or top up in the lobby once you are below {sweets(low)} sweets."
+            f"You have {plural(held, 'sweet')}, not enough for a stake of "
+            f"{plural(stake, 'sweet')}. Stake less, or top up in the lobby once you are below "
+            f"{plural(low, 'sweet')}."
         ) from error
     return redirect(url_for("sota.game", round_id=game["id"]), code=303)
 
@@ -262,9 +293,14 @@ def game(round_id: int) -> ResponseReturnValue:
     played = rounds.get_round(get_session(), g.user.id, round_id)
     if played["game"] != TABLE:
         return redirect(url_for("casino_war.round_page", round_id=round_id))
+    pending = played.get("pending")
+    move = (
+        suggested_move(played["rules"], pending["options"], pending["count"]) if pending else None
+    )
     return render_template(
         "sota/game.html",
         game=played,
+        move=move,
         form_key=secrets.token_hex(16),
         moves_made=rounds.moves_made(get_session(), g.user.id, round_id),
     )

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import re
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from flask import Flask
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_support import PASSWORD  # noqa: E402
@@ -36,3 +41,52 @@ def sign_up(page: Any, prefix: str) -> str:
     page.click("button[type=submit]")
     page.wait_for_url("**/lobby")
     return username
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    """The gunicorn server: its URL, and an app on the same database for direct writes."""
+
+    url: str
+    app: Flask
+
+
+def open_tab(chromium: Any, live_server: LiveServer, **context_options: Any) -> Iterator[Any]:
+    """Yield a fresh tab; a console error, a CSP violation or a failed request fails the test."""
+    context = chromium.new_context(base_url=live_server.url, **context_options)
+    context.add_init_script(CSP_WATCH)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    # A test that sends a form on purpose to see it refused lists the statuses it expects;
+    # Chromium then also logs each one to the console, which is expected too.
+    page.expected_refusals = []
+    refused: list[int] = []
+
+    def check_response(response: Any) -> None:
+        if response.status < 400 or response.url.endswith("/favicon.ico"):
+            return
+        if response.status in page.expected_refusals and response.request.method == "POST":
+            page.expected_refusals.remove(response.status)
+            refused.append(response.status)
+            return
+        problems.append(f"{response.status} {response.url}")
+
+    def check_console(message: Any) -> None:
+        if message.type != "error":
+            return
+        status = re.search(r"Failed to load resource: .* status of (\d{3})", message.text)
+        if status and int(status.group(1)) in refused:
+            refused.remove(int(status.group(1)))
+            return
+        problems.append(message.text)
+
+    page.on("response", check_response)
+    page.on("console", check_console)
+
+    yield page
+    # Chromium logs a violation to the console too; the page's own record is a second witness.
+    problems.extend(page.evaluate("window.__cspViolations || []"))
+    context.close()
+    assert problems == [], problems  # e.g. a CSP violation, a script error, a missing file

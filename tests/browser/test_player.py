@@ -24,6 +24,21 @@ from sota_casino.services import money  # noqa: E402
 pytestmark = pytest.mark.browser
 
 
+def play_round(page: Any, choice: str = "surrender") -> None:
+    """Deal one Casino War round from the table (no page load) and meet a tie with ``choice``."""
+    page.wait_for_selector("#deal:not([disabled])")
+    # textContent on both sides: innerText puts line breaks between the spans, so comparing
+    # it with textContent would call the summary changed before the deal is even answered.
+    summary = "document.getElementById('bet-summary').textContent"
+    before = page.evaluate(summary)
+    page.click("#deal")
+    # Each round's summary names its own round id, so it changes once this deal is drawn.
+    page.wait_for_function(f"before => {summary} !== before", arg=before)
+    if page.locator("#decision").count():
+        page.click(f"#decision button[value={choice}]")
+    page.wait_for_selector("#bet-form:not([hidden]) #deal:not([disabled])")
+
+
 def test_a_visitor_signs_up_and_sees_the_lobby(tab: Any, shoot: Any) -> None:
     tab.goto("/")
     assert "Casino War and Sota, provably fair" in tab.inner_text("h1")
@@ -91,10 +106,10 @@ def test_a_sota_game_replays_with_play_pause_step_speed_and_end(tab: Any, shoot:
     assert tab.locator(".seat .card").count() >= 3
     tab.select_option("#speed", "10")
     tab.click("#play-pause")
-    assert tab.inner_text("#play-pause") == "⏸ Pause"
+    assert tab.inner_text("#play-pause") == "Pause"
     tab.wait_for_function("() => window.SotaReplay.position() > 3")
     tab.click("#play-pause")
-    assert tab.inner_text("#play-pause") == "▶ Play"
+    assert tab.inner_text("#play-pause") == "Play"
     paused_at = tab.evaluate("window.SotaReplay.position()")
     tab.wait_for_timeout(300)
     assert tab.evaluate("window.SotaReplay.position()") == paused_at
@@ -135,17 +150,18 @@ def test_history_lists_the_rounds_and_a_round_shows_its_receipt(tab: Any, shoot:
     sign_up(tab, "history")
     tab.goto("/casino-war")
     for _ in range(3):
-        tab.click("#deal")
-        tab.wait_for_load_state()
-        if tab.locator("#surrender").count():
-            tab.click("#surrender")
-            tab.wait_for_load_state()
+        play_round(tab)
     tab.goto("/history")
     assert tab.locator("[data-round]").count() >= 3
     shoot(tab, "player-history")
     tab.click("[data-round] a >> nth=0")
     tab.wait_for_selector("[data-testid=receipt]")
     assert '"type": "round"' in tab.inner_text("[data-testid=receipt]")
+    # Read by a player: the time as history shows it, the receipt's hundredths explained.
+    played = tab.inner_text("dl.facts time")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", played), played
+    assert "hundredths" in tab.inner_text("[data-testid=receipt-units]")
+    assert tab.is_visible("#verify-round")
     shoot(tab, "player-round-receipt")
 
 
@@ -155,17 +171,10 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
     username = sign_up(tab, "verifier")
     plant_server_seed(live_server.app, username, {0: True, 1: True})
     tab.goto("/casino-war")
-    tab.click("#deal")
-    tab.click("#go-to-war")
-    tab.wait_for_selector("[data-testid=result]")
-    tab.click("#deal")
-    tab.click("#surrender")
-    tab.wait_for_selector("[data-testid=result]")
+    play_round(tab, "war")
+    play_round(tab, "surrender")
     for _ in range(3):
-        tab.click("#deal")
-        tab.wait_for_load_state()
-        if tab.locator("#go-to-war").count():
-            tab.click("#go-to-war")
+        play_round(tab, "war")
     tab.goto("/sota")
     tab.click("#play")
     tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
@@ -215,10 +224,7 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
 def test_a_tampered_bundle_fails_in_the_browser_verifier(tab: Any, live_server: Any) -> None:
     sign_up(tab, "tamper")
     tab.goto("/casino-war")
-    tab.click("#deal")
-    tab.wait_for_load_state()
-    if tab.locator("#surrender").count():
-        tab.click("#surrender")
+    play_round(tab)
     tab.goto("/fairness")
     tab.click("#rotate")
     tab.wait_for_selector("[data-verify]")
@@ -244,14 +250,16 @@ def test_the_lobby_and_both_tables_fit_a_phone(phone: Any, shoot: Any) -> None:
     phone.fill("#bet", "")
     phone.tap("button.chip.c5")
     assert phone.input_value("#bet") == "5"
-    shoot(phone, "phone-casino-war-table")
-    with phone.expect_navigation():
-        phone.tap("#deal")
-    if phone.locator("#surrender").count():
-        with phone.expect_navigation():
-            phone.tap("#surrender")
-    phone.wait_for_selector("[data-testid=result]")
-    shoot(phone, "phone-casino-war-result")
+    shoot(phone, "phone-casino-war-table", full_page=False)
+    play_round(phone)
+    shoot(phone, "phone-casino-war-result", full_page=False)
+    phone.goto("/history")
+    # Narrow screens list rounds as cards, each with its result and net in view.
+    row = phone.locator("[data-round]").first
+    for cell in ("result", "net"):
+        box = row.locator(f"[data-testid={cell}]").bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, cell
+    shoot(phone, "phone-history", full_page=False)
     phone.goto("/sota")
     shoot(phone, "phone-sota-table")
     phone.tap("#play")
@@ -302,15 +310,17 @@ def test_a_bet_over_the_balance_is_explained_on_the_table(
     username = sign_up(tab, "short")
     leave_chips(live_server.app, username, 1_200)
     tab.goto("/casino-war")
+    tab.expected_refusals += [409]
     tab.fill("#bet", "")
     tab.click("button.chip.c25")
     tab.click("#deal")
+    tab.wait_for_selector("#form-error")
     message = tab.inner_text(".flash.error")
     assert message == (
         "You have 12 chips, not enough for this bet of 25 chips. Bet less, or top up in the "
         "lobby once you are below 100 chips."
     )
-    assert tab.url.endswith("/casino-war") and tab.input_value("#bet") == "5"
+    assert tab.url.endswith("/casino-war") and tab.input_value("#bet") == "25"
     shoot(tab, "player-casino-war-short")
     tab.fill("#bet", "900")  # past the table's limit: the browser's own check speaks first
     tab.click("#deal")
@@ -352,15 +362,22 @@ def test_the_sota_replay_is_played_from_the_keyboard_alone(tab: Any) -> None:
     body.press("End")
     assert tab.is_visible("#game-result")
     body.press(" ")
-    assert tab.inner_text("#play-pause") == "⏸ Pause"
+    assert tab.inner_text("#play-pause") == "Pause"
     body.press(" ")
-    assert tab.inner_text("#play-pause") == "▶ Play"
+    assert tab.inner_text("#play-pause") == "Play"
     # Every control is reached with Tab and has a name a screen reader can say.
     names = tab.evaluate(
         "Array.from(document.querySelectorAll('.controls button'))"
         ".map(b => b.getAttribute('aria-label') || b.textContent.trim())"
     )
-    assert names == ["Start again", "Back one step", "▶ Play", "Step forward", "To the end"]
+    assert names == [
+        "Start again",
+        "Back one step",
+        "Play",
+        "Step forward",
+        "To the end",
+        "Skip to the next war",
+    ]
     tab.focus("#to-start")
     tab.keyboard.press("Enter")
     assert tab.evaluate("window.SotaReplay.position()") == 0

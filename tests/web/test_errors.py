@@ -52,22 +52,30 @@ def test_huge_or_malformed_ids_in_urls_are_404s(player: FlaskClient, auth: dict[
 
 
 def test_a_refused_form_flashes_the_reason_and_goes_back(player: FlaskClient) -> None:
-    player.get("/casino-war")
+    player.get("/sota")
     response = post_form(
-        player,
-        "/casino-war/rounds",
-        {"bet": "abc"},
-        headers={"Referer": "http://localhost/casino-war"},
+        player, "/sota/games", {"stake": "abc"}, headers={"Referer": "http://localhost/sota"}
     )
     assert response.status_code == 303
-    assert response.location == "/casino-war"
-    page = player.get("/casino-war").get_data(as_text=True)
-    assert "must be a whole number of chips" in page
+    assert response.location == "/sota"
+    page = player.get("/sota").get_data(as_text=True)
+    assert "must be a whole number of sweets" in page
+
+
+def test_a_refused_bet_stays_on_the_table_with_the_amounts_as_typed(player: FlaskClient) -> None:
+    player.get("/casino-war")
+    response = post_form(player, "/casino-war/rounds", {"bet": "-3", "tie_bet": "2"})
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert "The ante cannot be negative" in page
+    assert 'name="bet" type="number"' in page and 'value="-3"' in page and 'value="2"' in page
+    huge = post_form(player, "/casino-war/rounds", {"bet": "100000000000000000000000"})
+    assert "The ante is far too large" in huge.get_data(as_text=True)
 
 
 def test_a_refused_form_never_goes_back_to_another_site(player: FlaskClient) -> None:
     response = post_form(
-        player, "/casino-war/rounds", {"bet": "x"}, headers={"Referer": "https://evil.example/"}
+        player, "/sota/games", {"stake": "x"}, headers={"Referer": "https://evil.example/"}
     )
     assert response.status_code == 303
     assert response.location == "/"
@@ -83,3 +91,27 @@ def test_bad_query_values_on_pages_are_422_pages_not_500(player: FlaskClient) ->
     response = player.get("/history?before=abc")
     assert response.status_code == 422
     assert "before must be a whole number" in response.get_data(as_text=True)
+
+
+def test_page_messages_name_fields_in_words_and_count_right(player: FlaskClient) -> None:
+    table = player.get("/sota").get_data(as_text=True)
+    for code in ("standard52", "winner_first", "tied_only_return"):
+        assert f"<strong>{code}</strong>" not in table and f"> {code} " not in table
+    blank = post_form(player, "/fairness/rotate", {"client_seed": "   "})
+    assert blank.status_code == 303
+    page = player.get("/fairness").get_data(as_text=True)
+    assert "Enter a client seed: 1 to 64 characters, not only spaces" in page
+    assert "Client_seed" not in page and "client_seed must" not in page
+
+
+def test_amounts_say_one_chip_and_one_sweet() -> None:
+    from sota_casino.web.format import chips_text
+    from sota_casino.web.format import plural
+    from sota_casino.web.format import sweets_text
+    from sota_casino.web.format import when
+
+    assert chips_text(100) == "1 chip" and chips_text(150) == "1.50 chips"
+    assert chips_text(-100, signed=True) == "−1 chip" and chips_text(200) == "2 chips"
+    assert sweets_text(1, signed=True) == "+1 sweet" and sweets_text(3) == "3 sweets"
+    assert plural(1, "sweet") == "1 sweet" and plural(100, "chip") == "1 chip"
+    assert when("2026-12-01T08:31:13.842813Z") == "2026-12-01 08:31 UTC"

@@ -31,6 +31,13 @@ def follow(client: FlaskClient, response) -> str:  # type: ignore[no-untyped-def
     return text(client.get(response.location, follow_redirects=True))
 
 
+def refused_bet(client: FlaskClient, form: dict[str, str]) -> str:
+    """Send the table's bet form, expecting the table again with the reason (no redirect)."""
+    response = post_form(client, "/casino-war/rounds", form)
+    assert response.status_code in (402, 409, 422), text(response)
+    return text(response)
+
+
 # --- accounts -------------------------------------------------------------------------------------
 
 
@@ -199,8 +206,8 @@ def test_a_tie_offers_war_and_surrender_and_both_settle(app: Flask, player: Flas
 
 def test_bad_bets_on_the_page_are_explained_and_move_nothing(player: FlaskClient) -> None:
     cases = {
-        "": "Please enter the bet",
-        "-5": "whole number of chips",
+        "": "Please enter the ante",
+        "-5": "The ante cannot be negative",
         "2.5": "whole number of chips",
         "0": "The ante must be from 1 to 500 whole chips.",
         "501": "The ante must be from 1 to 500 whole chips.",
@@ -208,9 +215,10 @@ def test_bad_bets_on_the_page_are_explained_and_move_nothing(player: FlaskClient
         "abc": "whole number of chips",
     }
     for value, message in cases.items():
-        page = follow(player, post_form(player, "/casino-war/rounds", {"bet": value}))
+        page = refused_bet(player, {"bet": value})
         assert message in page, value
-    tie = follow(player, post_form(player, "/casino-war/rounds", {"bet": "5", "tie_bet": "900"}))
+        assert f'value="{value}"' in page, value  # the amount stays as typed
+    tie = refused_bet(player, {"bet": "5", "tie_bet": "900"})
     assert "The tie bet must be 0 or from 1 to 500 whole chips." in tie
     assert 'data-testid="chips-balance">1,000<' in text(player.get("/lobby"))
 
@@ -226,7 +234,7 @@ def test_a_bet_or_a_stake_over_the_balance_is_explained_in_chips_and_sweets(
         money.adjust(session, olga, alice, "sweets", -97, "leave 3 sweets")
     finally:
         session.close()
-    bet = follow(player, post_form(player, "/casino-war/rounds", {"bet": "20"}))
+    bet = refused_bet(player, {"bet": "20"})
     assert (
         "You have 10 chips, not enough for this bet of 20 chips. Bet less, or top up in the "
         "lobby once you are below 100 chips."
@@ -271,8 +279,8 @@ def test_a_double_submitted_bet_form_deals_once(player: FlaskClient) -> None:
 
 def test_the_sota_table_explains_every_rule_option(player: FlaskClient) -> None:
     page = text(player.get("/sota"))
+    assert page.count('name="seats"') == 1  # one seat count for named and custom rule sets
     for option in (
-        "seats",
         "deck",
         "war_down",
         "won_cards",
@@ -316,7 +324,7 @@ def test_a_custom_rule_set_is_played_as_given(player: FlaskClient) -> None:
     form = {
         "stake": "3",
         "preset": "custom",
-        "rule_seats": "4",
+        "seats": "4",
         "rule_deck": "jokers54",
         "rule_war_down": "1",
         "rule_won_cards": "won_pile",
@@ -338,12 +346,25 @@ def test_a_custom_rule_set_is_played_as_given(player: FlaskClient) -> None:
 
 def test_bad_sota_forms_are_explained(player: FlaskClient) -> None:
     cases = [
-        ({"stake": "x", "preset": "nordic"}, "stake (sweets) must be a whole number"),
+        ({"stake": "x", "preset": "nordic"}, "The stake must be a whole number of sweets, like"),
         ({"stake": "0", "preset": "nordic"}, "stake must be a whole number of sweets from"),
         ({"stake": "5", "preset": "klondike"}, "preset must be one of"),
-        ({"stake": "5", "preset": "custom", "rule_deck": "tarot"}, "deck must be one of"),
-        ({"stake": "5", "preset": "custom", "rule_max_tricks": "lots"}, "max tricks must be"),
-        ({"stake": "5", "preset": "custom", "rule_teams": "on"}, "teams needs 4 seats"),
+        ({"stake": "5", "preset": "custom", "rule_deck": "tarot"}, "Deck must be one of"),
+        (
+            {"stake": "5", "preset": "custom", "rule_max_tricks": "lots"},
+            "Trick limit must be a whole",
+        ),
+        (
+            {"stake": "5", "preset": "custom", "rule_max_tricks": "-3"},
+            "Trick limit cannot be negative",
+        ),
+        (
+            {"stake": "5", "preset": "custom", "rule_lead": "10" * 12},
+            "Winning lead is far too large",
+        ),
+        ({"stake": "-3", "preset": "nordic"}, "The stake cannot be negative"),
+        ({"stake": "1" + "0" * 23, "preset": "nordic"}, "The stake is far too large"),
+        ({"stake": "5", "preset": "custom", "rule_teams": "on"}, "Teams needs 4 seats"),
     ]
     for form, message in cases:
         assert message in follow(player, post_form(player, "/sota/games", form)), form

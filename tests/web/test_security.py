@@ -682,9 +682,7 @@ def test_login_redirects_only_to_this_site(client: FlaskClient) -> None:
 
 def test_a_refused_form_goes_back_only_to_a_page_of_this_site(player: FlaskClient) -> None:
     for referrer in ("https://evil.example/x", "http://localhost//evil.example/x"):
-        response = post_form(
-            player, "/casino-war/rounds", {"bet": "x"}, headers={"Referer": referrer}
-        )
+        response = post_form(player, "/sota/games", {"stake": "x"}, headers={"Referer": referrer})
         assert response.status_code == 303 and response.location == "/", referrer
 
 

@@ -8,6 +8,7 @@ window.SotaCards = (function () {
     2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
     T: "ten", J: "jack", Q: "queen", K: "king", A: "ace",
   };
+  const COURT = "JQK";
 
   function span(cls, text) {
     const s = document.createElement("span");
@@ -26,14 +27,24 @@ window.SotaCards = (function () {
   function card(code, extra) {
     const el = document.createElement("div");
     const joker = code[0] === "X";
+    const court = !joker && COURT.includes(code[0]);
     const red = joker ? code === "X1" : "DH".includes(code[1]);
-    el.className = "card" + (red ? " red" : "") + (joker ? " joker" : "") + (extra ? " " + extra : "");
+    el.className = "card" + (red ? " red" : "") + (joker ? " joker" : "") +
+      (court ? " court-card rank-" + code[0] : "") + (extra ? " " + extra : "");
     el.setAttribute("role", "img");
     el.dataset.card = code;
     el.setAttribute("aria-label", joker ? "joker" : RANK_NAMES[code[0]] + " of " + SUIT_NAMES[code[1]]);
     const rank = joker ? "★" : (code[0] === "T" ? "10" : code[0]);
     const suit = joker ? "" : SUITS[code[1]];
-    el.append(corner("top", rank, suit), span("pip", joker ? "★" : suit), corner("bottom", rank, suit));
+    let middle;
+    if (court) {
+      middle = span("court", "");
+      middle.setAttribute("aria-hidden", "true");
+      middle.append(span("figure", ""), span("letter", rank), span("court-suit", suit));
+    } else {
+      middle = span("pip", joker ? "★" : suit);
+    }
+    el.append(corner("top", rank, suit), middle, corner("bottom", rank, suit));
     return el;
   }
 

@@ -2,50 +2,88 @@
  *
  * One frame per step of a trick (the first flip, then each war); the last step of a trick also
  * shows who took the pot and the new card counts. Controls: play/pause, step, back, start, end,
- * speed and a slider over the tricks; keys Space, arrows, Home/End and +/-.
+ * next war, speed and a slider over the tricks; keys Space, arrows, Home/End, N and +/-.
+ * The deal animation lasts at most half a frame at every speed, so each card is fully shown.
+ * At the end a summary: winner, tricks, wars, the longest war and the card counts as a chart.
+ * Under Prisoners of War the player's moves are sent to the JSON API from the page.
  */
 "use strict";
 
 (function () {
   const NAMES = ["You", "Dealer", "CPU 1", "CPU 2"];
   const DECK_SIZES = { standard52: 52, jokers54: 54, pjanitsa36: 36, piquet32: 32 };
+  const RANK_VALUES = { 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 8, 9: 9, T: 10, J: 11, Q: 12, K: 13, A: 14, X: 15 };
   const BASE_DELAY = 900;
+  const DEAL_TIME = 450; // the animation's length at 1× and slower, in ms
+  const CHART_POINTS = 160;
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function $(id) { return document.getElementById(id); }
+
+  function seatName(seat) {
+    return NAMES[seat] || "Seat " + seat;
+  }
+
+  function winnerText(winner) {
+    if (winner === "draw") return "A draw";
+    if (winner === 0 || winner === "team_0") return "You win!";
+    if (winner === "team_1") return "The dealer's team wins";
+    return seatName(winner) + " wins";
+  }
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (name === "class") node.className = value;
+      else if (name === "text") node.textContent = value;
+      else node.setAttribute(name, value);
+    }
+    node.append(...children);
+    return node;
+  }
+
+  function stepsOf(trick) {
+    return trick.steps || [trick.laid.map((cards) => cards.length)];
+  }
 
   function setup() {
-    const data = document.getElementById("game-data");
+    const data = $("game-data");
     if (!data) return;
-    const game = JSON.parse(data.textContent);
-    const tricks = game.tricks || [];
+    let game = JSON.parse(data.textContent);
     const seats = game.seats;
     const deckSize = DECK_SIZES[game.rules.deck] || 52;
     const dealt = Math.floor(deckSize / seats);
     const initialCounts = Array.from({ length: seats }, () => dealt);
 
-    // Frames: [trickIndex, stepIndex]; frame 0 is the deal, before any trick.
-    const frames = [[-1, 0]];
-    const trickEnd = [0];
-    tricks.forEach((trick, t) => {
-      const steps = (trick.steps || [trick.laid.map((cards) => cards.length)]).length;
-      for (let s = 0; s < steps; s++) frames.push([t, s]);
-      trickEnd.push(frames.length - 1);
-    });
+    let tricks = [];
+    let frames = [];
+    let trickEnd = [];
+    let outAt = -1; // the trick after which the player has no cards left, -1 if never
+
+    function build() {
+      tricks = game.tricks || [];
+      // Frames: [trickIndex, stepIndex]; frame 0 is the deal, before any trick.
+      frames = [[-1, 0]];
+      trickEnd = [0];
+      tricks.forEach((trick, t) => {
+        const steps = stepsOf(trick).length;
+        for (let s = 0; s < steps; s++) frames.push([t, s]);
+        trickEnd.push(frames.length - 1);
+      });
+      outAt = tricks.findIndex((trick) => trick.counts[0] === 0);
+      if (outAt === tricks.length - 1) outAt = -1; // out at the very end: the result says it
+      scrub.max = String(tricks.length);
+    }
 
     const seatEls = Array.from(document.querySelectorAll("#seats .seat"));
-    const what = document.getElementById("trick-what");
-    const scrub = document.getElementById("scrub");
-    const trickNo = document.getElementById("trick-no");
-    const playBtn = document.getElementById("play-pause");
-    const speed = document.getElementById("speed");
+    const seatBox = $("seats");
+    const what = $("trick-what");
+    const scrub = $("scrub");
+    const trickNo = $("trick-no");
+    const playBtn = $("play-pause");
+    const speed = $("speed");
     let position = 0;
     let timer = null;
-
-    function stepsOf(trick) {
-      return trick.steps || [trick.laid.map((cards) => cards.length)];
-    }
-
-    function seatName(seat) {
-      return NAMES[seat] || "Seat " + seat;
-    }
 
     function render() {
       const [t, s] = frames[position];
@@ -57,8 +95,8 @@
       const inWar = new Set();
       if (trick && s > 0) steps[s].forEach((n, seat) => { if (n > 0) inWar.add(seat); });
 
-      seatEls.forEach((el, seat) => {
-        const laid = el.querySelector("[data-laid]");
+      seatEls.forEach((seatEl, seat) => {
+        const laid = seatEl.querySelector("[data-laid]");
         laid.replaceChildren();
         if (trick) {
           let offset = 0;
@@ -67,8 +105,7 @@
             const cards = trick.laid[seat].slice(offset, offset + n);
             offset += n;
             if (!cards.length) continue;
-            const row = document.createElement("div");
-            row.className = "step";
+            const row = el("div", { class: "step" });
             cards.forEach((code, i) => {
               const faceDown = i < cards.length - 1;
               row.append(window.SotaCards.card(code, "small" + (faceDown ? " face-down-shown" : "") + (k === s ? " dealt" : "")));
@@ -76,26 +113,19 @@
             laid.append(row);
           }
         }
-        el.querySelector("[data-count]").textContent = String(counts[seat]);
-        el.querySelector(".count-bar span").style.width = (100 * counts[seat] / deckSize).toFixed(1) + "%";
-        el.classList.toggle("won", Boolean(trick && last && trick.winner === seat));
-        el.classList.toggle("in-war", inWar.has(seat));
-        el.classList.toggle("out", counts[seat] === 0 && position > 0);
+        seatEl.querySelector("[data-count]").textContent = String(counts[seat]);
+        seatEl.querySelector(".count-bar span").style.width = (100 * counts[seat] / deckSize).toFixed(1) + "%";
+        seatEl.classList.toggle("won", Boolean(trick && last && trick.winner === seat));
+        seatEl.classList.toggle("in-war", inWar.has(seat));
+        seatEl.classList.toggle("out", counts[seat] === 0 && position > 0);
       });
 
       what.replaceChildren();
       if (!trick) {
         what.textContent = "The deck is dealt: " + dealt + " cards each. Press play to watch the game.";
       } else {
-        const head = document.createElement("strong");
-        head.textContent = "Trick " + (t + 1) + ": ";
-        what.append(head);
-        if (s > 0) {
-          const flag = document.createElement("span");
-          flag.className = "war-flag";
-          flag.textContent = s > 1 ? "WAR ×" + s : "WAR!";
-          what.append(flag, " ");
-        }
+        what.append(el("strong", { text: "Trick " + (t + 1) + ": " }));
+        if (s > 0) what.append(el("span", { class: "war-flag", text: s > 1 ? "WAR ×" + s : "WAR!" }), " ");
         let text;
         if (!last) text = "the top cards tie: war!";
         else if (trick.winner === null || trick.winner === undefined) text = "nobody could decide the war; its cards leave the game.";
@@ -105,8 +135,13 @@
       const tricksShown = trick ? (last ? t + 1 : t) : 0;
       scrub.value = String(tricksShown);
       trickNo.textContent = tricksShown + " / " + tricks.length;
-      const result = document.getElementById("game-result");
-      if (result) result.hidden = position < frames.length - 1;
+      const atEnd = position === frames.length - 1;
+      const result = $("game-result");
+      if (result) result.hidden = !atEnd;
+      $("game-summary").hidden = !(atEnd && game.status === "settled");
+      const out = outAt >= 0 && tricksShown > outAt && !atEnd && game.status === "settled";
+      $("you-out").hidden = !out;
+      if (out) $("you-out-text").textContent = "You are out: your last card went at trick " + (outAt + 1) + ".";
     }
 
     function go(to) {
@@ -121,24 +156,35 @@
       return (war ? 1.4 : 1) * BASE_DELAY / Number(speed.value);
     }
 
+    /* The deal animation follows the speed: with the last card's delay (0.8 of it) it takes
+     * at most 0.6 of the shortest frame, so every card is fully shown before the next one. */
+    function pace() {
+      const frame = BASE_DELAY / Number(speed.value);
+      seatBox.style.setProperty("--deal-time", Math.round(Math.min(DEAL_TIME, frame / 3)) + "ms");
+    }
+
     function tick() {
       go(position + 1);
       if (timer !== null) timer = setTimeout(tick, delay());
     }
 
+    function showPlay(playing) {
+      playBtn.replaceChildren(el("span", { class: "icon " + (playing ? "pause" : "play"), "aria-hidden": "true" }),
+        playing ? "Pause" : "Play");
+      playBtn.setAttribute("aria-pressed", playing ? "true" : "false");
+    }
+
     function play() {
       if (position === frames.length - 1) go(0);
       if (timer !== null) return;
-      playBtn.textContent = "⏸ Pause";
-      playBtn.setAttribute("aria-pressed", "true");
+      showPlay(true);
       timer = setTimeout(tick, 150);
     }
 
     function pause() {
       if (timer !== null) clearTimeout(timer);
       timer = null;
-      playBtn.textContent = "▶ Play";
-      playBtn.setAttribute("aria-pressed", "false");
+      showPlay(false);
     }
 
     function toggle() {
@@ -146,16 +192,202 @@
       else pause();
     }
 
+    function nextWar() {
+      const next = frames.findIndex(([t, s], i) => i > position && s > 0);
+      go(next < 0 ? frames.length - 1 : next);
+    }
+
     function bumpSpeed(direction) {
       const i = speed.selectedIndex + direction;
       if (i >= 0 && i < speed.options.length) speed.selectedIndex = i;
+      pace();
+    }
+
+    /* The summary at the end: who won, how long, the wars, and the card counts over time. */
+    function summary() {
+      const box = $("game-summary");
+      box.replaceChildren();
+      if (game.status !== "settled" || !tricks.length) return;
+      const wars = tricks.reduce((sum, trick) => sum + (trick.wars || 0), 0);
+      let longest = 0;
+      let longestAt = -1;
+      tricks.forEach((trick, t) => { if ((trick.wars || 0) > longest) { longest = trick.wars; longestAt = t; } });
+      const facts = el("dl", { class: "facts" },
+        el("dt", { text: "Winner" }), el("dd", { "data-testid": "summary-winner", text: winnerText(game.winner) }),
+        el("dt", { text: "Tricks" }), el("dd", { "data-testid": "summary-tricks", text: String(tricks.length) }),
+        el("dt", { text: "Wars" }), el("dd", { "data-testid": "summary-wars", text: String(wars) }),
+        el("dt", { text: "Longest war" }), el("dd", { "data-testid": "summary-longest",
+          text: longest ? longest + (longest > 1 ? " wars in a row" : " war") + " at trick " + (longestAt + 1) : "no war" }));
+      box.append(el("h2", { text: "The game in numbers" }), facts, chart());
+    }
+
+    function chart() {
+      const width = 320;
+      const height = 110;
+      const svg = document.createElementNS(SVG, "svg");
+      svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+      svg.setAttribute("class", "count-chart");
+      svg.setAttribute("role", "img");
+      svg.setAttribute("aria-label", "card counts of each seat over the game");
+      const every = Math.max(1, Math.ceil(tricks.length / CHART_POINTS));
+      const points = [initialCounts];
+      tricks.forEach((trick, t) => { if (t % every === 0 || t === tricks.length - 1) points.push(trick.counts); });
+      const x = (i) => (i / Math.max(1, points.length - 1)) * (width - 4) + 2;
+      const y = (n) => height - 2 - (n / deckSize) * (height - 4);
+      for (let seat = 0; seat < seats; seat++) {
+        const line = document.createElementNS(SVG, "polyline");
+        line.setAttribute("points", points.map((c, i) => x(i).toFixed(1) + "," + y(c[seat]).toFixed(1)).join(" "));
+        line.setAttribute("class", "seat-line seat-" + seat);
+        svg.append(line);
+      }
+      const legend = el("p", { class: "chart-legend" });
+      for (let seat = 0; seat < seats; seat++) {
+        legend.append(el("span", { class: "key seat-" + seat, text: seatName(seat) }));
+      }
+      return el("figure", { class: "chart-figure" }, svg, el("figcaption", { text: "Cards held, trick by trick" }), legend);
+    }
+
+    // --- Prisoners of War: moves through the API -----------------------------------------
+
+    function strength(code) {
+      return (game.rules.peace ? -1 : 1) * RANK_VALUES[code[0]];
+    }
+
+    /* The dealer's rule (RULES.md): the highest card face up, the lowest ones face down. */
+    function suggested(options, count) {
+      const up = options.reduce((best, card) => (strength(card) > strength(best) ? card : best), options[0]);
+      const rest = options.filter((card) => card !== up).sort((a, b) => strength(a) - strength(b));
+      return { up, down: rest.slice(0, count - 1), cards: options.slice().sort((a, b) => strength(b) - strength(a)) };
+    }
+
+    function pick(type, name, code, checked) {
+      const input = el("input", { type, name, value: code });
+      input.checked = checked;
+      if (type === "radio") input.required = true;
+      return el("label", { class: "pick" }, input, " ", window.SotaCards.card(code, "small"));
+    }
+
+    function drawMove(form, pending) {
+      const move = suggested(pending.options, pending.count);
+      const table = $("on-table");
+      table.replaceChildren(el("strong", { text: "On the table:" }));
+      pending.table.forEach((cards, seat) => {
+        const spot = el("span", { class: "table-seat", "data-seat": String(seat) }, el("span", { class: "seat-name", text: seatName(seat) }));
+        if (!cards.length) spot.append(el("span", { class: "muted", text: "no cards" }));
+        for (const code of cards) spot.append(code ? window.SotaCards.card(code, "mini") : window.SotaCards.back("mini"));
+        table.append(spot);
+      });
+      $("up-options").replaceChildren(...move.cards.map((c) => pick("radio", "up", c, c === move.up)));
+      const down = $("down-options");
+      const count = pending.count;
+      const about = $("move-about");
+      about.replaceChildren("Your pile is empty, so you play from the cards you won (strongest first). Lay ",
+        el("strong", { text: String(count) }), " card" + (count > 1 ? "s" : "") + ": " +
+        (count > 1 ? "pick " + (count - 1) + " to lay face down and one to lay face up." : "pick the one to lay face up.") +
+        " The dealer's choice is picked for you: the highest face up" + (count > 1 ? ", the lowest face down." : "."));
+      if (count > 1) {
+        let fieldset = $("down-fieldset");
+        if (!fieldset) {
+          fieldset = el("fieldset", { id: "down-fieldset" }, el("legend", {}), el("div", { class: "options", id: "down-options" }));
+          $("up-options").closest("fieldset").after(fieldset);
+        }
+        fieldset.hidden = false;
+        fieldset.querySelector("legend").textContent = "Face down (" + (count - 1) + ")";
+        $("down-options").replaceChildren(...move.cards.map((c) => pick("checkbox", "down", c, move.down.includes(c))));
+      } else if (down) {
+        $("down-fieldset").hidden = true;
+        down.replaceChildren();
+      }
+    }
+
+    function resultBanner() {
+      const won = game.winner === 0 || game.winner === "team_0";
+      const banner = el("div", { class: "result-banner " + (won ? "win" : (game.winner === "draw" ? "" : "lose")), id: "game-result", "data-testid": "result" },
+        el("div", { class: "headline", text: winnerText(game.winner) }),
+        el("p", { class: "net" }, "Net ", el("strong", { class: game.net > 0 ? "pos" : (game.net < 0 ? "neg" : ""),
+          text: (game.net > 0 ? "+" : (game.net < 0 ? "−" : "")) + Math.abs(game.net) }), " sweets · " + tricks.length + " tricks"),
+        el("p", {}, "Balance now ", el("strong", { text: String(game.balances.sweets) }), " sweets · ",
+          el("a", { href: "/history/" + game.id, text: "receipt" }), " · ", el("a", { href: "/sota", text: "play again" })));
+      $("game-summary").after(banner);
+      for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = String(game.balances.sweets);
+    }
+
+    function key() {
+      const bytes = new Uint8Array(16);
+      crypto.getRandomValues(bytes);
+      return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    }
+
+    async function sendMove(event) {
+      const form = event.currentTarget;
+      event.preventDefault();
+      const up = form.querySelector("input[name=up]:checked");
+      const error = $("move-error");
+      const count = game.pending.count;
+      const down = Array.from(form.querySelectorAll("input[name=down]:checked"), (i) => i.value).filter((c) => !up || c !== up.value);
+      if (!up || down.length !== count - 1) {
+        error.textContent = !up ? "Pick the card to lay face up."
+          : "Pick exactly " + (count - 1) + " other card" + (count > 2 ? "s" : "") + " to lay face down (" + down.length + " picked).";
+        error.hidden = false;
+        return;
+      }
+      const cards = down.concat([up.value]);
+      const button = $("submit-move");
+      button.disabled = true;
+      try {
+        const response = await fetch(form.dataset.api, {
+          method: "POST", credentials: "same-origin",
+          headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
+            "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content },
+          body: JSON.stringify({ cards }),
+        });
+        const answer = await response.json();
+        if (!response.ok) {
+          error.textContent = answer.error ? answer.error.message[0].toUpperCase() + answer.error.message.slice(1) : "The move was refused.";
+          error.hidden = false;
+          return;
+        }
+        if (window.SotaRecords) {
+          window.SotaRecords.recordAction({ round_id: game.id, seed_pair_id: game.seed_pair_id, nonce: game.nonce,
+            game: "sota", move: movesMade(), cards });
+        }
+        error.hidden = true;
+        game = answer;
+        build();
+        if (game.status === "settled") {
+          form.remove();
+          resultBanner();
+          summary();
+        } else {
+          drawMove(form, game.pending);
+        }
+        go(frames.length - 1); // the replay shows the trick the table is at
+      } catch (failure) {
+        error.textContent = "The table could not be reached. Check your connection and lay the cards again.";
+        error.hidden = false;
+      } finally {
+        button.disabled = false;
+      }
+    }
+
+    /* The index of this move in the receipt's actions list. The move form carries it
+     * (data-move, the server's count when the page was drawn, read by records.js as the form
+     * is sent); each accepted move advances it, so both record the same index. */
+    function movesMade() {
+      const moveForm = document.getElementById("move-form");
+      const made = Number((moveForm && moveForm.dataset.move) || 0);
+      if (moveForm) moveForm.dataset.move = String(made + 1);
+      return made;
     }
 
     playBtn.addEventListener("click", toggle);
-    document.getElementById("step").addEventListener("click", () => { pause(); go(position + 1); });
-    document.getElementById("step-back").addEventListener("click", () => { pause(); go(position - 1); });
-    document.getElementById("to-start").addEventListener("click", () => { pause(); go(0); });
-    document.getElementById("to-end").addEventListener("click", () => { pause(); go(frames.length - 1); });
+    $("step").addEventListener("click", () => { pause(); go(position + 1); });
+    $("step-back").addEventListener("click", () => { pause(); go(position - 1); });
+    $("to-start").addEventListener("click", () => { pause(); go(0); });
+    $("to-end").addEventListener("click", () => { pause(); go(frames.length - 1); });
+    $("next-war").addEventListener("click", () => { pause(); nextWar(); });
+    $("show-result").addEventListener("click", () => { pause(); go(frames.length - 1); });
+    speed.addEventListener("change", pace);
     scrub.addEventListener("input", () => { pause(); go(trickEnd[Number(scrub.value)] || 0); });
 
     document.addEventListener("keydown", (event) => {
@@ -169,13 +401,23 @@
       else if (event.key === "ArrowLeft" && !field) { pause(); go(position - 1); }
       else if (event.key === "Home" && !field) { pause(); go(0); }
       else if (event.key === "End" && !field) { pause(); go(frames.length - 1); }
+      else if ((event.key === "n" || event.key === "N") && !field) { pause(); nextWar(); }
       else if (event.key === "+" || event.key === "=") bumpSpeed(1);
       else if (event.key === "-") bumpSpeed(-1);
       else handled = false;
       if (handled) event.preventDefault();
     });
 
-    render();
+    build();
+    pace();
+    summary();
+    const moveForm = $("move-form");
+    if (moveForm) {
+      moveForm.addEventListener("submit", sendMove);
+      go(frames.length - 1); // waiting for a move: the replay stands where the table is
+    } else {
+      render();
+    }
     window.SotaReplay = { go, play, pause, frames: () => frames.length, position: () => position };
   }
 

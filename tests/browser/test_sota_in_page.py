@@ -1,0 +1,191 @@
+"""Sota in the page: a replay every card of which is visible at 10×, the summary at the end, the
+player's exit, skipping to wars, and a Prisoners of War game played without page loads."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from test_play_in_page import MARK_PAGE
+from test_play_in_page import SAME_PAGE
+from test_player import sign_up
+
+pytestmark = pytest.mark.browser
+
+
+def game_json(page: Any) -> dict[str, Any]:
+    return dict(page.evaluate("JSON.parse(document.getElementById('game-data').textContent)"))
+
+
+def deal_sota(page: Any, seats: str = "2", preset: str = "nordic") -> None:
+    page.goto("/sota")
+    page.select_option("#seats", seats)
+    page.check(f"input[name=preset][value={preset}]")
+    page.click("#play")
+    page.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+
+
+#: Speeds and the shortest frame each shows (a war frame lasts longer), in ms.
+FRAMES = {"0.5": 1800, "1": 900, "2": 450, "4": 225, "10": 90}
+
+
+def test_at_10x_every_card_of_the_replay_is_fully_shown(tab: Any) -> None:
+    sign_up(tab, "tenx")
+    deal_sota(tab)
+    for speed, frame in FRAMES.items():
+        tab.select_option("#speed", speed)
+        tab.click("#step")
+        # The last card's animation, its delay included, ends well within the frame.
+        longest = tab.evaluate(
+            "Math.max(...Array.from(document.querySelectorAll('#seats .dealt'),"
+            " c => c.getAnimations()[0].effect.getComputedTiming().endTime))"
+        )
+        assert 0 < longest <= 0.7 * frame, (speed, longest)
+    # Watched at 10×: once each step's animations have run (their length is checked above),
+    # every card is fully opaque.
+    tab.select_option("#speed", "10")
+    for _ in range(12):
+        tab.click("#step")
+        opacities = tab.evaluate(
+            """async () => {
+                const cards = Array.from(document.querySelectorAll('#seats .card'));
+                await Promise.all(cards.flatMap(c => c.getAnimations().map(a => a.finished)));
+                return cards.map(c => Number(getComputedStyle(c).opacity));
+            }"""
+        )
+        assert opacities and min(opacities) == 1, opacities
+
+
+def test_the_end_shows_a_summary_with_a_chart(tab: Any) -> None:
+    sign_up(tab, "summary")
+    deal_sota(tab, seats="3")
+    game = game_json(tab)
+    assert tab.is_hidden("[data-testid=summary]")
+    tab.click("#to-end")
+    assert tab.is_visible("[data-testid=summary]")
+    tricks = len(game["tricks"])
+    wars = sum(t["wars"] for t in game["tricks"])
+    longest = max(t["wars"] for t in game["tricks"])
+    assert tab.inner_text("[data-testid=summary-tricks]") == str(tricks)
+    assert tab.inner_text("[data-testid=summary-wars]") == str(wars)
+    assert tab.inner_text("[data-testid=summary-longest]").startswith(
+        f"{longest} war" if longest else "no war"
+    )
+    assert tab.locator(".count-chart polyline").count() == 3
+    box = tab.locator(".count-chart").bounding_box()
+    assert box["width"] > 200 and box["height"] > 50
+
+
+def test_the_replay_says_when_you_are_out_and_offers_the_result(tab: Any) -> None:
+    sign_up(tab, "out")
+    for _ in range(10):
+        deal_sota(tab, seats="3", preset="english")
+        counts = [t["counts"][0] for t in game_json(tab)["tricks"]]
+        out = counts.index(0) if 0 in counts else -1
+        if 0 <= out < len(counts) - 1:
+            break
+    else:
+        pytest.fail("ten 3-seat games and the player never went out before the end")
+    tab.evaluate(f"document.getElementById('scrub').value = {out}")
+    tab.dispatch_event("#scrub", "input")
+    assert tab.is_hidden("#you-out")
+    # After the trick that takes the player's last card:
+    tab.evaluate(f"document.getElementById('scrub').value = {out + 1}")
+    tab.dispatch_event("#scrub", "input")
+    tab.wait_for_selector("#you-out", state="visible")
+    assert f"at trick {out + 1}" in tab.inner_text("#you-out")
+    tab.click("#show-result")
+    assert tab.is_visible("#game-result") and tab.is_hidden("#you-out")
+
+
+def test_next_war_skips_to_the_next_war_and_icons_need_no_emoji_font(tab: Any) -> None:
+    sign_up(tab, "skip")
+    for _ in range(5):
+        deal_sota(tab)
+        if any(t["wars"] for t in game_json(tab)["tricks"]):
+            break
+    tab.click("#next-war")
+    assert tab.locator(".war-flag").count() == 1
+    assert tab.locator(".seat.in-war").count() >= 2
+    tab.locator("body").press("n")  # the next one, or the end when there is no other
+    assert tab.locator(".war-flag").count() == 1 or tab.is_visible("#game-result")
+    tab.click("#to-start")
+    tab.click("#play-pause")
+    label = tab.inner_text("#play-pause")
+    assert label == "Pause" and "⏸" not in label
+    icon = tab.locator("#play-pause .icon.pause").bounding_box()
+    assert icon["width"] >= 8 and icon["height"] >= 8
+    tab.click("#play-pause")
+    assert tab.inner_text("#play-pause") == "Play"
+
+
+def strength(card: str, peace: bool) -> int:
+    value = "23456789TJQKAX".index(card[0])
+    return -value if peace else value
+
+
+def test_prisoners_of_war_is_played_in_the_page_with_four_seats(tab: Any) -> None:
+    sign_up(tab, "pow")
+    tab.goto("/sota")
+    tab.select_option("#seats", "4")  # the one seat count, for custom rules too
+    tab.click("#custom-rules summary")
+    tab.check("input[name=rule_prisoners_of_war]")
+    tab.fill("#stake", "1")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    assert tab.locator(".seat").count() == 4
+    tab.evaluate(MARK_PAGE)
+    moves = 0
+    while tab.locator("#move-form").count() and moves < 400:
+        tricks = tab.inner_text("#trick-no").split(" / ")
+        assert tricks[0] == tricks[1], "the replay is not where the table is"
+        names = tab.locator("#on-table .seat-name").all_inner_texts()
+        assert names == ["You", "Dealer", "CPU 1", "CPU 2"]
+        shown = tab.locator("#up-options input").evaluate_all("inputs => inputs.map(i => i.value)")
+        strengths = [strength(c, False) for c in shown]
+        assert strengths == sorted(strengths, reverse=True), shown
+        assert tab.locator("#up-options input:checked").get_attribute("value") == shown[0]
+        tab.click("#submit-move")
+        tab.wait_for_function(
+            "() => !document.getElementById('move-form')"
+            " || !document.getElementById('submit-move').disabled"
+        )
+        moves += 1
+    assert moves >= 1, "no move was asked for"
+    assert tab.locator("#move-form").count() == 0
+    tab.click("#to-end")
+    assert tab.is_visible("#game-result")
+    assert tab.evaluate(SAME_PAGE), "a move loaded a page"
+    assert tab.locator("[data-testid=summary]").is_visible()
+
+
+def test_court_cards_have_figures_and_small_cards_are_readable(tab: Any) -> None:
+    sign_up(tab, "courts")
+    tab.goto("/casino-war")
+    sizes = tab.evaluate(
+        """() => {
+            const out = {};
+            for (const code of ['KS', 'QH', 'JD', 'TC']) {
+                const card = window.SotaCards.card(code, '');
+                document.querySelector('main').append(card);
+                const figure = card.querySelector('.court .figure');
+                out[code] = figure ? {
+                    width: figure.getBoundingClientRect().width,
+                    mask: getComputedStyle(figure).maskImage
+                        || getComputedStyle(figure).webkitMaskImage,
+                    letter: card.querySelector('.court .letter').textContent,
+                } : null;
+            }
+            const mini = window.SotaCards.card('8H', 'mini');
+            document.querySelector('main').append(mini);
+            out.mini = parseFloat(getComputedStyle(mini.querySelector('.rank')).fontSize);
+            return out;
+        }"""
+    )
+    for code in ("KS", "QH", "JD"):
+        assert sizes[code]["width"] > 20 and sizes[code]["mask"].startswith("url("), code
+        assert sizes[code]["letter"] == code[0]
+    assert sizes["KS"]["mask"] != sizes["QH"]["mask"] != sizes["JD"]["mask"]
+    assert sizes["TC"] is None  # pips stay pips
+    assert sizes["mini"] >= 14
