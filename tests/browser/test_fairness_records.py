@@ -45,7 +45,7 @@ def play_a_war_and_a_plain_round(tab: Any) -> None:
 
 
 def play_prisoners_of_war(tab: Any) -> int:
-    """Play a short Prisoners of War game, every move through the page's move form."""
+    """Play a short Prisoners of War game, every move sent by the page's move form."""
     tab.goto("/sota")
     tab.click("#custom-rules summary")
     tab.check("#preset-custom")
@@ -54,14 +54,13 @@ def play_prisoners_of_war(tab: Any) -> int:
     tab.click("#play")
     tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
     moves = 0
-    while tab.locator("form[data-record-action]").count():
-        pending = json.loads(tab.inner_text("#game-data"))["pending"]
-        up = tab.locator("input[name=up]:checked").get_attribute("value")
-        down = [c for c in pending["options"] if c != up][: pending["count"] - 1]
-        for card in down:
-            tab.check(f"input[name=down][value='{card}']")
+    while tab.locator("#move-form").count() and moves < 400:
+        # The page pre-selects the dealer's choice, a legal move; it is sent in the page.
         tab.click("#submit-move")
-        tab.wait_for_load_state()
+        tab.wait_for_function(
+            "() => !document.getElementById('move-form')"
+            " || !document.getElementById('submit-move').disabled"
+        )
         moves += 1
     tab.wait_for_selector("[data-testid=result]", state="attached")  # shown when the replay ends
     return moves

@@ -122,7 +122,8 @@ def test_a_tie_you_cannot_raise_is_warned_at_bet_time_and_defaults_to_surrender(
     tab.fill("#bet", "500")
     tab.click("#deal")
     tab.wait_for_selector("#decision")
-    assert tab.evaluate("document.activeElement.id") == "surrender"
+    # The page focuses the default choice once the tie is drawn.
+    tab.wait_for_function("() => document.activeElement?.id === 'surrender'")
     assert tab.is_disabled("#go-to-war")
     assert "Going to war needs a raise of 500 chips, and you have 495" in tab.inner_text(
         "[data-testid=cannot-raise]"
