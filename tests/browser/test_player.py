@@ -345,6 +345,7 @@ def test_the_sota_replay_is_played_from_the_keyboard_alone(tab: Any) -> None:
     tab.goto("/sota")
     tab.focus("#stake")
     tab.keyboard.press("Tab")  # the seat count
+    tab.keyboard.press("Tab")  # how seats play, on the rules page
     tab.keyboard.press("Tab")  # the rule set: arrow keys pick a preset
     tab.keyboard.press("ArrowRight")
     assert tab.evaluate("document.activeElement.value") == "english"
