@@ -23,7 +23,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
 
-from .services.tx import WRITES
+from .services.tx import READ_ONLY
 from .services.tx import refuse_writes_in_read_only
 
 
@@ -56,7 +56,10 @@ def _guard_read_only(engine: Engine) -> None:
 
 
 def _sqlite_transactions(engine: Engine) -> None:
-    """Let SQLAlchemy, not pysqlite, emit BEGIN: ``BEGIN IMMEDIATE`` for writing transactions.
+    """Let SQLAlchemy, not pysqlite, emit BEGIN: a plain deferred ``BEGIN`` for read-only use
+    cases, ``BEGIN IMMEDIATE`` for every other transaction. A deferred transaction that writes
+    after another writer committed fails at once with "database is locked" (WAL gives it no
+    way to wait), so only transactions declared read-only may begin deferred.
 
     This is SQLAlchemy's documented recipe for pysqlite; it also makes SAVEPOINT work.
     """
@@ -73,8 +76,8 @@ def _sqlite_transactions(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        writes = connection.get_execution_options().get(WRITES, False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
+        reads_only = connection.get_execution_options().get(READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")
 
 
 def make_sessionmaker(engine: Engine, context: object) -> sessionmaker[Session]:

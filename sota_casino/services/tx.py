@@ -47,9 +47,11 @@ ATTEMPTS = 8
 RETRYABLE_SQLSTATES = {"40001", "40P01"}
 #: A concurrent first use of one idempotency key: the retry finds and replays the winner's answer.
 RETRYABLE_CONSTRAINTS = ("uq_idempotency_records_user_key", "idempotency_records.user_id")
-#: Connection option set on a writing transaction's connection before it begins (see db.py).
+#: Connection option of a use case's writing transaction; on SQLite it begins ``IMMEDIATE``, as
+#: every transaction not declared read-only does (see db.py).
 WRITES = "sota_casino_writes"
-#: Connection option of a read-only transaction: a write in it is refused before it is sent.
+#: Connection option of a read-only transaction: it begins deferred, and a write in it is
+#: refused before it is sent.
 READ_ONLY = "sota_casino_read_only"
 
 
