@@ -80,21 +80,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         rows.append(("SQLite (WAL)", *measure(f"sqlite:///{workdir / 'bench.db'}", workdir)))
-        admin = sa.create_engine(POSTGRES, isolation_level="AUTOCOMMIT")
-        name = f"sota_bench_{secrets.token_hex(4)}"
         try:
-            with admin.connect() as connection:
-                connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
+            with migrate.scratch_postgres(POSTGRES, "sota_bench") as url:
+                rows.append(("PostgreSQL", *measure(url, workdir)))
         except sa.exc.OperationalError as exc:
             print(f"(PostgreSQL skipped: {exc.orig})")
-        else:
-            url = admin.url.set(database=name).render_as_string(hide_password=False)
-            try:
-                rows.append(("PostgreSQL", *measure(url, workdir)))
-            finally:
-                with admin.connect() as connection:
-                    connection.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-        admin.dispose()
     print("### Casino War rounds through the service layer (one process, no HTTP)\n")
     print("| database | rounds/s | one-row insert transactions/s | round cost in inserts |")
     print("| --- | ---: | ---: | ---: |")

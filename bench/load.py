@@ -228,18 +228,8 @@ def fresh_database(database: str, workdir: Path) -> Iterator[str]:
         migrate.upgrade(url)
         yield url
         return
-    admin = sa.create_engine(POSTGRES, isolation_level="AUTOCOMMIT")
-    name = f"sota_bench_load_{os.getpid()}_{secrets.token_hex(3)}"
-    with admin.connect() as connection:
-        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = admin.url.set(database=name).render_as_string(hide_password=False)
-    try:
-        migrate.upgrade(url)
+    with migrate.scratch_postgres(POSTGRES, f"sota_bench_load_{os.getpid()}") as url:
         yield url
-    finally:
-        with admin.connect() as connection:
-            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def _flask_command(url: str, workdir: Path, *args: str) -> tuple[bool, str]:

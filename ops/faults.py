@@ -17,7 +17,6 @@ and ``audit verify`` pass, and no answer was a 500. Prints the figures as JSON.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import http.client
 import json
 import os
@@ -29,7 +28,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -328,36 +326,13 @@ def sqlite_on_tmpfs(work: Path, size: str) -> Path:
     return mount
 
 
-@contextlib.contextmanager
-def scratch_postgres(server_url: str) -> Iterator[str]:
-    """A new PostgreSQL database on ``server_url``'s server for one run, dropped after it."""
-    from sqlalchemy import create_engine
-    from sqlalchemy import text
-    from sqlalchemy.engine import make_url
-
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
-    name = f"sota_faults_{secrets.token_hex(4)}"
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        for _ in range(30):  # PostgreSQL may still be coming back from the restart
-            try:
-                with admin.connect() as connection:
-                    connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-                break
-            except Exception:  # noqa: BLE001 - retried until the server answers
-                time.sleep(1)
-        admin.dispose()
-
-
 def run_mode(mode: str, seconds: float, database_url: str | None, how: str = "restart") -> dict:
     """Run one fault run in a scratch directory and return its figures."""
     if mode == "pg-restart" and database_url is None:
+        from sota_casino import migrate
         from sota_casino.config import test_postgres_url
 
-        with scratch_postgres(test_postgres_url()) as url:
+        with migrate.scratch_postgres(test_postgres_url(), "sota_faults") as url:
             return run_mode(mode, seconds, url, how)
     with tempfile.TemporaryDirectory(prefix="sota-faults-") as scratch:
         work = Path(scratch)

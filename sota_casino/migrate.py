@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import secrets
+import time
+from collections.abc import Iterator
+
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
@@ -27,3 +33,37 @@ def downgrade(url: str, revision: str) -> None:
 def check(url: str) -> None:
     """Raise if the models and the migrations disagree (``alembic check``)."""
     command.check(alembic_config(url))
+
+
+@contextlib.contextmanager
+def scratch_postgres(server_url: str, prefix: str) -> Iterator[str]:
+    """Create a new, migrated PostgreSQL database on ``server_url``'s server; yield its URL and
+    drop it afterwards (retrying a while: the server may be coming back from a restart).
+
+    :raises sqlalchemy.exc.OperationalError: if the server does not answer.
+    """
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    name = f"{prefix}_{secrets.token_hex(4)}"
+    try:
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        url = admin.url.set(database=name).render_as_string(hide_password=False)
+        try:
+            upgrade(url)
+            yield url
+        finally:
+            _drop(admin, name)
+    finally:
+        admin.dispose()
+
+
+def _drop(admin: sa.Engine, name: str, tries: int = 30) -> None:
+    for attempt in range(tries):
+        try:
+            with admin.connect() as connection:
+                connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            return
+        except sa.exc.OperationalError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(1)

@@ -8,7 +8,6 @@ fail when ``REQUIRE_POSTGRES=1`` (CI).
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,17 +52,9 @@ def postgres_database() -> Iterator[str]:
         if os.environ.get("REQUIRE_POSTGRES") == "1":
             pytest.fail(f"REQUIRE_POSTGRES=1 but {message}")
         pytest.skip(f"{message} (set TEST_POSTGRES_URL, or REQUIRE_POSTGRES=1 to fail instead)")
-    name = f"sota_test_{os.getpid()}_{secrets.token_hex(4)}"
-    with admin.connect() as connection:
-        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = admin.url.set(database=name).render_as_string(hide_password=False)
-    try:
-        migrate.upgrade(url)
+    admin.dispose()
+    with migrate.scratch_postgres(POSTGRES_ADMIN_URL, f"sota_test_{os.getpid()}") as url:
         yield url
-    finally:
-        with admin.connect() as connection:
-            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def _empty_postgres(url: str) -> None:
