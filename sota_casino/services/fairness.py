@@ -37,11 +37,16 @@ _REGISTERING: Final = "sota_casino.registering_key"
 def signed(session: Session, document: dict[str, Any]) -> dict[str, Any]:
     """Sign ``document`` with the service key (registering the key in the first transaction
     that signs: a rollback undoes the registration, and the next signature makes it again)."""
-    ctx = context_of(session)
-    if not ctx.public_key_registered and not session.info.get(_REGISTERING):
+    _ensure_key_registered(session)
+    return fairness.signed(context_of(session).signing_key, document)
+
+
+def _ensure_key_registered(session: Session) -> None:
+    """Register the service key in this transaction unless it is known to be registered; the
+    process believes it only once the transaction commits."""
+    if not context_of(session).public_key_registered and not session.info.get(_REGISTERING):
         _register_public_key(session)
         session.info[_REGISTERING] = True
-    return fairness.signed(ctx.signing_key, document)
 
 
 @event.listens_for(Session, "after_commit")
@@ -60,15 +65,10 @@ def _register_public_key(session: Session) -> None:
     public_hex = context_of(session).public_key_hex
     if session.scalar(select(SigningKey.id).where(SigningKey.public_key_hex == public_hex)):
         return
-    now = datetime.now(UTC)
     retired = session.scalars(
         select(SigningKey.public_key_hex).where(SigningKey.retired_at.is_(None))
     ).all()
-    session.execute(
-        update(SigningKey).where(SigningKey.retired_at.is_(None)).values(retired_at=now)
-    )
-    session.add(SigningKey(public_key_hex=public_hex, created_at=now))
-    session.flush()
+    _install_key(session, public_hex, datetime.now(UTC))
     audit.record(
         session,
         actor="system",
@@ -76,6 +76,15 @@ def _register_public_key(session: Session) -> None:
         subject=f"key:{public_hex[:16]}",
         data={"public_key_hex": public_hex, "retired": list(retired)},
     )
+
+
+def _install_key(session: Session, public_hex: str, now: datetime) -> None:
+    """Retire the keys in use and record ``public_hex`` as the one that signs from ``now``."""
+    session.execute(
+        update(SigningKey).where(SigningKey.retired_at.is_(None)).values(retired_at=now)
+    )
+    session.add(SigningKey(public_key_hex=public_hex, created_at=now))
+    session.flush()
 
 
 def create_seed_pair(session: Session, user_id: int, status: str) -> SeedPair:
@@ -339,9 +348,7 @@ def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
     old_hex, new_hex = ctx.public_key_hex, fairness.public_key_hex(new_key)
     if new_hex == old_hex:
         raise Conflict("the new key is the key in use")
-    if not ctx.public_key_registered:
-        _register_public_key(session)
-        ctx.public_key_registered = True
+    _ensure_key_registered(session)
     now = datetime.now(UTC)
     envelope = fairness.signed(
         ctx.signing_key,
@@ -351,11 +358,7 @@ def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
             changed_at=fairness.format_time(now),
         ),
     )
-    session.execute(
-        update(SigningKey).where(SigningKey.retired_at.is_(None)).values(retired_at=now)
-    )
-    session.add(SigningKey(public_key_hex=new_hex, created_at=now))
-    session.flush()
+    _install_key(session, new_hex, now)
     audit.record(
         session,
         actor="system",
