@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-ROOT: Final = Path(__file__).resolve().parent.parent
-TEMPLATES: Final = ROOT / "templates"
-STATIC: Final = ROOT / "sota_casino" / "static"
-MIGRATIONS: Final = ROOT / "migrations"
+PACKAGE: Final = Path(__file__).resolve().parent
+TEMPLATES: Final = PACKAGE / "templates"
+STATIC: Final = PACKAGE / "static"
+MIGRATIONS: Final = PACKAGE / "migrations"

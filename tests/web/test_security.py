@@ -151,7 +151,7 @@ UNSAFE_SCRIPT = re.compile(
 
 
 def test_no_template_holds_inline_code_or_styles() -> None:
-    templates = sorted((ROOT / "templates").rglob("*.html"))
+    templates = sorted((ROOT / "sota_casino" / "templates").rglob("*.html"))
     assert len(templates) >= 20
     for path in templates:
         source = path.read_text()
@@ -386,7 +386,7 @@ def test_every_form_route_refuses_a_request_without_its_csrf_token(app: Flask) -
 
 def test_every_post_form_in_the_templates_carries_the_csrf_field() -> None:
     forms = 0
-    for path in sorted((ROOT / "templates").rglob("*.html")):
+    for path in sorted((ROOT / "sota_casino" / "templates").rglob("*.html")):
         for form in re.findall(r"<form\b.*?</form>", path.read_text(), re.S):
             if re.search(r'method="post"', form, re.I):
                 forms += 1
