@@ -36,7 +36,10 @@ JSON: Final = "application/json"
 PREFIX: Final = "/api/v1"
 REF: Final = "#/components/schemas/{model}"
 #: Flask's names of path arguments that the document (and docs/) call ``{id}``.
-PATH_NAMES: Final = {"round_id": "id", "seed_pair_id": "id", "user_id": "id"}
+PATH_NAMES: Final = {
+    name: "id"
+    for name in ("round_id", "seed_pair_id", "user_id", "approval_id", "rule_id", "alert_id")
+}
 
 #: Every refusal an operation may document: status, example code, what it means.
 ERROR_RESPONSES: Final = {

@@ -65,6 +65,8 @@ SWEETS_TEXT: Final = re.compile(r"[0-9]{1,12}")
 MINOR_TEXT: Final = re.compile(r"-?[0-9]{1,19}")
 ENTRY_COLUMNS: Final = ("seq", "time", "actor", "action", "subject", "data", "prev_hash", "hash")
 AUDIT_FILTERS: Final = ("action", "actor", "subject", "since", "until", "text")
+#: What auditors may change too: how the console shows things to them, nothing of the casino.
+OWN_PREFERENCES: Final = ("operator.set_time_zone", "operator_api.time_zone")
 
 
 @bp.before_request
@@ -75,7 +77,8 @@ def staff_only() -> ResponseReturnValue | None:
         return login_redirect()
     if user.role not in STAFF:
         abort(403, "The operator console is for operators and auditors.")
-    if request.method not in SAFE_METHODS and user.role != "operator":
+    own_preference = request.endpoint in OWN_PREFERENCES
+    if request.method not in SAFE_METHODS and user.role != "operator" and not own_preference:
         abort(403, "Auditors may read everything here but change nothing.")
     g.user = user
     return None
@@ -260,13 +263,6 @@ def math_export() -> ResponseReturnValue:
 # --- players ----------------------------------------------------------------------------------
 
 
-@bp.get("/players")
-def players() -> ResponseReturnValue:
-    query = request.args.get("q", "").strip()[:64]
-    found = accounts.find_users(get_session(), query)
-    return render_template("operator/players.html", query=query, users=found, roles=ROLES)
-
-
 @bp.get("/players/<id:user_id>")
 def player(user_id: int) -> ResponseReturnValue:
     overview = reports.player_overview(get_session(), user_id, **player_cursors())
@@ -335,7 +331,7 @@ def adjust(user_id: int) -> ResponseReturnValue:
     text = form.get("amount", "")
     if not MINOR_TEXT.fullmatch(text):
         raise InvalidInput("amount must be a whole number of minor units", field="amount")
-    money.adjust(
+    done = money.request_adjustment(
         get_session(),
         g.user.id,
         user_id,
@@ -344,7 +340,14 @@ def adjust(user_id: int) -> ResponseReturnValue:
         form.get("reason"),
         idempotency_key=form.get("once") or None,
     )
-    flash("Adjustment applied and recorded in the audit log.", "ok")
+    if done["applied"]:
+        flash("Adjustment applied and recorded in the audit log.", "ok")
+    else:
+        flash(
+            f"Adjustment proposed (#{done['approval']['id']}): it applies once a second "
+            "operator approves it.",
+            "ok",
+        )
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -398,8 +401,16 @@ def update_table(name: str) -> ResponseReturnValue:
     forms = {"casino_war": _casino_war_form, "sota": _sota_form}
     if name not in forms:
         abort(404)
-    settings.update_table(get_session(), g.user.id, name, forms[name]())
-    flash(
-        f"The {name.replace('_', ' ')} table's settings are saved; they apply to new rounds.", "ok"
-    )
+    done = settings.request_table_change(get_session(), g.user.id, name, forms[name]())
+    if done["applied"]:
+        flash(
+            f"The {name.replace('_', ' ')} table's settings are saved; they apply to new rounds.",
+            "ok",
+        )
+    else:
+        flash(
+            f"The change is proposed (#{done['approval']['id']}): it applies to new rounds once "
+            "a second operator approves it.",
+            "ok",
+        )
     return redirect(url_for(".tables"), code=303)

@@ -50,6 +50,7 @@ def make_app(migrated_template: Path, tmp_path: Path) -> Iterator[Callable[..., 
                 "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
                 "CHECKPOINT_EVERY": 0,
                 "CHECK_INTERVAL_SECONDS": 0,  # tests run the standing checks' steps themselves
+                "FOUR_EYES_TABLES": 0,  # changes apply at once; four-eyes tests turn it on
                 **settings,
             }
         )
