@@ -169,26 +169,47 @@ def entries(
         until=until,
         text=text,
     )
+    # Free text matches no index: it is searched a window of entries at a time, so a rare word
+    # costs the same bounded scan per page however long the log (the page says where the
+    # search goes on).
+    window = TEXT_WINDOW if text else None
     if order == OLDEST:
-        query = query.where(AuditEntry.seq > (after_seq or 0))
-        if from_seq is not None:
-            query = query.where(AuditEntry.seq >= from_seq)
+        low = max(after_seq or 0, (from_seq or 1) - 1)
+        query = query.where(AuditEntry.seq > low)
+        if window:
+            query = query.where(AuditEntry.seq <= low + window)
         query = query.order_by(AuditEntry.seq)
     else:
-        if before_seq is not None:
-            query = query.where(AuditEntry.seq < before_seq)
-        if from_seq is not None:
-            query = query.where(AuditEntry.seq <= from_seq)
+        given = [
+            b for b in (None if before_seq is None else before_seq - 1, from_seq) if b is not None
+        ]
+        high = min(given) if given else None
+        if high is not None:
+            query = query.where(AuditEntry.seq <= high)
+        if window:
+            high = log_size(session) if high is None else high
+            query = query.where(AuditEntry.seq > high - window)
         query = query.order_by(AuditEntry.seq.desc())
     rows = session.scalars(query.limit(limit + 1)).all()
     page = [entry_dict(row) for row in rows[:limit]]
     more = len(rows) > limit
+    next_after = page[-1]["seq"] if more and order == OLDEST else None
+    next_before = page[-1]["seq"] if more and order == NEWEST else None
+    if window and not more:
+        if order == OLDEST and low + window < log_size(session):
+            next_after = low + window
+        elif order == NEWEST and high is not None and high - window > 0:
+            next_before = high - window + 1
     return {
         "entries": page,
         "order": order,
-        "next_after_seq": page[-1]["seq"] if more and order == OLDEST else None,
-        "next_before_seq": page[-1]["seq"] if more and order == NEWEST else None,
+        "next_after_seq": next_after,
+        "next_before_seq": next_before,
     }
+
+
+#: Entries a free-text search reads per page.
+TEXT_WINDOW = 100_000
 
 
 def _filtered(

@@ -141,6 +141,7 @@ def audit_log() -> ResponseReturnValue:
         paged=any(v is not None for v in (after_seq, before_seq, from_seq)),
         status=checks.audit_verdict(db),
         note=reports.checkpoint_note(db),
+        text_window=audit.TEXT_WINDOW,
     )
 
 

@@ -314,3 +314,24 @@ def test_a_range_export_verifies_on_its_own_and_a_tampered_one_fails(
     # A range past the last checkpoint is linked but said to be uncovered.
     code, output = _verify(tmp_path, _range_export(session, from_seq=42), key)
     assert code == 0 and "not covered by a checkpoint" in output
+
+
+def test_free_text_is_searched_a_window_at_a_time_and_the_page_says_where_it_goes_on(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with session.begin():
+        for n in range(30):
+            word = "needle" if n in (3, 24) else "hay"
+            audit.record(session, actor="system", action="test.filler", data={"w": word})
+    monkeypatch.setattr(audit, "TEXT_WINDOW", 10)
+    found, cursor, pages = [], None, 0
+    while True:
+        page = audit.entries(session, text="needle", before_seq=cursor)
+        found += [e["seq"] for e in page["entries"]]
+        pages += 1
+        cursor = page["next_before_seq"]
+        if cursor is None:
+            break
+    assert found == [25, 4] and pages == 3  # each page read at most 10 entries
+    oldest = audit.entries(session, text="needle", order="oldest")
+    assert [e["seq"] for e in oldest["entries"]] == [4] and oldest["next_after_seq"] == 10
