@@ -279,7 +279,7 @@ def seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
 
 @read_only
 def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
-    """Return the verifier's input for one of the player's pairs (API.md).
+    """Return the verifier's input for one of the player's pairs (the API's Bundle).
 
     :raises NotFound: for another player's pair or one not yet shown (``next``).
     """

@@ -3,7 +3,7 @@
 Nothing here changes anything. Each report is one transaction, so its figures agree with each
 other. Per-day figures are by the UTC date a round settled.
 
-Casino War's edge is measured the way ``ODDS.md`` states the theoretical one: per unit of the
+Casino War's edge is measured the way the published odds state the theoretical one: per unit of the
 **ante**. The main game's result (ante and raise) is kept apart from the tie side bet, whose
 edge is far larger and would otherwise blur the comparison. Sota has no closed-form expected
 result, so only the realized figure is given.

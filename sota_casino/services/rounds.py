@@ -210,7 +210,7 @@ def _war_state(round_: Round) -> casino_war.WarRound:
 
 
 def war_view(session: Session, round_: Round) -> dict[str, Any]:
-    """The API.md round of Casino War."""
+    """The JSON round of Casino War (the API's Round)."""
     stakes, cards = round_.stakes, round_.cards
     rules = round_.rules
     war = None
@@ -364,7 +364,7 @@ def _sota_play(session: Session, round_: Round, choices: list[Any]) -> sota.Game
 def sota_view(
     session: Session, round_: Round, result: sota.GameResult | None = None
 ) -> dict[str, Any]:
-    """The API.md game of Sota."""
+    """The JSON game of Sota (the API's Game)."""
     if result is None:
         result = _sota_play(session, round_, list(round_.actions))
     played = result.to_dict()

@@ -1,4 +1,4 @@
-"""The operator endpoints of the JSON API (``/api/v1/operator``, docs/API.md).
+"""The operator endpoints of the JSON API (``/api/v1/operator``).
 
 Staff only, enforced once in :func:`staff_only` before any view: no credentials is a 401, a
 player a 403, and an auditor may GET everything but gets a 403 on anything that changes state.
