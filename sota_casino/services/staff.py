@@ -8,7 +8,6 @@ from sqlalchemy.orm import Session
 from ..core.errors import Forbidden
 from ..models import User
 
-
 #: The roles that may use the operator's side; only an operator changes anything there.
 STAFF = ("operator", "auditor")
 
