@@ -51,6 +51,7 @@ from . import money
 from . import rounds
 from . import settings
 from .context import context_of
+from .tx import in_transaction
 from .tx import read_only
 
 GAMES = ("casino_war", "sota")
@@ -577,6 +578,7 @@ def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
     }
 
 
+@in_transaction
 def actor_names(session: Session, actors: set[str | None]) -> dict[str | None, str]:
     """Map ``user:N`` actors to their usernames (others, such as ``system``, to themselves)."""
     ids = {

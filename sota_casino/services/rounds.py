@@ -28,6 +28,7 @@ from . import idempotency
 from . import ledger
 from . import settings as table_settings
 from .staff import require_player
+from .tx import in_transaction
 from .tx import locked
 from .tx import read_only
 
@@ -209,6 +210,7 @@ def _war_state(round_: Round) -> casino_war.WarRound:
     )
 
 
+@in_transaction
 def war_view(session: Session, round_: Round) -> dict[str, Any]:
     """The JSON round of Casino War (the API's Round)."""
     stakes, cards = round_.stakes, round_.cards
@@ -361,6 +363,7 @@ def _sota_play(session: Session, round_: Round, choices: list[Any]) -> sota.Game
     )
 
 
+@in_transaction
 def sota_view(
     session: Session, round_: Round, result: sota.GameResult | None = None
 ) -> dict[str, Any]:
@@ -473,6 +476,7 @@ def sota_move(
 # --- reading ------------------------------------------------------------------------------
 
 
+@in_transaction
 def round_view(session: Session, round_: Round) -> dict[str, Any]:
     return war_view(session, round_) if round_.game == "casino_war" else sota_view(session, round_)
 

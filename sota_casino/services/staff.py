@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 
 from ..core.errors import Forbidden
 from ..models import User
+from .tx import in_transaction
 
 #: The roles that may use the operator's side; only an operator changes anything there.
 STAFF = ("operator", "auditor")
@@ -41,6 +42,7 @@ def require_player(user: User) -> None:
         )
 
 
+@in_transaction
 def require_operator(session: Session, actor_id: int) -> User:
     """Return the acting operator.
 
