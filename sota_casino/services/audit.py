@@ -516,18 +516,26 @@ def check_chain(
         leaves = [bytes.fromhex(e["hash"]) for e in entries]
         frontier, time, covered = state.frontier, state.checkpoint_time, state.checkpoint
         for row in rows:
+            label = _checkpoint_label(row.size)
             if row.size > end:
                 if len(entries) == CHUNK:
                     break  # the next chunk reaches it
-                problem: str | None = (
-                    f"checkpoint over {row.size} entries: it covers {row.size} entries but the "
-                    f"log holds {end}; entries were removed from its end"
+                problem: str | None = audit_chain.beyond_log_problem(
+                    label, row.size, f"{end} entries"
                 )
             else:
                 frontier = frontier.extended(
                     leaves[frontier.size - state.size : row.size - state.size]
                 )
-                problem = _new_checkpoint_problem(row, frontier, time, keys)
+                earlier = None if time is None else (_checkpoint_label(covered), {"time": time})
+                problem = audit_chain.next_checkpoint_problem(
+                    label,
+                    _checkpoint_dict(row)["document"],
+                    row.signature,
+                    keys,
+                    frontier.root().hex(),
+                    earlier,
+                )
             if problem is not None:
                 return ChainCheck(False, end, None, problem, end - start.size, None)
             time, covered = row.time, row.size
@@ -544,27 +552,8 @@ def check_chain(
             return ChainCheck(True, end, None, None, end - start.size, state)
 
 
-def _new_checkpoint_problem(
-    row: AuditCheckpoint | Row[Any],
-    frontier: merkle.Frontier,
-    previous_time: str | None,
-    keys: list[str],
-) -> str | None:
-    """Say what is wrong with a checkpoint the check reached, or ``None``."""
-    label = f"checkpoint over {row.size} entries"
-    signed = _checkpoint_dict(row)
-    if not any(fairness.verify_signature(k, signed["document"], row.signature) for k in keys):
-        return f"{label}: the signature is not valid for this key"
-    if frontier.root().hex() != row.root:
-        return (
-            f"{label}: root {row.root[:16]}… is not the Merkle root of the first {row.size} "
-            "entries: entries it covers were changed, removed or added"
-        )
-    if previous_time is not None and fairness.parse_time(row.time) < fairness.parse_time(
-        previous_time
-    ):
-        return f"{label}: dated before the checkpoint it follows"
-    return None
+def _checkpoint_label(size: int) -> str:
+    return f"checkpoint over {size} entries"
 
 
 @read_only
