@@ -43,6 +43,7 @@ from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
 from .tx import insert_ignoring_conflicts
+from .tx import own_transactions
 from .tx import read_only
 from .tx import serialize_on
 from .tx import transactional
@@ -73,11 +74,12 @@ class UserView:
     username: str
     role: str
     locked: bool = False
+    locale: str | None = None
     time_zone: str | None = None  # None: UTC
 
     @classmethod
     def of(cls, user: User) -> UserView:
-        return cls(user.id, user.username, user.role, user.locked, user.time_zone)
+        return cls(user.id, user.username, user.role, user.locked, user.locale, user.time_zone)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "username": self.username, "role": self.role}
@@ -156,6 +158,7 @@ def _new_user(session: Session, username: str, password_hash: str, role: str) ->
     return user
 
 
+@own_transactions
 def register(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> UserView:
@@ -223,6 +226,7 @@ def _duration(seconds: int) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
+@own_transactions
 def create_operator(
     session: Session, username: object, password: object, role: str = "operator"
 ) -> UserView:
@@ -410,6 +414,7 @@ def _record_login(
     return UserView.of(user), "ok"
 
 
+@own_transactions
 def authenticate(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> UserView:
@@ -471,6 +476,12 @@ def session_user(session: Session, token: object, *, kind: str = "web") -> UserV
 
 
 @transactional
+def set_locale(session: Session, user_id: int, locale: str) -> None:
+    """Store the language a player chose (the web layer offers only the ones it speaks)."""
+    session.execute(update(User).where(User.id == user_id).values(locale=locale))
+
+
+@transactional
 def end_session(session: Session, token: object) -> None:
     """End one session or token (logout)."""
     if isinstance(token, str) and token:
@@ -489,6 +500,7 @@ def _end_all(session: Session, user_id: int) -> None:
     )
 
 
+@own_transactions
 def issue_api_token(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> tuple[str, datetime]:
@@ -535,6 +547,7 @@ def _set_password(session: Session, user_id: int, new_hash: str) -> None:
     )
 
 
+@own_transactions
 def change_password(
     session: Session, user_id: int, old: object, new: object, *, address: str = ""
 ) -> None:

@@ -32,6 +32,7 @@ from ..models import Round
 from ..models import User
 from . import audit
 from .staff import require_operator
+from .tx import in_transaction
 from .tx import read_only
 from .tx import transactional
 
@@ -163,6 +164,7 @@ def _names(session: Session, ids: set[int | None]) -> dict[int, str]:
     return dict(found.all())
 
 
+@in_transaction
 def rule_dict(session: Session, row: AlertRule) -> dict[str, Any]:
     return {
         "id": row.id,
@@ -180,6 +182,7 @@ def rule_dict(session: Session, row: AlertRule) -> dict[str, Any]:
     }
 
 
+@in_transaction
 def alert_dict(session: Session, row: Alert) -> dict[str, Any]:
     by = row.acknowledged_by
     return {
@@ -256,6 +259,7 @@ def _enabled(session: Session, *kinds: str) -> list[AlertRule]:
     return list(session.scalars(query.order_by(AlertRule.id)))
 
 
+@in_transaction
 def after_adjustment(
     session: Session, actor_id: int, user_id: int, currency: str, amount: int
 ) -> None:

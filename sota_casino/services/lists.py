@@ -36,6 +36,7 @@ from ..models import User
 from . import rounds
 from .fairness import pair_summary
 from .text import storable
+from .tx import own_transactions
 from .tx import read_only
 
 NEWEST: Final = "newest"
@@ -275,7 +276,8 @@ def _chunk(
     return [spec.row(row) for row in rows]
 
 
-def check_export(session: Session, name: str, paging: Paging, **args: Any) -> ListSpec:
+@own_transactions
+def check_export(session: Session, /, name: str, paging: Paging, **args: Any) -> ListSpec:
     """Check an export's list, range and subject before anything is streamed.
 
     :raises InvalidInput, NotFound: as :func:`page` does.
@@ -284,7 +286,10 @@ def check_export(session: Session, name: str, paging: Paging, **args: Any) -> Li
     return spec_of(name)
 
 
-def iter_all(session: Session, name: str, paging: Paging, **args: Any) -> Iterator[dict[str, Any]]:
+@own_transactions
+def iter_all(
+    session: Session, /, name: str, paging: Paging, **args: Any
+) -> Iterator[dict[str, Any]]:
     """Yield every row of list ``name`` in the paging's date range, oldest first, a chunk per
     short read-only transaction (exports: memory flat in the list's length)."""
     spec = spec_of(name)

@@ -27,6 +27,7 @@ from .context import context_of
 from .staff import require_operator
 from .staff import require_player
 from .text import storable
+from .tx import in_transaction
 from .tx import read_only
 
 MAX_ADJUSTMENT = 10**12
@@ -55,6 +56,7 @@ def _issue(
     )
 
 
+@in_transaction
 def grant_signup(session: Session, user_id: int) -> None:
     """Credit the sign-up grant inside the caller's transaction (audited)."""
     ctx = context_of(session)
@@ -157,6 +159,7 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
     return currency, amount, storable(reason.strip(), "reason")
 
 
+@in_transaction
 def needs_approval(session: Session, currency: str, amount: int) -> bool:
     """Whether an adjustment of ``amount`` waits for a second operator (four eyes)."""
     above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
@@ -207,6 +210,7 @@ def _adjust(
     return apply_adjustment(session, actor_id, user_id, currency, amount, reason)
 
 
+@in_transaction
 def apply_adjustment(
     session: Session,
     actor_id: int,

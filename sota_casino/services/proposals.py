@@ -19,11 +19,13 @@ from ..core import fairness
 from ..models import Approval
 from ..models import User
 from . import audit
+from .tx import in_transaction
 
 KINDS: Final = ("adjustment", "table")
 STATUSES: Final = ("pending", "approved", "rejected")
 
 
+@in_transaction
 def propose(
     session: Session, actor_id: int, kind: str, subject: str, change: dict[str, Any]
 ) -> dict[str, Any]:
@@ -49,6 +51,7 @@ def propose(
     return as_dict(session, row)
 
 
+@in_transaction
 def as_dict(session: Session, row: Approval) -> dict[str, Any]:
     """A proposal as the console and the API show it, people by name."""
     ids = {i for i in (row.proposed_by, row.decided_by) if i is not None}

@@ -21,6 +21,7 @@ from . import audit
 from . import proposals
 from .context import context_of
 from .staff import require_operator
+from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import read_only
 from .tx import transactional
@@ -75,6 +76,7 @@ def validate(name: str, settings: object) -> dict[str, Any]:
     return {key: settings[key] for key in valid} | {"presets": list(dict.fromkeys(presets))}
 
 
+@in_transaction
 def current(session: Session, name: str) -> dict[str, Any]:
     """Return table ``name``'s settings inside the caller's transaction."""
     if name not in TABLES:
@@ -117,6 +119,7 @@ def _checked_change(
     return changes
 
 
+@in_transaction
 def needs_approval(session: Session) -> bool:
     """Whether table changes wait for a second operator (four eyes)."""
     return bool(context_of(session).setting("FOUR_EYES_TABLES"))
@@ -135,6 +138,7 @@ def update_table(session: Session, actor_id: int, name: str, changes: object) ->
     return apply_table_change(session, actor_id, name, changes)
 
 
+@in_transaction
 def apply_table_change(
     session: Session,
     actor_id: int,

@@ -1,4 +1,4 @@
-"""The operator endpoints of the JSON API (``/api/v1/operator``, docs/API.md).
+"""The operator endpoints of the JSON API (``/api/v1/operator``).
 
 Staff only, enforced once in :func:`staff_only` before any view: no credentials is a 401, a
 player a 403, and an auditor may GET everything but gets a 403 on anything that changes state.
@@ -17,7 +17,6 @@ from flask import request
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 
-from ..core.errors import Forbidden
 from ..db import get_session
 from ..services import accounts
 from ..services import alerts
@@ -28,6 +27,7 @@ from ..services import lists
 from ..services import money
 from ..services import reports
 from ..services import settings
+from ..services import staff
 from . import inputs
 from . import schemas as s
 from .inputs import query_int
@@ -37,7 +37,6 @@ from .openapi import DENIED
 from .openapi import View
 from .openapi import operation
 from .operator import OWN_PREFERENCES
-from .operator import STAFF
 from .operator import export_response
 from .operator import player_cursors
 from .operator_lists import list_download
@@ -60,11 +59,8 @@ PAGE_DEFAULT: Final = 50
 def staff_only() -> None:
     """Let only staff in; auditors only read."""
     user = api_user()
-    if user.role not in STAFF:
-        raise Forbidden("operator endpoints are for operators and auditors")
-    own_preference = request.endpoint in OWN_PREFERENCES
-    if request.method not in SAFE_METHODS and user.role != "operator" and not own_preference:
-        raise Forbidden("auditors may read but not change anything")
+    changes = request.method not in SAFE_METHODS and request.endpoint not in OWN_PREFERENCES
+    staff.require_staff(user.role, changes=changes)
     g.user = user
 
 

@@ -27,6 +27,7 @@ from ..services import accounts
 from ..services import alerts
 from ..services import approvals
 from ..services import reports
+from .i18n import gettext as _
 from .inputs import form_whole
 from .inputs import query_int
 from .operator import bp
@@ -51,7 +52,7 @@ def person(actor: str | None) -> str:
         return "—"
     known: dict[str | None, str] = g.setdefault("people", {})
     if actor not in known:
-        known.update(reports.actor_names(get_session(), {actor}))
+        known.update(reports.people(get_session(), {actor}))
     return known.get(actor, actor)
 
 
@@ -97,7 +98,10 @@ def time_zones() -> tuple[str, ...]:
 @bp.post("/me/time-zone")
 def set_time_zone() -> ResponseReturnValue:
     user = accounts.set_time_zone(get_session(), g.user.id, request.form.get("time_zone", ""))
-    flash(f"Times are now shown in {user.time_zone or 'UTC'}, with UTC beside them.", "ok")
+    flash(
+        _("Times are now shown in %(zone)s, with UTC beside them.", zone=user.time_zone or "UTC"),
+        "ok",
+    )
     back = request.form.get("next", "")
     return redirect(back if back.startswith("/operator") else url_for(".audit_log"), code=303)
 
@@ -118,8 +122,10 @@ def _decide(approval_id: int, approve: bool) -> ResponseReturnValue:
     decided = approvals.decide(
         get_session(), g.user.id, approval_id, approve, request.form.get("note") or None
     )
-    verb = "approved and applied" if approve else "rejected; nothing changed"
-    flash(f"Proposal #{decided['id']} {verb}.", "ok")
+    if approve:
+        flash(_("Proposal #%(id)s approved and applied.", id=decided["id"]), "ok")
+    else:
+        flash(_("Proposal #%(id)s rejected; nothing changed.", id=decided["id"]), "ok")
     return redirect(url_for(".approvals_page"), code=303)
 
 
@@ -176,7 +182,7 @@ def create_rule() -> ResponseReturnValue:
         _threshold(kind, currency),
         form_whole("period_hours", label="period in hours"),
     )
-    flash(f"Alert rule #{rule['id']} added: {rule['description']}.", "ok")
+    flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule["id"], rule=rule["description"]), "ok")
     return redirect(url_for(".alerts_page"), code=303)
 
 
@@ -186,12 +192,15 @@ def rule_enabled(rule_id: int) -> ResponseReturnValue:
     if enabled not in ("0", "1"):
         raise InvalidInput("enabled must be 0 or 1", field="enabled")
     rule = alerts.set_enabled(get_session(), g.user.id, rule_id, enabled == "1")
-    flash(f"Alert rule #{rule['id']} is {'on' if rule['enabled'] else 'off'}.", "ok")
+    if rule["enabled"]:
+        flash(_("Alert rule #%(id)s is on.", id=rule["id"]), "ok")
+    else:
+        flash(_("Alert rule #%(id)s is off.", id=rule["id"]), "ok")
     return redirect(url_for(".alerts_page"), code=303)
 
 
 @bp.post("/alerts/<id:alert_id>/acknowledge")
 def acknowledge(alert_id: int) -> ResponseReturnValue:
     alerts.acknowledge(get_session(), g.user.id, alert_id)
-    flash(f"Alert #{alert_id} acknowledged.", "ok")
+    flash(_("Alert #%(id)s acknowledged.", id=alert_id), "ok")
     return redirect(url_for(".alerts_page"), code=303)

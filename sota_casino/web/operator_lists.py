@@ -29,6 +29,7 @@ from .operator import bp
 PAGE_SIZE: Final = 50
 #: The lists of one player the console pages, with their titles.
 PLAYER_LISTS: Final = {"rounds": "Rounds", "transfers": "Money moves", "seed_pairs": "Seed pairs"}
+# The titles are translated where the page shows them.
 
 
 class Ranged(Protocol):
