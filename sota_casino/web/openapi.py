@@ -78,7 +78,7 @@ class Operation:
     errors: tuple[int, ...] = (400, 401, 422)
     auth: bool = True
     idempotent: bool = False
-    media: str = JSON
+    media: str | tuple[str, ...] = JSON  # a download may come in more than one
 
 
 View = Callable[..., ResponseReturnValue]
@@ -160,7 +160,8 @@ def _path_schema(converter: str) -> dict[str, Any]:
 
 def _describe(path: str, op: Operation) -> dict[str, Any]:
     schema = _ref(op.ok) if op.ok is not None else {"type": "string"}
-    answer = {"description": op.summary, "content": {op.media: {"schema": schema}}}
+    medias = (op.media,) if isinstance(op.media, str) else op.media
+    answer = {"description": op.summary, "content": {m: {"schema": schema} for m in medias}}
     described: dict[str, Any] = {
         "operationId": op.id,
         "summary": op.summary,

@@ -53,6 +53,8 @@ QUERY_ERRORS: Final = (*DENIED, 422)
 ONE: Final = (*DENIED, 404)
 ONE_QUERY: Final = (*DENIED, 404, 422)
 PAGE_DEFAULT: Final = 50
+#: A list downloads as JSON Lines or CSV (``format``).
+DOWNLOADS: Final = ("application/jsonl", "text/csv")
 
 
 @bp.before_request
@@ -254,7 +256,7 @@ def players(query: s.PlayersQuery) -> ResponseReturnValue:
     None,
     errors=QUERY_ERRORS,
     query=s.PlayersExportQuery,
-    media="application/jsonl",
+    media=DOWNLOADS,
 )
 def players_export(query: s.PlayersExportQuery) -> ResponseReturnValue:
     return list_download("users", query, q=query.q)
@@ -311,7 +313,7 @@ def _player_export(name: str, user_id: int, query: s.ExportQuery) -> ResponseRet
     None,
     errors=ONE_QUERY,
     query=s.ExportQuery,
-    media="application/jsonl",
+    media=DOWNLOADS,
 )
 def player_rounds_export(user_id: int, query: s.ExportQuery) -> ResponseReturnValue:
     return _player_export("rounds", user_id, query)
@@ -324,7 +326,7 @@ def player_rounds_export(user_id: int, query: s.ExportQuery) -> ResponseReturnVa
     None,
     errors=ONE_QUERY,
     query=s.ExportQuery,
-    media="application/jsonl",
+    media=DOWNLOADS,
 )
 def player_transfers_export(user_id: int, query: s.ExportQuery) -> ResponseReturnValue:
     return _player_export("transfers", user_id, query)
@@ -433,17 +435,10 @@ def approval_list(query: s.ApprovalsQuery) -> ResponseReturnValue:
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.AdjustmentProposal,
-    idempotent=True,
 )
 def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     proposal = money.propose_adjustment(
-        get_session(),
-        _actor_id(),
-        body.user_id,
-        body.currency,
-        body.amount,
-        body.reason,
-        idempotency_key=inputs.idempotency_key(),
+        get_session(), _actor_id(), body.user_id, body.currency, body.amount, body.reason
     )
     return jsonify(proposal), 201
 
