@@ -114,15 +114,20 @@ class TableRules:
             if value % CHIP:
                 raise InvalidBet(f"{name} must be whole chips (a multiple of {CHIP})", field=name)
         assert isinstance(bet, int) and isinstance(tie_bet, int)
+        limits = {"min_bet": self.min_bet, "max_bet": self.max_bet, "tie_payout": self.tie_payout}
         if not self.min_bet <= bet <= self.max_bet:
             raise InvalidBet(
-                f"bet must be from {self.min_bet} to {self.max_bet} (minor units)", field="bet"
+                f"bet must be from {self.min_bet} to {self.max_bet} (minor units)",
+                field="bet",
+                **limits,
             )
         if tie_bet and self.tie_payout == 0:
-            raise InvalidBet("this table offers no tie bet", field="tie_bet")
+            raise InvalidBet("this table offers no tie bet", field="tie_bet", **limits)
         if tie_bet and not self.min_bet <= tie_bet <= self.max_bet:
             raise InvalidBet(
-                f"tie_bet must be 0 or from {self.min_bet} to {self.max_bet}", field="tie_bet"
+                f"tie_bet must be 0 or from {self.min_bet} to {self.max_bet}",
+                field="tie_bet",
+                **limits,
             )
         return bet, tie_bet
 

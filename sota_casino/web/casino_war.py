@@ -146,9 +146,10 @@ def round_page(round_id: int) -> ResponseReturnValue:
     return _render_table(round_)
 
 
-def _short_of_chips(needed: int, what: str, instead: str) -> InsufficientFunds:
-    """Say, in chips, that the balance does not cover ``needed`` and what the player can do."""
-    held = money.balances(get_session(), g.user.id)["chips"]
+def _short_of_chips(error: InsufficientFunds, what: str, instead: str) -> InsufficientFunds:
+    """Say, in chips, that the balance does not cover the amount and what the player can do."""
+    held, needed = error.details["held"], error.details["needed"]
+    assert isinstance(held, int) and isinstance(needed, int)  # as ledger.post refuses
     low = current_app.config["LOW_BALANCE_CHIPS"]
     return InsufficientFunds(
         f"You have {plural(held, 'chip')}, not enough for {what} of {plural(needed, 'chip')}. "
@@ -158,10 +159,12 @@ def _short_of_chips(needed: int, what: str, instead: str) -> InsufficientFunds:
 
 def _outside_limits(error: InvalidBet) -> InvalidBet:
     """Say the table's limits in chips (the services count in hundredths)."""
-    rules = settings.table_rules(get_session(), TABLE)
-    limits = f"from {chips(rules['min_bet'])} to {chips(rules['max_bet'])} whole chips"
+    low, high = error.details.get("min_bet"), error.details.get("max_bet")
+    if not isinstance(low, int) or not isinstance(high, int):
+        return error  # not about the limits: its own words stand
+    limits = f"from {chips(low)} to {chips(high)} whole chips"
     if error.details.get("field") == "tie_bet":
-        if not rules["tie_payout"]:
+        if not error.details["tie_payout"]:
             return InvalidBet("This table offers no tie bet; leave it at 0.", field="tie_bet")
         return InvalidBet(f"The tie bet must be 0 or {limits}.", field="tie_bet")
     return InvalidBet(f"The ante must be {limits}.", field="bet")
@@ -186,8 +189,7 @@ def bet() -> ResponseReturnValue:
     except InvalidBet as error:
         raise _outside_limits(error) from error
     except InsufficientFunds as error:
-        needed = body["bet"] + body["tie_bet"]
-        raise _short_of_chips(needed, "this bet", "Bet less") from error
+        raise _short_of_chips(error, "this bet", "Bet less") from error
     return redirect(url_for("casino_war.round_page", round_id=round_["id"]), code=303)
 
 
@@ -205,6 +207,5 @@ def decision(round_id: int) -> ResponseReturnValue:
             request_body={"choice": picked},
         )
     except InsufficientFunds as error:
-        ante = rounds.get_round(get_session(), g.user.id, round_id)["bet"]
-        raise _short_of_chips(ante, "the raise", "Surrender instead") from error
+        raise _short_of_chips(error, "the raise", "Surrender instead") from error
     return redirect(url_for("casino_war.round_page", round_id=round_id), code=303)

@@ -27,8 +27,8 @@ from werkzeug.routing import ValidationError as NoRoute
 from ..core.errors import InvalidInput
 from ..services.idempotency import check_key
 from ..services.text import storable
+from .schemas import MAX_ID
 
-MAX_ID: Final = 2**63 - 1
 IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
 M = TypeVar("M", bound=BaseModel)
 _WHOLE: Final = re.compile(r"-?[0-9]{1,19}")
@@ -93,20 +93,6 @@ def _refuse_unusable_values(body: dict[str, Any]) -> None:
                 pending.append((f"{path}.{key}" if path else key, item))
         elif isinstance(value, list):
             pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
-
-
-def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
-    """Refuse fields a form does not know.
-
-    :raises InvalidInput: naming the first unknown field and the allowed ones.
-    """
-    allowed = tuple(allowed)
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise InvalidInput(
-            f"unknown field {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}",
-            field=unknown[0],
-        )
 
 
 def parse_body(model: type[M]) -> M:

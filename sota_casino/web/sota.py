@@ -277,7 +277,8 @@ def play() -> ResponseReturnValue:
     except InvalidRules as error:
         raise in_words(error) from error
     except InsufficientFunds as error:
-        held = money.balances(get_session(), g.user.id)["sweets"]
+        held = error.details["held"]
+        assert isinstance(held, int)  # as ledger.post refuses
         low = current_app.config["LOW_BALANCE_SWEETS"]
         raise InsufficientFunds(
             f"You have {plural(held, 'sweet')}, not enough for a stake of "
