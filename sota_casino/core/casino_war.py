@@ -114,22 +114,27 @@ class TableRules:
             if value % CHIP:
                 raise InvalidBet(f"{name} must be whole chips (a multiple of {CHIP})", field=name)
         assert isinstance(bet, int) and isinstance(tie_bet, int)
-        limits = {"min_bet": self.min_bet, "max_bet": self.max_bet, "tie_payout": self.tie_payout}
         if not self.min_bet <= bet <= self.max_bet:
-            raise InvalidBet(
-                f"bet must be from {self.min_bet} to {self.max_bet} (minor units)",
-                field="bet",
-                **limits,
+            raise self._outside(
+                f"bet must be from {self.min_bet} to {self.max_bet} (minor units)", "bet"
             )
         if tie_bet and self.tie_payout == 0:
-            raise InvalidBet("this table offers no tie bet", field="tie_bet", **limits)
+            raise self._outside("this table offers no tie bet", "tie_bet")
         if tie_bet and not self.min_bet <= tie_bet <= self.max_bet:
-            raise InvalidBet(
-                f"tie_bet must be 0 or from {self.min_bet} to {self.max_bet}",
-                field="tie_bet",
-                **limits,
+            raise self._outside(
+                f"tie_bet must be 0 or from {self.min_bet} to {self.max_bet}", "tie_bet"
             )
         return bet, tie_bet
+
+    def _outside(self, message: str, field: str) -> InvalidBet:
+        """A refused amount, with the limits it broke (a page words them in chips)."""
+        return InvalidBet(
+            message,
+            field=field,
+            min_bet=self.min_bet,
+            max_bet=self.max_bet,
+            tie_payout=self.tie_payout,
+        )
 
 
 class WarRound(NamedTuple):
