@@ -36,8 +36,7 @@ from ..services.tx import is_outage
 from ..services.tx import unavailable
 from .i18n import error_message
 from .paths import is_local_path
-
-API_PREFIX = "/api/"
+from .paths import wants_json
 
 #: Stable codes for the HTTP errors Werkzeug raises, as API clients see them.
 HTTP_CODES: dict[int, str] = {
@@ -105,11 +104,6 @@ STATUS_OF_KIND: dict[type[CasinoError], int] = {
 def status_of(error: CasinoError) -> int:
     """Return the HTTP status of a refusal, from its kind."""
     return next(STATUS_OF_KIND[k] for k in type(error).__mro__ if k in STATUS_OF_KIND)
-
-
-def wants_json() -> bool:
-    """Tell whether this request is an API call, answered in JSON."""
-    return request.path.startswith(API_PREFIX)
 
 
 def api_error(status: int, code: str, message: str, **headers: str) -> ResponseReturnValue:

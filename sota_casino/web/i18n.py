@@ -39,6 +39,7 @@ from ..locations import STATIC
 from ..locations import TRANSLATIONS
 from ..services import accounts
 from .paths import is_local_path
+from .paths import wants_json
 
 #: The languages the casino speaks, each named in itself (the picker shows these names).
 LANGUAGES: Final = {"en": "English", "fi": "suomi", "nb": "norsk bokmål", "pt": "português"}
@@ -79,7 +80,6 @@ def select_locale() -> str:
 
 
 def _choose() -> str:
-    from .errors import wants_json
     from .security import session_user
 
     if wants_json():

@@ -39,8 +39,8 @@ from ..core.errors import Forbidden
 from ..core.errors import Unauthorized
 from ..db import get_session
 from ..services import accounts
-from .errors import wants_json
 from .paths import is_local_path
+from .paths import wants_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
