@@ -1,4 +1,4 @@
-"""Casino War (docs/rules.md §1) as a pure state machine over a card stream.
+"""Casino War (as /rules/casino-war tells it) as a pure state machine over a card stream.
 
 ``deal`` opens a round: it is settled at once, or waits for the player's decision on a tie;
 ``decide`` settles it by surrender or war. Card positions never depend on the bet or the
@@ -56,7 +56,7 @@ def _int_option(name: str, value: object) -> int:
 
 @dataclass(frozen=True, slots=True)
 class TableRules:
-    """A Casino War table's settings, with the defaults of docs/rules.md §1."""
+    """A Casino War table's settings, with the house defaults."""
 
     decks: int = 6
     min_bet: int = 100
