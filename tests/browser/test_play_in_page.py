@@ -86,6 +86,8 @@ def test_casino_war_rounds_on_a_phone_need_no_page_load_and_no_scrolling(
     plant_server_seed(live_server.app, username, {n: n in (1, 4) for n in range(8)})
     page.goto("/casino-war")
     page.evaluate(MARK_PAGE)
+    # The menu leaves the screen to the table (it once took 210 px of it).
+    assert page.evaluate("document.querySelector('header.top').getBoundingClientRect().height") < 100
     for control in ("#deal", "#bet", "button.chip.c25", "#clear-bet"):
         assert in_viewport(page, control), control
     ties = 0
@@ -244,3 +246,16 @@ def test_the_header_shows_the_balance_on_every_page(tab: Any) -> None:
             "100",
             "sweets",
         ], url
+
+
+def test_the_exact_figures_are_a_readable_page_and_the_json_stays_in_the_api(tab: Any) -> None:
+    sign_up(tab, "figures")
+    tab.goto("/casino-war")
+    tab.click("[data-testid=house-edge] a:has-text('exact figures')")
+    tab.wait_for_url("**/casino-war/odds")
+    assert tab.evaluate("document.contentType") == "text/html"
+    assert tab.locator("h1").inner_text() == "Casino War: the exact odds"
+    assert tab.locator("main table.data tr").count() > 2
+    assert "{" not in tab.inner_text("main")
+    figures = tab.evaluate("async () => (await fetch('/api/v1/casino-war/odds')).json()")
+    assert isinstance(figures, dict) and figures

@@ -41,6 +41,11 @@ def header_sweets(page: Any) -> int:
 def test_games_are_dealt_and_dealt_again_in_the_page(tab: Any) -> None:
     sign_up(tab, "inplace")
     tab.goto("/sota")
+    # Each rule set's line says something its title does not.
+    for preset in tab.locator(".preset").all():
+        title = preset.locator("strong").inner_text()
+        about = preset.locator("small").inner_text()
+        assert about and title.lower() not in about.lower(), (title, about)
     tab.evaluate(MARK_PAGE)
     tab.fill("#stake", "7")
     tab.select_option("#seats", "3")
