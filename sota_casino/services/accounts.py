@@ -42,6 +42,7 @@ from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
 from .tx import insert_ignoring_conflicts
+from .tx import own_transactions
 from .tx import read_only
 from .tx import serialize_on
 from .tx import transactional
@@ -160,6 +161,7 @@ def _new_user(session: Session, username: str, password_hash: str, role: str) ->
     return user
 
 
+@own_transactions
 def register(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> UserView:
@@ -229,6 +231,7 @@ def _duration(seconds: int) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
+@own_transactions
 def create_operator(
     session: Session, username: object, password: object, role: str = "operator"
 ) -> UserView:
@@ -416,6 +419,7 @@ def _record_login(
     return UserView.of(user), "ok"
 
 
+@own_transactions
 def authenticate(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> UserView:
@@ -501,6 +505,7 @@ def _end_all(session: Session, user_id: int) -> None:
     )
 
 
+@own_transactions
 def issue_api_token(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> tuple[str, datetime]:
@@ -547,6 +552,7 @@ def _set_password(session: Session, user_id: int, new_hash: str) -> None:
     )
 
 
+@own_transactions
 def change_password(
     session: Session, user_id: int, old: object, new: object, *, address: str = ""
 ) -> None:
