@@ -195,8 +195,11 @@ def unmarked_script_text(path: Path) -> list[str]:
     for line, text, call in _js_strings(path):
         if call.split(".")[-1] in ("gettext", "ngettext"):
             continue
-        if not _prose(text) or CODE_LIKE.match(text.strip()) or "${" in text and not _prose(
-            re.sub(r"\$\{[^}]*\}", " ", text)
+        if (
+            not _prose(text)
+            or CODE_LIKE.match(text.strip())
+            or "${" in text
+            and not _prose(re.sub(r"\$\{[^}]*\}", " ", text))
         ):
             continue
         unmarked.append(f"{path.name}:{line}: {text}")
