@@ -205,6 +205,7 @@ def choose() -> ResponseReturnValue:
     user = session_user()
     if user is not None:
         accounts.set_locale(get_session(), user.id, chosen)
+    # Back to the page the picker was on; a page answering a form has no address to go back to.
     back = request.form.get("next", "")
     response = redirect(back if is_local_path(back) else "/", 303)
     response.set_cookie(COOKIE, chosen, max_age=COOKIE_AGE, samesite="Lax", httponly=True)
