@@ -71,10 +71,11 @@ class UserView:
     username: str
     role: str
     locked: bool = False
+    locale: str | None = None
 
     @classmethod
     def of(cls, user: User) -> UserView:
-        return cls(user.id, user.username, user.role, user.locked)
+        return cls(user.id, user.username, user.role, user.locked, user.locale)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "username": self.username, "role": self.role}
@@ -465,6 +466,12 @@ def session_user(session: Session, token: object, *, kind: str = "web") -> UserV
     if live.ended_at is not None or live.expires_at <= datetime.now(UTC) or user.locked:
         return None
     return UserView.of(user)
+
+
+@transactional
+def set_locale(session: Session, user_id: int, locale: str) -> None:
+    """Store the language a player chose (the web layer offers only the ones it speaks)."""
+    session.execute(update(User).where(User.id == user_id).values(locale=locale))
 
 
 @transactional
