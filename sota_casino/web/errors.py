@@ -32,9 +32,11 @@ from werkzeug.exceptions import InternalServerError
 
 from ..core import errors as kinds
 from ..core.errors import CasinoError
+from ..core.marks import N_
 from ..services.tx import is_outage
 from ..services.tx import unavailable
 from .i18n import error_message
+from .i18n import gettext
 from .paths import is_local_path
 
 API_PREFIX = "/api/"
@@ -59,31 +61,37 @@ HTTP_CODES: dict[int, str] = {
 
 #: What a player reads on the error page, in plain words.
 FRIENDLY: dict[int, tuple[str, str]] = {
-    400: ("That request did not make sense", "Something in the request was missing or garbled."),
-    401: ("Please log in", "You need to be logged in to see this page."),
-    403: ("Not allowed", "Your account may not do this."),
-    404: ("Nothing here", "There is no such page, or it belongs to someone else."),
-    405: ("Not like that", "This page cannot be used with that kind of request."),
-    409: ("Not right now", "The table is not in a state that allows this."),
-    413: ("Too much", "The request was larger than the casino accepts."),
-    422: ("Please check what you entered", "Some of the values were not valid."),
-    429: ("Slow down", "Too many attempts. Wait a few minutes and try again."),
-    500: ("The dealer dropped the cards", "Something went wrong on our side. Please try again."),
+    400: (
+        N_("That request did not make sense"),
+        N_("Something in the request was missing or garbled."),
+    ),
+    401: (N_("Please log in"), N_("You need to be logged in to see this page.")),
+    403: (N_("Not allowed"), N_("Your account may not do this.")),
+    404: (N_("Nothing here"), N_("There is no such page, or it belongs to someone else.")),
+    405: (N_("Not like that"), N_("This page cannot be used with that kind of request.")),
+    409: (N_("Not right now"), N_("The table is not in a state that allows this.")),
+    413: (N_("Too much"), N_("The request was larger than the casino accepts.")),
+    422: (N_("Please check what you entered"), N_("Some of the values were not valid.")),
+    429: (N_("Slow down"), N_("Too many attempts. Wait a few minutes and try again.")),
+    500: (
+        N_("The dealer dropped the cards"),
+        N_("Something went wrong on our side. Please try again."),
+    ),
     503: (
-        "The tables are closed for a moment",
-        "We cannot reach our records right now. Please try again in a minute.",
+        N_("The tables are closed for a moment"),
+        N_("We cannot reach our records right now. Please try again in a minute."),
     ),
 }
 
 #: Short API messages for Werkzeug's errors that carry only their long default text.
 API_MESSAGES: dict[int, str] = {
-    400: "the request is malformed",
-    404: "no such endpoint or resource",
-    405: "this method is not allowed on this endpoint",
-    413: "the request body is too large",
-    414: "the request line (method and URL) is too long",
-    415: "send the body as JSON",
-    431: "a request header, or their number, is too large",
+    400: N_("the request is malformed"),
+    404: N_("no such endpoint or resource"),
+    405: N_("this method is not allowed on this endpoint"),
+    413: N_("the request body is too large"),
+    414: N_("the request line (method and URL) is too long"),
+    415: N_("send the body as JSON"),
+    431: N_("a request header, or their number, is too large"),
 }
 
 
@@ -131,7 +139,10 @@ def _page(status: int, message: str | None) -> str:
         # The page must not ask the database who is logged in: it may be what failed.
         g.setdefault("session_user", None)
     return render_template(
-        "errors/error.html", status=status, title=title, message=message or default
+        "errors/error.html",
+        status=status,
+        title=gettext(title),
+        message=message or gettext(default),
     )
 
 
@@ -181,20 +192,21 @@ def handle_http_error(error: HTTPException) -> ResponseReturnValue:
         headers["Allow"] = ", ".join(allowed)
     if wants_json():
         message = _page_message(error) or API_MESSAGES.get(status) or FRIENDLY[400][1]
-        return api_error(status, HTTP_CODES.get(status, "error"), message, **headers)
+        return api_error(status, HTTP_CODES.get(status, "error"), gettext(message), **headers)
     return _page(status, _page_message(error)), status, headers
 
 
 def _page_message(error: HTTPException) -> str | None:
     """Keep our own descriptions (set with ``abort(400, "...")``), not Werkzeug's defaults."""
     default = type(error).description
-    return None if error.description == default else error.description
+    # Ours are marked for the catalogues (``N_``) and translated by that id.
+    return None if error.description == default else gettext(error.description or "")
 
 
 def handle_unexpected(error: Exception) -> ResponseReturnValue:
     """Answer a plain 500 that leaks nothing (Flask has logged the bug already)."""
     if wants_json():
-        return api_error(500, "internal_error", "something went wrong on our side")
+        return api_error(500, "internal_error", gettext(N_("something went wrong on our side")))
     return error_page(500)
 
 

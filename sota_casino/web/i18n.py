@@ -220,8 +220,12 @@ def init_app(app: Flask) -> None:
     """Give templates ``{% trans %}``, ``_()`` and ``ngettext()``, and the language helpers."""
     app.jinja_env.add_extension("jinja2.ext.i18n")
     app.jinja_env.policies["ext.i18n.trimmed"] = True
+    # Newstyle: Jinja fills in the %(name)s params itself (and escapes them), so it is given
+    # the bare catalogue lookups.
     app.jinja_env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
-        gettext, ngettext, newstyle=True
+        lambda message: catalogue(select_locale()).gettext(message),
+        lambda singular, plural, n: catalogue(select_locale()).ngettext(singular, plural, n),
+        newstyle=True,
     )
     app.jinja_env.globals.update(
         current_locale=select_locale,
