@@ -20,6 +20,7 @@ from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import NotFound
 from ..core.errors import RoundSettled
+from ..core.marks import N_
 from ..models import Round
 from ..models import User
 from . import audit
@@ -28,6 +29,7 @@ from . import idempotency
 from . import ledger
 from . import settings as table_settings
 from .staff import require_player
+from .tx import in_transaction
 from .tx import locked
 from .tx import read_only
 
@@ -42,7 +44,7 @@ def _player(session: Session, user_id: int) -> User:
     if user is None:
         raise NotFound("no such user")
     if user.locked:
-        raise Forbidden("this account is locked; betting is not possible")
+        raise Forbidden(N_("this account is locked; betting is not possible"))
     require_player(user)
     return user
 
@@ -209,8 +211,9 @@ def _war_state(round_: Round) -> casino_war.WarRound:
     )
 
 
+@in_transaction
 def war_view(session: Session, round_: Round) -> dict[str, Any]:
-    """The API.md round of Casino War."""
+    """The JSON round of Casino War (the API's Round)."""
     stakes, cards = round_.stakes, round_.cards
     rules = round_.rules
     war = None
@@ -361,10 +364,11 @@ def _sota_play(session: Session, round_: Round, choices: list[Any]) -> sota.Game
     )
 
 
+@in_transaction
 def sota_view(
     session: Session, round_: Round, result: sota.GameResult | None = None
 ) -> dict[str, Any]:
-    """The API.md game of Sota."""
+    """The JSON game of Sota (the API's Game)."""
     if result is None:
         result = _sota_play(session, round_, list(round_.actions))
     played = result.to_dict()
@@ -426,8 +430,8 @@ def play_sota(
     table = table_settings.current(session, "sota")
     if type(stake) is not int or not table["min_stake"] <= stake <= table["max_stake"]:
         raise InvalidBet(
-            f"stake must be a whole number of sweets from {table['min_stake']} to "
-            f"{table['max_stake']}",
+            N_("stake must be a whole number of sweets from %(low)s to %(high)s"),
+            params={"low": table["min_stake"], "high": table["max_stake"]},
             field="stake",
         )
     game_rules = _sota_rules(table, rules, preset)
@@ -473,6 +477,7 @@ def sota_move(
 # --- reading ------------------------------------------------------------------------------
 
 
+@in_transaction
 def round_view(session: Session, round_: Round) -> dict[str, Any]:
     return war_view(session, round_) if round_.game == "casino_war" else sota_view(session, round_)
 

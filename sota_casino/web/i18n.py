@@ -106,7 +106,8 @@ def catalogue(locale: str) -> NullTranslations:
 
 def gettext(message: str, **params: object) -> str:
     """Translate ``message`` into this request's language, filling in ``%(name)s`` params."""
-    text = catalogue(select_locale()).gettext(message)
+    # The empty id is the catalogue's header, never a message.
+    text = catalogue(select_locale()).gettext(message) if message else message
     return text % params if params else text
 
 

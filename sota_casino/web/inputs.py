@@ -25,7 +25,10 @@ from werkzeug.routing import BaseConverter
 from werkzeug.routing import ValidationError as NoRoute
 
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 from ..services.idempotency import check_key
+from ..services.text import storable
+from .i18n import gettext
 
 MAX_ID: Final = 2**63 - 1
 IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
@@ -85,29 +88,13 @@ def _refuse_unusable_values(body: dict[str, Any]) -> None:
         if isinstance(value, TooBig):
             raise InvalidInput(f"{path} is far too large", field=path.split(".")[0])
         if isinstance(value, str):
-            _refuse_unstorable(value, path, field=path)
+            storable(value, path)
         if isinstance(value, dict):
             for key, item in value.items():
-                _refuse_unstorable(key, "a field name", field=None)
+                storable(key, None, name="a field name")
                 pending.append((f"{path}.{key}" if path else key, item))
         elif isinstance(value, list):
             pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
-
-
-def _refuse_unstorable(text: str, name: str, *, field: str | None) -> None:
-    """Refuse text that no database column or hash can hold.
-
-    JSON's ``\\ud800`` escapes smuggle lone surrogates, which UTF-8 cannot encode, and
-    PostgreSQL text cannot hold a NUL character (the query would fail: a 500).
-
-    :raises InvalidInput: naming ``name``.
-    """
-    if "\x00" in text:
-        raise InvalidInput(f"{name} must not contain a NUL character", field=field)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(f"{name} is not valid Unicode text", field=field) from None
 
 
 def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -141,7 +128,7 @@ def parse_query(model: type[M]) -> M:
     given: dict[str, object] = {}
     for name, value in request.args.items():
         if value != "":
-            _refuse_unstorable(value, name, field=name)
+            storable(value, name)
             given[name] = int(value) if _WHOLE.fullmatch(value) else value
     return _validated(model, given)
 
@@ -243,15 +230,26 @@ def _form_number(name: str, label: str, unit: str, example: str) -> int | None:
     text = (request.form.get(name) or "").strip()
     if not text:
         return None
+    # Label, unit and example are marked where they are given, and shown translated.
+    words = {
+        "label": gettext(label),
+        "unit": gettext(unit) if unit else "",
+        "example": gettext(example),
+    }
     if re.fullmatch(r"[-−][0-9.,]*[0-9]", text):
-        raise InvalidInput(f"The {label} cannot be negative: enter {example}.", field=name)
+        message = N_("The %(label)s cannot be negative: enter %(example)s.")
+        raise InvalidInput(message, params=words, field=name)
     digits = text.replace(",", "")
     many_digits = re.fullmatch(r"[0-9]+", digits) and len(digits) > _MAX_FORM_DIGITS
     if many_digits or re.fullmatch(r"[0-9.]+[eE]\+?[0-9]+", text):
-        raise InvalidInput(f"The {label} is far too large: enter {example}.", field=name)
+        message = N_("The %(label)s is far too large: enter %(example)s.")
+        raise InvalidInput(message, params=words, field=name)
     if not re.fullmatch(r"[0-9]{1,12}", digits):
-        of_unit = f" of {unit}, like {example}" if unit else ""
-        raise InvalidInput(f"The {label} must be a whole number{of_unit}.", field=name)
+        if unit:
+            message = N_("The %(label)s must be a whole number of %(unit)s, like %(example)s.")
+        else:
+            message = N_("The %(label)s must be a whole number.")
+        raise InvalidInput(message, params=words, field=name)
     return int(digits)
 
 
@@ -266,22 +264,26 @@ def form_chips(name: str, *, label: str | None = None, required: bool = True) ->
     :raises InvalidInput: if it is missing or not a whole, non-negative number of chips.
     """
     label = label or name.replace("_", " ")
-    number = _form_number(name, label, "chips", "5 or 25")
+    number = _form_number(name, label, N_("chips"), N_("5 or 25"))
     if number is None:
         if required:
-            raise InvalidInput(f"Please enter the {label} in chips.", field=name)
+            message = N_("Please enter the %(label)s in chips.")
+            raise InvalidInput(message, params={"label": gettext(label)}, field=name)
         return 0
     return number * 100
 
 
-def form_whole(name: str, *, label: str, unit: str = "", example: str = "a number like 5") -> int:
+def form_whole(
+    name: str, *, label: str, unit: str = "", example: str = N_("a number like 5")
+) -> int:
     """Return a form field holding a whole, non-negative number.
 
     :raises InvalidInput: if it is missing or not a whole number.
     """
     number = _form_number(name, label, unit, example)
     if number is None:
-        raise InvalidInput(f"Please enter the {label}.", field=name)
+        message = N_("Please enter the %(label)s.")
+        raise InvalidInput(message, params={"label": gettext(label)}, field=name)
     return number
 
 

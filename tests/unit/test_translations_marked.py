@@ -150,13 +150,14 @@ def test_the_check_finds_unmarked_text_attributes_and_strings() -> None:
 #: Strings of the scripts that look like prose but are code: selectors, events, storage keys.
 CODE_LIKE = re.compile(
     r"""^(
-        [\[\].#:\w\-="'>*~+,\s()]*\[[\w\-]+.*\]   # a selector with an attribute
-      | [.#][\w\-]+([\s>.#:][\w\-.#:\[\]="]*)*     # a class or id selector
+        .*\[[\w\-]+(=[^\]]*)?\].*                  # a selector with an attribute
+      | [a-z]*[.#][\w\-]+([\s>.#:][\w\-.#:\[\]="]*)*  # a class or id selector
       | [a-z][\w\-]*(\s[a-z][\w\-]*)*              # lowercase words: classes, events, keys
       | [\w.\-/]*\.(json|js|css|pyz|html)          # file names
       | https?://\S+ | /\S*                         # URLs and paths
       | \w+/\w+(\+\w+)?                             # media types
       | [A-Z][A-Za-z]+(Error|Event)?               # one identifier-like word (a name, a type)
+      | [A-Z][\w]*(-[A-Z][\w]*)+                    # HTTP headers: Content-Type, X-CSRF-Token
     )$""",
     re.X,
 )
@@ -194,7 +195,7 @@ def unmarked_script_text(path: Path) -> list[str]:
     for line, text, call in _js_strings(path):
         if call.split(".")[-1] in ("gettext", "ngettext"):
             continue
-        if not _prose(text) or CODE_LIKE.match(text) or "${" in text and not _prose(
+        if not _prose(text) or CODE_LIKE.match(text.strip()) or "${" in text and not _prose(
             re.sub(r"\$\{[^}]*\}", " ", text)
         ):
             continue
