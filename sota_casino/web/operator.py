@@ -399,19 +399,19 @@ def tables() -> ResponseReturnValue:
 
 def _casino_war_form() -> dict[str, Any]:
     return {
-        "min_bet": form_chips("min_bet"),
-        "max_bet": form_chips("max_bet"),
-        "decks": form_whole("decks", label="number of decks"),
-        "tie_payout": form_whole("tie_payout", label="tie payout"),
-        "burn": form_whole("burn", label="number of burned cards"),
+        "min_bet": form_chips("min_bet", label=N_("minimum bet")),
+        "max_bet": form_chips("max_bet", label=N_("maximum bet")),
+        "decks": form_whole("decks", label=N_("number of decks")),
+        "tie_payout": form_whole("tie_payout", label=N_("tie payout")),
+        "burn": form_whole("burn", label=N_("number of burned cards")),
         "bonus": request.form.get("bonus", ""),
     }
 
 
 def _sota_form() -> dict[str, Any]:
     return {
-        "min_stake": form_whole("min_stake", label="minimum stake"),
-        "max_stake": form_whole("max_stake", label="maximum stake"),
+        "min_stake": form_whole("min_stake", label=N_("minimum stake")),
+        "max_stake": form_whole("max_stake", label=N_("maximum stake")),
         "presets": request.form.getlist("presets"),
         "custom_rules": request.form.get("custom_rules") == "1",
     }
