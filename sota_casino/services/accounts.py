@@ -219,9 +219,8 @@ def _admit_signup(session: Session, address: str) -> None:
         return
     wait = max(1, math.ceil((recent[-1] + window - now).total_seconds()))
     raise RateLimited(
-        # A translation may write the wait in its own words from the bare "minutes".
         N_("too many new accounts from this address; try again in %(wait)s"),
-        params={"wait": _duration(wait), "minutes": math.ceil(wait / 60)},
+        params={"wait": _duration(wait)},
         retry_after=wait,
     )
 

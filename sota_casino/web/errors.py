@@ -200,7 +200,9 @@ def _page_message(error: HTTPException) -> str | None:
     """Keep our own descriptions (set with ``abort(400, "...")``), not Werkzeug's defaults."""
     default = type(error).description
     # Ours are marked for the catalogues (``N_``) and translated by that id.
-    return None if error.description == default else gettext(error.description or "")
+    if error.description == default or not error.description:
+        return None
+    return gettext(error.description)
 
 
 def handle_unexpected(error: Exception) -> ResponseReturnValue:

@@ -150,7 +150,8 @@ def test_the_check_finds_unmarked_text_attributes_and_strings() -> None:
 #: Strings of the scripts that look like prose but are code: selectors, events, storage keys.
 CODE_LIKE = re.compile(
     r"""^(
-        .*\[[\w\-]+(=[^\]]*)?\].*                  # a selector with an attribute
+        .*\[[\w\-]+([~|^$*]?=[^\]]*)?\].*          # a selector with an attribute
+      | --[\w\-]+                                   # a CSS custom property
       | [a-z]*[.#][\w\-]+([\s>.#:][\w\-.#:\[\]="]*)*  # a class or id selector
       | [a-z][\w\-]*(\s[a-z][\w\-]*)*              # lowercase words: classes, events, keys
       | [\w.\-/]*\.(json|js|css|pyz|html)          # file names
@@ -195,8 +196,11 @@ def unmarked_script_text(path: Path) -> list[str]:
     for line, text, call in _js_strings(path):
         if call.split(".")[-1] in ("gettext", "ngettext"):
             continue
-        if not _prose(text) or CODE_LIKE.match(text.strip()) or "${" in text and not _prose(
-            re.sub(r"\$\{[^}]*\}", " ", text)
+        if (
+            not _prose(text)
+            or CODE_LIKE.match(text.strip())
+            or "${" in text
+            and not _prose(re.sub(r"\$\{[^}]*\}", " ", text))
         ):
             continue
         unmarked.append(f"{path.name}:{line}: {text}")
