@@ -58,6 +58,7 @@ from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
 from .security import login_redirect
 from .security import session_user
+from .sota import PRESET_TITLES
 
 bp = Blueprint("operator", __name__, url_prefix="/operator")
 
@@ -394,7 +395,9 @@ def role(user_id: int) -> ResponseReturnValue:
 
 @bp.get("/tables")
 def tables() -> ResponseReturnValue:
-    return render_template("operator/tables.html", t=reports.tables(get_session()))
+    return render_template(
+        "operator/tables.html", t=reports.tables(get_session()), preset_titles=PRESET_TITLES
+    )
 
 
 def _casino_war_form() -> dict[str, Any]:
