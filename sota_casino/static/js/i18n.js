@@ -70,6 +70,13 @@
   }
 
   window.SotaI18n = { gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, number: number };
+
+  /* The header's language picker: choosing a language sends its form (its button is for pages
+   * without JavaScript). */
+  document.addEventListener("change", function (event) {
+    const picker = event.target.closest && event.target.closest("form[data-language-picker]");
+    if (picker) picker.submit();
+  });
   window.gettext = gettext;
   window.ngettext = ngettext;
 })();
