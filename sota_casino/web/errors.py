@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from typing import Any
+from typing import Final
 from urllib.parse import urlsplit
 
 from flask import Flask
@@ -82,6 +83,31 @@ FRIENDLY: dict[int, tuple[str, str]] = {
         N_("We cannot reach our records right now. Please try again in a minute."),
     ),
 }
+
+#: The refusals' own default messages (their docstrings, which the extractor cannot read),
+#: marked here so a refusal raised without a message is translated too.
+REFUSAL_DEFAULTS: Final = (
+    N_("The request is not valid."),
+    N_("A rule option or its value is unknown or out of range."),
+    N_("The amount is not a valid bet at this table."),
+    N_("This Idempotency-Key was already used with another request body."),
+    N_("This step is not allowed in the round's present state."),
+    N_("The round is not waiting for a decision."),
+    N_("The round is already settled."),
+    N_("The balance does not cover this amount."),
+    N_("No such thing, or it is not yours."),
+    N_("You may not do this."),
+    N_("Staff accounts have no play money: they cannot bet or top up."),
+    N_("This account is locked; contact the casino."),
+    N_("Log in first, or the credentials are wrong."),
+    N_("Too many attempts; wait a little and try again."),
+    N_("The request conflicts with the present state."),
+    N_("A round of this seed pair is still open; finish it first."),
+    N_("A top-up is given only when the balance is low, at most once a day."),
+    N_("That username is taken."),
+    N_("A fairness check failed."),
+    N_("The casino cannot reach its records right now; try again shortly."),
+)
 
 #: Short API messages for Werkzeug's errors that carry only their long default text.
 API_MESSAGES: dict[int, str] = {

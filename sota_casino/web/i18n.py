@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from collections.abc import Mapping
 from typing import Final
 
 from babel import Locale
@@ -133,11 +132,6 @@ def plural_count(value: float, whole: int) -> int:
 def error_message(error: CasinoError) -> str:
     """Return a refusal's message in this request's language (by its message id)."""
     return gettext(error.template, **error.params)
-
-
-def localized(message: str, params: Mapping[str, object] | None = None) -> str:
-    """Translate a message id marked elsewhere with ``N_`` (the web's own constant texts)."""
-    return gettext(message, **dict(params or {}))
 
 
 # --- the scripts' strings -------------------------------------------------------------------------

@@ -168,3 +168,15 @@ def test_the_api_message_follows_accept_language_only(client: FlaskClient) -> No
     ).get_json()["error"]
     assert english == still == {"code": "unauthorized", "message": "wrong username or password"}
     assert finnish == {"code": "unauthorized", "message": "väärä käyttäjänimi tai salasana"}
+
+
+def test_every_refusals_default_message_is_marked() -> None:
+    """A refusal raised without a message says its docstring, which must be in the catalogues."""
+    import sota_casino.web  # noqa: F401  (imports every module that defines a refusal)
+    from sota_casino.core.errors import CasinoError
+
+    def kinds(base: type[CasinoError]) -> list[type[CasinoError]]:
+        return [k for sub in base.__subclasses__() for k in (sub, *kinds(sub))]
+
+    defaults = {(kind.__doc__ or "").strip() for kind in kinds(CasinoError)}
+    assert defaults - marked_messages() == set()
