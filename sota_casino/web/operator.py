@@ -355,10 +355,8 @@ def adjust(user_id: int) -> ResponseReturnValue:
     form = request.form
     text = form.get("amount", "")
     if not MINOR_TEXT.fullmatch(text):
-        raise InvalidInput("amount must be a whole number of minor units", field="amount")
-    done = money.request_adjustment(
         raise InvalidInput(N_("amount must be a whole number of minor units"), field="amount")
-    money.adjust(
+    done = money.request_adjustment(
         get_session(),
         g.user.id,
         user_id,
@@ -368,14 +366,12 @@ def adjust(user_id: int) -> ResponseReturnValue:
         idempotency_key=form.get("once") or None,
     )
     if done["applied"]:
-        flash("Adjustment applied and recorded in the audit log.", "ok")
+        flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
     else:
-        flash(
-            f"Adjustment proposed (#{done['approval']['id']}): it applies once a second "
-            "operator approves it.",
-            "ok",
+        proposed = N_(
+            "Adjustment proposed (#%(id)s): it applies once a second operator approves it."
         )
-    flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
+        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -433,21 +429,16 @@ def update_table(name: str) -> ResponseReturnValue:
     if name not in forms:
         abort(404)
     done = settings.request_table_change(get_session(), g.user.id, name, forms[name]())
-    if done["applied"]:
-        flash(
-            f"The {name.replace('_', ' ')} table's settings are saved; they apply to new rounds.",
-            "ok",
-        )
-    else:
-        flash(
-            f"The change is proposed (#{done['approval']['id']}): it applies to new rounds once "
-            "a second operator approves it.",
-            "ok",
-        )
-    settings.update_table(get_session(), g.user.id, name, forms[name]())
     saved = {
         "casino_war": N_("The Casino War table's settings are saved; they apply to new rounds."),
         "sota": N_("The Sota table's settings are saved; they apply to new rounds."),
     }
-    flash(gettext(saved[name]), "ok")
+    if done["applied"]:
+        flash(gettext(saved[name]), "ok")
+    else:
+        proposed = N_(
+            "The change is proposed (#%(id)s): it applies to new rounds once a second "
+            "operator approves it."
+        )
+        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
     return redirect(url_for(".tables"), code=303)
