@@ -83,13 +83,12 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("approvals", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_approvals_status"), ["status"], unique=False)
-    with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("time_zone", sa.String(length=64), nullable=True))
+    # In place on both databases: a batch copy of ``users`` would drop the table others refer to.
+    op.add_column("users", sa.Column("time_zone", sa.String(length=64), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.drop_column("time_zone")
+    op.drop_column("users", "time_zone")
     with op.batch_alter_table("approvals", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_approvals_status"))
     op.drop_table("approvals")
