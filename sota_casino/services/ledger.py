@@ -40,7 +40,8 @@ from .tx import insert_ignoring_conflicts
 from .tx import read_only
 
 SYSTEM_KINDS = ("house", "escrow", "issuance")
-TRANSFER_KINDS = ("bet", "raise", "settle", "grant", "topup", "adjust")
+#: ``escrow`` moves the stakes of rounds opened before escrow was kept per player (0010).
+TRANSFER_KINDS = ("bet", "raise", "settle", "grant", "topup", "adjust", "escrow")
 
 
 def player_account(user_id: int, currency: str) -> str:
@@ -49,6 +50,18 @@ def player_account(user_id: int, currency: str) -> str:
 
 def system_account(kind: str, currency: str) -> str:
     return f"{kind}:{currency}"
+
+
+def escrow_account(user_id: int, currency: str) -> str:
+    """The player's escrow: the stakes of its open rounds, and nobody else's. Each player has
+    its own, so rounds of different players lock no row in common."""
+    return f"escrow:{currency}:{user_id}"
+
+
+def house_account(user_id: int, currency: str) -> str:
+    """What the house made on the player's rounds: the house's result is the sum of these (and
+    of ``house:{currency}``, which held it before it was kept per player)."""
+    return f"house:{currency}:{user_id}"
 
 
 def open_player_accounts(session: Session, user_id: int) -> None:
@@ -67,15 +80,20 @@ def open_player_accounts(session: Session, user_id: int) -> None:
 
 
 def _ensure_system_accounts(session: Session, names: Collection[str]) -> None:
-    """Create the system accounts among ``names`` that do not exist yet."""
+    """Create the system accounts among ``names`` that do not exist yet (a player's own escrow
+    and house account on its first round)."""
     for name in names:
-        kind, _, currency = name.partition(":")
-        if kind in SYSTEM_KINDS and currency in CURRENCIES:
-            insert_ignoring_conflicts(
-                session,
-                Account,
-                {"name": name, "kind": kind, "currency": currency, "balance": 0},
-            )
+        kind, currency, *owner = name.split(":")
+        if kind not in SYSTEM_KINDS or currency not in CURRENCIES:
+            continue
+        if owner and not (len(owner) == 1 and owner[0].isdigit()):
+            continue
+        user_id = int(owner[0]) if owner else None
+        insert_ignoring_conflicts(
+            session,
+            Account,
+            {"name": name, "kind": kind, "currency": currency, "balance": 0, "user_id": user_id},
+        )
 
 
 # The statements of every money move, built once: building and keying a statement costs more
@@ -319,7 +337,7 @@ EMPTY_LEDGER = LedgerState(0, 0, {})
 @read_only
 def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     """Check the books: transfers sum to zero, balances equal their postings, no player below
-    zero, each currency's escrow equals the stakes of its open rounds, and each settled round's
+    zero, each player's escrow equals the stakes of its open rounds, and each settled round's
     row agrees with what its transfers posted.
 
     With ``since`` only what was posted after that state is read (plus every account and the
@@ -375,21 +393,30 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
 
 
 def _escrow_problems(session: Session) -> list[str]:
-    open_stakes = dict(
-        session.execute(
-            select(Round.currency, func.sum(Round.staked))
+    """Each player's escrow must hold the stakes of its open rounds, and no escrow anything
+    else (the one escrow of each currency that came before holds nothing once 0010 ran)."""
+    owed = {
+        (user_id, currency): int(total)
+        for user_id, currency, total in session.execute(
+            select(Round.user_id, Round.currency, func.sum(Round.staked))
             .where(Round.status != "settled")
-            .group_by(Round.currency)
+            .group_by(Round.user_id, Round.currency)
         )
-        .tuples()
-        .all()
-    )
+    }
+    held = {
+        (user_id, currency): int(total)
+        for user_id, currency, total in session.execute(
+            select(Account.user_id, Account.currency, func.sum(Account.balance))
+            .where(Account.kind == "escrow")
+            .group_by(Account.user_id, Account.currency)
+        )
+    }
     problems = []
-    for currency in CURRENCIES:
-        held = balance(session, system_account("escrow", currency))
-        owed = int(open_stakes.get(currency, 0))
-        if held != owed:
-            problems.append(f"{currency} escrow holds {held} but open rounds staked {owed}")
+    for user_id, currency in sorted(set(owed) | set(held), key=lambda k: (k[0] or 0, k[1])):
+        has, owes = held.get((user_id, currency), 0), owed.get((user_id, currency), 0)
+        if has != owes:
+            whose = f"player {user_id}'s" if user_id is not None else "the shared"
+            problems.append(f"{whose} {currency} escrow holds {has} but open rounds staked {owes}")
     return problems
 
 

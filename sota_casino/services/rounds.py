@@ -204,7 +204,7 @@ def _escrow(
         currency=round_.currency,
         moves={
             ledger.player_account(round_.user_id, round_.currency): -amount,
-            ledger.system_account("escrow", round_.currency): amount,
+            ledger.escrow_account(round_.user_id, round_.currency): amount,
         },
         user_id=round_.user_id,
         round_id=round_.id,
@@ -236,9 +236,9 @@ def _settle(
         kind="settle",
         currency=currency,
         moves={
-            ledger.system_account("escrow", currency): -round_.staked,
+            ledger.escrow_account(round_.user_id, currency): -round_.staked,
             ledger.player_account(round_.user_id, currency): payout,
-            ledger.system_account("house", currency): round_.staked - payout,
+            ledger.house_account(round_.user_id, currency): round_.staked - payout,
         },
         user_id=round_.user_id,
         round_id=round_.id,
