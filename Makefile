@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint typecheck bench bench-load screenshots db-upgrade clean verifier
+.PHONY: run test test-fast lint typecheck bench bench-load bench-scaling screenshots db-upgrade clean verifier
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,9 @@ bench: $(STAMP)
 # The JSON API under gunicorn on SQLite and PostgreSQL beside a bare one-insert baseline (~4 min).
 bench-load: $(STAMP)
 	$(BIN)/python -m bench load --write-docs
+
+bench-scaling: $(STAMP)
+	$(BIN)/python -m bench scaling
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
