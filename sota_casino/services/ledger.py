@@ -36,6 +36,7 @@ from ..models import Posting
 from ..models import Round
 from ..models import Transfer
 from .context import context_of
+from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import read_only
 
@@ -64,6 +65,7 @@ def house_account(user_id: int, currency: str) -> str:
     return f"house:{currency}:{user_id}"
 
 
+@in_transaction
 def open_player_accounts(session: Session, user_id: int) -> None:
     """Create the player's chip and sweet accounts (inside the caller's transaction)."""
     for currency in CURRENCIES:
@@ -173,6 +175,7 @@ def _accounts_rolled_back(session: Session) -> None:
     session.info.pop(_SEEN, None)
 
 
+@in_transaction
 def post_all(session: Session, transfers: Sequence[TransferSpec]) -> list[int]:
     """Post balanced transfers, in order, inside the caller's transaction; return their ids.
 
@@ -245,6 +248,7 @@ def post_all(session: Session, transfers: Sequence[TransferSpec]) -> list[int]:
     return transfer_ids
 
 
+@in_transaction
 def post(
     session: Session,
     *,
@@ -265,12 +269,14 @@ def post(
     return post_all(session, [spec])[0]
 
 
+@in_transaction
 def balance(session: Session, name: str) -> int:
     """Return the balance of the account called ``name`` (0 if it does not exist yet)."""
     value = session.scalar(select(Account.balance).where(Account.name == name))
     return int(value or 0)
 
 
+@in_transaction
 def player_balances(session: Session, user_id: int) -> dict[str, int]:
     """Return ``{"chips": ..., "sweets": ...}`` for the player (inside any transaction)."""
     rows = session.execute(

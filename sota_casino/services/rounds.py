@@ -44,6 +44,7 @@ from . import idempotency
 from . import ledger
 from . import settings as table_settings
 from .staff import require_player_role
+from .tx import in_transaction
 from .tx import read_only
 
 MAX_PAGE = 100
@@ -401,7 +402,7 @@ def _war_state(round_: RoundRecord) -> casino_war.WarRound:
 
 
 def war_view(round_: RoundRecord, balances: dict[str, int]) -> dict[str, Any]:
-    """The API.md round of Casino War."""
+    """The JSON round of Casino War (the API's Round)."""
     stakes, cards = round_.stakes, round_.cards
     rules = round_.rules
     war = None
@@ -572,7 +573,7 @@ def _sota_play(round_: RoundRecord, choices: list[Any]) -> sota.GameResult:
 def sota_view(
     round_: RoundRecord, balances: dict[str, int], result: sota.GameResult | None = None
 ) -> dict[str, Any]:
-    """The API.md game of Sota."""
+    """The JSON game of Sota (the API's Game)."""
     if result is None:
         result = _sota_play(round_, list(round_.actions))
     played = result.to_dict()
@@ -689,6 +690,7 @@ def sota_move(
 # --- reading ------------------------------------------------------------------------------
 
 
+@in_transaction
 def round_view(session: Session, row: Round) -> dict[str, Any]:
     round_ = RoundRecord.of(row)
     balances = ledger.player_balances(session, round_.user_id)

@@ -19,6 +19,7 @@ from ..models import TableSetting
 from . import audit
 from .context import context_of
 from .staff import require_operator
+from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import read_only
 from .tx import transactional
@@ -73,6 +74,7 @@ def validate(name: str, settings: object) -> dict[str, Any]:
     return {key: settings[key] for key in valid} | {"presets": list(dict.fromkeys(presets))}
 
 
+@in_transaction
 def current(session: Session, name: str) -> dict[str, Any]:
     """Return table ``name``'s settings inside the caller's transaction."""
     if name not in TABLES:
@@ -85,6 +87,7 @@ def current(session: Session, name: str) -> dict[str, Any]:
 _CACHE = "table_settings"
 
 
+@in_transaction
 def current_as_of(session: Session, name: str, version: datetime | None) -> dict[str, Any]:
     """Return table ``name``'s settings, whose row was last changed at ``version`` (``None``:
     never changed), from the process's memory while it holds that version.

@@ -6,7 +6,7 @@ sum to its stakes, and every balance still equals its postings. The shared house
 what the house made before; reports add up every house account.
 
 Revision ID: 0010
-Revises: 0007
+Revises: 0011
 Create Date: 2026-12-01 14:30:00.000000
 """
 
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010"
-down_revision: str | None = "0007"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
