@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from collections.abc import Collection
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
@@ -64,6 +65,16 @@ _MOVE_HEAD = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class EntrySpec:
+    """One entry to append: who did what to what, with its data."""
+
+    actor: str | None
+    action: str
+    subject: str | None = None
+    data: dict[str, Any] | None = None
+
+
 @in_transaction
 def record(
     session: Session,
@@ -75,6 +86,18 @@ def record(
     now: datetime | None = None,
 ) -> int:
     """Append one entry inside the caller's transaction; return its sequence number."""
+    return record_all(session, [EntrySpec(actor, action, subject, data)], now=now)[-1]
+
+
+@in_transaction
+def record_all(
+    session: Session, specs: Sequence[EntrySpec], *, now: datetime | None = None
+) -> list[int]:
+    """Append entries, in order, inside the caller's transaction; return their sequence numbers.
+
+    Three statements however many: lock the head, insert the entries, move the head. A
+    use case appends last, so the head's lock is held only until its commit.
+    """
     connection = session.connection()
     head = connection.execute(_LOCK_HEAD).first()
     if head is None:
@@ -82,30 +105,35 @@ def record(
             session, AuditHead, {"id": 1, "seq": 0, "hash": audit_chain.GENESIS_HASH}
         )
         head = connection.execute(_LOCK_HEAD).one()
-    prev_seq, prev_hash = head
-    entry = {
-        "seq": prev_seq + 1,
-        "time": fairness.format_time(now or datetime.now(UTC)),
-        "actor": actor,
-        "action": action,
-        "subject": subject,
-        "data": data or {},
-    }
-    digest = audit_chain.entry_hash(prev_hash, entry)
-    connection.execute(
-        _NEW_ENTRY,
-        entry
-        | {
-            "data": fairness.canonical_json(entry["data"]).decode(),
-            "prev_hash": prev_hash,
-            "hash": digest,
-        },
-    )
-    connection.execute(_MOVE_HEAD, {"next_seq": entry["seq"], "next_hash": digest})
+    seq, prev_hash = head
+    rows = []
+    for spec in specs:
+        seq += 1
+        entry = {
+            "seq": seq,
+            "time": fairness.format_time(now or datetime.now(UTC)),
+            "actor": spec.actor,
+            "action": spec.action,
+            "subject": spec.subject,
+            "data": spec.data or {},
+        }
+        digest = audit_chain.entry_hash(prev_hash, entry)
+        rows.append(
+            entry
+            | {
+                "data": fairness.canonical_json(entry["data"]).decode(),
+                "prev_hash": prev_hash,
+                "hash": digest,
+            }
+        )
+        prev_hash = digest
+    connection.execute(_NEW_ENTRY, rows)
+    connection.execute(_MOVE_HEAD, {"next_seq": seq, "next_hash": prev_hash})
     every = context_of(session).setting("CHECKPOINT_EVERY")
-    if every and entry["seq"] % every == 0:
-        _sign_checkpoint(session, entry["seq"])
-    return int(entry["seq"])
+    for row in rows:
+        if every and row["seq"] % every == 0:
+            _sign_checkpoint(session, row["seq"])
+    return [row["seq"] for row in rows]
 
 
 def entry_dict(row: AuditEntry | Row[Any]) -> dict[str, Any]:
