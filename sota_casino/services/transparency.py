@@ -106,11 +106,11 @@ def consistency(session: Session, old_size: int, new_size: int) -> dict[str, Any
     :raises InvalidInput: if ``old_size`` exceeds ``new_size``.
     :raises NotFound: if either is not a signed checkpoint's size.
     """
-    if old_size > new_size:
-        raise InvalidInput("old_size must not exceed new_size", field="old_size")
     for name, size in (("old_size", old_size), ("new_size", new_size)):
         if audit.checkpoint_at(session, size) is None:
             raise NotFound(f"no checkpoint was signed over {size} entries ({name})")
+    if old_size > new_size:
+        raise InvalidInput("old_size must not exceed new_size", field="old_size")
     return audit.consistency_between(session, old_size, new_size)
 
 
