@@ -364,7 +364,8 @@ def test_the_monitor_keeps_consistent_checkpoints_and_names_a_fork(
     _play(client, auth, 1)
     client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
     code, line = _monitor(served, state)
-    assert code == 1 and line.startswith("FORK: the served checkpoint does not extend the kept one"), line
+    assert code == 1, line
+    assert line.startswith("FORK: the served checkpoint does not extend the kept one"), line
     assert f"kept size {kept['size']} root {kept['root']}" in line
 
 
