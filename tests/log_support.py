@@ -84,3 +84,19 @@ def _rewrite_from(session: Session, entry: AuditEntry, data: dict[str, object]) 
     assert head is not None
     head.hash = previous
     session.flush()
+
+
+def fork_log(session: Session, seq: int, size: int) -> dict[str, object]:
+    """As an operator with the key and the database: change entry ``seq`` (its actor), link the
+    entries after it again, drop the checkpoints and the stored tree, and sign a checkpoint over
+    the first ``size`` entries of the rewritten log, which contradicts any kept before. Runs its
+    own transaction; returns the new signed checkpoint."""
+    with session.begin():
+        entry = session.get(AuditEntry, seq)
+        assert entry is not None
+        data = json.loads(entry.data)
+        with entries_writable(session):
+            entry.actor = "user:0"
+            _rewrite_from(session, entry, data)
+        session.execute(delete(AuditCheckpoint))
+        return audit._sign_checkpoint(session, size)  # the operator's own tool, not an API

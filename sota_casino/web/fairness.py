@@ -40,6 +40,14 @@ def service_public_key() -> str:
 
 
 @bp.app_template_global()
+def log_checkpoint() -> dict[str, Any] | None:
+    """The audit log's latest signed checkpoint, for the browser's witness (transparency.js);
+    None before the first."""
+    signed = audit.latest_checkpoint(get_session())
+    return {"checkpoint": signed} if signed else None
+
+
+@bp.app_template_global()
 def active_signed_commitment() -> dict[str, Any] | None:
     """The logged-in player's active signed commitment, shown before play so that the browser
     can keep its own copy; None for a visitor."""

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from log_support import entries_writable
-from sqlalchemy import delete
+from log_support import fork_log
 from sqlalchemy import select
 from sqlalchemy import text
 from web_support import bearer
@@ -29,11 +28,8 @@ from sota_casino.core import audit_chain
 from sota_casino.core import fairness
 from sota_casino.core import merkle
 from sota_casino.models import AuditCheckpoint
-from sota_casino.models import AuditEntry
-from sota_casino.models import AuditTreeNode
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
-from sota_casino.services import audit
 from sota_casino.verify import PENDING
 from sota_casino.verify import main as verify_main
 from sota_casino.verify import verify_bundle
@@ -311,25 +307,6 @@ def _monitor(url: str, state: Path, *extra: str) -> tuple[int, str]:
     return code, out.getvalue().strip()
 
 
-def _fork_the_log(app: Flask) -> None:
-    """As an operator with the key and the database: change an early entry, drop the
-    checkpoints and the stored tree over it, and sign a checkpoint over the rewritten log."""
-    with _session(app) as session, session.begin():
-        first = session.get(AuditEntry, 3)
-        with entries_writable(session):
-            first.actor = "user:999"
-            previous = first.prev_hash
-            for row in session.scalars(
-                select(AuditEntry).where(AuditEntry.seq >= 3).order_by(AuditEntry.seq)
-            ):
-                row.prev_hash = previous
-                row.hash = previous = audit_chain.entry_hash(previous, audit.entry_dict(row))
-        session.execute(delete(AuditCheckpoint))
-        session.execute(delete(AuditTreeNode))
-        session.execute(text("UPDATE audit_head SET hash = :h"), {"h": previous})
-    audit.checkpoint(_session(app))
-
-
 def test_the_monitor_keeps_consistent_checkpoints_and_names_a_fork(
     client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
 ) -> None:
@@ -348,7 +325,7 @@ def test_the_monitor_keeps_consistent_checkpoints_and_names_a_fork(
     assert code == 0 and line.startswith("OK: consistent"), line
     kept = json.loads((state / "checkpoint.json").read_text())["document"]
 
-    _fork_the_log(app)  # the same entries, one changed: a checkpoint over the same size
+    fork_log(_session(app), 3, kept["size"])  # one entry changed, signed over the same size
     forked = client.get(f"{API}/transparency/checkpoint").get_json()
     code, line = _monitor(served, state)
     assert code == 1, line
