@@ -32,6 +32,7 @@ from ..models import Round
 from ..models import SeedPair
 from . import audit
 from .context import context_of
+from .tx import in_transaction
 from .tx import read_only
 
 #: The origin line of the C2SP signed-note form of checkpoints (also the note key's name).
@@ -55,6 +56,7 @@ def signed_note(key: Ed25519PrivateKey, size: int, root: str) -> str:
     return audit_chain.checkpoint_note(key, NOTE_ORIGIN, size, root)
 
 
+@in_transaction
 def public_checkpoint(session: Session, signed: Mapping[str, Any]) -> dict[str, Any]:
     """A signed checkpoint as the public sees it: size, root, time, the JSON document with its
     signature, and the same size and root as a C2SP tlog-checkpoint signed note."""
@@ -83,6 +85,13 @@ def latest(session: Session) -> dict[str, Any]:
     if signed is None:
         raise NotFound("no checkpoint has been signed yet")
     return public_checkpoint(session, signed)
+
+
+@read_only
+def latest_signed(session: Session) -> dict[str, Any] | None:
+    """Return the latest signed checkpoint ``{document, signature, public_key_hex}``, or
+    ``None`` before the first (for the pages, whose browser witnesses it)."""
+    return audit.latest_checkpoint(session)
 
 
 @read_only
@@ -117,6 +126,7 @@ def consistency(session: Session, old_size: int, new_size: int) -> dict[str, Any
 # --- anchors ------------------------------------------------------------------------------------
 
 
+@in_transaction
 def anchor_of(
     session: Session, action: str, subject: str, *, occurrence: int = 0
 ) -> dict[str, Any]:
@@ -238,6 +248,7 @@ def round_proof(session: Session, user_id: int, round_id: int) -> dict[str, Any]
     }
 
 
+@in_transaction
 def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> dict[str, Any]:
     """The bundle's part of the log (inside the caller's transaction): the anchors of the
     pair's commitment and of each round's settlement and decisions, the checkpoints they prove

@@ -16,7 +16,7 @@ FAIL: Final = "fail"
 PENDING: Final = "pending"
 SKIP: Final = "skip"  # does not apply, or could not run because a check before it failed
 
-#: The checks of FAIRNESS.md, in its order.
+#: The checks of docs/fairness.md, in its order.
 #: ``records`` compares the bundle with what the player kept before and during play (``--records``).
 #: ``log`` checks the documents' anchors in the signed audit log (:mod:`.anchors`).
 CHECKS: Final = ("signature", "commitment", "pair", "nonces", "cards", "outcome", "records", "log")

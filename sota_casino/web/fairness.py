@@ -21,6 +21,7 @@ from ..core.errors import InvalidInput
 from ..db import get_session
 from ..services import audit
 from ..services import fairness
+from ..services import transparency
 from ..verify.build import verifier_archive
 from .security import login_required
 from .security import session_user
@@ -43,7 +44,7 @@ def service_public_key() -> str:
 def log_checkpoint() -> dict[str, Any] | None:
     """The audit log's latest signed checkpoint, for the browser's witness (transparency.js);
     None before the first."""
-    signed = audit.latest_checkpoint(get_session())
+    signed = transparency.latest_signed(get_session())
     return {"checkpoint": signed} if signed else None
 
 
