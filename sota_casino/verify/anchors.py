@@ -29,9 +29,9 @@ LOG: Final = "log"
 
 
 def _signed_checkpoints(
-    bundle: Mapping[str, Any], key: str
+    bundle: Mapping[str, Any], keys: Sequence[str]
 ) -> tuple[dict[int, Mapping[str, Any]], list[Finding]]:
-    """The bundle's checkpoints signed by ``key``, by size, and a finding per bad one."""
+    """The bundle's checkpoints signed by one of ``keys``, by size, and a finding per bad one."""
     good: dict[int, Mapping[str, Any]] = {}
     findings: list[Finding] = []
     listed = bundle.get("checkpoints")
@@ -41,14 +41,14 @@ def _signed_checkpoints(
             findings.append(Finding("bundle", LOG, FAIL, f"checkpoint {number} {shape}"))
             continue
         doc = envelope["document"]
-        if not verify_signature(key, doc, envelope["signature"]):
+        if not any(verify_signature(key, doc, envelope["signature"]) for key in keys):
             findings.append(
                 Finding(
                     "bundle",
                     LOG,
                     FAIL,
                     f"the checkpoint over {doc['size']} entries is not signed by the trusted "
-                    f"key {short(key)}",
+                    f"key {short(keys[0])}",
                 )
             )
             continue
@@ -59,9 +59,9 @@ def _signed_checkpoints(
 class _Anchors:
     """The bundle's anchors, proved and sorted by what they anchor."""
 
-    def __init__(self, bundle: Mapping[str, Any], key: str) -> None:
-        self.checkpoints, self.findings = _signed_checkpoints(bundle, key)
-        self.key = key
+    def __init__(self, bundle: Mapping[str, Any], keys: Sequence[str]) -> None:
+        self.checkpoints, self.findings = _signed_checkpoints(bundle, keys)
+        self.key = keys[0]
         self.commitment: Mapping[str, Any] | None = None
         self.settlements: dict[Any, Mapping[str, Any]] = {}
         self.decisions: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
@@ -114,7 +114,7 @@ class _Anchors:
 
 def check_anchors(
     bundle: Mapping[str, Any],
-    key: str,
+    keys: Sequence[str],
     commitment_doc: Mapping[str, Any],
     commitment_row: Row,
     receipts: Sequence[Mapping[str, Any] | None],
@@ -122,6 +122,8 @@ def check_anchors(
 ) -> tuple[Row, list[Row], list[Finding]]:
     """Check the bundle's anchors against its documents.
 
+    :param keys: the key every signature is checked with, then the keys it succeeded (a
+        checkpoint signed before a key change is signed by the key it retired).
     :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).
     :returns: the commitment's row, the rounds' rows and the bundle's findings, with the
         ``log`` findings added. A bundle without an ``anchors`` list skips the check (its rows
@@ -134,7 +136,7 @@ def check_anchors(
             [row._replace(skipped=row.skipped | skip) for row in rows],
             [],
         )
-    found = _Anchors(bundle, key)
+    found = _Anchors(bundle, keys)
     commitment_findings = _commitment_findings(found, commitment_doc)
     first_round: tuple[int, Any] | None = None
     new_rows = []

@@ -101,8 +101,12 @@ def verify_bundle(
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
     receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
+    retired = (
+        successor_chain(public_key_hex, key, bundle.get("key_changes")) if public_key_hex else None
+    )
+    log_keys = [key, *(change["old_public_key_hex"] for change in retired or ())]
     documents[0], rows, logged = check_anchors(
-        bundle, key, commitment_doc, documents[0], receipts, rows
+        bundle, log_keys, commitment_doc, documents[0], receipts, rows
     )
     findings.extend(logged)
     if records is not None:
