@@ -121,8 +121,8 @@ def test_the_zipapp_verifies_real_bundles_in_an_empty_folder_with_only_cryptogra
 
 
 def _signed_by_another_key(bundle: dict[str, Any], *, payout: int) -> dict[str, Any]:
-    """Every document re-signed by a key that is not the service's, the bundle naming it, and
-    the last payout raised by ``payout``."""
+    """Every document and checkpoint re-signed by a key that is not the service's, the bundle
+    naming it, and the last payout raised by ``payout``."""
     forged = copy.deepcopy(bundle)
     key = new_signing_key()
     forged["public_key_hex"] = public_key_hex(key)
@@ -131,6 +131,10 @@ def _signed_by_another_key(bundle: dict[str, Any], *, payout: int) -> dict[str, 
     last = bundle["rounds"][-1]["document"]
     forged["rounds"] = [signed(key, r["document"]) for r in bundle["rounds"][:-1]] + [
         signed(key, last | {"payout": last["payout"] + payout})
+    ]
+    forged["checkpoints"] = [
+        signed(key, c["document"]) | {"public_key_hex": forged["public_key_hex"]}
+        for c in bundle["checkpoints"]
     ]
     return forged
 
