@@ -122,12 +122,6 @@ class IdempotencyMismatch(InvalidInput):
     code = "idempotency_mismatch"
 
 
-class VerificationError(CasinoError):
-    """A fairness check failed."""
-
-    code = "verification_failed"
-
-
 class Unavailable(CasinoError):
     """The casino cannot reach its records right now; try again shortly."""
 

@@ -27,6 +27,7 @@ from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import RateLimited
 from ..core.errors import Unauthorized
+from ..core.marks import N_
 from ..models import ROLES
 from ..models import KnownLoginAddress
 from ..models import LoginAttempt
@@ -85,7 +86,7 @@ class UserView:
 def check_username(username: object) -> str:
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
         raise InvalidInput(
-            "username must be 3 to 32 letters, digits, '.', '_' or '-'", field="username"
+            N_("username must be 3 to 32 letters, digits, '.', '_' or '-'"), field="username"
         )
     return username
 
@@ -128,16 +129,19 @@ def check_password(password: object, username: str | None = None) -> str:
     """
     if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
         raise InvalidInput(
-            f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters", field="password"
+            N_("password must be %(min)s to %(max)s characters"),
+            params={"min": PASSWORD_MIN, "max": PASSWORD_MAX},
+            field="password",
         )
     if len(set(password)) < 4:
-        raise InvalidInput("password is too weak: use more different characters", field="password")
+        message = N_("password is too weak: use more different characters")
+        raise InvalidInput(message, field="password")
     if password.lower() in COMMON_PASSWORDS:
         raise InvalidInput(
-            "password is too common: choose one nobody would guess", field="password"
+            N_("password is too common: choose one nobody would guess"), field="password"
         )
     if username and username.lower() in password.lower():
-        raise InvalidInput("password must not contain the username", field="password")
+        raise InvalidInput(N_("password must not contain the username"), field="password")
     return password
 
 
@@ -146,7 +150,9 @@ def _new_user(session: Session, username: str, password_hash: str, role: str) ->
     milliseconds, which SQLite's write lock must not be held for)."""
     taken = session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
     if taken is not None:
-        raise UsernameTaken(f"the username {username!r} is taken; choose another")
+        raise UsernameTaken(
+            N_("the username '%(name)s' is taken; choose another"), params={"name": username}
+        )
     user = User(username=username, password_hash=password_hash, role=role)
     session.add(user)
     session.flush()
@@ -213,7 +219,8 @@ def _admit_signup(session: Session, address: str) -> None:
         return
     wait = max(1, math.ceil((recent[-1] + window - now).total_seconds()))
     raise RateLimited(
-        f"too many new accounts from this address; try again in {_duration(wait)}",
+        N_("too many new accounts from this address; try again in %(wait)s"),
+        params={"wait": _duration(wait)},
         retry_after=wait,
     )
 
@@ -423,18 +430,18 @@ def authenticate(
     :raises AccountLocked: for a locked account.
     """
     if not isinstance(username, str) or not isinstance(password, str) or not username:
-        raise InvalidInput("username and password are required")
+        raise InvalidInput(N_("username and password are required"))
     storable(username, "username")
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
     if attempt_id is None:
-        raise RateLimited("too many failed logins; wait a few minutes and try again")
+        raise RateLimited(N_("too many failed logins; wait a few minutes and try again"))
     user, verdict = _attempt_login(
         session, username, password[: PASSWORD_MAX * 4], address, attempt_id
     )
     if verdict == "locked":
         raise AccountLocked()
     if user is None:
-        raise Unauthorized("wrong username or password")
+        raise Unauthorized(N_("wrong username or password"))
     return user
 
 
@@ -561,9 +568,9 @@ def change_password(
     username = get_user(session, user_id).username
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
     if attempt_id is None:
-        raise RateLimited("too many failed attempts; wait a few minutes and try again")
+        raise RateLimited(N_("too many failed attempts; wait a few minutes and try again"))
     if not _current_password_matches(session, user_id, old, attempt_id):
-        raise Unauthorized("the current password is wrong")
+        raise Unauthorized(N_("the current password is wrong"))
     _set_password(session, user_id, HASHER.hash(secret))
 
 

@@ -812,9 +812,3 @@ def iter_export(session: Session) -> Iterator[str]:
         if len(rows) < CHUNK:
             return
         above = rows[-1].size
-
-
-@own_transactions
-def export_lines(session: Session) -> list[str]:
-    """Return the whole export as a list (tests and small logs; downloads stream it)."""
-    return list(iter_export(session))

@@ -28,7 +28,6 @@ from .. import __version__
 from ..services.idempotency import KEY_PATTERN
 from . import schemas
 from .inputs import IDEMPOTENCY_HEADER
-from .inputs import MAX_ID
 from .inputs import parse_body
 from .inputs import parse_query
 
@@ -151,7 +150,7 @@ def _properties(model: type[BaseModel]) -> dict[str, Any]:
 
 def _path_schema(converter: str) -> dict[str, Any]:
     if converter == "id":
-        return {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+        return {"type": "integer", "minimum": 1, "maximum": schemas.MAX_ID}
     return {"type": "string"}
 
 

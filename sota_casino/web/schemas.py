@@ -244,16 +244,19 @@ class TableSettingsChange(RootModel[Open]):
 
 # --- query strings ----------------------------------------------------------------------------
 
-_decks = casino_war.RANGES["decks"]
-_tie_payout = casino_war.RANGES["tie_payout"]
+#: The Casino War table options of the odds, in the core's ranges and with its defaults.
+Decks = Annotated[int, Field(ge=casino_war.RANGES["decks"][0], le=casino_war.RANGES["decks"][1])]
+TiePayout = Annotated[
+    int, Field(ge=casino_war.RANGES["tie_payout"][0], le=casino_war.RANGES["tie_payout"][1])
+]
+Bonus = Annotated[str, OneOf(casino_war.BONUS_MODES)]
+_DEFAULT_TABLE = casino_war.TableRules()
 
 
 class OddsQuery(Query):
-    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])] = casino_war.TableRules().decks
-    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])] = (
-        casino_war.TableRules().tie_payout
-    )
-    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)] = casino_war.TableRules().bonus
+    decks: Decks = _DEFAULT_TABLE.decks
+    tie_payout: TiePayout = _DEFAULT_TABLE.tie_payout
+    bonus: Bonus = _DEFAULT_TABLE.bonus
 
 
 class RoundsQuery(Query):
@@ -573,9 +576,9 @@ class Receipt(Answer):
 
 
 class Odds(Answer):
-    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])]
-    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])]
-    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)]
+    decks: Decks
+    tie_payout: TiePayout
+    bonus: Bonus
     p_tie: Figure
     house_edge_war: Figure
     house_edge_surrender: Figure
@@ -605,9 +608,9 @@ class EdgeInterval(Answer):
 class WarSetting(Answer):
     """The player's Casino War rounds at one table setting, against its exact odds."""
 
-    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])]
-    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)]
-    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])]
+    decks: Decks
+    bonus: Bonus
+    tie_payout: TiePayout
     rounds: Count
     antes: Count
     ties: Count
