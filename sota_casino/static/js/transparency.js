@@ -149,8 +149,8 @@
     const entry = anchor.entry;
     if (!entry || !isHex64(entry.hash) || !isHex64(entry.prev_hash)) return "the anchor has no whole audit entry";
     if (!Array.isArray(anchor.proof) || !anchor.proof.every(isHex64)) return "the inclusion proof is not a list of hashes";
-    if (anchor.leaf_index !== entry.seq - 1) return "its leaf index is not the entry's seq - 1";
-    if ((await entryHash(entry)) !== entry.hash) return "the entry's hash does not match its contents";
+    if (anchor.leaf_index !== entry.seq - 1) return gettext("its leaf index is not the entry's seq - 1");
+    if ((await entryHash(entry)) !== entry.hash) return gettext("the entry's hash does not match its contents");
     const ok = await verifyInclusion(anchor.leaf_index, checkpoint.size, hexToBytes(entry.hash),
       anchor.proof.map(hexToBytes), hexToBytes(checkpoint.root));
     return ok ? null : "the inclusion proof of leaf " + anchor.leaf_index + " does not lead to the root of the checkpoint over " + checkpoint.size + " entries";
@@ -158,15 +158,15 @@
 
   async function receiptProblem(settlement, decisions, receipt) {
     const data = settlement.data || {};
-    if (settlement.action !== "round.settled" || settlement.subject !== "round:" + receipt.round_id) return "its settlement entry is of another round";
+    if (settlement.action !== "round.settled" || settlement.subject !== gettext("round:") + receipt.round_id) return "its settlement entry is of another round";
     if ("receipt" in data && data.receipt !== bytesToHex(await sha256(encoder.encode(canonical(receipt))))) {
-      return "the log recorded another receipt for this round: the receipt was rewritten";
+      return gettext("the log recorded another receipt for this round: the receipt was rewritten");
     }
-    if ("payout" in data && data.payout !== receipt.payout) return "the log recorded payout " + data.payout + ", the receipt says " + receipt.payout;
+    if ("payout" in data && data.payout !== receipt.payout) return "the log recorded payout " + data.payout + gettext(", the receipt says ") + receipt.payout;
     const action = DECISION_ACTIONS[receipt.game];
     const logged = decisions.map((d) => (d.action === action && d.subject === settlement.subject && d.data ? d.data[DECISION_FIELDS[action]] : null));
     if (canonical(logged) !== canonical(receipt.actions)) {
-      return "the log recorded the player's actions " + JSON.stringify(logged) + ", the receipt lists " + JSON.stringify(receipt.actions) + ": the round was rewritten";
+      return gettext("the log recorded the player's actions ") + JSON.stringify(logged) + gettext(", the receipt lists ") + JSON.stringify(receipt.actions) + gettext(": the round was rewritten");
     }
     return null;
   }
@@ -184,7 +184,7 @@
         result.problems.push("a checkpoint of the bundle is not signed by the pinned key");
       }
     }
-    const pending = new Set((bundle.pending_anchors || []).map((p) => (p.of && p.of.kind === "commitment" ? "pair" : "round:" + (p.of && p.of.round_id))));
+    const pending = new Set((bundle.pending_anchors || []).map((p) => (p.of && p.of.kind === "commitment" ? "pair" : gettext("round:") + (p.of && p.of.round_id))));
     const settled = {};
     const decided = {};
     let commitment = null;
@@ -194,7 +194,7 @@
       const where = of.kind === "commitment" ? "the commitment" : "round " + of.round_id;
       const problem = checkpoint ? await proofProblem(anchor, checkpoint) : "it names no checkpoint signed by the pinned key";
       if (problem) {
-        result.problems.push(where + ": its " + of.kind + " anchor does not hold: " + problem);
+        result.problems.push(where + gettext(": its ") + of.kind + gettext(" anchor does not hold: ") + problem);
         if (of.kind === "commitment") result.commitment = false;
         else result.rounds[of.round_id] = false;
         continue;
@@ -206,13 +206,13 @@
     const pairDoc = bundle.commitment.document;
     if (commitment && result.commitment !== false) {
       const entry = commitment.entry;
-      const fits = entry.action === "seed_pair.created" && entry.subject === "seed_pair:" + pairDoc.seed_pair_id
-        && entry.data && entry.data.commitment === pairDoc.commitment && entry.actor === "user:" + pairDoc.user_id;
+      const fits = entry.action === "seed_pair.created" && entry.subject === gettext("seed_pair:") + pairDoc.seed_pair_id
+        && entry.data && entry.data.commitment === pairDoc.commitment && entry.actor === gettext("user:") + pairDoc.user_id;
       result.commitment = fits;
       if (!fits) {
         result.problems.push("the log recorded commitment " + String(entry.data && entry.data.commitment).slice(0, 16)
-          + "… for this pair, the commitment document names " + String(pairDoc.commitment).slice(0, 16)
-          + "… (entry " + entry.seq + ", in the checkpoint over " + commitment.checkpoint_size + " entries signed by the pinned key)");
+          + gettext("… for this pair, the commitment document names ") + String(pairDoc.commitment).slice(0, 16)
+          + gettext("… (entry ") + entry.seq + gettext(", in the checkpoint over ") + commitment.checkpoint_size + gettext(" entries signed by the pinned key)"));
       }
     } else if (result.commitment === null) {
       result.commitment = pending.has("pair") ? "pending" : false;
@@ -225,23 +225,23 @@
       if (result.rounds[id] === false) continue;
       const settlement = settled[id];
       if (!settlement) {
-        result.rounds[id] = pending.has("round:" + id) ? "pending" : false;
-        if (result.rounds[id] === false) result.problems.push("round " + id + ": the bundle carries no anchor of it in the log");
+        result.rounds[id] = pending.has(gettext("round:") + id) ? "pending" : false;
+        if (result.rounds[id] === false) result.problems.push("round " + id + gettext(": the bundle carries no anchor of it in the log"));
         continue;
       }
       const decisions = (decided[id] || []).sort((a, b) => a.of.index - b.of.index);
       const problem = await receiptProblem(settlement.entry, decisions.map((d) => d.entry), receipt);
       const late = decisions.some((d) => d.leaf_index > settlement.leaf_index);
       result.rounds[id] = !problem && !late;
-      if (problem) result.problems.push("round " + id + ": " + problem + " (entry " + settlement.entry.seq + ", in the checkpoint over " + settlement.checkpoint_size + " entries signed by the pinned key)");
-      if (late) result.problems.push("round " + id + ": a decision was logged after the round settled");
+      if (problem) result.problems.push("round " + id + ": " + problem + gettext(" (entry ") + settlement.entry.seq + gettext(", in the checkpoint over ") + settlement.checkpoint_size + gettext(" entries signed by the pinned key)"));
+      if (late) result.problems.push("round " + id + gettext(": a decision was logged after the round settled"));
       for (const leaf of [settlement.leaf_index, ...decisions.map((d) => d.leaf_index)]) {
         if (firstLeaf === null || leaf < firstLeaf) firstLeaf = leaf;
       }
     }
     if (commitment && firstLeaf !== null && commitment.leaf_index >= firstLeaf) {
       result.commitment = false;
-      result.problems.push("the pair's commitment was logged at leaf " + commitment.leaf_index + ", after its first round at leaf " + firstLeaf + ": the pair was committed after it was played");
+      result.problems.push(gettext("the pair's commitment was logged at leaf ") + commitment.leaf_index + gettext(", after its first round at leaf ") + firstLeaf + gettext(": the pair was committed after it was played"));
     }
     return result;
   }
@@ -267,28 +267,28 @@
     const pin = window.SotaRecords.pinnedKey();
     if (seen.public_key_hex && pin && seen.public_key_hex !== pin.public_key_hex) {
       // A changed key: records.js says so loudly; nothing is checked against an untrusted key.
-      return { ok: null, size: kept && kept.document.size, note: "The log's checkpoint is signed by a key this browser does not trust yet; it is not checked." };
+      return { ok: null, size: kept && kept.document.size, note: gettext("The log's checkpoint is signed by a key this browser does not trust yet; it is not checked.") };
     }
     if (!(await signedBy(key, seen))) {
-      return alarm("BAD SIGNATURE: the checkpoint " + described(doc) + " is not signed by the pinned key", kept, seen);
+      return alarm(gettext("BAD SIGNATURE: the checkpoint ") + described(doc) + " is not signed by the pinned key", kept, seen);
     }
     if (!isCheckpoint(kept)) {
       save(KEPT, { document: doc, signature: seen.signature });
       return { ok: true, size: doc.size };
     }
     const old = kept.document;
-    const both = "kept " + described(old) + ", served " + described(doc);
-    if (doc.size < old.size) return alarm("SHRUNK: the log is smaller than a checkpoint it signed: " + both, kept, seen);
+    const both = "kept " + described(old) + gettext(", served ") + described(doc);
+    if (doc.size < old.size) return alarm(gettext("SHRUNK: the log is smaller than a checkpoint it signed: ") + both, kept, seen);
     if (doc.size === old.size) {
-      if (doc.root !== old.root) return alarm("FORK: two signed checkpoints over " + doc.size + " entries differ: " + both, kept, seen);
+      if (doc.root !== old.root) return alarm(gettext("FORK: two signed checkpoints over ") + doc.size + gettext(" entries differ: ") + both, kept, seen);
       return { ok: true, size: doc.size };
     }
-    const answer = await fetchJson(CONSISTENCY_URL + "?old_size=" + old.size + "&new_size=" + doc.size);
-    if (answer.status === 404) return alarm("FORK: the service no longer proves the checkpoint it signed over " + old.size + " entries: " + both, kept, seen);
+    const answer = await fetchJson(CONSISTENCY_URL + gettext("?old_size=") + old.size + gettext("&new_size=") + doc.size);
+    if (answer.status === 404) return alarm(gettext("FORK: the service no longer proves the checkpoint it signed over ") + old.size + gettext(" entries: ") + both, kept, seen);
     const proof = answer.body && answer.body.proof;
-    if (!Array.isArray(proof) || !proof.every(isHex64)) return { ok: null, size: old.size, note: "no consistency proof could be had (HTTP " + answer.status + ")" };
+    if (!Array.isArray(proof) || !proof.every(isHex64)) return { ok: null, size: old.size, note: gettext("no consistency proof could be had (HTTP ") + answer.status + ")" };
     const consistent = await verifyConsistency(old.size, doc.size, hexToBytes(old.root), hexToBytes(doc.root), proof.map(hexToBytes));
-    if (!consistent) return alarm("FORK: the served checkpoint does not extend the kept one: " + both, kept, seen);
+    if (!consistent) return alarm(gettext("FORK: the served checkpoint does not extend the kept one: ") + both, kept, seen);
     save(KEPT, { document: doc, signature: seen.signature });
     return { ok: true, size: doc.size };
   }
@@ -301,16 +301,16 @@
       if (raised) {
         holder.className = "log-witness bad";
         holder.setAttribute("role", "alert");
-        line.textContent = "✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. " + raised.why
-          + ". Both checkpoints are signed with its key: keep them as proof (this browser keeps them"
-          + " until its storage is cleared).";
+        line.textContent = gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. ") + raised.why
+          + gettext(". Both checkpoints are signed with its key: keep them as proof (this browser keeps them")
+          + gettext(" until its storage is cleared).");
       } else if (outcome && outcome.ok) {
         holder.className = "log-witness ok";
-        line.textContent = "✓ This browser has checked the casino's public log up to " + outcome.size
-          + " entries: every checkpoint it saw is signed by the pinned key and extends the one before.";
+        line.textContent = gettext("✓ This browser has checked the casino's public log up to ") + outcome.size
+          + gettext(" entries: every checkpoint it saw is signed by the pinned key and extends the one before.");
       } else {
         holder.className = "log-witness";
-        line.textContent = (outcome && outcome.note) || "This browser has not checked the public log yet.";
+        line.textContent = (outcome && outcome.note) || gettext("This browser has not checked the public log yet.");
       }
       holder.dataset.logSize = raised ? "" : String((outcome && outcome.size) || "");
       holder.append(line);
@@ -341,11 +341,11 @@
       } else {
         latest = JSON.parse(carried.textContent || "null");
       }
-      if (!key) outcome = { ok: null, note: "No key is pinned in this browser yet, so the public log is not checked." };
-      else if (!latest) outcome = { ok: null, note: "The casino has not signed a checkpoint of its log yet." };
+      if (!key) outcome = { ok: null, note: gettext("No key is pinned in this browser yet, so the public log is not checked.") };
+      else if (!latest) outcome = { ok: null, note: gettext("The casino has not signed a checkpoint of its log yet.") };
       else outcome = await observe(latest.checkpoint, key);
     } catch (error) {
-      outcome = { ok: null, note: "The public log could not be checked: " + String(error.message || error) };
+      outcome = { ok: null, note: gettext("The public log could not be checked: ") + String(error.message || error) };
     }
     show(outcome);
     return outcome;

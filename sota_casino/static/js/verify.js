@@ -422,10 +422,10 @@
       " · " + gettext("commitment signature") + " ", mark(report.pair.commitmentSigned),
       " · " + gettext("reveal signature") + " ", mark(report.pair.revealSigned),
       " · " + gettext("sha256(server seed) = commitment") + " ", mark(report.pair.seedMatches),
-      " · commitment in the public log ", logMark(report.pair.logged)));
+      gettext(" · commitment in the public log "), logMark(report.pair.logged)));
     if (!report.rounds.length) return;
     const head = el("tr", {}, ...[gettext("Round"), gettext("Nonce"), gettext("Game"), gettext("Cards (recomputed)"), gettext("Result"),
-      gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"), gettext("Your records"), "In the log", gettext("Verdict")]
+      gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"), gettext("Your records"), gettext("In the log"), gettext("Verdict")]
       .map((h) => el("th", { scope: "col" }, h)));
     const body = el("tbody");
     for (const row of report.rounds) {
