@@ -105,7 +105,7 @@ class RoundOpen(Conflict):
 
 
 class NotYetAnchored(Conflict):
-    """Not in a signed checkpoint yet; retry after the seconds given (``retry_after``)."""
+    """Not in a signed checkpoint yet; ask again after the seconds given."""
 
     code = "not_yet_anchored"
 

@@ -102,6 +102,7 @@ REFUSAL_DEFAULTS: Final = (
     N_("Too many attempts; wait a little and try again."),
     N_("The request conflicts with the present state."),
     N_("A round of this seed pair is still open; finish it first."),
+    N_("Not in a signed checkpoint yet; ask again after the seconds given."),
     N_("A top-up is given only when the balance is low, at most once a day."),
     N_("That username is taken."),
     N_("A fairness check failed."),

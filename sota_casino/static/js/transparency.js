@@ -158,7 +158,7 @@
 
   async function receiptProblem(settlement, decisions, receipt) {
     const data = settlement.data || {};
-    if (settlement.action !== "round.settled" || settlement.subject !== gettext("round:") + receipt.round_id) return "its settlement entry is of another round";
+    if (settlement.action !== "round.settled" || settlement.subject !== ["round", receipt.round_id].join(":")) return "its settlement entry is of another round";
     if ("receipt" in data && data.receipt !== bytesToHex(await sha256(encoder.encode(canonical(receipt))))) {
       return gettext("the log recorded another receipt for this round: the receipt was rewritten");
     }
@@ -184,7 +184,7 @@
         result.problems.push("a checkpoint of the bundle is not signed by the pinned key");
       }
     }
-    const pending = new Set((bundle.pending_anchors || []).map((p) => (p.of && p.of.kind === "commitment" ? "pair" : gettext("round:") + (p.of && p.of.round_id))));
+    const pending = new Set((bundle.pending_anchors || []).map((p) => (p.of && p.of.kind === "commitment" ? "pair" : ["round", p.of && p.of.round_id].join(":"))));
     const settled = {};
     const decided = {};
     let commitment = null;
@@ -206,8 +206,8 @@
     const pairDoc = bundle.commitment.document;
     if (commitment && result.commitment !== false) {
       const entry = commitment.entry;
-      const fits = entry.action === "seed_pair.created" && entry.subject === gettext("seed_pair:") + pairDoc.seed_pair_id
-        && entry.data && entry.data.commitment === pairDoc.commitment && entry.actor === gettext("user:") + pairDoc.user_id;
+      const fits = entry.action === "seed_pair.created" && entry.subject === ["seed_pair", pairDoc.seed_pair_id].join(":")
+        && entry.data && entry.data.commitment === pairDoc.commitment && entry.actor === ["user", pairDoc.user_id].join(":");
       result.commitment = fits;
       if (!fits) {
         result.problems.push("the log recorded commitment " + String(entry.data && entry.data.commitment).slice(0, 16)
@@ -225,7 +225,7 @@
       if (result.rounds[id] === false) continue;
       const settlement = settled[id];
       if (!settlement) {
-        result.rounds[id] = pending.has(gettext("round:") + id) ? "pending" : false;
+        result.rounds[id] = pending.has(["round", id].join(":")) ? "pending" : false;
         if (result.rounds[id] === false) result.problems.push("round " + id + gettext(": the bundle carries no anchor of it in the log"));
         continue;
       }
@@ -283,7 +283,7 @@
       if (doc.root !== old.root) return alarm(gettext("FORK: two signed checkpoints over ") + doc.size + gettext(" entries differ: ") + both, kept, seen);
       return { ok: true, size: doc.size };
     }
-    const answer = await fetchJson(CONSISTENCY_URL + gettext("?old_size=") + old.size + gettext("&new_size=") + doc.size);
+    const answer = await fetchJson(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: old.size, new_size: doc.size }));
     if (answer.status === 404) return alarm(gettext("FORK: the service no longer proves the checkpoint it signed over ") + old.size + gettext(" entries: ") + both, kept, seen);
     const proof = answer.body && answer.body.proof;
     if (!Array.isArray(proof) || !proof.every(isHex64)) return { ok: null, size: old.size, note: gettext("no consistency proof could be had (HTTP ") + answer.status + ")" };
