@@ -110,6 +110,18 @@ class NotYetAnchored(Conflict):
     code = "not_yet_anchored"
 
 
+class ApprovalRequired(Conflict):
+    """This change needs a second operator's approval: propose it instead."""
+
+    code = "approval_required"
+
+
+class OwnApproval(Forbidden):
+    """An operator may not approve or reject a change they proposed."""
+
+    code = "own_approval"
+
+
 class TopupNotAllowed(Conflict):
     """A top-up is given only when the balance is low, at most once a day."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -11,6 +12,7 @@ from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from typing import Any
+from zoneinfo import available_timezones
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError
@@ -74,10 +76,11 @@ class UserView:
     role: str
     locked: bool = False
     locale: str | None = None
+    time_zone: str | None = None  # None: UTC
 
     @classmethod
     def of(cls, user: User) -> UserView:
-        return cls(user.id, user.username, user.role, user.locked, user.locale)
+        return cls(user.id, user.username, user.role, user.locked, user.locale, user.time_zone)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "username": self.username, "role": self.role}
@@ -636,3 +639,42 @@ def find_users(session: Session, query: str = "", limit: int = 50) -> list[dict[
         select(User).where(func.lower(User.username).like(needle)).order_by(User.id).limit(limit)
     ).all()
     return [UserView.of(u).to_dict() | {"locked": u.locked} for u in users]
+
+
+@functools.cache
+def time_zones() -> tuple[str, ...]:
+    """Every IANA zone name this machine knows, sorted (read once)."""
+    return tuple(sorted(available_timezones()))
+
+
+def check_time_zone(zone: object) -> str | None:
+    """Return an IANA time zone name (``None`` or ``""``: UTC).
+
+    :raises InvalidInput: for a name the zone database does not know.
+    """
+    if zone is None or zone == "" or zone == "UTC":
+        return None
+    if not isinstance(zone, str) or len(zone) > 64 or zone not in time_zones():
+        raise InvalidInput(
+            "time zone must be an IANA name such as Europe/Paris or America/New_York",
+            field="time_zone",
+        )
+    return zone
+
+
+@transactional
+def set_time_zone(session: Session, user_id: int, zone: object) -> UserView:
+    """Store the zone a member of staff reads times in (audited); UTC stays shown beside it."""
+    checked = check_time_zone(zone)
+    user = session.get(User, user_id)
+    if user is None or user.role == "player":
+        raise NotFound("only staff choose the zone the console shows times in")
+    user.time_zone = checked
+    audit.record(
+        session,
+        actor=f"user:{user_id}",
+        action="user.time_zone",
+        subject=f"user:{user_id}",
+        data={"time_zone": checked or "UTC"},
+    )
+    return UserView.of(user)

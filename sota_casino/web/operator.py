@@ -69,6 +69,8 @@ SWEETS_TEXT: Final = re.compile(r"[0-9]{1,12}")
 MINOR_TEXT: Final = re.compile(r"-?[0-9]{1,19}")
 ENTRY_COLUMNS: Final = ("seq", "time", "actor", "action", "subject", "data", "prev_hash", "hash")
 AUDIT_FILTERS: Final = ("action", "actor", "subject", "since", "until", "text")
+#: What auditors may change too: how the console shows things to them, nothing of the casino.
+OWN_PREFERENCES: Final = ("operator.set_time_zone", "operator_api.time_zone")
 #: What the console says once a role is changed, per role.
 ROLE_CHANGED: Final = {
     "player": N_("%(name)s is now a player."),
@@ -83,7 +85,8 @@ def staff_only() -> ResponseReturnValue | None:
     user = session_user()
     if user is None:
         return login_redirect()
-    staff.require_staff(user.role, changes=request.method not in SAFE_METHODS)  # see refused
+    changes = request.method not in SAFE_METHODS and request.endpoint not in OWN_PREFERENCES
+    staff.require_staff(user.role, changes=changes)  # see refused
     g.user = user
     return None
 
@@ -147,6 +150,7 @@ def audit_log() -> ResponseReturnValue:
         paged=any(v is not None for v in (after_seq, before_seq, from_seq)),
         status=checks.audit_verdict(db),
         note=reports.checkpoint_note(db),
+        text_window=audit.TEXT_WINDOW,
     )
 
 
@@ -284,13 +288,6 @@ def math_export() -> ResponseReturnValue:
 # --- players ----------------------------------------------------------------------------------
 
 
-@bp.get("/players")
-def players() -> ResponseReturnValue:
-    query = request.args.get("q", "").strip()[:64]
-    found = accounts.find_users(get_session(), query)
-    return render_template("operator/players.html", query=query, users=found, roles=ROLES)
-
-
 @bp.get("/players/<id:user_id>")
 def player(user_id: int) -> ResponseReturnValue:
     overview = reports.player_overview(get_session(), user_id, **player_cursors())
@@ -359,7 +356,7 @@ def adjust(user_id: int) -> ResponseReturnValue:
     text = form.get("amount", "")
     if not MINOR_TEXT.fullmatch(text):
         raise InvalidInput(N_("amount must be a whole number of minor units"), field="amount")
-    money.adjust(
+    done = money.request_adjustment(
         get_session(),
         g.user.id,
         user_id,
@@ -368,7 +365,13 @@ def adjust(user_id: int) -> ResponseReturnValue:
         form.get("reason"),
         idempotency_key=form.get("once") or None,
     )
-    flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
+    if done["applied"]:
+        flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
+    else:
+        proposed = N_(
+            "Adjustment proposed (#%(id)s): it applies once a second operator approves it."
+        )
+        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -425,10 +428,17 @@ def update_table(name: str) -> ResponseReturnValue:
     forms = {"casino_war": _casino_war_form, "sota": _sota_form}
     if name not in forms:
         abort(404)
-    settings.update_table(get_session(), g.user.id, name, forms[name]())
+    done = settings.request_table_change(get_session(), g.user.id, name, forms[name]())
     saved = {
         "casino_war": N_("The Casino War table's settings are saved; they apply to new rounds."),
         "sota": N_("The Sota table's settings are saved; they apply to new rounds."),
     }
-    flash(gettext(saved[name]), "ok")
+    if done["applied"]:
+        flash(gettext(saved[name]), "ok")
+    else:
+        proposed = N_(
+            "The change is proposed (#%(id)s): it applies to new rounds once a second "
+            "operator approves it."
+        )
+        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
     return redirect(url_for(".tables"), code=303)
