@@ -104,6 +104,12 @@ class RoundOpen(Conflict):
     code = "round_open"
 
 
+class NotYetAnchored(Conflict):
+    """Not in a signed checkpoint yet; ask again after the seconds given."""
+
+    code = "not_yet_anchored"
+
+
 class ApprovalRequired(Conflict):
     """This change needs a second operator's approval: propose it instead."""
 

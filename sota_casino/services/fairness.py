@@ -28,6 +28,7 @@ from ..models import SeedPair
 from ..models import SigningKey
 from ..models import User
 from . import audit
+from . import transparency
 from .context import context_of
 from .text import storable
 from .tx import in_transaction
@@ -337,6 +338,7 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
         ),
         "rounds": [{"document": r.receipt, "signature": r.receipt_signature} for r in rounds],
         "key_changes": key_changes(session),
+        **transparency.pair_anchors(session, pair, rounds),
     }
 
 

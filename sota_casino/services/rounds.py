@@ -24,6 +24,7 @@ from sqlalchemy import select
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from ..core import anchors
 from ..core import casino_war
 from ..core import fairness
 from ..core import sota
@@ -294,8 +295,11 @@ def _settle(
     )
     settlement = _event(
         settled,
-        "round.settled",
+        anchors.SETTLEMENT_ACTION,
         {
+            # The receipt's hash ties the signed receipt to the log: rewriting it later
+            # contradicts a checkpoint the service signed.
+            "receipt": anchors.receipt_hash(envelope["document"]),
             "game": round_.game,
             "staked": round_.staked,
             "payout": payout,

@@ -10,6 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 from typing import Final
 
+from .anchors import check_anchors
 from .checks import PairContext
 from .checks import _bundle_parts
 from .checks import _envelope
@@ -99,6 +100,15 @@ def verify_bundle(
     rows = _check_rounds(context, envelopes, jobs, progress)
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
+    receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
+    retired = (
+        successor_chain(public_key_hex, key, bundle.get("key_changes")) if public_key_hex else None
+    )
+    log_keys = [key, *(change["old_public_key_hex"] for change in retired or ())]
+    documents[0], rows, logged = check_anchors(
+        bundle, log_keys, commitment_doc, documents[0], receipts, rows
+    )
+    findings.extend(logged)
     if records is not None:
         documents[0] = compare_commitment(documents[0], commitment_doc, records, key)
         rows = [_compared_round(row, envelopes, records) for row in rows]

@@ -6,8 +6,10 @@
  * Sota games are replayed whole by the page's own engine (sota_engine.js): deck, every trick,
  * winner, how the game ended and payout. Signatures are checked against the key pinned in this
  * browser (records.js), never merely the key the bundle names, and the bundle is compared with
- * the player's own records: the commitment shown before play and the decisions and moves sent.
- * A round is called verified only when all of that holds.
+ * the player's own records: the commitment shown before play and the decisions and moves sent,
+ * and with the casino's signed public log (transparency.js): each document's audit entry,
+ * proved into a checkpoint the pinned key signed, must say what the document says. A round is
+ * called verified only when all of that holds.
  */
 "use strict";
 
@@ -314,6 +316,18 @@
     for (let n = 0; n < reveal.document.rounds; n++) {
       if (!seen.has(n)) problems.push(gettext("no receipt for nonce %(nonce)s (a round may still be open)", { nonce: n }));
     }
+    // Each document's entry in the casino's signed public log must say what the document says.
+    const log = await window.SotaLog.checkAnchors(bundle, key);
+    pair.logged = log.checked ? log.commitment : null;
+    problems.push(...log.problems);
+    for (const row of rounds) {
+      if (!log.checked) continue;
+      row.logged = log.rounds[row.id];
+      if (row.logged === false) row.ok = false;
+    }
+    for (const signed of log.checkpoints) {
+      window.SotaLog.show(await window.SotaLog.observe(signed, key));
+    }
     // A round is verified only within a pair that holds: trusted key, signed and unforged
     // commitment and reveal, the seed that hashes to it, and records that agree.
     if (problems.length) for (const row of rounds) row.ok = false;
@@ -383,6 +397,13 @@
     return el("span", { class: ok ? "check-ok" : "check-bad" }, ok ? "✓" : "✗");
   }
 
+  /* A document's place in the public log: in it, contradicted, pending, or not anchored. */
+  function logMark(logged) {
+    if (logged === "pending") return el("small", { class: "muted" }, "pending");
+    if (logged === null || logged === undefined) return el("small", { class: "muted" }, "not anchored");
+    return mark(logged);
+  }
+
   function render(target, report) {
     target.replaceChildren();
     const allOk = report.problems.length === 0;
@@ -400,10 +421,11 @@
       " · " + gettext("commitment as shown before play") + " ", report.pair.commitmentRecorded === null ? el("small", { class: "muted" }, gettext("no record")) : mark(report.pair.commitmentRecorded),
       " · " + gettext("commitment signature") + " ", mark(report.pair.commitmentSigned),
       " · " + gettext("reveal signature") + " ", mark(report.pair.revealSigned),
-      " · " + gettext("sha256(server seed) = commitment") + " ", mark(report.pair.seedMatches)));
+      " · " + gettext("sha256(server seed) = commitment") + " ", mark(report.pair.seedMatches),
+      gettext(" · commitment in the public log "), logMark(report.pair.logged)));
     if (!report.rounds.length) return;
     const head = el("tr", {}, ...[gettext("Round"), gettext("Nonce"), gettext("Game"), gettext("Cards (recomputed)"), gettext("Result"),
-      gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"), gettext("Your records"), gettext("Verdict")]
+      gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"), gettext("Your records"), gettext("In the log"), gettext("Verdict")]
       .map((h) => el("th", { scope: "col" }, h)));
     const body = el("tbody");
     for (const row of report.rounds) {
@@ -422,6 +444,7 @@
         el("td", {}, mark(row.checks.cards)),
         el("td", {}, mark(outcomeOk), row.note ? el("small", { class: "muted" }, " " + row.note) : ""),
         el("td", {}, "records" in row.checks ? mark(row.checks.records) : el("small", { class: "muted" }, gettext("none"))),
+        el("td", { "data-log": String(row.logged) }, logMark(row.logged)),
         el("td", {}, el("span", { class: "badge " + (row.ok ? "ok" : "bad") }, row.ok ? gettext("verified") : gettext("FAILED")))));
     }
     target.append(el("table", { class: "data" }, el("thead", {}, head), body));
