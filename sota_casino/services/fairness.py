@@ -24,6 +24,7 @@ from ..models import SeedPair
 from ..models import SigningKey
 from ..models import User
 from . import audit
+from . import player_keys
 from .context import context_of
 from .text import storable
 from .tx import locked
@@ -304,6 +305,7 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
         ),
         "rounds": [{"document": r.receipt, "signature": r.receipt_signature} for r in rounds],
         "key_changes": key_changes(session),
+        "player_keys": player_keys.registrations(session, user_id),
     }
 
 

@@ -26,6 +26,7 @@ from . import audit
 from . import fairness as fairness_service
 from . import idempotency
 from . import ledger
+from . import player_keys
 from . import settings as table_settings
 from .staff import require_player
 from .tx import locked
@@ -86,6 +87,7 @@ def _settle(
     outcome: dict[str, Any],
     cards: list[str],
     actions: list[Any],
+    signed_actions: list[Any] | None = None,
 ) -> None:
     """Empty the round's escrow to the player and the house, sign the receipt, audit it."""
     currency = round_.currency
@@ -120,6 +122,7 @@ def _settle(
             stakes=round_.stakes,
             payout=payout,
             settled_at=fairness.format_time(now),
+            signed_actions=signed_actions,
         ),
     )
     round_.status = "settled"
@@ -127,6 +130,7 @@ def _settle(
     round_.net = payout - round_.staked
     round_.outcome = outcome
     round_.actions = actions
+    round_.signed_actions = signed_actions
     round_.cards = cards
     round_.settled_at = now
     round_.settled_on = now.date()
@@ -246,7 +250,12 @@ def war_view(session: Session, round_: Round) -> dict[str, Any]:
     }
 
 
-def _settle_war(session: Session, round_: Round, state: casino_war.WarRound) -> None:
+def _settle_war(
+    session: Session,
+    round_: Round,
+    state: casino_war.WarRound,
+    signed_actions: list[Any] | None = None,
+) -> None:
     round_.stakes = state.stakes
     round_.staked = state.staked
     # For the house's reports: the edge is per unit of the ante, the tie side bet apart.
@@ -259,6 +268,7 @@ def _settle_war(session: Session, round_: Round, state: casino_war.WarRound) -> 
         outcome=state.receipt_outcome(),
         cards=list(state.cards),
         actions=list(state.actions),
+        signed_actions=signed_actions,
     )
 
 
@@ -304,11 +314,21 @@ def place_casino_war_bet(
 
 @idempotency.idempotent("casino_war.decision")
 def decide_casino_war(
-    session: Session, user_id: int, round_id: object, choice: object, *, key: str | None = None
+    session: Session,
+    user_id: int,
+    round_id: object,
+    choice: object,
+    signature: object = None,
+    key_id: object = None,
+    *,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """Settle a tied round by surrender or war (war escrows a raise equal to the ante).
 
+    With a key registered, the decision must carry the player's ``signature`` by ``key_id``.
+
     :raises RoundSettled: if no decision is due (409).
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     :raises InsufficientFunds: if the raise is not covered (nothing changes).
     """
     round_ = _own_round(session, user_id, round_id, "casino_war", lock=True)
@@ -319,6 +339,7 @@ def decide_casino_war(
             f"choice must be one of: {', '.join(casino_war.CHOICES)}", field="choice"
         )
     _player(session, user_id)
+    signed = player_keys.signed_action(session, round_, choice, signature, key_id)
     state = _war_state(round_)
     settled = casino_war.decide(state, str(choice), _war_shoe(session, round_, state.rules))
     if settled.raise_amount:
@@ -328,9 +349,9 @@ def decide_casino_war(
         actor=f"user:{user_id}",
         action="round.decision",
         subject=f"round:{round_.id}",
-        data={"choice": choice},
+        data={"choice": choice, **({"signed": signed} if signed else {})},
     )
-    _settle_war(session, round_, settled)
+    _settle_war(session, round_, settled, player_keys.with_signed(None, 0, signed))
     return war_view(session, round_)
 
 
@@ -400,6 +421,7 @@ def _advance_sota(session: Session, round_: Round, result: sota.GameResult) -> d
             outcome=result.receipt_outcome(),
             cards=list(result.deck),
             actions=list(round_.actions),
+            signed_actions=round_.signed_actions,
         )
     else:
         round_.status = "awaiting_move"
@@ -446,11 +468,21 @@ def play_sota(
 
 @idempotency.idempotent("sota.move")
 def sota_move(
-    session: Session, user_id: int, round_id: object, cards: object, *, key: str | None = None
+    session: Session,
+    user_id: int,
+    round_id: object,
+    cards: object,
+    signature: object = None,
+    key_id: object = None,
+    *,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """Make the player's Prisoners of War move: which won cards to lay.
 
+    With a key registered, the move must carry the player's ``signature`` by ``key_id``.
+
     :raises RoundSettled: if the game is over.
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     """
     round_ = _own_round(session, user_id, round_id, "sota", lock=True)
     if round_.status == "settled":
@@ -459,13 +491,17 @@ def sota_move(
         raise InvalidInput("cards must be a list of card codes", field="cards")
     actions = [*round_.actions, list(cards)]
     result = _sota_play(session, round_, actions)
+    signed = player_keys.signed_action(session, round_, list(cards), signature, key_id)
+    round_.signed_actions = player_keys.with_signed(
+        round_.signed_actions, len(round_.actions), signed
+    )
     round_.actions = actions
     audit.record(
         session,
         actor=f"user:{user_id}",
         action="round.move",
         subject=f"round:{round_.id}",
-        data={"cards": cards},
+        data={"cards": cards, **({"signed": signed} if signed else {})},
     )
     return _advance_sota(session, round_, result)
 

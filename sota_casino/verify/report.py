@@ -18,7 +18,17 @@ SKIP: Final = "skip"  # does not apply, or could not run because a check before 
 
 #: The checks of FAIRNESS.md, in its order.
 #: ``records`` compares the bundle with what the player kept before and during play (``--records``).
-CHECKS: Final = ("signature", "commitment", "pair", "nonces", "cards", "outcome", "records")
+#: ``player`` checks the decisions and moves the player signed (:mod:`.player_signatures`).
+CHECKS: Final = (
+    "signature",
+    "commitment",
+    "pair",
+    "nonces",
+    "cards",
+    "outcome",
+    "player",
+    "records",
+)
 DOCUMENT_CHECKS: Final[dict[str, tuple[str, ...]]] = {
     "commitment": ("signature", "commitment", "pair", "records"),
     "reveal": ("signature", "commitment", "pair", "nonces"),
