@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +32,7 @@ from sota_casino.services import player_keys
 from sota_casino.services import rounds
 from sota_casino.services.context import context_of
 from sota_casino.verify import verify_bundle
+from sota_casino.verify.build import build
 
 
 def _register(session: Session, player: int) -> tuple[Ed25519PrivateKey, int]:
@@ -296,3 +300,35 @@ def test_prisoners_of_war_moves_are_signed_and_a_changed_move_is_caught(
     failures = _player_failures(verify_bundle(bundle, service_hex))
     assert any('signed choice ["2C"], but the receipt\'s choice is' in f for f in failures)
     assert any("the signature is not valid for the player's key" in f for f in failures)
+
+
+def test_the_standalone_verifier_names_a_decision_the_player_did_not_sign(
+    session: Session, player: int, rig: Callable, tmp_path: Path
+) -> None:
+    rig(player, ["tie"])
+    key, key_id = _register(session, player)
+    settled = _signed_decision(session, player, key, key_id, "surrender")
+    bundle = _revealed_bundle(session, player)
+    service_key, service_hex = _service_key(session)
+    (tmp_path / "verify.pyz").write_bytes(build())
+    (tmp_path / "real.json").write_text(json.dumps(bundle))
+    forged = _forge_choice(bundle, service_key, "war", keep_signed=True)
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+
+    def run(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "verify.pyz", name, "--public-key", service_hex, "-q"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            check=False,
+        )
+
+    assert run("real.json").returncode == 0
+    caught = run("forged.json")
+    assert caught.returncode == 1, caught.stdout + caught.stderr
+    assert (
+        f"round {settled['id']} (nonce 0): player: action 0: the player signed choice "
+        '"surrender", but the receipt\'s choice is "war"' in caught.stdout
+    )
