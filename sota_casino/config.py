@@ -23,6 +23,8 @@ INT_SETTINGS: dict[str, int] = {
     "SIGNUPS_PER_ADDRESS": 5,  # new accounts from one address per window
     "SIGNUP_WINDOW_SECONDS": 3600,
     "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
+    # a player's proof or bundle signs one over newer entries if the latest is this old (s)
+    "CHECKPOINT_MIN_SECONDS": 5,
     "CHECK_INTERVAL_SECONDS": 30,  # the standing audit and ledger checks run this often (0: off)
     "PORT": 5000,  # where `python app.py` serves
     "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto (throttling)

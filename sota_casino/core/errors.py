@@ -108,6 +108,12 @@ class RoundOpen(Conflict):
     code = "round_open"
 
 
+class NotYetAnchored(Conflict):
+    """Not in a signed checkpoint yet; retry after the seconds given (``retry_after``)."""
+
+    code = "not_yet_anchored"
+
+
 class TopupNotAllowed(Conflict):
     """A top-up is given only when the balance is low, at most once a day."""
 

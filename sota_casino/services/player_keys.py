@@ -22,6 +22,7 @@ from ..core import fairness
 from ..core.errors import Conflict
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
+from ..core.errors import NotYetAnchored
 from ..core.errors import SignatureInvalid
 from ..core.errors import SignatureRequired
 from ..models import AuditEntry
@@ -30,6 +31,7 @@ from ..models import Round
 from ..models import User
 from . import audit
 from . import fairness as seed_pairs  # circular (its bundle names the keys): used at call time
+from . import transparency
 from .staff import require_player
 from .tx import read_only
 from .tx import transactional
@@ -128,17 +130,29 @@ def keys(session: Session, user_id: int) -> dict[str, Any]:
 
 def registrations(session: Session, user_id: int) -> list[dict[str, Any]]:
     """Return the audit entries that registered the player's keys, oldest first (inside the
-    caller's transaction), as the bundle carries them."""
+    caller's transaction), as the bundle carries them: each with its anchor (its leaf index and
+    inclusion proof) and the signed checkpoint it proves into, once a checkpoint covers it."""
     rows = session.scalars(
         select(AuditEntry)
         .where(AuditEntry.action == REGISTERED, AuditEntry.subject == _subject(user_id))
         .order_by(AuditEntry.seq)
     )
-    return [
-        {"entry": entry}
-        for entry in map(audit.entry_dict, rows)
-        if entry["data"].get("user_id") == user_id
-    ]
+    shown = []
+    for occurrence, entry in enumerate(map(audit.entry_dict, rows)):
+        item: dict[str, Any] = {"entry": entry}
+        try:
+            anchor = transparency.anchor_of(
+                session, REGISTERED, _subject(user_id), occurrence=occurrence
+            )
+        except NotYetAnchored:
+            pass  # the verifier says the registration is not anchored yet
+        else:
+            item["anchor"] = {
+                name: anchor[name] for name in ("leaf_index", "checkpoint_size", "proof")
+            }
+            item["checkpoint"] = anchor["checkpoint"]
+        shown.append(item)
+    return shown
 
 
 def signed_action(

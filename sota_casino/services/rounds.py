@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..core import anchors
 from ..core import casino_war
 from ..core import fairness
 from ..core import sota
@@ -140,9 +141,12 @@ def _settle(
     audit.record(
         session,
         actor=f"user:{round_.user_id}",
-        action="round.settled",
-        subject=f"round:{round_.id}",
+        action=anchors.SETTLEMENT_ACTION,
+        subject=anchors.round_subject(round_.id),
         data={
+            # The receipt's hash ties the signed receipt to the log: rewriting it later
+            # contradicts a checkpoint the service signed.
+            "receipt": anchors.receipt_hash(envelope["document"]),
             "game": round_.game,
             "staked": round_.staked,
             "payout": payout,

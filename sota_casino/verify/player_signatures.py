@@ -15,7 +15,8 @@ the player did not sign, so a receipt fails this check when
 * an unsigned action follows a signed one (keys are replaced, never removed).
 
 The registrations themselves are checked to be whole audit entries whose hash is what the
-entry holds, of this player, in the order of the log.
+entry holds, of this player, in the order of the log, and (once a checkpoint covers them) to be
+in the log: an inclusion proof of the entry into a checkpoint signed by the trusted key.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from datetime import datetime
 from typing import Any
 from typing import Final
 
+from ..core.anchors import proof_problem
+from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import entry_hash
 from ..core.audit_chain import entry_shape_problem
 from ..core.fairness import PLAYER_KEY_REGISTERED
@@ -36,7 +39,9 @@ from ..core.fairness import is_hex64
 from ..core.fairness import parse_time
 from ..core.fairness import signature_checker
 from ..core.fairness import time_or_none
+from ..core.fairness import verify_signature
 from .report import FAIL
+from .report import PENDING
 from .report import Finding
 from .report import Row
 
@@ -54,16 +59,17 @@ class PlayerKey:
     retired_at: datetime | None  # when the next registration replaced it
 
 
-def _bundle_finding(message: str) -> Finding:
-    return Finding("bundle", CHECK, FAIL, message)
+def _bundle_finding(message: str, status: str = FAIL) -> Finding:
+    return Finding("bundle", CHECK, status, message)
 
 
 def registered_keys(
-    registrations: object, user_id: object
+    registrations: object, user_id: object, trusted_key: str
 ) -> tuple[dict[int, PlayerKey], list[Finding]]:
     """Return the player's keys from the bundle's ``player_keys`` (by key id) and what is wrong
     with the registrations. A registration that is not a whole, self-consistent audit entry of
-    this player registers nothing."""
+    this player, or whose inclusion proof fails, registers nothing; one that no signed
+    checkpoint covers yet counts, and is said to be pending."""
     if registrations is None:
         return {}, []
     if not isinstance(registrations, list):
@@ -73,10 +79,21 @@ def registered_keys(
     for position, item in enumerate(registrations, start=1):
         entry = item.get("entry") if isinstance(item, dict) else None
         problem = _registration_problem(entry, user_id)
+        if problem is None:
+            assert isinstance(item, dict)
+            problem = _anchor_problem(item, trusted_key)
         if problem is not None:
             findings.append(_bundle_finding(f"key registration #{position} {problem}"))
             continue
-        assert isinstance(entry, dict)
+        assert isinstance(item, dict) and isinstance(entry, dict)
+        if "anchor" not in item:
+            findings.append(
+                _bundle_finding(
+                    f"key registration #{position} (entry {entry['seq']}) is not in a signed "
+                    "checkpoint yet: ask for the bundle again later to prove it is in the log",
+                    PENDING,
+                )
+            )
         data = entry["data"]
         accepted.append(
             (data["key_id"], data["public_key_hex"], parse_time(entry["time"]), entry["seq"])
@@ -108,6 +125,24 @@ def _registration_problem(entry: object, user_id: object) -> str | None:
     if type(data.get("key_id")) is not int or not is_hex64(data.get("public_key_hex")):
         return f"(entry {entry['seq']}) names no key_id and public_key_hex"
     return None
+
+
+def _anchor_problem(item: Mapping[str, Any], trusted_key: str) -> str | None:
+    """Say why a registration's anchor does not prove its entry into a checkpoint signed by
+    the trusted key, or ``None`` (also when it has no anchor yet)."""
+    if "anchor" not in item:
+        return None
+    anchor, checkpoint = item["anchor"], item.get("checkpoint")
+    shape = checkpoint_shape_problem(checkpoint)
+    if shape is not None or not isinstance(anchor, dict) or not isinstance(checkpoint, dict):
+        return f"has no usable checkpoint: it {shape or 'has no anchor object'}"
+    doc = checkpoint["document"]
+    if not verify_signature(trusted_key, doc, checkpoint["signature"]):
+        return "proves into a checkpoint that the trusted key did not sign"
+    if anchor.get("checkpoint_size") != doc.get("size"):
+        return "names another checkpoint than the one it carries"
+    problem = proof_problem({**anchor, "entry": item["entry"]}, doc)
+    return None if problem is None else f"is not shown to be in the log: {problem}"
 
 
 def check_signed_actions(

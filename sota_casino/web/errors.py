@@ -149,7 +149,7 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
     """Return the headers that go with a refusal: how to authenticate, or when to retry."""
     if status_of(error) == 401 and wants_json():
         return {"WWW-Authenticate": "Bearer"}
-    if status_of(error) in (429, 503):
+    if status_of(error) in (429, 503) or "retry_after" in error.details:
         wait = error.details.get("retry_after") or current_app.config["LOGIN_WINDOW_SECONDS"]
         return {"Retry-After": str(wait)}
     return {}

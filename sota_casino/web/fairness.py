@@ -19,6 +19,7 @@ from flask.typing import ResponseReturnValue
 from ..core import fairness as core_fairness
 from ..core.errors import InvalidInput
 from ..db import get_session
+from ..services import audit
 from ..services import fairness
 from ..verify.build import verifier_archive
 from .security import login_required
@@ -99,6 +100,7 @@ def rotate() -> ResponseReturnValue:
 @bp.get("/seed-pairs/<id:seed_pair_id>/bundle.json")
 @login_required
 def bundle(seed_pair_id: int) -> ResponseReturnValue:
+    audit.sign_if_due(get_session())  # so that its newest rounds can be anchored too
     response = jsonify(fairness.bundle(get_session(), g.user.id, seed_pair_id))
     response.headers["Content-Disposition"] = (
         f'attachment; filename="bundle-{seed_pair_id}.json"'

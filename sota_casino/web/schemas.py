@@ -452,9 +452,36 @@ class PlayerKeys(Answer):
 
 
 class KeyRegistration(Answer):
-    """The audit entry that registered one of the player's keys."""
+    """The audit entry that registered one of the player's keys, and once a signed checkpoint
+    covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""
 
     entry: Open
+    anchor: Open = absent()
+    checkpoint: Open = absent()
+
+
+class AnchorOf(Answer):
+    """The document an anchor ties to the log: a pair's commitment, a round's settlement, or
+    the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
+
+    kind: Annotated[str, OneOf(("commitment", "settlement", "decision"))]
+    seed_pair_id: Id = absent()
+    round_id: Id = absent()
+    index: Count = absent()
+
+
+class Anchor(Answer):
+    of: AnchorOf
+    entry: AuditEntry
+    leaf_index: Annotated[Count, Field(description="the entry's seq - 1")]
+    checkpoint_size: Annotated[Id, Field(description="the signed checkpoint it proves into")]
+    proof: Annotated[list[Hex64], Field(description="RFC 6962 inclusion proof, leaf side first")]
+
+
+class PendingAnchor(Answer):
+    of: AnchorOf
+    reason: str
+    retry_after: Annotated[int, Field(ge=1, description="seconds until it is worth asking again")]
 
 
 class Bundle(Answer):
@@ -463,6 +490,18 @@ class Bundle(Answer):
     reveal: Signed | None
     rounds: list[Signed]
     player_keys: list[KeyRegistration] = absent()
+    anchors: list[Anchor] = absent()
+    checkpoints: Annotated[list[Checkpoint], Field(description="the anchors' checkpoints")] = (
+        absent()
+    )
+    pending_anchors: list[PendingAnchor] = absent()
+
+
+class RoundProof(Answer):
+    round_id: Id
+    seed_pair_id: Id
+    checkpoint: Checkpoint
+    anchors: list[Anchor]
 
 
 class RoundBase(Answer):
@@ -771,6 +810,17 @@ class InclusionProof(Answer):
     entry: AuditEntry
     checkpoint: Checkpoint
     proof: list[Hex64]
+
+
+class PublicCheckpoint(Answer):
+    size: Id
+    root: Hex64
+    time: Time
+    checkpoint: Checkpoint
+    note: Annotated[
+        str | None, Field(description="the same size and root as a C2SP tlog-checkpoint note")
+    ]
+    origin: Annotated[str, Field(description="the note's origin line and key name")]
 
 
 class ConsistencyProof(Answer):

@@ -21,11 +21,13 @@ from sqlalchemy.orm import Session
 
 from sota_casino.core import casino_war
 from sota_casino.core import fairness
+from sota_casino.core.audit_chain import entry_hash
 from sota_casino.core.cards import canonical_shoe
 from sota_casino.core.errors import Conflict
 from sota_casino.core.errors import SignatureInvalid
 from sota_casino.core.errors import SignatureRequired
 from sota_casino.models import AuditEntry
+from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import ledger
 from sota_casino.services import player_keys
@@ -238,6 +240,21 @@ def test_a_key_registration_hidden_from_the_bundle_or_the_log_is_noticed(
     failures = _player_failures(verify_bundle(altered, service_hex))
     assert any("does not hash to the hash it shows" in f for f in failures)
     assert any("no registration of this player in the log names" in f for f in failures)
+
+    # Once a signed checkpoint covers it, the registration is proved into the log, and an
+    # entry rewritten with a fresh hash contradicts the checkpoint the casino signed.
+    assert "anchor" not in bundle["player_keys"][0]
+    audit.sign_if_due(session)
+    pair = bundle["commitment"]["document"]["seed_pair_id"]
+    anchored = fairness_service.bundle(session, player, pair)
+    assert anchored["player_keys"][0]["anchor"]["proof"] is not None
+    assert verify_bundle(anchored, service_hex).ok
+    rewritten = copy.deepcopy(anchored)
+    entry = rewritten["player_keys"][0]["entry"]
+    entry["data"]["public_key_hex"] = "ab" * 32
+    entry["hash"] = entry_hash(entry["prev_hash"], entry)
+    failures = _player_failures(verify_bundle(rewritten, service_hex))
+    assert any("is not shown to be in the log: the inclusion proof" in f for f in failures)
 
 
 def test_a_replaced_key_keeps_old_receipts_verifiable_and_signs_nothing_new(

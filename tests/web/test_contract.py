@@ -235,6 +235,9 @@ def test_every_operation_agrees_with_its_request_schema_both_ways(
     contract.send_queries("/operator/ledger/math", {}, olga)
     contract.send_queries("/operator/audit/consistency", {"old_size": "1", "new_size": "2"}, olga)
     contract.send_queries("/operator/players", {}, olga)
+    assert client.get(f"/api/v1/rounds/{tie['id']}/proof", headers=carla).status_code == 200
+    size = str(client.get("/api/v1/transparency/checkpoint").get_json()["size"])
+    contract.send_queries("/transparency/consistency", {"old_size": size, "new_size": size}, {})
 
     with_input = {
         op["operationId"]

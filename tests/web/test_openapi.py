@@ -268,6 +268,14 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
         validator = Draft202012Validator({**document, "$ref": "#/components/schemas/Receipt"})
         assert not list(validator.iter_errors(receipt))
     check("get", bundle_url, headers=bearer(client, "pavel"))
+    check("get", f"/rounds/{rid}/proof", headers=auth)
+    check("get", f"/rounds/{rid}/proof", headers=bearer(client, "quinn"))
+    latest = check("get", "/transparency/checkpoint")
+    check("get", f"/transparency/checkpoints/{latest['size']}")
+    check("get", f"/transparency/checkpoints/{latest['size'] + 1}")
+    size = latest["size"]
+    check("get", f"/transparency/consistency?old_size={size}&new_size={size}")
+    check("get", f"/transparency/consistency?old_size={size}&new_size={size - 1}")
     check("get", "/openapi.json")
     assert check.operations() == documented(document, operator=False)
 
