@@ -84,3 +84,34 @@ def test_the_page_registers_a_key_and_signs_a_war_that_the_verifiers_check(
     assert f"the player's key {key['key_id']} was registered before the round settled" in problems
     hidden = {**bundle, "player_keys": []}
     assert "which no registration of this player in the log names" in tab.evaluate(PROBLEMS, hidden)
+
+
+NO_ED25519 = """
+    const generate = crypto.subtle.generateKey.bind(crypto.subtle);
+    crypto.subtle.generateKey = (algorithm, ...rest) =>
+        (algorithm && algorithm.name === "Ed25519")
+            ? Promise.reject(new DOMException("Unrecognized name", "NotSupportedError"))
+            : generate(algorithm, ...rest);
+"""
+
+
+def test_a_browser_without_ed25519_says_so_and_plays_unsigned(tab: Any, live_server: Any) -> None:
+    tab.add_init_script(NO_ED25519)
+    username = sign_up(tab, "oldbrowser")
+    plant_server_seed(live_server.app, username, {0: True})
+    tab.goto("/fairness")
+    status = tab.locator("#signing-key [data-testid=player-key-status]")
+    status.filter(has_text="This browser cannot make Ed25519 keys").wait_for()
+    assert "your decisions are sent unsigned" in status.inner_text()
+    assert tab.is_hidden("#signing-key [data-testid=make-player-key]")
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.click("#surrender")
+    tab.wait_for_selector("[data-testid=result]")
+    rounds = tab.evaluate("async () => (await fetch('/api/v1/rounds')).json()")
+    receipt = tab.evaluate(
+        "async id => (await fetch('/api/v1/rounds/' + id + '/receipt')).json()",
+        rounds["rounds"][0]["id"],
+    )
+    assert receipt["document"]["actions"] == ["surrender"]
+    assert "signed_actions" not in receipt["document"]
