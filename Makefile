@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint typecheck bench bench-load screenshots db-upgrade clean verifier
+.PHONY: run test test-fast lint typecheck bench bench-load screenshots db-upgrade clean verifier \
+	translations translations-extract translations-update
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,37 +13,68 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-db-upgrade: $(STAMP)
+# --- the players' languages: English is the source; each other language has a catalogue. ---
+LANGS := fi nb pt
+CATALOGUES := sota_casino/translations
+POT := build/messages.pot
+PO := $(foreach lang,$(LANGS),$(CATALOGUES)/$(lang)/LC_MESSAGES/messages.po)
+MO := $(PO:.po=.mo)
+# Setup is the installed venv plus the compiled catalogues: the app serves from the .mo files.
+SETUP := $(STAMP) $(MO)
+
+# A catalogue is compiled again whenever its .po changes (the .mo files are not committed).
+$(CATALOGUES)/%/LC_MESSAGES/messages.mo: $(CATALOGUES)/%/LC_MESSAGES/messages.po $(STAMP)
+	$(BIN)/pybabel -q compile -d $(CATALOGUES) -l $* -i $<
+
+# Every marked string of the templates, the Python and the scripts, into a template (not kept:
+# it is made again from the sources). Locations name the file only, so moving code changes
+# no catalogue.
+translations-extract: $(STAMP)
+	mkdir -p build
+	$(BIN)/pybabel -q extract -F babel.cfg -k N_ --no-wrap --sort-by-file --add-location=file \
+		--project "Sota Casino" --copyright-holder "Sota Casino" -o $(POT) .
+
+# New strings go into the catalogues (to translate), a changed one is marked fuzzy and a
+# removed one goes. One language: `make translations-update LANGS=fi`.
+translations-update: translations-extract
+	for lang in $(LANGS); do \
+		$(BIN)/pybabel -q update --no-wrap --ignore-obsolete -i $(POT) -d $(CATALOGUES) -l $$lang \
+			|| exit 1; \
+	done
+
+translations: $(MO)
+
+db-upgrade: $(SETUP)
 	$(BIN)/flask --app app db upgrade
 
 run: db-upgrade
 	$(BIN)/flask --app app run --host 127.0.0.1 --port 5000
 
-lint: $(STAMP)
+lint: $(SETUP)
 	$(BIN)/ruff check .
 
-typecheck: $(STAMP)
+typecheck: $(SETUP)
 	$(BIN)/mypy
 
-test: lint typecheck
+test: lint typecheck $(SETUP)
 	$(BIN)/pytest
 
 # The quick loop: everything but the tests marked slow (browser, PostgreSQL, builds).
-test-fast: lint typecheck
+test-fast: lint typecheck $(SETUP)
 	$(BIN)/pytest -q -m "not slow"
 
-screenshots: $(STAMP)
+screenshots: $(SETUP)
 	SAVE_SCREENSHOTS=1 $(BIN)/pytest -q tests/browser
 
 # The standalone verifier (a reproducible zipapp); prints its SHA-256.
-verifier: $(STAMP)
+verifier: $(SETUP)
 	$(BIN)/python -m sota_casino.verify.build verify.pyz
 
-bench: $(STAMP)
+bench: $(SETUP)
 	$(BIN)/python -m bench
 
 # The JSON API under gunicorn on SQLite and PostgreSQL beside a bare one-insert baseline (~4 min).
-bench-load: $(STAMP)
+bench-load: $(SETUP)
 	$(BIN)/python -m bench load --write-docs
 
 clean:

@@ -1,5 +1,5 @@
 """`gunicorn wsgi:app` (settings in gunicorn.conf.py)."""
 
-from sota_casino.factory import create_app
+from sota_casino.wsgi import app
 
-app = create_app()
+__all__ = ["app"]

@@ -16,14 +16,11 @@ Each figure is the median of 5 runs, in wall-clock time (the database is part of
 from __future__ import annotations
 
 import statistics
-import tempfile
-import time
-from pathlib import Path
 from typing import Final
 
 from bench.timing import median_ms
-from sota_casino import migrate
-from sota_casino.factory import create_app
+from bench.timing import scratch_session
+from bench.timing import timed
 from sota_casino.services import audit
 from sota_casino.services import checks
 
@@ -34,47 +31,31 @@ RUNS: Final = 5
 
 def main() -> None:
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'audit.db'}"
-        migrate.upgrade(url)
-        app = create_app(
-            {
-                "DATABASE_URL": url,
-                "SECRET_KEY": "bench",
-                "SIGNING_KEY_FILE": str(Path(tmp) / "key.pem"),
-                "CHECKPOINT_EVERY": BLOCK,
-                "CHECK_INTERVAL_SECONDS": 0,
-            }
-        )
-        with app.app_context():
-            session = app.extensions["sota_casino.sessionmaker"]()
+    with scratch_session(CHECKPOINT_EVERY=BLOCK) as session:
 
-            def append() -> None:
-                with session.begin():
-                    for _ in range(BLOCK):
-                        audit.record(session, actor="system", action="bench.event", data={"n": 1})
+        def append() -> None:
+            with session.begin():
+                for _ in range(BLOCK):
+                    audit.record(session, actor="system", action="bench.event", data={"n": 1})
 
-            size = 0
-            for target in SIZES:
-                while size < target:
-                    append()
-                    size += BLOCK
-                append_ms = median_ms(append, RUNS)
-                size += BLOCK * RUNS
-                whole_ms = median_ms(lambda: audit.verify(session), RUNS)
-                checked = size
-                checks.run(session, "audit", "bench")  # the first step reads the whole log
-                page_runs = []
-                for _ in range(RUNS):
-                    append()
-                    started = time.perf_counter()
-                    step = checks.run(session, "audit", "bench")
-                    page_runs.append(time.perf_counter() - started)
-                    assert step.verdict["ok"] and not step.whole, step
-                size = step.verdict["size"]
-                rows.append((checked, append_ms, whole_ms, statistics.median(page_runs) * 1000))
-            session.close()
-        app.extensions["sota_casino.engine"].dispose()
+        size = 0
+        for target in SIZES:
+            while size < target:
+                append()
+                size += BLOCK
+            append_ms = median_ms(append, RUNS)
+            size += BLOCK * RUNS
+            whole_ms = median_ms(lambda: audit.verify(session), RUNS)
+            checked = size
+            checks.run(session, "audit", "bench")  # the first step reads the whole log
+            page_runs = []
+            for _ in range(RUNS):
+                append()
+                step, took = timed(lambda: checks.run(session, "audit", "bench"))
+                page_runs.append(took)
+                assert step.verdict["ok"] and not step.whole, step
+            size = step.verdict["size"]
+            rows.append((checked, append_ms, whole_ms, statistics.median(page_runs) * 1000))
     print("## Audit log\n")
     print(__doc__.split("\n\n", 1)[1].strip())
     print()

@@ -21,30 +21,21 @@ from __future__ import annotations
 
 import random
 import resource
-import tempfile
-import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Final
 
 from sqlalchemy.orm import Session
 
 from bench.large_log import fill
 from bench.timing import median_ms
-from sota_casino import migrate
-from sota_casino.factory import create_app
+from bench.timing import scratch_session
+from bench.timing import seconds
+from bench.timing import timed
 from sota_casino.services import audit
 from sota_casino.services import checks
 from sota_casino.services import reports
 
 SIZES: Final = (10_000, 1_000_000)
 RUNS: Final = 25
-
-
-def _seconds(action: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
 
 
 def _measure(session: Session, pick: random.Random, size: int) -> tuple[float, ...]:
@@ -55,7 +46,7 @@ def _measure(session: Session, pick: random.Random, size: int) -> tuple[float, .
         while (reached := audit.extend_tree(session)) != covered:
             covered = reached
 
-    tree_s = _seconds(catch_up)
+    tree_s = seconds(catch_up)
     first = checks.run(session, "audit", "bench")  # the first, whole, standing check
     assert first.verdict["ok"], first
     covered = size - size % 100
@@ -74,43 +65,25 @@ def _measure(session: Session, pick: random.Random, size: int) -> tuple[float, .
 
     page_ms = median_ms(page, RUNS)
     fill(session, 100)
-    started = time.perf_counter()
-    step = checks.run(session, "audit", "bench")
-    step_ms = (time.perf_counter() - started) * 1000
+    step, step_s = timed(lambda: checks.run(session, "audit", "bench"))
+    step_ms = step_s * 1000
     assert step.verdict["ok"] and not step.whole, step
-    started = time.perf_counter()
-    whole = audit.verify(session)
-    whole_s = time.perf_counter() - started
+    whole, whole_s = timed(lambda: audit.verify(session))
     assert whole["ok"] and whole["size"] == size + 100, whole
-    export_s = _seconds(lambda: sum(1 for _ in audit.iter_export(session)))
+    export_s = seconds(lambda: sum(1 for _ in audit.iter_export(session)))
     return tree_s, inclusion_ms, consistency_ms, step_ms, page_ms, whole_s, export_s
 
 
 def main() -> None:
     rows = []
     pick = random.Random(6962)
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'audit.db'}"
-        migrate.upgrade(url)
-        app = create_app(
-            {
-                "DATABASE_URL": url,
-                "SECRET_KEY": "bench",
-                "SIGNING_KEY_FILE": str(Path(tmp) / "key.pem"),
-                "CHECKPOINT_EVERY": 100,
-                "CHECK_INTERVAL_SECONDS": 0,
-            }
-        )
-        with app.app_context():
-            session = app.extensions["sota_casino.sessionmaker"]()
-            size = 0
-            for target in SIZES:
-                build_s = _seconds(lambda: fill(session, target - size))  # noqa: B023
-                size = target
-                rows.append((target, build_s, *_measure(session, pick, size)))
-                size += 100
-            session.close()
-        app.extensions["sota_casino.engine"].dispose()
+    with scratch_session(CHECKPOINT_EVERY=100) as session:
+        size = 0
+        for target in SIZES:
+            build_s = seconds(lambda: fill(session, target - size))  # noqa: B023
+            size = target
+            rows.append((target, build_s, *_measure(session, pick, size)))
+            size += 100
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print("## Audit proofs, standing checks and exports at scale\n")
     print(__doc__.split("\n\n", 1)[1].strip())

@@ -9,11 +9,9 @@ wall-clock time.
 
 from __future__ import annotations
 
-import tempfile
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 from typing import Final
 
@@ -21,8 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from bench.timing import median_ms
-from sota_casino import migrate
-from sota_casino.factory import create_app
+from bench.timing import scratch_session
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
 from sota_casino.services import accounts
@@ -77,32 +74,23 @@ def _python_totals(session: Session) -> tuple[int, int]:
 
 def main() -> None:
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'reports.db'}"
-        migrate.upgrade(url)
-        app = create_app(
-            {"DATABASE_URL": url, "SECRET_KEY": "bench", "SIGNING_KEY_FILE": f"{tmp}/key.pem"}
-        )
-        with app.app_context():
-            session = app.extensions["sota_casino.sessionmaker"]()
-            user = accounts.register(session, "house_report", "a long enough password").id
+    with scratch_session() as session:
+        user = accounts.register(session, "house_report", "a long enough password").id
+        with session.begin():
+            pair = session.scalars(sa.select(SeedPair.id).where(SeedPair.user_id == user))
+            pair_id = pair.first()
+        nonce = 0
+        for size in SIZES:
             with session.begin():
-                pair = session.scalars(sa.select(SeedPair.id).where(SeedPair.user_id == user))
-                pair_id = pair.first()
-            nonce = 0
-            for size in SIZES:
-                with session.begin():
-                    batch = [_round(user, pair_id, n) for n in range(nonce, size)]
-                    session.execute(sa.insert(Round), batch)
-                nonce = size
-                summary = reports.house_summary(session)["games"]["casino_war"]
-                assert summary["rounds"] == size
-                assert (summary["house_result"], summary["tie_result"]) == _python_totals(session)
-                report_ms = median_ms(lambda: reports.house_summary(session), RUNS)
-                python_ms = median_ms(lambda: _python_totals(session), RUNS)
-                rows.append((size, report_ms, python_ms))
-            session.close()
-        app.extensions["sota_casino.engine"].dispose()
+                batch = [_round(user, pair_id, n) for n in range(nonce, size)]
+                session.execute(sa.insert(Round), batch)
+            nonce = size
+            summary = reports.house_summary(session)["games"]["casino_war"]
+            assert summary["rounds"] == size
+            assert (summary["house_result"], summary["tie_result"]) == _python_totals(session)
+            report_ms = median_ms(lambda: reports.house_summary(session), RUNS)
+            python_ms = median_ms(lambda: _python_totals(session), RUNS)
+            rows.append((size, report_ms, python_ms))
     print("## House report\n")
     print(__doc__.strip())
     print()

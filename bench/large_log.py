@@ -33,25 +33,17 @@ BATCH: Final = 20_000
 
 def fill(session: Session, count: int, *, checkpoint_every: int = 100) -> int:
     """Append ``count`` entries after whatever the log holds, with a checkpoint every
-    ``checkpoint_every`` entries; return the log's size."""
+    ``checkpoint_every`` entries (none for 0); return the log's size."""
     ctx = context_of(session)
     with session.begin():
         head = session.get(AuditHead, 1)
         size, prev = (head.seq, head.hash) if head else (0, audit_chain.GENESIS_HASH)
-        latest = session.scalar(
-            select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1)
-        )
-        if size and (latest is None or latest.size != size or latest.frontier is None):
-            raise SystemExit("extend only a log whose last entry is under a kept checkpoint")
-        frontier = (
-            merkle.Frontier.from_hex(latest.size, latest.frontier)
-            if latest and latest.frontier
-            else merkle.Frontier(0, ())
-        )
+        frontier = _frontier(session, size)
+        last = session.scalar(select(AuditEntry.time).where(AuditEntry.seq == size))
     # Entries a millisecond apart, ending about now and never before the log's last entry.
     start = datetime.now(UTC) - timedelta(milliseconds=count)
-    if latest is not None:
-        start = max(start, fairness.parse_time(latest.time))
+    if last is not None:
+        start = max(start, fairness.parse_time(last))
     target, first = size + count, size
     while size < target:
         entries: list[dict[str, Any]] = []
@@ -78,7 +70,7 @@ def fill(session: Session, count: int, *, checkpoint_every: int = 100) -> int:
             )
             prev = digest
             frontier = frontier.extended([bytes.fromhex(digest)])
-            if size % checkpoint_every == 0:
+            if checkpoint_every and size % checkpoint_every == 0:
                 document = audit_chain.checkpoint_document(size, frontier.root().hex(), time)
                 signed.append(
                     {
@@ -103,6 +95,16 @@ def fill(session: Session, count: int, *, checkpoint_every: int = 100) -> int:
                     .values(seq=size, hash=prev)
                 )
     return size
+
+
+def _frontier(session: Session, size: int) -> merkle.Frontier:
+    """The Merkle tree of the log's first ``size`` entries: kept by a checkpoint over all of
+    them, else hashed from their stored hashes."""
+    latest = session.scalar(select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1))
+    if latest is not None and latest.size == size and latest.frontier is not None:
+        return merkle.Frontier.from_hex(size, latest.frontier)
+    hashes = session.scalars(select(AuditEntry.hash).order_by(AuditEntry.seq))
+    return merkle.Frontier.of(bytes.fromhex(h) for h in hashes)
 
 
 def main(argv: list[str]) -> None:

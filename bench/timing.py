@@ -1,18 +1,66 @@
-"""Timing helpers shared by the benchmarks."""
+"""Helpers shared by the benchmarks: timing, and a scratch app on a SQLite file of its own."""
 
 from __future__ import annotations
 
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+from typing import TypeVar
+
+from sqlalchemy.orm import Session
+
+from sota_casino import migrate
+from sota_casino.factory import create_app
+
+R = TypeVar("R")
+
+
+def timed(action: Callable[[], R]) -> tuple[R, float]:
+    """Run ``action`` once; return what it returned and the wall-clock seconds it took."""
+    started = time.perf_counter()
+    result = action()
+    return result, time.perf_counter() - started
+
+
+def seconds(action: Callable[[], Any]) -> float:
+    """Run ``action`` once; return the wall-clock seconds it took."""
+    return timed(action)[1]
 
 
 def median_ms(action: Callable[[], Any], runs: int) -> float:
     """Run ``action`` ``runs`` times; return the median wall-clock time in milliseconds."""
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
+    return statistics.median(seconds(action) for _ in range(runs)) * 1000
+
+
+@contextmanager
+def scratch_session(**settings: Any) -> Iterator[Session]:
+    """A session of an app on a fresh, migrated SQLite file, removed afterwards.
+
+    :param settings: the app's settings over a benchmark's own (no background checks).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+        migrate.upgrade(url)
+        app = create_app(
+            {
+                "DATABASE_URL": url,
+                "SECRET_KEY": "bench",
+                "SIGNING_KEY_FILE": str(Path(tmp) / "key.pem"),
+                "CHECK_INTERVAL_SECONDS": 0,
+                **settings,
+            }
+        )
+        try:
+            with app.app_context():
+                session = app.extensions["sota_casino.sessionmaker"]()
+                try:
+                    yield session
+                finally:
+                    session.close()
+        finally:
+            app.extensions["sota_casino.engine"].dispose()

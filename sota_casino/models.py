@@ -46,6 +46,8 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16), default="player")
     locked: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: The language the player chose ("fi", "nb", "pt", "en"); None: the browser's.
+    locale: Mapped[str | None] = mapped_column(String(8))
 
 
 class UserSession(Base):

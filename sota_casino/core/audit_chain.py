@@ -312,12 +312,8 @@ def verify_checkpoints(
         doc, size = dict(envelope["document"]), envelope["document"]["size"]
         label = _label(index, size)
         found: list[CheckpointProblem] = []
-        if not any(verify_signature(key, doc, envelope["signature"]) for key in keys):
-            found.append(
-                CheckpointProblem(
-                    index, size, "signature", f"{label}: the signature is not valid for this key"
-                )
-            )
+        if message := signature_problem(label, doc, envelope["signature"], keys):
+            found.append(CheckpointProblem(index, size, "signature", message))
         found.extend(_root_problems(index, doc, tree, len(entries)))
         if last_good is not None:
             found.extend(_consistency_problems(index, doc, *last_good, tree))
@@ -333,26 +329,13 @@ def _root_problems(
     size, label = doc["size"], _label(index, doc["size"])
     if size > tree.size:
         held = (
-            f"holds {entry_count} entries"
+            f"{entry_count} entries"
             if tree.size == entry_count
-            else (f"holds only {tree.size} well-formed entries")
+            else f"only {tree.size} well-formed entries"
         )
-        return [
-            CheckpointProblem(
-                index, size, "root", f"{label}: covers {size} entries but the log {held}"
-            )
-        ]
-    actual = tree.root(size).hex()
-    if actual != doc["root"]:
-        return [
-            CheckpointProblem(
-                index,
-                size,
-                "root",
-                f"{label}: root {doc['root'][:16]}… is not the Merkle root of the first {size} "
-                f"entries ({actual[:16]}…): entries it covers were changed, removed or added",
-            )
-        ]
+        return [CheckpointProblem(index, size, "root", beyond_log_problem(label, size, held))]
+    if message := root_problem(label, doc, tree.root(size).hex()):
+        return [CheckpointProblem(index, size, "root", message)]
     return []
 
 
@@ -366,15 +349,8 @@ def _consistency_problems(
     size, old_size = doc["size"], earlier["size"]
     label, earlier_label = _label(index, size), _label(earlier_index, old_size)
     problems = []
-    if parse_time(doc["time"]) < parse_time(earlier["time"]):
-        problems.append(
-            CheckpointProblem(
-                index,
-                size,
-                "consistency",
-                f"{label}: dated before {earlier_label}, which it follows",
-            )
-        )
+    if message := order_problem(label, doc, earlier_label, earlier):
+        problems.append(CheckpointProblem(index, size, "consistency", message))
     if size < old_size:
         message = f"{label}: smaller than the earlier {earlier_label}: a log never shrinks"
     elif size == old_size and doc["root"] != earlier["root"]:
@@ -392,6 +368,66 @@ def _consistency_problems(
         )
     problems.append(CheckpointProblem(index, size, "consistency", message))
     return problems
+
+
+# --- one checkpoint at a time: shared by the whole check above and the incremental one -----
+
+
+def signature_problem(
+    label: str, doc: Mapping[str, Any], signature: str, keys: Sequence[str]
+) -> str | None:
+    """Say why no key of ``keys`` signed the checkpoint document ``doc``, or ``None``."""
+    if any(verify_signature(key, doc, signature) for key in keys):
+        return None
+    return f"{label}: the signature is not valid for this key"
+
+
+def beyond_log_problem(label: str, size: int, held: str) -> str:
+    """The problem of a checkpoint over more entries than the log holds (``held`` says how
+    many it does: entries were cut off its end)."""
+    return f"{label}: covers {size} entries but the log holds {held}"
+
+
+def root_problem(label: str, doc: Mapping[str, Any], actual_root: str) -> str | None:
+    """Say why ``actual_root``, the Merkle root of the first ``doc["size"]`` entries, is not the
+    checkpoint's root, or ``None``."""
+    if actual_root == doc["root"]:
+        return None
+    return (
+        f"{label}: root {doc['root'][:16]}… is not the Merkle root of the first {doc['size']} "
+        f"entries ({actual_root[:16]}…): entries it covers were changed, removed or added"
+    )
+
+
+def order_problem(
+    label: str, doc: Mapping[str, Any], earlier_label: str, earlier: Mapping[str, Any]
+) -> str | None:
+    """Say why ``doc`` cannot follow the checkpoint ``earlier`` in time, or ``None``."""
+    if parse_time(doc["time"]) < parse_time(earlier["time"]):
+        return f"{label}: dated before {earlier_label}, which it follows"
+    return None
+
+
+def next_checkpoint_problem(
+    label: str,
+    doc: Mapping[str, Any],
+    signature: str,
+    keys: Sequence[str],
+    actual_root: str,
+    earlier: tuple[str, Mapping[str, Any]] | None,
+) -> str | None:
+    """The incremental check of the next checkpoint of a log read in order: its signature, its
+    root (``actual_root``, over the entries read so far) and its time after ``earlier`` (the
+    label and document of the checkpoint before it, if any). Returns the first problem found.
+
+    A root that is the Merkle root of the entries so far makes the checkpoint consistent with
+    every earlier one that passed, which is what the whole check proves with proofs.
+    """
+    return (
+        signature_problem(label, doc, signature, keys)
+        or root_problem(label, doc, actual_root)
+        or (order_problem(label, doc, *earlier) if earlier is not None else None)
+    )
 
 
 # --- the C2SP tlog-checkpoint signed-note form -----------------------------------------------

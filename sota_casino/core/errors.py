@@ -6,15 +6,23 @@ what API clients see.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class CasinoError(Exception):
     """Base of every refusal; ``code`` is stable (the web layer picks the HTTP status)."""
 
     code = "casino_error"
 
-    def __init__(self, message: str = "", **details: object) -> None:
-        super().__init__(message or self.__class__.__doc__ or self.code)
-        self.message = message or (self.__class__.__doc__ or self.code).strip()
+    def __init__(
+        self, message: str = "", *, params: Mapping[str, object] | None = None, **details: object
+    ) -> None:
+        #: The English message id (a ``%(name)s`` template when ``params`` are given): the web
+        #: layer translates it by this id and fills in the same ``params``.
+        self.template = message or (self.__class__.__doc__ or self.code).strip()
+        self.params = dict(params or {})
+        self.message = self.template % self.params if self.params else self.template
+        super().__init__(self.message)
         self.details = details
 
 

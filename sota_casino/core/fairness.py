@@ -327,7 +327,7 @@ def _canonical_encoder() -> Callable[[Any], str]:
     """Return a function giving the canonical JSON text of a document.
 
     The text is ``json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-    allow_nan=False)``: the canonical bytes of FAIRNESS.md, defined without Python in
+    allow_nan=False)``: the canonical bytes, defined without Python in
     ``docs/fairness.md``.
     Where the ``json`` module has its C encoder, it is built once and called directly:
     ``JSONEncoder.encode`` builds a new one for every document, and its circular-reference

@@ -1,4 +1,4 @@
-"""Exact Casino War odds (ODDS.md) for every table setting, as fractions.
+"""Exact Casino War odds (the published figures) for every table setting, as fractions.
 
 Model: ``d`` decks, ``N = 52d`` cards, ``k = 4d`` cards of each rank, a fresh shoe each round.
 The first cards tie with probability ``(k-1)/(N-1)``. Given a tie, two cards of that rank are

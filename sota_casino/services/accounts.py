@@ -41,6 +41,7 @@ from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
 from .tx import insert_ignoring_conflicts
+from .tx import own_transactions
 from .tx import read_only
 from .tx import serialize_on
 from .tx import transactional
@@ -71,10 +72,11 @@ class UserView:
     username: str
     role: str
     locked: bool = False
+    locale: str | None = None
 
     @classmethod
     def of(cls, user: User) -> UserView:
-        return cls(user.id, user.username, user.role, user.locked)
+        return cls(user.id, user.username, user.role, user.locked, user.locale)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "username": self.username, "role": self.role}
@@ -153,6 +155,7 @@ def _new_user(session: Session, username: str, password_hash: str, role: str) ->
     return user
 
 
+@own_transactions
 def register(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> UserView:
@@ -220,6 +223,7 @@ def _duration(seconds: int) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
+@own_transactions
 def create_operator(
     session: Session, username: object, password: object, role: str = "operator"
 ) -> UserView:
@@ -407,6 +411,7 @@ def _record_login(
     return UserView.of(user), "ok"
 
 
+@own_transactions
 def authenticate(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> UserView:
@@ -468,6 +473,12 @@ def session_user(session: Session, token: object, *, kind: str = "web") -> UserV
 
 
 @transactional
+def set_locale(session: Session, user_id: int, locale: str) -> None:
+    """Store the language a player chose (the web layer offers only the ones it speaks)."""
+    session.execute(update(User).where(User.id == user_id).values(locale=locale))
+
+
+@transactional
 def end_session(session: Session, token: object) -> None:
     """End one session or token (logout)."""
     if isinstance(token, str) and token:
@@ -486,6 +497,7 @@ def _end_all(session: Session, user_id: int) -> None:
     )
 
 
+@own_transactions
 def issue_api_token(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> tuple[str, datetime]:
@@ -532,6 +544,7 @@ def _set_password(session: Session, user_id: int, new_hash: str) -> None:
     )
 
 
+@own_transactions
 def change_password(
     session: Session, user_id: int, old: object, new: object, *, address: str = ""
 ) -> None:

@@ -43,8 +43,10 @@ from ..models import AuditTreeNode
 from ..models import SigningKey
 from .context import context_of
 from .text import storable
+from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import locked
+from .tx import own_transactions
 from .tx import read_only
 from .tx import transactional
 
@@ -62,6 +64,7 @@ _MOVE_HEAD = (
 )
 
 
+@in_transaction
 def record(
     session: Session,
     *,
@@ -235,7 +238,8 @@ def _engine(session: Session) -> Engine:
     return bind
 
 
-def iter_entries(session: Session, **filters: str | None) -> Iterator[dict[str, Any]]:
+@own_transactions
+def iter_entries(session: Session, /, **filters: str | None) -> Iterator[dict[str, Any]]:
     """Yield every entry matching the filters, oldest first, a chunk per short read (exports)."""
     bind = _engine(session)
     after = 0
@@ -282,6 +286,7 @@ def _leaves(session: Session, start: int, end: int) -> list[bytes]:
     return [bytes.fromhex(h) for h in session.scalars(query)]
 
 
+@in_transaction
 def log_size(session: Session) -> int:
     return session.scalar(select(func.max(AuditEntry.seq))) or 0
 
@@ -291,6 +296,7 @@ def _checkpoint_dict(row: AuditCheckpoint | Row[Any]) -> dict[str, Any]:
     return {"document": document, "signature": row.signature, "public_key_hex": row.public_key_hex}
 
 
+@in_transaction
 def latest_checkpoint(session: Session) -> dict[str, Any] | None:
     """Return the latest signed checkpoint (inside any transaction), or ``None``."""
     row = _latest_checkpoint(session)
@@ -546,6 +552,7 @@ class ChainCheck:
         }
 
 
+@in_transaction
 def still_heads_the_chain(session: Session, state: ChainState) -> bool:
     """Whether the last entry a check reached is still there, unchanged (a log rebuilt is not)."""
     if state.size == 0:
@@ -554,6 +561,7 @@ def still_heads_the_chain(session: Session, state: ChainState) -> bool:
     return stored == state.head_hash
 
 
+@own_transactions
 def check_chain(
     session: Session,
     state: ChainState | None = None,
@@ -592,18 +600,26 @@ def check_chain(
         leaves = [bytes.fromhex(e["hash"]) for e in entries]
         frontier, time, covered = state.frontier, state.checkpoint_time, state.checkpoint
         for row in rows:
+            label = _checkpoint_label(row.size)
             if row.size > end:
                 if len(entries) == CHUNK:
                     break  # the next chunk reaches it
-                problem: str | None = (
-                    f"checkpoint over {row.size} entries: it covers {row.size} entries but the "
-                    f"log holds {end}; entries were removed from its end"
+                problem: str | None = audit_chain.beyond_log_problem(
+                    label, row.size, f"{end} entries"
                 )
             else:
                 frontier = frontier.extended(
                     leaves[frontier.size - state.size : row.size - state.size]
                 )
-                problem = _new_checkpoint_problem(row, frontier, time, keys)
+                earlier = None if time is None else (_checkpoint_label(covered), {"time": time})
+                problem = audit_chain.next_checkpoint_problem(
+                    label,
+                    _checkpoint_dict(row)["document"],
+                    row.signature,
+                    keys,
+                    frontier.root().hex(),
+                    earlier,
+                )
             if problem is not None:
                 return ChainCheck(False, end, None, problem, end - start.size, None)
             time, covered = row.time, row.size
@@ -620,27 +636,8 @@ def check_chain(
             return ChainCheck(True, end, None, None, end - start.size, state)
 
 
-def _new_checkpoint_problem(
-    row: AuditCheckpoint | Row[Any],
-    frontier: merkle.Frontier,
-    previous_time: str | None,
-    keys: list[str],
-) -> str | None:
-    """Say what is wrong with a checkpoint the check reached, or ``None``."""
-    label = f"checkpoint over {row.size} entries"
-    signed = _checkpoint_dict(row)
-    if not any(fairness.verify_signature(k, signed["document"], row.signature) for k in keys):
-        return f"{label}: the signature is not valid for this key"
-    if frontier.root().hex() != row.root:
-        return (
-            f"{label}: root {row.root[:16]}… is not the Merkle root of the first {row.size} "
-            "entries: entries it covers were changed, removed or added"
-        )
-    if previous_time is not None and fairness.parse_time(row.time) < fairness.parse_time(
-        previous_time
-    ):
-        return f"{label}: dated before the checkpoint it follows"
-    return None
+def _checkpoint_label(size: int) -> str:
+    return f"checkpoint over {size} entries"
 
 
 @read_only
@@ -664,6 +661,7 @@ def verdict_dict(session: Session, found: ChainCheck) -> dict[str, Any]:
     return found.to_dict() | {"checkpoint": _checkpoint_dict(latest) if latest else None}
 
 
+@own_transactions
 def verify(session: Session) -> dict[str, Any]:
     """Verify the whole chain and every checkpoint; name the first bad entry."""
     return verdict_dict(session, check_chain(session))
@@ -692,6 +690,7 @@ def _stored_tree(session: Session) -> merkle.StoredTree:
     )
 
 
+@in_transaction
 def tree_size(session: Session) -> int:
     """How many leaves the stored tree nodes cover (a whole number of blocks)."""
     top = session.scalar(select(func.max(_NODES.c.idx)).where(_NODES.c.height == TREE_MIN_HEIGHT))
@@ -780,6 +779,7 @@ def consistency_between(session: Session, old_size: int, new_size: int) -> dict[
 # --- export ---------------------------------------------------------------------------------
 
 
+@own_transactions
 def iter_export(session: Session) -> Iterator[str]:
     """Yield the whole log as JSON Lines, every entry then every checkpoint, a chunk at a time.
 
@@ -809,6 +809,7 @@ def iter_export(session: Session) -> Iterator[str]:
         above = rows[-1].size
 
 
+@own_transactions
 def export_lines(session: Session) -> list[str]:
     """Return the whole export as a list (tests and small logs; downloads stream it)."""
     return list(iter_export(session))

@@ -28,6 +28,7 @@ from ..models import CheckRun
 from . import audit
 from . import ledger
 from .tx import insert_ignoring_conflicts
+from .tx import own_transactions
 from .tx import transactional
 
 NAMES: Final = ("audit", "ledger")
@@ -94,6 +95,7 @@ class Step:
     verdict: dict[str, Any]
 
 
+@own_transactions
 def run(session: Session, name: str, owner: str, *, whole: bool = False) -> Step:
     """Run one step of a check if no other runner holds it: whole if asked (here or from the
     console) or if nothing to resume from, else only what was added since the last step."""
@@ -199,6 +201,7 @@ def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> boo
     return whole
 
 
+@own_transactions
 def run_all(session: Session, owner: str) -> None:
     """Run one step of every check (the background runner's loop body)."""
     for name in NAMES:

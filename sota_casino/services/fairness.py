@@ -28,6 +28,7 @@ from . import player_keys
 from . import transparency
 from .context import context_of
 from .text import storable
+from .tx import in_transaction
 from .tx import locked
 from .tx import read_only
 from .tx import transactional
@@ -36,6 +37,7 @@ from .tx import transactional
 _REGISTERING: Final = "sota_casino.registering_key"
 
 
+@in_transaction
 def signed(session: Session, document: dict[str, Any]) -> dict[str, Any]:
     """Sign ``document`` with the service key (registering the key in the first transaction
     that signs: a rollback undoes the registration, and the next signature makes it again)."""
@@ -89,6 +91,7 @@ def _install_key(session: Session, public_hex: str, now: datetime) -> None:
     session.flush()
 
 
+@in_transaction
 def create_seed_pair(session: Session, user_id: int, status: str) -> SeedPair:
     """Create a seed pair with a fresh server seed and its signed commitment (audited)."""
     server_seed = fairness.new_server_seed()
@@ -125,6 +128,7 @@ def create_seed_pair(session: Session, user_id: int, status: str) -> SeedPair:
     return pair
 
 
+@in_transaction
 def activate(session: Session, pair: SeedPair, client_seed: str | None) -> None:
     pair.status = "active"
     chosen = fairness.check_client_seed(client_seed or fairness.new_client_seed())
@@ -140,6 +144,7 @@ def activate(session: Session, pair: SeedPair, client_seed: str | None) -> None:
     )
 
 
+@in_transaction
 def open_seed_pairs(session: Session, user_id: int, client_seed: str | None = None) -> None:
     """Give a new player an active pair and the next one, both committed (caller's transaction)."""
     active = create_seed_pair(session, user_id, "next")
@@ -147,6 +152,7 @@ def open_seed_pairs(session: Session, user_id: int, client_seed: str | None = No
     create_seed_pair(session, user_id, "next")
 
 
+@in_transaction
 def lock_seed_pairs(session: Session, user_id: int) -> None:
     """Take the lock that orders every change to the player's seed pairs: the player's row.
 
@@ -158,6 +164,7 @@ def lock_seed_pairs(session: Session, user_id: int) -> None:
     session.execute(select(User.id).where(User.id == user_id).with_for_update())
 
 
+@in_transaction
 def take_nonce(session: Session, user_id: int) -> tuple[SeedPair, int]:
     """Lock the player's active pair and take its next nonce (gap-free: the caller's
     transaction commits the round with it or rolls both back)."""
@@ -265,6 +272,7 @@ def pair_summary(pair: SeedPair) -> dict[str, Any]:
     }
 
 
+@in_transaction
 def pairs_of(session: Session, user_id: int) -> list[dict[str, Any]]:
     """The player's pairs, newest first (inside the caller's transaction)."""
     pairs = session.scalars(
@@ -281,7 +289,7 @@ def seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
 
 @read_only
 def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
-    """Return the verifier's input for one of the player's pairs (API.md).
+    """Return the verifier's input for one of the player's pairs (the API's Bundle).
 
     :raises NotFound: for another player's pair or one not yet shown (``next``).
     """
@@ -374,6 +382,7 @@ def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
     return envelope
 
 
+@in_transaction
 def key_changes(session: Session) -> list[dict[str, Any]]:
     """Return every signed key-change document, oldest first (from the audit log, where each
     was recorded when it was signed)."""

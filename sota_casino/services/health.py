@@ -11,6 +11,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from ..migrate import alembic_config
+from .tx import own_transactions
 
 
 @functools.cache
@@ -20,6 +21,7 @@ def migrations_head() -> str:
     return ",".join(sorted(heads))
 
 
+@own_transactions
 def readiness(session: Session) -> dict[str, Any]:
     """Say whether the database answers and is migrated to this code's head.
 

@@ -20,6 +20,7 @@ from ..core import fairness
 from ..core.errors import IdempotencyMismatch
 from ..core.errors import InvalidInput
 from ..models import IdempotencyRecord
+from .tx import in_transaction
 from .tx import transactional
 
 R = TypeVar("R")
@@ -44,6 +45,7 @@ def request_hash(operation: str, body: Any) -> str:
     return hashlib.sha256(fairness.canonical_json([operation, body])).hexdigest()
 
 
+@in_transaction
 def replay(session: Session, user_id: int, key: str | None, digest: str) -> Any | None:
     """Return the stored answer for ``key``, or None if the key is new.
 
@@ -63,6 +65,7 @@ def replay(session: Session, user_id: int, key: str | None, digest: str) -> Any 
     return record.response
 
 
+@in_transaction
 def remember(
     session: Session, user_id: int, key: str | None, digest: str, response: Any, status: int = 201
 ) -> None:

@@ -33,6 +33,7 @@ from ..models import Account
 from ..models import Posting
 from ..models import Round
 from ..models import Transfer
+from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import read_only
 
@@ -48,6 +49,7 @@ def system_account(kind: str, currency: str) -> str:
     return f"{kind}:{currency}"
 
 
+@in_transaction
 def open_player_accounts(session: Session, user_id: int) -> None:
     """Create the player's chip and sweet accounts (inside the caller's transaction)."""
     for currency in CURRENCIES:
@@ -111,6 +113,7 @@ def _lock_accounts(session: Session, names: list[str]) -> dict[str, Row[Any]]:
     return found
 
 
+@in_transaction
 def post(
     session: Session,
     *,
@@ -172,12 +175,14 @@ def post(
     return transfer_id
 
 
+@in_transaction
 def balance(session: Session, name: str) -> int:
     """Return the balance of the account called ``name`` (0 if it does not exist yet)."""
     value = session.scalar(select(Account.balance).where(Account.name == name))
     return int(value or 0)
 
 
+@in_transaction
 def player_balances(session: Session, user_id: int) -> dict[str, int]:
     """Return ``{"chips": ..., "sweets": ...}`` for the player (inside any transaction)."""
     rows = session.execute(

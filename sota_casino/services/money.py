@@ -22,6 +22,7 @@ from .context import context_of
 from .staff import require_operator
 from .staff import require_player
 from .text import storable
+from .tx import in_transaction
 from .tx import read_only
 
 MAX_ADJUSTMENT = 10**12
@@ -50,6 +51,7 @@ def _issue(
     )
 
 
+@in_transaction
 def grant_signup(session: Session, user_id: int) -> None:
     """Credit the sign-up grant inside the caller's transaction (audited)."""
     ctx = context_of(session)

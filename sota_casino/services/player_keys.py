@@ -33,6 +33,7 @@ from . import audit
 from . import fairness as seed_pairs  # circular (its bundle names the keys): used at call time
 from . import transparency
 from .staff import require_player
+from .tx import in_transaction
 from .tx import read_only
 from .tx import transactional
 
@@ -128,6 +129,7 @@ def keys(session: Session, user_id: int) -> dict[str, Any]:
     return _view(_keys_of(session, user_id))
 
 
+@in_transaction
 def registrations(session: Session, user_id: int) -> list[dict[str, Any]]:
     """Return the audit entries that registered the player's keys, oldest first (inside the
     caller's transaction), as the bundle carries them: each with its anchor (its leaf index and
@@ -155,6 +157,7 @@ def registrations(session: Session, user_id: int) -> list[dict[str, Any]]:
     return shown
 
 
+@in_transaction
 def signed_action(
     session: Session,
     round_: Round,

@@ -3,7 +3,7 @@
 Nothing here changes anything. Each report is one transaction, so its figures agree with each
 other. Per-day figures are by the UTC date a round settled.
 
-Casino War's edge is measured the way ``ODDS.md`` states the theoretical one: per unit of the
+Casino War's edge is measured the way the published odds state the theoretical one: per unit of the
 **ante**. The main game's result (ante and raise) is kept apart from the tie side bet, whose
 edge is far larger and would otherwise blur the comparison. Sota has no closed-form expected
 result, so only the realized figure is given.
@@ -52,6 +52,7 @@ from . import settings
 from .context import context_of
 from .transparency import NOTE_ORIGIN
 from .transparency import signed_note
+from .tx import in_transaction
 from .tx import read_only
 
 GAMES = ("casino_war", "sota")
@@ -576,6 +577,7 @@ def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
     }
 
 
+@in_transaction
 def actor_names(session: Session, actors: set[str | None]) -> dict[str | None, str]:
     """Map ``user:N`` actors to their usernames (others, such as ``system``, to themselves)."""
     ids = {

@@ -30,6 +30,7 @@ from . import ledger
 from . import player_keys
 from . import settings as table_settings
 from .staff import require_player
+from .tx import in_transaction
 from .tx import locked
 from .tx import read_only
 
@@ -217,8 +218,9 @@ def _war_state(round_: Round) -> casino_war.WarRound:
     )
 
 
+@in_transaction
 def war_view(session: Session, round_: Round) -> dict[str, Any]:
-    """The API.md round of Casino War."""
+    """The JSON round of Casino War (the API's Round)."""
     stakes, cards = round_.stakes, round_.cards
     rules = round_.rules
     war = None
@@ -386,10 +388,11 @@ def _sota_play(session: Session, round_: Round, choices: list[Any]) -> sota.Game
     )
 
 
+@in_transaction
 def sota_view(
     session: Session, round_: Round, result: sota.GameResult | None = None
 ) -> dict[str, Any]:
-    """The API.md game of Sota."""
+    """The JSON game of Sota (the API's Game)."""
     if result is None:
         result = _sota_play(session, round_, list(round_.actions))
     played = result.to_dict()
@@ -513,6 +516,7 @@ def sota_move(
 # --- reading ------------------------------------------------------------------------------
 
 
+@in_transaction
 def round_view(session: Session, round_: Round) -> dict[str, Any]:
     return war_view(session, round_) if round_.game == "casino_war" else sota_view(session, round_)
 

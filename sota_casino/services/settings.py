@@ -19,6 +19,7 @@ from ..models import TableSetting
 from . import audit
 from .context import context_of
 from .staff import require_operator
+from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import read_only
 from .tx import transactional
@@ -73,6 +74,7 @@ def validate(name: str, settings: object) -> dict[str, Any]:
     return {key: settings[key] for key in valid} | {"presets": list(dict.fromkeys(presets))}
 
 
+@in_transaction
 def current(session: Session, name: str) -> dict[str, Any]:
     """Return table ``name``'s settings inside the caller's transaction."""
     if name not in TABLES:

@@ -1,4 +1,5 @@
-"""Who may change things: one check used by every service that acts for an operator."""
+"""Who may do what: the staff gate of the operator's side (pages and API) and the check of every
+service that acts for an operator."""
 
 from __future__ import annotations
 
@@ -6,6 +7,22 @@ from sqlalchemy.orm import Session
 
 from ..core.errors import Forbidden
 from ..models import User
+from .tx import in_transaction
+
+#: The roles that may use the operator's side; only an operator changes anything there.
+STAFF = ("operator", "auditor")
+
+
+def require_staff(role: str, *, changes: bool) -> None:
+    """Let staff onto the operator's side: an auditor reads everything and changes nothing.
+
+    :param changes: the request would change state (any method but GET, HEAD, OPTIONS).
+    :raises Forbidden: for a player, or for an auditor's change.
+    """
+    if role not in STAFF:
+        raise Forbidden("the operator's side is for operators and auditors")
+    if changes and role != "operator":
+        raise Forbidden("auditors may read everything but change nothing")
 
 
 class StaffHaveNoPlayMoney(Forbidden):
@@ -25,6 +42,7 @@ def require_player(user: User) -> None:
         )
 
 
+@in_transaction
 def require_operator(session: Session, actor_id: int) -> User:
     """Return the acting operator.
 

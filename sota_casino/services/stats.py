@@ -4,7 +4,7 @@ Read-only: a few grouped queries over the player's settled rounds and postings, 
 transaction, so the figures agree with each other. Per-day figures are by the UTC date a round
 settled, as in the house's reports.
 
-Casino War's edge is per unit of the **ante**, the tie side bet apart (as ``ODDS.md`` and the
+Casino War's edge is per unit of the **ante**, the tie side bet apart (as the published odds and the
 house's reports measure it). The exact edge "for the settings played" weighs each table setting
 by the antes staked under it, and plays a tie the way the player did: a player who went to war on
 a share ``f`` of their ties (at that setting) is compared with the exact edge of going to war on

@@ -129,10 +129,7 @@ def _run_in_transaction(
 
     @functools.wraps(fn)
     def run(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
-        open_now = session.get_transaction()
-        if open_now is not None:
-            if open_now.origin is not SessionTransactionOrigin.AUTOBEGIN:
-                raise NestedTransaction(f"{fn.__name__} opens its own transaction; call it outside")
+        if _refuse_nesting(session, fn):
             session.rollback()  # a read left open by autobegin; our own work starts clean
         for attempt in range(ATTEMPTS):
             committing = False
@@ -155,7 +152,71 @@ def _run_in_transaction(
                 time.sleep(0.005 * 2**attempt)
         raise AssertionError("unreachable")
 
-    return cast(Callable[Concatenate[Session, P], R], run)  # functools.wraps hides the signature
+    return cast(Callable[Concatenate[Session, P], R], _marked(run, OWN))
+
+
+def _refuse_nesting(session: Session, fn: Callable[..., Any]) -> bool:
+    """Refuse to start ``fn``'s own transactions inside one the caller opened.
+
+    :returns: whether a read left open by autobegin is in the way (not the caller's work).
+    :raises NestedTransaction: if the caller has a transaction of its own open.
+    """
+    open_now = session.get_transaction()
+    if open_now is None:
+        return False
+    if open_now.origin is not SessionTransactionOrigin.AUTOBEGIN:
+        raise NestedTransaction(f"{fn.__name__} opens its own transaction; call it outside")
+    return True
+
+
+#: How a function of the services treats transactions (its ``transaction`` attribute).
+OWN = "own"  # opens and commits its own: @transactional, @read_only, @own_transactions
+CALLERS = "caller's"  # runs inside the caller's: @in_transaction
+
+
+def _marked(fn: Callable[..., Any], kind: str) -> Any:
+    fn.transaction = kind  # type: ignore[attr-defined]  # read by the services' tests
+    return fn  # typed Any: functools.wraps hides the signature, the caller casts it back
+
+
+class OutsideTransaction(RuntimeError):
+    """A helper that runs inside its caller's transaction was called with none open: its work
+    would sit in a transaction that autobegins and that nobody commits (a bug of the caller)."""
+
+
+def in_transaction(
+    fn: Callable[Concatenate[Session, P], R],
+) -> Callable[Concatenate[Session, P], R]:
+    """Mark ``fn(session, ...)`` as a step of its caller's transaction: it opens, commits and
+    rolls back nothing, so its work is committed or undone with the caller's.
+
+    :raises OutsideTransaction: at once if no transaction is open.
+    """
+
+    @functools.wraps(fn)
+    def step(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
+        if not session.in_transaction():
+            raise OutsideTransaction(f"{fn.__name__} runs inside the caller's transaction")
+        return fn(session, *args, **kwargs)
+
+    return cast(Callable[Concatenate[Session, P], R], _marked(step, CALLERS))
+
+
+def own_transactions(
+    fn: Callable[Concatenate[Session, P], R],
+) -> Callable[Concatenate[Session, P], R]:
+    """Mark ``fn(session, ...)`` as one that opens transactions of its own, without the retries
+    of :func:`transactional`: it calls several use cases, or reads in short reads of its own.
+
+    :raises NestedTransaction: at once if the caller has a transaction open.
+    """
+
+    @functools.wraps(fn)
+    def run(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
+        _refuse_nesting(session, fn)
+        return fn(session, *args, **kwargs)
+
+    return cast(Callable[Concatenate[Session, P], R], _marked(run, OWN))
 
 
 def transactional(
@@ -194,6 +255,7 @@ def refuse_writes_in_read_only(connection: Any, statement: str) -> None:
         raise WriteInReadOnly(f"a read-only use case tried to write: {statement[:60]!r}")
 
 
+@in_transaction
 def insert_ignoring_conflicts(session: Session, table: type, values: dict[str, object]) -> None:
     """Insert a row unless one with the same unique key exists (both databases)."""
     dialect = session.get_bind().dialect.name
@@ -221,6 +283,7 @@ def locked(statement: SelectT) -> SelectT:
     return statement.with_for_update().execution_options(populate_existing=True)
 
 
+@in_transaction
 def serialize_on(session: Session, name: str) -> None:
     """Hold a lock named ``name`` until the transaction ends, on every worker and server.
 

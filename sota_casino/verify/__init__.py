@@ -1,7 +1,7 @@
 """Verify Sota Casino's receipts and audit log offline, against a key you trust.
 
 ``python -m sota_casino.verify BUNDLE.json ... --public-key HEX`` (or the standalone
-``python verify.pyz ...``) makes every check of FAIRNESS.md on the bundles of
+``python verify.pyz ...``) makes every check of docs/fairness.md on the bundles of
 ``GET /fairness/seed-pairs/{id}/bundle``, and with ``--records FILE`` compares them with what the
 player kept. ``... audit EXPORT.jsonl --public-key HEX`` checks an audit log export.
 

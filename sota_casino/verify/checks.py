@@ -1,4 +1,4 @@
-"""The checks of FAIRNESS.md ("What a verifier checks") on the documents of one bundle.
+"""The checks of docs/fairness.md ("What a verifier checks") on the documents of one bundle.
 
 1. ``signature``: every document is signed by the trusted public key;
 2. ``commitment``: ``sha256(server_seed)`` is the commitment, in all three kinds of document;
@@ -59,7 +59,7 @@ from .report import Row
 from .report import _Collector
 from .report import short
 
-#: The fields of a round receipt (FAIRNESS.md), besides ``type`` and ``v``.
+#: The fields of a round receipt (docs/fairness.md), besides ``type`` and ``v``.
 RECEIPT_FIELDS: Final = frozenset(
     (
         "round_id",

@@ -280,7 +280,8 @@ def _bundle_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python verify.pyz",
         description=(
-            "Verify Sota Casino receipt bundles offline (every check of FAIRNESS.md) against a "
+            "Verify Sota Casino receipt bundles offline (every check of docs/fairness.md) "
+            "against a "
             "key you trust. To check an audit log export instead: python verify.pyz audit "
             "EXPORT.jsonl --public-key HEX."
         ),

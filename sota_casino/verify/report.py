@@ -16,7 +16,7 @@ FAIL: Final = "fail"
 PENDING: Final = "pending"
 SKIP: Final = "skip"  # does not apply, or could not run because a check before it failed
 
-#: The checks of FAIRNESS.md, in its order.
+#: The checks of docs/fairness.md, in its order.
 #: ``records`` compares the bundle with what the player kept before and during play (``--records``).
 #: ``player`` checks the decisions and moves the player signed (:mod:`.player_signatures`);
 #: ``log`` checks the documents' anchors in the signed audit log (:mod:`.anchors`).

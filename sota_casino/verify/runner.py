@@ -76,7 +76,7 @@ def verify_bundle(
     jobs: int = 1,
     progress: Progress | None = None,
 ) -> Report:
-    """Make every check of FAIRNESS.md on one bundle and report what fails, and where.
+    """Make every check of docs/fairness.md on one bundle and report what fails, and where.
 
     :param public_key_hex: the trusted key. Every signature is checked against it, and a
         bundle naming another key fails, unless the bundle's key changes show that key to be

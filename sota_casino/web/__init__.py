@@ -15,6 +15,7 @@ def init_app(app: Flask) -> None:
     from . import format
     from . import health
     from . import history
+    from . import i18n
     from . import lobby
     from . import operator
     from . import operator_api
@@ -30,6 +31,7 @@ def init_app(app: Flask) -> None:
     errors.init_app(app)
     protocol.init_app(app)
     security.init_app(app)
+    i18n.init_app(app)
     format.init_app(app)
     for module in (
         health,

@@ -1,4 +1,4 @@
-"""The JSON API ``/api/v1`` (docs/API.md): parse strictly, call one service, answer JSON.
+"""The JSON API ``/api/v1``: parse strictly, call one service, answer JSON.
 
 Each view declares its operation (:func:`.openapi.operation`): the models of its body, query
 string and answer, which parse the request and make the OpenAPI document.

@@ -34,6 +34,7 @@ from ..core import errors as kinds
 from ..core.errors import CasinoError
 from ..services.tx import is_outage
 from ..services.tx import unavailable
+from .i18n import error_message
 from .paths import is_local_path
 
 API_PREFIX = "/api/"
@@ -158,14 +159,15 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
 def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     """Answer a refusal from the services with its own status and code."""
     if wants_json():
-        return api_error(status_of(error), error.code, error.message, **refusal_headers(error))
+        message = error_message(error)
+        return api_error(status_of(error), error.code, message, **refusal_headers(error))
     status = status_of(error)
     if request.method == "POST" and status < 500 and status != 404:
-        flash(error.message, "error")
+        flash(error_message(error), "error")
         return redirect(back_url(), code=303)
     # A form about something that is not there (or not yours) has no page to go back to, and
     # during an outage the page it came from cannot be shown either.
-    return _page(status, error.message), status, refusal_headers(error)
+    return _page(status, error_message(error)), status, refusal_headers(error)
 
 
 def handle_http_error(error: HTTPException) -> ResponseReturnValue:

@@ -1,83 +1,105 @@
-"""Template filters: money in minor units (with the unit's plural right), card codes, times, and
-pretty JSON."""
+"""Template filters in the request's language: money in minor units (with the unit's plural
+right), card names, times, and pretty JSON."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 from typing import Final
 
+from babel import Locale
+from babel.dates import format_date
+from babel.dates import format_time
+from babel.numbers import format_decimal
 from flask import Flask
 
+from ..core.marks import N_
+from .i18n import gettext
+from .i18n import ngettext
+from .i18n import plural_count
+from .i18n import select_locale
+
 SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
-SUIT_NAMES: Final = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+SUIT_NAMES: Final = {"C": N_("clubs"), "D": N_("diamonds"), "H": N_("hearts"), "S": N_("spades")}
 RANK_LABELS: Final = {"T": "10", "J": "J", "Q": "Q", "K": "K", "A": "A"}
 #: Jacks, queens and kings: drawn with a figure instead of one big suit sign.
 COURT_RANKS: Final = frozenset("JQK")
 RANK_NAMES: Final = {
-    "T": "ten",
-    "J": "jack",
-    "Q": "queen",
-    "K": "king",
-    "A": "ace",
-    "2": "two",
-    "3": "three",
-    "4": "four",
-    "5": "five",
-    "6": "six",
-    "7": "seven",
-    "8": "eight",
-    "9": "nine",
+    "T": N_("ten"),
+    "J": N_("jack"),
+    "Q": N_("queen"),
+    "K": N_("king"),
+    "A": N_("ace"),
+    "2": N_("two"),
+    "3": N_("three"),
+    "4": N_("four"),
+    "5": N_("five"),
+    "6": N_("six"),
+    "7": N_("seven"),
+    "8": N_("eight"),
+    "9": N_("nine"),
 }
+MINUS: Final = "−"
+
+
+def _signed(amount: int, signed: bool, digits: str) -> str:
+    sign = MINUS if amount < 0 else ("+" if signed and amount > 0 else "")
+    return sign + digits
 
 
 def chips(amount: int | None, signed: bool = False) -> str:
-    """Show hundredths of a chip as chips: ``150`` → ``"1.50"``, ``1200`` → ``"12"``."""
+    """Show hundredths of a chip as chips in the request's language: ``150`` → ``"1.50"``
+    (``"1,50"`` in Finnish), ``1200`` → ``"12"``."""
     if amount is None:
         return "–"
-    sign = "−" if amount < 0 else ("+" if signed and amount > 0 else "")
     whole, cents = divmod(abs(amount), 100)
-    text = f"{whole:,}" if cents == 0 else f"{whole:,}.{cents:02d}"
-    return sign + text
+    locale = select_locale()
+    if cents == 0:
+        digits = format_decimal(whole, "#,##0", locale=locale)
+    else:
+        digits = format_decimal(Decimal(abs(amount)) / 100, "#,##0.00", locale=locale)
+    return _signed(amount, signed, digits)
 
 
 def sweets(amount: int | None, signed: bool = False) -> str:
-    """Show a whole number of sweets, with a sign when asked."""
+    """Show a whole number of sweets in the request's language, with a sign when asked."""
     if amount is None:
         return "–"
-    sign = "−" if amount < 0 else ("+" if signed and amount > 0 else "")
-    return f"{sign}{abs(amount):,}"
+    return _signed(amount, signed, format_decimal(abs(amount), "#,##0", locale=select_locale()))
 
 
 def plural(amount: int, unit: str) -> str:
-    """Return an amount with its unit, singular only for exactly one.
+    """Return an amount with its unit, in the plural form the language gives the amount.
 
     ``unit`` is ``"chip"`` (``amount`` in hundredths: ``100`` → ``"1 chip"``, ``150`` →
     ``"1.50 chips"``) or ``"sweet"`` (whole sweets: ``1`` → ``"1 sweet"``).
     """
-    if unit == "chip":
-        return f"{chips(amount)} {'chip' if abs(amount) == 100 else 'chips'}"
-    return f"{sweets(amount)} {unit if abs(amount) == 1 else unit + 's'}"
+    return chips_text(amount) if unit == "chip" else sweets_text(amount)
 
 
 def chips_text(amount: int | None, signed: bool = False) -> str:
     """Show hundredths of a chip with the word: ``"1 chip"``, ``"+12 chips"``."""
     if amount is None:
         return "–"
-    return f"{chips(amount, signed)} {'chip' if abs(amount) == 100 else 'chips'}"
+    whole, cents = divmod(abs(amount), 100)
+    count = plural_count(abs(amount) / 100, whole) if cents else whole
+    return ngettext("%(amount)s chip", "%(amount)s chips", count, amount=chips(amount, signed))
 
 
 def sweets_text(amount: int | None, signed: bool = False) -> str:
     """Show sweets with the word: ``"1 sweet"``, ``"−3 sweets"``."""
     if amount is None:
         return "–"
-    return f"{sweets(amount, signed)} {'sweet' if abs(amount) == 1 else 'sweets'}"
+    text = sweets(amount, signed)
+    return ngettext("%(amount)s sweet", "%(amount)s sweets", abs(amount), amount=text)
 
 
 def when(stamp: str | datetime | None) -> str:
-    """Show a moment the one way every page does: ``"2026-12-01 08:31 UTC"``.
+    """Show a moment as the request's language writes it, in UTC, saying so:
+    ``"Dec 1, 2026, 8:31 AM UTC"``, ``"1.12.2026 klo 8.31 UTC"``.
 
     Takes the services' ISO 8601 text (``2026-12-01T08:31:13.842813Z``) or a datetime.
     """
@@ -86,9 +108,13 @@ def when(stamp: str | datetime | None) -> str:
     moment = stamp if isinstance(stamp, datetime) else _parse_time(stamp)
     if moment is None:
         return str(stamp)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    locale = Locale.parse(select_locale())
+    date = format_date(moment.astimezone(UTC), "medium", locale=locale)
+    time = format_time(moment, "short", tzinfo=UTC, locale=locale)
+    pattern = str(locale.datetime_formats["medium"])
+    return pattern.replace("{1}", date).replace("{0}", time) + " UTC"
 
 
 def _parse_time(text: str) -> datetime | None:
@@ -101,21 +127,31 @@ def _parse_time(text: str) -> datetime | None:
 def card_label(code: str) -> str:
     """Return the short label of a card: ``"TD"`` → ``"10♦"``, ``"X1"`` → ``"Joker"``."""
     if code.startswith("X"):
-        return "Joker"
+        return gettext("Joker")
     return RANK_LABELS.get(code[0], code[0]) + SUIT_SYMBOLS.get(code[1], "?")
 
 
 def card_name(code: str) -> str:
     """Return the spoken name of a card, for screen readers: ``"TD"`` → ``"ten of diamonds"``."""
     if code.startswith("X"):
-        return "joker"
-    return f"{RANK_NAMES.get(code[0], code[0])} of {SUIT_NAMES.get(code[1], code[1])}"
+        return gettext("joker")
+    rank, suit = RANK_NAMES.get(code[0]), SUIT_NAMES.get(code[1])
+    if rank is None or suit is None:
+        return code
+    # The card's name as a whole: Finnish says "ruutukymppi", not "ten of diamonds" word by word.
+    return gettext("%(rank)s of %(suit)s", rank=gettext(rank), suit=gettext(suit))
 
 
 def card_parts(code: str) -> dict[str, Any]:
     """Return what the card macro draws: rank label, suit symbol, colour, and spoken name."""
     if code.startswith("X"):
-        return {"rank": "★", "suit": "JOKER", "red": code == "X1", "name": "joker", "joker": True}
+        return {
+            "rank": "★",
+            "suit": "JOKER",
+            "red": code == "X1",
+            "name": gettext("joker"),
+            "joker": True,
+        }
     return {
         "rank": RANK_LABELS.get(code[0], code[0]),
         "suit": SUIT_SYMBOLS.get(code[1], "?"),
@@ -136,10 +172,13 @@ def age(seconds: float | None) -> str:
     if seconds is None:
         return "—"
     whole = max(0, int(seconds))
-    for unit, size in (("days", 86_400), ("h", 3_600), ("min", 60)):
-        if whole >= size:
-            return f"{whole // size} {unit}"
-    return f"{whole} s"
+    if whole >= 86_400:
+        return ngettext("%(num)s day", "%(num)s days", whole // 86_400)
+    if whole >= 3_600:
+        return gettext("%(num)s h", num=whole // 3_600)
+    if whole >= 60:
+        return gettext("%(num)s min", num=whole // 60)
+    return gettext("%(num)s s", num=whole)
 
 
 def init_app(app: Flask) -> None:

@@ -26,6 +26,7 @@ from werkzeug.routing import ValidationError as NoRoute
 
 from ..core.errors import InvalidInput
 from ..services.idempotency import check_key
+from ..services.text import storable
 
 MAX_ID: Final = 2**63 - 1
 IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
@@ -85,29 +86,13 @@ def _refuse_unusable_values(body: dict[str, Any]) -> None:
         if isinstance(value, TooBig):
             raise InvalidInput(f"{path} is far too large", field=path.split(".")[0])
         if isinstance(value, str):
-            _refuse_unstorable(value, path, field=path)
+            storable(value, path)
         if isinstance(value, dict):
             for key, item in value.items():
-                _refuse_unstorable(key, "a field name", field=None)
+                storable(key, None, name="a field name")
                 pending.append((f"{path}.{key}" if path else key, item))
         elif isinstance(value, list):
             pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
-
-
-def _refuse_unstorable(text: str, name: str, *, field: str | None) -> None:
-    """Refuse text that no database column or hash can hold.
-
-    JSON's ``\\ud800`` escapes smuggle lone surrogates, which UTF-8 cannot encode, and
-    PostgreSQL text cannot hold a NUL character (the query would fail: a 500).
-
-    :raises InvalidInput: naming ``name``.
-    """
-    if "\x00" in text:
-        raise InvalidInput(f"{name} must not contain a NUL character", field=field)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(f"{name} is not valid Unicode text", field=field) from None
 
 
 def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -141,7 +126,7 @@ def parse_query(model: type[M]) -> M:
     given: dict[str, object] = {}
     for name, value in request.args.items():
         if value != "":
-            _refuse_unstorable(value, name, field=name)
+            storable(value, name)
             given[name] = int(value) if _WHOLE.fullmatch(value) else value
     return _validated(model, given)
 

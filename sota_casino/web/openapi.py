@@ -1,4 +1,4 @@
-"""The OpenAPI 3.1 document of ``/api/v1`` (docs/API.md), built from the routes and the models.
+"""The OpenAPI 3.1 document of ``/api/v1``, built from the routes and the models.
 
 Each API view is decorated with :func:`operation`, which declares its request body, query
 string and answers as models of :mod:`.schemas`. The same declaration parses the request (the

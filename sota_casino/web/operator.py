@@ -40,6 +40,7 @@ from ..services import checks
 from ..services import money
 from ..services import reports
 from ..services import settings
+from ..services import staff
 from .charts import Reference
 from .charts import Series
 from .charts import bar_chart
@@ -57,7 +58,6 @@ from .security import session_user
 
 bp = Blueprint("operator", __name__, url_prefix="/operator")
 
-STAFF: Final = ("operator", "auditor")
 PAGE_SIZE: Final = 50
 #: Chips may be adjusted to the hundredth: "12", "12.5" or "12.50" chips.
 CHIPS_TEXT: Final = re.compile(r"[0-9]{1,10}(\.[0-9]{1,2})?")
@@ -73,10 +73,7 @@ def staff_only() -> ResponseReturnValue | None:
     user = session_user()
     if user is None:
         return login_redirect()
-    if user.role not in STAFF:
-        abort(403, "The operator console is for operators and auditors.")
-    if request.method not in SAFE_METHODS and user.role != "operator":
-        abort(403, "Auditors may read everything here but change nothing.")
+    staff.require_staff(user.role, changes=request.method not in SAFE_METHODS)  # see refused
     g.user = user
     return None
 

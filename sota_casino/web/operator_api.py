@@ -1,4 +1,4 @@
-"""The operator endpoints of the JSON API (``/api/v1/operator``, docs/API.md).
+"""The operator endpoints of the JSON API (``/api/v1/operator``).
 
 Staff only, enforced once in :func:`staff_only` before any view: no credentials is a 401, a
 player a 403, and an auditor may GET everything but gets a 403 on anything that changes state.
@@ -17,7 +17,6 @@ from flask import request
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 
-from ..core.errors import Forbidden
 from ..db import get_session
 from ..services import accounts
 from ..services import audit
@@ -25,6 +24,7 @@ from ..services import checks
 from ..services import money
 from ..services import reports
 from ..services import settings
+from ..services import staff
 from . import inputs
 from . import schemas as s
 from .inputs import query_int
@@ -32,7 +32,6 @@ from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
 from .openapi import View
 from .openapi import operation
-from .operator import STAFF
 from .operator import export_response
 from .operator import player_cursors
 from .security import SAFE_METHODS
@@ -51,10 +50,7 @@ PAGE_DEFAULT: Final = 50
 def staff_only() -> None:
     """Let only staff in; auditors only read."""
     user = api_user()
-    if user.role not in STAFF:
-        raise Forbidden("operator endpoints are for operators and auditors")
-    if request.method not in SAFE_METHODS and user.role != "operator":
-        raise Forbidden("auditors may read but not change anything")
+    staff.require_staff(user.role, changes=request.method not in SAFE_METHODS)
     g.user = user
 
 

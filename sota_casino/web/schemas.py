@@ -1,4 +1,4 @@
-"""Every JSON body of ``/api/v1``, declared once as pydantic models (docs/API.md).
+"""Every JSON body of ``/api/v1``, declared once as pydantic models.
 
 Requests are strict: no ``1.0``, ``true`` or ``"500"`` for an integer, no unknown field, and
 text must hold no NUL. Responses list what the contract promises and allow more (fields may be

@@ -184,7 +184,7 @@ def in_words(error: InvalidRules) -> InvalidRules:
 
 def suggested_move(rules: dict[str, Any], options: list[str], count: int) -> dict[str, Any]:
     """Return a prisoners' move as the page offers it: the won cards strongest first, and the
-    choice the dealer's rule would make (RULES.md: highest face up, lowest face down)."""
+    choice the dealer's rule would make (docs/rules.md: highest up, lowest down)."""
     sign = -1 if rules.get("peace") else 1
 
     def strength(card: str) -> int:

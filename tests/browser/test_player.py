@@ -159,7 +159,7 @@ def test_history_lists_the_rounds_and_a_round_shows_its_receipt(tab: Any, shoot:
     assert '"type": "round"' in tab.inner_text("[data-testid=receipt]")
     # Read by a player: the time as history shows it, the receipt's hundredths explained.
     played = tab.inner_text("dl.facts time")
-    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", played), played
+    assert re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d\d\s[AP]M UTC", played), played
     assert "hundredths" in tab.inner_text("[data-testid=receipt-units]")
     assert tab.is_visible("#verify-round")
     shoot(tab, "player-round-receipt")

@@ -11,24 +11,18 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC
-from datetime import datetime
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from argon2 import PasswordHasher
 from flask import Flask
-from sqlalchemy import insert
-from sqlalchemy import select
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from bench.large_log import fill
 from sota_casino.core import audit_chain
-from sota_casino.core import fairness
 from sota_casino.core.errors import Unauthorized
-from sota_casino.models import AuditEntry
 from sota_casino.models import AuditHead
 from sota_casino.services import accounts
 from sota_casino.services import audit
@@ -136,39 +130,6 @@ FILLER_ENTRIES = 100_000
 BETS_ALONE = 100
 
 
-def fill_audit_log(session: Session, count: int) -> None:
-    """Append ``count`` valid chained entries in bulk, hashed by the audit chain's own rule."""
-    with session.begin():
-        head = session.scalar(select(AuditHead).where(AuditHead.id == 1))
-        assert head is not None, "a player's sign-up opened the log"
-        seq, prev = head.seq, head.hash
-        start = datetime.now(UTC) - timedelta(days=1)
-        batch: list[dict[str, Any]] = []
-        for i in range(count):
-            seq += 1
-            entry = {
-                "seq": seq,
-                "time": fairness.format_time(start + timedelta(microseconds=i)),
-                "actor": "system",
-                "action": "load.filler",
-                "subject": f"filler:{i}",
-                "data": {"i": i},
-            }
-            digest = audit_chain.entry_hash(prev, entry)
-            batch.append(
-                entry
-                | {"data": fairness.canonical_json(entry["data"]).decode()}
-                | {"prev_hash": prev, "hash": digest}
-            )
-            prev = digest
-            if len(batch) == 5_000:
-                session.execute(insert(AuditEntry), batch)
-                batch = []
-        if batch:
-            session.execute(insert(AuditEntry), batch)
-        session.execute(update(AuditHead).where(AuditHead.id == 1).values(seq=seq, hash=prev))
-
-
 def _p99(latencies: list[float]) -> float:
     ordered = sorted(latencies)
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -188,7 +149,7 @@ def test_bets_keep_their_pace_while_the_whole_log_is_checked_and_exported(
     app: Flask, session: Session, register: Callable[..., int], tmp_path: Path
 ) -> None:
     player = register()
-    fill_audit_log(session, FILLER_ENTRIES)
+    fill(session, FILLER_ENTRIES, checkpoint_every=0)  # a log of entries alone, as played
     alone = _timed_bets(app, player, lambda n: n >= BETS_ALONE)
     # The checks run as `flask audit verify` and `flask audit export` would: in a process of
     # their own, so they share the database with the bets but not this process's GIL; niced, so

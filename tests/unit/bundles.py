@@ -1,6 +1,6 @@
 """Build real receipt bundles from the core, as the service would, for the verifier's tests.
 
-A bundle is API.md's ``{"public_key_hex", "commitment", "reveal", "rounds"}``: a signed
+A bundle is the API's ``{"public_key_hex", "commitment", "reveal", "rounds"}``: a signed
 commitment document, the signed reveal (or ``None``) and signed round receipts whose cards come
 from the real stream. With the default seeds the Casino War rounds include ties (nonces 1, 3,
 13, 14, 19), so both war and surrender are played.

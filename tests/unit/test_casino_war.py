@@ -1,4 +1,4 @@
-"""The Casino War engine against RULES.md §1: payouts, card positions, table options, refusals."""
+"""The Casino War engine against its rules: payouts, card positions, table options, refusals."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class Shoe:
         return self.cards[:k]
 
 
-# The payout table of RULES.md §1: first cards, later cards (burn 3), choice, outcome,
+# The payout table of the Casino War rules: first cards, later cards (burn 3), choice, outcome,
 # net in antes with bonus none, net in antes with bonus ante.
 PAYOUT_TABLE = [
     ("KS 9H", "", "war", "win", 1, 1),

@@ -1,4 +1,4 @@
-"""The published vectors of FAIRNESS.md: commitment, shuffle and uniform, to the byte."""
+"""The published vectors of docs/fairness.md: commitment, shuffle and uniform, to the byte."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The exact Casino War odds: the published figures of ODDS.md, and an independent enumeration."""
+"""The exact Casino War odds: the published figures, and an independent enumeration."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def test_always_surrender_gives_up_half_the_ante_on_every_tie() -> None:
 
 # --- an independent enumeration -------------------------------------------------------------
 
-# The payout table of RULES.md §1, written out again so that the odds module is checked against
+# The payout table of the rules, written out again so that the odds module is checked against
 # the rule book rather than against itself.
 RULE_BOOK_NET = {
     "none": {"win": 1, "lose": -1, "war_win": 1, "war_tie": 1, "war_lose": -2},

@@ -1,4 +1,4 @@
-"""Signed documents' bytes and times: canonical JSON is exactly FAIRNESS.md's
+"""Signed documents' bytes and times: canonical JSON is exactly docs/fairness.md's
 ``json.dumps(..., sort_keys=True, ...)`` whichever encoder builds it, and times have one shape."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sota engine against RULES.md §2, clause by clause, from hand-built deals."""
+"""Sota engine against docs/rules.md, clause by clause, from hand-built deals."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ OUT_WITH_WON_CARDS = deal("9C 2C 3C 4C KC 7C", "5D 7D 2D 3D 4D 6D", "9H 5H 6H 8H
 
 
 def test_single_pass_a_seat_short_under_lose_gives_up_its_won_pile_and_is_out() -> None:
-    # RULES.md §2.1 short lose: "loses at once; its cards join the pot", §2.2: "is out of the
+    # docs/rules.md short lose: "loses at once; its cards join the pot", §2.2: "is out of the
     # game", and "a seat's cards are its pile plus its won pile".
     options = {"seats": 3, "end": "single_pass"}
     result = play(OUT_WITH_WON_CARDS, **options)

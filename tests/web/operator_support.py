@@ -90,7 +90,8 @@ def last_entry(app: Flask) -> dict[str, Any]:
 def balances(app: Flask, user_id: int) -> dict[str, int]:
     session = db(app)
     try:
-        return ledger.player_balances(session, user_id)
+        with session.begin():
+            return ledger.player_balances(session, user_id)
     finally:
         session.close()
 

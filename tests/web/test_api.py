@@ -1,4 +1,4 @@
-"""The JSON API of API.md through the test client: every endpoint, its answers and its refusals."""
+"""The JSON API through the test client: every endpoint, its answers and its refusals."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from sota_casino.web.openapi import openapi_document
 
 METHODS = ("get", "post", "put", "patch", "delete")
 JSON = "application/json"
-#: The POSTs that move money (API.md): each takes an Idempotency-Key, and no other call does.
+#: The POSTs that move money: each takes an Idempotency-Key, and no other call does.
 MONEY_MOVING = {
     ("/me/topup", "post"),
     ("/casino-war/rounds", "post"),

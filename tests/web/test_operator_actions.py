@@ -306,7 +306,7 @@ def test_the_ledger_summary_and_check_answer_over_the_api(
     summary = client.get("/api/v1/operator/ledger/summary", headers=staff["api"]).get_json()
     assert summary["balances"]["chips"]["players"] == -summary["balances"]["chips"]["issuance"]
     edge = summary["theoretical"]["casino_war"]["edge"]
-    assert edge["exact"] == "142853/4965115" and round(edge["value"], 6) == 0.028771  # ODDS.md
+    assert edge["exact"] == "142853/4965115" and round(edge["value"], 6) == 0.028771
     assert summary["theoretical"]["sota"] is None
     run_checks(app)
     check = client.get("/api/v1/operator/ledger/check", headers=staff["api"]).get_json()

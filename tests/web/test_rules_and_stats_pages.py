@@ -127,7 +127,7 @@ def edge_shown(page: str, field: str) -> str:
 def test_the_house_edge_is_that_of_the_tables_present_settings(app: Flask) -> None:
     client = app.test_client()
     standard = client.get("/rules/casino-war").get_data(as_text=True)
-    assert edge_shown(standard, "war") == "142853/4965115"  # ODDS.md: 6 decks, 2.88 %
+    assert edge_shown(standard, "war") == "142853/4965115"  # 6 decks, 2.88 %
     assert edge_shown(standard, "surrender") == "23/622"
     olga = add_user(app, "olga", "operator")
     session = db(app)

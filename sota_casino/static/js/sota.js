@@ -253,7 +253,7 @@
       return (game.rules.peace ? -1 : 1) * RANK_VALUES[code[0]];
     }
 
-    /* The dealer's rule (RULES.md): the highest card face up, the lowest ones face down. */
+    /* The dealer's rule (docs/rules.md): the highest card face up, the lowest ones face down. */
     function suggested(options, count) {
       const up = options.reduce((best, card) => (strength(card) > strength(best) ? card : best), options[0]);
       const rest = options.filter((card) => card !== up).sort((a, b) => strength(a) - strength(b));

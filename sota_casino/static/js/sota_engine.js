@@ -1,4 +1,4 @@
-/* Sota (RULES.md §2, the conventions of docs/rules.md) as a second, independent engine.
+/* Sota (docs/rules.md, the conventions of docs/rules.md) as a second, independent engine.
  *
  * The page replays every Sota receipt with it, so a game is called verified only when its deck,
  * every trick of its log, its winner, how it ended and its payout equal the signed receipt. It is
@@ -6,7 +6,7 @@
  * thousands of random rule sets through both and requires identical receipts.
  *
  * Synchronous on purpose: a game may shuffle hundreds of times mid-play, so the round stream
- * (HMAC-SHA256, FAIRNESS.md) is computed here with a small SHA-256 of its own rather than
+ * (HMAC-SHA256, docs/fairness.md) is computed here with a small SHA-256 of its own rather than
  * awaiting WebCrypto for every block.
  *
  * Piles are arrays with the top card first; a won pile is a stack with its top card last.
@@ -573,7 +573,7 @@
     };
   }
 
-  /* What a settled game credits back (RULES.md §2): alone, seats × stake for a win; with
+  /* What a settled game credits back (docs/rules.md): alone, seats × stake for a win; with
    * teams, 2 × stake when the player's team wins; a draw returns the stake. */
   function payout(rules, winner, stake) {
     if (winner === "draw") return stake;

@@ -1,8 +1,8 @@
 /* In-browser verification of a revealed seed pair's bundle, with WebCrypto only.
  *
- * Re-implements FAIRNESS.md: canonical JSON, Ed25519 signatures, the SHA-256 commitment, the
+ * Re-implements docs/fairness.md: canonical JSON, Ed25519 signatures, the SHA-256 commitment, the
  * HMAC-SHA256 stream, rejection-sampled uniform integers, the forward Fisher–Yates prefix, and
- * RULES.md §1's Casino War payout, then compares every round with the server's signed receipt.
+ * the Casino War rules (core/casino_war.py)'s Casino War payout, then compares every round with the server's signed receipt.
  * Sota games are replayed whole by the page's own engine (sota_engine.js): deck, every trick,
  * winner, how the game ended and payout. Signatures are checked against the key pinned in this
  * browser (records.js), never merely the key the bundle names, and the bundle is compared with
@@ -136,7 +136,7 @@
     return out.slice(0, Math.min(k, n));
   }
 
-  // ---- Casino War (RULES.md §1) ---------------------------------------------------------------
+  // ---- Casino War (the Casino War rules (core/casino_war.py)) ---------------------------------------------------------------
 
   function rankValue(card) {
     return card[0] === "X" ? 15 : RANKS.indexOf(card[0]) + 2;

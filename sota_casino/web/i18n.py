@@ -1,0 +1,231 @@
+"""The players' languages: which one a request speaks, its catalogue, and the language picker.
+
+Pages speak the player's stored choice, else the picker's cookie (visitors), else the best
+match of ``Accept-Language``, else English. The JSON API keeps English unless the client sends
+``Accept-Language`` (its codes never change). Catalogues are gettext ``.mo`` files compiled
+from ``sota_casino/translations/<lang>/LC_MESSAGES/messages.po`` (``make translations``);
+English is the source language and needs none.
+
+Text that core and services raise is marked with the no-op ``N_`` and translated here by its
+message id (:func:`error_message`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Final
+
+from babel import Locale
+from babel.messages.extract import extract_from_file
+from babel.support import NullTranslations
+from babel.support import Translations
+from flask import Blueprint
+from flask import Flask
+from flask import g
+from flask import has_request_context
+from flask import redirect
+from flask import request
+from flask.typing import ResponseReturnValue
+from markupsafe import Markup
+
+from ..core.errors import CasinoError
+from ..core.errors import InvalidInput
+from ..core.marks import N_
+from ..db import get_session
+from ..locations import STATIC
+from ..locations import TRANSLATIONS
+from ..services import accounts
+from .paths import is_local_path
+
+#: The languages the casino speaks, each named in itself (the picker shows these names).
+LANGUAGES: Final = {"en": "English", "fi": "suomi", "nb": "norsk bokmål", "pt": "português"}
+DEFAULT: Final = "en"
+#: The picker's cookie, for visitors (a player's choice is stored with the account).
+COOKIE: Final = "lang"
+COOKIE_AGE: Final = 365 * 24 * 3600
+#: The gettext domain of every catalogue.
+DOMAIN: Final = "messages"
+#: Where the scripts live whose shown strings go to the page as JSON.
+SCRIPTS: Final = STATIC / "js"
+
+bp = Blueprint("language", __name__)
+
+
+# --- which language ---------------------------------------------------------------------------
+
+
+def accepted_language() -> str | None:
+    """Return the best of our languages in ``Accept-Language``, or None if it names none.
+
+    Werkzeug matches "pt-BR" to "pt" by the primary tag; "no" and "nn" readers get Bokmål.
+    """
+    if "Accept-Language" not in request.headers:
+        return None
+    best = request.accept_languages.best_match([*LANGUAGES, "no", "nn"])
+    return "nb" if best in ("no", "nn") else best
+
+
+def select_locale() -> str:
+    """Return this request's language (cached for the request); English outside a request."""
+    if not has_request_context():
+        return DEFAULT
+    if "locale" not in g:
+        g.locale = _choose()
+    locale: str = g.locale
+    return locale
+
+
+def _choose() -> str:
+    from .errors import wants_json
+    from .security import session_user
+
+    if wants_json():
+        return accepted_language() or DEFAULT
+    user = session_user()
+    if user is not None and user.locale in LANGUAGES:
+        return user.locale
+    cookie = request.cookies.get(COOKIE)
+    if cookie in LANGUAGES:
+        return cookie
+    return accepted_language() or DEFAULT
+
+
+# --- translating --------------------------------------------------------------------------------
+
+
+@functools.cache
+def catalogue(locale: str) -> NullTranslations:
+    """Return the compiled catalogue of ``locale`` (English: none, the ids are the text)."""
+    if locale == DEFAULT:
+        return NullTranslations()
+    return Translations.load(str(TRANSLATIONS), [locale], DOMAIN)
+
+
+def gettext(message: str, **params: object) -> str:
+    """Translate ``message`` into this request's language, filling in ``%(name)s`` params."""
+    text = catalogue(select_locale()).gettext(message)
+    return text % params if params else text
+
+
+def ngettext(singular: str, plural: str, n: int, **params: object) -> str:
+    """Translate a message whose form depends on the count ``n`` (``%(num)s`` is ``n``)."""
+    text = catalogue(select_locale()).ngettext(singular, plural, n)
+    return text % {"num": n, **params}
+
+
+def plural_count(value: float, whole: int) -> int:
+    """Return an integer that takes the same plural form as ``value`` in this language.
+
+    gettext chooses forms by an integer; "1.50 chips" is plural in English but singular in
+    Portuguese (CLDR counts the integer digits there), so a fraction is matched to a whole
+    number of the same CLDR category.
+    """
+    locale = Locale.parse(select_locale())
+    category = locale.plural_form(value)
+    candidates = (whole, 2, 5, 0, 1, 1_000_000)
+    return next((n for n in candidates if locale.plural_form(n) == category), whole)
+
+
+def error_message(error: CasinoError) -> str:
+    """Return a refusal's message in this request's language (by its message id)."""
+    return gettext(error.template, **error.params)
+
+
+def localized(message: str, params: Mapping[str, object] | None = None) -> str:
+    """Translate a message id marked elsewhere with ``N_`` (the web's own constant texts)."""
+    return gettext(message, **dict(params or {}))
+
+
+# --- the scripts' strings -------------------------------------------------------------------------
+
+
+@functools.cache
+def script_messages() -> tuple[str | tuple[str, str], ...]:
+    """Return the message ids the scripts show (found once, as ``pybabel extract`` finds them)."""
+    found: dict[str | tuple[str, str], None] = {}
+    for path in sorted(SCRIPTS.glob("*.js")):
+        for _line, message, _comments, _context in extract_from_file("javascript", str(path)):
+            if isinstance(message, str):
+                found[message] = None
+            elif len(message) >= 2 and message[0] and message[1]:
+                found[(message[0], message[1])] = None
+    return tuple(found)
+
+
+def script_translations() -> Markup:
+    """Return this language's strings for the scripts as JSON (a page's ``application/json``
+    block: the CSP allows no inline script). ``static/js/i18n.js`` reads it.
+
+    A message with a plural comes as its list of forms, in gettext's order; ``plural`` gives
+    the form of each count below 100 and ``plural_other`` the form of larger ones.
+    """
+    books = catalogue(select_locale())
+    form_of = _plural_function(books)
+    examples: dict[int, int] = {}
+    for n in (*range(100), 1_000_000):
+        examples.setdefault(form_of(n), n)
+    messages: dict[str, str | list[str]] = {}
+    for message in script_messages():
+        if isinstance(message, str):
+            messages[message] = books.gettext(message)
+        else:
+            singular, plural = message
+            messages[singular] = [
+                books.ngettext(singular, plural, examples[form]) for form in sorted(examples)
+            ]
+    payload = {
+        "locale": select_locale(),
+        "messages": messages,
+        "plural": [form_of(n) for n in range(100)],
+        "plural_other": form_of(101),
+    }
+    text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
+    # Inside <script type="application/json">: no "</script>" or markup can end the block.
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def _plural_function(books: NullTranslations) -> Callable[[int], int]:
+    """Return gettext's form index of a count (the catalogue's Plural-Forms; English's rule)."""
+    rule = getattr(books, "plural", None)
+    if callable(rule):
+        return lambda n: int(rule(n))
+    return lambda n: 0 if n == 1 else 1
+
+
+# --- the picker -----------------------------------------------------------------------------------
+
+
+@bp.post("/language")
+def choose() -> ResponseReturnValue:
+    """Switch the language: stored with the account of a logged-in player, in a cookie for
+    everyone; then back to the page the picker was on."""
+    from .security import session_user
+
+    chosen = request.form.get("locale", "")
+    if chosen not in LANGUAGES:
+        raise InvalidInput(N_("choose one of the languages offered"), field="locale")
+    user = session_user()
+    if user is not None:
+        accounts.set_locale(get_session(), user.id, chosen)
+    back = request.form.get("next", "")
+    response = redirect(back if is_local_path(back) else "/", 303)
+    response.set_cookie(COOKIE, chosen, max_age=COOKIE_AGE, samesite="Lax", httponly=True)
+    return response
+
+
+def init_app(app: Flask) -> None:
+    """Give templates ``{% trans %}``, ``_()`` and ``ngettext()``, and the language helpers."""
+    app.jinja_env.add_extension("jinja2.ext.i18n")
+    app.jinja_env.policies["ext.i18n.trimmed"] = True
+    app.jinja_env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
+        gettext, ngettext, newstyle=True
+    )
+    app.jinja_env.globals.update(
+        current_locale=select_locale,
+        languages=LANGUAGES,
+        script_translations=script_translations,
+    )
+    app.register_blueprint(bp)

@@ -1,0 +1,67 @@
+"""Which language a page speaks: the player's stored choice, then the picker's cookie, then
+``Accept-Language``, then English; the JSON API speaks English unless asked."""
+
+from __future__ import annotations
+
+import re
+
+from flask import Flask
+from flask.testing import FlaskClient
+from web_support import post_form
+from web_support import register_page
+
+from sota_casino.db import get_session
+from sota_casino.models import User
+
+HTML_LANG = re.compile(r'<html lang="([a-z]+)">')
+
+
+def page_lang(client: FlaskClient, path: str = "/", **headers: str) -> str:
+    answer = client.get(path, headers=headers)
+    assert answer.status_code == 200
+    found = HTML_LANG.search(answer.get_data(as_text=True))
+    assert found, "the page has no <html lang>"
+    return found.group(1)
+
+
+def test_without_any_choice_a_page_is_english(client: FlaskClient) -> None:
+    assert page_lang(client) == "en"
+
+
+def test_accept_language_picks_the_best_of_the_four(client: FlaskClient) -> None:
+    assert page_lang(client, **{"Accept-Language": "fi-FI,fi;q=0.9,en;q=0.5"}) == "fi"
+    assert page_lang(client, **{"Accept-Language": "pt-BR"}) == "pt"
+    assert page_lang(client, **{"Accept-Language": "no;q=0.9, de;q=0.8"}) == "nb"
+    assert page_lang(client, **{"Accept-Language": "de, fr;q=0.5"}) == "en"
+
+
+def test_the_picker_cookie_outranks_accept_language(client: FlaskClient) -> None:
+    answer = post_form(client, "/language", {"locale": "nb", "next": "/auth/login"})
+    assert answer.status_code == 303 and answer.headers["Location"] == "/auth/login"
+    assert page_lang(client, "/auth/login", **{"Accept-Language": "fi"}) == "nb"
+
+
+def test_a_players_stored_choice_outranks_the_cookie(app: Flask, client: FlaskClient) -> None:
+    register_page(client, "aino")
+    post_form(client, "/language", {"locale": "fi", "next": "/lobby"})
+    with app.app_context():
+        stored = get_session().query(User).filter_by(username="aino").one().locale
+    assert stored == "fi"
+    client.set_cookie("lang", "pt")  # another picker choice left in this browser
+    assert page_lang(client, "/lobby", **{"Accept-Language": "nb"}) == "fi"
+
+
+def test_the_picker_refuses_a_language_it_does_not_offer(client: FlaskClient) -> None:
+    answer = post_form(client, "/language", {"locale": "de", "next": "/"})
+    assert answer.status_code == 303  # the form's refusal: back, with the reason flashed
+    assert client.get_cookie("lang") is None
+    assert page_lang(client) == "en"
+
+
+def test_the_picker_never_redirects_off_site(client: FlaskClient) -> None:
+    answer = post_form(client, "/language", {"locale": "fi", "next": "//evil.example/"})
+    assert answer.headers["Location"] == "/"
+
+
+def test_the_picker_needs_the_csrf_token(client: FlaskClient) -> None:
+    assert client.post("/language", data={"locale": "fi"}).status_code == 400
