@@ -1,7 +1,7 @@
 """Players' keys for signed decisions and moves, and the signed actions of each round.
 
 Revision ID: 0008
-Revises: 0007
+Revises: 0011
 Create Date: 2026-12-01 14:00:00.000000
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0008"
-down_revision: str | None = "0007"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
