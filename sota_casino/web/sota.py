@@ -196,6 +196,15 @@ def suggested_move(rules: dict[str, Any], options: list[str], count: int) -> dic
     return {"cards": sorted(options, key=strength, reverse=True), "up": up, "down": down}
 
 
+def again_body(played: dict[str, Any]) -> dict[str, Any]:
+    """Return the API body that deals another game like ``played``: its stake, and its preset's
+    name when it played one (a presets-only table takes no rule set), else its rules."""
+    for name in sota.PRESETS:
+        if sota.SotaRules.from_preset(name).to_dict() == played["rules"]:
+            return {"stake": played["stake"], "preset": name}
+    return {"stake": played["stake"], "rules": played["rules"]}
+
+
 def parse_rules(form: MultiDict[str, str]) -> dict[str, Any]:
     """Return the custom rule set sent by the table's form (the engine checks the values).
 
@@ -220,6 +229,22 @@ def parse_rules(form: MultiDict[str, str]) -> dict[str, Any]:
     for name, _title, _about in SWITCH_HELP:
         rules[name] = form.get(f"rule_{name}") == "on"
     return rules
+
+
+def _table_body(form: MultiDict[str, str], stake: int) -> dict[str, Any]:
+    """Return the API body for the table's form: a preset, a preset with more seats, or custom."""
+    picked = form.get("preset", "")
+    if picked == CUSTOM:
+        return {"stake": stake, "rules": parse_rules(form)}
+    seats = form.get("seats", "2")
+    if seats not in ("2", "3", "4"):
+        raise InvalidInput("Pick 2, 3 or 4 seats.", field="seats")
+    if seats == "2":
+        return {"stake": stake, "preset": picked}
+    if picked in sota.PRESETS:
+        # A preset with more seats is that preset's rule set with another seat count.
+        return {"stake": stake, "rules": {**sota.PRESETS[picked], "seats": int(seats)}}
+    raise InvalidRules(f"unknown preset {picked!r}", option="preset")
 
 
 def _form_key() -> str | None:
@@ -249,21 +274,17 @@ def table() -> ResponseReturnValue:
 @login_required
 def play() -> ResponseReturnValue:
     form = request.form
-    stake = form_whole("stake", label="stake", unit="sweets", example="5 or 10")
-    picked = form.get("preset", "")
-    if picked == CUSTOM:
-        body: dict[str, Any] = {"stake": stake, "rules": parse_rules(form)}
+    again = form.get("again", "")
+    if again:
+        # "Deal again" on a game's page: the same stake and rules as that game.
+        if not again.isdigit() or len(again) > 18:
+            raise InvalidInput("Pick a game to deal again.", field="again")
+        played = rounds.get_round(get_session(), g.user.id, int(again), TABLE)
+        body: dict[str, Any] = again_body(played)
+        stake = body["stake"]
     else:
-        seats = form.get("seats", "2")
-        if seats not in ("2", "3", "4"):
-            raise InvalidInput("Pick 2, 3 or 4 seats.", field="seats")
-        if seats == "2":
-            body = {"stake": stake, "preset": picked}
-        elif picked in sota.PRESETS:
-            # A preset with more seats is that preset's rule set with another seat count.
-            body = {"stake": stake, "rules": {**sota.PRESETS[picked], "seats": int(seats)}}
-        else:
-            raise InvalidRules(f"unknown preset {picked!r}", option="preset")
+        stake = form_whole("stake", label="stake", unit="sweets", example="5 or 10")
+        body = _table_body(form, stake)
     try:
         game = rounds.play_sota(
             get_session(),
@@ -301,6 +322,7 @@ def game(round_id: int) -> ResponseReturnValue:
         "sota/game.html",
         game=played,
         move=move,
+        again=again_body(played),
         form_key=secrets.token_hex(16),
         moves_made=rounds.moves_made(get_session(), g.user.id, round_id),
     )

@@ -38,7 +38,7 @@ def sign_up(page: Any, prefix: str) -> str:
     page.fill("#username", username)
     page.fill("#password", PASSWORD)
     page.fill("#confirm", PASSWORD)
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")  # the header has forms of its own
     page.wait_for_url("**/lobby")
     return username
 

@@ -77,14 +77,18 @@ def shown_chips(page: Any, selector: str) -> int:
 
 
 def test_casino_war_rounds_on_a_phone_need_no_page_load_and_no_scrolling(
-    small_phone: Any, live_server: LiveServer
+    small_phone: Any, live_server: LiveServer, shoot: Any
 ) -> None:
     page = small_phone
+    size = "{width}x{height}".format(**page.viewport_size)
     username = sign_up(page, "thumb")
     # Ties at rounds 2 and 5 only.
     plant_server_seed(live_server.app, username, {n: n in (1, 4) for n in range(8)})
     page.goto("/casino-war")
     page.evaluate(MARK_PAGE)
+    # The menu leaves the screen to the table (it once took 210 px of it).
+    menu = page.evaluate("document.querySelector('header.top').getBoundingClientRect().height")
+    assert menu < 140, menu
     for control in ("#deal", "#bet", "button.chip.c25", "#clear-bet"):
         assert in_viewport(page, control), control
     ties = 0
@@ -95,6 +99,8 @@ def test_casino_war_rounds_on_a_phone_need_no_page_load_and_no_scrolling(
             ties += 1
             for control in ("#go-to-war", "#surrender"):
                 assert in_viewport(page, control), (number, control)
+            if ties == 1:
+                shoot(page, f"phone-{size}-casino-war-tie", full_page=False)
             page.tap("#go-to-war" if ties == 1 else "#surrender")
             page.wait_for_selector("[data-testid=result]")
         assert page.evaluate(SAME_PAGE), f"round {number} loaded a page"
@@ -105,6 +111,23 @@ def test_casino_war_rounds_on_a_phone_need_no_page_load_and_no_scrolling(
         assert shown_chips(page, "[data-header-chips]") == held
         assert shown_chips(page, "[data-testid=new-balance]") == held
     assert ties == 2
+    shoot(page, f"phone-{size}-casino-war-result", full_page=False)
+    # History on the narrow screen: each round a card with its result and net in view.
+    page.goto("/history")
+    width = page.viewport_size["width"]
+    rows = page.locator("[data-round]")
+    assert rows.count() == 8
+    for index in range(rows.count()):
+        for cell in ("result", "net"):
+            box = rows.nth(index).locator(f"[data-testid={cell}]").bounding_box()
+            assert box and box["width"] > 0 and 0 <= box["x"] <= box["x"] + box["width"] <= width
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    first = rows.first
+    for cell in ("result", "net"):
+        assert first.locator(f"[data-testid={cell}]").inner_text().strip(), cell
+        box = first.locator(f"[data-testid={cell}]").bounding_box()
+        assert box["y"] + box["height"] <= page.viewport_size["height"], cell
+    shoot(page, f"phone-{size}-history", full_page=False)
 
 
 def test_a_tie_you_cannot_raise_is_warned_at_bet_time_and_defaults_to_surrender(
@@ -224,3 +247,25 @@ def test_the_header_shows_the_balance_on_every_page(tab: Any) -> None:
             "100",
             "sweets",
         ], url
+
+
+def test_the_exact_figures_are_a_readable_page_and_the_json_stays_in_the_api(tab: Any) -> None:
+    sign_up(tab, "figures")
+    tab.goto("/casino-war")
+    tab.click("[data-testid=house-edge] a:has-text('exact figures')")
+    tab.wait_for_url("**/casino-war/odds")
+    assert tab.evaluate("document.contentType") == "text/html"
+    assert tab.locator("h1").inner_text() == "Casino War: the exact odds"
+    assert tab.locator("main table.data tr").count() > 2
+    assert "{" not in tab.inner_text("main")
+    figures = tab.evaluate("async () => (await fetch('/api/v1/casino-war/odds')).json()")
+    assert isinstance(figures, dict) and figures
+
+
+def test_the_sota_tables_deal_button_is_in_reach_on_a_phone(
+    small_phone: Any, live_server: LiveServer
+) -> None:
+    """The Sota table's options run longer than a phone's screen: Deal stays at its bottom edge."""
+    sign_up(small_phone, "sotaphone")
+    small_phone.goto(f"{live_server.url}/sota")
+    assert in_viewport(small_phone, "#play")

@@ -1,5 +1,6 @@
-"""Sota in the page: a replay every card of which is visible at 10×, the summary at the end, the
-player's exit, skipping to wars, and a Prisoners of War game played without page loads."""
+"""Sota in the page: games dealt and dealt again without page loads, a replay every card of which
+is visible at 10×, the summary at the end, the player's exit, skipping to wars, and a Prisoners
+of War game played without page loads."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
 from test_player import sign_up
+
+from sota_casino.core import sota
 
 pytestmark = pytest.mark.browser
 
@@ -24,6 +27,88 @@ def deal_sota(page: Any, seats: str = "2", preset: str = "nordic") -> None:
     page.check(f"input[name=preset][value={preset}]")
     page.click("#play")
     page.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+
+
+def api_sweets(page: Any) -> int:
+    me = page.evaluate("async () => (await fetch('/api/v1/me')).json()")
+    return int(me["balances"]["sweets"])
+
+
+def header_sweets(page: Any) -> int:
+    return int(page.inner_text("[data-header-sweets]").replace(",", ""))
+
+
+def test_games_are_dealt_and_dealt_again_in_the_page(tab: Any) -> None:
+    sign_up(tab, "inplace")
+    tab.goto("/sota")
+    # Each rule set's line says something its title does not.
+    for preset in tab.locator(".preset").all():
+        title = preset.locator("strong").inner_text()
+        about = preset.locator("small").inner_text()
+        assert about and title.lower() not in about.lower(), (title, about)
+    tab.evaluate(MARK_PAGE)
+    tab.fill("#stake", "7")
+    tab.select_option("#seats", "3")
+    tab.check("input[name=preset][value=english]")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    first = game_json(tab)
+    assert tab.evaluate(SAME_PAGE), "dealing the game loaded a page"
+    assert first["stake"] == 7 and first["rules"] == (
+        sota.SotaRules.from_dict({**sota.PRESETS["english"], "seats": 3}).to_dict()
+    )
+    assert tab.locator("#seats .seat").count() == 3
+    # The header shows the balance after the game, as the ledger holds it.
+    assert header_sweets(tab) == api_sweets(tab) == 100 - 7 + first["payout"]
+    tab.click("#step")
+    assert tab.evaluate("window.SotaReplay.position()") == 1
+    tab.click("#deal-again")
+    tab.wait_for_function(
+        "id => JSON.parse(document.getElementById('game-data').textContent).id !== id",
+        arg=first["id"],
+    )
+    second = game_json(tab)
+    assert tab.url.endswith(f"/sota/games/{second['id']}")
+    assert second["stake"] == 7 and second["rules"] == first["rules"]
+    assert tab.evaluate("window.SotaReplay.position()") == 0  # the new game from its start
+    assert header_sweets(tab) == api_sweets(tab)
+    # The keys play the game on screen, once: P deals a third game, End shows its result.
+    tab.locator("body").press("p")
+    tab.wait_for_function(
+        "id => JSON.parse(document.getElementById('game-data').textContent).id !== id",
+        arg=second["id"],
+    )
+    tab.locator("body").press("ArrowRight")
+    assert tab.evaluate("window.SotaReplay.position()") == 1
+    tab.locator("body").press("End")
+    assert tab.is_visible("#game-result")
+    assert tab.evaluate(SAME_PAGE), "dealing again loaded a page"
+    assert header_sweets(tab) == api_sweets(tab)
+    # A named rule set on two seats is dealt again by its name.
+    tab.goto("/sota")
+    tab.check("input[name=preset][value=rauha]")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    assert game_json(tab)["rules"] == sota.SotaRules.from_preset("rauha").to_dict()
+    body = tab.get_attribute("#deal-again-form", "data-body")
+    assert body is not None and '"preset": "rauha"' in body.replace('":"', '": "')
+
+
+def test_a_game_the_api_refuses_is_refused_in_the_forms_words(tab: Any) -> None:
+    sign_up(tab, "refused")
+    tab.goto("/sota")
+    tab.select_option("#seats", "4")
+    tab.click("#custom-rules summary")
+    tab.check("input[name=rule_teams]")
+    tab.evaluate("document.getElementById('rule_lead').min = 0")  # past the field's own check
+    tab.fill("#rule_lead", "0")
+    tab.expected_refusals += [422]  # the API call; the form it falls back to goes back (303)
+    tab.click("#play")
+    tab.wait_for_selector(".flash.error")
+    message = tab.inner_text(".flash.error")
+    assert message.startswith("Winning lead must be"), message
+    assert tab.expected_refusals == []
+    assert api_sweets(tab) == 100
 
 
 #: Speeds and the shortest frame each shows (a war frame lasts longer), in ms.
@@ -134,6 +219,16 @@ def test_prisoners_of_war_is_played_in_the_page_with_four_seats(tab: Any) -> Non
     tab.fill("#stake", "1")
     tab.click("#play")
     tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    # A hand can be out before its pile ever runs dry: deal again until a move is asked for.
+    for _ in range(10):
+        if tab.locator("#move-form").count():
+            break
+        before = game_json(tab)["id"]
+        tab.click("#deal-again")
+        tab.wait_for_function(
+            "id => JSON.parse(document.getElementById('game-data').textContent).id !== id",
+            arg=before,
+        )
     assert tab.locator(".seat").count() == 4
     tab.evaluate(MARK_PAGE)
     moves = 0

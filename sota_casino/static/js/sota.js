@@ -6,6 +6,8 @@
  * The deal animation lasts at most half a frame at every speed, so each card is fully shown.
  * At the end a summary: winner, tricks, wars, the longest war and the card counts as a chart.
  * Under Prisoners of War the player's moves are sent to the JSON API from the page.
+ * A new game (from the table's form or "Deal again") is dealt through the JSON API too: the
+ * game's view then replaces the page's content in place and the address becomes the game's.
  */
 "use strict";
 
@@ -309,13 +311,9 @@
         el("p", {}, "Balance now ", el("strong", { text: String(game.balances.sweets) }), " sweets · ",
           el("a", { href: "/history/" + game.id, text: "receipt" }), " · ", el("a", { href: "/sota", text: "play again" })));
       $("game-summary").after(banner);
+      const again = $("deal-again-form");
+      if (again) again.hidden = false;
       for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = String(game.balances.sweets);
-    }
-
-    function key() {
-      const bytes = new Uint8Array(16);
-      crypto.getRandomValues(bytes);
-      return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
     }
 
     async function sendMove(event) {
@@ -401,7 +399,7 @@
     speed.addEventListener("change", pace);
     scrub.addEventListener("input", () => { pause(); go(trickEnd[Number(scrub.value)] || 0); });
 
-    document.addEventListener("keydown", (event) => {
+    onKey = (event) => {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       const tag = event.target && event.target.tagName;
       // Fields keep their own keys; a focused button keeps Space (it presses the button).
@@ -415,9 +413,19 @@
       else if ((event.key === "n" || event.key === "N") && !field) { pause(); nextWar(); }
       else if (event.key === "+" || event.key === "=") bumpSpeed(1);
       else if (event.key === "-") bumpSpeed(-1);
+      else if ((event.key === "p" || event.key === "P") && !field && again && !again.hidden) again.requestSubmit();
       else handled = false;
       if (handled) event.preventDefault();
-    });
+    };
+
+    const again = $("deal-again-form");
+    if (again) {
+      again.addEventListener("submit", (event) => {
+        event.preventDefault();
+        pause();
+        start(JSON.parse(again.dataset.body), again);
+      });
+    }
 
     build();
     pace();
@@ -432,5 +440,70 @@
     window.SotaReplay = { go, play, pause, frames: () => frames.length, position: () => position };
   }
 
+  // --- A new game in the page ----------------------------------------------------------------
+
+  let onKey = null; // the keys of the game on screen
+  let dealing = false;
+
+  /* Deal a game through the API (`body` as POST /api/v1/sota/games takes it) and show it in
+   * place. A refused game is sent again as the page's own form, whose page says why in the
+   * form's words and keeps what was typed. */
+  async function start(body, form) {
+    if (dealing) return;
+    dealing = true;
+    const buttons = Array.from(form.querySelectorAll("button[type=submit]"));
+    for (const b of buttons) b.disabled = true;
+    try {
+      const response = await fetch("/api/v1/sota/games", {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
+          "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content },
+        body: JSON.stringify(body),
+      });
+      if (!response.ok) {
+        form.submit();
+        return;
+      }
+      const game = await response.json();
+      await show(game.id);
+    } catch (failure) {
+      form.submit(); // the table could not be reached in the page: try the plain form
+    } finally {
+      dealing = false;
+      for (const b of buttons) b.disabled = false;
+    }
+  }
+
+  /* Replace the page's content with the game's view (header balances included) and replay it. */
+  async function show(id) {
+    const url = "/sota/games/" + id;
+    const response = await fetch(url, { credentials: "same-origin" });
+    if (!response.ok) {
+      window.location.assign(url);
+      return;
+    }
+    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    document.querySelector("main").replaceChildren(...page.querySelector("main").childNodes);
+    const wallet = page.querySelector("[data-testid=header-balance]");
+    const shown = document.querySelector("[data-testid=header-balance]");
+    if (wallet && shown) shown.replaceWith(wallet);
+    document.title = page.title;
+    window.history.pushState({ sotaGame: id }, "", url);
+    window.scrollTo(0, 0);
+    setup();
+    const play = $("play-pause");
+    if (play) play.focus({ preventScroll: true });
+  }
+
+  function key() {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  document.addEventListener("keydown", (event) => { if (onKey) onKey(event); });
+  // Back and forward between games shown in place: load the page the address names.
+  window.addEventListener("popstate", () => window.location.reload());
+  window.SotaGame = { start };
   document.addEventListener("DOMContentLoaded", setup);
 })();
