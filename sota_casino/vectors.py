@@ -30,6 +30,7 @@ from .core.cards import canonical_shoe
 from .core.fairness import PartialShuffle
 from .core.fairness import Seeds
 from .core.fairness import Stream
+from .core.fairness import action_document
 from .core.fairness import canonical_json
 from .core.fairness import commitment_document
 from .core.fairness import commitment_of
@@ -175,6 +176,7 @@ def documents(key: Ed25519PrivateKey) -> list[Doc]:
         payout=sota.payout(sota.SotaRules(max_tricks=3), game.winner, 3),
     )
     cases.append(_canonical_case("round (sota)", sota_doc, key))
+    cases += _signed_action_cases(rules, key)
     cases.append(
         _canonical_case(
             "checkpoint",
@@ -200,6 +202,38 @@ def documents(key: Ed25519PrivateKey) -> list[Doc]:
         )
     )
     return cases
+
+
+def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -> list[Doc]:
+    """A decision and a move as the player signs them, and a receipt holding a signed decision.
+    The test key stands for the player's key too (key id 3)."""
+    decision = action_document(
+        game=casino_war.GAME,
+        round_id=100,
+        seed_pair_id=SEED_PAIR_ID,
+        nonce=0,
+        index=0,
+        choice="war",
+    )
+    move = action_document(
+        game=sota.GAME,
+        round_id=101,
+        seed_pair_id=SEED_PAIR_ID,
+        nonce=1,
+        index=2,
+        choice=["9H", "KS"],
+    )
+    receipt = {
+        **_war_receipt(rules, 0, 500, 100, "war"),
+        "signed_actions": [
+            {"document": decision, "signature": signed(key, decision)["signature"], "key_id": 3}
+        ],
+    }
+    return [
+        _canonical_case("action (casino_war decision)", decision, key),
+        _canonical_case("action (sota move)", move, key),
+        _canonical_case("round (casino_war, signed decision)", receipt, key),
+    ]
 
 
 def war_rounds(key: Ed25519PrivateKey) -> list[Doc]:

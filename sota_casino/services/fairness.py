@@ -28,6 +28,7 @@ from ..models import SeedPair
 from ..models import SigningKey
 from ..models import User
 from . import audit
+from . import player_keys
 from . import transparency
 from .context import context_of
 from .text import storable
@@ -338,6 +339,7 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
         ),
         "rounds": [{"document": r.receipt, "signature": r.receipt_signature} for r in rounds],
         "key_changes": key_changes(session),
+        "player_keys": player_keys.registrations(session, user_id),
         **transparency.pair_anchors(session, pair, rounds),
     }
 

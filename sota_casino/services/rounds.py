@@ -44,6 +44,7 @@ from . import audit
 from . import fairness as fairness_service
 from . import idempotency
 from . import ledger
+from . import player_keys
 from . import settings as table_settings
 from .staff import require_player_role
 from .tx import in_transaction
@@ -79,6 +80,8 @@ class RoundRecord:
     payout: int | None = None
     net: int | None = None
     settled_at: datetime | None = None
+    #: The player's signed actions, beside ``actions`` (``None`` while none is signed).
+    signed_actions: list[Any] | None = None
 
     @classmethod
     def of(cls, row: Round) -> RoundRecord:
@@ -104,6 +107,7 @@ class RoundRecord:
             payout=row.payout,
             net=row.net,
             settled_at=row.settled_at,
+            signed_actions=row.signed_actions,
         )
 
     def stream(self) -> fairness.Stream:
@@ -185,6 +189,7 @@ def _own_round(
         actions=list(row.actions),
         cards=list(row.cards),
         created_at=row.created_at,
+        signed_actions=row.signed_actions,
     )
 
 
@@ -264,6 +269,7 @@ def _settle(
             stakes=round_.stakes,
             payout=payout,
             settled_at=fairness.format_time(now),
+            signed_actions=round_.signed_actions,
         ),
     )
     settled = replace(
@@ -286,6 +292,7 @@ def _settle(
             "outcome": outcome,
             "actions": settled.actions,
             "cards": settled.cards,
+            "signed_actions": settled.signed_actions,
             "settled_at": now,
             "settled_on": now.date(),
             "receipt": envelope["document"],
@@ -523,11 +530,21 @@ def place_casino_war_bet(
 
 @idempotency.idempotent("casino_war.decision")
 def decide_casino_war(
-    session: Session, user_id: int, round_id: object, choice: object, *, key: str | None = None
+    session: Session,
+    user_id: int,
+    round_id: object,
+    choice: object,
+    signature: object = None,
+    key_id: object = None,
+    *,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """Settle a tied round by surrender or war (war escrows a raise equal to the ante).
 
+    With a key registered, the decision must carry the player's ``signature`` by ``key_id``.
+
     :raises RoundSettled: if no decision is due (409).
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     :raises InsufficientFunds: if the raise is not covered (nothing changes).
     """
     round_ = _own_round(session, user_id, round_id, "casino_war")
@@ -538,12 +555,15 @@ def decide_casino_war(
             f"choice must be one of: {', '.join(casino_war.CHOICES)}", field="choice"
         )
     _lock_player(session, user_id, "casino_war")
+    signed = player_keys.signed_action(session, round_, choice, signature, key_id)
     state = _war_state(round_)
     settled = casino_war.decide(state, str(choice), _war_shoe(round_, state.rules))
     transfers = []
     if settled.raise_amount:
         transfers.append(_escrow(round_, "raise", settled.raise_amount, key))
-    events = [_event(round_, "round.decision", {"choice": choice})]
+    decision = {"choice": choice, **({"signed": signed} if signed else {})}
+    events = [_event(round_, "round.decision", decision)]
+    round_ = replace(round_, signed_actions=player_keys.with_signed(None, 0, signed))
     round_ = _settle_war(session, round_, settled, transfers, events)
     return war_view(round_, ledger.player_balances(session, user_id))
 
@@ -667,26 +687,47 @@ def play_sota(
 
 @idempotency.idempotent("sota.move")
 def sota_move(
-    session: Session, user_id: int, round_id: object, cards: object, *, key: str | None = None
+    session: Session,
+    user_id: int,
+    round_id: object,
+    cards: object,
+    signature: object = None,
+    key_id: object = None,
+    *,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """Make the player's Prisoners of War move: which won cards to lay.
 
+    With a key registered, the move must carry the player's ``signature`` by ``key_id``.
+
     :raises RoundSettled: if the game is over.
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     """
     round_ = _own_round(session, user_id, round_id, "sota")
     if round_.status == "settled":
         raise RoundSettled(f"game {round_.id} is over; no move is due")
     if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
         raise InvalidInput("cards must be a list of card codes", field="cards")
-    round_ = replace(round_, actions=[*round_.actions, list(cards)])
+    signed = player_keys.signed_action(session, round_, list(cards), signature, key_id)
+    round_ = replace(
+        round_,
+        actions=[*round_.actions, list(cards)],
+        signed_actions=player_keys.with_signed(round_.signed_actions, len(round_.actions), signed),
+    )
     result = _sota_play(round_, round_.actions)
-    events = [_event(round_, "round.move", {"cards": cards})]
+    move = {"cards": cards, **({"signed": signed} if signed else {})}
+    events = [_event(round_, "round.move", move)]
     if result.status == "settled":
         round_ = _settle_sota(session, round_, result, [], events)
     else:
         session.connection().execute(
             _UPDATE_ROUND,
-            {"round_id": round_.id, "status": "awaiting_move", "actions": round_.actions},
+            {
+                "round_id": round_.id,
+                "status": "awaiting_move",
+                "actions": round_.actions,
+                "signed_actions": round_.signed_actions,
+            },
         )
         _wait(session, [], events)
     return sota_view(round_, ledger.player_balances(session, user_id), result)

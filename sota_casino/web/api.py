@@ -30,6 +30,7 @@ from ..services import accounts
 from ..services import audit
 from ..services import fairness
 from ..services import money
+from ..services import player_keys
 from ..services import rounds
 from ..services import stats
 from ..services import transparency
@@ -129,6 +130,34 @@ def me() -> ResponseReturnValue:
 def topup(body: s.TopupRequest) -> ResponseReturnValue:
     balances = _move_money(money.topup, body)
     return _created({"balances": balances, **balances})
+
+
+@bp.get("/me/keys")
+@api_login_required
+@operation(
+    "myKeys",
+    "Your keys for signing decisions and moves",
+    "fairness",
+    s.PlayerKeys,
+    errors=DENIED,
+)
+def my_keys() -> ResponseReturnValue:
+    return jsonify(player_keys.keys(get_session(), g.user.id))
+
+
+@bp.post("/me/keys")
+@api_login_required
+@operation(
+    "registerKey",
+    "Register an Ed25519 key that signs your decisions and moves (retires the one in use)",
+    "fairness",
+    s.PlayerKeys,
+    status=201,
+    errors=CHANGE,
+    body=s.PlayerKeyRequest,
+)
+def register_key(body: s.PlayerKeyRequest) -> ResponseReturnValue:
+    return _created(player_keys.register_key(get_session(), g.user.id, body.public_key_hex))
 
 
 @bp.get("/me/stats")

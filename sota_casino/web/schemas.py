@@ -171,7 +171,14 @@ class BetRequest(Request):
     table: Literal["casino_war"] = "casino_war"
 
 
-class DecisionRequest(Request):
+class PlayerSigned(Request):
+    """The player's signature of the action's document, required once a key is registered."""
+
+    signature: Signature | None = None
+    key_id: Id | None = None
+
+
+class DecisionRequest(PlayerSigned):
     choice: Annotated[str, OneOf(casino_war.CHOICES)]
 
 
@@ -186,10 +193,14 @@ class GameRequest(Request):
     preset: Annotated[str, WithJsonSchema({"enum": list(sota.PRESETS)})] | None = None
 
 
-class MoveRequest(Request):
+class MoveRequest(PlayerSigned):
     """Won cards to lay: face-down ones first, the face-up card last."""
 
     cards: Annotated[list[Card], Field(min_length=1, max_length=MAX_MOVE_CARDS)]
+
+
+class PlayerKeyRequest(Request):
+    public_key_hex: Annotated[Hex64, Field(description="the raw 32-byte Ed25519 public key")]
 
 
 class RoleChange(Request):
@@ -487,6 +498,28 @@ class Rotation(Answer):
     active: SeedPair
 
 
+class PlayerKey(Answer):
+    key_id: Id
+    public_key_hex: Hex64
+    registered_at: Time
+    retired_at: Time | None
+    status: Annotated[str, OneOf(("current", "retired"))]
+
+
+class PlayerKeys(Answer):
+    keys: list[PlayerKey]
+    current_key_id: Id | None
+
+
+class KeyRegistration(Answer):
+    """The audit entry that registered one of the player's keys, and once a signed checkpoint
+    covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""
+
+    entry: Open
+    anchor: Open = absent()
+    checkpoint: Open = absent()
+
+
 class AnchorOf(Answer):
     """The document an anchor ties to the log: a pair's commitment, a round's settlement, or
     the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
@@ -516,6 +549,7 @@ class Bundle(Answer):
     commitment: Signed
     reveal: Signed | None
     rounds: list[Signed]
+    player_keys: list[KeyRegistration] = absent()
     anchors: list[Anchor] = absent()
     checkpoints: Annotated[list[Checkpoint], Field(description="the anchors' checkpoints")] = (
         absent()
@@ -625,6 +659,9 @@ class RoundDocument(Answer):
     stakes: dict[str, Count]
     payout: Count
     settled_at: Time
+    signed_actions: list[Open | None] = absent(
+        "the player's signed action document for each action (null: unsigned)"
+    )
 
 
 class Receipt(Answer):

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
@@ -19,6 +20,7 @@ from web_support import PASSWORD
 from web_support import bearer
 from web_support import plant_server_seed
 
+from sota_casino.core import fairness
 from sota_casino.web.openapi import PATH_NAMES
 from sota_casino.web.openapi import openapi_document
 
@@ -261,6 +263,10 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
     played = check("get", "/me/stats", headers=auth)
     assert played["casino_war"]["rounds"] == 2 and played["sota"]["rounds"] == 2
     check("get", "/me/stats")
+    key = {"public_key_hex": fairness.public_key_hex(Ed25519PrivateKey.generate())}
+    check("post", "/me/keys", json=key, headers=auth)
+    check("post", "/me/keys", json={"public_key_hex": "no"}, headers=auth)
+    assert check("get", "/me/keys", headers=auth)["current_key_id"] is not None
     check("get", "/rounds?limit=2", headers=auth)
     check("get", "/rounds?limit=0", headers=auth)
     check("get", "/casino-war/odds?decks=2&bonus=ante")
