@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from ..core import fairness
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..models import Alert
 from ..models import AlertRule
@@ -57,20 +58,27 @@ def _now() -> datetime:
 def check_rule(kind: object, currency: object, threshold: object, period_hours: object) -> None:
     """:raises InvalidInput: naming what is not valid in a rule."""
     if kind not in KINDS:
-        raise InvalidInput(f"kind must be one of: {', '.join(KINDS)}", field="kind")
+        raise InvalidInput(
+            N_("kind must be one of: %(kinds)s"), params={"kinds": ", ".join(KINDS)}, field="kind"
+        )
     if kind != CHECK_FAILED:
         if currency not in CURRENCIES:
             raise InvalidInput(
-                f"currency must be one of: {', '.join(CURRENCIES)}", field="currency"
+                N_("currency must be one of: %(currencies)s"),
+                params={"currencies": ", ".join(CURRENCIES)},
+                field="currency",
             )
         if type(threshold) is not int or not 0 <= threshold <= MAX_THRESHOLD:
             raise InvalidInput(
-                f"threshold must be a whole number of minor units from 0 to {MAX_THRESHOLD}",
+                N_("threshold must be a whole number of minor units from 0 to %(max)s"),
+                params={"max": MAX_THRESHOLD},
                 field="threshold",
             )
     if type(period_hours) is not int or not 1 <= period_hours <= MAX_PERIOD_HOURS:
         raise InvalidInput(
-            f"period_hours must be from 1 to {MAX_PERIOD_HOURS}", field="period_hours"
+            N_("period_hours must be from 1 to %(max)s"),
+            params={"max": MAX_PERIOD_HOURS},
+            field="period_hours",
         )
 
 
@@ -116,7 +124,7 @@ def set_enabled(session: Session, actor_id: int, rule_id: int, enabled: bool) ->
     require_operator(session, actor_id)
     row = session.get(AlertRule, rule_id, with_for_update=True)
     if row is None:
-        raise NotFound(f"no alert rule {rule_id}")
+        raise NotFound(N_("no alert rule %(id)s"), params={"id": rule_id})
     row.enabled = enabled
     if enabled:
         row.scanned_at = _now()  # wins settled while it was off are not raised late
@@ -135,7 +143,7 @@ def acknowledge(session: Session, actor_id: int, alert_id: int) -> dict[str, Any
     require_operator(session, actor_id)
     row = session.get(Alert, alert_id, with_for_update=True)
     if row is None:
-        raise NotFound(f"no alert {alert_id}")
+        raise NotFound(N_("no alert %(id)s"), params={"id": alert_id})
     if row.acknowledged_at is None:
         row.acknowledged_by, row.acknowledged_at = actor_id, _now()
         audit.record(
@@ -214,7 +222,9 @@ def listing(
 ) -> dict[str, Any]:
     """A page of alerts, newest first (``open_only``: those not acknowledged)."""
     if not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+        raise InvalidInput(
+            N_("limit must be from 1 to %(max)s"), params={"max": MAX_PAGE}, field="limit"
+        )
     query = select(Alert)
     if open_only:
         query = query.where(Alert.acknowledged_at.is_(None))

@@ -17,6 +17,7 @@ from ..core.errors import Conflict
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import OwnApproval
+from ..core.marks import N_
 from ..models import Approval
 from . import audit
 from . import money
@@ -42,14 +43,19 @@ def decide(
     """
     require_operator(session, actor_id)
     if note is not None and (not isinstance(note, str) or len(note) > NOTE_MAX):
-        raise InvalidInput(f"a note is at most {NOTE_MAX} characters", field="note")
+        raise InvalidInput(
+            N_("a note is at most %(max)s characters"), params={"max": NOTE_MAX}, field="note"
+        )
     row = session.get(Approval, approval_id, with_for_update=True, populate_existing=True)
     if row is None:
-        raise NotFound(f"no proposal {approval_id}")
+        raise NotFound(N_("no proposal %(id)s"), params={"id": approval_id})
     if row.status != "pending":
-        raise Conflict(f"proposal {approval_id} was {row.status} already")
+        raise Conflict(
+            N_("proposal %(id)s was %(status)s already"),
+            params={"id": approval_id, "status": row.status},
+        )
     if row.proposed_by == actor_id:
-        raise OwnApproval("a second operator must decide a change you proposed")
+        raise OwnApproval(N_("a second operator must decide a change you proposed"))
     row.status = "approved" if approve else "rejected"
     row.decided_by, row.decided_at = actor_id, datetime.now(UTC)
     row.note = storable(note.strip(), "note") if isinstance(note, str) and note.strip() else None
@@ -92,10 +98,14 @@ def listing(
     """Return a page of proposals (``status`` ones, or all for ``None``), newest first."""
     if status is not None and status not in proposals.STATUSES:
         raise InvalidInput(
-            f"status must be one of: {', '.join(proposals.STATUSES)}", field="status"
+            N_("status must be one of: %(statuses)s"),
+            params={"statuses": ", ".join(proposals.STATUSES)},
+            field="status",
         )
     if not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+        raise InvalidInput(
+            N_("limit must be from 1 to %(max)s"), params={"max": MAX_PAGE}, field="limit"
+        )
     query = select(Approval)
     if status is not None:
         query = query.where(Approval.status == status)
@@ -113,7 +123,7 @@ def listing(
 def one(session: Session, approval_id: int) -> dict[str, Any]:
     row = session.get(Approval, approval_id)
     if row is None:
-        raise NotFound(f"no proposal {approval_id}")
+        raise NotFound(N_("no proposal %(id)s"), params={"id": approval_id})
     return proposals.as_dict(session, row)
 
 

@@ -15,6 +15,7 @@ from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import TopupNotAllowed
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..models import Transfer
 from ..models import User
@@ -204,8 +205,11 @@ def _adjust(
     if needs_approval(session, currency, amount):
         above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
         raise ApprovalRequired(
-            f"an adjustment of more than {above} {currency} (minor units) needs a second "
-            "operator's approval: propose it"
+            N_(
+                "an adjustment of more than %(above)s %(currency)s (minor units) needs a second "
+                "operator's approval: propose it"
+            ),
+            params={"above": above, "currency": currency},
         )
     return apply_adjustment(session, actor_id, user_id, currency, amount, reason)
 

@@ -26,6 +26,7 @@ from ..core.errors import NotFound
 from ..core.errors import NotYetAnchored
 from ..core.errors import SignatureInvalid
 from ..core.errors import SignatureRequired
+from ..core.marks import N_
 from ..models import AuditEntry
 from ..models import PlayerKey
 from ..models import User
@@ -71,7 +72,7 @@ def _view(keys: list[PlayerKey]) -> dict[str, Any]:
 def _checked_public_key(public_key_hex: object) -> str:
     if not fairness.is_hex64(public_key_hex):
         raise InvalidInput(
-            "public_key_hex must be the raw Ed25519 public key: 64 lower-case hex digits",
+            N_("public_key_hex must be the raw Ed25519 public key: 64 lower-case hex digits"),
             field="public_key_hex",
         )
     assert isinstance(public_key_hex, str)
@@ -79,7 +80,9 @@ def _checked_public_key(public_key_hex: object) -> str:
         Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key_hex))
     except ValueError as exc:
         raise InvalidInput(
-            f"public_key_hex is not an Ed25519 public key: {exc}", field="public_key_hex"
+            N_("public_key_hex is not an Ed25519 public key: %(reason)s"),
+            params={"reason": str(exc)},
+            field="public_key_hex",
         ) from None
     return public_key_hex
 
@@ -94,7 +97,7 @@ def register_key(session: Session, user_id: int, public_key_hex: object) -> dict
     public_hex = _checked_public_key(public_key_hex)
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound("no such user")
+        raise NotFound(N_("no such user"))
     require_player(user)
     # The player's row: orders this registration against the player's decisions.
     seed_pairs.lock_seed_pairs(session, user_id)
@@ -102,7 +105,7 @@ def register_key(session: Session, user_id: int, public_key_hex: object) -> dict
     if keys and keys[-1].public_key_hex == public_hex:
         return _view(keys)
     if session.scalar(select(PlayerKey.id).where(PlayerKey.public_key_hex == public_hex)):
-        raise Conflict("this key was registered before; make a new key to replace a lost one")
+        raise Conflict(N_("this key was registered before; make a new key to replace a lost one"))
     now = datetime.now(UTC)
     key = PlayerKey(user_id=user_id, public_key_hex=public_hex, created_at=now)
     session.add(key)
@@ -201,18 +204,25 @@ def signed_action(
         if current is None:
             return None
         raise SignatureRequired(
-            f"you registered key {current.id}: sign this action with it "
-            "(signature and key_id; docs/fairness.md shows the document)",
+            N_(
+                "you registered key %(key)s: sign this action with it "
+                "(signature and key_id; docs/fairness.md shows the document)"
+            ),
+            params={"key": current.id},
             field="signature",
         )
     if current is None:
         raise SignatureInvalid(
-            "you have no registered key: register one (POST /api/v1/me/keys) or send no signature",
+            N_(
+                "you have no registered key: register one (POST /api/v1/me/keys) "
+                "or send no signature"
+            ),
             field="key_id",
         )
     if key_id != current.id:
         raise SignatureInvalid(
-            f"key_id must be your registered key {current.id}, not {json.dumps(key_id)}",
+            N_("key_id must be your registered key %(key)s, not %(given)s"),
+            params={"key": current.id, "given": json.dumps(key_id)},
             field="key_id",
         )
     document = fairness.action_document(
@@ -227,8 +237,8 @@ def signed_action(
         current.public_key_hex, document, signature
     ):
         raise SignatureInvalid(
-            f"the signature is not key {current.id}'s over this action's document "
-            f"{fairness.canonical_json(document).decode()}",
+            N_("the signature is not key %(key)s's over this action's document %(document)s"),
+            params={"key": current.id, "document": fairness.canonical_json(document).decode()},
             field="signature",
         )
     return {"document": document, "signature": signature, "key_id": current.id}

@@ -16,6 +16,7 @@ from ..core.errors import ApprovalRequired
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import NotFound
+from ..core.marks import N_
 from ..models import TableSetting
 from . import audit
 from . import proposals
@@ -156,7 +157,7 @@ def update_table(session: Session, actor_id: int, name: str, changes: object) ->
     """
     changes = _checked_change(session, actor_id, name, changes)
     if needs_approval(session):
-        raise ApprovalRequired("a table change needs a second operator's approval: propose it")
+        raise ApprovalRequired(N_("a table change needs a second operator's approval: propose it"))
     return apply_table_change(session, actor_id, name, changes)
 
 

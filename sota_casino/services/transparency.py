@@ -27,6 +27,7 @@ from ..core import audit_chain
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import NotYetAnchored
+from ..core.marks import N_
 from ..models import AuditEntry
 from ..models import Round
 from ..models import SeedPair
@@ -83,7 +84,7 @@ def latest(session: Session) -> dict[str, Any]:
     """
     signed = audit.latest_checkpoint(session)
     if signed is None:
-        raise NotFound("no checkpoint has been signed yet")
+        raise NotFound(N_("no checkpoint has been signed yet"))
     return public_checkpoint(session, signed)
 
 
@@ -102,7 +103,7 @@ def checkpoint(session: Session, size: int) -> dict[str, Any]:
     """
     signed = audit.checkpoint_at(session, size)
     if signed is None:
-        raise NotFound(f"no checkpoint was signed over {size} entries")
+        raise NotFound(N_("no checkpoint was signed over %(size)s entries"), params={"size": size})
     return public_checkpoint(session, signed)
 
 
@@ -117,9 +118,12 @@ def consistency(session: Session, old_size: int, new_size: int) -> dict[str, Any
     """
     for name, size in (("old_size", old_size), ("new_size", new_size)):
         if audit.checkpoint_at(session, size) is None:
-            raise NotFound(f"no checkpoint was signed over {size} entries ({name})")
+            raise NotFound(
+                N_("no checkpoint was signed over %(size)s entries (%(name)s)"),
+                params={"size": size, "name": name},
+            )
     if old_size > new_size:
-        raise InvalidInput("old_size must not exceed new_size", field="old_size")
+        raise InvalidInput(N_("old_size must not exceed new_size"), field="old_size")
     return audit.consistency_between(session, old_size, new_size)
 
 
@@ -235,7 +239,7 @@ def round_proof(session: Session, user_id: int, round_id: int) -> dict[str, Any]
     """
     round_ = session.get(Round, round_id)
     if round_ is None or round_.user_id != user_id or round_.status != "settled":
-        raise NotFound(f"no settled round {round_id} of yours")
+        raise NotFound(N_("no settled round %(round)s of yours"), params={"round": round_id})
     wanted = [_commitment_wanted(round_.seed_pair_id), *_round_wanted(round_)]
     found, pending, signed = _anchor_set(session, wanted)
     if pending:

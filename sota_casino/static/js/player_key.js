@@ -19,7 +19,7 @@
 
   function openDb() {
     return new Promise((resolve, reject) => {
-      if (!window.indexedDB) { reject(new Error("this browser keeps no IndexedDB")); return; }
+      if (!window.indexedDB) { reject(new Error(gettext("this browser keeps no IndexedDB"))); return; }
       const request = window.indexedDB.open(DB_NAME, 1);
       request.onupgradeneeded = () => request.result.createObjectStore(STORE);
       request.onsuccess = () => resolve(request.result);
@@ -65,7 +65,7 @@
     });
     const data = await response.json().catch(() => null);
     if (!response.ok) {
-      throw new Error(data && data.error ? data.error.message : "the casino answered " + response.status);
+      throw new Error(data && data.error ? data.error.message : gettext("the casino answered %(status)s", { status: response.status }));
     }
     return data;
   }
@@ -87,7 +87,7 @@
 
   /* Make a new key in this browser and register it (retiring the one in use, if any). */
   async function register() {
-    if (!(await supported())) throw new Error("this browser cannot make Ed25519 keys");
+    if (!(await supported())) throw new Error(gettext("this browser cannot make Ed25519 keys"));
     const pair = await subtle.generateKey({ name: "Ed25519" }, false, ["sign", "verify"]);
     const publicHex = hex(await subtle.exportKey("raw", pair.publicKey));
     await inStore("readwrite", (store) => store.put(pair, publicHex));
@@ -102,8 +102,8 @@
     if (!now.current) return {};
     const pair = await inStore("readonly", (store) => store.get(now.current.public_key_hex));
     if (!pair) {
-      throw new Error("Your decisions must be signed with key " + now.current.key_id
-        + ", which this browser does not hold. Make a new key on the fairness page to go on here.");
+      throw new Error(gettext("Your decisions must be signed with key %(key)s, which this browser does not hold. Make a new key on the fairness page to go on here.",
+        { key: now.current.key_id }));
     }
     const actionDocument = {
       type: "action", v: 1, game: action.game, round_id: action.round_id,
@@ -128,40 +128,42 @@
     try {
       now = await status();
     } catch (error) {
-      text(line, "Your keys could not be read: " + error.message);
+      text(line, gettext("Your keys could not be read: %(reason)s", { reason: error.message }));
       return;
     }
     panel.dataset.keyId = now.current ? String(now.current.key_id) : "";
     panel.dataset.held = String(now.held);
     if (!can) {
       text(line, now.current
-        ? "This browser cannot sign with Ed25519 (WebCrypto), but your decisions must be signed with key "
-          + now.current.key_id + ": play from a browser that holds it, or from one that can make a new key."
-        : "This browser cannot make Ed25519 keys (WebCrypto), so your decisions are sent unsigned.");
+        ? gettext("This browser cannot sign with Ed25519 (WebCrypto), but your decisions must be signed with key %(key)s: play from a browser that holds it, or from one that can make a new key.",
+          { key: now.current.key_id })
+        : gettext("This browser cannot make Ed25519 keys (WebCrypto), so your decisions are sent unsigned."));
       button.hidden = true;
       return;
     }
     if (!now.current) {
-      text(line, "Your decisions are not signed. Make a key in this browser to sign every decision and move,"
-        + " so that no receipt can show a choice you did not make.");
-      button.textContent = "Make a signing key";
+      text(line, gettext("Your decisions are not signed. Make a key in this browser to sign every decision and move, so that no receipt can show a choice you did not make."));
+      button.textContent = gettext("Make a signing key");
     } else if (now.held) {
-      text(line, "This browser signs your decisions and moves with key " + now.current.key_id + " ("
-        + now.current.public_key_hex.slice(0, 16) + "…), registered " + now.current.registered_at + ".");
-      button.textContent = "Replace the key";
+      text(line, gettext("This browser signs your decisions and moves with key %(key)s (%(fingerprint)s…), registered %(time)s.", {
+        key: now.current.key_id, fingerprint: now.current.public_key_hex.slice(0, 16), time: now.current.registered_at,
+      }));
+      button.textContent = gettext("Replace the key");
     } else {
-      text(line, "Your decisions must be signed with key " + now.current.key_id
-        + ", which this browser does not hold. Make a new key here to replace it (the old one stays listed,"
-        + " so what it signed stays checkable).");
-      button.textContent = "Make a new key";
+      text(line, gettext("Your decisions must be signed with key %(key)s, which this browser does not hold. Make a new key here to replace it (the old one stays listed, so what it signed stays checkable).",
+        { key: now.current.key_id }));
+      button.textContent = gettext("Make a new key");
     }
     button.hidden = panel.hasAttribute("data-offer-only") && Boolean(now.current && now.held);
     const list = panel.querySelector("[data-player-key-list]");
     if (list) {
       list.replaceChildren(...now.keys.map((k) => {
         const item = document.createElement("li");
-        item.textContent = "Key " + k.key_id + ": " + k.public_key_hex.slice(0, 16) + "… " + k.status
-          + (k.retired_at ? " since " + k.retired_at : "") + (now.current && k.key_id === now.current.key_id && now.held ? " (this browser)" : "");
+        const fields = { key: k.key_id, fingerprint: k.public_key_hex.slice(0, 16), time: k.retired_at };
+        item.textContent = (k.retired_at
+          ? gettext("Key %(key)s: %(fingerprint)s… retired since %(time)s", fields)
+          : gettext("Key %(key)s: %(fingerprint)s… current", fields))
+          + (now.current && k.key_id === now.current.key_id && now.held ? gettext(" (this browser)") : "");
         return item;
       }));
     }
@@ -175,7 +177,7 @@
         try {
           await register();
         } catch (error) {
-          text(panel.querySelector("[data-player-key-status]"), "The key was not registered: " + error.message);
+          text(panel.querySelector("[data-player-key-status]"), gettext("The key was not registered: %(reason)s", { reason: error.message }));
           button.disabled = false;
           return;
         }

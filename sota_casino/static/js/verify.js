@@ -219,7 +219,7 @@
     const list = Array.isArray(bundle.player_keys) ? bundle.player_keys : [];
     for (const [i, item] of list.entries()) {
       const entry = item && item.entry;
-      const where = "key registration #" + (i + 1);
+      const where = i + 1;
       try {
         const fields = {};
         for (const name of ENTRY_FIELDS) fields[name] = entry[name];
@@ -229,17 +229,19 @@
         joined.set(prev);
         joined.set(body, prev.length);
         if (await sha256Hex(joined) !== entry.hash) {
-          problems.push(where + " (entry " + entry.seq + ") does not hash to the hash it shows: it was altered");
+          problems.push(gettext("key registration #%(n)s (entry %(seq)s) does not hash to the hash it shows: it was altered",
+            { n: where, seq: entry.seq }));
           continue;
         }
         const data = entry.data;
         if (entry.action !== "player_key.registered" || data.user_id !== userId || !Number.isInteger(data.key_id)) {
-          problems.push(where + " (entry " + entry.seq + ") is not a key registration of this player");
+          problems.push(gettext("key registration #%(n)s (entry %(seq)s) is not a key registration of this player",
+            { n: where, seq: entry.seq }));
           continue;
         }
         accepted.push({ keyId: data.key_id, at: entry.time, seq: entry.seq, key: await ed25519Key(data.public_key_hex) });
       } catch (error) {
-        problems.push(where + " is not an audit entry");
+        problems.push(gettext("key registration #%(n)s is not an audit entry", { n: where }));
       }
     }
     accepted.sort((a, b) => a.seq - b.seq);
@@ -254,38 +256,42 @@
     const actions = Array.isArray(doc.actions) ? doc.actions : [];
     if (!actions.length) return [];
     const signed = doc.signed_actions === undefined ? actions.map(() => null) : doc.signed_actions;
-    if (!Array.isArray(signed) || signed.length !== actions.length) return ["signed_actions does not match the actions"];
+    if (!Array.isArray(signed) || signed.length !== actions.length) return [gettext("signed_actions does not match the actions")];
     const problems = [];
     for (const [index, entry] of signed.entries()) {
       if (entry === null) {
-        if (index && signed[index - 1] !== null) problems.push("action " + index + " is unsigned after a signed one");
+        if (index && signed[index - 1] !== null) problems.push(gettext("action %(index)s is unsigned after a signed one", { index }));
         continue;
       }
       const expected = { type: "action", v: 1, game: doc.game, round_id: doc.round_id, seed_pair_id: doc.seed_pair_id,
         nonce: doc.nonce, index, choice: actions[index] };
       if (!entry || canonicalJson(entry.document) !== canonicalJson(expected)) {
-        problems.push("action " + index + ": the player signed choice "
-          + JSON.stringify(entry && entry.document ? entry.document.choice : null)
-          + ", but the receipt's choice is " + JSON.stringify(actions[index]));
+        problems.push(gettext("action %(index)s: the player signed choice %(signed)s, but the receipt's choice is %(choice)s", {
+          index,
+          signed: JSON.stringify(entry && entry.document ? entry.document.choice : null),
+          choice: JSON.stringify(actions[index]),
+        }));
       }
       const key = keys.find((k) => k.keyId === entry.key_id);
       if (!key) {
-        problems.push("action " + index + " is signed by key " + JSON.stringify(entry.key_id)
-          + ", which no registration of this player in the log names");
+        problems.push(gettext("action %(index)s is signed by key %(key)s, which no registration of this player in the log names",
+          { index, key: JSON.stringify(entry.key_id) }));
       } else if (!(await signatureValid(key.key, entry))) {
-        problems.push("action " + index + ": the signature is not valid for the player's key " + key.keyId);
+        problems.push(gettext("action %(index)s: the signature is not valid for the player's key %(key)s", { index, key: key.keyId }));
       } else if (key.at >= doc.settled_at) {
-        problems.push("action " + index + " is signed by key " + key.keyId + ", registered after the round settled");
+        problems.push(gettext("action %(index)s is signed by key %(key)s, registered after the round settled", { index, key: key.keyId }));
       }
     }
     const before = keys.filter((k) => k.at < doc.settled_at);
     const inUse = before.length ? before[before.length - 1] : null;
     const last = signed[signed.length - 1];
     if (inUse && last === null) {
-      problems.push("the " + (doc.game === "casino_war" ? "decision" : "last move") + " is unsigned, but the player's key "
-        + inUse.keyId + " was registered before the round settled: the player did not make it");
+      problems.push(doc.game === "casino_war"
+        ? gettext("the decision is unsigned, but the player's key %(key)s was registered before the round settled: the player did not make it", { key: inUse.keyId })
+        : gettext("the last move is unsigned, but the player's key %(key)s was registered before the round settled: the player did not make it", { key: inUse.keyId }));
     } else if (inUse && last && keys.some((k) => k.keyId === last.key_id) && last.key_id !== inUse.keyId) {
-      problems.push("the settling action is signed by key " + last.key_id + ", which the player had replaced by key " + inUse.keyId);
+      problems.push(gettext("the settling action is signed by key %(key)s, which the player had replaced by key %(current)s",
+        { key: last.key_id, current: inUse.keyId }));
     }
     return problems;
   }
@@ -482,8 +488,8 @@
 
   function playerSentence(report) {
     const n = report.rounds.reduce((sum, row) => sum + (row.signedActions || 0), 0);
-    return n ? " " + n + (n === 1 ? " decision or move carries" : " decisions and moves carry")
-      + " your own signature, checked against your key as the log registered it." : "";
+    return n ? " " + ngettext("%(num)s decision or move carries your own signature, checked against your key as the log registered it.",
+      "%(num)s decisions and moves carry your own signature, checked against your key as the log registered it.", n) : "";
   }
 
   function mark(ok) {
