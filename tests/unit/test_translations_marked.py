@@ -1,5 +1,6 @@
 """Every text a player reads is marked for translation: the templates' words outside
-``{% trans %}`` and ``_()``, and the scripts' prose outside ``gettext()``/``ngettext()``.
+``{% trans %}`` and ``_()``, the scripts' prose outside ``gettext()``/``ngettext()``, and the
+refusals of the services that reach the pages outside ``N_()``.
 
 What may stay as written: the game names (the seeds' own), the brand, and symbols. Code-like
 strings (selectors, keys, URLs, CSS classes) are not prose and are left alone.
@@ -7,6 +8,7 @@ strings (selectors, keys, URLs, CSS classes) are not prose and are left alone.
 
 from __future__ import annotations
 
+import ast
 import re
 import warnings
 from html.parser import HTMLParser
@@ -219,3 +221,40 @@ LANGUAGE_FREE = frozenset({"sota_engine.js"})
 )
 def test_every_prose_string_of_a_script_is_marked(script: str) -> None:
     assert unmarked_script_text(SCRIPTS / script) == []
+
+
+# --- the services' refusals ---------------------------------------------------------------------
+
+#: Services whose refusals reach the pages and the API in the reader's language; each message is
+#: marked with ``N_`` where it is raised, its values given as ``params`` (an f-string has no id).
+MARKED_SERVICES = ("player_keys", "transparency", "approvals", "proposals", "alerts")
+
+
+def unmarked_refusals(source: str) -> list[str]:
+    """Return the messages raised as plain or formatted strings rather than ``N_("...")``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
+            continue
+        message = node.exc.args[0] if node.exc.args else None
+        if isinstance(message, ast.JoinedStr) or (
+            isinstance(message, ast.Constant) and isinstance(message.value, str)
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(message)}")
+    return found
+
+
+def test_the_check_finds_unmarked_refusals() -> None:
+    source = (
+        'raise NotFound(N_("no alert %(id)s"), params={"id": 1})\n'
+        'raise NotFound(f"no alert {alert_id}")\n'
+        'raise Conflict("taken")\n'
+        "raise ValueError\n"
+    )
+    assert unmarked_refusals(source) == ["line 2: f'no alert {alert_id}'", "line 3: 'taken'"]
+
+
+@pytest.mark.parametrize("service", MARKED_SERVICES)
+def test_every_refusal_of_a_service_is_marked(service: str) -> None:
+    source = (PACKAGE / "services" / f"{service}.py").read_text()
+    assert unmarked_refusals(source) == []
