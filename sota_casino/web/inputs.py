@@ -118,16 +118,16 @@ def parse_body(model: type[M]) -> M:
 
 
 def parse_query(model: type[M]) -> M:
-    """Return the query string read as ``model`` (an empty value counts as absent).
+    """Return the query string read as ``model``.
 
     Whole numbers written as digits are numbers, everything else text, and the model is
-    strict: ``1.0`` or ``1e3`` is no integer here either.
+    strict: ``1.0`` or ``1e3`` is no integer here either. An empty value (``decks=``) is the
+    empty text, as the document reads it: no number, no option, so a 422, not the default.
     """
     given: dict[str, object] = {}
     for name, value in request.args.items():
-        if value != "":
-            storable(value, name)
-            given[name] = int(value) if _WHOLE.fullmatch(value) else value
+        storable(value, name)
+        given[name] = int(value) if _WHOLE.fullmatch(value) else value
     return _validated(model, given)
 
 

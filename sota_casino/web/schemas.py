@@ -265,7 +265,10 @@ class RoundsQuery(Query):
 AuditFilter = Annotated[Text, Field(max_length=AUDIT_FILTER_MAX)] | None
 #: Checked by the audit service: ISO 8601, UTC if no zone is given.
 TimeFilter = (
-    Annotated[Text, Field(max_length=AUDIT_FILTER_MAX, json_schema_extra={"format": "date-time"})]
+    Annotated[
+        Text,
+        Field(min_length=1, max_length=AUDIT_FILTER_MAX, json_schema_extra={"format": "date-time"}),
+    ]
     | None
 )
 

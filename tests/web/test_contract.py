@@ -144,11 +144,10 @@ class Contract:
         for param in op["parameters"]:
             schema = resolve(self.document, param["schema"])
             validator = StrictValidator({**self.document, **schema}, format_checker=FORMATS)
-            for value in (*allowed_values(schema), *refused_values(schema)):
+            # an empty value is a value too: "" is no number, no option, no date
+            for value in (*allowed_values(schema), *refused_values(schema), ""):
                 if isinstance(value, (list, dict)) or value is None:
                     continue  # a query string holds text only
-                if isinstance(value, str) and not value.isprintable():
-                    continue  # a URL cannot carry NUL
                 text = json.dumps(value) if isinstance(value, bool) else str(value)
                 # the value as the service reads it: digits are numbers, the rest text
                 typed = int(text) if text.lstrip("-").isdigit() else text
