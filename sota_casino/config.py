@@ -24,6 +24,11 @@ INT_SETTINGS: dict[str, int] = {
     "SIGNUP_WINDOW_SECONDS": 3600,
     "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
     "CHECK_INTERVAL_SECONDS": 30,  # the standing audit and ledger checks run this often (0: off)
+    # Four eyes: an adjustment of more than this (minor units) waits for a second operator's
+    # approval (0: none does); table changes wait for one unless FOUR_EYES_TABLES is 0.
+    "FOUR_EYES_ABOVE_CHIPS": 100_000,  # 1,000 chips
+    "FOUR_EYES_ABOVE_SWEETS": 1_000,
+    "FOUR_EYES_TABLES": 1,
     "PORT": 5000,  # where `python app.py` serves
     "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto (throttling)
 }

@@ -105,10 +105,6 @@ def new_session() -> Session:
     return cast(Session, current_app.extensions["sota_casino.sessionmaker"]())
 
 
-def get_engine() -> Engine:
-    return cast(Engine, current_app.extensions["sota_casino.engine"])
-
-
 def get_session() -> Session:
     """Return this request's session, opening it on first use."""
     if "db_session" not in g:

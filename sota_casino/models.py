@@ -48,6 +48,8 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     #: The language the player chose ("fi", "nb", "pt", "en"); None: the browser's.
     locale: Mapped[str | None] = mapped_column(String(8))
+    #: The IANA zone an operator reads times in (UTC is shown beside them); None: UTC.
+    time_zone: Mapped[str | None] = mapped_column(String(64))
 
 
 class UserSession(Base):
@@ -312,3 +314,54 @@ class CheckRun(Base):
     progress_total: Mapped[int | None] = mapped_column(BigInteger)
     lease_owner: Mapped[str | None] = mapped_column(String(64))
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class AlertRule(Base):
+    """A condition an operator asked to be told about: a large win, adjustments above a
+    threshold over a period (per player or per operator), or a failed standing check."""
+
+    __tablename__ = "alert_rules"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    currency: Mapped[str | None] = mapped_column(String(8))  # None for a failed check
+    threshold: Mapped[int] = mapped_column(BigInteger, default=0)  # minor units
+    period_hours: Mapped[int] = mapped_column(Integer, default=24)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    scanned_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # large wins read up to
+
+
+class Alert(Base):
+    """One time a rule's condition held: shown on the console until someone acknowledges it."""
+
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    rule_id: Mapped[int] = mapped_column(ForeignKey("alert_rules.id"), index=True)
+    subject: Mapped[str | None] = mapped_column(String(64))
+    message: Mapped[str] = mapped_column(Text)
+    data: Mapped[Any] = mapped_column(JSON)
+    audit_seq: Mapped[int | None] = mapped_column(BigInteger)
+    raised_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    acknowledged_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    acknowledged_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class Approval(Base):
+    """A change one operator proposed that applies only when a second, different operator
+    approves it (four eyes): a large adjustment or a table change."""
+
+    __tablename__ = "approvals"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # adjustment | table
+    subject: Mapped[str] = mapped_column(String(64))  # user:7, table:casino_war
+    change: Mapped[Any] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16), default="pending", index=True)
+    proposed_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    proposed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    decided_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    note: Mapped[str | None] = mapped_column(Text)

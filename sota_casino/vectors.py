@@ -269,8 +269,10 @@ def _variants() -> Iterator[tuple[str, Doc, Callable[[sota.GameResult], bool]]]:
     yield "auto_war_twos", {"auto_war_twos": True}, anything
     yield "underdog", {"underdog": True}, anything
     yield "prisoners_of_war", {"prisoners_of_war": True}, lambda game: True
-    yield "teams (the player's team wins: even money)", {"seats": 4, "teams": True}, (
-        lambda game: game.winner == sota.TEAM_0
+    yield (
+        "teams (the player's team wins: even money)",
+        {"seats": 4, "teams": True},
+        (lambda game: game.winner == sota.TEAM_0),
     )
 
 

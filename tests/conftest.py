@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from app_support import app_config
 from flask import Flask
 from sqlalchemy.orm import Session
 
@@ -24,19 +24,6 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
 TEST_PASSWORD = "correct horse battery"
-
-
-def app_config(url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
-    """Settings for a test app on ``url`` with its own signing key."""
-    return {
-        "TESTING": True,
-        "DATABASE_URL": url,
-        "SECRET_KEY": "test-secret-key",
-        "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
-        "CHECKPOINT_EVERY": 0,
-        "CHECK_INTERVAL_SECONDS": 0,  # tests run the standing checks' steps themselves
-        **overrides,
-    }
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,12 @@ The JSON Lines export, shared by the service and the offline verifier, has one l
 ``{"kind": "entry", "seq", "time", "actor", "action", "subject", "data", "prev_hash", "hash"}``
 and then one line per checkpoint ``{"kind": "checkpoint", "document", "signature"}``, in the
 order they were signed.
+
+An export of a range of entries (seq ``a..b``) stands on its own: after its entries and the
+checkpoint that covers them it carries ``{"kind": "proof", "seq", "size", "proof"}``, the RFC
+6962 inclusion proof of its last covered entry in that checkpoint. Each entry's hash commits
+to the one before it, so a proven last entry vouches for the whole chain back to ``a``
+(:func:`verify_range_checkpoints`).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ LINK_KEYS: Final = ("prev_hash", "hash")
 CHECKPOINT_TYPE: Final = "checkpoint"
 ENTRY_KIND: Final = "entry"
 CHECKPOINT_KIND: Final = "checkpoint"
+PROOF_KIND: Final = "proof"
 
 _HASH_HEX = re.compile(r"[0-9a-f]{64}")
 _JSON_WHITESPACE: Final = " \t\r\n"
@@ -323,6 +330,77 @@ def verify_checkpoints(
     return CheckpointReport(len(checkpoints), tuple(problems))
 
 
+def verify_range_checkpoints(
+    entries: Sequence[Mapping[str, Any]],
+    checkpoints: Sequence[Mapping[str, Any]],
+    proofs: Sequence[Mapping[str, Any]],
+    public_key_hex: str | Sequence[str],
+) -> tuple[CheckpointReport, int]:
+    """Check the checkpoints of a range export: each signed, each tied to the range's entries
+    by an inclusion proof of one of them; return the report and the last seq so covered.
+
+    A checkpoint over fewer entries than the range starts at proves nothing about it and is
+    not needed; one with no proof, or a proof that does not lead to its root, fails.
+
+    :param entries: the range's entries, already checked by :func:`verify_chain`.
+    """
+    keys = (public_key_hex,) if isinstance(public_key_hex, str) else tuple(public_key_hex)
+    by_seq = {e.get("seq"): e for e in entries if isinstance(e, Mapping)}
+    problems: list[CheckpointProblem] = []
+    covered = 0
+    for index, envelope in enumerate(checkpoints):
+        shape = checkpoint_shape_problem(envelope)
+        if shape is not None:
+            problems.append(
+                CheckpointProblem(index, None, "format", f"checkpoint {index + 1} {shape}")
+            )
+            continue
+        doc, size = dict(envelope["document"]), envelope["document"]["size"]
+        label = _label(index, size)
+        if not any(verify_signature(key, doc, envelope["signature"]) for key in keys):
+            problems.append(
+                CheckpointProblem(
+                    index, size, "signature", f"{label}: the signature is not valid for this key"
+                )
+            )
+            continue
+        proven = _proven_seq(doc, proofs, by_seq)
+        if proven is None:
+            problems.append(
+                CheckpointProblem(
+                    index,
+                    size,
+                    "root",
+                    f"{label}: no inclusion proof leads from an entry of the range to its root: "
+                    "entries it covers were changed, removed or added",
+                )
+            )
+            continue
+        covered = max(covered, proven)
+    return CheckpointReport(len(checkpoints), tuple(problems)), covered
+
+
+def _proven_seq(
+    doc: Mapping[str, Any],
+    proofs: Sequence[Mapping[str, Any]],
+    by_seq: Mapping[Any, Mapping[str, Any]],
+) -> int | None:
+    """The seq of a range entry proven into checkpoint ``doc`` (its root), or ``None``."""
+    root = bytes.fromhex(doc["root"])
+    for proof in proofs:
+        seq, path = proof.get("seq"), proof.get("proof")
+        entry = by_seq.get(seq)
+        if proof.get("size") != doc["size"] or entry is None or not isinstance(path, list):
+            continue
+        if not (_is_hash_hex(entry.get("hash")) and all(_is_hash_hex(p) for p in path)):
+            continue
+        nodes = [bytes.fromhex(p) for p in path]
+        assert isinstance(seq, int)
+        if merkle.verify_inclusion(seq - 1, doc["size"], bytes.fromhex(entry["hash"]), nodes, root):
+            return seq
+    return None
+
+
 def _root_problems(
     index: int, doc: Mapping[str, Any], tree: merkle.MerkleTree, entry_count: int
 ) -> list[CheckpointProblem]:
@@ -498,12 +576,16 @@ def open_checkpoint_note(note: str, public_key_hex: str, key_name: str) -> tuple
 
 
 def export_lines(
-    entries: Iterable[Mapping[str, Any]], checkpoints: Iterable[Mapping[str, Any]]
+    entries: Iterable[Mapping[str, Any]],
+    checkpoints: Iterable[Mapping[str, Any]],
+    proofs: Iterable[Mapping[str, Any]] = (),
 ) -> Iterator[str]:
-    """Yield the export, one JSON line (ending in ``"\\n"``) per entry then per checkpoint.
+    """Yield the export, one JSON line (ending in ``"\\n"``) per entry, per checkpoint, then
+    per inclusion proof (a range export's).
 
     :param entries: stored entries with their six fields, ``prev_hash`` and ``hash``.
     :param checkpoints: ``SIGNED`` checkpoints ``{"document", "signature"}``, oldest first.
+    :param proofs: ``{"seq", "size", "proof"}``: entry ``seq`` in the checkpoint of ``size``.
     """
     for entry in entries:
         row = {"kind": ENTRY_KIND, **{key: entry[key] for key in (*ENTRY_KEYS, *LINK_KEYS)}}
@@ -515,6 +597,15 @@ def export_lines(
             "signature": checkpoint["signature"],
         }
         yield _json_line(row)
+    for proof in proofs:
+        yield _json_line(
+            {
+                "kind": PROOF_KIND,
+                "seq": proof["seq"],
+                "size": proof["size"],
+                "proof": proof["proof"],
+            }
+        )
 
 
 def _json_line(row: Mapping[str, Any]) -> str:
@@ -531,6 +622,13 @@ class AuditExport:
 
     entries: tuple[dict[str, Any], ...]
     checkpoints: tuple[dict[str, Any], ...]
+    proofs: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def is_range(self) -> bool:
+        """Whether this is the export of a range (it carries proofs or starts after entry 1)."""
+        first = self.entries[0].get("seq") if self.entries else 1
+        return bool(self.proofs) or first != 1
 
 
 def parse_export_text(text: str) -> AuditExport:
@@ -555,6 +653,7 @@ def parse_export(lines: Iterable[str]) -> AuditExport:
     """
     entries: list[dict[str, Any]] = []
     checkpoints: list[dict[str, Any]] = []
+    proofs: list[dict[str, Any]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip(_JSON_WHITESPACE):
             continue
@@ -569,8 +668,11 @@ def parse_export(lines: Iterable[str]) -> AuditExport:
             entries.append(row)
         elif kind == CHECKPOINT_KIND:
             checkpoints.append(row)
+        elif kind == PROOF_KIND:
+            proofs.append(row)
         else:
             raise ExportFormatError(
-                f'line {number}: kind must be "{ENTRY_KIND}" or "{CHECKPOINT_KIND}", got {kind!r}'
+                f'line {number}: kind must be "{ENTRY_KIND}", "{CHECKPOINT_KIND}" or '
+                f'"{PROOF_KIND}", got {kind!r}'
             )
-    return AuditExport(tuple(entries), tuple(checkpoints))
+    return AuditExport(tuple(entries), tuple(checkpoints), tuple(proofs))

@@ -1,4 +1,4 @@
-"""Casino War (docs/rules.md §1) as a pure state machine over a card stream.
+"""Casino War (as /rules/casino-war tells it) as a pure state machine over a card stream.
 
 ``deal`` opens a round: it is settled at once, or waits for the player's decision on a tie;
 ``decide`` settles it by surrender or war. Card positions never depend on the bet or the
@@ -56,7 +56,7 @@ def _int_option(name: str, value: object) -> int:
 
 @dataclass(frozen=True, slots=True)
 class TableRules:
-    """A Casino War table's settings, with the defaults of docs/rules.md §1."""
+    """A Casino War table's settings, with the house defaults."""
 
     decks: int = 6
     min_bet: int = 100
@@ -115,16 +115,26 @@ class TableRules:
                 raise InvalidBet(f"{name} must be whole chips (a multiple of {CHIP})", field=name)
         assert isinstance(bet, int) and isinstance(tie_bet, int)
         if not self.min_bet <= bet <= self.max_bet:
-            raise InvalidBet(
-                f"bet must be from {self.min_bet} to {self.max_bet} (minor units)", field="bet"
+            raise self._outside(
+                f"bet must be from {self.min_bet} to {self.max_bet} (minor units)", "bet"
             )
         if tie_bet and self.tie_payout == 0:
-            raise InvalidBet("this table offers no tie bet", field="tie_bet")
+            raise self._outside("this table offers no tie bet", "tie_bet")
         if tie_bet and not self.min_bet <= tie_bet <= self.max_bet:
-            raise InvalidBet(
-                f"tie_bet must be 0 or from {self.min_bet} to {self.max_bet}", field="tie_bet"
+            raise self._outside(
+                f"tie_bet must be 0 or from {self.min_bet} to {self.max_bet}", "tie_bet"
             )
         return bet, tie_bet
+
+    def _outside(self, message: str, field: str) -> InvalidBet:
+        """A refused amount, with the limits it broke (a page words them in chips)."""
+        return InvalidBet(
+            message,
+            field=field,
+            min_bet=self.min_bet,
+            max_bet=self.max_bet,
+            tie_payout=self.tie_payout,
+        )
 
 
 class WarRound(NamedTuple):

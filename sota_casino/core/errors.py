@@ -104,6 +104,18 @@ class RoundOpen(Conflict):
     code = "round_open"
 
 
+class ApprovalRequired(Conflict):
+    """This change needs a second operator's approval: propose it instead."""
+
+    code = "approval_required"
+
+
+class OwnApproval(Forbidden):
+    """An operator may not approve or reject a change they proposed."""
+
+    code = "own_approval"
+
+
 class TopupNotAllowed(Conflict):
     """A top-up is given only when the balance is low, at most once a day."""
 
@@ -114,12 +126,6 @@ class IdempotencyMismatch(InvalidInput):
     """This Idempotency-Key was already used with another request body."""
 
     code = "idempotency_mismatch"
-
-
-class VerificationError(CasinoError):
-    """A fairness check failed."""
-
-    code = "verification_failed"
 
 
 class Unavailable(CasinoError):

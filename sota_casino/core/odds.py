@@ -3,7 +3,8 @@
 Model: ``d`` decks, ``N = 52d`` cards, ``k = 4d`` cards of each rank, a fresh shoe each round.
 The first cards tie with probability ``(k-1)/(N-1)``. Given a tie, two cards of that rank are
 gone, and the burned cards are unseen, so the war cards are two cards drawn from the other
-``N-2``: burning changes nothing. Everything else follows from the payout table of docs/rules.md §1.
+``N-2``: burning changes nothing. Everything else follows from
+the payout table of :mod:`.casino_war`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ SUITS_PER_RANK: Final = 4
 DECK_RANGE: Final = range(1, 9)
 STRATEGIES: Final = (WAR, SURRENDER)
 
-#: The player's net result per unit of ante for each outcome (docs/rules.md §1, ``bonus: none``).
+#: The player's net per unit of ante for each outcome (:mod:`.casino_war`, ``bonus: none``).
 ANTE_NET: Final[dict[str, Fraction]] = {
     "win": Fraction(1),
     "lose": Fraction(-1),

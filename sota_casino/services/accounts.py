@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -11,6 +12,7 @@ from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from typing import Any
+from zoneinfo import available_timezones
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError
@@ -27,6 +29,7 @@ from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import RateLimited
 from ..core.errors import Unauthorized
+from ..core.marks import N_
 from ..models import ROLES
 from ..models import KnownLoginAddress
 from ..models import LoginAttempt
@@ -73,10 +76,11 @@ class UserView:
     role: str
     locked: bool = False
     locale: str | None = None
+    time_zone: str | None = None  # None: UTC
 
     @classmethod
     def of(cls, user: User) -> UserView:
-        return cls(user.id, user.username, user.role, user.locked, user.locale)
+        return cls(user.id, user.username, user.role, user.locked, user.locale, user.time_zone)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "username": self.username, "role": self.role}
@@ -85,7 +89,7 @@ class UserView:
 def check_username(username: object) -> str:
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
         raise InvalidInput(
-            "username must be 3 to 32 letters, digits, '.', '_' or '-'", field="username"
+            N_("username must be 3 to 32 letters, digits, '.', '_' or '-'"), field="username"
         )
     return username
 
@@ -135,16 +139,19 @@ def check_password(password: object, username: str | None = None) -> str:
     """
     if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
         raise InvalidInput(
-            f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters", field="password"
+            N_("password must be %(min)s to %(max)s characters"),
+            params={"min": PASSWORD_MIN, "max": PASSWORD_MAX},
+            field="password",
         )
     if len(set(password)) < 4:
-        raise InvalidInput("password is too weak: use more different characters", field="password")
+        message = N_("password is too weak: use more different characters")
+        raise InvalidInput(message, field="password")
     if password.lower() in COMMON_PASSWORDS:
         raise InvalidInput(
-            "password is too common: choose one nobody would guess", field="password"
+            N_("password is too common: choose one nobody would guess"), field="password"
         )
     if username and username.lower() in password.lower():
-        raise InvalidInput("password must not contain the username", field="password")
+        raise InvalidInput(N_("password must not contain the username"), field="password")
     return password
 
 
@@ -153,7 +160,9 @@ def _new_user(session: Session, username: str, password_hash: str, role: str) ->
     milliseconds, which SQLite's write lock must not be held for)."""
     taken = session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
     if taken is not None:
-        raise UsernameTaken(f"the username {username!r} is taken; choose another")
+        raise UsernameTaken(
+            N_("the username '%(name)s' is taken; choose another"), params={"name": username}
+        )
     user = User(username=username, password_hash=password_hash, role=role)
     session.add(user)
     session.flush()
@@ -220,7 +229,8 @@ def _admit_signup(session: Session, address: str) -> None:
         return
     wait = max(1, math.ceil((recent[-1] + window - now).total_seconds()))
     raise RateLimited(
-        f"too many new accounts from this address; try again in {_duration(wait)}",
+        N_("too many new accounts from this address; try again in %(wait)s"),
+        params={"wait": _duration(wait)},
         retry_after=wait,
     )
 
@@ -430,18 +440,18 @@ def authenticate(
     :raises AccountLocked: for a locked account.
     """
     if not isinstance(username, str) or not isinstance(password, str) or not username:
-        raise InvalidInput("username and password are required")
+        raise InvalidInput(N_("username and password are required"))
     storable(username, "username")
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
     if attempt_id is None:
-        raise RateLimited("too many failed logins; wait a few minutes and try again")
+        raise RateLimited(N_("too many failed logins; wait a few minutes and try again"))
     user, verdict = _attempt_login(
         session, username, password[: PASSWORD_MAX * 4], address, attempt_id
     )
     if verdict == "locked":
         raise AccountLocked()
     if user is None:
-        raise Unauthorized("wrong username or password")
+        raise Unauthorized(N_("wrong username or password"))
     return user
 
 
@@ -568,9 +578,9 @@ def change_password(
     username = get_user(session, user_id).username
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
     if attempt_id is None:
-        raise RateLimited("too many failed attempts; wait a few minutes and try again")
+        raise RateLimited(N_("too many failed attempts; wait a few minutes and try again"))
     if not _current_password_matches(session, user_id, old, attempt_id):
-        raise Unauthorized("the current password is wrong")
+        raise Unauthorized(N_("the current password is wrong"))
     _set_password(session, user_id, HASHER.hash(secret))
 
 
@@ -636,3 +646,42 @@ def find_users(session: Session, query: str = "", limit: int = 50) -> list[dict[
         select(User).where(func.lower(User.username).like(needle)).order_by(User.id).limit(limit)
     ).all()
     return [UserView.of(u).to_dict() | {"locked": u.locked} for u in users]
+
+
+@functools.cache
+def time_zones() -> tuple[str, ...]:
+    """Every IANA zone name this machine knows, sorted (read once)."""
+    return tuple(sorted(available_timezones()))
+
+
+def check_time_zone(zone: object) -> str | None:
+    """Return an IANA time zone name (``None`` or ``""``: UTC).
+
+    :raises InvalidInput: for a name the zone database does not know.
+    """
+    if zone is None or zone == "" or zone == "UTC":
+        return None
+    if not isinstance(zone, str) or len(zone) > 64 or zone not in time_zones():
+        raise InvalidInput(
+            "time zone must be an IANA name such as Europe/Paris or America/New_York",
+            field="time_zone",
+        )
+    return zone
+
+
+@transactional
+def set_time_zone(session: Session, user_id: int, zone: object) -> UserView:
+    """Store the zone a member of staff reads times in (audited); UTC stays shown beside it."""
+    checked = check_time_zone(zone)
+    user = session.get(User, user_id)
+    if user is None or user.role == "player":
+        raise NotFound("only staff choose the zone the console shows times in")
+    user.time_zone = checked
+    audit.record(
+        session,
+        actor=f"user:{user_id}",
+        action="user.time_zone",
+        subject=f"user:{user_id}",
+        data={"time_zone": checked or "UTC"},
+    )
+    return UserView.of(user)

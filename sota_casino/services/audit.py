@@ -172,26 +172,47 @@ def entries(
         until=until,
         text=text,
     )
+    # Free text matches no index: it is searched a window of entries at a time, so a rare word
+    # costs the same bounded scan per page however long the log (the page says where the
+    # search goes on).
+    window = TEXT_WINDOW if text else None
     if order == OLDEST:
-        query = query.where(AuditEntry.seq > (after_seq or 0))
-        if from_seq is not None:
-            query = query.where(AuditEntry.seq >= from_seq)
+        low = max(after_seq or 0, (from_seq or 1) - 1)
+        query = query.where(AuditEntry.seq > low)
+        if window:
+            query = query.where(AuditEntry.seq <= low + window)
         query = query.order_by(AuditEntry.seq)
     else:
-        if before_seq is not None:
-            query = query.where(AuditEntry.seq < before_seq)
-        if from_seq is not None:
-            query = query.where(AuditEntry.seq <= from_seq)
+        given = [
+            b for b in (None if before_seq is None else before_seq - 1, from_seq) if b is not None
+        ]
+        high = min(given) if given else None
+        if high is not None:
+            query = query.where(AuditEntry.seq <= high)
+        if window:
+            high = log_size(session) if high is None else high
+            query = query.where(AuditEntry.seq > high - window)
         query = query.order_by(AuditEntry.seq.desc())
     rows = session.scalars(query.limit(limit + 1)).all()
     page = [entry_dict(row) for row in rows[:limit]]
     more = len(rows) > limit
+    next_after = page[-1]["seq"] if more and order == OLDEST else None
+    next_before = page[-1]["seq"] if more and order == NEWEST else None
+    if window and not more:
+        if order == OLDEST and low + window < log_size(session):
+            next_after = low + window
+        elif order == NEWEST and high is not None and high - window > 0:
+            next_before = high - window + 1
     return {
         "entries": page,
         "order": order,
-        "next_after_seq": page[-1]["seq"] if more and order == OLDEST else None,
-        "next_before_seq": page[-1]["seq"] if more and order == NEWEST else None,
+        "next_after_seq": next_after,
+        "next_before_seq": next_before,
     }
+
+
+#: Entries a free-text search reads per page.
+TEXT_WINDOW = 100_000
 
 
 def _filtered(
@@ -720,7 +741,85 @@ def iter_export(session: Session) -> Iterator[str]:
         above = rows[-1].size
 
 
+# --- the export of a range: verifiable on its own ---------------------------------------------
+
+
+@read_only
+def export_range(
+    session: Session,
+    *,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> tuple[int, int, dict[str, Any] | None]:
+    """Resolve a range of entries (by seq and/or time) and what vouches for it.
+
+    Returns ``(first, last, proof)``: the range's first and last seq, and the inclusion proof
+    of its last covered entry in the smallest checkpoint that covers the range (or in the
+    latest one, if none covers it all), as ``{"seq", "size", "proof", "checkpoint"}``; ``None``
+    if no checkpoint reaches into the range yet.
+
+    :raises InvalidInput: for a bad bound; :raises NotFound: for a range with no entries.
+    """
+    for name, value in (("from_seq", from_seq), ("to_seq", to_seq)):
+        if value is not None and value < 1:
+            raise InvalidInput(f"{name} must be 1 or more", field=name)
+    low = select(func.min(AuditEntry.seq))
+    high = select(func.max(AuditEntry.seq))
+    if start := _time_filter(since, "since"):
+        low, high = low.where(AuditEntry.time >= start), high.where(AuditEntry.time >= start)
+    if end := _time_filter(until, "until"):
+        low, high = low.where(AuditEntry.time <= end), high.where(AuditEntry.time <= end)
+    first = max(from_seq or 1, session.scalar(low) or 0)
+    last = min(to_seq or log_size(session), session.scalar(high) or 0)
+    if first < 1 or last < first:
+        raise NotFound("no entries in that range")
+    covering = session.scalar(
+        select(AuditCheckpoint)
+        .where(AuditCheckpoint.size >= last)
+        .order_by(AuditCheckpoint.size)
+        .limit(1)
+    ) or _latest_checkpoint(session)
+    if covering is None or covering.size < first:
+        return first, last, None
+    seq = min(last, covering.size)
+    proof = _stored_tree(session).roots(merkle.inclusion_ranges(seq - 1, covering.size))
+    row = session.get(AuditEntry, seq)
+    if row is None or not merkle.verify_inclusion(
+        seq - 1, covering.size, bytes.fromhex(row.hash), proof, bytes.fromhex(covering.root)
+    ):
+        raise Conflict(
+            f"entry {seq} does not prove into the checkpoint over {covering.size} entries: the "
+            "log or its stored tree was changed; run a whole check"
+        )
+    return (
+        first,
+        last,
+        {
+            "seq": seq,
+            "size": covering.size,
+            "proof": [h.hex() for h in proof],
+            "checkpoint": _checkpoint_dict(covering),
+        },
+    )
+
+
 @own_transactions
-def export_lines(session: Session) -> list[str]:
-    """Return the whole export as a list (tests and small logs; downloads stream it)."""
-    return list(iter_export(session))
+def iter_range_export(
+    session: Session, /, first: int, last: int, proof: dict[str, Any] | None
+) -> Iterator[str]:
+    """Yield entries ``first..last`` as JSON Lines, then the checkpoint and the proof that
+    vouch for them (see :func:`export_range`), a chunk of entries per short read."""
+    bind = _engine(session)
+    after = first - 1
+    while after < last:
+        with bind.connect() as connection:
+            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= last)
+            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
+        if not rows:
+            break
+        yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
+        after = rows[-1].seq
+    if proof is not None:
+        yield from audit_chain.export_lines((), (proof["checkpoint"],), (proof,))

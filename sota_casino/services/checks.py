@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from ..core import fairness
 from ..core.errors import InvalidInput
 from ..models import CheckRun
+from . import alerts
 from . import audit
 from . import ledger
 from .tx import insert_ignoring_conflicts
@@ -203,9 +204,11 @@ def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> boo
 
 @own_transactions
 def run_all(session: Session, owner: str) -> None:
-    """Run one step of every check (the background runner's loop body)."""
+    """Run one step of every check, then the alert rules that watch the checks and the rounds
+    (the background runner's loop body)."""
     for name in NAMES:
         run(session, name, owner)
+    alerts.scan(session)
 
 
 @transactional

@@ -159,8 +159,14 @@ def post(
             _MOVE_BALANCE, {"account_id": accounts[name].id, "amount": amount}
         )
         if changed.rowcount != 1:
+            held = connection.execute(
+                select(_ACCOUNTS.c.balance).where(_ACCOUNTS.c.id == accounts[name].id)
+            ).scalar_one()
             raise InsufficientFunds(
-                f"your {currency} balance does not cover {-amount}", currency=currency
+                f"your {currency} balance does not cover {-amount}",
+                currency=currency,
+                held=held,
+                needed=-amount,
             )
     connection.execute(
         _NEW_POSTINGS,

@@ -5,19 +5,24 @@ from __future__ import annotations
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..core.errors import ApprovalRequired
+from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import TopupNotAllowed
 from ..core.money import CURRENCIES
 from ..models import Transfer
 from ..models import User
+from . import alerts
 from . import audit
 from . import idempotency
 from . import ledger
+from . import proposals
 from .context import context_of
 from .staff import require_operator
 from .staff import require_player
@@ -154,6 +159,20 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
     return currency, amount, storable(reason.strip(), "reason")
 
 
+@in_transaction
+def needs_approval(session: Session, currency: str, amount: int) -> bool:
+    """Whether an adjustment of ``amount`` waits for a second operator (four eyes)."""
+    above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
+    return bool(above) and abs(amount) > above
+
+
+def _target_player(session: Session, user_id: int) -> User:
+    target = session.get(User, user_id)
+    if target is None or target.role != "player":
+        raise NotFound(f"no player {user_id}")
+    return target
+
+
 @idempotency.idempotent("money.adjust")
 def adjust(
     session: Session,
@@ -169,19 +188,106 @@ def adjust(
 
     A repeated ``idempotency_key`` (a double click on the confirmation) applies it once.
 
+    :raises ApprovalRequired: for an amount that needs a second operator
+        (:func:`propose_adjustment`).
     :raises InsufficientFunds: if a debit would take the balance below zero.
     """
+    return _adjust(session, actor_id, user_id, currency, amount, reason)
+
+
+def _adjust(
+    session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
+) -> dict[str, int]:
     currency, amount, reason = check_adjustment(currency, amount, reason)
     require_operator(session, actor_id)
-    target = session.get(User, user_id)
-    if target is None or target.role != "player":
-        raise NotFound(f"no player {user_id}")
+    _target_player(session, user_id)
+    if needs_approval(session, currency, amount):
+        above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
+        raise ApprovalRequired(
+            f"an adjustment of more than {above} {currency} (minor units) needs a second "
+            "operator's approval: propose it"
+        )
+    return apply_adjustment(session, actor_id, user_id, currency, amount, reason)
+
+
+@in_transaction
+def apply_adjustment(
+    session: Session,
+    actor_id: int,
+    user_id: int,
+    currency: str,
+    amount: int,
+    reason: str,
+    *,
+    approval: dict[str, Any] | None = None,
+) -> dict[str, int]:
+    """Move an adjustment checked already, inside the caller's transaction (audited, and
+    evaluated against the alert rules); ``approval`` names who approved it, if someone did."""
     _issue(session, "adjust", user_id, currency, amount, memo=reason)
+    data: dict[str, Any] = {"currency": currency, "amount": amount, "reason": reason}
+    if approval is not None:
+        data["approval"] = approval
     audit.record(
         session,
         actor=f"user:{actor_id}",
         action="money.adjust",
         subject=f"user:{user_id}",
-        data={"currency": currency, "amount": amount, "reason": reason},
+        data=data,
     )
+    alerts.after_adjustment(session, actor_id, user_id, currency, amount)
     return ledger.player_balances(session, user_id)
+
+
+@idempotency.idempotent("money.propose_adjustment")
+def propose_adjustment(
+    session: Session,
+    actor_id: int,
+    user_id: int,
+    currency: object,
+    amount: object,
+    reason: object,
+    *,
+    key: str | None = None,
+) -> dict[str, Any]:
+    """Propose an adjustment for a second operator to approve (audited); nothing moves yet.
+
+    Checked as :func:`adjust` checks it, so a proposal that could never apply is refused now.
+    """
+    return _propose_adjustment(session, actor_id, user_id, currency, amount, reason)
+
+
+def _propose_adjustment(
+    session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
+) -> dict[str, Any]:
+    currency, amount, reason = check_adjustment(currency, amount, reason)
+    require_operator(session, actor_id)
+    _target_player(session, user_id)
+    held = ledger.player_balances(session, user_id)[currency]
+    if held + amount < 0:
+        raise InsufficientFunds(
+            f"the player holds {held} {currency} (minor units); "
+            f"a debit of {-amount} would make it negative"
+        )
+    change = {"user_id": user_id, "currency": currency, "amount": amount, "reason": reason}
+    return proposals.propose(session, actor_id, "adjustment", f"user:{user_id}", change)
+
+
+@idempotency.idempotent("money.request_adjustment")
+def request_adjustment(
+    session: Session,
+    actor_id: int,
+    user_id: int,
+    currency: object,
+    amount: object,
+    reason: object,
+    *,
+    key: str | None = None,
+) -> dict[str, Any]:
+    """Apply an adjustment, or propose it if it needs a second operator (the console's one
+    button): ``{"applied", "balances", "approval"}``."""
+    checked_currency, checked_amount, _ = check_adjustment(currency, amount, reason)
+    if needs_approval(session, checked_currency, checked_amount):
+        approval = _propose_adjustment(session, actor_id, user_id, currency, amount, reason)
+        return {"applied": False, "balances": None, "approval": approval}
+    balances = _adjust(session, actor_id, user_id, currency, amount, reason)
+    return {"applied": True, "balances": balances, "approval": None}

@@ -578,6 +578,12 @@ def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
     }
 
 
+@read_only
+def people(session: Session, actors: set[str | None]) -> dict[str | None, str]:
+    """The names of actors, for a page that shows them (see :func:`actor_names`)."""
+    return actor_names(session, actors)
+
+
 @in_transaction
 def actor_names(session: Session, actors: set[str | None]) -> dict[str | None, str]:
     """Map ``user:N`` actors to their usernames (others, such as ``system``, to themselves)."""
@@ -623,6 +629,7 @@ def adjustment_preview(
         "reason": reason,
         "before": before,
         "after": before + amount,
+        "needs_approval": money.needs_approval(session, currency, amount),
     }
 
 
@@ -655,8 +662,19 @@ def tables(session: Session) -> dict[str, Any]:
         .order_by(AuditEntry.seq.desc())
         .limit(TABLE_HISTORY)
     )
+    history = [audit.entry_dict(row) for row in changes]
+    names = actor_names(
+        session,
+        {e["actor"] for e in history}
+        | {(e["data"].get("approval") or {}).get("approved_by") for e in history},
+    )
+    for entry in history:
+        entry["actor_name"] = names.get(entry["actor"], entry["actor"])
+        approved_by = (entry["data"].get("approval") or {}).get("approved_by")
+        entry["approved_by_name"] = names.get(approved_by) if approved_by else None
     return {
         "tables": {name: settings.current(session, name) for name in settings.TABLES},
         "presets": list(settings.SOTA_PRESETS),
-        "history": [audit.entry_dict(row) for row in changes],
+        "history": history,
+        "four_eyes": settings.needs_approval(session),
     }

@@ -20,6 +20,7 @@ from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import NotFound
 from ..core.errors import RoundSettled
+from ..core.marks import N_
 from ..models import Round
 from ..models import User
 from . import audit
@@ -43,7 +44,7 @@ def _player(session: Session, user_id: int) -> User:
     if user is None:
         raise NotFound("no such user")
     if user.locked:
-        raise Forbidden("this account is locked; betting is not possible")
+        raise Forbidden(N_("this account is locked; betting is not possible"))
     require_player(user)
     return user
 
@@ -429,8 +430,8 @@ def play_sota(
     table = table_settings.current(session, "sota")
     if type(stake) is not int or not table["min_stake"] <= stake <= table["max_stake"]:
         raise InvalidBet(
-            f"stake must be a whole number of sweets from {table['min_stake']} to "
-            f"{table['max_stake']}",
+            N_("stake must be a whole number of sweets from %(low)s to %(high)s"),
+            params={"low": table["min_stake"], "high": table["max_stake"]},
             field="stake",
         )
     game_rules = _sota_rules(table, rules, preset)

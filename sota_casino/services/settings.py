@@ -12,11 +12,13 @@ from sqlalchemy.orm import Session
 
 from ..core import casino_war
 from ..core import sota
+from ..core.errors import ApprovalRequired
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import NotFound
 from ..models import TableSetting
 from . import audit
+from . import proposals
 from .context import context_of
 from .staff import require_operator
 from .tx import in_transaction
@@ -106,26 +108,95 @@ def _locked_row(session: Session, name: str) -> TableSetting:
     return row
 
 
-@transactional
-def update_table(session: Session, actor_id: int, name: str, changes: object) -> dict[str, Any]:
-    """Change table settings (merged over the present ones), audited; new rounds only.
-
-    The row is locked before it is read, so two changes at once apply one after the other and
-    each audit entry's ``before`` is what the change replaced.
-    """
+def _checked_change(
+    session: Session, actor_id: int, name: str, changes: object
+) -> Mapping[str, Any]:
     require_operator(session, actor_id)
     current(session, name)  # an unknown table is a 404 before anything is written
     if not isinstance(changes, Mapping) or not changes:
         raise InvalidInput("send the settings to change as a non-empty object")
+    validate(name, {**current(session, name), **changes})  # refused now, not on approval
+    return changes
+
+
+@in_transaction
+def needs_approval(session: Session) -> bool:
+    """Whether table changes wait for a second operator (four eyes)."""
+    return bool(context_of(session).setting("FOUR_EYES_TABLES"))
+
+
+@transactional
+def update_table(session: Session, actor_id: int, name: str, changes: object) -> dict[str, Any]:
+    """Change table settings (merged over the present ones), audited; new rounds only.
+
+    :raises ApprovalRequired: when table changes wait for a second operator
+        (:func:`propose_table_change`).
+    """
+    changes = _checked_change(session, actor_id, name, changes)
+    if needs_approval(session):
+        raise ApprovalRequired("a table change needs a second operator's approval: propose it")
+    return apply_table_change(session, actor_id, name, changes)
+
+
+@in_transaction
+def apply_table_change(
+    session: Session,
+    actor_id: int,
+    name: str,
+    changes: Mapping[str, Any],
+    *,
+    approval: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Apply a change checked already, inside the caller's transaction (audited).
+
+    The row is locked before it is read, so two changes at once apply one after the other and
+    each audit entry's ``before`` is what the change replaced. ``approval`` names who
+    approved it, if someone did.
+    """
     row = _locked_row(session, name)
     before = dict(row.settings)
     after = validate(name, {**before, **changes})
     row.settings, row.updated_at, row.updated_by = after, datetime.now(UTC), actor_id
+    data: dict[str, Any] = {"before": before, "after": after}
+    if approval is not None:
+        data["approval"] = approval
     audit.record(
         session,
         actor=f"user:{actor_id}",
         action="table.updated",
         subject=f"table:{name}",
-        data={"before": before, "after": after},
+        data=data,
     )
     return after
+
+
+@transactional
+def propose_table_change(
+    session: Session, actor_id: int, name: str, changes: object
+) -> dict[str, Any]:
+    """Propose a table change for a second operator to approve (audited); nothing changes yet."""
+    return _propose(session, actor_id, name, _checked_change(session, actor_id, name, changes))
+
+
+def _propose(
+    session: Session, actor_id: int, name: str, changes: Mapping[str, Any]
+) -> dict[str, Any]:
+    change = {"table": name, "changes": dict(changes)}
+    return proposals.propose(session, actor_id, "table", f"table:{name}", change)
+
+
+@transactional
+def request_table_change(
+    session: Session, actor_id: int, name: str, changes: object
+) -> dict[str, Any]:
+    """Apply a table change, or propose it when changes wait for a second operator (the
+    console's one button): ``{"applied", "settings", "approval"}``."""
+    checked = _checked_change(session, actor_id, name, changes)
+    if needs_approval(session):
+        approval = _propose(session, actor_id, name, checked)
+        return {"applied": False, "settings": None, "approval": approval}
+    return {
+        "applied": True,
+        "settings": apply_table_change(session, actor_id, name, checked),
+        "approval": None,
+    }

@@ -61,6 +61,8 @@ class NestedTransaction(RuntimeError):
     Helpers that run inside the caller's transaction take the session and open none; a use case
     (``@transactional``) owns its transaction, and rolling back the caller's would lose its work.
     """
+
+
 #: Tries of a transaction whose connection failed before it committed: the pool pings and
 #: replaces dead connections, so a database back from a restart is found again at once.
 OUTAGE_ATTEMPTS = 3

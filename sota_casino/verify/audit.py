@@ -27,14 +27,23 @@ class AuditReport:
     chain: audit_chain.ChainReport
     checkpoints: tuple[Mapping[str, Any], ...]
     checkpoint_report: audit_chain.CheckpointReport
+    #: For the export of a range: its first seq and the last seq a proven checkpoint covers.
+    range_first: int | None = None
+    range_covered: int = 0
 
     @property
     def ok(self) -> bool:
         return self.chain.ok and self.checkpoint_report.ok
 
     @property
+    def last_seq(self) -> int:
+        return (self.range_first or 1) + self.chain.size - 1
+
+    @property
     def uncovered(self) -> int:
         """How many entries no checkpoint covers yet (after the largest good checkpoint)."""
+        if self.range_first is not None:
+            return self.last_seq - max(self.range_covered, self.range_first - 1)
         sizes = [
             cp["document"]["size"]
             for i, cp in enumerate(self.checkpoints)
@@ -59,6 +68,11 @@ class AuditReport:
         return {
             "source": self.source,
             "ok": self.ok,
+            "range": (
+                None
+                if self.range_first is None
+                else {"first_seq": self.range_first, "last_seq": self.last_seq}
+            ),
             "chain": {
                 "ok": chain.ok,
                 "size": chain.size,
@@ -113,10 +127,33 @@ def read_export(path: str) -> audit_chain.AuditExport:
 def verify_audit_export(
     export: audit_chain.AuditExport, public_key_hex: str, *, source: str = "export"
 ) -> AuditReport:
-    """Check the hash chain of the entries and every checkpoint of an export."""
+    """Check the hash chain of the entries and every checkpoint of an export.
+
+    The export of a range starts its chain at its first entry's ``prev_hash`` (that hash is
+    part of the entry's own hash, so it cannot be swapped) and ties each checkpoint to the
+    range with the inclusion proof it carries.
+    """
+    if export.is_range:
+        return _verify_range(export, public_key_hex, source)
     chain = audit_chain.verify_chain(export.entries)
     checkpoints = audit_chain.verify_checkpoints(export.entries, export.checkpoints, public_key_hex)
     return AuditReport(source, chain, export.checkpoints, checkpoints)
+
+
+def _verify_range(export: audit_chain.AuditExport, public_key_hex: str, source: str) -> AuditReport:
+    first = export.entries[0] if export.entries else {}
+    start = first.get("seq")
+    start = start if isinstance(start, int) and not isinstance(start, bool) and start > 0 else 1
+    prev = first.get("prev_hash")
+    chain = audit_chain.verify_chain(
+        export.entries,
+        start_seq=start,
+        prev_hash=prev if isinstance(prev, str) else audit_chain.GENESIS_HASH,
+    )
+    report, covered = audit_chain.verify_range_checkpoints(
+        export.entries if chain.ok else (), export.checkpoints, export.proofs, public_key_hex
+    )
+    return AuditReport(source, chain, export.checkpoints, report, start, covered)
 
 
 def render_audit(report: AuditReport, symbols: Symbols) -> list[str]:
@@ -125,9 +162,11 @@ def render_audit(report: AuditReport, symbols: Symbols) -> list[str]:
     lines = [
         f"Audit export {report.source}: {chain.size} entries, {len(report.checkpoints)} checkpoints"
     ]
+    first = report.range_first or 1
     if chain.ok:
         lines.append(
-            f"  chain {marks[PASS]}  entries 1..{chain.size} linked, head {short(chain.head_hash)}"
+            f"  chain {marks[PASS]}  entries {first}..{report.last_seq} linked, "
+            f"head {short(chain.head_hash)}"
         )
     else:
         lines.append(f"  chain {marks[FAIL]}  first bad entry: seq {chain.first_bad_seq}")

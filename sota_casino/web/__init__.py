@@ -19,6 +19,8 @@ def init_app(app: Flask) -> None:
     from . import lobby
     from . import operator
     from . import operator_api
+    from . import operator_controls  # noqa: F401  # its routes hang on the console's blueprint
+    from . import operator_lists  # noqa: F401  # its routes hang on the console's blueprint
     from . import protocol
     from . import rules
     from . import security

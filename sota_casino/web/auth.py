@@ -13,11 +13,14 @@ from flask.typing import ResponseReturnValue
 
 from ..core.errors import CasinoError
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
 from .errors import handle_casino_error
 from .errors import refusal_headers
 from .errors import status_of
+from .i18n import error_message
+from .i18n import gettext
 from .security import client_address
 from .security import log_in
 from .security import log_out
@@ -46,7 +49,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     form = request.form
     body = render_template(
         template,
-        error=error.message,
+        error=error_message(error),
         invalid=error.details.get("field") or FIELD_OF_CODE.get(error.code),
         username=form.get("username", "").strip()[:32],
         next=form.get("next", ""),
@@ -57,7 +60,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
 def _same_passwords(first: str, second: str) -> None:
     if first != second:
         raise InvalidInput(
-            "The two passwords differ. Type the same new password twice.", field="confirm"
+            N_("The two passwords differ. Type the same new password twice."), field="confirm"
         )
 
 
@@ -79,7 +82,13 @@ def register_post() -> ResponseReturnValue:
         address=client_address(),
     )
     log_in(user.id)
-    flash(f"Welcome to the table, {user.username}! Your sign-up chips and sweets are in.", "ok")
+    flash(
+        gettext(
+            "Welcome to the table, %(name)s! Your sign-up chips and sweets are in.",
+            name=user.username,
+        ),
+        "ok",
+    )
     return redirect(url_for("lobby.lobby"), code=303)
 
 
@@ -106,7 +115,7 @@ def login_post() -> ResponseReturnValue:
 @bp.post("/logout")
 def logout() -> ResponseReturnValue:
     log_out()
-    flash("You are logged out. See you at the tables!", "ok")
+    flash(gettext("You are logged out. See you at the tables!"), "ok")
     return redirect(url_for("lobby.index"), code=303)
 
 
@@ -130,5 +139,5 @@ def password_post() -> ResponseReturnValue:
     )
     # The change ended every session, this one too: start a fresh one for this browser.
     log_in(g.user.id)
-    flash("Password changed. Every other session and API token was logged out.", "ok")
+    flash(gettext("Password changed. Every other session and API token was logged out."), "ok")
     return redirect(url_for("lobby.lobby"), code=303)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from typing import Any
+from typing import Final
 
 from flask import Blueprint
 from flask import current_app
@@ -24,6 +25,7 @@ from ..core.casino_war import TableRules
 from ..core.errors import CasinoError
 from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidBet
+from ..core.marks import N_
 from ..db import get_session
 from ..services import money
 from ..services import rounds
@@ -33,6 +35,8 @@ from .errors import refusal_headers
 from .errors import status_of
 from .format import chips
 from .format import plural
+from .i18n import error_message
+from .i18n import gettext
 from .inputs import choice
 from .inputs import form_chips
 from .security import login_required
@@ -61,9 +65,12 @@ def raise_warning(held: int, ante: int, tie_bet: int) -> str | None:
     left = held - ante - tie_bet
     if ante <= 0 or left < 0 or left >= ante:
         return None
-    return (
-        f"After this bet you would have {plural(left, 'chip')} left: on a tie you could not "
-        f"raise {chips(ante)} to go to war, only surrender and get {chips(ante // 2)} back."
+    return gettext(
+        "After this bet you would have %(left)s left: on a tie you could not raise %(raise)s "
+        "to go to war, only surrender and get %(back)s back.",
+        left=plural(left, "chip"),
+        **{"raise": chips(ante)},
+        back=chips(ante // 2),
     )
 
 
@@ -99,7 +106,7 @@ def _render_table(round_: dict[str, Any] | None, error: CasinoError | None = Non
         form_key=secrets.token_hex(16),
         typed=typed,
         afford_note=raise_warning(balances["chips"], ante, tie_bet),
-        error=error.message if error else None,
+        error=error_message(error) if error else None,
         invalid=error.details.get("field") if error else None,
         low_balance=current_app.config["LOW_BALANCE_CHIPS"],
     )
@@ -146,33 +153,47 @@ def round_page(round_id: int) -> ResponseReturnValue:
     return _render_table(round_)
 
 
-def _short_of_chips(needed: int, what: str, instead: str) -> InsufficientFunds:
-    """Say, in chips, that the balance does not cover ``needed`` and what the player can do."""
-    held = money.balances(get_session(), g.user.id)["chips"]
+#: What a player short of chips is told, for a bet and for the raise of a war.
+SHORT_FOR_BET: Final = N_(
+    "You have %(held)s, not enough for this bet of %(needed)s. Bet less, or top up in the "
+    "lobby once you are below %(low)s."
+)
+SHORT_FOR_RAISE: Final = N_(
+    "You have %(held)s, not enough for the raise of %(needed)s. Surrender instead, or top up "
+    "in the lobby once you are below %(low)s."
+)
+
+
+def _short_of_chips(error: InsufficientFunds, message: str) -> InsufficientFunds:
+    """Say, in chips, that the balance does not cover the amount and what the player can do."""
+    held, needed = error.details["held"], error.details["needed"]
+    assert isinstance(held, int) and isinstance(needed, int)  # as ledger.post refuses
     low = current_app.config["LOW_BALANCE_CHIPS"]
-    return InsufficientFunds(
-        f"You have {plural(held, 'chip')}, not enough for {what} of {plural(needed, 'chip')}. "
-        f"{instead}, or top up in the lobby once you are below {plural(low, 'chip')}."
-    )
+    amounts = {"held": plural(held, "chip"), "needed": plural(needed, "chip")}
+    return InsufficientFunds(message, params={**amounts, "low": plural(low, "chip")})
 
 
 def _outside_limits(error: InvalidBet) -> InvalidBet:
     """Say the table's limits in chips (the services count in hundredths)."""
-    rules = settings.table_rules(get_session(), TABLE)
-    limits = f"from {chips(rules['min_bet'])} to {chips(rules['max_bet'])} whole chips"
+    low, high = error.details.get("min_bet"), error.details.get("max_bet")
+    if not isinstance(low, int) or not isinstance(high, int):
+        return error  # not about the limits: its own words stand
+    limits = {"low": chips(low), "high": chips(high)}
     if error.details.get("field") == "tie_bet":
-        if not rules["tie_payout"]:
-            return InvalidBet("This table offers no tie bet; leave it at 0.", field="tie_bet")
-        return InvalidBet(f"The tie bet must be 0 or {limits}.", field="tie_bet")
-    return InvalidBet(f"The ante must be {limits}.", field="bet")
+        if not error.details["tie_payout"]:
+            return InvalidBet(N_("This table offers no tie bet; leave it at 0."), field="tie_bet")
+        message = N_("The tie bet must be 0 or from %(low)s to %(high)s whole chips.")
+        return InvalidBet(message, params=limits, field="tie_bet")
+    message = N_("The ante must be from %(low)s to %(high)s whole chips.")
+    return InvalidBet(message, params=limits, field="bet")
 
 
 @bp.post("/rounds")
 @login_required
 def bet() -> ResponseReturnValue:
     body = {
-        "bet": form_chips("bet", label="ante"),
-        "tie_bet": form_chips("tie_bet", label="tie bet", required=False),
+        "bet": form_chips("bet", label=N_("ante")),
+        "tie_bet": form_chips("tie_bet", label=N_("tie bet"), required=False),
     }
     try:
         round_ = rounds.place_casino_war_bet(
@@ -186,8 +207,7 @@ def bet() -> ResponseReturnValue:
     except InvalidBet as error:
         raise _outside_limits(error) from error
     except InsufficientFunds as error:
-        needed = body["bet"] + body["tie_bet"]
-        raise _short_of_chips(needed, "this bet", "Bet less") from error
+        raise _short_of_chips(error, SHORT_FOR_BET) from error
     return redirect(url_for("casino_war.round_page", round_id=round_["id"]), code=303)
 
 
@@ -205,6 +225,5 @@ def decision(round_id: int) -> ResponseReturnValue:
             request_body={"choice": picked},
         )
     except InsufficientFunds as error:
-        ante = rounds.get_round(get_session(), g.user.id, round_id)["bet"]
-        raise _short_of_chips(ante, "the raise", "Surrender instead") from error
+        raise _short_of_chips(error, SHORT_FOR_RAISE) from error
     return redirect(url_for("casino_war.round_page", round_id=round_id), code=303)

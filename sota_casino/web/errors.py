@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from typing import Any
+from typing import Final
 from urllib.parse import urlsplit
 
 from flask import Flask
@@ -32,12 +33,13 @@ from werkzeug.exceptions import InternalServerError
 
 from ..core import errors as kinds
 from ..core.errors import CasinoError
+from ..core.marks import N_
 from ..services.tx import is_outage
 from ..services.tx import unavailable
 from .i18n import error_message
+from .i18n import gettext
 from .paths import is_local_path
-
-API_PREFIX = "/api/"
+from .paths import wants_json
 
 #: Stable codes for the HTTP errors Werkzeug raises, as API clients see them.
 HTTP_CODES: dict[int, str] = {
@@ -59,31 +61,62 @@ HTTP_CODES: dict[int, str] = {
 
 #: What a player reads on the error page, in plain words.
 FRIENDLY: dict[int, tuple[str, str]] = {
-    400: ("That request did not make sense", "Something in the request was missing or garbled."),
-    401: ("Please log in", "You need to be logged in to see this page."),
-    403: ("Not allowed", "Your account may not do this."),
-    404: ("Nothing here", "There is no such page, or it belongs to someone else."),
-    405: ("Not like that", "This page cannot be used with that kind of request."),
-    409: ("Not right now", "The table is not in a state that allows this."),
-    413: ("Too much", "The request was larger than the casino accepts."),
-    422: ("Please check what you entered", "Some of the values were not valid."),
-    429: ("Slow down", "Too many attempts. Wait a few minutes and try again."),
-    500: ("The dealer dropped the cards", "Something went wrong on our side. Please try again."),
+    400: (
+        N_("That request did not make sense"),
+        N_("Something in the request was missing or garbled."),
+    ),
+    401: (N_("Please log in"), N_("You need to be logged in to see this page.")),
+    403: (N_("Not allowed"), N_("Your account may not do this.")),
+    404: (N_("Nothing here"), N_("There is no such page, or it belongs to someone else.")),
+    405: (N_("Not like that"), N_("This page cannot be used with that kind of request.")),
+    409: (N_("Not right now"), N_("The table is not in a state that allows this.")),
+    413: (N_("Too much"), N_("The request was larger than the casino accepts.")),
+    422: (N_("Please check what you entered"), N_("Some of the values were not valid.")),
+    429: (N_("Slow down"), N_("Too many attempts. Wait a few minutes and try again.")),
+    500: (
+        N_("The dealer dropped the cards"),
+        N_("Something went wrong on our side. Please try again."),
+    ),
     503: (
-        "The tables are closed for a moment",
-        "We cannot reach our records right now. Please try again in a minute.",
+        N_("The tables are closed for a moment"),
+        N_("We cannot reach our records right now. Please try again in a minute."),
     ),
 }
 
+#: The refusals' own default messages (their docstrings, which the extractor cannot read),
+#: marked here so a refusal raised without a message is translated too.
+REFUSAL_DEFAULTS: Final = (
+    N_("The request is not valid."),
+    N_("A rule option or its value is unknown or out of range."),
+    N_("The amount is not a valid bet at this table."),
+    N_("This Idempotency-Key was already used with another request body."),
+    N_("This step is not allowed in the round's present state."),
+    N_("The round is not waiting for a decision."),
+    N_("The round is already settled."),
+    N_("The balance does not cover this amount."),
+    N_("No such thing, or it is not yours."),
+    N_("You may not do this."),
+    N_("Staff accounts have no play money: they cannot bet or top up."),
+    N_("This account is locked; contact the casino."),
+    N_("Log in first, or the credentials are wrong."),
+    N_("Too many attempts; wait a little and try again."),
+    N_("The request conflicts with the present state."),
+    N_("A round of this seed pair is still open; finish it first."),
+    N_("A top-up is given only when the balance is low, at most once a day."),
+    N_("That username is taken."),
+    N_("A fairness check failed."),
+    N_("The casino cannot reach its records right now; try again shortly."),
+)
+
 #: Short API messages for Werkzeug's errors that carry only their long default text.
 API_MESSAGES: dict[int, str] = {
-    400: "the request is malformed",
-    404: "no such endpoint or resource",
-    405: "this method is not allowed on this endpoint",
-    413: "the request body is too large",
-    414: "the request line (method and URL) is too long",
-    415: "send the body as JSON",
-    431: "a request header, or their number, is too large",
+    400: N_("the request is malformed"),
+    404: N_("no such endpoint or resource"),
+    405: N_("this method is not allowed on this endpoint"),
+    413: N_("the request body is too large"),
+    414: N_("the request line (method and URL) is too long"),
+    415: N_("send the body as JSON"),
+    431: N_("a request header, or their number, is too large"),
 }
 
 
@@ -107,11 +140,6 @@ def status_of(error: CasinoError) -> int:
     return next(STATUS_OF_KIND[k] for k in type(error).__mro__ if k in STATUS_OF_KIND)
 
 
-def wants_json() -> bool:
-    """Tell whether this request is an API call, answered in JSON."""
-    return request.path.startswith(API_PREFIX)
-
-
 def api_error(status: int, code: str, message: str, **headers: str) -> ResponseReturnValue:
     """Return the API's error body ``{"error": {"code", "message"}}`` with ``status``."""
     response = jsonify({"error": {"code": code, "message": message}})
@@ -131,7 +159,10 @@ def _page(status: int, message: str | None) -> str:
         # The page must not ask the database who is logged in: it may be what failed.
         g.setdefault("session_user", None)
     return render_template(
-        "errors/error.html", status=status, title=title, message=message or default
+        "errors/error.html",
+        status=status,
+        title=gettext(title),
+        message=message or gettext(default),
     )
 
 
@@ -181,20 +212,23 @@ def handle_http_error(error: HTTPException) -> ResponseReturnValue:
         headers["Allow"] = ", ".join(allowed)
     if wants_json():
         message = _page_message(error) or API_MESSAGES.get(status) or FRIENDLY[400][1]
-        return api_error(status, HTTP_CODES.get(status, "error"), message, **headers)
+        return api_error(status, HTTP_CODES.get(status, "error"), gettext(message), **headers)
     return _page(status, _page_message(error)), status, headers
 
 
 def _page_message(error: HTTPException) -> str | None:
     """Keep our own descriptions (set with ``abort(400, "...")``), not Werkzeug's defaults."""
     default = type(error).description
-    return None if error.description == default else error.description
+    # Ours are marked for the catalogues (``N_``) and translated by that id.
+    if error.description == default or not error.description:
+        return None
+    return gettext(error.description)
 
 
 def handle_unexpected(error: Exception) -> ResponseReturnValue:
     """Answer a plain 500 that leaks nothing (Flask has logged the bug already)."""
     if wants_json():
-        return api_error(500, "internal_error", "something went wrong on our side")
+        return api_error(500, "internal_error", gettext(N_("something went wrong on our side")))
     return error_page(500)
 
 

@@ -18,9 +18,11 @@ from flask.typing import ResponseReturnValue
 
 from ..core import fairness as core_fairness
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 from ..db import get_session
 from ..services import fairness
 from ..verify.build import verifier_archive
+from .i18n import gettext
 from .security import login_required
 from .security import session_user
 
@@ -75,7 +77,10 @@ def rotate() -> ResponseReturnValue:
     if not client_seed.strip():
         # Blank is no seed: the server must not silently pick one the player never saw.
         raise InvalidInput(
-            "Enter a client seed: 1 to 64 characters, not only spaces (or keep the suggested one).",
+            N_(
+                "Enter a client seed: 1 to 64 characters, not only spaces (or keep the suggested "
+                "one)."
+            ),
             field="client_seed",
         )
     try:
@@ -84,13 +89,19 @@ def rotate() -> ResponseReturnValue:
         if error.details.get("field") != "client_seed":
             raise
         raise InvalidInput(
-            f"The client seed must be 1 to {core_fairness.CLIENT_SEED_MAX} characters of text.",
+            N_("The client seed must be 1 to %(max)s characters of text."),
+            params={"max": core_fairness.CLIENT_SEED_MAX},
             field="client_seed",
         ) from error
     revealed = result["revealed"]["document"]
     flash(
-        f"Seed pair #{revealed['seed_pair_id']} is revealed: its server seed was "
-        f"{revealed['server_seed']}. You can verify its {revealed['rounds']} rounds below.",
+        gettext(
+            "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify its "
+            "%(rounds)s rounds below.",
+            pair=revealed["seed_pair_id"],
+            seed=revealed["server_seed"],
+            rounds=revealed["rounds"],
+        ),
         "ok",
     )
     return redirect(url_for("fairness.index") + "#revealed", code=303)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from collections.abc import Mapping
 from typing import Final
 
 from babel import Locale
@@ -40,6 +39,7 @@ from ..locations import STATIC
 from ..locations import TRANSLATIONS
 from ..services import accounts
 from .paths import is_local_path
+from .paths import wants_json
 
 #: The languages the casino speaks, each named in itself (the picker shows these names).
 LANGUAGES: Final = {"en": "English", "fi": "suomi", "nb": "norsk bokmål", "pt": "português"}
@@ -80,7 +80,6 @@ def select_locale() -> str:
 
 
 def _choose() -> str:
-    from .errors import wants_json
     from .security import session_user
 
     if wants_json():
@@ -110,7 +109,8 @@ def catalogue(locale: str) -> NullTranslations:
 
 def gettext(message: str, **params: object) -> str:
     """Translate ``message`` into this request's language, filling in ``%(name)s`` params."""
-    text = catalogue(select_locale()).gettext(message)
+    # The empty id is the catalogue's header, never a message.
+    text = catalogue(select_locale()).gettext(message) if message else message
     return text % params if params else text
 
 
@@ -136,11 +136,6 @@ def plural_count(value: float, whole: int) -> int:
 def error_message(error: CasinoError) -> str:
     """Return a refusal's message in this request's language (by its message id)."""
     return gettext(error.template, **error.params)
-
-
-def localized(message: str, params: Mapping[str, object] | None = None) -> str:
-    """Translate a message id marked elsewhere with ``N_`` (the web's own constant texts)."""
-    return gettext(message, **dict(params or {}))
 
 
 # --- the scripts' strings -------------------------------------------------------------------------
@@ -214,6 +209,7 @@ def choose() -> ResponseReturnValue:
     user = session_user()
     if user is not None:
         accounts.set_locale(get_session(), user.id, chosen)
+    # Back to the page the picker was on; a page answering a form has no address to go back to.
     back = request.form.get("next", "")
     response = redirect(back if is_local_path(back) else "/", 303)
     response.set_cookie(COOKIE, chosen, max_age=COOKIE_AGE, samesite="Lax", httponly=True)
@@ -224,8 +220,12 @@ def init_app(app: Flask) -> None:
     """Give templates ``{% trans %}``, ``_()`` and ``ngettext()``, and the language helpers."""
     app.jinja_env.add_extension("jinja2.ext.i18n")
     app.jinja_env.policies["ext.i18n.trimmed"] = True
+    # Newstyle: Jinja fills in the %(name)s params itself (and escapes them), so it is given
+    # the bare catalogue lookups.
     app.jinja_env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
-        gettext, ngettext, newstyle=True
+        lambda message: catalogue(select_locale()).gettext(message),
+        lambda singular, plural, n: catalogue(select_locale()).ngettext(singular, plural, n),
+        newstyle=True,
     )
     app.jinja_env.globals.update(
         current_locale=select_locale,

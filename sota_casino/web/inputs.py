@@ -26,10 +26,12 @@ from werkzeug.routing import BaseConverter
 from werkzeug.routing import ValidationError as NoRoute
 
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 from ..services.idempotency import check_key
 from ..services.text import storable
+from .i18n import gettext
+from .schemas import MAX_ID
 
-MAX_ID: Final = 2**63 - 1
 IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
 M = TypeVar("M", bound=BaseModel)
 _WHOLE: Final = re.compile(r"-?[0-9]{1,19}")
@@ -94,20 +96,6 @@ def _refuse_unusable_values(body: dict[str, Any]) -> None:
                 pending.append((f"{path}.{key}" if path else key, item))
         elif isinstance(value, list):
             pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
-
-
-def only_fields(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
-    """Refuse fields a form does not know.
-
-    :raises InvalidInput: naming the first unknown field and the allowed ones.
-    """
-    allowed = tuple(allowed)
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise InvalidInput(
-            f"unknown field {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}",
-            field=unknown[0],
-        )
 
 
 def parse_body(model: type[M]) -> M:
@@ -244,15 +232,26 @@ def _form_number(name: str, label: str, unit: str, example: str) -> int | None:
     text = (request.form.get(name) or "").strip()
     if not text:
         return None
+    # Label, unit and example are marked where they are given, and shown translated.
+    words = {
+        "label": gettext(label),
+        "unit": gettext(unit) if unit else "",
+        "example": gettext(example),
+    }
     if re.fullmatch(r"[-−][0-9.,]*[0-9]", text):
-        raise InvalidInput(f"The {label} cannot be negative: enter {example}.", field=name)
+        message = N_("The %(label)s cannot be negative: enter %(example)s.")
+        raise InvalidInput(message, params=words, field=name)
     digits = text.replace(",", "")
     many_digits = re.fullmatch(r"[0-9]+", digits) and len(digits) > _MAX_FORM_DIGITS
     if many_digits or re.fullmatch(r"[0-9.]+[eE]\+?[0-9]+", text):
-        raise InvalidInput(f"The {label} is far too large: enter {example}.", field=name)
+        message = N_("The %(label)s is far too large: enter %(example)s.")
+        raise InvalidInput(message, params=words, field=name)
     if not re.fullmatch(r"[0-9]{1,12}", digits):
-        of_unit = f" of {unit}, like {example}" if unit else ""
-        raise InvalidInput(f"The {label} must be a whole number{of_unit}.", field=name)
+        if unit:
+            message = N_("The %(label)s must be a whole number of %(unit)s, like %(example)s.")
+        else:
+            message = N_("The %(label)s must be a whole number.")
+        raise InvalidInput(message, params=words, field=name)
     return int(digits)
 
 
@@ -267,22 +266,26 @@ def form_chips(name: str, *, label: str | None = None, required: bool = True) ->
     :raises InvalidInput: if it is missing or not a whole, non-negative number of chips.
     """
     label = label or name.replace("_", " ")
-    number = _form_number(name, label, "chips", "5 or 25")
+    number = _form_number(name, label, N_("chips"), N_("5 or 25"))
     if number is None:
         if required:
-            raise InvalidInput(f"Please enter the {label} in chips.", field=name)
+            message = N_("Please enter the %(label)s in chips.")
+            raise InvalidInput(message, params={"label": gettext(label)}, field=name)
         return 0
     return number * 100
 
 
-def form_whole(name: str, *, label: str, unit: str = "", example: str = "a number like 5") -> int:
+def form_whole(
+    name: str, *, label: str, unit: str = "", example: str = N_("a number like 5")
+) -> int:
     """Return a form field holding a whole, non-negative number.
 
     :raises InvalidInput: if it is missing or not a whole number.
     """
     number = _form_number(name, label, unit, example)
     if number is None:
-        raise InvalidInput(f"Please enter the {label}.", field=name)
+        message = N_("Please enter the %(label)s.")
+        raise InvalidInput(message, params={"label": gettext(label)}, field=name)
     return number
 
 

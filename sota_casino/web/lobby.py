@@ -13,19 +13,25 @@ from flask import url_for
 from flask.typing import ResponseReturnValue
 
 from ..core.errors import TopupNotAllowed
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..db import get_session
 from ..services import money
 from ..services import rounds
-from .format import chips
-from .format import sweets
+from .format import chips_text
+from .format import sweets_text
+from .i18n import gettext
 from .inputs import choice
 from .security import login_required
 from .security import session_user
 
+#: What the lobby says after a top-up, per currency.
+TOPPED_UP = {
+    "chips": N_("Topped up! Fresh chips are on your balance."),
+    "sweets": N_("Topped up! Fresh sweets are on your balance."),
+}
+
 bp = Blueprint("lobby", __name__)
-
-
 
 def header_balances() -> dict[str, int] | None:
     """Return the balances the header shows on every page: a player's, else None."""
@@ -80,9 +86,10 @@ def topup() -> ResponseReturnValue:
         low = current_app.config[f"LOW_BALANCE_{currency.upper()}"]
         if held < low:
             raise  # refused for the once-a-day rule, which the message says plainly
-        show = chips if currency == "chips" else sweets
+        show = chips_text if currency == "chips" else sweets_text
         raise TopupNotAllowed(
-            f"A top-up is given only below {show(low)} {currency}; you have {show(held)}."
+            N_("A top-up is given only below %(low)s; you have %(held)s."),
+            params={"low": show(low), "held": show(held)},
         ) from error
-    flash(f"Topped up! Fresh {currency} are on your balance.", "ok")
+    flash(gettext(TOPPED_UP[currency]), "ok")
     return redirect(url_for("lobby.lobby"), code=303)

@@ -28,7 +28,6 @@ from .. import __version__
 from ..services.idempotency import KEY_PATTERN
 from . import schemas
 from .inputs import IDEMPOTENCY_HEADER
-from .inputs import MAX_ID
 from .inputs import parse_body
 from .inputs import parse_query
 
@@ -36,7 +35,10 @@ JSON: Final = "application/json"
 PREFIX: Final = "/api/v1"
 REF: Final = "#/components/schemas/{model}"
 #: Flask's names of path arguments that the document (and docs/) call ``{id}``.
-PATH_NAMES: Final = {"round_id": "id", "seed_pair_id": "id", "user_id": "id"}
+PATH_NAMES: Final = {
+    name: "id"
+    for name in ("round_id", "seed_pair_id", "user_id", "approval_id", "rule_id", "alert_id")
+}
 
 #: Every refusal an operation may document: status, example code, what it means.
 ERROR_RESPONSES: Final = {
@@ -79,7 +81,7 @@ class Operation:
     errors: tuple[int, ...] = (400, 401, 422)
     auth: bool = True
     idempotent: bool = False
-    media: str = JSON
+    media: str | tuple[str, ...] = JSON  # a download may come in more than one
     beyond_schema: tuple[str, ...] = ()
 
 
@@ -156,13 +158,14 @@ def _properties(model: type[BaseModel]) -> dict[str, Any]:
 
 def _path_schema(converter: str) -> dict[str, Any]:
     if converter == "id":
-        return {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+        return {"type": "integer", "minimum": 1, "maximum": schemas.MAX_ID}
     return {"type": "string"}
 
 
 def _describe(path: str, op: Operation) -> dict[str, Any]:
     schema = _ref(op.ok) if op.ok is not None else {"type": "string"}
-    answer = {"description": op.summary, "content": {op.media: {"schema": schema}}}
+    medias = (op.media,) if isinstance(op.media, str) else op.media
+    answer = {"description": op.summary, "content": {m: {"schema": schema} for m in medias}}
     described: dict[str, Any] = {
         "operationId": op.id,
         "summary": op.summary,

@@ -32,6 +32,7 @@ from flask.typing import ResponseReturnValue
 
 from ..core.errors import CasinoError
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 from ..db import get_session
 from ..models import ROLES
 from ..services import accounts
@@ -48,6 +49,8 @@ from .charts import line_chart
 from .downloads import table_download
 from .errors import error_page
 from .errors import status_of
+from .i18n import gettext
+from .i18n import ngettext
 from .inputs import form_chips
 from .inputs import form_whole
 from .inputs import query_int
@@ -55,6 +58,7 @@ from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
 from .security import login_redirect
 from .security import session_user
+from .sota import PRESET_TITLES
 
 bp = Blueprint("operator", __name__, url_prefix="/operator")
 
@@ -65,6 +69,14 @@ SWEETS_TEXT: Final = re.compile(r"[0-9]{1,12}")
 MINOR_TEXT: Final = re.compile(r"-?[0-9]{1,19}")
 ENTRY_COLUMNS: Final = ("seq", "time", "actor", "action", "subject", "data", "prev_hash", "hash")
 AUDIT_FILTERS: Final = ("action", "actor", "subject", "since", "until", "text")
+#: What auditors may change too: how the console shows things to them, nothing of the casino.
+OWN_PREFERENCES: Final = ("operator.set_time_zone", "operator_api.time_zone")
+#: What the console says once a role is changed, per role.
+ROLE_CHANGED: Final = {
+    "player": N_("%(name)s is now a player."),
+    "operator": N_("%(name)s is now an operator."),
+    "auditor": N_("%(name)s is now an auditor."),
+}
 
 
 @bp.before_request
@@ -73,7 +85,8 @@ def staff_only() -> ResponseReturnValue | None:
     user = session_user()
     if user is None:
         return login_redirect()
-    staff.require_staff(user.role, changes=request.method not in SAFE_METHODS)  # see refused
+    changes = request.method not in SAFE_METHODS and request.endpoint not in OWN_PREFERENCES
+    staff.require_staff(user.role, changes=changes)  # see refused
     g.user = user
     return None
 
@@ -101,7 +114,9 @@ def _audit_filters() -> dict[str, str]:
     for name in AUDIT_FILTERS:
         value = request.args.get(name, "").strip()
         if len(value) > AUDIT_FILTER_MAX:
-            raise InvalidInput(f"the {name} filter is too long", field=name)
+            raise InvalidInput(
+                N_("the %(name)s filter is too long"), params={"name": name}, field=name
+            )
         if value:
             found[name] = value
     return found
@@ -135,6 +150,7 @@ def audit_log() -> ResponseReturnValue:
         paged=any(v is not None for v in (after_seq, before_seq, from_seq)),
         status=checks.audit_verdict(db),
         note=reports.checkpoint_note(db),
+        text_window=audit.TEXT_WINDOW,
     )
 
 
@@ -156,7 +172,11 @@ def check_progress(name: str) -> ResponseReturnValue:
 def request_whole_check(name: str) -> ResponseReturnValue:
     """Ask for a whole check in the background; the page shows its progress."""
     checks.request_whole(get_session(), name, actor=_actor())
-    flash(f"A whole {name} check was asked for; it runs in the background.", "ok")
+    asked = {
+        "audit": N_("A whole audit check was asked for; it runs in the background."),
+        "ledger": N_("A whole ledger check was asked for; it runs in the background."),
+    }
+    flash(gettext(asked[name]), "ok")
     target = ".ledger_page" if name == "ledger" else ".audit_log"
     return redirect(url_for(target), code=303)
 
@@ -164,7 +184,15 @@ def request_whole_check(name: str) -> ResponseReturnValue:
 @bp.post("/audit/checkpoint")
 def make_checkpoint() -> ResponseReturnValue:
     signed = audit.checkpoint(get_session(), actor=_actor())
-    flash(f"Signed a checkpoint over {signed['document']['size']} entries.", "ok")
+    size = signed["document"]["size"]
+    flash(
+        ngettext(
+            "Signed a checkpoint over %(num)s entry.",
+            "Signed a checkpoint over %(num)s entries.",
+            size,
+        ),
+        "ok",
+    )
     return redirect(url_for(".audit_log"), code=303)
 
 
@@ -215,16 +243,19 @@ def _edge_chart(summary: dict[str, Any]) -> Any:
         for game in reports.GAMES
     ]
     war = summary["theoretical"]["casino_war"]
-    references = [Reference("Casino War theoretical", Fraction(war["edge"]["exact"]), "Casino War")]
-    return line_chart(series, title="Realized house edge by day", references=references)
+    theoretical = Fraction(war["edge"]["exact"])
+    references = [Reference(gettext("Casino War theoretical"), theoretical, "Casino War")]
+    return line_chart(series, title=gettext("Realized house edge by day"), references=references)
 
 
 def _result_chart(summary: dict[str, Any], game: str) -> Any:
     rows = [row for row in summary["days"] if row["game"] == game]
     bars = [(row["day"][5:], row["house_result"]) for row in rows]
-    unit = "hundredths of a chip" if game == "casino_war" else "sweets"
-    title = f"{game.replace('_', ' ').title()}: house result by day ({unit})"
-    return bar_chart(bars, title=title)
+    titles = {
+        "casino_war": N_("Casino War: house result by day (hundredths of a chip)"),
+        "sota": N_("Sota: house result by day (sweets)"),
+    }
+    return bar_chart(bars, title=gettext(titles[game]))
 
 
 @bp.get("/ledger")
@@ -257,13 +288,6 @@ def math_export() -> ResponseReturnValue:
 # --- players ----------------------------------------------------------------------------------
 
 
-@bp.get("/players")
-def players() -> ResponseReturnValue:
-    query = request.args.get("q", "").strip()[:64]
-    found = accounts.find_users(get_session(), query)
-    return render_template("operator/players.html", query=query, users=found, roles=ROLES)
-
-
 @bp.get("/players/<id:user_id>")
 def player(user_id: int) -> ResponseReturnValue:
     overview = reports.player_overview(get_session(), user_id, **player_cursors())
@@ -294,23 +318,23 @@ def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:
     :raises InvalidInput: for anything else, saying what is expected.
     """
     if direction not in ("credit", "debit"):
-        raise InvalidInput("Choose whether to credit or debit the player.", field="direction")
+        raise InvalidInput(N_("Choose whether to credit or debit the player."), field="direction")
     text = text.strip()
     if currency == "chips":
         if not CHIPS_TEXT.fullmatch(text):
             raise InvalidInput(
-                "Type the amount in chips, like 25 or 12.50 (at most two decimals).",
+                N_("Type the amount in chips, like 25 or 12.50 (at most two decimals)."),
                 field="amount",
             )
         minor = int(Decimal(text) * 100)
     elif currency == "sweets":
         if not SWEETS_TEXT.fullmatch(text):
-            raise InvalidInput("Type the amount as a whole number of sweets.", field="amount")
+            raise InvalidInput(N_("Type the amount as a whole number of sweets."), field="amount")
         minor = int(text)
     else:
-        raise InvalidInput("Choose chips or sweets.", field="currency")
+        raise InvalidInput(N_("Choose chips or sweets."), field="currency")
     if minor == 0:
-        raise InvalidInput("The amount must be more than zero.", field="amount")
+        raise InvalidInput(N_("The amount must be more than zero."), field="amount")
     return minor if direction == "credit" else -minor
 
 
@@ -331,8 +355,8 @@ def adjust(user_id: int) -> ResponseReturnValue:
     form = request.form
     text = form.get("amount", "")
     if not MINOR_TEXT.fullmatch(text):
-        raise InvalidInput("amount must be a whole number of minor units", field="amount")
-    money.adjust(
+        raise InvalidInput(N_("amount must be a whole number of minor units"), field="amount")
+    done = money.request_adjustment(
         get_session(),
         g.user.id,
         user_id,
@@ -341,7 +365,13 @@ def adjust(user_id: int) -> ResponseReturnValue:
         form.get("reason"),
         idempotency_key=form.get("once") or None,
     )
-    flash("Adjustment applied and recorded in the audit log.", "ok")
+    if done["applied"]:
+        flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
+    else:
+        proposed = N_(
+            "Adjustment proposed (#%(id)s): it applies once a second operator approves it."
+        )
+        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -349,16 +379,17 @@ def adjust(user_id: int) -> ResponseReturnValue:
 def lock(user_id: int) -> ResponseReturnValue:
     locked = request.form.get("locked")
     if locked not in ("0", "1"):
-        raise InvalidInput("locked must be 0 or 1", field="locked")
+        raise InvalidInput(N_("locked must be 0 or 1"), field="locked")
     user = accounts.set_locked(get_session(), g.user.id, user_id, locked == "1")
-    flash(f"{user.username} is now {'locked' if user.locked else 'unlocked'}.", "ok")
+    done = N_("%(name)s is now locked.") if user.locked else N_("%(name)s is now unlocked.")
+    flash(gettext(done, name=user.username), "ok")
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
 @bp.post("/players/<id:user_id>/role")
 def role(user_id: int) -> ResponseReturnValue:
     user = accounts.set_role(get_session(), g.user.id, user_id, request.form.get("role"))
-    flash(f"{user.username} is now {'an' if user.role[0] in 'aeiou' else 'a'} {user.role}.", "ok")
+    flash(gettext(ROLE_CHANGED[user.role], name=user.username), "ok")
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -367,24 +398,26 @@ def role(user_id: int) -> ResponseReturnValue:
 
 @bp.get("/tables")
 def tables() -> ResponseReturnValue:
-    return render_template("operator/tables.html", t=reports.tables(get_session()))
+    return render_template(
+        "operator/tables.html", t=reports.tables(get_session()), preset_titles=PRESET_TITLES
+    )
 
 
 def _casino_war_form() -> dict[str, Any]:
     return {
-        "min_bet": form_chips("min_bet"),
-        "max_bet": form_chips("max_bet"),
-        "decks": form_whole("decks", label="number of decks"),
-        "tie_payout": form_whole("tie_payout", label="tie payout"),
-        "burn": form_whole("burn", label="number of burned cards"),
+        "min_bet": form_chips("min_bet", label=N_("minimum bet")),
+        "max_bet": form_chips("max_bet", label=N_("maximum bet")),
+        "decks": form_whole("decks", label=N_("number of decks")),
+        "tie_payout": form_whole("tie_payout", label=N_("tie payout")),
+        "burn": form_whole("burn", label=N_("number of burned cards")),
         "bonus": request.form.get("bonus", ""),
     }
 
 
 def _sota_form() -> dict[str, Any]:
     return {
-        "min_stake": form_whole("min_stake", label="minimum stake"),
-        "max_stake": form_whole("max_stake", label="maximum stake"),
+        "min_stake": form_whole("min_stake", label=N_("minimum stake")),
+        "max_stake": form_whole("max_stake", label=N_("maximum stake")),
         "presets": request.form.getlist("presets"),
         "custom_rules": request.form.get("custom_rules") == "1",
     }
@@ -395,8 +428,17 @@ def update_table(name: str) -> ResponseReturnValue:
     forms = {"casino_war": _casino_war_form, "sota": _sota_form}
     if name not in forms:
         abort(404)
-    settings.update_table(get_session(), g.user.id, name, forms[name]())
-    flash(
-        f"The {name.replace('_', ' ')} table's settings are saved; they apply to new rounds.", "ok"
-    )
+    done = settings.request_table_change(get_session(), g.user.id, name, forms[name]())
+    saved = {
+        "casino_war": N_("The Casino War table's settings are saved; they apply to new rounds."),
+        "sota": N_("The Sota table's settings are saved; they apply to new rounds."),
+    }
+    if done["applied"]:
+        flash(gettext(saved[name]), "ok")
+    else:
+        proposed = N_(
+            "The change is proposed (#%(id)s): it applies to new rounds once a second "
+            "operator approves it."
+        )
+        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
     return redirect(url_for(".tables"), code=303)

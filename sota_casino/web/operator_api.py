@@ -19,8 +19,11 @@ from pydantic import BaseModel
 
 from ..db import get_session
 from ..services import accounts
+from ..services import alerts
+from ..services import approvals
 from ..services import audit
 from ..services import checks
+from ..services import lists
 from ..services import money
 from ..services import reports
 from ..services import settings
@@ -28,12 +31,17 @@ from ..services import staff
 from . import inputs
 from . import schemas as s
 from .inputs import query_int
+from .openapi import CHANGE
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
 from .openapi import View
 from .openapi import operation
+from .operator import OWN_PREFERENCES
 from .operator import export_response
 from .operator import player_cursors
+from .operator_lists import list_download
+from .operator_lists import paging_of
+from .operator_lists import range_export_response
 from .security import SAFE_METHODS
 from .security import api_user
 
@@ -43,14 +51,18 @@ TAG: Final = "operator"
 #: A read that takes query parameters may also refuse them.
 QUERY_ERRORS: Final = (*DENIED, 422)
 ONE: Final = (*DENIED, 404)
+ONE_QUERY: Final = (*DENIED, 404, 422)
 PAGE_DEFAULT: Final = 50
+#: A list downloads as JSON Lines or CSV (``format``).
+DOWNLOADS: Final = ("application/jsonl", "text/csv")
 
 
 @bp.before_request
 def staff_only() -> None:
     """Let only staff in; auditors only read."""
     user = api_user()
-    staff.require_staff(user.role, changes=request.method not in SAFE_METHODS)
+    changes = request.method not in SAFE_METHODS and request.endpoint not in OWN_PREFERENCES
+    staff.require_staff(user.role, changes=changes)
     g.user = user
 
 
@@ -153,6 +165,20 @@ def audit_export() -> ResponseReturnValue:
     return export_response()
 
 
+@bp.get("/audit/range-export")
+@read(
+    "auditRangeExport",
+    "A range of the log as JSON Lines that verifies offline on its own (its entries, the "
+    "checkpoint covering them and an inclusion proof)",
+    None,
+    errors=(*QUERY_ERRORS, 404),
+    query=s.RangeExportQuery,
+    media="application/jsonl",
+)
+def audit_range_export(query: s.RangeExportQuery) -> ResponseReturnValue:
+    return range_export_response(**query.model_dump())
+
+
 # --- ledger -------------------------------------------------------------------------------------
 
 
@@ -222,7 +248,90 @@ def request_whole_check(name: str) -> ResponseReturnValue:
     query=s.PlayersQuery,
 )
 def players(query: s.PlayersQuery) -> ResponseReturnValue:
-    return jsonify({"users": accounts.find_users(get_session(), query.q)})
+    return jsonify(lists.page(get_session(), "users", paging_of(query), q=query.q))
+
+
+@bp.get("/players/export")
+@read(
+    "exportPlayers",
+    "Every user whose name contains q, in a date range, as CSV or JSON Lines (oldest first)",
+    None,
+    errors=QUERY_ERRORS,
+    query=s.PlayersExportQuery,
+    media=DOWNLOADS,
+)
+def players_export(query: s.PlayersExportQuery) -> ResponseReturnValue:
+    return list_download("users", query, q=query.q)
+
+
+def _player_list(name: str, user_id: int, query: s.ListQuery) -> ResponseReturnValue:
+    return jsonify(lists.page(get_session(), name, paging_of(query), user_id=user_id))
+
+
+@bp.get("/players/<id:user_id>/rounds")
+@read(
+    "playerRounds",
+    "A page of one player's rounds",
+    s.RoundPage,
+    errors=ONE_QUERY,
+    query=s.ListQuery,
+)
+def player_rounds(user_id: int, query: s.ListQuery) -> ResponseReturnValue:
+    return _player_list("rounds", user_id, query)
+
+
+@bp.get("/players/<id:user_id>/transfers")
+@read(
+    "playerTransfers",
+    "A page of one player's money moves",
+    s.TransferPage,
+    errors=ONE_QUERY,
+    query=s.ListQuery,
+)
+def player_transfers(user_id: int, query: s.ListQuery) -> ResponseReturnValue:
+    return _player_list("transfers", user_id, query)
+
+
+@bp.get("/players/<id:user_id>/seed-pairs")
+@read(
+    "playerSeedPairs",
+    "A page of one player's seed pairs",
+    s.SeedPairPage,
+    errors=ONE_QUERY,
+    query=s.ListQuery,
+)
+def player_seed_pairs(user_id: int, query: s.ListQuery) -> ResponseReturnValue:
+    return _player_list("seed_pairs", user_id, query)
+
+
+def _player_export(name: str, user_id: int, query: s.ExportQuery) -> ResponseReturnValue:
+    return list_download(name, query, user_id=user_id)
+
+
+@bp.get("/players/<id:user_id>/rounds/export")
+@read(
+    "exportPlayerRounds",
+    "One player's rounds in a date range, as CSV or JSON Lines (oldest first)",
+    None,
+    errors=ONE_QUERY,
+    query=s.ExportQuery,
+    media=DOWNLOADS,
+)
+def player_rounds_export(user_id: int, query: s.ExportQuery) -> ResponseReturnValue:
+    return _player_export("rounds", user_id, query)
+
+
+@bp.get("/players/<id:user_id>/transfers/export")
+@read(
+    "exportPlayerTransfers",
+    "One player's money moves in a date range, as CSV or JSON Lines (oldest first)",
+    None,
+    errors=ONE_QUERY,
+    query=s.ExportQuery,
+    media=DOWNLOADS,
+)
+def player_transfers_export(user_id: int, query: s.ExportQuery) -> ResponseReturnValue:
+    return _player_export("transfers", user_id, query)
 
 
 @bp.get("/players/<id:user_id>")
@@ -299,3 +408,151 @@ def table(name: str) -> ResponseReturnValue:
 def update_table(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     updated = settings.update_table(get_session(), _actor_id(), name, body.root)
     return jsonify({"name": name, "settings": updated})
+
+
+# --- four eyes ----------------------------------------------------------------------------------
+
+
+@bp.get("/approvals")
+@read(
+    "approvals",
+    "A page of proposed changes (pending by default), newest first",
+    s.ApprovalPage,
+    errors=QUERY_ERRORS,
+    query=s.ApprovalsQuery,
+)
+def approval_list(query: s.ApprovalsQuery) -> ResponseReturnValue:
+    status = query.status or "pending"
+    return jsonify(
+        approvals.listing(get_session(), status=status, cursor=query.cursor, limit=query.limit)
+    )
+
+
+@bp.post("/approvals/adjustments")
+@operation(
+    "proposeAdjustment",
+    "Propose an adjustment for a second operator to approve (audited; nothing moves yet)",
+    TAG,
+    s.ApprovalView,
+    status=201,
+    errors=CHANGE_OF_ONE,
+    body=s.AdjustmentProposal,
+)
+def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
+    proposal = money.propose_adjustment(
+        get_session(), _actor_id(), body.user_id, body.currency, body.amount, body.reason
+    )
+    return jsonify(proposal), 201
+
+
+@bp.post("/approvals/tables/<name>")
+@operation(
+    "proposeTableChange",
+    "Propose a table change for a second operator to approve (audited; nothing changes yet)",
+    TAG,
+    s.ApprovalView,
+    status=201,
+    errors=CHANGE_OF_ONE,
+    body=s.TableSettingsChange,
+)
+def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
+    proposal = settings.propose_table_change(get_session(), _actor_id(), name, body.root)
+    return jsonify(proposal), 201
+
+
+@bp.post("/approvals/<id:approval_id>/approve")
+@change(
+    "approve",
+    "Approve another operator's proposal: it applies now (audited)",
+    s.ApprovalView,
+    s.Decision,
+)
+def approve(approval_id: int, body: s.Decision) -> ResponseReturnValue:
+    return jsonify(approvals.decide(get_session(), _actor_id(), approval_id, True, body.note))
+
+
+@bp.post("/approvals/<id:approval_id>/reject")
+@change(
+    "reject",
+    "Reject another operator's proposal: nothing changes (audited)",
+    s.ApprovalView,
+    s.Decision,
+)
+def reject(approval_id: int, body: s.Decision) -> ResponseReturnValue:
+    return jsonify(approvals.decide(get_session(), _actor_id(), approval_id, False, body.note))
+
+
+# --- alerts -------------------------------------------------------------------------------------
+
+
+@bp.get("/alerts")
+@read(
+    "alerts",
+    "A page of alerts raised, newest first",
+    s.AlertPage,
+    errors=QUERY_ERRORS,
+    query=s.AlertsQuery,
+)
+def alert_list(query: s.AlertsQuery) -> ResponseReturnValue:
+    return jsonify(
+        alerts.listing(
+            get_session(), open_only=bool(query.open), cursor=query.cursor, limit=query.limit
+        )
+    )
+
+
+@bp.get("/alerts/rules")
+@read("alertRules", "The alert rules", s.AlertRuleList)
+def alert_rules() -> ResponseReturnValue:
+    return jsonify({"rules": alerts.rules(get_session())})
+
+
+@bp.post("/alerts/rules")
+@operation(
+    "createAlertRule",
+    "Add an alert rule (audited)",
+    TAG,
+    s.AlertRuleView,
+    status=201,
+    errors=CHANGE,
+    body=s.AlertRuleRequest,
+)
+def create_alert_rule(body: s.AlertRuleRequest) -> ResponseReturnValue:
+    rule = alerts.create_rule(
+        get_session(), _actor_id(), body.kind, body.currency, body.threshold, body.period_hours
+    )
+    return jsonify(rule), 201
+
+
+@bp.put("/alerts/rules/<id:rule_id>/enabled")
+@change(
+    "setAlertRuleEnabled", "Turn an alert rule on or off (audited)", s.AlertRuleView, s.RuleEnabled
+)
+def alert_rule_enabled(rule_id: int, body: s.RuleEnabled) -> ResponseReturnValue:
+    return jsonify(alerts.set_enabled(get_session(), _actor_id(), rule_id, body.enabled))
+
+
+@bp.post("/alerts/<id:alert_id>/acknowledge")
+@operation(
+    "acknowledgeAlert",
+    "Mark an alert as seen (audited)",
+    TAG,
+    s.AlertView,
+    errors=CHANGE_OF_ONE,
+)
+def acknowledge_alert(alert_id: int) -> ResponseReturnValue:
+    return jsonify(alerts.acknowledge(get_session(), _actor_id(), alert_id))
+
+
+@bp.put("/me/time-zone")
+@operation(
+    "setTimeZone",
+    "Choose the zone the console shows your times in (UTC stays beside them; audited)",
+    TAG,
+    s.TimeZoneView,
+    errors=CHANGE,
+    body=s.TimeZoneChange,
+)
+def time_zone(body: s.TimeZoneChange) -> ResponseReturnValue:
+    user = accounts.set_time_zone(get_session(), _actor_id(), body.time_zone)
+    return jsonify({"time_zone": user.time_zone or "UTC"})

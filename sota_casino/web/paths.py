@@ -1,9 +1,14 @@
-"""Which URLs the app may send a browser to: its own paths only (no open redirects)."""
+"""What the paths of a request say: which are API calls (answered in JSON), and which URLs the
+app may send a browser to (its own paths only: no open redirects)."""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from flask import request
+
+#: Where the JSON API lives.
+API_PREFIX = "/api/"
 #: Longer ``next`` targets are no page of this site.
 MAX_PATH = 2048
 
@@ -21,3 +26,8 @@ def is_local_path(target: object) -> bool:
         return False
     parts = urlsplit(target)
     return not parts.scheme and not parts.netloc and not parts.path.startswith("//")
+
+
+def wants_json() -> bool:
+    """Tell whether this request is an API call, answered in JSON."""
+    return request.path.startswith(API_PREFIX)

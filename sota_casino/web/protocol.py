@@ -21,7 +21,7 @@ from werkzeug.exceptions import RequestHeaderFieldsTooLarge
 from werkzeug.exceptions import RequestURITooLarge
 from werkzeug.wrappers import Response
 
-from .errors import wants_json
+from .paths import wants_json
 
 #: The longest request line (method, target, protocol) the app accepts, in bytes.
 MAX_REQUEST_LINE: Final = 4094

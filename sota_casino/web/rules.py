@@ -21,8 +21,11 @@ from ..core import casino_war
 from ..core import odds
 from ..core import sota
 from ..core.cards import canonical_deck
+from ..core.marks import N_
 from ..db import get_session
 from ..services import settings
+from .i18n import gettext
+from .i18n import ngettext
 
 bp = Blueprint("rules", __name__, url_prefix="/rules")
 
@@ -31,38 +34,46 @@ bp = Blueprint("rules", __name__, url_prefix="/rules")
 #: What each table setting changes, in plain words.
 WAR_OPTION_TEXT: Final[dict[str, tuple[str, str]]] = {
     "decks": (
-        "Decks in the shoe",
-        "How many 52-card decks are shuffled together for each round. More decks make a tie "
-        "of the first two cards a little more likely, which changes the house edge slightly.",
+        N_("Decks in the shoe"),
+        N_(
+            "How many 52-card decks are shuffled together for each round. More decks make a tie "
+            "of the first two cards a little more likely, which changes the house edge slightly."
+        ),
     ),
-    "min_bet": ("Smallest ante", "The least you may bet on a round, in whole chips."),
-    "max_bet": ("Largest ante", "The most you may bet on a round, in whole chips."),
+    "min_bet": (N_("Smallest ante"), N_("The least you may bet on a round, in whole chips.")),
+    "max_bet": (N_("Largest ante"), N_("The most you may bet on a round, in whole chips.")),
     "tie_payout": (
-        "Tie bet",
-        "An optional side bet that the first two cards tie. It pays this many to one (and "
-        "returns the tie bet) when they do, and is lost otherwise; the war cards never count "
-        "for it. At 0 the table offers no tie bet.",
+        N_("Tie bet"),
+        N_(
+            "An optional side bet that the first two cards tie. It pays this many to one (and "
+            "returns the tie bet) when they do, and is lost otherwise; the war cards never count "
+            "for it. At 0 the table offers no tie bet."
+        ),
     ),
     "burn": (
-        "Burned cards",
-        "How many cards the dealer discards face up before dealing the war cards. They are "
-        "dealt and shown, but they never change the odds.",
+        N_("Burned cards"),
+        N_(
+            "How many cards the dealer discards face up before dealing the war cards. They are "
+            "dealt and shown, but they never change the odds."
+        ),
     ),
     "bonus": (
-        "War tie bonus",
-        "What you get when the war cards tie again. With none (the standard rule) your raise "
-        "wins even money and the ante pushes; with an extra ante you also win an amount equal "
-        "to the ante, as at the Mirage, Niagara, Wynn and Sands Macau.",
+        N_("War tie bonus"),
+        N_(
+            "What you get when the war cards tie again. With none (the standard rule) your raise "
+            "wins even money and the ante pushes; with an extra ante you also win an amount equal "
+            "to the ante, as at the Mirage, Niagara, Wynn and Sands Macau."
+        ),
     ),
 }
 #: Each outcome of a round in plain words, in the engine's order of outcomes.
 WAR_OUTCOME_TEXT: Final[dict[str, str]] = {
-    "win": "Your first card is higher",
-    "lose": "Your first card is lower",
-    "surrender": "The first cards tie and you surrender",
-    "war_win": "You go to war and your war card is higher",
-    "war_tie": "You go to war and the war cards tie again",
-    "war_lose": "You go to war and your war card is lower",
+    "win": N_("Your first card is higher"),
+    "lose": N_("Your first card is lower"),
+    "surrender": N_("The first cards tie and you surrender"),
+    "war_win": N_("You go to war and your war card is higher"),
+    "war_tie": N_("You go to war and the war cards tie again"),
+    "war_lose": N_("You go to war and your war card is lower"),
 }
 #: The war of the example: a tie of nines, then a king against a four.
 WAR_EXAMPLE_TIE: Final = ("9H", "9S")
@@ -75,8 +86,9 @@ def _antes(value: Fraction) -> str:
     """Write a net result in antes: ``+1 ante``, ``−½ ante``, ``+2 antes``."""
     sign = "+" if value > 0 else "−"
     size = abs(value)
-    amount = "½" if size == Fraction(1, 2) else str(size)
-    return f"{sign}{amount} ante" if size <= 1 else f"{sign}{amount} antes"
+    amount = sign + ("½" if size == Fraction(1, 2) else str(size))
+    # Up to one ante the word is singular, as "½ ante" reads.
+    return ngettext("%(amount)s ante", "%(amount)s antes", 1 if size <= 1 else 2, amount=amount)
 
 
 def war_example(rules: casino_war.TableRules) -> dict[str, Any]:
@@ -100,8 +112,8 @@ def casino_war_rules() -> ResponseReturnValue:
     options = [
         {
             "name": f.name,
-            "title": WAR_OPTION_TEXT[f.name][0],
-            "about": WAR_OPTION_TEXT[f.name][1],
+            "title": gettext(WAR_OPTION_TEXT[f.name][0]),
+            "about": gettext(WAR_OPTION_TEXT[f.name][1]),
             "value": getattr(table, f.name),
             "default": f.default,
         }
@@ -110,7 +122,7 @@ def casino_war_rules() -> ResponseReturnValue:
     payouts = [
         {
             "outcome": outcome,
-            "about": WAR_OUTCOME_TEXT[outcome],
+            "about": gettext(WAR_OUTCOME_TEXT[outcome]),
             "none": _antes(odds.ante_net(outcome, "none")),
             "ante": _antes(odds.ante_net(outcome, "ante")),
         }
@@ -132,203 +144,264 @@ def casino_war_rules() -> ResponseReturnValue:
 #: What each option of the rule set changes, in plain words, and which rule texts it comes from.
 SOTA_OPTION_TEXT: Final[dict[str, dict[str, str]]] = {
     "seats": {
-        "title": "Seats",
-        "about": "How many hands play: you, the dealer, and up to two computer players. The "
-        "deck is dealt out one card at a time around the table; cards that do not share out "
-        "evenly are set aside unseen.",
-        "origin": "every rule text",
+        "title": N_("Seats"),
+        "about": N_(
+            "How many hands play: you, the dealer, and up to two computer players. The "
+            "deck is dealt out one card at a time around the table; cards that do not share out "
+            "evenly are set aside unseen."
+        ),
+        "origin": N_("every rule text"),
     },
     "deck": {
-        "title": "Deck",
-        "about": "Which cards are shuffled and dealt. A smaller deck makes a shorter game.",
-        "origin": "the Finnish rule texts: one ranks a joker above the ace; the other names "
-        "Pjanitsa's 36 and Tod und Leben's 32 cards",
+        "title": N_("Deck"),
+        "about": N_("Which cards are shuffled and dealt. A smaller deck makes a shorter game."),
+        "origin": N_(
+            "the Finnish rule texts: one ranks a joker above the ace; the other names "
+            "Pjanitsa's 36 and Tod und Leben's 32 cards"
+        ),
     },
     "war_down": {
-        "title": "Cards face down in a war",
-        "about": "How many cards each hand in a war lays face down before the face-up card "
-        "that decides it. More cards down means bigger pots and faster swings.",
-        "origin": "the Finnish and Norwegian texts (three down), the Portuguese text and the "
-        "English tradition (one down), and the Syrian war of the Finnish text",
+        "title": N_("Cards face down in a war"),
+        "about": N_(
+            "How many cards each hand in a war lays face down before the face-up card "
+            "that decides it. More cards down means bigger pots and faster swings."
+        ),
+        "origin": N_(
+            "the Finnish and Norwegian texts (three down), the Portuguese text and the "
+            "English tradition (one down), and the Syrian war of the Finnish text"
+        ),
     },
     "won_cards": {
-        "title": "Won cards",
-        "about": "Where the winner of a trick keeps the cards it takes.",
-        "origin": "the Finnish and Norwegian rule texts",
+        "title": N_("Won cards"),
+        "about": N_("Where the winner of a trick keeps the cards it takes."),
+        "origin": N_("the Finnish and Norwegian rule texts"),
     },
     "gather": {
-        "title": "Gathering the pot",
-        "about": "In what order the winner picks up the cards on the table, which decides the "
-        "order they come back into play. Fixed orders can repeat forever; a shuffled pot cannot.",
-        "origin": "the Finnish rule text",
+        "title": N_("Gathering the pot"),
+        "about": N_(
+            "In what order the winner picks up the cards on the table, which decides the "
+            "order they come back into play. Fixed orders can repeat forever; a shuffled pot "
+            "cannot."
+        ),
+        "origin": N_("the Finnish rule text"),
     },
     "short": {
-        "title": "Short of cards in a war",
-        "about": "What happens to a hand that has too few cards to lay a full war.",
-        "origin": "the Norwegian, Portuguese and Finnish rule texts, which do not agree",
+        "title": N_("Short of cards in a war"),
+        "about": N_("What happens to a hand that has too few cards to lay a full war."),
+        "origin": N_("the Norwegian, Portuguese and Finnish rule texts, which do not agree"),
     },
     "multi_tie": {
-        "title": "Ties among three or four",
-        "about": "Who goes to war when, with three or four seats, only some hands tie for the "
-        "highest card.",
-        "origin": "the Finnish and Portuguese rule texts",
+        "title": N_("Ties among three or four"),
+        "about": N_(
+            "Who goes to war when, with three or four seats, only some hands tie for the "
+            "highest card."
+        ),
+        "origin": N_("the Finnish and Portuguese rule texts"),
     },
     "end": {
-        "title": "End of the game",
-        "about": "When the game is over and who wins it.",
-        "origin": "the Norwegian and Finnish rule texts (one pass, as in the German Tod und Leben)",
+        "title": N_("End of the game"),
+        "about": N_("When the game is over and who wins it."),
+        "origin": N_(
+            "the Norwegian and Finnish rule texts (one pass, as in the German Tod und Leben)"
+        ),
     },
     "max_tricks": {
-        "title": "Trick limit",
-        "about": "After this many tricks (and the wars in them) the game stops and the hand "
-        "with the most cards wins; equal top counts are a draw. It keeps every game finite.",
-        "origin": "the Norwegian text and the Finnish text's time-limit war",
+        "title": N_("Trick limit"),
+        "about": N_(
+            "After this many tricks (and the wars in them) the game stops and the hand "
+            "with the most cards wins; equal top counts are a draw. It keeps every game finite."
+        ),
+        "origin": N_("the Norwegian text and the Finnish text's time-limit war"),
     },
     "lead": {
-        "title": "Winning lead",
-        "about": "When set, the game ends as soon as the leading hand holds this many cards "
-        "more than the next one, and the leader wins.",
-        "origin": "the Finnish rule text",
+        "title": N_("Winning lead"),
+        "about": N_(
+            "When set, the game ends as soon as the leading hand holds this many cards "
+            "more than the next one, and the leader wins."
+        ),
+        "origin": N_("the Finnish rule text"),
     },
     "peace": {
-        "title": "Rauha (peace)",
-        "about": "Everything is turned around: the lowest card wins the trick. Equal lowest "
-        "cards still go to war.",
-        "origin": "Rauha (Finnish for “peace”), an extra rule of the Finnish rule text",
+        "title": N_("Rauha (peace)"),
+        "about": N_(
+            "Everything is turned around: the lowest card wins the trick. Equal lowest "
+            "cards still go to war."
+        ),
+        "origin": N_("Rauha (Finnish for “peace”), an extra rule of the Finnish rule text"),
     },
     "auto_war_twos": {
-        "title": "Twos start wars",
-        "about": "A 2 turned face up starts a war among every hand of that step, tied or not. "
-        "With Syrian wars, the step's best card sets how many cards go down.",
-        "origin": "the automatic war (automaattinen sota) of the Finnish rule text",
+        "title": N_("Twos start wars"),
+        "about": N_(
+            "A 2 turned face up starts a war among every hand of that step, tied or not. "
+            "With Syrian wars, the step's best card sets how many cards go down."
+        ),
+        "origin": N_("the automatic war (automaattinen sota) of the Finnish rule text"),
     },
     "underdog": {
-        "title": "Underdog jack",
-        "about": "A hand that loses a war but laid a jack face down in it takes the pot "
-        "instead. If several did, the first in seat order takes it.",
-        "origin": "the underdog rule of the Finnish rule text, where the jack is the "
-        "“soldier” (sotamies)",
+        "title": N_("Underdog jack"),
+        "about": N_(
+            "A hand that loses a war but laid a jack face down in it takes the pot "
+            "instead. If several did, the first in seat order takes it."
+        ),
+        "origin": N_(
+            "the underdog rule of the Finnish rule text, where the jack is the “soldier” (sotamies)"
+        ),
     },
     "prisoners_of_war": {
-        "title": "Prisoners of war",
-        "about": "Won cards stay face up beside each hand. Once its face-down pile is empty, a "
-        "hand chooses which of its won cards (its prisoners) to play: the only Sota with "
-        "decisions. You choose yours; the dealer and computer players lay their best card "
-        "face up and their weakest face down.",
-        "origin": "Sotavangit (Prisoners of War), an extra rule of the Finnish rule text",
+        "title": N_("Prisoners of war"),
+        "about": N_(
+            "Won cards stay face up beside each hand. Once its face-down pile is empty, a "
+            "hand chooses which of its won cards (its prisoners) to play: the only Sota with "
+            "decisions. You choose yours; the dealer and computer players lay their best card "
+            "face up and their weakest face down."
+        ),
+        "origin": N_("Sotavangit (Prisoners of War), an extra rule of the Finnish rule text"),
     },
     "teams": {
-        "title": "Teams",
-        "about": "With four seats, you and the second computer player (seats 0 and 2) play "
-        "together against the dealer and the first computer player (seats 1 and 3). A team "
-        "wins when the other team has no cards left.",
-        "origin": "the team war (joukkuesota) of the Finnish rule text",
+        "title": N_("Teams"),
+        "about": N_(
+            "With four seats, you and the second computer player (seats 0 and 2) play "
+            "together against the dealer and the first computer player (seats 1 and 3). A team "
+            "wins when the other team has no cards left."
+        ),
+        "origin": N_("the team war (joukkuesota) of the Finnish rule text"),
     },
 }
 #: Each value of each option, in plain words (switches: False is off, True is on).
 SOTA_VALUE_TEXT: Final[dict[str, dict[Any, str]]] = {
     "seats": {
-        2: "You against the dealer.",
-        3: "You, the dealer and one computer player.",
-        4: "You, the dealer and two computer players.",
+        2: N_("You against the dealer."),
+        3: N_("You, the dealer and one computer player."),
+        4: N_("You, the dealer and two computer players."),
     },
     "deck": {
-        "standard52": "The usual 52 cards, 2 up to ace.",
-        "jokers54": "52 cards and two jokers; a joker beats an ace, and two jokers tie.",
-        "pjanitsa36": "36 cards, 6 up to ace. A six beats an ace: when a six and an ace lie "
-        "face up in the same step, the sixes rank above the aces. Nothing else changes.",
-        "piquet32": "32 cards, 7 up to ace.",
+        "standard52": N_("The usual 52 cards, 2 up to ace."),
+        "jokers54": N_("52 cards and two jokers; a joker beats an ace, and two jokers tie."),
+        "pjanitsa36": N_(
+            "36 cards, 6 up to ace. A six beats an ace: when a six and an ace lie "
+            "face up in the same step, the sixes rank above the aces. Nothing else changes."
+        ),
+        "piquet32": N_("32 cards, 7 up to ace."),
     },
     "war_down": {
-        3: "Nordic: three cards face down, the fourth face up.",
-        1: "English: one card face down, one face up.",
-        "by_rank": "Syrian: as many cards face down as the tied card is worth: 2 to 10 their "
-        "number, jack, queen and king 10, an ace (or a joker) 1.",
+        3: N_("Nordic: three cards face down, the fourth face up."),
+        1: N_("English: one card face down, one face up."),
+        "by_rank": N_(
+            "Syrian: as many cards face down as the tied card is worth: 2 to 10 their "
+            "number, jack, queen and king 10, an ace (or a joker) 1."
+        ),
     },
     "won_cards": {
-        "bottom": "Straight under the winner's own pile.",
-        "won_pile": "On a separate pile of won cards, which is shuffled and turned over as "
-        "the new pile when the pile in hand runs out.",
+        "bottom": N_("Straight under the winner's own pile."),
+        "won_pile": N_(
+            "On a separate pile of won cards, which is shuffled and turned over as "
+            "the new pile when the pile in hand runs out."
+        ),
     },
     "gather": {
-        "winner_first": "Step by step in the order laid, the trick winner's cards first in "
-        "each step.",
-        "table": "Step by step in the order laid, in seat order.",
-        "shuffled": "The pot is shuffled first (from the round's fair shuffle stream).",
+        "winner_first": N_(
+            "Step by step in the order laid, the trick winner's cards first in each step."
+        ),
+        "table": N_("Step by step in the order laid, in seat order."),
+        "shuffled": N_("The pot is shuffled first (from the round's fair shuffle stream)."),
     },
     "short": {
-        "lose": "It lays all it has and loses at once; its cards join the pot.",
-        "last_card_up": "Its last card is turned face up and stands for all the missing "
-        "cards; with no card at all, the card that tied stands.",
+        "lose": N_("It lays all it has and loses at once; its cards join the pot."),
+        "last_card_up": N_(
+            "Its last card is turned face up and stands for all the missing "
+            "cards; with no card at all, the card that tied stands."
+        ),
     },
     "multi_tie": {
-        "tied_only": "Only the tied hands go to war; the others' cards stay in the pot.",
-        "tied_only_return": "Only the tied hands go to war; the others take their card back "
-        "under their pile.",
-        "all": "Every hand goes to war.",
+        "tied_only": N_("Only the tied hands go to war; the others' cards stay in the pot."),
+        "tied_only_return": N_(
+            "Only the tied hands go to war; the others take their card back under their pile."
+        ),
+        "all": N_("Every hand goes to war."),
     },
     "end": {
-        "all_cards": "The last hand with cards wins.",
-        "single_pass": "Each hand plays its dealt pile once; won cards go to a pile that is "
-        "never turned over, and the most won cards wins.",
+        "all_cards": N_("The last hand with cards wins."),
+        "single_pass": N_(
+            "Each hand plays its dealt pile once; won cards go to a pile that is "
+            "never turned over, and the most won cards wins."
+        ),
     },
-    "max_tricks": {"number": "Any whole number of tricks from {low} to {high}."},
+    "max_tricks": {"number": N_("Any whole number of tricks from {low} to {high}.")},
     "lead": {
-        None: "Off: the game is not ended by a lead.",
-        "number": "A lead of {low} to {high} cards ends the game.",
+        None: N_("Off: the game is not ended by a lead."),
+        "number": N_("A lead of {low} to {high} cards ends the game."),
     },
     **{
-        name: {False: "Off.", True: "On."}
+        name: {False: N_("Off."), True: N_("On.")}
         for name in ("peace", "auto_war_twos", "underdog", "prisoners_of_war", "teams")
     },
 }
 #: Where each named rule set comes from, and what it is like to play.
 PRESET_TEXT: Final[dict[str, tuple[str, str]]] = {
     "nordic": (
-        "Nordic",
-        "The Finnish Sota and the Norwegian Krig as children play them: three cards face down "
-        "in a war, the fourth face up, the winner's cards under its pile. These are the defaults.",
+        N_("Nordic"),
+        N_(
+            "The Finnish Sota and the Norwegian Krig as children play them: three cards face "
+            "down in a war, the fourth face up, the winner's cards under its pile. These are the "
+            "defaults."
+        ),
     ),
     "english": (
-        "English",
-        "The English-language tradition (War, in Britain also Battle), as the Finnish rule text "
-        "describes it and the Portuguese text plays it: one card face down and one face up in "
-        "a war, so a war between two wins six cards.",
+        N_("English"),
+        N_(
+            "The English-language tradition (War, in Britain also Battle), as the Finnish rule "
+            "text describes it and the Portuguese text plays it: one card face down and one face "
+            "up in a war, so a war between two wins six cards."
+        ),
     ),
     "syrian": (
-        "Syrian",
-        "The Syrian war, one of the international cousins in the Finnish rule text: the width "
-        "of a war depends on the tied card, so a war of threes lays three cards face down.",
+        N_("Syrian"),
+        N_(
+            "The Syrian war, one of the international cousins in the Finnish rule text: the width "
+            "of a war depends on the tied card, so a war of threes lays three cards face down."
+        ),
     ),
     "rauha": (
-        "Rauha",
-        "Rauha is Finnish for “peace”: the reverse game of the Finnish rule text's extra "
-        "rules, where the lower card wins the trick.",
+        N_("Rauha"),
+        N_(
+            "Rauha is Finnish for “peace”: the reverse game of the Finnish rule text's extra "
+            "rules, where the lower card wins the trick."
+        ),
     ),
     "pjanitsa": (
-        "Pjanitsa",
-        "Pjanitsa, the Russian cousin named in the Finnish rule text: a 36-card deck, and a "
-        "six beats an ace, the only exception to the ranking.",
+        N_("Pjanitsa"),
+        N_(
+            "Pjanitsa, the Russian cousin named in the Finnish rule text: a 36-card deck, and a "
+            "six beats an ace, the only exception to the ranking."
+        ),
     ),
     "tod_und_leben": (
-        "Tod und Leben",
-        "Tod und Leben (“death and life”), the German relative that written sources mention "
-        "from the 1830s: 32 cards and a single pass; won cards are not played again, and "
-        "whoever collected more wins.",
+        N_("Tod und Leben"),
+        N_(
+            "Tod und Leben (“death and life”), the German relative that written sources mention "
+            "from the 1830s: 32 cards and a single pass; won cards are not played again, and "
+            "whoever collected more wins."
+        ),
     ),
     "kids_15_min": (
-        "Kids' 15 minutes",
-        "The time-limit war of the Finnish rule text, played in short rounds that the hand "
-        "with the most cards wins: here the game ends after 300 tricks.",
+        N_("Kids' 15 minutes"),
+        N_(
+            "The time-limit war of the Finnish rule text, played in short rounds that the hand "
+            "with the most cards wins: here the game ends after 300 tricks."
+        ),
     ),
 }
 #: The variants that are options rather than named rule sets, with where they come from.
 VARIANT_ORIGINS: Final[dict[str, str]] = {
-    "prisoners_of_war": "Sotavangit (Prisoners of War), an extra rule of the Finnish rule "
-    "text: won cards are kept in view and a player chooses which one to play next, the only "
-    "variant that brings real decisions into the game.",
-    "teams": "The team war (joukkuesota) of the Finnish rule text: two against two, and a "
-    "pair's cards count together.",
+    "prisoners_of_war": N_(
+        "Sotavangit (Prisoners of War), an extra rule of the Finnish rule "
+        "text: won cards are kept in view and a player chooses which one to play next, the only "
+        "variant that brings real decisions into the game."
+    ),
+    "teams": N_(
+        "The team war (joukkuesota) of the Finnish rule text: two against two, and a "
+        "pair's cards count together."
+    ),
 }
 #: The war of the example, with the Nordic rules: both turn an eight, then three down each.
 SOTA_EXAMPLE_DEAL: Final = ("8H", "8C", "3D", "TS", "JH", "6C", "2S", "KD", "QS", "5D")
@@ -371,12 +444,13 @@ def sota_options() -> list[dict[str, Any]]:
         values = [
             {
                 "value": _shown(value) if value != "number" else f"{low}–{high}",
-                "about": SOTA_VALUE_TEXT[f.name][value].format(low=low, high=high),
+                "about": gettext(SOTA_VALUE_TEXT[f.name][value]).format(low=low, high=high),
                 "default": value == f.default or (value == "number" and f.default is not None),
             }
             for value in option_values(f.name)
         ]
-        options.append({"name": f.name, **SOTA_OPTION_TEXT[f.name], "values": values})
+        text = {key: gettext(words) for key, words in SOTA_OPTION_TEXT[f.name].items()}
+        options.append({"name": f.name, **text, "values": values})
     return options
 
 
@@ -423,8 +497,8 @@ def sota_rules() -> ResponseReturnValue:
     presets = [
         {
             "name": name,
-            "title": PRESET_TEXT[name][0],
-            "about": PRESET_TEXT[name][1],
+            "title": gettext(PRESET_TEXT[name][0]),
+            "about": gettext(PRESET_TEXT[name][1]),
             "changes": {key: _shown(value) for key, value in changes.items()},
             "offered": name in table["presets"],
         }
@@ -435,7 +509,7 @@ def sota_rules() -> ResponseReturnValue:
         table=table,
         options=sota_options(),
         presets=presets,
-        variants=VARIANT_ORIGINS,
+        variants={name: gettext(words) for name, words in VARIANT_ORIGINS.items()},
         example=sota_example(),
         payouts=sota_payouts(10),
         example_stake=10,

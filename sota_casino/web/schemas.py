@@ -29,9 +29,12 @@ from ..core.money import CURRENCIES
 from ..core.money import MAX_AMOUNT
 from ..models import ROLES
 from ..services import accounts
+from ..services import alerts
 from ..services import audit
 from ..services import checks
+from ..services import lists
 from ..services import money
+from ..services import proposals
 from ..services import rounds
 from ..services import settings
 from ..services import stats
@@ -244,16 +247,19 @@ class TableSettingsChange(RootModel[Open]):
 
 # --- query strings ----------------------------------------------------------------------------
 
-_decks = casino_war.RANGES["decks"]
-_tie_payout = casino_war.RANGES["tie_payout"]
+#: The Casino War table options of the odds, in the core's ranges and with its defaults.
+Decks = Annotated[int, Field(ge=casino_war.RANGES["decks"][0], le=casino_war.RANGES["decks"][1])]
+TiePayout = Annotated[
+    int, Field(ge=casino_war.RANGES["tie_payout"][0], le=casino_war.RANGES["tie_payout"][1])
+]
+Bonus = Annotated[str, OneOf(casino_war.BONUS_MODES)]
+_DEFAULT_TABLE = casino_war.TableRules()
 
 
 class OddsQuery(Query):
-    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])] = casino_war.TableRules().decks
-    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])] = (
-        casino_war.TableRules().tie_payout
-    )
-    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)] = casino_war.TableRules().bonus
+    decks: Decks = _DEFAULT_TABLE.decks
+    tie_payout: TiePayout = _DEFAULT_TABLE.tie_payout
+    bonus: Bonus = _DEFAULT_TABLE.bonus
 
 
 class RoundsQuery(Query):
@@ -331,10 +337,64 @@ class ConsistencyQuery(Query):
     new_size: Id
 
 
-class PlayersQuery(Query):
+class ListQuery(Query):
+    """Cursor paging of a list (players, a player's rounds, money moves, seed pairs)."""
+
     model_config = ConfigDict(extra="ignore")
 
+    order: Annotated[Order, Field(description="newest first unless oldest")] = lists.NEWEST
+    cursor: Count | None = absent("continue after this id (from next_cursor)")
+    from_id: Count | None = absent("jump to this id (included), in the order asked for")
+    since: TimeFilter = absent(description="from this ISO 8601 time (UTC if no zone)")
+    until: TimeFilter = absent(description="up to this ISO 8601 time (UTC if no zone)")
+    limit: PageLimit = 50
+
+
+class PlayersQuery(ListQuery):
     q: Annotated[Text, Field(max_length=64)] = ""
+
+
+class ExportQuery(Query):
+    """A list's date range, downloaded whole as CSV or JSON Lines."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: Annotated[str, OneOf(("csv", "jsonl"))] = "jsonl"
+    since: TimeFilter = absent(description="from this ISO 8601 time (UTC if no zone)")
+    until: TimeFilter = absent(description="up to this ISO 8601 time (UTC if no zone)")
+
+
+class PlayersExportQuery(ExportQuery):
+    q: Annotated[Text, Field(max_length=64)] = ""
+
+
+class RangeExportQuery(Query):
+    """A range of the audit log, by sequence number and/or time."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    from_seq: Id | None = absent("the first entry (included)")
+    to_seq: Id | None = absent("the last entry (included)")
+    since: TimeFilter = absent(description="entries from this ISO 8601 time")
+    until: TimeFilter = absent(description="entries up to this ISO 8601 time")
+
+
+class ApprovalsQuery(Query):
+    model_config = ConfigDict(extra="ignore")
+
+    status: Annotated[str, OneOf(proposals.STATUSES)] | None = absent(
+        "pending (the default), approved or rejected"
+    )
+    cursor: Count | None = absent("continue after this id (from next_cursor)")
+    limit: PageLimit = 50
+
+
+class AlertsQuery(Query):
+    model_config = ConfigDict(extra="ignore")
+
+    open: Annotated[int, Field(ge=0, le=1, description="1: only those not acknowledged")] = 0
+    cursor: Count | None = absent("continue after this id (from next_cursor)")
+    limit: PageLimit = 50
 
 
 # --- responses --------------------------------------------------------------------------------
@@ -540,9 +600,9 @@ class Receipt(Answer):
 
 
 class Odds(Answer):
-    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])]
-    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])]
-    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)]
+    decks: Decks
+    tie_payout: TiePayout
+    bonus: Bonus
     p_tie: Figure
     house_edge_war: Figure
     house_edge_surrender: Figure
@@ -572,9 +632,9 @@ class EdgeInterval(Answer):
 class WarSetting(Answer):
     """The player's Casino War rounds at one table setting, against its exact odds."""
 
-    decks: Annotated[int, Field(ge=_decks[0], le=_decks[1])]
-    bonus: Annotated[str, OneOf(casino_war.BONUS_MODES)]
-    tie_payout: Annotated[int, Field(ge=_tie_payout[0], le=_tie_payout[1])]
+    decks: Decks
+    bonus: Bonus
+    tie_payout: TiePayout
     rounds: Count
     antes: Count
     ties: Count
@@ -856,8 +916,14 @@ class Account(User):
     locked: bool
 
 
+class AccountSince(Account):
+    created_at: Time
+
+
 class UserList(Answer):
-    users: list[Account]
+    users: list[AccountSince]
+    order: Order
+    next_cursor: Id | None
 
 
 class SeedPairSummary(Answer):
@@ -880,10 +946,6 @@ class Transfer(Answer):
     amount: int
     round_id: Id | None
     memo: str | None
-
-
-class AccountSince(Account):
-    created_at: Time
 
 
 class AdjustmentTotal(Answer):
@@ -932,3 +994,115 @@ class AdjustmentResult(Answer):
 class TableSettings(Answer):
     name: GameName
     settings: Open
+
+
+# --- lists, four eyes, alerts -------------------------------------------------------------------
+
+
+class RoundRow(RoundSummary):
+    settled_at: Time | None
+
+
+class RoundPage(Answer):
+    rounds: list[RoundRow]
+    order: Order
+    next_cursor: Id | None
+
+
+class TransferPage(Answer):
+    transfers: list[Transfer]
+    order: Order
+    next_cursor: Id | None
+
+
+class SeedPairPage(Answer):
+    seed_pairs: list[SeedPairSummary]
+    order: Order
+    next_cursor: Id | None
+
+
+class Person(Answer):
+    id: Id
+    name: str | None
+
+
+class ApprovalView(Answer):
+    id: Id
+    kind: Annotated[str, OneOf(proposals.KINDS)]
+    subject: str
+    change: Open
+    status: Annotated[str, OneOf(proposals.STATUSES)]
+    proposed_by: Person
+    proposed_at: Time
+    decided_by: Person | None
+    decided_at: Time | None
+    note: str | None
+
+
+class ApprovalPage(Answer):
+    approvals: list[ApprovalView]
+    next_cursor: Id | None
+
+
+class AdjustmentProposal(AdjustmentRequest):
+    """An adjustment for a second operator to approve."""
+
+
+class Decision(Request):
+    note: Annotated[Text, Field(max_length=500)] | None = None
+
+
+class AlertRuleRequest(Request):
+    kind: Annotated[str, OneOf(alerts.KINDS)]
+    currency: Currency = "chips"
+    threshold: Annotated[int, Field(ge=0, le=alerts.MAX_THRESHOLD)] = 0
+    period_hours: Annotated[int, Field(ge=1, le=alerts.MAX_PERIOD_HOURS)] = 24
+
+
+class AlertRuleView(Answer):
+    id: Id
+    kind: Annotated[str, OneOf(alerts.KINDS)]
+    currency: Currency | None
+    threshold: Count
+    period_hours: Annotated[int, Field(ge=1)]
+    enabled: bool
+    description: str
+    created_by: Person
+    created_at: Time
+
+
+class AlertRuleList(Answer):
+    rules: list[AlertRuleView]
+
+
+class AlertView(Answer):
+    id: Id
+    rule_id: Id
+    subject: str | None
+    message: str
+    data: Open
+    audit_seq: Id | None
+    raised_at: Time
+    acknowledged_by: Person | None
+    acknowledged_at: Time | None
+
+
+class AlertPage(Answer):
+    alerts: list[AlertView]
+    next_cursor: Id | None
+
+
+class RuleEnabled(Request):
+    enabled: bool
+
+
+class TimeZoneChange(Request):
+    time_zone: Annotated[
+        str,
+        OneOf(("", "UTC", *accounts.time_zones())),
+        Field(description="an IANA name, e.g. Europe/Paris; UTC or empty: UTC"),
+    ]
+
+
+class TimeZoneView(Answer):
+    time_zone: str

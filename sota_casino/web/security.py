@@ -37,10 +37,11 @@ from werkzeug.wrappers import Response
 
 from ..core.errors import Forbidden
 from ..core.errors import Unauthorized
+from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
-from .errors import wants_json
 from .paths import is_local_path
+from .paths import wants_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,7 +64,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
 )
 HSTS = "max-age=31536000; includeSubDomains"
 
-CSRF_FAILED = (
+CSRF_FAILED = N_(
     "This form has expired or did not come from this site (its security token is missing or "
     "wrong). Go back, reload the page and try again."
 )

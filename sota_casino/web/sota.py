@@ -21,11 +21,13 @@ from ..core.cards import RANK_VALUES
 from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
+from ..core.marks import N_
 from ..db import get_session
 from ..services import money
 from ..services import rounds
 from ..services import settings
 from .format import plural
+from .i18n import gettext
 from .inputs import form_whole
 from .security import login_required
 
@@ -38,70 +40,73 @@ CUSTOM: Final = "custom"
 RULE_HELP: Final[list[dict[str, Any]]] = [
     {
         "name": "deck",
-        "title": "Deck",
-        "about": "Which cards are shuffled and dealt.",
+        "title": N_("Deck"),
+        "about": N_("Which cards are shuffled and dealt."),
         "values": [
-            ("standard52", "52 cards: the usual deck, 2 up to ace."),
-            ("jokers54", "54 cards: 52 and two jokers, which beat aces and tie each other."),
-            ("pjanitsa36", "36 cards, 6 up to ace; a six beats an ace."),
-            ("piquet32", "32 cards, 7 up to ace."),
+            ("standard52", N_("52 cards: the usual deck, 2 up to ace.")),
+            ("jokers54", N_("54 cards: 52 and two jokers, which beat aces and tie each other.")),
+            ("pjanitsa36", N_("36 cards, 6 up to ace; a six beats an ace.")),
+            ("piquet32", N_("32 cards, 7 up to ace.")),
         ],
     },
     {
         "name": "war_down",
-        "title": "Cards face down in a war",
-        "about": "How many cards each side lays face down before the deciding face-up card.",
+        "title": N_("Cards face down in a war"),
+        "about": N_("How many cards each side lays face down before the deciding face-up card."),
         "values": [
-            (3, "Nordic: three face down, the fourth face up."),
-            (1, "English: one face down, one face up."),
-            ("by_rank", "Syrian: as many as the tied rank is worth (2–10, J/Q/K 10, ace 1)."),
+            (3, N_("Nordic: three face down, the fourth face up.")),
+            (1, N_("English: one face down, one face up.")),
+            ("by_rank", N_("Syrian: as many as the tied rank is worth (2–10, J/Q/K 10, ace 1).")),
         ],
     },
     {
         "name": "won_cards",
-        "title": "Won cards",
-        "about": "Where a trick's winner keeps the cards it takes.",
+        "title": N_("Won cards"),
+        "about": N_("Where a trick's winner keeps the cards it takes."),
         "values": [
-            ("bottom", "Straight under the winner's own pile."),
-            ("won_pile", "On a separate pile, shuffled and turned over when the pile runs out."),
+            ("bottom", N_("Straight under the winner's own pile.")),
+            (
+                "won_pile",
+                N_("On a separate pile, shuffled and turned over when the pile runs out."),
+            ),
         ],
     },
     {
         "name": "gather",
-        "title": "Gathering the pot",
-        "about": "In what order the winner picks up the cards on the table.",
+        "title": N_("Gathering the pot"),
+        "about": N_("In what order the winner picks up the cards on the table."),
         "values": [
-            ("winner_first", "Step by step, the winner's own cards first."),
-            ("table", "Step by step, in seat order."),
-            ("shuffled", "The pot is shuffled first (no game can loop forever)."),
+            ("winner_first", N_("Step by step, the winner's own cards first.")),
+            ("table", N_("Step by step, in seat order.")),
+            ("shuffled", N_("The pot is shuffled first (no game can loop forever).")),
         ],
     },
     {
         "name": "short",
-        "title": "Short of cards in a war",
-        "about": "What happens to a hand that cannot lay a full war.",
+        "title": N_("Short of cards in a war"),
+        "about": N_("What happens to a hand that cannot lay a full war."),
         "values": [
-            ("lose", "It loses at once and its cards join the pot."),
-            ("last_card_up", "Its last card is turned up and stands for the missing ones."),
+            ("lose", N_("It loses at once and its cards join the pot.")),
+            ("last_card_up", N_("Its last card is turned up and stands for the missing ones.")),
         ],
     },
     {
         "name": "multi_tie",
-        "title": "Ties among three or four",
-        "about": "Who goes to war when only some hands tie at the top.",
+        "title": N_("Ties among three or four"),
+        "about": N_("Who goes to war when only some hands tie at the top."),
         "values": [
-            ("tied_only", "Only the tied hands; the others' cards stay in the pot."),
-            ("tied_only_return", "Only the tied hands; the others take their card back."),
-            ("all", "Every hand goes to war."),
+            ("tied_only", N_("Only the tied hands; the others' cards stay in the pot.")),
+            ("tied_only_return", N_("Only the tied hands; the others take their card back.")),
+            ("all", N_("Every hand goes to war.")),
         ],
     },
     {
         "name": "end",
-        "title": "End of the game",
-        "about": "When the game is over.",
+        "title": N_("End of the game"),
+        "about": N_("When the game is over."),
         "values": [
-            ("all_cards", "When one hand holds all the cards."),
-            ("single_pass", "After one pass through the dealt cards; most won cards wins."),
+            ("all_cards", N_("When one hand holds all the cards.")),
+            ("single_pass", N_("After one pass through the dealt cards; most won cards wins.")),
         ],
     },
 ]
@@ -109,49 +114,59 @@ RULE_HELP: Final[list[dict[str, Any]]] = [
 NUMBER_HELP: Final = [
     {
         "name": "max_tricks",
-        "title": "Trick limit",
-        "about": "After this many tricks the hand with the most cards wins (1–100 000).",
+        "title": N_("Trick limit"),
+        "about": N_("After this many tricks the hand with the most cards wins (1–100 000)."),
         "default": 2000,
         "min": sota.MAX_TRICKS_RANGE[0],
         "max": sota.MAX_TRICKS_RANGE[1],
     },
     {
         "name": "lead",
-        "title": "Winning lead",
-        "about": "End early once the leader has this many cards more than the next (blank: off).",
+        "title": N_("Winning lead"),
+        "about": N_(
+            "End early once the leader has this many cards more than the next (blank: off)."
+        ),
         "default": "",
         "min": sota.LEAD_RANGE[0],
         "max": sota.LEAD_RANGE[1],
     },
 ]
 SWITCH_HELP: Final = [
-    ("peace", "Rauha (peace)", "The lowest card wins the trick instead of the highest."),
-    ("auto_war_twos", "Twos start wars", "A face-up 2 starts a war among all hands at once."),
-    ("underdog", "Underdog jack", "A hand that loses a war with a jack face down takes the pot."),
+    ("peace", N_("Rauha (peace)"), N_("The lowest card wins the trick instead of the highest.")),
+    (
+        "auto_war_twos",
+        N_("Twos start wars"),
+        N_("A face-up 2 starts a war among all hands at once."),
+    ),
+    (
+        "underdog",
+        N_("Underdog jack"),
+        N_("A hand that loses a war with a jack face down takes the pot."),
+    ),
     (
         "prisoners_of_war",
-        "Prisoners of war",
-        "Won cards stay face up and you choose which of them to play once your pile is empty.",
+        N_("Prisoners of war"),
+        N_("Won cards stay face up and you choose which of them to play once your pile is empty."),
     ),
-    ("teams", "Teams", "With 4 seats, you and CPU 1 play against the dealer and CPU 2."),
+    ("teams", N_("Teams"), N_("With 4 seats, you and CPU 1 play against the dealer and CPU 2.")),
 ]
 PRESET_TITLES: Final = {
-    "nordic": "Nordic",
-    "english": "English",
-    "tod_und_leben": "Tod und Leben",
-    "pjanitsa": "Pjanitsa",
-    "rauha": "Rauha",
-    "syrian": "Syrian",
-    "kids_15_min": "Kids' 15 minutes",
+    "nordic": N_("Nordic"),
+    "english": N_("English"),
+    "tod_und_leben": N_("Tod und Leben"),
+    "pjanitsa": N_("Pjanitsa"),
+    "rauha": N_("Rauha"),
+    "syrian": N_("Syrian"),
+    "kids_15_min": N_("Kids' 15 minutes"),
 }
 PRESET_HELP: Final = {
-    "nordic": "Three cards face down in a war, the classic way.",
-    "english": "One card face down in a war: quicker wars.",
-    "tod_und_leben": "A 32-card deck, each pile played once; most won cards wins.",
-    "pjanitsa": "36 cards from 6 up, and a six beats an ace.",
-    "rauha": "Peace: the lowest card wins the trick.",
-    "syrian": "A war is as wide as the tied card's value.",
-    "kids_15_min": "Ends after 300 tricks, so a game fits in 15 minutes.",
+    "nordic": N_("Three cards face down in a war, the classic way."),
+    "english": N_("One card face down in a war: quicker wars."),
+    "tod_und_leben": N_("A 32-card deck, each pile played once; most won cards wins."),
+    "pjanitsa": N_("36 cards from 6 up, and a six beats an ace."),
+    "rauha": N_("Peace: the lowest card wins the trick."),
+    "syrian": N_("A war is as wide as the tied card's value."),
+    "kids_15_min": N_("Ends after 300 tricks, so a game fits in 15 minutes."),
 }
 #: What a player reads for each option's name in a refusal (the engine's messages name codes).
 OPTION_TITLES: Final = {
@@ -163,13 +178,13 @@ OPTION_TITLES: Final = {
 
 
 def _number(text: str, name: str) -> int:
-    title = OPTION_TITLES[name]
+    title = {"title": gettext(OPTION_TITLES[name])}
     if text.lstrip().startswith(("-", "−")):
-        raise InvalidRules(f"{title} cannot be negative.", option=name)
+        raise InvalidRules(N_("%(title)s cannot be negative."), params=title, option=name)
     if not text.isdigit():
-        raise InvalidRules(f"{title} must be a whole number.", option=name)
+        raise InvalidRules(N_("%(title)s must be a whole number."), params=title, option=name)
     if len(text) > 9:
-        raise InvalidRules(f"{title} is far too large.", option=name)
+        raise InvalidRules(N_("%(title)s is far too large."), params=title, option=name)
     return int(text)
 
 
@@ -179,7 +194,7 @@ def in_words(error: InvalidRules) -> InvalidRules:
     title = OPTION_TITLES.get(option)
     if title is None or not error.message.startswith(option):
         return error
-    return InvalidRules(title + error.message[len(option) :], option=option)
+    return InvalidRules(gettext(title) + error.message[len(option) :], option=option)
 
 
 def suggested_move(rules: dict[str, Any], options: list[str], count: int) -> dict[str, Any]:
@@ -238,13 +253,13 @@ def _table_body(form: MultiDict[str, str], stake: int) -> dict[str, Any]:
         return {"stake": stake, "rules": parse_rules(form)}
     seats = form.get("seats", "2")
     if seats not in ("2", "3", "4"):
-        raise InvalidInput("Pick 2, 3 or 4 seats.", field="seats")
+        raise InvalidInput(N_("Pick 2, 3 or 4 seats."), field="seats")
     if seats == "2":
         return {"stake": stake, "preset": picked}
     if picked in sota.PRESETS:
         # A preset with more seats is that preset's rule set with another seat count.
         return {"stake": stake, "rules": {**sota.PRESETS[picked], "seats": int(seats)}}
-    raise InvalidRules(f"unknown preset {picked!r}", option="preset")
+    raise InvalidRules(N_("unknown preset '%(name)s'"), params={"name": picked}, option="preset")
 
 
 def _form_key() -> str | None:
@@ -278,12 +293,12 @@ def play() -> ResponseReturnValue:
     if again:
         # "Deal again" on a game's page: the same stake and rules as that game.
         if not again.isdigit() or len(again) > 18:
-            raise InvalidInput("Pick a game to deal again.", field="again")
+            raise InvalidInput(N_("Pick a game to deal again."), field="again")
         played = rounds.get_round(get_session(), g.user.id, int(again), TABLE)
         body: dict[str, Any] = again_body(played)
         stake = body["stake"]
     else:
-        stake = form_whole("stake", label="stake", unit="sweets", example="5 or 10")
+        stake = form_whole("stake", label=N_("stake"), unit=N_("sweets"), example=N_("5 or 10"))
         body = _table_body(form, stake)
     try:
         game = rounds.play_sota(
@@ -298,12 +313,19 @@ def play() -> ResponseReturnValue:
     except InvalidRules as error:
         raise in_words(error) from error
     except InsufficientFunds as error:
-        held = money.balances(get_session(), g.user.id)["sweets"]
+        held = error.details["held"]
+        assert isinstance(held, int)  # as ledger.post refuses
         low = current_app.config["LOW_BALANCE_SWEETS"]
         raise InsufficientFunds(
-            f"You have {plural(held, 'sweet')}, not enough for a stake of "
-            f"{plural(stake, 'sweet')}. Stake less, or top up in the lobby once you are below "
-            f"{plural(low, 'sweet')}."
+            N_(
+                "You have %(held)s, not enough for a stake of %(stake)s. Stake less, or top up in "
+                "the lobby once you are below %(low)s."
+            ),
+            params={
+                "held": plural(held, "sweet"),
+                "stake": plural(stake, "sweet"),
+                "low": plural(low, "sweet"),
+            },
         ) from error
     return redirect(url_for("sota.game", round_id=game["id"]), code=303)
 
@@ -334,7 +356,7 @@ def move(round_id: int) -> ResponseReturnValue:
     form = request.form
     face_up = form.get("up")
     if not face_up:
-        raise InvalidInput("Pick the card to lay face up.", field="cards")
+        raise InvalidInput(N_("Pick the card to lay face up."), field="cards")
     cards = [card for card in form.getlist("down") if card != face_up] + [face_up]
     rounds.sota_move(
         get_session(),

@@ -260,3 +260,12 @@ def test_the_exact_figures_are_a_readable_page_and_the_json_stays_in_the_api(tab
     assert "{" not in tab.inner_text("main")
     figures = tab.evaluate("async () => (await fetch('/api/v1/casino-war/odds')).json()")
     assert isinstance(figures, dict) and figures
+
+
+def test_the_sota_tables_deal_button_is_in_reach_on_a_phone(
+    small_phone: Any, live_server: LiveServer
+) -> None:
+    """The Sota table's options run longer than a phone's screen: Deal stays at its bottom edge."""
+    sign_up(small_phone, "sotaphone")
+    small_phone.goto(f"{live_server.url}/sota")
+    assert in_viewport(small_phone, "#play")

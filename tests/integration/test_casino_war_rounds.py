@@ -118,8 +118,10 @@ def test_war_without_funds_for_the_raise_is_refused_and_changes_nothing(
                 "issuance:chips": before["chips"] - 100,
             },
         )
-    with pytest.raises(InsufficientFunds):
+    with pytest.raises(InsufficientFunds) as refused:
         rounds.decide_casino_war(session, player, opened["id"], "war")
+    # What the table says in chips, without asking the services again.
+    assert refused.value.details == {"currency": "chips", "held": 100, "needed": 50_000}
     still = rounds.get_round(session, player, opened["id"])
     assert still["status"] == "awaiting_decision"
     with session.begin():
@@ -174,10 +176,22 @@ def test_a_bet_larger_than_the_balance_is_refused_without_using_a_nonce(
                 "issuance:chips": START - 100,
             },
         )
-    with pytest.raises(InsufficientFunds):
+    with pytest.raises(InsufficientFunds) as refused:
         rounds.place_casino_war_bet(session, player, 200)
+    assert refused.value.details == {"currency": "chips", "held": 100, "needed": 200}
     assert fairness_service.active_seed_pair(session, player)["next_nonce"] == 0
     assert_books_clean(session)
+
+
+def test_a_bet_outside_the_limits_says_the_limits(session: Session, player: int) -> None:
+    with pytest.raises(InvalidBet) as refused:
+        rounds.place_casino_war_bet(session, player, 100, 60_000)
+    assert refused.value.details == {
+        "field": "tie_bet",
+        "min_bet": 100,
+        "max_bet": 50_000,
+        "tie_payout": 10,
+    }
 
 
 def test_rotation_is_refused_while_a_round_is_open_then_reveals_the_seed(

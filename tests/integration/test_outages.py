@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from app_support import app_config
 from flask import Flask
 from flask.testing import FlaskClient
 from outage_support import Relay
@@ -18,16 +19,6 @@ from sqlalchemy.engine import make_url
 
 from sota_casino.factory import create_app
 from sota_casino.services import accounts
-
-
-def config(url: str, tmp_path: Path) -> dict[str, Any]:
-    return {
-        "TESTING": True,
-        "DATABASE_URL": url,
-        "SECRET_KEY": "outage-test-secret",
-        "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
-        "CHECKPOINT_EVERY": 0,
-    }
 
 
 def signed_in(app: Flask) -> tuple[FlaskClient, dict[str, str]]:
@@ -63,7 +54,7 @@ def relayed_app(db_url: str, tmp_path: Path) -> Iterator[tuple[Flask, Relay]]:
         pytest.skip("the relay stands in front of PostgreSQL")
     url = make_url(db_url)
     relay = Relay((url.host or "127.0.0.1", url.port or 5432))
-    app = create_app(config(url.set(port=relay.port).render_as_string(False), tmp_path))
+    app = create_app(app_config(url.set(port=relay.port).render_as_string(False), tmp_path))
     yield app, relay
     relay.cut()
     app.extensions["sota_casino.engine"].dispose()
@@ -97,7 +88,7 @@ def sqlite_app(tmp_path: Path) -> Iterator[tuple[Flask, SqliteFault]]:
 
     url = f"sqlite:///{tmp_path / 'casino.db'}"
     migrate.upgrade(url)
-    app = create_app(config(url, tmp_path))
+    app = create_app(app_config(url, tmp_path))
     yield app, SqliteFault(app.extensions["sota_casino.engine"])
     app.extensions["sota_casino.engine"].dispose()
 

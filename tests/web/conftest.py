@@ -1,4 +1,4 @@
-"""Fixtures for the web tests: an app on a migrated temp SQLite file, clients, logged-in players.
+"""Fixtures for the web tests: their database, more apps on it, clients, logged-in players.
 
 The schema is made once per run with the project's migrations, then each test gets a copy of
 that file, so every test starts from an empty, migrated database quickly.
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from app_support import app_config
 from flask import Flask
 from flask.testing import FlaskClient
 from web_support import bearer
@@ -31,39 +32,32 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def make_app(migrated_template: Path, tmp_path: Path) -> Iterator[Callable[..., Flask]]:
-    """Build apps on one copy of the migrated database (two apps = two gunicorn workers sharing
-    it), each with ``settings`` over the web tests' own."""
+def db_url(migrated_template: Path, tmp_path: Path) -> str:
+    """The web tests' database: a copy of the migrated SQLite file (the same schema as migrating
+    anew, quicker). The ``app`` fixture (tests/conftest.py) runs on it and checks the books
+    after each test, as it does on both databases for the service tests."""
     database = tmp_path / "casino.db"
     for suffix in ("", "-wal", "-shm"):
         source = Path(f"{migrated_template}{suffix}")
         if source.exists():
             shutil.copy(source, f"{database}{suffix}")
+    return f"sqlite:///{database}"
+
+
+@pytest.fixture
+def make_app(db_url: str, tmp_path: Path) -> Iterator[Callable[..., Flask]]:
+    """Build more apps on the test's database (two apps = two gunicorn workers sharing it),
+    each with ``settings`` over the tests' own."""
     made: list[Flask] = []
 
     def build(**settings: Any) -> Flask:
-        app = create_app(
-            {
-                "TESTING": True,
-                "DATABASE_URL": f"sqlite:///{database}",
-                "SECRET_KEY": "web-test-secret",
-                "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
-                "CHECKPOINT_EVERY": 0,
-                "CHECK_INTERVAL_SECONDS": 0,  # tests run the standing checks' steps themselves
-                **settings,
-            }
-        )
+        app = create_app(app_config(db_url, tmp_path, **settings))
         made.append(app)
         return app
 
     yield build
     for app in made:
         app.extensions["sota_casino.engine"].dispose()
-
-
-@pytest.fixture
-def app(make_app: Callable[..., Flask]) -> Flask:
-    return make_app()
 
 
 @pytest.fixture

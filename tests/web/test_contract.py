@@ -139,9 +139,13 @@ class Contract:
             )
             self.judge(op["operationId"], validator.is_valid(body), response, body, field)
 
-    def send_queries(self, path: str, base: dict[str, str], headers: dict[str, str]) -> None:
+    def send_queries(
+        self, path: str, base: dict[str, str], headers: dict[str, str], url: str | None = None
+    ) -> None:
         op = self.operation(path, "get")
         for param in op["parameters"]:
+            if param.get("in") == "path":
+                continue  # the URL holds it
             schema = resolve(self.document, param["schema"])
             validator = StrictValidator({**self.document, **schema}, format_checker=FORMATS)
             # an empty value is a value too: "" is no number, no option, no date
@@ -152,7 +156,9 @@ class Contract:
                 # the value as the service reads it: digits are numbers, the rest text
                 typed = int(text) if text.lstrip("-").isdigit() else text
                 query = {**base, param["name"]: text}
-                response = self.client.get(f"/api/v1{path}", query_string=query, headers=headers)
+                response = self.client.get(
+                    f"/api/v1{url or path}", query_string=query, headers=headers
+                )
                 ok = validator.is_valid(typed)
                 self.judge(op["operationId"], ok, response, query, param["name"])
 
@@ -232,6 +238,47 @@ def test_every_operation_agrees_with_its_request_schema_both_ways(
     contract.send_queries("/operator/ledger/math", {}, olga)
     contract.send_queries("/operator/audit/consistency", {"old_size": "1", "new_size": "2"}, olga)
     contract.send_queries("/operator/players", {}, olga)
+    contract.send_queries("/operator/players/export", {}, olga)
+    for name in ("rounds", "transfers", "seed-pairs"):
+        url = f"/operator/players/{player_id}/{name}"
+        contract.send_queries(f"/operator/players/{{id}}/{name}", {}, olga, url)
+    for name in ("rounds", "transfers"):
+        url = f"/operator/players/{player_id}/{name}/export"
+        contract.send_queries(f"/operator/players/{{id}}/{name}/export", {}, olga, url)
+    contract.send_queries("/operator/audit/range-export", {}, olga)
+    contract.send_queries("/operator/approvals", {}, olga)
+    contract.send_queries("/operator/alerts", {}, olga)
+
+    # Four eyes: olga decides what otto proposed (and proposes what a second operator decides).
+    add_user(app, "otto", "operator")
+    otto = staff_bearer(app, "otto")
+    # pat's role changed above: make pat a player again to be paid
+    client.put(f"/api/v1/operator/players/{player_id}/role", json={"role": "player"}, headers=otto)
+    payee = player_id
+    proposal = {"user_id": payee, "currency": "chips", "amount": 200_000, "reason": "big win"}
+    send(
+        "post", "/operator/approvals/adjustments", "/operator/approvals/adjustments", proposal, olga
+    )
+    send(
+        "post",
+        "/operator/approvals/tables/{name}",
+        "/operator/approvals/tables/casino_war",
+        {"decks": 4},
+        olga,
+    )
+    for decision in ("approve", "reject"):
+        made = client.post(
+            "/api/v1/operator/approvals/adjustments", json=proposal, headers=otto
+        ).get_json()
+        assert "id" in made, made
+        path = f"/operator/approvals/{{id}}/{decision}"
+        send("post", path, path.replace("{id}", str(made["id"])), {"note": "checked"}, olga)
+    rule = {"kind": "large_win", "currency": "chips", "threshold": 100_000, "period_hours": 24}
+    send("post", "/operator/alerts/rules", "/operator/alerts/rules", rule, olga)
+    rule_id = client.get("/api/v1/operator/alerts/rules", headers=olga).get_json()["rules"][0]["id"]
+    path = "/operator/alerts/rules/{id}/enabled"
+    send("put", path, path.replace("{id}", str(rule_id)), {"enabled": True}, olga)
+    send("put", "/operator/me/time-zone", "/operator/me/time-zone", {"time_zone": "UTC"}, olga)
 
     with_input = {
         op["operationId"]

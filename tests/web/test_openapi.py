@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from typing import Any
@@ -145,7 +147,8 @@ class Checker:
     """Make API calls and validate each answer against what its operation documents.
 
     The documented path is found from the URL; a JSON answer is validated whole against the
-    schema documented for its status, a JSON Lines answer line by line, each a JSON object.
+    schema documented for its status, a JSON Lines answer line by line, each a JSON object, a
+    CSV answer as rows as long as its header.
     """
 
     def __init__(self, document: dict[str, Any], client: FlaskClient) -> None:
@@ -181,6 +184,9 @@ class Checker:
         if media == "application/jsonl":
             lines = [json.loads(line) for line in response.get_data(as_text=True).splitlines()]
             assert lines and all(isinstance(line, dict) for line in lines), where
+        elif media == "text/csv":
+            rows = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
+            assert rows and all(len(row) == len(rows[0]) for row in rows), where
         else:
             validator = Draft202012Validator(
                 {**self.document, **described["content"][media]["schema"]}
@@ -329,4 +335,44 @@ def test_real_answers_of_every_operator_endpoint_match_their_schemas(
     check("put", "/operator/tables/sota", json={"max_stake": 50}, headers=olga)
     check("put", "/operator/tables/casino_war", json={"decks": 0}, headers=olga)
     check("put", "/operator/tables/casino_war", json={"decks": 4}, headers=ada)
+
+    bea = add_user(app, "bea")
+    add_user(app, "otto", "operator")
+    otto = staff_bearer(app, "otto")
+    for path in ("/operator/players", f"/operator/players/{bea}/rounds?order=oldest"):
+        check("get", path, headers=ada)
+    check("get", f"/operator/players/{bea}/transfers?since=soon", headers=ada)
+    check("get", f"/operator/players/{bea}/seed-pairs", headers=ada)
+    check("get", "/operator/players/999/seed-pairs", headers=ada)
+    for path in ("/operator/players/export", f"/operator/players/{bea}/rounds/export"):
+        check("get", f"{path}?format=csv", headers=ada)
+    check("get", f"/operator/players/{bea}/transfers/export?format=xml", headers=ada)
+    check("get", "/operator/audit/range-export?from_seq=2&to_seq=4", headers=ada)
+    check("get", "/operator/audit/range-export?from_seq=99999", headers=ada)
+    large = {"user_id": bea, "currency": "chips", "amount": 250_000, "reason": "prize"}
+    check("post", "/operator/adjustments", json=large, headers=olga)  # needs approval: 409
+    check("post", "/operator/approvals/adjustments", json=large, headers=olga)
+    check("post", "/operator/approvals/adjustments", json=large, headers=ada)
+    check("post", "/operator/approvals/tables/casino_war", json={"decks": 2}, headers=olga)
+    check("post", "/operator/approvals/tables/casino_war", json={"decks": 0}, headers=olga)
+    check("get", "/operator/approvals", headers=ada)
+    check("get", "/operator/approvals?status=maybe", headers=ada)
+    check("post", "/operator/approvals/1/approve", json={}, headers=olga)  # olga's own: 403
+    check("post", "/operator/approvals/1/approve", json={"note": "ok"}, headers=otto)
+    check("post", "/operator/approvals/1/approve", json={}, headers=otto)  # decided: 409
+    check("post", "/operator/approvals/2/reject", json={"note": "no"}, headers=otto)
+    check("post", "/operator/approvals/99/reject", json={}, headers=otto)
+    rule = {"kind": "player_adjustments", "currency": "chips", "threshold": 100}
+    check("post", "/operator/alerts/rules", json=rule, headers=olga)
+    check("post", "/operator/alerts/rules", json=rule | {"kind": "weather"}, headers=olga)
+    check("get", "/operator/alerts/rules", headers=ada)
+    check("put", "/operator/alerts/rules/1/enabled", json={"enabled": False}, headers=olga)
+    check("put", "/operator/alerts/rules/9/enabled", json={"enabled": True}, headers=olga)
+    check("put", "/operator/alerts/rules/1/enabled", json={"enabled": True}, headers=olga)
+    check("post", "/operator/adjustments", json=credit | {"user_id": bea}, headers=olga)
+    check("get", "/operator/alerts?open=1", headers=ada)
+    check("post", "/operator/alerts/1/acknowledge", headers=olga)
+    check("post", "/operator/alerts/9/acknowledge", headers=olga)
+    check("put", "/operator/me/time-zone", json={"time_zone": "Europe/Oslo"}, headers=ada)
+    check("put", "/operator/me/time-zone", json={"time_zone": "Mars/Base"}, headers=ada)
     assert check.operations() == documented(document, operator=True)

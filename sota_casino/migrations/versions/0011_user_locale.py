@@ -19,11 +19,11 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+# Plain ALTER TABLE on both databases (SQLite 3.35+ drops a column in place): a batch copy of
+# ``users`` would drop the table that every account and session refers to.
 def upgrade() -> None:
-    with op.batch_alter_table("users") as batch:
-        batch.add_column(sa.Column("locale", sa.String(length=8), nullable=True))
+    op.add_column("users", sa.Column("locale", sa.String(length=8), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("users") as batch:
-        batch.drop_column("locale")
+    op.drop_column("users", "locale")

@@ -3,10 +3,12 @@
 
 window.SotaCards = (function () {
   const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
-  const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
+  // The spoken names, in the page's language (the same message ids as the server's).
+  const SUIT_NAMES = { C: gettext("clubs"), D: gettext("diamonds"), H: gettext("hearts"), S: gettext("spades") };
   const RANK_NAMES = {
-    2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
-    T: "ten", J: "jack", Q: "queen", K: "king", A: "ace",
+    2: gettext("two"), 3: gettext("three"), 4: gettext("four"), 5: gettext("five"), 6: gettext("six"),
+    7: gettext("seven"), 8: gettext("eight"), 9: gettext("nine"), T: gettext("ten"), J: gettext("jack"),
+    Q: gettext("queen"), K: gettext("king"), A: gettext("ace"),
   };
   const COURT = "JQK";
 
@@ -33,7 +35,8 @@ window.SotaCards = (function () {
       (court ? " court-card rank-" + code[0] : "") + (extra ? " " + extra : "");
     el.setAttribute("role", "img");
     el.dataset.card = code;
-    el.setAttribute("aria-label", joker ? "joker" : RANK_NAMES[code[0]] + " of " + SUIT_NAMES[code[1]]);
+    el.setAttribute("aria-label", joker ? gettext("joker")
+      : gettext("%(rank)s of %(suit)s", { rank: RANK_NAMES[code[0]], suit: SUIT_NAMES[code[1]] }));
     const rank = joker ? "★" : (code[0] === "T" ? "10" : code[0]);
     const suit = joker ? "" : SUITS[code[1]];
     let middle;
@@ -52,12 +55,12 @@ window.SotaCards = (function () {
     const el = document.createElement("div");
     el.className = "card back" + (extra ? " " + extra : "");
     el.setAttribute("role", "img");
-    el.setAttribute("aria-label", "card face down");
+    el.setAttribute("aria-label", gettext("card face down"));
     return el;
   }
 
   function label(code) {
-    if (code[0] === "X") return "joker";
+    if (code[0] === "X") return gettext("joker");
     return (code[0] === "T" ? "10" : code[0]) + SUITS[code[1]];
   }
 

@@ -11,23 +11,29 @@
 
 (function () {
   const OUTCOMES = {
-    win: "You win", lose: "Dealer wins", surrender: "You surrendered", war_win: "You won the war",
-    war_tie: "War tied: you win", war_lose: "Dealer won the war",
+    win: gettext("You win"), lose: gettext("Dealer wins"), surrender: gettext("You surrendered"),
+    war_win: gettext("You won the war"), war_tie: gettext("War tied: you win"),
+    war_lose: gettext("Dealer won the war"),
   };
+  const nodes = window.SotaI18n.nodes;
 
   function $(id) { return document.getElementById(id); }
 
-  /* Hundredths of a chip as the page shows them: 150 → "1.50", 120000 → "1,200", −500 → "−5". */
+  /* Hundredths of a chip as the page shows them, in its language: 150 → "1.50" ("1,50" in
+   * Finnish), 120000 → "1,200", −500 → "−5". */
   function chips(amount, signed) {
     const sign = amount < 0 ? "−" : (signed && amount > 0 ? "+" : "");
-    const whole = Math.floor(Math.abs(amount) / 100);
     const cents = Math.abs(amount) % 100;
-    const text = whole.toLocaleString("en-US") + (cents ? "." + String(cents).padStart(2, "0") : "");
-    return sign + text;
+    return sign + window.SotaI18n.number(Math.abs(amount) / 100, cents ? 2 : 0);
+  }
+
+  /* The plural form of an amount of chips: a fraction takes the plural (as "1.50 chips"). */
+  function chipCount(amount) {
+    return Math.abs(amount) % 100 ? 2 : Math.abs(amount) / 100;
   }
 
   function chipsText(amount, signed) {
-    return chips(amount, signed) + (Math.abs(amount) === 100 ? " chip" : " chips");
+    return ngettext("%(amount)s chip", "%(amount)s chips", chipCount(amount), { amount: chips(amount, signed) });
   }
 
   function el(tag, attrs, ...children) {
@@ -56,6 +62,7 @@
         "Content-Type": "application/json",
         "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content,
         "Idempotency-Key": idempotencyKey,
+        "Accept-Language": window.SotaI18n.locale(),
       },
       body: JSON.stringify(body),
     });
@@ -116,8 +123,8 @@
       if (bet) {
         const left = held - (bet + tieBet) * 100;
         if (left >= 0 && left < bet * 100) {
-          text = "After this bet you would have " + chipsText(left) + " left: on a tie you could not raise " +
-            chips(bet * 100) + " to go to war, only surrender and get " + chips(Math.floor(bet * 100 / 2)) + " back.";
+          text = gettext("After this bet you would have %(left)s left: on a tie you could not raise %(raise)s to go to war, only surrender and get %(back)s back.",
+            { left: chipsText(left), raise: chips(bet * 100), back: chips(Math.floor(bet * 100 / 2)) });
         }
       }
       note.textContent = text;
@@ -141,7 +148,7 @@
         node.textContent = chips(held);
       }
       for (const node of document.querySelectorAll("[data-header-sweets], [data-testid=sweets-balance] strong")) {
-        node.textContent = Number(balances.sweets).toLocaleString("en-US");
+        node.textContent = window.SotaI18n.number(balances.sweets);
       }
     }
 
@@ -160,9 +167,9 @@
         "data-ante": round.bet,
       });
       const war = el("button", { type: "submit", name: "choice", value: "war", id: "go-to-war" },
-        "Go to war · raise " + chips(round.bet) + " ");
+        gettext("Go to war · raise %(amount)s", { amount: chips(round.bet) }) + " ");
       const surrender = el("button", { type: "submit", name: "choice", value: "surrender", id: "surrender" },
-        "Surrender · get " + half + " back ");
+        gettext("Surrender · get %(amount)s back", { amount: half }) + " ");
       war.append(el("kbd", { text: "W" }));
       surrender.append(el("kbd", { text: "S" }));
       if (canRaise) {
@@ -173,7 +180,7 @@
         war.disabled = true;
         war.setAttribute("aria-describedby", "war-why");
         decision.append(surrender, war, el("small", { class: "hint", id: "war-why",
-          text: "War needs " + chips(round.bet) + " chips; you have " + chips(round.balances.chips) + "." }));
+          text: gettext("War needs %(needed)s; you have %(have)s.", { needed: chipsText(round.bet), have: chips(round.balances.chips) }) }));
       }
       decision.addEventListener("submit", decide);
       return decision;
@@ -185,20 +192,20 @@
       if (round.status === "awaiting_decision") {
         const canRaise = round.balances.chips >= round.bet;
         const banner = el("div", { class: "result-banner", role: "status", "data-testid": "tie" },
-          el("div", { class: "headline", text: "A tie!" }));
+          el("div", { class: "headline", text: gettext("A tie!") }));
         if (round.tie_bet) {
-          const won = el("p", { "data-testid": "tie-bet-result" }, "Your tie bet of " + chips(round.tie_bet) + " won ",
-            el("strong", { text: chips(round.tie_bet * tiePayout) + " chips" }), ", paid when the round settles.");
+          const won = el("p", { "data-testid": "tie-bet-result" }, ...nodes(gettext("Your tie bet of %(bet)s won <strong>%(won)s</strong>, paid when the round settles.").replace(/<\/?strong>/g, ""),
+            { bet: chips(round.tie_bet), won: el("strong", { text: chipsText(round.tie_bet * tiePayout) }) }));
           banner.append(won);
         }
-        const half = chips(Math.floor(round.bet / 2)) + " chips";
+        const half = chipsText(Math.floor(round.bet / 2));
+        const amounts = { raise: el("strong", { text: chipsText(round.bet) }), back: el("strong", { text: half }),
+          have: chips(round.balances.chips) };
+        // The page's own sentences (the same ids as the template's), their <strong> drawn here.
         if (canRaise) {
-          banner.append(el("p", {}, "Go to war by raising ", el("strong", { text: chips(round.bet) + " chips" }),
-            " (equal to your ante), or surrender and get ", el("strong", { text: half }), " back."));
+          banner.append(el("p", {}, ...nodes(plain(gettext("Go to war by raising <strong>%(raise)s</strong> (equal to your ante), or surrender and get <strong>%(back)s</strong> back.")), amounts)));
         } else {
-          banner.append(el("p", { "data-testid": "cannot-raise" }, "Going to war needs a raise of ",
-            el("strong", { text: chips(round.bet) + " chips" }), ", and you have " + chips(round.balances.chips) +
-            ": surrender and get ", el("strong", { text: half }), " back."));
+          banner.append(el("p", { "data-testid": "cannot-raise" }, ...nodes(plain(gettext("Going to war needs a raise of <strong>%(raise)s</strong>, and you have %(have)s: surrender and get <strong>%(back)s</strong> back.")), amounts)));
         }
         box.append(banner, decisionForm(round, canRaise));
         return;
@@ -207,14 +214,18 @@
       const netClass = round.net > 0 ? "pos" : (round.net < 0 ? "neg" : "");
       const banner = el("div", { class: "result-banner " + (good ? "win" : "lose"), role: "status", "data-testid": "result" },
         el("div", { class: "headline", text: OUTCOMES[round.outcome] || round.outcome }),
-        el("p", { class: "net" }, "Net ", el("strong", { class: netClass, "data-testid": "net", text: chips(round.net, true) }),
-          " chips · paid back " + chips(round.payout)));
+        el("p", { class: "net" }, ...nodes(plain(ngettext("Net %(net)s chip", "Net %(net)s chips", chipCount(round.net))),
+          { net: el("strong", { class: netClass, "data-testid": "net", text: chips(round.net, true) }) }),
+          " · " + gettext("paid back %(amount)s", { amount: chips(round.payout) })));
       if (round.tie_bet) {
         banner.append(el("p", { "data-testid": "tie-bet-result",
-          text: "Tie bet " + chips(round.tie_bet) + ": " + (round.tie_bet_won ? "won " + chips(round.tie_bet * tiePayout) + "!" : "lost.") }));
+          text: round.tie_bet_won
+            ? gettext("Tie bet %(bet)s: won %(won)s!", { bet: chips(round.tie_bet), won: chips(round.tie_bet * tiePayout) })
+            : gettext("Tie bet %(bet)s: lost.", { bet: chips(round.tie_bet) }) }));
       }
-      banner.append(el("p", {}, "Balance now ", el("strong", { "data-testid": "new-balance", text: chips(round.balances.chips) }),
-        " chips · ", el("a", { href: table.dataset.receiptUrl.replace(/\/0$/, "/" + round.id), text: "receipt" })));
+      banner.append(el("p", {}, ...nodes(plain(ngettext("Balance now %(balance)s chip", "Balance now %(balance)s chips", chipCount(round.balances.chips))),
+        { balance: el("strong", { "data-testid": "new-balance", text: chips(round.balances.chips) }) }),
+        " · ", el("a", { href: table.dataset.receiptUrl.replace(/\/0$/, "/" + round.id), text: gettext("receipt") })));
       box.append(banner);
     }
 
@@ -228,10 +239,10 @@
       $("burned").replaceChildren(...(war ? war.burned.map((c) => window.SotaCards.card(c, "mini")) : []));
       outcome(round);
       const summary = $("bet-summary");
-      summary.replaceChildren(el("span", { text: "Ante " + chips(round.bet) }));
-      if (round.tie_bet) summary.append(el("span", { text: "Tie bet " + chips(round.tie_bet) }));
-      if (round.raise) summary.append(el("span", { text: "Raise " + chips(round.raise) }));
-      summary.append(el("span", { text: "Round #" + round.id + " · nonce " + round.nonce }));
+      summary.replaceChildren(el("span", { text: gettext("Ante %(amount)s", { amount: chips(round.bet) }) }));
+      if (round.tie_bet) summary.append(el("span", { text: gettext("Tie bet %(amount)s", { amount: chips(round.tie_bet) }) }));
+      if (round.raise) summary.append(el("span", { text: gettext("Raise %(amount)s", { amount: chips(round.raise) }) }));
+      summary.append(el("span", { text: gettext("Round #%(id)s · nonce %(nonce)s", { id: round.id, nonce: round.nonce }) }));
       setBalances(round.balances);
       const awaiting = round.status === "awaiting_decision";
       form.hidden = awaiting;
@@ -239,7 +250,7 @@
       const rebet = $("rebet");
       rebet.hidden = awaiting || !lastBet;
       if (lastBet) {
-        $("rebet-amount").textContent = lastBet.bet + (lastBet.tie_bet ? " + tie " + lastBet.tie_bet : "");
+        $("rebet-amount").textContent = lastBet.bet + (lastBet.tie_bet ? " + " + gettext("tie %(amount)s", { amount: lastBet.tie_bet }) : "");
       }
       checkAfford();
       if (awaiting) {
@@ -251,29 +262,38 @@
     }
 
     /* The API's refusal in the words the table's form uses (the API's own words name fields). */
-    function refused(answer, needed, what, instead) {
+    function refused(answer, needed, short) {
       const error = answer.data && answer.data.error;
-      if (!error) return "The table did not answer (status " + answer.status + "). Try again.";
+      if (!error) return gettext("The table did not answer (status %(status)s). Try again.", { status: answer.status });
       if (error.code === "insufficient_funds") {
-        return "You have " + chipsText(held) + ", not enough for " + what + " of " + chipsText(needed) + ". " +
-          instead + ", or top up in the lobby once you are below " + chipsText(Number(table.dataset.lowBalance)) + ".";
+        return short.replace(/%\((\w+)\)s/g, (whole, name) => ({
+          held: chipsText(held), needed: chipsText(needed), low: chipsText(Number(table.dataset.lowBalance)),
+        })[name] || whole);
       }
       if (error.code === "invalid_bet" || error.code === "invalid_input") {
-        const limits = "from " + chips(Number(table.dataset.minBet)) + " to " + chips(Number(table.dataset.maxBet)) + " whole chips";
-        if (/tie_bet/.test(error.message)) {
-          return tiePayout ? "The tie bet must be 0 or " + limits + "." : "This table offers no tie bet; leave it at 0.";
+        const limits = { low: chips(Number(table.dataset.minBet)), high: chips(Number(table.dataset.maxBet)) };
+        const field = error.field || "";
+        if (/tie_bet/.test(error.message) || field === "tie_bet") {
+          return tiePayout
+            ? gettext("The tie bet must be 0 or from %(low)s to %(high)s whole chips.", limits)
+            : gettext("This table offers no tie bet; leave it at 0.");
         }
-        if (/^bet\b/.test(error.message)) return "The ante must be " + limits + ".";
+        if (/^bet\b/.test(error.message)) return gettext("The ante must be from %(low)s to %(high)s whole chips.", limits);
       }
       return sentence(error.message);
+    }
+
+    /* A sentence of the page's template without its markup: the script draws the <strong>. */
+    function plain(text) {
+      return text.replace(/<\/?strong>/g, "");
     }
 
     async function deal(bet, tieBet) {
       if (busy) return;
       if (bet === null || tieBet === null || !bet) {
         showError(bet === null || tieBet === null
-          ? "Bets are whole numbers of chips, like 5 or 25."
-          : "Please enter the ante in chips.");
+          ? gettext("Bets are whole numbers of chips, like 5 or 25.")
+          : gettext("Please enter the ante in chips."));
         return;
       }
       busy = true;
@@ -282,7 +302,7 @@
         const answer = await post(table.dataset.api, { bet: bet * 100, tie_bet: tieBet * 100 }, key());
         if (!answer.ok) {
           if (answer.data && answer.data.error && answer.data.error.code === "insufficient_funds") await refreshBalance();
-          showError(refused(answer, (bet + tieBet) * 100, "this bet", "Bet less"));
+          showError(refused(answer, (bet + tieBet) * 100, gettext("You have %(held)s, not enough for this bet of %(needed)s. Bet less, or top up in the lobby once you are below %(low)s.")));
           return;
         }
         showError("");
@@ -290,7 +310,7 @@
         for (const input of [ante, tie]) if (input) input.dataset.prefilled = "1";
         render(answer.data);
       } catch (error) {
-        showError("The table could not be reached. Check your connection and deal again.");
+        showError(gettext("The table could not be reached. Check your connection and deal again."));
       } finally {
         busy = false;
         $("deal").disabled = false;
@@ -320,7 +340,7 @@
       try {
         const answer = await post(table.dataset.api + "/" + roundId + "/decision", { choice }, key());
         if (!answer.ok) {
-          showError(refused(answer, Number(decision.dataset.ante), "the raise", "Surrender instead"));
+          showError(refused(answer, Number(decision.dataset.ante), gettext("You have %(held)s, not enough for the raise of %(needed)s. Surrender instead, or top up in the lobby once you are below %(low)s.")));
           for (const b of decision.querySelectorAll("button")) b.disabled = b.id === "go-to-war" && Boolean($("war-why"));
           return;
         }
@@ -333,7 +353,7 @@
         showError("");
         render(answer.data);
       } catch (error) {
-        showError("The table could not be reached. Check your connection and decide again.");
+        showError(gettext("The table could not be reached. Check your connection and decide again."));
         for (const b of decision.querySelectorAll("button")) b.disabled = false;
       } finally {
         busy = false;

@@ -21,7 +21,7 @@
     if (bar && verdict.progress !== null) {
       bar.max = verdict.progress_total || 1;
       bar.value = verdict.progress;
-      if (count) count.textContent = `${verdict.progress} of ${verdict.progress_total}`;
+      if (count) count.textContent = gettext("%(done)s of %(total)s", { done: verdict.progress, total: verdict.progress_total });
     }
     window.setTimeout(poll, 1500);
   }

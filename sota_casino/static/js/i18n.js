@@ -41,12 +41,42 @@
     return fill(n === 1 ? singular : plural, all);
   }
 
-  /* The page's locale, for numbers the scripts format (Intl). */
+  /* The page's locale, for numbers the scripts format (Intl) and the API's messages. */
   function locale() {
     return book.locale;
   }
 
-  window.SotaI18n = { gettext: gettext, ngettext: ngettext, locale: locale };
+  /* A translated text as a list of strings and nodes: `%(name)s` becomes `params[name]`,
+   * which may be an element (a <strong> amount inside a sentence). */
+  function nodes(text, params) {
+    const parts = [];
+    let last = 0;
+    text.replace(/%\((\w+)\)s/g, function (whole, name, at) {
+      parts.push(text.slice(last, at));
+      const value = params && Object.prototype.hasOwnProperty.call(params, name) ? params[name] : whole;
+      parts.push(typeof value === "object" ? value : String(value));
+      last = at + whole.length;
+      return whole;
+    });
+    parts.push(text.slice(last));
+    return parts.filter(function (part) { return part !== ""; });
+  }
+
+  /* A whole number in the page's language: 1200 → "1,200" (English), "1 200" (Finnish). */
+  function number(value, decimals) {
+    return Number(value).toLocaleString(book.locale, {
+      minimumFractionDigits: decimals || 0, maximumFractionDigits: decimals || 0,
+    });
+  }
+
+  window.SotaI18n = { gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, number: number };
+
+  /* The header's language picker: choosing a language sends its form (its button is for pages
+   * without JavaScript). */
+  document.addEventListener("change", function (event) {
+    const picker = event.target.closest && event.target.closest("form[data-language-picker]");
+    if (picker) picker.submit();
+  });
   window.gettext = gettext;
   window.ngettext = ngettext;
 })();

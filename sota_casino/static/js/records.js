@@ -73,7 +73,7 @@
 
   /* The user's explicit choice to trust another key from now on (the old one is kept). */
   function acceptKey(hex) {
-    if (!isKey(hex)) throw new Error("not an Ed25519 public key: " + String(hex).slice(0, 20));
+    if (!isKey(hex)) throw new Error(gettext("not an Ed25519 public key: %(key)s", { key: String(hex).slice(0, 20) }));
     const old = pinnedKey();
     const replaced = old ? (old.replaced || []).concat([{ public_key_hex: old.public_key_hex, pinned_at: old.pinned_at }]) : [];
     save(PIN, { public_key_hex: hex, pinned_at: new Date().toISOString(), replaced });
@@ -112,11 +112,11 @@
       game: action.game,
     };
     if (action.game === "casino_war") {
-      if (!["war", "surrender"].includes(action.action)) throw new Error("a Casino War decision is war or surrender");
+      if (!["war", "surrender"].includes(action.action)) throw new Error(gettext("a Casino War decision is war or surrender"));
       entry.action = action.action;
     } else if (action.game === "sota") {
       if (!Array.isArray(action.cards) || !action.cards.every((c) => typeof c === "string")) {
-        throw new Error("a Sota move is a list of cards");
+        throw new Error(gettext("a Sota move is a list of cards"));
       }
       let move = idOrNull(action.move);
       if (move === null) { // not known to the caller: the next move of this round recorded here
@@ -171,9 +171,9 @@
       commitment = differing.length === 0;
       for (const c of differing) {
         const what = c.document.commitment !== pairDoc.commitment
-          ? "commitment " + short(c.document.commitment) + ", the bundle's is " + short(pairDoc.commitment)
-          : "a different commitment document (" + canonical(c.document) + ")";
-        problems.push("seed pair #" + pairId + " was re-committed: before play you were shown " + what);
+          ? gettext("commitment %(shown)s, the bundle's is %(bundled)s", { shown: short(c.document.commitment), bundled: short(pairDoc.commitment) })
+          : gettext("a different commitment document (%(document)s)", { document: canonical(c.document) });
+        problems.push(gettext("seed pair #%(pair)s was re-committed: before play you were shown %(what)s", { pair: pairId, what }));
       }
     }
     const rounds = {};
@@ -186,32 +186,34 @@
       const differences = [];
       for (const a of mine) {
         if (a.seed_pair_id !== null && a.seed_pair_id !== doc.seed_pair_id) {
-          differences.push("you played it on seed pair #" + a.seed_pair_id + ", the receipt says #" + doc.seed_pair_id);
+          differences.push(gettext("you played it on seed pair #%(yours)s, the receipt says #%(signed)s", { yours: a.seed_pair_id, signed: doc.seed_pair_id }));
         }
         if (a.nonce !== null && a.nonce !== doc.nonce) {
-          differences.push("you played it at nonce " + a.nonce + ", the receipt says " + doc.nonce);
+          differences.push(gettext("you played it at nonce %(yours)s, the receipt says %(signed)s", { yours: a.nonce, signed: doc.nonce }));
         }
         if (a.game !== doc.game) {
-          differences.push("you played " + a.game + ", the receipt says " + doc.game);
+          differences.push(gettext("you played %(yours)s, the receipt says %(signed)s", { yours: a.game, signed: doc.game }));
         } else if (a.game === "casino_war") {
           const signedChoice = (doc.actions || [])[0];
           if (signedChoice !== a.action) {
-            differences.push("you chose " + a.action + ", the receipt says " + (signedChoice === undefined ? "no decision" : signedChoice));
+            differences.push(gettext("you chose %(yours)s, the receipt says %(signed)s",
+              { yours: a.action, signed: signedChoice === undefined ? gettext("no decision") : signedChoice }));
           }
         } else {
           const signedMove = (doc.actions || [])[a.move];
           if (canonical(signedMove) !== canonical(a.cards)) {
-            differences.push("your move " + (a.move + 1) + " laid " + cardsText(a.cards) + ", the receipt says "
-              + (signedMove === undefined ? "no such move" : cardsText(signedMove)));
+            differences.push(gettext("your move %(move)s laid %(yours)s, the receipt says %(signed)s", {
+              move: a.move + 1, yours: cardsText(a.cards),
+              signed: signedMove === undefined ? gettext("no such move") : cardsText(signedMove) }));
           }
         }
       }
       rounds[doc.round_id] = { ok: differences.length === 0, recorded: mine.length };
-      for (const d of differences) problems.push("round " + doc.round_id + ": " + d);
+      for (const d of differences) problems.push(gettext("round %(round)s: %(problem)s", { round: doc.round_id, problem: d }));
     }
     for (const a of records.actions) {
       if (a.seed_pair_id === pairId && !inBundle.has(a.round_id)) {
-        problems.push("round " + a.round_id + ", which you played on seed pair #" + pairId + ", is missing from the bundle");
+        problems.push(gettext("round %(round)s, which you played on seed pair #%(pair)s, is missing from the bundle", { round: a.round_id, pair: pairId }));
         inBundle.add(a.round_id);
       }
     }
@@ -233,7 +235,8 @@
       if (pin) slot.textContent = pin.public_key_hex;
     }
     for (const slot of document.querySelectorAll("[data-pinned-at]")) {
-      slot.textContent = pin ? "pinned since " + pin.pinned_at : "not pinned (this browser keeps no storage for this site)";
+      slot.textContent = pin ? gettext("pinned since %(when)s", { when: pin.pinned_at })
+        : gettext("not pinned (this browser keeps no storage for this site)");
     }
   }
 
@@ -243,16 +246,15 @@
       const shown = node.getAttribute("data-service-public-key");
       const pin = pinFirstSeen(shown);
       if (!pin || pin.public_key_hex === shown) continue;
-      const accept = el("button", { type: "button", "data-accept-key": shown }, "Trust the new key");
+      const accept = el("button", { type: "button", "data-accept-key": shown }, gettext("Trust the new key"));
       const warning = el("div", { class: "flash bad key-changed", role: "alert", "data-testid": "key-changed" },
-        el("strong", {}, "⚠ The casino's signing key has changed. "),
-        "This browser pinned the key " + pin.public_key_hex + " on " + pin.pinned_at + ", but this page shows "
-          + shown + ". Nothing is verified against the new key unless you trust it. Trust it only if the "
-          + "casino announced the change somewhere you trust; otherwise its signatures prove nothing. ",
+        el("strong", {}, gettext("⚠ The casino's signing key has changed.") + " "),
+        gettext("This browser pinned the key %(pinned)s on %(when)s, but this page shows %(shown)s. Nothing is verified against the new key unless you trust it. Trust it only if the casino announced the change somewhere you trust; otherwise its signatures prove nothing.",
+          { pinned: pin.public_key_hex, when: pin.pinned_at, shown }) + " ",
         accept);
       accept.addEventListener("click", () => {
         acceptKey(shown);
-        warning.replaceWith(el("p", { class: "flash info", role: "status" }, "This browser now trusts the key " + shown + "."));
+        warning.replaceWith(el("p", { class: "flash info", role: "status" }, gettext("This browser now trusts the key %(key)s.", { key: shown })));
         showPins();
       });
       const main = document.getElementById("main") || document.body;
@@ -297,8 +299,8 @@
     }
     for (const node of document.querySelectorAll("[data-records-summary]")) {
       const records = stored();
-      node.textContent = records.commitments.length + " commitment" + (records.commitments.length === 1 ? "" : "s")
-        + " and " + records.actions.length + " decision" + (records.actions.length === 1 ? "" : "s") + " or moves recorded in this browser.";
+      node.textContent = ngettext("%(num)s commitment", "%(num)s commitments", records.commitments.length) + " · "
+        + ngettext("%(num)s decision or move recorded in this browser.", "%(num)s decisions or moves recorded in this browser.", records.actions.length);
     }
   }
 

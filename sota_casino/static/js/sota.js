@@ -12,7 +12,9 @@
 "use strict";
 
 (function () {
-  const NAMES = ["You", "Dealer", "CPU 1", "CPU 2"];
+  const NAMES = [gettext("You"), gettext("Dealer"), gettext("CPU %(num)s", { num: 1 }), gettext("CPU %(num)s", { num: 2 })];
+  const nodes = window.SotaI18n.nodes;
+  const number = window.SotaI18n.number;
   const DECK_SIZES = { standard52: 52, jokers54: 54, pjanitsa36: 36, piquet32: 32 };
   const RANK_VALUES = { 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 8, 9: 9, T: 10, J: 11, Q: 12, K: 13, A: 14, X: 15 };
   const BASE_DELAY = 900;
@@ -23,14 +25,14 @@
   function $(id) { return document.getElementById(id); }
 
   function seatName(seat) {
-    return NAMES[seat] || "Seat " + seat;
+    return NAMES[seat] || gettext("Seat %(num)s", { num: seat });
   }
 
   function winnerText(winner) {
-    if (winner === "draw") return "A draw";
-    if (winner === 0 || winner === "team_0") return "You win!";
-    if (winner === "team_1") return "The dealer's team wins";
-    return seatName(winner) + " wins";
+    if (winner === "draw") return gettext("A draw");
+    if (winner === 0 || winner === "team_0") return gettext("You win!");
+    if (winner === "team_1") return gettext("The dealer's team wins");
+    return gettext("%(name)s wins", { name: seatName(winner) });
   }
 
   function el(tag, attrs, ...children) {
@@ -124,14 +126,24 @@
 
       what.replaceChildren();
       if (!trick) {
-        what.textContent = "The deck is dealt: " + dealt + " cards each. Press play to watch the game.";
+        what.textContent = ngettext("The deck is dealt: %(num)s card each. Press play to watch the game.",
+          "The deck is dealt: %(num)s cards each. Press play to watch the game.", dealt);
       } else {
-        what.append(el("strong", { text: "Trick " + (t + 1) + ": " }));
-        if (s > 0) what.append(el("span", { class: "war-flag", text: s > 1 ? "WAR ×" + s : "WAR!" }), " ");
+        what.append(el("strong", { text: gettext("Trick %(num)s:", { num: t + 1 }) + " " }));
+        if (s > 0) what.append(el("span", { class: "war-flag", text: s > 1 ? gettext("WAR ×%(num)s", { num: s }) : gettext("WAR!") }), " ");
         let text;
-        if (!last) text = "the top cards tie: war!";
-        else if (trick.winner === null || trick.winner === undefined) text = "nobody could decide the war; its cards leave the game.";
-        else text = seatName(trick.winner) + (trick.winner === 0 ? " take" : " takes") + " the pot" + (trick.wars ? " after " + trick.wars + (trick.wars > 1 ? " wars" : " war") : "") + ".";
+        if (!last) text = gettext("the top cards tie: war!");
+        else if (trick.winner === null || trick.winner === undefined) text = gettext("nobody could decide the war; its cards leave the game.");
+        else if (trick.winner === 0) {
+          text = trick.wars
+            ? ngettext("You take the pot after %(num)s war.", "You take the pot after %(num)s wars.", trick.wars)
+            : gettext("You take the pot.");
+        } else {
+          const name = { name: seatName(trick.winner) };
+          text = trick.wars
+            ? ngettext("%(name)s takes the pot after %(num)s war.", "%(name)s takes the pot after %(num)s wars.", trick.wars, name)
+            : gettext("%(name)s takes the pot.", name);
+        }
         what.append(text);
       }
       const tricksShown = trick ? (last ? t + 1 : t) : 0;
@@ -143,7 +155,7 @@
       $("game-summary").hidden = !(atEnd && game.status === "settled");
       const out = outAt >= 0 && tricksShown > outAt && !atEnd && game.status === "settled";
       $("you-out").hidden = !out;
-      if (out) $("you-out-text").textContent = "You are out: your last card went at trick " + (outAt + 1) + ".";
+      if (out) $("you-out-text").textContent = gettext("You are out: your last card went at trick %(num)s.", { num: outAt + 1 });
     }
 
     function go(to) {
@@ -172,7 +184,7 @@
 
     function showPlay(playing) {
       playBtn.replaceChildren(el("span", { class: "icon " + (playing ? "pause" : "play"), "aria-hidden": "true" }),
-        playing ? "Pause" : "Play");
+        playing ? gettext("Pause") : gettext("Play"));
       playBtn.setAttribute("aria-pressed", playing ? "true" : "false");
     }
 
@@ -215,12 +227,14 @@
       let longestAt = -1;
       tricks.forEach((trick, t) => { if ((trick.wars || 0) > longest) { longest = trick.wars; longestAt = t; } });
       const facts = el("dl", { class: "facts" },
-        el("dt", { text: "Winner" }), el("dd", { "data-testid": "summary-winner", text: winnerText(game.winner) }),
-        el("dt", { text: "Tricks" }), el("dd", { "data-testid": "summary-tricks", text: String(tricks.length) }),
-        el("dt", { text: "Wars" }), el("dd", { "data-testid": "summary-wars", text: String(wars) }),
-        el("dt", { text: "Longest war" }), el("dd", { "data-testid": "summary-longest",
-          text: longest ? longest + (longest > 1 ? " wars in a row" : " war") + " at trick " + (longestAt + 1) : "no war" }));
-      box.append(el("h2", { text: "The game in numbers" }), facts, chart());
+        el("dt", { text: gettext("Winner") }), el("dd", { "data-testid": "summary-winner", text: winnerText(game.winner) }),
+        el("dt", { text: gettext("Tricks") }), el("dd", { "data-testid": "summary-tricks", text: number(tricks.length) }),
+        el("dt", { text: gettext("Wars") }), el("dd", { "data-testid": "summary-wars", text: number(wars) }),
+        el("dt", { text: gettext("Longest war") }), el("dd", { "data-testid": "summary-longest",
+          text: longest
+            ? ngettext("%(num)s war at trick %(trick)s", "%(num)s wars in a row at trick %(trick)s", longest, { trick: longestAt + 1 })
+            : gettext("no war") }));
+      box.append(el("h2", { text: gettext("The game in numbers") }), facts, chart());
     }
 
     function chart() {
@@ -230,7 +244,7 @@
       svg.setAttribute("viewBox", "0 0 " + width + " " + height);
       svg.setAttribute("class", "count-chart");
       svg.setAttribute("role", "img");
-      svg.setAttribute("aria-label", "card counts of each seat over the game");
+      svg.setAttribute("aria-label", gettext("card counts of each seat over the game"));
       const every = Math.max(1, Math.ceil(tricks.length / CHART_POINTS));
       const points = [initialCounts];
       tricks.forEach((trick, t) => { if (t % every === 0 || t === tricks.length - 1) points.push(trick.counts); });
@@ -246,7 +260,7 @@
       for (let seat = 0; seat < seats; seat++) {
         legend.append(el("span", { class: "key seat-" + seat, text: seatName(seat) }));
       }
-      return el("figure", { class: "chart-figure" }, svg, el("figcaption", { text: "Cards held, trick by trick" }), legend);
+      return el("figure", { class: "chart-figure" }, svg, el("figcaption", { text: gettext("Cards held, trick by trick") }), legend);
     }
 
     // --- Prisoners of War: moves through the API -----------------------------------------
@@ -272,10 +286,10 @@
     function drawMove(form, pending) {
       const move = suggested(pending.options, pending.count);
       const table = $("on-table");
-      table.replaceChildren(el("strong", { text: "On the table:" }));
+      table.replaceChildren(el("strong", { text: gettext("On the table:") }));
       pending.table.forEach((cards, seat) => {
         const spot = el("span", { class: "table-seat", "data-seat": String(seat) }, el("span", { class: "seat-name", text: seatName(seat) }));
-        if (!cards.length) spot.append(el("span", { class: "muted", text: "no cards" }));
+        if (!cards.length) spot.append(el("span", { class: "muted", text: gettext("no cards") }));
         for (const code of cards) spot.append(code ? window.SotaCards.card(code, "mini") : window.SotaCards.back("mini"));
         table.append(spot);
       });
@@ -283,10 +297,16 @@
       const down = $("down-options");
       const count = pending.count;
       const about = $("move-about");
-      about.replaceChildren("Your pile is empty, so you play from the cards you won (strongest first). Lay ",
-        el("strong", { text: String(count) }), " card" + (count > 1 ? "s" : "") + ": " +
-        (count > 1 ? "pick " + (count - 1) + " to lay face down and one to lay face up." : "pick the one to lay face up.") +
-        " The dealer's choice is picked for you: the highest face up" + (count > 1 ? ", the lowest face down." : "."));
+      // The template's own sentences, the count drawn in <strong> here.
+      const lay = ngettext("Your pile is empty, so you play from the cards you won (strongest first). Lay <strong>%(count)s</strong> card:",
+        "Your pile is empty, so you play from the cards you won (strongest first). Lay <strong>%(count)s</strong> cards:", count);
+      about.replaceChildren(...nodes(lay.replace(/<\/?strong>/g, ""), { count: el("strong", { text: String(count) }) }), " " +
+        (count > 1
+          ? ngettext("pick %(num)s to lay face down and one to lay face up.", "pick %(num)s to lay face down and one to lay face up.", count - 1)
+          : gettext("pick the one to lay face up.")) + " " +
+        (count > 1
+          ? gettext("The dealer's choice is picked for you: the highest face up, the lowest face down.")
+          : gettext("The dealer's choice is picked for you: the highest face up.")));
       if (count > 1) {
         let fieldset = $("down-fieldset");
         if (!fieldset) {
@@ -294,7 +314,7 @@
           $("up-options").closest("fieldset").after(fieldset);
         }
         fieldset.hidden = false;
-        fieldset.querySelector("legend").textContent = "Face down (" + (count - 1) + ")";
+        fieldset.querySelector("legend").textContent = gettext("Face down (%(count)s)", { count: count - 1 });
         $("down-options").replaceChildren(...move.cards.map((c) => pick("checkbox", "down", c, move.down.includes(c))));
       } else if (down) {
         $("down-fieldset").hidden = true;
@@ -306,14 +326,17 @@
       const won = game.winner === 0 || game.winner === "team_0";
       const banner = el("div", { class: "result-banner " + (won ? "win" : (game.winner === "draw" ? "" : "lose")), id: "game-result", "data-testid": "result" },
         el("div", { class: "headline", text: winnerText(game.winner) }),
-        el("p", { class: "net" }, "Net ", el("strong", { class: game.net > 0 ? "pos" : (game.net < 0 ? "neg" : ""),
-          text: (game.net > 0 ? "+" : (game.net < 0 ? "−" : "")) + Math.abs(game.net) }), " sweets · " + tricks.length + " tricks"),
-        el("p", {}, "Balance now ", el("strong", { text: String(game.balances.sweets) }), " sweets · ",
-          el("a", { href: "/history/" + game.id, text: "receipt" }), " · ", el("a", { href: "/sota", text: "play again" })));
+        el("p", { class: "net" }, ...nodes(ngettext("Net %(net)s sweet", "Net %(net)s sweets", Math.abs(game.net)), {
+          net: el("strong", { class: game.net > 0 ? "pos" : (game.net < 0 ? "neg" : ""),
+            text: (game.net > 0 ? "+" : (game.net < 0 ? "−" : "")) + number(Math.abs(game.net)) }) }),
+          " · " + ngettext("%(num)s trick", "%(num)s tricks", tricks.length)),
+        el("p", {}, ...nodes(ngettext("Balance now %(balance)s sweet", "Balance now %(balance)s sweets", game.balances.sweets), {
+          balance: el("strong", { text: number(game.balances.sweets) }) }), " · ",
+          el("a", { href: "/history/" + game.id, text: gettext("receipt") }), " · ", el("a", { href: "/sota", text: gettext("play again") })));
       $("game-summary").after(banner);
       const again = $("deal-again-form");
       if (again) again.hidden = false;
-      for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = String(game.balances.sweets);
+      for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets);
     }
 
     async function sendMove(event) {
@@ -324,8 +347,9 @@
       const count = game.pending.count;
       const down = Array.from(form.querySelectorAll("input[name=down]:checked"), (i) => i.value).filter((c) => !up || c !== up.value);
       if (!up || down.length !== count - 1) {
-        error.textContent = !up ? "Pick the card to lay face up."
-          : "Pick exactly " + (count - 1) + " other card" + (count > 2 ? "s" : "") + " to lay face down (" + down.length + " picked).";
+        error.textContent = !up ? gettext("Pick the card to lay face up.")
+          : ngettext("Pick exactly %(num)s other card to lay face down (%(picked)s picked).",
+            "Pick exactly %(num)s other cards to lay face down (%(picked)s picked).", count - 1, { picked: down.length });
         error.hidden = false;
         return;
       }
@@ -336,12 +360,13 @@
         const response = await fetch(form.dataset.api, {
           method: "POST", credentials: "same-origin",
           headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
-            "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content },
+            "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content,
+            "Accept-Language": window.SotaI18n.locale() },
           body: JSON.stringify({ cards }),
         });
         const answer = await response.json();
         if (!response.ok) {
-          error.textContent = answer.error ? answer.error.message[0].toUpperCase() + answer.error.message.slice(1) : "The move was refused.";
+          error.textContent = answer.error ? answer.error.message[0].toUpperCase() + answer.error.message.slice(1) : gettext("The move was refused.");
           error.hidden = false;
           return;
         }
@@ -361,7 +386,7 @@
         }
         go(frames.length - 1); // the replay shows the trick the table is at
       } catch (failure) {
-        error.textContent = "The table could not be reached. Check your connection and lay the cards again.";
+        error.textContent = gettext("The table could not be reached. Check your connection and lay the cards again.");
         error.hidden = false;
       } finally {
         button.disabled = false;

@@ -19,7 +19,7 @@
 
   function hexToBytes(hex) {
     if (typeof hex !== "string" || hex.length % 2 || /[^0-9a-f]/i.test(hex)) {
-      throw new Error("not hex: " + String(hex).slice(0, 20));
+      throw new Error(gettext("not hex: %(text)s", { text: String(hex).slice(0, 20) }));
     }
     const out = new Uint8Array(hex.length / 2);
     for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.substr(i * 2, 2), 16);
@@ -167,7 +167,7 @@
         payout: Math.floor(bet / 2) + tiePayout,
       };
     }
-    if (choice !== "war") throw new Error("a tied round needs a decision, found " + JSON.stringify(doc.actions));
+    if (choice !== "war") throw new Error(gettext("a tied round needs a decision, found %(actions)s", { actions: JSON.stringify(doc.actions) }));
     // The same stream continues the same shuffle: recompute the longer prefix from the start.
     const cards = await shuffledPrefix(shoe, stream.restart(), rules.burn + 4);
     const warPlayer = rankValue(cards[cards.length - 2]);
@@ -187,19 +187,20 @@
 
   /* Where a replayed Sota outcome first differs from the receipt's, in words. */
   function outcomeDifference(signed, replayed) {
-    if (!signed || typeof signed !== "object") return "the receipt has no outcome";
+    if (!signed || typeof signed !== "object") return gettext("the receipt has no outcome");
     for (const name of ["winner", "ended_by"]) {
       if (!same(signed[name], replayed[name])) {
-        return name + ": the receipt says " + JSON.stringify(signed[name]) + ", the replay " + JSON.stringify(replayed[name]);
+        return gettext("%(field)s: the receipt says %(signed)s, the replay %(replayed)s",
+          { field: name, signed: JSON.stringify(signed[name]), replayed: JSON.stringify(replayed[name]) });
       }
     }
     const extra = Object.keys(signed).filter((name) => !(name in replayed));
-    if (extra.length) return "the receipt's outcome has an unexpected field " + extra[0];
+    if (extra.length) return gettext("the receipt's outcome has an unexpected field %(field)s", { field: extra[0] });
     const tricks = Array.isArray(signed.tricks) ? signed.tricks : [];
     for (let i = 0; i < Math.max(tricks.length, replayed.tricks.length); i++) {
       if (canonicalJson(tricks[i] === undefined ? null : tricks[i]) !== canonicalJson(replayed.tricks[i] === undefined ? null : replayed.tricks[i])) {
-        return "trick " + (i + 1) + " differs from the replay (the receipt has " + tricks.length
-          + " tricks, the replay " + replayed.tricks.length + ")";
+        return gettext("trick %(trick)s differs from the replay (the receipt has %(signed)s tricks, the replay %(replayed)s)",
+          { trick: i + 1, signed: tricks.length, replayed: replayed.tricks.length });
       }
     }
     return null;
@@ -232,26 +233,25 @@
       commitmentRecorded: records ? records.commitment : null,
     };
     if (trusted === null) {
-      problems.push("no key is pinned in this browser, and nothing is verified without a key you chose to trust"
-        + " (open this page with storage allowed, or use the offline verifier with --public-key)");
+      problems.push(gettext("no key is pinned in this browser, and nothing is verified without a key you chose to trust (open this page with storage allowed, or use the offline verifier with --public-key)"));
     } else if (!pair.keyMatches) {
-      problems.push("the bundle names the key " + String(bundle.public_key_hex).slice(0, 16) + "…, not the key this browser trusts ("
-        + trusted.slice(0, 16) + "…): its signatures were checked against the trusted key");
+      problems.push(gettext("the bundle names the key %(named)s…, not the key this browser trusts (%(trusted)s…): its signatures were checked against the trusted key",
+        { named: String(bundle.public_key_hex).slice(0, 16), trusted: trusted.slice(0, 16) }));
     }
     const key = await ed25519Key(trusted || bundle.public_key_hex);
     pair.commitmentSigned = await signatureValid(key, commitment);
     pair.revealSigned = reveal ? await signatureValid(key, reveal) : false;
-    if (!pair.commitmentSigned) problems.push("the commitment's signature is not valid");
+    if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
     if (records) problems.push(...records.problems);
     if (!reveal) {
-      problems.push("this seed pair is not revealed yet: rotate it first");
+      problems.push(gettext("this seed pair is not revealed yet: rotate it first"));
       return { pair, rounds: [], problems, records };
     }
-    if (!pair.revealSigned) problems.push("the reveal's signature is not valid");
+    if (!pair.revealSigned) problems.push(gettext("the reveal's signature is not valid"));
     const serverSeed = reveal.document.server_seed;
     const seedHash = await sha256Hex(hexToBytes(serverSeed));
     pair.seedMatches = seedHash === commitment.document.commitment && seedHash === reveal.document.commitment;
-    if (!pair.seedMatches) problems.push("sha256(server seed) differs from the commitment");
+    if (!pair.seedMatches) problems.push(gettext("sha256(server seed) differs from the commitment"));
     const clientSeed = reveal.document.client_seed;
     const hkey = await hmacKey(serverSeed);
     const seen = new Set();
@@ -293,11 +293,11 @@
           row.checks.payout = replay.payout === doc.payout;
           if (difference) row.note = difference;
         } else {
-          throw new Error("unknown game " + JSON.stringify(doc.game));
+          throw new Error(gettext("unknown game %(game)s", { game: JSON.stringify(doc.game) }));
         }
       } catch (error) {
         row.checks.replay = false;
-        row.note = "the replay failed: " + String(error.message || error);
+        row.note = gettext("the replay failed: %(error)s", { error: String(error.message || error) });
       }
       const recorded = records && records.rounds[doc.round_id];
       if (recorded) row.checks.records = recorded.ok;
@@ -306,13 +306,13 @@
       // What differs from the records is said above, in the records' own words.
       const failed = Object.keys(row.checks).filter((name) => !row.checks[name] && name !== "records");
       if (failed.length) {
-        problems.push("round " + row.id + " (nonce " + row.nonce + "): " + failed.join(", ") + " failed"
+        problems.push(gettext("round %(round)s (nonce %(nonce)s): %(checks)s failed", { round: row.id, nonce: row.nonce, checks: failed.join(", ") })
           + (row.note ? " (" + row.note + ")" : ""));
       }
       rounds.push(row);
     }
     for (let n = 0; n < reveal.document.rounds; n++) {
-      if (!seen.has(n)) problems.push("no receipt for nonce " + n + " (a round may still be open)");
+      if (!seen.has(n)) problems.push(gettext("no receipt for nonce %(nonce)s (a round may still be open)", { nonce: n }));
     }
     // A round is verified only within a pair that holds: trusted key, signed and unforged
     // commitment and reveal, the seed that hashes to it, and records that agree.
@@ -320,13 +320,15 @@
     return { pair, rounds, problems, records };
   }
 
-  const SEAT_NAMES = ["You", "Dealer", "CPU 1", "CPU 2"];
+  const SEAT_NAMES = [gettext("You"), gettext("Dealer"), gettext("CPU %(num)s", { num: 1 }), gettext("CPU %(num)s", { num: 2 })];
 
   function sotaResult(outcome, rules) {
     const w = outcome.winner;
-    const who = w === "draw" ? "A draw" : w === 0 || w === "team_0" ? "You win"
-      : w === "team_1" ? "The dealer's team wins" : (SEAT_NAMES[w] || "Seat " + w) + " wins";
-    return who + " · " + outcome.tricks.length + " tricks" + (rules && rules.prisoners_of_war ? " · prisoners of war" : "");
+    const who = w === "draw" ? gettext("A draw") : w === 0 || w === "team_0" ? gettext("You win")
+      : w === "team_1" ? gettext("The dealer's team wins")
+        : gettext("%(name)s wins", { name: SEAT_NAMES[w] || gettext("Seat %(num)s", { num: w }) });
+    return who + " · " + ngettext("%(num)s trick", "%(num)s tricks", outcome.tricks.length)
+      + (rules && rules.prisoners_of_war ? " · " + gettext("prisoners of war") : "");
   }
 
   // ---- the page -------------------------------------------------------------------------------------
@@ -342,21 +344,22 @@
   }
 
   const RESULTS = {
-    win: "You win", lose: "Dealer wins", surrender: "You surrendered",
-    war_win: "You won the war", war_tie: "War tied: you win", war_lose: "Dealer won the war",
+    win: gettext("You win"), lose: gettext("Dealer wins"), surrender: gettext("You surrendered"),
+    war_win: gettext("You won the war"), war_tie: gettext("War tied: you win"), war_lose: gettext("Dealer won the war"),
   };
 
   // Receipts count chips in hundredths and sweets whole; players read chips and sweets.
   function amount(value, game) {
     if (value === undefined || value === null) return "–";
-    if (game !== "casino_war") return value + " sweets";
+    const number = window.SotaI18n.number;
+    if (game !== "casino_war") return ngettext("%(amount)s sweet", "%(amount)s sweets", value, { amount: number(value) });
     const cents = value % 100;
-    return Math.floor(value / 100) + (cents ? "." + String(cents).padStart(2, "0") : "") + " chips";
+    return ngettext("%(amount)s chip", "%(amount)s chips", cents ? 2 : value / 100, { amount: number(value / 100, cents ? 2 : 0) });
   }
 
   const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
   function cardText(code) {
-    if (code[0] === "X") return el("span", { class: "card-text" }, "Joker");
+    if (code[0] === "X") return el("span", { class: "card-text" }, gettext("Joker"));
     const rank = code[0] === "T" ? "10" : code[0];
     return el("span", { class: "card-text" + ("DH".includes(code[1]) ? " red" : "") }, rank + SUITS[code[1]]);
   }
@@ -364,15 +367,16 @@
   /* What the comparison with the player's own records covered, said plainly. */
   function recordsSentence(report) {
     const records = report.records;
-    if (!records) return "This browser keeps no records, so a re-committed pair or a changed decision cannot be ruled out here.";
+    if (!records) return gettext("This browser keeps no records, so a re-committed pair or a changed decision cannot be ruled out here.");
     const shown = records.commitment === true
-      ? "The commitment equals the one this browser was shown before play"
-      : "This browser holds no record of this pair's commitment (a re-commitment cannot be ruled out here)";
+      ? gettext("The commitment equals the one this browser was shown before play")
+      : gettext("This browser holds no record of this pair's commitment (a re-commitment cannot be ruled out here)");
     const n = records.recordedActions;
     const acts = n
-      ? "; the decisions and moves recorded here for " + n + " round" + (n === 1 ? "" : "s") + " equal the receipts."
-      : "; no decision or move of these rounds was recorded here.";
-    return shown + acts;
+      ? ngettext("the decisions and moves recorded here for %(num)s round equal the receipts.",
+        "the decisions and moves recorded here for %(num)s rounds equal the receipts.", n)
+      : gettext("no decision or move of these rounds was recorded here.");
+    return shown + "; " + acts;
   }
 
   function mark(ok) {
@@ -385,19 +389,21 @@
     const verified = report.rounds.filter((r) => r.ok).length;
     const summary = el("p", { class: "verify-summary " + (allOk ? "ok" : "bad"), "data-testid": "verify-summary", role: "status" },
       allOk
-        ? "✓ All " + report.rounds.length + " rounds verified against the key pinned in this browser: every signature, "
-          + "the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, "
-          + "every trick, the winner, how the game ended and the payout) equal the signed receipts. " + recordsSentence(report)
-        : "✗ " + verified + " of " + report.rounds.length + " rounds verified. " + report.problems.join("; ") + ".");
+        ? "✓ " + ngettext("All %(num)s round verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
+          "All %(num)s rounds verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
+          report.rounds.length) + " " + recordsSentence(report)
+        : "✗ " + ngettext("%(verified)s of %(num)s round verified.", "%(verified)s of %(num)s rounds verified.", report.rounds.length, { verified })
+          + " " + report.problems.join("; ") + ".");
     target.append(summary);
     target.append(el("p", {},
-      "Key pinned in this browser ", mark(report.pair.keyMatches),
-      " · commitment as shown before play ", report.pair.commitmentRecorded === null ? el("small", { class: "muted" }, "no record") : mark(report.pair.commitmentRecorded),
-      " · commitment signature ", mark(report.pair.commitmentSigned),
-      " · reveal signature ", mark(report.pair.revealSigned),
-      " · sha256(server seed) = commitment ", mark(report.pair.seedMatches)));
+      gettext("Key pinned in this browser") + " ", mark(report.pair.keyMatches),
+      " · " + gettext("commitment as shown before play") + " ", report.pair.commitmentRecorded === null ? el("small", { class: "muted" }, gettext("no record")) : mark(report.pair.commitmentRecorded),
+      " · " + gettext("commitment signature") + " ", mark(report.pair.commitmentSigned),
+      " · " + gettext("reveal signature") + " ", mark(report.pair.revealSigned),
+      " · " + gettext("sha256(server seed) = commitment") + " ", mark(report.pair.seedMatches)));
     if (!report.rounds.length) return;
-    const head = el("tr", {}, ...["Round", "Nonce", "Game", "Cards (recomputed)", "Result", "Paid back", "Signed", "Seeds", "Cards", "Outcome", "Your records", "Verdict"]
+    const head = el("tr", {}, ...[gettext("Round"), gettext("Nonce"), gettext("Game"), gettext("Cards (recomputed)"), gettext("Result"),
+      gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"), gettext("Your records"), gettext("Verdict")]
       .map((h) => el("th", { scope: "col" }, h)));
     const body = el("tbody");
     for (const row of report.rounds) {
@@ -405,7 +411,7 @@
       const shown = (row.cards || []).slice(0, 8);
       for (const code of shown) cards.append(cardText(code), " ");
       if ((row.cards || []).length > shown.length) {
-        cards.append(el("small", { class: "muted" }, "… " + row.cards.length + " cards"));
+        cards.append(el("small", { class: "muted" }, "… " + ngettext("%(num)s card", "%(num)s cards", row.cards.length)));
       }
       const outcomeOk = Boolean(row.checks.outcome && row.checks.payout);
       body.append(el("tr", { "data-round": row.id, "data-nonce": row.nonce, "data-ok": row.ok ? "1" : "0" },
@@ -415,23 +421,23 @@
         el("td", {}, mark(row.checks.signature)), el("td", {}, mark(row.checks.seeds && row.checks.nonce)),
         el("td", {}, mark(row.checks.cards)),
         el("td", {}, mark(outcomeOk), row.note ? el("small", { class: "muted" }, " " + row.note) : ""),
-        el("td", {}, "records" in row.checks ? mark(row.checks.records) : el("small", { class: "muted" }, "none")),
-        el("td", {}, el("span", { class: "badge " + (row.ok ? "ok" : "bad") }, row.ok ? "verified" : "FAILED"))));
+        el("td", {}, "records" in row.checks ? mark(row.checks.records) : el("small", { class: "muted" }, gettext("none"))),
+        el("td", {}, el("span", { class: "badge " + (row.ok ? "ok" : "bad") }, row.ok ? gettext("verified") : gettext("FAILED")))));
     }
     target.append(el("table", { class: "data" }, el("thead", {}, head), body));
   }
 
   async function run(button) {
     const target = document.getElementById(button.dataset.target);
-    target.replaceChildren(el("p", { class: "verify-summary working", role: "status" }, "Checking every signature and replaying every round…"));
+    target.replaceChildren(el("p", { class: "verify-summary working", role: "status" }, gettext("Checking every signature and replaying every round…")));
     try {
-      if (!subtle) throw new Error("this page needs WebCrypto (a secure context: HTTPS or localhost)");
+      if (!subtle) throw new Error(gettext("this page needs WebCrypto (a secure context: HTTPS or localhost)"));
       const response = await fetch(button.dataset.bundleUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
-      if (!response.ok) throw new Error("could not load the bundle (HTTP " + response.status + ")");
+      if (!response.ok) throw new Error(gettext("could not load the bundle (HTTP %(status)s)", { status: response.status }));
       render(target, await verifyBundle(await response.json()));
     } catch (error) {
       const message = /Ed25519|Algorithm|NotSupported/i.test(String(error))
-        ? "This browser cannot check Ed25519 signatures; use the verifier script instead."
+        ? gettext("This browser cannot check Ed25519 signatures; use the verifier script instead.")
         : String(error.message || error);
       target.replaceChildren(el("p", { class: "verify-summary bad", role: "status" }, "✗ " + message));
     }

@@ -1,0 +1,354 @@
+"""Alert rules an operator sets, and the alerts they raise (each kept in the audit log).
+
+Adjustments are weighed as they happen, in the adjustment's own transaction: the money moved
+by hand (credits and debits alike) to one player, or by one operator, over the rule's period;
+an alert is raised when an adjustment takes that total over the threshold. Large wins and
+failed standing checks are found by the standing checks' runner (:func:`scan`), which reads
+only what settled since it last looked.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from typing import Any
+from typing import Final
+
+from sqlalchemy import func
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..core import fairness
+from ..core.errors import InvalidInput
+from ..core.errors import NotFound
+from ..core.money import CURRENCIES
+from ..models import Alert
+from ..models import AlertRule
+from ..models import AuditEntry
+from ..models import CheckRun
+from ..models import Round
+from ..models import User
+from . import audit
+from .staff import require_operator
+from .tx import in_transaction
+from .tx import read_only
+from .tx import transactional
+
+LARGE_WIN: Final = "large_win"
+PLAYER_ADJUSTMENTS: Final = "player_adjustments"
+OPERATOR_ADJUSTMENTS: Final = "operator_adjustments"
+CHECK_FAILED: Final = "check_failed"
+KINDS: Final = (LARGE_WIN, PLAYER_ADJUSTMENTS, OPERATOR_ADJUSTMENTS, CHECK_FAILED)
+MAX_PERIOD_HOURS: Final = 24 * 366
+MAX_THRESHOLD: Final = 10**15
+#: Rounds settled this long before the last scan are read again: a round that committed late
+#: is not missed (an alert already raised for it is not raised twice).
+OVERLAP: Final = timedelta(minutes=5)
+MAX_PAGE: Final = 500
+CHECKS: Final = ("audit", "ledger")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def check_rule(kind: object, currency: object, threshold: object, period_hours: object) -> None:
+    """:raises InvalidInput: naming what is not valid in a rule."""
+    if kind not in KINDS:
+        raise InvalidInput(f"kind must be one of: {', '.join(KINDS)}", field="kind")
+    if kind != CHECK_FAILED:
+        if currency not in CURRENCIES:
+            raise InvalidInput(
+                f"currency must be one of: {', '.join(CURRENCIES)}", field="currency"
+            )
+        if type(threshold) is not int or not 0 <= threshold <= MAX_THRESHOLD:
+            raise InvalidInput(
+                f"threshold must be a whole number of minor units from 0 to {MAX_THRESHOLD}",
+                field="threshold",
+            )
+    if type(period_hours) is not int or not 1 <= period_hours <= MAX_PERIOD_HOURS:
+        raise InvalidInput(
+            f"period_hours must be from 1 to {MAX_PERIOD_HOURS}", field="period_hours"
+        )
+
+
+@transactional
+def create_rule(
+    session: Session,
+    actor_id: int,
+    kind: object,
+    currency: object = None,
+    threshold: object = 0,
+    period_hours: object = 24,
+) -> dict[str, Any]:
+    """Add an alert rule (audited); large wins are looked for from now on."""
+    require_operator(session, actor_id)
+    check_rule(kind, currency, threshold, period_hours)
+    failed_check = kind == CHECK_FAILED
+    row = AlertRule(
+        kind=kind,
+        currency=None if failed_check else currency,
+        threshold=0 if failed_check else threshold,
+        period_hours=period_hours,
+        enabled=True,
+        created_by=actor_id,
+        created_at=_now(),
+        scanned_at=_now(),
+    )
+    session.add(row)
+    session.flush()
+    described = rule_dict(session, row)
+    audit.record(
+        session,
+        actor=f"user:{actor_id}",
+        action="alert.rule_created",
+        subject=f"alert_rule:{row.id}",
+        data={k: described[k] for k in ("kind", "currency", "threshold", "period_hours")},
+    )
+    return described
+
+
+@transactional
+def set_enabled(session: Session, actor_id: int, rule_id: int, enabled: bool) -> dict[str, Any]:
+    """Turn a rule on or off (audited)."""
+    require_operator(session, actor_id)
+    row = session.get(AlertRule, rule_id, with_for_update=True)
+    if row is None:
+        raise NotFound(f"no alert rule {rule_id}")
+    row.enabled = enabled
+    if enabled:
+        row.scanned_at = _now()  # wins settled while it was off are not raised late
+    audit.record(
+        session,
+        actor=f"user:{actor_id}",
+        action="alert.rule_enabled" if enabled else "alert.rule_disabled",
+        subject=f"alert_rule:{rule_id}",
+    )
+    return rule_dict(session, row)
+
+
+@transactional
+def acknowledge(session: Session, actor_id: int, alert_id: int) -> dict[str, Any]:
+    """Mark an alert as seen (audited); it stays in the list and the log."""
+    require_operator(session, actor_id)
+    row = session.get(Alert, alert_id, with_for_update=True)
+    if row is None:
+        raise NotFound(f"no alert {alert_id}")
+    if row.acknowledged_at is None:
+        row.acknowledged_by, row.acknowledged_at = actor_id, _now()
+        audit.record(
+            session,
+            actor=f"user:{actor_id}",
+            action="alert.acknowledged",
+            subject=f"alert:{alert_id}",
+        )
+    return alert_dict(session, row)
+
+
+def describe(kind: str, currency: str | None, threshold: int, period_hours: int) -> str:
+    """A rule in words (minor units: hundredths of a chip, whole sweets)."""
+    if kind == CHECK_FAILED:
+        return "a standing check (audit log or ledger) fails"
+    amount = f"{threshold} {currency} (minor units)"
+    if kind == LARGE_WIN:
+        return f"a player wins more than {amount} in one round"
+    who = "one player" if kind == PLAYER_ADJUSTMENTS else "one operator"
+    return f"adjustments of {who} total more than {amount} within {period_hours} h"
+
+
+def _names(session: Session, ids: set[int | None]) -> dict[int, str]:
+    wanted = {i for i in ids if i is not None}
+    found = session.execute(select(User.id, User.username).where(User.id.in_(wanted))).tuples()
+    return dict(found.all())
+
+
+@in_transaction
+def rule_dict(session: Session, row: AlertRule) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "kind": row.kind,
+        "currency": row.currency,
+        "threshold": row.threshold,
+        "period_hours": row.period_hours,
+        "enabled": row.enabled,
+        "description": describe(row.kind, row.currency, row.threshold, row.period_hours),
+        "created_by": {
+            "id": row.created_by,
+            "name": _names(session, {row.created_by}).get(row.created_by),
+        },
+        "created_at": fairness.format_time(row.created_at),
+    }
+
+
+@in_transaction
+def alert_dict(session: Session, row: Alert) -> dict[str, Any]:
+    by = row.acknowledged_by
+    return {
+        "id": row.id,
+        "rule_id": row.rule_id,
+        "subject": row.subject,
+        "message": row.message,
+        "data": row.data,
+        "audit_seq": row.audit_seq,
+        "raised_at": fairness.format_time(row.raised_at),
+        "acknowledged_by": None
+        if by is None
+        else {"id": by, "name": _names(session, {by}).get(by)},
+        "acknowledged_at": fairness.format_time(row.acknowledged_at)
+        if row.acknowledged_at
+        else None,
+    }
+
+
+@read_only
+def rules(session: Session) -> list[dict[str, Any]]:
+    rows = session.scalars(select(AlertRule).order_by(AlertRule.id)).all()
+    return [rule_dict(session, row) for row in rows]
+
+
+@read_only
+def listing(
+    session: Session, *, open_only: bool = False, cursor: int | None = None, limit: int = 50
+) -> dict[str, Any]:
+    """A page of alerts, newest first (``open_only``: those not acknowledged)."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+    query = select(Alert)
+    if open_only:
+        query = query.where(Alert.acknowledged_at.is_(None))
+    if cursor is not None:
+        query = query.where(Alert.id < cursor)
+    rows = session.scalars(query.order_by(Alert.id.desc()).limit(limit + 1)).all()
+    items = [alert_dict(session, row) for row in rows[:limit]]
+    return {"alerts": items, "next_cursor": items[-1]["id"] if len(rows) > limit else None}
+
+
+@read_only
+def open_count(session: Session) -> int:
+    query = select(func.count(Alert.id)).where(Alert.acknowledged_at.is_(None))
+    return session.scalar(query) or 0
+
+
+def _raise(
+    session: Session, rule: AlertRule, subject: str, message: str, data: dict[str, Any]
+) -> None:
+    """Raise an alert inside the caller's transaction, and keep it in the audit log."""
+    seq = audit.record(
+        session,
+        actor="system",
+        action="alert.raised",
+        subject=subject,
+        data={"rule_id": rule.id, "kind": rule.kind, "message": message, **data},
+    )
+    session.add(
+        Alert(
+            rule_id=rule.id,
+            subject=subject,
+            message=message,
+            data=data,
+            audit_seq=seq,
+            raised_at=_now(),
+        )
+    )
+
+
+def _enabled(session: Session, *kinds: str) -> list[AlertRule]:
+    query = select(AlertRule).where(AlertRule.enabled.is_(True), AlertRule.kind.in_(kinds))
+    return list(session.scalars(query.order_by(AlertRule.id)))
+
+
+@in_transaction
+def after_adjustment(
+    session: Session, actor_id: int, user_id: int, currency: str, amount: int
+) -> None:
+    """Weigh an adjustment just recorded against the adjustment rules (caller's transaction)."""
+    for rule in _enabled(session, PLAYER_ADJUSTMENTS, OPERATOR_ADJUSTMENTS):
+        if rule.currency != currency:
+            continue
+        since = fairness.format_time(_now() - timedelta(hours=rule.period_hours))
+        query = select(AuditEntry.data).where(
+            AuditEntry.action == "money.adjust", AuditEntry.time >= since
+        )
+        if rule.kind == PLAYER_ADJUSTMENTS:
+            query, subject = query.where(AuditEntry.subject == f"user:{user_id}"), f"user:{user_id}"
+        else:
+            query, subject = query.where(AuditEntry.actor == f"user:{actor_id}"), f"user:{actor_id}"
+        moved = [json.loads(data) for data in session.scalars(query)]
+        total = sum(abs(int(m["amount"])) for m in moved if m.get("currency") == currency)
+        if total > rule.threshold >= total - abs(amount):
+            name = _names(session, {int(subject[5:])}).get(int(subject[5:]), subject)
+            whose = "to" if rule.kind == PLAYER_ADJUSTMENTS else "by"
+            _raise(
+                session,
+                rule,
+                subject,
+                f"adjustments {whose} {name} reached {total} {currency} (minor units) within "
+                f"{rule.period_hours} h, over the threshold of {rule.threshold}",
+                {"total": total, "currency": currency, "adjustments": len(moved)},
+            )
+
+
+@transactional
+def scan(session: Session) -> int:
+    """Look for large wins settled since the last scan and for failed standing checks; return
+    how many alerts were raised (the standing checks' runner calls this every step)."""
+    raised = 0
+    now = _now()
+    for rule in _enabled(session, LARGE_WIN):
+        start = (rule.scanned_at or rule.created_at) - OVERLAP
+        wins = session.execute(
+            select(Round.id, Round.user_id, Round.net, Round.game)
+            .where(
+                Round.status == "settled",
+                Round.settled_on >= start.date(),
+                Round.settled_at >= start,
+                Round.currency == rule.currency,
+                Round.net > rule.threshold,
+            )
+            .order_by(Round.id)
+        ).all()
+        seen = set(
+            session.scalars(
+                select(Alert.subject).where(
+                    Alert.rule_id == rule.id, Alert.subject.in_([f"round:{w.id}" for w in wins])
+                )
+            )
+        )
+        names = _names(session, {w.user_id for w in wins})
+        for win in wins:
+            if f"round:{win.id}" in seen:
+                continue
+            _raise(
+                session,
+                rule,
+                f"round:{win.id}",
+                f"{names.get(win.user_id, win.user_id)} won {win.net} {rule.currency} "
+                f"(minor units) in {win.game.replace('_', ' ')} round {win.id}",
+                {"user_id": win.user_id, "net": win.net, "currency": rule.currency},
+            )
+            raised += 1
+        rule.scanned_at = now
+    for rule in _enabled(session, CHECK_FAILED):
+        for run in session.scalars(select(CheckRun).where(CheckRun.name.in_(CHECKS))):
+            if run.ok is not False or run.checked_at is None:
+                continue
+            checked_at = fairness.format_time(run.checked_at)
+            last = session.scalar(
+                select(Alert)
+                .where(Alert.rule_id == rule.id, Alert.subject == f"check:{run.name}")
+                .order_by(Alert.id.desc())
+                .limit(1)
+            )
+            if last is not None and last.data.get("checked_at") == checked_at:
+                continue
+            _raise(
+                session,
+                rule,
+                f"check:{run.name}",
+                f"the {run.name} check failed: {run.reason or 'see its verdict'}",
+                {"checked_at": checked_at, "reason": run.reason},
+            )
+            raised += 1
+    return raised

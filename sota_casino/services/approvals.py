@@ -1,0 +1,122 @@
+"""Deciding a proposed change: a second operator approves (the change applies now, in the same
+transaction) or rejects it (nothing changes); either way it is audited, and the operator who
+proposed it may do neither."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import Final
+
+from sqlalchemy import func
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..core.errors import Conflict
+from ..core.errors import InvalidInput
+from ..core.errors import NotFound
+from ..core.errors import OwnApproval
+from ..models import Approval
+from . import audit
+from . import money
+from . import proposals
+from . import settings
+from .staff import require_operator
+from .text import storable
+from .tx import read_only
+from .tx import transactional
+
+NOTE_MAX: Final = 500
+MAX_PAGE: Final = 500
+
+
+@transactional
+def decide(
+    session: Session, actor_id: int, approval_id: int, approve: bool, note: object = None
+) -> dict[str, Any]:
+    """Approve (and apply) or reject a pending proposal, as a second operator (audited).
+
+    :raises OwnApproval: if ``actor_id`` proposed it.
+    :raises Conflict: if it was decided already.
+    """
+    require_operator(session, actor_id)
+    if note is not None and (not isinstance(note, str) or len(note) > NOTE_MAX):
+        raise InvalidInput(f"a note is at most {NOTE_MAX} characters", field="note")
+    row = session.get(Approval, approval_id, with_for_update=True, populate_existing=True)
+    if row is None:
+        raise NotFound(f"no proposal {approval_id}")
+    if row.status != "pending":
+        raise Conflict(f"proposal {approval_id} was {row.status} already")
+    if row.proposed_by == actor_id:
+        raise OwnApproval("a second operator must decide a change you proposed")
+    row.status = "approved" if approve else "rejected"
+    row.decided_by, row.decided_at = actor_id, datetime.now(UTC)
+    row.note = storable(note.strip(), "note") if isinstance(note, str) and note.strip() else None
+    audit.record(
+        session,
+        actor=f"user:{actor_id}",
+        action=f"approval.{row.status}",
+        subject=row.subject,
+        data={"approval_id": row.id, "kind": row.kind, "note": row.note},
+    )
+    if approve:
+        _apply(session, row)
+    return proposals.as_dict(session, row)
+
+
+def _apply(session: Session, row: Approval) -> None:
+    """Apply an approved change, as done by its proposer and approved by its decider."""
+    approval = {"id": row.id, "approved_by": f"user:{row.decided_by}"}
+    change = row.change
+    if row.kind == "adjustment":
+        money.apply_adjustment(
+            session,
+            row.proposed_by,
+            change["user_id"],
+            change["currency"],
+            change["amount"],
+            change["reason"],
+            approval=approval,
+        )
+    else:
+        settings.apply_table_change(
+            session, row.proposed_by, change["table"], change["changes"], approval=approval
+        )
+
+
+@read_only
+def listing(
+    session: Session, *, status: str | None = "pending", cursor: int | None = None, limit: int = 50
+) -> dict[str, Any]:
+    """Return a page of proposals (``status`` ones, or all for ``None``), newest first."""
+    if status is not None and status not in proposals.STATUSES:
+        raise InvalidInput(
+            f"status must be one of: {', '.join(proposals.STATUSES)}", field="status"
+        )
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+    query = select(Approval)
+    if status is not None:
+        query = query.where(Approval.status == status)
+    if cursor is not None:
+        query = query.where(Approval.id < cursor)
+    rows = session.scalars(query.order_by(Approval.id.desc()).limit(limit + 1)).all()
+    items = [proposals.as_dict(session, row) for row in rows[:limit]]
+    return {
+        "approvals": items,
+        "next_cursor": items[-1]["id"] if len(rows) > limit else None,
+    }
+
+
+@read_only
+def one(session: Session, approval_id: int) -> dict[str, Any]:
+    row = session.get(Approval, approval_id)
+    if row is None:
+        raise NotFound(f"no proposal {approval_id}")
+    return proposals.as_dict(session, row)
+
+
+@read_only
+def pending_count(session: Session) -> int:
+    return session.scalar(select(func.count(Approval.id)).where(Approval.status == "pending")) or 0

@@ -1,0 +1,311 @@
+"""The operator's lists, paged by cursor and exported whole: players, and each player's rounds,
+money moves and seed pairs.
+
+Every list pages the same way (a keyset on its id, so any page costs the same however deep):
+newest first by default, oldest first on request, a jump to an id (``from_id``, included) or a
+time (``since``/``until``, which also bound a date range); a page says where the next one
+starts (``next_cursor``). An export is the same list and range read oldest first, a chunk per
+short read-only transaction, so memory stays flat and no lock is held while it downloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from typing import Final
+
+from sqlalchemy import Row
+from sqlalchemy import Select
+from sqlalchemy import func
+from sqlalchemy import select
+from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.orm import Session
+
+from ..core import fairness
+from ..core.errors import InvalidInput
+from ..core.errors import NotFound
+from ..models import Account
+from ..models import Posting
+from ..models import Round
+from ..models import SeedPair
+from ..models import Transfer
+from ..models import User
+from . import rounds
+from .fairness import pair_summary
+from .text import storable
+from .tx import own_transactions
+from .tx import read_only
+
+NEWEST: Final = "newest"
+OLDEST: Final = "oldest"
+MAX_PAGE: Final = 500
+#: Rows read per transaction by an export.
+CHUNK: Final = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Paging:
+    """Where a page starts and which way it runs (see the module's docstring)."""
+
+    order: str = NEWEST
+    cursor: int | None = None
+    from_id: int | None = None
+    since: str | None = None
+    until: str | None = None
+    limit: int = 50
+
+    def checked(self) -> Paging:
+        """Return this paging if it is valid.
+
+        :raises InvalidInput: naming the bad parameter.
+        """
+        if self.order not in (NEWEST, OLDEST):
+            raise InvalidInput('order must be "newest" or "oldest"', field="order")
+        if not 1 <= self.limit <= MAX_PAGE:
+            raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+        _moment(self.since, "since")
+        _moment(self.until, "until")
+        return self
+
+
+def _moment(value: str | None, name: str) -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return fairness.parse_time(fairness.format_time(moment))  # aware, in UTC
+    except (ValueError, OverflowError) as exc:
+        raise InvalidInput(f"{name} must be an ISO 8601 time or date", field=name) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class ListSpec:
+    """One list: its rows' query, the id it pages on, the time it jumps to, how a row reads."""
+
+    name: str
+    key: InstrumentedAttribute[int]
+    time: InstrumentedAttribute[datetime]
+    columns: tuple[str, ...]
+    query: Callable[[Session, dict[str, Any]], Select[Any]]
+    row: Callable[[Row[Any]], dict[str, Any]]
+    key_field: str = "id"
+
+
+def _players_query(session: Session, args: dict[str, Any]) -> Select[Any]:
+    text = storable(str(args.get("q") or ""), "q")
+    needle = f"%{text.lower().replace('%', '').replace('_', '')}%"
+    return select(User).where(func.lower(User.username).like(needle))
+
+
+def _player_row(row: Row[Any]) -> dict[str, Any]:
+    user = row[0]
+    return {
+        "id": user.id,
+        "username": user.username,
+        "role": user.role,
+        "locked": user.locked,
+        "created_at": fairness.format_time(user.created_at),
+    }
+
+
+def _a_user(session: Session, args: dict[str, Any]) -> int:
+    user_id = int(args["user_id"])
+    if session.get(User, user_id) is None:
+        raise NotFound(f"no user {user_id}")
+    return user_id
+
+
+def _rounds_query(session: Session, args: dict[str, Any]) -> Select[Any]:
+    return select(Round).where(Round.user_id == _a_user(session, args))
+
+
+def _round_row(row: Row[Any]) -> dict[str, Any]:
+    round_ = row[0]
+    settled = round_.settled_at
+    return rounds.summary(round_) | {
+        "settled_at": fairness.format_time(settled) if settled else None
+    }
+
+
+def _transfers_query(session: Session, args: dict[str, Any]) -> Select[Any]:
+    player_accounts = select(Account.id).where(
+        Account.user_id == _a_user(session, args), Account.kind == "player"
+    )
+    return (
+        select(Transfer, Posting.amount)
+        .join(Posting, Posting.transfer_id == Transfer.id)
+        .where(Posting.account_id.in_(player_accounts))
+    )
+
+
+def _transfer_row(row: Row[Any]) -> dict[str, Any]:
+    transfer, amount = row
+    return {
+        "id": transfer.id,
+        "time": fairness.format_time(transfer.created_at),
+        "kind": transfer.kind,
+        "currency": transfer.currency,
+        "amount": int(amount),
+        "round_id": transfer.round_id,
+        "memo": transfer.memo,
+    }
+
+
+def _seed_pairs_query(session: Session, args: dict[str, Any]) -> Select[Any]:
+    return select(SeedPair).where(
+        SeedPair.user_id == _a_user(session, args), SeedPair.status != "next"
+    )
+
+
+LISTS: Final = {
+    spec.name: spec
+    for spec in (
+        ListSpec(
+            "users",
+            User.id,
+            User.created_at,
+            ("id", "username", "role", "locked", "created_at"),
+            _players_query,
+            _player_row,
+        ),
+        ListSpec(
+            "rounds",
+            Round.id,
+            Round.created_at,
+            (
+                "id",
+                "game",
+                "status",
+                "currency",
+                "staked",
+                "payout",
+                "net",
+                "outcome",
+                "seed_pair_id",
+                "nonce",
+                "created_at",
+                "settled_at",
+            ),
+            _rounds_query,
+            _round_row,
+        ),
+        ListSpec(
+            "transfers",
+            Transfer.id,
+            Transfer.created_at,
+            ("id", "time", "kind", "currency", "amount", "round_id", "memo"),
+            _transfers_query,
+            _transfer_row,
+        ),
+        ListSpec(
+            "seed_pairs",
+            SeedPair.id,
+            SeedPair.created_at,
+            (
+                "seed_pair_id",
+                "status",
+                "commitment",
+                "client_seed",
+                "rounds",
+                "created_at",
+                "revealed_at",
+                "server_seed",
+            ),
+            _seed_pairs_query,
+            lambda row: pair_summary(row[0]),
+            key_field="seed_pair_id",
+        ),
+    )
+}
+
+
+def spec_of(name: str) -> ListSpec:
+    if name not in LISTS:
+        raise NotFound(f"no list {name!r}; lists: {', '.join(LISTS)}")
+    return LISTS[name]
+
+
+def _in_range(spec: ListSpec, query: Select[Any], paging: Paging) -> Select[Any]:
+    if (start := _moment(paging.since, "since")) is not None:
+        query = query.where(spec.time >= start)
+    if (end := _moment(paging.until, "until")) is not None:
+        query = query.where(spec.time <= end)
+    return query
+
+
+@read_only
+def page(session: Session, /, name: str, paging: Paging, **args: Any) -> dict[str, Any]:
+    """Return one page of list ``name`` (``users``, ``rounds``, ``transfers``, ``seed_pairs``).
+
+    :param args: what the list is of: ``user_id`` for a player's lists, ``q`` for players.
+    :raises InvalidInput: for bad paging; :raises NotFound: for an unknown user.
+    """
+    spec, paging = spec_of(name), paging.checked()
+    query = _in_range(spec, spec.query(session, args), paging)
+    if paging.order == OLDEST:
+        if paging.cursor is not None:
+            query = query.where(spec.key > paging.cursor)
+        if paging.from_id is not None:
+            query = query.where(spec.key >= paging.from_id)
+        query = query.order_by(spec.key)
+    else:
+        if paging.cursor is not None:
+            query = query.where(spec.key < paging.cursor)
+        if paging.from_id is not None:
+            query = query.where(spec.key <= paging.from_id)
+        query = query.order_by(spec.key.desc())
+    rows = session.execute(query.limit(paging.limit + 1)).all()
+    items = [spec.row(row) for row in rows[: paging.limit]]
+    more = len(rows) > paging.limit
+    return {
+        name: items,
+        "order": paging.order,
+        "next_cursor": items[-1][spec.key_field] if more else None,
+    }
+
+
+@read_only
+def _chunk(
+    session: Session, spec: ListSpec, paging: Paging, after: int, args: dict[str, Any]
+) -> list[dict[str, Any]]:
+    query = _in_range(spec, spec.query(session, args), paging).where(spec.key > after)
+    rows = session.execute(query.order_by(spec.key).limit(CHUNK)).all()
+    return [spec.row(row) for row in rows]
+
+
+@own_transactions
+def check_export(session: Session, /, name: str, paging: Paging, **args: Any) -> ListSpec:
+    """Check an export's list, range and subject before anything is streamed.
+
+    :raises InvalidInput, NotFound: as :func:`page` does.
+    """
+    page(session, name, Paging(since=paging.since, until=paging.until, limit=1), **args)
+    return spec_of(name)
+
+
+@own_transactions
+def iter_all(
+    session: Session, /, name: str, paging: Paging, **args: Any
+) -> Iterator[dict[str, Any]]:
+    """Yield every row of list ``name`` in the paging's date range, oldest first, a chunk per
+    short read-only transaction (exports: memory flat in the list's length)."""
+    spec = spec_of(name)
+    after = 0
+    while True:
+        rows = _chunk(session, spec, paging, after, args)
+        yield from rows
+        if len(rows) < CHUNK:
+            return
+        after = rows[-1][spec.key_field]
+
+
+@read_only
+def owner(session: Session, user_id: int) -> dict[str, Any]:
+    """The user whose lists these are, as a page heads them."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"no user {user_id}")
+    return {"id": user.id, "username": user.username, "role": user.role}

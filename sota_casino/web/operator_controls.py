@@ -1,0 +1,206 @@
+"""The console's controls: alert rules and the alerts they raise, four-eyes approvals, and the
+time zone each member of staff reads times in; with the helpers every console page uses to
+show a person by name and a time in that zone (UTC beside it).
+
+The routes hang on the console's blueprint, so its staff-only rule guards them too.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+from typing import Final
+from zoneinfo import ZoneInfo
+
+from flask import flash
+from flask import g
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+from flask.typing import ResponseReturnValue
+
+from ..core.errors import InvalidInput
+from ..core.money import CURRENCIES
+from ..db import get_session
+from ..services import accounts
+from ..services import alerts
+from ..services import approvals
+from ..services import reports
+from .i18n import gettext as _
+from .inputs import form_whole
+from .inputs import query_int
+from .operator import bp
+from .operator import parse_adjustment_amount
+
+#: How the console names the kinds of alert rule.
+RULE_KINDS: Final = {
+    alerts.LARGE_WIN: "a large win in one round",
+    alerts.PLAYER_ADJUSTMENTS: "adjustments to one player over a period",
+    alerts.OPERATOR_ADJUSTMENTS: "adjustments by one operator over a period",
+    alerts.CHECK_FAILED: "a failed standing check",
+}
+
+
+# --- people and times, as every console page shows them ---------------------------------------
+
+
+@bp.app_template_global()
+def person(actor: str | None) -> str:
+    """The name of ``user:N`` (others, such as ``system``, as they are), once per request."""
+    if not actor:
+        return "—"
+    known: dict[str | None, str] = g.setdefault("people", {})
+    if actor not in known:
+        known.update(reports.people(get_session(), {actor}))
+    return known.get(actor, actor)
+
+
+def _moment(stamp: str | datetime | None) -> datetime | None:
+    if stamp is None or isinstance(stamp, datetime):
+        return stamp
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@bp.app_template_filter("zoned")
+def zoned(stamp: str | datetime | None) -> str:
+    """A moment in the reader's chosen zone with UTC beside it: ``2026-12-01 15:31:13 CET
+    (14:31:13 UTC)``; in UTC alone for a reader who chose none."""
+    moment = _moment(stamp)
+    if moment is None:
+        return "–" if stamp is None else str(stamp)
+    moment = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    user = g.get("user")
+    zone = getattr(user, "time_zone", None)
+    utc = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    if not zone:
+        return utc
+    local = moment.astimezone(ZoneInfo(zone))
+    same_day = local.date() == moment.date()
+    return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()} ({utc[11:] if same_day else utc})"
+
+
+@bp.app_template_global()
+def console_waiting() -> dict[str, int]:
+    """What the console's navigation says is waiting: open alerts and pending proposals."""
+    db = get_session()
+    return {"alerts": alerts.open_count(db), "approvals": approvals.pending_count(db)}
+
+
+@bp.app_template_global()
+def time_zones() -> tuple[str, ...]:
+    return accounts.time_zones()
+
+
+@bp.post("/me/time-zone")
+def set_time_zone() -> ResponseReturnValue:
+    user = accounts.set_time_zone(get_session(), g.user.id, request.form.get("time_zone", ""))
+    flash(
+        _("Times are now shown in %(zone)s, with UTC beside them.", zone=user.time_zone or "UTC"),
+        "ok",
+    )
+    back = request.form.get("next", "")
+    return redirect(back if back.startswith("/operator") else url_for(".audit_log"), code=303)
+
+
+# --- four eyes ----------------------------------------------------------------------------------
+
+
+@bp.get("/approvals")
+def approvals_page() -> ResponseReturnValue:
+    status = request.args.get("status") or "pending"
+    found = approvals.listing(
+        get_session(), status=status, cursor=query_int("cursor", default=None), limit=50
+    )
+    return render_template("operator/approvals.html", found=found, status=status)
+
+
+def _decide(approval_id: int, approve: bool) -> ResponseReturnValue:
+    decided = approvals.decide(
+        get_session(), g.user.id, approval_id, approve, request.form.get("note") or None
+    )
+    if approve:
+        flash(_("Proposal #%(id)s approved and applied.", id=decided["id"]), "ok")
+    else:
+        flash(_("Proposal #%(id)s rejected; nothing changed.", id=decided["id"]), "ok")
+    return redirect(url_for(".approvals_page"), code=303)
+
+
+@bp.post("/approvals/<id:approval_id>/approve")
+def approve(approval_id: int) -> ResponseReturnValue:
+    return _decide(approval_id, True)
+
+
+@bp.post("/approvals/<id:approval_id>/reject")
+def reject(approval_id: int) -> ResponseReturnValue:
+    return _decide(approval_id, False)
+
+
+# --- alerts ---------------------------------------------------------------------------------------
+
+
+@bp.get("/alerts")
+def alerts_page() -> ResponseReturnValue:
+    db = get_session()
+    found = alerts.listing(db, cursor=query_int("cursor", default=None), limit=50)
+    return render_template(
+        "operator/alerts.html",
+        rules=alerts.rules(db),
+        found=found,
+        kinds=RULE_KINDS,
+        currencies=CURRENCIES,
+    )
+
+
+def _threshold(kind: str, currency: str) -> int:
+    """The threshold typed as chips (to the hundredth) or whole sweets, in minor units."""
+    if kind == alerts.CHECK_FAILED:
+        return 0
+    text = request.form.get("threshold", "").strip()
+    if text in ("0", "0.0", "0.00"):
+        return 0
+    try:
+        return parse_adjustment_amount(text, currency, "credit")
+    except InvalidInput as exc:
+        raise InvalidInput(exc.message.replace("amount", "threshold"), field="threshold") from None
+
+
+@bp.post("/alerts/rules")
+def create_rule() -> ResponseReturnValue:
+    form = request.form
+    kind, currency = form.get("kind", ""), form.get("currency", "")
+    if kind != alerts.CHECK_FAILED and currency not in CURRENCIES:
+        raise InvalidInput("Choose chips or sweets.", field="currency")
+    rule = alerts.create_rule(
+        get_session(),
+        g.user.id,
+        kind,
+        currency if kind != alerts.CHECK_FAILED else None,
+        _threshold(kind, currency),
+        form_whole("period_hours", label="period in hours"),
+    )
+    flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule["id"], rule=rule["description"]), "ok")
+    return redirect(url_for(".alerts_page"), code=303)
+
+
+@bp.post("/alerts/rules/<id:rule_id>/enabled")
+def rule_enabled(rule_id: int) -> ResponseReturnValue:
+    enabled = request.form.get("enabled")
+    if enabled not in ("0", "1"):
+        raise InvalidInput("enabled must be 0 or 1", field="enabled")
+    rule = alerts.set_enabled(get_session(), g.user.id, rule_id, enabled == "1")
+    if rule["enabled"]:
+        flash(_("Alert rule #%(id)s is on.", id=rule["id"]), "ok")
+    else:
+        flash(_("Alert rule #%(id)s is off.", id=rule["id"]), "ok")
+    return redirect(url_for(".alerts_page"), code=303)
+
+
+@bp.post("/alerts/<id:alert_id>/acknowledge")
+def acknowledge(alert_id: int) -> ResponseReturnValue:
+    alerts.acknowledge(get_session(), g.user.id, alert_id)
+    flash(_("Alert #%(id)s acknowledged.", id=alert_id), "ok")
+    return redirect(url_for(".alerts_page"), code=303)

@@ -1,0 +1,159 @@
+"""The console's lists, paged by cursor and downloaded whole: players, a player's rounds, money
+moves and seed pairs; and a range of the audit log that verifies offline on its own.
+
+The routes hang on the console's blueprint, so its staff-only rule guards them too.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import Final
+from typing import Protocol
+
+from flask import Response
+from flask import render_template
+from flask import request
+from flask import stream_with_context
+from flask.typing import ResponseReturnValue
+
+from ..db import get_session
+from ..models import ROLES
+from ..services import audit
+from ..services import lists
+from .downloads import table_download
+from .inputs import query_int
+from .operator import bp
+
+PAGE_SIZE: Final = 50
+#: The lists of one player the console pages, with their titles.
+PLAYER_LISTS: Final = {"rounds": "Rounds", "transfers": "Money moves", "seed_pairs": "Seed pairs"}
+# The titles are translated where the page shows them.
+
+
+class Ranged(Protocol):
+    since: str | None
+    until: str | None
+
+
+class Paged(Ranged, Protocol):
+    order: str
+    cursor: int | None
+    from_id: int | None
+    limit: int
+
+
+def paging_of(query: Paged) -> lists.Paging:
+    """The paging an API query asked for."""
+    return lists.Paging(
+        order=query.order,
+        cursor=query.cursor,
+        from_id=query.from_id,
+        since=query.since,
+        until=query.until,
+        limit=query.limit,
+    )
+
+
+def _text(name: str) -> str | None:
+    return request.args.get(name, "").strip()[:64] or None
+
+
+def page_paging() -> lists.Paging:
+    """The paging a console page's query string asks for."""
+    return lists.Paging(
+        order=request.args.get("order") or lists.NEWEST,
+        cursor=query_int("cursor", default=None),
+        from_id=query_int("from_id", default=None),
+        since=_text("since"),
+        until=_text("until"),
+        limit=PAGE_SIZE,
+    )
+
+
+def list_download(name: str, query: Ranged | None = None, **args: Any) -> Response:
+    """Stream list ``name`` in a date range as CSV or JSON Lines, checked before it starts."""
+    db = get_session()
+    since, until = (query.since, query.until) if query else (_text("since"), _text("until"))
+    kind = getattr(query, "format", None) or request.args.get("format")
+    paging = lists.Paging(since=since, until=until)
+    spec = lists.check_export(db, name, paging, **args)
+    stem = name.replace("_", "-") + (f"-user-{args['user_id']}" if "user_id" in args else "")
+    return table_download(lists.iter_all(db, name, paging, **args), spec.columns, kind, stem)
+
+
+def range_export_response(
+    *,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> Response:
+    """A range of the log as JSON Lines, with the checkpoint and proof that vouch for it."""
+    db = get_session()
+    first, last, proof = audit.export_range(
+        db, from_seq=from_seq, to_seq=to_seq, since=since, until=until
+    )
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return Response(
+        stream_with_context(audit.iter_range_export(db, first, last, proof)),
+        mimetype="application/jsonl",
+        headers={
+            "Content-Disposition": f'attachment; filename="audit-{first}-{last}-{stamp}.jsonl"'
+        },
+    )
+
+
+@bp.get("/audit/range-export")
+def audit_range_export() -> ResponseReturnValue:
+    return range_export_response(
+        from_seq=query_int("from_seq", low=1, default=None),
+        to_seq=query_int("to_seq", low=1, default=None),
+        since=_text("since"),
+        until=_text("until"),
+    )
+
+
+@bp.get("/players")
+def players() -> ResponseReturnValue:
+    query = request.args.get("q", "").strip()[:64]
+    paging = page_paging()
+    found = lists.page(get_session(), "users", paging, q=query)
+    return render_template(
+        "operator/players.html",
+        query=query,
+        users=found["users"],
+        next_cursor=found["next_cursor"],
+        paging=paging,
+        roles=ROLES,
+    )
+
+
+@bp.get("/players/export")
+def players_export() -> ResponseReturnValue:
+    return list_download("users", q=_text("q") or "")
+
+
+@bp.get("/players/<id:user_id>/lists/<any(rounds, transfers, seed_pairs):list_name>")
+def player_list(user_id: int, list_name: str) -> ResponseReturnValue:
+    """One of a player's lists, a page at a time, with its jumps, range and downloads."""
+    db, name = get_session(), list_name
+    paging = page_paging()
+    found = lists.page(db, name, paging, user_id=user_id)
+    return render_template(
+        "operator/player_list.html",
+        user=lists.owner(db, user_id),
+        name=name,
+        title=PLAYER_LISTS[name],
+        rows=found[name],
+        next_cursor=found["next_cursor"],
+        paging=paging,
+        columns=lists.spec_of(name).columns,
+        key_field=lists.spec_of(name).key_field,
+    )
+
+
+@bp.get("/players/<id:user_id>/lists/<any(rounds, transfers, seed_pairs):list_name>/export")
+def player_list_export(user_id: int, list_name: str) -> ResponseReturnValue:
+    return list_download(list_name, user_id=user_id)

@@ -1,0 +1,21 @@
+"""The settings of every test app (the ``app`` fixture, the web tests' extra apps, the outage
+runs): a database, a signing key of the test's own, no background work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def app_config(url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
+    """Settings for a test app on ``url`` with its own signing key."""
+    return {
+        "TESTING": True,
+        "DATABASE_URL": url,
+        "SECRET_KEY": "test-secret-key",
+        "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
+        "CHECKPOINT_EVERY": 0,
+        "CHECK_INTERVAL_SECONDS": 0,  # tests run the standing checks' steps themselves
+        "FOUR_EYES_TABLES": 0,  # changes apply at once; four-eyes tests turn it on
+        **overrides,
+    }

@@ -1,0 +1,122 @@
+"""The four languages in a real browser: the header's picker switches the page, and a Casino
+War round, a Sota replay and the rules pages read in each language, the scripts' texts too.
+
+What a page should say is read from the compiled catalogues themselves, so the checks hold for
+every language as its catalogue is written (English: the message ids).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from babel.support import NullTranslations
+from babel.support import Translations
+from browser_support import sign_up
+
+from sota_casino.locations import TRANSLATIONS
+from sota_casino.web.i18n import LANGUAGES
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def words(language: str) -> NullTranslations:
+    """The compiled catalogue the server reads for ``language``."""
+    if language == "en":
+        return NullTranslations()
+    return Translations.load(str(TRANSLATIONS), [language], "messages")
+
+
+def choose_language(tab: Any, language: str) -> None:
+    """Pick ``language`` in the header, as a player does; the page comes back in it."""
+    with tab.expect_navigation():
+        tab.select_option("#language-choice", language)
+    tab.wait_for_selector(f"html[lang={language}]")
+
+
+def test_the_header_picker_switches_the_page_and_remembers_it(tab: Any) -> None:
+    tab.goto("/")
+    assert tab.get_attribute("html", "lang") == "en"
+    for language in ("fi", "pt", "nb", "en"):
+        choose_language(tab, language)
+        expected = words(language).gettext("Casino War and Sota, provably fair")
+        assert tab.inner_text("h1") == expected
+        assert tab.url.endswith("/")  # back on the page the picker was on
+    choose_language(tab, "fi")
+    tab.goto("/auth/login")  # the choice stays for the next pages
+    assert tab.get_attribute("html", "lang") == "fi"
+    assert tab.inner_text("h1") == "Tervetuloa takaisin"
+
+
+def test_the_rules_pages_read_in_each_language(tab: Any) -> None:
+    for language in sorted(LANGUAGES):
+        the_rules_read_in(tab, language)
+
+
+def the_rules_read_in(tab: Any, language: str) -> None:
+    tab.goto("/rules/casino-war")
+    choose_language(tab, language)
+    catalogue = words(language)
+    assert tab.inner_text("h1") == catalogue.gettext("How to play Casino War")
+    king = catalogue.gettext("%(rank)s of %(suit)s") % {
+        "rank": catalogue.gettext("king"),
+        "suit": catalogue.gettext("diamonds"),
+    }
+    assert tab.locator(f"[data-testid=war-example] .card[aria-label='{king}']").is_visible()
+    tab.goto("/rules/sota")
+    assert tab.get_attribute("html", "lang") == language
+    assert tab.inner_text("h1") == catalogue.gettext("How to play Sota")
+    assert catalogue.gettext("Prisoners of war") in tab.inner_text("#opt-prisoners_of_war")
+
+
+def test_a_casino_war_round_and_a_sota_replay_in_each_language(tab: Any) -> None:
+    sign_up(tab, "languages")
+    for language in sorted(LANGUAGES):
+        a_round_and_a_replay_in(tab, language)
+
+
+def a_round_and_a_replay_in(tab: Any, language: str) -> None:
+    catalogue = words(language)
+    tab.goto("/lobby")
+    choose_language(tab, language)
+    # Casino War, dealt in the page: the result, the summary and the cards come from the script.
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_selector("#bet-summary span")
+    if tab.locator("#decision").count():
+        tie = catalogue.gettext("A tie!")
+        assert tab.inner_text("[data-testid=tie] .headline") == tie
+        tab.click("#decision button[value=surrender]")
+    tab.wait_for_selector("[data-testid=result]")
+    outcomes = {
+        catalogue.gettext(label)
+        for label in (
+            "You win",
+            "Dealer wins",
+            "You surrendered",
+            "You won the war",
+            "War tied: you win",
+            "Dealer won the war",
+        )
+    }
+    assert tab.inner_text("[data-testid=result] .headline") in outcomes
+    ante = catalogue.gettext("Ante %(amount)s").split("%(amount)s")[0]
+    assert tab.inner_text("#bet-summary span >> nth=0").startswith(ante)
+    assert catalogue.gettext("receipt") in tab.inner_text("[data-testid=result]")
+    # Sota, dealt and replayed in the page: the narration is the script's, in the language.
+    tab.goto("/sota")
+    tab.check("input[name=preset][value=nordic]")
+    tab.fill("#stake", "2")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    tab.wait_for_selector("#play-pause")
+    assert tab.get_attribute("html", "lang") == language
+    tab.click("#step")
+    first = catalogue.gettext("Trick %(num)s:") % {"num": 1}
+    tab.wait_for_function(
+        "first => document.getElementById('trick-what').textContent.startsWith(first)", arg=first
+    )
+    tab.click("#to-end")
+    tab.wait_for_selector("[data-testid=summary-winner]")
+    assert tab.inner_text("[data-testid=summary] h2") == catalogue.gettext("The game in numbers")

@@ -1,0 +1,337 @@
+"""Controls a regulator asks for, on both databases: four-eyes approval of large adjustments and
+table changes, alert rules raised where the events happen (and kept in the audit log), lists
+paged by cursor and exported whole, and a range of the audit log that verifies on its own."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from sqlalchemy.orm import Session
+
+from sota_casino.core import audit_chain
+from sota_casino.core.errors import ApprovalRequired
+from sota_casino.core.errors import Conflict
+from sota_casino.core.errors import InvalidInput
+from sota_casino.core.errors import OwnApproval
+from sota_casino.factory import create_app
+from sota_casino.models import AuditEntry
+from sota_casino.models import CheckRun
+from sota_casino.models import Round
+from sota_casino.services import accounts
+from sota_casino.services import alerts
+from sota_casino.services import approvals
+from sota_casino.services import audit
+from sota_casino.services import lists
+from sota_casino.services import money
+from sota_casino.services import settings
+from sota_casino.services.context import context_of
+from sota_casino.verify.cli import main as verify_main
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def four_eyes(db_url: str, tmp_path: Path) -> Iterator[Session]:
+    """A session of an app whose table changes wait for a second operator (as deployed)."""
+    app = create_app(
+        {
+            "TESTING": True,
+            "DATABASE_URL": db_url,
+            "SECRET_KEY": "test-secret-key",
+            "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
+            "CHECKPOINT_EVERY": 0,
+            "CHECK_INTERVAL_SECONDS": 0,
+            "FOUR_EYES_TABLES": 1,
+        }
+    )
+    with app.app_context():
+        session = app.extensions["sota_casino.sessionmaker"]()
+        yield session
+        session.close()
+    app.extensions["sota_casino.engine"].dispose()
+
+
+def _people(session: Session) -> tuple[int, int, int]:
+    """Two operators and a player."""
+    olga = accounts.create_operator(session, "olga", PASSWORD).id
+    otto = accounts.create_operator(session, "otto", PASSWORD).id
+    pat = accounts.register(session, "pat", PASSWORD, address="127.0.0.1").id
+    return olga, otto, pat
+
+
+def _actions(session: Session) -> list[str]:
+    with session.begin():
+        return list(session.scalars(sa.select(AuditEntry.action).order_by(AuditEntry.seq)))
+
+
+def test_a_large_adjustment_applies_only_when_a_second_operator_approves(
+    four_eyes: Session,
+) -> None:
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    before = money.balances(session, pat)["chips"]
+    with pytest.raises(ApprovalRequired):
+        money.adjust(session, olga, pat, "chips", 100_001, "jackpot refund")
+    assert money.adjust(session, olga, pat, "chips", 100_000, "at the limit")["chips"] == (
+        before + 100_000
+    )
+
+    proposal = money.propose_adjustment(session, olga, pat, "chips", 250_000, "jackpot refund")
+    assert proposal["status"] == "pending" and proposal["proposed_by"]["name"] == "olga"
+    assert money.balances(session, pat)["chips"] == before + 100_000  # nothing moved yet
+    with pytest.raises(OwnApproval):
+        approvals.decide(session, olga, proposal["id"], True)
+    assert money.balances(session, pat)["chips"] == before + 100_000
+
+    decided = approvals.decide(session, otto, proposal["id"], True, "seen the ticket")
+    assert decided["status"] == "approved" and decided["decided_by"]["name"] == "otto"
+    assert money.balances(session, pat)["chips"] == before + 350_000
+    with pytest.raises(Conflict):
+        approvals.decide(session, otto, proposal["id"], True)
+
+    rejected = money.propose_adjustment(session, otto, pat, "chips", -300_000, "clawback")
+    approvals.decide(session, olga, rejected["id"], False, "no ticket")
+    assert money.balances(session, pat)["chips"] == before + 350_000
+
+    with session.begin():
+        applied = session.scalars(
+            sa.select(AuditEntry).where(AuditEntry.action == "money.adjust").order_by("seq")
+        ).all()
+    assert [json.loads(e.data)["amount"] for e in applied] == [100_000, 250_000]
+    assert applied[-1].actor == f"user:{olga}"
+    assert json.loads(applied[-1].data)["approval"]["approved_by"] == f"user:{otto}"
+    assert _actions(session)[-5:] == [
+        "approval.proposed",
+        "approval.approved",
+        "money.adjust",
+        "approval.proposed",
+        "approval.rejected",
+    ]
+
+
+def test_the_console_button_applies_a_small_adjustment_and_proposes_a_large_one(
+    four_eyes: Session,
+) -> None:
+    olga, _otto, pat = _people(four_eyes)
+    small = money.request_adjustment(four_eyes, olga, pat, "sweets", 5, "goodwill")
+    assert small["applied"] and small["balances"]["sweets"] == 105
+    large = money.request_adjustment(four_eyes, olga, pat, "sweets", 5_000, "promotion")
+    assert not large["applied"] and large["approval"]["change"]["amount"] == 5_000
+    assert money.balances(four_eyes, pat)["sweets"] == 105
+
+
+def test_a_table_change_waits_for_a_second_operator(four_eyes: Session) -> None:
+    session = four_eyes
+    olga, otto, _pat = _people(session)
+    decks = settings.table_rules(session, "casino_war")["decks"]
+    with pytest.raises(ApprovalRequired):
+        settings.update_table(session, olga, "casino_war", {"decks": 2})
+    with pytest.raises(InvalidInput):  # refused when proposed, not when approved
+        settings.propose_table_change(session, olga, "casino_war", {"decks": 99})
+    proposal = settings.propose_table_change(session, olga, "casino_war", {"decks": 2})
+    assert settings.table_rules(session, "casino_war")["decks"] == decks
+    with pytest.raises(OwnApproval):
+        approvals.decide(session, olga, proposal["id"], True)
+    approvals.decide(session, otto, proposal["id"], True)
+    assert settings.table_rules(session, "casino_war")["decks"] == 2
+    with session.begin():
+        change = session.scalars(
+            sa.select(AuditEntry).where(AuditEntry.action == "table.updated")
+        ).one()
+    assert change.actor == f"user:{olga}"
+    assert json.loads(change.data)["approval"]["approved_by"] == f"user:{otto}"
+
+
+def _alerts(session: Session) -> list[dict[str, Any]]:
+    return list(alerts.listing(session)["alerts"])
+
+
+def test_adjustments_over_a_threshold_raise_one_alert_kept_in_the_log(app: Flask) -> None:
+    session = app.extensions["sota_casino.sessionmaker"]()
+    olga, otto, pat = _people(session)
+    rule = alerts.create_rule(session, olga, "player_adjustments", "chips", 30_000, 24)
+    by_operator = alerts.create_rule(session, olga, "operator_adjustments", "chips", 50_000, 24)
+    for _ in range(3):
+        money.adjust(session, otto, pat, "chips", 10_000, "small credit")
+    assert _alerts(session) == []  # 30,000 is not above 30,000
+    money.adjust(session, otto, pat, "chips", -1, "rounding")  # a debit counts too
+    money.adjust(session, otto, pat, "chips", 10_000, "small credit")
+    raised = _alerts(session)
+    assert [a["rule_id"] for a in raised] == [rule["id"]]  # once, when the total went over
+    assert "pat" in raised[0]["message"] and raised[0]["subject"] == f"user:{pat}"
+    for _ in range(2):
+        money.adjust(session, otto, pat, "chips", 10_000, "small credit")
+    raised = _alerts(session)
+    assert [a["rule_id"] for a in raised] == [by_operator["id"], rule["id"]]
+    assert "otto" in raised[0]["message"]
+    with session.begin():
+        logged = session.scalars(
+            sa.select(AuditEntry).where(AuditEntry.action == "alert.raised").order_by("seq")
+        ).all()
+    assert [json.loads(e.data)["rule_id"] for e in logged] == [rule["id"], by_operator["id"]]
+    assert raised[0]["audit_seq"] == logged[-1].seq
+    session.close()
+
+
+def test_large_wins_and_failed_checks_are_found_by_the_standing_checks(app: Flask) -> None:
+    session = app.extensions["sota_casino.sessionmaker"]()
+    olga, _otto, pat = _people(session)
+    rule = alerts.create_rule(session, olga, "large_win", "chips", 900, 24)
+    failed = alerts.create_rule(session, olga, "check_failed", None, 0, 24)
+    now = datetime.now(UTC)
+    with session.begin():  # settled rounds as play leaves them: a big win and a small one
+        pair = session.execute(sa.text("SELECT id FROM seed_pairs LIMIT 1")).scalar_one()
+        for net in (1_000, 500):
+            session.add(
+                Round(
+                    user_id=pat,
+                    game="casino_war",
+                    table_name="main",
+                    status="settled",
+                    seed_pair_id=pair,
+                    nonce=net,
+                    currency="chips",
+                    rules={},
+                    stakes={},
+                    staked=500,
+                    payout=500 + net,
+                    net=net,
+                    settled_at=now,
+                    settled_on=now.date(),
+                )
+            )
+        session.add(
+            CheckRun(name="ledger", ok=False, size=3, reason="posting 3 is off", checked_at=now)
+        )
+    assert alerts.scan(session) == 2
+    assert alerts.scan(session) == 0  # neither is raised twice
+    raised = _alerts(session)
+    assert {a["rule_id"] for a in raised} == {rule["id"], failed["id"]}
+    win = next(a for a in raised if a["rule_id"] == rule["id"])
+    assert "pat won 1000 chips" in win["message"]
+    acknowledged = alerts.acknowledge(session, olga, win["id"])
+    assert acknowledged["acknowledged_by"]["name"] == "olga"
+    assert alerts.open_count(session) == 1
+    session.close()
+
+
+def test_every_list_pages_both_ways_jumps_and_exports_whole(session: Session) -> None:
+    names = [f"user{n:02}" for n in range(7)]
+    ids = [
+        accounts.register(session, n, PASSWORD, address=f"10.0.0.{i}").id
+        for i, n in enumerate(names)
+    ]
+    first = lists.page(session, "users", lists.Paging(limit=3), q="user")
+    assert [u["id"] for u in first["users"]] == ids[::-1][:3]
+    second = lists.page(
+        session, "users", lists.Paging(cursor=first["next_cursor"], limit=3), q="user"
+    )
+    assert [u["id"] for u in second["users"]] == ids[::-1][3:6]
+    oldest = lists.page(
+        session, "users", lists.Paging(order="oldest", from_id=ids[2], limit=2), q="user"
+    )
+    assert [u["id"] for u in oldest["users"]] == ids[2:4]
+    future = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    assert lists.page(session, "users", lists.Paging(since=future), q="user")["users"] == []
+    with pytest.raises(InvalidInput):
+        lists.page(session, "users", lists.Paging(until="yesterday"))
+
+    player = ids[0]
+    operator = accounts.create_operator(session, "olga", PASSWORD).id
+    for n in range(5):
+        money.adjust(session, operator, player, "sweets", n + 1, f"credit {n}")
+    moves = lists.page(session, "transfers", lists.Paging(limit=2), user_id=player)
+    assert [t["amount"] for t in moves["transfers"]] == [5, 4]
+    exported = list(lists.iter_all(session, "transfers", lists.Paging(), user_id=player))
+    assert [t["amount"] for t in exported if t["kind"] == "adjust"] == [1, 2, 3, 4, 5]
+    assert exported[0]["kind"] == "grant"
+    seeds = lists.page(session, "seed_pairs", lists.Paging(), user_id=player)
+    assert [s["status"] for s in seeds["seed_pairs"]] == ["active"]
+
+
+def _range_export(session: Session, **bounds: Any) -> str:
+    first, last, proof = audit.export_range(session, **bounds)
+    return "".join(audit.iter_range_export(session, first, last, proof))
+
+
+def _verify(tmp_path: Path, text: str, key: str) -> tuple[int, str]:
+    path = tmp_path / "range.jsonl"
+    path.write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    code = verify_main(["audit", str(path), "--public-key", key], out)
+    return code, out.getvalue()
+
+
+@pytest.mark.tampers
+def test_a_range_export_verifies_on_its_own_and_a_tampered_one_fails(
+    session: Session, tmp_path: Path
+) -> None:
+    with session.begin():
+        for n in range(40):
+            audit.record(session, actor="system", action="test.filler", data={"n": n})
+    audit.checkpoint(session)  # over 40 entries (and records entry 41)
+    with session.begin():
+        for n in range(5):
+            audit.record(session, actor="system", action="test.filler", data={"n": 100 + n})
+    key = context_of(session).public_key_hex
+    text = _range_export(session, from_seq=11, to_seq=30)
+    parsed = audit_chain.parse_export_text(text)
+    assert [e["seq"] for e in parsed.entries] == list(range(11, 31))
+    assert len(parsed.checkpoints) == 1 and parsed.proofs[0]["seq"] == 30
+    code, output = _verify(tmp_path, text, key)
+    assert code == 0, output
+    assert "entries 11..30 linked" in output
+
+    # An entry changed: its hash no longer matches.
+    lines = text.splitlines(keepends=True)
+    edited = json.loads(lines[4])
+    edited["data"] = {"n": 999}
+    changed = [*lines[:4], json.dumps(edited) + "\n", *lines[5:]]
+    code, output = _verify(tmp_path, "".join(changed), key)
+    assert code != 0 and "entry 15" in output
+
+    # The chain rewritten from that entry on: it links, but no longer proves into the checkpoint.
+    entries = [json.loads(line) for line in lines if '"kind":"entry"' in line]
+    entries[4]["data"] = {"n": 999}
+    relinked = audit_chain.link_entries(
+        [{k: e[k] for k in audit_chain.ENTRY_KEYS} for e in entries], entries[0]["prev_hash"]
+    )
+    rest = [line for line in lines if '"kind":"entry"' not in line]
+    forged = "".join(audit_chain.export_lines(relinked, ())) + "".join(rest)
+    code, output = _verify(tmp_path, forged, key)
+    assert code != 0 and "no inclusion proof leads" in output
+
+    # A range past the last checkpoint is linked but said to be uncovered.
+    code, output = _verify(tmp_path, _range_export(session, from_seq=42), key)
+    assert code == 0 and "not covered by a checkpoint" in output
+
+
+def test_free_text_is_searched_a_window_at_a_time_and_the_page_says_where_it_goes_on(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with session.begin():
+        for n in range(30):
+            word = "needle" if n in (3, 24) else "hay"
+            audit.record(session, actor="system", action="test.filler", data={"w": word})
+    monkeypatch.setattr(audit, "TEXT_WINDOW", 10)
+    found, cursor, pages = [], None, 0
+    while True:
+        page = audit.entries(session, text="needle", before_seq=cursor)
+        found += [e["seq"] for e in page["entries"]]
+        pages += 1
+        cursor = page["next_before_seq"]
+        if cursor is None:
+            break
+    assert found == [25, 4] and pages == 3  # each page read at most 10 entries
+    oldest = audit.entries(session, text="needle", order="oldest")
+    assert [e["seq"] for e in oldest["entries"]] == [4] and oldest["next_after_seq"] == 10

@@ -1,0 +1,193 @@
+"""The console's controls as pages: two operators and the four-eyes forms, alert rules, each
+person by name, times in the reader's zone beside UTC, every list paged and downloadable, a
+range of the log downloaded to verify on its own."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+
+from flask import Flask
+from operator_support import CSRF
+from operator_support import add_user
+from operator_support import client_as
+from operator_support import db
+
+from sota_casino.core import audit_chain
+from sota_casino.services import audit
+from sota_casino.services import money
+
+
+def _balance(app: Flask, user_id: int, currency: str) -> int:
+    session = db(app)
+    try:
+        return money.balances(session, user_id)[currency]
+    finally:
+        session.close()
+
+
+def test_two_operators_adjust_with_approval_and_change_a_table_by_the_forms(
+    make_app: Callable[..., Flask],
+) -> None:
+    app = make_app(FOUR_EYES_TABLES=1)
+    pat = add_user(app, "pat", "player")
+    olga, otto = client_as(app, add_user(app, "olga", "operator")), None
+    otto = client_as(app, add_user(app, "otto", "operator"))
+    held = _balance(app, pat, "chips")
+
+    preview = olga.post(
+        f"/operator/players/{pat}/adjust/preview",
+        data={
+            "csrf_token": CSRF,
+            "direction": "credit",
+            "currency": "chips",
+            "amount": "2500",
+            "reason": "tournament prize",
+        },
+    )
+    assert b"Propose for approval" in preview.data
+    proposed = olga.post(
+        f"/operator/players/{pat}/adjust",
+        data={
+            "csrf_token": CSRF,
+            "currency": "chips",
+            "amount": "250000",
+            "reason": "tournament prize",
+        },
+        follow_redirects=True,
+    )
+    assert b"Adjustment proposed" in proposed.data
+    assert _balance(app, pat, "chips") == held
+    page = olga.get("/operator/approvals").get_data(as_text=True)
+    assert "waits for a second operator" in page and "tournament prize" in page
+    approval_id = page.split('data-approval="')[1].split('"')[0]
+    own = olga.post(f"/operator/approvals/{approval_id}/approve", data={"csrf_token": CSRF})
+    assert own.status_code == 403
+    assert olga.post(f"/operator/approvals/{approval_id}/approve", data={}).status_code == 400
+    approved = otto.post(
+        f"/operator/approvals/{approval_id}/approve",
+        data={"csrf_token": CSRF, "note": "prize list checked"},
+        follow_redirects=True,
+    )
+    assert b"approved and applied" in approved.data
+    assert _balance(app, pat, "chips") == held + 250_000
+    assert "1" in olga.get("/operator/approvals?status=approved").get_data(as_text=True)
+
+    form = {
+        "csrf_token": CSRF,
+        "min_bet": "1",
+        "max_bet": "500",
+        "decks": "4",
+        "tie_payout": "10",
+        "burn": "3",
+        "bonus": "none",
+    }
+    changed = olga.post("/operator/tables/casino_war", data=form, follow_redirects=True)
+    assert b"The change is proposed" in changed.data
+    tables = otto.get("/operator/tables").get_data(as_text=True)
+    assert 'data-testid="four-eyes-tables"' in tables and 'value="6" selected' not in tables
+    table_approval = otto.get("/operator/approvals").get_data(as_text=True)
+    table_id = table_approval.split('data-approval="')[1].split('"')[0]
+    otto.post(f"/operator/approvals/{table_id}/approve", data={"csrf_token": CSRF})
+    tables = olga.get("/operator/tables").get_data(as_text=True)
+    history = tables.split("Who changed what, when")[1]
+    assert "olga" in history and "(approved by otto)" in history and "user:" not in history
+
+
+def test_alert_rules_are_set_and_shown_on_the_console(app: Flask) -> None:
+    pat = add_user(app, "pat", "player")
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    made = olga.post(
+        "/operator/alerts/rules",
+        data={
+            "csrf_token": CSRF,
+            "kind": "player_adjustments",
+            "currency": "sweets",
+            "threshold": "20",
+            "period_hours": "24",
+        },
+        follow_redirects=True,
+    )
+    assert b"adjustments of one player total more than 20 sweets" in made.data
+    for _ in range(3):
+        olga.post(
+            f"/operator/players/{pat}/adjust",
+            data={"csrf_token": CSRF, "currency": "sweets", "amount": "10", "reason": "bonus"},
+        )
+    page = olga.get("/operator/alerts").get_data(as_text=True)
+    assert "adjustments to pat reached 30 sweets" in page
+    assert 'data-testid="nav-alerts"' in page and '<span class="badge bad">1</span>' in page
+    refused = olga.post(
+        "/operator/alerts/rules",
+        data={
+            "csrf_token": CSRF,
+            "kind": "large_win",
+            "currency": "chips",
+            "threshold": "-5",
+            "period_hours": "24",
+        },
+    )
+    assert refused.status_code == 422
+
+
+def test_people_by_name_and_times_in_the_readers_zone_with_utc_beside(app: Flask) -> None:
+    pat = add_user(app, "pat", "player")
+    olga_id = add_user(app, "olga", "operator")
+    auditor = client_as(app, add_user(app, "audrey", "auditor"))
+    olga = client_as(app, olga_id)
+    olga.post(
+        f"/operator/players/{pat}/adjust",
+        data={"csrf_token": CSRF, "currency": "sweets", "amount": "3", "reason": "welcome"},
+    )
+    page = auditor.get("/operator/audit?action=money.adjust").get_data(as_text=True)
+    assert f"olga <code>user:{olga_id}</code>" in page
+    assert " UTC</time>" in page
+    # An auditor changes nothing of the casino, but chooses the zone times are shown in.
+    chosen = auditor.post(
+        "/operator/me/time-zone", data={"csrf_token": CSRF, "time_zone": "Asia/Tokyo"}
+    )
+    assert chosen.status_code == 303
+    page = auditor.get("/operator/audit?action=money.adjust").get_data(as_text=True)
+    assert " JST (" in page and " UTC)</time>" in page
+    bad = auditor.post(
+        "/operator/me/time-zone", data={"csrf_token": CSRF, "time_zone": "Mars/Olympus"}
+    )
+    assert bad.status_code == 422
+
+
+def test_every_list_pages_and_downloads_on_the_console(app: Flask) -> None:
+    pat = add_user(app, "pat", "player")
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    for n in range(1, 4):
+        olga.post(
+            f"/operator/players/{pat}/adjust",
+            data={"csrf_token": CSRF, "currency": "sweets", "amount": str(n), "reason": f"n{n}"},
+        )
+    oldest = olga.get(f"/operator/players/{pat}/lists/transfers?order=oldest").get_data(
+        as_text=True
+    )
+    assert oldest.index("n1") < oldest.index("n3")
+    newest = olga.get(f"/operator/players/{pat}/lists/transfers").get_data(as_text=True)
+    assert newest.index("n3") < newest.index("n1")
+    download = olga.get(f"/operator/players/{pat}/lists/transfers/export?format=csv")
+    rows = list(csv.DictReader(io.StringIO(download.get_data(as_text=True))))
+    assert [r["memo"] for r in rows if r["kind"] == "adjust"] == ["n1", "n2", "n3"]
+    assert olga.get(f"/operator/players/{pat}/lists/rounds?until=tomorrow").status_code == 422
+    players = olga.get("/operator/players/export?format=jsonl&q=pa").get_data(as_text=True)
+    assert [json.loads(line)["username"] for line in players.splitlines()] == ["pat"]
+    listing = olga.get("/operator/players?order=oldest").get_data(as_text=True)
+    listing = listing.split("users-table")[1]
+    assert listing.index(">pat<") < listing.index(">olga<")
+
+    session = db(app)
+    try:
+        audit.checkpoint(session)
+    finally:
+        session.close()
+    ranged = olga.get("/operator/audit/range-export?from_seq=2&to_seq=4")
+    parsed = audit_chain.parse_export_text(ranged.get_data(as_text=True))
+    assert [e["seq"] for e in parsed.entries] == [2, 3, 4]
+    assert parsed.proofs[0]["seq"] == 4 and len(parsed.checkpoints) == 1
+    assert olga.get("/operator/audit/range-export?from_seq=9999").status_code == 404
