@@ -67,7 +67,8 @@ Signature = Annotated[
 Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
 Time = Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")]
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
-Count = Annotated[int, Field(ge=0)]
+#: Bounded as the databases' integers are: a larger one could reach no row, and no database.
+Count = Annotated[int, Field(ge=0, le=MAX_ID)]
 #: Text a database can store: no NUL (lone surrogates are refused when the body is read).
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
 Currency = Annotated[str, OneOf(CURRENCIES)]
