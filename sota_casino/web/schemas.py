@@ -71,6 +71,8 @@ Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 Count = Annotated[int, Field(ge=0, le=MAX_ID)]
 #: Text a database can store: no NUL (lone surrogates are refused when the body is read).
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
+#: Text with something besides white space (the services strip it), and no NUL.
+NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
 Currency = Annotated[str, OneOf(CURRENCIES)]
 GameName = Annotated[str, OneOf(GAMES)]
 Role = Annotated[str, OneOf(ROLES)]
@@ -213,7 +215,7 @@ class AdjustmentRequest(Request):
             description="minor units (hundredths of a chip, or sweets); negative debits",
         ),
     ]
-    reason: Annotated[Text, Field(min_length=1, max_length=money.REASON_MAX)]
+    reason: Annotated[str, Field(pattern=NON_BLANK, min_length=1, max_length=money.REASON_MAX)]
 
 
 def _table_settings_schema() -> dict[str, Any]:
