@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint typecheck bench bench-load screenshots db-upgrade clean verifier \
+.PHONY: run test test-fast lint typecheck bench bench-load bench-scaling screenshots db-upgrade clean verifier \
 	translations translations-extract translations-update
 
 $(STAMP): pyproject.toml
@@ -76,6 +76,9 @@ bench: $(SETUP)
 # The JSON API under gunicorn on SQLite and PostgreSQL beside a bare one-insert baseline (~4 min).
 bench-load: $(SETUP)
 	$(BIN)/python -m bench load --write-docs
+
+bench-scaling: $(SETUP)
+	$(BIN)/python -m bench scaling
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,5 +1,7 @@
 """``python -m bench [FILTER ...]``: run each ``bench/bench_*.py`` in name order, or those matching.
 ``python -m bench load [OPTIONS]``: the JSON API under gunicorn (bench/load.py, ``--help``).
+``python -m bench scaling [OPTIONS]``: one and two app servers on one PostgreSQL, lock waits
+(bench/scaling.py).
 
 Prints the machine first (CPUs, CPU model, Python, UTC date), then each benchmark's Markdown.
 Figures are compared with baselines measured in the same run, because machines are noisy.
@@ -56,6 +58,10 @@ def main(argv: Sequence[str]) -> int:
         from .load import main as load
 
         return load(argv[1:])
+    if argv[:1] == ["scaling"]:
+        from .scaling import main as scaling
+
+        return scaling(argv[1:])
     names = benchmark_names(argv)
     if not names:
         print(f"no benchmark matches {' '.join(argv)!r}", file=sys.stderr)

@@ -137,7 +137,7 @@ def gunicorn(app: str, url: str, workdir: Path) -> Iterator[int]:
 
 
 def _wait_until_up(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a worker boots slowly on a busy machine
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"gunicorn exited with {process.returncode}")
@@ -148,7 +148,7 @@ def _wait_until_up(port: int, process: subprocess.Popen[bytes]) -> None:
             return
         except OSError:
             time.sleep(0.2)
-    raise RuntimeError("gunicorn did not answer within 60 s")
+    raise RuntimeError("gunicorn did not answer within 180 s")
 
 
 def _post(port: int, path: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,8 @@ INT_SETTINGS: dict[str, int] = {
     "SIGNUPS_PER_ADDRESS": 5,  # new accounts from one address per window
     "SIGNUP_WINDOW_SECONDS": 3600,
     "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
+    # a player's proof or bundle signs one over newer entries if the latest is this old (s)
+    "CHECKPOINT_MIN_SECONDS": 5,
     "CHECK_INTERVAL_SECONDS": 30,  # the standing audit and ledger checks run this often (0: off)
     # Four eyes: an adjustment of more than this (minor units) waits for a second operator's
     # approval (0: none does); table changes wait for one unless FOUR_EYES_TABLES is 0.

@@ -161,6 +161,19 @@ class SigningKey(Base):
     retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
+class PlayerKey(Base):
+    """A player's Ed25519 key for signing decisions and moves. Append-only: a player's newest
+    key is the one in use; registering another retires it (its successor's time is when)."""
+
+    __tablename__ = "player_keys"
+    __table_args__ = (Index("ix_player_keys_user_id_id", "user_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    public_key_hex: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
 class SeedPair(Base):
     __tablename__ = "seed_pairs"
     __table_args__ = (
@@ -224,6 +237,8 @@ class Round(Base):
     outcome: Mapped[Any | None] = mapped_column(JSON)
     payout: Mapped[int | None] = mapped_column(BigInteger)
     net: Mapped[int | None] = mapped_column(BigInteger)
+    # For each entry of ``actions``, the player's signed action or null; null if none signed.
+    signed_actions: Mapped[Any | None] = mapped_column(JSON)
     receipt: Mapped[Any | None] = mapped_column(JSON)
     receipt_signature: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

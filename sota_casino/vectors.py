@@ -21,6 +21,8 @@ from typing import Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from .core import anchors
+from .core import audit_chain
 from .core import cards
 from .core import casino_war
 from .core import sota
@@ -28,6 +30,7 @@ from .core.cards import canonical_shoe
 from .core.fairness import PartialShuffle
 from .core.fairness import Seeds
 from .core.fairness import Stream
+from .core.fairness import action_document
 from .core.fairness import canonical_json
 from .core.fairness import commitment_document
 from .core.fairness import commitment_of
@@ -173,6 +176,7 @@ def documents(key: Ed25519PrivateKey) -> list[Doc]:
         payout=sota.payout(sota.SotaRules(max_tricks=3), game.winner, 3),
     )
     cases.append(_canonical_case("round (sota)", sota_doc, key))
+    cases += _signed_action_cases(rules, key)
     cases.append(
         _canonical_case(
             "checkpoint",
@@ -198,6 +202,38 @@ def documents(key: Ed25519PrivateKey) -> list[Doc]:
         )
     )
     return cases
+
+
+def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -> list[Doc]:
+    """A decision and a move as the player signs them, and a receipt holding a signed decision.
+    The test key stands for the player's key too (key id 3)."""
+    decision = action_document(
+        game=casino_war.GAME,
+        round_id=100,
+        seed_pair_id=SEED_PAIR_ID,
+        nonce=0,
+        index=0,
+        choice="war",
+    )
+    move = action_document(
+        game=sota.GAME,
+        round_id=101,
+        seed_pair_id=SEED_PAIR_ID,
+        nonce=1,
+        index=2,
+        choice=["9H", "KS"],
+    )
+    receipt = {
+        **_war_receipt(rules, 0, 500, 100, "war"),
+        "signed_actions": [
+            {"document": decision, "signature": signed(key, decision)["signature"], "key_id": 3}
+        ],
+    }
+    return [
+        _canonical_case("action (casino_war decision)", decision, key),
+        _canonical_case("action (sota move)", move, key),
+        _canonical_case("round (casino_war, signed decision)", receipt, key),
+    ]
 
 
 def war_rounds(key: Ed25519PrivateKey) -> list[Doc]:
@@ -321,8 +357,103 @@ def sota_games(key: Ed25519PrivateKey) -> list[Doc]:
     return cases
 
 
+LOG_TIMES: Final = ("2025-04-01T12:00:00.000000Z", "2025-04-01T12:00:05.000000Z")
+NOTE_ORIGIN: Final = "sota-casino/audit-log"
+
+
+def anchored_log(key: Ed25519PrivateKey, war: list[Doc]) -> Doc:
+    """A small audit log holding a pair's commitment and a war round, two signed checkpoints
+    over it, the round's anchors (docs/fairness.md, "Anchors") and the consistency proof."""
+    receipt = next(case["receipt"] for case in war if case["decision"] == "war")
+    doc = receipt["document"]
+    subject, pair = anchors.round_subject(doc["round_id"]), anchors.pair_subject(SEED_PAIR_ID)
+    actor = f"user:{USER_ID}"
+    raw = [
+        (
+            CREATED_AT,
+            actor,
+            anchors.COMMITMENT_ACTION,
+            pair,
+            {"commitment": doc["commitment"], "status": "next"},
+        ),
+        (CREATED_AT, actor, "seed_pair.client_seed_set", pair, {"client_seed": CLIENT_SEED}),
+        (
+            SETTLED_AT,
+            actor,
+            "round.bet",
+            subject,
+            {
+                "game": "casino_war",
+                "nonce": doc["nonce"],
+                "seed_pair_id": SEED_PAIR_ID,
+                "stakes": {
+                    "bet": doc["stakes"]["bet"],
+                    "raise": 0,
+                    "tie_bet": doc["stakes"]["tie_bet"],
+                },
+            },
+        ),
+        (SETTLED_AT, actor, "round.decision", subject, {"choice": "war"}),
+        (
+            SETTLED_AT,
+            actor,
+            anchors.SETTLEMENT_ACTION,
+            subject,
+            {
+                "receipt": anchors.receipt_hash(doc),
+                "game": "casino_war",
+                "staked": sum(doc["stakes"].values()),
+                "payout": doc["payout"],
+                "net": doc["payout"] - sum(doc["stakes"].values()),
+                "currency": "chips",
+            },
+        ),
+        (SETTLED_AT, "user:8", "user.registered", "user:8", {"username": "other", "address": ""}),
+        (SETTLED_AT, "system", "key.created", "key:test", {"public_key_hex": public_key_hex(key)}),
+    ]
+    entries = audit_chain.link_entries(
+        {"seq": i, "time": t, "actor": a, "action": act, "subject": sub, "data": data}
+        for i, (t, a, act, sub, data) in enumerate(raw, start=1)
+    )
+    tree = audit_chain.entries_tree(entries)
+    checkpoints = [
+        signed(key, audit_chain.checkpoint_document(size, tree.root(size).hex(), time))
+        for size, time in zip((3, len(entries)), LOG_TIMES, strict=True)
+    ]
+    size = len(entries)
+
+    def anchor(of: Doc, seq: int) -> Doc:
+        proof = tree.inclusion_proof(seq - 1, size)
+        return {
+            "of": of,
+            "entry": entries[seq - 1],
+            "leaf_index": seq - 1,
+            "checkpoint_size": size,
+            "proof": [node.hex() for node in proof],
+        }
+
+    return {
+        "entries": entries,
+        "checkpoints": checkpoints,
+        "note": audit_chain.checkpoint_note(key, NOTE_ORIGIN, size, tree.root().hex()),
+        "receipt": receipt,
+        "receipt_hash": anchors.receipt_hash(doc),
+        "anchors": [
+            anchor(anchors.commitment_of(SEED_PAIR_ID), 1),
+            anchor(anchors.decision_of(doc["round_id"], 0), 4),
+            anchor(anchors.settlement_of(doc["round_id"]), 5),
+        ],
+        "consistency": {
+            "old_size": 3,
+            "new_size": size,
+            "proof": [node.hex() for node in tree.consistency_proof(3, size)],
+        },
+    }
+
+
 def vectors() -> Doc:
     key = test_key()
+    war = war_rounds(key)
     return {
         "format": "sota-casino-vectors",
         "v": 1,
@@ -337,8 +468,9 @@ def vectors() -> Doc:
             "public_key_hex": public_key_hex(key),
         },
         "documents": documents(key),
-        "casino_war": war_rounds(key),
+        "casino_war": war,
         "sota": sota_games(key),
+        "anchored_log": anchored_log(key, war),
     }
 
 

@@ -44,6 +44,18 @@ class InvalidBet(InvalidInput):
     code = "invalid_bet"
 
 
+class SignatureRequired(InvalidInput):
+    """With a key registered, every decision and move must carry the player's signature."""
+
+    code = "signature_required"
+
+
+class SignatureInvalid(InvalidInput):
+    """The signature is not the registered key's over this action's document."""
+
+    code = "signature_invalid"
+
+
 class InvalidAction(CasinoError):
     """This step is not allowed in the round's present state."""
 
@@ -102,6 +114,12 @@ class RoundOpen(Conflict):
     """A round of this seed pair is still open; finish it first."""
 
     code = "round_open"
+
+
+class NotYetAnchored(Conflict):
+    """Not in a signed checkpoint yet; ask again after the seconds given."""
+
+    code = "not_yet_anchored"
 
 
 class ApprovalRequired(Conflict):

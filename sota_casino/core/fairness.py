@@ -520,9 +520,15 @@ def round_document(
     stakes: dict[str, int],
     payout: int,
     settled_at: str,
+    signed_actions: list[Any] | None = None,
 ) -> dict[str, Any]:
-    """Return the round receipt, signed when the round settles."""
-    return {
+    """Return the round receipt, signed when the round settles.
+
+    ``signed_actions``, given when the player signed any of its actions, holds for each entry
+    of ``actions`` the player's signed action document (:func:`action_document`) with its
+    ``key_id``, or ``None`` for an action sent unsigned. Receipts without it stay as they were.
+    """
+    receipt = {
         "type": "round",
         "v": 1,
         "round_id": round_id,
@@ -539,6 +545,35 @@ def round_document(
         "payout": payout,
         "settled_at": settled_at,
     }
+    if signed_actions is not None:
+        receipt["signed_actions"] = signed_actions
+    return receipt
+
+
+ACTION_TYPE: Final = "action"
+
+
+def action_document(
+    *, game: str, round_id: int, seed_pair_id: int, nonce: int, index: int, choice: Any
+) -> dict[str, Any]:
+    """Return the document a player signs for one decision or move: what it chose, at which
+    position of which round's ``actions``. The round, seed pair and nonce pin it to one deal,
+    the index to one move of it, so no signature can be carried to another."""
+    return {
+        "type": ACTION_TYPE,
+        "v": 1,
+        "game": game,
+        "round_id": round_id,
+        "seed_pair_id": seed_pair_id,
+        "nonce": nonce,
+        "index": index,
+        "choice": choice,
+    }
+
+
+#: The audit action of a player's key registration (its data: user_id, key_id,
+#: public_key_hex, and the key ids it retires).
+PLAYER_KEY_REGISTERED: Final = "player_key.registered"
 
 
 KEY_CHANGE_TYPE: Final = "key_change"

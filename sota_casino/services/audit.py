@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from collections.abc import Collection
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
@@ -64,6 +65,16 @@ _MOVE_HEAD = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class EntrySpec:
+    """One entry to append: who did what to what, with its data."""
+
+    actor: str | None
+    action: str
+    subject: str | None = None
+    data: dict[str, Any] | None = None
+
+
 @in_transaction
 def record(
     session: Session,
@@ -75,6 +86,18 @@ def record(
     now: datetime | None = None,
 ) -> int:
     """Append one entry inside the caller's transaction; return its sequence number."""
+    return record_all(session, [EntrySpec(actor, action, subject, data)], now=now)[-1]
+
+
+@in_transaction
+def record_all(
+    session: Session, specs: Sequence[EntrySpec], *, now: datetime | None = None
+) -> list[int]:
+    """Append entries, in order, inside the caller's transaction; return their sequence numbers.
+
+    Three statements however many: lock the head, insert the entries, move the head. A
+    use case appends last, so the head's lock is held only until its commit.
+    """
     connection = session.connection()
     head = connection.execute(_LOCK_HEAD).first()
     if head is None:
@@ -82,30 +105,35 @@ def record(
             session, AuditHead, {"id": 1, "seq": 0, "hash": audit_chain.GENESIS_HASH}
         )
         head = connection.execute(_LOCK_HEAD).one()
-    prev_seq, prev_hash = head
-    entry = {
-        "seq": prev_seq + 1,
-        "time": fairness.format_time(now or datetime.now(UTC)),
-        "actor": actor,
-        "action": action,
-        "subject": subject,
-        "data": data or {},
-    }
-    digest = audit_chain.entry_hash(prev_hash, entry)
-    connection.execute(
-        _NEW_ENTRY,
-        entry
-        | {
-            "data": fairness.canonical_json(entry["data"]).decode(),
-            "prev_hash": prev_hash,
-            "hash": digest,
-        },
-    )
-    connection.execute(_MOVE_HEAD, {"next_seq": entry["seq"], "next_hash": digest})
+    seq, prev_hash = head
+    rows = []
+    for spec in specs:
+        seq += 1
+        entry = {
+            "seq": seq,
+            "time": fairness.format_time(now or datetime.now(UTC)),
+            "actor": spec.actor,
+            "action": spec.action,
+            "subject": spec.subject,
+            "data": spec.data or {},
+        }
+        digest = audit_chain.entry_hash(prev_hash, entry)
+        rows.append(
+            entry
+            | {
+                "data": fairness.canonical_json(entry["data"]).decode(),
+                "prev_hash": prev_hash,
+                "hash": digest,
+            }
+        )
+        prev_hash = digest
+    connection.execute(_NEW_ENTRY, rows)
+    connection.execute(_MOVE_HEAD, {"next_seq": seq, "next_hash": prev_hash})
     every = context_of(session).setting("CHECKPOINT_EVERY")
-    if every and entry["seq"] % every == 0:
-        _sign_checkpoint(session, entry["seq"])
-    return int(entry["seq"])
+    for row in rows:
+        if every and row["seq"] % every == 0:
+            _sign_checkpoint(session, row["seq"])
+    return [row["seq"] for row in rows]
 
 
 def entry_dict(row: AuditEntry | Row[Any]) -> dict[str, Any]:
@@ -428,6 +456,94 @@ def checkpoints(
     }
 
 
+# --- checkpoints on demand: every entry gets one signed after it soon, and no more often -------
+
+
+@in_transaction
+def checkpoint_at(session: Session, size: int) -> dict[str, Any] | None:
+    """Return the signed checkpoint over exactly ``size`` entries, or ``None``."""
+    row = session.scalar(select(AuditCheckpoint).where(AuditCheckpoint.size == size))
+    return _checkpoint_dict(row) if row else None
+
+
+@in_transaction
+def checkpoint_wait(session: Session) -> float:
+    """Return how many seconds until a checkpoint may be signed on demand (0: now).
+
+    On-demand signing is bounded for the whole service, whoever asks: at most one checkpoint
+    per ``CHECKPOINT_MIN_SECONDS``, and only over entries no checkpoint covers yet.
+    """
+    latest = _latest_checkpoint(session)
+    if latest is None:
+        return 0.0
+    age = (datetime.now(UTC) - fairness.parse_time(latest.time)).total_seconds()
+    return max(0.0, context_of(session).setting("CHECKPOINT_MIN_SECONDS") - age)
+
+
+@read_only
+def _checkpoint_due(session: Session) -> bool:
+    latest = _latest_checkpoint(session)
+    return log_size(session) > (latest.size if latest else 0) and checkpoint_wait(session) == 0
+
+
+@transactional
+def _sign_due(session: Session) -> dict[str, Any] | None:
+    head = session.scalar(locked(select(AuditHead).where(AuditHead.id == 1)))
+    latest = _latest_checkpoint(session)
+    size = head.seq if head else 0
+    if size <= (latest.size if latest else 0) or checkpoint_wait(session) > 0:
+        return None  # another request signed it meanwhile
+    return _sign_checkpoint(session, size)
+
+
+@own_transactions
+def sign_if_due(session: Session) -> dict[str, Any] | None:
+    """Sign a checkpoint over the whole log if entries wait for one and the latest checkpoint
+    is at least ``CHECKPOINT_MIN_SECONDS`` old; return it (``None`` if none was due).
+
+    Asked for by a player wanting proofs; the check is a read, so a request that finds nothing
+    due takes no write lock. Not audited: it adds no entry, so asking never grows the log.
+    """
+    return _sign_due(session) if _checkpoint_due(session) else None
+
+
+@in_transaction
+def inclusion_proofs(session: Session, seqs: Collection[int], size: int) -> dict[int, list[str]]:
+    """Return the inclusion proof of each entry of ``seqs`` in the checkpoint over ``size``.
+
+    One read of the stored tree for all of them (the nodes they share are read once); each
+    proof is checked against the signed root before it is handed out.
+
+    :raises Conflict: if the log or its stored tree no longer proves into the checkpoint.
+    """
+    row = session.scalar(select(AuditCheckpoint).where(AuditCheckpoint.size == size))
+    wanted = sorted(seqs)
+    if row is None or any(not 1 <= seq <= size for seq in wanted):
+        raise NotFound(f"no checkpoint over {size} entries covering entries {wanted}")
+    ranges = [merkle.inclusion_ranges(seq - 1, size) for seq in wanted]
+    roots = _stored_tree(session).roots([r for group in ranges for r in group])
+    hashes: dict[int, str] = {}
+    for i in range(0, len(wanted), 200):  # a bounded number of parameters per query
+        query = select(AuditEntry.seq, AuditEntry.hash).where(
+            AuditEntry.seq.in_(wanted[i : i + 200])
+        )
+        hashes.update((seq, digest) for seq, digest in session.execute(query))
+    proofs: dict[int, list[str]] = {}
+    at = 0
+    for seq, group in zip(wanted, ranges, strict=True):
+        proof, at = roots[at : at + len(group)], at + len(group)
+        leaf = hashes.get(seq)
+        if leaf is None or not merkle.verify_inclusion(
+            seq - 1, size, bytes.fromhex(leaf), proof, bytes.fromhex(row.root)
+        ):
+            raise Conflict(
+                f"entry {seq} does not prove into the checkpoint over {size} entries: the log "
+                "or its stored tree was changed; run a whole check"
+            )
+        proofs[seq] = [node.hex() for node in proof]
+    return proofs
+
+
 # --- checking the log: whole, or from where the last check stopped ----------------------------
 
 
@@ -692,6 +808,12 @@ def inclusion_proof(session: Session, seq: int) -> dict[str, Any]:
 @read_only
 def consistency_proof(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
     """Return the proof that the tree of ``old_size`` entries is a prefix of ``new_size``'s."""
+    return consistency_between(session, old_size, new_size)
+
+
+@in_transaction
+def consistency_between(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
+    """:func:`consistency_proof` inside the caller's transaction."""
     if not 1 <= old_size <= new_size <= log_size(session):
         raise InvalidInput("need 1 <= old_size <= new_size <= the log's size")
     tree = _stored_tree(session)

@@ -27,6 +27,9 @@ class ServiceContext:
     signing_key: Ed25519PrivateKey
     settings: Mapping[str, Any]
     public_key_registered: bool = field(default=False)
+    #: What the process keeps between transactions, each entry owned by one service module
+    #: (accounts' ids, table settings by version), never anything a rollback could undo.
+    cache: dict[str, Any] = field(default_factory=dict)
 
     @property
     def public_key_hex(self) -> str:

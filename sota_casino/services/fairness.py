@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
 from typing import Final
+from typing import cast
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import Table
+from sqlalchemy import bindparam
 from sqlalchemy import event
 from sqlalchemy import select
 from sqlalchemy import update
@@ -24,6 +28,8 @@ from ..models import SeedPair
 from ..models import SigningKey
 from ..models import User
 from . import audit
+from . import player_keys
+from . import transparency
 from .context import context_of
 from .text import storable
 from .tx import in_transaction
@@ -162,21 +168,42 @@ def lock_seed_pairs(session: Session, user_id: int) -> None:
     session.execute(select(User.id).where(User.id == user_id).with_for_update())
 
 
+@dataclass(frozen=True, slots=True)
+class ActivePair:
+    """What a round takes from the player's active seed pair."""
+
+    id: int
+    server_seed: str
+    client_seed: str
+    commitment: str
+
+
+_PAIRS = cast(Table, SeedPair.__table__)
+_TAKE_NONCE = (
+    update(_PAIRS)
+    .where(_PAIRS.c.user_id == bindparam("owner"), _PAIRS.c.status == "active")
+    .values(next_nonce=_PAIRS.c.next_nonce + 1)
+    .returning(
+        _PAIRS.c.id,
+        _PAIRS.c.server_seed,
+        _PAIRS.c.client_seed,
+        _PAIRS.c.commitment,
+        _PAIRS.c.next_nonce,
+    )
+)
+
+
 @in_transaction
-def take_nonce(session: Session, user_id: int) -> tuple[SeedPair, int]:
-    """Lock the player's active pair and take its next nonce (gap-free: the caller's
-    transaction commits the round with it or rolls both back)."""
-    lock_seed_pairs(session, user_id)
-    pair = session.scalars(
-        locked(select(SeedPair).where(SeedPair.user_id == user_id, SeedPair.status == "active"))
-    ).one()
-    nonce = pair.next_nonce
-    pair.next_nonce = nonce + 1
-    session.flush()
-    return pair, nonce
+def take_nonce(session: Session, user_id: int) -> tuple[ActivePair, int]:
+    """Take the next nonce of the player's active pair (gap-free: the caller's transaction
+    commits the round with it or rolls both back). The caller holds the player's row lock
+    (:func:`lock_seed_pairs`, or a read of the row ``FOR UPDATE``): the update reads the
+    active pair as committed after that lock was granted."""
+    row = session.connection().execute(_TAKE_NONCE, {"owner": user_id}).one()
+    return ActivePair(row.id, row.server_seed, row.client_seed, row.commitment), row.next_nonce - 1
 
 
-def seeds_for(pair: SeedPair, nonce: int) -> fairness.Seeds:
+def seeds_for(pair: SeedPair | ActivePair, nonce: int) -> fairness.Seeds:
     assert pair.client_seed is not None
     return fairness.Seeds(bytes.fromhex(pair.server_seed), pair.client_seed, nonce)
 
@@ -312,6 +339,8 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
         ),
         "rounds": [{"document": r.receipt, "signature": r.receipt_signature} for r in rounds],
         "key_changes": key_changes(session),
+        "player_keys": player_keys.registrations(session, user_id),
+        **transparency.pair_anchors(session, pair, rounds),
     }
 
 

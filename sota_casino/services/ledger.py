@@ -8,7 +8,9 @@ balance can never go below zero, whatever runs at the same time.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import UTC
@@ -16,10 +18,10 @@ from datetime import datetime
 from typing import Any
 from typing import cast
 
-from sqlalchemy import Row
 from sqlalchemy import Table
 from sqlalchemy import bindparam
 from sqlalchemy import case
+from sqlalchemy import event
 from sqlalchemy import func
 from sqlalchemy import insert
 from sqlalchemy import or_
@@ -33,12 +35,14 @@ from ..models import Account
 from ..models import Posting
 from ..models import Round
 from ..models import Transfer
+from .context import context_of
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import read_only
 
 SYSTEM_KINDS = ("house", "escrow", "issuance")
-TRANSFER_KINDS = ("bet", "raise", "settle", "grant", "topup", "adjust")
+#: ``escrow`` moves the stakes of rounds opened before escrow was kept per player (0010).
+TRANSFER_KINDS = ("bet", "raise", "settle", "grant", "topup", "adjust", "escrow")
 
 
 def player_account(user_id: int, currency: str) -> str:
@@ -47,6 +51,18 @@ def player_account(user_id: int, currency: str) -> str:
 
 def system_account(kind: str, currency: str) -> str:
     return f"{kind}:{currency}"
+
+
+def escrow_account(user_id: int, currency: str) -> str:
+    """The player's escrow: the stakes of its open rounds, and nobody else's. Each player has
+    its own, so rounds of different players lock no row in common."""
+    return f"escrow:{currency}:{user_id}"
+
+
+def house_account(user_id: int, currency: str) -> str:
+    """What the house made on the player's rounds: the house's result is the sum of these (and
+    of ``house:{currency}``, which held it before it was kept per player)."""
+    return f"house:{currency}:{user_id}"
 
 
 @in_transaction
@@ -65,52 +81,177 @@ def open_player_accounts(session: Session, user_id: int) -> None:
     session.flush()
 
 
-def _ensure_system_accounts(session: Session) -> None:
-    for currency in CURRENCIES:
-        for kind in SYSTEM_KINDS:
-            insert_ignoring_conflicts(
-                session,
-                Account,
-                {
-                    "name": system_account(kind, currency),
-                    "kind": kind,
-                    "currency": currency,
-                    "balance": 0,
-                },
-            )
+def _ensure_system_accounts(session: Session, names: Collection[str]) -> None:
+    """Create the system accounts among ``names`` that do not exist yet (a player's own escrow
+    and house account on its first round)."""
+    for name in names:
+        kind, currency, *owner = name.split(":")
+        if kind not in SYSTEM_KINDS or currency not in CURRENCIES:
+            continue
+        if owner and not (len(owner) == 1 and owner[0].isdigit()):
+            continue
+        user_id = int(owner[0]) if owner else None
+        insert_ignoring_conflicts(
+            session,
+            Account,
+            {"name": name, "kind": kind, "currency": currency, "balance": 0, "user_id": user_id},
+        )
 
 
 # The statements of every money move, built once: building and keying a statement costs more
 # than running it, and they run on the session's connection (same transaction, no ORM layer).
 _ACCOUNTS = cast(Table, Account.__table__)
-_LOCK_ACCOUNTS = (
-    select(_ACCOUNTS.c.id, _ACCOUNTS.c.name, _ACCOUNTS.c.currency)
-    .where(_ACCOUNTS.c.name.in_(bindparam("names", expanding=True)))
-    .order_by(_ACCOUNTS.c.id)
-    .with_for_update()
-)
-_NEW_TRANSFER = insert(cast(Table, Transfer.__table__)).returning(Transfer.__table__.c.id)
-#: The balance changes only if a player account stays at or above zero: a 0-row update refuses.
+_TRANSFERS = cast(Table, Transfer.__table__)
+_FIND_ACCOUNTS = select(
+    _ACCOUNTS.c.id, _ACCOUNTS.c.name, _ACCOUNTS.c.kind, _ACCOUNTS.c.currency
+).where(_ACCOUNTS.c.name.in_(bindparam("names", expanding=True)))
+_NEW_TRANSFERS = insert(_TRANSFERS).returning(_TRANSFERS.c.id, sort_by_parameter_order=True)
+#: The balance changes only if a player account stays at or above zero all through the
+#: transfers: ``low`` is the lowest its running sum reaches. A 0-row update refuses. The
+#: update takes the row's lock; accounts are updated in id order, so no two transactions wait
+#: on each other in a cycle.
 _MOVE_BALANCE = (
     update(_ACCOUNTS)
     .where(_ACCOUNTS.c.id == bindparam("account_id"))
-    .where(or_(_ACCOUNTS.c.kind != "player", _ACCOUNTS.c.balance + bindparam("amount") >= 0))
+    .where(or_(_ACCOUNTS.c.kind != "player", _ACCOUNTS.c.balance + bindparam("low") >= 0))
     .values(balance=_ACCOUNTS.c.balance + bindparam("amount"))
 )
 _NEW_POSTINGS = insert(cast(Table, Posting.__table__))
+#: Where the process keeps the accounts it has seen committed (an account's id, kind and
+#: currency never change, so only its balance is read from the database), and where a
+#: transaction keeps those it read until it commits (one it created may yet be rolled back).
+_KNOWN = "ledger.accounts"
+_SEEN = "sota_casino.ledger_accounts_seen"
 
 
-def _lock_accounts(session: Session, names: list[str]) -> dict[str, Row[Any]]:
-    """Lock the named accounts in id order (a fixed order: no deadlocks) and return them."""
-    connection = session.connection()
-    found = {row.name: row for row in connection.execute(_LOCK_ACCOUNTS, {"names": names})}
-    if len(found) < len(names):
-        _ensure_system_accounts(session)
-        found = {row.name: row for row in connection.execute(_LOCK_ACCOUNTS, {"names": names})}
-    missing = sorted(set(names) - set(found))
+@dataclass(frozen=True, slots=True)
+class TransferSpec:
+    """One balanced transfer to post: account name → signed amount in minor units."""
+
+    kind: str
+    currency: str
+    moves: Mapping[str, int]
+    user_id: int | None = None
+    round_id: int | None = None
+    idempotency_key: str | None = None
+    memo: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    id: int
+    kind: str
+    currency: str
+
+
+def _accounts(session: Session, names: set[str]) -> dict[str, _Known]:
+    """Return the named accounts, from the process's memory or one read (system accounts that
+    do not exist yet are created)."""
+    known: dict[str, _Known] = context_of(session).cache.setdefault(_KNOWN, {})
+    seen: dict[str, _Known] = session.info.setdefault(_SEEN, {})
+    missing = [name for name in names if name not in known and name not in seen]
     if missing:
-        raise LookupError(f"no such account: {', '.join(missing)}")
-    return found
+        connection = session.connection()
+        rows = connection.execute(_FIND_ACCOUNTS, {"names": missing}).all()
+        if len(rows) < len(missing):
+            _ensure_system_accounts(session, set(missing) - {row.name for row in rows})
+            rows = connection.execute(_FIND_ACCOUNTS, {"names": missing}).all()
+        seen.update({row.name: _Known(row.id, row.kind, row.currency) for row in rows})
+        absent = sorted(set(missing) - set(seen))
+        if absent:
+            raise LookupError(f"no such account: {', '.join(absent)}")
+    return {name: known.get(name) or seen[name] for name in names}
+
+
+@event.listens_for(Session, "after_commit")
+def _accounts_committed(session: Session) -> None:
+    seen = session.info.pop(_SEEN, None)
+    if seen:
+        context_of(session).cache.setdefault(_KNOWN, {}).update(seen)
+
+
+@event.listens_for(Session, "after_rollback")
+def _accounts_rolled_back(session: Session) -> None:
+    session.info.pop(_SEEN, None)
+
+
+@in_transaction
+def post_all(session: Session, transfers: Sequence[TransferSpec]) -> list[int]:
+    """Post balanced transfers, in order, inside the caller's transaction; return their ids.
+
+    A handful of statements whatever their number: one insert of the transfers, one update per
+    account moved (by the transfers' net amount; a player account must cover the lowest point
+    its running sum reaches), one insert of the postings.
+
+    :raises InsufficientFunds: if a player account would go below zero at any step.
+    """
+    moves_of = [{name: amount for name, amount in t.moves.items() if amount} for t in transfers]
+    for spec, moves in zip(transfers, moves_of, strict=True):
+        if spec.kind not in TRANSFER_KINDS:
+            raise ValueError(f"unknown transfer kind {spec.kind!r}")
+        if any(type(amount) is not int for amount in moves.values()):
+            raise TypeError("amounts are integers in minor units")
+        if sum(moves.values()) != 0:
+            raise ValueError(f"transfer does not balance: {moves}")
+    accounts = _accounts(session, {name for moves in moves_of for name in moves})
+    for spec, moves in zip(transfers, moves_of, strict=True):
+        if any(accounts[name].currency != spec.currency for name in moves):
+            raise ValueError(f"a transfer in {spec.currency} moves only {spec.currency} accounts")
+    net: dict[str, int] = {}
+    low: dict[str, int] = {}
+    for moves in moves_of:
+        for name, amount in moves.items():
+            net[name] = net.get(name, 0) + amount
+            low[name] = min(low.get(name, 0), net[name])
+    connection = session.connection()
+    now = datetime.now(UTC)
+    transfer_ids = list(
+        connection.execute(
+            _NEW_TRANSFERS,
+            [
+                {
+                    "kind": t.kind,
+                    "currency": t.currency,
+                    "user_id": t.user_id,
+                    "round_id": t.round_id,
+                    "idempotency_key": t.idempotency_key,
+                    "memo": t.memo,
+                    "created_at": now,
+                }
+                for t in transfers
+            ],
+        ).scalars()
+    )
+    for name in sorted(net, key=lambda n: accounts[n].id):
+        if not net[name] and not low[name]:
+            continue  # in and out again in these transfers (a round's escrow settled at once)
+        changed = connection.execute(
+            _MOVE_BALANCE,
+            {"account_id": accounts[name].id, "amount": net[name], "low": low[name]},
+        )
+        if changed.rowcount != 1:
+            currency = accounts[name].currency
+            held = connection.execute(
+                select(_ACCOUNTS.c.balance).where(_ACCOUNTS.c.id == accounts[name].id)
+            ).scalar_one()
+            raise InsufficientFunds(
+                f"your {currency} balance does not cover {-low[name]}",
+                currency=currency,
+                held=held,
+                needed=-low[name],
+            )
+    connection.execute(
+        _NEW_POSTINGS,
+        [
+            {"transfer_id": transfer_id, "account_id": accounts[name].id, "amount": amount}
+            for transfer_id, moves in zip(transfer_ids, moves_of, strict=True)
+            for name, amount in moves.items()
+        ],
+    )
+    for account in session.identity_map.values():
+        if isinstance(account, Account) and account.name in net:
+            session.expire(account, ["balance"])  # changed in SQL; reload on next read
+    return transfer_ids
 
 
 @in_transaction
@@ -130,55 +271,8 @@ def post(
     :param moves: account name → signed amount in minor units (+ raises the balance).
     :raises InsufficientFunds: if a player account would go below zero.
     """
-    moves = {name: amount for name, amount in moves.items() if amount}
-    if kind not in TRANSFER_KINDS:
-        raise ValueError(f"unknown transfer kind {kind!r}")
-    if any(type(amount) is not int for amount in moves.values()):
-        raise TypeError("amounts are integers in minor units")
-    if sum(moves.values()) != 0:
-        raise ValueError(f"transfer does not balance: {moves}")
-    accounts = _lock_accounts(session, sorted(moves))
-    if any(row.currency != currency for row in accounts.values()):
-        raise ValueError(f"a transfer in {currency} moves only {currency} accounts: {moves}")
-    connection = session.connection()
-    transfer_id: int = connection.execute(
-        _NEW_TRANSFER,
-        {
-            "kind": kind,
-            "currency": currency,
-            "user_id": user_id,
-            "round_id": round_id,
-            "idempotency_key": idempotency_key,
-            "memo": memo,
-            "created_at": datetime.now(UTC),
-        },
-    ).scalar_one()
-    for name in sorted(moves, key=lambda n: accounts[n].id):
-        amount = moves[name]
-        changed = connection.execute(
-            _MOVE_BALANCE, {"account_id": accounts[name].id, "amount": amount}
-        )
-        if changed.rowcount != 1:
-            held = connection.execute(
-                select(_ACCOUNTS.c.balance).where(_ACCOUNTS.c.id == accounts[name].id)
-            ).scalar_one()
-            raise InsufficientFunds(
-                f"your {currency} balance does not cover {-amount}",
-                currency=currency,
-                held=held,
-                needed=-amount,
-            )
-    connection.execute(
-        _NEW_POSTINGS,
-        [
-            {"transfer_id": transfer_id, "account_id": accounts[name].id, "amount": amount}
-            for name, amount in moves.items()
-        ],
-    )
-    for account in session.identity_map.values():
-        if isinstance(account, Account) and account.name in moves:
-            session.expire(account, ["balance"])  # changed in SQL; reload on next read
-    return transfer_id
+    spec = TransferSpec(kind, currency, moves, user_id, round_id, idempotency_key, memo)
+    return post_all(session, [spec])[0]
 
 
 @in_transaction
@@ -255,7 +349,7 @@ EMPTY_LEDGER = LedgerState(0, 0, {})
 @read_only
 def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     """Check the books: transfers sum to zero, balances equal their postings, no player below
-    zero, each currency's escrow equals the stakes of its open rounds, and each settled round's
+    zero, each player's escrow equals the stakes of its open rounds, and each settled round's
     row agrees with what its transfers posted.
 
     With ``since`` only what was posted after that state is read (plus every account and the
@@ -311,21 +405,30 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
 
 
 def _escrow_problems(session: Session) -> list[str]:
-    open_stakes = dict(
-        session.execute(
-            select(Round.currency, func.sum(Round.staked))
+    """Each player's escrow must hold the stakes of its open rounds, and no escrow anything
+    else (the one escrow of each currency that came before holds nothing once 0010 ran)."""
+    owed = {
+        (user_id, currency): int(total)
+        for user_id, currency, total in session.execute(
+            select(Round.user_id, Round.currency, func.sum(Round.staked))
             .where(Round.status != "settled")
-            .group_by(Round.currency)
+            .group_by(Round.user_id, Round.currency)
         )
-        .tuples()
-        .all()
-    )
+    }
+    held = {
+        (user_id, currency): int(total)
+        for user_id, currency, total in session.execute(
+            select(Account.user_id, Account.currency, func.sum(Account.balance))
+            .where(Account.kind == "escrow")
+            .group_by(Account.user_id, Account.currency)
+        )
+    }
     problems = []
-    for currency in CURRENCIES:
-        held = balance(session, system_account("escrow", currency))
-        owed = int(open_stakes.get(currency, 0))
-        if held != owed:
-            problems.append(f"{currency} escrow holds {held} but open rounds staked {owed}")
+    for user_id, currency in sorted(set(owed) | set(held), key=lambda k: (k[0] or 0, k[1])):
+        has, owes = held.get((user_id, currency), 0), owed.get((user_id, currency), 0)
+        if has != owes:
+            whose = f"player {user_id}'s" if user_id is not None else "the shared"
+            problems.append(f"{whose} {currency} escrow holds {has} but open rounds staked {owes}")
     return problems
 
 

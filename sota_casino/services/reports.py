@@ -28,7 +28,6 @@ from sqlalchemy import or_
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core import audit_chain
 from ..core import casino_war
 from ..core import fairness
 from ..core import odds
@@ -51,12 +50,12 @@ from . import money
 from . import rounds
 from . import settings
 from .context import context_of
+from .transparency import NOTE_ORIGIN
+from .transparency import signed_note
 from .tx import in_transaction
 from .tx import read_only
 
 GAMES = ("casino_war", "sota")
-#: The origin line of the C2SP signed-note form of checkpoints (also the note key's name).
-NOTE_ORIGIN = "sota-casino/audit-log"
 TABLE_HISTORY = 50
 GAME_CURRENCY = {"casino_war": "chips", "sota": "sweets"}
 
@@ -649,7 +648,7 @@ def checkpoint_note(session: Session) -> dict[str, Any] | None:
         "key_name": NOTE_ORIGIN,
         "public_key_hex": ctx.public_key_hex,
         "size": row.size,
-        "note": audit_chain.checkpoint_note(ctx.signing_key, NOTE_ORIGIN, row.size, row.root),
+        "note": signed_note(ctx.signing_key, row.size, row.root),
     }
 
 

@@ -1,15 +1,30 @@
 """Rounds of Casino War and Sota. Each call is one transaction holding the nonce, the shuffle,
-the engine's result, the postings, the round row, the signed receipt and the audit entries."""
+the engine's result, the postings, the round row, the signed receipt and the audit entries.
+
+A round is on every player's path, so its transaction is a handful of statements built once
+and run on the session's connection, with no ORM unit of work: lock the player's row (which
+orders the player's rounds and seed pairs) reading its role and the table settings' version,
+take the nonce, insert the round, post its transfers, settle the row, append its entries, read
+the balances. The answer is built from what the transaction wrote (:class:`RoundRecord`).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from typing import cast
 
+from sqlalchemy import Table
+from sqlalchemy import bindparam
+from sqlalchemy import insert
 from sqlalchemy import select
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from ..core import anchors
 from ..core import casino_war
 from ..core import fairness
 from ..core import sota
@@ -22,57 +37,182 @@ from ..core.errors import NotFound
 from ..core.errors import RoundSettled
 from ..core.marks import N_
 from ..models import Round
+from ..models import SeedPair
+from ..models import TableSetting
 from ..models import User
 from . import audit
 from . import fairness as fairness_service
 from . import idempotency
 from . import ledger
+from . import player_keys
 from . import settings as table_settings
-from .staff import require_player
+from .staff import require_player_role
 from .tx import in_transaction
-from .tx import locked
 from .tx import read_only
 
 MAX_PAGE = 100
 
 
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """A round as its row holds it: read from the row, or what the transaction wrote into it.
+
+    ``seeds`` and ``commitment`` are its seed pair's (the secret server seed draws the cards;
+    nothing of it is shown until the pair is revealed).
+    """
+
+    id: int
+    user_id: int
+    game: str
+    status: str
+    seed_pair_id: int
+    nonce: int
+    seeds: fairness.Seeds
+    commitment: str
+    currency: str
+    rules: dict[str, Any]
+    stakes: dict[str, int]
+    staked: int
+    actions: list[Any]
+    cards: list[str]
+    created_at: datetime
+    outcome: dict[str, Any] | None = None
+    payout: int | None = None
+    net: int | None = None
+    settled_at: datetime | None = None
+    #: The player's signed actions, beside ``actions`` (``None`` while none is signed).
+    signed_actions: list[Any] | None = None
+
+    @classmethod
+    def of(cls, row: Round) -> RoundRecord:
+        pair = row.seed_pair
+        assert pair.client_seed is not None
+        return cls(
+            id=row.id,
+            user_id=row.user_id,
+            game=row.game,
+            status=row.status,
+            seed_pair_id=row.seed_pair_id,
+            nonce=row.nonce,
+            seeds=fairness_service.seeds_for(pair, row.nonce),
+            commitment=pair.commitment,
+            currency=row.currency,
+            rules=row.rules,
+            stakes=row.stakes,
+            staked=row.staked,
+            actions=list(row.actions),
+            cards=list(row.cards),
+            created_at=row.created_at,
+            outcome=row.outcome,
+            payout=row.payout,
+            net=row.net,
+            settled_at=row.settled_at,
+            signed_actions=row.signed_actions,
+        )
+
+    def stream(self) -> fairness.Stream:
+        return fairness.Stream(self.seeds)
+
+
+# --- the statements of a round, built once --------------------------------------------------
+
+_USERS = cast(Table, User.__table__)
+_ROUNDS = cast(Table, Round.__table__)
+_PAIRS = cast(Table, SeedPair.__table__)
+_SETTINGS = cast(Table, TableSetting.__table__)
+#: The player's row, locked (every round and seed pair change of the player waits for it), with
+#: the table settings' version: the settings themselves come from the process's memory.
+_LOCK_PLAYER = (
+    select(
+        _USERS.c.role,
+        _USERS.c.locked,
+        select(_SETTINGS.c.updated_at)
+        .where(_SETTINGS.c.name == bindparam("table"))
+        .scalar_subquery()
+        .label("settings_version"),
+    )
+    .where(_USERS.c.id == bindparam("user_id"))
+    .with_for_update(of=_USERS)
+)
+_NEW_ROUND = insert(_ROUNDS).returning(_ROUNDS.c.id)
+#: Sets the columns its parameters name.
+_UPDATE_ROUND = update(_ROUNDS).where(_ROUNDS.c.id == bindparam("round_id"))
+_LOCK_ROUND = (
+    select(
+        _ROUNDS,
+        _PAIRS.c.server_seed,
+        _PAIRS.c.client_seed,
+        _PAIRS.c.commitment,
+    )
+    .join(_PAIRS, _PAIRS.c.id == _ROUNDS.c.seed_pair_id)
+    .where(_ROUNDS.c.id == bindparam("round_id"))
+    .with_for_update(of=_ROUNDS)
+)
+
+
 # --- shared steps -------------------------------------------------------------------------
 
 
-def _player(session: Session, user_id: int) -> User:
-    user = session.get(User, user_id)
-    if user is None:
+def _lock_player(session: Session, user_id: int, table: str) -> dict[str, Any]:
+    """Lock the player's row, refuse a locked account or staff; return ``table``'s settings."""
+    row = session.connection().execute(_LOCK_PLAYER, {"user_id": user_id, "table": table}).first()
+    if row is None:
         raise NotFound("no such user")
-    if user.locked:
+    if row.locked:
         raise Forbidden(N_("this account is locked; betting is not possible"))
-    require_player(user)
-    return user
+    require_player_role(row.role)
+    return table_settings.current_as_of(session, table, row.settings_version)
 
 
 def _own_round(
-    session: Session, user_id: int, round_id: object, game: str | None = None, *, lock: bool = False
-) -> Round:
-    """Return the caller's round; another player's round is indistinguishable from none."""
+    session: Session, user_id: int, round_id: object, game: str | None = None
+) -> RoundRecord:
+    """Return the caller's round, locked; another player's round is indistinguishable from none."""
     if type(round_id) is not int:
         raise NotFound("no such round")
-    query = select(Round).where(Round.id == round_id)
-    found = session.scalar(locked(query) if lock else query)
+    row = session.connection().execute(_LOCK_ROUND, {"round_id": round_id}).first()
+    if row is None or row.user_id != user_id or (game and row.game != game):
+        raise NotFound(f"no round {round_id} of yours")
+    return RoundRecord(
+        id=row.id,
+        user_id=row.user_id,
+        game=row.game,
+        status=row.status,
+        seed_pair_id=row.seed_pair_id,
+        nonce=row.nonce,
+        seeds=fairness.Seeds(bytes.fromhex(row.server_seed), row.client_seed, row.nonce),
+        commitment=row.commitment,
+        currency=row.currency,
+        rules=row.rules,
+        stakes=row.stakes,
+        staked=row.staked,
+        actions=list(row.actions),
+        cards=list(row.cards),
+        created_at=row.created_at,
+        signed_actions=row.signed_actions,
+    )
+
+
+def _read_round(session: Session, user_id: int, round_id: object, game: str | None = None) -> Round:
+    """Return the caller's round for reading (no lock)."""
+    if type(round_id) is not int:
+        raise NotFound("no such round")
+    found = session.get(Round, round_id)
     if found is None or found.user_id != user_id or (game and found.game != game):
         raise NotFound(f"no round {round_id} of yours")
     return found
 
 
 def _escrow(
-    session: Session, round_: Round, kind: str, amount: int, key: str | None = None
-) -> None:
+    round_: RoundRecord, kind: str, amount: int, key: str | None = None
+) -> ledger.TransferSpec:
     """Move a stake from the player into the round's escrow."""
-    ledger.post(
-        session,
+    return ledger.TransferSpec(
         kind=kind,
         currency=round_.currency,
         moves={
             ledger.player_account(round_.user_id, round_.currency): -amount,
-            ledger.system_account("escrow", round_.currency): amount,
+            ledger.escrow_account(round_.user_id, round_.currency): amount,
         },
         user_id=round_.user_id,
         round_id=round_.id,
@@ -80,74 +220,102 @@ def _escrow(
     )
 
 
+def _event(round_: RoundRecord, action: str, data: dict[str, Any]) -> audit.EntrySpec:
+    return audit.EntrySpec(f"user:{round_.user_id}", action, f"round:{round_.id}", data)
+
+
 def _settle(
     session: Session,
-    round_: Round,
+    round_: RoundRecord,
     *,
     payout: int,
     outcome: dict[str, Any],
-    cards: list[str],
-    actions: list[Any],
-) -> None:
-    """Empty the round's escrow to the player and the house, sign the receipt, audit it."""
+    figures: dict[str, int],
+    transfers: list[ledger.TransferSpec],
+    events: list[audit.EntrySpec],
+) -> RoundRecord:
+    """Post ``transfers`` and empty the round's escrow to the player and the house, sign the
+    receipt, write the settled row, and append ``events`` and the settlement to the log.
+
+    :param figures: the house's report columns (``ante``, ``tie_bet``, ``tie_result``).
+    """
     currency = round_.currency
-    ledger.post(
-        session,
+    settle = ledger.TransferSpec(
         kind="settle",
         currency=currency,
         moves={
-            ledger.system_account("escrow", currency): -round_.staked,
+            ledger.escrow_account(round_.user_id, currency): -round_.staked,
             ledger.player_account(round_.user_id, currency): payout,
-            ledger.system_account("house", currency): round_.staked - payout,
+            ledger.house_account(round_.user_id, currency): round_.staked - payout,
         },
         user_id=round_.user_id,
         round_id=round_.id,
     )
-    pair = round_.seed_pair
-    assert pair.client_seed is not None
+    ledger.post_all(session, [*transfers, settle])
     now = datetime.now(UTC)
     envelope = fairness_service.signed(
         session,
         fairness.round_document(
             round_id=round_.id,
             game=round_.game,
-            seed_pair_id=pair.id,
-            commitment=pair.commitment,
-            client_seed=pair.client_seed,
+            seed_pair_id=round_.seed_pair_id,
+            commitment=round_.commitment,
+            client_seed=round_.seeds.client_seed,
             nonce=round_.nonce,
             rules=round_.rules,
-            actions=actions,
-            cards=cards,
+            actions=round_.actions,
+            cards=round_.cards,
             outcome=outcome,
             stakes=round_.stakes,
             payout=payout,
             settled_at=fairness.format_time(now),
+            signed_actions=round_.signed_actions,
         ),
     )
-    round_.status = "settled"
-    round_.payout = payout
-    round_.net = payout - round_.staked
-    round_.outcome = outcome
-    round_.actions = actions
-    round_.cards = cards
-    round_.settled_at = now
-    round_.settled_on = now.date()
-    round_.receipt = envelope["document"]
-    round_.receipt_signature = envelope["signature"]
-    session.flush()
-    audit.record(
-        session,
-        actor=f"user:{round_.user_id}",
-        action="round.settled",
-        subject=f"round:{round_.id}",
-        data={
+    settled = replace(
+        round_,
+        status="settled",
+        outcome=outcome,
+        payout=payout,
+        net=payout - round_.staked,
+        settled_at=now,
+    )
+    session.connection().execute(
+        _UPDATE_ROUND,
+        {
+            "round_id": round_.id,
+            "status": "settled",
+            "stakes": settled.stakes,
+            "staked": settled.staked,
+            "payout": payout,
+            "net": settled.net,
+            "outcome": outcome,
+            "actions": settled.actions,
+            "cards": settled.cards,
+            "signed_actions": settled.signed_actions,
+            "settled_at": now,
+            "settled_on": now.date(),
+            "receipt": envelope["document"],
+            "receipt_signature": envelope["signature"],
+            **figures,
+        },
+    )
+    settlement = _event(
+        settled,
+        anchors.SETTLEMENT_ACTION,
+        {
+            # The receipt's hash ties the signed receipt to the log: rewriting it later
+            # contradicts a checkpoint the service signed.
+            "receipt": anchors.receipt_hash(envelope["document"]),
             "game": round_.game,
             "staked": round_.staked,
             "payout": payout,
-            "net": round_.net,
+            "net": settled.net,
             "currency": currency,
         },
     )
+    audit.record_all(session, [*events, settlement])
+    return settled
 
 
 def _open_round(
@@ -155,53 +323,87 @@ def _open_round(
     user_id: int,
     *,
     game: str,
-    table: str,
     currency: str,
     rules: dict[str, Any],
     stakes: dict[str, int],
-    key: str | None,
-) -> Round:
+) -> RoundRecord:
+    """Take the player's next nonce and insert the round (the caller holds the player's lock);
+    the caller posts its escrow and appends its bet to the log."""
     pair, nonce = fairness_service.take_nonce(session, user_id)
-    round_ = Round(
+    return RoundRecord(
+        id=0,  # until it is inserted
         user_id=user_id,
         game=game,
-        table_name=table,
         status="open",
-        seed_pair=pair,
+        seed_pair_id=pair.id,
         nonce=nonce,
+        seeds=fairness.Seeds(bytes.fromhex(pair.server_seed), pair.client_seed, nonce),
+        commitment=pair.commitment,
         currency=currency,
         rules=rules,
         stakes=stakes,
         staked=sum(stakes.values()),
         actions=[],
         cards=[],
+        created_at=datetime.now(UTC),
     )
-    session.add(round_)
-    session.flush()
-    _escrow(session, round_, "bet", round_.staked, key)
-    audit.record(
-        session,
-        actor=f"user:{user_id}",
-        action="round.bet",
-        subject=f"round:{round_.id}",
-        data={"game": game, "stakes": stakes, "seed_pair_id": pair.id, "nonce": nonce},
-    )
-    return round_
 
 
-def _stream(round_: Round) -> fairness.Stream:
-    return fairness.Stream(fairness_service.seeds_for(round_.seed_pair, round_.nonce))
+def _insert(session: Session, round_: RoundRecord, table: str) -> RoundRecord:
+    """Insert the round as it stands; return it with its id."""
+    round_id = (
+        session.connection()
+        .execute(
+            _NEW_ROUND,
+            {
+                "user_id": round_.user_id,
+                "game": round_.game,
+                "table_name": table,
+                "status": round_.status,
+                "seed_pair_id": round_.seed_pair_id,
+                "nonce": round_.nonce,
+                "currency": round_.currency,
+                "rules": round_.rules,
+                "stakes": round_.stakes,
+                "staked": round_.staked,
+                "actions": round_.actions,
+                "cards": round_.cards,
+                "created_at": round_.created_at,
+            },
+        )
+        .scalar_one()
+    )
+    return replace(round_, id=round_id)
+
+
+def _bet_event(round_: RoundRecord) -> audit.EntrySpec:
+    data = {
+        "game": round_.game,
+        "stakes": round_.stakes,
+        "seed_pair_id": round_.seed_pair_id,
+        "nonce": round_.nonce,
+    }
+    return _event(round_, "round.bet", data)
+
+
+def _wait(
+    session: Session, transfers: list[ledger.TransferSpec], events: list[audit.EntrySpec]
+) -> None:
+    """Leave a round open for the player's next step: post and append what happened so far."""
+    if transfers:
+        ledger.post_all(session, transfers)
+    audit.record_all(session, events)
 
 
 # --- Casino War ---------------------------------------------------------------------------
 
 
-def _war_shoe(session: Session, round_: Round, rules: casino_war.TableRules) -> Any:
-    shuffler = fairness.PartialShuffle(canonical_shoe("standard52", rules.decks), _stream(round_))
+def _war_shoe(round_: RoundRecord, rules: casino_war.TableRules) -> Any:
+    shuffler = fairness.PartialShuffle(canonical_shoe("standard52", rules.decks), round_.stream())
     return shuffler.prefix
 
 
-def _war_state(round_: Round) -> casino_war.WarRound:
+def _war_state(round_: RoundRecord) -> casino_war.WarRound:
     """Rebuild the engine's state of an open round from its row (after any restart)."""
     return casino_war.WarRound(
         rules=casino_war.TableRules.from_dict(round_.rules),
@@ -211,8 +413,7 @@ def _war_state(round_: Round) -> casino_war.WarRound:
     )
 
 
-@in_transaction
-def war_view(session: Session, round_: Round) -> dict[str, Any]:
+def war_view(round_: RoundRecord, balances: dict[str, int]) -> dict[str, Any]:
     """The JSON round of Casino War (the API's Round)."""
     stakes, cards = round_.stakes, round_.cards
     rules = round_.rules
@@ -245,23 +446,38 @@ def war_view(session: Session, round_: Round) -> dict[str, Any]:
         "nonce": round_.nonce,
         "created_at": fairness.format_time(round_.created_at),
         "settled_at": fairness.format_time(round_.settled_at) if round_.settled_at else None,
-        "balances": ledger.player_balances(session, round_.user_id),
+        "balances": balances,
     }
 
 
-def _settle_war(session: Session, round_: Round, state: casino_war.WarRound) -> None:
-    round_.stakes = state.stakes
-    round_.staked = state.staked
+def _settle_war(
+    session: Session,
+    round_: RoundRecord,
+    state: casino_war.WarRound,
+    transfers: list[ledger.TransferSpec],
+    events: list[audit.EntrySpec],
+) -> RoundRecord:
     # For the house's reports: the edge is per unit of the ante, the tie side bet apart.
-    round_.ante, round_.tie_bet = state.bet, state.tie_bet
-    round_.tie_result = state.tie_bet - state.tie_bet_payout
-    _settle(
-        session,
+    figures = {
+        "ante": state.bet,
+        "tie_bet": state.tie_bet,
+        "tie_result": state.tie_bet - state.tie_bet_payout,
+    }
+    played = replace(
         round_,
-        payout=state.payout,
-        outcome=state.receipt_outcome(),
+        stakes=state.stakes,
+        staked=state.staked,
         cards=list(state.cards),
         actions=list(state.actions),
+    )
+    return _settle(
+        session,
+        played,
+        payout=state.payout,
+        outcome=state.receipt_outcome(),
+        figures=figures,
+        transfers=transfers,
+        events=events,
     )
 
 
@@ -282,59 +498,74 @@ def place_casino_war_bet(
     """
     if table != "casino_war":
         raise InvalidInput("table must be 'casino_war'", field="table")
-    _player(session, user_id)
-    rules = casino_war.TableRules.from_dict(table_settings.current(session, "casino_war"))
+    rules = casino_war.TableRules.from_dict(_lock_player(session, user_id, "casino_war"))
     bet, tie_bet = rules.check_bet(bet, 0 if tie_bet is None else tie_bet)
     round_ = _open_round(
         session,
         user_id,
         game="casino_war",
-        table="casino_war",
         currency="chips",
         rules=rules.to_dict(),
         stakes={"bet": bet, "tie_bet": tie_bet, "raise": 0},
-        key=key,
     )
-    state = casino_war.deal(rules, _war_shoe(session, round_, rules), bet, tie_bet)
-    round_.cards = list(state.cards)
-    if state.status == casino_war.SETTLED:
-        _settle_war(session, round_, state)
+    state = casino_war.deal(rules, _war_shoe(round_, rules), bet, tie_bet)
+    waits = state.status != casino_war.SETTLED
+    round_ = _insert(
+        session,
+        replace(
+            round_,
+            status=casino_war.AWAITING_DECISION if waits else "open",
+            cards=list(state.cards),
+        ),
+        "casino_war",
+    )
+    transfers = [_escrow(round_, "bet", round_.staked, key)]
+    events = [_bet_event(round_)]
+    if waits:
+        _wait(session, transfers, events)
     else:
-        round_.status = casino_war.AWAITING_DECISION
-        session.flush()
-    return war_view(session, round_)
+        round_ = _settle_war(session, round_, state, transfers, events)
+    return war_view(round_, ledger.player_balances(session, user_id))
 
 
 @idempotency.idempotent("casino_war.decision")
 def decide_casino_war(
-    session: Session, user_id: int, round_id: object, choice: object, *, key: str | None = None
+    session: Session,
+    user_id: int,
+    round_id: object,
+    choice: object,
+    signature: object = None,
+    key_id: object = None,
+    *,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """Settle a tied round by surrender or war (war escrows a raise equal to the ante).
 
+    With a key registered, the decision must carry the player's ``signature`` by ``key_id``.
+
     :raises RoundSettled: if no decision is due (409).
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     :raises InsufficientFunds: if the raise is not covered (nothing changes).
     """
-    round_ = _own_round(session, user_id, round_id, "casino_war", lock=True)
+    round_ = _own_round(session, user_id, round_id, "casino_war")
     if round_.status != casino_war.AWAITING_DECISION:
         raise RoundSettled(f"round {round_.id} is settled; no decision is due")
     if choice not in casino_war.CHOICES:
         raise InvalidInput(
             f"choice must be one of: {', '.join(casino_war.CHOICES)}", field="choice"
         )
-    _player(session, user_id)
+    _lock_player(session, user_id, "casino_war")
+    signed = player_keys.signed_action(session, round_, choice, signature, key_id)
     state = _war_state(round_)
-    settled = casino_war.decide(state, str(choice), _war_shoe(session, round_, state.rules))
+    settled = casino_war.decide(state, str(choice), _war_shoe(round_, state.rules))
+    transfers = []
     if settled.raise_amount:
-        _escrow(session, round_, "raise", settled.raise_amount, key)
-    audit.record(
-        session,
-        actor=f"user:{user_id}",
-        action="round.decision",
-        subject=f"round:{round_.id}",
-        data={"choice": choice},
-    )
-    _settle_war(session, round_, settled)
-    return war_view(session, round_)
+        transfers.append(_escrow(round_, "raise", settled.raise_amount, key))
+    decision = {"choice": choice, **({"signed": signed} if signed else {})}
+    events = [_event(round_, "round.decision", decision)]
+    round_ = replace(round_, signed_actions=player_keys.with_signed(None, 0, signed))
+    round_ = _settle_war(session, round_, settled, transfers, events)
+    return war_view(round_, ledger.player_balances(session, user_id))
 
 
 # --- Sota ---------------------------------------------------------------------------------
@@ -358,19 +589,18 @@ def _sota_rules(table: dict[str, Any], rules: object, preset: object) -> sota.So
     return sota.SotaRules.from_dict(rules)
 
 
-def _sota_play(session: Session, round_: Round, choices: list[Any]) -> sota.GameResult:
+def _sota_play(round_: RoundRecord, choices: list[Any]) -> sota.GameResult:
     return sota.play_game(
-        sota.SotaRules.from_dict(round_.rules), stream=_stream(round_), choices=choices
+        sota.SotaRules.from_dict(round_.rules), stream=round_.stream(), choices=choices
     )
 
 
-@in_transaction
 def sota_view(
-    session: Session, round_: Round, result: sota.GameResult | None = None
+    round_: RoundRecord, balances: dict[str, int], result: sota.GameResult | None = None
 ) -> dict[str, Any]:
     """The JSON game of Sota (the API's Game)."""
     if result is None:
-        result = _sota_play(session, round_, list(round_.actions))
+        result = _sota_play(round_, list(round_.actions))
     played = result.to_dict()
     return {
         "id": round_.id,
@@ -389,26 +619,27 @@ def sota_view(
         "nonce": round_.nonce,
         "created_at": fairness.format_time(round_.created_at),
         "settled_at": fairness.format_time(round_.settled_at) if round_.settled_at else None,
-        "balances": ledger.player_balances(session, round_.user_id),
+        "balances": balances,
     }
 
 
-def _advance_sota(session: Session, round_: Round, result: sota.GameResult) -> dict[str, Any]:
-    if result.status == "settled":
-        rules = sota.SotaRules.from_dict(round_.rules)
-        round_.ante, round_.tie_bet, round_.tie_result = round_.staked, 0, 0  # no side bet
-        _settle(
-            session,
-            round_,
-            payout=sota.payout(rules, result.winner, round_.stakes["stake"]),
-            outcome=result.receipt_outcome(),
-            cards=list(result.deck),
-            actions=list(round_.actions),
-        )
-    else:
-        round_.status = "awaiting_move"
-        session.flush()
-    return sota_view(session, round_, result)
+def _settle_sota(
+    session: Session,
+    round_: RoundRecord,
+    result: sota.GameResult,
+    transfers: list[ledger.TransferSpec],
+    events: list[audit.EntrySpec],
+) -> RoundRecord:
+    rules = sota.SotaRules.from_dict(round_.rules)
+    return _settle(
+        session,
+        replace(round_, cards=list(result.deck)),
+        payout=sota.payout(rules, result.winner, round_.stakes["stake"]),
+        outcome=result.receipt_outcome(),
+        figures={"ante": round_.staked, "tie_bet": 0, "tie_result": 0},  # no side bet
+        transfers=transfers,
+        events=events,
+    )
 
 
 @idempotency.idempotent("sota.game")
@@ -426,8 +657,7 @@ def play_sota(
     :raises InvalidBet: for a stake outside the table's limits.
     :raises InvalidRules: for an unknown option or value, or a preset the table does not allow.
     """
-    _player(session, user_id)
-    table = table_settings.current(session, "sota")
+    table = _lock_player(session, user_id, "sota")
     if type(stake) is not int or not table["min_stake"] <= stake <= table["max_stake"]:
         raise InvalidBet(
             N_("stake must be a whole number of sweets from %(low)s to %(high)s"),
@@ -439,47 +669,80 @@ def play_sota(
         session,
         user_id,
         game="sota",
-        table="sota",
         currency="sweets",
         rules=game_rules.to_dict(),
         stakes={"stake": stake},
-        key=key,
     )
-    return _advance_sota(session, round_, _sota_play(session, round_, []))
+    result = _sota_play(round_, [])
+    waits = result.status != "settled"
+    round_ = _insert(session, replace(round_, status="awaiting_move" if waits else "open"), "sota")
+    transfers = [_escrow(round_, "bet", round_.staked, key)]
+    events = [_bet_event(round_)]
+    if waits:
+        _wait(session, transfers, events)
+    else:
+        round_ = _settle_sota(session, round_, result, transfers, events)
+    return sota_view(round_, ledger.player_balances(session, user_id), result)
 
 
 @idempotency.idempotent("sota.move")
 def sota_move(
-    session: Session, user_id: int, round_id: object, cards: object, *, key: str | None = None
+    session: Session,
+    user_id: int,
+    round_id: object,
+    cards: object,
+    signature: object = None,
+    key_id: object = None,
+    *,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """Make the player's Prisoners of War move: which won cards to lay.
 
+    With a key registered, the move must carry the player's ``signature`` by ``key_id``.
+
     :raises RoundSettled: if the game is over.
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     """
-    round_ = _own_round(session, user_id, round_id, "sota", lock=True)
+    round_ = _own_round(session, user_id, round_id, "sota")
     if round_.status == "settled":
         raise RoundSettled(f"game {round_.id} is over; no move is due")
     if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
         raise InvalidInput("cards must be a list of card codes", field="cards")
-    actions = [*round_.actions, list(cards)]
-    result = _sota_play(session, round_, actions)
-    round_.actions = actions
-    audit.record(
-        session,
-        actor=f"user:{user_id}",
-        action="round.move",
-        subject=f"round:{round_.id}",
-        data={"cards": cards},
+    signed = player_keys.signed_action(session, round_, list(cards), signature, key_id)
+    round_ = replace(
+        round_,
+        actions=[*round_.actions, list(cards)],
+        signed_actions=player_keys.with_signed(round_.signed_actions, len(round_.actions), signed),
     )
-    return _advance_sota(session, round_, result)
+    result = _sota_play(round_, round_.actions)
+    move = {"cards": cards, **({"signed": signed} if signed else {})}
+    events = [_event(round_, "round.move", move)]
+    if result.status == "settled":
+        round_ = _settle_sota(session, round_, result, [], events)
+    else:
+        session.connection().execute(
+            _UPDATE_ROUND,
+            {
+                "round_id": round_.id,
+                "status": "awaiting_move",
+                "actions": round_.actions,
+                "signed_actions": round_.signed_actions,
+            },
+        )
+        _wait(session, [], events)
+    return sota_view(round_, ledger.player_balances(session, user_id), result)
 
 
 # --- reading ------------------------------------------------------------------------------
 
 
 @in_transaction
-def round_view(session: Session, round_: Round) -> dict[str, Any]:
-    return war_view(session, round_) if round_.game == "casino_war" else sota_view(session, round_)
+def round_view(session: Session, row: Round) -> dict[str, Any]:
+    round_ = RoundRecord.of(row)
+    balances = ledger.player_balances(session, round_.user_id)
+    return (
+        war_view(round_, balances) if round_.game == "casino_war" else sota_view(round_, balances)
+    )
 
 
 @read_only
@@ -487,14 +750,14 @@ def get_round(
     session: Session, user_id: int, round_id: object, game: str | None = None
 ) -> dict[str, Any]:
     """Return one of the caller's rounds. :raises NotFound: for anyone else's."""
-    return round_view(session, _own_round(session, user_id, round_id, game))
+    return round_view(session, _read_round(session, user_id, round_id, game))
 
 
 @read_only
 def moves_made(session: Session, user_id: int, round_id: object) -> int:
     """How many Prisoners of War moves the player has made in one of its Sota games: the
     index the next move takes in the receipt's ``actions``."""
-    return len(_own_round(session, user_id, round_id, "sota").actions)
+    return len(_read_round(session, user_id, round_id, "sota").actions)
 
 
 def summary(round_: Round) -> dict[str, Any]:
@@ -543,7 +806,7 @@ def list_rounds(
 @read_only
 def receipt(session: Session, user_id: int, round_id: object) -> dict[str, Any]:
     """Return the signed receipt of one of the caller's settled rounds."""
-    round_ = _own_round(session, user_id, round_id)
+    round_ = _read_round(session, user_id, round_id)
     if round_.status != "settled":
         raise NotFound(f"round {round_.id} has no receipt until it settles")
     return {"document": round_.receipt, "signature": round_.receipt_signature}

@@ -85,6 +85,28 @@ def current(session: Session, name: str) -> dict[str, Any]:
     return dict(row.settings) if row else _defaults(session, name)
 
 
+#: The process's copy of each table's settings, with the version (``updated_at``) it was read at.
+_CACHE = "table_settings"
+
+
+@in_transaction
+def current_as_of(session: Session, name: str, version: datetime | None) -> dict[str, Any]:
+    """Return table ``name``'s settings, whose row was last changed at ``version`` (``None``:
+    never changed), from the process's memory while it holds that version.
+
+    The caller read ``version`` in its transaction: a round plays the settings committed when
+    it began, as if it had read the row itself, at the cost of a timestamp.
+    """
+    held: dict[str, tuple[datetime | None, dict[str, Any]]]
+    held = context_of(session).cache.setdefault(_CACHE, {})
+    if name in held and held[name][0] == version:
+        return dict(held[name][1])
+    row = session.get(TableSetting, name, populate_existing=True)
+    settings = dict(row.settings) if row else _defaults(session, name)
+    held[name] = (row.updated_at if row else None, settings)
+    return dict(settings)
+
+
 @read_only
 def table_rules(session: Session, name: str) -> dict[str, Any]:
     """Return the settings of table ``name``."""

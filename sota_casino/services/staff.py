@@ -36,9 +36,14 @@ def require_player(user: User) -> None:
 
     :raises StaffHaveNoPlayMoney: for an operator or an auditor.
     """
-    if user.role != "player":
+    require_player_role(user.role)
+
+
+def require_player_role(role: str) -> None:
+    """:func:`require_player` for a role read without loading the user."""
+    if role != "player":
         raise StaffHaveNoPlayMoney(
-            f"{user.role}s have no play money: they cannot bet or top up; use a player account"
+            f"{role}s have no play money: they cannot bet or top up; use a player account"
         )
 
 

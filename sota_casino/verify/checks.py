@@ -336,6 +336,7 @@ def _passing_war_row(context: PairContext, index: int, doc: Mapping[str, Any]) -
             stakes=played.stakes,
             payout=played.payout,
             settled_at=doc["settled_at"],
+            signed_actions=doc.get("signed_actions"),  # the player check's, checked there
         )
         if doc != expected:
             return None

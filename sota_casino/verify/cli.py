@@ -2,7 +2,8 @@
 
 ``verify BUNDLE.json ... (--public-key HEX | --key-file FILE | --service NAME) [--records FILE]``
 checks receipt bundles; ``verify audit EXPORT.jsonl (--public-key HEX | --key-file FILE)``
-checks an audit log export. The exit codes are :data:`EXIT_CODES`.
+checks an audit log export; ``verify monitor URL --state DIR [--public-key HEX]`` witnesses
+the service's audit log (:mod:`.monitor`). The exit codes are :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..core.fairness import is_hex64
 from .audit import read_export
 from .audit import render_audit
 from .audit import verify_audit_export
+from .monitor import monitor
 from .records import Records
 from .records import RecordsError
 from .report import EXIT_FAILED
@@ -354,6 +356,44 @@ def _audit_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _monitor_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python verify.pyz monitor",
+        description=(
+            "Witness the casino's audit log: fetch its latest signed checkpoint, check the "
+            "signature and that it extends the checkpoint kept in DIR, then keep it. Run it "
+            "from cron; publish what it keeps."
+        ),
+        epilog=(
+            "Exit codes: 0 consistent; 1 a fork, a shrunk log or a bad signature (the line "
+            "names both sizes and roots; the evidence is written to DIR); 2 unusable "
+            "(unreachable, not a checkpoint, no key)."
+        ),
+    )
+    parser.add_argument("url", metavar="URL", help="the service, e.g. https://casino.example")
+    parser.add_argument(
+        "--state", required=True, metavar="DIR", help="where the kept checkpoint and key live"
+    )
+    _add_key_options(parser, required=False)
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, metavar="S", help="seconds per request"
+    )
+    return parser
+
+
+def _monitor_command(args: argparse.Namespace, out: TextIO) -> int:
+    key = args.public_key
+    if args.key_file is not None:
+        try:
+            key = read_key_file(args.key_file)
+        except KeyProblem as exc:
+            out.write(f"UNUSABLE: {exc}\n")
+            return EXIT_UNUSABLE
+    verdict = monitor(args.url, args.state, key, timeout=args.timeout)
+    out.write(verdict.line + "\n")
+    return verdict.code
+
+
 def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -362,6 +402,8 @@ def main(
     out, err = out or sys.stdout, err or sys.stderr
     if argv[:1] == ["audit"]:
         return _audit_command(_audit_parser().parse_args(argv[1:]), out)
+    if argv[:1] == ["monitor"]:
+        return _monitor_command(_monitor_parser().parse_args(argv[1:]), out)
     args = _bundle_parser().parse_args(argv)
     if args.service is not None and (args.public_key or args.key_file):
         _bundle_parser().error("--service takes its key from the known-keys file: give one")

@@ -18,9 +18,21 @@ SKIP: Final = "skip"  # does not apply, or could not run because a check before 
 
 #: The checks of docs/fairness.md, in its order.
 #: ``records`` compares the bundle with what the player kept before and during play (``--records``).
-CHECKS: Final = ("signature", "commitment", "pair", "nonces", "cards", "outcome", "records")
+#: ``player`` checks the decisions and moves the player signed (:mod:`.player_signatures`);
+#: ``log`` checks the documents' anchors in the signed audit log (:mod:`.anchors`).
+CHECKS: Final = (
+    "signature",
+    "commitment",
+    "pair",
+    "nonces",
+    "cards",
+    "outcome",
+    "player",
+    "records",
+    "log",
+)
 DOCUMENT_CHECKS: Final[dict[str, tuple[str, ...]]] = {
-    "commitment": ("signature", "commitment", "pair", "records"),
+    "commitment": ("signature", "commitment", "pair", "records", "log"),
     "reveal": ("signature", "commitment", "pair", "nonces"),
     "round": CHECKS,
 }

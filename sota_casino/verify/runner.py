@@ -10,6 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 from typing import Final
 
+from .anchors import check_anchors
 from .checks import PairContext
 from .checks import _bundle_parts
 from .checks import _envelope
@@ -19,6 +20,8 @@ from .checks import check_across_rounds
 from .checks import check_batch
 from .checks import check_commitment
 from .checks import check_reveal
+from .player_signatures import registered_keys
+from .player_signatures import with_player_findings
 from .records import Records
 from .records import compare_commitment
 from .records import compare_round
@@ -99,6 +102,16 @@ def verify_bundle(
     rows = _check_rounds(context, envelopes, jobs, progress)
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
+    rows = _with_player_checks(rows, envelopes, bundle, key, commitment_doc, findings)
+    receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
+    retired = (
+        successor_chain(public_key_hex, key, bundle.get("key_changes")) if public_key_hex else None
+    )
+    log_keys = [key, *(change["old_public_key_hex"] for change in retired or ())]
+    documents[0], rows, logged = check_anchors(
+        bundle, log_keys, commitment_doc, documents[0], receipts, rows
+    )
+    findings.extend(logged)
     if records is not None:
         documents[0] = compare_commitment(documents[0], commitment_doc, records, key)
         rows = [_compared_round(row, envelopes, records) for row in rows]
@@ -148,6 +161,25 @@ def _trusted_key(
         "Signatures are checked against the trusted key.",
     )
     return trusted, TRUST_PINNED, "", [refusal]
+
+
+def _with_player_checks(
+    rows: list[Row],
+    envelopes: Sequence[object],
+    bundle: Mapping[str, Any],
+    key: str,
+    commitment_doc: Mapping[str, Any],
+    findings: list[Finding],
+) -> list[Row]:
+    """Check every signed action against the player's keys registered in the bundle's log
+    entries (:mod:`.player_signatures`); the registrations' own problems go to ``findings``."""
+    keys, problems = registered_keys(bundle.get("player_keys"), commitment_doc.get("user_id"), key)
+    findings.extend(problems)
+    documents = [
+        opened[0] if row.index is not None and (opened := _envelope(envelopes[row.index])) else None
+        for row in rows
+    ]
+    return with_player_findings(rows, documents, keys)
 
 
 def _compared_round(row: Row, envelopes: Sequence[object], records: Records) -> Row:

@@ -27,10 +27,13 @@ from ..core import fairness as core_fairness
 from ..core import odds
 from ..db import get_session
 from ..services import accounts
+from ..services import audit
 from ..services import fairness
 from ..services import money
+from ..services import player_keys
 from ..services import rounds
 from ..services import stats
+from ..services import transparency
 from . import inputs
 from . import schemas as s
 from .openapi import CHANGE
@@ -132,6 +135,34 @@ def topup(body: s.TopupRequest) -> ResponseReturnValue:
     return _created({"balances": balances, **balances})
 
 
+@bp.get("/me/keys")
+@api_login_required
+@operation(
+    "myKeys",
+    "Your keys for signing decisions and moves",
+    "fairness",
+    s.PlayerKeys,
+    errors=DENIED,
+)
+def my_keys() -> ResponseReturnValue:
+    return jsonify(player_keys.keys(get_session(), g.user.id))
+
+
+@bp.post("/me/keys")
+@api_login_required
+@operation(
+    "registerKey",
+    "Register an Ed25519 key that signs your decisions and moves (retires the one in use)",
+    "fairness",
+    s.PlayerKeys,
+    status=201,
+    errors=CHANGE,
+    body=s.PlayerKeyRequest,
+)
+def register_key(body: s.PlayerKeyRequest) -> ResponseReturnValue:
+    return _created(player_keys.register_key(get_session(), g.user.id, body.public_key_hex))
+
+
 @bp.get("/me/stats")
 @api_login_required
 @operation(
@@ -192,6 +223,7 @@ def rotate(body: s.RotateRequest) -> ResponseReturnValue:
 @api_login_required
 @operation("bundle", "The verifier's input for one seed pair", "fairness", s.Bundle, errors=ONE)
 def bundle(seed_pair_id: int) -> ResponseReturnValue:
+    audit.sign_if_due(get_session())  # so that its newest rounds can be anchored too
     return jsonify(fairness.bundle(get_session(), g.user.id, seed_pair_id))
 
 
@@ -316,6 +348,64 @@ def list_rounds(query: s.RoundsQuery) -> ResponseReturnValue:
 @operation("receipt", "The signed receipt of a settled round", "history", s.Receipt, errors=ONE)
 def receipt(round_id: int) -> ResponseReturnValue:
     return jsonify(rounds.receipt(get_session(), g.user.id, round_id))
+
+
+@bp.get("/rounds/<id:round_id>/proof")
+@api_login_required
+@operation(
+    "roundProof",
+    "Your settled round's audit entries (settlement, decisions, commitment) with inclusion "
+    "proofs in a signed checkpoint; 409 not_yet_anchored with Retry-After until one covers them",
+    "history",
+    s.RoundProof,
+    errors=(*ONE, 409),
+)
+def round_proof(round_id: int) -> ResponseReturnValue:
+    audit.sign_if_due(get_session())
+    return jsonify(transparency.round_proof(get_session(), g.user.id, round_id))
+
+
+# --- the public transparency log: hashes only, never an entry ----------------------------------
+
+
+@bp.get("/transparency/checkpoint")
+@operation(
+    "latestCheckpoint",
+    "The audit log's latest signed checkpoint (also as a C2SP signed note)",
+    "transparency",
+    s.PublicCheckpoint,
+    errors=(404,),
+    auth=False,
+)
+def latest_checkpoint() -> ResponseReturnValue:
+    return jsonify(transparency.latest(get_session()))
+
+
+@bp.get("/transparency/checkpoints/<id:size>")
+@operation(
+    "checkpointBySize",
+    "The signed checkpoint over exactly this many entries",
+    "transparency",
+    s.PublicCheckpoint,
+    errors=(404,),
+    auth=False,
+)
+def checkpoint_by_size(size: int) -> ResponseReturnValue:
+    return jsonify(transparency.checkpoint(get_session(), size))
+
+
+@bp.get("/transparency/consistency")
+@operation(
+    "consistency",
+    "The RFC 6962 proof that one signed checkpoint's tree is a prefix of a later one's",
+    "transparency",
+    s.ConsistencyProof,
+    errors=(404, 422),
+    auth=False,
+    query=s.ConsistencyQuery,
+)
+def consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
+    return jsonify(transparency.consistency(get_session(), query.old_size, query.new_size))
 
 
 @bp.get("/openapi.json")

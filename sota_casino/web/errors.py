@@ -102,6 +102,7 @@ REFUSAL_DEFAULTS: Final = (
     N_("Too many attempts; wait a little and try again."),
     N_("The request conflicts with the present state."),
     N_("A round of this seed pair is still open; finish it first."),
+    N_("Not in a signed checkpoint yet; ask again after the seconds given."),
     N_("A top-up is given only when the balance is low, at most once a day."),
     N_("That username is taken."),
     N_("A fairness check failed."),
@@ -181,7 +182,7 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
     """Return the headers that go with a refusal: how to authenticate, or when to retry."""
     if status_of(error) == 401 and wants_json():
         return {"WWW-Authenticate": "Bearer"}
-    if status_of(error) in (429, 503):
+    if status_of(error) in (429, 503) or "retry_after" in error.details:
         wait = error.details.get("retry_after") or current_app.config["LOGIN_WINDOW_SECONDS"]
         return {"Retry-After": str(wait)}
     return {}

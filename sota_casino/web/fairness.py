@@ -20,7 +20,9 @@ from ..core import fairness as core_fairness
 from ..core.errors import InvalidInput
 from ..core.marks import N_
 from ..db import get_session
+from ..services import audit
 from ..services import fairness
+from ..services import transparency
 from ..verify.build import verifier_archive
 from .i18n import gettext
 from .security import login_required
@@ -38,6 +40,14 @@ def verifier_digest() -> str | None:
 def service_public_key() -> str:
     """The service's public key as hex, for pages that show it (the browser pins it)."""
     return str(fairness.public_key_info(get_session())["public_key_hex"])
+
+
+@bp.app_template_global()
+def log_checkpoint() -> dict[str, Any] | None:
+    """The audit log's latest signed checkpoint, for the browser's witness (transparency.js);
+    None before the first."""
+    signed = transparency.latest_signed(get_session())
+    return {"checkpoint": signed} if signed else None
 
 
 @bp.app_template_global()
@@ -110,6 +120,7 @@ def rotate() -> ResponseReturnValue:
 @bp.get("/seed-pairs/<id:seed_pair_id>/bundle.json")
 @login_required
 def bundle(seed_pair_id: int) -> ResponseReturnValue:
+    audit.sign_if_due(get_session())  # so that its newest rounds can be anchored too
     response = jsonify(fairness.bundle(get_session(), g.user.id, seed_pair_id))
     response.headers["Content-Disposition"] = (
         f'attachment; filename="bundle-{seed_pair_id}.json"'

@@ -33,6 +33,7 @@ TOPPED_UP = {
 
 bp = Blueprint("lobby", __name__)
 
+
 def header_balances() -> dict[str, int] | None:
     """Return the balances the header shows on every page: a player's, else None."""
     user = session_user()

@@ -174,7 +174,14 @@ class BetRequest(Request):
     table: Literal["casino_war"] = "casino_war"
 
 
-class DecisionRequest(Request):
+class PlayerSigned(Request):
+    """The player's signature of the action's document, required once a key is registered."""
+
+    signature: Signature | None = None
+    key_id: Id | None = None
+
+
+class DecisionRequest(PlayerSigned):
     choice: Annotated[str, OneOf(casino_war.CHOICES)]
 
 
@@ -189,10 +196,14 @@ class GameRequest(Request):
     preset: Annotated[str, WithJsonSchema({"enum": list(sota.PRESETS)})] | None = None
 
 
-class MoveRequest(Request):
+class MoveRequest(PlayerSigned):
     """Won cards to lay: face-down ones first, the face-up card last."""
 
     cards: Annotated[list[Card], Field(min_length=1, max_length=MAX_MOVE_CARDS)]
+
+
+class PlayerKeyRequest(Request):
+    public_key_hex: Annotated[Hex64, Field(description="the raw 32-byte Ed25519 public key")]
 
 
 class RoleChange(Request):
@@ -493,11 +504,70 @@ class Rotation(Answer):
     active: SeedPair
 
 
+class PlayerKey(Answer):
+    key_id: Id
+    public_key_hex: Hex64
+    registered_at: Time
+    retired_at: Time | None
+    status: Annotated[str, OneOf(("current", "retired"))]
+
+
+class PlayerKeys(Answer):
+    keys: list[PlayerKey]
+    current_key_id: Id | None
+
+
+class KeyRegistration(Answer):
+    """The audit entry that registered one of the player's keys, and once a signed checkpoint
+    covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""
+
+    entry: Open
+    anchor: Open = absent()
+    checkpoint: Open = absent()
+
+
+class AnchorOf(Answer):
+    """The document an anchor ties to the log: a pair's commitment, a round's settlement, or
+    the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
+
+    kind: Annotated[str, OneOf(("commitment", "settlement", "decision"))]
+    seed_pair_id: Id = absent()
+    round_id: Id = absent()
+    index: Count = absent()
+
+
+class Anchor(Answer):
+    of: AnchorOf
+    entry: AuditEntry
+    leaf_index: Annotated[Count, Field(description="the entry's seq - 1")]
+    checkpoint_size: Annotated[Id, Field(description="the signed checkpoint it proves into")]
+    proof: Annotated[list[Hex64], Field(description="RFC 6962 inclusion proof, leaf side first")]
+
+
+class PendingAnchor(Answer):
+    of: AnchorOf
+    reason: str
+    retry_after: Annotated[int, Field(ge=1, description="seconds until it is worth asking again")]
+
+
 class Bundle(Answer):
     public_key_hex: Hex64
     commitment: Signed
     reveal: Signed | None
     rounds: list[Signed]
+    player_keys: list[KeyRegistration] = absent()
+    anchors: list[Anchor] = absent()
+    checkpoints: Annotated[list[Checkpoint], Field(description="the anchors' checkpoints")] = (
+        absent()
+    )
+    pending_anchors: list[PendingAnchor] = absent()
+
+
+class RoundProof(Answer):
+    round_id: Id
+    seed_pair_id: Id
+    checkpoint: Checkpoint
+    anchors: list[Anchor]
 
 
 class RoundBase(Answer):
@@ -595,6 +665,9 @@ class RoundDocument(Answer):
     stakes: dict[str, Count]
     payout: Count
     settled_at: Time
+    signed_actions: list[Open | None] = absent(
+        "the player's signed action document for each action (null: unsigned)"
+    )
 
 
 class Receipt(Answer):
@@ -803,6 +876,17 @@ class InclusionProof(Answer):
     entry: AuditEntry
     checkpoint: Checkpoint
     proof: list[Hex64]
+
+
+class PublicCheckpoint(Answer):
+    size: Id
+    root: Hex64
+    time: Time
+    checkpoint: Checkpoint
+    note: Annotated[
+        str | None, Field(description="the same size and root as a C2SP tlog-checkpoint note")
+    ]
+    origin: Annotated[str, Field(description="the note's origin line and key name")]
 
 
 class ConsistencyProof(Answer):

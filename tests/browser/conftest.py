@@ -84,6 +84,8 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         "SIGNUPS_PER_ADDRESS": "100",
         # The standing checks run in the served workers, often enough for a test to watch.
         "CHECK_INTERVAL_SECONDS": "1",
+        # A bundle or a proof asked for gets its newest rounds into a signed checkpoint at once.
+        "CHECKPOINT_MIN_SECONDS": "0",
     }
     # Made here first, so both workers load the same signing key instead of racing to create it.
     app = create_app({**settings, "CHECKPOINT_EVERY": 0})

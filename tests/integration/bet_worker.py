@@ -22,17 +22,17 @@ def main() -> None:
     config = json.loads(sys.argv[1])
     app = create_app(config["app"])
     if hang_file := config.get("hang_file"):
-        real_record = audit.record
+        real_record = audit.record_all
 
-        def record_then_hang(*args, **kwargs):  # type: ignore[no-untyped-def]
-            seq = real_record(*args, **kwargs)
-            if kwargs.get("action") == "round.bet":
-                args[0].flush()
+        def record_then_hang(session, specs, **kwargs):  # type: ignore[no-untyped-def]
+            seqs = real_record(session, specs, **kwargs)
+            if any(spec.action == "round.bet" for spec in specs):
+                session.flush()
                 Path(hang_file).write_text("inside the transaction")
                 time.sleep(60)
-            return seq
+            return seqs
 
-        audit.record = record_then_hang  # type: ignore[assignment]
+        audit.record_all = record_then_hang
     accepted = refused = 0
     with app.app_context():
         session = app.extensions["sota_casino.sessionmaker"]()

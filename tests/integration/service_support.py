@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+from log_support import relog_commitment
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -58,6 +59,7 @@ def install_seed(session: Session, user_id: int, server_seed: bytes) -> SeedPair
         )
         pair.commitment_document = envelope["document"]
         pair.commitment_signature = envelope["signature"]
+        relog_commitment(session, pair)
     return pair
 
 

@@ -56,8 +56,8 @@ def test_a_lost_round_moves_the_ante_to_the_house(
     round_ = rounds.place_casino_war_bet(session, player, 1_000, 500)
     assert (round_["outcome"], round_["net"]) == ("lose", -1_500)
     with session.begin():
-        assert ledger.balance(session, "house:chips") == 1_500
-        assert ledger.balance(session, "escrow:chips") == 0
+        assert ledger.balance(session, ledger.house_account(player, "chips")) == 1_500
+        assert ledger.balance(session, ledger.escrow_account(player, "chips")) == 0
     assert_books_clean(session)
 
 
@@ -69,7 +69,7 @@ def test_a_tie_waits_then_surrender_returns_half_the_ante_and_pays_the_tie_bet(
     assert opened["status"] == "awaiting_decision" and opened["payout"] is None
     assert opened["balances"]["chips"] == START - 1_200
     with session.begin():
-        assert ledger.balance(session, "escrow:chips") == 1_200
+        assert ledger.balance(session, ledger.escrow_account(player, "chips")) == 1_200
     assert_books_clean(session)  # escrow equals the open round's stakes
     settled = rounds.decide_casino_war(session, player, opened["id"], "surrender")
     assert settled["outcome"] == "surrender"

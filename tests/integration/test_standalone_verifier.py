@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from sota_casino.core.fairness import new_signing_key
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import signed
+from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import rounds
 from sota_casino.verify.build import build
@@ -85,7 +86,9 @@ def test_the_zipapp_verifies_real_bundles_in_an_empty_folder_with_only_cryptogra
     rounds.play_sota(session, player, 2, preset="nordic")
     pair = fairness_service.active_seed_pair(session, player)["seed_pair_id"]
     fairness_service.rotate(session, player)
+    audit.sign_if_due(session)  # as the bundle's endpoints do: the zipapp checks the anchors too
     bundle = fairness_service.bundle(session, player, pair)
+    assert bundle["anchors"] and not bundle["pending_anchors"]
     key = fairness_service.public_key_info(session)["public_key_hex"]
     (folder / "bundle.json").write_text(json.dumps(bundle), encoding="utf-8")
     (folder / "forged.json").write_text(json.dumps(_signed_by_another_key(bundle, payout=1000)))
@@ -110,10 +113,16 @@ def test_the_zipapp_verifies_real_bundles_in_an_empty_folder_with_only_cryptogra
     again = _run(bare_python, folder, "forged.json", "--service", "casino.test")
     assert again.returncode == 1 and "KEY CHANGED" in again.stdout
 
+    # The witness is in the zipapp too; with nothing listening it concludes nothing (exit 2).
+    witness = _run(
+        bare_python, folder, "monitor", "http://127.0.0.1:9", "--state", "w", "--public-key", key
+    )
+    assert witness.returncode == 2 and witness.stdout.startswith("UNUSABLE: cannot reach")
+
 
 def _signed_by_another_key(bundle: dict[str, Any], *, payout: int) -> dict[str, Any]:
-    """Every document re-signed by a key that is not the service's, the bundle naming it, and
-    the last payout raised by ``payout``."""
+    """Every document and checkpoint re-signed by a key that is not the service's, the bundle
+    naming it, and the last payout raised by ``payout``."""
     forged = copy.deepcopy(bundle)
     key = new_signing_key()
     forged["public_key_hex"] = public_key_hex(key)
@@ -122,6 +131,10 @@ def _signed_by_another_key(bundle: dict[str, Any], *, payout: int) -> dict[str, 
     last = bundle["rounds"][-1]["document"]
     forged["rounds"] = [signed(key, r["document"]) for r in bundle["rounds"][:-1]] + [
         signed(key, last | {"payout": last["payout"] + payout})
+    ]
+    forged["checkpoints"] = [
+        signed(key, c["document"]) | {"public_key_hex": forged["public_key_hex"]}
+        for c in bundle["checkpoints"]
     ]
     return forged
 

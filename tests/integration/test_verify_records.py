@@ -27,6 +27,7 @@ from sota_casino.core.fairness import Stream
 from sota_casino.core.fairness import commitment_of
 from sota_casino.core.fairness import load_private_key
 from sota_casino.core.fairness import signed
+from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import rounds
 from sota_casino.verify import main
@@ -122,6 +123,7 @@ def played(session: Session, player: int, rig: Callable) -> tuple[Player, Doc, s
     rounds.play_sota(session, player, 2, preset="nordic")
     me.prisoners_game()
     fairness_service.rotate(session, player)
+    audit.sign_if_due(session)  # as the bundle's endpoints do: its rounds are anchored
     bundle = fairness_service.bundle(session, player, seed_pair_id)
     key = fairness_service.public_key_info(session)["public_key_hex"]
     return me, bundle, key
@@ -235,13 +237,27 @@ def test_the_honest_bundle_agrees_with_the_players_records(
     assert out.splitlines()[-1].startswith("Result: OK:")
 
 
-def test_a_recommitted_pair_passes_every_bundle_check_but_not_the_records(
+def _without_anchors(bundle: Doc) -> Doc:
+    """The bundle as a service without a public log would hand it out."""
+    return {k: v for k, v in bundle.items() if k not in ("anchors", "checkpoints")}
+
+
+def test_a_recommitted_pair_passes_every_bundle_check_but_not_the_records_nor_the_log(
     app: Flask, played: tuple[Player, Doc, str], tmp_path: Path
 ) -> None:
     me, bundle, key = played
-    forged = _write(tmp_path, "forged.json", _recommitted(bundle, _service_key(app)))
+    forged_bundle = _recommitted(bundle, _service_key(app))
+    bare = _write(tmp_path, "bare.json", _without_anchors(forged_bundle))
+    code, out = _run(bare, "--public-key", key)
+    assert code == 0, out  # nothing in a bundle without its anchors can catch it
+    forged = _write(tmp_path, "forged.json", forged_bundle)
     code, out = _run(forged, "--public-key", key)
-    assert code == 0, out  # nothing in a bundle can catch it
+    assert code == 1, out
+    (line,) = [line for line in out.splitlines() if "commitment document: log:" in line]
+    logged = bundle["commitment"]["document"]["commitment"]
+    assert f"the log recorded commitment {logged[:16]}… for this pair" in line
+    assert f"in the checkpoint over {bundle['checkpoints'][0]['document']['size']} entries" in line
+    assert f"signed by {key[:16]}…" in line
     code, out = _run(
         forged, "--public-key", key, "--records", _write(tmp_path, "r.json", me.records(key))
     )
@@ -252,13 +268,22 @@ def test_a_recommitted_pair_passes_every_bundle_check_but_not_the_records(
     assert 'commitment is "' in line and "signed by the same key" in line
 
 
-def test_a_war_turned_into_a_surrender_is_caught_by_the_records_only(
+def test_a_war_turned_into_a_surrender_is_caught_by_the_records_and_the_log_only(
     app: Flask, played: tuple[Player, Doc, str], tmp_path: Path
 ) -> None:
     me, bundle, key = played
     forged_bundle, round_id = _war_turned_to_surrender(bundle, _service_key(app))
+    assert (
+        _run(_write(tmp_path, "bare.json", _without_anchors(forged_bundle)), "--public-key", key)[0]
+        == 0
+    )
     forged = _write(tmp_path, "forged.json", forged_bundle)
-    assert _run(forged, "--public-key", key)[0] == 0
+    code, out = _run(forged, "--public-key", key)
+    assert code == 1 and (
+        f"round {round_id} (nonce " in out
+        and "log: the log recorded the player's actions ['war'], the receipt lists ['surrender']"
+        in out
+    ), out
     code, out = _run(
         forged, "--public-key", key, "--records", _write(tmp_path, "r.json", me.records(key))
     )
@@ -269,18 +294,24 @@ def test_a_war_turned_into_a_surrender_is_caught_by_the_records_only(
     ), out
 
 
-def test_prisoners_moves_replaced_by_other_legal_moves_are_caught_by_the_records_only(
+def test_prisoners_moves_replaced_by_other_legal_moves_are_caught_by_the_records_and_the_log_only(
     app: Flask, played: tuple[Player, Doc, str], tmp_path: Path
 ) -> None:
     me, bundle, key = played
     forged_bundle, round_id = _moves_replaced(bundle, _service_key(app))
+    assert (
+        _run(_write(tmp_path, "bare.json", _without_anchors(forged_bundle)), "--public-key", key)[0]
+        == 0
+    )
     forged = _write(tmp_path, "forged.json", forged_bundle)
-    assert _run(forged, "--public-key", key)[0] == 0
+    code, out = _run(forged, "--public-key", key)
+    assert code == 1 and f"round {round_id} (nonce " in out and "the round was rewritten" in out
     code, out = _run(
         forged, "--public-key", key, "--records", _write(tmp_path, "r.json", me.records(key))
     )
     assert code == 1
     failures = [line for line in out.splitlines() if f"round {round_id} (nonce" in line]
+    failures = [line for line in failures if ": log: " not in line]  # as without records
     assert failures and all(": records: move " in line for line in failures), out
     assert "in the receipt, but the player sent" in failures[0]
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
+from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import rounds
 from sota_casino.verify import FAIL
@@ -38,6 +39,7 @@ def test_the_services_bundle_verifies_before_and_after_the_reveal(
     _play_everything(session, player, rig)
     pair = fairness_service.active_seed_pair(session, player)
     key = fairness_service.public_key_info(session)["public_key_hex"]
+    audit.sign_if_due(session)  # as the bundle's endpoints do: its rounds are anchored
 
     active = verify_bundle(fairness_service.bundle(session, player, pair["seed_pair_id"]), key)
     assert active.ok and active.pending and not active.revealed, active.failures

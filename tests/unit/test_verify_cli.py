@@ -72,9 +72,18 @@ def test_an_honest_bundle_exits_0_and_prints_a_table_and_a_summary(tmp_path: Pat
         "nonces",
         "cards",
         "outcome",
+        "player",
         "records",
+        "log",
     ]
-    assert lines[4].split() == ["100", "casino_war", "0", "✓", "✓", "✓", "✓", "✓", "✓", "–"]
+    assert lines[4].split() == [
+        "100",
+        "casino_war",
+        "0",
+        *["✓"] * 7,
+        "–",
+        "–",
+    ]
     assert lines[-1] == "Result: OK: 1 bundle(s), 6 rounds, every check passed (exit 0)"
     assert result.stderr == ""  # no progress bar when stderr is not a terminal
 
@@ -173,7 +182,9 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
             "nonces": "skip",
             "cards": "skip",
             "outcome": "skip",
+            "player": "skip",
             "records": "skip",
+            "log": "skip",
         },
     }
     assert bundle["rounds"][2]["checks"]["outcome"] == "fail"

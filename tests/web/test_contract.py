@@ -203,6 +203,7 @@ def test_every_operation_agrees_with_its_request_schema_both_ways(
     add_user(app, "carla")
     player_id = add_user(app, "pat")  # the one whose role, lock and balance change
     add_user(app, "olga", "operator")
+    add_user(app, "kim")  # registers a key: carla's decisions would need signing
     carla, olga = staff_bearer(app, "carla"), staff_bearer(app, "olga")
     plant_server_seed(app, "carla", {0: True})
     tie = client.post("/api/v1/casino-war/rounds", json={"bet": 500}, headers=carla).get_json()
@@ -241,6 +242,7 @@ def test_every_operation_agrees_with_its_request_schema_both_ways(
     adjustment = {"user_id": player_id, "currency": "sweets", "amount": 1, "reason": "goodwill"}
     send("post", "/operator/adjustments", "/operator/adjustments", adjustment, olga)
     send("put", "/operator/tables/{name}", "/operator/tables/casino_war", {"decks": 6}, olga)
+    send("post", "/me/keys", "/me/keys", {"public_key_hex": "ab" * 32}, staff_bearer(app, "kim"))
 
     contract.send_queries("/casino-war/odds", {}, {})
     contract.send_queries("/rounds", {}, carla)
@@ -249,6 +251,9 @@ def test_every_operation_agrees_with_its_request_schema_both_ways(
     contract.send_queries("/operator/ledger/math", {}, olga)
     contract.send_queries("/operator/audit/consistency", {"old_size": "1", "new_size": "2"}, olga)
     contract.send_queries("/operator/players", {}, olga)
+    assert client.get(f"/api/v1/rounds/{tie['id']}/proof", headers=carla).status_code == 200
+    size = str(client.get("/api/v1/transparency/checkpoint").get_json()["size"])
+    contract.send_queries("/transparency/consistency", {"old_size": size, "new_size": size}, {})
     contract.send_queries("/operator/players/export", {}, olga)
     for name in ("rounds", "transfers", "seed-pairs"):
         url = f"/operator/players/{player_id}/{name}"

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
@@ -19,6 +20,7 @@ from web_support import PASSWORD
 from web_support import bearer
 from web_support import plant_server_seed
 
+from sota_casino.core import fairness
 from sota_casino.web.openapi import PATH_NAMES
 from sota_casino.web.openapi import openapi_document
 
@@ -261,6 +263,10 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
     played = check("get", "/me/stats", headers=auth)
     assert played["casino_war"]["rounds"] == 2 and played["sota"]["rounds"] == 2
     check("get", "/me/stats")
+    key = {"public_key_hex": fairness.public_key_hex(Ed25519PrivateKey.generate())}
+    check("post", "/me/keys", json=key, headers=auth)
+    check("post", "/me/keys", json={"public_key_hex": "no"}, headers=auth)
+    assert check("get", "/me/keys", headers=auth)["current_key_id"] is not None
     check("get", "/rounds?limit=2", headers=auth)
     check("get", "/rounds?limit=0", headers=auth)
     check("get", "/casino-war/odds?decks=2&bonus=ante")
@@ -274,6 +280,14 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
         validator = Draft202012Validator({**document, "$ref": "#/components/schemas/Receipt"})
         assert not list(validator.iter_errors(receipt))
     check("get", bundle_url, headers=bearer(client, "pavel"))
+    check("get", f"/rounds/{rid}/proof", headers=auth)
+    check("get", f"/rounds/{rid}/proof", headers=bearer(client, "quinn"))
+    latest = check("get", "/transparency/checkpoint")
+    check("get", f"/transparency/checkpoints/{latest['size']}")
+    check("get", f"/transparency/checkpoints/{latest['size'] + 1}")
+    size = latest["size"]
+    check("get", f"/transparency/consistency?old_size={size}&new_size={size}")
+    check("get", f"/transparency/consistency?old_size={size}&new_size={size - 1}")
     check("get", "/openapi.json")
     assert check.operations() == documented(document, operator=False)
 

@@ -37,6 +37,7 @@ PUBLIC: dict[str, str] = {
     "api.openapi": "the API's description",
     "health.alive": "the load balancer's liveness check",
     "health.ready": "the load balancer's readiness check (says nothing private)",
+    "language.choose": "a visitor's choice of language, kept in a cookie until they sign in",
     "rules.casino_war": "how to play Casino War, before signing up",
     "rules.sota": "how to play Sota, before signing up",
 }

@@ -28,6 +28,7 @@ from web_support import plant_server_seed
 from web_support import post_form
 from web_support import register_page
 
+from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import SeedPair
 
@@ -81,6 +82,7 @@ def ids_of(app: Flask, alice: FlaskClient) -> dict[str, list[Any]]:
     session = db(app)
     try:
         pairs = list(session.scalars(select(SeedPair.id)))
+        sizes = list(session.scalars(select(AuditCheckpoint.size)))
     finally:
         session.close()
     user = alice.get("/api/v1/me").get_json()["user"]["id"]
@@ -90,6 +92,7 @@ def ids_of(app: Flask, alice: FlaskClient) -> dict[str, list[Any]]:
         "seed_pair_id": pairs,
         "user_id": [user],
         "seq": list(range(1, audit_size(app) + 1)),
+        "size": [*sizes, audit_size(app) + 1],  # the public log's checkpoints, and one unsigned
     }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
+from log_support import relog_commitment
 from sqlalchemy import select
 
 from sota_casino.core import fairness
@@ -124,6 +125,7 @@ def plant_server_seed(app: Flask, username: str, wanted: dict[int, bool]) -> Pla
             pair.commitment = commitment
             pair.commitment_document = document
             pair.commitment_signature = fairness.sign(key, document)
+            relog_commitment(session, pair)
             planted = PlantedSeed(pair.id, seed, client_seed)
         session.close()
     return planted

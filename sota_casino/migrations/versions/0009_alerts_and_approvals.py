@@ -1,7 +1,7 @@
 """Alert rules and the alerts they raised, four-eyes approvals, each operator's time zone.
 
 Revision ID: 0009
-Revises: 0011
+Revises: 0008
 Create Date: 2026-12-01 14:00:00.000000
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0009"
-down_revision: str | None = "0011"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -338,7 +338,18 @@
       busy = true;
       for (const b of decision.querySelectorAll("button")) b.disabled = true;
       try {
-        const answer = await post(table.dataset.api + "/" + roundId + "/decision", { choice }, key());
+        let signed;
+        try {
+          signed = window.SotaPlayerKey ? await window.SotaPlayerKey.signAction({
+            game: "casino_war", round_id: roundId, seed_pair_id: Number(decision.dataset.seedPairId),
+            nonce: Number(decision.dataset.nonce), index: 0, choice,
+          }) : {};
+        } catch (error) {
+          showError(String(error.message || error));
+          for (const b of decision.querySelectorAll("button")) b.disabled = false;
+          return;
+        }
+        const answer = await post(table.dataset.api + "/" + roundId + "/decision", { choice, ...signed }, key());
         if (!answer.ok) {
           showError(refused(answer, Number(decision.dataset.ante), gettext("You have %(held)s, not enough for the raise of %(needed)s. Surrender instead, or top up in the lobby once you are below %(low)s.")));
           for (const b of decision.querySelectorAll("button")) b.disabled = b.id === "go-to-war" && Boolean($("war-why"));

@@ -357,12 +357,23 @@
       const button = $("submit-move");
       button.disabled = true;
       try {
+        let signed;
+        try {
+          signed = window.SotaPlayerKey ? await window.SotaPlayerKey.signAction({
+            game: "sota", round_id: game.id, seed_pair_id: game.seed_pair_id, nonce: game.nonce,
+            index: Number(form.dataset.move || 0), choice: cards,
+          }) : {};
+        } catch (failure) {
+          error.textContent = String(failure.message || failure);
+          error.hidden = false;
+          return;
+        }
         const response = await fetch(form.dataset.api, {
           method: "POST", credentials: "same-origin",
           headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
             "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content,
             "Accept-Language": window.SotaI18n.locale() },
-          body: JSON.stringify({ cards }),
+          body: JSON.stringify({ cards, ...signed }),
         });
         const answer = await response.json();
         if (!response.ok) {

@@ -6,8 +6,10 @@
  * Sota games are replayed whole by the page's own engine (sota_engine.js): deck, every trick,
  * winner, how the game ended and payout. Signatures are checked against the key pinned in this
  * browser (records.js), never merely the key the bundle names, and the bundle is compared with
- * the player's own records: the commitment shown before play and the decisions and moves sent.
- * A round is called verified only when all of that holds.
+ * the player's own records: the commitment shown before play and the decisions and moves sent,
+ * and with the casino's signed public log (transparency.js): each document's audit entry,
+ * proved into a checkpoint the pinned key signed, must say what the document says. A round is
+ * called verified only when all of that holds.
  */
 "use strict";
 
@@ -206,6 +208,88 @@
     return null;
   }
 
+  // ---- the decisions the player signed (docs/fairness.md, "Decisions the player signs") ----
+
+  const ENTRY_FIELDS = ["seq", "time", "actor", "action", "subject", "data"];
+
+  /* The player's keys from the bundle's key registrations: audit entries that must hash to the
+   * hash they show, of this player. Times are compared as text: they are all fixed-width UTC. */
+  async function registeredKeys(bundle, userId, problems) {
+    const accepted = [];
+    const list = Array.isArray(bundle.player_keys) ? bundle.player_keys : [];
+    for (const [i, item] of list.entries()) {
+      const entry = item && item.entry;
+      const where = "key registration #" + (i + 1);
+      try {
+        const fields = {};
+        for (const name of ENTRY_FIELDS) fields[name] = entry[name];
+        const prev = hexToBytes(entry.prev_hash);
+        const body = encoder.encode(canonicalJson(fields));
+        const joined = new Uint8Array(prev.length + body.length);
+        joined.set(prev);
+        joined.set(body, prev.length);
+        if (await sha256Hex(joined) !== entry.hash) {
+          problems.push(where + " (entry " + entry.seq + ") does not hash to the hash it shows: it was altered");
+          continue;
+        }
+        const data = entry.data;
+        if (entry.action !== "player_key.registered" || data.user_id !== userId || !Number.isInteger(data.key_id)) {
+          problems.push(where + " (entry " + entry.seq + ") is not a key registration of this player");
+          continue;
+        }
+        accepted.push({ keyId: data.key_id, at: entry.time, seq: entry.seq, key: await ed25519Key(data.public_key_hex) });
+      } catch (error) {
+        problems.push(where + " is not an audit entry");
+      }
+    }
+    accepted.sort((a, b) => a.seq - b.seq);
+    return accepted;
+  }
+
+  /* What is wrong with a receipt's signed actions: each must be the player's signature of the
+   * action document for the receipt's round and choice, by a key registered before the round
+   * settled; the action it settled on must be signed once a key was registered, by the key in
+   * use then. */
+  async function signedActionProblems(doc, keys) {
+    const actions = Array.isArray(doc.actions) ? doc.actions : [];
+    if (!actions.length) return [];
+    const signed = doc.signed_actions === undefined ? actions.map(() => null) : doc.signed_actions;
+    if (!Array.isArray(signed) || signed.length !== actions.length) return ["signed_actions does not match the actions"];
+    const problems = [];
+    for (const [index, entry] of signed.entries()) {
+      if (entry === null) {
+        if (index && signed[index - 1] !== null) problems.push("action " + index + " is unsigned after a signed one");
+        continue;
+      }
+      const expected = { type: "action", v: 1, game: doc.game, round_id: doc.round_id, seed_pair_id: doc.seed_pair_id,
+        nonce: doc.nonce, index, choice: actions[index] };
+      if (!entry || canonicalJson(entry.document) !== canonicalJson(expected)) {
+        problems.push("action " + index + ": the player signed choice "
+          + JSON.stringify(entry && entry.document ? entry.document.choice : null)
+          + ", but the receipt's choice is " + JSON.stringify(actions[index]));
+      }
+      const key = keys.find((k) => k.keyId === entry.key_id);
+      if (!key) {
+        problems.push("action " + index + " is signed by key " + JSON.stringify(entry.key_id)
+          + ", which no registration of this player in the log names");
+      } else if (!(await signatureValid(key.key, entry))) {
+        problems.push("action " + index + ": the signature is not valid for the player's key " + key.keyId);
+      } else if (key.at >= doc.settled_at) {
+        problems.push("action " + index + " is signed by key " + key.keyId + ", registered after the round settled");
+      }
+    }
+    const before = keys.filter((k) => k.at < doc.settled_at);
+    const inUse = before.length ? before[before.length - 1] : null;
+    const last = signed[signed.length - 1];
+    if (inUse && last === null) {
+      problems.push("the " + (doc.game === "casino_war" ? "decision" : "last move") + " is unsigned, but the player's key "
+        + inUse.keyId + " was registered before the round settled: the player did not make it");
+    } else if (inUse && last && keys.some((k) => k.keyId === last.key_id) && last.key_id !== inUse.keyId) {
+      problems.push("the settling action is signed by key " + last.key_id + ", which the player had replaced by key " + inUse.keyId);
+    }
+    return problems;
+  }
+
   function defaultTrustedKey() {
     const pin = window.SotaRecords && window.SotaRecords.pinnedKey();
     return pin ? pin.public_key_hex : null;
@@ -254,6 +338,7 @@
     if (!pair.seedMatches) problems.push(gettext("sha256(server seed) differs from the commitment"));
     const clientSeed = reveal.document.client_seed;
     const hkey = await hmacKey(serverSeed);
+    const playerKeys = await registeredKeys(bundle, commitment.document.user_id, problems);
     const seen = new Set();
     const rounds = [];
     for (const signed of bundle.rounds) {
@@ -299,6 +384,10 @@
         row.checks.replay = false;
         row.note = gettext("the replay failed: %(error)s", { error: String(error.message || error) });
       }
+      const unsigned = await signedActionProblems(doc, playerKeys);
+      row.checks.player = unsigned.length === 0;
+      row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
+      if (unsigned.length) row.note = (row.note ? row.note + "; " : "") + unsigned.join("; ");
       const recorded = records && records.rounds[doc.round_id];
       if (recorded) row.checks.records = recorded.ok;
       row.recorded = recorded ? recorded.recorded : 0;
@@ -313,6 +402,18 @@
     }
     for (let n = 0; n < reveal.document.rounds; n++) {
       if (!seen.has(n)) problems.push(gettext("no receipt for nonce %(nonce)s (a round may still be open)", { nonce: n }));
+    }
+    // Each document's entry in the casino's signed public log must say what the document says.
+    const log = await window.SotaLog.checkAnchors(bundle, key);
+    pair.logged = log.checked ? log.commitment : null;
+    problems.push(...log.problems);
+    for (const row of rounds) {
+      if (!log.checked) continue;
+      row.logged = log.rounds[row.id];
+      if (row.logged === false) row.ok = false;
+    }
+    for (const signed of log.checkpoints) {
+      window.SotaLog.show(await window.SotaLog.observe(signed, key));
     }
     // A round is verified only within a pair that holds: trusted key, signed and unforged
     // commitment and reveal, the seed that hashes to it, and records that agree.
@@ -379,8 +480,21 @@
     return shown + "; " + acts;
   }
 
+  function playerSentence(report) {
+    const n = report.rounds.reduce((sum, row) => sum + (row.signedActions || 0), 0);
+    return n ? " " + n + (n === 1 ? " decision or move carries" : " decisions and moves carry")
+      + " your own signature, checked against your key as the log registered it." : "";
+  }
+
   function mark(ok) {
     return el("span", { class: ok ? "check-ok" : "check-bad" }, ok ? "✓" : "✗");
+  }
+
+  /* A document's place in the public log: in it, contradicted, pending, or not anchored. */
+  function logMark(logged) {
+    if (logged === "pending") return el("small", { class: "muted" }, "pending");
+    if (logged === null || logged === undefined) return el("small", { class: "muted" }, "not anchored");
+    return mark(logged);
   }
 
   function render(target, report) {
@@ -392,6 +506,7 @@
         ? "✓ " + ngettext("All %(num)s round verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
           "All %(num)s rounds verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
           report.rounds.length) + " " + recordsSentence(report)
+          + playerSentence(report)
         : "✗ " + ngettext("%(verified)s of %(num)s round verified.", "%(verified)s of %(num)s rounds verified.", report.rounds.length, { verified })
           + " " + report.problems.join("; ") + ".");
     target.append(summary);
@@ -400,10 +515,11 @@
       " · " + gettext("commitment as shown before play") + " ", report.pair.commitmentRecorded === null ? el("small", { class: "muted" }, gettext("no record")) : mark(report.pair.commitmentRecorded),
       " · " + gettext("commitment signature") + " ", mark(report.pair.commitmentSigned),
       " · " + gettext("reveal signature") + " ", mark(report.pair.revealSigned),
-      " · " + gettext("sha256(server seed) = commitment") + " ", mark(report.pair.seedMatches)));
+      " · " + gettext("sha256(server seed) = commitment") + " ", mark(report.pair.seedMatches),
+      gettext(" · commitment in the public log "), logMark(report.pair.logged)));
     if (!report.rounds.length) return;
     const head = el("tr", {}, ...[gettext("Round"), gettext("Nonce"), gettext("Game"), gettext("Cards (recomputed)"), gettext("Result"),
-      gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"), gettext("Your records"), gettext("Verdict")]
+      gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"), gettext("Your signature"), gettext("Your records"), gettext("In the log"), gettext("Verdict")]
       .map((h) => el("th", { scope: "col" }, h)));
     const body = el("tbody");
     for (const row of report.rounds) {
@@ -421,7 +537,9 @@
         el("td", {}, mark(row.checks.signature)), el("td", {}, mark(row.checks.seeds && row.checks.nonce)),
         el("td", {}, mark(row.checks.cards)),
         el("td", {}, mark(outcomeOk), row.note ? el("small", { class: "muted" }, " " + row.note) : ""),
+        el("td", { "data-testid": "player-signed" }, row.signedActions || !row.checks.player ? mark(row.checks.player) : el("small", { class: "muted" }, gettext("unsigned"))),
         el("td", {}, "records" in row.checks ? mark(row.checks.records) : el("small", { class: "muted" }, gettext("none"))),
+        el("td", { "data-log": String(row.logged) }, logMark(row.logged)),
         el("td", {}, el("span", { class: "badge " + (row.ok ? "ok" : "bad") }, row.ok ? gettext("verified") : gettext("FAILED")))));
     }
     target.append(el("table", { class: "data" }, el("thead", {}, head), body));

@@ -1,6 +1,6 @@
 """Players keep the language they chose.
 
-Revision ID: 0011
+Revision ID: 0008
 Revises: 0007
 Create Date: 2026-12-01 14:00:00.000000
 """
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 
-revision: str = "0011"
+revision: str = "0008"
 down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

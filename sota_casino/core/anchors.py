@@ -1,0 +1,194 @@
+"""Anchors: a signed document tied to its entry in the audit log, proved into a checkpoint.
+
+An anchor is ``{"of", "entry", "leaf_index", "checkpoint_size", "proof"}``: ``of`` names the
+document (:func:`commitment_of`, :func:`settlement_of`, :func:`decision_of`), ``entry`` is the
+audit entry recorded with it (all eight stored fields), ``leaf_index`` is ``seq - 1`` and
+``proof`` the RFC 6962 inclusion proof of the entry's hash in the checkpoint of
+``checkpoint_size`` entries. The entry's key (action and subject) is stable: it is known when
+the document is made, its sequence number only once the log has taken the entry.
+
+What the entry must say about the document is written here once, for the service's tests, the
+offline verifier and (the same rules in JavaScript) the fairness page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
+from typing import TypeGuard
+
+from . import merkle
+from .audit_chain import ENTRY_KEYS
+from .audit_chain import entry_hash
+from .fairness import canonical_json
+from .fairness import is_hex64
+
+COMMITMENT_ACTION: Final = "seed_pair.created"
+SETTLEMENT_ACTION: Final = "round.settled"
+#: The entry of each player's action, by game: a Casino War decision, a Sota move.
+DECISION_ACTIONS: Final = {"casino_war": "round.decision", "sota": "round.move"}
+#: The field of a decision entry's data that holds the action as the receipt lists it.
+DECISION_FIELDS: Final = {"round.decision": "choice", "round.move": "cards"}
+
+
+def receipt_hash(document: Mapping[str, Any]) -> str:
+    """Return ``sha256(canonical_json(document))`` in hex: what a settlement entry names."""
+    return hashlib.sha256(canonical_json(document)).hexdigest()
+
+
+def pair_subject(seed_pair_id: object) -> str:
+    return f"seed_pair:{seed_pair_id}"
+
+
+def round_subject(round_id: object) -> str:
+    return f"round:{round_id}"
+
+
+def commitment_of(seed_pair_id: int) -> dict[str, Any]:
+    return {"kind": "commitment", "seed_pair_id": seed_pair_id}
+
+
+def settlement_of(round_id: int) -> dict[str, Any]:
+    return {"kind": "settlement", "round_id": round_id}
+
+
+def decision_of(round_id: int, index: int) -> dict[str, Any]:
+    return {"kind": "decision", "round_id": round_id, "index": index}
+
+
+def key_of(of: Mapping[str, Any], game: str | None = None) -> tuple[str, str, int]:
+    """Return the stable key of an anchored document's entry: action, subject, occurrence
+    (the entry's place among the entries of that action and subject, 0 first)."""
+    kind = of["kind"]
+    if kind == "commitment":
+        return COMMITMENT_ACTION, pair_subject(of["seed_pair_id"]), 0
+    if kind == "settlement":
+        return SETTLEMENT_ACTION, round_subject(of["round_id"]), 0
+    if kind == "decision" and game in DECISION_ACTIONS:
+        return DECISION_ACTIONS[game], round_subject(of["round_id"]), of["index"]
+    raise ValueError(f"no entry key for {dict(of)!r}")
+
+
+# --- checking one anchor ----------------------------------------------------------------------
+
+
+def _is_whole(value: object) -> TypeGuard[int]:
+    return type(value) is int and value >= 0
+
+
+def _data(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    data = entry.get("data")
+    return data if isinstance(data, Mapping) else {}
+
+
+def proof_problem(anchor: object, checkpoint: Mapping[str, Any]) -> str | None:
+    """Say why an anchor does not prove its entry into a checkpoint document, or ``None``.
+
+    The entry's hash must be the hash of its fields and link (so the entry shown is the entry
+    logged), its leaf index its ``seq - 1``, and the inclusion proof must lead from
+    ``leaf_hash(entry hash)`` to the checkpoint's root. The checkpoint's signature is the
+    caller's to check.
+    """
+    if not isinstance(anchor, Mapping):
+        return "the anchor is not an object"
+    entry, index, proof = anchor.get("entry"), anchor.get("leaf_index"), anchor.get("proof")
+    if not isinstance(entry, Mapping) or not all(k in entry for k in (*ENTRY_KEYS, "hash")):
+        return "the anchor's entry is not a whole audit entry"
+    if not (is_hex64(entry.get("prev_hash")) and is_hex64(entry.get("hash"))):
+        return "the anchor's entry has no valid prev_hash and hash"
+    if not isinstance(proof, list) or not all(is_hex64(node) for node in proof):
+        return "the inclusion proof is not a list of 64-hex-digit hashes"
+    if not _is_whole(index) or entry["seq"] != index + 1:
+        return f"leaf index {index!r} is not the entry's seq - 1 (seq {entry['seq']!r})"
+    try:
+        recomputed = entry_hash(entry["prev_hash"], entry)
+    except (TypeError, ValueError) as exc:
+        return f"the entry cannot be hashed: {exc}"
+    if recomputed != entry["hash"]:
+        return "the entry's hash does not match its contents: this is not the entry logged"
+    size = checkpoint.get("size")
+    if not _is_whole(size) or not is_hex64(checkpoint.get("root")):
+        return "the checkpoint has no valid size and root"
+    if index >= size:
+        return f"leaf {index} is not in the checkpoint over {size} entries"
+    if not merkle.verify_inclusion(
+        index,
+        size,
+        bytes.fromhex(entry["hash"]),
+        [bytes.fromhex(node) for node in proof],
+        bytes.fromhex(checkpoint["root"]),
+    ):
+        return (
+            f"the inclusion proof of leaf {index} does not lead to the root "
+            f"{checkpoint['root'][:16]}… of the checkpoint over {size} entries"
+        )
+    return None
+
+
+# --- what an entry must say about its document -----------------------------------------------
+
+
+def commitment_problem(entry: Mapping[str, Any], commitment_doc: Mapping[str, Any]) -> str | None:
+    """Say how a commitment's entry contradicts the commitment document, or ``None``."""
+    data = _data(entry)
+    expected = (COMMITMENT_ACTION, pair_subject(commitment_doc.get("seed_pair_id")))
+    if (entry.get("action"), entry.get("subject")) != expected:
+        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    if data.get("commitment") != commitment_doc.get("commitment"):
+        return (
+            f"the log recorded commitment {str(data.get('commitment'))[:16]}… for this pair, "
+            f"the commitment document names {str(commitment_doc.get('commitment'))[:16]}…"
+        )
+    user = commitment_doc.get("user_id")
+    if entry.get("actor") != f"user:{user}":
+        return f"the entry is of {entry.get('actor')!r}, not of user {user}"
+    return None
+
+
+def settlement_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> str | None:
+    """Say how a settlement entry contradicts the receipt, or ``None``.
+
+    The entry names the receipt's hash; entries logged before it did are held to the receipt's
+    game and payout.
+    """
+    data = _data(entry)
+    expected = (SETTLEMENT_ACTION, round_subject(receipt.get("round_id")))
+    if (entry.get("action"), entry.get("subject")) != expected:
+        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    if "receipt" in data and data["receipt"] != receipt_hash(receipt):
+        return (
+            f"the log recorded receipt {str(data['receipt'])[:16]}… for this round, but this "
+            f"receipt hashes to {receipt_hash(receipt)[:16]}…: the receipt was rewritten"
+        )
+    for name in ("game", "payout"):
+        if name in data and data[name] != receipt.get(name):
+            return f"the log recorded {name} {data[name]!r}, the receipt says {receipt.get(name)!r}"
+    return None
+
+
+def decisions_problem(
+    entries: Sequence[Mapping[str, Any]], receipt: Mapping[str, Any]
+) -> str | None:
+    """Say how the round's decision entries contradict the receipt's actions, or ``None``."""
+    action = DECISION_ACTIONS.get(str(receipt.get("game")))
+    actions = receipt.get("actions")
+    if action is None or not isinstance(actions, list):
+        return "the receipt has no game or no list of actions to compare"
+    name = DECISION_FIELDS[action]
+    logged = [
+        e.get("data", {}).get(name) if isinstance(e.get("data"), Mapping) else None for e in entries
+    ]
+    if any(
+        e.get("action") != action or e.get("subject") != round_subject(receipt.get("round_id"))
+        for e in entries
+    ):
+        return f"a decision entry is not a {action!r} entry of this round"
+    if logged != actions:
+        return (
+            f"the log recorded the player's actions {logged}, the receipt lists {actions}: "
+            "the round was rewritten"
+        )
+    return None

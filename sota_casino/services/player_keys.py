@@ -1,0 +1,244 @@
+"""Players' own Ed25519 keys: registration (audited), replacement, and the signatures that every
+decision and move then carries (docs/fairness.md, "Decisions the player signs").
+
+A key is registered by an audited ``player_key.registered`` entry; a player's newest key is the
+one in use, and registering another retires it but keeps it, so the signatures it made stay
+checkable. Registrations and decisions take the player's row lock, so the log orders each
+decision after or before a registration exactly as the service saw them.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import Protocol
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..core import fairness
+from ..core.errors import Conflict
+from ..core.errors import InvalidInput
+from ..core.errors import NotFound
+from ..core.errors import NotYetAnchored
+from ..core.errors import SignatureInvalid
+from ..core.errors import SignatureRequired
+from ..models import AuditEntry
+from ..models import PlayerKey
+from ..models import User
+from . import audit
+from . import fairness as seed_pairs  # circular (its bundle names the keys): used at call time
+from . import transparency
+from .staff import require_player
+from .tx import in_transaction
+from .tx import read_only
+from .tx import transactional
+
+REGISTERED = fairness.PLAYER_KEY_REGISTERED
+
+
+def _subject(user_id: int) -> str:
+    return f"user:{user_id}"
+
+
+def _keys_of(session: Session, user_id: int) -> list[PlayerKey]:
+    return list(
+        session.scalars(
+            select(PlayerKey).where(PlayerKey.user_id == user_id).order_by(PlayerKey.id)
+        )
+    )
+
+
+def _view(keys: list[PlayerKey]) -> dict[str, Any]:
+    """The player's keys, oldest first; each retired when the next one was registered."""
+    shown = []
+    for key, successor in zip(keys, [*keys[1:], None][: len(keys)], strict=True):
+        shown.append(
+            {
+                "key_id": key.id,
+                "public_key_hex": key.public_key_hex,
+                "registered_at": fairness.format_time(key.created_at),
+                "retired_at": fairness.format_time(successor.created_at) if successor else None,
+                "status": "retired" if successor else "current",
+            }
+        )
+    return {"keys": shown, "current_key_id": keys[-1].id if keys else None}
+
+
+def _checked_public_key(public_key_hex: object) -> str:
+    if not fairness.is_hex64(public_key_hex):
+        raise InvalidInput(
+            "public_key_hex must be the raw Ed25519 public key: 64 lower-case hex digits",
+            field="public_key_hex",
+        )
+    assert isinstance(public_key_hex, str)
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key_hex))
+    except ValueError as exc:
+        raise InvalidInput(
+            f"public_key_hex is not an Ed25519 public key: {exc}", field="public_key_hex"
+        ) from None
+    return public_key_hex
+
+
+@transactional
+def register_key(session: Session, user_id: int, public_key_hex: object) -> dict[str, Any]:
+    """Register the player's key for signing decisions and moves; the key in use, if any, is
+    retired (and kept). Registering the key in use again changes nothing.
+
+    :raises Conflict: for a key retired before or registered by another account.
+    """
+    public_hex = _checked_public_key(public_key_hex)
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    require_player(user)
+    # The player's row: orders this registration against the player's decisions.
+    seed_pairs.lock_seed_pairs(session, user_id)
+    keys = _keys_of(session, user_id)
+    if keys and keys[-1].public_key_hex == public_hex:
+        return _view(keys)
+    if session.scalar(select(PlayerKey.id).where(PlayerKey.public_key_hex == public_hex)):
+        raise Conflict("this key was registered before; make a new key to replace a lost one")
+    now = datetime.now(UTC)
+    key = PlayerKey(user_id=user_id, public_key_hex=public_hex, created_at=now)
+    session.add(key)
+    session.flush()
+    audit.record(
+        session,
+        actor=f"user:{user_id}",
+        action=REGISTERED,
+        subject=_subject(user_id),
+        data={
+            "user_id": user_id,
+            "key_id": key.id,
+            "public_key_hex": public_hex,
+            "retires": [keys[-1].id] if keys else [],
+        },
+        now=now,
+    )
+    return _view([*keys, key])
+
+
+@read_only
+def keys(session: Session, user_id: int) -> dict[str, Any]:
+    """Return the player's keys, oldest first, and which one is in use."""
+    return _view(_keys_of(session, user_id))
+
+
+@in_transaction
+def registrations(session: Session, user_id: int) -> list[dict[str, Any]]:
+    """Return the audit entries that registered the player's keys, oldest first (inside the
+    caller's transaction), as the bundle carries them: each with its anchor (its leaf index and
+    inclusion proof) and the signed checkpoint it proves into, once a checkpoint covers it."""
+    rows = session.scalars(
+        select(AuditEntry)
+        .where(AuditEntry.action == REGISTERED, AuditEntry.subject == _subject(user_id))
+        .order_by(AuditEntry.seq)
+    )
+    shown = []
+    for occurrence, entry in enumerate(map(audit.entry_dict, rows)):
+        item: dict[str, Any] = {"entry": entry}
+        try:
+            anchor = transparency.anchor_of(
+                session, REGISTERED, _subject(user_id), occurrence=occurrence
+            )
+        except NotYetAnchored:
+            pass  # the verifier says the registration is not anchored yet
+        else:
+            item["anchor"] = {
+                name: anchor[name] for name in ("leaf_index", "checkpoint_size", "proof")
+            }
+            item["checkpoint"] = anchor["checkpoint"]
+        shown.append(item)
+    return shown
+
+
+class ActionTarget(Protocol):
+    """What an action's document names of its round (a round row or its record)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def user_id(self) -> int: ...
+    @property
+    def game(self) -> str: ...
+    @property
+    def seed_pair_id(self) -> int: ...
+    @property
+    def nonce(self) -> int: ...
+    @property
+    def actions(self) -> list[Any]: ...
+
+
+@in_transaction
+def signed_action(
+    session: Session,
+    round_: ActionTarget,
+    choice: Any,
+    signature: object,
+    key_id: object,
+) -> dict[str, Any] | None:
+    """Check the player's signature of the next action of ``round_`` (inside the caller's
+    transaction, before anything changes) and return it as the receipt holds it, or ``None``
+    for an action sent unsigned by a player without a key.
+
+    :raises SignatureRequired: if the player has a key and the action is unsigned.
+    :raises SignatureInvalid: for another key, or a signature that is not the key's over the
+        action's document.
+    """
+    seed_pairs.lock_seed_pairs(session, round_.user_id)
+    current = session.scalars(
+        select(PlayerKey)
+        .where(PlayerKey.user_id == round_.user_id)
+        .order_by(PlayerKey.id.desc())
+        .limit(1)
+    ).first()
+    if signature is None and key_id is None:
+        if current is None:
+            return None
+        raise SignatureRequired(
+            f"you registered key {current.id}: sign this action with it "
+            "(signature and key_id; docs/fairness.md shows the document)",
+            field="signature",
+        )
+    if current is None:
+        raise SignatureInvalid(
+            "you have no registered key: register one (POST /api/v1/me/keys) or send no signature",
+            field="key_id",
+        )
+    if key_id != current.id:
+        raise SignatureInvalid(
+            f"key_id must be your registered key {current.id}, not {json.dumps(key_id)}",
+            field="key_id",
+        )
+    document = fairness.action_document(
+        game=round_.game,
+        round_id=round_.id,
+        seed_pair_id=round_.seed_pair_id,
+        nonce=round_.nonce,
+        index=len(round_.actions),
+        choice=choice,
+    )
+    if not isinstance(signature, str) or not fairness.verify_signature(
+        current.public_key_hex, document, signature
+    ):
+        raise SignatureInvalid(
+            f"the signature is not key {current.id}'s over this action's document "
+            f"{fairness.canonical_json(document).decode()}",
+            field="signature",
+        )
+    return {"document": document, "signature": signature, "key_id": current.id}
+
+
+def with_signed(
+    signed_actions: list[Any] | None, count: int, signed: dict[str, Any] | None
+) -> list[Any] | None:
+    """Return a round's signed actions with the next one appended (``count`` actions before);
+    ``None`` while none is signed, so unsigned rounds keep their receipts as they were."""
+    if signed is None and signed_actions is None:
+        return None
+    return [*(signed_actions or [None] * count), signed]

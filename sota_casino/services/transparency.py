@@ -1,0 +1,264 @@
+"""The log's public face: signed checkpoints and consistency proofs for anyone (hashes only,
+never an entry), and anchors for a document's owner: its audit entry, proved into a signed
+checkpoint (:mod:`sota_casino.core.anchors`).
+
+Entries are found by their stable key (action, subject, occurrence), never by a sequence
+number remembered from the transaction that wrote them: an entry the log has not taken yet,
+or that no checkpoint covers yet, is a retryable :class:`NotYetAnchored` (409 with
+``Retry-After``), not an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+from typing import Final
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..core import anchors
+from ..core import audit_chain
+from ..core.errors import InvalidInput
+from ..core.errors import NotFound
+from ..core.errors import NotYetAnchored
+from ..models import AuditEntry
+from ..models import Round
+from ..models import SeedPair
+from . import audit
+from .context import context_of
+from .tx import in_transaction
+from .tx import read_only
+
+#: The origin line of the C2SP signed-note form of checkpoints (also the note key's name).
+NOTE_ORIGIN: Final = "sota-casino/audit-log"
+#: What a client waits for an entry the log has not taken yet (seconds).
+NOT_LOGGED_RETRY: Final = 1
+
+#: A wanted anchor: what it anchors, and its entry's action, subject and occurrence (``None``:
+#: every entry of that action and subject, the ``index``-th anchoring ``of | {"index": i}``).
+Wanted = tuple[Mapping[str, Any], str, str, int | None]
+
+
+# --- public: checkpoints and consistency --------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def signed_note(key: Ed25519PrivateKey, size: int, root: str) -> str:
+    """Return the checkpoint over ``size`` entries with ``root`` as a C2SP signed note."""
+    # Ed25519 signatures are deterministic: signing the same note again gives the same text,
+    # so a public endpoint asked for it endlessly signs each note once.
+    return audit_chain.checkpoint_note(key, NOTE_ORIGIN, size, root)
+
+
+@in_transaction
+def public_checkpoint(session: Session, signed: Mapping[str, Any]) -> dict[str, Any]:
+    """A signed checkpoint as the public sees it: size, root, time, the JSON document with its
+    signature, and the same size and root as a C2SP tlog-checkpoint signed note."""
+    document = signed["document"]
+    ctx = context_of(session)
+    note = None
+    if signed["public_key_hex"] == ctx.public_key_hex:  # a retired key signs no more notes
+        note = signed_note(ctx.signing_key, document["size"], document["root"])
+    return {
+        "size": document["size"],
+        "root": document["root"],
+        "time": document["time"],
+        "checkpoint": dict(signed),
+        "note": note,
+        "origin": NOTE_ORIGIN,
+    }
+
+
+@read_only
+def latest(session: Session) -> dict[str, Any]:
+    """Return the latest signed checkpoint.
+
+    :raises NotFound: before the first one is signed.
+    """
+    signed = audit.latest_checkpoint(session)
+    if signed is None:
+        raise NotFound("no checkpoint has been signed yet")
+    return public_checkpoint(session, signed)
+
+
+@read_only
+def latest_signed(session: Session) -> dict[str, Any] | None:
+    """Return the latest signed checkpoint ``{document, signature, public_key_hex}``, or
+    ``None`` before the first (for the pages, whose browser witnesses it)."""
+    return audit.latest_checkpoint(session)
+
+
+@read_only
+def checkpoint(session: Session, size: int) -> dict[str, Any]:
+    """Return the signed checkpoint over exactly ``size`` entries.
+
+    :raises NotFound: if none was signed at that size.
+    """
+    signed = audit.checkpoint_at(session, size)
+    if signed is None:
+        raise NotFound(f"no checkpoint was signed over {size} entries")
+    return public_checkpoint(session, signed)
+
+
+@read_only
+def consistency(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
+    """Return the RFC 6962 proof that the checkpoint over ``old_size`` entries is a prefix of
+    the one over ``new_size``. Both must be sizes of signed checkpoints: the public sees the
+    tree only where the service signed it.
+
+    :raises InvalidInput: if ``old_size`` exceeds ``new_size``.
+    :raises NotFound: if either is not a signed checkpoint's size.
+    """
+    for name, size in (("old_size", old_size), ("new_size", new_size)):
+        if audit.checkpoint_at(session, size) is None:
+            raise NotFound(f"no checkpoint was signed over {size} entries ({name})")
+    if old_size > new_size:
+        raise InvalidInput("old_size must not exceed new_size", field="old_size")
+    return audit.consistency_between(session, old_size, new_size)
+
+
+# --- anchors ------------------------------------------------------------------------------------
+
+
+@in_transaction
+def anchor_of(
+    session: Session, action: str, subject: str, *, occurrence: int = 0
+) -> dict[str, Any]:
+    """Return the anchor of one entry, found by its stable key, in the latest checkpoint:
+    ``{"entry", "leaf_index", "checkpoint_size", "proof", "checkpoint"}``.
+
+    Runs inside the caller's transaction (which may be read-only); to have a checkpoint signed
+    over recent entries, call :func:`audit.sign_if_due` before it.
+
+    :param occurrence: which of the entries of this action and subject, oldest (0) first.
+    :raises NotYetAnchored: if the log has not taken the entry yet, or no signed checkpoint
+        covers it yet (``retry_after`` says when to ask again).
+    """
+    key = {"action": action, "subject": subject, "occurrence": occurrence}
+    found, pending, signed = _anchor_set(session, [(key, action, subject, occurrence)])
+    if pending:
+        raise NotYetAnchored(pending[0]["reason"], retry_after=pending[0]["retry_after"])
+    return found[0] | {"checkpoint": signed}
+
+
+def _entries_by_key(
+    session: Session, wanted: Sequence[Wanted]
+) -> dict[tuple[str, str], list[AuditEntry]]:
+    """The entries of each wanted (action, subject), oldest first, in a few indexed reads."""
+    actions = sorted({action for _, action, _, _ in wanted})
+    subjects = sorted({subject for _, _, subject, _ in wanted})
+    found: dict[tuple[str, str], list[AuditEntry]] = defaultdict(list)
+    for i in range(0, len(subjects), 200):  # a bounded number of parameters per query
+        query = (
+            select(AuditEntry)
+            .where(AuditEntry.subject.in_(subjects[i : i + 200]), AuditEntry.action.in_(actions))
+            .order_by(AuditEntry.seq)
+        )
+        for row in session.scalars(query):
+            assert row.subject is not None  # the query asked for these subjects
+            found[(row.action, row.subject)].append(row)
+    return found
+
+
+def _anchor_set(
+    session: Session, wanted: Sequence[Wanted]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+    """Return the anchors of the wanted entries in the latest checkpoint, what is pending (not
+    logged, or not yet covered: ``{"of", "reason", "retry_after"}``), and that checkpoint."""
+    signed = audit.latest_checkpoint(session)
+    size = signed["document"]["size"] if signed else 0
+    by_key = _entries_by_key(session, wanted)
+    located: list[tuple[Mapping[str, Any], AuditEntry]] = []
+    pending: list[dict[str, Any]] = []
+    wait = max(1, math.ceil(audit.checkpoint_wait(session)))
+    for of, action, subject, occurrence in wanted:
+        rows = by_key.get((action, subject), [])
+        if occurrence is None:
+            located += [({**of, "index": i}, row) for i, row in enumerate(rows)]
+        elif occurrence < len(rows):
+            located.append((of, rows[occurrence]))
+        else:
+            reason = f"the log holds no {action} entry of {subject} yet; ask again shortly"
+            pending.append({"of": dict(of), "reason": reason, "retry_after": NOT_LOGGED_RETRY})
+    covered = [(of, row) for of, row in located if row.seq <= size]
+    for of, row in located:
+        if row.seq > size:
+            reason = (
+                f"entry {row.seq} is not in a signed checkpoint yet (the latest covers {size} "
+                f"entries); ask again in {wait} s"
+            )
+            pending.append({"of": dict(of), "reason": reason, "retry_after": wait})
+    seqs = {row.seq for _, row in covered}
+    proofs = audit.inclusion_proofs(session, seqs, size) if seqs else {}
+    found = [
+        {
+            "of": dict(of),
+            "entry": audit.entry_dict(row),
+            "leaf_index": row.seq - 1,
+            "checkpoint_size": size,
+            "proof": proofs[row.seq],
+        }
+        for of, row in covered
+    ]
+    return found, pending, signed
+
+
+def _round_wanted(round_: Round) -> list[Wanted]:
+    wanted: list[Wanted] = [
+        (anchors.settlement_of(round_.id), *anchors.key_of(anchors.settlement_of(round_.id)))
+    ]
+    decision = anchors.DECISION_ACTIONS.get(round_.game)
+    if decision is not None:
+        of = {"kind": "decision", "round_id": round_.id}
+        wanted.append((of, decision, anchors.round_subject(round_.id), None))
+    return wanted
+
+
+def _commitment_wanted(seed_pair_id: int) -> Wanted:
+    of = anchors.commitment_of(seed_pair_id)
+    return (of, *anchors.key_of(of))
+
+
+@read_only
+def round_proof(session: Session, user_id: int, round_id: int) -> dict[str, Any]:
+    """Return the anchors of one of the caller's settled rounds: its settlement entry, each
+    decision's entry and its seed pair's commitment entry, in one signed checkpoint.
+
+    :raises NotFound: for another player's round, or one not settled.
+    :raises NotYetAnchored: while an entry is not in the log or in a checkpoint yet.
+    """
+    round_ = session.get(Round, round_id)
+    if round_ is None or round_.user_id != user_id or round_.status != "settled":
+        raise NotFound(f"no settled round {round_id} of yours")
+    wanted = [_commitment_wanted(round_.seed_pair_id), *_round_wanted(round_)]
+    found, pending, signed = _anchor_set(session, wanted)
+    if pending:
+        raise NotYetAnchored(pending[0]["reason"], retry_after=pending[0]["retry_after"])
+    return {
+        "round_id": round_.id,
+        "seed_pair_id": round_.seed_pair_id,
+        "checkpoint": signed,
+        "anchors": found,
+    }
+
+
+@in_transaction
+def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> dict[str, Any]:
+    """The bundle's part of the log (inside the caller's transaction): the anchors of the
+    pair's commitment and of each round's settlement and decisions, the checkpoints they prove
+    into, and what is still pending."""
+    wanted = [_commitment_wanted(pair.id)]
+    for round_ in rounds:
+        wanted += _round_wanted(round_)
+    found, pending, signed = _anchor_set(session, wanted)
+    return {
+        "anchors": found,
+        "checkpoints": [signed] if signed and found else [],
+        "pending_anchors": pending,
+    }

@@ -1,0 +1,358 @@
+/* The casino's public audit log, witnessed from this browser, on every page.
+ *
+ * Each table, round and fairness page carries the latest signed checkpoint when it was made
+ * (the same as GET /api/v1/transparency/checkpoint); this script checks its signature with the key pinned in this browser (records.js), and checks that it
+ * extends the checkpoint kept here from before: the same root at the same size, or an RFC 6962
+ * consistency proof from the kept root to the new one. Only then is the new one kept. A fork, a
+ * shrunk log or a bad signature is kept as an alarm naming both sizes and roots, shown loudly on
+ * the fairness page ([data-log-witness]) until this browser's storage is cleared: it is proof,
+ * signed by the casino, that it showed two histories.
+ *
+ * checkAnchors(bundle, key) is the page verifier's "in the log" check (docs/fairness.md): each
+ * document's audit entry, proved into a checkpoint signed by the pinned key, says what the
+ * document says, and the pair's commitment was logged before its rounds.
+ */
+"use strict";
+
+(function () {
+  const KEPT = "sota-casino.log-checkpoint.v1";
+  const ALARM = "sota-casino.log-alarm.v1";
+  const CHECKPOINT_URL = "/api/v1/transparency/checkpoint";
+  const CONSISTENCY_URL = "/api/v1/transparency/consistency";
+  const subtle = window.crypto && window.crypto.subtle;
+  const encoder = new TextEncoder();
+  const DECISION_ACTIONS = { casino_war: "round.decision", sota: "round.move" };
+  const DECISION_FIELDS = { "round.decision": "choice", "round.move": "cards" };
+  const ENTRY_KEYS = ["seq", "time", "actor", "action", "subject", "data"];
+
+  function load(name) {
+    try {
+      const text = window.localStorage.getItem(name);
+      return text ? JSON.parse(text) : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  function save(name, value) {
+    try {
+      window.localStorage.setItem(name, JSON.stringify(value));
+    } catch (error) {
+      // storage off: nothing is kept, and the next page checks from scratch
+    }
+  }
+
+  const isHex64 = (value) => typeof value === "string" && /^[0-9a-f]{64}$/.test(value);
+  const canonical = (value) => window.SotaRecords.canonical(value);
+
+  function hexToBytes(hex) {
+    const out = new Uint8Array(hex.length / 2);
+    for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.substr(i * 2, 2), 16);
+    return out;
+  }
+
+  function bytesToHex(bytes) {
+    return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  function join(...parts) {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    return out;
+  }
+
+  async function sha256(bytes) {
+    return new Uint8Array(await subtle.digest("SHA-256", bytes));
+  }
+
+  const leafHash = (data) => sha256(join(Uint8Array.of(0), data));
+  const nodeHash = (left, right) => sha256(join(Uint8Array.of(1), left, right));
+  const equal = (a, b) => a.length === b.length && a.every((byte, i) => byte === b[i]);
+
+  /* RFC 9162 §2.1.3.2: does the proof lead from leaf `index` of a tree of `size` to `root`? */
+  async function verifyInclusion(index, size, leafData, proof, root) {
+    if (!(Number.isInteger(index) && Number.isInteger(size) && index >= 0 && index < size)) return false;
+    let fn = index;
+    let sn = size - 1;
+    let r = await leafHash(leafData);
+    for (const p of proof) {
+      if (sn === 0) return false;
+      if (fn % 2 === 1 || fn === sn) {
+        r = await nodeHash(p, r);
+        if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2); }
+      } else {
+        r = await nodeHash(r, p);
+      }
+      fn = Math.floor(fn / 2);
+      sn = Math.floor(sn / 2);
+    }
+    return sn === 0 && equal(r, root);
+  }
+
+  /* RFC 9162 §2.1.4.2: is the tree (oldSize, oldRoot) a prefix of (newSize, newRoot)? */
+  async function verifyConsistency(oldSize, newSize, oldRoot, newRoot, proof) {
+    if (!(oldSize >= 1 && oldSize <= newSize)) return false;
+    if (oldSize === newSize) return equal(oldRoot, newRoot) && proof.length === 0;
+    if (!proof.length) return false;
+    const nodes = (oldSize & (oldSize - 1)) === 0 ? [oldRoot, ...proof] : proof.slice();
+    let fn = oldSize - 1;
+    let sn = newSize - 1;
+    while (fn % 2 === 1) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2); }
+    let fr = nodes[0];
+    let sr = nodes[0];
+    for (const c of nodes.slice(1)) {
+      if (sn === 0) return false;
+      if (fn % 2 === 1 || fn === sn) {
+        fr = await nodeHash(c, fr);
+        sr = await nodeHash(c, sr);
+        if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2); }
+      } else {
+        sr = await nodeHash(sr, c);
+      }
+      fn = Math.floor(fn / 2);
+      sn = Math.floor(sn / 2);
+    }
+    return sn === 0 && equal(fr, oldRoot) && equal(sr, newRoot);
+  }
+
+  async function signedBy(key, signed) {
+    try {
+      const data = encoder.encode(canonical(signed.document));
+      return await subtle.verify({ name: "Ed25519" }, key, hexToBytes(signed.signature), data);
+    } catch (error) {
+      return false;
+    }
+  }
+
+  function isCheckpoint(signed) {
+    const doc = signed && signed.document;
+    return Boolean(doc && doc.type === "checkpoint" && doc.v === 1 && Number.isInteger(doc.size)
+      && doc.size >= 0 && isHex64(doc.root) && typeof signed.signature === "string");
+  }
+
+  const described = (doc) => "size " + doc.size + " root " + doc.root;
+
+  // ---- anchors -------------------------------------------------------------------------------
+
+  async function entryHash(entry) {
+    const fields = {};
+    for (const name of ENTRY_KEYS) fields[name] = entry[name];
+    return bytesToHex(await sha256(join(hexToBytes(entry.prev_hash), encoder.encode(canonical(fields)))));
+  }
+
+  /* Why an anchor does not prove its entry into the checkpoint document, or null. */
+  async function proofProblem(anchor, checkpoint) {
+    const entry = anchor.entry;
+    if (!entry || !isHex64(entry.hash) || !isHex64(entry.prev_hash)) return "the anchor has no whole audit entry";
+    if (!Array.isArray(anchor.proof) || !anchor.proof.every(isHex64)) return "the inclusion proof is not a list of hashes";
+    if (anchor.leaf_index !== entry.seq - 1) return gettext("its leaf index is not the entry's seq - 1");
+    if ((await entryHash(entry)) !== entry.hash) return gettext("the entry's hash does not match its contents");
+    const ok = await verifyInclusion(anchor.leaf_index, checkpoint.size, hexToBytes(entry.hash),
+      anchor.proof.map(hexToBytes), hexToBytes(checkpoint.root));
+    return ok ? null : "the inclusion proof of leaf " + anchor.leaf_index + " does not lead to the root of the checkpoint over " + checkpoint.size + " entries";
+  }
+
+  async function receiptProblem(settlement, decisions, receipt) {
+    const data = settlement.data || {};
+    if (settlement.action !== "round.settled" || settlement.subject !== ["round", receipt.round_id].join(":")) return "its settlement entry is of another round";
+    if ("receipt" in data && data.receipt !== bytesToHex(await sha256(encoder.encode(canonical(receipt))))) {
+      return gettext("the log recorded another receipt for this round: the receipt was rewritten");
+    }
+    if ("payout" in data && data.payout !== receipt.payout) return "the log recorded payout " + data.payout + gettext(", the receipt says ") + receipt.payout;
+    const action = DECISION_ACTIONS[receipt.game];
+    const logged = decisions.map((d) => (d.action === action && d.subject === settlement.subject && d.data ? d.data[DECISION_FIELDS[action]] : null));
+    if (canonical(logged) !== canonical(receipt.actions)) {
+      return gettext("the log recorded the player's actions ") + JSON.stringify(logged) + gettext(", the receipt lists ") + JSON.stringify(receipt.actions) + gettext(": the round was rewritten");
+    }
+    return null;
+  }
+
+  /* The bundle's anchors checked against its documents, with the pinned key (a CryptoKey). */
+  async function checkAnchors(bundle, key) {
+    const result = { checked: Array.isArray(bundle.anchors), problems: [], rounds: {}, commitment: null, checkpoints: [] };
+    if (!result.checked) return result;
+    const checkpoints = {};
+    for (const signed of bundle.checkpoints || []) {
+      if (isCheckpoint(signed) && (await signedBy(key, signed))) {
+        checkpoints[signed.document.size] = signed.document;
+        result.checkpoints.push(signed);
+      } else {
+        result.problems.push("a checkpoint of the bundle is not signed by the pinned key");
+      }
+    }
+    const pending = new Set((bundle.pending_anchors || []).map((p) => (p.of && p.of.kind === "commitment" ? "pair" : ["round", p.of && p.of.round_id].join(":"))));
+    const settled = {};
+    const decided = {};
+    let commitment = null;
+    for (const anchor of bundle.anchors) {
+      const of = anchor.of || {};
+      const checkpoint = checkpoints[anchor.checkpoint_size];
+      const where = of.kind === "commitment" ? "the commitment" : "round " + of.round_id;
+      const problem = checkpoint ? await proofProblem(anchor, checkpoint) : "it names no checkpoint signed by the pinned key";
+      if (problem) {
+        result.problems.push(where + gettext(": its ") + of.kind + gettext(" anchor does not hold: ") + problem);
+        if (of.kind === "commitment") result.commitment = false;
+        else result.rounds[of.round_id] = false;
+        continue;
+      }
+      if (of.kind === "commitment") commitment = anchor;
+      else if (of.kind === "settlement") settled[of.round_id] = anchor;
+      else if (of.kind === "decision") (decided[of.round_id] = decided[of.round_id] || []).push(anchor);
+    }
+    const pairDoc = bundle.commitment.document;
+    if (commitment && result.commitment !== false) {
+      const entry = commitment.entry;
+      const fits = entry.action === "seed_pair.created" && entry.subject === ["seed_pair", pairDoc.seed_pair_id].join(":")
+        && entry.data && entry.data.commitment === pairDoc.commitment && entry.actor === ["user", pairDoc.user_id].join(":");
+      result.commitment = fits;
+      if (!fits) {
+        result.problems.push("the log recorded commitment " + String(entry.data && entry.data.commitment).slice(0, 16)
+          + gettext("… for this pair, the commitment document names ") + String(pairDoc.commitment).slice(0, 16)
+          + gettext("… (entry ") + entry.seq + gettext(", in the checkpoint over ") + commitment.checkpoint_size + gettext(" entries signed by the pinned key)"));
+      }
+    } else if (result.commitment === null) {
+      result.commitment = pending.has("pair") ? "pending" : false;
+      if (result.commitment === false) result.problems.push("the bundle carries no anchor of the commitment in the log");
+    }
+    let firstLeaf = null;
+    for (const signed of bundle.rounds) {
+      const receipt = signed.document;
+      const id = receipt.round_id;
+      if (result.rounds[id] === false) continue;
+      const settlement = settled[id];
+      if (!settlement) {
+        result.rounds[id] = pending.has(["round", id].join(":")) ? "pending" : false;
+        if (result.rounds[id] === false) result.problems.push("round " + id + gettext(": the bundle carries no anchor of it in the log"));
+        continue;
+      }
+      const decisions = (decided[id] || []).sort((a, b) => a.of.index - b.of.index);
+      const problem = await receiptProblem(settlement.entry, decisions.map((d) => d.entry), receipt);
+      const late = decisions.some((d) => d.leaf_index > settlement.leaf_index);
+      result.rounds[id] = !problem && !late;
+      if (problem) result.problems.push("round " + id + ": " + problem + gettext(" (entry ") + settlement.entry.seq + gettext(", in the checkpoint over ") + settlement.checkpoint_size + gettext(" entries signed by the pinned key)"));
+      if (late) result.problems.push("round " + id + gettext(": a decision was logged after the round settled"));
+      for (const leaf of [settlement.leaf_index, ...decisions.map((d) => d.leaf_index)]) {
+        if (firstLeaf === null || leaf < firstLeaf) firstLeaf = leaf;
+      }
+    }
+    if (commitment && firstLeaf !== null && commitment.leaf_index >= firstLeaf) {
+      result.commitment = false;
+      result.problems.push(gettext("the pair's commitment was logged at leaf ") + commitment.leaf_index + gettext(", after its first round at leaf ") + firstLeaf + gettext(": the pair was committed after it was played"));
+    }
+    return result;
+  }
+
+  // ---- the witness -----------------------------------------------------------------------------
+
+  async function fetchJson(url) {
+    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    return { status: response.status, body: response.ok ? await response.json() : null };
+  }
+
+  function alarm(why, kept, seen) {
+    const raised = { why, kept, seen, at: new Date().toISOString() };
+    save(ALARM, raised);
+    return { ok: false, alarm: raised };
+  }
+
+  /* Compare a signed checkpoint seen now with the one kept here; keep it if it extends it. */
+  async function observe(seen, key) {
+    if (!isCheckpoint(seen)) return { ok: null, note: "the service answered something that is not a checkpoint" };
+    const kept = load(KEPT);
+    const doc = seen.document;
+    const pin = window.SotaRecords.pinnedKey();
+    if (seen.public_key_hex && pin && seen.public_key_hex !== pin.public_key_hex) {
+      // A changed key: records.js says so loudly; nothing is checked against an untrusted key.
+      return { ok: null, size: kept && kept.document.size, note: gettext("The log's checkpoint is signed by a key this browser does not trust yet; it is not checked.") };
+    }
+    if (!(await signedBy(key, seen))) {
+      return alarm(gettext("BAD SIGNATURE: the checkpoint ") + described(doc) + " is not signed by the pinned key", kept, seen);
+    }
+    if (!isCheckpoint(kept)) {
+      save(KEPT, { document: doc, signature: seen.signature });
+      return { ok: true, size: doc.size };
+    }
+    const old = kept.document;
+    const both = "kept " + described(old) + gettext(", served ") + described(doc);
+    if (doc.size < old.size) return alarm(gettext("SHRUNK: the log is smaller than a checkpoint it signed: ") + both, kept, seen);
+    if (doc.size === old.size) {
+      if (doc.root !== old.root) return alarm(gettext("FORK: two signed checkpoints over ") + doc.size + gettext(" entries differ: ") + both, kept, seen);
+      return { ok: true, size: doc.size };
+    }
+    const answer = await fetchJson(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: old.size, new_size: doc.size }));
+    if (answer.status === 404) return alarm(gettext("FORK: the service no longer proves the checkpoint it signed over ") + old.size + gettext(" entries: ") + both, kept, seen);
+    const proof = answer.body && answer.body.proof;
+    if (!Array.isArray(proof) || !proof.every(isHex64)) return { ok: null, size: old.size, note: gettext("no consistency proof could be had (HTTP ") + answer.status + ")" };
+    const consistent = await verifyConsistency(old.size, doc.size, hexToBytes(old.root), hexToBytes(doc.root), proof.map(hexToBytes));
+    if (!consistent) return alarm(gettext("FORK: the served checkpoint does not extend the kept one: ") + both, kept, seen);
+    save(KEPT, { document: doc, signature: seen.signature });
+    return { ok: true, size: doc.size };
+  }
+
+  function show(outcome) {
+    const raised = load(ALARM);
+    for (const holder of document.querySelectorAll("[data-log-witness]")) {
+      holder.replaceChildren();
+      const line = document.createElement("span");
+      if (raised) {
+        holder.className = "log-witness bad";
+        holder.setAttribute("role", "alert");
+        line.textContent = gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. ") + raised.why
+          + gettext(". Both checkpoints are signed with its key: keep them as proof (this browser keeps them")
+          + gettext(" until its storage is cleared).");
+      } else if (outcome && outcome.ok) {
+        holder.className = "log-witness ok";
+        line.textContent = gettext("✓ This browser has checked the casino's public log up to ") + outcome.size
+          + gettext(" entries: every checkpoint it saw is signed by the pinned key and extends the one before.");
+      } else {
+        holder.className = "log-witness";
+        line.textContent = (outcome && outcome.note) || gettext("This browser has not checked the public log yet.");
+      }
+      holder.dataset.logSize = raised ? "" : String((outcome && outcome.size) || "");
+      holder.append(line);
+    }
+  }
+
+  async function pinnedCryptoKey() {
+    const pin = window.SotaRecords && window.SotaRecords.pinnedKey();
+    if (!subtle || !pin) return null;
+    return subtle.importKey("raw", hexToBytes(pin.public_key_hex), { name: "Ed25519" }, false, ["verify"]);
+  }
+
+  /* Witness the checkpoint the page carries ([data-log-checkpoint], the latest when the page
+   * was made: every table and round page has one), or, with `fetchLatest`, the latest now. */
+  async function witness(fetchLatest) {
+    const carried = document.querySelector("script[data-log-checkpoint]");
+    if (!carried && !fetchLatest) {
+      show(null);
+      return null;
+    }
+    let outcome;
+    try {
+      const key = await pinnedCryptoKey();
+      let latest = null;
+      if (fetchLatest) {
+        const answer = await fetchJson(CHECKPOINT_URL);
+        latest = answer.body;
+      } else {
+        latest = JSON.parse(carried.textContent || "null");
+      }
+      if (!key) outcome = { ok: null, note: gettext("No key is pinned in this browser yet, so the public log is not checked.") };
+      else if (!latest) outcome = { ok: null, note: gettext("The casino has not signed a checkpoint of its log yet.") };
+      else outcome = await observe(latest.checkpoint, key);
+    } catch (error) {
+      outcome = { ok: null, note: gettext("The public log could not be checked: ") + String(error.message || error) };
+    }
+    show(outcome);
+    return outcome;
+  }
+
+  window.SotaLog = { checkAnchors, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency, kept: () => load(KEPT), alarm: () => load(ALARM) };
+  // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => witness(false));
+  else witness(false);
+})();

@@ -1,0 +1,213 @@
+"""The ``log`` check: each document of the bundle is anchored in the casino's signed audit log.
+
+For every anchor (:mod:`sota_casino.core.anchors`): its checkpoint is signed by the trusted key,
+its entry hashes to the leaf the inclusion proof leads up to the checkpoint's root, and the
+entry says what the document says (the commitment entry names the same commitment, the
+settlement entry the receipt's hash, the decision entries the receipt's actions); and the
+pair's commitment entry precedes every round's entries in the log. A re-committed pair or a
+rewritten round then contradicts a checkpoint the casino signed, which a third party can check.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
+
+from ..core import anchors
+from ..core.audit_chain import checkpoint_shape_problem
+from ..core.fairness import verify_signature
+from .report import FAIL
+from .report import PENDING
+from .report import Finding
+from .report import Row
+from .report import short
+
+LOG: Final = "log"
+
+
+def _signed_checkpoints(
+    bundle: Mapping[str, Any], keys: Sequence[str]
+) -> tuple[dict[int, Mapping[str, Any]], list[Finding]]:
+    """The bundle's checkpoints signed by one of ``keys``, by size, and a finding per bad one."""
+    good: dict[int, Mapping[str, Any]] = {}
+    findings: list[Finding] = []
+    listed = bundle.get("checkpoints")
+    for number, envelope in enumerate(listed if isinstance(listed, list) else [], start=1):
+        shape = checkpoint_shape_problem(envelope)
+        if shape is not None:
+            findings.append(Finding("bundle", LOG, FAIL, f"checkpoint {number} {shape}"))
+            continue
+        doc = envelope["document"]
+        if not any(verify_signature(key, doc, envelope["signature"]) for key in keys):
+            findings.append(
+                Finding(
+                    "bundle",
+                    LOG,
+                    FAIL,
+                    f"the checkpoint over {doc['size']} entries is not signed by the trusted "
+                    f"key {short(keys[0])}",
+                )
+            )
+            continue
+        good[doc["size"]] = doc
+    return good, findings
+
+
+class _Anchors:
+    """The bundle's anchors, proved and sorted by what they anchor."""
+
+    def __init__(self, bundle: Mapping[str, Any], keys: Sequence[str]) -> None:
+        self.checkpoints, self.findings = _signed_checkpoints(bundle, keys)
+        self.key = keys[0]
+        self.commitment: Mapping[str, Any] | None = None
+        self.settlements: dict[Any, Mapping[str, Any]] = {}
+        self.decisions: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
+        self.problems: dict[tuple[str, Any], list[str]] = defaultdict(list)
+        self.pending: dict[tuple[str, Any], str] = {}
+        listed = bundle.get("anchors")
+        for anchor in listed if isinstance(listed, list) else []:
+            self._add(anchor)
+        waiting = bundle.get("pending_anchors")
+        for item in waiting if isinstance(waiting, list) else []:
+            of = item.get("of") if isinstance(item, dict) else None
+            if isinstance(of, dict):
+                place = ("commitment", None) if of.get("kind") == "commitment" else None
+                place = place or ("round", of.get("round_id"))
+                self.pending.setdefault(place, str(item.get("reason", "not yet anchored")))
+        for decisions in self.decisions.values():
+            decisions.sort(key=lambda a: a["of"].get("index", 0))
+
+    def cited(self, anchor: Mapping[str, Any]) -> str:
+        """Name the signed checkpoint and leaf an anchor stands on, for a third party."""
+        doc = self.checkpoints[anchor["checkpoint_size"]]
+        return (
+            f"entry {anchor['entry']['seq']} of the log, in the checkpoint over {doc['size']} "
+            f"entries (root {short(doc['root'])}, {doc['time']}) signed by {short(self.key)}"
+        )
+
+    def _add(self, anchor: object) -> None:
+        of = anchor.get("of") if isinstance(anchor, dict) else None
+        if not isinstance(anchor, dict) or not isinstance(of, dict):
+            self.findings.append(Finding("bundle", LOG, FAIL, "an anchor names no document"))
+            return
+        kind = of.get("kind")
+        place = ("commitment", None) if kind == "commitment" else ("round", of.get("round_id"))
+        checkpoint = self.checkpoints.get(anchor.get("checkpoint_size"))  # type: ignore[arg-type]
+        if checkpoint is None:
+            self.problems[place].append(
+                f"its {kind} anchor names no checkpoint of the bundle signed by the trusted key"
+            )
+            return
+        problem = anchors.proof_problem(anchor, checkpoint)
+        if problem is not None:
+            self.problems[place].append(f"its {kind} anchor does not hold: {problem}")
+        elif kind == "commitment":
+            self.commitment = anchor
+        elif kind == "settlement":
+            self.settlements[of.get("round_id")] = anchor
+        elif kind == "decision":
+            self.decisions[of.get("round_id")].append(anchor)
+
+
+def check_anchors(
+    bundle: Mapping[str, Any],
+    keys: Sequence[str],
+    commitment_doc: Mapping[str, Any],
+    commitment_row: Row,
+    receipts: Sequence[Mapping[str, Any] | None],
+    rows: Sequence[Row],
+) -> tuple[Row, list[Row], list[Finding]]:
+    """Check the bundle's anchors against its documents.
+
+    :param keys: the key every signature is checked with, then the keys it succeeded (a
+        checkpoint signed before a key change is signed by the key it retired).
+    :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).
+    :returns: the commitment's row, the rounds' rows and the bundle's findings, with the
+        ``log`` findings added. A bundle without an ``anchors`` list skips the check (its rows
+        show it as not applicable); one with the list must anchor every document.
+    """
+    if "anchors" not in bundle:  # a bundle of a service from before anchors, or made by hand
+        skip = frozenset((LOG,))
+        return (
+            commitment_row._replace(skipped=commitment_row.skipped | skip),
+            [row._replace(skipped=row.skipped | skip) for row in rows],
+            [],
+        )
+    found = _Anchors(bundle, keys)
+    commitment_findings = _commitment_findings(found, commitment_doc)
+    first_round: tuple[int, Any] | None = None
+    new_rows = []
+    for row, receipt in zip(rows, receipts, strict=True):
+        extra, leaves = _round_findings(found, row, receipt)
+        new_rows.append(row.with_findings(extra))
+        if leaves and (first_round is None or min(leaves) < first_round[0]):
+            first_round = (min(leaves), row.round_id)
+    if found.commitment is not None and first_round is not None:
+        committed_at = found.commitment["leaf_index"]
+        if committed_at >= first_round[0]:
+            commitment_findings.append(
+                f"the pair's commitment was logged at leaf {committed_at}, after round "
+                f"{first_round[1]} was logged at leaf {first_round[0]}: the pair was committed "
+                f"after it was played ({found.cited(found.commitment)})"
+            )
+    row = commitment_row.with_findings(
+        [Finding("commitment", LOG, FAIL, message) for message in commitment_findings]
+    )
+    if found.commitment is None and not commitment_findings:
+        row = row.with_findings(
+            [Finding("commitment", LOG, *_missing(found, ("commitment", None)))]
+        )
+    return row, new_rows, found.findings
+
+
+def _missing(found: _Anchors, place: tuple[str, Any]) -> tuple[str, str]:
+    """A document without an anchor: pending if the service said so, else a failure."""
+    if place in found.pending:
+        return PENDING, f"not yet anchored: {found.pending[place]}"
+    return FAIL, "the bundle carries no anchor of it in the audit log"
+
+
+def _commitment_findings(found: _Anchors, commitment_doc: Mapping[str, Any]) -> list[str]:
+    messages = list(found.problems.get(("commitment", None), ()))
+    if found.commitment is not None:
+        problem = anchors.commitment_problem(found.commitment["entry"], commitment_doc)
+        if problem is not None:
+            messages.append(f"{problem} ({found.cited(found.commitment)})")
+    return messages
+
+
+def _round_findings(
+    found: _Anchors, row: Row, receipt: Mapping[str, Any] | None
+) -> tuple[list[Finding], list[int]]:
+    """The round's ``log`` findings, and the leaves of its entries that hold."""
+
+    def fail(message: str, status: str = FAIL) -> Finding:
+        return Finding("round", LOG, status, message, row.index, row.round_id, row.nonce)
+
+    if receipt is None:
+        return [], []
+    place = ("round", row.round_id)
+    findings = [fail(message) for message in found.problems.get(place, ())]
+    settlement = found.settlements.get(row.round_id)
+    decisions = found.decisions.get(row.round_id, [])
+    if settlement is None:
+        if not findings:
+            status, message = _missing(found, place)
+            findings.append(fail(message, status))
+        return findings, [a["leaf_index"] for a in decisions]
+    problem = anchors.settlement_problem(settlement["entry"], receipt)
+    if problem is not None:
+        findings.append(fail(f"{problem} ({found.cited(settlement)})"))
+    problem = anchors.decisions_problem([a["entry"] for a in decisions], receipt)
+    if problem is not None:
+        cited = found.cited(decisions[0] if decisions else settlement)
+        findings.append(fail(f"{problem} ({cited})"))
+    late = [a for a in decisions if a["leaf_index"] > settlement["leaf_index"]]
+    if late:
+        findings.append(
+            fail(f"a decision was logged after the round settled ({found.cited(late[0])})")
+        )
+    return findings, [settlement["leaf_index"], *(a["leaf_index"] for a in decisions)]

@@ -1,0 +1,248 @@
+"""A witness of the casino's audit log: ``verify monitor URL --state DIR``.
+
+Each run fetches the latest signed checkpoint (``GET /api/v1/transparency/checkpoint``), checks
+its signature against the pinned key, and checks that it extends the checkpoint kept in ``DIR``
+from the last run: the same root at the same size, or an RFC 6962 consistency proof
+(``GET /api/v1/transparency/consistency``) from the kept tree to the new one. Only then is the
+new checkpoint kept. A cron job acts on the exit code and the one line printed:
+
+* 0 ``OK``: consistent (or the first checkpoint, now kept);
+* 1 ``FORK``, ``SHRUNK`` or ``BAD SIGNATURE``: the log contradicts a checkpoint the service
+  signed; the line names both sizes and roots, and both signed checkpoints are written to
+  ``DIR/evidence-*.json``, which is what a witness publishes;
+* 2 ``UNUSABLE``: the service cannot be reached, or answers something that is not a checkpoint,
+  or the state or key cannot be used. Nothing is concluded, and nothing kept changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from typing import Final
+
+from ..core import merkle
+from ..core.audit_chain import checkpoint_shape_problem
+from ..core.audit_chain import open_checkpoint_note
+from ..core.fairness import is_hex64
+from ..core.fairness import verify_signature
+from .report import EXIT_FAILED
+from .report import EXIT_OK
+from .report import EXIT_UNUSABLE
+from .report import short
+
+CHECKPOINT_PATH: Final = "/api/v1/transparency/checkpoint"
+CONSISTENCY_PATH: Final = "/api/v1/transparency/consistency"
+STATE_FILE: Final = "checkpoint.json"
+KEY_FILE: Final = "public_key"
+#: The most a checkpoint or a proof is read (a proof of a log of 2**63 entries is under 6 kB).
+MAX_ANSWER: Final = 1 << 20
+
+
+class Unusable(Exception):
+    """Nothing can be concluded: say why (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    code: int
+    line: str
+
+
+def _get(url: str, timeout: float) -> tuple[int, Any]:
+    """Return the HTTP status and the JSON of ``url``.
+
+    :raises Unusable: if it cannot be reached or does not answer JSON.
+    """
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310 (the user's URL)
+            status, body = answer.status, answer.read(MAX_ANSWER + 1)
+    except urllib.error.HTTPError as exc:
+        status, body = exc.code, exc.read(MAX_ANSWER + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise Unusable(f"cannot reach {url}: {getattr(exc, 'reason', exc)}") from None
+    if len(body) > MAX_ANSWER:
+        raise Unusable(f"{url} answered more than {MAX_ANSWER} bytes")
+    try:
+        return status, json.loads(body)
+    except (ValueError, RecursionError):
+        raise Unusable(f"{url} answered {status} with something that is not JSON") from None
+
+
+def _base(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise Unusable(f"{url!r} is not an http(s) URL of the service")
+    return url.rstrip("/").removesuffix(CHECKPOINT_PATH)
+
+
+def _described(doc: Mapping[str, Any]) -> str:
+    return f"size {doc['size']} root {doc['root']}"
+
+
+def _checkpoint_of(answer: object, key: str, url: str) -> dict[str, Any]:
+    """The signed checkpoint of an answer, checked.
+
+    :raises Unusable: if it is not one.
+    :raises _BadSignature: if the pinned key did not sign it.
+    """
+    if not isinstance(answer, dict):
+        raise Unusable(f"{url} did not answer a JSON object")
+    signed = answer.get("checkpoint")
+    problem = checkpoint_shape_problem(signed)
+    if problem is not None:
+        raise Unusable(f"{url} did not answer a signed checkpoint: it {problem}")
+    assert isinstance(signed, dict)  # checkpoint_shape_problem found it an object
+    doc = signed["document"]
+    if not verify_signature(key, doc, signed["signature"]):
+        raise _BadSignature(doc)
+    note, origin = answer.get("note"), answer.get("origin")
+    if isinstance(note, str) and isinstance(origin, str):
+        try:
+            opened = open_checkpoint_note(note, key, origin)
+        except ValueError:
+            raise _BadSignature(doc, "its signed note") from None
+        if opened[1:] != (doc["size"], doc["root"]):
+            raise _BadSignature(doc, "its signed note, which names another size or root")
+    return {"document": dict(doc), "signature": signed["signature"]}
+
+
+class _BadSignature(Exception):
+    def __init__(self, doc: Mapping[str, Any], what: str = "it") -> None:
+        super().__init__(what)
+        self.doc, self.what = doc, what
+
+
+def _load_state(folder: Path) -> dict[str, Any] | None:
+    path = folder / STATE_FILE
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise Unusable(f"cannot read the kept checkpoint {path}: {exc}") from None
+    if checkpoint_shape_problem(kept) is not None:
+        raise Unusable(f"{path} does not hold a signed checkpoint")
+    return dict(kept)
+
+
+def _write(path: Path, data: object) -> None:
+    """Write JSON atomically: a run stopped halfway leaves the old file whole."""
+    fd, draft = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    os.replace(draft, path)
+
+
+def _pinned_key(folder: Path, given: str | None) -> str:
+    """The key the checkpoints must be signed by: given once, then kept in ``DIR``."""
+    path = folder / KEY_FILE
+    try:
+        kept: str | None = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        kept = None
+    except OSError as exc:
+        raise Unusable(f"cannot read {path}: {exc}") from None
+    if kept is not None and not is_hex64(kept):
+        raise Unusable(f"{path} does not hold a public key (64 lower-case hex digits)")
+    if given is not None and kept is not None and given != kept:
+        raise Unusable(
+            f"the key given ({short(given)}) is not the key this state pins ({short(kept)}); "
+            "a witness never changes key silently: use another --state"
+        )
+    key = given or kept
+    if key is None:
+        raise Unusable(
+            "no key pinned yet: give --public-key HEX or --key-file FILE on the first run"
+        )
+    if kept is None:
+        path.write_text(key + "\n", encoding="utf-8")
+    return key
+
+
+def _evidence(folder: Path, kept: Mapping[str, Any], seen: Mapping[str, Any], why: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"evidence-{stamp}.json"
+    _write(path, {"why": why, "kept": kept, "seen": seen})
+    return path
+
+
+def monitor(url: str, state: str, public_key: str | None, *, timeout: float = 10.0) -> Verdict:
+    """Run the witness once; never raises for what the service or the state holds."""
+    folder = Path(state).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        base = _base(url)
+        key = _pinned_key(folder, public_key)
+        kept = _load_state(folder)
+        status, answer = _get(base + CHECKPOINT_PATH, timeout)
+        if status != 200:
+            raise Unusable(f"{base + CHECKPOINT_PATH} answered {status}")
+        try:
+            seen = _checkpoint_of(answer, key, base + CHECKPOINT_PATH)
+        except _BadSignature as bad:
+            return Verdict(
+                EXIT_FAILED,
+                f"BAD SIGNATURE: the checkpoint {_described(bad.doc)} is not signed by the pinned "
+                f"key {key} ({bad.what}); kept: "
+                + (_described(kept["document"]) if kept else "nothing yet"),
+            )
+        return _compare(folder, base, kept, seen, timeout)
+    except Unusable as exc:
+        return Verdict(EXIT_UNUSABLE, f"UNUSABLE: {exc}")
+    except OSError as exc:
+        return Verdict(EXIT_UNUSABLE, f"UNUSABLE: cannot use the state folder {folder}: {exc}")
+
+
+def _compare(
+    folder: Path, base: str, kept: dict[str, Any] | None, seen: dict[str, Any], timeout: float
+) -> Verdict:
+    new = seen["document"]
+    if kept is None:
+        _write(folder / STATE_FILE, seen)
+        return Verdict(EXIT_OK, f"OK: first checkpoint kept: {_described(new)}")
+    old = kept["document"]
+    both = f"kept {_described(old)}, served {_described(new)}"
+    if new["size"] < old["size"]:
+        why = f"SHRUNK: the log is smaller than a checkpoint the service signed: {both}"
+        return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
+    if new["size"] == old["size"]:
+        if new["root"] != old["root"]:
+            why = f"FORK: two signed checkpoints over {new['size']} entries differ: {both}"
+            return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
+        return Verdict(EXIT_OK, f"OK: unchanged, {_described(new)}")
+    query = urllib.parse.urlencode({"old_size": old["size"], "new_size": new["size"]})
+    status, proof = _get(f"{base}{CONSISTENCY_PATH}?{query}", timeout)
+    nodes = proof.get("proof") if isinstance(proof, dict) else None
+    if status == 404:
+        why = (
+            f"FORK: the service no longer proves the checkpoint it signed over {old['size']} "
+            f"entries: {both}"
+        )
+        return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
+    if status != 200 or not isinstance(nodes, list) or not all(is_hex64(n) for n in nodes):
+        raise Unusable(
+            f"the consistency proof from {old['size']} to {new['size']} answered {status}"
+        )
+    if not merkle.verify_consistency(
+        old["size"],
+        new["size"],
+        bytes.fromhex(old["root"]),
+        bytes.fromhex(new["root"]),
+        [bytes.fromhex(n) for n in nodes],
+    ):
+        why = f"FORK: the served checkpoint does not extend the kept one: {both}"
+        return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
+    _write(folder / STATE_FILE, seen)
+    return Verdict(EXIT_OK, f"OK: consistent, {both}; kept the new one")

@@ -1,0 +1,264 @@
+"""The ``player`` check: every decision and move is the player's own (docs/fairness.md,
+"Decisions the player signs").
+
+A player may register Ed25519 keys; each registration is an audit entry
+``player_key.registered`` that the bundle carries (``player_keys``), and a newer registration
+retires the key before it. From a registration on, the service takes no decision or move that
+the player did not sign, so a receipt fails this check when
+
+* one of its signed actions is not a valid signature, by a key the log registered for this
+  player before the round settled, of the action document for the receipt's own round, seed
+  pair, nonce, position and choice (a rewritten choice, a key hidden from the log);
+* its settling action (the last: the decision or move the round settled on) is unsigned while
+  one of the player's keys was registered before the round settled, or is signed by a key the
+  player had already replaced;
+* an unsigned action follows a signed one (keys are replaced, never removed).
+
+The registrations themselves are checked to be whole audit entries whose hash is what the
+entry holds, of this player, in the order of the log, and (once a checkpoint covers them) to be
+in the log: an inclusion proof of the entry into a checkpoint signed by the trusted key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from typing import Final
+
+from ..core.anchors import proof_problem
+from ..core.audit_chain import checkpoint_shape_problem
+from ..core.audit_chain import entry_hash
+from ..core.audit_chain import entry_shape_problem
+from ..core.fairness import PLAYER_KEY_REGISTERED
+from ..core.fairness import action_document
+from ..core.fairness import canonical_json
+from ..core.fairness import is_hex64
+from ..core.fairness import parse_time
+from ..core.fairness import signature_checker
+from ..core.fairness import time_or_none
+from ..core.fairness import verify_signature
+from .report import FAIL
+from .report import PENDING
+from .report import Finding
+from .report import Row
+
+CHECK: Final = "player"
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerKey:
+    """One of the player's keys as the log registered it."""
+
+    key_id: int
+    public_key_hex: str
+    registered_at: datetime
+    seq: int
+    retired_at: datetime | None  # when the next registration replaced it
+
+
+def _bundle_finding(message: str, status: str = FAIL) -> Finding:
+    return Finding("bundle", CHECK, status, message)
+
+
+def registered_keys(
+    registrations: object, user_id: object, trusted_key: str
+) -> tuple[dict[int, PlayerKey], list[Finding]]:
+    """Return the player's keys from the bundle's ``player_keys`` (by key id) and what is wrong
+    with the registrations. A registration that is not a whole, self-consistent audit entry of
+    this player, or whose inclusion proof fails, registers nothing; one that no signed
+    checkpoint covers yet counts, and is said to be pending."""
+    if registrations is None:
+        return {}, []
+    if not isinstance(registrations, list):
+        return {}, [_bundle_finding("player_keys is not a list of key registrations")]
+    findings: list[Finding] = []
+    accepted: list[tuple[int, str, datetime, int]] = []
+    for position, item in enumerate(registrations, start=1):
+        entry = item.get("entry") if isinstance(item, dict) else None
+        problem = _registration_problem(entry, user_id)
+        if problem is None:
+            assert isinstance(item, dict)
+            problem = _anchor_problem(item, trusted_key)
+        if problem is not None:
+            findings.append(_bundle_finding(f"key registration #{position} {problem}"))
+            continue
+        assert isinstance(item, dict) and isinstance(entry, dict)
+        if "anchor" not in item:
+            findings.append(
+                _bundle_finding(
+                    f"key registration #{position} (entry {entry['seq']}) is not in a signed "
+                    "checkpoint yet: ask for the bundle again later to prove it is in the log",
+                    PENDING,
+                )
+            )
+        data = entry["data"]
+        accepted.append(
+            (data["key_id"], data["public_key_hex"], parse_time(entry["time"]), entry["seq"])
+        )
+    accepted.sort(key=lambda registration: registration[3])
+    keys: dict[int, PlayerKey] = {}
+    for (key_id, public_hex, at, seq), successor in zip(
+        accepted, [*accepted[1:], None][: len(accepted)], strict=True
+    ):
+        if key_id in keys:
+            findings.append(_bundle_finding(f"key {key_id} is registered twice"))
+            continue
+        keys[key_id] = PlayerKey(key_id, public_hex, at, seq, successor[2] if successor else None)
+    return keys, findings
+
+
+def _registration_problem(entry: object, user_id: object) -> str | None:
+    shape = entry_shape_problem(entry)
+    if shape is not None:
+        return f"is not an audit entry: it {shape}"
+    assert isinstance(entry, dict)
+    if entry_hash(entry["prev_hash"], entry) != entry["hash"]:
+        return f"(entry {entry['seq']}) does not hash to the hash it shows: it was altered"
+    data = entry["data"]
+    if entry["action"] != PLAYER_KEY_REGISTERED:
+        return f"(entry {entry['seq']}) is a {entry['action']!r} entry, not a key registration"
+    if type(data.get("user_id")) is not int or data.get("user_id") != user_id:
+        return f"(entry {entry['seq']}) registers a key of user {data.get('user_id')!r}"
+    if type(data.get("key_id")) is not int or not is_hex64(data.get("public_key_hex")):
+        return f"(entry {entry['seq']}) names no key_id and public_key_hex"
+    return None
+
+
+def _anchor_problem(item: Mapping[str, Any], trusted_key: str) -> str | None:
+    """Say why a registration's anchor does not prove its entry into a checkpoint signed by
+    the trusted key, or ``None`` (also when it has no anchor yet)."""
+    if "anchor" not in item:
+        return None
+    anchor, checkpoint = item["anchor"], item.get("checkpoint")
+    shape = checkpoint_shape_problem(checkpoint)
+    if shape is not None or not isinstance(anchor, dict) or not isinstance(checkpoint, dict):
+        return f"has no usable checkpoint: it {shape or 'has no anchor object'}"
+    doc = checkpoint["document"]
+    if not verify_signature(trusted_key, doc, checkpoint["signature"]):
+        return "proves into a checkpoint that the trusted key did not sign"
+    if anchor.get("checkpoint_size") != doc.get("size"):
+        return "names another checkpoint than the one it carries"
+    problem = proof_problem({**anchor, "entry": item["entry"]}, doc)
+    return None if problem is None else f"is not shown to be in the log: {problem}"
+
+
+def check_signed_actions(
+    row: Row, doc: Mapping[str, Any], keys: Mapping[int, PlayerKey]
+) -> list[Finding]:
+    """Return the ``player`` findings of one receipt (empty if it passes)."""
+    actions = doc.get("actions")
+    if not isinstance(actions, list) or not actions:
+        return []
+    signed = doc.get("signed_actions", [None] * len(actions))
+    settled_at = time_or_none(doc.get("settled_at"))
+    if not isinstance(signed, list) or len(signed) != len(actions):
+        return [_finding(row, "signed_actions is not a list with one entry for each action")]
+    findings: list[str] = []
+    for index, (choice, entry) in enumerate(zip(actions, signed, strict=True)):
+        if entry is not None:
+            findings += _signed_problems(doc, index, choice, entry, keys, settled_at)
+        elif index and signed[index - 1] is not None:
+            findings.append(
+                f"action {index} ({_text(choice)}) is unsigned, but action {index - 1} is signed: "
+                "a registered key is replaced, never removed"
+            )
+    last = len(actions) - 1
+    in_use = _key_in_use(keys, settled_at)
+    if signed[last] is None and in_use is not None:
+        findings.append(
+            f"the {_what(doc)} {_text(actions[last])} is unsigned, but the player's key "
+            f"{in_use.key_id} was registered (log entry {in_use.seq}, "
+            f"{in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}) before the round settled: "
+            "the service takes no unsigned decision then, so the player did not make this one"
+        )
+    elif isinstance(signed[last], dict) and in_use is not None:
+        key_id = signed[last].get("key_id")
+        if key_id in keys and key_id != in_use.key_id:
+            findings.append(
+                f"the {_what(doc)} is signed by key {key_id}, which the player had replaced by "
+                f"key {in_use.key_id} before the round settled"
+            )
+    return [_finding(row, message) for message in findings]
+
+
+def _signed_problems(
+    doc: Mapping[str, Any],
+    index: int,
+    choice: object,
+    entry: object,
+    keys: Mapping[int, PlayerKey],
+    settled_at: datetime | None,
+) -> list[str]:
+    where = f"action {index}"
+    if not isinstance(entry, dict) or not isinstance(entry.get("document"), dict):
+        return [f"{where}: the signed action is not {{document, signature, key_id}}"]
+    signed_doc, signature, key_id = entry["document"], entry.get("signature"), entry.get("key_id")
+    problems = []
+    expected = action_document(
+        game=doc.get("game"),  # type: ignore[arg-type]  # compared as JSON, whatever it is
+        round_id=doc.get("round_id"),  # type: ignore[arg-type]
+        seed_pair_id=doc.get("seed_pair_id"),  # type: ignore[arg-type]
+        nonce=doc.get("nonce"),  # type: ignore[arg-type]
+        index=index,
+        choice=choice,
+    )
+    if canonical_json(signed_doc) != canonical_json(expected):
+        for name in sorted(set(expected) | set(signed_doc)):
+            mine, theirs = signed_doc.get(name), expected.get(name)
+            if canonical_json(mine) != canonical_json(theirs):
+                label = "the receipt's choice" if name == "choice" else f"the receipt's {name}"
+                problems.append(
+                    f"{where}: the player signed {name} {_text(mine)}, but {label} is "
+                    f"{_text(theirs)}"
+                )
+    key = keys.get(key_id) if type(key_id) is int else None
+    if key is None:
+        problems.append(
+            f"{where} is signed by key {_text(key_id)}, which no registration of this player "
+            "in the log names (a registration hidden from the bundle or removed from the log?)"
+        )
+    elif not isinstance(signature, str) or not signature_checker(key.public_key_hex)(
+        signed_doc, signature
+    ):
+        problems.append(f"{where}: the signature is not valid for the player's key {key_id}")
+    elif settled_at is not None and key.registered_at >= settled_at:
+        problems.append(f"{where} is signed by key {key_id}, registered after the round settled")
+    return problems
+
+
+def _key_in_use(keys: Mapping[int, PlayerKey], moment: datetime | None) -> PlayerKey | None:
+    """Return the player's key in use at ``moment`` (the newest registered before it)."""
+    if moment is None:
+        return None
+    before = [key for key in keys.values() if key.registered_at < moment]
+    return max(before, key=lambda key: key.seq) if before else None
+
+
+def _what(doc: Mapping[str, Any]) -> str:
+    return "decision" if doc.get("game") == "casino_war" else "last move"
+
+
+def _text(value: object) -> str:
+    try:
+        return canonical_json(value).decode()
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _finding(row: Row, message: str) -> Finding:
+    return Finding("round", CHECK, FAIL, message, row.index, row.round_id, row.nonce)
+
+
+def with_player_findings(
+    rows: Sequence[Row],
+    documents: Sequence[Mapping[str, Any] | None],
+    keys: Mapping[int, PlayerKey],
+) -> list[Row]:
+    """Return ``rows`` with the ``player`` findings of their receipts (``documents``, by row)."""
+    return [
+        row if doc is None else row.with_findings(check_signed_actions(row, doc, keys))
+        for row, doc in zip(rows, documents, strict=True)
+    ]

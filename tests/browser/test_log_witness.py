@@ -1,0 +1,89 @@
+"""The browser as a witness of the casino's public log, in Chromium: it keeps the signed
+checkpoints the pages carry, checks each extends the one before, and says loudly, naming both
+sizes and roots, when the casino signs a forked history."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import sign_up
+from sqlalchemy import select
+
+from sota_casino.models import AuditEntry
+from sota_casino.models import User
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from log_support import fork_log  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+WITNESS = "[data-testid=log-witness]"
+
+
+def play_a_round(tab: Any) -> int:
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_selector("[data-testid=result], #surrender")
+    if tab.locator("#surrender").count() and tab.locator("#surrender").is_visible():
+        tab.click("#surrender")
+        tab.wait_for_selector("[data-testid=result]")
+    rounds = tab.evaluate("async () => (await (await fetch('/api/v1/rounds?limit=1')).json())")
+    return int(rounds["rounds"][0]["id"])
+
+
+def proof_of(tab: Any, round_id: int) -> dict[str, Any]:
+    answer = tab.evaluate(
+        "async id => { const r = await fetch(`/api/v1/rounds/${id}/proof`);"
+        " return { status: r.status, body: await r.json() }; }",
+        round_id,
+    )
+    assert answer["status"] == 200, answer
+    return dict(answer["body"])
+
+
+def test_the_page_checks_the_log_up_to_a_size_and_names_a_fork(tab: Any, live_server: Any) -> None:
+    username = sign_up(tab, "witness")
+    first = proof_of(tab, play_a_round(tab))["checkpoint"]["document"]
+    tab.goto("/fairness")
+    witness = tab.locator(WITNESS)
+    witness.filter(has_text="checked the casino's public log up to").wait_for()
+    assert int(witness.get_attribute("data-log-size") or 0) >= first["size"]
+
+    # A later round: its page carries a larger checkpoint, checked with a consistency proof.
+    later = proof_of(tab, play_a_round(tab))["checkpoint"]["document"]
+    assert later["size"] > first["size"]
+    tab.goto("/fairness")
+    witness.filter(has_text=f"up to {later['size']} entries").wait_for()
+    kept = tab.evaluate("window.SotaLog.kept()")["document"]
+    assert kept == later
+
+    # The operator, with the key and the database, rewrites this player's registration and
+    # signs the rewritten log over the same size: the next page the browser sees carries it.
+    session = live_server.app.extensions["sota_casino.sessionmaker"]()
+    with session.begin():
+        user_id = session.scalar(select(User.id).where(User.username == username))
+        seq = session.scalar(
+            select(AuditEntry.seq).where(
+                AuditEntry.action == "user.registered", AuditEntry.subject == f"user:{user_id}"
+            )
+        )
+    forked = fork_log(session, seq, kept["size"])["document"]
+    session.close()
+    assert forked["root"] != kept["root"]
+    tab.goto("/fairness")
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    text = alarm.inner_text()
+    assert "THE CASINO SHOWED THIS BROWSER TWO HISTORIES" in text
+    assert (
+        f"FORK: two signed checkpoints over {kept['size']} entries differ: "
+        f"kept size {kept['size']} root {kept['root']}, "
+        f"served size {forked['size']} root {forked['root']}"
+    ) in text
+    # It stays: every page after says so until the player clears this browser's storage.
+    tab.goto("/casino-war")
+    tab.goto("/fairness")
+    assert "TWO HISTORIES" in tab.locator(WITNESS).inner_text()

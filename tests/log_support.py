@@ -1,0 +1,102 @@
+"""Test helpers that write the audit log directly, as the service would have written it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import delete
+from sqlalchemy import select
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from sota_casino.core import anchors
+from sota_casino.core import audit_chain
+from sota_casino.core import fairness
+from sota_casino.models import AuditCheckpoint
+from sota_casino.models import AuditEntry
+from sota_casino.models import AuditHead
+from sota_casino.models import AuditTreeNode
+from sota_casino.models import SeedPair
+from sota_casino.services import audit
+
+
+def relog_commitment(session: Session, pair: SeedPair) -> None:
+    """Make the log say ``pair`` was created with its present commitment (inside the caller's
+    transaction): for tests that plant a known server seed before play, so the pair's anchor
+    still holds. The entries after it are linked again; checkpoints over them are dropped."""
+    entry = session.scalars(
+        select(AuditEntry)
+        .where(
+            AuditEntry.action == anchors.COMMITMENT_ACTION,
+            AuditEntry.subject == anchors.pair_subject(pair.id),
+        )
+        .order_by(AuditEntry.seq)
+    ).first()
+    assert entry is not None, "the pair's creation is not in the log"
+    data = json.loads(entry.data) | {"commitment": pair.commitment}
+    with entries_writable(session):
+        _rewrite_from(session, entry, data)
+
+
+@contextmanager
+def entries_writable(session: Session) -> Iterator[None]:
+    """Lift the log's append-only guard for this transaction only (DDL is transactional on
+    both databases): the triggers are made again, as the migration makes them, before it ends."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    if postgres:
+        session.execute(text("DROP TRIGGER audit_entries_append_only ON audit_entries"))
+    else:
+        for event in ("update", "delete"):
+            session.execute(text(f"DROP TRIGGER audit_entries_no_{event}"))
+    yield
+    session.flush()
+    if postgres:
+        session.execute(
+            text(
+                "CREATE TRIGGER audit_entries_append_only BEFORE UPDATE OR DELETE ON "
+                "audit_entries FOR EACH ROW EXECUTE FUNCTION refuse_change()"
+            )
+        )
+    else:
+        for event in ("UPDATE", "DELETE"):
+            session.execute(
+                text(
+                    f"CREATE TRIGGER audit_entries_no_{event.lower()} BEFORE {event} ON "
+                    f"audit_entries BEGIN SELECT RAISE(ABORT, 'audit_entries is append-only: "
+                    f"{event} refused'); END"
+                )
+            )
+
+
+def _rewrite_from(session: Session, entry: AuditEntry, data: dict[str, object]) -> None:
+    entry.data = fairness.canonical_json(data).decode()
+    session.execute(delete(AuditCheckpoint).where(AuditCheckpoint.size >= entry.seq))
+    session.execute(delete(AuditTreeNode))  # rebuilt from the entries on the next extension
+    previous = entry.prev_hash
+    for row in session.scalars(
+        select(AuditEntry).where(AuditEntry.seq >= entry.seq).order_by(AuditEntry.seq)
+    ):
+        row.prev_hash = previous
+        row.hash = previous = audit_chain.entry_hash(previous, audit.entry_dict(row))
+    head = session.get(AuditHead, 1)
+    assert head is not None
+    head.hash = previous
+    session.flush()
+
+
+def fork_log(session: Session, seq: int, size: int) -> dict[str, object]:
+    """As an operator with the key and the database: change entry ``seq`` (its actor), link the
+    entries after it again, drop the checkpoints and the stored tree, and sign a checkpoint over
+    the first ``size`` entries of the rewritten log, which contradicts any kept before. Runs its
+    own transaction; returns the new signed checkpoint."""
+    with session.begin():
+        entry = session.get(AuditEntry, seq)
+        assert entry is not None
+        data = json.loads(entry.data)
+        with entries_writable(session):
+            entry.actor = "user:0"
+            _rewrite_from(session, entry, data)
+        session.execute(delete(AuditCheckpoint))
+        return audit._sign_checkpoint(session, size)  # the operator's own tool, not an API

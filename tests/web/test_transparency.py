@@ -1,0 +1,412 @@
+"""The public transparency log end to end: checkpoints and proofs for anyone, anchors for the
+owner, and what they catch: a re-committed pair, a rewritten round, a forked log (the monitor),
+whatever the operator does with the key and the database."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from log_support import fork_log
+from sqlalchemy import select
+from sqlalchemy import text
+from web_support import bearer
+from werkzeug.serving import make_server
+
+from sota_casino.core import anchors
+from sota_casino.core import audit_chain
+from sota_casino.core import fairness
+from sota_casino.core import merkle
+from sota_casino.models import AuditCheckpoint
+from sota_casino.models import Round
+from sota_casino.models import SeedPair
+from sota_casino.verify import PENDING
+from sota_casino.verify import main as verify_main
+from sota_casino.verify import verify_bundle
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+import forgeries  # noqa: E402  (the cheating casino's forgeries, shared with the page's tests)
+
+API = "/api/v1"
+
+
+@pytest.fixture
+def app(make_app: Callable[..., Flask]) -> Flask:
+    return make_app(CHECKPOINT_MIN_SECONDS=0)
+
+
+def _play(client: FlaskClient, auth: dict[str, str], rounds: int = 4) -> list[dict[str, Any]]:
+    """Play Casino War rounds (going to war at every tie) and a Sota game."""
+    played = []
+    for _ in range(rounds):
+        answer = client.post(f"{API}/casino-war/rounds", json={"bet": 100}, headers=auth)
+        result = answer.get_json()
+        if result["status"] == "awaiting_decision":
+            url = f"{API}/casino-war/rounds/{result['id']}/decision"
+            result = client.post(url, json={"choice": "war"}, headers=auth).get_json()
+        played.append(result)
+    played.append(client.post(f"{API}/sota/games", json={"stake": 2}, headers=auth).get_json())
+    return played
+
+
+def _session(app: Flask) -> Any:
+    return app.extensions["sota_casino.sessionmaker"]()
+
+
+def _context(app: Flask) -> Any:
+    return _session(app).info["context"]
+
+
+def _key(app: Flask) -> str:
+    return str(_context(app).public_key_hex)
+
+
+def _walk(value: object) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _walk(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk(item)
+
+
+# --- the endpoints ------------------------------------------------------------------------------
+
+
+def test_a_players_round_proof_anchors_its_entries_in_a_public_signed_checkpoint(
+    client: FlaskClient, app: Flask, auth: dict[str, str]
+) -> None:
+    plain = client.get(f"{API}/transparency/checkpoint")
+    assert plain.status_code == 404 and plain.get_json()["error"]["code"] == "not_found"
+    round_ = _play(client, auth)[0]
+    proof = client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    assert proof.status_code == 200, proof.get_json()
+    body = proof.get_json()
+    checkpoint = body["checkpoint"]["document"]
+    assert fairness.verify_signature(_key(app), checkpoint, body["checkpoint"]["signature"])
+    kinds = [a["of"]["kind"] for a in body["anchors"]]
+    assert kinds[:2] == ["commitment", "settlement"] and set(kinds) <= {
+        "commitment",
+        "settlement",
+        "decision",
+    }
+    for anchor in body["anchors"]:
+        assert anchors.proof_problem(anchor, checkpoint) is None
+    commitment, settlement = body["anchors"][0], body["anchors"][1]
+    assert commitment["leaf_index"] < settlement["leaf_index"]
+    assert settlement["entry"]["data"]["receipt"] == anchors.receipt_hash(
+        client.get(f"{API}/rounds/{round_['id']}/receipt", headers=auth).get_json()["document"]
+    )
+
+    # Anyone, without logging in, sees the same checkpoint: hashes, never an entry.
+    public = client.get(f"{API}/transparency/checkpoint").get_json()
+    assert public["checkpoint"]["document"] == checkpoint
+    assert (public["size"], public["root"]) == (checkpoint["size"], checkpoint["root"])
+    assert audit_chain.open_checkpoint_note(public["note"], _key(app), public["origin"])[1:] == (
+        checkpoint["size"],
+        checkpoint["root"],
+    )
+    assert not {"entry", "entries", "data", "actor"} & set(_walk(public))
+    by_size = client.get(f"{API}/transparency/checkpoints/{checkpoint['size']}").get_json()
+    assert by_size["checkpoint"] == public["checkpoint"]
+    missing = client.get(f"{API}/transparency/checkpoints/{checkpoint['size'] + 1}")
+    assert missing.status_code == 404
+
+    # Another player cannot tell the round exists.
+    other = client.get(f"{API}/rounds/{round_['id']}/proof", headers=bearer(client, "eve"))
+    assert other.status_code == 404
+
+    # A later checkpoint extends this one, and the public consistency proof shows it.
+    _play(client, auth, 1)
+    later = client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth).get_json()
+    new = later["checkpoint"]["document"]
+    assert new["size"] > checkpoint["size"]
+    query = f"old_size={checkpoint['size']}&new_size={new['size']}"
+    proved = client.get(f"{API}/transparency/consistency?{query}").get_json()
+    assert merkle.verify_consistency(
+        checkpoint["size"],
+        new["size"],
+        bytes.fromhex(checkpoint["root"]),
+        bytes.fromhex(new["root"]),
+        [bytes.fromhex(h) for h in proved["proof"]],
+    )
+    unsigned = client.get(f"{API}/transparency/consistency?old_size=1&new_size={new['size']}")
+    assert unsigned.status_code == 404  # only between sizes the service signed
+
+
+def test_an_entry_not_yet_in_a_checkpoint_is_a_retryable_409_and_a_pending_anchor(
+    make_app: Callable[..., Flask],
+) -> None:
+    app = make_app(CHECKPOINT_MIN_SECONDS=3600)
+    client = app.test_client()
+    auth = bearer(client, "bob")
+    first = _play(client, auth, 1)[0]
+    assert client.get(f"{API}/rounds/{first['id']}/proof", headers=auth).status_code == 200
+    late = _play(client, auth, 1)[0]
+    refused = client.get(f"{API}/rounds/{late['id']}/proof", headers=auth)
+    assert refused.status_code == 409
+    assert refused.get_json()["error"]["code"] == "not_yet_anchored"
+    assert 3500 < int(refused.headers["Retry-After"]) <= 3600
+    assert "not in a signed checkpoint yet" in refused.get_json()["error"]["message"]
+
+    bundle = client.get(
+        f"{API}/fairness/seed-pairs/{late['seed_pair_id']}/bundle", headers=auth
+    ).get_json()
+    pending_rounds = {p["of"].get("round_id") for p in bundle["pending_anchors"]}
+    assert late["id"] in pending_rounds and first["id"] not in pending_rounds
+    report = verify_bundle(bundle, _key(app))
+    assert report.ok, [f.text() for f in report.failures]
+    (row,) = [row for row in report.rounds if row.round_id == late["id"]]
+    assert row.statuses["log"] == PENDING
+
+
+def test_outsiders_cannot_make_the_service_sign(
+    make_app: Callable[..., Flask],
+) -> None:
+    app = make_app(CHECKPOINT_MIN_SECONDS=3600)
+    client = app.test_client()
+    auth = bearer(client, "bob")
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+
+    def signed() -> int:
+        with _session(app) as session:
+            return len(session.scalars(select(AuditCheckpoint.id)).all())
+
+    before = signed()
+    _play(client, auth, 1)
+    for _ in range(20):
+        client.get(f"{API}/transparency/checkpoint")
+        client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+        client.get(f"{API}/fairness/seed-pairs/{round_['seed_pair_id']}/bundle", headers=auth)
+    assert signed() == before == 1
+
+
+# --- what the anchors catch ---------------------------------------------------------------------
+
+
+def _revealed_bundle(client: FlaskClient, auth: dict[str, str], seed_pair_id: int) -> Any:
+    client.post(f"{API}/fairness/rotate", json={}, headers=auth)
+    answer = client.get(f"{API}/fairness/seed-pairs/{seed_pair_id}/bundle", headers=auth)
+    assert answer.status_code == 200
+    return answer.get_json()
+
+
+def _store_forgery(app: Flask, forged: dict[str, Any]) -> None:
+    """As an operator with the key and the database: put a forged pair and its receipts in
+    place of the real ones, settled-round guard and all (the log is left as it was)."""
+    with _session(app) as session, session.begin():
+        for event in ("update", "delete"):
+            session.execute(text(f"DROP TRIGGER rounds_settled_no_{event}"))
+        doc = forged["commitment"]["document"]
+        pair = session.get(SeedPair, doc["seed_pair_id"])
+        pair.commitment = doc["commitment"]
+        pair.commitment_document = doc
+        pair.commitment_signature = forged["commitment"]["signature"]
+        pair.server_seed = forged["reveal"]["document"]["server_seed"]
+        pair.reveal_document = forged["reveal"]["document"]
+        pair.reveal_signature = forged["reveal"]["signature"]
+        for signed in forged["rounds"]:
+            row = session.get(Round, signed["document"]["round_id"])
+            row.receipt = signed["document"]
+            row.receipt_signature = signed["signature"]
+
+
+def _verify_cli(tmp_path: Path, bundle: Any, key: str) -> tuple[int, str]:
+    import io
+
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    out = io.StringIO()
+    code = verify_main([str(path), "--public-key", key], out, io.StringIO())
+    return code, out.getvalue()
+
+
+def test_a_pair_recommitted_after_its_rounds_contradicts_the_signed_checkpoint(
+    client: FlaskClient, app: Flask, auth: dict[str, str], tmp_path: Path
+) -> None:
+    seed_pair_id = _play(client, auth)[0]["seed_pair_id"]
+    honest = _revealed_bundle(client, auth, seed_pair_id)
+    assert verify_bundle(honest, _key(app)).ok
+    key = _context(app).signing_key
+    _store_forgery(app, forgeries.recommitted(honest, key))
+
+    served = client.get(f"{API}/fairness/seed-pairs/{seed_pair_id}/bundle", headers=auth)
+    bundle = served.get_json()
+    report = verify_bundle(bundle, _key(app))
+    failed = {(f.where, f.check) for f in report.failures}
+    assert failed and {check for _, check in failed} == {"log"}, failed  # all else is consistent
+    assert ("commitment", "log") in failed
+    code, out = _verify_cli(tmp_path, bundle, _key(app))
+    assert code == 1
+    size = bundle["checkpoints"][0]["document"]["size"]
+    (line,) = [line for line in out.splitlines() if "commitment document: log:" in line]
+    logged = honest["commitment"]["document"]["commitment"]
+    assert f"the log recorded commitment {logged[:16]}… for this pair" in line
+    assert f"in the checkpoint over {size} entries" in line and _key(app)[:16] in line
+
+
+def test_a_round_rewritten_after_it_settled_contradicts_the_signed_checkpoint(
+    make_app: Callable[..., Flask], tmp_path: Path
+) -> None:
+    from web_support import plant_server_seed
+
+    app = make_app(CHECKPOINT_MIN_SECONDS=0)
+    client = app.test_client()
+    auth = bearer(client, "bob")
+    plant_server_seed(app, "bob", {0: True, 1: False})
+    seed_pair_id = _play(client, auth, 2)[0]["seed_pair_id"]
+    honest = _revealed_bundle(client, auth, seed_pair_id)
+    key = _context(app).signing_key
+    forged, round_id = forgeries.war_into_surrender(honest, key)
+    _store_forgery(app, forged)
+
+    bundle = client.get(f"{API}/fairness/seed-pairs/{seed_pair_id}/bundle", headers=auth).get_json()
+    report = verify_bundle(bundle, _key(app))
+    failures = report.failures
+    assert failures and all(f.check == "log" and f.round_id == round_id for f in failures)
+    messages = " ".join(f.message for f in failures)
+    assert "the receipt was rewritten" in messages
+    assert "the log recorded the player's actions ['war'], the receipt lists ['surrender']" in (
+        messages
+    )
+    assert f"signed by {_key(app)[:16]}…" in messages
+
+
+# --- the monitor --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def served(app: Flask) -> Iterator[str]:
+    """The app on a real port (the monitor speaks HTTP), threaded, stopped after the test."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def _monitor(url: str, state: Path, *extra: str) -> tuple[int, str]:
+    import io
+
+    out = io.StringIO()
+    code = verify_main(["monitor", url, "--state", str(state), *extra], out, io.StringIO())
+    return code, out.getvalue().strip()
+
+
+def test_the_monitor_keeps_consistent_checkpoints_and_names_a_fork(
+    client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "witness"
+    key = _key(app)
+    round_ = _play(client, auth, 2)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    code, line = _monitor(served, state, "--public-key", key)
+    assert code == 0 and line.startswith("OK: first checkpoint kept"), line
+    kept = json.loads((state / "checkpoint.json").read_text())["document"]
+    assert _monitor(served, state) == (0, f"OK: unchanged, size {kept['size']} root {kept['root']}")
+
+    _play(client, auth, 1)
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    code, line = _monitor(served, state)
+    assert code == 0 and line.startswith("OK: consistent"), line
+    kept = json.loads((state / "checkpoint.json").read_text())["document"]
+
+    fork_log(_session(app), 3, kept["size"])  # one entry changed, signed over the same size
+    forked = client.get(f"{API}/transparency/checkpoint").get_json()
+    code, line = _monitor(served, state)
+    assert code == 1, line
+    assert line.startswith(f"FORK: two signed checkpoints over {kept['size']} entries differ")
+    assert f"kept size {kept['size']} root {kept['root']}" in line
+    assert f"served size {forked['size']} root {forked['root']}" in line
+    evidence = json.loads(next(state.glob("evidence-*.json")).read_text())
+    assert evidence["kept"]["document"] == kept
+    assert evidence["seen"]["document"] == forked["checkpoint"]["document"]
+    assert json.loads((state / "checkpoint.json").read_text())["document"] == kept  # not moved
+
+    # Grown past the fork: the proof the service gives leads from its forked tree, not the kept.
+    _play(client, auth, 1)
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    code, line = _monitor(served, state)
+    assert code == 1, line
+    assert line.startswith("FORK: the served checkpoint does not extend the kept one"), line
+    assert f"kept size {kept['size']} root {kept['root']}" in line
+
+
+class _Canned(BaseHTTPRequestHandler):
+    """Answers every GET with the class's ``status`` and ``body``."""
+
+    status = 200
+    body = b"<html>not a casino</html>"
+
+    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+        self.send_response(self.status)
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def canned() -> Iterator[tuple[str, type[_Canned]]]:
+    handler = type("Handler", (_Canned,), {})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}", handler
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def test_the_monitor_says_unusable_for_garbage_and_fails_a_bad_signature_or_a_shrink(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    url, handler = canned
+    signer = fairness.new_signing_key()
+    key = fairness.public_key_hex(signer)
+    state = tmp_path / "w"
+    assert _monitor(url, state)[0] == 2  # no key pinned yet
+    code, line = _monitor(url, state, "--public-key", key)
+    assert code == 2 and line.startswith("UNUSABLE:") and "not JSON" in line
+    handler.body = b'{"checkpoint": {"document": {"type": "checkpoint"}, "signature": "00"}}'
+    code, line = _monitor(url, state)
+    assert code == 2 and "did not answer a signed checkpoint" in line, line
+    handler.status, handler.body = 503, b'{"error": {"code": "unavailable", "message": "x"}}'
+    assert _monitor(url, state)[0] == 2
+    assert _monitor("ftp://example.invalid", state)[0] == 2
+    assert _monitor("http://127.0.0.1:9", state)[0] == 2  # nothing listens on the discard port
+    other = fairness.public_key_hex(fairness.new_signing_key())
+    code, line = _monitor(url, state, "--public-key", other)
+    assert code == 2 and "not the key this state pins" in line
+
+    def serve(size: int, root: str, by: Any = signer) -> None:
+        doc = audit_chain.checkpoint_document(size, root, "2026-01-01T00:00:00.000000Z")
+        signed = {"document": doc, "signature": fairness.sign(by, doc), "public_key_hex": key}
+        handler.status, handler.body = 200, json.dumps({"checkpoint": signed}).encode()
+
+    serve(5, "ab" * 32, by=fairness.new_signing_key())
+    code, line = _monitor(url, state)
+    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5 root " + "ab" * 32)
+    serve(5, "ab" * 32)
+    assert _monitor(url, state)[0] == 0
+    serve(4, "cd" * 32)
+    code, line = _monitor(url, state)
+    assert code == 1 and line.startswith("SHRUNK:"), line
+    assert f"kept size 5 root {'ab' * 32}, served size 4 root {'cd' * 32}" in line
+    (state / "checkpoint.json").write_text("{not json")
+    assert _monitor(url, state)[0] == 2
