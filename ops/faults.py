@@ -7,11 +7,17 @@ Modes:
   the same port and the load goes on;
 - ``pg-restart``: restart PostgreSQL under load (``--how restart`` runs ``pg_ctlcluster``;
   ``--how terminate`` ends the app's connections only, as CI does);
-- ``full``: the SQLite database's file system fills up, then gets room again.
+- ``full``: the SQLite database's file system fills up, then gets room again (a tmpfs of
+  its own, so it needs root).
+
+No ``read-only`` mode: Linux refuses to remount a file system read-only while a file on it is
+open for writing (``mount: … mount point is busy``, EBUSY), and a running service always holds
+its SQLite database so.
 
 Players bet through the API with an ``Idempotency-Key`` each. Afterwards: every acknowledged
 (201) round is in the database, every open round is decided through the API, ``ledger check``
-and ``audit verify`` pass, and no answer was a 500. Prints the figures as JSON.
+and ``audit verify`` pass, no answer was a 500, and every 503 was ``unavailable`` with a
+``Retry-After``. Prints the figures as JSON.
 """
 
 from __future__ import annotations
@@ -71,15 +77,18 @@ class Load:
                 "Content-Type": "application/json",
                 "Idempotency-Key": secrets.token_hex(16),
             }
+            answer: dict[str, str] = {}
             try:
                 status, body = request(
-                    self.port, "POST", "/api/v1/casino-war/rounds", {"bet": BET}, headers
+                    self.port, "POST", "/api/v1/casino-war/rounds", {"bet": BET}, headers, answer
                 )
             except OSError:
                 self._count("connection error")
                 time.sleep(0.05)
                 continue
-            self._count(str(status))
+            self._count(
+                str(status) if status != 503 or clean_outage(body, answer) else "503 unclean"
+            )
             if status == 201:
                 with self.lock:
                     self.acknowledged.add(int(body["id"]))
@@ -91,9 +100,21 @@ class Load:
             self.statuses[outcome] += 1
 
 
+def clean_outage(body: Any, headers: dict[str, str]) -> bool:
+    """A 503 as the API documents it: ``unavailable``, with a ``Retry-After``."""
+    code = body.get("error", {}).get("code") if isinstance(body, dict) else None
+    return code == "unavailable" and headers.get("retry-after", "").isdigit()
+
+
 def request(
-    port: int, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    port: int,
+    method: str,
+    path: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    answer: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
+    """Send one request; its answer's headers go into ``answer`` (lower-case names)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         connection.request(
@@ -101,6 +122,8 @@ def request(
         )
         response = connection.getresponse()
         raw = response.read()
+        if answer is not None:
+            answer.update((name.lower(), value) for name, value in response.getheaders())
         try:
             return response.status, json.loads(raw)
         except ValueError:
@@ -296,20 +319,17 @@ def pg_restart(how: str) -> Callable[[Run, servers.Server, Load], servers.Server
     return fault
 
 
-def disk_full(mount: Path) -> Callable[[Run, servers.Server, Load], servers.Server]:
-    """Fill the file system holding the database, then make room again."""
+def disk_fault(
+    breaking: Callable[[], object], mending: Callable[[], object]
+) -> Callable[[Run, servers.Server, Load], servers.Server]:
+    """Break the file system holding the database for a third of the run, then mend it."""
 
     def fault(run: Run, server: servers.Server, load: Load) -> servers.Server:
-        filler = mount / "filler"
-        subprocess.run(
-            ["dd", "if=/dev/zero", f"of={filler}", "bs=64k"],
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+        breaking()
         before = Counter(load.statuses)
         time.sleep(run.seconds / 3)
         during = load.statuses - before
-        filler.unlink()
+        mending()
         waited = recovered_within(server, load, 30)
         run.events.update(
             fault_statuses=dict(during), recovered=waited is not None, recovery_s=waited
@@ -317,6 +337,20 @@ def disk_full(mount: Path) -> Callable[[Run, servers.Server, Load], servers.Serv
         return server
 
     return fault
+
+
+def disk_full(mount: Path) -> Callable[[Run, servers.Server, Load], servers.Server]:
+    """Fill the file system holding the database, then make room again."""
+    filler = mount / "filler"
+    fill = ["dd", "if=/dev/zero", f"of={filler}", "bs=64k"]
+    return disk_fault(
+        lambda: subprocess.run(fill, stderr=subprocess.DEVNULL, check=False), filler.unlink
+    )
+
+
+DISK_FAULTS: dict[str, Callable[[Path], Callable[[Run, servers.Server, Load], servers.Server]]] = {
+    "full": disk_full,
+}
 
 
 def sqlite_on_tmpfs(work: Path, size: str) -> Path:
@@ -338,7 +372,7 @@ def run_mode(mode: str, seconds: float, database_url: str | None, how: str = "re
         work = Path(scratch)
         mount = None
         try:
-            if mode == "full":
+            if mode in DISK_FAULTS:
                 mount = sqlite_on_tmpfs(work, "8m")
                 url = f"sqlite:///{mount / 'casino.db'}"
             else:
@@ -351,7 +385,7 @@ def run_mode(mode: str, seconds: float, database_url: str | None, how: str = "re
                 "pg-restart": pg_restart(how),
             }
             if mount is not None:
-                faults[mode] = disk_full(mount)
+                faults[mode] = DISK_FAULTS[mode](mount)
             return Run(mode, url, work, seconds).execute(faults[mode])
         finally:
             if mount is not None:
@@ -360,7 +394,8 @@ def run_mode(mode: str, seconds: float, database_url: str | None, how: str = "re
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=("kill-worker", "kill-master", "pg-restart", "full"))
+    modes = ("kill-worker", "kill-master", "pg-restart", *DISK_FAULTS)
+    parser.add_argument("mode", choices=modes)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--database", help="a database URL (default: a scratch SQLite file)")
     parser.add_argument("--how", choices=("restart", "terminate"), default="restart")

@@ -125,6 +125,13 @@ COMMON_PASSWORDS = frozenset(
 )
 
 
+#: The strength rules of :func:`check_password` beyond its length, in words (for the API's
+#: document: no JSON Schema states them).
+WEAK_PASSWORD = (
+    "a weak password: fewer than 4 different characters, a common one, or one holding the username"
+)
+
+
 def check_password(password: object, username: str | None = None) -> str:
     """Return ``password`` if it is long, varied and not an obvious guess.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC
 from datetime import datetime
 from typing import Any
 from typing import Final
@@ -76,7 +77,8 @@ def _moment(value: str | None, name: str) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return fairness.parse_time(fairness.format_time(moment))  # aware, in UTC
+        aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        return aware.astimezone(UTC)  # not through format_time: strftime writes 0423 as 423
     except (ValueError, OverflowError) as exc:
         raise InvalidInput(f"{name} must be an ISO 8601 time or date", field=name) from exc
 

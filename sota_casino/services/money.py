@@ -86,12 +86,18 @@ def topup_status(session: Session, user_id: int, now: datetime | None = None) ->
     return {c: _topup_refusal(session, user_id, c, now) is None for c in CURRENCIES}
 
 
-def _topup_refusal(session: Session, user_id: int, currency: str, now: datetime) -> str | None:
+def _topup_refusal(
+    session: Session, user_id: int, currency: str, now: datetime
+) -> TopupNotAllowed | None:
     ctx = context_of(session)
     low = ctx.setting(f"LOW_BALANCE_{currency.upper()}")
     held = ledger.balance(session, ledger.player_account(user_id, currency))
     if held >= low:
-        return f"a top-up is given only below {low} {currency} (minor units); you hold {held}"
+        return TopupNotAllowed(
+            f"a top-up is given only below {low} {currency} (minor units); you hold {held}",
+            low=low,
+            held=held,
+        )
     last = session.scalar(
         select(Transfer.created_at)
         .where(Transfer.user_id == user_id, Transfer.kind == "topup", Transfer.currency == currency)
@@ -100,9 +106,10 @@ def _topup_refusal(session: Session, user_id: int, currency: str, now: datetime)
     )
     if last is not None and now - last < timedelta(days=1):
         again = last + timedelta(days=1)
-        return (
+        return TopupNotAllowed(
             f"one top-up a day: the next {currency} top-up is possible after "
-            f"{again:%Y-%m-%d %H:%M} UTC"
+            f"{again:%Y-%m-%d %H:%M} UTC",
+            next_at=again,
         )
     return None
 
@@ -129,7 +136,7 @@ def topup(
     require_player(user)
     refusal = _topup_refusal(session, user_id, currency, now or datetime.now(UTC))
     if refusal:
-        raise TopupNotAllowed(refusal)
+        raise refusal
     amount = context_of(session).setting(f"TOPUP_{currency.upper()}")
     _issue(session, "topup", user_id, currency, amount)
     audit.record(

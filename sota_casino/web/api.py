@@ -49,6 +49,8 @@ bp = Blueprint("api", __name__, url_prefix="/api/v1")
 T = TypeVar("T")
 #: A GET of one thing of the caller's, named in the path.
 ONE: Final = (*DENIED, 404)
+#: The limits are the table's settings of the moment, which an operator changes.
+TABLE_LIMITS: Final = "a stake outside the table's current limits (invalid_bet)"
 
 
 def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
@@ -84,6 +86,7 @@ def _created(payload: Any) -> ResponseReturnValue:
     errors=(400, 409, 422, 429),
     body=s.Registration,
     auth=False,
+    beyond_schema=(accounts.WEAK_PASSWORD,),
 )
 def register(body: s.Registration) -> ResponseReturnValue:
     user = accounts.register(get_session(), body.username, body.password, address=client_address())
@@ -238,6 +241,7 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.BetRequest,
     idempotent=True,
+    beyond_schema=(TABLE_LIMITS,),
 )
 def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
     return _created(_move_money(rounds.place_casino_war_bet, body))
@@ -293,6 +297,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.GameRequest,
     idempotent=True,
+    beyond_schema=(TABLE_LIMITS,),
 )
 def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     return _created(_move_money(rounds.play_sota, body))

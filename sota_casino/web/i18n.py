@@ -32,6 +32,7 @@ from markupsafe import Markup
 
 from ..core.errors import CasinoError
 from ..core.errors import InvalidInput
+from ..core.errors import Unavailable
 from ..core.marks import N_
 from ..db import get_session
 from ..locations import STATIC
@@ -83,7 +84,10 @@ def _choose() -> str:
 
     if wants_json():
         return accepted_language() or DEFAULT
-    user = session_user()
+    try:
+        user = session_user()
+    except Unavailable:
+        user = None  # the outage's own page still needs a language: the cookie's or the browser's
     if user is not None and user.locale in LANGUAGES:
         return user.locale
     cookie = request.cookies.get(COOKIE)

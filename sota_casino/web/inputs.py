@@ -8,6 +8,7 @@ cause a 500. Range checks that depend on a table (its limits) stay in the servic
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -106,17 +107,32 @@ def parse_body(model: type[M]) -> M:
 
 
 def parse_query(model: type[M]) -> M:
-    """Return the query string read as ``model`` (an empty value counts as absent).
+    """Return the query string read as ``model``.
 
     Whole numbers written as digits are numbers, everything else text, and the model is
-    strict: ``1.0`` or ``1e3`` is no integer here either.
+    strict: ``1.0`` or ``1e3`` is no integer here either. An empty value (``decks=``) is the
+    empty text, as the document reads it: no number, no option, so a 422, not the default.
     """
     given: dict[str, object] = {}
+    numbers = _integer_fields(model)
     for name, value in request.args.items():
-        if value != "":
-            storable(value, name)
-            given[name] = int(value) if _WHOLE.fullmatch(value) else value
+        storable(value, name)
+        given[name] = int(value) if name in numbers and _WHOLE.fullmatch(value) else value
     return _validated(model, given)
+
+
+@functools.cache
+def _integer_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of a query model that take a whole number (digits elsewhere stay text)."""
+    properties = model.model_json_schema()["properties"]
+    return frozenset(name for name, prop in properties.items() if _takes_integer(prop))
+
+
+def _takes_integer(schema: dict[str, Any]) -> bool:
+    kinds = schema.get("type")
+    if kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds):
+        return True
+    return any(_takes_integer(option) for option in schema.get("anyOf", ()))
 
 
 def _validated(model: type[M], data: object) -> M:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from flask import Blueprint
 from flask import current_app
 from flask import flash
@@ -20,6 +22,7 @@ from ..services import money
 from ..services import rounds
 from .format import chips_text
 from .format import sweets_text
+from .format import when
 from .i18n import gettext
 from .inputs import choice
 from .security import login_required
@@ -83,10 +86,14 @@ def topup() -> ResponseReturnValue:
     try:
         money.topup(db, g.user.id, currency)
     except TopupNotAllowed as error:
-        held = money.balances(db, g.user.id)[currency]
-        low = current_app.config[f"LOW_BALANCE_{currency.upper()}"]
-        if held < low:
-            raise  # refused for the once-a-day rule, which the message says plainly
+        next_at = error.details.get("next_at")
+        if isinstance(next_at, datetime):
+            raise TopupNotAllowed(
+                N_("One top-up a day: the next is possible after %(when)s."),
+                params={"when": when(next_at)},
+            ) from error
+        low, held = error.details["low"], error.details["held"]
+        assert isinstance(low, int) and isinstance(held, int)  # as the service refuses
         show = chips_text if currency == "chips" else sweets_text
         raise TopupNotAllowed(
             N_("A top-up is given only below %(low)s; you have %(held)s."),

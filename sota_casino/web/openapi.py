@@ -64,6 +64,10 @@ class Operation:
     :param idempotent: it moves money, so it takes an ``Idempotency-Key``.
     :param path: describes path arguments narrower than their Flask converter (the service
         checks them, so that an unknown name is a 422 that says which names there are).
+    :param beyond_schema: what may still refuse a schema-valid request with a 422, in words:
+        rules no JSON Schema can state (a table's current limits, one field against another,
+        the log's size). The document lists them on the 422 answer (``x-beyond-schema``), so
+        a client knows the whole contract and a schema-valid request gets no other 422.
     """
 
     id: str
@@ -78,6 +82,7 @@ class Operation:
     auth: bool = True
     idempotent: bool = False
     media: str | tuple[str, ...] = JSON  # a download may come in more than one
+    beyond_schema: tuple[str, ...] = ()
 
 
 View = Callable[..., ResponseReturnValue]
@@ -167,7 +172,7 @@ def _describe(path: str, op: Operation) -> dict[str, Any]:
         "tags": [op.tag],
         "responses": {
             str(op.status): answer,
-            **{str(code): {"$ref": f"#/components/responses/E{code}"} for code in op.errors},
+            **{str(code): _refusal(code, op) for code in op.errors},
         },
         "security": [{"bearer": []}, {"cookie": [], "csrf": []}] if op.auth else [],
     }
@@ -176,6 +181,19 @@ def _describe(path: str, op: Operation) -> dict[str, Any]:
     if parameters := _parameters(path, op):
         described["parameters"] = parameters
     return described
+
+
+def _refusal(status: int, op: Operation) -> dict[str, Any]:
+    """A documented refusal: the shared one, or a 422 naming the operation's rules beyond its
+    schema."""
+    if status != 422 or not op.beyond_schema:
+        return {"$ref": f"#/components/responses/E{status}"}
+    code, description = ERROR_RESPONSES[status]
+    return {
+        "description": f"{description} (code e.g. {code}); also: {'; '.join(op.beyond_schema)}",
+        "content": {JSON: {"schema": _ref(schemas.Error)}},
+        "x-beyond-schema": list(op.beyond_schema),
+    }
 
 
 def operations(app: Flask) -> list[tuple[str, str, Operation]]:

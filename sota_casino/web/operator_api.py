@@ -148,6 +148,7 @@ def audit_proof(seq: int) -> ResponseReturnValue:
     s.ConsistencyProof,
     errors=QUERY_ERRORS,
     query=s.ConsistencyQuery,
+    beyond_schema=("old_size above new_size, or new_size above the log's size",),
 )
 def audit_consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
     return jsonify(audit.consistency_proof(get_session(), query.old_size, query.new_size))
@@ -200,6 +201,7 @@ def ledger_check() -> ResponseReturnValue:
     s.HouseMath,
     errors=QUERY_ERRORS,
     query=s.MathQuery,
+    beyond_schema=("since after until",),
 )
 def ledger_math(query: s.MathQuery) -> ResponseReturnValue:
     return jsonify(reports.house_math(get_session(), **query.model_dump()))

@@ -67,9 +67,12 @@ Signature = Annotated[
 Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
 Time = Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")]
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
-Count = Annotated[int, Field(ge=0)]
+#: Bounded as the databases' integers are: a larger one could reach no row, and no database.
+Count = Annotated[int, Field(ge=0, le=MAX_ID)]
 #: Text a database can store: no NUL (lone surrogates are refused when the body is read).
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
+#: Text with something besides white space (the services strip it), and no NUL.
+NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
 Currency = Annotated[str, OneOf(CURRENCIES)]
 GameName = Annotated[str, OneOf(GAMES)]
 Role = Annotated[str, OneOf(ROLES)]
@@ -223,7 +226,7 @@ class AdjustmentRequest(Request):
             description="minor units (hundredths of a chip, or sweets); negative debits",
         ),
     ]
-    reason: Annotated[Text, Field(min_length=1, max_length=money.REASON_MAX)]
+    reason: Annotated[str, Field(pattern=NON_BLANK, min_length=1, max_length=money.REASON_MAX)]
 
 
 def _table_settings_schema() -> dict[str, Any]:
@@ -282,7 +285,10 @@ class RoundsQuery(Query):
 AuditFilter = Annotated[Text, Field(max_length=AUDIT_FILTER_MAX)] | None
 #: Checked by the audit service: ISO 8601, UTC if no zone is given.
 TimeFilter = (
-    Annotated[Text, Field(max_length=AUDIT_FILTER_MAX, json_schema_extra={"format": "date-time"})]
+    Annotated[
+        Text,
+        Field(min_length=1, max_length=AUDIT_FILTER_MAX, json_schema_extra={"format": "date-time"}),
+    ]
     | None
 )
 

@@ -610,3 +610,14 @@ def test_a_body_that_is_not_sent_as_json_is_a_415(client: FlaskClient) -> None:
     )
     assert answer.status_code == 415
     assert answer.get_json()["error"]["code"]
+
+
+def test_query_digits_are_text_where_the_document_asks_for_text(
+    client: FlaskClient, operator: dict[str, str]
+) -> None:
+    """Digits are a number only for a parameter that takes one: ``action=123`` is a filter."""
+    response = client.get("/api/v1/operator/audit?action=123", headers=operator)
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["entries"] == []
+    refused = client.get("/api/v1/casino-war/odds?decks=", headers=operator)
+    assert refused.status_code == 422 and error_code(refused) == "invalid_input"

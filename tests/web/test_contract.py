@@ -114,6 +114,15 @@ def variants(
                 yield {**base, name: body}, field or name
 
 
+def takes_integer(schema: dict[str, Any]) -> bool:
+    kinds = schema.get("type")
+    return (
+        kinds == "integer"
+        or (isinstance(kinds, list) and "integer" in kinds)
+        or any(takes_integer(option) for option in schema.get("anyOf", ()))
+    )
+
+
 class Contract:
     def __init__(self, app: Flask, client: FlaskClient) -> None:
         self.document = openapi_document(app)
@@ -148,14 +157,15 @@ class Contract:
                 continue  # the URL holds it
             schema = resolve(self.document, param["schema"])
             validator = StrictValidator({**self.document, **schema}, format_checker=FORMATS)
-            for value in (*allowed_values(schema), *refused_values(schema)):
+            # an empty value is a value too: "" is no number, no option, no date
+            for value in (*allowed_values(schema), *refused_values(schema), ""):
                 if isinstance(value, (list, dict)) or value is None:
                     continue  # a query string holds text only
-                if isinstance(value, str) and not value.isprintable():
-                    continue  # a URL cannot carry NUL
                 text = json.dumps(value) if isinstance(value, bool) else str(value)
-                # the value as the service reads it: digits are numbers, the rest text
-                typed = int(text) if text.lstrip("-").isdigit() else text
+                # the value as the service reads it: digits are numbers where numbers are
+                # asked for, the rest text
+                number = text.lstrip("-").isdigit() and takes_integer(schema)
+                typed = int(text) if number else text
                 query = {**base, param["name"]: text}
                 response = self.client.get(
                     f"/api/v1{url or path}", query_string=query, headers=headers
