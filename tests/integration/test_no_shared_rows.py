@@ -100,7 +100,7 @@ def test_migrating_moves_open_stakes_from_the_shared_escrow_and_back(
     opened = rounds.place_casino_war_bet(session, player, 500)
     session.close()
     app.extensions["sota_casino.engine"].dispose()
-    migrate.downgrade(db_url, "-1")
+    migrate.downgrade(db_url, "0009")  # to before the escrow moved per player
     engine = sa.create_engine(db_url)
     names = sa.text("SELECT name, balance FROM accounts WHERE kind = 'escrow' ORDER BY name")
     with engine.connect() as connection:

@@ -56,7 +56,7 @@ def downgrade() -> None:
     else:
         for event in ("update", "delete"):
             op.execute(f"DROP TRIGGER IF EXISTS {APPEND_ONLY}_no_{event}")
-    with op.batch_alter_table("rounds", schema=None) as batch_op:
-        batch_op.drop_column("signed_actions")
+    # In place (SQLite 3.35+): a batch copy would drop the table that transfers refer to.
+    op.drop_column("rounds", "signed_actions")
     op.drop_index("ix_player_keys_user_id_id", table_name="player_keys")
     op.drop_table("player_keys")
