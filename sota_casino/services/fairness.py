@@ -26,11 +26,11 @@ from ..models import AuditEntry
 from ..models import Round
 from ..models import SeedPair
 from ..models import SigningKey
-from ..models import User
 from . import audit
 from . import player_keys
 from . import transparency
 from .context import context_of
+from .locks import lock_seed_pairs
 from .text import storable
 from .tx import in_transaction
 from .tx import locked
@@ -154,18 +154,6 @@ def open_seed_pairs(session: Session, user_id: int, client_seed: str | None = No
     active = create_seed_pair(session, user_id, "next")
     activate(session, active, client_seed)
     create_seed_pair(session, user_id, "next")
-
-
-@in_transaction
-def lock_seed_pairs(session: Session, user_id: int) -> None:
-    """Take the lock that orders every change to the player's seed pairs: the player's row.
-
-    Locking the active pair itself is not enough on PostgreSQL: a statement waiting for that
-    lock while a rotation commits finds the row no longer active, and the newly active one is
-    outside its snapshot, so it finds nothing. The player's row never goes away, and each
-    statement after the wait reads the pairs as committed by then.
-    """
-    session.execute(select(User.id).where(User.id == user_id).with_for_update())
 
 
 @dataclass(frozen=True, slots=True)

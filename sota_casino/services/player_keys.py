@@ -31,8 +31,8 @@ from ..models import AuditEntry
 from ..models import PlayerKey
 from ..models import User
 from . import audit
-from . import fairness as seed_pairs  # circular (its bundle names the keys): used at call time
 from . import transparency
+from .locks import lock_seed_pairs
 from .staff import require_player
 from .tx import in_transaction
 from .tx import read_only
@@ -100,7 +100,7 @@ def register_key(session: Session, user_id: int, public_key_hex: object) -> dict
         raise NotFound(N_("no such user"))
     require_player(user)
     # The player's row: orders this registration against the player's decisions.
-    seed_pairs.lock_seed_pairs(session, user_id)
+    lock_seed_pairs(session, user_id)
     keys = _keys_of(session, user_id)
     if keys and keys[-1].public_key_hex == public_hex:
         return _view(keys)
@@ -193,7 +193,7 @@ def signed_action(
     :raises SignatureInvalid: for another key, or a signature that is not the key's over the
         action's document.
     """
-    seed_pairs.lock_seed_pairs(session, round_.user_id)
+    lock_seed_pairs(session, round_.user_id)
     current = session.scalars(
         select(PlayerKey)
         .where(PlayerKey.user_id == round_.user_id)

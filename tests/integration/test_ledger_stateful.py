@@ -19,6 +19,7 @@ from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sota_casino.core.errors import ApprovalRequired
 from sota_casino.core.errors import CasinoError
 from sota_casino.core.errors import InsufficientFunds
 from sota_casino.models import Account
@@ -84,7 +85,7 @@ def test_the_books_hold_after_every_step_of_random_play(session: Session) -> Non
             user = data.draw(st.sampled_from(self.players))
             try:
                 money.adjust(session, self.operator, user, currency, amount, "stateful test")
-            except InsufficientFunds:
+            except (InsufficientFunds, ApprovalRequired):  # refused, nothing moved
                 return
 
         @precondition(lambda self: self.players)

@@ -32,7 +32,7 @@ from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import SeedPair
 
-SAMPLE = {"name": ["casino_war", "sota"]}
+SAMPLE = {"name": ["casino_war", "sota"], "list_name": ["rounds", "transfers", "seed_pairs"]}
 
 
 def record_every_answer(app: Flask) -> list[tuple[str, str]]:
