@@ -309,15 +309,7 @@ def verify_checkpoints(
     tree = entries_tree(entries[:usable])
     problems: list[CheckpointProblem] = []
     last_good: tuple[int, dict[str, Any]] | None = None
-    for index, envelope in enumerate(checkpoints):
-        shape = checkpoint_shape_problem(envelope)
-        if shape is not None:
-            problems.append(
-                CheckpointProblem(index, None, "format", f"checkpoint {index + 1} {shape}")
-            )
-            continue
-        doc, size = dict(envelope["document"]), envelope["document"]["size"]
-        label = _label(index, size)
+    for index, envelope, doc, size, label in _well_formed(checkpoints, problems):
         found: list[CheckpointProblem] = []
         if message := signature_problem(label, doc, envelope["signature"], keys):
             found.append(CheckpointProblem(index, size, "signature", message))
@@ -328,6 +320,22 @@ def verify_checkpoints(
         if not any(p.check in ("signature", "consistency") for p in found):
             last_good = (index, doc)
     return CheckpointReport(len(checkpoints), tuple(problems))
+
+
+def _well_formed(
+    checkpoints: Sequence[Mapping[str, Any]], problems: list[CheckpointProblem]
+) -> Iterator[tuple[int, Mapping[str, Any], dict[str, Any], int, str]]:
+    """Yield each checkpoint that has a checkpoint's shape, as ``(index, envelope, document,
+    size, label)``; note each one that has not in ``problems``."""
+    for index, envelope in enumerate(checkpoints):
+        shape = checkpoint_shape_problem(envelope)
+        if shape is not None:
+            problems.append(
+                CheckpointProblem(index, None, "format", f"checkpoint {index + 1} {shape}")
+            )
+            continue
+        size = envelope["document"]["size"]
+        yield index, envelope, dict(envelope["document"]), size, _label(index, size)
 
 
 def verify_range_checkpoints(
@@ -348,21 +356,9 @@ def verify_range_checkpoints(
     by_seq = {e.get("seq"): e for e in entries if isinstance(e, Mapping)}
     problems: list[CheckpointProblem] = []
     covered = 0
-    for index, envelope in enumerate(checkpoints):
-        shape = checkpoint_shape_problem(envelope)
-        if shape is not None:
-            problems.append(
-                CheckpointProblem(index, None, "format", f"checkpoint {index + 1} {shape}")
-            )
-            continue
-        doc, size = dict(envelope["document"]), envelope["document"]["size"]
-        label = _label(index, size)
-        if not any(verify_signature(key, doc, envelope["signature"]) for key in keys):
-            problems.append(
-                CheckpointProblem(
-                    index, size, "signature", f"{label}: the signature is not valid for this key"
-                )
-            )
+    for index, envelope, doc, size, label in _well_formed(checkpoints, problems):
+        if message := signature_problem(label, doc, envelope["signature"], keys):
+            problems.append(CheckpointProblem(index, size, "signature", message))
             continue
         proven = _proven_seq(doc, proofs, by_seq)
         if proven is None:

@@ -132,10 +132,9 @@ def _round_row(row: Row[Any]) -> dict[str, Any]:
     }
 
 
-def _transfers_query(session: Session, args: dict[str, Any]) -> Select[Any]:
-    player_accounts = select(Account.id).where(
-        Account.user_id == _a_user(session, args), Account.kind == "player"
-    )
+def transfers_of(user_id: int) -> Select[Any]:
+    """A player's money moves, each with what it did to their balance (its player posting)."""
+    player_accounts = select(Account.id).where(Account.user_id == user_id, Account.kind == "player")
     return (
         select(Transfer, Posting.amount)
         .join(Posting, Posting.transfer_id == Transfer.id)
@@ -143,7 +142,12 @@ def _transfers_query(session: Session, args: dict[str, Any]) -> Select[Any]:
     )
 
 
-def _transfer_row(row: Row[Any]) -> dict[str, Any]:
+def _transfers_query(session: Session, args: dict[str, Any]) -> Select[Any]:
+    return transfers_of(_a_user(session, args))
+
+
+def transfer_row(row: Row[Any]) -> dict[str, Any]:
+    """A money move of a player as the lists show it: the transfer and the player's side."""
     transfer, amount = row
     return {
         "id": transfer.id,
@@ -200,7 +204,7 @@ LISTS: Final = {
             Transfer.created_at,
             ("id", "time", "kind", "currency", "amount", "round_id", "memo"),
             _transfers_query,
-            _transfer_row,
+            transfer_row,
         ),
         ListSpec(
             "seed_pairs",

@@ -203,12 +203,22 @@ def adjust(
     return _adjust(session, actor_id, user_id, currency, amount, reason)
 
 
+def _checked_adjustment(
+    session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
+) -> tuple[str, int, str]:
+    """The adjustment's currency, amount and reason, checked, by an operator, for a player."""
+    checked = check_adjustment(currency, amount, reason)
+    require_operator(session, actor_id)
+    _target_player(session, user_id)
+    return checked
+
+
 def _adjust(
     session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
 ) -> dict[str, int]:
-    currency, amount, reason = check_adjustment(currency, amount, reason)
-    require_operator(session, actor_id)
-    _target_player(session, user_id)
+    currency, amount, reason = _checked_adjustment(
+        session, actor_id, user_id, currency, amount, reason
+    )
     if needs_approval(session, currency, amount):
         above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
         raise ApprovalRequired(
@@ -270,9 +280,9 @@ def propose_adjustment(
 def _propose_adjustment(
     session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
 ) -> dict[str, Any]:
-    currency, amount, reason = check_adjustment(currency, amount, reason)
-    require_operator(session, actor_id)
-    _target_player(session, user_id)
+    currency, amount, reason = _checked_adjustment(
+        session, actor_id, user_id, currency, amount, reason
+    )
     held = ledger.player_balances(session, user_id)[currency]
     if held + amount < 0:
         raise InsufficientFunds(

@@ -38,7 +38,6 @@ from ..core.money import CURRENCIES
 from ..models import Account
 from ..models import AuditCheckpoint
 from ..models import AuditEntry
-from ..models import Posting
 from ..models import Round
 from ..models import Transfer
 from ..models import User
@@ -46,6 +45,7 @@ from ..sim import stats
 from . import audit
 from . import fairness as fairness_service
 from . import ledger
+from . import lists
 from . import money
 from . import rounds
 from . import settings
@@ -455,27 +455,11 @@ def _transfers(
 ) -> list[dict[str, Any]]:
     """The player's money moves before ``before`` (id), newest first, each with what it did
     to their balance."""
-    player_accounts = select(Account.id).where(Account.user_id == user_id, Account.kind == "player")
-    query = (
-        select(Transfer, Posting.amount)
-        .join(Posting, Posting.transfer_id == Transfer.id)
-        .where(Posting.account_id.in_(player_accounts))
-    )
+    query = lists.transfers_of(user_id)
     if before is not None:
         query = query.where(Transfer.id < before)
     rows = session.execute(query.order_by(Transfer.id.desc()).limit(limit))
-    return [
-        {
-            "id": transfer.id,
-            "time": fairness.format_time(transfer.created_at),
-            "kind": transfer.kind,
-            "currency": transfer.currency,
-            "amount": int(amount),
-            "round_id": transfer.round_id,
-            "memo": transfer.memo,
-        }
-        for transfer, amount in rows
-    ]
+    return [lists.transfer_row(row) for row in rows]
 
 
 def _audit_entries(

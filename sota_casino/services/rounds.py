@@ -87,6 +87,11 @@ class RoundRecord:
     def of(cls, row: Round) -> RoundRecord:
         pair = row.seed_pair
         assert pair.client_seed is not None
+        return cls.from_columns(row, fairness_service.seeds_for(pair, row.nonce), pair.commitment)
+
+    @classmethod
+    def from_columns(cls, row: Any, seeds: fairness.Seeds, commitment: str) -> RoundRecord:
+        """The record of a round's columns (an ORM row or a Core one) with its pair's seeds."""
         return cls(
             id=row.id,
             user_id=row.user_id,
@@ -94,8 +99,8 @@ class RoundRecord:
             status=row.status,
             seed_pair_id=row.seed_pair_id,
             nonce=row.nonce,
-            seeds=fairness_service.seeds_for(pair, row.nonce),
-            commitment=pair.commitment,
+            seeds=seeds,
+            commitment=commitment,
             currency=row.currency,
             rules=row.rules,
             stakes=row.stakes,
@@ -173,24 +178,8 @@ def _own_round(
     row = session.connection().execute(_LOCK_ROUND, {"round_id": round_id}).first()
     if row is None or row.user_id != user_id or (game and row.game != game):
         raise NotFound(f"no round {round_id} of yours")
-    return RoundRecord(
-        id=row.id,
-        user_id=row.user_id,
-        game=row.game,
-        status=row.status,
-        seed_pair_id=row.seed_pair_id,
-        nonce=row.nonce,
-        seeds=fairness.Seeds(bytes.fromhex(row.server_seed), row.client_seed, row.nonce),
-        commitment=row.commitment,
-        currency=row.currency,
-        rules=row.rules,
-        stakes=row.stakes,
-        staked=row.staked,
-        actions=list(row.actions),
-        cards=list(row.cards),
-        created_at=row.created_at,
-        signed_actions=row.signed_actions,
-    )
+    seeds = fairness.Seeds(bytes.fromhex(row.server_seed), row.client_seed, row.nonce)
+    return RoundRecord.from_columns(row, seeds, row.commitment)
 
 
 def _read_round(session: Session, user_id: int, round_id: object, game: str | None = None) -> Round:
