@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 from flask import Flask
@@ -65,3 +66,17 @@ def test_the_picker_never_redirects_off_site(client: FlaskClient) -> None:
 
 def test_the_picker_needs_the_csrf_token(client: FlaskClient) -> None:
     assert client.post("/language", data={"locale": "fi"}).status_code == 400
+
+
+def test_the_once_a_day_top_up_refusal_is_in_the_players_language(
+    app: Flask, client: FlaskClient
+) -> None:
+    register_page(client, "eino")
+    post_form(client, "/language", {"locale": "fi", "next": "/lobby"})
+    app.config["LOW_BALANCE_CHIPS"] = 1_000_000
+    assert post_form(client, "/lobby/topup", {"currency": "chips"}).status_code == 303
+    refused = post_form(client, "/lobby/topup", {"currency": "chips"})
+    shown = client.get(refused.headers["Location"], follow_redirects=True)
+    page = html.unescape(shown.get_data(as_text=True))
+    assert "Yksi täydennys päivässä: seuraava on mahdollinen " in page
+    assert "one top-up a day" not in page.lower()
