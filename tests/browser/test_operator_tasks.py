@@ -24,6 +24,17 @@ pytestmark = pytest.mark.browser
 PASSWORD = "correct horse battery"
 
 
+def _back_to_six_decks(app: Flask, proposer: int, approver: int) -> None:
+    """Set Casino War back to six decks (two operators again), if the test left it otherwise."""
+    session = _session(app)
+    try:
+        if settings.table_rules(session, "casino_war")["decks"] != 6:
+            proposal = settings.propose_table_change(session, proposer, "casino_war", {"decks": 6})
+            approvals.decide(session, approver, proposal["id"], True)
+    finally:
+        session.close()
+
+
 def _session(app: Flask) -> Any:
     return app.extensions["sota_casino.sessionmaker"]()
 
@@ -119,51 +130,46 @@ def test_two_operators_do_the_tasks_of_the_console(
     assert "Adjustment proposed" in olga.locator(".flash").inner_text()
     assert olga.locator("[data-testid=chips]").inner_text() == chips_before
 
-    # 4. A table change: proposed by olga; the open tie keeps its six decks.
-    olga.click(".console-nav >> text=Tables")
-    olga.select_option("#decks", "4")
-    olga.click("text=Save Casino War settings")
-    assert "proposed" in olga.locator(".flash").inner_text()
-    assert olga.locator("#decks").input_value() == "6"
-
-    for otto in open_tab(chromium, live_server, viewport={"width": 1280, "height": 860}):
-        log_in(otto, otto_name)
-        otto.click(".console-nav >> [data-testid=nav-approvals]")
-        shoot(otto, "operator-task-approvals")
-        for kind in ("adjustment", "table"):
-            row = otto.locator(f"tr[data-kind={kind}]").filter(has_text=olga_name).first
-            row.locator("text=Approve").click()
-            assert "approved and applied" in otto.locator(".flash").inner_text()
-        otto.goto(f"/operator/players/{player}")
-        assert otto.locator("[data-testid=chips]").inner_text() != chips_before
-        otto.click(".console-nav >> text=Tables")
-        assert otto.locator("#decks").input_value() == "4"
-        history = otto.locator("table.table-history tbody tr").first.inner_text()
-        assert olga_name in history and f"approved by {otto_name}" in history
-
-    session = _session(app)
     try:
-        settled = rounds.decide_casino_war(session, player, tie, "war")
-        assert settled["rules"]["decks"] == 6  # the rules it started with
-        rounds.place_casino_war_bet(session, player, 500, 0)  # a round under the new rules
-    finally:
-        session.close()
+        # 4. A table change: proposed by olga; the open tie keeps its six decks.
+        olga.click(".console-nav >> text=Tables")
+        olga.select_option("#decks", "4")
+        olga.click("text=Save Casino War settings")
+        assert "proposed" in olga.locator(".flash").inner_text()
+        assert olga.locator("#decks").input_value() == "6"
 
-    # 5. The house result against the math, per version played, with its interval.
-    olga.click(".console-nav >> text=Ledger and house")
-    versions = olga.locator("[data-testid=math-table] tbody tr[data-game=casino_war]")
-    labels = versions.evaluate_all("rows => rows.map(r => r.dataset.version)")
-    assert any(label.startswith("6 decks") for label in labels)
-    assert any(label.startswith("4 decks") for label in labels)
-    six = versions.filter(has_text="6 decks").first
-    interval = six.locator("[data-testid=realized-interval]").inner_text()
-    assert "[" in interval and "%" in interval
-    shoot(olga, "operator-task-math")
+        for otto in open_tab(chromium, live_server, viewport={"width": 1280, "height": 860}):
+            log_in(otto, otto_name)
+            otto.click(".console-nav >> [data-testid=nav-approvals]")
+            shoot(otto, "operator-task-approvals")
+            for kind in ("adjustment", "table"):
+                row = otto.locator(f"tr[data-kind={kind}]").filter(has_text=olga_name).first
+                row.locator("text=Approve").click()
+                assert "approved and applied" in otto.locator(".flash").inner_text()
+            otto.goto(f"/operator/players/{player}")
+            assert otto.locator("[data-testid=chips]").inner_text() != chips_before
+            otto.click(".console-nav >> text=Tables")
+            assert otto.locator("#decks").input_value() == "4"
+            history = otto.locator("table.table-history tbody tr").first.inner_text()
+            assert olga_name in history and f"approved by {otto_name}" in history
 
-    # Back to six decks for the other tests on this server (two operators again).
-    session = _session(app)
-    try:
-        proposal = settings.propose_table_change(session, otto_id, "casino_war", {"decks": 6})
-        approvals.decide(session, olga_id, proposal["id"], True)
+        session = _session(app)
+        try:
+            settled = rounds.decide_casino_war(session, player, tie, "war")
+            assert settled["rules"]["decks"] == 6  # the rules it started with
+            rounds.place_casino_war_bet(session, player, 500, 0)  # a round under the new rules
+        finally:
+            session.close()
+
+        # 5. The house result against the math, per version played, with its interval.
+        olga.click(".console-nav >> text=Ledger and house")
+        versions = olga.locator("[data-testid=math-table] tbody tr[data-game=casino_war]")
+        labels = versions.evaluate_all("rows => rows.map(r => r.dataset.version)")
+        assert any(label.startswith("6 decks") for label in labels)
+        assert any(label.startswith("4 decks") for label in labels)
+        six = versions.filter(has_text="6 decks").first
+        interval = six.locator("[data-testid=realized-interval]").inner_text()
+        assert "[" in interval and "%" in interval
+        shoot(olga, "operator-task-math")
     finally:
-        session.close()
+        _back_to_six_decks(app, otto_id, olga_id)  # the other tests on this server play six
