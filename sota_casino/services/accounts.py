@@ -12,11 +12,14 @@ from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from typing import Any
+from typing import cast
 from zoneinfo import available_timezones
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError
 from argon2.exceptions import VerificationError
+from sqlalchemy import Table
+from sqlalchemy import bindparam
 from sqlalchemy import delete
 from sqlalchemy import func
 from sqlalchemy import select
@@ -471,22 +474,39 @@ def start_session(session: Session, user_id: int, *, kind: str = "web") -> tuple
     return token, expires
 
 
+# Built once: every authenticated request runs it. Plain columns, no ORM objects: the token's
+# user and role in one indexed read, nothing loaded into the session's identity map.
+_USERS = cast(Table, User.__table__)
+_SESSIONS = cast(Table, UserSession.__table__)
+_SESSION_USER = (
+    select(
+        _USERS.c.id,
+        _USERS.c.username,
+        _USERS.c.role,
+        _USERS.c.locked,
+        _USERS.c.locale,
+        _USERS.c.time_zone,
+        _SESSIONS.c.ended_at,
+        _SESSIONS.c.expires_at,
+    )
+    .join(_SESSIONS, _SESSIONS.c.user_id == _USERS.c.id)
+    .where(_SESSIONS.c.token_hash == bindparam("token_hash"), _SESSIONS.c.kind == bindparam("kind"))
+)
+
+
 @read_only
 def session_user(session: Session, token: object, *, kind: str = "web") -> UserView | None:
     """Return the user of a live session or token, or None if it ended, expired or is unknown."""
     if not isinstance(token, str) or not token:
         return None
-    row = session.execute(
-        select(User, UserSession)
-        .join(UserSession, UserSession.user_id == User.id)
-        .where(UserSession.token_hash == _token_hash(token), UserSession.kind == kind)
+    row = session.connection().execute(
+        _SESSION_USER, {"token_hash": _token_hash(token), "kind": kind}
     ).first()
     if row is None:
         return None
-    user, live = row  # a Row unpacks like a tuple (Row.tuple() is deprecated)
-    if live.ended_at is not None or live.expires_at <= datetime.now(UTC) or user.locked:
+    if row.ended_at is not None or row.expires_at <= datetime.now(UTC) or row.locked:
         return None
-    return UserView.of(user)
+    return UserView(row.id, row.username, row.role, row.locked, row.locale, row.time_zone)
 
 
 @transactional
