@@ -137,6 +137,10 @@ def plural_count(value: float, whole: int) -> int:
 
 def error_message(error: CasinoError) -> str:
     """Return a refusal's message in this request's language (by its message id)."""
+    if error.plural:
+        count = error.params.get("num")
+        assert isinstance(count, int), "a plural refusal counts with an integer num"
+        return ngettext(error.template, error.plural, count, **error.params)
     return gettext(error.template, **error.params)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
+from datetime import timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -23,11 +25,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 from operator_support import add_user
 from operator_support import client_as
+from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
 from web_support import post_form
 from web_support import register_page
 
+from sota_casino.db import get_session
+from sota_casino.models import Signup
 from sota_casino.web.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +46,7 @@ def marked_messages() -> frozenset[str]:
     """Every message id the sources mark, found as ``make translations-extract`` finds them."""
     with open(ROOT / "babel.cfg") as config:
         method_map, options_map = parse_mapping_cfg(config)
-    keywords = {**DEFAULT_KEYWORDS, "N_": None}
+    keywords = {**DEFAULT_KEYWORDS, "N_": None, "Nn_": (1, 2)}
     found = set()
     for _file, _line, message, _comments, _context in extract_from_dir(
         str(ROOT), method_map, options_map, keywords=keywords
@@ -288,3 +293,39 @@ def test_a_refused_table_setting_reads_whole_in_the_operators_language(
     sota = {"min_stake": "20", "max_stake": "10", "presets": "nordic"}
     answer = post_form(operator, "/operator/tables/sota", sota)
     assert console_refusal(answer) == sota_limits
+
+
+SIGN_UP_WAITS = {
+    "en": ("try again in 60 minutes", "try again in 1 minute"),
+    "fi": ("yritä uudelleen 60 minuutin kuluttua", "yritä uudelleen 1 minuutin kuluttua"),
+    "nb": ("prøv igjen om 60 minutter", "prøv igjen om 1 minutt"),
+    "pt": ("tente de novo em 60 minutos", "tente de novo em 1 minuto"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_sign_up_wait_says_its_minutes_in_each_language(
+    make_app: Callable[..., Flask], language: str
+) -> None:
+    """The per-address sign-up limit says how long to wait, in the reader's words and plural."""
+    app = make_app(SIGNUPS_PER_ADDRESS=1)
+    register_page(app.test_client(), "erin")
+    browser = app.test_client()
+    browser.set_cookie("lang", language)
+    form = {"username": "frank", "password": PASSWORD, "confirm": PASSWORD}
+    refused = post_form(browser, "/auth/register", form)
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+    hour, minute = SIGN_UP_WAITS[language]
+    assert hour in html.unescape(refused.get_data(as_text=True))
+    with app.app_context():
+        session = get_session()
+        for signup in session.scalars(select(Signup)):
+            signup.at -= timedelta(minutes=59, seconds=30)
+        session.commit()
+    answer = browser.post(
+        "/api/v1/auth/register",
+        json={"username": "frank", "password": PASSWORD},
+        headers={"Accept-Language": language},
+    )
+    assert answer.status_code == 429
+    assert minute in answer.get_json()["error"]["message"]
