@@ -31,7 +31,7 @@ $(CATALOGUES)/%/LC_MESSAGES/messages.mo: $(CATALOGUES)/%/LC_MESSAGES/messages.po
 # no catalogue.
 translations-extract: $(STAMP)
 	mkdir -p build
-	$(BIN)/pybabel -q extract -F babel.cfg -k N_ --no-wrap --sort-by-file --add-location=file \
+	$(BIN)/pybabel -q extract -F babel.cfg -k N_ -k Nn_:1,2 --no-wrap --sort-by-file --add-location=file \
 		--project "Sota Casino" --copyright-holder "Sota Casino" -o $(POT) .
 
 # New strings go into the catalogues (to translate), a changed one is marked fuzzy and a

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 from .errors import InvalidRules
+from .marks import N_
 
 RANKS: Final = "23456789TJQKA"
 SUITS: Final = "CDHS"
@@ -35,7 +36,11 @@ def check_deck_kind(kind: str) -> str:
     :raises InvalidRules: naming the valid kinds otherwise.
     """
     if kind not in DECK_RANKS:
-        raise InvalidRules(f"unknown deck {kind!r}; valid: {', '.join(DECK_KINDS)}", option="deck")
+        raise InvalidRules(
+            N_("unknown deck %(name)s; valid: %(valid)s"),
+            params={"name": repr(kind), "valid": ", ".join(DECK_KINDS)},
+            option="deck",
+        )
     return kind
 
 

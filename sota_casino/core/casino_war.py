@@ -24,6 +24,7 @@ from .errors import InvalidBet
 from .errors import InvalidInput
 from .errors import InvalidRules
 from .errors import RoundSettled
+from .marks import N_
 
 GAME: Final = "casino_war"
 CHIP: Final = 100  # minor units per chip; bets are whole chips
@@ -50,7 +51,11 @@ RANGES: Final[dict[str, tuple[int, int]]] = {
 def _int_option(name: str, value: object) -> int:
     low, high = RANGES[name]
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidRules(f"{name} must be a whole number from {low} to {high}", option=name)
+        raise InvalidRules(
+            N_("%(option)s must be a whole number from %(low)s to %(high)s"),
+            params={"option": name, "low": low, "high": high},
+            option=name,
+        )
     return value
 
 
@@ -69,10 +74,16 @@ class TableRules:
         for name in RANGES:
             _int_option(name, getattr(self, name))
         if self.bonus not in BONUS_MODES:
-            raise InvalidRules(f"bonus must be one of: {', '.join(BONUS_MODES)}", option="bonus")
+            raise InvalidRules(
+                N_("%(option)s must be one of: %(valid)s"),
+                params={"option": "bonus", "valid": ", ".join(BONUS_MODES)},
+                option="bonus",
+            )
         if self.min_bet % CHIP or self.max_bet % CHIP or self.min_bet > self.max_bet:
             raise InvalidRules(
-                "min_bet and max_bet must be whole chips with min_bet <= max_bet", option="min_bet"
+                N_("%(option)s and %(other)s must be whole chips with %(option)s <= %(other)s"),
+                params={"option": "min_bet", "other": "max_bet"},
+                option="min_bet",
             )
 
     @classmethod
@@ -82,12 +93,14 @@ class TableRules:
         :raises InvalidRules: on an unknown option (naming the valid ones) or a bad value.
         """
         if not isinstance(data, Mapping):
-            raise InvalidRules("table rules must be an object")
+            raise InvalidRules(N_("table rules must be an object"))
         valid = [f.name for f in fields(cls)]
         unknown = sorted(set(data) - set(valid))
         if unknown:
             raise InvalidRules(
-                f"unknown option {unknown[0]!r}; valid: {', '.join(valid)}", option=unknown[0]
+                N_("unknown option %(name)s; valid: %(valid)s"),
+                params={"name": repr(unknown[0]), "valid": ", ".join(valid)},
+                option=unknown[0],
             )
         return cls(**data)
 

@@ -15,13 +15,21 @@ class CasinoError(Exception):
     code = "casino_error"
 
     def __init__(
-        self, message: str = "", *, params: Mapping[str, object] | None = None, **details: object
+        self,
+        message: str | tuple[str, str] = "",
+        *,
+        params: Mapping[str, object] | None = None,
+        **details: object,
     ) -> None:
+        singular, plural = message if isinstance(message, tuple) else (message, "")
         #: The English message id (a ``%(name)s`` template when ``params`` are given): the web
         #: layer translates it by this id and fills in the same ``params``.
-        self.template = message or (self.__class__.__doc__ or self.code).strip()
+        self.template = singular or (self.__class__.__doc__ or self.code).strip()
+        #: The plural of ``template`` (``Nn_``), chosen by the count ``params["num"]``; or "".
+        self.plural = plural
         self.params = dict(params or {})
-        self.message = self.template % self.params if self.params else self.template
+        english = plural if plural and self.params.get("num") != 1 else self.template
+        self.message = english % self.params if self.params else english
         super().__init__(self.message)
         self.details = details
 

@@ -34,6 +34,7 @@ from .errors import InvalidInput
 from .errors import InvalidRules
 from .fairness import Stream
 from .fairness import shuffle
+from .marks import N_
 
 GAME: Final = "sota"
 SETTLED: Final = "settled"
@@ -90,16 +91,26 @@ def _choice(name: str, value: object, valid: Sequence[object]) -> None:
     """Refuse ``value`` unless it is one of ``valid`` (bools never pass for ints)."""
     if isinstance(value, bool) or not any(type(value) is type(v) and value == v for v in valid):
         listed = ", ".join(str(v) for v in valid)
-        raise InvalidRules(f"{name} must be one of: {listed} (got {value!r})", option=name)
-
-
-def _whole(name: str, value: object, low: int, high: int, extra: str = "") -> None:
-    """Refuse ``value`` unless it is an int (not a bool) in ``low..high``."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InvalidRules(
-            f"{name} must be {extra}a whole number from {low} to {high} (got {value!r})",
+            N_("%(option)s must be one of: %(valid)s (got %(value)s)"),
+            params={"option": name, "valid": listed, "value": repr(value)},
             option=name,
         )
+
+
+def _whole(name: str, value: object, low: int, high: int, *, may_be_off: bool = False) -> None:
+    """Refuse ``value`` unless it is an int (not a bool) in ``low..high``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        message = (
+            N_(
+                "%(option)s must be off (null) or a whole number from %(low)s to %(high)s "
+                "(got %(value)s)"
+            )
+            if may_be_off
+            else N_("%(option)s must be a whole number from %(low)s to %(high)s (got %(value)s)")
+        )
+        params = {"option": name, "low": low, "high": high, "value": repr(value)}
+        raise InvalidRules(message, params=params, option=name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +140,18 @@ class SotaRules:
         _choice("war_down", self.war_down, WAR_DOWN_VALUES)
         _whole("max_tricks", self.max_tricks, *MAX_TRICKS_RANGE)
         if self.lead is not None:
-            _whole("lead", self.lead, *LEAD_RANGE, extra="off (null) or ")
+            _whole("lead", self.lead, *LEAD_RANGE, may_be_off=True)
         for name in SWITCHES:
             if not isinstance(getattr(self, name), bool):
-                raise InvalidRules(f"{name} must be true or false", option=name)
+                raise InvalidRules(
+                    N_("%(option)s must be true or false"), params={"option": name}, option=name
+                )
         if self.teams and self.seats != 4:
-            raise InvalidRules("teams needs 4 seats (seats 0+2 against 1+3)", option="teams")
+            raise InvalidRules(
+                N_("%(option)s needs 4 seats (seats 0+2 against 1+3)"),
+                params={"option": "teams"},
+                option="teams",
+            )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SotaRules:
@@ -145,12 +162,14 @@ class SotaRules:
         :raises InvalidRules: on an unknown option (naming the valid ones) or a bad value.
         """
         if not isinstance(data, Mapping):
-            raise InvalidRules("rules must be an object of options")
+            raise InvalidRules(N_("rules must be an object of options"))
         valid = [f.name for f in fields(cls)]
         unknown = sorted(str(key) for key in data if key not in valid)
         if unknown:
             raise InvalidRules(
-                f"unknown option {unknown[0]!r}; valid: {', '.join(valid)}", option=unknown[0]
+                N_("unknown option %(name)s; valid: %(valid)s"),
+                params={"name": repr(unknown[0]), "valid": ", ".join(valid)},
+                option=unknown[0],
             )
         options = dict(data)
         if options.get("lead") == "off":
@@ -165,7 +184,9 @@ class SotaRules:
         """
         if not isinstance(name, str) or name not in PRESETS:
             raise InvalidRules(
-                f"unknown preset {name!r}; valid: {', '.join(PRESETS)}", option="preset"
+                N_("unknown preset %(name)s; valid: %(valid)s"),
+                params={"name": repr(name), "valid": ", ".join(PRESETS)},
+                option="preset",
             )
         return cls.from_dict(PRESETS[name])
 

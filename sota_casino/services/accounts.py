@@ -33,6 +33,7 @@ from ..core.errors import NotFound
 from ..core.errors import RateLimited
 from ..core.errors import Unauthorized
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..models import ROLES
 from ..models import KnownLoginAddress
 from ..models import LoginAttempt
@@ -232,15 +233,13 @@ def _admit_signup(session: Session, address: str) -> None:
         return
     wait = max(1, math.ceil((recent[-1] + window - now).total_seconds()))
     raise RateLimited(
-        N_("too many new accounts from this address; try again in %(wait)s"),
-        params={"wait": _duration(wait)},
+        Nn_(
+            "too many new accounts from this address; try again in %(num)s minute",
+            "too many new accounts from this address; try again in %(num)s minutes",
+        ),
+        params={"num": math.ceil(wait / 60)},
         retry_after=wait,
     )
-
-
-def _duration(seconds: int) -> str:
-    minutes = math.ceil(seconds / 60)
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 @own_transactions

@@ -562,19 +562,25 @@ def decide_casino_war(
 
 def _sota_rules(table: dict[str, Any], rules: object, preset: object) -> sota.SotaRules:
     if preset is not None and rules is not None:
-        raise InvalidRules("send either rules or preset, not both")
+        raise InvalidRules(N_("send either rules or preset, not both"))
     if preset is not None:
         if preset not in table["presets"]:
             raise InvalidRules(
-                f"preset must be one of: {', '.join(table['presets'])}", option="preset"
+                N_("%(option)s must be one of: %(valid)s"),
+                params={"option": "preset", "valid": ", ".join(table["presets"])},
+                option="preset",
             )
         return sota.SotaRules.from_preset(str(preset))
     if rules is None:
         return sota.SotaRules.from_preset(table["presets"][0])
     if not table["custom_rules"]:
-        raise InvalidRules(f"this table plays presets only: {', '.join(table['presets'])}")
+        raise InvalidRules(
+            N_("this table plays presets only: %(valid)s"),
+            params={"valid": ", ".join(table["presets"])},
+            option="preset",
+        )
     if not isinstance(rules, dict):
-        raise InvalidRules("rules must be an object of rule options")
+        raise InvalidRules(N_("rules must be an object of rule options"))
     return sota.SotaRules.from_dict(rules)
 
 

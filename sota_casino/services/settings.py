@@ -54,26 +54,44 @@ def validate(name: str, settings: object) -> dict[str, Any]:
     :raises InvalidRules: naming the bad option and the valid ones.
     """
     if not isinstance(settings, Mapping):
-        raise InvalidRules("table settings must be an object")
+        raise InvalidRules(N_("table settings must be an object"))
     if name == "casino_war":
         return casino_war.TableRules.from_dict(settings).to_dict()
     valid = ("min_stake", "max_stake", "presets", "custom_rules")
     unknown = sorted(set(settings) - set(valid))
     if unknown:
-        raise InvalidRules(f"unknown option {unknown[0]!r}; valid: {', '.join(valid)}")
+        raise InvalidRules(
+            N_("unknown option %(name)s; valid: %(valid)s"),
+            params={"name": repr(unknown[0]), "valid": ", ".join(valid)},
+            option=unknown[0],
+        )
     for key in ("min_stake", "max_stake"):
         value = settings.get(key)
         if type(value) is not int or not 1 <= value <= MAX_SWEETS_STAKE:
             raise InvalidRules(
-                f"{key} must be a whole number of sweets from 1 to {MAX_SWEETS_STAKE}"
+                N_("%(option)s must be a whole number of sweets from %(low)s to %(high)s"),
+                params={"option": key, "low": 1, "high": MAX_SWEETS_STAKE},
+                option=key,
             )
     if settings["min_stake"] > settings["max_stake"]:
-        raise InvalidRules("min_stake must not exceed max_stake")
+        raise InvalidRules(
+            N_("%(option)s must not exceed %(other)s"),
+            params={"option": "min_stake", "other": "max_stake"},
+            option="min_stake",
+        )
     presets = settings.get("presets")
     if not isinstance(presets, list) or not presets or any(p not in SOTA_PRESETS for p in presets):
-        raise InvalidRules(f"presets must be a non-empty list of: {', '.join(SOTA_PRESETS)}")
+        raise InvalidRules(
+            N_("%(option)s must be a non-empty list of: %(valid)s"),
+            params={"option": "presets", "valid": ", ".join(SOTA_PRESETS)},
+            option="presets",
+        )
     if type(settings.get("custom_rules")) is not bool:
-        raise InvalidRules("custom_rules must be true or false")
+        raise InvalidRules(
+            N_("%(option)s must be true or false"),
+            params={"option": "custom_rules"},
+            option="custom_rules",
+        )
     return {key: settings[key] for key in valid} | {"presets": list(dict.fromkeys(presets))}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Final
 
 from babel import Locale
@@ -32,6 +33,7 @@ from markupsafe import Markup
 
 from ..core.errors import CasinoError
 from ..core.errors import InvalidInput
+from ..core.errors import InvalidRules
 from ..core.errors import Unavailable
 from ..core.marks import N_
 from ..db import get_session
@@ -135,7 +137,45 @@ def plural_count(value: float, whole: int) -> int:
 
 def error_message(error: CasinoError) -> str:
     """Return a refusal's message in this request's language (by its message id)."""
+    if error.plural:
+        count = error.params.get("num")
+        assert isinstance(count, int), "a plural refusal counts with an integer num"
+        return ngettext(error.template, error.plural, count, **error.params)
     return gettext(error.template, **error.params)
+
+
+def sentence(text: str) -> str:
+    """Return ``text`` with its first letter a capital (after any opening quote mark)."""
+    first = next((at for at, char in enumerate(text) if char.isalpha()), None)
+    if first is None:
+        return text
+    return text[:first] + text[first].upper() + text[first + 1 :]
+
+
+#: The params of a rule refusal that name an option by its code (``min_bet``, ``teams``).
+OPTION_PARAMS: Final = ("option", "other")
+
+
+def in_words(error: InvalidRules, titles: Mapping[str, str]) -> InvalidRules:
+    """Return a rule option's refusal as a form words it, whole in this request's language.
+
+    The engines name options by their codes; ``titles`` gives each code's name on the form
+    (marked with ``N_``), which takes the code's place before the message is translated, so
+    the sentence around it is translated too, not only the name. A refusal that names no
+    option of ``titles`` is returned as it is.
+    """
+    named = {
+        key: gettext(titles[value])
+        for key, value in error.params.items()
+        if key in OPTION_PARAMS and isinstance(value, str) and value in titles
+    }
+    if not named:
+        return error
+    text = gettext(error.template, **{**error.params, **named})
+    # The translated sentence is the message itself: no catalogue holds it as an id.
+    worded = InvalidRules(sentence(text))
+    worded.details = dict(error.details)
+    return worded
 
 
 # --- the scripts' strings -------------------------------------------------------------------------

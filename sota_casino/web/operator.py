@@ -30,8 +30,10 @@ from flask import stream_with_context
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..core.casino_war import CHIP
 from ..core.errors import CasinoError
 from ..core.errors import InvalidInput
+from ..core.errors import InvalidRules
 from ..core.marks import N_
 from ..db import get_session
 from ..models import ROLES
@@ -49,7 +51,9 @@ from .charts import line_chart
 from .downloads import table_download
 from .errors import error_page
 from .errors import status_of
+from .i18n import error_message
 from .i18n import gettext
+from .i18n import in_words
 from .i18n import ngettext
 from .inputs import form_chips
 from .inputs import form_whole
@@ -98,7 +102,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     Players' forms flash and go back (see :mod:`.errors`); an operator's refused adjustment or
     setting must not look like a success, so the console shows the refusal with its status.
     """
-    return error_page(status_of(error), error.message)
+    return error_page(status_of(error), error_message(error))
 
 
 def _actor() -> str:
@@ -403,24 +407,52 @@ def tables() -> ResponseReturnValue:
     )
 
 
+#: Each table option as the console's forms name it, in a refusal as in the form's checks.
+TABLE_OPTION_TITLES: Final = {
+    "min_bet": N_("minimum bet"),
+    "max_bet": N_("maximum bet"),
+    "decks": N_("number of decks"),
+    "tie_payout": N_("tie payout"),
+    "burn": N_("number of burned cards"),
+    "bonus": N_("Bonus on a war tie"),
+    "min_stake": N_("minimum stake"),
+    "max_stake": N_("maximum stake"),
+    "presets": N_("Presets players may pick"),
+}
+
+
 def _casino_war_form() -> dict[str, Any]:
+    titles = TABLE_OPTION_TITLES
     return {
-        "min_bet": form_chips("min_bet", label=N_("minimum bet")),
-        "max_bet": form_chips("max_bet", label=N_("maximum bet")),
-        "decks": form_whole("decks", label=N_("number of decks")),
-        "tie_payout": form_whole("tie_payout", label=N_("tie payout")),
-        "burn": form_whole("burn", label=N_("number of burned cards")),
+        "min_bet": form_chips("min_bet", label=titles["min_bet"]),
+        "max_bet": form_chips("max_bet", label=titles["max_bet"]),
+        "decks": form_whole("decks", label=titles["decks"]),
+        "tie_payout": form_whole("tie_payout", label=titles["tie_payout"]),
+        "burn": form_whole("burn", label=titles["burn"]),
         "bonus": request.form.get("bonus", ""),
     }
 
 
 def _sota_form() -> dict[str, Any]:
+    titles = TABLE_OPTION_TITLES
     return {
-        "min_stake": form_whole("min_stake", label=N_("minimum stake")),
-        "max_stake": form_whole("max_stake", label=N_("maximum stake")),
+        "min_stake": form_whole("min_stake", label=titles["min_stake"]),
+        "max_stake": form_whole("max_stake", label=titles["max_stake"]),
         "presets": request.form.getlist("presets"),
         "custom_rules": request.form.get("custom_rules") == "1",
     }
+
+
+def _table_refusal(error: InvalidRules) -> InvalidRules:
+    """A refused table setting as the console's form words it: in its names and its units."""
+    params = error.params
+    if params.get("option") in ("min_bet", "max_bet") and "low" in params:
+        # The engine counts bets in hundredths of a chip; the form, in whole chips.
+        whole = {"low": int(str(params["low"])) // CHIP, "high": int(str(params["high"])) // CHIP}
+        in_chips = InvalidRules(error.template, params={**params, **whole})
+        in_chips.details = dict(error.details)
+        error = in_chips
+    return in_words(error, TABLE_OPTION_TITLES)
 
 
 @bp.post("/tables/<name>")
@@ -428,7 +460,10 @@ def update_table(name: str) -> ResponseReturnValue:
     forms = {"casino_war": _casino_war_form, "sota": _sota_form}
     if name not in forms:
         abort(404)
-    done = settings.request_table_change(get_session(), g.user.id, name, forms[name]())
+    try:
+        done = settings.request_table_change(get_session(), g.user.id, name, forms[name]())
+    except InvalidRules as error:
+        raise _table_refusal(error) from error
     saved = {
         "casino_war": N_("The Casino War table's settings are saved; they apply to new rounds."),
         "sota": N_("The Sota table's settings are saved; they apply to new rounds."),

@@ -28,6 +28,7 @@ from ..services import rounds
 from ..services import settings
 from .format import plural
 from .i18n import gettext
+from .i18n import in_words
 from .inputs import form_whole
 from .security import login_required
 
@@ -170,7 +171,7 @@ PRESET_HELP: Final = {
 }
 #: What a player reads for each option's name in a refusal (the engine's messages name codes).
 OPTION_TITLES: Final = {
-    "seats": "Seats",
+    "seats": N_("Seats"),
     **{option["name"]: option["title"] for option in RULE_HELP},
     **{number["name"]: number["title"] for number in NUMBER_HELP},
     **{name: title for name, title, _about in SWITCH_HELP},
@@ -188,13 +189,18 @@ def _number(text: str, name: str) -> int:
     return int(text)
 
 
-def in_words(error: InvalidRules) -> InvalidRules:
-    """Name the option as the form does ("Trick limit", not ``max_tricks``)."""
-    option = str(error.details.get("option") or "")
-    title = OPTION_TITLES.get(option)
-    if title is None or not error.message.startswith(option):
-        return error
-    return InvalidRules(gettext(title) + error.message[len(option) :], option=option)
+def _in_words(error: InvalidRules) -> InvalidRules:
+    """A refused rule set as the form words it: its options by their names on the form, and a
+    preset the table does not offer by the names of those it does."""
+    if error.details.get("option") != "preset":
+        return in_words(error, OPTION_TITLES)
+    offered = settings.table_rules(get_session(), TABLE)["presets"]
+    names = ", ".join(gettext(PRESET_TITLES.get(name, name)) for name in offered)
+    return InvalidRules(
+        N_("Pick one of the rule sets this table offers: %(valid)s."),
+        params={"valid": names},
+        option="preset",
+    )
 
 
 def suggested_move(rules: dict[str, Any], options: list[str], count: int) -> dict[str, Any]:
@@ -311,7 +317,7 @@ def play() -> ResponseReturnValue:
             request_body=body,
         )
     except InvalidRules as error:
-        raise in_words(error) from error
+        raise _in_words(error) from error
     except InsufficientFunds as error:
         held = error.details["held"]
         assert isinstance(held, int)  # as ledger.post refuses

@@ -87,3 +87,34 @@ def test_the_page_checks_the_log_up_to_a_size_and_names_a_fork(tab: Any, live_se
     tab.goto("/casino-war")
     tab.goto("/fairness")
     assert "TWO HISTORIES" in tab.locator(WITNESS).inner_text()
+
+
+def test_the_witness_status_reads_as_one_finnish_sentence(tab: Any) -> None:
+    """The status is one translated sentence with its size in it, not English-shaped pieces."""
+    sign_up(tab, "todistaja")
+    with tab.expect_navigation():
+        tab.select_option("#language-choice", "fi")
+    tab.wait_for_selector("html[lang=fi]")
+    proof_of(tab, play_a_round(tab))  # the round's proof: a checkpoint is signed over it
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    witness = tab.locator(WITNESS)
+    size = witness.get_attribute("data-log-size")
+    assert witness.inner_text() == (
+        f"✓ Tämä selain on tarkistanut kasinon julkisen lokin {size} merkintään asti: jokainen "
+        "sen näkemä tarkistuspiste on kiinnitetyn avaimen allekirjoittama ja jatkaa edellistä."
+    )
+    # A fork reads whole too: the alarm's reason inside the alarm's sentence.
+    kept = tab.evaluate("window.SotaLog.kept()")
+    forked = {"document": {**kept["document"], "root": "ab" * 32}, "signature": kept["signature"]}
+    tab.evaluate(
+        "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))"
+        ".then(() => window.SotaLog.show(null))",
+        forked,
+    )
+    alarm = tab.locator(f"{WITNESS}[role=alert]").inner_text()
+    assert alarm.startswith(
+        "✗ KASINO NÄYTTI TÄLLE SELAIMELLE KAKSI ERI HISTORIAA. VÄÄRÄ ALLEKIRJOITUS: "
+        f"tarkistuspiste (koko {size}, juuri {'ab' * 32}) ei ole kiinnitetyn avaimen "
+        "allekirjoittama. Molemmat tarkistuspisteet"
+    ), alarm

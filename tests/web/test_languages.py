@@ -7,9 +7,13 @@ check names what they lack.
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Callable
+from datetime import timedelta
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from babel.messages.extract import DEFAULT_KEYWORDS
@@ -21,11 +25,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 from operator_support import add_user
 from operator_support import client_as
+from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
 from web_support import post_form
 from web_support import register_page
 
+from sota_casino.db import get_session
+from sota_casino.models import Signup
 from sota_casino.web.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +46,7 @@ def marked_messages() -> frozenset[str]:
     """Every message id the sources mark, found as ``make translations-extract`` finds them."""
     with open(ROOT / "babel.cfg") as config:
         method_map, options_map = parse_mapping_cfg(config)
-    keywords = {**DEFAULT_KEYWORDS, "N_": None}
+    keywords = {**DEFAULT_KEYWORDS, "N_": None, "Nn_": (1, 2)}
     found = set()
     for _file, _line, message, _comments, _context in extract_from_dir(
         str(ROOT), method_map, options_map, keywords=keywords
@@ -180,3 +187,145 @@ def test_every_refusals_default_message_is_marked() -> None:
 
     defaults = {(kind.__doc__ or "").strip() for kind in kinds(CasinoError)}
     assert defaults - marked_messages() == set()
+
+
+# --- refusals in the player's words -------------------------------------------------------------
+
+FLASHED_ERROR = re.compile(r'<p class="flash error" role="status">(.*?)</p>', re.S)
+
+
+def refusal_shown(client: FlaskClient, answer: Any) -> str:
+    """Return the refusal a refused form flashed, as the page it went back to shows it."""
+    assert answer.status_code == 303
+    page = client.get(answer.headers["Location"], follow_redirects=True).get_data(as_text=True)
+    found = FLASHED_ERROR.findall(page)
+    assert len(found) == 1, found
+    return html.unescape(found[0])
+
+
+SOTA_RULE_REFUSALS = {
+    "fi": {
+        "rule_teams": "Joukkuesota vaatii 4 paikkaa (paikat 0+2 vastaan 1+3)",
+        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–100000 (annettu 0)",
+        "rule_lead": "Voittava johto: arvon on oltava pois (tyhjä) tai kokonaisluku 1–54 "
+        "(annettu 99)",
+    },
+    "nb": {
+        "rule_teams": "«Lag» krever 4 plasser (plass 0+2 mot 1+3)",
+        "rule_max_tricks": "«Grense for antall stikk» må være et helt tall fra 1 til 100000 "
+        "(fikk 0)",
+        "rule_lead": "«Vinnende forsprang» må være av (tom) eller et helt tall fra 1 til 54 "
+        "(fikk 99)",
+    },
+    "pt": {
+        "rule_teams": "“Equipes” exige 4 lugares (lugares 0+2 contra 1+3)",
+        "rule_max_tricks": "“Limite de vazas” precisa ser um número inteiro de 1 a 100000 "
+        "(recebido: 0)",
+        "rule_lead": "“Vantagem para vencer” precisa ser vazio (desligado) ou um número inteiro "
+        "de 1 a 54 (recebido: 99)",
+    },
+}
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_a_refused_sota_rule_option_reads_whole_in_the_players_language(
+    client: FlaskClient, language: str
+) -> None:
+    """The option's name and the sentence about it are both translated (the sentence was the
+    engine's English after the translated name)."""
+    register_page(client, "aino")
+    post_form(client, "/language", {"locale": language, "next": "/sota"})
+    values = {"rule_teams": "on", "rule_max_tricks": "0", "rule_lead": "99"}
+    for field, expected in SOTA_RULE_REFUSALS[language].items():
+        form = {"stake": "5", "preset": "custom", "seats": "2", field: values[field]}
+        assert refusal_shown(client, post_form(client, "/sota/games", form)) == expected
+    klondike = {"stake": "5", "preset": "klondike", "seats": "2"}
+    offered = refusal_shown(client, post_form(client, "/sota/games", klondike))
+    assert "must be" not in offered and "nordic" not in offered, offered
+
+
+ERROR_PAGE_MESSAGE = re.compile(r'<p class="lead">(.*?)</p>', re.S)
+
+
+def console_refusal(answer: Any) -> str:
+    """Return the refusal of a console form, as its error page shows it (with a 4xx status)."""
+    assert answer.status_code == 422
+    found = ERROR_PAGE_MESSAGE.search(answer.get_data(as_text=True))
+    assert found
+    return html.unescape(found.group(1))
+
+
+TABLE_REFUSALS = {
+    "fi": (
+        "Tasapelin voitonmaksu: arvon on oltava kokonaisluku 0–30",
+        "Pienin panos ja suurin panos: molempien on oltava kokonaisia pelimerkkejä, eikä "
+        "ensimmäinen saa olla jälkimmäistä suurempi",
+        "Pienin panos ei saa olla suurempi kuin suurin panos",
+    ),
+    "nb": (
+        "«Utbetaling ved likt» må være et helt tall fra 0 til 30",
+        "«Minste innsats» og «største innsats» må være hele sjetonger, og «minste innsats» kan "
+        "ikke være større enn «største innsats»",
+        "«Minste innsats» kan ikke være større enn «største innsats»",
+    ),
+    "pt": (
+        "“Pagamento do empate” precisa ser um número inteiro de 0 a 30",
+        "“Aposta mínima” e “aposta máxima” precisam ser fichas inteiras, e “aposta mínima” não "
+        "pode ser maior que “aposta máxima”",
+        "“Aposta mínima” não pode ser maior que “aposta máxima”",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_a_refused_table_setting_reads_whole_in_the_operators_language(
+    app: Flask, language: str
+) -> None:
+    operator = client_as(app, add_user(app, "olli", role="operator"))
+    post_form(operator, "/language", {"locale": language, "next": "/operator/tables"})
+    war = {"min_bet": "5", "max_bet": "50", "decks": "6", "burn": "3", "bonus": "none"}
+    payout, war_limits, sota_limits = TABLE_REFUSALS[language]
+    answer = post_form(operator, "/operator/tables/casino_war", {**war, "tie_payout": "31"})
+    assert console_refusal(answer) == payout
+    upside_down = {**war, "tie_payout": "10", "min_bet": "60"}
+    answer = post_form(operator, "/operator/tables/casino_war", upside_down)
+    assert console_refusal(answer) == war_limits
+    sota = {"min_stake": "20", "max_stake": "10", "presets": "nordic"}
+    answer = post_form(operator, "/operator/tables/sota", sota)
+    assert console_refusal(answer) == sota_limits
+
+
+SIGN_UP_WAITS = {
+    "en": ("try again in 60 minutes", "try again in 1 minute"),
+    "fi": ("yritä uudelleen 60 minuutin kuluttua", "yritä uudelleen 1 minuutin kuluttua"),
+    "nb": ("prøv igjen om 60 minutter", "prøv igjen om 1 minutt"),
+    "pt": ("tente de novo em 60 minutos", "tente de novo em 1 minuto"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_sign_up_wait_says_its_minutes_in_each_language(
+    make_app: Callable[..., Flask], language: str
+) -> None:
+    """The per-address sign-up limit says how long to wait, in the reader's words and plural."""
+    app = make_app(SIGNUPS_PER_ADDRESS=1)
+    register_page(app.test_client(), "erin")
+    browser = app.test_client()
+    browser.set_cookie("lang", language)
+    form = {"username": "frank", "password": PASSWORD, "confirm": PASSWORD}
+    refused = post_form(browser, "/auth/register", form)
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+    hour, minute = SIGN_UP_WAITS[language]
+    assert hour in html.unescape(refused.get_data(as_text=True))
+    with app.app_context():
+        session = get_session()
+        for signup in session.scalars(select(Signup)):
+            signup.at -= timedelta(minutes=59, seconds=30)
+        session.commit()
+    answer = browser.post(
+        "/api/v1/auth/register",
+        json={"username": "frank", "password": PASSWORD},
+        headers={"Accept-Language": language},
+    )
+    assert answer.status_code == 429
+    assert minute in answer.get_json()["error"]["message"]

@@ -348,7 +348,7 @@ def test_bad_sota_forms_are_explained(player: FlaskClient) -> None:
     cases = [
         ({"stake": "x", "preset": "nordic"}, "The stake must be a whole number of sweets, like"),
         ({"stake": "0", "preset": "nordic"}, "stake must be a whole number of sweets from"),
-        ({"stake": "5", "preset": "klondike"}, "preset must be one of"),
+        ({"stake": "5", "preset": "klondike"}, "Pick one of the rule sets this table offers: "),
         ({"stake": "5", "preset": "custom", "rule_deck": "tarot"}, "Deck must be one of"),
         (
             {"stake": "5", "preset": "custom", "rule_max_tricks": "lots"},

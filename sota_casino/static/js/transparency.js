@@ -134,7 +134,7 @@
       && doc.size >= 0 && isHex64(doc.root) && typeof signed.signature === "string");
   }
 
-  const described = (doc) => "size " + doc.size + " root " + doc.root;
+  const described = (doc) => gettext("size %(size)s root %(root)s", { size: doc.size, root: doc.root });
 
   // ---- anchors -------------------------------------------------------------------------------
 
@@ -147,28 +147,47 @@
   /* Why an anchor does not prove its entry into the checkpoint document, or null. */
   async function proofProblem(anchor, checkpoint) {
     const entry = anchor.entry;
-    if (!entry || !isHex64(entry.hash) || !isHex64(entry.prev_hash)) return "the anchor has no whole audit entry";
-    if (!Array.isArray(anchor.proof) || !anchor.proof.every(isHex64)) return "the inclusion proof is not a list of hashes";
+    if (!entry || !isHex64(entry.hash) || !isHex64(entry.prev_hash)) return gettext("the anchor has no whole audit entry");
+    if (!Array.isArray(anchor.proof) || !anchor.proof.every(isHex64)) return gettext("the inclusion proof is not a list of hashes");
     if (anchor.leaf_index !== entry.seq - 1) return gettext("its leaf index is not the entry's seq - 1");
     if ((await entryHash(entry)) !== entry.hash) return gettext("the entry's hash does not match its contents");
     const ok = await verifyInclusion(anchor.leaf_index, checkpoint.size, hexToBytes(entry.hash),
       anchor.proof.map(hexToBytes), hexToBytes(checkpoint.root));
-    return ok ? null : "the inclusion proof of leaf " + anchor.leaf_index + " does not lead to the root of the checkpoint over " + checkpoint.size + " entries";
+    return ok ? null : ngettext("the inclusion proof of leaf %(leaf)s does not lead to the root of the checkpoint over %(num)s entry",
+      "the inclusion proof of leaf %(leaf)s does not lead to the root of the checkpoint over %(num)s entries", checkpoint.size,
+      { leaf: anchor.leaf_index });
   }
 
   async function receiptProblem(settlement, decisions, receipt) {
     const data = settlement.data || {};
-    if (settlement.action !== "round.settled" || settlement.subject !== ["round", receipt.round_id].join(":")) return "its settlement entry is of another round";
+    if (settlement.action !== "round.settled" || settlement.subject !== ["round", receipt.round_id].join(":")) return gettext("its settlement entry is of another round");
     if ("receipt" in data && data.receipt !== bytesToHex(await sha256(encoder.encode(canonical(receipt))))) {
       return gettext("the log recorded another receipt for this round: the receipt was rewritten");
     }
-    if ("payout" in data && data.payout !== receipt.payout) return "the log recorded payout " + data.payout + gettext(", the receipt says ") + receipt.payout;
+    if ("payout" in data && data.payout !== receipt.payout) {
+      return gettext("the log recorded payout %(logged)s, the receipt says %(receipt)s", { logged: data.payout, receipt: receipt.payout });
+    }
     const action = DECISION_ACTIONS[receipt.game];
     const logged = decisions.map((d) => (d.action === action && d.subject === settlement.subject && d.data ? d.data[DECISION_FIELDS[action]] : null));
     if (canonical(logged) !== canonical(receipt.actions)) {
-      return gettext("the log recorded the player's actions ") + JSON.stringify(logged) + gettext(", the receipt lists ") + JSON.stringify(receipt.actions) + gettext(": the round was rewritten");
+      return gettext("the log recorded the player's actions %(logged)s, the receipt lists %(receipt)s: the round was rewritten",
+        { logged: JSON.stringify(logged), receipt: JSON.stringify(receipt.actions) });
     }
     return null;
+  }
+
+  /* Why a document's anchor does not hold, as one sentence naming the document and its kind. */
+  function anchorProblem(of, problem) {
+    if (of.kind === "commitment") return gettext("the commitment: its anchor does not hold: %(problem)s", { problem });
+    const params = { round: of.round_id, problem };
+    if (of.kind === "decision") return gettext("round %(round)s: its decision anchor does not hold: %(problem)s", params);
+    return gettext("round %(round)s: its settlement anchor does not hold: %(problem)s", params);
+  }
+
+  /* Where in the log a problem of an anchored document was found. */
+  function inCheckpoint(seq, size) {
+    return ngettext("entry %(seq)s, in the checkpoint over %(num)s entry signed by the pinned key",
+      "entry %(seq)s, in the checkpoint over %(num)s entries signed by the pinned key", size, { seq });
   }
 
   /* The bundle's anchors checked against its documents, with the pinned key (a CryptoKey). */
@@ -181,7 +200,7 @@
         checkpoints[signed.document.size] = signed.document;
         result.checkpoints.push(signed);
       } else {
-        result.problems.push("a checkpoint of the bundle is not signed by the pinned key");
+        result.problems.push(gettext("a checkpoint of the bundle is not signed by the pinned key"));
       }
     }
     const pending = new Set((bundle.pending_anchors || []).map((p) => (p.of && p.of.kind === "commitment" ? "pair" : ["round", p.of && p.of.round_id].join(":"))));
@@ -191,10 +210,9 @@
     for (const anchor of bundle.anchors) {
       const of = anchor.of || {};
       const checkpoint = checkpoints[anchor.checkpoint_size];
-      const where = of.kind === "commitment" ? "the commitment" : "round " + of.round_id;
-      const problem = checkpoint ? await proofProblem(anchor, checkpoint) : "it names no checkpoint signed by the pinned key";
+      const problem = checkpoint ? await proofProblem(anchor, checkpoint) : gettext("it names no checkpoint signed by the pinned key");
       if (problem) {
-        result.problems.push(where + gettext(": its ") + of.kind + gettext(" anchor does not hold: ") + problem);
+        result.problems.push(anchorProblem(of, problem));
         if (of.kind === "commitment") result.commitment = false;
         else result.rounds[of.round_id] = false;
         continue;
@@ -210,13 +228,15 @@
         && entry.data && entry.data.commitment === pairDoc.commitment && entry.actor === ["user", pairDoc.user_id].join(":");
       result.commitment = fits;
       if (!fits) {
-        result.problems.push("the log recorded commitment " + String(entry.data && entry.data.commitment).slice(0, 16)
-          + gettext("… for this pair, the commitment document names ") + String(pairDoc.commitment).slice(0, 16)
-          + gettext("… (entry ") + entry.seq + gettext(", in the checkpoint over ") + commitment.checkpoint_size + gettext(" entries signed by the pinned key)"));
+        result.problems.push(gettext("the log recorded commitment %(logged)s… for this pair, the commitment document names %(named)s… (%(where)s)", {
+          logged: String(entry.data && entry.data.commitment).slice(0, 16),
+          named: String(pairDoc.commitment).slice(0, 16),
+          where: inCheckpoint(entry.seq, commitment.checkpoint_size),
+        }));
       }
     } else if (result.commitment === null) {
       result.commitment = pending.has("pair") ? "pending" : false;
-      if (result.commitment === false) result.problems.push("the bundle carries no anchor of the commitment in the log");
+      if (result.commitment === false) result.problems.push(gettext("the bundle carries no anchor of the commitment in the log"));
     }
     let firstLeaf = null;
     for (const signed of bundle.rounds) {
@@ -226,22 +246,26 @@
       const settlement = settled[id];
       if (!settlement) {
         result.rounds[id] = pending.has(["round", id].join(":")) ? "pending" : false;
-        if (result.rounds[id] === false) result.problems.push("round " + id + gettext(": the bundle carries no anchor of it in the log"));
+        if (result.rounds[id] === false) result.problems.push(gettext("round %(round)s: the bundle carries no anchor of it in the log", { round: id }));
         continue;
       }
       const decisions = (decided[id] || []).sort((a, b) => a.of.index - b.of.index);
       const problem = await receiptProblem(settlement.entry, decisions.map((d) => d.entry), receipt);
       const late = decisions.some((d) => d.leaf_index > settlement.leaf_index);
       result.rounds[id] = !problem && !late;
-      if (problem) result.problems.push("round " + id + ": " + problem + gettext(" (entry ") + settlement.entry.seq + gettext(", in the checkpoint over ") + settlement.checkpoint_size + gettext(" entries signed by the pinned key)"));
-      if (late) result.problems.push("round " + id + gettext(": a decision was logged after the round settled"));
+      if (problem) {
+        result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
+          { round: id, problem, where: inCheckpoint(settlement.entry.seq, settlement.checkpoint_size) }));
+      }
+      if (late) result.problems.push(gettext("round %(round)s: a decision was logged after the round settled", { round: id }));
       for (const leaf of [settlement.leaf_index, ...decisions.map((d) => d.leaf_index)]) {
         if (firstLeaf === null || leaf < firstLeaf) firstLeaf = leaf;
       }
     }
     if (commitment && firstLeaf !== null && commitment.leaf_index >= firstLeaf) {
       result.commitment = false;
-      result.problems.push(gettext("the pair's commitment was logged at leaf ") + commitment.leaf_index + gettext(", after its first round at leaf ") + firstLeaf + gettext(": the pair was committed after it was played"));
+      result.problems.push(gettext("the pair's commitment was logged at leaf %(commitment)s, after its first round at leaf %(first)s: the pair was committed after it was played",
+        { commitment: commitment.leaf_index, first: firstLeaf }));
     }
     return result;
   }
@@ -261,7 +285,7 @@
 
   /* Compare a signed checkpoint seen now with the one kept here; keep it if it extends it. */
   async function observe(seen, key) {
-    if (!isCheckpoint(seen)) return { ok: null, note: "the service answered something that is not a checkpoint" };
+    if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
     const kept = load(KEPT);
     const doc = seen.document;
     const pin = window.SotaRecords.pinnedKey();
@@ -270,25 +294,31 @@
       return { ok: null, size: kept && kept.document.size, note: gettext("The log's checkpoint is signed by a key this browser does not trust yet; it is not checked.") };
     }
     if (!(await signedBy(key, seen))) {
-      return alarm(gettext("BAD SIGNATURE: the checkpoint ") + described(doc) + " is not signed by the pinned key", kept, seen);
+      return alarm(gettext("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen);
     }
     if (!isCheckpoint(kept)) {
       save(KEPT, { document: doc, signature: seen.signature });
       return { ok: true, size: doc.size };
     }
     const old = kept.document;
-    const both = "kept " + described(old) + gettext(", served ") + described(doc);
-    if (doc.size < old.size) return alarm(gettext("SHRUNK: the log is smaller than a checkpoint it signed: ") + both, kept, seen);
+    const both = { both: gettext("kept %(kept)s, served %(served)s", { kept: described(old), served: described(doc) }) };
+    if (doc.size < old.size) return alarm(gettext("SHRUNK: the log is smaller than a checkpoint it signed: %(both)s", both), kept, seen);
     if (doc.size === old.size) {
-      if (doc.root !== old.root) return alarm(gettext("FORK: two signed checkpoints over ") + doc.size + gettext(" entries differ: ") + both, kept, seen);
+      if (doc.root !== old.root) {
+        return alarm(ngettext("FORK: two signed checkpoints over %(num)s entry differ: %(both)s",
+          "FORK: two signed checkpoints over %(num)s entries differ: %(both)s", doc.size, both), kept, seen);
+      }
       return { ok: true, size: doc.size };
     }
     const answer = await fetchJson(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: old.size, new_size: doc.size }));
-    if (answer.status === 404) return alarm(gettext("FORK: the service no longer proves the checkpoint it signed over ") + old.size + gettext(" entries: ") + both, kept, seen);
+    if (answer.status === 404) {
+      return alarm(ngettext("FORK: the service no longer proves the checkpoint it signed over %(num)s entry: %(both)s",
+        "FORK: the service no longer proves the checkpoint it signed over %(num)s entries: %(both)s", old.size, both), kept, seen);
+    }
     const proof = answer.body && answer.body.proof;
-    if (!Array.isArray(proof) || !proof.every(isHex64)) return { ok: null, size: old.size, note: gettext("no consistency proof could be had (HTTP ") + answer.status + ")" };
+    if (!Array.isArray(proof) || !proof.every(isHex64)) return { ok: null, size: old.size, note: gettext("no consistency proof could be had (HTTP %(status)s)", { status: answer.status }) };
     const consistent = await verifyConsistency(old.size, doc.size, hexToBytes(old.root), hexToBytes(doc.root), proof.map(hexToBytes));
-    if (!consistent) return alarm(gettext("FORK: the served checkpoint does not extend the kept one: ") + both, kept, seen);
+    if (!consistent) return alarm(gettext("FORK: the served checkpoint does not extend the kept one: %(both)s", both), kept, seen);
     save(KEPT, { document: doc, signature: seen.signature });
     return { ok: true, size: doc.size };
   }
@@ -301,13 +331,13 @@
       if (raised) {
         holder.className = "log-witness bad";
         holder.setAttribute("role", "alert");
-        line.textContent = gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. ") + raised.why
-          + gettext(". Both checkpoints are signed with its key: keep them as proof (this browser keeps them")
-          + gettext(" until its storage is cleared).");
+        line.textContent = gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser keeps them until its storage is cleared).",
+          { why: raised.why });
       } else if (outcome && outcome.ok) {
         holder.className = "log-witness ok";
-        line.textContent = gettext("✓ This browser has checked the casino's public log up to ") + outcome.size
-          + gettext(" entries: every checkpoint it saw is signed by the pinned key and extends the one before.");
+        line.textContent = ngettext("✓ This browser has checked the casino's public log up to %(num)s entry: every checkpoint it saw is signed by the pinned key and extends the one before.",
+          "✓ This browser has checked the casino's public log up to %(num)s entries: every checkpoint it saw is signed by the pinned key and extends the one before.",
+          outcome.size);
       } else {
         holder.className = "log-witness";
         line.textContent = (outcome && outcome.note) || gettext("This browser has not checked the public log yet.");
@@ -345,7 +375,7 @@
       else if (!latest) outcome = { ok: null, note: gettext("The casino has not signed a checkpoint of its log yet.") };
       else outcome = await observe(latest.checkpoint, key);
     } catch (error) {
-      outcome = { ok: null, note: gettext("The public log could not be checked: ") + String(error.message || error) };
+      outcome = { ok: null, note: gettext("The public log could not be checked: %(reason)s", { reason: String(error.message || error) }) };
     }
     show(outcome);
     return outcome;
