@@ -8,11 +8,13 @@ Modes:
 - ``pg-restart``: restart PostgreSQL under load (``--how restart`` runs ``pg_ctlcluster``;
   ``--how terminate`` ends the app's connections only, as CI does);
 - ``full``: the SQLite database's file system fills up, then gets room again (a tmpfs of
-  its own, so it needs root).
-
-No ``read-only`` mode: Linux refuses to remount a file system read-only while a file on it is
-open for writing (``mount: … mount point is busy``, EBUSY), and a running service always holds
-its SQLite database so.
+  its own, so it needs root);
+- ``read-only``: the SQLite database's file system turns read-only under load, as ext4 does
+  after a disk error (``errors=remount-ro``); then it is checked, mounted again and a new
+  service starts on it. The file system is ext4 on a loop device of its own (root).
+  ``mount -o remount,ro`` cannot do it: Linux refuses while a file is open for writing
+  (EBUSY), and ``blockdev --setro`` on the loop device only warns; ext4's ``abort`` option
+  aborts the journal, which makes the file system read-only at once, open files and all.
 
 Players bet through the API with an ``Idempotency-Key`` each. Afterwards: every acknowledged
 (201) round is in the database, every open round is decided through the API, ``ledger check``
@@ -26,6 +28,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -55,7 +58,9 @@ class Load:
     port: int
     tokens: list[str]
     statuses: Counter[str] = field(default_factory=Counter)
-    acknowledged: set[int] = field(default_factory=set)
+    #: (round id, seed pair, nonce) of every 201: an id alone could be a later round that took
+    #: the number of one that was lost
+    acknowledged: set[tuple[int, int, int]] = field(default_factory=set)
     stop: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     threads: list[threading.Thread] = field(default_factory=list)
@@ -91,7 +96,9 @@ class Load:
             )
             if status == 201:
                 with self.lock:
-                    self.acknowledged.add(int(body["id"]))
+                    self.acknowledged.add(
+                        (int(body["id"]), int(body["seed_pair_id"]), int(body["nonce"]))
+                    )
             elif status == 503:
                 time.sleep(0.05)
 
@@ -162,8 +169,11 @@ def decide_open_rounds(port: int, tokens: list[str]) -> int:
     return decided
 
 
-def check_books(database_url: str, instance: Path, acknowledged: set[int]) -> dict[str, Any]:
-    """Every acknowledged round present, no half round: the ledger and the audit chain."""
+def check_books(
+    database_url: str, instance: Path, acknowledged: set[tuple[int, int, int]]
+) -> dict[str, Any]:
+    """Every acknowledged round present as it was acknowledged, no half round: the ledger and
+    the audit chain."""
     from sota_casino.factory import create_app
     from sota_casino.models import Round
     from sota_casino.services import audit
@@ -180,7 +190,10 @@ def check_books(database_url: str, instance: Path, acknowledged: set[int]) -> di
     with app.app_context():
         session = app.extensions["sota_casino.sessionmaker"]()
         with session.begin():
-            stored = set(session.scalars(select(Round.id)))
+            stored = {
+                (row.id, row.seed_pair_id, row.nonce)
+                for row in session.execute(select(Round.id, Round.seed_pair_id, Round.nonce))
+            }
         ledger_report = ledger.check(session)
         audit_report = audit.verify(session)
         session.close()
@@ -240,6 +253,7 @@ class Run:
             and figures["ledger_check"] == "ok"
             and figures["audit_verify"] == "ok"
             and figures.get("recovered", True)
+            and figures.get("read_errors", 0) == 0
         )
         return figures
 
@@ -348,6 +362,121 @@ def disk_full(mount: Path) -> Callable[[Run, servers.Server, Load], servers.Serv
     )
 
 
+def disk_read_only(
+    mount: Path, device: str
+) -> Callable[[Run, servers.Server, Load], servers.Server]:
+    """Turn the database's file system read-only under load, read through it while it is, then
+    check it, mount it again and start a new service on it (an aborted ext4 stays read-only
+    until it is unmounted)."""
+
+    def fault(run: Run, server: servers.Server, load: Load) -> servers.Server:
+        subprocess.run(["mount", "-o", "remount,abort", str(mount)], check=True)
+        before = Counter(load.statuses)
+        reads = Reads(server.port, load.tokens[0])
+        reads.start()
+        time.sleep(run.seconds / 3)
+        reads.finish()
+        during = load.statuses - before
+        stopping = time.monotonic()
+        server.stop()
+        stopped = round(time.monotonic() - stopping, 2)
+        subprocess.run(["umount", str(mount)], check=True)
+        # e2fsck: 0 nothing to fix, 1 fixed (the journal replayed), anything else a failure
+        checked = subprocess.run(["e2fsck", "-fy", device], capture_output=True, check=False)
+        mount_ext4(device, mount)
+        restarted = servers.start(
+            run.environment(), run.work / "gunicorn.log", workers=run.workers, port=server.port
+        )
+        waited = recovered_within(restarted, load, 30)
+        run.events.update(
+            fault_statuses=dict(during),
+            reads_during=dict(reads.statuses),
+            # a 5xx other than a clean 503 (a 500, or a 503 without ``unavailable``)
+            read_errors=sum(
+                n
+                for outcome, n in reads.statuses.items()
+                if " 5" in outcome and not outcome.endswith(" 503")
+            ),
+            stop_s=stopped,
+            fsck_exit=checked.returncode,
+            recovered=waited is not None and checked.returncode in (0, 1),
+            recovery_s=waited,
+        )
+        return restarted
+
+    return fault
+
+
+@dataclass
+class Reads:
+    """One player reading while the disk is broken: the history, the account, readiness, and
+    the receipt of the player's latest round."""
+
+    port: int
+    token: str
+    statuses: Counter[str] = field(default_factory=Counter)
+    stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self._read)
+        self.thread.start()
+
+    def finish(self) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+
+    def _read(self) -> None:
+        headers = {"Authorization": f"Bearer {self.token}"}
+        while not self.stop.is_set():
+            paths = ["/api/v1/rounds?limit=5", "/api/v1/me", "/readyz"]
+            for path in paths:
+                answer: dict[str, str] = {}
+                try:
+                    status, body = request(self.port, "GET", path, None, headers, answer)
+                except OSError:
+                    self.statuses[f"{path.split('?')[0]} connection error"] += 1
+                    continue
+                unclean = status == 503 and not clean_outage(body, answer)
+                name = re.sub(r"/\d+/", "/{id}/", path.split("?")[0])
+                self.statuses[f"{name} {'503 unclean' if unclean else status}"] += 1
+                if status == 200 and path.startswith("/api/v1/rounds?") and body["rounds"]:
+                    paths.append(f"/api/v1/rounds/{body['rounds'][0]['id']}/receipt")
+            time.sleep(0.05)
+
+
+def sqlite_on_loop(work: Path, megabytes: int) -> tuple[Path, str]:
+    """An ext4 file system of its own on a loop device, mounted; its mount point and device."""
+    image, mount = work / "disk.img", work / "fs"
+    mount.mkdir()
+    subprocess.run(["truncate", "-s", f"{megabytes}M", str(image)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    device = subprocess.run(
+        ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    try:
+        # A loop device keeps a read-only flag someone once set on it, across detaching.
+        subprocess.run(["blockdev", "--setrw", device], check=True)
+        mount_ext4(device, mount)
+    except BaseException:
+        subprocess.run(["losetup", "-d", device], check=False)
+        raise
+    return mount, device
+
+
+def mount_ext4(device: str, mount: Path) -> None:
+    subprocess.run(["mount", "-o", "errors=remount-ro", device, str(mount)], check=True)
+
+
+def loop_devices_work() -> bool:
+    """Whether this machine lets us make a loop device and mount it (root, a loop driver)."""
+    from shutil import which
+
+    tools = ("losetup", "mkfs.ext4", "e2fsck", "blockdev", "mount")
+    return os.geteuid() == 0 and Path("/dev/loop-control").exists() and all(map(which, tools))
+
+
 DISK_FAULTS: dict[str, Callable[[Path], Callable[[Run, servers.Server, Load], servers.Server]]] = {
     "full": disk_full,
 }
@@ -370,9 +499,12 @@ def run_mode(mode: str, seconds: float, database_url: str | None, how: str = "re
             return run_mode(mode, seconds, url, how)
     with tempfile.TemporaryDirectory(prefix="sota-faults-") as scratch:
         work = Path(scratch)
-        mount = None
+        mount = device = None
         try:
-            if mode in DISK_FAULTS:
+            if mode == "read-only":
+                mount, device = sqlite_on_loop(work, 64)
+                url = f"sqlite:///{mount / 'casino.db'}"
+            elif mode in DISK_FAULTS:
                 mount = sqlite_on_tmpfs(work, "8m")
                 url = f"sqlite:///{mount / 'casino.db'}"
             else:
@@ -384,17 +516,21 @@ def run_mode(mode: str, seconds: float, database_url: str | None, how: str = "re
                 "kill-master": kill_master,
                 "pg-restart": pg_restart(how),
             }
-            if mount is not None:
+            if device is not None and mount is not None:
+                faults[mode] = disk_read_only(mount, device)
+            elif mount is not None:
                 faults[mode] = DISK_FAULTS[mode](mount)
             return Run(mode, url, work, seconds).execute(faults[mode])
         finally:
-            if mount is not None:
+            if mount is not None and os.path.ismount(mount):
                 subprocess.run(["umount", "-l", str(mount)], check=False)
+            if device is not None:
+                subprocess.run(["losetup", "-d", device], check=False)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    modes = ("kill-worker", "kill-master", "pg-restart", *DISK_FAULTS)
+    modes = ("kill-worker", "kill-master", "pg-restart", *DISK_FAULTS, "read-only")
     parser.add_argument("mode", choices=modes)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--database", help="a database URL (default: a scratch SQLite file)")

@@ -50,6 +50,54 @@ ERROR_RESPONSES: Final = {
     422: ("invalid_input", "Invalid input: names the field and what is expected."),
     429: ("rate_limited", "Too many attempts."),
 }
+#: The fields of answers that later requests take (OpenAPI ``links``): ``(answer model, JSON
+#: pointer into its body, the parameter it fills, the operations that take it)``. Every
+#: operation whose success answer is the model links to each operation named, so a link is
+#: written once here, not per operation. A link back to the same operation (a next page) also
+#: carries the request's other parameters, so the next page is the same question.
+FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
+    ("Round", "/id", "path.id", ("getRound", "decide", "receipt", "roundProof")),
+    ("Round", "/seed_pair_id", "path.id", ("bundle",)),
+    ("Game", "/id", "path.id", ("getGame", "sotaMove", "receipt", "roundProof")),
+    ("Game", "/seed_pair_id", "path.id", ("bundle",)),
+    ("SeedPair", "/seed_pair_id", "path.id", ("bundle",)),
+    ("Rotation", "/active/seed_pair_id", "path.id", ("bundle",)),
+    ("RoundList", "/next_before", "query.before", ("listRounds",)),
+    ("RoundList", "/rounds/0/id", "path.id", ("receipt", "roundProof")),
+    ("RoundList", "/rounds/0/seed_pair_id", "path.id", ("bundle",)),
+    ("RoundProof", "/round_id", "path.id", ("receipt",)),
+    ("RoundProof", "/seed_pair_id", "path.id", ("bundle",)),
+    ("RoundProof", "/checkpoint/document/size", "path.size", ("checkpointBySize",)),
+    ("PublicCheckpoint", "/size", "path.size", ("checkpointBySize",)),
+    ("PublicCheckpoint", "/size", "query.new_size", ("consistency",)),
+    ("UserList", "/next_cursor", "query.cursor", ("findPlayers",)),
+    (
+        "UserList",
+        "/users/0/id",
+        "path.id",
+        ("playerOverview", "playerRounds", "playerTransfers", "playerSeedPairs", "setLocked"),
+    ),
+    ("RoundPage", "/next_cursor", "query.cursor", ("playerRounds",)),
+    ("RoundPage", "/rounds/0/id", "path.id", ("receipt", "roundProof")),
+    ("TransferPage", "/next_cursor", "query.cursor", ("playerTransfers",)),
+    ("SeedPairPage", "/next_cursor", "query.cursor", ("playerSeedPairs",)),
+    ("SeedPairPage", "/seed_pairs/0/seed_pair_id", "path.id", ("bundle",)),
+    ("AdjustmentResult", "/user_id", "path.id", ("playerOverview", "playerTransfers")),
+    ("ManagedUser", "/user/id", "path.id", ("playerOverview",)),
+    ("AuditPage", "/next_after_seq", "query.after_seq", ("auditEntries",)),
+    ("AuditPage", "/next_before_seq", "query.before_seq", ("auditEntries",)),
+    ("AuditPage", "/entries/0/seq", "path.seq", ("auditProof",)),
+    ("CheckpointList", "/next_cursor", "query.cursor", ("auditCheckpoints",)),
+    ("TableSettings", "/name", "path.name", ("tableSettings", "updateTable", "proposeTableChange")),
+    ("ApprovalPage", "/next_cursor", "query.cursor", ("approvals",)),
+    ("ApprovalPage", "/approvals/0/id", "path.id", ("approve", "reject")),
+    ("ApprovalView", "/id", "path.id", ("approve", "reject")),
+    ("AlertPage", "/next_cursor", "query.cursor", ("alerts",)),
+    ("AlertPage", "/alerts/0/id", "path.id", ("acknowledgeAlert",)),
+    ("AlertView", "/id", "path.id", ("acknowledgeAlert",)),
+    ("AlertRuleList", "/rules/0/id", "path.id", ("setAlertRuleEnabled",)),
+    ("AlertRuleView", "/id", "path.id", ("setAlertRuleEnabled",)),
+)
 DENIED: Final = (401, 403)
 CHANGE: Final = (400, 401, 403, 409, 422)
 CHANGE_OF_ONE: Final = (*CHANGE, 404)
@@ -210,6 +258,42 @@ def operations(app: Flask) -> list[tuple[str, str, Operation]]:
     return found
 
 
+def _link(paths: dict[str, dict[str, Any]]) -> None:
+    """Add the :data:`FEEDS` to each success answer whose model feeds later requests."""
+    described = {op["operationId"]: op for methods in paths.values() for op in methods.values()}
+    for source in described.values():
+        answer = next(a for status, a in source["responses"].items() if status.startswith("2"))
+        model = answer["content"].get(JSON, {}).get("schema", {}).get("$ref", "")
+        feeds = [feed for feed in FEEDS if model == REF.format(model=feed[0])]
+        links: dict[str, Any] = {}
+        for _, pointer, parameter, targets in feeds:
+            for target in targets:
+                parameters = {parameter: f"$response.body#{pointer}"}
+                if target == source["operationId"]:
+                    parameters |= _same_question(source, parameter, feeds)
+                name = f"{target}From{_camel(pointer)}"
+                links[name] = {"operationId": target, "parameters": parameters}
+        if links:
+            answer["links"] = links
+
+
+def _same_question(
+    source: dict[str, Any], fed: str, feeds: list[tuple[str, str, str, tuple[str, ...]]]
+) -> dict[str, str]:
+    """The request's own parameters, for the next page of the same list: all but the cursors."""
+    cursors = {feed[2] for feed in feeds if source["operationId"] in feed[3]} | {fed}
+    return {
+        f"{p['in']}.{p['name']}": f"$request.{p['in']}.{p['name']}"
+        for p in source.get("parameters", ())
+        if "name" in p and f"{p['in']}.{p['name']}" not in cursors
+    }
+
+
+def _camel(pointer: str) -> str:
+    """``/active/seed_pair_id`` → ``ActiveSeedPairId`` (``/rounds/0/id`` → ``Rounds0Id``)."""
+    return "".join(word.capitalize() for word in re.split(r"[/_]", pointer))
+
+
 def openapi_document(app: Flask) -> dict[str, Any]:
     """Return the OpenAPI 3.1 document of the app's API (built once per app)."""
     cached = app.extensions.get("sota_casino.openapi")
@@ -229,6 +313,7 @@ def _build(app: Flask) -> dict[str, Any]:
         )
         paths.setdefault(path, {})[method] = _describe(rule, op)
         models += [model for model in (op.ok, op.body) if model is not None]
+    _link(paths)
     _, definitions = models_json_schema(
         [(model, "validation") for model in dict.fromkeys(models)],
         ref_template=REF,

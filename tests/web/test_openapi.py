@@ -21,6 +21,7 @@ from web_support import bearer
 from web_support import plant_server_seed
 
 from sota_casino.core import fairness
+from sota_casino.web.openapi import FEEDS
 from sota_casino.web.openapi import PATH_NAMES
 from sota_casino.web.openapi import openapi_document
 
@@ -137,6 +138,100 @@ def test_exactly_the_money_moving_posts_take_an_idempotency_key(document: dict[s
         if key in op.get("parameters", [])
     }
     assert taking == MONEY_MOVING
+
+
+def field_schema(document: dict[str, Any], schema: dict[str, Any], pointer: str) -> Any:
+    """The schema of the field at ``pointer`` in a body of ``schema`` (None: no such field).
+    A number steps into an array's items; a nullable field is read as its non-null type."""
+    node: Any = schema
+    for part in pointer.removeprefix("/").split("/"):
+        node = concrete(document, node)
+        if part.isdigit():
+            node = node.get("items") if node.get("type") == "array" else None
+        else:
+            node = node.get("properties", {}).get(part)
+        if node is None:
+            return None
+    return concrete(document, node)
+
+
+def concrete(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema or "anyOf" in schema:
+        if "$ref" in schema:
+            schema = resolve(document, schema["$ref"])
+        else:
+            schema = next(s for s in schema["anyOf"] if s.get("type") != "null")
+    return schema
+
+
+def links(document: dict[str, Any]) -> list[tuple[dict[str, Any], str, str, dict[str, Any]]]:
+    """(source operation, status, link name, link) for every link of the document."""
+    return [
+        (op, status, name, link)
+        for _, _, op in operations(document)
+        for status, answer in op["responses"].items()
+        for name, link in answer.get("links", {}).items()
+    ]
+
+
+def test_every_link_names_a_real_operation_parameter_and_response_field(
+    document: dict[str, Any],
+) -> None:
+    """A link takes a field its source's answer has, of the type its target's parameter is, or
+    a parameter its source's request has; its target is an operation of the document."""
+    by_id = {op["operationId"]: op for _, _, op in operations(document)}
+
+    def parameter(op: dict[str, Any], qualified: str) -> dict[str, Any] | None:
+        where, name = qualified.split(".")
+        found = [p for p in op.get("parameters", ()) if p.get("name") == name]
+        return next((p for p in found if p["in"] == where), None)
+
+    wrong = []
+    for source, status, name, link in links(document):
+        target = by_id.get(link["operationId"])
+        if target is None:
+            wrong.append(f"{name}: no operation {link['operationId']}")
+            continue
+        answer = source["responses"][status]["content"][JSON]["schema"]
+        for qualified, expression in link["parameters"].items():
+            taken = parameter(target, qualified)
+            if taken is None:
+                wrong.append(f"{name}: {link['operationId']} takes no {qualified}")
+            elif expression.startswith("$response.body#"):
+                field = field_schema(document, answer, expression.removeprefix("$response.body#"))
+                if (
+                    field is None
+                    or field.get("type") != concrete(document, taken["schema"])["type"]
+                ):
+                    wrong.append(f"{name}: {expression} is not a {qualified} of its answer")
+            elif expression.startswith("$request."):
+                if parameter(source, expression.removeprefix("$request.")) is None:
+                    wrong.append(f"{name}: {source['operationId']} has no {expression}")
+            else:
+                wrong.append(f"{name}: {expression} reads neither the answer nor the request")
+    assert wrong == []
+
+
+def test_the_links_come_from_the_feeds_and_every_feed_is_used(document: dict[str, Any]) -> None:
+    """Each link of the document is one of :data:`FEEDS`, and each of them links something: a
+    renamed model or operation cannot leave a feed that feeds nothing."""
+    made = {
+        (link["operationId"], link["parameters"][p], p)
+        for _, _, _, link in links(document)
+        for p in link["parameters"]
+        if link["parameters"][p].startswith("$response.")
+    }
+    fed = {
+        (target, f"$response.body#{pointer}", parameter)
+        for _, pointer, parameter, targets in FEEDS
+        for target in targets
+    }
+    assert made == fed
+    # bet → round, decision, receipt, proof: the chain a player follows
+    bet = next(op for _, _, op in operations(document) if op["operationId"] == "placeBet")
+    assert {"getRound", "decide", "receipt", "roundProof", "bundle"} <= {
+        link["operationId"] for link in bet["responses"]["201"]["links"].values()
+    }
 
 
 def test_the_document_is_served(client: FlaskClient, document: dict[str, Any]) -> None:

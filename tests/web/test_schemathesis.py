@@ -43,8 +43,9 @@ def beyond_schema(document: dict[str, Any]) -> list[str]:
     ]
 
 
-def config_of(app: Flask) -> SchemathesisConfig:
-    """schemathesis as the document reads: a 422 for valid data only where it says why."""
+def config_of(app: Flask, **project: Any) -> SchemathesisConfig:
+    """schemathesis as the document reads: a 422 for valid data only where it says why (with
+    ``project``'s other settings, e.g. ``headers``)."""
     operations = [
         {
             "include-operation-id": name,
@@ -52,7 +53,7 @@ def config_of(app: Flask) -> SchemathesisConfig:
         }
         for name in beyond_schema(openapi_document(app))
     ]
-    return SchemathesisConfig.from_dict({"operations": operations})
+    return SchemathesisConfig.from_dict({"operations": operations, **project})
 
 
 def whole_numbers(value: Any) -> Any:
