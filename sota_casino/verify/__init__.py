@@ -23,6 +23,7 @@ from .cli import main
 from .records import Records
 from .report import CHECKS
 from .report import EXIT_FAILED
+from .report import EXIT_NOT_ANCHORED
 from .report import EXIT_OK
 from .report import EXIT_UNPINNED
 from .report import EXIT_UNUSABLE
@@ -42,6 +43,7 @@ __all__ = [
     "BundleError",
     "CHECKS",
     "EXIT_FAILED",
+    "EXIT_NOT_ANCHORED",
     "EXIT_OK",
     "EXIT_UNPINNED",
     "EXIT_UNUSABLE",

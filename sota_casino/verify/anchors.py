@@ -6,6 +6,11 @@ entry says what the document says (the commitment entry names the same commitmen
 settlement entry the receipt's hash, the decision entries the receipt's actions); and the
 pair's commitment entry precedes every round's entries in the log. A re-committed pair or a
 rewritten round then contradicts a checkpoint the casino signed, which a third party can check.
+
+A bundle without its anchors proves none of that, so it fails the check: an operator holding the
+key and the database could otherwise hand out a rewritten round stripped of the anchors that
+contradict it. A document the bundle lists in ``pending_anchors`` is *pending*, never proven:
+the verdict says to fetch the bundle again later (:attr:`.Report.not_yet_anchored`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from .report import Row
 from .report import short
 
 LOG: Final = "log"
+#: A bundle that carries no anchors (and says none is pending) proves nothing in the log.
+UNANCHORED: Final = "unanchored: the bundle proves none of its documents in the signed log"
 
 
 def _signed_checkpoints(
@@ -56,6 +63,17 @@ def _signed_checkpoints(
     return good, findings
 
 
+def _id(value: object) -> object:
+    """A round id as a dictionary key: itself if an integer or a string, else a stand-in (a
+    forged anchor or receipt may name a list, and must fail, not crash the verifier)."""
+    return value if type(value) in (int, str) else (type(value).__name__, repr(value))
+
+
+def _index(anchor: Mapping[str, Any]) -> int:
+    index = anchor["of"].get("index")
+    return index if type(index) is int else -1
+
+
 class _Anchors:
     """The bundle's anchors, proved and sorted by what they anchor."""
 
@@ -74,11 +92,11 @@ class _Anchors:
         for item in waiting if isinstance(waiting, list) else []:
             of = item.get("of") if isinstance(item, dict) else None
             if isinstance(of, dict):
-                place = ("commitment", None) if of.get("kind") == "commitment" else None
-                place = place or ("round", of.get("round_id"))
+                commitment = of.get("kind") == "commitment"
+                place = ("commitment", None) if commitment else ("round", _id(of.get("round_id")))
                 self.pending.setdefault(place, str(item.get("reason", "not yet anchored")))
         for decisions in self.decisions.values():
-            decisions.sort(key=lambda a: a["of"].get("index", 0))
+            decisions.sort(key=_index)
 
     def cited(self, anchor: Mapping[str, Any]) -> str:
         """Name the signed checkpoint and leaf an anchor stands on, for a third party."""
@@ -94,8 +112,10 @@ class _Anchors:
             self.findings.append(Finding("bundle", LOG, FAIL, "an anchor names no document"))
             return
         kind = of.get("kind")
-        place = ("commitment", None) if kind == "commitment" else ("round", of.get("round_id"))
-        checkpoint = self.checkpoints.get(anchor.get("checkpoint_size"))  # type: ignore[arg-type]
+        round_id = _id(of.get("round_id"))
+        place = ("commitment", None) if kind == "commitment" else ("round", round_id)
+        size = anchor.get("checkpoint_size")
+        checkpoint = self.checkpoints.get(size) if type(size) is int else None
         if checkpoint is None:
             self.problems[place].append(
                 f"its {kind} anchor names no checkpoint of the bundle signed by the trusted key"
@@ -107,9 +127,9 @@ class _Anchors:
         elif kind == "commitment":
             self.commitment = anchor
         elif kind == "settlement":
-            self.settlements[of.get("round_id")] = anchor
+            self.settlements[round_id] = anchor
         elif kind == "decision":
-            self.decisions[of.get("round_id")].append(anchor)
+            self.decisions[round_id].append(anchor)
 
 
 def check_anchors(
@@ -126,17 +146,16 @@ def check_anchors(
         checkpoint signed before a key change is signed by the key it retired).
     :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).
     :returns: the commitment's row, the rounds' rows and the bundle's findings, with the
-        ``log`` findings added. A bundle without an ``anchors`` list skips the check (its rows
-        show it as not applicable); one with the list must anchor every document.
+        ``log`` findings added. Every document must be anchored or listed as pending; a
+        bundle without an ``anchors`` list fails (:data:`UNANCHORED`), its ``pending_anchors``
+        disregarded, and so does one whose list is empty with nothing pending.
     """
-    if "anchors" not in bundle:  # a bundle of a service from before anchors, or made by hand
-        skip = frozenset((LOG,))
-        return (
-            commitment_row._replace(skipped=commitment_row.skipped | skip),
-            [row._replace(skipped=row.skipped | skip) for row in rows],
-            [],
-        )
     found = _Anchors(bundle, keys)
+    if not isinstance(bundle.get("anchors"), list):
+        found.pending.clear()
+        found.findings.append(Finding("bundle", LOG, FAIL, f"{UNANCHORED} (it has no anchors)"))
+    elif not bundle["anchors"] and not found.pending:
+        found.findings.append(Finding("bundle", LOG, FAIL, UNANCHORED))
     commitment_findings = _commitment_findings(found, commitment_doc)
     first_round: tuple[int, Any] | None = None
     new_rows = []
@@ -189,10 +208,10 @@ def _round_findings(
 
     if receipt is None:
         return [], []
-    place = ("round", row.round_id)
+    place = ("round", _id(row.round_id))
     findings = [fail(message) for message in found.problems.get(place, ())]
-    settlement = found.settlements.get(row.round_id)
-    decisions = found.decisions.get(row.round_id, [])
+    settlement = found.settlements.get(place[1])
+    decisions = found.decisions.get(place[1], [])
     if settlement is None:
         if not findings:
             status, message = _missing(found, place)

@@ -27,9 +27,11 @@ from .monitor import monitor
 from .records import Records
 from .records import RecordsError
 from .report import EXIT_FAILED
+from .report import EXIT_NOT_ANCHORED
 from .report import EXIT_OK
 from .report import EXIT_UNPINNED
 from .report import EXIT_UNUSABLE
+from .report import NOT_ANCHORED_MEANING
 from .report import TRUST_FIRST_USE
 from .report import TRUST_KNOWN
 from .report import TRUST_PINNED
@@ -52,7 +54,9 @@ from .trust import read_key_file
 EXIT_CODES: Final = (
     "Exit codes: 0 everything checkable holds against a trusted key; 1 something fails (a "
     "changed key without a signed key change included); 2 unusable input; 3 UNPINNED: every "
-    "check passed, but only against the key the bundle carries."
+    "check passed, but only against the key the bundle carries; 4 NOT YET ANCHORED: nothing "
+    "fails, but some documents are not in a signed checkpoint of the log yet (fetch the bundle "
+    "again later)."
 )
 
 
@@ -158,6 +162,7 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         document = {
             "ok": code == EXIT_OK,
             "pending": any(r.pending for r in reports),
+            "not_yet_anchored": any(r.not_yet_anchored for r in reports),
             "unpinned": any(r.unpinned for r in reports),
             "exit_code": code,
             "bundles": [r.to_dict() for r in reports],
@@ -180,7 +185,9 @@ def _exit_code(reports: Sequence[Report], errors: Sequence[object]) -> int:
         return EXIT_UNUSABLE
     if not all(r.ok for r in reports):
         return EXIT_FAILED
-    return EXIT_UNPINNED if any(r.unpinned for r in reports) else EXIT_OK
+    if any(r.unpinned for r in reports):
+        return EXIT_UNPINNED
+    return EXIT_NOT_ANCHORED if any(r.not_yet_anchored for r in reports) else EXIT_OK
 
 
 def _unusable(message: str, as_json: bool, out: TextIO) -> int:
@@ -211,6 +218,8 @@ def _overall(reports: Sequence[Report], errors: Sequence[Mapping[str, str]], cod
             f"Result: UNPINNED: {UNPINNED_MEANING}; {summary}. Pin the service's key with "
             f"--public-key HEX, --key-file FILE or --service NAME (exit {code})"
         )
+    if code == EXIT_NOT_ANCHORED:
+        return f"Result: NOT YET ANCHORED: {NOT_ANCHORED_MEANING}; {summary} (exit {code})"
     if any(r.pending for r in reports):
         return (
             f"Result: OK so far: {summary}; everything checkable passed, and the checks that need "

@@ -44,6 +44,17 @@ EXIT_UNUSABLE: Final = 2
 #: Every check passed, but only against the key the bundle carries: that proves nothing about
 #: who signed it.
 EXIT_UNPINNED: Final = 3
+#: Nothing failed, but some documents are not yet in a signed checkpoint of the log (the bundle
+#: lists them as pending): not proven until the bundle is fetched again and they are.
+EXIT_NOT_ANCHORED: Final = 4
+
+#: The checks whose pending findings wait for a signed checkpoint, not for the reveal: the
+#: documents' anchors, and a key registration no checkpoint covers yet.
+LOG_PENDING_CHECKS: Final = frozenset(("log", "player"))
+NOT_ANCHORED_MEANING: Final = (
+    "not every document is in a signed checkpoint of the casino's log yet, so the log proves "
+    "nothing about those: fetch the bundle again later"
+)
 
 UNPINNED_MEANING: Final = (
     "signatures match the key in the bundle itself, which proves nothing about who signed"
@@ -191,6 +202,12 @@ class Report:
     def pending(self) -> bool:
         return any(f.status == PENDING for f in self.findings)
 
+    @property
+    def not_yet_anchored(self) -> bool:
+        """Whether a document (or a key registration) waits for a signed checkpoint: the
+        bundle then proves nothing about it in the log, however well the rest holds."""
+        return any(f.status == PENDING and f.check in LOG_PENDING_CHECKS for f in self.findings)
+
     def to_dict(self) -> dict[str, Any]:
         """Return the report as plain JSON (the shape of ``--json``)."""
         failed_rounds = sum(1 for row in self.rounds if not row.ok)
@@ -204,6 +221,7 @@ class Report:
             "revealed": self.revealed,
             "ok": self.ok,
             "pending": self.pending,
+            "not_yet_anchored": self.not_yet_anchored,
             "documents": [
                 {"document": row.where, "checks": row.statuses} for row in self.documents
             ],
@@ -346,18 +364,25 @@ def render_report(report: Report, symbols: Symbols, *, quiet: bool = False) -> l
         lines += ["  " + line for line in table(["round", "game", "nonce", *CHECKS], rows)]
         lines.append(
             f"  ({marks[PASS]} passed, {marks[FAIL]} failed, {marks[PENDING]} pending until the "
-            f"reveal, {marks[SKIP]} not applicable or not compared)"
+            f"reveal or a signed checkpoint, {marks[SKIP]} not applicable or not compared)"
         )
     failures = report.failures
     if failures:
         lines.append("  Failures:")
         lines += [f"    {f.text()}" for f in failures]
-    pending = Counter(f.check for f in report.findings if f.status == PENDING)
-    if pending:
-        what = ", ".join(f"{check} ({count})" for check, count in pending.items())
+    pending = [f for f in report.findings if f.status == PENDING]
+    unrevealed = Counter(f.check for f in pending if f.check not in LOG_PENDING_CHECKS)
+    unlogged = Counter(f.check for f in pending if f.check in LOG_PENDING_CHECKS)
+    if unrevealed:
+        what = ", ".join(f"{check} ({count})" for check, count in unrevealed.items())
         lines.append(f"  Pending until the server seed is revealed: {what}")
+    if unlogged:
+        what = ", ".join(f"{check} ({count})" for check, count in unlogged.items())
+        lines.append(f"  Not yet in the signed log (fetch the bundle again later): {what}")
     failed_rounds = sum(1 for row in report.rounds if not row.ok)
     verdict = "FAILED" if failures else ("OK so far (pending the reveal)" if pending else "OK")
+    if unlogged and not failures:
+        verdict = f"NOT YET ANCHORED: {NOT_ANCHORED_MEANING}"
     if report.unpinned and not failures:
         verdict = f"UNPINNED: {UNPINNED_MEANING}"
     lines.append(

@@ -256,3 +256,44 @@ def test_records_keep_the_last_choice_of_each_decision_and_note_a_round_left_out
     assert compared["problems"] == [
         "round 7, which you played on seed pair #3, is missing from the bundle"
     ]
+
+
+def test_a_bundle_without_its_anchors_fails_and_one_left_pending_is_not_called_verified(
+    tab: Any, revealed: dict[str, Any]
+) -> None:
+    """An operator holding the key and the database could hand out a bundle stripped of the
+    anchors that contradict it, or list every document as not yet anchored."""
+    bundle = revealed["bundle"]
+    assert bundle["anchors"] and not bundle["pending_anchors"]
+    stripped = {k: v for k, v in bundle.items() if k not in ("anchors", "checkpoints")}
+    caught = tab.evaluate(VERIFY, stripped)
+    assert caught.startswith(
+        "unanchored: the bundle proves none of its documents in the signed log"
+    ), caught
+    assert "the bundle carries no anchor of the commitment in the log" in caught
+    tab.route(revealed["url"], lambda route: route.fulfill(json=stripped))
+    verdict = verify_in_page(tab)
+    assert verdict.startswith("✗ 0 of 3 rounds verified") and "unanchored" in verdict
+    assert tab.locator("tr[data-ok='1']").count() == 0
+    tab.unroute(revealed["url"])
+
+    pending = [
+        {"of": anchor["of"], "reason": "not in a signed checkpoint yet", "retry_after": 5}
+        for anchor in bundle["anchors"]
+    ]
+    waiting = {**bundle, "anchors": [], "checkpoints": [], "pending_anchors": pending}
+    assert tab.evaluate(VERIFY, waiting) == ""  # nothing contradicts it: it proves nothing yet
+    tab.route(revealed["url"], lambda route: route.fulfill(json=waiting))
+    tab.reload()
+    verdict = verify_in_page(tab)
+    assert verdict.startswith(
+        "… Not verified yet: 4 documents are not yet in a signed checkpoint of the casino's "
+        "public log (the commitment, round "
+    ), verdict
+    assert "Verify again later" in verdict and "✓" not in verdict
+    assert tab.locator("tr[data-ok='1']").count() == 0
+    assert tab.locator(".revealed-pair .badge.open").count() == 3
+    assert tab.locator("td[data-log='pending']").first.inner_text() == "not yet anchored"
+    tab.unroute(revealed["url"])
+    tab.reload()
+    assert verify_in_page(tab).startswith("✓ All 3 rounds verified")

@@ -1,6 +1,7 @@
 """Decisions the player signs, in Chromium: the fairness page makes a WebCrypto Ed25519 key and
 registers it, the table signs a war with it, the receipt carries the signature, and the page's
-verifier checks it against the key the log registered, catching a rewritten decision."""
+verifier checks it against the key the log registered (the registration proved into a signed
+checkpoint), catching a rewritten decision; and the page flags a key it did not make."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from typing import Any
 
 import pytest
 from browser_support import sign_up
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import select
 from test_fairness_records import service_key
 
 from sota_casino.core import fairness
+from sota_casino.models import User
+from sota_casino.services import player_keys
 from sota_casino.verify import verify_bundle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
@@ -115,3 +120,120 @@ def test_a_browser_without_ed25519_says_so_and_plays_unsigned(tab: Any, live_ser
     )
     assert receipt["document"]["actions"] == ["surrender"]
     assert "signed_actions" not in receipt["document"]
+
+
+def _signed_war_bundle(tab: Any, live_server: Any, prefix: str) -> dict[str, Any]:
+    """A revealed pair whose one round is a war the page signed with the key it made."""
+    username = sign_up(tab, prefix)
+    plant_server_seed(live_server.app, username, {0: True})
+    tab.goto("/fairness")
+    tab.click("#signing-key [data-testid=make-player-key]")
+    tab.locator("#signing-key [data-testid=player-key-status]").filter(
+        has_text="This browser signs your decisions"
+    ).wait_for()
+    tab.goto("/casino-war")
+    tab.locator("[data-testid=player-key-status]").filter(has_text="This browser signs").wait_for()
+    tab.click("#deal")
+    tab.click("#go-to-war")
+    tab.wait_for_selector("[data-testid=result]")
+    tab.goto("/fairness")
+    tab.click("#rotate")
+    tab.wait_for_selector("[data-verify]")
+    url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
+    return dict(tab.evaluate("async url => (await fetch(url)).json()", url))
+
+
+def test_a_key_registration_whose_inclusion_proof_fails_registers_nothing_in_the_page(
+    tab: Any, live_server: Any
+) -> None:
+    bundle = _signed_war_bundle(tab, live_server, "proven")
+    [registration] = bundle["player_keys"]
+    assert registration["anchor"]["proof"], "the registration is proved into a checkpoint"
+    assert tab.evaluate(PROBLEMS, bundle) == ""
+    seq = registration["entry"]["seq"]
+    unnamed = "which no registration of this player in the log names"
+
+    def with_registration(**changed: Any) -> dict[str, Any]:
+        forged = copy.deepcopy(bundle)
+        forged["player_keys"][0].update(changed)
+        return forged
+
+    anchor = registration["anchor"]
+    wrong = [("0" if anchor["proof"][0][0] != "0" else "1") + anchor["proof"][0][1:]]
+    bad_proof = with_registration(anchor={**anchor, "proof": wrong + anchor["proof"][1:]})
+    caught = tab.evaluate(PROBLEMS, bad_proof)
+    assert f"key registration #1 (entry {seq}) is not shown to be in the log: the inclusion " in (
+        caught
+    ), caught
+    assert unnamed in caught  # the registration counts for nothing: the war is signed by no key
+    assert not verify_bundle(bad_proof, bundle["public_key_hex"]).ok  # as the offline verifier
+
+    no_proof = with_registration(anchor={k: v for k, v in anchor.items() if k != "proof"})
+    caught = tab.evaluate(PROBLEMS, no_proof)
+    assert "is not shown to be in the log: the inclusion proof is not a list of hashes" in caught
+    assert unnamed in caught
+
+    other_leaf = with_registration(anchor={**anchor, "leaf_index": anchor["leaf_index"] - 1})
+    assert "is not shown to be in the log" in tab.evaluate(PROBLEMS, other_leaf)
+
+    checkpoint = registration["checkpoint"]
+    resigned = {
+        **checkpoint,
+        "signature": fairness.sign(Ed25519PrivateKey.generate(), checkpoint["document"]),
+    }
+    caught = tab.evaluate(PROBLEMS, with_registration(checkpoint=resigned))
+    assert "proves into a checkpoint that the trusted key did not sign" in caught
+
+    # Without an anchor the registration is not proven: never called verified, though no
+    # check fails (a checkpoint may not cover it yet).
+    unanchored = copy.deepcopy(bundle)
+    for name in ("anchor", "checkpoint"):
+        del unanchored["player_keys"][0][name]
+    report = tab.evaluate("b => window.SotaVerify.verifyBundle(b)", unanchored)
+    assert report["problems"] == []
+    assert report["waiting"] == [f"key registration #1 (entry {seq})"]
+    assert not any(row["ok"] for row in report["rounds"])
+
+
+def test_a_key_this_browser_did_not_make_is_flagged_where_the_keys_are_listed(
+    tab: Any, live_server: Any
+) -> None:
+    username = sign_up(tab, "foreign")
+    tab.goto("/fairness")
+    panel = tab.locator("#signing-key")
+    panel.locator("[data-testid=make-player-key]").click()
+    status = panel.locator("[data-testid=player-key-status]")
+    status.filter(has_text="This browser signs your decisions").wait_for()
+    assert panel.locator("[data-testid=player-key-warning]").count() == 0
+    assert "(this browser)" in panel.locator("[data-testid=player-key-list]").inner_text()
+
+    # An operator with the database registers a key of its own for the player.
+    app = live_server.app
+    with app.app_context():
+        session = app.extensions["sota_casino.sessionmaker"]()
+        user_id = session.scalars(select(User.id).where(User.username == username)).one()
+        session.close()
+        planted = fairness.public_key_hex(Ed25519PrivateKey.generate())
+        registered = player_keys.register_key(session, user_id, planted)
+        session.close()
+    [foreign] = [k for k in registered["keys"] if k["public_key_hex"] == planted]
+
+    tab.reload()
+    warning = panel.locator("[data-testid=player-key-warning]")
+    warning.wait_for()
+    text = warning.inner_text()
+    assert text.startswith(
+        f"A key you may not have registered was added on {foreign['registered_at']}: "
+        f"key {foreign['key_id']} ({planted[:16]}…), which this browser did not make."
+    ), text
+    assert "if it was not you on another device" in text.lower()
+    assert "keep this page as evidence" in text
+    assert warning.get_attribute("role") == "alert"
+    listed = panel.locator("[data-testid=player-key-list]").inner_text()
+    assert f"Key {foreign['key_id']}: {planted[:16]}… current (not made in this browser)" in listed
+    assert "which this browser does not hold" in status.inner_text()
+
+    # A new key made here replaces it: the planted key is older than this browser's now.
+    panel.locator("[data-testid=make-player-key]").click()
+    status.filter(has_text="This browser signs your decisions").wait_for()
+    assert warning.count() == 0

@@ -326,7 +326,12 @@ def test_the_standalone_verifier_names_a_decision_the_player_did_not_sign(
     rig(player, ["tie"])
     key, key_id = _register(session, player)
     settled = _signed_decision(session, player, key, key_id, "surrender")
-    bundle = _revealed_bundle(session, player)
+    pair = _revealed_bundle(session, player)["commitment"]["document"]["seed_pair_id"]
+    # As the bundle endpoint does: a checkpoint over every entry first, so the real bundle is
+    # proven in the log (with documents still pending it would exit 4, not yet anchored).
+    audit.sign_if_due(session)
+    bundle = fairness_service.bundle(session, player, pair)
+    assert not bundle["pending_anchors"]
     service_key, service_hex = _service_key(session)
     (tmp_path / "verify.pyz").write_bytes(build())
     (tmp_path / "real.json").write_text(json.dumps(bundle))

@@ -16,6 +16,7 @@ from sota_casino.core import fairness
 from sota_casino.factory import create_app
 from sota_casino.models import AuditEntry
 from sota_casino.services import accounts
+from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 
 
@@ -49,7 +50,6 @@ def test_a_new_signing_key_retires_the_old_one_and_is_audited(
 
 
 def test_checkpoints_signed_by_a_retired_key_still_verify(app: Flask, tmp_path: Path) -> None:
-    from sota_casino.services import audit
 
     with app.app_context():
         first = app.extensions["sota_casino.sessionmaker"]()
@@ -98,7 +98,9 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
         fairness_service.rotate(fresh, alice)  # the reveal is signed by the new key
         bob = accounts.register(fresh, "bob", PASSWORD).id
         pair = fairness_service.active_seed_pair(fresh, bob)["seed_pair_id"]
+        audit.sign_if_due(fresh)  # as the bundle endpoint does: the pair's entry in a checkpoint
         bundle = fairness_service.bundle(fresh, bob, pair)
+        assert not bundle["pending_anchors"]
         assert fairness_service.public_key_info(fresh)["public_key_hex"] == new_key
         fresh.close()
     renewed.extensions["sota_casino.engine"].dispose()

@@ -1,9 +1,15 @@
 """Build real receipt bundles from the core, as the service would, for the verifier's tests.
 
-A bundle is the API's ``{"public_key_hex", "commitment", "reveal", "rounds"}``: a signed
-commitment document, the signed reveal (or ``None``) and signed round receipts whose cards come
-from the real stream. With the default seeds the Casino War rounds include ties (nonces 1, 3,
-13, 14, 19), so both war and surrender are played.
+A bundle is the API's ``{"public_key_hex", "commitment", "reveal", "rounds", "anchors",
+"checkpoints", "pending_anchors"}``: a signed commitment document, the signed reveal (or
+``None``), signed round receipts whose cards come from the real stream, and each document's
+anchor in a real audit log (:func:`anchored`) proved into a checkpoint the pair's key signed.
+With the default seeds the Casino War rounds include ties (nonces 1, 3, 13, 14, 19), so both
+war and surrender are played.
+
+A test that changes a document and signs it again calls :func:`anchored` on the result when it
+plays a dishonest service that logged what it signed from the start (which only the other
+checks can catch); left with the old anchors, the changed document contradicts the log.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from sota_casino.core import anchors
+from sota_casino.core import audit_chain
 from sota_casino.core import casino_war
 from sota_casino.core import sota
 from sota_casino.core.cards import canonical_shoe
@@ -39,6 +47,8 @@ CLIENT_SEED = "lucky seven"
 TIE_NONCES = (1, 3, 13, 14, 19)  # the first two cards tie for these nonces with the seeds above
 CREATED_AT = "2025-04-01T10:00:00.000000Z"
 REVEALED_AT = "2025-04-01T18:00:00.000000Z"
+#: When the checkpoint of :func:`anchored` is signed: after every document it covers.
+CHECKPOINT_AT = "2025-04-01T18:00:05.000000Z"
 
 
 def settled_at(nonce: int) -> str:
@@ -196,11 +206,94 @@ def bundle(
 ) -> Doc:
     """Return a bundle of ``rounds`` receipts (nonces 0..rounds-1), revealed or not."""
     pair = pair or Pair()
-    return {
+    made = {
         "public_key_hex": public_key_hex(pair.key),
         "commitment": commitment(pair),
         "reveal": reveal(pair, rounds) if revealed else None,
         "rounds": [make_round(pair, nonce) for nonce in range(rounds)],
+    }
+    return anchored(made, pair.key)
+
+
+def _document(envelope: object) -> Doc | None:
+    doc = envelope.get("document") if isinstance(envelope, dict) else None
+    return doc if isinstance(doc, dict) else None
+
+
+def _log_entries(bundle: Doc) -> list[tuple[Doc, Doc]]:
+    """The entries a service logs for the bundle's documents, in order, each with the
+    document it anchors (``of``): the commitment, then each round's actions and settlement."""
+    logged: list[tuple[Doc, Doc]] = []
+    pair_doc = _document(bundle.get("commitment"))
+    if pair_doc is not None:
+        of = anchors.commitment_of(pair_doc.get("seed_pair_id"))  # type: ignore[arg-type]
+        entry = {
+            "time": pair_doc.get("created_at"),
+            "actor": f"user:{pair_doc.get('user_id')}",
+            "action": anchors.COMMITMENT_ACTION,
+            "subject": anchors.pair_subject(pair_doc.get("seed_pair_id")),
+            "data": {"commitment": pair_doc.get("commitment"), "status": "active"},
+        }
+        logged.append((of, entry))
+    for envelope in bundle.get("rounds") or []:
+        doc = _document(envelope)
+        if doc is None or "round_id" not in doc:
+            continue  # a receipt no service would have made: nothing to log
+        round_id, subject = doc["round_id"], anchors.round_subject(doc["round_id"])
+        actor = f"user:{pair_doc.get('user_id') if pair_doc else None}"
+        action = anchors.DECISION_ACTIONS.get(str(doc.get("game")))
+        actions = doc.get("actions")
+        if action is not None and isinstance(actions, list):
+            for index, choice in enumerate(actions):
+                entry = {
+                    "time": doc.get("settled_at"),
+                    "actor": actor,
+                    "action": action,
+                    "subject": subject,
+                    "data": {anchors.DECISION_FIELDS[action]: choice},
+                }
+                logged.append((anchors.decision_of(round_id, index), entry))
+        data = {"receipt": anchors.receipt_hash(doc), "game": doc.get("game")}
+        if "payout" in doc:
+            data["payout"] = doc["payout"]
+        entry = {
+            "time": doc.get("settled_at"),
+            "actor": actor,
+            "action": anchors.SETTLEMENT_ACTION,
+            "subject": subject,
+            "data": data,
+        }
+        logged.append((anchors.settlement_of(round_id), entry))
+    return logged
+
+
+def anchored(bundle: Doc, key: Ed25519PrivateKey = KEY) -> Doc:
+    """Return ``bundle`` with every document logged as a service logs it, in a real audit log
+    (hash chain and RFC 6962 tree), one checkpoint over the log signed by ``key``, and each
+    document's anchor proved into it (docs/fairness.md, "Anchors")."""
+    logged = _log_entries(bundle)
+    entries = audit_chain.link_entries(
+        {"seq": seq, **entry} for seq, (_, entry) in enumerate(logged, start=1)
+    )
+    tree = audit_chain.entries_tree(entries)
+    size = len(entries)
+    checkpoint = signed(
+        key, audit_chain.checkpoint_document(size, tree.root(size).hex(), CHECKPOINT_AT)
+    )
+    return {
+        **bundle,
+        "anchors": [
+            {
+                "of": of,
+                "entry": entry,
+                "leaf_index": entry["seq"] - 1,
+                "checkpoint_size": size,
+                "proof": [node.hex() for node in tree.inclusion_proof(entry["seq"] - 1, size)],
+            }
+            for (of, _), entry in zip(logged, entries, strict=True)
+        ],
+        "checkpoints": [checkpoint],
+        "pending_anchors": [],
     }
 
 

@@ -32,23 +32,25 @@ def _failures(report: Report) -> list[str]:
 
 
 def _with_round(bundle: dict[str, Any], nonce: int, envelope: dict[str, Any]) -> dict[str, Any]:
+    """Return ``bundle`` with ``envelope`` in place of its receipt at ``nonce``, logged and
+    anchored from the start as if the service had made it: only the checks other than ``log``
+    can catch it (test_verify_unanchored.py and tests/web/test_transparency.py show what the
+    log catches)."""
     changed = copy.deepcopy(bundle)
     changed["rounds"][nonce] = envelope
-    return changed
+    return bundles.anchored(changed, PAIR.key)
 
 
 def _tampered(position: int, bundle: dict[str, Any] = GOOD, **changes: Any) -> dict[str, Any]:
     """Return ``bundle`` with the receipt at ``position`` changed and signed again by the
-    service's key (a dishonest service can sign anything)."""
+    service's key (a dishonest service can sign anything, and log it)."""
     envelope = bundles.resign(PAIR, bundle["rounds"][position], **changes)
     return _with_round(bundle, position, envelope)
 
 
 def _passes_without_records(statuses: dict[str, str]) -> bool:
-    """Every check passed; ``records`` was not compared (no records given), nor ``log`` (these
-    bundles are made by hand, without anchors in an audit log)."""
-    unchecked = (statuses.pop("records"), statuses.pop("log"))
-    return unchecked == (SKIP, SKIP) and set(statuses.values()) == {PASS}
+    """Every check passed, ``log`` included; ``records`` was not compared (no records given)."""
+    return statuses.pop("records") == SKIP and set(statuses.values()) == {PASS}
 
 
 def _doc(nonce: int) -> dict[str, Any]:
@@ -339,9 +341,13 @@ def test_invalid_rules_or_stakes_in_a_receipt_fail_the_outcome() -> None:
     stakes = {"bet": 500}
     (failure,) = _failures(verify_bundle(_tampered(0, stakes=stakes)))
     assert "stakes must be {bet, tie_bet, raise}" in failure
-    (failure,) = _failures(verify_bundle(_tampered(0, game="poker")))
+    # A game of no known kind has no decision entries to compare with the log, either.
+    failure, logged = _failures(verify_bundle(_tampered(0, game="poker")))
     assert (
         failure == "round 100 (nonce 0): outcome: unknown game 'poker'; expected casino_war or sota"
+    )
+    assert logged.startswith(
+        "round 100 (nonce 0): log: the receipt has no game or no list of actions to compare"
     )
 
 

@@ -36,7 +36,7 @@ def _tampered_payout(bundle: dict[str, Any], position: int = 2) -> dict[str, Any
     envelope = changed["rounds"][position]
     payout = envelope["document"]["payout"] + 100
     changed["rounds"][position] = bundles.resign(PAIR, envelope, payout=payout)
-    return changed
+    return bundles.anchored(changed, PAIR.key)  # logged as signed: only the outcome check fails
 
 
 def _verify(*args: str) -> subprocess.CompletedProcess[str]:
@@ -82,7 +82,7 @@ def test_an_honest_bundle_exits_0_and_prints_a_table_and_a_summary(tmp_path: Pat
         "0",
         *["✓"] * 7,
         "–",
-        "–",
+        "✓",
     ]
     assert lines[-1] == "Result: OK: 1 bundle(s), 6 rounds, every check passed (exit 0)"
     assert result.stderr == ""  # no progress bar when stderr is not a terminal
@@ -155,7 +155,15 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
     code, out, _ = _run(bad, "--json")
     report = json.loads(out)
     assert code == 1 and report["exit_code"] == 1 and report["ok"] is False
-    assert set(report) == {"ok", "pending", "unpinned", "exit_code", "bundles", "errors"}
+    assert set(report) == {
+        "ok",
+        "pending",
+        "not_yet_anchored",
+        "unpinned",
+        "exit_code",
+        "bundles",
+        "errors",
+    }
     (bundle,) = report["bundles"]
     assert set(bundle) == {
         "source",
@@ -167,6 +175,7 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
         "revealed",
         "ok",
         "pending",
+        "not_yet_anchored",
         "documents",
         "rounds",
         "findings",
@@ -184,7 +193,7 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
             "outcome": "skip",
             "player": "skip",
             "records": "skip",
-            "log": "skip",
+            "log": "pass",
         },
     }
     assert bundle["rounds"][2]["checks"]["outcome"] == "fail"

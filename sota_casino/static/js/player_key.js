@@ -5,6 +5,11 @@
  * no decision or move without the player's signature over its action document, so the tables
  * sign every one through signAction(). Where WebCrypto has no Ed25519, the page says so and
  * plays unsigned (a player without a key is not asked to sign).
+ *
+ * The browser knows which keys it made: a key the account lists that this browser did not make
+ * and that was registered after this browser's newest key is shown with a loud warning. It may
+ * be the player's other device, or a key the casino registered for the player to sign choices
+ * the player never made.
  */
 "use strict";
 
@@ -70,19 +75,27 @@
     return data;
   }
 
-  /* The player's keys as the casino lists them, and whether this browser holds the one in use. */
+  async function madeHere(publicHex) {
+    try {
+      return Boolean(await inStore("readonly", (store) => store.get(publicHex)));
+    } catch (error) {
+      return false;
+    }
+  }
+
+  /* The player's keys as the casino lists them, whether this browser holds the one in use, which
+   * ones it made (`mine`, by key id), and `foreign`: the keys it did not make that were
+   * registered after the newest one it did (none when it made none: then it cannot tell). */
   async function status() {
     const listed = await api("GET", "/api/v1/me/keys");
     const current = listed.keys.find((k) => k.key_id === listed.current_key_id) || null;
-    let held = false;
-    if (current) {
-      try {
-        held = Boolean(await inStore("readonly", (store) => store.get(current.public_key_hex)));
-      } catch (error) {
-        held = false;
-      }
-    }
-    return { keys: listed.keys, current, held };
+    const mine = new Set();
+    for (const k of listed.keys) if (await madeHere(k.public_key_hex)) mine.add(k.key_id);
+    const held = Boolean(current && mine.has(current.key_id));
+    // Times are fixed-width UTC text: they compare as strings.
+    const newest = listed.keys.filter((k) => mine.has(k.key_id)).map((k) => k.registered_at).sort().pop();
+    const foreign = newest === undefined ? [] : listed.keys.filter((k) => !mine.has(k.key_id) && k.registered_at > newest);
+    return { keys: listed.keys, current, held, mine, foreign };
   }
 
   /* Make a new key in this browser and register it (retiring the one in use, if any). */
@@ -133,6 +146,7 @@
     }
     panel.dataset.keyId = now.current ? String(now.current.key_id) : "";
     panel.dataset.held = String(now.held);
+    warn(panel, now.foreign);
     if (!can) {
       text(line, now.current
         ? gettext("This browser cannot sign with Ed25519 (WebCrypto), but your decisions must be signed with key %(key)s: play from a browser that holds it, or from one that can make a new key.",
@@ -163,10 +177,30 @@
         item.textContent = (k.retired_at
           ? gettext("Key %(key)s: %(fingerprint)s… retired since %(time)s", fields)
           : gettext("Key %(key)s: %(fingerprint)s… current", fields))
-          + (now.current && k.key_id === now.current.key_id && now.held ? gettext(" (this browser)") : "");
+          + (now.mine.has(k.key_id) ? gettext(" (this browser)") : "")
+          + (now.foreign.includes(k) ? gettext(" (not made in this browser)") : "");
         return item;
       }));
     }
+  }
+
+  /* Say loudly that the account lists a key this browser did not make, newer than its own. */
+  function warn(panel, foreign) {
+    let line = panel.querySelector("[data-player-key-warning]");
+    if (!foreign.length) {
+      if (line) line.remove();
+      return;
+    }
+    if (!line) {
+      line = document.createElement("p");
+      line.className = "key-warning";
+      line.setAttribute("role", "alert");
+      line.dataset.playerKeyWarning = "";
+      line.setAttribute("data-testid", "player-key-warning");
+      panel.prepend(line);
+    }
+    line.textContent = foreign.map((k) => gettext("A key you may not have registered was added on %(time)s: key %(key)s (%(fingerprint)s…), which this browser did not make. If it was not you on another device, the casino or someone with your password registered it, and it could sign decisions you never made: keep this page as evidence (save or print it), change your password and make a new key here.",
+      { time: k.registered_at, key: k.key_id, fingerprint: k.public_key_hex.slice(0, 16) })).join(" ");
   }
 
   function setup() {

@@ -146,6 +146,7 @@
 
   /* Why an anchor does not prove its entry into the checkpoint document, or null. */
   async function proofProblem(anchor, checkpoint) {
+    if (!anchor || typeof anchor !== "object") return gettext("the anchor is not an object");
     const entry = anchor.entry;
     if (!entry || !isHex64(entry.hash) || !isHex64(entry.prev_hash)) return gettext("the anchor has no whole audit entry");
     if (!Array.isArray(anchor.proof) || !anchor.proof.every(isHex64)) return gettext("the inclusion proof is not a list of hashes");
@@ -190,12 +191,19 @@
       "entry %(seq)s, in the checkpoint over %(num)s entries signed by the pinned key", size, { seq });
   }
 
-  /* The bundle's anchors checked against its documents, with the pinned key (a CryptoKey). */
+  /* The bundle's anchors checked against its documents, with the pinned key (a CryptoKey).
+   * Each document is true (proved in the log), false (contradicted, or not anchored) or
+   * "pending" (listed in pending_anchors: not proven yet). A bundle without an anchors list
+   * proves none of its documents: every one is false, whatever pending_anchors says. */
   async function checkAnchors(bundle, key) {
-    const result = { checked: Array.isArray(bundle.anchors), problems: [], rounds: {}, commitment: null, checkpoints: [] };
-    if (!result.checked) return result;
+    const result = { problems: [], rounds: {}, commitment: null, checkpoints: [] };
+    const listed = Array.isArray(bundle.anchors) ? bundle.anchors : null;
+    const waiting = listed && Array.isArray(bundle.pending_anchors) ? bundle.pending_anchors : [];
+    if (!listed || (!listed.length && !waiting.length)) {
+      result.problems.push(gettext("unanchored: the bundle proves none of its documents in the signed log"));
+    }
     const checkpoints = {};
-    for (const signed of bundle.checkpoints || []) {
+    for (const signed of Array.isArray(bundle.checkpoints) ? bundle.checkpoints : []) {
       if (isCheckpoint(signed) && (await signedBy(key, signed))) {
         checkpoints[signed.document.size] = signed.document;
         result.checkpoints.push(signed);
@@ -203,13 +211,13 @@
         result.problems.push(gettext("a checkpoint of the bundle is not signed by the pinned key"));
       }
     }
-    const pending = new Set((bundle.pending_anchors || []).map((p) => (p.of && p.of.kind === "commitment" ? "pair" : ["round", p.of && p.of.round_id].join(":"))));
+    const pending = new Set(waiting.map((p) => (p && p.of && p.of.kind === "commitment" ? "pair" : ["round", p && p.of && p.of.round_id].join(":"))));
     const settled = {};
     const decided = {};
     let commitment = null;
-    for (const anchor of bundle.anchors) {
-      const of = anchor.of || {};
-      const checkpoint = checkpoints[anchor.checkpoint_size];
+    for (const anchor of listed || []) {
+      const of = (anchor && anchor.of) || {};
+      const checkpoint = anchor ? checkpoints[anchor.checkpoint_size] : undefined;
       const problem = checkpoint ? await proofProblem(anchor, checkpoint) : gettext("it names no checkpoint signed by the pinned key");
       if (problem) {
         result.problems.push(anchorProblem(of, problem));
@@ -381,7 +389,10 @@
     return outcome;
   }
 
-  window.SotaLog = { checkAnchors, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency, kept: () => load(KEPT), alarm: () => load(ALARM) };
+  window.SotaLog = {
+    checkAnchors, proofProblem, isCheckpoint, signedBy, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    kept: () => load(KEPT), alarm: () => load(ALARM),
+  };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => witness(false));
   else witness(false);

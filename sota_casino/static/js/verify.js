@@ -212,9 +212,32 @@
 
   const ENTRY_FIELDS = ["seq", "time", "actor", "action", "subject", "data"];
 
+  /* Why a key registration's anchor does not prove its entry into a checkpoint signed by the
+   * trusted key (a CryptoKey), "pending" when it carries no anchor yet, or null. */
+  async function registrationAnchorProblem(item, key, where, seq) {
+    if (!("anchor" in item)) return "pending";
+    const anchor = item.anchor;
+    const checkpoint = item.checkpoint;
+    const log = window.SotaLog;
+    if (!anchor || typeof anchor !== "object" || !log.isCheckpoint(checkpoint)) {
+      return gettext("key registration #%(n)s (entry %(seq)s) has no usable checkpoint", { n: where, seq });
+    }
+    if (!(await log.signedBy(key, checkpoint))) {
+      return gettext("key registration #%(n)s (entry %(seq)s) proves into a checkpoint that the trusted key did not sign", { n: where, seq });
+    }
+    if (anchor.checkpoint_size !== checkpoint.document.size) {
+      return gettext("key registration #%(n)s (entry %(seq)s) names another checkpoint than the one it carries", { n: where, seq });
+    }
+    const problem = await log.proofProblem({ ...anchor, entry: item.entry }, checkpoint.document);
+    return problem ? gettext("key registration #%(n)s (entry %(seq)s) is not shown to be in the log: %(problem)s", { n: where, seq, problem }) : null;
+  }
+
   /* The player's keys from the bundle's key registrations: audit entries that must hash to the
-   * hash they show, of this player. Times are compared as text: they are all fixed-width UTC. */
-  async function registeredKeys(bundle, userId, problems) {
+   * hash they show, of this player, and, once a checkpoint covers them, proved into one signed
+   * by the trusted key (docs/fairness.md, check 7). A registration whose proof fails registers
+   * nothing; one without an anchor yet counts, and is listed in `waiting` (not proven yet).
+   * Times are compared as text: they are all fixed-width UTC. */
+  async function registeredKeys(bundle, userId, problems, key, waiting) {
     const accepted = [];
     const list = Array.isArray(bundle.player_keys) ? bundle.player_keys : [];
     for (const [i, item] of list.entries()) {
@@ -237,6 +260,13 @@
         if (entry.action !== "player_key.registered" || data.user_id !== userId || !Number.isInteger(data.key_id)) {
           problems.push(gettext("key registration #%(n)s (entry %(seq)s) is not a key registration of this player",
             { n: where, seq: entry.seq }));
+          continue;
+        }
+        const unproven = await registrationAnchorProblem(item, key, where, entry.seq);
+        if (unproven === "pending") {
+          waiting.push(gettext("key registration #%(n)s (entry %(seq)s)", { n: where, seq: entry.seq }));
+        } else if (unproven) {
+          problems.push(unproven);
           continue;
         }
         accepted.push({ keyId: data.key_id, at: entry.time, seq: entry.seq, key: await ed25519Key(data.public_key_hex) });
@@ -335,7 +365,7 @@
     if (records) problems.push(...records.problems);
     if (!reveal) {
       problems.push(gettext("this seed pair is not revealed yet: rotate it first"));
-      return { pair, rounds: [], problems, records };
+      return { pair, rounds: [], problems, records, waiting: [] };
     }
     if (!pair.revealSigned) problems.push(gettext("the reveal's signature is not valid"));
     const serverSeed = reveal.document.server_seed;
@@ -344,7 +374,8 @@
     if (!pair.seedMatches) problems.push(gettext("sha256(server seed) differs from the commitment"));
     const clientSeed = reveal.document.client_seed;
     const hkey = await hmacKey(serverSeed);
-    const playerKeys = await registeredKeys(bundle, commitment.document.user_id, problems);
+    const waiting = []; // what the log does not prove yet: not a failure, never "verified"
+    const playerKeys = await registeredKeys(bundle, commitment.document.user_id, problems, key, waiting);
     const seen = new Set();
     const rounds = [];
     for (const signed of bundle.rounds) {
@@ -410,13 +441,20 @@
       if (!seen.has(n)) problems.push(gettext("no receipt for nonce %(nonce)s (a round may still be open)", { nonce: n }));
     }
     // Each document's entry in the casino's signed public log must say what the document says.
+    // A bundle without its anchors proves nothing there, and fails; a document still pending is
+    // not proven either: its round is not called verified until the log proves it.
     const log = await window.SotaLog.checkAnchors(bundle, key);
-    pair.logged = log.checked ? log.commitment : null;
+    pair.logged = log.commitment;
     problems.push(...log.problems);
+    if (pair.logged === "pending") waiting.push(gettext("the commitment"));
     for (const row of rounds) {
-      if (!log.checked) continue;
       row.logged = log.rounds[row.id];
       if (row.logged === false) row.ok = false;
+      if (row.logged === "pending") {
+        row.waiting = row.ok;
+        row.ok = false;
+        waiting.push(gettext("round %(round)s", { round: row.id }));
+      }
     }
     for (const signed of log.checkpoints) {
       window.SotaLog.show(await window.SotaLog.observe(signed, key));
@@ -424,7 +462,14 @@
     // A round is verified only within a pair that holds: trusted key, signed and unforged
     // commitment and reveal, the seed that hashes to it, and records that agree.
     if (problems.length) for (const row of rounds) row.ok = false;
-    return { pair, rounds, problems, records };
+    // Nor while something the log does not prove yet stands behind it (a registration too).
+    for (const row of rounds) {
+      if (waiting.length && row.ok) {
+        row.ok = false;
+        row.waiting = true;
+      }
+    }
+    return { pair, rounds, problems, records, waiting };
   }
 
   const SEAT_NAMES = [gettext("You"), gettext("Dealer"), gettext("CPU %(num)s", { num: 1 }), gettext("CPU %(num)s", { num: 2 })];
@@ -498,17 +543,23 @@
 
   /* A document's place in the public log: in it, contradicted, pending, or not anchored. */
   function logMark(logged) {
-    if (logged === "pending") return el("small", { class: "muted" }, "pending");
-    if (logged === null || logged === undefined) return el("small", { class: "muted" }, "not anchored");
+    if (logged === "pending") return el("small", { class: "muted" }, gettext("not yet anchored"));
+    if (logged === null || logged === undefined) return el("small", { class: "muted" }, gettext("not anchored"));
     return mark(logged);
   }
 
   function render(target, report) {
     target.replaceChildren();
-    const allOk = report.problems.length === 0;
+    const waiting = report.waiting || [];
+    const failed = report.problems.length > 0;
+    const allOk = !failed && waiting.length === 0;
     const verified = report.rounds.filter((r) => r.ok).length;
-    const summary = el("p", { class: "verify-summary " + (allOk ? "ok" : "bad"), "data-testid": "verify-summary", role: "status" },
-      allOk
+    const summary = el("p", { class: "verify-summary " + (allOk ? "ok" : failed ? "bad" : "working"), "data-testid": "verify-summary", role: "status" },
+      !failed && waiting.length
+        ? "… " + ngettext("Not verified yet: %(num)s document is not yet in a signed checkpoint of the casino's public log (%(what)s), so the log proves nothing about it yet. Verify again later: a checkpoint is usually signed within seconds.",
+          "Not verified yet: %(num)s documents are not yet in a signed checkpoint of the casino's public log (%(what)s), so the log proves nothing about them yet. Verify again later: a checkpoint is usually signed within seconds.",
+          waiting.length, { what: waiting.join(", ") })
+        : allOk
         ? "✓ " + ngettext("All %(num)s round verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
           "All %(num)s rounds verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
           report.rounds.length) + " " + recordsSentence(report)
@@ -546,7 +597,9 @@
         el("td", { "data-testid": "player-signed" }, row.signedActions || !row.checks.player ? mark(row.checks.player) : el("small", { class: "muted" }, gettext("unsigned"))),
         el("td", {}, "records" in row.checks ? mark(row.checks.records) : el("small", { class: "muted" }, gettext("none"))),
         el("td", { "data-log": String(row.logged) }, logMark(row.logged)),
-        el("td", {}, el("span", { class: "badge " + (row.ok ? "ok" : "bad") }, row.ok ? gettext("verified") : gettext("FAILED")))));
+        el("td", {}, row.ok ? el("span", { class: "badge ok" }, gettext("verified"))
+          : row.waiting && !failed ? el("span", { class: "badge open" }, gettext("not yet anchored"))
+            : el("span", { class: "badge bad" }, gettext("FAILED")))));
     }
     target.append(el("table", { class: "data" }, el("thead", {}, head), body));
   }

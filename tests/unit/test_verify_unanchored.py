@@ -1,0 +1,102 @@
+"""A bundle proves its documents in the signed log only with their anchors: one stripped of
+them fails the ``log`` check, and documents the bundle lists as pending are never called
+proven (the verdict says to fetch the bundle again later, with an exit code of its own)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import bundles
+
+from sota_casino.core import anchors
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.verify import FAIL
+from sota_casino.verify import PENDING
+from sota_casino.verify import main
+from sota_casino.verify import verify_bundle
+
+PAIR = bundles.Pair()
+KEY_HEX = public_key_hex(PAIR.key)
+GOOD = bundles.bundle(6, pair=PAIR)
+
+
+def _stripped(bundle: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in bundle.items() if k not in ("anchors", "checkpoints")}
+
+
+def _all_pending(bundle: dict[str, Any]) -> dict[str, Any]:
+    """The bundle with no anchor, every document listed as waiting for a checkpoint."""
+    waiting = [anchors.commitment_of(PAIR.seed_pair_id)] + [
+        anchors.settlement_of(signed["document"]["round_id"]) for signed in bundle["rounds"]
+    ]
+    pending = [{"of": of, "reason": "not in a checkpoint yet", "retry_after": 5} for of in waiting]
+    return {**_stripped(bundle), "anchors": [], "checkpoints": [], "pending_anchors": pending}
+
+
+def _run(tmp_path: Path, bundle: dict[str, Any], *args: str) -> tuple[int, str]:
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    out = io.StringIO()
+    code = main([str(path), "--public-key", KEY_HEX, *args], out, io.StringIO())
+    return code, out.getvalue()
+
+
+def test_the_helper_bundles_are_anchored_and_pass_the_log_check() -> None:
+    report = verify_bundle(GOOD, KEY_HEX)
+    assert report.ok and not report.pending, [f.text() for f in report.findings]
+    assert {row.statuses["log"] for row in (report.documents[0], *report.rounds)} == {"pass"}
+
+
+def test_a_bundle_stripped_of_its_anchors_fails_the_log_check(tmp_path: Path) -> None:
+    report = verify_bundle(_stripped(GOOD), KEY_HEX)
+    assert not report.ok
+    assert {f.check for f in report.failures} == {"log"}
+    texts = [f.text() for f in report.failures]
+    assert (
+        "bundle: log: unanchored: the bundle proves none of its documents in the signed log"
+        in (texts[0])
+    )
+    # Every document shows the failure, not a "not applicable".
+    assert {row.statuses["log"] for row in (report.documents[0], *report.rounds)} == {FAIL}
+    code, out = _run(tmp_path, _stripped(GOOD))
+    assert code == 1 and out.splitlines()[-1].startswith("Result: FAILED"), out
+
+
+def test_a_rewritten_round_stripped_of_its_anchors_does_not_pass() -> None:
+    """An operator with the key and the database rewrites a round, signs it, and hands out the
+    bundle without the anchors that would contradict it."""
+    forged = _stripped(GOOD)
+    forged["rounds"] = list(forged["rounds"])
+    forged["rounds"][2] = bundles.resign(
+        PAIR, forged["rounds"][2], settled_at="2025-04-01T11:30:00.000000Z"
+    )
+    assert not verify_bundle(forged, KEY_HEX).ok
+
+
+def test_documents_listed_as_pending_are_not_called_proven(tmp_path: Path) -> None:
+    from sota_casino.verify import EXIT_NOT_ANCHORED
+
+    bundle = _all_pending(GOOD)
+    report = verify_bundle(bundle, KEY_HEX)
+    assert report.ok and report.not_yet_anchored
+    assert {row.statuses["log"] for row in (report.documents[0], *report.rounds)} == {PENDING}
+    code, out = _run(tmp_path, bundle)
+    assert code == EXIT_NOT_ANCHORED == 4, out
+    last = out.splitlines()[-1]
+    assert last.startswith("Result: NOT YET ANCHORED:"), out
+    assert "fetch the bundle again later" in last and "(exit 4)" in last
+    assert "OK" not in last
+    assert "Pending until the server seed is revealed" not in out
+    assert "Not yet in the signed log (fetch the bundle again later): log (7)" in out
+    code, out = _run(tmp_path, bundle, "--json")
+    answer = json.loads(out)
+    assert code == 4 and answer["ok"] is False and answer["not_yet_anchored"] is True
+    assert answer["bundles"][0]["not_yet_anchored"] is True
+
+
+def test_a_bundle_pending_only_the_reveal_is_still_ok_so_far(tmp_path: Path) -> None:
+    code, out = _run(tmp_path, bundles.bundle(4, pair=PAIR, revealed=False))
+    assert code == 0 and out.splitlines()[-1].startswith("Result: OK so far:"), out
