@@ -498,9 +498,11 @@ def session_user(session: Session, token: object, *, kind: str = "web") -> UserV
     """Return the user of a live session or token, or None if it ended, expired or is unknown."""
     if not isinstance(token, str) or not token:
         return None
-    row = session.connection().execute(
-        _SESSION_USER, {"token_hash": _token_hash(token), "kind": kind}
-    ).first()
+    row = (
+        session.connection()
+        .execute(_SESSION_USER, {"token_hash": _token_hash(token), "kind": kind})
+        .first()
+    )
     if row is None:
         return None
     if row.ended_at is not None or row.expires_at <= datetime.now(UTC) or row.locked:

@@ -76,10 +76,24 @@ def read(id: str, summary: str, ok: type[BaseModel] | None, **more: Any) -> Call
 
 
 def change(
-    id: str, summary: str, ok: type[BaseModel], body: type[BaseModel]
+    id: str,
+    summary: str,
+    ok: type[BaseModel],
+    body: type[BaseModel],
+    beyond_schema: tuple[str, ...] = (),
 ) -> Callable[[View], View]:
     """Declare a change (by an operator, audited) of the thing named in the path."""
-    return operation(id, summary, TAG, ok, errors=CHANGE_OF_ONE, body=body)
+    return operation(
+        id, summary, TAG, ok, errors=CHANGE_OF_ONE, body=body, beyond_schema=beyond_schema
+    )
+
+
+#: A settings body may hold either table's options (the path names the table), and its limits
+#: are checked against the present settings it is merged over.
+TABLE_RULES = (
+    "only the options of the table the path names",
+    "a minimum not above the maximum, once merged over the present settings",
+)
 
 
 # --- audit --------------------------------------------------------------------------------------
@@ -404,6 +418,7 @@ def table(name: str) -> ResponseReturnValue:
     "Change a table's settings (audited; new rounds only)",
     s.TableSettings,
     s.TableSettingsChange,
+    beyond_schema=TABLE_RULES,
 )
 def update_table(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     updated = settings.update_table(get_session(), _actor_id(), name, body.root)
@@ -454,6 +469,7 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.TableSettingsChange,
+    beyond_schema=TABLE_RULES,
 )
 def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     proposal = settings.propose_table_change(get_session(), _actor_id(), name, body.root)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from flask import Flask
 from operator_support import add_user
 from operator_support import bearer
@@ -11,6 +12,7 @@ from web_support import plant_server_seed
 from sota_casino.core import casino_war
 from sota_casino.core import fairness
 from sota_casino.core.cards import canonical_shoe
+from sota_casino.web.openapi import openapi_document
 
 
 def test_a_tie_opened_under_six_decks_settles_under_those_rules_after_the_table_changes(
@@ -62,3 +64,27 @@ def test_a_tie_opened_under_six_decks_settles_under_those_rules_after_the_table_
         "ante",
         0,
     )
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("put", "/api/v1/operator/tables/{}"), ("post", "/api/v1/operator/approvals/tables/{}")],
+)
+@pytest.mark.parametrize(
+    ("table", "body"),
+    [("casino_war", {"min_stake": 5}), ("sota", {"decks": 2}), ("sota", {"min_stake": 10**9})],
+)
+def test_a_change_the_schema_allows_but_the_table_refuses_is_a_422_the_document_declares(
+    app: Flask, method: str, path: str, table: str, body: dict[str, int]
+) -> None:
+    """The body's schema covers both tables' options (the path names the table), and a minimum
+    is checked against the maximum it is merged with: the document must say so on the 422."""
+    add_user(app, "olga", "operator")
+    url = path.format(table)
+    answer = getattr(app.test_client(), method)(url, json=body, headers=bearer(app, "olga"))
+    assert answer.status_code == 422, answer.get_json()
+    assert answer.get_json()["error"]["code"] == "invalid_rules"
+    document = openapi_document(app)
+    template = path.removeprefix("/api/v1").format("{name}")  # the document's paths
+    declared = document["paths"][template][method]["responses"]["422"]
+    assert declared.get("x-beyond-schema"), f"{method.upper()} {template} declares no such rule"

@@ -106,4 +106,12 @@ def test_the_api_matches_its_openapi_document(make_app: Any, role: str) -> None:
 def test_only_the_rules_the_document_names_refuse_valid_data(make_app: Any) -> None:
     """The operations allowed a 422 for valid data are those whose rules are written out."""
     names = beyond_schema(openapi_document(make_app()))
-    assert sorted(names) == ["auditConsistency", "ledgerMath", "placeBet", "playSota", "register"]
+    assert sorted(names) == [
+        "auditConsistency",
+        "ledgerMath",
+        "placeBet",
+        "playSota",
+        "proposeTableChange",
+        "register",
+        "updateTable",
+    ]
