@@ -123,26 +123,31 @@ class TableRules:
         """
         for name, value in (("bet", bet), ("tie_bet", tie_bet)):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise InvalidBet(f"{name} must be an integer in hundredths of a chip", field=name)
+                raise InvalidBet(
+                    N_("%(name)s must be an integer in hundredths of a chip"),
+                    params={"name": name},
+                    field=name,
+                )
             if value % CHIP:
-                raise InvalidBet(f"{name} must be whole chips (a multiple of {CHIP})", field=name)
+                raise InvalidBet(
+                    N_("%(name)s must be whole chips (a multiple of %(chip)s)"),
+                    params={"name": name, "chip": CHIP},
+                    field=name,
+                )
         assert isinstance(bet, int) and isinstance(tie_bet, int)
         if not self.min_bet <= bet <= self.max_bet:
-            raise self._outside(
-                f"bet must be from {self.min_bet} to {self.max_bet} (minor units)", "bet"
-            )
+            raise self._outside(N_("bet must be from %(low)s to %(high)s (minor units)"), "bet")
         if tie_bet and self.tie_payout == 0:
-            raise self._outside("this table offers no tie bet", "tie_bet")
+            raise self._outside(N_("this table offers no tie bet"), "tie_bet")
         if tie_bet and not self.min_bet <= tie_bet <= self.max_bet:
-            raise self._outside(
-                f"tie_bet must be 0 or from {self.min_bet} to {self.max_bet}", "tie_bet"
-            )
+            raise self._outside(N_("tie_bet must be 0 or from %(low)s to %(high)s"), "tie_bet")
         return bet, tie_bet
 
     def _outside(self, message: str, field: str) -> InvalidBet:
         """A refused amount, with the limits it broke (a page words them in chips)."""
         return InvalidBet(
             message,
+            params={"low": self.min_bet, "high": self.max_bet},
             field=field,
             min_bet=self.min_bet,
             max_bet=self.max_bet,

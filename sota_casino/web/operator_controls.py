@@ -21,6 +21,7 @@ from flask import url_for
 from flask.typing import ResponseReturnValue
 
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..db import get_session
 from ..services import accounts
@@ -155,6 +156,13 @@ def alerts_page() -> ResponseReturnValue:
     )
 
 
+#: What a threshold is typed as, by currency (an adjustment's amount rules, worded for it).
+THRESHOLD_EXPECTED: Final = {
+    "chips": N_("Type the threshold in chips, like 25 or 12.50 (at most two decimals)."),
+    "sweets": N_("Type the threshold as a whole number of sweets."),
+}
+
+
 def _threshold(kind: str, currency: str) -> int:
     """The threshold typed as chips (to the hundredth) or whole sweets, in minor units."""
     if kind == alerts.CHECK_FAILED:
@@ -165,7 +173,9 @@ def _threshold(kind: str, currency: str) -> int:
     try:
         return parse_adjustment_amount(text, currency, "credit")
     except InvalidInput as exc:
-        raise InvalidInput(exc.message.replace("amount", "threshold"), field="threshold") from None
+        if exc.details.get("field") != "amount":
+            raise
+        raise InvalidInput(THRESHOLD_EXPECTED[currency], field="threshold") from None
 
 
 @bp.post("/alerts/rules")
@@ -173,7 +183,7 @@ def create_rule() -> ResponseReturnValue:
     form = request.form
     kind, currency = form.get("kind", ""), form.get("currency", "")
     if kind != alerts.CHECK_FAILED and currency not in CURRENCIES:
-        raise InvalidInput("Choose chips or sweets.", field="currency")
+        raise InvalidInput(N_("Choose chips or sweets."), field="currency")
     rule = alerts.create_rule(
         get_session(),
         g.user.id,
@@ -190,7 +200,7 @@ def create_rule() -> ResponseReturnValue:
 def rule_enabled(rule_id: int) -> ResponseReturnValue:
     enabled = request.form.get("enabled")
     if enabled not in ("0", "1"):
-        raise InvalidInput("enabled must be 0 or 1", field="enabled")
+        raise InvalidInput(N_("enabled must be 0 or 1"), field="enabled")
     rule = alerts.set_enabled(get_session(), g.user.id, rule_id, enabled == "1")
     if rule["enabled"]:
         flash(_("Alert rule #%(id)s is on.", id=rule["id"]), "ok")

@@ -329,3 +329,44 @@ def test_the_sign_up_wait_says_its_minutes_in_each_language(
     )
     assert answer.status_code == 429
     assert minute in answer.get_json()["error"]["message"]
+
+
+BET_REFUSALS = {
+    "en": "bet must be from 100 to 50000 (minor units)",
+    "fi": "bet on oltava väliltä 100–50000 (sadasosina)",
+    "nb": "bet må være fra 100 til 50000 (hundredeler)",
+    "pt": "bet precisa ser de 100 a 50000 (centésimos)",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_refused_bet_through_the_api_reads_in_the_language_asked_for(
+    client: FlaskClient, language: str
+) -> None:
+    """The table's bet rules are message ids too: an API client sending Accept-Language reads
+    them in its language (the field keeps its API name)."""
+    from web_support import bearer
+
+    headers = {**bearer(client, "ilse"), "Accept-Language": language}
+    answer = client.post("/api/v1/casino-war/rounds", json={"bet": 10**7}, headers=headers)
+    assert answer.status_code == 422, answer.get_json()
+    assert answer.get_json()["error"]["message"] == BET_REFUSALS[language]
+
+
+THRESHOLD_REFUSALS = {
+    "en": "Type the threshold as a whole number of sweets.",
+    "fi": "Kirjoita raja kokonaisina karkkeina.",
+    "nb": "Skriv grensen som et helt antall godterier.",
+    "pt": "Digite o limite como um número inteiro de balas.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_refused_alert_threshold_reads_in_the_operators_language(
+    app: Flask, language: str
+) -> None:
+    operator = client_as(app, add_user(app, "olli", role="operator"))
+    post_form(operator, "/language", {"locale": language, "next": "/operator/alerts"})
+    rule = {"kind": "player_adjustments", "currency": "sweets", "period_hours": "24"}
+    answer = post_form(operator, "/operator/alerts/rules", {**rule, "threshold": "2.5"})
+    assert console_refusal(answer) == THRESHOLD_REFUSALS[language]
