@@ -46,6 +46,12 @@ from . import idempotency
 from . import ledger
 from . import player_keys
 from . import settings as table_settings
+from .results import Balances
+from .results import CasinoWarRound
+from .results import PendingMove
+from .results import SotaGame
+from .results import Trick
+from .results import War
 from .staff import require_player_role
 from .tx import in_transaction
 from .tx import read_only
@@ -402,41 +408,39 @@ def _war_state(round_: RoundRecord) -> casino_war.WarRound:
     )
 
 
-def war_view(round_: RoundRecord, balances: dict[str, int]) -> dict[str, Any]:
-    """The JSON round of Casino War (the API's Round)."""
+def war_view(round_: RoundRecord, balances: Balances) -> CasinoWarRound:
+    """The round of Casino War as the player sees it (never the unplayed shoe)."""
     stakes, cards = round_.stakes, round_.cards
     rules = round_.rules
     war = None
     if len(cards) > 2:
         burn = rules["burn"]
-        war = {
-            "burned": cards[2 : 2 + burn],
-            "player_card": cards[2 + burn],
-            "dealer_card": cards[3 + burn],
-        }
+        war = War(
+            burned=cards[2 : 2 + burn], player_card=cards[2 + burn], dealer_card=cards[3 + burn]
+        )
     settled = round_.status == "settled"
     outcome = round_.outcome if settled else None
-    return {
-        "id": round_.id,
-        "game": "casino_war",
-        "status": round_.status,
-        "bet": stakes["bet"],
-        "tie_bet": stakes["tie_bet"],
-        "raise": stakes["raise"],
-        "player_card": cards[0],
-        "dealer_card": cards[1],
-        "war": war,
-        "outcome": outcome["result"] if outcome is not None else None,
-        "tie_bet_won": outcome["tie_bet_won"] if outcome is not None else None,
-        "net": round_.net,
-        "payout": round_.payout,
-        "rules": rules,
-        "seed_pair_id": round_.seed_pair_id,
-        "nonce": round_.nonce,
-        "created_at": fairness.format_time(round_.created_at),
-        "settled_at": fairness.format_time(round_.settled_at) if round_.settled_at else None,
-        "balances": balances,
-    }
+    return CasinoWarRound(
+        id=round_.id,
+        game="casino_war",
+        status=round_.status,
+        bet=stakes["bet"],
+        tie_bet=stakes["tie_bet"],
+        raise_=stakes["raise"],
+        player_card=cards[0],
+        dealer_card=cards[1],
+        war=war,
+        outcome=outcome["result"] if outcome is not None else None,
+        tie_bet_won=outcome["tie_bet_won"] if outcome is not None else None,
+        net=round_.net,
+        payout=round_.payout,
+        rules=rules,
+        seed_pair_id=round_.seed_pair_id,
+        nonce=round_.nonce,
+        created_at=round_.created_at,
+        settled_at=round_.settled_at,
+        balances=balances,
+    )
 
 
 def _settle_war(
@@ -470,7 +474,7 @@ def _settle_war(
     )
 
 
-@idempotency.idempotent("casino_war.bet")
+@idempotency.idempotent("casino_war.bet", CasinoWarRound)
 def place_casino_war_bet(
     session: Session,
     user_id: int,
@@ -479,7 +483,7 @@ def place_casino_war_bet(
     *,
     table: object = "casino_war",
     key: str | None = None,
-) -> dict[str, Any]:
+) -> CasinoWarRound:
     """Open a Casino War round: escrow the ante and tie bet, deal, settle unless it ties.
 
     :raises InvalidBet: for an amount that is not valid at the table.
@@ -517,7 +521,7 @@ def place_casino_war_bet(
     return war_view(round_, ledger.player_balances(session, user_id))
 
 
-@idempotency.idempotent("casino_war.decision")
+@idempotency.idempotent("casino_war.decision", CasinoWarRound)
 def decide_casino_war(
     session: Session,
     user_id: int,
@@ -527,7 +531,7 @@ def decide_casino_war(
     key_id: object = None,
     *,
     key: str | None = None,
-) -> dict[str, Any]:
+) -> CasinoWarRound:
     """Settle a tied round by surrender or war (war escrows a raise equal to the ante).
 
     With a key registered, the decision must carry the player's ``signature`` by ``key_id``.
@@ -585,31 +589,31 @@ def _sota_play(round_: RoundRecord, choices: list[Any]) -> sota.GameResult:
 
 
 def sota_view(
-    round_: RoundRecord, balances: dict[str, int], result: sota.GameResult | None = None
-) -> dict[str, Any]:
-    """The JSON game of Sota (the API's Game)."""
+    round_: RoundRecord, balances: Balances, result: sota.GameResult | None = None
+) -> SotaGame:
+    """The game of Sota as the player sees it, replayed from its row unless ``result`` is given."""
     if result is None:
         result = _sota_play(round_, list(round_.actions))
-    played = result.to_dict()
-    return {
-        "id": round_.id,
-        "game": "sota",
-        "status": "settled" if round_.status == "settled" else "awaiting_move",
-        "stake": round_.stakes["stake"],
-        "rules": round_.rules,
-        "seats": round_.rules["seats"],
-        "winner": played["winner"] if round_.status == "settled" else None,
-        "tricks": played["tricks"],
-        "pending": played.get("pending"),
-        "ended_by": played.get("ended_by"),
-        "net": round_.net,
-        "payout": round_.payout,
-        "seed_pair_id": round_.seed_pair_id,
-        "nonce": round_.nonce,
-        "created_at": fairness.format_time(round_.created_at),
-        "settled_at": fairness.format_time(round_.settled_at) if round_.settled_at else None,
-        "balances": balances,
-    }
+    settled = round_.status == "settled"
+    return SotaGame(
+        id=round_.id,
+        game="sota",
+        status="settled" if settled else "awaiting_move",
+        stake=round_.stakes["stake"],
+        rules=round_.rules,
+        seats=round_.rules["seats"],
+        winner=result.winner if settled else None,
+        tricks=cast(list[Trick], result.tricks.to_list()),  # the engine's dicts, as typed
+        pending=PendingMove(**result.pending) if result.pending is not None else None,
+        ended_by=result.ended_by,
+        net=round_.net,
+        payout=round_.payout,
+        seed_pair_id=round_.seed_pair_id,
+        nonce=round_.nonce,
+        created_at=round_.created_at,
+        settled_at=round_.settled_at,
+        balances=balances,
+    )
 
 
 def _settle_sota(
@@ -631,7 +635,7 @@ def _settle_sota(
     )
 
 
-@idempotency.idempotent("sota.game")
+@idempotency.idempotent("sota.game", SotaGame)
 def play_sota(
     session: Session,
     user_id: int,
@@ -640,7 +644,7 @@ def play_sota(
     preset: object = None,
     *,
     key: str | None = None,
-) -> dict[str, Any]:
+) -> SotaGame:
     """Stake sweets on a whole game of Sota; resolved at once unless the player has moves to make.
 
     :raises InvalidBet: for a stake outside the table's limits.
@@ -674,7 +678,7 @@ def play_sota(
     return sota_view(round_, ledger.player_balances(session, user_id), result)
 
 
-@idempotency.idempotent("sota.move")
+@idempotency.idempotent("sota.move", SotaGame)
 def sota_move(
     session: Session,
     user_id: int,
@@ -684,7 +688,7 @@ def sota_move(
     key_id: object = None,
     *,
     key: str | None = None,
-) -> dict[str, Any]:
+) -> SotaGame:
     """Make the player's Prisoners of War move: which won cards to lay.
 
     With a key registered, the move must carry the player's ``signature`` by ``key_id``.
@@ -726,7 +730,7 @@ def sota_move(
 
 
 @in_transaction
-def round_view(session: Session, row: Round) -> dict[str, Any]:
+def round_view(session: Session, row: Round) -> CasinoWarRound | SotaGame:
     round_ = RoundRecord.of(row)
     balances = ledger.player_balances(session, round_.user_id)
     return (
@@ -737,7 +741,7 @@ def round_view(session: Session, row: Round) -> dict[str, Any]:
 @read_only
 def get_round(
     session: Session, user_id: int, round_id: object, game: str | None = None
-) -> dict[str, Any]:
+) -> CasinoWarRound | SotaGame:
     """Return one of the caller's rounds. :raises NotFound: for anyone else's."""
     return round_view(session, _read_round(session, user_id, round_id, game))
 

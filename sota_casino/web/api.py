@@ -34,6 +34,10 @@ from ..services import player_keys
 from ..services import rounds
 from ..services import stats
 from ..services import transparency
+from ..services.results import CasinoWarRound
+from ..services.results import Me
+from ..services.results import SotaGame
+from ..services.results import to_json
 from . import inputs
 from . import schemas as s
 from .openapi import CHANGE
@@ -69,6 +73,11 @@ def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
     )
 
 
+def _answer(result: Any, status: int = 200) -> ResponseReturnValue:
+    """Answer a use case's result (:mod:`~sota_casino.services.results`) as its JSON."""
+    return jsonify(to_json(result)), status
+
+
 def _created(payload: Any) -> ResponseReturnValue:
     return jsonify(payload), 201
 
@@ -90,7 +99,7 @@ def _created(payload: Any) -> ResponseReturnValue:
 )
 def register(body: s.Registration) -> ResponseReturnValue:
     user = accounts.register(get_session(), body.username, body.password, address=client_address())
-    return _created({"user": user.to_dict()})
+    return _created({"user": to_json(user.shown())})
 
 
 @bp.post("/auth/token")
@@ -112,10 +121,9 @@ def token(body: s.Credentials) -> ResponseReturnValue:
 
 @bp.get("/me")
 @api_login_required
-@operation("me", "Who am I, and my balances", "accounts", s.Me, errors=DENIED)
+@operation("me", "Who am I, and my balances", "accounts", Me, errors=DENIED)
 def me() -> ResponseReturnValue:
-    balances = money.balances(get_session(), g.user.id)
-    return jsonify({"user": g.user.to_dict(), "balances": balances})
+    return _answer(Me(g.user.shown(), money.balances(get_session(), g.user.id)))
 
 
 @bp.post("/me/topup")
@@ -131,7 +139,7 @@ def me() -> ResponseReturnValue:
     idempotent=True,
 )
 def topup(body: s.TopupRequest) -> ResponseReturnValue:
-    balances = _move_money(money.topup, body)
+    balances = to_json(_move_money(money.topup, body))
     return _created({"balances": balances, **balances})
 
 
@@ -236,7 +244,7 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
     "placeBet",
     "Bet and deal a Casino War round",
     "casino war",
-    s.Round,
+    CasinoWarRound,
     status=201,
     errors=CHANGE,
     body=s.BetRequest,
@@ -244,7 +252,7 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
     beyond_schema=(TABLE_LIMITS,),
 )
 def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
-    return _created(_move_money(rounds.place_casino_war_bet, body))
+    return _answer(_move_money(rounds.place_casino_war_bet, body), 201)
 
 
 @bp.post("/casino-war/rounds/<id:round_id>/decision")
@@ -253,20 +261,20 @@ def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
     "decide",
     "Go to war or surrender on a tie",
     "casino war",
-    s.Round,
+    CasinoWarRound,
     errors=CHANGE_OF_ONE,
     body=s.DecisionRequest,
     idempotent=True,
 )
 def casino_war_decision(round_id: int, body: s.DecisionRequest) -> ResponseReturnValue:
-    return jsonify(_move_money(rounds.decide_casino_war, body, round_id=round_id))
+    return _answer(_move_money(rounds.decide_casino_war, body, round_id=round_id))
 
 
 @bp.get("/casino-war/rounds/<id:round_id>")
 @api_login_required
-@operation("getRound", "One of your Casino War rounds", "casino war", s.Round, errors=ONE)
+@operation("getRound", "One of your Casino War rounds", "casino war", CasinoWarRound, errors=ONE)
 def casino_war_round(round_id: int) -> ResponseReturnValue:
-    return jsonify(rounds.get_round(get_session(), g.user.id, round_id, "casino_war"))
+    return _answer(rounds.get_round(get_session(), g.user.id, round_id, "casino_war"))
 
 
 @bp.get("/casino-war/odds")
@@ -292,7 +300,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     "playSota",
     "Stake sweets on a whole game of Sota (rules or a preset)",
     "sota",
-    s.Game,
+    SotaGame,
     status=201,
     errors=CHANGE,
     body=s.GameRequest,
@@ -300,7 +308,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     beyond_schema=(TABLE_LIMITS,),
 )
 def sota_game(body: s.GameRequest) -> ResponseReturnValue:
-    return _created(_move_money(rounds.play_sota, body))
+    return _answer(_move_money(rounds.play_sota, body), 201)
 
 
 @bp.post("/sota/games/<id:round_id>/moves")
@@ -309,20 +317,20 @@ def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     "sotaMove",
     "Lay prisoners (Prisoners of War only)",
     "sota",
-    s.Game,
+    SotaGame,
     errors=CHANGE_OF_ONE,
     body=s.MoveRequest,
     idempotent=True,
 )
 def sota_move(round_id: int, body: s.MoveRequest) -> ResponseReturnValue:
-    return jsonify(_move_money(rounds.sota_move, body, round_id=round_id))
+    return _answer(_move_money(rounds.sota_move, body, round_id=round_id))
 
 
 @bp.get("/sota/games/<id:round_id>")
 @api_login_required
-@operation("getGame", "One of your Sota games", "sota", s.Game, errors=ONE)
+@operation("getGame", "One of your Sota games", "sota", SotaGame, errors=ONE)
 def sota_get(round_id: int) -> ResponseReturnValue:
-    return jsonify(rounds.get_round(get_session(), g.user.id, round_id, "sota"))
+    return _answer(rounds.get_round(get_session(), g.user.id, round_id, "sota"))
 
 
 # --- history -----------------------------------------------------------------------------------

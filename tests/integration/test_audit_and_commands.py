@@ -53,8 +53,8 @@ def _play_some(session: Session, register: Callable) -> None:
         user = register(name)
         for _ in range(3):
             played = rounds.place_casino_war_bet(session, user, 100)
-            if played["status"] != "settled":
-                rounds.decide_casino_war(session, user, played["id"], "war")
+            if played.status != "settled":
+                rounds.decide_casino_war(session, user, played.id, "war")
 
 
 def _cli(app: Flask, *args: str, input: str | None = None):  # type: ignore[no-untyped-def]

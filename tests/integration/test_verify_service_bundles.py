@@ -20,16 +20,16 @@ def _play_everything(session: Session, player: int, rig: Callable) -> None:
     for choice in ("war", None, "surrender", None):
         opened = rounds.place_casino_war_bet(session, player, 200, 100)
         if choice is not None:
-            rounds.decide_casino_war(session, player, opened["id"], choice)
+            rounds.decide_casino_war(session, player, opened.id, choice)
     rounds.play_sota(session, player, 3, preset="nordic")
     rounds.play_sota(session, player, 2, rules={"seats": 3, "won_cards": "won_pile"})
     for _ in range(40):  # a Prisoners of War game that needs the player's moves
         game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
-        while game["status"] == "awaiting_move":
-            pending = game["pending"]
-            cards = sorted(pending["options"])[: pending["count"]]
-            game = rounds.sota_move(session, player, game["id"], cards)
-        if rounds.receipt(session, player, game["id"])["document"]["actions"]:
+        while game.status == "awaiting_move":
+            pending = game.pending
+            cards = sorted(pending.options)[: pending.count]
+            game = rounds.sota_move(session, player, game.id, cards)
+        if rounds.receipt(session, player, game.id)["document"]["actions"]:
             break
 
 
