@@ -31,6 +31,9 @@ from . import player_keys
 from . import transparency
 from .context import context_of
 from .locks import lock_seed_pairs
+from .results import ActiveSeedPair
+from .results import Rotation
+from .results import Signed
 from .text import storable
 from .tx import in_transaction
 from .tx import locked
@@ -196,17 +199,18 @@ def seeds_for(pair: SeedPair | ActivePair, nonce: int) -> fairness.Seeds:
     return fairness.Seeds(bytes.fromhex(pair.server_seed), pair.client_seed, nonce)
 
 
-def _pair_view(pair: SeedPair, upcoming: SeedPair | None) -> dict[str, Any]:
-    return {
-        "seed_pair_id": pair.id,
-        "commitment": pair.commitment,
-        "client_seed": pair.client_seed,
-        "next_nonce": pair.next_nonce,
-        "commitment_document": pair.commitment_document,
-        "signature": pair.commitment_signature,
-        "next_commitment": upcoming.commitment if upcoming else None,
-        "next_seed_pair_id": upcoming.id if upcoming else None,
-    }
+def _pair_view(pair: SeedPair, upcoming: SeedPair) -> ActiveSeedPair:
+    assert pair.client_seed is not None  # an active pair has its client seed
+    return ActiveSeedPair(
+        seed_pair_id=pair.id,
+        commitment=pair.commitment,
+        client_seed=pair.client_seed,
+        next_nonce=pair.next_nonce,
+        commitment_document=pair.commitment_document,
+        signature=pair.commitment_signature,
+        next_commitment=upcoming.commitment,
+        next_seed_pair_id=upcoming.id,
+    )
 
 
 def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) -> SeedPair:
@@ -215,13 +219,13 @@ def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) ->
 
 
 @read_only
-def active_seed_pair(session: Session, user_id: int) -> dict[str, Any]:
+def active_seed_pair(session: Session, user_id: int) -> ActiveSeedPair:
     """Return the player's active pair (never its server seed) and the next commitment."""
     return _pair_view(_pair(session, user_id, "active"), _pair(session, user_id, "next"))
 
 
 @transactional
-def rotate(session: Session, user_id: int, client_seed: str | None = None) -> dict[str, Any]:
+def rotate(session: Session, user_id: int, client_seed: str | None = None) -> Rotation:
     """Retire the active pair, reveal its server seed (signed), and activate the next pair.
 
     :raises RoundOpen: while a round of the active pair waits for the player.
@@ -262,7 +266,8 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> di
     upcoming = _pair(session, user_id, "next", lock=True)
     activate(session, upcoming, client_seed)
     following = create_seed_pair(session, user_id, "next")
-    return {"revealed": envelope, "active": _pair_view(upcoming, following)}
+    revealed = Signed(document=envelope["document"], signature=envelope["signature"])
+    return Rotation(revealed=revealed, active=_pair_view(upcoming, following))
 
 
 def pair_summary(pair: SeedPair) -> dict[str, Any]:

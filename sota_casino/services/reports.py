@@ -505,7 +505,7 @@ def player_overview(
     if rounds_before is not None:
         round_query = round_query.where(Round.id < rounds_before)
     recent = session.scalars(round_query.order_by(Round.id.desc()).limit(limit))
-    round_list = [rounds.summary(r) for r in recent]
+    round_list = [results.to_json(rounds.summary(r)) for r in recent]
     transfers = _transfers(session, user_id, limit, transfers_before)
     entries = _audit_entries(session, user_id, limit, audit_before)
     return {

@@ -6,8 +6,9 @@ renders them in pages; the OpenAPI document derives its response schemas from th
 (the ``Annotated`` metadata of their fields is the JSON Schema); and an idempotent use case
 stores its first answer as that same JSON and reads it back (:func:`from_json`).
 
-Signed documents (receipts, commitments, reveals) are not here: they stay the mappings that were
-signed and hashed.
+Signed documents (receipts, commitments, reveals) are not dataclasses: they stay the mappings
+that were signed and hashed, written back unchanged; a ``TypedDict`` only describes their
+fields for the document.
 """
 
 from __future__ import annotations
@@ -219,6 +220,85 @@ class SotaGame:
     created_at: Moment
     settled_at: Moment | None
     balances: Balances
+
+
+class _CommitmentFields(TypedDict):
+    type: Literal["commitment"]
+    v: Literal[1]
+    seed_pair_id: Id
+    user_id: Id
+    commitment: Hex64
+    created_at: Annotated[str, Field(pattern=TIME_PATTERN)]
+
+
+#: The signed commitment of a seed pair (``core.fairness.commitment_document``), written as it
+#: was signed: its fields are described, never read or rewritten.
+CommitmentDocument = Annotated[
+    dict[str, Any], WithJsonSchema(TypeAdapter(_CommitmentFields).json_schema())
+]
+
+
+class Signed(TypedDict):
+    """A signed document of docs/fairness.md."""
+
+    document: dict[str, Any]
+    signature: Signature
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveSeedPair:
+    """The player's active seed pair (never its server seed) and the next pair's commitment."""
+
+    seed_pair_id: Id
+    commitment: Hex64
+    client_seed: Annotated[str, Field(min_length=1, max_length=64)]
+    next_nonce: Count
+    commitment_document: CommitmentDocument
+    signature: Signature
+    next_commitment: Hex64
+    next_seed_pair_id: Id
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    """A rotation: the retired pair's signed reveal, and the pair now active."""
+
+    revealed: Signed
+    active: ActiveSeedPair
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSummary:
+    """A round in a list: what was staked, how it ended."""
+
+    id: Id
+    game: GameName
+    status: Annotated[
+        str, OneOf((casino_war.AWAITING_DECISION, sota.AWAITING_MOVE, casino_war.SETTLED))
+    ]
+    currency: Currency
+    staked: Count
+    payout: Count | None
+    net: int | None
+    outcome: WarOutcome | SotaWinner | None
+    seed_pair_id: Id
+    nonce: Count
+    created_at: Moment
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRow(RoundSummary):
+    """A round in the console's lists: also when it settled."""
+
+    settled_at: Moment | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundList:
+    """A page of the player's rounds, newest first; ``next_before`` continues it."""
+
+    rounds: list[RoundSummary]
+    next_before: Id | None
 
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}

@@ -49,6 +49,9 @@ from . import settings as table_settings
 from .results import Balances
 from .results import CasinoWarRound
 from .results import PendingMove
+from .results import RoundList
+from .results import RoundRow
+from .results import RoundSummary
 from .results import SotaGame
 from .results import Trick
 from .results import War
@@ -753,8 +756,7 @@ def moves_made(session: Session, user_id: int, round_id: object) -> int:
     return len(_read_round(session, user_id, round_id, "sota").actions)
 
 
-def summary(round_: Round) -> dict[str, Any]:
-    """A round in a list: what was staked, how it ended."""
+def _listed(round_: Round) -> dict[str, Any]:
     return {
         "id": round_.id,
         "game": round_.game,
@@ -766,8 +768,18 @@ def summary(round_: Round) -> dict[str, Any]:
         "outcome": (round_.outcome or {}).get("result", (round_.outcome or {}).get("winner")),
         "seed_pair_id": round_.seed_pair_id,
         "nonce": round_.nonce,
-        "created_at": fairness.format_time(round_.created_at),
+        "created_at": round_.created_at,
     }
+
+
+def summary(round_: Round) -> RoundSummary:
+    """A round in a list: what was staked, how it ended."""
+    return RoundSummary(**_listed(round_))
+
+
+def row(round_: Round) -> RoundRow:
+    """A round in the console's lists: its summary and when it settled."""
+    return RoundRow(**_listed(round_), settled_at=round_.settled_at)
 
 
 @read_only
@@ -778,7 +790,7 @@ def list_rounds(
     game: object = None,
     before: object = None,
     limit: object = 20,
-) -> dict[str, Any]:
+) -> RoundList:
     """Return the caller's rounds, newest first, ``limit`` at a time before round ``before``."""
     if game not in (None, "casino_war", "sota"):
         raise InvalidInput("game must be casino_war or sota", field="game")
@@ -793,7 +805,7 @@ def list_rounds(
         query = query.where(Round.id < before)
     rows = session.scalars(query.order_by(Round.id.desc()).limit(limit + 1)).all()
     page = [summary(r) for r in rows[:limit]]
-    return {"rounds": page, "next_before": page[-1]["id"] if len(rows) > limit else None}
+    return RoundList(rounds=page, next_before=page[-1].id if len(rows) > limit else None)
 
 
 @read_only
@@ -806,7 +818,7 @@ def receipt(session: Session, user_id: int, round_id: object) -> dict[str, Any]:
 
 
 @read_only
-def open_rounds(session: Session, user_id: int) -> list[dict[str, Any]]:
+def open_rounds(session: Session, user_id: int) -> list[RoundSummary]:
     """Return the caller's rounds that wait for a decision or a move."""
     rows = session.scalars(
         select(Round).where(Round.user_id == user_id, Round.status != "settled").order_by(Round.id)

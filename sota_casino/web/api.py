@@ -34,8 +34,11 @@ from ..services import player_keys
 from ..services import rounds
 from ..services import stats
 from ..services import transparency
+from ..services.results import ActiveSeedPair
 from ..services.results import CasinoWarRound
 from ..services.results import Me
+from ..services.results import Rotation
+from ..services.results import RoundList
 from ..services.results import SotaGame
 from ..services.results import to_json
 from . import inputs
@@ -206,11 +209,11 @@ def public_key() -> ResponseReturnValue:
     "seedPair",
     "The active seed pair (never its server seed) and the next commitment",
     "fairness",
-    s.SeedPair,
+    ActiveSeedPair,
     errors=DENIED,
 )
 def seed_pair() -> ResponseReturnValue:
-    return jsonify(fairness.active_seed_pair(get_session(), g.user.id))
+    return _answer(fairness.active_seed_pair(get_session(), g.user.id))
 
 
 @bp.post("/fairness/rotate")
@@ -219,12 +222,12 @@ def seed_pair() -> ResponseReturnValue:
     "rotate",
     "Reveal the active server seed and activate the next pair",
     "fairness",
-    s.Rotation,
+    Rotation,
     errors=CHANGE,
     body=s.RotateRequest,
 )
 def rotate(body: s.RotateRequest) -> ResponseReturnValue:
-    return jsonify(fairness.rotate(get_session(), g.user.id, body.client_seed))
+    return _answer(fairness.rotate(get_session(), g.user.id, body.client_seed))
 
 
 @bp.get("/fairness/seed-pairs/<id:seed_pair_id>/bundle")
@@ -342,13 +345,12 @@ def sota_get(round_id: int) -> ResponseReturnValue:
     "listRounds",
     "Your rounds, newest first",
     "history",
-    s.RoundList,
+    RoundList,
     errors=(*DENIED, 422),
     query=s.RoundsQuery,
 )
 def list_rounds(query: s.RoundsQuery) -> ResponseReturnValue:
-    page = rounds.list_rounds(get_session(), g.user.id, **query.model_dump())
-    return jsonify(page)
+    return _answer(rounds.list_rounds(get_session(), g.user.id, **query.model_dump()))
 
 
 @bp.get("/rounds/<id:round_id>/receipt")

@@ -83,8 +83,8 @@ def _typed(round_: CasinoWarRound | None, rules: dict[str, Any]) -> dict[str, st
             "tie_bet": request.form.get("tie_bet", "")[:16],
         }
     if round_ is None:
-        latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1)["rounds"]
-        found = rounds.get_round(get_session(), g.user.id, latest[0]["id"]) if latest else None
+        latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1).rounds
+        found = rounds.get_round(get_session(), g.user.id, latest[0].id) if latest else None
         round_ = found if isinstance(found, CasinoWarRound) else None
     if round_ is None:
         return {"bet": str(rules["min_bet"] // 100 * FIRST_ANTE_MINIMUMS), "tie_bet": "0"}
@@ -126,10 +126,10 @@ def refused(error: CasinoError) -> ResponseReturnValue:
 @bp.get("")
 @login_required
 def table() -> ResponseReturnValue:
-    latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1)["rounds"]
-    if latest and latest[0]["status"] == "awaiting_decision":
+    latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1).rounds
+    if latest and latest[0].status == "awaiting_decision":
         # A tie waits for the player's decision: the table is that round until it is settled.
-        return redirect(url_for("casino_war.round_page", round_id=latest[0]["id"]))
+        return redirect(url_for("casino_war.round_page", round_id=latest[0].id))
     return _render_table(None)
 
 

@@ -58,7 +58,7 @@ def active_signed_commitment() -> dict[str, Any] | None:
     if user is None:
         return None
     active = fairness.active_seed_pair(get_session(), user.id)
-    return {"document": active["commitment_document"], "signature": active["signature"]}
+    return {"document": active.commitment_document, "signature": active.signature}
 
 
 @bp.get("")
@@ -103,7 +103,7 @@ def rotate() -> ResponseReturnValue:
             params={"max": core_fairness.CLIENT_SEED_MAX},
             field="client_seed",
         ) from error
-    revealed = result["revealed"]["document"]
+    revealed = result.revealed["document"]
     flash(
         gettext(
             "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify its "

@@ -69,7 +69,7 @@ def lobby() -> ResponseReturnValue:
         "chips": balances.chips < config["LOW_BALANCE_CHIPS"],
         "sweets": balances.sweets < config["LOW_BALANCE_SWEETS"],
     }
-    recent = rounds.list_rounds(db, g.user.id, limit=8)["rounds"]
+    recent = rounds.list_rounds(db, g.user.id, limit=8).rounds
     return render_template(
         "lobby/lobby.html",
         balances=balances,

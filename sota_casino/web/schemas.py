@@ -45,9 +45,11 @@ from ..services.results import Hex64
 from ..services.results import Id
 from ..services.results import OneOf
 from ..services.results import Role
+from ..services.results import RoundRow
+from ..services.results import RoundSummary
 from ..services.results import Signature
+from ..services.results import Signed
 from ..services.results import SotaRules
-from ..services.results import SotaWinner
 from ..services.results import User
 from ..services.results import WarOutcome
 from ..services.results import enum_schema
@@ -393,13 +395,6 @@ class Token(Answer):
     expires_at: Time
 
 
-class Signed(Answer):
-    """A signed document of docs/fairness.md."""
-
-    document: Open
-    signature: Signature
-
-
 class RetiredKey(Answer):
     public_key_hex: Hex64
     created_at: Time = absent()
@@ -411,31 +406,6 @@ class PublicKey(Answer):
     public_key_hex: Hex64
     public_key_pem: str
     retired: list[RetiredKey]
-
-
-class CommitmentDocument(Answer):
-    type: Literal["commitment"]
-    v: Literal[1]
-    seed_pair_id: Id
-    user_id: Id
-    commitment: Hex64
-    created_at: Time
-
-
-class SeedPair(Answer):
-    seed_pair_id: Id
-    commitment: Hex64
-    client_seed: Annotated[str, Field(min_length=1, max_length=64)]
-    next_nonce: Count
-    commitment_document: CommitmentDocument
-    signature: Signature
-    next_commitment: Hex64
-    next_seed_pair_id: Id = absent()
-
-
-class Rotation(Answer):
-    revealed: Signed
-    active: SeedPair
 
 
 class PlayerKey(Answer):
@@ -502,27 +472,6 @@ class RoundProof(Answer):
     seed_pair_id: Id
     checkpoint: Checkpoint
     anchors: list[Anchor]
-
-
-class RoundSummary(Answer):
-    id: Id
-    game: GameName
-    status: Annotated[
-        str, OneOf((casino_war.AWAITING_DECISION, sota.AWAITING_MOVE, casino_war.SETTLED))
-    ]
-    currency: Currency
-    staked: Count
-    payout: Count | None
-    net: int | None
-    outcome: WarOutcome | SotaWinner | None
-    seed_pair_id: Id
-    nonce: Count
-    created_at: Time
-
-
-class RoundList(Answer):
-    rounds: list[RoundSummary]
-    next_before: Id | None
 
 
 class RoundDocument(Answer):
@@ -963,10 +912,6 @@ class TableSettings(Answer):
 
 
 # --- lists, four eyes, alerts -------------------------------------------------------------------
-
-
-class RoundRow(RoundSummary):
-    settled_at: Time | None
 
 
 class RoundPage(Answer):

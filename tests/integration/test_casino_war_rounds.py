@@ -158,7 +158,7 @@ def test_invalid_bets_are_refused_and_move_nothing(session: Session, player: int
     assert money.balances(session, player).chips == START
     with session.begin():
         assert session.scalar(select(func.count(Round.id))) == 0
-    assert fairness_service.active_seed_pair(session, player)["next_nonce"] == 0
+    assert fairness_service.active_seed_pair(session, player).next_nonce == 0
 
 
 def test_a_bet_larger_than_the_balance_is_refused_without_using_a_nonce(
@@ -177,7 +177,7 @@ def test_a_bet_larger_than_the_balance_is_refused_without_using_a_nonce(
     with pytest.raises(InsufficientFunds) as refused:
         rounds.place_casino_war_bet(session, player, 200)
     assert refused.value.details == {"currency": "chips", "held": 100, "needed": 200}
-    assert fairness_service.active_seed_pair(session, player)["next_nonce"] == 0
+    assert fairness_service.active_seed_pair(session, player).next_nonce == 0
     assert_books_clean(session)
 
 
@@ -202,12 +202,12 @@ def test_rotation_is_refused_while_a_round_is_open_then_reveals_the_seed(
     rounds.decide_casino_war(session, player, opened.id, "surrender")
     before = fairness_service.active_seed_pair(session, player)
     rotated = fairness_service.rotate(session, player, "my own seed")
-    reveal = rotated["revealed"]["document"]
+    reveal = rotated.revealed["document"]
     assert reveal["server_seed"] == seed.hex() and reveal["rounds"] == 1
-    assert rotated["active"]["commitment"] == before["next_commitment"]
-    assert rotated["active"]["client_seed"] == "my own seed"
-    assert rotated["active"]["next_nonce"] == 0
-    bundle = fairness_service.bundle(session, player, before["seed_pair_id"])
+    assert rotated.active.commitment == before.next_commitment
+    assert rotated.active.client_seed == "my own seed"
+    assert rotated.active.next_nonce == 0
+    bundle = fairness_service.bundle(session, player, before.seed_pair_id)
     assert [r["document"]["nonce"] for r in bundle["rounds"]] == [0]
     assert_books_clean(session)
 

@@ -71,7 +71,7 @@ def _signed_decision(
 
 
 def _revealed_bundle(session: Session, player: int) -> dict[str, Any]:
-    pair = fairness_service.active_seed_pair(session, player)["seed_pair_id"]
+    pair = fairness_service.active_seed_pair(session, player).seed_pair_id
     fairness_service.rotate(session, player)
     return fairness_service.bundle(session, player, pair)
 

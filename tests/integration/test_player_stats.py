@@ -40,11 +40,9 @@ def play_rounds(session: Session, user_id: int, rig: Callable[[int, list[str]], 
 
 def receipts_of(session: Session, user_id: int) -> list[dict[str, Any]]:
     """The signed receipt documents of every settled round of the player."""
-    listed = rounds.list_rounds(session, user_id, limit=100)["rounds"]
+    listed = rounds.list_rounds(session, user_id, limit=100).rounds
     return [
-        rounds.receipt(session, user_id, r["id"])["document"]
-        for r in listed
-        if r["status"] == "settled"
+        rounds.receipt(session, user_id, r.id)["document"] for r in listed if r.status == "settled"
     ]
 
 

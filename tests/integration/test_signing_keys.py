@@ -37,7 +37,7 @@ def test_a_new_signing_key_retires_the_old_one_and_is_audited(
         assert info["retired"][0]["retired_at"] is not None
         pair = fairness_service.active_seed_pair(fresh, bob)
         assert fairness.verify_signature(
-            info["public_key_hex"], pair["commitment_document"], pair["signature"]
+            info["public_key_hex"], pair.commitment_document, pair.signature
         )
         with fresh.begin():
             created = fresh.scalars(
@@ -97,7 +97,7 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
         fresh = renewed.extensions["sota_casino.sessionmaker"]()
         fairness_service.rotate(fresh, alice)  # the reveal is signed by the new key
         bob = accounts.register(fresh, "bob", PASSWORD).id
-        pair = fairness_service.active_seed_pair(fresh, bob)["seed_pair_id"]
+        pair = fairness_service.active_seed_pair(fresh, bob).seed_pair_id
         bundle = fairness_service.bundle(fresh, bob, pair)
         assert fairness_service.public_key_info(fresh)["public_key_hex"] == new_key
         fresh.close()

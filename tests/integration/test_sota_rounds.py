@@ -48,7 +48,7 @@ def test_custom_rules_with_three_seats_pay_twice_the_stake_on_a_win(
 def test_the_receipt_replays_from_the_revealed_seed(session: Session, player: int) -> None:
     game = rounds.play_sota(session, player, 3, rules={"won_cards": "won_pile"})
     document = rounds.receipt(session, player, game.id)["document"]
-    revealed = fairness_service.rotate(session, player)["revealed"]["document"]
+    revealed = fairness_service.rotate(session, player).revealed["document"]
     seeds = Seeds(bytes.fromhex(revealed["server_seed"]), document["client_seed"], 0)
     replay = sota.play_game(sota.SotaRules.from_dict(document["rules"]), stream=Stream(seeds))
     assert list(replay.deck) == document["cards"]
@@ -72,7 +72,7 @@ def test_unknown_rules_are_refused_and_move_nothing(
     with pytest.raises(InvalidRules):
         rounds.play_sota(session, player, 5, rules=rules, preset=preset)
     assert money.balances(session, player).sweets == SWEETS
-    assert fairness_service.active_seed_pair(session, player)["next_nonce"] == 0
+    assert fairness_service.active_seed_pair(session, player).next_nonce == 0
 
 
 @pytest.mark.parametrize("stake", [0, -1, 101, 2.5, "5", True, None])

@@ -84,7 +84,7 @@ def test_the_zipapp_verifies_real_bundles_in_an_empty_folder_with_only_cryptogra
     for _ in range(3):
         rounds.place_casino_war_bet(session, player, 200)
     rounds.play_sota(session, player, 2, preset="nordic")
-    pair = fairness_service.active_seed_pair(session, player)["seed_pair_id"]
+    pair = fairness_service.active_seed_pair(session, player).seed_pair_id
     fairness_service.rotate(session, player)
     audit.sign_if_due(session)  # as the bundle's endpoints do: the zipapp checks the anchors too
     bundle = fairness_service.bundle(session, player, pair)

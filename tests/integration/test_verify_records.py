@@ -59,9 +59,9 @@ class Player:
         """Save the commitment document shown before the first round (the API recipe)."""
         pair = fairness_service.active_seed_pair(self.session, self.user_id)
         self.commitments.append(
-            {"document": pair["commitment_document"], "signature": pair["signature"]}
+            {"document": pair.commitment_document, "signature": pair.signature}
         )
-        return int(pair["seed_pair_id"])
+        return int(pair.seed_pair_id)
 
     def decide(self, round_: Doc, choice: str) -> Doc:
         settled = rounds.decide_casino_war(self.session, self.user_id, round_.id, choice)

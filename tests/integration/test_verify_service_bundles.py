@@ -41,14 +41,14 @@ def test_the_services_bundle_verifies_before_and_after_the_reveal(
     key = fairness_service.public_key_info(session)["public_key_hex"]
     audit.sign_if_due(session)  # as the bundle's endpoints do: its rounds are anchored
 
-    active = verify_bundle(fairness_service.bundle(session, player, pair["seed_pair_id"]), key)
+    active = verify_bundle(fairness_service.bundle(session, player, pair.seed_pair_id), key)
     assert active.ok and active.pending and not active.revealed, active.failures
     games = [row.game for row in active.rounds]
     assert games.count("casino_war") == 4 and games.count("sota") >= 3
     assert all(row.statuses["cards"] == PENDING for row in active.rounds)
 
     fairness_service.rotate(session, player)
-    revealed = verify_bundle(fairness_service.bundle(session, player, pair["seed_pair_id"]), key)
+    revealed = verify_bundle(fairness_service.bundle(session, player, pair.seed_pair_id), key)
     assert revealed.ok and not revealed.pending and revealed.revealed, revealed.failures
     assert not any(FAIL in row.statuses.values() for row in revealed.rounds)
     actions = [action for row in revealed.rounds for action in _actions(session, player, row)]
