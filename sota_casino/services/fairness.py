@@ -32,6 +32,8 @@ from . import transparency
 from .context import context_of
 from .locks import lock_seed_pairs
 from .results import ActiveSeedPair
+from .results import PublicKey
+from .results import RetiredKey
 from .results import Rotation
 from .results import Signed
 from .text import storable
@@ -338,26 +340,23 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
 
 
 @read_only
-def public_key_info(session: Session) -> dict[str, Any]:
+def public_key_info(session: Session) -> PublicKey:
     """Return the service's public key (hex and PEM) and the retired ones."""
     ctx = context_of(session)
     retired = session.scalars(
         select(SigningKey).where(SigningKey.retired_at.is_not(None)).order_by(SigningKey.id)
     ).all()
-    return {
-        "algorithm": "Ed25519",
-        "public_key_hex": ctx.public_key_hex,
-        "public_key_pem": fairness.public_key_pem(ctx.signing_key),
-        "key_changes": key_changes(session),
-        "retired": [
-            {
-                "public_key_hex": k.public_key_hex,
-                "created_at": fairness.format_time(k.created_at),
-                "retired_at": fairness.format_time(k.retired_at) if k.retired_at else None,
-            }
+    return PublicKey(
+        algorithm="Ed25519",
+        public_key_hex=ctx.public_key_hex,
+        public_key_pem=fairness.public_key_pem(ctx.signing_key),
+        key_changes=cast(list[Signed], key_changes(session)),  # as change_key signed them
+        retired=[
+            RetiredKey(k.public_key_hex, k.created_at, k.retired_at)
             for k in retired
+            if k.retired_at is not None  # as selected
         ],
-    }
+    )
 
 
 KEY_CHANGED = "key.changed"

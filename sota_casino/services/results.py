@@ -268,6 +268,45 @@ class Rotation:
 
 
 @dataclass(frozen=True, slots=True)
+class RetiredKey:
+    """A signing key the service used before."""
+
+    public_key_hex: Hex64
+    created_at: Moment
+    retired_at: Moment
+
+
+@dataclass(frozen=True, slots=True)
+class PublicKey:
+    """The service's signing key, the retired ones, and the key changes each old key signed."""
+
+    algorithm: Literal["Ed25519"]
+    public_key_hex: Hex64
+    public_key_pem: str
+    key_changes: list[Signed]
+    retired: list[RetiredKey]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerKey:
+    """One of the player's keys for signing decisions and moves."""
+
+    key_id: Id
+    public_key_hex: Hex64
+    registered_at: Moment
+    retired_at: Moment | None
+    status: Annotated[str, OneOf(("current", "retired"))]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerKeys:
+    """The player's keys, oldest first, and which one is in use."""
+
+    keys: list[PlayerKey]
+    current_key_id: Id | None
+
+
+@dataclass(frozen=True, slots=True)
 class RoundSummary:
     """A round in a list: what was staked, how it ended."""
 

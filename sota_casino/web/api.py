@@ -37,6 +37,8 @@ from ..services import transparency
 from ..services.results import ActiveSeedPair
 from ..services.results import CasinoWarRound
 from ..services.results import Me
+from ..services.results import PlayerKeys
+from ..services.results import PublicKey
 from ..services.results import Rotation
 from ..services.results import RoundList
 from ..services.results import SotaGame
@@ -152,11 +154,11 @@ def topup(body: s.TopupRequest) -> ResponseReturnValue:
     "myKeys",
     "Your keys for signing decisions and moves",
     "fairness",
-    s.PlayerKeys,
+    PlayerKeys,
     errors=DENIED,
 )
 def my_keys() -> ResponseReturnValue:
-    return jsonify(player_keys.keys(get_session(), g.user.id))
+    return _answer(player_keys.keys(get_session(), g.user.id))
 
 
 @bp.post("/me/keys")
@@ -165,13 +167,13 @@ def my_keys() -> ResponseReturnValue:
     "registerKey",
     "Register an Ed25519 key that signs your decisions and moves (retires the one in use)",
     "fairness",
-    s.PlayerKeys,
+    PlayerKeys,
     status=201,
     errors=CHANGE,
     body=s.PlayerKeyRequest,
 )
 def register_key(body: s.PlayerKeyRequest) -> ResponseReturnValue:
-    return _created(player_keys.register_key(get_session(), g.user.id, body.public_key_hex))
+    return _answer(player_keys.register_key(get_session(), g.user.id, body.public_key_hex), 201)
 
 
 @bp.get("/me/stats")
@@ -195,12 +197,12 @@ def my_stats() -> ResponseReturnValue:
     "publicKey",
     "The service's Ed25519 public key and the retired ones",
     "fairness",
-    s.PublicKey,
+    PublicKey,
     errors=(),
     auth=False,
 )
 def public_key() -> ResponseReturnValue:
-    return jsonify(fairness.public_key_info(get_session()))
+    return _answer(fairness.public_key_info(get_session()))
 
 
 @bp.get("/fairness/seed-pair")

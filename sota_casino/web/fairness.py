@@ -39,7 +39,7 @@ def verifier_digest() -> str | None:
 @bp.app_template_global()
 def service_public_key() -> str:
     """The service's public key as hex, for pages that show it (the browser pins it)."""
-    return str(fairness.public_key_info(get_session())["public_key_hex"])
+    return fairness.public_key_info(get_session()).public_key_hex
 
 
 @bp.app_template_global()

@@ -395,32 +395,6 @@ class Token(Answer):
     expires_at: Time
 
 
-class RetiredKey(Answer):
-    public_key_hex: Hex64
-    created_at: Time = absent()
-    retired_at: Time = absent()
-
-
-class PublicKey(Answer):
-    algorithm: Literal["Ed25519"]
-    public_key_hex: Hex64
-    public_key_pem: str
-    retired: list[RetiredKey]
-
-
-class PlayerKey(Answer):
-    key_id: Id
-    public_key_hex: Hex64
-    registered_at: Time
-    retired_at: Time | None
-    status: Annotated[str, OneOf(("current", "retired"))]
-
-
-class PlayerKeys(Answer):
-    keys: list[PlayerKey]
-    current_key_id: Id | None
-
-
 class KeyRegistration(Answer):
     """The audit entry that registered one of the player's keys, and once a signed checkpoint
     covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""

@@ -44,7 +44,7 @@ def test_a_won_round_pays_even_money_and_signs_its_receipt(
     assert (round_.status, round_.outcome, round_.net) == ("settled", "win", 1_000)
     assert round_.balances.chips == START + 1_000
     receipt = rounds.receipt(session, player, round_.id)
-    public = fairness_service.public_key_info(session)["public_key_hex"]
+    public = fairness_service.public_key_info(session).public_key_hex
     assert fairness.verify_signature(public, receipt["document"], receipt["signature"])
     assert receipt["document"]["cards"] == [round_.player_card, round_.dealer_card]
     assert receipt["document"]["nonce"] == 0 and receipt["document"]["payout"] == 2_000

@@ -34,6 +34,7 @@ from sota_casino.services import player_keys
 from sota_casino.services import rounds
 from sota_casino.services.context import context_of
 from sota_casino.services.results import CasinoWarRound
+from sota_casino.services.results import PlayerKeys
 from sota_casino.services.results import SotaGame
 from sota_casino.verify import verify_bundle
 from sota_casino.verify.build import build
@@ -42,7 +43,9 @@ from sota_casino.verify.build import build
 def _register(session: Session, player: int) -> tuple[Ed25519PrivateKey, int]:
     key = Ed25519PrivateKey.generate()
     registered = player_keys.register_key(session, player, fairness.public_key_hex(key))
-    return key, registered["current_key_id"]
+    current = registered.current_key_id
+    assert current is not None
+    return key, current
 
 
 def _sign(
@@ -88,16 +91,16 @@ def _player_failures(report: Any) -> list[str]:
 def test_a_key_registration_is_audited_and_a_replacement_keeps_the_old_key(
     session: Session, player: int
 ) -> None:
-    assert player_keys.keys(session, player) == {"keys": [], "current_key_id": None}
+    assert player_keys.keys(session, player) == PlayerKeys(keys=[], current_key_id=None)
     first, first_id = _register(session, player)
     second, second_id = _register(session, player)
     shown = player_keys.keys(session, player)
-    assert shown["current_key_id"] == second_id
-    assert [(k["key_id"], k["status"]) for k in shown["keys"]] == [
+    assert shown.current_key_id == second_id
+    assert [(k.key_id, k.status) for k in shown.keys] == [
         (first_id, "retired"),
         (second_id, "current"),
     ]
-    assert shown["keys"][0]["retired_at"] == shown["keys"][1]["registered_at"]
+    assert shown.keys[0].retired_at == shown.keys[1].registered_at
     with session.begin():
         entries = session.scalars(
             select(AuditEntry).where(AuditEntry.action == "player_key.registered")

@@ -58,9 +58,7 @@ class Player:
     def keep_commitment(self) -> int:
         """Save the commitment document shown before the first round (the API recipe)."""
         pair = fairness_service.active_seed_pair(self.session, self.user_id)
-        self.commitments.append(
-            {"document": pair.commitment_document, "signature": pair.signature}
-        )
+        self.commitments.append({"document": pair.commitment_document, "signature": pair.signature})
         return int(pair.seed_pair_id)
 
     def decide(self, round_: Doc, choice: str) -> Doc:
@@ -125,7 +123,7 @@ def played(session: Session, player: int, rig: Callable) -> tuple[Player, Doc, s
     fairness_service.rotate(session, player)
     audit.sign_if_due(session)  # as the bundle's endpoints do: its rounds are anchored
     bundle = fairness_service.bundle(session, player, seed_pair_id)
-    key = fairness_service.public_key_info(session)["public_key_hex"]
+    key = fairness_service.public_key_info(session).public_key_hex
     return me, bundle, key
 
 

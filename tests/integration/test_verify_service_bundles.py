@@ -38,7 +38,7 @@ def test_the_services_bundle_verifies_before_and_after_the_reveal(
 ) -> None:
     _play_everything(session, player, rig)
     pair = fairness_service.active_seed_pair(session, player)
-    key = fairness_service.public_key_info(session)["public_key_hex"]
+    key = fairness_service.public_key_info(session).public_key_hex
     audit.sign_if_due(session)  # as the bundle's endpoints do: its rounds are anchored
 
     active = verify_bundle(fairness_service.bundle(session, player, pair.seed_pair_id), key)
