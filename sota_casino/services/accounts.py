@@ -539,10 +539,10 @@ def _end_all(session: Session, user_id: int) -> None:
 @own_transactions
 def issue_api_token(
     session: Session, username: object, password: object, *, address: str = ""
-) -> tuple[str, datetime]:
+) -> results.Token:
     """Log in and return a bearer token for the JSON API with its expiry."""
     user = authenticate(session, username, password, address=address)
-    return start_session(session, user.id, kind="api")
+    return results.Token(*start_session(session, user.id, kind="api"))
 
 
 @read_only

@@ -14,6 +14,7 @@ fields for the document.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 from typing import Annotated
 from typing import Any
@@ -140,6 +141,14 @@ class Me:
 
     user: User
     balances: Balances
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A bearer token for the JSON API, and when it expires."""
+
+    token: Annotated[str, Field(min_length=20)] = field(repr=False)  # a secret: kept out of logs
+    expires_at: Moment
 
 
 @dataclass(frozen=True, slots=True)

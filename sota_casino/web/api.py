@@ -23,7 +23,6 @@ from flask import jsonify
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 
-from ..core import fairness as core_fairness
 from ..core import odds
 from ..db import get_session
 from ..services import accounts
@@ -42,6 +41,7 @@ from ..services.results import PublicKey
 from ..services.results import Rotation
 from ..services.results import RoundList
 from ..services.results import SotaGame
+from ..services.results import Token
 from ..services.results import to_json
 from . import inputs
 from . import schemas as s
@@ -112,16 +112,16 @@ def register(body: s.Registration) -> ResponseReturnValue:
     "issueToken",
     "Get a bearer token",
     "accounts",
-    s.Token,
+    Token,
     errors=(400, 401, 403, 422, 429),
     body=s.Credentials,
     auth=False,
 )
 def token(body: s.Credentials) -> ResponseReturnValue:
-    issued, expires = accounts.issue_api_token(
+    issued = accounts.issue_api_token(
         get_session(), body.username, body.password, address=client_address()
     )
-    return jsonify({"token": issued, "expires_at": core_fairness.format_time(expires)})
+    return _answer(issued)
 
 
 @bp.get("/me")

@@ -390,11 +390,6 @@ class TopupResult(Answer):
     sweets: Count = absent()
 
 
-class Token(Answer):
-    token: Annotated[str, Field(min_length=20)]
-    expires_at: Time
-
-
 class KeyRegistration(Answer):
     """The audit entry that registered one of the player's keys, and once a signed checkpoint
     covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""

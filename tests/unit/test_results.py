@@ -10,6 +10,7 @@ from sota_casino.services.results import Balances
 from sota_casino.services.results import CasinoWarRound
 from sota_casino.services.results import PendingMove
 from sota_casino.services.results import SotaGame
+from sota_casino.services.results import Token
 from sota_casino.services.results import War
 from sota_casino.services.results import adapter
 from sota_casino.services.results import from_json
@@ -91,3 +92,8 @@ def test_the_schema_names_every_field_required_under_its_json_name() -> None:
     schema = adapter(CasinoWarRound).json_schema()
     assert set(schema["required"]) == set(to_json(WAR))
     assert schema["properties"]["created_at"]["type"] == "string"
+
+
+def test_a_tokens_secret_stays_out_of_its_repr() -> None:
+    issued = Token("s3cret-" * 4, CREATED)
+    assert "s3cret" not in repr(issued) and to_json(issued)["token"] == "s3cret-" * 4
