@@ -17,6 +17,7 @@ from .core.casino_war import BONUS_MODES
 from .core.casino_war import RANGES
 from .core.casino_war import TableRules
 from .core.errors import CasinoError
+from .core.fairness import format_time
 from .db import new_session
 
 
@@ -163,11 +164,11 @@ def keys_show() -> None:
     from .services import fairness
 
     info = fairness.public_key_info(new_session())
-    click.echo(f"Ed25519 public key: {info['public_key_hex']}")
-    click.echo(info["public_key_pem"].rstrip())
-    for old in info["retired"]:
-        click.echo(f"retired {old['retired_at']}: {old['public_key_hex']}")
-    for change in info["key_changes"]:
+    click.echo(f"Ed25519 public key: {info.public_key_hex}")
+    click.echo(info.public_key_pem.rstrip())
+    for old in info.retired:
+        click.echo(f"retired {format_time(old.retired_at)}: {old.public_key_hex}")
+    for change in info.key_changes:
         doc = change["document"]
         click.echo(
             f"key change {doc['changed_at']}: {doc['old_public_key_hex']} -> "

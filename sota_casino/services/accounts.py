@@ -43,6 +43,7 @@ from ..models import UserSession
 from . import audit
 from . import fairness as fairness_service
 from . import money
+from . import results
 from .context import context_of
 from .ledger import open_player_accounts
 from .staff import require_operator
@@ -86,8 +87,9 @@ class UserView:
     def of(cls, user: User) -> UserView:
         return cls(user.id, user.username, user.role, user.locked, user.locale, user.time_zone)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "username": self.username, "role": self.role}
+    def shown(self) -> results.User:
+        """The user as the API shows one."""
+        return results.User(self.id, self.username, self.role)
 
 
 def check_username(username: object) -> str:
@@ -538,10 +540,10 @@ def _end_all(session: Session, user_id: int) -> None:
 @own_transactions
 def issue_api_token(
     session: Session, username: object, password: object, *, address: str = ""
-) -> tuple[str, datetime]:
+) -> results.Token:
     """Log in and return a bearer token for the JSON API with its expiry."""
     user = authenticate(session, username, password, address=address)
-    return start_session(session, user.id, kind="api")
+    return results.Token(*start_session(session, user.id, kind="api"))
 
 
 @read_only
@@ -666,7 +668,7 @@ def find_users(session: Session, query: str = "", limit: int = 50) -> list[dict[
     users = session.scalars(
         select(User).where(func.lower(User.username).like(needle)).order_by(User.id).limit(limit)
     ).all()
-    return [UserView.of(u).to_dict() | {"locked": u.locked} for u in users]
+    return [results.to_json(UserView.of(u).shown()) | {"locked": u.locked} for u in users]
 
 
 @functools.cache

@@ -31,6 +31,11 @@ from . import player_keys
 from . import transparency
 from .context import context_of
 from .locks import lock_seed_pairs
+from .results import ActiveSeedPair
+from .results import PublicKey
+from .results import RetiredKey
+from .results import Rotation
+from .results import Signed
 from .text import storable
 from .tx import in_transaction
 from .tx import locked
@@ -196,17 +201,18 @@ def seeds_for(pair: SeedPair | ActivePair, nonce: int) -> fairness.Seeds:
     return fairness.Seeds(bytes.fromhex(pair.server_seed), pair.client_seed, nonce)
 
 
-def _pair_view(pair: SeedPair, upcoming: SeedPair | None) -> dict[str, Any]:
-    return {
-        "seed_pair_id": pair.id,
-        "commitment": pair.commitment,
-        "client_seed": pair.client_seed,
-        "next_nonce": pair.next_nonce,
-        "commitment_document": pair.commitment_document,
-        "signature": pair.commitment_signature,
-        "next_commitment": upcoming.commitment if upcoming else None,
-        "next_seed_pair_id": upcoming.id if upcoming else None,
-    }
+def _pair_view(pair: SeedPair, upcoming: SeedPair) -> ActiveSeedPair:
+    assert pair.client_seed is not None  # an active pair has its client seed
+    return ActiveSeedPair(
+        seed_pair_id=pair.id,
+        commitment=pair.commitment,
+        client_seed=pair.client_seed,
+        next_nonce=pair.next_nonce,
+        commitment_document=pair.commitment_document,
+        signature=pair.commitment_signature,
+        next_commitment=upcoming.commitment,
+        next_seed_pair_id=upcoming.id,
+    )
 
 
 def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) -> SeedPair:
@@ -215,13 +221,13 @@ def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) ->
 
 
 @read_only
-def active_seed_pair(session: Session, user_id: int) -> dict[str, Any]:
+def active_seed_pair(session: Session, user_id: int) -> ActiveSeedPair:
     """Return the player's active pair (never its server seed) and the next commitment."""
     return _pair_view(_pair(session, user_id, "active"), _pair(session, user_id, "next"))
 
 
 @transactional
-def rotate(session: Session, user_id: int, client_seed: str | None = None) -> dict[str, Any]:
+def rotate(session: Session, user_id: int, client_seed: str | None = None) -> Rotation:
     """Retire the active pair, reveal its server seed (signed), and activate the next pair.
 
     :raises RoundOpen: while a round of the active pair waits for the player.
@@ -262,7 +268,8 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> di
     upcoming = _pair(session, user_id, "next", lock=True)
     activate(session, upcoming, client_seed)
     following = create_seed_pair(session, user_id, "next")
-    return {"revealed": envelope, "active": _pair_view(upcoming, following)}
+    revealed = Signed(document=envelope["document"], signature=envelope["signature"])
+    return Rotation(revealed=revealed, active=_pair_view(upcoming, following))
 
 
 def pair_summary(pair: SeedPair) -> dict[str, Any]:
@@ -333,26 +340,23 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
 
 
 @read_only
-def public_key_info(session: Session) -> dict[str, Any]:
+def public_key_info(session: Session) -> PublicKey:
     """Return the service's public key (hex and PEM) and the retired ones."""
     ctx = context_of(session)
     retired = session.scalars(
         select(SigningKey).where(SigningKey.retired_at.is_not(None)).order_by(SigningKey.id)
     ).all()
-    return {
-        "algorithm": "Ed25519",
-        "public_key_hex": ctx.public_key_hex,
-        "public_key_pem": fairness.public_key_pem(ctx.signing_key),
-        "key_changes": key_changes(session),
-        "retired": [
-            {
-                "public_key_hex": k.public_key_hex,
-                "created_at": fairness.format_time(k.created_at),
-                "retired_at": fairness.format_time(k.retired_at) if k.retired_at else None,
-            }
+    return PublicKey(
+        algorithm="Ed25519",
+        public_key_hex=ctx.public_key_hex,
+        public_key_pem=fairness.public_key_pem(ctx.signing_key),
+        key_changes=cast(list[Signed], key_changes(session)),  # as change_key signed them
+        retired=[
+            RetiredKey(k.public_key_hex, k.created_at, k.retired_at)
             for k in retired
+            if k.retired_at is not None  # as selected
         ],
-    }
+    )
 
 
 KEY_CHANGED = "key.changed"

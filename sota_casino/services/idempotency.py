@@ -20,6 +20,7 @@ from ..core import fairness
 from ..core.errors import IdempotencyMismatch
 from ..core.errors import InvalidInput
 from ..models import IdempotencyRecord
+from . import results
 from .tx import in_transaction
 from .tx import transactional
 
@@ -78,8 +79,13 @@ def remember(
         session.flush()
 
 
-def idempotent(operation: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
+def idempotent(
+    operation: str, answer: type[Any] | None = None
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Make a money-moving use case idempotent and transactional.
+
+    :param answer: the use case's result type (:mod:`.results`), stored as its JSON and read
+        back as that type; None: the answer is JSON values already.
 
     The wrapped ``fn(session, user_id, *args, key=..., **kwargs)`` gains the keyword arguments
     ``idempotency_key`` and ``request_body`` (what the client sent; by default the call's own
@@ -105,10 +111,12 @@ def idempotent(operation: str) -> Callable[[Callable[..., R]], Callable[..., R]]
             digest = request_hash(operation, body)
             stored = replay(session, user_id, key, digest)
             if stored is not None:
-                return cast(R, stored)  # the answer stored by this same use case
-            answer = fn(session, user_id, *args, key=key, **kwargs)
-            remember(session, user_id, key, digest, answer)
-            return answer
+                # The answer stored by this same use case.
+                return cast(R, stored if answer is None else results.from_json(answer, stored))
+            found = fn(session, user_id, *args, key=key, **kwargs)
+            stored = found if answer is None else results.to_json(found)
+            remember(session, user_id, key, digest, stored)
+            return found
 
         return transactional(run)
 

@@ -36,6 +36,7 @@ from ..models import Posting
 from ..models import Round
 from ..models import Transfer
 from .context import context_of
+from .results import Balances
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import read_only
@@ -283,15 +284,15 @@ def balance(session: Session, name: str) -> int:
 
 
 @in_transaction
-def player_balances(session: Session, user_id: int) -> dict[str, int]:
-    """Return ``{"chips": ..., "sweets": ...}`` for the player (inside any transaction)."""
+def player_balances(session: Session, user_id: int) -> Balances:
+    """Return the player's balances (inside any transaction)."""
     rows = session.execute(
         select(Account.currency, Account.balance).where(
             Account.user_id == user_id, Account.kind == "player"
         )
     )
     found = dict(rows.tuples().all())
-    return {currency: int(found.get(currency, 0)) for currency in CURRENCIES}
+    return Balances(**{currency: int(found.get(currency, 0)) for currency in CURRENCIES})
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from ..models import Round
 from ..models import SeedPair
 from ..models import Transfer
 from ..models import User
+from . import results
 from . import rounds
 from .fairness import pair_summary
 from .text import storable
@@ -125,11 +126,8 @@ def _rounds_query(session: Session, args: dict[str, Any]) -> Select[Any]:
 
 
 def _round_row(row: Row[Any]) -> dict[str, Any]:
-    round_ = row[0]
-    settled = round_.settled_at
-    return rounds.summary(round_) | {
-        "settled_at": fairness.format_time(settled) if settled else None
-    }
+    found: dict[str, Any] = results.to_json(rounds.row(row[0]))
+    return found
 
 
 def transfers_of(user_id: int) -> Select[Any]:

@@ -24,7 +24,9 @@ from . import audit
 from . import idempotency
 from . import ledger
 from . import proposals
+from . import results
 from .context import context_of
+from .results import Balances
 from .staff import require_operator
 from .staff import require_player
 from .text import storable
@@ -71,7 +73,7 @@ def grant_signup(session: Session, user_id: int) -> None:
 
 
 @read_only
-def balances(session: Session, user_id: int) -> dict[str, int]:
+def balances(session: Session, user_id: int) -> Balances:
     """Return the player's balances in minor units."""
     return ledger.player_balances(session, user_id)
 
@@ -114,7 +116,7 @@ def _topup_refusal(
     return None
 
 
-@idempotency.idempotent("money.topup")
+@idempotency.idempotent("money.topup", Balances)
 def topup(
     session: Session,
     user_id: int,
@@ -122,7 +124,7 @@ def topup(
     now: datetime | None = None,
     *,
     key: str | None = None,
-) -> dict[str, int]:
+) -> Balances:
     """Top the balance up when it is low, at most once a day (audited); a retried
     ``idempotency_key`` returns the first answer.
 
@@ -181,7 +183,7 @@ def _target_player(session: Session, user_id: int) -> User:
     return target
 
 
-@idempotency.idempotent("money.adjust")
+@idempotency.idempotent("money.adjust", Balances)
 def adjust(
     session: Session,
     actor_id: int,
@@ -191,7 +193,7 @@ def adjust(
     reason: object,
     *,
     key: str | None = None,
-) -> dict[str, int]:
+) -> Balances:
     """Credit (or, with a negative amount, debit) a player by hand, with a reason (audited).
 
     A repeated ``idempotency_key`` (a double click on the confirmation) applies it once.
@@ -215,7 +217,7 @@ def _checked_adjustment(
 
 def _adjust(
     session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
-) -> dict[str, int]:
+) -> Balances:
     currency, amount, reason = _checked_adjustment(
         session, actor_id, user_id, currency, amount, reason
     )
@@ -241,7 +243,7 @@ def apply_adjustment(
     reason: str,
     *,
     approval: dict[str, Any] | None = None,
-) -> dict[str, int]:
+) -> Balances:
     """Move an adjustment checked already, inside the caller's transaction (audited, and
     evaluated against the alert rules); ``approval`` names who approved it, if someone did."""
     _issue(session, "adjust", user_id, currency, amount, memo=reason)
@@ -283,7 +285,7 @@ def _propose_adjustment(
     currency, amount, reason = _checked_adjustment(
         session, actor_id, user_id, currency, amount, reason
     )
-    held = ledger.player_balances(session, user_id)[currency]
+    held = ledger.player_balances(session, user_id).of(currency)
     if held + amount < 0:
         raise InsufficientFunds(
             f"the player holds {held} {currency} (minor units); "
@@ -311,4 +313,4 @@ def request_adjustment(
         approval = _propose_adjustment(session, actor_id, user_id, currency, amount, reason)
         return {"applied": False, "balances": None, "approval": approval}
     balances = _adjust(session, actor_id, user_id, currency, amount, reason)
-    return {"applied": True, "balances": balances, "approval": None}
+    return {"applied": True, "balances": results.to_json(balances), "approval": None}

@@ -31,6 +31,7 @@ from ..models import AuditEntry
 from ..models import PlayerKey
 from ..models import User
 from . import audit
+from . import results
 from . import transparency
 from .locks import lock_seed_pairs
 from .staff import require_player
@@ -53,20 +54,19 @@ def _keys_of(session: Session, user_id: int) -> list[PlayerKey]:
     )
 
 
-def _view(keys: list[PlayerKey]) -> dict[str, Any]:
+def _view(keys: list[PlayerKey]) -> results.PlayerKeys:
     """The player's keys, oldest first; each retired when the next one was registered."""
-    shown = []
-    for key, successor in zip(keys, [*keys[1:], None][: len(keys)], strict=True):
-        shown.append(
-            {
-                "key_id": key.id,
-                "public_key_hex": key.public_key_hex,
-                "registered_at": fairness.format_time(key.created_at),
-                "retired_at": fairness.format_time(successor.created_at) if successor else None,
-                "status": "retired" if successor else "current",
-            }
+    shown = [
+        results.PlayerKey(
+            key_id=key.id,
+            public_key_hex=key.public_key_hex,
+            registered_at=key.created_at,
+            retired_at=successor.created_at if successor else None,
+            status="retired" if successor else "current",
         )
-    return {"keys": shown, "current_key_id": keys[-1].id if keys else None}
+        for key, successor in zip(keys, [*keys[1:], None][: len(keys)], strict=True)
+    ]
+    return results.PlayerKeys(keys=shown, current_key_id=keys[-1].id if keys else None)
 
 
 def _checked_public_key(public_key_hex: object) -> str:
@@ -88,7 +88,7 @@ def _checked_public_key(public_key_hex: object) -> str:
 
 
 @transactional
-def register_key(session: Session, user_id: int, public_key_hex: object) -> dict[str, Any]:
+def register_key(session: Session, user_id: int, public_key_hex: object) -> results.PlayerKeys:
     """Register the player's key for signing decisions and moves; the key in use, if any, is
     retired (and kept). Registering the key in use again changes nothing.
 
@@ -127,7 +127,7 @@ def register_key(session: Session, user_id: int, public_key_hex: object) -> dict
 
 
 @read_only
-def keys(session: Session, user_id: int) -> dict[str, Any]:
+def keys(session: Session, user_id: int) -> results.PlayerKeys:
     """Return the player's keys, oldest first, and which one is in use."""
     return _view(_keys_of(session, user_id))
 

@@ -47,6 +47,7 @@ from . import fairness as fairness_service
 from . import ledger
 from . import lists
 from . import money
+from . import results
 from . import rounds
 from . import settings
 from .context import context_of
@@ -504,7 +505,7 @@ def player_overview(
     if rounds_before is not None:
         round_query = round_query.where(Round.id < rounds_before)
     recent = session.scalars(round_query.order_by(Round.id.desc()).limit(limit))
-    round_list = [rounds.summary(r) for r in recent]
+    round_list = [results.to_json(rounds.summary(r)) for r in recent]
     transfers = _transfers(session, user_id, limit, transfers_before)
     entries = _audit_entries(session, user_id, limit, audit_before)
     return {
@@ -515,7 +516,7 @@ def player_overview(
             "locked": user.locked,
             "created_at": fairness.format_time(user.created_at),
         },
-        "balances": ledger.player_balances(session, user_id),
+        "balances": results.to_json(ledger.player_balances(session, user_id)),
         "totals": _player_totals(session, user_id),
         "rounds": round_list,
         "transfers": transfers,
@@ -599,7 +600,7 @@ def adjustment_preview(
     user = session.get(User, user_id)
     if user is None or user.role != "player":
         raise NotFound(f"no player {user_id}")
-    before = ledger.player_balances(session, user_id)[currency]
+    before = ledger.player_balances(session, user_id).of(currency)
     if before + amount < 0:
         raise InsufficientFunds(
             f"the player holds {before} {currency} (minor units); "

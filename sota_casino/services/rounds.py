@@ -46,6 +46,15 @@ from . import idempotency
 from . import ledger
 from . import player_keys
 from . import settings as table_settings
+from .results import Balances
+from .results import CasinoWarRound
+from .results import PendingMove
+from .results import RoundList
+from .results import RoundRow
+from .results import RoundSummary
+from .results import SotaGame
+from .results import Trick
+from .results import War
 from .staff import require_player_role
 from .tx import in_transaction
 from .tx import read_only
@@ -402,41 +411,39 @@ def _war_state(round_: RoundRecord) -> casino_war.WarRound:
     )
 
 
-def war_view(round_: RoundRecord, balances: dict[str, int]) -> dict[str, Any]:
-    """The JSON round of Casino War (the API's Round)."""
+def war_view(round_: RoundRecord, balances: Balances) -> CasinoWarRound:
+    """The round of Casino War as the player sees it (never the unplayed shoe)."""
     stakes, cards = round_.stakes, round_.cards
     rules = round_.rules
     war = None
     if len(cards) > 2:
         burn = rules["burn"]
-        war = {
-            "burned": cards[2 : 2 + burn],
-            "player_card": cards[2 + burn],
-            "dealer_card": cards[3 + burn],
-        }
+        war = War(
+            burned=cards[2 : 2 + burn], player_card=cards[2 + burn], dealer_card=cards[3 + burn]
+        )
     settled = round_.status == "settled"
     outcome = round_.outcome if settled else None
-    return {
-        "id": round_.id,
-        "game": "casino_war",
-        "status": round_.status,
-        "bet": stakes["bet"],
-        "tie_bet": stakes["tie_bet"],
-        "raise": stakes["raise"],
-        "player_card": cards[0],
-        "dealer_card": cards[1],
-        "war": war,
-        "outcome": outcome["result"] if outcome is not None else None,
-        "tie_bet_won": outcome["tie_bet_won"] if outcome is not None else None,
-        "net": round_.net,
-        "payout": round_.payout,
-        "rules": rules,
-        "seed_pair_id": round_.seed_pair_id,
-        "nonce": round_.nonce,
-        "created_at": fairness.format_time(round_.created_at),
-        "settled_at": fairness.format_time(round_.settled_at) if round_.settled_at else None,
-        "balances": balances,
-    }
+    return CasinoWarRound(
+        id=round_.id,
+        game="casino_war",
+        status=round_.status,
+        bet=stakes["bet"],
+        tie_bet=stakes["tie_bet"],
+        raise_=stakes["raise"],
+        player_card=cards[0],
+        dealer_card=cards[1],
+        war=war,
+        outcome=outcome["result"] if outcome is not None else None,
+        tie_bet_won=outcome["tie_bet_won"] if outcome is not None else None,
+        net=round_.net,
+        payout=round_.payout,
+        rules=rules,
+        seed_pair_id=round_.seed_pair_id,
+        nonce=round_.nonce,
+        created_at=round_.created_at,
+        settled_at=round_.settled_at,
+        balances=balances,
+    )
 
 
 def _settle_war(
@@ -470,7 +477,7 @@ def _settle_war(
     )
 
 
-@idempotency.idempotent("casino_war.bet")
+@idempotency.idempotent("casino_war.bet", CasinoWarRound)
 def place_casino_war_bet(
     session: Session,
     user_id: int,
@@ -479,7 +486,7 @@ def place_casino_war_bet(
     *,
     table: object = "casino_war",
     key: str | None = None,
-) -> dict[str, Any]:
+) -> CasinoWarRound:
     """Open a Casino War round: escrow the ante and tie bet, deal, settle unless it ties.
 
     :raises InvalidBet: for an amount that is not valid at the table.
@@ -517,7 +524,7 @@ def place_casino_war_bet(
     return war_view(round_, ledger.player_balances(session, user_id))
 
 
-@idempotency.idempotent("casino_war.decision")
+@idempotency.idempotent("casino_war.decision", CasinoWarRound)
 def decide_casino_war(
     session: Session,
     user_id: int,
@@ -527,7 +534,7 @@ def decide_casino_war(
     key_id: object = None,
     *,
     key: str | None = None,
-) -> dict[str, Any]:
+) -> CasinoWarRound:
     """Settle a tied round by surrender or war (war escrows a raise equal to the ante).
 
     With a key registered, the decision must carry the player's ``signature`` by ``key_id``.
@@ -591,31 +598,31 @@ def _sota_play(round_: RoundRecord, choices: list[Any]) -> sota.GameResult:
 
 
 def sota_view(
-    round_: RoundRecord, balances: dict[str, int], result: sota.GameResult | None = None
-) -> dict[str, Any]:
-    """The JSON game of Sota (the API's Game)."""
+    round_: RoundRecord, balances: Balances, result: sota.GameResult | None = None
+) -> SotaGame:
+    """The game of Sota as the player sees it, replayed from its row unless ``result`` is given."""
     if result is None:
         result = _sota_play(round_, list(round_.actions))
-    played = result.to_dict()
-    return {
-        "id": round_.id,
-        "game": "sota",
-        "status": "settled" if round_.status == "settled" else "awaiting_move",
-        "stake": round_.stakes["stake"],
-        "rules": round_.rules,
-        "seats": round_.rules["seats"],
-        "winner": played["winner"] if round_.status == "settled" else None,
-        "tricks": played["tricks"],
-        "pending": played.get("pending"),
-        "ended_by": played.get("ended_by"),
-        "net": round_.net,
-        "payout": round_.payout,
-        "seed_pair_id": round_.seed_pair_id,
-        "nonce": round_.nonce,
-        "created_at": fairness.format_time(round_.created_at),
-        "settled_at": fairness.format_time(round_.settled_at) if round_.settled_at else None,
-        "balances": balances,
-    }
+    settled = round_.status == "settled"
+    return SotaGame(
+        id=round_.id,
+        game="sota",
+        status="settled" if settled else "awaiting_move",
+        stake=round_.stakes["stake"],
+        rules=round_.rules,
+        seats=round_.rules["seats"],
+        winner=result.winner if settled else None,
+        tricks=cast(list[Trick], result.tricks.to_list()),  # the engine's dicts, as typed
+        pending=PendingMove(**result.pending) if result.pending is not None else None,
+        ended_by=result.ended_by,
+        net=round_.net,
+        payout=round_.payout,
+        seed_pair_id=round_.seed_pair_id,
+        nonce=round_.nonce,
+        created_at=round_.created_at,
+        settled_at=round_.settled_at,
+        balances=balances,
+    )
 
 
 def _settle_sota(
@@ -637,7 +644,7 @@ def _settle_sota(
     )
 
 
-@idempotency.idempotent("sota.game")
+@idempotency.idempotent("sota.game", SotaGame)
 def play_sota(
     session: Session,
     user_id: int,
@@ -646,7 +653,7 @@ def play_sota(
     preset: object = None,
     *,
     key: str | None = None,
-) -> dict[str, Any]:
+) -> SotaGame:
     """Stake sweets on a whole game of Sota; resolved at once unless the player has moves to make.
 
     :raises InvalidBet: for a stake outside the table's limits.
@@ -680,7 +687,7 @@ def play_sota(
     return sota_view(round_, ledger.player_balances(session, user_id), result)
 
 
-@idempotency.idempotent("sota.move")
+@idempotency.idempotent("sota.move", SotaGame)
 def sota_move(
     session: Session,
     user_id: int,
@@ -690,7 +697,7 @@ def sota_move(
     key_id: object = None,
     *,
     key: str | None = None,
-) -> dict[str, Any]:
+) -> SotaGame:
     """Make the player's Prisoners of War move: which won cards to lay.
 
     With a key registered, the move must carry the player's ``signature`` by ``key_id``.
@@ -732,7 +739,7 @@ def sota_move(
 
 
 @in_transaction
-def round_view(session: Session, row: Round) -> dict[str, Any]:
+def round_view(session: Session, row: Round) -> CasinoWarRound | SotaGame:
     round_ = RoundRecord.of(row)
     balances = ledger.player_balances(session, round_.user_id)
     return (
@@ -743,7 +750,7 @@ def round_view(session: Session, row: Round) -> dict[str, Any]:
 @read_only
 def get_round(
     session: Session, user_id: int, round_id: object, game: str | None = None
-) -> dict[str, Any]:
+) -> CasinoWarRound | SotaGame:
     """Return one of the caller's rounds. :raises NotFound: for anyone else's."""
     return round_view(session, _read_round(session, user_id, round_id, game))
 
@@ -755,8 +762,7 @@ def moves_made(session: Session, user_id: int, round_id: object) -> int:
     return len(_read_round(session, user_id, round_id, "sota").actions)
 
 
-def summary(round_: Round) -> dict[str, Any]:
-    """A round in a list: what was staked, how it ended."""
+def _listed(round_: Round) -> dict[str, Any]:
     return {
         "id": round_.id,
         "game": round_.game,
@@ -768,8 +774,18 @@ def summary(round_: Round) -> dict[str, Any]:
         "outcome": (round_.outcome or {}).get("result", (round_.outcome or {}).get("winner")),
         "seed_pair_id": round_.seed_pair_id,
         "nonce": round_.nonce,
-        "created_at": fairness.format_time(round_.created_at),
+        "created_at": round_.created_at,
     }
+
+
+def summary(round_: Round) -> RoundSummary:
+    """A round in a list: what was staked, how it ended."""
+    return RoundSummary(**_listed(round_))
+
+
+def row(round_: Round) -> RoundRow:
+    """A round in the console's lists: its summary and when it settled."""
+    return RoundRow(**_listed(round_), settled_at=round_.settled_at)
 
 
 @read_only
@@ -780,7 +796,7 @@ def list_rounds(
     game: object = None,
     before: object = None,
     limit: object = 20,
-) -> dict[str, Any]:
+) -> RoundList:
     """Return the caller's rounds, newest first, ``limit`` at a time before round ``before``."""
     if game not in (None, "casino_war", "sota"):
         raise InvalidInput("game must be casino_war or sota", field="game")
@@ -795,7 +811,7 @@ def list_rounds(
         query = query.where(Round.id < before)
     rows = session.scalars(query.order_by(Round.id.desc()).limit(limit + 1)).all()
     page = [summary(r) for r in rows[:limit]]
-    return {"rounds": page, "next_before": page[-1]["id"] if len(rows) > limit else None}
+    return RoundList(rounds=page, next_before=page[-1].id if len(rows) > limit else None)
 
 
 @read_only
@@ -808,7 +824,7 @@ def receipt(session: Session, user_id: int, round_id: object) -> dict[str, Any]:
 
 
 @read_only
-def open_rounds(session: Session, user_id: int) -> list[dict[str, Any]]:
+def open_rounds(session: Session, user_id: int) -> list[RoundSummary]:
     """Return the caller's rounds that wait for a decision or a move."""
     rows = session.scalars(
         select(Round).where(Round.user_id == user_id, Round.status != "settled").order_by(Round.id)

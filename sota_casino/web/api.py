@@ -23,7 +23,6 @@ from flask import jsonify
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 
-from ..core import fairness as core_fairness
 from ..core import odds
 from ..db import get_session
 from ..services import accounts
@@ -34,6 +33,16 @@ from ..services import player_keys
 from ..services import rounds
 from ..services import stats
 from ..services import transparency
+from ..services.results import ActiveSeedPair
+from ..services.results import CasinoWarRound
+from ..services.results import Me
+from ..services.results import PlayerKeys
+from ..services.results import PublicKey
+from ..services.results import Rotation
+from ..services.results import RoundList
+from ..services.results import SotaGame
+from ..services.results import Token
+from ..services.results import to_json
 from . import inputs
 from . import schemas as s
 from .openapi import CHANGE
@@ -69,6 +78,11 @@ def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
     )
 
 
+def _answer(result: Any, status: int = 200) -> ResponseReturnValue:
+    """Answer a use case's result (:mod:`~sota_casino.services.results`) as its JSON."""
+    return jsonify(to_json(result)), status
+
+
 def _created(payload: Any) -> ResponseReturnValue:
     return jsonify(payload), 201
 
@@ -90,7 +104,7 @@ def _created(payload: Any) -> ResponseReturnValue:
 )
 def register(body: s.Registration) -> ResponseReturnValue:
     user = accounts.register(get_session(), body.username, body.password, address=client_address())
-    return _created({"user": user.to_dict()})
+    return _created({"user": to_json(user.shown())})
 
 
 @bp.post("/auth/token")
@@ -98,24 +112,23 @@ def register(body: s.Registration) -> ResponseReturnValue:
     "issueToken",
     "Get a bearer token",
     "accounts",
-    s.Token,
+    Token,
     errors=(400, 401, 403, 422, 429),
     body=s.Credentials,
     auth=False,
 )
 def token(body: s.Credentials) -> ResponseReturnValue:
-    issued, expires = accounts.issue_api_token(
+    issued = accounts.issue_api_token(
         get_session(), body.username, body.password, address=client_address()
     )
-    return jsonify({"token": issued, "expires_at": core_fairness.format_time(expires)})
+    return _answer(issued)
 
 
 @bp.get("/me")
 @api_login_required
-@operation("me", "Who am I, and my balances", "accounts", s.Me, errors=DENIED)
+@operation("me", "Who am I, and my balances", "accounts", Me, errors=DENIED)
 def me() -> ResponseReturnValue:
-    balances = money.balances(get_session(), g.user.id)
-    return jsonify({"user": g.user.to_dict(), "balances": balances})
+    return _answer(Me(g.user.shown(), money.balances(get_session(), g.user.id)))
 
 
 @bp.post("/me/topup")
@@ -131,7 +144,7 @@ def me() -> ResponseReturnValue:
     idempotent=True,
 )
 def topup(body: s.TopupRequest) -> ResponseReturnValue:
-    balances = _move_money(money.topup, body)
+    balances = to_json(_move_money(money.topup, body))
     return _created({"balances": balances, **balances})
 
 
@@ -141,11 +154,11 @@ def topup(body: s.TopupRequest) -> ResponseReturnValue:
     "myKeys",
     "Your keys for signing decisions and moves",
     "fairness",
-    s.PlayerKeys,
+    PlayerKeys,
     errors=DENIED,
 )
 def my_keys() -> ResponseReturnValue:
-    return jsonify(player_keys.keys(get_session(), g.user.id))
+    return _answer(player_keys.keys(get_session(), g.user.id))
 
 
 @bp.post("/me/keys")
@@ -154,13 +167,13 @@ def my_keys() -> ResponseReturnValue:
     "registerKey",
     "Register an Ed25519 key that signs your decisions and moves (retires the one in use)",
     "fairness",
-    s.PlayerKeys,
+    PlayerKeys,
     status=201,
     errors=CHANGE,
     body=s.PlayerKeyRequest,
 )
 def register_key(body: s.PlayerKeyRequest) -> ResponseReturnValue:
-    return _created(player_keys.register_key(get_session(), g.user.id, body.public_key_hex))
+    return _answer(player_keys.register_key(get_session(), g.user.id, body.public_key_hex), 201)
 
 
 @bp.get("/me/stats")
@@ -184,12 +197,12 @@ def my_stats() -> ResponseReturnValue:
     "publicKey",
     "The service's Ed25519 public key and the retired ones",
     "fairness",
-    s.PublicKey,
+    PublicKey,
     errors=(),
     auth=False,
 )
 def public_key() -> ResponseReturnValue:
-    return jsonify(fairness.public_key_info(get_session()))
+    return _answer(fairness.public_key_info(get_session()))
 
 
 @bp.get("/fairness/seed-pair")
@@ -198,11 +211,11 @@ def public_key() -> ResponseReturnValue:
     "seedPair",
     "The active seed pair (never its server seed) and the next commitment",
     "fairness",
-    s.SeedPair,
+    ActiveSeedPair,
     errors=DENIED,
 )
 def seed_pair() -> ResponseReturnValue:
-    return jsonify(fairness.active_seed_pair(get_session(), g.user.id))
+    return _answer(fairness.active_seed_pair(get_session(), g.user.id))
 
 
 @bp.post("/fairness/rotate")
@@ -211,12 +224,12 @@ def seed_pair() -> ResponseReturnValue:
     "rotate",
     "Reveal the active server seed and activate the next pair",
     "fairness",
-    s.Rotation,
+    Rotation,
     errors=CHANGE,
     body=s.RotateRequest,
 )
 def rotate(body: s.RotateRequest) -> ResponseReturnValue:
-    return jsonify(fairness.rotate(get_session(), g.user.id, body.client_seed))
+    return _answer(fairness.rotate(get_session(), g.user.id, body.client_seed))
 
 
 @bp.get("/fairness/seed-pairs/<id:seed_pair_id>/bundle")
@@ -236,7 +249,7 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
     "placeBet",
     "Bet and deal a Casino War round",
     "casino war",
-    s.Round,
+    CasinoWarRound,
     status=201,
     errors=CHANGE,
     body=s.BetRequest,
@@ -244,7 +257,7 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
     beyond_schema=(TABLE_LIMITS,),
 )
 def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
-    return _created(_move_money(rounds.place_casino_war_bet, body))
+    return _answer(_move_money(rounds.place_casino_war_bet, body), 201)
 
 
 @bp.post("/casino-war/rounds/<id:round_id>/decision")
@@ -253,20 +266,20 @@ def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
     "decide",
     "Go to war or surrender on a tie",
     "casino war",
-    s.Round,
+    CasinoWarRound,
     errors=CHANGE_OF_ONE,
     body=s.DecisionRequest,
     idempotent=True,
 )
 def casino_war_decision(round_id: int, body: s.DecisionRequest) -> ResponseReturnValue:
-    return jsonify(_move_money(rounds.decide_casino_war, body, round_id=round_id))
+    return _answer(_move_money(rounds.decide_casino_war, body, round_id=round_id))
 
 
 @bp.get("/casino-war/rounds/<id:round_id>")
 @api_login_required
-@operation("getRound", "One of your Casino War rounds", "casino war", s.Round, errors=ONE)
+@operation("getRound", "One of your Casino War rounds", "casino war", CasinoWarRound, errors=ONE)
 def casino_war_round(round_id: int) -> ResponseReturnValue:
-    return jsonify(rounds.get_round(get_session(), g.user.id, round_id, "casino_war"))
+    return _answer(rounds.get_round(get_session(), g.user.id, round_id, "casino_war"))
 
 
 @bp.get("/casino-war/odds")
@@ -292,7 +305,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     "playSota",
     "Stake sweets on a whole game of Sota (rules or a preset)",
     "sota",
-    s.Game,
+    SotaGame,
     status=201,
     errors=CHANGE,
     body=s.GameRequest,
@@ -300,7 +313,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     beyond_schema=(TABLE_LIMITS,),
 )
 def sota_game(body: s.GameRequest) -> ResponseReturnValue:
-    return _created(_move_money(rounds.play_sota, body))
+    return _answer(_move_money(rounds.play_sota, body), 201)
 
 
 @bp.post("/sota/games/<id:round_id>/moves")
@@ -309,20 +322,20 @@ def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     "sotaMove",
     "Lay prisoners (Prisoners of War only)",
     "sota",
-    s.Game,
+    SotaGame,
     errors=CHANGE_OF_ONE,
     body=s.MoveRequest,
     idempotent=True,
 )
 def sota_move(round_id: int, body: s.MoveRequest) -> ResponseReturnValue:
-    return jsonify(_move_money(rounds.sota_move, body, round_id=round_id))
+    return _answer(_move_money(rounds.sota_move, body, round_id=round_id))
 
 
 @bp.get("/sota/games/<id:round_id>")
 @api_login_required
-@operation("getGame", "One of your Sota games", "sota", s.Game, errors=ONE)
+@operation("getGame", "One of your Sota games", "sota", SotaGame, errors=ONE)
 def sota_get(round_id: int) -> ResponseReturnValue:
-    return jsonify(rounds.get_round(get_session(), g.user.id, round_id, "sota"))
+    return _answer(rounds.get_round(get_session(), g.user.id, round_id, "sota"))
 
 
 # --- history -----------------------------------------------------------------------------------
@@ -334,13 +347,12 @@ def sota_get(round_id: int) -> ResponseReturnValue:
     "listRounds",
     "Your rounds, newest first",
     "history",
-    s.RoundList,
+    RoundList,
     errors=(*DENIED, 422),
     query=s.RoundsQuery,
 )
 def list_rounds(query: s.RoundsQuery) -> ResponseReturnValue:
-    page = rounds.list_rounds(get_session(), g.user.id, **query.model_dump())
-    return jsonify(page)
+    return _answer(rounds.list_rounds(get_session(), g.user.id, **query.model_dump()))
 
 
 @bp.get("/rounds/<id:round_id>/receipt")

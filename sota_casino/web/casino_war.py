@@ -30,6 +30,7 @@ from ..db import get_session
 from ..services import money
 from ..services import rounds
 from ..services import settings
+from ..services.results import CasinoWarRound
 from .errors import handle_casino_error
 from .errors import refusal_headers
 from .errors import status_of
@@ -74,7 +75,7 @@ def raise_warning(held: int, ante: int, tie_bet: int) -> str | None:
     )
 
 
-def _typed(round_: dict[str, Any] | None, rules: dict[str, Any]) -> dict[str, str]:
+def _typed(round_: CasinoWarRound | None, rules: dict[str, Any]) -> dict[str, str]:
     """Return what the bet fields show: what was typed (a refused bet), else the last round's."""
     if request.method == "POST":
         return {
@@ -82,14 +83,15 @@ def _typed(round_: dict[str, Any] | None, rules: dict[str, Any]) -> dict[str, st
             "tie_bet": request.form.get("tie_bet", "")[:16],
         }
     if round_ is None:
-        latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1)["rounds"]
-        round_ = rounds.get_round(get_session(), g.user.id, latest[0]["id"]) if latest else None
+        latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1).rounds
+        found = rounds.get_round(get_session(), g.user.id, latest[0].id) if latest else None
+        round_ = found if isinstance(found, CasinoWarRound) else None
     if round_ is None:
         return {"bet": str(rules["min_bet"] // 100 * FIRST_ANTE_MINIMUMS), "tie_bet": "0"}
-    return {"bet": str(round_["bet"] // 100), "tie_bet": str(round_["tie_bet"] // 100)}
+    return {"bet": str(round_.bet // 100), "tie_bet": str(round_.tie_bet // 100)}
 
 
-def _render_table(round_: dict[str, Any] | None, error: CasinoError | None = None) -> str:
+def _render_table(round_: CasinoWarRound | None, error: CasinoError | None = None) -> str:
     db = get_session()
     rules = settings.table_rules(db, TABLE)
     balances = money.balances(db, g.user.id)
@@ -105,7 +107,7 @@ def _render_table(round_: dict[str, Any] | None, error: CasinoError | None = Non
         chip_values=[c for c in CHIP_VALUES if c * 100 <= rules["max_bet"]],
         form_key=secrets.token_hex(16),
         typed=typed,
-        afford_note=raise_warning(balances["chips"], ante, tie_bet),
+        afford_note=raise_warning(balances.chips, ante, tie_bet),
         error=error_message(error) if error else None,
         invalid=error.details.get("field") if error else None,
         low_balance=current_app.config["LOW_BALANCE_CHIPS"],
@@ -124,10 +126,10 @@ def refused(error: CasinoError) -> ResponseReturnValue:
 @bp.get("")
 @login_required
 def table() -> ResponseReturnValue:
-    latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1)["rounds"]
-    if latest and latest[0]["status"] == "awaiting_decision":
+    latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1).rounds
+    if latest and latest[0].status == "awaiting_decision":
         # A tie waits for the player's decision: the table is that round until it is settled.
-        return redirect(url_for("casino_war.round_page", round_id=latest[0]["id"]))
+        return redirect(url_for("casino_war.round_page", round_id=latest[0].id))
     return _render_table(None)
 
 
@@ -148,7 +150,7 @@ def odds_page() -> ResponseReturnValue:
 @login_required
 def round_page(round_id: int) -> ResponseReturnValue:
     round_ = rounds.get_round(get_session(), g.user.id, round_id)
-    if round_.get("game", TABLE) != TABLE:
+    if not isinstance(round_, CasinoWarRound):
         return redirect(url_for("sota.game", round_id=round_id))
     return _render_table(round_)
 
@@ -208,7 +210,7 @@ def bet() -> ResponseReturnValue:
         raise _outside_limits(error) from error
     except InsufficientFunds as error:
         raise _short_of_chips(error, SHORT_FOR_BET) from error
-    return redirect(url_for("casino_war.round_page", round_id=round_["id"]), code=303)
+    return redirect(url_for("casino_war.round_page", round_id=round_.id), code=303)
 
 
 @bp.post("/rounds/<id:round_id>/decision")

@@ -39,7 +39,7 @@ def verifier_digest() -> str | None:
 @bp.app_template_global()
 def service_public_key() -> str:
     """The service's public key as hex, for pages that show it (the browser pins it)."""
-    return str(fairness.public_key_info(get_session())["public_key_hex"])
+    return fairness.public_key_info(get_session()).public_key_hex
 
 
 @bp.app_template_global()
@@ -58,7 +58,7 @@ def active_signed_commitment() -> dict[str, Any] | None:
     if user is None:
         return None
     active = fairness.active_seed_pair(get_session(), user.id)
-    return {"document": active["commitment_document"], "signature": active["signature"]}
+    return {"document": active.commitment_document, "signature": active.signature}
 
 
 @bp.get("")
@@ -103,7 +103,7 @@ def rotate() -> ResponseReturnValue:
             params={"max": core_fairness.CLIENT_SEED_MAX},
             field="client_seed",
         ) from error
-    revealed = result["revealed"]["document"]
+    revealed = result.revealed["document"]
     flash(
         gettext(
             "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify its "

@@ -17,6 +17,7 @@ from babel.dates import format_time
 from babel.numbers import format_decimal
 from flask import Flask
 
+from ..core import fairness
 from ..core.marks import N_
 from .i18n import gettext
 from .i18n import ngettext
@@ -219,4 +220,5 @@ def init_app(app: Flask) -> None:
         chips_text=chips_text,
         sweets_text=sweets_text,
         when=when,
+        stamp=fairness.format_time,  # a moment as the API writes it (a <time> element's datetime)
     )

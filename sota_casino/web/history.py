@@ -37,5 +37,5 @@ def index() -> ResponseReturnValue:
 def round_page(round_id: int) -> ResponseReturnValue:
     db = get_session()
     played = rounds.get_round(db, g.user.id, round_id)
-    signed = rounds.receipt(db, g.user.id, round_id) if played["status"] == "settled" else None
+    signed = rounds.receipt(db, g.user.id, round_id) if played.status == "settled" else None
     return render_template("history/round.html", round=played, receipt=signed, games=GAMES)

@@ -28,9 +28,9 @@ from werkzeug.routing import ValidationError as NoRoute
 from ..core.errors import InvalidInput
 from ..core.marks import N_
 from ..services.idempotency import check_key
+from ..services.results import MAX_ID
 from ..services.text import storable
 from .i18n import gettext
-from .schemas import MAX_ID
 
 IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
 M = TypeVar("M", bound=BaseModel)

@@ -20,6 +20,7 @@ from ..core.money import CURRENCIES
 from ..db import get_session
 from ..services import money
 from ..services import rounds
+from ..services.results import Balances
 from .format import chips_text
 from .format import sweets_text
 from .format import when
@@ -37,7 +38,7 @@ TOPPED_UP = {
 bp = Blueprint("lobby", __name__)
 
 
-def header_balances() -> dict[str, int] | None:
+def header_balances() -> Balances | None:
     """Return the balances the header shows on every page: a player's, else None."""
     user = session_user()
     if user is None or user.role != "player":
@@ -65,10 +66,10 @@ def lobby() -> ResponseReturnValue:
     balances = money.balances(db, g.user.id)
     config = current_app.config
     low = {
-        "chips": balances["chips"] < config["LOW_BALANCE_CHIPS"],
-        "sweets": balances["sweets"] < config["LOW_BALANCE_SWEETS"],
+        "chips": balances.chips < config["LOW_BALANCE_CHIPS"],
+        "sweets": balances.sweets < config["LOW_BALANCE_SWEETS"],
     }
-    recent = rounds.list_rounds(db, g.user.id, limit=8)["rounds"]
+    recent = rounds.list_rounds(db, g.user.id, limit=8).rounds
     return render_template(
         "lobby/lobby.html",
         balances=balances,

@@ -1,10 +1,12 @@
 """The OpenAPI 3.1 document of ``/api/v1``, built from the routes and the models.
 
 Each API view is decorated with :func:`operation`, which declares its request body, query
-string and answers as models of :mod:`.schemas`. The same declaration parses the request (the
-view receives ``body=`` and ``query=``) and describes it here, so the document cannot drift from
-what the endpoints accept. The web tests validate the document with openapi-spec-validator, real
-answers of every endpoint against it, and that each endpoint agrees with its request schema.
+string and answers as models of :mod:`.schemas` or as the use cases' result types (their schemas
+derived from the dataclasses of :mod:`~sota_casino.services.results`). The same declaration
+parses the request (the view receives ``body=`` and ``query=``) and describes it here, so the
+document cannot drift from what the endpoints accept. The web tests validate the document with
+openapi-spec-validator, real answers of every endpoint against it, and that each endpoint
+agrees with its request schema.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from typing import Final
 from flask import Flask
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
+from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic.json_schema import JsonSchemaValue
-from pydantic.json_schema import models_json_schema
 from pydantic_core import core_schema
 
 from .. import __version__
+from ..services import results
 from ..services.idempotency import KEY_PATTERN
+from ..services.results import MAX_ID
 from . import schemas
 from .inputs import IDEMPOTENCY_HEADER
 from .inputs import parse_body
@@ -107,7 +111,7 @@ CHANGE_OF_ONE: Final = (*CHANGE, 404)
 class Operation:
     """What one endpoint accepts and answers.
 
-    :param ok: the success answer's model (None: text of ``media``).
+    :param ok: the success answer's model or result type (None: text of ``media``).
     :param errors: the refusals it may answer, from :data:`ERROR_RESPONSES`.
     :param idempotent: it moves money, so it takes an ``Idempotency-Key``.
     :param path: describes path arguments narrower than their Flask converter (the service
@@ -121,7 +125,7 @@ class Operation:
     id: str
     summary: str
     tag: str
-    ok: type[BaseModel] | None
+    ok: type[Any] | None
     status: int = 200
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
@@ -146,7 +150,7 @@ class _JsonSchema(GenerateJsonSchema):
 
 
 def operation(
-    id: str, summary: str, tag: str, ok: type[BaseModel] | None, **more: Any
+    id: str, summary: str, tag: str, ok: type[Any] | None, **more: Any
 ) -> Callable[[View], View]:
     """Declare a view's operation; the view gets the parsed ``body`` and ``query``."""
     declared = Operation(id, summary, tag, ok, **more)
@@ -166,7 +170,7 @@ def operation(
     return decorate
 
 
-def _ref(model: type[BaseModel]) -> dict[str, str]:
+def _ref(model: type[Any]) -> dict[str, str]:
     return {"$ref": REF.format(model=model.__name__)}
 
 
@@ -206,7 +210,7 @@ def _properties(model: type[BaseModel]) -> dict[str, Any]:
 
 def _path_schema(converter: str) -> dict[str, Any]:
     if converter == "id":
-        return {"type": "integer", "minimum": 1, "maximum": schemas.MAX_ID}
+        return {"type": "integer", "minimum": 1, "maximum": MAX_ID}
     return {"type": "string"}
 
 
@@ -304,7 +308,7 @@ def openapi_document(app: Flask) -> dict[str, Any]:
 
 def _build(app: Flask) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
-    models: list[type[BaseModel]] = [schemas.Error]
+    models: list[type[Any]] = [schemas.Error]
     for rule, method, op in operations(app):
         path = re.sub(
             r"<(?:\w+:)?(\w+)>",
@@ -314,8 +318,8 @@ def _build(app: Flask) -> dict[str, Any]:
         paths.setdefault(path, {})[method] = _describe(rule, op)
         models += [model for model in (op.ok, op.body) if model is not None]
     _link(paths)
-    _, definitions = models_json_schema(
-        [(model, "validation") for model in dict.fromkeys(models)],
+    _, definitions = TypeAdapter.json_schemas(
+        [(model.__name__, "validation", results.adapter(model)) for model in dict.fromkeys(models)],
         ref_template=REF,
         schema_generator=_JsonSchema,
     )

@@ -28,6 +28,7 @@ from ..services import money
 from ..services import reports
 from ..services import settings
 from ..services import staff
+from ..services.results import to_json
 from . import inputs
 from . import schemas as s
 from .inputs import query_int
@@ -364,7 +365,7 @@ def player(user_id: int) -> ResponseReturnValue:
 
 def _managed(user: accounts.UserView) -> ResponseReturnValue:
     """Answer a change to a user's account with the account as it now is."""
-    return jsonify({"user": user.to_dict() | {"locked": user.locked}})
+    return jsonify({"user": to_json(user.shown()) | {"locked": user.locked}})
 
 
 @bp.put("/players/<id:user_id>/role")
@@ -400,7 +401,7 @@ def adjustment(body: s.AdjustmentRequest) -> ResponseReturnValue:
         body.reason,
         idempotency_key=inputs.idempotency_key(),
     )
-    return jsonify({"user_id": body.user_id, "balances": balances}), 201
+    return jsonify({"user_id": body.user_id, "balances": to_json(balances)}), 201
 
 
 # --- tables -------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ Value sets and ranges come from the layer that owns the rule (the core, the serv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 from typing import Any
 from typing import Literal
@@ -18,16 +17,12 @@ from typing import Literal
 from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import GetCoreSchemaHandler
 from pydantic import RootModel
 from pydantic import WithJsonSchema
-from pydantic_core import core_schema
 
 from ..core import casino_war
 from ..core import sota
-from ..core.money import CURRENCIES
 from ..core.money import MAX_AMOUNT
-from ..models import ROLES
 from ..services import accounts
 from ..services import alerts
 from ..services import audit
@@ -35,87 +30,44 @@ from ..services import checks
 from ..services import lists
 from ..services import money
 from ..services import proposals
+from ..services import results
 from ..services import rounds
 from ..services import settings
 from ..services import stats
+from ..services.results import CHIPS
+from ..services.results import SWEETS
+from ..services.results import Balances
+from ..services.results import Card
+from ..services.results import Count
+from ..services.results import Currency
+from ..services.results import GameName
+from ..services.results import Hex64
+from ..services.results import Id
+from ..services.results import OneOf
+from ..services.results import Role
+from ..services.results import RoundRow
+from ..services.results import RoundSummary
+from ..services.results import Signature
+from ..services.results import Signed
+from ..services.results import SotaRules
+from ..services.results import User
+from ..services.results import WarOutcome
+from ..services.results import enum_schema
 from ..services.text import NO_NUL_PATTERN
 
-MAX_ID = 2**63 - 1
 MAX_MOVE_CARDS = 64
 AUDIT_FILTER_MAX = 200
-CHIPS = "hundredths of a chip"
-SWEETS = "whole sweets"
-GAMES = ("casino_war", "sota")
-
-
-@dataclass(frozen=True)
-class OneOf:
-    """Annotation: the value must be one of ``values`` (a JSON Schema ``enum``)."""
-
-    values: tuple[Any, ...]
-
-    def __get_pydantic_core_schema__(
-        self, _source: Any, _handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        return core_schema.literal_schema(list(self.values))
-
-
-Hex64 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
-Signature = Annotated[
-    str, Field(pattern="^[0-9a-f]{128}$", description="Ed25519 over the canonical JSON, hex")
-]
-Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
-Time = Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")]
-Id = Annotated[int, Field(ge=1, le=MAX_ID)]
-#: Bounded as the databases' integers are: a larger one could reach no row, and no database.
-Count = Annotated[int, Field(ge=0, le=MAX_ID)]
+#: A moment as text, as the services write it.
+Time = Annotated[str, Field(pattern=results.TIME_PATTERN)]
 #: Text a database can store: no NUL (lone surrogates are refused when the body is read).
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
 #: Text with something besides white space (the services strip it), and no NUL.
 NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
-Currency = Annotated[str, OneOf(CURRENCIES)]
-GameName = Annotated[str, OneOf(GAMES)]
-Role = Annotated[str, OneOf(ROLES)]
-WarOutcome = Annotated[str, OneOf(casino_war.OUTCOMES)]
-SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
 Open = dict[str, Any]
 Order = Annotated[str, OneOf((audit.NEWEST, audit.OLDEST))]
 CheckName = Annotated[str, OneOf(checks.NAMES)]
 Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
 PageLimit = Annotated[int, Field(ge=1, le=audit.MAX_PAGE)]
-
-
-def _enum(values: tuple[Any, ...]) -> dict[str, Any]:
-    """An ``enum`` that also names its JSON types, so ``1.0`` is not the option ``1``."""
-    types = sorted({"integer" if isinstance(v, int) else "string" for v in values})
-    return {"type": types[0] if len(types) == 1 else types, "enum": list(values)}
-
-
-def _sota_rules_schema() -> dict[str, Any]:
-    """The rule options of ``core.sota`` (which checks them) as a JSON Schema."""
-    low, high = sota.MAX_TRICKS_RANGE
-    first, last = sota.LEAD_RANGE
-    properties: dict[str, Any] = {
-        "seats": _enum(sota.SEAT_COUNTS),
-        "war_down": _enum(sota.WAR_DOWN_VALUES),
-        **{name: _enum(values) for name, values in sota.NAMED_VALUES.items()},
-        "max_tricks": {"type": "integer", "minimum": low, "maximum": high},
-        "lead": {
-            "anyOf": [{"type": "integer", "minimum": first, "maximum": last}, {"type": "null"}]
-        },
-        **{name: {"type": "boolean"} for name in sota.SWITCHES},
-    }
-    teams = {"properties": {"teams": {"const": True}}, "required": ["teams"]}
-    return {
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": False,
-        "if": teams,
-        "then": {"properties": {"seats": {"const": 4}}, "required": ["seats"]},
-    }
-
-
-SotaRules = Annotated[dict[str, Any], WithJsonSchema(_sota_rules_schema())]
 
 
 def absent(description: str | None = None) -> Any:
@@ -236,7 +188,7 @@ def _table_settings_schema() -> dict[str, Any]:
     sota_table = {
         "min_stake": stake,
         "max_stake": stake,
-        "presets": {"type": "array", "minItems": 1, "items": _enum(settings.SOTA_PRESETS)},
+        "presets": {"type": "array", "minItems": 1, "items": enum_schema(settings.SOTA_PRESETS)},
         "custom_rules": {"type": "boolean"},
     }
     return {
@@ -244,7 +196,7 @@ def _table_settings_schema() -> dict[str, Any]:
         "minProperties": 1,
         "anyOf": [
             {"type": "object", "properties": properties, "additionalProperties": False}
-            for properties in (war | {"bonus": _enum(casino_war.BONUS_MODES)}, sota_table)
+            for properties in (war | {"bonus": enum_schema(casino_war.BONUS_MODES)}, sota_table)
         ],
     }
 
@@ -428,93 +380,14 @@ class Error(Answer):
     error: ErrorDetail
 
 
-class User(Answer):
-    id: Id
-    username: str
-    role: Role
-
-
 class UserCreated(Answer):
     user: User
-
-
-class Balances(Answer):
-    chips: Annotated[Count, Field(description=CHIPS)]
-    sweets: Annotated[Count, Field(description=SWEETS)]
-
-
-class Me(Answer):
-    user: User
-    balances: Balances
 
 
 class TopupResult(Answer):
     balances: Balances
     chips: Count = absent()
     sweets: Count = absent()
-
-
-class Token(Answer):
-    token: Annotated[str, Field(min_length=20)]
-    expires_at: Time
-
-
-class Signed(Answer):
-    """A signed document of docs/fairness.md."""
-
-    document: Open
-    signature: Signature
-
-
-class RetiredKey(Answer):
-    public_key_hex: Hex64
-    created_at: Time = absent()
-    retired_at: Time = absent()
-
-
-class PublicKey(Answer):
-    algorithm: Literal["Ed25519"]
-    public_key_hex: Hex64
-    public_key_pem: str
-    retired: list[RetiredKey]
-
-
-class CommitmentDocument(Answer):
-    type: Literal["commitment"]
-    v: Literal[1]
-    seed_pair_id: Id
-    user_id: Id
-    commitment: Hex64
-    created_at: Time
-
-
-class SeedPair(Answer):
-    seed_pair_id: Id
-    commitment: Hex64
-    client_seed: Annotated[str, Field(min_length=1, max_length=64)]
-    next_nonce: Count
-    commitment_document: CommitmentDocument
-    signature: Signature
-    next_commitment: Hex64
-    next_seed_pair_id: Id = absent()
-
-
-class Rotation(Answer):
-    revealed: Signed
-    active: SeedPair
-
-
-class PlayerKey(Answer):
-    key_id: Id
-    public_key_hex: Hex64
-    registered_at: Time
-    retired_at: Time | None
-    status: Annotated[str, OneOf(("current", "retired"))]
-
-
-class PlayerKeys(Answer):
-    keys: list[PlayerKey]
-    current_key_id: Id | None
 
 
 class KeyRegistration(Answer):
@@ -568,85 +441,6 @@ class RoundProof(Answer):
     seed_pair_id: Id
     checkpoint: Checkpoint
     anchors: list[Anchor]
-
-
-class RoundBase(Answer):
-    id: Id
-    net: int | None
-    payout: Count | None
-    seed_pair_id: Id
-    nonce: Count
-    balances: Balances
-    created_at: Time = absent()
-    settled_at: Time | None = absent()
-
-
-class War(Answer):
-    burned: list[Card]
-    player_card: Card
-    dealer_card: Card
-
-
-class Round(RoundBase):
-    game: Literal["casino_war"] = absent()
-    status: Annotated[str, OneOf((casino_war.AWAITING_DECISION, casino_war.SETTLED))]
-    bet: Count
-    tie_bet: Count
-    raise_: Count = Field(alias="raise")
-    player_card: Card
-    dealer_card: Card
-    war: War | None
-    outcome: WarOutcome | None
-    tie_bet_won: bool | None = absent()
-    rules: Open = absent()
-
-
-class Trick(Answer):
-    laid: list[list[Card]] = Field(description="per seat, every card it laid in the trick")
-    wars: Count
-    winner: Annotated[int, Field(ge=0, le=3)] | None
-    counts: list[Count]
-    steps: list[list[Count]] = absent(description="cards laid per seat, per step")
-
-
-class PendingMove(Answer):
-    seat: int = absent()
-    count: Id
-    options: list[Card]
-    table: list[list[Any]] = absent()
-
-
-class Game(RoundBase):
-    game: Literal["sota"] = absent()
-    status: Annotated[str, OneOf((sota.AWAITING_MOVE, sota.SETTLED))]
-    stake: Annotated[Id, Field(description=SWEETS)]
-    rules: SotaRules
-    seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
-    winner: SotaWinner | None
-    tricks: list[Trick]
-    pending: PendingMove | None = absent()
-    ended_by: str | None = absent()
-
-
-class RoundSummary(Answer):
-    id: Id
-    game: GameName
-    status: Annotated[
-        str, OneOf((casino_war.AWAITING_DECISION, sota.AWAITING_MOVE, casino_war.SETTLED))
-    ]
-    currency: Currency
-    staked: Count
-    payout: Count | None
-    net: int | None
-    outcome: WarOutcome | SotaWinner | None
-    seed_pair_id: Id
-    nonce: Count
-    created_at: Time
-
-
-class RoundList(Answer):
-    rounds: list[RoundSummary]
-    next_before: Id | None
 
 
 class RoundDocument(Answer):
@@ -999,7 +793,10 @@ class HouseMath(Answer):
     versions: list[MathVersion]
 
 
-class Account(User):
+class Account(Answer):
+    id: Id
+    username: str
+    role: Role
     locked: bool
 
 
@@ -1084,10 +881,6 @@ class TableSettings(Answer):
 
 
 # --- lists, four eyes, alerts -------------------------------------------------------------------
-
-
-class RoundRow(RoundSummary):
-    settled_at: Time | None
 
 
 class RoundPage(Answer):

@@ -24,8 +24,10 @@ from ..core.errors import InvalidRules
 from ..core.marks import N_
 from ..db import get_session
 from ..services import money
+from ..services import results
 from ..services import rounds
 from ..services import settings
+from ..services.results import SotaGame
 from .format import plural
 from .i18n import gettext
 from .i18n import in_words
@@ -217,13 +219,13 @@ def suggested_move(rules: dict[str, Any], options: list[str], count: int) -> dic
     return {"cards": sorted(options, key=strength, reverse=True), "up": up, "down": down}
 
 
-def again_body(played: dict[str, Any]) -> dict[str, Any]:
+def again_body(played: SotaGame) -> dict[str, Any]:
     """Return the API body that deals another game like ``played``: its stake, and its preset's
     name when it played one (a presets-only table takes no rule set), else its rules."""
     for name in sota.PRESETS:
-        if sota.SotaRules.from_preset(name).to_dict() == played["rules"]:
-            return {"stake": played["stake"], "preset": name}
-    return {"stake": played["stake"], "rules": played["rules"]}
+        if sota.SotaRules.from_preset(name).to_dict() == played.rules:
+            return {"stake": played.stake, "preset": name}
+    return {"stake": played.stake, "rules": played.rules}
 
 
 def parse_rules(form: MultiDict[str, str]) -> dict[str, Any]:
@@ -301,6 +303,7 @@ def play() -> ResponseReturnValue:
         if not again.isdigit() or len(again) > 18:
             raise InvalidInput(N_("Pick a game to deal again."), field="again")
         played = rounds.get_round(get_session(), g.user.id, int(again), TABLE)
+        assert isinstance(played, SotaGame)  # get_round refuses another game's round
         body: dict[str, Any] = again_body(played)
         stake = body["stake"]
     else:
@@ -333,22 +336,21 @@ def play() -> ResponseReturnValue:
                 "low": plural(low, "sweet"),
             },
         ) from error
-    return redirect(url_for("sota.game", round_id=game["id"]), code=303)
+    return redirect(url_for("sota.game", round_id=game.id), code=303)
 
 
 @bp.get("/games/<id:round_id>")
 @login_required
 def game(round_id: int) -> ResponseReturnValue:
     played = rounds.get_round(get_session(), g.user.id, round_id)
-    if played["game"] != TABLE:
+    if not isinstance(played, SotaGame):
         return redirect(url_for("casino_war.round_page", round_id=round_id))
-    pending = played.get("pending")
-    move = (
-        suggested_move(played["rules"], pending["options"], pending["count"]) if pending else None
-    )
+    pending = played.pending
+    move = suggested_move(played.rules, pending.options, pending.count) if pending else None
     return render_template(
         "sota/game.html",
         game=played,
+        game_json=results.to_json(played),
         move=move,
         again=again_body(played),
         form_key=secrets.token_hex(16),

@@ -25,8 +25,8 @@ def seed_a_player(app: Flask, name: str) -> None:
         player = accounts.register(session, name, PASSWORD, address="127.0.0.1")
         for _ in range(12):
             round_ = rounds.place_casino_war_bet(session, player.id, 500, 100)
-            if round_["status"] == "awaiting_decision":
-                rounds.decide_casino_war(session, player.id, round_["id"], "war")
+            if round_.status == "awaiting_decision":
+                rounds.decide_casino_war(session, player.id, round_.id, "war")
         rounds.play_sota(session, player.id, 5, None, "nordic")
     finally:
         session.close()

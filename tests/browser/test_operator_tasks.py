@@ -46,8 +46,8 @@ def seed_a_player_with_an_open_tie(app: Flask, name: str) -> tuple[int, int]:
         player = accounts.register(session, name, PASSWORD, address="127.0.0.1").id
         for _ in range(150):
             round_ = rounds.place_casino_war_bet(session, player, 500, 100)
-            if round_["status"] == "awaiting_decision":
-                return player, round_["id"]
+            if round_.status == "awaiting_decision":
+                return player, round_.id
         raise AssertionError("no tie in 150 rounds")
     finally:
         session.close()
@@ -156,7 +156,7 @@ def test_two_operators_do_the_tasks_of_the_console(
         session = _session(app)
         try:
             settled = rounds.decide_casino_war(session, player, tie, "war")
-            assert settled["rules"]["decks"] == 6  # the rules it started with
+            assert settled.rules["decks"] == 6  # the rules it started with
             rounds.place_casino_war_bet(session, player, 500, 0)  # a round under the new rules
         finally:
             session.close()

@@ -334,7 +334,7 @@ def leave_chips(app: Any, username: str, chips: int) -> None:
     try:
         player = accounts.find_users(session, username)[0]["id"]
         operator = accounts.create_operator(session, fresh_name("op"), PASSWORD).id
-        held = money.balances(session, player)["chips"]
+        held = money.balances(session, player).chips
         money.adjust(session, operator, player, "chips", chips - held, "browser test")
     finally:
         session.close()

@@ -53,8 +53,8 @@ def _play_some(session: Session, register: Callable) -> None:
         user = register(name)
         for _ in range(3):
             played = rounds.place_casino_war_bet(session, user, 100)
-            if played["status"] != "settled":
-                rounds.decide_casino_war(session, user, played["id"], "war")
+            if played.status != "settled":
+                rounds.decide_casino_war(session, user, played.id, "war")
 
 
 def _cli(app: Flask, *args: str, input: str | None = None):  # type: ignore[no-untyped-def]
@@ -229,7 +229,7 @@ def test_audit_export_writes_json_lines_that_verify_offline(
     exported = audit_chain.parse_export(path.read_text().splitlines())
     assert audit_chain.verify_chain(exported.entries).ok
     shown = _cli(app, "keys", "show").output
-    public = fairness_service.public_key_info(session)["public_key_hex"]
+    public = fairness_service.public_key_info(session).public_key_hex
     assert f"Ed25519 public key: {public}" in shown
     assert audit_chain.verify_checkpoints(exported.entries, exported.checkpoints, public).ok
 
@@ -426,7 +426,7 @@ def test_the_offline_check_reads_an_export_whose_texts_hold_every_unicode_line_s
     assert all(separator in text for separator in RAW_IN_JSON)
     with pytest.raises(audit_chain.ExportFormatError, match="not valid JSON"):
         audit_chain.parse_export(text.splitlines())  # what the offline check used to do
-    key = fairness_service.public_key_info(session)["public_key_hex"]
+    key = fairness_service.public_key_info(session).public_key_hex
     out = io.StringIO()
     assert main(["audit", str(path), "--public-key", key], out) == 0, out.getvalue()
     assert out.getvalue().splitlines()[-1] == "Result: OK (exit 0)"

@@ -23,12 +23,14 @@ from sota_casino.services import fairness as fairness_service
 from sota_casino.services import ledger
 from sota_casino.services import money
 from sota_casino.services import rounds
+from sota_casino.services.results import Balances
+from sota_casino.services.results import War
 
 START = 100_000  # the sign-up grant: 1,000 chips
 
 
 def test_signup_grants_chips_and_sweets_from_issuance(session: Session, player: int) -> None:
-    assert money.balances(session, player) == {"chips": START, "sweets": 100}
+    assert money.balances(session, player) == Balances(chips=START, sweets=100)
     with session.begin():
         assert ledger.balance(session, "issuance:chips") == -START
     assert_books_clean(session)
@@ -39,12 +41,12 @@ def test_a_won_round_pays_even_money_and_signs_its_receipt(
 ) -> None:
     rig(player, ["win"])
     round_ = rounds.place_casino_war_bet(session, player, 1_000)
-    assert (round_["status"], round_["outcome"], round_["net"]) == ("settled", "win", 1_000)
-    assert round_["balances"]["chips"] == START + 1_000
-    receipt = rounds.receipt(session, player, round_["id"])
-    public = fairness_service.public_key_info(session)["public_key_hex"]
+    assert (round_.status, round_.outcome, round_.net) == ("settled", "win", 1_000)
+    assert round_.balances.chips == START + 1_000
+    receipt = rounds.receipt(session, player, round_.id)
+    public = fairness_service.public_key_info(session).public_key_hex
     assert fairness.verify_signature(public, receipt["document"], receipt["signature"])
-    assert receipt["document"]["cards"] == [round_["player_card"], round_["dealer_card"]]
+    assert receipt["document"]["cards"] == [round_.player_card, round_.dealer_card]
     assert receipt["document"]["nonce"] == 0 and receipt["document"]["payout"] == 2_000
     assert_books_clean(session)
 
@@ -54,7 +56,7 @@ def test_a_lost_round_moves_the_ante_to_the_house(
 ) -> None:
     rig(player, ["lose"])
     round_ = rounds.place_casino_war_bet(session, player, 1_000, 500)
-    assert (round_["outcome"], round_["net"]) == ("lose", -1_500)
+    assert (round_.outcome, round_.net) == ("lose", -1_500)
     with session.begin():
         assert ledger.balance(session, ledger.house_account(player, "chips")) == 1_500
         assert ledger.balance(session, ledger.escrow_account(player, "chips")) == 0
@@ -66,15 +68,15 @@ def test_a_tie_waits_then_surrender_returns_half_the_ante_and_pays_the_tie_bet(
 ) -> None:
     rig(player, ["tie"])
     opened = rounds.place_casino_war_bet(session, player, 1_000, 200)
-    assert opened["status"] == "awaiting_decision" and opened["payout"] is None
-    assert opened["balances"]["chips"] == START - 1_200
+    assert opened.status == "awaiting_decision" and opened.payout is None
+    assert opened.balances.chips == START - 1_200
     with session.begin():
         assert ledger.balance(session, ledger.escrow_account(player, "chips")) == 1_200
     assert_books_clean(session)  # escrow equals the open round's stakes
-    settled = rounds.decide_casino_war(session, player, opened["id"], "surrender")
-    assert settled["outcome"] == "surrender"
-    assert settled["net"] == -500 + 10 * 200
-    assert settled["balances"]["chips"] == START - 500 + 2_000
+    settled = rounds.decide_casino_war(session, player, opened.id, "surrender")
+    assert settled.outcome == "surrender"
+    assert settled.net == -500 + 10 * 200
+    assert settled.balances.chips == START - 500 + 2_000
     assert_books_clean(session)
 
 
@@ -83,19 +85,15 @@ def test_going_to_war_escrows_the_raise_and_deals_burn_and_war_cards(
 ) -> None:
     seed = rig(player, ["tie"])
     opened = rounds.place_casino_war_bet(session, player, 1_000)
-    settled = rounds.decide_casino_war(session, player, opened["id"], "war")
+    settled = rounds.decide_casino_war(session, player, opened.id, "war")
     with session.begin():
-        client_seed = session.get(Round, opened["id"]).receipt["client_seed"]
+        client_seed = session.get(Round, opened.id).receipt["client_seed"]
     cards = fairness.shuffled_shoe(fairness.Seeds(seed, client_seed, 0), "standard52", 6, 7)
-    assert settled["war"] == {
-        "burned": list(cards[2:5]),
-        "player_card": cards[5],
-        "dealer_card": cards[6],
-    }
-    assert settled["raise"] == 1_000
-    expected = {"war_win": 1_000, "war_tie": 1_000, "war_lose": -2_000}[settled["outcome"]]
-    assert settled["net"] == expected
-    assert settled["balances"]["chips"] == START + expected
+    assert settled.war == War(burned=list(cards[2:5]), player_card=cards[5], dealer_card=cards[6])
+    assert settled.raise_ == 1_000
+    expected = {"war_win": 1_000, "war_tie": 1_000, "war_lose": -2_000}[settled.outcome]
+    assert settled.net == expected
+    assert settled.balances.chips == START + expected
     assert_books_clean(session)
 
 
@@ -114,19 +112,19 @@ def test_war_without_funds_for_the_raise_is_refused_and_changes_nothing(
             kind="adjust",
             currency="chips",
             moves={
-                ledger.player_account(player, "chips"): -before["chips"] + 100,
-                "issuance:chips": before["chips"] - 100,
+                ledger.player_account(player, "chips"): -before.chips + 100,
+                "issuance:chips": before.chips - 100,
             },
         )
     with pytest.raises(InsufficientFunds) as refused:
-        rounds.decide_casino_war(session, player, opened["id"], "war")
+        rounds.decide_casino_war(session, player, opened.id, "war")
     # What the table says in chips, without asking the services again.
     assert refused.value.details == {"currency": "chips", "held": 100, "needed": 50_000}
-    still = rounds.get_round(session, player, opened["id"])
-    assert still["status"] == "awaiting_decision"
+    still = rounds.get_round(session, player, opened.id)
+    assert still.status == "awaiting_decision"
     with session.begin():
         assert session.scalar(select(func.count(AuditEntry.seq))) == audit_size
-    assert rounds.decide_casino_war(session, player, opened["id"], "surrender")["net"] == -25_000
+    assert rounds.decide_casino_war(session, player, opened.id, "surrender").net == -25_000
 
 
 def test_a_decision_on_a_settled_round_is_a_conflict(
@@ -135,7 +133,7 @@ def test_a_decision_on_a_settled_round_is_a_conflict(
     rig(player, ["win"])
     round_ = rounds.place_casino_war_bet(session, player, 100)
     with pytest.raises(RoundSettled):
-        rounds.decide_casino_war(session, player, round_["id"], "war")
+        rounds.decide_casino_war(session, player, round_.id, "war")
 
 
 def test_another_players_round_is_not_found(
@@ -145,9 +143,9 @@ def test_another_players_round_is_not_found(
     round_ = rounds.place_casino_war_bet(session, player, 100)
     stranger = register("mallory")
     for call in (
-        lambda: rounds.get_round(session, stranger, round_["id"]),
-        lambda: rounds.decide_casino_war(session, stranger, round_["id"], "war"),
-        lambda: rounds.receipt(session, stranger, round_["id"]),
+        lambda: rounds.get_round(session, stranger, round_.id),
+        lambda: rounds.decide_casino_war(session, stranger, round_.id, "war"),
+        lambda: rounds.receipt(session, stranger, round_.id),
     ):
         with pytest.raises(NotFound):
             call()
@@ -157,10 +155,10 @@ def test_another_players_round_is_not_found(
 def test_invalid_bets_are_refused_and_move_nothing(session: Session, player: int, bet) -> None:
     with pytest.raises(InvalidBet):
         rounds.place_casino_war_bet(session, player, bet)
-    assert money.balances(session, player)["chips"] == START
+    assert money.balances(session, player).chips == START
     with session.begin():
         assert session.scalar(select(func.count(Round.id))) == 0
-    assert fairness_service.active_seed_pair(session, player)["next_nonce"] == 0
+    assert fairness_service.active_seed_pair(session, player).next_nonce == 0
 
 
 def test_a_bet_larger_than_the_balance_is_refused_without_using_a_nonce(
@@ -179,7 +177,7 @@ def test_a_bet_larger_than_the_balance_is_refused_without_using_a_nonce(
     with pytest.raises(InsufficientFunds) as refused:
         rounds.place_casino_war_bet(session, player, 200)
     assert refused.value.details == {"currency": "chips", "held": 100, "needed": 200}
-    assert fairness_service.active_seed_pair(session, player)["next_nonce"] == 0
+    assert fairness_service.active_seed_pair(session, player).next_nonce == 0
     assert_books_clean(session)
 
 
@@ -201,15 +199,15 @@ def test_rotation_is_refused_while_a_round_is_open_then_reveals_the_seed(
     opened = rounds.place_casino_war_bet(session, player, 100)
     with pytest.raises(RoundOpen):
         fairness_service.rotate(session, player)
-    rounds.decide_casino_war(session, player, opened["id"], "surrender")
+    rounds.decide_casino_war(session, player, opened.id, "surrender")
     before = fairness_service.active_seed_pair(session, player)
     rotated = fairness_service.rotate(session, player, "my own seed")
-    reveal = rotated["revealed"]["document"]
+    reveal = rotated.revealed["document"]
     assert reveal["server_seed"] == seed.hex() and reveal["rounds"] == 1
-    assert rotated["active"]["commitment"] == before["next_commitment"]
-    assert rotated["active"]["client_seed"] == "my own seed"
-    assert rotated["active"]["next_nonce"] == 0
-    bundle = fairness_service.bundle(session, player, before["seed_pair_id"])
+    assert rotated.active.commitment == before.next_commitment
+    assert rotated.active.client_seed == "my own seed"
+    assert rotated.active.next_nonce == 0
+    bundle = fairness_service.bundle(session, player, before.seed_pair_id)
     assert [r["document"]["nonce"] for r in bundle["rounds"]] == [0]
     assert_books_clean(session)
 
@@ -232,10 +230,10 @@ def test_an_open_round_resumes_after_a_restart_with_its_original_cards(
     restarted = create_app(dict(app.config))
     with restarted.app_context():
         fresh = restarted.extensions["sota_casino.sessionmaker"]()
-        settled = rounds.decide_casino_war(fresh, player, opened["id"], "war")
-        assert (settled["player_card"], settled["dealer_card"]) == (
-            opened["player_card"],
-            opened["dealer_card"],
+        settled = rounds.decide_casino_war(fresh, player, opened.id, "war")
+        assert (settled.player_card, settled.dealer_card) == (
+            opened.player_card,
+            opened.dealer_card,
         )
         assert_books_clean(fresh)
         fresh.close()

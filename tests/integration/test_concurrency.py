@@ -76,7 +76,7 @@ def prepare_exact_balance(session: Session, user_id: int) -> None:
             balance = BET - min(totals[:-1])
             assert accepted_in_order(seed, client_seed, balance, ATTEMPTS) == WANT_ACCEPTED
             install_seed(session, user_id, seed)
-            held = money.balances(session, user_id)["chips"]
+            held = money.balances(session, user_id).chips
             with session.begin():
                 ledger.post(
                     session,
@@ -98,7 +98,7 @@ def assert_exactly_fifty(session: Session, user_id: int, accepted: int, refused:
             select(Round.nonce).where(Round.user_id == user_id).order_by(Round.nonce)
         ).all()
     assert nonces == list(range(WANT_ACCEPTED))  # unique and gap-free
-    assert money.balances(session, user_id)["chips"] >= 0
+    assert money.balances(session, user_id).chips >= 0
     assert_books_clean(session)
 
 
@@ -173,7 +173,7 @@ def test_one_idempotency_key_sent_concurrently_places_one_bet(
 
     with ThreadPoolExecutor(10) as pool:
         answers = list(pool.map(send, range(10)))
-    assert len({a["id"] for a in answers}) == 1
+    assert len({a.id for a in answers}) == 1
     assert all(a == answers[0] for a in answers)
     with session.begin():
         assert session.scalar(select(func.count(Round.id))) == 1
@@ -203,7 +203,7 @@ def test_a_process_killed_inside_a_rounds_transaction_leaves_nothing_half_writte
     assert_books_clean(session)
     # The service goes on: the same nonce is used by the next bet.
     played = rounds.place_casino_war_bet(session, player, BET)
-    assert played["nonce"] == 0
+    assert played.nonce == 0
 
 
 # --- sessions that outlive a transaction --------------------------------------------------------
@@ -218,10 +218,10 @@ def test_a_session_holding_an_earlier_round_takes_the_nonce_as_locked_now(
         assert held.seed_pair.next_nonce == 1  # the session now remembers the pair at nonce 1
     other = app.extensions["sota_casino.sessionmaker"]()
     try:
-        assert rounds.place_casino_war_bet(other, player, 100)["nonce"] == 1
+        assert rounds.place_casino_war_bet(other, player, 100).nonce == 1
     finally:
         other.close()
-    assert rounds.place_casino_war_bet(session, player, 100)["nonce"] == 2
+    assert rounds.place_casino_war_bet(session, player, 100).nonce == 2
     assert_books_clean(session)
 
 
@@ -231,13 +231,13 @@ def test_a_session_holding_an_open_round_sees_it_settled_by_another(
     rig(player, ["tie"])
     opened = rounds.place_casino_war_bet(session, player, 100)
     with session.begin():
-        held = session.get(Round, opened["id"])
+        held = session.get(Round, opened.id)
         assert held is not None and held.status == "awaiting_decision"
     other = app.extensions["sota_casino.sessionmaker"]()
     try:
-        rounds.decide_casino_war(other, player, opened["id"], "surrender")
+        rounds.decide_casino_war(other, player, opened.id, "surrender")
     finally:
         other.close()
     with pytest.raises(RoundSettled):
-        rounds.decide_casino_war(session, player, opened["id"], "war")
+        rounds.decide_casino_war(session, player, opened.id, "war")
     assert_books_clean(session)

@@ -34,8 +34,8 @@ def _play_both_games(session: Session, player: int, rig: Callable) -> None:
         strict=True,
     ):
         opened = rounds.place_casino_war_bet(session, player, bet, tie_bet)
-        if opened["status"] == "awaiting_decision":
-            rounds.decide_casino_war(session, player, opened["id"], choice)
+        if opened.status == "awaiting_decision":
+            rounds.decide_casino_war(session, player, opened.id, choice)
     for stake in (3, 5):
         rounds.play_sota(session, player, stake)
 
@@ -111,16 +111,16 @@ def test_the_math_is_per_settings_version_played_and_open_rounds_keep_their_rule
     rig(player, ["tie", "win", "lose", "win", "tie"])
     for bet in (1_000, 500, 1_000, 300):
         opened = rounds.place_casino_war_bet(session, player, bet, 100)
-        if opened["status"] == "awaiting_decision":
-            rounds.decide_casino_war(session, player, opened["id"], "surrender")
+        if opened.status == "awaiting_decision":
+            rounds.decide_casino_war(session, player, opened.id, "surrender")
     pending = rounds.place_casino_war_bet(session, player, 800, 0)  # a tie, left open
-    assert pending["status"] == "awaiting_decision"
+    assert pending.status == "awaiting_decision"
     settings.update_table(session, operator, "casino_war", {"decks": 8})
-    rounds.decide_casino_war(session, player, pending["id"], "war")  # still a six-deck round
+    rounds.decide_casino_war(session, player, pending.id, "war")  # still a six-deck round
     for bet in (400, 600, 700):
         opened = rounds.place_casino_war_bet(session, player, bet, 100)
-        if opened["status"] == "awaiting_decision":
-            rounds.decide_casino_war(session, player, opened["id"], "war")
+        if opened.status == "awaiting_decision":
+            rounds.decide_casino_war(session, player, opened.id, "war")
 
     report = reports.house_math(session)
     war = {v["rules"]["decks"]: v for v in report["versions"] if v["game"] == "casino_war"}

@@ -53,8 +53,8 @@ def test_the_books_hold_after_every_step_of_random_play(session: Session) -> Non
                 played = rounds.place_casino_war_bet(session, user, chips * 100, tie)
             except InsufficientFunds:
                 return
-            if played["status"] == "awaiting_decision":
-                self.open_rounds[played["id"]] = user
+            if played.status == "awaiting_decision":
+                self.open_rounds[played.id] = user
 
         @precondition(lambda self: self.open_rounds)
         @rule(data=st.data(), choice=st.sampled_from(["war", "surrender"]))

@@ -37,14 +37,14 @@ def _play(app: Flask, user_id: int) -> list[tuple[str, int]]:
         own = app.extensions["sota_casino.sessionmaker"]()
         for number in range(ROUNDS_EACH):
             played = rounds.place_casino_war_bet(own, user_id, 100, 100)
-            expected.append(("round.bet", played["id"]))
-            if played["status"] == "awaiting_decision":
+            expected.append(("round.bet", played.id))
+            if played.status == "awaiting_decision":
                 choice = "war" if number % 2 else "surrender"
-                rounds.decide_casino_war(own, user_id, played["id"], choice)
-                expected.append(("round.decision", played["id"]))
-            expected.append(("round.settled", played["id"]))
+                rounds.decide_casino_war(own, user_id, played.id, choice)
+                expected.append(("round.decision", played.id))
+            expected.append(("round.settled", played.id))
         game = rounds.play_sota(own, user_id, 2, preset="nordic")
-        expected += [("round.bet", game["id"]), ("round.settled", game["id"])]
+        expected += [("round.bet", game.id), ("round.settled", game.id)]
         own.close()
     return expected
 
@@ -86,7 +86,7 @@ def test_a_round_left_open_is_held_in_its_players_own_escrow(
     with session.begin():
         assert ledger.balance(session, ledger.escrow_account(player, "chips")) == 400
         assert ledger.balance(session, "escrow:chips") == 0
-    rounds.decide_casino_war(session, player, opened["id"], "war")
+    rounds.decide_casino_war(session, player, opened.id, "war")
     with session.begin():
         assert ledger.balance(session, ledger.escrow_account(player, "chips")) == 0
     assert_books_clean(session)
@@ -114,7 +114,7 @@ def test_migrating_moves_open_stakes_from_the_shared_escrow_and_back(
     engine.dispose()
     assert held == {"escrow:chips": 0, ledger.escrow_account(player, "chips"): 500}
     assert_books_clean(session)
-    rounds.decide_casino_war(session, player, opened["id"], "surrender")
+    rounds.decide_casino_war(session, player, opened.id, "surrender")
     assert_books_clean(session)
 
 

@@ -79,29 +79,29 @@ def test_a_large_adjustment_applies_only_when_a_second_operator_approves(
 ) -> None:
     session = four_eyes
     olga, otto, pat = _people(session)
-    before = money.balances(session, pat)["chips"]
+    before = money.balances(session, pat).chips
     with pytest.raises(ApprovalRequired):
         money.adjust(session, olga, pat, "chips", 100_001, "jackpot refund")
-    assert money.adjust(session, olga, pat, "chips", 100_000, "at the limit")["chips"] == (
+    assert money.adjust(session, olga, pat, "chips", 100_000, "at the limit").chips == (
         before + 100_000
     )
 
     proposal = money.propose_adjustment(session, olga, pat, "chips", 250_000, "jackpot refund")
     assert proposal["status"] == "pending" and proposal["proposed_by"]["name"] == "olga"
-    assert money.balances(session, pat)["chips"] == before + 100_000  # nothing moved yet
+    assert money.balances(session, pat).chips == before + 100_000  # nothing moved yet
     with pytest.raises(OwnApproval):
         approvals.decide(session, olga, proposal["id"], True)
-    assert money.balances(session, pat)["chips"] == before + 100_000
+    assert money.balances(session, pat).chips == before + 100_000
 
     decided = approvals.decide(session, otto, proposal["id"], True, "seen the ticket")
     assert decided["status"] == "approved" and decided["decided_by"]["name"] == "otto"
-    assert money.balances(session, pat)["chips"] == before + 350_000
+    assert money.balances(session, pat).chips == before + 350_000
     with pytest.raises(Conflict):
         approvals.decide(session, otto, proposal["id"], True)
 
     rejected = money.propose_adjustment(session, otto, pat, "chips", -300_000, "clawback")
     approvals.decide(session, olga, rejected["id"], False, "no ticket")
-    assert money.balances(session, pat)["chips"] == before + 350_000
+    assert money.balances(session, pat).chips == before + 350_000
 
     with session.begin():
         applied = session.scalars(
@@ -127,7 +127,7 @@ def test_the_console_button_applies_a_small_adjustment_and_proposes_a_large_one(
     assert small["applied"] and small["balances"]["sweets"] == 105
     large = money.request_adjustment(four_eyes, olga, pat, "sweets", 5_000, "promotion")
     assert not large["applied"] and large["approval"]["change"]["amount"] == 5_000
-    assert money.balances(four_eyes, pat)["sweets"] == 105
+    assert money.balances(four_eyes, pat).sweets == 105
 
 
 def test_a_table_change_waits_for_a_second_operator(four_eyes: Session) -> None:

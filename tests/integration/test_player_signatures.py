@@ -33,6 +33,9 @@ from sota_casino.services import ledger
 from sota_casino.services import player_keys
 from sota_casino.services import rounds
 from sota_casino.services.context import context_of
+from sota_casino.services.results import CasinoWarRound
+from sota_casino.services.results import PlayerKeys
+from sota_casino.services.results import SotaGame
 from sota_casino.verify import verify_bundle
 from sota_casino.verify.build import build
 
@@ -40,17 +43,21 @@ from sota_casino.verify.build import build
 def _register(session: Session, player: int) -> tuple[Ed25519PrivateKey, int]:
     key = Ed25519PrivateKey.generate()
     registered = player_keys.register_key(session, player, fairness.public_key_hex(key))
-    return key, registered["current_key_id"]
+    current = registered.current_key_id
+    assert current is not None
+    return key, current
 
 
-def _sign(key: Ed25519PrivateKey, round_: dict[str, Any], index: int, choice: Any) -> str:
+def _sign(
+    key: Ed25519PrivateKey, round_: CasinoWarRound | SotaGame, index: int, choice: Any
+) -> str:
     return fairness.sign(
         key,
         fairness.action_document(
-            game=round_["game"],
-            round_id=round_["id"],
-            seed_pair_id=round_["seed_pair_id"],
-            nonce=round_["nonce"],
+            game=round_.game,
+            round_id=round_.id,
+            seed_pair_id=round_.seed_pair_id,
+            nonce=round_.nonce,
             index=index,
             choice=choice,
         ),
@@ -59,15 +66,15 @@ def _sign(key: Ed25519PrivateKey, round_: dict[str, Any], index: int, choice: An
 
 def _signed_decision(
     session: Session, player: int, key: Ed25519PrivateKey, key_id: int, choice: str
-) -> dict[str, Any]:
+) -> CasinoWarRound:
     tie = rounds.place_casino_war_bet(session, player, 200)
-    assert tie["status"] == casino_war.AWAITING_DECISION
+    assert tie.status == casino_war.AWAITING_DECISION
     signature = _sign(key, tie, 0, choice)
-    return rounds.decide_casino_war(session, player, tie["id"], choice, signature, key_id)
+    return rounds.decide_casino_war(session, player, tie.id, choice, signature, key_id)
 
 
 def _revealed_bundle(session: Session, player: int) -> dict[str, Any]:
-    pair = fairness_service.active_seed_pair(session, player)["seed_pair_id"]
+    pair = fairness_service.active_seed_pair(session, player).seed_pair_id
     fairness_service.rotate(session, player)
     return fairness_service.bundle(session, player, pair)
 
@@ -84,16 +91,16 @@ def _player_failures(report: Any) -> list[str]:
 def test_a_key_registration_is_audited_and_a_replacement_keeps_the_old_key(
     session: Session, player: int
 ) -> None:
-    assert player_keys.keys(session, player) == {"keys": [], "current_key_id": None}
+    assert player_keys.keys(session, player) == PlayerKeys(keys=[], current_key_id=None)
     first, first_id = _register(session, player)
     second, second_id = _register(session, player)
     shown = player_keys.keys(session, player)
-    assert shown["current_key_id"] == second_id
-    assert [(k["key_id"], k["status"]) for k in shown["keys"]] == [
+    assert shown.current_key_id == second_id
+    assert [(k.key_id, k.status) for k in shown.keys] == [
         (first_id, "retired"),
         (second_id, "current"),
     ]
-    assert shown["keys"][0]["retired_at"] == shown["keys"][1]["registered_at"]
+    assert shown.keys[0].retired_at == shown.keys[1].registered_at
     with session.begin():
         entries = session.scalars(
             select(AuditEntry).where(AuditEntry.action == "player_key.registered")
@@ -138,8 +145,8 @@ def test_an_unsigned_or_badly_signed_decision_is_refused_and_changes_nothing(
     ]
     for refusal, (signature, named) in attempts:
         with pytest.raises(refusal):
-            rounds.decide_casino_war(session, player, tie["id"], "surrender", signature, named)
-    assert rounds.get_round(session, player, tie["id"])["status"] == casino_war.AWAITING_DECISION
+            rounds.decide_casino_war(session, player, tie.id, "surrender", signature, named)
+    assert rounds.get_round(session, player, tie.id).status == casino_war.AWAITING_DECISION
     with session.begin():
         after = (
             ledger.player_balances(session, player),
@@ -154,7 +161,7 @@ def test_a_signed_decision_is_kept_in_the_receipt_and_its_audit_entry_and_verifi
     rig(player, ["tie"])
     key, key_id = _register(session, player)
     settled = _signed_decision(session, player, key, key_id, "war")
-    receipt = rounds.receipt(session, player, settled["id"])["document"]
+    receipt = rounds.receipt(session, player, settled.id)["document"]
     [signed] = receipt["signed_actions"]
     assert signed["key_id"] == key_id and signed["document"]["choice"] == "war"
     with session.begin():
@@ -266,10 +273,8 @@ def test_a_replaced_key_keeps_old_receipts_verifiable_and_signs_nothing_new(
     new, new_id = _register(session, player)
     tie = rounds.place_casino_war_bet(session, player, 200)
     with pytest.raises(SignatureInvalid):
-        rounds.decide_casino_war(
-            session, player, tie["id"], "war", _sign(old, tie, 0, "war"), old_id
-        )
-    rounds.decide_casino_war(session, player, tie["id"], "war", _sign(new, tie, 0, "war"), new_id)
+        rounds.decide_casino_war(session, player, tie.id, "war", _sign(old, tie, 0, "war"), old_id)
+    rounds.decide_casino_war(session, player, tie.id, "war", _sign(new, tie, 0, "war"), new_id)
     bundle = _revealed_bundle(session, player)
     report = verify_bundle(bundle, _service_key(session)[1])
     assert report.ok, report.failures
@@ -295,13 +300,13 @@ def test_prisoners_of_war_moves_are_signed_and_a_changed_move_is_caught(
     for _ in range(40):
         game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
         moves = 0
-        while game["status"] == "awaiting_move":
-            pending = game["pending"]
-            cards = sorted(pending["options"])[: pending["count"]]
+        while game.status == "awaiting_move":
+            pending = game.pending
+            cards = sorted(pending.options)[: pending.count]
             with pytest.raises(SignatureRequired):
-                rounds.sota_move(session, player, game["id"], cards)
+                rounds.sota_move(session, player, game.id, cards)
             signature = _sign(key, game, moves, cards)
-            game = rounds.sota_move(session, player, game["id"], cards, signature, key_id)
+            game = rounds.sota_move(session, player, game.id, cards, signature, key_id)
             moves += 1
         if moves:
             break
@@ -352,6 +357,6 @@ def test_the_standalone_verifier_names_a_decision_the_player_did_not_sign(
     caught = run("forged.json")
     assert caught.returncode == 1, caught.stdout + caught.stderr
     assert (
-        f"round {settled['id']} (nonce 0): player: action 0: the player signed choice "
+        f"round {settled.id} (nonce 0): player: action 0: the player signed choice "
         '"surrender", but the receipt\'s choice is "war"' in caught.stdout
     )

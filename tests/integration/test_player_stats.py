@@ -29,8 +29,8 @@ def play_rounds(session: Session, user_id: int, rig: Callable[[int, list[str]], 
     choices = iter(["war", "surrender", "war"])
     for bet, tie_bet in [(500, 100), (200, 200), (700, 100), (300, 0), (100, 0), (400, 0)]:
         played = rounds.place_casino_war_bet(session, user_id, bet, tie_bet)
-        if played["status"] == "awaiting_decision":
-            rounds.decide_casino_war(session, user_id, played["id"], next(choices, "war"))
+        if played.status == "awaiting_decision":
+            rounds.decide_casino_war(session, user_id, played.id, next(choices, "war"))
     rounds.play_sota(session, user_id, 3, preset="nordic")
     rounds.play_sota(session, user_id, 2, preset="english")
     rounds.play_sota(session, user_id, 4, rules={"seats": 3})
@@ -40,11 +40,9 @@ def play_rounds(session: Session, user_id: int, rig: Callable[[int, list[str]], 
 
 def receipts_of(session: Session, user_id: int) -> list[dict[str, Any]]:
     """The signed receipt documents of every settled round of the player."""
-    listed = rounds.list_rounds(session, user_id, limit=100)["rounds"]
+    listed = rounds.list_rounds(session, user_id, limit=100).rounds
     return [
-        rounds.receipt(session, user_id, r["id"])["document"]
-        for r in listed
-        if r["status"] == "settled"
+        rounds.receipt(session, user_id, r.id)["document"] for r in listed if r.status == "settled"
     ]
 
 
@@ -147,8 +145,8 @@ def test_statistics_equal_the_sums_of_the_players_own_receipts(
     assert {(d["day"], d["game"]): d["net"] for d in figures["days"]} == want["days"]
 
     history = figures["balance_history"]
-    assert history["chips"][-1]["balance"] == money.balances(session, alice)["chips"]
-    assert history["sweets"][-1]["balance"] == money.balances(session, alice)["sweets"]
+    assert history["chips"][-1]["balance"] == money.balances(session, alice).chips
+    assert history["sweets"][-1]["balance"] == money.balances(session, alice).sweets
 
 
 def test_settings_played_are_kept_apart_and_weighed_by_antes(
@@ -159,8 +157,8 @@ def test_settings_played_are_kept_apart_and_weighed_by_antes(
 
     def play(bet: int) -> None:  # every tie is taken to war: the edge of always war
         played = rounds.place_casino_war_bet(session, alice, bet)
-        if played["status"] == "awaiting_decision":
-            rounds.decide_casino_war(session, alice, played["id"], "war")
+        if played.status == "awaiting_decision":
+            rounds.decide_casino_war(session, alice, played.id, "war")
 
     for _ in range(3):
         play(100)
@@ -191,10 +189,10 @@ def test_a_long_history_is_thinned_to_the_drawn_points_keeping_the_last(
     alice = register("alice")
     for _ in range(15):  # 15 bets, and a settlement for each round not lost: over 12 moves
         played = rounds.place_casino_war_bet(session, alice, 100)
-        if played["status"] == "awaiting_decision":
-            rounds.decide_casino_war(session, alice, played["id"], "surrender")
+        if played.status == "awaiting_decision":
+            rounds.decide_casino_war(session, alice, played.id, "surrender")
     history = stats.player_stats(session, alice)["balance_history"]["chips"]
     assert len(history) == 12
     assert history[0]["balance"] == 100_000
-    assert history[-1]["balance"] == money.balances(session, alice)["chips"]
+    assert history[-1]["balance"] == money.balances(session, alice).chips
     assert [p["time"] for p in history] == sorted(p["time"] for p in history)

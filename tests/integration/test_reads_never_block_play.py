@@ -44,8 +44,8 @@ def _bet(app: Flask, user_id: int) -> None:
     with app.app_context():
         session = _new_session(app)
         played = rounds.place_casino_war_bet(session, user_id, 100)
-        if played["status"] != "settled":
-            rounds.decide_casino_war(session, user_id, played["id"], "war")
+        if played.status != "settled":
+            rounds.decide_casino_war(session, user_id, played.id, "war")
         session.close()
 
 

@@ -25,7 +25,7 @@ def test_a_new_signing_key_retires_the_old_one_and_is_audited(
 ) -> None:
     accounts.register(session, "alice", PASSWORD)
     old = fairness_service.public_key_info(session)
-    assert old["retired"] == []
+    assert old.retired == []
     key_file = Path(app.config["SIGNING_KEY_FILE"])
     assert key_file.stat().st_mode & 0o777 == 0o600
     renewed = create_app(dict(app.config, SIGNING_KEY_FILE=str(tmp_path / "new_key.pem")))
@@ -33,18 +33,18 @@ def test_a_new_signing_key_retires_the_old_one_and_is_audited(
         fresh = renewed.extensions["sota_casino.sessionmaker"]()
         bob = accounts.register(fresh, "bob", PASSWORD).id  # signs with the new key
         info = fairness_service.public_key_info(fresh)
-        assert info["public_key_hex"] != old["public_key_hex"]
-        assert [k["public_key_hex"] for k in info["retired"]] == [old["public_key_hex"]]
-        assert info["retired"][0]["retired_at"] is not None
+        assert info.public_key_hex != old.public_key_hex
+        assert [k.public_key_hex for k in info.retired] == [old.public_key_hex]
+        assert info.retired[0].retired_at is not None
         pair = fairness_service.active_seed_pair(fresh, bob)
         assert fairness.verify_signature(
-            info["public_key_hex"], pair["commitment_document"], pair["signature"]
+            info.public_key_hex, pair.commitment_document, pair.signature
         )
         with fresh.begin():
             created = fresh.scalars(
                 select(AuditEntry.data).where(AuditEntry.action == "key.created")
             ).all()
-        assert len(created) == 2 and old["public_key_hex"] in created[1]
+        assert len(created) == 2 and old.public_key_hex in created[1]
         fresh.close()
     renewed.extensions["sota_casino.engine"].dispose()
 
@@ -73,7 +73,7 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
     from sota_casino.verify import main
 
     alice = accounts.register(session, "alice", PASSWORD).id
-    old_key = fairness_service.public_key_info(session)["public_key_hex"]
+    old_key = fairness_service.public_key_info(session).public_key_hex
     key_file = Path(app.config["SIGNING_KEY_FILE"])
     old_pem = key_file.read_bytes()
     result = app.test_cli_runner().invoke(args=["keys", "rotate"])
@@ -85,7 +85,7 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
         audited = session.scalars(
             select(AuditEntry.data).where(AuditEntry.action == "key.changed")
         ).all()
-    (change,) = fairness_service.public_key_info(session)["key_changes"]
+    (change,) = fairness_service.public_key_info(session).key_changes
     assert len(audited) == 1 and change["signature"] in audited[0]
     new_key = change["document"]["new_public_key_hex"]
     assert change["document"]["old_public_key_hex"] == old_key
@@ -97,11 +97,11 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
         fresh = renewed.extensions["sota_casino.sessionmaker"]()
         fairness_service.rotate(fresh, alice)  # the reveal is signed by the new key
         bob = accounts.register(fresh, "bob", PASSWORD).id
-        pair = fairness_service.active_seed_pair(fresh, bob)["seed_pair_id"]
+        pair = fairness_service.active_seed_pair(fresh, bob).seed_pair_id
         audit.sign_if_due(fresh)  # as the bundle endpoint does: the pair's entry in a checkpoint
         bundle = fairness_service.bundle(fresh, bob, pair)
         assert not bundle["pending_anchors"]
-        assert fairness_service.public_key_info(fresh)["public_key_hex"] == new_key
+        assert fairness_service.public_key_info(fresh).public_key_hex == new_key
         fresh.close()
     renewed.extensions["sota_casino.engine"].dispose()
     assert bundle["public_key_hex"] == new_key and bundle["key_changes"] == [change]

@@ -29,11 +29,11 @@ def test_a_preset_game_settles_at_once_and_pays_by_the_winner(
     session: Session, player: int, preset: str
 ) -> None:
     game = rounds.play_sota(session, player, 10, preset=preset)
-    assert game["status"] == "settled" and game["tricks"]
+    assert game.status == "settled" and game.tricks
     rules = sota.SotaRules.from_preset(preset)
-    assert game["rules"] == rules.to_dict()
-    assert game["payout"] == sota.payout(rules, game["winner"], 10)
-    assert game["balances"]["sweets"] == SWEETS - 10 + game["payout"]
+    assert game.rules == rules.to_dict()
+    assert game.payout == sota.payout(rules, game.winner, 10)
+    assert game.balances.sweets == SWEETS - 10 + game.payout
     assert_books_clean(session)
 
 
@@ -41,14 +41,14 @@ def test_custom_rules_with_three_seats_pay_twice_the_stake_on_a_win(
     session: Session, player: int
 ) -> None:
     game = rounds.play_sota(session, player, 5, rules={"seats": 3, "gather": "shuffled"})
-    assert game["seats"] == 3 and len(game["tricks"][0]["laid"]) == 3
-    assert game["net"] == {0: 10}.get(game["winner"], 0 if game["winner"] == "draw" else -5)
+    assert game.seats == 3 and len(game.tricks[0]["laid"]) == 3
+    assert game.net == {0: 10}.get(game.winner, 0 if game.winner == "draw" else -5)
 
 
 def test_the_receipt_replays_from_the_revealed_seed(session: Session, player: int) -> None:
     game = rounds.play_sota(session, player, 3, rules={"won_cards": "won_pile"})
-    document = rounds.receipt(session, player, game["id"])["document"]
-    revealed = fairness_service.rotate(session, player)["revealed"]["document"]
+    document = rounds.receipt(session, player, game.id)["document"]
+    revealed = fairness_service.rotate(session, player).revealed["document"]
     seeds = Seeds(bytes.fromhex(revealed["server_seed"]), document["client_seed"], 0)
     replay = sota.play_game(sota.SotaRules.from_dict(document["rules"]), stream=Stream(seeds))
     assert list(replay.deck) == document["cards"]
@@ -71,8 +71,8 @@ def test_unknown_rules_are_refused_and_move_nothing(
 ) -> None:
     with pytest.raises(InvalidRules):
         rounds.play_sota(session, player, 5, rules=rules, preset=preset)
-    assert money.balances(session, player)["sweets"] == SWEETS
-    assert fairness_service.active_seed_pair(session, player)["next_nonce"] == 0
+    assert money.balances(session, player).sweets == SWEETS
+    assert fairness_service.active_seed_pair(session, player).next_nonce == 0
 
 
 @pytest.mark.parametrize("stake", [0, -1, 101, 2.5, "5", True, None])
@@ -81,7 +81,7 @@ def test_stakes_outside_the_table_limits_are_refused(
 ) -> None:
     with pytest.raises(InvalidBet):
         rounds.play_sota(session, player, stake, preset="nordic")
-    assert money.balances(session, player)["sweets"] == SWEETS
+    assert money.balances(session, player).sweets == SWEETS
 
 
 def test_a_table_limited_to_presets_refuses_custom_rules(
@@ -97,14 +97,14 @@ def test_a_table_limited_to_presets_refuses_custom_rules(
         rounds.play_sota(session, player, 5, rules={"seats": 2})
     with pytest.raises(InvalidRules):
         rounds.play_sota(session, player, 5, preset="nordic")
-    assert rounds.play_sota(session, player, 5)["rules"]["war_down"] == 1
+    assert rounds.play_sota(session, player, 5).rules["war_down"] == 1
 
 
 def _prisoners_game(session: Session, player: int) -> dict:
     """Play Prisoners of War games until one waits for the player's move."""
     for _ in range(40):
         game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
-        if game["status"] == "awaiting_move":
+        if game.status == "awaiting_move":
             return game
     raise AssertionError("no Prisoners of War game needed a move")
 
@@ -113,24 +113,22 @@ def test_prisoners_of_war_waits_for_the_players_moves_and_then_settles(
     session: Session, player: int
 ) -> None:
     game = _prisoners_game(session, player)
-    assert game["payout"] is None and game["pending"]["seat"] == 0
+    assert game.payout is None and game.pending.seat == 0
     with pytest.raises(RoundOpen):
         fairness_service.rotate(session, player)
     with pytest.raises(InvalidInput):
-        rounds.sota_move(session, player, game["id"], "AS")
+        rounds.sota_move(session, player, game.id, "AS")
     with pytest.raises((InvalidInput, InvalidAction)):
-        rounds.sota_move(session, player, game["id"], ["ZZ"])
+        rounds.sota_move(session, player, game.id, ["ZZ"])
     assert_books_clean(session)
     moves = 0
-    while game["status"] == "awaiting_move":
-        pending = game["pending"]
-        game = rounds.sota_move(
-            session, player, game["id"], sorted(pending["options"])[: pending["count"]]
-        )
+    while game.status == "awaiting_move":
+        pending = game.pending
+        game = rounds.sota_move(session, player, game.id, sorted(pending.options)[: pending.count])
         moves += 1
-    assert game["status"] == "settled" and moves >= 1
+    assert game.status == "settled" and moves >= 1
     with pytest.raises(RoundSettled):
-        rounds.sota_move(session, player, game["id"], ["AS"])
-    document = rounds.receipt(session, player, game["id"])["document"]
+        rounds.sota_move(session, player, game.id, ["AS"])
+    document = rounds.receipt(session, player, game.id)["document"]
     assert len(document["actions"]) == moves
     assert_books_clean(session)

@@ -84,12 +84,12 @@ def test_the_zipapp_verifies_real_bundles_in_an_empty_folder_with_only_cryptogra
     for _ in range(3):
         rounds.place_casino_war_bet(session, player, 200)
     rounds.play_sota(session, player, 2, preset="nordic")
-    pair = fairness_service.active_seed_pair(session, player)["seed_pair_id"]
+    pair = fairness_service.active_seed_pair(session, player).seed_pair_id
     fairness_service.rotate(session, player)
     audit.sign_if_due(session)  # as the bundle's endpoints do: the zipapp checks the anchors too
     bundle = fairness_service.bundle(session, player, pair)
     assert bundle["anchors"] and not bundle["pending_anchors"]
-    key = fairness_service.public_key_info(session)["public_key_hex"]
+    key = fairness_service.public_key_info(session).public_key_hex
     (folder / "bundle.json").write_text(json.dumps(bundle), encoding="utf-8")
     (folder / "forged.json").write_text(json.dumps(_signed_by_another_key(bundle, payout=1000)))
     (folder / "resigned.json").write_text(json.dumps(_signed_by_another_key(bundle, payout=0)))

@@ -209,9 +209,9 @@ def _settled_round(session: Session, register: Callable[..., int]) -> int:
     player = register("ann")
     while True:
         played = rounds.place_casino_war_bet(session, player, 100)
-        if played["status"] == "settled":
-            return int(played["id"])
-        rounds.decide_casino_war(session, player, played["id"], "surrender")
+        if played.status == "settled":
+            return int(played.id)
+        rounds.decide_casino_war(session, player, played.id, "surrender")
 
 
 def test_a_settled_round_refuses_changes_and_deletion(

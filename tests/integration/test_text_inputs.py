@@ -31,7 +31,7 @@ def test_nul_characters_are_refused_before_they_reach_the_database(
     for refuse in refusals:
         with pytest.raises(InvalidInput, match="NUL"):
             refuse()
-    assert money.balances(session, player)["sweets"] == 100
-    assert fairness_service.active_seed_pair(session, player)["next_nonce"] == 0
+    assert money.balances(session, player).sweets == 100
+    assert fairness_service.active_seed_pair(session, player).next_nonce == 0
     with pytest.raises(Unauthorized):  # ordinary text still goes through
         accounts.authenticate(session, "nobody-here", "whatever password")

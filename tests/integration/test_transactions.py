@@ -85,7 +85,7 @@ def test_a_read_left_open_by_autobegin_is_not_a_transaction_of_the_caller(
 ) -> None:
     alice = accounts.register(session, "alice", PASSWORD).id
     session.scalar(select(func.count()).select_from(AuditEntry))  # autobegins a read
-    assert money.balances(session, alice)["chips"] > 0
+    assert money.balances(session, alice).chips > 0
 
 
 def test_every_public_function_taking_the_session_says_how_it_treats_transactions() -> None:

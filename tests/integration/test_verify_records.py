@@ -58,16 +58,14 @@ class Player:
     def keep_commitment(self) -> int:
         """Save the commitment document shown before the first round (the API recipe)."""
         pair = fairness_service.active_seed_pair(self.session, self.user_id)
-        self.commitments.append(
-            {"document": pair["commitment_document"], "signature": pair["signature"]}
-        )
-        return int(pair["seed_pair_id"])
+        self.commitments.append({"document": pair.commitment_document, "signature": pair.signature})
+        return int(pair.seed_pair_id)
 
     def decide(self, round_: Doc, choice: str) -> Doc:
-        settled = rounds.decide_casino_war(self.session, self.user_id, round_["id"], choice)
+        settled = rounds.decide_casino_war(self.session, self.user_id, round_.id, choice)
         self.actions.append(
             {
-                "round_id": round_["id"],
+                "round_id": round_.id,
                 "seed_pair_id": None,  # a record may leave these out
                 "nonce": None,
                 "game": "casino_war",
@@ -81,20 +79,20 @@ class Player:
         for _ in range(60):
             game = rounds.play_sota(self.session, self.user_id, 1, rules={"prisoners_of_war": True})
             move = 0
-            while game["status"] == "awaiting_move":
-                pending = game["pending"]
-                cards = sorted(pending["options"])[: pending["count"]]
+            while game.status == "awaiting_move":
+                pending = game.pending
+                cards = sorted(pending.options)[: pending.count]
                 self.actions.append(
                     {
-                        "round_id": game["id"],
-                        "seed_pair_id": game.get("seed_pair_id"),
-                        "nonce": game.get("nonce"),
+                        "round_id": game.id,
+                        "seed_pair_id": game.seed_pair_id,
+                        "nonce": game.nonce,
                         "game": "sota",
                         "move": move,
                         "cards": cards,
                     }
                 )
-                game = rounds.sota_move(self.session, self.user_id, game["id"], cards)
+                game = rounds.sota_move(self.session, self.user_id, game.id, cards)
                 move += 1
             if move:
                 return game
@@ -125,7 +123,7 @@ def played(session: Session, player: int, rig: Callable) -> tuple[Player, Doc, s
     fairness_service.rotate(session, player)
     audit.sign_if_due(session)  # as the bundle's endpoints do: its rounds are anchored
     bundle = fairness_service.bundle(session, player, seed_pair_id)
-    key = fairness_service.public_key_info(session)["public_key_hex"]
+    key = fairness_service.public_key_info(session).public_key_hex
     return me, bundle, key
 
 

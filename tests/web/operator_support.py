@@ -19,6 +19,7 @@ from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import checks
 from sota_casino.services import ledger
+from sota_casino.services.results import to_json
 from sota_casino.web.security import CSRF_KEY
 from sota_casino.web.security import SESSION_KEY
 
@@ -88,10 +89,12 @@ def last_entry(app: Flask) -> dict[str, Any]:
 
 
 def balances(app: Flask, user_id: int) -> dict[str, int]:
+    """The player's balances as the API writes them."""
     session = db(app)
     try:
         with session.begin():
-            return ledger.player_balances(session, user_id)
+            found: dict[str, int] = to_json(ledger.player_balances(session, user_id))
+            return found
     finally:
         session.close()
 

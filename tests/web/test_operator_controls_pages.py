@@ -23,7 +23,7 @@ from sota_casino.services import money
 def _balance(app: Flask, user_id: int, currency: str) -> int:
     session = db(app)
     try:
-        return money.balances(session, user_id)[currency]
+        return money.balances(session, user_id).of(currency)
     finally:
         session.close()
 

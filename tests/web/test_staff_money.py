@@ -9,6 +9,7 @@ from operator_support import bearer
 from operator_support import db
 
 from sota_casino.services import money
+from sota_casino.services.results import Balances
 
 
 @pytest.mark.parametrize("role", ["operator", "auditor"])
@@ -27,7 +28,7 @@ def test_staff_cannot_top_up_or_bet(app: Flask, role: str, path: str, body: dict
     assert response.get_json()["error"]["code"] == "staff_no_play_money"
     session = db(app)
     try:
-        assert money.balances(session, staff) == {"chips": 0, "sweets": 0}
+        assert money.balances(session, staff) == Balances(chips=0, sweets=0)
         assert money.topup_status(session, staff) == {"chips": False, "sweets": False}
     finally:
         session.close()

@@ -1,0 +1,371 @@
+"""What the player's use cases answer: frozen dataclasses of the domain, and their JSON.
+
+A settled or open Casino War round, a Sota game and the player's balances are values with named
+fields, not dicts read by string key. The web layer answers them as JSON (:func:`to_json`) and
+renders them in pages; the OpenAPI document derives its response schemas from these classes
+(the ``Annotated`` metadata of their fields is the JSON Schema); and an idempotent use case
+stores its first answer as that same JSON and reads it back (:func:`from_json`).
+
+Signed documents (receipts, commitments, reveals) are not dataclasses: they stay the mappings
+that were signed and hashed, written back unchanged; a ``TypedDict`` only describes their
+fields for the document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import datetime
+from typing import Annotated
+from typing import Any
+from typing import Final
+from typing import Literal
+from typing import NotRequired
+from typing import TypeVar
+
+from pydantic import Field
+from pydantic import GetCoreSchemaHandler
+from pydantic import PlainSerializer
+from pydantic import TypeAdapter
+from pydantic import WithJsonSchema
+from pydantic_core import core_schema
+from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
+
+from ..core import casino_war
+from ..core import sota
+from ..core.fairness import format_time
+from ..core.money import CURRENCIES
+from ..models import ROLES
+
+T = TypeVar("T")
+
+MAX_ID: Final = 2**63 - 1
+CHIPS: Final = "hundredths of a chip"
+SWEETS: Final = "whole sweets"
+GAMES: Final = ("casino_war", "sota")
+#: How the services write a moment (:func:`~sota_casino.core.fairness.format_time`).
+TIME_PATTERN: Final = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$"
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Annotation: the value must be one of ``values`` (a JSON Schema ``enum``)."""
+
+    values: tuple[Any, ...]
+
+    def __get_pydantic_core_schema__(
+        self, _source: Any, _handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.literal_schema(list(self.values))
+
+
+Hex64 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
+Signature = Annotated[
+    str, Field(pattern="^[0-9a-f]{128}$", description="Ed25519 over the canonical JSON, hex")
+]
+Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+#: Bounded as the databases' integers are: a larger one could reach no row, and no database.
+Count = Annotated[int, Field(ge=0, le=MAX_ID)]
+Currency = Annotated[str, OneOf(CURRENCIES)]
+GameName = Annotated[str, OneOf(GAMES)]
+Role = Annotated[str, OneOf(ROLES)]
+WarOutcome = Annotated[str, OneOf(casino_war.OUTCOMES)]
+SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
+#: A moment, written in UTC to the microsecond (``2026-12-01T08:31:13.842813Z``).
+Moment = Annotated[
+    datetime,
+    PlainSerializer(format_time, return_type=str),
+    WithJsonSchema({"type": "string", "pattern": TIME_PATTERN}),
+]
+
+
+def enum_schema(values: tuple[Any, ...]) -> dict[str, Any]:
+    """An ``enum`` that also names its JSON types, so ``1.0`` is not the option ``1``."""
+    types = sorted({"integer" if isinstance(v, int) else "string" for v in values})
+    return {"type": types[0] if len(types) == 1 else types, "enum": list(values)}
+
+
+def _sota_rules_schema() -> dict[str, Any]:
+    """The rule options of ``core.sota`` (which checks them) as a JSON Schema."""
+    low, high = sota.MAX_TRICKS_RANGE
+    first, last = sota.LEAD_RANGE
+    properties: dict[str, Any] = {
+        "seats": enum_schema(sota.SEAT_COUNTS),
+        "war_down": enum_schema(sota.WAR_DOWN_VALUES),
+        **{name: enum_schema(values) for name, values in sota.NAMED_VALUES.items()},
+        "max_tricks": {"type": "integer", "minimum": low, "maximum": high},
+        "lead": {
+            "anyOf": [{"type": "integer", "minimum": first, "maximum": last}, {"type": "null"}]
+        },
+        **{name: {"type": "boolean"} for name in sota.SWITCHES},
+    }
+    teams = {"properties": {"teams": {"const": True}}, "required": ["teams"]}
+    return {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+        "if": teams,
+        "then": {"properties": {"seats": {"const": 4}}, "required": ["seats"]},
+    }
+
+
+#: A Sota rule set as :meth:`~sota_casino.core.sota.SotaRules.to_dict` writes it.
+SotaRules = Annotated[dict[str, Any], WithJsonSchema(_sota_rules_schema())]
+
+
+@dataclass(frozen=True, slots=True)
+class Balances:
+    """The player's balances in minor units."""
+
+    chips: Annotated[Count, Field(description=CHIPS)]
+    sweets: Annotated[Count, Field(description=SWEETS)]
+
+    def of(self, currency: str) -> int:
+        """The balance in ``currency`` (one of :data:`~sota_casino.core.money.CURRENCIES`)."""
+        return int(getattr(self, currency))
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """A user as the API shows one: who the caller is."""
+
+    id: Id
+    username: str
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class Me:
+    """The caller and its balances."""
+
+    user: User
+    balances: Balances
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A bearer token for the JSON API, and when it expires."""
+
+    token: Annotated[str, Field(min_length=20)] = field(repr=False)  # a secret: kept out of logs
+    expires_at: Moment
+
+
+@dataclass(frozen=True, slots=True)
+class War:
+    """The war of a tied Casino War round: the burned cards and the second deal."""
+
+    burned: list[Card]
+    player_card: Card
+    dealer_card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class CasinoWarRound:
+    """A Casino War round, open (awaiting the player's decision on a tie) or settled, with the
+    player's balances after it."""
+
+    id: Id
+    game: Literal["casino_war"]
+    status: Annotated[str, OneOf((casino_war.AWAITING_DECISION, casino_war.SETTLED))]
+    bet: Count
+    tie_bet: Count
+    raise_: Annotated[Count, Field(alias="raise")]
+    player_card: Card
+    dealer_card: Card
+    war: War | None
+    outcome: WarOutcome | None
+    tie_bet_won: bool | None
+    net: int | None
+    payout: Count | None
+    rules: dict[str, Any]
+    seed_pair_id: Id
+    nonce: Count
+    created_at: Moment
+    settled_at: Moment | None
+    balances: Balances
+
+
+class Trick(TypedDict):
+    """One trick of a Sota game as the engine logs it (``core.sota.Trick.to_dict``)."""
+
+    laid: Annotated[list[list[Card]], Field(description="per seat, every card it laid")]
+    wars: Count
+    winner: Annotated[int, Field(ge=0, le=3)] | None
+    counts: list[Count]
+    steps: Annotated[list[list[Count]], Field(description="cards laid per seat, per step")]
+    #: ``multi_tie: tied_only_return``: per seat, the card it took back (none: empty).
+    returned: NotRequired[list[list[Card]]]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingMove:
+    """The Prisoners of War move the player owes: lay ``count`` of the won ``options``."""
+
+    seat: int
+    count: Id
+    options: list[Card]
+    table: list[list[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class SotaGame:
+    """A game of Sota, settled or awaiting the player's move, with the balances after it."""
+
+    id: Id
+    game: Literal["sota"]
+    status: Annotated[str, OneOf((sota.AWAITING_MOVE, sota.SETTLED))]
+    stake: Annotated[Id, Field(description=SWEETS)]
+    rules: SotaRules
+    seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
+    winner: SotaWinner | None
+    tricks: list[Trick]
+    pending: PendingMove | None
+    ended_by: str | None
+    net: int | None
+    payout: Count | None
+    seed_pair_id: Id
+    nonce: Count
+    created_at: Moment
+    settled_at: Moment | None
+    balances: Balances
+
+
+class _CommitmentFields(TypedDict):
+    type: Literal["commitment"]
+    v: Literal[1]
+    seed_pair_id: Id
+    user_id: Id
+    commitment: Hex64
+    created_at: Annotated[str, Field(pattern=TIME_PATTERN)]
+
+
+#: The signed commitment of a seed pair (``core.fairness.commitment_document``), written as it
+#: was signed: its fields are described, never read or rewritten.
+CommitmentDocument = Annotated[
+    dict[str, Any], WithJsonSchema(TypeAdapter(_CommitmentFields).json_schema())
+]
+
+
+class Signed(TypedDict):
+    """A signed document of docs/fairness.md."""
+
+    document: dict[str, Any]
+    signature: Signature
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveSeedPair:
+    """The player's active seed pair (never its server seed) and the next pair's commitment."""
+
+    seed_pair_id: Id
+    commitment: Hex64
+    client_seed: Annotated[str, Field(min_length=1, max_length=64)]
+    next_nonce: Count
+    commitment_document: CommitmentDocument
+    signature: Signature
+    next_commitment: Hex64
+    next_seed_pair_id: Id
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    """A rotation: the retired pair's signed reveal, and the pair now active."""
+
+    revealed: Signed
+    active: ActiveSeedPair
+
+
+@dataclass(frozen=True, slots=True)
+class RetiredKey:
+    """A signing key the service used before."""
+
+    public_key_hex: Hex64
+    created_at: Moment
+    retired_at: Moment
+
+
+@dataclass(frozen=True, slots=True)
+class PublicKey:
+    """The service's signing key, the retired ones, and the key changes each old key signed."""
+
+    algorithm: Literal["Ed25519"]
+    public_key_hex: Hex64
+    public_key_pem: str
+    key_changes: list[Signed]
+    retired: list[RetiredKey]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerKey:
+    """One of the player's keys for signing decisions and moves."""
+
+    key_id: Id
+    public_key_hex: Hex64
+    registered_at: Moment
+    retired_at: Moment | None
+    status: Annotated[str, OneOf(("current", "retired"))]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerKeys:
+    """The player's keys, oldest first, and which one is in use."""
+
+    keys: list[PlayerKey]
+    current_key_id: Id | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSummary:
+    """A round in a list: what was staked, how it ended."""
+
+    id: Id
+    game: GameName
+    status: Annotated[
+        str, OneOf((casino_war.AWAITING_DECISION, sota.AWAITING_MOVE, casino_war.SETTLED))
+    ]
+    currency: Currency
+    staked: Count
+    payout: Count | None
+    net: int | None
+    outcome: WarOutcome | SotaWinner | None
+    seed_pair_id: Id
+    nonce: Count
+    created_at: Moment
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRow(RoundSummary):
+    """A round in the console's lists: also when it settled."""
+
+    settled_at: Moment | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundList:
+    """A page of the player's rounds, newest first; ``next_before`` continues it."""
+
+    rounds: list[RoundSummary]
+    next_before: Id | None
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def adapter(kind: Any) -> TypeAdapter[Any]:
+    """The pydantic adapter of a result type (built once: the JSON Schema, dumping, reading)."""
+    found = _ADAPTERS.get(kind)
+    if found is None:
+        found = _ADAPTERS[kind] = TypeAdapter(kind)
+    return found
+
+
+def to_json(value: Any) -> Any:
+    """Return a result as the JSON values the API answers (field aliases as keys)."""
+    return adapter(type(value)).dump_python(value, mode="json", by_alias=True)
+
+
+def from_json(kind: type[T], data: Any) -> T:
+    """Read back a result that :func:`to_json` wrote (an idempotent use case's stored answer)."""
+    found: T = adapter(kind).validate_python(data)
+    return found
