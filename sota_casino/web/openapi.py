@@ -60,11 +60,11 @@ ERROR_RESPONSES: Final = {
 #: written once here, not per operation. A link back to the same operation (a next page) also
 #: carries the request's other parameters, so the next page is the same question.
 FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
-    ("Round", "/id", "path.id", ("getRound", "decide", "receipt", "roundProof")),
-    ("Round", "/seed_pair_id", "path.id", ("bundle",)),
-    ("Game", "/id", "path.id", ("getGame", "sotaMove", "receipt", "roundProof")),
-    ("Game", "/seed_pair_id", "path.id", ("bundle",)),
-    ("SeedPair", "/seed_pair_id", "path.id", ("bundle",)),
+    ("CasinoWarRound", "/id", "path.id", ("getRound", "decide", "receipt", "roundProof")),
+    ("CasinoWarRound", "/seed_pair_id", "path.id", ("bundle",)),
+    ("SotaGame", "/id", "path.id", ("getGame", "sotaMove", "receipt", "roundProof")),
+    ("SotaGame", "/seed_pair_id", "path.id", ("bundle",)),
+    ("ActiveSeedPair", "/seed_pair_id", "path.id", ("bundle",)),
     ("Rotation", "/active/seed_pair_id", "path.id", ("bundle",)),
     ("RoundList", "/next_before", "query.before", ("listRounds",)),
     ("RoundList", "/rounds/0/id", "path.id", ("receipt", "roundProof")),
