@@ -19,6 +19,7 @@ from test_fairness_records import service_key
 from sota_casino.core import fairness
 from sota_casino.models import User
 from sota_casino.services import player_keys
+from sota_casino.services import results
 from sota_casino.verify import verify_bundle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
@@ -214,7 +215,7 @@ def test_a_key_this_browser_did_not_make_is_flagged_where_the_keys_are_listed(
         user_id = session.scalars(select(User.id).where(User.username == username)).one()
         session.close()
         planted = fairness.public_key_hex(Ed25519PrivateKey.generate())
-        registered = player_keys.register_key(session, user_id, planted)
+        registered = results.to_json(player_keys.register_key(session, user_id, planted))
         session.close()
     [foreign] = [k for k in registered["keys"] if k["public_key_hex"] == planted]
 
