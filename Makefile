@@ -56,12 +56,18 @@ lint: $(SETUP)
 typecheck: $(SETUP)
 	$(BIN)/mypy
 
+# The tests run in one process per core (pytest-xdist), a whole file to a process: a file's
+# tests share its fixtures (the browser tests' live server), and each process has its own
+# PostgreSQL database. `make test WORKERS=0` runs them in this one process.
+WORKERS ?= auto
+PYTEST := $(BIN)/pytest -n $(WORKERS) --dist loadfile
+
 test: lint typecheck $(SETUP)
-	$(BIN)/pytest
+	$(PYTEST)
 
 # The quick loop: everything but the tests marked slow (browser, PostgreSQL, builds).
 test-fast: lint typecheck $(SETUP)
-	$(BIN)/pytest -q -m "not slow"
+	$(PYTEST) -q -m "not slow"
 
 screenshots: $(SETUP)
 	SAVE_SCREENSHOTS=1 $(BIN)/pytest -q tests/browser
