@@ -23,6 +23,8 @@ import uuid
 from collections.abc import Callable
 
 from flask import Flask
+from sqlalchemy import event
+from sqlalchemy.exc import ProgrammingError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
 
@@ -34,6 +36,8 @@ log = logging.getLogger(__name__)
 
 _started: dict[tuple[str, int], int] = {}  # (what, id(app)) -> the pid that started it
 _lock = threading.Lock()
+#: PostgreSQL's undefined_table.
+UNDEFINED_TABLE = "42P01"
 #: Seconds between two log lines of a background step that keeps failing.
 QUIET_SECONDS = 60.0
 
@@ -71,18 +75,25 @@ def start_integrator(app: Flask, interval: float) -> None:
         return
     make_session: sessionmaker[Session] = app.extensions["sota_casino.sessionmaker"]
     stop = threading.Event()
-    app.extensions["sota_casino.integrator_stop"] = stop
+    # An app whose engine is disposed (a command done, a test's app) stops its integrator.
+    event.listen(app.extensions["sota_casino.engine"], "engine_disposed", lambda _: stop.set())
 
     def step(session: Session) -> None:
-        if audit.has_pending(session):  # a read: an idle service takes no lock
-            audit.integrate(session)
+        try:
+            if audit.has_pending(session):  # a read: an idle service takes no lock
+                audit.integrate(session)
+        except ProgrammingError as exc:
+            if getattr(exc.orig, "sqlstate", None) != UNDEFINED_TABLE:
+                raise
+            # A database not migrated yet (`flask db upgrade` starts an app too): nothing to do.
 
     thread = threading.Thread(
         target=_loop,
-        args=(make_session, step, interval, stop, "audit integrator"),
+        args=(make_session, step, interval, stop, "audit integrator", True),
         name="audit-integrator",
         daemon=True,
     )
+    app.extensions["sota_casino.integrator"] = (thread, stop)
     thread.start()
 
 
@@ -109,8 +120,11 @@ def _loop(
     interval: float,
     stop: threading.Event,
     name: str,
+    wait_first: bool = False,
 ) -> None:
     quiet_until = 0.0
+    if wait_first:  # a command that ends at once (`flask ...`) never gets to a step
+        stop.wait(interval)
     while not stop.is_set():
         session = make_session()
         try:
