@@ -90,7 +90,14 @@ _MOVE_HEAD = (
 )
 _PENDING = cast(Table, AuditPending.__table__)
 _NEW_PENDING = insert(_PENDING).returning(_PENDING.c.id)
-_NEXT_PENDING = select(_PENDING).order_by(_PENDING.c.id)
+#: The integrator's first statement: try its lock, and if it got it, lock and read the head.
+#: One row (the lock got) or none (another integrator holds it; or no head yet). The lock is
+#: tried before the head's row is locked, so a busy integrator is never waited for.
+_TRY_LOCK_AND_HEAD = (
+    select(_HEAD.c.seq, _HEAD.c.hash)
+    .where(_HEAD.c.id == 1, func.pg_try_advisory_xact_lock(bindparam("key")))
+    .with_for_update()
+)
 _ANY_PENDING = select(_PENDING.c.id).limit(1)
 
 #: Pending entries the integrator sequences per transaction.
@@ -99,9 +106,9 @@ BATCH = 500
 INTEGRATOR_LOCK = int.from_bytes(
     hashlib.sha256(b"sota_casino.audit.integrator").digest()[:8], "big", signed=True
 )
-#: How long a use case that just committed keeps trying to see its entries sequenced while
-#: another integrator holds the lock (seconds); past that the background loop takes them.
-AFTER_COMMIT_PATIENCE = 0.2
+#: How a use case that just committed and met another integrator holding the lock looks again
+#: (seconds between looks); past them the background loop takes its entries.
+AFTER_COMMIT_LOOKS = (0.002, 0.004, 0.008, 0.016)
 #: ``session.info`` keys: the last pending id written in the open transaction, and once that
 #: transaction has committed.
 _WROTE = "sota_casino.audit.wrote"
@@ -175,9 +182,8 @@ def record_all(
 
 
 @in_transaction
-def _append(session: Session, written: Sequence[dict[str, Any]]) -> list[int]:
-    """Give entries (``data`` a dict) the next sequence numbers and their hashes, insert them,
-    move the head and sign the checkpoints due; the one place the chain grows."""
+def _locked_head(session: Session) -> tuple[int, str]:
+    """Lock the head's row and return its sequence number and hash (created on first use)."""
     connection = session.connection()
     head = connection.execute(_LOCK_HEAD).first()
     if head is None:
@@ -185,7 +191,18 @@ def _append(session: Session, written: Sequence[dict[str, Any]]) -> list[int]:
             session, AuditHead, {"id": 1, "seq": 0, "hash": audit_chain.GENESIS_HASH}
         )
         head = connection.execute(_LOCK_HEAD).one()
-    seq, prev_hash = head
+    return head.seq, head.hash
+
+
+@in_transaction
+def _append(
+    session: Session, written: Sequence[dict[str, Any]], head: tuple[int, str] | None = None
+) -> list[int]:
+    """Give entries (``data`` a dict) the next sequence numbers and their hashes, insert them,
+    move the head and sign the checkpoints due; the one place the chain grows. ``head`` is the
+    head as the caller already locked it (else it is locked here)."""
+    connection = session.connection()
+    seq, prev_hash = head or _locked_head(session)
     rows = []
     for entry in written:
         seq += 1
@@ -216,13 +233,23 @@ def _append(session: Session, written: Sequence[dict[str, Any]]) -> list[int]:
 def _integrate_batch(session: Session, wait: bool) -> int | None:
     """Sequence up to :data:`BATCH` committed pending entries, oldest written first; return how
     many (``None``: another integrator holds the lock and ``wait`` is false)."""
-    if wait:
-        session.execute(select(func.pg_advisory_xact_lock(INTEGRATOR_LOCK)))
-    elif not session.scalar(select(func.pg_try_advisory_xact_lock(INTEGRATOR_LOCK))):
-        return None
     connection = session.connection()
-    rows = connection.execute(_NEXT_PENDING.limit(BATCH)).all()
-    if not rows:
+    head: tuple[int, str] | None = None
+    if wait:
+        connection.execute(select(func.pg_advisory_xact_lock(INTEGRATOR_LOCK)))
+    else:
+        found = connection.execute(_TRY_LOCK_AND_HEAD, {"key": INTEGRATOR_LOCK}).first()
+        if found is not None:
+            head = found.seq, found.hash
+        elif not connection.scalar(select(func.pg_try_advisory_xact_lock(INTEGRATOR_LOCK))):
+            return None  # another integrator holds the lock (else: no head row yet)
+    # Taken and read in one statement; the lock keeps any other integrator from them, and a
+    # failure later in the batch rolls the delete back with the rest.
+    oldest = select(_PENDING.c.id).order_by(_PENDING.c.id).limit(BATCH).scalar_subquery()
+    taken = connection.execute(
+        delete(_PENDING).where(_PENDING.c.id.in_(oldest)).returning(*_PENDING.c)
+    ).all()
+    if not taken:
         return 0
     _append(
         session,
@@ -234,14 +261,11 @@ def _integrate_batch(session: Session, wait: bool) -> int | None:
                 "subject": row.subject,
                 "data": json.loads(row.data),
             }
-            for row in rows
+            for row in sorted(taken, key=lambda row: row.id)
         ],
+        head,
     )
-    ids = [row.id for row in rows]
-    removed = connection.execute(delete(_PENDING).where(_PENDING.c.id.in_(ids))).rowcount
-    if removed != len(ids):  # never sequence an entry twice, whatever went wrong
-        raise Conflict(f"{len(ids) - removed} pending audit entries were taken meanwhile")
-    return len(rows)
+    return len(taken)
 
 
 def _integrate(session: Session, *, wait: bool) -> tuple[int, bool]:
@@ -292,19 +316,21 @@ def _still_pending(session: Session, pending_id: int) -> bool:
 def _integrate_after_commit(committed: Session, last_id: int) -> None:
     """Sequence what a use case just committed, on a session of its own (the use case's
     connection is back in the pool). If another integrator holds the lock it may have read its
-    batch before this commit landed: look again shortly, for a bounded time, and leave the rest
-    to the background loop. Never raises: the entries are committed, and wait if need be."""
+    batch before this commit landed: look again a few times, shortly, and leave the rest to the
+    background loop. Never raises: the entries are committed, and wait if need be."""
     worker = Session(
         bind=committed.get_bind(),
         info={"context": context_of(committed)},
         expire_on_commit=False,
     )
-    deadline = clock.monotonic() + AFTER_COMMIT_PATIENCE
     try:
-        while not _integrate(worker, wait=False)[1]:
-            if clock.monotonic() > deadline or not _still_pending(worker, last_id):
+        for pause in (0.0, *AFTER_COMMIT_LOOKS):
+            if pause:
+                clock.sleep(pause)
+                if not _still_pending(worker, last_id):
+                    return  # the holder took them
+            if _integrate(worker, wait=False)[1]:
                 return
-            clock.sleep(0.002)
     except Exception:  # the entries stay pending; the background loop takes them
         log.exception("audit: integrating after a commit failed; the background loop will")
     finally:

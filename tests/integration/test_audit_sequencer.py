@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from app_support import app_config
 from flask import Flask
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sota_casino import migrate
 from sota_casino.factory import create_app
 from sota_casino.models import AuditEntry
 from sota_casino.models import AuditPending
@@ -319,3 +321,29 @@ def test_two_app_servers_integrating_at_once_never_fork_or_repeat_the_chain(
         assert _round_entries(session, user_id) == expected[user_id]
     _assert_gap_free(session)
     assert_books_hold(app)
+
+
+@pytest.mark.slow
+@ON_POSTGRES
+def test_migrating_down_refuses_to_drop_entries_waiting_for_the_integrator(
+    app: Flask, db_url: str, session: Session, player: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit, "_integrate_after_commit", lambda *_: None)
+    rounds.place_casino_war_bet(session, player, 100)
+    session.close()
+    app.extensions["sota_casino.engine"].dispose()
+    waiting = _counts(session)[1]
+    assert waiting > 0
+    with pytest.raises(RuntimeError, match="wait for their sequence numbers"):
+        migrate.downgrade(db_url, "0011")
+    assert _counts(session)[1] == waiting  # nothing dropped
+    assert app.test_cli_runner().invoke(args=["audit", "integrate"]).exit_code == 0
+    migrate.downgrade(db_url, "0011")
+    engine = sa.create_engine(db_url)
+    assert "audit_pending" not in sa.inspect(engine).get_table_names()
+    engine.dispose()
+    migrate.upgrade(db_url)
+    monkeypatch.undo()
+    rounds.place_casino_war_bet(session, player, 100)
+    assert _counts(session)[1] == 0
+    _assert_gap_free(session)
