@@ -243,6 +243,32 @@ def _integrate_batch(session: Session, wait: bool) -> int | None:
             head = found.seq, found.hash
         elif not connection.scalar(select(func.pg_try_advisory_xact_lock(INTEGRATOR_LOCK))):
             return None  # another integrator holds the lock (else: no head row yet)
+    return _take_batch(session, head)
+
+
+#: What :func:`_take_if_pending` says when the entry looked for has been sequenced meanwhile.
+_GONE = -1
+
+
+@transactional
+def _take_if_pending(session: Session, pending_id: int) -> int | None:
+    """If entry ``pending_id`` still waits, try the lock and, got, sequence a batch; return
+    how many (``None``: the lock is taken; :data:`_GONE`: the entry has been sequenced). One
+    statement when another integrator is at it."""
+    look = select(func.pg_try_advisory_xact_lock(INTEGRATOR_LOCK)).where(
+        _PENDING.c.id == pending_id
+    )
+    got = session.connection().execute(look).first()
+    if got is None:
+        return _GONE
+    return _take_batch(session, None) if got[0] else None
+
+
+@in_transaction
+def _take_batch(session: Session, head: tuple[int, str] | None) -> int:
+    """Under the integrator's lock: take up to :data:`BATCH` committed pending entries, oldest
+    written first, and append them; return how many."""
+    connection = session.connection()
     # Taken and read in one statement; the lock keeps any other integrator from them, and a
     # failure later in the batch rolls the delete back with the rest.
     oldest = select(_PENDING.c.id).order_by(_PENDING.c.id).limit(BATCH).scalar_subquery()
@@ -305,14 +331,6 @@ def has_pending(session: Session, after: int = 0) -> bool:
     return session.execute(_ANY_PENDING.where(_PENDING.c.id > after)).first() is not None
 
 
-@read_only
-def _still_pending(session: Session, pending_id: int) -> bool:
-    return (
-        session.execute(select(_PENDING.c.id).where(_PENDING.c.id == pending_id)).first()
-        is not None
-    )
-
-
 def _integrate_after_commit(committed: Session, last_id: int) -> None:
     """Sequence what a use case just committed, on a session of its own (the use case's
     connection is back in the pool). If another integrator holds the lock it may have read its
@@ -324,13 +342,16 @@ def _integrate_after_commit(committed: Session, last_id: int) -> None:
         expire_on_commit=False,
     )
     try:
-        for pause in (0.0, *AFTER_COMMIT_LOOKS):
-            if pause:
-                clock.sleep(pause)
-                if not _still_pending(worker, last_id):
-                    return  # the holder took them
-            if _integrate(worker, wait=False)[1]:
-                return
+        if _integrate(worker, wait=False)[1]:
+            return
+        for pause in AFTER_COMMIT_LOOKS:
+            clock.sleep(pause)
+            done = _take_if_pending(worker, last_id)
+            if done is None:
+                continue  # still waiting, and another integrator is at it
+            if done == BATCH:
+                _integrate(worker, wait=False)  # more may wait behind a full batch
+            return
     except Exception:  # the entries stay pending; the background loop takes them
         log.exception("audit: integrating after a commit failed; the background loop will")
     finally:
