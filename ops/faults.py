@@ -185,6 +185,7 @@ def check_books(
             "DATABASE_URL": database_url,
             "SECRET_KEY": env["SECRET_KEY"],
             "SIGNING_KEY_FILE": env["SIGNING_KEY_FILE"],
+            "AUDIT_INTEGRATE_MS": 0,  # a check: verify integrates what is pending first
         }
     )
     with app.app_context():

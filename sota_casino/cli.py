@@ -75,7 +75,7 @@ def ledger_check() -> None:
 
 @click.group("audit")
 def audit_group() -> None:
-    """Verify, checkpoint and export the audit log."""
+    """Verify, integrate, checkpoint and export the audit log."""
 
 
 @audit_group.command("verify")
@@ -92,6 +92,16 @@ def audit_verify() -> None:
         return
     click.echo(f"audit log BROKEN at entry {result['first_bad_seq']}: {result['reason']}", err=True)
     sys.exit(1)
+
+
+@audit_group.command("integrate")
+@with_appcontext
+def audit_integrate() -> None:
+    """Sequence the committed entries still waiting for the integrator (PostgreSQL)."""
+    from .services import audit
+
+    count = audit.flush(new_session())
+    click.echo(f"integrated {count} pending entries")
 
 
 @audit_group.command("checkpoint")

@@ -25,6 +25,9 @@ INT_SETTINGS: dict[str, int] = {
     "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
     # a player's proof or bundle signs one over newer entries if the latest is this old (s)
     "CHECKPOINT_MIN_SECONDS": 5,
+    # PostgreSQL: each process's background integrator looks for audit entries still waiting
+    # for their sequence numbers this often (ms; 0: off, and only use cases integrate)
+    "AUDIT_INTEGRATE_MS": 100,
     "CHECK_INTERVAL_SECONDS": 30,  # the standing audit and ledger checks run this often (0: off)
     # Four eyes: an adjustment of more than this (minor units) waits for a second operator's
     # approval (0: none does); table changes wait for one unless FOUR_EYES_TABLES is 0.

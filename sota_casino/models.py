@@ -253,7 +253,8 @@ class Round(Base):
 
 
 class AuditHead(Base):
-    """One row: the last sequence number and hash; locking it serializes appends."""
+    """One row: the last sequence number and hash; locking it serializes appends (on SQLite
+    in each use case's transaction, on PostgreSQL in the integrator's)."""
 
     __tablename__ = "audit_head"
 
@@ -273,6 +274,20 @@ class AuditEntry(Base):
     data: Mapped[str] = mapped_column(Text)  # canonical JSON, hashed as stored
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
+
+
+class AuditPending(Base):
+    """An entry written by a committed use case that the integrator has not sequenced yet
+    (PostgreSQL only): what it will hash, in the order written (``id``)."""
+
+    __tablename__ = "audit_pending"
+
+    id: Mapped[int] = mapped_column(BigInt, primary_key=True)
+    time: Mapped[str] = mapped_column(String(27))  # as the entry will carry it
+    actor: Mapped[str | None] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str | None] = mapped_column(String(64))
+    data: Mapped[str] = mapped_column(Text)  # canonical JSON, hashed as stored
 
 
 class AuditCheckpoint(Base):

@@ -16,6 +16,7 @@ def app_config(url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
         "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
         "CHECKPOINT_EVERY": 0,
         "CHECK_INTERVAL_SECONDS": 0,  # tests run the standing checks' steps themselves
+        "AUDIT_INTEGRATE_MS": 0,  # use cases integrate their own entries; tests of the loop set it
         "FOUR_EYES_TABLES": 0,  # changes apply at once; four-eyes tests turn it on
         **overrides,
     }

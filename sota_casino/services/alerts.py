@@ -27,7 +27,6 @@ from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..models import Alert
 from ..models import AlertRule
-from ..models import AuditEntry
 from ..models import CheckRun
 from ..models import Round
 from ..models import User
@@ -199,7 +198,11 @@ def alert_dict(session: Session, row: Alert) -> dict[str, Any]:
         "subject": row.subject,
         "message": row.message,
         "data": row.data,
-        "audit_seq": row.audit_seq,
+        "audit_seq": row.audit_seq
+        if row.audit_seq is not None
+        else audit.seq_of(
+            session, "alert.raised", row.subject, fairness.format_time(row.raised_at)
+        ),
         "raised_at": fairness.format_time(row.raised_at),
         "acknowledged_by": None
         if by is None
@@ -245,12 +248,16 @@ def _raise(
     session: Session, rule: AlertRule, subject: str, message: str, data: dict[str, Any]
 ) -> None:
     """Raise an alert inside the caller's transaction, and keep it in the audit log."""
+    raised_at = _now()
+    # The entry's seq where it is sequenced at once (SQLite); on PostgreSQL the integrator gives
+    # it one after the commit, and alert_dict finds it by its time (the alert's raised_at).
     seq = audit.record(
         session,
         actor="system",
         action="alert.raised",
         subject=subject,
         data={"rule_id": rule.id, "kind": rule.kind, "message": message, **data},
+        now=raised_at,
     )
     session.add(
         Alert(
@@ -259,7 +266,7 @@ def _raise(
             message=message,
             data=data,
             audit_seq=seq,
-            raised_at=_now(),
+            raised_at=raised_at,
         )
     )
 
@@ -278,14 +285,14 @@ def after_adjustment(
         if rule.currency != currency:
             continue
         since = fairness.format_time(_now() - timedelta(hours=rule.period_hours))
-        query = select(AuditEntry.data).where(
-            AuditEntry.action == "money.adjust", AuditEntry.time >= since
-        )
+        # Sequenced or not yet: this adjustment's own entry is still pending on PostgreSQL.
         if rule.kind == PLAYER_ADJUSTMENTS:
-            query, subject = query.where(AuditEntry.subject == f"user:{user_id}"), f"user:{user_id}"
+            subject = f"user:{user_id}"
+            found = audit.data_of_recent(session, "money.adjust", since, subject=subject)
         else:
-            query, subject = query.where(AuditEntry.actor == f"user:{actor_id}"), f"user:{actor_id}"
-        moved = [json.loads(data) for data in session.scalars(query)]
+            subject = f"user:{actor_id}"
+            found = audit.data_of_recent(session, "money.adjust", since, actor=subject)
+        moved = [json.loads(data) for data in found]
         total = sum(abs(int(m["amount"])) for m in moved if m.get("currency") == currency)
         if total > rule.threshold >= total - abs(amount):
             name = _names(session, {int(subject[5:])}).get(int(subject[5:]), subject)

@@ -1,13 +1,32 @@
 """The tamper-evident audit log: a gap-free hash chain with signed Merkle checkpoints.
 
-:func:`record` appends inside the caller's transaction, so an entry exists exactly when the
-change it records does. Appends lock the single ``audit_head`` row, which keeps sequence
-numbers gap-free on PostgreSQL too (SQLite's write lock does it there already).
+An entry exists exactly when the change it records does: :func:`record` writes it inside the
+caller's transaction. Sequence numbers and hashes are given under the single ``audit_head``
+row's lock, and where that happens depends on the database (:func:`sequenced_in_transaction`):
+
+- On SQLite, in the caller's transaction, as the entry is written.
+- On PostgreSQL, the entry is written unsequenced into ``audit_pending``, so a use case locks no
+  row that other players' use cases lock too. The *integrator* (:func:`integrate`: one at a
+  time, under a transaction-scoped advisory lock that a dead holder's session gives up) moves
+  committed pending entries into ``audit_entries`` in batches, in the order they were written
+  (a player's use cases commit one after another under the player's row lock, so that is the
+  player's order), with the same hashes and checkpoints (every ``CHECKPOINT_EVERY`` entries)
+  as on SQLite, one transaction per batch. It runs right after each use case that wrote
+  entries commits (a try of the lock that never waits) and in each process's background loop
+  (background.py), which picks up what a commit landing during another's batch, or a crash
+  before the try, left behind.
+
+Everything that reads the log reads ``audit_entries``, so what a check or a proof proves is the
+same on both; what needs every committed entry (the whole check, exports, checkpoints signed
+on demand) integrates first (:func:`flush`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
+import time as clock
 from collections.abc import Callable
 from collections.abc import Collection
 from collections.abc import Iterator
@@ -23,13 +42,17 @@ from sqlalchemy import Engine
 from sqlalchemy import Row
 from sqlalchemy import Table
 from sqlalchemy import bindparam
+from sqlalchemy import delete
+from sqlalchemy import event
 from sqlalchemy import func
 from sqlalchemy import insert
 from sqlalchemy import or_
 from sqlalchemy import select
 from sqlalchemy import tuple_
+from sqlalchemy import union_all
 from sqlalchemy import update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm import SessionTransaction
 
 from ..core import audit_chain
 from ..core import fairness
@@ -40,6 +63,7 @@ from ..core.errors import NotFound
 from ..models import AuditCheckpoint
 from ..models import AuditEntry
 from ..models import AuditHead
+from ..models import AuditPending
 from ..models import AuditTreeNode
 from ..models import SigningKey
 from .context import context_of
@@ -53,6 +77,7 @@ from .tx import transactional
 
 MAX_PAGE = 500
 
+log = logging.getLogger(__name__)
 
 # Built once (an append is on every money move's path) and run on the session's connection.
 _HEAD = cast(Table, AuditHead.__table__)
@@ -63,6 +88,31 @@ _MOVE_HEAD = (
     .where(_HEAD.c.id == 1)
     .values(seq=bindparam("next_seq"), hash=bindparam("next_hash"))
 )
+_PENDING = cast(Table, AuditPending.__table__)
+_NEW_PENDING = insert(_PENDING).returning(_PENDING.c.id)
+#: The integrator's first statement: try its lock, and if it got it, lock and read the head.
+#: One row (the lock got) or none (another integrator holds it; or no head yet). The lock is
+#: tried before the head's row is locked, so a busy integrator is never waited for.
+_TRY_LOCK_AND_HEAD = (
+    select(_HEAD.c.seq, _HEAD.c.hash)
+    .where(_HEAD.c.id == 1, func.pg_try_advisory_xact_lock(bindparam("key")))
+    .with_for_update()
+)
+_ANY_PENDING = select(_PENDING.c.id).limit(1)
+
+#: Pending entries the integrator sequences per transaction.
+BATCH = 500
+#: The integrator's advisory lock: one key for the whole database.
+INTEGRATOR_LOCK = int.from_bytes(
+    hashlib.sha256(b"sota_casino.audit.integrator").digest()[:8], "big", signed=True
+)
+#: How a use case that just committed and met another integrator holding the lock looks again
+#: (seconds between looks); past them the background loop takes its entries.
+AFTER_COMMIT_LOOKS = (0.002, 0.004, 0.008, 0.016)
+#: ``session.info`` keys: the last pending id written in the open transaction, and once that
+#: transaction has committed.
+_WROTE = "sota_casino.audit.wrote"
+_COMMITTED = "sota_casino.audit.committed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +125,17 @@ class EntrySpec:
     data: dict[str, Any] | None = None
 
 
+def sequenced_in_transaction(session: Session) -> bool:
+    """Whether entries are sequenced in the use case's own transaction (SQLite).
+
+    SQLite has one writer at a time: a use case's ``BEGIN IMMEDIATE`` already holds every other
+    off, so taking the head there adds no wait, while a separate integration would add a
+    write transaction per use case. On PostgreSQL the head would be the one row every round
+    locks until its commit; there the integrator sequences.
+    """
+    return session.get_bind().dialect.name != "postgresql"
+
+
 @in_transaction
 def record(
     session: Session,
@@ -84,20 +145,45 @@ def record(
     subject: str | None = None,
     data: dict[str, Any] | None = None,
     now: datetime | None = None,
-) -> int:
-    """Append one entry inside the caller's transaction; return its sequence number."""
-    return record_all(session, [EntrySpec(actor, action, subject, data)], now=now)[-1]
+) -> int | None:
+    """Write one entry inside the caller's transaction; return its sequence number, or
+    ``None`` where the integrator gives it one after the commit (PostgreSQL)."""
+    seqs = record_all(session, [EntrySpec(actor, action, subject, data)], now=now)
+    return None if seqs is None else seqs[-1]
 
 
 @in_transaction
 def record_all(
     session: Session, specs: Sequence[EntrySpec], *, now: datetime | None = None
-) -> list[int]:
-    """Append entries, in order, inside the caller's transaction; return their sequence numbers.
+) -> list[int] | None:
+    """Write entries, in order, inside the caller's transaction; return their sequence numbers
+    (``None`` where the integrator sequences them after the commit).
 
-    Three statements however many: lock the head, insert the entries, move the head. A
-    use case appends last, so the head's lock is held only until its commit.
+    On PostgreSQL one statement however many (into ``audit_pending``); on SQLite three: lock
+    the head, insert the entries, move the head. A use case writes its entries last, so on
+    SQLite the head's lock is held only until its commit.
     """
+    written = [
+        {
+            "time": fairness.format_time(now or datetime.now(UTC)),
+            "actor": spec.actor,
+            "action": spec.action,
+            "subject": spec.subject,
+            "data": spec.data or {},
+        }
+        for spec in specs
+    ]
+    if sequenced_in_transaction(session):
+        return _append(session, written)
+    pending = [row | {"data": fairness.canonical_json(row["data"]).decode()} for row in written]
+    ids = session.connection().execute(_NEW_PENDING, pending).scalars().all()
+    session.info[_WROTE] = max(ids)
+    return None
+
+
+@in_transaction
+def _locked_head(session: Session) -> tuple[int, str]:
+    """Lock the head's row and return its sequence number and hash (created on first use)."""
     connection = session.connection()
     head = connection.execute(_LOCK_HEAD).first()
     if head is None:
@@ -105,22 +191,26 @@ def record_all(
             session, AuditHead, {"id": 1, "seq": 0, "hash": audit_chain.GENESIS_HASH}
         )
         head = connection.execute(_LOCK_HEAD).one()
-    seq, prev_hash = head
+    return head.seq, head.hash
+
+
+@in_transaction
+def _append(
+    session: Session, written: Sequence[dict[str, Any]], head: tuple[int, str] | None = None
+) -> list[int]:
+    """Give entries (``data`` a dict) the next sequence numbers and their hashes, insert them,
+    move the head and sign the checkpoints due; the one place the chain grows. ``head`` is the
+    head as the caller already locked it (else it is locked here)."""
+    connection = session.connection()
+    seq, prev_hash = head or _locked_head(session)
     rows = []
-    for spec in specs:
+    for entry in written:
         seq += 1
-        entry = {
-            "seq": seq,
-            "time": fairness.format_time(now or datetime.now(UTC)),
-            "actor": spec.actor,
-            "action": spec.action,
-            "subject": spec.subject,
-            "data": spec.data or {},
-        }
-        digest = audit_chain.entry_hash(prev_hash, entry)
+        digest = audit_chain.entry_hash(prev_hash, {"seq": seq, **entry})
         rows.append(
             entry
             | {
+                "seq": seq,
                 "data": fairness.canonical_json(entry["data"]).decode(),
                 "prev_hash": prev_hash,
                 "hash": digest,
@@ -134,6 +224,187 @@ def record_all(
         if every and row["seq"] % every == 0:
             _sign_checkpoint(session, row["seq"])
     return [row["seq"] for row in rows]
+
+
+# --- the integrator (PostgreSQL) -------------------------------------------------------------
+
+
+@transactional
+def _integrate_batch(session: Session, wait: bool) -> int | None:
+    """Sequence up to :data:`BATCH` committed pending entries, oldest written first; return how
+    many (``None``: another integrator holds the lock and ``wait`` is false)."""
+    connection = session.connection()
+    head: tuple[int, str] | None = None
+    if wait:
+        connection.execute(select(func.pg_advisory_xact_lock(INTEGRATOR_LOCK)))
+    else:
+        found = connection.execute(_TRY_LOCK_AND_HEAD, {"key": INTEGRATOR_LOCK}).first()
+        if found is not None:
+            head = found.seq, found.hash
+        elif not connection.scalar(select(func.pg_try_advisory_xact_lock(INTEGRATOR_LOCK))):
+            return None  # another integrator holds the lock (else: no head row yet)
+    return _take_batch(session, head)
+
+
+#: What :func:`_take_if_pending` says when the entry looked for has been sequenced meanwhile.
+_GONE = -1
+
+
+@transactional
+def _take_if_pending(session: Session, pending_id: int) -> int | None:
+    """If entry ``pending_id`` still waits, try the lock and, got, sequence a batch; return
+    how many (``None``: the lock is taken; :data:`_GONE`: the entry has been sequenced). One
+    statement when another integrator is at it."""
+    look = select(func.pg_try_advisory_xact_lock(INTEGRATOR_LOCK)).where(
+        _PENDING.c.id == pending_id
+    )
+    got = session.connection().execute(look).first()
+    if got is None:
+        return _GONE
+    return _take_batch(session, None) if got[0] else None
+
+
+@in_transaction
+def _take_batch(session: Session, head: tuple[int, str] | None) -> int:
+    """Under the integrator's lock: take up to :data:`BATCH` committed pending entries, oldest
+    written first, and append them; return how many."""
+    connection = session.connection()
+    # Taken and read in one statement; the lock keeps any other integrator from them, and a
+    # failure later in the batch rolls the delete back with the rest.
+    oldest = select(_PENDING.c.id).order_by(_PENDING.c.id).limit(BATCH).scalar_subquery()
+    taken = connection.execute(
+        delete(_PENDING).where(_PENDING.c.id.in_(oldest)).returning(*_PENDING.c)
+    ).all()
+    if not taken:
+        return 0
+    _append(
+        session,
+        [
+            {
+                "time": row.time,
+                "actor": row.actor,
+                "action": row.action,
+                "subject": row.subject,
+                "data": json.loads(row.data),
+            }
+            for row in sorted(taken, key=lambda row: row.id)
+        ],
+        head,
+    )
+    return len(taken)
+
+
+def _integrate(session: Session, *, wait: bool) -> tuple[int, bool]:
+    """Sequence batches until none is left; return how many, and whether this call found the
+    pending table empty (``False``: it met another integrator holding the lock)."""
+    total = 0
+    while True:
+        done = _integrate_batch(session, wait)
+        if done is None:
+            return total, False
+        total += done
+        if done < BATCH:
+            return total, True
+
+
+@own_transactions
+def integrate(session: Session) -> int:
+    """Sequence the committed pending entries now, unless another integrator is at it (this
+    never waits for it); return how many this call sequenced. Nothing to do on SQLite."""
+    if sequenced_in_transaction(session):
+        return 0
+    return _integrate(session, wait=False)[0]
+
+
+@own_transactions
+def flush(session: Session) -> int:
+    """Sequence every entry committed before this call, waiting for another integrator if
+    one is at it: what a reader that needs the whole log calls first."""
+    if sequenced_in_transaction(session):
+        return 0
+    return _integrate(session, wait=True)[0]
+
+
+@read_only
+def has_pending(session: Session, after: int = 0) -> bool:
+    """Whether a committed entry waits for the integrator (with an id above ``after``)."""
+    return session.execute(_ANY_PENDING.where(_PENDING.c.id > after)).first() is not None
+
+
+def _integrate_after_commit(committed: Session, last_id: int) -> None:
+    """Sequence what a use case just committed, on a session of its own (the use case's
+    connection is back in the pool). If another integrator holds the lock it may have read its
+    batch before this commit landed: look again a few times, shortly, and leave the rest to the
+    background loop. Never raises: the entries are committed, and wait if need be."""
+    worker = Session(
+        bind=committed.get_bind(),
+        info={"context": context_of(committed)},
+        expire_on_commit=False,
+    )
+    try:
+        if _integrate(worker, wait=False)[1]:
+            return
+        for pause in AFTER_COMMIT_LOOKS:
+            clock.sleep(pause)
+            done = _take_if_pending(worker, last_id)
+            if done is None:
+                continue  # still waiting, and another integrator is at it
+            if done == BATCH:
+                _integrate(worker, wait=False)  # more may wait behind a full batch
+            return
+    except Exception:  # the entries stay pending; the background loop takes them
+        log.exception("audit: integrating after a commit failed; the background loop will")
+    finally:
+        worker.close()
+
+
+@event.listens_for(Session, "after_commit")
+def _note_commit(session: Session) -> None:
+    if session.get_nested_transaction() is None and _WROTE in session.info:
+        session.info[_COMMITTED] = session.info.pop(_WROTE)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _integrate_committed(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is not None:
+        return  # a savepoint: its entries commit or not with the whole transaction
+    session.info.pop(_WROTE, None)  # written in a transaction that rolled back: gone with it
+    last_id = session.info.pop(_COMMITTED, None)
+    if last_id is not None:
+        _integrate_after_commit(session, last_id)
+
+
+@in_transaction
+def data_of_recent(
+    session: Session,
+    action: str,
+    since: str,
+    *,
+    actor: str | None = None,
+    subject: str | None = None,
+) -> list[str]:
+    """The data (canonical JSON) of every entry of ``action`` written at or after ``since``,
+    sequenced or still pending (the caller's own included), by actor or subject: one statement,
+    so one snapshot, which counts an entry the integrator is moving exactly once."""
+    parts = []
+    for table in (_ENTRIES, _PENDING):
+        part = select(table.c.data).where(table.c.action == action, table.c.time >= since)
+        if actor is not None:
+            part = part.where(table.c.actor == actor)
+        if subject is not None:
+            part = part.where(table.c.subject == subject)
+        parts.append(part)
+    return list(session.scalars(select(union_all(*parts).subquery().c.data)))
+
+
+@in_transaction
+def seq_of(session: Session, action: str, subject: str | None, time: str) -> int | None:
+    """The sequence number of the entry of ``action`` and ``subject`` written at ``time``, once
+    the integrator has given it one (``None`` before)."""
+    query = select(AuditEntry.seq).where(
+        AuditEntry.time == time, AuditEntry.action == action, AuditEntry.subject == subject
+    )
+    return session.scalar(query.order_by(AuditEntry.seq).limit(1))
 
 
 def entry_dict(row: AuditEntry | Row[Any]) -> dict[str, Any]:
@@ -290,6 +561,7 @@ def _engine(session: Session) -> Engine:
 @own_transactions
 def iter_entries(session: Session, /, **filters: str | None) -> Iterator[dict[str, Any]]:
     """Yield every entry matching the filters, oldest first, a chunk per short read (exports)."""
+    flush(session)
     bind = _engine(session)
     after = 0
     while True:
@@ -413,9 +685,16 @@ def _frontier_of(session: Session, checkpoint: AuditCheckpoint | None) -> merkle
     return frontier
 
 
-@transactional
+@own_transactions
 def checkpoint(session: Session, *, actor: str | None = "system") -> dict[str, Any]:
-    """Sign a checkpoint over the whole log now (audited), and return it."""
+    """Sign a checkpoint over the whole log now (audited), and return it: every entry
+    committed before the call is sequenced first, so the checkpoint covers it."""
+    flush(session)
+    return _checkpoint_now(session, actor)
+
+
+@transactional
+def _checkpoint_now(session: Session, actor: str | None) -> dict[str, Any]:
     head = session.scalar(locked(select(AuditHead).where(AuditHead.id == 1)))
     size = head.seq if head else 0
     if size == 0:
@@ -504,6 +783,7 @@ def sign_if_due(session: Session) -> dict[str, Any] | None:
     Asked for by a player wanting proofs; the check is a read, so a request that finds nothing
     due takes no write lock. Not audited: it adds no entry, so asking never grows the log.
     """
+    integrate(session)  # the asker's newest entries, if no other integrator is at them
     return _sign_due(session) if _checkpoint_due(session) else None
 
 
@@ -717,6 +997,7 @@ def verdict_dict(session: Session, found: ChainCheck) -> dict[str, Any]:
 @own_transactions
 def verify(session: Session) -> dict[str, Any]:
     """Verify the whole chain and every checkpoint; name the first bad entry."""
+    flush(session)
     return verdict_dict(session, check_chain(session))
 
 
@@ -841,6 +1122,7 @@ def iter_export(session: Session) -> Iterator[str]:
     memory. The export stops at the log's size when it began: a checkpoint signed later over
     entries it does not hold is left out.
     """
+    flush(session)
     bind = _engine(session)
     with bind.connect() as connection:
         size = connection.scalar(select(func.max(_ENTRIES.c.seq))) or 0

@@ -120,6 +120,7 @@ def run(session: Session, name: str, owner: str, *, whole: bool = False) -> Step
 
 
 def _run_audit(session: Session, row: CheckRun, owner: str, whole: bool) -> bool:
+    audit.integrate(session)  # what waits for the integrator, unless another is at it
     state = None if whole else audit.ChainState.from_json(row.state)
     if state is not None and not _heads(session, state):
         state = None  # the last entry checked is gone or changed: start again

@@ -92,6 +92,7 @@ def range_export_response(
 ) -> Response:
     """A range of the log as JSON Lines, with the checkpoint and proof that vouch for it."""
     db = get_session()
+    audit.flush(db)  # every entry committed so far is in the range it resolves
     first, last, proof = audit.export_range(
         db, from_seq=from_seq, to_seq=to_seq, since=since, until=until
     )

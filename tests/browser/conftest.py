@@ -88,7 +88,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         "CHECKPOINT_MIN_SECONDS": "0",
     }
     # Made here first, so both workers load the same signing key instead of racing to create it.
-    app = create_app({**settings, "CHECKPOINT_EVERY": 0})
+    app = create_app({**settings, "CHECKPOINT_EVERY": 0, "AUDIT_INTEGRATE_MS": 0})
     port = free_port()
     log = (home / "gunicorn.log").open("w")
     server = subprocess.Popen(

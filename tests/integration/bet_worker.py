@@ -1,8 +1,10 @@
 """A separate process that places Casino War bets: ``bet_worker.py CONFIG_JSON``.
 
-CONFIG_JSON holds the app settings, ``user_id``, ``bets``, ``bet`` and, for the crash test,
+CONFIG_JSON holds the app settings, ``user_id``, ``bets``, ``bet`` and, for the crash tests,
 ``hang_file``: then the process hangs inside its first bet's transaction (after the postings)
-and writes that file, waiting to be killed. Prints ``{"accepted": n, "refused": m}``.
+and writes that file, waiting to be killed; or ``hang_after_commit_file``: then it hangs right
+after its first bet commits, before its log entries are sequenced (PostgreSQL). Prints
+``{"accepted": n, "refused": m}``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ def main() -> None:
             return seqs
 
         audit.record_all = record_then_hang
+    if hang_after_commit_file := config.get("hang_after_commit_file"):
+
+        def hang_before_integrating(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+            Path(hang_after_commit_file).write_text("committed, not sequenced")
+            time.sleep(60)
+
+        audit._integrate_after_commit = hang_before_integrating
     accepted = refused = 0
     with app.app_context():
         session = app.extensions["sota_casino.sessionmaker"]()

@@ -51,6 +51,7 @@ def four_eyes(db_url: str, tmp_path: Path) -> Iterator[Session]:
             "SIGNING_KEY_FILE": str(tmp_path / "signing_key.pem"),
             "CHECKPOINT_EVERY": 0,
             "CHECK_INTERVAL_SECONDS": 0,
+            "AUDIT_INTEGRATE_MS": 0,
             "FOUR_EYES_TABLES": 1,
         }
     )

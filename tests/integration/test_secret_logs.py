@@ -29,6 +29,7 @@ SECRET_STATEMENTS = {
 def install_failure(app: Flask, name: str) -> None:
     table, event, condition = SECRET_STATEMENTS[name]
     engine = app.extensions["sota_casino.engine"]
+    table = _written_by_the_use_case(table, engine.dialect.name)
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             connection.execute(
@@ -54,9 +55,15 @@ def install_failure(app: Flask, name: str) -> None:
             )
 
 
+def _written_by_the_use_case(table: str, dialect: str) -> str:
+    """On PostgreSQL a use case writes its log entries to audit_pending (the integrator
+    sequences them into audit_entries after the commit)."""
+    return "audit_pending" if table == "audit_entries" and dialect == "postgresql" else table
+
+
 def remove_failure(app: Flask, name: str) -> None:
-    table = SECRET_STATEMENTS[name][0]
     engine = app.extensions["sota_casino.engine"]
+    table = _written_by_the_use_case(SECRET_STATEMENTS[name][0], engine.dialect.name)
     on_table = f" ON {table}" if engine.dialect.name == "postgresql" else ""
     with engine.begin() as connection:
         connection.execute(text(f"DROP TRIGGER IF EXISTS injected_{name}{on_table}"))

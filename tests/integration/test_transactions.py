@@ -27,7 +27,10 @@ from sota_casino.services.tx import NestedTransaction
 from sota_casino.services.tx import OutsideTransaction
 
 #: Takes the session only to read what it carries (the settings and the key), no database.
-NO_DATABASE = {"sota_casino.services.context.context_of"}
+NO_DATABASE = {
+    "sota_casino.services.context.context_of",
+    "sota_casino.services.audit.sequenced_in_transaction",  # asks the session's dialect only
+}
 
 
 def session_functions() -> list[tuple[str, Callable[..., Any]]]:
