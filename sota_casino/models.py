@@ -147,7 +147,6 @@ class IdempotencyRecord(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     key: Mapped[str] = mapped_column(String(64))
     request_hash: Mapped[str] = mapped_column(String(64))
-    status: Mapped[int] = mapped_column(Integer)
     response: Mapped[Any] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

@@ -67,14 +67,10 @@ def replay(session: Session, user_id: int, key: str | None, digest: str) -> Any 
 
 
 @in_transaction
-def remember(
-    session: Session, user_id: int, key: str | None, digest: str, response: Any, status: int = 201
-) -> None:
+def remember(session: Session, user_id: int, key: str | None, digest: str, response: Any) -> None:
     if key is not None:
         session.add(
-            IdempotencyRecord(
-                user_id=user_id, key=key, request_hash=digest, status=status, response=response
-            )
+            IdempotencyRecord(user_id=user_id, key=key, request_hash=digest, response=response)
         )
         session.flush()
 
