@@ -132,7 +132,7 @@ def test_a_use_case_sees_its_entries_sequenced_once_it_returns(
     after, pending = _counts(session)
     assert pending == 0
     assert after > before
-    assert ("round.bet", played["id"]) in _round_entries(session, player)
+    assert ("round.bet", played.id) in _round_entries(session, player)
 
 
 @ON_POSTGRES
@@ -190,7 +190,7 @@ def test_an_integrator_killed_holding_the_lock_is_taken_over_and_nothing_is_lost
     holder = _hold_the_integrator_lock(app, tmp_path / "holding")
     try:
         _wait_for(tmp_path / "holding", holder)
-        played = [rounds.place_casino_war_bet(session, player, 100)["id"] for _ in range(3)]
+        played = [rounds.place_casino_war_bet(session, player, 100).id for _ in range(3)]
         assert audit.integrate(session) == 0  # the lock is held: nobody else sequences
         sequenced, pending = _counts(session)
         assert sequenced == before and pending >= 3  # committed, waiting, not lost
@@ -269,7 +269,7 @@ def test_the_background_integrator_takes_what_no_use_case_integrated(
     while _counts(session)[1]:
         assert time.monotonic() < deadline, "the background integrator took nothing"
         time.sleep(0.02)
-    assert ("round.bet", played["id"]) in _round_entries(session, player)
+    assert ("round.bet", played.id) in _round_entries(session, player)
     _assert_gap_free(session)
 
 
@@ -279,12 +279,12 @@ def _play(app: Flask, user_id: int, count: int) -> list[tuple[str, int]]:
         own = app.extensions["sota_casino.sessionmaker"]()
         for number in range(count):
             played = rounds.place_casino_war_bet(own, user_id, 100, 100)
-            expected.append(("round.bet", played["id"]))
-            if played["status"] == "awaiting_decision":
+            expected.append(("round.bet", played.id))
+            if played.status == "awaiting_decision":
                 choice = "war" if number % 2 else "surrender"
-                rounds.decide_casino_war(own, user_id, played["id"], choice)
-                expected.append(("round.decision", played["id"]))
-            expected.append(("round.settled", played["id"]))
+                rounds.decide_casino_war(own, user_id, played.id, choice)
+                expected.append(("round.decision", played.id))
+            expected.append(("round.settled", played.id))
         own.close()
     return expected
 
@@ -312,9 +312,11 @@ def test_two_app_servers_integrating_at_once_never_fork_or_repeat_the_chain(
     with ThreadPoolExecutor(12) as pool:
         hammers = [pool.submit(integrate_hard, on) for on in (app, integrating_app, app)]
         servers = [app, integrating_app] * 4
-        plays = [pool.submit(_play, on, p, 10) for on, p in zip(servers, players, strict=True)]
-        expected = {p: f.result() for p, f in zip(players, plays, strict=True)}
-        stop.set()
+        try:
+            plays = [pool.submit(_play, on, p, 10) for on, p in zip(servers, players, strict=True)]
+            expected = {p: f.result(timeout=300) for p, f in zip(players, plays, strict=True)}
+        finally:  # a failed play must stop the integrators too, or the pool waits for ever
+            stop.set()
         assert all(h.result() > 0 for h in hammers)
     assert _counts(session)[1] == 0
     for user_id in players:  # each event once, in the player's order
