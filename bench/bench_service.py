@@ -51,8 +51,8 @@ def measure(url: str, workdir: Path) -> tuple[float, float]:
 
         def play() -> None:
             played = rounds.place_casino_war_bet(session, user, 100)
-            if played["status"] != "settled":
-                rounds.decide_casino_war(session, user, played["id"], "war")
+            if played.status != "settled":
+                rounds.decide_casino_war(session, user, played.id, "war")
 
         play()  # warm up: the signing key is registered on first use
         round_rate = _rate(ROUNDS, play)

@@ -86,8 +86,8 @@ def _seed(app: Flask) -> dict[str, Any]:
                 ).id
                 for _ in range(ROUNDS_EACH):
                     round_ = rounds.place_casino_war_bet(session, player, 500, 0)
-                    if round_["status"] == "awaiting_decision":
-                        rounds.decide_casino_war(session, player, round_["id"], "war")
+                    if round_.status == "awaiting_decision":
+                        rounds.decide_casino_war(session, player, round_.id, "war")
                 money.adjust(session, olga, player, "chips", 2_500, "bench credit")
             money.propose_adjustment(session, olga, player, "chips", 500_000, "bench proposal")
             audit.checkpoint(session)
