@@ -139,48 +139,76 @@ def _validated(model: type[M], data: object) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        message, field = _first_problem(error)
-        raise InvalidInput(message, field=field) from None
+        message, params, field = _first_problem(error)
+        raise InvalidInput(message, params=params, field=field) from None
 
 
 #: What a field must be, for pydantic's type errors.
 _EXPECTED: Final = {
-    "int_type": "an integer",
-    "int_parsing": "a whole number",
-    "string_type": "a string",
-    "bool_type": "true or false",
-    "list_type": "a list",
-    "dict_type": "an object",
-    "model_type": "an object",
+    "int_type": N_("an integer"),
+    "int_parsing": N_("a whole number"),
+    "string_type": N_("a string"),
+    "bool_type": N_("true or false"),
+    "list_type": N_("a list"),
+    "dict_type": N_("an object"),
+    "model_type": N_("an object"),
+}
+
+#: pydantic's other refusals, as message ids with its context as params (the API's English is
+#: pydantic's own wording after the field; a client sending Accept-Language reads its language).
+_PROBLEMS: Final = {
+    "missing": N_("%(field)s is required"),
+    "extra_forbidden": N_("unknown field %(field)s"),
+    "greater_than_equal": N_("%(field)s must be greater than or equal to %(ge)s"),
+    "less_than_equal": N_("%(field)s must be less than or equal to %(le)s"),
+    "greater_than": N_("%(field)s must be greater than %(gt)s"),
+    "less_than": N_("%(field)s must be less than %(lt)s"),
+    "multiple_of": N_("%(field)s must be a multiple of %(multiple_of)s"),
+    "literal_error": N_("%(field)s must be %(expected)s"),
+    "enum": N_("%(field)s must be %(expected)s"),
+    "string_too_short": N_("%(field)s: string should have at least %(min_length)s characters"),
+    "string_too_long": N_("%(field)s: string should have at most %(max_length)s characters"),
+    "string_pattern_mismatch": N_("%(field)s: string should match pattern '%(pattern)s'"),
+    "too_short": N_("%(field)s must have at least %(min_length)s items"),
+    "too_long": N_("%(field)s must have at most %(max_length)s items"),
 }
 
 
-def _first_problem(error: ValidationError) -> tuple[str, str]:
-    """Return the message and the field of the first problem pydantic found."""
+def _first_problem(error: ValidationError) -> tuple[str, dict[str, object], str]:
+    """Return the message id, its params and the field of the first problem pydantic found."""
     problem = error.errors(include_url=False)[0]
     where = ".".join(str(part) for part in problem["loc"]) or "the body"
     field = str(problem["loc"][0]) if problem["loc"] else ""
     kind, message = problem["type"], problem["msg"]
-    if kind == "missing":
-        return f"{where} is required", field
     if kind == "extra_forbidden":
-        return f"unknown field {where!r}", field
+        return _PROBLEMS[kind], {"field": repr(where)}, field
     if kind in _EXPECTED:
-        return f"{where} must be {_EXPECTED[kind]}, not {_json_kind(problem['input'])}", field
+        got = _json_kind(problem["input"])
+        return (
+            N_("%(field)s must be %(expected)s, not %(got)s"),
+            {
+                "field": where,
+                "expected": gettext(_EXPECTED[kind]),
+                "got": gettext(got),
+            },
+            field,
+        )
+    if kind in _PROBLEMS:
+        return _PROBLEMS[kind], {"field": where, **problem.get("ctx", {})}, field
     if message.startswith("Input should"):
-        return f"{where} must{message.removeprefix('Input should')}", field
-    return f"{where}: {message[:1].lower()}{message[1:]}", field
+        return f"{where} must{message.removeprefix('Input should')}", {}, field
+    return f"{where}: {message[:1].lower()}{message[1:]}", {}, field
 
 
 #: How a JSON value is named in messages; ``bool`` before ``int``, since a bool is an int.
 _JSON_KINDS: Final = (
-    (bool, "a boolean"),
-    (int, "a whole number"),
-    (float, "a number with a fraction or exponent"),
-    (str, "a string"),
-    (list, "a list"),
-    (dict, "an object"),
-    (type(None), "null"),
+    (bool, N_("a boolean")),
+    (int, N_("a whole number")),
+    (float, N_("a number with a fraction or exponent")),
+    (str, N_("a string")),
+    (list, N_("a list")),
+    (dict, N_("an object")),
+    (type(None), N_("null")),
 )
 
 

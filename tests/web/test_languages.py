@@ -370,3 +370,46 @@ def test_a_refused_alert_threshold_reads_in_the_operators_language(
     rule = {"kind": "player_adjustments", "currency": "sweets", "period_hours": "24"}
     answer = post_form(operator, "/operator/alerts/rules", {**rule, "threshold": "2.5"})
     assert console_refusal(answer) == THRESHOLD_REFUSALS[language]
+
+
+BODY_REFUSALS = {
+    "en": (
+        "bet is required",
+        "unknown field 'stake'",
+        "bet must be an integer, not a string",
+        "bet must be a multiple of 100",
+    ),
+    "fi": (
+        "bet puuttuu",
+        "tuntematon kenttä 'stake'",
+        "bet on oltava kokonaisluku, ei merkkijono",
+        "bet on oltava luvun 100 monikerta",
+    ),
+    "nb": (
+        "bet mangler",
+        "ukjent felt 'stake'",
+        "bet må være et heltall, ikke en streng",
+        "bet må være et multiplum av 100",
+    ),
+    "pt": (
+        "bet é obrigatório",
+        "campo desconhecido 'stake'",
+        "bet precisa ser um número inteiro, não um texto",
+        "bet precisa ser um múltiplo de 100",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_body_the_schema_refuses_reads_in_the_language_asked_for(
+    client: FlaskClient, language: str
+) -> None:
+    """The schema's own refusals (pydantic's) are message ids as well; the field keeps its name."""
+    from web_support import bearer
+
+    headers = {**bearer(client, "ines"), "Accept-Language": language}
+    bodies = ({}, {"bet": 500, "stake": 5}, {"bet": "500"}, {"bet": 150})
+    for body, message in zip(bodies, BODY_REFUSALS[language], strict=True):
+        answer = client.post("/api/v1/casino-war/rounds", json=body, headers=headers)
+        assert answer.status_code == 422, answer.get_json()
+        assert answer.get_json()["error"]["message"] == message
