@@ -153,8 +153,9 @@ def test_the_end_shows_a_summary_with_a_chart(tab: Any) -> None:
     tricks = len(game["tricks"])
     wars = sum(t["wars"] for t in game["tricks"])
     longest = max(t["wars"] for t in game["tricks"])
-    assert tab.inner_text("[data-testid=summary-tricks]") == str(tricks)
-    assert tab.inner_text("[data-testid=summary-wars]") == str(wars)
+    # Counts are written as English writes them: a long game's "1,340" tricks.
+    assert tab.inner_text("[data-testid=summary-tricks]") == f"{tricks:,}"
+    assert tab.inner_text("[data-testid=summary-wars]") == f"{wars:,}"
     assert tab.inner_text("[data-testid=summary-longest]").startswith(
         f"{longest} war" if longest else "no war"
     )
