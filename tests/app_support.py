@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flask import Flask
+
 
 def app_config(url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
     """Settings for a test app on ``url`` with its own signing key."""
@@ -20,3 +22,11 @@ def app_config(url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
         "FOUR_EYES_TABLES": 0,  # changes apply at once; four-eyes tests turn it on
         **overrides,
     }
+
+
+def assert_books_hold(app: Flask) -> None:
+    """``flask ledger check`` and ``flask audit verify`` must pass after a test moved money."""
+    runner = app.test_cli_runner()
+    for command in (["ledger", "check"], ["audit", "verify"]):
+        result = runner.invoke(args=command)
+        assert result.exit_code == 0, f"flask {' '.join(command)} failed:\n{result.output}"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from app_support import app_config
+from app_support import assert_books_hold
 from flask import Flask
 from sqlalchemy.orm import Session
 
@@ -67,14 +68,6 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     url = request.getfixturevalue("postgres_database")
     _empty_postgres(url)
     return url
-
-
-def assert_books_hold(app: Flask) -> None:
-    """``flask ledger check`` and ``flask audit verify`` must pass after a test moved money."""
-    runner = app.test_cli_runner()
-    for command in (["ledger", "check"], ["audit", "verify"]):
-        result = runner.invoke(args=command)
-        assert result.exit_code == 0, f"flask {' '.join(command)} failed:\n{result.output}"
 
 
 @pytest.fixture

@@ -8,7 +8,10 @@ the pair stays verifiable).
 from __future__ import annotations
 
 import hashlib
+import threading
+from typing import Any
 
+from flask import Flask
 from log_support import relog_commitment
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -17,8 +20,11 @@ from sota_casino.core import casino_war
 from sota_casino.core import fairness
 from sota_casino.core.cards import rank_value
 from sota_casino.models import SeedPair
+from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import ledger
+from sota_casino.services import money
+from sota_casino.services import rounds
 
 PASSWORD = "correct horse battery"
 
@@ -73,3 +79,53 @@ def assert_books_clean(session: Session) -> None:
 
 
 TABLE = casino_war.TableRules()
+
+
+def one_round_goes_through_while_another_is_held(
+    app: Flask, session: Session, first: int, second: int, *, after_append: bool
+) -> bool:
+    """Hold ``first``'s Sota game at its log append (just before it, or just after it with the
+    transaction still open), play one for ``second`` meanwhile, and return whether that game
+    finished within 10 s. Each player plays once first, so its accounts and the key exist."""
+    for user_id in (first, second):
+        rounds.play_sota(session, user_id, 1, preset="nordic")
+    reached, release, done = threading.Event(), threading.Event(), threading.Event()
+    holding = threading.local()
+    append = audit.record_all
+
+    def hold() -> None:
+        if getattr(holding, "pause", False) and not reached.is_set():
+            reached.set()
+            assert release.wait(30)
+
+    def held_append(*args: Any, **kwargs: Any) -> Any:
+        if after_append:
+            result = append(*args, **kwargs)
+            hold()
+            return result
+        hold()
+        return append(*args, **kwargs)
+
+    def play(user_id: int, *, hold: bool) -> None:
+        holding.pause = hold
+        with app.app_context():
+            own = app.extensions["sota_casino.sessionmaker"]()
+            rounds.play_sota(own, user_id, 1, preset="nordic")
+            money.balances(own, user_id)
+            own.close()
+        if not hold:
+            done.set()
+
+    audit.record_all = held_append
+    try:
+        held = threading.Thread(target=play, args=(first,), kwargs={"hold": True})
+        held.start()
+        assert reached.wait(30), "the first game never reached its log append"
+        threading.Thread(target=play, args=(second,), kwargs={"hold": False}).start()
+        went_through = done.wait(10)
+        release.set()
+        held.join(30)
+        return went_through
+    finally:
+        audit.record_all = append
+        release.set()

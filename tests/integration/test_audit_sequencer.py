@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from app_support import app_config
+from app_support import assert_books_hold
 from flask import Flask
+from service_support import one_round_goes_through_while_another_is_held
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -31,7 +33,6 @@ from sota_casino.models import AuditEntry
 from sota_casino.models import AuditPending
 from sota_casino.models import Round
 from sota_casino.services import audit
-from sota_casino.services import money
 from sota_casino.services import rounds
 
 WORKER = Path(__file__).with_name("bet_worker.py")
@@ -46,56 +47,9 @@ def test_a_round_paused_after_writing_its_entries_stalls_no_other_player(
     app: Flask, session: Session, register: Callable[..., int]
 ) -> None:
     first, second = register(), register()
-    for user_id in (first, second):  # each player's own accounts exist, the key is registered
-        rounds.play_sota(session, user_id, 1, preset="nordic")
-    written = threading.Event()
-    release = threading.Event()
-    holding = threading.local()
-    append = audit.record_all
-
-    def append_then_pause(*args: Any, **kwargs: Any) -> Any:
-        result = append(*args, **kwargs)
-        if getattr(holding, "pause", False) and not written.is_set():
-            written.set()  # the first player's entries are written, its transaction open
-            assert release.wait(30)
-        return result
-
-    def hold_a_round() -> None:
-        holding.pause = True
-        with app.app_context():
-            own = app.extensions["sota_casino.sessionmaker"]()
-            rounds.play_sota(own, first, 1, preset="nordic")
-            own.close()
-
-    audit.record_all = append_then_pause  # one thread pauses after it
-    try:
-        held = threading.Thread(target=hold_a_round)
-        held.start()
-        assert written.wait(30)
-        done = threading.Event()
-
-        def other_round() -> None:
-            with app.app_context():
-                own = app.extensions["sota_casino.sessionmaker"]()
-                rounds.play_sota(own, second, 1, preset="nordic")
-                money.balances(own, second)
-                own.close()
-            done.set()
-
-        threading.Thread(target=other_round).start()
-        assert done.wait(10), "the second player's round waited for the first's log entries"
-        release.set()
-        held.join(30)
-    finally:
-        audit.record_all = append
-        release.set()
-
-
-def assert_books_hold(app: Flask) -> None:
-    runner = app.test_cli_runner()
-    for command in (["ledger", "check"], ["audit", "verify"]):
-        result = runner.invoke(args=command)
-        assert result.exit_code == 0, f"flask {' '.join(command)} failed:\n{result.output}"
+    assert one_round_goes_through_while_another_is_held(
+        app, session, first, second, after_append=True
+    ), "the second player's round waited for the first's log entries"
 
 
 def _counts(session: Session) -> tuple[int, int]:

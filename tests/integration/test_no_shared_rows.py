@@ -5,24 +5,21 @@ PostgreSQL, a round holding its ledger rows open stalls no other player's round.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from flask import Flask
 from service_support import assert_books_clean
+from service_support import one_round_goes_through_while_another_is_held
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
 from sota_casino.models import Account
 from sota_casino.models import AuditEntry
-from sota_casino.services import audit
 from sota_casino.services import ledger
-from sota_casino.services import money
 from sota_casino.services import rounds
 
 PLAYERS = 6
@@ -124,48 +121,9 @@ def test_on_postgres_a_round_holding_its_ledger_rows_stalls_no_other_player(
     app: Flask, session: Session, register: Callable[..., int]
 ) -> None:
     first, second = register(), register()
-    for user_id in (first, second):  # each player's own accounts exist, the key is registered
-        rounds.play_sota(session, user_id, 1, preset="nordic")
-    posted = threading.Event()
-    release = threading.Event()
-    holding = threading.local()
-    append = audit.record_all
-
-    def paused_append(*args: Any, **kwargs: Any) -> list[int]:
-        if getattr(holding, "pause", False):
-            posted.set()  # the first player's transfers are posted, its rows locked
-            assert release.wait(30)
-        return append(*args, **kwargs)
-
-    def hold_a_round() -> None:
-        holding.pause = True
-        with app.app_context():
-            own = app.extensions["sota_casino.sessionmaker"]()
-            rounds.play_sota(own, first, 1, preset="nordic")
-            own.close()
-
-    audit.record_all = paused_append  # one thread pauses in it
-    try:
-        held = threading.Thread(target=hold_a_round)
-        held.start()
-        assert posted.wait(30)
-        done = threading.Event()
-
-        def other_round() -> None:
-            with app.app_context():
-                own = app.extensions["sota_casino.sessionmaker"]()
-                rounds.play_sota(own, second, 1, preset="nordic")
-                money.balances(own, second)
-                own.close()
-            done.set()
-
-        threading.Thread(target=other_round).start()
-        assert done.wait(10), "the second player's round waited for the first's ledger rows"
-        release.set()
-        held.join(30)
-    finally:
-        audit.record_all = append
-        release.set()
+    assert one_round_goes_through_while_another_is_held(
+        app, session, first, second, after_append=False
+    ), "the second player's round waited for the first's ledger rows"
     assert_books_clean(session)
     with session.begin():
         settled = session.scalars(
