@@ -90,3 +90,11 @@ def open_tab(chromium: Any, live_server: LiveServer, **context_options: Any) -> 
     problems.extend(page.evaluate("window.__cspViolations || []"))
     context.close()
     assert problems == [], problems  # e.g. a CSP violation, a script error, a missing file
+
+
+def wait_for_round(page: Any, nonce: int) -> None:
+    """Wait until the table shows the round of ``nonce`` (its summary may be hidden on phones)."""
+    page.wait_for_function(
+        "nonce => document.getElementById('bet-summary').textContent.includes('nonce ' + nonce)",
+        arg=nonce,
+    )

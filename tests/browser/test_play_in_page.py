@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from browser_support import LiveServer
 from browser_support import open_tab
+from browser_support import wait_for_round
 from test_player import leave_chips
 from test_player import sign_up
 
@@ -56,14 +57,6 @@ def in_viewport(page: Any, selector: str) -> bool:
             }""",
             selector,
         )
-    )
-
-
-def wait_for_round(page: Any, nonce: int) -> None:
-    """Wait until the table shows the round of ``nonce`` (its summary may be hidden on phones)."""
-    page.wait_for_function(
-        "nonce => document.getElementById('bet-summary').textContent.includes('nonce ' + nonce)",
-        arg=nonce,
     )
 
 

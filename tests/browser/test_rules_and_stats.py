@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from browser_support import sign_up
+from browser_support import wait_for_round
 
 from sota_casino.core import sota
 
@@ -64,12 +65,12 @@ def test_the_statistics_after_a_few_rounds_equal_the_players_own_rounds(
 ) -> None:
     sign_up(tab, "stats")
     tab.goto("/casino-war")
-    for _ in range(3):
+    for nonce in range(3):  # played in the page: wait for each round, not for a page load
         tab.click("#deal")
-        tab.wait_for_load_state()
-        if tab.locator("#go-to-war").count():
+        wait_for_round(tab, nonce)
+        if tab.locator("#decision").count():
             tab.click("#go-to-war")
-            tab.wait_for_load_state()
+            tab.wait_for_selector("[data-testid=result]")
     for _ in range(2):
         tab.goto("/sota")
         tab.click("#play")
