@@ -31,6 +31,7 @@ from sqlalchemy.orm import sessionmaker
 from .db import is_sqlite
 from .services import audit
 from .services import checks
+from .services.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +75,15 @@ def start_integrator(app: Flask, interval: float) -> None:
     if not _first_in_process(app, "integrator"):
         return
     make_session: sessionmaker[Session] = app.extensions["sota_casino.sessionmaker"]
+    context: ServiceContext = app.extensions["sota_casino.context"]
     stop = threading.Event()
+
+    def stop_integrating(_engine: object) -> None:
+        stop.set()
+        context.integrator_pid = None  # use cases integrate their own entries again
+
     # An app whose engine is disposed (a command done, a test's app) stops its integrator.
-    event.listen(app.extensions["sota_casino.engine"], "engine_disposed", lambda _: stop.set())
+    event.listen(app.extensions["sota_casino.engine"], "engine_disposed", stop_integrating)
 
     def step(session: Session) -> None:
         try:
@@ -95,6 +102,9 @@ def start_integrator(app: Flask, interval: float) -> None:
     )
     app.extensions["sota_casino.integrator"] = (thread, stop)
     thread.start()
+    # From now on this process's use cases leave their entries to the loop: one batch every
+    # interval instead of a transaction of its own after each commit.
+    context.integrator_pid = os.getpid()
 
 
 def start(app: Flask, interval: int) -> None:

@@ -26,7 +26,8 @@ INT_SETTINGS: dict[str, int] = {
     # a player's proof or bundle signs one over newer entries if the latest is this old (s)
     "CHECKPOINT_MIN_SECONDS": 5,
     # PostgreSQL: each process's background integrator looks for audit entries still waiting
-    # for their sequence numbers this often (ms; 0: off, and only use cases integrate)
+    # for their sequence numbers this often, and then its use cases leave their entries to it
+    # (ms; 0: off, and each use case integrates its own right after its commit)
     "AUDIT_INTEGRATE_MS": 100,
     "CHECK_INTERVAL_SECONDS": 30,  # the standing audit and ledger checks run this often (0: off)
     # Four eyes: an adjustment of more than this (minor units) waits for a second operator's

@@ -49,6 +49,7 @@ from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
 from .tx import insert_ignoring_conflicts
+from .tx import one_read
 from .tx import own_transactions
 from .tx import read_only
 from .tx import serialize_on
@@ -495,7 +496,7 @@ _SESSION_USER = (
 )
 
 
-@read_only
+@one_read
 def session_user(session: Session, token: object, *, kind: str = "web") -> UserView | None:
     """Return the user of a live session or token, or None if it ended, expired or is unknown."""
     if not isinstance(token, str) or not token:

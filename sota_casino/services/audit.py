@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time as clock
 from collections.abc import Callable
 from collections.abc import Collection
@@ -370,7 +371,7 @@ def _integrate_committed(session: Session, transaction: SessionTransaction) -> N
         return  # a savepoint: its entries commit or not with the whole transaction
     session.info.pop(_WROTE, None)  # written in a transaction that rolled back: gone with it
     last_id = session.info.pop(_COMMITTED, None)
-    if last_id is not None:
+    if last_id is not None and context_of(session).integrator_pid != os.getpid():
         _integrate_after_commit(session, last_id)
 
 

@@ -27,6 +27,9 @@ class ServiceContext:
     signing_key: Ed25519PrivateKey
     settings: Mapping[str, Any]
     public_key_registered: bool = field(default=False)
+    #: The process whose background integrator runs (PostgreSQL): its use cases leave their
+    #: audit entries to it, sequenced in batches, instead of one integration each.
+    integrator_pid: int | None = None
     #: What the process keeps between transactions, each entry owned by one service module
     #: (accounts' ids, table settings by version), never anything a rollback could undo.
     cache: dict[str, Any] = field(default_factory=dict)

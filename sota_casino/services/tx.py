@@ -53,6 +53,15 @@ WRITES = "sota_casino_writes"
 #: Connection option of a read-only transaction: it begins deferred, and a write in it is
 #: refused before it is sent.
 READ_ONLY = "sota_casino_read_only"
+#: Connection option of a use case that reads with one statement, outside any transaction.
+ONE_READ = "sota_casino_one_read"
+#: The connection's options for each kind of use case.
+_OPTIONS: dict[str, dict[str, Any]] = {
+    WRITES: {WRITES: True},
+    READ_ONLY: {READ_ONLY: True},
+    # AUTOCOMMIT: the statement is its own snapshot, with no BEGIN or COMMIT to wait for.
+    ONE_READ: {READ_ONLY: True, ONE_READ: True, "isolation_level": "AUTOCOMMIT"},
+}
 
 
 class NestedTransaction(RuntimeError):
@@ -137,7 +146,7 @@ def _run_in_transaction(
                 with session.begin():
                     # The option reaches the connection before its BEGIN is emitted; the
                     # cast: SQLAlchemy types the options as a TypedDict of its own keys.
-                    session.connection(execution_options=cast(Any, {mode: True}))
+                    session.connection(execution_options=cast(Any, _OPTIONS[mode]))
                     result = fn(session, *args, **kwargs)
                     committing = True
                 return result
@@ -237,6 +246,16 @@ def read_only(
     that takes no write lock on SQLite and no row lock on PostgreSQL, so a long report or check
     never delays play. A statement that would write is refused (:class:`WriteInReadOnly`)."""
     return _run_in_transaction(fn, READ_ONLY)
+
+
+def one_read(
+    fn: Callable[Concatenate[Session, P], R],
+) -> Callable[Concatenate[Session, P], R]:
+    """Run ``fn(session, ...)``, which reads with a single statement, outside any transaction:
+    the statement's own snapshot is all it needs, and it saves the round trips of a BEGIN and
+    a COMMIT. For what every request reads first (its caller's token). Writes are refused as
+    under :func:`read_only`."""
+    return _run_in_transaction(fn, ONE_READ)
 
 
 class WriteInReadOnly(RuntimeError):
