@@ -232,16 +232,32 @@ class Trick:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the trick as the API shapes it (plus ``steps``: cards per seat per step)."""
-        trick: dict[str, Any] = {
-            "laid": [list(cards) for cards in self.laid],
-            "wars": self.wars,
-            "winner": self.winner,
-            "counts": list(self.counts),
-            "steps": [[len(cards) for cards in step] for step in self.steps],
-        }
-        if self.returned is not None:
-            trick["returned"] = [[] if card is None else [card] for card in self.returned]
-        return trick
+        return _trick_dict(self.steps, self.winner, self.counts, self.returned)
+
+
+def _trick_dict(
+    steps: tuple[Step, ...],
+    winner: int | None,
+    counts: tuple[int, ...],
+    returned: tuple[Card | None, ...] | None,
+) -> dict[str, Any]:
+    """A trick as the API and the receipt shape it, straight from the engine's tuples: a game's
+    log is built twice (receipt and answer), a trick at a time, so this is on the hot path."""
+    if len(steps) == 1:  # nine tricks in ten: no war
+        (step,) = steps
+        laid = [list(cards) for cards in step]
+    else:
+        laid = [[card for step in steps for card in step[seat]] for seat in range(len(counts))]
+    trick: dict[str, Any] = {
+        "laid": laid,
+        "wars": len(steps) - 1,
+        "winner": winner,
+        "counts": list(counts),
+        "steps": [[len(cards) for cards in step] for step in steps],
+    }
+    if returned is not None:
+        trick["returned"] = [[] if card is None else [card] for card in returned]
+    return trick
 
 
 class TrickLog(Sequence[Trick]):
@@ -280,7 +296,7 @@ class TrickLog(Sequence[Trick]):
 
     def to_list(self) -> list[dict[str, Any]]:
         """Return every trick as a plain JSON dict."""
-        return [trick.to_dict() for trick in self]
+        return [_trick_dict(*raw) for raw in self._raw]
 
 
 @dataclass(frozen=True)
