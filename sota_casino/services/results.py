@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
+from fractions import Fraction
 from typing import Annotated
 from typing import Any
 from typing import Final
@@ -32,6 +33,7 @@ from pydantic_core import core_schema
 from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
 
 from ..core import casino_war
+from ..core import odds
 from ..core import sota
 from ..core.fairness import format_time
 from ..core.money import CURRENCIES
@@ -60,6 +62,10 @@ class OneOf:
 
 
 Hex64 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
+#: A moment as text, as the services write it.
+Time = Annotated[str, Field(pattern=TIME_PATTERN)]
+Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
+Open = dict[str, Any]
 Signature = Annotated[
     str, Field(pattern="^[0-9a-f]{128}$", description="Ed25519 over the canonical JSON, hex")
 ]
@@ -71,6 +77,12 @@ Currency = Annotated[str, OneOf(CURRENCIES)]
 GameName = Annotated[str, OneOf(GAMES)]
 Role = Annotated[str, OneOf(ROLES)]
 WarOutcome = Annotated[str, OneOf(casino_war.OUTCOMES)]
+#: The Casino War table options, in the core's ranges.
+Decks = Annotated[int, Field(ge=casino_war.RANGES["decks"][0], le=casino_war.RANGES["decks"][1])]
+TiePayout = Annotated[
+    int, Field(ge=casino_war.RANGES["tie_payout"][0], le=casino_war.RANGES["tie_payout"][1])
+]
+Bonus = Annotated[str, OneOf(casino_war.BONUS_MODES)]
 SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
 #: A moment, written in UTC to the microsecond (``2026-12-01T08:31:13.842813Z``).
 Moment = Annotated[
@@ -78,6 +90,19 @@ Moment = Annotated[
     PlainSerializer(format_time, return_type=str),
     WithJsonSchema({"type": "string", "pattern": TIME_PATTERN}),
 ]
+
+
+class Figure(TypedDict):
+    """An exact fraction, and its float for display."""
+
+    exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
+    value: float
+
+
+def figure(value: Fraction) -> Figure:
+    """:func:`~sota_casino.core.odds.figure`, typed as the answers declare it."""
+    found = odds.figure(value)
+    return Figure(exact=found["exact"], value=found["value"])
 
 
 def enum_schema(values: tuple[Any, ...]) -> dict[str, Any]:

@@ -182,11 +182,11 @@ def register_key(body: s.PlayerKeyRequest) -> ResponseReturnValue:
     "myStats",
     "Your statistics: results per game and per day against the exact odds",
     "accounts",
-    s.PlayerStats,
+    stats.PlayerStats,
     errors=DENIED,
 )
 def my_stats() -> ResponseReturnValue:
-    return jsonify(stats.player_stats(get_session(), g.user.id))
+    return _answer(stats.player_stats(get_session(), g.user.id))
 
 
 # --- fairness -----------------------------------------------------------------------------------

@@ -30,43 +30,43 @@ from ..services import checks
 from ..services import lists
 from ..services import money
 from ..services import proposals
-from ..services import results
 from ..services import rounds
 from ..services import settings
-from ..services import stats
 from ..services.results import CHIPS
 from ..services.results import SWEETS
 from ..services.results import Balances
+from ..services.results import Bonus
 from ..services.results import Card
 from ..services.results import Count
 from ..services.results import Currency
+from ..services.results import Day
+from ..services.results import Decks
+from ..services.results import Figure
 from ..services.results import GameName
 from ..services.results import Hex64
 from ..services.results import Id
 from ..services.results import OneOf
+from ..services.results import Open
 from ..services.results import Role
 from ..services.results import RoundRow
 from ..services.results import RoundSummary
 from ..services.results import Signature
 from ..services.results import Signed
 from ..services.results import SotaRules
+from ..services.results import TiePayout
+from ..services.results import Time
 from ..services.results import User
-from ..services.results import WarOutcome
 from ..services.results import enum_schema
 from ..services.text import NO_NUL_PATTERN
 
 MAX_MOVE_CARDS = 64
 AUDIT_FILTER_MAX = 200
-#: A moment as text, as the services write it.
-Time = Annotated[str, Field(pattern=results.TIME_PATTERN)]
 #: Text a database can store: no NUL (lone surrogates are refused when the body is read).
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
 #: Text with something besides white space (the services strip it), and no NUL.
 NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
-Open = dict[str, Any]
 Order = Annotated[str, OneOf((audit.NEWEST, audit.OLDEST))]
 CheckName = Annotated[str, OneOf(checks.NAMES)]
-Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
 PageLimit = Annotated[int, Field(ge=1, le=audit.MAX_PAGE)]
 
 
@@ -213,12 +213,6 @@ class TableSettingsChange(RootModel[Open]):
 
 # --- query strings ----------------------------------------------------------------------------
 
-#: The Casino War table options of the odds, in the core's ranges and with its defaults.
-Decks = Annotated[int, Field(ge=casino_war.RANGES["decks"][0], le=casino_war.RANGES["decks"][1])]
-TiePayout = Annotated[
-    int, Field(ge=casino_war.RANGES["tie_payout"][0], le=casino_war.RANGES["tie_payout"][1])
-]
-Bonus = Annotated[str, OneOf(casino_war.BONUS_MODES)]
 _DEFAULT_TABLE = casino_war.TableRules()
 
 
@@ -366,11 +360,6 @@ class AlertsQuery(Query):
 # --- responses --------------------------------------------------------------------------------
 
 
-class Figure(Answer):
-    exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
-    value: float
-
-
 class ErrorDetail(Answer):
     code: Annotated[str, Field(examples=["insufficient_funds"])]
     message: str
@@ -477,109 +466,6 @@ class Odds(Answer):
     house_edge_war: Figure
     house_edge_surrender: Figure
     house_edge_tie_bet: Figure | None
-
-
-class GameStats(Answer):
-    currency: Currency
-    rounds: Annotated[Count, Field(description="settled rounds (Sota: games)")]
-    open_rounds: Annotated[Count, Field(description="rounds waiting for a decision or move")]
-    handle: Annotated[Count, Field(description="everything staked, in the game's minor units")]
-    net: Annotated[int, Field(description="the player's net result")]
-    antes: Annotated[Count, Field(description="antes (Sota: stakes): the base of the edge")]
-    realized_edge: Figure | None
-    expected_edge: Figure | None
-
-
-class EdgeInterval(Answer):
-    """Where the realized edge falls 95 times in 100 for a player of exactly these rounds."""
-
-    confidence: Annotated[float, OneOf((stats.CONFIDENCE,))]
-    low: float
-    high: float
-    inside: bool
-
-
-class WarSetting(Answer):
-    """The player's Casino War rounds at one table setting, against its exact odds."""
-
-    decks: Decks
-    bonus: Bonus
-    tie_payout: TiePayout
-    rounds: Count
-    antes: Count
-    ties: Count
-    war_share: Figure
-    house_edge_war: Figure
-    house_edge_surrender: Figure
-    expected_edge: Figure
-    tie_bet_edge: Figure | None
-
-
-#: Settled rounds per outcome, every outcome present.
-OutcomeCounts = Annotated[
-    dict[WarOutcome, Count], Field(json_schema_extra={"required": list(casino_war.OUTCOMES)})
-]
-
-
-class WarStats(GameStats):
-    """``expected_edge`` plays each tie as the player did (the share of ties taken to war, per
-    table setting); ``interval`` is where the realized edge falls 95 times in 100."""
-
-    main_net: Annotated[int, Field(description="the net result without the tie bet")]
-    tie_bets: Count
-    tie_net: int
-    outcomes: OutcomeCounts
-    wars: Count
-    surrenders: Count
-    interval: EdgeInterval | None
-    realized_tie_edge: Figure | None
-    expected_tie_edge: Figure | None
-    settings: list[WarSetting]
-
-
-class SeatsStats(Answer):
-    seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
-    teams: bool
-    games: Count
-    wins: Count
-    draws: Count
-    losses: Count
-    net: int
-
-
-class SotaStats(GameStats):
-    by_seats: list[SeatsStats]
-
-
-class DayStats(Answer):
-    day: Annotated[str, Field(json_schema_extra={"format": "date"})]
-    game: GameName
-    currency: Currency
-    rounds: Id
-    handle: Count
-    net: int
-
-
-class BalancePoint(Answer):
-    time: Time
-    balance: Count
-
-
-BalanceLine = Annotated[list[BalancePoint], Field(max_length=stats.BALANCE_POINTS)]
-
-
-class BalanceHistory(Answer):
-    """The balance after each money move, thinned evenly to at most 240 points."""
-
-    chips: BalanceLine
-    sweets: BalanceLine
-
-
-class PlayerStats(Answer):
-    casino_war: WarStats
-    sota: SotaStats
-    days: Annotated[list[DayStats], Field(description="per UTC day a round settled, and game")]
-    balance_history: BalanceHistory
 
 
 class OpenAPIDocument(Answer):
