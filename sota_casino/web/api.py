@@ -48,6 +48,7 @@ from . import schemas as s
 from .openapi import CHANGE
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
+from .openapi import answer as _answer
 from .openapi import openapi_document
 from .openapi import operation
 from .security import api_login_required
@@ -76,11 +77,6 @@ def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
         request_body=fields,
         **fields,
     )
-
-
-def _answer(result: Any, status: int = 200) -> ResponseReturnValue:
-    """Answer a use case's result (:mod:`~sota_casino.services.results`) as its JSON."""
-    return jsonify(to_json(result)), status
 
 
 def _created(payload: Any) -> ResponseReturnValue:

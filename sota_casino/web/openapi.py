@@ -19,6 +19,7 @@ from typing import Any
 from typing import Final
 
 from flask import Flask
+from flask import jsonify
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 from pydantic import TypeAdapter
@@ -168,6 +169,11 @@ def operation(
         return run
 
     return decorate
+
+
+def answer(result: Any, status: int = 200) -> ResponseReturnValue:
+    """Answer a use case's result (:mod:`~sota_casino.services.results`) as its JSON."""
+    return jsonify(results.to_json(result)), status
 
 
 def _ref(model: type[Any]) -> dict[str, str]:

@@ -44,6 +44,7 @@ from ..services import money
 from ..services import reports
 from ..services import settings
 from ..services import staff
+from ..services.results import Figure
 from .charts import Reference
 from .charts import Series
 from .charts import bar_chart
@@ -226,35 +227,30 @@ def export_response() -> Response:
 # --- ledger and house -------------------------------------------------------------------------
 
 
-def _fraction(figure: dict[str, Any] | None) -> Fraction | None:
+def _fraction(figure: Figure | None) -> Fraction | None:
     if figure is None:
         return None
     return Fraction(figure["exact"])
 
 
-def _edge_chart(summary: dict[str, Any]) -> Any:
+def _edge_chart(summary: reports.LedgerSummary) -> Any:
     """The realized edge of each game by day, with Casino War's theoretical edge as a line."""
-    days = sorted({row["day"] for row in summary["days"]})
-    by_key = {(row["day"], row["game"]): row for row in summary["days"]}
+    days = sorted({row.day for row in summary.days})
+    edges = {(row.day, row.game): row.realized_edge for row in summary.days}
     series = [
         Series(
             game.replace("_", " ").title(),
-            tuple(
-                (day[5:], _fraction((by_key.get((day, game)) or {}).get("realized_edge")))
-                for day in days
-            ),
+            tuple((day[5:], _fraction(edges.get((day, game)))) for day in days),
         )
         for game in reports.GAMES
     ]
-    war = summary["theoretical"]["casino_war"]
-    theoretical = Fraction(war["edge"]["exact"])
+    theoretical = Fraction(summary.theoretical.casino_war.edge["exact"])
     references = [Reference(gettext("Casino War theoretical"), theoretical, "Casino War")]
     return line_chart(series, title=gettext("Realized house edge by day"), references=references)
 
 
-def _result_chart(summary: dict[str, Any], game: str) -> Any:
-    rows = [row for row in summary["days"] if row["game"] == game]
-    bars = [(row["day"][5:], row["house_result"]) for row in rows]
+def _result_chart(summary: reports.LedgerSummary, game: str) -> Any:
+    bars = [(row.day[5:], row.house_result) for row in summary.days if row.game == game]
     titles = {
         "casino_war": N_("Casino War: house result by day (hundredths of a chip)"),
         "sota": N_("Sota: house result by day (sweets)"),

@@ -36,6 +36,7 @@ from .openapi import CHANGE
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
 from .openapi import View
+from .openapi import answer
 from .openapi import operation
 from .operator import OWN_PREFERENCES
 from .operator import export_response
@@ -71,7 +72,7 @@ def _actor_id() -> int:
     return int(g.user.id)
 
 
-def read(id: str, summary: str, ok: type[BaseModel] | None, **more: Any) -> Callable[[View], View]:
+def read(id: str, summary: str, ok: type[Any] | None, **more: Any) -> Callable[[View], View]:
     """Declare a GET that staff may use, auditors included."""
     return operation(id, summary, TAG, ok, **{"errors": DENIED, **more})
 
@@ -79,7 +80,7 @@ def read(id: str, summary: str, ok: type[BaseModel] | None, **more: Any) -> Call
 def change(
     id: str,
     summary: str,
-    ok: type[BaseModel],
+    ok: type[Any],
     body: type[BaseModel],
     beyond_schema: tuple[str, ...] = (),
 ) -> Callable[[View], View]:
@@ -198,9 +199,9 @@ def audit_range_export(query: s.RangeExportQuery) -> ResponseReturnValue:
 
 
 @bp.get("/ledger/summary")
-@read("ledgerSummary", "Balances, house results and edges", s.LedgerSummary)
+@read("ledgerSummary", "Balances, house results and edges", reports.LedgerSummary)
 def ledger_summary() -> ResponseReturnValue:
-    return jsonify(reports.house_summary(get_session()))
+    return answer(reports.house_summary(get_session()))
 
 
 @bp.get("/ledger/check")
@@ -213,13 +214,13 @@ def ledger_check() -> ResponseReturnValue:
 @read(
     "ledgerMath",
     "The house result against the math, per table version played",
-    s.HouseMath,
+    reports.HouseMath,
     errors=QUERY_ERRORS,
     query=s.MathQuery,
     beyond_schema=("since after until",),
 )
 def ledger_math(query: s.MathQuery) -> ResponseReturnValue:
-    return jsonify(reports.house_math(get_session(), **query.model_dump()))
+    return answer(reports.house_math(get_session(), **query.model_dump()))
 
 
 # --- standing checks ----------------------------------------------------------------------------

@@ -39,7 +39,6 @@ from ..services.results import Bonus
 from ..services.results import Card
 from ..services.results import Count
 from ..services.results import Currency
-from ..services.results import Day
 from ..services.results import Decks
 from ..services.results import Figure
 from ..services.results import GameName
@@ -577,106 +576,11 @@ class ConsistencyProof(Answer):
     proof: list[Hex64]
 
 
-class AccountBalances(Answer):
-    house: int
-    escrow: int
-    issuance: int
-    players: int
-
-
-class Tally(Answer):
-    """Totals of settled rounds."""
-
-    rounds: Count
-    handle: int
-    house_result: int
-    antes: int
-    main_result: int
-    tie_bets: int
-    tie_result: int
-    realized_edge: Figure | None
-    realized_tie_edge: Figure | None
-    currency: Currency
-
-
-class GameTally(Tally):
-    open_rounds: Count
-
-
-class DayTally(Tally):
-    day: Day
-    game: GameName
-
-
-class CasinoWarTheory(Answer):
-    rules: Open
-    strategy: str
-    edge: Figure | None
-    tie_edge: Figure | None
-
-
-class Theoretical(Answer):
-    casino_war: CasinoWarTheory
-    sota: None = Field(description="no closed form")
-
-
-class LedgerSummary(Answer):
-    balances: dict[str, AccountBalances]
-    games: dict[str, GameTally]
-    days: list[DayTally]
-    theoretical: Theoretical
-
-
 class LedgerCheck(CheckVerdict):
     problems: Annotated[list[str], Field(description="the first 100")]
     problem_count: Count
     transfers: Count
     accounts: Count
-
-
-class Interval(Answer):
-    """An estimate and its 95 % interval."""
-
-    value: float
-    low: float
-    high: float
-
-
-class RealizedEdge(Interval):
-    exact: str
-
-
-class MathVersion(Answer):
-    game: GameName
-    currency: Currency
-    rules: Open
-    version: str
-    rounds: Count
-    first_settled: Day | None
-    last_settled: Day | None
-    antes: int
-    main_result: int
-    realized_edge: RealizedEdge | None
-    theoretical_edge: Annotated[
-        Figure | None,
-        Field(description="exact, for the rules and the share of tied antes surrendered"),
-    ]
-    always_war_edge: Figure | None
-    consistent: Annotated[bool | None, Field(description="theoretical inside the interval")]
-    ties: Count
-    surrenders: Count
-    surrendered_ante_share: Figure | None
-    surrender_rate: Interval | None
-    tie_bets: int
-    tie_result: int
-    realized_tie_edge: Figure | None
-    theoretical_tie_edge: Figure | None
-
-
-class HouseMath(Answer):
-    since: Day | None
-    until: Day | None
-    versions: list[MathVersion]
 
 
 class Account(Answer):
