@@ -161,6 +161,14 @@ class User:
 
 
 @dataclass(frozen=True, slots=True)
+class Person:
+    """A user by id, and by name while the account exists."""
+
+    id: Id
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Me:
     """The caller and its balances."""
 

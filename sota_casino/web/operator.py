@@ -471,5 +471,5 @@ def update_table(name: str) -> ResponseReturnValue:
             "The change is proposed (#%(id)s): it applies to new rounds once a second "
             "operator approves it."
         )
-        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
+        flash(gettext(proposed, id=done["approval"].id), "ok")
     return redirect(url_for(".tables"), code=303)

@@ -28,6 +28,7 @@ from ..services import money
 from ..services import reports
 from ..services import settings
 from ..services import staff
+from ..services.proposals import ApprovalView
 from ..services.results import to_json
 from . import inputs
 from . import schemas as s
@@ -434,13 +435,13 @@ def update_table(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
 @read(
     "approvals",
     "A page of proposed changes (pending by default), newest first",
-    s.ApprovalPage,
+    approvals.ApprovalPage,
     errors=QUERY_ERRORS,
     query=s.ApprovalsQuery,
 )
 def approval_list(query: s.ApprovalsQuery) -> ResponseReturnValue:
     status = query.status or "pending"
-    return jsonify(
+    return answer(
         approvals.listing(get_session(), status=status, cursor=query.cursor, limit=query.limit)
     )
 
@@ -450,7 +451,7 @@ def approval_list(query: s.ApprovalsQuery) -> ResponseReturnValue:
     "proposeAdjustment",
     "Propose an adjustment for a second operator to approve (audited; nothing moves yet)",
     TAG,
-    s.ApprovalView,
+    ApprovalView,
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.AdjustmentProposal,
@@ -459,7 +460,7 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     proposal = money.propose_adjustment(
         get_session(), _actor_id(), body.user_id, body.currency, body.amount, body.reason
     )
-    return jsonify(proposal), 201
+    return answer(proposal, 201)
 
 
 @bp.post("/approvals/tables/<name>")
@@ -467,7 +468,7 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     "proposeTableChange",
     "Propose a table change for a second operator to approve (audited; nothing changes yet)",
     TAG,
-    s.ApprovalView,
+    ApprovalView,
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.TableSettingsChange,
@@ -475,29 +476,29 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
 )
 def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     proposal = settings.propose_table_change(get_session(), _actor_id(), name, body.root)
-    return jsonify(proposal), 201
+    return answer(proposal, 201)
 
 
 @bp.post("/approvals/<id:approval_id>/approve")
 @change(
     "approve",
     "Approve another operator's proposal: it applies now (audited)",
-    s.ApprovalView,
+    ApprovalView,
     s.Decision,
 )
 def approve(approval_id: int, body: s.Decision) -> ResponseReturnValue:
-    return jsonify(approvals.decide(get_session(), _actor_id(), approval_id, True, body.note))
+    return answer(approvals.decide(get_session(), _actor_id(), approval_id, True, body.note))
 
 
 @bp.post("/approvals/<id:approval_id>/reject")
 @change(
     "reject",
     "Reject another operator's proposal: nothing changes (audited)",
-    s.ApprovalView,
+    ApprovalView,
     s.Decision,
 )
 def reject(approval_id: int, body: s.Decision) -> ResponseReturnValue:
-    return jsonify(approvals.decide(get_session(), _actor_id(), approval_id, False, body.note))
+    return answer(approvals.decide(get_session(), _actor_id(), approval_id, False, body.note))
 
 
 # --- alerts -------------------------------------------------------------------------------------
@@ -507,12 +508,12 @@ def reject(approval_id: int, body: s.Decision) -> ResponseReturnValue:
 @read(
     "alerts",
     "A page of alerts raised, newest first",
-    s.AlertPage,
+    alerts.AlertPage,
     errors=QUERY_ERRORS,
     query=s.AlertsQuery,
 )
 def alert_list(query: s.AlertsQuery) -> ResponseReturnValue:
-    return jsonify(
+    return answer(
         alerts.listing(
             get_session(), open_only=bool(query.open), cursor=query.cursor, limit=query.limit
         )
@@ -520,9 +521,9 @@ def alert_list(query: s.AlertsQuery) -> ResponseReturnValue:
 
 
 @bp.get("/alerts/rules")
-@read("alertRules", "The alert rules", s.AlertRuleList)
+@read("alertRules", "The alert rules", alerts.AlertRuleList)
 def alert_rules() -> ResponseReturnValue:
-    return jsonify({"rules": alerts.rules(get_session())})
+    return answer(alerts.rules(get_session()))
 
 
 @bp.post("/alerts/rules")
@@ -530,7 +531,7 @@ def alert_rules() -> ResponseReturnValue:
     "createAlertRule",
     "Add an alert rule (audited)",
     TAG,
-    s.AlertRuleView,
+    alerts.AlertRuleView,
     status=201,
     errors=CHANGE,
     body=s.AlertRuleRequest,
@@ -539,15 +540,18 @@ def create_alert_rule(body: s.AlertRuleRequest) -> ResponseReturnValue:
     rule = alerts.create_rule(
         get_session(), _actor_id(), body.kind, body.currency, body.threshold, body.period_hours
     )
-    return jsonify(rule), 201
+    return answer(rule, 201)
 
 
 @bp.put("/alerts/rules/<id:rule_id>/enabled")
 @change(
-    "setAlertRuleEnabled", "Turn an alert rule on or off (audited)", s.AlertRuleView, s.RuleEnabled
+    "setAlertRuleEnabled",
+    "Turn an alert rule on or off (audited)",
+    alerts.AlertRuleView,
+    s.RuleEnabled,
 )
 def alert_rule_enabled(rule_id: int, body: s.RuleEnabled) -> ResponseReturnValue:
-    return jsonify(alerts.set_enabled(get_session(), _actor_id(), rule_id, body.enabled))
+    return answer(alerts.set_enabled(get_session(), _actor_id(), rule_id, body.enabled))
 
 
 @bp.post("/alerts/<id:alert_id>/acknowledge")
@@ -555,11 +559,11 @@ def alert_rule_enabled(rule_id: int, body: s.RuleEnabled) -> ResponseReturnValue
     "acknowledgeAlert",
     "Mark an alert as seen (audited)",
     TAG,
-    s.AlertView,
+    alerts.AlertView,
     errors=CHANGE_OF_ONE,
 )
 def acknowledge_alert(alert_id: int) -> ResponseReturnValue:
-    return jsonify(alerts.acknowledge(get_session(), _actor_id(), alert_id))
+    return answer(alerts.acknowledge(get_session(), _actor_id(), alert_id))
 
 
 @bp.put("/me/time-zone")

@@ -691,29 +691,6 @@ class SeedPairPage(Answer):
     next_cursor: Id | None
 
 
-class Person(Answer):
-    id: Id
-    name: str | None
-
-
-class ApprovalView(Answer):
-    id: Id
-    kind: Annotated[str, OneOf(proposals.KINDS)]
-    subject: str
-    change: Open
-    status: Annotated[str, OneOf(proposals.STATUSES)]
-    proposed_by: Person
-    proposed_at: Time
-    decided_by: Person | None
-    decided_at: Time | None
-    note: str | None
-
-
-class ApprovalPage(Answer):
-    approvals: list[ApprovalView]
-    next_cursor: Id | None
-
-
 class AdjustmentProposal(AdjustmentRequest):
     """An adjustment for a second operator to approve."""
 
@@ -727,39 +704,6 @@ class AlertRuleRequest(Request):
     currency: Currency = "chips"
     threshold: Annotated[int, Field(ge=0, le=alerts.MAX_THRESHOLD)] = 0
     period_hours: Annotated[int, Field(ge=1, le=alerts.MAX_PERIOD_HOURS)] = 24
-
-
-class AlertRuleView(Answer):
-    id: Id
-    kind: Annotated[str, OneOf(alerts.KINDS)]
-    currency: Currency | None
-    threshold: Count
-    period_hours: Annotated[int, Field(ge=1)]
-    enabled: bool
-    description: str
-    created_by: Person
-    created_at: Time
-
-
-class AlertRuleList(Answer):
-    rules: list[AlertRuleView]
-
-
-class AlertView(Answer):
-    id: Id
-    rule_id: Id
-    subject: str | None
-    message: str
-    data: Open
-    audit_seq: Id | None
-    raised_at: Time
-    acknowledged_by: Person | None
-    acknowledged_at: Time | None
-
-
-class AlertPage(Answer):
-    alerts: list[AlertView]
-    next_cursor: Id | None
 
 
 class RuleEnabled(Request):
