@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from fractions import Fraction
@@ -58,6 +60,8 @@ from .results import Currency
 from .results import Day
 from .results import Figure
 from .results import GameName
+from .results import Hex64
+from .results import Id
 from .results import Open
 from .results import figure
 from .transparency import NOTE_ORIGIN
@@ -584,7 +588,7 @@ def _transfers(
 
 def _audit_entries(
     session: Session, user_id: int, limit: int, before: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[results.AuditEntry]:
     """The audit entries by or about the user before seq ``before``, newest first."""
     name = f"user:{user_id}"
     query = select(AuditEntry).where(or_(AuditEntry.subject == name, AuditEntry.actor == name))
@@ -594,7 +598,7 @@ def _audit_entries(
     return [audit.entry_dict(row) for row in rows]
 
 
-def _next(items: list[dict[str, Any]], limit: int, key: str) -> int | None:
+def _next(items: Sequence[Mapping[str, Any]], limit: int, key: str) -> int | None:
     """The cursor of the page after ``items`` (its last key), if the page was full."""
     return items[-1][key] if len(items) == limit else None
 
@@ -736,8 +740,24 @@ def adjustment_preview(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class SignedNote:
+    origin: str
+    key_name: str
+    public_key_hex: Hex64
+    size: Id
+    note: Annotated[str, Field(description="C2SP tlog-checkpoint signed note")]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointNote:
+    """The latest checkpoint as a signed note (none before the first checkpoint)."""
+
+    note: SignedNote | None
+
+
 @read_only
-def checkpoint_note(session: Session) -> dict[str, Any] | None:
+def checkpoint_note(session: Session) -> CheckpointNote:
     """Return the latest checkpoint in the C2SP tlog-checkpoint signed-note form (or None).
 
     The note is signed on demand with the service's key; it states the same size and root as
@@ -745,15 +765,10 @@ def checkpoint_note(session: Session) -> dict[str, Any] | None:
     """
     row = session.scalar(select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1))
     if row is None:
-        return None
+        return CheckpointNote(None)
     ctx = context_of(session)
-    return {
-        "origin": NOTE_ORIGIN,
-        "key_name": NOTE_ORIGIN,
-        "public_key_hex": ctx.public_key_hex,
-        "size": row.size,
-        "note": signed_note(ctx.signing_key, row.size, row.root),
-    }
+    note = signed_note(ctx.signing_key, row.size, row.root)
+    return CheckpointNote(SignedNote(NOTE_ORIGIN, NOTE_ORIGIN, ctx.public_key_hex, row.size, note))
 
 
 @read_only
@@ -765,7 +780,7 @@ def tables(session: Session) -> dict[str, Any]:
         .order_by(AuditEntry.seq.desc())
         .limit(TABLE_HISTORY)
     )
-    history = [audit.entry_dict(row) for row in changes]
+    history: list[dict[str, Any]] = [{**audit.entry_dict(row)} for row in changes]
     names = actor_names(
         session,
         {e["actor"] for e in history}

@@ -280,6 +280,63 @@ CommitmentDocument = Annotated[
 ]
 
 
+class AuditEntry(TypedDict):
+    """An entry of the audit log, hashed into the chain as it is written here."""
+
+    seq: Id
+    time: Time
+    actor: str | None
+    action: str
+    subject: str | None
+    data: Open
+    prev_hash: Hex64
+    hash: Hex64
+
+
+class _CheckpointFields(TypedDict):
+    type: Literal["checkpoint"]
+    v: Literal[1]
+    size: Id
+    root: Hex64
+    time: Time
+
+
+class Checkpoint(TypedDict):
+    """A signed checkpoint of the audit log (``core.audit_chain.checkpoint_document``)."""
+
+    document: Annotated[
+        dict[str, Any], WithJsonSchema(TypeAdapter(_CheckpointFields).json_schema())
+    ]
+    signature: Signature
+    public_key_hex: Hex64
+
+
+class AnchorOf(TypedDict):
+    """The document an anchor ties to the log: a pair's commitment, a round's settlement, or
+    the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
+
+    kind: Annotated[str, OneOf(("commitment", "settlement", "decision"))]
+    seed_pair_id: NotRequired[Id]
+    round_id: NotRequired[Id]
+    index: NotRequired[Count]
+
+
+class Anchor(TypedDict):
+    """A document's audit entry, proved into a signed checkpoint (``core.anchors``)."""
+
+    of: AnchorOf
+    entry: AuditEntry
+    leaf_index: Annotated[Count, Field(description="the entry's seq - 1")]
+    checkpoint_size: Annotated[Id, Field(description="the signed checkpoint it proves into")]
+    proof: Annotated[list[Hex64], Field(description="RFC 6962 inclusion proof, leaf side first")]
+
+
+class PendingAnchor(TypedDict):
+    of: AnchorOf
+    reason: str
+    retry_after: Annotated[int, Field(ge=1, description="seconds until it is worth asking again")]
+
+
 class Signed(TypedDict):
     """A signed document of docs/fairness.md."""
 

@@ -33,6 +33,7 @@ from ..services import player_keys
 from ..services import rounds
 from ..services import stats
 from ..services import transparency
+from ..services.audit import ConsistencyProof
 from ..services.results import ActiveSeedPair
 from ..services.results import CasinoWarRound
 from ..services.results import Me
@@ -365,12 +366,12 @@ def receipt(round_id: int) -> ResponseReturnValue:
     "Your settled round's audit entries (settlement, decisions, commitment) with inclusion "
     "proofs in a signed checkpoint; 409 not_yet_anchored with Retry-After until one covers them",
     "history",
-    s.RoundProof,
+    transparency.RoundProof,
     errors=(*ONE, 409),
 )
 def round_proof(round_id: int) -> ResponseReturnValue:
     audit.sign_if_due(get_session())
-    return jsonify(transparency.round_proof(get_session(), g.user.id, round_id))
+    return _answer(transparency.round_proof(get_session(), g.user.id, round_id))
 
 
 # --- the public transparency log: hashes only, never an entry ----------------------------------
@@ -381,12 +382,12 @@ def round_proof(round_id: int) -> ResponseReturnValue:
     "latestCheckpoint",
     "The audit log's latest signed checkpoint (also as a C2SP signed note)",
     "transparency",
-    s.PublicCheckpoint,
+    transparency.PublicCheckpoint,
     errors=(404,),
     auth=False,
 )
 def latest_checkpoint() -> ResponseReturnValue:
-    return jsonify(transparency.latest(get_session()))
+    return _answer(transparency.latest(get_session()))
 
 
 @bp.get("/transparency/checkpoints/<id:size>")
@@ -394,12 +395,12 @@ def latest_checkpoint() -> ResponseReturnValue:
     "checkpointBySize",
     "The signed checkpoint over exactly this many entries",
     "transparency",
-    s.PublicCheckpoint,
+    transparency.PublicCheckpoint,
     errors=(404,),
     auth=False,
 )
 def checkpoint_by_size(size: int) -> ResponseReturnValue:
-    return jsonify(transparency.checkpoint(get_session(), size))
+    return _answer(transparency.checkpoint(get_session(), size))
 
 
 @bp.get("/transparency/consistency")
@@ -407,13 +408,13 @@ def checkpoint_by_size(size: int) -> ResponseReturnValue:
     "consistency",
     "The RFC 6962 proof that one signed checkpoint's tree is a prefix of a later one's",
     "transparency",
-    s.ConsistencyProof,
+    ConsistencyProof,
     errors=(404, 422),
     auth=False,
     query=s.ConsistencyQuery,
 )
 def consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
-    return jsonify(transparency.consistency(get_session(), query.old_size, query.new_size))
+    return _answer(transparency.consistency(get_session(), query.old_size, query.new_size))
 
 
 @bp.get("/openapi.json")

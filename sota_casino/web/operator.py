@@ -45,6 +45,7 @@ from ..services import reports
 from ..services import settings
 from ..services import staff
 from ..services.results import Figure
+from ..services.results import to_json
 from .charts import Reference
 from .charts import Series
 from .charts import bar_chart
@@ -154,7 +155,7 @@ def audit_log() -> ResponseReturnValue:
         filters=filters,
         paged=any(v is not None for v in (after_seq, before_seq, from_seq)),
         status=checks.audit_verdict(db),
-        note=reports.checkpoint_note(db),
+        note=reports.checkpoint_note(db).note,
         text_window=audit.TEXT_WINDOW,
     )
 
@@ -170,7 +171,7 @@ def audit_entries_export() -> ResponseReturnValue:
 @bp.get("/checks/<name>")
 def check_progress(name: str) -> ResponseReturnValue:
     """A standing check's stored verdict and progress, for the page to follow a whole check."""
-    return jsonify(checks.verdict(get_session(), name))
+    return jsonify(to_json(checks.verdict(get_session(), name)))
 
 
 @bp.post("/checks/<name>")
@@ -203,7 +204,7 @@ def make_checkpoint() -> ResponseReturnValue:
 
 @bp.get("/audit/proof/<id:seq>")
 def inclusion_proof(seq: int) -> ResponseReturnValue:
-    response = jsonify(audit.inclusion_proof(get_session(), seq))
+    response = jsonify(to_json(audit.inclusion_proof(get_session(), seq)))
     response.headers["Content-Disposition"] = f'attachment; filename="audit-proof-{seq}.json"'
     return response
 

@@ -29,6 +29,7 @@ from ..services import reports
 from ..services import settings
 from ..services import staff
 from ..services.proposals import ApprovalView
+from ..services.results import Checkpoint
 from ..services.results import to_json
 from . import inputs
 from . import schemas as s
@@ -104,28 +105,32 @@ TABLE_RULES = (
 
 @bp.get("/audit")
 @read(
-    "auditEntries", "A page of audit entries", s.AuditPage, errors=QUERY_ERRORS, query=s.AuditQuery
+    "auditEntries",
+    "A page of audit entries",
+    audit.AuditPage,
+    errors=QUERY_ERRORS,
+    query=s.AuditQuery,
 )
 def audit_entries(query: s.AuditQuery) -> ResponseReturnValue:
-    return jsonify(audit.entries(get_session(), **query.model_dump()))
+    return answer(audit.entries(get_session(), **query.model_dump()))
 
 
 @bp.get("/audit/verify")
-@read("auditVerify", "The stored verdict of the whole audit check", s.AuditVerification)
+@read("auditVerify", "The stored verdict of the whole audit check", checks.AuditVerification)
 def audit_verify() -> ResponseReturnValue:
-    return jsonify(checks.audit_verdict(get_session()))
+    return answer(checks.audit_verdict(get_session()))
 
 
 @bp.get("/audit/checkpoints")
 @read(
     "auditCheckpoints",
     "A page of signed checkpoints",
-    s.CheckpointList,
+    audit.CheckpointList,
     errors=QUERY_ERRORS,
     query=s.CheckpointsQuery,
 )
 def audit_checkpoints(query: s.CheckpointsQuery) -> ResponseReturnValue:
-    return jsonify(audit.checkpoints(get_session(), **query.model_dump()))
+    return answer(audit.checkpoints(get_session(), **query.model_dump()))
 
 
 @bp.post("/audit/checkpoints")
@@ -133,7 +138,7 @@ def audit_checkpoints(query: s.CheckpointsQuery) -> ResponseReturnValue:
     "auditCheckpointNow",
     "Sign a checkpoint over the whole log now (operator)",
     TAG,
-    s.Checkpoint,
+    Checkpoint,
     status=201,
     errors=(*DENIED, 409),
 )
@@ -142,33 +147,33 @@ def audit_checkpoint_now() -> ResponseReturnValue:
 
 
 @bp.get("/audit/checkpoint-note")
-@read("auditCheckpointNote", "The latest checkpoint as a C2SP signed note", s.CheckpointNote)
+@read("auditCheckpointNote", "The latest checkpoint as a C2SP signed note", reports.CheckpointNote)
 def audit_checkpoint_note() -> ResponseReturnValue:
-    return jsonify({"note": reports.checkpoint_note(get_session())})
+    return answer(reports.checkpoint_note(get_session()))
 
 
 @bp.get("/audit/proof/<id:seq>")
 @read(
     "auditProof",
     "Inclusion proof of one entry in the latest checkpoint",
-    s.InclusionProof,
+    audit.InclusionProof,
     errors=ONE,
 )
 def audit_proof(seq: int) -> ResponseReturnValue:
-    return jsonify(audit.inclusion_proof(get_session(), seq))
+    return answer(audit.inclusion_proof(get_session(), seq))
 
 
 @bp.get("/audit/consistency")
 @read(
     "auditConsistency",
     "Consistency proof between two log sizes",
-    s.ConsistencyProof,
+    audit.ConsistencyProof,
     errors=QUERY_ERRORS,
     query=s.ConsistencyQuery,
     beyond_schema=("old_size above new_size, or new_size above the log's size",),
 )
 def audit_consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
-    return jsonify(audit.consistency_proof(get_session(), query.old_size, query.new_size))
+    return answer(audit.consistency_proof(get_session(), query.old_size, query.new_size))
 
 
 @bp.get("/audit/export")
@@ -206,9 +211,9 @@ def ledger_summary() -> ResponseReturnValue:
 
 
 @bp.get("/ledger/check")
-@read("ledgerCheck", "The stored verdict of the ledger check", s.LedgerCheck)
+@read("ledgerCheck", "The stored verdict of the ledger check", checks.LedgerCheck)
 def ledger_check() -> ResponseReturnValue:
-    return jsonify(checks.ledger_verdict(get_session()))
+    return answer(checks.ledger_verdict(get_session()))
 
 
 @bp.get("/ledger/math")
@@ -231,12 +236,12 @@ def ledger_math(query: s.MathQuery) -> ResponseReturnValue:
 @read(
     "checkVerdict",
     "A standing check's stored verdict and progress",
-    s.CheckVerdict,
+    checks.CheckVerdict,
     errors=QUERY_ERRORS,
     path=s.CheckPath,
 )
 def check_verdict(name: str) -> ResponseReturnValue:
-    return jsonify(checks.verdict(get_session(), name))
+    return answer(checks.verdict(get_session(), name))
 
 
 @bp.post("/checks/<name>")
@@ -244,13 +249,13 @@ def check_verdict(name: str) -> ResponseReturnValue:
     "requestWholeCheck",
     "Ask for a whole check in the background (operator; audited)",
     TAG,
-    s.CheckVerdict,
+    checks.CheckVerdict,
     status=202,
     errors=(*DENIED, 422),
     path=s.CheckPath,
 )
 def request_whole_check(name: str) -> ResponseReturnValue:
-    return jsonify(checks.request_whole(get_session(), name, actor=f"user:{_actor_id()}")), 202
+    return answer(checks.request_whole(get_session(), name, actor=f"user:{_actor_id()}"), 202)
 
 
 # --- players ------------------------------------------------------------------------------------

@@ -34,9 +34,12 @@ from ..services import rounds
 from ..services import settings
 from ..services.results import CHIPS
 from ..services.results import SWEETS
+from ..services.results import Anchor
+from ..services.results import AuditEntry
 from ..services.results import Balances
 from ..services.results import Bonus
 from ..services.results import Card
+from ..services.results import Checkpoint
 from ..services.results import Count
 from ..services.results import Currency
 from ..services.results import Decks
@@ -46,6 +49,7 @@ from ..services.results import Hex64
 from ..services.results import Id
 from ..services.results import OneOf
 from ..services.results import Open
+from ..services.results import PendingAnchor
 from ..services.results import Role
 from ..services.results import RoundRow
 from ..services.results import RoundSummary
@@ -387,30 +391,6 @@ class KeyRegistration(Answer):
     checkpoint: Open = absent()
 
 
-class AnchorOf(Answer):
-    """The document an anchor ties to the log: a pair's commitment, a round's settlement, or
-    the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
-
-    kind: Annotated[str, OneOf(("commitment", "settlement", "decision"))]
-    seed_pair_id: Id = absent()
-    round_id: Id = absent()
-    index: Count = absent()
-
-
-class Anchor(Answer):
-    of: AnchorOf
-    entry: AuditEntry
-    leaf_index: Annotated[Count, Field(description="the entry's seq - 1")]
-    checkpoint_size: Annotated[Id, Field(description="the signed checkpoint it proves into")]
-    proof: Annotated[list[Hex64], Field(description="RFC 6962 inclusion proof, leaf side first")]
-
-
-class PendingAnchor(Answer):
-    of: AnchorOf
-    reason: str
-    retry_after: Annotated[int, Field(ge=1, description="seconds until it is worth asking again")]
-
-
 class Bundle(Answer):
     public_key_hex: Hex64
     commitment: Signed
@@ -422,13 +402,6 @@ class Bundle(Answer):
         absent()
     )
     pending_anchors: list[PendingAnchor] = absent()
-
-
-class RoundProof(Answer):
-    round_id: Id
-    seed_pair_id: Id
-    checkpoint: Checkpoint
-    anchors: list[Anchor]
 
 
 class RoundDocument(Answer):
@@ -474,113 +447,6 @@ class OpenAPIDocument(Answer):
 
 
 # --- operator responses -----------------------------------------------------------------------
-
-
-class AuditEntry(Answer):
-    seq: Id
-    time: Time
-    actor: str | None
-    action: str
-    subject: str | None
-    data: Open
-    prev_hash: Hex64
-    hash: Hex64
-
-
-class AuditPage(Answer):
-    entries: list[AuditEntry]
-    order: Order
-    next_after_seq: Id | None
-    next_before_seq: Id | None
-
-
-class CheckpointDocument(Answer):
-    type: Literal["checkpoint"]
-    v: Literal[1]
-    size: Id
-    root: Hex64
-    time: Time
-
-
-class Checkpoint(Answer):
-    document: CheckpointDocument
-    signature: Signature
-    public_key_hex: Hex64
-
-
-class CheckVerdict(Answer):
-    """A standing check's stored verdict (the background runner keeps it up to date)."""
-
-    name: CheckName
-    ok: Annotated[bool | None, Field(description="null until the first check ends")]
-    size: Annotated[Count, Field(description="entries (audit) or the last posting id (ledger)")]
-    reason: str | None
-    findings: Open | None
-    checked_at: Time | None
-    age_seconds: Annotated[float, Field(ge=0)] | None
-    whole_at: Annotated[Time | None, Field(description="when a whole check last ended")]
-    running: bool
-    requested: Annotated[bool, Field(description="a whole check was asked for, not started")]
-    requested_by: str | None
-    progress: Annotated[Count | None, Field(description="while a whole check runs: entries read")]
-    progress_total: Count | None
-
-
-class AuditVerification(CheckVerdict):
-    first_bad_seq: Id | None
-    checkpoint: Checkpoint | None
-
-
-class CheckpointList(Answer):
-    checkpoints: list[Checkpoint]
-    order: Order
-    next_cursor: Annotated[Id | None, Field(description="the cursor of the next page")]
-
-
-class SignedNote(Answer):
-    origin: str
-    key_name: str
-    public_key_hex: Hex64
-    size: Id
-    note: Annotated[str, Field(description="C2SP tlog-checkpoint signed note")]
-
-
-class CheckpointNote(Answer):
-    note: SignedNote | None
-
-
-class InclusionProof(Answer):
-    seq: Id
-    leaf_index: Count
-    entry: AuditEntry
-    checkpoint: Checkpoint
-    proof: list[Hex64]
-
-
-class PublicCheckpoint(Answer):
-    size: Id
-    root: Hex64
-    time: Time
-    checkpoint: Checkpoint
-    note: Annotated[
-        str | None, Field(description="the same size and root as a C2SP tlog-checkpoint note")
-    ]
-    origin: Annotated[str, Field(description="the note's origin line and key name")]
-
-
-class ConsistencyProof(Answer):
-    old_size: Id
-    new_size: Id
-    old_root: Hex64
-    new_root: Hex64
-    proof: list[Hex64]
-
-
-class LedgerCheck(CheckVerdict):
-    problems: Annotated[list[str], Field(description="the first 100")]
-    problem_count: Count
-    transfers: Count
-    accounts: Count
 
 
 class Account(Answer):

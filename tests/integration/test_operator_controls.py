@@ -328,11 +328,11 @@ def test_free_text_is_searched_a_window_at_a_time_and_the_page_says_where_it_goe
     found, cursor, pages = [], None, 0
     while True:
         page = audit.entries(session, text="needle", before_seq=cursor)
-        found += [e["seq"] for e in page["entries"]]
+        found += [e["seq"] for e in page.entries]
         pages += 1
-        cursor = page["next_before_seq"]
+        cursor = page.next_before_seq
         if cursor is None:
             break
     assert found == [25, 4] and pages == 3  # each page read at most 10 entries
     oldest = audit.entries(session, text="needle", order="oldest")
-    assert [e["seq"] for e in oldest["entries"]] == [4] and oldest["next_after_seq"] == 10
+    assert [e["seq"] for e in oldest.entries] == [4] and oldest.next_after_seq == 10
