@@ -35,6 +35,7 @@ from .results import ActiveSeedPair
 from .results import PublicKey
 from .results import RetiredKey
 from .results import Rotation
+from .results import SeedPairSummary
 from .results import Signed
 from .text import storable
 from .tx import in_transaction
@@ -272,7 +273,7 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> Ro
     return Rotation(revealed=revealed, active=_pair_view(upcoming, following))
 
 
-def pair_summary(pair: SeedPair) -> dict[str, Any]:
+def pair_summary(pair: SeedPair) -> SeedPairSummary:
     """A seed pair in a list; its server seed only once revealed, with the signed reveal."""
     revealed = pair.status == "revealed"
     return {
@@ -285,7 +286,7 @@ def pair_summary(pair: SeedPair) -> dict[str, Any]:
         "revealed_at": fairness.format_time(pair.revealed_at) if pair.revealed_at else None,
         "server_seed": pair.server_seed if revealed else None,
         "reveal": (
-            {"document": pair.reveal_document, "signature": pair.reveal_signature}
+            cast(Signed, {"document": pair.reveal_document, "signature": pair.reveal_signature})
             if revealed
             else None
         ),
@@ -293,7 +294,7 @@ def pair_summary(pair: SeedPair) -> dict[str, Any]:
 
 
 @in_transaction
-def pairs_of(session: Session, user_id: int) -> list[dict[str, Any]]:
+def pairs_of(session: Session, user_id: int) -> list[SeedPairSummary]:
     """The player's pairs, newest first (inside the caller's transaction)."""
     pairs = session.scalars(
         select(SeedPair).where(SeedPair.user_id == user_id).order_by(SeedPair.id.desc())
@@ -302,7 +303,7 @@ def pairs_of(session: Session, user_id: int) -> list[dict[str, Any]]:
 
 
 @read_only
-def seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
+def seed_pairs(session: Session, user_id: int) -> list[SeedPairSummary]:
     """Return the player's pairs, newest first; revealed ones carry their signed reveal."""
     return pairs_of(session, user_id)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
-from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -576,7 +575,7 @@ def math_rows(report: HouseMath) -> Iterator[dict[str, Any]]:
 
 def _transfers(
     session: Session, user_id: int, limit: int, before: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[results.Transfer]:
     """The player's money moves before ``before`` (id), newest first, each with what it did
     to their balance."""
     query = lists.transfers_of(user_id)
@@ -598,9 +597,47 @@ def _audit_entries(
     return [audit.entry_dict(row) for row in rows]
 
 
-def _next(items: Sequence[Mapping[str, Any]], limit: int, key: str) -> int | None:
-    """The cursor of the page after ``items`` (its last key), if the page was full."""
-    return items[-1][key] if len(items) == limit else None
+def _next(keys: Sequence[int], limit: int) -> int | None:
+    """The cursor of the page after one of these ``keys`` (its last), if the page was full."""
+    return keys[-1] if len(keys) == limit else None
+
+
+@dataclass(frozen=True, slots=True)
+class AdjustmentTotal:
+    """The adjustments one operator made in one currency."""
+
+    actor: str | None
+    name: str | None
+    currency: Currency
+    count: Count
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerTotals:
+    currencies: Open
+    adjustments: list[AdjustmentTotal]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerCursors:
+    """Where the next page of each list starts (its ``*_before`` query parameter)."""
+
+    rounds_before: Id | None
+    transfers_before: Id | None
+    audit_before: Id | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerOverview:
+    user: results.AccountSince
+    balances: results.Balances
+    totals: PlayerTotals
+    next: PlayerCursors
+    rounds: list[results.RoundSummary]
+    transfers: list[results.Transfer]
+    seed_pairs: list[results.SeedPairSummary]
+    audit: list[results.AuditEntry]
 
 
 @read_only
@@ -612,7 +649,7 @@ def player_overview(
     rounds_before: int | None = None,
     transfers_before: int | None = None,
     audit_before: int | None = None,
-) -> dict[str, Any]:
+) -> PlayerOverview:
     """Return one user's balances, totals, rounds, money moves, seed pairs and audit entries.
 
     Each list is a page, newest first, before its cursor (``*_before``: an id or seq); the
@@ -628,32 +665,32 @@ def player_overview(
     if rounds_before is not None:
         round_query = round_query.where(Round.id < rounds_before)
     recent = session.scalars(round_query.order_by(Round.id.desc()).limit(limit))
-    round_list = [results.to_json(rounds.summary(r)) for r in recent]
+    round_list = [rounds.summary(r) for r in recent]
     transfers = _transfers(session, user_id, limit, transfers_before)
     entries = _audit_entries(session, user_id, limit, audit_before)
-    return {
-        "user": {
-            "id": user.id,
-            "username": user.username,
-            "role": user.role,
-            "locked": user.locked,
-            "created_at": fairness.format_time(user.created_at),
-        },
-        "balances": results.to_json(ledger.player_balances(session, user_id)),
-        "totals": _player_totals(session, user_id),
-        "rounds": round_list,
-        "transfers": transfers,
-        "seed_pairs": fairness_service.pairs_of(session, user_id),
-        "audit": entries,
-        "next": {
-            "rounds_before": _next(round_list, limit, "id"),
-            "transfers_before": _next(transfers, limit, "id"),
-            "audit_before": _next(entries, limit, "seq"),
-        },
-    }
+    return PlayerOverview(
+        user=results.AccountSince(
+            id=user.id,
+            username=user.username,
+            role=user.role,
+            locked=user.locked,
+            created_at=fairness.format_time(user.created_at),
+        ),
+        balances=ledger.player_balances(session, user_id),
+        totals=_player_totals(session, user_id),
+        rounds=round_list,
+        transfers=transfers,
+        seed_pairs=fairness_service.pairs_of(session, user_id),
+        audit=entries,
+        next=PlayerCursors(
+            rounds_before=_next([r.id for r in round_list], limit),
+            transfers_before=_next([t["id"] for t in transfers], limit),
+            audit_before=_next([e["seq"] for e in entries], limit),
+        ),
+    )
 
 
-def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
+def _player_totals(session: Session, user_id: int) -> PlayerTotals:
     """Per currency: settled rounds, handle and the player's net; and the adjustments made to
     them, per operator (named), from the audit log."""
     per_currency = {c: {"rounds": 0, "handle": 0, "net": 0, "adjusted": 0} for c in CURRENCIES}
@@ -676,13 +713,13 @@ def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
         found["amount"] += int(moved["amount"])
         per_currency[moved["currency"]]["adjusted"] += int(moved["amount"])
     names = actor_names(session, {actor for actor, _ in by_operator})
-    return {
-        "currencies": per_currency,
-        "adjustments": [
-            {"actor": actor, "name": names.get(actor), "currency": currency} | figures
+    return PlayerTotals(
+        currencies=per_currency,
+        adjustments=[
+            AdjustmentTotal(actor, names.get(actor), currency, **figures)
             for (actor, currency), figures in sorted(by_operator.items(), key=str)
         ],
-    }
+    )
 
 
 @read_only

@@ -177,6 +177,37 @@ class Me:
 
 
 @dataclass(frozen=True, slots=True)
+class UserCreated:
+    user: User
+
+
+@dataclass(frozen=True, slots=True)
+class TopupResult:
+    """The balances after a top-up (also at the top level, as the first version answered)."""
+
+    balances: Balances
+    chips: Annotated[Count, Field(description=CHIPS)]
+    sweets: Annotated[Count, Field(description=SWEETS)]
+
+
+@dataclass(frozen=True, slots=True)
+class AdjustmentResult:
+    user_id: Id
+    balances: Balances
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    name: GameName
+    settings: Open
+
+
+@dataclass(frozen=True, slots=True)
+class TimeZoneView:
+    time_zone: str
+
+
+@dataclass(frozen=True, slots=True)
 class Token:
     """A bearer token for the JSON API, and when it expires."""
 
@@ -280,6 +311,59 @@ CommitmentDocument = Annotated[
 ]
 
 
+class Signed(TypedDict):
+    """A signed document of docs/fairness.md."""
+
+    document: dict[str, Any]
+    signature: Signature
+
+
+class Account(TypedDict):
+    """A user as the console shows one."""
+
+    id: Id
+    username: str
+    role: Role
+    locked: bool
+
+
+class AccountSince(Account):
+    created_at: Time
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedUser:
+    """A user's account as an operator's change left it."""
+
+    user: Account
+
+
+class Transfer(TypedDict):
+    """A money move of a player as the lists show it: the transfer and the player's side."""
+
+    id: Id
+    time: Time
+    kind: Annotated[str, OneOf(("bet", "raise", "settle", "grant", "topup", "adjust"))]
+    currency: Currency
+    amount: int
+    round_id: Id | None
+    memo: str | None
+
+
+class SeedPairSummary(TypedDict):
+    """A seed pair in a list; its server seed only once revealed, with the signed reveal."""
+
+    seed_pair_id: Id
+    status: Annotated[str, OneOf(("next", "active", "revealed"))]
+    commitment: Hex64
+    client_seed: str | None
+    rounds: Count
+    created_at: Time
+    revealed_at: Time | None
+    server_seed: Annotated[Hex64 | None, Field(description="only once revealed")]
+    reveal: Signed | None
+
+
 class AuditEntry(TypedDict):
     """An entry of the audit log, hashed into the chain as it is written here."""
 
@@ -335,13 +419,6 @@ class PendingAnchor(TypedDict):
     of: AnchorOf
     reason: str
     retry_after: Annotated[int, Field(ge=1, description="seconds until it is worth asking again")]
-
-
-class Signed(TypedDict):
-    """A signed document of docs/fairness.md."""
-
-    document: dict[str, Any]
-    signature: Signature
 
 
 @dataclass(frozen=True, slots=True)

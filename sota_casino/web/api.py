@@ -12,7 +12,6 @@ the service, which stores the first answer in the same transaction as the postin
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from typing import Final
 from typing import TypeVar
 
@@ -43,7 +42,8 @@ from ..services.results import Rotation
 from ..services.results import RoundList
 from ..services.results import SotaGame
 from ..services.results import Token
-from ..services.results import to_json
+from ..services.results import TopupResult
+from ..services.results import UserCreated
 from . import inputs
 from . import schemas as s
 from .openapi import CHANGE
@@ -80,10 +80,6 @@ def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
     )
 
 
-def _created(payload: Any) -> ResponseReturnValue:
-    return jsonify(payload), 201
-
-
 # --- accounts -----------------------------------------------------------------------------------
 
 
@@ -92,7 +88,7 @@ def _created(payload: Any) -> ResponseReturnValue:
     "register",
     "Create a player account (with the sign-up grant)",
     "accounts",
-    s.UserCreated,
+    UserCreated,
     status=201,
     errors=(400, 409, 422, 429),
     body=s.Registration,
@@ -101,7 +97,7 @@ def _created(payload: Any) -> ResponseReturnValue:
 )
 def register(body: s.Registration) -> ResponseReturnValue:
     user = accounts.register(get_session(), body.username, body.password, address=client_address())
-    return _created({"user": to_json(user.shown())})
+    return _answer(UserCreated(user.shown()), 201)
 
 
 @bp.post("/auth/token")
@@ -134,15 +130,15 @@ def me() -> ResponseReturnValue:
     "topup",
     "Top up a low balance (at most once a day)",
     "accounts",
-    s.TopupResult,
+    TopupResult,
     status=201,
     errors=CHANGE,
     body=s.TopupRequest,
     idempotent=True,
 )
 def topup(body: s.TopupRequest) -> ResponseReturnValue:
-    balances = to_json(_move_money(money.topup, body))
-    return _created({"balances": balances, **balances})
+    balances = _move_money(money.topup, body)
+    return _answer(TopupResult(balances, balances.chips, balances.sweets), 201)
 
 
 @bp.get("/me/keys")

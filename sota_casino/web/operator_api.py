@@ -29,8 +29,12 @@ from ..services import reports
 from ..services import settings
 from ..services import staff
 from ..services.proposals import ApprovalView
+from ..services.results import Account
+from ..services.results import AdjustmentResult
 from ..services.results import Checkpoint
-from ..services.results import to_json
+from ..services.results import ManagedUser
+from ..services.results import TableSettings
+from ..services.results import TimeZoneView
 from . import inputs
 from . import schemas as s
 from .inputs import query_int
@@ -265,12 +269,12 @@ def request_whole_check(name: str) -> ResponseReturnValue:
 @read(
     "findPlayers",
     "Users whose name contains q",
-    s.UserList,
+    lists.UserList,
     errors=QUERY_ERRORS,
     query=s.PlayersQuery,
 )
 def players(query: s.PlayersQuery) -> ResponseReturnValue:
-    return jsonify(lists.page(get_session(), "users", paging_of(query), q=query.q))
+    return answer(lists.page(get_session(), "users", paging_of(query), q=query.q))
 
 
 @bp.get("/players/export")
@@ -287,14 +291,14 @@ def players_export(query: s.PlayersExportQuery) -> ResponseReturnValue:
 
 
 def _player_list(name: str, user_id: int, query: s.ListQuery) -> ResponseReturnValue:
-    return jsonify(lists.page(get_session(), name, paging_of(query), user_id=user_id))
+    return answer(lists.page(get_session(), name, paging_of(query), user_id=user_id))
 
 
 @bp.get("/players/<id:user_id>/rounds")
 @read(
     "playerRounds",
     "A page of one player's rounds",
-    s.RoundPage,
+    lists.RoundPage,
     errors=ONE_QUERY,
     query=s.ListQuery,
 )
@@ -306,7 +310,7 @@ def player_rounds(user_id: int, query: s.ListQuery) -> ResponseReturnValue:
 @read(
     "playerTransfers",
     "A page of one player's money moves",
-    s.TransferPage,
+    lists.TransferPage,
     errors=ONE_QUERY,
     query=s.ListQuery,
 )
@@ -318,7 +322,7 @@ def player_transfers(user_id: int, query: s.ListQuery) -> ResponseReturnValue:
 @read(
     "playerSeedPairs",
     "A page of one player's seed pairs",
-    s.SeedPairPage,
+    lists.SeedPairPage,
     errors=ONE_QUERY,
     query=s.ListQuery,
 )
@@ -360,29 +364,30 @@ def player_transfers_export(user_id: int, query: s.ExportQuery) -> ResponseRetur
 @read(
     "playerOverview",
     "One user's balances, rounds, money moves, seed pairs and audit entries",
-    s.PlayerOverview,
+    reports.PlayerOverview,
     errors=ONE,
 )
 def player(user_id: int) -> ResponseReturnValue:
     # Paging each list is for the console's links, so its parameters stay out of the document.
     limit = query_int("limit", low=1, high=audit.MAX_PAGE, default=PAGE_DEFAULT) or PAGE_DEFAULT
     overview = reports.player_overview(get_session(), user_id, limit=limit, **player_cursors())
-    return jsonify(overview)
+    return answer(overview)
 
 
 def _managed(user: accounts.UserView) -> ResponseReturnValue:
     """Answer a change to a user's account with the account as it now is."""
-    return jsonify({"user": to_json(user.shown()) | {"locked": user.locked}})
+    account = Account(id=user.id, username=user.username, role=user.role, locked=user.locked)
+    return answer(ManagedUser(account))
 
 
 @bp.put("/players/<id:user_id>/role")
-@change("setRole", "Make a user player, auditor or operator (audited)", s.ManagedUser, s.RoleChange)
+@change("setRole", "Make a user player, auditor or operator (audited)", ManagedUser, s.RoleChange)
 def player_role(user_id: int, body: s.RoleChange) -> ResponseReturnValue:
     return _managed(accounts.set_role(get_session(), _actor_id(), user_id, body.role))
 
 
 @bp.put("/players/<id:user_id>/locked")
-@change("setLocked", "Lock or unlock an account (audited)", s.ManagedUser, s.LockChange)
+@change("setLocked", "Lock or unlock an account (audited)", ManagedUser, s.LockChange)
 def player_locked(user_id: int, body: s.LockChange) -> ResponseReturnValue:
     return _managed(accounts.set_locked(get_session(), _actor_id(), user_id, body.locked))
 
@@ -392,7 +397,7 @@ def player_locked(user_id: int, body: s.LockChange) -> ResponseReturnValue:
     "adjust",
     "Credit or debit a player, with a reason (audited)",
     TAG,
-    s.AdjustmentResult,
+    AdjustmentResult,
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.AdjustmentRequest,
@@ -408,29 +413,29 @@ def adjustment(body: s.AdjustmentRequest) -> ResponseReturnValue:
         body.reason,
         idempotency_key=inputs.idempotency_key(),
     )
-    return jsonify({"user_id": body.user_id, "balances": to_json(balances)}), 201
+    return answer(AdjustmentResult(body.user_id, balances), 201)
 
 
 # --- tables -------------------------------------------------------------------------------------
 
 
 @bp.get("/tables/<name>")
-@read("tableSettings", "A table's settings", s.TableSettings, errors=ONE)
+@read("tableSettings", "A table's settings", TableSettings, errors=ONE)
 def table(name: str) -> ResponseReturnValue:
-    return jsonify({"name": name, "settings": settings.table_rules(get_session(), name)})
+    return answer(TableSettings(name, settings.table_rules(get_session(), name)))
 
 
 @bp.put("/tables/<name>")
 @change(
     "updateTable",
     "Change a table's settings (audited; new rounds only)",
-    s.TableSettings,
+    TableSettings,
     s.TableSettingsChange,
     beyond_schema=TABLE_RULES,
 )
 def update_table(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     updated = settings.update_table(get_session(), _actor_id(), name, body.root)
-    return jsonify({"name": name, "settings": updated})
+    return answer(TableSettings(name, updated))
 
 
 # --- four eyes ----------------------------------------------------------------------------------
@@ -576,10 +581,10 @@ def acknowledge_alert(alert_id: int) -> ResponseReturnValue:
     "setTimeZone",
     "Choose the zone the console shows your times in (UTC stays beside them; audited)",
     TAG,
-    s.TimeZoneView,
+    TimeZoneView,
     errors=CHANGE,
     body=s.TimeZoneChange,
 )
 def time_zone(body: s.TimeZoneChange) -> ResponseReturnValue:
     user = accounts.set_time_zone(get_session(), _actor_id(), body.time_zone)
-    return jsonify({"time_zone": user.time_zone or "UTC"})
+    return answer(TimeZoneView(user.time_zone or "UTC"))

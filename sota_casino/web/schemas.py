@@ -35,8 +35,6 @@ from ..services import settings
 from ..services.results import CHIPS
 from ..services.results import SWEETS
 from ..services.results import Anchor
-from ..services.results import AuditEntry
-from ..services.results import Balances
 from ..services.results import Bonus
 from ..services.results import Card
 from ..services.results import Checkpoint
@@ -51,14 +49,11 @@ from ..services.results import OneOf
 from ..services.results import Open
 from ..services.results import PendingAnchor
 from ..services.results import Role
-from ..services.results import RoundRow
-from ..services.results import RoundSummary
 from ..services.results import Signature
 from ..services.results import Signed
 from ..services.results import SotaRules
 from ..services.results import TiePayout
 from ..services.results import Time
-from ..services.results import User
 from ..services.results import enum_schema
 from ..services.text import NO_NUL_PATTERN
 
@@ -372,16 +367,6 @@ class Error(Answer):
     error: ErrorDetail
 
 
-class UserCreated(Answer):
-    user: User
-
-
-class TopupResult(Answer):
-    balances: Balances
-    chips: Count = absent()
-    sweets: Count = absent()
-
-
 class KeyRegistration(Answer):
     """The audit entry that registered one of the player's keys, and once a signed checkpoint
     covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""
@@ -449,114 +434,6 @@ class OpenAPIDocument(Answer):
 # --- operator responses -----------------------------------------------------------------------
 
 
-class Account(Answer):
-    id: Id
-    username: str
-    role: Role
-    locked: bool
-
-
-class AccountSince(Account):
-    created_at: Time
-
-
-class UserList(Answer):
-    users: list[AccountSince]
-    order: Order
-    next_cursor: Id | None
-
-
-class SeedPairSummary(Answer):
-    seed_pair_id: Id
-    status: Annotated[str, OneOf(("next", "active", "revealed"))]
-    commitment: Hex64
-    client_seed: str | None
-    rounds: Count
-    created_at: Time
-    revealed_at: Time | None
-    server_seed: Annotated[Hex64 | None, Field(description="only once revealed")]
-    reveal: Signed | None
-
-
-class Transfer(Answer):
-    id: Id
-    time: Time
-    kind: Annotated[str, OneOf(("bet", "raise", "settle", "grant", "topup", "adjust"))]
-    currency: Currency
-    amount: int
-    round_id: Id | None
-    memo: str | None
-
-
-class AdjustmentTotal(Answer):
-    """The adjustments one operator made in one currency."""
-
-    actor: str | None
-    name: str | None
-    currency: Currency
-    count: Count
-    amount: int
-
-
-class PlayerTotals(Answer):
-    currencies: Open
-    adjustments: list[AdjustmentTotal]
-
-
-class PlayerCursors(Answer):
-    """Where the next page of each list starts (its ``*_before`` query parameter)."""
-
-    rounds_before: Id | None
-    transfers_before: Id | None
-    audit_before: Id | None
-
-
-class PlayerOverview(Answer):
-    user: AccountSince
-    balances: Balances
-    totals: PlayerTotals
-    next: PlayerCursors
-    rounds: list[RoundSummary]
-    transfers: list[Transfer]
-    seed_pairs: list[SeedPairSummary]
-    audit: list[AuditEntry]
-
-
-class ManagedUser(Answer):
-    user: Account
-
-
-class AdjustmentResult(Answer):
-    user_id: Id
-    balances: Balances
-
-
-class TableSettings(Answer):
-    name: GameName
-    settings: Open
-
-
-# --- lists, four eyes, alerts -------------------------------------------------------------------
-
-
-class RoundPage(Answer):
-    rounds: list[RoundRow]
-    order: Order
-    next_cursor: Id | None
-
-
-class TransferPage(Answer):
-    transfers: list[Transfer]
-    order: Order
-    next_cursor: Id | None
-
-
-class SeedPairPage(Answer):
-    seed_pairs: list[SeedPairSummary]
-    order: Order
-    next_cursor: Id | None
-
-
 class AdjustmentProposal(AdjustmentRequest):
     """An adjustment for a second operator to approve."""
 
@@ -582,7 +459,3 @@ class TimeZoneChange(Request):
         OneOf(("", "UTC", *accounts.time_zones())),
         Field(description="an IANA name, e.g. Europe/Paris; UTC or empty: UTC"),
     ]
-
-
-class TimeZoneView(Answer):
-    time_zone: str

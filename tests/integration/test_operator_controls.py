@@ -233,17 +233,17 @@ def test_every_list_pages_both_ways_jumps_and_exports_whole(session: Session) ->
         for i, n in enumerate(names)
     ]
     first = lists.page(session, "users", lists.Paging(limit=3), q="user")
-    assert [u["id"] for u in first["users"]] == ids[::-1][:3]
+    assert [u["id"] for u in first.users] == ids[::-1][:3]
     second = lists.page(
-        session, "users", lists.Paging(cursor=first["next_cursor"], limit=3), q="user"
+        session, "users", lists.Paging(cursor=first.next_cursor, limit=3), q="user"
     )
-    assert [u["id"] for u in second["users"]] == ids[::-1][3:6]
+    assert [u["id"] for u in second.users] == ids[::-1][3:6]
     oldest = lists.page(
         session, "users", lists.Paging(order="oldest", from_id=ids[2], limit=2), q="user"
     )
-    assert [u["id"] for u in oldest["users"]] == ids[2:4]
+    assert [u["id"] for u in oldest.users] == ids[2:4]
     future = (datetime.now(UTC) + timedelta(days=1)).isoformat()
-    assert lists.page(session, "users", lists.Paging(since=future), q="user")["users"] == []
+    assert lists.page(session, "users", lists.Paging(since=future), q="user").users == []
     with pytest.raises(InvalidInput):
         lists.page(session, "users", lists.Paging(until="yesterday"))
 
@@ -252,12 +252,12 @@ def test_every_list_pages_both_ways_jumps_and_exports_whole(session: Session) ->
     for n in range(5):
         money.adjust(session, operator, player, "sweets", n + 1, f"credit {n}")
     moves = lists.page(session, "transfers", lists.Paging(limit=2), user_id=player)
-    assert [t["amount"] for t in moves["transfers"]] == [5, 4]
+    assert [t["amount"] for t in moves.transfers] == [5, 4]
     exported = list(lists.iter_all(session, "transfers", lists.Paging(), user_id=player))
     assert [t["amount"] for t in exported if t["kind"] == "adjust"] == [1, 2, 3, 4, 5]
     assert exported[0]["kind"] == "grant"
     seeds = lists.page(session, "seed_pairs", lists.Paging(), user_id=player)
-    assert [s["status"] for s in seeds["seed_pairs"]] == ["active"]
+    assert [s["status"] for s in seeds.seed_pairs] == ["active"]
 
 
 def _range_export(session: Session, **bounds: Any) -> str:
