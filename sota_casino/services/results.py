@@ -421,6 +421,76 @@ class PendingAnchor(TypedDict):
     retry_after: Annotated[int, Field(ge=1, description="seconds until it is worth asking again")]
 
 
+class RoundDocument(TypedDict):
+    """A settled round as its receipt signs it (``core.fairness.round_document``)."""
+
+    type: Literal["round"]
+    v: Literal[1]
+    round_id: Id
+    game: GameName
+    seed_pair_id: Id
+    commitment: Hex64
+    client_seed: str
+    nonce: Count
+    rules: Open
+    actions: list[Any]
+    cards: list[Card]
+    outcome: Open
+    stakes: dict[str, Count]
+    payout: Count
+    settled_at: Time
+    signed_actions: NotRequired[
+        Annotated[
+            list[Open | None],
+            Field(
+                description="the player's signed action document for each action (null: unsigned)"
+            ),
+        ]
+    ]
+
+
+class Receipt(TypedDict):
+    """The signed receipt of a settled round."""
+
+    document: RoundDocument
+    signature: Signature
+
+
+class KeyAnchor(TypedDict):
+    leaf_index: Count
+    checkpoint_size: Id
+    proof: list[Hex64]
+
+
+class KeyRegistration(TypedDict):
+    """The audit entry that registered one of the player's keys, and once a signed checkpoint
+    covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""
+
+    entry: AuditEntry
+    anchor: NotRequired[KeyAnchor]
+    checkpoint: NotRequired[Checkpoint]
+
+
+class PairAnchors(TypedDict):
+    """A pair's part of the log: its documents' anchors, the checkpoint they prove into, and
+    what is still pending."""
+
+    anchors: list[Anchor]
+    checkpoints: Annotated[list[Checkpoint], Field(description="the anchors' checkpoints")]
+    pending_anchors: list[PendingAnchor]
+
+
+class Bundle(PairAnchors):
+    """The verifier's input for one seed pair (docs/fairness.md), a document as it is read."""
+
+    public_key_hex: Hex64
+    commitment: Signed
+    reveal: Signed | None
+    rounds: list[Receipt]
+    key_changes: list[Open]
+    player_keys: list[KeyRegistration]
+
+
 @dataclass(frozen=True, slots=True)
 class ActiveSeedPair:
     """The player's active seed pair (never its server seed) and the next pair's commitment."""

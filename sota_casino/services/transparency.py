@@ -43,6 +43,7 @@ from .results import AnchorOf
 from .results import Checkpoint
 from .results import Hex64
 from .results import Id
+from .results import PairAnchors
 from .results import PendingAnchor
 from .results import Time
 from .tx import in_transaction
@@ -285,7 +286,7 @@ def round_proof(session: Session, user_id: int, round_id: int) -> RoundProof:
 
 
 @in_transaction
-def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> dict[str, Any]:
+def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> PairAnchors:
     """The bundle's part of the log (inside the caller's transaction): the anchors of the
     pair's commitment and of each round's settlement and decisions, the checkpoints they prove
     into, and what is still pending."""
@@ -293,8 +294,6 @@ def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> d
     for round_ in rounds:
         wanted += _round_wanted(round_)
     found, pending, signed = _anchor_set(session, wanted)
-    return {
-        "anchors": found,
-        "checkpoints": [signed] if signed and found else [],
-        "pending_anchors": pending,
-    }
+    return PairAnchors(
+        anchors=found, checkpoints=[signed] if signed and found else [], pending_anchors=pending
+    )

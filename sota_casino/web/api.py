@@ -34,10 +34,12 @@ from ..services import stats
 from ..services import transparency
 from ..services.audit import ConsistencyProof
 from ..services.results import ActiveSeedPair
+from ..services.results import Bundle
 from ..services.results import CasinoWarRound
 from ..services.results import Me
 from ..services.results import PlayerKeys
 from ..services.results import PublicKey
+from ..services.results import Receipt
 from ..services.results import Rotation
 from ..services.results import RoundList
 from ..services.results import SotaGame
@@ -227,7 +229,7 @@ def rotate(body: s.RotateRequest) -> ResponseReturnValue:
 
 @bp.get("/fairness/seed-pairs/<id:seed_pair_id>/bundle")
 @api_login_required
-@operation("bundle", "The verifier's input for one seed pair", "fairness", s.Bundle, errors=ONE)
+@operation("bundle", "The verifier's input for one seed pair", "fairness", Bundle, errors=ONE)
 def bundle(seed_pair_id: int) -> ResponseReturnValue:
     audit.sign_if_due(get_session())  # so that its newest rounds can be anchored too
     return jsonify(fairness.bundle(get_session(), g.user.id, seed_pair_id))
@@ -350,7 +352,7 @@ def list_rounds(query: s.RoundsQuery) -> ResponseReturnValue:
 
 @bp.get("/rounds/<id:round_id>/receipt")
 @api_login_required
-@operation("receipt", "The signed receipt of a settled round", "history", s.Receipt, errors=ONE)
+@operation("receipt", "The signed receipt of a settled round", "history", Receipt, errors=ONE)
 def receipt(round_id: int) -> ResponseReturnValue:
     return jsonify(rounds.receipt(get_session(), g.user.id, round_id))
 

@@ -34,10 +34,8 @@ from ..services import rounds
 from ..services import settings
 from ..services.results import CHIPS
 from ..services.results import SWEETS
-from ..services.results import Anchor
 from ..services.results import Bonus
 from ..services.results import Card
-from ..services.results import Checkpoint
 from ..services.results import Count
 from ..services.results import Currency
 from ..services.results import Decks
@@ -47,13 +45,10 @@ from ..services.results import Hex64
 from ..services.results import Id
 from ..services.results import OneOf
 from ..services.results import Open
-from ..services.results import PendingAnchor
 from ..services.results import Role
 from ..services.results import Signature
-from ..services.results import Signed
 from ..services.results import SotaRules
 from ..services.results import TiePayout
-from ..services.results import Time
 from ..services.results import enum_schema
 from ..services.text import NO_NUL_PATTERN
 
@@ -365,54 +360,6 @@ class ErrorDetail(Answer):
 
 class Error(Answer):
     error: ErrorDetail
-
-
-class KeyRegistration(Answer):
-    """The audit entry that registered one of the player's keys, and once a signed checkpoint
-    covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""
-
-    entry: Open
-    anchor: Open = absent()
-    checkpoint: Open = absent()
-
-
-class Bundle(Answer):
-    public_key_hex: Hex64
-    commitment: Signed
-    reveal: Signed | None
-    rounds: list[Signed]
-    player_keys: list[KeyRegistration] = absent()
-    anchors: list[Anchor] = absent()
-    checkpoints: Annotated[list[Checkpoint], Field(description="the anchors' checkpoints")] = (
-        absent()
-    )
-    pending_anchors: list[PendingAnchor] = absent()
-
-
-class RoundDocument(Answer):
-    type: Literal["round"]
-    v: Literal[1]
-    round_id: Id
-    game: GameName
-    seed_pair_id: Id
-    commitment: Hex64
-    client_seed: str
-    nonce: Count
-    rules: Open
-    actions: list[Any]
-    cards: list[Card]
-    outcome: Open
-    stakes: dict[str, Count]
-    payout: Count
-    settled_at: Time
-    signed_actions: list[Open | None] = absent(
-        "the player's signed action document for each action (null: unsigned)"
-    )
-
-
-class Receipt(Answer):
-    document: RoundDocument
-    signature: Signature
 
 
 class Odds(Answer):
