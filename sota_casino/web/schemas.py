@@ -26,12 +26,13 @@ from ..core.money import MAX_AMOUNT
 from ..services import accounts
 from ..services import alerts
 from ..services import audit
-from ..services import checks
 from ..services import lists
 from ..services import money
 from ..services import proposals
 from ..services import rounds
 from ..services import settings
+from ..services.audit import Order
+from ..services.checks import CheckName
 from ..services.results import CHIPS
 from ..services.results import SWEETS
 from ..services.results import Bonus
@@ -58,8 +59,6 @@ AUDIT_FILTER_MAX = 200
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
 #: Text with something besides white space (the services strip it), and no NUL.
 NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
-Order = Annotated[str, OneOf((audit.NEWEST, audit.OLDEST))]
-CheckName = Annotated[str, OneOf(checks.NAMES)]
 PageLimit = Annotated[int, Field(ge=1, le=audit.MAX_PAGE)]
 
 
@@ -232,28 +231,41 @@ TimeFilter = (
 )
 
 
-class AuditQuery(Query):
+class ConsoleQuery(Query):
+    """A query string of the console's API: parameters it does not name are left alone."""
+
     model_config = ConfigDict(extra="ignore")
 
+
+class Page(ConsoleQuery):
+    """Where a page of a list continues, and how long it is."""
+
+    cursor: Count | None = absent("continue after this id (from next_cursor)")
+    limit: PageLimit = 50
+
+
+class Dated(ConsoleQuery):
+    """A range of time (checked by the services: ISO 8601, UTC if no zone is given)."""
+
+    since: TimeFilter = absent("from this ISO 8601 time (UTC if no zone)")
+    until: TimeFilter = absent("up to this ISO 8601 time (UTC if no zone)")
+
+
+class AuditQuery(Dated):
     after_seq: Count | None = absent("oldest first: entries after this sequence number")
     before_seq: Count | None = absent("newest first: entries before this sequence number")
     from_seq: Count | None = absent("jump to this entry (included), in the order asked for")
     order: Order | None = absent("newest first unless oldest (or after_seq is given)")
     limit: PageLimit = 50
-    action: AuditFilter = absent(description="action prefix, e.g. money.")
-    actor: AuditFilter = absent(description="e.g. user:7 or system")
-    subject: AuditFilter = absent(description="e.g. user:7, round:12, table:casino_war")
-    since: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
-    until: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
-    text: AuditFilter = absent(description="free text in the action, actor, subject or data")
+    action: AuditFilter = absent("action prefix, e.g. money.")
+    actor: AuditFilter = absent("e.g. user:7 or system")
+    subject: AuditFilter = absent("e.g. user:7, round:12, table:casino_war")
+    text: AuditFilter = absent("free text in the action, actor, subject or data")
 
 
-class CheckpointsQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class CheckpointsQuery(Page):
     order: Annotated[Order, Field(description="newest first unless oldest")] = audit.NEWEST
     cursor: Count | None = absent("continue after this size (from next_cursor)")
-    limit: PageLimit = 50
 
 
 #: Checked by the reports service too (a real day of the calendar).
@@ -270,9 +282,7 @@ DayFilter = (
 )
 
 
-class MathQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class MathQuery(ConsoleQuery):
     since: DayFilter = absent("first UTC settlement day (YYYY-MM-DD)")
     until: DayFilter = absent("last UTC settlement day (YYYY-MM-DD)")
 
@@ -283,71 +293,50 @@ class CheckPath(Query):
     name: Annotated[CheckName, Field(description="which standing check")]
 
 
-class ConsistencyQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class ConsistencyQuery(ConsoleQuery):
     old_size: Id
     new_size: Id
 
 
-class ListQuery(Query):
+class ListQuery(Page, Dated):
     """Cursor paging of a list (players, a player's rounds, money moves, seed pairs)."""
 
-    model_config = ConfigDict(extra="ignore")
-
     order: Annotated[Order, Field(description="newest first unless oldest")] = lists.NEWEST
-    cursor: Count | None = absent("continue after this id (from next_cursor)")
     from_id: Count | None = absent("jump to this id (included), in the order asked for")
-    since: TimeFilter = absent(description="from this ISO 8601 time (UTC if no zone)")
-    until: TimeFilter = absent(description="up to this ISO 8601 time (UTC if no zone)")
-    limit: PageLimit = 50
+
+
+Name = Annotated[Text, Field(max_length=64)]
 
 
 class PlayersQuery(ListQuery):
-    q: Annotated[Text, Field(max_length=64)] = ""
+    q: Name = ""
 
 
-class ExportQuery(Query):
+class ExportQuery(Dated):
     """A list's date range, downloaded whole as CSV or JSON Lines."""
 
-    model_config = ConfigDict(extra="ignore")
-
     format: Annotated[str, OneOf(("csv", "jsonl"))] = "jsonl"
-    since: TimeFilter = absent(description="from this ISO 8601 time (UTC if no zone)")
-    until: TimeFilter = absent(description="up to this ISO 8601 time (UTC if no zone)")
 
 
 class PlayersExportQuery(ExportQuery):
-    q: Annotated[Text, Field(max_length=64)] = ""
+    q: Name = ""
 
 
-class RangeExportQuery(Query):
+class RangeExportQuery(Dated):
     """A range of the audit log, by sequence number and/or time."""
-
-    model_config = ConfigDict(extra="ignore")
 
     from_seq: Id | None = absent("the first entry (included)")
     to_seq: Id | None = absent("the last entry (included)")
-    since: TimeFilter = absent(description="entries from this ISO 8601 time")
-    until: TimeFilter = absent(description="entries up to this ISO 8601 time")
 
 
-class ApprovalsQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class ApprovalsQuery(Page):
     status: Annotated[str, OneOf(proposals.STATUSES)] | None = absent(
         "pending (the default), approved or rejected"
     )
-    cursor: Count | None = absent("continue after this id (from next_cursor)")
-    limit: PageLimit = 50
 
 
-class AlertsQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class AlertsQuery(Page):
     open: Annotated[int, Field(ge=0, le=1, description="1: only those not acknowledged")] = 0
-    cursor: Count | None = absent("continue after this id (from next_cursor)")
-    limit: PageLimit = 50
 
 
 # --- responses --------------------------------------------------------------------------------
