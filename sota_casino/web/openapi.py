@@ -31,7 +31,7 @@ from .. import __version__
 from ..services import results
 from ..services.idempotency import KEY_PATTERN
 from ..services.results import MAX_ID
-from . import schemas
+from .errors import Error
 from .inputs import IDEMPOTENCY_HEADER
 from .inputs import parse_body
 from .inputs import parse_query
@@ -249,7 +249,7 @@ def _refusal(status: int, op: Operation) -> dict[str, Any]:
     code, description = ERROR_RESPONSES[status]
     return {
         "description": f"{description} (code e.g. {code}); also: {'; '.join(op.beyond_schema)}",
-        "content": {JSON: {"schema": _ref(schemas.Error)}},
+        "content": {JSON: {"schema": _ref(Error)}},
         "x-beyond-schema": list(op.beyond_schema),
     }
 
@@ -314,7 +314,7 @@ def openapi_document(app: Flask) -> dict[str, Any]:
 
 def _build(app: Flask) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
-    models: list[type[Any]] = [schemas.Error]
+    models: list[type[Any]] = [Error]
     for rule, method, op in operations(app):
         path = re.sub(
             r"<(?:\w+:)?(\w+)>",
@@ -350,7 +350,7 @@ def _build(app: Flask) -> dict[str, Any]:
             "responses": {
                 f"E{status}": {
                     "description": f"{description} (code e.g. {code})",
-                    "content": {JSON: {"schema": _ref(schemas.Error)}},
+                    "content": {JSON: {"schema": _ref(Error)}},
                 }
                 for status, (code, description) in ERROR_RESPONSES.items()
             },

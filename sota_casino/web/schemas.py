@@ -1,9 +1,11 @@
-"""Every JSON body of ``/api/v1``, declared once as pydantic models.
+"""What ``/api/v1`` accepts, declared once as pydantic models: request bodies and query strings.
 
 Requests are strict: no ``1.0``, ``true`` or ``"500"`` for an integer, no unknown field, and
-text must hold no NUL. Responses list what the contract promises and allow more (fields may be
-added). :mod:`.openapi` builds the OpenAPI components from these models, and :mod:`.inputs`
-validates request bodies and query strings with them, so the two cannot drift.
+text must hold no NUL. :mod:`.openapi` builds the OpenAPI components from these models, and
+:mod:`.inputs` validates request bodies and query strings with them, so the two cannot drift.
+Answers are the use cases' result types (:mod:`~sota_casino.services.results` and beside each
+service); the few left here describe what no service returns as a type (the odds of the pure
+core, the document itself).
 
 Value sets and ranges come from the layer that owns the rule (the core, the services).
 """
@@ -340,15 +342,6 @@ class AlertsQuery(Page):
 
 
 # --- responses --------------------------------------------------------------------------------
-
-
-class ErrorDetail(Answer):
-    code: Annotated[str, Field(examples=["insufficient_funds"])]
-    message: str
-
-
-class Error(Answer):
-    error: ErrorDetail
 
 
 class Odds(Answer):
