@@ -85,9 +85,9 @@ def main() -> None:
                 batch = [_round(user, pair_id, n) for n in range(nonce, size)]
                 session.execute(sa.insert(Round), batch)
             nonce = size
-            summary = reports.house_summary(session)["games"]["casino_war"]
-            assert summary["rounds"] == size
-            assert (summary["house_result"], summary["tie_result"]) == _python_totals(session)
+            summary = reports.house_summary(session).games["casino_war"]
+            assert summary.rounds == size
+            assert (summary.house_result, summary.tie_result) == _python_totals(session)
             report_ms = median_ms(lambda: reports.house_summary(session), RUNS)
             python_ms = median_ms(lambda: _python_totals(session), RUNS)
             rows.append((size, report_ms, python_ms))

@@ -94,8 +94,8 @@ def _seed(app: Flask) -> dict[str, Any]:
         while audit.extend_tree(session) < (audit.log_size(session) >> 6 << 6):
             pass
         player = accounts.find_users(session, "benchp1")[0]["id"]
-        rule = alerts.rules(session)[0]["id"]
-        alert = (alerts.listing(session, limit=1)["alerts"] or [{"id": 1}])[0]["id"]
+        rule = alerts.rules(session).rules[0].id
+        alert = next((found.id for found in alerts.listing(session, limit=1).alerts), 1)
         return {"operator": olga, "user_id": player, "rule_id": rule, "alert_id": alert}
     finally:
         session.close()

@@ -152,12 +152,11 @@ def checks_run(whole: bool) -> None:
         found = step.verdict
         if not step.ran:
             click.echo(f"{name}: another runner holds it; stored verdict shown")
-        word = {True: "ok", False: "FAILED", None: "not checked yet"}[found["ok"]]
+        word = {True: "ok", False: "FAILED", None: "not checked yet"}[found.ok]
         click.echo(
-            f"{name}: {word} at size {found['size']}"
-            + (f": {found['reason']}" if found["reason"] else "")
+            f"{name}: {word} at size {found.size}" + (f": {found.reason}" if found.reason else "")
         )
-        failed = failed or found["ok"] is False
+        failed = failed or found.ok is False
     if failed:
         sys.exit(1)
 

@@ -10,12 +10,15 @@ only what settled since it last looked.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from typing import Annotated
 from typing import Any
 from typing import Final
 
+from pydantic import Field
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -31,6 +34,13 @@ from ..models import CheckRun
 from ..models import Round
 from ..models import User
 from . import audit
+from .results import Count
+from .results import Currency
+from .results import Id
+from .results import OneOf
+from .results import Open
+from .results import Person
+from .results import Time
 from .staff import require_operator
 from .tx import in_transaction
 from .tx import read_only
@@ -48,6 +58,45 @@ MAX_THRESHOLD: Final = 10**15
 OVERLAP: Final = timedelta(minutes=5)
 MAX_PAGE: Final = 500
 CHECKS: Final = ("audit", "ledger")
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRuleView:
+    id: Id
+    kind: Annotated[str, OneOf(KINDS)]
+    currency: Currency | None
+    threshold: Count
+    period_hours: Annotated[int, Field(ge=1)]
+    enabled: bool
+    description: str
+    created_by: Person
+    created_at: Time
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRuleList:
+    rules: list[AlertRuleView]
+
+
+@dataclass(frozen=True, slots=True)
+class AlertView:
+    id: Id
+    rule_id: Id
+    subject: str | None
+    message: str
+    data: Open
+    audit_seq: Id | None
+    raised_at: Time
+    acknowledged_by: Person | None
+    acknowledged_at: Time | None
+
+
+@dataclass(frozen=True, slots=True)
+class AlertPage:
+    """A page of alerts, newest first; ``next_cursor`` continues it."""
+
+    alerts: list[AlertView]
+    next_cursor: Id | None
 
 
 def _now() -> datetime:
@@ -89,7 +138,7 @@ def create_rule(
     currency: object = None,
     threshold: object = 0,
     period_hours: object = 24,
-) -> dict[str, Any]:
+) -> AlertRuleView:
     """Add an alert rule (audited); large wins are looked for from now on."""
     require_operator(session, actor_id)
     check_rule(kind, currency, threshold, period_hours)
@@ -106,19 +155,18 @@ def create_rule(
     )
     session.add(row)
     session.flush()
-    described = rule_dict(session, row)
     audit.record(
         session,
         actor=f"user:{actor_id}",
         action="alert.rule_created",
         subject=f"alert_rule:{row.id}",
-        data={k: described[k] for k in ("kind", "currency", "threshold", "period_hours")},
+        data={k: getattr(row, k) for k in ("kind", "currency", "threshold", "period_hours")},
     )
-    return described
+    return rule_view(session, row)
 
 
 @transactional
-def set_enabled(session: Session, actor_id: int, rule_id: int, enabled: bool) -> dict[str, Any]:
+def set_enabled(session: Session, actor_id: int, rule_id: int, enabled: bool) -> AlertRuleView:
     """Turn a rule on or off (audited)."""
     require_operator(session, actor_id)
     row = session.get(AlertRule, rule_id, with_for_update=True)
@@ -133,11 +181,11 @@ def set_enabled(session: Session, actor_id: int, rule_id: int, enabled: bool) ->
         action="alert.rule_enabled" if enabled else "alert.rule_disabled",
         subject=f"alert_rule:{rule_id}",
     )
-    return rule_dict(session, row)
+    return rule_view(session, row)
 
 
 @transactional
-def acknowledge(session: Session, actor_id: int, alert_id: int) -> dict[str, Any]:
+def acknowledge(session: Session, actor_id: int, alert_id: int) -> AlertView:
     """Mark an alert as seen (audited); it stays in the list and the log."""
     require_operator(session, actor_id)
     row = session.get(Alert, alert_id, with_for_update=True)
@@ -151,7 +199,7 @@ def acknowledge(session: Session, actor_id: int, alert_id: int) -> dict[str, Any
             action="alert.acknowledged",
             subject=f"alert:{alert_id}",
         )
-    return alert_dict(session, row)
+    return alert_view(session, row)
 
 
 def describe(kind: str, currency: str | None, threshold: int, period_hours: int) -> str:
@@ -172,57 +220,49 @@ def _names(session: Session, ids: set[int | None]) -> dict[int, str]:
 
 
 @in_transaction
-def rule_dict(session: Session, row: AlertRule) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "kind": row.kind,
-        "currency": row.currency,
-        "threshold": row.threshold,
-        "period_hours": row.period_hours,
-        "enabled": row.enabled,
-        "description": describe(row.kind, row.currency, row.threshold, row.period_hours),
-        "created_by": {
-            "id": row.created_by,
-            "name": _names(session, {row.created_by}).get(row.created_by),
-        },
-        "created_at": fairness.format_time(row.created_at),
-    }
+def rule_view(session: Session, row: AlertRule) -> AlertRuleView:
+    return AlertRuleView(
+        id=row.id,
+        kind=row.kind,
+        currency=row.currency,
+        threshold=row.threshold,
+        period_hours=row.period_hours,
+        enabled=row.enabled,
+        description=describe(row.kind, row.currency, row.threshold, row.period_hours),
+        created_by=Person(row.created_by, _names(session, {row.created_by}).get(row.created_by)),
+        created_at=fairness.format_time(row.created_at),
+    )
 
 
 @in_transaction
-def alert_dict(session: Session, row: Alert) -> dict[str, Any]:
+def alert_view(session: Session, row: Alert) -> AlertView:
     by = row.acknowledged_by
-    return {
-        "id": row.id,
-        "rule_id": row.rule_id,
-        "subject": row.subject,
-        "message": row.message,
-        "data": row.data,
-        "audit_seq": row.audit_seq
+    raised_at = fairness.format_time(row.raised_at)
+    return AlertView(
+        id=row.id,
+        rule_id=row.rule_id,
+        subject=row.subject,
+        message=row.message,
+        data=row.data,
+        audit_seq=row.audit_seq
         if row.audit_seq is not None
-        else audit.seq_of(
-            session, "alert.raised", row.subject, fairness.format_time(row.raised_at)
-        ),
-        "raised_at": fairness.format_time(row.raised_at),
-        "acknowledged_by": None
-        if by is None
-        else {"id": by, "name": _names(session, {by}).get(by)},
-        "acknowledged_at": fairness.format_time(row.acknowledged_at)
-        if row.acknowledged_at
-        else None,
-    }
+        else audit.seq_of(session, "alert.raised", row.subject, raised_at),
+        raised_at=raised_at,
+        acknowledged_by=None if by is None else Person(by, _names(session, {by}).get(by)),
+        acknowledged_at=fairness.format_time(row.acknowledged_at) if row.acknowledged_at else None,
+    )
 
 
 @read_only
-def rules(session: Session) -> list[dict[str, Any]]:
+def rules(session: Session) -> AlertRuleList:
     rows = session.scalars(select(AlertRule).order_by(AlertRule.id)).all()
-    return [rule_dict(session, row) for row in rows]
+    return AlertRuleList([rule_view(session, row) for row in rows])
 
 
 @read_only
 def listing(
     session: Session, *, open_only: bool = False, cursor: int | None = None, limit: int = 50
-) -> dict[str, Any]:
+) -> AlertPage:
     """A page of alerts, newest first (``open_only``: those not acknowledged)."""
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(
@@ -234,8 +274,8 @@ def listing(
     if cursor is not None:
         query = query.where(Alert.id < cursor)
     rows = session.scalars(query.order_by(Alert.id.desc()).limit(limit + 1)).all()
-    items = [alert_dict(session, row) for row in rows[:limit]]
-    return {"alerts": items, "next_cursor": items[-1]["id"] if len(rows) > limit else None}
+    items = [alert_view(session, row) for row in rows[:limit]]
+    return AlertPage(items, items[-1].id if len(rows) > limit else None)
 
 
 @read_only
@@ -250,7 +290,7 @@ def _raise(
     """Raise an alert inside the caller's transaction, and keep it in the audit log."""
     raised_at = _now()
     # The entry's seq where it is sequenced at once (SQLite); on PostgreSQL the integrator gives
-    # it one after the commit, and alert_dict finds it by its time (the alert's raised_at).
+    # it one after the commit, and alert_view finds it by its time (the alert's raised_at).
     seq = audit.record(
         session,
         actor="system",

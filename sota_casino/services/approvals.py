@@ -4,9 +4,9 @@ proposed it may do neither."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
-from typing import Any
 from typing import Final
 
 from sqlalchemy import func
@@ -23,6 +23,8 @@ from . import audit
 from . import money
 from . import proposals
 from . import settings
+from .proposals import ApprovalView
+from .results import Id
 from .staff import require_operator
 from .text import storable
 from .tx import read_only
@@ -32,10 +34,18 @@ NOTE_MAX: Final = 500
 MAX_PAGE: Final = 500
 
 
+@dataclass(frozen=True, slots=True)
+class ApprovalPage:
+    """A page of proposals, newest first; ``next_cursor`` continues it."""
+
+    approvals: list[ApprovalView]
+    next_cursor: Id | None
+
+
 @transactional
 def decide(
     session: Session, actor_id: int, approval_id: int, approve: bool, note: object = None
-) -> dict[str, Any]:
+) -> ApprovalView:
     """Approve (and apply) or reject a pending proposal, as a second operator (audited).
 
     :raises OwnApproval: if ``actor_id`` proposed it.
@@ -68,7 +78,7 @@ def decide(
     )
     if approve:
         _apply(session, row)
-    return proposals.as_dict(session, row)
+    return proposals.shown(session, row)
 
 
 def _apply(session: Session, row: Approval) -> None:
@@ -94,7 +104,7 @@ def _apply(session: Session, row: Approval) -> None:
 @read_only
 def listing(
     session: Session, *, status: str | None = "pending", cursor: int | None = None, limit: int = 50
-) -> dict[str, Any]:
+) -> ApprovalPage:
     """Return a page of proposals (``status`` ones, or all for ``None``), newest first."""
     if status is not None and status not in proposals.STATUSES:
         raise InvalidInput(
@@ -112,19 +122,16 @@ def listing(
     if cursor is not None:
         query = query.where(Approval.id < cursor)
     rows = session.scalars(query.order_by(Approval.id.desc()).limit(limit + 1)).all()
-    items = [proposals.as_dict(session, row) for row in rows[:limit]]
-    return {
-        "approvals": items,
-        "next_cursor": items[-1]["id"] if len(rows) > limit else None,
-    }
+    items = [proposals.shown(session, row) for row in rows[:limit]]
+    return ApprovalPage(items, items[-1].id if len(rows) > limit else None)
 
 
 @read_only
-def one(session: Session, approval_id: int) -> dict[str, Any]:
+def one(session: Session, approval_id: int) -> ApprovalView:
     row = session.get(Approval, approval_id)
     if row is None:
         raise NotFound(N_("no proposal %(id)s"), params={"id": approval_id})
-    return proposals.as_dict(session, row)
+    return proposals.shown(session, row)
 
 
 @read_only

@@ -35,9 +35,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
+from typing import Annotated
 from typing import Any
 from typing import cast
 
+from pydantic import Field
 from sqlalchemy import Connection
 from sqlalchemy import Engine
 from sqlalchemy import Row
@@ -67,7 +69,13 @@ from ..models import AuditHead
 from ..models import AuditPending
 from ..models import AuditTreeNode
 from ..models import SigningKey
+from . import results
 from .context import context_of
+from .results import Checkpoint
+from .results import Count
+from .results import Hex64
+from .results import Id
+from .results import OneOf
 from .text import storable
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
@@ -408,7 +416,7 @@ def seq_of(session: Session, action: str, subject: str | None, time: str) -> int
     return session.scalar(query.order_by(AuditEntry.seq).limit(1))
 
 
-def entry_dict(row: AuditEntry | Row[Any]) -> dict[str, Any]:
+def entry_dict(row: AuditEntry | Row[Any]) -> results.AuditEntry:
     """Return an entry (an ORM object or a plain row) as the export and the API show it."""
     return {
         "seq": row.seq,
@@ -433,6 +441,17 @@ def _time_filter(value: str | None, name: str) -> str | None:
 
 NEWEST = "newest"
 OLDEST = "oldest"
+Order = Annotated[str, OneOf((NEWEST, OLDEST))]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    """A page of the log; ``next_after_seq`` (oldest first) or ``next_before_seq`` continues it."""
+
+    entries: list[results.AuditEntry]
+    order: Order
+    next_after_seq: Id | None
+    next_before_seq: Id | None
 
 
 @read_only
@@ -450,7 +469,7 @@ def entries(
     since: str | None = None,
     until: str | None = None,
     text: str | None = None,
-) -> dict[str, Any]:
+) -> AuditPage:
     """Return a page of the entries that match every filter given, newest first by default.
 
     Paging is by sequence number (a keyset, so any page costs the same however deep): newest
@@ -503,12 +522,7 @@ def entries(
             next_after = low + window
         elif order == NEWEST and high is not None and high - window > 0:
             next_before = high - window + 1
-    return {
-        "entries": page,
-        "order": order,
-        "next_after_seq": next_after,
-        "next_before_seq": next_before,
-    }
+    return AuditPage(page, order, next_after, next_before)
 
 
 #: Entries a free-text search reads per page.
@@ -560,7 +574,7 @@ def _engine(session: Session) -> Engine:
 
 
 @own_transactions
-def iter_entries(session: Session, /, **filters: str | None) -> Iterator[dict[str, Any]]:
+def iter_entries(session: Session, /, **filters: str | None) -> Iterator[results.AuditEntry]:
     """Yield every entry matching the filters, oldest first, a chunk per short read (exports)."""
     flush(session)
     bind = _engine(session)
@@ -613,13 +627,13 @@ def log_size(session: Session) -> int:
     return session.scalar(select(func.max(AuditEntry.seq))) or 0
 
 
-def _checkpoint_dict(row: AuditCheckpoint | Row[Any]) -> dict[str, Any]:
+def _checkpoint_dict(row: AuditCheckpoint | Row[Any]) -> Checkpoint:
     document = audit_chain.checkpoint_document(row.size, row.root, row.time)
     return {"document": document, "signature": row.signature, "public_key_hex": row.public_key_hex}
 
 
 @in_transaction
-def latest_checkpoint(session: Session) -> dict[str, Any] | None:
+def latest_checkpoint(session: Session) -> Checkpoint | None:
     """Return the latest signed checkpoint (inside any transaction), or ``None``."""
     row = _latest_checkpoint(session)
     return _checkpoint_dict(row) if row else None
@@ -629,7 +643,7 @@ def _latest_checkpoint(session: Session) -> AuditCheckpoint | None:
     return session.scalar(select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1))
 
 
-def _sign_checkpoint(session: Session, size: int) -> dict[str, Any]:
+def _sign_checkpoint(session: Session, size: int) -> Checkpoint:
     """Sign a checkpoint over the first ``size`` entries, extending the latest checkpoint's tree.
 
     The latest checkpoint keeps its tree's frontier, so only the entries after it are hashed:
@@ -687,7 +701,7 @@ def _frontier_of(session: Session, checkpoint: AuditCheckpoint | None) -> merkle
 
 
 @own_transactions
-def checkpoint(session: Session, *, actor: str | None = "system") -> dict[str, Any]:
+def checkpoint(session: Session, *, actor: str | None = "system") -> Checkpoint:
     """Sign a checkpoint over the whole log now (audited), and return it: every entry
     committed before the call is sequenced first, so the checkpoint covers it."""
     flush(session)
@@ -695,7 +709,7 @@ def checkpoint(session: Session, *, actor: str | None = "system") -> dict[str, A
 
 
 @transactional
-def _checkpoint_now(session: Session, actor: str | None) -> dict[str, Any]:
+def _checkpoint_now(session: Session, actor: str | None) -> Checkpoint:
     head = session.scalar(locked(select(AuditHead).where(AuditHead.id == 1)))
     size = head.seq if head else 0
     if size == 0:
@@ -711,10 +725,17 @@ def _checkpoint_now(session: Session, actor: str | None) -> dict[str, Any]:
     return signed
 
 
+@dataclass(frozen=True, slots=True)
+class CheckpointList:
+    checkpoints: list[Checkpoint]
+    order: Order
+    next_cursor: Annotated[Id | None, Field(description="the cursor of the next page")]
+
+
 @read_only
 def checkpoints(
     session: Session, *, order: str = NEWEST, cursor: int | None = None, limit: int = 50
-) -> dict[str, Any]:
+) -> CheckpointList:
     """Return a page of signed checkpoints, newest first by default; ``cursor`` is the size
     the next page continues from (exclusive), ``next_cursor`` says where that is."""
     if not 1 <= limit <= MAX_PAGE:
@@ -729,18 +750,18 @@ def checkpoints(
             query = query.where(_CHECKPOINTS.c.size < cursor)
         query = query.order_by(_CHECKPOINTS.c.size.desc())
     rows = session.execute(query.limit(limit + 1)).all()
-    return {
-        "checkpoints": [_checkpoint_dict(row) for row in rows[:limit]],
-        "order": order,
-        "next_cursor": rows[limit - 1].size if len(rows) > limit else None,
-    }
+    return CheckpointList(
+        checkpoints=[_checkpoint_dict(row) for row in rows[:limit]],
+        order=order,
+        next_cursor=rows[limit - 1].size if len(rows) > limit else None,
+    )
 
 
 # --- checkpoints on demand: every entry gets one signed after it soon, and no more often -------
 
 
 @in_transaction
-def checkpoint_at(session: Session, size: int) -> dict[str, Any] | None:
+def checkpoint_at(session: Session, size: int) -> Checkpoint | None:
     """Return the signed checkpoint over exactly ``size`` entries, or ``None``."""
     row = session.scalar(select(AuditCheckpoint).where(AuditCheckpoint.size == size))
     return _checkpoint_dict(row) if row else None
@@ -767,7 +788,7 @@ def _checkpoint_due(session: Session) -> bool:
 
 
 @transactional
-def _sign_due(session: Session) -> dict[str, Any] | None:
+def _sign_due(session: Session) -> Checkpoint | None:
     head = session.scalar(locked(select(AuditHead).where(AuditHead.id == 1)))
     latest = _latest_checkpoint(session)
     size = head.seq if head else 0
@@ -777,7 +798,7 @@ def _sign_due(session: Session) -> dict[str, Any] | None:
 
 
 @own_transactions
-def sign_if_due(session: Session) -> dict[str, Any] | None:
+def sign_if_due(session: Session) -> Checkpoint | None:
     """Sign a checkpoint over the whole log if entries wait for one and the latest checkpoint
     is at least ``CHECKPOINT_MIN_SECONDS`` old; return it (``None`` if none was due).
 
@@ -981,7 +1002,7 @@ def _service_keys(session: Session) -> list[str]:
     return [context_of(session).public_key_hex, *known]
 
 
-def _entry_chunk(connection: Connection, after_seq: int) -> list[dict[str, Any]]:
+def _entry_chunk(connection: Connection, after_seq: int) -> list[results.AuditEntry]:
     query = select(_ENTRIES).where(_ENTRIES.c.seq > after_seq).order_by(_ENTRIES.c.seq)
     return [entry_dict(row) for row in connection.execute(query.limit(CHUNK))]
 
@@ -1055,8 +1076,30 @@ def extend_tree(session: Session) -> int:
     return end
 
 
+@dataclass(frozen=True, slots=True)
+class InclusionProof:
+    """That entry ``seq`` is in the tree of a signed checkpoint (RFC 6962)."""
+
+    seq: Id
+    leaf_index: Count
+    entry: results.AuditEntry
+    checkpoint: Checkpoint
+    proof: list[Hex64]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistencyProof:
+    """That the tree of ``old_size`` entries is a prefix of ``new_size``'s (RFC 6962)."""
+
+    old_size: Id
+    new_size: Id
+    old_root: Hex64
+    new_root: Hex64
+    proof: list[Hex64]
+
+
 @read_only
-def inclusion_proof(session: Session, seq: int) -> dict[str, Any]:
+def inclusion_proof(session: Session, seq: int) -> InclusionProof:
     """Return the proof that entry ``seq`` is in the latest checkpoint's tree.
 
     Built from the stored tree nodes (O(log n) of them and a block of entries), and checked
@@ -1078,23 +1121,23 @@ def inclusion_proof(session: Session, seq: int) -> dict[str, Any]:
             f"entry {seq} does not prove into the checkpoint over {latest.size} entries: the "
             "log or its stored tree was changed; run a whole check"
         )
-    return {
-        "seq": seq,
-        "leaf_index": seq - 1,
-        "entry": entry_dict(row),
-        "checkpoint": _checkpoint_dict(latest),
-        "proof": [h.hex() for h in proof],
-    }
+    return InclusionProof(
+        seq=seq,
+        leaf_index=seq - 1,
+        entry=entry_dict(row),
+        checkpoint=_checkpoint_dict(latest),
+        proof=[h.hex() for h in proof],
+    )
 
 
 @read_only
-def consistency_proof(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
+def consistency_proof(session: Session, old_size: int, new_size: int) -> ConsistencyProof:
     """Return the proof that the tree of ``old_size`` entries is a prefix of ``new_size``'s."""
     return consistency_between(session, old_size, new_size)
 
 
 @in_transaction
-def consistency_between(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
+def consistency_between(session: Session, old_size: int, new_size: int) -> ConsistencyProof:
     """:func:`consistency_proof` inside the caller's transaction."""
     if not 1 <= old_size <= new_size <= log_size(session):
         raise InvalidInput("need 1 <= old_size <= new_size <= the log's size")
@@ -1103,13 +1146,9 @@ def consistency_between(session: Session, old_size: int, new_size: int) -> dict[
     proof = tree.roots(merkle.consistency_ranges(old_size, new_size))
     if not merkle.verify_consistency(old_size, new_size, old_root, new_root, proof):
         raise Conflict("the stored tree does not prove its own consistency; run a whole check")
-    return {
-        "old_size": old_size,
-        "new_size": new_size,
-        "old_root": old_root.hex(),
-        "new_root": new_root.hex(),
-        "proof": [h.hex() for h in proof],
-    }
+    return ConsistencyProof(
+        old_size, new_size, old_root.hex(), new_root.hex(), [h.hex() for h in proof]
+    )
 
 
 # --- export ---------------------------------------------------------------------------------

@@ -11,12 +11,15 @@ first takes the row's lease, so one runs at a time however many processes try.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import fields
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from typing import Annotated
 from typing import Any
 from typing import Final
 
+from pydantic import Field
 from sqlalchemy import or_
 from sqlalchemy import select
 from sqlalchemy import update
@@ -28,11 +31,18 @@ from ..models import CheckRun
 from . import alerts
 from . import audit
 from . import ledger
+from .results import Checkpoint
+from .results import Count
+from .results import Id
+from .results import OneOf
+from .results import Open
+from .results import Time
 from .tx import insert_ignoring_conflicts
 from .tx import own_transactions
 from .tx import transactional
 
 NAMES: Final = ("audit", "ledger")
+CheckName = Annotated[str, OneOf(NAMES)]
 #: How long a runner may hold a check before another may take it over (it renews as it goes).
 LEASE: Final = timedelta(minutes=2)
 
@@ -93,7 +103,40 @@ class Step:
 
     ran: bool
     whole: bool
-    verdict: dict[str, Any]
+    verdict: CheckVerdict
+
+
+@dataclass(frozen=True, slots=True)
+class CheckVerdict:
+    """A standing check's stored verdict (the background runner keeps it up to date)."""
+
+    name: CheckName
+    ok: Annotated[bool | None, Field(description="null until the first check ends")]
+    size: Annotated[Count, Field(description="entries (audit) or the last posting id (ledger)")]
+    reason: str | None
+    findings: Open | None
+    checked_at: Time | None
+    age_seconds: Annotated[float, Field(ge=0)] | None
+    whole_at: Annotated[Time | None, Field(description="when a whole check last ended")]
+    running: bool
+    requested: Annotated[bool, Field(description="a whole check was asked for, not started")]
+    requested_by: str | None
+    progress: Annotated[Count | None, Field(description="while a whole check runs: entries read")]
+    progress_total: Count | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditVerification(CheckVerdict):
+    first_bad_seq: Id | None
+    checkpoint: Checkpoint | None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerCheck(CheckVerdict):
+    problems: Annotated[list[str], Field(description="the first 100")]
+    problem_count: Count
+    transfers: Count
+    accounts: Count
 
 
 @own_transactions
@@ -213,7 +256,7 @@ def run_all(session: Session, owner: str) -> None:
 
 
 @transactional
-def request_whole(session: Session, name: str, *, actor: str) -> dict[str, Any]:
+def request_whole(session: Session, name: str, *, actor: str) -> CheckVerdict:
     """Ask the background runner for a whole check (audited); return the verdict as it is."""
     _name(name)
     insert_ignoring_conflicts(session, CheckRun, {"name": name, "size": 0})
@@ -228,12 +271,12 @@ def request_whole(session: Session, name: str, *, actor: str) -> dict[str, Any]:
 
 
 @transactional
-def verdict(session: Session, name: str) -> dict[str, Any]:
+def verdict(session: Session, name: str) -> CheckVerdict:
     """Return the stored verdict of a check, with its age and any whole check under way."""
     return _verdict(session, _name(name))
 
 
-def _verdict(session: Session, name: str) -> dict[str, Any]:
+def _verdict(session: Session, name: str) -> CheckVerdict:
     row = session.scalar(
         select(CheckRun).where(CheckRun.name == name).execution_options(populate_existing=True)
     )
@@ -241,21 +284,21 @@ def _verdict(session: Session, name: str) -> dict[str, Any]:
     if row is None:  # never run: a row as the first step would leave it
         row = CheckRun(name=name, size=0)
     running = row.lease_owner is not None and row.lease_until is not None and row.lease_until > now
-    return {
-        "name": name,
-        "ok": row.ok,
-        "size": row.size,
-        "reason": row.reason,
-        "findings": row.findings,
-        "checked_at": _iso(row.checked_at),
-        "age_seconds": None if row.checked_at is None else (now - row.checked_at).total_seconds(),
-        "whole_at": _iso(row.whole_at),
-        "running": running,
-        "requested": row.whole_requested_at is not None,
-        "requested_by": row.whole_requested_by,
-        "progress": row.progress,
-        "progress_total": row.progress_total,
-    }
+    return CheckVerdict(
+        name=name,
+        ok=row.ok,
+        size=row.size,
+        reason=row.reason,
+        findings=row.findings,
+        checked_at=_iso(row.checked_at),
+        age_seconds=None if row.checked_at is None else (now - row.checked_at).total_seconds(),
+        whole_at=_iso(row.whole_at),
+        running=running,
+        requested=row.whole_requested_at is not None,
+        requested_by=row.whole_requested_by,
+        progress=row.progress,
+        progress_total=row.progress_total,
+    )
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -263,24 +306,31 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 @transactional
-def audit_verdict(session: Session) -> dict[str, Any]:
+def audit_verdict(session: Session) -> AuditVerification:
     """The stored audit verdict as the console and the API show it, with the latest checkpoint."""
     found = _verdict(session, "audit")
-    latest = audit.latest_checkpoint(session)
-    return found | {
-        "first_bad_seq": (found["findings"] or {}).get("first_bad_seq"),
-        "checkpoint": latest,
-    }
+    return AuditVerification(
+        **_fields(found),
+        first_bad_seq=(found.findings or {}).get("first_bad_seq"),
+        checkpoint=audit.latest_checkpoint(session),
+    )
 
 
 @transactional
-def ledger_verdict(session: Session) -> dict[str, Any]:
+def ledger_verdict(session: Session) -> LedgerCheck:
     """The stored ledger verdict as the console and the API show it."""
     found = _verdict(session, "ledger")
-    findings = found["findings"] or {}
-    return found | {
-        "problems": findings.get("problems", []),
-        "problem_count": findings.get("problem_count", 0),
-        "transfers": findings.get("transfers", 0),
-        "accounts": findings.get("accounts", 0),
-    }
+    findings = found.findings or {}
+    return LedgerCheck(
+        **_fields(found),
+        problems=findings.get("problems", []),
+        problem_count=findings.get("problem_count", 0),
+        transfers=findings.get("transfers", 0),
+        accounts=findings.get("accounts", 0),
+    )
+
+
+def _fields(found: CheckVerdict) -> dict[str, Any]:
+    """A verdict's fields, for the verdict of one check that adds its own (shallow: the
+    findings stay the stored mapping)."""
+    return {field.name: getattr(found, field.name) for field in fields(CheckVerdict)}

@@ -32,9 +32,12 @@ from . import transparency
 from .context import context_of
 from .locks import lock_seed_pairs
 from .results import ActiveSeedPair
+from .results import Bundle
 from .results import PublicKey
+from .results import Receipt
 from .results import RetiredKey
 from .results import Rotation
+from .results import SeedPairSummary
 from .results import Signed
 from .text import storable
 from .tx import in_transaction
@@ -272,7 +275,7 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> Ro
     return Rotation(revealed=revealed, active=_pair_view(upcoming, following))
 
 
-def pair_summary(pair: SeedPair) -> dict[str, Any]:
+def pair_summary(pair: SeedPair) -> SeedPairSummary:
     """A seed pair in a list; its server seed only once revealed, with the signed reveal."""
     revealed = pair.status == "revealed"
     return {
@@ -284,16 +287,19 @@ def pair_summary(pair: SeedPair) -> dict[str, Any]:
         "created_at": fairness.format_time(pair.created_at),
         "revealed_at": fairness.format_time(pair.revealed_at) if pair.revealed_at else None,
         "server_seed": pair.server_seed if revealed else None,
-        "reveal": (
-            {"document": pair.reveal_document, "signature": pair.reveal_signature}
-            if revealed
-            else None
-        ),
+        "reveal": _reveal(pair),
     }
 
 
+def _reveal(pair: SeedPair) -> Signed | None:
+    """The pair's signed reveal, once it is revealed (stored as it was signed)."""
+    if pair.status != "revealed":
+        return None
+    return cast(Signed, {"document": pair.reveal_document, "signature": pair.reveal_signature})
+
+
 @in_transaction
-def pairs_of(session: Session, user_id: int) -> list[dict[str, Any]]:
+def pairs_of(session: Session, user_id: int) -> list[SeedPairSummary]:
     """The player's pairs, newest first (inside the caller's transaction)."""
     pairs = session.scalars(
         select(SeedPair).where(SeedPair.user_id == user_id).order_by(SeedPair.id.desc())
@@ -302,13 +308,13 @@ def pairs_of(session: Session, user_id: int) -> list[dict[str, Any]]:
 
 
 @read_only
-def seed_pairs(session: Session, user_id: int) -> list[dict[str, Any]]:
+def seed_pairs(session: Session, user_id: int) -> list[SeedPairSummary]:
     """Return the player's pairs, newest first; revealed ones carry their signed reveal."""
     return pairs_of(session, user_id)
 
 
 @read_only
-def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
+def bundle(session: Session, user_id: int, seed_pair_id: int) -> Bundle:
     """Return the verifier's input for one of the player's pairs (the API's Bundle).
 
     :raises NotFound: for another player's pair or one not yet shown (``next``).
@@ -327,12 +333,10 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> dict[str, Any]:
             "document": pair.commitment_document,
             "signature": pair.commitment_signature,
         },
-        "reveal": (
-            {"document": pair.reveal_document, "signature": pair.reveal_signature}
-            if pair.status == "revealed"
-            else None
-        ),
-        "rounds": [{"document": r.receipt, "signature": r.receipt_signature} for r in rounds],
+        "reveal": _reveal(pair),
+        "rounds": [
+            cast(Receipt, {"document": r.receipt, "signature": r.receipt_signature}) for r in rounds
+        ],
         "key_changes": key_changes(session),
         "player_keys": player_keys.registrations(session, user_id),
         **transparency.pair_anchors(session, pair, rounds),

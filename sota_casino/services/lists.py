@@ -15,9 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
+from typing import Annotated
 from typing import Any
 from typing import Final
 
+from pydantic import Field
 from sqlalchemy import Row
 from sqlalchemy import Select
 from sqlalchemy import func
@@ -37,15 +39,50 @@ from ..models import User
 from . import results
 from . import rounds
 from .fairness import pair_summary
+from .results import AccountSince
+from .results import Id
+from .results import OneOf
+from .results import RoundRow
+from .results import SeedPairSummary
 from .text import storable
 from .tx import own_transactions
 from .tx import read_only
 
 NEWEST: Final = "newest"
 OLDEST: Final = "oldest"
+Order = Annotated[str, OneOf((NEWEST, OLDEST))]
 MAX_PAGE: Final = 500
 #: Rows read per transaction by an export.
 CHUNK: Final = 2000
+NextCursor = Annotated[Id | None, Field(description="the cursor of the next page")]
+
+
+@dataclass(frozen=True, slots=True)
+class UserList:
+    users: list[AccountSince]
+    order: Order
+    next_cursor: NextCursor
+
+
+@dataclass(frozen=True, slots=True)
+class RoundPage:
+    rounds: list[RoundRow]
+    order: Order
+    next_cursor: NextCursor
+
+
+@dataclass(frozen=True, slots=True)
+class TransferPage:
+    transfers: list[results.Transfer]
+    order: Order
+    next_cursor: NextCursor
+
+
+@dataclass(frozen=True, slots=True)
+class SeedPairPage:
+    seed_pairs: list[SeedPairSummary]
+    order: Order
+    next_cursor: NextCursor
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,14 +123,16 @@ def _moment(value: str | None, name: str) -> datetime | None:
 
 @dataclass(frozen=True, slots=True)
 class ListSpec:
-    """One list: its rows' query, the id it pages on, the time it jumps to, how a row reads."""
+    """One list: its rows' query, the id it pages on, the time it jumps to, how a row reads
+    (a typed result, written as JSON in an export), and the page it comes in."""
 
     name: str
     key: InstrumentedAttribute[int]
     time: InstrumentedAttribute[datetime]
     columns: tuple[str, ...]
     query: Callable[[Session, dict[str, Any]], Select[Any]]
-    row: Callable[[Row[Any]], dict[str, Any]]
+    row: Callable[[Row[Any]], Any]
+    page: Callable[[list[Any], str, int | None], Any]
     key_field: str = "id"
 
 
@@ -103,7 +142,7 @@ def _players_query(session: Session, args: dict[str, Any]) -> Select[Any]:
     return select(User).where(func.lower(User.username).like(needle))
 
 
-def _player_row(row: Row[Any]) -> dict[str, Any]:
+def _player_row(row: Row[Any]) -> AccountSince:
     user = row[0]
     return {
         "id": user.id,
@@ -125,11 +164,6 @@ def _rounds_query(session: Session, args: dict[str, Any]) -> Select[Any]:
     return select(Round).where(Round.user_id == _a_user(session, args))
 
 
-def _round_row(row: Row[Any]) -> dict[str, Any]:
-    found: dict[str, Any] = results.to_json(rounds.row(row[0]))
-    return found
-
-
 def transfers_of(user_id: int) -> Select[Any]:
     """A player's money moves, each with what it did to their balance (its player posting)."""
     player_accounts = select(Account.id).where(Account.user_id == user_id, Account.kind == "player")
@@ -144,7 +178,7 @@ def _transfers_query(session: Session, args: dict[str, Any]) -> Select[Any]:
     return transfers_of(_a_user(session, args))
 
 
-def transfer_row(row: Row[Any]) -> dict[str, Any]:
+def transfer_row(row: Row[Any]) -> results.Transfer:
     """A money move of a player as the lists show it: the transfer and the player's side."""
     transfer, amount = row
     return {
@@ -174,6 +208,7 @@ LISTS: Final = {
             ("id", "username", "role", "locked", "created_at"),
             _players_query,
             _player_row,
+            UserList,
         ),
         ListSpec(
             "rounds",
@@ -194,7 +229,8 @@ LISTS: Final = {
                 "settled_at",
             ),
             _rounds_query,
-            _round_row,
+            lambda row: rounds.row(row[0]),
+            RoundPage,
         ),
         ListSpec(
             "transfers",
@@ -203,6 +239,7 @@ LISTS: Final = {
             ("id", "time", "kind", "currency", "amount", "round_id", "memo"),
             _transfers_query,
             transfer_row,
+            TransferPage,
         ),
         ListSpec(
             "seed_pairs",
@@ -220,6 +257,7 @@ LISTS: Final = {
             ),
             _seed_pairs_query,
             lambda row: pair_summary(row[0]),
+            SeedPairPage,
             key_field="seed_pair_id",
         ),
     )
@@ -241,7 +279,7 @@ def _in_range(spec: ListSpec, query: Select[Any], paging: Paging) -> Select[Any]
 
 
 @read_only
-def page(session: Session, /, name: str, paging: Paging, **args: Any) -> dict[str, Any]:
+def page(session: Session, /, name: str, paging: Paging, **args: Any) -> Any:
     """Return one page of list ``name`` (``users``, ``rounds``, ``transfers``, ``seed_pairs``).
 
     :param args: what the list is of: ``user_id`` for a player's lists, ``q`` for players.
@@ -262,13 +300,9 @@ def page(session: Session, /, name: str, paging: Paging, **args: Any) -> dict[st
             query = query.where(spec.key <= paging.from_id)
         query = query.order_by(spec.key.desc())
     rows = session.execute(query.limit(paging.limit + 1)).all()
-    items = [spec.row(row) for row in rows[: paging.limit]]
     more = len(rows) > paging.limit
-    return {
-        name: items,
-        "order": paging.order,
-        "next_cursor": items[-1][spec.key_field] if more else None,
-    }
+    last = getattr(rows[paging.limit - 1][0], spec.key.key) if more else None
+    return spec.page([spec.row(row) for row in rows[: paging.limit]], paging.order, last)
 
 
 @read_only
@@ -277,7 +311,7 @@ def _chunk(
 ) -> list[dict[str, Any]]:
     query = _in_range(spec, spec.query(session, args), paging).where(spec.key > after)
     rows = session.execute(query.order_by(spec.key).limit(CHUNK)).all()
-    return [spec.row(row) for row in rows]
+    return [results.to_json(spec.row(row)) for row in rows]
 
 
 @own_transactions

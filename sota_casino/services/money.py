@@ -261,7 +261,7 @@ def apply_adjustment(
     return ledger.player_balances(session, user_id)
 
 
-@idempotency.idempotent("money.propose_adjustment")
+@idempotency.idempotent("money.propose_adjustment", proposals.ApprovalView)
 def propose_adjustment(
     session: Session,
     actor_id: int,
@@ -271,7 +271,7 @@ def propose_adjustment(
     reason: object,
     *,
     key: str | None = None,
-) -> dict[str, Any]:
+) -> proposals.ApprovalView:
     """Propose an adjustment for a second operator to approve (audited); nothing moves yet.
 
     Checked as :func:`adjust` checks it, so a proposal that could never apply is refused now.
@@ -281,7 +281,7 @@ def propose_adjustment(
 
 def _propose_adjustment(
     session: Session, actor_id: int, user_id: int, currency: object, amount: object, reason: object
-) -> dict[str, Any]:
+) -> proposals.ApprovalView:
     currency, amount, reason = _checked_adjustment(
         session, actor_id, user_id, currency, amount, reason
     )
@@ -311,6 +311,6 @@ def request_adjustment(
     checked_currency, checked_amount, _ = check_adjustment(currency, amount, reason)
     if needs_approval(session, checked_currency, checked_amount):
         approval = _propose_adjustment(session, actor_id, user_id, currency, amount, reason)
-        return {"applied": False, "balances": None, "approval": approval}
+        return {"applied": False, "balances": None, "approval": results.to_json(approval)}
     balances = _adjust(session, actor_id, user_id, currency, amount, reason)
     return {"applied": True, "balances": results.to_json(balances), "approval": None}

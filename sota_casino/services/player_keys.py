@@ -133,7 +133,7 @@ def keys(session: Session, user_id: int) -> results.PlayerKeys:
 
 
 @in_transaction
-def registrations(session: Session, user_id: int) -> list[dict[str, Any]]:
+def registrations(session: Session, user_id: int) -> list[results.KeyRegistration]:
     """Return the audit entries that registered the player's keys, oldest first (inside the
     caller's transaction), as the bundle carries them: each with its anchor (its leaf index and
     inclusion proof) and the signed checkpoint it proves into, once a checkpoint covers it."""
@@ -144,7 +144,7 @@ def registrations(session: Session, user_id: int) -> list[dict[str, Any]]:
     )
     shown = []
     for occurrence, entry in enumerate(map(audit.entry_dict, rows)):
-        item: dict[str, Any] = {"entry": entry}
+        item = results.KeyRegistration(entry=entry)
         try:
             anchor = transparency.anchor_of(
                 session, REGISTERED, _subject(user_id), occurrence=occurrence
@@ -152,9 +152,11 @@ def registrations(session: Session, user_id: int) -> list[dict[str, Any]]:
         except NotYetAnchored:
             pass  # the verifier says the registration is not anchored yet
         else:
-            item["anchor"] = {
-                name: anchor[name] for name in ("leaf_index", "checkpoint_size", "proof")
-            }
+            item["anchor"] = results.KeyAnchor(
+                leaf_index=anchor["leaf_index"],
+                checkpoint_size=anchor["checkpoint_size"],
+                proof=anchor["proof"],
+            )
             item["checkpoint"] = anchor["checkpoint"]
         shown.append(item)
     return shown

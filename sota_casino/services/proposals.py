@@ -7,8 +7,10 @@ one lives in :mod:`.approvals`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
+from typing import Annotated
 from typing import Any
 from typing import Final
 
@@ -19,16 +21,37 @@ from ..core import fairness
 from ..models import Approval
 from ..models import User
 from . import audit
+from .results import Id
+from .results import OneOf
+from .results import Open
+from .results import Person
+from .results import Time
 from .tx import in_transaction
 
 KINDS: Final = ("adjustment", "table")
 STATUSES: Final = ("pending", "approved", "rejected")
 
 
+@dataclass(frozen=True, slots=True)
+class ApprovalView:
+    """A proposal as the console and the API show it, people by name."""
+
+    id: Id
+    kind: Annotated[str, OneOf(KINDS)]
+    subject: str
+    change: Open
+    status: Annotated[str, OneOf(STATUSES)]
+    proposed_by: Person
+    proposed_at: Time
+    decided_by: Person | None
+    decided_at: Time | None
+    note: str | None
+
+
 @in_transaction
 def propose(
     session: Session, actor_id: int, kind: str, subject: str, change: dict[str, Any]
-) -> dict[str, Any]:
+) -> ApprovalView:
     """Store a proposal inside the caller's transaction (audited); return it as it reads."""
     assert kind in KINDS
     row = Approval(
@@ -48,29 +71,27 @@ def propose(
         subject=subject,
         data={"approval_id": row.id, "kind": kind, "change": change},
     )
-    return as_dict(session, row)
+    return shown(session, row)
 
 
 @in_transaction
-def as_dict(session: Session, row: Approval) -> dict[str, Any]:
+def shown(session: Session, row: Approval) -> ApprovalView:
     """A proposal as the console and the API show it, people by name."""
     ids = {i for i in (row.proposed_by, row.decided_by) if i is not None}
     names = dict(
         session.execute(select(User.id, User.username).where(User.id.in_(ids))).tuples().all()
     )
-    return {
-        "id": row.id,
-        "kind": row.kind,
-        "subject": row.subject,
-        "change": row.change,
-        "status": row.status,
-        "proposed_by": {"id": row.proposed_by, "name": names.get(row.proposed_by)},
-        "proposed_at": fairness.format_time(row.proposed_at),
-        "decided_by": (
-            None
-            if row.decided_by is None
-            else {"id": row.decided_by, "name": names.get(row.decided_by)}
-        ),
-        "decided_at": fairness.format_time(row.decided_at) if row.decided_at else None,
-        "note": row.note,
-    }
+    return ApprovalView(
+        id=row.id,
+        kind=row.kind,
+        subject=row.subject,
+        change=row.change,
+        status=row.status,
+        proposed_by=Person(row.proposed_by, names.get(row.proposed_by)),
+        proposed_at=fairness.format_time(row.proposed_at),
+        decided_by=None
+        if row.decided_by is None
+        else Person(row.decided_by, names.get(row.decided_by)),
+        decided_at=fairness.format_time(row.decided_at) if row.decided_at else None,
+        note=row.note,
+    )

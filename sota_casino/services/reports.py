@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from fractions import Fraction
+from typing import Annotated
 from typing import Any
 from typing import Final
 
+from pydantic import Field
 from sqlalchemy import Text
 from sqlalchemy import case
 from sqlalchemy import cast
@@ -51,6 +54,15 @@ from . import results
 from . import rounds
 from . import settings
 from .context import context_of
+from .results import Count
+from .results import Currency
+from .results import Day
+from .results import Figure
+from .results import GameName
+from .results import Hex64
+from .results import Id
+from .results import Open
+from .results import figure
 from .transparency import NOTE_ORIGIN
 from .transparency import signed_note
 from .tx import in_transaction
@@ -85,7 +97,8 @@ class _Tally:
         """The house's result without the tie side bet."""
         return self.house_result - self.tie_result
 
-    def to_dict(self) -> dict[str, Any]:
+    def figures(self) -> dict[str, Any]:
+        """The totals and their edges, as :class:`Tally` names them."""
         return {
             "rounds": self.rounds,
             "handle": self.handle,
@@ -99,12 +112,118 @@ class _Tally:
         }
 
 
-def ratio(numerator: int, denominator: int) -> dict[str, Any] | None:
+def ratio(numerator: int, denominator: int) -> Figure | None:
     """Return an exact ratio as ``{"exact": "a/b", "value"}`` (None when nothing was bet).
 
     The float ``value`` is for display only; ``exact`` is the figure.
     """
-    return None if denominator == 0 else odds.figure(Fraction(numerator, denominator))
+    return None if denominator == 0 else figure(Fraction(numerator, denominator))
+
+
+@dataclass(frozen=True, slots=True)
+class AccountBalances:
+    house: int
+    escrow: int
+    issuance: int
+    players: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Totals of settled rounds."""
+
+    currency: Currency
+    rounds: Count
+    handle: int
+    house_result: int
+    antes: int
+    main_result: int
+    tie_bets: int
+    tie_result: int
+    realized_edge: Figure | None
+    realized_tie_edge: Figure | None
+
+
+@dataclass(frozen=True, slots=True)
+class GameTally(Tally):
+    open_rounds: Count
+
+
+@dataclass(frozen=True, slots=True)
+class DayTally(Tally):
+    day: Day
+    game: GameName
+
+
+@dataclass(frozen=True, slots=True)
+class CasinoWarTheory:
+    rules: Open
+    strategy: str
+    edge: Figure
+    tie_edge: Figure | None
+
+
+@dataclass(frozen=True, slots=True)
+class Theoretical:
+    casino_war: CasinoWarTheory
+    sota: Annotated[None, Field(description="no closed form")]
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerSummary:
+    balances: dict[str, AccountBalances]
+    games: dict[str, GameTally]
+    days: list[DayTally]
+    theoretical: Theoretical
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """An estimate and its 95 % interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, slots=True)
+class RealizedEdge(Interval):
+    exact: str
+
+
+@dataclass(frozen=True, slots=True)
+class MathVersion:
+    game: GameName
+    currency: Currency
+    rules: Open
+    version: str
+    rounds: Count
+    first_settled: Day | None
+    last_settled: Day | None
+    antes: int
+    main_result: int
+    realized_edge: RealizedEdge | None
+    theoretical_edge: Annotated[
+        Figure | None,
+        Field(description="exact, for the rules and the share of tied antes surrendered"),
+    ]
+    always_war_edge: Figure | None
+    consistent: Annotated[bool | None, Field(description="theoretical inside the interval")]
+    ties: Count
+    surrenders: Count
+    surrendered_ante_share: Figure | None
+    surrender_rate: Interval | None
+    tie_bets: int
+    tie_result: int
+    realized_tie_edge: Figure | None
+    theoretical_tie_edge: Figure | None
+
+
+@dataclass(frozen=True, slots=True)
+class HouseMath:
+    since: Day | None
+    until: Day | None
+    versions: list[MathVersion]
 
 
 def _daily_tallies(session: Session) -> dict[tuple[date, str], _Tally]:
@@ -133,7 +252,7 @@ def _daily_tallies(session: Session) -> dict[tuple[date, str], _Tally]:
     }
 
 
-def _balances(session: Session) -> dict[str, dict[str, int]]:
+def _balances(session: Session) -> dict[str, AccountBalances]:
     """Per currency: the house, escrow and issuance balances and all players' together."""
     totals = {c: {"house": 0, "escrow": 0, "issuance": 0, "players": 0} for c in CURRENCIES}
     rows = session.execute(
@@ -144,27 +263,27 @@ def _balances(session: Session) -> dict[str, dict[str, int]]:
     for currency, kind, total in rows:
         key = "players" if kind == "player" else kind
         totals[currency][key] = int(total or 0)
-    return totals
+    return {currency: AccountBalances(**kinds) for currency, kinds in totals.items()}
 
 
-def _theoretical(session: Session) -> dict[str, Any]:
+def _theoretical(session: Session) -> Theoretical:
     """The exact house edge of the Casino War table's present settings, playing always war."""
     table = settings.current(session, "casino_war")
     figures = odds.casino_war_odds(casino_war.TableRules.from_dict(table))
     tie = figures.house_edge_tie_bet
-    return {
-        "casino_war": {
-            "rules": table,
-            "strategy": "always war",
-            "edge": odds.figure(figures.house_edge_war),
-            "tie_edge": None if tie is None else odds.figure(tie),
-        },
-        "sota": None,
-    }
+    return Theoretical(
+        casino_war=CasinoWarTheory(
+            rules=table,
+            strategy="always war",
+            edge=figure(figures.house_edge_war),
+            tie_edge=None if tie is None else figure(tie),
+        ),
+        sota=None,
+    )
 
 
 @read_only
-def house_summary(session: Session) -> dict[str, Any]:
+def house_summary(session: Session) -> LedgerSummary:
     """Return balances per currency, the house's results per game and per day, and the edges.
 
     ``games[g]`` and every ``days[i]`` carry ``rounds``, ``handle``, ``house_result``,
@@ -185,20 +304,24 @@ def house_summary(session: Session) -> dict[str, Any]:
         .tuples()
         .all()
     )
-    return {
-        "balances": _balances(session),
-        "games": {
-            game: {"currency": GAME_CURRENCY[game], "open_rounds": int(open_rounds.get(game, 0))}
-            | tally.to_dict()
+    return LedgerSummary(
+        balances=_balances(session),
+        games={
+            game: GameTally(
+                currency=GAME_CURRENCY[game],
+                open_rounds=int(open_rounds.get(game, 0)),
+                **tally.figures(),
+            )
             for game, tally in per_game.items()
         },
-        "days": [
-            {"day": day.isoformat(), "game": game, "currency": GAME_CURRENCY[game]}
-            | tally.to_dict()
+        days=[
+            DayTally(
+                day=day.isoformat(), game=game, currency=GAME_CURRENCY[game], **tally.figures()
+            )
             for (day, game), tally in sorted(per_day.items())
         ],
-        "theoretical": _theoretical(session),
-    }
+        theoretical=_theoretical(session),
+    )
 
 
 #: Casino War outcomes that began with tied first cards (the player chose war or surrender).
@@ -239,7 +362,7 @@ def _day(value: str | None, name: str) -> date | None:
 @read_only
 def house_math(
     session: Session, *, since: str | None = None, until: str | None = None
-) -> dict[str, Any]:
+) -> HouseMath:
     """The house's result against the math, per game and per table-settings version played.
 
     Each round keeps the rules it was played under, so rounds are grouped by those, never by
@@ -293,11 +416,11 @@ def house_math(
         sums = _MathSums.of(rules, (int(f or 0) for f in counted), figures[-2], figures[-1])
         groups[key] = groups[key].merged(sums) if key in groups else sums
     versions = [_version_row(game, sums) for (game, _), sums in sorted(groups.items())]
-    return {
-        "since": first.isoformat() if first else None,
-        "until": last.isoformat() if last else None,
-        "versions": versions,
-    }
+    return HouseMath(
+        since=first.isoformat() if first else None,
+        until=last.isoformat() if last else None,
+        versions=versions,
+    )
 
 
 @dataclass(frozen=True)
@@ -367,18 +490,13 @@ def _version_label(game: str, rules: dict[str, Any]) -> str:
     )
 
 
-def _version_row(game: str, sums: _MathSums) -> dict[str, Any]:
+def _version_row(game: str, sums: _MathSums) -> MathVersion:
     realized = None
     if sums.rounds >= 2 and sums.sum_a > 0:
         found = stats.ratio_estimate(
             sums.sum_x, sums.sum_a, sums.sum_xx, sums.sum_xa, sums.sum_aa, sums.rounds
         )
-        realized = {
-            "exact": f"{sums.sum_x}/{sums.sum_a}",
-            "value": found.value,
-            "low": found.low,
-            "high": found.high,
-        }
+        realized = RealizedEdge(found.value, found.low, found.high, f"{sums.sum_x}/{sums.sum_a}")
     theoretical = always_war = tie_edge = None
     surrender_share = (
         Fraction(sums.surrendered_antes, sums.tied_antes) if sums.tied_antes else Fraction(0)
@@ -388,72 +506,76 @@ def _version_row(game: str, sums: _MathSums) -> dict[str, Any]:
         expected = table.house_edge_war + surrender_share * (
             table.house_edge_surrender - table.house_edge_war
         )
-        theoretical, always_war = odds.figure(expected), odds.figure(table.house_edge_war)
+        theoretical, always_war = figure(expected), figure(table.house_edge_war)
         if table.house_edge_tie_bet is not None:
-            tie_edge = odds.figure(table.house_edge_tie_bet)
+            tie_edge = figure(table.house_edge_tie_bet)
     surrender_rate = None
     if sums.ties:
         rate = stats.proportion_estimate(sums.surrenders, sums.ties)
-        surrender_rate = {"value": rate.value, "low": rate.low, "high": rate.high}
+        surrender_rate = Interval(rate.value, rate.low, rate.high)
     consistent = None
     if realized is not None and theoretical is not None:
-        consistent = realized["low"] <= theoretical["value"] <= realized["high"]
-    return {
-        "game": game,
-        "currency": GAME_CURRENCY[game],
-        "rules": sums.rules,
-        "version": _version_label(game, sums.rules),
-        "rounds": sums.rounds,
-        "first_settled": sums.first_day.isoformat() if sums.first_day else None,
-        "last_settled": sums.last_day.isoformat() if sums.last_day else None,
-        "antes": sums.sum_a,
-        "main_result": sums.sum_x,
-        "realized_edge": realized,
-        "theoretical_edge": theoretical,
-        "always_war_edge": always_war,
-        "consistent": consistent,
-        "ties": sums.ties,
-        "surrenders": sums.surrenders,
-        "surrendered_ante_share": odds.figure(surrender_share) if sums.tied_antes else None,
-        "surrender_rate": surrender_rate,
-        "tie_bets": sums.tie_bets,
-        "tie_result": sums.tie_result,
-        "realized_tie_edge": ratio(sums.tie_result, sums.tie_bets),
-        "theoretical_tie_edge": tie_edge,
-    }
+        consistent = realized.low <= theoretical["value"] <= realized.high
+    return MathVersion(
+        game=game,
+        currency=GAME_CURRENCY[game],
+        rules=sums.rules,
+        version=_version_label(game, sums.rules),
+        rounds=sums.rounds,
+        first_settled=sums.first_day.isoformat() if sums.first_day else None,
+        last_settled=sums.last_day.isoformat() if sums.last_day else None,
+        antes=sums.sum_a,
+        main_result=sums.sum_x,
+        realized_edge=realized,
+        theoretical_edge=theoretical,
+        always_war_edge=always_war,
+        consistent=consistent,
+        ties=sums.ties,
+        surrenders=sums.surrenders,
+        surrendered_ante_share=figure(surrender_share) if sums.tied_antes else None,
+        surrender_rate=surrender_rate,
+        tie_bets=sums.tie_bets,
+        tie_result=sums.tie_result,
+        realized_tie_edge=ratio(sums.tie_result, sums.tie_bets),
+        theoretical_tie_edge=tie_edge,
+    )
 
 
-def math_rows(report: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def math_rows(report: HouseMath) -> Iterator[dict[str, Any]]:
     """The report's versions flattened to one row of plain values each (CSV, JSON Lines)."""
-    for version in report["versions"]:
-        realized = version["realized_edge"] or {}
+
+    def value(found: Figure | None) -> float | None:
+        return None if found is None else found["value"]
+
+    for version in report.versions:
+        realized = version.realized_edge
         yield {
-            "game": version["game"],
-            "version": version["version"],
-            "rounds": version["rounds"],
-            "first_settled": version["first_settled"],
-            "last_settled": version["last_settled"],
-            "antes": version["antes"],
-            "main_result": version["main_result"],
-            "realized_edge": realized.get("value"),
-            "realized_low": realized.get("low"),
-            "realized_high": realized.get("high"),
-            "theoretical_edge": (version["theoretical_edge"] or {}).get("value"),
-            "always_war_edge": (version["always_war_edge"] or {}).get("value"),
-            "consistent": version["consistent"],
-            "ties": version["ties"],
-            "surrenders": version["surrenders"],
-            "surrender_rate": (version["surrender_rate"] or {}).get("value"),
-            "tie_bets": version["tie_bets"],
-            "tie_result": version["tie_result"],
-            "realized_tie_edge": (version["realized_tie_edge"] or {}).get("value"),
-            "theoretical_tie_edge": (version["theoretical_tie_edge"] or {}).get("value"),
+            "game": version.game,
+            "version": version.version,
+            "rounds": version.rounds,
+            "first_settled": version.first_settled,
+            "last_settled": version.last_settled,
+            "antes": version.antes,
+            "main_result": version.main_result,
+            "realized_edge": realized and realized.value,
+            "realized_low": realized and realized.low,
+            "realized_high": realized and realized.high,
+            "theoretical_edge": value(version.theoretical_edge),
+            "always_war_edge": value(version.always_war_edge),
+            "consistent": version.consistent,
+            "ties": version.ties,
+            "surrenders": version.surrenders,
+            "surrender_rate": version.surrender_rate and version.surrender_rate.value,
+            "tie_bets": version.tie_bets,
+            "tie_result": version.tie_result,
+            "realized_tie_edge": value(version.realized_tie_edge),
+            "theoretical_tie_edge": value(version.theoretical_tie_edge),
         }
 
 
 def _transfers(
     session: Session, user_id: int, limit: int, before: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[results.Transfer]:
     """The player's money moves before ``before`` (id), newest first, each with what it did
     to their balance."""
     query = lists.transfers_of(user_id)
@@ -465,7 +587,7 @@ def _transfers(
 
 def _audit_entries(
     session: Session, user_id: int, limit: int, before: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[results.AuditEntry]:
     """The audit entries by or about the user before seq ``before``, newest first."""
     name = f"user:{user_id}"
     query = select(AuditEntry).where(or_(AuditEntry.subject == name, AuditEntry.actor == name))
@@ -475,9 +597,47 @@ def _audit_entries(
     return [audit.entry_dict(row) for row in rows]
 
 
-def _next(items: list[dict[str, Any]], limit: int, key: str) -> int | None:
-    """The cursor of the page after ``items`` (its last key), if the page was full."""
-    return items[-1][key] if len(items) == limit else None
+def _next(keys: Sequence[int], limit: int) -> int | None:
+    """The cursor of the page after one of these ``keys`` (its last), if the page was full."""
+    return keys[-1] if len(keys) == limit else None
+
+
+@dataclass(frozen=True, slots=True)
+class AdjustmentTotal:
+    """The adjustments one operator made in one currency."""
+
+    actor: str | None
+    name: str | None
+    currency: Currency
+    count: Count
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerTotals:
+    currencies: Open
+    adjustments: list[AdjustmentTotal]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerCursors:
+    """Where the next page of each list starts (its ``*_before`` query parameter)."""
+
+    rounds_before: Id | None
+    transfers_before: Id | None
+    audit_before: Id | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerOverview:
+    user: results.AccountSince
+    balances: results.Balances
+    totals: PlayerTotals
+    next: PlayerCursors
+    rounds: list[results.RoundSummary]
+    transfers: list[results.Transfer]
+    seed_pairs: list[results.SeedPairSummary]
+    audit: list[results.AuditEntry]
 
 
 @read_only
@@ -489,7 +649,7 @@ def player_overview(
     rounds_before: int | None = None,
     transfers_before: int | None = None,
     audit_before: int | None = None,
-) -> dict[str, Any]:
+) -> PlayerOverview:
     """Return one user's balances, totals, rounds, money moves, seed pairs and audit entries.
 
     Each list is a page, newest first, before its cursor (``*_before``: an id or seq); the
@@ -505,32 +665,32 @@ def player_overview(
     if rounds_before is not None:
         round_query = round_query.where(Round.id < rounds_before)
     recent = session.scalars(round_query.order_by(Round.id.desc()).limit(limit))
-    round_list = [results.to_json(rounds.summary(r)) for r in recent]
+    round_list = [rounds.summary(r) for r in recent]
     transfers = _transfers(session, user_id, limit, transfers_before)
     entries = _audit_entries(session, user_id, limit, audit_before)
-    return {
-        "user": {
-            "id": user.id,
-            "username": user.username,
-            "role": user.role,
-            "locked": user.locked,
-            "created_at": fairness.format_time(user.created_at),
-        },
-        "balances": results.to_json(ledger.player_balances(session, user_id)),
-        "totals": _player_totals(session, user_id),
-        "rounds": round_list,
-        "transfers": transfers,
-        "seed_pairs": fairness_service.pairs_of(session, user_id),
-        "audit": entries,
-        "next": {
-            "rounds_before": _next(round_list, limit, "id"),
-            "transfers_before": _next(transfers, limit, "id"),
-            "audit_before": _next(entries, limit, "seq"),
-        },
-    }
+    return PlayerOverview(
+        user=results.AccountSince(
+            id=user.id,
+            username=user.username,
+            role=user.role,
+            locked=user.locked,
+            created_at=fairness.format_time(user.created_at),
+        ),
+        balances=ledger.player_balances(session, user_id),
+        totals=_player_totals(session, user_id),
+        rounds=round_list,
+        transfers=transfers,
+        seed_pairs=fairness_service.pairs_of(session, user_id),
+        audit=entries,
+        next=PlayerCursors(
+            rounds_before=_next([r.id for r in round_list], limit),
+            transfers_before=_next([t["id"] for t in transfers], limit),
+            audit_before=_next([e["seq"] for e in entries], limit),
+        ),
+    )
 
 
-def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
+def _player_totals(session: Session, user_id: int) -> PlayerTotals:
     """Per currency: settled rounds, handle and the player's net; and the adjustments made to
     them, per operator (named), from the audit log."""
     per_currency = {c: {"rounds": 0, "handle": 0, "net": 0, "adjusted": 0} for c in CURRENCIES}
@@ -553,13 +713,13 @@ def _player_totals(session: Session, user_id: int) -> dict[str, Any]:
         found["amount"] += int(moved["amount"])
         per_currency[moved["currency"]]["adjusted"] += int(moved["amount"])
     names = actor_names(session, {actor for actor, _ in by_operator})
-    return {
-        "currencies": per_currency,
-        "adjustments": [
-            {"actor": actor, "name": names.get(actor), "currency": currency} | figures
+    return PlayerTotals(
+        currencies=per_currency,
+        adjustments=[
+            AdjustmentTotal(actor, names.get(actor), currency, **figures)
             for (actor, currency), figures in sorted(by_operator.items(), key=str)
         ],
-    }
+    )
 
 
 @read_only
@@ -617,8 +777,24 @@ def adjustment_preview(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class SignedNote:
+    origin: str
+    key_name: str
+    public_key_hex: Hex64
+    size: Id
+    note: Annotated[str, Field(description="C2SP tlog-checkpoint signed note")]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointNote:
+    """The latest checkpoint as a signed note (none before the first checkpoint)."""
+
+    note: SignedNote | None
+
+
 @read_only
-def checkpoint_note(session: Session) -> dict[str, Any] | None:
+def checkpoint_note(session: Session) -> CheckpointNote:
     """Return the latest checkpoint in the C2SP tlog-checkpoint signed-note form (or None).
 
     The note is signed on demand with the service's key; it states the same size and root as
@@ -626,15 +802,10 @@ def checkpoint_note(session: Session) -> dict[str, Any] | None:
     """
     row = session.scalar(select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1))
     if row is None:
-        return None
+        return CheckpointNote(None)
     ctx = context_of(session)
-    return {
-        "origin": NOTE_ORIGIN,
-        "key_name": NOTE_ORIGIN,
-        "public_key_hex": ctx.public_key_hex,
-        "size": row.size,
-        "note": signed_note(ctx.signing_key, row.size, row.root),
-    }
+    note = signed_note(ctx.signing_key, row.size, row.root)
+    return CheckpointNote(SignedNote(NOTE_ORIGIN, NOTE_ORIGIN, ctx.public_key_hex, row.size, note))
 
 
 @read_only
@@ -646,7 +817,7 @@ def tables(session: Session) -> dict[str, Any]:
         .order_by(AuditEntry.seq.desc())
         .limit(TABLE_HISTORY)
     )
-    history = [audit.entry_dict(row) for row in changes]
+    history: list[dict[str, Any]] = [{**audit.entry_dict(row)} for row in changes]
     names = actor_names(
         session,
         {e["actor"] for e in history}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
+from fractions import Fraction
 from typing import Annotated
 from typing import Any
 from typing import Final
@@ -32,6 +33,7 @@ from pydantic_core import core_schema
 from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
 
 from ..core import casino_war
+from ..core import odds
 from ..core import sota
 from ..core.fairness import format_time
 from ..core.money import CURRENCIES
@@ -60,6 +62,10 @@ class OneOf:
 
 
 Hex64 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
+#: A moment as text, as the services write it.
+Time = Annotated[str, Field(pattern=TIME_PATTERN)]
+Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
+Open = dict[str, Any]
 Signature = Annotated[
     str, Field(pattern="^[0-9a-f]{128}$", description="Ed25519 over the canonical JSON, hex")
 ]
@@ -71,6 +77,12 @@ Currency = Annotated[str, OneOf(CURRENCIES)]
 GameName = Annotated[str, OneOf(GAMES)]
 Role = Annotated[str, OneOf(ROLES)]
 WarOutcome = Annotated[str, OneOf(casino_war.OUTCOMES)]
+#: The Casino War table options, in the core's ranges.
+Decks = Annotated[int, Field(ge=casino_war.RANGES["decks"][0], le=casino_war.RANGES["decks"][1])]
+TiePayout = Annotated[
+    int, Field(ge=casino_war.RANGES["tie_payout"][0], le=casino_war.RANGES["tie_payout"][1])
+]
+Bonus = Annotated[str, OneOf(casino_war.BONUS_MODES)]
 SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
 #: A moment, written in UTC to the microsecond (``2026-12-01T08:31:13.842813Z``).
 Moment = Annotated[
@@ -78,6 +90,19 @@ Moment = Annotated[
     PlainSerializer(format_time, return_type=str),
     WithJsonSchema({"type": "string", "pattern": TIME_PATTERN}),
 ]
+
+
+class Figure(TypedDict):
+    """An exact fraction, and its float for display."""
+
+    exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
+    value: float
+
+
+def figure(value: Fraction) -> Figure:
+    """:func:`~sota_casino.core.odds.figure`, typed as the answers declare it."""
+    found = odds.figure(value)
+    return Figure(exact=found["exact"], value=found["value"])
 
 
 def enum_schema(values: tuple[Any, ...]) -> dict[str, Any]:
@@ -136,11 +161,50 @@ class User:
 
 
 @dataclass(frozen=True, slots=True)
+class Person:
+    """A user by id, and by name while the account exists."""
+
+    id: Id
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Me:
     """The caller and its balances."""
 
     user: User
     balances: Balances
+
+
+@dataclass(frozen=True, slots=True)
+class UserCreated:
+    user: User
+
+
+@dataclass(frozen=True, slots=True)
+class TopupResult:
+    """The balances after a top-up (also at the top level, as the first version answered)."""
+
+    balances: Balances
+    chips: Annotated[Count, Field(description=CHIPS)]
+    sweets: Annotated[Count, Field(description=SWEETS)]
+
+
+@dataclass(frozen=True, slots=True)
+class AdjustmentResult:
+    user_id: Id
+    balances: Balances
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    name: GameName
+    settings: Open
+
+
+@dataclass(frozen=True, slots=True)
+class TimeZoneView:
+    time_zone: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +316,179 @@ class Signed(TypedDict):
 
     document: dict[str, Any]
     signature: Signature
+
+
+class Account(TypedDict):
+    """A user as the console shows one."""
+
+    id: Id
+    username: str
+    role: Role
+    locked: bool
+
+
+class AccountSince(Account):
+    created_at: Time
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedUser:
+    """A user's account as an operator's change left it."""
+
+    user: Account
+
+
+class Transfer(TypedDict):
+    """A money move of a player as the lists show it: the transfer and the player's side."""
+
+    id: Id
+    time: Time
+    kind: Annotated[str, OneOf(("bet", "raise", "settle", "grant", "topup", "adjust"))]
+    currency: Currency
+    amount: int
+    round_id: Id | None
+    memo: str | None
+
+
+class SeedPairSummary(TypedDict):
+    """A seed pair in a list; its server seed only once revealed, with the signed reveal."""
+
+    seed_pair_id: Id
+    status: Annotated[str, OneOf(("next", "active", "revealed"))]
+    commitment: Hex64
+    client_seed: str | None
+    rounds: Count
+    created_at: Time
+    revealed_at: Time | None
+    server_seed: Annotated[Hex64 | None, Field(description="only once revealed")]
+    reveal: Signed | None
+
+
+class AuditEntry(TypedDict):
+    """An entry of the audit log, hashed into the chain as it is written here."""
+
+    seq: Id
+    time: Time
+    actor: str | None
+    action: str
+    subject: str | None
+    data: Open
+    prev_hash: Hex64
+    hash: Hex64
+
+
+class _CheckpointFields(TypedDict):
+    type: Literal["checkpoint"]
+    v: Literal[1]
+    size: Id
+    root: Hex64
+    time: Time
+
+
+class Checkpoint(TypedDict):
+    """A signed checkpoint of the audit log (``core.audit_chain.checkpoint_document``)."""
+
+    document: Annotated[
+        dict[str, Any], WithJsonSchema(TypeAdapter(_CheckpointFields).json_schema())
+    ]
+    signature: Signature
+    public_key_hex: Hex64
+
+
+class AnchorOf(TypedDict):
+    """The document an anchor ties to the log: a pair's commitment, a round's settlement, or
+    the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
+
+    kind: Annotated[str, OneOf(("commitment", "settlement", "decision"))]
+    seed_pair_id: NotRequired[Id]
+    round_id: NotRequired[Id]
+    index: NotRequired[Count]
+
+
+class Anchor(TypedDict):
+    """A document's audit entry, proved into a signed checkpoint (``core.anchors``)."""
+
+    of: AnchorOf
+    entry: AuditEntry
+    leaf_index: Annotated[Count, Field(description="the entry's seq - 1")]
+    checkpoint_size: Annotated[Id, Field(description="the signed checkpoint it proves into")]
+    proof: Annotated[list[Hex64], Field(description="RFC 6962 inclusion proof, leaf side first")]
+
+
+class PendingAnchor(TypedDict):
+    of: AnchorOf
+    reason: str
+    retry_after: Annotated[int, Field(ge=1, description="seconds until it is worth asking again")]
+
+
+class RoundDocument(TypedDict):
+    """A settled round as its receipt signs it (``core.fairness.round_document``)."""
+
+    type: Literal["round"]
+    v: Literal[1]
+    round_id: Id
+    game: GameName
+    seed_pair_id: Id
+    commitment: Hex64
+    client_seed: str
+    nonce: Count
+    rules: Open
+    actions: list[Any]
+    cards: list[Card]
+    outcome: Open
+    stakes: dict[str, Count]
+    payout: Count
+    settled_at: Time
+    signed_actions: NotRequired[
+        Annotated[
+            list[Open | None],
+            Field(
+                description="the player's signed action document for each action (null: unsigned)"
+            ),
+        ]
+    ]
+
+
+class Receipt(TypedDict):
+    """The signed receipt of a settled round."""
+
+    document: RoundDocument
+    signature: Signature
+
+
+class KeyAnchor(TypedDict):
+    leaf_index: Count
+    checkpoint_size: Id
+    proof: list[Hex64]
+
+
+class KeyRegistration(TypedDict):
+    """The audit entry that registered one of the player's keys, and once a signed checkpoint
+    covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""
+
+    entry: AuditEntry
+    anchor: NotRequired[KeyAnchor]
+    checkpoint: NotRequired[Checkpoint]
+
+
+class PairAnchors(TypedDict):
+    """A pair's part of the log: its documents' anchors, the checkpoint they prove into, and
+    what is still pending."""
+
+    anchors: list[Anchor]
+    checkpoints: Annotated[list[Checkpoint], Field(description="the anchors' checkpoints")]
+    pending_anchors: list[PendingAnchor]
+
+
+class Bundle(PairAnchors):
+    """The verifier's input for one seed pair (docs/fairness.md), a document as it is read."""
+
+    public_key_hex: Hex64
+    commitment: Signed
+    reveal: Signed | None
+    rounds: list[Receipt]
+    key_changes: list[Open]
+    player_keys: list[KeyRegistration]
 
 
 @dataclass(frozen=True, slots=True)

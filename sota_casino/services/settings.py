@@ -214,14 +214,14 @@ def apply_table_change(
 @transactional
 def propose_table_change(
     session: Session, actor_id: int, name: str, changes: object
-) -> dict[str, Any]:
+) -> proposals.ApprovalView:
     """Propose a table change for a second operator to approve (audited); nothing changes yet."""
     return _propose(session, actor_id, name, _checked_change(session, actor_id, name, changes))
 
 
 def _propose(
     session: Session, actor_id: int, name: str, changes: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> proposals.ApprovalView:
     change = {"table": name, "changes": dict(changes)}
     return proposals.propose(session, actor_id, "table", f"table:{name}", change)
 

@@ -21,9 +21,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from dataclasses import field
 from fractions import Fraction
-from typing import Any
+from typing import Annotated
 from typing import Final
 
+from pydantic import Field
 from sqlalchemy import Text
 from sqlalchemy import case
 from sqlalchemy import cast
@@ -34,6 +35,7 @@ from sqlalchemy.orm import Session
 from ..core import casino_war
 from ..core import fairness
 from ..core import odds
+from ..core import sota
 from ..core.errors import Forbidden
 from ..core.errors import NotFound
 from ..core.money import CURRENCIES
@@ -42,6 +44,19 @@ from ..models import Posting
 from ..models import Round
 from ..models import Transfer
 from ..models import User
+from .results import Bonus
+from .results import Count
+from .results import Currency
+from .results import Day
+from .results import Decks
+from .results import Figure
+from .results import GameName
+from .results import Id
+from .results import OneOf
+from .results import TiePayout
+from .results import Time
+from .results import WarOutcome
+from .results import figure
 from .tx import read_only
 
 SETTLED: Final = "settled"
@@ -54,8 +69,121 @@ BALANCE_POINTS: Final = 240
 WARS: Final = ("war_win", "war_tie", "war_lose")
 
 
-def _figure(numerator: int | Fraction, denominator: int | Fraction) -> dict[str, Any] | None:
-    return None if denominator == 0 else odds.figure(Fraction(numerator) / Fraction(denominator))
+@dataclass(frozen=True, slots=True)
+class EdgeInterval:
+    """Where the realized edge falls 95 times in 100 for a player of exactly these rounds."""
+
+    confidence: Annotated[float, OneOf((CONFIDENCE,))]
+    low: float
+    high: float
+    inside: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WarSetting:
+    """The player's Casino War rounds at one table setting, against its exact odds."""
+
+    decks: Decks
+    bonus: Bonus
+    tie_payout: TiePayout
+    rounds: Count
+    antes: Count
+    ties: Count
+    war_share: Figure
+    house_edge_war: Figure
+    house_edge_surrender: Figure
+    expected_edge: Figure
+    tie_bet_edge: Figure | None
+
+
+@dataclass(frozen=True, slots=True)
+class GameStats:
+    currency: Currency
+    rounds: Annotated[Count, Field(description="settled rounds (Sota: games)")]
+    open_rounds: Annotated[Count, Field(description="rounds waiting for a decision or move")]
+    handle: Annotated[Count, Field(description="everything staked, in the game's minor units")]
+    net: Annotated[int, Field(description="the player's net result")]
+    antes: Annotated[Count, Field(description="antes (Sota: stakes): the base of the edge")]
+    tie_net: int
+    realized_edge: Figure | None
+    expected_edge: Figure | None
+
+
+#: Settled rounds per outcome, every outcome present.
+OutcomeCounts = Annotated[
+    dict[WarOutcome, Count], Field(json_schema_extra={"required": list(casino_war.OUTCOMES)})
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WarStats(GameStats):
+    """``expected_edge`` plays each tie as the player did (the share of ties taken to war, per
+    table setting); ``interval`` is where the realized edge falls 95 times in 100."""
+
+    main_net: Annotated[int, Field(description="the net result without the tie bet")]
+    tie_bets: Count
+    outcomes: OutcomeCounts
+    wars: Count
+    surrenders: Count
+    interval: EdgeInterval | None
+    realized_tie_edge: Figure | None
+    expected_tie_edge: Figure | None
+    settings: list[WarSetting]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatsStats:
+    seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
+    teams: bool
+    games: Count
+    wins: Count
+    draws: Count
+    losses: Count
+    net: int
+
+
+@dataclass(frozen=True, slots=True)
+class SotaStats(GameStats):
+    by_seats: list[SeatsStats]
+
+
+@dataclass(frozen=True, slots=True)
+class DayStats:
+    day: Day
+    game: GameName
+    currency: Currency
+    rounds: Id
+    handle: Count
+    net: int
+
+
+@dataclass(frozen=True, slots=True)
+class BalancePoint:
+    time: Time
+    balance: Count
+
+
+BalanceLine = Annotated[list[BalancePoint], Field(max_length=BALANCE_POINTS)]
+
+
+@dataclass(frozen=True, slots=True)
+class BalanceHistory:
+    """The balance after each money move, thinned evenly to at most 240 points."""
+
+    chips: BalanceLine
+    sweets: BalanceLine
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStats:
+    casino_war: WarStats
+    sota: SotaStats
+    days: Annotated[list[DayStats], Field(description="per UTC day a round settled, and game")]
+    balance_history: BalanceHistory
+
+
+def _figure(numerator: int | Fraction, denominator: int | Fraction) -> Figure | None:
+    return None if denominator == 0 else figure(Fraction(numerator) / Fraction(denominator))
 
 
 @dataclass
@@ -87,24 +215,24 @@ class _Setting:
     def tie_bet_edge(self) -> Fraction | None:
         return odds.tie_bet_house_edge(self.decks, self.tie_payout) if self.tie_payout else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def shown(self) -> WarSetting:
         edge, _ = self.edge_and_variance()
         tie_edge = self.tie_bet_edge()
-        return {
-            "decks": self.decks,
-            "bonus": self.bonus,
-            "tie_payout": self.tie_payout,
-            "rounds": self.rounds,
-            "antes": self.antes,
-            "ties": self.wars + self.outcomes["surrender"],
-            "war_share": odds.figure(self.war_share),
-            "house_edge_war": odds.figure(odds.house_edge(self.decks, casino_war.WAR, self.bonus)),
-            "house_edge_surrender": odds.figure(
+        return WarSetting(
+            decks=self.decks,
+            bonus=self.bonus,
+            tie_payout=self.tie_payout,
+            rounds=self.rounds,
+            antes=self.antes,
+            ties=self.wars + self.outcomes["surrender"],
+            war_share=figure(self.war_share),
+            house_edge_war=figure(odds.house_edge(self.decks, casino_war.WAR, self.bonus)),
+            house_edge_surrender=figure(
                 odds.house_edge(self.decks, casino_war.SURRENDER, self.bonus)
             ),
-            "expected_edge": odds.figure(edge),
-            "tie_bet_edge": None if tie_edge is None else odds.figure(tie_edge),
-        }
+            expected_edge=figure(edge),
+            tie_bet_edge=None if tie_edge is None else figure(tie_edge),
+        )
 
 
 def _war_settings(session: Session, user_id: int) -> list[_Setting]:
@@ -162,7 +290,7 @@ def _totals(session: Session, user_id: int, game: str) -> dict[str, int]:
     }
 
 
-def _casino_war(session: Session, user_id: int) -> dict[str, Any]:
+def _casino_war(session: Session, user_id: int) -> WarStats:
     totals = _totals(session, user_id, "casino_war")
     settings = _war_settings(session, user_id)
     antes = totals["antes"]
@@ -173,37 +301,32 @@ def _casino_war(session: Session, user_id: int) -> dict[str, Any]:
         edges = [(s, *s.edge_and_variance()) for s in settings]
         exact = sum((s.antes * edge for s, edge, _ in edges), Fraction(0)) / antes
         spread = math.sqrt(sum(s.antes_squared * var for s, _, var in edges)) / antes
-        expected = odds.figure(exact)
+        expected = figure(exact)
         realized = float(Fraction(-main_net, antes))
         low, high = float(exact) - Z_95 * spread, float(exact) + Z_95 * spread
-        interval = {
-            "confidence": CONFIDENCE,
-            "low": low,
-            "high": high,
-            "inside": low <= realized <= high,
-        }
+        interval = EdgeInterval(CONFIDENCE, low, high, inside=low <= realized <= high)
     tie_bets = sum(s.tie_bets for s in settings)
     tie_expected = sum(
         (s.tie_bets * (s.tie_bet_edge() or 0) for s in settings if s.tie_bets), Fraction(0)
     )
-    return {
-        "currency": "chips",
+    return WarStats(
+        currency="chips",
         **totals,
-        "main_net": main_net,
-        "tie_bets": tie_bets,
-        "outcomes": outcomes,
-        "wars": sum(outcomes[o] for o in WARS),
-        "surrenders": outcomes["surrender"],
-        "realized_edge": _figure(-main_net, antes),
-        "expected_edge": expected,
-        "interval": interval,
-        "realized_tie_edge": _figure(-totals["tie_net"], tie_bets),
-        "expected_tie_edge": _figure(tie_expected, tie_bets),
-        "settings": [s.to_dict() for s in settings],
-    }
+        main_net=main_net,
+        tie_bets=tie_bets,
+        outcomes=outcomes,
+        wars=sum(outcomes[o] for o in WARS),
+        surrenders=outcomes["surrender"],
+        realized_edge=_figure(-main_net, antes),
+        expected_edge=expected,
+        interval=interval,
+        realized_tie_edge=_figure(-totals["tie_net"], tie_bets),
+        expected_tie_edge=_figure(tie_expected, tie_bets),
+        settings=[s.shown() for s in settings],
+    )
 
 
-def _sota(session: Session, user_id: int) -> dict[str, Any]:
+def _sota(session: Session, user_id: int) -> SotaStats:
     totals = _totals(session, user_id, "sota")
     seats, teams = Round.rules["seats"].as_integer(), Round.rules["teams"].as_boolean()
     result = case((Round.net > 0, "wins"), (Round.net == 0, "draws"), else_="losses")
@@ -220,19 +343,19 @@ def _sota(session: Session, user_id: int) -> dict[str, Any]:
         line["games"] += int(count)
         line[outcome] += int(count)
         line["net"] += int(net)
-    return {
-        "currency": "sweets",
+    return SotaStats(
+        currency="sweets",
         **totals,
-        "realized_edge": _figure(-totals["net"], totals["antes"]),
-        "expected_edge": odds.figure(Fraction(0)) if totals["antes"] else None,
-        "by_seats": [
-            {"seats": seat_count, "teams": team_play, **line}
+        realized_edge=_figure(-totals["net"], totals["antes"]),
+        expected_edge=figure(Fraction(0)) if totals["antes"] else None,
+        by_seats=[
+            SeatsStats(seats=seat_count, teams=team_play, **line)
             for (seat_count, team_play), line in sorted(by_seats.items())
         ],
-    }
+    )
 
 
-def _days(session: Session, user_id: int) -> list[dict[str, Any]]:
+def _days(session: Session, user_id: int) -> list[DayStats]:
     rows = session.execute(
         select(
             Round.settled_on,
@@ -246,19 +369,12 @@ def _days(session: Session, user_id: int) -> list[dict[str, Any]]:
         .order_by(Round.settled_on, Round.game)
     )
     return [
-        {
-            "day": day.isoformat(),
-            "game": game,
-            "currency": GAME_CURRENCY[game],
-            "rounds": int(count),
-            "handle": int(handle),
-            "net": int(net),
-        }
+        DayStats(day.isoformat(), game, GAME_CURRENCY[game], int(count), int(handle), int(net))
         for day, game, count, handle, net in rows
     ]
 
 
-def _thin(points: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
+def _thin(points: list[BalancePoint], most: int) -> list[BalancePoint]:
     """Keep at most ``most`` points, evenly spread, always the first and the last."""
     if len(points) <= most:
         return points
@@ -266,7 +382,7 @@ def _thin(points: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
     return [points[round(i * step)] for i in range(most)]
 
 
-def _balance_history(session: Session, user_id: int) -> dict[str, list[dict[str, Any]]]:
+def _balance_history(session: Session, user_id: int) -> BalanceHistory:
     """The player's balance after each money move, per currency (thinned for drawing)."""
     rows = session.execute(
         select(Account.currency, Transfer.created_at, Posting.amount)
@@ -275,16 +391,16 @@ def _balance_history(session: Session, user_id: int) -> dict[str, list[dict[str,
         .where(Account.user_id == user_id, Account.kind == "player")
         .order_by(Transfer.id)
     )
-    history: dict[str, list[dict[str, Any]]] = {currency: [] for currency in CURRENCIES}
+    history: dict[str, list[BalancePoint]] = {currency: [] for currency in CURRENCIES}
     balance = dict.fromkeys(CURRENCIES, 0)
     for currency, at, amount in rows:
         balance[currency] += int(amount)
-        history[currency].append({"time": fairness.format_time(at), "balance": balance[currency]})
-    return {currency: _thin(points, BALANCE_POINTS) for currency, points in history.items()}
+        history[currency].append(BalancePoint(fairness.format_time(at), balance[currency]))
+    return BalanceHistory(**{c: _thin(points, BALANCE_POINTS) for c, points in history.items()})
 
 
 @read_only
-def player_stats(session: Session, user_id: int) -> dict[str, Any]:
+def player_stats(session: Session, user_id: int) -> PlayerStats:
     """Return a player's statistics over their own rounds (``GET /api/v1/me/stats``).
 
     ``casino_war`` and ``sota`` carry the settled rounds, the handle, the net result, open
@@ -299,9 +415,9 @@ def player_stats(session: Session, user_id: int) -> dict[str, Any]:
         raise NotFound(f"no user {user_id}")
     if user.role != "player":
         raise Forbidden("statistics are kept for players; staff accounts play no rounds")
-    return {
-        "casino_war": _casino_war(session, user_id),
-        "sota": _sota(session, user_id),
-        "days": _days(session, user_id),
-        "balance_history": _balance_history(session, user_id),
-    }
+    return PlayerStats(
+        casino_war=_casino_war(session, user_id),
+        sota=_sota(session, user_id),
+        days=_days(session, user_id),
+        balance_history=_balance_history(session, user_id),
+    )

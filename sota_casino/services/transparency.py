@@ -14,11 +14,15 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Annotated
 from typing import Any
 from typing import Final
+from typing import cast
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -32,7 +36,16 @@ from ..models import AuditEntry
 from ..models import Round
 from ..models import SeedPair
 from . import audit
+from .audit import ConsistencyProof
 from .context import context_of
+from .results import Anchor
+from .results import AnchorOf
+from .results import Checkpoint
+from .results import Hex64
+from .results import Id
+from .results import PairAnchors
+from .results import PendingAnchor
+from .results import Time
 from .tx import in_transaction
 from .tx import read_only
 
@@ -49,6 +62,30 @@ Wanted = tuple[Mapping[str, Any], str, str, int | None]
 # --- public: checkpoints and consistency --------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class PublicCheckpoint:
+    """A signed checkpoint as the public sees it (hashes only, never an entry)."""
+
+    size: Id
+    root: Hex64
+    time: Time
+    checkpoint: Checkpoint
+    note: Annotated[
+        str | None, Field(description="the same size and root as a C2SP tlog-checkpoint note")
+    ]
+    origin: Annotated[str, Field(description="the note's origin line and key name")]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundProof:
+    """The anchors of a settled round (its settlement, decisions, and its pair's commitment)."""
+
+    round_id: Id
+    seed_pair_id: Id
+    checkpoint: Checkpoint
+    anchors: list[Anchor]
+
+
 @lru_cache(maxsize=256)
 def signed_note(key: Ed25519PrivateKey, size: int, root: str) -> str:
     """Return the checkpoint over ``size`` entries with ``root`` as a C2SP signed note."""
@@ -58,7 +95,7 @@ def signed_note(key: Ed25519PrivateKey, size: int, root: str) -> str:
 
 
 @in_transaction
-def public_checkpoint(session: Session, signed: Mapping[str, Any]) -> dict[str, Any]:
+def public_checkpoint(session: Session, signed: Checkpoint) -> PublicCheckpoint:
     """A signed checkpoint as the public sees it: size, root, time, the JSON document with its
     signature, and the same size and root as a C2SP tlog-checkpoint signed note."""
     document = signed["document"]
@@ -66,18 +103,13 @@ def public_checkpoint(session: Session, signed: Mapping[str, Any]) -> dict[str, 
     note = None
     if signed["public_key_hex"] == ctx.public_key_hex:  # a retired key signs no more notes
         note = signed_note(ctx.signing_key, document["size"], document["root"])
-    return {
-        "size": document["size"],
-        "root": document["root"],
-        "time": document["time"],
-        "checkpoint": dict(signed),
-        "note": note,
-        "origin": NOTE_ORIGIN,
-    }
+    return PublicCheckpoint(
+        document["size"], document["root"], document["time"], signed, note, NOTE_ORIGIN
+    )
 
 
 @read_only
-def latest(session: Session) -> dict[str, Any]:
+def latest(session: Session) -> PublicCheckpoint:
     """Return the latest signed checkpoint.
 
     :raises NotFound: before the first one is signed.
@@ -89,14 +121,14 @@ def latest(session: Session) -> dict[str, Any]:
 
 
 @read_only
-def latest_signed(session: Session) -> dict[str, Any] | None:
+def latest_signed(session: Session) -> Checkpoint | None:
     """Return the latest signed checkpoint ``{document, signature, public_key_hex}``, or
     ``None`` before the first (for the pages, whose browser witnesses it)."""
     return audit.latest_checkpoint(session)
 
 
 @read_only
-def checkpoint(session: Session, size: int) -> dict[str, Any]:
+def checkpoint(session: Session, size: int) -> PublicCheckpoint:
     """Return the signed checkpoint over exactly ``size`` entries.
 
     :raises NotFound: if none was signed at that size.
@@ -108,7 +140,7 @@ def checkpoint(session: Session, size: int) -> dict[str, Any]:
 
 
 @read_only
-def consistency(session: Session, old_size: int, new_size: int) -> dict[str, Any]:
+def consistency(session: Session, old_size: int, new_size: int) -> ConsistencyProof:
     """Return the RFC 6962 proof that the checkpoint over ``old_size`` entries is a prefix of
     the one over ``new_size``. Both must be sizes of signed checkpoints: the public sees the
     tree only where the service signed it.
@@ -172,14 +204,14 @@ def _entries_by_key(
 
 def _anchor_set(
     session: Session, wanted: Sequence[Wanted]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+) -> tuple[list[Anchor], list[PendingAnchor], Checkpoint | None]:
     """Return the anchors of the wanted entries in the latest checkpoint, what is pending (not
     logged, or not yet covered: ``{"of", "reason", "retry_after"}``), and that checkpoint."""
     signed = audit.latest_checkpoint(session)
     size = signed["document"]["size"] if signed else 0
     by_key = _entries_by_key(session, wanted)
     located: list[tuple[Mapping[str, Any], AuditEntry]] = []
-    pending: list[dict[str, Any]] = []
+    pending: list[PendingAnchor] = []
     wait = max(1, math.ceil(audit.checkpoint_wait(session)))
     for of, action, subject, occurrence in wanted:
         rows = by_key.get((action, subject), [])
@@ -189,7 +221,7 @@ def _anchor_set(
             located.append((of, rows[occurrence]))
         else:
             reason = f"the log holds no {action} entry of {subject} yet; ask again shortly"
-            pending.append({"of": dict(of), "reason": reason, "retry_after": NOT_LOGGED_RETRY})
+            pending.append(PendingAnchor(of=_of(of), reason=reason, retry_after=NOT_LOGGED_RETRY))
     covered = [(of, row) for of, row in located if row.seq <= size]
     for of, row in located:
         if row.seq > size:
@@ -197,20 +229,25 @@ def _anchor_set(
                 f"entry {row.seq} is not in a signed checkpoint yet (the latest covers {size} "
                 f"entries); ask again in {wait} s"
             )
-            pending.append({"of": dict(of), "reason": reason, "retry_after": wait})
+            pending.append(PendingAnchor(of=_of(of), reason=reason, retry_after=wait))
     seqs = {row.seq for _, row in covered}
     proofs = audit.inclusion_proofs(session, seqs, size) if seqs else {}
     found = [
-        {
-            "of": dict(of),
-            "entry": audit.entry_dict(row),
-            "leaf_index": row.seq - 1,
-            "checkpoint_size": size,
-            "proof": proofs[row.seq],
-        }
+        Anchor(
+            of=_of(of),
+            entry=audit.entry_dict(row),
+            leaf_index=row.seq - 1,
+            checkpoint_size=size,
+            proof=proofs[row.seq],
+        )
         for of, row in covered
     ]
     return found, pending, signed
+
+
+def _of(of: Mapping[str, Any]) -> AnchorOf:
+    """What ``core.anchors`` names an anchored document by, as its own mapping."""
+    return cast(AnchorOf, dict(of))
 
 
 def _round_wanted(round_: Round) -> list[Wanted]:
@@ -230,7 +267,7 @@ def _commitment_wanted(seed_pair_id: int) -> Wanted:
 
 
 @read_only
-def round_proof(session: Session, user_id: int, round_id: int) -> dict[str, Any]:
+def round_proof(session: Session, user_id: int, round_id: int) -> RoundProof:
     """Return the anchors of one of the caller's settled rounds: its settlement entry, each
     decision's entry and its seed pair's commitment entry, in one signed checkpoint.
 
@@ -244,16 +281,12 @@ def round_proof(session: Session, user_id: int, round_id: int) -> dict[str, Any]
     found, pending, signed = _anchor_set(session, wanted)
     if pending:
         raise NotYetAnchored(pending[0]["reason"], retry_after=pending[0]["retry_after"])
-    return {
-        "round_id": round_.id,
-        "seed_pair_id": round_.seed_pair_id,
-        "checkpoint": signed,
-        "anchors": found,
-    }
+    assert signed is not None  # nothing pending: a checkpoint covers every anchor
+    return RoundProof(round_.id, round_.seed_pair_id, signed, found)
 
 
 @in_transaction
-def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> dict[str, Any]:
+def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> PairAnchors:
     """The bundle's part of the log (inside the caller's transaction): the anchors of the
     pair's commitment and of each round's settlement and decisions, the checkpoints they prove
     into, and what is still pending."""
@@ -261,8 +294,6 @@ def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> d
     for round_ in rounds:
         wanted += _round_wanted(round_)
     found, pending, signed = _anchor_set(session, wanted)
-    return {
-        "anchors": found,
-        "checkpoints": [signed] if signed and found else [],
-        "pending_anchors": pending,
-    }
+    return PairAnchors(
+        anchors=found, checkpoints=[signed] if signed and found else [], pending_anchors=pending
+    )

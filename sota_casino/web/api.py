@@ -12,7 +12,6 @@ the service, which stores the first answer in the same transaction as the postin
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from typing import Final
 from typing import TypeVar
 
@@ -33,21 +32,26 @@ from ..services import player_keys
 from ..services import rounds
 from ..services import stats
 from ..services import transparency
+from ..services.audit import ConsistencyProof
 from ..services.results import ActiveSeedPair
+from ..services.results import Bundle
 from ..services.results import CasinoWarRound
 from ..services.results import Me
 from ..services.results import PlayerKeys
 from ..services.results import PublicKey
+from ..services.results import Receipt
 from ..services.results import Rotation
 from ..services.results import RoundList
 from ..services.results import SotaGame
 from ..services.results import Token
-from ..services.results import to_json
+from ..services.results import TopupResult
+from ..services.results import UserCreated
 from . import inputs
 from . import schemas as s
 from .openapi import CHANGE
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
+from .openapi import answer as _answer
 from .openapi import openapi_document
 from .openapi import operation
 from .security import api_login_required
@@ -78,15 +82,6 @@ def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
     )
 
 
-def _answer(result: Any, status: int = 200) -> ResponseReturnValue:
-    """Answer a use case's result (:mod:`~sota_casino.services.results`) as its JSON."""
-    return jsonify(to_json(result)), status
-
-
-def _created(payload: Any) -> ResponseReturnValue:
-    return jsonify(payload), 201
-
-
 # --- accounts -----------------------------------------------------------------------------------
 
 
@@ -95,7 +90,7 @@ def _created(payload: Any) -> ResponseReturnValue:
     "register",
     "Create a player account (with the sign-up grant)",
     "accounts",
-    s.UserCreated,
+    UserCreated,
     status=201,
     errors=(400, 409, 422, 429),
     body=s.Registration,
@@ -104,7 +99,7 @@ def _created(payload: Any) -> ResponseReturnValue:
 )
 def register(body: s.Registration) -> ResponseReturnValue:
     user = accounts.register(get_session(), body.username, body.password, address=client_address())
-    return _created({"user": to_json(user.shown())})
+    return _answer(UserCreated(user.shown()), 201)
 
 
 @bp.post("/auth/token")
@@ -137,15 +132,15 @@ def me() -> ResponseReturnValue:
     "topup",
     "Top up a low balance (at most once a day)",
     "accounts",
-    s.TopupResult,
+    TopupResult,
     status=201,
     errors=CHANGE,
     body=s.TopupRequest,
     idempotent=True,
 )
 def topup(body: s.TopupRequest) -> ResponseReturnValue:
-    balances = to_json(_move_money(money.topup, body))
-    return _created({"balances": balances, **balances})
+    balances = _move_money(money.topup, body)
+    return _answer(TopupResult(balances, balances.chips, balances.sweets), 201)
 
 
 @bp.get("/me/keys")
@@ -182,11 +177,11 @@ def register_key(body: s.PlayerKeyRequest) -> ResponseReturnValue:
     "myStats",
     "Your statistics: results per game and per day against the exact odds",
     "accounts",
-    s.PlayerStats,
+    stats.PlayerStats,
     errors=DENIED,
 )
 def my_stats() -> ResponseReturnValue:
-    return jsonify(stats.player_stats(get_session(), g.user.id))
+    return _answer(stats.player_stats(get_session(), g.user.id))
 
 
 # --- fairness -----------------------------------------------------------------------------------
@@ -234,7 +229,7 @@ def rotate(body: s.RotateRequest) -> ResponseReturnValue:
 
 @bp.get("/fairness/seed-pairs/<id:seed_pair_id>/bundle")
 @api_login_required
-@operation("bundle", "The verifier's input for one seed pair", "fairness", s.Bundle, errors=ONE)
+@operation("bundle", "The verifier's input for one seed pair", "fairness", Bundle, errors=ONE)
 def bundle(seed_pair_id: int) -> ResponseReturnValue:
     audit.sign_if_due(get_session())  # so that its newest rounds can be anchored too
     return jsonify(fairness.bundle(get_session(), g.user.id, seed_pair_id))
@@ -357,7 +352,7 @@ def list_rounds(query: s.RoundsQuery) -> ResponseReturnValue:
 
 @bp.get("/rounds/<id:round_id>/receipt")
 @api_login_required
-@operation("receipt", "The signed receipt of a settled round", "history", s.Receipt, errors=ONE)
+@operation("receipt", "The signed receipt of a settled round", "history", Receipt, errors=ONE)
 def receipt(round_id: int) -> ResponseReturnValue:
     return jsonify(rounds.receipt(get_session(), g.user.id, round_id))
 
@@ -369,12 +364,12 @@ def receipt(round_id: int) -> ResponseReturnValue:
     "Your settled round's audit entries (settlement, decisions, commitment) with inclusion "
     "proofs in a signed checkpoint; 409 not_yet_anchored with Retry-After until one covers them",
     "history",
-    s.RoundProof,
+    transparency.RoundProof,
     errors=(*ONE, 409),
 )
 def round_proof(round_id: int) -> ResponseReturnValue:
     audit.sign_if_due(get_session())
-    return jsonify(transparency.round_proof(get_session(), g.user.id, round_id))
+    return _answer(transparency.round_proof(get_session(), g.user.id, round_id))
 
 
 # --- the public transparency log: hashes only, never an entry ----------------------------------
@@ -385,12 +380,12 @@ def round_proof(round_id: int) -> ResponseReturnValue:
     "latestCheckpoint",
     "The audit log's latest signed checkpoint (also as a C2SP signed note)",
     "transparency",
-    s.PublicCheckpoint,
+    transparency.PublicCheckpoint,
     errors=(404,),
     auth=False,
 )
 def latest_checkpoint() -> ResponseReturnValue:
-    return jsonify(transparency.latest(get_session()))
+    return _answer(transparency.latest(get_session()))
 
 
 @bp.get("/transparency/checkpoints/<id:size>")
@@ -398,12 +393,12 @@ def latest_checkpoint() -> ResponseReturnValue:
     "checkpointBySize",
     "The signed checkpoint over exactly this many entries",
     "transparency",
-    s.PublicCheckpoint,
+    transparency.PublicCheckpoint,
     errors=(404,),
     auth=False,
 )
 def checkpoint_by_size(size: int) -> ResponseReturnValue:
-    return jsonify(transparency.checkpoint(get_session(), size))
+    return _answer(transparency.checkpoint(get_session(), size))
 
 
 @bp.get("/transparency/consistency")
@@ -411,13 +406,13 @@ def checkpoint_by_size(size: int) -> ResponseReturnValue:
     "consistency",
     "The RFC 6962 proof that one signed checkpoint's tree is a prefix of a later one's",
     "transparency",
-    s.ConsistencyProof,
+    ConsistencyProof,
     errors=(404, 422),
     auth=False,
     query=s.ConsistencyQuery,
 )
 def consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
-    return jsonify(transparency.consistency(get_session(), query.old_size, query.new_size))
+    return _answer(transparency.consistency(get_session(), query.old_size, query.new_size))
 
 
 @bp.get("/openapi.json")

@@ -7,6 +7,7 @@ import io
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from datetime import UTC
 from datetime import datetime
@@ -21,7 +22,7 @@ from ..core.errors import InvalidInput
 KINDS: Final = ("csv", "jsonl")
 
 
-def csv_lines(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> Iterator[str]:
+def csv_lines(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Iterator[str]:
     """Yield a header line, then one CSV line per row (nested values as JSON)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -40,14 +41,14 @@ def csv_lines(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> Iterato
         )
 
 
-def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+def jsonl_lines(rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     """Yield one compact JSON object per line."""
     for row in rows:
         yield json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def table_download(
-    rows: Iterable[dict[str, Any]], columns: Sequence[str], kind: str | None, name: str
+    rows: Iterable[Mapping[str, Any]], columns: Sequence[str], kind: str | None, name: str
 ) -> Response:
     """Stream ``rows`` as CSV (``kind`` "csv") or JSON Lines ("jsonl") for download.
 

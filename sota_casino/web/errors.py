@@ -13,6 +13,8 @@ bug. A 429 and a 503 say when to retry (``Retry-After``).
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import Annotated
 from typing import Any
 from typing import Final
 from urllib.parse import urlsplit
@@ -27,6 +29,7 @@ from flask import render_template
 from flask import request
 from flask import url_for
 from flask.typing import ResponseReturnValue
+from pydantic import Field
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
@@ -34,6 +37,7 @@ from werkzeug.exceptions import InternalServerError
 from ..core import errors as kinds
 from ..core.errors import CasinoError
 from ..core.marks import N_
+from ..services.results import to_json
 from ..services.tx import is_outage
 from ..services.tx import unavailable
 from .i18n import error_message
@@ -145,9 +149,22 @@ def status_of(error: CasinoError) -> int:
     return next(STATUS_OF_KIND[k] for k in type(error).__mro__ if k in STATUS_OF_KIND)
 
 
+@dataclass(frozen=True, slots=True)
+class ErrorDetail:
+    code: Annotated[str, Field(examples=["insufficient_funds"])]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    """The API's error body."""
+
+    error: ErrorDetail
+
+
 def api_error(status: int, code: str, message: str, **headers: str) -> ResponseReturnValue:
     """Return the API's error body ``{"error": {"code", "message"}}`` with ``status``."""
-    response = jsonify({"error": {"code": code, "message": message}})
+    response = jsonify(to_json(Error(ErrorDetail(code, message))))
     response.status_code = status
     response.headers.update(headers)
     return response

@@ -246,7 +246,7 @@ def query_int(
     text = request.args.get(name)
     if text is None or text == "":
         return default
-    if not re.fullmatch(r"-?[0-9]{1,19}", text) or not low <= int(text) <= high:
+    if not _WHOLE.fullmatch(text) or not low <= int(text) <= high:
         raise InvalidInput(f"{name} must be a whole number from {low} to {high}", field=name)
     return int(text)
 

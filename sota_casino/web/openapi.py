@@ -19,6 +19,7 @@ from typing import Any
 from typing import Final
 
 from flask import Flask
+from flask import jsonify
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 from pydantic import TypeAdapter
@@ -30,7 +31,7 @@ from .. import __version__
 from ..services import results
 from ..services.idempotency import KEY_PATTERN
 from ..services.results import MAX_ID
-from . import schemas
+from .errors import Error
 from .inputs import IDEMPOTENCY_HEADER
 from .inputs import parse_body
 from .inputs import parse_query
@@ -170,6 +171,11 @@ def operation(
     return decorate
 
 
+def answer(result: Any, status: int = 200) -> ResponseReturnValue:
+    """Answer a use case's result (:mod:`~sota_casino.services.results`) as its JSON."""
+    return jsonify(results.to_json(result)), status
+
+
 def _ref(model: type[Any]) -> dict[str, str]:
     return {"$ref": REF.format(model=model.__name__)}
 
@@ -243,7 +249,7 @@ def _refusal(status: int, op: Operation) -> dict[str, Any]:
     code, description = ERROR_RESPONSES[status]
     return {
         "description": f"{description} (code e.g. {code}); also: {'; '.join(op.beyond_schema)}",
-        "content": {JSON: {"schema": _ref(schemas.Error)}},
+        "content": {JSON: {"schema": _ref(Error)}},
         "x-beyond-schema": list(op.beyond_schema),
     }
 
@@ -308,7 +314,7 @@ def openapi_document(app: Flask) -> dict[str, Any]:
 
 def _build(app: Flask) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
-    models: list[type[Any]] = [schemas.Error]
+    models: list[type[Any]] = [Error]
     for rule, method, op in operations(app):
         path = re.sub(
             r"<(?:\w+:)?(\w+)>",
@@ -344,7 +350,7 @@ def _build(app: Flask) -> dict[str, Any]:
             "responses": {
                 f"E{status}": {
                     "description": f"{description} (code e.g. {code})",
-                    "content": {JSON: {"schema": _ref(schemas.Error)}},
+                    "content": {JSON: {"schema": _ref(Error)}},
                 }
                 for status, (code, description) in ERROR_RESPONSES.items()
             },

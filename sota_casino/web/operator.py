@@ -44,6 +44,8 @@ from ..services import money
 from ..services import reports
 from ..services import settings
 from ..services import staff
+from ..services.results import Figure
+from ..services.results import to_json
 from .charts import Reference
 from .charts import Series
 from .charts import bar_chart
@@ -153,7 +155,7 @@ def audit_log() -> ResponseReturnValue:
         filters=filters,
         paged=any(v is not None for v in (after_seq, before_seq, from_seq)),
         status=checks.audit_verdict(db),
-        note=reports.checkpoint_note(db),
+        note=reports.checkpoint_note(db).note,
         text_window=audit.TEXT_WINDOW,
     )
 
@@ -169,7 +171,7 @@ def audit_entries_export() -> ResponseReturnValue:
 @bp.get("/checks/<name>")
 def check_progress(name: str) -> ResponseReturnValue:
     """A standing check's stored verdict and progress, for the page to follow a whole check."""
-    return jsonify(checks.verdict(get_session(), name))
+    return jsonify(to_json(checks.verdict(get_session(), name)))
 
 
 @bp.post("/checks/<name>")
@@ -202,7 +204,7 @@ def make_checkpoint() -> ResponseReturnValue:
 
 @bp.get("/audit/proof/<id:seq>")
 def inclusion_proof(seq: int) -> ResponseReturnValue:
-    response = jsonify(audit.inclusion_proof(get_session(), seq))
+    response = jsonify(to_json(audit.inclusion_proof(get_session(), seq)))
     response.headers["Content-Disposition"] = f'attachment; filename="audit-proof-{seq}.json"'
     return response
 
@@ -226,35 +228,30 @@ def export_response() -> Response:
 # --- ledger and house -------------------------------------------------------------------------
 
 
-def _fraction(figure: dict[str, Any] | None) -> Fraction | None:
+def _fraction(figure: Figure | None) -> Fraction | None:
     if figure is None:
         return None
     return Fraction(figure["exact"])
 
 
-def _edge_chart(summary: dict[str, Any]) -> Any:
+def _edge_chart(summary: reports.LedgerSummary) -> Any:
     """The realized edge of each game by day, with Casino War's theoretical edge as a line."""
-    days = sorted({row["day"] for row in summary["days"]})
-    by_key = {(row["day"], row["game"]): row for row in summary["days"]}
+    days = sorted({row.day for row in summary.days})
+    edges = {(row.day, row.game): row.realized_edge for row in summary.days}
     series = [
         Series(
             game.replace("_", " ").title(),
-            tuple(
-                (day[5:], _fraction((by_key.get((day, game)) or {}).get("realized_edge")))
-                for day in days
-            ),
+            tuple((day[5:], _fraction(edges.get((day, game)))) for day in days),
         )
         for game in reports.GAMES
     ]
-    war = summary["theoretical"]["casino_war"]
-    theoretical = Fraction(war["edge"]["exact"])
+    theoretical = Fraction(summary.theoretical.casino_war.edge["exact"])
     references = [Reference(gettext("Casino War theoretical"), theoretical, "Casino War")]
     return line_chart(series, title=gettext("Realized house edge by day"), references=references)
 
 
-def _result_chart(summary: dict[str, Any], game: str) -> Any:
-    rows = [row for row in summary["days"] if row["game"] == game]
-    bars = [(row["day"][5:], row["house_result"]) for row in rows]
+def _result_chart(summary: reports.LedgerSummary, game: str) -> Any:
+    bars = [(row.day[5:], row.house_result) for row in summary.days if row.game == game]
     titles = {
         "casino_war": N_("Casino War: house result by day (hundredths of a chip)"),
         "sota": N_("Sota: house result by day (sweets)"),
@@ -475,5 +472,5 @@ def update_table(name: str) -> ResponseReturnValue:
             "The change is proposed (#%(id)s): it applies to new rounds once a second "
             "operator approves it."
         )
-        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
+        flash(gettext(proposed, id=done["approval"].id), "ok")
     return redirect(url_for(".tables"), code=303)

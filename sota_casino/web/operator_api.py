@@ -28,7 +28,13 @@ from ..services import money
 from ..services import reports
 from ..services import settings
 from ..services import staff
-from ..services.results import to_json
+from ..services.proposals import ApprovalView
+from ..services.results import Account
+from ..services.results import AdjustmentResult
+from ..services.results import Checkpoint
+from ..services.results import ManagedUser
+from ..services.results import TableSettings
+from ..services.results import TimeZoneView
 from . import inputs
 from . import schemas as s
 from .inputs import query_int
@@ -36,6 +42,7 @@ from .openapi import CHANGE
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
 from .openapi import View
+from .openapi import answer
 from .openapi import operation
 from .operator import OWN_PREFERENCES
 from .operator import export_response
@@ -71,7 +78,7 @@ def _actor_id() -> int:
     return int(g.user.id)
 
 
-def read(id: str, summary: str, ok: type[BaseModel] | None, **more: Any) -> Callable[[View], View]:
+def read(id: str, summary: str, ok: type[Any] | None, **more: Any) -> Callable[[View], View]:
     """Declare a GET that staff may use, auditors included."""
     return operation(id, summary, TAG, ok, **{"errors": DENIED, **more})
 
@@ -79,7 +86,7 @@ def read(id: str, summary: str, ok: type[BaseModel] | None, **more: Any) -> Call
 def change(
     id: str,
     summary: str,
-    ok: type[BaseModel],
+    ok: type[Any],
     body: type[BaseModel],
     beyond_schema: tuple[str, ...] = (),
 ) -> Callable[[View], View]:
@@ -102,28 +109,32 @@ TABLE_RULES = (
 
 @bp.get("/audit")
 @read(
-    "auditEntries", "A page of audit entries", s.AuditPage, errors=QUERY_ERRORS, query=s.AuditQuery
+    "auditEntries",
+    "A page of audit entries",
+    audit.AuditPage,
+    errors=QUERY_ERRORS,
+    query=s.AuditQuery,
 )
 def audit_entries(query: s.AuditQuery) -> ResponseReturnValue:
-    return jsonify(audit.entries(get_session(), **query.model_dump()))
+    return answer(audit.entries(get_session(), **query.model_dump()))
 
 
 @bp.get("/audit/verify")
-@read("auditVerify", "The stored verdict of the whole audit check", s.AuditVerification)
+@read("auditVerify", "The stored verdict of the whole audit check", checks.AuditVerification)
 def audit_verify() -> ResponseReturnValue:
-    return jsonify(checks.audit_verdict(get_session()))
+    return answer(checks.audit_verdict(get_session()))
 
 
 @bp.get("/audit/checkpoints")
 @read(
     "auditCheckpoints",
     "A page of signed checkpoints",
-    s.CheckpointList,
+    audit.CheckpointList,
     errors=QUERY_ERRORS,
     query=s.CheckpointsQuery,
 )
 def audit_checkpoints(query: s.CheckpointsQuery) -> ResponseReturnValue:
-    return jsonify(audit.checkpoints(get_session(), **query.model_dump()))
+    return answer(audit.checkpoints(get_session(), **query.model_dump()))
 
 
 @bp.post("/audit/checkpoints")
@@ -131,7 +142,7 @@ def audit_checkpoints(query: s.CheckpointsQuery) -> ResponseReturnValue:
     "auditCheckpointNow",
     "Sign a checkpoint over the whole log now (operator)",
     TAG,
-    s.Checkpoint,
+    Checkpoint,
     status=201,
     errors=(*DENIED, 409),
 )
@@ -140,33 +151,33 @@ def audit_checkpoint_now() -> ResponseReturnValue:
 
 
 @bp.get("/audit/checkpoint-note")
-@read("auditCheckpointNote", "The latest checkpoint as a C2SP signed note", s.CheckpointNote)
+@read("auditCheckpointNote", "The latest checkpoint as a C2SP signed note", reports.CheckpointNote)
 def audit_checkpoint_note() -> ResponseReturnValue:
-    return jsonify({"note": reports.checkpoint_note(get_session())})
+    return answer(reports.checkpoint_note(get_session()))
 
 
 @bp.get("/audit/proof/<id:seq>")
 @read(
     "auditProof",
     "Inclusion proof of one entry in the latest checkpoint",
-    s.InclusionProof,
+    audit.InclusionProof,
     errors=ONE,
 )
 def audit_proof(seq: int) -> ResponseReturnValue:
-    return jsonify(audit.inclusion_proof(get_session(), seq))
+    return answer(audit.inclusion_proof(get_session(), seq))
 
 
 @bp.get("/audit/consistency")
 @read(
     "auditConsistency",
     "Consistency proof between two log sizes",
-    s.ConsistencyProof,
+    audit.ConsistencyProof,
     errors=QUERY_ERRORS,
     query=s.ConsistencyQuery,
     beyond_schema=("old_size above new_size, or new_size above the log's size",),
 )
 def audit_consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
-    return jsonify(audit.consistency_proof(get_session(), query.old_size, query.new_size))
+    return answer(audit.consistency_proof(get_session(), query.old_size, query.new_size))
 
 
 @bp.get("/audit/export")
@@ -198,28 +209,28 @@ def audit_range_export(query: s.RangeExportQuery) -> ResponseReturnValue:
 
 
 @bp.get("/ledger/summary")
-@read("ledgerSummary", "Balances, house results and edges", s.LedgerSummary)
+@read("ledgerSummary", "Balances, house results and edges", reports.LedgerSummary)
 def ledger_summary() -> ResponseReturnValue:
-    return jsonify(reports.house_summary(get_session()))
+    return answer(reports.house_summary(get_session()))
 
 
 @bp.get("/ledger/check")
-@read("ledgerCheck", "The stored verdict of the ledger check", s.LedgerCheck)
+@read("ledgerCheck", "The stored verdict of the ledger check", checks.LedgerCheck)
 def ledger_check() -> ResponseReturnValue:
-    return jsonify(checks.ledger_verdict(get_session()))
+    return answer(checks.ledger_verdict(get_session()))
 
 
 @bp.get("/ledger/math")
 @read(
     "ledgerMath",
     "The house result against the math, per table version played",
-    s.HouseMath,
+    reports.HouseMath,
     errors=QUERY_ERRORS,
     query=s.MathQuery,
     beyond_schema=("since after until",),
 )
 def ledger_math(query: s.MathQuery) -> ResponseReturnValue:
-    return jsonify(reports.house_math(get_session(), **query.model_dump()))
+    return answer(reports.house_math(get_session(), **query.model_dump()))
 
 
 # --- standing checks ----------------------------------------------------------------------------
@@ -229,12 +240,12 @@ def ledger_math(query: s.MathQuery) -> ResponseReturnValue:
 @read(
     "checkVerdict",
     "A standing check's stored verdict and progress",
-    s.CheckVerdict,
+    checks.CheckVerdict,
     errors=QUERY_ERRORS,
     path=s.CheckPath,
 )
 def check_verdict(name: str) -> ResponseReturnValue:
-    return jsonify(checks.verdict(get_session(), name))
+    return answer(checks.verdict(get_session(), name))
 
 
 @bp.post("/checks/<name>")
@@ -242,13 +253,13 @@ def check_verdict(name: str) -> ResponseReturnValue:
     "requestWholeCheck",
     "Ask for a whole check in the background (operator; audited)",
     TAG,
-    s.CheckVerdict,
+    checks.CheckVerdict,
     status=202,
     errors=(*DENIED, 422),
     path=s.CheckPath,
 )
 def request_whole_check(name: str) -> ResponseReturnValue:
-    return jsonify(checks.request_whole(get_session(), name, actor=f"user:{_actor_id()}")), 202
+    return answer(checks.request_whole(get_session(), name, actor=f"user:{_actor_id()}"), 202)
 
 
 # --- players ------------------------------------------------------------------------------------
@@ -258,12 +269,12 @@ def request_whole_check(name: str) -> ResponseReturnValue:
 @read(
     "findPlayers",
     "Users whose name contains q",
-    s.UserList,
+    lists.UserList,
     errors=QUERY_ERRORS,
     query=s.PlayersQuery,
 )
 def players(query: s.PlayersQuery) -> ResponseReturnValue:
-    return jsonify(lists.page(get_session(), "users", paging_of(query), q=query.q))
+    return answer(lists.page(get_session(), "users", paging_of(query), q=query.q))
 
 
 @bp.get("/players/export")
@@ -280,14 +291,14 @@ def players_export(query: s.PlayersExportQuery) -> ResponseReturnValue:
 
 
 def _player_list(name: str, user_id: int, query: s.ListQuery) -> ResponseReturnValue:
-    return jsonify(lists.page(get_session(), name, paging_of(query), user_id=user_id))
+    return answer(lists.page(get_session(), name, paging_of(query), user_id=user_id))
 
 
 @bp.get("/players/<id:user_id>/rounds")
 @read(
     "playerRounds",
     "A page of one player's rounds",
-    s.RoundPage,
+    lists.RoundPage,
     errors=ONE_QUERY,
     query=s.ListQuery,
 )
@@ -299,7 +310,7 @@ def player_rounds(user_id: int, query: s.ListQuery) -> ResponseReturnValue:
 @read(
     "playerTransfers",
     "A page of one player's money moves",
-    s.TransferPage,
+    lists.TransferPage,
     errors=ONE_QUERY,
     query=s.ListQuery,
 )
@@ -311,7 +322,7 @@ def player_transfers(user_id: int, query: s.ListQuery) -> ResponseReturnValue:
 @read(
     "playerSeedPairs",
     "A page of one player's seed pairs",
-    s.SeedPairPage,
+    lists.SeedPairPage,
     errors=ONE_QUERY,
     query=s.ListQuery,
 )
@@ -353,29 +364,30 @@ def player_transfers_export(user_id: int, query: s.ExportQuery) -> ResponseRetur
 @read(
     "playerOverview",
     "One user's balances, rounds, money moves, seed pairs and audit entries",
-    s.PlayerOverview,
+    reports.PlayerOverview,
     errors=ONE,
 )
 def player(user_id: int) -> ResponseReturnValue:
     # Paging each list is for the console's links, so its parameters stay out of the document.
     limit = query_int("limit", low=1, high=audit.MAX_PAGE, default=PAGE_DEFAULT) or PAGE_DEFAULT
     overview = reports.player_overview(get_session(), user_id, limit=limit, **player_cursors())
-    return jsonify(overview)
+    return answer(overview)
 
 
 def _managed(user: accounts.UserView) -> ResponseReturnValue:
     """Answer a change to a user's account with the account as it now is."""
-    return jsonify({"user": to_json(user.shown()) | {"locked": user.locked}})
+    account = Account(id=user.id, username=user.username, role=user.role, locked=user.locked)
+    return answer(ManagedUser(account))
 
 
 @bp.put("/players/<id:user_id>/role")
-@change("setRole", "Make a user player, auditor or operator (audited)", s.ManagedUser, s.RoleChange)
+@change("setRole", "Make a user player, auditor or operator (audited)", ManagedUser, s.RoleChange)
 def player_role(user_id: int, body: s.RoleChange) -> ResponseReturnValue:
     return _managed(accounts.set_role(get_session(), _actor_id(), user_id, body.role))
 
 
 @bp.put("/players/<id:user_id>/locked")
-@change("setLocked", "Lock or unlock an account (audited)", s.ManagedUser, s.LockChange)
+@change("setLocked", "Lock or unlock an account (audited)", ManagedUser, s.LockChange)
 def player_locked(user_id: int, body: s.LockChange) -> ResponseReturnValue:
     return _managed(accounts.set_locked(get_session(), _actor_id(), user_id, body.locked))
 
@@ -385,7 +397,7 @@ def player_locked(user_id: int, body: s.LockChange) -> ResponseReturnValue:
     "adjust",
     "Credit or debit a player, with a reason (audited)",
     TAG,
-    s.AdjustmentResult,
+    AdjustmentResult,
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.AdjustmentRequest,
@@ -401,29 +413,29 @@ def adjustment(body: s.AdjustmentRequest) -> ResponseReturnValue:
         body.reason,
         idempotency_key=inputs.idempotency_key(),
     )
-    return jsonify({"user_id": body.user_id, "balances": to_json(balances)}), 201
+    return answer(AdjustmentResult(body.user_id, balances), 201)
 
 
 # --- tables -------------------------------------------------------------------------------------
 
 
 @bp.get("/tables/<name>")
-@read("tableSettings", "A table's settings", s.TableSettings, errors=ONE)
+@read("tableSettings", "A table's settings", TableSettings, errors=ONE)
 def table(name: str) -> ResponseReturnValue:
-    return jsonify({"name": name, "settings": settings.table_rules(get_session(), name)})
+    return answer(TableSettings(name, settings.table_rules(get_session(), name)))
 
 
 @bp.put("/tables/<name>")
 @change(
     "updateTable",
     "Change a table's settings (audited; new rounds only)",
-    s.TableSettings,
+    TableSettings,
     s.TableSettingsChange,
     beyond_schema=TABLE_RULES,
 )
 def update_table(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     updated = settings.update_table(get_session(), _actor_id(), name, body.root)
-    return jsonify({"name": name, "settings": updated})
+    return answer(TableSettings(name, updated))
 
 
 # --- four eyes ----------------------------------------------------------------------------------
@@ -433,13 +445,13 @@ def update_table(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
 @read(
     "approvals",
     "A page of proposed changes (pending by default), newest first",
-    s.ApprovalPage,
+    approvals.ApprovalPage,
     errors=QUERY_ERRORS,
     query=s.ApprovalsQuery,
 )
 def approval_list(query: s.ApprovalsQuery) -> ResponseReturnValue:
     status = query.status or "pending"
-    return jsonify(
+    return answer(
         approvals.listing(get_session(), status=status, cursor=query.cursor, limit=query.limit)
     )
 
@@ -449,7 +461,7 @@ def approval_list(query: s.ApprovalsQuery) -> ResponseReturnValue:
     "proposeAdjustment",
     "Propose an adjustment for a second operator to approve (audited; nothing moves yet)",
     TAG,
-    s.ApprovalView,
+    ApprovalView,
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.AdjustmentProposal,
@@ -458,7 +470,7 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     proposal = money.propose_adjustment(
         get_session(), _actor_id(), body.user_id, body.currency, body.amount, body.reason
     )
-    return jsonify(proposal), 201
+    return answer(proposal, 201)
 
 
 @bp.post("/approvals/tables/<name>")
@@ -466,7 +478,7 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     "proposeTableChange",
     "Propose a table change for a second operator to approve (audited; nothing changes yet)",
     TAG,
-    s.ApprovalView,
+    ApprovalView,
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.TableSettingsChange,
@@ -474,29 +486,29 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
 )
 def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     proposal = settings.propose_table_change(get_session(), _actor_id(), name, body.root)
-    return jsonify(proposal), 201
+    return answer(proposal, 201)
 
 
 @bp.post("/approvals/<id:approval_id>/approve")
 @change(
     "approve",
     "Approve another operator's proposal: it applies now (audited)",
-    s.ApprovalView,
+    ApprovalView,
     s.Decision,
 )
 def approve(approval_id: int, body: s.Decision) -> ResponseReturnValue:
-    return jsonify(approvals.decide(get_session(), _actor_id(), approval_id, True, body.note))
+    return answer(approvals.decide(get_session(), _actor_id(), approval_id, True, body.note))
 
 
 @bp.post("/approvals/<id:approval_id>/reject")
 @change(
     "reject",
     "Reject another operator's proposal: nothing changes (audited)",
-    s.ApprovalView,
+    ApprovalView,
     s.Decision,
 )
 def reject(approval_id: int, body: s.Decision) -> ResponseReturnValue:
-    return jsonify(approvals.decide(get_session(), _actor_id(), approval_id, False, body.note))
+    return answer(approvals.decide(get_session(), _actor_id(), approval_id, False, body.note))
 
 
 # --- alerts -------------------------------------------------------------------------------------
@@ -506,12 +518,12 @@ def reject(approval_id: int, body: s.Decision) -> ResponseReturnValue:
 @read(
     "alerts",
     "A page of alerts raised, newest first",
-    s.AlertPage,
+    alerts.AlertPage,
     errors=QUERY_ERRORS,
     query=s.AlertsQuery,
 )
 def alert_list(query: s.AlertsQuery) -> ResponseReturnValue:
-    return jsonify(
+    return answer(
         alerts.listing(
             get_session(), open_only=bool(query.open), cursor=query.cursor, limit=query.limit
         )
@@ -519,9 +531,9 @@ def alert_list(query: s.AlertsQuery) -> ResponseReturnValue:
 
 
 @bp.get("/alerts/rules")
-@read("alertRules", "The alert rules", s.AlertRuleList)
+@read("alertRules", "The alert rules", alerts.AlertRuleList)
 def alert_rules() -> ResponseReturnValue:
-    return jsonify({"rules": alerts.rules(get_session())})
+    return answer(alerts.rules(get_session()))
 
 
 @bp.post("/alerts/rules")
@@ -529,7 +541,7 @@ def alert_rules() -> ResponseReturnValue:
     "createAlertRule",
     "Add an alert rule (audited)",
     TAG,
-    s.AlertRuleView,
+    alerts.AlertRuleView,
     status=201,
     errors=CHANGE,
     body=s.AlertRuleRequest,
@@ -538,15 +550,18 @@ def create_alert_rule(body: s.AlertRuleRequest) -> ResponseReturnValue:
     rule = alerts.create_rule(
         get_session(), _actor_id(), body.kind, body.currency, body.threshold, body.period_hours
     )
-    return jsonify(rule), 201
+    return answer(rule, 201)
 
 
 @bp.put("/alerts/rules/<id:rule_id>/enabled")
 @change(
-    "setAlertRuleEnabled", "Turn an alert rule on or off (audited)", s.AlertRuleView, s.RuleEnabled
+    "setAlertRuleEnabled",
+    "Turn an alert rule on or off (audited)",
+    alerts.AlertRuleView,
+    s.RuleEnabled,
 )
 def alert_rule_enabled(rule_id: int, body: s.RuleEnabled) -> ResponseReturnValue:
-    return jsonify(alerts.set_enabled(get_session(), _actor_id(), rule_id, body.enabled))
+    return answer(alerts.set_enabled(get_session(), _actor_id(), rule_id, body.enabled))
 
 
 @bp.post("/alerts/<id:alert_id>/acknowledge")
@@ -554,11 +569,11 @@ def alert_rule_enabled(rule_id: int, body: s.RuleEnabled) -> ResponseReturnValue
     "acknowledgeAlert",
     "Mark an alert as seen (audited)",
     TAG,
-    s.AlertView,
+    alerts.AlertView,
     errors=CHANGE_OF_ONE,
 )
 def acknowledge_alert(alert_id: int) -> ResponseReturnValue:
-    return jsonify(alerts.acknowledge(get_session(), _actor_id(), alert_id))
+    return answer(alerts.acknowledge(get_session(), _actor_id(), alert_id))
 
 
 @bp.put("/me/time-zone")
@@ -566,10 +581,10 @@ def acknowledge_alert(alert_id: int) -> ResponseReturnValue:
     "setTimeZone",
     "Choose the zone the console shows your times in (UTC stays beside them; audited)",
     TAG,
-    s.TimeZoneView,
+    TimeZoneView,
     errors=CHANGE,
     body=s.TimeZoneChange,
 )
 def time_zone(body: s.TimeZoneChange) -> ResponseReturnValue:
     user = accounts.set_time_zone(get_session(), _actor_id(), body.time_zone)
-    return jsonify({"time_zone": user.time_zone or "UTC"})
+    return answer(TimeZoneView(user.time_zone or "UTC"))

@@ -124,9 +124,9 @@ def _decide(approval_id: int, approve: bool) -> ResponseReturnValue:
         get_session(), g.user.id, approval_id, approve, request.form.get("note") or None
     )
     if approve:
-        flash(_("Proposal #%(id)s approved and applied.", id=decided["id"]), "ok")
+        flash(_("Proposal #%(id)s approved and applied.", id=decided.id), "ok")
     else:
-        flash(_("Proposal #%(id)s rejected; nothing changed.", id=decided["id"]), "ok")
+        flash(_("Proposal #%(id)s rejected; nothing changed.", id=decided.id), "ok")
     return redirect(url_for(".approvals_page"), code=303)
 
 
@@ -149,7 +149,7 @@ def alerts_page() -> ResponseReturnValue:
     found = alerts.listing(db, cursor=query_int("cursor", default=None), limit=50)
     return render_template(
         "operator/alerts.html",
-        rules=alerts.rules(db),
+        rules=alerts.rules(db).rules,
         found=found,
         kinds=RULE_KINDS,
         currencies=CURRENCIES,
@@ -192,7 +192,7 @@ def create_rule() -> ResponseReturnValue:
         _threshold(kind, currency),
         form_whole("period_hours", label="period in hours"),
     )
-    flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule["id"], rule=rule["description"]), "ok")
+    flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule.id, rule=rule.description), "ok")
     return redirect(url_for(".alerts_page"), code=303)
 
 
@@ -202,10 +202,10 @@ def rule_enabled(rule_id: int) -> ResponseReturnValue:
     if enabled not in ("0", "1"):
         raise InvalidInput(N_("enabled must be 0 or 1"), field="enabled")
     rule = alerts.set_enabled(get_session(), g.user.id, rule_id, enabled == "1")
-    if rule["enabled"]:
-        flash(_("Alert rule #%(id)s is on.", id=rule["id"]), "ok")
+    if rule.enabled:
+        flash(_("Alert rule #%(id)s is on.", id=rule.id), "ok")
     else:
-        flash(_("Alert rule #%(id)s is off.", id=rule["id"]), "ok")
+        flash(_("Alert rule #%(id)s is off.", id=rule.id), "ok")
     return redirect(url_for(".alerts_page"), code=303)
 
 

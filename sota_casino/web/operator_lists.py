@@ -22,6 +22,7 @@ from ..db import get_session
 from ..models import ROLES
 from ..services import audit
 from ..services import lists
+from ..services.results import to_json
 from .downloads import table_download
 from .inputs import query_int
 from .operator import bp
@@ -124,8 +125,8 @@ def players() -> ResponseReturnValue:
     return render_template(
         "operator/players.html",
         query=query,
-        users=found["users"],
-        next_cursor=found["next_cursor"],
+        users=found.users,
+        next_cursor=found.next_cursor,
         paging=paging,
         roles=ROLES,
     )
@@ -147,8 +148,8 @@ def player_list(user_id: int, list_name: str) -> ResponseReturnValue:
         user=lists.owner(db, user_id),
         name=name,
         title=PLAYER_LISTS[name],
-        rows=found[name],
-        next_cursor=found["next_cursor"],
+        rows=[to_json(row) for row in getattr(found, name)],  # as the export writes them
+        next_cursor=found.next_cursor,
         paging=paging,
         columns=lists.spec_of(name).columns,
         key_field=lists.spec_of(name).key_field,

@@ -1,9 +1,11 @@
-"""Every JSON body of ``/api/v1``, declared once as pydantic models.
+"""What ``/api/v1`` accepts, declared once as pydantic models: request bodies and query strings.
 
 Requests are strict: no ``1.0``, ``true`` or ``"500"`` for an integer, no unknown field, and
-text must hold no NUL. Responses list what the contract promises and allow more (fields may be
-added). :mod:`.openapi` builds the OpenAPI components from these models, and :mod:`.inputs`
-validates request bodies and query strings with them, so the two cannot drift.
+text must hold no NUL. :mod:`.openapi` builds the OpenAPI components from these models, and
+:mod:`.inputs` validates request bodies and query strings with them, so the two cannot drift.
+Answers are the use cases' result types (:mod:`~sota_casino.services.results` and beside each
+service); the few left here describe what no service returns as a type (the odds of the pure
+core, the document itself).
 
 Value sets and ranges come from the layer that owns the rule (the core, the services).
 """
@@ -26,47 +28,39 @@ from ..core.money import MAX_AMOUNT
 from ..services import accounts
 from ..services import alerts
 from ..services import audit
-from ..services import checks
 from ..services import lists
 from ..services import money
 from ..services import proposals
-from ..services import results
 from ..services import rounds
 from ..services import settings
-from ..services import stats
+from ..services.audit import Order
+from ..services.checks import CheckName
 from ..services.results import CHIPS
 from ..services.results import SWEETS
-from ..services.results import Balances
+from ..services.results import Bonus
 from ..services.results import Card
 from ..services.results import Count
 from ..services.results import Currency
+from ..services.results import Decks
+from ..services.results import Figure
 from ..services.results import GameName
 from ..services.results import Hex64
 from ..services.results import Id
 from ..services.results import OneOf
+from ..services.results import Open
 from ..services.results import Role
-from ..services.results import RoundRow
-from ..services.results import RoundSummary
 from ..services.results import Signature
-from ..services.results import Signed
 from ..services.results import SotaRules
-from ..services.results import User
-from ..services.results import WarOutcome
+from ..services.results import TiePayout
 from ..services.results import enum_schema
 from ..services.text import NO_NUL_PATTERN
 
 MAX_MOVE_CARDS = 64
 AUDIT_FILTER_MAX = 200
-#: A moment as text, as the services write it.
-Time = Annotated[str, Field(pattern=results.TIME_PATTERN)]
 #: Text a database can store: no NUL (lone surrogates are refused when the body is read).
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
 #: Text with something besides white space (the services strip it), and no NUL.
 NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
-Open = dict[str, Any]
-Order = Annotated[str, OneOf((audit.NEWEST, audit.OLDEST))]
-CheckName = Annotated[str, OneOf(checks.NAMES)]
-Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
 PageLimit = Annotated[int, Field(ge=1, le=audit.MAX_PAGE)]
 
 
@@ -213,12 +207,6 @@ class TableSettingsChange(RootModel[Open]):
 
 # --- query strings ----------------------------------------------------------------------------
 
-#: The Casino War table options of the odds, in the core's ranges and with its defaults.
-Decks = Annotated[int, Field(ge=casino_war.RANGES["decks"][0], le=casino_war.RANGES["decks"][1])]
-TiePayout = Annotated[
-    int, Field(ge=casino_war.RANGES["tie_payout"][0], le=casino_war.RANGES["tie_payout"][1])
-]
-Bonus = Annotated[str, OneOf(casino_war.BONUS_MODES)]
 _DEFAULT_TABLE = casino_war.TableRules()
 
 
@@ -245,28 +233,41 @@ TimeFilter = (
 )
 
 
-class AuditQuery(Query):
+class ConsoleQuery(Query):
+    """A query string of the console's API: parameters it does not name are left alone."""
+
     model_config = ConfigDict(extra="ignore")
 
+
+class Page(ConsoleQuery):
+    """Where a page of a list continues, and how long it is."""
+
+    cursor: Count | None = absent("continue after this id (from next_cursor)")
+    limit: PageLimit = 50
+
+
+class Dated(ConsoleQuery):
+    """A range of time (checked by the services: ISO 8601, UTC if no zone is given)."""
+
+    since: TimeFilter = absent("from this ISO 8601 time (UTC if no zone)")
+    until: TimeFilter = absent("up to this ISO 8601 time (UTC if no zone)")
+
+
+class AuditQuery(Dated):
     after_seq: Count | None = absent("oldest first: entries after this sequence number")
     before_seq: Count | None = absent("newest first: entries before this sequence number")
     from_seq: Count | None = absent("jump to this entry (included), in the order asked for")
     order: Order | None = absent("newest first unless oldest (or after_seq is given)")
     limit: PageLimit = 50
-    action: AuditFilter = absent(description="action prefix, e.g. money.")
-    actor: AuditFilter = absent(description="e.g. user:7 or system")
-    subject: AuditFilter = absent(description="e.g. user:7, round:12, table:casino_war")
-    since: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
-    until: TimeFilter = absent(description="ISO 8601 time (UTC if no zone)")
-    text: AuditFilter = absent(description="free text in the action, actor, subject or data")
+    action: AuditFilter = absent("action prefix, e.g. money.")
+    actor: AuditFilter = absent("e.g. user:7 or system")
+    subject: AuditFilter = absent("e.g. user:7, round:12, table:casino_war")
+    text: AuditFilter = absent("free text in the action, actor, subject or data")
 
 
-class CheckpointsQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class CheckpointsQuery(Page):
     order: Annotated[Order, Field(description="newest first unless oldest")] = audit.NEWEST
     cursor: Count | None = absent("continue after this size (from next_cursor)")
-    limit: PageLimit = 50
 
 
 #: Checked by the reports service too (a real day of the calendar).
@@ -283,9 +284,7 @@ DayFilter = (
 )
 
 
-class MathQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class MathQuery(ConsoleQuery):
     since: DayFilter = absent("first UTC settlement day (YYYY-MM-DD)")
     until: DayFilter = absent("last UTC settlement day (YYYY-MM-DD)")
 
@@ -296,177 +295,53 @@ class CheckPath(Query):
     name: Annotated[CheckName, Field(description="which standing check")]
 
 
-class ConsistencyQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class ConsistencyQuery(ConsoleQuery):
     old_size: Id
     new_size: Id
 
 
-class ListQuery(Query):
+class ListQuery(Page, Dated):
     """Cursor paging of a list (players, a player's rounds, money moves, seed pairs)."""
 
-    model_config = ConfigDict(extra="ignore")
-
     order: Annotated[Order, Field(description="newest first unless oldest")] = lists.NEWEST
-    cursor: Count | None = absent("continue after this id (from next_cursor)")
     from_id: Count | None = absent("jump to this id (included), in the order asked for")
-    since: TimeFilter = absent(description="from this ISO 8601 time (UTC if no zone)")
-    until: TimeFilter = absent(description="up to this ISO 8601 time (UTC if no zone)")
-    limit: PageLimit = 50
+
+
+Name = Annotated[Text, Field(max_length=64)]
 
 
 class PlayersQuery(ListQuery):
-    q: Annotated[Text, Field(max_length=64)] = ""
+    q: Name = ""
 
 
-class ExportQuery(Query):
+class ExportQuery(Dated):
     """A list's date range, downloaded whole as CSV or JSON Lines."""
 
-    model_config = ConfigDict(extra="ignore")
-
     format: Annotated[str, OneOf(("csv", "jsonl"))] = "jsonl"
-    since: TimeFilter = absent(description="from this ISO 8601 time (UTC if no zone)")
-    until: TimeFilter = absent(description="up to this ISO 8601 time (UTC if no zone)")
 
 
 class PlayersExportQuery(ExportQuery):
-    q: Annotated[Text, Field(max_length=64)] = ""
+    q: Name = ""
 
 
-class RangeExportQuery(Query):
+class RangeExportQuery(Dated):
     """A range of the audit log, by sequence number and/or time."""
-
-    model_config = ConfigDict(extra="ignore")
 
     from_seq: Id | None = absent("the first entry (included)")
     to_seq: Id | None = absent("the last entry (included)")
-    since: TimeFilter = absent(description="entries from this ISO 8601 time")
-    until: TimeFilter = absent(description="entries up to this ISO 8601 time")
 
 
-class ApprovalsQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class ApprovalsQuery(Page):
     status: Annotated[str, OneOf(proposals.STATUSES)] | None = absent(
         "pending (the default), approved or rejected"
     )
-    cursor: Count | None = absent("continue after this id (from next_cursor)")
-    limit: PageLimit = 50
 
 
-class AlertsQuery(Query):
-    model_config = ConfigDict(extra="ignore")
-
+class AlertsQuery(Page):
     open: Annotated[int, Field(ge=0, le=1, description="1: only those not acknowledged")] = 0
-    cursor: Count | None = absent("continue after this id (from next_cursor)")
-    limit: PageLimit = 50
 
 
 # --- responses --------------------------------------------------------------------------------
-
-
-class Figure(Answer):
-    exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
-    value: float
-
-
-class ErrorDetail(Answer):
-    code: Annotated[str, Field(examples=["insufficient_funds"])]
-    message: str
-
-
-class Error(Answer):
-    error: ErrorDetail
-
-
-class UserCreated(Answer):
-    user: User
-
-
-class TopupResult(Answer):
-    balances: Balances
-    chips: Count = absent()
-    sweets: Count = absent()
-
-
-class KeyRegistration(Answer):
-    """The audit entry that registered one of the player's keys, and once a signed checkpoint
-    covers it, its anchor (leaf index, checkpoint size, inclusion proof) and that checkpoint."""
-
-    entry: Open
-    anchor: Open = absent()
-    checkpoint: Open = absent()
-
-
-class AnchorOf(Answer):
-    """The document an anchor ties to the log: a pair's commitment, a round's settlement, or
-    the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
-
-    kind: Annotated[str, OneOf(("commitment", "settlement", "decision"))]
-    seed_pair_id: Id = absent()
-    round_id: Id = absent()
-    index: Count = absent()
-
-
-class Anchor(Answer):
-    of: AnchorOf
-    entry: AuditEntry
-    leaf_index: Annotated[Count, Field(description="the entry's seq - 1")]
-    checkpoint_size: Annotated[Id, Field(description="the signed checkpoint it proves into")]
-    proof: Annotated[list[Hex64], Field(description="RFC 6962 inclusion proof, leaf side first")]
-
-
-class PendingAnchor(Answer):
-    of: AnchorOf
-    reason: str
-    retry_after: Annotated[int, Field(ge=1, description="seconds until it is worth asking again")]
-
-
-class Bundle(Answer):
-    public_key_hex: Hex64
-    commitment: Signed
-    reveal: Signed | None
-    rounds: list[Signed]
-    player_keys: list[KeyRegistration] = absent()
-    anchors: list[Anchor] = absent()
-    checkpoints: Annotated[list[Checkpoint], Field(description="the anchors' checkpoints")] = (
-        absent()
-    )
-    pending_anchors: list[PendingAnchor] = absent()
-
-
-class RoundProof(Answer):
-    round_id: Id
-    seed_pair_id: Id
-    checkpoint: Checkpoint
-    anchors: list[Anchor]
-
-
-class RoundDocument(Answer):
-    type: Literal["round"]
-    v: Literal[1]
-    round_id: Id
-    game: GameName
-    seed_pair_id: Id
-    commitment: Hex64
-    client_seed: str
-    nonce: Count
-    rules: Open
-    actions: list[Any]
-    cards: list[Card]
-    outcome: Open
-    stakes: dict[str, Count]
-    payout: Count
-    settled_at: Time
-    signed_actions: list[Open | None] = absent(
-        "the player's signed action document for each action (null: unsigned)"
-    )
-
-
-class Receipt(Answer):
-    document: RoundDocument
-    signature: Signature
 
 
 class Odds(Answer):
@@ -479,109 +354,6 @@ class Odds(Answer):
     house_edge_tie_bet: Figure | None
 
 
-class GameStats(Answer):
-    currency: Currency
-    rounds: Annotated[Count, Field(description="settled rounds (Sota: games)")]
-    open_rounds: Annotated[Count, Field(description="rounds waiting for a decision or move")]
-    handle: Annotated[Count, Field(description="everything staked, in the game's minor units")]
-    net: Annotated[int, Field(description="the player's net result")]
-    antes: Annotated[Count, Field(description="antes (Sota: stakes): the base of the edge")]
-    realized_edge: Figure | None
-    expected_edge: Figure | None
-
-
-class EdgeInterval(Answer):
-    """Where the realized edge falls 95 times in 100 for a player of exactly these rounds."""
-
-    confidence: Annotated[float, OneOf((stats.CONFIDENCE,))]
-    low: float
-    high: float
-    inside: bool
-
-
-class WarSetting(Answer):
-    """The player's Casino War rounds at one table setting, against its exact odds."""
-
-    decks: Decks
-    bonus: Bonus
-    tie_payout: TiePayout
-    rounds: Count
-    antes: Count
-    ties: Count
-    war_share: Figure
-    house_edge_war: Figure
-    house_edge_surrender: Figure
-    expected_edge: Figure
-    tie_bet_edge: Figure | None
-
-
-#: Settled rounds per outcome, every outcome present.
-OutcomeCounts = Annotated[
-    dict[WarOutcome, Count], Field(json_schema_extra={"required": list(casino_war.OUTCOMES)})
-]
-
-
-class WarStats(GameStats):
-    """``expected_edge`` plays each tie as the player did (the share of ties taken to war, per
-    table setting); ``interval`` is where the realized edge falls 95 times in 100."""
-
-    main_net: Annotated[int, Field(description="the net result without the tie bet")]
-    tie_bets: Count
-    tie_net: int
-    outcomes: OutcomeCounts
-    wars: Count
-    surrenders: Count
-    interval: EdgeInterval | None
-    realized_tie_edge: Figure | None
-    expected_tie_edge: Figure | None
-    settings: list[WarSetting]
-
-
-class SeatsStats(Answer):
-    seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
-    teams: bool
-    games: Count
-    wins: Count
-    draws: Count
-    losses: Count
-    net: int
-
-
-class SotaStats(GameStats):
-    by_seats: list[SeatsStats]
-
-
-class DayStats(Answer):
-    day: Annotated[str, Field(json_schema_extra={"format": "date"})]
-    game: GameName
-    currency: Currency
-    rounds: Id
-    handle: Count
-    net: int
-
-
-class BalancePoint(Answer):
-    time: Time
-    balance: Count
-
-
-BalanceLine = Annotated[list[BalancePoint], Field(max_length=stats.BALANCE_POINTS)]
-
-
-class BalanceHistory(Answer):
-    """The balance after each money move, thinned evenly to at most 240 points."""
-
-    chips: BalanceLine
-    sweets: BalanceLine
-
-
-class PlayerStats(Answer):
-    casino_war: WarStats
-    sota: SotaStats
-    days: Annotated[list[DayStats], Field(description="per UTC day a round settled, and game")]
-    balance_history: BalanceHistory
-
-
 class OpenAPIDocument(Answer):
     openapi: Literal["3.1.0"]
     info: Open
@@ -589,339 +361,6 @@ class OpenAPIDocument(Answer):
 
 
 # --- operator responses -----------------------------------------------------------------------
-
-
-class AuditEntry(Answer):
-    seq: Id
-    time: Time
-    actor: str | None
-    action: str
-    subject: str | None
-    data: Open
-    prev_hash: Hex64
-    hash: Hex64
-
-
-class AuditPage(Answer):
-    entries: list[AuditEntry]
-    order: Order
-    next_after_seq: Id | None
-    next_before_seq: Id | None
-
-
-class CheckpointDocument(Answer):
-    type: Literal["checkpoint"]
-    v: Literal[1]
-    size: Id
-    root: Hex64
-    time: Time
-
-
-class Checkpoint(Answer):
-    document: CheckpointDocument
-    signature: Signature
-    public_key_hex: Hex64
-
-
-class CheckVerdict(Answer):
-    """A standing check's stored verdict (the background runner keeps it up to date)."""
-
-    name: CheckName
-    ok: Annotated[bool | None, Field(description="null until the first check ends")]
-    size: Annotated[Count, Field(description="entries (audit) or the last posting id (ledger)")]
-    reason: str | None
-    findings: Open | None
-    checked_at: Time | None
-    age_seconds: Annotated[float, Field(ge=0)] | None
-    whole_at: Annotated[Time | None, Field(description="when a whole check last ended")]
-    running: bool
-    requested: Annotated[bool, Field(description="a whole check was asked for, not started")]
-    requested_by: str | None
-    progress: Annotated[Count | None, Field(description="while a whole check runs: entries read")]
-    progress_total: Count | None
-
-
-class AuditVerification(CheckVerdict):
-    first_bad_seq: Id | None
-    checkpoint: Checkpoint | None
-
-
-class CheckpointList(Answer):
-    checkpoints: list[Checkpoint]
-    order: Order
-    next_cursor: Annotated[Id | None, Field(description="the cursor of the next page")]
-
-
-class SignedNote(Answer):
-    origin: str
-    key_name: str
-    public_key_hex: Hex64
-    size: Id
-    note: Annotated[str, Field(description="C2SP tlog-checkpoint signed note")]
-
-
-class CheckpointNote(Answer):
-    note: SignedNote | None
-
-
-class InclusionProof(Answer):
-    seq: Id
-    leaf_index: Count
-    entry: AuditEntry
-    checkpoint: Checkpoint
-    proof: list[Hex64]
-
-
-class PublicCheckpoint(Answer):
-    size: Id
-    root: Hex64
-    time: Time
-    checkpoint: Checkpoint
-    note: Annotated[
-        str | None, Field(description="the same size and root as a C2SP tlog-checkpoint note")
-    ]
-    origin: Annotated[str, Field(description="the note's origin line and key name")]
-
-
-class ConsistencyProof(Answer):
-    old_size: Id
-    new_size: Id
-    old_root: Hex64
-    new_root: Hex64
-    proof: list[Hex64]
-
-
-class AccountBalances(Answer):
-    house: int
-    escrow: int
-    issuance: int
-    players: int
-
-
-class Tally(Answer):
-    """Totals of settled rounds."""
-
-    rounds: Count
-    handle: int
-    house_result: int
-    antes: int
-    main_result: int
-    tie_bets: int
-    tie_result: int
-    realized_edge: Figure | None
-    realized_tie_edge: Figure | None
-    currency: Currency
-
-
-class GameTally(Tally):
-    open_rounds: Count
-
-
-class DayTally(Tally):
-    day: Day
-    game: GameName
-
-
-class CasinoWarTheory(Answer):
-    rules: Open
-    strategy: str
-    edge: Figure | None
-    tie_edge: Figure | None
-
-
-class Theoretical(Answer):
-    casino_war: CasinoWarTheory
-    sota: None = Field(description="no closed form")
-
-
-class LedgerSummary(Answer):
-    balances: dict[str, AccountBalances]
-    games: dict[str, GameTally]
-    days: list[DayTally]
-    theoretical: Theoretical
-
-
-class LedgerCheck(CheckVerdict):
-    problems: Annotated[list[str], Field(description="the first 100")]
-    problem_count: Count
-    transfers: Count
-    accounts: Count
-
-
-class Interval(Answer):
-    """An estimate and its 95 % interval."""
-
-    value: float
-    low: float
-    high: float
-
-
-class RealizedEdge(Interval):
-    exact: str
-
-
-class MathVersion(Answer):
-    game: GameName
-    currency: Currency
-    rules: Open
-    version: str
-    rounds: Count
-    first_settled: Day | None
-    last_settled: Day | None
-    antes: int
-    main_result: int
-    realized_edge: RealizedEdge | None
-    theoretical_edge: Annotated[
-        Figure | None,
-        Field(description="exact, for the rules and the share of tied antes surrendered"),
-    ]
-    always_war_edge: Figure | None
-    consistent: Annotated[bool | None, Field(description="theoretical inside the interval")]
-    ties: Count
-    surrenders: Count
-    surrendered_ante_share: Figure | None
-    surrender_rate: Interval | None
-    tie_bets: int
-    tie_result: int
-    realized_tie_edge: Figure | None
-    theoretical_tie_edge: Figure | None
-
-
-class HouseMath(Answer):
-    since: Day | None
-    until: Day | None
-    versions: list[MathVersion]
-
-
-class Account(Answer):
-    id: Id
-    username: str
-    role: Role
-    locked: bool
-
-
-class AccountSince(Account):
-    created_at: Time
-
-
-class UserList(Answer):
-    users: list[AccountSince]
-    order: Order
-    next_cursor: Id | None
-
-
-class SeedPairSummary(Answer):
-    seed_pair_id: Id
-    status: Annotated[str, OneOf(("next", "active", "revealed"))]
-    commitment: Hex64
-    client_seed: str | None
-    rounds: Count
-    created_at: Time
-    revealed_at: Time | None
-    server_seed: Annotated[Hex64 | None, Field(description="only once revealed")]
-    reveal: Signed | None
-
-
-class Transfer(Answer):
-    id: Id
-    time: Time
-    kind: Annotated[str, OneOf(("bet", "raise", "settle", "grant", "topup", "adjust"))]
-    currency: Currency
-    amount: int
-    round_id: Id | None
-    memo: str | None
-
-
-class AdjustmentTotal(Answer):
-    """The adjustments one operator made in one currency."""
-
-    actor: str | None
-    name: str | None
-    currency: Currency
-    count: Count
-    amount: int
-
-
-class PlayerTotals(Answer):
-    currencies: Open
-    adjustments: list[AdjustmentTotal]
-
-
-class PlayerCursors(Answer):
-    """Where the next page of each list starts (its ``*_before`` query parameter)."""
-
-    rounds_before: Id | None
-    transfers_before: Id | None
-    audit_before: Id | None
-
-
-class PlayerOverview(Answer):
-    user: AccountSince
-    balances: Balances
-    totals: PlayerTotals
-    next: PlayerCursors
-    rounds: list[RoundSummary]
-    transfers: list[Transfer]
-    seed_pairs: list[SeedPairSummary]
-    audit: list[AuditEntry]
-
-
-class ManagedUser(Answer):
-    user: Account
-
-
-class AdjustmentResult(Answer):
-    user_id: Id
-    balances: Balances
-
-
-class TableSettings(Answer):
-    name: GameName
-    settings: Open
-
-
-# --- lists, four eyes, alerts -------------------------------------------------------------------
-
-
-class RoundPage(Answer):
-    rounds: list[RoundRow]
-    order: Order
-    next_cursor: Id | None
-
-
-class TransferPage(Answer):
-    transfers: list[Transfer]
-    order: Order
-    next_cursor: Id | None
-
-
-class SeedPairPage(Answer):
-    seed_pairs: list[SeedPairSummary]
-    order: Order
-    next_cursor: Id | None
-
-
-class Person(Answer):
-    id: Id
-    name: str | None
-
-
-class ApprovalView(Answer):
-    id: Id
-    kind: Annotated[str, OneOf(proposals.KINDS)]
-    subject: str
-    change: Open
-    status: Annotated[str, OneOf(proposals.STATUSES)]
-    proposed_by: Person
-    proposed_at: Time
-    decided_by: Person | None
-    decided_at: Time | None
-    note: str | None
-
-
-class ApprovalPage(Answer):
-    approvals: list[ApprovalView]
-    next_cursor: Id | None
 
 
 class AdjustmentProposal(AdjustmentRequest):
@@ -939,39 +378,6 @@ class AlertRuleRequest(Request):
     period_hours: Annotated[int, Field(ge=1, le=alerts.MAX_PERIOD_HOURS)] = 24
 
 
-class AlertRuleView(Answer):
-    id: Id
-    kind: Annotated[str, OneOf(alerts.KINDS)]
-    currency: Currency | None
-    threshold: Count
-    period_hours: Annotated[int, Field(ge=1)]
-    enabled: bool
-    description: str
-    created_by: Person
-    created_at: Time
-
-
-class AlertRuleList(Answer):
-    rules: list[AlertRuleView]
-
-
-class AlertView(Answer):
-    id: Id
-    rule_id: Id
-    subject: str | None
-    message: str
-    data: Open
-    audit_seq: Id | None
-    raised_at: Time
-    acknowledged_by: Person | None
-    acknowledged_at: Time | None
-
-
-class AlertPage(Answer):
-    alerts: list[AlertView]
-    next_cursor: Id | None
-
-
 class RuleEnabled(Request):
     enabled: bool
 
@@ -982,7 +388,3 @@ class TimeZoneChange(Request):
         OneOf(("", "UTC", *accounts.time_zones())),
         Field(description="an IANA name, e.g. Europe/Paris; UTC or empty: UTC"),
     ]
-
-
-class TimeZoneView(Answer):
-    time_zone: str

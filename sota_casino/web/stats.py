@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 from typing import Final
 
 from flask import Blueprint
@@ -12,6 +11,7 @@ from flask import render_template
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 
+from ..core.money import CURRENCIES
 from ..db import get_session
 from ..services import stats
 from .charts import Frame
@@ -32,26 +32,26 @@ FRAME: Final = Frame(right=48)
 SERIES_NAMES: Final = {"chips": "chips balance", "sweets": "sweets balance"}
 
 
-def _point_labels(points: list[dict[str, Any]]) -> list[str]:
+def _point_labels(points: list[stats.BalancePoint]) -> list[str]:
     """Label each money move by its UTC time: to the second within one day, else day and
     minute; repeats get a counter, because the chart places points by their label."""
-    one_day = points[0]["time"][:10] == points[-1]["time"][:10]
+    one_day = points[0].time[:10] == points[-1].time[:10]
     labels: list[str] = []
     seen: dict[str, int] = {}
     for point in points:
-        time = point["time"]
+        time = point.time
         label = time[11:19] if one_day else f"{time[5:10]} {time[11:16]}"
         seen[label] = seen.get(label, 0) + 1
         labels.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
     return labels
 
 
-def balance_chart(points: list[dict[str, Any]], currency: str) -> Markup | None:
+def balance_chart(points: list[stats.BalancePoint], currency: str) -> Markup | None:
     """The SVG chart of one currency's balance after each money move (None without moves)."""
     if not points:
         return None
     unit = MINOR_UNITS[currency]
-    values = [Fraction(point["balance"], unit) for point in points]
+    values = [Fraction(point.balance, unit) for point in points]
     series = Series(SERIES_NAMES[currency], tuple(zip(_point_labels(points), values, strict=True)))
     return line_chart([series], title=CHART_TITLES[currency], value_format="plain", frame=FRAME)
 
@@ -60,8 +60,8 @@ def balance_chart(points: list[dict[str, Any]], currency: str) -> Markup | None:
 @login_required
 def index() -> ResponseReturnValue:
     figures = stats.player_stats(get_session(), g.user.id)
+    history = figures.balance_history
     charts = {
-        currency: balance_chart(points, currency)
-        for currency, points in figures["balance_history"].items()
+        currency: balance_chart(getattr(history, currency), currency) for currency in CURRENCIES
     }
     return render_template("stats/index.html", stats=figures, charts=charts)

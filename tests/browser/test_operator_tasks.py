@@ -30,7 +30,7 @@ def _back_to_six_decks(app: Flask, proposer: int, approver: int) -> None:
     try:
         if settings.table_rules(session, "casino_war")["decks"] != 6:
             proposal = settings.propose_table_change(session, proposer, "casino_war", {"decks": 6})
-            approvals.decide(session, approver, proposal["id"], True)
+            approvals.decide(session, approver, proposal.id, True)
     finally:
         session.close()
 

@@ -25,6 +25,7 @@ from sota_casino.services import audit
 from sota_casino.services import checks
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import rounds
+from sota_casino.services.results import to_json
 
 
 @pytest.fixture
@@ -146,18 +147,18 @@ def test_checkpoints_cover_the_log_and_prove_inclusion_and_consistency(
     assert merkle.verify_inclusion(
         2,
         second["size"],
-        bytes.fromhex(proof["entry"]["hash"]),
-        [bytes.fromhex(h) for h in proof["proof"]],
+        bytes.fromhex(proof.entry["hash"]),
+        [bytes.fromhex(h) for h in proof.proof],
         bytes.fromhex(second["root"]),
     )
     consistency = audit.consistency_proof(session, first["size"], second["size"])
-    assert consistency["old_root"] == first["root"]
+    assert consistency.old_root == first["root"]
     assert merkle.verify_consistency(
         first["size"],
         second["size"],
         bytes.fromhex(first["root"]),
         bytes.fromhex(second["root"]),
-        [bytes.fromhex(h) for h in consistency["proof"]],
+        [bytes.fromhex(h) for h in consistency.proof],
     )
     assert audit.verify(session)["ok"]
 
@@ -262,7 +263,7 @@ def _edit_entry(session: Session, seq: int) -> None:
 def _step(session: Session, *, whole: bool = False) -> dict[str, Any]:
     """Run one step of the standing audit check and return its stored verdict."""
     step = checks.run(session, "audit", "test-runner", whole=whole)
-    verdict = checks.audit_verdict(session)
+    verdict = to_json(checks.audit_verdict(session))
     return verdict | {"whole": step.whole, "checked": verdict["findings"]["checked"]}
 
 

@@ -8,7 +8,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC
 from fractions import Fraction
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -69,8 +68,8 @@ def _expected(session: Session) -> tuple[dict[str, dict[str, int]], dict[tuple[s
     return per_game, per_day
 
 
-def _figures(summary_row: dict[str, Any]) -> dict[str, int]:
-    return {name: summary_row[name] for name in FIGURES}
+def _figures(summary_row: reports.Tally) -> dict[str, int]:
+    return {name: getattr(summary_row, name) for name in FIGURES}
 
 
 def test_the_report_adds_up_what_every_settled_round_says(
@@ -81,9 +80,9 @@ def test_the_report_adds_up_what_every_settled_round_says(
     summary = reports.house_summary(session)
     assert per_game["casino_war"]["tie_bets"] == 500 and per_game["sota"]["rounds"] == 2
     for game in ("casino_war", "sota"):
-        assert _figures(summary["games"][game]) == per_game[game]
-    assert {(d["day"], d["game"]): _figures(d) for d in summary["days"]} == per_day
-    edge = summary["games"]["casino_war"]["realized_edge"]["exact"]
+        assert _figures(summary.games[game]) == per_game[game]
+    assert {(d.day, d.game): _figures(d) for d in summary.days} == per_day
+    edge = summary.games["casino_war"].realized_edge["exact"]
     war = per_game["casino_war"]
     assert edge == reports.ratio(war["main_result"], war["antes"])["exact"]
 
@@ -123,28 +122,28 @@ def test_the_math_is_per_settings_version_played_and_open_rounds_keep_their_rule
             rounds.decide_casino_war(session, player, opened.id, "war")
 
     report = reports.house_math(session)
-    war = {v["rules"]["decks"]: v for v in report["versions"] if v["game"] == "casino_war"}
+    war = {v.rules["decks"]: v for v in report.versions if v.game == "casino_war"}
     assert set(war) == {6, 8}
     six, eight = war[6], war[8]
-    assert (six["rounds"], eight["rounds"]) == (5, 3)
-    assert six["version"] == "6 decks, tie pays 10 to 1"
-    assert Fraction(six["always_war_edge"]["exact"]) == odds.house_edge(6)
-    assert Fraction(eight["always_war_edge"]["exact"]) == odds.house_edge(8)
-    assert Fraction(eight["theoretical_edge"]["exact"]) == odds.house_edge(8)  # nobody surrendered
+    assert (six.rounds, eight.rounds) == (5, 3)
+    assert six.version == "6 decks, tie pays 10 to 1"
+    assert Fraction(six.always_war_edge["exact"]) == odds.house_edge(6)
+    assert Fraction(eight.always_war_edge["exact"]) == odds.house_edge(8)
+    assert Fraction(eight.theoretical_edge["exact"]) == odds.house_edge(8)  # nobody surrendered
     # One of the two tied six-deck antes (1,000 of 1,800) surrendered: the edge moves that far.
     share = Fraction(1_000, 1_800)
     expected = odds.house_edge(6) + share * (
         odds.house_edge(6, odds.SURRENDER) - odds.house_edge(6)
     )
-    assert Fraction(six["theoretical_edge"]["exact"]) == expected
-    assert (six["ties"], six["surrenders"]) == (2, 1)
-    assert Fraction(six["realized_edge"]["exact"]) == Fraction(six["main_result"], six["antes"])
-    realized = six["realized_edge"]
-    assert realized["low"] < realized["value"] < realized["high"]
-    assert Fraction(six["theoretical_tie_edge"]["exact"]) == odds.tie_bet_house_edge(6, 10)
-    today = six["last_settled"]
-    assert reports.house_math(session, until="2000-01-01")["versions"] == []
-    assert len(reports.house_math(session, since=today, until=today)["versions"]) == 2
+    assert Fraction(six.theoretical_edge["exact"]) == expected
+    assert (six.ties, six.surrenders) == (2, 1)
+    assert Fraction(six.realized_edge.exact) == Fraction(six.main_result, six.antes)
+    realized = six.realized_edge
+    assert realized.low < realized.value < realized.high
+    assert Fraction(six.theoretical_tie_edge["exact"]) == odds.tie_bet_house_edge(6, 10)
+    today = six.last_settled
+    assert reports.house_math(session, until="2000-01-01").versions == []
+    assert len(reports.house_math(session, since=today, until=today).versions) == 2
     rows = list(reports.math_rows(report))
     assert {r["version"] for r in rows} >= {
         "6 decks, tie pays 10 to 1",

@@ -88,20 +88,20 @@ def test_a_large_adjustment_applies_only_when_a_second_operator_approves(
     )
 
     proposal = money.propose_adjustment(session, olga, pat, "chips", 250_000, "jackpot refund")
-    assert proposal["status"] == "pending" and proposal["proposed_by"]["name"] == "olga"
+    assert proposal.status == "pending" and proposal.proposed_by.name == "olga"
     assert money.balances(session, pat).chips == before + 100_000  # nothing moved yet
     with pytest.raises(OwnApproval):
-        approvals.decide(session, olga, proposal["id"], True)
+        approvals.decide(session, olga, proposal.id, True)
     assert money.balances(session, pat).chips == before + 100_000
 
-    decided = approvals.decide(session, otto, proposal["id"], True, "seen the ticket")
-    assert decided["status"] == "approved" and decided["decided_by"]["name"] == "otto"
+    decided = approvals.decide(session, otto, proposal.id, True, "seen the ticket")
+    assert decided.status == "approved" and decided.decided_by.name == "otto"
     assert money.balances(session, pat).chips == before + 350_000
     with pytest.raises(Conflict):
-        approvals.decide(session, otto, proposal["id"], True)
+        approvals.decide(session, otto, proposal.id, True)
 
     rejected = money.propose_adjustment(session, otto, pat, "chips", -300_000, "clawback")
-    approvals.decide(session, olga, rejected["id"], False, "no ticket")
+    approvals.decide(session, olga, rejected.id, False, "no ticket")
     assert money.balances(session, pat).chips == before + 350_000
 
     with session.begin():
@@ -142,8 +142,8 @@ def test_a_table_change_waits_for_a_second_operator(four_eyes: Session) -> None:
     proposal = settings.propose_table_change(session, olga, "casino_war", {"decks": 2})
     assert settings.table_rules(session, "casino_war")["decks"] == decks
     with pytest.raises(OwnApproval):
-        approvals.decide(session, olga, proposal["id"], True)
-    approvals.decide(session, otto, proposal["id"], True)
+        approvals.decide(session, olga, proposal.id, True)
+    approvals.decide(session, otto, proposal.id, True)
     assert settings.table_rules(session, "casino_war")["decks"] == 2
     with session.begin():
         change = session.scalars(
@@ -153,8 +153,8 @@ def test_a_table_change_waits_for_a_second_operator(four_eyes: Session) -> None:
     assert json.loads(change.data)["approval"]["approved_by"] == f"user:{otto}"
 
 
-def _alerts(session: Session) -> list[dict[str, Any]]:
-    return list(alerts.listing(session)["alerts"])
+def _alerts(session: Session) -> list[alerts.AlertView]:
+    return alerts.listing(session).alerts
 
 
 def test_adjustments_over_a_threshold_raise_one_alert_kept_in_the_log(app: Flask) -> None:
@@ -168,19 +168,19 @@ def test_adjustments_over_a_threshold_raise_one_alert_kept_in_the_log(app: Flask
     money.adjust(session, otto, pat, "chips", -1, "rounding")  # a debit counts too
     money.adjust(session, otto, pat, "chips", 10_000, "small credit")
     raised = _alerts(session)
-    assert [a["rule_id"] for a in raised] == [rule["id"]]  # once, when the total went over
-    assert "pat" in raised[0]["message"] and raised[0]["subject"] == f"user:{pat}"
+    assert [a.rule_id for a in raised] == [rule.id]  # once, when the total went over
+    assert "pat" in raised[0].message and raised[0].subject == f"user:{pat}"
     for _ in range(2):
         money.adjust(session, otto, pat, "chips", 10_000, "small credit")
     raised = _alerts(session)
-    assert [a["rule_id"] for a in raised] == [by_operator["id"], rule["id"]]
-    assert "otto" in raised[0]["message"]
+    assert [a.rule_id for a in raised] == [by_operator.id, rule.id]
+    assert "otto" in raised[0].message
     with session.begin():
         logged = session.scalars(
             sa.select(AuditEntry).where(AuditEntry.action == "alert.raised").order_by("seq")
         ).all()
-    assert [json.loads(e.data)["rule_id"] for e in logged] == [rule["id"], by_operator["id"]]
-    assert raised[0]["audit_seq"] == logged[-1].seq
+    assert [json.loads(e.data)["rule_id"] for e in logged] == [rule.id, by_operator.id]
+    assert raised[0].audit_seq == logged[-1].seq
     session.close()
 
 
@@ -217,11 +217,11 @@ def test_large_wins_and_failed_checks_are_found_by_the_standing_checks(app: Flas
     assert alerts.scan(session) == 2
     assert alerts.scan(session) == 0  # neither is raised twice
     raised = _alerts(session)
-    assert {a["rule_id"] for a in raised} == {rule["id"], failed["id"]}
-    win = next(a for a in raised if a["rule_id"] == rule["id"])
-    assert "pat won 1000 chips" in win["message"]
-    acknowledged = alerts.acknowledge(session, olga, win["id"])
-    assert acknowledged["acknowledged_by"]["name"] == "olga"
+    assert {a.rule_id for a in raised} == {rule.id, failed.id}
+    win = next(a for a in raised if a.rule_id == rule.id)
+    assert "pat won 1000 chips" in win.message
+    acknowledged = alerts.acknowledge(session, olga, win.id)
+    assert acknowledged.acknowledged_by.name == "olga"
     assert alerts.open_count(session) == 1
     session.close()
 
@@ -233,17 +233,17 @@ def test_every_list_pages_both_ways_jumps_and_exports_whole(session: Session) ->
         for i, n in enumerate(names)
     ]
     first = lists.page(session, "users", lists.Paging(limit=3), q="user")
-    assert [u["id"] for u in first["users"]] == ids[::-1][:3]
+    assert [u["id"] for u in first.users] == ids[::-1][:3]
     second = lists.page(
-        session, "users", lists.Paging(cursor=first["next_cursor"], limit=3), q="user"
+        session, "users", lists.Paging(cursor=first.next_cursor, limit=3), q="user"
     )
-    assert [u["id"] for u in second["users"]] == ids[::-1][3:6]
+    assert [u["id"] for u in second.users] == ids[::-1][3:6]
     oldest = lists.page(
         session, "users", lists.Paging(order="oldest", from_id=ids[2], limit=2), q="user"
     )
-    assert [u["id"] for u in oldest["users"]] == ids[2:4]
+    assert [u["id"] for u in oldest.users] == ids[2:4]
     future = (datetime.now(UTC) + timedelta(days=1)).isoformat()
-    assert lists.page(session, "users", lists.Paging(since=future), q="user")["users"] == []
+    assert lists.page(session, "users", lists.Paging(since=future), q="user").users == []
     with pytest.raises(InvalidInput):
         lists.page(session, "users", lists.Paging(until="yesterday"))
 
@@ -252,12 +252,12 @@ def test_every_list_pages_both_ways_jumps_and_exports_whole(session: Session) ->
     for n in range(5):
         money.adjust(session, operator, player, "sweets", n + 1, f"credit {n}")
     moves = lists.page(session, "transfers", lists.Paging(limit=2), user_id=player)
-    assert [t["amount"] for t in moves["transfers"]] == [5, 4]
+    assert [t["amount"] for t in moves.transfers] == [5, 4]
     exported = list(lists.iter_all(session, "transfers", lists.Paging(), user_id=player))
     assert [t["amount"] for t in exported if t["kind"] == "adjust"] == [1, 2, 3, 4, 5]
     assert exported[0]["kind"] == "grant"
     seeds = lists.page(session, "seed_pairs", lists.Paging(), user_id=player)
-    assert [s["status"] for s in seeds["seed_pairs"]] == ["active"]
+    assert [s["status"] for s in seeds.seed_pairs] == ["active"]
 
 
 def _range_export(session: Session, **bounds: Any) -> str:
@@ -328,11 +328,11 @@ def test_free_text_is_searched_a_window_at_a_time_and_the_page_says_where_it_goe
     found, cursor, pages = [], None, 0
     while True:
         page = audit.entries(session, text="needle", before_seq=cursor)
-        found += [e["seq"] for e in page["entries"]]
+        found += [e["seq"] for e in page.entries]
         pages += 1
-        cursor = page["next_before_seq"]
+        cursor = page.next_before_seq
         if cursor is None:
             break
     assert found == [25, 4] and pages == 3  # each page read at most 10 entries
     oldest = audit.entries(session, text="needle", order="oldest")
-    assert [e["seq"] for e in oldest["entries"]] == [4] and oldest["next_after_seq"] == 10
+    assert [e["seq"] for e in oldest.entries] == [4] and oldest.next_after_seq == 10

@@ -19,6 +19,7 @@ from sota_casino.services import money
 from sota_casino.services import rounds
 from sota_casino.services import settings
 from sota_casino.services import stats
+from sota_casino.services.results import Figure
 
 PASSWORD = "correct horse battery"
 
@@ -102,7 +103,8 @@ def expected_from(receipts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def exact(figure: dict[str, Any]) -> Fraction:
+def exact(figure: Figure | None) -> Fraction:
+    assert figure is not None
     return Fraction(figure["exact"])
 
 
@@ -116,37 +118,36 @@ def test_statistics_equal_the_sums_of_the_players_own_receipts(
     figures = stats.player_stats(session, alice)
     want = expected_from(receipts_of(session, alice))
 
-    war = figures["casino_war"]
+    war = figures.casino_war
     for key in ("rounds", "handle", "net", "antes", "tie_net", "wars", "surrenders"):
-        assert war[key] == want["war"][key], key
-    assert war["outcomes"] == {o: want["war"]["outcomes"][o] for o in war["outcomes"]}
-    assert war["wars"] >= 2 and war["surrenders"] == 1
-    assert exact(war["realized_edge"]) == want["war"]["realized"]
-    assert exact(war["expected_edge"]) == want["war"]["expected"]
-    interval = war["interval"]
-    assert interval["low"] < float(want["war"]["expected"]) < interval["high"]
-    assert interval["inside"] == (
-        interval["low"] <= float(want["war"]["realized"]) <= interval["high"]
-    )
-    assert [s["rounds"] for s in war["settings"]] == [6]
-    assert exact(war["settings"][0]["war_share"]) == want["war"]["share"] >= Fraction(2, 3)
+        assert getattr(war, key) == want["war"][key], key
+    assert war.outcomes == {o: want["war"]["outcomes"][o] for o in war.outcomes}
+    assert war.wars >= 2 and war.surrenders == 1
+    assert exact(war.realized_edge) == want["war"]["realized"]
+    assert exact(war.expected_edge) == want["war"]["expected"]
+    interval = war.interval
+    assert interval is not None
+    assert interval.low < float(want["war"]["expected"]) < interval.high
+    assert interval.inside == (interval.low <= float(want["war"]["realized"]) <= interval.high)
+    assert [s.rounds for s in war.settings] == [6]
+    assert exact(war.settings[0].war_share) == want["war"]["share"] >= Fraction(2, 3)
 
-    game = figures["sota"]
+    game = figures.sota
     for key in ("rounds", "handle", "net"):
-        assert game[key] == want["sota"][key], key
-    assert exact(game["expected_edge"]) == 0
-    assert exact(game["realized_edge"]) == Fraction(-want["sota"]["net"], want["sota"]["handle"])
+        assert getattr(game, key) == want["sota"][key], key
+    assert exact(game.expected_edge) == 0
+    assert exact(game.realized_edge) == Fraction(-want["sota"]["net"], want["sota"]["handle"])
     fields = ("games", "wins", "draws", "losses", "net")
     shown = {
-        (line["seats"], line["teams"]): {k: line[k] for k in fields} for line in game["by_seats"]
+        (line.seats, line.teams): {k: getattr(line, k) for k in fields} for line in game.by_seats
     }
     assert shown == want["sota"]["by_seats"]
     assert sorted(shown) == [(2, False), (3, False), (4, False), (4, True)]
-    assert {(d["day"], d["game"]): d["net"] for d in figures["days"]} == want["days"]
+    assert {(d.day, d.game): d.net for d in figures.days} == want["days"]
 
-    history = figures["balance_history"]
-    assert history["chips"][-1]["balance"] == money.balances(session, alice).chips
-    assert history["sweets"][-1]["balance"] == money.balances(session, alice).sweets
+    history = figures.balance_history
+    assert history.chips[-1].balance == money.balances(session, alice).chips
+    assert history.sweets[-1].balance == money.balances(session, alice).sweets
 
 
 def test_settings_played_are_kept_apart_and_weighed_by_antes(
@@ -164,14 +165,14 @@ def test_settings_played_are_kept_apart_and_weighed_by_antes(
         play(100)
     settings.update_table(session, olga, "casino_war", {"decks": 1, "bonus": "ante"})
     play(300)
-    war = stats.player_stats(session, alice)["casino_war"]
-    weights = {(s["decks"], s["bonus"]): s["antes"] for s in war["settings"]}
+    war = stats.player_stats(session, alice).casino_war
+    weights = {(s.decks, s.bonus): s.antes for s in war.settings}
     assert weights == {(1, "ante"): 300, (6, "none"): 300}
-    assert [s["rounds"] for s in war["settings"]] == [1, 3]
+    assert [s.rounds for s in war.settings] == [1, 3]
     always_war = {key: odds.house_edge(key[0], "war", key[1]) for key in weights}
-    assert exact(war["expected_edge"]) == (always_war[(1, "ante")] + always_war[(6, "none")]) / 2
-    for line in war["settings"]:
-        assert exact(line["expected_edge"]) == always_war[(line["decks"], line["bonus"])]
+    assert exact(war.expected_edge) == (always_war[(1, "ante")] + always_war[(6, "none")]) / 2
+    for line in war.settings:
+        assert exact(line.expected_edge) == always_war[(line.decks, line.bonus)]
 
 
 def test_staff_and_unknown_users_have_no_statistics(session: Session) -> None:
@@ -191,8 +192,8 @@ def test_a_long_history_is_thinned_to_the_drawn_points_keeping_the_last(
         played = rounds.place_casino_war_bet(session, alice, 100)
         if played.status == "awaiting_decision":
             rounds.decide_casino_war(session, alice, played.id, "surrender")
-    history = stats.player_stats(session, alice)["balance_history"]["chips"]
+    history = stats.player_stats(session, alice).balance_history.chips
     assert len(history) == 12
-    assert history[0]["balance"] == 100_000
-    assert history[-1]["balance"] == money.balances(session, alice).chips
-    assert [p["time"] for p in history] == sorted(p["time"] for p in history)
+    assert history[0].balance == 100_000
+    assert history[-1].balance == money.balances(session, alice).chips
+    assert [p.time for p in history] == sorted(p.time for p in history)

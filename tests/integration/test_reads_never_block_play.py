@@ -109,7 +109,7 @@ def test_a_bet_goes_through_while_a_failed_login_checks_its_password(
         return accounts.authenticate(_new_session(app), "victim", "not the password at all")
 
     assert _bet_while_blocked(app, player, monkeypatch, PasswordHasher, "verify", failed_login)
-    assert audit.entries(session, action="user.login_failed")["entries"], "the failure counts"
+    assert audit.entries(session, action="user.login_failed").entries, "the failure counts"
 
 
 def test_a_read_only_use_case_cannot_write(session: Session, register: Callable[..., int]) -> None:

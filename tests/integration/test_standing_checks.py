@@ -71,12 +71,12 @@ def test_proofs_from_the_stored_tree_are_the_trees_own_and_read_a_few_rows(
     whole = merkle.MerkleTree(_leaves(session))
     for seq in (1, 64, 65, 400, 700):
         proof = audit.inclusion_proof(session, seq)
-        assert [bytes.fromhex(h) for h in proof["proof"]] == whole.inclusion_proof(seq - 1, 700)
+        assert [bytes.fromhex(h) for h in proof.proof] == whole.inclusion_proof(seq - 1, 700)
     for old, new in ((1, 1001), (64, 700), (333, 999), (1001, 1001)):
         found = audit.consistency_proof(session, old, new)
-        assert found["old_root"] == whole.root(old).hex()
-        assert found["new_root"] == whole.root(new).hex()
-        assert [bytes.fromhex(h) for h in found["proof"]] == whole.consistency_proof(old, new)
+        assert found.old_root == whole.root(old).hex()
+        assert found.new_root == whole.root(new).hex()
+        assert [bytes.fromhex(h) for h in found.proof] == whole.consistency_proof(old, new)
     with _statements(session) as seen:
         audit.inclusion_proof(session, 400)
     # The checkpoint, the entry, the nodes in one query and the leaf's block: not every leaf.
@@ -93,7 +93,7 @@ def test_a_proof_over_entries_the_stored_tree_has_not_reached_is_still_right(
     assert size == 350
     whole = merkle.MerkleTree(_leaves(session))
     proof = audit.inclusion_proof(session, 300)
-    assert [bytes.fromhex(h) for h in proof["proof"]] == whole.inclusion_proof(299, size)
+    assert [bytes.fromhex(h) for h in proof.proof] == whole.inclusion_proof(299, size)
 
 
 @pytest.mark.tampers
@@ -148,28 +148,28 @@ def test_the_standing_checks_store_their_verdict_and_extend_it(
     session: Session, register: Callable[..., int]
 ) -> None:
     player = register("ann")
-    assert checks.verdict(session, "audit")["ok"] is None  # never run yet
+    assert checks.verdict(session, "audit").ok is None  # never run yet
     first = checks.run(session, "audit", "runner-a")
-    assert first.ran and first.whole and first.verdict["ok"]
+    assert first.ran and first.whole and first.verdict.ok
     rounds.place_casino_war_bet(session, player, 100)
     later = checks.run(session, "audit", "runner-a")
-    assert not later.whole and later.verdict["ok"]
-    assert later.verdict["size"] == _size(session)
-    assert later.verdict["whole_at"] == first.verdict["whole_at"]
-    assert later.verdict["findings"]["checked"] == later.verdict["size"] - first.verdict["size"]
+    assert not later.whole and later.verdict.ok
+    assert later.verdict.size == _size(session)
+    assert later.verdict.whole_at == first.verdict.whole_at
+    assert later.verdict.findings["checked"] == later.verdict.size - first.verdict.size
 
     ledger_first = checks.run(session, "ledger", "runner-a")
-    assert ledger_first.whole and ledger_first.verdict["ok"]
+    assert ledger_first.whole and ledger_first.verdict.ok
     rounds.place_casino_war_bet(session, player, 100)
     ledger_later = checks.run(session, "ledger", "runner-a")
-    assert not ledger_later.whole and ledger_later.verdict["ok"]
-    assert ledger_later.verdict["size"] > ledger_first.verdict["size"]
+    assert not ledger_later.whole and ledger_later.verdict.ok
+    assert ledger_later.verdict.size > ledger_first.verdict.size
 
 
 def test_one_runner_at_a_time_holds_a_check(session: Session) -> None:
     assert checks._take_lease(session, "audit", "runner-a")
     held = checks.run(session, "audit", "runner-b")
-    assert not held.ran and held.verdict["running"]
+    assert not held.ran and held.verdict.running
     checks._store(session, "audit", "runner-a", lease_owner=None, lease_until=None)
     assert checks.run(session, "audit", "runner-b").ran
 
@@ -177,10 +177,10 @@ def test_one_runner_at_a_time_holds_a_check(session: Session) -> None:
 def test_a_whole_check_asked_for_runs_next_and_is_audited(session: Session) -> None:
     checks.run(session, "audit", "runner-a")
     asked = checks.request_whole(session, "audit", actor="user:1")
-    assert asked["requested"] and asked["requested_by"] == "user:1"
+    assert asked.requested and asked.requested_by == "user:1"
     step = checks.run(session, "audit", "runner-a")
-    assert step.whole and step.verdict["ok"] and not step.verdict["requested"]
-    assert audit.entries(session, action="check.requested")["entries"][0]["actor"] == "user:1"
+    assert step.whole and step.verdict.ok and not step.verdict.requested
+    assert audit.entries(session, action="check.requested").entries[0]["actor"] == "user:1"
 
 
 # --- settled rounds -------------------------------------------------------------------------
@@ -235,7 +235,7 @@ def test_the_ledger_check_names_a_round_whose_row_disagrees_with_its_postings(
 ) -> None:
     round_id = _settled_round(session, register)
     assert ledger.check(session).ok
-    assert checks.run(session, "ledger", "runner-a").verdict["ok"]
+    assert checks.run(session, "ledger", "runner-a").verdict.ok
     without_round_triggers()
     with session.begin():
         session.connection().exec_driver_sql(
@@ -245,4 +245,4 @@ def test_the_ledger_check_names_a_round_whose_row_disagrees_with_its_postings(
     assert not report.ok
     assert any(p.startswith(f"round {round_id} (casino_war) says net") for p in report.problems)
     whole = checks.run(session, "ledger", "runner-a", whole=True).verdict
-    assert not whole["ok"] and whole["reason"].startswith(f"round {round_id} ")
+    assert not whole.ok and whole.reason.startswith(f"round {round_id} ")
