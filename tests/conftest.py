@@ -1,8 +1,13 @@
 """Shared fixtures: a migrated database per test, on SQLite and (where it answers) PostgreSQL.
 
-PostgreSQL tests run in a database of their own, created for the test run and dropped after
-it; each test starts from empty tables. Without a server they skip with a clear message, or
-fail when ``REQUIRE_POSTGRES=1`` (CI).
+SQLite tests get a copy of a file migrated once per run (the same schema as migrating anew,
+a tenth of the time). PostgreSQL tests run in a database of their own, created for the test
+run and dropped after it; each test starts from empty tables. Without a server they skip with
+a clear message, or fail when ``REQUIRE_POSTGRES=1`` (CI).
+
+Passwords are hashed with cheap argon2id parameters in this process, except in the tests
+marked ``owasp_hashing``, which check the production parameters themselves; the servers the
+tests start (gunicorn, the browser's live server, workers) hash as production does.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ import pytest
 import sqlalchemy as sa
 from app_support import app_config
 from app_support import assert_books_hold
+from app_support import copy_of_template
+from argon2 import PasswordHasher
 from flask import Flask
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
 from sota_casino.factory import create_app
+from sota_casino.services import accounts
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -58,16 +66,35 @@ def _empty_postgres(url: str) -> None:
     engine.dispose()
 
 
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once per run, copied for each test."""
+    path = tmp_path_factory.mktemp("template") / "casino.db"
+    migrate.upgrade(f"sqlite:///{path}")
+    return path
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A migrated, empty database: a SQLite file, or the run's PostgreSQL database emptied."""
+    """A migrated, empty database: a copy of the migrated SQLite file, or the run's PostgreSQL
+    database emptied."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'casino.db'}"
-        migrate.upgrade(url)
-        return url
+        return copy_of_template(request.getfixturevalue("migrated_template"), tmp_path)
     url = request.getfixturevalue("postgres_database")
     _empty_postgres(url)
     return url
+
+
+#: argon2id at its minimum cost: a hash in well under a millisecond instead of tens of them.
+QUICK_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+
+@pytest.fixture(autouse=True)
+def quick_password_hashing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hash with :data:`QUICK_HASHER` unless the test is marked ``owasp_hashing``. Verifying
+    reads the parameters from the hash, so a hash of either kind checks as it would."""
+    if not request.node.get_closest_marker("owasp_hashing"):
+        monkeypatch.setattr(accounts, "HASHER", QUICK_HASHER)
 
 
 @pytest.fixture
