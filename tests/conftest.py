@@ -125,8 +125,31 @@ SLOW_FILES = {
 }
 
 
+#: Tests that take seconds each on their own (``make test`` runs them; each names why). What
+#: they check is checked more cheaply elsewhere in the quick loop, as said beside them.
+SLOW_TESTS = {
+    # Every GET route x 3 visitors x 3 queries (>300 answers) with DEBUG logs kept; the leak
+    # checks of single answers (test_security, test_api) stay quick.
+    "test_no_answer_audit_entry_or_log_line_holds_an_unrevealed_seed_or_a_key",
+    # Builds a 10,000-entry log and checks it under tracemalloc; the check's findings have
+    # quick tests of their own in the same file.
+    "test_the_whole_check_and_the_export_stream_in_flat_memory",
+    # Runs the migrations down and up, like test_migrations.py.
+    "test_the_migration_fills_in_the_figures_of_rounds_settled_before_it",
+    # Hundreds of bodies made from each request schema, sent to every operation; the answers'
+    # schemas (test_openapi) and the refusals' wording (test_contract) stay quick.
+    "test_every_operation_agrees_with_its_request_schema_both_ways",
+    # The whole role x route matrix again, to show it catches a forgotten route; the matrix
+    # itself (test_every_route_answers_each_role_as_its_class_requires) stays quick.
+    "test_an_unprotected_new_route_is_caught",
+    # Hypothesis, 300 whole Sota games; the tricks' and endings' rules have quick tests.
+    "test_every_card_is_in_exactly_one_place_after_every_trick",
+}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark what ``make test-fast`` leaves out: PostgreSQL runs, the browser, the slow files."""
+    """Mark what ``make test-fast`` leaves out: PostgreSQL runs, the browser, the slow files
+    and tests."""
     for item in items:
         on_postgres = getattr(item, "callspec", None) and item.callspec.params.get("db_url")
         if on_postgres == "postgres":
@@ -135,5 +158,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             on_postgres == "postgres"
             or item.get_closest_marker("browser")
             or item.path.name in SLOW_FILES
+            or getattr(item, "originalname", item.name) in SLOW_TESTS
         ):
             item.add_marker(pytest.mark.slow)
