@@ -3,6 +3,7 @@ runs): a database, a signing key of the test's own, no background work."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +31,13 @@ def assert_books_hold(app: Flask) -> None:
     for command in (["ledger", "check"], ["audit", "verify"]):
         result = runner.invoke(args=command)
         assert result.exit_code == 0, f"flask {' '.join(command)} failed:\n{result.output}"
+
+
+def copy_of_template(template: Path, tmp_path: Path) -> str:
+    """The URL of a fresh copy of the migrated SQLite file ``template`` in ``tmp_path``."""
+    database = tmp_path / "casino.db"
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{template}{suffix}")
+        if source.exists():
+            shutil.copy(source, f"{database}{suffix}")
+    return f"sqlite:///{database}"

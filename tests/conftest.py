@@ -1,8 +1,13 @@
 """Shared fixtures: a migrated database per test, on SQLite and (where it answers) PostgreSQL.
 
-PostgreSQL tests run in a database of their own, created for the test run and dropped after
-it; each test starts from empty tables. Without a server they skip with a clear message, or
-fail when ``REQUIRE_POSTGRES=1`` (CI).
+SQLite tests get a copy of a file migrated once per run (the same schema as migrating anew,
+a tenth of the time). PostgreSQL tests run in a database of their own, created for the test
+run and dropped after it; each test starts from empty tables. Without a server they skip with
+a clear message, or fail when ``REQUIRE_POSTGRES=1`` (CI).
+
+Passwords are hashed with cheap argon2id parameters in this process, except in the tests
+marked ``owasp_hashing``, which check the production parameters themselves; the servers the
+tests start (gunicorn, the browser's live server, workers) hash as production does.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ import pytest
 import sqlalchemy as sa
 from app_support import app_config
 from app_support import assert_books_hold
+from app_support import copy_of_template
+from argon2 import PasswordHasher
 from flask import Flask
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
 from sota_casino.factory import create_app
+from sota_casino.services import accounts
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -58,16 +66,35 @@ def _empty_postgres(url: str) -> None:
     engine.dispose()
 
 
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once per run, copied for each test."""
+    path = tmp_path_factory.mktemp("template") / "casino.db"
+    migrate.upgrade(f"sqlite:///{path}")
+    return path
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A migrated, empty database: a SQLite file, or the run's PostgreSQL database emptied."""
+    """A migrated, empty database: a copy of the migrated SQLite file, or the run's PostgreSQL
+    database emptied."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'casino.db'}"
-        migrate.upgrade(url)
-        return url
+        return copy_of_template(request.getfixturevalue("migrated_template"), tmp_path)
     url = request.getfixturevalue("postgres_database")
     _empty_postgres(url)
     return url
+
+
+#: argon2id at its minimum cost: a hash in well under a millisecond instead of tens of them.
+QUICK_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+
+@pytest.fixture(autouse=True)
+def quick_password_hashing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hash with :data:`QUICK_HASHER` unless the test is marked ``owasp_hashing``. Verifying
+    reads the parameters from the hash, so a hash of either kind checks as it would."""
+    if not request.node.get_closest_marker("owasp_hashing"):
+        monkeypatch.setattr(accounts, "HASHER", QUICK_HASHER)
 
 
 @pytest.fixture
@@ -98,8 +125,31 @@ SLOW_FILES = {
 }
 
 
+#: Tests that take seconds each on their own (``make test`` runs them; each names why). What
+#: they check is checked more cheaply elsewhere in the quick loop, as said beside them.
+SLOW_TESTS = {
+    # Every GET route x 3 visitors x 3 queries (>300 answers) with DEBUG logs kept; the leak
+    # checks of single answers (test_security, test_api) stay quick.
+    "test_no_answer_audit_entry_or_log_line_holds_an_unrevealed_seed_or_a_key",
+    # Builds a 10,000-entry log and checks it under tracemalloc; the check's findings have
+    # quick tests of their own in the same file.
+    "test_the_whole_check_and_the_export_stream_in_flat_memory",
+    # Runs the migrations down and up, like test_migrations.py.
+    "test_the_migration_fills_in_the_figures_of_rounds_settled_before_it",
+    # Hundreds of bodies made from each request schema, sent to every operation; the answers'
+    # schemas (test_openapi) and the refusals' wording (test_contract) stay quick.
+    "test_every_operation_agrees_with_its_request_schema_both_ways",
+    # The whole role x route matrix again, to show it catches a forgotten route; the matrix
+    # itself (test_every_route_answers_each_role_as_its_class_requires) stays quick.
+    "test_an_unprotected_new_route_is_caught",
+    # Hypothesis, 300 whole Sota games; the tricks' and endings' rules have quick tests.
+    "test_every_card_is_in_exactly_one_place_after_every_trick",
+}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark what ``make test-fast`` leaves out: PostgreSQL runs, the browser, the slow files."""
+    """Mark what ``make test-fast`` leaves out: PostgreSQL runs, the browser, the slow files
+    and tests."""
     for item in items:
         on_postgres = getattr(item, "callspec", None) and item.callspec.params.get("db_url")
         if on_postgres == "postgres":
@@ -108,5 +158,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             on_postgres == "postgres"
             or item.get_closest_marker("browser")
             or item.path.name in SLOW_FILES
+            or getattr(item, "originalname", item.name) in SLOW_TESTS
         ):
             item.add_marker(pytest.mark.slow)

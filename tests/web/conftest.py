@@ -1,12 +1,12 @@
 """Fixtures for the web tests: their database, more apps on it, clients, logged-in players.
 
-The schema is made once per run with the project's migrations, then each test gets a copy of
-that file, so every test starts from an empty, migrated database quickly.
+The schema is made once per run with the project's migrations (``migrated_template`` in
+tests/conftest.py), then each test gets a copy of that file, so every test starts from an
+empty, migrated database quickly.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,21 +14,13 @@ from typing import Any
 
 import pytest
 from app_support import app_config
+from app_support import copy_of_template
 from flask import Flask
 from flask.testing import FlaskClient
 from web_support import bearer
 from web_support import register_page
 
-from sota_casino import migrate
 from sota_casino.factory import create_app
-
-
-@pytest.fixture(scope="session")
-def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SQLite file migrated to head once, copied for each test."""
-    path = tmp_path_factory.mktemp("template") / "casino.db"
-    migrate.upgrade(f"sqlite:///{path}")
-    return path
 
 
 @pytest.fixture
@@ -36,12 +28,7 @@ def db_url(migrated_template: Path, tmp_path: Path) -> str:
     """The web tests' database: a copy of the migrated SQLite file (the same schema as migrating
     anew, quicker). The ``app`` fixture (tests/conftest.py) runs on it and checks the books
     after each test, as it does on both databases for the service tests."""
-    database = tmp_path / "casino.db"
-    for suffix in ("", "-wal", "-shm"):
-        source = Path(f"{migrated_template}{suffix}")
-        if source.exists():
-            shutil.copy(source, f"{database}{suffix}")
-    return f"sqlite:///{database}"
+    return copy_of_template(migrated_template, tmp_path)
 
 
 @pytest.fixture

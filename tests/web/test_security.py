@@ -72,6 +72,7 @@ def is_logged_out(client: FlaskClient) -> bool:
 # --- passwords ----------------------------------------------------------------------------------
 
 
+@pytest.mark.owasp_hashing
 def test_passwords_are_stored_as_argon2id_with_the_owasp_parameters(
     app: Flask, client: FlaskClient
 ) -> None:
