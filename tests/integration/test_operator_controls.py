@@ -234,9 +234,7 @@ def test_every_list_pages_both_ways_jumps_and_exports_whole(session: Session) ->
     ]
     first = lists.page(session, "users", lists.Paging(limit=3), q="user")
     assert [u["id"] for u in first.users] == ids[::-1][:3]
-    second = lists.page(
-        session, "users", lists.Paging(cursor=first.next_cursor, limit=3), q="user"
-    )
+    second = lists.page(session, "users", lists.Paging(cursor=first.next_cursor, limit=3), q="user")
     assert [u["id"] for u in second.users] == ids[::-1][3:6]
     oldest = lists.page(
         session, "users", lists.Paging(order="oldest", from_id=ids[2], limit=2), q="user"
