@@ -30,7 +30,7 @@ from hypothesis.errors import FlakyStrategyDefinition
 from operator_support import add_user
 from operator_support import bearer
 from test_schemathesis import config_of
-from test_schemathesis import whole_numbers
+from test_schemathesis import send_whole_numbers
 
 pytestmark = pytest.mark.slow
 
@@ -74,9 +74,7 @@ def state_machine(app: Flask, role: str, seen: Exploration) -> Any:
         def set(self, case: Any, _data: str, _context: Any) -> None:
             case.headers = {**(case.headers or {}), **token}
 
-    @schema.hook("map_body")
-    def integers_without_fractions(_context: Any, body: Any) -> Any:
-        return whole_numbers(body)
+    send_whole_numbers(schema)
 
     class Workflow(schema.as_state_machine()):  # type: ignore[misc]
         def setup(self) -> None:
