@@ -52,6 +52,7 @@ run: db-upgrade
 
 lint: $(SETUP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 typecheck: $(SETUP)
 	$(BIN)/mypy
