@@ -411,7 +411,8 @@ def disk_read_only(
 @dataclass
 class Reads:
     """One player reading while the disk is broken: the history, the account, readiness, and
-    the receipt of the player's latest round."""
+    the receipt of the player's latest settled round (the latest may be a tie left waiting
+    for its decision when the disk broke, which has no receipt)."""
 
     port: int
     token: str
@@ -442,8 +443,10 @@ class Reads:
                 unclean = status == 503 and not clean_outage(body, answer)
                 name = re.sub(r"/\d+/", "/{id}/", path.split("?")[0])
                 self.statuses[f"{name} {'503 unclean' if unclean else status}"] += 1
-                if status == 200 and path.startswith("/api/v1/rounds?") and body["rounds"]:
-                    paths.append(f"/api/v1/rounds/{body['rounds'][0]['id']}/receipt")
+                if status == 200 and path.startswith("/api/v1/rounds?"):
+                    settled = [r["id"] for r in body["rounds"] if r["status"] == "settled"]
+                    if settled:
+                        paths.append(f"/api/v1/rounds/{settled[0]}/receipt")
             time.sleep(0.05)
 
 
