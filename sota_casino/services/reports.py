@@ -63,6 +63,7 @@ from .results import Hex64
 from .results import Id
 from .results import Open
 from .results import figure
+from .results import ratio
 from .transparency import NOTE_ORIGIN
 from .transparency import signed_note
 from .tx import in_transaction
@@ -110,14 +111,6 @@ class _Tally:
             "realized_edge": ratio(self.main_result, self.antes),
             "realized_tie_edge": ratio(self.tie_result, self.tie_bets),
         }
-
-
-def ratio(numerator: int, denominator: int) -> Figure | None:
-    """Return an exact ratio as ``{"exact": "a/b", "value"}`` (None when nothing was bet).
-
-    The float ``value`` is for display only; ``exact`` is the figure.
-    """
-    return None if denominator == 0 else figure(Fraction(numerator, denominator))
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,6 +105,12 @@ def figure(value: Fraction) -> Figure:
     return Figure(exact=found["exact"], value=found["value"])
 
 
+def ratio(numerator: int | Fraction, denominator: int | Fraction) -> Figure | None:
+    """An exact ratio as a :func:`figure`; None when the denominator is zero (nothing was bet).
+    The float ``value`` is for display only; ``exact`` is the figure."""
+    return None if denominator == 0 else figure(Fraction(numerator) / Fraction(denominator))
+
+
 def enum_schema(values: tuple[Any, ...]) -> dict[str, Any]:
     """An ``enum`` that also names its JSON types, so ``1.0`` is not the option ``1``."""
     types = sorted({"integer" if isinstance(v, int) else "string" for v in values})

@@ -57,6 +57,7 @@ from .results import TiePayout
 from .results import Time
 from .results import WarOutcome
 from .results import figure
+from .results import ratio
 from .tx import read_only
 
 SETTLED: Final = "settled"
@@ -180,10 +181,6 @@ class PlayerStats:
     sota: SotaStats
     days: Annotated[list[DayStats], Field(description="per UTC day a round settled, and game")]
     balance_history: BalanceHistory
-
-
-def _figure(numerator: int | Fraction, denominator: int | Fraction) -> Figure | None:
-    return None if denominator == 0 else figure(Fraction(numerator) / Fraction(denominator))
 
 
 @dataclass
@@ -317,11 +314,11 @@ def _casino_war(session: Session, user_id: int) -> WarStats:
         outcomes=outcomes,
         wars=sum(outcomes[o] for o in WARS),
         surrenders=outcomes["surrender"],
-        realized_edge=_figure(-main_net, antes),
+        realized_edge=ratio(-main_net, antes),
         expected_edge=expected,
         interval=interval,
-        realized_tie_edge=_figure(-totals["tie_net"], tie_bets),
-        expected_tie_edge=_figure(tie_expected, tie_bets),
+        realized_tie_edge=ratio(-totals["tie_net"], tie_bets),
+        expected_tie_edge=ratio(tie_expected, tie_bets),
         settings=[s.shown() for s in settings],
     )
 
@@ -346,7 +343,7 @@ def _sota(session: Session, user_id: int) -> SotaStats:
     return SotaStats(
         currency="sweets",
         **totals,
-        realized_edge=_figure(-totals["net"], totals["antes"]),
+        realized_edge=ratio(-totals["net"], totals["antes"]),
         expected_edge=figure(Fraction(0)) if totals["antes"] else None,
         by_seats=[
             SeatsStats(seats=seat_count, teams=team_play, **line)
