@@ -305,27 +305,36 @@ def kill_master(run: Run, server: servers.Server, load: Load) -> servers.Server:
     return restarted
 
 
+def end_connections(database_url: str) -> int:
+    """End every connection to the database of ``database_url`` (from the server's side, as a
+    restart would); return how many were ended."""
+    from sqlalchemy import create_engine
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+
+    url = make_url(database_url)
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            ended = connection.execute(
+                text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = :name AND pid <> pg_backend_pid()"
+                ),
+                {"name": url.database},
+            ).scalar_one()
+    finally:
+        admin.dispose()
+    return int(ended)
+
+
 def pg_restart(how: str) -> Callable[[Run, servers.Server, Load], servers.Server]:
     def fault(run: Run, server: servers.Server, load: Load) -> servers.Server:
         started = time.monotonic()
         if how == "restart":
             subprocess.run(["pg_ctlcluster", "15", "main", "restart"], check=True)
         else:
-            from sqlalchemy import create_engine
-            from sqlalchemy import text
-            from sqlalchemy.engine import make_url
-
-            url = make_url(run.database_url)
-            admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-            with admin.connect() as connection:
-                connection.execute(
-                    text(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        "WHERE datname = :name AND pid <> pg_backend_pid()"
-                    ),
-                    {"name": url.database},
-                )
-            admin.dispose()
+            end_connections(run.database_url)
         down = round(time.monotonic() - started, 2)
         waited = recovered_within(server, load, 60)
         run.events.update(pg=how, pg_down_s=down, recovered=waited is not None, recovery_s=waited)

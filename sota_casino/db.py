@@ -5,8 +5,9 @@ The declarative base and column types are in :mod:`.database`, which imports no 
 SQLite runs in WAL mode with a busy timeout. A transaction that writes starts with ``BEGIN
 IMMEDIATE``: ``SELECT ... FOR UPDATE`` renders nothing on SQLite, so the write lock taken at
 ``BEGIN`` is what serializes money moves there; every other transaction is a deferred ``BEGIN``
-that reads a snapshot and never waits for the lock (see services/tx.py). PostgreSQL takes row
-locks instead.
+that reads a snapshot and never waits for the lock (see services/tx.py), and writers queue for
+that lock at a file beside the database (:class:`WriteGate`). PostgreSQL takes row locks
+instead.
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ def _guard_read_only(engine: Engine) -> None:
     @event.listens_for(engine, "before_cursor_execute")
     def _before_execute(connection: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         refuse_writes_in_read_only(connection, statement)
+
+
+#: ``connection.info`` key: this pooled connection holds the write gate.
+_IN_GATE = "sota_casino_write_gate"
 
 
 class WriteGate:
@@ -125,9 +130,6 @@ class WriteGate:
         if record.info.pop(_IN_GATE, False):
             fcntl.flock(self._file(), fcntl.LOCK_UN)
             self._threads.release()
-
-
-_IN_GATE = "sota_casino_write_gate"
 
 
 def _sqlite_transactions(engine: Engine) -> None:

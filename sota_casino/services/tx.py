@@ -5,7 +5,8 @@ A use case that writes runs under :func:`transactional`; one that only reads run
 database's single write lock at ``BEGIN IMMEDIATE`` (``SELECT ... FOR UPDATE`` renders nothing
 there, so that lock is what serializes money moves), while a read is a plain deferred ``BEGIN``
 on a WAL snapshot that never waits for a writer nor makes one wait. PostgreSQL reads take no
-row locks either way.
+row locks either way. A read of one statement may run under :func:`one_read`, outside any
+transaction (what every request reads first, its caller's token).
 
 A database that cannot be reached (down, restarting, read-only, full) is a clean
 :class:`Unavailable`.

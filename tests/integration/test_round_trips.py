@@ -26,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from ops.faults import end_connections
 from sota_casino.db import WriteGate
 from sota_casino.db import make_engine
 from sota_casino.db import make_sessionmaker
@@ -80,17 +81,7 @@ def test_a_pooled_connection_killed_under_the_pool_costs_a_retry_not_an_error(
     app: Flask, session: Session, player: int
 ) -> None:
     rounds.place_casino_war_bet(session, player, 100)  # a pooled connection to kill
-    admin = make_engine(app.config["DATABASE_URL"])
-    with admin.connect() as connection:
-        killed = connection.scalar(
-            select(func.count()).select_from(
-                select(func.pg_terminate_backend(text("pid")))
-                .select_from(text("pg_stat_activity"))
-                .where(text("datname = current_database()"), text("pid <> pg_backend_pid()"))
-                .subquery()
-            )
-        )
-    admin.dispose()
+    killed = end_connections(app.config["DATABASE_URL"])
     assert killed >= 1
     played = rounds.place_casino_war_bet(session, player, 100)
     assert played.id > 0
