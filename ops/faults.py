@@ -121,14 +121,21 @@ def request(
     headers: dict[str, str] | None = None,
     answer: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
-    """Send one request; its answer's headers go into ``answer`` (lower-case names)."""
+    """Send one request; its answer's headers go into ``answer`` (lower-case names).
+
+    :raises ConnectionError: also for an answer cut off mid-way (a worker killed while it wrote
+        it: ``IncompleteRead``), which is a lost connection like any other.
+    """
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         connection.request(
             method, path, body=None if body is None else json.dumps(body), headers=headers or {}
         )
         response = connection.getresponse()
-        raw = response.read()
+        try:
+            raw = response.read()
+        except http.client.IncompleteRead as cut:
+            raise ConnectionError(f"the answer was cut off: {cut!r}") from cut
         if answer is not None:
             answer.update((name.lower(), value) for name, value in response.getheaders())
         try:

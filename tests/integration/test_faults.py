@@ -4,6 +4,9 @@ acknowledged round stays, open rounds are decided afterwards, the books check, n
 
 from __future__ import annotations
 
+import socket
+import threading
+
 import pytest
 
 from ops import faults
@@ -49,3 +52,21 @@ def test_the_database_disk_turning_read_only_under_load_loses_nothing() -> None:
     for read in ("/api/v1/rounds", "/api/v1/me", "/api/v1/rounds/{id}/receipt"):
         assert reads.get(f"{read} 200", 0) > 0, reads
     assert figures["fsck_exit"] in (0, 1) and figures["recovered"], figures
+
+
+def test_an_answer_cut_off_midway_is_a_lost_connection_to_the_load() -> None:
+    """A worker killed while writing an answer leaves its headers and part of its body; the
+    load counts that as a connection error instead of its thread dying."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+
+        def answer_half() -> None:
+            client, _ = server.accept()
+            with client:
+                client.recv(65536)
+                client.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: 433\r\n\r\n{")
+
+        thread = threading.Thread(target=answer_half)
+        thread.start()
+        with pytest.raises(ConnectionError, match="cut off"):
+            faults.request(server.getsockname()[1], "POST", "/api/v1/casino-war/rounds", {})
+        thread.join(10)
