@@ -164,7 +164,10 @@ def test_two_operators_do_the_tasks_of_the_console(
         try:
             settled = rounds.decide_casino_war(session, player, tie, "war")
             assert settled.rules["decks"] == 6  # the rules it started with
-            rounds.place_casino_war_bet(session, player, 500, 0)  # a round under the new rules
+            # A settled round under the new rules (a tie settles once it is decided).
+            fresh = rounds.place_casino_war_bet(session, player, 500, 0)
+            if fresh.status == "awaiting_decision":
+                rounds.decide_casino_war(session, player, fresh.id, "war")
         finally:
             session.close()
 
