@@ -1154,6 +1154,19 @@ def consistency_between(session: Session, old_size: int, new_size: int) -> Consi
 # --- export ---------------------------------------------------------------------------------
 
 
+def _entry_lines(bind: Engine, first: int, last: int) -> Iterator[str]:
+    """Entries ``first..last`` as JSON Lines, a chunk per short read."""
+    after = first - 1
+    while after < last:
+        with bind.connect() as connection:
+            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= last)
+            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
+        if not rows:
+            return
+        yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
+        after = rows[-1].seq
+
+
 @own_transactions
 def iter_export(session: Session) -> Iterator[str]:
     """Yield the whole log as JSON Lines, every entry then every checkpoint, a chunk at a time.
@@ -1166,15 +1179,7 @@ def iter_export(session: Session) -> Iterator[str]:
     bind = _engine(session)
     with bind.connect() as connection:
         size = connection.scalar(select(func.max(_ENTRIES.c.seq))) or 0
-    after = 0
-    while after < size:
-        with bind.connect() as connection:
-            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= size)
-            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
-        if not rows:
-            break
-        yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
-        after = rows[-1].seq
+    yield from _entry_lines(bind, 1, size)
     above = 0
     while True:
         with bind.connect() as connection:
@@ -1255,15 +1260,6 @@ def iter_range_export(
 ) -> Iterator[str]:
     """Yield entries ``first..last`` as JSON Lines, then the checkpoint and the proof that
     vouch for them (see :func:`export_range`), a chunk of entries per short read."""
-    bind = _engine(session)
-    after = first - 1
-    while after < last:
-        with bind.connect() as connection:
-            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= last)
-            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
-        if not rows:
-            break
-        yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
-        after = rows[-1].seq
+    yield from _entry_lines(_engine(session), first, last)
     if proof is not None:
         yield from audit_chain.export_lines((), (proof["checkpoint"],), (proof,))
