@@ -35,11 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
-from typing import Annotated
 from typing import Any
 from typing import cast
 
-from pydantic import Field
 from sqlalchemy import Connection
 from sqlalchemy import Engine
 from sqlalchemy import Row
@@ -71,11 +69,14 @@ from ..models import AuditTreeNode
 from ..models import SigningKey
 from . import results
 from .context import context_of
+from .results import NEWEST
+from .results import OLDEST
 from .results import Checkpoint
 from .results import Count
 from .results import Hex64
 from .results import Id
-from .results import OneOf
+from .results import NextCursor
+from .results import Order
 from .text import storable
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
@@ -439,11 +440,6 @@ def _time_filter(value: str | None, name: str) -> str | None:
         raise InvalidInput(f"{name} must be an ISO 8601 time", field=name) from exc
 
 
-NEWEST = "newest"
-OLDEST = "oldest"
-Order = Annotated[str, OneOf((NEWEST, OLDEST))]
-
-
 @dataclass(frozen=True, slots=True)
 class AuditPage:
     """A page of the log; ``next_after_seq`` (oldest first) or ``next_before_seq`` continues it."""
@@ -729,7 +725,7 @@ def _checkpoint_now(session: Session, actor: str | None) -> Checkpoint:
 class CheckpointList:
     checkpoints: list[Checkpoint]
     order: Order
-    next_cursor: Annotated[Id | None, Field(description="the cursor of the next page")]
+    next_cursor: NextCursor
 
 
 @read_only

@@ -15,11 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
-from typing import Annotated
 from typing import Any
 from typing import Final
 
-from pydantic import Field
 from sqlalchemy import Row
 from sqlalchemy import Select
 from sqlalchemy import func
@@ -39,22 +37,20 @@ from ..models import User
 from . import results
 from . import rounds
 from .fairness import pair_summary
+from .results import NEWEST
+from .results import OLDEST
 from .results import AccountSince
-from .results import Id
-from .results import OneOf
+from .results import NextCursor
+from .results import Order
 from .results import RoundRow
 from .results import SeedPairSummary
 from .text import storable
 from .tx import own_transactions
 from .tx import read_only
 
-NEWEST: Final = "newest"
-OLDEST: Final = "oldest"
-Order = Annotated[str, OneOf((NEWEST, OLDEST))]
 MAX_PAGE: Final = 500
 #: Rows read per transaction by an export.
 CHUNK: Final = 2000
-NextCursor = Annotated[Id | None, Field(description="the cursor of the next page")]
 
 
 @dataclass(frozen=True, slots=True)

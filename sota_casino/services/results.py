@@ -65,12 +65,17 @@ Hex64 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
 #: A moment as text, as the services write it.
 Time = Annotated[str, Field(pattern=TIME_PATTERN)]
 Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
+NEWEST: Final = "newest"
+OLDEST: Final = "oldest"
+#: Which way a page of a list runs.
+Order = Annotated[str, OneOf((NEWEST, OLDEST))]
 Open = dict[str, Any]
 Signature = Annotated[
     str, Field(pattern="^[0-9a-f]{128}$", description="Ed25519 over the canonical JSON, hex")
 ]
 Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+NextCursor = Annotated[Id | None, Field(description="the cursor of the next page")]
 #: Bounded as the databases' integers are: a larger one could reach no row, and no database.
 Count = Annotated[int, Field(ge=0, le=MAX_ID)]
 Currency = Annotated[str, OneOf(CURRENCIES)]
