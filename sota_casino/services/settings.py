@@ -16,6 +16,7 @@ from ..core.errors import ApprovalRequired
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import NotFound
+from ..core.errors import refuse_unknown_options
 from ..core.marks import N_
 from ..models import TableSetting
 from . import audit
@@ -58,13 +59,7 @@ def validate(name: str, settings: object) -> dict[str, Any]:
     if name == "casino_war":
         return casino_war.TableRules.from_dict(settings).to_dict()
     valid = ("min_stake", "max_stake", "presets", "custom_rules")
-    unknown = sorted(set(settings) - set(valid))
-    if unknown:
-        raise InvalidRules(
-            N_("unknown option %(name)s; valid: %(valid)s"),
-            params={"name": repr(unknown[0]), "valid": ", ".join(valid)},
-            option=unknown[0],
-        )
+    refuse_unknown_options(settings, valid)
     for key in ("min_stake", "max_stake"):
         value = settings.get(key)
         if type(value) is not int or not 1 <= value <= MAX_SWEETS_STAKE:
