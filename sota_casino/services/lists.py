@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import fields
+from dataclasses import is_dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -194,6 +196,13 @@ def _seed_pairs_query(session: Session, args: dict[str, Any]) -> Select[Any]:
     )
 
 
+def _columns(row: Any, *, leaving: str = "") -> tuple[str, ...]:
+    """An export's columns: the fields of its rows, in order (less a nested one a CSV cell
+    cannot hold)."""
+    names = [f.name for f in fields(row)] if is_dataclass(row) else list(row.__annotations__)
+    return tuple(name for name in names if name != leaving)
+
+
 LISTS: Final = {
     spec.name: spec
     for spec in (
@@ -201,7 +210,7 @@ LISTS: Final = {
             "users",
             User.id,
             User.created_at,
-            ("id", "username", "role", "locked", "created_at"),
+            _columns(AccountSince),
             _players_query,
             _player_row,
             UserList,
@@ -210,20 +219,7 @@ LISTS: Final = {
             "rounds",
             Round.id,
             Round.created_at,
-            (
-                "id",
-                "game",
-                "status",
-                "currency",
-                "staked",
-                "payout",
-                "net",
-                "outcome",
-                "seed_pair_id",
-                "nonce",
-                "created_at",
-                "settled_at",
-            ),
+            _columns(RoundRow),
             _rounds_query,
             lambda row: rounds.row(row[0]),
             RoundPage,
@@ -232,7 +228,7 @@ LISTS: Final = {
             "transfers",
             Transfer.id,
             Transfer.created_at,
-            ("id", "time", "kind", "currency", "amount", "round_id", "memo"),
+            _columns(results.Transfer),
             _transfers_query,
             transfer_row,
             TransferPage,
@@ -241,16 +237,7 @@ LISTS: Final = {
             "seed_pairs",
             SeedPair.id,
             SeedPair.created_at,
-            (
-                "seed_pair_id",
-                "status",
-                "commitment",
-                "client_seed",
-                "rounds",
-                "created_at",
-                "revealed_at",
-                "server_seed",
-            ),
+            _columns(SeedPairSummary, leaving="reveal"),
             _seed_pairs_query,
             lambda row: pair_summary(row[0]),
             SeedPairPage,
