@@ -247,16 +247,8 @@ def apply_adjustment(
     """Move an adjustment checked already, inside the caller's transaction (audited, and
     evaluated against the alert rules); ``approval`` names who approved it, if someone did."""
     _issue(session, "adjust", user_id, currency, amount, memo=reason)
-    data: dict[str, Any] = {"currency": currency, "amount": amount, "reason": reason}
-    if approval is not None:
-        data["approval"] = approval
-    audit.record(
-        session,
-        actor=f"user:{actor_id}",
-        action="money.adjust",
-        subject=f"user:{user_id}",
-        data=data,
-    )
+    data = {"currency": currency, "amount": amount, "reason": reason}
+    proposals.record_applied(session, actor_id, "money.adjust", f"user:{user_id}", data, approval)
     alerts.after_adjustment(session, actor_id, user_id, currency, amount)
     return ledger.player_balances(session, user_id)
 

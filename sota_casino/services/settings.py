@@ -19,7 +19,6 @@ from ..core.errors import NotFound
 from ..core.errors import refuse_unknown_options
 from ..core.marks import N_
 from ..models import TableSetting
-from . import audit
 from . import proposals
 from .context import context_of
 from .staff import require_operator
@@ -193,16 +192,8 @@ def apply_table_change(
     before = dict(row.settings)
     after = validate(name, {**before, **changes})
     row.settings, row.updated_at, row.updated_by = after, datetime.now(UTC), actor_id
-    data: dict[str, Any] = {"before": before, "after": after}
-    if approval is not None:
-        data["approval"] = approval
-    audit.record(
-        session,
-        actor=f"user:{actor_id}",
-        action="table.updated",
-        subject=f"table:{name}",
-        data=data,
-    )
+    data = {"before": before, "after": after}
+    proposals.record_applied(session, actor_id, "table.updated", f"table:{name}", data, approval)
     return after
 
 
