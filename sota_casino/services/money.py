@@ -172,8 +172,13 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
 @in_transaction
 def needs_approval(session: Session, currency: str, amount: int) -> bool:
     """Whether an adjustment of ``amount`` waits for a second operator (four eyes)."""
-    above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
+    above = _four_eyes_above(session, currency)
     return bool(above) and abs(amount) > above
+
+
+def _four_eyes_above(session: Session, currency: str) -> int:
+    """The largest adjustment in ``currency`` one operator applies alone (0: any)."""
+    return context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
 
 
 def _target_player(session: Session, user_id: int) -> User:
@@ -222,7 +227,7 @@ def _adjust(
         session, actor_id, user_id, currency, amount, reason
     )
     if needs_approval(session, currency, amount):
-        above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
+        above = _four_eyes_above(session, currency)
         raise ApprovalRequired(
             N_(
                 "an adjustment of more than %(above)s %(currency)s (minor units) needs a second "
