@@ -69,6 +69,7 @@ from ..models import AuditTreeNode
 from ..models import SigningKey
 from . import results
 from .context import context_of
+from .results import MAX_PAGE
 from .results import NEWEST
 from .results import OLDEST
 from .results import Checkpoint
@@ -84,8 +85,6 @@ from .tx import locked
 from .tx import own_transactions
 from .tx import read_only
 from .tx import transactional
-
-MAX_PAGE = 500
 
 log = logging.getLogger(__name__)
 

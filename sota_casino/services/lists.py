@@ -39,6 +39,7 @@ from ..models import User
 from . import results
 from . import rounds
 from .fairness import pair_summary
+from .results import MAX_PAGE
 from .results import NEWEST
 from .results import OLDEST
 from .results import AccountSince
@@ -50,7 +51,6 @@ from .text import storable
 from .tx import own_transactions
 from .tx import read_only
 
-MAX_PAGE: Final = 500
 #: Rows read per transaction by an export.
 CHUNK: Final = 2000
 

@@ -65,6 +65,8 @@ Hex64 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
 #: A moment as text, as the services write it.
 Time = Annotated[str, Field(pattern=TIME_PATTERN)]
 Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
+#: The most rows a page of the operator's lists holds.
+MAX_PAGE: Final = 500
 NEWEST: Final = "newest"
 OLDEST: Final = "oldest"
 #: Which way a page of a list runs.

@@ -27,13 +27,13 @@ from ..core import sota
 from ..core.money import MAX_AMOUNT
 from ..services import accounts
 from ..services import alerts
-from ..services import audit
 from ..services import money
 from ..services import proposals
 from ..services import rounds
 from ..services import settings
 from ..services.checks import CheckName
 from ..services.results import CHIPS
+from ..services.results import MAX_PAGE
 from ..services.results import NEWEST
 from ..services.results import SWEETS
 from ..services.results import Bonus
@@ -61,7 +61,7 @@ AUDIT_FILTER_MAX = 200
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
 #: Text with something besides white space (the services strip it), and no NUL.
 NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
-PageLimit = Annotated[int, Field(ge=1, le=audit.MAX_PAGE)]
+PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
 
 
 def absent(description: str | None = None) -> Any:
