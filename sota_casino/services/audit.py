@@ -69,7 +69,6 @@ from ..models import AuditTreeNode
 from ..models import SigningKey
 from . import results
 from .context import context_of
-from .results import MAX_PAGE
 from .results import NEWEST
 from .results import OLDEST
 from .results import Checkpoint
@@ -78,6 +77,7 @@ from .results import Hex64
 from .results import Id
 from .results import NextCursor
 from .results import Order
+from .results import check_page
 from .text import storable
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
@@ -472,11 +472,8 @@ def entries(
     ``after_seq``) with ``after_seq``; ``from_seq`` jumps to an entry (included), and
     ``since``/``until`` to a time. The page says where the next one starts.
     """
-    if not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
     order = order or (OLDEST if after_seq is not None else NEWEST)
-    if order not in (NEWEST, OLDEST):
-        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    check_page(order, limit)
     query = _filtered(
         select(AuditEntry),
         action=action,
@@ -733,10 +730,7 @@ def checkpoints(
 ) -> CheckpointList:
     """Return a page of signed checkpoints, newest first by default; ``cursor`` is the size
     the next page continues from (exclusive), ``next_cursor`` says where that is."""
-    if not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
-    if order not in (NEWEST, OLDEST):
-        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    check_page(order, limit)
     query = select(_CHECKPOINTS)
     if order == OLDEST:
         query = query.where(_CHECKPOINTS.c.size > (cursor or 0)).order_by(_CHECKPOINTS.c.size)

@@ -39,7 +39,6 @@ from ..models import User
 from . import results
 from . import rounds
 from .fairness import pair_summary
-from .results import MAX_PAGE
 from .results import NEWEST
 from .results import OLDEST
 from .results import AccountSince
@@ -47,6 +46,7 @@ from .results import NextCursor
 from .results import Order
 from .results import RoundRow
 from .results import SeedPairSummary
+from .results import check_page
 from .text import storable
 from .tx import own_transactions
 from .tx import read_only
@@ -99,10 +99,7 @@ class Paging:
 
         :raises InvalidInput: naming the bad parameter.
         """
-        if self.order not in (NEWEST, OLDEST):
-            raise InvalidInput('order must be "newest" or "oldest"', field="order")
-        if not 1 <= self.limit <= MAX_PAGE:
-            raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+        check_page(self.order, self.limit)
         _moment(self.since, "since")
         _moment(self.until, "until")
         return self

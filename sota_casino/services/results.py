@@ -35,6 +35,7 @@ from typing_extensions import TypedDict  # pydantic reads typing's only from Pyt
 from ..core import casino_war
 from ..core import odds
 from ..core import sota
+from ..core.errors import InvalidInput
 from ..core.fairness import format_time
 from ..core.money import CURRENCIES
 from ..models import ROLES
@@ -104,6 +105,17 @@ class Figure(TypedDict):
 
     exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
     value: float
+
+
+def check_page(order: str, limit: int) -> None:
+    """Refuse a page of an operator's list that runs neither way, or is empty or too long.
+
+    :raises InvalidInput: naming ``order`` or ``limit`` (checked in that order).
+    """
+    if order not in (NEWEST, OLDEST):
+        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
 
 
 def figure(value: Fraction) -> Figure:
