@@ -24,6 +24,7 @@ from .errors import InvalidBet
 from .errors import InvalidInput
 from .errors import InvalidRules
 from .errors import RoundSettled
+from .errors import refuse_unknown_options
 from .marks import N_
 
 GAME: Final = "casino_war"
@@ -94,14 +95,7 @@ class TableRules:
         """
         if not isinstance(data, Mapping):
             raise InvalidRules(N_("table rules must be an object"))
-        valid = [f.name for f in fields(cls)]
-        unknown = sorted(set(data) - set(valid))
-        if unknown:
-            raise InvalidRules(
-                N_("unknown option %(name)s; valid: %(valid)s"),
-                params={"name": repr(unknown[0]), "valid": ", ".join(valid)},
-                option=unknown[0],
-            )
+        refuse_unknown_options(data, [f.name for f in fields(cls)])
         return cls(**data)
 
     def to_dict(self) -> dict[str, Any]:

@@ -6,7 +6,11 @@ what API clients see.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Mapping
+from collections.abc import Sequence
+
+from .marks import N_
 
 
 class CasinoError(Exception):
@@ -44,6 +48,20 @@ class InvalidRules(InvalidInput):
     """A rule option or its value is unknown or out of range."""
 
     code = "invalid_rules"
+
+
+def refuse_unknown_options(given: Iterable[object], valid: Sequence[str]) -> None:
+    """Refuse options outside ``valid``, naming the first unknown one and the valid ones.
+
+    :raises InvalidRules: if any option given is unknown.
+    """
+    unknown = sorted(str(key) for key in given if key not in valid)
+    if unknown:
+        raise InvalidRules(
+            N_("unknown option %(name)s; valid: %(valid)s"),
+            params={"name": repr(unknown[0]), "valid": ", ".join(valid)},
+            option=unknown[0],
+        )
 
 
 class InvalidBet(InvalidInput):

@@ -32,6 +32,7 @@ from .cards import canonical_deck
 from .errors import InvalidAction
 from .errors import InvalidInput
 from .errors import InvalidRules
+from .errors import refuse_unknown_options
 from .fairness import Stream
 from .fairness import shuffle
 from .marks import N_
@@ -163,14 +164,7 @@ class SotaRules:
         """
         if not isinstance(data, Mapping):
             raise InvalidRules(N_("rules must be an object of options"))
-        valid = [f.name for f in fields(cls)]
-        unknown = sorted(str(key) for key in data if key not in valid)
-        if unknown:
-            raise InvalidRules(
-                N_("unknown option %(name)s; valid: %(valid)s"),
-                params={"name": repr(unknown[0]), "valid": ", ".join(valid)},
-                option=unknown[0],
-            )
+        refuse_unknown_options(data, [f.name for f in fields(cls)])
         options = dict(data)
         if options.get("lead") == "off":
             options["lead"] = None

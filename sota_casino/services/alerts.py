@@ -34,6 +34,7 @@ from ..models import CheckRun
 from ..models import Round
 from ..models import User
 from . import audit
+from .results import MAX_PAGE
 from .results import Count
 from .results import Currency
 from .results import Id
@@ -56,7 +57,6 @@ MAX_THRESHOLD: Final = 10**15
 #: Rounds settled this long before the last scan are read again: a round that committed late
 #: is not missed (an alert already raised for it is not raised twice).
 OVERLAP: Final = timedelta(minutes=5)
-MAX_PAGE: Final = 500
 CHECKS: Final = ("audit", "ledger")
 
 

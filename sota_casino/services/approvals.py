@@ -24,6 +24,7 @@ from . import money
 from . import proposals
 from . import settings
 from .proposals import ApprovalView
+from .results import MAX_PAGE
 from .results import Id
 from .staff import require_operator
 from .text import storable
@@ -31,7 +32,6 @@ from .tx import read_only
 from .tx import transactional
 
 NOTE_MAX: Final = 500
-MAX_PAGE: Final = 500
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,11 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
-from typing import Annotated
 from typing import Any
 from typing import cast
 
-from pydantic import Field
 from sqlalchemy import Connection
 from sqlalchemy import Engine
 from sqlalchemy import Row
@@ -71,11 +69,15 @@ from ..models import AuditTreeNode
 from ..models import SigningKey
 from . import results
 from .context import context_of
+from .results import NEWEST
+from .results import OLDEST
 from .results import Checkpoint
 from .results import Count
 from .results import Hex64
 from .results import Id
-from .results import OneOf
+from .results import NextCursor
+from .results import Order
+from .results import check_page
 from .text import storable
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
@@ -83,8 +85,6 @@ from .tx import locked
 from .tx import own_transactions
 from .tx import read_only
 from .tx import transactional
-
-MAX_PAGE = 500
 
 log = logging.getLogger(__name__)
 
@@ -439,11 +439,6 @@ def _time_filter(value: str | None, name: str) -> str | None:
         raise InvalidInput(f"{name} must be an ISO 8601 time", field=name) from exc
 
 
-NEWEST = "newest"
-OLDEST = "oldest"
-Order = Annotated[str, OneOf((NEWEST, OLDEST))]
-
-
 @dataclass(frozen=True, slots=True)
 class AuditPage:
     """A page of the log; ``next_after_seq`` (oldest first) or ``next_before_seq`` continues it."""
@@ -477,11 +472,8 @@ def entries(
     ``after_seq``) with ``after_seq``; ``from_seq`` jumps to an entry (included), and
     ``since``/``until`` to a time. The page says where the next one starts.
     """
-    if not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
     order = order or (OLDEST if after_seq is not None else NEWEST)
-    if order not in (NEWEST, OLDEST):
-        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    check_page(order, limit)
     query = _filtered(
         select(AuditEntry),
         action=action,
@@ -729,7 +721,7 @@ def _checkpoint_now(session: Session, actor: str | None) -> Checkpoint:
 class CheckpointList:
     checkpoints: list[Checkpoint]
     order: Order
-    next_cursor: Annotated[Id | None, Field(description="the cursor of the next page")]
+    next_cursor: NextCursor
 
 
 @read_only
@@ -738,10 +730,7 @@ def checkpoints(
 ) -> CheckpointList:
     """Return a page of signed checkpoints, newest first by default; ``cursor`` is the size
     the next page continues from (exclusive), ``next_cursor`` says where that is."""
-    if not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
-    if order not in (NEWEST, OLDEST):
-        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    check_page(order, limit)
     query = select(_CHECKPOINTS)
     if order == OLDEST:
         query = query.where(_CHECKPOINTS.c.size > (cursor or 0)).order_by(_CHECKPOINTS.c.size)
@@ -1154,6 +1143,19 @@ def consistency_between(session: Session, old_size: int, new_size: int) -> Consi
 # --- export ---------------------------------------------------------------------------------
 
 
+def _entry_lines(bind: Engine, first: int, last: int) -> Iterator[str]:
+    """Entries ``first..last`` as JSON Lines, a chunk per short read."""
+    after = first - 1
+    while after < last:
+        with bind.connect() as connection:
+            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= last)
+            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
+        if not rows:
+            return
+        yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
+        after = rows[-1].seq
+
+
 @own_transactions
 def iter_export(session: Session) -> Iterator[str]:
     """Yield the whole log as JSON Lines, every entry then every checkpoint, a chunk at a time.
@@ -1166,15 +1168,7 @@ def iter_export(session: Session) -> Iterator[str]:
     bind = _engine(session)
     with bind.connect() as connection:
         size = connection.scalar(select(func.max(_ENTRIES.c.seq))) or 0
-    after = 0
-    while after < size:
-        with bind.connect() as connection:
-            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= size)
-            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
-        if not rows:
-            break
-        yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
-        after = rows[-1].seq
+    yield from _entry_lines(bind, 1, size)
     above = 0
     while True:
         with bind.connect() as connection:
@@ -1255,15 +1249,6 @@ def iter_range_export(
 ) -> Iterator[str]:
     """Yield entries ``first..last`` as JSON Lines, then the checkpoint and the proof that
     vouch for them (see :func:`export_range`), a chunk of entries per short read."""
-    bind = _engine(session)
-    after = first - 1
-    while after < last:
-        with bind.connect() as connection:
-            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= last)
-            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
-        if not rows:
-            break
-        yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
-        after = rows[-1].seq
+    yield from _entry_lines(_engine(session), first, last)
     if proof is not None:
         yield from audit_chain.export_lines((), (proof["checkpoint"],), (proof,))

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import fields
+from dataclasses import is_dataclass
 from datetime import UTC
 from datetime import datetime
-from typing import Annotated
 from typing import Any
 from typing import Final
 
-from pydantic import Field
 from sqlalchemy import Row
 from sqlalchemy import Select
 from sqlalchemy import func
@@ -39,22 +39,20 @@ from ..models import User
 from . import results
 from . import rounds
 from .fairness import pair_summary
+from .results import NEWEST
+from .results import OLDEST
 from .results import AccountSince
-from .results import Id
-from .results import OneOf
+from .results import NextCursor
+from .results import Order
 from .results import RoundRow
 from .results import SeedPairSummary
+from .results import check_page
 from .text import storable
 from .tx import own_transactions
 from .tx import read_only
 
-NEWEST: Final = "newest"
-OLDEST: Final = "oldest"
-Order = Annotated[str, OneOf((NEWEST, OLDEST))]
-MAX_PAGE: Final = 500
 #: Rows read per transaction by an export.
 CHUNK: Final = 2000
-NextCursor = Annotated[Id | None, Field(description="the cursor of the next page")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +99,7 @@ class Paging:
 
         :raises InvalidInput: naming the bad parameter.
         """
-        if self.order not in (NEWEST, OLDEST):
-            raise InvalidInput('order must be "newest" or "oldest"', field="order")
-        if not 1 <= self.limit <= MAX_PAGE:
-            raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+        check_page(self.order, self.limit)
         _moment(self.since, "since")
         _moment(self.until, "until")
         return self
@@ -198,6 +193,13 @@ def _seed_pairs_query(session: Session, args: dict[str, Any]) -> Select[Any]:
     )
 
 
+def _columns(row: Any, *, leaving: str = "") -> tuple[str, ...]:
+    """An export's columns: the fields of its rows, in order (less a nested one a CSV cell
+    cannot hold)."""
+    names = [f.name for f in fields(row)] if is_dataclass(row) else list(row.__annotations__)
+    return tuple(name for name in names if name != leaving)
+
+
 LISTS: Final = {
     spec.name: spec
     for spec in (
@@ -205,7 +207,7 @@ LISTS: Final = {
             "users",
             User.id,
             User.created_at,
-            ("id", "username", "role", "locked", "created_at"),
+            _columns(AccountSince),
             _players_query,
             _player_row,
             UserList,
@@ -214,20 +216,7 @@ LISTS: Final = {
             "rounds",
             Round.id,
             Round.created_at,
-            (
-                "id",
-                "game",
-                "status",
-                "currency",
-                "staked",
-                "payout",
-                "net",
-                "outcome",
-                "seed_pair_id",
-                "nonce",
-                "created_at",
-                "settled_at",
-            ),
+            _columns(RoundRow),
             _rounds_query,
             lambda row: rounds.row(row[0]),
             RoundPage,
@@ -236,7 +225,7 @@ LISTS: Final = {
             "transfers",
             Transfer.id,
             Transfer.created_at,
-            ("id", "time", "kind", "currency", "amount", "round_id", "memo"),
+            _columns(results.Transfer),
             _transfers_query,
             transfer_row,
             TransferPage,
@@ -245,16 +234,7 @@ LISTS: Final = {
             "seed_pairs",
             SeedPair.id,
             SeedPair.created_at,
-            (
-                "seed_pair_id",
-                "status",
-                "commitment",
-                "client_seed",
-                "rounds",
-                "created_at",
-                "revealed_at",
-                "server_seed",
-            ),
+            _columns(SeedPairSummary, leaving="reveal"),
             _seed_pairs_query,
             lambda row: pair_summary(row[0]),
             SeedPairPage,

@@ -172,8 +172,13 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
 @in_transaction
 def needs_approval(session: Session, currency: str, amount: int) -> bool:
     """Whether an adjustment of ``amount`` waits for a second operator (four eyes)."""
-    above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
+    above = _four_eyes_above(session, currency)
     return bool(above) and abs(amount) > above
+
+
+def _four_eyes_above(session: Session, currency: str) -> int:
+    """The largest adjustment in ``currency`` one operator applies alone (0: any)."""
+    return context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
 
 
 def _target_player(session: Session, user_id: int) -> User:
@@ -222,7 +227,7 @@ def _adjust(
         session, actor_id, user_id, currency, amount, reason
     )
     if needs_approval(session, currency, amount):
-        above = context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
+        above = _four_eyes_above(session, currency)
         raise ApprovalRequired(
             N_(
                 "an adjustment of more than %(above)s %(currency)s (minor units) needs a second "
@@ -247,16 +252,8 @@ def apply_adjustment(
     """Move an adjustment checked already, inside the caller's transaction (audited, and
     evaluated against the alert rules); ``approval`` names who approved it, if someone did."""
     _issue(session, "adjust", user_id, currency, amount, memo=reason)
-    data: dict[str, Any] = {"currency": currency, "amount": amount, "reason": reason}
-    if approval is not None:
-        data["approval"] = approval
-    audit.record(
-        session,
-        actor=f"user:{actor_id}",
-        action="money.adjust",
-        subject=f"user:{user_id}",
-        data=data,
-    )
+    data = {"currency": currency, "amount": amount, "reason": reason}
+    proposals.record_applied(session, actor_id, "money.adjust", f"user:{user_id}", data, approval)
     alerts.after_adjustment(session, actor_id, user_id, currency, amount)
     return ledger.player_balances(session, user_id)
 

@@ -74,6 +74,25 @@ def propose(
     return shown(session, row)
 
 
+def record_applied(
+    session: Session,
+    actor_id: int,
+    action: str,
+    subject: str,
+    data: dict[str, Any],
+    approval: dict[str, Any] | None,
+) -> None:
+    """Audit a change as it applies, naming the proposal and its approver when it came through
+    four eyes (``approval``)."""
+    audit.record(
+        session,
+        actor=f"user:{actor_id}",
+        action=action,
+        subject=subject,
+        data=data if approval is None else {**data, "approval": approval},
+    )
+
+
 @in_transaction
 def shown(session: Session, row: Approval) -> ApprovalView:
     """A proposal as the console and the API show it, people by name."""

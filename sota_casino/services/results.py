@@ -35,6 +35,7 @@ from typing_extensions import TypedDict  # pydantic reads typing's only from Pyt
 from ..core import casino_war
 from ..core import odds
 from ..core import sota
+from ..core.errors import InvalidInput
 from ..core.fairness import format_time
 from ..core.money import CURRENCIES
 from ..models import ROLES
@@ -65,12 +66,19 @@ Hex64 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
 #: A moment as text, as the services write it.
 Time = Annotated[str, Field(pattern=TIME_PATTERN)]
 Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
+#: The most rows a page of the operator's lists holds.
+MAX_PAGE: Final = 500
+NEWEST: Final = "newest"
+OLDEST: Final = "oldest"
+#: Which way a page of a list runs.
+Order = Annotated[str, OneOf((NEWEST, OLDEST))]
 Open = dict[str, Any]
 Signature = Annotated[
     str, Field(pattern="^[0-9a-f]{128}$", description="Ed25519 over the canonical JSON, hex")
 ]
 Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+NextCursor = Annotated[Id | None, Field(description="the cursor of the next page")]
 #: Bounded as the databases' integers are: a larger one could reach no row, and no database.
 Count = Annotated[int, Field(ge=0, le=MAX_ID)]
 Currency = Annotated[str, OneOf(CURRENCIES)]
@@ -97,6 +105,17 @@ class Figure(TypedDict):
 
     exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
     value: float
+
+
+def check_page(order: str, limit: int) -> None:
+    """Refuse a page of an operator's list that runs neither way, or is empty or too long.
+
+    :raises InvalidInput: naming ``order`` or ``limit`` (checked in that order).
+    """
+    if order not in (NEWEST, OLDEST):
+        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
 
 
 def figure(value: Fraction) -> Figure:

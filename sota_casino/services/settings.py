@@ -16,9 +16,9 @@ from ..core.errors import ApprovalRequired
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import NotFound
+from ..core.errors import refuse_unknown_options
 from ..core.marks import N_
 from ..models import TableSetting
-from . import audit
 from . import proposals
 from .context import context_of
 from .staff import require_operator
@@ -58,13 +58,7 @@ def validate(name: str, settings: object) -> dict[str, Any]:
     if name == "casino_war":
         return casino_war.TableRules.from_dict(settings).to_dict()
     valid = ("min_stake", "max_stake", "presets", "custom_rules")
-    unknown = sorted(set(settings) - set(valid))
-    if unknown:
-        raise InvalidRules(
-            N_("unknown option %(name)s; valid: %(valid)s"),
-            params={"name": repr(unknown[0]), "valid": ", ".join(valid)},
-            option=unknown[0],
-        )
+    refuse_unknown_options(settings, valid)
     for key in ("min_stake", "max_stake"):
         value = settings.get(key)
         if type(value) is not int or not 1 <= value <= MAX_SWEETS_STAKE:
@@ -198,16 +192,8 @@ def apply_table_change(
     before = dict(row.settings)
     after = validate(name, {**before, **changes})
     row.settings, row.updated_at, row.updated_by = after, datetime.now(UTC), actor_id
-    data: dict[str, Any] = {"before": before, "after": after}
-    if approval is not None:
-        data["approval"] = approval
-    audit.record(
-        session,
-        actor=f"user:{actor_id}",
-        action="table.updated",
-        subject=f"table:{name}",
-        data=data,
-    )
+    data = {"before": before, "after": after}
+    proposals.record_applied(session, actor_id, "table.updated", f"table:{name}", data, approval)
     return after
 
 

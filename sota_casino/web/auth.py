@@ -46,15 +46,19 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     template = FORMS.get(request.endpoint or "")
     if template is None:
         return handle_casino_error(error)
-    form = request.form
     body = render_template(
         template,
         error=error_message(error),
         invalid=error.details.get("field") or FIELD_OF_CODE.get(error.code),
-        username=form.get("username", "").strip()[:32],
-        next=form.get("next", ""),
+        username=_typed_name()[:32],
+        next=request.form.get("next", ""),
     )
     return body, status_of(error), refusal_headers(error)
+
+
+def _typed_name() -> str:
+    """The user name typed in the form, less the spaces around it."""
+    return request.form.get("username", "").strip()
 
 
 def _same_passwords(first: str, second: str) -> None:
@@ -76,10 +80,7 @@ def register_post() -> ResponseReturnValue:
     form = request.form
     _same_passwords(form.get("password", ""), form.get("confirm", ""))
     user = accounts.register(
-        get_session(),
-        form.get("username", "").strip(),
-        form.get("password", ""),
-        address=client_address(),
+        get_session(), _typed_name(), form.get("password", ""), address=client_address()
     )
     log_in(user.id)
     flash(
@@ -103,10 +104,7 @@ def login() -> ResponseReturnValue:
 def login_post() -> ResponseReturnValue:
     form = request.form
     user = accounts.authenticate(
-        get_session(),
-        form.get("username", "").strip(),
-        form.get("password", ""),
-        address=client_address(),
+        get_session(), _typed_name(), form.get("password", ""), address=client_address()
     )
     log_in(user.id)
     return redirect(safe_next(form.get("next")), code=303)

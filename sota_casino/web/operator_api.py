@@ -29,6 +29,7 @@ from ..services import reports
 from ..services import settings
 from ..services import staff
 from ..services.proposals import ApprovalView
+from ..services.results import MAX_PAGE
 from ..services.results import Account
 from ..services.results import AdjustmentResult
 from ..services.results import Checkpoint
@@ -369,7 +370,7 @@ def player_transfers_export(user_id: int, query: s.ExportQuery) -> ResponseRetur
 )
 def player(user_id: int) -> ResponseReturnValue:
     # Paging each list is for the console's links, so its parameters stay out of the document.
-    limit = query_int("limit", low=1, high=audit.MAX_PAGE, default=PAGE_DEFAULT) or PAGE_DEFAULT
+    limit = query_int("limit", low=1, high=MAX_PAGE, default=PAGE_DEFAULT) or PAGE_DEFAULT
     overview = reports.player_overview(get_session(), user_id, limit=limit, **player_cursors())
     return answer(overview)
 

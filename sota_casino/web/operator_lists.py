@@ -22,6 +22,7 @@ from ..db import get_session
 from ..models import ROLES
 from ..services import audit
 from ..services import lists
+from ..services.results import NEWEST
 from ..services.results import to_json
 from .downloads import table_download
 from .inputs import query_int
@@ -64,7 +65,7 @@ def _text(name: str) -> str | None:
 def page_paging() -> lists.Paging:
     """The paging a console page's query string asks for."""
     return lists.Paging(
-        order=request.args.get("order") or lists.NEWEST,
+        order=request.args.get("order") or NEWEST,
         cursor=query_int("cursor", default=None),
         from_id=query_int("from_id", default=None),
         since=_text("since"),

@@ -27,15 +27,14 @@ from ..core import sota
 from ..core.money import MAX_AMOUNT
 from ..services import accounts
 from ..services import alerts
-from ..services import audit
-from ..services import lists
 from ..services import money
 from ..services import proposals
 from ..services import rounds
 from ..services import settings
-from ..services.audit import Order
 from ..services.checks import CheckName
 from ..services.results import CHIPS
+from ..services.results import MAX_PAGE
+from ..services.results import NEWEST
 from ..services.results import SWEETS
 from ..services.results import Bonus
 from ..services.results import Card
@@ -48,6 +47,7 @@ from ..services.results import Hex64
 from ..services.results import Id
 from ..services.results import OneOf
 from ..services.results import Open
+from ..services.results import Order
 from ..services.results import Role
 from ..services.results import Signature
 from ..services.results import SotaRules
@@ -61,7 +61,7 @@ AUDIT_FILTER_MAX = 200
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
 #: Text with something besides white space (the services strip it), and no NUL.
 NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
-PageLimit = Annotated[int, Field(ge=1, le=audit.MAX_PAGE)]
+PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
 
 
 def absent(description: str | None = None) -> Any:
@@ -266,7 +266,7 @@ class AuditQuery(Dated):
 
 
 class CheckpointsQuery(Page):
-    order: Annotated[Order, Field(description="newest first unless oldest")] = audit.NEWEST
+    order: Annotated[Order, Field(description="newest first unless oldest")] = NEWEST
     cursor: Count | None = absent("continue after this size (from next_cursor)")
 
 
@@ -303,7 +303,7 @@ class ConsistencyQuery(ConsoleQuery):
 class ListQuery(Page, Dated):
     """Cursor paging of a list (players, a player's rounds, money moves, seed pairs)."""
 
-    order: Annotated[Order, Field(description="newest first unless oldest")] = lists.NEWEST
+    order: Annotated[Order, Field(description="newest first unless oldest")] = NEWEST
     from_id: Count | None = absent("jump to this id (included), in the order asked for")
 
 
