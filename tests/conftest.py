@@ -9,8 +9,9 @@ Passwords are hashed with cheap argon2id parameters in this process, except in t
 marked ``owasp_hashing``, which check the production parameters themselves; the servers the
 tests start (gunicorn, the browser's live server, workers) hash as production does.
 
-The apps of this process share their routes' compiled URL builders (``quick_routes``): most
-of building an app per test was compiling the same builders again.
+The apps of this process share their compiled URL builders and templates
+(``shared_compiles``): most of building an app per test, and of its first pages, was compiling
+the same code again.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from app_support import assert_books_hold
 from app_support import copy_of_template
 from argon2 import PasswordHasher
 from flask import Flask
-from quick_routes import share_url_builders
+from shared_compiles import share_compiled_code
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
@@ -38,7 +39,7 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 TEST_PASSWORD = "correct horse battery"
 
-share_url_builders()
+share_compiled_code()
 
 
 @pytest.fixture(scope="session")
