@@ -8,6 +8,10 @@ a clear message, or fail when ``REQUIRE_POSTGRES=1`` (CI).
 Passwords are hashed with cheap argon2id parameters in this process, except in the tests
 marked ``owasp_hashing``, which check the production parameters themselves; the servers the
 tests start (gunicorn, the browser's live server, workers) hash as production does.
+
+The apps of this process share their compiled URL builders and templates
+(``shared_compiles``): most of building an app per test, and of its first pages, was compiling
+the same code again.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from app_support import assert_books_hold
 from app_support import copy_of_template
 from argon2 import PasswordHasher
 from flask import Flask
+from shared_compiles import share_compiled_code
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
@@ -33,6 +38,8 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
 TEST_PASSWORD = "correct horse battery"
+
+share_compiled_code()
 
 
 @pytest.fixture(scope="session")
@@ -115,49 +122,92 @@ def session(app: Flask) -> Iterator[Session]:
         db_session.close()
 
 
-#: Files whose tests run for seconds each: processes, servers, migrations, long searches.
+# --- what ``make test-fast`` leaves out (``make test`` runs everything) ---------------------
+# Every PostgreSQL run of a test (its SQLite twin stays), the browser tests, and the files and
+# tests below, each with why. What they check is checked more cheaply in the quick loop where
+# said; the rest (servers, processes, builds, migrations) only ``make test`` checks.
+
+#: Files whose every test runs for seconds: processes, servers, builds, long searches.
 SLOW_FILES = {
-    "test_concurrency.py",
-    "test_migrations.py",
-    "test_ledger_stateful.py",
-    "test_entry_points.py",
-    "test_fuzz.py",
+    "test_concurrency.py": "threads and processes racing, a process killed mid-round",
+    "test_migrations.py": "every migration up from empty, for drift, and down again",
+    "test_ledger_stateful.py": "a Hypothesis state machine over the money services",
+    "test_entry_points.py": "starts the app three ways, each a server process",
+    "test_fuzz.py": "many malformed requests to every POST endpoint",
+    "test_gunicorn.py": "gunicorn masters and workers started and killed",
+    "test_faults.py": "fault runs under load: workers, the master and connections killed",
+    "test_wheel.py": "builds the wheel and installs it into a fresh virtual environment",
+    "test_schemathesis.py": "generated requests to every operation as three roles",
+    "test_schemathesis_stateful.py": "schemathesis's link-following scenarios per role",
 }
 
-
-#: Tests that take seconds each on their own (``make test`` runs them; each names why). What
-#: they check is checked more cheaply elsewhere in the quick loop, as said beside them.
+#: Single tests that take seconds (file::name); their files' other tests stay quick.
 SLOW_TESTS = {
     # Every GET route x 3 visitors x 3 queries (>300 answers) with DEBUG logs kept; the leak
     # checks of single answers (test_security, test_api) stay quick.
-    "test_no_answer_audit_entry_or_log_line_holds_an_unrevealed_seed_or_a_key",
-    # Builds a 10,000-entry log and checks it under tracemalloc; the check's findings have
-    # quick tests of their own in the same file.
-    "test_the_whole_check_and_the_export_stream_in_flat_memory",
-    # Runs the migrations down and up, like test_migrations.py.
-    "test_the_migration_fills_in_the_figures_of_rounds_settled_before_it",
-    # Hundreds of bodies made from each request schema, sent to every operation; the answers'
-    # schemas (test_openapi) and the refusals' wording (test_contract) stay quick.
-    "test_every_operation_agrees_with_its_request_schema_both_ways",
-    # The whole role x route matrix again, to show it catches a forgotten route; the matrix
-    # itself (test_every_route_answers_each_role_as_its_class_requires) stays quick.
-    "test_an_unprotected_new_route_is_caught",
-    # Hypothesis, 300 whole Sota games; the tricks' and endings' rules have quick tests.
-    "test_every_card_is_in_exactly_one_place_after_every_trick",
+    "test_secrets.py::test_no_answer_audit_entry_or_log_line_holds_an_unrevealed_seed_or_a_key": (
+        "every route's answers and logs searched"
+    ),
+    # The check's findings have quick tests of their own in the same file.
+    "test_standing_checks.py::test_the_whole_check_and_the_export_stream_in_flat_memory": (
+        "a 10,000-entry log checked under tracemalloc"
+    ),
+    "test_house_report.py::test_the_migration_fills_in_the_figures_of_rounds_settled_before_it": (
+        "runs the migrations down and up"
+    ),
+    "test_no_shared_rows.py::test_migrating_moves_open_stakes_from_the_shared_escrow_and_back": (
+        "runs the migrations down and up"
+    ),
+    "test_audit_sequencer.py::test_migrating_down_refuses_to_drop_entries_waiting_for_the_"
+    "integrator": "runs the migrations down",
+    # The answers' schemas (test_openapi) and the refusals' wording (test_contract) stay quick.
+    "test_contract.py::test_every_operation_agrees_with_its_request_schema_both_ways": (
+        "hundreds of bodies from each request schema, to every operation"
+    ),
+    # The matrix itself (test_every_route_answers_each_role_as_its_class_requires) stays quick.
+    "test_operator_access.py::test_an_unprotected_new_route_is_caught": (
+        "the whole role x route matrix again, to show it catches a forgotten route"
+    ),
+    # The tricks' and endings' rules have quick tests.
+    "test_sota_games.py::test_every_card_is_in_exactly_one_place_after_every_trick": (
+        "Hypothesis, 300 whole Sota games"
+    ),
+    "test_player_signatures.py::test_the_standalone_verifier_names_a_decision_the_player_did_"
+    "not_sign": "builds the zipapp and runs it twice",
+    "test_standalone_verifier.py::test_the_zipapp_verifies_real_bundles_in_an_empty_folder_"
+    "with_only_cryptography": "builds the zipapp and runs it in a bare Python",
+    "test_bench_load.py::test_the_short_load_run_answers_every_request_and_the_checks_pass": (
+        "a load run under gunicorn on both databases"
+    ),
+    "test_reads_never_block_play.py::test_bets_go_through_while_the_whole_log_is_checked_and_"
+    "exported": "fills a big log, then checks and exports it in another process",
 }
 
 
+def _unknown_slow_names() -> list[str]:
+    """The entries above that name no file or test (one renamed would join the quick loop)."""
+    files = {path.name: path for path in Path(__file__).parent.rglob("test_*.py")}
+    unknown = [name for name in SLOW_FILES if name not in files]
+    for test in SLOW_TESTS:
+        name, function = test.split("::")
+        if name not in files or f"def {function}(" not in files[name].read_text():
+            unknown.append(test)
+    return unknown
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark what ``make test-fast`` leaves out: PostgreSQL runs, the browser, the slow files
-    and tests."""
+    """Mark PostgreSQL runs ``postgres``, and what ``make test-fast`` leaves out ``slow``."""
+    if unknown := _unknown_slow_names():
+        raise pytest.UsageError(f"SLOW_FILES or SLOW_TESTS name no test: {unknown}")
     for item in items:
         on_postgres = getattr(item, "callspec", None) and item.callspec.params.get("db_url")
         if on_postgres == "postgres":
             item.add_marker(pytest.mark.postgres)
+        test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
         if (
             on_postgres == "postgres"
             or item.get_closest_marker("browser")
             or item.path.name in SLOW_FILES
-            or getattr(item, "originalname", item.name) in SLOW_TESTS
+            or test in SLOW_TESTS
         ):
             item.add_marker(pytest.mark.slow)

@@ -18,7 +18,7 @@ from browser_support import sign_up
 from sota_casino.locations import TRANSLATIONS
 from sota_casino.web.i18n import LANGUAGES
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 
 def words(language: str) -> NullTranslations:

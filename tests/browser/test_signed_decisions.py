@@ -25,7 +25,7 @@ from sota_casino.verify import verify_bundle
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_support import plant_server_seed  # noqa: E402
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 PROBLEMS = "async bundle => (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | ')"
 

@@ -151,7 +151,6 @@ def first_difference(python: str, javascript: str) -> str:
     return f"at character {at}: Python …{python[around]}… JS …{javascript[around]}…"
 
 
-@pytest.mark.slow
 def test_random_rule_sets_and_seeds_give_the_same_receipts_in_both_engines(
     engine_page: Any,
 ) -> None:

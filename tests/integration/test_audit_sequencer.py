@@ -279,7 +279,6 @@ def test_two_app_servers_integrating_at_once_never_fork_or_repeat_the_chain(
     assert_books_hold(app)
 
 
-@pytest.mark.slow
 @ON_POSTGRES
 def test_migrating_down_refuses_to_drop_entries_waiting_for_the_integrator(
     app: Flask, db_url: str, session: Session, player: int, monkeypatch: pytest.MonkeyPatch

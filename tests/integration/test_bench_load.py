@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 
 from sota_casino import config
@@ -31,7 +30,6 @@ def _databases() -> list[str]:
         engine.dispose()
 
 
-@pytest.mark.slow
 def test_the_short_load_run_answers_every_request_and_the_checks_pass(tmp_path: Path) -> None:
     databases = _databases()
     figures = tmp_path / "load.json"

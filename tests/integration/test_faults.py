@@ -11,8 +11,6 @@ import pytest
 
 from ops import faults
 
-pytestmark = pytest.mark.slow
-
 
 def assert_clean(figures: dict) -> None:
     assert figures["passed"], figures

@@ -19,8 +19,6 @@ import pytest
 from ops import servers
 from sota_casino import migrate
 
-pytestmark = pytest.mark.slow
-
 PASSWORD = "correct horse battery"
 
 

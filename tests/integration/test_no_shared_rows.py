@@ -89,7 +89,6 @@ def test_a_round_left_open_is_held_in_its_players_own_escrow(
     assert_books_clean(session)
 
 
-@pytest.mark.slow
 def test_migrating_moves_open_stakes_from_the_shared_escrow_and_back(
     app: Flask, db_url: str, session: Session, player: int, rig: Callable[[int, list[str]], bytes]
 ) -> None:

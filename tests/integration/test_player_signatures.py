@@ -324,7 +324,6 @@ def test_prisoners_of_war_moves_are_signed_and_a_changed_move_is_caught(
     assert any("the signature is not valid for the player's key" in f for f in failures)
 
 
-@pytest.mark.slow  # builds the zipapp and runs it twice
 def test_the_standalone_verifier_names_a_decision_the_player_did_not_sign(
     session: Session, player: int, rig: Callable, tmp_path: Path
 ) -> None:

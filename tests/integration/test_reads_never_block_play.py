@@ -141,7 +141,6 @@ def _bets_until(app: Flask, user_id: int, done: Callable[[], bool]) -> list[floa
     return finished
 
 
-@pytest.mark.slow
 def test_bets_go_through_while_the_whole_log_is_checked_and_exported(
     app: Flask, session: Session, register: Callable[..., int], tmp_path: Path
 ) -> None:

@@ -64,7 +64,6 @@ def _run(python: Path, folder: Path, *args: str) -> subprocess.CompletedProcess[
     )
 
 
-@pytest.mark.slow
 def test_the_zipapp_verifies_real_bundles_in_an_empty_folder_with_only_cryptography(
     session: Session,
     player: int,

@@ -12,11 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 from ops import servers
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What building the wheel reads: the package, its metadata and its readme.

@@ -26,8 +26,6 @@ from schemathesis.config import SchemathesisConfig
 
 from sota_casino.web.openapi import openapi_document
 
-pytestmark = pytest.mark.slow
-
 EXAMPLES_PER_OPERATION = 8
 #: schemathesis's own expectation for valid data.
 ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]

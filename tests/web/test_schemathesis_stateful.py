@@ -32,8 +32,6 @@ from operator_support import bearer
 from test_schemathesis import config_of
 from test_schemathesis import send_whole_numbers
 
-pytestmark = pytest.mark.slow
-
 #: Scenarios per role: about 45 s in all on two shared cores.
 SCENARIOS = {"player": 20, "operator": 12}
 STEPS = 12

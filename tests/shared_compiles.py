@@ -1,0 +1,102 @@
+"""Each test builds its own app, and each app compiled again what every other app compiles:
+two URL builders per route (over a hundred routes) and every template it renders. That was
+most of building an app and of its first pages. The apps of the test process share these
+instead, compiled once per run: the same source gives the same code, so the apps route, build
+URLs and render exactly as before. (Only the test process: the servers the tests start compile
+their own, as in production.)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from types import CodeType
+from typing import Any
+
+import jinja2
+from flask import Flask
+from jinja2.bccache import Bucket
+from jinja2.bccache import BytecodeCache
+from werkzeug.routing import Rule
+
+_Builder = Callable[..., tuple[str, str]]
+
+
+def share_compiled_code() -> None:
+    """Share URL builders and template code among this process's apps (idempotent)."""
+    _share_url_builders()
+    _share_template_code()
+
+
+def _share_url_builders() -> None:
+    """A builder is a pure function of its route's rule, parts and default names, bound to the
+    rule when used. A rule with a default for one of its own variables is compiled as before
+    (its builder holds that value as its converter wrote it), and so is every rule if
+    Werkzeug's builder changes shape."""
+    compile_builder = getattr(Rule, "_compile_builder", None)
+    if compile_builder is None or getattr(compile_builder, "shared", False):
+        return
+    if list(inspect.signature(compile_builder).parameters) != ["self", "append_unknown"]:
+        return
+    compiled: dict[tuple[Any, ...], _Builder] = {}
+
+    def shared_builder(self: Rule, append_unknown: bool = True) -> _Builder:
+        defaults = self.defaults or {}
+        if any(is_dynamic and part in defaults for is_dynamic, part in self._trace):
+            return compile_builder(self, append_unknown)  # type: ignore[no-any-return]
+        key = (self.rule, tuple(self._trace), tuple(defaults), append_unknown)
+        if key not in compiled:
+            compiled[key] = compile_builder(self, append_unknown)
+        return compiled[key]
+
+    shared_builder.shared = True  # type: ignore[attr-defined]
+    Rule._compile_builder = shared_builder  # type: ignore[method-assign]
+
+
+class _SharedTemplateCode(BytecodeCache):
+    """Jinja's bytecode cache in memory, keyed also by what of the environment the compiled
+    code depends on, and checked against the template's source as Jinja checks any cache."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, tuple[str, CodeType]] = {}
+
+    def get_bucket(
+        self, environment: jinja2.Environment, name: str, filename: str | None, source: str
+    ) -> Bucket:
+        key = self.get_cache_key(f"{name}|{_settings(environment, name)!r}", filename)
+        bucket = Bucket(environment, key, self.get_source_checksum(source))
+        self.load_bytecode(bucket)
+        return bucket
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        checksum, code = self._code.get(bucket.key, ("", None))
+        if code is not None and checksum == bucket.checksum:
+            bucket.code = code
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        assert bucket.code is not None
+        self._code[bucket.key] = (bucket.checksum, bucket.code)
+
+
+def _settings(environment: jinja2.Environment, name: str) -> tuple[Any, ...]:
+    """What of an environment its compiled templates can depend on: its plain settings (the
+    syntax, the gettext style...), the names of its policies, extensions, filters and tests,
+    and whether it escapes this template."""
+
+    def plain(value: Any) -> Any:
+        return value if isinstance(value, str | bool | int | None) else type(value).__name__
+
+    autoescape = environment.autoescape
+    return (
+        sorted((key, plain(value)) for key, value in vars(environment).items()),
+        sorted((key, plain(value)) for key, value in environment.policies.items()),
+        sorted(environment.extensions),
+        sorted(environment.filters),
+        sorted(environment.tests),
+        autoescape(name) if callable(autoescape) else autoescape,
+    )
+
+
+def _share_template_code() -> None:
+    if "bytecode_cache" not in Flask.jinja_options:
+        Flask.jinja_options = {**Flask.jinja_options, "bytecode_cache": _SharedTemplateCode()}
