@@ -74,6 +74,7 @@ def propose(
     return shown(session, row)
 
 
+@in_transaction
 def record_applied(
     session: Session,
     actor_id: int,
