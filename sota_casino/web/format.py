@@ -19,6 +19,7 @@ from flask import Flask
 
 from ..core import fairness
 from ..core.marks import N_
+from .i18n import datetime_pattern
 from .i18n import gettext
 from .i18n import ngettext
 from .i18n import plural_count
@@ -136,8 +137,7 @@ def when(stamp: str | datetime | None) -> str:
     locale = Locale.parse(select_locale())
     date = format_date(moment.astimezone(UTC), "medium", locale=locale)
     time = format_time(moment, "short", tzinfo=UTC, locale=locale)
-    pattern = str(locale.datetime_formats["medium"])
-    return pattern.replace("{1}", date).replace("{0}", time) + " UTC"
+    return datetime_pattern(select_locale()).replace("{1}", date).replace("{0}", time) + " UTC"
 
 
 def _parse_time(text: str) -> datetime | None:

@@ -220,10 +220,17 @@ def script_translations() -> Markup:
         "messages": messages,
         "plural": [form_of(n) for n in range(100)],
         "plural_other": form_of(101),
+        "datetime": datetime_pattern(select_locale()),
     }
     text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
     # Inside <script type="application/json">: no "</script>" or markup can end the block.
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def datetime_pattern(locale: str) -> str:
+    """Return how ``locale`` joins a date ``{1}`` and a time ``{0}`` into one moment
+    (``"{1}, {0}"`` in English): the pages' times and the scripts' are written alike."""
+    return str(Locale.parse(locale).datetime_formats["medium"])
 
 
 def _plural_function(books: NullTranslations) -> Callable[[int], int]:

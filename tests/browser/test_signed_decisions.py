@@ -6,6 +6,7 @@ checkpoint), catching a rewritten decision; and the page flags a key it did not 
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from browser_support import sign_up
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from flask import g
 from sqlalchemy import select
 from test_fairness_records import service_key
 
@@ -21,11 +23,28 @@ from sota_casino.models import User
 from sota_casino.services import player_keys
 from sota_casino.services import results
 from sota_casino.verify import verify_bundle
+from sota_casino.web.format import when
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
+
+#: A time as the API writes it (2026-12-01T19:50:05.530966Z): never what a page should show.
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+
+
+def written(app: Any, stamp: str, language: str) -> str:
+    """``stamp`` as the server's pages write it in ``language`` (the ``when`` filter)."""
+    with app.test_request_context():
+        g.locale = language
+        return spaced(when(stamp))
+
+
+def spaced(text: str) -> str:
+    """``text`` with its narrow and no-break spaces as plain ones (ICU versions differ)."""
+    return re.sub(r"[\u00a0\u202f]", " ", text)
+
 
 PROBLEMS = "async bundle => (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | ')"
 
@@ -223,10 +242,13 @@ def test_a_key_this_browser_did_not_make_is_flagged_where_the_keys_are_listed(
     warning = panel.locator("[data-testid=player-key-warning]")
     warning.wait_for()
     text = warning.inner_text()
-    assert text.startswith(
-        f"A key you may not have registered was added on {foreign['registered_at']}: "
+    # The time as the pages write it, in the page's language, not the API's ISO text.
+    assert spaced(text).startswith(
+        f"A key you may not have registered was added on "
+        f"{written(app, foreign['registered_at'], 'en')}: "
         f"key {foreign['key_id']} ({planted[:16]}…), which this browser did not make."
     ), text
+    assert not ISO_TIME.search(text), text
     assert "if it was not you on another device" in text.lower()
     assert "keep this page as evidence" in text
     assert warning.get_attribute("role") == "alert"
@@ -234,7 +256,29 @@ def test_a_key_this_browser_did_not_make_is_flagged_where_the_keys_are_listed(
     assert f"Key {foreign['key_id']}: {planted[:16]}… current (not made in this browser)" in listed
     assert "which this browser does not hold" in status.inner_text()
 
+    # In Finnish, the warning and its time read in Finnish.
+    with tab.expect_navigation():
+        tab.select_option("#language-choice", "fi")
+    tab.wait_for_selector("html[lang=fi]")
+    warning.wait_for()
+    finnish = spaced(warning.inner_text())
+    added = written(app, foreign["registered_at"], "fi")
+    assert finnish.startswith(f"Lisättiin {added} avain"), finnish
+    assert not ISO_TIME.search(finnish), finnish
+    with tab.expect_navigation():
+        tab.select_option("#language-choice", "en")
+    tab.wait_for_selector("html[lang=en]")
+
     # A new key made here replaces it: the planted key is older than this browser's now.
     panel.locator("[data-testid=make-player-key]").click()
     status.filter(has_text="This browser signs your decisions").wait_for()
     assert warning.count() == 0
+    keys = tab.evaluate("async () => (await fetch('/api/v1/me/keys')).json()")
+    current = next(k for k in keys["keys"] if k["key_id"] == keys["current_key_id"])
+    retired = next(k for k in keys["keys"] if k["key_id"] == foreign["key_id"])
+    assert f"registered {written(app, current['registered_at'], 'en')}." in spaced(
+        status.inner_text()
+    )
+    listed = spaced(panel.locator("[data-testid=player-key-list]").inner_text())
+    assert f"retired since {written(app, retired['retired_at'], 'en')}" in listed, listed
+    assert not ISO_TIME.search(listed + status.inner_text())

@@ -8,7 +8,7 @@
 "use strict";
 
 (function () {
-  let book = { locale: "en", messages: {}, plural: [], plural_other: 1 };
+  let book = { locale: "en", messages: {}, plural: [], plural_other: 1, datetime: "{1}, {0}" };
   const block = document.getElementById("translations");
   if (block) {
     try {
@@ -69,7 +69,19 @@
     });
   }
 
-  window.SotaI18n = { gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, number: number };
+  /* A moment as the pages write it (the `when` filter): in UTC, saying so, with the date and
+   * time in the page's language joined as its `datetime` pattern says:
+   * "2026-12-01T19:50:05Z" → "Dec 1, 2026, 7:50 PM UTC", "1.12.2026 19.50 UTC". Text that is
+   * no time is shown as it is. */
+  function time(iso) {
+    const moment = new Date(iso);
+    if (typeof iso !== "string" || Number.isNaN(moment.getTime())) return String(iso);
+    const part = (style) => new Intl.DateTimeFormat(book.locale, Object.assign({ timeZone: "UTC" }, style)).format(moment);
+    const pattern = typeof book.datetime === "string" ? book.datetime : "{1}, {0}";
+    return pattern.replace("{1}", part({ dateStyle: "medium" })).replace("{0}", part({ timeStyle: "short" })) + " UTC";
+  }
+
+  window.SotaI18n = { gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, number: number, time: time };
 
   /* The header's language picker: choosing a language sends its form (its button is for pages
    * without JavaScript). */

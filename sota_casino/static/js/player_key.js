@@ -160,7 +160,7 @@
       button.textContent = gettext("Make a signing key");
     } else if (now.held) {
       text(line, gettext("This browser signs your decisions and moves with key %(key)s (%(fingerprint)s…), registered %(time)s.", {
-        key: now.current.key_id, fingerprint: now.current.public_key_hex.slice(0, 16), time: now.current.registered_at,
+        key: now.current.key_id, fingerprint: now.current.public_key_hex.slice(0, 16), time: window.SotaI18n.time(now.current.registered_at),
       }));
       button.textContent = gettext("Replace the key");
     } else {
@@ -173,7 +173,7 @@
     if (list) {
       list.replaceChildren(...now.keys.map((k) => {
         const item = document.createElement("li");
-        const fields = { key: k.key_id, fingerprint: k.public_key_hex.slice(0, 16), time: k.retired_at };
+        const fields = { key: k.key_id, fingerprint: k.public_key_hex.slice(0, 16), time: window.SotaI18n.time(k.retired_at) };
         item.textContent = (k.retired_at
           ? gettext("Key %(key)s: %(fingerprint)s… retired since %(time)s", fields)
           : gettext("Key %(key)s: %(fingerprint)s… current", fields))
@@ -200,7 +200,7 @@
       panel.prepend(line);
     }
     line.textContent = foreign.map((k) => gettext("A key you may not have registered was added on %(time)s: key %(key)s (%(fingerprint)s…), which this browser did not make. If it was not you on another device, the casino or someone with your password registered it, and it could sign decisions you never made: keep this page as evidence (save or print it), change your password and make a new key here.",
-      { time: k.registered_at, key: k.key_id, fingerprint: k.public_key_hex.slice(0, 16) })).join(" ");
+      { time: window.SotaI18n.time(k.registered_at), key: k.key_id, fingerprint: k.public_key_hex.slice(0, 16) })).join(" ");
   }
 
   function setup() {
