@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from babel import Locale
+from babel.messages.extract import DEFAULT_KEYWORDS
 from babel.messages.extract import extract_from_file
 from babel.support import NullTranslations
 from babel.support import Translations
@@ -181,12 +182,19 @@ def in_words(error: InvalidRules, titles: Mapping[str, str]) -> InvalidRules:
 # --- the scripts' strings -------------------------------------------------------------------------
 
 
+#: What marks a message in the scripts: gettext's own, and ``N_``/``Nn_`` (i18n.js) as for
+#: ``pybabel extract`` (``make translations-extract``).
+SCRIPT_KEYWORDS: Final = {**DEFAULT_KEYWORDS, "Nn_": (1, 2)}
+
+
 @functools.cache
 def script_messages() -> tuple[str | tuple[str, str], ...]:
     """Return the message ids the scripts show (found once, as ``pybabel extract`` finds them)."""
     found: dict[str | tuple[str, str], None] = {}
     for path in sorted(SCRIPTS.glob("*.js")):
-        for _line, message, _comments, _context in extract_from_file("javascript", str(path)):
+        for _line, message, _comments, _context in extract_from_file(
+            "javascript", str(path), keywords=SCRIPT_KEYWORDS
+        ):
             if isinstance(message, str):
                 found[message] = None
             elif len(message) >= 2 and message[0] and message[1]:

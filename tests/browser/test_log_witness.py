@@ -118,3 +118,45 @@ def test_the_witness_status_reads_as_one_finnish_sentence(tab: Any) -> None:
         f"tarkistuspiste (koko {size}, juuri {'ab' * 32}) ei ole kiinnitetyn avaimen "
         "allekirjoittama. Molemmat tarkistuspisteet"
     ), alarm
+
+
+def test_an_alarm_reads_in_the_language_of_the_page_that_shows_it(tab: Any) -> None:
+    """The alarm is kept as its message, not its text: raised on an English page, it reads in
+    Finnish once the player switches; an alarm an earlier page kept as text still shows."""
+    sign_up(tab, "kielet")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    size = tab.locator(WITNESS).get_attribute("data-log-size")
+    kept = tab.evaluate("window.SotaLog.kept()")
+    forked = {"document": {**kept["document"], "root": "ab" * 32}, "signature": kept["signature"]}
+    tab.evaluate(
+        "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))"
+        ".then(() => window.SotaLog.show(null))",
+        forked,
+    )
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    assert alarm.inner_text().startswith(
+        "✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. BAD SIGNATURE: the checkpoint "
+        f"size {size} root {'ab' * 32} is not signed by the pinned key."
+    ), alarm.inner_text()
+
+    with tab.expect_navigation():
+        tab.select_option("#language-choice", "fi")
+    tab.wait_for_selector("html[lang=fi]")
+    assert alarm.inner_text().startswith(
+        "✗ KASINO NÄYTTI TÄLLE SELAIMELLE KAKSI ERI HISTORIAA. VÄÄRÄ ALLEKIRJOITUS: "
+        f"tarkistuspiste (koko {size}, juuri {'ab' * 32}) ei ole kiinnitetyn avaimen "
+        "allekirjoittama."
+    ), alarm.inner_text()
+
+    # Kept as text by an earlier version of the page: shown as it was written.
+    tab.evaluate(
+        "localStorage.setItem('sota-casino.log-alarm.v1', JSON.stringify({why: 'FORK: kept "
+        "size 3 root aa, served size 3 root bb', kept: null, seen: null, at: '2026-12-01'}))"
+    )
+    tab.reload()
+    tab.wait_for_selector(f"{WITNESS}[role=alert]")
+    assert "HISTORIAA. FORK: kept size 3 root aa, served size 3 root bb. Molemmat" in (
+        alarm.inner_text()
+    )

@@ -195,10 +195,11 @@ def _js_strings(path: Path) -> list[tuple[int, str, str]]:
 
 
 def unmarked_script_text(path: Path) -> list[str]:
-    """Return the prose literals of a script that are not the message of a gettext call."""
+    """Return the prose literals of a script that are not the message of a gettext call (or
+    marked with ``N_``/``Nn_``, to be translated when shown)."""
     unmarked = []
     for line, text, call in _js_strings(path):
-        if call.split(".")[-1] in ("gettext", "ngettext"):
+        if call.split(".")[-1] in ("gettext", "ngettext", "N_", "Nn_"):
             continue
         if (
             not _prose(text)

@@ -3,7 +3,7 @@
  * (the CSP allows no inline script). `%(name)s` placeholders are filled from `params`, and
  * `%(num)s` is the count in ngettext. Without the block the ids (English) are shown.
  * Strings are found for the catalogues by `pybabel extract` (its javascript extractor), so
- * call these with literal strings.
+ * call these with literal strings; `N_` and `Nn_` mark a message shown later (see `say`).
  */
 "use strict";
 
@@ -81,7 +81,32 @@
     return pattern.replace("{1}", part({ dateStyle: "medium" })).replace("{0}", part({ timeStyle: "short" })) + " UTC";
   }
 
-  window.SotaI18n = { gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, number: number, time: time };
+  /* A message kept for later as its ids, not its text, so that it is shown in the language of
+   * the page that shows it: `{ id, params }`, or `{ id, plural, num, params }` with a plural.
+   * N_("…") and Nn_("…", "…") mark the ids for the catalogues and make these; a param may be
+   * such a message too. `say` translates one (a string is text already, and stays). */
+  function N_(id, params) {
+    return { id: id, params: params || {} };
+  }
+
+  function Nn_(singular, plural, num, params) {
+    return { id: singular, plural: plural, num: num, params: params || {} };
+  }
+
+  function say(message) {
+    if (!message || typeof message !== "object") return String(message);
+    const params = {};
+    for (const [name, value] of Object.entries(message.params || {})) {
+      params[name] = value && typeof value === "object" ? say(value) : value;
+    }
+    return typeof message.plural === "string"
+      ? ngettext(String(message.id), message.plural, Number(message.num), params)
+      : gettext(String(message.id), params);
+  }
+
+  window.SotaI18n = {
+    gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, number: number, time: time, say: say,
+  };
 
   /* The header's language picker: choosing a language sends its form (its button is for pages
    * without JavaScript). */
@@ -91,4 +116,6 @@
   });
   window.gettext = gettext;
   window.ngettext = ngettext;
+  window.N_ = N_;
+  window.Nn_ = Nn_;
 })();

@@ -134,7 +134,7 @@
       && doc.size >= 0 && isHex64(doc.root) && typeof signed.signature === "string");
   }
 
-  const described = (doc) => gettext("size %(size)s root %(root)s", { size: doc.size, root: doc.root });
+  const described = (doc) => N_("size %(size)s root %(root)s", { size: doc.size, root: doc.root });
 
   // ---- anchors -------------------------------------------------------------------------------
 
@@ -285,8 +285,9 @@
     return { status: response.status, body: response.ok ? await response.json() : null };
   }
 
-  function alarm(why, kept, seen) {
-    const raised = { why, kept, seen, at: new Date().toISOString() };
+  /* Keep an alarm: `reason` is a message (i18n.js's N_), translated each time it is shown. */
+  function alarm(reason, kept, seen) {
+    const raised = { reason, kept, seen, at: new Date().toISOString() };
     save(ALARM, raised);
     return { ok: false, alarm: raised };
   }
@@ -302,31 +303,31 @@
       return { ok: null, size: kept && kept.document.size, note: gettext("The log's checkpoint is signed by a key this browser does not trust yet; it is not checked.") };
     }
     if (!(await signedBy(key, seen))) {
-      return alarm(gettext("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen);
+      return alarm(N_("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen);
     }
     if (!isCheckpoint(kept)) {
       save(KEPT, { document: doc, signature: seen.signature });
       return { ok: true, size: doc.size };
     }
     const old = kept.document;
-    const both = { both: gettext("kept %(kept)s, served %(served)s", { kept: described(old), served: described(doc) }) };
-    if (doc.size < old.size) return alarm(gettext("SHRUNK: the log is smaller than a checkpoint it signed: %(both)s", both), kept, seen);
+    const both = { both: N_("kept %(kept)s, served %(served)s", { kept: described(old), served: described(doc) }) };
+    if (doc.size < old.size) return alarm(N_("SHRUNK: the log is smaller than a checkpoint it signed: %(both)s", both), kept, seen);
     if (doc.size === old.size) {
       if (doc.root !== old.root) {
-        return alarm(ngettext("FORK: two signed checkpoints over %(num)s entry differ: %(both)s",
+        return alarm(Nn_("FORK: two signed checkpoints over %(num)s entry differ: %(both)s",
           "FORK: two signed checkpoints over %(num)s entries differ: %(both)s", doc.size, both), kept, seen);
       }
       return { ok: true, size: doc.size };
     }
     const answer = await fetchJson(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: old.size, new_size: doc.size }));
     if (answer.status === 404) {
-      return alarm(ngettext("FORK: the service no longer proves the checkpoint it signed over %(num)s entry: %(both)s",
+      return alarm(Nn_("FORK: the service no longer proves the checkpoint it signed over %(num)s entry: %(both)s",
         "FORK: the service no longer proves the checkpoint it signed over %(num)s entries: %(both)s", old.size, both), kept, seen);
     }
     const proof = answer.body && answer.body.proof;
     if (!Array.isArray(proof) || !proof.every(isHex64)) return { ok: null, size: old.size, note: gettext("no consistency proof could be had (HTTP %(status)s)", { status: answer.status }) };
     const consistent = await verifyConsistency(old.size, doc.size, hexToBytes(old.root), hexToBytes(doc.root), proof.map(hexToBytes));
-    if (!consistent) return alarm(gettext("FORK: the served checkpoint does not extend the kept one: %(both)s", both), kept, seen);
+    if (!consistent) return alarm(N_("FORK: the served checkpoint does not extend the kept one: %(both)s", both), kept, seen);
     save(KEPT, { document: doc, signature: seen.signature });
     return { ok: true, size: doc.size };
   }
@@ -340,7 +341,7 @@
         holder.className = "log-witness bad";
         holder.setAttribute("role", "alert");
         line.textContent = gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser keeps them until its storage is cleared).",
-          { why: raised.why });
+          { why: window.SotaI18n.say(raised.reason || raised.why) });
       } else if (outcome && outcome.ok) {
         holder.className = "log-witness ok";
         line.textContent = ngettext("✓ This browser has checked the casino's public log up to %(num)s entry: every checkpoint it saw is signed by the pinned key and extends the one before.",
