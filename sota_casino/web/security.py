@@ -40,6 +40,7 @@ from ..core.errors import Unauthorized
 from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
+from .i18n import gettext
 from .paths import is_local_path
 from .paths import wants_json
 
@@ -153,7 +154,7 @@ def login_redirect() -> Response:
 
     Only a page (GET) is worth coming back to: a refused form's URL is no page to show.
     """
-    flash("Please log in first.", "info")
+    flash(gettext("Please log in first."), "info")
     target = request.full_path.rstrip("?") if request.method == "GET" else None
     return redirect(url_for("auth.login", next=target), code=303)
 

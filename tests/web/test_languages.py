@@ -413,3 +413,43 @@ def test_a_body_the_schema_refuses_reads_in_the_language_asked_for(
         answer = client.post("/api/v1/casino-war/rounds", json=body, headers=headers)
         assert answer.status_code == 422, answer.get_json()
         assert answer.get_json()["error"]["message"] == message
+
+
+# --- the messages a page leaves for the next ------------------------------------------------
+
+LOGIN_FIRST = {
+    "en": "Please log in first.",
+    "fi": "Kirjaudu ensin sisään.",
+    "nb": "Logg inn først.",
+    "pt": "Entre na sua conta primeiro.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_welcome_after_sign_up_reads_in_the_language_picked_on_the_sign_up_page(
+    client: FlaskClient, language: str
+) -> None:
+    """The new account has no language of its own yet: the welcome is worded, and the lobby
+    shown, in the one the visitor picked, so the two agree."""
+    client.get("/auth/register")
+    post_form(client, "/language", {"locale": language, "next": "/auth/register"})
+    lobby = client.get(register_page(client, "aino").location).get_data(as_text=True)
+    assert f'<html lang="{language}">' in lobby
+    welcome = {
+        "en": "Welcome to the table, aino!",
+        "fi": "Tervetuloa pöytään, aino!",
+        "nb": "Velkommen til bordet, aino!",
+        "pt": "Bem-vindo à mesa, aino!",
+    }[language]
+    assert welcome in html.unescape(lobby)
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_prompt_to_log_in_reads_in_the_visitors_language(
+    client: FlaskClient, language: str
+) -> None:
+    client.set_cookie("lang", language)
+    sent = client.get("/history")
+    assert sent.status_code == 303 and "/auth/login" in sent.location
+    page = html.unescape(client.get(sent.location).get_data(as_text=True))
+    assert f'<p class="flash info" role="status">{LOGIN_FIRST[language]}</p>' in page
