@@ -62,7 +62,8 @@ def measure(url: str, workdir: Path) -> dict[str, float]:
     assert client.post("/api/v1/auth/register", json=credentials).status_code == 201
     token = client.post("/api/v1/auth/token", json=credentials).get_json()["token"]
     bearer = {"Authorization": f"Bearer {token}"}
-    baseline = create_baseline().test_client()
+    baseline_app = create_baseline()
+    baseline = baseline_app.test_client()
 
     def insert() -> None:
         assert baseline.post("/insert", json={}).status_code == 201
@@ -89,6 +90,7 @@ def measure(url: str, workdir: Path) -> dict[str, float]:
         for name, action in scenarios.items():
             batches[name].append(_cpu_us(action, ROUNDS))
     app.extensions["sota_casino.engine"].dispose()
+    baseline_app.extensions["bench.engine"].dispose()
     return {name: statistics.median(values) for name, values in batches.items()}
 
 
