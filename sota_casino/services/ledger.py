@@ -290,8 +290,7 @@ def balance(session: Session, name: str) -> int:
 @in_transaction
 def player_balances(session: Session, user_id: int) -> Balances:
     """Return the player's balances (inside any transaction)."""
-    if session.new or session.dirty:
-        session.flush()  # what an ORM query would flush first: accounts added but not sent
+    session.flush()  # what an ORM query would flush first (nothing, unless objects are pending)
     rows = session.connection().execute(_PLAYER_BALANCES, {"user_id": user_id})
     found = dict(rows.tuples().all())
     return Balances(**{currency: int(found.get(currency, 0)) for currency in CURRENCIES})
