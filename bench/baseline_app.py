@@ -31,6 +31,7 @@ _INSERT = rows.insert()
 def create_app() -> Flask:
     app = Flask(__name__)
     engine = make_engine(os.environ["DATABASE_URL"])
+    app.extensions["bench.engine"] = engine  # for a caller in the same process to dispose
 
     @app.post("/insert")
     def insert_one() -> ResponseReturnValue:

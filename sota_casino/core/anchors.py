@@ -34,9 +34,10 @@ DECISION_ACTIONS: Final = {"casino_war": "round.decision", "sota": "round.move"}
 DECISION_FIELDS: Final = {"round.decision": "choice", "round.move": "cards"}
 
 
-def receipt_hash(document: Mapping[str, Any]) -> str:
-    """Return ``sha256(canonical_json(document))`` in hex: what a settlement entry names."""
-    return hashlib.sha256(canonical_json(document)).hexdigest()
+def receipt_hash(document: Mapping[str, Any], canonical: bytes | None = None) -> str:
+    """Return ``sha256(canonical_json(document))`` in hex: what a settlement entry names
+    (``canonical``: the document's canonical bytes, where the caller has them already)."""
+    return hashlib.sha256(canonical_json(document) if canonical is None else canonical).hexdigest()
 
 
 def pair_subject(seed_pair_id: object) -> str:

@@ -430,14 +430,17 @@ def public_key_pem(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
     ).decode()
 
 
-def sign(key: Ed25519PrivateKey, doc: Any) -> str:
-    """Sign the canonical bytes of ``doc``; return the signature as hex."""
-    return key.sign(canonical_json(doc)).hex()
+def sign(key: Ed25519PrivateKey, doc: Any, canonical: bytes | None = None) -> str:
+    """Sign the canonical bytes of ``doc`` (``canonical``, where the caller has them already);
+    return the signature as hex."""
+    return key.sign(canonical_json(doc) if canonical is None else canonical).hex()
 
 
-def signed(key: Ed25519PrivateKey, doc: dict[str, Any]) -> dict[str, Any]:
+def signed(
+    key: Ed25519PrivateKey, doc: dict[str, Any], canonical: bytes | None = None
+) -> dict[str, Any]:
     """Return the signed envelope ``{"document", "signature"}`` the API answers with."""
-    return {"document": doc, "signature": sign(key, doc)}
+    return {"document": doc, "signature": sign(key, doc, canonical)}
 
 
 def verify_signature(public_hex: str, doc: Any, signature_hex: str) -> bool:

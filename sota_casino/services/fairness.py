@@ -50,11 +50,14 @@ _REGISTERING: Final = "sota_casino.registering_key"
 
 
 @in_transaction
-def signed(session: Session, document: dict[str, Any]) -> dict[str, Any]:
+def signed(
+    session: Session, document: dict[str, Any], canonical: bytes | None = None
+) -> dict[str, Any]:
     """Sign ``document`` with the service key (registering the key in the first transaction
-    that signs: a rollback undoes the registration, and the next signature makes it again)."""
+    that signs: a rollback undoes the registration, and the next signature makes it again).
+    ``canonical``: the document's canonical bytes, where the caller has them already."""
     _ensure_key_registered(session)
-    return fairness.signed(context_of(session).signing_key, document)
+    return fairness.signed(context_of(session).signing_key, document, canonical)
 
 
 def _ensure_key_registered(session: Session) -> None:

@@ -118,6 +118,10 @@ _MOVE_BALANCE = (
     .values(balance=_ACCOUNTS.c.balance + bindparam("amount"))
 )
 _NEW_POSTINGS = insert(cast(Table, Posting.__table__))
+#: A player's balances, read at the end of every round and by every ``/me``.
+_PLAYER_BALANCES = select(_ACCOUNTS.c.currency, _ACCOUNTS.c.balance).where(
+    _ACCOUNTS.c.user_id == bindparam("user_id"), _ACCOUNTS.c.kind == "player"
+)
 #: Where the process keeps the accounts it has seen committed (an account's id, kind and
 #: currency never change, so only its balance is read from the database), and where a
 #: transaction keeps those it read until it commits (one it created may yet be rolled back).
@@ -286,11 +290,8 @@ def balance(session: Session, name: str) -> int:
 @in_transaction
 def player_balances(session: Session, user_id: int) -> Balances:
     """Return the player's balances (inside any transaction)."""
-    rows = session.execute(
-        select(Account.currency, Account.balance).where(
-            Account.user_id == user_id, Account.kind == "player"
-        )
-    )
+    session.flush()  # what an ORM query would flush first (nothing, unless objects are pending)
+    rows = session.connection().execute(_PLAYER_BALANCES, {"user_id": user_id})
     found = dict(rows.tuples().all())
     return Balances(**{currency: int(found.get(currency, 0)) for currency in CURRENCIES})
 

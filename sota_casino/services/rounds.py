@@ -251,25 +251,26 @@ def _settle(
     )
     ledger.post_all(session, [*transfers, settle])
     now = datetime.now(UTC)
-    envelope = fairness_service.signed(
-        session,
-        fairness.round_document(
-            round_id=round_.id,
-            game=round_.game,
-            seed_pair_id=round_.seed_pair_id,
-            commitment=round_.commitment,
-            client_seed=round_.seeds.client_seed,
-            nonce=round_.nonce,
-            rules=round_.rules,
-            actions=round_.actions,
-            cards=round_.cards,
-            outcome=outcome,
-            stakes=round_.stakes,
-            payout=payout,
-            settled_at=fairness.format_time(now),
-            signed_actions=round_.signed_actions,
-        ),
+    document = fairness.round_document(
+        round_id=round_.id,
+        game=round_.game,
+        seed_pair_id=round_.seed_pair_id,
+        commitment=round_.commitment,
+        client_seed=round_.seeds.client_seed,
+        nonce=round_.nonce,
+        rules=round_.rules,
+        actions=round_.actions,
+        cards=round_.cards,
+        outcome=outcome,
+        stakes=round_.stakes,
+        payout=payout,
+        settled_at=fairness.format_time(now),
+        signed_actions=round_.signed_actions,
     )
+    # Its canonical bytes once: the signature and the settlement entry's hash both read them (a
+    # Sota receipt holds the whole trick log).
+    canonical = fairness.canonical_json(document)
+    envelope = fairness_service.signed(session, document, canonical)
     settled = replace(
         round_,
         status="settled",
@@ -304,7 +305,7 @@ def _settle(
         {
             # The receipt's hash ties the signed receipt to the log: rewriting it later
             # contradicts a checkpoint the service signed.
-            "receipt": anchors.receipt_hash(envelope["document"]),
+            "receipt": anchors.receipt_hash(document, canonical),
             "game": round_.game,
             "staked": round_.staked,
             "payout": payout,
@@ -601,9 +602,17 @@ def sota_view(
     round_: RoundRecord, balances: Balances, result: sota.GameResult | None = None
 ) -> SotaGame:
     """The game of Sota as the player sees it, replayed from its row unless ``result`` is given."""
+    given = result is not None
     if result is None:
         result = _sota_play(round_, list(round_.actions))
     settled = round_.status == "settled"
+    # A game this call settled holds its trick log in its receipt's outcome already (the
+    # engine's dicts, hundreds of them): the answer shows that list instead of building it again.
+    tricks = (
+        round_.outcome["tricks"]
+        if given and settled and round_.outcome is not None
+        else result.tricks.to_list()
+    )
     return SotaGame(
         id=round_.id,
         game="sota",
@@ -612,7 +621,7 @@ def sota_view(
         rules=round_.rules,
         seats=round_.rules["seats"],
         winner=result.winner if settled else None,
-        tricks=cast(list[Trick], result.tricks.to_list()),  # the engine's dicts, as typed
+        tricks=cast(list[Trick], tricks),  # the engine's dicts, as typed
         pending=PendingMove(**result.pending) if result.pending is not None else None,
         ended_by=result.ended_by,
         net=round_.net,

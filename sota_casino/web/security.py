@@ -22,6 +22,7 @@ from typing import TypeVar
 from typing import cast
 
 from flask import Flask
+from flask import Request
 from flask import abort
 from flask import flash
 from flask import g
@@ -29,6 +30,7 @@ from flask import redirect
 from flask import request
 from flask import session
 from flask import url_for
+from flask.sessions import SecureCookieSession
 from flask.sessions import SecureCookieSessionInterface
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
@@ -264,6 +266,13 @@ class SessionInterface(SecureCookieSessionInterface):
 
     def get_cookie_secure(self, app: Flask) -> bool:
         return bool(super().get_cookie_secure(app) or request.is_secure)
+
+    def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        # No cookie (every bearer-token call): the empty session Flask would give, without
+        # building the cookie's serializer first, a sizeable part of such a request's work.
+        if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
+            return self.session_class()
+        return super().open_session(app, request)
 
 
 def init_app(app: Flask) -> None:

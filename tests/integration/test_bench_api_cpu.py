@@ -1,0 +1,22 @@
+"""``python -m bench api_cpu`` in a short mode: each scenario's requests answered as the load
+sends them, and a CPU figure for each, on the test's database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import bench_api_cpu
+
+
+def test_the_cpu_figures_come_from_answered_requests(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench_api_cpu, "ROUNDS", 3)
+    monkeypatch.setattr(bench_api_cpu, "BATCHES", 1)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    # Each request asserts its own answer (201, or 200 for a war decision) inside measure().
+    cpu = bench_api_cpu.measure(db_url, tmp_path)
+    assert set(cpu) == {"baseline", "casino_war", "sota"}
+    assert all(value > 0 for value in cpu.values())
