@@ -96,14 +96,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _server_env(url: str, workdir: Path, port: int) -> dict[str, str]:
+def _server_env(url: str, workdir: Path, port: int, workers: int | None = None) -> dict[str, str]:
     return os.environ | {
         "DATABASE_URL": url,
         "SECRET_KEY": "bench-load",
         "SIGNING_KEY_FILE": str(workdir / "signing_key.pem"),
         "HOST": "127.0.0.1",
         "PORT": str(port),
-        "WEB_CONCURRENCY": os.environ.get("WEB_CONCURRENCY", "2"),
+        "WEB_CONCURRENCY": str(workers or os.environ.get("WEB_CONCURRENCY", "2")),
         "LOG_LEVEL": "warning",
         "SIGNUP_CHIPS": str(10**12),
         "SIGNUP_SWEETS": str(10**9),
@@ -112,14 +112,17 @@ def _server_env(url: str, workdir: Path, port: int) -> dict[str, str]:
 
 
 @contextmanager
-def gunicorn(app: str, url: str, workdir: Path) -> Iterator[int]:
-    """Serve ``app`` under gunicorn.conf.py on a free port; yield the port."""
+def gunicorn(app: str, url: str, workdir: Path, workers: int | None = None) -> Iterator[int]:
+    """Serve ``app`` under gunicorn.conf.py on a free port; yield the port.
+
+    :param workers: its sync workers (default: ``WEB_CONCURRENCY``, else 2).
+    """
     port = _free_port()
     log = open(workdir / f"{app.split(':')[0]}.log", "wb")  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", app],
         cwd=ROOT,
-        env=_server_env(url, workdir, port),
+        env=_server_env(url, workdir, port, workers),
         stdout=log,
         stderr=subprocess.STDOUT,
     )

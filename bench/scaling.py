@@ -1,13 +1,16 @@
 """``python -m bench scaling``: one PostgreSQL behind one app server and behind two, and how
 long rounds wait for locks.
 
-A fresh PostgreSQL database; two gunicorn instances of the service (gunicorn.conf.py, 2
-workers each unless WEB_CONCURRENCY says otherwise) on two ports. At each client count wrk
-drives Casino War rounds (bench/load.lua: one-chip bets, ties answered by war) against one
-server, then the same number of clients split over both (two wrk processes at once, each with
-its own half of the players). Meanwhile a sampler reads ``pg_stat_activity`` every few
-milliseconds and counts the app's backends waiting for a lock, by statement: samples times the
-interval, over the rounds settled, is the lock wait per round. Afterwards ``flask ledger check``
+A fresh PostgreSQL database; four gunicorn instances of the service (gunicorn.conf.py): two
+with 2 workers each (or WEB_CONCURRENCY, made even) and two with half as many. At each client
+count wrk drives Casino War rounds (bench/load.lua: one-chip bets, ties answered by war)
+against one server of 2 workers, then the same number of clients split over two servers (two
+wrk processes at once, each with its own half of the players): two of half the workers each,
+the same workers and CPU as the one server, which shows whether a second server adds any
+serial section; and two of 2 workers each, twice the workers on the same cores. Meanwhile a
+sampler reads ``pg_stat_activity`` every few milliseconds and counts the app's backends waiting
+for a lock, by statement: samples times the interval, over the rounds settled, is the lock wait
+per round. Afterwards ``flask ledger check``
 and ``flask audit verify`` must pass.
 """
 
@@ -37,6 +40,8 @@ from .load import gunicorn
 from .load import sign_up_players
 from .load import wrk
 
+#: The workers of one server (even, so that two servers of half as many match it).
+WORKERS = 2 * max(1, int(os.environ.get("WEB_CONCURRENCY", "2")) // 2)
 #: How often the sampler looks (seconds): each sample of a waiting backend stands for this long.
 INTERVAL = 0.005
 _BACKENDS = sa.text(
@@ -119,6 +124,7 @@ class LockSampler:
 @dataclass(frozen=True)
 class Step:
     servers: int
+    workers: int  # of all the servers together
     clients: int
     rounds_per_s: float
     p99_ms: float  # the worse of the two servers' p99 when two serve
@@ -129,7 +135,9 @@ class Step:
     db_cpu_ms: float  # per round, the database's backends
 
 
-def _measure(url: str, ports: list[int], tokens: list[Path], clients: int, seconds: float) -> Step:
+def _measure(
+    url: str, ports: list[int], tokens: list[Path], clients: int, seconds: float, workers: int
+) -> Step:
     shares = [clients // len(ports) + (i < clients % len(ports)) for i in range(len(ports))]
     app_cpu = sum(server_cpu_seconds(port) for port in ports)
     with LockSampler(url) as sampler, ThreadPoolExecutor(len(ports)) as pool:
@@ -143,6 +151,7 @@ def _measure(url: str, ports: list[int], tokens: list[Path], clients: int, secon
     rounds = sum(f.rounds for f in figures)
     return Step(
         servers=len([s for s in shares if s]),
+        workers=workers,
         clients=clients,
         rounds_per_s=sum(f.rate for f in figures),
         p99_ms=max(f.p99_ms for f in figures),
@@ -160,8 +169,10 @@ def run(clients: Sequence[int], seconds: float) -> tuple[list[Step], bool, str]:
     try:
         with fresh_database("postgres", workdir) as url:
             with (
-                gunicorn("wsgi:app", url, workdir) as first,
-                gunicorn("wsgi:app", url, workdir) as second,
+                gunicorn("wsgi:app", url, workdir, workers=WORKERS) as first,
+                gunicorn("wsgi:app", url, workdir, workers=WORKERS) as second,
+                gunicorn("wsgi:app", url, workdir, workers=WORKERS // 2) as half_first,
+                gunicorn("wsgi:app", url, workdir, workers=WORKERS // 2) as half_second,
             ):
                 players = sign_up_players(first, 2 * max(clients))
                 halves = []
@@ -171,13 +182,20 @@ def run(clients: Sequence[int], seconds: float) -> tuple[list[Step], bool, str]:
                     halves.append(path)
                 everyone = workdir / "tokens.txt"
                 everyone.write_text("\n".join(players) + "\n")
-                _measure(url, [first, second], halves, 4, 2)  # warm up both
+                #: (servers, their tokens, the workers of all of them)
+                setups = [
+                    ([first], [everyone], WORKERS),
+                    ([half_first, half_second], halves, WORKERS),
+                    ([first, second], halves, 2 * WORKERS),
+                ]
+                for ports, tokens, workers in setups:
+                    _measure(url, ports, tokens, 4, 2, workers)  # warm up every server
                 for count in clients:
-                    setups = [([first], [everyone]), ([first, second], halves)]
-                    for ports, tokens in setups[: 1 if count < 2 else 2]:
-                        step = _measure(url, ports, tokens, count, seconds)
+                    for ports, tokens, workers in setups[: 1 if count < 2 else 3]:
+                        step = _measure(url, ports, tokens, count, seconds, workers)
                         print(
-                            f"  {step.servers} server(s), {count} clients: "
+                            f"  {step.servers} server(s), {step.workers} workers, "
+                            f"{count} clients: "
                             f"{step.rounds_per_s:,.0f} rounds/s, p99 {step.p99_ms:.1f} ms, "
                             f"lock wait {step.lock_wait_ms:.2f} ms/round {step.top_waits}, "
                             f"CPU ms/round app {step.app_cpu_ms:.2f} db {step.db_cpu_ms:.2f}",
@@ -195,14 +213,15 @@ def markdown(steps: Sequence[Step], seconds: float, checks: str) -> str:
     lines = [
         f"{seconds:g} s per figure, Casino War rounds through the JSON API on PostgreSQL.",
         "",
-        "| clients | app servers | rounds/s | p99 ms | errors | app CPU ms/round "
+        "| clients | app servers | workers | rounds/s | p99 ms | errors | app CPU ms/round "
         "| PostgreSQL CPU ms/round | lock wait per round | waiting most in |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for step in steps:
         waits = "; ".join(f"`{q}…` ({n})" for q, n in step.top_waits) or "none seen"
         lines.append(
-            f"| {step.clients} | {step.servers} | {step.rounds_per_s:,.0f} | {step.p99_ms:.1f} "
+            f"| {step.clients} | {step.servers} | {step.workers} | {step.rounds_per_s:,.0f} "
+            f"| {step.p99_ms:.1f} "
             f"| {step.errors} | {step.app_cpu_ms:.2f} | {step.db_cpu_ms:.2f} "
             f"| {step.lock_wait_ms:.2f} ms | {waits} |"
         )
