@@ -26,7 +26,7 @@ from .security import log_in
 from .security import log_out
 from .security import login_required
 from .security import safe_next
-from .security import session_user
+from .visitor import session_user
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 

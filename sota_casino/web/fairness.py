@@ -26,7 +26,7 @@ from ..services import transparency
 from ..verify.build import verifier_archive
 from .i18n import gettext
 from .security import login_required
-from .security import session_user
+from .visitor import session_user
 
 bp = Blueprint("fairness", __name__, url_prefix="/fairness")
 

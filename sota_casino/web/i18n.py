@@ -43,6 +43,7 @@ from ..locations import TRANSLATIONS
 from ..services import accounts
 from .paths import is_local_path
 from .paths import wants_json
+from .visitor import session_user
 
 #: The languages the casino speaks, each named in itself (the picker shows these names).
 LANGUAGES: Final = {"en": "English", "fi": "suomi", "nb": "norsk bokmål", "pt": "português"}
@@ -83,8 +84,6 @@ def select_locale() -> str:
 
 
 def _choose() -> str:
-    from .security import session_user
-
     if wants_json():
         return accepted_language() or DEFAULT
     try:
@@ -256,8 +255,6 @@ def _plural_function(books: NullTranslations) -> Callable[[int], int]:
 def choose() -> ResponseReturnValue:
     """Switch the language: stored with the account of a logged-in player, in a cookie for
     everyone; then back to the page the picker was on."""
-    from .security import session_user
-
     chosen = request.form.get("locale", "")
     if chosen not in LANGUAGES:
         raise InvalidInput(N_("choose one of the languages offered"), field="locale")

@@ -27,7 +27,7 @@ from .format import when
 from .i18n import gettext
 from .inputs import choice
 from .security import login_required
-from .security import session_user
+from .visitor import session_user
 
 #: What the lobby says after a top-up, per currency.
 TOPPED_UP = {

@@ -63,8 +63,8 @@ from .inputs import query_int
 from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
 from .security import login_redirect
-from .security import session_user
 from .sota import PRESET_TITLES
+from .visitor import session_user
 
 bp = Blueprint("operator", __name__, url_prefix="/operator")
 

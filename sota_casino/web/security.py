@@ -45,10 +45,11 @@ from ..services import accounts
 from .i18n import gettext
 from .paths import is_local_path
 from .paths import wants_json
+from .visitor import SESSION_KEY
+from .visitor import session_user
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-SESSION_KEY = "sid"
 CSRF_KEY = "csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
@@ -110,20 +111,6 @@ def check_csrf() -> None:
 
 
 # --- browser sessions -------------------------------------------------------------------------
-
-
-def session_user() -> accounts.UserView | None:
-    """Return the user of this browser session, or None (a stale cookie is cleared)."""
-    if "session_user" not in g:
-        user = None
-        token = session.get(SESSION_KEY)
-        if isinstance(token, str) and token:
-            user = accounts.session_user(get_session(), token)
-            if user is None or user.locked:
-                session.pop(SESSION_KEY, None)
-                user = None
-        g.session_user = user
-    return cast("accounts.UserView | None", g.session_user)
 
 
 def log_in(user_id: int) -> None:

@@ -21,7 +21,7 @@ from sota_casino.services import checks
 from sota_casino.services import ledger
 from sota_casino.services.results import to_json
 from sota_casino.web.security import CSRF_KEY
-from sota_casino.web.security import SESSION_KEY
+from sota_casino.web.visitor import SESSION_KEY
 
 CSRF = "known-csrf-token-for-tests"
 
