@@ -375,8 +375,10 @@ def format_time(moment: datetime) -> str:
 
 def time_or_none(value: object) -> datetime | None:
     """Return :func:`parse_time` of ``value``, or ``None`` if it is not such a time."""
+    if not isinstance(value, str):
+        return None
     try:
-        return parse_time(value)  # type: ignore[arg-type]
+        return parse_time(value)
     except ValueError:
         return None
 

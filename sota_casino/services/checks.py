@@ -84,7 +84,7 @@ def _take_lease(session: Session, name: str, owner: str) -> bool:
         .values(lease_owner=owner, lease_until=now + LEASE)
         .execution_options(synchronize_session=False)
     )
-    return bool(taken.rowcount)  # type: ignore[attr-defined]
+    return bool(taken.rowcount)  # type: ignore[attr-defined]  # an UPDATE answers a CursorResult
 
 
 @transactional

@@ -352,6 +352,7 @@ def _passing_war_row(context: PairContext, index: int, doc: Mapping[str, Any]) -
             context.created_at,
             context.revealed_at,
         )
+        # The pair's times are None where its documents held none: the TypeError is caught below.
         in_time = settled is not None and created < settled <= revealed  # type: ignore[operator]
     except Exception:  # whatever is wrong, the checks one by one name it
         return None

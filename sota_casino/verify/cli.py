@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 from typing import TextIO
+from typing import Unpack
 
 from ..core import audit_chain
 from ..core.fairness import is_hex64
@@ -44,6 +45,7 @@ from .report import Symbols
 from .report import render_report
 from .report import short
 from .runner import PARALLEL_MIN_ROUNDS
+from .runner import BundleOptions
 from .runner import verify_bundle
 from .trust import DEFAULT_KNOWN_KEYS
 from .trust import KeyProblem
@@ -93,16 +95,16 @@ class _KeyChoice:
         if self.pinned is None and self.service is None and records is not None:
             self.pinned, self.pinned_by = records.public_key_hex, "the records file"
 
-    def verify(self, bundle: object, **options: object) -> Report:
+    def verify(self, bundle: object, **options: Unpack[BundleOptions]) -> Report:
         if self.known is None or self.service is None:
-            report = verify_bundle(bundle, self.pinned, **options)  # type: ignore[arg-type]
+            report = verify_bundle(bundle, self.pinned, **options)
             if report.trust == TRUST_PINNED and self.pinned_by != "--public-key":
                 report = dataclasses.replace(report, trust_note=f"Key pinned by {self.pinned_by}.")
             return report
         known = self.known.key_of(self.service)
         if known is None:
             return self._first_use(bundle, options)
-        report = verify_bundle(bundle, known, **options)  # type: ignore[arg-type]
+        report = verify_bundle(bundle, known, **options)
         if report.trust == TRUST_SUCCESSOR and report.ok:
             self.known = self.known.with_key(
                 self.service, report.public_key_hex, f"key change signed by {short(known)}"
@@ -114,10 +116,10 @@ class _KeyChoice:
             report = dataclasses.replace(report, trust=TRUST_KNOWN, trust_note=note)
         return report
 
-    def _first_use(self, bundle: object, options: Mapping[str, object]) -> Report:
+    def _first_use(self, bundle: object, options: BundleOptions) -> Report:
         assert self.known is not None and self.service is not None
         key = bundle.get("public_key_hex") if isinstance(bundle, dict) else None
-        report = verify_bundle(bundle, key if is_hex64(key) else None, **options)  # type: ignore[arg-type]
+        report = verify_bundle(bundle, key if is_hex64(key) else None, **options)
         if report.ok:
             self.known = self.known.with_key(self.service, report.public_key_hex, "first use")
             written = f"written to {self.known.path}"

@@ -199,9 +199,9 @@ def _signed_problems(
     problems = []
     expected = action_document(
         game=doc.get("game"),  # type: ignore[arg-type]  # compared as JSON, whatever it is
-        round_id=doc.get("round_id"),  # type: ignore[arg-type]
-        seed_pair_id=doc.get("seed_pair_id"),  # type: ignore[arg-type]
-        nonce=doc.get("nonce"),  # type: ignore[arg-type]
+        round_id=doc.get("round_id"),  # type: ignore[arg-type]  # as game
+        seed_pair_id=doc.get("seed_pair_id"),  # type: ignore[arg-type]  # as game
+        nonce=doc.get("nonce"),  # type: ignore[arg-type]  # as game
         index=index,
         choice=choice,
     )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 from typing import Final
+from typing import TypedDict
 
 from .anchors import check_anchors
 from .checks import PairContext
@@ -65,6 +66,15 @@ def _check_range(start: int, stop: int) -> list[Row]:
 # --- a whole bundle -----------------------------------------------------------------------------
 
 Progress = Callable[[int, int], None]
+
+
+class BundleOptions(TypedDict, total=False):
+    """How :func:`verify_bundle` reads a bundle, besides its key (its keyword arguments)."""
+
+    records: Records | None
+    source: str
+    jobs: int
+    progress: Progress | None
 
 
 def verify_bundle(

@@ -51,7 +51,7 @@ class ChunkedBodyLimit:
                 body = b""
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
-        return self.app(environ, start_response)  # type: ignore[no-any-return]
+        return self.app(environ, start_response)  # type: ignore[no-any-return]  # any WSGI app
 
 
 def request_line_length() -> int:
@@ -88,7 +88,7 @@ def options_as_json(response: Response) -> Response:
 
 def init_app(app: Flask) -> None:
     """Install the limits (first of the request hooks) and the JSON ``OPTIONS``."""
-    app.wsgi_app = ChunkedBodyLimit(  # type: ignore[method-assign]
+    app.wsgi_app = ChunkedBodyLimit(  # type: ignore[method-assign]  # Flask's way to wrap it
         app.wsgi_app, app.config.get("MAX_CONTENT_LENGTH")
     )
     app.before_request_funcs.setdefault(None, []).insert(0, check_limits)
