@@ -28,9 +28,10 @@ rows = sa.Table(
 _INSERT = rows.insert()
 
 
-def create_app() -> Flask:
+def create_app(url: str | None = None) -> Flask:
+    """The baseline on ``url`` (default: ``DATABASE_URL``, as gunicorn serves it)."""
     app = Flask(__name__)
-    engine = make_engine(os.environ["DATABASE_URL"])
+    engine = make_engine(url or os.environ["DATABASE_URL"])
     app.extensions["bench.engine"] = engine  # for a caller in the same process to dispose
 
     @app.post("/insert")

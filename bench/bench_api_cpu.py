@@ -45,8 +45,14 @@ def measure(url: str, workdir: Path) -> dict[str, float]:
     """Return the median CPU µs of a baseline request, a Casino War round and a Sota game."""
     engine = sa.create_engine(url)
     metadata.create_all(engine)
-    engine.dispose()
-    os.environ["DATABASE_URL"] = url  # what the baseline app reads, as under gunicorn
+    try:
+        return _measure(url, workdir)
+    finally:
+        metadata.drop_all(engine)  # the baseline's table is no part of the service's schema
+        engine.dispose()
+
+
+def _measure(url: str, workdir: Path) -> dict[str, float]:
     app = create_app(
         {
             "DATABASE_URL": url,
@@ -62,7 +68,7 @@ def measure(url: str, workdir: Path) -> dict[str, float]:
     assert client.post("/api/v1/auth/register", json=credentials).status_code == 201
     token = client.post("/api/v1/auth/token", json=credentials).get_json()["token"]
     bearer = {"Authorization": f"Bearer {token}"}
-    baseline_app = create_baseline()
+    baseline_app = create_baseline(url)
     baseline = baseline_app.test_client()
 
     def insert() -> None:

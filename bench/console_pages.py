@@ -28,7 +28,7 @@ from sota_casino.services import audit
 from sota_casino.services import money
 from sota_casino.services import rounds
 from sota_casino.web.security import CSRF_KEY
-from sota_casino.web.security import SESSION_KEY
+from sota_casino.web.visitor import SESSION_KEY
 
 PASSWORD: Final = "bench console password"
 PLAYERS: Final = 20

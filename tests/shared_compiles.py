@@ -17,6 +17,7 @@ import jinja2
 from flask import Flask
 from jinja2.bccache import Bucket
 from jinja2.bccache import BytecodeCache
+from jinja2.utils import _PassArg
 from werkzeug.routing import Rule
 
 _Builder = Callable[..., tuple[str, str]]
@@ -81,7 +82,8 @@ class _SharedTemplateCode(BytecodeCache):
 def _settings(environment: jinja2.Environment, name: str) -> tuple[Any, ...]:
     """What of an environment its compiled templates can depend on: its plain settings (the
     syntax, the gettext style...), the names of its policies, extensions, filters and tests,
-    and whether it escapes this template."""
+    and how each filter and test is called (the code passes a context to some), and whether it
+    escapes this template."""
 
     def plain(value: Any) -> Any:
         return value if isinstance(value, str | bool | int | None) else type(value).__name__
@@ -91,8 +93,8 @@ def _settings(environment: jinja2.Environment, name: str) -> tuple[Any, ...]:
         sorted((key, plain(value)) for key, value in vars(environment).items()),
         sorted((key, plain(value)) for key, value in environment.policies.items()),
         sorted(environment.extensions),
-        sorted(environment.filters),
-        sorted(environment.tests),
+        sorted((key, _PassArg.from_obj(f)) for key, f in environment.filters.items()),
+        sorted((key, _PassArg.from_obj(f)) for key, f in environment.tests.items()),
         autoescape(name) if callable(autoescape) else autoescape,
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from bench import bench_api_cpu
 
@@ -15,8 +16,13 @@ def test_the_cpu_figures_come_from_answered_requests(
 ) -> None:
     monkeypatch.setattr(bench_api_cpu, "ROUNDS", 3)
     monkeypatch.setattr(bench_api_cpu, "BATCHES", 1)
-    monkeypatch.delenv("DATABASE_URL", raising=False)
     # Each request asserts its own answer (201, or 200 for a war decision) inside measure().
     cpu = bench_api_cpu.measure(db_url, tmp_path)
     assert set(cpu) == {"baseline", "casino_war", "sota"}
     assert all(value > 0 for value in cpu.values())
+    # It leaves the test's database as it found it: the baseline's table is dropped again.
+    engine = sa.create_engine(db_url)
+    try:
+        assert "bench_baseline_rows" not in sa.inspect(engine).get_table_names()
+    finally:
+        engine.dispose()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC
 from datetime import datetime
 
+from sota_casino.services.lists import LISTS
 from sota_casino.services.results import Balances
 from sota_casino.services.results import CasinoWarRound
 from sota_casino.services.results import PendingMove
@@ -97,3 +98,36 @@ def test_the_schema_names_every_field_required_under_its_json_name() -> None:
 def test_a_tokens_secret_stays_out_of_its_repr() -> None:
     issued = Token("s3cret-" * 4, CREATED)
     assert "s3cret" not in repr(issued) and to_json(issued)["token"] == "s3cret-" * 4
+
+
+def test_the_operator_exports_have_the_columns_decided_for_them() -> None:
+    """The exports' columns are read from their rows' types: a field added to a row must not
+    become a column of every download unnoticed (a secret one least of all)."""
+    assert {name: spec.columns for name, spec in LISTS.items()} == {
+        "users": ("id", "username", "role", "locked", "created_at"),
+        "rounds": (
+            "id",
+            "game",
+            "status",
+            "currency",
+            "staked",
+            "payout",
+            "net",
+            "outcome",
+            "seed_pair_id",
+            "nonce",
+            "created_at",
+            "settled_at",
+        ),
+        "transfers": ("id", "time", "kind", "currency", "amount", "round_id", "memo"),
+        "seed_pairs": (
+            "seed_pair_id",
+            "status",
+            "commitment",
+            "client_seed",
+            "rounds",
+            "created_at",
+            "revealed_at",
+            "server_seed",
+        ),
+    }
