@@ -36,6 +36,7 @@ from ..core.errors import InvalidRules
 from ..core.errors import NotFound
 from ..core.errors import RoundSettled
 from ..core.marks import N_
+from ..database import EncodedJson
 from ..models import Round
 from ..models import SeedPair
 from ..models import TableSetting
@@ -297,7 +298,9 @@ def _settle(
             "signed_actions": settled.signed_actions,
             "settled_at": now,
             "settled_on": now.date(),
-            "receipt": envelope["document"],
+            # The column writes the canonical text (the same values) instead of a second
+            # encoding of the document (a Sota receipt holds the whole trick log).
+            "receipt": EncodedJson(envelope["document"], canonical.decode()),
             "receipt_signature": envelope["signature"],
             **figures,
         },
