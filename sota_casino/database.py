@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,27 @@ NAMING_CONVENTION = {
 
 #: 64-bit integers everywhere; SQLite's INTEGER PRIMARY KEY needs the plain INTEGER variant.
 BigInt = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class EncodedJson(dict[str, Any]):
+    """A JSON object whose JSON text is known already (a signed document's canonical JSON), so
+    a JSON column writes that text instead of encoding the object again (:func:`dump_json`).
+
+    Read back, the column holds the same values (its keys in sorted order); anywhere else it is
+    the dict it copies.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: dict[str, Any], text: str) -> None:
+        super().__init__(value)
+        self.text = text
+
+
+def dump_json(value: Any) -> str:
+    """The JSON columns' encoder (the engine's ``json_serializer``): :class:`EncodedJson`
+    writes the text it carries, anything else is ``json.dumps`` as by default."""
+    return value.text if type(value) is EncodedJson else json.dumps(value)
 
 
 class UTCDateTime(TypeDecorator[datetime]):

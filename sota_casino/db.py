@@ -28,6 +28,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
 
+from .database import dump_json
 from .services.tx import ONE_READ
 from .services.tx import READ_ONLY
 from .services.tx import refuse_writes_in_read_only
@@ -51,6 +52,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     is used again without a restart of the app.
     """
     kwargs.setdefault("hide_parameters", True)
+    kwargs.setdefault("json_serializer", dump_json)
     if is_sqlite(url):
         engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT}, **kwargs)
         _sqlite_transactions(engine)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from datetime import datetime
 from fractions import Fraction
 from typing import Annotated
@@ -624,6 +625,12 @@ def adapter(kind: Any) -> TypeAdapter[Any]:
 
 def to_json(value: Any) -> Any:
     """Return a result as the JSON values the API answers (field aliases as keys)."""
+    if type(value) is SotaGame:
+        # A game's trick log (hundreds of the engine's dicts) is JSON values already, as its
+        # type says: pydantic dumps the rest of the game, and the log is answered as it is.
+        found = adapter(SotaGame).dump_python(replace(value, tricks=[]), mode="json", by_alias=True)
+        found["tricks"] = value.tricks
+        return found
     return adapter(type(value)).dump_python(value, mode="json", by_alias=True)
 
 

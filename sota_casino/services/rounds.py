@@ -36,6 +36,7 @@ from ..core.errors import InvalidRules
 from ..core.errors import NotFound
 from ..core.errors import RoundSettled
 from ..core.marks import N_
+from ..database import EncodedJson
 from ..models import Round
 from ..models import SeedPair
 from ..models import TableSetting
@@ -231,11 +232,14 @@ def _settle(
     figures: dict[str, int],
     transfers: list[ledger.TransferSpec],
     events: list[audit.EntrySpec],
+    row_outcome: dict[str, Any] | None = None,
 ) -> RoundRecord:
     """Post ``transfers`` and empty the round's escrow to the player and the house, sign the
     receipt, write the settled row, and append ``events`` and the settlement to the log.
 
     :param figures: the house's report columns (``ante``, ``tie_bet``, ``tie_result``).
+    :param row_outcome: what the row's ``outcome`` column keeps, when less than the receipt's
+        ``outcome`` (by default all of it).
     """
     currency = round_.currency
     settle = ledger.TransferSpec(
@@ -288,13 +292,15 @@ def _settle(
             "staked": settled.staked,
             "payout": payout,
             "net": settled.net,
-            "outcome": outcome,
+            "outcome": outcome if row_outcome is None else row_outcome,
             "actions": settled.actions,
             "cards": settled.cards,
             "signed_actions": settled.signed_actions,
             "settled_at": now,
             "settled_on": now.date(),
-            "receipt": envelope["document"],
+            # The column writes the canonical text (the same values) instead of a second
+            # encoding of the document (a Sota receipt holds the whole trick log).
+            "receipt": EncodedJson(envelope["document"], canonical.decode()),
             "receipt_signature": envelope["signature"],
             **figures,
         },
@@ -650,6 +656,9 @@ def _settle_sota(
         figures={"ante": round_.staked, "tie_bet": 0, "tie_result": 0},  # no side bet
         transfers=transfers,
         events=events,
+        # The row keeps how the game ended; its trick log is the receipt's (and a replay's),
+        # not a second copy to encode and write with every game. Older rows hold both.
+        row_outcome={"winner": result.winner, "ended_by": result.ended_by},
     )
 
 
