@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,25 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The one server the browser tests of this process share."""
     require_browser()
-    home = tmp_path_factory.mktemp("live")
+    with serve(tmp_path_factory.mktemp("live")) as server:
+        yield server
+
+
+@pytest.fixture
+def forked_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server of the test's own, for a test that rewrites the log as a cheating operator
+    would: on the shared server, the standing check would then rightly find every later test's
+    log broken."""
+    require_browser()
+    with serve(tmp_path_factory.mktemp("forked")) as server:
+        yield server
+
+
+@contextmanager
+def serve(home: Path) -> Iterator[LiveServer]:
+    """Serve the app under gunicorn (2 workers) on a fresh SQLite database in ``home``."""
     database = f"sqlite:///{home / 'casino.db'}"
     migrate.upgrade(database)
     settings = {
@@ -154,6 +172,12 @@ DESKTOP = {"width": 1280, "height": 860}
 def tab(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
     """A fresh desktop tab (1280 px wide) on the live server."""
     yield from open_tab(chromium, live_server, viewport=DESKTOP)
+
+
+@pytest.fixture
+def forked_tab(chromium: Any, forked_server: LiveServer) -> Iterator[Any]:
+    """A fresh desktop tab on the test's own server (:func:`forked_server`)."""
+    yield from open_tab(chromium, forked_server, viewport=DESKTOP)
 
 
 @pytest.fixture

@@ -44,7 +44,11 @@ def proof_of(tab: Any, round_id: int) -> dict[str, Any]:
     return dict(answer["body"])
 
 
-def test_the_page_checks_the_log_up_to_a_size_and_names_a_fork(tab: Any, live_server: Any) -> None:
+def test_the_page_checks_the_log_up_to_a_size_and_names_a_fork(
+    forked_tab: Any, forked_server: Any
+) -> None:
+    """On a server of its own: the fork below would break every later check of a shared log."""
+    tab, live_server = forked_tab, forked_server
     username = sign_up(tab, "witness")
     first = proof_of(tab, play_a_round(tab))["checkpoint"]["document"]
     tab.goto("/fairness")
