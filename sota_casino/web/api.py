@@ -64,6 +64,13 @@ T = TypeVar("T")
 ONE: Final = (*DENIED, 404)
 #: The limits are the table's settings of the moment, which an operator changes.
 TABLE_LIMITS: Final = "a stake outside the table's current limits (invalid_bet)"
+#: A player's signature is checked against the keys the player registered.
+PLAYER_SIGNATURE: Final = (
+    "a signature sent with no key registered, or not made by the registered key named "
+    "(signature_invalid); none sent once a key is registered (signature_required)"
+)
+#: Which won cards a move may lay depends on the game's state.
+PRISONERS: Final = "cards that are not among the won cards the move may lay, or not as many"
 
 
 def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
@@ -265,6 +272,7 @@ def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
     errors=CHANGE_OF_ONE,
     body=s.DecisionRequest,
     idempotent=True,
+    beyond_schema=(PLAYER_SIGNATURE,),
 )
 def casino_war_decision(round_id: int, body: s.DecisionRequest) -> ResponseReturnValue:
     return _answer(_move_money(rounds.decide_casino_war, body, round_id=round_id))
@@ -321,6 +329,7 @@ def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     errors=CHANGE_OF_ONE,
     body=s.MoveRequest,
     idempotent=True,
+    beyond_schema=(PLAYER_SIGNATURE, PRISONERS),
 )
 def sota_move(round_id: int, body: s.MoveRequest) -> ResponseReturnValue:
     return _answer(_move_money(rounds.sota_move, body, round_id=round_id))

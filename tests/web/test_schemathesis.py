@@ -117,10 +117,12 @@ def test_only_the_rules_the_document_names_refuse_valid_data(make_app: Any) -> N
     names = beyond_schema(openapi_document(make_app()))
     assert sorted(names) == [
         "auditConsistency",
+        "decide",
         "ledgerMath",
         "placeBet",
         "playSota",
         "proposeTableChange",
         "register",
+        "sotaMove",
         "updateTable",
     ]
