@@ -18,6 +18,7 @@ from sota_casino.services import accounts
 from sota_casino.services import approvals
 from sota_casino.services import rounds
 from sota_casino.services import settings
+from sota_casino.web.operator_lists import PAGE_SIZE
 
 pytestmark = pytest.mark.browser
 
@@ -39,21 +40,24 @@ def _session(app: Flask) -> Any:
     return app.extensions["sota_casino.sessionmaker"]()
 
 
-def seed_a_player_with_an_open_tie(app: Flask, name: str) -> tuple[int, int]:
-    """A player who played until a Casino War tie waits for their decision: (id, round id).
+def seed_a_player_with_an_open_tie(app: Flask, prefix: str) -> tuple[str, int, int]:
+    """A player who played until a Casino War tie waits for their decision: (name, id, round).
 
     At least three rounds settle first, so the house's math of six decks has an interval
-    whatever else ran on this server: an early tie is surrendered and play goes on."""
+    whatever else ran on this server (an early tie is surrendered and play goes on), and the
+    tie comes within the first page of the player's rounds (else another player plays)."""
     session = _session(app)
     try:
-        player = accounts.register(session, name, PASSWORD, address="127.0.0.1").id
-        for played in range(150):
-            round_ = rounds.place_casino_war_bet(session, player, 500, 100)
-            if round_.status == "awaiting_decision":
-                if played >= 3:
-                    return player, round_.id
-                rounds.decide_casino_war(session, player, round_.id, "surrender")
-        raise AssertionError("no tie in 150 rounds")
+        for _ in range(20):
+            name = fresh_name(prefix)
+            player = accounts.register(session, name, PASSWORD, address="127.0.0.1").id
+            for played in range(PAGE_SIZE - 1):  # the first page is all the test reads
+                round_ = rounds.place_casino_war_bet(session, player, 500, 100)
+                if round_.status == "awaiting_decision":
+                    if played >= 3:
+                        return name, player, round_.id
+                    rounds.decide_casino_war(session, player, round_.id, "surrender")
+        raise AssertionError("twenty players and no tie on a first page")
     finally:
         session.close()
 
@@ -70,8 +74,7 @@ def test_two_operators_do_the_tasks_of_the_console(
     live_server: Any, chromium: Any, tab: Any, shoot: Any
 ) -> None:
     app = live_server.app
-    name = fresh_name("tasha")
-    player, tie = seed_a_player_with_an_open_tie(app, name)
+    name, player, tie = seed_a_player_with_an_open_tie(app, "tasha")
     session = _session(app)
     olga_name, otto_name = fresh_name("olga"), fresh_name("otto")
     try:
