@@ -95,6 +95,12 @@ def _measure(url: str, workdir: Path) -> dict[str, float]:
     for _ in range(BATCHES):
         for name, action in scenarios.items():
             batches[name].append(_cpu_us(action, ROUNDS))
+    # The audit integrator's loop (PostgreSQL) stops before its engine goes: a step caught
+    # mid-way would keep a connection the disposed pool never closes.
+    if (integrator := app.extensions.get("sota_casino.integrator")) is not None:
+        thread, stop = integrator
+        stop.set()
+        thread.join(30)
     app.extensions["sota_casino.engine"].dispose()
     baseline_app.extensions["bench.engine"].dispose()
     return {name: statistics.median(values) for name, values in batches.items()}
