@@ -233,8 +233,8 @@ class Round(Base):
     staked: Mapped[int] = mapped_column(BigInteger)  # sum of stakes, what escrow holds while open
     actions: Mapped[Any] = mapped_column(JSON, default=list)
     cards: Mapped[Any] = mapped_column(JSON, default=list)
-    # A Sota game's holds its winner and how it ended; the trick log is its receipt's (rows
-    # settled before held the log here too).
+    # A settled Sota game's row holds its winner and how it ended; the trick log is its
+    # receipt's (rows settled before held the log here too).
     outcome: Mapped[Any | None] = mapped_column(JSON)
     payout: Mapped[int | None] = mapped_column(BigInteger)
     net: Mapped[int | None] = mapped_column(BigInteger)

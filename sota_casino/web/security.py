@@ -275,6 +275,6 @@ def init_app(app: Flask) -> None:
         from werkzeug.middleware.proxy_fix import ProxyFix
 
         # Flask documents wrapping wsgi_app so; typeshed declares it a method.
-        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]  # Flask's way to wrap it
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies
         )

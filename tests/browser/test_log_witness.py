@@ -44,6 +44,18 @@ def proof_of(tab: Any, round_id: int) -> dict[str, Any]:
     return dict(answer["body"])
 
 
+def show_a_forged_checkpoint(tab: Any) -> None:
+    """Show the page's witness the checkpoint it keeps with another root under the same
+    signature, as a casino serving a second history would, and let it say what it found."""
+    kept = tab.evaluate("window.SotaLog.kept()")
+    forked = {"document": {**kept["document"], "root": "ab" * 32}, "signature": kept["signature"]}
+    tab.evaluate(
+        "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))"
+        ".then(() => window.SotaLog.show(null))",
+        forked,
+    )
+
+
 def test_the_page_checks_the_log_up_to_a_size_and_names_a_fork(
     forked_tab: Any, forked_server: Any
 ) -> None:
@@ -109,13 +121,7 @@ def test_the_witness_status_reads_as_one_finnish_sentence(tab: Any) -> None:
         "sen näkemä tarkistuspiste on kiinnitetyn avaimen allekirjoittama ja jatkaa edellistä."
     )
     # A fork reads whole too: the alarm's reason inside the alarm's sentence.
-    kept = tab.evaluate("window.SotaLog.kept()")
-    forked = {"document": {**kept["document"], "root": "ab" * 32}, "signature": kept["signature"]}
-    tab.evaluate(
-        "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))"
-        ".then(() => window.SotaLog.show(null))",
-        forked,
-    )
+    show_a_forged_checkpoint(tab)
     alarm = tab.locator(f"{WITNESS}[role=alert]").inner_text()
     assert alarm.startswith(
         "✗ KASINO NÄYTTI TÄLLE SELAIMELLE KAKSI ERI HISTORIAA. VÄÄRÄ ALLEKIRJOITUS: "
@@ -132,13 +138,7 @@ def test_an_alarm_reads_in_the_language_of_the_page_that_shows_it(tab: Any) -> N
     tab.goto("/fairness")
     tab.wait_for_selector(f"{WITNESS}.ok")
     size = tab.locator(WITNESS).get_attribute("data-log-size")
-    kept = tab.evaluate("window.SotaLog.kept()")
-    forked = {"document": {**kept["document"], "root": "ab" * 32}, "signature": kept["signature"]}
-    tab.evaluate(
-        "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))"
-        ".then(() => window.SotaLog.show(null))",
-        forked,
-    )
+    show_a_forged_checkpoint(tab)
     alarm = tab.locator(f"{WITNESS}[role=alert]")
     assert alarm.inner_text().startswith(
         "✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. BAD SIGNATURE: the checkpoint "
