@@ -3,6 +3,7 @@ idempotent retry answers what the first call answered)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 
@@ -78,6 +79,12 @@ def test_a_round_is_written_as_the_api_writes_it() -> None:
 def test_what_is_written_reads_back_as_the_same_value() -> None:
     for value in (WAR, GAME, WAR.balances):
         assert from_json(type(value), to_json(value)) == value
+
+
+def test_a_games_trick_log_is_answered_as_pydantic_would_write_it() -> None:
+    """to_json passes a game's trick log through without pydantic's walk: the same JSON."""
+    for game in (GAME, replace(GAME, status="settled", winner=0, pending=None, tricks=[])):
+        assert to_json(game) == adapter(SotaGame).dump_python(game, mode="json", by_alias=True)
 
 
 def test_a_tricks_optional_key_is_kept_only_when_the_engine_wrote_it() -> None:
