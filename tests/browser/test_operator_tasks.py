@@ -177,6 +177,7 @@ def test_two_operators_do_the_tasks_of_the_console(
         # 5. The house result against the math, per version played, with its interval.
         olga.click(".console-nav >> text=Ledger and house")
         versions = olga.locator("[data-testid=math-table] tbody tr[data-game=casino_war]")
+        versions.first.wait_for()  # the page, not the one the click leaves
         labels = versions.evaluate_all("rows => rows.map(r => r.dataset.version)")
         assert any(label.startswith("6 decks") for label in labels)
         assert any(label.startswith("4 decks") for label in labels)
