@@ -9,13 +9,14 @@ Passwords are hashed with cheap argon2id parameters in this process, except in t
 marked ``owasp_hashing``, which check the production parameters themselves; the servers the
 tests start (gunicorn, the browser's live server, workers) hash as production does.
 
-The apps of this process share their compiled URL builders and templates
-(``shared_compiles``): most of building an app per test, and of its first pages, was compiling
-the same code again.
+The apps of this process share their compiled URL builders, templates and SQL
+(``shared_compiles``): most of building an app per test, and of its first pages and
+statements, was compiling the same code again.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +41,9 @@ POSTGRES_ADMIN_URL = os.environ.get(
 TEST_PASSWORD = "correct horse battery"
 
 share_compiled_code()
+# Each test builds an app of many objects; at the default threshold the collector ran every few
+# hundred allocations and walked them all again, about a tenth of the quick loop's time.
+gc.set_threshold(50_000, 50, 1_000)
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,9 @@
 """Each test builds its own app, and each app compiled again what every other app compiles:
-two URL builders per route (over a hundred routes) and every template it renders. That was
-most of building an app and of its first pages. The apps of the test process share these
-instead, compiled once per run: the same source gives the same code, so the apps route, build
-URLs and render exactly as before. (Only the test process: the servers the tests start compile
-their own, as in production.)
+two URL builders per route (over a hundred routes), every template it renders and every SQL
+statement it sends. That was most of building an app and of its first pages and statements.
+The apps of the test process share these instead, compiled once per run: the same source
+gives the same code, so the apps route, build URLs, render and query exactly as before. (Only
+the test process: the servers the tests start compile their own, as in production.)
 """
 
 from __future__ import annotations
@@ -18,15 +18,23 @@ from flask import Flask
 from jinja2.bccache import Bucket
 from jinja2.bccache import BytecodeCache
 from jinja2.utils import _PassArg
+from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Mapper
+from sqlalchemy.util import LRUCache
 from werkzeug.routing import Rule
+
+from sota_casino import db
 
 _Builder = Callable[..., tuple[str, str]]
 
 
 def share_compiled_code() -> None:
-    """Share URL builders and template code among this process's apps (idempotent)."""
+    """Share URL builders, template code and compiled SQL among this process's apps
+    (idempotent)."""
     _share_url_builders()
     _share_template_code()
+    _share_compiled_statements()
 
 
 def _share_url_builders() -> None:
@@ -102,3 +110,44 @@ def _settings(environment: jinja2.Environment, name: str) -> tuple[Any, ...]:
 def _share_template_code() -> None:
     if "bytecode_cache" not in Flask.jinja_options:
         Flask.jinja_options = {**Flask.jinja_options, "bytecode_cache": _SharedTemplateCode()}
+
+
+class _SharedStatements(LRUCache[Any, Any]):
+    """SQLAlchemy's cache of compiled statements, keyed by what of a dialect the compiled SQL
+    depends on instead of by the dialect object, which is each engine's own: every app's
+    engine compiled the same statements again. The apps of a run configure their engines
+    alike (db.make_engine), so equal settings compile to equal SQL."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return super().get(_settings_of_dialect(key), default)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(_settings_of_dialect(key), value)
+
+
+def _settings_of_dialect(key: Any) -> Any:
+    if not (isinstance(key, tuple) and key and isinstance(key[0], Dialect)):
+        return key
+    dialect = key[0]
+    settings = (type(dialect), dialect.server_version_info, dialect.paramstyle)
+    return (settings, getattr(dialect, "_json_serializer", None), *key[1:])
+
+
+_STATEMENTS = _SharedStatements(5000)
+
+
+def _share_compiled_statements() -> None:
+    """Engines made by the app, and the ORM's per-mapper caches of its flushes, share
+    :data:`_STATEMENTS`."""
+    create_engine = db.create_engine  # type: ignore[attr-defined]  # db's own import
+    if getattr(create_engine, "shared", False):
+        return
+
+    def create_sharing_engine(*args: Any, **kwargs: Any) -> Engine:
+        engine = create_engine(*args, **kwargs)
+        engine.update_execution_options(compiled_cache=_STATEMENTS)
+        return engine
+
+    create_sharing_engine.shared = True  # type: ignore[attr-defined]
+    db.create_engine = create_sharing_engine  # type: ignore[attr-defined]
+    Mapper._compiled_cache = property(lambda _: _STATEMENTS)  # type: ignore[assignment]
