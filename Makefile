@@ -66,9 +66,9 @@ PYTEST := $(BIN)/pytest -n $(WORKERS) --dist loadfile
 test: lint typecheck $(SETUP)
 	$(PYTEST)
 
-# The quick loop (under a minute on two cores): the unit tests, and the web and service tests on
-# SQLite. It leaves out what tests/conftest.py marks slow: every PostgreSQL run, the browser
-# tests, and the servers, processes, builds, migrations and long searches listed there.
+# The quick loop (about an eighth of `make test`'s time): the unit tests, and the web and service
+# tests on SQLite. It leaves out what tests/conftest.py marks slow: every PostgreSQL run, the
+# browser tests, and the servers, processes, builds, migrations and long searches listed there.
 test-fast: lint typecheck $(SETUP)
 	$(PYTEST) -q -m "not slow"
 
