@@ -62,6 +62,11 @@ def test_an_answer_cut_off_midway_is_a_lost_connection_to_the_load() -> None:
             with client:
                 client.recv(65536)
                 client.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: 433\r\n\r\n{")
+                # The request's body may come after its headers: read it until the load hangs
+                # up, or closing with it unread would reset the connection instead.
+                client.shutdown(socket.SHUT_WR)
+                while client.recv(65536):
+                    pass
 
         thread = threading.Thread(target=answer_half)
         thread.start()
