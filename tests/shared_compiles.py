@@ -126,11 +126,13 @@ class _SharedStatements(LRUCache[Any, Any]):
 
 
 def _settings_of_dialect(key: Any) -> Any:
+    """The cache key with its dialect replaced by the dialect's class and settings (a key of
+    another shape is kept as it is: no sharing, only slower)."""
     if not (isinstance(key, tuple) and key and isinstance(key[0], Dialect)):
         return key
-    dialect = key[0]
-    settings = (type(dialect), dialect.server_version_info, dialect.paramstyle)
-    return (settings, getattr(dialect, "_json_serializer", None), *key[1:])
+    dialect, *rest = key
+    serializer = getattr(dialect, "_json_serializer", None)
+    return (type(dialect), dialect.server_version_info, dialect.paramstyle, serializer, *rest)
 
 
 _STATEMENTS = _SharedStatements(5000)
