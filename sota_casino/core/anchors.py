@@ -32,6 +32,8 @@ SETTLEMENT_ACTION: Final = "round.settled"
 DECISION_ACTIONS: Final = {"casino_war": "round.decision", "sota": "round.move"}
 #: The field of a decision entry's data that holds the action as the receipt lists it.
 DECISION_FIELDS: Final = {"round.decision": "choice", "round.move": "cards"}
+#: What a settlement entry's data must name about its receipt.
+SETTLEMENT_FIELDS: Final = ("receipt", "game", "payout")
 
 
 def receipt_hash(document: Mapping[str, Any], canonical: bytes | None = None) -> str:
@@ -152,20 +154,23 @@ def commitment_problem(entry: Mapping[str, Any], commitment_doc: Mapping[str, An
 def settlement_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> str | None:
     """Say how a settlement entry contradicts the receipt, or ``None``.
 
-    The entry names the receipt's hash; entries logged before it did are held to the receipt's
-    game and payout.
+    The entry must name the receipt's hash, game and payout: one that leaves any of them out
+    says nothing about the receipt, so it anchors none (an entry with empty data would
+    otherwise anchor any receipt of its round).
     """
     data = _data(entry)
     expected = (SETTLEMENT_ACTION, round_subject(receipt.get("round_id")))
     if (entry.get("action"), entry.get("subject")) != expected:
         return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
-    if "receipt" in data and data["receipt"] != receipt_hash(receipt):
+    if missing := [name for name in SETTLEMENT_FIELDS if name not in data]:
+        return f"the entry names no {' and no '.join(missing)}: it does not anchor this receipt"
+    if data["receipt"] != receipt_hash(receipt):
         return (
             f"the log recorded receipt {str(data['receipt'])[:16]}… for this round, but this "
             f"receipt hashes to {receipt_hash(receipt)[:16]}…: the receipt was rewritten"
         )
     for name in ("game", "payout"):
-        if name in data and data[name] != receipt.get(name):
+        if data[name] != receipt.get(name):
             return f"the log recorded {name} {data[name]!r}, the receipt says {receipt.get(name)!r}"
     return None
 

@@ -20,9 +20,12 @@ import pytest
 from browser_support import sign_up
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from sota_casino.core import anchors
 from sota_casino.core import fairness
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+import bundles  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -168,6 +171,25 @@ def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
     row = next(r for r in report if r["id"] == tampered_round)
     assert re.match(r"trick \d+ differs from the replay", row["note"])
     assert not row["ok"] and not row["checks"]["outcome"] and row["checks"]["signature"]
+
+
+def test_a_settlement_entry_that_names_nothing_anchors_no_receipt_in_the_page(
+    tab: Any, live_server: Any, revealed: dict[str, Any]
+) -> None:
+    """A forger logging a rewrite again could leave the receipt's hash, game and payout out of
+    the new settlement entry, so that it contradicts no receipt: such an entry anchors none."""
+    bundle = revealed["bundle"]
+    round_id = bundle["rounds"][0]["document"]["round_id"]
+
+    def emptied(of: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+        return {**entry, "data": {}} if of == anchors.settlement_of(round_id) else entry
+
+    relogged = bundles.anchored(bundle, service_key(live_server), logged_as=emptied)
+    assert tab.evaluate(VERIFY, bundles.anchored(bundle, service_key(live_server))) == ""
+    assert tab.evaluate(VERIFY, relogged).startswith(
+        f"round {round_id}: its settlement entry does not name the receipt's hash, game and "
+        "payout (entry "
+    )
 
 
 def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trusts_it(

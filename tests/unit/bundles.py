@@ -267,11 +267,23 @@ def _log_entries(bundle: Doc) -> list[tuple[Doc, Doc]]:
     return logged
 
 
-def anchored(bundle: Doc, key: Ed25519PrivateKey = KEY) -> Doc:
+def anchored(
+    bundle: Doc,
+    key: Ed25519PrivateKey = KEY,
+    *,
+    logged_as: Callable[[Doc, Doc], Doc] | None = None,
+) -> Doc:
     """Return ``bundle`` with every document logged as a service logs it, in a real audit log
     (hash chain and RFC 6962 tree), one checkpoint over the log signed by ``key``, and each
-    document's anchor proved into it (docs/fairness.md, "Anchors")."""
-    logged = _log_entries(bundle)
+    document's anchor proved into it (docs/fairness.md, "Anchors").
+
+    :param logged_as: given each document's ``of`` and entry, returns the entry logged instead
+        (a forger's log: the chain, the tree and the checkpoint are built over what it returns).
+    """
+    logged = [
+        (of, entry if logged_as is None else logged_as(of, entry))
+        for of, entry in _log_entries(bundle)
+    ]
     entries = audit_chain.link_entries(
         {"seq": seq, **entry} for seq, (_, entry) in enumerate(logged, start=1)
     )

@@ -23,6 +23,7 @@
   const encoder = new TextEncoder();
   const DECISION_ACTIONS = { casino_war: "round.decision", sota: "round.move" };
   const DECISION_FIELDS = { "round.decision": "choice", "round.move": "cards" };
+  const SETTLEMENT_FIELDS = ["receipt", "game", "payout"];
   const ENTRY_KEYS = ["seq", "time", "actor", "action", "subject", "data"];
 
   function load(name) {
@@ -162,10 +163,15 @@
   async function receiptProblem(settlement, decisions, receipt) {
     const data = settlement.data || {};
     if (settlement.action !== "round.settled" || settlement.subject !== ["round", receipt.round_id].join(":")) return gettext("its settlement entry is of another round");
-    if ("receipt" in data && data.receipt !== bytesToHex(await sha256(encoder.encode(canonical(receipt))))) {
+    // An entry that leaves out the receipt's hash, game or payout anchors no receipt at all.
+    if (!SETTLEMENT_FIELDS.every((name) => name in data)) return gettext("its settlement entry does not name the receipt's hash, game and payout");
+    if (data.receipt !== bytesToHex(await sha256(encoder.encode(canonical(receipt))))) {
       return gettext("the log recorded another receipt for this round: the receipt was rewritten");
     }
-    if ("payout" in data && data.payout !== receipt.payout) {
+    if (data.game !== receipt.game) {
+      return gettext("the log recorded game %(logged)s, the receipt says %(receipt)s", { logged: data.game, receipt: receipt.game });
+    }
+    if (data.payout !== receipt.payout) {
       return gettext("the log recorded payout %(logged)s, the receipt says %(receipt)s", { logged: data.payout, receipt: receipt.payout });
     }
     const action = DECISION_ACTIONS[receipt.game];
