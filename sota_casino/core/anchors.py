@@ -1,7 +1,8 @@
 """Anchors: a signed document tied to its entry in the audit log, proved into a checkpoint.
 
 An anchor is ``{"of", "entry", "leaf_index", "checkpoint_size", "proof"}``: ``of`` names the
-document (:func:`commitment_of`, :func:`settlement_of`, :func:`decision_of`), ``entry`` is the
+document (:func:`commitment_of`, :func:`reveal_of`, :func:`settlement_of`,
+:func:`decision_of`), ``entry`` is the
 audit entry recorded with it (all eight stored fields), ``leaf_index`` is ``seq - 1`` and
 ``proof`` the RFC 6962 inclusion proof of the entry's hash in the checkpoint of
 ``checkpoint_size`` entries. The entry's key (action and subject) is stable: it is known when
@@ -28,6 +29,8 @@ from .fairness import is_hex64
 
 COMMITMENT_ACTION: Final = "seed_pair.created"
 SETTLEMENT_ACTION: Final = "round.settled"
+#: The rotation that revealed a pair: its entry names the server seed and the rounds played.
+REVEAL_ACTION: Final = "seed_pair.rotated"
 #: The entry of each player's action, by game: a Casino War decision, a Sota move.
 DECISION_ACTIONS: Final = {"casino_war": "round.decision", "sota": "round.move"}
 #: The field of a decision entry's data that holds the action as the receipt lists it.
@@ -54,6 +57,10 @@ def commitment_of(seed_pair_id: int) -> dict[str, Any]:
     return {"kind": "commitment", "seed_pair_id": seed_pair_id}
 
 
+def reveal_of(seed_pair_id: int) -> dict[str, Any]:
+    return {"kind": "reveal", "seed_pair_id": seed_pair_id}
+
+
 def settlement_of(round_id: int) -> dict[str, Any]:
     return {"kind": "settlement", "round_id": round_id}
 
@@ -68,6 +75,8 @@ def key_of(of: Mapping[str, Any], game: str | None = None) -> tuple[str, str, in
     kind = of["kind"]
     if kind == "commitment":
         return COMMITMENT_ACTION, pair_subject(of["seed_pair_id"]), 0
+    if kind == "reveal":
+        return REVEAL_ACTION, pair_subject(of["seed_pair_id"]), 0
     if kind == "settlement":
         return SETTLEMENT_ACTION, round_subject(of["round_id"]), 0
     if kind == "decision" and game in DECISION_ACTIONS:
@@ -146,6 +155,28 @@ def commitment_problem(entry: Mapping[str, Any], commitment_doc: Mapping[str, An
             f"the commitment document names {str(commitment_doc.get('commitment'))[:16]}…"
         )
     user = commitment_doc.get("user_id")
+    if entry.get("actor") != f"user:{user}":
+        return f"the entry is of {entry.get('actor')!r}, not of user {user}"
+    return None
+
+
+def reveal_problem(entry: Mapping[str, Any], reveal_doc: Mapping[str, Any]) -> str | None:
+    """Say how a rotation's entry contradicts the reveal document, or ``None``: it must name
+    the same server seed and as many rounds (a reveal re-signed with fewer rounds would hide
+    the last ones)."""
+    data = _data(entry)
+    expected = (REVEAL_ACTION, pair_subject(reveal_doc.get("seed_pair_id")))
+    if (entry.get("action"), entry.get("subject")) != expected:
+        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    for name in ("server_seed", "rounds"):
+        if name not in data:
+            return f"the entry names no {name}: it does not anchor this reveal"
+        if data[name] != reveal_doc.get(name):
+            return (
+                f"the log recorded {name} {data[name]!r} when the pair was revealed, "
+                f"the reveal says {reveal_doc.get(name)!r}"
+            )
+    user = reveal_doc.get("user_id")
     if entry.get("actor") != f"user:{user}":
         return f"the entry is of {entry.get('actor')!r}, not of user {user}"
     return None

@@ -422,10 +422,10 @@ class Checkpoint(TypedDict):
 
 
 class AnchorOf(TypedDict):
-    """The document an anchor ties to the log: a pair's commitment, a round's settlement, or
-    the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
+    """The document an anchor ties to the log: a pair's commitment or reveal, a round's
+    settlement, or the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
 
-    kind: Annotated[str, OneOf(("commitment", "settlement", "decision"))]
+    kind: Annotated[str, OneOf(("commitment", "reveal", "settlement", "decision"))]
     seed_pair_id: NotRequired[Id]
     round_id: NotRequired[Id]
     index: NotRequired[Count]

@@ -288,11 +288,14 @@ def round_proof(session: Session, user_id: int, round_id: int) -> RoundProof:
 @in_transaction
 def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> PairAnchors:
     """The bundle's part of the log (inside the caller's transaction): the anchors of the
-    pair's commitment and of each round's settlement and decisions, the checkpoints they prove
-    into, and what is still pending."""
+    pair's commitment, of each round's settlement and decisions and, once revealed, of its
+    reveal, the checkpoints they prove into, and what is still pending."""
     wanted = [_commitment_wanted(pair.id)]
     for round_ in rounds:
         wanted += _round_wanted(round_)
+    if pair.status == "revealed":
+        revealed = anchors.reveal_of(pair.id)
+        wanted.append((revealed, *anchors.key_of(revealed)))
     found, pending, signed = _anchor_set(session, wanted)
     return PairAnchors(
         anchors=found, checkpoints=[signed] if signed and found else [], pending_anchors=pending

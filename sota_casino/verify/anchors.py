@@ -3,8 +3,9 @@
 For every anchor (:mod:`sota_casino.core.anchors`): its checkpoint is signed by the trusted key,
 its entry hashes to the leaf the inclusion proof leads up to the checkpoint's root, and the
 entry says what the document says (the commitment entry names the same commitment, the
-settlement entry the receipt's hash, the decision entries the receipt's actions); and the
-pair's commitment entry precedes every round's entries in the log. A re-committed pair or a
+rotation's entry the reveal's server seed and rounds, the settlement entry the receipt's hash,
+the decision entries the receipt's actions); and in the log the pair's commitment entry
+precedes every round's entries, and its rotation's entry follows them. A re-committed pair or a
 rewritten round then contradicts a checkpoint the casino signed, which a third party can check.
 
 A bundle without its anchors proves none of that, so it fails the check: an operator holding the
@@ -69,6 +70,15 @@ def _id(value: object) -> object:
     return value if type(value) in (int, str) else (type(value).__name__, repr(value))
 
 
+def _place(of: Mapping[str, Any]) -> tuple[str, Any]:
+    """Which document an anchor (or a pending one) is of: the pair's commitment or reveal, or
+    a round."""
+    kind = of.get("kind")
+    if kind in ("commitment", "reveal"):
+        return (str(kind), None)
+    return ("round", _id(of.get("round_id")))
+
+
 def _index(anchor: Mapping[str, Any]) -> int:
     index = anchor["of"].get("index")
     return index if type(index) is int else -1
@@ -81,6 +91,7 @@ class _Anchors:
         self.checkpoints, self.findings = _signed_checkpoints(bundle, keys)
         self.key = keys[0]
         self.commitment: Mapping[str, Any] | None = None
+        self.reveal: Mapping[str, Any] | None = None
         self.settlements: dict[Any, Mapping[str, Any]] = {}
         self.decisions: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
         self.problems: dict[tuple[str, Any], list[str]] = defaultdict(list)
@@ -92,9 +103,7 @@ class _Anchors:
         for item in waiting if isinstance(waiting, list) else []:
             of = item.get("of") if isinstance(item, dict) else None
             if isinstance(of, dict):
-                commitment = of.get("kind") == "commitment"
-                place = ("commitment", None) if commitment else ("round", _id(of.get("round_id")))
-                self.pending.setdefault(place, str(item.get("reason", "not yet anchored")))
+                self.pending.setdefault(_place(of), str(item.get("reason", "not yet anchored")))
         for decisions in self.decisions.values():
             decisions.sort(key=_index)
 
@@ -112,8 +121,7 @@ class _Anchors:
             self.findings.append(Finding("bundle", LOG, FAIL, "an anchor names no document"))
             return
         kind = of.get("kind")
-        round_id = _id(of.get("round_id"))
-        place = ("commitment", None) if kind == "commitment" else ("round", round_id)
+        place = _place(of)
         size = anchor.get("checkpoint_size")
         checkpoint = self.checkpoints.get(size) if type(size) is int else None
         if checkpoint is None:
@@ -126,26 +134,30 @@ class _Anchors:
             self.problems[place].append(f"its {kind} anchor does not hold: {problem}")
         elif kind == "commitment":
             self.commitment = anchor
+        elif kind == "reveal":
+            self.reveal = anchor
         elif kind == "settlement":
-            self.settlements[round_id] = anchor
+            self.settlements[place[1]] = anchor
         elif kind == "decision":
-            self.decisions[round_id].append(anchor)
+            self.decisions[place[1]].append(anchor)
 
 
 def check_anchors(
     bundle: Mapping[str, Any],
     keys: Sequence[str],
-    commitment_doc: Mapping[str, Any],
-    commitment_row: Row,
+    pair_docs: tuple[Mapping[str, Any], Mapping[str, Any] | None],
+    documents: Sequence[Row],
     receipts: Sequence[Mapping[str, Any] | None],
     rows: Sequence[Row],
-) -> tuple[Row, list[Row], list[Finding]]:
+) -> tuple[list[Row], list[Row], list[Finding]]:
     """Check the bundle's anchors against its documents.
 
     :param keys: the key every signature is checked with, then the keys it succeeded (a
         checkpoint signed before a key change is signed by the key it retired).
+    :param pair_docs: the commitment document, and the reveal document once revealed.
+    :param documents: the rows of the commitment, and of the reveal once revealed.
     :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).
-    :returns: the commitment's row, the rounds' rows and the bundle's findings, with the
+    :returns: the documents' rows, the rounds' rows and the bundle's findings, with the
         ``log`` findings added. Every document must be anchored or listed as pending; a
         bundle without an ``anchors`` list fails (:data:`UNANCHORED`), its ``pending_anchors``
         disregarded, and so does one whose list is empty with nothing pending.
@@ -156,14 +168,18 @@ def check_anchors(
         found.findings.append(Finding("bundle", LOG, FAIL, f"{UNANCHORED} (it has no anchors)"))
     elif not bundle["anchors"] and not found.pending:
         found.findings.append(Finding("bundle", LOG, FAIL, UNANCHORED))
+    commitment_doc, reveal_doc = pair_docs
     commitment_findings = _commitment_findings(found, commitment_doc)
     first_round: tuple[int, Any] | None = None
+    last_round: tuple[int, Any] | None = None
     new_rows = []
     for row, receipt in zip(rows, receipts, strict=True):
         extra, leaves = _round_findings(found, row, receipt)
         new_rows.append(row.with_findings(extra))
         if leaves and (first_round is None or min(leaves) < first_round[0]):
             first_round = (min(leaves), row.round_id)
+        if leaves and (last_round is None or max(leaves) > last_round[0]):
+            last_round = (max(leaves), row.round_id)
     if found.commitment is not None and first_round is not None:
         committed_at = found.commitment["leaf_index"]
         if committed_at >= first_round[0]:
@@ -172,14 +188,20 @@ def check_anchors(
                 f"{first_round[1]} was logged at leaf {first_round[0]}: the pair was committed "
                 f"after it was played ({found.cited(found.commitment)})"
             )
-    row = commitment_row.with_findings(
-        [Finding("commitment", LOG, FAIL, message) for message in commitment_findings]
-    )
-    if found.commitment is None and not commitment_findings:
-        row = row.with_findings(
-            [Finding("commitment", LOG, *_missing(found, ("commitment", None)))]
-        )
-    return row, new_rows, found.findings
+    checked = [_document_row(found, "commitment", documents[0], commitment_findings)]
+    if reveal_doc is not None and len(documents) > 1:
+        reveal_findings = _reveal_findings(found, reveal_doc, last_round)
+        checked.append(_document_row(found, "reveal", documents[1], reveal_findings))
+    return checked, new_rows, found.findings
+
+
+def _document_row(found: _Anchors, kind: str, row: Row, messages: list[str]) -> Row:
+    """A pair document's row with its ``log`` findings; unanchored, pending or failing."""
+    row = row.with_findings([Finding(kind, LOG, FAIL, message) for message in messages])
+    anchor = found.commitment if kind == "commitment" else found.reveal
+    if anchor is None and not messages:
+        row = row.with_findings([Finding(kind, LOG, *_missing(found, (kind, None)))])
+    return row
 
 
 def _missing(found: _Anchors, place: tuple[str, Any]) -> tuple[str, str]:
@@ -195,6 +217,24 @@ def _commitment_findings(found: _Anchors, commitment_doc: Mapping[str, Any]) -> 
         problem = anchors.commitment_problem(found.commitment["entry"], commitment_doc)
         if problem is not None:
             messages.append(f"{problem} ({found.cited(found.commitment)})")
+    return messages
+
+
+def _reveal_findings(
+    found: _Anchors, reveal_doc: Mapping[str, Any], last_round: tuple[int, Any] | None
+) -> list[str]:
+    messages = list(found.problems.get(("reveal", None), ()))
+    if found.reveal is None:
+        return messages
+    problem = anchors.reveal_problem(found.reveal["entry"], reveal_doc)
+    if problem is not None:
+        messages.append(f"{problem} ({found.cited(found.reveal)})")
+    revealed_at = found.reveal["leaf_index"]
+    if last_round is not None and revealed_at <= last_round[0]:
+        messages.append(
+            f"the pair's reveal was logged at leaf {revealed_at}, before round {last_round[1]} "
+            f"was logged at leaf {last_round[0]} ({found.cited(found.reveal)})"
+        )
     return messages
 
 

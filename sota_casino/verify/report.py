@@ -33,7 +33,7 @@ CHECKS: Final = (
 )
 DOCUMENT_CHECKS: Final[dict[str, tuple[str, ...]]] = {
     "commitment": ("signature", "commitment", "pair", "records", "log"),
-    "reveal": ("signature", "commitment", "pair", "nonces"),
+    "reveal": ("signature", "commitment", "pair", "nonces", "log"),
     "round": CHECKS,
 }
 NOT_REVEALED: Final = "pending (not revealed)"

@@ -118,8 +118,8 @@ def verify_bundle(
         successor_chain(public_key_hex, key, bundle.get("key_changes")) if public_key_hex else None
     )
     log_keys = [key, *(change["old_public_key_hex"] for change in retired or ())]
-    documents[0], rows, logged = check_anchors(
-        bundle, log_keys, commitment_doc, documents[0], receipts, rows
+    documents, rows, logged = check_anchors(
+        bundle, log_keys, (commitment_doc, reveal_doc), documents, receipts, rows
     )
     findings.extend(logged)
     if records is not None:

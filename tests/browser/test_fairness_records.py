@@ -181,8 +181,9 @@ def test_a_settlement_entry_that_names_nothing_anchors_no_receipt_in_the_page(
     bundle = revealed["bundle"]
     round_id = bundle["rounds"][0]["document"]["round_id"]
 
-    def emptied(of: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-        return {**entry, "data": {}} if of == anchors.settlement_of(round_id) else entry
+    def emptied(logged: list[tuple[dict[str, Any], dict[str, Any]]]) -> Any:
+        target = anchors.settlement_of(round_id)
+        return [(of, {**entry, "data": {}} if of == target else entry) for of, entry in logged]
 
     relogged = bundles.anchored(bundle, service_key(live_server), logged_as=emptied)
     assert tab.evaluate(VERIFY, bundles.anchored(bundle, service_key(live_server))) == ""
@@ -190,6 +191,32 @@ def test_a_settlement_entry_that_names_nothing_anchors_no_receipt_in_the_page(
         f"round {round_id}: its settlement entry does not name the receipt's hash, game and "
         "payout (entry "
     )
+
+
+def test_a_reveal_resigned_with_fewer_rounds_contradicts_the_log_in_the_page(
+    tab: Any, live_server: Any, revealed: dict[str, Any]
+) -> None:
+    """Dropping the pair's last round needs only a reveal re-signed with one round fewer; the
+    rotation's entry in the log still counts the round."""
+    bundle = revealed["bundle"]
+    assert any(anchor["of"]["kind"] == "reveal" for anchor in bundle["anchors"])
+    dropped = bundle["rounds"][-1]["document"]["round_id"]
+    reveal = {**bundle["reveal"]["document"], "rounds": len(bundle["rounds"]) - 1}
+    forged = {
+        **bundle,
+        "rounds": bundle["rounds"][:-1],
+        "reveal": {
+            "document": reveal,
+            "signature": fairness.sign(service_key(live_server), reveal),
+        },
+        "anchors": [a for a in bundle["anchors"] if a["of"].get("round_id") != dropped],
+    }
+    caught = tab.evaluate(VERIFY, forged)
+    assert (
+        "the log recorded 3 rounds when the pair was revealed, the reveal says 2 (entry " in caught
+    )
+    without = {**bundle, "anchors": [a for a in bundle["anchors"] if a["of"]["kind"] != "reveal"]}
+    assert tab.evaluate(VERIFY, without) == "the bundle carries no anchor of the reveal in the log"
 
 
 def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trusts_it(
@@ -309,8 +336,8 @@ def test_a_bundle_without_its_anchors_fails_and_one_left_pending_is_not_called_v
     tab.reload()
     verdict = verify_in_page(tab)
     assert verdict.startswith(
-        "… Not verified yet: 4 documents are not yet in a signed checkpoint of the casino's "
-        "public log (the commitment, round "
+        "… Not verified yet: 5 documents are not yet in a signed checkpoint of the casino's "
+        "public log (the commitment, the reveal, round "
     ), verdict
     assert "Verify again later" in verdict and "✓" not in verdict
     assert tab.locator("tr[data-ok='1']").count() == 0

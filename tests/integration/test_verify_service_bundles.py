@@ -48,6 +48,7 @@ def test_the_services_bundle_verifies_before_and_after_the_reveal(
     assert all(row.statuses["cards"] == PENDING for row in active.rounds)
 
     fairness_service.rotate(session, player)
+    audit.checkpoint(session)  # over the rotation, whose entry anchors the reveal
     revealed = verify_bundle(fairness_service.bundle(session, player, pair.seed_pair_id), key)
     assert revealed.ok and not revealed.pending and revealed.revealed, revealed.failures
     assert not any(FAIL in row.statuses.values() for row in revealed.rounds)

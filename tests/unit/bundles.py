@@ -220,10 +220,15 @@ def _document(envelope: object) -> Doc | None:
     return doc if isinstance(doc, dict) else None
 
 
-def _log_entries(bundle: Doc) -> list[tuple[Doc, Doc]]:
+#: The documents' entries of a log, each with what it anchors: ``[(of, entry), ...]``.
+Logged = list[tuple[Doc, Doc]]
+
+
+def _log_entries(bundle: Doc) -> Logged:
     """The entries a service logs for the bundle's documents, in order, each with the
-    document it anchors (``of``): the commitment, then each round's actions and settlement."""
-    logged: list[tuple[Doc, Doc]] = []
+    document it anchors (``of``): the commitment, each round's actions and settlement, then
+    the reveal."""
+    logged: Logged = []
     pair_doc = _document(bundle.get("commitment"))
     if pair_doc is not None:
         of = anchors.commitment_of(pair_doc.get("seed_pair_id"))  # type: ignore[arg-type]
@@ -264,6 +269,19 @@ def _log_entries(bundle: Doc) -> list[tuple[Doc, Doc]]:
             "data": data,
         }
         logged.append((anchors.settlement_of(round_id), entry))
+    reveal_doc = _document(bundle.get("reveal"))
+    if reveal_doc is not None:
+        entry = {
+            "time": reveal_doc.get("revealed_at"),
+            "actor": f"user:{reveal_doc.get('user_id')}",
+            "action": anchors.REVEAL_ACTION,
+            "subject": anchors.pair_subject(reveal_doc.get("seed_pair_id")),
+            "data": {
+                "server_seed": reveal_doc.get("server_seed"),
+                "rounds": reveal_doc.get("rounds"),
+            },
+        }
+        logged.append((anchors.reveal_of(reveal_doc.get("seed_pair_id")), entry))  # type: ignore[arg-type]
     return logged
 
 
@@ -271,19 +289,19 @@ def anchored(
     bundle: Doc,
     key: Ed25519PrivateKey = KEY,
     *,
-    logged_as: Callable[[Doc, Doc], Doc] | None = None,
+    logged_as: Callable[[Logged], Logged] | None = None,
 ) -> Doc:
     """Return ``bundle`` with every document logged as a service logs it, in a real audit log
     (hash chain and RFC 6962 tree), one checkpoint over the log signed by ``key``, and each
     document's anchor proved into it (docs/fairness.md, "Anchors").
 
-    :param logged_as: given each document's ``of`` and entry, returns the entry logged instead
-        (a forger's log: the chain, the tree and the checkpoint are built over what it returns).
+    :param logged_as: given the ``(of, entry)`` of each document in the order a service logs
+        them, returns the log a forger writes instead (entries changed, reordered): the chain,
+        the tree and the checkpoint are built over what it returns.
     """
-    logged = [
-        (of, entry if logged_as is None else logged_as(of, entry))
-        for of, entry in _log_entries(bundle)
-    ]
+    logged = _log_entries(bundle)
+    if logged_as is not None:
+        logged = logged_as(logged)
     entries = audit_chain.link_entries(
         {"seq": seq, **entry} for seq, (_, entry) in enumerate(logged, start=1)
     )

@@ -29,8 +29,9 @@ def test_a_settlement_entry_naming_nothing_anchors_no_receipt() -> None:
     the verifier took silence for agreement."""
     forged, round_id = _rewritten(2)
 
-    def emptied(of: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-        return {**entry, "data": {}} if of == anchors.settlement_of(round_id) else entry
+    def emptied(logged: bundles.Logged) -> bundles.Logged:
+        target = anchors.settlement_of(round_id)
+        return [(of, {**entry, "data": {}} if of == target else entry) for of, entry in logged]
 
     report = verify_bundle(bundles.anchored(forged, PAIR.key, logged_as=emptied), KEY_HEX)
 
@@ -50,10 +51,12 @@ def test_a_settlement_entry_leaving_out_one_field_anchors_no_receipt() -> None:
     """Each field is required on its own: the game and payout alone do not name the receipt."""
     forged, round_id = _rewritten(1)
 
-    def without_hash(of: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-        if of != anchors.settlement_of(round_id):
-            return entry
-        return {**entry, "data": {k: v for k, v in entry["data"].items() if k != "receipt"}}
+    def without_hash(logged: bundles.Logged) -> bundles.Logged:
+        def cut(entry: dict[str, Any]) -> dict[str, Any]:
+            return {**entry, "data": {k: v for k, v in entry["data"].items() if k != "receipt"}}
+
+        target = anchors.settlement_of(round_id)
+        return [(of, cut(entry) if of == target else entry) for of, entry in logged]
 
     report = verify_bundle(bundles.anchored(forged, PAIR.key, logged_as=without_hash), KEY_HEX)
 
@@ -61,3 +64,55 @@ def test_a_settlement_entry_leaving_out_one_field_anchors_no_receipt() -> None:
     assert any(
         "names no receipt: it does not anchor this receipt" in f.text() for f in report.failures
     )
+
+
+def test_a_reveal_resigned_with_fewer_rounds_contradicts_its_rotation_entry() -> None:
+    """Dropping the last round needs only a reveal re-signed with one round fewer: every
+    receipt left is genuine, and the nonces still run without a gap."""
+    good = bundles.bundle(4, pair=PAIR)
+    dropped = good["rounds"][-1]["document"]["round_id"]
+    forged = {
+        **good,
+        "rounds": good["rounds"][:-1],
+        "reveal": bundles.resign(PAIR, good["reveal"], rounds=3),
+        "anchors": [a for a in good["anchors"] if a["of"].get("round_id") != dropped],
+    }
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    assert not report.ok
+    reveal_row = next(row for row in report.documents if row.where == "reveal")
+    assert reveal_row.statuses["log"] == FAIL
+    assert any(
+        "the log recorded rounds 4 when the pair was revealed, the reveal says 3" in f.text()
+        for f in report.failures
+    ), [f.text() for f in report.failures]
+    assert [row.statuses["nonces"] for row in report.rounds] == ["pass"] * 3
+
+
+def test_a_reveal_without_its_anchor_is_not_proven() -> None:
+    good = bundles.bundle(3, pair=PAIR)
+    forged = {**good, "anchors": [a for a in good["anchors"] if a["of"]["kind"] != "reveal"]}
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    assert not report.ok
+    assert [f.text() for f in report.failures] == [
+        "reveal document: log: the bundle carries no anchor of it in the audit log"
+    ]
+
+
+def test_a_reveal_logged_before_a_round_of_its_pair_fails() -> None:
+    """The rotation ends the pair: a round logged after it was dealt from a revealed seed."""
+
+    def reveal_first(logged: bundles.Logged) -> bundles.Logged:
+        return [logged[0], logged[-1], *logged[1:-1]]
+
+    forged = bundles.anchored(bundles.bundle(3, pair=PAIR), PAIR.key, logged_as=reveal_first)
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    assert not report.ok
+    assert any(
+        "the pair's reveal was logged at leaf 1, before round" in f.text() for f in report.failures
+    ), [f.text() for f in report.failures]

@@ -29,7 +29,8 @@ def _stripped(bundle: dict[str, Any]) -> dict[str, Any]:
 
 def _all_pending(bundle: dict[str, Any]) -> dict[str, Any]:
     """The bundle with no anchor, every document listed as waiting for a checkpoint."""
-    waiting = [anchors.commitment_of(PAIR.seed_pair_id)] + [
+    waiting = [anchors.commitment_of(PAIR.seed_pair_id), anchors.reveal_of(PAIR.seed_pair_id)]
+    waiting += [
         anchors.settlement_of(signed["document"]["round_id"]) for signed in bundle["rounds"]
     ]
     pending = [{"of": of, "reason": "not in a checkpoint yet", "retry_after": 5} for of in waiting]
@@ -82,7 +83,7 @@ def test_documents_listed_as_pending_are_not_called_proven(tmp_path: Path) -> No
     bundle = _all_pending(GOOD)
     report = verify_bundle(bundle, KEY_HEX)
     assert report.ok and report.not_yet_anchored
-    assert {row.statuses["log"] for row in (report.documents[0], *report.rounds)} == {PENDING}
+    assert {row.statuses["log"] for row in (*report.documents, *report.rounds)} == {PENDING}
     code, out = _run(tmp_path, bundle)
     assert code == EXIT_NOT_ANCHORED == 4, out
     last = out.splitlines()[-1]
@@ -90,7 +91,7 @@ def test_documents_listed_as_pending_are_not_called_proven(tmp_path: Path) -> No
     assert "fetch the bundle again later" in last and "(exit 4)" in last
     assert "OK" not in last
     assert "Pending until the server seed is revealed" not in out
-    assert "Not yet in the signed log (fetch the bundle again later): log (7)" in out
+    assert "Not yet in the signed log (fetch the bundle again later): log (8)" in out
     code, out = _run(tmp_path, bundle, "--json")
     answer = json.loads(out)
     assert code == 4 and answer["ok"] is False and answer["not_yet_anchored"] is True

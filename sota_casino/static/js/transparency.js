@@ -186,6 +186,7 @@
   /* Why a document's anchor does not hold, as one sentence naming the document and its kind. */
   function anchorProblem(of, problem) {
     if (of.kind === "commitment") return gettext("the commitment: its anchor does not hold: %(problem)s", { problem });
+    if (of.kind === "reveal") return gettext("the reveal: its anchor does not hold: %(problem)s", { problem });
     const params = { round: of.round_id, problem };
     if (of.kind === "decision") return gettext("round %(round)s: its decision anchor does not hold: %(problem)s", params);
     return gettext("round %(round)s: its settlement anchor does not hold: %(problem)s", params);
@@ -197,12 +198,39 @@
       "entry %(seq)s, in the checkpoint over %(num)s entries signed by the pinned key", size, { seq });
   }
 
+  /* The reveal's entry (the rotation) must name its server seed and rounds, and follow every
+   * round of the pair in the log: a reveal re-signed with fewer rounds would hide the last. */
+  function checkReveal(reveal, anchor, lastLeaf, pending, result) {
+    if (result.reveal === false) return;
+    if (!anchor) {
+      result.reveal = pending.has("reveal") ? "pending" : false;
+      if (result.reveal === false) result.problems.push(gettext("the bundle carries no anchor of the reveal in the log"));
+      return;
+    }
+    const entry = anchor.entry;
+    const data = entry.data || {};
+    result.reveal = entry.action === "seed_pair.rotated" && entry.subject === ["seed_pair", reveal.seed_pair_id].join(":")
+      && data.server_seed === reveal.server_seed && data.rounds === reveal.rounds && entry.actor === ["user", reveal.user_id].join(":");
+    const where = inCheckpoint(entry.seq, anchor.checkpoint_size);
+    if (!result.reveal && data.rounds !== reveal.rounds) {
+      result.problems.push(gettext("the log recorded %(logged)s rounds when the pair was revealed, the reveal says %(rounds)s (%(where)s)",
+        { logged: data.rounds, rounds: reveal.rounds, where }));
+    } else if (!result.reveal) {
+      result.problems.push(gettext("the log recorded another reveal of this pair (%(where)s)", { where }));
+    }
+    if (lastLeaf !== null && anchor.leaf_index <= lastLeaf) {
+      result.reveal = false;
+      result.problems.push(gettext("the pair's reveal was logged at leaf %(reveal)s, before its round at leaf %(last)s",
+        { reveal: anchor.leaf_index, last: lastLeaf }));
+    }
+  }
+
   /* The bundle's anchors checked against its documents, with the pinned key (a CryptoKey).
    * Each document is true (proved in the log), false (contradicted, or not anchored) or
    * "pending" (listed in pending_anchors: not proven yet). A bundle without an anchors list
    * proves none of its documents: every one is false, whatever pending_anchors says. */
   async function checkAnchors(bundle, key) {
-    const result = { problems: [], rounds: {}, commitment: null, checkpoints: [] };
+    const result = { problems: [], rounds: {}, commitment: null, reveal: null, checkpoints: [] };
     const listed = Array.isArray(bundle.anchors) ? bundle.anchors : null;
     const waiting = listed && Array.isArray(bundle.pending_anchors) ? bundle.pending_anchors : [];
     if (!listed || (!listed.length && !waiting.length)) {
@@ -217,10 +245,12 @@
         result.problems.push(gettext("a checkpoint of the bundle is not signed by the pinned key"));
       }
     }
-    const pending = new Set(waiting.map((p) => (p && p.of && p.of.kind === "commitment" ? "pair" : ["round", p && p.of && p.of.round_id].join(":"))));
+    const PAIR_PLACES = { commitment: "pair", reveal: "reveal" };
+    const pending = new Set(waiting.map((p) => PAIR_PLACES[p && p.of && p.of.kind] || ["round", p && p.of && p.of.round_id].join(":")));
     const settled = {};
     const decided = {};
     let commitment = null;
+    let revealed = null;
     for (const anchor of listed || []) {
       const of = (anchor && anchor.of) || {};
       const checkpoint = anchor ? checkpoints[anchor.checkpoint_size] : undefined;
@@ -228,10 +258,12 @@
       if (problem) {
         result.problems.push(anchorProblem(of, problem));
         if (of.kind === "commitment") result.commitment = false;
+        else if (of.kind === "reveal") result.reveal = false;
         else result.rounds[of.round_id] = false;
         continue;
       }
       if (of.kind === "commitment") commitment = anchor;
+      else if (of.kind === "reveal") revealed = anchor;
       else if (of.kind === "settlement") settled[of.round_id] = anchor;
       else if (of.kind === "decision") (decided[of.round_id] = decided[of.round_id] || []).push(anchor);
     }
@@ -253,6 +285,7 @@
       if (result.commitment === false) result.problems.push(gettext("the bundle carries no anchor of the commitment in the log"));
     }
     let firstLeaf = null;
+    let lastLeaf = null;
     for (const signed of bundle.rounds) {
       const receipt = signed.document;
       const id = receipt.round_id;
@@ -274,6 +307,7 @@
       if (late) result.problems.push(gettext("round %(round)s: a decision was logged after the round settled", { round: id }));
       for (const leaf of [settlement.leaf_index, ...decisions.map((d) => d.leaf_index)]) {
         if (firstLeaf === null || leaf < firstLeaf) firstLeaf = leaf;
+        if (lastLeaf === null || leaf > lastLeaf) lastLeaf = leaf;
       }
     }
     if (commitment && firstLeaf !== null && commitment.leaf_index >= firstLeaf) {
@@ -281,6 +315,7 @@
       result.problems.push(gettext("the pair's commitment was logged at leaf %(commitment)s, after its first round at leaf %(first)s: the pair was committed after it was played",
         { commitment: commitment.leaf_index, first: firstLeaf }));
     }
+    if (bundle.reveal) checkReveal(bundle.reveal.document, revealed, lastLeaf, pending, result);
     return result;
   }
 

@@ -447,6 +447,7 @@
     pair.logged = log.commitment;
     problems.push(...log.problems);
     if (pair.logged === "pending") waiting.push(gettext("the commitment"));
+    if (log.reveal === "pending") waiting.push(gettext("the reveal"));
     for (const row of rounds) {
       row.logged = log.rounds[row.id];
       if (row.logged === false) row.ok = false;
