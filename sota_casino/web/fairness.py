@@ -76,7 +76,6 @@ def index() -> ResponseReturnValue:
         active=active,
         revealed=pairs,
         verifier_sha256=verifier_digest(),
-        suggested_seed=core_fairness.new_client_seed(),
     )
 
 

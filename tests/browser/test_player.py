@@ -181,11 +181,22 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
 
     tab.goto("/fairness")
     commitment = tab.inner_text("[data-testid=commitment]")
+    # The first pair's client seed was the casino's; the suggestion for the next is this
+    # browser's own (the page as served suggests nothing), new on every load.
+    assert "made by the casino" in tab.inner_text("[data-testid=first-client-seed]")
+    served = tab.evaluate("async () => (await (await fetch('/fairness')).text())")
+    assert re.search(r'<input id="client_seed"[^>]*data-client-seed[^>]*>', served)
+    assert not re.search(r'<input id="client_seed"[^>]*value=', served)
+    suggested = tab.input_value("#client_seed")
+    assert re.fullmatch(r"[0-9a-f]{16}", suggested)
+    tab.reload()
+    assert tab.input_value("#client_seed") != suggested
     tab.fill("#client_seed", "browser seed")
     tab.click("#rotate")
     tab.wait_for_selector("[data-verify]")
     assert "its server seed was" in tab.inner_text(".flash.ok")
     assert tab.inner_text("[data-testid=client-seed]") == "browser seed"
+    assert tab.locator("[data-testid=first-client-seed]").count() == 0
     pair = tab.locator(".revealed-pair").first
     assert commitment in pair.inner_text()
     pair.locator("[data-verify]").click()

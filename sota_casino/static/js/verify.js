@@ -621,10 +621,19 @@
     }
   }
 
+  /* The next pair's client seed is suggested by this browser, never by the casino: a casino
+   * that knows its next server seed could otherwise pick a suggestion that deals badly. */
+  function suggestClientSeed() {
+    const field = document.querySelector("input[data-client-seed]");
+    if (!field || field.value || !window.crypto || !window.crypto.getRandomValues) return;
+    field.value = bytesToHex(window.crypto.getRandomValues(new Uint8Array(8)));
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     for (const button of document.querySelectorAll("button[data-verify]")) {
       button.addEventListener("click", () => run(button));
     }
+    suggestClientSeed();
   });
 
   window.SotaVerify = { canonicalJson, verifyBundle, Stream, shuffledPrefix, canonicalShoe, hmacKey, ed25519Key, bytesToHex };
