@@ -1,0 +1,264 @@
+"""Layout on a small phone (375 x 740, touch) and a laptop (1280 x 800), in every language: no
+page is wider than the screen, nothing spills out of its panel, touch targets are big enough,
+and a round's next actions stay on the screen."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_support import LiveServer
+from browser_support import fresh_name
+from browser_support import open_tab
+from browser_support import sign_up
+from browser_support import wait_for_round
+from sqlalchemy import select
+from test_languages_in_the_browser import choose_language
+from test_operator_console import PASSWORD
+from test_operator_console import seed_a_player
+from web_support import plant_server_seed
+
+from sota_casino.models import User
+
+pytestmark = pytest.mark.browser
+
+SIZES = {
+    "phone": {
+        "viewport": {"width": 375, "height": 740},
+        "is_mobile": True,
+        "has_touch": True,
+        "device_scale_factor": 2,
+    },
+    "desktop": {"viewport": {"width": 1280, "height": 800}},
+}
+LANGUAGES = ("en", "fi", "nb", "pt")
+
+#: What sticks out: the page's sideways scroll, and every panel, list or form wider than its box.
+OVERFLOW = """() => {
+  const problems = [];
+  const page = document.scrollingElement;
+  if (page.scrollWidth > innerWidth) problems.push(`page ${page.scrollWidth} > ${innerWidth}`);
+  for (const box of document.querySelectorAll("main .panel, main .tile, main .felt, main form")) {
+    const scrolls = ["auto", "scroll"].includes(getComputedStyle(box).overflowX);
+    if (box.checkVisibility() && !scrolls && box.scrollWidth > box.clientWidth + 1) {
+      const name = box.id || box.getAttribute("aria-labelledby") || box.className;
+      const edge = box.getBoundingClientRect().right;
+      // A bar fixed to the screen's foot spans the screen: it does not widen its form.
+      const all = [...box.querySelectorAll("*")];
+      const out = all.filter(e => e.getBoundingClientRect().right > edge + 1);
+      if (out.length && out.every(e => getComputedStyle(e).position === "fixed"
+          || e.parentElement.closest("[class]") && getComputedStyle(e).position !== "fixed"
+          && all.some(f => getComputedStyle(f).position === "fixed" && f.contains(e)))) continue;
+      const last = out.length ? out[out.length - 1] : box;
+      const what = `${last.tagName}#${last.id}.${last.className}`;
+      problems.push(`${box.tagName} ${name}: ${box.scrollWidth} > ${box.clientWidth} (${what})`);
+    }
+  }
+  return problems;
+}"""
+
+
+@pytest.fixture(params=sorted(SIZES))
+def screen(request: Any, chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    """A fresh tab at the phone's or the laptop's size."""
+    page_iter = open_tab(chromium, live_server, **SIZES[request.param])
+    page = next(page_iter)
+    page.size = request.param
+    yield page
+    next(page_iter, None)
+
+
+@pytest.fixture
+def small_phone(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    yield from open_tab(chromium, live_server, **SIZES["phone"])
+
+
+@pytest.fixture
+def laptop(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    yield from open_tab(chromium, live_server, **SIZES["desktop"])
+
+
+def overflow(page: Any, path: str) -> list[str]:
+    page.goto(path)
+    return [f"{path}: {problem}" for problem in page.evaluate(OVERFLOW)]
+
+
+def play_a_round(page: Any, nonce: int = 0, ante: str = "5", tie_bet: str | None = None) -> None:
+    """Play the round of ``nonce`` at the table, going to war on a tie."""
+    page.goto("/casino-war")
+    page.fill("#bet", ante)
+    if tie_bet is not None:
+        page.fill("#tie_bet", tie_bet)
+    page.click("#deal")
+    wait_for_round(page, nonce)
+    if page.locator("#go-to-war").is_visible():
+        page.click("#go-to-war")
+    page.wait_for_selector("[data-testid=result]")
+
+
+def box(page: Any, selector: str) -> dict[str, float]:
+    found = page.locator(selector).first.bounding_box()
+    assert found is not None, f"{selector} is not shown"
+    return dict(found)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_no_player_page_is_wider_than_the_screen(screen: Any, language: str) -> None:
+    sign_up(screen, "layout")
+    choose_language(screen, language)
+    play_a_round(screen)
+    problems: list[str] = []
+    for path in (
+        "/lobby",
+        "/casino-war",
+        "/casino-war/odds",
+        "/rules/casino-war",
+        "/rules/sota",
+        "/sota",
+        "/stats",
+        "/history",
+        "/fairness",
+    ):
+        problems += overflow(screen, path)
+    assert problems == [], problems
+
+
+def test_a_revealed_seed_breaks_in_the_flash_and_the_verification_fits_its_panel(
+    small_phone: Any, laptop: Any, live_server: LiveServer
+) -> None:
+    sign_up(small_phone, "reveal")
+    play_a_round(small_phone)
+    small_phone.goto("/fairness")
+    small_phone.click("#rotate")
+    small_phone.wait_for_selector("[data-verify]")
+    assert small_phone.evaluate(OVERFLOW) == []
+    verify = box(small_phone, "[data-verify]")
+    small_phone.locator("[data-verify]").first.scroll_into_view_if_needed()
+    on_top = small_phone.evaluate(
+        "() => { const b = document.querySelector('[data-verify]').getBoundingClientRect();"
+        " return document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2)"
+        "?.closest('[data-verify]') !== null; }"
+    )
+    assert on_top and verify["x"] + verify["width"] <= 375
+
+    sign_up(laptop, "verified")
+    for nonce in range(3):
+        play_a_round(laptop, nonce)
+    laptop.goto("/fairness")
+    laptop.click("#rotate")
+    laptop.locator("[data-verify]").first.click()
+    laptop.wait_for_selector(".revealed-pair table.data")
+    assert laptop.evaluate(OVERFLOW) == []
+    results, panel = box(laptop, ".verify-results"), box(laptop, "#revealed")
+    assert results["x"] + results["width"] <= panel["x"] + panel["width"]
+
+
+def test_a_labels_value_list_fits_a_phone(small_phone: Any) -> None:
+    sign_up(small_phone, "facts")
+    play_a_round(small_phone)
+    for path in ("/stats", "/casino-war/odds", "/rules/casino-war"):
+        small_phone.goto(path)
+        rights = small_phone.locator("dl.facts dd").evaluate_all(
+            "dds => dds.map(dd => dd.getBoundingClientRect().right)"
+        )
+        assert rights and max(rights) <= 375, path
+
+
+def test_the_rebet_button_of_a_tie_bet_stays_on_a_phone_in_portuguese(small_phone: Any) -> None:
+    sign_up(small_phone, "rebet")
+    choose_language(small_phone, "pt")
+    play_a_round(small_phone, tie_bet="5")
+    rebet = box(small_phone, "#rebet")
+    assert rebet["x"] + rebet["width"] <= 375
+    assert small_phone.evaluate(OVERFLOW) == []
+
+
+def test_after_a_war_in_finnish_deal_and_rebet_are_on_the_phone_screen(
+    small_phone: Any, live_server: LiveServer
+) -> None:
+    username = sign_up(small_phone, "warfi")
+    plant_server_seed(live_server.app, username, {0: True})
+    choose_language(small_phone, "fi")
+    play_a_round(small_phone)
+    small_phone.evaluate("scrollTo(0, 0)")
+    for button in ("#deal", "#rebet"):
+        found = box(small_phone, button)
+        assert found["y"] + found["height"] <= 740, button
+
+
+@pytest.mark.parametrize("language", ("fi", "pt"))
+def test_the_clear_chip_holds_its_word(small_phone: Any, language: str) -> None:
+    sign_up(small_phone, "clear")
+    choose_language(small_phone, language)
+    small_phone.goto("/casino-war")
+    inside = small_phone.evaluate(
+        "() => { const chip = document.getElementById('clear-bet');"
+        " return chip.scrollWidth <= chip.clientWidth; }"
+    )
+    assert inside
+
+
+def test_touch_targets_on_a_phone_are_big_enough(small_phone: Any) -> None:
+    sign_up(small_phone, "touch")
+    play_a_round(small_phone)
+    targets = {
+        "/casino-war": [
+            "header nav a",
+            "header nav button.link",
+            "#language-choice",
+            ".chip-target label",
+        ],
+        "/sota": ["#custom-rules summary"],
+        "/fairness": ["main details > summary"],
+    }
+    targets["/sota"].append(".rule .opt")
+    short = []
+    for path, selectors in targets.items():
+        small_phone.goto(path)
+        if path == "/sota":
+            small_phone.click("#custom-rules summary")
+        for selector in selectors:
+            heights = small_phone.locator(selector).evaluate_all(
+                "els => els.filter(e => e.getClientRects().length)"
+                ".map(e => e.getBoundingClientRect().height)"
+            )
+            assert heights, selector
+            if min(heights) < 40:
+                short.append(f"{path} {selector}: {min(heights):.0f}px")
+    assert short == []
+
+
+def operator_in(page: Any, live_server: LiveServer, language: str) -> int:
+    """Log an operator in ``page`` in ``language``; return the id of a player with rounds."""
+    player, operator = fresh_name("layoutp"), fresh_name("layouto")
+    seed_a_player(live_server.app, player)
+    created = live_server.app.test_cli_runner().invoke(
+        args=["create-operator", operator], input=f"{PASSWORD}\n"
+    )
+    assert created.exit_code == 0, created.output
+    page.goto("/auth/login")
+    page.fill("input[name=username]", operator)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url("**/lobby")
+    choose_language(page, language)
+    session = live_server.app.extensions["sota_casino.sessionmaker"]()
+    try:
+        return int(session.scalars(select(User.id).where(User.username == player)).one())
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("language", ("fi", "nb"))
+def test_the_operator_console_fits_the_screen(
+    small_phone: Any, laptop: Any, live_server: LiveServer, language: str
+) -> None:
+    problems: list[str] = []
+    operator_in(small_phone, live_server, language)
+    for path in ("/operator/tables", "/operator/alerts"):
+        problems += overflow(small_phone, path)
+    player = operator_in(laptop, live_server, language)
+    for path in ("/operator/ledger", f"/operator/players/{player}/lists/rounds"):
+        problems += overflow(laptop, path)
+    assert problems == [], problems
