@@ -1,6 +1,7 @@
 """Races that must end in a clean answer: rotations against bets and rotations, throttles hit by
-many requests at once, two operators changing one table. Real threads, each with its own
-session (its own database connection), released together by a barrier."""
+many requests at once, two operators changing one table, one Idempotency-Key sent many times
+at once. Real threads, each with its own session (its own database connection), released
+together by a barrier."""
 
 from __future__ import annotations
 
@@ -22,37 +23,44 @@ from sota_casino.core.errors import CasinoError
 from sota_casino.models import AuditEntry
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
+from sota_casino.models import Transfer
 from sota_casino.models import User
 from sota_casino.services import accounts
 from sota_casino.services import fairness
+from sota_casino.services import money
 from sota_casino.services import rounds
 from sota_casino.services import settings
 
 Call = Callable[[Session], Any]
 
 
-def race(app: Flask, calls: list[Call]) -> Counter[str]:
-    """Run ``calls`` at once, one thread and session each; count how each ended: ``ok``, a
-    refusal's code, or ``crash:<exception>`` (what would have been a 500)."""
+def race_answers(app: Flask, calls: list[Call]) -> list[tuple[str, Any]]:
+    """Run ``calls`` at once, one thread and session each; say how each ended, with its answer:
+    ``("ok", answer)``, or a refusal's code or ``crash:<exception>`` (what would have been a
+    500) with None."""
     make_session = app.extensions["sota_casino.sessionmaker"]
     barrier = threading.Barrier(len(calls))
 
-    def run(call: Call) -> str:
+    def run(call: Call) -> tuple[str, Any]:
         with app.app_context():
             own = make_session()
             try:
                 barrier.wait(timeout=30)
-                call(own)
-                return "ok"
+                return "ok", call(own)
             except CasinoError as refusal:
-                return refusal.code
+                return refusal.code, None
             except Exception as crash:  # noqa: BLE001 - the point is to see any of them
-                return f"crash:{type(crash).__name__}: {crash}"
+                return f"crash:{type(crash).__name__}: {crash}", None
             finally:
                 own.close()
 
     with ThreadPoolExecutor(len(calls)) as pool:
-        return Counter(pool.map(run, calls))
+        return list(pool.map(run, calls))
+
+
+def race(app: Flask, calls: list[Call]) -> Counter[str]:
+    """Run ``calls`` at once, as :func:`race_answers` does; count how each ended."""
+    return Counter(how for how, _ in race_answers(app, calls))
 
 
 def crashes(outcomes: Counter[str]) -> list[str]:
@@ -224,3 +232,106 @@ def assert_audited_in_sequence(session: Session) -> None:
     entries = [json.loads(data) for data in changes]
     for earlier, later in zip(entries, entries[1:], strict=False):
         assert later["before"] == earlier["after"]
+
+
+# --- one Idempotency-Key sent at once -----------------------------------------------------------
+# A client that retries before its first answer arrives sends one key and body twice at once:
+# whichever copy waits for the other must be given the first answer, not the refusal it would
+# get for the state the first one left (a success reported as a failure gets done twice).
+
+
+def sent_at_once(
+    app: Flask, copies: int, use_case: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Any:
+    """Call ``use_case(session, *args, **kwargs)`` ``copies`` times at once, and return the one
+    answer all got: each copy must end ``ok``, all with the same answer."""
+    outcomes = race_answers(app, [lambda s: use_case(s, *args, **kwargs)] * copies)
+    assert Counter(how for how, _ in outcomes) == Counter(ok=copies), outcomes
+    first = outcomes[0][1]
+    assert all(answer == first for _, answer in outcomes), outcomes
+    return first
+
+
+def count_of(session: Session, statement: Any) -> int:
+    with session.begin():
+        return int(session.scalar(statement) or 0)
+
+
+def test_one_top_up_sent_twice_at_once_tops_up_once_and_answers_both_alike(
+    app: Flask, session: Session, operators: tuple[int, int], register: Callable[..., int]
+) -> None:
+    olga, _ = operators
+    for trial in range(3):
+        player = register()
+        money.adjust(session, olga, player, "chips", -95_000, "below the top-up threshold")
+        answer = sent_at_once(
+            app, 2, money.topup, player, "chips", idempotency_key=f"top-up-{trial}"
+        )
+        assert answer == money.balances(session, player)
+        topups = select(func.count(Transfer.id)).where(
+            Transfer.user_id == player, Transfer.kind == "topup"
+        )
+        assert count_of(session, topups) == 1
+    assert_books_clean(session)
+
+
+def test_one_decision_sent_at_once_settles_the_tie_once_and_answers_all_alike(
+    app: Flask, session: Session, player: int, rig: Callable[[int, list[str]], bytes]
+) -> None:
+    for trial in range(3):
+        rig(player, ["tie"])
+        tied = rounds.place_casino_war_bet(session, player, 100)
+        assert tied.status == "awaiting_decision"
+        answer = sent_at_once(
+            app,
+            12,
+            rounds.decide_casino_war,
+            player,
+            tied.id,
+            "war",
+            idempotency_key=f"war-{trial}",
+        )
+        assert answer.status == "settled"
+        assert answer.balances == money.balances(session, player)
+        fairness.rotate(session, player)  # the next trial rigs a pair of its own
+    assert_books_clean(session)
+
+
+def test_one_move_sent_at_once_is_made_once_and_answers_all_alike(
+    app: Flask, session: Session, player: int
+) -> None:
+    for trial in range(3):
+        game = _game_awaiting_a_move(session, player)
+        pending = game.pending
+        cards = sorted(pending.options)[: pending.count]
+        answer = sent_at_once(
+            app, 8, rounds.sota_move, player, game.id, cards, idempotency_key=f"move-{trial}"
+        )
+        assert rounds.moves_made(session, player, game.id) == 1
+        assert answer.balances == money.balances(session, player)
+        while answer.status == "awaiting_move":  # finish it, so the next game may start
+            pending = answer.pending
+            answer = rounds.sota_move(
+                session, player, game.id, sorted(pending.options)[: pending.count]
+            )
+    assert_books_clean(session)
+
+
+def _game_awaiting_a_move(session: Session, player: int) -> Any:
+    for _ in range(40):
+        game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
+        if game.status == "awaiting_move":
+            return game
+    raise AssertionError("no Prisoners of War game needed a move")
+
+
+def test_one_debit_sent_at_once_is_applied_once_and_answers_all_alike(
+    app: Flask, session: Session, operators: tuple[int, int], register: Callable[..., int]
+) -> None:
+    olga, _ = operators
+    for trial in range(3):
+        player = register()
+        debit = (olga, player, "chips", -60_000, "chargeback")
+        answer = sent_at_once(app, 12, money.adjust, *debit, idempotency_key=f"debit-{trial}")
+        assert answer.chips == 40_000 == money.balances(session, player).chips
+    assert_books_clean(session)
