@@ -1,7 +1,7 @@
 """Races that must end in a clean answer: rotations against bets and rotations, throttles hit by
 many requests at once, two operators changing one table, one Idempotency-Key sent many times
-at once. Real threads, each with its own session (its own database connection), released
-together by a barrier."""
+at once, one public key registered by two accounts. Real threads, each with its own session
+(its own database connection), released together by a barrier."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import PASSWORD
 from service_support import assert_books_clean
@@ -19,8 +20,10 @@ from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sota_casino.core import fairness as fairness_core
 from sota_casino.core.errors import CasinoError
 from sota_casino.models import AuditEntry
+from sota_casino.models import PlayerKey
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
 from sota_casino.models import Transfer
@@ -28,6 +31,7 @@ from sota_casino.models import User
 from sota_casino.services import accounts
 from sota_casino.services import fairness
 from sota_casino.services import money
+from sota_casino.services import player_keys
 from sota_casino.services import rounds
 from sota_casino.services import settings
 
@@ -334,4 +338,23 @@ def test_one_debit_sent_at_once_is_applied_once_and_answers_all_alike(
         debit = (olga, player, "chips", -60_000, "chargeback")
         answer = sent_at_once(app, 12, money.adjust, *debit, idempotency_key=f"debit-{trial}")
         assert answer.chips == 40_000 == money.balances(session, player).chips
+    assert_books_clean(session)
+
+
+# --- player keys --------------------------------------------------------------------------------
+
+
+def test_two_accounts_registering_one_key_at_once_get_it_and_a_conflict(
+    app: Flask, session: Session, register: Callable[..., int]
+) -> None:
+    for _ in range(6):
+        first, second = register(), register()
+        public = fairness_core.public_key_hex(Ed25519PrivateKey.generate())
+        outcomes = race(
+            app,
+            [lambda s, u=u, k=public: player_keys.register_key(s, u, k) for u in (first, second)],
+        )
+        assert outcomes == Counter(ok=1, conflict=1), outcomes
+    with session.begin():
+        assert session.scalar(select(func.count(PlayerKey.id))) == 6
     assert_books_clean(session)
