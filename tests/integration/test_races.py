@@ -22,6 +22,8 @@ from sqlalchemy.orm import Session
 
 from sota_casino.core import fairness as fairness_core
 from sota_casino.core.errors import CasinoError
+from sota_casino.core.errors import IdempotencyMismatch
+from sota_casino.models import Approval
 from sota_casino.models import AuditEntry
 from sota_casino.models import PlayerKey
 from sota_casino.models import Round
@@ -29,6 +31,7 @@ from sota_casino.models import SeedPair
 from sota_casino.models import Transfer
 from sota_casino.models import User
 from sota_casino.services import accounts
+from sota_casino.services import approvals
 from sota_casino.services import fairness
 from sota_casino.services import money
 from sota_casino.services import player_keys
@@ -338,6 +341,25 @@ def test_one_debit_sent_at_once_is_applied_once_and_answers_all_alike(
         debit = (olga, player, "chips", -60_000, "chargeback")
         answer = sent_at_once(app, 12, money.adjust, *debit, idempotency_key=f"debit-{trial}")
         assert answer.chips == 40_000 == money.balances(session, player).chips
+    assert_books_clean(session)
+
+
+def test_one_proposal_and_one_approval_sent_at_once_each_happen_once(
+    app: Flask, session: Session, operators: tuple[int, int], player: int
+) -> None:
+    olga, oscar = operators
+    change = (olga, player, "chips", 250_000, "jackpot refund")
+    proposal = sent_at_once(app, 8, money.propose_adjustment, *change, idempotency_key="propose-1")
+    assert count_of(session, select(func.count(Approval.id))) == 1
+    approval = (oscar, proposal.id, True, "seen the ticket")
+    decided = sent_at_once(app, 8, approvals.decide, *approval, idempotency_key="approve-1")
+    assert decided.status == "approved"
+    assert money.balances(session, player).chips == 350_000  # credited once
+    # Later retries: the same body is answered alike, another is refused; nothing moves.
+    assert approvals.decide(session, *approval, idempotency_key="approve-1") == decided
+    with pytest.raises(IdempotencyMismatch):
+        approvals.decide(session, oscar, proposal.id, False, "no", idempotency_key="approve-1")
+    assert money.balances(session, player).chips == 350_000
     assert_books_clean(session)
 
 
