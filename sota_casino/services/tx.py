@@ -57,6 +57,10 @@ RETRYABLE_CONSTRAINTS = (
     # retry finds it registered and refuses with a conflict.
     "uq_player_keys_public_key_hex",
     "player_keys.public_key_hex",
+    # The service's key, registered by the first thing each process signs: after a new key is
+    # deployed every worker's first requests do so at once; the retry finds it registered.
+    "uq_signing_keys_public_key_hex",
+    "signing_keys.public_key_hex",
 )
 #: Connection option of a use case's writing transaction; on SQLite it begins ``IMMEDIATE``, as
 #: every transaction not declared read-only does (see db.py).

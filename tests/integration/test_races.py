@@ -28,6 +28,7 @@ from sota_casino.models import AuditEntry
 from sota_casino.models import PlayerKey
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
+from sota_casino.models import SigningKey
 from sota_casino.models import Transfer
 from sota_casino.models import User
 from sota_casino.services import accounts
@@ -379,4 +380,23 @@ def test_two_accounts_registering_one_key_at_once_get_it_and_a_conflict(
         assert outcomes == Counter(ok=1, conflict=1), outcomes
     with session.begin():
         assert session.scalar(select(func.count(PlayerKey.id))) == 6
+    assert_books_clean(session)
+
+
+# --- the service's signing key ------------------------------------------------------------------
+
+
+def test_the_first_signatures_of_a_new_key_at_once_register_it_once(
+    app: Flask, session: Session
+) -> None:
+    # A fresh database here; in production, every worker's first requests after a new key is
+    # deployed: each registers the key in the transaction of the first thing it signs.
+    outcomes = race(
+        app, [lambda s, n=n: accounts.register(s, f"first{n}", PASSWORD) for n in range(8)]
+    )
+    assert outcomes == Counter(ok=8), outcomes
+    with session.begin():
+        assert session.scalar(select(func.count(SigningKey.id))) == 1
+        created = select(func.count(AuditEntry.seq)).where(AuditEntry.action == "key.created")
+        assert session.scalar(created) == 1
     assert_books_clean(session)
