@@ -1,7 +1,8 @@
 """Races that must end in a clean answer: rotations against bets and rotations, throttles hit by
 many requests at once, two operators changing one table, one Idempotency-Key sent many times
-at once, one public key registered by two accounts. Real threads, each with its own session
-(its own database connection), released together by a barrier."""
+at once, one public key registered by two accounts, one name signed up for twice, a new
+signing key's first signatures. Real threads, each with its own session (its own database
+connection), released together by a barrier."""
 
 from __future__ import annotations
 
@@ -380,6 +381,24 @@ def test_two_accounts_registering_one_key_at_once_get_it_and_a_conflict(
         assert outcomes == Counter(ok=1, conflict=1), outcomes
     with session.begin():
         assert session.scalar(select(func.count(PlayerKey.id))) == 6
+    assert_books_clean(session)
+
+
+# --- usernames ----------------------------------------------------------------------------------
+
+
+def test_two_sign_ups_of_one_name_at_once_open_one_account_and_refuse_the_other(
+    app: Flask, session: Session
+) -> None:
+    for trial in range(6):
+        # The same name, or the same name in other letter case (names are unique ignoring case).
+        names = (f"twin{trial}", f"twin{trial}" if trial % 2 else f"TWIN{trial}")
+        outcomes = race(
+            app, [lambda s, name=name: accounts.register(s, name, PASSWORD) for name in names]
+        )
+        assert outcomes == Counter(ok=1, username_taken=1), outcomes
+    with session.begin():
+        assert session.scalar(select(func.count(User.id))) == 6
     assert_books_clean(session)
 
 
