@@ -165,6 +165,10 @@ def check_password(password: object, username: str | None = None) -> str:
 def _new_user(session: Session, username: str, password_hash: str, role: str) -> User:
     """Add a user whose password was hashed before the transaction (hashing takes tens of
     milliseconds, which SQLite's write lock must not be held for)."""
+    # Names are unique ignoring case, which the unique key does not see: two sign-ups of one
+    # name at once would both find it free, and then one break the key (a 500) or both open
+    # (in other letter case). The second waits here and finds it taken.
+    serialize_on(session, f"username:{username.lower()}")
     taken = session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
     if taken is not None:
         raise UsernameTaken(

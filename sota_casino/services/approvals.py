@@ -20,6 +20,7 @@ from ..core.errors import OwnApproval
 from ..core.marks import N_
 from ..models import Approval
 from . import audit
+from . import idempotency
 from . import money
 from . import proposals
 from . import settings
@@ -29,7 +30,6 @@ from .results import Id
 from .staff import require_operator
 from .text import storable
 from .tx import read_only
-from .tx import transactional
 
 NOTE_MAX: Final = 500
 
@@ -42,11 +42,18 @@ class ApprovalPage:
     next_cursor: Id | None
 
 
-@transactional
+@idempotency.idempotent("approvals.decide", ApprovalView)
 def decide(
-    session: Session, actor_id: int, approval_id: int, approve: bool, note: object = None
+    session: Session,
+    actor_id: int,
+    approval_id: int,
+    approve: bool,
+    note: object = None,
+    *,
+    key: str | None = None,
 ) -> ApprovalView:
-    """Approve (and apply) or reject a pending proposal, as a second operator (audited).
+    """Approve (and apply) or reject a pending proposal, as a second operator (audited); a
+    retried ``idempotency_key`` returns the first answer.
 
     :raises OwnApproval: if ``actor_id`` proposed it.
     :raises Conflict: if it was decided already.

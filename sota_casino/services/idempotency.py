@@ -1,6 +1,22 @@
 """Idempotency keys: a retried money-moving request returns its first answer and moves nothing.
 
 The record is written in the same transaction as the postings it answers for.
+
+Two copies of one keyed request may run at once (a client retrying before its first answer
+came). Both find the key unused; then one waits for the other's locks, and what it finds
+after the other committed decides how it ends:
+
+- it would do the same work again: its record meets the other's on the unique key, the
+  transaction is retried (:mod:`.tx`), and the retry replays the other's answer;
+- it is refused for the state the other left (a round settled, a top-up taken, a balance
+  spent): the refusal is not the answer, so the key is read again, in a transaction of its
+  own after the first rolled back, and the answer found there is given instead.
+
+The key is not locked first instead: that would cost every keyed request (every bet) a round
+trip on PostgreSQL to spare a rare race one, and a lock taken before the snapshot would still
+rely on the isolation level to show the record. The second read needs nothing of either: the
+other's record commits with the state that refused the request, so whoever sees that state
+sees the record.
 """
 
 from __future__ import annotations
@@ -17,11 +33,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..core import fairness
+from ..core.errors import CasinoError
 from ..core.errors import IdempotencyMismatch
 from ..core.errors import InvalidInput
+from ..core.errors import Unavailable
 from ..models import IdempotencyRecord
 from . import results
 from .tx import in_transaction
+from .tx import own_transactions
+from .tx import read_only
 from .tx import transactional
 
 R = TypeVar("R")
@@ -66,6 +86,16 @@ def replay(session: Session, user_id: int, key: str | None, digest: str) -> Any 
     return record.response
 
 
+@read_only
+def _replay_after_refusal(session: Session, user_id: int, key: str, digest: str) -> Any | None:
+    """Return the answer stored for ``key`` by a copy of this request that committed while
+    this one was refused, or None if there is none (the refusal stands).
+
+    :raises IdempotencyMismatch: if the key was used with another request.
+    """
+    return replay(session, user_id, key, digest)
+
+
 @in_transaction
 def remember(session: Session, user_id: int, key: str | None, digest: str, response: Any) -> None:
     if key is not None:
@@ -87,10 +117,35 @@ def idempotent(
     ``idempotency_key`` and ``request_body`` (what the client sent; by default the call's own
     arguments). A retry with the same key and body returns the first answer and moves nothing;
     the same key with another body raises :class:`IdempotencyMismatch`. The record is written
-    in the same transaction as the postings.
+    in the same transaction as the postings. A copy sent while the first runs gets the first
+    answer too, even where the state the first left would refuse it (the module's doc).
     """
 
     def wrap(fn: Callable[..., R]) -> Callable[..., R]:
+        def read_back(stored: Any) -> R:
+            # The answer stored by this same use case.
+            return cast(R, stored if answer is None else results.from_json(answer, stored))
+
+        @transactional
+        def once(
+            session: Session,
+            user_id: int,
+            key: str,
+            digest: str,
+            args: tuple[Any, ...],
+            kwargs: dict[str, Any],
+        ) -> R:
+            stored = replay(session, user_id, key, digest)
+            if stored is not None:
+                return read_back(stored)
+            found = fn(session, user_id, *args, key=key, **kwargs)
+            remember(
+                session, user_id, key, digest, found if answer is None else results.to_json(found)
+            )
+            return found
+
+        unkeyed = transactional(fn)
+
         @functools.wraps(fn)
         def run(
             session: Session,
@@ -102,18 +157,20 @@ def idempotent(
         ) -> R:
             key = check_key(idempotency_key)
             if key is None:
-                return fn(session, user_id, *args, key=None, **kwargs)
+                return unkeyed(session, user_id, *args, key=None, **kwargs)
             body = [args, kwargs] if request_body is None else request_body
             digest = request_hash(operation, body)
-            stored = replay(session, user_id, key, digest)
-            if stored is not None:
-                # The answer stored by this same use case.
-                return cast(R, stored if answer is None else results.from_json(answer, stored))
-            found = fn(session, user_id, *args, key=key, **kwargs)
-            stored = found if answer is None else results.to_json(found)
-            remember(session, user_id, key, digest, stored)
-            return found
+            try:
+                return once(session, user_id, key, digest, args, kwargs)
+            except (IdempotencyMismatch, Unavailable):
+                raise  # the key's own refusal, or no database to read it again from
+            except CasinoError:
+                # Refused, perhaps for what a copy of this request did meanwhile (module doc).
+                stored = _replay_after_refusal(session, user_id, key, digest)
+                if stored is None:
+                    raise
+                return read_back(stored)
 
-        return transactional(run)
+        return cast(Callable[..., R], own_transactions(run))
 
     return wrap

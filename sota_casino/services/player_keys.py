@@ -104,6 +104,8 @@ def register_key(session: Session, user_id: int, public_key_hex: object) -> resu
     keys = _keys_of(session, user_id)
     if keys and keys[-1].public_key_hex == public_hex:
         return _view(keys)
+    # Another account registering it at once is not held off by this player's lock: the unique
+    # key then stops the second insert, and its retry (tx.RETRYABLE_CONSTRAINTS) finds it here.
     if session.scalar(select(PlayerKey.id).where(PlayerKey.public_key_hex == public_hex)):
         raise Conflict(N_("this key was registered before; make a new key to replace a lost one"))
     now = datetime.now(UTC)

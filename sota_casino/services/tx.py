@@ -46,8 +46,22 @@ R = TypeVar("R")
 ATTEMPTS = 8
 #: PostgreSQL's serialization_failure and deadlock_detected.
 RETRYABLE_SQLSTATES = {"40001", "40P01"}
-#: A concurrent first use of one idempotency key: the retry finds and replays the winner's answer.
-RETRYABLE_CONSTRAINTS = ("uq_idempotency_records_user_key", "idempotency_records.user_id")
+#: Unique keys that two transactions may both check as free and then insert: the loser's retry
+#: sees the winner's row and answers as if they had not overlapped. Each is named as PostgreSQL
+#: and as SQLite report it.
+RETRYABLE_CONSTRAINTS = (
+    # A concurrent first use of one idempotency key: the retry replays the winner's answer.
+    "uq_idempotency_records_user_key",
+    "idempotency_records.user_id",
+    # One public key registered by two accounts at once (each locks only its own row): the
+    # retry finds it registered and refuses with a conflict.
+    "uq_player_keys_public_key_hex",
+    "player_keys.public_key_hex",
+    # The service's key, registered by the first thing each process signs: after a new key is
+    # deployed every worker's first requests do so at once; the retry finds it registered.
+    "uq_signing_keys_public_key_hex",
+    "signing_keys.public_key_hex",
+)
 #: Connection option of a use case's writing transaction; on SQLite it begins ``IMMEDIATE``, as
 #: every transaction not declared read-only does (see db.py).
 WRITES = "sota_casino_writes"

@@ -40,6 +40,7 @@ from .i18n import error_message
 from .i18n import gettext
 from .inputs import choice
 from .inputs import form_chips
+from .inputs import form_key
 from .security import login_required
 
 bp = Blueprint("casino_war", __name__, url_prefix="/casino-war")
@@ -49,12 +50,6 @@ TABLE = "casino_war"
 CHIP_VALUES = (1, 5, 25, 100, 500)
 #: The ante offered to a player who has not bet yet, in table minimums.
 FIRST_ANTE_MINIMUMS = 5
-
-
-def _form_key() -> str | None:
-    """Return the form's one-time key, which makes a double submit deal only once."""
-    key = request.form.get("idempotency_key", "")
-    return key if 8 <= len(key) <= 64 and key.isalnum() else None
 
 
 def raise_warning(held: int, ante: int, tie_bet: int) -> str | None:
@@ -203,7 +198,7 @@ def bet() -> ResponseReturnValue:
             g.user.id,
             body["bet"],
             body["tie_bet"],
-            idempotency_key=_form_key(),
+            idempotency_key=form_key(),
             request_body=body,
         )
     except InvalidBet as error:
@@ -223,7 +218,7 @@ def decision(round_id: int) -> ResponseReturnValue:
             g.user.id,
             round_id,
             picked,
-            idempotency_key=_form_key(),
+            idempotency_key=form_key(),
             request_body={"choice": picked},
         )
     except InsufficientFunds as error:

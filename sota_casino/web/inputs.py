@@ -236,6 +236,14 @@ def idempotency_key() -> str | None:
     return check_key(request.headers.get(IDEMPOTENCY_HEADER))
 
 
+def form_key() -> str | None:
+    """Return the form's one-time key (``idempotency_key``, 8 to 64 letters and digits, made
+    when the page was drawn), which makes a double submit act only once; None for a missing
+    or odd one (the form then acts without one)."""
+    key = request.form.get("idempotency_key", "")
+    return key if 8 <= len(key) <= 64 and key.isalnum() else None
+
+
 def query_int(
     name: str, *, low: int = 0, high: int = MAX_ID, default: int | None = None
 ) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 
 from flask import Blueprint
@@ -26,6 +27,7 @@ from .format import sweets_text
 from .format import when
 from .i18n import gettext
 from .inputs import choice
+from .inputs import form_key
 from .security import login_required
 from .visitor import session_user
 
@@ -76,6 +78,7 @@ def lobby() -> ResponseReturnValue:
         low=low,
         topup=money.topup_status(db, g.user.id),
         recent=recent,
+        form_key=secrets.token_hex(16),  # a double click on a top-up tops up once
     )
 
 
@@ -85,7 +88,7 @@ def topup() -> ResponseReturnValue:
     currency = choice(request.form, "currency", CURRENCIES)
     db = get_session()
     try:
-        money.topup(db, g.user.id, currency)
+        money.topup(db, g.user.id, currency, idempotency_key=form_key())
     except TopupNotAllowed as error:
         next_at = error.details.get("next_at")
         if isinstance(next_at, datetime):

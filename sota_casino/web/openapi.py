@@ -114,7 +114,8 @@ class Operation:
 
     :param ok: the success answer's model or result type (None: text of ``media``).
     :param errors: the refusals it may answer, from :data:`ERROR_RESPONSES`.
-    :param idempotent: it moves money, so it takes an ``Idempotency-Key``.
+    :param idempotent: a retry must not do it twice (it moves money, or proposes or decides
+        a move: four eyes), so it takes an ``Idempotency-Key``.
     :param path: describes path arguments narrower than their Flask converter (the service
         checks them, so that an unknown name is a 422 that says which names there are).
     :param beyond_schema: what may still refuse a schema-valid request with a 422, in words:
@@ -339,7 +340,8 @@ def _build(app: Flask) -> dict[str, Any]:
             "description": (
                 "Amounts are integers in minor units: chips in hundredths of a chip, sweets in "
                 "whole sweets. Integers are written without a fraction or exponent (1, not "
-                '1.0). Errors are {"error": {"code", "message"}}. Money-moving POSTs accept an '
+                '1.0). Errors are {"error": {"code", "message"}}. Money-moving POSTs, and '
+                "proposing an adjustment and deciding a proposal (four eyes), accept an "
                 "Idempotency-Key."
             ),
         },

@@ -90,10 +90,18 @@ def change(
     ok: type[Any],
     body: type[BaseModel],
     beyond_schema: tuple[str, ...] = (),
+    idempotent: bool = False,
 ) -> Callable[[View], View]:
     """Declare a change (by an operator, audited) of the thing named in the path."""
     return operation(
-        id, summary, TAG, ok, errors=CHANGE_OF_ONE, body=body, beyond_schema=beyond_schema
+        id,
+        summary,
+        TAG,
+        ok,
+        errors=CHANGE_OF_ONE,
+        body=body,
+        beyond_schema=beyond_schema,
+        idempotent=idempotent,
     )
 
 
@@ -466,10 +474,17 @@ def approval_list(query: s.ApprovalsQuery) -> ResponseReturnValue:
     status=201,
     errors=CHANGE_OF_ONE,
     body=s.AdjustmentProposal,
+    idempotent=True,
 )
 def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     proposal = money.propose_adjustment(
-        get_session(), _actor_id(), body.user_id, body.currency, body.amount, body.reason
+        get_session(),
+        _actor_id(),
+        body.user_id,
+        body.currency,
+        body.amount,
+        body.reason,
+        idempotency_key=inputs.idempotency_key(),
     )
     return answer(proposal, 201)
 
@@ -490,15 +505,30 @@ def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseRetu
     return answer(proposal, 201)
 
 
+def _decide(approval_id: int, approve: bool, body: s.Decision) -> ResponseReturnValue:
+    decided = approvals.decide(
+        get_session(),
+        _actor_id(),
+        approval_id,
+        approve,
+        body.note,
+        idempotency_key=inputs.idempotency_key(),
+    )
+    return answer(decided)
+
+
+# Both decisions take the key, though only an approval moves money: a retried decision is
+# answered as the first one was, not with a 409 saying it was decided already.
 @bp.post("/approvals/<id:approval_id>/approve")
 @change(
     "approve",
     "Approve another operator's proposal: it applies now (audited)",
     ApprovalView,
     s.Decision,
+    idempotent=True,
 )
 def approve(approval_id: int, body: s.Decision) -> ResponseReturnValue:
-    return answer(approvals.decide(get_session(), _actor_id(), approval_id, True, body.note))
+    return _decide(approval_id, True, body)
 
 
 @bp.post("/approvals/<id:approval_id>/reject")
@@ -507,9 +537,10 @@ def approve(approval_id: int, body: s.Decision) -> ResponseReturnValue:
     "Reject another operator's proposal: nothing changes (audited)",
     ApprovalView,
     s.Decision,
+    idempotent=True,
 )
 def reject(approval_id: int, body: s.Decision) -> ResponseReturnValue:
-    return answer(approvals.decide(get_session(), _actor_id(), approval_id, False, body.note))
+    return _decide(approval_id, False, body)
 
 
 # --- alerts -------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ The routes hang on the console's blueprint, so its staff-only rule guards them t
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC
 from datetime import datetime
 from typing import Final
@@ -29,6 +30,7 @@ from ..services import alerts
 from ..services import approvals
 from ..services import reports
 from .i18n import gettext as _
+from .inputs import form_key
 from .inputs import form_whole
 from .inputs import query_int
 from .operator import bp
@@ -116,12 +118,19 @@ def approvals_page() -> ResponseReturnValue:
     found = approvals.listing(
         get_session(), status=status, cursor=query_int("cursor", default=None), limit=50
     )
-    return render_template("operator/approvals.html", found=found, status=status)
+    # Each decision button sends a one-time key of its own: a double click decides once.
+    once = secrets.token_hex(16)
+    return render_template("operator/approvals.html", found=found, status=status, once=once)
 
 
 def _decide(approval_id: int, approve: bool) -> ResponseReturnValue:
     decided = approvals.decide(
-        get_session(), g.user.id, approval_id, approve, request.form.get("note") or None
+        get_session(),
+        g.user.id,
+        approval_id,
+        approve,
+        request.form.get("note") or None,
+        idempotency_key=form_key(),
     )
     if approve:
         flash(_("Proposal #%(id)s approved and applied.", id=decided.id), "ok")

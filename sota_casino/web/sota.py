@@ -31,6 +31,7 @@ from ..services.results import SotaGame
 from .format import plural
 from .i18n import gettext
 from .i18n import in_words
+from .inputs import form_key
 from .inputs import form_whole
 from .security import login_required
 
@@ -270,11 +271,6 @@ def _table_body(form: MultiDict[str, str], stake: int) -> dict[str, Any]:
     raise InvalidRules(N_("unknown preset '%(name)s'"), params={"name": picked}, option="preset")
 
 
-def _form_key() -> str | None:
-    key = request.form.get("idempotency_key", "")
-    return key if 8 <= len(key) <= 64 and key.isalnum() else None
-
-
 @bp.get("")
 @login_required
 def table() -> ResponseReturnValue:
@@ -316,7 +312,7 @@ def play() -> ResponseReturnValue:
             body["stake"],
             body.get("rules"),
             body.get("preset"),
-            idempotency_key=_form_key(),
+            idempotency_key=form_key(),
             request_body=body,
         )
     except InvalidRules as error:
@@ -371,7 +367,7 @@ def move(round_id: int) -> ResponseReturnValue:
         g.user.id,
         round_id,
         cards,
-        idempotency_key=_form_key(),
+        idempotency_key=form_key(),
         request_body={"cards": cards},
     )
     return redirect(url_for("sota.game", round_id=round_id), code=303)

@@ -1,6 +1,8 @@
 """Races that must end in a clean answer: rotations against bets and rotations, throttles hit by
-many requests at once, two operators changing one table. Real threads, each with its own
-session (its own database connection), released together by a barrier."""
+many requests at once, two operators changing one table, one Idempotency-Key sent many times
+at once, one public key registered by two accounts, one name signed up for twice, a new
+signing key's first signatures. Real threads, each with its own session (its own database
+connection), released together by a barrier."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import PASSWORD
 from service_support import assert_books_clean
@@ -18,41 +21,55 @@ from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sota_casino.core import fairness as fairness_core
 from sota_casino.core.errors import CasinoError
+from sota_casino.core.errors import IdempotencyMismatch
+from sota_casino.models import Approval
 from sota_casino.models import AuditEntry
+from sota_casino.models import PlayerKey
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
+from sota_casino.models import SigningKey
+from sota_casino.models import Transfer
 from sota_casino.models import User
 from sota_casino.services import accounts
+from sota_casino.services import approvals
 from sota_casino.services import fairness
+from sota_casino.services import money
+from sota_casino.services import player_keys
 from sota_casino.services import rounds
 from sota_casino.services import settings
 
 Call = Callable[[Session], Any]
 
 
-def race(app: Flask, calls: list[Call]) -> Counter[str]:
-    """Run ``calls`` at once, one thread and session each; count how each ended: ``ok``, a
-    refusal's code, or ``crash:<exception>`` (what would have been a 500)."""
+def race_answers(app: Flask, calls: list[Call]) -> list[tuple[str, Any]]:
+    """Run ``calls`` at once, one thread and session each; say how each ended, with its answer:
+    ``("ok", answer)``, or a refusal's code or ``crash:<exception>`` (what would have been a
+    500) with None."""
     make_session = app.extensions["sota_casino.sessionmaker"]
     barrier = threading.Barrier(len(calls))
 
-    def run(call: Call) -> str:
+    def run(call: Call) -> tuple[str, Any]:
         with app.app_context():
             own = make_session()
             try:
                 barrier.wait(timeout=30)
-                call(own)
-                return "ok"
+                return "ok", call(own)
             except CasinoError as refusal:
-                return refusal.code
+                return refusal.code, None
             except Exception as crash:  # noqa: BLE001 - the point is to see any of them
-                return f"crash:{type(crash).__name__}: {crash}"
+                return f"crash:{type(crash).__name__}: {crash}", None
             finally:
                 own.close()
 
     with ThreadPoolExecutor(len(calls)) as pool:
-        return Counter(pool.map(run, calls))
+        return list(pool.map(run, calls))
+
+
+def race(app: Flask, calls: list[Call]) -> Counter[str]:
+    """Run ``calls`` at once, as :func:`race_answers` does; count how each ended."""
+    return Counter(how for how, _ in race_answers(app, calls))
 
 
 def crashes(outcomes: Counter[str]) -> list[str]:
@@ -224,3 +241,181 @@ def assert_audited_in_sequence(session: Session) -> None:
     entries = [json.loads(data) for data in changes]
     for earlier, later in zip(entries, entries[1:], strict=False):
         assert later["before"] == earlier["after"]
+
+
+# --- one Idempotency-Key sent at once -----------------------------------------------------------
+# A client that retries before its first answer arrives sends one key and body twice at once:
+# whichever copy waits for the other must be given the first answer, not the refusal it would
+# get for the state the first one left (a success reported as a failure gets done twice).
+
+
+def sent_at_once(
+    app: Flask, copies: int, use_case: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Any:
+    """Call ``use_case(session, *args, **kwargs)`` ``copies`` times at once, and return the one
+    answer all got: each copy must end ``ok``, all with the same answer."""
+    outcomes = race_answers(app, [lambda s: use_case(s, *args, **kwargs)] * copies)
+    assert Counter(how for how, _ in outcomes) == Counter(ok=copies), outcomes
+    first = outcomes[0][1]
+    assert all(answer == first for _, answer in outcomes), outcomes
+    return first
+
+
+def count_of(session: Session, statement: Any) -> int:
+    with session.begin():
+        return int(session.scalar(statement) or 0)
+
+
+def test_one_top_up_sent_twice_at_once_tops_up_once_and_answers_both_alike(
+    app: Flask, session: Session, operators: tuple[int, int], register: Callable[..., int]
+) -> None:
+    olga, _ = operators
+    for trial in range(3):
+        player = register()
+        money.adjust(session, olga, player, "chips", -95_000, "below the top-up threshold")
+        answer = sent_at_once(
+            app, 2, money.topup, player, "chips", idempotency_key=f"top-up-{trial}"
+        )
+        assert answer == money.balances(session, player)
+        topups = select(func.count(Transfer.id)).where(
+            Transfer.user_id == player, Transfer.kind == "topup"
+        )
+        assert count_of(session, topups) == 1
+    assert_books_clean(session)
+
+
+def test_one_decision_sent_at_once_settles_the_tie_once_and_answers_all_alike(
+    app: Flask, session: Session, player: int, rig: Callable[[int, list[str]], bytes]
+) -> None:
+    for trial in range(3):
+        rig(player, ["tie"])
+        tied = rounds.place_casino_war_bet(session, player, 100)
+        assert tied.status == "awaiting_decision"
+        answer = sent_at_once(
+            app,
+            12,
+            rounds.decide_casino_war,
+            player,
+            tied.id,
+            "war",
+            idempotency_key=f"war-{trial}",
+        )
+        assert answer.status == "settled"
+        assert answer.balances == money.balances(session, player)
+        fairness.rotate(session, player)  # the next trial rigs a pair of its own
+    assert_books_clean(session)
+
+
+def test_one_move_sent_at_once_is_made_once_and_answers_all_alike(
+    app: Flask, session: Session, player: int
+) -> None:
+    for trial in range(3):
+        game = _game_awaiting_a_move(session, player)
+        pending = game.pending
+        cards = sorted(pending.options)[: pending.count]
+        answer = sent_at_once(
+            app, 8, rounds.sota_move, player, game.id, cards, idempotency_key=f"move-{trial}"
+        )
+        assert rounds.moves_made(session, player, game.id) == 1
+        assert answer.balances == money.balances(session, player)
+        while answer.status == "awaiting_move":  # finish it, so the next game may start
+            pending = answer.pending
+            answer = rounds.sota_move(
+                session, player, game.id, sorted(pending.options)[: pending.count]
+            )
+    assert_books_clean(session)
+
+
+def _game_awaiting_a_move(session: Session, player: int) -> Any:
+    for _ in range(40):
+        game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
+        if game.status == "awaiting_move":
+            return game
+    raise AssertionError("no Prisoners of War game needed a move")
+
+
+def test_one_debit_sent_at_once_is_applied_once_and_answers_all_alike(
+    app: Flask, session: Session, operators: tuple[int, int], register: Callable[..., int]
+) -> None:
+    olga, _ = operators
+    for trial in range(3):
+        player = register()
+        debit = (olga, player, "chips", -60_000, "chargeback")
+        answer = sent_at_once(app, 12, money.adjust, *debit, idempotency_key=f"debit-{trial}")
+        assert answer.chips == 40_000 == money.balances(session, player).chips
+    assert_books_clean(session)
+
+
+def test_one_proposal_and_one_approval_sent_at_once_each_happen_once(
+    app: Flask, session: Session, operators: tuple[int, int], player: int
+) -> None:
+    olga, oscar = operators
+    change = (olga, player, "chips", 250_000, "jackpot refund")
+    proposal = sent_at_once(app, 8, money.propose_adjustment, *change, idempotency_key="propose-1")
+    assert count_of(session, select(func.count(Approval.id))) == 1
+    approval = (oscar, proposal.id, True, "seen the ticket")
+    decided = sent_at_once(app, 8, approvals.decide, *approval, idempotency_key="approve-1")
+    assert decided.status == "approved"
+    assert money.balances(session, player).chips == 350_000  # credited once
+    # Later retries: the same body is answered alike, another is refused; nothing moves.
+    assert approvals.decide(session, *approval, idempotency_key="approve-1") == decided
+    with pytest.raises(IdempotencyMismatch):
+        approvals.decide(session, oscar, proposal.id, False, "no", idempotency_key="approve-1")
+    assert money.balances(session, player).chips == 350_000
+    assert_books_clean(session)
+
+
+# --- player keys --------------------------------------------------------------------------------
+
+
+def test_two_accounts_registering_one_key_at_once_get_it_and_a_conflict(
+    app: Flask, session: Session, register: Callable[..., int]
+) -> None:
+    for _ in range(6):
+        first, second = register(), register()
+        public = fairness_core.public_key_hex(Ed25519PrivateKey.generate())
+        outcomes = race(
+            app,
+            [lambda s, u=u, k=public: player_keys.register_key(s, u, k) for u in (first, second)],
+        )
+        assert outcomes == Counter(ok=1, conflict=1), outcomes
+    with session.begin():
+        assert session.scalar(select(func.count(PlayerKey.id))) == 6
+    assert_books_clean(session)
+
+
+# --- usernames ----------------------------------------------------------------------------------
+
+
+def test_two_sign_ups_of_one_name_at_once_open_one_account_and_refuse_the_other(
+    app: Flask, session: Session
+) -> None:
+    for trial in range(6):
+        # The same name, or the same name in other letter case (names are unique ignoring case).
+        names = (f"twin{trial}", f"twin{trial}" if trial % 2 else f"TWIN{trial}")
+        outcomes = race(
+            app, [lambda s, name=name: accounts.register(s, name, PASSWORD) for name in names]
+        )
+        assert outcomes == Counter(ok=1, username_taken=1), outcomes
+    with session.begin():
+        assert session.scalar(select(func.count(User.id))) == 6
+    assert_books_clean(session)
+
+
+# --- the service's signing key ------------------------------------------------------------------
+
+
+def test_the_first_signatures_of_a_new_key_at_once_register_it_once(
+    app: Flask, session: Session
+) -> None:
+    # A fresh database here; in production, every worker's first requests after a new key is
+    # deployed: each registers the key in the transaction of the first thing it signs.
+    outcomes = race(
+        app, [lambda s, n=n: accounts.register(s, f"first{n}", PASSWORD) for n in range(8)]
+    )
+    assert outcomes == Counter(ok=8), outcomes
+    with session.begin():
+        assert session.scalar(select(func.count(SigningKey.id))) == 1
+        created = select(func.count(AuditEntry.seq)).where(AuditEntry.action == "key.created")
+        assert session.scalar(created) == 1
+    assert_books_clean(session)

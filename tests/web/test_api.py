@@ -522,6 +522,40 @@ def test_every_money_moving_post_answers_a_retry_with_its_first_answer(
     assert (balances(client, auth), audit_size(app)) == done
 
 
+def test_a_proposal_and_its_approval_retried_with_their_keys_are_done_once(
+    app: Flask, client: FlaskClient, auth: dict[str, str], operator: dict[str, str]
+) -> None:
+    add_user(app, "otto", "operator")
+    otto = staff_bearer(app, "otto")
+    bob = client.get("/api/v1/me", headers=auth).get_json()["user"]["id"]
+    change = {"user_id": bob, "currency": "chips", "amount": 250_000, "reason": "jackpot refund"}
+    propose = {**operator, "Idempotency-Key": "propose-1"}
+    first = client.post("/api/v1/operator/approvals/adjustments", json=change, headers=propose)
+    again = client.post("/api/v1/operator/approvals/adjustments", json=change, headers=propose)
+    assert first.status_code == again.status_code == 201
+    assert again.get_json() == first.get_json()
+    pending = client.get("/api/v1/operator/approvals", headers=operator).get_json()["approvals"]
+    assert [a["id"] for a in pending] == [first.get_json()["id"]]
+    other = client.post(
+        "/api/v1/operator/approvals/adjustments", json={**change, "amount": 1}, headers=propose
+    )
+    assert other.status_code == 422 and error_code(other) == "idempotency_mismatch"
+
+    url = f"/api/v1/operator/approvals/{first.get_json()['id']}/approve"
+    approve = {**otto, "Idempotency-Key": "approve-1"}
+    approved = client.post(url, json={"note": "seen"}, headers=approve)
+    size = audit_size(app)
+    retried = client.post(url, json={"note": "seen"}, headers=approve)
+    assert approved.status_code == retried.status_code == 200
+    assert retried.get_json() == approved.get_json()
+    assert balances(client, auth)["chips"] == 350_000  # credited once
+    other = client.post(url, json={"note": "seen twice"}, headers=approve)
+    assert other.status_code == 422 and error_code(other) == "idempotency_mismatch"
+    unkeyed = client.post(url, json={"note": "seen"}, headers=otto)
+    assert unkeyed.status_code == 409 and error_code(unkeyed) == "conflict"
+    assert (balances(client, auth)["chips"], audit_size(app)) == (350_000, size)
+
+
 @pytest.mark.parametrize("key", ["", "x" * 65, "has space", "tab\tkey", "ключ"])
 def test_a_malformed_idempotency_key_is_422(
     client: FlaskClient, auth: dict[str, str], key: str

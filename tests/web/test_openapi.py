@@ -27,7 +27,8 @@ from sota_casino.web.openapi import openapi_document
 
 METHODS = ("get", "post", "put", "patch", "delete")
 JSON = "application/json"
-#: The POSTs that move money: each takes an Idempotency-Key, and no other call does.
+#: The POSTs that move money, or propose or decide a move (four eyes): each takes an
+#: Idempotency-Key, and no other call does.
 MONEY_MOVING = {
     ("/me/topup", "post"),
     ("/casino-war/rounds", "post"),
@@ -35,6 +36,9 @@ MONEY_MOVING = {
     ("/sota/games", "post"),
     ("/sota/games/{id}/moves", "post"),
     ("/operator/adjustments", "post"),
+    ("/operator/approvals/adjustments", "post"),
+    ("/operator/approvals/{id}/approve", "post"),
+    ("/operator/approvals/{id}/reject", "post"),
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Callable
 
 from flask import Flask
@@ -66,12 +67,16 @@ def test_two_operators_adjust_with_approval_and_change_a_table_by_the_forms(
     own = olga.post(f"/operator/approvals/{approval_id}/approve", data={"csrf_token": CSRF})
     assert own.status_code == 403
     assert olga.post(f"/operator/approvals/{approval_id}/approve", data={}).status_code == 400
-    approved = otto.post(
-        f"/operator/approvals/{approval_id}/approve",
-        data={"csrf_token": CSRF, "note": "prize list checked"},
-        follow_redirects=True,
-    )
-    assert b"approved and applied" in approved.data
+    # A double click sends the button's one-time key twice: applied once, "approved" to both.
+    buttons = otto.get("/operator/approvals").get_data(as_text=True)
+    once = re.findall(r'name="idempotency_key" value="(\w+approve)"', buttons)
+    assert len(once) == 1
+    decision = {"csrf_token": CSRF, "note": "prize list checked", "idempotency_key": once[0]}
+    for _ in range(2):
+        approved = otto.post(
+            f"/operator/approvals/{approval_id}/approve", data=decision, follow_redirects=True
+        )
+        assert b"approved and applied" in approved.data
     assert _balance(app, pat, "chips") == held + 250_000
     assert "1" in olga.get("/operator/approvals?status=approved").get_data(as_text=True)
 
