@@ -218,6 +218,8 @@ def _pair_view(pair: SeedPair, upcoming: SeedPair) -> ActiveSeedPair:
         signature=pair.commitment_signature,
         next_commitment=upcoming.commitment,
         next_seed_pair_id=upcoming.id,
+        next_commitment_document=upcoming.commitment_document,
+        next_signature=upcoming.commitment_signature,
     )
 
 
@@ -228,7 +230,8 @@ def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) ->
 
 @read_only
 def active_seed_pair(session: Session, user_id: int) -> ActiveSeedPair:
-    """Return the player's active pair (never its server seed) and the next commitment."""
+    """Return the player's active pair (never its server seed) and the next pair's signed
+    commitment."""
     return _pair_view(_pair(session, user_id, "active"), _pair(session, user_id, "next"))
 
 

@@ -519,7 +519,9 @@ class Bundle(PairAnchors):
 
 @dataclass(frozen=True, slots=True)
 class ActiveSeedPair:
-    """The player's active seed pair (never its server seed) and the next pair's commitment."""
+    """The player's active seed pair (never its server seed) and the next pair's commitment,
+    signed: the pair that the next rotation activates with the client seed it sends, shown
+    before that seed is chosen so that the player can keep it first."""
 
     seed_pair_id: Id
     commitment: Hex64
@@ -529,6 +531,8 @@ class ActiveSeedPair:
     signature: Signature
     next_commitment: Hex64
     next_seed_pair_id: Id
+    next_commitment_document: CommitmentDocument
+    next_signature: Signature
 
 
 @dataclass(frozen=True, slots=True)

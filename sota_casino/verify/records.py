@@ -1,15 +1,21 @@
-"""The player's own records, compared with a bundle: the seventh check, ``records``.
+"""The player's own records, compared with a bundle: the eighth check, ``records``.
 
 Nothing in a bundle can catch a casino that re-commits a whole seed pair (a new server seed,
-every round re-dealt, everything re-signed with the real key), or that signs a receipt with a
-decision or a Prisoners of War move the player did not send. Only what the player kept can: the
-commitment document shown before the first round, and each decision and move sent. The records
-file (``docs/fairness.md``, "The player's records") is::
+every round re-dealt, everything re-signed with the real key), that starts a pair it made after
+the player's client seed arrived instead of the one it committed to before, or that signs a
+receipt with a decision or a Prisoners of War move the player did not send. Only what the
+player kept can: each commitment document shown before play (the next pair's included, shown
+before the client seed that starts it is chosen), the client seed sent to start each pair, and
+each decision and move sent. The records file (``docs/fairness.md``, "The player's records")
+is::
 
     {"format": "sota-casino-records", "v": 1, "public_key_hex": "<hex>" or null,
      "commitments": [SIGNED, ...],
      "actions": [{"round_id", "seed_pair_id", "nonce", "game": "casino_war", "action"},
-                 {"round_id", "seed_pair_id", "nonce", "game": "sota", "move", "cards"}]}
+                 {"round_id", "seed_pair_id", "nonce", "game": "sota", "move", "cards"}],
+     "rotations": [{"seed_pair_id", "client_seed"}]}
+
+``rotations`` came later and may be missing: records kept before it still load.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -43,11 +50,13 @@ class RecordsError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Records:
-    """What the player kept: commitments by seed pair, action records by round."""
+    """What the player kept: commitments by seed pair, action records by round, and the
+    client seed sent to start each pair."""
 
     public_key_hex: str | None
     commitments: Mapping[Any, tuple[Mapping[str, Any], str]]  # seed_pair_id: (document, sig)
     actions: Mapping[int, tuple[Mapping[str, Any], ...]]  # round_id: its records, in order
+    rotations: Mapping[int, str] = field(default_factory=dict)  # seed_pair_id: client seed
 
     @classmethod
     def parse(cls, data: object, source: str = "records") -> Records:
@@ -77,7 +86,11 @@ class Records:
         actions: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
         for i, record in enumerate(_list(data, "actions", source)):
             actions[_check_action(record, f"{source}: actions[{i}]")].append(record)
-        return cls(key, commitments, {k: tuple(v) for k, v in actions.items()})
+        rotations: dict[int, str] = {}
+        for i, rotation in enumerate(_list(data, "rotations", source)):
+            pair, client_seed = _check_rotation(rotation, f"{source}: rotations[{i}]")
+            rotations[pair] = client_seed  # the last sent for a pair is the one that counted
+        return cls(key, commitments, {k: tuple(v) for k, v in actions.items()}, rotations)
 
     @classmethod
     def read(cls, path: str) -> Records:
@@ -101,6 +114,19 @@ def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:
 
 def _optional_int(value: object) -> bool:
     return value is None or (type(value) is int and value >= 0)
+
+
+def _check_rotation(rotation: object, where: str) -> tuple[int, str]:
+    """Return the seed pair and the client seed of a rotation record.
+
+    :raises RecordsError: if it is not ``{"seed_pair_id", "client_seed"}``.
+    """
+    if not isinstance(rotation, dict) or type(rotation.get("seed_pair_id")) is not int:
+        raise RecordsError(f"{where} has no seed_pair_id (a whole number)")
+    client_seed = rotation.get("client_seed")
+    if not isinstance(client_seed, str) or not client_seed:
+        raise RecordsError(f"{where}: client_seed is the text sent, not {client_seed!r}")
+    return int(rotation["seed_pair_id"]), client_seed
 
 
 def _check_action(record: object, where: str) -> int:
@@ -164,6 +190,39 @@ def compare_commitment(
     message = (
         f"seed pair {shown.get('seed_pair_id')}: the commitment differs from the one recorded "
         f"before play ({_differing_fields(shown, kept_doc)}): the pair was re-committed.{proof}"
+    )
+    return compared.with_findings([Finding(row.where, CHECK, FAIL, message)])
+
+
+def compare_client_seed(row: Row, seed_pair_id: Any, dealt: str | None, records: Records) -> Row:
+    """Compare the client seed the pair deals with (``dealt``: the reveal's, or before the
+    reveal the receipts') with the client seeds the player recorded sending.
+
+    The pair must deal with the seed sent to start it; and a pair no rotation names must not
+    deal with a seed sent to start another pair: the casino then made it once the seed was
+    known, instead of the pair whose commitment the player kept before sending it.
+    """
+    if dealt is None or not records.rotations:
+        return row
+    compared = row._replace(skipped=row.skipped - {CHECK})
+    sent = records.rotations.get(seed_pair_id) if type(seed_pair_id) is int else None
+    if sent is not None:
+        if sent == dealt:
+            return compared
+        message = (
+            f"seed pair {seed_pair_id} deals with the client seed "
+            f"{json.dumps(dealt, ensure_ascii=False)}, but you sent "
+            f"{json.dumps(sent, ensure_ascii=False)} to start it (recorded)"
+        )
+        return compared.with_findings([Finding(row.where, CHECK, FAIL, message)])
+    started = [pair for pair, seed in records.rotations.items() if seed == dealt]
+    if not started:
+        return row
+    other = max(started)
+    kept = " (whose commitment you recorded before play)" if other in records.commitments else ""
+    message = (
+        f"seed pair {seed_pair_id} deals with the client seed you sent to start seed pair "
+        f"{other}{kept}: a pair committed after your client seed was known"
     )
     return compared.with_findings([Finding(row.where, CHECK, FAIL, message)])
 

@@ -3,6 +3,7 @@ large bundles), the checks across the rounds, and the comparison with the player
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from .checks import check_reveal
 from .player_signatures import registered_keys
 from .player_signatures import with_player_findings
 from .records import Records
+from .records import compare_client_seed
 from .records import compare_commitment
 from .records import compare_round
 from .records import missing_rounds
@@ -124,6 +126,8 @@ def verify_bundle(
     findings.extend(logged)
     if records is not None:
         documents[0] = compare_commitment(documents[0], commitment_doc, records, key)
+        dealt = _dealt_client_seed(context, reveal_doc, rows)
+        documents[0] = compare_client_seed(documents[0], context.seed_pair_id, dealt, records)
         rows = [_compared_round(row, envelopes, records) for row in rows]
         findings += missing_rounds(
             context.seed_pair_id,
@@ -190,6 +194,17 @@ def _with_player_checks(
         for row in rows
     ]
     return with_player_findings(rows, documents, keys)
+
+
+def _dealt_client_seed(
+    context: PairContext, reveal_doc: Mapping[str, Any] | None, rows: Sequence[Row]
+) -> str | None:
+    """The client seed the pair deals with: the reveal's, or before the reveal the one its
+    receipts share (the most common: check 3 fails the others)."""
+    if reveal_doc is not None:
+        return context.client_seed
+    seeds = Counter(row.client_seed for row in rows if isinstance(row.client_seed, str))
+    return seeds.most_common(1)[0][0] if seeds else None
 
 
 def _compared_round(row: Row, envelopes: Sequence[object], records: Records) -> Row:

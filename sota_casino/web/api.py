@@ -211,7 +211,7 @@ def public_key() -> ResponseReturnValue:
 @api_login_required
 @operation(
     "seedPair",
-    "The active seed pair (never its server seed) and the next commitment",
+    "The active seed pair (never its server seed) and the next pair's signed commitment",
     "fairness",
     ActiveSeedPair,
     errors=DENIED,

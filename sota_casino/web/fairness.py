@@ -23,6 +23,7 @@ from ..db import get_session
 from ..services import audit
 from ..services import fairness
 from ..services import transparency
+from ..services.results import ActiveSeedPair
 from ..verify.build import verifier_archive
 from .i18n import gettext
 from .security import login_required
@@ -51,14 +52,14 @@ def log_checkpoint() -> dict[str, Any] | None:
 
 
 @bp.app_template_global()
-def active_signed_commitment() -> dict[str, Any] | None:
-    """The logged-in player's active signed commitment, shown before play so that the browser
-    can keep its own copy; None for a visitor."""
+def active_seed_pair() -> ActiveSeedPair | None:
+    """The logged-in player's active pair, whose signed commitment pages show before play so
+    that the browser can keep its own copy (and check a rotation it just sent); None for a
+    visitor."""
     user = session_user()
     if user is None:
         return None
-    active = fairness.active_seed_pair(get_session(), user.id)
-    return {"document": active.commitment_document, "signature": active.signature}
+    return fairness.active_seed_pair(get_session(), user.id)
 
 
 @bp.get("")

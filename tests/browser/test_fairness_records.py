@@ -123,7 +123,14 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
     assert download.value.suggested_filename == "sota-casino-records.json"
     exported = json.loads(Path(download.value.path()).read_text())
     assert exported == records
-    assert set(exported) == {"format", "v", "public_key_hex", "commitments", "actions"}
+    assert set(exported) == {
+        "format",
+        "v",
+        "public_key_hex",
+        "commitments",
+        "actions",
+        "rotations",
+    }
     assert (exported["format"], exported["v"]) == ("sota-casino-records", 1)
 
 

@@ -15,6 +15,7 @@ from web_support import api_register
 from web_support import bearer
 from web_support import plant_server_seed
 
+from sota_casino.core.fairness import signature_checker
 from sota_casino.services import settings
 
 
@@ -141,6 +142,32 @@ def test_rotation_reveals_the_committed_seed_and_activates_the_next(
     ).get_json()
     assert bundle["reveal"] == rotated["revealed"]
     assert client.post("/api/v1/fairness/rotate", json={}, headers=auth).status_code == 200
+
+
+def test_the_next_pairs_signed_commitment_is_shown_before_the_seed_and_is_the_pair_started(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """A player keeps the next pair's signed commitment before choosing the client seed that
+    starts it: what rotation activates must be that very document."""
+    key = client.get("/api/v1/fairness/public-key").get_json()["public_key_hex"]
+    before = client.get("/api/v1/fairness/seed-pair", headers=auth).get_json()
+    upcoming = before["next_commitment_document"]
+    assert signature_checker(key)(upcoming, before["next_signature"])
+    assert (
+        upcoming["type"] == "commitment" and upcoming["seed_pair_id"] == before["next_seed_pair_id"]
+    )
+    assert upcoming["commitment"] == before["next_commitment"]
+    rotated = client.post("/api/v1/fairness/rotate", json={"client_seed": "mine"}, headers=auth)
+    active = rotated.get_json()["active"]
+    assert active["seed_pair_id"] == before["next_seed_pair_id"]
+    assert (active["commitment_document"], active["signature"]) == (
+        upcoming,
+        before["next_signature"],
+    )
+    # The rotation's answer shows the pair after that one, signed, before its seed is chosen.
+    following = active["next_commitment_document"]
+    assert signature_checker(key)(following, active["next_signature"])
+    assert following["seed_pair_id"] == active["next_seed_pair_id"] > active["seed_pair_id"]
 
 
 @pytest.mark.parametrize("seed", ["", "x" * 65, 5, True, ["a"]])

@@ -6,7 +6,14 @@
  *     a page showing another key says so loudly, and only an explicit "Trust the new key"
  *     replaces the pin;
  *   - every signed commitment document shown before play (`<script type="application/json"
- *     data-signed-commitment>` holding {"document", "signature"});
+ *     data-signed-commitment>` holding {"document", "signature"}), the next pair's included:
+ *     the fairness page shows it before the player chooses the client seed that starts it;
+ *   - the client seed sent to start each pair (`rotations`): the rotate form carries
+ *     `data-record-rotation` with the id of the pair it starts, and on submit the last seed
+ *     sent for that pair from the same active pair is kept (`recordRotation`). The next page that shows the active pair checks at once that
+ *     the casino started that pair, with its recorded commitment and that seed, and warns
+ *     loudly, until the player hides it, when it did not (only for a rotation sent from this
+ *     tab: the pending one waits in sessionStorage, so rotations made elsewhere raise nothing);
  *   - every decision and Prisoners of War move sent: forms with `data-record-action` (and
  *     data-round-id, data-seed-pair-id, data-nonce, data-game, optional data-move) are recorded
  *     on submit; scripts call `SotaRecords.recordAction(...)`.
@@ -18,30 +25,52 @@
 (function () {
   const STORE = "sota-casino.records.v1";
   const PIN = "sota-casino.pinned-key.v1";
+  const PENDING_ROTATION = "sota-casino.pending-rotation.v1"; // sessionStorage: this tab's
+  const ROTATION_WARNINGS = "sota-casino.rotation-warnings.v1";
   const FORMAT = "sota-casino-records";
 
-  function load(name, empty) {
+  function load(name, empty, storage) {
     try {
-      const text = window.localStorage.getItem(name);
+      const text = (storage || window.localStorage).getItem(name);
       return text ? JSON.parse(text) : empty;
     } catch (error) {
       return empty; // storage off (private mode) or damaged: nothing recorded
     }
   }
 
-  function save(name, value) {
+  function save(name, value, storage) {
     try {
-      window.localStorage.setItem(name, JSON.stringify(value));
+      (storage || window.localStorage).setItem(name, JSON.stringify(value));
       return true;
     } catch (error) {
       return false;
     }
   }
 
+  function forget(name, storage) {
+    try {
+      (storage || window.localStorage).removeItem(name);
+    } catch (error) {
+      // storage off: nothing kept
+    }
+  }
+
+  function session() {
+    try {
+      return window.sessionStorage;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  /* The records; `rotations` came later, so records kept before it have none. */
   function stored() {
     const records = load(STORE, null);
-    return records && Array.isArray(records.commitments) && Array.isArray(records.actions)
-      ? records : { commitments: [], actions: [] };
+    if (!records || !Array.isArray(records.commitments) || !Array.isArray(records.actions)) {
+      return { commitments: [], actions: [], rotations: [] };
+    }
+    if (!Array.isArray(records.rotations)) records.rotations = [];
+    return records;
   }
 
   /* Sorted keys, no spaces: equal documents give equal text. */
@@ -135,6 +164,29 @@
     return entry;
   }
 
+  /* Record the client seed sent to start a seed pair ({seed_pair_id, client_seed}, and
+   * sent_from: the pair active when it was sent, kept here only). One per pair, the last sent:
+   * a refused rotation is followed by the one that counted, sent from the same active pair. A
+   * seed sent for the same pair from another active pair replaces nothing: the casino started
+   * some other pair after the first was sent and still offers this one, so the first stays as
+   * the evidence. Returns the record kept. */
+  function recordRotation(rotation) {
+    const pair = idOrNull(rotation && rotation.seed_pair_id);
+    const clientSeed = rotation && rotation.client_seed;
+    if (pair === null || typeof clientSeed !== "string" || !clientSeed) {
+      throw new Error("a recorded rotation needs its seed_pair_id and client_seed");
+    }
+    const records = stored();
+    const from = idOrNull(rotation.sent_from);
+    const earlier = records.rotations.find((r) => r.seed_pair_id === pair);
+    if (earlier && idOrNull(earlier.sent_from) !== null && from !== null && earlier.sent_from !== from) return earlier;
+    const entry = { seed_pair_id: pair, client_seed: clientSeed };
+    if (from !== null) entry.sent_from = from;
+    records.rotations = records.rotations.filter((r) => r.seed_pair_id !== pair).concat([entry]);
+    save(STORE, records);
+    return entry;
+  }
+
   function exportDocument() {
     const records = stored();
     const pin = pinnedKey();
@@ -144,6 +196,7 @@
       public_key_hex: pin ? pin.public_key_hex : null,
       commitments: records.commitments,
       actions: records.actions,
+      rotations: records.rotations.map((r) => ({ seed_pair_id: r.seed_pair_id, client_seed: r.client_seed })),
     };
   }
 
@@ -157,8 +210,42 @@
     return Array.isArray(cards) ? cards.join(" ") : JSON.stringify(cards);
   }
 
+  /* The client seed a bundle's pair deals with: the reveal's, or before the reveal the one its
+   * receipts share (the most common; check 3 fails any other). */
+  function dealtClientSeed(bundle) {
+    const reveal = bundle.reveal && bundle.reveal.document;
+    if (reveal) return typeof reveal.client_seed === "string" ? reveal.client_seed : null;
+    const counts = new Map();
+    for (const signed of bundle.rounds || []) {
+      const seed = signed && signed.document && signed.document.client_seed;
+      if (typeof seed === "string") counts.set(seed, (counts.get(seed) || 0) + 1);
+    }
+    let common = null;
+    for (const [seed, n] of counts) if (common === null || n > counts.get(common)) common = seed;
+    return common;
+  }
+
+  /* What the rotations recorded say about the client seed the pair deals with. */
+  function rotationProblems(records, pairId, dealt) {
+    if (typeof dealt !== "string") return [];
+    const mine = records.rotations.find((r) => r.seed_pair_id === pairId);
+    if (mine) {
+      return mine.client_seed === dealt ? [] : [gettext("seed pair #%(pair)s deals with the client seed %(dealt)s, but you sent %(sent)s to start it (recorded)",
+        { pair: pairId, dealt: JSON.stringify(dealt), sent: JSON.stringify(mine.client_seed) })];
+    }
+    const other = records.rotations.filter((r) => r.client_seed === dealt && r.seed_pair_id !== pairId)
+      .map((r) => r.seed_pair_id).sort((a, b) => b - a)[0];
+    if (other === undefined) return [];
+    const kept = records.commitments.some((c) => c.document && c.document.seed_pair_id === other);
+    return [kept
+      ? gettext("seed pair #%(pair)s deals with the client seed you sent to start seed pair #%(other)s (whose commitment you recorded before play): a pair committed after your client seed was known", { pair: pairId, other })
+      : gettext("seed pair #%(pair)s deals with the client seed you sent to start seed pair #%(other)s: a pair committed after your client seed was known", { pair: pairId, other })];
+  }
+
   /* What the records say about one bundle: {commitment: true/false/null (no record),
-   * rounds: {round_id: {ok, recorded}}, problems: [...]} — each problem names what differs. */
+   * rounds: {round_id: {ok, recorded}}, problems: [...]} — each problem names what differs.
+   * `commitment` is false too when the pair deals with a client seed the records hold for
+   * another pair, or not with the one sent to start it: then it was not shown before the seed. */
   function compareBundle(bundle) {
     const records = stored();
     const problems = [];
@@ -176,6 +263,9 @@
         problems.push(gettext("seed pair #%(pair)s was re-committed: before play you were shown %(what)s", { pair: pairId, what }));
       }
     }
+    const seeds = rotationProblems(records, pairId, dealtClientSeed(bundle));
+    if (seeds.length) commitment = false;
+    problems.push(...seeds);
     const rounds = {};
     const inBundle = new Set();
     for (const signed of bundle.rounds || []) {
@@ -286,6 +376,111 @@
     return recordAction({ ...base, move: data.move, cards });
   }
 
+  /* The signed commitment this page shows for `pair` (the next pair's, on the fairness page). */
+  function shownCommitment(pair) {
+    for (const node of document.querySelectorAll('script[type="application/json"][data-signed-commitment]')) {
+      try {
+        const signed = JSON.parse(node.textContent);
+        if (signed && signed.document && signed.document.seed_pair_id === pair) return signed;
+      } catch (error) {
+        // a damaged element shows nothing
+      }
+    }
+    return null;
+  }
+
+  /* The rotate form: keep the client seed sent to start the pair it names, and what to check
+   * when the next page shows the active pair (this tab only). */
+  function recordFormRotation(form) {
+    const pair = idOrNull(form.dataset.recordRotation);
+    const from = idOrNull(form.dataset.seedPairId);
+    const clientSeed = (new FormData(form)).get("client_seed");
+    recordRotation({ seed_pair_id: pair, client_seed: clientSeed, sent_from: from });
+    const tab = session();
+    if (tab) {
+      save(PENDING_ROTATION, {
+        seed_pair_id: pair,
+        client_seed: clientSeed,
+        from,
+        commitment: shownCommitment(pair)
+          || stored().commitments.find((c) => c.document && c.document.seed_pair_id === pair) || null,
+      }, tab);
+    }
+  }
+
+  /* What differs between the pair now active and the rotation this tab sent, as messages kept
+   * for later (N_): a warning is shown again, in the language of the page that shows it. */
+  function rotationDifferences(pending, active) {
+    if (active.seed_pair_id !== pending.seed_pair_id) {
+      return [N_("the casino activated seed pair #%(active)s, not seed pair #%(sent)s, whose signed commitment this browser recorded before you sent your client seed",
+        { active: active.seed_pair_id, sent: pending.seed_pair_id })];
+    }
+    const differences = [];
+    const recorded = pending.commitment && pending.commitment.document;
+    if (recorded && canonical(recorded) !== canonical(active.commitment_document)) {
+      differences.push(N_("seed pair #%(pair)s now has commitment %(shown)s, not %(recorded)s, which this browser recorded before you sent your client seed",
+        { pair: active.seed_pair_id, shown: short(active.commitment_document && active.commitment_document.commitment), recorded: short(recorded.commitment) }));
+    }
+    if (active.client_seed !== pending.client_seed) {
+      differences.push(N_("seed pair #%(pair)s deals with the client seed %(dealt)s, not %(sent)s, which you sent",
+        { pair: active.seed_pair_id, dealt: JSON.stringify(active.client_seed), sent: JSON.stringify(pending.client_seed) }));
+    }
+    return differences;
+  }
+
+  /* Right after a rotation sent from this tab: the pair now active must be the one recorded
+   * before the client seed was sent (its id and commitment), with that client seed. */
+  function checkRotation() {
+    const tab = session();
+    const pending = tab ? load(PENDING_ROTATION, null, tab) : null;
+    const node = document.querySelector('script[type="application/json"][data-active-seed-pair]');
+    if (!pending || !node) return;
+    let active;
+    try {
+      active = JSON.parse(node.textContent);
+    } catch (error) {
+      return; // a damaged element: checked on the next page that shows the pair
+    }
+    if (!active || active.seed_pair_id === pending.from) return; // not rotated (refused): wait
+    forget(PENDING_ROTATION, tab);
+    const differences = rotationDifferences(pending, active);
+    if (!differences.length) {
+      for (const slot of document.querySelectorAll("[data-rotation-check]")) {
+        slot.textContent = "✓ " + gettext("Seed pair #%(pair)s is active with the client seed you sent and the signed commitment this browser recorded before you sent it.", { pair: active.seed_pair_id });
+      }
+      return;
+    }
+    const warnings = load(ROTATION_WARNINGS, []);
+    save(ROTATION_WARNINGS, (Array.isArray(warnings) ? warnings : []).concat([{
+      at: new Date().toISOString(), client_seed: pending.client_seed, seed_pair_id: pending.seed_pair_id, differences,
+    }]));
+  }
+
+  /* Every rotation that went wrong, on every page, until the player hides it. */
+  function showRotationWarnings() {
+    const warnings = load(ROTATION_WARNINGS, []);
+    if (!Array.isArray(warnings)) return;
+    const main = document.getElementById("main") || document.body;
+    for (const warning of warnings) {
+      if (!warning || !Array.isArray(warning.differences)) continue;
+      const hide = el("button", { type: "button", "data-hide-rotation-warning": "" }, gettext("Hide this warning"));
+      const alert = el("div", { class: "flash rotation-mismatch", role: "alert", "data-testid": "rotation-mismatch" },
+        el("strong", {}, gettext("⚠ The casino did not start the seed pair you chose your client seed for.") + " "),
+        gettext("You sent the client seed %(seed)s to start seed pair #%(pair)s, but %(differences)s. A pair the casino committed after it knew your client seed can be dealt to make you lose.", {
+          seed: JSON.stringify(warning.client_seed), pair: warning.seed_pair_id,
+          differences: warning.differences.map(window.SotaI18n.say).join("; ") }) + " ",
+        gettext("Noticed on %(when)s. Keep your records (My records on the fairness page) and the bundle of the pair: the verifiers name it as a pair committed after your client seed was known.",
+          { when: window.SotaI18n.time(warning.at) }) + " ",
+        hide);
+      hide.addEventListener("click", () => {
+        const kept = load(ROTATION_WARNINGS, []);
+        save(ROTATION_WARNINGS, Array.isArray(kept) ? kept.filter((w) => !(w && w.at === warning.at)) : []);
+        alert.remove();
+      });
+      main.prepend(alert);
+    }
+  }
+
   function offerExport() {
     for (const button of document.querySelectorAll("[data-export-records]")) {
       button.addEventListener("click", () => {
@@ -306,9 +501,10 @@
 
   document.addEventListener("submit", (event) => {
     const form = event.target;
-    if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-record-action")) return;
+    if (!(form instanceof HTMLFormElement)) return;
     try {
-      recordFormAction(form, event.submitter);
+      if (form.hasAttribute("data-record-rotation")) recordFormRotation(form);
+      if (form.hasAttribute("data-record-action")) recordFormAction(form, event.submitter);
     } catch (error) {
       // an incomplete form is refused by the server; there is nothing to record
     }
@@ -318,10 +514,13 @@
     checkShownKeys();
     showPins();
     recordShownCommitments();
+    checkRotation();
+    showRotationWarnings();
     offerExport();
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, recordCommitment, recordAction, exportDocument, compareBundle, canonical,
+    pinnedKey, pinFirstSeen, acceptKey, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
+    canonical,
   };
 })();
