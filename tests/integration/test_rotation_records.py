@@ -66,7 +66,7 @@ def _records(key: str, commitments: list[Doc], rotations: list[Doc] | None = Non
 
 
 def _bundle(session: Session, player: int, seed_pair_id: int) -> Doc:
-    audit.sign_if_due(session)  # as the bundle's endpoints do: its documents are anchored
+    audit.checkpoint(session)  # over every document of the pair, its reveal's entry included
     return dict(fairness_service.bundle(session, player, seed_pair_id))
 
 
