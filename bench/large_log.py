@@ -9,7 +9,9 @@ database (``instance/sota_casino.db``, as ``make run`` uses it) after migrating 
 
 from __future__ import annotations
 
+import itertools
 import sys
+from collections.abc import Iterator
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -31,9 +33,28 @@ from sota_casino.services.context import context_of
 BATCH: Final = 20_000
 
 
-def fill(session: Session, count: int, *, checkpoint_every: int = 100) -> int:
+#: What an entry says: ``(actor, action, subject, data)``.
+Event = tuple[str | None, str, str | None, dict[str, Any]]
+
+
+def bench_events(first_seq: int) -> Iterator[Event]:
+    """One ``bench.event`` per entry, each of a subject of its own (``round:{seq}``)."""
+    for seq in itertools.count(first_seq):
+        yield f"user:{seq % 300 + 1}", "bench.event", f"round:{seq}", {"n": seq}
+
+
+def fill(
+    session: Session,
+    count: int,
+    *,
+    checkpoint_every: int = 100,
+    events: Iterator[Event] | None = None,
+) -> int:
     """Append ``count`` entries after whatever the log holds, with a checkpoint every
-    ``checkpoint_every`` entries (none for 0); return the log's size."""
+    ``checkpoint_every`` entries (none for 0); return the log's size.
+
+    :param events: what the entries say, in order (by default :func:`bench_events`).
+    """
     ctx = context_of(session)
     with session.begin():
         head = session.get(AuditHead, 1)
@@ -45,19 +66,21 @@ def fill(session: Session, count: int, *, checkpoint_every: int = 100) -> int:
     if last is not None:
         start = max(start, fairness.parse_time(last))
     target, first = size + count, size
+    events = events or bench_events(size + 1)
     while size < target:
         entries: list[dict[str, Any]] = []
         signed: list[dict[str, Any]] = []
         for _ in range(min(BATCH, target - size)):
             size += 1
             time = fairness.format_time(start + timedelta(milliseconds=size - first))
+            actor, action, subject, data = next(events)
             fields = {
                 "seq": size,
                 "time": time,
-                "actor": f"user:{size % 300 + 1}",
-                "action": "bench.event",
-                "subject": f"round:{size}",
-                "data": {"n": size},
+                "actor": actor,
+                "action": action,
+                "subject": subject,
+                "data": data,
             }
             digest = audit_chain.entry_hash(prev, fields)
             entries.append(

@@ -81,7 +81,8 @@ def audit_group() -> None:
 @audit_group.command("verify")
 @with_appcontext
 def audit_verify() -> None:
-    """Verify the hash chain and the signed checkpoints; name the first bad entry."""
+    """Verify the hash chain, that no pair or round is logged twice, and the signed checkpoints;
+    name the first bad entry."""
     from .services import audit
 
     result = audit.verify(new_session())

@@ -9,12 +9,15 @@ audit entry recorded with it (all eight stored fields), ``leaf_index`` is ``seq 
 the document is made, its sequence number only once the log has taken the entry.
 
 What the entry must say about the document is written here once, for the service's tests, the
-offline verifier and (the same rules in JavaScript) the fairness page.
+offline verifier and (the same rules in JavaScript) the fairness page; and what the whole log
+must say about each key (:func:`key_problem`): a key is taken once, so a pair or a round logged
+again by appended entries contradicts the log, though every entry before them is untouched.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +31,9 @@ from .fairness import canonical_json
 from .fairness import is_hex64
 
 COMMITMENT_ACTION: Final = "seed_pair.created"
+CLIENT_SEED_ACTION: Final = "seed_pair.client_seed_set"
+REVEAL_ACTION: Final = "seed_pair.rotated"
+BET_ACTION: Final = "round.bet"
 SETTLEMENT_ACTION: Final = "round.settled"
 #: The rotation that revealed a pair: its entry names the server seed and the rounds played.
 REVEAL_ACTION: Final = "seed_pair.rotated"
@@ -82,6 +88,78 @@ def key_of(of: Mapping[str, Any], game: str | None = None) -> tuple[str, str, in
     if kind == "decision" and game in DECISION_ACTIONS:
         return DECISION_ACTIONS[game], round_subject(of["round_id"]), of["index"]
     raise ValueError(f"no entry key for {dict(of)!r}")
+
+
+# --- the whole log: each key taken once ----------------------------------------------------
+
+#: The actions the service writes once per subject, and what a second one would mean. A pair is
+#: created (committed), given its client seed and revealed (rotated) once; a round is bet once,
+#: decided at most once (a Casino War tie) and settled once, after its decision or moves.
+ONCE: Final = {
+    COMMITMENT_ACTION: "the pair was committed twice",
+    CLIENT_SEED_ACTION: "the pair's client seed was set twice",
+    REVEAL_ACTION: "the pair was revealed twice",
+    BET_ACTION: "the round was bet twice",
+    DECISION_ACTIONS["casino_war"]: "the round was decided twice",
+    SETTLEMENT_ACTION: "the round was settled twice",
+}
+#: The player's actions in a round, all logged before its settlement: a Sota game's moves
+#: (``round.move``) are the only keyed entries that repeat under one subject.
+_ROUND_ACTIONS: Final = frozenset(DECISION_ACTIONS.values())
+#: Every action :func:`key_problem` reads; the entries of any other action never contradict it.
+KEYED_ACTIONS: Final = frozenset((*ONCE, *_ROUND_ACTIONS))
+
+
+def key_problem(entry: Mapping[str, Any], earlier: Mapping[str, int]) -> str | None:
+    """Say how a logged entry contradicts the keys the log took before it, or ``None``.
+
+    Appending a second settlement, decision or commitment rewrites a round or a pair while
+    every entry logged before stays as it was (and every checkpoint over them holds): only
+    the key already taken shows it.
+
+    :param earlier: the seq of the first entry of each action of :data:`KEYED_ACTIONS` that the
+        log holds under the entry's subject before the entry.
+    """
+    action, subject, seq = entry.get("action"), entry.get("subject"), entry.get("seq")
+    settled = earlier.get(SETTLEMENT_ACTION)
+    if action in _ROUND_ACTIONS and settled is not None:
+        return (
+            f"entry {seq}: {action} of {subject} after its settlement (entry {settled}): "
+            "a settled round takes no more actions, a rewrite"
+        )
+    first = earlier.get(action) if isinstance(action, str) else None
+    if action in ONCE and first is not None:
+        return (
+            f"entry {seq}: a second {action} of {subject} (the first is entry {first}): "
+            f"{ONCE[action]}, a rewrite"
+        )
+    return None
+
+
+def first_key_problem(
+    entries: Iterable[Mapping[str, Any]], known: Iterable[tuple[str, str, int]] = ()
+) -> tuple[int, str] | None:
+    """Return the seq of the first entry that takes a key the log took before it, and why
+    (:func:`key_problem`); ``None`` if none does.
+
+    :param entries: well-formed entries in log order (their chain already checked).
+    :param known: ``(subject, action, seq)`` of entries logged before the first of ``entries``
+        under their subjects (the first of each action is what counts): what a check that
+        reads the log a chunk at a time looks up for the chunk's subjects.
+    """
+    firsts: dict[str, dict[str, int]] = {}
+    for subject, action, seq in known:
+        taken = firsts.setdefault(subject, {})
+        taken[action] = min(seq, taken.get(action, seq))
+    for entry in entries:
+        keyed, under = entry.get("action"), entry.get("subject")
+        if keyed not in KEYED_ACTIONS or not isinstance(under, str):
+            continue
+        taken = firsts.setdefault(under, {})
+        if problem := key_problem(entry, taken):
+            return entry["seq"], problem
+        taken.setdefault(keyed, entry["seq"])
+    return None
 
 
 # --- checking one anchor ----------------------------------------------------------------------

@@ -41,6 +41,7 @@ from typing import cast
 from sqlalchemy import Connection
 from sqlalchemy import Engine
 from sqlalchemy import Row
+from sqlalchemy import String
 from sqlalchemy import Table
 from sqlalchemy import bindparam
 from sqlalchemy import delete
@@ -52,9 +53,11 @@ from sqlalchemy import select
 from sqlalchemy import tuple_
 from sqlalchemy import union_all
 from sqlalchemy import update
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import SessionTransaction
 
+from ..core import anchors
 from ..core import audit_chain
 from ..core import fairness
 from ..core import merkle
@@ -918,7 +921,9 @@ def check_chain(
     frontier: time grows with what is read, memory does not. Every checkpoint reached must
     be signed by a service key, carry the root of the entries so far (so each extends the one
     before, which is what consistency asks), and not be dated before the one it follows; a
-    checkpoint beyond the log's last entry means entries were cut off its end.
+    checkpoint beyond the log's last entry means entries were cut off its end. No entry may
+    take a key an earlier one took (:func:`anchors.key_problem`: a pair or a round logged
+    again); the earlier entries of a chunk's subjects are looked up, not kept.
 
     :param progress: called with the size reached after each chunk.
     """
@@ -933,6 +938,7 @@ def check_chain(
             # to be over entries the log lacks).
             rows = list(_checkpoint_rows(connection, above=state.checkpoint, limit=CHUNK))
             entries = _entry_chunk(connection, state.size)
+            taken = _keys_taken(connection, state.size, entries)
         end = state.size + len(entries)
         report = audit_chain.verify_chain(
             entries, start_seq=state.size + 1, prev_hash=state.head_hash
@@ -941,6 +947,8 @@ def check_chain(
             return ChainCheck(
                 False, end, report.first_bad_seq, report.reason, end - start.size, None
             )
+        if found := anchors.first_key_problem(entries, taken):
+            return ChainCheck(False, end, found[0], found[1], end - start.size, None)
         leaves = [bytes.fromhex(e["hash"]) for e in entries]
         frontier, time, covered = state.frontier, state.checkpoint_time, state.checkpoint
         for row in rows:
@@ -996,6 +1004,51 @@ def _entry_chunk(connection: Connection, after_seq: int) -> list[results.AuditEn
     return [entry_dict(row) for row in connection.execute(query.limit(CHUNK))]
 
 
+_FIRST_OF = (
+    select(_ENTRIES.c.subject, _ENTRIES.c.action, func.min(_ENTRIES.c.seq))
+    .where(_ENTRIES.c.seq <= bindparam("before"))
+    .group_by(_ENTRIES.c.subject, _ENTRIES.c.action)
+)
+#: On PostgreSQL the subjects are one array parameter, the same statement for every chunk: a
+#: list of a parameter per subject took three times as long to run (7 ms against 2 ms for the
+#: 850 subjects of a chunk, at a million entries).
+_FIRST_OF_ANY = _FIRST_OF.where(
+    _ENTRIES.c.subject == func.any(bindparam("subjects", type_=postgresql.ARRAY(String)))
+)
+_FIRST_OF_IN = _FIRST_OF.where(_ENTRIES.c.subject.in_(bindparam("subjects", expanding=True)))
+#: Subjects per statement elsewhere: under SQLite's oldest limit of 999 parameters.
+_SUBJECTS_PER_QUERY = 500
+
+
+def _keys_taken(
+    connection: Connection, before: int, entries: Sequence[results.AuditEntry]
+) -> list[tuple[str, str, int]]:
+    """The keys that entries up to ``before`` took under the subjects of ``entries`` (the
+    chunk after them): ``(subject, action, first seq)``, a few rows per subject, found by the
+    index on subject, so a check's memory does not grow with the log. The subjects are given
+    as values, not selected from the chunk by a subquery: given that, PostgreSQL hashed the
+    whole table for each chunk instead of probing the index (measured at 100,000 and 300,000
+    entries; at a million it probed)."""
+    if before == 0:
+        return []  # the first chunk: nothing before it
+    subjects = sorted(
+        {
+            e["subject"]
+            for e in entries
+            if e["action"] in anchors.KEYED_ACTIONS and isinstance(e["subject"], str)
+        }
+    )
+    query, step = _FIRST_OF_IN, _SUBJECTS_PER_QUERY
+    if connection.dialect.name == "postgresql":
+        query, step = _FIRST_OF_ANY, len(subjects) or 1
+    batches = [subjects[i : i + step] for i in range(0, len(subjects), step)]
+    return [
+        (subject, action, seq)
+        for batch in batches
+        for subject, action, seq in connection.execute(query, {"before": before, "subjects": batch})
+    ]
+
+
 @read_only
 def verdict_dict(session: Session, found: ChainCheck) -> dict[str, Any]:
     """Return a check's result as the API shows it, with the latest checkpoint it reached."""
@@ -1007,7 +1060,7 @@ def verdict_dict(session: Session, found: ChainCheck) -> dict[str, Any]:
 
 @own_transactions
 def verify(session: Session) -> dict[str, Any]:
-    """Verify the whole chain and every checkpoint; name the first bad entry."""
+    """Verify the whole chain, its keys and every checkpoint; name the first bad entry."""
     flush(session)
     return verdict_dict(session, check_chain(session))
 

@@ -1,14 +1,17 @@
-"""The offline check of an audit log export: the hash chain, each checkpoint's signature and
-Merkle root, and the consistency between checkpoints."""
+"""The offline check of an audit log export: the hash chain, that no pair or round is logged
+again under a key already taken, each checkpoint's signature and Merkle root, and the
+consistency between checkpoints."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core import anchors
 from ..core import audit_chain
 from .report import EXIT_FAILED
 from .report import EXIT_OK
@@ -127,17 +130,32 @@ def read_export(path: str) -> audit_chain.AuditExport:
 def verify_audit_export(
     export: audit_chain.AuditExport, public_key_hex: str, *, source: str = "export"
 ) -> AuditReport:
-    """Check the hash chain of the entries and every checkpoint of an export.
+    """Check the hash chain of the entries, their keys, and every checkpoint of an export.
 
     The export of a range starts its chain at its first entry's ``prev_hash`` (that hash is
     part of the entry's own hash, so it cannot be swapped) and ties each checkpoint to the
-    range with the inclusion proof it carries.
+    range with the inclusion proof it carries; its keys are checked among its own entries
+    (the ones before it are not there to compare with).
     """
     if export.is_range:
         return _verify_range(export, public_key_hex, source)
-    chain = audit_chain.verify_chain(export.entries)
+    chain = _keys_checked(audit_chain.verify_chain(export.entries), export.entries)
     checkpoints = audit_chain.verify_checkpoints(export.entries, export.checkpoints, public_key_hex)
     return AuditReport(source, chain, export.checkpoints, checkpoints)
+
+
+def _keys_checked(
+    chain: audit_chain.ChainReport, entries: Sequence[Mapping[str, Any]]
+) -> audit_chain.ChainReport:
+    """The chain's report, failed at the first entry that takes a key an earlier entry took
+    (:func:`anchors.key_problem`), as a broken link would fail it: the first bad entry and why."""
+    found = anchors.first_key_problem(entries) if chain.ok else None
+    if found is None:
+        return chain
+    seq, reason = found
+    position = next(i for i, entry in enumerate(entries) if entry["seq"] == seq)
+    head = entries[position - 1]["hash"] if position else entries[0]["prev_hash"]
+    return audit_chain.ChainReport(False, chain.size, seq, reason, head)
 
 
 def _verify_range(export: audit_chain.AuditExport, public_key_hex: str, source: str) -> AuditReport:
@@ -153,6 +171,7 @@ def _verify_range(export: audit_chain.AuditExport, public_key_hex: str, source: 
     report, covered = audit_chain.verify_range_checkpoints(
         export.entries if chain.ok else (), export.checkpoints, export.proofs, public_key_hex
     )
+    chain = _keys_checked(chain, export.entries)
     return AuditReport(source, chain, export.checkpoints, report, start, covered)
 
 

@@ -439,3 +439,204 @@ def test_the_offline_check_reads_an_export_whose_texts_hold_every_unicode_line_s
     assert {f"reason{s}end" for s in LINE_SEPARATORS} <= reasons
     assert {f"who{s}else" for s in LINE_SEPARATORS} <= names
     assert _cli(app, "audit", "verify").exit_code == 0
+
+
+# --- each key taken once: a pair or a round logged again by appended entries ----------------
+
+
+def _first_seq(session: Session, action: str, subject: str) -> int:
+    with session.begin():
+        seq = session.scalar(
+            sa.select(sa.func.min(AuditEntry.seq)).where(
+                AuditEntry.action == action, AuditEntry.subject == subject
+            )
+        )
+    assert seq is not None, f"no {action} of {subject} in the log"
+    return seq
+
+
+def _append(session: Session, *specs: audit.EntrySpec) -> list[int]:
+    """Append entries as an operator holding the key and the database would: through the log's
+    own sequencer, so each links to the one before, and sign a checkpoint over them. Nothing
+    logged before changes, so every earlier checkpoint still holds. Returns their seqs."""
+    with session.begin():
+        audit.record_all(session, list(specs))
+    audit.flush(session)
+    last = _last_seq(session)
+    audit.checkpoint(session)
+    return list(range(last - len(specs) + 1, last + 1))
+
+
+def _offline_check(app: Flask, session: Session, tmp_path: Path) -> tuple[int, str]:
+    """Export the log and check the export offline; return the exit code and the report."""
+    from sota_casino.verify import main
+
+    path = tmp_path / "audit.jsonl"
+    assert _cli(app, "audit", "export", str(path)).exit_code == 0
+    key = fairness_service.public_key_info(session).public_key_hex
+    out = io.StringIO()
+    return main(["audit", str(path), "--public-key", key], out), out.getvalue()
+
+
+def _every_check_names(app: Flask, session: Session, tmp_path: Path, seq: int, reason: str) -> None:
+    """The whole check, the standing check's next step (only the entries since its last), the
+    command and the offline check of the export all name entry ``seq``, for ``reason``."""
+    whole = audit.verify(session)
+    assert (whole["ok"], whole["first_bad_seq"], whole["reason"]) == (False, seq, reason)
+    step = _step(session)
+    assert (step["ok"], step["first_bad_seq"], step["reason"]) == (False, seq, reason)
+    assert not step["whole"] and step["checked"] < step["size"]
+    command = _cli(app, "audit", "verify")
+    assert command.exit_code == 1
+    assert f"audit log BROKEN at entry {seq}: {reason}" in command.output
+    code, report = _offline_check(app, session, tmp_path)
+    assert code == 1, report
+    assert f"first bad entry: seq {seq}" in report and f"chain: {reason}" in report
+
+
+@pytest.mark.tampers
+@pytest.mark.parametrize("with_decision", [True, False], ids=["with_decision", "alone"])
+def test_a_round_settled_again_is_named_by_every_whole_log_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    rig: Callable,
+    tmp_path: Path,
+    with_decision: bool,
+) -> None:
+    player = register("ann")
+    rig(player, ["tie"])
+    tied = rounds.place_casino_war_bet(session, player, 100)
+    assert tied.status == "awaiting_decision"
+    rounds.decide_casino_war(session, player, tied.id, "war")
+    subject = f"round:{tied.id}"
+    settled = _first_seq(session, "round.settled", subject)
+    assert _step(session)["ok"]
+    # The war turned into a surrender, logged after the round settled: the receipt re-signed
+    # to match would find its own decision and settlement entries in the log.
+    surrender = audit.EntrySpec(
+        f"user:{player}", "round.decision", subject, {"choice": "surrender"}
+    )
+    resettled = audit.EntrySpec(
+        f"user:{player}",
+        "round.settled",
+        subject,
+        {"game": "casino_war", "staked": 100, "payout": 50, "net": -50, "currency": "chips"},
+    )
+    if with_decision:
+        decision, _ = _append(session, surrender, resettled)
+        seq, reason = (
+            decision,
+            (
+                f"entry {decision}: round.decision of {subject} after its settlement (entry "
+                f"{settled}): a settled round takes no more actions, a rewrite"
+            ),
+        )
+    else:
+        [seq] = _append(session, resettled)
+        reason = (
+            f"entry {seq}: a second round.settled of {subject} (the first is entry {settled}): "
+            "the round was settled twice, a rewrite"
+        )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_pair_committed_again_with_its_rounds_settled_again_is_named_by_every_whole_log_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    player = register("bob")
+    played = []
+    for _ in range(4):
+        round_ = rounds.place_casino_war_bet(session, player, 100)
+        if round_.status == "awaiting_decision":
+            round_ = rounds.decide_casino_war(session, player, round_.id, "surrender")
+        played.append(round_)
+    subject = f"seed_pair:{played[0].seed_pair_id}"
+    created = _first_seq(session, "seed_pair.created", subject)
+    assert _step(session)["ok"]
+    # A new server seed for the pair, committed anew, and every round re-dealt and settled anew.
+    recommitted = audit.EntrySpec(
+        f"user:{player}", "seed_pair.created", subject, {"commitment": "ab" * 32, "status": "next"}
+    )
+    resettled = [
+        audit.EntrySpec(
+            f"user:{player}", "round.settled", f"round:{r.id}", {"game": "casino_war", "payout": 0}
+        )
+        for r in played
+    ]
+    seq, *_ = _append(session, recommitted, *resettled)
+    # Chunks of 7 entries: the pair's first commitment is chunks before its second, and is
+    # looked up in the database, not remembered.
+    monkeypatch.setattr(audit, "CHUNK", 7)
+    assert seq - created > 7
+    reason = (
+        f"entry {seq}: a second seed_pair.created of {subject} (the first is entry {created}): "
+        "the pair was committed twice, a rewrite"
+    )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_move_logged_after_its_game_settled_is_named_by_every_whole_log_check(
+    app: Flask, session: Session, register: Callable, tmp_path: Path
+) -> None:
+    player = register("cid")
+    game = rounds.play_sota(session, player, 5)
+    assert game.status == "settled"
+    subject = f"round:{game.id}"
+    settled = _first_seq(session, "round.settled", subject)
+    assert _step(session)["ok"]
+    [seq] = _append(
+        session, audit.EntrySpec(f"user:{player}", "round.move", subject, {"cards": []})
+    )
+    reason = (
+        f"entry {seq}: round.move of {subject} after its settlement (entry {settled}): "
+        "a settled round takes no more actions, a rewrite"
+    )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+def test_an_honest_log_of_both_games_prisoners_moves_and_rotations_passes_every_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(audit, "CHUNK", 5)  # keys looked up across many chunks
+    players = [register("dee"), register("eve")]
+    assert _step(session)["ok"]
+    for player in players:
+        for turn in range(3):
+            for _ in range(4):
+                war = rounds.place_casino_war_bet(session, player, 100)
+                if war.status == "awaiting_decision":
+                    rounds.decide_casino_war(session, player, war.id, "war")
+                rounds.play_sota(session, player, 1)
+            for _ in range(40):
+                game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
+                if game.status == "awaiting_move":
+                    break
+            while game.status == "awaiting_move":
+                pending = game.pending
+                options = sorted(pending.options)[: pending.count]
+                game = rounds.sota_move(session, player, game.id, options)
+            fairness_service.rotate(session, player, client_seed=f"seed {turn}")
+        step = _step(session)
+        assert step["ok"] and not step["whole"], step
+    with session.begin():
+        moves = session.execute(
+            sa.select(AuditEntry.subject, sa.func.count())
+            .where(AuditEntry.action == "round.move")
+            .group_by(AuditEntry.subject)
+        ).all()
+    assert moves and any(count > 1 for _, count in moves), "no game took several moves"
+    assert audit.verify(session)["ok"]
+    assert _step(session, whole=True)["ok"]
+    code, report = _offline_check(app, session, tmp_path)
+    assert code == 0, report

@@ -302,3 +302,29 @@ def test_migrating_down_refuses_to_drop_entries_waiting_for_the_integrator(
     rounds.place_casino_war_bet(session, player, 100)
     assert _counts(session)[1] == 0
     _assert_gap_free(session)
+
+
+@ON_POSTGRES
+def test_an_entry_written_first_and_committed_later_is_dated_before_the_one_it_follows(
+    app: Flask, session: Session
+) -> None:
+    """Why the checks hold entry times to no order: an entry is dated when its use case writes
+    it and sequenced after that commits, so an honest log can date an entry before the one it
+    follows."""
+    with app.app_context():
+        slower = app.extensions["sota_casino.sessionmaker"]()
+        with slower.begin():
+            audit.record(slower, actor="system", action="test.written_first")
+            with session.begin():
+                audit.record(session, actor="system", action="test.written_second")
+            audit.integrate(session)  # sequenced while the first still waits for its commit
+        audit.flush(slower)
+        slower.close()
+    with session.begin():
+        logged = session.execute(
+            select(AuditEntry.action, AuditEntry.time).order_by(AuditEntry.seq)
+        )
+        (second, second_time), (first, first_time) = logged.all()[-2:]
+    assert (second, first) == ("test.written_second", "test.written_first")
+    assert first_time < second_time
+    assert audit.verify(session)["ok"]

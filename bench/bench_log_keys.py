@@ -1,0 +1,173 @@
+"""The log's keys in the whole check: what a chunk's keys cost beside reading and chaining it.
+
+A log shaped like play, built with ``bench.large_log``'s bulk writer: 300 players' rounds (each
+bet, then settled; one in 13 a Casino War tie whose decision and settlement are logged a
+thousand rounds later; one in 7 a Sota game with two Prisoners of War moves), and after every
+50th round a pair revealed, the next activated and a new one committed. At each size, on SQLite
+and (when it answers) PostgreSQL, for a chunk of 2,000 entries at the log's start, middle and
+end, the best of 7 runs of:
+
+- *read + chain*: reading the chunk and checking its hash chain, what the whole check did
+  before the keys;
+- *keys*: looking up in the database the keys taken before the chunk under its subjects, and
+  the rule over the chunk (``anchors.first_key_problem``).
+
+*whole check*: one ``audit.verify`` (``flask audit verify``) over the whole log. The cost of
+appending (a bet's path) is not here: the keys add no index and no write.
+
+On PostgreSQL the log is analyzed after it is built, as autovacuum does for a table that grew:
+without statistics (a table just bulk-loaded, before autovacuum reaches it) the planner scans
+the table for the lookup instead of probing the index on subject.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from typing import Final
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from bench.large_log import Event
+from bench.large_log import fill
+from bench.timing import seconds
+from sota_casino import migrate
+from sota_casino.config import test_postgres_url
+from sota_casino.core import anchors
+from sota_casino.core import audit_chain
+from sota_casino.factory import create_app
+from sota_casino.services import audit
+
+SIZES: Final = (20_000, 300_000)
+RUNS: Final = 7
+#: Rounds between a tie's bet and its decision and settlement.
+TIE_WAIT: Final = 1_000
+
+
+def play_events() -> Iterator[Event]:
+    """The entries of 300 players' play, in log order (see the module's description)."""
+    ties: deque[tuple[str, str]] = deque()
+    pair = 0
+    for number in itertools.count(1):
+        actor, subject = f"user:{number % 300 + 1}", f"round:{number}"
+        yield actor, "round.bet", subject, {"game": "casino_war", "nonce": number}
+        if number % 13 == 0:
+            ties.append((actor, subject))
+        elif number % 7 == 0:
+            yield actor, "round.move", subject, {"cards": ["AS"]}
+            yield actor, "round.move", subject, {"cards": ["2C", "3D"]}
+            yield actor, "round.settled", subject, {"game": "sota", "payout": 0}
+        else:
+            yield actor, "round.settled", subject, {"game": "casino_war", "payout": 200}
+        if len(ties) > TIE_WAIT // 13:
+            actor, subject = ties.popleft()
+            yield actor, "round.decision", subject, {"choice": "war"}
+            yield actor, "round.settled", subject, {"game": "casino_war", "payout": 400}
+        if number % 50 == 0:
+            pair += 1
+            yield actor, "seed_pair.rotated", f"seed_pair:{pair}", {"rounds": 50}
+            yield actor, "seed_pair.client_seed_set", f"seed_pair:{pair + 1}", {"client_seed": "s"}
+            yield actor, "seed_pair.created", f"seed_pair:{pair + 2}", {"status": "next"}
+
+
+def _best_ms(action: Callable[[], Any]) -> float:
+    """The fastest of :data:`RUNS` runs, in milliseconds: the least disturbed by other work."""
+    fastest = float("inf")
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        action()
+        fastest = min(fastest, time.perf_counter() - started)
+    return fastest * 1000
+
+
+def _read_and_chain(connection: sa.Connection, after: int, prev_hash: str) -> None:
+    chunk = audit._entry_chunk(connection, after)
+    audit_chain.verify_chain(chunk, start_seq=after + 1, prev_hash=prev_hash)
+
+
+def _check_keys(connection: sa.Connection, after: int, entries: list[Any]) -> None:
+    taken = audit._keys_taken(connection, after, entries)
+    assert anchors.first_key_problem(entries, taken) is None
+
+
+def _per_chunk(session: Session, size: int) -> tuple[float, float]:
+    """Milliseconds per chunk (the mean of three places) of read + chain, and of the keys."""
+    base = keys = 0.0
+    places = (audit.CHUNK, size // 2, size - audit.CHUNK)  # after the first chunk: keys before
+    bind = session.get_bind()
+    assert isinstance(bind, sa.Engine)
+    with bind.connect() as connection:
+        for after in places:
+            entries = audit._entry_chunk(connection, after)
+            prev_hash = entries[0]["prev_hash"]
+            base += _best_ms(functools.partial(_read_and_chain, connection, after, prev_hash))
+            keys += _best_ms(functools.partial(_check_keys, connection, after, entries))
+    return base / len(places), keys / len(places)
+
+
+def _measure(url: str, workdir: Path) -> list[tuple[int, float, float, float]]:
+    app = create_app(
+        {
+            "DATABASE_URL": url,
+            "SECRET_KEY": "bench",
+            "SIGNING_KEY_FILE": str(workdir / "key.pem"),
+            "CHECK_INTERVAL_SECONDS": 0,
+        }
+    )
+    rows = []
+    events = play_events()
+    try:
+        with app.app_context():
+            session = app.extensions["sota_casino.sessionmaker"]()
+            size = 0
+            for target in SIZES:
+                size = fill(session, target - size, events=events)
+                if session.get_bind().dialect.name == "postgresql":
+                    with session.begin():  # as autovacuum does for a table that grew
+                        session.execute(sa.text("ANALYZE audit_entries"))
+                whole = seconds(lambda: audit.verify(session))
+                rows.append((size, whole, *_per_chunk(session, size)))
+            session.close()
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+    return rows
+
+
+def main() -> None:
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        url = f"sqlite:///{workdir / 'bench.db'}"
+        migrate.upgrade(url)
+        results.append(("SQLite", _measure(url, workdir)))
+        try:
+            with migrate.scratch_postgres(test_postgres_url(), "sota_bench_log_keys") as url:
+                results.append(("PostgreSQL", _measure(url, workdir)))
+        except sa.exc.OperationalError as exc:
+            print(f"(PostgreSQL skipped: {exc.orig})")
+    print("## The log's keys in the whole check\n")
+    print(__doc__.split("\n\n", 1)[1].strip())
+    print()
+    print(
+        "| database | entries | whole check (s) | µs per entry | read + chain per chunk (ms) "
+        "| keys per chunk (ms) | keys / (read + chain) |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for label, rows in results:
+        for size, whole, base, keys in rows:
+            print(
+                f"| {label} | {size:,} | {whole:.1f} | {whole * 1e6 / size:.0f} | {base:.1f} "
+                f"| {keys:.1f} | {keys / base:.1%} |"
+            )
+
+
+if __name__ == "__main__":
+    main()

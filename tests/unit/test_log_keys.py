@@ -1,0 +1,236 @@
+"""Each key of the audit log is taken once: a pair or a round logged again by appended entries
+is named by the core rule and by the offline check of an export, though every entry before
+them is untouched and every checkpoint holds."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sota_casino.core import anchors
+from sota_casino.core import audit_chain
+from sota_casino.core import merkle
+from sota_casino.core.fairness import new_signing_key
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.core.fairness import signed
+from sota_casino.verify import main
+from sota_casino.verify import verify_audit_export
+
+KEY = new_signing_key()
+PUBLIC = public_key_hex(KEY)
+
+
+def _raw() -> list[dict[str, Any]]:
+    """An honest log, as the service writes it: a player's first pair committed and given its
+    client seed, a Casino War round settled at once and one decided on a tie, a Sota game with
+    two Prisoners of War moves, the pair revealed (rotated) and the next pair activated, with
+    other players' entries between."""
+    player = "user:7"
+    steps: list[tuple[str | None, str, str | None, dict[str, Any]]] = [
+        (player, "user.registered", "user:7", {"username": "ann"}),
+        (player, "seed_pair.created", "seed_pair:1", {"commitment": "aa" * 32, "status": "next"}),
+        (player, "seed_pair.client_seed_set", "seed_pair:1", {"client_seed": "mine"}),
+        (player, "seed_pair.created", "seed_pair:2", {"commitment": "bb" * 32, "status": "next"}),
+        (player, "round.bet", "round:1", {"game": "casino_war", "seed_pair_id": 1, "nonce": 0}),
+        (player, "round.settled", "round:1", {"game": "casino_war", "payout": 200}),
+        ("user:8", "user.login", "user:8", {}),
+        (player, "round.bet", "round:2", {"game": "casino_war", "seed_pair_id": 1, "nonce": 1}),
+        ("user:8", "round.bet", "round:3", {"game": "sota", "seed_pair_id": 9, "nonce": 0}),
+        ("user:8", "round.move", "round:3", {"cards": ["AS"]}),
+        (player, "round.decision", "round:2", {"choice": "war"}),
+        (player, "round.settled", "round:2", {"game": "casino_war", "payout": 400}),
+        ("user:8", "round.move", "round:3", {"cards": ["2C", "3D"]}),
+        ("user:8", "round.settled", "round:3", {"game": "sota", "payout": 0}),
+        (player, "seed_pair.rotated", "seed_pair:1", {"server_seed": "cc" * 32, "rounds": 2}),
+        (player, "seed_pair.client_seed_set", "seed_pair:2", {"client_seed": "next"}),
+        (player, "seed_pair.created", "seed_pair:3", {"commitment": "dd" * 32, "status": "next"}),
+        ("system", "audit.checkpoint", "checkpoint:17", {"size": 17}),
+    ]
+    return [
+        {
+            "seq": seq,
+            "time": f"2025-04-01T10:00:{seq:02d}.000000Z",
+            "actor": actor,
+            "action": action,
+            "subject": subject,
+            "data": data,
+        }
+        for seq, (actor, action, subject, data) in enumerate(steps, start=1)
+    ]
+
+
+def _seq(entries: list[dict[str, Any]], action: str, subject: str) -> int:
+    return next(e["seq"] for e in entries if (e["action"], e["subject"]) == (action, subject))
+
+
+def _appended(*steps: tuple[str, str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The honest log with entries appended after it, linked as the service would link them."""
+    raw = _raw()
+    for action, subject, data in steps:
+        raw.append(
+            {
+                "seq": len(raw) + 1,
+                "time": f"2025-04-01T10:01:{len(raw):02d}.000000Z",
+                "actor": "user:7",
+                "action": action,
+                "subject": subject,
+                "data": data,
+            }
+        )
+    return audit_chain.link_entries(raw)
+
+
+def _export(entries: list[dict[str, Any]]) -> audit_chain.AuditExport:
+    """The export of the log with a checkpoint over its first 17 entries (before anything was
+    appended) and one over all of it, both signed by the key: each still holds."""
+    hashes = [bytes.fromhex(e["hash"]) for e in entries]
+    checkpoints = [
+        signed(KEY, audit_chain.checkpoint_document(size, merkle.root(hashes[:size]).hex(), time))
+        for size, time in (
+            (17, "2025-04-01T10:00:30.000000Z"),
+            (len(entries), "2025-04-01T10:02:00.000000Z"),
+        )
+    ]
+    return audit_chain.parse_export_text("".join(audit_chain.export_lines(entries, checkpoints)))
+
+
+def _offline(entries: list[dict[str, Any]], tmp_path: Path, *options: str) -> tuple[int, str]:
+    path = tmp_path / "audit.jsonl"
+    path.write_text("".join(audit_chain.export_lines(entries, _export(entries).checkpoints)))
+    out = io.StringIO()
+    return main(["audit", str(path), "--public-key", PUBLIC, *options], out), out.getvalue()
+
+
+def test_an_honest_log_takes_each_key_once_and_its_export_passes(tmp_path: Path) -> None:
+    entries = audit_chain.link_entries(_raw())
+    assert anchors.first_key_problem(entries) is None
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert report.ok, report.failures()
+    assert _offline(entries, tmp_path)[0] == 0
+
+
+def test_a_round_settled_again_is_named_with_its_first_settlement(tmp_path: Path) -> None:
+    entries = _appended(("round.settled", "round:2", {"game": "casino_war", "payout": 50}))
+    first = _seq(entries, "round.settled", "round:2")
+    reason = (
+        f"entry 19: a second round.settled of round:2 (the first is entry {first}): "
+        "the round was settled twice, a rewrite"
+    )
+    assert anchors.first_key_problem(entries) == (19, reason)
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert not report.ok and report.checkpoint_report.ok  # every checkpoint holds
+    assert (report.chain.first_bad_seq, report.chain.reason) == (19, reason)
+    assert report.chain.head_hash == entries[17]["hash"]
+    code, out = _offline(entries, tmp_path)
+    assert code == 1
+    assert "chain ✗  first bad entry: seq 19" in out and f"chain: {reason}" in out
+
+
+def test_a_decision_appended_after_the_settlement_is_named_before_the_settlement_after_it(
+    tmp_path: Path,
+) -> None:
+    entries = _appended(
+        ("round.decision", "round:2", {"choice": "surrender"}),
+        ("round.settled", "round:2", {"game": "casino_war", "payout": 50}),
+    )
+    settled = _seq(entries, "round.settled", "round:2")
+    reason = (
+        f"entry 19: round.decision of round:2 after its settlement (entry {settled}): "
+        "a settled round takes no more actions, a rewrite"
+    )
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert (report.chain.ok, report.chain.first_bad_seq, report.chain.reason) == (
+        False,
+        19,
+        reason,
+    )
+    code, out = _offline(entries, tmp_path, "--json")
+    findings = json.loads(out)["findings"]
+    assert code == 1 and findings == [{"check": "chain", "seq": 19, "message": reason}]
+
+
+def test_a_pair_committed_again_is_named_before_its_rounds_settled_again() -> None:
+    entries = _appended(
+        ("seed_pair.created", "seed_pair:1", {"commitment": "ee" * 32, "status": "next"}),
+        ("round.settled", "round:1", {"game": "casino_war", "payout": 0}),
+        ("round.settled", "round:2", {"game": "casino_war", "payout": 0}),
+    )
+    created = _seq(entries, "seed_pair.created", "seed_pair:1")
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert report.chain.first_bad_seq == 19
+    assert report.chain.reason == (
+        f"entry 19: a second seed_pair.created of seed_pair:1 (the first is entry {created}): "
+        "the pair was committed twice, a rewrite"
+    )
+
+
+@pytest.mark.parametrize(
+    ("action", "subject", "meaning"),
+    [
+        ("seed_pair.client_seed_set", "seed_pair:1", "the pair's client seed was set twice"),
+        ("seed_pair.rotated", "seed_pair:1", "the pair was revealed twice"),
+        ("round.bet", "round:3", "the round was bet twice"),
+    ],
+)
+def test_every_key_taken_once_is_named_when_taken_again(
+    action: str, subject: str, meaning: str
+) -> None:
+    entries = _appended((action, subject, {}))
+    first = _seq(entries, action, subject)
+    assert anchors.first_key_problem(entries) == (
+        19,
+        f"entry 19: a second {action} of {subject} (the first is entry {first}): {meaning}, "
+        "a rewrite",
+    )
+
+
+def test_a_move_after_its_games_settlement_is_named_and_moves_before_it_repeat_freely() -> None:
+    entries = _appended(("round.move", "round:3", {"cards": ["KH"]}))
+    settled = _seq(entries, "round.settled", "round:3")
+    assert anchors.first_key_problem(entries) == (
+        19,
+        f"entry 19: round.move of round:3 after its settlement (entry {settled}): "
+        "a settled round takes no more actions, a rewrite",
+    )
+    assert anchors.first_key_problem(entries[:18]) is None  # two moves, then the settlement
+
+
+def test_keys_taken_before_the_entries_given_are_what_a_chunked_check_looks_up() -> None:
+    entries = _appended(("round.settled", "round:1", {"game": "casino_war", "payout": 0}))
+    known = [("round:1", "round.bet", 5), ("round:1", "round.settled", 6)]
+    assert anchors.first_key_problem(entries[18:]) is None  # alone, the chunk holds no clash
+    assert anchors.first_key_problem(entries[18:], known) == (
+        19,
+        "entry 19: a second round.settled of round:1 (the first is entry 6): "
+        "the round was settled twice, a rewrite",
+    )
+
+
+def test_the_export_of_a_range_is_held_to_the_keys_of_its_own_entries() -> None:
+    entries = _appended(
+        ("round.bet", "round:4", {}),
+        ("round.settled", "round:4", {}),
+        ("round.settled", "round:4", {}),
+    )
+    hashes = [bytes.fromhex(e["hash"]) for e in entries]
+    size = len(entries)
+    document = audit_chain.checkpoint_document(
+        size, merkle.root(hashes).hex(), "2025-04-01T10:02:00.000000Z"
+    )
+    proof = merkle.inclusion_proof(size - 1, hashes)
+    export = audit_chain.AuditExport(
+        tuple(entries[18:]),
+        (signed(KEY, document),),
+        ({"seq": size, "size": size, "proof": [node.hex() for node in proof]},),
+    )
+    report = verify_audit_export(export, PUBLIC)
+    assert report.range_first == 19 and report.checkpoint_report.ok
+    assert (report.chain.first_bad_seq, report.chain.reason) == (
+        21,
+        "entry 21: a second round.settled of round:4 (the first is entry 20): "
+        "the round was settled twice, a rewrite",
+    )
