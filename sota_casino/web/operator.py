@@ -59,8 +59,10 @@ from .errors import error_page
 from .errors import status_of
 from .format import chips
 from .format import chips_text
+from .format import percent
 from .format import sweets
 from .format import sweets_text
+from .format import whole_number
 from .i18n import error_message
 from .i18n import gettext
 from .i18n import in_words
@@ -256,7 +258,8 @@ def _edge_chart(summary: reports.LedgerSummary) -> Any:
     ]
     theoretical = Fraction(summary.theoretical.casino_war.edge["exact"])
     references = [Reference(gettext("Casino War theoretical"), theoretical, "Casino War")]
-    return line_chart(series, title=gettext("Realized house edge by day"), references=references)
+    title = gettext("Realized house edge by day")
+    return line_chart(series, title=title, references=references, value_format=percent)
 
 
 def _result_chart(summary: reports.LedgerSummary, game: str) -> Any:
@@ -265,7 +268,7 @@ def _result_chart(summary: reports.LedgerSummary, game: str) -> Any:
         "casino_war": N_("Casino War: house result by day (hundredths of a chip)"),
         "sota": N_("Sota: house result by day (sweets)"),
     }
-    return bar_chart(bars, title=gettext(titles[game]))
+    return bar_chart(bars, title=gettext(titles[game]), value_format=whole_number)
 
 
 @bp.get("/ledger")
