@@ -33,6 +33,7 @@ from flask import stream_with_context
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..core import sota
 from ..core.casino_war import CHIP
 from ..core.errors import CasinoError
 from ..core.errors import InsufficientFunds
@@ -71,6 +72,7 @@ from .i18n import select_locale
 from .inputs import form_chips
 from .inputs import form_whole
 from .inputs import query_int
+from .rules import SOTA_OPTION_TEXT
 from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
 from .security import login_redirect
@@ -283,6 +285,50 @@ def ledger_page() -> ResponseReturnValue:
         result_charts={game: _result_chart(summary, game) for game in reports.GAMES},
         math=reports.house_math(db, since=_day_arg("since"), until=_day_arg("until")),
     )
+
+
+@bp.app_template_global()
+def version_words(game: str, rules: dict[str, Any]) -> str:
+    """Return the rules a table version was played under, in words of the request's language:
+    Casino War's decks and tie payout; for Sota its rule set's name and what differs from it."""
+    if game == "casino_war":
+        text = gettext(
+            N_("%(decks)s decks, tie pays %(payout)s to 1"),
+            decks=rules.get("decks"),
+            payout=rules.get("tie_payout"),
+        )
+        if rules.get("bonus", "none") != "none":
+            text += ", " + gettext(N_("war tie bonus of an extra ante"))
+        return text
+    try:
+        played = sota.SotaRules.from_dict(rules).to_dict()
+    except CasinoError:  # a version stored before an option changed: shown as it is
+        return ", ".join(f"{key} {value}" for key, value in sorted(rules.items()))
+    nearest, differing = "nordic", dict(played)
+    for name, preset in sota.PRESETS.items():
+        changes = {
+            key: value
+            for key, value in played.items()
+            if sota.SotaRules.from_dict(preset).to_dict()[key] != value
+        }
+        if len(changes) < len(differing):
+            nearest, differing = name, changes
+    title = gettext(PRESET_TITLES[nearest])
+    if not differing:
+        return title
+    changed = "; ".join(
+        f"{gettext(SOTA_OPTION_TEXT[key]['title'])}: {_option_value(value)}"
+        for key, value in differing.items()
+    )
+    return gettext(N_("%(rules)s, but %(changes)s"), rules=title, changes=changed)
+
+
+def _option_value(value: object) -> str:
+    if value is None or value is False:
+        return gettext("off")
+    if value is True:
+        return gettext("on")
+    return str(value)
 
 
 def _day_arg(name: str) -> str | None:
