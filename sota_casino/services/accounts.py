@@ -612,7 +612,7 @@ def _staff_target(session: Session, actor_id: int, user_id: int) -> User:
     require_operator(session, actor_id)
     user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     return user
 
 
@@ -657,7 +657,7 @@ def set_locked(session: Session, actor_id: int, user_id: int, locked: bool) -> U
 def get_user(session: Session, user_id: int) -> UserView:
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     return UserView.of(user)
 
 

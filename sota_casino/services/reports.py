@@ -654,7 +654,7 @@ def player_overview(
     """
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     round_query = select(Round).where(Round.user_id == user_id)
     if rounds_before is not None:
         round_query = round_query.where(Round.id < rounds_before)

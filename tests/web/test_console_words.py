@@ -57,3 +57,12 @@ def test_a_version_s_rules_are_words_of_the_page(
     with app.test_request_context("/", headers={"Cookie": "lang=fi"}):
         words = version_words(game, rules)
     assert english not in words and "None" not in words, words
+
+
+@pytest.mark.parametrize("lang", ["fi", "nb", "pt"])
+def test_a_round_that_is_not_there_is_said_in_the_page_language(app: Flask, lang: str) -> None:
+    page = client_as(app, add_user(app, "alice", "player"))
+    page.set_cookie("lang", lang)
+    response = page.get("/history/999999")
+    assert response.status_code == 404
+    assert "of yours" not in response.get_data(as_text=True)
