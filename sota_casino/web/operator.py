@@ -288,6 +288,15 @@ def ledger_page() -> ResponseReturnValue:
 
 
 @bp.app_template_global()
+def checkpoint_covers() -> int:
+    """Return how many audit entries the latest signed checkpoint covers (once per request)."""
+    if "checkpoint_size" not in g:
+        g.checkpoint_size = audit.checkpoint_size(get_session())
+    size: int = g.checkpoint_size
+    return size
+
+
+@bp.app_template_global()
 def version_words(game: str, rules: dict[str, Any]) -> str:
     """Return the rules a table version was played under, in words of the request's language:
     Casino War's decks and tie payout; for Sota its rule set's name and what differs from it."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from flask import Flask
+from operator_support import CSRF
 from operator_support import add_user
 from operator_support import client_as
 
@@ -66,3 +68,18 @@ def test_a_round_that_is_not_there_is_said_in_the_page_language(app: Flask, lang
     response = page.get("/history/999999")
     assert response.status_code == 404
     assert "of yours" not in response.get_data(as_text=True)
+
+
+def test_the_audit_log_offers_a_proof_only_for_entries_a_signed_checkpoint_covers(
+    app: Flask, console: dict[str, Any]
+) -> None:
+    page = console["page"]
+    page.post("/operator/audit/checkpoint", data={"csrf_token": CSRF})
+    add_user(app, "bob", "player")  # entries after the checkpoint
+    text = page.get("/operator/audit").get_data(as_text=True)
+    proofs = [int(seq) for seq in re.findall(r'href="/operator/audit/proof/(\d+)"', text)]
+    assert proofs and all(
+        page.get(f"/operator/audit/proof/{seq}").status_code == 200 for seq in proofs
+    )
+    assert 'data-testid="proof-waits"' in text
+    assert "next signed checkpoint" not in text  # said in Finnish
