@@ -41,6 +41,7 @@ from .i18n import gettext
 from .inputs import choice
 from .inputs import form_chips
 from .security import login_required
+from .security import player_page
 
 bp = Blueprint("casino_war", __name__, url_prefix="/casino-war")
 
@@ -124,7 +125,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
 
 
 @bp.get("")
-@login_required
+@player_page
 def table() -> ResponseReturnValue:
     latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1).rounds
     if latest and latest[0].status == "awaiting_decision":

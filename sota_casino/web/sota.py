@@ -33,6 +33,7 @@ from .i18n import gettext
 from .i18n import in_words
 from .inputs import form_whole
 from .security import login_required
+from .security import player_page
 
 bp = Blueprint("sota", __name__, url_prefix="/sota")
 
@@ -276,7 +277,7 @@ def _form_key() -> str | None:
 
 
 @bp.get("")
-@login_required
+@player_page
 def table() -> ResponseReturnValue:
     db = get_session()
     return render_template(

@@ -20,7 +20,7 @@ from .charts import Series
 from .charts import line_chart
 from .format import whole_number
 from .i18n import gettext
-from .security import login_required
+from .security import player_page
 
 bp = Blueprint("stats", __name__, url_prefix="/stats")
 
@@ -62,7 +62,7 @@ def balance_chart(points: list[stats.BalancePoint], currency: str) -> Markup | N
 
 
 @bp.get("")
-@login_required
+@player_page
 def index() -> ResponseReturnValue:
     figures = stats.player_stats(get_session(), g.user.id)
     history = figures.balance_history
