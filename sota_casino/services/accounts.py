@@ -180,9 +180,17 @@ def _new_user(session: Session, username: str, password_hash: str, role: str) ->
 
 @own_transactions
 def register(
-    session: Session, username: object, password: object, *, address: str = ""
+    session: Session,
+    username: object,
+    password: object,
+    *,
+    address: str = "",
+    locale: str | None = None,
 ) -> UserView:
     """Create a player with the sign-up grant, an active seed pair and the next one.
+
+    :param locale: the language the player chose before signing up, kept with the account
+        (the web layer offers only the ones it speaks); None: none chosen.
 
     :raises InvalidInput: for a bad username or a weak password.
     :raises RateLimited: if the address opened too many accounts lately (each one is granted
@@ -191,14 +199,17 @@ def register(
     """
     name = check_username(username)
     password_hash = HASHER.hash(check_password(password, name))
-    return _register(session, name, password_hash, address)
+    return _register(session, name, password_hash, address, locale)
 
 
 @transactional
-def _register(session: Session, name: str, password_hash: str, address: str) -> UserView:
+def _register(
+    session: Session, name: str, password_hash: str, address: str, locale: str | None
+) -> UserView:
     if address:  # every web request has one; commands and scripts do not
         _admit_signup(session, address[:64])
     user = _new_user(session, name, password_hash, "player")
+    user.locale = locale
     _remember_address(session, name, address)
     audit.record(
         session,

@@ -19,6 +19,8 @@ from ..services import accounts
 from .errors import handle_casino_error
 from .errors import refusal_headers
 from .errors import status_of
+from .i18n import COOKIE
+from .i18n import LANGUAGES
 from .i18n import error_message
 from .i18n import gettext
 from .security import client_address
@@ -81,8 +83,15 @@ def register() -> ResponseReturnValue:
 def register_post() -> ResponseReturnValue:
     form = request.form
     _same_passwords(form.get("password", ""), form.get("confirm", ""))
+    # A language chosen with the picker before signing up goes with the account, so the
+    # player reads it wherever they log in next.
+    chosen = request.cookies.get(COOKIE)
     user = accounts.register(
-        get_session(), _typed_name(), form.get("password", ""), address=client_address()
+        get_session(),
+        _typed_name(),
+        form.get("password", ""),
+        address=client_address(),
+        locale=chosen if chosen in LANGUAGES else None,
     )
     log_in(user.id)
     flash(
