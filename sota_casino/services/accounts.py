@@ -184,9 +184,17 @@ def _new_user(session: Session, username: str, password_hash: str, role: str) ->
 
 @own_transactions
 def register(
-    session: Session, username: object, password: object, *, address: str = ""
+    session: Session,
+    username: object,
+    password: object,
+    *,
+    address: str = "",
+    locale: str | None = None,
 ) -> UserView:
     """Create a player with the sign-up grant, an active seed pair and the next one.
+
+    :param locale: the language the player chose before signing up, kept with the account
+        (the web layer offers only the ones it speaks); None: none chosen.
 
     :raises InvalidInput: for a bad username or a weak password.
     :raises RateLimited: if the address opened too many accounts lately (each one is granted
@@ -195,14 +203,17 @@ def register(
     """
     name = check_username(username)
     password_hash = HASHER.hash(check_password(password, name))
-    return _register(session, name, password_hash, address)
+    return _register(session, name, password_hash, address, locale)
 
 
 @transactional
-def _register(session: Session, name: str, password_hash: str, address: str) -> UserView:
+def _register(
+    session: Session, name: str, password_hash: str, address: str, locale: str | None
+) -> UserView:
     if address:  # every web request has one; commands and scripts do not
         _admit_signup(session, address[:64])
     user = _new_user(session, name, password_hash, "player")
+    user.locale = locale
     _remember_address(session, name, address)
     audit.record(
         session,
@@ -616,7 +627,7 @@ def _staff_target(session: Session, actor_id: int, user_id: int) -> User:
     require_operator(session, actor_id)
     user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     return user
 
 
@@ -661,7 +672,7 @@ def set_locked(session: Session, actor_id: int, user_id: int, locked: bool) -> U
 def get_user(session: Session, user_id: int) -> UserView:
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     return UserView.of(user)
 
 

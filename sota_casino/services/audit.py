@@ -64,6 +64,7 @@ from ..core import merkle
 from ..core.errors import Conflict
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
+from ..core.marks import N_
 from ..models import AuditCheckpoint
 from ..models import AuditEntry
 from ..models import AuditHead
@@ -634,6 +635,14 @@ def latest_checkpoint(session: Session) -> Checkpoint | None:
     return _checkpoint_dict(row) if row else None
 
 
+@read_only
+def checkpoint_size(session: Session) -> int:
+    """Return how many entries the latest signed checkpoint covers (0 before the first): only
+    these have an inclusion proof yet."""
+    size = session.scalar(select(func.max(AuditCheckpoint.size)))
+    return int(size or 0)
+
+
 def _latest_checkpoint(session: Session) -> AuditCheckpoint | None:
     return session.scalar(select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1))
 
@@ -1149,9 +1158,12 @@ def inclusion_proof(session: Session, seq: int) -> InclusionProof:
     """
     latest = _latest_checkpoint(session)
     if latest is None:
-        raise NotFound("no checkpoint has been signed yet")
+        raise NotFound(N_("no checkpoint has been signed yet"))
     if not 1 <= seq <= latest.size:
-        raise NotFound(f"entry {seq} is not covered by the latest checkpoint (size {latest.size})")
+        raise NotFound(
+            N_("entry %(seq)s is not covered by the latest checkpoint (size %(size)s)"),
+            params={"seq": seq, "size": latest.size},
+        )
     row = session.get(AuditEntry, seq)
     if row is None:
         raise Conflict(f"entry {seq} is missing from the log; run a whole check")

@@ -22,6 +22,7 @@ from ..core import fairness
 from ..core.errors import Conflict
 from ..core.errors import NotFound
 from ..core.errors import RoundOpen
+from ..core.marks import N_
 from ..models import AuditEntry
 from ..models import Round
 from ..models import SeedPair
@@ -327,7 +328,7 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> Bundle:
     """
     pair = session.get(SeedPair, seed_pair_id)
     if pair is None or pair.user_id != user_id or pair.status == "next":
-        raise NotFound(f"no seed pair {seed_pair_id} of yours")
+        raise NotFound(N_("no seed pair %(id)s of yours"), params={"id": seed_pair_id})
     rounds = session.scalars(
         select(Round)
         .where(Round.seed_pair_id == pair.id, Round.status == "settled")

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from ..core import fairness
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
+from ..core.marks import N_
 from ..models import Account
 from ..models import Posting
 from ..models import Round
@@ -151,7 +152,7 @@ def _player_row(row: Row[Any]) -> AccountSince:
 def _a_user(session: Session, args: dict[str, Any]) -> int:
     user_id = int(args["user_id"])
     if session.get(User, user_id) is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     return user_id
 
 
@@ -325,5 +326,5 @@ def owner(session: Session, user_id: int) -> dict[str, Any]:
     """The user whose lists these are, as a page heads them."""
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     return {"id": user.id, "username": user.username, "role": user.role}

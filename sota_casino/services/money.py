@@ -161,11 +161,16 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
     currency = check_currency(currency)
     if type(amount) is not int or amount == 0 or abs(amount) > MAX_ADJUSTMENT:
         raise InvalidInput(
-            f"amount must be a nonzero integer in minor units, at most {MAX_ADJUSTMENT}",
+            N_("amount must be a nonzero integer in minor units, at most %(most)s"),
+            params={"most": MAX_ADJUSTMENT},
             field="amount",
         )
     if not isinstance(reason, str) or not reason.strip() or len(reason) > REASON_MAX:
-        raise InvalidInput(f"a reason of 1 to {REASON_MAX} characters is required", field="reason")
+        raise InvalidInput(
+            N_("a reason of 1 to %(most)s characters is required"),
+            params={"most": REASON_MAX},
+            field="reason",
+        )
     return currency, amount, storable(reason.strip(), "reason")
 
 
@@ -184,7 +189,7 @@ def _four_eyes_above(session: Session, currency: str) -> int:
 def _target_player(session: Session, user_id: int) -> User:
     target = session.get(User, user_id)
     if target is None or target.role != "player":
-        raise NotFound(f"no player {user_id}")
+        raise NotFound(N_("no player %(id)s"), params={"id": user_id})
     return target
 
 
@@ -285,8 +290,14 @@ def _propose_adjustment(
     held = ledger.player_balances(session, user_id).of(currency)
     if held + amount < 0:
         raise InsufficientFunds(
-            f"the player holds {held} {currency} (minor units); "
-            f"a debit of {-amount} would make it negative"
+            N_(
+                "the player holds %(held)s %(currency)s (minor units); "
+                "a debit of %(debit)s would make it negative"
+            ),
+            params={"held": held, "currency": currency, "debit": -amount},
+            held=held,
+            currency=currency,
+            debit=-amount,
         )
     change = {"user_id": user_id, "currency": currency, "amount": amount, "reason": reason}
     return proposals.propose(session, actor_id, "adjustment", f"user:{user_id}", change)

@@ -37,6 +37,7 @@ from ..core import odds
 from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..models import Account
 from ..models import AuditCheckpoint
@@ -653,7 +654,7 @@ def player_overview(
     """
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     round_query = select(Round).where(Round.user_id == user_id)
     if rounds_before is not None:
         round_query = round_query.where(Round.id < rounds_before)
@@ -752,12 +753,18 @@ def adjustment_preview(
     currency, amount, reason = money.check_adjustment(currency, amount, reason)
     user = session.get(User, user_id)
     if user is None or user.role != "player":
-        raise NotFound(f"no player {user_id}")
+        raise NotFound(N_("no player %(id)s"), params={"id": user_id})
     before = ledger.player_balances(session, user_id).of(currency)
     if before + amount < 0:
         raise InsufficientFunds(
-            f"the player holds {before} {currency} (minor units); "
-            f"a debit of {-amount} would make it negative"
+            N_(
+                "the player holds %(held)s %(currency)s (minor units); "
+                "a debit of %(debit)s would make it negative"
+            ),
+            params={"held": before, "currency": currency, "debit": -amount},
+            held=before,
+            currency=currency,
+            debit=-amount,
         )
     return {
         "user": {"id": user.id, "username": user.username},

@@ -187,7 +187,7 @@ def _own_round(
         raise NotFound("no such round")
     row = session.connection().execute(_LOCK_ROUND, {"round_id": round_id}).first()
     if row is None or row.user_id != user_id or (game and row.game != game):
-        raise NotFound(f"no round {round_id} of yours")
+        raise NotFound(N_("no round %(id)s of yours"), params={"id": round_id})
     seeds = fairness.Seeds(bytes.fromhex(row.server_seed), row.client_seed, row.nonce)
     return RoundRecord.from_columns(row, seeds, row.commitment)
 
@@ -198,7 +198,7 @@ def _read_round(session: Session, user_id: int, round_id: object, game: str | No
         raise NotFound("no such round")
     found = session.get(Round, round_id)
     if found is None or found.user_id != user_id or (game and found.game != game):
-        raise NotFound(f"no round {round_id} of yours")
+        raise NotFound(N_("no round %(id)s of yours"), params={"id": round_id})
     return found
 
 

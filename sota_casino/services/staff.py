@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from ..core.errors import Forbidden
+from ..core.marks import N_
 from ..models import User
 from .tx import in_transaction
 
@@ -20,9 +21,9 @@ def require_staff(role: str, *, changes: bool) -> None:
     :raises Forbidden: for a player, or for an auditor's change.
     """
     if role not in STAFF:
-        raise Forbidden("the operator's side is for operators and auditors")
+        raise Forbidden(N_("the operator's side is for operators and auditors"))
     if changes and role != "operator":
-        raise Forbidden("auditors may read everything but change nothing")
+        raise Forbidden(N_("auditors may read everything but change nothing"))
 
 
 class StaffHaveNoPlayMoney(Forbidden):
@@ -55,5 +56,5 @@ def require_operator(session: Session, actor_id: int) -> User:
     """
     actor = session.get(User, actor_id)
     if actor is None or actor.role != "operator":
-        raise Forbidden("only an operator may do this")
+        raise Forbidden(N_("only an operator may do this"))
     return actor

@@ -38,6 +38,7 @@ from ..core import odds
 from ..core import sota
 from ..core.errors import Forbidden
 from ..core.errors import NotFound
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..models import Account
 from ..models import Posting
@@ -409,9 +410,9 @@ def player_stats(session: Session, user_id: int) -> PlayerStats:
     """
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
     if user.role != "player":
-        raise Forbidden("statistics are kept for players; staff accounts play no rounds")
+        raise Forbidden(N_("statistics are kept for players; staff accounts play no rounds"))
     return PlayerStats(
         casino_war=_casino_war(session, user_id),
         sota=_sota(session, user_id),

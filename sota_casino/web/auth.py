@@ -19,9 +19,12 @@ from ..services import accounts
 from .errors import handle_casino_error
 from .errors import refusal_headers
 from .errors import status_of
+from .i18n import COOKIE
+from .i18n import LANGUAGES
 from .i18n import error_message
 from .i18n import gettext
 from .security import client_address
+from .security import home_url
 from .security import log_in
 from .security import log_out
 from .security import login_required
@@ -70,8 +73,9 @@ def _same_passwords(first: str, second: str) -> None:
 
 @bp.get("/register")
 def register() -> ResponseReturnValue:
-    if session_user() is not None:
-        return redirect(url_for("lobby.lobby"))
+    user = session_user()
+    if user is not None:
+        return redirect(home_url(user))
     return render_template("auth/register.html")
 
 
@@ -79,8 +83,15 @@ def register() -> ResponseReturnValue:
 def register_post() -> ResponseReturnValue:
     form = request.form
     _same_passwords(form.get("password", ""), form.get("confirm", ""))
+    # A language chosen with the picker before signing up goes with the account, so the
+    # player reads it wherever they log in next.
+    chosen = request.cookies.get(COOKIE)
     user = accounts.register(
-        get_session(), _typed_name(), form.get("password", ""), address=client_address()
+        get_session(),
+        _typed_name(),
+        form.get("password", ""),
+        address=client_address(),
+        locale=chosen if chosen in LANGUAGES else None,
     )
     log_in(user.id)
     flash(
@@ -95,8 +106,9 @@ def register_post() -> ResponseReturnValue:
 
 @bp.get("/login")
 def login() -> ResponseReturnValue:
-    if session_user() is not None:
-        return redirect(safe_next(request.args.get("next")))
+    user = session_user()
+    if user is not None:
+        return redirect(safe_next(request.args.get("next"), home_url(user)))
     return render_template("auth/login.html", next=request.args.get("next", ""))
 
 
@@ -107,7 +119,7 @@ def login_post() -> ResponseReturnValue:
         get_session(), _typed_name(), form.get("password", ""), address=client_address()
     )
     log_in(user.id)
-    return redirect(safe_next(form.get("next")), code=303)
+    return redirect(safe_next(form.get("next"), home_url(user)), code=303)
 
 
 @bp.post("/logout")
@@ -138,4 +150,4 @@ def password_post() -> ResponseReturnValue:
     # The change ended every session, this one too: start a fresh one for this browser.
     log_in(g.user.id)
     flash(gettext("Password changed. Every other session and API token was logged out."), "ok")
-    return redirect(url_for("lobby.lobby"), code=303)
+    return redirect(home_url(g.user), code=303)

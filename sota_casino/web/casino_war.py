@@ -42,6 +42,7 @@ from .inputs import choice
 from .inputs import form_chips
 from .inputs import form_key
 from .security import login_required
+from .security import player_page
 
 bp = Blueprint("casino_war", __name__, url_prefix="/casino-war")
 
@@ -119,7 +120,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
 
 
 @bp.get("")
-@login_required
+@player_page
 def table() -> ResponseReturnValue:
     latest = rounds.list_rounds(get_session(), g.user.id, game=TABLE, limit=1).rounds
     if latest and latest[0].status == "awaiting_decision":

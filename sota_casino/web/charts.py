@@ -7,6 +7,7 @@ functions of their data: the same data gives the same bytes, which keeps them te
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +15,10 @@ from fractions import Fraction
 
 from markupsafe import Markup
 from markupsafe import escape
+
+#: The widest a character of an axis label is drawn at 12 px, and the room between labels.
+LABEL_CHARACTER = Fraction(15, 2)
+LABEL_GAP = 8
 
 #: Colours of the series, in order (colour-blind-safe Okabe–Ito palette).
 PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9")
@@ -79,6 +84,14 @@ def plain(value: Number) -> str:
     return f"{sign}{abs(rounded):,}"
 
 
+def _formatter(value_format: str | Format) -> Format:
+    """The formatter named (``"percent"`` or ``"plain"``), or the one given, such as a
+    language's own way of writing numbers (the caller knows the language; charts do not)."""
+    if callable(value_format):
+        return value_format
+    return percent if value_format == "percent" else plain
+
+
 def _coordinate(value: Fraction) -> str:
     """Write a coordinate with one decimal: enough for the eye, stable for tests."""
     tenths = round(value * 10)
@@ -114,7 +127,7 @@ def line_chart(
     *,
     title: str,
     references: Sequence[Reference] = (),
-    value_format: str = "percent",
+    value_format: str | Format = "percent",
     frame: Frame | None = None,
 ) -> Markup:
     """Render ``series`` as an SVG line chart with a legend and optional reference lines.
@@ -123,7 +136,7 @@ def line_chart(
     :param value_format: ``"percent"`` for ratios, ``"plain"`` for whole numbers.
     """
     frame = frame or Frame()
-    fmt: Format = percent if value_format == "percent" else plain
+    fmt = _formatter(value_format)
     labels = _x_labels(series)
     values = [Fraction(v) for s in series for _, v in s.points if v is not None]
     values += [Fraction(r.value) for r in references]
@@ -162,12 +175,12 @@ def bar_chart(
     bars: Sequence[tuple[str, Number]],
     *,
     title: str,
-    value_format: str = "plain",
+    value_format: str | Format = "plain",
     frame: Frame | None = None,
 ) -> Markup:
     """Render ``(label, value)`` bars; positive bars are green, negative ones red."""
     frame = frame or Frame()
-    fmt: Format = percent if value_format == "percent" else plain
+    fmt = _formatter(value_format)
     labels = [name for name, _ in bars]
     low, high, step = _nice_range([Fraction(v) for _, v in bars], frame.ticks)
     slot = Fraction(frame.plot_width, max(len(bars), 1))
@@ -236,11 +249,14 @@ def _y_axis(
 
 def _x_axis(frame: Frame, labels: Sequence[str], x_of: Callable[[int], Fraction]) -> list[str]:
     parts: list[str] = []
-    # Show at most about ten labels so they never overlap; every point still has its tooltip.
-    every = max(1, -(-len(labels) // 10))
+    # Show only as many labels as fit side by side at their widest (every point still has its
+    # tooltip): wide ones such as "09:31:17 (2)" stand further apart than "05-01".
+    widest = max((len(name) for name in labels), default=1) * LABEL_CHARACTER + LABEL_GAP
+    # A bar chart's labels stand a whole plot over their number apart, a line's a little more.
+    every = max(1, math.ceil(widest * len(labels) / frame.plot_width))
     base = frame.top + frame.plot_height
     for index, name in enumerate(labels):
-        if index % every and index != len(labels) - 1:
+        if index % every:
             continue
         x = _coordinate(x_of(index))
         parts.append(

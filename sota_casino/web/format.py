@@ -83,6 +83,12 @@ def decimal(value: float | Fraction | Decimal, digits: int = 2) -> str:
     return format_decimal(value, pattern, locale=select_locale())
 
 
+def whole_number(value: int | Fraction) -> str:
+    """Show a number rounded to a whole one in the request's language (``"1 000"`` in Finnish):
+    a chart's axis."""
+    return decimal(round(Fraction(value)), 0)
+
+
 def percent(fraction: float | Fraction | Decimal, digits: int = 2) -> str:
     """Show a fraction as a percentage in the request's language: ``0.02877`` → ``"2.88 %"``
     (``"2,88 %"`` in Finnish); the sign stands apart, as the casino's pages always wrote it."""

@@ -12,6 +12,7 @@ from ..db import get_session
 from ..services import rounds
 from .inputs import query_int
 from .security import login_required
+from .security import player_page
 
 bp = Blueprint("history", __name__, url_prefix="/history")
 
@@ -20,7 +21,7 @@ PAGE_SIZE = 20
 
 
 @bp.get("")
-@login_required
+@player_page
 def index() -> ResponseReturnValue:
     game = request.args.get("game") or None
     if game not in GAMES:

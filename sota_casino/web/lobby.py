@@ -28,7 +28,9 @@ from .format import when
 from .i18n import gettext
 from .inputs import choice
 from .inputs import form_key
+from .security import home_url
 from .security import login_required
+from .security import player_page
 from .visitor import session_user
 
 #: What the lobby says after a top-up, per currency.
@@ -56,13 +58,14 @@ def wallet_helpers() -> dict[str, object]:
 
 @bp.get("/")
 def index() -> ResponseReturnValue:
-    if session_user() is not None:
-        return redirect(url_for("lobby.lobby"))
+    user = session_user()
+    if user is not None:
+        return redirect(home_url(user))
     return render_template("lobby/index.html")
 
 
 @bp.get("/lobby")
-@login_required
+@player_page
 def lobby() -> ResponseReturnValue:
     db = get_session()
     balances = money.balances(db, g.user.id)

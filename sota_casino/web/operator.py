@@ -17,6 +17,9 @@ from typing import Any
 from typing import Final
 from typing import TypedDict
 
+from babel.numbers import NumberFormatError
+from babel.numbers import get_group_symbol
+from babel.numbers import parse_decimal
 from flask import Blueprint
 from flask import Response
 from flask import abort
@@ -30,8 +33,10 @@ from flask import stream_with_context
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..core import sota
 from ..core.casino_war import CHIP
 from ..core.errors import CasinoError
+from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.marks import N_
@@ -53,13 +58,21 @@ from .charts import line_chart
 from .downloads import table_download
 from .errors import error_page
 from .errors import status_of
+from .format import chips
+from .format import chips_text
+from .format import percent
+from .format import sweets
+from .format import sweets_text
+from .format import whole_number
 from .i18n import error_message
 from .i18n import gettext
 from .i18n import in_words
 from .i18n import ngettext
+from .i18n import select_locale
 from .inputs import form_chips
 from .inputs import form_whole
 from .inputs import query_int
+from .rules import SOTA_OPTION_TEXT
 from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
 from .security import login_redirect
@@ -69,9 +82,9 @@ from .visitor import session_user
 bp = Blueprint("operator", __name__, url_prefix="/operator")
 
 PAGE_SIZE: Final = 50
-#: Chips may be adjusted to the hundredth: "12", "12.5" or "12.50" chips.
-CHIPS_TEXT: Final = re.compile(r"[0-9]{1,10}(\.[0-9]{1,2})?")
-SWEETS_TEXT: Final = re.compile(r"[0-9]{1,12}")
+#: What a typed amount may hold: digits, and the separators of some language (no sign, no
+#: exponent); the request's language then reads it (:func:`parse_adjustment_amount`).
+AMOUNT_CHARACTERS: Final = re.compile(r"[0-9][0-9.,\u00a0\u202f\u2019']{0,24}")
 MINOR_TEXT: Final = re.compile(r"-?[0-9]{1,19}")
 ENTRY_COLUMNS: Final = ("seq", "time", "actor", "action", "subject", "data", "prev_hash", "hash")
 AUDIT_FILTERS: Final = ("action", "actor", "subject", "since", "until", "text")
@@ -247,7 +260,8 @@ def _edge_chart(summary: reports.LedgerSummary) -> Any:
     ]
     theoretical = Fraction(summary.theoretical.casino_war.edge["exact"])
     references = [Reference(gettext("Casino War theoretical"), theoretical, "Casino War")]
-    return line_chart(series, title=gettext("Realized house edge by day"), references=references)
+    title = gettext("Realized house edge by day")
+    return line_chart(series, title=title, references=references, value_format=percent)
 
 
 def _result_chart(summary: reports.LedgerSummary, game: str) -> Any:
@@ -256,7 +270,7 @@ def _result_chart(summary: reports.LedgerSummary, game: str) -> Any:
         "casino_war": N_("Casino War: house result by day (hundredths of a chip)"),
         "sota": N_("Sota: house result by day (sweets)"),
     }
-    return bar_chart(bars, title=gettext(titles[game]))
+    return bar_chart(bars, title=gettext(titles[game]), value_format=whole_number)
 
 
 @bp.get("/ledger")
@@ -271,6 +285,59 @@ def ledger_page() -> ResponseReturnValue:
         result_charts={game: _result_chart(summary, game) for game in reports.GAMES},
         math=reports.house_math(db, since=_day_arg("since"), until=_day_arg("until")),
     )
+
+
+@bp.app_template_global()
+def checkpoint_covers() -> int:
+    """Return how many audit entries the latest signed checkpoint covers (once per request)."""
+    if "checkpoint_size" not in g:
+        g.checkpoint_size = audit.checkpoint_size(get_session())
+    size: int = g.checkpoint_size
+    return size
+
+
+@bp.app_template_global()
+def version_words(game: str, rules: dict[str, Any]) -> str:
+    """Return the rules a table version was played under, in words of the request's language:
+    Casino War's decks and tie payout; for Sota its rule set's name and what differs from it."""
+    if game == "casino_war":
+        text = gettext(
+            N_("%(decks)s decks, tie pays %(payout)s to 1"),
+            decks=rules.get("decks"),
+            payout=rules.get("tie_payout"),
+        )
+        if rules.get("bonus", "none") != "none":
+            text += ", " + gettext(N_("war tie bonus of an extra ante"))
+        return text
+    try:
+        played = sota.SotaRules.from_dict(rules).to_dict()
+    except CasinoError:  # a version stored before an option changed: shown as it is
+        return ", ".join(f"{key} {value}" for key, value in sorted(rules.items()))
+    nearest, differing = "nordic", dict(played)
+    for name, preset in sota.PRESETS.items():
+        changes = {
+            key: value
+            for key, value in played.items()
+            if sota.SotaRules.from_dict(preset).to_dict()[key] != value
+        }
+        if len(changes) < len(differing):
+            nearest, differing = name, changes
+    title = gettext(PRESET_TITLES[nearest])
+    if not differing:
+        return title
+    changed = "; ".join(
+        f"{gettext(SOTA_OPTION_TEXT[key]['title'])}: {_option_value(value)}"
+        for key, value in differing.items()
+    )
+    return gettext(N_("%(rules)s, but %(changes)s"), rules=title, changes=changed)
+
+
+def _option_value(value: object) -> str:
+    if value is None or value is False:
+        return gettext("off")
+    if value is True:
+        return gettext("on")
+    return str(value)
 
 
 def _day_arg(name: str) -> str | None:
@@ -313,40 +380,111 @@ def player_cursors() -> PlayerCursors:
 def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:
     """Return the signed amount in minor units of what the operator typed.
 
-    Chips are typed as chips with up to two decimals (``12.50`` → ``1250``), sweets as whole
-    sweets; ``direction`` is ``credit`` or ``debit``.
+    The amount is read as the page's language writes numbers, as the console shows balances:
+    ``12.50`` in English, ``12,50`` in Finnish, Norwegian and Portuguese (groups of thousands
+    allowed, a space for one where the language writes one). Chips take up to two decimals
+    (``12,50`` → ``1250``), sweets are whole; ``direction`` is ``credit`` or ``debit``.
 
     :raises InvalidInput: for anything else, saying what is expected.
     """
     if direction not in ("credit", "debit"):
         raise InvalidInput(N_("Choose whether to credit or debit the player."), field="direction")
-    text = text.strip()
     if currency == "chips":
-        if not CHIPS_TEXT.fullmatch(text):
+        number = _typed_number(text)
+        if number is None or number != number.quantize(Decimal("0.01")):
             raise InvalidInput(
                 N_("Type the amount in chips, like 25 or 12.50 (at most two decimals)."),
                 field="amount",
             )
-        minor = int(Decimal(text) * 100)
+        minor = int(number * 100)
     elif currency == "sweets":
-        if not SWEETS_TEXT.fullmatch(text):
+        number = _typed_number(text)
+        if number is None or number != number.to_integral_value():
             raise InvalidInput(N_("Type the amount as a whole number of sweets."), field="amount")
-        minor = int(text)
+        minor = int(number)
     else:
         raise InvalidInput(N_("Choose chips or sweets."), field="currency")
     if minor == 0:
         raise InvalidInput(N_("The amount must be more than zero."), field="amount")
+    if minor > money.MAX_ADJUSTMENT:
+        most = (
+            chips_text(money.MAX_ADJUSTMENT)
+            if currency == "chips"
+            else sweets_text(money.MAX_ADJUSTMENT)
+        )
+        raise InvalidInput(
+            N_("One adjustment may be at most %(most)s."), params={"most": most}, field="amount"
+        )
     return minor if direction == "credit" else -minor
+
+
+def _typed_number(text: str) -> Decimal | None:
+    """Return the non-negative number typed, read in the request's language; None if it is not
+    one (a sign, an exponent, a stray separator, or a group of the wrong size)."""
+    locale = select_locale()
+    group = get_group_symbol(locale)
+    text = text.strip()
+    if group.isspace():
+        # Languages that group with a (narrow) no-break space are typed with a plain one.
+        text = re.sub(r"[ \u00a0\u202f]", group, text)
+    if not AMOUNT_CHARACTERS.fullmatch(text):
+        return None
+    try:
+        number = parse_decimal(text, locale=locale, strict=True)
+    except NumberFormatError:
+        return None
+    return number if number.is_finite() else None
+
+
+def adjustment_refusal(error: CasinoError) -> str:
+    """Return a refused adjustment's message as the console's form words it.
+
+    A debit beyond the balance is said in chips or sweets, as the page shows balances, not in
+    the engine's minor units.
+    """
+    currency = error.details.get("currency")
+    held, debit = error.details.get("held"), error.details.get("debit")
+    if isinstance(error, InsufficientFunds) and isinstance(held, int) and isinstance(debit, int):
+        shown = chips_text if currency == "chips" else sweets_text
+        return gettext(
+            N_(
+                "The player holds %(held)s; a debit of %(debit)s would take the balance below zero."
+            ),
+            held=shown(held),
+            debit=shown(debit),
+        )
+    return error_message(error)
+
+
+def _player_page_refusing(
+    user_id: int, error: CasinoError, form: dict[str, str]
+) -> ResponseReturnValue:
+    """The player's page again, the refused adjustment beside its form and what was typed kept."""
+    if status_of(error) == 404:
+        raise error
+    overview = reports.player_overview(get_session(), user_id, **player_cursors())
+    page = render_template(
+        "operator/player.html",
+        p=overview,
+        roles=ROLES,
+        adjust_error=adjustment_refusal(error),
+        adjust_form=form,
+    )
+    return page, status_of(error)
 
 
 @bp.post("/players/<id:user_id>/adjust/preview")
 def adjust_preview(user_id: int) -> ResponseReturnValue:
     form = request.form
     currency = form.get("currency", "")
-    amount = parse_adjustment_amount(form.get("amount", ""), currency, form.get("direction", ""))
-    preview = reports.adjustment_preview(
-        get_session(), user_id, currency, amount, form.get("reason", "")
-    )
+    typed = {name: form.get(name, "") for name in ("direction", "currency", "amount", "reason")}
+    try:
+        amount = parse_adjustment_amount(typed["amount"], currency, typed["direction"])
+        preview = reports.adjustment_preview(
+            get_session(), user_id, currency, amount, form.get("reason", "")
+        )
+    except CasinoError as error:
+        return _player_page_refusing(user_id, error, typed)
     once = secrets.token_urlsafe(16)  # a double click on "Apply" applies it once
     return render_template("operator/adjust_confirm.html", preview=preview, once=once)
 
@@ -357,15 +495,29 @@ def adjust(user_id: int) -> ResponseReturnValue:
     text = form.get("amount", "")
     if not MINOR_TEXT.fullmatch(text):
         raise InvalidInput(N_("amount must be a whole number of minor units"), field="amount")
-    done = money.request_adjustment(
-        get_session(),
-        g.user.id,
-        user_id,
-        form.get("currency"),
-        int(text),
-        form.get("reason"),
-        idempotency_key=form.get("once") or None,
-    )
+    currency = form.get("currency", "")
+    try:
+        done = money.request_adjustment(
+            get_session(),
+            g.user.id,
+            user_id,
+            currency,
+            int(text),
+            form.get("reason"),
+            idempotency_key=form.get("once") or None,
+        )
+    except CasinoError as error:
+        # Refused at the last step (the balance moved since the preview): the form again, as
+        # the operator typed it in this page's language.
+        minor = int(text)
+        shown = chips if currency == "chips" else sweets
+        typed = {
+            "direction": "debit" if minor < 0 else "credit",
+            "currency": currency,
+            "amount": shown(abs(minor)),
+            "reason": form.get("reason", ""),
+        }
+        return _player_page_refusing(user_id, error, typed)
     if done["applied"]:
         flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
     else:

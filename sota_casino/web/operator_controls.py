@@ -38,10 +38,10 @@ from .operator import parse_adjustment_amount
 
 #: How the console names the kinds of alert rule.
 RULE_KINDS: Final = {
-    alerts.LARGE_WIN: "a large win in one round",
-    alerts.PLAYER_ADJUSTMENTS: "adjustments to one player over a period",
-    alerts.OPERATOR_ADJUSTMENTS: "adjustments by one operator over a period",
-    alerts.CHECK_FAILED: "a failed standing check",
+    alerts.LARGE_WIN: N_("a large win in one round"),
+    alerts.PLAYER_ADJUSTMENTS: N_("adjustments to one player over a period"),
+    alerts.OPERATOR_ADJUSTMENTS: N_("adjustments by one operator over a period"),
+    alerts.CHECK_FAILED: N_("a failed standing check"),
 }
 
 

@@ -18,6 +18,7 @@ from flask import request
 from flask import stream_with_context
 from flask.typing import ResponseReturnValue
 
+from ..core.marks import N_
 from ..db import get_session
 from ..models import ROLES
 from ..services import audit
@@ -25,13 +26,83 @@ from ..services import lists
 from ..services.results import NEWEST
 from ..services.results import to_json
 from .downloads import table_download
+from .i18n import gettext
 from .inputs import query_int
 from .operator import bp
 
 PAGE_SIZE: Final = 50
-#: The lists of one player the console pages, with their titles.
-PLAYER_LISTS: Final = {"rounds": "Rounds", "transfers": "Money moves", "seed_pairs": "Seed pairs"}
-# The titles are translated where the page shows them.
+#: The lists of one player the console pages, each titled with the player's name.
+PLAYER_LISTS: Final = {
+    "rounds": N_("Rounds of %(name)s"),
+    "transfers": N_("Money moves of %(name)s"),
+    "seed_pairs": N_("Seed pairs of %(name)s"),
+}
+#: The lists' columns as the console heads them (the exports keep the field names).
+COLUMN_TITLES: Final = {
+    "id": N_("Id"),
+    "game": N_("Game"),
+    "status": N_("Status"),
+    "currency": N_("Currency"),
+    "staked": N_("Staked"),
+    "payout": N_("Payout"),
+    "net": N_("Net"),
+    "outcome": N_("Outcome"),
+    "seed_pair_id": N_("Seed pair"),
+    "nonce": N_("Nonce"),
+    "created_at": N_("Started"),
+    "settled_at": N_("Settled"),
+    "time": N_("Time"),
+    "kind": N_("Kind"),
+    "amount": N_("Amount"),
+    "round_id": N_("Round"),
+    "memo": N_("Reason / memo"),
+    "commitment": N_("Commitment"),
+    "client_seed": N_("Client seed"),
+    "rounds": N_("Rounds"),
+    "revealed_at": N_("Revealed"),
+    "server_seed": N_("Server seed"),
+}
+#: The codes the console's lists hold, in words: money moves' kinds, games, rounds' states and
+#: outcomes, seed pairs' states. A code not listed is shown as it is.
+TERMS: Final = {
+    "bet": N_("bet"),
+    "raise": N_("raise"),
+    "settle": N_("settlement"),
+    "grant": N_("grant"),
+    "topup": N_("top-up"),
+    "adjust": N_("adjustment"),
+    "casino_war": N_("Casino War"),
+    "sota": N_("Sota"),
+    "awaiting_decision": N_("awaiting a decision"),
+    "awaiting_move": N_("awaiting a move"),
+    "settled": N_("settled"),
+    "win": N_("player wins"),
+    "lose": N_("dealer wins"),
+    "surrender": N_("player surrendered"),
+    "war_win": N_("player won the war"),
+    "war_tie": N_("war tied: player wins"),
+    "war_lose": N_("dealer won the war"),
+    "draw": N_("a draw"),
+    "team_0": N_("player's side wins"),
+    "team_1": N_("dealer's side wins"),
+    "next": N_("next"),
+    "active": N_("active"),
+    "revealed": N_("revealed"),
+}
+
+
+@bp.app_template_global()
+def term(code: object) -> str:
+    """Return a code of the console's lists in words, in the request's language."""
+    words = TERMS.get(code) if isinstance(code, str) else None
+    return gettext(words) if words else str(code)
+
+
+@bp.app_template_global()
+def column_title(name: str) -> str:
+    """Return a list column's heading in the request's language."""
+    words = COLUMN_TITLES.get(name)
+    return gettext(words) if words else name.replace("_", " ")
 
 
 class Ranged(Protocol):

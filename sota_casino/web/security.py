@@ -42,6 +42,7 @@ from ..core.errors import Unauthorized
 from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
+from ..services import staff
 from .i18n import gettext
 from .paths import is_local_path
 from .paths import wants_json
@@ -163,9 +164,37 @@ def login_required(view: F) -> F:
     return cast(F, wrapped)
 
 
-def safe_next(target: str | None) -> str:
-    """Return ``target`` if it is a path on this site, else the lobby (no open redirects)."""
-    return target if target is not None and is_local_path(target) else url_for("lobby.lobby")
+def player_page(view: F) -> F:
+    """A page only players use (lobby, tables, history, statistics): a visitor is sent to log
+    in, and staff, who hold no play money and play no rounds, are told so plainly (403)."""
+
+    @functools.wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> ResponseReturnValue:
+        user = session_user()
+        if user is None:
+            return login_redirect()
+        if user.role in staff.STAFF:
+            raise Forbidden(N_("Staff accounts do not play: this page is for players."))
+        g.user = user
+        answer: ResponseReturnValue = view(*args, **kwargs)
+        return answer
+
+    return cast(F, wrapped)
+
+
+def home_url(user: accounts.UserView | None) -> str:
+    """Return where a user starts: staff in the console, players (and visitors) in the lobby."""
+    if user is not None and user.role in staff.STAFF:
+        return url_for("operator.audit_log")
+    return url_for("lobby.lobby")
+
+
+def safe_next(target: str | None, home: str | None = None) -> str:
+    """Return ``target`` if it is a path on this site, else ``home`` or the lobby (no open
+    redirects)."""
+    if target and is_local_path(target):
+        return target
+    return home or url_for("lobby.lobby")
 
 
 # --- API --------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from .i18n import in_words
 from .inputs import form_key
 from .inputs import form_whole
 from .security import login_required
+from .security import player_page
 
 bp = Blueprint("sota", __name__, url_prefix="/sota")
 
@@ -272,7 +273,7 @@ def _table_body(form: MultiDict[str, str], stake: int) -> dict[str, Any]:
 
 
 @bp.get("")
-@login_required
+@player_page
 def table() -> ResponseReturnValue:
     db = get_session()
     return render_template(

@@ -11,25 +11,28 @@ from flask import render_template
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..db import get_session
 from ..services import stats
 from .charts import Frame
 from .charts import Series
 from .charts import line_chart
-from .security import login_required
+from .format import whole_number
+from .i18n import gettext
+from .security import player_page
 
 bp = Blueprint("stats", __name__, url_prefix="/stats")
 
 #: Balances are drawn in whole units of each currency (chips are kept in hundredths).
 MINOR_UNITS: Final = {"chips": 100, "sweets": 1}
 CHART_TITLES: Final = {
-    "chips": "Your chips balance over time",
-    "sweets": "Your sweets balance over time",
+    "chips": N_("Your chips balance over time"),
+    "sweets": N_("Your sweets balance over time"),
 }
 #: Room on the right for the last time label.
 FRAME: Final = Frame(right=48)
-SERIES_NAMES: Final = {"chips": "chips balance", "sweets": "sweets balance"}
+SERIES_NAMES: Final = {"chips": N_("chips balance"), "sweets": N_("sweets balance")}
 
 
 def _point_labels(points: list[stats.BalancePoint]) -> list[str]:
@@ -52,12 +55,14 @@ def balance_chart(points: list[stats.BalancePoint], currency: str) -> Markup | N
         return None
     unit = MINOR_UNITS[currency]
     values = [Fraction(point.balance, unit) for point in points]
-    series = Series(SERIES_NAMES[currency], tuple(zip(_point_labels(points), values, strict=True)))
-    return line_chart([series], title=CHART_TITLES[currency], value_format="plain", frame=FRAME)
+    name = gettext(SERIES_NAMES[currency])
+    series = Series(name, tuple(zip(_point_labels(points), values, strict=True)))
+    title = gettext(CHART_TITLES[currency])
+    return line_chart([series], title=title, value_format=whole_number, frame=FRAME)
 
 
 @bp.get("")
-@login_required
+@player_page
 def index() -> ResponseReturnValue:
     figures = stats.player_stats(get_session(), g.user.id)
     history = figures.balance_history

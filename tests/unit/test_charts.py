@@ -83,3 +83,25 @@ def test_formatters_are_exact() -> None:
     assert percent(Fraction(288, 10000)) == "2.88 %"
     assert percent(Fraction(-1, 3)) == "−33.33 %"
     assert plain(-1234567) == "−1,234,567"
+
+
+def test_time_labels_on_the_x_axis_never_overlap() -> None:
+    # Money moves seconds apart are labelled "09:31:17 (2)": wide labels, shown sparsely.
+    labels = [f"09:31:{second:02d} ({n})" for second in range(20) for n in (2, 3)]
+    series = Series("balance", tuple((label, index) for index, label in enumerate(labels)))
+    root = ET.fromstring(str(line_chart([series], title="t", value_format="plain")))
+    shown = [
+        (float(text.get("x") or 0), text.text or "")
+        for text in root.findall(f"{SVG}text")
+        if text.text in labels
+    ]
+    assert len(shown) >= 2
+    for (x0, left), (x1, right) in zip(shown, shown[1:], strict=False):
+        # At 12 px, no character of these labels is wider than 7.5 px.
+        assert x1 - x0 >= 7.5 * (len(left) + len(right)) / 2, (left, right)
+
+
+def test_values_take_the_format_given() -> None:
+    series = Series("balance", (("a", 0), ("b", 1000)))
+    svg = str(line_chart([series], title="t", value_format=lambda v: f"<{v}>"))
+    assert "&lt;1000&gt;" in svg

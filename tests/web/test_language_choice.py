@@ -80,3 +80,20 @@ def test_the_once_a_day_top_up_refusal_is_in_the_players_language(
     page = html.unescape(shown.get_data(as_text=True))
     assert "Yksi täydennys päivässä: seuraava on mahdollinen " in page
     assert "one top-up a day" not in page.lower()
+
+
+def test_the_language_chosen_before_signing_up_is_kept_with_the_account(
+    app: Flask, client: FlaskClient
+) -> None:
+    post_form(client, "/language", {"locale": "nb", "next": "/"})
+    register_page(client, "ola")
+    with app.app_context():
+        stored = get_session().query(User).filter_by(username="ola").one().locale
+    assert stored == "nb"
+
+
+def test_without_a_choice_signing_up_stores_no_language(app: Flask, client: FlaskClient) -> None:
+    register_page(client, "eve")
+    with app.app_context():
+        stored = get_session().query(User).filter_by(username="eve").one().locale
+    assert stored is None

@@ -229,3 +229,11 @@ def test_visitors_are_sent_to_log_in_or_refused(client: FlaskClient) -> None:
     assert client.get("/api/v1/me/stats").status_code == 401
     assert client.get("/rules/sota").status_code == 200
     assert client.get("/rules/casino-war").status_code == 200
+
+
+def test_the_balance_charts_speak_the_page_language(player: FlaskClient) -> None:
+    player.post("/language", data={"locale": "fi", "csrf_token": csrf_token(player)})
+    page = player.get("/stats").get_data(as_text=True)
+    assert "chips balance" not in page and "balance over time" not in page
+    assert "1,000" not in page
+    assert "1\u00a0000" in page  # the axis groups thousands as Finnish writes them

@@ -1,0 +1,85 @@
+"""The console in another language says its lists' headings, codes and rules in that language."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from flask import Flask
+from operator_support import CSRF
+from operator_support import add_user
+from operator_support import client_as
+
+from sota_casino.web.operator import version_words
+
+ENGLISH_LEFT = (
+    " of alice",
+    "<th>kind</th>",
+    "<th>round id</th>",
+    "<td>grant</td>",
+    ">a large win in one round<",
+    "adjustments to one player over a period",
+    '<option value="chips">chips</option>',
+)
+
+
+@pytest.fixture
+def console(app: Flask) -> dict[str, Any]:
+    player = add_user(app, "alice", "player")
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", "fi")
+    return {"player": player, "page": page}
+
+
+@pytest.mark.parametrize("path", ["", "/lists/transfers", "/lists/rounds", "/lists/seed_pairs"])
+def test_a_player_s_pages_in_finnish_leave_no_english(console: dict[str, Any], path: str) -> None:
+    page = console["page"].get(f"/operator/players/{console['player']}{path}")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert not [words for words in ENGLISH_LEFT if words in text]
+
+
+def test_the_alerts_page_in_finnish_names_the_kinds_in_finnish(console: dict[str, Any]) -> None:
+    text = console["page"].get("/operator/alerts").get_data(as_text=True)
+    assert not [words for words in ENGLISH_LEFT if words in text]
+
+
+@pytest.mark.parametrize(
+    ("game", "rules", "english"),
+    [
+        ("casino_war", {"decks": 6, "tie_payout": 10, "bonus": "none"}, "decks, tie pays"),
+        ("sota", {"seats": 2}, "auto_war_twos"),
+        ("sota", {"war_down": 1, "peace": True}, "False"),
+    ],
+)
+def test_a_version_s_rules_are_words_of_the_page(
+    app: Flask, game: str, rules: dict[str, Any], english: str
+) -> None:
+    with app.test_request_context("/", headers={"Cookie": "lang=fi"}):
+        words = version_words(game, rules)
+    assert english not in words and "None" not in words, words
+
+
+@pytest.mark.parametrize("lang", ["fi", "nb", "pt"])
+def test_a_round_that_is_not_there_is_said_in_the_page_language(app: Flask, lang: str) -> None:
+    page = client_as(app, add_user(app, "alice", "player"))
+    page.set_cookie("lang", lang)
+    response = page.get("/history/999999")
+    assert response.status_code == 404
+    assert "of yours" not in response.get_data(as_text=True)
+
+
+def test_the_audit_log_offers_a_proof_only_for_entries_a_signed_checkpoint_covers(
+    app: Flask, console: dict[str, Any]
+) -> None:
+    page = console["page"]
+    page.post("/operator/audit/checkpoint", data={"csrf_token": CSRF})
+    add_user(app, "bob", "player")  # entries after the checkpoint
+    text = page.get("/operator/audit").get_data(as_text=True)
+    proofs = [int(seq) for seq in re.findall(r'href="/operator/audit/proof/(\d+)"', text)]
+    assert proofs and all(
+        page.get(f"/operator/audit/proof/{seq}").status_code == 200 for seq in proofs
+    )
+    assert 'data-testid="proof-waits"' in text
+    assert "next signed checkpoint" not in text  # said in Finnish
