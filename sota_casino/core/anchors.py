@@ -32,11 +32,10 @@ from .fairness import is_hex64
 
 COMMITMENT_ACTION: Final = "seed_pair.created"
 CLIENT_SEED_ACTION: Final = "seed_pair.client_seed_set"
+#: The rotation that revealed a pair: its entry names the server seed and the rounds played.
 REVEAL_ACTION: Final = "seed_pair.rotated"
 BET_ACTION: Final = "round.bet"
 SETTLEMENT_ACTION: Final = "round.settled"
-#: The rotation that revealed a pair: its entry names the server seed and the rounds played.
-REVEAL_ACTION: Final = "seed_pair.rotated"
 #: The entry of each player's action, by game: a Casino War decision, a Sota move.
 DECISION_ACTIONS: Final = {"casino_war": "round.decision", "sota": "round.move"}
 #: The field of a decision entry's data that holds the action as the receipt lists it.
