@@ -9,6 +9,16 @@ from ..core.errors import InvalidInput
 
 #: The JSON Schema pattern of such text.
 NO_NUL_PATTERN = "^[^\\x00]*$"
+#: Every character ``str.isspace`` calls white space (what ``str.strip`` removes), escaped for a
+#: pattern: ``\\s`` means fewer in JSON Schema's regular expressions and pydantic's (not U+001C
+#: to U+001F), which would pass a text the services find blank.
+WHITESPACE = (
+    "\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+#: The JSON Schema pattern of text with something besides white space, and no NUL: text the
+#: services keep once stripped.
+NON_BLANK_PATTERN = f"^[^\\x00]*[^\\x00{WHITESPACE}][^\\x00]*$"
 
 
 def storable(value: str, field: str | None, *, name: str | None = None) -> str:

@@ -54,13 +54,12 @@ from ..services.results import SotaRules
 from ..services.results import TiePayout
 from ..services.results import enum_schema
 from ..services.text import NO_NUL_PATTERN
+from ..services.text import NON_BLANK_PATTERN
 
 MAX_MOVE_CARDS = 64
 AUDIT_FILTER_MAX = 200
 #: Text a database can store: no NUL (lone surrogates are refused when the body is read).
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
-#: Text with something besides white space (the services strip it), and no NUL.
-NON_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
 PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
 
 
@@ -172,7 +171,9 @@ class AdjustmentRequest(Request):
             description="minor units (hundredths of a chip, or sweets); negative debits",
         ),
     ]
-    reason: Annotated[str, Field(pattern=NON_BLANK, min_length=1, max_length=money.REASON_MAX)]
+    reason: Annotated[
+        str, Field(pattern=NON_BLANK_PATTERN, min_length=1, max_length=money.REASON_MAX)
+    ]
 
 
 def _table_settings_schema() -> dict[str, Any]:
