@@ -1,4 +1,4 @@
-"""The checks of docs/fairness.md ("What a verifier checks") on the documents of one bundle.
+"""The checks of docs/fairness.md ("What the verifier checks") on the documents of one bundle.
 
 1. ``signature``: every document is signed by the trusted public key;
 2. ``commitment``: ``sha256(server_seed)`` is the commitment, in all three kinds of document;
@@ -10,7 +10,8 @@
    stakes and payout.
 
 Before the reveal, the checks that need the server seed are *pending*, not failed; the outcome
-is then replayed on the receipt's own cards. The seventh, ``records``, is :mod:`.records`.
+is then replayed on the receipt's own cards. The others are beside them: ``player`` (7) in
+:mod:`.player_signatures`, ``records`` (8) in :mod:`.records`, ``log`` (9) in :mod:`.anchors`.
 """
 
 from __future__ import annotations
