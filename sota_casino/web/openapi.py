@@ -59,7 +59,8 @@ ERROR_RESPONSES: Final = {
 #: pointer into its body, the parameter it fills, the operations that take it)``. Every
 #: operation whose success answer is the model links to each operation named, so a link is
 #: written once here, not per operation. A link back to the same operation (a next page) also
-#: carries the request's other parameters, so the next page is the same question.
+#: carries the request's path, and says which of its optional parameters to send again (a link
+#: can carry only what every request has).
 FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
     ("CasinoWarRound", "/id", "path.id", ("getRound", "decide", "receipt", "roundProof")),
     ("CasinoWarRound", "/seed_pair_id", "path.id", ("bundle",)),
@@ -278,25 +279,44 @@ def _link(paths: dict[str, dict[str, Any]]) -> None:
         links: dict[str, Any] = {}
         for _, pointer, parameter, targets in feeds:
             for target in targets:
-                parameters = {parameter: f"$response.body#{pointer}"}
+                link: dict[str, Any] = {
+                    "operationId": target,
+                    "parameters": {parameter: f"$response.body#{pointer}"},
+                }
                 if target == source["operationId"]:
-                    parameters |= _same_question(source, parameter, feeds)
-                name = f"{target}From{_camel(pointer)}"
-                links[name] = {"operationId": target, "parameters": parameters}
+                    link = _same_question(link, source, feeds)
+                links[f"{target}From{_camel(pointer)}"] = link
         if links:
             answer["links"] = links
 
 
 def _same_question(
-    source: dict[str, Any], fed: str, feeds: list[tuple[str, str, str, tuple[str, ...]]]
-) -> dict[str, str]:
-    """The request's own parameters, for the next page of the same list: all but the cursors."""
-    cursors = {feed[2] for feed in feeds if source["operationId"] in feed[3]} | {fed}
-    return {
-        f"{p['in']}.{p['name']}": f"$request.{p['in']}.{p['name']}"
+    link: dict[str, Any],
+    source: dict[str, Any],
+    feeds: list[tuple[str, str, str, tuple[str, ...]]],
+) -> dict[str, Any]:
+    """Make ``link`` (to the next page of the same list) carry the request's own parameters
+    that every request has (the path's), and name in words the others to send again.
+
+    A runtime expression cannot say "if given": ``$request.query.game`` of a request that left
+    ``game`` out cannot be read, and the link could not be followed (schemathesis: "Could not
+    resolve parameter").
+    """
+    cursors = {feed[2] for feed in feeds if source["operationId"] in feed[3]}
+    others = [
+        p
         for p in source.get("parameters", ())
-        if "name" in p and f"{p['in']}.{p['name']}" not in cursors
+        if "name" in p and f"{p['in']}.{p['name']}" not in cursors | set(link["parameters"])
+    ]
+    link["parameters"] |= {
+        f"{p['in']}.{p['name']}": f"$request.{p['in']}.{p['name']}" for p in others if p["required"]
     }
+    if optional := [p["name"] for p in others if not p["required"]]:
+        link["description"] = (
+            f"The next page of the same list: send the request's {', '.join(optional)} again, "
+            "if it had them."
+        )
+    return link
 
 
 def _camel(pointer: str) -> str:
