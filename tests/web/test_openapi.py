@@ -307,8 +307,10 @@ class Checker:
         return matches[0]
 
     def __call__(self, method: str, url: str, **request: Any) -> Any:
-        """Call ``method url`` (below ``/api/v1``) and return the checked JSON answer."""
+        """Call ``method url`` (below ``/api/v1``) and return the checked JSON answer (the
+        whole answer stays in ``self.response``)."""
         response = self.client.open(f"/api/v1{url}", method=method.upper(), **request)
+        self.response = response
         path = self.path_of(url)
         op = self.document["paths"][path][method]
         status = str(response.status_code)
