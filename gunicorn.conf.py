@@ -14,6 +14,12 @@ holds a worker until ``timeout``. In production put a buffering proxy in front (
 request and response bodies by default): the worker then sees only complete requests and
 hands its answer off at once. Load balancers check ``/healthz`` (alive) and ``/readyz``
 (database reachable, migrations at head).
+
+A worker busy on one request longer than ``timeout`` is killed, and its client gets gunicorn's
+HTML 500. So the app bounds each wait for the database (DB_LOCK_TIMEOUT_MS,
+DB_STATEMENT_TIMEOUT_MS) well under it and answers a 503 when one runs out; the master refuses
+to start if either is more than half of ``timeout`` (also when ``--timeout`` or
+GUNICORN_CMD_ARGS changes it).
 """
 
 from __future__ import annotations
@@ -56,6 +62,19 @@ limit_request_fields = 200
 limit_request_field_size = 16380
 
 PR_SET_PDEATHSIG = 1
+
+
+def on_starting(server: Any) -> None:
+    """Refuse to start if a request could wait for the database as long as a worker may live.
+
+    The workers read the same environment, so the settings checked here are theirs.
+    """
+    from sota_casino import config
+
+    settings = config.defaults() | config.from_environment()
+    problems = config.database_wait_problems(settings, server.cfg.timeout)
+    if problems:
+        raise RuntimeError("; ".join(problems))  # gunicorn prints it and exits 1
 
 
 def post_fork(server: Any, worker: Any) -> None:

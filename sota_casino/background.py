@@ -14,6 +14,7 @@ safe: the integrator's advisory lock and the checks' leases let one at a time wo
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -32,6 +33,7 @@ from .db import is_sqlite
 from .services import audit
 from .services import checks
 from .services.context import ServiceContext
+from .services.tx import UNHURRIED
 
 log = logging.getLogger(__name__)
 
@@ -108,10 +110,14 @@ def start_integrator(app: Flask, interval: float) -> None:
 
 
 def start(app: Flask, interval: int) -> None:
-    """Start this process's standing checks' runner for ``app`` once."""
+    """Start this process's standing checks' runner for ``app`` once. Its sessions are
+    unhurried: a check may read a whole large table in one statement, which no request's
+    statement timeout may cut off."""
     if not _first_in_process(app, "checks"):
         return
-    make_session: sessionmaker[Session] = app.extensions["sota_casino.sessionmaker"]
+    make_session = functools.partial(
+        app.extensions["sota_casino.sessionmaker"], info={UNHURRIED: True}
+    )
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     stop = threading.Event()
     app.extensions["sota_casino.checks_stop"] = stop
@@ -125,7 +131,7 @@ def start(app: Flask, interval: int) -> None:
 
 
 def _loop(
-    make_session: sessionmaker[Session],
+    make_session: Callable[[], Session],
     step: Callable[[Session], object],
     interval: float,
     stop: threading.Event,

@@ -35,6 +35,12 @@ INT_SETTINGS: dict[str, int] = {
     "FOUR_EYES_ABOVE_CHIPS": 100_000,  # 1,000 chips
     "FOUR_EYES_ABOVE_SWEETS": 1_000,
     "FOUR_EYES_TABLES": 1,
+    # The longest a request waits for the database (ms), well under gunicorn's timeout: for a
+    # lock (PostgreSQL's lock_timeout; SQLite's write gate and busy timeout together), and for
+    # one statement (PostgreSQL's statement_timeout; commands and the standing checks are not
+    # cut off). Past either, the request is a 503 with Retry-After. See docs/operations.md.
+    "DB_LOCK_TIMEOUT_MS": 5_000,
+    "DB_STATEMENT_TIMEOUT_MS": 10_000,
     "PORT": 5000,  # where `python app.py` serves
     "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto (throttling)
 }
@@ -67,6 +73,31 @@ def defaults() -> dict[str, Any]:
         "MAX_CONTENT_LENGTH": 64 * 1024,
         **INT_SETTINGS,
     }
+
+
+#: The settings that bound a request's waits for the database.
+DATABASE_WAITS = ("DB_LOCK_TIMEOUT_MS", "DB_STATEMENT_TIMEOUT_MS")
+
+
+def database_wait_problems(settings: dict[str, Any], worker_timeout: float) -> list[str]:
+    """Say what is wrong with the database waits for a worker that lives ``worker_timeout``
+    seconds on one request (gunicorn's ``timeout``); nothing if they are sound.
+
+    Each wait must be positive and at most half the worker's time, so a request that waits
+    the whole of one still has time to roll back and answer its 503 before the worker is
+    killed (an HTML 500 from gunicorn, and a request the client cannot tell from a bug).
+    """
+    problems = []
+    for name in DATABASE_WAITS:
+        value = settings[name]
+        if not isinstance(value, int) or value <= 0:
+            problems.append(f"{name} must be a whole number of milliseconds above 0, not {value!r}")
+        elif value > worker_timeout * 1000 / 2:
+            problems.append(
+                f"{name}={value} is more than half of the worker timeout ({worker_timeout:g} s): "
+                "a request that waits that long may be killed before it can answer"
+            )
+    return problems
 
 
 def test_postgres_url() -> str:

@@ -8,11 +8,17 @@ IMMEDIATE``: ``SELECT ... FOR UPDATE`` renders nothing on SQLite, so the write l
 that reads a snapshot and never waits for the lock (see services/tx.py), and writers queue for
 that lock at a file beside the database (:class:`WriteGate`). PostgreSQL takes row locks
 instead.
+
+The app's engine bounds every wait for the database well under gunicorn's ``timeout``
+(``DB_LOCK_TIMEOUT_MS``, ``DB_STATEMENT_TIMEOUT_MS``): a request that waits longer is a 503,
+never a worker killed mid-request. Sessions of work that is no request's (the commands, the
+standing checks) are :data:`~.services.tx.UNHURRIED`: their statements are not cut off.
 """
 
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import threading
 import time
@@ -25,15 +31,18 @@ from flask import g
 from sqlalchemy import Engine
 from sqlalchemy import create_engine
 from sqlalchemy import event
+from sqlalchemy import make_url
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
 
 from .database import dump_json
 from .services.tx import ONE_READ
 from .services.tx import READ_ONLY
+from .services.tx import UNHURRIED
 from .services.tx import refuse_writes_in_read_only
 
-#: Seconds a SQLite writer waits for the write lock before it is refused.
+#: Seconds a SQLite writer waits for the write lock on an engine that sets no lock wait of its
+#: own (the migrations, tools); the app's engine waits ``DB_LOCK_TIMEOUT_MS``.
 BUSY_TIMEOUT = 30.0
 
 
@@ -41,7 +50,13 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
+def make_engine(
+    url: str,
+    *,
+    lock_timeout_ms: int | None = None,
+    statement_timeout_ms: int | None = None,
+    **kwargs: Any,
+) -> Engine:
     """Create an engine for ``url`` with the settings each database needs.
 
     Statement parameters never appear in logs or error messages (``hide_parameters``): they
@@ -50,16 +65,58 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     database restart fails its first statement, which marks the whole pool stale, and the use
     case runs again on a fresh connection (services/tx.py), so a database back from a restart
     is used again without a restart of the app.
+
+    :param lock_timeout_ms: the longest a statement waits for a lock: PostgreSQL's
+        ``lock_timeout``; on SQLite the write gate and the busy timeout together. None: no
+        bound on PostgreSQL, :data:`BUSY_TIMEOUT` on SQLite.
+    :param statement_timeout_ms: the longest a statement runs on PostgreSQL
+        (``statement_timeout``), except in an unhurried session's transactions; None: no bound.
+        SQLite has no such bound: its only wait is for the write lock.
     """
     kwargs.setdefault("hide_parameters", True)
     kwargs.setdefault("json_serializer", dump_json)
     if is_sqlite(url):
-        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT}, **kwargs)
-        _sqlite_transactions(engine)
+        wait = BUSY_TIMEOUT if lock_timeout_ms is None else lock_timeout_ms / 1000
+        engine = create_engine(url, connect_args={"timeout": wait}, **kwargs)
+        _sqlite_transactions(engine, wait)
     else:
-        engine = create_engine(url, connect_args={"connect_timeout": 5}, **kwargs)
+        arguments = _postgres_arguments(url, lock_timeout_ms, statement_timeout_ms)
+        engine = create_engine(url, connect_args=arguments, **kwargs)
+        if statement_timeout_ms is not None:
+            _unhurried_statements(engine)
     _guard_read_only(engine)
     return engine
+
+
+def _postgres_arguments(
+    url: str, lock_timeout_ms: int | None, statement_timeout_ms: int | None
+) -> dict[str, Any]:
+    """psycopg's arguments: the timeouts go in the connection's startup packet (``options``),
+    so they cost no round trip; options already in the URL are kept."""
+    arguments: dict[str, Any] = {"connect_timeout": 5}
+    settings = [
+        f"-c {name}={value}"
+        for name, value in (
+            ("lock_timeout", lock_timeout_ms),
+            ("statement_timeout", statement_timeout_ms),
+        )
+        if value is not None
+    ]
+    if settings:
+        given = make_url(url).query.get("options")
+        arguments["options"] = " ".join([*([str(given)] if given else []), *settings])
+    return arguments
+
+
+def _unhurried_statements(engine: Engine) -> None:
+    """Lift ``statement_timeout`` for the transaction of an unhurried session (a command, the
+    standing checks), which may rightly read the whole of a large table in one statement."""
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        options = connection.get_execution_options()
+        if options.get(UNHURRIED) and not options.get(ONE_READ):
+            connection.exec_driver_sql("SET LOCAL statement_timeout = 0")
 
 
 def _guard_read_only(engine: Engine) -> None:
@@ -81,8 +138,9 @@ class WriteGate:
     a file beside the database, looking again every fraction of a millisecond, and leaves it
     when its connection goes back to the pool; ``BEGIN IMMEDIATE`` then finds the lock free.
     The gate only orders writers: SQLite's own lock still decides, so a writer that is not
-    behind it (the sqlite3 shell) is safe, and one that waits longer than the busy timeout
-    goes on to SQLite's lock, which refuses it as before.
+    behind it (the sqlite3 shell) is safe. The wait at the gate and the wait at SQLite's lock
+    are one wait of ``timeout`` in all: a writer still at the gate when it is over goes on to
+    SQLite's lock without waiting there, which refuses it unless the holder has just left.
     """
 
     #: Seconds between two looks at a gate another writer holds.
@@ -101,14 +159,17 @@ class WriteGate:
             self._pid = os.getpid()
         return self._fd
 
-    def enter(self, connection: Any) -> None:
-        """Wait for the gate before ``connection`` begins a writing transaction."""
+    def enter(self, connection: Any) -> float:
+        """Wait for the gate before ``connection`` begins a writing transaction.
+
+        :returns: the seconds left of the wait, for SQLite's lock (0: the wait is over).
+        """
         info = connection.info  # the pooled connection's own, kept until it is checked in
         if info.get(_IN_GATE):
-            return
+            return self._timeout
         deadline = time.monotonic() + self._timeout
         if not self._threads.acquire(timeout=self._timeout):
-            return
+            return 0.0
         fd = self._file()
         while True:
             try:
@@ -117,9 +178,10 @@ class WriteGate:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     self._threads.release()
-                    return
+                    return 0.0
                 time.sleep(self.LOOK_EVERY)
         info[_IN_GATE] = True
+        return max(0.0, deadline - time.monotonic())
 
     def close(self, _engine: object = None) -> None:
         """Close the gate's file (the engine is disposed: nothing of it waits at the gate)."""
@@ -134,28 +196,41 @@ class WriteGate:
             self._threads.release()
 
 
-def _sqlite_transactions(engine: Engine) -> None:
+#: ``connection.info`` key: the busy timeout (ms) set on this connection, if not the engine's.
+_BUSY_MS = "sota_casino_busy_ms"
+
+
+def _sqlite_transactions(engine: Engine, wait: float) -> None:
     """Let SQLAlchemy, not pysqlite, emit BEGIN: a plain deferred ``BEGIN`` for read-only use
     cases, ``BEGIN IMMEDIATE`` for every other transaction. A deferred transaction that writes
     after another writer committed fails at once with "database is locked" (WAL gives it no
     way to wait), so only transactions declared read-only may begin deferred.
+
+    A writer waits ``wait`` seconds in all for the write lock: what it spent at the gate is
+    taken off SQLite's busy timeout for its ``BEGIN IMMEDIATE``.
 
     This is SQLAlchemy's documented recipe for pysqlite; it also makes SAVEPOINT work.
     """
 
     database = engine.url.database
     gate = (
-        WriteGate(f"{database}-writers", BUSY_TIMEOUT)
-        if database not in (None, "", ":memory:")
-        else None
+        WriteGate(f"{database}-writers", wait) if database not in (None, "", ":memory:") else None
     )
+    busy_ms = int(wait * 1000)
+
+    def busy_timeout(connection: Any, ms: int) -> None:
+        """Set the connection's busy timeout to ``ms`` unless it is that already (a PRAGMA on
+        the driver's connection: a few microseconds, no I/O)."""
+        if connection.info.get(_BUSY_MS, busy_ms) != ms:
+            connection.connection.driver_connection.execute(f"PRAGMA busy_timeout={ms}")
+            connection.info[_BUSY_MS] = ms
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT * 1000)}")
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
         cursor.execute("PRAGMA foreign_keys=ON")
         # FULL: each commit reaches the disk before the answer. With NORMAL, WAL commits wait in
         # the page cache for a checkpoint; a disk that turns read-only (an ext4 error) or a
@@ -173,7 +248,8 @@ def _sqlite_transactions(engine: Engine) -> None:
             connection.exec_driver_sql("BEGIN")
             return
         if gate is not None:
-            gate.enter(connection)
+            left = gate.enter(connection)
+            busy_timeout(connection, min(busy_ms, math.ceil(left * 1000)))
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     if gate is not None:
@@ -191,7 +267,11 @@ def init_app(app: Flask) -> None:
     from .services.context import ServiceContext
     from .services.context import load_or_create_signing_key
 
-    engine = make_engine(app.config["DATABASE_URL"])
+    engine = make_engine(
+        app.config["DATABASE_URL"],
+        lock_timeout_ms=app.config["DB_LOCK_TIMEOUT_MS"],
+        statement_timeout_ms=app.config["DB_STATEMENT_TIMEOUT_MS"],
+    )
     context = ServiceContext(
         signing_key=load_or_create_signing_key(app.config["SIGNING_KEY_FILE"]),
         settings=app.config,
@@ -203,8 +283,9 @@ def init_app(app: Flask) -> None:
 
 
 def new_session() -> Session:
-    """Return a new session of the current app (for commands and background work)."""
-    return cast(Session, current_app.extensions["sota_casino.sessionmaker"]())
+    """Return a new unhurried session of the current app, for commands and background work:
+    its statements are not cut off (its lock waits are bounded as a request's are)."""
+    return cast(Session, current_app.extensions["sota_casino.sessionmaker"](info={UNHURRIED: True}))
 
 
 def get_session() -> Session:

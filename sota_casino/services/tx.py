@@ -8,8 +8,8 @@ on a WAL snapshot that never waits for a writer nor makes one wait. PostgreSQL r
 row locks either way. A read of one statement may run under :func:`one_read`, outside any
 transaction (what every request reads first, its caller's token).
 
-A database that cannot be reached (down, restarting, read-only, full) is a clean
-:class:`Unavailable`.
+A database that cannot be reached (down, restarting, read-only, full), or a wait for it that ran
+out (a lock held elsewhere, a statement cut off: see db.py), is a clean :class:`Unavailable`.
 """
 
 from __future__ import annotations
@@ -70,6 +70,10 @@ WRITES = "sota_casino_writes"
 READ_ONLY = "sota_casino_read_only"
 #: Connection option of a use case that reads with one statement, outside any transaction.
 ONE_READ = "sota_casino_one_read"
+#: ``session.info`` key and connection option: the session's work is no request's (a command,
+#: the standing checks), so its statements are not cut off (db.py lifts PostgreSQL's
+#: ``statement_timeout`` for its transactions). Its lock waits stay bounded.
+UNHURRIED = "sota_casino_unhurried"
 #: The connection's options for each kind of use case.
 _OPTIONS: dict[str, dict[str, Any]] = {
     WRITES: {WRITES: True},
@@ -77,6 +81,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     # AUTOCOMMIT: the statement is its own snapshot, with no BEGIN or COMMIT to wait for.
     ONE_READ: {READ_ONLY: True, ONE_READ: True, "isolation_level": "AUTOCOMMIT"},
 }
+_UNHURRIED_OPTIONS = {mode: {**options, UNHURRIED: True} for mode, options in _OPTIONS.items()}
 #: SQLite's: db.py sends no BEGIN for a one-statement read already, and switching the isolation
 #: level costs a PRAGMA when the connection goes back to the pool (a fifth of the token's read).
 _SQLITE_ONE_READ: dict[str, Any] = {READ_ONLY: True, ONE_READ: True}
@@ -85,7 +90,7 @@ _SQLITE_ONE_READ: dict[str, Any] = {READ_ONLY: True, ONE_READ: True}
 def _options(session: Session, mode: str) -> dict[str, Any]:
     if mode == ONE_READ and session.get_bind().dialect.name == "sqlite":
         return _SQLITE_ONE_READ
-    return _OPTIONS[mode]
+    return (_UNHURRIED_OPTIONS if session.info.get(UNHURRIED) else _OPTIONS)[mode]
 
 
 class NestedTransaction(RuntimeError):
@@ -102,12 +107,16 @@ OUTAGE_ATTEMPTS = 3
 #: What a client is told to wait before trying again (seconds).
 RETRY_AFTER = 2
 #: PostgreSQL's connection errors (08), insufficient resources such as a full disk (53),
-#: operator intervention such as a shutdown (57), system errors (58), and a read-only
-#: transaction forced on the server (25006).
+#: operator intervention such as a shutdown or a statement_timeout (57), system errors (58), a
+#: read-only transaction forced on the server (25006), and a lock_timeout (55P03).
 OUTAGE_SQLSTATE_CLASSES = ("08", "53", "57", "58")
-OUTAGE_SQLSTATES = {"25006"}
+OUTAGE_SQLSTATES = {"25006", "55P03"}
 #: SQLite's busy, locked, read-only, I/O error, full and cannot-open (primary result codes).
 OUTAGE_SQLITE_CODES = {5, 6, 8, 10, 13, 14}
+#: The waits that ran out: PostgreSQL's lock_not_available (``lock_timeout``) and
+#: query_canceled (``statement_timeout``), SQLite's busy and locked (its busy timeout).
+TIMEOUT_SQLSTATES = {"55P03", "57014"}
+TIMEOUT_SQLITE_CODES = {5, 6}
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +135,17 @@ def is_outage(exc: DBAPIError) -> bool:
         return sqlite_code & 0xFF in OUTAGE_SQLITE_CODES
     # No code at all: psycopg could not even connect.
     return isinstance(exc, OperationalError | InterfaceError)
+
+
+def waited_too_long(exc: DBAPIError) -> bool:
+    """Tell whether ``exc`` ends a wait that ran out (a lock held elsewhere, a statement cut
+    off): trying again at once would only wait as long again."""
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate is not None:
+        return sqlstate in TIMEOUT_SQLSTATES
+    sqlite_code = getattr(orig, "sqlite_errorcode", None)
+    return sqlite_code is not None and sqlite_code & 0xFF in TIMEOUT_SQLITE_CODES
 
 
 def unavailable(exc: DBAPIError) -> Unavailable:
@@ -155,7 +175,9 @@ def _run_in_transaction(
     A domain error rolls everything back; serialization failures and deadlocks are retried a
     bounded number of times with a short backoff. A connection that failed before the commit
     is retried a few times too (on a fresh connection); then, or if the commit itself failed
-    (whether it took effect is unknown, so it is never repeated), :class:`Unavailable`.
+    (whether it took effect is unknown, so it is never repeated), :class:`Unavailable`. A wait
+    that ran out is :class:`Unavailable` at once: a retry would wait as long again, and the
+    request must answer well before gunicorn's timeout.
 
     :raises NestedTransaction: at once if the caller has a transaction of its own open.
     """
@@ -176,7 +198,7 @@ def _run_in_transaction(
                 return result
             except DBAPIError as exc:
                 if is_outage(exc):
-                    if committing or attempt >= OUTAGE_ATTEMPTS - 1:
+                    if committing or waited_too_long(exc) or attempt >= OUTAGE_ATTEMPTS - 1:
                         raise unavailable(exc) from exc
                     time.sleep(0.05 * 2**attempt)
                     continue
@@ -286,8 +308,19 @@ class WriteInReadOnly(RuntimeError):
     """A read-only use case tried to write: a programming error, never the caller's."""
 
 
-#: How statements that only read begin (a read-only transaction refuses every other).
-_READING = ("select", "with", "begin", "commit", "rollback", "savepoint", "release", "pragma")
+#: How statements that only read begin (a read-only transaction refuses every other). ``SET
+#: LOCAL`` changes a setting of the transaction (an unhurried one's statement_timeout).
+_READING = (
+    "select",
+    "with",
+    "begin",
+    "commit",
+    "rollback",
+    "savepoint",
+    "release",
+    "pragma",
+    "set local",
+)
 
 
 def refuse_writes_in_read_only(connection: Any, statement: str) -> None:

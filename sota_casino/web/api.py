@@ -294,6 +294,7 @@ def casino_war_round(round_id: int) -> ResponseReturnValue:
     errors=(422,),
     query=s.OddsQuery,
     auth=False,
+    database=False,
 )
 def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     return jsonify(odds.odds_table(**query.model_dump()))
@@ -432,6 +433,7 @@ def consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
     s.OpenAPIDocument,
     errors=(),
     auth=False,
+    database=False,
 )
 def openapi() -> ResponseReturnValue:
     return jsonify(openapi_document(current_app))

@@ -4,9 +4,11 @@ Each API view is decorated with :func:`operation`, which declares its request bo
 string and answers as models of :mod:`.schemas` or as the use cases' result types (their schemas
 derived from the dataclasses of :mod:`~sota_casino.services.results`). The same declaration
 parses the request (the view receives ``body=`` and ``query=``) and describes it here, so the
-document cannot drift from what the endpoints accept. The web tests validate the document with
-openapi-spec-validator, real answers of every endpoint against it, and that each endpoint
-agrees with its request schema.
+document cannot drift from what the endpoints accept. The refusals that do not depend on the
+view (a body's, any request's size limits, the database's) come from the declaration too. The
+web tests validate the document with openapi-spec-validator, real answers of every endpoint
+against it (those refusals and an outage included), and that each endpoint agrees with its
+request schema.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ from .errors import Error
 from .inputs import IDEMPOTENCY_HEADER
 from .inputs import parse_body
 from .inputs import parse_query
+from .protocol import MAX_HEADER_FIELD
+from .protocol import MAX_HEADER_FIELDS
+from .protocol import MAX_REQUEST_LINE
 
 JSON: Final = "application/json"
 PREFIX: Final = "/api/v1"
@@ -45,21 +50,50 @@ PATH_NAMES: Final = {
     for name in ("round_id", "seed_pair_id", "user_id", "approval_id", "rule_id", "alert_id")
 }
 
-#: Every refusal an operation may document: status, example code, what it means.
+#: Every refusal the document describes: status, example code, what it means. No operation
+#: lists 405: it answers a method for which the document has no operation, and OpenAPI has no
+#: answers of the whole API (the document's description names it; the components keep it).
 ERROR_RESPONSES: Final = {
     400: ("bad_request", "The body is not JSON, or a form lacks its CSRF token."),
     401: ("unauthorized", "No credentials, or they are wrong or expired."),
     403: ("forbidden", "Not allowed (a locked account, or not an operator)."),
     404: ("not_found", "No such thing, or it is not yours."),
+    405: ("method_not_allowed", "No operation of this path takes this method (see Allow)."),
     409: ("conflict", "The state does not allow it (settled round, open round, top-up)."),
+    413: (
+        "payload_too_large",
+        "The body is over the service's limit (64 KiB unless set otherwise), with a "
+        "Content-Length or chunked.",
+    ),
+    414: ("uri_too_long", f"The request line (method and URL) is over {MAX_REQUEST_LINE} bytes."),
+    415: ("unsupported_media_type", "The body is not sent as Content-Type: application/json."),
     422: ("invalid_input", "Invalid input: names the field and what is expected."),
-    429: ("rate_limited", "Too many attempts."),
+    429: ("rate_limited", "Too many attempts; retry after Retry-After seconds."),
+    431: (
+        "header_fields_too_large",
+        f"A header field is over {MAX_HEADER_FIELD} bytes, or there are over {MAX_HEADER_FIELDS}.",
+    ),
+    503: (
+        "unavailable",
+        "The database cannot serve now (down, read-only, full) or a wait for it ran out (a "
+        "lock held elsewhere); nothing was done: retry after Retry-After seconds.",
+    ),
 }
+#: The refusals whose answer says when to try again.
+RETRY_AFTER: Final = (429, 503)
+#: What any request may meet, whatever its operation: its body, request line or headers over
+#: the limits the app checks before the operation runs (web/protocol.py).
+REQUEST_LIMITS: Final = (413, 414, 431)
+#: An operation with a body refuses one not sent as JSON.
+BODY_REFUSALS: Final = (415,)
+#: An operation that reads or writes the database: an outage, or a wait for it that ran out.
+DATABASE_REFUSALS: Final = (503,)
 #: The fields of answers that later requests take (OpenAPI ``links``): ``(answer model, JSON
 #: pointer into its body, the parameter it fills, the operations that take it)``. Every
 #: operation whose success answer is the model links to each operation named, so a link is
 #: written once here, not per operation. A link back to the same operation (a next page) also
-#: carries the request's other parameters, so the next page is the same question.
+#: carries the request's path, and says which of its optional parameters to send again (a link
+#: can carry only what every request has).
 FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
     ("CasinoWarRound", "/id", "path.id", ("getRound", "decide", "receipt", "roundProof")),
     ("CasinoWarRound", "/seed_pair_id", "path.id", ("bundle",)),
@@ -118,6 +152,10 @@ class Operation:
         a move: four eyes), so it takes an ``Idempotency-Key``.
     :param path: describes path arguments narrower than their Flask converter (the service
         checks them, so that an unknown name is a 422 that says which names there are).
+    :param database: it reads or writes the database, so it may answer 503 (with the
+        ``Retry-After`` header); the refusals every operation may meet
+        (:data:`REQUEST_LIMITS`) and those of a body (:data:`BODY_REFUSALS`) are added to
+        ``errors`` from the declaration, not listed by each view.
     :param beyond_schema: what may still refuse a schema-valid request with a 422, in words:
         rules no JSON Schema can state (a table's current limits, one field against another,
         the log's size). The document lists them on the 422 answer (``x-beyond-schema``), so
@@ -137,6 +175,17 @@ class Operation:
     idempotent: bool = False
     media: str | tuple[str, ...] = JSON  # a download may come in more than one
     beyond_schema: tuple[str, ...] = ()
+    database: bool = True
+
+    def refusals(self) -> tuple[int, ...]:
+        """Every status it may refuse with: its own, its body's, any request's, the database's."""
+        found = (
+            *self.errors,
+            *(BODY_REFUSALS if self.body is not None else ()),
+            *REQUEST_LIMITS,
+            *(DATABASE_REFUSALS if self.database else ()),
+        )
+        return tuple(sorted(set(found)))
 
 
 View = Callable[..., ResponseReturnValue]
@@ -231,7 +280,7 @@ def _describe(path: str, op: Operation) -> dict[str, Any]:
         "tags": [op.tag],
         "responses": {
             str(op.status): answer,
-            **{str(code): _refusal(code, op) for code in op.errors},
+            **{str(code): _refusal(code, op) for code in op.refusals()},
         },
         "security": [{"bearer": []}, {"cookie": [], "csrf": []}] if op.auth else [],
     }
@@ -253,6 +302,24 @@ def _refusal(status: int, op: Operation) -> dict[str, Any]:
         "content": {JSON: {"schema": _ref(Error)}},
         "x-beyond-schema": list(op.beyond_schema),
     }
+
+
+def _error_response(status: int) -> dict[str, Any]:
+    """The shared answer of a refusal, with ``Retry-After`` where it says when to retry."""
+    code, description = ERROR_RESPONSES[status]
+    response: dict[str, Any] = {
+        "description": f"{description} (code e.g. {code})",
+        "content": {JSON: {"schema": _ref(Error)}},
+    }
+    if status in RETRY_AFTER:
+        response["headers"] = {
+            "Retry-After": {
+                "description": "seconds to wait before trying again",
+                "required": True,
+                "schema": {"type": "integer", "minimum": 1},
+            }
+        }
+    return response
 
 
 def operations(app: Flask) -> list[tuple[str, str, Operation]]:
@@ -279,25 +346,44 @@ def _link(paths: dict[str, dict[str, Any]]) -> None:
         links: dict[str, Any] = {}
         for _, pointer, parameter, targets in feeds:
             for target in targets:
-                parameters = {parameter: f"$response.body#{pointer}"}
+                link: dict[str, Any] = {
+                    "operationId": target,
+                    "parameters": {parameter: f"$response.body#{pointer}"},
+                }
                 if target == source["operationId"]:
-                    parameters |= _same_question(source, parameter, feeds)
-                name = f"{target}From{_camel(pointer)}"
-                links[name] = {"operationId": target, "parameters": parameters}
+                    link = _same_question(link, source, feeds)
+                links[f"{target}From{_camel(pointer)}"] = link
         if links:
             answer["links"] = links
 
 
 def _same_question(
-    source: dict[str, Any], fed: str, feeds: list[tuple[str, str, str, tuple[str, ...]]]
-) -> dict[str, str]:
-    """The request's own parameters, for the next page of the same list: all but the cursors."""
-    cursors = {feed[2] for feed in feeds if source["operationId"] in feed[3]} | {fed}
-    return {
-        f"{p['in']}.{p['name']}": f"$request.{p['in']}.{p['name']}"
+    link: dict[str, Any],
+    source: dict[str, Any],
+    feeds: list[tuple[str, str, str, tuple[str, ...]]],
+) -> dict[str, Any]:
+    """Make ``link`` (to the next page of the same list) carry the request's own parameters
+    that every request has (the path's), and name in words the others to send again.
+
+    A runtime expression cannot say "if given": ``$request.query.game`` of a request that left
+    ``game`` out cannot be read, and the link could not be followed (schemathesis: "Could not
+    resolve parameter").
+    """
+    cursors = {feed[2] for feed in feeds if source["operationId"] in feed[3]}
+    others = [
+        p
         for p in source.get("parameters", ())
-        if "name" in p and f"{p['in']}.{p['name']}" not in cursors
+        if "name" in p and f"{p['in']}.{p['name']}" not in cursors | set(link["parameters"])
+    ]
+    link["parameters"] |= {
+        f"{p['in']}.{p['name']}": f"$request.{p['in']}.{p['name']}" for p in others if p["required"]
     }
+    if optional := [p["name"] for p in others if not p["required"]]:
+        link["description"] = (
+            f"The next page of the same list: send the request's {', '.join(optional)} again, "
+            "if it had them."
+        )
+    return link
 
 
 def _camel(pointer: str) -> str:
@@ -342,20 +428,21 @@ def _build(app: Flask) -> dict[str, Any]:
                 "whole sweets. Integers are written without a fraction or exponent (1, not "
                 '1.0). Errors are {"error": {"code", "message"}}. Money-moving POSTs, and '
                 "proposing an adjustment and deciding a proposal (four eyes), accept an "
-                "Idempotency-Key."
+                "Idempotency-Key. Every operation lists every status it may answer, including "
+                "those any request may meet (413, 414, 431: a body, request line or header "
+                "over the limits) and 503 with Retry-After where it uses the database (an "
+                "outage, or a wait for it that ran out; retry then, with the same "
+                "Idempotency-Key). A method that no operation of a path takes is answered 405 "
+                "method_not_allowed with an Allow header (components.responses.E405): no "
+                "operation lists it, since OpenAPI has no answers of the whole API and it is "
+                "the answer of an operation that does not exist."
             ),
         },
         "servers": [{"url": PREFIX}],
         "paths": paths,
         "components": {
             "schemas": definitions["$defs"],
-            "responses": {
-                f"E{status}": {
-                    "description": f"{description} (code e.g. {code})",
-                    "content": {JSON: {"schema": _ref(Error)}},
-                }
-                for status, (code, description) in ERROR_RESPONSES.items()
-            },
+            "responses": {f"E{status}": _error_response(status) for status in ERROR_RESPONSES},
             "parameters": {
                 "IdempotencyKey": {
                     "name": IDEMPOTENCY_HEADER,

@@ -1,14 +1,21 @@
-"""Outages on demand: a TCP relay to PostgreSQL that can be cut and restored, and switches that
-make a SQLite database read-only or full for the connections an engine hands out."""
+"""Outages on demand: a TCP relay to PostgreSQL that can be cut and restored, switches that
+make a SQLite database read-only or full for the connections an engine hands out, and the lock
+a bet needs held by someone else."""
 
 from __future__ import annotations
 
 import socket
+import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import Engine
 from sqlalchemy import event
+
+from sota_casino.db import make_engine
+from sota_casino.db import make_sessionmaker
 
 
 class Relay:
@@ -98,3 +105,101 @@ class SqliteFault:
 
     def clear(self) -> None:
         self.mode = None
+
+
+#: The tables that money, rounds, the audit log and idempotency live in.
+BOOKS = (
+    "rounds",
+    "transfers",
+    "postings",
+    "accounts",
+    "audit_entries",
+    "audit_pending",
+    "idempotency_records",
+)
+
+
+def hold_lock(
+    holder: str, db_url: str, user_id: int, *, at_most: float = 8.0
+) -> Callable[[], None]:
+    """Take the lock a bet of ``user_id`` needs, as ``holder``; return what lets it go. A
+    timer lets go after ``at_most`` seconds too, so a wait without bound fails a test instead
+    of hanging it; letting go twice is harmless.
+
+    - ``row``: another PostgreSQL connection holds the player's row ``FOR UPDATE`` (psql's
+      ``BEGIN; SELECT id FROM users WHERE id=... FOR UPDATE; SELECT pg_sleep(45);``).
+    - ``gate``: another process of the service holds a SQLite write transaction, and with it
+      the write gate (an engine of its own is another process, as far as the gate can tell).
+    - ``shell``: a writer outside the service holds SQLite's write lock (the sqlite3 shell's
+      ``BEGIN IMMEDIATE``); the gate does not see it.
+    """
+    release: Callable[[], None]
+    if holder == "row":
+        engine = sa.create_engine(db_url)
+        connection = engine.connect()
+        connection.execute(
+            sa.text("SELECT id FROM users WHERE id = :id FOR UPDATE"), {"id": user_id}
+        )
+
+        def release() -> None:
+            connection.rollback()
+            connection.close()
+            engine.dispose()
+
+    elif holder == "gate":
+        engine = make_engine(db_url)
+        session = make_sessionmaker(engine, context=None)()
+        session.begin()
+        session.execute(sa.text("UPDATE audit_head SET seq = seq WHERE 0"))
+
+        def release() -> None:
+            session.rollback()
+            session.close()
+            engine.dispose()
+
+    elif holder == "shell":
+        path = sa.make_url(db_url).database or ""
+        shell = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        shell.execute("BEGIN IMMEDIATE")
+
+        def release() -> None:
+            shell.rollback()
+            shell.close()
+
+    else:
+        raise ValueError(holder)
+    return _once(release, at_most)
+
+
+def _once(release: Callable[[], None], at_most: float) -> Callable[[], None]:
+    lock = threading.Lock()
+    done: list[bool] = []
+
+    def release_once() -> None:
+        with lock:
+            if not done:
+                done.append(True)
+                release()
+
+    timer = threading.Timer(at_most, release_once)
+    timer.daemon = True
+    timer.start()
+    return release_once
+
+
+def books(db_url: str) -> dict[str, Any]:
+    """Each table of :data:`BOOKS`, counted, and the balances: what must not move when a bet is
+    refused."""
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.connect() as connection:
+            found: dict[str, Any] = {
+                table: connection.scalar(sa.text(f"SELECT count(*) FROM {table}"))
+                for table in BOOKS
+            }
+            found["balances"] = connection.execute(
+                sa.text("SELECT id, balance FROM accounts ORDER BY id")
+            ).all()
+    finally:
+        engine.dispose()
+    return found

@@ -1,6 +1,7 @@
 """The app under gunicorn with the production settings: the app's own limits answer first and
-in JSON on API paths, chunked bodies over the limit are 413, and the workers die with the
-master, so a new master can take the port at once."""
+in JSON on API paths, chunked bodies over the limit are 413, the workers die with the master,
+so a new master can take the port at once, and a request behind a held database lock is the
+API's 503 before gunicorn would kill its worker."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from outage_support import books
+from outage_support import hold_lock
 
 from ops import servers
 from sota_casino import migrate
@@ -151,3 +154,85 @@ def test_no_control_socket_is_shared_between_masters(
 ) -> None:
     assert send(server, "GET", "/healthz")[0] == 200
     assert not (Path(environment["HOME"]) / ".gunicorn").exists()
+
+
+#: gunicorn's timeout in the lock tests: short, so a worker killed mid-wait shows in seconds
+#: (not too short: a worker that takes longer to import the app is killed while it boots).
+WORKER_TIMEOUT = 8
+#: The waits they set (ms): at most half of it, as gunicorn.conf.py checks.
+LOCK_WAIT_MS = 1000
+STATEMENT_MS = 2000
+
+
+def post_json(
+    server: servers.Server, path: str, body: Any, **headers: str
+) -> tuple[int, dict[str, str], bytes]:
+    return send(
+        server,
+        "POST",
+        path,
+        json.dumps(body).encode(),
+        **{"Content-Type": "application/json", **headers},
+    )
+
+
+@pytest.mark.parametrize(
+    ("db_url", "holder"),
+    [("sqlite", "gate"), ("sqlite", "shell"), ("postgres", "row")],
+    indirect=["db_url"],
+)
+def test_a_bet_behind_a_held_lock_is_a_json_503_before_the_worker_timeout(
+    db_url: str, holder: str, tmp_path: Path
+) -> None:
+    """Under gunicorn, a bet behind a lock held longer than the worker may live is the API's
+    503 with Retry-After once the lock wait is over: not gunicorn's HTML 500 of a worker it
+    killed. It stores nothing, and the retry with its key bets once."""
+    environment = servers.app_environment(
+        db_url,
+        tmp_path / "instance",
+        DB_LOCK_TIMEOUT_MS=str(LOCK_WAIT_MS),
+        DB_STATEMENT_TIMEOUT_MS=str(STATEMENT_MS),
+        GUNICORN_CMD_ARGS=f"--timeout {WORKER_TIMEOUT}",
+        HOME=str(tmp_path),
+    )
+    server = servers.start(environment, tmp_path / "gunicorn.log")
+    try:
+        credentials = {"username": "held", "password": PASSWORD}
+        assert post_json(server, "/api/v1/auth/register", credentials)[0] == 201
+        status, _, body = post_json(server, "/api/v1/auth/token", credentials)
+        assert status == 200, body
+        auth = {"Authorization": f"Bearer {json.loads(body)['token']}"}
+        status, _, body = send(server, "GET", "/api/v1/me", **auth)
+        user_id = json.loads(body)["user"]["id"]
+        before = books(db_url)
+        bet = {**auth, "Idempotency-Key": "held-1"}
+        release = hold_lock(holder, db_url, user_id, at_most=WORKER_TIMEOUT * 2.5)
+        try:
+            started = time.monotonic()
+            status, headers, body = post_json(
+                server, "/api/v1/casino-war/rounds", {"bet": 100}, **bet
+            )
+            waited = time.monotonic() - started
+        finally:
+            release()
+        assert status == 503, (status, body[:200])
+        assert headers["Content-Type"] == "application/json"
+        assert error_code(body) == "unavailable" and int(headers["Retry-After"]) > 0
+        assert LOCK_WAIT_MS / 1000 * 0.8 <= waited < LOCK_WAIT_MS / 1000 + 3, waited
+        assert books(db_url) == before
+        status, _, body = post_json(server, "/api/v1/casino-war/rounds", {"bet": 100}, **bet)
+        assert status == 201, body
+        assert books(db_url)["rounds"] == before["rounds"] + 1
+    finally:
+        server.stop()
+
+
+def test_gunicorn_refuses_to_start_with_a_database_wait_as_long_as_a_worker_may_live(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    log = tmp_path / "refused.log"
+    with pytest.raises(RuntimeError, match="gunicorn exited"):
+        servers.start(environment | {"DB_STATEMENT_TIMEOUT_MS": "20000"}, log)
+    assert "DB_STATEMENT_TIMEOUT_MS=20000 is more than half of the worker timeout (30 s)" in (
+        log.read_text()
+    )

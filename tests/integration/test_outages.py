@@ -3,22 +3,32 @@ never a 500, and the service recovers by itself once the database is back."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from app_support import app_config
 from flask import Flask
 from flask.testing import FlaskClient
 from outage_support import Relay
 from outage_support import SqliteFault
+from outage_support import books
+from outage_support import hold_lock
 from service_support import PASSWORD
 from service_support import assert_books_clean
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 
+from sota_casino import background
+from sota_casino.core.errors import Unavailable
+from sota_casino.db import new_session
 from sota_casino.factory import create_app
 from sota_casino.services import accounts
+from sota_casino.services import checks
+from sota_casino.services import tx
 
 
 def signed_in(app: Flask) -> tuple[FlaskClient, dict[str, str]]:
@@ -116,3 +126,86 @@ def test_a_read_only_or_full_sqlite_database_is_a_503_until_it_is_writable(
         == 201
     )
     assert_books(app)
+
+
+# --- a lock held too long: a 503 within the wait the settings allow, never a hung worker ----
+
+#: The tests' lock wait (ms): short, so a test takes a second, not the default's five.
+LOCK_WAIT_MS = 500
+
+
+@pytest.mark.parametrize(
+    ("db_url", "holder"),
+    [("sqlite", "gate"), ("sqlite", "shell"), ("postgres", "row")],
+    indirect=["db_url"],
+)
+def test_a_bet_behind_a_held_lock_is_a_503_within_the_lock_wait_and_moves_nothing(
+    db_url: str, holder: str, tmp_path: Path
+) -> None:
+    """A request never waits for the database longer than the lock wait allowed: a bet behind
+    a lock held elsewhere (a row lock of psql, a SQLite writer of the service or outside it) is
+    a clean 503 once the wait is over, stores nothing, and the client's retry bets once."""
+    app = create_app(app_config(db_url, tmp_path, DB_LOCK_TIMEOUT_MS=LOCK_WAIT_MS))
+    try:
+        client, token = signed_in(app)
+        bet = {"json": {"bet": 100}, "headers": {**token, "Idempotency-Key": "held-1"}}
+        before = books(db_url)
+        user_id = client.get("/api/v1/me", headers=token).get_json()["user"]["id"]
+        release = hold_lock(holder, db_url, user_id)
+        try:
+            started = time.monotonic()
+            response = client.post("/api/v1/casino-war/rounds", **bet)
+            waited = time.monotonic() - started
+        finally:
+            release()
+        assert_unavailable(response)
+        assert LOCK_WAIT_MS / 1000 * 0.8 <= waited < LOCK_WAIT_MS / 1000 + 2.5, waited
+        assert books(db_url) == before
+        # Nothing of it was stored, so the client's retry with the same key bets once.
+        again = client.post("/api/v1/casino-war/rounds", **bet)
+        assert again.status_code == 201, again.get_json()
+        assert books(db_url)["rounds"] == before["rounds"] + 1
+        assert_books(app)
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_a_statement_that_runs_too_long_is_cut_off_in_a_request_and_not_in_a_command(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A request's statement that outruns ``DB_STATEMENT_TIMEOUT_MS`` (a stall, not a lock) is
+    an :class:`Unavailable` at once, not tried again; a command's session is unhurried: the
+    whole audit check or a ledger check of a large log must not be cut off."""
+    app = create_app(app_config(db_url, tmp_path, DB_STATEMENT_TIMEOUT_MS=300))
+
+    @tx.read_only
+    def stall(session: Session) -> int:
+        return int(session.execute(sa.text("SELECT 1 FROM pg_sleep(0.8)")).scalar_one())
+
+    try:
+        with app.app_context():
+            hurried = app.extensions["sota_casino.sessionmaker"]()
+            started = time.monotonic()
+            with pytest.raises(Unavailable):
+                stall(hurried)
+            assert time.monotonic() - started < 0.8  # cut off once, not three times over
+            hurried.close()
+            unhurried = new_session()
+            assert stall(unhurried) == 1
+            unhurried.close()
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
+def test_the_standing_checks_run_in_unhurried_sessions(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(checks, "run_all", lambda session, _owner: seen.append(session.info))
+    background.start(app, 3600)
+    deadline = time.monotonic() + 10
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+    app.extensions["sota_casino.checks_stop"].set()
+    assert seen and seen[0].get(tx.UNHURRIED) is True

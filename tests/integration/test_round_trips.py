@@ -6,12 +6,14 @@
   its first statement and the use case runs again on a fresh one.
 - A process whose background integrator runs leaves its audit entries to it.
 - SQLite writers queue at a file lock beside the database instead of sleeping in SQLite's
-  busy handler; the gate opens on commit and on rollback, and reads never wait at it.
+  busy handler; the gate opens on commit and on rollback, and reads never wait at it; the wait
+  at the gate is taken off the wait at SQLite's lock.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from sqlalchemy import event
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from ops.faults import end_connections
@@ -179,22 +182,49 @@ def test_the_sqlite_gate_opens_on_rollback_and_reads_never_wait_at_it(sqlite_fil
         second_engine.dispose()
 
 
-def test_a_writer_that_waits_longer_than_the_busy_timeout_goes_on_to_sqlite(
+def test_a_writer_whose_wait_runs_out_at_the_gate_goes_on_to_sqlite_with_none_left(
     tmp_path: Path,
 ) -> None:
     path = str(tmp_path / "gate")
     holder, waiter = WriteGate(path, timeout=5), WriteGate(path, timeout=0.05)
     held: dict[str, Any] = {}
-    holder.enter(_Connection(held))
+    assert holder.enter(_Connection(held)) > 4  # in at once: nearly all of the wait is left
     waited: dict[str, Any] = {}
-    waiter.enter(_Connection(waited))  # gives up after 50 ms: SQLite's lock decides then
+    assert waiter.enter(_Connection(waited)) == 0  # gave up after 50 ms: SQLite's lock decides
     assert held and not waited
     holder.leave(None, _Connection(held))
-    waiter.enter(_Connection(waited))
+    assert 0 < waiter.enter(_Connection(waited)) <= 0.05
     assert waited
     waiter.leave(None, _Connection(waited))
     holder.close()
     waiter.close()
+
+
+def test_the_wait_at_the_gate_and_at_sqlites_lock_are_one_wait(sqlite_file: str) -> None:
+    """A writer behind another waits the lock wait in all, not once at the gate and again at
+    SQLite's lock; the next writer on its connection waits in full again."""
+    first_engine = make_engine(sqlite_file, lock_timeout_ms=1000)
+    second_engine = make_engine(sqlite_file, lock_timeout_ms=1000)
+    first = make_sessionmaker(first_engine, context=None)()
+    second = make_sessionmaker(second_engine, context=None)()
+    try:
+        first.begin()
+        first.execute(text("UPDATE audit_head SET seq = seq WHERE 0"))
+        started = time.monotonic()
+        with pytest.raises(OperationalError, match="locked"):
+            with second.begin():
+                second.execute(text("UPDATE audit_head SET seq = seq WHERE 0"))
+        waited = time.monotonic() - started
+        assert 0.9 <= waited < 1.6, waited  # two waits would be 2 s
+        first.rollback()
+        with second.begin():
+            second.execute(text("UPDATE audit_head SET seq = seq WHERE 0"))
+            assert second.execute(text("PRAGMA busy_timeout")).scalar() == 1000
+    finally:
+        first.close()
+        second.close()
+        first_engine.dispose()
+        second_engine.dispose()
 
 
 class _Connection:

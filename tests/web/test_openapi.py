@@ -178,18 +178,19 @@ def links(document: dict[str, Any]) -> list[tuple[dict[str, Any], str, str, dict
     ]
 
 
+def parameter(op: dict[str, Any], qualified: str) -> dict[str, Any] | None:
+    """The parameter ``in.name`` (e.g. ``query.limit``) of ``op``, if it has one."""
+    where, name = qualified.split(".")
+    found = [p for p in op.get("parameters", ()) if p.get("name") == name]
+    return next((p for p in found if p["in"] == where), None)
+
+
 def test_every_link_names_a_real_operation_parameter_and_response_field(
     document: dict[str, Any],
 ) -> None:
     """A link takes a field its source's answer has, of the type its target's parameter is, or
     a parameter its source's request has; its target is an operation of the document."""
     by_id = {op["operationId"]: op for _, _, op in operations(document)}
-
-    def parameter(op: dict[str, Any], qualified: str) -> dict[str, Any] | None:
-        where, name = qualified.split(".")
-        found = [p for p in op.get("parameters", ()) if p.get("name") == name]
-        return next((p for p in found if p["in"] == where), None)
-
     wrong = []
     for source, status, name, link in links(document):
         target = by_id.get(link["operationId"])
@@ -213,6 +214,46 @@ def test_every_link_names_a_real_operation_parameter_and_response_field(
                     wrong.append(f"{name}: {source['operationId']} has no {expression}")
             else:
                 wrong.append(f"{name}: {expression} reads neither the answer nor the request")
+    assert wrong == []
+
+
+def steps_not_always_there(
+    document: dict[str, Any], schema: dict[str, Any], pointer: str
+) -> list[str]:
+    """The steps of ``pointer`` into a body of ``schema`` that a valid body may lack: a field
+    that is not required (one that may be null is there: null is "no next page"). A step into a
+    list's item is left out: an empty list has none, and then there is nothing to follow."""
+    lacking = []
+    node = concrete(document, schema)
+    for part in pointer.removeprefix("/").split("/"):
+        if part.isdigit():
+            node = concrete(document, node["items"])
+            continue
+        if part not in node.get("required", ()):
+            lacking.append(part)
+        node = concrete(document, node["properties"][part])
+    return lacking
+
+
+def test_every_link_takes_only_what_every_request_and_answer_of_its_source_has(
+    document: dict[str, Any],
+) -> None:
+    """A link can always be followed: each ``$request.`` expression names a parameter every
+    request of its source has (a required one: an optional one that a request left out cannot
+    be read, and schemathesis reports "Could not resolve parameter"), and each
+    ``$response.body#`` pointer a field every answer has."""
+    wrong = []
+    for source, status, name, link in links(document):
+        answer = source["responses"][status]["content"][JSON]["schema"]
+        for expression in link["parameters"].values():
+            if expression.startswith("$request."):
+                taken = parameter(source, expression.removeprefix("$request."))
+                if taken is None or not taken["required"]:
+                    wrong.append(f"{source['operationId']} {name}: {expression} may be absent")
+            elif lacking := steps_not_always_there(
+                document, answer, expression.removeprefix("$response.body#")
+            ):
+                wrong.append(f"{source['operationId']} {name}: {expression} may lack {lacking}")
     assert wrong == []
 
 
@@ -270,8 +311,10 @@ class Checker:
         return matches[0]
 
     def __call__(self, method: str, url: str, **request: Any) -> Any:
-        """Call ``method url`` (below ``/api/v1``) and return the checked JSON answer."""
+        """Call ``method url`` (below ``/api/v1``) and return the checked JSON answer (the
+        whole answer stays in ``self.response``)."""
         response = self.client.open(f"/api/v1{url}", method=method.upper(), **request)
+        self.response = response
         path = self.path_of(url)
         op = self.document["paths"][path][method]
         status = str(response.status_code)

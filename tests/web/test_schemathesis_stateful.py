@@ -1,8 +1,9 @@
 """The OpenAPI document's links against the code, by schemathesis's stateful phase: sequences of
 calls that follow the document's ``links`` (a bet's round to its decision, receipt and proof; a
 game to its moves; a seed pair to its bundle; a list to its next page), with every check on,
-as a player and as an operator. A link that feeds a wrong value, or an answer that a later call
-contradicts (a round just created that its GET cannot find), fails here.
+as a player and as an operator. A link that feeds a wrong value, one that names something its
+source's call or answer may lack, or an answer that a later call contradicts (a round just
+created that its GET cannot find), fails here.
 
 Each scenario plays as a new account, so its balance and open rounds are its own. The deals
 are still the service's own randomness: a bet that ties one time settles the next, so a
@@ -14,6 +15,7 @@ failure is kept as it happens, whatever Hypothesis makes of it afterwards.
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ from hypothesis import settings
 from hypothesis.errors import FlakyStrategyDefinition
 from operator_support import add_user
 from operator_support import bearer
+from schemathesis.core.result import Ok
+from schemathesis.core.transforms import UNRESOLVABLE
 from test_schemathesis import config_of
 from test_schemathesis import send_whole_numbers
 
@@ -49,6 +53,21 @@ class Exploration:
     followed: dict[str, Counter[int]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     runs: int = 0
+    #: links followed with an expression that named nothing of their source's call or answer
+    unresolved: set[str] = field(default_factory=set)
+
+
+def unresolved(transition: Any) -> list[str]:
+    """The expressions of a followed link that could not be read ("Could not resolve parameter"
+    in schemathesis's report), but a list's first item: an empty list has none to follow."""
+    return [
+        f"{transition.id}: {name} via {extracted.definition}"
+        for container in transition.parameters.values()
+        for name, extracted in container.items()
+        if isinstance(extracted.value, Ok)
+        and extracted.value.ok() is UNRESOLVABLE
+        and not re.search(r"/[0-9]+(/|$)", str(extracted.definition))
+    ]
 
 
 def state_machine(app: Flask, role: str, seen: Exploration) -> Any:
@@ -84,6 +103,8 @@ def state_machine(app: Flask, role: str, seen: Exploration) -> Any:
         def step(self, input: Any) -> Any:
             output = super().step(input)
             seen.calls += 1
+            if input.transition is not None:
+                seen.unresolved.update(unresolved(input.transition))
             if input.transition is not None and input.is_applied:
                 statuses = seen.followed.setdefault(input.transition.id, Counter())
                 statuses[output.response.status_code] += 1
@@ -136,6 +157,7 @@ def test_calls_that_follow_the_documents_links_pass_every_check(
         for name, statuses in sorted(seen.followed.items()):
             print(f"  {dict(statuses)} {name}")
     assert seen.failures == []
+    assert seen.unresolved == set()
     assert seen.scenarios >= SCENARIOS[role] // 2
     # The links carried real values into later calls, and some of those calls succeeded.
     assert sum(s for statuses in seen.followed.values() for s in statuses.values()) > 0
