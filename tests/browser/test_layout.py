@@ -241,7 +241,7 @@ def operator_in(page: Any, live_server: LiveServer, language: str) -> int:
     page.fill("input[name=username]", operator)
     page.fill("input[name=password]", PASSWORD)
     page.click("main button[type=submit]")
-    page.wait_for_url("**/lobby")
+    page.wait_for_url("**/operator/audit")  # staff start in the console
     choose_language(page, language)
     session = live_server.app.extensions["sota_casino.sessionmaker"]()
     try:
