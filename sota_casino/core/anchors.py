@@ -223,15 +223,25 @@ def proof_problem(anchor: object, checkpoint: Mapping[str, Any]) -> str | None:
 def commitment_problem(entry: Mapping[str, Any], commitment_doc: Mapping[str, Any]) -> str | None:
     """Say how a commitment's entry contradicts the commitment document, or ``None``."""
     data = _data(entry)
-    expected = (COMMITMENT_ACTION, pair_subject(commitment_doc.get("seed_pair_id")))
-    if (entry.get("action"), entry.get("subject")) != expected:
-        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    if wrong := _pair_entry_problem(entry, COMMITMENT_ACTION, commitment_doc):
+        return wrong
     if data.get("commitment") != commitment_doc.get("commitment"):
         return (
             f"the log recorded commitment {str(data.get('commitment'))[:16]}… for this pair, "
             f"the commitment document names {str(commitment_doc.get('commitment'))[:16]}…"
         )
-    user = commitment_doc.get("user_id")
+    return None
+
+
+def _pair_entry_problem(
+    entry: Mapping[str, Any], action: str, document: Mapping[str, Any]
+) -> str | None:
+    """Say why ``entry`` is not the ``action`` entry of the document's seed pair, by its
+    player, or ``None``."""
+    expected = (action, pair_subject(document.get("seed_pair_id")))
+    if (entry.get("action"), entry.get("subject")) != expected:
+        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    user = document.get("user_id")
     if entry.get("actor") != f"user:{user}":
         return f"the entry is of {entry.get('actor')!r}, not of user {user}"
     return None
@@ -242,9 +252,8 @@ def reveal_problem(entry: Mapping[str, Any], reveal_doc: Mapping[str, Any]) -> s
     the same server seed and as many rounds (a reveal re-signed with fewer rounds would hide
     the last ones)."""
     data = _data(entry)
-    expected = (REVEAL_ACTION, pair_subject(reveal_doc.get("seed_pair_id")))
-    if (entry.get("action"), entry.get("subject")) != expected:
-        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    if wrong := _pair_entry_problem(entry, REVEAL_ACTION, reveal_doc):
+        return wrong
     for name in ("server_seed", "rounds"):
         if name not in data:
             return f"the entry names no {name}: it does not anchor this reveal"
@@ -253,9 +262,6 @@ def reveal_problem(entry: Mapping[str, Any], reveal_doc: Mapping[str, Any]) -> s
                 f"the log recorded {name} {data[name]!r} when the pair was revealed, "
                 f"the reveal says {reveal_doc.get(name)!r}"
             )
-    user = reveal_doc.get("user_id")
-    if entry.get("actor") != f"user:{user}":
-        return f"the entry is of {entry.get('actor')!r}, not of user {user}"
     return None
 
 

@@ -287,18 +287,7 @@ def _propose_adjustment(
     currency, amount, reason = _checked_adjustment(
         session, actor_id, user_id, currency, amount, reason
     )
-    held = ledger.player_balances(session, user_id).of(currency)
-    if held + amount < 0:
-        raise InsufficientFunds(
-            N_(
-                "the player holds %(held)s %(currency)s (minor units); "
-                "a debit of %(debit)s would make it negative"
-            ),
-            params={"held": held, "currency": currency, "debit": -amount},
-            held=held,
-            currency=currency,
-            debit=-amount,
-        )
+    refuse_overdraft(ledger.player_balances(session, user_id).of(currency), currency, amount)
     change = {"user_id": user_id, "currency": currency, "amount": amount, "reason": reason}
     return proposals.propose(session, actor_id, "adjustment", f"user:{user_id}", change)
 
@@ -322,3 +311,21 @@ def request_adjustment(
         return {"applied": False, "balances": None, "approval": results.to_json(approval)}
     balances = _adjust(session, actor_id, user_id, currency, amount, reason)
     return {"applied": True, "balances": results.to_json(balances), "approval": None}
+
+
+def refuse_overdraft(held: int, currency: str, amount: int) -> None:
+    """Refuse an adjustment of ``amount`` that would take a balance of ``held`` below zero.
+
+    :raises InsufficientFunds: naming the balance and the debit.
+    """
+    if held + amount < 0:
+        raise InsufficientFunds(
+            N_(
+                "the player holds %(held)s %(currency)s (minor units); "
+                "a debit of %(debit)s would make it negative"
+            ),
+            params={"held": held, "currency": currency, "debit": -amount},
+            held=held,
+            currency=currency,
+            debit=-amount,
+        )

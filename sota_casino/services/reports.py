@@ -34,7 +34,6 @@ from sqlalchemy.orm import Session
 from ..core import casino_war
 from ..core import fairness
 from ..core import odds
-from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.marks import N_
@@ -755,17 +754,7 @@ def adjustment_preview(
     if user is None or user.role != "player":
         raise NotFound(N_("no player %(id)s"), params={"id": user_id})
     before = ledger.player_balances(session, user_id).of(currency)
-    if before + amount < 0:
-        raise InsufficientFunds(
-            N_(
-                "the player holds %(held)s %(currency)s (minor units); "
-                "a debit of %(debit)s would make it negative"
-            ),
-            params={"held": before, "currency": currency, "debit": -amount},
-            held=before,
-            currency=currency,
-            debit=-amount,
-        )
+    money.refuse_overdraft(before, currency, amount)
     return {
         "user": {"id": user.id, "username": user.username},
         "currency": currency,
