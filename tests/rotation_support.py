@@ -11,8 +11,6 @@ event is in the log, in order: only what the player kept before sending the seed
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC
-from datetime import datetime
 from unittest import mock
 
 from sqlalchemy import select
@@ -21,7 +19,6 @@ from sqlalchemy.orm import Session
 from sota_casino.core import fairness
 from sota_casino.core.cards import rank_value
 from sota_casino.models import SeedPair
-from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 
 
@@ -53,30 +50,7 @@ def rotate_onto_a_pair_made_now(
         current = session.scalars(
             select(SeedPair).where(SeedPair.user_id == user_id, SeedPair.status == "active")
         ).one()
-        now = datetime.now(UTC)
-        envelope = fairness_service.signed(
-            session,
-            fairness.reveal_document(
-                seed_pair_id=current.id,
-                user_id=user_id,
-                server_seed=bytes.fromhex(current.server_seed),
-                client_seed=current.client_seed or "",
-                rounds=current.next_nonce,
-                revealed_at=fairness.format_time(now),
-            ),
-        )
-        current.status = "revealed"
-        current.revealed_at = now
-        current.reveal_document = envelope["document"]
-        current.reveal_signature = envelope["signature"]
-        session.flush()
-        audit.record(
-            session,
-            actor=f"user:{user_id}",
-            action="seed_pair.rotated",
-            subject=f"seed_pair:{current.id}",
-            data={"server_seed": current.server_seed, "rounds": current.next_nonce},
-        )
+        fairness_service.reveal_pair(session, current)
         with mock.patch.object(fairness, "new_server_seed", return_value=server_seed):
             # Made active at once: the committed pair keeps its place as the only next one.
             made = fairness_service.create_seed_pair(session, user_id, "active")

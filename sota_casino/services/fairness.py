@@ -251,35 +251,42 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> Ro
     )
     if open_round is not None:
         raise RoundOpen(f"round {open_round} is still open; finish it before rotating")
+    revealed = reveal_pair(session, current)
+    upcoming = _pair(session, user_id, "next", lock=True)
+    activate(session, upcoming, client_seed)
+    following = create_seed_pair(session, user_id, "next")
+    return Rotation(revealed=revealed, active=_pair_view(upcoming, following))
+
+
+@in_transaction
+def reveal_pair(session: Session, pair: SeedPair) -> Signed:
+    """Retire the active ``pair``: sign its reveal and log the rotation that anchors it (in the
+    caller's transaction, which holds the player's seed pairs)."""
     now = datetime.now(UTC)
     envelope = signed(
         session,
         fairness.reveal_document(
-            seed_pair_id=current.id,
-            user_id=user_id,
-            server_seed=bytes.fromhex(current.server_seed),
-            client_seed=current.client_seed or "",
-            rounds=current.next_nonce,
+            seed_pair_id=pair.id,
+            user_id=pair.user_id,
+            server_seed=bytes.fromhex(pair.server_seed),
+            client_seed=pair.client_seed or "",
+            rounds=pair.next_nonce,
             revealed_at=fairness.format_time(now),
         ),
     )
-    current.status = "revealed"
-    current.revealed_at = now
-    current.reveal_document = envelope["document"]
-    current.reveal_signature = envelope["signature"]
+    pair.status = "revealed"
+    pair.revealed_at = now
+    pair.reveal_document = envelope["document"]
+    pair.reveal_signature = envelope["signature"]
     session.flush()
     audit.record(
         session,
-        actor=f"user:{user_id}",
+        actor=f"user:{pair.user_id}",
         action="seed_pair.rotated",
-        subject=f"seed_pair:{current.id}",
-        data={"server_seed": current.server_seed, "rounds": current.next_nonce},
+        subject=f"seed_pair:{pair.id}",
+        data={"server_seed": pair.server_seed, "rounds": pair.next_nonce},
     )
-    upcoming = _pair(session, user_id, "next", lock=True)
-    activate(session, upcoming, client_seed)
-    following = create_seed_pair(session, user_id, "next")
-    revealed = Signed(document=envelope["document"], signature=envelope["signature"])
-    return Rotation(revealed=revealed, active=_pair_view(upcoming, following))
+    return Signed(document=envelope["document"], signature=envelope["signature"])
 
 
 def pair_summary(pair: SeedPair) -> SeedPairSummary:
