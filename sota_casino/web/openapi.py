@@ -33,6 +33,7 @@ from .. import __version__
 from ..services import results
 from ..services.idempotency import KEY_PATTERN
 from ..services.results import MAX_ID
+from .errors import HTTP_CODES
 from .errors import Error
 from .inputs import IDEMPOTENCY_HEADER
 from .inputs import parse_body
@@ -50,34 +51,26 @@ PATH_NAMES: Final = {
     for name in ("round_id", "seed_pair_id", "user_id", "approval_id", "rule_id", "alert_id")
 }
 
-#: Every refusal the document describes: status, example code, what it means. No operation
-#: lists 405: it answers a method for which the document has no operation, and OpenAPI has no
-#: answers of the whole API (the document's description names it; the components keep it).
+#: Every refusal the document describes, in words (its code is the one the app answers with,
+#: :data:`~.errors.HTTP_CODES`). No operation lists 405: it answers a method for which the
+#: document has no operation, and OpenAPI has no answers of the whole API (the document's
+#: description names it; the components keep it).
 ERROR_RESPONSES: Final = {
-    400: ("bad_request", "The body is not JSON, or a form lacks its CSRF token."),
-    401: ("unauthorized", "No credentials, or they are wrong or expired."),
-    403: ("forbidden", "Not allowed (a locked account, or not an operator)."),
-    404: ("not_found", "No such thing, or it is not yours."),
-    405: ("method_not_allowed", "No operation of this path takes this method (see Allow)."),
-    409: ("conflict", "The state does not allow it (settled round, open round, top-up)."),
-    413: (
-        "payload_too_large",
-        "The body is over the service's limit (64 KiB unless set otherwise), with a "
-        "Content-Length or chunked.",
-    ),
-    414: ("uri_too_long", f"The request line (method and URL) is over {MAX_REQUEST_LINE} bytes."),
-    415: ("unsupported_media_type", "The body is not sent as Content-Type: application/json."),
-    422: ("invalid_input", "Invalid input: names the field and what is expected."),
-    429: ("rate_limited", "Too many attempts; retry after Retry-After seconds."),
-    431: (
-        "header_fields_too_large",
-        f"A header field is over {MAX_HEADER_FIELD} bytes, or there are over {MAX_HEADER_FIELDS}.",
-    ),
-    503: (
-        "unavailable",
-        "The database cannot serve now (down, read-only, full) or a wait for it ran out (a "
-        "lock held elsewhere); nothing was done: retry after Retry-After seconds.",
-    ),
+    400: "The body is not JSON, or a form lacks its CSRF token.",
+    401: "No credentials, or they are wrong or expired.",
+    403: "Not allowed (a locked account, or not an operator).",
+    404: "No such thing, or it is not yours.",
+    405: "No operation of this path takes this method (see Allow).",
+    409: "The state does not allow it (settled round, open round, top-up).",
+    413: "The body is over the service's limit (64 KiB unless set otherwise), with a "
+    "Content-Length or chunked.",
+    414: f"The request line (method and URL) is over {MAX_REQUEST_LINE} bytes.",
+    415: "The body is not sent as Content-Type: application/json.",
+    422: "Invalid input: names the field and what is expected.",
+    429: "Too many attempts; retry after Retry-After seconds.",
+    431: f"A header field is over {MAX_HEADER_FIELD} bytes, or there are over {MAX_HEADER_FIELDS}.",
+    503: "The database cannot serve now (down, read-only, full) or a wait for it ran out (a "
+    "lock held elsewhere); nothing was done: retry after Retry-After seconds.",
 }
 #: The refusals whose answer says when to try again.
 RETRY_AFTER: Final = (429, 503)
@@ -91,9 +84,8 @@ DATABASE_REFUSALS: Final = (503,)
 #: The fields of answers that later requests take (OpenAPI ``links``): ``(answer model, JSON
 #: pointer into its body, the parameter it fills, the operations that take it)``. Every
 #: operation whose success answer is the model links to each operation named, so a link is
-#: written once here, not per operation. A link back to the same operation (a next page) also
-#: carries the request's path, and says which of its optional parameters to send again (a link
-#: can carry only what every request has).
+#: written once here, not per operation. The next page of a list is linked by its name
+#: instead (``next_cursor`` fills ``cursor``: see :func:`_link`).
 FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
     ("CasinoWarRound", "/id", "path.id", ("getRound", "decide", "receipt", "roundProof")),
     ("CasinoWarRound", "/seed_pair_id", "path.id", ("bundle",)),
@@ -101,7 +93,6 @@ FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
     ("SotaGame", "/seed_pair_id", "path.id", ("bundle",)),
     ("ActiveSeedPair", "/seed_pair_id", "path.id", ("bundle",)),
     ("Rotation", "/active/seed_pair_id", "path.id", ("bundle",)),
-    ("RoundList", "/next_before", "query.before", ("listRounds",)),
     ("RoundList", "/rounds/0/id", "path.id", ("receipt", "roundProof")),
     ("RoundList", "/rounds/0/seed_pair_id", "path.id", ("bundle",)),
     ("RoundProof", "/round_id", "path.id", ("receipt",)),
@@ -109,29 +100,20 @@ FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
     ("RoundProof", "/checkpoint/document/size", "path.size", ("checkpointBySize",)),
     ("PublicCheckpoint", "/size", "path.size", ("checkpointBySize",)),
     ("PublicCheckpoint", "/size", "query.new_size", ("consistency",)),
-    ("UserList", "/next_cursor", "query.cursor", ("findPlayers",)),
     (
         "UserList",
         "/users/0/id",
         "path.id",
         ("playerOverview", "playerRounds", "playerTransfers", "playerSeedPairs", "setLocked"),
     ),
-    ("RoundPage", "/next_cursor", "query.cursor", ("playerRounds",)),
     ("RoundPage", "/rounds/0/id", "path.id", ("receipt", "roundProof")),
-    ("TransferPage", "/next_cursor", "query.cursor", ("playerTransfers",)),
-    ("SeedPairPage", "/next_cursor", "query.cursor", ("playerSeedPairs",)),
     ("SeedPairPage", "/seed_pairs/0/seed_pair_id", "path.id", ("bundle",)),
     ("AdjustmentResult", "/user_id", "path.id", ("playerOverview", "playerTransfers")),
     ("ManagedUser", "/user/id", "path.id", ("playerOverview",)),
-    ("AuditPage", "/next_after_seq", "query.after_seq", ("auditEntries",)),
-    ("AuditPage", "/next_before_seq", "query.before_seq", ("auditEntries",)),
     ("AuditPage", "/entries/0/seq", "path.seq", ("auditProof",)),
-    ("CheckpointList", "/next_cursor", "query.cursor", ("auditCheckpoints",)),
     ("TableSettings", "/name", "path.name", ("tableSettings", "updateTable", "proposeTableChange")),
-    ("ApprovalPage", "/next_cursor", "query.cursor", ("approvals",)),
     ("ApprovalPage", "/approvals/0/id", "path.id", ("approve", "reject")),
     ("ApprovalView", "/id", "path.id", ("approve", "reject")),
-    ("AlertPage", "/next_cursor", "query.cursor", ("alerts",)),
     ("AlertPage", "/alerts/0/id", "path.id", ("acknowledgeAlert",)),
     ("AlertView", "/id", "path.id", ("acknowledgeAlert",)),
     ("AlertRuleList", "/rules/0/id", "path.id", ("setAlertRuleEnabled",)),
@@ -296,19 +278,21 @@ def _refusal(status: int, op: Operation) -> dict[str, Any]:
     schema."""
     if status != 422 or not op.beyond_schema:
         return {"$ref": f"#/components/responses/E{status}"}
-    code, description = ERROR_RESPONSES[status]
     return {
-        "description": f"{description} (code e.g. {code}); also: {'; '.join(op.beyond_schema)}",
+        "description": f"{_described(status)}; also: {'; '.join(op.beyond_schema)}",
         "content": {JSON: {"schema": _ref(Error)}},
         "x-beyond-schema": list(op.beyond_schema),
     }
 
 
+def _described(status: int) -> str:
+    return f"{ERROR_RESPONSES[status]} (code e.g. {HTTP_CODES[status]})"
+
+
 def _error_response(status: int) -> dict[str, Any]:
     """The shared answer of a refusal, with ``Retry-After`` where it says when to retry."""
-    code, description = ERROR_RESPONSES[status]
     response: dict[str, Any] = {
-        "description": f"{description} (code e.g. {code})",
+        "description": _described(status),
         "content": {JSON: {"schema": _ref(Error)}},
     }
     if status in RETRY_AFTER:
@@ -336,13 +320,22 @@ def operations(app: Flask) -> list[tuple[str, str, Operation]]:
     return found
 
 
-def _link(paths: dict[str, dict[str, Any]]) -> None:
-    """Add the :data:`FEEDS` to each success answer whose model feeds later requests."""
+def _link(paths: dict[str, dict[str, Any]], schemas: dict[str, Any]) -> None:
+    """Add the :data:`FEEDS` to each success answer whose model feeds later requests, and
+    to each page of a list the link to the next page: an answer's ``next_<name>`` fills the
+    query parameter ``<name>`` of the same operation."""
     described = {op["operationId"]: op for methods in paths.values() for op in methods.values()}
     for source in described.values():
         answer = next(a for status, a in source["responses"].items() if status.startswith("2"))
         model = answer["content"].get(JSON, {}).get("schema", {}).get("$ref", "")
         feeds = [feed for feed in FEEDS if model == REF.format(model=feed[0])]
+        name = model.rpartition("/")[2]
+        fields = schemas.get(name, {}).get("properties", {})
+        feeds += [
+            (name, f"/next_{p['name']}", f"query.{p['name']}", (source["operationId"],))
+            for p in source.get("parameters", ())
+            if p.get("in") == "query" and f"next_{p['name']}" in fields
+        ]
         links: dict[str, Any] = {}
         for _, pointer, parameter, targets in feeds:
             for target in targets:
@@ -410,12 +403,12 @@ def _build(app: Flask) -> dict[str, Any]:
         )
         paths.setdefault(path, {})[method] = _describe(rule, op)
         models += [model for model in (op.ok, op.body) if model is not None]
-    _link(paths)
     _, definitions = TypeAdapter.json_schemas(
         [(model.__name__, "validation", results.adapter(model)) for model in dict.fromkeys(models)],
         ref_template=REF,
         schema_generator=_JsonSchema,
     )
+    _link(paths, definitions["$defs"])
     return {
         "openapi": "3.1.0",
         "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",

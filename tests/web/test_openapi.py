@@ -168,6 +168,13 @@ def concrete(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]
     return schema
 
 
+def success_schema(document: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
+    """The schema of ``op``'s JSON success answer (empty if it answers no JSON)."""
+    status = next(status for status in op["responses"] if status.startswith("2"))
+    schema = op["responses"][status]["content"].get(JSON, {}).get("schema")
+    return concrete(document, schema) if schema else {}
+
+
 def links(document: dict[str, Any]) -> list[tuple[dict[str, Any], str, str, dict[str, Any]]]:
     """(source operation, status, link name, link) for every link of the document."""
     return [
@@ -258,8 +265,9 @@ def test_every_link_takes_only_what_every_request_and_answer_of_its_source_has(
 
 
 def test_the_links_come_from_the_feeds_and_every_feed_is_used(document: dict[str, Any]) -> None:
-    """Each link of the document is one of :data:`FEEDS`, and each of them links something: a
-    renamed model or operation cannot leave a feed that feeds nothing."""
+    """Each link of the document is one of :data:`FEEDS` or a next page, and each feed links
+    something: a renamed model or operation cannot leave a feed that feeds nothing. Each list
+    whose answer has ``next_<name>`` and whose request takes ``<name>`` links its next page."""
     made = {
         (link["operationId"], link["parameters"][p], p)
         for _, _, _, link in links(document)
@@ -271,7 +279,16 @@ def test_the_links_come_from_the_feeds_and_every_feed_is_used(document: dict[str
         for _, pointer, parameter, targets in FEEDS
         for target in targets
     }
-    assert made == fed
+    next_pages = {
+        (op["operationId"], f"$response.body#/next_{p['name']}", f"query.{p['name']}")
+        for _, _, op in operations(document)
+        for p in op.get("parameters", ())
+        if p.get("in") == "query"
+        and f"next_{p['name']}" in success_schema(document, op).get("properties", {})
+    }
+    assert {("findPlayers", "$response.body#/next_cursor", "query.cursor")} <= next_pages
+    assert len(next_pages) == 10
+    assert made == fed | next_pages
     # bet → round, decision, receipt, proof: the chain a player follows
     bet = next(op for _, _, op in operations(document) if op["operationId"] == "placeBet")
     assert {"getRound", "decide", "receipt", "roundProof", "bundle"} <= {
