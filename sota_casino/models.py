@@ -19,6 +19,7 @@ from sqlalchemy import Integer
 from sqlalchemy import String
 from sqlalchemy import Text
 from sqlalchemy import UniqueConstraint
+from sqlalchemy import func
 from sqlalchemy import text
 from sqlalchemy.orm import Mapped
 from sqlalchemy.orm import mapped_column
@@ -50,6 +51,11 @@ class User(Base):
     locale: Mapped[str | None] = mapped_column(String(8))
     #: The IANA zone an operator reads times in (UTC is shown beside them); None: UTC.
     time_zone: Mapped[str | None] = mapped_column(String(64))
+
+
+# Names are unique ignoring case ("Alice" and "alice" are one name) whatever path writes one;
+# the login's lookup by lower(username) reads this index too.
+Index("uq_users_username_lower", func.lower(User.username), unique=True)
 
 
 class UserSession(Base):

@@ -48,6 +48,7 @@ from .context import context_of
 from .ledger import open_player_accounts
 from .staff import require_operator
 from .text import storable
+from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import one_read
 from .tx import own_transactions
@@ -162,18 +163,28 @@ def check_password(password: object, username: str | None = None) -> str:
     return password
 
 
-def _new_user(session: Session, username: str, password_hash: str, role: str) -> User:
-    """Add a user whose password was hashed before the transaction (hashing takes tens of
-    milliseconds, which SQLite's write lock must not be held for)."""
-    # Names are unique ignoring case, which the unique key does not see: two sign-ups of one
-    # name at once would both find it free, and then one break the key (a 500) or both open
-    # (in other letter case). The second waits here and finds it taken.
+@in_transaction
+def refuse_taken_name(session: Session, username: str) -> None:
+    """Refuse ``username`` if an account has it, in any letter case.
+
+    :raises UsernameTaken: if it is taken.
+    """
+    # The unique index on lower(username) is what keeps names unique: a sign-up that found the
+    # name free and then met it in the index is retried (tx.py), and the retry refuses it here.
+    # The lock keeps the common race off that path: of two sign-ups of one name at once, the
+    # second waits here and is refused, without a failed insert and a retry of its sign-up.
     serialize_on(session, f"username:{username.lower()}")
     taken = session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
     if taken is not None:
         raise UsernameTaken(
             N_("the username '%(name)s' is taken; choose another"), params={"name": username}
         )
+
+
+def _new_user(session: Session, username: str, password_hash: str, role: str) -> User:
+    """Add a user whose password was hashed before the transaction (hashing takes tens of
+    milliseconds, which SQLite's write lock must not be held for)."""
+    refuse_taken_name(session, username)
     user = User(username=username, password_hash=password_hash, role=role)
     session.add(user)
     session.flush()

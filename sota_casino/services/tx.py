@@ -61,6 +61,9 @@ RETRYABLE_CONSTRAINTS = (
     # deployed every worker's first requests do so at once; the retry finds it registered.
     "uq_signing_keys_public_key_hex",
     "signing_keys.public_key_hex",
+    # A name taken, in any letter case, after the sign-up found it free: the retry refuses it
+    # as taken (SQLite names an index on an expression as PostgreSQL does).
+    "uq_users_username_lower",
 )
 #: Connection option of a use case's writing transaction; on SQLite it begins ``IMMEDIATE``, as
 #: every transaction not declared read-only does (see db.py).

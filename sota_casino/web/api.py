@@ -48,6 +48,8 @@ from ..services.results import TopupResult
 from ..services.results import UserCreated
 from . import inputs
 from . import schemas as s
+from .i18n import LANGUAGES
+from .i18n import accepted_language
 from .openapi import CHANGE
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
@@ -103,9 +105,22 @@ def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
     body=s.Registration,
     auth=False,
     beyond_schema=(accounts.WEAK_PASSWORD,),
+    description=(
+        "Keeps the best match of Accept-Language among the casino's languages "
+        f"({', '.join(LANGUAGES)}) as the player's language, which the pages then speak; "
+        "none if it names none of them."
+    ),
 )
 def register(body: s.Registration) -> ResponseReturnValue:
-    user = accounts.register(get_session(), body.username, body.password, address=client_address())
+    # The client's language goes with the account as the picker's does at a page sign-up: the
+    # pages speak it wherever the player logs in; none of ours (or no header) keeps none.
+    user = accounts.register(
+        get_session(),
+        body.username,
+        body.password,
+        address=client_address(),
+        locale=accepted_language(),
+    )
     return _answer(UserCreated(user.shown()), 201)
 
 

@@ -129,6 +129,7 @@ class Operation:
     """What one endpoint accepts and answers.
 
     :param ok: the success answer's model or result type (None: text of ``media``).
+    :param description: what the summary leaves out, in a sentence or two ("": nothing).
     :param errors: the refusals it may answer, from :data:`ERROR_RESPONSES`.
     :param idempotent: a retry must not do it twice (it moves money, or proposes or decides
         a move: four eyes), so it takes an ``Idempotency-Key``.
@@ -158,6 +159,7 @@ class Operation:
     media: str | tuple[str, ...] = JSON  # a download may come in more than one
     beyond_schema: tuple[str, ...] = ()
     database: bool = True
+    description: str = ""
 
     def refusals(self) -> tuple[int, ...]:
         """Every status it may refuse with: its own, its body's, any request's, the database's."""
@@ -266,6 +268,8 @@ def _describe(path: str, op: Operation) -> dict[str, Any]:
         },
         "security": [{"bearer": []}, {"cookie": [], "csrf": []}] if op.auth else [],
     }
+    if op.description:
+        described["description"] = op.description
     if op.body is not None:
         described["requestBody"] = {"required": True, "content": {JSON: {"schema": _ref(op.body)}}}
     if parameters := _parameters(path, op):

@@ -1,12 +1,24 @@
-"""Registration refuses weak passwords with a reason; names are unique ignoring case."""
+"""Registration refuses weak passwords with a reason; names are unique ignoring case, in the
+database itself too."""
 
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
+from flask import Flask
+from name_support import name_check_missed_once
+from service_support import PASSWORD
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sota_casino import migrate
 from sota_casino.core.errors import InvalidInput
+from sota_casino.models import User
 from sota_casino.services import accounts
+
+#: The unique index on lower(username), as both databases name it in a refusal.
+UNIQUE_LOWER_NAME = "uq_users_username_lower"
 
 
 @pytest.mark.parametrize(
@@ -30,3 +42,87 @@ def test_a_name_taken_in_another_case_is_refused(session: Session) -> None:
     accounts.register(session, "carol", "a long enough secret")
     with pytest.raises(accounts.UsernameTaken):
         accounts.register(session, "CAROL", "another long secret")
+
+
+def test_the_database_refuses_two_names_differing_only_in_case(session: Session) -> None:
+    # Straight through the session, past the service's check: the unique index refuses it.
+    with session.begin():
+        session.add(User(username="Alice", password_hash="not a hash", role="operator"))
+    with pytest.raises(IntegrityError, match=UNIQUE_LOWER_NAME), session.begin():
+        session.add(User(username="alice", password_hash="not a hash", role="operator"))
+    with session.begin():
+        names = session.scalars(select(User.username)).all()
+    assert names == ["Alice"]
+
+
+def test_a_sign_up_that_missed_the_name_check_is_refused_as_taken(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accounts.register(session, "carol", "a long enough secret")
+    checks = name_check_missed_once(monkeypatch)
+    with pytest.raises(accounts.UsernameTaken, match="'CAROL' is taken"):
+        accounts.register(session, "CAROL", "another long secret")
+    assert checks == ["missed", "checked"]  # the index refused the first try, the retry saw why
+    with session.begin():
+        assert session.scalars(select(User.username)).all() == ["carol"]
+
+
+def test_the_migration_indexes_the_names_of_a_database_holding_players(
+    app: Flask, db_url: str, session: Session
+) -> None:
+    ids = [accounts.register(session, name, PASSWORD).id for name in ("Dora", "eve", "Frank")]
+    session.close()
+    app.extensions["sota_casino.engine"].dispose()
+    migrate.downgrade(db_url, "0013")  # to before names were unique ignoring case
+    assert _lower_name_index(db_url) is None
+    migrate.upgrade(db_url)
+    assert _lower_name_index(db_url) in LOWER_NAME_INDEX
+    assert accounts.authenticate(session, "dora", PASSWORD).id == ids[0]  # the players stay
+    with pytest.raises(IntegrityError, match=UNIQUE_LOWER_NAME), session.begin():
+        session.add(User(username="EVE", password_hash="not a hash"))
+    with pytest.raises(accounts.UsernameTaken):
+        accounts.register(session, "FRANK", PASSWORD)
+
+
+def test_the_migration_refuses_names_that_already_differ_only_in_case(
+    app: Flask, db_url: str, session: Session
+) -> None:
+    accounts.register(session, "gina", PASSWORD)
+    session.close()
+    app.extensions["sota_casino.engine"].dispose()
+    migrate.downgrade(db_url, "0013")
+    engine = sa.create_engine(db_url)
+    with Session(engine) as direct, direct.begin():
+        direct.add(User(username="GINA", password_hash="not a hash"))
+    with pytest.raises(RuntimeError, match="'GINA', 'gina'"):
+        migrate.upgrade(db_url)
+    with engine.connect() as connection:
+        version = connection.execute(sa.text("SELECT version_num FROM alembic_version"))
+        assert version.scalar() == "0013"  # nothing applied
+    with engine.begin() as connection:
+        connection.execute(sa.text("DELETE FROM users WHERE username = 'GINA'"))
+    engine.dispose()
+    migrate.upgrade(db_url)
+    assert _lower_name_index(db_url) in LOWER_NAME_INDEX
+
+
+def _lower_name_index(db_url: str) -> str | None:
+    """The definition of the unique index on lower(username), as the database reports it."""
+    engine = sa.create_engine(db_url)
+    query = (
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = :name"
+        if engine.dialect.name == "sqlite"
+        else "SELECT indexdef FROM pg_indexes WHERE indexname = :name"
+    )
+    with engine.connect() as connection:
+        found = connection.execute(sa.text(query), {"name": UNIQUE_LOWER_NAME}).scalar()
+    engine.dispose()
+    return found
+
+
+#: That definition on SQLite and on PostgreSQL.
+LOWER_NAME_INDEX = {
+    "CREATE UNIQUE INDEX uq_users_username_lower ON users (lower(username))",
+    "CREATE UNIQUE INDEX uq_users_username_lower ON public.users USING btree "
+    "(lower((username)::text))",
+}

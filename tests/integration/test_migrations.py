@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.schema import CreateIndex
 
 from sota_casino import migrate
+from sota_casino import models  # noqa: F401  (registers every table on Base.metadata)
+from sota_casino.database import Base
 
 
 def test_migrations_upgrade_match_the_models_and_downgrade_to_empty(db_url: str) -> None:
@@ -19,3 +24,24 @@ def test_migrations_upgrade_match_the_models_and_downgrade_to_empty(db_url: str)
     )
     migrate.check(db_url)
     engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_on_sqlite_the_indexes_on_expressions_are_as_the_models_declare(db_url: str) -> None:
+    # SQLite cannot reflect them, so the check above skips them there (PostgreSQL compares).
+    declared = {
+        index.name: str(CreateIndex(index).compile(dialect=sqlite.dialect()))
+        for table in Base.metadata.tables.values()
+        for index in table.indexes
+        if any(not isinstance(part, sa.Column) for part in index.expressions)
+    }
+    assert "uq_users_username_lower" in declared
+    engine = sa.create_engine(db_url)
+    with engine.connect() as connection:
+        found = dict(
+            connection.execute(sa.text("SELECT name, sql FROM sqlite_master WHERE type = 'index'"))
+            .tuples()
+            .all()
+        )
+    engine.dispose()
+    assert {name: found.get(name) for name in declared} == declared

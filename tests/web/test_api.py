@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from name_support import name_check_missed_once
 from operator_support import add_user
 from operator_support import audit_size
 from operator_support import bearer as staff_bearer
@@ -80,6 +81,19 @@ def test_register_refuses_a_taken_name(client: FlaskClient) -> None:
     api_register(client, "zoe")
     response = client.post("/api/v1/auth/register", json={"username": "zoe", "password": PASSWORD})
     assert response.status_code == 409 and error_code(response) == "username_taken"
+
+
+def test_register_refuses_a_name_taken_in_another_case_even_past_the_name_check(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api_register(client, "zoe")
+    response = client.post("/api/v1/auth/register", json={"username": "ZOE", "password": PASSWORD})
+    assert response.status_code == 409 and error_code(response) == "username_taken"
+    checks = name_check_missed_once(monkeypatch)
+    response = client.post("/api/v1/auth/register", json={"username": "Zoe", "password": PASSWORD})
+    assert checks == ["missed", "checked"]  # the database refused the name, not the check
+    assert response.status_code == 409 and error_code(response) == "username_taken"
+    assert "'Zoe' is taken" in response.get_json()["error"]["message"]
 
 
 def test_a_token_needs_the_right_password_and_guessing_is_throttled(client: FlaskClient) -> None:

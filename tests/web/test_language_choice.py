@@ -6,8 +6,10 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from web_support import PASSWORD
 from web_support import post_form
 from web_support import register_page
 
@@ -97,3 +99,51 @@ def test_without_a_choice_signing_up_stores_no_language(app: Flask, client: Flas
     with app.app_context():
         stored = get_session().query(User).filter_by(username="eve").one().locale
     assert stored is None
+
+
+def stored_locale(app: Flask, username: str) -> str | None:
+    with app.app_context():
+        locale: str | None = get_session().query(User).filter_by(username=username).one().locale
+    return locale
+
+
+@pytest.mark.parametrize(
+    ("accept_language", "stored"),
+    [
+        ("fi", "fi"),
+        ("de, pt;q=0.8, fi;q=0.5", "pt"),
+        ("pt-BR", "pt"),
+        ("no", "nb"),
+        ("de, fr;q=0.5", None),  # none of ours: as a page sign-up without a choice
+        (None, None),
+    ],
+)
+def test_an_api_sign_up_keeps_the_best_language_of_accept_language(
+    app: Flask, client: FlaskClient, accept_language: str | None, stored: str | None
+) -> None:
+    headers = {"Accept-Language": accept_language} if accept_language else {}
+    body = {"username": "api_player", "password": PASSWORD}
+    answer = client.post("/api/v1/auth/register", json=body, headers=headers)
+    assert answer.status_code == 201, answer.get_json()
+    assert stored_locale(app, "api_player") == stored
+
+
+def test_a_language_kept_at_an_api_sign_up_is_the_one_the_pages_speak(
+    app: Flask, client: FlaskClient
+) -> None:
+    body = {"username": "aino", "password": PASSWORD}
+    answer = client.post("/api/v1/auth/register", json=body, headers={"Accept-Language": "fi"})
+    assert answer.status_code == 201
+    logged_in = post_form(client, "/auth/login", body)
+    assert logged_in.status_code == 303
+    assert page_lang(client, "/lobby", **{"Accept-Language": "en"}) == "fi"
+
+
+def test_an_api_sign_up_in_a_language_we_do_not_speak_stores_what_the_page_does(
+    app: Flask, client: FlaskClient
+) -> None:
+    register_page(client, "page_player")  # no language chosen
+    german = {"Accept-Language": "de"}
+    body = {"username": "api_player", "password": PASSWORD}
+    assert client.post("/api/v1/auth/register", json=body, headers=german).status_code == 201
+    assert stored_locale(app, "api_player") == stored_locale(app, "page_player") is None

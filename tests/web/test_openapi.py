@@ -296,6 +296,13 @@ def test_the_links_come_from_the_feeds_and_every_feed_is_used(document: dict[str
     }
 
 
+def test_the_sign_up_says_it_keeps_the_language_of_accept_language(
+    document: dict[str, Any],
+) -> None:
+    described = document["paths"]["/auth/register"]["post"]["description"]
+    assert "Accept-Language" in described and "(en, fi, nb, pt)" in described
+
+
 def test_the_document_is_served(client: FlaskClient, document: dict[str, Any]) -> None:
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200

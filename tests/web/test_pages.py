@@ -6,8 +6,10 @@ import hashlib
 import json
 import re
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from name_support import name_check_missed_once
 from operator_support import add_user
 from operator_support import db
 from web_support import PASSWORD
@@ -73,6 +75,22 @@ def test_signing_up_with_a_taken_name_or_a_weak_password_explains_why(client: Fl
         client, "/auth/register", {"username": "dave", "password": PASSWORD, "confirm": "other"}
     )
     assert differ.status_code == 422 and "The two passwords differ" in text(differ)
+    assert client.get("/lobby").status_code == 303  # no account was made, nobody logged in
+
+
+def test_signing_up_with_a_name_the_database_refuses_explains_why(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    register_page(client, "carol")
+    post_form(client, "/auth/logout")
+    checks = name_check_missed_once(monkeypatch)
+    form = {"username": "CAROL", "password": PASSWORD, "confirm": PASSWORD}
+    response = post_form(client, "/auth/register", form)
+    assert checks == ["missed", "checked"]  # the database refused the name, not the check
+    assert response.status_code == 409
+    page = text(response).replace("&#39;", "'")
+    assert 'role="alert" id="form-error">the username \'CAROL\' is taken' in page
+    assert re.search(r'id="username"[^>]*aria-invalid="true"', page)
     assert client.get("/lobby").status_code == 303  # no account was made, nobody logged in
 
 
