@@ -499,9 +499,12 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     errors=CHANGE_OF_ONE,
     body=s.TableSettingsChange,
     beyond_schema=TABLE_RULES,
+    idempotent=True,
 )
 def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
-    proposal = settings.propose_table_change(get_session(), _actor_id(), name, body.root)
+    proposal = settings.propose_table_change(
+        get_session(), _actor_id(), name, body.root, idempotency_key=inputs.idempotency_key()
+    )
     return answer(proposal, 201)
 
 
