@@ -378,7 +378,10 @@ class Alert(Base):
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)
     rule_id: Mapped[int] = mapped_column(ForeignKey("alert_rules.id"), index=True)
     subject: Mapped[str | None] = mapped_column(String(64))
+    # A message id (services.alerts.MESSAGES) and its params, shown in each reader's language;
+    # an alert raised before they were kept has English text here and no params.
     message: Mapped[str] = mapped_column(Text)
+    params: Mapped[Any | None] = mapped_column(JSON)
     data: Mapped[Any] = mapped_column(JSON)
     audit_seq: Mapped[int | None] = mapped_column(BigInteger)
     raised_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)

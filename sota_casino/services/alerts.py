@@ -59,6 +59,41 @@ MAX_THRESHOLD: Final = 10**15
 OVERLAP: Final = timedelta(minutes=5)
 CHECKS: Final = ("audit", "ledger")
 
+# What an alert says, as message ids: the alert keeps the id and its params, and the web layer
+# shows it in each reader's language. The params named in AMOUNTS are in minor units of the
+# params' ``currency``, written in chips or sweets where shown.
+ADJUSTMENTS_TO: Final = N_(
+    "adjustments to %(name)s reached %(total)s within %(hours)s h, over the threshold of "
+    "%(threshold)s"
+)
+ADJUSTMENTS_BY: Final = N_(
+    "adjustments by %(name)s reached %(total)s within %(hours)s h, over the threshold of "
+    "%(threshold)s"
+)
+WON: Final = N_("%(name)s won %(net)s in %(game)s round %(round)s")
+#: A failed check's message, by check; the reason is the check's own (English) finding.
+CHECK_FAILED_BECAUSE: Final = {
+    "audit": N_("the audit log check failed: %(reason)s"),
+    "ledger": N_("the ledger check failed: %(reason)s"),
+}
+#: The same, for a verdict that gives no reason.
+CHECK_FAILED_SEE_VERDICT: Final = {
+    "audit": N_("the audit log check failed; see its verdict"),
+    "ledger": N_("the ledger check failed; see its verdict"),
+}
+MESSAGES: Final = frozenset(
+    {
+        ADJUSTMENTS_TO,
+        ADJUSTMENTS_BY,
+        WON,
+        *CHECK_FAILED_BECAUSE.values(),
+        *CHECK_FAILED_SEE_VERDICT.values(),
+    }
+)
+AMOUNTS: Final = ("total", "threshold", "net")
+#: How an alert names a game (the games' names are the same in every language).
+GAME_NAMES: Final = {"casino_war": "Casino War", "sota": "Sota"}
+
 
 @dataclass(frozen=True, slots=True)
 class AlertRuleView:
@@ -80,10 +115,24 @@ class AlertRuleList:
 
 @dataclass(frozen=True, slots=True)
 class AlertView:
+    """An alert. The service gives its message id (one of :data:`MESSAGES`) and ``params``;
+    the console and the API show the message filled in, in the reader's language. An alert
+    raised before messages were kept as ids has no params: its message is the stored text."""
+
     id: Id
     rule_id: Id
     subject: str | None
-    message: str
+    message: Annotated[
+        str,
+        Field(description="what was found, in the language of Accept-Language (English if none)"),
+    ]
+    params: Annotated[
+        Open | None,
+        Field(
+            description="the values the message names (amounts in minor units of its "
+            "currency); null for an alert raised before they were kept"
+        ),
+    ]
     data: Open
     audit_seq: Id | None
     raised_at: Time
@@ -243,6 +292,7 @@ def alert_view(session: Session, row: Alert) -> AlertView:
         rule_id=row.rule_id,
         subject=row.subject,
         message=row.message,
+        params=row.params,
         data=row.data,
         audit_seq=row.audit_seq
         if row.audit_seq is not None
@@ -285,9 +335,19 @@ def open_count(session: Session) -> int:
 
 
 def _raise(
-    session: Session, rule: AlertRule, subject: str, message: str, data: dict[str, Any]
+    session: Session,
+    rule: AlertRule,
+    subject: str,
+    message: str,
+    params: dict[str, Any],
+    data: dict[str, Any],
 ) -> None:
-    """Raise an alert inside the caller's transaction, and keep it in the audit log."""
+    """Raise an alert inside the caller's transaction, and keep it in the audit log.
+
+    :param message: one of :data:`MESSAGES`, kept as the id with its ``params`` (in no
+        language: each reader sees it in their own).
+    """
+    assert message in MESSAGES
     raised_at = _now()
     # The entry's seq where it is sequenced at once (SQLite); on PostgreSQL the integrator gives
     # it one after the commit, and alert_view finds it by its time (the alert's raised_at).
@@ -296,7 +356,7 @@ def _raise(
         actor="system",
         action="alert.raised",
         subject=subject,
-        data={"rule_id": rule.id, "kind": rule.kind, "message": message, **data},
+        data={"rule_id": rule.id, "kind": rule.kind, "message": message, "params": params, **data},
         now=raised_at,
     )
     session.add(
@@ -304,6 +364,7 @@ def _raise(
             rule_id=rule.id,
             subject=subject,
             message=message,
+            params=params,
             data=data,
             audit_seq=seq,
             raised_at=raised_at,
@@ -336,13 +397,18 @@ def after_adjustment(
         total = sum(abs(int(m["amount"])) for m in moved if m.get("currency") == currency)
         if total > rule.threshold >= total - abs(amount):
             name = _names(session, {int(subject[5:])}).get(int(subject[5:]), subject)
-            whose = "to" if rule.kind == PLAYER_ADJUSTMENTS else "by"
             _raise(
                 session,
                 rule,
                 subject,
-                f"adjustments {whose} {name} reached {total} {currency} (minor units) within "
-                f"{rule.period_hours} h, over the threshold of {rule.threshold}",
+                ADJUSTMENTS_TO if rule.kind == PLAYER_ADJUSTMENTS else ADJUSTMENTS_BY,
+                {
+                    "name": name,
+                    "total": total,
+                    "currency": currency,
+                    "hours": rule.period_hours,
+                    "threshold": rule.threshold,
+                },
                 {"total": total, "currency": currency, "adjustments": len(moved)},
             )
 
@@ -381,8 +447,14 @@ def scan(session: Session) -> int:
                 session,
                 rule,
                 f"round:{win.id}",
-                f"{names.get(win.user_id, win.user_id)} won {win.net} {rule.currency} "
-                f"(minor units) in {win.game.replace('_', ' ')} round {win.id}",
+                WON,
+                {
+                    "name": names.get(win.user_id, f"user:{win.user_id}"),
+                    "net": win.net,
+                    "currency": rule.currency,
+                    "game": GAME_NAMES.get(win.game, win.game),
+                    "round": win.id,
+                },
                 {"user_id": win.user_id, "net": win.net, "currency": rule.currency},
             )
             raised += 1
@@ -400,11 +472,16 @@ def scan(session: Session) -> int:
             )
             if last is not None and last.data.get("checked_at") == checked_at:
                 continue
+            if run.reason:
+                message, params = CHECK_FAILED_BECAUSE[run.name], {"reason": run.reason}
+            else:
+                message, params = CHECK_FAILED_SEE_VERDICT[run.name], {}
             _raise(
                 session,
                 rule,
                 f"check:{run.name}",
-                f"the {run.name} check failed: {run.reason or 'see its verdict'}",
+                message,
+                params,
                 {"checked_at": checked_at, "reason": run.reason},
             )
             raised += 1

@@ -108,7 +108,8 @@ def remember(session: Session, user_id: int, key: str | None, digest: str, respo
 def idempotent(
     operation: str, answer: type[Any] | None = None
 ) -> Callable[[Callable[..., R]], Callable[..., R]]:
-    """Make a money-moving use case idempotent and transactional.
+    """Make a use case that must not run twice idempotent and transactional: one that moves
+    money, or proposes or decides a change (four eyes).
 
     :param answer: the use case's result type (:mod:`.results`), stored as its JSON and read
         back as that type; None: the answer is JSON values already.

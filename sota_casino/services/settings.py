@@ -19,7 +19,9 @@ from ..core.errors import NotFound
 from ..core.errors import refuse_unknown_options
 from ..core.marks import N_
 from ..models import TableSetting
+from . import idempotency
 from . import proposals
+from . import results
 from .context import context_of
 from .staff import require_operator
 from .tx import in_transaction
@@ -197,11 +199,14 @@ def apply_table_change(
     return after
 
 
-@transactional
+@idempotency.idempotent("settings.propose_table_change", proposals.ApprovalView)
 def propose_table_change(
-    session: Session, actor_id: int, name: str, changes: object
+    session: Session, actor_id: int, name: str, changes: object, *, key: str | None = None
 ) -> proposals.ApprovalView:
-    """Propose a table change for a second operator to approve (audited); nothing changes yet."""
+    """Propose a table change for a second operator to approve (audited); nothing changes yet.
+
+    A retried ``idempotency_key`` returns the first proposal instead of making a second.
+    """
     return _propose(session, actor_id, name, _checked_change(session, actor_id, name, changes))
 
 
@@ -212,16 +217,19 @@ def _propose(
     return proposals.propose(session, actor_id, "table", f"table:{name}", change)
 
 
-@transactional
+@idempotency.idempotent("settings.request_table_change")
 def request_table_change(
-    session: Session, actor_id: int, name: str, changes: object
+    session: Session, actor_id: int, name: str, changes: object, *, key: str | None = None
 ) -> dict[str, Any]:
     """Apply a table change, or propose it when changes wait for a second operator (the
-    console's one button): ``{"applied", "settings", "approval"}``."""
+    console's one button): ``{"applied", "settings", "approval"}``, the proposal as its JSON.
+
+    A retried ``idempotency_key`` (a double submit of the form) returns the first answer.
+    """
     checked = _checked_change(session, actor_id, name, changes)
     if needs_approval(session):
         approval = _propose(session, actor_id, name, checked)
-        return {"applied": False, "settings": None, "approval": approval}
+        return {"applied": False, "settings": None, "approval": results.to_json(approval)}
     return {
         "applied": True,
         "settings": apply_table_change(session, actor_id, name, checked),

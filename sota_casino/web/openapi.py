@@ -132,7 +132,7 @@ class Operation:
     :param description: what the summary leaves out, in a sentence or two ("": nothing).
     :param errors: the refusals it may answer, from :data:`ERROR_RESPONSES`.
     :param idempotent: a retry must not do it twice (it moves money, or proposes or decides
-        a move: four eyes), so it takes an ``Idempotency-Key``.
+        a change: four eyes), so it takes an ``Idempotency-Key``.
     :param path: describes path arguments narrower than their Flask converter (the service
         checks them, so that an unknown name is a 422 that says which names there are).
     :param database: it reads or writes the database, so it may answer 503 (with the
@@ -422,17 +422,17 @@ def _build(app: Flask) -> dict[str, Any]:
             "summary": "Provably fair Casino War and Sota for play money.",
             "description": (
                 "Amounts are integers in minor units: chips in hundredths of a chip, sweets in "
-                "whole sweets. Integers are written without a fraction or exponent (1, not "
-                '1.0). Errors are {"error": {"code", "message"}}. Money-moving POSTs, and '
-                "proposing an adjustment and deciding a proposal (four eyes), accept an "
+                "whole sweets. Integers are written without a fraction or exponent (1, not 1.0). "
+                'Errors are {"error": {"code", "message"}}. Money-moving POSTs, and proposing an '
+                "adjustment or a table change and deciding a proposal (four eyes), accept an "
                 "Idempotency-Key. Every operation lists every status it may answer, including "
-                "those any request may meet (413, 414, 431: a body, request line or header "
-                "over the limits) and 503 with Retry-After where it uses the database (an "
-                "outage, or a wait for it that ran out; retry then, with the same "
-                "Idempotency-Key). A method that no operation of a path takes is answered 405 "
-                "method_not_allowed with an Allow header (components.responses.E405): no "
-                "operation lists it, since OpenAPI has no answers of the whole API and it is "
-                "the answer of an operation that does not exist."
+                "those any request may meet (413, 414, 431: a body, request line or header over "
+                "the limits) and 503 with Retry-After where it uses the database (an outage, or a "
+                "wait for it that ran out; retry then, with the same Idempotency-Key). A method "
+                "that no operation of a path takes is answered 405 method_not_allowed with an "
+                "Allow header (components.responses.E405): no operation lists it, since OpenAPI "
+                "has no answers of the whole API and it is the answer of an operation that does "
+                "not exist."
             ),
         },
         "servers": [{"url": PREFIX}],
@@ -446,8 +446,8 @@ def _build(app: Flask) -> dict[str, Any]:
                     "in": "header",
                     "required": False,
                     "description": (
-                        "a retry with the same key and body returns the first answer and moves "
-                        "nothing; another body is a 422 idempotency_mismatch"
+                        "a retry with the same key and body returns the first answer and does "
+                        "nothing again; another body is a 422 idempotency_mismatch"
                     ),
                     "schema": {"type": "string", "pattern": KEY_PATTERN},
                 }

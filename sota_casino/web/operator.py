@@ -70,6 +70,7 @@ from .i18n import in_words
 from .i18n import ngettext
 from .i18n import select_locale
 from .inputs import form_chips
+from .inputs import form_key
 from .inputs import form_whole
 from .inputs import query_int
 from .rules import SOTA_OPTION_TEXT
@@ -551,8 +552,12 @@ def role(user_id: int) -> ResponseReturnValue:
 
 @bp.get("/tables")
 def tables() -> ResponseReturnValue:
+    # Each table's form sends a one-time key of its own: a double submit saves (or proposes) once.
     return render_template(
-        "operator/tables.html", t=reports.tables(get_session()), preset_titles=PRESET_TITLES
+        "operator/tables.html",
+        t=reports.tables(get_session()),
+        preset_titles=PRESET_TITLES,
+        once=secrets.token_hex(16),
     )
 
 
@@ -610,7 +615,9 @@ def update_table(name: str) -> ResponseReturnValue:
     if name not in forms:
         abort(404)
     try:
-        done = settings.request_table_change(get_session(), g.user.id, name, forms[name]())
+        done = settings.request_table_change(
+            get_session(), g.user.id, name, forms[name](), idempotency_key=form_key()
+        )
     except InvalidRules as error:
         raise _table_refusal(error) from error
     saved = {
@@ -624,5 +631,5 @@ def update_table(name: str) -> ResponseReturnValue:
             "The change is proposed (#%(id)s): it applies to new rounds once a second "
             "operator approves it."
         )
-        flash(gettext(proposed, id=done["approval"].id), "ok")
+        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
     return redirect(url_for(".tables"), code=303)

@@ -48,6 +48,8 @@ from .openapi import operation
 from .operator import OWN_PREFERENCES
 from .operator import export_response
 from .operator import player_cursors
+from .operator_controls import alert_in_words
+from .operator_controls import alerts_in_words
 from .operator_lists import list_download
 from .operator_lists import paging_of
 from .operator_lists import range_export_response
@@ -499,9 +501,12 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     errors=CHANGE_OF_ONE,
     body=s.TableSettingsChange,
     beyond_schema=TABLE_RULES,
+    idempotent=True,
 )
 def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
-    proposal = settings.propose_table_change(get_session(), _actor_id(), name, body.root)
+    proposal = settings.propose_table_change(
+        get_session(), _actor_id(), name, body.root, idempotency_key=inputs.idempotency_key()
+    )
     return answer(proposal, 201)
 
 
@@ -555,11 +560,10 @@ def reject(approval_id: int, body: s.Decision) -> ResponseReturnValue:
     query=s.AlertsQuery,
 )
 def alert_list(query: s.AlertsQuery) -> ResponseReturnValue:
-    return answer(
-        alerts.listing(
-            get_session(), open_only=bool(query.open), cursor=query.cursor, limit=query.limit
-        )
+    found = alerts.listing(
+        get_session(), open_only=bool(query.open), cursor=query.cursor, limit=query.limit
     )
+    return answer(alerts_in_words(found))
 
 
 @bp.get("/alerts/rules")
@@ -605,7 +609,7 @@ def alert_rule_enabled(rule_id: int, body: s.RuleEnabled) -> ResponseReturnValue
     errors=CHANGE_OF_ONE,
 )
 def acknowledge_alert(alert_id: int) -> ResponseReturnValue:
-    return answer(alerts.acknowledge(get_session(), _actor_id(), alert_id))
+    return answer(alert_in_words(alerts.acknowledge(get_session(), _actor_id(), alert_id)))
 
 
 @bp.put("/me/time-zone")

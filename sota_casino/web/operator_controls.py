@@ -8,6 +8,7 @@ The routes hang on the console's blueprint, so its staff-only rule guards them t
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 from typing import Final
@@ -29,6 +30,8 @@ from ..services import accounts
 from ..services import alerts
 from ..services import approvals
 from ..services import reports
+from .format import chips_text
+from .format import sweets_text
 from .i18n import gettext as _
 from .inputs import form_key
 from .inputs import form_whole
@@ -152,10 +155,35 @@ def reject(approval_id: int) -> ResponseReturnValue:
 # --- alerts ---------------------------------------------------------------------------------------
 
 
+def alert_message(alert: alerts.AlertView) -> str:
+    """An alert's message in the reader's language, its amounts in chips or sweets.
+
+    An alert raised before messages were kept as ids (no params), or one whose id this
+    version does not know, reads as it was stored.
+    """
+    if alert.params is None or alert.message not in alerts.MESSAGES:
+        return alert.message
+    params = dict(alert.params)
+    shown = chips_text if params.get("currency") == "chips" else sweets_text
+    for name in alerts.AMOUNTS:
+        if isinstance(params.get(name), int):
+            params[name] = shown(params[name])
+    return _(alert.message, **params)
+
+
+def alert_in_words(alert: alerts.AlertView) -> alerts.AlertView:
+    """The alert as the console and the API show it: its message filled in and translated."""
+    return replace(alert, message=alert_message(alert))
+
+
+def alerts_in_words(page: alerts.AlertPage) -> alerts.AlertPage:
+    return replace(page, alerts=[alert_in_words(alert) for alert in page.alerts])
+
+
 @bp.get("/alerts")
 def alerts_page() -> ResponseReturnValue:
     db = get_session()
-    found = alerts.listing(db, cursor=query_int("cursor", default=None), limit=50)
+    found = alerts_in_words(alerts.listing(db, cursor=query_int("cursor", default=None), limit=50))
     return render_template(
         "operator/alerts.html",
         rules=alerts.rules(db).rules,

@@ -20,6 +20,7 @@ from test_operator_console import seed_a_player
 from web_support import plant_server_seed
 
 from sota_casino.models import User
+from sota_casino.services import accounts
 
 pytestmark = pytest.mark.browser
 
@@ -262,3 +263,46 @@ def test_the_operator_console_fits_the_screen(
     for path in ("/operator/ledger", f"/operator/players/{player}/lists/rounds"):
         problems += overflow(laptop, path)
     assert problems == [], problems
+
+
+#: The console's time-zone form, open: the screen's width, and each control's box and whether
+#: its text fits inside it.
+TIME_ZONE_FORM = """() => {
+  const form = document.querySelector("details.time-zone form");
+  const shown = e => { const r = e.getBoundingClientRect();
+    return {left: r.left, right: r.right, width: r.width, height: r.height,
+            fits: e.scrollWidth <= e.clientWidth}; };
+  return {
+    screen: document.documentElement.clientWidth,
+    summary: shown(document.querySelector("details.time-zone summary")),
+    field: shown(form.querySelector("#time_zone")),
+    button: shown(form.querySelector("button[type=submit]")),
+  };
+}"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_consoles_time_zone_form_fits_and_shows_the_longest_zone(
+    screen: Any, live_server: LiveServer, language: str
+) -> None:
+    """The zone field and its button in the console's bar, open: on the screen, the longest
+    zone name whole in the field, the button's words inside it, nothing wider than the page;
+    on a phone each control, and the bar's links, 40 px tall."""
+    operator_in(screen, live_server, language)
+    screen.goto("/operator/tables")
+    screen.click("details.time-zone summary")
+    longest = max(accounts.time_zones(), key=len)
+    screen.fill("#time_zone", longest)
+    found = screen.evaluate(TIME_ZONE_FORM)
+    assert screen.evaluate(OVERFLOW) == []
+    for name in ("summary", "field", "button"):
+        control = found[name]
+        assert 0 <= control["left"] and control["right"] <= found["screen"], (name, found)
+        assert control["fits"], (name, found)
+    if screen.size == "phone":
+        heights = screen.locator(
+            "nav.console-nav a, details.time-zone summary, #time_zone, .time-zone-form button"
+        ).evaluate_all("els => els.map(e => [e.textContent.trim() || e.id, e.offsetHeight])")
+        assert [(what, height) for what, height in heights if height < 40] == []
+    screen.click(".time-zone-form button[type=submit]")
+    assert longest in screen.inner_text("details.time-zone summary")

@@ -169,17 +169,25 @@ def test_adjustments_over_a_threshold_raise_one_alert_kept_in_the_log(app: Flask
     money.adjust(session, otto, pat, "chips", 10_000, "small credit")
     raised = _alerts(session)
     assert [a.rule_id for a in raised] == [rule.id]  # once, when the total went over
-    assert "pat" in raised[0].message and raised[0].subject == f"user:{pat}"
+    assert raised[0].subject == f"user:{pat}"
+    # The message is kept as its id and params, in no language: each reader sees their own.
+    assert (raised[0].message, raised[0].params) == (
+        alerts.ADJUSTMENTS_TO,
+        {"name": "pat", "total": 30_001, "currency": "chips", "hours": 24, "threshold": 30_000},
+    )
     for _ in range(2):
         money.adjust(session, otto, pat, "chips", 10_000, "small credit")
     raised = _alerts(session)
     assert [a.rule_id for a in raised] == [by_operator.id, rule.id]
-    assert "otto" in raised[0].message
+    assert raised[0].message == alerts.ADJUSTMENTS_BY and raised[0].params is not None
+    assert (raised[0].params["name"], raised[0].params["total"]) == ("otto", 50_001)
     with session.begin():
         logged = session.scalars(
             sa.select(AuditEntry).where(AuditEntry.action == "alert.raised").order_by("seq")
         ).all()
     assert [json.loads(e.data)["rule_id"] for e in logged] == [rule.id, by_operator.id]
+    assert json.loads(logged[-1].data)["message"] == alerts.ADJUSTMENTS_BY
+    assert json.loads(logged[-1].data)["params"] == raised[0].params
     assert raised[0].audit_seq == logged[-1].seq
     session.close()
 
@@ -219,7 +227,18 @@ def test_large_wins_and_failed_checks_are_found_by_the_standing_checks(app: Flas
     raised = _alerts(session)
     assert {a.rule_id for a in raised} == {rule.id, failed.id}
     win = next(a for a in raised if a.rule_id == rule.id)
-    assert "pat won 1000 chips" in win.message
+    with session.begin():
+        won = session.scalars(sa.select(Round.id).where(Round.net == 1_000)).one()
+    assert win.subject == f"round:{won}"
+    assert (win.message, win.params) == (
+        alerts.WON,
+        {"name": "pat", "net": 1_000, "currency": "chips", "game": "Casino War", "round": won},
+    )
+    check = next(a for a in raised if a.rule_id == failed.id)
+    assert (check.message, check.params) == (
+        alerts.CHECK_FAILED_BECAUSE["ledger"],
+        {"reason": "posting 3 is off"},
+    )
     acknowledged = alerts.acknowledge(session, olga, win.id)
     assert acknowledged.acknowledged_by.name == "olga"
     assert alerts.open_count(session) == 1

@@ -597,6 +597,30 @@ def test_a_proposal_and_its_approval_retried_with_their_keys_are_done_once(
     assert (balances(client, auth)["chips"], audit_size(app)) == (350_000, size)
 
 
+def test_a_table_proposal_retried_with_its_key_is_made_once(
+    app: Flask, client: FlaskClient, operator: dict[str, str]
+) -> None:
+    url = "/api/v1/operator/approvals/tables/casino_war"
+    propose = {**operator, "Idempotency-Key": "table-1"}
+    first = client.post(url, json={"decks": 4}, headers=propose)
+    size = audit_size(app)
+    again = client.post(url, json={"decks": 4}, headers=propose)
+    assert first.status_code == again.status_code == 201
+    assert again.get_json() == first.get_json()
+    assert first.get_json()["change"] == {"table": "casino_war", "changes": {"decks": 4}}
+    pending = client.get("/api/v1/operator/approvals", headers=operator).get_json()["approvals"]
+    assert [a["id"] for a in pending] == [first.get_json()["id"]]
+    other = client.post(url, json={"decks": 2}, headers=propose)
+    assert other.status_code == 422 and error_code(other) == "idempotency_mismatch"
+    elsewhere = client.post(
+        "/api/v1/operator/approvals/tables/sota", json={"decks": 4}, headers=propose
+    )
+    assert elsewhere.status_code == 422 and error_code(elsewhere) == "idempotency_mismatch"
+    assert audit_size(app) == size  # neither the retry nor the refusals proposed anything
+    unkeyed = client.post(url, json={"decks": 4}, headers=operator)
+    assert unkeyed.status_code == 201 and unkeyed.get_json()["id"] != first.get_json()["id"]
+
+
 @pytest.mark.parametrize("key", ["", "x" * 65, "has space", "tab\tkey", "ключ"])
 def test_a_malformed_idempotency_key_is_422(
     client: FlaskClient, auth: dict[str, str], key: str

@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from datetime import UTC
+from datetime import datetime
 from datetime import timedelta
 from functools import cache
 from pathlib import Path
@@ -32,7 +34,10 @@ from web_support import post_form
 from web_support import register_page
 
 from sota_casino.db import get_session
+from sota_casino.models import Alert
 from sota_casino.models import Signup
+from sota_casino.services import alerts
+from sota_casino.services import money
 from sota_casino.web.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -453,3 +458,107 @@ def test_the_prompt_to_log_in_reads_in_the_visitors_language(
     assert sent.status_code == 303 and "/auth/login" in sent.location
     page = html.unescape(client.get(sent.location).get_data(as_text=True))
     assert f'<p class="flash info" role="status">{LOGIN_FIRST[language]}</p>' in page
+
+
+# --- alerts in each operator's words --------------------------------------------------------
+
+#: One alert (adjustments to a player over a threshold), as each language says it.
+ALERT_MESSAGES = {
+    "en": "adjustments to pat reached 30 sweets within 24 h, over the threshold of 20 sweets",
+    "fi": "pelaajalle pat tehtyjen oikaisujen summa 24 tunnin aikana on 30 karkkia, mikä ylittää "
+    "rajan 20 karkkia",
+    "nb": "justeringer til pat nådde 30 godterier i løpet av 24 t, over terskelen på 20 godterier",
+    "pt": "os ajustes para pat chegaram a 30 balas em 24 h, acima do limite de 20 balas",
+}
+ALERT_CELL = re.compile(
+    r'<tr data-alert="\d+"[^>]*>\s*<td class="num">\d+</td><td>.*?</td><td>(.*?)</td>'
+)
+
+
+def _shown_alerts(client: FlaskClient) -> list[str]:
+    page = client.get("/operator/alerts").get_data(as_text=True)
+    return [html.unescape(cell) for cell in ALERT_CELL.findall(page)]
+
+
+def _adjustments_over_a_threshold(app: Flask, operator: int) -> None:
+    """Three adjustments of 10 sweets to pat, over a rule's threshold of 20: one alert."""
+    pat = add_user(app, "pat")
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        alerts.create_rule(session, operator, "player_adjustments", "sweets", 20, 24)
+        for _ in range(3):
+            money.adjust(session, operator, pat, "sweets", 10, "bonus")
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_an_alert_reads_in_each_operators_language(
+    app: Flask, client: FlaskClient, language: str
+) -> None:
+    olli = add_user(app, "olli", role="operator")
+    _adjustments_over_a_threshold(app, olli)
+    console = client_as(app, olli)
+    post_form(console, "/language", {"locale": language, "next": "/operator/alerts"})
+    assert _shown_alerts(console) == [ALERT_MESSAGES[language]]
+    # The same stored alert, to a second operator who reads English.
+    assert _shown_alerts(client_as(app, add_user(app, "otto", role="operator"))) == [
+        ALERT_MESSAGES["en"]
+    ]
+
+    token = client.post("/api/v1/auth/token", json={"username": "olli", "password": PASSWORD})
+    auth = {"Authorization": f"Bearer {token.get_json()['token']}"}
+    asked = client.get("/api/v1/operator/alerts", headers={**auth, "Accept-Language": language})
+    english = client.get("/api/v1/operator/alerts", headers=auth)
+    [found] = asked.get_json()["alerts"]
+    assert found["message"] == ALERT_MESSAGES[language]
+    assert found["params"] == {
+        "name": "pat",
+        "total": 30,
+        "currency": "sweets",
+        "hours": 24,
+        "threshold": 20,
+    }
+    assert english.get_json()["alerts"][0]["message"] == ALERT_MESSAGES["en"]
+    seen = client.post(
+        f"/api/v1/operator/alerts/{found['id']}/acknowledge",
+        headers={**auth, "Accept-Language": language},
+    )
+    assert seen.get_json()["message"] == ALERT_MESSAGES[language]
+
+
+def test_an_alert_stored_as_text_reads_as_it_was_stored(app: Flask, client: FlaskClient) -> None:
+    """An alert raised before messages were kept as ids is English text with no params; a
+    message no version knows reads as stored too, its params left out."""
+    olli = add_user(app, "olli", role="operator")
+    stored = (
+        "adjustments to pat reached 3000 chips (minor units) within 24 h, over the threshold of 100"
+    )
+    unknown = "%(name)s did something this version never says"
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        rule = alerts.create_rule(session, olli, "player_adjustments", "chips", 100, 24)
+        with session.begin():
+            for message, params in ((stored, None), (unknown, {"name": "pat"})):
+                session.add(
+                    Alert(
+                        rule_id=rule.id,
+                        subject="user:1",
+                        message=message,
+                        params=params,
+                        data={},
+                        raised_at=datetime.now(UTC),
+                    )
+                )
+    finally:
+        session.close()
+    console = client_as(app, olli)
+    post_form(console, "/language", {"locale": "fi", "next": "/operator/alerts"})
+    assert _shown_alerts(console) == [unknown, stored]
+    token = client.post("/api/v1/auth/token", json={"username": "olli", "password": PASSWORD})
+    headers = {"Authorization": f"Bearer {token.get_json()['token']}", "Accept-Language": "fi"}
+    found = client.get("/api/v1/operator/alerts", headers=headers).get_json()["alerts"]
+    assert [(a["message"], a["params"]) for a in found] == [
+        (unknown, {"name": "pat"}),
+        (stored, None),
+    ]

@@ -27,7 +27,7 @@ from sota_casino.web.openapi import openapi_document
 
 METHODS = ("get", "post", "put", "patch", "delete")
 JSON = "application/json"
-#: The POSTs that move money, or propose or decide a move (four eyes): each takes an
+#: The POSTs that move money, or propose or decide a change (four eyes): each takes an
 #: Idempotency-Key, and no other call does.
 MONEY_MOVING = {
     ("/me/topup", "post"),
@@ -37,6 +37,7 @@ MONEY_MOVING = {
     ("/sota/games/{id}/moves", "post"),
     ("/operator/adjustments", "post"),
     ("/operator/approvals/adjustments", "post"),
+    ("/operator/approvals/tables/{name}", "post"),
     ("/operator/approvals/{id}/approve", "post"),
     ("/operator/approvals/{id}/reject", "post"),
 }

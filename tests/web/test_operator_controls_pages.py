@@ -13,6 +13,7 @@ from collections.abc import Callable
 from flask import Flask
 from operator_support import CSRF
 from operator_support import add_user
+from operator_support import audit_size
 from operator_support import client_as
 from operator_support import db
 
@@ -99,6 +100,41 @@ def test_two_operators_adjust_with_approval_and_change_a_table_by_the_forms(
     tables = olga.get("/operator/tables").get_data(as_text=True)
     history = tables.split("Who changed what, when")[1]
     assert "olga" in history and "(approved by otto)" in history and "user:" not in history
+
+
+def test_the_table_form_submitted_twice_with_its_key_proposes_once(
+    make_app: Callable[..., Flask],
+) -> None:
+    app = make_app(FOUR_EYES_TABLES=1)
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    page = olga.get("/operator/tables").get_data(as_text=True)
+    form_keys = r'data-table="(\w+)">.*?name="idempotency_key" value="(\w+)"'
+    keys = dict(re.findall(form_keys, page, re.S))
+    assert set(keys) == {"casino_war", "sota"} and keys["casino_war"] != keys["sota"]
+    form = {
+        "csrf_token": CSRF,
+        "min_bet": "1",
+        "max_bet": "500",
+        "decks": "4",
+        "tie_payout": "10",
+        "burn": "3",
+        "bonus": "none",
+        "idempotency_key": keys["casino_war"],
+    }
+    size = audit_size(app)
+    flashes = []
+    for _ in range(2):
+        saved = olga.post("/operator/tables/casino_war", data=form, follow_redirects=True)
+        assert saved.status_code == 200
+        flashes += re.findall(r"The change is proposed \(#(\d+)\)", saved.get_data(as_text=True))
+    proposals = olga.get("/operator/approvals").get_data(as_text=True)
+    assert re.findall(r'data-approval="(\d+)"', proposals) == flashes[:1] == flashes[1:]
+    assert audit_size(app) == size + 1  # one approval.proposed
+    # Another table's form, with its own key, is a proposal of its own.
+    sota = {"csrf_token": CSRF, "min_stake": "1", "max_stake": "50", "presets": "nordic"}
+    olga.post("/operator/tables/sota", data={**sota, "idempotency_key": keys["sota"]})
+    proposals = olga.get("/operator/approvals").get_data(as_text=True)
+    assert len(re.findall(r'data-approval="(\d+)"', proposals)) == 2
 
 
 def test_alert_rules_are_set_and_shown_on_the_console(app: Flask) -> None:
