@@ -1,8 +1,8 @@
 """An alert keeps its message as a message id with its params, so each operator reads it in
 their own language; the alerts raised before keep their English text, with no params.
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-12-02 09:00:00.000000
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0014"
-down_revision: str | None = "0013"
+revision: str = "0015"
+down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
