@@ -72,7 +72,8 @@ READ_ONLY = "sota_casino_read_only"
 ONE_READ = "sota_casino_one_read"
 #: ``session.info`` key and connection option: the session's work is no request's (a command,
 #: the standing checks), so its statements are not cut off (db.py lifts PostgreSQL's
-#: ``statement_timeout`` for its transactions). Its lock waits stay bounded.
+#: ``statement_timeout`` for its transactions, and SQLite's progress handler lets them run).
+#: Its lock waits stay bounded.
 UNHURRIED = "sota_casino_unhurried"
 #: The connection's options for each kind of use case.
 _OPTIONS: dict[str, dict[str, Any]] = {
@@ -111,12 +112,14 @@ RETRY_AFTER = 2
 #: read-only transaction forced on the server (25006), and a lock_timeout (55P03).
 OUTAGE_SQLSTATE_CLASSES = ("08", "53", "57", "58")
 OUTAGE_SQLSTATES = {"25006", "55P03"}
-#: SQLite's busy, locked, read-only, I/O error, full and cannot-open (primary result codes).
-OUTAGE_SQLITE_CODES = {5, 6, 8, 10, 13, 14}
+#: SQLite's busy, locked, read-only, interrupted (a statement cut off: see db.py), I/O error,
+#: full and cannot-open (primary result codes).
+OUTAGE_SQLITE_CODES = {5, 6, 8, 9, 10, 13, 14}
 #: The waits that ran out: PostgreSQL's lock_not_available (``lock_timeout``) and
-#: query_canceled (``statement_timeout``), SQLite's busy and locked (its busy timeout).
+#: query_canceled (``statement_timeout``), SQLite's busy and locked (its busy timeout) and
+#: interrupted (its statement bound).
 TIMEOUT_SQLSTATES = {"55P03", "57014"}
-TIMEOUT_SQLITE_CODES = {5, 6}
+TIMEOUT_SQLITE_CODES = {5, 6, 9}
 
 log = logging.getLogger(__name__)
 
