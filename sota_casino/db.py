@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import math
 import os
+import sys
 import threading
 import time
 from typing import Any
@@ -70,7 +71,8 @@ def make_engine(
 
     :param lock_timeout_ms: the longest a statement waits for a lock: PostgreSQL's
         ``lock_timeout``; on SQLite the write gate and the busy timeout together. None: no
-        bound on PostgreSQL, :data:`BUSY_TIMEOUT` on SQLite.
+        bound on PostgreSQL, :data:`BUSY_TIMEOUT` on SQLite. A new PostgreSQL connection may
+        take as long to be made (:func:`connect_timeout`).
     :param statement_timeout_ms: the longest a statement runs, except in an unhurried
         session's transactions: PostgreSQL's ``statement_timeout``; on SQLite the statement is
         interrupted ("interrupted", SQLITE_INTERRUPT) once it has run that long, its rows
@@ -93,12 +95,50 @@ def make_engine(
     return engine
 
 
+#: Seconds a PostgreSQL connection of an engine that sets no lock wait (the migrations, tools)
+#: may take to be made.
+CONNECT_TIMEOUT = 5
+#: How a PostgreSQL connection finds that its server's machine or the network path to it is
+#: gone, where it would otherwise wait for an answer forever: after 5 s without a word from the
+#: server the kernel sends a keepalive probe every 2 s, and (Linux) drops the connection once
+#: 10 s have passed with no answer, or with data sent and not acknowledged. A request is then
+#: refused after about 11 s, well inside gunicorn's 30. A live server's kernel answers the
+#: probes at once, even while the server runs a long statement, so none is cut off by them.
+KEEPALIVES: dict[str, int] = {
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
+TCP_USER_TIMEOUT_MS = 10_000
+
+
+def connect_timeout(lock_timeout_ms: int | None) -> int:
+    """Return the seconds a new PostgreSQL connection may take to be made (psycopg's
+    ``connect_timeout``: whole seconds, at least 2).
+
+    It is the lock wait, not a setting of its own: a server that accepts the connection and
+    never answers (hung, or overloaded) keeps a request waiting just as a lock held elsewhere
+    does, and gunicorn's master already checks the lock wait against its ``timeout``.
+    """
+    if lock_timeout_ms is None:
+        return CONNECT_TIMEOUT
+    return max(2, math.ceil(lock_timeout_ms / 1000))
+
+
 def _postgres_arguments(
     url: str, lock_timeout_ms: int | None, statement_timeout_ms: int | None
 ) -> dict[str, Any]:
-    """psycopg's arguments: the timeouts go in the connection's startup packet (``options``),
-    so they cost no round trip; options already in the URL are kept."""
-    arguments: dict[str, Any] = {"connect_timeout": 5}
+    """psycopg's arguments: the bounds of a connection attempt and of a dead peer (each one the
+    URL sets is kept), and the timeouts in the connection's startup packet (``options``), so
+    they cost no round trip; options already in the URL are kept."""
+    given_in_url = make_url(url).query
+    bounds: dict[str, int] = {"connect_timeout": connect_timeout(lock_timeout_ms), **KEEPALIVES}
+    if sys.platform == "linux":  # libpq has no tcp_user_timeout elsewhere
+        bounds["tcp_user_timeout"] = TCP_USER_TIMEOUT_MS
+    arguments: dict[str, Any] = {
+        name: value for name, value in bounds.items() if name not in given_in_url
+    }
     settings = [
         f"-c {name}={value}"
         for name, value in (
@@ -108,7 +148,7 @@ def _postgres_arguments(
         if value is not None
     ]
     if settings:
-        given = make_url(url).query.get("options")
+        given = given_in_url.get("options")
         arguments["options"] = " ".join([*([str(given)] if given else []), *settings])
     return arguments
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -142,13 +143,23 @@ def is_outage(exc: DBAPIError) -> bool:
 
 def waited_too_long(exc: DBAPIError) -> bool:
     """Tell whether ``exc`` ends a wait that ran out (a lock held elsewhere, a statement cut
-    off): trying again at once would only wait as long again."""
+    off, a connection the server did not complete in time): trying again at once would only
+    wait as long again."""
     orig = exc.orig
+    if _connection_timed_out(orig):
+        return True
     sqlstate = getattr(orig, "sqlstate", None)
     if sqlstate is not None:
         return sqlstate in TIMEOUT_SQLSTATES
     sqlite_code = getattr(orig, "sqlite_errorcode", None)
     return sqlite_code is not None and sqlite_code & 0xFF in TIMEOUT_SQLITE_CODES
+
+
+def _connection_timed_out(orig: BaseException | None) -> bool:
+    """Tell whether ``orig`` is psycopg's ``connect_timeout`` running out. Only a PostgreSQL
+    engine imports psycopg, and until one has, no error can be psycopg's."""
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(orig, psycopg.errors.ConnectionTimeout)
 
 
 def unavailable(exc: DBAPIError) -> Unavailable:

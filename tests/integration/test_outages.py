@@ -3,6 +3,7 @@ never a 500, and the service recovers by itself once the database is back."""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from flask import Flask
 from flask import request
 from flask.testing import FlaskClient
 from outage_support import Relay
+from outage_support import SilentServer
 from outage_support import SqliteFault
 from outage_support import books
 from outage_support import hold_lock
@@ -26,7 +28,11 @@ from sqlalchemy.orm import Session
 
 from sota_casino import background
 from sota_casino.core.errors import Unavailable
+from sota_casino.db import KEEPALIVES
+from sota_casino.db import TCP_USER_TIMEOUT_MS
+from sota_casino.db import connect_timeout
 from sota_casino.db import get_session
+from sota_casino.db import make_engine
 from sota_casino.db import new_session
 from sota_casino.factory import create_app
 from sota_casino.services import accounts
@@ -199,6 +205,69 @@ def test_a_statement_that_runs_too_long_is_cut_off_in_a_request_and_not_in_a_com
             unhurried.close()
     finally:
         app.extensions["sota_casino.engine"].dispose()
+
+
+def test_a_postgres_server_that_never_answers_is_a_503_after_one_connect_timeout(
+    tmp_path: Path,
+) -> None:
+    """A server that accepts the connection and never answers (hung, or a dead path behind
+    something that still completes TCP) makes a connection attempt fail once the connect
+    timeout, derived from the lock wait, is over, instead of waiting forever; a request is
+    answered 503 with Retry-After after that one attempt, not after three of them."""
+    limit = connect_timeout(LOCK_WAIT_MS)
+    with SilentServer() as server:
+        url = f"postgresql+psycopg://postgres@127.0.0.1:{server.port}/test"
+        engine = make_engine(url, lock_timeout_ms=LOCK_WAIT_MS, statement_timeout_ms=1_000)
+        started = time.monotonic()
+        with pytest.raises(sa.exc.OperationalError, match="connection timeout expired"):
+            engine.connect()
+        waited = time.monotonic() - started
+        engine.dispose()
+        assert limit * 0.9 <= waited < limit + 1.5, (waited, limit)
+
+        app = create_app(app_config(url, tmp_path, DB_LOCK_TIMEOUT_MS=LOCK_WAIT_MS))
+        tried_before = server.accepted
+        try:
+            started = time.monotonic()
+            response = app.test_client().get(
+                "/api/v1/me", headers={"Authorization": "Bearer any-token"}
+            )
+            waited = time.monotonic() - started
+        finally:
+            app.extensions["sota_casino.engine"].dispose()
+        assert_unavailable(response)
+        assert server.accepted - tried_before == 1  # not tried again: it would wait as long
+        assert limit * 0.9 <= waited < limit + 1.5, (waited, limit)
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_postgres_connections_probe_a_silent_peer_and_give_up_on_a_dead_one(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The app's PostgreSQL connections carry TCP keepalives and (Linux) a user timeout, so a
+    server whose machine or network path died is found instead of waited for forever."""
+    app = create_app(app_config(db_url, tmp_path))
+    engine = app.extensions["sota_casino.engine"]
+    try:
+        with engine.connect() as connection:
+            fd = connection.connection.driver_connection.pgconn.socket  # type: ignore[union-attr]
+            sock = socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM)  # a duplicate of it
+            try:
+                found = {
+                    "keepalives": sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                    "keepalives_idle": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                    "keepalives_interval": sock.getsockopt(
+                        socket.IPPROTO_TCP, socket.TCP_KEEPINTVL
+                    ),
+                    "keepalives_count": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+                }
+                user_timeout = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)
+            finally:
+                sock.close()
+    finally:
+        engine.dispose()
+    assert found == KEEPALIVES
+    assert user_timeout == TCP_USER_TIMEOUT_MS
 
 
 #: The SQLite tests' statement bound (ms), and a statement that runs many times as long on any
