@@ -56,7 +56,7 @@ def measure(url: str, workdir: Path) -> tuple[float, float]:
 
         play()  # warm up: the signing key is registered on first use
         round_rate = _rate(ROUNDS, play)
-        assert money.balances(session, user)["chips"] > 0
+        assert money.balances(session, user).chips > 0
         engine = app.extensions["sota_casino.engine"]
         with engine.begin() as connection:
             connection.execute(

@@ -37,8 +37,9 @@ INT_SETTINGS: dict[str, int] = {
     "FOUR_EYES_TABLES": 1,
     # The longest a request waits for the database (ms), well under gunicorn's timeout: for a
     # lock (PostgreSQL's lock_timeout; SQLite's write gate and busy timeout together), and for
-    # one statement (PostgreSQL's statement_timeout; commands and the standing checks are not
-    # cut off). Past either, the request is a 503 with Retry-After. See docs/operations.md.
+    # one statement (PostgreSQL's statement_timeout; on SQLite a progress handler interrupts it;
+    # commands and the standing checks are not cut off). Past either, the request is a 503 with
+    # Retry-After. See docs/operations.md.
     "DB_LOCK_TIMEOUT_MS": 5_000,
     "DB_STATEMENT_TIMEOUT_MS": 10_000,
     "PORT": 5000,  # where `python app.py` serves

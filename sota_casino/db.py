@@ -11,8 +11,10 @@ instead.
 
 The app's engine bounds every wait for the database well under gunicorn's ``timeout``
 (``DB_LOCK_TIMEOUT_MS``, ``DB_STATEMENT_TIMEOUT_MS``): a request that waits longer is a 503,
-never a worker killed mid-request. Sessions of work that is no request's (the commands, the
-standing checks) are :data:`~.services.tx.UNHURRIED`: their statements are not cut off.
+never a worker killed mid-request. A statement is cut off on both databases (PostgreSQL's
+``statement_timeout``; on SQLite a progress handler interrupts it). Sessions of work that is no
+request's (the commands, the standing checks) are :data:`~.services.tx.UNHURRIED`: their
+statements are not cut off.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import math
 import os
+import sys
 import threading
 import time
 from typing import Any
@@ -68,10 +71,12 @@ def make_engine(
 
     :param lock_timeout_ms: the longest a statement waits for a lock: PostgreSQL's
         ``lock_timeout``; on SQLite the write gate and the busy timeout together. None: no
-        bound on PostgreSQL, :data:`BUSY_TIMEOUT` on SQLite.
-    :param statement_timeout_ms: the longest a statement runs on PostgreSQL
-        (``statement_timeout``), except in an unhurried session's transactions; None: no bound.
-        SQLite has no such bound: its only wait is for the write lock.
+        bound on PostgreSQL, :data:`BUSY_TIMEOUT` on SQLite. A new PostgreSQL connection may
+        take as long to be made (:func:`connect_timeout`).
+    :param statement_timeout_ms: the longest a statement runs, except in an unhurried
+        session's transactions: PostgreSQL's ``statement_timeout``; on SQLite the statement is
+        interrupted ("interrupted", SQLITE_INTERRUPT) once it has run that long, its rows
+        fetched included. None: no bound.
     """
     kwargs.setdefault("hide_parameters", True)
     kwargs.setdefault("json_serializer", dump_json)
@@ -79,21 +84,61 @@ def make_engine(
         wait = BUSY_TIMEOUT if lock_timeout_ms is None else lock_timeout_ms / 1000
         engine = create_engine(url, connect_args={"timeout": wait}, **kwargs)
         _sqlite_transactions(engine, wait)
+        if statement_timeout_ms is not None:
+            _sqlite_statement_bound(engine, statement_timeout_ms)
     else:
         arguments = _postgres_arguments(url, lock_timeout_ms, statement_timeout_ms)
         engine = create_engine(url, connect_args=arguments, **kwargs)
         if statement_timeout_ms is not None:
-            _unhurried_statements(engine)
+            _postgres_statement_bound(engine)
     _guard_read_only(engine)
     return engine
+
+
+#: Seconds a PostgreSQL connection of an engine that sets no lock wait (the migrations, tools)
+#: may take to be made.
+CONNECT_TIMEOUT = 5
+#: How a PostgreSQL connection finds that its server's machine or the network path to it is
+#: gone, where it would otherwise wait for an answer forever: after 5 s without a word from the
+#: server the kernel sends a keepalive probe every 2 s, and (Linux) drops the connection once
+#: 10 s have passed with no answer, or with data sent and not acknowledged. A request is then
+#: refused after about 11 s, well inside gunicorn's 30. A live server's kernel answers the
+#: probes at once, even while the server runs a long statement, so none is cut off by them.
+KEEPALIVES: dict[str, int] = {
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
+TCP_USER_TIMEOUT_MS = 10_000
+
+
+def connect_timeout(lock_timeout_ms: int | None) -> int:
+    """Return the seconds a new PostgreSQL connection may take to be made (psycopg's
+    ``connect_timeout``: whole seconds, at least 2).
+
+    It is the lock wait, not a setting of its own: a server that accepts the connection and
+    never answers (hung, or overloaded) keeps a request waiting just as a lock held elsewhere
+    does, and gunicorn's master already checks the lock wait against its ``timeout``.
+    """
+    if lock_timeout_ms is None:
+        return CONNECT_TIMEOUT
+    return max(2, math.ceil(lock_timeout_ms / 1000))
 
 
 def _postgres_arguments(
     url: str, lock_timeout_ms: int | None, statement_timeout_ms: int | None
 ) -> dict[str, Any]:
-    """psycopg's arguments: the timeouts go in the connection's startup packet (``options``),
-    so they cost no round trip; options already in the URL are kept."""
-    arguments: dict[str, Any] = {"connect_timeout": 5}
+    """psycopg's arguments: the bounds of a connection attempt and of a dead peer (each one the
+    URL sets is kept), and the timeouts in the connection's startup packet (``options``), so
+    they cost no round trip; options already in the URL are kept."""
+    given_in_url = make_url(url).query
+    bounds: dict[str, int] = {"connect_timeout": connect_timeout(lock_timeout_ms), **KEEPALIVES}
+    if sys.platform == "linux":  # libpq has no tcp_user_timeout elsewhere
+        bounds["tcp_user_timeout"] = TCP_USER_TIMEOUT_MS
+    arguments: dict[str, Any] = {
+        name: value for name, value in bounds.items() if name not in given_in_url
+    }
     settings = [
         f"-c {name}={value}"
         for name, value in (
@@ -103,20 +148,77 @@ def _postgres_arguments(
         if value is not None
     ]
     if settings:
-        given = make_url(url).query.get("options")
+        given = given_in_url.get("options")
         arguments["options"] = " ".join([*([str(given)] if given else []), *settings])
     return arguments
 
 
-def _unhurried_statements(engine: Engine) -> None:
-    """Lift ``statement_timeout`` for the transaction of an unhurried session (a command, the
-    standing checks), which may rightly read the whole of a large table in one statement."""
+def _statements_bounded(connection: Any) -> bool:
+    """Tell whether the transaction ``connection`` begins has its statements cut off: every
+    one but an unhurried session's (a command, the standing checks), which may rightly read the
+    whole of a large table in one statement. A one-statement read keeps the bound: it has no
+    transaction to lift it for."""
+    options = connection.get_execution_options()
+    return not options.get(UNHURRIED) or bool(options.get(ONE_READ))
+
+
+def _postgres_statement_bound(engine: Engine) -> None:
+    """Lift ``statement_timeout`` for the transactions whose statements are not bounded."""
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        options = connection.get_execution_options()
-        if options.get(UNHURRIED) and not options.get(ONE_READ):
+        if not _statements_bounded(connection):
             connection.exec_driver_sql("SET LOCAL statement_timeout = 0")
+
+
+#: VM instructions between two looks at the clock of a running SQLite statement. A look costs
+#: about 0.3 us (a call into Python), an instruction about 0.03 us: one look in 10,000 adds
+#: about 0.1 % to a long statement and none to a short one (a statement of fewer instructions
+#: never calls it), and a statement is cut off within a third of a millisecond of its time.
+SQLITE_STEPS_PER_LOOK = 10_000
+
+#: ``connection.info`` key: the SQLite connection's :class:`_StatementClock`.
+_CLOCK = "sota_casino_statement_clock"
+
+
+class _StatementClock:
+    """The time the running statement of one SQLite connection may take, and when it is up."""
+
+    __slots__ = ("allowed", "deadline")
+
+    def __init__(self, allowed: float) -> None:
+        self.allowed = allowed  # seconds a statement of this transaction may run (inf: no bound)
+        self.deadline = math.inf
+
+    def start(self) -> None:
+        self.deadline = time.monotonic() + self.allowed
+
+    def overrun(self) -> bool:
+        """SQLite's progress handler: true interrupts the running statement."""
+        return time.monotonic() > self.deadline
+
+
+def _sqlite_statement_bound(engine: Engine, statement_timeout_ms: int) -> None:
+    """Interrupt a SQLite statement that has run ``statement_timeout_ms``, as PostgreSQL's
+    ``statement_timeout`` does, except in the transactions whose statements are not bounded.
+
+    The statement fails with SQLITE_INTERRUPT; an interrupted write rolls its transaction back,
+    and every other is rolled back by the use case that ran it, so nothing of it is kept. The
+    clock starts as the statement is sent and runs while its rows are fetched."""
+    allowed = statement_timeout_ms / 1000
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, record: Any) -> None:
+        clock = record.info[_CLOCK] = _StatementClock(allowed)
+        dbapi_connection.set_progress_handler(clock.overrun, SQLITE_STEPS_PER_LOOK)
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.info[_CLOCK].allowed = allowed if _statements_bounded(connection) else math.inf
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _before_execute(connection: Any, *_args: Any) -> None:
+        connection.info[_CLOCK].start()
 
 
 def _guard_read_only(engine: Engine) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -75,7 +76,8 @@ READ_ONLY = "sota_casino_read_only"
 ONE_READ = "sota_casino_one_read"
 #: ``session.info`` key and connection option: the session's work is no request's (a command,
 #: the standing checks), so its statements are not cut off (db.py lifts PostgreSQL's
-#: ``statement_timeout`` for its transactions). Its lock waits stay bounded.
+#: ``statement_timeout`` for its transactions, and SQLite's progress handler lets them run).
+#: Its lock waits stay bounded.
 UNHURRIED = "sota_casino_unhurried"
 #: The connection's options for each kind of use case.
 _OPTIONS: dict[str, dict[str, Any]] = {
@@ -114,12 +116,14 @@ RETRY_AFTER = 2
 #: read-only transaction forced on the server (25006), and a lock_timeout (55P03).
 OUTAGE_SQLSTATE_CLASSES = ("08", "53", "57", "58")
 OUTAGE_SQLSTATES = {"25006", "55P03"}
-#: SQLite's busy, locked, read-only, I/O error, full and cannot-open (primary result codes).
-OUTAGE_SQLITE_CODES = {5, 6, 8, 10, 13, 14}
+#: SQLite's busy, locked, read-only, interrupted (a statement cut off: see db.py), I/O error,
+#: full and cannot-open (primary result codes).
+OUTAGE_SQLITE_CODES = {5, 6, 8, 9, 10, 13, 14}
 #: The waits that ran out: PostgreSQL's lock_not_available (``lock_timeout``) and
-#: query_canceled (``statement_timeout``), SQLite's busy and locked (its busy timeout).
+#: query_canceled (``statement_timeout``), SQLite's busy and locked (its busy timeout) and
+#: interrupted (its statement bound).
 TIMEOUT_SQLSTATES = {"55P03", "57014"}
-TIMEOUT_SQLITE_CODES = {5, 6}
+TIMEOUT_SQLITE_CODES = {5, 6, 9}
 
 log = logging.getLogger(__name__)
 
@@ -142,13 +146,23 @@ def is_outage(exc: DBAPIError) -> bool:
 
 def waited_too_long(exc: DBAPIError) -> bool:
     """Tell whether ``exc`` ends a wait that ran out (a lock held elsewhere, a statement cut
-    off): trying again at once would only wait as long again."""
+    off, a connection the server did not complete in time): trying again at once would only
+    wait as long again."""
     orig = exc.orig
+    if _connection_timed_out(orig):
+        return True
     sqlstate = getattr(orig, "sqlstate", None)
     if sqlstate is not None:
         return sqlstate in TIMEOUT_SQLSTATES
     sqlite_code = getattr(orig, "sqlite_errorcode", None)
     return sqlite_code is not None and sqlite_code & 0xFF in TIMEOUT_SQLITE_CODES
+
+
+def _connection_timed_out(orig: BaseException | None) -> bool:
+    """Tell whether ``orig`` is psycopg's ``connect_timeout`` running out. Only a PostgreSQL
+    engine imports psycopg, and until one has, no error can be psycopg's."""
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(orig, psycopg.errors.ConnectionTimeout)
 
 
 def unavailable(exc: DBAPIError) -> Unavailable:

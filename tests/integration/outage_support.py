@@ -1,6 +1,6 @@
-"""Outages on demand: a TCP relay to PostgreSQL that can be cut and restored, switches that
-make a SQLite database read-only or full for the connections an engine hands out, and the lock
-a bet needs held by someone else."""
+"""Outages on demand: a TCP relay to PostgreSQL that can be cut and restored, a server that
+accepts connections and never answers, switches that make a SQLite database read-only or full
+for the connections an engine hands out, and the lock a bet needs held by someone else."""
 
 from __future__ import annotations
 
@@ -85,6 +85,54 @@ class Relay:
                     sock.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
+
+
+class SilentServer:
+    """A server at 127.0.0.1:<port> that accepts connections and never says a word: a hung
+    database, or one whose network path died beyond a proxy that still completes TCP. It hangs
+    up on every connection after ``at_most`` seconds, so a wait without bound fails a test
+    instead of hanging it. ``accepted``: the connections it took."""
+
+    def __init__(self, at_most: float = 30.0) -> None:
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(16)
+        self.port: int = self._listener.getsockname()[1]
+        self.accepted = 0
+        self._held: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+        self._timer = threading.Timer(at_most, self.close)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def __enter__(self) -> SilentServer:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                self.accepted += 1
+                self._held.append(client)
+
+    def close(self) -> None:
+        self._timer.cancel()
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept() on Linux
+        except OSError:
+            pass
+        self._listener.close()
+        with self._lock:
+            for client in self._held:
+                client.close()
+            self._held.clear()
 
 
 class SqliteFault:

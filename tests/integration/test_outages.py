@@ -3,6 +3,8 @@ never a 500, and the service recovers by itself once the database is back."""
 
 from __future__ import annotations
 
+import socket
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,8 +14,10 @@ import pytest
 import sqlalchemy as sa
 from app_support import app_config
 from flask import Flask
+from flask import request
 from flask.testing import FlaskClient
 from outage_support import Relay
+from outage_support import SilentServer
 from outage_support import SqliteFault
 from outage_support import books
 from outage_support import hold_lock
@@ -24,6 +28,11 @@ from sqlalchemy.orm import Session
 
 from sota_casino import background
 from sota_casino.core.errors import Unavailable
+from sota_casino.db import KEEPALIVES
+from sota_casino.db import TCP_USER_TIMEOUT_MS
+from sota_casino.db import connect_timeout
+from sota_casino.db import get_session
+from sota_casino.db import make_engine
 from sota_casino.db import new_session
 from sota_casino.factory import create_app
 from sota_casino.services import accounts
@@ -196,6 +205,165 @@ def test_a_statement_that_runs_too_long_is_cut_off_in_a_request_and_not_in_a_com
             unhurried.close()
     finally:
         app.extensions["sota_casino.engine"].dispose()
+
+
+def test_a_postgres_server_that_never_answers_is_a_503_after_one_connect_timeout(
+    tmp_path: Path,
+) -> None:
+    """A server that accepts the connection and never answers (hung, or a dead path behind
+    something that still completes TCP) makes a connection attempt fail once the connect
+    timeout, derived from the lock wait, is over, instead of waiting forever; a request is
+    answered 503 with Retry-After after that one attempt, not after three of them."""
+    limit = connect_timeout(LOCK_WAIT_MS)
+    with SilentServer() as server:
+        url = f"postgresql+psycopg://postgres@127.0.0.1:{server.port}/test"
+        engine = make_engine(url, lock_timeout_ms=LOCK_WAIT_MS, statement_timeout_ms=1_000)
+        started = time.monotonic()
+        with pytest.raises(sa.exc.OperationalError, match="connection timeout expired"):
+            engine.connect()
+        waited = time.monotonic() - started
+        engine.dispose()
+        assert limit * 0.9 <= waited < limit + 1.5, (waited, limit)
+
+        app = create_app(app_config(url, tmp_path, DB_LOCK_TIMEOUT_MS=LOCK_WAIT_MS))
+        tried_before = server.accepted
+        try:
+            started = time.monotonic()
+            response = app.test_client().get(
+                "/api/v1/me", headers={"Authorization": "Bearer any-token"}
+            )
+            waited = time.monotonic() - started
+        finally:
+            app.extensions["sota_casino.engine"].dispose()
+        assert_unavailable(response)
+        assert server.accepted - tried_before == 1  # not tried again: it would wait as long
+        assert limit * 0.9 <= waited < limit + 1.5, (waited, limit)
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_postgres_connections_probe_a_silent_peer_and_give_up_on_a_dead_one(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The app's PostgreSQL connections carry TCP keepalives and (Linux) a user timeout, so a
+    server whose machine or network path died is found instead of waited for forever."""
+    app = create_app(app_config(db_url, tmp_path))
+    engine = app.extensions["sota_casino.engine"]
+    try:
+        with engine.connect() as connection:
+            fd = connection.connection.driver_connection.pgconn.socket  # type: ignore[union-attr]
+            sock = socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM)  # a duplicate of it
+            try:
+                found = {
+                    "keepalives": sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                    "keepalives_idle": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                    "keepalives_interval": sock.getsockopt(
+                        socket.IPPROTO_TCP, socket.TCP_KEEPINTVL
+                    ),
+                    "keepalives_count": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+                }
+                user_timeout = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)
+            finally:
+                sock.close()
+    finally:
+        engine.dispose()
+    assert found == KEEPALIVES
+    assert user_timeout == TCP_USER_TIMEOUT_MS
+
+
+#: The SQLite tests' statement bound (ms), and a statement that runs many times as long on any
+#: machine: counting through a recursive CTE, 17 VM instructions a row (about a second here).
+SQLITE_STATEMENT_MS = 50
+LONG_COUNT = 2_000_000
+
+
+def count_to(n: int) -> sa.TextClause:
+    return sa.text(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < :n) "
+        "SELECT count(*) FROM c"
+    ).bindparams(n=n)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_sqlite_statement_that_runs_too_long_is_cut_off_in_a_request_and_not_in_a_command(
+    db_url: str, tmp_path: Path
+) -> None:
+    """SQLite has no statement_timeout of its own: a request's statement that outruns
+    ``DB_STATEMENT_TIMEOUT_MS`` is interrupted and is an :class:`Unavailable` at once, sent
+    once and not tried again; a command's unhurried session runs the same statement to its
+    end."""
+    app = create_app(app_config(db_url, tmp_path, DB_STATEMENT_TIMEOUT_MS=SQLITE_STATEMENT_MS))
+    engine = app.extensions["sota_casino.engine"]
+    sent: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
+
+    @tx.read_only
+    def count(session: Session) -> int:
+        return int(session.execute(count_to(LONG_COUNT)).scalar_one())
+
+    try:
+        with app.app_context():
+            unhurried = new_session()
+            started = time.monotonic()
+            assert count(unhurried) == LONG_COUNT
+            ran = time.monotonic() - started
+            unhurried.close()
+            # Else the statement would not show that the bound cuts anything off.
+            assert ran > 4 * SQLITE_STATEMENT_MS / 1000, ran
+
+            sent.clear()
+            hurried = app.extensions["sota_casino.sessionmaker"]()
+            started = time.monotonic()
+            with pytest.raises(Unavailable) as refused:
+                count(hurried)
+            cut_off = time.monotonic() - started
+            hurried.close()
+        assert cut_off < ran / 2, (cut_off, ran)
+        assert sum("RECURSIVE" in statement for statement in sent) == 1  # not tried again
+        cause = refused.value.__cause__
+        assert isinstance(cause, sa.exc.OperationalError)
+        assert cause.orig.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT  # type: ignore[union-attr]
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_sqlite_statement_cut_off_in_a_request_is_a_503_with_retry_after_and_keeps_nothing(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A request whose SQLite statement is interrupted is answered 503 with Retry-After, by a
+    use case and by a statement that escaped the services alike, and what its transaction wrote
+    before is rolled back; a short statement on the same connections still runs."""
+    app = create_app(app_config(db_url, tmp_path, DB_STATEMENT_TIMEOUT_MS=SQLITE_STATEMENT_MS))
+    engine = app.extensions["sota_casino.engine"]
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE writes (n INTEGER)"))
+
+    @tx.transactional
+    def write_then_count(session: Session, n: int) -> int:
+        session.execute(sa.text("INSERT INTO writes VALUES (:n)"), {"n": n})
+        return int(session.execute(count_to(n)).scalar_one())
+
+    def through_a_use_case() -> dict[str, int]:
+        return {"count": write_then_count(get_session(), request.args.get("n", 0, type=int))}
+
+    def outside_the_services() -> dict[str, int]:
+        n = request.args.get("n", 0, type=int)
+        return {"count": int(get_session().execute(count_to(n)).scalar_one())}
+
+    app.add_url_rule("/api/v1/slow-write", "slow_write", through_a_use_case)
+    app.add_url_rule("/api/v1/slow-read", "slow_read", outside_the_services)
+    client = app.test_client()
+    try:
+        for path in ("/api/v1/slow-write", "/api/v1/slow-read", "/api/v1/slow-write"):
+            assert_unavailable(client.get(path, query_string={"n": LONG_COUNT}))
+        with engine.connect() as connection:
+            assert connection.scalar(sa.text("SELECT count(*) FROM writes")) == 0
+        answer = client.get("/api/v1/slow-write", query_string={"n": 10})
+        assert answer.status_code == 200 and answer.get_json() == {"count": 10}
+        with engine.connect() as connection:
+            assert connection.scalars(sa.text("SELECT n FROM writes")).all() == [10]
+    finally:
+        engine.dispose()
 
 
 def test_the_standing_checks_run_in_unhurried_sessions(
