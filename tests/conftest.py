@@ -183,6 +183,9 @@ SLOW_TESTS = {
     "test_bench_load.py::test_the_short_load_run_answers_every_request_and_the_checks_pass": (
         "a load run under gunicorn on both databases"
     ),
+    # The SQLite statement bound has quick tests in the same file.
+    "test_outages.py::test_a_postgres_server_that_never_answers_is_a_503_after_one_connect_"
+    "timeout": "waits out a connect timeout against a server that never answers",
     "test_reads_never_block_play.py::test_bets_go_through_while_the_whole_log_is_checked_and_"
     "exported": "fills a big log, then checks and exports it in another process",
 }
