@@ -30,6 +30,18 @@ def _balance(app: Flask, user_id: int, currency: str) -> int:
         session.close()
 
 
+#: The Casino War table's form, changed to 4 decks.
+WAR_TABLE_CHANGE = {
+    "csrf_token": CSRF,
+    "min_bet": "1",
+    "max_bet": "500",
+    "decks": "4",
+    "tie_payout": "10",
+    "burn": "3",
+    "bonus": "none",
+}
+
+
 def test_two_operators_adjust_with_approval_and_change_a_table_by_the_forms(
     make_app: Callable[..., Flask],
 ) -> None:
@@ -81,16 +93,7 @@ def test_two_operators_adjust_with_approval_and_change_a_table_by_the_forms(
     assert _balance(app, pat, "chips") == held + 250_000
     assert "1" in olga.get("/operator/approvals?status=approved").get_data(as_text=True)
 
-    form = {
-        "csrf_token": CSRF,
-        "min_bet": "1",
-        "max_bet": "500",
-        "decks": "4",
-        "tie_payout": "10",
-        "burn": "3",
-        "bonus": "none",
-    }
-    changed = olga.post("/operator/tables/casino_war", data=form, follow_redirects=True)
+    changed = olga.post("/operator/tables/casino_war", data=WAR_TABLE_CHANGE, follow_redirects=True)
     assert b"The change is proposed" in changed.data
     tables = otto.get("/operator/tables").get_data(as_text=True)
     assert 'data-testid="four-eyes-tables"' in tables and 'value="6" selected' not in tables
@@ -111,16 +114,7 @@ def test_the_table_form_submitted_twice_with_its_key_proposes_once(
     form_keys = r'data-table="(\w+)">.*?name="idempotency_key" value="(\w+)"'
     keys = dict(re.findall(form_keys, page, re.S))
     assert set(keys) == {"casino_war", "sota"} and keys["casino_war"] != keys["sota"]
-    form = {
-        "csrf_token": CSRF,
-        "min_bet": "1",
-        "max_bet": "500",
-        "decks": "4",
-        "tie_payout": "10",
-        "burn": "3",
-        "bonus": "none",
-        "idempotency_key": keys["casino_war"],
-    }
+    form = {**WAR_TABLE_CHANGE, "idempotency_key": keys["casino_war"]}
     size = audit_size(app)
     flashes = []
     for _ in range(2):
