@@ -103,7 +103,12 @@ class AlertRuleView:
     threshold: Count
     period_hours: Annotated[int, Field(ge=1)]
     enabled: bool
-    description: str
+    description: Annotated[
+        str,
+        Field(
+            description="the rule in words, in the language of Accept-Language (English if none)"
+        ),
+    ]
     created_by: Person
     created_at: Time
 
@@ -251,15 +256,25 @@ def acknowledge(session: Session, actor_id: int, alert_id: int) -> AlertView:
     return alert_view(session, row)
 
 
+#: A rule in words, by kind: message ids whose ``threshold`` is an amount of the rule's currency
+#: (the web layer fills it in and translates it for each reader).
+RULE_WORDS: Final = {
+    LARGE_WIN: N_("a player wins more than %(threshold)s in one round"),
+    PLAYER_ADJUSTMENTS: N_(
+        "adjustments of one player total more than %(threshold)s within %(period_hours)s h"
+    ),
+    OPERATOR_ADJUSTMENTS: N_(
+        "adjustments of one operator total more than %(threshold)s within %(period_hours)s h"
+    ),
+    CHECK_FAILED: N_("a standing check (audit log or ledger) fails"),
+}
+
+
 def describe(kind: str, currency: str | None, threshold: int, period_hours: int) -> str:
-    """A rule in words (minor units: hundredths of a chip, whole sweets)."""
-    if kind == CHECK_FAILED:
-        return "a standing check (audit log or ledger) fails"
+    """A rule in English words, its threshold in minor units (hundredths of a chip, whole
+    sweets); a reader's language words it from :data:`RULE_WORDS`."""
     amount = f"{threshold} {currency} (minor units)"
-    if kind == LARGE_WIN:
-        return f"a player wins more than {amount} in one round"
-    who = "one player" if kind == PLAYER_ADJUSTMENTS else "one operator"
-    return f"adjustments of {who} total more than {amount} within {period_hours} h"
+    return RULE_WORDS[kind] % {"threshold": amount, "period_hours": period_hours}
 
 
 def _names(session: Session, ids: set[int | None]) -> dict[int, str]:

@@ -50,6 +50,8 @@ from .operator import export_response
 from .operator import player_cursors
 from .operator_controls import alert_in_words
 from .operator_controls import alerts_in_words
+from .operator_controls import rule_in_words
+from .operator_controls import rules_in_words
 from .operator_lists import list_download
 from .operator_lists import paging_of
 from .operator_lists import range_export_response
@@ -569,7 +571,7 @@ def alert_list(query: s.AlertsQuery) -> ResponseReturnValue:
 @bp.get("/alerts/rules")
 @read("alertRules", "The alert rules", alerts.AlertRuleList)
 def alert_rules() -> ResponseReturnValue:
-    return answer(alerts.rules(get_session()))
+    return answer(rules_in_words(alerts.rules(get_session())))
 
 
 @bp.post("/alerts/rules")
@@ -586,7 +588,7 @@ def create_alert_rule(body: s.AlertRuleRequest) -> ResponseReturnValue:
     rule = alerts.create_rule(
         get_session(), _actor_id(), body.kind, body.currency, body.threshold, body.period_hours
     )
-    return answer(rule, 201)
+    return answer(rule_in_words(rule), 201)
 
 
 @bp.put("/alerts/rules/<id:rule_id>/enabled")
@@ -597,7 +599,8 @@ def create_alert_rule(body: s.AlertRuleRequest) -> ResponseReturnValue:
     s.RuleEnabled,
 )
 def alert_rule_enabled(rule_id: int, body: s.RuleEnabled) -> ResponseReturnValue:
-    return answer(alerts.set_enabled(get_session(), _actor_id(), rule_id, body.enabled))
+    rule = alerts.set_enabled(get_session(), _actor_id(), rule_id, body.enabled)
+    return answer(rule_in_words(rule))
 
 
 @bp.post("/alerts/<id:alert_id>/acknowledge")

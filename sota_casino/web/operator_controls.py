@@ -180,13 +180,29 @@ def alerts_in_words(page: alerts.AlertPage) -> alerts.AlertPage:
     return replace(page, alerts=[alert_in_words(alert) for alert in page.alerts])
 
 
+def rule_in_words(rule: alerts.AlertRuleView) -> alerts.AlertRuleView:
+    """The rule as the console and the API show it: described in the reader's language, its
+    threshold in chips or sweets."""
+    shown = chips_text if rule.currency == "chips" else sweets_text
+    words = _(
+        alerts.RULE_WORDS[rule.kind],
+        threshold=shown(rule.threshold),
+        period_hours=rule.period_hours,
+    )
+    return replace(rule, description=words)
+
+
+def rules_in_words(found: alerts.AlertRuleList) -> alerts.AlertRuleList:
+    return replace(found, rules=[rule_in_words(rule) for rule in found.rules])
+
+
 @bp.get("/alerts")
 def alerts_page() -> ResponseReturnValue:
     db = get_session()
     found = alerts_in_words(alerts.listing(db, cursor=query_int("cursor", default=None), limit=50))
     return render_template(
         "operator/alerts.html",
-        rules=alerts.rules(db).rules,
+        rules=rules_in_words(alerts.rules(db)).rules,
         found=found,
         kinds=RULE_KINDS,
         currencies=CURRENCIES,
@@ -229,6 +245,7 @@ def create_rule() -> ResponseReturnValue:
         _threshold(kind, currency),
         form_whole("period_hours", label="period in hours"),
     )
+    rule = rule_in_words(rule)
     flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule.id, rule=rule.description), "ok")
     return redirect(url_for(".alerts_page"), code=303)
 

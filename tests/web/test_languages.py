@@ -527,6 +527,46 @@ def test_an_alert_reads_in_each_operators_language(
     assert seen.get_json()["message"] == ALERT_MESSAGES[language]
 
 
+RULE_WORDS = {
+    "en": "a player wins more than 2,500 chips in one round",
+    "fi": "pelaaja voittaa yhdellä kierroksella yli 2\u00a0500 pelimerkkiä",
+    "nb": "en spiller vinner mer enn 2\u00a0500 sjetonger i én runde",
+    "pt": "um jogador ganha mais de 2.500 fichas numa rodada",
+}
+RULE_CELL = re.compile(r'<tr data-rule="\d+"><td class="num">\d+</td><td>(.*?)</td>')
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_an_alert_rule_reads_in_each_operators_language(
+    app: Flask, client: FlaskClient, language: str
+) -> None:
+    """A rule is described in the reader's language, its threshold in chips, on the console
+    (the page and the notice of a rule added) and in the API's answers."""
+    olli = client_as(app, add_user(app, "olli", role="operator"))
+    post_form(olli, "/language", {"locale": language, "next": "/operator/alerts"})
+    form = {"kind": "large_win", "currency": "chips", "threshold": "2500", "period_hours": "24"}
+    added = post_form(olli, "/operator/alerts/rules", form, follow_redirects=True)
+    page = html.unescape(added.get_data(as_text=True))
+    assert RULE_WORDS[language] in page.split('data-rule="')[0]  # the notice, above the list
+    assert [html.unescape(c) for c in RULE_CELL.findall(page)] == [RULE_WORDS[language]]
+
+    token = client.post("/api/v1/auth/token", json={"username": "olli", "password": PASSWORD})
+    auth = {"Authorization": f"Bearer {token.get_json()['token']}"}
+    asked = client.get(
+        "/api/v1/operator/alerts/rules", headers={**auth, "Accept-Language": language}
+    )
+    [rule] = asked.get_json()["rules"]
+    assert (rule["description"], rule["threshold"]) == (RULE_WORDS[language], 250_000)
+    english = client.get("/api/v1/operator/alerts/rules", headers=auth).get_json()["rules"]
+    assert english[0]["description"] == RULE_WORDS["en"]
+    turned_off = client.put(
+        f"/api/v1/operator/alerts/rules/{rule['id']}/enabled",
+        json={"enabled": False},
+        headers={**auth, "Accept-Language": language},
+    )
+    assert turned_off.get_json()["description"] == RULE_WORDS[language]
+
+
 def test_an_alert_stored_as_text_reads_as_it_was_stored(app: Flask, client: FlaskClient) -> None:
     """An alert raised before messages were kept as ids is English text with no params; a
     message no version knows reads as stored too, its params left out."""
