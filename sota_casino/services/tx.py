@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 from typing import Concatenate
+from typing import Final
 from typing import ParamSpec
 from typing import TypeVar
 from typing import cast
@@ -39,7 +40,9 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import SessionTransactionOrigin
 
+from ..core.errors import Conflict
 from ..core.errors import Unavailable
+from ..core.marks import N_
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -174,6 +177,34 @@ def unavailable(exc: DBAPIError) -> Unavailable:
     )
 
 
+#: A unique key broken: PostgreSQL's unique_violation; SQLite's UNIQUE and PRIMARY KEY
+#: constraint codes (extended result codes).
+UNIQUE_SQLSTATE = "23505"
+UNIQUE_SQLITE_CODES = {2067, 1555}
+#: What a request whose write lost a race on a unique key hears (a 409: trying again sees the
+#: other write, and is refused or done as the service decides).
+LOST_RACE: Final = N_("another request changed this at the same moment; try again")
+
+
+def _broke_a_unique_key(exc: DBAPIError) -> bool:
+    orig = exc.orig
+    return (
+        getattr(orig, "sqlstate", None) == UNIQUE_SQLSTATE
+        or getattr(orig, "sqlite_errorcode", None) in UNIQUE_SQLITE_CODES
+    )
+
+
+def _lost_race(exc: DBAPIError) -> Conflict:
+    """The conflict of a write that met a unique key another transaction took first, where no
+    service check turned it into a refusal of its own (every known race has one: this keeps a
+    new one from answering 500). Logged by the key's name only: its values may be a player's."""
+    orig = exc.orig
+    diagnostics = getattr(orig, "diag", None)
+    key = getattr(diagnostics, "constraint_name", None) or str(orig).partition(":")[2].strip()
+    log.warning("a write lost a race on the unique key %s", key or "(unnamed)")
+    return Conflict(LOST_RACE)
+
+
 def _retryable(exc: DBAPIError) -> bool:
     sqlstate = getattr(exc.orig, "sqlstate", None)
     if sqlstate in RETRYABLE_SQLSTATES:
@@ -194,7 +225,8 @@ def _run_in_transaction(
     is retried a few times too (on a fresh connection); then, or if the commit itself failed
     (whether it took effect is unknown, so it is never repeated), :class:`Unavailable`. A wait
     that ran out is :class:`Unavailable` at once: a retry would wait as long again, and the
-    request must answer well before gunicorn's timeout.
+    request must answer well before gunicorn's timeout. A unique key another transaction took
+    first, once no retry helps, is :class:`~sota_casino.core.errors.Conflict`.
 
     :raises NestedTransaction: at once if the caller has a transaction of its own open.
     """
@@ -220,6 +252,8 @@ def _run_in_transaction(
                     time.sleep(0.05 * 2**attempt)
                     continue
                 if attempt == ATTEMPTS - 1 or not _retryable(exc):
+                    if _broke_a_unique_key(exc):
+                        raise _lost_race(exc) from exc
                     raise
                 time.sleep(0.005 * 2**attempt)
         raise AssertionError("unreachable")

@@ -17,6 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import sota_casino.services as services
+from sota_casino.core.errors import Conflict
+from sota_casino.models import Account
 from sota_casino.models import AuditEntry
 from sota_casino.services import accounts
 from sota_casino.services import audit
@@ -81,6 +83,31 @@ def test_a_use_case_inside_an_open_transaction_refuses_and_keeps_the_callers_wor
     with session.begin():
         after = session.scalar(select(func.count()).select_from(AuditEntry))
     assert after == before + 1  # the outer entry was committed, not thrown away
+
+
+def test_a_unique_key_lost_to_another_write_is_a_conflict_and_keeps_nothing(
+    session: Session, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A use case whose insert meets a unique key another transaction took (here the player's
+    chips account, made again) is refused as a :class:`Conflict`, its work rolled back; the
+    log names the key, not its value."""
+    alice = accounts.register(session, "alice", PASSWORD).id
+
+    @tx.transactional
+    def open_account_again(session: Session) -> None:
+        audit.record(session, actor="system", action="test.inner", subject=None, data={})
+        session.add(Account(name=f"player:{alice}:chips", kind="player", currency="chips"))
+        session.flush()
+
+    with session.begin():
+        before = session.scalar(select(func.count()).select_from(AuditEntry))
+    with pytest.raises(Conflict, match="try again") as refused:
+        open_account_again(session)
+    assert refused.value.code == "conflict"
+    with session.begin():
+        assert session.scalar(select(func.count()).select_from(AuditEntry)) == before
+    [lost] = [r.getMessage() for r in caplog.records if "lost a race" in r.getMessage()]
+    assert "accounts" in lost and f"player:{alice}" not in caplog.text
 
 
 def test_a_read_left_open_by_autobegin_is_not_a_transaction_of_the_caller(

@@ -11,13 +11,16 @@ from name_support import name_check_missed_once
 from operator_support import add_user
 from operator_support import audit_size
 from operator_support import bearer as staff_bearer
+from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
 from web_support import bearer
 from web_support import plant_server_seed
 
 from sota_casino.core.fairness import signature_checker
+from sota_casino.models import User
 from sota_casino.services import settings
+from sota_casino.services import tx
 
 
 def error_code(response: Any) -> str:
@@ -94,6 +97,25 @@ def test_register_refuses_a_name_taken_in_another_case_even_past_the_name_check(
     assert checks == ["missed", "checked"]  # the database refused the name, not the check
     assert response.status_code == 409 and error_code(response) == "username_taken"
     assert "'Zoe' is taken" in response.get_json()["error"]["message"]
+
+
+def test_a_write_that_loses_a_race_no_service_foresaw_is_a_409_not_a_500(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A unique key taken by a concurrent write, with no check of the service turning it into
+    a refusal of its own, is the API's conflict; the log names the key, not the player's name."""
+    api_register(client, "zoe")
+    name_check_missed_once(monkeypatch)
+    monkeypatch.setattr(tx, "RETRYABLE_CONSTRAINTS", ())  # no retry to find it taken
+    response = client.post("/api/v1/auth/register", json={"username": "Zoe", "password": PASSWORD})
+    assert response.status_code == 409 and error_code(response) == "conflict"
+    assert "try again" in response.get_json()["error"]["message"]
+    lost = [r.getMessage() for r in caplog.records if "lost a race" in r.getMessage()]
+    assert len(lost) == 1 and "uq_users_username_lower" in lost[0]
+    assert "Zoe" not in caplog.text and "zoe" not in lost[0].lower().replace("username", "")
+    with client.application.extensions["sota_casino.sessionmaker"]() as session:
+        names = session.scalars(select(User.username)).all()
+    assert names == ["zoe"]  # nothing of the refused sign-up was kept
 
 
 def test_a_token_needs_the_right_password_and_guessing_is_throttled(client: FlaskClient) -> None:
