@@ -69,8 +69,10 @@ test: lint typecheck $(SETUP)
 # The quick loop (about an eighth of `make test`'s time): the unit tests, and the web and service
 # tests on SQLite. It leaves out what tests/conftest.py marks slow: every PostgreSQL run, the
 # browser tests, and the servers, processes, builds, migrations and long searches listed there.
+# No browser test is in it, so no file's live server is shared: idle processes take tests from
+# busy ones (worksteal), which evens out its long files.
 test-fast: lint typecheck $(SETUP)
-	$(PYTEST) -q -m "not slow"
+	$(BIN)/pytest -n $(WORKERS) --dist worksteal -q -m "not slow"
 
 screenshots: $(SETUP)
 	SAVE_SCREENSHOTS=1 $(BIN)/pytest -q tests/browser
