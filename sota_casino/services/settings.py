@@ -4,6 +4,7 @@ complete rules it started with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -21,8 +22,8 @@ from ..core.marks import N_
 from ..models import TableSetting
 from . import idempotency
 from . import proposals
-from . import results
 from .context import context_of
+from .results import Open
 from .staff import require_operator
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
@@ -217,21 +218,29 @@ def _propose(
     return proposals.propose(session, actor_id, "table", f"table:{name}", change)
 
 
-@idempotency.idempotent("settings.request_table_change")
+@dataclass(frozen=True, slots=True)
+class TableChange:
+    """What the console's one button did: applied (``settings``: the table's settings now),
+    or proposed for a second operator (``approval``)."""
+
+    settings: Open | None
+    approval: proposals.ApprovalView | None
+
+    @property
+    def applied(self) -> bool:
+        return self.approval is None
+
+
+@idempotency.idempotent("settings.request_table_change", TableChange)
 def request_table_change(
     session: Session, actor_id: int, name: str, changes: object, *, key: str | None = None
-) -> dict[str, Any]:
+) -> TableChange:
     """Apply a table change, or propose it when changes wait for a second operator (the
-    console's one button): ``{"applied", "settings", "approval"}``, the proposal as its JSON.
+    console's one button).
 
     A retried ``idempotency_key`` (a double submit of the form) returns the first answer.
     """
     checked = _checked_change(session, actor_id, name, changes)
     if needs_approval(session):
-        approval = _propose(session, actor_id, name, checked)
-        return {"applied": False, "settings": None, "approval": results.to_json(approval)}
-    return {
-        "applied": True,
-        "settings": apply_table_change(session, actor_id, name, checked),
-        "approval": None,
-    }
+        return TableChange(None, _propose(session, actor_id, name, checked))
+    return TableChange(apply_table_change(session, actor_id, name, checked), None)

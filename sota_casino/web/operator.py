@@ -624,12 +624,13 @@ def update_table(name: str) -> ResponseReturnValue:
         "casino_war": N_("The Casino War table's settings are saved; they apply to new rounds."),
         "sota": N_("The Sota table's settings are saved; they apply to new rounds."),
     }
-    if done["applied"]:
+    if done.applied:
         flash(gettext(saved[name]), "ok")
     else:
         proposed = N_(
             "The change is proposed (#%(id)s): it applies to new rounds once a second "
             "operator approves it."
         )
-        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
+        assert done.approval is not None
+        flash(gettext(proposed, id=done.approval.id), "ok")
     return redirect(url_for(".tables"), code=303)
