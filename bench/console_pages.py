@@ -74,7 +74,7 @@ def _seed(app: Flask) -> dict[str, Any]:
     try:
         found = accounts.find_users(session, "benchop")
         if found:
-            olga = found[0]["id"]
+            olga = found[0].id
         else:
             olga = accounts.create_operator(session, "benchop", PASSWORD).id
             accounts.create_operator(session, "benchop2", PASSWORD)
@@ -93,7 +93,7 @@ def _seed(app: Flask) -> dict[str, Any]:
             audit.checkpoint(session)
         while audit.extend_tree(session) < (audit.log_size(session) >> 6 << 6):
             pass
-        player = accounts.find_users(session, "benchp1")[0]["id"]
+        player = accounts.find_users(session, "benchp1")[0].id
         rule = alerts.rules(session).rules[0].id
         alert = next((found.id for found in alerts.listing(session, limit=1).alerts), 1)
         return {"operator": olga, "user_id": player, "rule_id": rule, "alert_id": alert}

@@ -86,12 +86,12 @@ def audit_verify() -> None:
     from .services import audit
 
     result = audit.verify(new_session())
-    if result["ok"]:
-        checkpoint = result["checkpoint"]
+    if result.ok:
+        checkpoint = result.checkpoint
         covered = f", latest checkpoint at {checkpoint['document']['size']}" if checkpoint else ""
-        click.echo(f"audit log ok: {result['size']} entries{covered}")
+        click.echo(f"audit log ok: {result.size} entries{covered}")
         return
-    click.echo(f"audit log BROKEN at entry {result['first_bad_seq']}: {result['reason']}", err=True)
+    click.echo(f"audit log BROKEN at entry {result.first_bad_seq}: {result.reason}", err=True)
     sys.exit(1)
 
 

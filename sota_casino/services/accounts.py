@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
-from typing import Any
 from typing import cast
 from zoneinfo import available_timezones
 
@@ -688,14 +687,14 @@ def get_user(session: Session, user_id: int) -> UserView:
 
 
 @read_only
-def find_users(session: Session, query: str = "", limit: int = 50) -> list[dict[str, Any]]:
-    """Search users by name (substring, case-insensitive)."""
+def find_users(session: Session, query: str = "", limit: int = 50) -> list[UserView]:
+    """Search users by name (substring, case-insensitive), oldest first."""
     storable(query, "q")
     needle = f"%{query.lower().replace('%', '').replace('_', '')}%"
     users = session.scalars(
         select(User).where(func.lower(User.username).like(needle)).order_by(User.id).limit(limit)
     ).all()
-    return [results.to_json(UserView.of(u).shown()) | {"locked": u.locked} for u in users]
+    return [UserView.of(u) for u in users]
 
 
 @functools.cache

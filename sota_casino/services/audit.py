@@ -899,14 +899,6 @@ class ChainCheck:
     checked: int  # entries read by this check
     state: ChainState | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "size": self.size,
-            "first_bad_seq": self.first_bad_seq,
-            "reason": self.reason,
-        }
-
 
 @in_transaction
 def still_heads_the_chain(session: Session, state: ChainState) -> bool:
@@ -1058,20 +1050,32 @@ def _keys_taken(
     ]
 
 
-@read_only
-def verdict_dict(session: Session, found: ChainCheck) -> dict[str, Any]:
-    """Return a check's result as the API shows it, with the latest checkpoint it reached."""
-    covered = found.state.checkpoint if found.state else 0
-    row = session.scalar(select(AuditCheckpoint).where(AuditCheckpoint.size == covered))
-    latest = row or _latest_checkpoint(session)
-    return found.to_dict() | {"checkpoint": _checkpoint_dict(latest) if latest else None}
+@dataclass(frozen=True, slots=True)
+class WholeCheck:
+    """The whole check's verdict, with the latest checkpoint it reached (None before the first)."""
+
+    ok: bool
+    size: int
+    first_bad_seq: int | None
+    reason: str | None
+    checkpoint: Checkpoint | None
 
 
 @own_transactions
-def verify(session: Session) -> dict[str, Any]:
+def verify(session: Session) -> WholeCheck:
     """Verify the whole chain, its keys and every checkpoint; name the first bad entry."""
     flush(session)
-    return verdict_dict(session, check_chain(session))
+    found = check_chain(session)
+    checkpoint = _reached_checkpoint(session, found)
+    return WholeCheck(found.ok, found.size, found.first_bad_seq, found.reason, checkpoint)
+
+
+@read_only
+def _reached_checkpoint(session: Session, found: ChainCheck) -> Checkpoint | None:
+    covered = found.state.checkpoint if found.state else 0
+    row = session.scalar(select(AuditCheckpoint).where(AuditCheckpoint.size == covered))
+    latest = row or _latest_checkpoint(session)
+    return _checkpoint_dict(latest) if latest else None
 
 
 # --- the stored tree: proofs in O(log n) ----------------------------------------------------

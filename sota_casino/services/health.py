@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
@@ -21,8 +22,24 @@ def migrations_head() -> str:
     return ",".join(sorted(heads))
 
 
+@dataclass(frozen=True, slots=True)
+class Migrations:
+    database: str | None  # None: the database holds no migration yet
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    """Whether to send this instance traffic: ``ready`` once the database answers and is
+    migrated to the head this code ships."""
+
+    ready: bool
+    database: Literal["ok", "unreachable"]
+    migrations: Migrations | None  # None: the database did not answer
+
+
 @own_transactions
-def readiness(session: Session) -> dict[str, Any]:
+def readiness(session: Session) -> Readiness:
     """Say whether the database answers and is migrated to this code's head.
 
     Never raises for a database that is down: that is the answer, ``ready`` false.
@@ -32,10 +49,6 @@ def readiness(session: Session) -> dict[str, Any]:
             versions = session.execute(text("SELECT version_num FROM alembic_version")).scalars()
             schema = ",".join(sorted(versions))
     except DBAPIError:
-        return {"ready": False, "database": "unreachable", "migrations": None}
+        return Readiness(False, "unreachable", None)
     head = migrations_head()
-    return {
-        "ready": schema == head,
-        "database": "ok",
-        "migrations": {"database": schema or None, "code": head},
-    }
+    return Readiness(schema == head, "ok", Migrations(schema or None, head))

@@ -319,12 +319,3 @@ def iter_all(
         if len(rows) < CHUNK:
             return
         after = rows[-1][spec.key_field]
-
-
-@read_only
-def owner(session: Session, user_id: int) -> dict[str, Any]:
-    """The user whose lists these are, as a page heads them."""
-    user = session.get(User, user_id)
-    if user is None:
-        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
-    return {"id": user.id, "username": user.username, "role": user.role}

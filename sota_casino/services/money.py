@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -24,7 +25,6 @@ from . import audit
 from . import idempotency
 from . import ledger
 from . import proposals
-from . import results
 from .context import context_of
 from .results import Balances
 from .staff import require_operator
@@ -292,7 +292,16 @@ def _propose_adjustment(
     return proposals.propose(session, actor_id, "adjustment", f"user:{user_id}", change)
 
 
-@idempotency.idempotent("money.request_adjustment")
+@dataclass(frozen=True, slots=True)
+class AdjustmentChange:
+    """What the console's one button did: applied (``balances``: the player's balances now),
+    or proposed for a second operator (``approval``)."""
+
+    balances: Balances | None
+    approval: proposals.ApprovalView | None
+
+
+@idempotency.idempotent("money.request_adjustment", AdjustmentChange)
 def request_adjustment(
     session: Session,
     actor_id: int,
@@ -302,15 +311,14 @@ def request_adjustment(
     reason: object,
     *,
     key: str | None = None,
-) -> dict[str, Any]:
+) -> AdjustmentChange:
     """Apply an adjustment, or propose it if it needs a second operator (the console's one
-    button): ``{"applied", "balances", "approval"}``."""
+    button)."""
     checked_currency, checked_amount, _ = check_adjustment(currency, amount, reason)
     if needs_approval(session, checked_currency, checked_amount):
         approval = _propose_adjustment(session, actor_id, user_id, currency, amount, reason)
-        return {"applied": False, "balances": None, "approval": results.to_json(approval)}
-    balances = _adjust(session, actor_id, user_id, currency, amount, reason)
-    return {"applied": True, "balances": results.to_json(balances), "approval": None}
+        return AdjustmentChange(None, approval)
+    return AdjustmentChange(_adjust(session, actor_id, user_id, currency, amount, reason), None)
 
 
 def refuse_overdraft(held: int, currency: str, amount: int) -> None:

@@ -739,10 +739,24 @@ def actor_names(session: Session, actors: set[str | None]) -> dict[str | None, s
     return names
 
 
+@dataclass(frozen=True, slots=True)
+class AdjustmentPreview:
+    """What an adjustment would do, before it is applied: the balance ``before`` and ``after``
+    in minor units, and whether it waits for a second operator."""
+
+    user: results.User
+    currency: str
+    amount: int
+    reason: str
+    before: int
+    after: int
+    needs_approval: bool
+
+
 @read_only
 def adjustment_preview(
     session: Session, user_id: int, currency: object, amount: object, reason: object
-) -> dict[str, Any]:
+) -> AdjustmentPreview:
     """Return what an adjustment would do, checked exactly as it will be, changing nothing.
 
     :raises InvalidInput: for a bad currency, amount or reason.
@@ -755,15 +769,15 @@ def adjustment_preview(
         raise NotFound(N_("no player %(id)s"), params={"id": user_id})
     before = ledger.player_balances(session, user_id).of(currency)
     money.refuse_overdraft(before, currency, amount)
-    return {
-        "user": {"id": user.id, "username": user.username},
-        "currency": currency,
-        "amount": amount,
-        "reason": reason,
-        "before": before,
-        "after": before + amount,
-        "needs_approval": money.needs_approval(session, currency, amount),
-    }
+    return AdjustmentPreview(
+        results.User(user.id, user.username, user.role),
+        currency,
+        amount,
+        reason,
+        before,
+        before + amount,
+        money.needs_approval(session, currency, amount),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -797,8 +811,27 @@ def checkpoint_note(session: Session) -> CheckpointNote:
     return CheckpointNote(SignedNote(NOTE_ORIGIN, NOTE_ORIGIN, ctx.public_key_hex, row.size, note))
 
 
+@dataclass(frozen=True, slots=True)
+class TableUpdate:
+    """A ``table.updated`` entry of the audit log, its people by name."""
+
+    entry: results.AuditEntry
+    actor_name: str | None  # as the entry's actor: None only for an entry without one
+    approved_by_name: str | None  # None: applied without a second operator
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    """Every table's present settings and the latest changes to them, newest first."""
+
+    settings: dict[str, Open]
+    presets: tuple[str, ...]
+    history: list[TableUpdate]
+    four_eyes: bool  # a change waits for a second operator
+
+
 @read_only
-def tables(session: Session) -> dict[str, Any]:
+def tables(session: Session) -> Tables:
     """Return every table's present settings and the latest changes to them, newest first."""
     changes = session.scalars(
         select(AuditEntry)
@@ -806,19 +839,16 @@ def tables(session: Session) -> dict[str, Any]:
         .order_by(AuditEntry.seq.desc())
         .limit(TABLE_HISTORY)
     )
-    history: list[dict[str, Any]] = [{**audit.entry_dict(row)} for row in changes]
-    names = actor_names(
-        session,
-        {e["actor"] for e in history}
-        | {(e["data"].get("approval") or {}).get("approved_by") for e in history},
+    entries = [audit.entry_dict(row) for row in changes]
+    approvers = [(e["data"].get("approval") or {}).get("approved_by") for e in entries]
+    names = actor_names(session, {e["actor"] for e in entries} | set(approvers))
+    history = [
+        TableUpdate(entry, names.get(entry["actor"]), names.get(approver))
+        for entry, approver in zip(entries, approvers, strict=True)
+    ]
+    return Tables(
+        {name: settings.current(session, name) for name in settings.TABLES},
+        settings.SOTA_PRESETS,
+        history,
+        settings.needs_approval(session),
     )
-    for entry in history:
-        entry["actor_name"] = names.get(entry["actor"], entry["actor"])
-        approved_by = (entry["data"].get("approval") or {}).get("approved_by")
-        entry["approved_by_name"] = names.get(approved_by) if approved_by else None
-    return {
-        "tables": {name: settings.current(session, name) for name in settings.TABLES},
-        "presets": list(settings.SOTA_PRESETS),
-        "history": history,
-        "four_eyes": settings.needs_approval(session),
-    }

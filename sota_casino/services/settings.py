@@ -226,10 +226,6 @@ class TableChange:
     settings: Open | None
     approval: proposals.ApprovalView | None
 
-    @property
-    def applied(self) -> bool:
-        return self.approval is None
-
 
 @idempotency.idempotent("settings.request_table_change", TableChange)
 def request_table_change(

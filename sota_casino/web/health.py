@@ -9,6 +9,7 @@ from flask.typing import ResponseReturnValue
 
 from ..db import get_session
 from ..services import health
+from ..services.results import to_json
 
 bp = Blueprint("health", __name__)
 
@@ -22,6 +23,6 @@ def alive() -> ResponseReturnValue:
 @bp.get("/readyz")
 def ready() -> ResponseReturnValue:
     report = health.readiness(get_session())
-    status = 200 if report["ready"] else 503
-    headers = {} if report["ready"] else {"Retry-After": "5"}
-    return jsonify(report), status, headers
+    status = 200 if report.ready else 503
+    headers = {} if report.ready else {"Retry-After": "5"}
+    return jsonify(to_json(report)), status, headers

@@ -519,13 +519,13 @@ def adjust(user_id: int) -> ResponseReturnValue:
             "reason": form.get("reason", ""),
         }
         return _player_page_refusing(user_id, error, typed)
-    if done["applied"]:
+    if done.approval is None:
         flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
     else:
         proposed = N_(
             "Adjustment proposed (#%(id)s): it applies once a second operator approves it."
         )
-        flash(gettext(proposed, id=done["approval"]["id"]), "ok")
+        flash(gettext(proposed, id=done.approval.id), "ok")
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -624,13 +624,12 @@ def update_table(name: str) -> ResponseReturnValue:
         "casino_war": N_("The Casino War table's settings are saved; they apply to new rounds."),
         "sota": N_("The Sota table's settings are saved; they apply to new rounds."),
     }
-    if done.applied:
+    if done.approval is None:
         flash(gettext(saved[name]), "ok")
     else:
         proposed = N_(
             "The change is proposed (#%(id)s): it applies to new rounds once a second "
             "operator approves it."
         )
-        assert done.approval is not None
         flash(gettext(proposed, id=done.approval.id), "ok")
     return redirect(url_for(".tables"), code=303)

@@ -21,6 +21,7 @@ from flask.typing import ResponseReturnValue
 from ..core.marks import N_
 from ..db import get_session
 from ..models import ROLES
+from ..services import accounts
 from ..services import audit
 from ..services import lists
 from ..services.results import NEWEST
@@ -217,7 +218,7 @@ def player_list(user_id: int, list_name: str) -> ResponseReturnValue:
     found = lists.page(db, name, paging, user_id=user_id)
     return render_template(
         "operator/player_list.html",
-        user=lists.owner(db, user_id),
+        user=accounts.get_user(db, user_id),
         name=name,
         title=PLAYER_LISTS[name],
         rows=[to_json(row) for row in getattr(found, name)],  # as the export writes them

@@ -343,7 +343,7 @@ def leave_chips(app: Any, username: str, chips: int) -> None:
     """Take a player's chips down to ``chips`` (hundredths) with an operator adjustment."""
     session = app.extensions["sota_casino.sessionmaker"]()
     try:
-        player = accounts.find_users(session, username)[0]["id"]
+        player = accounts.find_users(session, username)[0].id
         operator = accounts.create_operator(session, fresh_name("op"), PASSWORD).id
         held = money.balances(session, player).chips
         money.adjust(session, operator, player, "chips", chips - held, "browser test")

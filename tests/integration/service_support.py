@@ -77,7 +77,7 @@ def assert_books_clean(session: Session) -> None:
     report = ledger.check(session)
     assert report.ok, report.problems
     verdict = audit.verify(session)
-    assert verdict["ok"], verdict
+    assert verdict.ok, verdict
 
 
 TABLE = casino_war.TableRules()

@@ -327,4 +327,4 @@ def test_an_entry_written_first_and_committed_later_is_dated_before_the_one_it_f
         (second, second_time), (first, first_time) = logged.all()[-2:]
     assert (second, first) == ("test.written_second", "test.written_first")
     assert first_time < second_time
-    assert audit.verify(session)["ok"]
+    assert audit.verify(session).ok

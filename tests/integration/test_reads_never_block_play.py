@@ -168,7 +168,7 @@ def test_bets_go_through_while_the_whole_log_is_checked_and_exported(
         "    verdict = audit.verify(session)\n"
         "    checked = time.time()\n"
         "    lines = sum(1 for _ in audit.iter_export(session))\n"
-        "    print(json.dumps({'ok': verdict['ok'], 'size': verdict['size'], 'lines': lines,\n"
+        "    print(json.dumps({'ok': verdict.ok, 'size': verdict.size, 'lines': lines,\n"
         "                      'started': started, 'checked': checked, 'ended': time.time()}))\n"
     )
     reader = subprocess.Popen(

@@ -62,7 +62,7 @@ def test_checkpoints_signed_by_a_retired_key_still_verify(app: Flask, tmp_path: 
         accounts.register(fresh, "bob", PASSWORD)
         audit.checkpoint(fresh)
         verdict = audit.verify(fresh)
-        assert verdict["ok"], verdict
+        assert verdict.ok, verdict
         fresh.close()
     renewed.extensions["sota_casino.engine"].dispose()
 

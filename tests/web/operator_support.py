@@ -64,7 +64,7 @@ def bearer(app: Flask, username: str) -> dict[str, str]:
     session = db(app)
     try:
         user = accounts.find_users(session, username)[0]
-        token, _expires = accounts.start_session(session, user["id"], kind="api")
+        token, _expires = accounts.start_session(session, user.id, kind="api")
     finally:
         session.close()
     return {"Authorization": f"Bearer {token}"}
