@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -292,16 +291,7 @@ def _propose_adjustment(
     return proposals.propose(session, actor_id, "adjustment", f"user:{user_id}", change)
 
 
-@dataclass(frozen=True, slots=True)
-class AdjustmentChange:
-    """What the console's one button did: applied (``balances``: the player's balances now),
-    or proposed for a second operator (``approval``)."""
-
-    balances: Balances | None
-    approval: proposals.ApprovalView | None
-
-
-@idempotency.idempotent("money.request_adjustment", AdjustmentChange)
+@idempotency.idempotent("money.request_adjustment", proposals.Requested[Balances])
 def request_adjustment(
     session: Session,
     actor_id: int,
@@ -311,14 +301,14 @@ def request_adjustment(
     reason: object,
     *,
     key: str | None = None,
-) -> AdjustmentChange:
+) -> proposals.Requested[Balances]:
     """Apply an adjustment, or propose it if it needs a second operator (the console's one
     button)."""
     checked_currency, checked_amount, _ = check_adjustment(currency, amount, reason)
     if needs_approval(session, checked_currency, checked_amount):
         approval = _propose_adjustment(session, actor_id, user_id, currency, amount, reason)
-        return AdjustmentChange(None, approval)
-    return AdjustmentChange(_adjust(session, actor_id, user_id, currency, amount, reason), None)
+        return proposals.Requested(None, approval)
+    return proposals.Requested(_adjust(session, actor_id, user_id, currency, amount, reason), None)
 
 
 def refuse_overdraft(held: int, currency: str, amount: int) -> None:

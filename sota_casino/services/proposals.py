@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Annotated
 from typing import Any
 from typing import Final
+from typing import Generic
+from typing import TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -46,6 +48,19 @@ class ApprovalView:
     decided_by: Person | None
     decided_at: Time | None
     note: str | None
+
+
+#: What applying a change returns (a table's settings, a player's balances).
+Done = TypeVar("Done")
+
+
+@dataclass(frozen=True, slots=True)
+class Requested(Generic[Done]):
+    """What a console's one button did: applied the change at once (``done``: what applying
+    returns), or proposed it for a second operator (``approval``)."""
+
+    done: Done | None
+    approval: ApprovalView | None
 
 
 @in_transaction

@@ -4,7 +4,6 @@ complete rules it started with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -218,19 +217,10 @@ def _propose(
     return proposals.propose(session, actor_id, "table", f"table:{name}", change)
 
 
-@dataclass(frozen=True, slots=True)
-class TableChange:
-    """What the console's one button did: applied (``settings``: the table's settings now),
-    or proposed for a second operator (``approval``)."""
-
-    settings: Open | None
-    approval: proposals.ApprovalView | None
-
-
-@idempotency.idempotent("settings.request_table_change", TableChange)
+@idempotency.idempotent("settings.request_table_change", proposals.Requested[Open])
 def request_table_change(
     session: Session, actor_id: int, name: str, changes: object, *, key: str | None = None
-) -> TableChange:
+) -> proposals.Requested[Open]:
     """Apply a table change, or propose it when changes wait for a second operator (the
     console's one button).
 
@@ -238,5 +228,5 @@ def request_table_change(
     """
     checked = _checked_change(session, actor_id, name, changes)
     if needs_approval(session):
-        return TableChange(None, _propose(session, actor_id, name, checked))
-    return TableChange(apply_table_change(session, actor_id, name, checked), None)
+        return proposals.Requested(None, _propose(session, actor_id, name, checked))
+    return proposals.Requested(apply_table_change(session, actor_id, name, checked), None)
