@@ -28,6 +28,7 @@ from .context import context_of
 from .results import Balances
 from .staff import require_operator
 from .staff import require_player
+from .staff import target_player
 from .text import storable
 from .tx import in_transaction
 from .tx import read_only
@@ -185,13 +186,6 @@ def _four_eyes_above(session: Session, currency: str) -> int:
     return context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
 
 
-def _target_player(session: Session, user_id: int) -> User:
-    target = session.get(User, user_id)
-    if target is None or target.role != "player":
-        raise NotFound(N_("no player %(id)s"), params={"id": user_id})
-    return target
-
-
 @idempotency.idempotent("money.adjust", Balances)
 def adjust(
     session: Session,
@@ -220,7 +214,7 @@ def _checked_adjustment(
     """The adjustment's currency, amount and reason, checked, by an operator, for a player."""
     checked = check_adjustment(currency, amount, reason)
     require_operator(session, actor_id)
-    _target_player(session, user_id)
+    target_player(session, user_id)
     return checked
 
 

@@ -53,6 +53,7 @@ from . import money
 from . import results
 from . import rounds
 from . import settings
+from . import staff
 from .context import context_of
 from .results import Count
 from .results import Currency
@@ -764,9 +765,7 @@ def adjustment_preview(
     :raises InsufficientFunds: if a debit would take the balance below zero.
     """
     currency, amount, reason = money.check_adjustment(currency, amount, reason)
-    user = session.get(User, user_id)
-    if user is None or user.role != "player":
-        raise NotFound(N_("no player %(id)s"), params={"id": user_id})
+    user = staff.target_player(session, user_id)
     before = ledger.player_balances(session, user_id).of(currency)
     money.refuse_overdraft(before, currency, amount)
     return AdjustmentPreview(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from ..core.errors import Forbidden
+from ..core.errors import NotFound
 from ..core.marks import N_
 from ..models import User
 from .tx import in_transaction
@@ -58,3 +59,15 @@ def require_operator(session: Session, actor_id: int) -> User:
     if actor is None or actor.role != "operator":
         raise Forbidden(N_("only an operator may do this"))
     return actor
+
+
+@in_transaction
+def target_player(session: Session, user_id: int) -> User:
+    """Return the player an operator acts on (an adjustment, its preview).
+
+    :raises NotFound: if ``user_id`` is no player (staff hold no play money).
+    """
+    target = session.get(User, user_id)
+    if target is None or target.role != "player":
+        raise NotFound(N_("no player %(id)s"), params={"id": user_id})
+    return target

@@ -402,6 +402,11 @@ def test_adjusting_an_unknown_user_or_a_staff_member_is_a_404(
             headers=staff["api"],
         )
         assert response.status_code == 404
+        preview = staff["page"].post(
+            f"/operator/players/{user_id}/adjust/preview",
+            data=form({"direction": "credit", "currency": "chips", "amount": "1", "reason": "x"}),
+        )
+        assert preview.status_code == 404
     assert audit_size(app) == size
 
 
