@@ -194,6 +194,73 @@ class SotaRules:
         return 2 if self.teams else self.seats
 
 
+#: The largest stake a Sota table may take, in whole sweets.
+MAX_TABLE_STAKE: Final = 10**9
+#: What a Sota table's settings hold (all of it, always: a change is merged over them).
+TABLE_OPTIONS: Final = ("min_stake", "max_stake", "presets", "custom_rules")
+
+
+@dataclass(frozen=True, slots=True)
+class SotaTable:
+    """A Sota table's settings: the stakes it takes (whole sweets), the named rule sets it
+    offers (at least one) and whether a player may set rules of their own."""
+
+    min_stake: int
+    max_stake: int
+    presets: tuple[str, ...]
+    custom_rules: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SotaTable:
+        """Build a table's settings from a mapping that holds every option.
+
+        :raises InvalidRules: naming the first unknown, missing or bad option.
+        """
+        refuse_unknown_options(data, TABLE_OPTIONS)
+        for key in ("min_stake", "max_stake"):
+            value = data.get(key)
+            if type(value) is not int or not 1 <= value <= MAX_TABLE_STAKE:
+                raise InvalidRules(
+                    N_("%(option)s must be a whole number of sweets from %(low)s to %(high)s"),
+                    params={"option": key, "low": 1, "high": MAX_TABLE_STAKE},
+                    option=key,
+                )
+        if data["min_stake"] > data["max_stake"]:
+            raise InvalidRules(
+                N_("%(option)s must not exceed %(other)s"),
+                params={"option": "min_stake", "other": "max_stake"},
+                option="min_stake",
+            )
+        presets = data.get("presets")
+        if not isinstance(presets, list) or not presets or any(p not in PRESETS for p in presets):
+            raise InvalidRules(
+                N_("%(option)s must be a non-empty list of: %(valid)s"),
+                params={"option": "presets", "valid": ", ".join(PRESETS)},
+                option="presets",
+            )
+        if type(data.get("custom_rules")) is not bool:
+            raise InvalidRules(
+                N_("%(option)s must be true or false"),
+                params={"option": "custom_rules"},
+                option="custom_rules",
+            )
+        return cls(
+            data["min_stake"],
+            data["max_stake"],
+            tuple(dict.fromkeys(presets)),
+            data["custom_rules"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings as plain JSON values (the presets a list, each once)."""
+        return {
+            "min_stake": self.min_stake,
+            "max_stake": self.max_stake,
+            "presets": list(self.presets),
+            "custom_rules": self.custom_rules,
+        }
+
+
 # --- the trick log --------------------------------------------------------------------------
 
 #: One step of a trick (the first flip or a war step): per seat, the cards laid in order.

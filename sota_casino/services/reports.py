@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 from ..core import casino_war
 from ..core import fairness
 from ..core import odds
+from ..core import sota
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.marks import N_
@@ -847,7 +848,7 @@ def tables(session: Session) -> Tables:
     ]
     return Tables(
         {name: settings.current(session, name) for name in settings.TABLES},
-        settings.SOTA_PRESETS,
+        tuple(sota.PRESETS),
         history,
         settings.needs_approval(session),
     )

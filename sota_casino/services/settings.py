@@ -16,7 +16,6 @@ from ..core.errors import ApprovalRequired
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import NotFound
-from ..core.errors import refuse_unknown_options
 from ..core.marks import N_
 from ..models import TableSetting
 from . import idempotency
@@ -29,8 +28,6 @@ from .tx import insert_ignoring_conflicts
 from .tx import read_only
 from .tx import transactional
 
-SOTA_PRESETS = tuple(sota.PRESETS)
-MAX_SWEETS_STAKE = 10**9
 TABLES = ("casino_war", "sota")
 
 
@@ -39,7 +36,7 @@ def _sota_defaults(session: Session) -> dict[str, Any]:
     return {
         "min_stake": ctx.setting("SOTA_MIN_STAKE"),
         "max_stake": ctx.setting("SOTA_MAX_STAKE"),
-        "presets": list(SOTA_PRESETS),
+        "presets": list(sota.PRESETS),
         "custom_rules": True,
     }
 
@@ -59,36 +56,7 @@ def validate(name: str, settings: object) -> dict[str, Any]:
         raise InvalidRules(N_("table settings must be an object"))
     if name == "casino_war":
         return casino_war.TableRules.from_dict(settings).to_dict()
-    valid = ("min_stake", "max_stake", "presets", "custom_rules")
-    refuse_unknown_options(settings, valid)
-    for key in ("min_stake", "max_stake"):
-        value = settings.get(key)
-        if type(value) is not int or not 1 <= value <= MAX_SWEETS_STAKE:
-            raise InvalidRules(
-                N_("%(option)s must be a whole number of sweets from %(low)s to %(high)s"),
-                params={"option": key, "low": 1, "high": MAX_SWEETS_STAKE},
-                option=key,
-            )
-    if settings["min_stake"] > settings["max_stake"]:
-        raise InvalidRules(
-            N_("%(option)s must not exceed %(other)s"),
-            params={"option": "min_stake", "other": "max_stake"},
-            option="min_stake",
-        )
-    presets = settings.get("presets")
-    if not isinstance(presets, list) or not presets or any(p not in SOTA_PRESETS for p in presets):
-        raise InvalidRules(
-            N_("%(option)s must be a non-empty list of: %(valid)s"),
-            params={"option": "presets", "valid": ", ".join(SOTA_PRESETS)},
-            option="presets",
-        )
-    if type(settings.get("custom_rules")) is not bool:
-        raise InvalidRules(
-            N_("%(option)s must be true or false"),
-            params={"option": "custom_rules"},
-            option="custom_rules",
-        )
-    return {key: settings[key] for key in valid} | {"presets": list(dict.fromkeys(presets))}
+    return sota.SotaTable.from_dict(settings).to_dict()
 
 
 @in_transaction

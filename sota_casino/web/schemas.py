@@ -30,7 +30,6 @@ from ..services import alerts
 from ..services import money
 from ..services import proposals
 from ..services import rounds
-from ..services import settings
 from ..services.checks import CheckName
 from ..services.results import CHIPS
 from ..services.results import MAX_PAGE
@@ -177,13 +176,13 @@ class AdjustmentRequest(Request):
 
 
 def _table_settings_schema() -> dict[str, Any]:
-    """The settings of either table, from the core and the settings service (which check them)."""
+    """The settings of either table, in the core's ranges (the core checks them)."""
     war = {name: _whole(*bounds) for name, bounds in casino_war.RANGES.items()}
-    stake = _whole(1, settings.MAX_SWEETS_STAKE)
+    stake = _whole(1, sota.MAX_TABLE_STAKE)
     sota_table = {
         "min_stake": stake,
         "max_stake": stake,
-        "presets": {"type": "array", "minItems": 1, "items": enum_schema(settings.SOTA_PRESETS)},
+        "presets": {"type": "array", "minItems": 1, "items": enum_schema(tuple(sota.PRESETS))},
         "custom_rules": {"type": "boolean"},
     }
     return {

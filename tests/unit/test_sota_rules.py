@@ -9,7 +9,9 @@ import pytest
 
 from sota_casino.core.errors import InvalidRules
 from sota_casino.core.sota import PRESETS
+from sota_casino.core.sota import TABLE_OPTIONS
 from sota_casino.core.sota import SotaRules
+from sota_casino.core.sota import SotaTable
 
 DEFAULTS = {
     "seats": 2,
@@ -120,3 +122,47 @@ def test_a_bad_value_is_refused_naming_the_valid_ones(
 def test_the_constructor_validates_too() -> None:
     with pytest.raises(InvalidRules, match="gather"):
         SotaRules(gather="sorted")
+
+
+# --- a Sota table's settings ---------------------------------------------------------------
+
+TABLE = {"min_stake": 1, "max_stake": 100, "presets": ["nordic", "rauha"], "custom_rules": True}
+
+
+def test_a_tables_settings_round_trip_with_each_preset_once() -> None:
+    doubled = TABLE | {"presets": ["rauha", "nordic", "rauha"]}
+    table = SotaTable.from_dict(doubled)
+    assert table == SotaTable(1, 100, ("rauha", "nordic"), True)
+    assert table.to_dict() == doubled | {"presets": ["rauha", "nordic"]}
+
+
+@pytest.mark.parametrize(
+    ("change", "option", "words"),
+    [
+        ({"seats": 2}, "seats", "unknown option 'seats'"),
+        ({"min_stake": 0}, "min_stake", "from 1 to 1000000000"),
+        ({"min_stake": True}, "min_stake", "whole number of sweets"),
+        ({"max_stake": "100"}, "max_stake", "whole number of sweets"),
+        ({"max_stake": 10**9 + 1}, "max_stake", "from 1 to 1000000000"),
+        ({"min_stake": 101}, "min_stake", "must not exceed max_stake"),
+        ({"presets": []}, "presets", "non-empty list of: nordic, english"),
+        ({"presets": "nordic"}, "presets", "non-empty list"),
+        ({"presets": ["nordic", "chess"]}, "presets", "non-empty list"),
+        ({"custom_rules": 1}, "custom_rules", "true or false"),
+        ({"custom_rules": None}, "custom_rules", "true or false"),
+    ],
+)
+def test_a_bad_table_setting_is_refused_by_name(
+    change: dict[str, Any], option: str, words: str
+) -> None:
+    with pytest.raises(InvalidRules) as refused:
+        SotaTable.from_dict(TABLE | change)
+    assert refused.value.details["option"] == option
+    assert words in str(refused.value)
+
+
+def test_a_table_setting_left_out_is_refused_not_defaulted() -> None:
+    for option in TABLE_OPTIONS:
+        with pytest.raises(InvalidRules) as refused:
+            SotaTable.from_dict({k: v for k, v in TABLE.items() if k != option})
+        assert refused.value.details["option"] == option
