@@ -12,9 +12,11 @@ instead.
 The app's engine bounds every wait for the database well under gunicorn's ``timeout``
 (``DB_LOCK_TIMEOUT_MS``, ``DB_STATEMENT_TIMEOUT_MS``): a request that waits longer is a 503,
 never a worker killed mid-request. A statement is cut off on both databases (PostgreSQL's
-``statement_timeout``; on SQLite a progress handler interrupts it). Sessions of work that is no
-request's (the commands, the standing checks) are :data:`~.services.tx.UNHURRIED`: their
-statements are not cut off.
+``statement_timeout``; on SQLite a progress handler interrupts it), and on PostgreSQL a watchdog
+thread cuts off the connection of a statement or COMMIT whose answer is overdue: a server frozen
+while its machine runs on answers nothing, its own timeout included (:class:`_Watchdog`).
+Sessions of work that is no request's (the commands, the standing checks) are
+:data:`~.services.tx.UNHURRIED`: their statements are not cut off.
 """
 
 from __future__ import annotations
@@ -78,9 +80,11 @@ def make_engine(
         bound on PostgreSQL, :data:`BUSY_TIMEOUT` on SQLite. A new PostgreSQL connection may
         take as long to be made (:func:`connect_timeout`).
     :param statement_timeout_ms: the longest a statement runs, except in an unhurried
-        session's transactions: PostgreSQL's ``statement_timeout``; on SQLite the statement is
-        interrupted ("interrupted", SQLITE_INTERRUPT) once it has run that long, its rows
-        fetched included. None: no bound.
+        session's transactions: PostgreSQL's ``statement_timeout``, and a statement, COMMIT or
+        ROLLBACK still unanswered :data:`ANSWER_GRACE` later has its connection cut off
+        (:class:`_Watchdog`); on SQLite the statement is interrupted ("interrupted",
+        SQLITE_INTERRUPT) once it has run that long, its rows fetched included. None: no
+        bound.
     """
     kwargs.setdefault("hide_parameters", True)
     kwargs.setdefault("json_serializer", dump_json)
