@@ -12,16 +12,20 @@ instead.
 The app's engine bounds every wait for the database well under gunicorn's ``timeout``
 (``DB_LOCK_TIMEOUT_MS``, ``DB_STATEMENT_TIMEOUT_MS``): a request that waits longer is a 503,
 never a worker killed mid-request. A statement is cut off on both databases (PostgreSQL's
-``statement_timeout``; on SQLite a progress handler interrupts it). Sessions of work that is no
-request's (the commands, the standing checks) are :data:`~.services.tx.UNHURRIED`: their
-statements are not cut off.
+``statement_timeout``; on SQLite a progress handler interrupts it), and on PostgreSQL a watchdog
+thread cuts off the connection of a statement or COMMIT whose answer is overdue: a server frozen
+while its machine runs on answers nothing, its own timeout included (:class:`_Watchdog`).
+Sessions of work that is no request's (the commands, the standing checks) are
+:data:`~.services.tx.UNHURRIED`: their statements are not cut off.
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import math
 import os
+import socket
 import sys
 import threading
 import time
@@ -35,6 +39,7 @@ from sqlalchemy import Engine
 from sqlalchemy import create_engine
 from sqlalchemy import event
 from sqlalchemy import make_url
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
 
@@ -42,6 +47,7 @@ from .database import dump_json
 from .services.tx import ONE_READ
 from .services.tx import READ_ONLY
 from .services.tx import UNHURRIED
+from .services.tx import NoAnswerInTime
 from .services.tx import refuse_writes_in_read_only
 
 #: Seconds a SQLite writer waits for the write lock on an engine that sets no lock wait of its
@@ -74,9 +80,11 @@ def make_engine(
         bound on PostgreSQL, :data:`BUSY_TIMEOUT` on SQLite. A new PostgreSQL connection may
         take as long to be made (:func:`connect_timeout`).
     :param statement_timeout_ms: the longest a statement runs, except in an unhurried
-        session's transactions: PostgreSQL's ``statement_timeout``; on SQLite the statement is
-        interrupted ("interrupted", SQLITE_INTERRUPT) once it has run that long, its rows
-        fetched included. None: no bound.
+        session's transactions: PostgreSQL's ``statement_timeout``, and a statement, COMMIT or
+        ROLLBACK still unanswered :data:`ANSWER_GRACE` later has its connection cut off
+        (:class:`_Watchdog`); on SQLite the statement is interrupted ("interrupted",
+        SQLITE_INTERRUPT) once it has run that long, its rows fetched included. None: no
+        bound.
     """
     kwargs.setdefault("hide_parameters", True)
     kwargs.setdefault("json_serializer", dump_json)
@@ -90,7 +98,7 @@ def make_engine(
         arguments = _postgres_arguments(url, lock_timeout_ms, statement_timeout_ms)
         engine = create_engine(url, connect_args=arguments, **kwargs)
         if statement_timeout_ms is not None:
-            _postgres_statement_bound(engine)
+            _postgres_statement_bound(engine, statement_timeout_ms)
     _guard_read_only(engine)
     return engine
 
@@ -162,13 +170,166 @@ def _statements_bounded(connection: Any) -> bool:
     return not options.get(UNHURRIED) or bool(options.get(ONE_READ))
 
 
-def _postgres_statement_bound(engine: Engine) -> None:
-    """Lift ``statement_timeout`` for the transactions whose statements are not bounded."""
+#: Seconds a PostgreSQL statement, COMMIT or ROLLBACK of a bounded transaction may wait for its
+#: answer beyond ``statement_timeout`` before the watchdog cuts its connection off. The server's
+#: own timeout answers cleanly and keeps the connection, so it should fire first; the watchdog
+#: is for a server that cannot answer at all.
+ANSWER_GRACE = 2.0
+
+#: ``connection.info`` key: the PostgreSQL connection's :class:`_AnswerWatch`.
+_WATCH = "sota_casino_answer_watch"
+
+log = logging.getLogger(__name__)
+
+
+class _AnswerWatch:
+    """How long one PostgreSQL connection may wait for the answer it awaits, and until when."""
+
+    __slots__ = ("allowed", "cut_off", "deadline", "driver_connection")
+
+    def __init__(self, driver_connection: Any) -> None:
+        self.driver_connection = driver_connection  # psycopg's
+        self.allowed = math.inf  # seconds this transaction's answers may take (inf: no bound)
+        self.deadline = math.inf
+        self.cut_off = False  # the watchdog shut the connection down
+
+
+class _Watchdog:
+    """One thread per process that cuts off the PostgreSQL connections whose answer is overdue.
+
+    A server frozen while its machine runs on (SIGSTOP, a hung backend, a stalled VM) never
+    answers, and nothing else ends the wait: its kernel answers the keepalives and acknowledges
+    what is sent, and its own ``statement_timeout`` cannot fire. So each statement, COMMIT and
+    ROLLBACK of a bounded transaction is awaited (a deadline and a set insert; the thread looks
+    at the set ten times a second), and the watchdog shuts the socket of one whose deadline
+    has passed: psycopg's wait ends with a lost connection, which SQLAlchemy invalidates and the
+    use case answers as a wait that ran out (:class:`~.services.tx.NoAnswerInTime`). A cancel
+    request would not help: it goes to the same frozen server.
+
+    A forked process (a gunicorn worker) has none of its parent's threads: it starts a watchdog
+    of its own at its first awaited answer.
+    """
+
+    #: Seconds between two looks at the deadlines.
+    LOOK_EVERY = 0.1
+
+    def __init__(self) -> None:
+        self._awaited: set[_AnswerWatch] = set()
+        self._running = False
+        self._starting = threading.Lock()
+        os.register_at_fork(after_in_child=self._forked)
+
+    def await_answer(self, watch: _AnswerWatch) -> None:
+        watch.deadline = time.monotonic() + watch.allowed
+        if not self._running:
+            self._start()
+        self._awaited.add(watch)
+
+    def answered(self, watch: _AnswerWatch) -> None:
+        self._awaited.discard(watch)
+
+    def _start(self) -> None:
+        with self._starting:
+            if not self._running:
+                threading.Thread(target=self._watch, name="database watchdog", daemon=True).start()
+                self._running = True
+
+    def _forked(self) -> None:
+        self._awaited = set()  # the parent's connections: this process awaits none of them
+        self._running = False
+        self._starting = threading.Lock()  # a thread of the parent may have held it
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(self.LOOK_EVERY)
+            now = time.monotonic()
+            for watch in self._awaited.copy():  # a copy: request threads add and remove
+                if watch.deadline < now:
+                    self._cut_off(watch)
+
+    def _cut_off(self, watch: _AnswerWatch) -> None:
+        self._awaited.discard(watch)
+        connection = watch.driver_connection
+        try:
+            duplicate = socket.socket(fileno=os.dup(connection.fileno()))
+        except Exception:  # closed meanwhile (psycopg's error, or the socket's): nothing to cut
+            return
+        with duplicate:
+            watch.cut_off = True  # before the waiting thread wakes up to it
+            try:
+                duplicate.shutdown(socket.SHUT_RDWR)  # the connection's own socket, too
+            except OSError:  # no longer connected: its wait has ended already
+                watch.cut_off = False
+                return
+        log.warning("no answer from the database in %.1f s: connection cut off", watch.allowed)
+
+
+_WATCHDOG = _Watchdog()
+
+
+def _postgres_statement_bound(engine: Engine, statement_timeout_ms: int) -> None:
+    """Lift ``statement_timeout`` for the transactions whose statements are not bounded, and
+    have the watchdog await every answer of the others: a statement's, a COMMIT's or a
+    ROLLBACK's, for ``statement_timeout`` and :data:`ANSWER_GRACE` more (:class:`_Watchdog`).
+
+    An answer is awaited from the moment its statement is sent (or its COMMIT or ROLLBACK)
+    until the statement returns (its rows come with it: no cursor is kept on the server) or
+    fails, or until the connection goes back to the pool, which the sessions do right after
+    their COMMIT or ROLLBACK."""
+    allowed = statement_timeout_ms / 1000 + ANSWER_GRACE
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, record: Any) -> None:
+        record.info[_WATCH] = _AnswerWatch(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        if not _statements_bounded(connection):
+        if _statements_bounded(connection):
+            connection.info[_WATCH].allowed = allowed
+        else:
+            connection.info[_WATCH].allowed = math.inf
             connection.exec_driver_sql("SET LOCAL statement_timeout = 0")
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _before_execute(connection: Any, *_args: Any) -> None:
+        _WATCHDOG.await_answer(connection.info[_WATCH])
+
+    def _before_end(connection: Any) -> None:
+        if not connection.invalidated:  # else nothing is sent: the connection is gone
+            _WATCHDOG.await_answer(connection.info[_WATCH])
+
+    event.listen(engine, "commit", _before_end)
+    event.listen(engine, "rollback", _before_end)
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _after_execute(connection: Any, *_args: Any) -> None:
+        _WATCHDOG.answered(connection.info[_WATCH])
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        watch = record.info.get(_WATCH)
+        if watch is not None:
+            _WATCHDOG.answered(watch)
+
+    @event.listens_for(engine, "handle_error")
+    def _on_error(context: ExceptionContext) -> BaseException | None:
+        connection = context.connection
+        if connection is None or connection.closed or connection.invalidated:
+            return None  # no connection made, or none that sent anything
+        watch = connection.info.get(_WATCH)
+        if watch is None:
+            return None
+        _WATCHDOG.answered(watch)
+        if not watch.cut_off:
+            return None
+        context.is_disconnect = True
+        return NoAnswerInTime(
+            context.statement,
+            context.parameters,
+            context.original_exception,
+            hide_parameters=True,
+            connection_invalidated=True,
+        )
 
 
 #: VM instructions between two looks at the clock of a running SQLite statement. A look costs

@@ -128,6 +128,13 @@ OUTAGE_SQLITE_CODES = {5, 6, 8, 9, 10, 13, 14}
 TIMEOUT_SQLSTATES = {"55P03", "57014"}
 TIMEOUT_SQLITE_CODES = {5, 6, 9}
 
+
+class NoAnswerInTime(OperationalError):
+    """PostgreSQL did not answer a statement, COMMIT or ROLLBACK by its deadline, and its
+    connection was cut off (db.py's watchdog: a server frozen while its machine runs on). A wait
+    that ran out, like a statement_timeout: trying again at once would wait as long again."""
+
+
 log = logging.getLogger(__name__)
 
 
@@ -151,6 +158,8 @@ def waited_too_long(exc: DBAPIError) -> bool:
     """Tell whether ``exc`` ends a wait that ran out (a lock held elsewhere, a statement cut
     off, a connection the server did not complete in time): trying again at once would only
     wait as long again."""
+    if isinstance(exc, NoAnswerInTime):
+        return True
     orig = exc.orig
     if _connection_timed_out(orig):
         return True

@@ -1,4 +1,4 @@
-"""Outages on demand: a TCP relay to PostgreSQL that can be cut and restored, a server that
+"""Outages on demand: a TCP relay to PostgreSQL that can be cut, frozen and restored, a server that
 accepts connections and never answers, switches that make a SQLite database read-only or full
 for the connections an engine hands out, and the lock a bet needs held by someone else."""
 
@@ -20,7 +20,10 @@ from sota_casino.db import make_sessionmaker
 
 class Relay:
     """Forward 127.0.0.1:<port> to ``target``; ``cut()`` drops every connection and refuses new
-    ones (the database is down), ``restore()`` listens again on the same port."""
+    ones (the database is down), ``restore()`` listens again on the same port. ``freeze()``
+    forwards nothing more either way, new connections included, but keeps every socket open,
+    its kernel acknowledging what is sent to it: a server frozen (SIGSTOP, a hung backend, a
+    stalled VM) on a machine that still runs; ``thaw()`` forwards what it held and goes on."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
@@ -28,9 +31,17 @@ class Relay:
         self._listener: socket.socket | None = None
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
+        self._flowing = threading.Event()
         self.restore()
 
+    def freeze(self) -> None:
+        self._flowing.clear()
+
+    def thaw(self) -> None:
+        self._flowing.set()
+
     def restore(self) -> None:
+        self._flowing.set()
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
@@ -55,6 +66,7 @@ class Relay:
                     pass
                 sock.close()
             self._open.clear()
+        self._flowing.set()  # what a freeze held goes nowhere: its sockets are closed
 
     def _accept(self, listener: socket.socket) -> None:
         while True:
@@ -72,10 +84,10 @@ class Relay:
             for source, sink in ((client, server), (server, client)):
                 threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
 
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while data := source.recv(65536):
+                self._flowing.wait()  # frozen: hold it, and read no more
                 sink.sendall(data)
         except OSError:
             pass

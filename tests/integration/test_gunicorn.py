@@ -1,7 +1,7 @@
 """The app under gunicorn with the production settings: the app's own limits answer first and
 in JSON on API paths, chunked bodies over the limit are 413, the workers die with the master,
-so a new master can take the port at once, and a request behind a held database lock is the
-API's 503 before gunicorn would kill its worker."""
+so a new master can take the port at once, and a request behind a held database lock or sent to
+a frozen database server is the API's 503 before gunicorn would kill its worker."""
 
 from __future__ import annotations
 
@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from outage_support import Relay
 from outage_support import books
 from outage_support import hold_lock
+from sqlalchemy.engine import make_url
 
 from ops import servers
 from sota_casino import migrate
+from sota_casino.db import ANSWER_GRACE
 
 PASSWORD = "correct horse battery"
 
@@ -225,6 +228,53 @@ def test_a_bet_behind_a_held_lock_is_a_json_503_before_the_worker_timeout(
         assert books(db_url)["rounds"] == before["rounds"] + 1
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_a_bet_on_a_frozen_postgres_server_is_a_json_503_before_the_worker_timeout(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Under gunicorn, a bet sent to a PostgreSQL server frozen while its machine runs on (its
+    kernel answers for it, it never does) is the API's 503 with Retry-After once its statement
+    is overdue: the forked worker's own watchdog cut it off, before gunicorn would have killed
+    the worker. Nothing moved, and once the server thaws the retry with its key bets once."""
+    url = make_url(db_url)
+    relay = Relay((url.host or "127.0.0.1", url.port or 5432))
+    environment = servers.app_environment(
+        url.set(port=relay.port).render_as_string(False),
+        tmp_path / "instance",
+        DB_LOCK_TIMEOUT_MS=str(LOCK_WAIT_MS),
+        DB_STATEMENT_TIMEOUT_MS=str(STATEMENT_MS),
+        GUNICORN_CMD_ARGS=f"--timeout {WORKER_TIMEOUT}",
+        HOME=str(tmp_path),
+    )
+    # One worker: the bet finds the connection the sign-up left in its pool (a worker that had
+    # to connect to the frozen server would give up after the connect timeout instead).
+    server = servers.start(environment, tmp_path / "gunicorn.log", workers=1)
+    try:
+        credentials = {"username": "frozen", "password": PASSWORD}
+        assert post_json(server, "/api/v1/auth/register", credentials)[0] == 201
+        status, _, body = post_json(server, "/api/v1/auth/token", credentials)
+        assert status == 200, body
+        bet = {"Authorization": f"Bearer {json.loads(body)['token']}", "Idempotency-Key": "f-1"}
+        before = books(db_url)
+        relay.freeze()
+        started = time.monotonic()
+        status, headers, body = post_json(server, "/api/v1/casino-war/rounds", {"bet": 100}, **bet)
+        waited = time.monotonic() - started
+        assert status == 503, (status, body[:200])
+        assert headers["Content-Type"] == "application/json"
+        assert error_code(body) == "unavailable" and int(headers["Retry-After"]) > 0
+        overdue = STATEMENT_MS / 1000 + ANSWER_GRACE
+        assert overdue <= waited < overdue + 1.5, waited
+        assert books(db_url) == before
+        relay.thaw()
+        status, _, body = post_json(server, "/api/v1/casino-war/rounds", {"bet": 100}, **bet)
+        assert status == 201, body
+        assert books(db_url)["rounds"] == before["rounds"] + 1
+    finally:
+        server.stop()
+        relay.cut()
 
 
 def test_gunicorn_refuses_to_start_with_a_database_wait_as_long_as_a_worker_may_live(

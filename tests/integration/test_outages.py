@@ -3,9 +3,12 @@ never a 500, and the service recovers by itself once the database is back."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sqlite3
+import threading
 import time
+from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from sota_casino import background
+from sota_casino import db
 from sota_casino.core.errors import Unavailable
 from sota_casino.db import KEEPALIVES
 from sota_casino.db import TCP_USER_TIMEOUT_MS
@@ -67,16 +71,27 @@ def assert_books(app: Flask) -> None:
         session.close()
 
 
-@pytest.fixture
-def relayed_app(db_url: str, tmp_path: Path) -> Iterator[tuple[Flask, Relay]]:
+@contextlib.contextmanager
+def relayed(db_url: str, tmp_path: Path, **settings: Any) -> Iterator[tuple[Flask, Relay]]:
+    """An app on PostgreSQL through a :class:`Relay`, with ``settings`` over the tests' own."""
     if not db_url.startswith("postgresql"):
         pytest.skip("the relay stands in front of PostgreSQL")
     url = make_url(db_url)
     relay = Relay((url.host or "127.0.0.1", url.port or 5432))
-    app = create_app(app_config(url.set(port=relay.port).render_as_string(False), tmp_path))
-    yield app, relay
-    relay.cut()
-    app.extensions["sota_casino.engine"].dispose()
+    app = create_app(
+        app_config(url.set(port=relay.port).render_as_string(False), tmp_path, **settings)
+    )
+    try:
+        yield app, relay
+    finally:
+        relay.cut()
+        app.extensions["sota_casino.engine"].dispose()
+
+
+@pytest.fixture
+def relayed_app(db_url: str, tmp_path: Path) -> Iterator[tuple[Flask, Relay]]:
+    with relayed(db_url, tmp_path) as app_and_relay:
+        yield app_and_relay
 
 
 @pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
@@ -205,6 +220,154 @@ def test_a_statement_that_runs_too_long_is_cut_off_in_a_request_and_not_in_a_com
             unhurried.close()
     finally:
         app.extensions["sota_casino.engine"].dispose()
+
+
+# --- a server frozen mid-request: its machine still answers for it, it never does ----------
+
+#: The frozen-server tests' waits (ms): short, so a test waits seconds, not the defaults' ten.
+FROZEN_LOCK_MS = 1_000
+FROZEN_STATEMENT_MS = 2_000
+#: Seconds a request on a frozen server may take before a test gives up on it: well past the
+#: statement's bound, well short of hanging the suite.
+GIVE_UP_AFTER = FROZEN_STATEMENT_MS / 1000 + 8
+
+
+def answer_within(seconds: float, call: Callable[[], Any]) -> Any:
+    """Return what ``call()`` returns (or raise what it raises), run in a thread of its own;
+    fail the test if it is still waiting after ``seconds`` (what cuts the relay lets it go)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # handed to the test's thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"no answer after {seconds:g} s: the request still waits for the database")
+    answered, value = outcome[0]
+    if not answered:
+        raise value
+    return value
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_a_bet_on_a_frozen_postgres_server_is_a_503_once_its_statement_is_overdue(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A server frozen while its machine runs on (SIGSTOP, a hung backend, a stalled VM) never
+    answers, and nothing of its own cuts the wait short: its kernel answers the keepalives and
+    acknowledges the statement, its statement_timeout cannot fire. A request sent to it is a 503
+    with Retry-After once its statement is overdue, not a worker gunicorn kills; nothing moved,
+    and once the server thaws the client's retry bets once."""
+    with relayed(
+        db_url,
+        tmp_path,
+        DB_LOCK_TIMEOUT_MS=FROZEN_LOCK_MS,
+        DB_STATEMENT_TIMEOUT_MS=FROZEN_STATEMENT_MS,
+    ) as (app, relay):
+        client, token = signed_in(app)
+        bet = {"json": {"bet": 100}, "headers": {**token, "Idempotency-Key": "frozen-1"}}
+        before = books(db_url)
+        relay.freeze()
+        started = time.monotonic()
+        response = answer_within(
+            GIVE_UP_AFTER, lambda: client.post("/api/v1/casino-war/rounds", **bet)
+        )
+        waited = time.monotonic() - started
+        assert_unavailable(response)
+        overdue = FROZEN_STATEMENT_MS / 1000 + db.ANSWER_GRACE
+        assert overdue <= waited < overdue + 1.5, waited
+        assert books(db_url) == before
+        relay.thaw()
+        again = client.post("/api/v1/casino-war/rounds", **bet)
+        assert again.status_code == 201, again.get_json()
+        assert books(db_url)["rounds"] == before["rounds"] + 1
+        assert_books(app)
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_a_commit_on_a_frozen_postgres_server_is_a_503_once_it_is_overdue(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A server that freezes just as a bet commits leaves the COMMIT unanswered: the request is
+    a 503 with Retry-After once it is overdue. Whether the COMMIT took effect is unknown (a
+    server that thaws may still commit it), so the client retries with its key: one bet."""
+    with relayed(
+        db_url,
+        tmp_path,
+        DB_LOCK_TIMEOUT_MS=FROZEN_LOCK_MS,
+        DB_STATEMENT_TIMEOUT_MS=FROZEN_STATEMENT_MS,
+    ) as (app, relay):
+        client, token = signed_in(app)
+        bet = {"json": {"bet": 100}, "headers": {**token, "Idempotency-Key": "frozen-2"}}
+        before = books(db_url)
+        commits: list[str] = []
+
+        def freeze_at_a_writing_commit(connection: Any) -> None:
+            if connection.get_execution_options().get(tx.WRITES):
+                commits.append("writes")
+                relay.freeze()
+
+        engine = app.extensions["sota_casino.engine"]
+        sa.event.listen(engine, "commit", freeze_at_a_writing_commit)
+        started = time.monotonic()
+        response = answer_within(
+            GIVE_UP_AFTER, lambda: client.post("/api/v1/casino-war/rounds", **bet)
+        )
+        waited = time.monotonic() - started
+        sa.event.remove(engine, "commit", freeze_at_a_writing_commit)
+        assert commits == ["writes"]
+        assert_unavailable(response)
+        overdue = FROZEN_STATEMENT_MS / 1000 + db.ANSWER_GRACE
+        assert overdue <= waited < overdue + 1.5, waited
+        assert books(db_url) == before  # held by the frozen server, not committed
+        relay.thaw()  # it may commit now: the retry finds the bet, or bets
+        again = client.post("/api/v1/casino-war/rounds", **bet)
+        assert again.status_code == 201, again.get_json()
+        assert books(db_url)["rounds"] == before["rounds"] + 1
+        assert_books(app)
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_an_unanswered_statement_is_cut_off_in_a_request_and_not_in_a_command(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a frozen server a request's statement is cut off once it is overdue; a command's
+    (an unhurried session's) waits on, past that deadline, as its statements may rightly run
+    long, and has its answer once the server thaws."""
+    monkeypatch.setattr(db, "ANSWER_GRACE", 0.2)
+    overdue = 0.3 + 0.2
+    with relayed(db_url, tmp_path, DB_STATEMENT_TIMEOUT_MS=300) as (app, relay):
+
+        @tx.read_only
+        def read(session: Session) -> int:
+            return int(session.execute(sa.text("SELECT 1")).scalar_one())
+
+        engine = app.extensions["sota_casino.engine"]
+        with engine.connect(), engine.connect():
+            pass  # two connections in the pool: a frozen server would take no new one
+        with app.app_context():
+            hurried = app.extensions["sota_casino.sessionmaker"]()
+            unhurried = new_session()
+            relay.freeze()
+            answer: list[int] = []
+            command = threading.Thread(target=lambda: answer.append(read(unhurried)), daemon=True)
+            command.start()
+            started = time.monotonic()
+            with pytest.raises(Unavailable):
+                answer_within(GIVE_UP_AFTER, lambda: read(hurried))
+            assert overdue <= time.monotonic() - started < overdue + 1.0
+            command.join(2 * overdue)
+            assert command.is_alive() and not answer  # still waiting, long past the deadline
+            relay.thaw()
+            command.join(GIVE_UP_AFTER)
+            assert answer == [1]
+            hurried.close()
+            unhurried.close()
 
 
 def test_a_postgres_server_that_never_answers_is_a_503_after_one_connect_timeout(
