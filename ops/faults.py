@@ -210,7 +210,7 @@ def check_books(
         "rounds_stored": len(stored),
         "acknowledged_lost": len(acknowledged - stored),
         "ledger_check": "ok" if ledger_report.ok else ledger_report.problems,
-        "audit_verify": "ok" if audit_report.ok else audit_report,
+        "audit_verify": "ok" if audit_report.ok else audit_report.reason,
     }
 
 
