@@ -71,8 +71,14 @@ test: lint typecheck $(SETUP)
 # browser tests, and the servers, processes, builds, migrations and long searches listed there.
 # No browser test is in it, so no file's live server is shared: idle processes take tests from
 # busy ones (worksteal), which evens out its long files.
+# Its scratch files are in memory where the machine has it (/dev/shm): on disk each commit of a
+# test's SQLite database waits for the disk (synchronous=FULL). And Python keeps the sources'
+# and tests' compiled code between runs even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): each process compiled them all again, seconds of every run.
+QUICK_TMPDIR := $(if $(wildcard /dev/shm),/dev/shm,$(TMPDIR))
 test-fast: lint typecheck $(SETUP)
-	$(BIN)/pytest -n $(WORKERS) --dist worksteal -q -m "not slow"
+	TMPDIR=$(QUICK_TMPDIR) PYTHONDONTWRITEBYTECODE= \
+		$(BIN)/pytest -n $(WORKERS) --dist worksteal -q -m "not slow"
 
 screenshots: $(SETUP)
 	SAVE_SCREENSHOTS=1 $(BIN)/pytest -q tests/browser

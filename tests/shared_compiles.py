@@ -1,9 +1,10 @@
 """Each test builds its own app, and each app compiled again what every other app compiles:
-two URL builders per route (over a hundred routes), every template it renders and every SQL
-statement it sends. That was most of building an app and of its first pages and statements.
-The apps of the test process share these instead, compiled once per run: the same source
-gives the same code, so the apps route, build URLs, render and query exactly as before. (Only
-the test process: the servers the tests start compile their own, as in production.)
+the parse and two URL builders of each route (over a hundred routes), every template it
+renders and every SQL statement it sends. That was most of building an app and of its first
+pages and statements. The apps of the test process share these instead, compiled once per
+run: the same source gives the same code, so the apps route, build URLs, render and query
+exactly as before. (Only the test process: the servers the tests start compile their own, as
+in production.)
 """
 
 from __future__ import annotations
@@ -23,18 +24,64 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Mapper
 from sqlalchemy.util import LRUCache
 from werkzeug.routing import Rule
+from werkzeug.routing.rules import RulePart
 
 from sota_casino import db
 
 _Builder = Callable[..., tuple[str, str]]
+#: What a converter is made from: the variable, the converter's name, its arguments.
+_ConverterCall = tuple[str, str, tuple[Any, ...], dict[str, Any]]
 
 
 def share_compiled_code() -> None:
     """Share URL builders, template code and compiled SQL among this process's apps
     (idempotent)."""
+    _share_rule_parses()
     _share_url_builders()
     _share_template_code()
     _share_compiled_statements()
+
+
+def _share_rule_parses() -> None:
+    """A rule's parse (its regex parts and its trace) is a pure function of its text and of the
+    converter classes its map names, and was most of what was left of building an app. Each
+    rule still gets converters of its own, made by its own map from the names and arguments the
+    first parse asked for, in the same order. Every rule is parsed as before if Werkzeug's
+    parser changes shape."""
+    parse_rule = getattr(Rule, "_parse_rule", None)
+    if parse_rule is None or getattr(parse_rule, "shared", False):
+        return
+    if list(inspect.signature(parse_rule).parameters) != ["self", "rule"]:
+        return
+    parsed: dict[tuple[Any, ...], tuple[list[RulePart], list[Any], list[_ConverterCall]]] = {}
+
+    def shared_parse(self: Rule, rule: str) -> list[RulePart]:
+        key = (rule, tuple(self.map.converters.items()))
+        if key in parsed:
+            parts, trace, converters = parsed[key]
+            self._trace.extend(trace)
+            for variable, name, args, kwargs in converters:
+                self._converters[variable] = self.get_converter(variable, name, args, kwargs)
+                self.arguments.add(variable)
+            return parts
+        asked: list[_ConverterCall] = []
+        make_converter = self.get_converter
+
+        def recording_converter(variable: str, name: str, args: Any, kwargs: Any) -> Any:
+            asked.append((variable, name, args, kwargs))
+            return make_converter(variable, name, args, kwargs)
+
+        self.get_converter = recording_converter  # type: ignore[method-assign]
+        first = len(self._trace)
+        try:
+            parts = list(parse_rule(self, rule))
+        finally:
+            del self.get_converter
+        parsed[key] = (parts, self._trace[first:], asked)
+        return parts
+
+    shared_parse.shared = True  # type: ignore[attr-defined]
+    Rule._parse_rule = shared_parse  # type: ignore[method-assign,assignment]
 
 
 def _share_url_builders() -> None:

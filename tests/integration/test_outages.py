@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from app_support import app_config
+from app_support import copy_of_template
 from flask import Flask
 from flask import request
 from flask.testing import FlaskClient
@@ -117,11 +118,8 @@ def test_postgres_going_away_is_a_503_and_coming_back_needs_no_restart(
 
 
 @pytest.fixture
-def sqlite_app(tmp_path: Path) -> Iterator[tuple[Flask, SqliteFault]]:
-    from sota_casino import migrate
-
-    url = f"sqlite:///{tmp_path / 'casino.db'}"
-    migrate.upgrade(url)
+def sqlite_app(migrated_template: Path, tmp_path: Path) -> Iterator[tuple[Flask, SqliteFault]]:
+    url = copy_of_template(migrated_template, tmp_path)
     app = create_app(app_config(url, tmp_path))
     yield app, SqliteFault(app.extensions["sota_casino.engine"])
     app.extensions["sota_casino.engine"].dispose()

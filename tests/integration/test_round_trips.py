@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from app_support import app_config
+from app_support import copy_of_template
 from flask import Flask
 from service_support import PASSWORD
 from sqlalchemy import event
@@ -34,7 +34,6 @@ from sota_casino.db import WriteGate
 from sota_casino.db import make_engine
 from sota_casino.db import make_sessionmaker
 from sota_casino.factory import create_app
-from sota_casino.migrate import upgrade
 from sota_casino.models import AuditPending
 from sota_casino.services import accounts
 from sota_casino.services import rounds
@@ -116,10 +115,8 @@ def test_a_process_whose_integrator_runs_leaves_its_entries_to_it(
 
 
 @pytest.fixture
-def sqlite_file(tmp_path: Path) -> Iterator[str]:
-    url = f"sqlite:///{tmp_path / 'gate.db'}"
-    upgrade(url)
-    yield url
+def sqlite_file(migrated_template: Path, tmp_path: Path) -> str:
+    return copy_of_template(migrated_template, tmp_path)
 
 
 def _writer(url: str) -> tuple[Any, Session]:
