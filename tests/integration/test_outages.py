@@ -252,6 +252,39 @@ def answer_within(seconds: float, call: Callable[[], Any]) -> Any:
     return value
 
 
+def bet_on_a_frozen_server(
+    db_url: str, tmp_path: Path, key: str, arm: Callable[[Flask, Relay], Callable[[], None]]
+) -> None:
+    """Bet once ``arm`` has set the relay to freeze (it returns what disarms it): the bet is a
+    503 with Retry-After once its answer is overdue, nothing moved; once the server thaws, the
+    client's retry with the same key bets once."""
+    with relayed(
+        db_url,
+        tmp_path,
+        DB_LOCK_TIMEOUT_MS=FROZEN_LOCK_MS,
+        DB_STATEMENT_TIMEOUT_MS=FROZEN_STATEMENT_MS,
+    ) as (app, relay):
+        client, token = signed_in(app)
+        bet = {"json": {"bet": 100}, "headers": {**token, "Idempotency-Key": key}}
+        before = books(db_url)
+        disarm = arm(app, relay)
+        started = time.monotonic()
+        response = answer_within(
+            GIVE_UP_AFTER, lambda: client.post("/api/v1/casino-war/rounds", **bet)
+        )
+        waited = time.monotonic() - started
+        disarm()
+        assert_unavailable(response)
+        overdue = FROZEN_STATEMENT_MS / 1000 + db.ANSWER_GRACE
+        assert overdue <= waited < overdue + 1.5, waited
+        assert books(db_url) == before  # held by the frozen server, not committed
+        relay.thaw()  # a frozen COMMIT may take effect now: the retry finds the bet, or bets
+        again = client.post("/api/v1/casino-war/rounds", **bet)
+        assert again.status_code == 201, again.get_json()
+        assert books(db_url)["rounds"] == before["rounds"] + 1
+        assert_books(app)
+
+
 @pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
 def test_a_bet_on_a_frozen_postgres_server_is_a_503_once_its_statement_is_overdue(
     db_url: str, tmp_path: Path
@@ -261,30 +294,12 @@ def test_a_bet_on_a_frozen_postgres_server_is_a_503_once_its_statement_is_overdu
     acknowledges the statement, its statement_timeout cannot fire. A request sent to it is a 503
     with Retry-After once its statement is overdue, not a worker gunicorn kills; nothing moved,
     and once the server thaws the client's retry bets once."""
-    with relayed(
-        db_url,
-        tmp_path,
-        DB_LOCK_TIMEOUT_MS=FROZEN_LOCK_MS,
-        DB_STATEMENT_TIMEOUT_MS=FROZEN_STATEMENT_MS,
-    ) as (app, relay):
-        client, token = signed_in(app)
-        bet = {"json": {"bet": 100}, "headers": {**token, "Idempotency-Key": "frozen-1"}}
-        before = books(db_url)
+
+    def freeze_now(_app: Flask, relay: Relay) -> Callable[[], None]:
         relay.freeze()
-        started = time.monotonic()
-        response = answer_within(
-            GIVE_UP_AFTER, lambda: client.post("/api/v1/casino-war/rounds", **bet)
-        )
-        waited = time.monotonic() - started
-        assert_unavailable(response)
-        overdue = FROZEN_STATEMENT_MS / 1000 + db.ANSWER_GRACE
-        assert overdue <= waited < overdue + 1.5, waited
-        assert books(db_url) == before
-        relay.thaw()
-        again = client.post("/api/v1/casino-war/rounds", **bet)
-        assert again.status_code == 201, again.get_json()
-        assert books(db_url)["rounds"] == before["rounds"] + 1
-        assert_books(app)
+        return lambda: None
+
+    bet_on_a_frozen_server(db_url, tmp_path, "frozen-1", freeze_now)
 
 
 @pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
@@ -294,40 +309,20 @@ def test_a_commit_on_a_frozen_postgres_server_is_a_503_once_it_is_overdue(
     """A server that freezes just as a bet commits leaves the COMMIT unanswered: the request is
     a 503 with Retry-After once it is overdue. Whether the COMMIT took effect is unknown (a
     server that thaws may still commit it), so the client retries with its key: one bet."""
-    with relayed(
-        db_url,
-        tmp_path,
-        DB_LOCK_TIMEOUT_MS=FROZEN_LOCK_MS,
-        DB_STATEMENT_TIMEOUT_MS=FROZEN_STATEMENT_MS,
-    ) as (app, relay):
-        client, token = signed_in(app)
-        bet = {"json": {"bet": 100}, "headers": {**token, "Idempotency-Key": "frozen-2"}}
-        before = books(db_url)
-        commits: list[str] = []
+    commits: list[str] = []
 
-        def freeze_at_a_writing_commit(connection: Any) -> None:
+    def freeze_at_a_writing_commit(app: Flask, relay: Relay) -> Callable[[], None]:
+        def freeze(connection: Any) -> None:
             if connection.get_execution_options().get(tx.WRITES):
                 commits.append("writes")
                 relay.freeze()
 
         engine = app.extensions["sota_casino.engine"]
-        sa.event.listen(engine, "commit", freeze_at_a_writing_commit)
-        started = time.monotonic()
-        response = answer_within(
-            GIVE_UP_AFTER, lambda: client.post("/api/v1/casino-war/rounds", **bet)
-        )
-        waited = time.monotonic() - started
-        sa.event.remove(engine, "commit", freeze_at_a_writing_commit)
-        assert commits == ["writes"]
-        assert_unavailable(response)
-        overdue = FROZEN_STATEMENT_MS / 1000 + db.ANSWER_GRACE
-        assert overdue <= waited < overdue + 1.5, waited
-        assert books(db_url) == before  # held by the frozen server, not committed
-        relay.thaw()  # it may commit now: the retry finds the bet, or bets
-        again = client.post("/api/v1/casino-war/rounds", **bet)
-        assert again.status_code == 201, again.get_json()
-        assert books(db_url)["rounds"] == before["rounds"] + 1
-        assert_books(app)
+        sa.event.listen(engine, "commit", freeze)
+        return lambda: sa.event.remove(engine, "commit", freeze)
+
+    bet_on_a_frozen_server(db_url, tmp_path, "frozen-2", freeze_at_a_writing_commit)
+    assert commits == ["writes"]
 
 
 @pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
