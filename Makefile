@@ -71,11 +71,14 @@ test: lint typecheck $(SETUP)
 # browser tests, and the servers, processes, builds, migrations and long searches listed there.
 # No browser test is in it, so no file's live server is shared: idle processes take tests from
 # busy ones (worksteal), which evens out its long files.
-# Its scratch files are in memory where the machine has it (/dev/shm): on disk each commit of a
-# test's SQLite database waits for the disk (synchronous=FULL). And Python keeps the sources'
+# Its scratch files are in memory where the machine has room for them (/dev/shm with 1 GiB
+# free; a run leaves about 170 MB and pytest keeps the last three): on disk each commit of a
+# test's SQLite database waits for the disk (synchronous=FULL). A container's 64 MB /dev/shm
+# would fill up, so the usual temporary folder serves there. And Python keeps the sources'
 # and tests' compiled code between runs even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE): each process compiled them all again, seconds of every run.
-QUICK_TMPDIR := $(if $(wildcard /dev/shm),/dev/shm,$(TMPDIR))
+QUICK_TMPDIR = $(or $(shell df --output=avail -B1M /dev/shm 2>/dev/null \
+	| awk 'NR == 2 && $$1 >= 1024 { print "/dev/shm" }'),$(TMPDIR))
 test-fast: lint typecheck $(SETUP)
 	TMPDIR=$(QUICK_TMPDIR) PYTHONDONTWRITEBYTECODE= \
 		$(BIN)/pytest -n $(WORKERS) --dist worksteal -q -m "not slow"
