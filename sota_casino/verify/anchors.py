@@ -149,7 +149,7 @@ def check_anchors(
     documents: Sequence[Row],
     receipts: Sequence[Mapping[str, Any] | None],
     rows: Sequence[Row],
-) -> tuple[list[Row], list[Row], list[Finding]]:
+) -> tuple[list[Row], list[Row], list[Finding], dict[Any, int]]:
     """Check the bundle's anchors against its documents.
 
     :param keys: the key every signature is checked with, then the keys it succeeded (a
@@ -158,9 +158,11 @@ def check_anchors(
     :param documents: the rows of the commitment, and of the reveal once revealed.
     :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).
     :returns: the documents' rows, the rounds' rows and the bundle's findings, with the
-        ``log`` findings added. Every document must be anchored or listed as pending; a
-        bundle without an ``anchors`` list fails (:data:`UNANCHORED`), its ``pending_anchors``
-        disregarded, and so does one whose list is empty with nothing pending.
+        ``log`` findings added, and the seq of each round's settlement entry that its anchor
+        proves into a signed checkpoint (by round id): where the log took the settlement.
+        Every document must be anchored or listed as pending; a bundle without an ``anchors``
+        list fails (:data:`UNANCHORED`), its ``pending_anchors`` disregarded, and so does one
+        whose list is empty with nothing pending.
     """
     found = _Anchors(bundle, keys)
     if not isinstance(bundle.get("anchors"), list):
@@ -192,7 +194,8 @@ def check_anchors(
     if reveal_doc is not None and len(documents) > 1:
         reveal_findings = _reveal_findings(found, reveal_doc, last_round)
         checked.append(_document_row(found, "reveal", documents[1], reveal_findings))
-    return checked, new_rows, found.findings
+    settled = {round_id: a["leaf_index"] + 1 for round_id, a in found.settlements.items()}
+    return checked, new_rows, found.findings, settled
 
 
 def _document_row(found: _Anchors, kind: str, row: Row, messages: list[str]) -> Row:

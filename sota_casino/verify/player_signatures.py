@@ -11,7 +11,10 @@ the player did not sign, so a receipt fails this check when
   pair, nonce, position and choice (a rewritten choice, a key hidden from the log);
 * its settling action (the last: the decision or move the round settled on) is unsigned while
   one of the player's keys was registered before the round settled, or is signed by a key the
-  player had already replaced;
+  player had already replaced. "Before" is by the times the entries and the receipt carry, or
+  by the log's order where the bundle proves the round's settlement entry: registrations and
+  decisions take the player's row lock, so the log orders them as the service took them,
+  while the times are the casino's to write;
 * an unsigned action follows a signed one (keys are replaced, never removed).
 
 The registrations themselves are checked to be whole audit entries whose hash is what the
@@ -146,9 +149,12 @@ def _anchor_problem(item: Mapping[str, Any], trusted_key: str) -> str | None:
 
 
 def check_signed_actions(
-    row: Row, doc: Mapping[str, Any], keys: Mapping[int, PlayerKey]
+    row: Row, doc: Mapping[str, Any], keys: Mapping[int, PlayerKey], settled_seq: int | None = None
 ) -> list[Finding]:
-    """Return the ``player`` findings of one receipt (empty if it passes)."""
+    """Return the ``player`` findings of one receipt (empty if it passes).
+
+    :param settled_seq: the seq of the round's settlement entry, where the bundle proves it.
+    """
     actions = doc.get("actions")
     if not isinstance(actions, list) or not actions:
         return []
@@ -159,19 +165,24 @@ def check_signed_actions(
     findings: list[str] = []
     for index, (choice, entry) in enumerate(zip(actions, signed, strict=True)):
         if entry is not None:
-            findings += _signed_problems(doc, index, choice, entry, keys, settled_at)
+            findings += _signed_problems(doc, index, choice, entry, keys, settled_at, settled_seq)
         elif index and signed[index - 1] is not None:
             findings.append(
                 f"action {index} ({_text(choice)}) is unsigned, but action {index - 1} is signed: "
                 "a registered key is replaced, never removed"
             )
     last = len(actions) - 1
-    in_use = _key_in_use(keys, settled_at)
+    in_use = _key_in_use(keys, settled_at, settled_seq)
     if signed[last] is None and in_use is not None:
+        logged = (
+            f", logged before the round settled (entry {settled_seq})"
+            if settled_seq is not None and in_use.seq < settled_seq
+            else ""
+        )
         findings.append(
             f"the {_what(doc)} {_text(actions[last])} is unsigned, but the player's key "
             f"{in_use.key_id} was registered (log entry {in_use.seq}, "
-            f"{in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}) before the round settled: "
+            f"{in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}{logged}) before the round settled: "
             "the service takes no unsigned decision then, so the player did not make this one"
         )
     elif isinstance(signed[last], dict) and in_use is not None:
@@ -191,6 +202,7 @@ def _signed_problems(
     entry: object,
     keys: Mapping[int, PlayerKey],
     settled_at: datetime | None,
+    settled_seq: int | None,
 ) -> list[str]:
     where = f"action {index}"
     if not isinstance(entry, dict) or not isinstance(entry.get("document"), dict):
@@ -224,17 +236,26 @@ def _signed_problems(
         signed_doc, signature
     ):
         problems.append(f"{where}: the signature is not valid for the player's key {key_id}")
-    elif settled_at is not None and key.registered_at >= settled_at:
+    elif settled_at is not None and not _before_settlement(key, settled_at, settled_seq):
         problems.append(f"{where} is signed by key {key_id}, registered after the round settled")
     return problems
 
 
-def _key_in_use(keys: Mapping[int, PlayerKey], moment: datetime | None) -> PlayerKey | None:
-    """Return the player's key in use at ``moment`` (the newest registered before it)."""
-    if moment is None:
-        return None
-    before = [key for key in keys.values() if key.registered_at < moment]
+def _key_in_use(
+    keys: Mapping[int, PlayerKey], moment: datetime | None, seq: int | None = None
+) -> PlayerKey | None:
+    """Return the player's key in use when the round settled: the newest registered before
+    ``moment`` (the receipt's time), or logged before entry ``seq`` (its settlement's)."""
+    before = [key for key in keys.values() if _before_settlement(key, moment, seq)]
     return max(before, key=lambda key: key.seq) if before else None
+
+
+def _before_settlement(key: PlayerKey, moment: datetime | None, seq: int | None) -> bool:
+    """Tell whether ``key`` was registered before the round settled: dated before ``moment``
+    (the receipt's time), or logged before entry ``seq`` (its settlement's)."""
+    return (moment is not None and key.registered_at < moment) or (
+        seq is not None and key.seq < seq
+    )
 
 
 def _what(doc: Mapping[str, Any]) -> str:
@@ -256,9 +277,20 @@ def with_player_findings(
     rows: Sequence[Row],
     documents: Sequence[Mapping[str, Any] | None],
     keys: Mapping[int, PlayerKey],
+    settled: Mapping[Any, int] | None = None,
 ) -> list[Row]:
-    """Return ``rows`` with the ``player`` findings of their receipts (``documents``, by row)."""
+    """Return ``rows`` with the ``player`` findings of their receipts (``documents``, by row;
+    ``settled``: the seq of each round's settlement entry the bundle proves, by round id)."""
+    settled = settled or {}
     return [
-        row if doc is None else row.with_findings(check_signed_actions(row, doc, keys))
+        row
+        if doc is None
+        else row.with_findings(
+            check_signed_actions(row, doc, keys, _settled_seq(settled, row.round_id))
+        )
         for row, doc in zip(rows, documents, strict=True)
     ]
+
+
+def _settled_seq(settled: Mapping[Any, int], round_id: object) -> int | None:
+    return settled.get(round_id) if type(round_id) in (int, str) else None

@@ -114,15 +114,15 @@ def verify_bundle(
     rows = _check_rounds(context, envelopes, jobs, progress)
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
-    rows = _with_player_checks(rows, envelopes, bundle, key, commitment_doc, findings)
     receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
     retired = (
         successor_chain(public_key_hex, key, bundle.get("key_changes")) if public_key_hex else None
     )
     log_keys = [key, *(change["old_public_key_hex"] for change in retired or ())]
-    documents, rows, logged = check_anchors(
+    documents, rows, logged, settled = check_anchors(
         bundle, log_keys, (commitment_doc, reveal_doc), documents, receipts, rows
     )
+    rows = _with_player_checks(rows, envelopes, bundle, key, commitment_doc, findings, settled)
     findings.extend(logged)
     if records is not None:
         documents[0] = compare_commitment(documents[0], commitment_doc, records, key)
@@ -184,16 +184,18 @@ def _with_player_checks(
     key: str,
     commitment_doc: Mapping[str, Any],
     findings: list[Finding],
+    settled: Mapping[Any, int],
 ) -> list[Row]:
     """Check every signed action against the player's keys registered in the bundle's log
-    entries (:mod:`.player_signatures`); the registrations' own problems go to ``findings``."""
+    entries (:mod:`.player_signatures`), and where the log took each round's settlement
+    (``settled``: its seq by round id); the registrations' own problems go to ``findings``."""
     keys, problems = registered_keys(bundle.get("player_keys"), commitment_doc.get("user_id"), key)
     findings.extend(problems)
     documents = [
         opened[0] if row.index is not None and (opened := _envelope(envelopes[row.index])) else None
         for row in rows
     ]
-    return with_player_findings(rows, documents, keys)
+    return with_player_findings(rows, documents, keys, settled)
 
 
 def _dealt_client_seed(

@@ -282,3 +282,26 @@ def test_a_key_this_browser_did_not_make_is_flagged_where_the_keys_are_listed(
     listed = spaced(panel.locator("[data-testid=player-key-list]").inner_text())
     assert f"retired since {written(app, retired['retired_at'], 'en')}" in listed, listed
     assert not ISO_TIME.search(listed + status.inner_text())
+
+
+def test_an_unsigned_decision_logged_after_the_registration_fails_in_the_page(
+    tab: Any, live_server: Any
+) -> None:
+    """As the offline verifier: dating every receipt before the key's registration does not
+    hide an unsigned decision that the log took after it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+    from test_verify_player_log_order import KEY_HEX
+    from test_verify_player_log_order import forged_bundle
+    from test_verify_player_log_order import honest_bundle
+
+    sign_up(tab, "backdated")
+    tab.goto("/fairness")
+    check = (
+        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+        "{trustedKey: key, records: null})).problems.join(' | ')"
+    )
+    assert tab.evaluate(check, [honest_bundle(), KEY_HEX]) == ""
+    caught = tab.evaluate(check, [forged_bundle(), KEY_HEX])
+    assert "the decision is unsigned, but the player's key 3 was registered before" in caught, (
+        caught
+    )

@@ -281,8 +281,12 @@
   /* What is wrong with a receipt's signed actions: each must be the player's signature of the
    * action document for the receipt's round and choice, by a key registered before the round
    * settled; the action it settled on must be signed once a key was registered, by the key in
-   * use then. */
-  async function signedActionProblems(doc, keys) {
+   * use then. A key was registered before the round settled if its entry is dated before the
+   * receipt, or logged before the round's settlement entry (settledSeq, null if the bundle
+   * names none): the log orders registrations and decisions as the service took them, while
+   * the times are the casino's to write. */
+  async function signedActionProblems(doc, keys, settledSeq) {
+    const before = (k) => k.at < doc.settled_at || (settledSeq !== null && k.seq < settledSeq);
     const actions = Array.isArray(doc.actions) ? doc.actions : [];
     if (!actions.length) return [];
     const signed = doc.signed_actions === undefined ? actions.map(() => null) : doc.signed_actions;
@@ -308,12 +312,11 @@
           { index, key: JSON.stringify(entry.key_id) }));
       } else if (!(await signatureValid(key.key, entry))) {
         problems.push(gettext("action %(index)s: the signature is not valid for the player's key %(key)s", { index, key: key.keyId }));
-      } else if (key.at >= doc.settled_at) {
+      } else if (!before(key)) {
         problems.push(gettext("action %(index)s is signed by key %(key)s, registered after the round settled", { index, key: key.keyId }));
       }
     }
-    const before = keys.filter((k) => k.at < doc.settled_at);
-    const inUse = before.length ? before[before.length - 1] : null;
+    const inUse = keys.filter(before).pop() || null;
     const last = signed[signed.length - 1];
     if (inUse && last === null) {
       problems.push(doc.game === "casino_war"
@@ -376,6 +379,13 @@
     const hkey = await hmacKey(serverSeed);
     const waiting = []; // what the log does not prove yet: not a failure, never "verified"
     const playerKeys = await registeredKeys(bundle, commitment.document.user_id, problems, key, waiting);
+    // Where the log took each round's settlement (an anchor that does not hold fails the log
+    // check below; here it could only ask more signatures of the round).
+    const settledSeqs = {};
+    for (const anchor of Array.isArray(bundle.anchors) ? bundle.anchors : []) {
+      const seq = anchor && anchor.entry ? anchor.entry.seq : null;
+      if (anchor && anchor.of && anchor.of.kind === "settlement" && Number.isInteger(seq)) settledSeqs[anchor.of.round_id] = seq;
+    }
     const seen = new Set();
     const rounds = [];
     for (const signed of bundle.rounds) {
@@ -421,7 +431,7 @@
         row.checks.replay = false;
         row.note = gettext("the replay failed: %(error)s", { error: String(error.message || error) });
       }
-      const unsigned = await signedActionProblems(doc, playerKeys);
+      const unsigned = await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null);
       row.checks.player = unsigned.length === 0;
       row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
       if (unsigned.length) row.note = (row.note ? row.note + "; " : "") + unsigned.join("; ");

@@ -1,0 +1,116 @@
+"""The player's key was in use for a round when the log registered it before the round settled.
+
+Registrations and decisions take the player's row lock, so the log orders them as the service
+took them; the times they carry are the casino's to write (entry times are not held to the
+log's order). A forger who holds the key and the database, and who logs an unsigned decision
+the player never sent, must not escape the signature check by dating the receipt before the
+registration, or the registration after the receipt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import bundles
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from sota_casino.core import fairness
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.verify import verify_bundle
+
+PAIR = bundles.Pair()
+KEY_HEX = public_key_hex(PAIR.key)
+PLAYER_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+KEY_ID = 3
+#: When the forger dates the registration: after every receipt of the bundle is dated.
+REGISTERED_AT = "2025-04-01T17:00:00.000000Z"
+REGISTRATION = {"kind": "player_key", "key_id": KEY_ID}
+
+
+def _registered_first(logged: bundles.Logged) -> bundles.Logged:
+    """The log of the bundle's documents with the player's key registered right after the
+    pair's commitment, before any round was played."""
+    entry = {
+        "time": REGISTERED_AT,
+        "actor": f"user:{PAIR.user_id}",
+        "action": fairness.PLAYER_KEY_REGISTERED,
+        "subject": f"user:{PAIR.user_id}",
+        "data": {
+            "user_id": PAIR.user_id,
+            "key_id": KEY_ID,
+            "public_key_hex": public_key_hex(PLAYER_KEY),
+            "retires": [],
+        },
+    }
+    return [logged[0], (REGISTRATION, entry), *logged[1:]]
+
+
+def _with_registration(
+    bundle: dict[str, Any], logged_as: Callable[[bundles.Logged], bundles.Logged]
+) -> dict[str, Any]:
+    """The bundle logged as ``logged_as`` says, the registration among its entries, which the
+    bundle carries in ``player_keys`` with its proof."""
+    logged = bundles.anchored(bundle, PAIR.key, logged_as=logged_as)
+    [registration] = [a for a in logged["anchors"] if a["of"] == REGISTRATION]
+    proof = {k: registration[k] for k in ("leaf_index", "checkpoint_size", "proof")}
+    return {
+        **logged,
+        "anchors": [a for a in logged["anchors"] if a["of"] != REGISTRATION],
+        "player_keys": [
+            {
+                "entry": registration["entry"],
+                "anchor": proof,
+                "checkpoint": logged["checkpoints"][0],
+            }
+        ],
+    }
+
+
+def _registered_last(logged: bundles.Logged) -> bundles.Logged:
+    """The same registration logged after the pair's rounds, before its reveal."""
+    first = _registered_first(logged)
+    return [first[0], *first[2:-1], first[1], first[-1]]
+
+
+def forged_bundle() -> dict[str, Any]:
+    """A pair whose unsigned decisions were logged after the player's key was registered, every
+    receipt dated before the registration: signed and logged by the casino from the start."""
+    return _with_registration(bundles.bundle(4, pair=PAIR), _registered_first)
+
+
+def honest_bundle() -> dict[str, Any]:
+    """The same pair with the key registered once its rounds were played."""
+    return _with_registration(bundles.bundle(4, pair=PAIR), _registered_last)
+
+
+def test_an_unsigned_decision_logged_after_the_registration_fails_whatever_the_dates_say() -> None:
+    """Every receipt is dated before the registration, but the log took the registration
+    before any of the rounds: their decisions were taken while the key was in use, so an
+    unsigned one is not the player's."""
+    forged = forged_bundle()
+    decided = [r["document"] for r in forged["rounds"] if r["document"]["actions"]]
+    assert decided and all(doc["settled_at"] < REGISTERED_AT for doc in decided)
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    assert not report.ok
+    failures = [f.text() for f in report.failures]
+    assert {f.check for f in report.failures} == {"player"}, failures
+    for doc in decided:
+        assert any(
+            f"round {doc['round_id']} " in text
+            and "is unsigned, but the player's key 3 was registered (log entry 2" in text
+            and "logged before the round settled" in text
+            for text in failures
+        ), failures
+
+
+def test_a_registration_logged_after_the_rounds_asks_no_signature_of_them() -> None:
+    """The same registration logged after the pair's rounds (as the service logs a key
+    registered once they were played) asks nothing of them, whatever its date."""
+    honest = honest_bundle()
+
+    report = verify_bundle(honest, KEY_HEX)
+
+    assert report.ok, [f.text() for f in report.failures]
