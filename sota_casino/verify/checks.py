@@ -193,6 +193,10 @@ def check_commitment(
     for name in ("seed_pair_id", "user_id"):
         if name not in doc:
             found.fail("pair", f"the commitment document has no {name}")
+        elif not _is_int(doc[name]):
+            # The player's records find the pair by its integer id: a pair re-committed under
+            # the id "12" would not be compared with the commitment recorded for pair 12.
+            found.fail("pair", f"the commitment document's {name} {doc[name]!r} is not an integer")
     if time_or_none(doc.get("created_at")) is None:
         found.fail("pair", "created_at is not a YYYY-MM-DDTHH:MM:SS.ffffffZ time")
     return found.row()

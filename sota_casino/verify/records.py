@@ -172,8 +172,10 @@ def _differing_fields(shown: Mapping[str, Any], kept: Mapping[str, Any]) -> str:
 def compare_commitment(
     row: Row, shown: Mapping[str, Any], records: Records, public_key_hex: str
 ) -> Row:
-    """Compare the bundle's commitment document with the one recorded before play."""
-    kept = records.commitments.get(shown.get("seed_pair_id"))
+    """Compare the bundle's commitment document with the one recorded before play (a pair
+    whose id is not an integer fails the ``pair`` check, and is recorded for no pair)."""
+    pair = shown.get("seed_pair_id")
+    kept = records.commitments.get(pair) if type(pair) is int else None
     if kept is None:
         return row
     kept_doc, kept_signature = kept

@@ -8,6 +8,7 @@ another key, signed with the service's real key, so that nothing inside the bund
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import sys
@@ -151,6 +152,13 @@ def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
     pair_id = bundle["commitment"]["document"]["seed_pair_id"]
     assert f"seed pair #{pair_id} was re-committed: before play you were shown commitment" in caught
     assert "signature" not in caught  # every signature is the real key's: only the records tell
+    # The same pair's id written as text in every document is not another pair: the records
+    # of pair 12 still apply to it.
+    renamed = copy.deepcopy(recommitted)
+    for signed in [renamed["commitment"], renamed["reveal"], *renamed["rounds"]]:
+        signed["document"]["seed_pair_id"] = str(pair_id)
+    caught = tab.evaluate(VERIFY, forgeries.sign_all(renamed, key))
+    assert f"seed pair #{pair_id} was re-committed: before play you were shown commitment" in caught
 
     surrendered, war_round = forgeries.war_into_surrender(bundle, key)
     caught = tab.evaluate(VERIFY, surrendered)

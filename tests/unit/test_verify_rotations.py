@@ -143,3 +143,33 @@ def test_a_rotation_record_of_another_shape_makes_the_records_unusable(
     data = {"format": "sota-casino-records", "v": 1, "public_key_hex": None, "rotations": rotations}
     with pytest.raises(RecordsError, match=says.replace("[", r"\[").replace("]", r"\]")):
         Records.parse(data)
+
+
+@pytest.mark.parametrize("pair_id", ["12", "seed pair 12", None, True, [12]])
+def test_a_pair_recommitted_under_its_id_written_otherwise_fails_and_is_not_another_pair(
+    pair_id: Any,
+) -> None:
+    """The records find a pair's commitment by its id, an integer. A casino that re-commits the
+    pair (a new server seed, every round dealt again, all signed and logged) and writes its id
+    as the text "12" in every document would escape the comparison with the recorded commitment
+    of pair 12, while the log's subject, ``seed_pair:12``, reads the same: an id that is not an
+    integer fails the pair."""
+    recommitted = Pair(
+        seed_pair_id=pair_id,
+        server_seed=hashlib.sha256(b"dealt again after play").digest(),
+    )
+    report = verify_bundle(bundles.bundle(4, pair=recommitted), KEY, records=_records())
+
+    assert not report.ok
+    assert report.documents[0].statuses["pair"] == FAIL
+    assert f"the commitment document's seed_pair_id {pair_id!r} is not an integer" in [
+        f.message for f in report.failures
+    ], [f.text() for f in report.failures]
+
+
+def test_a_user_id_that_is_not_an_integer_fails_the_pair() -> None:
+    report = verify_bundle(bundles.bundle(2, pair=Pair(user_id="7")), KEY)  # type: ignore[arg-type]
+
+    assert [f.text() for f in report.failures] == [
+        "commitment document: pair: the commitment document's user_id '7' is not an integer"
+    ]

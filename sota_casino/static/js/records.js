@@ -225,15 +225,22 @@
     return common;
   }
 
+  /* Whether a bundle's pair id names the recorded pair: a pair re-committed with its id
+   * written as the text "12" is still pair 12, and its records apply (the log's subject,
+   * seed_pair:12, reads the same). */
+  function samePair(recorded, shown) {
+    return recorded !== null && recorded !== undefined && String(recorded) === String(shown);
+  }
+
   /* What the rotations recorded say about the client seed the pair deals with. */
   function rotationProblems(records, pairId, dealt) {
     if (typeof dealt !== "string") return [];
-    const mine = records.rotations.find((r) => r.seed_pair_id === pairId);
+    const mine = records.rotations.find((r) => samePair(r.seed_pair_id, pairId));
     if (mine) {
       return mine.client_seed === dealt ? [] : [gettext("seed pair #%(pair)s deals with the client seed %(dealt)s, but you sent %(sent)s to start it (recorded)",
         { pair: pairId, dealt: JSON.stringify(dealt), sent: JSON.stringify(mine.client_seed) })];
     }
-    const other = records.rotations.filter((r) => r.client_seed === dealt && r.seed_pair_id !== pairId)
+    const other = records.rotations.filter((r) => r.client_seed === dealt && !samePair(r.seed_pair_id, pairId))
       .map((r) => r.seed_pair_id).sort((a, b) => b - a)[0];
     if (other === undefined) return [];
     const kept = records.commitments.some((c) => c.document && c.document.seed_pair_id === other);
@@ -251,7 +258,7 @@
     const problems = [];
     const pairDoc = bundle.commitment && bundle.commitment.document;
     const pairId = pairDoc && pairDoc.seed_pair_id;
-    const shown = records.commitments.filter((c) => c.document && c.document.seed_pair_id === pairId);
+    const shown = records.commitments.filter((c) => c.document && samePair(c.document.seed_pair_id, pairId));
     let commitment = null;
     if (shown.length) {
       const differing = shown.filter((c) => canonical(c.document) !== canonical(pairDoc));
