@@ -175,14 +175,14 @@ def check_signed_actions(
     in_use = _key_in_use(keys, settled_at, settled_seq)
     if signed[last] is None and in_use is not None:
         logged = (
-            f", logged before the round settled (entry {settled_seq})"
+            f" (log entry {settled_seq})"
             if settled_seq is not None and in_use.seq < settled_seq
             else ""
         )
         findings.append(
             f"the {_what(doc)} {_text(actions[last])} is unsigned, but the player's key "
             f"{in_use.key_id} was registered (log entry {in_use.seq}, "
-            f"{in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}{logged}) before the round settled: "
+            f"{in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}) before the round settled{logged}: "
             "the service takes no unsigned decision then, so the player did not make this one"
         )
     elif isinstance(signed[last], dict) and in_use is not None:

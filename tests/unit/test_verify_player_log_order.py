@@ -100,8 +100,9 @@ def test_an_unsigned_decision_logged_after_the_registration_fails_whatever_the_d
     for doc in decided:
         assert any(
             f"round {doc['round_id']} " in text
-            and "is unsigned, but the player's key 3 was registered (log entry 2" in text
-            and "logged before the round settled" in text
+            and "is unsigned, but the player's key 3 was registered (log entry 2, "
+            f"{REGISTERED_AT}) before the round settled (log entry "
+            in text
             for text in failures
         ), failures
 
