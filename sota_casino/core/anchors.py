@@ -278,10 +278,14 @@ def settlement_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> 
         return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
     if missing := [name for name in SETTLEMENT_FIELDS if name not in data]:
         return f"the entry names no {' and no '.join(missing)}: it does not anchor this receipt"
-    if data["receipt"] != receipt_hash(receipt):
+    try:
+        hashed = receipt_hash(receipt)
+    except (ValueError, TypeError) as exc:  # a lone surrogate, a NaN: no canonical bytes
+        return f"the receipt has no canonical JSON ({exc}): no entry can name its hash"
+    if data["receipt"] != hashed:
         return (
             f"the log recorded receipt {str(data['receipt'])[:16]}… for this round, but this "
-            f"receipt hashes to {receipt_hash(receipt)[:16]}…: the receipt was rewritten"
+            f"receipt hashes to {hashed[:16]}…: the receipt was rewritten"
         )
     for name in ("game", "payout"):
         if data[name] != receipt.get(name):

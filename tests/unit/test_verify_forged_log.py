@@ -3,9 +3,11 @@ still say what the documents say, field by field, or they anchor nothing."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import bundles
+import pytest
 
 from sota_casino.core import anchors
 from sota_casino.core.fairness import public_key_hex
@@ -116,3 +118,26 @@ def test_a_reveal_logged_before_a_round_of_its_pair_fails() -> None:
     assert any(
         "the pair's reveal was logged at leaf 1, before round" in f.text() for f in report.failures
     ), [f.text() for f in report.failures]
+
+
+@pytest.mark.parametrize(
+    "odd", ["\ud800", float("nan"), float("inf")], ids=["surrogate", "nan", "inf"]
+)
+def test_a_receipt_that_has_no_canonical_bytes_fails_its_round_not_the_verifier(odd: Any) -> None:
+    """A lone surrogate or a NaN (which Python's JSON reader takes) has no canonical JSON, so
+    the receipt hashes to nothing its settlement entry could name: its round fails, and the
+    other rounds are still checked."""
+    good = bundles.bundle(3, pair=PAIR)
+    forged = copy.deepcopy(good)
+    forged["rounds"][1]["document"]["client_seed"] = odd
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    assert not report.ok
+    row = report.rounds[1]
+    assert row.statuses["log"] == FAIL and row.statuses["signature"] == FAIL
+    assert any(
+        "the receipt has no canonical JSON" in f.text() and f.round_id == row.round_id
+        for f in report.failures
+    ), [f.text() for f in report.failures]
+    assert [r.ok for r in report.rounds] == [True, False, True]
