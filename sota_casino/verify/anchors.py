@@ -79,9 +79,10 @@ def _place(of: Mapping[str, Any]) -> tuple[str, Any]:
     return ("round", _id(of.get("round_id")))
 
 
-def _index(anchor: Mapping[str, Any]) -> int:
-    index = anchor["of"].get("index")
-    return index if type(index) is int else -1
+def _leaf(anchor: Mapping[str, Any]) -> int:
+    """Where the log took an anchor's entry (its proof held: ``leaf_index`` is a whole number)."""
+    leaf: int = anchor["leaf_index"]
+    return leaf
 
 
 class _Anchors:
@@ -104,8 +105,10 @@ class _Anchors:
             of = item.get("of") if isinstance(item, dict) else None
             if isinstance(of, dict):
                 self.pending.setdefault(_place(of), str(item.get("reason", "not yet anchored")))
+        # In the log's order, not the order the anchors' ``index`` labels claim: the player's
+        # actions are the receipt's in the order the log took them.
         for decisions in self.decisions.values():
-            decisions.sort(key=_index)
+            decisions.sort(key=_leaf)
 
     def cited(self, anchor: Mapping[str, Any]) -> str:
         """Name the signed checkpoint and leaf an anchor stands on, for a third party."""
@@ -267,6 +270,14 @@ def _round_findings(
     if problem is not None:
         cited = found.cited(decisions[0] if decisions else settlement)
         findings.append(fail(f"{problem} ({cited})"))
+    twice = [a for a, b in zip(decisions, decisions[1:], strict=False) if _leaf(a) == _leaf(b)]
+    if twice:
+        findings.append(
+            fail(
+                "one decision entry is anchored as two of the player's actions: a move "
+                f"repeated in the receipt stands for one the log holds ({found.cited(twice[0])})"
+            )
+        )
     late = [a for a in decisions if a["leaf_index"] > settlement["leaf_index"]]
     if late:
         findings.append(

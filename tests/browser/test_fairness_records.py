@@ -361,3 +361,27 @@ def test_a_bundle_without_its_anchors_fails_and_one_left_pending_is_not_called_v
     tab.unroute(revealed["url"])
     tab.reload()
     assert verify_in_page(tab).startswith("✓ All 3 rounds verified")
+
+
+def test_moves_reordered_or_one_logged_move_anchored_twice_fail_in_the_page(tab: Any) -> None:
+    """As the offline verifier: the player's moves are the log's in the order it took them,
+    whatever order the anchors' labels claim, and one logged move stands for one move only."""
+    from test_verify_forged_log import KEY_HEX
+    from test_verify_forged_log import reordered_moves
+    from test_verify_forged_log import repeated_move
+
+    sign_up(tab, "reordered")
+    tab.goto("/fairness")
+    check = (
+        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+        "{trustedKey: key, records: null})).problems.join(' | ')"
+    )
+    reordered, round_id = reordered_moves()
+    caught = tab.evaluate(check, [reordered, KEY_HEX])
+    assert caught.startswith(f"round {round_id}: the log recorded the player's actions [["), caught
+    repeated, doc, _ = repeated_move()
+    caught = tab.evaluate(check, [repeated, KEY_HEX])
+    assert caught.startswith(f"round {doc['round_id']}: the log recorded the player's actions"), (
+        caught
+    )
+    assert "null" in caught

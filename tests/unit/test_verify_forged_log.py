@@ -10,6 +10,7 @@ import bundles
 import pytest
 
 from sota_casino.core import anchors
+from sota_casino.core import sota
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.verify import FAIL
 from sota_casino.verify import verify_bundle
@@ -141,3 +142,104 @@ def test_a_receipt_that_has_no_canonical_bytes_fails_its_round_not_the_verifier(
         for f in report.failures
     ), [f.text() for f in report.failures]
     assert [r.ok for r in report.rounds] == [True, False, True]
+
+
+PRISONERS = sota.SotaRules.from_dict({"prisoners_of_war": True})
+
+
+def _prisoners_bundle() -> dict[str, Any]:
+    """Three Prisoners of War games; the last lays the same card in two moves running."""
+    return bundles.bundle(
+        3, pair=PAIR, make_round=lambda pair, n: bundles.sota_moves_receipt(pair, n, PRISONERS)
+    )
+
+
+def _moves(logged: bundles.Logged, round_id: int) -> list[int]:
+    """Where the log holds the round's moves, by their index in the receipt."""
+    at = {
+        of["index"]: k
+        for k, (of, _) in enumerate(logged)
+        if of.get("kind") == "decision" and of["round_id"] == round_id
+    }
+    return [at[i] for i in sorted(at)]
+
+
+def reordered_moves() -> tuple[dict[str, Any], int]:
+    """A bundle whose first game's first two moves the log took the other way round, anchored
+    with labels that follow the receipt; and that game's round id."""
+    good = _prisoners_bundle()
+    round_id = good["rounds"][0]["document"]["round_id"]
+
+    def swapped(logged: bundles.Logged) -> bundles.Logged:
+        first, second = _moves(logged, round_id)[:2]
+        logged = list(logged)
+        (of_1, entry_1), (of_2, entry_2) = logged[first], logged[second]
+        logged[first], logged[second] = (of_2, entry_2), (of_1, entry_1)
+        return logged
+
+    return bundles.anchored(good, PAIR.key, logged_as=swapped), round_id
+
+
+def repeated_move() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A bundle whose last game lays one card in two moves running, the second standing on the
+    first one's entry while the log holds another card for it; the game's receipt, and the
+    anchor that stands in."""
+    good = _prisoners_bundle()
+    doc = good["rounds"][2]["document"]
+    actions = doc["actions"]
+    repeated = next(i for i in range(len(actions) - 1) if actions[i] == actions[i + 1])
+
+    def player_moved_otherwise(logged: bundles.Logged) -> bundles.Logged:
+        at = _moves(logged, doc["round_id"])[repeated + 1]
+        of, entry = logged[at]
+        return [*logged[:at], (of, {**entry, "data": {"cards": ["2C"]}}), *logged[at + 1 :]]
+
+    logged = bundles.anchored(good, PAIR.key, logged_as=player_moved_otherwise)
+    stand_in = next(
+        a for a in logged["anchors"] if a["of"] == anchors.decision_of(doc["round_id"], repeated)
+    )
+    replaced = anchors.decision_of(doc["round_id"], repeated + 1)
+    forged = {
+        **logged,
+        "anchors": [
+            {**stand_in, "of": a["of"]} if a["of"] == replaced else a for a in logged["anchors"]
+        ],
+    }
+    return forged, doc, stand_in
+
+
+def test_moves_anchored_in_another_order_than_the_log_took_them_fail() -> None:
+    """The log took the player's second move before the first; anchors labelled to follow the
+    receipt instead of the log do not reorder what the player did."""
+    forged, round_id = reordered_moves()
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    assert not report.ok
+    failures = [f.text() for f in report.failures]
+    assert len(failures) == 1, failures
+    assert failures[0].startswith(f"round {round_id} (nonce 0): log: the log recorded the player's")
+    assert "the round was rewritten" in failures[0]
+
+
+def test_one_move_entry_anchored_for_two_moves_fails() -> None:
+    """A receipt laying one card in two moves running can stand on one logged move twice: the
+    log's other move, the one the player made, is then left out of the bundle."""
+    forged, doc, stand_in = repeated_move()
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    assert not report.ok
+    assert [f.text() for f in report.failures] == [
+        f"round {doc['round_id']} (nonce 2): log: one decision entry is anchored as two of the "
+        "player's actions: a move repeated in the receipt stands for one the log holds "
+        f"({_cited(stand_in, forged)})"
+    ]
+
+
+def _cited(anchor: dict[str, Any], bundle: dict[str, Any]) -> str:
+    checkpoint = bundle["checkpoints"][0]["document"]
+    return (
+        f"entry {anchor['entry']['seq']} of the log, in the checkpoint over {checkpoint['size']} "
+        f"entries (root {checkpoint['root'][:16]}…, {checkpoint['time']}) signed by {KEY_HEX[:16]}…"
+    )

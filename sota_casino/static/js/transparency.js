@@ -296,8 +296,11 @@
         if (result.rounds[id] === false) result.problems.push(gettext("round %(round)s: the bundle carries no anchor of it in the log", { round: id }));
         continue;
       }
-      const decisions = (decided[id] || []).sort((a, b) => a.of.index - b.of.index);
-      const problem = await receiptProblem(settlement.entry, decisions.map((d) => d.entry), receipt);
+      // The player's actions in the order the log took them, not the order the anchors' labels
+      // claim; an entry anchored twice stands for one action only (the other names nothing).
+      const decisions = (decided[id] || []).sort((a, b) => a.leaf_index - b.leaf_index);
+      const entries = decisions.map((d, i) => (i && d.leaf_index === decisions[i - 1].leaf_index ? {} : d.entry));
+      const problem = await receiptProblem(settlement.entry, entries, receipt);
       const late = decisions.some((d) => d.leaf_index > settlement.leaf_index);
       result.rounds[id] = !problem && !late;
       if (problem) {
