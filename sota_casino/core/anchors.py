@@ -135,17 +135,83 @@ def key_problem(entry: Mapping[str, Any], earlier: Mapping[str, int]) -> str | N
     return None
 
 
+def keyed_subjects(entry: Mapping[str, Any]) -> list[str]:
+    """The subjects whose earlier keys :func:`first_key_problem` reads for ``entry``: its own,
+    and for a bet the pair it names (a round bet after its pair's reveal)."""
+    action, subject = entry.get("action"), entry.get("subject")
+    if action not in KEYED_ACTIONS or not isinstance(subject, str):
+        return []
+    if action == BET_ACTION:
+        return [subject, pair_subject(_data(entry).get("seed_pair_id"))]
+    return [subject]
+
+
+def _rounds_problem(
+    entry: Mapping[str, Any], firsts: Mapping[str, Mapping[str, int]], pairs: dict[str, int]
+) -> str | None:
+    """Say how a pair's commitment, bet or reveal contradicts the rounds the log took on the
+    pair before it, or ``None``; count the entry in ``pairs``.
+
+    A pair's nonces are taken in order under the player's lock, each with its bet logged in
+    the same transaction, and a pair with a round open is not revealed: so its bets are
+    logged with nonces 0, 1, 2, … and its reveal counts them all. A reveal logged with fewer
+    rounds would hide the last ones from the pair's bundle, with nothing else to contradict.
+    Only pairs committed in the entries read are counted (a range starts mid-pair).
+    """
+    action, subject, seq = entry["action"], entry["subject"], entry["seq"]
+    data = _data(entry)
+    if action == COMMITMENT_ACTION:
+        pairs[subject] = 0
+    elif action == BET_ACTION:
+        pair, nonce = pair_subject(data.get("seed_pair_id")), data.get("nonce")
+        revealed = firsts.get(pair, {}).get(REVEAL_ACTION)
+        if revealed is not None:
+            return (
+                f"entry {seq}: {action} of {subject} on {pair} after its reveal (entry "
+                f"{revealed}): a revealed pair takes no more rounds, a rewrite"
+            )
+        if pair in pairs:
+            if not (_is_whole(nonce) and nonce == pairs[pair]):
+                return (
+                    f"entry {seq}: {action} of {subject} takes nonce {nonce!r} of {pair}, whose "
+                    f"next nonce is {pairs[pair]}: a pair's nonces are taken in order, each "
+                    "once, a rewrite"
+                )
+            pairs[pair] += 1
+    elif action == REVEAL_ACTION and subject in pairs:
+        bet, rounds = pairs.pop(subject), data.get("rounds")
+        if not (_is_whole(rounds) and rounds == bet):
+            held = f"{bet} rounds bet on the pair (nonces 0..{bet - 1})" if bet else "no bet"
+            meaning = (
+                "hiding rounds bet on it"
+                if _is_whole(rounds) and rounds < bet
+                else "naming rounds never bet"
+            )
+            return (
+                f"entry {seq}: {action} of {subject} says rounds {rounds!r}, but the log holds "
+                f"{held}: a reveal {meaning}, a rewrite"
+            )
+    return None
+
+
 def first_key_problem(
-    entries: Iterable[Mapping[str, Any]], known: Iterable[tuple[str, str, int]] = ()
+    entries: Iterable[Mapping[str, Any]],
+    known: Iterable[tuple[str, str, int]] = (),
+    pairs: dict[str, int] | None = None,
 ) -> tuple[int, str] | None:
-    """Return the seq of the first entry that takes a key the log took before it, and why
-    (:func:`key_problem`); ``None`` if none does.
+    """Return the seq of the first entry that takes a key the log took before it
+    (:func:`key_problem`), or that contradicts the rounds its pair took before it
+    (:func:`_rounds_problem`), and why; ``None`` if none does.
 
     :param entries: well-formed entries in log order (their chain already checked).
     :param known: ``(subject, action, seq)`` of entries logged before the first of ``entries``
-        under their subjects (the first of each action is what counts): what a check that
-        reads the log a chunk at a time looks up for the chunk's subjects.
+        under their :func:`keyed_subjects` (the first of each action is what counts): what a
+        check that reads the log a chunk at a time looks up for the chunk's subjects.
+    :param pairs: the rounds bet so far on each pair committed and not yet revealed (by its
+        subject), as the entries before left it; brought up to date through ``entries``. A
+        check that reads a chunk at a time carries it from one chunk to the next.
     """
+    pairs = {} if pairs is None else pairs
     firsts: dict[str, dict[str, int]] = {}
     for subject, action, seq in known:
         taken = firsts.setdefault(subject, {})
@@ -155,7 +221,7 @@ def first_key_problem(
         if keyed not in KEYED_ACTIONS or not isinstance(under, str):
             continue
         taken = firsts.setdefault(under, {})
-        if problem := key_problem(entry, taken):
+        if problem := key_problem(entry, taken) or _rounds_problem(entry, firsts, pairs):
             return entry["seq"], problem
         taken.setdefault(keyed, entry["seq"])
     return None

@@ -859,10 +859,13 @@ class ChainState:
     frontier: merkle.Frontier  # the Merkle tree of the ``size`` entries
     checkpoint: int  # the size of the latest checkpoint checked (0 for none)
     checkpoint_time: str | None
+    # The rounds bet so far on each pair committed and not yet revealed, by subject: a reveal
+    # must count them, and they may lie any number of chunks before it. One or two per player.
+    pairs: dict[str, int]
 
     @classmethod
     def empty(cls) -> ChainState:
-        return cls(0, audit_chain.GENESIS_HASH, merkle.Frontier(0, ()), 0, None)
+        return cls(0, audit_chain.GENESIS_HASH, merkle.Frontier(0, ()), 0, None, {})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -871,11 +874,13 @@ class ChainState:
             "frontier": self.frontier.to_hex(),
             "checkpoint": self.checkpoint,
             "checkpoint_time": self.checkpoint_time,
+            "pairs": self.pairs,
         }
 
     @classmethod
     def from_json(cls, stored: Any) -> ChainState | None:
-        """Read a stored state back; ``None`` for one that is missing or malformed."""
+        """Read a stored state back; ``None`` for one that is missing or malformed (or stored
+        before pairs were counted: the whole log is then read again)."""
         try:
             return cls(
                 int(stored["size"]),
@@ -883,8 +888,9 @@ class ChainState:
                 merkle.Frontier.from_hex(int(stored["size"]), str(stored["frontier"])),
                 int(stored["checkpoint"]),
                 stored["checkpoint_time"],
+                {str(pair): int(bet) for pair, bet in stored["pairs"].items()},
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
 
@@ -924,7 +930,8 @@ def check_chain(
     before, which is what consistency asks), and not be dated before the one it follows; a
     checkpoint beyond the log's last entry means entries were cut off its end. No entry may
     take a key an earlier one took (:func:`anchors.key_problem`: a pair or a round logged
-    again); the earlier entries of a chunk's subjects are looked up, not kept.
+    again); the earlier entries of a chunk's subjects are looked up, not kept. Only the rounds
+    bet on the pairs still open are kept, for their reveals to count.
 
     :param progress: called with the size reached after each chunk.
     """
@@ -948,7 +955,8 @@ def check_chain(
             return ChainCheck(
                 False, end, report.first_bad_seq, report.reason, end - start.size, None
             )
-        if found := anchors.first_key_problem(entries, taken):
+        pairs = dict(state.pairs)
+        if found := anchors.first_key_problem(entries, taken, pairs):
             return ChainCheck(False, end, found[0], found[1], end - start.size, None)
         leaves = [bytes.fromhex(e["hash"]) for e in entries]
         frontier, time, covered = state.frontier, state.checkpoint_time, state.checkpoint
@@ -982,6 +990,7 @@ def check_chain(
             frontier.extended(leaves[frontier.size - state.size :]),
             covered,
             time,
+            pairs,
         )
         if progress is not None:
             progress(end)
@@ -1032,13 +1041,7 @@ def _keys_taken(
     entries; at a million it probed)."""
     if before == 0:
         return []  # the first chunk: nothing before it
-    subjects = sorted(
-        {
-            e["subject"]
-            for e in entries
-            if e["action"] in anchors.KEYED_ACTIONS and isinstance(e["subject"], str)
-        }
-    )
+    subjects = sorted({subject for e in entries for subject in anchors.keyed_subjects(e)})
     query, step = _FIRST_OF_IN, _SUBJECTS_PER_QUERY
     if connection.dialect.name == "postgresql":
         query, step = _FIRST_OF_ANY, len(subjects) or 1

@@ -21,6 +21,7 @@ from sota_casino.core.errors import CasinoError
 from sota_casino.core.errors import Conflict
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
+from sota_casino.models import SeedPair
 from sota_casino.services import audit
 from sota_casino.services import checks
 from sota_casino.services import fairness as fairness_service
@@ -596,6 +597,81 @@ def test_a_move_logged_after_its_game_settled_is_named_by_every_whole_log_check(
     reason = (
         f"entry {seq}: round.move of {subject} after its settlement (entry {settled}): "
         "a settled round takes no more actions, a rewrite"
+    )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+def _play_pair(session: Session, player: int, count: int) -> list[Any]:
+    played = []
+    for _ in range(count):
+        round_ = rounds.place_casino_war_bet(session, player, 100)
+        if round_.status == "awaiting_decision":
+            round_ = rounds.decide_casino_war(session, player, round_.id, "surrender")
+        played.append(round_)
+    return played
+
+
+@pytest.mark.tampers
+def test_a_rotation_logged_with_fewer_rounds_than_its_pair_took_is_named_by_every_whole_log_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Chunks of 5 entries: the pair's bets are chunks before its reveal, and are counted from
+    # one chunk to the next and from one step of the standing check to the next.
+    monkeypatch.setattr(audit, "CHUNK", 5)
+    player = register("fay")
+    played = _play_pair(session, player, 4)
+    subject = f"seed_pair:{played[0].seed_pair_id}"
+    assert _step(session)["ok"]
+    # The pair revealed as if it had dealt two rounds, logged so from the start: its bundle
+    # and its reveal leave out the last two rounds, and no key is taken twice.
+    with session.begin():
+        pair = session.get(SeedPair, played[0].seed_pair_id)
+        assert pair is not None and pair.next_nonce == 4
+        pair.next_nonce = 2
+        fairness_service.reveal_pair(session, pair)
+    audit.flush(session)
+    seq = _last_seq(session)
+    audit.checkpoint(session)
+    assert seq - _first_seq(session, "round.bet", f"round:{played[0].id}") > 5
+    reason = (
+        f"entry {seq}: seed_pair.rotated of {subject} says rounds 2, but the log holds 4 "
+        "rounds bet on the pair (nonces 0..3): a reveal hiding rounds bet on it, a rewrite"
+    )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_round_bet_on_a_pair_after_its_reveal_is_named_by_every_whole_log_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(audit, "CHUNK", 5)
+    player = register("gus")
+    [played] = _play_pair(session, player, 1)
+    fairness_service.rotate(session, player, client_seed="next")
+    subject = f"seed_pair:{played.seed_pair_id}"
+    rotated = _first_seq(session, "seed_pair.rotated", subject)
+    _play_pair(session, player, 3)
+    assert _step(session)["ok"]
+    # A round dealt on the revealed pair with its next nonce, as if before the reveal.
+    bet = audit.EntrySpec(
+        f"user:{player}",
+        "round.bet",
+        f"round:{played.id + 100}",
+        {"game": "casino_war", "seed_pair_id": played.seed_pair_id, "nonce": 1},
+    )
+    [seq] = _append(session, bet)
+    assert seq - rotated > 5
+    reason = (
+        f"entry {seq}: round.bet of round:{played.id + 100} on {subject} after its reveal "
+        f"(entry {rotated}): a revealed pair takes no more rounds, a rewrite"
     )
     _every_check_names(app, session, tmp_path, seq, reason)
 

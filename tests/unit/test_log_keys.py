@@ -210,6 +210,88 @@ def test_keys_taken_before_the_entries_given_are_what_a_chunked_check_looks_up()
     )
 
 
+# --- a pair's rounds: each nonce bet once, in order, all before its reveal counts them -------
+
+
+def _bet(round_id: int, seed_pair_id: int, nonce: int) -> tuple[str, str, dict[str, Any]]:
+    return (
+        "round.bet",
+        f"round:{round_id}",
+        {"game": "casino_war", "seed_pair_id": seed_pair_id, "nonce": nonce},
+    )
+
+
+@pytest.mark.parametrize(
+    ("rounds", "meaning"),
+    [(1, "a reveal hiding rounds bet on it"), (3, "a reveal naming rounds never bet")],
+)
+def test_a_rotation_logged_with_other_rounds_than_were_bet_on_its_pair_is_named_at_it(
+    tmp_path: Path, rounds: int, meaning: str
+) -> None:
+    # Logged so from the start: no key is taken twice, and a bundle of the pair, whose reveal
+    # says the same, leaves out the rounds after it without a contradiction.
+    raw = _raw()
+    rotated = _seq(raw, "seed_pair.rotated", "seed_pair:1")
+    raw[rotated - 1]["data"]["rounds"] = rounds
+    entries = audit_chain.link_entries(raw)
+    reason = (
+        f"entry {rotated}: seed_pair.rotated of seed_pair:1 says rounds {rounds}, but the log "
+        f"holds 2 rounds bet on the pair (nonces 0..1): {meaning}, a rewrite"
+    )
+    assert anchors.first_key_problem(entries) == (rotated, reason)
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert report.checkpoint_report.ok
+    assert (report.chain.first_bad_seq, report.chain.reason) == (rotated, reason)
+    code, out = _offline(entries, tmp_path)
+    assert code == 1 and f"chain: {reason}" in out
+
+
+def test_a_round_bet_on_a_pair_after_its_reveal_is_named() -> None:
+    entries = _appended(_bet(4, 1, 2), ("round.settled", "round:4", {"payout": 0}))
+    rotated = _seq(entries, "seed_pair.rotated", "seed_pair:1")
+    assert anchors.first_key_problem(entries) == (
+        19,
+        f"entry 19: round.bet of round:4 on seed_pair:1 after its reveal (entry {rotated}): "
+        "a revealed pair takes no more rounds, a rewrite",
+    )
+
+
+@pytest.mark.parametrize("nonce", [0, 2, "1", True])
+def test_a_round_bet_on_a_nonce_its_pair_did_not_take_next_is_named(nonce: object) -> None:
+    entries = _appended(
+        _bet(4, 2, 0), ("round.bet", "round:5", {"seed_pair_id": 2, "nonce": nonce})
+    )
+    assert anchors.first_key_problem(entries) == (
+        20,
+        f"entry 20: round.bet of round:5 takes nonce {nonce!r} of seed_pair:2, whose next "
+        "nonce is 1: a pair's nonces are taken in order, each once, a rewrite",
+    )
+    assert anchors.first_key_problem(_appended(_bet(4, 2, 0), _bet(5, 2, 1))) is None
+
+
+def test_the_rounds_bet_on_open_pairs_are_carried_from_one_chunk_to_the_next() -> None:
+    raw = _raw()
+    raw[14]["data"]["rounds"] = 1
+    entries = audit_chain.link_entries(raw)
+    pairs: dict[str, int] = {}
+    assert anchors.first_key_problem(entries[:10], (), pairs) is None
+    assert pairs == {"seed_pair:1": 2, "seed_pair:2": 0}  # user:8's pair 9 was never committed
+    assert anchors.first_key_problem(entries[10:]) is None  # alone, the chunk holds no bet of it
+    assert anchors.first_key_problem(entries[10:], (), pairs) == (
+        15,
+        "entry 15: seed_pair.rotated of seed_pair:1 says rounds 1, but the log holds 2 rounds "
+        "bet on the pair (nonces 0..1): a reveal hiding rounds bet on it, a rewrite",
+    )
+    # A reveal logged chunks before is looked up under the pair's subject, not remembered.
+    later = _appended(_bet(4, 1, 2))
+    assert anchors.first_key_problem(later[18:], [("seed_pair:1", "seed_pair.rotated", 15)]) == (
+        19,
+        "entry 19: round.bet of round:4 on seed_pair:1 after its reveal (entry 15): "
+        "a revealed pair takes no more rounds, a rewrite",
+    )
+    assert anchors.keyed_subjects(later[18]) == ["round:4", "seed_pair:1"]
+
+
 def test_the_export_of_a_range_is_held_to_the_keys_of_its_own_entries() -> None:
     entries = _appended(
         ("round.bet", "round:4", {}),
