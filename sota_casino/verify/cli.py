@@ -46,7 +46,10 @@ from .report import render_report
 from .report import short
 from .runner import PARALLEL_MIN_ROUNDS
 from .runner import BundleOptions
+from .runner import SignedDocument
+from .runner import signed_documents
 from .runner import verify_bundle
+from .runner import with_equivocations
 from .trust import DEFAULT_KNOWN_KEYS
 from .trust import KeyProblem
 from .trust import KnownKeys
@@ -136,6 +139,7 @@ class _KeyChoice:
 
 def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reports: list[Report] = []
+    signed: list[list[SignedDocument]] = []
     errors: list[dict[str, str]] = []
     show_progress = args.progress or err.isatty()
     try:
@@ -149,16 +153,20 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except BundleError as exc:
             errors.append({"source": path, "message": str(exc)})
             continue
+        together = len(args.bundles) > 1 or len(labelled) > 1
         for label, bundle in labelled:
             bar = ProgressBar(f"verifying {label}", err) if show_progress else None
             try:
-                reports.append(
-                    choice.verify(
-                        bundle, records=records, source=label, jobs=args.jobs, progress=bar
-                    )
+                report = choice.verify(
+                    bundle, records=records, source=label, jobs=args.jobs, progress=bar
                 )
             except (BundleError, KeyProblem) as exc:
                 errors.append({"source": label, "message": str(exc)})
+                continue
+            reports.append(report)
+            # Kept small (names and hashes), not the bundles: compared once all are read.
+            signed.append(signed_documents(bundle, report) if together else [])
+    reports = with_equivocations(reports, signed)
     code = _exit_code(reports, errors)
     if args.json:
         document = {

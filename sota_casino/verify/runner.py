@@ -3,6 +3,8 @@ large bundles), the checks across the rounds, and the comparison with the player
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -12,6 +14,7 @@ from typing import Any
 from typing import Final
 from typing import TypedDict
 
+from ..core.fairness import canonical_json
 from .anchors import check_anchors
 from .checks import PairContext
 from .checks import _bundle_parts
@@ -30,6 +33,7 @@ from .records import compare_commitment
 from .records import compare_round
 from .records import missing_rounds
 from .report import FAIL
+from .report import PASS
 from .report import TRUST_PINNED
 from .report import TRUST_SUCCESSOR
 from .report import TRUST_UNPINNED
@@ -240,3 +244,89 @@ def _check_rounds(
             if progress is not None:
                 progress(len(rows), total)
     return rows
+
+
+# --- bundles given together ---------------------------------------------------------------------
+
+#: A signed document of a bundle: what it is the one document of (``the receipt of round 17``),
+#: the sha256 of its canonical bytes, and its row (``documents`` or ``rounds``, position).
+SignedDocument = tuple[str, str, str, int]
+
+
+def signed_documents(bundle: object, report: Report) -> list[SignedDocument]:
+    """Each document of a verified bundle whose signature passed, under every name that only
+    one document may have: a pair's commitment and reveal, a round's receipt, a pair's nonce."""
+    _, commitment, reveal, envelopes = _bundle_parts(bundle)
+    found: list[SignedDocument] = []
+    for rows, position, row in (
+        *(("documents", i, row) for i, row in enumerate(report.documents)),
+        *(("rounds", i, row) for i, row in enumerate(report.rounds)),
+    ):
+        envelope = {"commitment": commitment, "reveal": reveal}.get(row.where)
+        if row.where == "round" and row.index is not None:
+            envelope = envelopes[row.index]
+        opened = _envelope(envelope)
+        if opened is None or row.statuses["signature"] != PASS:
+            continue
+        doc = opened[0]
+        digest = hashlib.sha256(canonical_json(doc)).hexdigest()
+        pair = f"seed pair {doc.get('seed_pair_id')}"
+        names = (
+            [f"the receipt of round {doc.get('round_id')}", f"nonce {doc.get('nonce')} of {pair}"]
+            if row.where == "round"
+            else [f"the {row.where} document of {pair}"]
+        )
+        found += [(name, digest, rows, position) for name in names]
+    return found
+
+
+def with_equivocations(
+    reports: Sequence[Report], signed: Sequence[Sequence[SignedDocument]]
+) -> list[Report]:
+    """Fail every document that another bundle given with it contradicts: two documents signed
+    for one pair's commitment or reveal, one round or one nonce are the casino's own proof that
+    it rewrote one of them (each bundle alone may pass every check). Both are named."""
+    holders: dict[str, dict[str, str]] = {}  # name -> digest -> the first bundle holding it
+    for report, documents in zip(reports, signed, strict=True):
+        for name, digest, _, _ in documents:
+            holders.setdefault(name, {}).setdefault(digest, report.source)
+    compared = []
+    for report, documents in zip(reports, signed, strict=True):
+        extra: dict[tuple[str, int], dict[str, Finding]] = {}
+        for name, digest, rows, position in documents:
+            row = getattr(report, rows)[position]
+            for other, source in holders[name].items():
+                if other != digest:
+                    # A receipt differs under its round and its nonce alike: named once.
+                    extra.setdefault((rows, position), {}).setdefault(
+                        other,
+                        Finding(
+                            row.where,
+                            "signature",
+                            FAIL,
+                            f"equivocation: {name} in {report.source} differs from the one in "
+                            f"{source}, both signed (sha256 {short(digest)} and "
+                            f"{short(other)}): one of them is a rewrite",
+                            row.index,
+                            row.round_id,
+                            row.nonce,
+                        ),
+                    )
+        compared.append(
+            dataclasses.replace(
+                report,
+                documents=_with_extra(report.documents, "documents", extra),
+                rounds=_with_extra(report.rounds, "rounds", extra),
+            )
+            if extra
+            else report
+        )
+    return compared
+
+
+def _with_extra(
+    rows: Sequence[Row], name: str, extra: Mapping[tuple[str, int], Mapping[str, Finding]]
+) -> tuple[Row, ...]:
+    return tuple(
+        row.with_findings(list(extra.get((name, i), {}).values())) for i, row in enumerate(rows)
+    )

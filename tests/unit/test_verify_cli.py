@@ -226,9 +226,48 @@ def test_several_files_and_a_list_of_bundles_in_one_file_are_all_checked(tmp_pat
     code, out, _ = _run(good, many, "-q")
     assert code == 1
     assert f"Bundle {many}[1]: seed pair 12 of user 7" in out
-    assert "Result: FAILED: 1 of 3 bundle(s) do not verify; 3 bundle(s), 18 rounds" in out
+    # The good bundles hold another signed receipt of the round the tampered one re-signed.
+    assert "Result: FAILED: 3 of 3 bundle(s) do not verify; 3 bundle(s), 18 rounds" in out
     code, out, _ = _run(good, str(tmp_path / "absent.json"))
     assert code == 2 and "Unusable input" in out
+
+
+def _rewritten(what: str) -> tuple[dict[str, Any], str]:
+    """GOOD rewritten by a casino holding the key, and logged so from the start (each bundle
+    alone passes every check), with the text of the document two bundles then disagree on."""
+    if what == "commitment":
+        other = bundles.Pair(server_seed=b"\x01" * 32)
+        return bundles.bundle(6, pair=other), "the commitment document of seed pair 12"
+    forged = copy.deepcopy(GOOD)
+    if what == "reveal":
+        forged["reveal"] = bundles.resign(
+            PAIR, forged["reveal"], revealed_at="2025-04-01T19:00:00.000000Z"
+        )
+        text = "the reveal document of seed pair 12"
+    else:
+        forged["rounds"][2] = bundles.resign(
+            PAIR, forged["rounds"][2], settled_at="2025-04-01T11:30:00.000000Z"
+        )
+        text = "the receipt of round 102"
+    return bundles.anchored(forged, PAIR.key), text
+
+
+@pytest.mark.parametrize("what", ["commitment", "reveal", "receipt"])
+def test_two_bundles_signing_two_documents_for_one_pair_or_round_fail_naming_both(
+    tmp_path: Path, what: str
+) -> None:
+    forged, text = _rewritten(what)
+    first, second = _write(tmp_path, "b1.json", GOOD), _write(tmp_path, "b2.json", forged)
+    assert _run(first, "--public-key", KEY_HEX)[0] == 0
+    assert _run(second, "--public-key", KEY_HEX)[0] == 0  # alone, each passes
+    code, out, _ = _run(first, second, "--public-key", KEY_HEX, "-q")
+    assert code == 1, out
+    for here, there in ((first, second), (second, first)):
+        assert f"equivocation: {text} in {here} differs from the one in {there}" in out, out
+    assert "Result: FAILED: 2 of 2 bundle(s) do not verify" in out
+    # A bundle fetched before the reveal and one after agree on everything both hold.
+    unrevealed = _write(tmp_path, "b0.json", bundles.bundle(4, pair=PAIR, revealed=False))
+    assert _run(unrevealed, first, "--public-key", KEY_HEX)[0] == 0
 
 
 def test_a_pinned_key_that_differs_from_the_bundles_fails(tmp_path: Path) -> None:
