@@ -19,7 +19,9 @@ the player did not sign, so a receipt fails this check when
 
 The registrations themselves are checked to be whole audit entries whose hash is what the
 entry holds, of this player, in the order of the log, and (once a checkpoint covers them) to be
-in the log: an inclusion proof of the entry into a checkpoint signed by the trusted key.
+in the log: an inclusion proof of the entry into a checkpoint signed by the trusted key, or by
+a key it succeeded through the bundle's key changes (a checkpoint signed before the change, or by
+a process not yet restarted with the new key, is signed by the key it retired).
 """
 
 from __future__ import annotations
@@ -67,12 +69,15 @@ def _bundle_finding(message: str, status: str = FAIL) -> Finding:
 
 
 def registered_keys(
-    registrations: object, user_id: object, trusted_key: str
+    registrations: object, user_id: object, log_keys: Sequence[str]
 ) -> tuple[dict[int, PlayerKey], list[Finding]]:
     """Return the player's keys from the bundle's ``player_keys`` (by key id) and what is wrong
     with the registrations. A registration that is not a whole, self-consistent audit entry of
     this player, or whose inclusion proof fails, registers nothing; one that no signed
-    checkpoint covers yet counts, and is said to be pending."""
+    checkpoint covers yet counts, and is said to be pending.
+
+    :param log_keys: the trusted key and the keys it succeeded, as the document anchors take
+        them: a checkpoint signed by any of them holds."""
     if registrations is None:
         return {}, []
     if not isinstance(registrations, list):
@@ -84,7 +89,7 @@ def registered_keys(
         problem = _registration_problem(entry, user_id)
         if problem is None:
             assert isinstance(item, dict)
-            problem = _anchor_problem(item, trusted_key)
+            problem = _anchor_problem(item, log_keys)
         if problem is not None:
             findings.append(_bundle_finding(f"key registration #{position} {problem}"))
             continue
@@ -130,9 +135,9 @@ def _registration_problem(entry: object, user_id: object) -> str | None:
     return None
 
 
-def _anchor_problem(item: Mapping[str, Any], trusted_key: str) -> str | None:
+def _anchor_problem(item: Mapping[str, Any], log_keys: Sequence[str]) -> str | None:
     """Say why a registration's anchor does not prove its entry into a checkpoint signed by
-    the trusted key, or ``None`` (also when it has no anchor yet)."""
+    one of ``log_keys``, or ``None`` (also when it has no anchor yet)."""
     if "anchor" not in item:
         return None
     anchor, checkpoint = item["anchor"], item.get("checkpoint")
@@ -140,7 +145,7 @@ def _anchor_problem(item: Mapping[str, Any], trusted_key: str) -> str | None:
     if shape is not None or not isinstance(anchor, dict) or not isinstance(checkpoint, dict):
         return f"has no usable checkpoint: it {shape or 'has no anchor object'}"
     doc = checkpoint["document"]
-    if not verify_signature(trusted_key, doc, checkpoint["signature"]):
+    if not any(verify_signature(key, doc, checkpoint["signature"]) for key in log_keys):
         return "proves into a checkpoint that the trusted key did not sign"
     if anchor.get("checkpoint_size") != doc.get("size"):
         return "names another checkpoint than the one it carries"

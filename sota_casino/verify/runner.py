@@ -126,7 +126,7 @@ def verify_bundle(
     documents, rows, logged, settled = check_anchors(
         bundle, log_keys, (commitment_doc, reveal_doc), documents, receipts, rows
     )
-    rows = _with_player_checks(rows, envelopes, bundle, key, commitment_doc, findings, settled)
+    rows = _with_player_checks(rows, envelopes, bundle, log_keys, commitment_doc, findings, settled)
     findings.extend(logged)
     if records is not None:
         documents[0] = compare_commitment(documents[0], commitment_doc, records, key)
@@ -185,15 +185,18 @@ def _with_player_checks(
     rows: list[Row],
     envelopes: Sequence[object],
     bundle: Mapping[str, Any],
-    key: str,
+    log_keys: Sequence[str],
     commitment_doc: Mapping[str, Any],
     findings: list[Finding],
     settled: Mapping[Any, int],
 ) -> list[Row]:
     """Check every signed action against the player's keys registered in the bundle's log
-    entries (:mod:`.player_signatures`), and where the log took each round's settlement
-    (``settled``: its seq by round id); the registrations' own problems go to ``findings``."""
-    keys, problems = registered_keys(bundle.get("player_keys"), commitment_doc.get("user_id"), key)
+    entries (:mod:`.player_signatures`), proved into checkpoints signed by one of
+    ``log_keys`` (as the documents' anchors are), and where the log took each round's
+    settlement (``settled``: its seq by round id); the registrations' own problems go to
+    ``findings``."""
+    user_id = commitment_doc.get("user_id")
+    keys, problems = registered_keys(bundle.get("player_keys"), user_id, log_keys)
     findings.extend(problems)
     documents = [
         opened[0] if row.index is not None and (opened := _envelope(envelopes[row.index])) else None

@@ -6,6 +6,7 @@ decision the player did not sign, or hides the key registration that shows it.""
 from __future__ import annotations
 
 import copy
+import io
 import json
 import subprocess
 import sys
@@ -15,6 +16,9 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from flask import Flask
+from service_support import install_seed
+from service_support import seed_dealing
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -26,6 +30,7 @@ from sota_casino.core.cards import canonical_shoe
 from sota_casino.core.errors import Conflict
 from sota_casino.core.errors import SignatureInvalid
 from sota_casino.core.errors import SignatureRequired
+from sota_casino.factory import create_app
 from sota_casino.models import AuditEntry
 from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
@@ -291,6 +296,46 @@ def test_a_replaced_key_keeps_old_receipts_verifiable_and_signs_nothing_new(
     later["signature"] = fairness.sign(_service_key(session)[0], later["document"])
     [failure] = _player_failures(verify_bundle(bundle, _service_key(session)[1]))
     assert f"signed by key {old_id}, which the player had replaced by key {new_id}" in failure
+
+
+def test_a_key_registered_before_the_service_key_changed_registers_it_in_bundles_after(
+    app: Flask, session: Session, player: int, tmp_path: Path
+) -> None:
+    """Honest: the player's key, registered and proved under the old service key, signs a
+    decision after `flask keys rotate`; a worker not yet restarted signs the latest
+    checkpoint with the retired key, as the key change allows, and the bundle proves the
+    registration into it. A verifier that follows the key change from the old key passes it."""
+    from sota_casino.verify import main
+
+    key, key_id = _register(session, player)
+    audit.checkpoint(session)
+    old_key = _service_key(session)[1]
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    restarted = create_app(dict(app.config))  # it signs with the new key
+    with restarted.app_context():
+        fresh = restarted.extensions["sota_casino.sessionmaker"]()
+        # Twice: the next pair was committed under the old key, the one after under the new.
+        fairness_service.rotate(fresh, player)
+        fairness_service.rotate(fresh, player)
+        pair = fairness_service.active_seed_pair(fresh, player)
+        install_seed(fresh, player, seed_dealing(["tie"], pair.client_seed, pair.next_nonce))
+        _signed_decision(fresh, player, key, key_id, "war")
+        fresh.close()
+        audit.checkpoint(session)  # the worker not yet restarted: the retired key signs it
+        fresh = restarted.extensions["sota_casino.sessionmaker"]()
+        bundle = fairness_service.bundle(fresh, player, pair.seed_pair_id)
+        fresh.close()
+    restarted.extensions["sota_casino.engine"].dispose()
+    assert bundle["player_keys"][0]["checkpoint"]["public_key_hex"] == old_key
+    assert not bundle["pending_anchors"]
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    known = tmp_path / "known_keys"
+    known.write_text(f"casino.test {old_key}\n")
+    out = io.StringIO()
+    code = main([str(path), "--service", "casino.test", "--known-keys", str(known)], out)
+    assert code == 0, out.getvalue()
+    assert "KEY CHANGED: the bundle's key" in out.getvalue()
 
 
 def test_prisoners_of_war_moves_are_signed_and_a_changed_move_is_caught(
