@@ -32,6 +32,10 @@ from web_support import plant_server_seed  # noqa: E402
 pytestmark = pytest.mark.browser
 
 VERIFY = "async bundle => (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | ')"
+WITHOUT_RECORDS = (
+    "async bundle => (await window.SotaVerify.verifyBundle(bundle, {records: null}))"
+    ".problems.join(' | ')"
+)
 
 
 def service_key(live_server: Any) -> Ed25519PrivateKey:
@@ -159,6 +163,16 @@ def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
         signed["document"]["seed_pair_id"] = str(pair_id)
     caught = tab.evaluate(VERIFY, forgeries.sign_all(renamed, key))
     assert f"seed pair #{pair_id} was re-committed: before play you were shown commitment" in caught
+    # Without the records too, as the offline verifier's pair check says: the id must be an
+    # integer (the log contradicts this one too; logged so from the start, only this names it).
+    caught = tab.evaluate(WITHOUT_RECORDS, forgeries.sign_all(renamed, key))
+    assert f'the commitment document\'s seed_pair_id "{pair_id}" is not an integer' in caught
+    assert "re-committed" not in caught
+    user_id = bundle["commitment"]["document"]["user_id"]
+    listed = copy.deepcopy(bundle)
+    listed["commitment"]["document"]["user_id"] = [user_id]
+    caught = tab.evaluate(WITHOUT_RECORDS, forgeries.sign_all(listed, key))
+    assert f"the commitment document's user_id [{user_id}] is not an integer" in caught
 
     surrendered, war_round = forgeries.war_into_surrender(bundle, key)
     caught = tab.evaluate(VERIFY, surrendered)

@@ -365,6 +365,15 @@
     pair.commitmentSigned = await signatureValid(key, commitment);
     pair.revealSigned = reveal ? await signatureValid(key, reveal) : false;
     if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
+    // The records find a pair by its integer id: one re-committed under the id "12" is not
+    // another pair, and fails here with or without records (as the offline verifier's pair check).
+    for (const name of ["seed_pair_id", "user_id"]) {
+      const value = commitment.document[name];
+      if (!Number.isInteger(value)) {
+        problems.push(gettext("the commitment document's %(name)s %(value)s is not an integer",
+          { name, value: JSON.stringify(value) }));
+      }
+    }
     if (records) problems.push(...records.problems);
     if (!reveal) {
       problems.push(gettext("this seed pair is not revealed yet: rotate it first"));
