@@ -45,6 +45,18 @@ class TooBig:
         self.text = text
 
 
+class Repeated:
+    """A field given more than once in one JSON object: which value was meant cannot be told
+    (parsers differ: the first, the last, an error), so the body is refused naming it."""
+
+
+def _unique_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name, value in pairs:
+        fields[name] = Repeated() if name in fields else value
+    return fields
+
+
 def _parse_int(text: str) -> int | TooBig:
     return TooBig(text) if len(text.lstrip("-")) > _MAX_DIGITS else int(text)
 
@@ -68,7 +80,10 @@ def json_body() -> dict[str, Any]:
         raise InvalidInput("the body must be a JSON object")
     try:
         body = json.loads(
-            raw.decode("utf-8"), parse_int=_parse_int, parse_constant=_refuse_constant
+            raw.decode("utf-8"),
+            parse_int=_parse_int,
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_unique_fields,
         )
     except (ValueError, RecursionError) as error:
         raise BadRequest("the body is not valid JSON (UTF-8 encoded)") from error
@@ -79,7 +94,8 @@ def json_body() -> dict[str, Any]:
 
 
 def _refuse_unusable_values(body: dict[str, Any]) -> None:
-    """Refuse, wherever nested, numbers too long to be any amount and text no database can store.
+    """Refuse, wherever nested, numbers too long to be any amount, fields given twice and text
+    no database can store.
 
     :raises InvalidInput: naming where the value is.
     """
@@ -88,6 +104,8 @@ def _refuse_unusable_values(body: dict[str, Any]) -> None:
         path, value = pending.pop()
         if isinstance(value, TooBig):
             raise InvalidInput(f"{path} is far too large", field=path.split(".")[0])
+        if isinstance(value, Repeated):
+            raise InvalidInput(f"{path} is given more than once", field=path.split(".")[0])
         if isinstance(value, str):
             storable(value, path)
         if isinstance(value, dict):
@@ -112,10 +130,14 @@ def parse_query(model: type[M]) -> M:
     Whole numbers written as digits are numbers, everything else text, and the model is
     strict: ``1.0`` or ``1e3`` is no integer here either. An empty value (``decks=``) is the
     empty text, as the document reads it: no number, no option, so a 422, not the default.
+    A parameter given twice is a 422 too: which value was meant cannot be told.
     """
     given: dict[str, object] = {}
     numbers = _integer_fields(model)
-    for name, value in request.args.items():
+    for name, values in request.args.lists():
+        if len(values) > 1:
+            raise InvalidInput(f"{name} is given more than once", field=name)
+        value = values[0]
         storable(value, name)
         given[name] = int(value) if name in numbers and _WHOLE.fullmatch(value) else value
     return _validated(model, given)

@@ -119,6 +119,10 @@ FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
     ("AlertRuleList", "/rules/0/id", "path.id", ("setAlertRuleEnabled",)),
     ("AlertRuleView", "/id", "path.id", ("setAlertRuleEnabled",)),
 )
+#: What refuses a schema-valid request to any operation that takes an ``Idempotency-Key``.
+KEY_REUSED: Final = (
+    "an Idempotency-Key already used with another request of the caller's (idempotency_mismatch)"
+)
 DENIED: Final = (401, 403)
 CHANGE: Final = (400, 401, 403, 409, 422)
 CHANGE_OF_ONE: Final = (*CHANGE, 404)
@@ -142,7 +146,8 @@ class Operation:
     :param beyond_schema: what may still refuse a schema-valid request with a 422, in words:
         rules no JSON Schema can state (a table's current limits, one field against another,
         the log's size). The document lists them on the 422 answer (``x-beyond-schema``), so
-        a client knows the whole contract and a schema-valid request gets no other 422.
+        a client knows the whole contract and a schema-valid request gets no other 422. An
+        operation that takes an ``Idempotency-Key`` lists :data:`KEY_REUSED` there too.
     """
 
     id: str
@@ -160,6 +165,10 @@ class Operation:
     beyond_schema: tuple[str, ...] = ()
     database: bool = True
     description: str = ""
+
+    def rules_beyond_schema(self) -> tuple[str, ...]:
+        """What may refuse a schema-valid request with a 422: its own rules, and a key's."""
+        return (*self.beyond_schema, *((KEY_REUSED,) if self.idempotent else ()))
 
     def refusals(self) -> tuple[int, ...]:
         """Every status it may refuse with: its own, its body's, any request's, the database's."""
@@ -280,12 +289,13 @@ def _describe(path: str, op: Operation) -> dict[str, Any]:
 def _refusal(status: int, op: Operation) -> dict[str, Any]:
     """A documented refusal: the shared one, or a 422 naming the operation's rules beyond its
     schema."""
-    if status != 422 or not op.beyond_schema:
+    rules = op.rules_beyond_schema()
+    if status != 422 or not rules:
         return {"$ref": f"#/components/responses/E{status}"}
     return {
-        "description": f"{_described(status)}; also: {'; '.join(op.beyond_schema)}",
+        "description": f"{_described(status)}; also: {'; '.join(rules)}",
         "content": {JSON: {"schema": _ref(Error)}},
-        "x-beyond-schema": list(op.beyond_schema),
+        "x-beyond-schema": list(rules),
     }
 
 

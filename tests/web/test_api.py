@@ -666,6 +666,52 @@ def test_a_token_stops_working_after_the_password_changes(
     assert response.status_code == 401
 
 
+# --- a field given twice -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "named"),
+    [
+        ("/api/v1/casino-war/rounds", '{"bet": "x", "bet": 100}', "bet"),
+        ("/api/v1/casino-war/rounds", '{"bet": 100, "tie_bet": 0, "bet": 100}', "bet"),
+        (
+            "/api/v1/sota/games",
+            '{"stake": 1, "rules": {"deck": "standard52", "deck": "piquet32"}}',
+            "rules.deck",
+        ),
+        ("/api/v1/fairness/rotate", '{"client_seed": "a", "client_seed": "b"}', "client_seed"),
+    ],
+)
+def test_a_field_given_twice_in_a_body_is_a_422_naming_it_and_changes_nothing(
+    client: FlaskClient, auth: dict[str, str], url: str, body: str, named: str
+) -> None:
+    """Which of the two was meant cannot be told (parsers differ: the first, the last, an
+    error), so neither is taken."""
+    pair = client.get("/api/v1/fairness/seed-pair", headers=auth).get_json()
+    response = client.post(url, data=body, headers=auth, content_type="application/json")
+    assert response.status_code == 422 and error_code(response) == "invalid_input", url
+    assert response.get_json()["error"]["message"] == f"{named} is given more than once"
+    assert balances(client, auth) == {"chips": 100_000, "sweets": 100}
+    assert client.get("/api/v1/rounds", headers=auth).get_json()["rounds"] == []
+    assert client.get("/api/v1/fairness/seed-pair", headers=auth).get_json() == pair
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("/api/v1/casino-war/odds?decks=1&decks=x", "decks"),
+        ("/api/v1/rounds?limit=1&limit=2", "limit"),
+        ("/api/v1/rounds?game=sota&limit=5&game=casino_war", "game"),
+    ],
+)
+def test_a_query_parameter_given_twice_is_a_422_naming_it(
+    client: FlaskClient, auth: dict[str, str], url: str, named: str
+) -> None:
+    response = client.get(url, headers=auth)
+    assert response.status_code == 422 and error_code(response) == "invalid_input", url
+    assert response.get_json()["error"]["message"] == f"{named} is given more than once"
+
+
 # --- text no database can store ----------------------------------------------------------------
 
 

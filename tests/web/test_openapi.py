@@ -145,6 +145,31 @@ def test_exactly_the_money_moving_posts_take_an_idempotency_key(document: dict[s
     assert taking == MONEY_MOVING
 
 
+def test_every_operation_taking_a_key_declares_the_422_of_a_key_used_with_another_body(
+    client: FlaskClient, document: dict[str, Any]
+) -> None:
+    """A key already used with another request refuses a schema-valid one (a top-up under the
+    key of a bet): each operation that takes a key names that rule on its 422, where clients
+    and schemathesis's acceptance check read what may refuse valid data."""
+    headers = {**bearer(client, "bob"), "Idempotency-Key": "key-1"}
+    placed = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=headers)
+    assert placed.status_code == 201, placed.get_json()
+    answer = client.post("/api/v1/me/topup", json={"currency": "chips"}, headers=headers)
+    assert answer.status_code == 422, answer.get_json()
+    assert answer.get_json()["error"]["code"] == "idempotency_mismatch"
+    undeclared = [
+        (path, method)
+        for path, method in sorted(MONEY_MOVING)
+        if not any(
+            "idempotency_mismatch" in rule
+            for rule in document["paths"][path][method]["responses"]["422"].get(
+                "x-beyond-schema", []
+            )
+        )
+    ]
+    assert undeclared == []
+
+
 def field_schema(document: dict[str, Any], schema: dict[str, Any], pointer: str) -> Any:
     """The schema of the field at ``pointer`` in a body of ``schema`` (None: no such field).
     A number steps into an array's items; a nullable field is read as its non-null type."""

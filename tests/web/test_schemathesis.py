@@ -5,9 +5,10 @@ type and body, bad input refused, and schema-valid input accepted (``positive_da
 
 A schema-valid request may still get a 422 only where the document says why: the operation's
 422 answer lists its rules beyond the schema (``x-beyond-schema``: a table's current limits,
-one field against another, the log's size), and only those operations expect a 422 for valid
-data. Integers are sent without a fraction, as the document asks (JSON Schema cannot tell
-``1.0`` from ``1``; the service refuses ``1.0``).
+one field against another, the log's size, an ``Idempotency-Key`` already used with another
+request), and only those operations expect a 422 for valid data. Integers are sent without a
+fraction, as the document asks (JSON Schema cannot tell ``1.0`` from ``1``; the service
+refuses ``1.0``).
 """
 
 from __future__ import annotations
@@ -116,13 +117,18 @@ def test_only_the_rules_the_document_names_refuse_valid_data(make_app: Any) -> N
     """The operations allowed a 422 for valid data are those whose rules are written out."""
     names = beyond_schema(openapi_document(make_app()))
     assert sorted(names) == [
+        "adjust",
+        "approve",
         "auditConsistency",
         "decide",
         "ledgerMath",
         "placeBet",
         "playSota",
+        "proposeAdjustment",
         "proposeTableChange",
         "register",
+        "reject",
         "sotaMove",
+        "topup",
         "updateTable",
     ]
