@@ -30,6 +30,9 @@ def init_app(app: Flask) -> None:
 
     # Converters must exist before the routes that use them are registered.
     app.url_map.converters["id"] = IdConverter
+    # A path with "//" is no route (404, JSON under /api/), not Werkzeug's HTML redirect to
+    # the merged path: a client's URL built wrong is named, and every answer keeps its format.
+    app.url_map.merge_slashes = False
     errors.init_app(app)
     protocol.init_app(app)
     security.init_app(app)

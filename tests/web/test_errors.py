@@ -21,6 +21,18 @@ def test_an_unknown_api_path_is_a_json_404(client: FlaskClient) -> None:
     }
 
 
+def test_a_path_with_a_double_slash_is_a_404_in_its_format_not_a_redirect(
+    player: FlaskClient, auth: dict[str, str]
+) -> None:
+    """Werkzeug would answer an HTML 308 to the merged path, to a POST too."""
+    for method in ("GET", "POST"):
+        api = player.open("/api/v1//me", method=method, headers=auth, json={})
+        assert api.status_code == 404, (method, api.status_code)
+        assert api.get_json()["error"]["code"] == "not_found"
+    page = player.get("/lobby//")
+    assert page.status_code == 404 and page.mimetype == "text/html"
+
+
 def test_a_wrong_method_is_405_in_both_formats(client: FlaskClient) -> None:
     page = client.delete("/lobby")
     assert page.status_code == 405 and page.mimetype == "text/html"
