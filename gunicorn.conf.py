@@ -31,6 +31,10 @@ import signal
 import sys
 from typing import Any
 
+from sota_casino.web.protocol import SERVER_MAX_HEADER_FIELD
+from sota_casino.web.protocol import SERVER_MAX_HEADER_FIELDS
+from sota_casino.web.protocol import SERVER_MAX_REQUEST_LINE
+
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
 worker_class = "sync"
@@ -55,11 +59,11 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 secure_scheme_headers = {"X-FORWARDED-PROTO": "https"}
 # Above the app's own limits (sota_casino/web/protocol.py: 4094, 100 fields of 8190 bytes), so
-# the app answers an over-long request in its own format (JSON under /api/) before gunicorn's
-# plain-text refusal is ever reached.
-limit_request_line = 8190
-limit_request_fields = 200
-limit_request_field_size = 16380
+# the app answers an over-long request in its own format (JSON under /api/); only past these
+# does gunicorn refuse it first, with its own HTML page.
+limit_request_line = SERVER_MAX_REQUEST_LINE
+limit_request_fields = SERVER_MAX_HEADER_FIELDS
+limit_request_field_size = SERVER_MAX_HEADER_FIELD
 
 PR_SET_PDEATHSIG = 1
 

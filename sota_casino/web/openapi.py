@@ -41,6 +41,8 @@ from .inputs import parse_query
 from .protocol import MAX_HEADER_FIELD
 from .protocol import MAX_HEADER_FIELDS
 from .protocol import MAX_REQUEST_LINE
+from .protocol import SERVER_MAX_HEADER_FIELD
+from .protocol import SERVER_MAX_REQUEST_LINE
 
 JSON: Final = "application/json"
 PREFIX: Final = "/api/v1"
@@ -64,11 +66,13 @@ ERROR_RESPONSES: Final = {
     409: "The state does not allow it (settled round, open round, top-up).",
     413: "The body is over the service's limit (64 KiB unless set otherwise), with a "
     "Content-Length or chunked.",
-    414: f"The request line (method and URL) is over {MAX_REQUEST_LINE} bytes.",
+    414: f"The request line (method and URL) is over {MAX_REQUEST_LINE} bytes (past "
+    f"{SERVER_MAX_REQUEST_LINE}, the HTTP server answers first, in HTML).",
     415: "The body is not sent as Content-Type: application/json.",
     422: "Invalid input: names the field and what is expected.",
     429: "Too many attempts; retry after Retry-After seconds.",
-    431: f"A header field is over {MAX_HEADER_FIELD} bytes, or there are over {MAX_HEADER_FIELDS}.",
+    431: f"A header field is over {MAX_HEADER_FIELD} bytes, or there are over {MAX_HEADER_FIELDS} "
+    f"(a field past {SERVER_MAX_HEADER_FIELD} bytes: the HTTP server answers first, in HTML).",
     503: "The database cannot serve now (down, read-only, full) or a wait for it ran out (a "
     "lock held elsewhere); nothing was done: retry after Retry-After seconds.",
 }

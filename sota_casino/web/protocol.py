@@ -1,7 +1,8 @@
 """The app's own HTTP limits, answered in the request's format (JSON under ``/api/``).
 
 gunicorn's limits are set above these (gunicorn.conf.py), so the app, not the server, answers
-a request line or a header that is too long (414, 431), and a body over ``MAX_CONTENT_LENGTH``
+a request line or a header that is too long (414, 431; only past gunicorn's own, below, does
+gunicorn answer first, in HTML), and a body over ``MAX_CONTENT_LENGTH``
 is a 413 whether it has a ``Content-Length`` or comes chunked (Werkzeug would otherwise cut a
 chunked body at the limit without a word). ``OPTIONS`` on an API path answers JSON too.
 """
@@ -28,6 +29,11 @@ MAX_REQUEST_LINE: Final = 4094
 #: The longest header field ("Name: value"), and the most fields.
 MAX_HEADER_FIELD: Final = 8190
 MAX_HEADER_FIELDS: Final = 100
+#: gunicorn's limits (gunicorn.conf.py), above the app's. 8190 is the longest request line it
+#: takes short of 0, unlimited, which would read a line of any length into memory.
+SERVER_MAX_REQUEST_LINE: Final = 8190
+SERVER_MAX_HEADER_FIELD: Final = 16380
+SERVER_MAX_HEADER_FIELDS: Final = 200
 TOO_LARGE_KEY: Final = "sota_casino.body_too_large"
 
 

@@ -24,6 +24,8 @@ from sqlalchemy.engine import make_url
 from ops import servers
 from sota_casino import migrate
 from sota_casino.db import ANSWER_GRACE
+from sota_casino.web.protocol import SERVER_MAX_HEADER_FIELD
+from sota_casino.web.protocol import SERVER_MAX_REQUEST_LINE
 
 PASSWORD = "correct horse battery"
 
@@ -70,6 +72,19 @@ def test_the_apps_limits_answer_in_json_before_gunicorns(server: servers.Server)
     many = {f"X-Field-{n}": "z" for n in range(120)}
     status, _, body = send(server, "GET", "/api/v1/me", **many)
     assert (status, error_code(body)) == (431, "header_fields_too_large")
+
+
+def test_past_gunicorns_own_limits_gunicorn_refuses_first_as_the_document_says(
+    server: servers.Server,
+) -> None:
+    """What the document and docs/operations.md promise beyond the app's limits: the status
+    stays, the body is the HTTP server's own page."""
+    line = "/api/v1/rounds?q=" + "x" * SERVER_MAX_REQUEST_LINE
+    status, headers, _ = send(server, "GET", line)
+    assert status == 414 and "json" not in headers.get("Content-Type", "")
+    field = {"X-Padding": "y" * SERVER_MAX_HEADER_FIELD}
+    status, headers, _ = send(server, "GET", "/api/v1/me", **field)
+    assert status == 431 and "json" not in headers.get("Content-Type", "")
 
 
 def test_a_chunked_body_over_the_limit_is_413_and_one_under_it_is_read_whole(
