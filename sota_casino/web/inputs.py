@@ -69,12 +69,15 @@ def json_body() -> dict[str, Any]:
     """Return the request's JSON object.
 
     :raises UnsupportedMediaType: (415) unless sent as ``application/json``: a cross-site form
-        can post ``text/plain`` without a preflight, but never JSON.
+        can post ``text/plain`` without a preflight, but never JSON; and for a body sent with a
+        ``Content-Encoding`` (gzip, …), which the service does not decode (RFC 9110, 15.5.16).
     :raises BadRequest: (400) if the body is not JSON at all.
     :raises InvalidInput: (422) if it is JSON but not an object.
     """
     if not request.is_json:
         raise UnsupportedMediaType("send the body as JSON, with Content-Type: application/json")
+    if request.headers.get("Content-Encoding", "identity").strip().lower() != "identity":
+        raise UnsupportedMediaType("send the body unencoded, without a Content-Encoding")
     raw = request.get_data(cache=True)
     if not raw.strip():
         raise InvalidInput("the body must be a JSON object")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from typing import Any
 
 import pytest
@@ -777,6 +778,32 @@ def test_a_body_that_is_not_sent_as_json_is_a_415(client: FlaskClient) -> None:
     )
     assert answer.status_code == 415
     assert answer.get_json()["error"]["code"]
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_body_sent_with_a_content_encoding_is_a_415_and_bets_nothing(
+    client: FlaskClient, gzipped: bool
+) -> None:
+    """The service decodes no body: one labelled gzip was read as plain JSON (a bet placed),
+    and a real gzip body was a 400 that did not say why."""
+    auth = bearer(client)
+    before = balances(client, auth)
+    body = b'{"bet": 500}'
+    answer = client.post(
+        "/api/v1/casino-war/rounds",
+        data=gzip.compress(body) if gzipped else body,
+        content_type="application/json",
+        headers={**auth, "Content-Encoding": "gzip"},
+    )
+    assert answer.status_code == 415, answer.get_json()
+    assert "Content-Encoding" in answer.get_json()["error"]["message"]
+    assert balances(client, auth) == before
+    plain = client.post(
+        "/api/v1/casino-war/rounds",
+        json={"bet": 500},
+        headers={**auth, "Content-Encoding": "identity"},
+    )
+    assert plain.status_code == 201, plain.get_json()
 
 
 def test_query_digits_are_text_where_the_document_asks_for_text(
