@@ -505,7 +505,9 @@ def entries(
         if high is not None:
             query = query.where(AuditEntry.seq <= high)
         if window:
-            high = log_size(session) if high is None else high
+            # From the log's end at most: a cursor past it would read empty windows down to it.
+            size = log_size(session)
+            high = size if high is None else min(high, size)
             query = query.where(AuditEntry.seq > high - window)
         query = query.order_by(AuditEntry.seq.desc())
     rows = session.scalars(query.limit(limit + 1)).all()

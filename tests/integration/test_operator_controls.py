@@ -373,5 +373,7 @@ def test_free_text_is_searched_a_window_at_a_time_and_the_page_says_where_it_goe
         if cursor is None:
             break
     assert found == [25, 4] and pages == 3  # each page read at most 10 entries
+    beyond = audit.entries(session, text="needle", before_seq=10**12)
+    assert [e["seq"] for e in beyond.entries] == [25] and beyond.next_before_seq == 21
     oldest = audit.entries(session, text="needle", order="oldest")
     assert [e["seq"] for e in oldest.entries] == [4] and oldest.next_after_seq == 10
