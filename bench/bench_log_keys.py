@@ -58,7 +58,8 @@ def play_events() -> Iterator[Event]:
     pair = 0
     for number in itertools.count(1):
         actor, subject = f"user:{number % 300 + 1}", f"round:{number}"
-        yield actor, "round.bet", subject, {"game": "casino_war", "nonce": number}
+        bet = {"game": "casino_war", "seed_pair_id": pair + 1, "nonce": (number - 1) % 50}
+        yield actor, "round.bet", subject, bet
         if number % 13 == 0:
             ties.append((actor, subject))
         elif number % 7 == 0:
