@@ -6,6 +6,7 @@ templates without inline code, redirects only to this site, and errors without t
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import shutil
@@ -36,6 +37,7 @@ from web_support import register_page
 
 from sota_casino import config
 from sota_casino.factory import create_app
+from sota_casino.models import AuditEntry
 from sota_casino.models import LoginAttempt
 from sota_casino.models import Signup
 from sota_casino.models import User
@@ -108,6 +110,35 @@ def test_no_password_is_ever_logged_audited_or_stored_in_clear(
         assert secret not in caplog.text, secret
         assert secret not in dump, secret
         assert secret not in session_cookie(client), secret
+
+
+def test_a_password_typed_into_the_name_field_is_not_kept_in_the_audit_log(
+    app: Flask, client: FlaskClient
+) -> None:
+    # A common slip: the password goes into the name field. The log keeps every entry for
+    # good and shows them to auditors, in the console and its exports.
+    register_page(client, "alice")
+    post_form(client, "/auth/logout")
+    post_form(client, "/auth/login", {"username": PASSWORD, "password": "alice"})
+    client.post("/api/v1/auth/token", json={"username": PASSWORD, "password": "alice"})
+    post_form(client, "/auth/login", {"username": "ALICE", "password": "a wrong guess"})
+    auditor = client_as(app, add_user(app, "audrey", "auditor"))
+    page = auditor.get("/operator/audit").get_data(as_text=True)
+    export = auditor.get("/api/v1/operator/audit/export").get_data(as_text=True)
+    assert export.count("user.login_failed") == 3
+    assert PASSWORD not in page and PASSWORD not in export
+    # A failure on a real account still names it (its own name, however it was typed).
+    session = db(app)
+    try:
+        failures = [
+            e.data
+            for e in session.scalars(
+                select(AuditEntry).where(AuditEntry.action == "user.login_failed")
+            )
+        ]
+    finally:
+        session.close()
+    assert [json.loads(f)["username"] for f in failures] == [None, None, "alice"]
 
 
 # --- sessions -----------------------------------------------------------------------------------
