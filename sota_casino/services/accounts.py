@@ -432,7 +432,9 @@ def _record_login(
             actor=None,
             action="user.login_failed",
             subject=f"user:{user.id}" if user else None,
-            data={"username": username[:64], "address": address},
+            # The account's name, never a name that is none: that is often a password typed
+            # into the wrong field, and the log keeps it for good and shows it to auditors.
+            data={"username": user.username if user else None, "address": address},
         )
         return None, "wrong"
     _forgive_guess(session, attempt_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -22,8 +23,25 @@ from ..core.errors import InvalidInput
 KINDS: Final = ("csv", "jsonl")
 
 
+#: How a text cell starts that a spreadsheet would run as a formula (OWASP "CSV injection").
+FORMULA_START: Final = re.compile(r"[=+\-@\t\r]")
+#: A plain number is no formula, even a negative one.
+NUMBER: Final = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+def csv_cell(value: Any) -> Any:
+    """Return ``value`` for a CSV cell: nested values as JSON, and text that a spreadsheet
+    would run as a formula (a player's client seed, say) behind an apostrophe, which shows it
+    as text."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    if isinstance(value, str) and FORMULA_START.match(value) and not NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 def csv_lines(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Iterator[str]:
-    """Yield a header line, then one CSV line per row (nested values as JSON)."""
+    """Yield a header line, then one CSV line per row (see :func:`csv_cell`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
 
@@ -35,10 +53,7 @@ def csv_lines(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Iter
 
     yield line(columns)
     for row in rows:
-        yield line(
-            json.dumps(row.get(c)) if isinstance(row.get(c), (dict, list)) else row.get(c)
-            for c in columns
-        )
+        yield line(csv_cell(row.get(c)) for c in columns)
 
 
 def jsonl_lines(rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:

