@@ -17,7 +17,6 @@ from sqlalchemy.orm import Session
 from sota_casino import migrate
 from sota_casino.core import audit_chain
 from sota_casino.core import merkle
-from sota_casino.core.errors import CasinoError
 from sota_casino.core.errors import Conflict
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
@@ -418,8 +417,6 @@ def test_the_offline_check_reads_an_export_whose_texts_hold_every_unicode_line_s
     for separator in LINE_SEPARATORS:
         fairness_service.rotate(session, player, client_seed=f"seed{separator}end")
         money.adjust(session, staff, player, "chips", 100, f"reason{separator}end")
-        with pytest.raises(CasinoError):
-            accounts.authenticate(session, f"who{separator}else", "wrong password")
     audit.checkpoint(session)
     path = tmp_path / "audit.jsonl"
     assert _cli(app, "audit", "export", str(path)).exit_code == 0
@@ -435,9 +432,7 @@ def test_the_offline_check_reads_an_export_whose_texts_hold_every_unicode_line_s
     seeds = [e["data"]["client_seed"] for e in exported.entries if "client_seed" in e["data"]]
     assert {f"seed{s}end" for s in LINE_SEPARATORS} <= set(seeds)
     reasons = {e["data"].get("reason") for e in exported.entries}
-    names = {e["data"].get("username") for e in exported.entries}
     assert {f"reason{s}end" for s in LINE_SEPARATORS} <= reasons
-    assert {f"who{s}else" for s in LINE_SEPARATORS} <= names
     assert _cli(app, "audit", "verify").exit_code == 0
 
 
