@@ -31,10 +31,12 @@ INT_SETTINGS: dict[str, int] = {
     "AUDIT_INTEGRATE_MS": 100,
     "CHECK_INTERVAL_SECONDS": 30,  # the standing audit and ledger checks run this often (0: off)
     # Four eyes: an adjustment of more than this (minor units) waits for a second operator's
-    # approval (0: none does); table changes wait for one unless FOUR_EYES_TABLES is 0.
+    # approval (0: none does); table changes wait for one unless FOUR_EYES_TABLES is 0, and
+    # making a user an operator unless FOUR_EYES_OPERATORS is 0.
     "FOUR_EYES_ABOVE_CHIPS": 100_000,  # 1,000 chips
     "FOUR_EYES_ABOVE_SWEETS": 1_000,
     "FOUR_EYES_TABLES": 1,
+    "FOUR_EYES_OPERATORS": 1,
     # The longest a request waits for the database (ms), well under gunicorn's timeout: for a
     # lock (PostgreSQL's lock_timeout; SQLite's write gate and busy timeout together), and for
     # one statement (PostgreSQL's statement_timeout; on SQLite a progress handler interrupts it;

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from typing import Any
 from typing import cast
 from zoneinfo import available_timezones
 
@@ -25,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from ..core.errors import ApprovalRequired
 from ..core.errors import Conflict
 from ..core.errors import Forbidden
 from ..core.errors import InvalidInput
@@ -41,7 +43,9 @@ from ..models import User
 from ..models import UserSession
 from . import audit
 from . import fairness as fairness_service
+from . import idempotency
 from . import money
+from . import proposals
 from . import results
 from .context import context_of
 from .ledger import open_player_accounts
@@ -643,23 +647,100 @@ def _staff_target(session: Session, actor_id: int, user_id: int) -> User:
     return user
 
 
-@transactional
-def set_role(session: Session, actor_id: int, user_id: int, role: object) -> UserView:
-    """Change a user's role (audited)."""
+@in_transaction
+def operators_need_approval(session: Session) -> bool:
+    """Whether making a user an operator waits for a second operator (four eyes)."""
+    return bool(context_of(session).setting("FOUR_EYES_OPERATORS"))
+
+
+def _role_target(session: Session, actor_id: int, user_id: int, role: object) -> User:
+    """The user whose role an operator changes (locked), the role checked."""
     if role not in ROLES:
         raise InvalidInput(f"role must be one of: {', '.join(ROLES)}", field="role")
     user = _staff_target(session, actor_id, user_id)
     if user.id == actor_id:
         raise Conflict("operators cannot change their own role")
-    before, user.role = user.role, str(role)
-    audit.record(
-        session,
-        actor=f"user:{actor_id}",
-        action="user.role_changed",
-        subject=f"user:{user_id}",
-        data={"from": before, "to": user.role},
+    return user
+
+
+def _waits_for_approval(session: Session, user: User, role: object) -> bool:
+    """Whether this role change waits for a second operator: making an operator of someone who
+    is none, while four eyes is on (demotions and auditors apply at once)."""
+    return role == "operator" and user.role != "operator" and operators_need_approval(session)
+
+
+@transactional
+def set_role(session: Session, actor_id: int, user_id: int, role: object) -> UserView:
+    """Change a user's role (audited).
+
+    :raises ApprovalRequired: when making an operator waits for a second operator
+        (:func:`propose_operator`).
+    """
+    user = _role_target(session, actor_id, user_id, role)
+    if _waits_for_approval(session, user, role):
+        raise ApprovalRequired(
+            N_("making an operator needs a second operator's approval: propose it")
+        )
+    return apply_role_change(session, actor_id, user.id, str(role))
+
+
+@in_transaction
+def apply_role_change(
+    session: Session,
+    actor_id: int,
+    user_id: int,
+    role: str,
+    *,
+    approval: dict[str, Any] | None = None,
+) -> UserView:
+    """Give a user a role checked already, inside the caller's transaction (audited);
+    ``approval`` names who approved it, if someone did."""
+    user = session.get(User, user_id, with_for_update=True, populate_existing=True)
+    if user is None:
+        raise NotFound(N_("no user %(id)s"), params={"id": user_id})
+    before, user.role = user.role, role
+    data = {"from": before, "to": role}
+    proposals.record_applied(
+        session, actor_id, "user.role_changed", f"user:{user_id}", data, approval
     )
     return UserView.of(user)
+
+
+@idempotency.idempotent("accounts.propose_operator", proposals.ApprovalView)
+def propose_operator(
+    session: Session, actor_id: int, user_id: int, *, key: str | None = None
+) -> proposals.ApprovalView:
+    """Propose making a user an operator, for a second operator to approve (audited); nothing
+    changes yet.
+
+    A retried ``idempotency_key`` returns the first proposal instead of making a second.
+
+    :raises Conflict: if the user is an operator already.
+    """
+    user = _role_target(session, actor_id, user_id, "operator")
+    if user.role == "operator":
+        raise Conflict(N_("%(name)s is an operator already"), params={"name": user.username})
+    return _propose_operator(session, actor_id, user)
+
+
+def _propose_operator(session: Session, actor_id: int, user: User) -> proposals.ApprovalView:
+    change = {"user_id": user.id, "role": "operator"}
+    return proposals.propose(session, actor_id, "role", f"user:{user.id}", change)
+
+
+@idempotency.idempotent("accounts.request_role_change", proposals.Requested[UserView])
+def request_role_change(
+    session: Session, actor_id: int, user_id: int, role: object, *, key: str | None = None
+) -> proposals.Requested[UserView]:
+    """Change a user's role, or propose it when making an operator waits for a second operator
+    (the console's one button).
+
+    A retried ``idempotency_key`` (a double submit of the form) returns the first answer.
+    """
+    user = _role_target(session, actor_id, user_id, role)
+    if _waits_for_approval(session, user, role):
+        return proposals.Requested(None, _propose_operator(session, actor_id, user))
+    return proposals.Requested(apply_role_change(session, actor_id, user.id, str(role)), None)
 
 
 @transactional

@@ -19,6 +19,7 @@ from ..core.errors import NotFound
 from ..core.errors import OwnApproval
 from ..core.marks import N_
 from ..models import Approval
+from . import accounts
 from . import audit
 from . import idempotency
 from . import money
@@ -101,6 +102,10 @@ def _apply(session: Session, row: Approval) -> None:
             change["amount"],
             change["reason"],
             approval=approval,
+        )
+    elif row.kind == "role":
+        accounts.apply_role_change(
+            session, row.proposed_by, change["user_id"], change["role"], approval=approval
         )
     else:
         settings.apply_table_change(

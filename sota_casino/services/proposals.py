@@ -1,7 +1,8 @@
 """Four eyes: a change one operator proposes waits until a second, different operator decides.
 
 This module keeps the proposals (``approvals`` rows) and says how they read; the use cases
-that propose a change live with the change (:mod:`.money`, :mod:`.settings`), and deciding
+that propose a change live with the change (:mod:`.money`, :mod:`.settings`,
+:mod:`.accounts`), and deciding
 one lives in :mod:`.approvals`.
 """
 
@@ -30,7 +31,7 @@ from .results import Person
 from .results import Time
 from .tx import in_transaction
 
-KINDS: Final = ("adjustment", "table")
+KINDS: Final = ("adjustment", "table", "role")
 STATUSES: Final = ("pending", "approved", "rejected")
 
 
@@ -50,7 +51,7 @@ class ApprovalView:
     note: str | None
 
 
-#: What applying a change returns (a table's settings, a player's balances).
+#: What applying a change returns (a table's settings, a player's balances, a user's account).
 Done = TypeVar("Done")
 
 

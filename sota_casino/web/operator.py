@@ -360,7 +360,10 @@ def math_export() -> ResponseReturnValue:
 @bp.get("/players/<id:user_id>")
 def player(user_id: int) -> ResponseReturnValue:
     overview = reports.player_overview(get_session(), user_id, **player_cursors())
-    return render_template("operator/player.html", p=overview, roles=ROLES)
+    # The role form sends a one-time key: a double submit changes (or proposes) it once.
+    return render_template(
+        "operator/player.html", p=overview, roles=ROLES, once=secrets.token_hex(16)
+    )
 
 
 class PlayerCursors(TypedDict):
@@ -468,6 +471,7 @@ def _player_page_refusing(
         "operator/player.html",
         p=overview,
         roles=ROLES,
+        once=secrets.token_hex(16),
         adjust_error=adjustment_refusal(error),
         adjust_form=form,
     )
@@ -542,8 +546,19 @@ def lock(user_id: int) -> ResponseReturnValue:
 
 @bp.post("/players/<id:user_id>/role")
 def role(user_id: int) -> ResponseReturnValue:
-    user = accounts.set_role(get_session(), g.user.id, user_id, request.form.get("role"))
-    flash(gettext(ROLE_CHANGED[user.role], name=user.username), "ok")
+    done = accounts.request_role_change(
+        get_session(), g.user.id, user_id, request.form.get("role"), idempotency_key=form_key()
+    )
+    if done.done is not None:
+        flash(gettext(ROLE_CHANGED[done.done.role], name=done.done.username), "ok")
+    else:
+        assert done.approval is not None
+        proposed = N_(
+            "Making %(name)s an operator proposed (#%(id)s): it applies once a second operator "
+            "approves it."
+        )
+        name = accounts.get_user(get_session(), user_id).username
+        flash(gettext(proposed, name=name, id=done.approval.id), "ok")
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 

@@ -394,7 +394,17 @@ def _managed(user: accounts.UserView) -> ResponseReturnValue:
 
 
 @bp.put("/players/<id:user_id>/role")
-@change("setRole", "Make a user player, auditor or operator (audited)", ManagedUser, s.RoleChange)
+@operation(
+    "setRole",
+    "Make a user player, auditor or operator (audited)",
+    TAG,
+    ManagedUser,
+    errors=CHANGE_OF_ONE,
+    body=s.RoleChange,
+    description="Making a user an operator needs a second operator's approval (a 409, "
+    "approval_required: propose it with proposeOperator) unless FOUR_EYES_OPERATORS is 0; "
+    "other role changes apply at once.",
+)
 def player_role(user_id: int, body: s.RoleChange) -> ResponseReturnValue:
     return _managed(accounts.set_role(get_session(), _actor_id(), user_id, body.role))
 
@@ -508,6 +518,24 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
 def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     proposal = settings.propose_table_change(
         get_session(), _actor_id(), name, body.root, idempotency_key=inputs.idempotency_key()
+    )
+    return answer(proposal, 201)
+
+
+@bp.post("/approvals/operators/<id:user_id>")
+@operation(
+    "proposeOperator",
+    "Propose making a user an operator, for a second operator to approve (audited; nothing "
+    "changes yet)",
+    TAG,
+    ApprovalView,
+    status=201,
+    errors=CHANGE_OF_ONE,
+    idempotent=True,
+)
+def propose_operator(user_id: int) -> ResponseReturnValue:
+    proposal = accounts.propose_operator(
+        get_session(), _actor_id(), user_id, idempotency_key=inputs.idempotency_key()
     )
     return answer(proposal, 201)
 

@@ -175,6 +175,33 @@ def test_a_table_change_waits_for_a_second_operator(four_eyes: Session) -> None:
     assert json.loads(change.data)["approval"]["approved_by"] == f"user:{otto}"
 
 
+def test_making_an_operator_waits_for_a_second_operator(four_eyes: Session) -> None:
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    with pytest.raises(ApprovalRequired):
+        accounts.set_role(session, olga, pat, "operator")
+    asked = accounts.request_role_change(session, olga, pat, "operator")
+    assert asked.done is None and asked.approval is not None
+    assert accounts.get_user(session, pat).role == "player"
+    with pytest.raises(OwnApproval):
+        approvals.decide(session, olga, asked.approval.id, True)
+    approvals.decide(session, otto, asked.approval.id, True)
+    assert accounts.get_user(session, pat).role == "operator"
+    with session.begin():
+        change = session.scalars(
+            sa.select(AuditEntry).where(AuditEntry.action == "user.role_changed")
+        ).one()
+    assert change.actor == f"user:{olga}"
+    assert json.loads(change.data)["approval"] == {
+        "id": asked.approval.id,
+        "approved_by": f"user:{otto}",
+    }
+    # Taking the role back, or making an auditor, applies at once.
+    demoted = accounts.request_role_change(session, otto, pat, "auditor")
+    assert demoted.approval is None and demoted.done is not None
+    assert demoted.done.role == "auditor"
+
+
 def _alerts(session: Session) -> list[alerts.AlertView]:
     return alerts.listing(session).alerts
 

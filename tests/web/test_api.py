@@ -12,6 +12,7 @@ from name_support import name_check_missed_once
 from operator_support import add_user
 from operator_support import audit_size
 from operator_support import bearer as staff_bearer
+from operator_support import last_entry
 from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
@@ -642,6 +643,106 @@ def test_a_table_proposal_retried_with_its_key_is_made_once(
     assert audit_size(app) == size  # neither the retry nor the refusals proposed anything
     unkeyed = client.post(url, json={"decks": 4}, headers=operator)
     assert unkeyed.status_code == 201 and unkeyed.get_json()["id"] != first.get_json()["id"]
+
+
+def _role(client: FlaskClient, headers: dict[str, str]) -> str:
+    role: str = client.get("/api/v1/me", headers=headers).get_json()["user"]["role"]
+    return role
+
+
+def test_one_operator_cannot_approve_their_own_change_through_an_account_they_promote(
+    app: Flask, client: FlaskClient, auth: dict[str, str], operator: dict[str, str]
+) -> None:
+    """Olga proposes a large credit and would approve it as bob, a player whose account she
+    holds, made an operator: making an operator waits for a second operator too."""
+    add_user(app, "otto", "operator")
+    otto = staff_bearer(app, "otto")
+    bob = client.get("/api/v1/me", headers=auth).get_json()["user"]["id"]
+    change = {"user_id": bob, "currency": "chips", "amount": 50_000_000, "reason": "jackpot"}
+    credit = client.post("/api/v1/operator/approvals/adjustments", json=change, headers=operator)
+    assert credit.status_code == 201, credit.get_json()
+
+    promote = client.put(
+        f"/api/v1/operator/players/{bob}/role", json={"role": "operator"}, headers=operator
+    )
+    assert promote.status_code == 409 and error_code(promote) == "approval_required"
+    assert _role(client, auth) == "player"
+    approve_credit = f"/api/v1/operator/approvals/{credit.get_json()['id']}/approve"
+    assert client.post(approve_credit, json={}, headers=auth).status_code == 403
+
+    proposed = client.post(f"/api/v1/operator/approvals/operators/{bob}", headers=operator)
+    assert proposed.status_code == 201, proposed.get_json()
+    proposal = proposed.get_json()
+    assert (proposal["kind"], proposal["subject"], proposal["status"]) == (
+        "role",
+        f"user:{bob}",
+        "pending",
+    )
+    assert proposal["change"] == {"user_id": bob, "role": "operator"}
+    url = f"/api/v1/operator/approvals/{proposal['id']}/approve"
+    own = client.post(url, json={}, headers=operator)
+    assert own.status_code == 403 and error_code(own) == "own_approval"
+    assert _role(client, auth) == "player"
+
+    approved = client.post(url, json={"note": "new shift lead"}, headers=otto)
+    assert approved.status_code == 200 and approved.get_json()["status"] == "approved"
+    assert _role(client, auth) == "operator"
+    entry = last_entry(app)
+    assert (entry["action"], entry["actor"], entry["subject"]) == (
+        "user.role_changed",
+        f"user:{approved.get_json()['proposed_by']['id']}",
+        f"user:{bob}",
+    )
+    otto_id = approved.get_json()["decided_by"]["id"]
+    assert entry["data"] == {
+        "from": "player",
+        "to": "operator",
+        "approval": {"id": proposal["id"], "approved_by": f"user:{otto_id}"},
+    }
+    again = client.post(f"/api/v1/operator/approvals/operators/{bob}", headers=otto)
+    assert again.status_code == 409 and error_code(again) == "conflict"
+
+
+def test_an_operator_proposal_retried_with_its_key_is_made_once(
+    app: Flask, client: FlaskClient, auth: dict[str, str], operator: dict[str, str]
+) -> None:
+    bob = client.get("/api/v1/me", headers=auth).get_json()["user"]["id"]
+    url = f"/api/v1/operator/approvals/operators/{bob}"
+    propose = {**operator, "Idempotency-Key": "promote-1"}
+    first = client.post(url, headers=propose)
+    size = audit_size(app)
+    again = client.post(url, headers=propose)
+    assert first.status_code == again.status_code == 201, first.get_json()
+    assert again.get_json() == first.get_json()
+    pending = client.get("/api/v1/operator/approvals", headers=operator).get_json()["approvals"]
+    assert [a["id"] for a in pending] == [first.get_json()["id"]]
+    assert audit_size(app) == size  # the retry proposed nothing
+    assert _role(client, auth) == "player"
+
+
+@pytest.mark.parametrize("four_eyes", [1, 0])
+def test_demotions_and_auditors_apply_at_once_and_without_four_eyes_so_does_promotion(
+    make_app: Any, four_eyes: int
+) -> None:
+    app = make_app(FOUR_EYES_OPERATORS=four_eyes)
+    client = app.test_client()
+    add_user(app, "olga", "operator")
+    olga = staff_bearer(app, "olga")
+    otto = add_user(app, "otto", "operator")
+    pat = add_user(app, "pat", "player")
+    for user, role in ((otto, "player"), (pat, "auditor"), (pat, "player")):
+        url = f"/api/v1/operator/players/{user}/role"
+        changed = client.put(url, json={"role": role}, headers=olga)
+        assert changed.status_code == 200, changed.get_json()
+        assert changed.get_json()["user"]["role"] == role
+    promote = client.put(
+        f"/api/v1/operator/players/{pat}/role", json={"role": "operator"}, headers=olga
+    )
+    if four_eyes:
+        assert promote.status_code == 409 and error_code(promote) == "approval_required"
+    else:
+        assert promote.status_code == 200 and promote.get_json()["user"]["role"] == "operator"
+        assert last_entry(app)["data"] == {"from": "player", "to": "operator"}
 
 
 @pytest.mark.parametrize("key", ["", "x" * 65, "has space", "tab\tkey", "ключ"])

@@ -38,6 +38,7 @@ MONEY_MOVING = {
     ("/operator/adjustments", "post"),
     ("/operator/approvals/adjustments", "post"),
     ("/operator/approvals/tables/{name}", "post"),
+    ("/operator/approvals/operators/{id}", "post"),
     ("/operator/approvals/{id}/approve", "post"),
     ("/operator/approvals/{id}/reject", "post"),
 }
@@ -532,6 +533,8 @@ def test_real_answers_of_every_operator_endpoint_match_their_schemas(
     check("post", "/operator/adjustments", data="{", content_type=JSON, headers=olga)
     check("put", f"/operator/players/{player}/role", json={"role": "auditor"}, headers=olga)
     check("put", f"/operator/players/{player}/role", json={"role": "king"}, headers=olga)
+    operator = {"role": "operator"}  # needs approval: 409
+    check("put", f"/operator/players/{player}/role", json=operator, headers=olga)
     check("put", f"/operator/players/{player}/locked", json={"locked": True}, headers=olga)
     check("put", "/operator/players/999/locked", json={"locked": True}, headers=olga)
 
@@ -568,6 +571,9 @@ def test_real_answers_of_every_operator_endpoint_match_their_schemas(
     check("post", "/operator/approvals/1/approve", json={}, headers=otto)  # decided: 409
     check("post", "/operator/approvals/2/reject", json={"note": "no"}, headers=otto)
     check("post", "/operator/approvals/99/reject", json={}, headers=otto)
+    check("post", f"/operator/approvals/operators/{player}", headers=olga)
+    check("post", "/operator/approvals/operators/999", headers=olga)
+    check("post", f"/operator/approvals/operators/{player}", headers=ada)
     rule = {"kind": "player_adjustments", "currency": "chips", "threshold": 100}
     check("post", "/operator/alerts/rules", json=rule, headers=olga)
     check("post", "/operator/alerts/rules", json=rule | {"kind": "weather"}, headers=olga)

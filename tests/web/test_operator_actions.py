@@ -123,10 +123,10 @@ def test_a_role_change_is_audited_with_before_and_after(app: Flask, staff: dict[
     assert entry["action"] == "user.role_changed"
     assert entry["data"] == {"from": "player", "to": "auditor"}
     api = app.test_client().put(
-        f"/api/v1/operator/players/{player}/role", json={"role": "operator"}, headers=staff["api"]
+        f"/api/v1/operator/players/{player}/role", json={"role": "player"}, headers=staff["api"]
     )
     assert api.status_code == 200
-    assert last_entry(app)["data"] == {"from": "auditor", "to": "operator"}
+    assert last_entry(app)["data"] == {"from": "auditor", "to": "player"}
 
 
 def test_a_table_change_is_audited_with_the_settings_before_and_after(

@@ -18,6 +18,7 @@ from operator_support import client_as
 from operator_support import db
 
 from sota_casino.core import audit_chain
+from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import money
 
@@ -129,6 +130,57 @@ def test_the_table_form_submitted_twice_with_its_key_proposes_once(
     olga.post("/operator/tables/sota", data={**sota, "idempotency_key": keys["sota"]})
     proposals = olga.get("/operator/approvals").get_data(as_text=True)
     assert len(re.findall(r'data-approval="(\d+)"', proposals)) == 2
+
+
+def _role_of(app: Flask, user_id: int) -> str:
+    session = db(app)
+    try:
+        return accounts.get_user(session, user_id).role
+    finally:
+        session.close()
+
+
+def test_the_role_form_proposes_an_operator_once_and_a_second_operator_approves_it(
+    make_app: Callable[..., Flask],
+) -> None:
+    app = make_app(FOUR_EYES_OPERATORS=1)
+    pat = add_user(app, "pat", "player")
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    otto = client_as(app, add_user(app, "otto", "operator"))
+    page = olga.get(f"/operator/players/{pat}").get_data(as_text=True)
+    role_form = page.split("/role")[1].split("</form>")[0]
+    key = re.findall(r'name="idempotency_key" value="(\w+)"', role_form)
+    assert len(key) == 1
+    form = {"csrf_token": CSRF, "role": "operator", "idempotency_key": key[0]}
+    size = audit_size(app)
+    flashes = []
+    for _ in range(2):
+        sent = olga.post(f"/operator/players/{pat}/role", data=form, follow_redirects=True)
+        assert sent.status_code == 200
+        flashes += re.findall(
+            r"Making pat an operator proposed \(#(\d+)\): it applies once a second operator "
+            r"approves it\.",
+            sent.get_data(as_text=True),
+        )
+    assert len(flashes) == 2 and flashes[0] == flashes[1]
+    assert audit_size(app) == size + 1  # one approval.proposed
+    assert _role_of(app, pat) == "player"
+
+    listed = otto.get("/operator/approvals").get_data(as_text=True)
+    row = listed.split(f'data-approval="{flashes[0]}"')[1].split("</tr>")[0]
+    assert 'data-kind="role"' in listed and "New operator:" in row and "pat" in row
+    own = olga.post(f"/operator/approvals/{flashes[0]}/approve", data={"csrf_token": CSRF})
+    assert own.status_code == 403 and _role_of(app, pat) == "player"
+    otto.post(f"/operator/approvals/{flashes[0]}/approve", data={"csrf_token": CSRF})
+    assert _role_of(app, pat) == "operator"
+
+    # Making an operator a player again applies at once.
+    demoted = otto.post(
+        f"/operator/players/{pat}/role",
+        data={"csrf_token": CSRF, "role": "player"},
+        follow_redirects=True,
+    )
+    assert b"pat is now a player." in demoted.data and _role_of(app, pat) == "player"
 
 
 def test_alert_rules_are_set_and_shown_on_the_console(app: Flask) -> None:

@@ -125,6 +125,7 @@ def test_only_the_rules_the_document_names_refuse_valid_data(make_app: Any) -> N
         "placeBet",
         "playSota",
         "proposeAdjustment",
+        "proposeOperator",
         "proposeTableChange",
         "register",
         "reject",
