@@ -1,9 +1,8 @@
 """Four eyes: a change one operator proposes waits until a second, different operator decides.
 
 This module keeps the proposals (``approvals`` rows) and says how they read; the use cases
-that propose a change live with the change (:mod:`.money`, :mod:`.settings`,
-:mod:`.accounts`), and deciding
-one lives in :mod:`.approvals`.
+that propose a change live with the change (:mod:`.money`, :mod:`.settings`, :mod:`.accounts`),
+and deciding one lives in :mod:`.approvals`.
 """
 
 from __future__ import annotations
