@@ -25,6 +25,7 @@ from babel.support import NullTranslations
 from babel.support import Translations
 from flask import Blueprint
 from flask import Flask
+from flask import current_app
 from flask import g
 from flask import has_request_context
 from flask import redirect
@@ -264,7 +265,11 @@ def choose() -> ResponseReturnValue:
     # Back to the page the picker was on; a page answering a form has no address to go back to.
     back = request.form.get("next", "")
     response = redirect(back if is_local_path(back) else "/", 303)
-    response.set_cookie(COOKIE, chosen, max_age=COOKIE_AGE, samesite="Lax", httponly=True)
+    # Secure where the session's cookie is (the same rule: HTTPS, or SESSION_COOKIE_SECURE).
+    secure = current_app.session_interface.get_cookie_secure(current_app)
+    response.set_cookie(
+        COOKIE, chosen, max_age=COOKIE_AGE, samesite="Lax", httponly=True, secure=secure
+    )
     return response
 
 

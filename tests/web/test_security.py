@@ -31,6 +31,7 @@ from operator_support import db
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy import update
+from web_support import CSRF_META
 from web_support import PASSWORD
 from web_support import api_register
 from web_support import csrf_token
@@ -276,6 +277,22 @@ def test_behind_a_trusted_https_proxy_the_cookie_is_secure_and_hsts_is_sent(
 def test_a_direct_https_request_gets_a_secure_cookie(client: FlaskClient) -> None:
     header = client.get("/auth/login", base_url="https://casino.example").headers["Set-Cookie"]
     assert "; Secure" in header
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_the_language_cookie_is_secure_where_the_session_cookie_is(
+    client: FlaskClient, scheme: str
+) -> None:
+    base_url = f"{scheme}://casino.example"
+    page = client.get("/auth/login", base_url=base_url)
+    token = CSRF_META.search(page.get_data(as_text=True))
+    assert token is not None
+    chosen = client.post(
+        "/language", data={"csrf_token": token.group(1), "locale": "fi"}, base_url=base_url
+    )
+    assert chosen.status_code == 303
+    cookie = next(h for h in chosen.headers.getlist("Set-Cookie") if h.startswith("lang"))
+    assert ("; Secure" in cookie) == (scheme == "https")
 
 
 def test_logging_in_changes_the_session_id(client: FlaskClient) -> None:
