@@ -8,7 +8,10 @@ the pair stays verifiable).
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import threading
+from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -131,3 +134,20 @@ def one_round_goes_through_while_another_is_held(
     finally:
         audit.record_all = append
         release.set()
+
+
+def verify_with_known_key(
+    bundle: dict[str, Any], known_key: str, folder: Path
+) -> tuple[int, str, Path]:
+    """Verify ``bundle`` as a player whose known-keys file trusts ``known_key`` for the service
+    (``--service``: a signed key change from it is followed); return the exit code, the
+    verifier's output and the known-keys file."""
+    from sota_casino.verify import main
+
+    path = folder / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    known = folder / "known_keys"
+    known.write_text(f"casino.test {known_key}\n")
+    out = io.StringIO()
+    code = main([str(path), "--service", "casino.test", "--known-keys", str(known)], out)
+    return code, out.getvalue(), known

@@ -536,6 +536,17 @@ def test_a_round_settled_again_is_named_by_every_whole_log_check(
     _every_check_names(app, session, tmp_path, seq, reason)
 
 
+def _play_pair(session: Session, player: int, count: int) -> list[Any]:
+    """Play ``count`` settled Casino War rounds on the player's active pair (a tie surrendered)."""
+    played = []
+    for _ in range(count):
+        round_ = rounds.place_casino_war_bet(session, player, 100)
+        if round_.status == "awaiting_decision":
+            round_ = rounds.decide_casino_war(session, player, round_.id, "surrender")
+        played.append(round_)
+    return played
+
+
 @pytest.mark.tampers
 def test_a_pair_committed_again_with_its_rounds_settled_again_is_named_by_every_whole_log_check(
     app: Flask,
@@ -545,12 +556,7 @@ def test_a_pair_committed_again_with_its_rounds_settled_again_is_named_by_every_
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     player = register("bob")
-    played = []
-    for _ in range(4):
-        round_ = rounds.place_casino_war_bet(session, player, 100)
-        if round_.status == "awaiting_decision":
-            round_ = rounds.decide_casino_war(session, player, round_.id, "surrender")
-        played.append(round_)
+    played = _play_pair(session, player, 4)
     subject = f"seed_pair:{played[0].seed_pair_id}"
     created = _first_seq(session, "seed_pair.created", subject)
     assert _step(session)["ok"]
@@ -594,16 +600,6 @@ def test_a_move_logged_after_its_game_settled_is_named_by_every_whole_log_check(
         "a settled round takes no more actions, a rewrite"
     )
     _every_check_names(app, session, tmp_path, seq, reason)
-
-
-def _play_pair(session: Session, player: int, count: int) -> list[Any]:
-    played = []
-    for _ in range(count):
-        round_ = rounds.place_casino_war_bet(session, player, 100)
-        if round_.status == "awaiting_decision":
-            round_ = rounds.decide_casino_war(session, player, round_.id, "surrender")
-        played.append(round_)
-    return played
 
 
 @pytest.mark.tampers

@@ -6,7 +6,6 @@ decision the player did not sign, or hides the key registration that shows it.""
 from __future__ import annotations
 
 import copy
-import io
 import json
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import install_seed
 from service_support import seed_dealing
+from service_support import verify_with_known_key
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -305,8 +305,6 @@ def test_a_key_registered_before_the_service_key_changed_registers_it_in_bundles
     decision after `flask keys rotate`; a worker not yet restarted signs the latest
     checkpoint with the retired key, as the key change allows, and the bundle proves the
     registration into it. A verifier that follows the key change from the old key passes it."""
-    from sota_casino.verify import main
-
     key, key_id = _register(session, player)
     audit.checkpoint(session)
     old_key = _service_key(session)[1]
@@ -328,14 +326,9 @@ def test_a_key_registered_before_the_service_key_changed_registers_it_in_bundles
     restarted.extensions["sota_casino.engine"].dispose()
     assert bundle["player_keys"][0]["checkpoint"]["public_key_hex"] == old_key
     assert not bundle["pending_anchors"]
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(bundle))
-    known = tmp_path / "known_keys"
-    known.write_text(f"casino.test {old_key}\n")
-    out = io.StringIO()
-    code = main([str(path), "--service", "casino.test", "--known-keys", str(known)], out)
-    assert code == 0, out.getvalue()
-    assert "KEY CHANGED: the bundle's key" in out.getvalue()
+    code, output, _ = verify_with_known_key(bundle, old_key, tmp_path)
+    assert code == 0, output
+    assert "KEY CHANGED: the bundle's key" in output
 
 
 def test_prisoners_of_war_moves_are_signed_and_a_changed_move_is_caught(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from flask import Flask
 from service_support import PASSWORD
+from service_support import verify_with_known_key
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -106,18 +107,14 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
     renewed.extensions["sota_casino.engine"].dispose()
     assert bundle["public_key_hex"] == new_key and bundle["key_changes"] == [change]
 
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(bundle))
-    known = tmp_path / "known_keys"
-    known.write_text(f"casino.test {old_key}\n")
-    out = io.StringIO()
-    code = main([str(path), "--service", "casino.test", "--known-keys", str(known)], out)
-    assert code == 0, out.getvalue()
-    assert "KEY CHANGED: the bundle's key" in out.getvalue()
+    code, output, known = verify_with_known_key(bundle, old_key, tmp_path)
+    assert code == 0, output
+    assert "KEY CHANGED: the bundle's key" in output
     assert f"casino.test {new_key}" in known.read_text().split("\n")
     assert f"# casino.test {old_key} replaced: key change signed by" in known.read_text()
     # Without the signed change, the same new key is refused.
     unsigned = dict(bundle, key_changes=[])
+    path = tmp_path / "unsigned.json"
     path.write_text(json.dumps(unsigned))
     out = io.StringIO()
     assert main([str(path), "--public-key", old_key], out) == 1
