@@ -481,7 +481,9 @@ def test_the_fairness_page_shows_the_active_pair_and_rotates_it(
     commands = re.findall(pinned_command, rotated)
     assert len(commands) == 2 and set(commands) == {key}  # the general one and the pair's
     assert f'data-service-public-key="{key}"' in rotated
-    assert "data-verify" in rotated and "js/verify.js" in rotated and "js/sota_engine.js" in rotated
+    assert "js/verify.js" in rotated and "js/sota_engine.js" in rotated
+    # Served disabled, enabled by verify.js: a click before the script has run did nothing.
+    assert re.search(r"<button [^>]*data-verify disabled", rotated)
     assert "data-export-records" in rotated and "js/records.js" in rotated
 
 

@@ -651,6 +651,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     for (const button of document.querySelectorAll("button[data-verify]")) {
       button.addEventListener("click", () => run(button));
+      button.disabled = false;  // served disabled: a click before this script runs would do nothing
     }
     suggestClientSeed();
   });
