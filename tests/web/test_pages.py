@@ -484,6 +484,7 @@ def test_the_fairness_page_shows_the_active_pair_and_rotates_it(
     assert "js/verify.js" in rotated and "js/sota_engine.js" in rotated
     # Served disabled, enabled by verify.js: a click before the script has run did nothing.
     assert re.search(r"<button [^>]*data-verify disabled", rotated)
+    assert re.search(r"<button [^>]*data-export-records disabled", rotated)
     assert "data-export-records" in rotated and "js/records.js" in rotated
 
 

@@ -498,6 +498,7 @@
         link.remove();
         setTimeout(() => URL.revokeObjectURL(link.href), 1000);
       });
+      button.disabled = false;  // served disabled, like the verify buttons
     }
     for (const node of document.querySelectorAll("[data-records-summary]")) {
       const records = stored();
