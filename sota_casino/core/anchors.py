@@ -17,9 +17,12 @@ again by appended entries contradicts the log, though every entry before them is
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 from typing import Final
 from typing import TypeGuard
@@ -146,22 +149,58 @@ def keyed_subjects(entry: Mapping[str, Any]) -> list[str]:
     return [subject]
 
 
+@dataclass(slots=True)
+class PairsInPlay:
+    """The pairs committed and not yet revealed, as the entries read so far leave them: what a
+    check reading the log a chunk at a time carries from one chunk to the next.
+
+    Only pairs committed in the entries read are known (a range starts mid-pair). One or two
+    per player, and the rounds bet on them and not yet settled: at most one per player.
+    """
+
+    #: The rounds bet so far on each pair (by subject): its next nonce.
+    bets: dict[str, int] = field(default_factory=dict)
+    #: Each round bet on one of those pairs and not yet settled (by subject): its pair's subject.
+    unsettled: dict[str, str] = field(default_factory=dict)
+    #: How many of ``unsettled`` each pair holds (kept with it, so a reveal looks up one count).
+    open_rounds: Counter[str] = field(init=False, default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self.open_rounds = Counter(self.unsettled.values())
+
+    def copy(self) -> PairsInPlay:
+        return PairsInPlay(dict(self.bets), dict(self.unsettled))
+
+    def to_json(self) -> dict[str, dict[str, Any]]:
+        return {"bets": self.bets, "unsettled": self.unsettled}
+
+    @classmethod
+    def from_json(cls, stored: Any) -> PairsInPlay:
+        """Read :meth:`to_json` back; raises ``KeyError``, ``TypeError``, ``ValueError`` or
+        ``AttributeError`` on anything else."""
+        return cls(
+            {str(pair): int(bet) for pair, bet in stored["bets"].items()},
+            {str(round_): str(pair) for round_, pair in stored["unsettled"].items()},
+        )
+
+
 def _rounds_problem(
-    entry: Mapping[str, Any], firsts: Mapping[str, Mapping[str, int]], pairs: dict[str, int]
+    entry: Mapping[str, Any], firsts: Mapping[str, Mapping[str, int]], pairs: PairsInPlay
 ) -> str | None:
     """Say how a pair's commitment, bet or reveal contradicts the rounds the log took on the
-    pair before it, or ``None``; count the entry in ``pairs``.
+    pair before it, or ``None``; bring ``pairs`` up to date through the entry.
 
     A pair's nonces are taken in order under the player's lock, each with its bet logged in
     the same transaction, and a pair with a round open is not revealed: so its bets are
-    logged with nonces 0, 1, 2, … and its reveal counts them all. A reveal logged with fewer
-    rounds would hide the last ones from the pair's bundle, with nothing else to contradict.
-    Only pairs committed in the entries read are counted (a range starts mid-pair).
+    logged with nonces 0, 1, 2, … and settled before its reveal, which counts them all. A
+    reveal logged with fewer rounds would hide the last ones from the pair's bundle, with
+    nothing else to contradict; one logged while a round is open would let the round be
+    decided (a war or a surrender, a Sota move) with its cards known.
     """
     action, subject, seq = entry["action"], entry["subject"], entry["seq"]
     data = _data(entry)
     if action == COMMITMENT_ACTION:
-        pairs[subject] = 0
+        pairs.bets[subject] = 0
     elif action == BET_ACTION:
         pair, nonce = pair_subject(data.get("seed_pair_id")), data.get("nonce")
         revealed = firsts.get(pair, {}).get(REVEAL_ACTION)
@@ -170,16 +209,28 @@ def _rounds_problem(
                 f"entry {seq}: {action} of {subject} on {pair} after its reveal (entry "
                 f"{revealed}): a revealed pair takes no more rounds, a rewrite"
             )
-        if pair in pairs:
-            if not (_is_whole(nonce) and nonce == pairs[pair]):
+        if pair in pairs.bets:
+            if not (_is_whole(nonce) and nonce == pairs.bets[pair]):
                 return (
                     f"entry {seq}: {action} of {subject} takes nonce {nonce!r} of {pair}, whose "
-                    f"next nonce is {pairs[pair]}: a pair's nonces are taken in order, each "
-                    "once, a rewrite"
+                    f"next nonce is {pairs.bets[pair]}: a pair's nonces are taken in order, "
+                    "each once, a rewrite"
                 )
-            pairs[pair] += 1
-    elif action == REVEAL_ACTION and subject in pairs:
-        bet, rounds = pairs.pop(subject), data.get("rounds")
+            pairs.bets[pair] += 1
+            pairs.unsettled[subject] = pair
+            pairs.open_rounds[pair] += 1
+    elif action == SETTLEMENT_ACTION and subject in pairs.unsettled:
+        pairs.open_rounds[pairs.unsettled.pop(subject)] -= 1
+    elif action == REVEAL_ACTION and subject in pairs.bets:
+        if pairs.open_rounds[subject]:
+            open_round = next(r for r, p in pairs.unsettled.items() if p == subject)
+            return (
+                f"entry {seq}: {action} of {subject} while {open_round}, bet on it, is not "
+                "settled: a pair is revealed only once its rounds are settled (a round decided "
+                "after its cards are known), a rewrite"
+            )
+        del pairs.open_rounds[subject]
+        bet, rounds = pairs.bets.pop(subject), data.get("rounds")
         if not (_is_whole(rounds) and rounds == bet):
             held = f"{bet} rounds bet on the pair (nonces 0..{bet - 1})" if bet else "no bet"
             meaning = (
@@ -197,7 +248,7 @@ def _rounds_problem(
 def first_key_problem(
     entries: Iterable[Mapping[str, Any]],
     known: Iterable[tuple[str, str, int]] = (),
-    pairs: dict[str, int] | None = None,
+    pairs: PairsInPlay | None = None,
 ) -> tuple[int, str] | None:
     """Return the seq of the first entry that takes a key the log took before it
     (:func:`key_problem`), or that contradicts the rounds its pair took before it
@@ -207,11 +258,11 @@ def first_key_problem(
     :param known: ``(subject, action, seq)`` of entries logged before the first of ``entries``
         under their :func:`keyed_subjects` (the first of each action is what counts): what a
         check that reads the log a chunk at a time looks up for the chunk's subjects.
-    :param pairs: the rounds bet so far on each pair committed and not yet revealed (by its
-        subject), as the entries before left it; brought up to date through ``entries``. A
-        check that reads a chunk at a time carries it from one chunk to the next.
+    :param pairs: the pairs in play as the entries before left them; brought up to date
+        through ``entries``. A check that reads a chunk at a time carries it from one chunk to
+        the next.
     """
-    pairs = {} if pairs is None else pairs
+    pairs = PairsInPlay() if pairs is None else pairs
     firsts: dict[str, dict[str, int]] = {}
     for subject, action, seq in known:
         taken = firsts.setdefault(subject, {})

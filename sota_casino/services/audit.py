@@ -861,13 +861,15 @@ class ChainState:
     frontier: merkle.Frontier  # the Merkle tree of the ``size`` entries
     checkpoint: int  # the size of the latest checkpoint checked (0 for none)
     checkpoint_time: str | None
-    # The rounds bet so far on each pair committed and not yet revealed, by subject: a reveal
-    # must count them, and they may lie any number of chunks before it. One or two per player.
-    pairs: dict[str, int]
+    # The pairs committed and not yet revealed, with their rounds: a reveal must count them
+    # and follow their settlements, which may lie any number of chunks before it.
+    pairs: anchors.PairsInPlay
 
     @classmethod
     def empty(cls) -> ChainState:
-        return cls(0, audit_chain.GENESIS_HASH, merkle.Frontier(0, ()), 0, None, {})
+        return cls(
+            0, audit_chain.GENESIS_HASH, merkle.Frontier(0, ()), 0, None, anchors.PairsInPlay()
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -876,13 +878,13 @@ class ChainState:
             "frontier": self.frontier.to_hex(),
             "checkpoint": self.checkpoint,
             "checkpoint_time": self.checkpoint_time,
-            "pairs": self.pairs,
+            "pairs": self.pairs.to_json(),
         }
 
     @classmethod
     def from_json(cls, stored: Any) -> ChainState | None:
         """Read a stored state back; ``None`` for one that is missing or malformed (or stored
-        before pairs were counted: the whole log is then read again)."""
+        before the pairs in play were kept: the whole log is then read again)."""
         try:
             return cls(
                 int(stored["size"]),
@@ -890,7 +892,7 @@ class ChainState:
                 merkle.Frontier.from_hex(int(stored["size"]), str(stored["frontier"])),
                 int(stored["checkpoint"]),
                 stored["checkpoint_time"],
-                {str(pair): int(bet) for pair, bet in stored["pairs"].items()},
+                anchors.PairsInPlay.from_json(stored["pairs"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
@@ -932,8 +934,9 @@ def check_chain(
     before, which is what consistency asks), and not be dated before the one it follows; a
     checkpoint beyond the log's last entry means entries were cut off its end. No entry may
     take a key an earlier one took (:func:`anchors.key_problem`: a pair or a round logged
-    again); the earlier entries of a chunk's subjects are looked up, not kept. Only the rounds
-    bet on the pairs still open are kept, for their reveals to count.
+    again); the earlier entries of a chunk's subjects are looked up, not kept. Only the pairs
+    still open are kept, with their rounds, for their reveals to count them and follow their
+    settlements.
 
     :param progress: called with the size reached after each chunk.
     """
@@ -957,7 +960,7 @@ def check_chain(
             return ChainCheck(
                 False, end, report.first_bad_seq, report.reason, end - start.size, None
             )
-        pairs = dict(state.pairs)
+        pairs = state.pairs.copy()
         if found := anchors.first_key_problem(entries, taken, pairs):
             return ChainCheck(False, end, found[0], found[1], end - start.size, None)
         leaves = [bytes.fromhex(e["hash"]) for e in entries]

@@ -20,6 +20,7 @@ from sota_casino.core import merkle
 from sota_casino.core.errors import Conflict
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
+from sota_casino.models import CheckRun
 from sota_casino.models import SeedPair
 from sota_casino.services import audit
 from sota_casino.services import checks
@@ -284,6 +285,19 @@ def test_the_standing_check_checks_the_whole_log_once_then_only_what_was_appende
     again = _step(session)
     assert again["ok"] and again["checked"] == 0
     assert _step(session, whole=True)["whole"]
+
+
+def test_a_state_stored_before_the_open_rounds_were_kept_is_read_again_from_the_start(
+    session: Session, register: Callable
+) -> None:
+    _play_some(session, register)
+    assert _step(session)["ok"]
+    with session.begin():
+        row = session.get(CheckRun, "audit")
+        assert row is not None and set(row.state["pairs"]) == {"bets", "unsettled"}
+        row.state = {**row.state, "pairs": row.state["pairs"]["bets"]}  # the earlier shape
+    again = _step(session)
+    assert again["ok"] and again["whole"] and again["checked"] == again["size"]
 
 
 @pytest.mark.tampers
@@ -663,6 +677,44 @@ def test_a_round_bet_on_a_pair_after_its_reveal_is_named_by_every_whole_log_chec
     reason = (
         f"entry {seq}: round.bet of round:{played.id + 100} on {subject} after its reveal "
         f"(entry {rotated}): a revealed pair takes no more rounds, a rewrite"
+    )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_pair_revealed_while_its_round_waits_for_a_decision_is_named_by_every_whole_log_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(audit, "CHUNK", 5)  # the tie's bet chunks before the reveal
+    player = register("hal")
+    for _ in range(400):  # a tie comes once in about 13.5 rounds
+        tie = rounds.place_casino_war_bet(session, player, 100)
+        if tie.status == "awaiting_decision":
+            break
+    assert tie.status == "awaiting_decision"
+    _play_pair(session, register("ida"), 3)  # another player's entries between
+    assert _step(session)["ok"]
+    # The server seed revealed with the tie open (rotation refuses that; the operator signs
+    # the reveal by hand), then the tie decided and settled, its war cards known: every key
+    # is taken once and the reveal counts the round.
+    with session.begin():
+        pair = session.get(SeedPair, tie.seed_pair_id)
+        assert pair is not None
+        fairness_service.reveal_pair(session, pair)
+    audit.flush(session)
+    seq = _last_seq(session)
+    rounds.decide_casino_war(session, player, tie.id, "war")
+    audit.flush(session)
+    audit.checkpoint(session)
+    assert seq - _first_seq(session, "round.bet", f"round:{tie.id}") > 5
+    reason = (
+        f"entry {seq}: seed_pair.rotated of seed_pair:{tie.seed_pair_id} while round:{tie.id}, "
+        "bet on it, is not settled: a pair is revealed only once its rounds are settled (a "
+        "round decided after its cards are known), a rewrite"
     )
     _every_check_names(app, session, tmp_path, seq, reason)
 

@@ -256,6 +256,34 @@ def test_a_round_bet_on_a_pair_after_its_reveal_is_named() -> None:
     )
 
 
+def test_a_pair_revealed_before_its_round_was_decided_and_settled_is_named_at_the_reveal(
+    tmp_path: Path,
+) -> None:
+    # The tie of round 2 decided and settled after the server seed was out, each key taken
+    # once and the reveal counting both rounds: the bundle of the pair names it, and now the
+    # whole log does too.
+    raw = _raw()
+    rotation = raw.pop(14)
+    raw.insert(10, rotation)
+    for seq, entry in enumerate(raw, start=1):
+        entry["seq"] = seq
+    entries = audit_chain.link_entries(raw)
+    reason = (
+        "entry 11: seed_pair.rotated of seed_pair:1 while round:2, bet on it, is not settled: "
+        "a pair is revealed only once its rounds are settled (a round decided after its cards "
+        "are known), a rewrite"
+    )
+    assert anchors.first_key_problem(entries) == (11, reason)
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert (report.chain.first_bad_seq, report.chain.reason) == (11, reason)
+    code, out = _offline(entries, tmp_path)
+    assert code == 1 and f"chain: {reason}" in out
+    # Carried across chunks: the bet in one, the reveal in the next.
+    pairs = anchors.PairsInPlay()
+    assert anchors.first_key_problem(entries[:8], (), pairs) is None
+    assert anchors.first_key_problem(entries[8:], (), pairs) == (11, reason)
+
+
 @pytest.mark.parametrize("nonce", [0, 2, "1", True])
 def test_a_round_bet_on_a_nonce_its_pair_did_not_take_next_is_named(nonce: object) -> None:
     entries = _appended(
@@ -273,9 +301,11 @@ def test_the_rounds_bet_on_open_pairs_are_carried_from_one_chunk_to_the_next() -
     raw = _raw()
     raw[14]["data"]["rounds"] = 1
     entries = audit_chain.link_entries(raw)
-    pairs: dict[str, int] = {}
+    pairs = anchors.PairsInPlay()
     assert anchors.first_key_problem(entries[:10], (), pairs) is None
-    assert pairs == {"seed_pair:1": 2, "seed_pair:2": 0}  # user:8's pair 9 was never committed
+    assert pairs.bets == {"seed_pair:1": 2, "seed_pair:2": 0}  # user:8's 9 was never committed
+    assert pairs.unsettled == {"round:2": "seed_pair:1"}  # round 1 settled, round 3 on pair 9
+    assert anchors.PairsInPlay.from_json(json.loads(json.dumps(pairs.to_json()))) == pairs
     assert anchors.first_key_problem(entries[10:]) is None  # alone, the chunk holds no bet of it
     assert anchors.first_key_problem(entries[10:], (), pairs) == (
         15,
