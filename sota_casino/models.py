@@ -78,7 +78,8 @@ class LoginAttempt(Base):
     __tablename__ = "login_attempts"
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)
-    username: Mapped[str] = mapped_column(String(64), index=True)
+    #: A keyed digest of the name typed, never the text (it may be a password typed there).
+    name_digest: Mapped[str] = mapped_column(String(64), index=True)
     address: Mapped[str] = mapped_column(String(64), index=True)
     at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import math
 import re
 import secrets
@@ -313,22 +314,30 @@ def _throttled(session: Session, username: str, address: str, now: datetime) -> 
     settings = context_of(session)
     window = now - timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
-    name, place = _attempt_name(username), address[:64]
+    digest, place = _typed_name_digest(session, username), address[:64]
     failures = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
     by_pair = session.scalar(
-        failures.where(LoginAttempt.username == name, LoginAttempt.address == place)
+        failures.where(LoginAttempt.name_digest == digest, LoginAttempt.address == place)
     )
     if (by_pair or 0) >= limit:
         return True
     if (session.scalar(failures.where(LoginAttempt.address == place)) or 0) >= limit * 4:
         return True
-    if _is_known_address(session, name, place, now):
+    if _is_known_address(session, _account_name(username), place, now):
         return False
-    return (session.scalar(failures.where(LoginAttempt.username == name)) or 0) >= limit
+    return (session.scalar(failures.where(LoginAttempt.name_digest == digest)) or 0) >= limit
 
 
-def _attempt_name(username: str) -> str:
+def _account_name(username: str) -> str:
     return username.lower()[:64]
+
+
+def _typed_name_digest(session: Session, username: str) -> str:
+    """How a failed login's name is kept: keyed with the app's secret, so a password typed into
+    the name field is not left readable in the table (nor guessable from a copy of it)."""
+    secret = context_of(session).settings["SECRET_KEY"]
+    key = secret if isinstance(secret, bytes) else str(secret).encode()
+    return hmac.new(key, _account_name(username).encode(), hashlib.sha256).hexdigest()
 
 
 def _is_known_address(session: Session, name: str, address: str, now: datetime) -> bool:
@@ -347,7 +356,7 @@ def _remember_address(session: Session, username: str, address: str) -> None:
     if not address:
         return
     now = datetime.now(UTC)
-    name, place = _attempt_name(username), address[:64]
+    name, place = _account_name(username), address[:64]
     since = now - timedelta(days=context_of(session).setting("KNOWN_ADDRESS_DAYS"))
     session.execute(delete(KnownLoginAddress).where(KnownLoginAddress.at < since))
     insert_ignoring_conflicts(
@@ -370,13 +379,15 @@ def _reserve_guess(session: Session, username: str, address: str, now: datetime)
     is checked outside this short transaction, so the locks are not held for it. Records that
     left the window are forgotten.
     """
-    serialize_on(session, f"login-account:{_attempt_name(username)}")
+    serialize_on(session, f"login-account:{_account_name(username)}")
     serialize_on(session, f"login-address:{address[:64]}")
     if _throttled(session, username, address, now):
         return None
     window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
     session.execute(delete(LoginAttempt).where(LoginAttempt.at < now - window))
-    attempt = LoginAttempt(username=_attempt_name(username), address=address[:64], at=now)
+    attempt = LoginAttempt(
+        name_digest=_typed_name_digest(session, username), address=address[:64], at=now
+    )
     session.add(attempt)
     session.flush()
     return attempt.id

@@ -518,6 +518,19 @@ def test_wrong_passwords_for_one_account_are_throttled_from_any_address(make_app
     assert "token" not in refused.get_json()
 
 
+def test_a_password_typed_as_the_name_is_counted_but_never_kept(make_app: Any) -> None:
+    app = make_app(LOGIN_ATTEMPTS=2)
+    client = app.test_client()
+    api_register(client, "erin")
+    for _ in range(2):
+        assert api_login(client, "Erin-S3cret pass", "erin", "192.0.2.1").status_code == 401
+    assert api_login(client, "erin-s3cret PASS", "erin", "192.0.2.1").status_code == 429
+    with db(app) as session:
+        kept = [(row.name_digest, row.address) for row in session.scalars(select(LoginAttempt))]
+    assert len(kept) == 2 and all("s3cret" not in str(row).lower() for row in kept)
+    assert api_login(client, "erin", PASSWORD, "192.0.2.1").status_code == 200
+
+
 def test_wrong_passwords_from_one_address_are_throttled_across_accounts(make_app: Any) -> None:
     client = make_app(LOGIN_ATTEMPTS=2).test_client()
     api_register(client, "erin")
