@@ -85,8 +85,22 @@ def _read_bundles(path: str) -> list[tuple[str, object]]:
     return [(path, data)]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Move:
+    """A key the known-keys file is to hold for the service, once the run's bundles were
+    compared: a bundle that trusted it on first use, or followed a signed key change to it."""
+
+    key: str
+    why: str
+
+
 class _KeyChoice:
-    """Chooses the trusted key for each bundle, and keeps the known-keys file up to date."""
+    """Chooses the trusted key for each bundle, and keeps the known-keys file up to date.
+
+    The file is written only once every bundle of the run was read and the bundles were
+    compared (:meth:`save`): a bundle that passes alone may still fail for contradicting
+    another (an equivocation), and a failing run leaves the file as it was.
+    """
 
     def __init__(self, args: argparse.Namespace, records: Records | None) -> None:
         self.pinned: str | None = args.public_key
@@ -97,44 +111,71 @@ class _KeyChoice:
         self.known = KnownKeys.load(args.known_keys) if self.service is not None else None
         if self.pinned is None and self.service is None and records is not None:
             self.pinned, self.pinned_by = records.public_key_hex, "the records file"
+        #: What each report returned so far moves the file to (``None``: nothing).
+        self.moves: list[_Move | None] = []
 
     def verify(self, bundle: object, **options: Unpack[BundleOptions]) -> Report:
+        report, move = self._verify(bundle, options)
+        if move is not None and report.ok:
+            # The next bundles of the run are checked against it; the file waits for save().
+            assert self.known is not None and self.service is not None
+            self.known = dataclasses.replace(
+                self.known, keys={**self.known.keys, self.service: move.key}
+            )
+        self.moves.append(move)
+        return report
+
+    def save(self, reports: Sequence[Report]) -> list[Report]:
+        """Write the keys the run moved to, each only if the bundle that moved it still passes
+        now the bundles were compared; each such report's note says which it was.
+
+        :param reports: the reports :meth:`verify` returned, in order, as compared.
+        """
+        saved = []
+        for report, move in zip(reports, self.moves, strict=True):
+            if move is not None:
+                assert self.service is not None and self.known is not None
+                if report.ok:
+                    KnownKeys.load(self.known.path).with_key(self.service, move.key, move.why)
+                    written = f"written to {self.known.path}"
+                else:
+                    written = "not written, since the bundle fails"
+                report = dataclasses.replace(report, trust_note=f"{report.trust_note} ({written})")
+            saved.append(report)
+        return saved
+
+    def _verify(self, bundle: object, options: BundleOptions) -> tuple[Report, _Move | None]:
         if self.known is None or self.service is None:
             report = verify_bundle(bundle, self.pinned, **options)
             if report.trust == TRUST_PINNED and self.pinned_by != "--public-key":
                 report = dataclasses.replace(report, trust_note=f"Key pinned by {self.pinned_by}.")
-            return report
+            return report, None
         known = self.known.key_of(self.service)
         if known is None:
             return self._first_use(bundle, options)
         report = verify_bundle(bundle, known, **options)
         if report.trust == TRUST_SUCCESSOR and report.ok:
-            self.known = self.known.with_key(
-                self.service, report.public_key_hex, f"key change signed by {short(known)}"
-            )
-            note = f"{report.trust_note} {self.known.path} now holds the new key."
-            return dataclasses.replace(report, trust_note=note)
+            note = f"{report.trust_note} The known-keys file moves on to the new key"
+            move = _Move(report.public_key_hex, f"key change signed by {short(known)}")
+            return dataclasses.replace(report, trust_note=note), move
         if report.trust == TRUST_PINNED:
             note = f"Key known for {self.service} ({self.known.path})."
             report = dataclasses.replace(report, trust=TRUST_KNOWN, trust_note=note)
-        return report
+        return report, None
 
-    def _first_use(self, bundle: object, options: BundleOptions) -> Report:
+    def _first_use(self, bundle: object, options: BundleOptions) -> tuple[Report, _Move | None]:
         assert self.known is not None and self.service is not None
         key = bundle.get("public_key_hex") if isinstance(bundle, dict) else None
         report = verify_bundle(bundle, key if is_hex64(key) else None, **options)
-        if report.ok:
-            self.known = self.known.with_key(self.service, report.public_key_hex, "first use")
-            written = f"written to {self.known.path}"
-        else:
-            written = "not written, since the bundle fails"
         note = (
             f"FIRST USE: no key was known for {self.service}; trusting the bundle's key "
-            f"{report.public_key_hex} from now on ({written}). Compare it with the key the "
-            "service publishes (GET /api/v1/fairness/public-key, `flask keys show`) through "
-            "another channel: this run proves only that the bundle matches it."
+            f"{report.public_key_hex} from now on. Compare it with the key the service "
+            "publishes (GET /api/v1/fairness/public-key, `flask keys show`) through another "
+            "channel: this run proves only that the bundle matches it. The known-keys file "
+            "takes it"
         )
-        return dataclasses.replace(report, trust=TRUST_FIRST_USE, trust_note=note)
+        report = dataclasses.replace(report, trust=TRUST_FIRST_USE, trust_note=note)
+        return report, _Move(report.public_key_hex, "first use")
 
 
 def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -166,7 +207,7 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             reports.append(report)
             # Kept small (names and hashes), not the bundles: compared once all are read.
             signed.append(signed_documents(bundle, report) if together else [])
-    reports = with_equivocations(reports, signed)
+    reports = choice.save(with_equivocations(reports, signed))
     code = _exit_code(reports, errors)
     if args.json:
         document = {

@@ -15,6 +15,7 @@ import pytest
 
 from sota_casino.core import audit_chain
 from sota_casino.core import merkle
+from sota_casino.core.fairness import key_change_document
 from sota_casino.core.fairness import new_signing_key
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import signed
@@ -268,6 +269,35 @@ def test_two_bundles_signing_two_documents_for_one_pair_or_round_fail_naming_bot
     # A bundle fetched before the reveal and one after agree on everything both hold.
     unrevealed = _write(tmp_path, "b0.json", bundles.bundle(4, pair=PAIR, revealed=False))
     assert _run(unrevealed, first, "--public-key", KEY_HEX)[0] == 0
+
+
+def test_a_key_change_in_bundles_that_contradict_each_other_leaves_the_known_keys_file(
+    tmp_path: Path,
+) -> None:
+    old = new_signing_key()
+    change = signed(
+        old,
+        key_change_document(
+            old_public_key_hex=public_key_hex(old),
+            new_public_key_hex=KEY_HEX,
+            changed_at=bundles.CREATED_AT,
+        ),
+    )
+    forged, text = _rewritten("receipt")
+    first = _write(tmp_path, "b1.json", dict(GOOD, key_changes=[change]))
+    second = _write(tmp_path, "b2.json", dict(forged, key_changes=[change]))
+    known = tmp_path / "known_keys"
+    kept = f"casino.example {public_key_hex(old)}\n"
+    known.write_text(kept)
+    trusting = ("--service", "casino.example", "--known-keys", str(known))
+    # Each alone follows the signed change, but together they are two receipts of one round.
+    code, out, _ = _run(first, second, *trusting)
+    assert code == 1 and f"equivocation: {text}" in out
+    assert "(not written, since the bundle fails)" in out  # b2 is checked against the new key
+    assert known.read_text() == kept
+    code, out, _ = _run(first, *trusting)
+    assert code == 0 and f"(written to {known})" in out
+    assert known.read_text().split("\n")[-2] == f"casino.example {KEY_HEX}"
 
 
 def test_a_pinned_key_that_differs_from_the_bundles_fails(tmp_path: Path) -> None:
