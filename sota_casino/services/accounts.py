@@ -39,6 +39,7 @@ from ..core.marks import Nn_
 from ..models import ROLES
 from ..models import KnownLoginAddress
 from ..models import LoginAttempt
+from ..models import Round
 from ..models import Signup
 from ..models import User
 from ..models import UserSession
@@ -680,6 +681,24 @@ def _waits_for_approval(session: Session, user: User, role: object) -> bool:
     return role == "operator" and user.role != "operator" and operators_need_approval(session)
 
 
+def _refuse_open_round(session: Session, user: User, role: str) -> None:
+    """Refuse to make staff of a player (locked) who has a round open: staff cannot play, so
+    the round would wait, its stake held, until the account were a player again.
+
+    :raises Conflict: naming the round.
+    """
+    if user.role != "player" or role == "player":
+        return
+    open_round = session.scalar(
+        select(Round.id).where(Round.user_id == user.id, Round.status != "settled").limit(1)
+    )
+    if open_round is not None:
+        raise Conflict(
+            N_("%(name)s has round %(round)s open: staff cannot play, so it is finished first"),
+            params={"name": user.username, "round": open_round},
+        )
+
+
 @transactional
 def set_role(session: Session, actor_id: int, user_id: int, role: object) -> UserView:
     """Change a user's role (audited).
@@ -709,6 +728,7 @@ def apply_role_change(
     user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None:
         raise NotFound(N_("no user %(id)s"), params={"id": user_id})
+    _refuse_open_round(session, user, role)
     before, user.role = user.role, role
     data = {"from": before, "to": role}
     proposals.record_applied(
@@ -735,6 +755,7 @@ def propose_operator(
 
 
 def _propose_operator(session: Session, actor_id: int, user: User) -> proposals.ApprovalView:
+    _refuse_open_round(session, user, "operator")
     change = {"user_id": user.id, "role": "operator"}
     return proposals.propose(session, actor_id, "role", f"user:{user.id}", change)
 

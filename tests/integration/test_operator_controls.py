@@ -33,6 +33,7 @@ from sota_casino.services import approvals
 from sota_casino.services import audit
 from sota_casino.services import lists
 from sota_casino.services import money
+from sota_casino.services import rounds
 from sota_casino.services import settings
 from sota_casino.services.context import context_of
 from sota_casino.verify.cli import main as verify_main
@@ -200,6 +201,33 @@ def test_making_an_operator_waits_for_a_second_operator(four_eyes: Session) -> N
     demoted = accounts.request_role_change(session, otto, pat, "auditor")
     assert demoted.approval is None and demoted.done is not None
     assert demoted.done.role == "auditor"
+
+
+def test_a_player_with_a_round_open_is_made_staff_only_once_it_is_finished(
+    four_eyes: Session,
+) -> None:
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    proposed_before = accounts.request_role_change(session, olga, pat, "operator").approval
+    assert proposed_before is not None
+    for _ in range(400):  # a tie comes once in about 13.5 rounds
+        tie = rounds.place_casino_war_bet(session, pat, 100)
+        if tie.status == "awaiting_decision":
+            break
+    assert tie.status == "awaiting_decision"
+    why = f"pat has round {tie.id} open: staff cannot play, so it is finished first"
+    for change in (
+        lambda: accounts.request_role_change(session, olga, pat, "auditor"),
+        lambda: accounts.propose_operator(session, olga, pat, idempotency_key="second"),
+        lambda: approvals.decide(session, otto, proposed_before.id, True),
+    ):
+        with pytest.raises(Conflict) as refused:
+            change()
+        assert refused.value.message % refused.value.params == why
+    assert accounts.get_user(session, pat).role == "player"
+    rounds.decide_casino_war(session, pat, tie.id, "surrender")
+    approvals.decide(session, otto, proposed_before.id, True)
+    assert accounts.get_user(session, pat).role == "operator"
 
 
 def _alerts(session: Session) -> list[alerts.AlertView]:
