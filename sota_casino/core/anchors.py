@@ -17,7 +17,6 @@ again by appended entries contradicts the log, though every entry before them is
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -163,10 +162,11 @@ class PairsInPlay:
     #: Each round bet on one of those pairs and not yet settled (by subject): its pair's subject.
     unsettled: dict[str, str] = field(default_factory=dict)
     #: How many of ``unsettled`` each pair holds (kept with it, so a reveal looks up one count).
-    open_rounds: Counter[str] = field(init=False, default_factory=Counter)
+    open_rounds: dict[str, int] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.open_rounds = Counter(self.unsettled.values())
+        for pair in self.unsettled.values():
+            self.open_rounds[pair] = self.open_rounds.get(pair, 0) + 1
 
     def copy(self) -> PairsInPlay:
         return PairsInPlay(dict(self.bets), dict(self.unsettled))
@@ -218,18 +218,18 @@ def _rounds_problem(
                 )
             pairs.bets[pair] += 1
             pairs.unsettled[subject] = pair
-            pairs.open_rounds[pair] += 1
-    elif action == SETTLEMENT_ACTION and subject in pairs.unsettled:
-        pairs.open_rounds[pairs.unsettled.pop(subject)] -= 1
+            pairs.open_rounds[pair] = pairs.open_rounds.get(pair, 0) + 1
+    elif action == SETTLEMENT_ACTION:
+        if (settled_pair := pairs.unsettled.pop(subject, None)) is not None:
+            pairs.open_rounds[settled_pair] -= 1
     elif action == REVEAL_ACTION and subject in pairs.bets:
-        if pairs.open_rounds[subject]:
+        if pairs.open_rounds.pop(subject, 0):
             open_round = next(r for r, p in pairs.unsettled.items() if p == subject)
             return (
                 f"entry {seq}: {action} of {subject} while {open_round}, bet on it, is not "
                 "settled: a pair is revealed only once its rounds are settled (a round decided "
                 "after its cards are known), a rewrite"
             )
-        del pairs.open_rounds[subject]
         bet, rounds = pairs.bets.pop(subject), data.get("rounds")
         if not (_is_whole(rounds) and rounds == bet):
             held = f"{bet} rounds bet on the pair (nonces 0..{bet - 1})" if bet else "no bet"
