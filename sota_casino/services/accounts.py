@@ -13,12 +13,14 @@ from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from typing import Any
+from typing import Final
 from typing import cast
 from zoneinfo import available_timezones
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError
 from argon2.exceptions import VerificationError
+from sqlalchemy import ColumnElement
 from sqlalchemy import Table
 from sqlalchemy import bindparam
 from sqlalchemy import delete
@@ -503,6 +505,10 @@ def authenticate(
     return user
 
 
+#: What a call with a bearer token that is unknown, ended or expired is told.
+INVALID_TOKEN: Final = "the bearer token is invalid or has expired; get a new one"
+
+
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -566,19 +572,37 @@ def set_locale(session: Session, user_id: int, locale: str) -> None:
 def end_session(session: Session, token: object) -> None:
     """End one session or token (logout)."""
     if isinstance(token, str) and token:
-        session.execute(
-            update(UserSession)
-            .where(UserSession.token_hash == _token_hash(token), UserSession.ended_at.is_(None))
-            .values(ended_at=datetime.now(UTC))
-        )
+        _end(session, UserSession.token_hash == _token_hash(token))
+
+
+@transactional
+def revoke_api_token(session: Session, token: str) -> None:
+    """End one live API token, and only it: a script whose token leaked stops it while the
+    account's other tokens and browser sessions go on (a password change ends them all).
+
+    Not audited, as a logout is not: issuing the token was (``user.login``).
+
+    :raises Unauthorized: if ``token`` is no live API token (unknown, ended or expired), as
+        any call with it is refused.
+    """
+    live = (UserSession.kind == "api", UserSession.expires_at > datetime.now(UTC))
+    if not _end(session, UserSession.token_hash == _token_hash(token), *live):
+        raise Unauthorized(INVALID_TOKEN)
 
 
 def _end_all(session: Session, user_id: int) -> None:
-    session.execute(
+    _end(session, UserSession.user_id == user_id)
+
+
+def _end(session: Session, *which: ColumnElement[bool]) -> bool:
+    """End the sessions and tokens that ``which`` picks and that have not ended; tell whether
+    there were any (of two revocations of one token at once, one ends it)."""
+    ended = session.execute(
         update(UserSession)
-        .where(UserSession.user_id == user_id, UserSession.ended_at.is_(None))
+        .where(*which, UserSession.ended_at.is_(None))
         .values(ended_at=datetime.now(UTC))
     )
+    return bool(ended.rowcount)  # type: ignore[attr-defined]  # an UPDATE answers a CursorResult
 
 
 @own_transactions

@@ -54,9 +54,11 @@ from .openapi import CHANGE
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
 from .openapi import answer as _answer
+from .openapi import no_content
 from .openapi import openapi_document
 from .openapi import operation
 from .security import api_login_required
+from .security import bearer_token_to_revoke
 from .security import client_address
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -139,6 +141,26 @@ def token(body: s.Credentials) -> ResponseReturnValue:
         get_session(), body.username, body.password, address=client_address()
     )
     return _answer(issued)
+
+
+@bp.delete("/auth/token")
+@operation(
+    "revokeToken",
+    "End the bearer token this call is sent with",
+    "accounts",
+    None,
+    status=204,
+    errors=(401,),
+    cookie=False,
+    description=(
+        "For a token that leaked or is done with: every later call with it is a 401, while the "
+        "account's other tokens and browser sessions go on (changing the password ends them "
+        "all). Only the bearer token sent ends: a session cookie is refused (401)."
+    ),
+)
+def revoke_token() -> ResponseReturnValue:
+    accounts.revoke_api_token(get_session(), bearer_token_to_revoke())
+    return no_content()
 
 
 @bp.get("/me")

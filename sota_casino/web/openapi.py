@@ -21,6 +21,7 @@ from typing import Any
 from typing import Final
 
 from flask import Flask
+from flask import Response
 from flask import jsonify
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
@@ -144,9 +145,12 @@ CHANGE_OF_ONE: Final = (*CHANGE, 404)
 class Operation:
     """What one endpoint accepts and answers.
 
-    :param ok: the success answer's model or result type (None: text of ``media``).
+    :param ok: the success answer's model or result type (None: text of ``media``, or no
+        body at all for a ``status`` of 204).
     :param description: what the summary leaves out, in a sentence or two ("": nothing).
     :param errors: the refusals it may answer, from :data:`ERROR_RESPONSES`.
+    :param cookie: the pages' session cookie (with the CSRF header) may stand in for a bearer
+        token; False for a call that acts on the bearer token it is sent with.
     :param idempotent: a retry must not do it twice (it moves money, or proposes or decides
         a change: four eyes), so it takes an ``Idempotency-Key``.
     :param path: describes path arguments narrower than their Flask converter (the service
@@ -172,6 +176,7 @@ class Operation:
     path: type[BaseModel] | None = None
     errors: tuple[int, ...] = (400, 401, 422)
     auth: bool = True
+    cookie: bool = True
     idempotent: bool = False
     media: str | tuple[str, ...] = JSON  # a download may come in more than one
     beyond_schema: tuple[str, ...] = ()
@@ -231,6 +236,13 @@ def answer(result: Any, status: int = 200) -> ResponseReturnValue:
     return jsonify(results.to_json(result)), status
 
 
+def no_content() -> ResponseReturnValue:
+    """Answer 204 with no body, and so no Content-Type (Flask would type the empty body)."""
+    response = Response(status=204)
+    del response.headers["Content-Type"]
+    return response
+
+
 def _ref(model: type[Any]) -> dict[str, str]:
     return {"$ref": REF.format(model=model.__name__)}
 
@@ -278,7 +290,12 @@ def _path_schema(converter: str) -> dict[str, Any]:
 def _describe(path: str, op: Operation) -> dict[str, Any]:
     schema = _ref(op.ok) if op.ok is not None else {"type": "string"}
     medias = (op.media,) if isinstance(op.media, str) else op.media
-    answer = {"description": op.summary, "content": {m: {"schema": schema} for m in medias}}
+    answer: dict[str, Any] = {"description": op.summary}
+    if op.status != 204:
+        answer["content"] = {m: {"schema": schema} for m in medias}
+    security: list[dict[str, list[str]]] = [{"bearer": []}]
+    if op.cookie:
+        security.append({"cookie": [], "csrf": []})
     described: dict[str, Any] = {
         "operationId": op.id,
         "summary": op.summary,
@@ -287,7 +304,7 @@ def _describe(path: str, op: Operation) -> dict[str, Any]:
             str(op.status): answer,
             **{str(code): _refusal(code, op) for code in op.refusals()},
         },
-        "security": [{"bearer": []}, {"cookie": [], "csrf": []}] if op.auth else [],
+        "security": security if op.auth else [],
     }
     if op.description:
         described["description"] = op.description
@@ -353,7 +370,7 @@ def _link(paths: dict[str, dict[str, Any]], schemas: dict[str, Any]) -> None:
     described = {op["operationId"]: op for methods in paths.values() for op in methods.values()}
     for source in described.values():
         answer = next(a for status, a in source["responses"].items() if status.startswith("2"))
-        model = answer["content"].get(JSON, {}).get("schema", {}).get("$ref", "")
+        model = answer.get("content", {}).get(JSON, {}).get("schema", {}).get("$ref", "")
         feeds = [feed for feed in FEEDS if model == REF.format(model=feed[0])]
         name = model.rpartition("/")[2]
         fields = schemas.get(name, {}).get("properties", {})

@@ -9,6 +9,7 @@ field ``csrf_token`` (templates use ``{{ csrf_field() }}``).
 API: ``Authorization: Bearer TOKEN``. A cookie alone never authorizes a state-changing API call:
 browser JavaScript calling the API with the cookie must also send the page's CSRF token in the
 ``X-CSRF-Token`` header. Reads (GET) may use the cookie alone, so the pages' scripts can fetch.
+A token is ended by the call that revokes it, sent with that token itself, never the cookie.
 """
 
 from __future__ import annotations
@@ -207,19 +208,47 @@ def api_user() -> accounts.UserView:
         a state-changing call.
     :raises Forbidden: if the account is locked.
     """
-    header = request.headers.get("Authorization")
-    if header is not None:
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("the Authorization header must be 'Bearer TOKEN'")
-        user = accounts.session_user(get_session(), token.strip(), kind="api")
+    token = _bearer_token()
+    if token is not None:
+        user = accounts.session_user(get_session(), token, kind="api")
         if user is None:
-            raise Unauthorized("the bearer token is invalid or has expired; get a new one")
+            raise Unauthorized(accounts.INVALID_TOKEN)
     else:
         user = _cookie_api_user()
     if user.locked:
         raise Forbidden("this account is locked")
     return user
+
+
+def _bearer_token() -> str | None:
+    """Return the token of the request's ``Authorization`` header (None: it has none).
+
+    :raises Unauthorized: if the header holds no bearer token.
+    """
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("the Authorization header must be 'Bearer TOKEN'")
+    return token.strip()
+
+
+def bearer_token_to_revoke() -> str:
+    """Return the bearer token the request carries, for the call that ends it.
+
+    A session cookie never stands in for one, even with its CSRF header: the call ends the
+    credential it is sent with, and a browser's session ends by logging out.
+
+    :raises Unauthorized: if the request carries no bearer token.
+    """
+    token = _bearer_token()
+    if token is None:
+        raise Unauthorized(
+            "this call revokes the bearer token it is sent with: send it as 'Authorization: "
+            "Bearer TOKEN' (a session cookie revokes nothing; a browser logs out instead)"
+        )
+    return token
 
 
 def _cookie_api_user() -> accounts.UserView:

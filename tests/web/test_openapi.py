@@ -330,6 +330,17 @@ def test_the_sign_up_says_it_keeps_the_language_of_accept_language(
     assert "Accept-Language" in described and "(en, fi, nb, pt)" in described
 
 
+def test_revoking_a_token_takes_the_bearer_token_alone_and_answers_no_body(
+    document: dict[str, Any],
+) -> None:
+    """It ends the token it is sent with: a session cookie is no credential it takes."""
+    revoke = document["paths"]["/auth/token"]["delete"]
+    assert revoke["operationId"] == "revokeToken"
+    assert revoke["security"] == [{"bearer": []}]
+    assert "content" not in revoke["responses"]["204"]
+    assert {"401", "503"} <= set(revoke["responses"])
+
+
 def test_the_document_is_served(client: FlaskClient, document: dict[str, Any]) -> None:
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200
@@ -341,7 +352,7 @@ class Checker:
 
     The documented path is found from the URL; a JSON answer is validated whole against the
     schema documented for its status, a JSON Lines answer line by line, each a JSON object, a
-    CSV answer as rows as long as its header.
+    CSV answer as rows as long as its header; an answer documented without content has none.
     """
 
     def __init__(self, document: dict[str, Any], client: FlaskClient) -> None:
@@ -374,6 +385,11 @@ class Checker:
         described = op["responses"][status]
         if "$ref" in described:
             described = resolve(self.document, described["$ref"])
+        if "content" not in described:
+            assert response.get_data() == b"", f"{where} has a body"
+            assert "Content-Type" not in response.headers, f"{where} types no body"
+            self.checked.add((path, method, status))
+            return None
         media = response.mimetype
         assert media in described["content"], f"{where} answered {media}"
         if media == "application/jsonl":
@@ -482,6 +498,10 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
     check("get", f"/transparency/consistency?old_size={size}&new_size={size}")
     check("get", f"/transparency/consistency?old_size={size}&new_size={size - 1}")
     check("get", "/openapi.json")
+    check("delete", "/auth/token", headers=auth)
+    check("delete", "/auth/token", headers=auth)  # ended: 401
+    check("get", "/me", headers=auth)
+    assert check.response.status_code == 401
     assert check.operations() == documented(document, operator=False)
 
 

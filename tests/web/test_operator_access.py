@@ -47,6 +47,8 @@ PUBLIC: dict[str, str] = {
 STAFF_PREFIXES = ("/operator", "/api/v1/operator")
 ROLES = ("anonymous", "player", "auditor", "operator")
 SAMPLE_ARGS = {"filename": "casino.css", "name": "casino_war", "seq": 1, "list_name": "rounds"}
+#: Routes that end the credential they are called with.
+ENDS_THE_CALLERS = ("auth.logout", "api.revoke_token")
 #: Staff routes an auditor may change too: only how the console shows things to them.
 OWN_PREFERENCES = ("operator.set_time_zone", "operator_api.time_zone")
 
@@ -121,9 +123,9 @@ def people(app: Flask) -> dict[str, Any]:
 def matrix_failures(app: Flask, people: dict[str, Any]) -> list[str]:
     """Call every route as every role; return each answer that its class does not allow."""
     failures = []
-    # Logging out ends the client's session, so it goes last.
+    # Logging out ends the client's session, and revoking a token the role's token: they go last.
     rules = sorted(
-        app.url_map.iter_rules(), key=lambda r: (r.endpoint == "auth.logout", r.rule, r.endpoint)
+        app.url_map.iter_rules(), key=lambda r: (r.endpoint in ENDS_THE_CALLERS, r.rule, r.endpoint)
     )
     for role in ROLES:  # the operator last: its requests may change things
         for rule in rules:

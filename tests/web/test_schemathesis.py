@@ -9,6 +9,10 @@ one field against another, the log's size, an ``Idempotency-Key`` already used w
 request), and only those operations expect a 422 for valid data. Integers are sent without a
 fraction, as the document asks (JSON Schema cannot tell ``1.0`` from ``1``; the service
 refuses ``1.0``).
+
+Every call runs with the role's token, but those of the operation that ends the token it is
+sent with (:data:`ENDS_ITS_TOKEN`), which each get a token of their own: the calls after one
+would otherwise meet only a 401, and the run checks that the role's token outlived it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from sota_casino.web.openapi import openapi_document
 EXAMPLES_PER_OPERATION = 8
 #: schemathesis's own expectation for valid data.
 ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
+#: The operation that ends the bearer token it is called with.
+ENDS_ITS_TOKEN = "revokeToken"
 
 
 def beyond_schema(document: dict[str, Any]) -> list[str]:
@@ -79,9 +85,18 @@ def send_whole_numbers(schema: Any) -> None:
         return whole_numbers(query)
 
 
+def token_for(app: Flask, operation: Any, name: str, headers: dict[str, str]) -> dict[str, str]:
+    """The Authorization header of a call to ``operation`` as ``name``: ``headers``, or a new
+    token for a call that ends the one it is sent with."""
+    if operation.definition.raw.get("operationId") == ENDS_ITS_TOKEN:
+        return bearer(app, name)
+    return headers
+
+
 def failures_of(app: Flask, role: str) -> list[str]:
-    add_user(app, f"st{role}", role)
-    headers = bearer(app, f"st{role}")
+    name = f"st{role}"
+    add_user(app, name, role)
+    headers = bearer(app, name)
     schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app, config=config_of(app))
 
     send_whole_numbers(schema)
@@ -98,12 +113,14 @@ def failures_of(app: Flask, role: str) -> list[str]:
         )
         @given(case=operation.as_strategy())
         def call(case: Any) -> None:
-            case.call_and_validate(headers=headers)
+            case.call_and_validate(headers=token_for(app, case.operation, name, headers))
 
         try:
             call()
         except (Exception, BaseExceptionGroup) as failure:  # noqa: BLE001 - report them all
             found.append(f"{operation.method.upper()} {operation.path}: {failure}")
+    if app.test_client().get("/api/v1/me", headers=headers).status_code != 200:
+        found.append("the role's token was ended: the calls after that met only a 401")
     return found
 
 

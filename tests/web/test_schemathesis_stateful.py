@@ -5,7 +5,10 @@ as a player and as an operator. A link that feeds a wrong value, one that names 
 source's call or answer may lack, or an answer that a later call contradicts (a round just
 created that its GET cannot find), fails here.
 
-Each scenario plays as a new account, so its balance and open rounds are its own. The deals
+Each scenario plays as a new account, so its balance and open rounds are its own, and its token
+must still work when it ends: the phase calls only operations that links join, and revoking a
+token (which ends the one it is sent with) is joined to none; were it ever called, the calls
+after it would meet only 401s, which the end of the scenario reports. The deals
 are still the service's own randomness: a bet that ties one time settles the next, so a
 replayed scenario may take another path, which Hypothesis reports as a flaky strategy;
 schemathesis's own runner then starts a new run, and so does :func:`explore`. Every check's
@@ -116,6 +119,11 @@ def state_machine(app: Flask, role: str, seen: Exploration) -> Any:
             except Exception as failure:
                 seen.failures.append(f"{case.operation.label}: {failure}")
                 raise
+
+        def teardown(self) -> None:
+            if app.test_client().get("/api/v1/me", headers=token).status_code != 200:
+                seen.failures.append("the scenario's token was ended: the calls after met a 401")
+            super().teardown()
 
     return Workflow
 

@@ -45,6 +45,8 @@ from sota_casino.models import LoginAttempt
 from sota_casino.models import Signup
 from sota_casino.models import User
 from sota_casino.models import UserSession
+from sota_casino.services import accounts
+from sota_casino.web.openapi import openapi_document
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -400,6 +402,114 @@ def test_an_expired_session_or_token_stops_working(app: Flask, player: FlaskClie
     session.close()
     assert is_logged_out(player)
     assert player.get("/api/v1/me", headers=headers).status_code == 401
+
+
+def api_token(client: FlaskClient, username: str = "alice") -> dict[str, str]:
+    """The Authorization header of a new API token of ``username``."""
+    issued = client.post("/api/v1/auth/token", json={"username": username, "password": PASSWORD})
+    assert issued.status_code == 200, issued.get_json()
+    return {"Authorization": f"Bearer {issued.get_json()['token']}"}
+
+
+#: A value for each path parameter that is not an id.
+SAMPLE_PATH = {"{name}": "casino_war"}
+
+
+def calls_needing_credentials(app: Flask) -> list[tuple[str, str]]:
+    """(method, URL) of every API operation that asks for credentials, its path filled in."""
+    document = openapi_document(app)
+    return [
+        (method, "/api/v1" + re.sub(r"{\w+}", lambda m: SAMPLE_PATH.get(m[0], "1"), path))
+        for path, methods in document["paths"].items()
+        for method, op in methods.items()
+        if op["security"]
+    ]
+
+
+def test_revoking_a_token_ends_that_token_alone(app: Flask, player: FlaskClient) -> None:
+    leaked, other = api_token(player), api_token(player)
+    revoked = player.delete("/api/v1/auth/token", headers=leaked)
+    assert revoked.status_code == 204
+    assert revoked.get_data() == b"" and "Content-Type" not in revoked.headers
+    calls = calls_needing_credentials(app)
+    assert len(calls) >= 40
+    for method, url in calls:
+        response = player.open(url, method=method, json={}, headers=leaked)
+        assert response.status_code == 401, (method, url, response.get_json())
+        assert response.get_json()["error"]["message"] == accounts.INVALID_TOKEN
+    # The account's other token and the browser's session go on.
+    assert player.get("/api/v1/me", headers=other).status_code == 200
+    assert player.get("/api/v1/me").status_code == 200
+    assert player.get("/lobby").status_code == 200
+    assert player.delete("/api/v1/auth/token", headers=other).status_code == 204
+
+
+def test_an_unknown_ended_or_expired_token_revokes_nothing(app: Flask, player: FlaskClient) -> None:
+    token, spent = api_token(player), api_token(player)
+    assert player.delete("/api/v1/auth/token", headers=spent).status_code == 204
+    session = db(app)
+    with session.begin():
+        ended_before = session.scalar(
+            select(func.count(UserSession.id)).where(UserSession.ended_at.is_not(None))
+        )
+        session.execute(
+            update(UserSession)
+            .where(UserSession.kind == "api", UserSession.ended_at.is_(None))
+            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    session.close()
+    for headers in (spent, token, {"Authorization": "Bearer not-a-token"}):
+        response = player.delete("/api/v1/auth/token", headers=headers)
+        assert response.status_code == 401, headers
+        assert response.get_json()["error"]["message"] == accounts.INVALID_TOKEN
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+    session = db(app)
+    try:
+        ended = session.scalar(
+            select(func.count(UserSession.id)).where(UserSession.ended_at.is_not(None))
+        )
+    finally:
+        session.close()
+    assert ended == ended_before == 1
+    assert player.get("/lobby").status_code == 200
+
+
+def test_a_session_cookie_revokes_no_token_even_with_its_csrf_header(
+    app: Flask, player: FlaskClient
+) -> None:
+    token = api_token(player)
+    for headers in ({}, {"X-CSRF-Token": csrf_token(player)}):
+        response = player.delete("/api/v1/auth/token", headers=headers)
+        assert response.status_code == 401, headers
+        message = response.get_json()["error"]["message"]
+        assert "revokes the bearer token it is sent with" in message
+    assert client_as(app, None).delete("/api/v1/auth/token").status_code == 401
+    session = db(app)
+    try:
+        ended = session.scalars(select(UserSession).where(UserSession.ended_at.is_not(None)))
+        assert ended.all() == []
+    finally:
+        session.close()
+    assert player.get("/api/v1/me", headers=token).status_code == 200
+    assert player.get("/lobby").status_code == 200
+
+
+def test_revoking_a_token_is_not_audited_and_leaves_its_text_nowhere(
+    app: Flask, player: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As a logout: ending a credential is not audited (issuing it was, as user.login).
+    caplog.set_level(logging.DEBUG)
+    headers = api_token(player)
+    token = headers["Authorization"].removeprefix("Bearer ")
+    before = audit_size(app)
+    assert player.delete("/api/v1/auth/token", headers=headers).status_code == 204
+    assert player.delete("/api/v1/auth/token", headers=headers).status_code == 401
+    assert audit_size(app) == before
+    database = app.config["DATABASE_URL"].removeprefix("sqlite:///")
+    with sqlite3.connect(database) as connection:
+        dump = "\n".join(connection.iterdump())
+    assert token not in caplog.text
+    assert token not in dump
 
 
 def changing_rules(app: Flask, api: bool) -> list[Any]:
