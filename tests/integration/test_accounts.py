@@ -1,5 +1,5 @@
 """Registration refuses weak passwords with a reason; names are unique ignoring case, in the
-database itself too."""
+database itself too; an API token is revoked alone, once."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from sota_casino import migrate
 from sota_casino.core.errors import InvalidInput
+from sota_casino.core.errors import Unauthorized
 from sota_casino.models import User
 from sota_casino.services import accounts
 
@@ -126,3 +127,14 @@ LOWER_NAME_INDEX = {
     "CREATE UNIQUE INDEX uq_users_username_lower ON public.users USING btree "
     "(lower((username)::text))",
 }
+
+
+def test_a_revoked_token_alone_ends_and_a_second_revocation_is_refused(session: Session) -> None:
+    player = accounts.register(session, "dora", PASSWORD)
+    leaked, kept = (accounts.issue_api_token(session, "dora", PASSWORD).token for _ in range(2))
+    accounts.revoke_api_token(session, leaked)
+    assert accounts.session_user(session, leaked, kind="api") is None
+    found = accounts.session_user(session, kept, kind="api")
+    assert found is not None and found.id == player.id
+    with pytest.raises(Unauthorized):
+        accounts.revoke_api_token(session, leaked)  # ended already: nothing to end
