@@ -1,0 +1,227 @@
+"""The fairness page across a change of the service's signing key, in Chromium: a browser that
+pinned the old key follows a key change signed by it (as the offline verifier follows one with
+a known-keys file), and refuses one that the old key did not sign, such as an operator holding
+the database but not the old key would write.
+
+Each test rotates the key of a server of its own (``forked_server``) and restarts its workers,
+as an operator does after ``flask keys rotate``: the shared server's key stays the one every
+other test pinned.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import LiveServer
+from browser_support import sign_up
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from sota_casino.core import fairness
+from sota_casino.factory import create_app
+from sota_casino.instance import replace_file
+from sota_casino.services import audit
+from sota_casino.services import fairness as fairness_service
+from sota_casino.verify.trust import successor_chain
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+from web_support import plant_server_seed  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+PINNED = "window.SotaRecords.pinnedKey()"
+
+
+def service_key_hex(server: LiveServer) -> str:
+    pem = Path(server.app.config["SIGNING_KEY_FILE"]).read_bytes()
+    return fairness.public_key_hex(fairness.load_private_key(pem))
+
+
+def pin_the_key_shown(tab: Any) -> str:
+    """Open the fairness page, which pins the key it shows; return that key."""
+    tab.goto("/fairness")
+    tab.wait_for_function(f"() => {PINNED} !== null")
+    return str(tab.evaluate(PINNED)["public_key_hex"])
+
+
+def play_a_round_signed_by_the_new_key(tab: Any, server: LiveServer) -> None:
+    """Sign up a player (whose pairs the new key commits), play a round, open the fairness
+    page (the first page since the change that shows the service's key)."""
+    username = sign_up(tab, "keys")
+    restarted = create_app(dict(server.app.config))  # with the new key, as the workers
+    try:
+        plant_server_seed(restarted, username, {0: False})
+    finally:
+        restarted.extensions["sota_casino.engine"].dispose()
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_selector("[data-testid=result]")
+    tab.goto("/fairness")
+
+
+def reveal_and_verify(tab: Any) -> str:
+    """Reveal the active pair and verify it in the page; return the verdict."""
+    tab.click("#rotate")
+    tab.locator("[data-verify]").first.click()
+    summary = tab.locator(".revealed-pair [data-testid=verify-summary]").first
+    summary.wait_for()
+    return str(summary.inner_text())
+
+
+def forge_a_key_change(server: LiveServer) -> str:
+    """As an operator holding the database and the key file, but not the old key: put a new
+    key in the key file and log a key change naming it, signed by the new key instead of the
+    old one. Returns the new key (hex)."""
+    old_hex = service_key_hex(server)
+    new_key = fairness.new_signing_key()
+    new_hex = fairness.public_key_hex(new_key)
+    document = fairness.key_change_document(
+        old_public_key_hex=old_hex,
+        new_public_key_hex=new_hex,
+        changed_at=fairness.format_time(datetime.now(UTC)),
+    )
+    with server.app.app_context():
+        session = server.app.extensions["sota_casino.sessionmaker"]()
+        with session.begin():
+            audit.record(
+                session,
+                actor="system",
+                action=fairness_service.KEY_CHANGED,
+                subject=f"key:{new_hex[:16]}",
+                data={"key_change": fairness.signed(new_key, document)},
+            )
+        session.close()
+    key_file = Path(server.app.config["SIGNING_KEY_FILE"])
+    replace_file(key_file, fairness.private_key_pem(new_key), suffix=".retired")
+    return new_hex
+
+
+@pytest.fixture
+def pinned(forked_tab: Any, forked_server: LiveServer) -> Iterator[str]:
+    """The key ``forked_tab`` pinned before the key changes."""
+    key = pin_the_key_shown(forked_tab)
+    assert key == service_key_hex(forked_server)
+    yield key
+
+
+def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
+    forked_tab: Any, forked_server: LiveServer, pinned: str
+) -> None:
+    tab = forked_tab
+    result = forked_server.app.test_cli_runner().invoke(args=["keys", "rotate"])
+    assert result.exit_code == 0, result.output
+    forked_server.restart_workers()
+    new_key = service_key_hex(forked_server)
+    assert new_key != pinned
+
+    play_a_round_signed_by_the_new_key(tab, forked_server)
+    # The page shows the new key: the pin follows the signed change, calmly, and says which.
+    notice = tab.locator("[data-testid=key-change-followed]")
+    assert "the key this browser pinned signed the change" in notice.inner_text()
+    assert f"{pinned} → {new_key} on " in notice.inner_text()
+    assert tab.locator("[data-testid=key-changed]").count() == 0
+    pin = tab.evaluate(PINNED)
+    assert pin["public_key_hex"] == new_key
+    (replaced,) = pin["replaced"]
+    assert replaced["public_key_hex"] == pinned
+    assert replaced["key_change"]["new_public_key_hex"] == new_key
+    assert f"--public-key {new_key} " in tab.locator("[data-testid=verifier-command]").inner_text()
+
+    verdict = reveal_and_verify(tab)
+    assert verdict.startswith("✓ All 1 round verified against the key pinned in this browser")
+
+    # A verifier that still trusts the old key follows the bundle's own key changes to the new
+    # one; without them, or with them forged, the bundle's key is refused.
+    url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
+    bundle = tab.evaluate("async url => (await fetch(url)).json()", url)
+    check = (
+        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle,"
+        " {trustedKey: key, records: null})).problems.join(' | ')"
+    )
+    assert tab.evaluate(check, [bundle, pinned]) == ""
+    assert "not the key this browser trusts" in tab.evaluate(
+        check, [dict(bundle, key_changes=[]), pinned]
+    )
+    (change,) = bundle["key_changes"]
+    forged = {
+        **change,
+        "signature": fairness.sign(Ed25519PrivateKey.generate(), change["document"]),
+    }
+    assert "not the key this browser trusts" in tab.evaluate(
+        check, [dict(bundle, key_changes=[forged]), pinned]
+    )
+
+    # Once followed, the page is quiet.
+    tab.reload()
+    assert tab.locator("[data-testid=key-change-followed]").count() == 0
+    assert tab.locator("[data-testid=key-changed]").count() == 0
+
+
+def test_a_key_change_the_pinned_key_did_not_sign_leaves_the_pin_and_the_loud_warning(
+    forked_tab: Any, forked_server: LiveServer, pinned: str
+) -> None:
+    tab = forked_tab
+    new_key = forge_a_key_change(forked_server)
+    forked_server.restart_workers()
+
+    play_a_round_signed_by_the_new_key(tab, forked_server)
+    alert = tab.locator("[data-testid=key-changed]")
+    assert "The casino's signing key has changed" in alert.inner_text()
+    assert pinned in alert.inner_text() and new_key in alert.inner_text()
+    assert tab.locator("[data-testid=key-change-followed]").count() == 0
+    assert tab.evaluate(PINNED)["public_key_hex"] == pinned
+    assert tab.evaluate(PINNED)["replaced"] == []
+
+    verdict = reveal_and_verify(tab)
+    assert verdict.startswith("✗ 0 of 1 round verified")
+    assert "not the key this browser trusts" in verdict
+    assert tab.evaluate(PINNED)["public_key_hex"] == pinned
+
+
+def test_the_chain_rule_of_the_page_is_the_offline_verifiers(tab: Any) -> None:
+    """``SotaRecords.successorChain`` follows what ``successor_chain`` follows, and refuses
+    what it refuses: a change signed by another key than the one it retires, a chain that leads
+    to another key, a loop, anything that is not a key change."""
+    a, b, c = (Ed25519PrivateKey.generate() for _ in range(3))
+    a_hex, b_hex, c_hex = map(fairness.public_key_hex, (a, b, c))
+
+    def change(old: str, new: str, signer: Ed25519PrivateKey, **extra: Any) -> dict[str, Any]:
+        document = fairness.key_change_document(
+            old_public_key_hex=old, new_public_key_hex=new, changed_at="2026-01-01T00:00:00.000000Z"
+        )
+        return fairness.signed(signer, {**document, **extra})
+
+    a_to_b, b_to_c = change(a_hex, b_hex, a), change(b_hex, c_hex, b)
+    cases: list[tuple[str, str, object]] = [
+        (a_hex, a_hex, []),
+        (a_hex, b_hex, [a_to_b]),
+        (a_hex, c_hex, [b_to_c, a_to_b]),  # in any order
+        (a_hex, b_hex, [change(a_hex, b_hex, b)]),  # signed by the key it names
+        (a_hex, b_hex, [change(a_hex, b_hex, c)]),  # signed by a stranger
+        (a_hex, b_hex, [change(a_hex, b_hex, a, v=2)]),  # another version
+        (a_hex, c_hex, [change(a_hex, b_hex, a, type="checkpoint"), b_to_c]),
+        (a_hex, c_hex, [a_to_b]),  # leads to another key
+        (a_hex, c_hex, [a_to_b, change(b_hex, a_hex, b)]),  # a loop
+        (a_hex, c_hex, [change(a_hex, c_hex, c), a_to_b, b_to_c]),  # the forged one ignored
+        (a_hex, c_hex, [change(a_hex, b_hex, a), change(a_hex, c_hex, a)]),  # the first counts
+        (a_hex, b_hex, {"0": a_to_b}),
+        (a_hex, b_hex, [{"document": a_to_b["document"]}, "change", None]),
+    ]
+    tab.goto("/")
+    for trusted, target, changes in cases:
+        expected = successor_chain(trusted, target, changes)
+        found = tab.evaluate(
+            "([trusted, target, changes]) =>"
+            " window.SotaRecords.successorChain(trusted, target, changes)",
+            [trusted, target, changes],
+        )
+        assert found == (None if expected is None else list(expected)), (trusted, target, changes)
+    assert tab.evaluate(
+        "([a, c, changes]) => window.SotaRecords.successorChain(a, c, changes)",
+        [a_hex, c_hex, [b_to_c, a_to_b]],
+    ) == [a_to_b["document"], b_to_c["document"]]
