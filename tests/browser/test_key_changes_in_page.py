@@ -156,10 +156,14 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
         check, [dict(bundle, key_changes=[forged]), pinned]
     )
 
-    # Once followed, the page is quiet.
+    # Once followed, the page is quiet, and witnesses the log on with the new key.
     tab.reload()
     assert tab.locator("[data-testid=key-change-followed]").count() == 0
     assert tab.locator("[data-testid=key-changed]").count() == 0
+    tab.wait_for_function(
+        "() => document.querySelector('[data-testid=log-witness]').textContent"
+        ".startsWith('✓ This browser has checked the casino')"
+    )
 
 
 def test_a_key_change_the_pinned_key_did_not_sign_leaves_the_pin_and_the_loud_warning(
