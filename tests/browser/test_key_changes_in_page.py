@@ -27,6 +27,7 @@ from sota_casino.factory import create_app
 from sota_casino.instance import replace_file
 from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
+from sota_casino.verify import verify_bundle
 from sota_casino.verify.trust import successor_chain
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
@@ -35,6 +36,16 @@ from web_support import plant_server_seed  # noqa: E402
 pytestmark = pytest.mark.browser
 
 PINNED = "window.SotaRecords.pinnedKey()"
+#: What the page's verifier finds in a bundle, trusting the key pinned here (and the keys it
+#: replaced), or only a key given.
+AS_PINNED = (
+    "async bundle => (await window.SotaVerify.verifyBundle(bundle, {records: null}))"
+    ".problems.join(' | ')"
+)
+TRUSTING = (
+    "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle,"
+    " {trustedKey: key, records: null})).problems.join(' | ')"
+)
 
 
 def service_key_hex(server: LiveServer) -> str:
@@ -49,10 +60,9 @@ def pin_the_key_shown(tab: Any) -> str:
     return str(tab.evaluate(PINNED)["public_key_hex"])
 
 
-def play_a_round_signed_by_the_new_key(tab: Any, server: LiveServer) -> None:
-    """Sign up a player (whose pairs the new key commits), play a round, open the fairness
-    page (the first page since the change that shows the service's key)."""
-    username = sign_up(tab, "keys")
+def play_a_round_signed_by_the_new_key(tab: Any, server: LiveServer, username: str) -> None:
+    """Play a round on the player's active pair (committed by the new key) and open the
+    fairness page."""
     restarted = create_app(dict(server.app.config))  # with the new key, as the workers
     try:
         plant_server_seed(restarted, username, {0: False})
@@ -64,13 +74,27 @@ def play_a_round_signed_by_the_new_key(tab: Any, server: LiveServer) -> None:
     tab.goto("/fairness")
 
 
-def reveal_and_verify(tab: Any) -> str:
-    """Reveal the active pair and verify it in the page; return the verdict."""
-    tab.click("#rotate")
+def verify_in_page(tab: Any) -> str:
+    """Verify the newest revealed pair in the page; return the verdict."""
     tab.locator("[data-verify]").first.click()
     summary = tab.locator(".revealed-pair [data-testid=verify-summary]").first
     summary.wait_for()
     return str(summary.inner_text())
+
+
+def old_signing_key(server: LiveServer) -> Ed25519PrivateKey:
+    """The key ``flask keys rotate`` retired (its file is kept beside the new one)."""
+    key_file = Path(server.app.config["SIGNING_KEY_FILE"])
+    (kept,) = key_file.parent.glob(f"{key_file.name}.retired-*")
+    return fairness.load_private_key(kept.read_bytes())
+
+
+def resigned(checkpoint: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, Any]:
+    return {
+        **checkpoint,
+        "signature": fairness.sign(key, checkpoint["document"]),
+        "public_key_hex": fairness.public_key_hex(key),
+    }
 
 
 def forge_a_key_change(server: LiveServer) -> str:
@@ -119,7 +143,7 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
     new_key = service_key_hex(forked_server)
     assert new_key != pinned
 
-    play_a_round_signed_by_the_new_key(tab, forked_server)
+    play_a_round_signed_by_the_new_key(tab, forked_server, sign_up(tab, "keys"))
     # The page shows the new key: the pin follows the signed change, calmly, and says which.
     notice = tab.locator("[data-testid=key-change-followed]")
     assert "the key this browser pinned signed the change" in notice.inner_text()
@@ -132,20 +156,17 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
     assert replaced["key_change"]["new_public_key_hex"] == new_key
     assert f"--public-key {new_key} " in tab.locator("[data-testid=verifier-command]").inner_text()
 
-    verdict = reveal_and_verify(tab)
+    tab.click("#rotate")
+    verdict = verify_in_page(tab)
     assert verdict.startswith("✓ All 1 round verified against the key pinned in this browser")
 
     # A verifier that still trusts the old key follows the bundle's own key changes to the new
     # one; without them, or with them forged, the bundle's key is refused.
     url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
     bundle = tab.evaluate("async url => (await fetch(url)).json()", url)
-    check = (
-        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle,"
-        " {trustedKey: key, records: null})).problems.join(' | ')"
-    )
-    assert tab.evaluate(check, [bundle, pinned]) == ""
+    assert tab.evaluate(TRUSTING, [bundle, pinned]) == ""
     assert "not the key this browser trusts" in tab.evaluate(
-        check, [dict(bundle, key_changes=[]), pinned]
+        TRUSTING, [dict(bundle, key_changes=[]), pinned]
     )
     (change,) = bundle["key_changes"]
     forged = {
@@ -153,8 +174,18 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
         "signature": fairness.sign(Ed25519PrivateKey.generate(), change["document"]),
     }
     assert "not the key this browser trusts" in tab.evaluate(
-        check, [dict(bundle, key_changes=[forged]), pinned]
+        TRUSTING, [dict(bundle, key_changes=[forged]), pinned]
     )
+
+    # A worker not yet restarted signs checkpoints with the retired key, as the key change
+    # allows: the page takes them, the pin having moved from that key, as the offline verifier
+    # trusting the old key does; trusting only the new key, neither takes them.
+    retired = old_signing_key(forked_server)
+    assert fairness.public_key_hex(retired) == pinned
+    late = dict(bundle, checkpoints=[resigned(c, retired) for c in bundle["checkpoints"]])
+    assert tab.evaluate(AS_PINNED, late) == ""
+    assert "not signed by the pinned key" in tab.evaluate(TRUSTING, [late, new_key])
+    assert verify_bundle(late, pinned).ok and not verify_bundle(late, new_key).ok
 
     # Once followed, the page is quiet, and witnesses the log on with the new key.
     tab.reload()
@@ -173,7 +204,7 @@ def test_a_key_change_the_pinned_key_did_not_sign_leaves_the_pin_and_the_loud_wa
     new_key = forge_a_key_change(forked_server)
     forked_server.restart_workers()
 
-    play_a_round_signed_by_the_new_key(tab, forked_server)
+    play_a_round_signed_by_the_new_key(tab, forked_server, sign_up(tab, "keys"))
     alert = tab.locator("[data-testid=key-changed]")
     assert "The casino's signing key has changed" in alert.inner_text()
     assert pinned in alert.inner_text() and new_key in alert.inner_text()
@@ -181,7 +212,8 @@ def test_a_key_change_the_pinned_key_did_not_sign_leaves_the_pin_and_the_loud_wa
     assert tab.evaluate(PINNED)["public_key_hex"] == pinned
     assert tab.evaluate(PINNED)["replaced"] == []
 
-    verdict = reveal_and_verify(tab)
+    tab.click("#rotate")
+    verdict = verify_in_page(tab)
     assert verdict.startswith("✗ 0 of 1 round verified")
     assert "not the key this browser trusts" in verdict
     assert tab.evaluate(PINNED)["public_key_hex"] == pinned
