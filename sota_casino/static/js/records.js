@@ -108,8 +108,8 @@
   function acceptKey(hex, keyChange) {
     if (!isKey(hex)) throw new Error(gettext("not an Ed25519 public key: %(key)s", { key: String(hex).slice(0, 20) }));
     const old = pinnedKey();
-    const gone = { public_key_hex: old && old.public_key_hex, pinned_at: old && old.pinned_at };
-    if (keyChange) gone.key_change = keyChange;
+    const gone = old && { public_key_hex: old.public_key_hex, pinned_at: old.pinned_at };
+    if (gone && keyChange) gone.key_change = keyChange;
     const replaced = old ? (old.replaced || []).concat([gone]) : [];
     save(PIN, { public_key_hex: hex, pinned_at: new Date().toISOString(), replaced });
     return pinnedKey();
@@ -117,6 +117,12 @@
 
   // ---- key changes (docs/fairness.md, "Key changes") ---------------------------------------
 
+  function isObject(value) {
+    return value !== null && typeof value === "object" && !Array.isArray(value);
+  }
+
+  /* Whether the key `publicHex` signed `doc` (transparency.js, loaded after this script,
+   * checks the signature; this is called once the page has loaded). */
   async function signedBy(publicHex, doc, signature) {
     try {
       const raw = Uint8Array.from(publicHex.match(/../g), (pair) => parseInt(pair, 16));
@@ -135,7 +141,6 @@
     if (!Array.isArray(keyChanges)) return null;
     const successors = new Map();
     for (const envelope of keyChanges) {
-      const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
       const doc = isObject(envelope) ? envelope.document : null;
       const signature = isObject(envelope) ? envelope.signature : null;
       if (!isObject(doc) || typeof signature !== "string") continue;

@@ -234,9 +234,10 @@
 
   /* The bundle's anchors checked against its documents, with the pinned key and the keys the
    * bundle's signed key changes show it to succeed (CryptoKeys, the checked key first: a
-   * checkpoint signed before a key change is signed by the key it retired). Each document is true (proved in the log), false (contradicted, or not anchored) or
-   * "pending" (listed in pending_anchors: not proven yet). A bundle without an anchors list
-   * proves none of its documents: every one is false, whatever pending_anchors says. */
+   * checkpoint signed before a key change is signed by the key it retired). Each document is
+   * true (proved in the log), false (contradicted, or not anchored) or "pending" (listed in
+   * pending_anchors: not proven yet). A bundle without an anchors list proves none of its
+   * documents: every one is false, whatever pending_anchors says. */
   async function checkAnchors(bundle, keys) {
     const result = { problems: [], rounds: {}, commitment: null, reveal: null, checkpoints: [] };
     const listed = Array.isArray(bundle.anchors) ? bundle.anchors : null;

@@ -236,9 +236,10 @@
 
   /* The player's keys from the bundle's key registrations: audit entries that must hash to the
    * hash they show, of this player, and, once a checkpoint covers them, proved into one signed
-   * by the trusted key or a key it succeeded (docs/fairness.md, check 7). A registration whose proof fails registers
-   * nothing; one without an anchor yet counts, and is listed in `waiting` (not proven yet).
-   * Times are compared as text: they are all fixed-width UTC. */
+   * by the trusted key or a key it succeeded (`logKeys`; docs/fairness.md, check 7). A
+   * registration whose proof fails registers nothing; one without an anchor yet counts, and is
+   * listed in `waiting` (not proven yet). Times are compared as text: they are all fixed-width
+   * UTC. */
   async function registeredKeys(bundle, userId, problems, logKeys, waiting) {
     const accepted = [];
     const list = Array.isArray(bundle.player_keys) ? bundle.player_keys : [];
