@@ -160,6 +160,22 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
     verdict = verify_in_page(tab)
     assert verdict.startswith("✓ All 1 round verified against the key pinned in this browser")
 
+    # A bundle under a key the pinned key handed on to moves the pin as well once it passes, as
+    # the offline verifier's known-keys file moves on: say, on a page made before the change.
+    tab.evaluate(
+        """key => localStorage.setItem("sota-casino.pinned-key.v1",
+            JSON.stringify({public_key_hex: key, pinned_at: "2026-01-01T00:00:00Z",
+                            replaced: []}))""",
+        pinned,
+    )
+    tab.evaluate(
+        "document.querySelectorAll('[data-testid=key-change-followed]').forEach(n => n.remove())"
+    )
+    assert verify_in_page(tab).startswith("✓ All 1 round verified")
+    assert f"{pinned} → {new_key} on " in notice.inner_text()
+    assert tab.evaluate(PINNED)["public_key_hex"] == new_key
+    assert tab.evaluate(PINNED)["replaced"][0]["public_key_hex"] == pinned
+
     # A verifier that still trusts the old key follows the bundle's own key changes to the new
     # one; without them, or with them forged, the bundle's key is refused.
     url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
