@@ -3,9 +3,9 @@ pinned the old key follows a key change signed by it (as the offline verifier fo
 a known-keys file), and refuses one that the old key did not sign, such as an operator holding
 the database but not the old key would write.
 
-Each test rotates the key of a server of its own (``forked_server``) and restarts its workers,
-as an operator does after ``flask keys rotate``: the shared server's key stays the one every
-other test pinned.
+A test that changes the key does it on a server of its own (``forked_server``) and restarts
+its workers, as an operator does after ``flask keys rotate``: the shared server's key stays the
+one every other test pinned.
 """
 
 from __future__ import annotations
