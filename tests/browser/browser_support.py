@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import re
+import signal
 import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flask import Flask
+
+from sota_casino.core import fairness
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_support import PASSWORD  # noqa: E402
@@ -45,10 +52,32 @@ def sign_up(page: Any, prefix: str) -> str:
 
 @dataclass(frozen=True)
 class LiveServer:
-    """The gunicorn server: its URL, and an app on the same database for direct writes."""
+    """The gunicorn server: its URL, an app on the same database for direct writes, and its
+    master process."""
 
     url: str
     app: Flask
+    master_pid: int
+
+    def restart_workers(self) -> None:
+        """Restart the service as an operator does after ``flask keys rotate``: gunicorn's HUP
+        starts new workers, which load the app (and its signing key file) anew, and stops the
+        old ones. Returns once the service answers with the key the file now holds."""
+        key_file = Path(self.app.config["SIGNING_KEY_FILE"]).read_bytes()
+        expected = fairness.public_key_hex(fairness.load_private_key(key_file))
+        os.kill(self.master_pid, signal.SIGHUP)
+        deadline = time.monotonic() + 60
+        answered = 0
+        while answered < 6:  # both workers, several times: no old worker is left answering
+            try:
+                with urllib.request.urlopen(
+                    f"{self.url}/api/v1/fairness/public-key", timeout=5
+                ) as r:
+                    answered = answered + 1 if json.load(r)["public_key_hex"] == expected else 0
+            except OSError:  # timed out while the new workers boot
+                answered = 0
+            assert time.monotonic() < deadline, "the restarted workers never showed the new key"
+            time.sleep(0.1)
 
 
 def open_tab(chromium: Any, live_server: LiveServer, **context_options: Any) -> Iterator[Any]:

@@ -141,7 +141,7 @@ def serve(home: Path) -> Iterator[LiveServer]:
                     log.flush()
                     pytest.fail(f"gunicorn did not start: {(home / 'gunicorn.log').read_text()}")
                 time.sleep(0.2)
-        yield LiveServer(url, app)
+        yield LiveServer(url, app, server.pid)
     finally:
         server.terminate()
         try:

@@ -3,8 +3,10 @@
  * A signed bundle only proves what the casino signed. What protects the player against a
  * casino that re-signs is what the player saw and sent, kept where the casino cannot change it:
  *   - the service's public key, pinned the first time a page shows it (trust on first use);
- *     a page showing another key says so loudly, and only an explicit "Trust the new key"
- *     replaces the pin;
+ *     a page showing another key moves the pin on only along a chain of key changes, each
+ *     signed by the key it retires, from the pinned key to the shown one (the offline
+ *     verifier's rule, `successorChain`), and says so calmly; without such a chain it says so
+ *     loudly, and only an explicit "Trust the new key" replaces the pin;
  *   - every signed commitment document shown before play (`<script type="application/json"
  *     data-signed-commitment>` holding {"document", "signature"}), the next pair's included:
  *     the fairness page shows it before the player chooses the client seed that starts it;
@@ -28,6 +30,7 @@
   const PENDING_ROTATION = "sota-casino.pending-rotation.v1"; // sessionStorage: this tab's
   const ROTATION_WARNINGS = "sota-casino.rotation-warnings.v1";
   const FORMAT = "sota-casino-records";
+  const PUBLIC_KEY_URL = "/api/v1/fairness/public-key";
 
   function load(name, empty, storage) {
     try {
@@ -100,12 +103,88 @@
     return pinnedKey();
   }
 
-  /* The user's explicit choice to trust another key from now on (the old one is kept). */
-  function acceptKey(hex) {
+  /* The user's explicit choice to trust another key from now on (the old one is kept), or a
+   * step of a chain of key changes (`keyChange`, the signed-over document, kept with it). */
+  function acceptKey(hex, keyChange) {
     if (!isKey(hex)) throw new Error(gettext("not an Ed25519 public key: %(key)s", { key: String(hex).slice(0, 20) }));
     const old = pinnedKey();
-    const replaced = old ? (old.replaced || []).concat([{ public_key_hex: old.public_key_hex, pinned_at: old.pinned_at }]) : [];
+    const gone = old && { public_key_hex: old.public_key_hex, pinned_at: old.pinned_at };
+    if (gone && keyChange) gone.key_change = keyChange;
+    const replaced = old ? (old.replaced || []).concat([gone]) : [];
     save(PIN, { public_key_hex: hex, pinned_at: new Date().toISOString(), replaced });
+    return pinnedKey();
+  }
+
+  // ---- key changes (docs/fairness.md, "Key changes") ---------------------------------------
+
+  function isObject(value) {
+    return value !== null && typeof value === "object" && !Array.isArray(value);
+  }
+
+  /* Whether the key `publicHex` signed `doc` (transparency.js, loaded after this script,
+   * checks the signature; this is called once the page has loaded). */
+  async function signedBy(publicHex, doc, signature) {
+    try {
+      const raw = Uint8Array.from(publicHex.match(/../g), (pair) => parseInt(pair, 16));
+      const key = await window.crypto.subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+      return await window.SotaLog.signedBy(key, { document: doc, signature });
+    } catch (error) {
+      return false; // no WebCrypto Ed25519 here: nothing is proven
+    }
+  }
+
+  /* The key-change documents leading from `trusted` to `target`, each signed by the key it
+   * retires, or null if there is no such chain: the offline verifier's rule
+   * (verify/trust.py, successor_chain). Anything in `keyChanges` that is not a key change
+   * validly signed by its old key is ignored: it proves nothing. */
+  async function successorChain(trusted, target, keyChanges) {
+    if (!Array.isArray(keyChanges)) return null;
+    const successors = new Map();
+    for (const envelope of keyChanges) {
+      const doc = isObject(envelope) ? envelope.document : null;
+      const signature = isObject(envelope) ? envelope.signature : null;
+      if (!isObject(doc) || typeof signature !== "string") continue;
+      const old = doc.old_public_key_hex;
+      if (doc.type === "key_change" && doc.v === 1 && isKey(old) && isKey(doc.new_public_key_hex)
+        && !successors.has(old) && await signedBy(old, doc, signature)) {
+        successors.set(old, doc);
+      }
+    }
+    const chain = [];
+    let key = trusted;
+    while (key !== target) {
+      const step = successors.get(key);
+      if (!step || chain.length > successors.size) return null;
+      chain.push(step);
+      key = step.new_public_key_hex;
+    }
+    return chain;
+  }
+
+  /* The chain from the pinned key to `shown` among the key changes the casino publishes, or
+   * null (none, or the answer could not be had: then nothing moves). */
+  async function publishedChain(pinned, shown) {
+    try {
+      const response = await fetch(PUBLIC_KEY_URL, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!response.ok) return null;
+      return await successorChain(pinned, shown, (await response.json()).key_changes);
+    } catch (error) {
+      return null;
+    }
+  }
+
+  /* Move the pin along a chain that starts at the pinned key, one key change at a time, and
+   * say so calmly: each change is signed by the key it retires, the first by the pinned one. */
+  function followChain(chain) {
+    for (const step of chain) acceptKey(step.new_public_key_hex, step);
+    const changes = chain.map((step) => gettext("%(old)s → %(new)s on %(when)s", {
+      old: step.old_public_key_hex, new: step.new_public_key_hex, when: window.SotaI18n.time(step.changed_at),
+    })).join("; ");
+    const main = document.getElementById("main") || document.body;
+    main.prepend(el("p", { class: "flash info", role: "status", "data-testid": "key-change-followed" },
+      gettext("The casino changed its signing key, and the key this browser pinned signed the change: %(changes)s. This browser now trusts the new key.",
+        { changes })));
+    showPins();
     return pinnedKey();
   }
 
@@ -337,12 +416,18 @@
     }
   }
 
-  /* Pin the key a page shows, or warn loudly when it is not the pinned one. */
-  function checkShownKeys() {
+  /* Pin the key a page shows; when it is not the pinned one, follow the key changes signed
+   * from the pinned key to it, or warn loudly when they do not lead there. */
+  async function checkShownKeys() {
     for (const node of document.querySelectorAll("[data-service-public-key]")) {
       const shown = node.getAttribute("data-service-public-key");
       const pin = pinFirstSeen(shown);
       if (!pin || pin.public_key_hex === shown) continue;
+      const chain = await publishedChain(pin.public_key_hex, shown);
+      if (chain) {
+        followChain(chain);
+        return;
+      }
       const accept = el("button", { type: "button", "data-accept-key": shown }, gettext("Trust the new key"));
       const warning = el("div", { class: "flash bad key-changed", role: "alert", "data-testid": "key-changed" },
         el("strong", {}, gettext("⚠ The casino's signing key has changed.") + " "),
@@ -518,8 +603,11 @@
     }
   }, true);
 
+  // Settled once the key this page shows is pinned, followed or warned about.
+  let keyChecked = Promise.resolve();
+
   document.addEventListener("DOMContentLoaded", () => {
-    checkShownKeys();
+    keyChecked = checkShownKeys(); // a key seen first is pinned before it awaits
     showPins();
     recordShownCommitments();
     checkRotation();
@@ -528,7 +616,7 @@
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
     canonical,
   };
 })();

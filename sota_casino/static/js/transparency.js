@@ -8,9 +8,10 @@
  * the fairness page ([data-log-witness]) until this browser's storage is cleared: it is proof,
  * signed by the casino, that it showed two histories.
  *
- * checkAnchors(bundle, key) is the page verifier's "in the log" check (docs/fairness.md): each
- * document's audit entry, proved into a checkpoint signed by the pinned key, says what the
- * document says, and the pair's commitment was logged before its rounds.
+ * checkAnchors(bundle, keys) is the page verifier's "in the log" check (docs/fairness.md): each
+ * document's audit entry, proved into a checkpoint signed by the pinned key (or a key it
+ * succeeded by signed key changes), says what the document says, and the pair's commitment was
+ * logged before its rounds.
  */
 "use strict";
 
@@ -225,11 +226,19 @@
     }
   }
 
-  /* The bundle's anchors checked against its documents, with the pinned key (a CryptoKey).
-   * Each document is true (proved in the log), false (contradicted, or not anchored) or
-   * "pending" (listed in pending_anchors: not proven yet). A bundle without an anchors list
-   * proves none of its documents: every one is false, whatever pending_anchors says. */
-  async function checkAnchors(bundle, key) {
+  /* Whether one of `keys` (CryptoKeys) signed `signed`. */
+  async function signedByAny(keys, signed) {
+    for (const key of keys) if (await signedBy(key, signed)) return true;
+    return false;
+  }
+
+  /* The bundle's anchors checked against its documents, with the pinned key and the keys the
+   * bundle's signed key changes show it to succeed (CryptoKeys, the checked key first: a
+   * checkpoint signed before a key change is signed by the key it retired). Each document is
+   * true (proved in the log), false (contradicted, or not anchored) or "pending" (listed in
+   * pending_anchors: not proven yet). A bundle without an anchors list proves none of its
+   * documents: every one is false, whatever pending_anchors says. */
+  async function checkAnchors(bundle, keys) {
     const result = { problems: [], rounds: {}, commitment: null, reveal: null, checkpoints: [] };
     const listed = Array.isArray(bundle.anchors) ? bundle.anchors : null;
     const waiting = listed && Array.isArray(bundle.pending_anchors) ? bundle.pending_anchors : [];
@@ -238,7 +247,7 @@
     }
     const checkpoints = {};
     for (const signed of Array.isArray(bundle.checkpoints) ? bundle.checkpoints : []) {
-      if (isCheckpoint(signed) && (await signedBy(key, signed))) {
+      if (isCheckpoint(signed) && (await signedByAny(keys, signed))) {
         checkpoints[signed.document.size] = signed.document;
         result.checkpoints.push(signed);
       } else {
@@ -416,6 +425,7 @@
     }
     let outcome;
     try {
+      if (window.SotaRecords) await window.SotaRecords.keyChecked(); // a key change shown here may move the pin
       const key = await pinnedCryptoKey();
       let latest = null;
       if (fetchLatest) {
@@ -435,7 +445,7 @@
   }
 
   window.SotaLog = {
-    checkAnchors, proofProblem, isCheckpoint, signedBy, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    checkAnchors, proofProblem, isCheckpoint, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
     kept: () => load(KEPT), alarm: () => load(ALARM),
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).

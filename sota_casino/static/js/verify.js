@@ -5,11 +5,12 @@
  * the Casino War rules (core/casino_war.py)'s Casino War payout, then compares every round with the server's signed receipt.
  * Sota games are replayed whole by the page's own engine (sota_engine.js): deck, every trick,
  * winner, how the game ended and payout. Signatures are checked against the key pinned in this
- * browser (records.js), never merely the key the bundle names, and the bundle is compared with
- * the player's own records: the commitment shown before play and the decisions and moves sent,
- * and with the casino's signed public log (transparency.js): each document's audit entry,
- * proved into a checkpoint the pinned key signed, must say what the document says. A round is
- * called verified only when all of that holds.
+ * browser (records.js), or a key it handed on to by key changes each signed by the key it
+ * retires (as the offline verifier does), never merely the key the bundle names, and the bundle
+ * is compared with the player's own records: the commitment shown before play and the decisions
+ * and moves sent, and with the casino's signed public log (transparency.js): each document's
+ * audit entry, proved into a checkpoint the pinned key (or a key it succeeded) signed, must say
+ * what the document says. A round is called verified only when all of that holds.
  */
 "use strict";
 
@@ -213,8 +214,9 @@
   const ENTRY_FIELDS = ["seq", "time", "actor", "action", "subject", "data"];
 
   /* Why a key registration's anchor does not prove its entry into a checkpoint signed by the
-   * trusted key (a CryptoKey), "pending" when it carries no anchor yet, or null. */
-  async function registrationAnchorProblem(item, key, where, seq) {
+   * trusted key or a key it succeeded (`keys`, CryptoKeys), "pending" when it carries no anchor
+   * yet, or null. */
+  async function registrationAnchorProblem(item, keys, where, seq) {
     if (!("anchor" in item)) return "pending";
     const anchor = item.anchor;
     const checkpoint = item.checkpoint;
@@ -222,7 +224,7 @@
     if (!anchor || typeof anchor !== "object" || !log.isCheckpoint(checkpoint)) {
       return gettext("key registration #%(n)s (entry %(seq)s) has no usable checkpoint", { n: where, seq });
     }
-    if (!(await log.signedBy(key, checkpoint))) {
+    if (!(await log.signedByAny(keys, checkpoint))) {
       return gettext("key registration #%(n)s (entry %(seq)s) proves into a checkpoint that the trusted key did not sign", { n: where, seq });
     }
     if (anchor.checkpoint_size !== checkpoint.document.size) {
@@ -234,10 +236,11 @@
 
   /* The player's keys from the bundle's key registrations: audit entries that must hash to the
    * hash they show, of this player, and, once a checkpoint covers them, proved into one signed
-   * by the trusted key (docs/fairness.md, check 7). A registration whose proof fails registers
-   * nothing; one without an anchor yet counts, and is listed in `waiting` (not proven yet).
-   * Times are compared as text: they are all fixed-width UTC. */
-  async function registeredKeys(bundle, userId, problems, key, waiting) {
+   * by the trusted key or a key it succeeded (`logKeys`; docs/fairness.md, check 7). A
+   * registration whose proof fails registers nothing; one without an anchor yet counts, and is
+   * listed in `waiting` (not proven yet). Times are compared as text: they are all fixed-width
+   * UTC. */
+  async function registeredKeys(bundle, userId, problems, logKeys, waiting) {
     const accepted = [];
     const list = Array.isArray(bundle.player_keys) ? bundle.player_keys : [];
     for (const [i, item] of list.entries()) {
@@ -262,7 +265,7 @@
             { n: where, seq: entry.seq }));
           continue;
         }
-        const unproven = await registrationAnchorProblem(item, key, where, entry.seq);
+        const unproven = await registrationAnchorProblem(item, logKeys, where, entry.seq);
         if (unproven === "pending") {
           waiting.push(gettext("key registration #%(n)s (entry %(seq)s)", { n: where, seq: entry.seq }));
         } else if (unproven) {
@@ -334,6 +337,30 @@
     return pin ? pin.public_key_hex : null;
   }
 
+  /* The keys this browser pinned before the pinned one. */
+  function defaultEarlierKeys() {
+    const pin = window.SotaRecords && window.SotaRecords.pinnedKey();
+    return pin && Array.isArray(pin.replaced) ? pin.replaced.map((old) => old.public_key_hex) : [];
+  }
+
+  /* Which key checks the bundle's documents, as the offline verifier chooses it (verify/runner.py):
+   * the trusted key, or the bundle's key when its key changes lead there from the trusted key,
+   * each signed by the key it retires (`chain`). The log's checkpoints may be signed by the
+   * keys that chain retired too, and by those a key trusted before (`earlier`) handed on to the
+   * trusted one: a checkpoint signed before a key change is signed by the key it retired. */
+  async function keysToCheck(bundle, trusted, earlier) {
+    const successorChain = window.SotaRecords.successorChain;
+    const chain = await successorChain(trusted, bundle.public_key_hex, bundle.key_changes);
+    if (!chain) return { key: trusted, chain: null, logKeys: [trusted] };
+    let before = [];
+    for (const old of earlier) {
+      const handedOn = await successorChain(old, trusted, bundle.key_changes);
+      if (handedOn && handedOn.length > before.length) before = handedOn;
+    }
+    const retired = before.concat(chain).map((step) => step.old_public_key_hex);
+    return { key: bundle.public_key_hex, chain, logKeys: [bundle.public_key_hex, ...retired.reverse()] };
+  }
+
   function defaultRecords(bundle) {
     return window.SotaRecords ? window.SotaRecords.compareBundle(bundle) : null;
   }
@@ -343,13 +370,18 @@
   async function verifyBundle(bundle, options) {
     const opts = options || {};
     const trusted = opts.trustedKey === undefined ? defaultTrustedKey() : opts.trustedKey;
+    const earlier = opts.trustedKey === undefined ? defaultEarlierKeys() : [];
     const records = opts.records === undefined ? defaultRecords(bundle) : opts.records;
     const problems = [];
     const commitment = bundle.commitment;
     const reveal = bundle.reveal;
+    // Without a trusted key, the bundle's own, which proves nothing (said below).
+    const checked = trusted === null ? { key: bundle.public_key_hex, chain: null, logKeys: [bundle.public_key_hex] }
+      : await keysToCheck(bundle, trusted, earlier);
     const pair = {
       trustedKey: trusted,
-      keyMatches: trusted !== null && bundle.public_key_hex === trusted,
+      keyMatches: trusted !== null && bundle.public_key_hex === checked.key,
+      keyChain: checked.chain && checked.chain.length ? checked.chain : null,
       commitmentSigned: false,
       revealSigned: false,
       seedMatches: false,
@@ -361,7 +393,8 @@
       problems.push(gettext("the bundle names the key %(named)s…, not the key this browser trusts (%(trusted)s…): its signatures were checked against the trusted key",
         { named: String(bundle.public_key_hex).slice(0, 16), trusted: trusted.slice(0, 16) }));
     }
-    const key = await ed25519Key(trusted || bundle.public_key_hex);
+    const key = await ed25519Key(checked.key);
+    const logKeys = await Promise.all(checked.logKeys.map(ed25519Key));
     pair.commitmentSigned = await signatureValid(key, commitment);
     pair.revealSigned = reveal ? await signatureValid(key, reveal) : false;
     if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
@@ -387,7 +420,7 @@
     const clientSeed = reveal.document.client_seed;
     const hkey = await hmacKey(serverSeed);
     const waiting = []; // what the log does not prove yet: not a failure, never "verified"
-    const playerKeys = await registeredKeys(bundle, commitment.document.user_id, problems, key, waiting);
+    const playerKeys = await registeredKeys(bundle, commitment.document.user_id, problems, logKeys, waiting);
     // Where the log took each round's settlement (an anchor that does not hold fails the log
     // check below; here it could only ask more signatures of the round).
     const settledSeqs = {};
@@ -462,7 +495,7 @@
     // Each document's entry in the casino's signed public log must say what the document says.
     // A bundle without its anchors proves nothing there, and fails; a document still pending is
     // not proven either: its round is not called verified until the log proves it.
-    const log = await window.SotaLog.checkAnchors(bundle, key);
+    const log = await window.SotaLog.checkAnchors(bundle, logKeys);
     pair.logged = log.commitment;
     problems.push(...log.problems);
     if (pair.logged === "pending") waiting.push(gettext("the commitment"));
@@ -477,7 +510,8 @@
       }
     }
     for (const signed of log.checkpoints) {
-      window.SotaLog.show(await window.SotaLog.observe(signed, key));
+      // One a retired key signed is older than those the checked key signs: not witnessed again.
+      if (await window.SotaLog.signedBy(key, signed)) window.SotaLog.show(await window.SotaLog.observe(signed, key));
     }
     // A round is verified only within a pair that holds: trusted key, signed and unforged
     // commitment and reveal, the seed that hashes to it, and records that agree.
@@ -631,7 +665,12 @@
       if (!subtle) throw new Error(gettext("this page needs WebCrypto (a secure context: HTTPS or localhost)"));
       const response = await fetch(button.dataset.bundleUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(gettext("could not load the bundle (HTTP %(status)s)", { status: response.status }));
-      render(target, await verifyBundle(await response.json()));
+      await window.SotaRecords.keyChecked(); // the key this page shows may move the pin first
+      const report = await verifyBundle(await response.json());
+      render(target, report);
+      // As the offline verifier's known-keys file: a bundle that passes under a key the pinned
+      // key handed on to, by signed key changes, moves the pin there.
+      if (report.pair.keyChain && !report.problems.length) window.SotaRecords.followChain(report.pair.keyChain);
     } catch (error) {
       const message = /Ed25519|Algorithm|NotSupported/i.test(String(error))
         ? gettext("This browser cannot check Ed25519 signatures; use the verifier script instead.")

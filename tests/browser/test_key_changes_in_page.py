@@ -1,0 +1,279 @@
+"""The fairness page across a change of the service's signing key, in Chromium: a browser that
+pinned the old key follows a key change signed by it (as the offline verifier follows one with
+a known-keys file), and refuses one that the old key did not sign, such as an operator holding
+the database but not the old key would write.
+
+A test that changes the key does it on a server of its own (``forked_server``) and restarts
+its workers, as an operator does after ``flask keys rotate``: the shared server's key stays the
+one every other test pinned.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import LiveServer
+from browser_support import sign_up
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from sota_casino.core import fairness
+from sota_casino.factory import create_app
+from sota_casino.instance import replace_file
+from sota_casino.services import audit
+from sota_casino.services import fairness as fairness_service
+from sota_casino.verify import verify_bundle
+from sota_casino.verify.trust import successor_chain
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+from web_support import plant_server_seed  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+PINNED = "window.SotaRecords.pinnedKey()"
+#: What the page's verifier finds in a bundle, trusting the key pinned here (and the keys it
+#: replaced), or only a key given.
+AS_PINNED = (
+    "async bundle => (await window.SotaVerify.verifyBundle(bundle, {records: null}))"
+    ".problems.join(' | ')"
+)
+TRUSTING = (
+    "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle,"
+    " {trustedKey: key, records: null})).problems.join(' | ')"
+)
+
+
+def service_key_hex(server: LiveServer) -> str:
+    pem = Path(server.app.config["SIGNING_KEY_FILE"]).read_bytes()
+    return fairness.public_key_hex(fairness.load_private_key(pem))
+
+
+def pin_the_key_shown(tab: Any) -> str:
+    """Open the fairness page, which pins the key it shows; return that key."""
+    tab.goto("/fairness")
+    tab.wait_for_function(f"() => {PINNED} !== null")
+    return str(tab.evaluate(PINNED)["public_key_hex"])
+
+
+def play_a_round_signed_by_the_new_key(tab: Any, server: LiveServer, username: str) -> None:
+    """Play a round on the player's active pair (committed by the new key) and open the
+    fairness page."""
+    restarted = create_app(dict(server.app.config))  # with the new key, as the workers
+    try:
+        plant_server_seed(restarted, username, {0: False})
+    finally:
+        restarted.extensions["sota_casino.engine"].dispose()
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_selector("[data-testid=result]")
+    tab.goto("/fairness")
+
+
+def verify_in_page(tab: Any) -> str:
+    """Verify the newest revealed pair in the page; return the verdict."""
+    tab.locator("[data-verify]").first.click()
+    summary = tab.locator(".revealed-pair [data-testid=verify-summary]").first
+    summary.wait_for()
+    return str(summary.inner_text())
+
+
+def old_signing_key(server: LiveServer) -> Ed25519PrivateKey:
+    """The key ``flask keys rotate`` retired (its file is kept beside the new one)."""
+    key_file = Path(server.app.config["SIGNING_KEY_FILE"])
+    (kept,) = key_file.parent.glob(f"{key_file.name}.retired-*")
+    return fairness.load_private_key(kept.read_bytes())
+
+
+def resigned(checkpoint: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, Any]:
+    return {
+        **checkpoint,
+        "signature": fairness.sign(key, checkpoint["document"]),
+        "public_key_hex": fairness.public_key_hex(key),
+    }
+
+
+def forge_a_key_change(server: LiveServer) -> str:
+    """As an operator holding the database and the key file, but not the old key: put a new
+    key in the key file and log a key change naming it, signed by the new key instead of the
+    old one. Returns the new key (hex)."""
+    old_hex = service_key_hex(server)
+    new_key = fairness.new_signing_key()
+    new_hex = fairness.public_key_hex(new_key)
+    document = fairness.key_change_document(
+        old_public_key_hex=old_hex,
+        new_public_key_hex=new_hex,
+        changed_at=fairness.format_time(datetime.now(UTC)),
+    )
+    with server.app.app_context():
+        session = server.app.extensions["sota_casino.sessionmaker"]()
+        with session.begin():
+            audit.record(
+                session,
+                actor="system",
+                action=fairness_service.KEY_CHANGED,
+                subject=f"key:{new_hex[:16]}",
+                data={"key_change": fairness.signed(new_key, document)},
+            )
+        session.close()
+    key_file = Path(server.app.config["SIGNING_KEY_FILE"])
+    replace_file(key_file, fairness.private_key_pem(new_key), suffix=".retired")
+    return new_hex
+
+
+@pytest.fixture
+def pinned(forked_tab: Any, forked_server: LiveServer) -> Iterator[str]:
+    """The key ``forked_tab`` pinned before the key changes."""
+    key = pin_the_key_shown(forked_tab)
+    assert key == service_key_hex(forked_server)
+    yield key
+
+
+def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
+    forked_tab: Any, forked_server: LiveServer, pinned: str
+) -> None:
+    tab = forked_tab
+    result = forked_server.app.test_cli_runner().invoke(args=["keys", "rotate"])
+    assert result.exit_code == 0, result.output
+    forked_server.restart_workers()
+    new_key = service_key_hex(forked_server)
+    assert new_key != pinned
+
+    play_a_round_signed_by_the_new_key(tab, forked_server, sign_up(tab, "keys"))
+    # The page shows the new key: the pin follows the signed change, calmly, and says which.
+    notice = tab.locator("[data-testid=key-change-followed]")
+    assert "the key this browser pinned signed the change" in notice.inner_text()
+    assert f"{pinned} → {new_key} on " in notice.inner_text()
+    assert tab.locator("[data-testid=key-changed]").count() == 0
+    pin = tab.evaluate(PINNED)
+    assert pin["public_key_hex"] == new_key
+    (replaced,) = pin["replaced"]
+    assert replaced["public_key_hex"] == pinned
+    assert replaced["key_change"]["new_public_key_hex"] == new_key
+    assert f"--public-key {new_key} " in tab.locator("[data-testid=verifier-command]").inner_text()
+
+    tab.click("#rotate")
+    verdict = verify_in_page(tab)
+    assert verdict.startswith("✓ All 1 round verified against the key pinned in this browser")
+
+    # A bundle under a key the pinned key handed on to moves the pin as well once it passes, as
+    # the offline verifier's known-keys file moves on: say, on a page made before the change.
+    tab.evaluate(
+        """key => localStorage.setItem("sota-casino.pinned-key.v1",
+            JSON.stringify({public_key_hex: key, pinned_at: "2026-01-01T00:00:00Z",
+                            replaced: []}))""",
+        pinned,
+    )
+    tab.evaluate(
+        "document.querySelectorAll('[data-testid=key-change-followed]').forEach(n => n.remove())"
+    )
+    assert verify_in_page(tab).startswith("✓ All 1 round verified")
+    assert f"{pinned} → {new_key} on " in notice.inner_text()
+    assert tab.evaluate(PINNED)["public_key_hex"] == new_key
+    assert tab.evaluate(PINNED)["replaced"][0]["public_key_hex"] == pinned
+
+    # A verifier that still trusts the old key follows the bundle's own key changes to the new
+    # one; without them, or with them forged, the bundle's key is refused.
+    url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
+    bundle = tab.evaluate("async url => (await fetch(url)).json()", url)
+    assert tab.evaluate(TRUSTING, [bundle, pinned]) == ""
+    assert "not the key this browser trusts" in tab.evaluate(
+        TRUSTING, [dict(bundle, key_changes=[]), pinned]
+    )
+    (change,) = bundle["key_changes"]
+    forged = {
+        **change,
+        "signature": fairness.sign(Ed25519PrivateKey.generate(), change["document"]),
+    }
+    assert "not the key this browser trusts" in tab.evaluate(
+        TRUSTING, [dict(bundle, key_changes=[forged]), pinned]
+    )
+
+    # A worker not yet restarted signs checkpoints with the retired key, as the key change
+    # allows: the page takes them, the pin having moved from that key, as the offline verifier
+    # trusting the old key does; trusting only the new key, neither takes them.
+    retired = old_signing_key(forked_server)
+    assert fairness.public_key_hex(retired) == pinned
+    late = dict(bundle, checkpoints=[resigned(c, retired) for c in bundle["checkpoints"]])
+    assert tab.evaluate(AS_PINNED, late) == ""
+    assert "not signed by the pinned key" in tab.evaluate(TRUSTING, [late, new_key])
+    assert verify_bundle(late, pinned).ok and not verify_bundle(late, new_key).ok
+
+    # Once followed, the page is quiet, and witnesses the log on with the new key.
+    tab.reload()
+    assert tab.locator("[data-testid=key-change-followed]").count() == 0
+    assert tab.locator("[data-testid=key-changed]").count() == 0
+    tab.wait_for_function(
+        "() => document.querySelector('[data-testid=log-witness]').textContent"
+        ".startsWith('✓ This browser has checked the casino')"
+    )
+
+
+def test_a_key_change_the_pinned_key_did_not_sign_leaves_the_pin_and_the_loud_warning(
+    forked_tab: Any, forked_server: LiveServer, pinned: str
+) -> None:
+    tab = forked_tab
+    new_key = forge_a_key_change(forked_server)
+    forked_server.restart_workers()
+
+    play_a_round_signed_by_the_new_key(tab, forked_server, sign_up(tab, "keys"))
+    alert = tab.locator("[data-testid=key-changed]")
+    assert "The casino's signing key has changed" in alert.inner_text()
+    assert pinned in alert.inner_text() and new_key in alert.inner_text()
+    assert tab.locator("[data-testid=key-change-followed]").count() == 0
+    assert tab.evaluate(PINNED)["public_key_hex"] == pinned
+    assert tab.evaluate(PINNED)["replaced"] == []
+
+    tab.click("#rotate")
+    verdict = verify_in_page(tab)
+    assert verdict.startswith("✗ 0 of 1 round verified")
+    assert "not the key this browser trusts" in verdict
+    assert tab.evaluate(PINNED)["public_key_hex"] == pinned
+
+
+def test_the_chain_rule_of_the_page_is_the_offline_verifiers(tab: Any) -> None:
+    """``SotaRecords.successorChain`` follows what ``successor_chain`` follows, and refuses
+    what it refuses: a change signed by another key than the one it retires, a chain that leads
+    to another key, a loop, anything that is not a key change."""
+    a, b, c = (Ed25519PrivateKey.generate() for _ in range(3))
+    a_hex, b_hex, c_hex = map(fairness.public_key_hex, (a, b, c))
+
+    def change(old: str, new: str, signer: Ed25519PrivateKey, **extra: Any) -> dict[str, Any]:
+        document = fairness.key_change_document(
+            old_public_key_hex=old, new_public_key_hex=new, changed_at="2026-01-01T00:00:00.000000Z"
+        )
+        return fairness.signed(signer, {**document, **extra})
+
+    a_to_b, b_to_c = change(a_hex, b_hex, a), change(b_hex, c_hex, b)
+    cases: list[tuple[str, str, object]] = [
+        (a_hex, a_hex, []),
+        (a_hex, b_hex, [a_to_b]),
+        (a_hex, c_hex, [b_to_c, a_to_b]),  # in any order
+        (a_hex, b_hex, [change(a_hex, b_hex, b)]),  # signed by the key it names
+        (a_hex, b_hex, [change(a_hex, b_hex, c)]),  # signed by a stranger
+        (a_hex, b_hex, [change(a_hex, b_hex, a, v=2)]),  # another version
+        (a_hex, c_hex, [change(a_hex, b_hex, a, type="checkpoint"), b_to_c]),
+        (a_hex, c_hex, [a_to_b]),  # leads to another key
+        (a_hex, c_hex, [a_to_b, change(b_hex, a_hex, b)]),  # a loop
+        (a_hex, c_hex, [change(a_hex, c_hex, c), a_to_b, b_to_c]),  # the forged one ignored
+        (a_hex, c_hex, [change(a_hex, b_hex, a), change(a_hex, c_hex, a)]),  # the first counts
+        (a_hex, b_hex, {"0": a_to_b}),
+        (a_hex, b_hex, [{"document": a_to_b["document"]}, "change", None]),
+    ]
+    tab.goto("/")
+    for trusted, target, changes in cases:
+        expected = successor_chain(trusted, target, changes)
+        found = tab.evaluate(
+            "([trusted, target, changes]) =>"
+            " window.SotaRecords.successorChain(trusted, target, changes)",
+            [trusted, target, changes],
+        )
+        assert found == (None if expected is None else list(expected)), (trusted, target, changes)
+    assert tab.evaluate(
+        "([a, c, changes]) => window.SotaRecords.successorChain(a, c, changes)",
+        [a_hex, c_hex, [b_to_c, a_to_b]],
+    ) == [a_to_b["document"], b_to_c["document"]]
