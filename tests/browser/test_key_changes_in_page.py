@@ -31,17 +31,14 @@ from sota_casino.verify import verify_bundle
 from sota_casino.verify.trust import successor_chain
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+from test_fairness_records import WITHOUT_RECORDS  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 PINNED = "window.SotaRecords.pinnedKey()"
-#: What the page's verifier finds in a bundle, trusting the key pinned here (and the keys it
-#: replaced), or only a key given.
-AS_PINNED = (
-    "async bundle => (await window.SotaVerify.verifyBundle(bundle, {records: null}))"
-    ".problems.join(' | ')"
-)
+#: What the page's verifier finds in a bundle trusting only a key given (``WITHOUT_RECORDS``:
+#: the key pinned here, and the keys it replaced).
 TRUSTING = (
     "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle,"
     " {trustedKey: key, records: null})).problems.join(' | ')"
@@ -199,7 +196,7 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
     retired = old_signing_key(forked_server)
     assert fairness.public_key_hex(retired) == pinned
     late = dict(bundle, checkpoints=[resigned(c, retired) for c in bundle["checkpoints"]])
-    assert tab.evaluate(AS_PINNED, late) == ""
+    assert tab.evaluate(WITHOUT_RECORDS, late) == ""
     assert "not signed by the pinned key" in tab.evaluate(TRUSTING, [late, new_key])
     assert verify_bundle(late, pinned).ok and not verify_bundle(late, new_key).ok
 
