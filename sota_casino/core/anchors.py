@@ -221,7 +221,10 @@ def _rounds_problem(
             pairs.open_rounds[pair] = pairs.open_rounds.get(pair, 0) + 1
     elif action == SETTLEMENT_ACTION:
         if (settled_pair := pairs.unsettled.pop(subject, None)) is not None:
-            pairs.open_rounds[settled_pair] -= 1
+            if still_open := pairs.open_rounds[settled_pair] - 1:
+                pairs.open_rounds[settled_pair] = still_open
+            else:
+                del pairs.open_rounds[settled_pair]  # as counting ``unsettled`` afresh gives
     elif action == REVEAL_ACTION and subject in pairs.bets:
         if pairs.open_rounds.pop(subject, 0):
             open_round = next(r for r, p in pairs.unsettled.items() if p == subject)

@@ -305,6 +305,7 @@ def test_the_rounds_bet_on_open_pairs_are_carried_from_one_chunk_to_the_next() -
     assert anchors.first_key_problem(entries[:10], (), pairs) is None
     assert pairs.bets == {"seed_pair:1": 2, "seed_pair:2": 0}  # user:8's 9 was never committed
     assert pairs.unsettled == {"round:2": "seed_pair:1"}  # round 1 settled, round 3 on pair 9
+    assert pairs.open_rounds == {"seed_pair:1": 1}  # round 1's count left with its settlement
     assert anchors.PairsInPlay.from_json(json.loads(json.dumps(pairs.to_json()))) == pairs
     assert anchors.first_key_problem(entries[10:]) is None  # alone, the chunk holds no bet of it
     assert anchors.first_key_problem(entries[10:], (), pairs) == (
