@@ -19,6 +19,10 @@
  *   - every decision and Prisoners of War move sent: forms with `data-record-action` (and
  *     data-round-id, data-seed-pair-id, data-nonce, data-game, optional data-move) are recorded
  *     on submit; scripts call `SotaRecords.recordAction(...)`.
+ *   - the sha256 of each document the page's verifier found signed by the trusted key, under the
+ *     name only one document may have (`verified`; the offline verifier's `signed_documents`):
+ *     a bundle signing another document under that name later is the casino's own proof of a
+ *     rewrite, though each bundle alone passes (`compareVerified`).
  * "My records" (`[data-export-records]`) downloads them in the format the offline verifier reads
  * with `--records FILE`. The page's verifier compares each bundle with them (`compareBundle`).
  */
@@ -66,13 +70,14 @@
     }
   }
 
-  /* The records; `rotations` came later, so records kept before it have none. */
+  /* The records; `rotations` and `verified` came later, so records kept before have none. */
   function stored() {
     const records = load(STORE, null);
     if (!records || !Array.isArray(records.commitments) || !Array.isArray(records.actions)) {
-      return { commitments: [], actions: [], rotations: [] };
+      return { commitments: [], actions: [], rotations: [], verified: [] };
     }
     if (!Array.isArray(records.rotations)) records.rotations = [];
+    if (!Array.isArray(records.verified)) records.verified = [];
     return records;
   }
 
@@ -276,6 +281,7 @@
       commitments: records.commitments,
       actions: records.actions,
       rotations: records.rotations.map((r) => ({ seed_pair_id: r.seed_pair_id, client_seed: r.client_seed })),
+      verified: records.verified,
     };
   }
 
@@ -394,6 +400,43 @@
       }
     }
     return { commitment, rounds, problems, recordedActions: Object.keys(rounds).length };
+  }
+
+  // ---- the documents this browser verified ---------------------------------------------------
+
+  /* The offline verifier's digest of a document: sha256(canonical_json(document)), in hex. */
+  async function documentDigest(doc) {
+    const digest = await window.crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical(doc)));
+    return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  /* Compare the documents of a bundle found signed by the trusted key (`signed`: each
+   * {names, document}, named as the offline verifier's signed_documents names them) with those
+   * this browser verified before, then keep them, also when they differ: a name that two signed
+   * documents claim is the casino's own proof that it rewrote one of them. Returns the problems. */
+  async function compareVerified(signed) {
+    const records = stored();
+    const problems = [];
+    const now = new Date().toISOString();
+    const added = [];
+    for (const { names, document: doc } of signed) {
+      const sha256 = await documentDigest(doc);
+      const named = new Set(); // a receipt that differs under its round and its nonce: said once
+      for (const name of names) {
+        for (const kept of records.verified) {
+          if (kept.name !== name || kept.sha256 === sha256 || named.has(kept.sha256)) continue;
+          named.add(kept.sha256);
+          problems.push(gettext("equivocation: %(name)s differs from the one this browser verified on %(when)s, both signed (sha256 %(digest)s and %(other)s): one of them is a rewrite",
+            { name, when: window.SotaI18n.time(kept.seen_at), digest: short(sha256), other: short(kept.sha256) }));
+        }
+        added.push({ name, sha256, seen_at: now });
+      }
+    }
+    for (const entry of added) {
+      if (!records.verified.some((kept) => kept.name === entry.name && kept.sha256 === entry.sha256)) records.verified.push(entry);
+    }
+    save(STORE, records);
+    return problems;
   }
 
   // ---- the page -------------------------------------------------------------------------------
@@ -617,6 +660,6 @@
 
   window.SotaRecords = {
     pinnedKey, pinFirstSeen, acceptKey, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
-    canonical,
+    compareVerified, canonical,
   };
 })();
