@@ -37,8 +37,7 @@ VERIFY = "async bundle => (await window.SotaVerify.verifyBundle(bundle)).problem
 #: document of the one bundle, and the page would name it an equivocation with the documents it
 #: verified before (test_a_bundle_re_signed_after_the_page_verified_another_fails_as_an_...).
 VERIFY_FIRST = (
-    "async bundle => { const records = JSON.parse(localStorage.getItem('sota-casino.records.v1'));"
-    " localStorage.setItem('sota-casino.records.v1', JSON.stringify({...records, verified: []}));"
+    "async bundle => { localStorage.removeItem('sota-casino.verified.v1');"
     " return (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | '); }"
 )
 WITHOUT_RECORDS = (
