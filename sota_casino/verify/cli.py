@@ -194,7 +194,8 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except BundleError as exc:
             errors.append({"source": path, "message": str(exc)})
             continue
-        together = len(args.bundles) > 1 or len(labelled) > 1
+        # Bundles are compared with each other, and with the documents the records hold.
+        compared = len(args.bundles) > 1 or len(labelled) > 1 or bool(records and records.verified)
         for label, bundle in labelled:
             bar = ProgressBar(f"verifying {label}", err) if show_progress else None
             try:
@@ -206,8 +207,10 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 continue
             reports.append(report)
             # Kept small (names and hashes), not the bundles: compared once all are read.
-            signed.append(signed_documents(bundle, report) if together else [])
-    reports = choice.save(with_equivocations(reports, signed))
+            signed.append(signed_documents(bundle, report) if compared else [])
+    reports = choice.save(
+        with_equivocations(reports, signed, records.verified if records is not None else None)
+    )
     code = _exit_code(reports, errors)
     if args.json:
         document = {

@@ -13,14 +13,20 @@ is::
      "commitments": [SIGNED, ...],
      "actions": [{"round_id", "seed_pair_id", "nonce", "game": "casino_war", "action"},
                  {"round_id", "seed_pair_id", "nonce", "game": "sota", "move", "cards"}],
-     "rotations": [{"seed_pair_id", "client_seed"}]}
+     "rotations": [{"seed_pair_id", "client_seed"}],
+     "verified": [{"name", "sha256", "seen_at"}]}
 
-``rotations`` came later and may be missing: records kept before it still load.
+``verified`` holds the sha256 of each document a verifier in the player's browser found signed
+by the trusted key, under the name only one document may have (``the receipt of round 17``, as
+:func:`.runner.signed_documents` names them): a bundle signing another document under that name
+is the casino's own proof of a rewrite (check 1). ``rotations`` and ``verified`` came later and
+may be missing: records kept before them still load.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -50,13 +56,14 @@ class RecordsError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Records:
-    """What the player kept: commitments by seed pair, action records by round, and the
-    client seed sent to start each pair."""
+    """What the player kept: commitments by seed pair, action records by round, the client
+    seed sent to start each pair, and the digests of the documents verified in the browser."""
 
     public_key_hex: str | None
     commitments: Mapping[Any, tuple[Mapping[str, Any], str]]  # seed_pair_id: (document, sig)
     actions: Mapping[int, tuple[Mapping[str, Any], ...]]  # round_id: its records, in order
     rotations: Mapping[int, str] = field(default_factory=dict)  # seed_pair_id: client seed
+    verified: Mapping[str, frozenset[str]] = field(default_factory=dict)  # name: sha256 digests
 
     @classmethod
     def parse(cls, data: object, source: str = "records") -> Records:
@@ -90,7 +97,17 @@ class Records:
         for i, rotation in enumerate(_list(data, "rotations", source)):
             pair, client_seed = _check_rotation(rotation, f"{source}: rotations[{i}]")
             rotations[pair] = client_seed  # the last sent for a pair is the one that counted
-        return cls(key, commitments, {k: tuple(v) for k, v in actions.items()}, rotations)
+        verified: dict[str, set[str]] = defaultdict(set)
+        for i, entry in enumerate(_list(data, "verified", source)):
+            name, digest = _check_verified(entry, f"{source}: verified[{i}]")
+            verified[name].add(digest)
+        return cls(
+            key,
+            commitments,
+            {k: tuple(v) for k, v in actions.items()},
+            rotations,
+            {name: frozenset(digests) for name, digests in verified.items()},
+        )
 
     @classmethod
     def read(cls, path: str) -> Records:
@@ -127,6 +144,21 @@ def _check_rotation(rotation: object, where: str) -> tuple[int, str]:
     if not isinstance(client_seed, str) or not client_seed:
         raise RecordsError(f"{where}: client_seed is the text sent, not {client_seed!r}")
     return int(rotation["seed_pair_id"]), client_seed
+
+
+def _check_verified(entry: object, where: str) -> tuple[str, str]:
+    """Return the name and the digest of a verified document's record.
+
+    :raises RecordsError: if it is not ``{"name", "sha256", "seen_at"}``.
+    """
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+        raise RecordsError(f"{where} has no name (the text naming the document)")
+    digest = entry.get("sha256")
+    if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+        raise RecordsError(f"{where}: sha256 is 64 lowercase hex digits, not {digest!r}")
+    if not isinstance(entry.get("seen_at", ""), str):
+        raise RecordsError(f"{where}: seen_at is the time it was verified, as text")
+    return entry["name"], digest
 
 
 def _check_action(record: object, where: str) -> int:

@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -283,13 +284,25 @@ def signed_documents(bundle: object, report: Report) -> list[SignedDocument]:
     return found
 
 
+#: Where a digest of the player's records came from, in an equivocation's finding.
+RECORDS_SOURCE: Final = "the records"
+
+
 def with_equivocations(
-    reports: Sequence[Report], signed: Sequence[Sequence[SignedDocument]]
+    reports: Sequence[Report],
+    signed: Sequence[Sequence[SignedDocument]],
+    recorded: Mapping[str, Iterable[str]] | None = None,
 ) -> list[Report]:
     """Fail every document that another bundle given with it contradicts: two documents signed
     for one pair's commitment or reveal, one round or one nonce are the casino's own proof that
-    it rewrote one of them (each bundle alone may pass every check). Both are named."""
-    holders: dict[str, dict[str, str]] = {}  # name -> digest -> the first bundle holding it
+    it rewrote one of them (each bundle alone may pass every check). Both are named.
+
+    :param recorded: the digests by name of the documents the player's browser verified
+        (:attr:`.Records.verified`): they take part as one more bundle, ``the records``.
+    """
+    holders: dict[str, dict[str, str]] = {  # name -> digest -> the first bundle holding it
+        name: dict.fromkeys(digests, RECORDS_SOURCE) for name, digests in (recorded or {}).items()
+    }
     for report, documents in zip(reports, signed, strict=True):
         for name, digest, _, _ in documents:
             holders.setdefault(name, {}).setdefault(digest, report.source)

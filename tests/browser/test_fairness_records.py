@@ -9,6 +9,7 @@ another key, signed with the service's real key, so that nothing inside the bund
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 import sys
@@ -32,6 +33,13 @@ from web_support import plant_server_seed  # noqa: E402
 pytestmark = pytest.mark.browser
 
 VERIFY = "async bundle => (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | ')"
+#: As VERIFY, in a browser that has verified no bundle before: each forgery below re-signs a
+#: document of the one bundle, and the page would name it an equivocation with the documents it
+#: verified before (test_a_bundle_re_signed_after_the_page_verified_another_fails_as_an_...).
+VERIFY_FIRST = (
+    "async bundle => { localStorage.removeItem('sota-casino.verified.v1');"
+    " return (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | '); }"
+)
 WITHOUT_RECORDS = (
     "async bundle => (await window.SotaVerify.verifyBundle(bundle, {records: null}))"
     ".problems.join(' | ')"
@@ -127,7 +135,10 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
         tab.click("#export-records")
     assert download.value.suggested_filename == "sota-casino-records.json"
     exported = json.loads(Path(download.value.path()).read_text())
-    assert exported == records
+    # Now with the digests of the documents the page verified: the pair's two, and each receipt
+    # under its round and its nonce.
+    assert records["verified"] == [] and len(exported["verified"]) == 2 + 2 * 3
+    assert exported == {**records, "verified": exported["verified"]}
     assert set(exported) == {
         "format",
         "v",
@@ -135,6 +146,7 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
         "commitments",
         "actions",
         "rotations",
+        "verified",
     }
     assert (exported["format"], exported["v"]) == ("sota-casino-records", 1)
 
@@ -143,16 +155,16 @@ def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
     tab: Any, live_server: Any, revealed: dict[str, Any]
 ) -> None:
     bundle, key = revealed["bundle"], service_key(live_server)
-    assert tab.evaluate(VERIFY, bundle) == ""
+    assert tab.evaluate(VERIFY_FIRST, bundle) == ""
 
     another_key = forgeries.sign_all(bundle, Ed25519PrivateKey.generate())
-    caught = tab.evaluate(VERIFY, another_key)
+    caught = tab.evaluate(VERIFY_FIRST, another_key)
     assert "not the key this browser trusts" in caught
     assert "the commitment's signature is not valid" in caught
 
     recommitted = forgeries.recommitted(bundle, key)
     assert recommitted["commitment"]["document"] != bundle["commitment"]["document"]
-    caught = tab.evaluate(VERIFY, recommitted)
+    caught = tab.evaluate(VERIFY_FIRST, recommitted)
     pair_id = bundle["commitment"]["document"]["seed_pair_id"]
     assert f"seed pair #{pair_id} was re-committed: before play you were shown commitment" in caught
     assert "signature" not in caught  # every signature is the real key's: only the records tell
@@ -161,7 +173,7 @@ def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
     renamed = copy.deepcopy(recommitted)
     for signed in [renamed["commitment"], renamed["reveal"], *renamed["rounds"]]:
         signed["document"]["seed_pair_id"] = str(pair_id)
-    caught = tab.evaluate(VERIFY, forgeries.sign_all(renamed, key))
+    caught = tab.evaluate(VERIFY_FIRST, forgeries.sign_all(renamed, key))
     assert f"seed pair #{pair_id} was re-committed: before play you were shown commitment" in caught
     # Without the records too, as the offline verifier's pair check says: the id must be an
     # integer (the log contradicts this one too; logged so from the start, only this names it).
@@ -175,20 +187,20 @@ def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
     assert f"the commitment document's user_id [{user_id}] is not an integer" in caught
 
     surrendered, war_round = forgeries.war_into_surrender(bundle, key)
-    caught = tab.evaluate(VERIFY, surrendered)
+    caught = tab.evaluate(VERIFY_FIRST, surrendered)
     records, logged = caught.split(" | ")  # the records, and the casino's own signed log
     assert records == f"round {war_round}: you chose war, the receipt says surrender"
     assert logged.startswith(f"round {war_round}: the log recorded another receipt")
 
     replaced, sota_round = forgeries.moves_replaced(bundle, key)
-    caught = tab.evaluate(VERIFY, replaced)
+    caught = tab.evaluate(VERIFY_FIRST, replaced)
     assert re.match(
         rf"round {sota_round}: your move 1 laid \S\S( \S\S)*, the receipt says ", caught
     )
     assert "signature" not in caught and "outcome" not in caught
 
     tampered, tampered_round = forgeries.trick_log_tampered(bundle, key)
-    caught = tab.evaluate(VERIFY, tampered)
+    caught = tab.evaluate(VERIFY_FIRST, tampered)
     replayed, logged = caught.split(" | ")
     assert re.fullmatch(
         rf"round {tampered_round} \(nonce 2\): "
@@ -240,12 +252,15 @@ def test_a_reveal_resigned_with_fewer_rounds_contradicts_the_log_in_the_page(
         },
         "anchors": [a for a in bundle["anchors"] if a["of"].get("round_id") != dropped],
     }
-    caught = tab.evaluate(VERIFY, forged)
+    caught = tab.evaluate(VERIFY_FIRST, forged)
     assert (
         "the log recorded 3 rounds when the pair was revealed, the reveal says 2 (entry " in caught
     )
     without = {**bundle, "anchors": [a for a in bundle["anchors"] if a["of"]["kind"] != "reveal"]}
-    assert tab.evaluate(VERIFY, without) == "the bundle carries no anchor of the reveal in the log"
+    assert (
+        tab.evaluate(VERIFY_FIRST, without)
+        == "the bundle carries no anchor of the reveal in the log"
+    )
 
 
 def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trusts_it(
@@ -399,3 +414,94 @@ def test_moves_reordered_or_one_logged_move_anchored_twice_fail_in_the_page(tab:
         caught
     )
     assert "null" in caught
+
+
+def test_a_bundle_re_signed_after_the_page_verified_another_fails_as_an_equivocation(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A casino holding the key can hand the player one bundle, and later a re-signed one whose
+    log is written to match: each passes alone. The page keeps the digest of every document it
+    found signed, so the second contradicts the first, and the exported records carry the
+    digests to the offline verifier."""
+    from test_verify_cli import GOOD
+    from test_verify_cli import KEY_HEX
+    from test_verify_cli import PAIR
+    from test_verify_cli import _rewritten
+    from test_verify_cli import _run
+
+    from sota_casino.verify import verify_bundle
+    from sota_casino.verify.runner import signed_documents
+
+    sign_up(tab, "equivocation")
+    tab.goto("/fairness")
+    check = (
+        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+        "{trustedKey: key})).problems.join(' | ')"
+    )
+    alone = (  # without this browser's records: nothing verified before is compared
+        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+        "{trustedKey: key, records: null})).problems.join(' | ')"
+    )
+    # Fetched before the reveal, then after: they agree on all they both hold.
+    unrevealed = bundles.bundle(4, pair=PAIR, revealed=False)
+    assert tab.evaluate(check, [unrevealed, KEY_HEX]) == (
+        "this seed pair is not revealed yet: rotate it first"
+    )
+    assert tab.evaluate(check, [GOOD, KEY_HEX]) == ""
+    assert tab.evaluate(check, [GOOD, KEY_HEX]) == ""  # verified again: the same documents
+    # The page's names and digests are the offline verifier's, one entry each.
+    kept = tab.evaluate("window.SotaRecords.exportDocument().verified")
+    expected = {
+        (name, digest)
+        for bundle in (unrevealed, GOOD)
+        for name, digest, _, _ in signed_documents(bundle, verify_bundle(bundle, KEY_HEX))
+    }
+    assert sorted((e["name"], e["sha256"]) for e in kept) == sorted(expected)
+
+    for what in ("receipt", "reveal", "commitment"):
+        forged, text = _rewritten(what)
+        assert tab.evaluate(alone, [forged, KEY_HEX]) == ""
+        caught = tab.evaluate(check, [forged, KEY_HEX]).split(" | ")
+        said = (
+            rf"equivocation: {text} differs from the one this browser verified on .+ UTC, both "
+            r"signed \(sha256 [0-9a-f]{16}… and [0-9a-f]{16}…\): one of them is a rewrite"
+        )
+        assert any(re.fullmatch(said, problem) for problem in caught), caught
+        # A receipt is named once, not by its nonce too (the reveal's bundle holds the receipt
+        # the one before rewrote, and says so too).
+        assert sum(f"equivocation: {text} differs" in problem for problem in caught) == 1
+        # Kept though it failed: the first bundle now contradicts it too.
+        assert f"equivocation: {text} differs" in tab.evaluate(check, [GOOD, KEY_HEX])
+
+    # The exported records carry the digests to the offline verifier, which names them.
+    records = tmp_path / "records.json"
+    records.write_text(json.dumps(tab.evaluate("window.SotaRecords.exportDocument()")))
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(GOOD))
+    code, out, _ = _run("--records", str(records), "--public-key", KEY_HEX, str(good), "-q")
+    assert (
+        code == 1
+        and f"the receipt of round 102 in {good} differs from the one in the records" in out
+    )
+
+
+def test_the_page_digests_a_document_as_the_offline_verifier_does(tab: Any) -> None:
+    """sha256 of the canonical JSON, escapes and all: the records' digests are the verifier's."""
+    from sota_casino.core.fairness import canonical_json
+
+    tab.goto("/")
+    doc = {
+        "z": 'ä ☃ 🂡 \u2028 \x00\x1f\x7f "quoted" \\ </script>',
+        "a": [1, -2, 0, None, True, False, {"é": "", "e": []}],
+        "n": 9007199254740991,
+    }
+    kept = tab.evaluate(
+        """async doc => {
+            await window.SotaRecords.compareVerified([{names: ["a document"], document: doc}]);
+            return window.SotaRecords.exportDocument().verified;
+        }""",
+        doc,
+    )
+    assert [(e["name"], e["sha256"]) for e in kept] == [
+        ("a document", hashlib.sha256(canonical_json(doc)).hexdigest())
+    ]

@@ -87,7 +87,15 @@ def test_the_page_records_the_next_commitment_and_the_seed_sent_and_confirms_the
     assert records["rotations"] == [
         {"seed_pair_id": before["next_seed_pair_id"], "client_seed": SEED}
     ]
-    assert set(records) == {"format", "v", "public_key_hex", "commitments", "actions", "rotations"}
+    assert set(records) == {
+        "format",
+        "v",
+        "public_key_hex",
+        "commitments",
+        "actions",
+        "rotations",
+        "verified",
+    }
     tab.reload()  # checked once: nothing pending is left
     assert tab.inner_text("[data-testid=rotation-check]") == ""
 

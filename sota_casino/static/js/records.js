@@ -19,6 +19,11 @@
  *   - every decision and Prisoners of War move sent: forms with `data-record-action` (and
  *     data-round-id, data-seed-pair-id, data-nonce, data-game, optional data-move) are recorded
  *     on submit; scripts call `SotaRecords.recordAction(...)`.
+ *   - the sha256 of each document the page's verifier found signed by the trusted key, under the
+ *     name only one document may have (`verified`, kept under a key of its own; the offline
+ *     verifier's `signed_documents`): a bundle signing another document under that name later
+ *     is the casino's own proof of a rewrite, though each bundle alone passes
+ *     (`compareVerified`).
  * "My records" (`[data-export-records]`) downloads them in the format the offline verifier reads
  * with `--records FILE`. The page's verifier compares each bundle with them (`compareBundle`).
  */
@@ -26,6 +31,9 @@
 
 (function () {
   const STORE = "sota-casino.records.v1";
+  // Apart from STORE: it grows with every round verified, and a full storage then loses only
+  // these digests, never a decision or a move recorded after.
+  const VERIFIED = "sota-casino.verified.v1";
   const PIN = "sota-casino.pinned-key.v1";
   const PENDING_ROTATION = "sota-casino.pending-rotation.v1"; // sessionStorage: this tab's
   const ROTATION_WARNINGS = "sota-casino.rotation-warnings.v1";
@@ -74,6 +82,12 @@
     }
     if (!Array.isArray(records.rotations)) records.rotations = [];
     return records;
+  }
+
+  /* The digests of the documents this browser verified: [{name, sha256, seen_at}]. */
+  function verifiedDocuments() {
+    const kept = load(VERIFIED, []);
+    return Array.isArray(kept) ? kept : [];
   }
 
   /* Sorted keys, no spaces: equal documents give equal text. */
@@ -276,6 +290,7 @@
       commitments: records.commitments,
       actions: records.actions,
       rotations: records.rotations.map((r) => ({ seed_pair_id: r.seed_pair_id, client_seed: r.client_seed })),
+      verified: verifiedDocuments(),
     };
   }
 
@@ -394,6 +409,46 @@
       }
     }
     return { commitment, rounds, problems, recordedActions: Object.keys(rounds).length };
+  }
+
+  // ---- the documents this browser verified ---------------------------------------------------
+
+  /* The offline verifier's digest of a document: sha256(canonical_json(document)), in hex. */
+  async function documentDigest(doc) {
+    const digest = await window.crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical(doc)));
+    return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  /* Compare the documents of a bundle found signed by the trusted key (`signed`: each
+   * {names, document}, named as the offline verifier's signed_documents names them) with those
+   * this browser verified before, then keep them, also when they differ: a name that two signed
+   * documents claim is the casino's own proof that it rewrote one of them. Returns the problems. */
+  async function compareVerified(signed) {
+    const verified = verifiedDocuments();
+    const byName = new Map(); // name -> the entries kept under it
+    for (const kept of verified) byName.set(kept.name, (byName.get(kept.name) || []).concat([kept]));
+    const problems = [];
+    const now = new Date().toISOString();
+    for (const { names, document: doc } of signed) {
+      const sha256 = await documentDigest(doc);
+      const named = new Set(); // a receipt that differs under its round and its nonce: said once
+      for (const name of names) {
+        const under = byName.get(name) || [];
+        for (const kept of under) {
+          if (kept.sha256 === sha256 || named.has(kept.sha256)) continue;
+          named.add(kept.sha256);
+          problems.push(gettext("equivocation: %(name)s differs from the one this browser verified on %(when)s, both signed (sha256 %(digest)s and %(other)s): one of them is a rewrite",
+            { name, when: window.SotaI18n.time(kept.seen_at), digest: short(sha256), other: short(kept.sha256) }));
+        }
+        if (!under.some((kept) => kept.sha256 === sha256)) {
+          const entry = { name, sha256, seen_at: now };
+          verified.push(entry);
+          byName.set(name, under.concat([entry]));
+        }
+      }
+    }
+    save(VERIFIED, verified);
+    return problems;
   }
 
   // ---- the page -------------------------------------------------------------------------------
@@ -617,6 +672,6 @@
 
   window.SotaRecords = {
     pinnedKey, pinFirstSeen, acceptKey, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
-    canonical,
+    compareVerified, canonical,
   };
 })();

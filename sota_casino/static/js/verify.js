@@ -7,10 +7,11 @@
  * winner, how the game ended and payout. Signatures are checked against the key pinned in this
  * browser (records.js), or a key it handed on to by key changes each signed by the key it
  * retires (as the offline verifier does), never merely the key the bundle names, and the bundle
- * is compared with the player's own records: the commitment shown before play and the decisions
- * and moves sent, and with the casino's signed public log (transparency.js): each document's
- * audit entry, proved into a checkpoint the pinned key (or a key it succeeded) signed, must say
- * what the document says. A round is called verified only when all of that holds.
+ * is compared with the player's own records: the commitment shown before play, the decisions
+ * and moves sent, and the documents this browser verified before (a pair's commitment or reveal,
+ * a round or a nonce has one signed document: another is a rewrite); and with the casino's
+ * signed public log (transparency.js): each document's audit entry, proved into a checkpoint the
+ * pinned key (or a key it succeeded) signed, must say what the document says. A round is called verified only when all of that holds.
  */
 "use strict";
 
@@ -361,6 +362,23 @@
     return { key: bundle.public_key_hex, chain, logKeys: [bundle.public_key_hex, ...retired.reverse()] };
   }
 
+  /* A value as the offline verifier's names write it (Python's str), so that the records'
+   * names are its names. */
+  function pythonText(value) {
+    if (value === null || value === undefined) return "None";
+    if (typeof value === "boolean") return value ? "True" : "False";
+    return String(value);
+  }
+
+  /* The names only one signed document may have (verify/runner.py, signed_documents): a pair's
+   * commitment or reveal, a round's receipt and the nonce of the pair it was dealt at. */
+  function uniqueNames(kind, doc) {
+    const pair = "seed pair " + pythonText(doc.seed_pair_id);
+    return kind === "round"
+      ? ["the receipt of round " + pythonText(doc.round_id), "nonce " + pythonText(doc.nonce) + " of " + pair]
+      : ["the " + kind + " document of " + pair];
+  }
+
   function defaultRecords(bundle) {
     return window.SotaRecords ? window.SotaRecords.compareBundle(bundle) : null;
   }
@@ -372,6 +390,8 @@
     const trusted = opts.trustedKey === undefined ? defaultTrustedKey() : opts.trustedKey;
     const earlier = opts.trustedKey === undefined ? defaultEarlierKeys() : [];
     const records = opts.records === undefined ? defaultRecords(bundle) : opts.records;
+    // The documents this browser verified before are part of its records.
+    const verifiedBefore = opts.records === undefined && window.SotaRecords;
     const problems = [];
     const commitment = bundle.commitment;
     const reveal = bundle.reveal;
@@ -397,6 +417,8 @@
     const logKeys = await Promise.all(checked.logKeys.map(ed25519Key));
     pair.commitmentSigned = await signatureValid(key, commitment);
     pair.revealSigned = reveal ? await signatureValid(key, reveal) : false;
+    const receipts = Array.isArray(bundle.rounds) ? bundle.rounds : [];
+    const receiptsSigned = await Promise.all(receipts.map((signed) => signatureValid(key, signed)));
     if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
     // The records find a pair by its integer id: one re-committed under the id "12" is not
     // another pair, and fails here with or without records (as the offline verifier's pair check).
@@ -408,6 +430,15 @@
       }
     }
     if (records) problems.push(...records.problems);
+    if (verifiedBefore && trusted !== null) {
+      // Only what the trusted key signed: anything else proves nothing, and is not kept.
+      const signed = [
+        ...(pair.commitmentSigned ? [{ names: uniqueNames("commitment", commitment.document), document: commitment.document }] : []),
+        ...(pair.revealSigned ? [{ names: uniqueNames("reveal", reveal.document), document: reveal.document }] : []),
+        ...receipts.filter((_, i) => receiptsSigned[i]).map((r) => ({ names: uniqueNames("round", r.document), document: r.document })),
+      ];
+      problems.push(...await window.SotaRecords.compareVerified(signed));
+    }
     if (!reveal) {
       problems.push(gettext("this seed pair is not revealed yet: rotate it first"));
       return { pair, rounds: [], problems, records, waiting: [] };
@@ -430,10 +461,10 @@
     }
     const seen = new Set();
     const rounds = [];
-    for (const signed of bundle.rounds) {
+    for (const [index, signed] of receipts.entries()) {
       const doc = signed.document;
       const row = { id: doc.round_id, nonce: doc.nonce, game: doc.game, checks: {}, note: "" };
-      row.checks.signature = await signatureValid(key, signed);
+      row.checks.signature = receiptsSigned[index];
       row.checks.seeds = doc.commitment === seedHash && doc.client_seed === clientSeed
         && doc.seed_pair_id === reveal.document.seed_pair_id;
       row.checks.nonce = Number.isInteger(doc.nonce) && doc.nonce >= 0
