@@ -495,7 +495,9 @@ def entries(
         low = max(after_seq or 0, (from_seq or 1) - 1)
         query = query.where(AuditEntry.seq > low)
         if window:
-            query = query.where(AuditEntry.seq <= low + window)
+            # No further than the largest id: a cursor near it would overflow the database's
+            # integer.
+            query = query.where(AuditEntry.seq <= min(low + window, results.MAX_ID))
         query = query.order_by(AuditEntry.seq)
     else:
         given = [

@@ -497,7 +497,8 @@ def test_the_page_digests_a_document_as_the_offline_verifier_does(tab: Any) -> N
     }
     kept = tab.evaluate(
         """async doc => {
-            await window.SotaRecords.compareVerified([{names: ["a document"], document: doc}]);
+            const names = [{name: "a document", label: "a document"}];
+            await window.SotaRecords.compareVerified([{names, document: doc}]);
             return window.SotaRecords.exportDocument().verified;
         }""",
         doc,
@@ -505,3 +506,51 @@ def test_the_page_digests_a_document_as_the_offline_verifier_does(tab: Any) -> N
     assert [(e["name"], e["sha256"]) for e in kept] == [
         ("a document", hashlib.sha256(canonical_json(doc)).hexdigest())
     ]
+
+
+def test_two_verifications_at_once_both_keep_the_documents_they_verified(tab: Any) -> None:
+    """Two bundles verified at the same moment (two buttons, two tabs): each reads the kept list
+    and writes it back, and neither may write over what the other just kept, or a rewrite of a
+    document it verified would pass later unnoticed."""
+    tab.goto("/")
+    kept = tab.evaluate(
+        """async () => {
+            localStorage.removeItem("sota-casino.verified.v1");
+            const signed = name => [{names: [{name, label: name}], document: {name}}];
+            await Promise.all(["one", "two", "three"].map(
+                name => window.SotaRecords.compareVerified(signed(name))));
+            return window.SotaRecords.exportDocument().verified.map(e => e.name);
+        }"""
+    )
+    assert sorted(kept) == ["one", "three", "two"]
+
+
+def test_an_equivocation_names_the_document_in_the_language_of_the_page(tab: Any) -> None:
+    """The records keep the verifier's English names (the offline verifier reads them); the
+    page says which document differs in its own language."""
+    from test_verify_cli import GOOD
+    from test_verify_cli import KEY_HEX
+    from test_verify_cli import _rewritten
+
+    sign_up(tab, "kieli")
+    tab.goto("/fairness")
+    with tab.expect_navigation():
+        tab.select_option("#language-choice", "fi")
+    tab.wait_for_selector("html[lang=fi]")
+    check = (
+        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+        "{trustedKey: key})).problems.join(' | ')"
+    )
+    tab.evaluate("localStorage.clear()")  # records of other tests' pair 12 too
+    assert tab.evaluate(check, [GOOD, KEY_HEX]) == ""
+    finnish = {
+        "receipt": "kierroksen 102 kuitti",
+        "reveal": "siemenparin 12 paljastusasiakirja",
+        "commitment": "siemenparin 12 sitoumusasiakirja",
+    }
+    for what, words in finnish.items():
+        forged, english = _rewritten(what)
+        caught = tab.evaluate(check, [forged, KEY_HEX])
+        assert f"ristiriita: {words} eroaa siitä, jonka tämä selain varmisti" in caught, caught
+        names = tab.evaluate("window.SotaRecords.exportDocument().verified.map(e => e.name)")
+        assert english in names and words not in names

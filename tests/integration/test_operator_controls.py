@@ -36,6 +36,7 @@ from sota_casino.services import money
 from sota_casino.services import rounds
 from sota_casino.services import settings
 from sota_casino.services.context import context_of
+from sota_casino.services.results import MAX_ID
 from sota_casino.verify.cli import main as verify_main
 
 PASSWORD = "correct horse battery"
@@ -432,3 +433,17 @@ def test_free_text_is_searched_a_window_at_a_time_and_the_page_says_where_it_goe
     assert [e["seq"] for e in beyond.entries] == [25] and beyond.next_before_seq == 21
     oldest = audit.entries(session, text="needle", order="oldest")
     assert [e["seq"] for e in oldest.entries] == [4] and oldest.next_after_seq == 10
+
+
+@pytest.mark.parametrize(
+    "cursor", [{"after_seq": MAX_ID - 1}, {"from_seq": MAX_ID, "order": "oldest"}]
+)
+def test_a_free_text_search_from_the_largest_id_on_is_an_empty_page(
+    session: Session, cursor: dict[str, Any]
+) -> None:
+    """The window past a cursor near the largest id must not overflow the database's integer
+    (found by the stateful API run: a 500)."""
+    with session.begin():
+        audit.record(session, actor="system", action="test.filler", data={"w": "needle"})
+    page = audit.entries(session, text="needle", **cursor)
+    assert page.entries == [] and page.next_after_seq is None

@@ -420,25 +420,30 @@
   }
 
   /* Compare the documents of a bundle found signed by the trusted key (`signed`: each
-   * {names, document}, named as the offline verifier's signed_documents names them) with those
+   * {names, document}, every name {name, label}: `name` as the offline verifier's
+   * signed_documents names it, kept; `label` the same in the page's language, shown) with those
    * this browser verified before, then keep them, also when they differ: a name that two signed
-   * documents claim is the casino's own proof that it rewrote one of them. Returns the problems. */
+   * documents claim is the casino's own proof that it rewrote one of them. Returns the problems.
+   *
+   * The digests are taken first: the kept list is read, merged and written back with no await
+   * between, so that two verifications at once (two bundles, two tabs) both keep theirs. */
   async function compareVerified(signed) {
+    const digests = await Promise.all(signed.map(({ document: doc }) => documentDigest(doc)));
     const verified = verifiedDocuments();
     const byName = new Map(); // name -> the entries kept under it
     for (const kept of verified) byName.set(kept.name, (byName.get(kept.name) || []).concat([kept]));
     const problems = [];
     const now = new Date().toISOString();
-    for (const { names, document: doc } of signed) {
-      const sha256 = await documentDigest(doc);
+    signed.forEach(({ names }, i) => {
+      const sha256 = digests[i];
       const named = new Set(); // a receipt that differs under its round and its nonce: said once
-      for (const name of names) {
+      for (const { name, label } of names) {
         const under = byName.get(name) || [];
         for (const kept of under) {
           if (kept.sha256 === sha256 || named.has(kept.sha256)) continue;
           named.add(kept.sha256);
           problems.push(gettext("equivocation: %(name)s differs from the one this browser verified on %(when)s, both signed (sha256 %(digest)s and %(other)s): one of them is a rewrite",
-            { name, when: window.SotaI18n.time(kept.seen_at), digest: short(sha256), other: short(kept.sha256) }));
+            { name: label, when: window.SotaI18n.time(kept.seen_at), digest: short(sha256), other: short(kept.sha256) }));
         }
         if (!under.some((kept) => kept.sha256 === sha256)) {
           const entry = { name, sha256, seen_at: now };
@@ -446,7 +451,7 @@
           byName.set(name, under.concat([entry]));
         }
       }
-    }
+    });
     save(VERIFIED, verified);
     return problems;
   }

@@ -371,12 +371,21 @@
   }
 
   /* The names only one signed document may have (verify/runner.py, signed_documents): a pair's
-   * commitment or reveal, a round's receipt and the nonce of the pair it was dealt at. */
+   * commitment or reveal, a round's receipt and the nonce of the pair it was dealt at. Each is
+   * {name, label}: the name is the verifier's, kept in the records; the label says it in the
+   * page's language. */
   function uniqueNames(kind, doc) {
-    const pair = "seed pair " + pythonText(doc.seed_pair_id);
-    return kind === "round"
-      ? ["the receipt of round " + pythonText(doc.round_id), "nonce " + pythonText(doc.nonce) + " of " + pair]
-      : ["the " + kind + " document of " + pair];
+    const values = { round: pythonText(doc.round_id), nonce: pythonText(doc.nonce), pair: pythonText(doc.seed_pair_id) };
+    if (kind === "round") {
+      return [
+        { name: "the receipt of round " + values.round, label: gettext("the receipt of round %(round)s", values) },
+        { name: "nonce " + values.nonce + " of seed pair " + values.pair, label: gettext("nonce %(nonce)s of seed pair %(pair)s", values) },
+      ];
+    }
+    const label = kind === "commitment"
+      ? gettext("the commitment document of seed pair %(pair)s", values)
+      : gettext("the reveal document of seed pair %(pair)s", values);
+    return [{ name: "the " + kind + " document of seed pair " + values.pair, label }];
   }
 
   function defaultRecords(bundle) {
