@@ -40,6 +40,9 @@ VERIFY_FIRST = (
     "async bundle => { localStorage.removeItem('sota-casino.verified.v1');"
     " return (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | '); }"
 )
+#: Trust only ``key`` from now on, in a browser that remembers nothing yet (what the page
+#: remembers is kept only under the key it trusts).
+TRUST_ONLY = "key => { localStorage.clear(); window.SotaRecords.acceptKey(key); }"
 WITHOUT_RECORDS = (
     "async bundle => (await window.SotaVerify.verifyBundle(bundle, {records: null}))"
     ".problems.join(' | ')"
@@ -434,21 +437,18 @@ def test_a_bundle_re_signed_after_the_page_verified_another_fails_as_an_equivoca
 
     sign_up(tab, "equivocation")
     tab.goto("/fairness")
-    check = (
-        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
-        "{trustedKey: key})).problems.join(' | ')"
-    )
+    tab.evaluate(TRUST_ONLY, KEY_HEX)
     alone = (  # without this browser's records: nothing verified before is compared
         "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
         "{trustedKey: key, records: null})).problems.join(' | ')"
     )
     # Fetched before the reveal, then after: they agree on all they both hold.
     unrevealed = bundles.bundle(4, pair=PAIR, revealed=False)
-    assert tab.evaluate(check, [unrevealed, KEY_HEX]) == (
+    assert tab.evaluate(VERIFY, unrevealed) == (
         "this seed pair is not revealed yet: rotate it first"
     )
-    assert tab.evaluate(check, [GOOD, KEY_HEX]) == ""
-    assert tab.evaluate(check, [GOOD, KEY_HEX]) == ""  # verified again: the same documents
+    assert tab.evaluate(VERIFY, GOOD) == ""
+    assert tab.evaluate(VERIFY, GOOD) == ""  # verified again: the same documents
     # The page's names and digests are the offline verifier's, one entry each.
     kept = tab.evaluate("window.SotaRecords.exportDocument().verified")
     expected = {
@@ -461,7 +461,7 @@ def test_a_bundle_re_signed_after_the_page_verified_another_fails_as_an_equivoca
     for what in ("receipt", "reveal", "commitment"):
         forged, text = _rewritten(what)
         assert tab.evaluate(alone, [forged, KEY_HEX]) == ""
-        caught = tab.evaluate(check, [forged, KEY_HEX]).split(" | ")
+        caught = tab.evaluate(VERIFY, forged).split(" | ")
         said = (
             rf"equivocation: {text} differs from the one this browser verified on .+ UTC, both "
             r"signed \(sha256 [0-9a-f]{16}… and [0-9a-f]{16}…\): one of them is a rewrite"
@@ -471,7 +471,7 @@ def test_a_bundle_re_signed_after_the_page_verified_another_fails_as_an_equivoca
         # the one before rewrote, and says so too).
         assert sum(f"equivocation: {text} differs" in problem for problem in caught) == 1
         # Kept though it failed: the first bundle now contradicts it too.
-        assert f"equivocation: {text} differs" in tab.evaluate(check, [GOOD, KEY_HEX])
+        assert f"equivocation: {text} differs" in tab.evaluate(VERIFY, GOOD)
 
     # The exported records carry the digests to the offline verifier, which names them.
     records = tmp_path / "records.json"
@@ -537,12 +537,8 @@ def test_an_equivocation_names_the_document_in_the_language_of_the_page(tab: Any
     with tab.expect_navigation():
         tab.select_option("#language-choice", "fi")
     tab.wait_for_selector("html[lang=fi]")
-    check = (
-        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
-        "{trustedKey: key})).problems.join(' | ')"
-    )
-    tab.evaluate("localStorage.clear()")  # records of other tests' pair 12 too
-    assert tab.evaluate(check, [GOOD, KEY_HEX]) == ""
+    tab.evaluate(TRUST_ONLY, KEY_HEX)
+    assert tab.evaluate(VERIFY, GOOD) == ""
     finnish = {
         "receipt": "kierroksen 102 kuitti",
         "reveal": "siemenparin 12 paljastusasiakirja",
@@ -550,7 +546,36 @@ def test_an_equivocation_names_the_document_in_the_language_of_the_page(tab: Any
     }
     for what, words in finnish.items():
         forged, english = _rewritten(what)
-        caught = tab.evaluate(check, [forged, KEY_HEX])
+        caught = tab.evaluate(VERIFY, forged)
         assert f"ristiriita: {words} eroaa siitä, jonka tämä selain varmisti" in caught, caught
         names = tab.evaluate("window.SotaRecords.exportDocument().verified.map(e => e.name)")
         assert english in names and words not in names
+
+
+def test_a_bundle_checked_against_a_key_given_leaves_the_browsers_memory_alone(tab: Any) -> None:
+    """What the page remembers is kept under the key it trusts only: a bundle checked against
+    another key, given by hand, may hold anything that key signed. Kept, its checkpoint raised a
+    false fork alarm against the casino, and its documents false equivocations later."""
+    from test_log_witness import WITNESS
+    from test_log_witness import play_a_round
+    from test_log_witness import proof_of
+    from test_verify_cli import GOOD
+    from test_verify_cli import KEY_HEX
+
+    sign_up(tab, "given-key")
+    proof_of(tab, play_a_round(tab))  # a checkpoint for the page's witness to keep
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    memory = (
+        "() => ['verified', 'log-checkpoint', 'log-alarm'].map(name =>"
+        " localStorage.getItem('sota-casino.' + name + '.v1'))"
+    )
+    before = tab.evaluate(memory)
+    assert before[1] is not None and before[2] is None  # the casino's own checkpoint, no alarm
+    check = (
+        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+        "{trustedKey: key})).problems.join(' | ')"
+    )
+    assert tab.evaluate(check, [GOOD, KEY_HEX]) == ""
+    assert tab.evaluate(memory) == before
+    assert tab.locator(f"{WITNESS}.ok").count() == 1

@@ -393,14 +393,18 @@
   }
 
   /* Check a bundle against the trusted key (by default the one pinned in this browser) and the
-   * player's records (by default this browser's). */
+   * player's records (by default this browser's). What this browser remembers (the documents
+   * it verified, the log's checkpoints it witnessed) is compared and kept only under its own
+   * trust: a bundle checked against a key given here may hold anything that key signed, and
+   * would else raise an alarm against the casino for documents it never signed. */
   async function verifyBundle(bundle, options) {
     const opts = options || {};
-    const trusted = opts.trustedKey === undefined ? defaultTrustedKey() : opts.trustedKey;
-    const earlier = opts.trustedKey === undefined ? defaultEarlierKeys() : [];
+    const ownTrust = opts.trustedKey === undefined;
+    const trusted = ownTrust ? defaultTrustedKey() : opts.trustedKey;
+    const earlier = ownTrust ? defaultEarlierKeys() : [];
     const records = opts.records === undefined ? defaultRecords(bundle) : opts.records;
     // The documents this browser verified before are part of its records.
-    const verifiedBefore = opts.records === undefined && window.SotaRecords;
+    const verifiedBefore = ownTrust && opts.records === undefined && window.SotaRecords;
     const problems = [];
     const commitment = bundle.commitment;
     const reveal = bundle.reveal;
@@ -549,7 +553,7 @@
         waiting.push(gettext("round %(round)s", { round: row.id }));
       }
     }
-    for (const signed of log.checkpoints) {
+    for (const signed of ownTrust ? log.checkpoints : []) {
       // One a retired key signed is older than those the checked key signs: not witnessed again.
       if (await window.SotaLog.signedBy(key, signed)) window.SotaLog.show(await window.SotaLog.observe(signed, key));
     }
