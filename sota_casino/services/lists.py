@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import fields
 from dataclasses import is_dataclass
-from datetime import UTC
 from datetime import datetime
 from typing import Any
 from typing import Final
@@ -28,7 +27,6 @@ from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.orm import Session
 
 from ..core import fairness
-from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.marks import N_
 from ..models import Account
@@ -48,6 +46,7 @@ from .results import Order
 from .results import RoundRow
 from .results import SeedPairSummary
 from .results import check_page
+from .results import filter_time
 from .text import storable
 from .tx import own_transactions
 from .tx import read_only
@@ -101,20 +100,9 @@ class Paging:
         :raises InvalidInput: naming the bad parameter.
         """
         check_page(self.order, self.limit)
-        _moment(self.since, "since")
-        _moment(self.until, "until")
+        filter_time(self.since, "since")
+        filter_time(self.until, "until")
         return self
-
-
-def _moment(value: str | None, name: str) -> datetime | None:
-    if not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-        return aware.astimezone(UTC)  # not through format_time: strftime writes 0423 as 423
-    except (ValueError, OverflowError) as exc:
-        raise InvalidInput(f"{name} must be an ISO 8601 time or date", field=name) from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,9 +240,9 @@ def spec_of(name: str) -> ListSpec:
 
 
 def _in_range(spec: ListSpec, query: Select[Any], paging: Paging) -> Select[Any]:
-    if (start := _moment(paging.since, "since")) is not None:
+    if (start := filter_time(paging.since, "since")) is not None:
         query = query.where(spec.time >= start)
-    if (end := _moment(paging.until, "until")) is not None:
+    if (end := filter_time(paging.until, "until")) is not None:
         query = query.where(spec.time <= end)
     return query
 

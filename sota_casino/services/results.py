@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
+from datetime import UTC
 from datetime import datetime
 from fractions import Fraction
 from typing import Annotated
@@ -117,6 +118,29 @@ def check_page(order: str, limit: int) -> None:
         raise InvalidInput('order must be "newest" or "oldest"', field="order")
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+
+
+def filter_time(value: str | None, name: str) -> datetime | None:
+    """Return a list's or the log's time bound (``since``, ``until``) in UTC, None if not given.
+
+    Any ISO 8601 time or date is taken, UTC where it names no zone. One that is before year 1
+    or past 9999 once in UTC (``0001-01-01T00:00+18:00``) is the earliest or the latest time
+    there is: it bounds a range the same.
+
+    :raises InvalidInput: naming ``name``, for text that is no such time.
+    """
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput(f"{name} must be an ISO 8601 time or date", field=name) from exc
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return (datetime.min if moment.year == 1 else datetime.max).replace(tzinfo=UTC)
 
 
 def figure(value: Fraction) -> Figure:

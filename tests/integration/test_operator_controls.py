@@ -22,6 +22,7 @@ from sota_casino.core import audit_chain
 from sota_casino.core.errors import ApprovalRequired
 from sota_casino.core.errors import Conflict
 from sota_casino.core.errors import InvalidInput
+from sota_casino.core.errors import NotFound
 from sota_casino.core.errors import OwnApproval
 from sota_casino.factory import create_app
 from sota_casino.models import AuditEntry
@@ -353,6 +354,40 @@ def test_every_list_pages_both_ways_jumps_and_exports_whole(session: Session) ->
     assert exported[0]["kind"] == "grant"
     seeds = lists.page(session, "seed_pairs", lists.Paging(), user_id=player)
     assert [s["status"] for s in seeds.seed_pairs] == ["active"]
+
+
+#: Times every ISO 8601 reader takes, whose UTC is before year 1 or past 9999, or before 1000.
+BEFORE_YEAR_1 = "0001-01-01T00:00:00+18:00"
+PAST_9999 = "9999-12-31T23:00:00-05:00"
+YEAR_913 = "0913-12-02T01:06:00.0Z"
+
+
+def test_a_time_bound_out_of_every_year_bounds_the_range_as_the_first_or_last_time(
+    session: Session,
+) -> None:
+    """A valid time whose UTC is before year 1 or past 9999 was a 422 (the API's document calls
+    it valid), and one before year 1000 filtered the log as text written without its leading
+    zero ("913-…" sorts after "2026-…"): a since of year 913 hid every entry."""
+    player = accounts.register(session, "timeless", PASSWORD, address="10.0.0.9").id
+    log = [e["seq"] for e in audit.entries(session, limit=200).entries]
+    assert log
+    every = {"since": YEAR_913, "until": PAST_9999}
+    none_ = ({"until": BEFORE_YEAR_1}, {"since": PAST_9999})
+    assert [e["seq"] for e in audit.entries(session, limit=200, **every).entries] == log
+    assert [e["seq"] for e in audit.entries(session, limit=200, since=BEFORE_YEAR_1).entries] == log
+    for bounds in none_:
+        assert audit.entries(session, **bounds).entries == []
+        with pytest.raises(NotFound):
+            audit.export_range(session, **bounds)
+    first, last, _ = audit.export_range(session, **every)
+    assert (first, last) == (min(log), max(log))
+
+    users = lists.page(session, "users", lists.Paging(**every), q="timeless").users
+    assert [u["id"] for u in users] == [player]
+    for bounds in none_:
+        assert lists.page(session, "users", lists.Paging(**bounds), q="timeless").users == []
+    with pytest.raises(InvalidInput, match="until must be an ISO 8601 time or date"):
+        audit.entries(session, until="0001-01-01T00:00:00+24:00")
 
 
 def _range_export(session: Session, **bounds: Any) -> str:
