@@ -552,7 +552,8 @@ def open_checkpoint_note(note: str, public_key_hex: str, key_name: str) -> tuple
     """
     body, sep, signatures = note.partition("\n\n")
     lines = body.split("\n")
-    if not sep or len(lines) < 3 or not lines[1].isdigit():
+    # The size in ASCII digits, as C2SP writes it (str.isdigit alone takes "٣" as 3 too).
+    if not sep or len(lines) < 3 or not (lines[1].isascii() and lines[1].isdigit()):
         raise ValueError("not a checkpoint note")
     body += "\n"
     key_id = note_key_id(key_name, public_key_hex)

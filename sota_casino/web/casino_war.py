@@ -41,6 +41,7 @@ from .i18n import gettext
 from .inputs import choice
 from .inputs import form_chips
 from .inputs import form_key
+from .inputs import is_digits
 from .security import login_required
 from .security import player_page
 
@@ -92,8 +93,8 @@ def _render_table(round_: CasinoWarRound | None, error: CasinoError | None = Non
     rules = settings.table_rules(db, TABLE)
     balances = money.balances(db, g.user.id)
     typed = _typed(round_, rules)
-    ante = int(typed["bet"]) * 100 if typed["bet"].isdigit() else 0
-    tie_bet = int(typed["tie_bet"]) * 100 if typed["tie_bet"].isdigit() else 0
+    ante = int(typed["bet"]) * 100 if is_digits(typed["bet"]) else 0
+    tie_bet = int(typed["tie_bet"]) * 100 if is_digits(typed["tie_bet"]) else 0
     return render_template(
         "casino_war/table.html",
         rules=rules,

@@ -241,6 +241,12 @@ def _json_kind(value: object) -> str:
     return next((kind for type_, kind in _JSON_KINDS if isinstance(value, type_)), "that value")
 
 
+def is_digits(text: str) -> bool:
+    """Whether ``text`` is digits 0 to 9 only: ``str.isdigit`` takes "²" too, which ``int``
+    refuses, and "٣", which it reads as 3."""
+    return text.isascii() and text.isdigit()
+
+
 def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
     """Return the form field ``body[name]`` if it is one of ``options``.
 

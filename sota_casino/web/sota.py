@@ -33,6 +33,7 @@ from .i18n import gettext
 from .i18n import in_words
 from .inputs import form_key
 from .inputs import form_whole
+from .inputs import is_digits
 from .security import login_required
 from .security import player_page
 
@@ -186,7 +187,7 @@ def _number(text: str, name: str) -> int:
     title = {"title": gettext(OPTION_TITLES[name])}
     if text.lstrip().startswith(("-", "−")):
         raise InvalidRules(N_("%(title)s cannot be negative."), params=title, option=name)
-    if not text.isdigit():
+    if not is_digits(text):
         raise InvalidRules(N_("%(title)s must be a whole number."), params=title, option=name)
     if len(text) > 9:
         raise InvalidRules(N_("%(title)s is far too large."), params=title, option=name)
@@ -237,13 +238,13 @@ def parse_rules(form: MultiDict[str, str]) -> dict[str, Any]:
     """
     rules: dict[str, Any] = {}
     seats = form.get("seats", "2")
-    rules["seats"] = int(seats) if seats.isdigit() and len(seats) == 1 else seats
+    rules["seats"] = int(seats) if is_digits(seats) and len(seats) == 1 else seats
     for option in RULE_HELP:
         name = option["name"]
         value = form.get(f"rule_{name}")
         if value is None:
             continue
-        rules[name] = int(value) if value.isdigit() and name == "war_down" else value
+        rules[name] = int(value) if is_digits(value) and name == "war_down" else value
     for number in NUMBER_HELP:
         name = str(number["name"])
         text = (form.get(f"rule_{name}") or "").strip()
@@ -297,7 +298,7 @@ def play() -> ResponseReturnValue:
     again = form.get("again", "")
     if again:
         # "Deal again" on a game's page: the same stake and rules as that game.
-        if not again.isdigit() or len(again) > 18:
+        if not is_digits(again) or len(again) > 18:
             raise InvalidInput(N_("Pick a game to deal again."), field="again")
         played = rounds.get_round(get_session(), g.user.id, int(again), TABLE)
         assert isinstance(played, SotaGame)  # get_round refuses another game's round

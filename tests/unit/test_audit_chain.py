@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from typing import Any
 
@@ -286,6 +287,19 @@ def test_an_unreadable_export_line_is_named(line: str, message: str) -> None:
     good = next(audit_chain.export_lines(_log(1), []))
     with pytest.raises(audit_chain.ExportFormatError, match=message):
         audit_chain.parse_export([good, line])
+
+
+@pytest.mark.parametrize("size", ["\u0663", "\u00b2"])  # Arabic-Indic 3, superscript 2
+def test_a_checkpoint_note_signed_with_its_size_in_other_digits_is_refused(size: str) -> None:
+    """A key holder can sign any text: a size written in digits other than 0 to 9 is no
+    C2SP checkpoint, though Python's int() reads the first as 3 and str.isdigit takes both."""
+    origin = "sota-casino.example/audit"
+    root = merkle.root([bytes.fromhex(e["hash"]) for e in _log(3)])
+    body = f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
+    blob = audit_chain.note_key_id(origin, PUBLIC) + KEY.sign(body.encode())
+    note = f"{body}\n\u2014 {origin} {base64.b64encode(blob).decode()}\n"
+    with pytest.raises(ValueError, match="not a checkpoint note"):
+        audit_chain.open_checkpoint_note(note, PUBLIC, origin)
 
 
 def test_a_checkpoint_note_in_the_c2sp_form_opens_only_with_its_key() -> None:

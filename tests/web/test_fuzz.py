@@ -161,6 +161,7 @@ def test_page_forms_with_weird_values_never_give_a_500(app: Flask, client: Flask
         "/casino-war/rounds": ("bet", "tie_bet", "idempotency_key"),
         "/casino-war/rounds/1/decision": ("choice", "idempotency_key"),
         "/sota/games": (
+            "again",
             "stake",
             "preset",
             "seats",
@@ -177,7 +178,11 @@ def test_page_forms_with_weird_values_never_give_a_500(app: Flask, client: Flask
         "/auth/register": ("username", "password", "confirm"),
         "/auth/password": ("old", "new", "confirm"),
     }
-    values = ["", "-1", "1.5", "1e3", "9" * 40, "x" * 3000, "\u0000", "🂡", "custom", "0", "by_rank"]
+    # "²" and "٣" are digits to str.isdigit, and int() takes only the second.
+    values = [
+        *("", "-1", "1.5", "1e3", "9" * 40, "x" * 3000, "\u0000", "🂡", "custom", "0", "by_rank"),
+        *("²", "٣"),
+    ]
     fresh = itertools.count()
     for url, fields in forms.items():
         for field, value in itertools.product(fields, values):

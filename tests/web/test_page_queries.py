@@ -19,6 +19,7 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from operator_support import CSRF
 from operator_support import add_user
 from operator_support import client_as
 
@@ -75,6 +76,8 @@ VALUES = (
     "9999-12-31T23:00:00-05:00",
     "2026-02-30",
     "yesterday",
+    "²",  # a digit to str.isdigit, not to int()
+    "٣",  # a digit to both
     "a\x00b",
     "\ud800",
     "%",
@@ -121,4 +124,108 @@ def test_no_query_string_makes_a_page_fail(app: Flask, role: str) -> None:
 
     for page in pages(app):
         ask(page)
+    assert failed == []
+
+
+#: The fields the pages' forms send.
+FIELDS = (
+    "again",
+    "amount",
+    "bet",
+    "bonus",
+    "burn",
+    "choice",
+    "client_seed",
+    "confirm",
+    "currency",
+    "custom_rules",
+    "decks",
+    "enabled",
+    "idempotency_key",
+    "kind",
+    "locale",
+    "locked",
+    "max_bet",
+    "max_stake",
+    "min_bet",
+    "min_stake",
+    "new",
+    "next",
+    "note",
+    "old",
+    "password",
+    "period_hours",
+    "preset",
+    "presets",
+    "reason",
+    "role",
+    "stake",
+    "threshold",
+    "tie_bet",
+    "tie_payout",
+    "time_zone",
+    "username",
+    "rule_prisoners_of_war",
+    "rule_max_tricks",
+)
+FORM_VALUES = (
+    *VALUES,
+    "5",
+    "25",
+    "−5",
+    "1,000",
+    "5.5",
+    "on",
+    "war",
+    "surrender",
+    "chips",
+    "sweets",
+    "operator",
+    "auditor",
+    "player",
+    "fi",
+    "Europe/Helsinki",
+    "classic",
+    "abcdefgh12",
+)
+forms = st.dictionaries(
+    st.sampled_from(FIELDS), st.sampled_from(FORM_VALUES) | st.text(max_size=12), max_size=6
+)
+
+
+def form_pages(app: Flask) -> list[str]:
+    """Every page form the app takes by POST, its ids filled with 1."""
+    found = set()
+    for rule in app.url_map.iter_rules():
+        if "POST" not in (rule.methods or ()) or rule.rule.startswith("/api/"):
+            continue
+        found.add(re.sub(r"<(?:\w+:)?(\w+)>", "1", rule.rule))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("role", ["player", "auditor", "operator"])
+def test_no_form_makes_a_page_fail(app: Flask, role: str) -> None:
+    """As above, for the forms: each sent with the session's CSRF token and fields drawn from
+    those the forms read, on a fresh login each (a form may log out or lock the account)."""
+    add_user(app, "fsomeone")  # user 1: a player the operator's forms can act on
+    user = add_user(app, f"f{role}", role)
+    failed: list[str] = []
+
+    @settings(
+        max_examples=EXAMPLES_PER_PAGE,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(form=forms)
+    def send(page: str, form: dict[str, Any]) -> None:
+        body = urlencode({"csrf_token": CSRF, **form}, errors="surrogatepass")
+        answer = client_as(app, user).post(
+            page, data=body, content_type="application/x-www-form-urlencoded"
+        )
+        if answer.status_code >= 500:
+            failed.append(f"{answer.status_code} {page} {form!r}")
+
+    for page in form_pages(app):
+        send(page)
     assert failed == []
