@@ -41,6 +41,7 @@ from typing import cast
 from sqlalchemy import Connection
 from sqlalchemy import Engine
 from sqlalchemy import Row
+from sqlalchemy import Select
 from sqlalchemy import String
 from sqlalchemy import Table
 from sqlalchemy import bindparam
@@ -576,13 +577,21 @@ def _engine(session: Session) -> Engine:
 
 @own_transactions
 def iter_entries(session: Session, /, **filters: str | None) -> Iterator[results.AuditEntry]:
-    """Yield every entry matching the filters, oldest first, a chunk per short read (exports)."""
+    """Return every entry matching the filters, oldest first, read a chunk per short read
+    (exports). The filters are checked at once: a download cannot refuse one once it started.
+
+    :raises InvalidInput: for a bad filter, before any entry is read.
+    """
+    filtered = _filtered(select(_ENTRIES), **filters)
     flush(session)
-    bind = _engine(session)
+    return _entries_of(_engine(session), filtered)
+
+
+def _entries_of(bind: Engine, filtered: Select[Any]) -> Iterator[results.AuditEntry]:
     after = 0
     while True:
         with bind.connect() as connection:
-            query = _filtered(select(_ENTRIES), **filters).where(_ENTRIES.c.seq > after)
+            query = filtered.where(_ENTRIES.c.seq > after)
             rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
         yield from (entry_dict(row) for row in rows)
         if len(rows) < CHUNK:

@@ -239,6 +239,11 @@ def test_the_audit_log_pages_newest_first_oldest_on_request_and_jumps_to_an_entr
     assert lines and all(",user.created," in line for line in lines)
     jsonl = page.get("/operator/audit/entries", query_string={"format": "jsonl"})
     assert len(jsonl.get_data(as_text=True).splitlines()) == audit_size(app)
+    # A bad filter is refused before the download starts: once its first line was sent, a
+    # refusal could only break the file off.
+    for bad in ({"since": "yesterday"}, {"text": "a\x00b"}):
+        refused = page.get("/operator/audit/entries", query_string={"format": "csv", **bad})
+        assert refused.status_code == 422 and "attachment" not in str(refused.headers)
 
 
 def test_checkpoints_are_paged_newest_first(app: Flask, staff: dict[str, Any]) -> None:
