@@ -63,7 +63,8 @@ def test_an_operator_filters_the_log_adjusts_a_balance_and_finds_it_in_the_log(
     shoot(page, "operator-audit")
 
     page.fill("#f-action", "round.settled")
-    page.click("text=Filter")
+    with page.expect_navigation():  # read the filtered page, not the one it replaces
+        page.click("text=Filter")
     actions = page.locator("table.audit-entries tbody tr td:nth-child(4)").all_inner_texts()
     assert actions and set(actions) == {"round.settled"}
     page.locator("table.audit-entries details").first.click()
