@@ -41,6 +41,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from . import merkle
 from .fairness import canonical_json
 from .fairness import parse_time
+from .fairness import strict_json
 from .fairness import verify_signature
 
 GENESIS_HASH: Final = "00" * 32
@@ -207,7 +208,11 @@ def _entry_problem(
     if entry["prev_hash"] != head:
         before = "the genesis hash" if head == GENESIS_HASH else f"entry {expected - 1}'s hash"
         return f"entry {expected}: prev_hash does not link to {before}"
-    if entry_hash(entry["prev_hash"], entry) != entry["hash"]:
+    try:
+        hashed = entry_hash(entry["prev_hash"], entry)
+    except ValueError as exc:  # a lone surrogate, a NaN: no canonical bytes to hash
+        return f"entry {expected} has no canonical JSON ({exc}): it hashes to nothing"
+    if hashed != entry["hash"]:
         return f"entry {expected}: its hash does not match its contents (the entry was changed)"
     return None
 
@@ -655,9 +660,10 @@ def parse_export(lines: Iterable[str]) -> AuditExport:
         if not line.strip(_JSON_WHITESPACE):
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ExportFormatError(f"line {number}: not valid JSON ({exc.msg})") from None
+            row = strict_json(line)
+        except ValueError as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ExportFormatError(f"line {number}: not valid JSON ({reason})") from None
         if not isinstance(row, dict):
             raise ExportFormatError(f"line {number}: not a JSON object")
         kind = row.pop("kind", None)

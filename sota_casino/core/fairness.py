@@ -361,6 +361,19 @@ def _canonical_encoder() -> Callable[[Any], str]:
 _canonical_text: Final = _canonical_encoder()
 
 
+def strict_json(text: str) -> Any:
+    """Parse JSON text, refusing ``NaN`` and ``Infinity``, which JSON has not (Python's reader
+    takes them) and which no canonical bytes can hold.
+
+    :raises ValueError: for text that is not JSON (``json.JSONDecodeError``) or holds one.
+    """
+    return json.loads(text, parse_constant=_not_json)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def canonical_json(doc: Any) -> bytes:
     """Return the canonical bytes of a document: sorted keys, no spaces, UTF-8."""
     return _canonical_text(doc).encode()

@@ -40,6 +40,7 @@ from ..core import casino_war
 from ..core import sota
 from ..core.fairness import canonical_json
 from ..core.fairness import signature_checker
+from ..core.fairness import strict_json
 from .report import FAIL
 from .report import Finding
 from .report import Row
@@ -84,7 +85,10 @@ class Records:
             signature = envelope.get("signature") if isinstance(envelope, dict) else None
             if not isinstance(doc, dict) or not isinstance(signature, str):
                 raise RecordsError(f"{source}: commitments[{i}] is not {{document, signature}}")
+            # Found by an integer id (a pair's id of another kind fails the pair check); kept
+            # under its JSON otherwise, since the casino chose the document the page recorded.
             pair = doc.get("seed_pair_id")
+            pair = pair if type(pair) is int else json.dumps(pair, sort_keys=True)
             if pair in commitments and canonical_json(commitments[pair][0]) != canonical_json(doc):
                 raise RecordsError(
                     f"{source}: two different commitments are recorded for seed pair {pair}"
@@ -116,8 +120,8 @@ class Records:
         :raises RecordsError: if it cannot be read or is not a records file.
         """
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            data = strict_json(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise RecordsError(f"cannot read records file {path}: {exc}") from None
         return cls.parse(data, path)
 

@@ -1,0 +1,211 @@
+"""The offline verifier answers every input with an exit code, never an exception.
+
+A real bundle, a player's records and an audit export each get one value, anywhere in them,
+replaced by an odd one (another type, a number past any integer, NaN, a lone surrogate,
+nothing at all): the verifier must fail it, refuse it as unusable or pass it, and say which.
+A cheating operator chooses much of what the verifier reads, the records included (the page
+records the commitments the casino shows), so a crash would be a way to stop a check.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from test_verify_cli import GOOD
+from test_verify_cli import KEY_HEX
+from test_verify_cli import _audit_log
+
+from sota_casino.core import audit_chain
+from sota_casino.verify import main
+
+ODD: tuple[Any, ...] = (
+    None,
+    True,
+    0,
+    -1,
+    1.5,
+    2**64,
+    10**400,
+    float("nan"),
+    float("inf"),
+    "",
+    "x",
+    "00" * 32,
+    "\u0000",
+    "\ud800",
+    "²",
+    "9999-12-31T23:59:59.999999Z",
+    [],
+    {},
+    [None],
+    {"a": 1},
+)
+#: Stands for the value taken away.
+GONE = object()
+RECORDS = {
+    "format": "sota-casino-records",
+    "v": 1,
+    "public_key_hex": KEY_HEX,
+    "commitments": [GOOD["commitment"]],
+    "actions": [
+        {"round_id": 100, "seed_pair_id": 12, "nonce": 0, "game": "casino_war", "action": "war"},
+        {
+            "round_id": 101,
+            "seed_pair_id": None,
+            "nonce": None,
+            "game": "sota",
+            "move": 0,
+            "cards": ["AS"],
+        },
+    ],
+    "rotations": [{"seed_pair_id": 12, "client_seed": "x"}],
+    "verified": [
+        {"name": "the receipt of round 100", "sha256": "00" * 32, "seen_at": "2025-04-02T09:00Z"}
+    ],
+}
+AUDIT = [
+    json.loads(line)
+    for line in "".join(audit_chain.export_lines(*_audit_log(22))).split("\n")
+    if line
+]
+
+
+def places(value: Any, here: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path into ``value``'s objects and lists."""
+    if here:
+        yield here
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        yield from places(item, (*here, key))
+
+
+def with_odd(document: Any, place: tuple[Any, ...], odd: Any) -> Any:
+    changed = copy.deepcopy(document)
+    holder = changed
+    for key in place[:-1]:
+        holder = holder[key]
+    if odd is GONE:
+        del holder[place[-1]]
+    else:
+        holder[place[-1]] = odd
+    return changed
+
+
+def run(tmp_path: Path, *args: str, **files: Any) -> int:
+    for name, content in files.items():
+        text = (
+            "".join(json.dumps(line) + "\n" for line in content)
+            if name.endswith("jsonl")
+            else json.dumps(content)
+        )
+        (tmp_path / name.replace("_", ".")).write_text(
+            text, encoding="utf-8", errors="surrogatepass"
+        )
+    code = main(
+        [str(tmp_path / a) if a.endswith((".json", ".jsonl")) else a for a in args],
+        io.StringIO(),
+        io.StringIO(),
+    )
+    assert code in (0, 1, 2, 3, 4), code  # EXIT_CODES
+    return code
+
+
+odd_values = st.sampled_from((*ODD, GONE))
+SETTINGS = settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
+
+
+@SETTINGS
+@given(place=st.sampled_from(list(places(GOOD))), odd=odd_values)
+def test_a_bundle_with_any_odd_value_gets_an_exit_code(
+    tmp_path_factory: pytest.TempPathFactory, place: tuple[Any, ...], odd: Any
+) -> None:
+    folder = tmp_path_factory.mktemp("bundle")
+    run(folder, "b.json", "--public-key", KEY_HEX, "-q", b_json=with_odd(GOOD, place, odd))
+
+
+@SETTINGS
+@given(place=st.sampled_from(list(places(RECORDS))), odd=odd_values)
+def test_records_with_any_odd_value_get_an_exit_code(
+    tmp_path_factory: pytest.TempPathFactory, place: tuple[Any, ...], odd: Any
+) -> None:
+    folder = tmp_path_factory.mktemp("records")
+    run(
+        folder,
+        "b.json",
+        "--records",
+        "r.json",
+        "--public-key",
+        KEY_HEX,
+        "-q",
+        b_json=GOOD,
+        r_json=with_odd(RECORDS, place, odd),
+    )
+
+
+@SETTINGS
+@given(place=st.sampled_from(list(places(AUDIT))), odd=odd_values)
+def test_an_audit_export_with_any_odd_value_gets_an_exit_code(
+    tmp_path_factory: pytest.TempPathFactory, place: tuple[Any, ...], odd: Any
+) -> None:
+    folder = tmp_path_factory.mktemp("audit")
+    run(folder, "audit", "a.jsonl", "--public-key", KEY_HEX, a_jsonl=with_odd(AUDIT, place, odd))
+
+
+# The inputs these found: each a traceback before.
+
+
+def test_a_recorded_commitment_whose_pair_id_is_a_list_leaves_the_records_usable(
+    tmp_path: Path,
+) -> None:
+    """It names no pair the verifier can look up, so the records read as without it."""
+    odd = copy.deepcopy(GOOD["commitment"])
+    odd["document"]["seed_pair_id"] = [12]
+    records = {"format": "sota-casino-records", "v": 1, "public_key_hex": KEY_HEX}
+    args = ("b.json", "--records", "r.json", "--public-key", KEY_HEX, "-q")
+    without = run(tmp_path, *args, b_json=GOOD, r_json={**records, "commitments": []})
+    assert run(tmp_path, *args, b_json=GOOD, r_json={**records, "commitments": [odd]}) == without
+
+
+@pytest.mark.parametrize("where", ["records", "audit"])
+def test_nan_in_records_or_an_audit_export_is_unusable_input(tmp_path: Path, where: str) -> None:
+    out = io.StringIO()
+    if where == "records":
+        odd = with_odd(RECORDS, ("commitments", 0, "document", "created_at"), float("nan"))
+        (tmp_path / "b.json").write_text(json.dumps(GOOD))
+        (tmp_path / "r.json").write_text(json.dumps(odd))
+        args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json")]
+    else:
+        odd = with_odd(AUDIT, (3, "data", "bet"), float("nan"))
+        (tmp_path / "a.jsonl").write_text("".join(json.dumps(line) + "\n" for line in odd))
+        args = ["audit", str(tmp_path / "a.jsonl")]
+    assert main([*args, "--public-key", KEY_HEX], out, io.StringIO()) == 2
+    assert "NaN is not a JSON value" in out.getvalue()
+
+
+def test_an_audit_entry_holding_a_lone_surrogate_breaks_the_chain_there(tmp_path: Path) -> None:
+    """JSON can write it (as \\ud800) and Python reads it, but it has no UTF-8, so no hash."""
+    odd = with_odd(AUDIT, (3, "data", "bet"), "\ud800")
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(line) + "\n" for line in odd))
+    out = io.StringIO()
+    assert (
+        main(["audit", str(tmp_path / "a.jsonl"), "--public-key", KEY_HEX], out, io.StringIO()) == 1
+    )
+    assert "entry 4 has no canonical JSON" in out.getvalue()
