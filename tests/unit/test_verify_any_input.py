@@ -172,12 +172,19 @@ def test_an_audit_export_with_any_odd_value_gets_an_exit_code(
 # The inputs these found: each a traceback before.
 
 
-def test_a_recorded_commitment_whose_pair_id_is_a_list_leaves_the_records_usable(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("seed_pair_id", [12]), ("created_at", "\ud800")],
+    ids=["list", "surrogate"],
+)
+def test_a_recorded_commitment_no_pair_or_signature_can_match_leaves_the_records_usable(
+    tmp_path: Path, field: str, value: Any
 ) -> None:
-    """It names no pair the verifier can look up, so the records read as without it."""
+    """The page records the commitments the casino shows, whatever they hold: one whose pair id
+    is a list names no pair the verifier looks up, and one holding a lone surrogate has no
+    bytes a signature could cover. The records read as without it."""
     odd = copy.deepcopy(GOOD["commitment"])
-    odd["document"]["seed_pair_id"] = [12]
+    odd["document"][field] = value
     records = {"format": "sota-casino-records", "v": 1, "public_key_hex": KEY_HEX}
     args = ("b.json", "--records", "r.json", "--public-key", KEY_HEX, "-q")
     without = run(tmp_path, *args, b_json=GOOD, r_json={**records, "commitments": []})
