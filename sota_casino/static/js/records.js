@@ -426,7 +426,8 @@
    * documents claim is the casino's own proof that it rewrote one of them. Returns the problems.
    *
    * The digests are taken first: the kept list is read, merged and written back with no await
-   * between, so that two verifications at once (two bundles, two tabs) both keep theirs. */
+   * between, so that two verifications at once on one page both keep theirs (two tabs are
+   * apart only by how soon the browser passes one's write to the other). */
   async function compareVerified(signed) {
     const digests = await Promise.all(signed.map(({ document: doc }) => documentDigest(doc)));
     const verified = verifiedDocuments();
