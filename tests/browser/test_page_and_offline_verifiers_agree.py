@@ -1,0 +1,102 @@
+"""The fairness page's verifier and the offline one, two implementations of docs/fairness.md,
+agree on every one-value change of a real bundle signed by the casino's key: one passes it
+exactly when the other does. A change that only one of them caught would be a forgery the
+other lets through; one that stops the page would leave the player without a verdict.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import sign_up
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+import bundles  # noqa: E402
+from test_verify_any_input import GONE  # noqa: E402
+from test_verify_any_input import places  # noqa: E402
+from test_verify_any_input import with_odd  # noqa: E402
+from test_verify_cli import GOOD  # noqa: E402
+from test_verify_cli import KEY_HEX  # noqa: E402
+from test_verify_cli import PAIR  # noqa: E402
+
+from sota_casino.verify import main
+
+pytestmark = pytest.mark.browser
+
+#: The page's verdict: every check passed and nothing waits for the log; False for a throw.
+PAGE_PASSES = (
+    "async ([bundles, key]) => Promise.all(bundles.map(async bundle => { try {"
+    " const report = await window.SotaVerify.verifyBundle(bundle,"
+    " {trustedKey: key, records: null});"
+    " return report.problems.length === 0 && report.waiting.length === 0; }"
+    " catch (error) { return false; } }))"
+)
+CHECK = (
+    "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+    "{trustedKey: key, records: null})).problems.join(' | ')"
+)
+
+
+def changed(value: Any) -> Any:
+    """``value`` changed by the least: a digit, a count by one, a flag flipped."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str) and value:
+        return value[:-1] + ("0" if value[-1] != "0" else "1")
+    return "x"
+
+
+def value_at(document: Any, place: tuple[Any, ...]) -> Any:
+    for key in place:
+        document = document[key]
+    return document
+
+
+def offline_passes(tmp_path: Path, bundle: Any) -> bool:
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    return main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO()) == 0
+
+
+def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_bundle(
+    tab: Any, tmp_path: Path
+) -> None:
+    sign_up(tab, "differential")
+    tab.goto("/fairness")
+    cases = [
+        (place, with_odd(GOOD, place, odd))
+        for place in places(GOOD)
+        for odd in (changed(value_at(GOOD, place)), GONE)
+    ]
+    page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in cases], KEY_HEX])
+    disagree = [
+        (place, said)
+        for (place, bundle), said in zip(cases, page, strict=True)
+        if said != offline_passes(tmp_path, bundle)
+    ]
+    assert len(cases) > 500 and disagree == []
+    assert tab.evaluate(PAGE_PASSES, [[GOOD], KEY_HEX]) == [True]  # and the bundle itself passes
+
+
+def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_first_ten(
+    tab: Any,
+) -> None:
+    """A casino holding the key can sign a reveal of 2**53 rounds: the page listed every nonce
+    without a receipt, and the tab ran out of memory before it said anything."""
+    forged = copy.deepcopy(GOOD)
+    forged["reveal"] = bundles.resign(PAIR, forged["reveal"], rounds=2**53)
+    sign_up(tab, "many-rounds")
+    tab.goto("/fairness")
+    caught = tab.evaluate(CHECK, [forged, KEY_HEX])
+    assert (
+        "no receipt for nonce 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 and 9007199254740976 more "
+        "(a round may still be open)"
+    ) in caught, caught
