@@ -38,7 +38,6 @@ from typing import Final
 
 from ..core import casino_war
 from ..core import sota
-from ..core.fairness import canonical_json
 from ..core.fairness import signature_checker
 from ..core.fairness import strict_json
 from .report import FAIL
@@ -85,15 +84,11 @@ class Records:
             signature = envelope.get("signature") if isinstance(envelope, dict) else None
             if not isinstance(doc, dict) or not isinstance(signature, str):
                 raise RecordsError(f"{source}: commitments[{i}] is not {{document, signature}}")
-            try:
-                text = canonical_json(doc)
-            except ValueError:  # a lone surrogate: no bytes any signature could cover
-                continue
             # Found by an integer id (a pair's id of another kind fails the pair check); kept
             # under its JSON otherwise, since the casino chose the document the page recorded.
             pair = doc.get("seed_pair_id")
             pair = pair if type(pair) is int else json.dumps(pair, sort_keys=True)
-            if pair in commitments and canonical_json(commitments[pair][0]) != text:
+            if pair in commitments and not _same_document(commitments[pair][0], doc):
                 raise RecordsError(
                     f"{source}: two different commitments are recorded for seed pair {pair}"
                 )
@@ -128,6 +123,13 @@ class Records:
         except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise RecordsError(f"cannot read records file {path}: {exc}") from None
         return cls.parse(data, path)
+
+
+def _same_document(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether two documents are the same, as their canonical bytes would say, for any two the
+    casino may show: one holding a lone surrogate has no canonical bytes, and differs all the
+    same from one that has."""
+    return json.dumps(one, sort_keys=True) == json.dumps(other, sort_keys=True)
 
 
 def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:
@@ -200,13 +202,23 @@ def _differing_fields(shown: Mapping[str, Any], kept: Mapping[str, Any]) -> str:
     names = sorted(
         name
         for name in set(shown) | set(kept)
-        if canonical_json(shown.get(name)) != canonical_json(kept.get(name))
+        if json.dumps(shown.get(name), sort_keys=True) != json.dumps(kept.get(name), sort_keys=True)
     )
     return ", ".join(
-        f"{name} is {json.dumps(shown.get(name), ensure_ascii=False)} in the bundle, "
-        f"{json.dumps(kept.get(name), ensure_ascii=False)} as recorded"
+        f"{name} is {_as_json(shown.get(name))} in the bundle, "
+        f"{_as_json(kept.get(name))} as recorded"
         for name in names
     )
+
+
+def _as_json(value: Any) -> str:
+    """``value`` as JSON, its text as written where it can be (a lone surrogate, escaped)."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
 
 
 def compare_commitment(
@@ -220,7 +232,7 @@ def compare_commitment(
         return row
     kept_doc, kept_signature = kept
     compared = row._replace(skipped=row.skipped - {CHECK})
-    if canonical_json(shown) == canonical_json(kept_doc):
+    if _same_document(shown, kept_doc):
         return compared
     signed_too = signature_checker(public_key_hex)(kept_doc, kept_signature)
     proof = (

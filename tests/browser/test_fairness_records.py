@@ -579,3 +579,23 @@ def test_a_bundle_checked_against_a_key_given_leaves_the_browsers_memory_alone(t
     assert tab.evaluate(check, [GOOD, KEY_HEX]) == ""
     assert tab.evaluate(memory) == before
     assert tab.locator(f"{WITNESS}.ok").count() == 1
+
+
+def test_a_recorded_decision_without_its_pair_or_nonce_is_compared_on_what_it_has(
+    tab: Any,
+) -> None:
+    """As the offline verifier reads records: a pair or nonce left out is not known, as null
+    is (the page said "you played it on seed pair #undefined")."""
+    tab.goto("/")
+    compared = tab.evaluate(
+        """() => {
+            localStorage.setItem("sota-casino.records.v1", JSON.stringify({commitments: [],
+                actions: [{round_id: 7, game: "casino_war", action: "war"}], rotations: []}));
+            return window.SotaRecords.compareBundle({
+                commitment: {document: {seed_pair_id: 3, commitment: "ab"}, signature: "00"},
+                rounds: [{document: {round_id: 7, seed_pair_id: 3, nonce: 0,
+                                     game: "casino_war", actions: ["war"]}}],
+            });
+        }"""
+    )
+    assert compared["problems"] == [] and compared["rounds"] == {"7": {"ok": True, "recorded": 1}}

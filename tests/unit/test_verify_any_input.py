@@ -172,23 +172,33 @@ def test_an_audit_export_with_any_odd_value_gets_an_exit_code(
 # The inputs these found: each a traceback before.
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [("seed_pair_id", [12]), ("created_at", "\ud800")],
-    ids=["list", "surrogate"],
-)
-def test_a_recorded_commitment_no_pair_or_signature_can_match_leaves_the_records_usable(
-    tmp_path: Path, field: str, value: Any
+def test_a_recorded_commitment_whose_pair_id_is_a_list_leaves_the_records_usable(
+    tmp_path: Path,
 ) -> None:
-    """The page records the commitments the casino shows, whatever they hold: one whose pair id
-    is a list names no pair the verifier looks up, and one holding a lone surrogate has no
-    bytes a signature could cover. The records read as without it."""
+    """It names no pair the verifier looks up, so the records read as without it."""
     odd = copy.deepcopy(GOOD["commitment"])
-    odd["document"][field] = value
+    odd["document"]["seed_pair_id"] = [12]
     records = {"format": "sota-casino-records", "v": 1, "public_key_hex": KEY_HEX}
     args = ("b.json", "--records", "r.json", "--public-key", KEY_HEX, "-q")
     without = run(tmp_path, *args, b_json=GOOD, r_json={**records, "commitments": []})
     assert run(tmp_path, *args, b_json=GOOD, r_json={**records, "commitments": [odd]}) == without
+
+
+def test_a_recorded_commitment_holding_a_lone_surrogate_differs_from_the_bundles(
+    tmp_path: Path,
+) -> None:
+    """The page records the commitment the casino shows, whatever it holds, and JavaScript
+    writes a lone surrogate that Python reads. It has no canonical bytes, and is another
+    commitment than the bundle's all the same: the pair was re-committed, as the page says."""
+    odd = copy.deepcopy(GOOD["commitment"])
+    odd["document"]["created_at"] = "\ud800"
+    records = {"format": "sota-casino-records", "v": 1, "public_key_hex": KEY_HEX}
+    (tmp_path / "b.json").write_text(json.dumps(GOOD))
+    (tmp_path / "r.json").write_text(json.dumps({**records, "commitments": [odd]}))
+    out = io.StringIO()
+    args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json"), "--public-key"]
+    assert main([*args, KEY_HEX, "-q"], out, io.StringIO()) == 1
+    assert "the pair was re-committed" in out.getvalue()
 
 
 @pytest.mark.parametrize("where", ["records", "audit"])

@@ -376,10 +376,11 @@
       if (!mine.length) continue;
       const differences = [];
       for (const a of mine) {
-        if (a.seed_pair_id !== null && a.seed_pair_id !== doc.seed_pair_id) {
+        // Not known (null, or left out of records kept by hand): nothing to compare.
+        if (a.seed_pair_id != null && a.seed_pair_id !== doc.seed_pair_id) {
           differences.push(gettext("you played it on seed pair #%(yours)s, the receipt says #%(signed)s", { yours: a.seed_pair_id, signed: doc.seed_pair_id }));
         }
-        if (a.nonce !== null && a.nonce !== doc.nonce) {
+        if (a.nonce != null && a.nonce !== doc.nonce) {
           differences.push(gettext("you played it at nonce %(yours)s, the receipt says %(signed)s", { yours: a.nonce, signed: doc.nonce }));
         }
         if (a.game !== doc.game) {
