@@ -1,6 +1,6 @@
 """The fairness page's verifier and the offline one, two implementations of docs/fairness.md,
-agree on every one-value change of a real bundle signed by the casino's key: one passes it
-exactly when the other does. A change that only one of them caught would be a forgery the
+agree on every one-value change of a real bundle signed by the casino's key, and of a player's
+records of it: one passes it exactly when the other does. A change that only one of them caught would be a forgery the
 other lets through; one that stops the page would leave the player without a verdict.
 """
 
@@ -100,3 +100,60 @@ def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_fir
         "no receipt for nonce 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 and 9007199254740976 more "
         "(a round may still be open)"
     ) in caught, caught
+
+
+#: A player's records of the bundle above, as the page keeps and exports them: they agree.
+RECORDS = {
+    "format": "sota-casino-records",
+    "v": 1,
+    "public_key_hex": KEY_HEX,
+    "commitments": [GOOD["commitment"]],
+    "actions": [
+        {"round_id": 101, "seed_pair_id": 12, "nonce": 1, "game": "casino_war", "action": "war"},
+        {
+            "round_id": 103,
+            "seed_pair_id": 12,
+            "nonce": 3,
+            "game": "casino_war",
+            "action": "surrender",
+        },
+    ],
+    "rotations": [{"seed_pair_id": 12, "client_seed": "lucky seven"}],
+}
+#: The page's verdict with ``records`` as this browser's own, under the key it trusts.
+PAGE_PASSES_WITH_RECORDS = (
+    "async ([records, bundle, key]) => { localStorage.clear();"
+    " localStorage.setItem('sota-casino.records.v1', JSON.stringify(records));"
+    " window.SotaRecords.acceptKey(key);"
+    " const report = await window.SotaVerify.verifyBundle(bundle);"
+    " return report.problems.length === 0 && report.waiting.length === 0; }"
+)
+
+
+def test_both_verifiers_read_each_one_value_change_of_the_records_alike(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The records a player kept, changed one value at a time: the page's records check and
+    the offline verifier's pass the bundle exactly together. (A records file the verifier
+    cannot read is exit 2; the page, whose storage only it writes, reads a damaged part as
+    nothing recorded: those are left out.)"""
+    sign_up(tab, "records-differential")
+    tab.goto("/fairness")
+    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
+
+    def offline(records: Any) -> int:
+        (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
+        args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json")]
+        return main([*args, "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
+
+    assert offline(RECORDS) == 0
+    assert tab.evaluate(PAGE_PASSES_WITH_RECORDS, [RECORDS, GOOD, KEY_HEX]) is True
+    disagree = []
+    for place in places({name: RECORDS[name] for name in ("commitments", "actions", "rotations")}):
+        for odd in (changed(value_at(RECORDS, place)), GONE):
+            records = with_odd(RECORDS, place, odd)
+            code = offline(records)
+            said = tab.evaluate(PAGE_PASSES_WITH_RECORDS, [records, GOOD, KEY_HEX])
+            if code != 2 and said != (code == 0):
+                disagree.append((place, odd is GONE, code, said))
+    assert disagree == []
