@@ -1,7 +1,8 @@
 """The fairness page's verifier and the offline one, two implementations of docs/fairness.md,
 agree on every one-value change of a real bundle signed by the casino's key, and of a player's
-records of it: one passes it exactly when the other does. A change that only one of them caught would be a forgery the
-other lets through; one that stops the page would leave the player without a verdict.
+records of it: one passes it exactly when the other does. A change that only one of them
+caught would be a forgery the other lets through; one that stops the page would leave the
+player without a verdict.
 """
 
 from __future__ import annotations
