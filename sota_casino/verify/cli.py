@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 import sys
 from collections.abc import Mapping
@@ -457,12 +458,21 @@ def _monitor_command(args: argparse.Namespace, out: TextIO) -> int:
     return verdict.code
 
 
+def _lenient(stream: TextIO) -> TextIO:
+    """The process's ``stream``, writing what its encoding cannot hold escaped: a report names
+    the odd values a bundle holds (a lone surrogate, which no UTF-8 has), and must not stop at
+    the first line that names one."""
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(errors="backslashreplace")
+    return stream
+
+
 def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Run the verifier; return its exit code (argparse exits with 2 on a bad command line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    out, err = out or sys.stdout, err or sys.stderr
+    out, err = out or _lenient(sys.stdout), err or _lenient(sys.stderr)
     if argv[:1] == ["audit"]:
         return _audit_command(_audit_parser().parse_args(argv[1:]), out)
     if argv[:1] == ["monitor"]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -226,3 +228,31 @@ def test_an_audit_entry_holding_a_lone_surrogate_breaks_the_chain_there(tmp_path
         main(["audit", str(tmp_path / "a.jsonl"), "--public-key", KEY_HEX], out, io.StringIO()) == 1
     )
     assert "entry 4 has no canonical JSON" in out.getvalue()
+
+
+@pytest.mark.parametrize("what", ["bundle", "records", "audit"])
+def test_a_lone_surrogate_in_any_input_is_reported_escaped_by_the_real_process(
+    tmp_path: Path, what: str
+) -> None:
+    """The report names odd values, and no UTF-8 holds a lone surrogate: the process wrote
+    its report up to the first line naming one, then stopped with a traceback."""
+    (tmp_path / "good.json").write_text(json.dumps(GOOD))
+    if what == "bundle":
+        odd = with_odd(GOOD, ("commitment", "document", "seed_pair_id"), "\ud800")
+        (tmp_path / "b.json").write_text(json.dumps(odd))
+        args = [str(tmp_path / "b.json")]
+    elif what == "records":
+        odd = with_odd(RECORDS, ("commitments", 0, "document", "created_at"), "\ud800")
+        (tmp_path / "r.json").write_text(json.dumps(odd))
+        args = [str(tmp_path / "good.json"), "--records", str(tmp_path / "r.json")]
+    else:
+        odd = with_odd(AUDIT, (3, "subject"), "\ud800")
+        (tmp_path / "a.jsonl").write_text("".join(json.dumps(line) + "\n" for line in odd))
+        args = ["audit", str(tmp_path / "a.jsonl")]
+    result = subprocess.run(
+        [sys.executable, "-m", "sota_casino.verify", *args, "--public-key", KEY_HEX],
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 1 and b"Traceback" not in result.stderr, result.stderr
+    assert b"\\ud800" in result.stdout and b"Result: " in result.stdout
