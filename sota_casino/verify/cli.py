@@ -16,9 +16,11 @@ import sys
 from collections.abc import Mapping
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from typing import Final
 from typing import TextIO
 from typing import Unpack
+from typing import cast
 
 from ..core import audit_chain
 from ..core.fairness import is_hex64
@@ -458,6 +460,37 @@ def _monitor_command(args: argparse.Namespace, out: TextIO) -> int:
     return verdict.code
 
 
+#: What a terminal acts on instead of showing, each written as its JSON escape: the C0 controls
+#: but the line break and the tab (escape sequences move the cursor and erase lines), DEL, the
+#: C1 controls, and the bidirectional overrides and isolates that reorder a line.
+_CONTROLS: Final = {
+    code: f"\\u{code:04x}"
+    for code in (
+        *range(0x20),
+        0x7F,
+        *range(0x80, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    )
+    if chr(code) not in "\n\t"
+}
+
+
+class _Inert:
+    """A text stream that shows the controls a report quotes instead of passing them to the
+    terminal: a bundle's values are the casino's, and one holding ``ESC[1A`` could otherwise
+    write over the line that says it fails. (In JSON the escape is the same character.)"""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(text.translate(_CONTROLS))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def _lenient(stream: TextIO) -> TextIO:
     """The process's ``stream``, writing what its encoding cannot hold escaped: a report names
     the odd values a bundle holds (a lone surrogate, which no UTF-8 has), and must not stop at
@@ -472,7 +505,8 @@ def main(
 ) -> int:
     """Run the verifier; return its exit code (argparse exits with 2 on a bad command line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    out, err = out or _lenient(sys.stdout), err or _lenient(sys.stderr)
+    out = cast(TextIO, _Inert(out or _lenient(sys.stdout)))
+    err = err or _lenient(sys.stderr)
     if argv[:1] == ["audit"]:
         return _audit_command(_audit_parser().parse_args(argv[1:]), out)
     if argv[:1] == ["monitor"]:

@@ -256,3 +256,20 @@ def test_a_lone_surrogate_in_any_input_is_reported_escaped_by_the_real_process(
     )
     assert result.returncode == 1 and b"Traceback" not in result.stderr, result.stderr
     assert b"\\ud800" in result.stdout and b"Result: " in result.stdout
+
+
+@pytest.mark.parametrize(
+    "control", ["\x1b[1A\x1b[2K", "\r", "\x9b1A", "\u202e"], ids=["escape", "return", "csi", "bidi"]
+)
+def test_a_control_the_bundle_holds_is_shown_not_passed_to_the_terminal(
+    tmp_path: Path, control: str
+) -> None:
+    """The bundle's values are the casino's: a pair id holding ESC[1A could move the cursor up
+    and write over the report's result line, or a bidi override reorder it."""
+    odd = with_odd(GOOD, ("commitment", "document", "seed_pair_id"), f"{control}Result: OK")
+    (tmp_path / "b.json").write_text(json.dumps(odd))
+    out = io.StringIO()
+    code = main([str(tmp_path / "b.json"), "--public-key", KEY_HEX], out, io.StringIO())
+    shown = out.getvalue()
+    assert code == 1 and control not in shown
+    assert "".join(f"\\u{ord(c):04x}" if c not in "[12AK" else c for c in control) in shown
