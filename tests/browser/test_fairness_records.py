@@ -599,3 +599,70 @@ def test_a_recorded_decision_without_its_pair_or_nonce_is_compared_on_what_it_ha
         }"""
     )
     assert compared["problems"] == [] and compared["rounds"] == {"7": {"ok": True, "recorded": 1}}
+
+
+#: What the other tab writes: the records as it read them before this tab kept its own (two
+#: tabs read, then both write: localStorage has no transactions).
+STALE_WRITE = """() => {
+    localStorage.setItem("sota-casino.records.v1",
+        JSON.stringify({commitments: [], actions: [], rotations: []}));
+    localStorage.setItem("sota-casino.verified.v1", "[]");
+}"""
+KEPT = """() => {
+    const records = window.SotaRecords.exportDocument();
+    return {actions: records.actions.map(a => a.round_id), rotations:
+        records.rotations.map(r => r.seed_pair_id), verified: records.verified.map(e => e.name)};
+}"""
+
+
+def test_a_tab_puts_back_what_another_tabs_stale_write_dropped(tab: Any) -> None:
+    """Two tabs record at once: the one that writes last writes back the list it read before
+    the other kept its decision, rotation and verified documents. The tab that kept them sees
+    the write and puts them back, so a later rewrite of a verified document still fails."""
+    tab.goto("/")
+    other = tab.context.new_page()
+    other.goto(tab.url)
+    tab.evaluate(
+        """async () => {
+            window.SotaRecords.recordAction({round_id: 7, seed_pair_id: 3, nonce: 0,
+                game: "casino_war", action: "war"});
+            window.SotaRecords.recordRotation({seed_pair_id: 4, client_seed: "mine"});
+            await window.SotaRecords.compareVerified(
+                [{names: [{name: "the receipt of round 7", label: "x"}], document: {n: 7}}]);
+        }"""
+    )
+    other.evaluate(STALE_WRITE)
+    expected = {"actions": [7], "rotations": [4], "verified": ["the receipt of round 7"]}
+    other.wait_for_function(
+        f"expected => JSON.stringify(({KEPT})()) === JSON.stringify(expected)",
+        arg=expected,
+        timeout=5000,
+    )
+    assert other.evaluate(KEPT) == expected and tab.evaluate(KEPT) == expected
+    other.close()
+
+
+def test_a_tab_leaves_cleared_storage_and_another_tabs_later_choice_alone(tab: Any) -> None:
+    """Putting back is for lost writes only: a later decision for the same round recorded in
+    another tab stands, and storage the player cleared stays cleared."""
+    tab.goto("/")
+    other = tab.context.new_page()
+    other.goto(tab.url)
+    tab.evaluate(
+        """() => window.SotaRecords.recordAction({round_id: 7, seed_pair_id: 3, nonce: 0,
+            game: "casino_war", action: "war"})"""
+    )
+    other.evaluate(
+        """() => window.SotaRecords.recordAction({round_id: 7, seed_pair_id: 3, nonce: 0,
+            game: "casino_war", action: "surrender"})"""
+    )
+    other.evaluate("() => localStorage.setItem('sota-casino.probe', '1')")  # after any answer
+    tab.wait_for_function("() => localStorage.getItem('sota-casino.probe') === '1'")
+    assert [a["action"] for a in other.evaluate("window.SotaRecords.exportDocument().actions")] == [
+        "surrender"
+    ]
+    other.evaluate("() => localStorage.clear()")
+    other.evaluate("() => localStorage.setItem('sota-casino.probe', '2')")
+    tab.wait_for_function("() => localStorage.getItem('sota-casino.probe') === '2'")
+    assert other.evaluate("window.SotaRecords.exportDocument().actions") == []
+    other.close()

@@ -90,6 +90,41 @@
     return Array.isArray(kept) ? kept : [];
   }
 
+  // ---- two tabs at once --------------------------------------------------------------------
+  /* localStorage has no transactions: two tabs that both read a list and then write it back
+   * lose the entries of the one that wrote first. So each tab remembers what it kept, and when
+   * another tab's write leaves the place of one of them empty, puts it back. A place taken by
+   * another entry (a later decision for the same round) stays as the other tab left it, and so
+   * does storage the player cleared. */
+  const PLACES = {
+    commitments: (c) => canonical(c),
+    actions: (a) => [a.round_id, a.game, a.move].join(" "),
+    rotations: (r) => String(r.seed_pair_id),
+    verified: (v) => v.name + " " + v.sha256,
+  };
+  const keptHere = { commitments: [], actions: [], rotations: [], verified: [] };
+
+  /* Put back into `entries` (a list named as in PLACES) what this tab kept and another tab's
+   * write left out; whether anything was. */
+  function putBack(list, entries) {
+    const taken = new Set(entries.map(PLACES[list]));
+    const lost = keptHere[list].filter((entry) => !taken.has(PLACES[list](entry)));
+    entries.push(...lost);
+    return lost.length > 0;
+  }
+
+  window.addEventListener("storage", (event) => {
+    if (event.storageArea !== window.localStorage || event.newValue === null) return;
+    if (event.key === STORE) {
+      const records = stored();
+      const lost = ["commitments", "actions", "rotations"].map((list) => putBack(list, records[list]));
+      if (lost.some(Boolean)) save(STORE, records);
+    } else if (event.key === VERIFIED) {
+      const verified = verifiedDocuments();
+      if (putBack("verified", verified)) save(VERIFIED, verified);
+    }
+  });
+
   /* Sorted keys, no spaces: equal documents give equal text. */
   function canonical(value) {
     if (Array.isArray(value)) return "[" + value.map(canonical).join(",") + "]";
@@ -209,7 +244,9 @@
     const records = stored();
     const text = canonical(signed);
     if (records.commitments.some((known) => canonical(known) === text)) return false;
-    records.commitments.push({ document: signed.document, signature: signed.signature });
+    const entry = { document: signed.document, signature: signed.signature };
+    records.commitments.push(entry);
+    keptHere.commitments.push(entry);
     return save(STORE, records);
   }
 
@@ -253,6 +290,7 @@
     const sameSlot = (a) => a.round_id === roundId && a.game === entry.game && (entry.game !== "sota" || a.move === entry.move);
     records.actions = records.actions.filter((a) => !sameSlot(a));
     records.actions.push(entry);
+    keptHere.actions = keptHere.actions.filter((a) => !sameSlot(a)).concat([entry]);
     save(STORE, records);
     return entry;
   }
@@ -276,6 +314,7 @@
     const entry = { seed_pair_id: pair, client_seed: clientSeed };
     if (from !== null) entry.sent_from = from;
     records.rotations = records.rotations.filter((r) => r.seed_pair_id !== pair).concat([entry]);
+    keptHere.rotations = keptHere.rotations.filter((r) => r.seed_pair_id !== pair).concat([entry]);
     save(STORE, records);
     return entry;
   }
@@ -427,8 +466,8 @@
    * documents claim is the casino's own proof that it rewrote one of them. Returns the problems.
    *
    * The digests are taken first: the kept list is read, merged and written back with no await
-   * between, so that two verifications at once on one page both keep theirs (two tabs are
-   * apart only by how soon the browser passes one's write to the other). */
+   * between, so that two verifications at once on one page both keep theirs (two tabs at
+   * once: each puts back what the other's write dropped, `putBack`). */
   async function compareVerified(signed) {
     const digests = await Promise.all(signed.map(({ document: doc }) => documentDigest(doc)));
     const verified = verifiedDocuments();
@@ -450,6 +489,7 @@
         if (!under.some((kept) => kept.sha256 === sha256)) {
           const entry = { name, sha256, seen_at: now };
           verified.push(entry);
+          keptHere.verified.push(entry);
           byName.set(name, under.concat([entry]));
         }
       }
