@@ -666,3 +666,37 @@ def test_a_tab_leaves_cleared_storage_and_another_tabs_later_choice_alone(tab: A
     tab.wait_for_function("() => localStorage.getItem('sota-casino.probe') === '2'")
     assert other.evaluate("window.SotaRecords.exportDocument().actions") == []
     other.close()
+
+
+def test_a_full_storage_is_said_and_fails_nothing(tab: Any) -> None:
+    """The digests of what the page verified are kept to catch a later rewrite; when the
+    browser cannot keep them, the page says so instead of implying it will catch one. The
+    bundle's verdict is the same."""
+    from test_verify_cli import GOOD
+    from test_verify_cli import KEY_HEX
+
+    tab.goto("/fairness")
+    tab.evaluate(TRUST_ONLY, KEY_HEX)
+    tab.evaluate(
+        """() => {
+            for (let size = 1 << 20, i = 0; size >= 16; size >>= 1) {
+                try { for (;;) localStorage.setItem("filler." + i++, "x".repeat(size)); }
+                catch (full) { /* the next, smaller size */ }
+            }
+        }"""
+    )
+    report = tab.evaluate(
+        "async bundle => { const r = await window.SotaVerify.verifyBundle(bundle);"
+        " return {problems: r.problems, notices: r.notices,"
+        " kept: window.SotaRecords.exportDocument().verified.length}; }",
+        GOOD,
+    )
+    assert report["problems"] == [] and report["kept"] == 0
+    assert len(report["notices"]) == 1 and "could not keep what it verified" in report["notices"][0]
+    tab.evaluate(
+        "() => { for (const k of Object.keys(localStorage)) if (k.startsWith('filler.')) localStorage.removeItem(k); }"
+    )
+    report = tab.evaluate(
+        "async bundle => (await window.SotaVerify.verifyBundle(bundle)).notices", GOOD
+    )
+    assert report == []

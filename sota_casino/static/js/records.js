@@ -463,7 +463,8 @@
    * {names, document}, every name {name, label}: `name` as the offline verifier's
    * signed_documents names it, kept; `label` the same in the page's language, shown) with those
    * this browser verified before, then keep them, also when they differ: a name that two signed
-   * documents claim is the casino's own proof that it rewrote one of them. Returns the problems.
+   * documents claim is the casino's own proof that it rewrote one of them. Returns the problems,
+   * and whether the list could be kept (a full storage keeps none of the new digests).
    *
    * The digests are taken first: the kept list is read, merged and written back with no await
    * between, so that two verifications at once on one page both keep theirs (two tabs at
@@ -494,8 +495,7 @@
         }
       }
     });
-    save(VERIFIED, verified);
-    return problems;
+    return { problems, kept: save(VERIFIED, verified) };
   }
 
   // ---- the page -------------------------------------------------------------------------------

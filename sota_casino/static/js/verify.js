@@ -421,6 +421,7 @@
     // The documents this browser verified before are part of its records.
     const verifiedBefore = ownTrust && opts.records === undefined && window.SotaRecords;
     const problems = [];
+    const notices = []; // about this browser, not the bundle: they fail nothing
     const commitment = bundle.commitment;
     const reveal = bundle.reveal;
     // Without a trusted key, the bundle's own, which proves nothing (said below).
@@ -465,11 +466,15 @@
         ...(pair.revealSigned ? [{ names: uniqueNames("reveal", reveal.document), document: reveal.document }] : []),
         ...receipts.filter((_, i) => receiptsSigned[i]).map((r) => ({ names: uniqueNames("round", r.document), document: r.document })),
       ];
-      problems.push(...await window.SotaRecords.compareVerified(signed));
+      const compared = await window.SotaRecords.compareVerified(signed);
+      problems.push(...compared.problems);
+      if (!compared.kept) {
+        notices.push(gettext("This browser could not keep what it verified in this bundle (its storage is full or turned off): a later rewrite of these documents will not be caught here. Download your records now and then, and verify later bundles with the offline verifier and --records."));
+      }
     }
     if (!reveal) {
       problems.push(gettext("this seed pair is not revealed yet: rotate it first"));
-      return { pair, rounds: [], problems, records, waiting: [] };
+      return { pair, rounds: [], problems, records, waiting: [], notices };
     }
     if (!pair.revealSigned) problems.push(gettext("the reveal's signature is not valid"));
     const serverSeed = reveal.document.server_seed;
@@ -581,7 +586,7 @@
         row.waiting = true;
       }
     }
-    return { pair, rounds, problems, records, waiting };
+    return { pair, rounds, problems, records, waiting, notices };
   }
 
   const SEAT_NAMES = [gettext("You"), gettext("Dealer"), gettext("CPU %(num)s", { num: 1 }), gettext("CPU %(num)s", { num: 2 })];
@@ -679,6 +684,9 @@
         : "✗ " + ngettext("%(verified)s of %(num)s round verified.", "%(verified)s of %(num)s rounds verified.", report.rounds.length, { verified })
           + " " + report.problems.join("; ") + ".");
     target.append(summary);
+    for (const notice of report.notices || []) {
+      target.append(el("p", { class: "flash info", role: "note", "data-testid": "verify-notice" }, notice));
+    }
     target.append(el("p", {},
       gettext("Key pinned in this browser") + " ", mark(report.pair.keyMatches),
       " · " + gettext("commitment as shown before play") + " ", report.pair.commitmentRecorded === null ? el("small", { class: "muted" }, gettext("no record")) : mark(report.pair.commitmentRecorded),
