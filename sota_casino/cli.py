@@ -6,6 +6,9 @@ Each is thin: it parses, calls one service, prints, and exits 1 when a check fai
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 from flask import Flask
@@ -85,7 +88,9 @@ def audit_verify() -> None:
     name the first bad entry."""
     from .services import audit
 
-    result = audit.verify(new_session())
+    session = new_session()
+    with _log_progress(audit.current_size(session), "checking the log") as advance:
+        result = audit.verify(session, progress=advance)
     if result.ok:
         checkpoint = result.checkpoint
         covered = f", latest checkpoint at {checkpoint['document']['size']}" if checkpoint else ""
@@ -123,12 +128,35 @@ def audit_export(path: str) -> None:
     """Write the log as JSON Lines (entries, then checkpoints), verifiable offline."""
     from .services import audit
 
+    session = new_session()
     count = 0
-    with open(path, "w", encoding="utf-8") as handle:
-        for line in audit.iter_export(new_session()):  # streamed: memory stays flat
+    with (
+        open(path, "w", encoding="utf-8") as handle,
+        _log_progress(audit.current_size(session), "exporting the log") as advance,
+    ):
+        for line in audit.iter_export(session):  # streamed: memory stays flat
             handle.write(line)
             count += 1
+            if count % PROGRESS_STEP == 0:
+                advance(count)  # entries come first: the bar is full once they are written
+        advance(count)
     click.echo(f"wrote {count} lines to {path}")
+
+
+#: Lines of an export between two updates of its progress bar.
+PROGRESS_STEP = 2000
+
+
+@contextmanager
+def _log_progress(entries: int, label: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar over the log's ``entries`` on a terminal's standard error (nothing in a
+    script's or cron's output, nor for an empty log); yields what to call with the entries
+    reached so far."""
+    hidden = entries == 0 or not sys.stderr.isatty()
+    with click.progressbar(
+        length=max(entries, 1), label=label, file=sys.stderr, hidden=hidden
+    ) as bar:
+        yield lambda reached: bar.update(min(reached, entries) - bar.pos)
 
 
 @click.group("checks")

@@ -637,6 +637,12 @@ def log_size(session: Session) -> int:
     return session.scalar(select(func.max(AuditEntry.seq))) or 0
 
 
+@read_only
+def current_size(session: Session) -> int:
+    """How many entries the log holds now (a progress bar's length)."""
+    return log_size(session)
+
+
 def _checkpoint_dict(row: AuditCheckpoint | Row[Any]) -> Checkpoint:
     document = audit_chain.checkpoint_document(row.size, row.root, row.time)
     return {"document": document, "signature": row.signature, "public_key_hex": row.public_key_hex}
@@ -1082,10 +1088,13 @@ class WholeCheck:
 
 
 @own_transactions
-def verify(session: Session) -> WholeCheck:
-    """Verify the whole chain, its keys and every checkpoint; name the first bad entry."""
+def verify(session: Session, *, progress: Callable[[int], None] | None = None) -> WholeCheck:
+    """Verify the whole chain, its keys and every checkpoint; name the first bad entry.
+
+    :param progress: called with the size reached after each chunk (:func:`check_chain`).
+    """
     flush(session)
-    found = check_chain(session)
+    found = check_chain(session, progress=progress)
     checkpoint = _reached_checkpoint(session, found)
     return WholeCheck(found.ok, found.size, found.first_bad_seq, found.reason, checkpoint)
 

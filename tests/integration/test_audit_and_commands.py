@@ -120,6 +120,20 @@ def test_audit_verify_names_the_first_tampered_entry(
     assert "BROKEN at entry 5" in broken.output
 
 
+def test_the_whole_check_reports_its_progress_chunk_by_chunk(
+    session: Session, register: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `flask audit verify` draws its progress bar from: the size reached after each
+    chunk, up to the whole log."""
+    _play_some(session, register)
+    monkeypatch.setattr(audit, "CHUNK", 7)
+    reached: list[int] = []
+    assert audit.verify(session, progress=reached.append).ok
+    size = audit.current_size(session)
+    assert size > 3 * 7 and reached == sorted(reached) and reached[-1] == size
+    assert len(reached) == size // 7 + 1
+
+
 @pytest.mark.tampers
 def test_ledger_check_passes_then_reports_a_forged_balance(
     app: Flask, session: Session, register: Callable

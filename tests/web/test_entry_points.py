@@ -70,3 +70,54 @@ def test_python_app_py_serves_on_its_port(tmp_path: Path) -> None:
     port = _free_port()
     page = _serve_and_fetch([sys.executable, "app.py"], port, tmp_path, PORT=str(port))
     assert "provably fair" in page
+
+
+def test_long_log_commands_draw_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    """`flask audit verify` and `audit export` draw their bar on a terminal's standard error;
+    a script or cron reads only the result, on standard output."""
+    import pty
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'casino.db'}",
+        "SIGNING_KEY_FILE": str(tmp_path / "key.pem"),
+        "SECRET_KEY": "entry-point-test",
+        "COLUMNS": "100",
+    }
+    flask = [str(BIN / "flask"), "--app", "app"]
+    subprocess.run([*flask, "db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(  # a few entries in the log
+        [*flask, "create-operator", "olga"],
+        input=b"a long enough secret\n",
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    for command, label, result in (
+        (["audit", "verify"], "checking the log", "audit log ok"),
+        (["audit", "export", str(tmp_path / "log.jsonl")], "exporting the log", "wrote "),
+    ):
+        terminal, side = pty.openpty()
+        try:
+            run = subprocess.run(
+                [*flask, *command], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=side
+            )
+            os.close(side)
+            drawn = b""
+            while chunk := _read_terminal(terminal):
+                drawn += chunk
+        finally:
+            os.close(terminal)
+        assert run.returncode == 0 and result in run.stdout.decode()
+        assert label in drawn.decode() and "100%" in drawn.decode()
+        quiet = subprocess.run([*flask, *command], cwd=ROOT, env=env, capture_output=True)
+        assert quiet.returncode == 0 and result in quiet.stdout.decode() and quiet.stderr == b""
+
+
+def _read_terminal(terminal: int) -> bytes:
+    """What a finished command wrote to its terminal, a piece at a time (b"" at the end)."""
+    try:
+        return os.read(terminal, 4096)
+    except OSError:  # Linux: EIO once the other side is closed and drained
+        return b""
