@@ -694,7 +694,8 @@ def test_a_full_storage_is_said_and_fails_nothing(tab: Any) -> None:
     assert report["problems"] == [] and report["kept"] == 0
     assert len(report["notices"]) == 1 and "could not keep what it verified" in report["notices"][0]
     tab.evaluate(
-        "() => { for (const k of Object.keys(localStorage)) if (k.startsWith('filler.')) localStorage.removeItem(k); }"
+        "() => Object.keys(localStorage).filter(k => k.startsWith('filler.'))"
+        ".forEach(k => localStorage.removeItem(k))"
     )
     report = tab.evaluate(
         "async bundle => (await window.SotaVerify.verifyBundle(bundle)).notices", GOOD
