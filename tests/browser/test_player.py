@@ -308,7 +308,9 @@ def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
     tab.fill("#username", f"{taken}x")
     tab.fill("#password", "aaaaaaaaaaaa")
     tab.fill("#confirm", "aaaaaaaaaaaa")
-    tab.click("main button[type=submit]")
+    # Until the page has loaded, its style sheet may not have capitalized the message yet.
+    with tab.expect_navigation(wait_until="load"):
+        tab.click("main button[type=submit]")
     assert "Password is too weak" in tab.inner_text("[role=alert]")
     assert focused_id(tab) == "password"
     assert tab.input_value("#username") == f"{taken}x"
