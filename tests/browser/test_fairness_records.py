@@ -668,6 +668,15 @@ def test_a_tab_leaves_cleared_storage_and_another_tabs_later_choice_alone(tab: A
     other.close()
 
 
+#: Fill this origin's localStorage to the last few characters.
+FILL_STORAGE = """() => {
+    for (let size = 1 << 20, i = 0; size >= 16; size >>= 1) {
+        try { for (;;) localStorage.setItem("filler." + i++, "x".repeat(size)); }
+        catch (full) { /* the next, smaller size */ }
+    }
+}"""
+
+
 def test_a_full_storage_is_said_and_fails_nothing(tab: Any) -> None:
     """The digests of what the page verified are kept to catch a later rewrite; when the
     browser cannot keep them, the page says so instead of implying it will catch one. The
@@ -677,14 +686,7 @@ def test_a_full_storage_is_said_and_fails_nothing(tab: Any) -> None:
 
     tab.goto("/fairness")
     tab.evaluate(TRUST_ONLY, KEY_HEX)
-    tab.evaluate(
-        """() => {
-            for (let size = 1 << 20, i = 0; size >= 16; size >>= 1) {
-                try { for (;;) localStorage.setItem("filler." + i++, "x".repeat(size)); }
-                catch (full) { /* the next, smaller size */ }
-            }
-        }"""
-    )
+    tab.evaluate(FILL_STORAGE)
     report = tab.evaluate(
         "async bundle => { const r = await window.SotaVerify.verifyBundle(bundle);"
         " return {problems: r.problems, notices: r.notices,"
@@ -701,3 +703,29 @@ def test_a_full_storage_is_said_and_fails_nothing(tab: Any) -> None:
         "async bundle => (await window.SotaVerify.verifyBundle(bundle)).notices", GOOD
     )
     assert report == []
+
+
+def test_the_full_storage_notice_stands_under_a_passing_verdict_on_a_phone(
+    phone: Any, shoot: Any
+) -> None:
+    """The notice as a player sees it: a real pair verified from the fairness page's button,
+    in a browser whose storage is full."""
+    sign_up(phone, "fullstore")
+    phone.goto("/casino-war")
+    phone.click("#deal")
+    phone.wait_for_selector("[data-testid=result], #go-to-war")
+    if phone.locator("#go-to-war").count():
+        phone.click("#go-to-war")
+        phone.wait_for_selector("[data-testid=result]")
+    phone.goto("/fairness")
+    phone.click("#rotate")
+    phone.wait_for_selector("[data-verify]")
+    phone.evaluate(FILL_STORAGE)
+    pair = phone.locator(".revealed-pair").first
+    pair.locator("[data-verify]").click()
+    pair.locator("[data-testid=verify-summary]").wait_for()
+    assert pair.locator("[data-testid=verify-summary]").inner_text().startswith("✓ All 1 round")
+    notice = pair.locator("[data-testid=verify-notice]")
+    assert notice.is_visible() and "could not keep what it verified" in notice.inner_text()
+    notice.evaluate("node => node.scrollIntoView({block: 'center'})")
+    shoot(phone, "phone-fairness-storage-full", full_page=False)
