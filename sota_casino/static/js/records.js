@@ -96,13 +96,19 @@
    * another tab's write leaves the place of one of them empty, puts it back. A place taken by
    * another entry (a later decision for the same round) stays as the other tab left it, and so
    * does storage the player cleared. */
-  const PLACES = {
+  const PLACES = { // one entry a place: a decision a round, a move a move of a Sota game
     commitments: (c) => canonical(c),
-    actions: (a) => [a.round_id, a.game, a.move].join(" "),
+    actions: (a) => [a.round_id, a.game, a.game === "sota" ? a.move : ""].join(" "),
     rotations: (r) => String(r.seed_pair_id),
     verified: (v) => v.name + " " + v.sha256,
   };
   const keptHere = { commitments: [], actions: [], rotations: [], verified: [] };
+
+  /* `entries` (a list named as in PLACES) with `entry` in its place, instead of what was there. */
+  function inPlace(list, entries, entry) {
+    const place = PLACES[list](entry);
+    return entries.filter((kept) => PLACES[list](kept) !== place).concat([entry]);
+  }
 
   /* Put back into `entries` (a list named as in PLACES) what this tab kept and another tab's
    * write left out; whether anything was. */
@@ -287,10 +293,8 @@
     } else {
       throw new Error("unknown game " + JSON.stringify(action.game));
     }
-    const sameSlot = (a) => a.round_id === roundId && a.game === entry.game && (entry.game !== "sota" || a.move === entry.move);
-    records.actions = records.actions.filter((a) => !sameSlot(a));
-    records.actions.push(entry);
-    keptHere.actions = keptHere.actions.filter((a) => !sameSlot(a)).concat([entry]);
+    records.actions = inPlace("actions", records.actions, entry);
+    keptHere.actions = inPlace("actions", keptHere.actions, entry);
     save(STORE, records);
     return entry;
   }
@@ -313,8 +317,8 @@
     if (earlier && idOrNull(earlier.sent_from) !== null && from !== null && earlier.sent_from !== from) return earlier;
     const entry = { seed_pair_id: pair, client_seed: clientSeed };
     if (from !== null) entry.sent_from = from;
-    records.rotations = records.rotations.filter((r) => r.seed_pair_id !== pair).concat([entry]);
-    keptHere.rotations = keptHere.rotations.filter((r) => r.seed_pair_id !== pair).concat([entry]);
+    records.rotations = inPlace("rotations", records.rotations, entry);
+    keptHere.rotations = inPlace("rotations", keptHere.rotations, entry);
     save(STORE, records);
     return entry;
   }
