@@ -440,6 +440,7 @@ def anchored_log(key: Ed25519PrivateKey, war: list[Doc]) -> Doc:
         "receipt_hash": anchors.receipt_hash(doc),
         "anchors": [
             anchor(anchors.commitment_of(SEED_PAIR_ID), 1),
+            anchor(anchors.bet_of(doc["round_id"]), 3),
             anchor(anchors.decision_of(doc["round_id"], 0), 4),
             anchor(anchors.settlement_of(doc["round_id"]), 5),
         ],

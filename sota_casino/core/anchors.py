@@ -1,12 +1,11 @@
 """Anchors: a signed document tied to its entry in the audit log, proved into a checkpoint.
 
 An anchor is ``{"of", "entry", "leaf_index", "checkpoint_size", "proof"}``: ``of`` names the
-document (:func:`commitment_of`, :func:`reveal_of`, :func:`settlement_of`,
-:func:`decision_of`), ``entry`` is the
-audit entry recorded with it (all eight stored fields), ``leaf_index`` is ``seq - 1`` and
-``proof`` the RFC 6962 inclusion proof of the entry's hash in the checkpoint of
-``checkpoint_size`` entries. The entry's key (action and subject) is stable: it is known when
-the document is made, its sequence number only once the log has taken the entry.
+document (:func:`commitment_of`, :func:`reveal_of`, :func:`bet_of`, :func:`settlement_of`,
+:func:`decision_of`), ``entry`` is the audit entry recorded with it (all eight stored fields),
+``leaf_index`` is ``seq - 1`` and ``proof`` the RFC 6962 inclusion proof of the entry's hash in
+the checkpoint of ``checkpoint_size`` entries. The entry's key (action and subject) is stable:
+it is known when the document is made, its sequence number only once the log has taken it.
 
 What the entry must say about the document is written here once, for the service's tests, the
 offline verifier and (the same rules in JavaScript) the fairness page; and what the whole log
@@ -44,6 +43,8 @@ DECISION_ACTIONS: Final = {"casino_war": "round.decision", "sota": "round.move"}
 DECISION_FIELDS: Final = {"round.decision": "choice", "round.move": "cards"}
 #: What a settlement entry's data must name about its receipt.
 SETTLEMENT_FIELDS: Final = ("receipt", "game", "payout")
+#: What a bet entry's data must name about the round's receipt: where its cards came from.
+BET_FIELDS: Final = ("game", "seed_pair_id", "nonce")
 
 
 def receipt_hash(document: Mapping[str, Any], canonical: bytes | None = None) -> str:
@@ -68,6 +69,10 @@ def reveal_of(seed_pair_id: int) -> dict[str, Any]:
     return {"kind": "reveal", "seed_pair_id": seed_pair_id}
 
 
+def bet_of(round_id: int) -> dict[str, Any]:
+    return {"kind": "bet", "round_id": round_id}
+
+
 def settlement_of(round_id: int) -> dict[str, Any]:
     return {"kind": "settlement", "round_id": round_id}
 
@@ -84,6 +89,8 @@ def key_of(of: Mapping[str, Any], game: str | None = None) -> tuple[str, str, in
         return COMMITMENT_ACTION, pair_subject(of["seed_pair_id"]), 0
     if kind == "reveal":
         return REVEAL_ACTION, pair_subject(of["seed_pair_id"]), 0
+    if kind == "bet":
+        return BET_ACTION, round_subject(of["round_id"]), 0
     if kind == "settlement":
         return SETTLEMENT_ACTION, round_subject(of["round_id"]), 0
     if kind == "decision" and game in DECISION_ACTIONS:
@@ -107,6 +114,8 @@ ONCE: Final = {
 #: The player's actions in a round, all logged before its settlement: a Sota game's moves
 #: (``round.move``) are the only keyed entries that repeat under one subject.
 _ROUND_ACTIONS: Final = frozenset(DECISION_ACTIONS.values())
+#: What a round's entries after its bet are: the player's actions and its settlement.
+_PLAYED: Final = frozenset((*_ROUND_ACTIONS, SETTLEMENT_ACTION))
 #: Every action :func:`key_problem` reads; the entries of any other action never contradict it.
 KEYED_ACTIONS: Final = frozenset((*ONCE, *_ROUND_ACTIONS))
 
@@ -153,8 +162,10 @@ class PairsInPlay:
     """The pairs committed and not yet revealed, as the entries read so far leave them: what a
     check reading the log a chunk at a time carries from one chunk to the next.
 
-    Only pairs committed in the entries read are known (a range starts mid-pair). One or two
-    per player, and the rounds bet on them and not yet settled: at most one per player.
+    Only pairs committed in the entries read are known. A check of the whole log (``from_start``)
+    knows every pair, so a bet on a pair it does not know, a reveal of one, or a round played
+    that it never saw bet is a rewrite; a range starts mid-pair, and cannot tell. One or two
+    pairs per player, and the rounds bet on them and not yet settled: at most one per player.
     """
 
     #: The rounds bet so far on each pair (by subject): its next nonce.
@@ -163,13 +174,15 @@ class PairsInPlay:
     unsettled: dict[str, str] = field(default_factory=dict)
     #: How many of ``unsettled`` each pair holds (kept with it, so a reveal looks up one count).
     open_rounds: dict[str, int] = field(init=False, default_factory=dict)
+    #: The entries read begin at the log's first: nothing was logged before them.
+    from_start: bool = True
 
     def __post_init__(self) -> None:
         for pair in self.unsettled.values():
             self.open_rounds[pair] = self.open_rounds.get(pair, 0) + 1
 
     def copy(self) -> PairsInPlay:
-        return PairsInPlay(dict(self.bets), dict(self.unsettled))
+        return PairsInPlay(dict(self.bets), dict(self.unsettled), self.from_start)
 
     def to_json(self) -> dict[str, dict[str, Any]]:
         return {"bets": self.bets, "unsettled": self.unsettled}
@@ -209,6 +222,11 @@ def _rounds_problem(
                 f"entry {seq}: {action} of {subject} on {pair} after its reveal (entry "
                 f"{revealed}): a revealed pair takes no more rounds, a rewrite"
             )
+        if pair not in pairs.bets and pairs.from_start:
+            return (
+                f"entry {seq}: {action} of {subject} on {pair}, which the log never committed: "
+                "a round is bet on a committed pair, a rewrite"
+            )
         if pair in pairs.bets:
             if not (_is_whole(nonce) and nonce == pairs.bets[pair]):
                 return (
@@ -219,12 +237,23 @@ def _rounds_problem(
             pairs.bets[pair] += 1
             pairs.unsettled[subject] = pair
             pairs.open_rounds[pair] = pairs.open_rounds.get(pair, 0) + 1
+    elif action in _PLAYED and subject not in pairs.unsettled and pairs.from_start:
+        # A round logged again under a new id, with its pair's nonce: no key is taken twice.
+        return (
+            f"entry {seq}: {action} of {subject}, which the log never bet: a round is played "
+            "only after its bet, a rewrite"
+        )
     elif action == SETTLEMENT_ACTION:
         if (settled_pair := pairs.unsettled.pop(subject, None)) is not None:
             if still_open := pairs.open_rounds[settled_pair] - 1:
                 pairs.open_rounds[settled_pair] = still_open
             else:
                 del pairs.open_rounds[settled_pair]  # as counting ``unsettled`` afresh gives
+    elif action == REVEAL_ACTION and subject not in pairs.bets and pairs.from_start:
+        return (
+            f"entry {seq}: {action} of {subject}, which the log never committed: a pair is "
+            "revealed only after its commitment, a rewrite"
+        )
     elif action == REVEAL_ACTION and subject in pairs.bets:
         if pairs.open_rounds.pop(subject, 0):
             open_round = next(r for r, p in pairs.unsettled.items() if p == subject)
@@ -410,6 +439,29 @@ def settlement_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> 
     for name in ("game", "payout"):
         if data[name] != receipt.get(name):
             return f"the log recorded {name} {data[name]!r}, the receipt says {receipt.get(name)!r}"
+    return None
+
+
+def bet_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> str | None:
+    """Say how a round's bet entry contradicts its receipt, or ``None``.
+
+    The bet names the pair and nonce the round's cards were drawn with. A round logged again
+    under a new id takes no key twice, and its settlement names only the new receipt; its bet
+    must name the receipt's pair and nonce, which the whole log takes once
+    (:func:`first_key_problem`), or another pair than the receipt's.
+    """
+    data = _data(entry)
+    expected = (BET_ACTION, round_subject(receipt.get("round_id")))
+    if (entry.get("action"), entry.get("subject")) != expected:
+        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    for name in BET_FIELDS:
+        if name not in data:
+            return f"the bet entry names no {name}: it does not anchor this round"
+        if data[name] != receipt.get(name) or type(data[name]) is not type(receipt.get(name)):
+            return (
+                f"the log recorded the bet with {name} {data[name]!r}, the receipt says "
+                f"{receipt.get(name)!r}: the round was logged again"
+            )
     return None
 
 

@@ -446,10 +446,10 @@ class Checkpoint(TypedDict):
 
 
 class AnchorOf(TypedDict):
-    """The document an anchor ties to the log: a pair's commitment or reveal, a round's
+    """The document an anchor ties to the log: a pair's commitment or reveal, a round's bet or
     settlement, or the ``index``-th decision (a Casino War decision, a Sota move) of a round."""
 
-    kind: Annotated[str, OneOf(("commitment", "reveal", "settlement", "decision"))]
+    kind: Annotated[str, OneOf(("commitment", "reveal", "bet", "settlement", "decision"))]
     seed_pair_id: NotRequired[Id]
     round_id: NotRequired[Id]
     index: NotRequired[Count]

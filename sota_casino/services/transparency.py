@@ -252,7 +252,8 @@ def _of(of: Mapping[str, Any]) -> AnchorOf:
 
 def _round_wanted(round_: Round) -> list[Wanted]:
     wanted: list[Wanted] = [
-        (anchors.settlement_of(round_.id), *anchors.key_of(anchors.settlement_of(round_.id)))
+        (of, *anchors.key_of(of))
+        for of in (anchors.bet_of(round_.id), anchors.settlement_of(round_.id))
     ]
     decision = anchors.DECISION_ACTIONS.get(round_.game)
     if decision is not None:
@@ -268,8 +269,9 @@ def _commitment_wanted(seed_pair_id: int) -> Wanted:
 
 @read_only
 def round_proof(session: Session, user_id: int, round_id: int) -> RoundProof:
-    """Return the anchors of one of the caller's settled rounds: its settlement entry, each
-    decision's entry and its seed pair's commitment entry, in one signed checkpoint.
+    """Return the anchors of one of the caller's settled rounds: its bet and settlement
+    entries, each decision's entry and its seed pair's commitment entry, in one signed
+    checkpoint.
 
     :raises NotFound: for another player's round, or one not settled.
     :raises NotYetAnchored: while an entry is not in the log or in a checkpoint yet.
@@ -288,7 +290,7 @@ def round_proof(session: Session, user_id: int, round_id: int) -> RoundProof:
 @in_transaction
 def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> PairAnchors:
     """The bundle's part of the log (inside the caller's transaction): the anchors of the
-    pair's commitment, of each round's settlement and decisions and, once revealed, of its
+    pair's commitment, of each round's bet, settlement and decisions and, once revealed, of its
     reveal, the checkpoints they prove into, and what is still pending."""
     wanted = [_commitment_wanted(pair.id)]
     for round_ in rounds:

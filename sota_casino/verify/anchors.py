@@ -3,9 +3,10 @@
 For every anchor (:mod:`sota_casino.core.anchors`): its checkpoint is signed by the trusted key,
 its entry hashes to the leaf the inclusion proof leads up to the checkpoint's root, and the
 entry says what the document says (the commitment entry names the same commitment, the
-rotation's entry the reveal's server seed and rounds, the settlement entry the receipt's hash,
-the decision entries the receipt's actions); and in the log the pair's commitment entry
-precedes every round's entries, and its rotation's entry follows them. A re-committed pair or a
+rotation's entry the reveal's server seed and rounds, the bet entry the receipt's pair and nonce,
+the settlement entry the receipt's hash, the decision entries the receipt's actions); and in the
+log the pair's commitment entry precedes every round's entries, each round's bet its other
+entries, and the pair's rotation's entry follows them. A re-committed pair or a
 rewritten round then contradicts a checkpoint the casino signed, which a third party can check.
 
 A bundle without its anchors proves none of that, so it fails the check: an operator holding the
@@ -93,6 +94,7 @@ class _Anchors:
         self.key = keys[0]
         self.commitment: Mapping[str, Any] | None = None
         self.reveal: Mapping[str, Any] | None = None
+        self.bets: dict[Any, Mapping[str, Any]] = {}
         self.settlements: dict[Any, Mapping[str, Any]] = {}
         self.decisions: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
         self.problems: dict[tuple[str, Any], list[str]] = defaultdict(list)
@@ -139,6 +141,8 @@ class _Anchors:
             self.commitment = anchor
         elif kind == "reveal":
             self.reveal = anchor
+        elif kind == "bet":
+            self.bets[place[1]] = anchor
         elif kind == "settlement":
             self.settlements[place[1]] = anchor
         elif kind == "decision":
@@ -210,11 +214,12 @@ def _document_row(found: _Anchors, kind: str, row: Row, messages: list[str]) -> 
     return row
 
 
-def _missing(found: _Anchors, place: tuple[str, Any]) -> tuple[str, str]:
-    """A document without an anchor: pending if the service said so, else a failure."""
+def _missing(found: _Anchors, place: tuple[str, Any], what: str = "it") -> tuple[str, str]:
+    """A document (or a round's ``what``) without an anchor: pending if the service said so,
+    else a failure."""
     if place in found.pending:
         return PENDING, f"not yet anchored: {found.pending[place]}"
-    return FAIL, "the bundle carries no anchor of it in the audit log"
+    return FAIL, f"the bundle carries no anchor of {what} in the audit log"
 
 
 def _commitment_findings(found: _Anchors, commitment_doc: Mapping[str, Any]) -> list[str]:
@@ -266,6 +271,14 @@ def _round_findings(
     problem = anchors.settlement_problem(settlement["entry"], receipt)
     if problem is not None:
         findings.append(fail(f"{problem} ({found.cited(settlement)})"))
+    bet = found.bets.get(place[1])
+    if bet is None:
+        status, message = _missing(found, place, "its bet")
+        findings.append(fail(message, status))
+    elif (problem := anchors.bet_problem(bet["entry"], receipt)) is not None:
+        findings.append(fail(f"{problem} ({found.cited(bet)})"))
+    elif any(_leaf(a) <= _leaf(bet) for a in (settlement, *decisions)):
+        findings.append(fail(f"the bet was logged after the round was played ({found.cited(bet)})"))
     problem = anchors.decisions_problem([a["entry"] for a in decisions], receipt)
     if problem is not None:
         cited = found.cited(decisions[0] if decisions else settlement)
@@ -283,4 +296,5 @@ def _round_findings(
         findings.append(
             fail(f"a decision was logged after the round settled ({found.cited(late[0])})")
         )
-    return findings, [settlement["leaf_index"], *(a["leaf_index"] for a in decisions)]
+    played = [settlement, *decisions, *([bet] if bet is not None else [])]
+    return findings, [_leaf(a) for a in played]

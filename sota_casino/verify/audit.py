@@ -139,17 +139,22 @@ def verify_audit_export(
     """
     if export.is_range:
         return _verify_range(export, public_key_hex, source)
-    chain = _keys_checked(audit_chain.verify_chain(export.entries), export.entries)
+    chain = _keys_checked(audit_chain.verify_chain(export.entries), export.entries, whole=True)
     checkpoints = audit_chain.verify_checkpoints(export.entries, export.checkpoints, public_key_hex)
     return AuditReport(source, chain, export.checkpoints, checkpoints)
 
 
 def _keys_checked(
-    chain: audit_chain.ChainReport, entries: Sequence[Mapping[str, Any]]
+    chain: audit_chain.ChainReport, entries: Sequence[Mapping[str, Any]], *, whole: bool
 ) -> audit_chain.ChainReport:
     """The chain's report, failed at the first entry that takes a key an earlier entry took
-    (:func:`anchors.key_problem`), as a broken link would fail it: the first bad entry and why."""
-    found = anchors.first_key_problem(entries) if chain.ok else None
+    (:func:`anchors.key_problem`), as a broken link would fail it: the first bad entry and why.
+
+    :param whole: the entries are the whole log, from its first (a range's rounds and pairs
+        may have begun before it).
+    """
+    pairs = anchors.PairsInPlay(from_start=whole)
+    found = anchors.first_key_problem(entries, pairs=pairs) if chain.ok else None
     if found is None:
         return chain
     seq, reason = found
@@ -171,7 +176,7 @@ def _verify_range(export: audit_chain.AuditExport, public_key_hex: str, source: 
     report, covered = audit_chain.verify_range_checkpoints(
         export.entries if chain.ok else (), export.checkpoints, export.proofs, public_key_hex
     )
-    chain = _keys_checked(chain, export.entries)
+    chain = _keys_checked(chain, export.entries, whole=False)
     return AuditReport(source, chain, export.checkpoints, report, start, covered)
 
 

@@ -25,6 +25,8 @@ from test_verify_any_input import with_odd  # noqa: E402
 from test_verify_cli import GOOD  # noqa: E402
 from test_verify_cli import KEY_HEX  # noqa: E402
 from test_verify_cli import PAIR  # noqa: E402
+from test_verify_forged_log import RELOGGED  # noqa: E402
+from test_verify_forged_log import logged_again  # noqa: E402
 
 from sota_casino.verify import main
 
@@ -85,6 +87,29 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_bundle(
     ]
     assert len(cases) > 500 and disagree == []
     assert tab.evaluate(PAGE_PASSES, [[GOOD], KEY_HEX]) == [True]  # and the bundle itself passes
+
+
+def test_both_verifiers_fail_a_round_logged_again_by_its_bet_entry(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A rewritten round logged as a new one: each way its bet can be logged is caught by the
+    bet entry on the page as offline, the page naming it in the player's words."""
+    sign_up(tab, "relogged")
+    tab.goto("/fairness")
+    forged, _, new_id = logged_again(2)
+    expected = {
+        "bet_on_another_pair": "the log recorded the bet with seed_pair_id 999, the receipt says "
+        f"{PAIR.seed_pair_id}: the round was logged again",
+        "without_bet": f"round {new_id}: the bundle carries no anchor of its bet in the log",
+        "bet_last": f"round {new_id}: the round's bet was logged after it was played",
+    }
+    for logged_as, _ in RELOGGED:
+        bundle = bundles.anchored(forged, PAIR.key, logged_as=logged_as)
+        assert not offline_passes(tmp_path, bundle), logged_as.__name__
+        problems = tab.evaluate(CHECK, [bundle, KEY_HEX])
+        assert expected[logged_as.__name__] in problems, (logged_as.__name__, problems)
+    honest = bundles.anchored(forged, PAIR.key)  # the bet names the receipt's pair and nonce
+    assert offline_passes(tmp_path, honest) and tab.evaluate(PAGE_PASSES, [[honest], KEY_HEX])
 
 
 def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_first_ten(

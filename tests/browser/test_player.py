@@ -246,11 +246,11 @@ def test_a_tampered_bundle_fails_in_the_browser_verifier(tab: Any, live_server: 
             const good = await window.SotaVerify.verifyBundle(bundle);
             bundle.rounds[0].document.payout += 100;
             const bad = await window.SotaVerify.verifyBundle(bundle);
-            return [good.problems.length, bad.problems.join(' ')];
+            return [good.problems.length, bad.problems.join(' '), good.problems.join(' | ')];
         }""",
         url,
     )
-    assert verdict[0] == 0
+    assert verdict[0] == 0, verdict
     assert "signature" in verdict[1] and "payout" in verdict[1]
 
 

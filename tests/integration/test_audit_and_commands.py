@@ -564,6 +564,54 @@ def test_a_round_settled_again_is_named_by_every_whole_log_check(
     _every_check_names(app, session, tmp_path, seq, reason)
 
 
+@pytest.mark.tampers
+@pytest.mark.parametrize("bet_again", [False, True], ids=["unbet", "bet_on_its_nonce"])
+def test_a_round_logged_again_under_a_new_id_is_named_by_every_whole_log_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    rig: Callable,
+    tmp_path: Path,
+    bet_again: bool,
+) -> None:
+    """The war turned into a surrender and logged as a round of its own: no key is taken
+    twice, and without a bet nothing ties the new round to a pair; with one, its nonce is
+    taken a second time."""
+    player = register("ann")
+    rig(player, ["tie"])
+    tied = rounds.place_casino_war_bet(session, player, 100)
+    rounds.decide_casino_war(session, player, tied.id, "war")
+    assert _step(session)["ok"]
+    subject, actor = "round:50000", f"user:{player}"
+    bet = audit.EntrySpec(
+        actor,
+        "round.bet",
+        subject,
+        {"game": "casino_war", "seed_pair_id": tied.seed_pair_id, "nonce": tied.nonce},
+    )
+    surrender = audit.EntrySpec(actor, "round.decision", subject, {"choice": "surrender"})
+    resettled = audit.EntrySpec(
+        actor,
+        "round.settled",
+        subject,
+        {"game": "casino_war", "staked": 100, "payout": 50, "net": -50, "currency": "chips"},
+    )
+    if bet_again:
+        seq = _append(session, bet, surrender, resettled)[0]
+        reason = (
+            f"entry {seq}: round.bet of {subject} takes nonce {tied.nonce} of "
+            f"seed_pair:{tied.seed_pair_id}, whose next nonce is {tied.nonce + 1}: a pair's "
+            "nonces are taken in order, each once, a rewrite"
+        )
+    else:
+        seq = _append(session, surrender, resettled)[0]
+        reason = (
+            f"entry {seq}: round.decision of {subject}, which the log never bet: a round is "
+            "played only after its bet, a rewrite"
+        )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
 def _play_pair(session: Session, player: int, count: int) -> list[Any]:
     """Play ``count`` settled Casino War rounds on the player's active pair (a tie surrendered)."""
     played = []

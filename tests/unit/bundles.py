@@ -224,7 +224,7 @@ def _document(envelope: object) -> Doc | None:
 Logged = list[tuple[Doc, Doc]]
 
 
-def _log_entries(bundle: Doc) -> Logged:
+def logged_entries(bundle: Doc) -> Logged:
     """The entries a service logs for the bundle's documents, in order, each with the
     document it anchors (``of``): the commitment, each round's actions and settlement, then
     the reveal."""
@@ -246,6 +246,19 @@ def _log_entries(bundle: Doc) -> Logged:
             continue  # a receipt no service would have made: nothing to log
         round_id, subject = doc["round_id"], anchors.round_subject(doc["round_id"])
         actor = f"user:{pair_doc.get('user_id') if pair_doc else None}"
+        bet = {name: doc.get(name) for name in anchors.BET_FIELDS}
+        logged.append(
+            (
+                anchors.bet_of(round_id),
+                {
+                    "time": doc.get("settled_at"),
+                    "actor": actor,
+                    "action": anchors.BET_ACTION,
+                    "subject": subject,
+                    "data": {**bet, "stakes": doc.get("stakes")},
+                },
+            )
+        )
         action = anchors.DECISION_ACTIONS.get(str(doc.get("game")))
         actions = doc.get("actions")
         if action is not None and isinstance(actions, list):
@@ -299,7 +312,7 @@ def anchored(
         them, returns the log a forger writes instead (entries changed, reordered): the chain,
         the tree and the checkpoint are built over what it returns.
     """
-    logged = _log_entries(bundle)
+    logged = logged_entries(bundle)
     if logged_as is not None:
         logged = logged_as(logged)
     entries = audit_chain.link_entries(

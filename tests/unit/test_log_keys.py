@@ -37,7 +37,12 @@ def _raw() -> list[dict[str, Any]]:
         (player, "seed_pair.created", "seed_pair:2", {"commitment": "bb" * 32, "status": "next"}),
         (player, "round.bet", "round:1", {"game": "casino_war", "seed_pair_id": 1, "nonce": 0}),
         (player, "round.settled", "round:1", {"game": "casino_war", "payout": 200}),
-        ("user:8", "user.login", "user:8", {}),
+        (
+            "user:8",
+            "seed_pair.created",
+            "seed_pair:9",
+            {"commitment": "ee" * 32, "status": "active"},
+        ),
         (player, "round.bet", "round:2", {"game": "casino_war", "seed_pair_id": 1, "nonce": 1}),
         ("user:8", "round.bet", "round:3", {"game": "sota", "seed_pair_id": 9, "nonce": 0}),
         ("user:8", "round.move", "round:3", {"cards": ["AS"]}),
@@ -202,7 +207,10 @@ def test_a_move_after_its_games_settlement_is_named_and_moves_before_it_repeat_f
 def test_keys_taken_before_the_entries_given_are_what_a_chunked_check_looks_up() -> None:
     entries = _appended(("round.settled", "round:1", {"game": "casino_war", "payout": 0}))
     known = [("round:1", "round.bet", 5), ("round:1", "round.settled", 6)]
-    assert anchors.first_key_problem(entries[18:]) is None  # alone, the chunk holds no clash
+    # Read alone, as a range of the log is, the chunk holds no clash.
+    assert (
+        anchors.first_key_problem(entries[18:], pairs=anchors.PairsInPlay(from_start=False)) is None
+    )
     assert anchors.first_key_problem(entries[18:], known) == (
         19,
         "entry 19: a second round.settled of round:1 (the first is entry 6): "
@@ -303,11 +311,15 @@ def test_the_rounds_bet_on_open_pairs_are_carried_from_one_chunk_to_the_next() -
     entries = audit_chain.link_entries(raw)
     pairs = anchors.PairsInPlay()
     assert anchors.first_key_problem(entries[:10], (), pairs) is None
-    assert pairs.bets == {"seed_pair:1": 2, "seed_pair:2": 0}  # user:8's 9 was never committed
-    assert pairs.unsettled == {"round:2": "seed_pair:1"}  # round 1 settled, round 3 on pair 9
-    assert pairs.open_rounds == {"seed_pair:1": 1}  # round 1's count left with its settlement
+    assert pairs.bets == {"seed_pair:1": 2, "seed_pair:2": 0, "seed_pair:9": 1}
+    assert pairs.unsettled == {"round:2": "seed_pair:1", "round:3": "seed_pair:9"}  # 1 settled
+    # Round 1's count left with its settlement.
+    assert pairs.open_rounds == {"seed_pair:1": 1, "seed_pair:9": 1}
     assert anchors.PairsInPlay.from_json(json.loads(json.dumps(pairs.to_json()))) == pairs
-    assert anchors.first_key_problem(entries[10:]) is None  # alone, the chunk holds no bet of it
+    # Read alone, as a range of the log is, the chunk holds no bet of it.
+    assert (
+        anchors.first_key_problem(entries[10:], pairs=anchors.PairsInPlay(from_start=False)) is None
+    )
     assert anchors.first_key_problem(entries[10:], (), pairs) == (
         15,
         "entry 15: seed_pair.rotated of seed_pair:1 says rounds 1, but the log holds 2 rounds "
@@ -346,4 +358,59 @@ def test_the_export_of_a_range_is_held_to_the_keys_of_its_own_entries() -> None:
         21,
         "entry 21: a second round.settled of round:4 (the first is entry 20): "
         "the round was settled twice, a rewrite",
+    )
+
+
+def test_a_round_logged_again_under_a_new_id_is_named_though_it_takes_no_key_twice(
+    tmp_path: Path,
+) -> None:
+    # Round 2's war turned into a surrender, logged as a round of its own on the same pair and
+    # nonce: no key is taken twice, and the pair's reveal still counts the rounds bet.
+    entries = _appended(
+        ("round.decision", "round:50000", {"choice": "surrender"}),
+        ("round.settled", "round:50000", {"game": "casino_war", "payout": 100}),
+    )
+    reason = (
+        "entry 19: round.decision of round:50000, which the log never bet: a round is played "
+        "only after its bet, a rewrite"
+    )
+    assert anchors.first_key_problem(entries) == (19, reason)
+    settled_only = anchors.first_key_problem(
+        _appended(("round.settled", "round:50000", {"game": "casino_war"}))
+    )
+    assert settled_only is not None
+    assert settled_only[1].startswith(
+        "entry 19: round.settled of round:50000, which the log never bet"
+    )
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert (report.chain.first_bad_seq, report.chain.reason) == (19, reason)
+    code, out = _offline(entries, tmp_path)
+    assert code == 1 and f"chain: {reason}" in out
+
+
+def test_a_bet_or_a_reveal_on_a_pair_the_log_never_committed_is_named() -> None:
+    bet = _appended(_bet(4, 77, 0))
+    assert anchors.first_key_problem(bet) == (
+        19,
+        "entry 19: round.bet of round:4 on seed_pair:77, which the log never committed: a round "
+        "is bet on a committed pair, a rewrite",
+    )
+    reveal = _appended(("seed_pair.rotated", "seed_pair:77", {"server_seed": "ff" * 32}))
+    assert anchors.first_key_problem(reveal) == (
+        19,
+        "entry 19: seed_pair.rotated of seed_pair:77, which the log never committed: a pair is "
+        "revealed only after its commitment, a rewrite",
+    )
+
+
+def test_a_range_cannot_tell_a_round_or_pair_begun_before_it_from_one_never_logged() -> None:
+    entries = _appended(
+        _bet(4, 77, 0),
+        ("round.settled", "round:50000", {"game": "casino_war"}),
+        ("seed_pair.rotated", "seed_pair:78", {"server_seed": "ff" * 32}),
+    )
+    whole = anchors.first_key_problem(entries)
+    assert whole is not None and whole[0] == 19
+    assert (
+        anchors.first_key_problem(entries[18:], pairs=anchors.PairsInPlay(from_start=False)) is None
     )

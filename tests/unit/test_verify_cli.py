@@ -336,9 +336,9 @@ def _audit_log(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             "seq": i,
             "time": f"2025-04-01T10:00:{i:02d}.000000Z",
             "actor": "user:7",
-            "action": "round.bet",
-            "subject": f"round:{100 + i}",
-            "data": {"bet": 500},
+            "action": "user.login",
+            "subject": "user:7",
+            "data": {"attempt": i},
         }
         for i in range(1, n + 1)
     ]

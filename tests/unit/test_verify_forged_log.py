@@ -4,12 +4,15 @@ still say what the documents say, field by field, or they anchor nothing."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
+from typing import Final
 
 import bundles
 import pytest
 
 from sota_casino.core import anchors
+from sota_casino.core import audit_chain
 from sota_casino.core import sota
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.verify import FAIL
@@ -243,3 +246,86 @@ def _cited(anchor: dict[str, Any], bundle: dict[str, Any]) -> str:
         f"entry {anchor['entry']['seq']} of the log, in the checkpoint over {checkpoint['size']} "
         f"entries (root {checkpoint['root'][:16]}…, {checkpoint['time']}) signed by {KEY_HEX[:16]}…"
     )
+
+
+def logged_again(nonce: int) -> tuple[dict[str, Any], int, int]:
+    """A bundle whose receipt of ``nonce`` was re-signed under a new round id, as a forger logs
+    a rewritten round again: no key is taken twice and its settlement names the new receipt."""
+    good = bundles.bundle(4, pair=PAIR)
+    rounds = list(good["rounds"])
+    old_id = rounds[nonce]["document"]["round_id"]
+    rounds[nonce] = bundles.resign(PAIR, rounds[nonce], round_id=NEW_ROUND)
+    return {**good, "rounds": rounds}, old_id, NEW_ROUND
+
+
+NEW_ROUND = 50_000
+
+
+def bet_on_another_pair(logged: bundles.Logged) -> bundles.Logged:
+    """The new round bet on a pair of the forger's own, at its nonce 0: no nonce taken twice."""
+    target = anchors.bet_of(NEW_ROUND)
+    moved = {"seed_pair_id": 999, "nonce": 0}
+    return [
+        (of, {**entry, "data": {**entry["data"], **moved}} if of == target else entry)
+        for of, entry in logged
+    ]
+
+
+def without_bet(logged: bundles.Logged) -> bundles.Logged:
+    return [(of, entry) for of, entry in logged if of != anchors.bet_of(NEW_ROUND)]
+
+
+def bet_last(logged: bundles.Logged) -> bundles.Logged:
+    bet = next(item for item in logged if item[0] == anchors.bet_of(NEW_ROUND))
+    return [item for item in logged if item is not bet] + [bet]
+
+
+#: Each way of logging the new round, and what the bundle's check says of it.
+RELOGGED: Final = (
+    (
+        bet_on_another_pair,
+        "the log recorded the bet with seed_pair_id 999, the receipt says "
+        f"{PAIR.seed_pair_id}: the round was logged again",
+    ),
+    (without_bet, "the bundle carries no anchor of its bet in the audit log"),
+    (bet_last, "the bet was logged after the round was played"),
+)
+
+
+@pytest.mark.parametrize(
+    ("logged_as", "failure"), RELOGGED, ids=lambda v: getattr(v, "__name__", "")
+)
+def test_a_round_logged_again_under_a_new_id_fails_by_its_bet_entry(
+    logged_as: Callable[[bundles.Logged], bundles.Logged], failure: str
+) -> None:
+    forged, _, new_id = logged_again(2)
+    report = verify_bundle(bundles.anchored(forged, PAIR.key, logged_as=logged_as), KEY_HEX)
+    assert not report.ok
+    row = next(row for row in report.rounds if row.round_id == new_id)
+    assert row.statuses["log"] == FAIL
+    texts = [f.text() for f in report.failures if f.round_id == new_id]
+    assert any(failure in text for text in texts), texts
+    others = [row.statuses["log"] for row in report.rounds if row.round_id != new_id]
+    assert others == ["pass"] * 3
+
+
+def test_a_round_logged_again_on_its_own_pair_and_nonce_is_named_by_the_whole_log() -> None:
+    """The bet that agrees with the receipt takes the pair's nonce a second time: the bundle
+    alone cannot see the first, the whole log names it."""
+    forged, old_id, new_id = logged_again(2)
+    honest = bundles.logged_entries(bundles.bundle(4, pair=PAIR))
+    again = [
+        (of, entry) for of, entry in bundles.logged_entries(forged) if of.get("round_id") == new_id
+    ]
+    # Appended while the pair was still in play, before its reveal.
+    log = audit_chain.link_entries(
+        {"seq": seq, **entry}
+        for seq, (_, entry) in enumerate([*honest[:-1], *again, honest[-1]], start=1)
+    )
+    assert verify_bundle(bundles.anchored(forged, PAIR.key), KEY_HEX).ok
+    assert anchors.first_key_problem(log) == (
+        len(honest),
+        f"entry {len(honest)}: round.bet of round:{new_id} takes nonce 2 of "
+        f"seed_pair:{PAIR.seed_pair_id}, whose next nonce is 4: a pair's nonces are taken in "
+        "order, each once, a rewrite",
+    ), old_id

@@ -96,15 +96,18 @@ def test_a_players_round_proof_anchors_its_entries_in_a_public_signed_checkpoint
     checkpoint = body["checkpoint"]["document"]
     assert fairness.verify_signature(_key(app), checkpoint, body["checkpoint"]["signature"])
     kinds = [a["of"]["kind"] for a in body["anchors"]]
-    assert kinds[:2] == ["commitment", "settlement"] and set(kinds) <= {
+    assert kinds[:3] == ["commitment", "bet", "settlement"] and set(kinds) <= {
         "commitment",
+        "bet",
         "settlement",
         "decision",
     }
     for anchor in body["anchors"]:
         assert anchors.proof_problem(anchor, checkpoint) is None
-    commitment, settlement = body["anchors"][0], body["anchors"][1]
-    assert commitment["leaf_index"] < settlement["leaf_index"]
+    commitment, bet, settlement = body["anchors"][:3]
+    assert commitment["leaf_index"] < bet["leaf_index"] < settlement["leaf_index"]
+    receipt = client.get(f"{API}/rounds/{round_['id']}/receipt", headers=auth).get_json()
+    assert anchors.bet_problem(bet["entry"], receipt["document"]) is None
     assert settlement["entry"]["data"]["receipt"] == anchors.receipt_hash(
         client.get(f"{API}/rounds/{round_['id']}/receipt", headers=auth).get_json()["document"]
     )

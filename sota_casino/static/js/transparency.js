@@ -25,6 +25,7 @@
   const DECISION_ACTIONS = { casino_war: "round.decision", sota: "round.move" };
   const DECISION_FIELDS = { "round.decision": "choice", "round.move": "cards" };
   const SETTLEMENT_FIELDS = ["receipt", "game", "payout"];
+  const BET_FIELDS = ["game", "seed_pair_id", "nonce"];
   const ENTRY_KEYS = ["seq", "time", "actor", "action", "subject", "data"];
 
   function load(name) {
@@ -184,12 +185,29 @@
     return null;
   }
 
+  /* How a round's bet entry contradicts its receipt: it names the pair and nonce the cards were
+   * drawn with, so a round logged again under a new id must name another pair's, or a nonce
+   * the whole log shows taken twice. */
+  function betProblem(bet, receipt) {
+    const data = bet.data || {};
+    if (bet.action !== "round.bet" || bet.subject !== ["round", receipt.round_id].join(":")) return gettext("its bet entry is of another round");
+    for (const name of BET_FIELDS) {
+      if (!(name in data)) return gettext("its bet entry names no %(name)s", { name });
+      if (data[name] !== receipt[name]) {
+        return gettext("the log recorded the bet with %(name)s %(logged)s, the receipt says %(receipt)s: the round was logged again",
+          { name, logged: JSON.stringify(data[name]), receipt: JSON.stringify(receipt[name]) });
+      }
+    }
+    return null;
+  }
+
   /* Why a document's anchor does not hold, as one sentence naming the document and its kind. */
   function anchorProblem(of, problem) {
     if (of.kind === "commitment") return gettext("the commitment: its anchor does not hold: %(problem)s", { problem });
     if (of.kind === "reveal") return gettext("the reveal: its anchor does not hold: %(problem)s", { problem });
     const params = { round: of.round_id, problem };
     if (of.kind === "decision") return gettext("round %(round)s: its decision anchor does not hold: %(problem)s", params);
+    if (of.kind === "bet") return gettext("round %(round)s: its bet anchor does not hold: %(problem)s", params);
     return gettext("round %(round)s: its settlement anchor does not hold: %(problem)s", params);
   }
 
@@ -256,6 +274,7 @@
     }
     const PAIR_PLACES = { commitment: "pair", reveal: "reveal" };
     const pending = new Set(waiting.map((p) => PAIR_PLACES[p && p.of && p.of.kind] || ["round", p && p.of && p.of.round_id].join(":")));
+    const betted = {};
     const settled = {};
     const decided = {};
     let commitment = null;
@@ -273,6 +292,7 @@
       }
       if (of.kind === "commitment") commitment = anchor;
       else if (of.kind === "reveal") revealed = anchor;
+      else if (of.kind === "bet") betted[of.round_id] = anchor;
       else if (of.kind === "settlement") settled[of.round_id] = anchor;
       else if (of.kind === "decision") (decided[of.round_id] = decided[of.round_id] || []).push(anchor);
     }
@@ -311,13 +331,25 @@
       const entries = decisions.map((d, i) => (i && d.leaf_index === decisions[i - 1].leaf_index ? {} : d.entry));
       const problem = await receiptProblem(settlement.entry, entries, receipt);
       const late = decisions.some((d) => d.leaf_index > settlement.leaf_index);
-      result.rounds[id] = !problem && !late;
+      const bet = betted[id];
+      const betFault = bet ? betProblem(bet.entry, receipt) : null;
+      const betLate = bet && [settlement, ...decisions].some((a) => a.leaf_index <= bet.leaf_index);
+      // Not anchored: "pending" while the service says so, else a failure (null: anchored).
+      const betMissing = bet ? null : pending.has(["round", id].join(":")) && "pending";
+      result.rounds[id] = !problem && !late && !betFault && !betLate && (betMissing ?? true);
       if (problem) {
         result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
           { round: id, problem, where: inCheckpoint(settlement.entry.seq, settlement.checkpoint_size) }));
       }
       if (late) result.problems.push(gettext("round %(round)s: a decision was logged after the round settled", { round: id }));
-      for (const leaf of [settlement.leaf_index, ...decisions.map((d) => d.leaf_index)]) {
+      if (betMissing === false) result.problems.push(gettext("round %(round)s: the bundle carries no anchor of its bet in the log", { round: id }));
+      if (betFault) {
+        result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
+          { round: id, problem: betFault, where: inCheckpoint(bet.entry.seq, bet.checkpoint_size) }));
+      }
+      if (betLate) result.problems.push(gettext("round %(round)s: the round's bet was logged after it was played", { round: id }));
+      const played = [settlement, ...decisions, ...(bet ? [bet] : [])];
+      for (const leaf of played.map((a) => a.leaf_index)) {
         if (firstLeaf === null || leaf < firstLeaf) firstLeaf = leaf;
         if (lastLeaf === null || leaf > lastLeaf) lastLeaf = leaf;
       }
