@@ -71,7 +71,7 @@ EXIT_CODES: Final = (
 def _read_bundles(path: str) -> list[tuple[str, object]]:
     """Return the bundles of a file, each with a label.
 
-    :raises BundleError: if the file cannot be read or is not JSON.
+    :raises BundleError: if the file cannot be read, is not JSON, or is an empty list.
     """
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
@@ -83,6 +83,9 @@ def _read_bundles(path: str) -> list[tuple[str, object]]:
         raise BundleError(f"{path} is not valid JSON: {exc}") from None
     except RecursionError:
         raise BundleError(f"{path} is nested too deeply to be a bundle") from None
+    if data == []:
+        # Nothing in it fails, so it would pass: an empty answer from the service is no proof.
+        raise BundleError(f"{path} holds no bundle (an empty list)")
     if isinstance(data, list):
         return [(f"{path}[{i}]", item) for i, item in enumerate(data)]
     return [(path, data)]
