@@ -198,6 +198,7 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
         "exit_code",
         "bundles",
         "errors",
+        "unplaced_rounds",
     }
     (bundle,) = report["bundles"]
     assert set(bundle) == {
