@@ -30,6 +30,8 @@ from .audit import verify_audit_export
 from .monitor import monitor
 from .records import Records
 from .records import RecordsError
+from .records import unplaced_notice
+from .records import unplaced_rounds
 from .report import EXIT_FAILED
 from .report import EXIT_NOT_ANCHORED
 from .report import EXIT_OK
@@ -71,7 +73,7 @@ EXIT_CODES: Final = (
 def _read_bundles(path: str) -> list[tuple[str, object]]:
     """Return the bundles of a file, each with a label.
 
-    :raises BundleError: if the file cannot be read or is not JSON.
+    :raises BundleError: if the file cannot be read, is not JSON, or is an empty list.
     """
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
@@ -83,6 +85,9 @@ def _read_bundles(path: str) -> list[tuple[str, object]]:
         raise BundleError(f"{path} is not valid JSON: {exc}") from None
     except RecursionError:
         raise BundleError(f"{path} is nested too deeply to be a bundle") from None
+    if data == []:
+        # Nothing in it fails, so it would pass: an empty answer from the service is no proof.
+        raise BundleError(f"{path} holds no bundle (an empty list)")
     if isinstance(data, list):
         return [(f"{path}[{i}]", item) for i, item in enumerate(data)]
     return [(path, data)]
@@ -214,6 +219,11 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reports = choice.save(
         with_equivocations(reports, signed, records.verified if records is not None else None)
     )
+    # Records name rounds by integer ids: a receipt's id of another kind (failed) holds none.
+    held = {
+        row.round_id for report in reports for row in report.rounds if type(row.round_id) is int
+    }
+    unplaced = unplaced_rounds(records, held) if records is not None else []
     code = _exit_code(reports, errors)
     if args.json:
         document = {
@@ -224,6 +234,7 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "exit_code": code,
             "bundles": [r.to_dict() for r in reports],
             "errors": errors,
+            "unplaced_rounds": unplaced,
         }
         json.dump(document, out, ensure_ascii=False, indent=2)
         out.write("\n")
@@ -231,9 +242,11 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     symbols = Symbols(out)
     for report in reports:
         out.write("\n".join(render_report(report, symbols, quiet=args.quiet)) + "\n\n")
+    if unplaced:
+        out.write(f"Not compared: {unplaced_notice(unplaced)}\n")
     for error in errors:
         out.write(f"Unusable input {error['source']}: {error['message']}\n")
-    out.write(_overall(reports, errors, code) + "\n")
+    out.write(f"{_overall(reports, errors, code)}{_unplaced_clause(unplaced)} (exit {code})\n")
     return code
 
 
@@ -257,32 +270,43 @@ def _unusable(message: str, as_json: bool, out: TextIO) -> int:
 
 
 def _overall(reports: Sequence[Report], errors: Sequence[Mapping[str, str]], code: int) -> str:
+    """The result line, but for the unplaced rounds and the exit code."""
     rounds = sum(len(r.rounds) for r in reports)
     failed = sum(1 for r in reports if not r.ok)
     summary = f"{len(reports)} bundle(s), {rounds} rounds"
     if code == EXIT_UNUSABLE:
         return (
             f"Result: UNUSABLE INPUT: {len(errors)} file(s) or bundle(s) could not be checked; "
-            f"{summary}, {failed} failed (exit {code})"
+            f"{summary}, {failed} failed"
         )
     if code == EXIT_FAILED:
-        return (
-            f"Result: FAILED: {failed} of {len(reports)} bundle(s) do not verify; "
-            f"{summary} (exit {code})"
-        )
+        return f"Result: FAILED: {failed} of {len(reports)} bundle(s) do not verify; {summary}"
     if code == EXIT_UNPINNED:
         return (
             f"Result: UNPINNED: {UNPINNED_MEANING}; {summary}. Pin the service's key with "
-            f"--public-key HEX, --key-file FILE or --service NAME (exit {code})"
+            "--public-key HEX, --key-file FILE or --service NAME"
         )
     if code == EXIT_NOT_ANCHORED:
-        return f"Result: NOT YET ANCHORED: {NOT_ANCHORED_MEANING}; {summary} (exit {code})"
+        return f"Result: NOT YET ANCHORED: {NOT_ANCHORED_MEANING}; {summary}"
     if any(r.pending for r in reports):
         return (
             f"Result: OK so far: {summary}; everything checkable passed, and the checks that need "
-            f"the server seed are pending until it is revealed (exit {code})"
+            "the server seed are pending until it is revealed"
         )
-    return f"Result: OK: {summary}, every check passed (exit {code})"
+    return f"Result: OK: {summary}, every check passed"
+
+
+def _unplaced_clause(unplaced: Sequence[int]) -> str:
+    """What the result line adds for the recorded rounds compared with nothing: they fail
+    nothing, yet the result must not read as if every recorded action was compared."""
+    if not unplaced:
+        return ""
+    one = len(unplaced) == 1
+    return (
+        f"; {len(unplaced)} recorded round{'' if one else 's'} with no seed pair "
+        f"{'is' if one else 'are'} in none of them and {'was' if one else 'were'} compared with "
+        "nothing (above)"
+    )
 
 
 def _audit_command(args: argparse.Namespace, out: TextIO) -> int:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Collection
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ from .report import Row
 FORMAT: Final = "sota-casino-records"
 VERSION: Final = 1
 CHECK: Final = "records"
+#: How many unplaced rounds a notice names; the rest are counted.
+UNPLACED_NAMED: Final = 10
 WAR_ACTIONS: Final = (casino_war.WAR, casino_war.SURRENDER)
 
 
@@ -364,3 +367,36 @@ def missing_rounds(
         )
         for round_id in missing
     ]
+
+
+def unplaced_rounds(records: Records, held: Collection[Any]) -> list[int]:
+    """Return the rounds the player acted in that no record places and no bundle given holds.
+
+    A record naming its seed pair places its round (:func:`missing_rounds` checks that pair's
+    bundle); one with ``seed_pair_id: null`` is placed by its round id in whichever bundle holds
+    it. One that none holds may be a round of a pair not given or still active, so it fails
+    nothing, but it was compared with nothing and must be said (:func:`unplaced_notice`).
+
+    :param held: the round ids of every bundle given.
+    """
+    return sorted(
+        round_id
+        for round_id, kept in records.actions.items()
+        if round_id not in held and all(record.get("seed_pair_id") is None for record in kept)
+    )
+
+
+def unplaced_notice(rounds: Sequence[int]) -> str:
+    """Say which of :func:`unplaced_rounds` were compared with nothing, and what to do."""
+    named = ", ".join(map(str, rounds[:UNPLACED_NAMED]))
+    if len(rounds) > UNPLACED_NAMED:
+        named += f" and {len(rounds) - UNPLACED_NAMED} more"
+    one = len(rounds) == 1
+    it, it_was = ("it", "it was") if one else ("them", "they were")
+    return (
+        f"round{'' if one else 's'} {named}: you sent a decision or move in "
+        f"{'it' if one else 'each'} (recorded with no seed pair), but no bundle given holds {it}, "
+        f"so {it_was} compared with nothing. A revealed pair's bundle must hold every round you "
+        f"acted in: verify the bundle of the pair {it_was} played on with "
+        "these records, or record each action's seed_pair_id."
+    )

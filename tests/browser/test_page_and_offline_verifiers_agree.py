@@ -183,3 +183,62 @@ def test_both_verifiers_read_each_one_value_change_of_the_records_alike(
             if code != 2 and said != (code == 0):
                 disagree.append((place, odd is GONE, code, said))
     assert disagree == []
+
+
+#: The page's problems and notices with ``records`` as this browser's own, under ``key``.
+PAGE_REPORT_WITH_RECORDS = (
+    "async ([records, bundle, key]) => { localStorage.clear();"
+    " localStorage.setItem('sota-casino.records.v1', JSON.stringify(records));"
+    " window.SotaRecords.acceptKey(key);"
+    " const report = await window.SotaVerify.verifyBundle(bundle);"
+    " return {problems: report.problems, notices: report.notices}; }"
+)
+
+
+def test_both_verifiers_place_a_decision_recorded_without_its_pair_by_its_round_or_name_it(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A decision recorded with ``seed_pair_id: null`` is compared with the receipt of its
+    round; one for a round the bundle lacks (left out, or of another pair) fails nothing in
+    either verifier, and both say it was compared with nothing instead of passing in silence."""
+    sign_up(tab, "unplaced-records")
+    tab.goto("/fairness")
+    war, left_out = (
+        {"round_id": round_id, "seed_pair_id": None, "nonce": None, "game": "casino_war"}
+        for round_id in (101, 106)
+    )
+    records = RECORDS | {"actions": [war | {"action": "war"}, left_out | {"action": "war"}]}
+    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
+    (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
+    out = io.StringIO()
+    args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json"), "-q"]
+    assert main([*args, "--public-key", KEY_HEX], out, io.StringIO()) == 0
+    assert "Not compared: round 106: you sent a decision or move in it" in out.getvalue()
+
+    report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
+    assert report["problems"] == []
+    assert report["notices"] == [
+        "Your records hold a decision or move with no seed pair for round 106, which this "
+        "bundle does not hold: it was compared with nothing here. If you played it on this "
+        "seed pair, the bundle left it out; if not, verify the bundle of the pair you played "
+        "it on."
+    ]
+    records["actions"][0]["action"] = "surrender"  # placed by its round: the receipt differs
+    report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
+    assert report["problems"] == ["round 101: you chose surrender, the receipt says war"]
+
+
+def test_an_answer_holding_no_bundle_is_refused_by_the_page_naming_it(tab: Any) -> None:
+    """As the offline verifier refuses a file holding an empty list (exit 2), the page
+    verifies nothing in an answer that is not a bundle, and says so plainly."""
+    sign_up(tab, "no-bundle")
+    tab.goto("/fairness")
+    said = tab.evaluate(
+        "async answers => Promise.all(answers.map(async answer => { try {"
+        " await window.SotaVerify.verifyBundle(answer, {trustedKey: null, records: null});"
+        " return 'passed'; } catch (error) { return error.message; } }))",
+        [[], [GOOD], None, "x"],
+    )
+    assert said[0] == "the answer is not a bundle: []"
+    assert said[1].startswith('the answer is not a bundle: [{"') and said[1].endswith("…")
+    assert said[2:] == ["the answer is not a bundle: null", 'the answer is not a bundle: "x"']

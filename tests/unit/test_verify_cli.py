@@ -128,6 +128,40 @@ def test_unusable_input_exits_2_with_a_reason_and_no_traceback(
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    "keys",
+    [[], ["--public-key", KEY_HEX], ["--service", "casino"], ["--records", "records.json"]],
+    ids=["no key", "public key", "service", "records"],
+)
+def test_a_file_holding_an_empty_list_is_unusable_whatever_the_key(
+    tmp_path: Path, keys: list[str]
+) -> None:
+    """An empty answer proves nothing: ``verify bundle.json && echo fair`` must not pass it."""
+    _write(tmp_path, "records.json", {"format": "sota-casino-records", "v": 1})
+    keys = [str(tmp_path / k) if k.endswith(".json") else k for k in keys]
+    known = ["--known-keys", str(tmp_path / "known_keys")]
+    empty = _write(tmp_path, "empty.json", [])
+    code, out, _ = _run(empty, *keys, *known)
+    assert code == 2
+    assert f"Unusable input {empty}: {empty} holds no bundle (an empty list)" in out
+    assert out.splitlines()[-1].startswith("Result: UNUSABLE INPUT: 1 file(s) or bundle(s)")
+    assert not (tmp_path / "known_keys").exists()
+
+
+def test_an_empty_list_among_other_files_is_unusable_and_the_others_are_still_checked(
+    tmp_path: Path,
+) -> None:
+    good = _write(tmp_path, "good.json", GOOD)
+    empty = _write(tmp_path, "empty.json", [])
+    code, out, _ = _run(good, empty, "--public-key", KEY_HEX, "-q", "--json")
+    document = json.loads(out)
+    assert code == 2 and document["exit_code"] == 2
+    assert [b["ok"] for b in document["bundles"]] == [True]
+    assert document["errors"] == [
+        {"source": empty, "message": f"{empty} holds no bundle (an empty list)"}
+    ]
+
+
 def test_a_bad_command_line_exits_2(tmp_path: Path) -> None:
     assert _verify().returncode == 2
     assert _verify(_write(tmp_path, "b.json", GOOD), "--public-key", "zz").returncode == 2
@@ -164,6 +198,7 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
         "exit_code",
         "bundles",
         "errors",
+        "unplaced_rounds",
     }
     (bundle,) = report["bundles"]
     assert set(bundle) == {

@@ -452,7 +452,17 @@
         inBundle.add(a.round_id);
       }
     }
-    return { commitment, rounds, problems, recordedActions: Object.keys(rounds).length };
+    return { commitment, rounds, problems, recordedActions: Object.keys(rounds).length, unplaced: unplacedRounds(records, inBundle) };
+  }
+
+  /* The rounds acted in that no record places by its seed pair and the bundle does not hold
+   * (the offline verifier's unplaced_rounds): a record with no pair is placed by its round id,
+   * and one the bundle lacks may be of another pair, so it fails nothing, but it was compared
+   * with nothing and must be said. */
+  function unplacedRounds(records, inBundle) {
+    const placed = new Set(records.actions.filter((a) => a.seed_pair_id != null).map((a) => a.round_id));
+    const unplaced = records.actions.map((a) => a.round_id).filter((id) => !placed.has(id) && !inBundle.has(id));
+    return [...new Set(unplaced)].sort((a, b) => a - b);
   }
 
   // ---- the documents this browser verified ---------------------------------------------------

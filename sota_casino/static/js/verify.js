@@ -397,10 +397,29 @@
     const count = below - [...seen].filter((n) => Number.isInteger(n) && n >= 0 && n < below).length;
     const first = [];
     for (let n = 0; n < below && first.length < 10; n++) if (!seen.has(n)) first.push(n);
-    if (count <= 0) return "";
+    return count <= 0 ? "" : firstAndMore(first, count);
+  }
+
+  /* `first` (some of `count` numbers), and how many more. */
+  function firstAndMore(first, count) {
     return count > first.length
       ? gettext("%(first)s and %(more)s more", { first: first.join(", "), more: count - first.length })
       : first.join(", ");
+  }
+
+  /* What the page says of the rounds the records hold with no seed pair and this bundle lacks
+   * (records.js, unplacedRounds): nothing compared them, though they fail nothing. */
+  function unplacedNotice(rounds) {
+    return ngettext("Your records hold a decision or move with no seed pair for round %(rounds)s, which this bundle does not hold: it was compared with nothing here. If you played it on this seed pair, the bundle left it out; if not, verify the bundle of the pair you played it on.",
+      "Your records hold decisions or moves with no seed pair for rounds %(rounds)s, which this bundle does not hold: they were compared with nothing here. If you played them on this seed pair, the bundle left them out; if not, verify the bundles of the pairs you played them on.",
+      rounds.length, { rounds: firstAndMore(rounds.slice(0, 10), rounds.length) });
+  }
+
+  /* The answer as a short text, for saying what it is instead of a bundle. */
+  function shortJson(value) {
+    const text = JSON.stringify(value);
+    if (text === undefined) return String(value);
+    return text.length > 40 ? text.slice(0, 40) + "…" : text;
   }
 
   function defaultRecords(bundle) {
@@ -413,6 +432,11 @@
    * trust: a bundle checked against a key given here may hold anything that key signed, and
    * would else raise an alarm against the casino for documents it never signed. */
   async function verifyBundle(bundle, options) {
+    // As the offline verifier refuses a file holding an empty list (exit 2): nothing in it
+    // could fail, so it would pass.
+    if (bundle === null || typeof bundle !== "object" || Array.isArray(bundle)) {
+      throw new Error(gettext("the answer is not a bundle: %(answer)s", { answer: shortJson(bundle) }));
+    }
     const opts = options || {};
     const ownTrust = opts.trustedKey === undefined;
     const trusted = ownTrust ? defaultTrustedKey() : opts.trustedKey;
@@ -421,7 +445,7 @@
     // The documents this browser verified before are part of its records.
     const verifiedBefore = ownTrust && opts.records === undefined && window.SotaRecords;
     const problems = [];
-    const notices = []; // about this browser, not the bundle: they fail nothing
+    const notices = []; // about this browser and its records, not the bundle: they fail nothing
     const commitment = bundle.commitment;
     const reveal = bundle.reveal;
     // Without a trusted key, the bundle's own, which proves nothing (said below).
@@ -459,6 +483,8 @@
       }
     }
     if (records) problems.push(...records.problems);
+    const unplaced = (records && records.unplaced) || [];
+    if (unplaced.length) notices.push(unplacedNotice(unplaced));
     if (verifiedBefore && trusted !== null) {
       // Only what the trusted key signed: anything else proves nothing, and is not kept.
       const signed = [
