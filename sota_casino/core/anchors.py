@@ -28,6 +28,7 @@ from typing import TypeGuard
 from . import merkle
 from .audit_chain import ENTRY_KEYS
 from .audit_chain import entry_hash
+from .fairness import PLAYER_KEY_REGISTERED
 from .fairness import canonical_json
 from .fairness import is_hex64
 
@@ -176,16 +177,31 @@ class PairsInPlay:
     open_rounds: dict[str, int] = field(init=False, default_factory=dict)
     #: The entries read begin at the log's first: nothing was logged before them.
     from_start: bool = True
+    #: Whose each of those pairs is: the actor of its commitment (``user:N``).
+    owners: dict[str, str] = field(default_factory=dict)
+    #: The players who registered a key of their own (``user:N``): the seq of their first.
+    signers: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for pair in self.unsettled.values():
             self.open_rounds[pair] = self.open_rounds.get(pair, 0) + 1
 
     def copy(self) -> PairsInPlay:
-        return PairsInPlay(dict(self.bets), dict(self.unsettled), self.from_start)
+        return PairsInPlay(
+            dict(self.bets),
+            dict(self.unsettled),
+            from_start=self.from_start,
+            owners=dict(self.owners),
+            signers=dict(self.signers),
+        )
 
     def to_json(self) -> dict[str, dict[str, Any]]:
-        return {"bets": self.bets, "unsettled": self.unsettled}
+        return {
+            "bets": self.bets,
+            "unsettled": self.unsettled,
+            "owners": self.owners,
+            "signers": self.signers,
+        }
 
     @classmethod
     def from_json(cls, stored: Any) -> PairsInPlay:
@@ -194,6 +210,8 @@ class PairsInPlay:
         return cls(
             {str(pair): int(bet) for pair, bet in stored["bets"].items()},
             {str(round_): str(pair) for round_, pair in stored["unsettled"].items()},
+            owners={str(pair): str(user) for pair, user in stored["owners"].items()},
+            signers={str(user): int(seq) for user, seq in stored["signers"].items()},
         )
 
 
@@ -214,6 +232,7 @@ def _rounds_problem(
     data = _data(entry)
     if action == COMMITMENT_ACTION:
         pairs.bets[subject] = 0
+        pairs.owners[subject] = str(entry.get("actor"))
     elif action == BET_ACTION:
         pair, nonce = pair_subject(data.get("seed_pair_id")), data.get("nonce")
         revealed = firsts.get(pair, {}).get(REVEAL_ACTION)
@@ -237,6 +256,19 @@ def _rounds_problem(
             pairs.bets[pair] += 1
             pairs.unsettled[subject] = pair
             pairs.open_rounds[pair] = pairs.open_rounds.get(pair, 0) + 1
+    elif (
+        action in _ROUND_ACTIONS
+        and "signed" not in data
+        and (
+            registered := pairs.signers.get(pairs.owners.get(pairs.unsettled.get(subject, ""), ""))
+        )
+    ):
+        # A decision hidden from the bundle with the key's registration shows here.
+        return (
+            f"entry {seq}: {action} of {subject} is not signed, though its player registered a "
+            f"key (entry {registered}): the service takes no unsigned action from a player "
+            "with a key, a rewrite"
+        )
     elif action in _PLAYED and subject not in pairs.unsettled and pairs.from_start:
         # A round logged again under a new id, with its pair's nonce: no key is taken twice.
         return (
@@ -263,6 +295,7 @@ def _rounds_problem(
                 "after its cards are known), a rewrite"
             )
         bet, rounds = pairs.bets.pop(subject), data.get("rounds")
+        pairs.owners.pop(subject, None)
         if not (_is_whole(rounds) and rounds == bet):
             held = f"{bet} rounds bet on the pair (nonces 0..{bet - 1})" if bet else "no bet"
             meaning = (
@@ -301,6 +334,8 @@ def first_key_problem(
         taken[action] = min(seq, taken.get(action, seq))
     for entry in entries:
         keyed, under = entry.get("action"), entry.get("subject")
+        if keyed == PLAYER_KEY_REGISTERED and isinstance(under, str):
+            pairs.signers.setdefault(under, entry["seq"])
         if keyed not in KEYED_ACTIONS or not isinstance(under, str):
             continue
         taken = firsts.setdefault(under, {})

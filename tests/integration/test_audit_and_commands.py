@@ -16,8 +16,10 @@ from sqlalchemy.orm import Session
 
 from sota_casino import migrate
 from sota_casino.core import audit_chain
+from sota_casino.core import fairness
 from sota_casino.core import merkle
 from sota_casino.core.errors import Conflict
+from sota_casino.core.fairness import new_signing_key
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import CheckRun
@@ -25,6 +27,7 @@ from sota_casino.models import SeedPair
 from sota_casino.services import audit
 from sota_casino.services import checks
 from sota_casino.services import fairness as fairness_service
+from sota_casino.services import player_keys
 from sota_casino.services import rounds
 from sota_casino.services.results import to_json
 
@@ -301,15 +304,24 @@ def test_the_standing_check_checks_the_whole_log_once_then_only_what_was_appende
     assert _step(session, whole=True)["whole"]
 
 
-def test_a_state_stored_before_the_open_rounds_were_kept_is_read_again_from_the_start(
-    session: Session, register: Callable
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        lambda pairs: pairs["bets"],  # before the open rounds were kept
+        lambda pairs: {"bets": pairs["bets"], "unsettled": pairs["unsettled"]},  # and the keys
+    ],
+    ids=["bets_only", "without_keys"],
+)
+def test_a_state_stored_in_an_earlier_shape_is_read_again_from_the_start(
+    session: Session, register: Callable, earlier: Callable[[Any], Any]
 ) -> None:
     _play_some(session, register)
     assert _step(session)["ok"]
     with session.begin():
         row = session.get(CheckRun, "audit")
-        assert row is not None and set(row.state["pairs"]) == {"bets", "unsettled"}
-        row.state = {**row.state, "pairs": row.state["pairs"]["bets"]}  # the earlier shape
+        assert row is not None
+        assert set(row.state["pairs"]) == {"bets", "unsettled", "owners", "signers"}
+        row.state = {**row.state, "pairs": earlier(row.state["pairs"])}
     again = _step(session)
     assert again["ok"] and again["whole"] and again["checked"] == again["size"]
 
@@ -609,6 +621,31 @@ def test_a_round_logged_again_under_a_new_id_is_named_by_every_whole_log_check(
             f"entry {seq}: round.decision of {subject}, which the log never bet: a round is "
             "played only after its bet, a rewrite"
         )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_decision_the_player_with_a_key_did_not_sign_is_named_by_every_whole_log_check(
+    app: Flask, session: Session, register: Callable, rig: Callable, tmp_path: Path
+) -> None:
+    """An operator decides a tie for a player who registered a key: the service would refuse
+    it unsigned, and a bundle that hides the registration with it would show nothing."""
+    player = register("ann")
+    player_keys.register_key(session, player, fairness.public_key_hex(new_signing_key()))
+    rig(player, ["tie"])
+    tied = rounds.place_casino_war_bet(session, player, 100)
+    assert tied.status == "awaiting_decision" and _step(session)["ok"]
+    registered = _first_seq(session, "player_key.registered", f"user:{player}")
+    subject = f"round:{tied.id}"
+    [seq] = _append(
+        session,
+        audit.EntrySpec(f"user:{player}", "round.decision", subject, {"choice": "surrender"}),
+    )
+    reason = (
+        f"entry {seq}: round.decision of {subject} is not signed, though its player registered "
+        f"a key (entry {registered}): the service takes no unsigned action from a player with a "
+        "key, a rewrite"
+    )
     _every_check_names(app, session, tmp_path, seq, reason)
 
 

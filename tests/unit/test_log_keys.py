@@ -414,3 +414,34 @@ def test_a_range_cannot_tell_a_round_or_pair_begun_before_it_from_one_never_logg
     assert (
         anchors.first_key_problem(entries[18:], pairs=anchors.PairsInPlay(from_start=False)) is None
     )
+
+
+def test_an_unsigned_action_of_a_player_who_registered_a_key_is_named() -> None:
+    """The service takes no unsigned decision from a player with a key: one in the log was
+    written by someone else, though the bundle may hide the registration with it."""
+    registered = ("player_key.registered", "user:7", {"user_id": 7, "key_id": 1})
+    unsigned = _appended(
+        registered, _bet(4, 2, 0), ("round.decision", "round:4", {"choice": "surrender"})
+    )
+    assert anchors.first_key_problem(unsigned) == (
+        21,
+        "entry 21: round.decision of round:4 is not signed, though its player registered a key "
+        "(entry 19): the service takes no unsigned action from a player with a key, a rewrite",
+    )
+    signed_choice = {"choice": "war", "signed": {"signature": "ab" * 64, "key_id": 1}}
+    signed = _appended(registered, _bet(4, 2, 0), ("round.decision", "round:4", signed_choice))
+    assert anchors.first_key_problem(signed) is None
+    # Another player's key asks nothing of this one, and a key is carried from chunk to chunk.
+    other = _appended(
+        ("player_key.registered", "user:8", {}),
+        _bet(4, 2, 0),
+        ("round.decision", "round:4", {"choice": "war"}),
+    )
+    assert anchors.first_key_problem(other) is None
+    pairs = anchors.PairsInPlay()
+    assert anchors.first_key_problem(unsigned[:19], (), pairs) is None
+    stored = anchors.PairsInPlay.from_json(json.loads(json.dumps(pairs.to_json())))
+    assert stored == pairs and stored.signers == {"user:7": 19}
+    assert anchors.first_key_problem(unsigned[19:], (), stored) == anchors.first_key_problem(
+        unsigned
+    )
