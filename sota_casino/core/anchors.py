@@ -181,6 +181,8 @@ class PairsInPlay:
     owners: dict[str, str] = field(default_factory=dict)
     #: The players who registered a key of their own (``user:N``): the seq of their first.
     signers: dict[str, int] = field(default_factory=dict)
+    #: Each key id registered: the seq of its registration (an id names one key).
+    key_ids: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for pair in self.unsettled.values():
@@ -193,6 +195,7 @@ class PairsInPlay:
             from_start=self.from_start,
             owners=dict(self.owners),
             signers=dict(self.signers),
+            key_ids=dict(self.key_ids),
         )
 
     def to_json(self) -> dict[str, dict[str, Any]]:
@@ -201,6 +204,7 @@ class PairsInPlay:
             "unsettled": self.unsettled,
             "owners": self.owners,
             "signers": self.signers,
+            "key_ids": self.key_ids,
         }
 
     @classmethod
@@ -212,6 +216,7 @@ class PairsInPlay:
             {str(round_): str(pair) for round_, pair in stored["unsettled"].items()},
             owners={str(pair): str(user) for pair, user in stored["owners"].items()},
             signers={str(user): int(seq) for user, seq in stored["signers"].items()},
+            key_ids={str(key): int(seq) for key, seq in stored["key_ids"].items()},
         )
 
 
@@ -310,14 +315,32 @@ def _rounds_problem(
     return None
 
 
+def _registration_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str | None:
+    """Say how a player's key registration contradicts the registrations before it, or
+    ``None``; bring ``pairs`` up to date through it.
+
+    A verifier names a signed action's key by its id, which the player compares with its own:
+    an id registered again, for another key, would pass a forger's key off as the player's.
+    """
+    seq, key_id = entry["seq"], str(_data(entry).get("key_id"))
+    if (first := pairs.key_ids.get(key_id)) is not None:
+        return (
+            f"entry {seq}: a second {PLAYER_KEY_REGISTERED} of key {key_id} (the first is entry "
+            f"{first}): a key id names one key, a rewrite"
+        )
+    pairs.key_ids[key_id] = seq
+    pairs.signers.setdefault(entry["subject"], seq)
+    return None
+
+
 def first_key_problem(
     entries: Iterable[Mapping[str, Any]],
     known: Iterable[tuple[str, str, int]] = (),
     pairs: PairsInPlay | None = None,
 ) -> tuple[int, str] | None:
     """Return the seq of the first entry that takes a key the log took before it
-    (:func:`key_problem`), or that contradicts the rounds its pair took before it
-    (:func:`_rounds_problem`), and why; ``None`` if none does.
+    (:func:`key_problem`, :func:`_registration_problem`), or that contradicts the rounds its
+    pair took before it (:func:`_rounds_problem`), and why; ``None`` if none does.
 
     :param entries: well-formed entries in log order (their chain already checked).
     :param known: ``(subject, action, seq)`` of entries logged before the first of ``entries``
@@ -335,7 +358,8 @@ def first_key_problem(
     for entry in entries:
         keyed, under = entry.get("action"), entry.get("subject")
         if keyed == PLAYER_KEY_REGISTERED and isinstance(under, str):
-            pairs.signers.setdefault(under, entry["seq"])
+            if problem := _registration_problem(entry, pairs):
+                return entry["seq"], problem
         if keyed not in KEYED_ACTIONS or not isinstance(under, str):
             continue
         taken = firsts.setdefault(under, {})

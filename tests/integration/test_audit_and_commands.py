@@ -320,7 +320,7 @@ def test_a_state_stored_in_an_earlier_shape_is_read_again_from_the_start(
     with session.begin():
         row = session.get(CheckRun, "audit")
         assert row is not None
-        assert set(row.state["pairs"]) == {"bets", "unsettled", "owners", "signers"}
+        assert set(row.state["pairs"]) == {"bets", "unsettled", "owners", "signers", "key_ids"}
         row.state = {**row.state, "pairs": earlier(row.state["pairs"])}
     again = _step(session)
     assert again["ok"] and again["whole"] and again["checked"] == again["size"]

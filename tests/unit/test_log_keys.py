@@ -445,3 +445,17 @@ def test_an_unsigned_action_of_a_player_who_registered_a_key_is_named() -> None:
     assert anchors.first_key_problem(unsigned[19:], (), stored) == anchors.first_key_problem(
         unsigned
     )
+
+
+def test_a_key_id_registered_again_for_another_key_is_named() -> None:
+    """A verifier names a signed action's key by its id: registered again, for the forger's
+    key, the id would pass that key off as the one the player made."""
+    first = ("player_key.registered", "user:7", {"user_id": 7, "key_id": 3, "public_key_hex": "a"})
+    again = ("player_key.registered", "user:7", {"user_id": 7, "key_id": 3, "public_key_hex": "b"})
+    assert anchors.first_key_problem(_appended(first, again)) == (
+        20,
+        "entry 20: a second player_key.registered of key 3 (the first is entry 19): a key id "
+        "names one key, a rewrite",
+    )
+    replaced = ("player_key.registered", "user:7", {"user_id": 7, "key_id": 4, "retires": [3]})
+    assert anchors.first_key_problem(_appended(first, replaced)) is None
