@@ -8,8 +8,12 @@ from sota_support import pile
 from sota_support import places_after
 from sota_support import play
 
+from sota_casino.core.fairness import Seeds
+from sota_casino.core.fairness import Stream
+from sota_casino.core.sota import Places
 from sota_casino.core.sota import SotaRules
 from sota_casino.core.sota import payout
+from sota_casino.core.sota import play_game
 
 
 def test_the_last_seat_with_cards_wins() -> None:
@@ -118,3 +122,26 @@ def test_payout_credits_the_stake_and_the_winnings(
     options: dict[str, object], winner: int | str, credited: int
 ) -> None:
     assert payout(SotaRules.from_dict(options), winner, 10) == credited
+
+
+@pytest.mark.parametrize(
+    ("nonce", "tricks", "dealt", "won"),
+    [
+        (0, 13, [0, 4, 0], [17, 21, 9]),  # seats 0 and 2 played out their dealt piles in wars
+        (5, 11, [6, 2, 0], [37, 6, 0]),  # seat 2 went out, short in a war
+    ],
+)
+def test_single_pass_with_three_seats_ends_once_any_dealt_pile_is_empty_though_others_are_not(
+    nonce: int, tricks: int, dealt: list[int], won: list[int]
+) -> None:
+    """docs/rules.md 25: "any seat's dealt pile" reads every seat, one gone out included, so
+    the seats still holding dealt cards do not play them."""
+    rules = SotaRules.from_dict({"seats": 3, "end": "single_pass"})
+    seen: list[Places] = []
+    result = play_game(
+        rules, stream=Stream(Seeds(bytes(range(32)), "single-pass", nonce)), observer=seen.append
+    )
+    assert (result.ended_by, len(result.tricks)) == ("single_pass", tricks)
+    assert [len(cards) for cards in seen[-1].piles] == dealt
+    assert [len(cards) for cards in seen[-1].won] == won
+    assert result.winner == won.index(max(won))
