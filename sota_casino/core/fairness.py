@@ -595,6 +595,8 @@ PLAYER_KEY_REGISTERED: Final = "player_key.registered"
 
 
 KEY_CHANGE_TYPE: Final = "key_change"
+#: The audit action of a key change (its data: ``key_change``, the signed document).
+KEY_CHANGED: Final = "key.changed"
 
 
 def key_change_document(

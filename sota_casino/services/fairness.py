@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
@@ -34,6 +35,7 @@ from .context import context_of
 from .locks import lock_seed_pairs
 from .results import ActiveSeedPair
 from .results import Bundle
+from .results import LoggedKeyChange
 from .results import PublicKey
 from .results import Receipt
 from .results import RetiredKey
@@ -351,7 +353,7 @@ def bundle(session: Session, user_id: int, seed_pair_id: int) -> Bundle:
         "rounds": [
             cast(Receipt, {"document": r.receipt, "signature": r.receipt_signature}) for r in rounds
         ],
-        "key_changes": key_changes(session),
+        "key_changes": logged_key_changes(session),
         "player_keys": player_keys.registrations(session, user_id),
         **transparency.pair_anchors(session, pair, rounds),
     }
@@ -377,7 +379,12 @@ def public_key_info(session: Session) -> PublicKey:
     )
 
 
-KEY_CHANGED = "key.changed"
+KEY_CHANGED = fairness.KEY_CHANGED
+
+
+def _key_subject(new_public_key_hex: str) -> str:
+    """The subject of a key change's audit entry: the key it installs."""
+    return f"key:{new_public_key_hex[:16]}"
 
 
 @transactional
@@ -410,7 +417,7 @@ def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
         session,
         actor="system",
         action=KEY_CHANGED,
-        subject=f"key:{new_hex[:16]}",
+        subject=_key_subject(new_hex),
         data={"key_change": envelope},
         now=now,
     )
@@ -425,3 +432,29 @@ def key_changes(session: Session) -> list[dict[str, Any]]:
         select(AuditEntry.data).where(AuditEntry.action == KEY_CHANGED).order_by(AuditEntry.seq)
     )
     return [json.loads(data)["key_change"] for data in rows]
+
+
+@in_transaction
+def logged_key_changes(session: Session) -> list[LoggedKeyChange]:
+    """Return every signed key change, oldest first, as a bundle carries it: with the audit
+    entry that recorded it and, once a signed checkpoint covers that entry, its inclusion proof
+    and the checkpoint. A verifier that trusts only the new key learns the old one from them:
+    from the new key's own signed log, not from the old key's word alone."""
+    rows = session.scalars(
+        select(AuditEntry).where(AuditEntry.action == KEY_CHANGED).order_by(AuditEntry.seq)
+    ).all()
+    changes = []
+    taken: Counter[str] = Counter()  # entries of each subject so far: the stable key's occurrence
+    for row in rows:
+        entry = audit.entry_dict(row)
+        signed = entry["data"]["key_change"]
+        change = LoggedKeyChange(
+            document=signed["document"], signature=signed["signature"], entry=entry
+        )
+        subject = _key_subject(signed["document"]["new_public_key_hex"])
+        proved = player_keys.proof_of(session, KEY_CHANGED, subject, taken[subject])
+        taken[subject] += 1
+        if proved is not None:
+            change["anchor"], change["checkpoint"] = proved
+        changes.append(change)
+    return changes

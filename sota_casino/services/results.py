@@ -521,6 +521,15 @@ class KeyRegistration(TypedDict):
     checkpoint: NotRequired[Checkpoint]
 
 
+class LoggedKeyChange(Signed):
+    """A signed key change as a bundle carries it: with the audit entry that recorded it and,
+    once a signed checkpoint covers that entry, its anchor and that checkpoint."""
+
+    entry: AuditEntry
+    anchor: NotRequired[KeyAnchor]
+    checkpoint: NotRequired[Checkpoint]
+
+
 class PairAnchors(TypedDict):
     """A pair's part of the log: its documents' anchors, the checkpoint they prove into, and
     what is still pending."""
@@ -537,7 +546,7 @@ class Bundle(PairAnchors):
     commitment: Signed
     reveal: Signed | None
     rounds: list[Receipt]
-    key_changes: list[Open]
+    key_changes: list[LoggedKeyChange]
     player_keys: list[KeyRegistration]
 
 

@@ -1,6 +1,7 @@
 """The checks of docs/fairness.md ("What the verifier checks") on the documents of one bundle.
 
-1. ``signature``: every document is signed by the trusted public key;
+1. ``signature``: every document is signed by the trusted public key, or a key it handed on to
+   or succeeded (the key in use when the document was made);
 2. ``commitment``: ``sha256(server_seed)`` is the commitment, in all three kinds of document;
 3. ``pair``: each receipt belongs to the pair: its seed pair, commitment and client seed, settled
    after the commitment was signed and before the seed was revealed; the reveal is the pair's;
@@ -109,7 +110,7 @@ def _envelope(value: object) -> tuple[Mapping[str, Any], str] | None:
 
 def _check_signature(
     found: _Collector,
-    public_key_hex: str,
+    keys: Sequence[str],
     doc: Mapping[str, Any],
     signature: str,
     kind: str,
@@ -128,7 +129,7 @@ def _check_signature(
     elif kind == "round" and not _is_int(doc["round_id"]):
         found.fail("signature", f"the receipt's round_id {doc['round_id']!r} is not a number")
     if valid is None:
-        valid = signature_valid(public_key_hex, doc, signature)
+        valid = checker_of_keys(keys)(doc, signature)
     if not valid:
         found.fail("signature", "the signature is not valid for the public key")
 
@@ -136,6 +137,16 @@ def _check_signature(
 def signature_valid(public_key_hex: str, doc: Mapping[str, Any], signature_hex: str) -> bool:
     """Tell whether ``signature_hex`` signs the canonical JSON of ``doc`` by the key."""
     return signature_checker(public_key_hex)(doc, signature_hex)
+
+
+def checker_of_keys(keys: Sequence[str]) -> Callable[[Any, str], bool]:
+    """Return a function telling whether a hex signature signs a document by one of ``keys``:
+    the checked key first, then the keys it succeeded (a document made before a key change is
+    signed by the key that change retired)."""
+    checkers = [signature_checker(key) for key in keys]
+    if len(checkers) == 1:
+        return checkers[0]  # thousands of receipts: no detour for the usual single key
+    return lambda doc, signature_hex: any(valid(doc, signature_hex) for valid in checkers)
 
 
 # A pair's seed is hashed again for each of its receipts.
@@ -166,7 +177,7 @@ def _check_commits_to_seed(
 class PairContext:
     """What every receipt of the bundle is checked against."""
 
-    public_key_hex: str
+    signing_keys: tuple[str, ...]  # the checked key, then the keys it succeeded
     seed_pair_id: Any
     commitment: str | None
     created_at: datetime | None
@@ -183,12 +194,13 @@ class PairContext:
 
 
 def check_commitment(
-    envelope: Mapping[str, Any], public_key_hex: str, server_seed: bytes | None
+    envelope: Mapping[str, Any], signing_keys: Sequence[str], server_seed: bytes | None
 ) -> Row:
-    """Check the commitment document: signature, sha256 of the seed, its fields."""
+    """Check the commitment document: signature (by one of ``signing_keys``), sha256 of the
+    seed, its fields."""
     doc, signature = _envelope(envelope) or ({}, "")
     found = _Collector("commitment")
-    _check_signature(found, public_key_hex, doc, signature, "commitment")
+    _check_signature(found, signing_keys, doc, signature, "commitment")
     _check_commits_to_seed(found, doc.get("commitment"), server_seed, "commitment document")
     for name in ("seed_pair_id", "user_id"):
         if name not in doc:
@@ -203,12 +215,13 @@ def check_commitment(
 
 
 def check_reveal(
-    envelope: Mapping[str, Any], public_key_hex: str, commitment_doc: Mapping[str, Any]
+    envelope: Mapping[str, Any], signing_keys: Sequence[str], commitment_doc: Mapping[str, Any]
 ) -> Row:
-    """Check the reveal: signature, sha256 of its seed, that it is this pair's, its count."""
+    """Check the reveal: signature (by one of ``signing_keys``), sha256 of its seed, that it is
+    this pair's, its count."""
     doc, signature = _envelope(envelope) or ({}, "")
     found = _Collector("reveal")
-    _check_signature(found, public_key_hex, doc, signature, "reveal")
+    _check_signature(found, signing_keys, doc, signature, "reveal")
     seed = _revealed_seed(doc)
     if seed is None:
         found.fail("commitment", "server_seed is not 64 lower-case hex digits (32 bytes)")
@@ -277,7 +290,7 @@ def _check_opened_round(
         found.fail("signature", "the receipt is not a signed document {document, signature}")
         found.skip(*CHECKS[1:])
         return found.row()
-    _check_signature(found, context.public_key_hex, doc, signature, "round", signature_ok)
+    _check_signature(found, context.signing_keys, doc, signature, "round", signature_ok)
     _check_commits_to_seed(found, doc.get("commitment"), context.server_seed, "receipt")
     _check_belongs_to_pair(found, context, doc)
     if not _is_int(nonce) or nonce < 0:
@@ -685,7 +698,7 @@ def check_batch(context: PairContext, start: int, envelopes: Sequence[object]) -
     each other's working set from the CPU caches: alternating them receipt by receipt was
     measured about 8 % slower.
     """
-    signature_ok = signature_checker(context.public_key_hex)
+    signature_ok = checker_of_keys(context.signing_keys)
     opened = [_envelope(envelope) for envelope in envelopes]
     valid = [None if signed is None else signature_ok(*signed) for signed in opened]
     return [
@@ -810,7 +823,7 @@ def _bundle_parts(
 
 
 def _pair_context(
-    key: str,
+    signing_keys: Sequence[str],
     commitment_doc: Mapping[str, Any],
     reveal_doc: Mapping[str, Any] | None,
     seed: bytes | None,
@@ -819,7 +832,7 @@ def _pair_context(
     reveal = reveal_doc or {}
     client_seed, rounds = reveal.get("client_seed"), reveal.get("rounds")
     return PairContext(
-        public_key_hex=key,
+        signing_keys=tuple(signing_keys),
         seed_pair_id=commitment_doc.get("seed_pair_id"),
         commitment=commitment if is_hex64(commitment) else None,
         created_at=time_or_none(commitment_doc.get("created_at")),

@@ -89,7 +89,7 @@ def registered_keys(
         problem = _registration_problem(entry, user_id)
         if problem is None:
             assert isinstance(item, dict)
-            problem = _anchor_problem(item, log_keys)
+            problem = anchor_problem(item, log_keys)
         if problem is not None:
             findings.append(_bundle_finding(f"key registration #{position} {problem}"))
             continue
@@ -135,9 +135,10 @@ def _registration_problem(entry: object, user_id: object) -> str | None:
     return None
 
 
-def _anchor_problem(item: Mapping[str, Any], log_keys: Sequence[str]) -> str | None:
-    """Say why a registration's anchor does not prove its entry into a checkpoint signed by
-    one of ``log_keys``, or ``None`` (also when it has no anchor yet)."""
+def anchor_problem(item: Mapping[str, Any], log_keys: Sequence[str]) -> str | None:
+    """Say why the anchor of a logged item (a key registration, a key change) does not prove
+    its ``entry`` into a checkpoint signed by one of ``log_keys``, or ``None`` (also when it
+    has no anchor yet)."""
     if "anchor" not in item:
         return None
     anchor, checkpoint = item["anchor"], item.get("checkpoint")

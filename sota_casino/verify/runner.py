@@ -44,6 +44,7 @@ from .report import Report
 from .report import Row
 from .report import short
 from .trust import describe_chain
+from .trust import logged_predecessors
 from .trust import successor_chain
 
 #: Below this many rounds a bundle is checked in one process whatever ``--jobs`` says.
@@ -95,10 +96,11 @@ def verify_bundle(
 ) -> Report:
     """Make every check of docs/fairness.md on one bundle and report what fails, and where.
 
-    :param public_key_hex: the trusted key. Every signature is checked against it, and a
-        bundle naming another key fails, unless the bundle's key changes show that key to be
-        its successor (each change signed by the key it retires). Without it, the bundle's own
-        key is used and the report is *unpinned*: it proves nothing about who signed.
+    :param public_key_hex: the trusted key. Every signature is checked against it (or a key
+        it handed on to or succeeded, :func:`_keys_of`), and a bundle naming another key fails,
+        unless the bundle's key changes show that key to be its successor (each change signed
+        by the key it retires). Without it, the bundle's own key is used and the report is
+        *unpinned*: it proves nothing about who signed.
     :param records: what the player kept; the bundle must agree with them.
     :param jobs: worker processes for large bundles (:data:`PARALLEL_MIN_ROUNDS` and up).
     :param progress: called with ``(rounds checked, rounds)`` as the check goes.
@@ -112,18 +114,15 @@ def verify_bundle(
         (_envelope(reveal_envelope) or ({}, ""))[0] if reveal_envelope is not None else None
     )
     seed = _revealed_seed(reveal_doc) if reveal_doc is not None else None
-    documents = [check_commitment(commitment_envelope, key, seed)]
+    log_keys, signing_keys = _keys_of(bundle, key, public_key_hex)
+    documents = [check_commitment(commitment_envelope, signing_keys, seed)]
     if reveal_envelope is not None:
-        documents.append(check_reveal(reveal_envelope, key, commitment_doc))
-    context = _pair_context(key, commitment_doc, reveal_doc, seed)
+        documents.append(check_reveal(reveal_envelope, signing_keys, commitment_doc))
+    context = _pair_context(signing_keys, commitment_doc, reveal_doc, seed)
     rows = _check_rounds(context, envelopes, jobs, progress)
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
     receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
-    retired = (
-        successor_chain(public_key_hex, key, bundle.get("key_changes")) if public_key_hex else None
-    )
-    log_keys = [key, *(change["old_public_key_hex"] for change in retired or ())]
     documents, rows, logged, settled = check_anchors(
         bundle, log_keys, (commitment_doc, reveal_doc), documents, receipts, rows
     )
@@ -180,6 +179,26 @@ def _trusted_key(
         "Signatures are checked against the trusted key.",
     )
     return trusted, TRUST_PINNED, "", [refusal]
+
+
+def _keys_of(
+    bundle: Mapping[str, Any], key: str, trusted: str | None
+) -> tuple[list[str], list[str]]:
+    """Return the keys whose checkpoints prove the log, and the keys the documents may be
+    signed by, the checked ``key`` first in both.
+
+    The log's keys are the checked key and the keys its chain of key changes from the trusted
+    key retired (a checkpoint signed before a change, or by a process not yet restarted, is
+    signed by the retired key). A document is signed by the key in use when it was made: one of
+    those, or a key the trusted key succeeded by a key change its own signed log proves
+    (:func:`.logged_predecessors`); never one the old key alone calls its predecessor.
+    """
+    if trusted is None:
+        return [key], [key]
+    chain = successor_chain(trusted, key, bundle.get("key_changes"))
+    log_keys = [key, *(change["old_public_key_hex"] for change in chain or ())]
+    earlier = logged_predecessors(trusted, bundle.get("key_changes"), log_keys)
+    return log_keys, [*log_keys, *(old for old in earlier if old not in log_keys)]
 
 
 def _with_player_checks(

@@ -6,7 +6,9 @@ the bundle: the key a bundle carries is the casino's own word. The key comes fro
 ``known_hosts``: one line ``SERVICE KEYHEX`` per service, written on first use (trust on first
 use, said loudly) and never changed silently. When a bundle names another key, it is refused,
 unless a chain of key-change documents, each signed by the key it retires, leads from the
-trusted key to the bundle's (then the file moves on to the new key, and says so).
+trusted key to the bundle's (then the file moves on to the new key, and says so). A document
+made before a key change stays signed by the key it retired: the keys the trusted key succeeded
+count too, but only as the trusted key's own signed log proves them (:func:`logged_predecessors`).
 """
 
 from __future__ import annotations
@@ -24,10 +26,14 @@ from typing import Final
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
+from ..core.audit_chain import entry_hash
+from ..core.audit_chain import entry_shape_problem
 from ..core.fairness import KEY_CHANGE_TYPE
+from ..core.fairness import KEY_CHANGED
 from ..core.fairness import is_hex64
 from ..core.fairness import public_key_hex
 from ..core.fairness import verify_signature
+from .player_signatures import anchor_problem
 
 #: Where the known keys live unless ``--known-keys`` says otherwise.
 DEFAULT_KNOWN_KEYS: Final = Path("~/.config/sota-casino/known_keys")
@@ -75,6 +81,27 @@ def read_key_file(path: str) -> str:
 # --- key changes -------------------------------------------------------------------------------
 
 
+def _signed_key_change(envelope: object) -> Mapping[str, Any] | None:
+    """Return the key-change document of ``envelope`` if it is one, validly signed by the key it
+    retires (its old key), else ``None``: it proves nothing."""
+    doc = envelope.get("document") if isinstance(envelope, dict) else None
+    signature = envelope.get("signature") if isinstance(envelope, dict) else None
+    if not (isinstance(doc, dict) and isinstance(signature, str)):
+        return None
+    old, new = doc.get("old_public_key_hex"), doc.get("new_public_key_hex")
+    signed = (
+        doc.get("type") == KEY_CHANGE_TYPE
+        and type(doc.get("v")) is int
+        and doc["v"] == 1
+        and isinstance(old, str)  # is_hex64 accepts only str; says so to the type checker
+        and isinstance(new, str)
+        and is_hex64(old)
+        and is_hex64(new)
+        and verify_signature(old, doc, signature)
+    )
+    return doc if signed else None
+
+
 def successor_chain(
     trusted: str, bundle_key: str, key_changes: object
 ) -> list[Mapping[str, Any]] | None:
@@ -88,23 +115,9 @@ def successor_chain(
         return None
     successors: dict[str, Mapping[str, Any]] = {}
     for envelope in key_changes:
-        doc = envelope.get("document") if isinstance(envelope, dict) else None
-        signature = envelope.get("signature") if isinstance(envelope, dict) else None
-        if not (isinstance(doc, dict) and isinstance(signature, str)):
-            continue
-        old, new = doc.get("old_public_key_hex"), doc.get("new_public_key_hex")
-        if (
-            doc.get("type") == KEY_CHANGE_TYPE
-            and type(doc.get("v")) is int
-            and doc["v"] == 1
-            and isinstance(old, str)  # is_hex64 accepts only str; says so to the type checker
-            and isinstance(new, str)
-            and is_hex64(old)
-            and is_hex64(new)
-            and old not in successors
-            and verify_signature(old, doc, signature)
-        ):
-            successors[old] = doc
+        doc = _signed_key_change(envelope)
+        if doc is not None:
+            successors.setdefault(doc["old_public_key_hex"], doc)
     chain: list[Mapping[str, Any]] = []
     key = trusted
     while key != bundle_key:
@@ -114,6 +127,46 @@ def successor_chain(
         chain.append(step)
         key = step["new_public_key_hex"]
     return chain
+
+
+def logged_predecessors(trusted: str, key_changes: object, log_keys: Sequence[str]) -> list[str]:
+    """Return the keys that ``trusted`` succeeded, newest first, as the service's signed log
+    proves them: each handed on to the key after it by a key change it signed, whose
+    ``key.changed`` audit entry (holding that signed change) the bundle proves into a checkpoint
+    signed by one of ``log_keys`` (the trusted key and the keys it handed on to).
+
+    A key change alone is only its old key's word, which anyone can write for a key of their
+    own: only a checkpoint of a trusted key makes the old key the trusted key's predecessor.
+    """
+    if not isinstance(key_changes, list):
+        return []
+    predecessors: dict[str, str] = {}  # new key -> the key it replaced
+    for item in key_changes:
+        doc = _signed_key_change(item)
+        if doc is not None and _logged(item, log_keys):
+            predecessors.setdefault(doc["new_public_key_hex"], doc["old_public_key_hex"])
+    found: list[str] = []
+    key = trusted
+    while (old := predecessors.get(key)) is not None and old != trusted and old not in found:
+        found.append(old)
+        key = old
+    return found
+
+
+def _logged(item: Mapping[str, Any], log_keys: Sequence[str]) -> bool:
+    """Tell whether a key change's entry is a whole ``key.changed`` audit entry holding exactly
+    the signed change, proved into a checkpoint signed by one of ``log_keys``."""
+    entry = item.get("entry")
+    if entry_shape_problem(entry) is not None or "anchor" not in item:
+        return False
+    assert isinstance(entry, dict)  # entry_shape_problem says it is an audit entry
+    signed = {"document": item["document"], "signature": item["signature"]}
+    return (
+        entry_hash(entry["prev_hash"], entry) == entry["hash"]
+        and entry["action"] == KEY_CHANGED
+        and entry["data"].get("key_change") == signed
+        and anchor_problem(item, log_keys) is None
+    )
 
 
 # --- the known-keys file -----------------------------------------------------------------------

@@ -32,6 +32,7 @@ from sota_casino.verify.trust import successor_chain
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from test_fairness_records import WITHOUT_RECORDS  # noqa: E402
+from test_log_witness import play_a_round  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -208,6 +209,83 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
         "() => document.querySelector('[data-testid=log-witness]').textContent"
         ".startsWith('✓ This browser has checked the casino')"
     )
+
+
+def rotate_in_page(tab: Any) -> int:
+    """Rotate the active pair from the fairness page; return the id of the pair revealed."""
+    tab.goto("/fairness")
+    shown = tab.locator(".revealed-pair").count()
+    tab.click("#rotate")
+    tab.wait_for_function(f"() => document.querySelectorAll('.revealed-pair').length > {shown}")
+    return int(tab.locator(".revealed-pair").first.get_attribute("data-seed-pair"))
+
+
+def verify_pair_in_page(tab: Any, seed_pair_id: int) -> str:
+    pair = tab.locator(f".revealed-pair[data-seed-pair='{seed_pair_id}']")
+    pair.locator("[data-verify]").click()
+    summary = pair.locator("[data-testid=verify-summary]")
+    summary.wait_for()
+    return str(summary.inner_text())
+
+
+def test_pairs_signed_before_the_key_change_verify_in_the_page_as_offline_with_either_key(
+    forked_tab: Any, forked_server: LiveServer, pinned: str
+) -> None:
+    """A pair committed, played and revealed under the old key, and a pair committed under it
+    and revealed under the new one (mixed), fetched after the restart: the page, whose pin
+    followed the change, verifies both, and so do both verifiers trusting either key alone.
+    Trusting only the new key, the old one signs for it only through the key change that the
+    new key's checkpoint proves in the log."""
+    tab = forked_tab
+    sign_up(tab, "before")
+    play_a_round(tab)  # signed by the old key
+    before = rotate_in_page(tab)
+    play_a_round(tab)
+    result = forked_server.app.test_cli_runner().invoke(args=["keys", "rotate"])
+    assert result.exit_code == 0, result.output
+    forked_server.restart_workers()
+    new_key = service_key_hex(forked_server)
+
+    play_a_round(tab)  # signed by the new key
+    tab.goto("/fairness")
+    tab.locator("[data-testid=key-change-followed]").wait_for()
+    mixed = rotate_in_page(tab)  # revealed by the new key
+    assert verify_pair_in_page(tab, before).startswith("✓ All 1 round verified")
+    assert verify_pair_in_page(tab, mixed).startswith("✓ All 2 rounds verified")
+
+    for pair in (before, mixed):
+        url = f"/fairness/seed-pairs/{pair}/bundle.json"
+        bundle = tab.evaluate("async url => (await fetch(url)).json()", url)
+        assert bundle["public_key_hex"] == new_key
+        for key in (pinned, new_key):
+            assert tab.evaluate(TRUSTING, [bundle, key]) == "", (pair, key)
+            assert verify_bundle(bundle, key).ok, (pair, key)
+        # Without its entry in the log, the change is the old key's word only: the new key
+        # alone does not take it, the old key follows it still.
+        (change,) = bundle["key_changes"]
+        unlogged = dict(bundle, key_changes=[{k: change[k] for k in ("document", "signature")}])
+        assert "the commitment's signature is not valid" in tab.evaluate(
+            TRUSTING, [unlogged, new_key]
+        )
+        assert not verify_bundle(unlogged, new_key).ok
+        assert tab.evaluate(TRUSTING, [unlogged, pinned]) == ""
+        assert verify_bundle(unlogged, pinned).ok
+    # Holding the new key, not the old: a key of his own handed on to the new one, beside the
+    # real change's entry, signs nothing for either verifier.
+    own = Ed25519PrivateKey.generate()
+    own_change = fairness.signed(
+        own, {**change["document"], "old_public_key_hex": fairness.public_key_hex(own)}
+    )
+    recommitted = dict(
+        bundle,
+        commitment=fairness.signed(own, bundle["commitment"]["document"]),
+        key_changes=[{**change, **own_change}],
+    )
+    for key in (new_key, pinned):
+        assert "the commitment's signature is not valid" in tab.evaluate(
+            TRUSTING, [recommitted, key]
+        )
+        assert not verify_bundle(recommitted, key).ok
 
 
 def test_a_key_change_the_pinned_key_did_not_sign_leaves_the_pin_and_the_loud_warning(

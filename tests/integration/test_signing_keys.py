@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import PASSWORD
 from service_support import verify_with_known_key
@@ -19,6 +21,7 @@ from sota_casino.models import AuditEntry
 from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
+from sota_casino.services import rounds
 
 
 def test_a_new_signing_key_retires_the_old_one_and_is_audited(
@@ -105,7 +108,9 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
         assert fairness_service.public_key_info(fresh).public_key_hex == new_key
         fresh.close()
     renewed.extensions["sota_casino.engine"].dispose()
-    assert bundle["public_key_hex"] == new_key and bundle["key_changes"] == [change]
+    assert bundle["public_key_hex"] == new_key
+    (logged,) = bundle["key_changes"]  # the signed change, with its entry in the log
+    assert {"document": logged["document"], "signature": logged["signature"]} == change
 
     code, output, known = verify_with_known_key(bundle, old_key, tmp_path)
     assert code == 0, output
@@ -120,6 +125,103 @@ def test_keys_rotate_signs_a_key_change_with_the_old_key_that_pinned_verifiers_f
     assert main([str(path), "--public-key", old_key], out) == 1
     assert "KEY CHANGED: the bundle names public key" in out.getvalue()
     assert "no key change signed by the trusted key names it: refused" in out.getvalue()
+
+
+def _play_a_round(session: Session, user_id: int) -> None:
+    opened = rounds.place_casino_war_bet(session, user_id, 200)
+    if opened.status != "settled":  # a tie waits for the decision
+        rounds.decide_casino_war(session, user_id, opened.id, "surrender")
+
+
+def _verify_pinned(bundle: dict[str, Any], key: str, folder: Path) -> tuple[int, str]:
+    from sota_casino.verify import main
+
+    path = folder / f"bundle-{bundle['commitment']['document']['seed_pair_id']}.json"
+    path.write_text(json.dumps(bundle))
+    out = io.StringIO()
+    return main([str(path), "--public-key", key], out), out.getvalue()
+
+
+def _pairs_across_a_key_change(
+    app: Flask, session: Session
+) -> tuple[str, str, list[dict[str, Any]]]:
+    """Return the old key, the new key, and the bundles fetched after the restart of a pair
+    committed, played and revealed under the old key and of a pair committed and played under
+    it, then played and revealed under the new (mixed)."""
+    alice = accounts.register(session, "alice", PASSWORD).id
+    old_key = fairness_service.public_key_info(session).public_key_hex
+    before = fairness_service.active_seed_pair(session, alice).seed_pair_id
+    _play_a_round(session, alice)
+    _play_a_round(session, alice)
+    fairness_service.rotate(session, alice)  # revealed by the old key
+    mixed = fairness_service.active_seed_pair(session, alice).seed_pair_id
+    _play_a_round(session, alice)
+    audit.checkpoint(session)  # signed by the old key
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    (change,) = fairness_service.public_key_info(session).key_changes
+    new_key = change["document"]["new_public_key_hex"]
+
+    renewed = create_app(dict(app.config))  # a restart: it loads the new key file
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        _play_a_round(fresh, alice)  # signed by the new key
+        fairness_service.rotate(fresh, alice)  # the mixed pair's reveal, by the new key
+        audit.checkpoint(fresh)  # the new key's, over the key change and every document
+        bundles = [fairness_service.bundle(fresh, alice, pair) for pair in (before, mixed)]
+        fresh.close()
+    renewed.extensions["sota_casino.engine"].dispose()
+    return old_key, new_key, [dict(bundle) for bundle in bundles]
+
+
+def test_pairs_signed_before_keys_rotate_verify_after_it_with_the_old_key_or_the_new(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    """Each document is signed by the key in use when it was made: a pair signed wholly by the
+    old key, and a mixed one, verify pinned to either key (the new one learns the old from the
+    key change its own checkpoint proves in the log)."""
+    old_key, new_key, bundles = _pairs_across_a_key_change(app, session)
+    for bundle in bundles:
+        assert bundle["public_key_hex"] == new_key and not bundle["pending_anchors"]
+        (change,) = bundle["key_changes"]
+        assert change["entry"]["action"] == "key.changed" and "anchor" in change
+        for pinned in (old_key, new_key):
+            code, output = _verify_pinned(bundle, pinned, tmp_path)
+            assert code == 0, output
+            assert "Result: OK" in output, output
+
+
+def test_a_retired_key_signs_for_a_verifier_pinned_to_the_new_key_only_through_its_log(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    """An operator holding the database and the new key, not the old one: a key change he
+    leaves out of the log, or writes for a key of his own, makes no key a predecessor of the
+    new key; the old key pinned still follows its own change."""
+    old_key, new_key, (before, _) = _pairs_across_a_key_change(app, session)
+    (change,) = before["key_changes"]
+    unlogged = dict(
+        before, key_changes=[{"document": change["document"], "signature": change["signature"]}]
+    )
+    code, output = _verify_pinned(unlogged, new_key, tmp_path)
+    assert code == 1 and "commitment document: signature: the signature is not valid" in output
+    assert _verify_pinned(unlogged, old_key, tmp_path)[0] == 0  # the old key's own word
+
+    own = Ed25519PrivateKey.generate()
+    own_change = fairness.signed(
+        own,
+        fairness.key_change_document(
+            old_public_key_hex=fairness.public_key_hex(own),
+            new_public_key_hex=new_key,
+            changed_at=change["document"]["changed_at"],
+        ),
+    )
+    recommitted = dict(
+        before,
+        commitment=fairness.signed(own, before["commitment"]["document"]),
+        key_changes=[{**change, **own_change}],  # the genuine entry and anchor beside it
+    )
+    for pinned in (new_key, old_key):
+        code, output = _verify_pinned(recommitted, pinned, tmp_path)
+        assert code == 1 and "commitment document: signature: the signature is not valid" in output
 
 
 def test_a_registration_rolled_back_with_its_signature_is_made_again(

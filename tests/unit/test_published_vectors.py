@@ -100,7 +100,7 @@ def _context(rounds: int):  # type: ignore[no-untyped-def]
         rounds=rounds,
         revealed_at=vectors.REVEALED_AT,
     )
-    return _pair_context(KEY, commitment, reveal, seed)
+    return _pair_context((KEY,), commitment, reveal, seed)
 
 
 @pytest.mark.parametrize("case", _receipts(), ids=lambda c: c["name"])

@@ -29,7 +29,7 @@ def _context(bundle: dict[str, Any]) -> PairContext:
     commitment = bundle["commitment"]["document"]
     reveal = bundle["reveal"]["document"] if bundle["reveal"] else None
     seed = verify._revealed_seed(reveal) if reveal is not None else None
-    return verify._pair_context(bundle["public_key_hex"], commitment, reveal, seed)
+    return verify._pair_context((bundle["public_key_hex"],), commitment, reveal, seed)
 
 
 def _row_by_the_checks_one_by_one(

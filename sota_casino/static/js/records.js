@@ -188,6 +188,18 @@
     }
   }
 
+  /* The key-change document of `envelope` if it is one, validly signed by the key it retires
+   * (its old key), else null: it proves nothing (verify/trust.py, _signed_key_change). */
+  async function signedKeyChange(envelope) {
+    const doc = isObject(envelope) ? envelope.document : null;
+    const signature = isObject(envelope) ? envelope.signature : null;
+    if (!isObject(doc) || typeof signature !== "string") return null;
+    const old = doc.old_public_key_hex;
+    const signed = doc.type === "key_change" && doc.v === 1 && isKey(old) && isKey(doc.new_public_key_hex)
+      && await signedBy(old, doc, signature);
+    return signed ? doc : null;
+  }
+
   /* The key-change documents leading from `trusted` to `target`, each signed by the key it
    * retires, or null if there is no such chain: the offline verifier's rule
    * (verify/trust.py, successor_chain). Anything in `keyChanges` that is not a key change
@@ -196,14 +208,8 @@
     if (!Array.isArray(keyChanges)) return null;
     const successors = new Map();
     for (const envelope of keyChanges) {
-      const doc = isObject(envelope) ? envelope.document : null;
-      const signature = isObject(envelope) ? envelope.signature : null;
-      if (!isObject(doc) || typeof signature !== "string") continue;
-      const old = doc.old_public_key_hex;
-      if (doc.type === "key_change" && doc.v === 1 && isKey(old) && isKey(doc.new_public_key_hex)
-        && !successors.has(old) && await signedBy(old, doc, signature)) {
-        successors.set(old, doc);
-      }
+      const doc = await signedKeyChange(envelope);
+      if (doc && !successors.has(doc.old_public_key_hex)) successors.set(doc.old_public_key_hex, doc);
     }
     const chain = [];
     let key = trusted;
@@ -732,7 +738,7 @@
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, signedKeyChange, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
     compareVerified, canonical,
   };
 })();

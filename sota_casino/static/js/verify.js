@@ -214,25 +214,50 @@
 
   const ENTRY_FIELDS = ["seq", "time", "actor", "action", "subject", "data"];
 
-  /* Why a key registration's anchor does not prove its entry into a checkpoint signed by the
-   * trusted key or a key it succeeded (`keys`, CryptoKeys), "pending" when it carries no anchor
-   * yet, or null. */
-  async function registrationAnchorProblem(item, keys, where, seq) {
+  /* Why the anchor of a logged item (a key registration, a key change) does not prove its
+   * entry into a checkpoint signed by one of `keys` (CryptoKeys): "pending" when it carries no
+   * anchor yet, "unusable", "unsigned", "other checkpoint", or the inclusion proof's problem as
+   * {proof}; null when it holds. */
+  async function entryAnchorProblem(item, keys) {
     if (!("anchor" in item)) return "pending";
     const anchor = item.anchor;
     const checkpoint = item.checkpoint;
     const log = window.SotaLog;
-    if (!anchor || typeof anchor !== "object" || !log.isCheckpoint(checkpoint)) {
+    if (!anchor || typeof anchor !== "object" || !log.isCheckpoint(checkpoint)) return "unusable";
+    if (!(await log.signedByAny(keys, checkpoint))) return "unsigned";
+    if (anchor.checkpoint_size !== checkpoint.document.size) return "other checkpoint";
+    const proof = await log.proofProblem({ ...anchor, entry: item.entry }, checkpoint.document);
+    return proof ? { proof } : null;
+  }
+
+  /* Why a key registration's anchor does not prove its entry into a checkpoint signed by the
+   * trusted key or a key it succeeded (`keys`, CryptoKeys), "pending" when it carries no anchor
+   * yet, or null. */
+  async function registrationAnchorProblem(item, keys, where, seq) {
+    const problem = await entryAnchorProblem(item, keys);
+    if (problem === null || problem === "pending") return problem;
+    if (problem === "unusable") {
       return gettext("key registration #%(n)s (entry %(seq)s) has no usable checkpoint", { n: where, seq });
     }
-    if (!(await log.signedByAny(keys, checkpoint))) {
+    if (problem === "unsigned") {
       return gettext("key registration #%(n)s (entry %(seq)s) proves into a checkpoint that the trusted key did not sign", { n: where, seq });
     }
-    if (anchor.checkpoint_size !== checkpoint.document.size) {
+    if (problem === "other checkpoint") {
       return gettext("key registration #%(n)s (entry %(seq)s) names another checkpoint than the one it carries", { n: where, seq });
     }
-    const problem = await log.proofProblem({ ...anchor, entry: item.entry }, checkpoint.document);
-    return problem ? gettext("key registration #%(n)s (entry %(seq)s) is not shown to be in the log: %(problem)s", { n: where, seq, problem }) : null;
+    return gettext("key registration #%(n)s (entry %(seq)s) is not shown to be in the log: %(problem)s", { n: where, seq, problem: problem.proof });
+  }
+
+  /* Whether an audit entry hashes to the hash it shows (sha256(prev_hash ‖ canonical entry)). */
+  async function entryHashHolds(entry) {
+    const fields = {};
+    for (const name of ENTRY_FIELDS) fields[name] = entry[name];
+    const prev = hexToBytes(entry.prev_hash);
+    const body = encoder.encode(canonicalJson(fields));
+    const joined = new Uint8Array(prev.length + body.length);
+    joined.set(prev);
+    joined.set(body, prev.length);
+    return await sha256Hex(joined) === entry.hash;
   }
 
   /* The player's keys from the bundle's key registrations: audit entries that must hash to the
@@ -248,14 +273,7 @@
       const entry = item && item.entry;
       const where = i + 1;
       try {
-        const fields = {};
-        for (const name of ENTRY_FIELDS) fields[name] = entry[name];
-        const prev = hexToBytes(entry.prev_hash);
-        const body = encoder.encode(canonicalJson(fields));
-        const joined = new Uint8Array(prev.length + body.length);
-        joined.set(prev);
-        joined.set(body, prev.length);
-        if (await sha256Hex(joined) !== entry.hash) {
+        if (!(await entryHashHolds(entry))) {
           problems.push(gettext("key registration #%(n)s (entry %(seq)s) does not hash to the hash it shows: it was altered",
             { n: where, seq: entry.seq }));
           continue;
@@ -348,18 +366,65 @@
    * the trusted key, or the bundle's key when its key changes lead there from the trusted key,
    * each signed by the key it retires (`chain`). The log's checkpoints may be signed by the
    * keys that chain retired too, and by those a key trusted before (`earlier`) handed on to the
-   * trusted one: a checkpoint signed before a key change is signed by the key it retired. */
+   * trusted one: a checkpoint signed before a key change is signed by the key it retired. A
+   * document is signed by the key in use when it was made: one of those (`docKeys`), or a key
+   * the trusted one succeeded by a key change the log proves (loggedPredecessors). */
   async function keysToCheck(bundle, trusted, earlier) {
     const successorChain = window.SotaRecords.successorChain;
     const chain = await successorChain(trusted, bundle.public_key_hex, bundle.key_changes);
-    if (!chain) return { key: trusted, chain: null, logKeys: [trusted] };
-    let before = [];
-    for (const old of earlier) {
-      const handedOn = await successorChain(old, trusted, bundle.key_changes);
-      if (handedOn && handedOn.length > before.length) before = handedOn;
+    let found = { key: trusted, chain: null, logKeys: [trusted] };
+    if (chain) {
+      let before = [];
+      for (const old of earlier) {
+        const handedOn = await successorChain(old, trusted, bundle.key_changes);
+        if (handedOn && handedOn.length > before.length) before = handedOn;
+      }
+      const retired = before.concat(chain).map((step) => step.old_public_key_hex);
+      found = { key: bundle.public_key_hex, chain, logKeys: [bundle.public_key_hex, ...retired.reverse()] };
     }
-    const retired = before.concat(chain).map((step) => step.old_public_key_hex);
-    return { key: bundle.public_key_hex, chain, logKeys: [bundle.public_key_hex, ...retired.reverse()] };
+    const predecessors = await loggedPredecessors(trusted, bundle.key_changes, found.logKeys);
+    return { ...found, docKeys: [...found.logKeys, ...predecessors.filter((old) => !found.logKeys.includes(old))] };
+  }
+
+  /* The keys `trusted` succeeded, newest first, as the casino's signed log proves them: each
+   * handed on to the key after it by a key change it signed, whose key.changed audit entry
+   * (holding that signed change) is proved into a checkpoint signed by one of `logKeys`. A key
+   * change alone is its old key's word, which anyone can write for a key of their own
+   * (verify/trust.py, logged_predecessors). */
+  async function loggedPredecessors(trusted, keyChanges, logKeys) {
+    if (!Array.isArray(keyChanges)) return [];
+    const checkpointKeys = await Promise.all(logKeys.map(ed25519Key));
+    const predecessors = new Map(); // new key -> the key it replaced
+    for (const item of keyChanges) {
+      const doc = await window.SotaRecords.signedKeyChange(item);
+      if (doc && !predecessors.has(doc.new_public_key_hex) && await keyChangeLogged(item, checkpointKeys)) {
+        predecessors.set(doc.new_public_key_hex, doc.old_public_key_hex);
+      }
+    }
+    const found = [];
+    for (let key = predecessors.get(trusted); key && key !== trusted && !found.includes(key); key = predecessors.get(key)) {
+      found.push(key);
+    }
+    return found;
+  }
+
+  /* Whether a key change's entry is a whole key.changed audit entry holding exactly the signed
+   * change, proved into a checkpoint signed by one of `keys` (CryptoKeys). */
+  async function keyChangeLogged(item, keys) {
+    const entry = item.entry;
+    try {
+      const signed = { document: item.document, signature: item.signature };
+      return entry.action === "key.changed" && canonicalJson(entry.data.key_change) === canonicalJson(signed)
+        && await entryHashHolds(entry) && await entryAnchorProblem(item, keys) === null;
+    } catch (error) {
+      return false; // not an audit entry: it proves nothing
+    }
+  }
+
+  /* Whether `signed` is signed by one of `keys` (CryptoKeys). */
+  async function signedByAny(keys, signed) {
+    for (const key of keys) if (await signatureValid(key, signed)) return true;
+    return false;
   }
 
   /* A value as the offline verifier's names write it (Python's str), so that the records'
@@ -449,7 +514,7 @@
     const commitment = bundle.commitment;
     const reveal = bundle.reveal;
     // Without a trusted key, the bundle's own, which proves nothing (said below).
-    const checked = trusted === null ? { key: bundle.public_key_hex, chain: null, logKeys: [bundle.public_key_hex] }
+    const checked = trusted === null ? { key: bundle.public_key_hex, chain: null, logKeys: [bundle.public_key_hex], docKeys: [bundle.public_key_hex] }
       : await keysToCheck(bundle, trusted, earlier);
     const pair = {
       trustedKey: trusted,
@@ -468,10 +533,11 @@
     }
     const key = await ed25519Key(checked.key);
     const logKeys = await Promise.all(checked.logKeys.map(ed25519Key));
-    pair.commitmentSigned = await signatureValid(key, commitment);
-    pair.revealSigned = reveal ? await signatureValid(key, reveal) : false;
+    const docKeys = await Promise.all(checked.docKeys.map(ed25519Key));
+    pair.commitmentSigned = await signedByAny(docKeys, commitment);
+    pair.revealSigned = reveal ? await signedByAny(docKeys, reveal) : false;
     const receipts = Array.isArray(bundle.rounds) ? bundle.rounds : [];
-    const receiptsSigned = await Promise.all(receipts.map((signed) => signatureValid(key, signed)));
+    const receiptsSigned = await Promise.all(receipts.map((signed) => signedByAny(docKeys, signed)));
     if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
     // The records find a pair by its integer id: one re-committed under the id "12" is not
     // another pair, and fails here with or without records (as the offline verifier's pair check).
