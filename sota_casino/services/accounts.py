@@ -851,7 +851,7 @@ def check_time_zone(zone: object) -> str | None:
         return None
     if not isinstance(zone, str) or len(zone) > 64 or zone not in time_zones():
         raise InvalidInput(
-            "time zone must be an IANA name such as Europe/Paris or America/New_York",
+            N_("time zone must be an IANA name such as Europe/Paris or America/New_York"),
             field="time_zone",
         )
     return zone

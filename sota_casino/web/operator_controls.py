@@ -22,6 +22,7 @@ from flask import request
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
+from ..core.errors import CasinoError
 from ..core.errors import InvalidInput
 from ..core.marks import N_
 from ..core.money import CURRENCIES
@@ -30,8 +31,11 @@ from ..services import accounts
 from ..services import alerts
 from ..services import approvals
 from ..services import reports
+from .errors import status_of
+from .format import chips
 from .format import chips_text
 from .format import sweets_text
+from .i18n import error_message
 from .i18n import gettext as _
 from .inputs import form_key
 from .inputs import form_whole
@@ -103,13 +107,22 @@ def time_zones() -> tuple[str, ...]:
 
 @bp.post("/me/time-zone")
 def set_time_zone() -> ResponseReturnValue:
-    user = accounts.set_time_zone(get_session(), g.user.id, request.form.get("time_zone", ""))
+    typed = request.form.get("time_zone", "")
+    back = request.form.get("next", "")
+    back = back if back.startswith("/operator") else url_for(".audit_log")
+    try:
+        user = accounts.set_time_zone(get_session(), g.user.id, typed)
+    except InvalidInput as error:
+        # The form again with the reason, what was typed kept, and the page to go back to.
+        page = render_template(
+            "operator/time_zone.html", error=error_message(error), typed=typed, back=back
+        )
+        return page, status_of(error)
     flash(
         _("Times are now shown in %(zone)s, with UTC beside them.", zone=user.time_zone or "UTC"),
         "ok",
     )
-    back = request.form.get("next", "")
-    return redirect(back if back.startswith("/operator") else url_for(".audit_log"), code=303)
+    return redirect(back, code=303)
 
 
 # --- four eyes ----------------------------------------------------------------------------------
@@ -198,6 +211,11 @@ def rules_in_words(found: alerts.AlertRuleList) -> alerts.AlertRuleList:
 
 @bp.get("/alerts")
 def alerts_page() -> ResponseReturnValue:
+    return _alerts_page()
+
+
+def _alerts_page(rule_error: str | None = None, rule_form: dict[str, str] | None = None) -> str:
+    """The alerts and their rules; with a refused rule's reason beside its form, as typed."""
     db = get_session()
     found = alerts_in_words(alerts.listing(db, cursor=query_int("cursor", default=None), limit=50))
     return render_template(
@@ -206,12 +224,14 @@ def alerts_page() -> ResponseReturnValue:
         found=found,
         kinds=RULE_KINDS,
         currencies=CURRENCIES,
+        rule_error=rule_error,
+        rule_form=rule_form or {},
     )
 
 
 #: What a threshold is typed as, by currency (an adjustment's amount rules, worded for it).
 THRESHOLD_EXPECTED: Final = {
-    "chips": N_("Type the threshold in chips, like 25 or 12.50 (at most two decimals)."),
+    "chips": N_("Type the threshold in chips, like 25 or %(example)s (at most two decimals)."),
     "sweets": N_("Type the threshold as a whole number of sweets."),
 }
 
@@ -228,23 +248,36 @@ def _threshold(kind: str, currency: str) -> int:
     except InvalidInput as exc:
         if exc.details.get("field") != "amount":
             raise
-        raise InvalidInput(THRESHOLD_EXPECTED[currency], field="threshold") from None
+        # The example is written as the page writes chips: 12,50 where a comma is the point.
+        raise InvalidInput(
+            THRESHOLD_EXPECTED[currency], params={"example": chips(1250)}, field="threshold"
+        ) from None
+
+
+#: The alert rule form's fields, kept as typed when a rule is refused.
+RULE_FIELDS: Final = ("kind", "currency", "threshold", "period_hours")
 
 
 @bp.post("/alerts/rules")
 def create_rule() -> ResponseReturnValue:
     form = request.form
     kind, currency = form.get("kind", ""), form.get("currency", "")
-    if kind != alerts.CHECK_FAILED and currency not in CURRENCIES:
-        raise InvalidInput(N_("Choose chips or sweets."), field="currency")
-    rule = alerts.create_rule(
-        get_session(),
-        g.user.id,
-        kind,
-        currency if kind != alerts.CHECK_FAILED else None,
-        _threshold(kind, currency),
-        form_whole("period_hours", label="period in hours"),
-    )
+    try:
+        if kind != alerts.CHECK_FAILED and currency not in CURRENCIES:
+            raise InvalidInput(N_("Choose chips or sweets."), field="currency")
+        rule = alerts.create_rule(
+            get_session(),
+            g.user.id,
+            kind,
+            currency if kind != alerts.CHECK_FAILED else None,
+            _threshold(kind, currency),
+            form_whole("period_hours", label="period in hours"),
+        )
+    except CasinoError as error:
+        # The form again, its refusal beside it and what was typed kept (not a dead end).
+        typed = {name: form.get(name, "") for name in RULE_FIELDS}
+        typed["field"] = str(error.details.get("field") or "")  # the control to focus
+        return _alerts_page(error_message(error), typed), status_of(error)
     rule = rule_in_words(rule)
     flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule.id, rule=rule.description), "ok")
     return redirect(url_for(".alerts_page"), code=303)

@@ -120,3 +120,34 @@ def a_round_and_a_replay_in(tab: Any, language: str) -> None:
     tab.click("#to-end")
     tab.wait_for_selector("[data-testid=summary-winner]")
     assert tab.inner_text("[data-testid=summary] h2") == catalogue.gettext("The game in numbers")
+
+
+#: 2 January 2026, 03:04 UTC as each language writes the date (the pages' ``when``).
+PIN_DATES = {"en": "Jan 2, 2026", "fi": "2.1.2026", "nb": "2. jan. 2026", "pt": "2 de jan. de 2026"}
+PIN_SET = """([key, at]) => localStorage.setItem("sota-casino.pinned-key.v1",
+    JSON.stringify({public_key_hex: key, pinned_at: at, replaced: []}))"""
+
+
+def test_the_fairness_page_says_since_when_a_key_is_pinned_as_the_language_writes_times(
+    tab: Any,
+) -> None:
+    pinned_at = "2026-01-02T03:04:05.678Z"
+    for language in sorted(LANGUAGES):
+        tab.goto("/fairness")
+        choose_language(tab, language)
+        shown = tab.get_attribute("[data-service-public-key]", "data-service-public-key")
+        tab.evaluate(PIN_SET, [shown, pinned_at])
+        tab.reload()
+        pin = tab.locator("[data-testid=key-pin]")
+        expected = words(language).gettext("pinned since %(when)s").split("%(when)s")[0]
+        tab.wait_for_function(
+            "start => document.querySelector('[data-pinned-at]').textContent.startsWith(start)",
+            arg=expected,
+        )
+        assert PIN_DATES[language] in pin.inner_text() and "T03:04" not in pin.inner_text()
+        # A key other than the pinned one: the warning says when that one was pinned, so too.
+        tab.evaluate(PIN_SET, ["ab" * 32, pinned_at])
+        tab.reload()
+        warning = tab.locator("[data-testid=key-changed]").inner_text()
+        assert PIN_DATES[language] in warning and "T03:04" not in warning
+        tab.evaluate("() => localStorage.clear()")

@@ -139,6 +139,29 @@ def test_every_shown_word_of_a_player_template_is_marked(template: str) -> None:
     assert unmarked_template_text((TEMPLATES / template).read_text()) == []
 
 
+#: What the console's templates show as it is: download formats, and examples of the audit
+#: log's own codes (an action prefix, actors, a key placeholder in a command line).
+CONSOLE_CODES = frozenset(
+    {
+        "CSV",
+        "JSON Lines",
+        "input[placeholder]: money.",
+        "input[placeholder]: user:1",
+        "input[placeholder]: user:7",
+        "string 'HEX'",
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "template", sorted(path.name for path in (TEMPLATES / "operator").glob("*.html"))
+)
+def test_every_shown_word_of_a_console_template_is_marked(template: str) -> None:
+    """The console is read in the staff's language too, its screen readers' labels included."""
+    found = unmarked_template_text((TEMPLATES / "operator" / template).read_text())
+    assert [text for text in found if text not in CONSOLE_CODES] == []
+
+
 def test_the_check_finds_unmarked_text_attributes_and_strings() -> None:
     found = unmarked_template_text(
         '<p title="Your cards">Hello {{ name }}</p>{% trans %}Fine{% endtrans %}'

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
 import pytest
+from babel.support import Translations
 from flask import Flask
 from operator_support import CSRF
 from operator_support import add_user
 from operator_support import client_as
 
+from sota_casino.locations import TRANSLATIONS
 from sota_casino.web.operator import version_words
 
 ENGLISH_LEFT = (
@@ -83,3 +86,50 @@ def test_the_audit_log_offers_a_proof_only_for_entries_a_signed_checkpoint_cover
     )
     assert 'data-testid="proof-waits"' in text
     assert "next signed checkpoint" not in text  # said in Finnish
+
+
+def _words(language: str) -> Translations:
+    """The compiled catalogue the pages read for ``language``."""
+    return Translations.load(str(TRANSLATIONS), [language], "messages")
+
+
+@pytest.mark.parametrize("language", ["fi", "nb", "pt"])
+def test_a_player_s_currencies_and_seed_pair_states_are_words_of_the_page(
+    app: Flask, language: str
+) -> None:
+    player = add_user(app, "alice", "player")  # granted chips, given an active and a next pair
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", language)
+    words = _words(language)
+    moves = page.get(f"/operator/players/{player}/lists/transfers").get_data(as_text=True)
+    assert "<td>chips</td>" not in moves
+    assert f"<td>{words.gettext('chips')}</td>" in moves
+    overview = page.get(f"/operator/players/{player}").get_data(as_text=True)
+    seeds = overview.split('class="data seeds-table"')[1].split("</table>")[0]
+    assert "<td>active</td>" not in seeds and "<td>next</td>" not in seeds
+    assert f"<td>{words.gettext('active')}</td>" in seeds
+    assert f"<td>{words.gettext('next')}</td>" in seeds
+
+
+#: The console's labels read out by screen readers, on a page that has each.
+ARIA_LABELS = {
+    "pages": "/operator/players/{player}/lists/rounds",
+    "jump and range": "/operator/players/{player}/lists/rounds",
+    "this player's lists": "/operator/players/{player}/lists/rounds",
+    "which proposals": "/operator/approvals",
+    "range export": "/operator/audit",
+}
+
+
+@pytest.mark.parametrize("language", ["fi", "nb", "pt"])
+def test_the_console_s_screen_reader_labels_are_in_the_page_language(
+    app: Flask, language: str
+) -> None:
+    player = add_user(app, "alice", "player")
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", language)
+    words = _words(language)
+    for label, path in ARIA_LABELS.items():
+        text = html.unescape(page.get(path.format(player=player)).get_data(as_text=True))
+        assert f'aria-label="{label}"' not in text, (label, path)
+        assert f'aria-label="{words.gettext(label)}"' in text, (label, path)

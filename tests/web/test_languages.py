@@ -250,12 +250,16 @@ def test_a_refused_sota_rule_option_reads_whole_in_the_players_language(
 
 
 ERROR_PAGE_MESSAGE = re.compile(r'<p class="lead">(.*?)</p>', re.S)
+#: A refusal shown beside the console form shown again (what was typed kept).
+FORM_REFUSAL = re.compile(r'<p class="flash error" role="alert"[^>]*>(.*?)</p>', re.S)
 
 
 def console_refusal(answer: Any) -> str:
-    """Return the refusal of a console form, as its error page shows it (with a 4xx status)."""
+    """Return the refusal of a console form, as its error page or the form shown again says it
+    (with a 4xx status)."""
     assert answer.status_code == 422
-    found = ERROR_PAGE_MESSAGE.search(answer.get_data(as_text=True))
+    text = answer.get_data(as_text=True)
+    found = FORM_REFUSAL.search(text) or ERROR_PAGE_MESSAGE.search(text)
     assert found
     return html.unescape(found.group(1))
 
@@ -375,6 +379,27 @@ def test_a_refused_alert_threshold_reads_in_the_operators_language(
     rule = {"kind": "player_adjustments", "currency": "sweets", "period_hours": "24"}
     answer = post_form(operator, "/operator/alerts/rules", {**rule, "threshold": "2.5"})
     assert console_refusal(answer) == THRESHOLD_REFUSALS[language]
+
+
+CHIP_THRESHOLD_REFUSALS = {
+    "en": "Type the threshold in chips, like 25 or 12.50 (at most two decimals).",
+    "fi": "Kirjoita raja pelimerkkeinä, esimerkiksi 25 tai 12,50 (enintään kaksi desimaalia).",
+    "nb": "Skriv grensen i sjetonger, som 25 eller 12,50 (høyst to desimaler).",
+    "pt": "Digite o limite em fichas, como 25 ou 12,50 (no máximo duas casas decimais).",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_refused_chip_threshold_writes_its_example_as_the_language_writes_chips(
+    app: Flask, language: str
+) -> None:
+    """The example amount has the language's decimal sign, as the page's chips and the form
+    that reads the threshold have (12,50 in Finnish, Norwegian and Portuguese)."""
+    operator = client_as(app, add_user(app, "olli", role="operator"))
+    post_form(operator, "/language", {"locale": language, "next": "/operator/alerts"})
+    rule = {"kind": "player_adjustments", "currency": "chips", "period_hours": "24"}
+    answer = post_form(operator, "/operator/alerts/rules", {**rule, "threshold": "abc"})
+    assert console_refusal(answer) == CHIP_THRESHOLD_REFUSALS[language]
 
 
 BODY_REFUSALS = {
@@ -602,3 +627,28 @@ def test_an_alert_stored_as_text_reads_as_it_was_stored(app: Flask, client: Flas
         (unknown, {"name": "pat"}),
         (stored, None),
     ]
+
+
+#: A date as each language writes it (the pages' ``when``): Dec 4, 2026 / 4.12.2026 / ...
+DATES = {
+    "en": r"[A-Z][a-z]{2} \d{1,2}, \d{4}",
+    "fi": r"\d{1,2}\.\d{1,2}\.\d{4}",
+    "nb": r"\d{1,2}\. [a-z]{3}\.? \d{4}",
+    "pt": r"\d{1,2} de [a-z]{3}\.? de \d{4}",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_revealed_seed_pair_s_time_reads_as_the_language_writes_times(
+    client: FlaskClient, language: str
+) -> None:
+    client.set_cookie("lang", language)
+    register_page(client, "aino")
+    post_form(client, "/fairness/rotate", {"client_seed": "my own seed"})
+    page = client.get("/fairness").get_data(as_text=True)
+    revealed = page.split('id="revealed"')[1]
+    found = re.search(r'<time datetime="([^"]+)">([^<]+)</time>', revealed)
+    assert found, revealed[:2000]
+    stamp, shown = found.groups()
+    assert stamp.endswith("Z") and not re.search(r"\dT\d", shown)
+    assert re.match(DATES[language], shown) and shown.endswith(" UTC"), shown

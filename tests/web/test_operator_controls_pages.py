@@ -16,6 +16,7 @@ from operator_support import add_user
 from operator_support import audit_size
 from operator_support import client_as
 from operator_support import db
+from operator_support import run_checks
 
 from sota_casino.core import audit_chain
 from sota_casino.services import accounts
@@ -278,3 +279,57 @@ def test_every_list_pages_and_downloads_on_the_console(app: Flask) -> None:
     assert [e["seq"] for e in parsed.entries] == [2, 3, 4]
     assert parsed.proofs[0]["seq"] == 4 and len(parsed.checkpoints) == 1
     assert olga.get("/operator/audit/range-export?from_seq=9999").status_code == 404
+
+
+def test_a_refused_time_zone_shows_its_form_again_with_the_reason(app: Flask) -> None:
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    olga.set_cookie("lang", "nb")
+    refused = olga.post(
+        "/operator/me/time-zone",
+        data={"csrf_token": CSRF, "time_zone": "Mars/Olympus", "next": "/operator/ledger"},
+    )
+    assert refused.status_code == 422
+    page = refused.get_data(as_text=True)
+    assert 'data-testid="time-zone-error"' in page
+    assert "tidssonen må være et IANA-navn, som Europe/Paris eller America/New_York" in page
+    assert 'value="Mars/Olympus"' in page and 'aria-invalid="true"' in page
+    assert 'name="next" value="/operator/ledger"' in page
+    assert page.count('id="time_zone"') == 1  # the navigation's own form is left out here
+    chosen = olga.post(
+        "/operator/me/time-zone",
+        data={"csrf_token": CSRF, "time_zone": "Europe/Oslo", "next": "/operator/ledger"},
+    )
+    assert (chosen.status_code, chosen.headers["Location"]) == (303, "/operator/ledger")
+
+
+def test_a_refused_alert_rule_shows_its_form_again_with_what_was_typed(app: Flask) -> None:
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    form = {"kind": "large_win", "currency": "sweets", "threshold": "abc", "period_hours": "12"}
+    refused = olga.post("/operator/alerts/rules", data={"csrf_token": CSRF, **form})
+    assert refused.status_code == 422
+    page = refused.get_data(as_text=True)
+    assert 'data-testid="rule-error"' in page
+    assert "Type the threshold as a whole number of sweets." in page
+    assert '<option value="large_win" selected>' in page
+    assert '<option value="sweets" selected>' in page
+    assert re.search(r'id="threshold"[^>]*value="abc"[^>]*aria-invalid="true"', page)
+    assert 'value="12"' in page
+    assert "error-page" not in page  # the alerts page, not a dead end
+
+
+def test_the_checkpoint_and_the_standing_checks_are_timed_in_the_reader_s_zone(
+    app: Flask,
+) -> None:
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    olga.post("/operator/audit/checkpoint", data={"csrf_token": CSRF})
+    run_checks(app, whole=True)
+    olga.post("/operator/me/time-zone", data={"csrf_token": CSRF, "time_zone": "Asia/Tokyo"})
+    page = olga.get("/operator/audit").get_data(as_text=True)
+    checkpoint = page.split('data-testid="checkpoint"')[1].split("</dl>")[0]
+    shown = r"<time datetime=\"[^\"]+Z\">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d JST \("
+    assert re.search(shown, checkpoint)
+    checked = page.split('data-testid="audit-checked"')[1].split("</p>")[0]
+    assert not re.search(r"\dT\d", re.sub(r"<[^>]*>", "", checked))  # no ISO text shown
+    assert checked.count(" JST (") == 2  # the last check, and the last whole one
+    ledger = olga.get("/operator/ledger").get_data(as_text=True)
+    assert ledger.split('data-testid="ledger-checked"')[1].split("</p>")[0].count(" JST (") == 2

@@ -533,7 +533,7 @@
       if (pin) slot.textContent = pin.public_key_hex;
     }
     for (const slot of document.querySelectorAll("[data-pinned-at]")) {
-      slot.textContent = pin ? gettext("pinned since %(when)s", { when: pin.pinned_at })
+      slot.textContent = pin ? gettext("pinned since %(when)s", { when: window.SotaI18n.time(pin.pinned_at) })
         : gettext("not pinned (this browser keeps no storage for this site)");
     }
   }
@@ -554,7 +554,7 @@
       const warning = el("div", { class: "flash bad key-changed", role: "alert", "data-testid": "key-changed" },
         el("strong", {}, gettext("⚠ The casino's signing key has changed.") + " "),
         gettext("This browser pinned the key %(pinned)s on %(when)s, but this page shows %(shown)s. Nothing is verified against the new key unless you trust it. Trust it only if the casino announced the change somewhere you trust; otherwise its signatures prove nothing.",
-          { pinned: pin.public_key_hex, when: pin.pinned_at, shown }) + " ",
+          { pinned: pin.public_key_hex, when: window.SotaI18n.time(pin.pinned_at), shown }) + " ",
         accept);
       accept.addEventListener("click", () => {
         acceptKey(shown);
