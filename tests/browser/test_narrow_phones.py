@@ -1,0 +1,87 @@
+"""The narrowest phones still in use (320 and 360 px wide, touch): a round list reads as cards."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_support import LiveServer
+from browser_support import fresh_name
+from browser_support import open_tab
+from test_languages_in_the_browser import choose_language
+from test_operator_console import PASSWORD
+from test_operator_console import seed_a_player
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = (320, 360)
+
+
+NARROW = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+
+
+@pytest.fixture(params=WIDTHS)
+def narrow_phone(request: Any, chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    """A touch tab as wide as a small phone: 320 px (iPhone SE, first generation) or 360 px."""
+    viewport = {"width": request.param, "height": 740}
+    yield from open_tab(chromium, live_server, viewport=viewport, **NARROW)
+
+
+def width_of(page: Any) -> int:
+    """The phone's screen width. A mobile page wider than it widens the window instead of
+    scrolling, so ``innerWidth`` would hide the overflow."""
+    return int(page.viewport_size["width"])
+
+
+def log_in(page: Any, username: str) -> None:
+    page.goto("/auth/login")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url("**/lobby")
+
+
+def a_player_with_rounds(page: Any, live_server: LiveServer, language: str) -> str:
+    """Log a player with a dozen Casino War rounds and a Sota game in, in ``language``."""
+    username = fresh_name("narrow")
+    seed_a_player(live_server.app, username)
+    log_in(page, username)
+    if language != "en":
+        choose_language(page, language)
+    return username
+
+
+#: Each round card's cells and height, and the page's width.
+ROUND_CARDS = """() => ({
+  page: document.scrollingElement.scrollWidth,
+  rows: [...document.querySelectorAll("table.rounds-list tbody tr")].map(row => ({
+    round: row.dataset.round,
+    height: row.getBoundingClientRect().height,
+    cells: [...row.cells].map(cell => [cell.dataset.label, cell.getBoundingClientRect().width]),
+  })),
+})"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_a_round_list_on_a_narrow_phone_is_a_card_per_round_in_words(
+    narrow_phone: Any, live_server: LiveServer, language: str
+) -> None:
+    """Each cell keeps room for its words (it once shrank to 3 px, a letter a line), so a round
+    takes a few lines, not a screen and a half, and nothing pans sideways."""
+    a_player_with_rounds(narrow_phone, live_server, language)
+    width = width_of(narrow_phone)
+    for path in ("/history", "/lobby"):
+        narrow_phone.goto(path)
+        found = narrow_phone.evaluate(ROUND_CARDS)
+        assert len(found["rows"]) >= 8, path
+        assert found["page"] <= width, (path, found["page"])
+        narrow = [
+            (path, row["round"], label, round(cell_width))
+            for row in found["rows"]
+            for label, cell_width in row["cells"]
+            if cell_width < 64
+        ]
+        assert narrow == []
+        tall = [(path, row["round"], row["height"]) for row in found["rows"] if row["height"] > 200]
+        assert tall == []
