@@ -1,4 +1,5 @@
-"""The narrowest phones still in use (320 and 360 px wide, touch): a round list reads as cards."""
+"""The narrowest phones still in use (320 and 360 px wide, touch): a round list reads as cards,
+and no page pans sideways."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from browser_support import LiveServer
 from browser_support import fresh_name
 from browser_support import open_tab
 from test_languages_in_the_browser import choose_language
+from test_layout import operator_in
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
 
@@ -85,3 +87,31 @@ def test_a_round_list_on_a_narrow_phone_is_a_card_per_round_in_words(
         assert narrow == []
         tall = [(path, row["round"], row["height"]) for row in found["rows"] if row["height"] > 200]
         assert tall == []
+
+
+def test_no_page_pans_sideways_on_a_narrow_phone(
+    narrow_phone: Any, chromium: Any, live_server: LiveServer
+) -> None:
+    """The pages of two panels side by side (on a laptop) take one column on a phone, as narrow
+    as the screen: a panel's fixed minimum width once pushed them 2 px past a 360 px screen and
+    42 px past a 320 px one."""
+    width = width_of(narrow_phone)
+
+    def too_wide(page: Any, path: str) -> list[str]:
+        page.goto(path)
+        wide = page.evaluate("document.scrollingElement.scrollWidth")
+        return [] if wide <= width else [f"{path}: {wide} > {width}"]
+
+    problems = too_wide(narrow_phone, "/") + too_wide(narrow_phone, "/fairness")  # a visitor
+    a_player_with_rounds(narrow_phone, live_server, "en")
+    narrow_phone.goto("/history")
+    round_id = narrow_phone.get_attribute("[data-round]", "data-round")
+    for path in ("/lobby", "/fairness", f"/history/{round_id}", "/stats"):
+        problems += too_wide(narrow_phone, path)
+    tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
+    console = next(tabs)
+    player = operator_in(console, live_server, "en")
+    for path in ("/operator/audit", f"/operator/players/{player}", "/operator/tables"):
+        problems += too_wide(console, path)
+    next(tabs, None)  # closes the tab, failing on any error it logged
+    assert problems == [], problems
