@@ -1,5 +1,5 @@
 """The narrowest phones still in use (320 and 360 px wide, touch): a round list reads as cards,
-and no page pans sideways."""
+no page pans sideways, and every link of the header's menu is on the screen."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from browser_support import LiveServer
 from browser_support import fresh_name
 from browser_support import open_tab
+from browser_support import sign_up
 from test_languages_in_the_browser import choose_language
 from test_layout import operator_in
 from test_operator_console import PASSWORD
@@ -115,3 +116,40 @@ def test_no_page_pans_sideways_on_a_narrow_phone(
         problems += too_wide(console, path)
     next(tabs, None)  # closes the tab, failing on any error it logged
     assert problems == [], problems
+
+
+#: Every link, button and field of the header's menu that is not on the screen, or hidden under
+#: something else (a menu clipped by its own overflow).
+OFF_SCREEN_MENU = """width => [...document.querySelectorAll("header nav :is(a, button, select)")]
+  .filter(item => item.checkVisibility())
+  .filter(item => {
+    const box = item.getBoundingClientRect();
+    const middle = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+    return box.left < 0 || box.right > width || box.width === 0
+      || !(middle === item || item.contains(middle));
+  })
+  .map(item => item.textContent.trim())"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_every_link_of_the_menu_is_on_a_narrow_phones_screen(
+    narrow_phone: Any, chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """Log out, Fairness and the account's link were past the right edge of a menu that
+    scrolled sideways with no scroll bar, the last word shown cut ("Statisti")."""
+    width = width_of(narrow_phone)
+    narrow_phone.goto("/")
+    if language != "en":
+        choose_language(narrow_phone, language)
+    assert narrow_phone.evaluate(OFF_SCREEN_MENU, width) == [], "visitor"
+    sign_up(narrow_phone, "menu")
+    assert narrow_phone.get_attribute("html", "lang") == language
+    for path in ("/lobby", "/casino-war", "/history"):
+        narrow_phone.goto(path)
+        assert narrow_phone.evaluate(OFF_SCREEN_MENU, width) == [], path
+        assert narrow_phone.evaluate("document.scrollingElement.scrollWidth") <= width, path
+    tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
+    console = next(tabs)
+    operator_in(console, live_server, language)
+    assert console.evaluate(OFF_SCREEN_MENU, width) == [], "operator"
+    next(tabs, None)
