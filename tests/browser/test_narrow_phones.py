@@ -1,5 +1,6 @@
 """The narrowest phones still in use (320 and 360 px wide, touch): a round list reads as cards,
-no page pans sideways, and every link of the header's menu is on the screen."""
+no page pans sideways, every link of the header's menu is on the screen, and a small court card
+shows its suit."""
 
 from __future__ import annotations
 
@@ -153,3 +154,28 @@ def test_every_link_of_the_menu_is_on_a_narrow_phones_screen(
     operator_in(console, live_server, language)
     assert console.evaluate(OFF_SCREEN_MENU, width) == [], "operator"
     next(tabs, None)
+
+
+#: For a small card drawn by the page's own code: its suit's glyphs shown on top, and how tall.
+SHOWN_SUITS = """code => {
+  const card = window.SotaCards.card(code, "small");
+  document.querySelector("main").prepend(card);
+  const suit = {C: "♣", D: "♦", H: "♥", S: "♠"}[code[1]];
+  return [...card.querySelectorAll("span")]
+    .filter(glyph => glyph.textContent === suit && glyph.checkVisibility())
+    .filter(glyph => {
+      const box = glyph.getBoundingClientRect();
+      return document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2) === glyph;
+    })
+    .map(glyph => glyph.getBoundingClientRect().height);
+}"""
+
+
+def test_a_small_court_card_shows_its_suit(narrow_phone: Any) -> None:
+    """A small king of diamonds once looked like the king of hearts: the frame covered the
+    corner's suit and the frame's own suit was hidden."""
+    sign_up(narrow_phone, "court")
+    narrow_phone.goto("/sota")
+    for code in ("KD", "KH", "QS", "JC"):
+        heights = narrow_phone.evaluate(SHOWN_SUITS, code)
+        assert heights and max(heights) >= 10, (code, heights)
