@@ -1,0 +1,181 @@
+"""The narrowest phones still in use (320 and 360 px wide, touch): a round list reads as cards,
+no page pans sideways, every link of the header's menu is on the screen, and a small court card
+shows its suit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_support import LiveServer
+from browser_support import fresh_name
+from browser_support import open_tab
+from browser_support import sign_up
+from test_languages_in_the_browser import choose_language
+from test_layout import operator_in
+from test_operator_console import PASSWORD
+from test_operator_console import seed_a_player
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = (320, 360)
+
+
+NARROW = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+
+
+@pytest.fixture(params=WIDTHS)
+def narrow_phone(request: Any, chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    """A touch tab as wide as a small phone: 320 px (iPhone SE, first generation) or 360 px."""
+    viewport = {"width": request.param, "height": 740}
+    yield from open_tab(chromium, live_server, viewport=viewport, **NARROW)
+
+
+def width_of(page: Any) -> int:
+    """The phone's screen width. A mobile page wider than it widens the window instead of
+    scrolling, so ``innerWidth`` would hide the overflow."""
+    return int(page.viewport_size["width"])
+
+
+def log_in(page: Any, username: str) -> None:
+    page.goto("/auth/login")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url("**/lobby")
+
+
+def a_player_with_rounds(page: Any, live_server: LiveServer, language: str) -> str:
+    """Log a player with a dozen Casino War rounds and a Sota game in, in ``language``."""
+    username = fresh_name("narrow")
+    seed_a_player(live_server.app, username)
+    log_in(page, username)
+    if language != "en":
+        choose_language(page, language)
+    return username
+
+
+#: Each round card's cells and height, and the page's width.
+ROUND_CARDS = """() => ({
+  page: document.scrollingElement.scrollWidth,
+  rows: [...document.querySelectorAll("table.rounds-list tbody tr")].map(row => ({
+    round: row.dataset.round,
+    height: row.getBoundingClientRect().height,
+    cells: [...row.cells].map(cell => [cell.dataset.label, cell.getBoundingClientRect().width]),
+  })),
+})"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_a_round_list_on_a_narrow_phone_is_a_card_per_round_in_words(
+    narrow_phone: Any, live_server: LiveServer, language: str
+) -> None:
+    """Each cell keeps room for its words (it once shrank to 3 px, a letter a line), so a round
+    takes a few lines, not a screen and a half, and nothing pans sideways."""
+    a_player_with_rounds(narrow_phone, live_server, language)
+    width = width_of(narrow_phone)
+    for path in ("/history", "/lobby"):
+        narrow_phone.goto(path)
+        found = narrow_phone.evaluate(ROUND_CARDS)
+        assert len(found["rows"]) >= 8, path
+        assert found["page"] <= width, (path, found["page"])
+        narrow = [
+            (path, row["round"], label, round(cell_width))
+            for row in found["rows"]
+            for label, cell_width in row["cells"]
+            if cell_width < 64
+        ]
+        assert narrow == []
+        tall = [(path, row["round"], row["height"]) for row in found["rows"] if row["height"] > 200]
+        assert tall == []
+
+
+def test_no_page_pans_sideways_on_a_narrow_phone(
+    narrow_phone: Any, chromium: Any, live_server: LiveServer
+) -> None:
+    """The pages of two panels side by side (on a laptop) take one column on a phone, as narrow
+    as the screen: a panel's fixed minimum width once pushed them 2 px past a 360 px screen and
+    42 px past a 320 px one."""
+    width = width_of(narrow_phone)
+
+    def too_wide(page: Any, path: str) -> list[str]:
+        page.goto(path)
+        wide = page.evaluate("document.scrollingElement.scrollWidth")
+        return [] if wide <= width else [f"{path}: {wide} > {width}"]
+
+    problems = too_wide(narrow_phone, "/") + too_wide(narrow_phone, "/fairness")  # a visitor
+    a_player_with_rounds(narrow_phone, live_server, "en")
+    narrow_phone.goto("/history")
+    round_id = narrow_phone.get_attribute("[data-round]", "data-round")
+    for path in ("/lobby", "/fairness", f"/history/{round_id}", "/stats"):
+        problems += too_wide(narrow_phone, path)
+    tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
+    console = next(tabs)
+    player = operator_in(console, live_server, "en")
+    for path in ("/operator/audit", f"/operator/players/{player}", "/operator/tables"):
+        problems += too_wide(console, path)
+    next(tabs, None)  # closes the tab, failing on any error it logged
+    assert problems == [], problems
+
+
+#: Every link, button and field of the header's menu that is not on the screen, or hidden under
+#: something else (a menu clipped by its own overflow).
+OFF_SCREEN_MENU = """width => [...document.querySelectorAll("header nav :is(a, button, select)")]
+  .filter(item => item.checkVisibility())
+  .filter(item => {
+    const box = item.getBoundingClientRect();
+    const middle = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+    return box.left < 0 || box.right > width || box.width === 0
+      || !(middle === item || item.contains(middle));
+  })
+  .map(item => item.textContent.trim())"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_every_link_of_the_menu_is_on_a_narrow_phones_screen(
+    narrow_phone: Any, chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """Log out, Fairness and the account's link were past the right edge of a menu that
+    scrolled sideways with no scroll bar, the last word shown cut ("Statisti")."""
+    width = width_of(narrow_phone)
+    narrow_phone.goto("/")
+    if language != "en":
+        choose_language(narrow_phone, language)
+    assert narrow_phone.evaluate(OFF_SCREEN_MENU, width) == [], "visitor"
+    sign_up(narrow_phone, "menu")
+    assert narrow_phone.get_attribute("html", "lang") == language
+    for path in ("/lobby", "/casino-war", "/history"):
+        narrow_phone.goto(path)
+        assert narrow_phone.evaluate(OFF_SCREEN_MENU, width) == [], path
+        assert narrow_phone.evaluate("document.scrollingElement.scrollWidth") <= width, path
+    tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
+    console = next(tabs)
+    operator_in(console, live_server, language)
+    assert console.evaluate(OFF_SCREEN_MENU, width) == [], "operator"
+    next(tabs, None)
+
+
+#: For a small card drawn by the page's own code: its suit's glyphs shown on top, and how tall.
+SHOWN_SUITS = """code => {
+  const card = window.SotaCards.card(code, "small");
+  document.querySelector("main").prepend(card);
+  const suit = {C: "♣", D: "♦", H: "♥", S: "♠"}[code[1]];
+  return [...card.querySelectorAll("span")]
+    .filter(glyph => glyph.textContent === suit && glyph.checkVisibility())
+    .filter(glyph => {
+      const box = glyph.getBoundingClientRect();
+      return document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2) === glyph;
+    })
+    .map(glyph => glyph.getBoundingClientRect().height);
+}"""
+
+
+def test_a_small_court_card_shows_its_suit(narrow_phone: Any) -> None:
+    """A small king of diamonds once looked like the king of hearts: the frame covered the
+    corner's suit and the frame's own suit was hidden."""
+    sign_up(narrow_phone, "court")
+    narrow_phone.goto("/sota")
+    for code in ("KD", "KH", "QS", "JC"):
+        heights = narrow_phone.evaluate(SHOWN_SUITS, code)
+        assert heights and max(heights) >= 10, (code, heights)
