@@ -38,6 +38,7 @@ from .format import chips
 from .format import plural
 from .i18n import error_message
 from .i18n import gettext
+from .i18n import shown_at
 from .inputs import choice
 from .inputs import form_chips
 from .inputs import form_key
@@ -117,6 +118,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     status = status_of(error)
     if request.endpoint != "casino_war.bet" or status == 404 or status >= 500:
         return handle_casino_error(error)  # nothing to show on the table, or no table to show
+    shown_at(url_for("casino_war.table"))
     return _render_table(None, error), status, refusal_headers(error)
 
 

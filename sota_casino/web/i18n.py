@@ -252,6 +252,30 @@ def _plural_function(books: NullTranslations) -> Callable[[int], int]:
 # --- the picker -----------------------------------------------------------------------------------
 
 
+def shown_at(address: str) -> None:
+    """Say that this answer to a form shows the page at ``address`` (a refused bet shown on its
+    table): the picker brings the player back there."""
+    g.page_address = address
+
+
+def page_address() -> str:
+    """Return the address of the page this answer shows, where the picker brings the player back.
+
+    A page loaded by GET is at its own address; an answer to a form is at the one its view gave
+    with :func:`shown_at`, else at the form's own if that address shows a page too (a refused
+    login), else at none (the picker then goes home).
+    """
+    if request.method == "GET":
+        return request.full_path.rstrip("?")
+    given: str | None = g.get("page_address")
+    if given is not None:
+        return given
+    urls = current_app.create_url_adapter(request)
+    if urls is not None and urls.test(request.path, "GET"):
+        return request.path
+    return ""
+
+
 @bp.post("/language")
 def choose() -> ResponseReturnValue:
     """Switch the language: stored with the account of a logged-in player, in a cookie for
@@ -287,6 +311,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals.update(
         current_locale=select_locale,
         languages=LANGUAGES,
+        page_address=page_address,
         script_translations=script_translations,
     )
     app.register_blueprint(bp)
