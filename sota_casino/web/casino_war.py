@@ -55,14 +55,18 @@ CHIP_VALUES = (1, 5, 25, 100, 500)
 FIRST_ANTE_MINIMUMS = 5
 
 
-def raise_warning(held: int, ante: int, tie_bet: int) -> str | None:
+def raise_warning(held: int, ante: int, tie_bet: int, rules: dict[str, Any]) -> str | None:
     """Say, before the bet is placed, that a tie could not be met with war (amounts in hundredths).
 
     After the ante and tie bet are taken, war needs another ante; without it a tie leaves only
-    surrender. None when the balance covers the raise, or not even the bet itself.
+    surrender. None when the balance covers the raise, or not even the bet itself, and for a bet
+    outside the table's limits: that bet cannot be placed, and its refusal says why.
     """
+    low, high = rules["min_bet"], rules["max_bet"]
+    if not low <= ante <= high or not (tie_bet == 0 or low <= tie_bet <= high):
+        return None
     left = held - ante - tie_bet
-    if ante <= 0 or left < 0 or left >= ante:
+    if left < 0 or left >= ante:
         return None
     return gettext(
         "After this bet you would have %(left)s left: on a tie you could not raise %(raise)s "
@@ -105,7 +109,7 @@ def _render_table(round_: CasinoWarRound | None, error: CasinoError | None = Non
         chip_values=[c for c in CHIP_VALUES if c * 100 <= rules["max_bet"]],
         form_key=secrets.token_hex(16),
         typed=typed,
-        afford_note=raise_warning(balances.chips, ante, tie_bet),
+        afford_note=raise_warning(balances.chips, ante, tie_bet, rules),
         error=error_message(error) if error else None,
         invalid=error.details.get("field") if error else None,
         low_balance=current_app.config["LOW_BALANCE_CHIPS"],

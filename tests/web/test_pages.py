@@ -247,6 +247,17 @@ def test_bad_bets_on_the_page_are_explained_and_move_nothing(player: FlaskClient
     assert 'data-testid="chips-balance">1,000<' in text(player.get("/lobby"))
 
 
+def test_a_bet_over_the_limit_is_refused_without_a_note_on_affording_war(
+    player: FlaskClient,
+) -> None:
+    # 600 of 1,000 chips would leave 400, short of a 600 raise: but 600 cannot be bet at all.
+    for form in ({"bet": "600"}, {"bet": "450", "tie_bet": "501"}):
+        page = refused_bet(player, form)
+        assert "must be" in page and "from 1 to 500 whole chips." in page, form
+        note = re.search(r'<p class="afford" id="afford"([^>]*)>(.*?)</p>', page)
+        assert note and note.groups() == (' role="status" data-testid="afford" hidden', ""), form
+
+
 def test_a_bet_or_a_stake_over_the_balance_is_explained_in_chips_and_sweets(
     app: Flask, player: FlaskClient
 ) -> None:
