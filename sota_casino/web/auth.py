@@ -17,6 +17,7 @@ from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
 from .errors import handle_casino_error
+from .errors import invalid_fields
 from .errors import refusal_headers
 from .errors import status_of
 from .i18n import COOKIE
@@ -52,7 +53,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     body = render_template(
         template,
         error=error_message(error),
-        invalid=error.details.get("field") or FIELD_OF_CODE.get(error.code),
+        invalid=FIELD_OF_CODE.get(error.code) or invalid_fields(error),
         username=_typed_name()[:32],
         next=request.form.get("next", ""),
     )

@@ -32,6 +32,7 @@ from ..services import rounds
 from ..services import settings
 from ..services.results import CasinoWarRound
 from .errors import handle_casino_error
+from .errors import invalid_fields
 from .errors import refusal_headers
 from .errors import status_of
 from .format import chips
@@ -111,7 +112,7 @@ def _render_table(round_: CasinoWarRound | None, error: CasinoError | None = Non
         typed=typed,
         afford_note=raise_warning(balances.chips, ante, tie_bet, rules),
         error=error_message(error) if error else None,
-        invalid=error.details.get("field") if error else None,
+        invalid=invalid_fields(error) if error else None,
         low_balance=current_app.config["LOW_BALANCE_CHIPS"],
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -107,6 +108,35 @@ def test_logging_in_with_a_wrong_password_says_so_and_then_throttles(client: Fla
     still = post_form(client, "/auth/login", {"username": "erin", "password": PASSWORD})
     assert still.status_code == 429, "a throttled login must not log in, even with the password"
     assert client.get("/lobby").status_code == 303
+
+
+def marked_invalid(page: str) -> list[str]:
+    """Return the ids of the fields a refused form marks invalid."""
+    return re.findall(r'<input id="([^"]+)"[^>]*aria-invalid="true"', page)
+
+
+def test_a_sign_up_refused_for_too_many_from_the_address_marks_no_field(make_app: Any) -> None:
+    client = make_app(SIGNUPS_PER_ADDRESS=1).test_client()
+    register_page(client, "carol")
+    post_form(client, "/auth/logout")
+    form = {"username": "dave", "password": PASSWORD, "confirm": PASSWORD}
+    refused = post_form(client, "/auth/register", form)
+    assert refused.status_code == 429 and 'role="alert" id="form-error">' in text(refused)
+    assert marked_invalid(text(refused)) == []  # nothing typed was wrong
+
+
+def test_a_wrong_password_marks_both_fields_and_a_throttled_login_none(
+    client: FlaskClient,
+) -> None:
+    api_register(client, "erin")
+    form = {"username": "erin", "password": "wrong one!"}
+    wrong = post_form(client, "/auth/login", form)
+    assert wrong.status_code == 401
+    assert marked_invalid(text(wrong)) == ["username", "password"]  # either may be wrong
+    for _ in range(5):
+        throttled = post_form(client, "/auth/login", form)
+    assert throttled.status_code == 429
+    assert marked_invalid(text(throttled)) == []
 
 
 def test_logging_in_and_out(client: FlaskClient) -> None:
