@@ -88,6 +88,29 @@ def test_after_a_refused_login_the_picker_goes_back_to_the_login_page(
     assert picker_next(refused) == "/auth/login"
 
 
+def test_a_language_picked_before_logging_in_wins_over_the_stored_one_and_is_stored(
+    app: Flask, client: FlaskClient
+) -> None:
+    body = {"username": "aino", "password": PASSWORD}
+    client.post("/api/v1/auth/register", json=body, headers={"Accept-Language": "pt"})
+    assert stored_locale(app, "aino") == "pt"
+    post_form(client, "/language", {"locale": "nb", "next": "/auth/login"})  # on the login page
+    assert post_form(client, "/auth/login", body).status_code == 303
+    assert page_lang(client, "/lobby") == "nb"
+    assert stored_locale(app, "aino") == "nb"
+
+
+def test_a_language_left_in_the_browser_from_before_does_not_replace_the_stored_one(
+    app: Flask, client: FlaskClient
+) -> None:
+    body = {"username": "aino", "password": PASSWORD}
+    client.post("/api/v1/auth/register", json=body, headers={"Accept-Language": "pt"})
+    client.set_cookie("lang", "fi")  # picked in this browser some other day
+    assert post_form(client, "/auth/login", body).status_code == 303
+    assert page_lang(client, "/lobby") == "pt"
+    assert stored_locale(app, "aino") == "pt"
+
+
 def test_the_picker_refuses_a_language_it_does_not_offer(client: FlaskClient) -> None:
     answer = post_form(client, "/language", {"locale": "de", "next": "/"})
     assert answer.status_code == 303  # the form's refusal: back, with the reason flashed
