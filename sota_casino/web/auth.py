@@ -8,6 +8,7 @@ from flask import g
 from flask import redirect
 from flask import render_template
 from flask import request
+from flask import session
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
@@ -17,10 +18,12 @@ from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
 from .errors import handle_casino_error
+from .errors import invalid_fields
 from .errors import refusal_headers
 from .errors import status_of
 from .i18n import COOKIE
 from .i18n import LANGUAGES
+from .i18n import PICKED
 from .i18n import error_message
 from .i18n import gettext
 from .security import client_address
@@ -52,7 +55,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     body = render_template(
         template,
         error=error_message(error),
-        invalid=error.details.get("field") or FIELD_OF_CODE.get(error.code),
+        invalid=FIELD_OF_CODE.get(error.code) or invalid_fields(error),
         username=_typed_name()[:32],
         next=request.form.get("next", ""),
     )
@@ -118,7 +121,12 @@ def login_post() -> ResponseReturnValue:
     user = accounts.authenticate(
         get_session(), _typed_name(), form.get("password", ""), address=client_address()
     )
+    picked = session.get(PICKED)  # read before log_in starts a fresh session
     log_in(user.id)
+    # A language picked in the header before logging in is the player's latest choice: it
+    # wins over the one stored, and is stored in its place.
+    if picked in LANGUAGES:
+        accounts.set_locale(get_session(), user.id, picked)
     return redirect(safe_next(form.get("next"), home_url(user)), code=303)
 
 

@@ -32,12 +32,14 @@ from ..services import rounds
 from ..services import settings
 from ..services.results import CasinoWarRound
 from .errors import handle_casino_error
+from .errors import invalid_fields
 from .errors import refusal_headers
 from .errors import status_of
 from .format import chips
 from .format import plural
 from .i18n import error_message
 from .i18n import gettext
+from .i18n import shown_at
 from .inputs import choice
 from .inputs import form_chips
 from .inputs import form_key
@@ -54,14 +56,18 @@ CHIP_VALUES = (1, 5, 25, 100, 500)
 FIRST_ANTE_MINIMUMS = 5
 
 
-def raise_warning(held: int, ante: int, tie_bet: int) -> str | None:
+def raise_warning(held: int, ante: int, tie_bet: int, rules: dict[str, Any]) -> str | None:
     """Say, before the bet is placed, that a tie could not be met with war (amounts in hundredths).
 
     After the ante and tie bet are taken, war needs another ante; without it a tie leaves only
-    surrender. None when the balance covers the raise, or not even the bet itself.
+    surrender. None when the balance covers the raise, or not even the bet itself, and for a bet
+    outside the table's limits: that bet cannot be placed, and its refusal says why.
     """
+    low, high = rules["min_bet"], rules["max_bet"]
+    if not low <= ante <= high or not (tie_bet == 0 or low <= tie_bet <= high):
+        return None
     left = held - ante - tie_bet
-    if ante <= 0 or left < 0 or left >= ante:
+    if left < 0 or left >= ante:
         return None
     return gettext(
         "After this bet you would have %(left)s left: on a tie you could not raise %(raise)s "
@@ -104,9 +110,9 @@ def _render_table(round_: CasinoWarRound | None, error: CasinoError | None = Non
         chip_values=[c for c in CHIP_VALUES if c * 100 <= rules["max_bet"]],
         form_key=secrets.token_hex(16),
         typed=typed,
-        afford_note=raise_warning(balances.chips, ante, tie_bet),
+        afford_note=raise_warning(balances.chips, ante, tie_bet, rules),
         error=error_message(error) if error else None,
-        invalid=error.details.get("field") if error else None,
+        invalid=invalid_fields(error) if error else None,
         low_balance=current_app.config["LOW_BALANCE_CHIPS"],
     )
 
@@ -117,6 +123,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     status = status_of(error)
     if request.endpoint != "casino_war.bet" or status == 404 or status >= 500:
         return handle_casino_error(error)  # nothing to show on the table, or no table to show
+    shown_at(url_for("casino_war.table"))
     return _render_table(None, error), status, refusal_headers(error)
 
 

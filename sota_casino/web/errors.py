@@ -199,6 +199,23 @@ def back_url() -> str:
     return url_for("lobby.index")
 
 
+#: What ``invalid_attrs`` (``_macros.html``) is given to mark every field of a refused form.
+EVERY_FIELD: Final = "*"
+#: Refusals of what was typed: wrong credentials or an amount over the balance are about every
+#: field when they name none. Others (too many attempts, an outage, a locked account, a round
+#: still open) are about none: the form was right.
+ABOUT_WHAT_WAS_TYPED: Final = (kinds.InvalidInput, kinds.Unauthorized, kinds.InsufficientFunds)
+
+
+def invalid_fields(error: CasinoError) -> str | None:
+    """Return which fields of a refused form to mark invalid: the one the refusal names,
+    :data:`EVERY_FIELD`, or None for a refusal about none of them."""
+    field = error.details.get("field")
+    if isinstance(field, str) and field:
+        return field
+    return EVERY_FIELD if isinstance(error, ABOUT_WHAT_WAS_TYPED) else None
+
+
 def refusal_headers(error: CasinoError) -> dict[str, str]:
     """Return the headers that go with a refusal: how to authenticate, or when to retry."""
     if status_of(error) == 401 and wants_json():

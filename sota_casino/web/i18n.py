@@ -1,7 +1,8 @@
 """The players' languages: which one a request speaks, its catalogue, and the language picker.
 
 Pages speak the player's stored choice, else the picker's cookie (visitors), else the best
-match of ``Accept-Language``, else English. The JSON API keeps English unless the client sends
+match of ``Accept-Language``, else English. A language a visitor picks is stored with the
+account at login (the choice just made wins). The JSON API keeps English unless the client sends
 ``Accept-Language`` (its codes never change). Catalogues are gettext ``.mo`` files compiled
 from ``sota_casino/translations/<lang>/LC_MESSAGES/messages.po`` (``make translations``);
 English is the source language and needs none.
@@ -30,6 +31,7 @@ from flask import g
 from flask import has_request_context
 from flask import redirect
 from flask import request
+from flask import session
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 
@@ -51,6 +53,8 @@ LANGUAGES: Final = {"en": "English", "fi": "suomi", "nb": "norsk bokmål", "pt":
 DEFAULT: Final = "en"
 #: The picker's cookie, for visitors (a player's choice is stored with the account).
 COOKIE: Final = "lang"
+#: The session's record of a language a visitor picked: logging in stores it with the account.
+PICKED: Final = "picked_locale"
 COOKIE_AGE: Final = 365 * 24 * 3600
 #: The gettext domain of every catalogue.
 DOMAIN: Final = "messages"
@@ -252,16 +256,44 @@ def _plural_function(books: NullTranslations) -> Callable[[int], int]:
 # --- the picker -----------------------------------------------------------------------------------
 
 
+def shown_at(address: str) -> None:
+    """Say that this answer to a form shows the page at ``address`` (a refused bet shown on its
+    table): the picker brings the player back there."""
+    g.page_address = address
+
+
+def page_address() -> str:
+    """Return the address of the page this answer shows, where the picker brings the player back.
+
+    A page loaded by GET is at its own address; an answer to a form is at the one its view gave
+    with :func:`shown_at`, else at the form's own if that address shows a page too (a refused
+    login), else at none (the picker then goes home).
+    """
+    if request.method == "GET":
+        return request.full_path.rstrip("?")
+    given: str | None = g.get("page_address")
+    if given is not None:
+        return given
+    urls = current_app.create_url_adapter(request)
+    if urls is not None and urls.test(request.path, "GET"):
+        return request.path
+    return ""
+
+
 @bp.post("/language")
 def choose() -> ResponseReturnValue:
-    """Switch the language: stored with the account of a logged-in player, in a cookie for
-    everyone; then back to the page the picker was on."""
+    """Switch the language: stored with the account of a logged-in player (a visitor's, in the
+    session, goes to the account at login), in a cookie for everyone; then back to the page the
+    picker was on."""
     chosen = request.form.get("locale", "")
     if chosen not in LANGUAGES:
         raise InvalidInput(N_("choose one of the languages offered"), field="locale")
     user = session_user()
     if user is not None:
         accounts.set_locale(get_session(), user.id, chosen)
+    else:
+        # The choice just made on the page is the player's latest: logging in keeps it.
+        session[PICKED] = chosen
     # Back to the page the picker was on; a page answering a form has no address to go back to.
     back = request.form.get("next", "")
     response = redirect(back if is_local_path(back) else "/", 303)
@@ -287,6 +319,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals.update(
         current_locale=select_locale,
         languages=LANGUAGES,
+        page_address=page_address,
         script_translations=script_translations,
     )
     app.register_blueprint(bp)

@@ -540,7 +540,7 @@ def test_an_equivocation_names_the_document_in_the_language_of_the_page(tab: Any
     tab.evaluate(TRUST_ONLY, KEY_HEX)
     assert tab.evaluate(VERIFY, GOOD) == ""
     finnish = {
-        "receipt": "kierroksen 102 kuitti",
+        "receipt": "pelikierroksen 102 kuitti",
         "reveal": "siemenparin 12 paljastusasiakirja",
         "commitment": "siemenparin 12 sitoumusasiakirja",
     }

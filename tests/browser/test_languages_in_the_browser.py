@@ -49,6 +49,26 @@ def test_the_header_picker_switches_the_page_and_remembers_it(tab: Any) -> None:
     assert tab.inner_text("h1") == "Tervetuloa takaisin"
 
 
+def test_the_picker_keeps_the_player_on_the_sota_game_dealt_again_in_the_page(tab: Any) -> None:
+    sign_up(tab, "pickergame")
+    tab.goto("/sota")
+    tab.check("input[name=preset][value=nordic]")
+    tab.fill("#stake", "2")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    first = tab.evaluate("JSON.parse(document.getElementById('game-data').textContent).id")
+    tab.click("#deal-again")  # shown in place: the page was loaded at /sota
+    tab.wait_for_function(
+        "id => JSON.parse(document.getElementById('game-data').textContent).id !== id",
+        arg=first,
+    )
+    second = tab.evaluate("JSON.parse(document.getElementById('game-data').textContent).id")
+    choose_language(tab, "pt")
+    assert tab.url.endswith(f"/sota/games/{second}")
+    title = words("pt").gettext("Sota game #%(id)s") % {"id": second}
+    assert tab.inner_text("#game-title") == title
+
+
 def test_the_rules_pages_read_in_each_language(tab: Any) -> None:
     for language in sorted(LANGUAGES):
         the_rules_read_in(tab, language)

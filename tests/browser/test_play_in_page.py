@@ -135,6 +135,8 @@ def test_a_tie_you_cannot_raise_is_warned_at_bet_time_and_defaults_to_surrender(
     assert "you would have 495 chips left" in warning and "could not raise 500" in warning
     tab.fill("#bet", "400")
     assert tab.is_hidden("[data-testid=afford]")
+    tab.fill("#bet", "501")  # over the table's limit: a bet that cannot be placed
+    assert tab.is_hidden("[data-testid=afford]")
     tab.fill("#bet", "500")
     tab.click("#deal")
     tab.wait_for_selector("#decision")

@@ -12,6 +12,7 @@ from flask.testing import FlaskClient
 from web_support import PASSWORD
 from web_support import post_form
 from web_support import register_page
+from werkzeug.test import TestResponse
 
 from sota_casino.db import get_session
 from sota_casino.models import User
@@ -52,6 +53,62 @@ def test_a_players_stored_choice_outranks_the_cookie(app: Flask, client: FlaskCl
     assert stored == "fi"
     client.set_cookie("lang", "pt")  # another picker choice left in this browser
     assert page_lang(client, "/lobby", **{"Accept-Language": "nb"}) == "fi"
+
+
+PICKER_NEXT = re.compile(
+    r'action="/language"[^>]*>.*?<input type="hidden" name="next" value="([^"]*)">', re.S
+)
+
+
+def picker_next(answer: TestResponse) -> str:
+    """Return where the header's language picker of this page brings the player back."""
+    found = PICKER_NEXT.search(answer.get_data(as_text=True))
+    assert found, "the page has no language picker"
+    return html.unescape(found.group(1))
+
+
+def test_the_picker_brings_the_player_back_to_the_page_loaded(client: FlaskClient) -> None:
+    assert picker_next(client.get("/rules/sota?x=1")) == "/rules/sota?x=1"
+
+
+def test_after_a_refused_bet_the_picker_goes_back_to_the_table_shown(
+    client: FlaskClient,
+) -> None:
+    register_page(client, "tuuli")
+    refused = post_form(client, "/casino-war/rounds", {"bet": "600", "tie_bet": "0"})
+    assert refused.status_code == 422  # the table, shown again at the form's address
+    assert picker_next(refused) == "/casino-war"
+
+
+def test_after_a_refused_login_the_picker_goes_back_to_the_login_page(
+    client: FlaskClient,
+) -> None:
+    refused = post_form(client, "/auth/login", {"username": "nobody", "password": "wrong one"})
+    assert refused.status_code == 401
+    assert picker_next(refused) == "/auth/login"
+
+
+def test_a_language_picked_before_logging_in_wins_over_the_stored_one_and_is_stored(
+    app: Flask, client: FlaskClient
+) -> None:
+    body = {"username": "aino", "password": PASSWORD}
+    client.post("/api/v1/auth/register", json=body, headers={"Accept-Language": "pt"})
+    assert stored_locale(app, "aino") == "pt"
+    post_form(client, "/language", {"locale": "nb", "next": "/auth/login"})  # on the login page
+    assert post_form(client, "/auth/login", body).status_code == 303
+    assert page_lang(client, "/lobby") == "nb"
+    assert stored_locale(app, "aino") == "nb"
+
+
+def test_a_language_left_in_the_browser_from_before_does_not_replace_the_stored_one(
+    app: Flask, client: FlaskClient
+) -> None:
+    body = {"username": "aino", "password": PASSWORD}
+    client.post("/api/v1/auth/register", json=body, headers={"Accept-Language": "pt"})
+    client.set_cookie("lang", "fi")  # picked in this browser some other day
+    assert post_form(client, "/auth/login", body).status_code == 303
+    assert page_lang(client, "/lobby") == "pt"
+    assert stored_locale(app, "aino") == "pt"
 
 
 def test_the_picker_refuses_a_language_it_does_not_offer(client: FlaskClient) -> None:

@@ -100,6 +100,28 @@ def test_the_compiled_catalogue_is_the_po_file(language: str) -> None:
     assert {k: v for k, v in wanted.items() if served.get(k) != v} == {}
 
 
+#: Finnish names a Sota trick "kierros", as the Finnish rule text does, and the casino's round
+#: (a Casino War hand or a whole Sota game, bet and settled) "pelikierros".
+FINNISH_TRICK = re.compile(r"(?<![^\W\d_])kierro", re.I)
+FINNISH_ROUND = re.compile(r"pelikierro", re.I)
+
+
+def test_finnish_keeps_the_casinos_round_apart_from_a_sota_trick() -> None:
+    with open(CATALOGUES / "fi" / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    mixed = []
+    for message in catalogue:
+        english = " ".join(_strings(message.id)) if message.id else ""
+        finnish = " ".join(_strings(message.string))
+        rounds = re.search(r"\brounds?\b", english, re.I)
+        tricks = re.search(r"\btricks?\b", english, re.I)
+        if rounds and not tricks and FINNISH_TRICK.search(finnish):
+            mixed.append(english)  # a round called a trick
+        elif tricks and not rounds and FINNISH_ROUND.search(finnish):
+            mixed.append(english)  # a trick called a round
+    assert mixed == []
+
+
 def _key(value: str | tuple[str, ...] | list[str]) -> str | tuple[str, ...]:
     return value if isinstance(value, str) else tuple(value)
 
@@ -155,6 +177,24 @@ def test_every_page_renders_in_each_language(
     for path in _play_a_little(client):  # a tie, a game, their round pages
         assert lang_of(client, path) == (200, language), path
     assert lang_of(client, "/no-such-page") == (404, language)
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_sota_rounds_page_names_the_round_and_its_tricks_with_different_words(
+    client: FlaskClient, language: str
+) -> None:
+    register_page(client, "aino")
+    post_form(client, "/language", {"locale": language, "next": "/lobby"})
+    game = post_form(client, "/sota/games", {"preset": "nordic", "stake": "5", "seats": "2"})
+    round_id = game.headers["Location"].rsplit("/", 1)[1]
+    page = html.unescape(client.get(f"/history/{round_id}").get_data(as_text=True))
+    title = re.search(r"<h1>(.*?)</h1>", page)
+    tricks = re.search(r"<dt>([^<]*)</dt><dd>\d+ \(", page)  # "Tricks: 294 (16 wars)"
+    assert title and tricks, page
+    # "Sota round #236" (en), "Sota, pelikierros #236" (fi), "Sota, runde nr. 236" (nb).
+    round_word = [w for w in re.findall(r"[^\W\d_]{3,}", title.group(1)) if w != "Sota"][0]
+    # Told apart by their stems: a word and its plural share the first letters.
+    assert round_word[:5].lower() != tricks.group(1)[:5].lower(), (round_word, tricks.group(1))
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))
@@ -554,7 +594,7 @@ def test_an_alert_reads_in_each_operators_language(
 
 RULE_WORDS = {
     "en": "a player wins more than 2,500 chips in one round",
-    "fi": "pelaaja voittaa yhdellä kierroksella yli 2\u00a0500 pelimerkkiä",
+    "fi": "pelaaja voittaa yhdellä pelikierroksella yli 2\u00a0500 pelimerkkiä",
     "nb": "en spiller vinner mer enn 2\u00a0500 sjetonger i én runde",
     "pt": "um jogador ganha mais de 2.500 fichas numa rodada",
 }

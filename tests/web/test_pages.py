@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -107,6 +108,35 @@ def test_logging_in_with_a_wrong_password_says_so_and_then_throttles(client: Fla
     still = post_form(client, "/auth/login", {"username": "erin", "password": PASSWORD})
     assert still.status_code == 429, "a throttled login must not log in, even with the password"
     assert client.get("/lobby").status_code == 303
+
+
+def marked_invalid(page: str) -> list[str]:
+    """Return the ids of the fields a refused form marks invalid."""
+    return re.findall(r'<input id="([^"]+)"[^>]*aria-invalid="true"', page)
+
+
+def test_a_sign_up_refused_for_too_many_from_the_address_marks_no_field(make_app: Any) -> None:
+    client = make_app(SIGNUPS_PER_ADDRESS=1).test_client()
+    register_page(client, "carol")
+    post_form(client, "/auth/logout")
+    form = {"username": "dave", "password": PASSWORD, "confirm": PASSWORD}
+    refused = post_form(client, "/auth/register", form)
+    assert refused.status_code == 429 and 'role="alert" id="form-error">' in text(refused)
+    assert marked_invalid(text(refused)) == []  # nothing typed was wrong
+
+
+def test_a_wrong_password_marks_both_fields_and_a_throttled_login_none(
+    client: FlaskClient,
+) -> None:
+    api_register(client, "erin")
+    form = {"username": "erin", "password": "wrong one!"}
+    wrong = post_form(client, "/auth/login", form)
+    assert wrong.status_code == 401
+    assert marked_invalid(text(wrong)) == ["username", "password"]  # either may be wrong
+    for _ in range(5):
+        throttled = post_form(client, "/auth/login", form)
+    assert throttled.status_code == 429
+    assert marked_invalid(text(throttled)) == []
 
 
 def test_logging_in_and_out(client: FlaskClient) -> None:
@@ -245,6 +275,17 @@ def test_bad_bets_on_the_page_are_explained_and_move_nothing(player: FlaskClient
     tie = refused_bet(player, {"bet": "5", "tie_bet": "900"})
     assert "The tie bet must be 0 or from 1 to 500 whole chips." in tie
     assert 'data-testid="chips-balance">1,000<' in text(player.get("/lobby"))
+
+
+def test_a_bet_over_the_limit_is_refused_without_a_note_on_affording_war(
+    player: FlaskClient,
+) -> None:
+    # 600 of 1,000 chips would leave 400, short of a 600 raise: but 600 cannot be bet at all.
+    for form in ({"bet": "600"}, {"bet": "450", "tie_bet": "501"}):
+        page = refused_bet(player, form)
+        assert "must be" in page and "from 1 to 500 whole chips." in page, form
+        note = re.search(r'<p class="afford" id="afford"([^>]*)>(.*?)</p>', page)
+        assert note and note.groups() == (' role="status" data-testid="afford" hidden', ""), form
 
 
 def test_a_bet_or_a_stake_over_the_balance_is_explained_in_chips_and_sweets(

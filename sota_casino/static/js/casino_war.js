@@ -114,13 +114,17 @@
       return /^[0-9]{1,12}$/.test(text) ? Number(text) : null;
     }
 
-    /* Warn before the bet is placed when a tie could only be surrendered. */
+    /* Warn before the bet is placed when a tie could only be surrendered; not for a bet outside
+     * the table's limits, which cannot be placed (the field's own check says why). */
     function checkAfford() {
       const note = $("afford");
       const bet = whole(ante);
       const tieBet = whole(tie) || 0;
+      const low = Number(table.dataset.minBet) / 100;
+      const high = Number(table.dataset.maxBet) / 100;
+      const placeable = (amount) => amount >= low && amount <= high;
       let text = "";
-      if (bet) {
+      if (bet && placeable(bet) && (tieBet === 0 || placeable(tieBet))) {
         const left = held - (bet + tieBet) * 100;
         if (left >= 0 && left < bet * 100) {
           text = gettext("After this bet you would have %(left)s left: on a tie you could not raise %(raise)s to go to war, only surrender and get %(back)s back.",

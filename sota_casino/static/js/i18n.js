@@ -109,10 +109,17 @@
   };
 
   /* The header's language picker: choosing a language sends its form (its button is for pages
-   * without JavaScript). */
+   * without JavaScript), and the player comes back to the page they see. The server wrote that
+   * page's address into the form; a script that has since shown another page in place (a Sota
+   * game dealt or dealt again) moved the address bar there, so that address wins. */
+  const loadedAt = window.location.pathname + window.location.search;
   document.addEventListener("change", function (event) {
     const picker = event.target.closest && event.target.closest("form[data-language-picker]");
-    if (picker) picker.submit();
+    if (!picker) return;
+    const here = window.location.pathname + window.location.search;
+    const next = picker.elements.namedItem("next");
+    if (next && here !== loadedAt) next.value = here;
+    picker.submit();
   });
   window.gettext = gettext;
   window.ngettext = ngettext;
