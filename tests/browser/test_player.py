@@ -74,7 +74,7 @@ def test_casino_war_through_a_tie_with_each_choice_from_the_keyboard(
     tab.wait_for_selector("[data-testid=result]")
     result = tab.inner_text("[data-testid=result]")
     assert re.search(r"You won the war|War tied: you win|Dealer won the war", result)
-    assert "Tie bet 1: won 10!" in result
+    assert "Tie bet 1: won 10 chips!" in result
     assert tab.locator(".war-zone .card.mini").count() == 3
     shoot(tab, "player-casino-war-war")
 

@@ -225,6 +225,8 @@ def test_a_bet_deals_the_cards_and_shows_the_result(app: Flask, player: FlaskCli
     assert net and net.group(1) in ("+5", "−5")
     balance = 1000 + (5 if net.group(1) == "+5" else -5)
     assert f'data-testid="new-balance">{balance:,}<' in page
+    # Every amount the result names carries its unit, as the page drawn in place writes it.
+    assert ("paid back 10 chips" if net.group(1) == "+5" else "paid back 0 chips") in page
 
 
 def test_a_tie_offers_war_and_surrender_and_both_settle(app: Flask, player: FlaskClient) -> None:
@@ -241,7 +243,7 @@ def test_a_tie_offers_war_and_surrender_and_both_settle(app: Flask, player: Flas
     )
     assert "War!" in war and "burned" in war
     assert len(re.findall(r'class="card[^"]* mini"', war)) == 3
-    assert "Tie bet 1: won 10!" in war
+    assert "Tie bet 1: won 10 chips!" in war
     assert re.search(r"(You won the war|War tied: you win|Dealer won the war)", war)
     again = post_form(
         player,

@@ -220,11 +220,11 @@
         el("div", { class: "headline", text: OUTCOMES[round.outcome] || round.outcome }),
         el("p", { class: "net" }, ...nodes(plain(ngettext("Net %(net)s chip", "Net %(net)s chips", chipCount(round.net))),
           { net: el("strong", { class: netClass, "data-testid": "net", text: chips(round.net, true) }) }),
-          " · " + gettext("paid back %(amount)s", { amount: chips(round.payout) })));
+          " · " + gettext("paid back %(amount)s", { amount: chipsText(round.payout) })));
       if (round.tie_bet) {
         banner.append(el("p", { "data-testid": "tie-bet-result",
           text: round.tie_bet_won
-            ? gettext("Tie bet %(bet)s: won %(won)s!", { bet: chips(round.tie_bet), won: chips(round.tie_bet * tiePayout) })
+            ? gettext("Tie bet %(bet)s: won %(won)s!", { bet: chips(round.tie_bet), won: chipsText(round.tie_bet * tiePayout) })
             : gettext("Tie bet %(bet)s: lost.", { bet: chips(round.tie_bet) }) }));
       }
       banner.append(el("p", {}, ...nodes(plain(ngettext("Balance now %(balance)s chip", "Balance now %(balance)s chips", chipCount(round.balances.chips))),
