@@ -179,3 +179,35 @@ def test_a_small_court_card_shows_its_suit(narrow_phone: Any) -> None:
     for code in ("KD", "KH", "QS", "JC"):
         heights = narrow_phone.evaluate(SHOWN_SUITS, code)
         assert heights and max(heights) >= 10, (code, heights)
+
+
+#: The height of each link a finger must hit on the page, with its text.
+LINK_HEIGHTS = """selector => [...document.querySelectorAll(selector)]
+  .filter(link => link.checkVisibility())
+  .map(link => [link.textContent.trim().slice(0, 30), link.getBoundingClientRect().height])"""
+
+
+def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
+    narrow_phone: Any, chromium: Any, live_server: LiveServer
+) -> None:
+    """The tables' "how to play" and option links, the header's balance, the round links of the
+    history and the console's pager were 15 to 23 px tall: below the 24 px a finger needs."""
+    a_player_with_rounds(narrow_phone, live_server, "en")
+    short: list[tuple[str, str, float]] = []
+
+    def measure(page: Any, path: str, selector: str, least: float) -> None:
+        page.goto(path)
+        found = page.evaluate(LINK_HEIGHTS, selector)
+        assert found, (path, selector)
+        short.extend((path, text, height) for text, height in found if height < least)
+
+    measure(narrow_phone, "/casino-war", "a[data-testid=rules-link]", 40)
+    measure(narrow_phone, "/sota", "a[data-testid=rules-link], a.help", 40)
+    measure(narrow_phone, "/lobby", "a.header-balance", 24)
+    measure(narrow_phone, "/history", ".round-link a", 24)
+    tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": 360, "height": 740})
+    console = next(tabs)
+    operator_in(console, live_server, "en")
+    measure(console, "/operator/audit", "nav.pager a", 40)
+    next(tabs, None)
+    assert short == [], short
