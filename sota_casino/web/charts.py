@@ -3,6 +3,11 @@
 The Content-Security-Policy forbids inline scripts and styles, so every colour and stroke is an
 SVG presentation attribute (``fill``, ``stroke``), which CSP does not govern. Charts are pure
 functions of their data: the same data gives the same bytes, which keeps them testable.
+
+An SVG scales its text with its width, so one drawing cannot suit both a laptop and a phone: a
+720-unit chart shrunk to a 360 px phone drew its 12-unit labels 6 px high. :func:`both_sizes`
+draws a chart twice, for a wide panel and a narrow one, and the stylesheet shows the one that
+fits its figure (a container query), so the labels stay 11 px high or more on a phone.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import math
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import replace
 from fractions import Fraction
+from typing import Final
 
 from markupsafe import Markup
 from markupsafe import escape
@@ -59,6 +66,8 @@ class Frame:
     top: int = 16
     bottom: int = 56
     ticks: int = 5
+    #: The class the stylesheet picks a drawing by (``"wide"`` or ``"narrow"``), or ``""``.
+    variant: str = ""
 
     @property
     def plot_width(self) -> int:
@@ -67,6 +76,23 @@ class Frame:
     @property
     def plot_height(self) -> int:
         return self.height - self.top - self.bottom
+
+
+#: The drawings :func:`both_sizes` makes: the wide one for a laptop's panel; the narrow one,
+#: nearly as wide in units as a phone's panel is in pixels, for a phone or half a laptop's panel.
+WIDE: Final = Frame(variant="wide")
+NARROW: Final = Frame(
+    width=320, height=260, left=64, right=12, top=12, bottom=72, ticks=4, variant="narrow"
+)
+
+
+def both_sizes(draw: Callable[..., Markup]) -> Markup:
+    """Return the chart ``draw(frame=...)`` makes, drawn in :data:`WIDE` and :data:`NARROW`
+    (``draw`` is :func:`line_chart` or :func:`bar_chart` with all but the frame given).
+
+    The stylesheet shows one of the two, by the width of the figure holding them.
+    """
+    return Markup(draw(frame=WIDE) + draw(frame=NARROW))
 
 
 def percent(value: Number) -> str:
@@ -118,6 +144,21 @@ def _nice_range(values: Sequence[Fraction], ticks: int) -> tuple[Fraction, Fract
     return first, last, step
 
 
+def _ticks(low: Fraction, high: Fraction, step: Fraction) -> list[Fraction]:
+    count = int((high - low) / step)
+    return [low + step * i for i in range(count + 1)]
+
+
+def _room_for_values(
+    frame: Frame, low: Fraction, high: Fraction, step: Fraction, fmt: Format
+) -> Frame:
+    """Widen the left margin where the widest value label needs it (``−100.00 %`` in the
+    narrow drawing), so no label is cut at the chart's left edge."""
+    widest = max(len(fmt(tick)) for tick in _ticks(low, high, step))
+    need = math.ceil(widest * LABEL_CHARACTER) + 8
+    return replace(frame, left=need) if need > frame.left else frame
+
+
 def _colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
@@ -141,6 +182,7 @@ def line_chart(
     values = [Fraction(v) for s in series for _, v in s.points if v is not None]
     values += [Fraction(r.value) for r in references]
     low, high, step = _nice_range(values, frame.ticks)
+    frame = _room_for_values(frame, low, high, step, fmt)
     colours = {s.name: _colour(i) for i, s in enumerate(series)}
 
     def x_of(index: int) -> Fraction:
@@ -183,6 +225,7 @@ def bar_chart(
     fmt = _formatter(value_format)
     labels = [name for name, _ in bars]
     low, high, step = _nice_range([Fraction(v) for _, v in bars], frame.ticks)
+    frame = _room_for_values(frame, low, high, step, fmt)
     slot = Fraction(frame.plot_width, max(len(bars), 1))
 
     def y_of(value: Number) -> Fraction:
@@ -220,8 +263,9 @@ def _x_labels(series: Sequence[Series]) -> list[str]:
 
 
 def _open_svg(frame: Frame, title: str) -> str:
+    classes = f"chart {frame.variant}" if frame.variant else "chart"
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{classes}" role="img" '
         f'viewBox="0 0 {frame.width} {frame.height}" width="{frame.width}" '
         f'height="{frame.height}" aria-label="{escape(title)}" font-family="system-ui, sans-serif" '
         f'font-size="12"><title>{escape(title)}</title>'
@@ -233,8 +277,7 @@ def _y_axis(
     frame: Frame, low: Fraction, high: Fraction, step: Fraction, y_of: Scale, fmt: Format
 ) -> list[str]:
     parts: list[str] = []
-    tick = low
-    while tick <= high:
+    for tick in _ticks(low, high, step):
         y = _coordinate(y_of(tick))
         stroke = "#888888" if tick == 0 else "#e4e4e4"
         parts.append(
@@ -243,7 +286,6 @@ def _y_axis(
             f'<text x="{frame.left - 6}" y="{y}" text-anchor="end" dominant-baseline="middle" '
             f'fill="#444444">{escape(fmt(tick))}</text>'
         )
-        tick += step
     return parts
 
 
@@ -258,7 +300,9 @@ def _x_axis(frame: Frame, labels: Sequence[str], x_of: Callable[[int], Fraction]
     for index, name in enumerate(labels):
         if index % every:
             continue
-        x = _coordinate(x_of(index))
+        # A label at either end moves in just enough to be whole (the last one was cut off).
+        half = len(name) * LABEL_CHARACTER / 2
+        x = _coordinate(min(max(x_of(index), half), frame.width - half))
         parts.append(
             f'<text x="{x}" y="{base + 16}" text-anchor="middle" fill="#444444">'
             f"{escape(name)}</text>"
@@ -308,21 +352,32 @@ def _legend(
     references: Sequence[Reference],
     colours: dict[str, str],
 ) -> list[str]:
+    """Name each line under the chart, going on to a new row where a name would pass the edge."""
     parts: list[str] = []
     x = frame.left
-    y = frame.height - 12
+    y = frame.top + frame.plot_height + 44
+
+    def place(name: str) -> tuple[int, int]:
+        nonlocal x, y
+        width = 28 + 7 * len(name)
+        if x > frame.left and x + width - 8 > frame.width:
+            x, y = frame.left, y + 18
+        at = (x, y)
+        x += width
+        return at
+
     for s in series:
+        left, base = place(s.name)
         parts.append(
-            f'<rect x="{x}" y="{y - 9}" width="14" height="4" fill="{colours[s.name]}"/>'
-            f'<text x="{x + 20}" y="{y - 4}" fill="#222222">{escape(s.name)}</text>'
+            f'<rect x="{left}" y="{base - 9}" width="14" height="4" fill="{colours[s.name]}"/>'
+            f'<text x="{left + 20}" y="{base - 4}" fill="#222222">{escape(s.name)}</text>'
         )
-        x += 28 + 7 * len(s.name)
     for ref in references:
         colour = colours.get(ref.colour_of, "#777777")
+        left, base = place(ref.name)
         parts.append(
-            f'<line x1="{x}" y1="{y - 7}" x2="{x + 14}" y2="{y - 7}" stroke="{colour}" '
-            f'stroke-width="1.5" stroke-dasharray="4 3"/>'
-            f'<text x="{x + 20}" y="{y - 4}" fill="#222222">{escape(ref.name)}</text>'
+            f'<line x1="{left}" y1="{base - 7}" x2="{left + 14}" y2="{base - 7}" '
+            f'stroke="{colour}" stroke-width="1.5" stroke-dasharray="4 3"/>'
+            f'<text x="{left + 20}" y="{base - 4}" fill="#222222">{escape(ref.name)}</text>'
         )
-        x += 28 + 7 * len(ref.name)
     return parts

@@ -13,6 +13,7 @@ from datetime import UTC
 from datetime import datetime
 from decimal import Decimal
 from fractions import Fraction
+from functools import partial
 from typing import Any
 from typing import Final
 from typing import TypedDict
@@ -54,6 +55,7 @@ from ..services.results import to_json
 from .charts import Reference
 from .charts import Series
 from .charts import bar_chart
+from .charts import both_sizes
 from .charts import line_chart
 from .downloads import table_download
 from .errors import error_page
@@ -262,16 +264,35 @@ def _edge_chart(summary: reports.LedgerSummary) -> Any:
     theoretical = Fraction(summary.theoretical.casino_war.edge["exact"])
     references = [Reference(gettext("Casino War theoretical"), theoretical, "Casino War")]
     title = gettext("Realized house edge by day")
-    return line_chart(series, title=title, references=references, value_format=percent)
+    return both_sizes(
+        partial(line_chart, series, title=title, references=references, value_format=percent)
+    )
 
 
-def _result_chart(summary: reports.LedgerSummary, game: str) -> Any:
-    bars = [(row.day[5:], row.house_result) for row in summary.days if row.game == game]
-    titles = {
-        "casino_war": N_("Casino War: house result by day (hundredths of a chip)"),
-        "sota": N_("Sota: house result by day (sweets)"),
-    }
-    return bar_chart(bars, title=gettext(titles[game]), value_format=whole_number)
+#: Each game's result chart names its game and unit: the caption above it and its SVG title.
+RESULT_CHART_TITLES: Final = {
+    "casino_war": N_("Casino War: house result by day (chips)"),
+    "sota": N_("Sota: house result by day (sweets)"),
+}
+
+
+def _whole_chips(value: int | Fraction) -> str:
+    """Show an axis value counted in chips as the console shows chips (``12`` or ``1.50``)."""
+    return chips(round(Fraction(value) * CHIP))
+
+
+def _result_chart(summary: reports.LedgerSummary, game: str) -> tuple[str, Any]:
+    """Return the title and the bar chart of a game's house result by day, in the game's unit
+    (chips, kept in hundredths, are drawn as chips like the tables above the chart)."""
+    rows = [row for row in summary.days if row.game == game]
+    title = gettext(RESULT_CHART_TITLES[game])
+    if game == "casino_war":
+        bars = [(row.day[5:], Fraction(row.house_result, CHIP)) for row in rows]
+        draw = partial(bar_chart, bars, title=title, value_format=_whole_chips)
+    else:
+        sweets_bars = [(row.day[5:], row.house_result) for row in rows]
+        draw = partial(bar_chart, sweets_bars, title=title, value_format=whole_number)
+    return title, both_sizes(draw)
 
 
 @bp.get("/ledger")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import partial
 from typing import Final
 
 from flask import Blueprint
@@ -15,8 +16,8 @@ from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..db import get_session
 from ..services import stats
-from .charts import Frame
 from .charts import Series
+from .charts import both_sizes
 from .charts import line_chart
 from .format import whole_number
 from .i18n import gettext
@@ -30,8 +31,6 @@ CHART_TITLES: Final = {
     "chips": N_("Your chips balance over time"),
     "sweets": N_("Your sweets balance over time"),
 }
-#: Room on the right for the last time label.
-FRAME: Final = Frame(right=48)
 SERIES_NAMES: Final = {"chips": N_("chips balance"), "sweets": N_("sweets balance")}
 
 
@@ -58,7 +57,7 @@ def balance_chart(points: list[stats.BalancePoint], currency: str) -> Markup | N
     name = gettext(SERIES_NAMES[currency])
     series = Series(name, tuple(zip(_point_labels(points), values, strict=True)))
     title = gettext(CHART_TITLES[currency])
-    return line_chart([series], title=title, value_format=whole_number, frame=FRAME)
+    return both_sizes(partial(line_chart, [series], title=title, value_format=whole_number))
 
 
 @bp.get("")

@@ -1,6 +1,6 @@
 """The narrowest phones still in use (320 and 360 px wide, touch): a round list reads as cards,
-no page pans sideways, every link of the header's menu is on the screen, and a small court card
-shows its suit."""
+no page pans sideways, every link of the header's menu is on the screen, a small court card
+shows its suit, and a chart's labels are readable."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from browser_support import fresh_name
 from browser_support import open_tab
 from browser_support import sign_up
 from test_languages_in_the_browser import choose_language
+from test_languages_in_the_browser import words
 from test_layout import operator_in
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
@@ -211,3 +212,89 @@ def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
     measure(console, "/operator/audit", "nav.pager a", 40)
     next(tabs, None)
     assert short == [], short
+
+
+#: Each chart shown: its name, its box, and each of its texts' words, height and box.
+CHART_TEXTS = """() => [...document.querySelectorAll("svg.chart")]
+  .filter(svg => svg.checkVisibility())
+  .map(svg => {
+    const box = svg.getBoundingClientRect();
+    return {
+      name: svg.getAttribute("aria-label"),
+      left: box.left,
+      right: box.right,
+      texts: [...svg.querySelectorAll("text")].map(text => {
+        const r = text.getBoundingClientRect();
+        return {words: text.textContent, height: r.height, left: r.left, right: r.right};
+      }),
+    };
+  })"""
+
+
+def chart_text_problems(page: Any, path: str, smallest: float, largest: float) -> list[str]:
+    """Every text of the charts shown on ``path`` not between ``smallest`` and ``largest`` px
+    high, or not whole inside its chart; none shown is a problem too."""
+    page.goto(path)
+    charts = page.evaluate(CHART_TEXTS)
+    problems = [] if charts else [f"{path}: no chart shown"]
+    for chart in charts:
+        for text in chart["texts"]:
+            where = f"{path} {chart['name']} {text['words']!r}"
+            if not smallest <= text["height"] <= largest:
+                problems.append(f"{where}: {text['height']:.1f} px high")
+            if text["left"] < chart["left"] - 0.5 or text["right"] > chart["right"] + 0.5:
+                problems.append(f"{where}: cut at the chart's edge")
+    return problems
+
+
+def test_chart_labels_are_readable_on_a_narrow_phone(
+    narrow_phone: Any, chromium: Any, live_server: LiveServer
+) -> None:
+    """The charts were a 720-unit drawing shrunk to the phone, their labels 5 to 7 px high and
+    the last time cut off; the narrow drawing shown there keeps them 11 px high or more."""
+    width = width_of(narrow_phone)
+    a_player_with_rounds(narrow_phone, live_server, "en")
+    problems = chart_text_problems(narrow_phone, "/stats", 11, 20)
+    tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
+    console = next(tabs)
+    operator_in(console, live_server, "en")
+    problems += chart_text_problems(console, "/operator/ledger", 11, 20)
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: The console ledger's small charts: each one's caption, as shown, and the boxes of the
+#: figure, its caption and its drawing shown.
+SMALL_CHARTS = """() => [...document.querySelectorAll("figure.chart-figure.small")].map(figure => {
+  const caption = figure.querySelector("figcaption");
+  const svg = [...figure.querySelectorAll("svg.chart")].find(svg => svg.checkVisibility());
+  return {
+    game: figure.dataset.game,
+    caption: caption && caption.checkVisibility() ? caption.innerText : null,
+    right: Math.max(...[figure, caption, svg].filter(Boolean)
+      .map(e => e.getBoundingClientRect().right)),
+  };
+})"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_the_ledger_s_small_charts_fit_a_narrow_phone_and_say_their_game(
+    narrow_phone: Any, live_server: LiveServer, language: str
+) -> None:
+    """The two result charts ran 32 px past a 360 px screen, and only their SVG titles, which
+    no one sees, said which game each was and that the chips were counted in hundredths."""
+    width = width_of(narrow_phone)
+    operator_in(narrow_phone, live_server, language)
+    narrow_phone.goto("/operator/ledger")
+    assert narrow_phone.get_attribute("html", "lang") == language
+    expected = {
+        game: words(language).gettext(title)
+        for game, title in (
+            ("casino_war", "Casino War: house result by day (chips)"),
+            ("sota", "Sota: house result by day (sweets)"),
+        )
+    }
+    shown = narrow_phone.evaluate(SMALL_CHARTS)
+    assert shown and [chart for chart in shown if chart["right"] > width] == []
+    assert narrow_phone.evaluate("document.scrollingElement.scrollWidth") <= width
+    assert {chart["game"]: chart["caption"] for chart in shown} == expected

@@ -1,6 +1,7 @@
 """How to play and the player's statistics in a real browser: the rules pages draw their
 examples with cards, the rule picker's links land on each option, and after a few rounds the
-statistics page equals the sums of the player's own rounds (as the API lists them)."""
+statistics page equals the sums of the player's own rounds (as the API lists them), its chart's
+labels readable."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ from dataclasses import fields
 from typing import Any
 
 import pytest
+from browser_support import LiveServer
 from browser_support import sign_up
 from browser_support import wait_for_round
+from test_layout import operator_in
+from test_narrow_phones import a_player_with_rounds
+from test_narrow_phones import chart_text_problems
 
 from sota_casino.core import sota
 
@@ -88,8 +93,8 @@ def test_the_statistics_after_a_few_rounds_equal_the_players_own_rounds(
             r["staked"] for r in own
         )
         assert amount(row.locator("[data-field=net]").inner_text()) == sum(r["net"] for r in own)
-    assert tab.locator("[data-testid=balance-chips] svg.chart").is_visible()
-    assert tab.locator("[data-testid=balance-sweets] svg.chart").is_visible()
+    assert tab.locator("[data-testid=balance-chips] svg.chart.wide").is_visible()
+    assert tab.locator("[data-testid=balance-sweets] svg.chart.wide").is_visible()
     assert "%" in tab.inner_text("[data-testid=war-edge] [data-field=expected]")
     assert tab.locator("[data-testid=luck]").is_visible()
     wins = sum(
@@ -98,3 +103,16 @@ def test_the_statistics_after_a_few_rounds_equal_the_players_own_rounds(
     sota_rounds = [r for r in listed if r["game"] == "sota"]
     assert wins == sum(1 for r in sota_rounds if r["net"] > 0)
     shoot(tab, "player-statistics")
+
+
+def test_chart_labels_on_a_laptop_are_readable_and_not_oversized(
+    tab: Any, live_server: LiveServer
+) -> None:
+    """The wide drawing where a chart has room, the narrow one in half a panel (the console's
+    result charts): either way a label is 11 to 24 px high and whole."""
+    a_player_with_rounds(tab, live_server, "en")
+    problems = chart_text_problems(tab, "/stats", 11, 24)
+    tab.context.clear_cookies()
+    operator_in(tab, live_server, "en")
+    problems += chart_text_problems(tab, "/operator/ledger", 11, 24)
+    assert problems == [], problems

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from fractions import Fraction
+from functools import partial
 
+import pytest
+
+from sota_casino.web.charts import NARROW
+from sota_casino.web.charts import WIDE
+from sota_casino.web.charts import Frame
 from sota_casino.web.charts import Reference
 from sota_casino.web.charts import Series
 from sota_casino.web.charts import bar_chart
+from sota_casino.web.charts import both_sizes
 from sota_casino.web.charts import line_chart
 from sota_casino.web.charts import percent
 from sota_casino.web.charts import plain
@@ -105,3 +112,63 @@ def test_values_take_the_format_given() -> None:
     series = Series("balance", (("a", 0), ("b", 1000)))
     svg = str(line_chart([series], title="t", value_format=lambda v: f"<{v}>"))
     assert "&lt;1000&gt;" in svg
+
+
+def test_both_sizes_draws_the_same_chart_wide_and_narrow() -> None:
+    bars = [("05-01", 1500), ("05-02", -300)]
+    svg = str(both_sizes(partial(bar_chart, bars, title="House")))
+    wide, narrow = ET.fromstring(f"<both>{svg}</both>")
+    assert (wide.get("class"), narrow.get("class")) == ("chart wide", "chart narrow")
+    assert wide.get("viewBox") == f"0 0 {WIDE.width} {WIDE.height}"
+    assert narrow.get("viewBox") == f"0 0 {NARROW.width} {NARROW.height}"
+    tooltips = [[t.text for t in chart.iter(f"{SVG}title")] for chart in (wide, narrow)]
+    assert tooltips[0] == tooltips[1] == ["House", "05-01: 1,500", "05-02: −300"]
+
+
+def test_the_narrow_drawing_s_labels_are_readable_in_a_360_px_phone_s_panel() -> None:
+    # A 360 px phone's panel is 308.8 px wide (main's and the panel's padding); the 720-unit
+    # drawing shrunk into it drew its 12-unit labels 5 px high.
+    root = ET.fromstring(str(bar_chart([("05-01", 1)], title="t", frame=NARROW)))
+    assert float(root.get("font-size") or 0) * 308.8 / NARROW.width >= 11
+
+
+def _x_labels_drawn(root: ET.Element, labels: list[str]) -> list[tuple[float, str]]:
+    return [
+        (float(text.get("x") or 0), text.text or "")
+        for text in root.findall(f"{SVG}text")
+        if text.text in labels
+    ]
+
+
+@pytest.mark.parametrize("frame", [Frame(), NARROW])
+def test_the_x_labels_at_either_end_are_drawn_whole(frame: Frame) -> None:
+    labels = ["13:46:05 (2)", "13:46:07 (2)", "13:47:15 (2)"]
+    series = Series("balance", tuple((label, index) for index, label in enumerate(labels)))
+    root = ET.fromstring(str(line_chart([series], title="t", value_format="plain", frame=frame)))
+    drawn = _x_labels_drawn(root, labels)
+    assert drawn[0][1] == labels[0] and drawn[-1][1] == labels[-1]
+    for x, label in drawn:
+        half = 7.5 * len(label) / 2  # no character of these is wider than 7.5 units at 12
+        assert 0 <= x - half and x + half <= frame.width, (label, x)
+
+
+def test_the_legend_goes_on_to_a_new_row_instead_of_past_the_edge() -> None:
+    svg = line_chart(
+        _edges(), title="t", references=[Reference("Casino War theoretical", 0)], frame=NARROW
+    )
+    names = {"casino_war", "sota", "Casino War theoretical"}
+    legend = [t for t in ET.fromstring(str(svg)).findall(f"{SVG}text") if t.text in names]
+    assert len(legend) == 3
+    for text in legend:
+        assert float(text.get("x") or 0) + 7 * len(text.text or "") <= NARROW.width, text.text
+        assert float(text.get("y") or 0) <= NARROW.height
+    assert len({text.get("y") for text in legend}) == 2
+
+
+def test_the_value_labels_get_the_room_they_need_on_the_left() -> None:
+    series = Series("edge", (("05-01", Fraction(-1)), ("05-02", Fraction(1, 2))))
+    root = ET.fromstring(str(line_chart([series], title="t", frame=NARROW)))
+    values = [t for t in root.findall(f"{SVG}text") if t.get("text-anchor") == "end"]
+    assert "−100.00 %" in [t.text for t in values]
+    for text in values:  # drawn right-aligned at x, so they start at x minus their width
+        assert float(text.get("x") or 0) - 7.5 * len(text.text or "") >= 0, text.text

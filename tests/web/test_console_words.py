@@ -14,6 +14,8 @@ from operator_support import add_user
 from operator_support import client_as
 
 from sota_casino.locations import TRANSLATIONS
+from sota_casino.services import reports
+from sota_casino.services import rounds
 from sota_casino.web.operator import version_words
 
 ENGLISH_LEFT = (
@@ -133,3 +135,43 @@ def test_the_console_s_screen_reader_labels_are_in_the_page_language(
         text = html.unescape(page.get(path.format(player=player)).get_data(as_text=True))
         assert f'aria-label="{label}"' not in text, (label, path)
         assert f'aria-label="{words.gettext(label)}"' in text, (label, path)
+
+
+def test_the_ledger_s_result_charts_name_their_game_and_count_whole_chips(
+    app: Flask, console: dict[str, Any]
+) -> None:
+    """Each small chart has a visible caption in the page's language, and the chip chart counts
+    chips as the tables above it do (it once counted hundredths, named only in its SVG title)."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        house: list[Any] = []
+        while not any(row.house_result for row in house):  # a result of 0 reads alike in both
+            round_ = rounds.place_casino_war_bet(session, console["player"], 500)
+            if round_.status == "awaiting_decision":
+                rounds.decide_casino_war(session, console["player"], round_.id, "war")
+            days = reports.house_summary(session).days
+            house = [row for row in days if row.game == "casino_war"]
+    finally:
+        session.close()
+    text = console["page"].get("/operator/ledger").get_data(as_text=True)
+    words = _words("fi")
+    captions = re.findall(r'<figcaption class="chart-title">(.*?)</figcaption>', text)
+    assert [html.unescape(caption) for caption in captions] == [
+        words.gettext("Casino War: house result by day (chips)"),
+        words.gettext("Sota: house result by day (sweets)"),
+    ]
+    assert captions[0] != "Casino War: house result by day (chips)"  # said in Finnish
+    war = text.split('small" data-game="casino_war"')[1].split("</figure>")[0]
+    bars = re.findall(r'<rect class="bar"[^>]*><title>(\d\d-\d\d): ([^<]*)</title>', war)
+    assert len(bars) == 2 * len(house)  # the wide drawing and the narrow one, a bar a day each
+    for day, value in bars:
+        amount = next(row.house_result for row in house if row.day[5:] == day)
+        assert value == _finnish_chips(amount), (day, value, amount)
+
+
+def _finnish_chips(hundredths: int) -> str:
+    """Write hundredths of a chip as the Finnish console writes chips: ``−7,50``, ``15``."""
+    whole, cents = divmod(abs(hundredths), 100)
+    sign = "−" if hundredths < 0 else ""
+    grouped = f"{whole:,}".replace(",", "\u00a0")
+    return f"{sign}{grouped},{cents:02d}" if cents else f"{sign}{grouped}"

@@ -197,7 +197,9 @@ def test_the_statistics_page_shows_the_players_own_figures_and_charts(
     assert war["rounds"] == 4 and war["open_rounds"] == 0 and war["handle"] >= 1200
     assert shown["sota.rounds"] == "2" and game["handle"] == 4
     assert shown["sota.handle"] == "4 sweets"
-    assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') == 2
+    # Each chart is drawn for a wide panel and for a narrow one (a phone's).
+    assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart wide"') == 2
+    assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart narrow"') == 2
     assert 'data-testid="balance-chips"' in page and 'data-testid="balance-sweets"' in page
     realized = Fraction(war["realized_edge"]["exact"])
     assert f"{float(realized) * 100:.2f} %" in page
