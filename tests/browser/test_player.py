@@ -290,6 +290,13 @@ def focused_id(tab: Any) -> str:
     return str(tab.evaluate("document.activeElement.id"))
 
 
+def submit_and_load(tab: Any) -> None:
+    """Submit the page's form and wait for the answer's page to load: until then its style
+    sheet may not have capitalized a refusal's first letter (``.flash::first-letter``)."""
+    with tab.expect_navigation(wait_until="load"):
+        tab.click("main button[type=submit]")
+
+
 def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
     tab: Any, shoot: Any
 ) -> None:
@@ -300,7 +307,7 @@ def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
     tab.fill("#username", taken)
     tab.fill("#password", PASSWORD)
     tab.fill("#confirm", PASSWORD)
-    tab.click("main button[type=submit]")
+    submit_and_load(tab)
     assert f"The username '{taken}' is taken; choose another" in tab.inner_text("[role=alert]")
     assert tab.input_value("#username") == taken
     assert focused_id(tab) == "username"
@@ -308,9 +315,7 @@ def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
     tab.fill("#username", f"{taken}x")
     tab.fill("#password", "aaaaaaaaaaaa")
     tab.fill("#confirm", "aaaaaaaaaaaa")
-    # Until the page has loaded, its style sheet may not have capitalized the message yet.
-    with tab.expect_navigation(wait_until="load"):
-        tab.click("main button[type=submit]")
+    submit_and_load(tab)
     assert "Password is too weak" in tab.inner_text("[role=alert]")
     assert focused_id(tab) == "password"
     assert tab.input_value("#username") == f"{taken}x"
