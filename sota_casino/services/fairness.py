@@ -382,11 +382,6 @@ def public_key_info(session: Session) -> PublicKey:
 KEY_CHANGED = fairness.KEY_CHANGED
 
 
-def _key_subject(new_public_key_hex: str) -> str:
-    """The subject of a key change's audit entry: the key it installs."""
-    return f"key:{new_public_key_hex[:16]}"
-
-
 @transactional
 def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
     """Retire the service's key for ``new_key``: sign a key-change document naming the new key
@@ -417,7 +412,7 @@ def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
         session,
         actor="system",
         action=KEY_CHANGED,
-        subject=_key_subject(new_hex),
+        subject=f"key:{new_hex[:16]}",
         data={"key_change": envelope},
         now=now,
     )
@@ -451,8 +446,8 @@ def logged_key_changes(session: Session) -> list[LoggedKeyChange]:
         change = LoggedKeyChange(
             document=signed["document"], signature=signed["signature"], entry=entry
         )
-        subject = _key_subject(signed["document"]["new_public_key_hex"])
-        proved = player_keys.proof_of(session, KEY_CHANGED, subject, taken[subject])
+        subject = str(row.subject)  # change_key names the key it installs
+        proved = transparency.entry_proof(session, KEY_CHANGED, subject, taken[subject])
         taken[subject] += 1
         if proved is not None:
             change["anchor"], change["checkpoint"] = proved

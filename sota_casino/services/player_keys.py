@@ -23,7 +23,6 @@ from ..core import fairness
 from ..core.errors import Conflict
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
-from ..core.errors import NotYetAnchored
 from ..core.errors import SignatureInvalid
 from ..core.errors import SignatureRequired
 from ..core.marks import N_
@@ -147,31 +146,11 @@ def registrations(session: Session, user_id: int) -> list[results.KeyRegistratio
     shown = []
     for occurrence, entry in enumerate(map(audit.entry_dict, rows)):
         item = results.KeyRegistration(entry=entry)
-        proved = proof_of(session, REGISTERED, _subject(user_id), occurrence)
+        proved = transparency.entry_proof(session, REGISTERED, _subject(user_id), occurrence)
         if proved is not None:  # else the verifier says it is not anchored yet
             item["anchor"], item["checkpoint"] = proved
         shown.append(item)
     return shown
-
-
-@in_transaction
-def proof_of(
-    session: Session, action: str, subject: str, occurrence: int
-) -> tuple[results.KeyAnchor, results.Checkpoint] | None:
-    """Return the inclusion proof of an audit entry, found by its stable key, and the signed
-    checkpoint it proves into, as a bundle carries them beside the entry (a key registration,
-    a key change), inside the caller's transaction; ``None`` while no signed checkpoint covers
-    the entry."""
-    try:
-        anchor = transparency.anchor_of(session, action, subject, occurrence=occurrence)
-    except NotYetAnchored:
-        return None
-    proof = results.KeyAnchor(
-        leaf_index=anchor["leaf_index"],
-        checkpoint_size=anchor["checkpoint_size"],
-        proof=anchor["proof"],
-    )
-    return proof, anchor["checkpoint"]
 
 
 class ActionTarget(Protocol):

@@ -43,6 +43,7 @@ from .results import AnchorOf
 from .results import Checkpoint
 from .results import Hex64
 from .results import Id
+from .results import KeyAnchor
 from .results import PairAnchors
 from .results import PendingAnchor
 from .results import Time
@@ -181,6 +182,26 @@ def anchor_of(
     if pending:
         raise NotYetAnchored(pending[0]["reason"], retry_after=pending[0]["retry_after"])
     return found[0] | {"checkpoint": signed}
+
+
+@in_transaction
+def entry_proof(
+    session: Session, action: str, subject: str, occurrence: int
+) -> tuple[KeyAnchor, Checkpoint] | None:
+    """Return the inclusion proof of an audit entry, found by its stable key, and the signed
+    checkpoint it proves into, as a bundle carries them beside the entry (a key registration,
+    a key change), inside the caller's transaction; ``None`` while no signed checkpoint covers
+    the entry."""
+    try:
+        anchor = anchor_of(session, action, subject, occurrence=occurrence)
+    except NotYetAnchored:
+        return None
+    proof = KeyAnchor(
+        leaf_index=anchor["leaf_index"],
+        checkpoint_size=anchor["checkpoint_size"],
+        proof=anchor["proof"],
+    )
+    return proof, anchor["checkpoint"]
 
 
 def _entries_by_key(
