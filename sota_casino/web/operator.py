@@ -284,15 +284,12 @@ def _whole_chips(value: int | Fraction) -> str:
 def _result_chart(summary: reports.LedgerSummary, game: str) -> tuple[str, Any]:
     """Return the title and the bar chart of a game's house result by day, in the game's unit
     (chips, kept in hundredths, are drawn as chips like the tables above the chart)."""
-    rows = [row for row in summary.days if row.game == game]
+    unit, shown = (CHIP, _whole_chips) if game == "casino_war" else (1, whole_number)
+    bars = [
+        (row.day[5:], Fraction(row.house_result, unit)) for row in summary.days if row.game == game
+    ]
     title = gettext(RESULT_CHART_TITLES[game])
-    if game == "casino_war":
-        bars = [(row.day[5:], Fraction(row.house_result, CHIP)) for row in rows]
-        draw = partial(bar_chart, bars, title=title, value_format=_whole_chips)
-    else:
-        sweets_bars = [(row.day[5:], row.house_result) for row in rows]
-        draw = partial(bar_chart, sweets_bars, title=title, value_format=whole_number)
-    return title, both_sizes(draw)
+    return title, both_sizes(partial(bar_chart, bars, title=title, value_format=shown))
 
 
 @bp.get("/ledger")
