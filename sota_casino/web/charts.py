@@ -23,6 +23,9 @@ from typing import Final
 from markupsafe import Markup
 from markupsafe import escape
 
+from .format import percent
+from .format import whole_number
+
 #: The widest a character of an axis label is drawn at 12 px, and the room between labels.
 LABEL_CHARACTER = Fraction(15, 2)
 LABEL_GAP = 8
@@ -95,27 +98,12 @@ def both_sizes(draw: Callable[..., Markup]) -> Markup:
     return Markup(draw(frame=WIDE) + draw(frame=NARROW))
 
 
-def percent(value: Number) -> str:
-    """Format a ratio as a percentage with two decimals (``Fraction(1, 40)`` → ``2.50 %``)."""
-    hundredths = round(Fraction(value) * 10_000)
-    sign = "−" if hundredths < 0 else ""
-    whole, part = divmod(abs(hundredths), 100)
-    return f"{sign}{whole}.{part:02d} %"
-
-
-def plain(value: Number) -> str:
-    """Format a number for an axis label (whole numbers with thin grouping)."""
-    rounded = round(Fraction(value))
-    sign = "−" if rounded < 0 else ""
-    return f"{sign}{abs(rounded):,}"
-
-
 def _formatter(value_format: str | Format) -> Format:
-    """The formatter named (``"percent"`` or ``"plain"``), or the one given, such as a
-    language's own way of writing numbers (the caller knows the language; charts do not)."""
+    """The formatter named (``"percent"`` or ``"plain"``: the site's own, in the request's
+    language), or the one given, such as the console's way of writing chips."""
     if callable(value_format):
         return value_format
-    return percent if value_format == "percent" else plain
+    return percent if value_format == "percent" else whole_number
 
 
 def _coordinate(value: Fraction) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC
 from datetime import datetime
+from decimal import ROUND_HALF_EVEN
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -45,10 +46,12 @@ RANK_NAMES: Final = {
     "8": N_("eight"),
     "9": N_("nine"),
 }
+#: The sign every shown negative number takes (Babel writes a hyphen-minus in these languages).
 MINUS: Final = "−"
 
 
-def _signed(amount: int, signed: bool, digits: str) -> str:
+def _signed(amount: int | Decimal, signed: bool, digits: str) -> str:
+    """Put the sign of ``amount`` before its ``digits`` (written without one)."""
     sign = MINUS if amount < 0 else ("+" if signed and amount > 0 else "")
     return sign + digits
 
@@ -75,12 +78,23 @@ def sweets(amount: int | None, signed: bool = False) -> str:
 
 
 def decimal(value: float | Fraction | Decimal, digits: int = 2) -> str:
-    """Show a number with ``digits`` decimals in the request's language (``"1,234.50"``)."""
+    """Show a number with ``digits`` decimals in the request's language (``"1,234.50"``,
+    ``"−7,12"``); a number that rounds to nought has no sign."""
     pattern = "#,##0." + "0" * digits if digits else "#,##0"
     if not isinstance(value, Decimal):
         ratio = Fraction(value)  # exact for floats and fractions alike
         value = Decimal(ratio.numerator) / ratio.denominator
-    return format_decimal(value, pattern, locale=select_locale())
+    rounded = value.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)
+    return _signed(rounded, False, format_decimal(abs(rounded), pattern, locale=select_locale()))
+
+
+def interval(low: float | Fraction | Decimal, high: float | Fraction | Decimal) -> str:
+    """Show an interval's ends with two decimals in the request's language: ``"−7.12 … 33.12"``.
+
+    An ellipsis stands between them: a comma would blur into the decimal comma of Finnish,
+    Norwegian and Portuguese (``"[-7,12, 33,12]"``), and a dash beside a minus sign reads as
+    another minus (``"−7,12 – −3,00"``)."""
+    return f"{decimal(low)} … {decimal(high)}"
 
 
 def whole_number(value: int | Fraction) -> str:
@@ -217,6 +231,7 @@ def init_app(app: Flask) -> None:
         chips=chips,
         percent=percent,
         decimal=decimal,
+        interval=interval,
         sweets=sweets,
         card_label=card_label,
         card_name=card_name,

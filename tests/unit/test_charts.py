@@ -16,8 +16,8 @@ from sota_casino.web.charts import Series
 from sota_casino.web.charts import bar_chart
 from sota_casino.web.charts import both_sizes
 from sota_casino.web.charts import line_chart
-from sota_casino.web.charts import percent
-from sota_casino.web.charts import plain
+from sota_casino.web.format import percent
+from sota_casino.web.format import whole_number
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -86,10 +86,13 @@ def test_empty_and_flat_data_still_render() -> None:
     ET.fromstring(str(bar_chart([("only", 0)], title="flat")))
 
 
-def test_formatters_are_exact() -> None:
+def test_the_named_formats_are_the_site_s_own_exact_ones() -> None:
+    # Outside a request they speak English, the language the site falls back to.
     assert percent(Fraction(288, 10000)) == "2.88 %"
     assert percent(Fraction(-1, 3)) == "−33.33 %"
-    assert plain(-1234567) == "−1,234,567"
+    assert whole_number(-1234567) == "−1,234,567"
+    bars = ET.fromstring(str(bar_chart([("05-01", -1234567)], title="t")))
+    assert "05-01: −1,234,567" in [title.text for title in bars.iter(f"{SVG}title")]
 
 
 def test_time_labels_on_the_x_axis_never_overlap() -> None:
