@@ -158,11 +158,14 @@ def line_chart(
     references: Sequence[Reference] = (),
     value_format: str | Format = "percent",
     frame: Frame | None = None,
+    caption_id: str = "",
 ) -> Markup:
     """Render ``series`` as an SVG line chart with a legend and optional reference lines.
 
     :param title: the accessible name of the chart (``<title>`` and ``aria-label``).
     :param value_format: ``"percent"`` for ratios, ``"plain"`` for whole numbers.
+    :param caption_id: the id of a caption shown with the chart that names it instead of
+        ``title`` (see :func:`_open_svg`).
     """
     frame = frame or Frame()
     fmt = _formatter(value_format)
@@ -182,7 +185,7 @@ def line_chart(
         share = (Fraction(value) - low) / (high - low)
         return frame.top + frame.plot_height * (1 - share)
 
-    parts = [_open_svg(frame, title)]
+    parts = [_open_svg(frame, title, caption_id)]
     parts += _y_axis(frame, low, high, step, y_of, fmt)
     parts += _x_axis(frame, labels, x_of)
     for ref in references:
@@ -207,8 +210,10 @@ def bar_chart(
     title: str,
     value_format: str | Format = "plain",
     frame: Frame | None = None,
+    caption_id: str = "",
 ) -> Markup:
-    """Render ``(label, value)`` bars; positive bars are green, negative ones red."""
+    """Render ``(label, value)`` bars; positive bars are green, negative ones red (``title``
+    and ``caption_id`` as for :func:`line_chart`)."""
     frame = frame or Frame()
     fmt = _formatter(value_format)
     labels = [name for name, _ in bars]
@@ -223,7 +228,7 @@ def bar_chart(
     def x_of(index: int) -> Fraction:
         return frame.left + slot * index + slot / 2
 
-    parts = [_open_svg(frame, title)]
+    parts = [_open_svg(frame, title, caption_id)]
     parts += _y_axis(frame, low, high, step, y_of, fmt)
     parts += _x_axis(frame, labels, x_of)
     zero = y_of(0)
@@ -250,14 +255,21 @@ def _x_labels(series: Sequence[Series]) -> list[str]:
     return list(seen)
 
 
-def _open_svg(frame: Frame, title: str) -> str:
+def _open_svg(frame: Frame, title: str, caption_id: str = "") -> str:
+    """Open the drawing, named ``title``, or by the caption ``caption_id`` where one is shown:
+    a screen reader then hears the caption's words once, as the image's name (an SVG title
+    beside it was read again as the image's description)."""
     classes = f"chart {frame.variant}" if frame.variant else "chart"
+    if caption_id:
+        name = f'aria-labelledby="{escape(caption_id)}"'
+    else:
+        name = f'aria-label="{escape(title)}"'
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="{classes}" role="img" '
         f'viewBox="0 0 {frame.width} {frame.height}" width="{frame.width}" '
-        f'height="{frame.height}" aria-label="{escape(title)}" font-family="system-ui, sans-serif" '
-        f'font-size="12"><title>{escape(title)}</title>'
-        f'<rect x="0" y="0" width="{frame.width}" height="{frame.height}" fill="#ffffff"/>'
+        f'height="{frame.height}" {name} font-family="system-ui, sans-serif" font-size="12">'
+        + ("" if caption_id else f"<title>{escape(title)}</title>")
+        + f'<rect x="0" y="0" width="{frame.width}" height="{frame.height}" fill="#ffffff"/>'
     )
 
 

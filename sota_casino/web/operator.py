@@ -16,6 +16,7 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 from typing import Final
+from typing import NamedTuple
 from typing import TypedDict
 
 from babel.numbers import NumberFormatError
@@ -33,6 +34,7 @@ from flask import request
 from flask import stream_with_context
 from flask import url_for
 from flask.typing import ResponseReturnValue
+from markupsafe import Markup
 
 from ..core import sota
 from ..core.casino_war import CHIP
@@ -281,15 +283,27 @@ def _whole_chips(value: int | Fraction) -> str:
     return chips(round(Fraction(value) * CHIP))
 
 
-def _result_chart(summary: reports.LedgerSummary, game: str) -> tuple[str, Any]:
-    """Return the title and the bar chart of a game's house result by day, in the game's unit
+class ResultChart(NamedTuple):
+    """A game's result chart on the ledger page: its caption (which names the drawing, so a
+    screen reader hears it once), the caption's id, and the drawing."""
+
+    title: str
+    caption_id: str
+    drawing: Markup
+
+
+def _result_chart(summary: reports.LedgerSummary, game: str) -> ResultChart:
+    """Return the captioned bar chart of a game's house result by day, in the game's unit
     (chips, kept in hundredths, are drawn as chips like the tables above the chart)."""
     unit, shown = (CHIP, _whole_chips) if game == "casino_war" else (1, whole_number)
     bars = [
         (row.day[5:], Fraction(row.house_result, unit)) for row in summary.days if row.game == game
     ]
-    title = gettext(RESULT_CHART_TITLES[game])
-    return title, both_sizes(partial(bar_chart, bars, title=title, value_format=shown))
+    title, caption_id = gettext(RESULT_CHART_TITLES[game]), f"result-title-{game}"
+    drawing = both_sizes(
+        partial(bar_chart, bars, title=title, value_format=shown, caption_id=caption_id)
+    )
+    return ResultChart(title, caption_id, drawing)
 
 
 @bp.get("/ledger")

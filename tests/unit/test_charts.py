@@ -175,3 +175,9 @@ def test_the_value_labels_get_the_room_they_need_on_the_left() -> None:
     assert "−100.00 %" in [t.text for t in values]
     for text in values:  # drawn right-aligned at x, so they start at x minus their width
         assert float(text.get("x") or 0) - 7.5 * len(text.text or "") >= 0, text.text
+
+
+def test_a_chart_named_by_its_shown_caption_does_not_repeat_the_caption_s_words() -> None:
+    root = ET.fromstring(str(bar_chart([("05-01", 1)], title="House", caption_id="house-title")))
+    assert root.get("aria-labelledby") == "house-title" and root.get("aria-label") is None
+    assert root.find(f"{SVG}title") is None  # it was read again as the image's description

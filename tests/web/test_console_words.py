@@ -155,7 +155,7 @@ def test_the_ledger_s_result_charts_name_their_game_and_count_whole_chips(
         session.close()
     text = console["page"].get("/operator/ledger").get_data(as_text=True)
     words = _words("fi")
-    captions = re.findall(r'<figcaption class="chart-title">(.*?)</figcaption>', text)
+    captions = re.findall(r'<figcaption class="chart-title"[^>]*>(.*?)</figcaption>', text)
     assert [html.unescape(caption) for caption in captions] == [
         words.gettext("Casino War: house result by day (chips)"),
         words.gettext("Sota: house result by day (sweets)"),
