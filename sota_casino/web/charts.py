@@ -7,11 +7,14 @@ functions of their data: the same data gives the same bytes, which keeps them te
 An SVG scales its text with its width, so one drawing cannot suit both a laptop and a phone: a
 720-unit chart shrunk to a 360 px phone drew its 12-unit labels 6 px high. :func:`both_sizes`
 draws a chart twice, for a wide panel and a narrow one, and the stylesheet shows the one that
-fits its figure (a container query), so the labels stay 11 px high or more on a phone.
+fits its figure (a container query), so the labels stay 11 px high or more on a phone. Only the
+axes, labels and legend are drawn twice: the data (lines, dots, bars and their tooltips, most of
+a chart's bytes) is drawn once, and each drawing stretches it onto its own plot area.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -90,12 +93,95 @@ NARROW: Final = Frame(
 
 
 def both_sizes(draw: Callable[..., Markup]) -> Markup:
-    """Return the chart ``draw(frame=...)`` makes, drawn in :data:`WIDE` and :data:`NARROW`
-    (``draw`` is :func:`line_chart` or :func:`bar_chart` with all but the frame given).
+    """Return the chart ``draw(frames=...)`` makes in :data:`WIDE` and :data:`NARROW` (``draw``
+    is :func:`line_chart` or :func:`bar_chart` with all but the frames given).
 
     The stylesheet shows one of the two, by the width of the figure holding them.
     """
-    return Markup(draw(frame=WIDE) + draw(frame=NARROW))
+    return draw(frames=(WIDE, NARROW))
+
+
+#: The data of a chart is drawn once, in whole units of a square this many units a side (the
+#: plot area, top down), and each drawing stretches that square onto its own plot area.
+UNIT: Final = 10_000
+#: A stroke of the data keeps its width on the screen however a drawing stretches the data.
+_UNSTRETCHED: Final = 'vector-effect="non-scaling-stroke"'
+
+
+@dataclass(frozen=True, slots=True)
+class _Extent:
+    """The values a chart's data spans (and 0), which the data's square spans top to bottom."""
+
+    low: Fraction
+    high: Fraction
+
+    @classmethod
+    def of(cls, values: Sequence[Fraction]) -> _Extent:
+        low, high = min([Fraction(0), *values]), max([Fraction(0), *values])
+        return cls(low, high if high > low else low + 1)
+
+    def y(self, value: Number) -> Fraction:
+        """The height of ``value`` in the data's square (from its top)."""
+        return UNIT * (self.high - Fraction(value)) / (self.high - self.low)
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """One drawing's frame and its value axis, from ``low`` to ``high`` in ticks of ``step``."""
+
+    frame: Frame
+    low: Fraction
+    high: Fraction
+    step: Fraction
+
+    @classmethod
+    def of(cls, frame: Frame, values: Sequence[Fraction], fmt: Format) -> _Layout:
+        low, high, step = _nice_range(values, frame.ticks)
+        return cls(_room_for_values(frame, low, high, step, fmt), low, high, step)
+
+    def x(self, unit: Fraction) -> Fraction:
+        """Where a point ``unit`` across the data's square stands in this drawing."""
+        return self.frame.left + self.frame.plot_width * unit / UNIT
+
+    def y(self, value: Number) -> Fraction:
+        share = (Fraction(value) - self.low) / (self.high - self.low)
+        return self.frame.top + self.frame.plot_height * (1 - share)
+
+    def transform(self, extent: _Extent) -> str:
+        """The matrix that lays the data's square onto this drawing's plot area."""
+        across = Fraction(self.frame.plot_width, UNIT)
+        down = (self.y(extent.low) - self.y(extent.high)) / UNIT
+        numbers = (across, 0, 0, down, self.frame.left, self.y(extent.high))
+        # Six places: the data's square is ten thousand units a side, and a scale rounded to
+        # four put a bar's far end a third of a pixel off its tick.
+        return "matrix(" + " ".join(_coordinate(Fraction(n), 6) for n in numbers) + ")"
+
+
+def _drawings(
+    layouts: Sequence[_Layout],
+    extent: _Extent,
+    data: str,
+    around: Callable[[_Layout], tuple[list[str], list[str]]],
+    title: str,
+    caption_id: str,
+) -> Markup:
+    """Return a drawing per layout: ``around(layout)`` gives what goes under the data (axes,
+    reference lines) and over it (the legend).
+
+    The first drawing holds the data, drawn once; the others show it by reference (``<use>``),
+    so a page that sends a chart in two sizes sends its points and their tooltips once.
+    """
+    name = "chart-" + hashlib.sha256(f"{title}\n{data}".encode()).hexdigest()[:12]
+    drawings: list[str] = []
+    for index, layout in enumerate(layouts):
+        under, over = around(layout)
+        placed = f'transform="{layout.transform(extent)}"'
+        if index == 0:
+            shown = f'<g {placed}><g id="{name}">{data}</g></g>'
+        else:
+            shown = f'<use href="#{name}" {placed}/>'
+        drawings += [_open_svg(layout.frame, title, caption_id), *under, shown, *over, "</svg>"]
+    return Markup("".join(drawings))
 
 
 def _formatter(value_format: str | Format) -> Format:
@@ -106,20 +192,20 @@ def _formatter(value_format: str | Format) -> Format:
     return percent if value_format == "percent" else whole_number
 
 
-def _coordinate(value: Fraction) -> str:
-    """Write a coordinate with one decimal: enough for the eye, stable for tests."""
-    tenths = round(value * 10)
-    sign = "-" if tenths < 0 else ""
-    whole, part = divmod(abs(tenths), 10)
-    return f"{sign}{whole}.{part}"
+def _coordinate(value: Fraction, places: int = 1) -> str:
+    """Write a coordinate with ``places`` decimals: enough for the eye, stable for tests."""
+    if places == 0:
+        return str(round(value))
+    scaled = round(value * 10**places)
+    sign = "-" if scaled < 0 else ""
+    whole, part = divmod(abs(scaled), 10**places)
+    return f"{sign}{whole}.{part:0{places}d}"
 
 
 def _nice_range(values: Sequence[Fraction], ticks: int) -> tuple[Fraction, Fraction, Fraction]:
     """Return ``(low, high, step)``: a range covering ``values`` (and 0) on round tick steps."""
-    low = min([Fraction(0), *values])
-    high = max([Fraction(0), *values])
-    if low == high:
-        high = low + 1
+    extent = _Extent.of(values)
+    low, high = extent.low, extent.high
     raw = (high - low) / ticks
     magnitude = Fraction(1)
     while magnitude * 10 <= raw:
@@ -157,51 +243,55 @@ def line_chart(
     title: str,
     references: Sequence[Reference] = (),
     value_format: str | Format = "percent",
-    frame: Frame | None = None,
+    frames: Sequence[Frame] = (Frame(),),
     caption_id: str = "",
 ) -> Markup:
-    """Render ``series`` as an SVG line chart with a legend and optional reference lines.
+    """Render ``series`` as an SVG line chart with a legend and optional reference lines, a
+    drawing per frame (see :func:`_drawings`).
 
     :param title: the accessible name of the chart (``<title>`` and ``aria-label``).
     :param value_format: ``"percent"`` for ratios, ``"plain"`` for whole numbers.
     :param caption_id: the id of a caption shown with the chart that names it instead of
         ``title`` (see :func:`_open_svg`).
     """
-    frame = frame or Frame()
     fmt = _formatter(value_format)
     labels = _x_labels(series)
     values = [Fraction(v) for s in series for _, v in s.points if v is not None]
     values += [Fraction(r.value) for r in references]
-    low, high, step = _nice_range(values, frame.ticks)
-    frame = _room_for_values(frame, low, high, step, fmt)
+    extent = _Extent.of(values)
     colours = {s.name: _colour(i) for i, s in enumerate(series)}
 
-    def x_of(index: int) -> Fraction:
+    def across(index: int) -> Fraction:
         if len(labels) == 1:
-            return frame.left + Fraction(frame.plot_width, 2)
-        return frame.left + Fraction(frame.plot_width * index, len(labels) - 1)
+            return Fraction(UNIT, 2)
+        return Fraction(UNIT * index, len(labels) - 1)
 
-    def y_of(value: Number) -> Fraction:
-        share = (Fraction(value) - low) / (high - low)
-        return frame.top + frame.plot_height * (1 - share)
+    data = "".join(
+        part
+        for s in series
+        for part in _polyline(s, labels, across, extent.y, colours[s.name], fmt)
+    )
 
-    parts = [_open_svg(frame, title, caption_id)]
-    parts += _y_axis(frame, low, high, step, y_of, fmt)
-    parts += _x_axis(frame, labels, x_of)
-    for ref in references:
-        colour = colours.get(ref.colour_of, "#777777")
-        y = _coordinate(y_of(ref.value))
-        parts.append(
-            f'<line class="reference" x1="{frame.left}" y1="{y}" '
-            f'x2="{frame.left + frame.plot_width}" y2="{y}" stroke="{colour}" '
-            f'stroke-width="1.5" stroke-dasharray="6 4"><title>{escape(ref.name)}: '
-            f"{escape(fmt(ref.value))}</title></line>"
-        )
-    for s in series:
-        parts += _polyline(s, labels, x_of, y_of, colours[s.name], fmt)
-    parts += _legend(frame, series, references, colours)
-    parts.append("</svg>")
-    return Markup("".join(parts))
+    def around(layout: _Layout) -> tuple[list[str], list[str]]:
+        frame = layout.frame
+        under = _y_axis(layout, fmt) + _x_axis(frame, labels, lambda i: layout.x(across(i)))
+        for ref in references:
+            colour = colours.get(ref.colour_of, "#777777")
+            y = _coordinate(layout.y(ref.value))
+            under.append(
+                f'<line class="reference" x1="{frame.left}" y1="{y}" '
+                f'x2="{frame.left + frame.plot_width}" y2="{y}" stroke="{colour}" '
+                f'stroke-width="1.5" stroke-dasharray="6 4"><title>{escape(ref.name)}: '
+                f"{escape(fmt(ref.value))}</title></line>"
+            )
+        return under, _legend(frame, series, references, colours)
+
+    layouts = [_Layout.of(frame, values, fmt) for frame in frames]
+    return _drawings(layouts, extent, data, around, title, caption_id)
+
+
+#: A bar's widest, in units of the narrowest drawing it is shown in.
+BAR_WIDTH: Final = 48
 
 
 def bar_chart(
@@ -209,41 +299,42 @@ def bar_chart(
     *,
     title: str,
     value_format: str | Format = "plain",
-    frame: Frame | None = None,
+    frames: Sequence[Frame] = (Frame(),),
     caption_id: str = "",
 ) -> Markup:
-    """Render ``(label, value)`` bars; positive bars are green, negative ones red (``title``
-    and ``caption_id`` as for :func:`line_chart`)."""
-    frame = frame or Frame()
+    """Render ``(label, value)`` bars, a drawing per frame; positive bars are green, negative
+    ones red (``title`` and ``caption_id`` as for :func:`line_chart`)."""
     fmt = _formatter(value_format)
     labels = [name for name, _ in bars]
-    low, high, step = _nice_range([Fraction(v) for _, v in bars], frame.ticks)
-    frame = _room_for_values(frame, low, high, step, fmt)
-    slot = Fraction(frame.plot_width, max(len(bars), 1))
+    values = [Fraction(v) for _, v in bars]
+    extent = _Extent.of(values)
+    layouts = [_Layout.of(frame, values, fmt) for frame in frames]
+    slot = Fraction(UNIT, max(len(bars), 1))
+    # Three quarters of its slot, but no wider than BAR_WIDTH where the plot is narrowest.
+    narrowest = min(layout.frame.plot_width for layout in layouts)
+    width = min(slot * 3 / 4, Fraction(BAR_WIDTH * UNIT, narrowest))
 
-    def y_of(value: Number) -> Fraction:
-        share = (Fraction(value) - low) / (high - low)
-        return frame.top + frame.plot_height * (1 - share)
+    def across(index: int) -> Fraction:
+        return slot * index + slot / 2
 
-    def x_of(index: int) -> Fraction:
-        return frame.left + slot * index + slot / 2
-
-    parts = [_open_svg(frame, title, caption_id)]
-    parts += _y_axis(frame, low, high, step, y_of, fmt)
-    parts += _x_axis(frame, labels, x_of)
-    zero = y_of(0)
+    data: list[str] = []
     for index, (name, value) in enumerate(bars):
-        top, bottom = sorted((y_of(value), zero))
-        width = min(slot * 3 / 4, Fraction(48))
+        top, bottom = sorted((extent.y(value), extent.y(0)))
         colour = "#1b7f4b" if value >= 0 else "#c0262d"
-        parts.append(
-            f'<rect class="bar" x="{_coordinate(x_of(index) - width / 2)}" '
-            f'y="{_coordinate(top)}" width="{_coordinate(width)}" '
-            f'height="{_coordinate(bottom - top)}" fill="{colour}">'
+        data.append(
+            f'<rect class="bar" x="{_coordinate(across(index) - width / 2, 0)}" '
+            f'y="{_coordinate(top, 0)}" width="{_coordinate(width, 0)}" '
+            f'height="{_coordinate(bottom - top, 0)}" fill="{colour}">'
             f"<title>{escape(name)}: {escape(fmt(value))}</title></rect>"
         )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+
+    def around(layout: _Layout) -> tuple[list[str], list[str]]:
+        def x_of(index: int) -> Fraction:
+            return layout.x(across(index))
+
+        return _y_axis(layout, fmt) + _x_axis(layout.frame, labels, x_of), []
+
+    return _drawings(layouts, extent, "".join(data), around, title, caption_id)
 
 
 def _x_labels(series: Sequence[Series]) -> list[str]:
@@ -273,12 +364,11 @@ def _open_svg(frame: Frame, title: str, caption_id: str = "") -> str:
     )
 
 
-def _y_axis(
-    frame: Frame, low: Fraction, high: Fraction, step: Fraction, y_of: Scale, fmt: Format
-) -> list[str]:
+def _y_axis(layout: _Layout, fmt: Format) -> list[str]:
+    frame = layout.frame
     parts: list[str] = []
-    for tick in _ticks(low, high, step):
-        y = _coordinate(y_of(tick))
+    for tick in _ticks(layout.low, layout.high, layout.step):
+        y = _coordinate(layout.y(tick))
         stroke = "#888888" if tick == 0 else "#e4e4e4"
         parts.append(
             f'<line x1="{frame.left}" y1="{y}" x2="{frame.left + frame.plot_width}" y2="{y}" '
@@ -318,7 +408,11 @@ def _polyline(
     colour: str,
     fmt: Format,
 ) -> list[str]:
-    """Draw one series as polylines broken at gaps, with a dot and tooltip per point."""
+    """Draw one series as polylines broken at gaps, with a dot and tooltip per point.
+
+    Each drawing stretches the data by its own width and height, so the strokes keep their
+    width on the screen (``non-scaling-stroke``) and a dot is the round cap of a stroke of no
+    length, which stays round where a circle would be drawn as an ellipse."""
     position = {name: i for i, name in enumerate(labels)}
     parts: list[str] = []
     run: list[str] = []
@@ -326,24 +420,25 @@ def _polyline(
 
     def flush() -> None:
         if len(run) > 1:
-            parts.append(
-                f'<polyline points="{" ".join(run)}" fill="none" stroke="{colour}" '
-                f'stroke-width="2" stroke-linejoin="round"/>'
-            )
+            parts.append(f'<polyline points="{" ".join(run)}" stroke-width="2" {_UNSTRETCHED}/>')
         run.clear()
 
     for name, value in series.points:
         if value is None:
             flush()
             continue
-        x, y = _coordinate(x_of(position[name])), _coordinate(y_of(value))
+        x, y = _coordinate(x_of(position[name]), 0), _coordinate(y_of(value), 0)
         run.append(f"{x},{y}")
         dots.append(
-            f'<circle cx="{x}" cy="{y}" r="3" fill="{colour}"><title>{escape(series.name)} '
-            f"{escape(name)}: {escape(fmt(value))}</title></circle>"
+            f'<path d="M{x} {y}h0" {_UNSTRETCHED}><title>{escape(series.name)} '
+            f"{escape(name)}: {escape(fmt(value))}</title></path>"
         )
     flush()
-    return [f'<g class="series" data-series="{escape(series.name)}">', *parts, *dots, "</g>"]
+    group = (
+        f'<g class="series" data-series="{escape(series.name)}" fill="none" stroke="{colour}" '
+        'stroke-width="6" stroke-linecap="round" stroke-linejoin="round">'
+    )
+    return [group, *parts, *dots, "</g>"]
 
 
 def _legend(

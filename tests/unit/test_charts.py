@@ -48,9 +48,9 @@ def test_line_chart_is_well_formed_svg_without_style_or_script() -> None:
 
 def test_line_chart_draws_one_dot_per_known_value_and_breaks_at_gaps() -> None:
     root = ET.fromstring(str(line_chart(_edges(), title="t")))
-    groups = root.findall(f"{SVG}g")
+    groups = list(root.iter(f"{SVG}g"))
     war = next(g for g in groups if g.get("data-series") == "casino_war")
-    assert len(war.findall(f"{SVG}circle")) == 2
+    assert len(war.findall(f"{SVG}path")) == 2  # a dot is the round cap of a stroke
     assert war.findall(f"{SVG}polyline") == []  # the gap leaves two lone points, no line
     sota = next(g for g in groups if g.get("data-series") == "sota")
     assert len(sota.findall(f"{SVG}polyline")) == 1
@@ -58,8 +58,9 @@ def test_line_chart_draws_one_dot_per_known_value_and_breaks_at_gaps() -> None:
 
 def test_higher_values_are_drawn_higher() -> None:
     root = ET.fromstring(str(line_chart(_edges(), title="t")))
-    war = next(g for g in root.findall(f"{SVG}g") if g.get("data-series") == "casino_war")
-    first, last = (float(c.get("cy")) for c in war.findall(f"{SVG}circle"))
+    war = next(g for g in root.iter(f"{SVG}g") if g.get("data-series") == "casino_war")
+    # A dot is drawn "M<x> <y>h0": a round cap of a stroke of no length.
+    first, last = (float((dot.get("d") or "")[:-2].split()[1]) for dot in war.iter(f"{SVG}path"))
     assert first < last  # +3 % sits above −2 % (SVG y grows downwards)
 
 
@@ -117,7 +118,7 @@ def test_values_take_the_format_given() -> None:
     assert "&lt;1000&gt;" in svg
 
 
-def test_both_sizes_draws_the_same_chart_wide_and_narrow() -> None:
+def test_both_sizes_draws_the_chart_wide_and_narrow_with_its_data_sent_once() -> None:
     bars = [("05-01", 1500), ("05-02", -300)]
     svg = str(both_sizes(partial(bar_chart, bars, title="House")))
     wide, narrow = ET.fromstring(f"<both>{svg}</both>")
@@ -125,13 +126,37 @@ def test_both_sizes_draws_the_same_chart_wide_and_narrow() -> None:
     assert wide.get("viewBox") == f"0 0 {WIDE.width} {WIDE.height}"
     assert narrow.get("viewBox") == f"0 0 {NARROW.width} {NARROW.height}"
     tooltips = [[t.text for t in chart.iter(f"{SVG}title")] for chart in (wide, narrow)]
-    assert tooltips[0] == tooltips[1] == ["House", "05-01: 1,500", "05-02: −300"]
+    assert tooltips == [["House", "05-01: 1,500", "05-02: −300"], ["House"]]
+    # The narrow drawing shows the wide one's bars (each drawing has its own axes).
+    data = next(g for g in wide.iter(f"{SVG}g") if g.get("id"))
+    assert len(data.findall(f"{SVG}rect")) == 2
+    shown = narrow.find(f"{SVG}use")
+    assert shown is not None and shown.get("href") == f"#{data.get('id')}"
+    labels = [[t.text for t in chart.iter(f"{SVG}text")] for chart in (wide, narrow)]
+    assert "05-01" in labels[0] and "05-01" in labels[1]
+
+
+@pytest.mark.parametrize("variant", ["wide", "narrow"])
+def test_the_data_drawn_once_lands_on_each_drawing_s_own_axis(variant: str) -> None:
+    # The data spans −300 to 1,500; the axes, −500 to 1,500 in steps of 500 (wide) or 1,000.
+    svg = str(both_sizes(partial(bar_chart, [("05-01", 1500), ("05-02", -300)], title="House")))
+    wide, narrow = ET.fromstring(f"<both>{svg}</both>")
+    chart = wide if variant == "wide" else narrow
+    placed = next(e.get("transform") or "" for e in chart.iter() if e.get("transform"))
+    _, _, _, down, _, top = (float(n) for n in placed.removeprefix("matrix(")[:-1].split())
+    tick = {t.text: float(t.get("y") or 0) for t in chart.iter(f"{SVG}text") if t.text}
+    at_minus_300 = tick["0"] + (tick["−500"] - tick["0"]) * 300 / 500
+    gain, loss = (bar for bar in wide.iter(f"{SVG}rect") if bar.get("class") == "bar")
+    for bar, (high, low) in ((gain, (tick["1,500"], tick["0"])), (loss, (tick["0"], at_minus_300))):
+        y, height = float(bar.get("y") or 0), float(bar.get("height") or 0)
+        assert top + down * y == pytest.approx(high, abs=0.1)
+        assert top + down * (y + height) == pytest.approx(low, abs=0.1)
 
 
 def test_the_narrow_drawing_s_labels_are_readable_in_a_360_px_phone_s_panel() -> None:
     # A 360 px phone's panel is 308.8 px wide (main's and the panel's padding); the 720-unit
     # drawing shrunk into it drew its 12-unit labels 5 px high.
-    root = ET.fromstring(str(bar_chart([("05-01", 1)], title="t", frame=NARROW)))
+    root = ET.fromstring(str(bar_chart([("05-01", 1)], title="t", frames=(NARROW,))))
     assert float(root.get("font-size") or 0) * 308.8 / NARROW.width >= 11
 
 
@@ -147,7 +172,9 @@ def _x_labels_drawn(root: ET.Element, labels: list[str]) -> list[tuple[float, st
 def test_the_x_labels_at_either_end_are_drawn_whole(frame: Frame) -> None:
     labels = ["13:46:05 (2)", "13:46:07 (2)", "13:47:15 (2)"]
     series = Series("balance", tuple((label, index) for index, label in enumerate(labels)))
-    root = ET.fromstring(str(line_chart([series], title="t", value_format="plain", frame=frame)))
+    root = ET.fromstring(
+        str(line_chart([series], title="t", value_format="plain", frames=(frame,)))
+    )
     drawn = _x_labels_drawn(root, labels)
     assert drawn[0][1] == labels[0] and drawn[-1][1] == labels[-1]
     for x, label in drawn:
@@ -157,7 +184,10 @@ def test_the_x_labels_at_either_end_are_drawn_whole(frame: Frame) -> None:
 
 def test_the_legend_goes_on_to_a_new_row_instead_of_past_the_edge() -> None:
     svg = line_chart(
-        _edges(), title="t", references=[Reference("Casino War theoretical", 0)], frame=NARROW
+        _edges(),
+        title="t",
+        references=[Reference("Casino War theoretical", 0)],
+        frames=(NARROW,),
     )
     names = {"casino_war", "sota", "Casino War theoretical"}
     legend = [t for t in ET.fromstring(str(svg)).findall(f"{SVG}text") if t.text in names]
@@ -170,7 +200,7 @@ def test_the_legend_goes_on_to_a_new_row_instead_of_past_the_edge() -> None:
 
 def test_the_value_labels_get_the_room_they_need_on_the_left() -> None:
     series = Series("edge", (("05-01", Fraction(-1)), ("05-02", Fraction(1, 2))))
-    root = ET.fromstring(str(line_chart([series], title="t", frame=NARROW)))
+    root = ET.fromstring(str(line_chart([series], title="t", frames=(NARROW,))))
     values = [t for t in root.findall(f"{SVG}text") if t.get("text-anchor") == "end"]
     assert "−100.00 %" in [t.text for t in values]
     for text in values:  # drawn right-aligned at x, so they start at x minus their width

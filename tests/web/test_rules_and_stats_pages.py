@@ -202,8 +202,22 @@ def test_the_statistics_page_shows_the_players_own_figures_and_charts(
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart narrow"') == 2
     assert 'data-testid="balance-chips"' in page and 'data-testid="balance-sweets"' in page
     realized = Fraction(war["realized_edge"]["exact"])
-    assert f"{float(realized) * 100:.2f} %" in page
+    assert f"{float(realized) * 100:.2f} %".replace("-", "−") in page  # the minus sign, U+2212
     assert 'data-testid="luck"' in page
+
+
+def test_the_statistics_page_sends_each_balance_point_once(player: FlaskClient) -> None:
+    """Both drawings of a chart carried every point and its tooltip, so the page sent them
+    twice; the narrow drawing now shows the wide one's points (``<use>``), under its own axes."""
+    play_a_few(player)
+    history = player.get("/api/v1/me/stats").get_json()["balance_history"]
+    page = player.get("/stats").get_data(as_text=True)
+    for currency, name in (("chips", "chips balance"), ("sweets", "sweets balance")):
+        figure = page.split(f'data-testid="balance-{currency}"')[1].split("</figure>")[0]
+        points = re.findall(rf"<title>{name} [^<]*</title>", figure)
+        assert len(points) == len(history[currency]) > 1, currency
+        data = re.search(r'<g id="(chart-[0-9a-f]+)">', figure)
+        assert data and figure.count(f'<use href="#{data.group(1)}"') == 1, currency
 
 
 def test_a_new_player_sees_empty_statistics(player: FlaskClient) -> None:
