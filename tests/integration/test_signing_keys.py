@@ -247,3 +247,38 @@ def test_a_registration_rolled_back_with_its_signature_is_made_again(
             select(AuditEntry.seq).where(AuditEntry.action == "key.created")
         ).all()
     assert len(keys) == 1 and len(created) == 1
+
+
+def test_a_bundle_fetched_right_after_keys_rotate_and_a_restart_verifies_pinned_to_the_new_key(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    """The last checkpoint before the restart was signed by the old key over the whole log,
+    the key change included, and nothing was logged since: the first bundle the restarted
+    service serves is proved into a checkpoint of the new key over the key change, so a
+    verifier trusting only the new key learns the old one from its own log at once."""
+    alice = accounts.register(session, "alice", PASSWORD).id
+    before = fairness_service.active_seed_pair(session, alice).seed_pair_id
+    _play_a_round(session, alice)
+    fairness_service.rotate(session, alice)  # committed, played and revealed by the old key
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    (change,) = fairness_service.public_key_info(session).key_changes
+    old_key, new_key = (change["document"][f"{k}_public_key_hex"] for k in ("old", "new"))
+    signed_before = audit.sign_if_due(session)  # the process not yet restarted: the old key
+    assert signed_before is not None and signed_before["public_key_hex"] == old_key
+    assert signed_before["document"]["size"] == audit.current_size(session)
+
+    renewed = create_app(dict(app.config))  # a restart: it loads the new key file
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        audit.sign_if_due(fresh)  # as the bundle endpoint does
+        bundle = dict(fairness_service.bundle(fresh, alice, before))
+        again = audit.sign_if_due(fresh)  # the new key's checkpoint is signed once
+        fresh.close()
+    renewed.extensions["sota_casino.engine"].dispose()
+    for pinned in (new_key, old_key):
+        code, output = _verify_pinned(bundle, pinned, tmp_path)
+        assert code == 0, output
+        assert "Result: OK" in output, output
+    (checkpoint,) = bundle["checkpoints"]
+    assert checkpoint["public_key_hex"] == new_key
+    assert again is None
