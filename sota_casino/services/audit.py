@@ -842,17 +842,21 @@ def _signed_by_a_replaced_key(session: Session) -> bool:
     the key in use (registered, not retired): a process not yet restarted after a key change
     signs with the retired key, and must not take the log back to it."""
     latest = _latest_checkpoint(session)
-    key = context_of(session).public_key_hex
     return (
         latest is not None
-        and latest.public_key_hex != key
-        and session.scalar(
-            select(SigningKey.id).where(
-                SigningKey.public_key_hex == key, SigningKey.retired_at.is_(None)
-            )
-        )
-        is not None
+        and latest.public_key_hex != context_of(session).public_key_hex
+        and signs_with_the_key_in_use(session)
     )
+
+
+@in_transaction
+def signs_with_the_key_in_use(session: Session) -> bool:
+    """Whether this process's key is registered and not retired."""
+    in_use = select(SigningKey.id).where(
+        SigningKey.public_key_hex == context_of(session).public_key_hex,
+        SigningKey.retired_at.is_(None),
+    )
+    return session.scalar(in_use) is not None
 
 
 @transactional
@@ -872,6 +876,8 @@ def _sign_with_key_in_use(session: Session) -> Checkpoint | None:
     key = context_of(session).public_key_hex
     if head is None or latest is None or latest.public_key_hex == key:
         return None  # another process signed it meanwhile
+    if not signs_with_the_key_in_use(session):
+        return None  # changed meanwhile: its key.in_use would follow the key.changed
     size = head.seq
     if size == latest.size:
         taking_over = {

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import PASSWORD
@@ -16,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sota_casino.core import fairness
+from sota_casino.core.errors import Conflict
 from sota_casino.factory import create_app
 from sota_casino.models import AuditEntry
 from sota_casino.services import accounts
@@ -282,3 +284,15 @@ def test_a_bundle_fetched_right_after_keys_rotate_and_a_restart_verifies_pinned_
     (checkpoint,) = bundle["checkpoints"]
     assert checkpoint["public_key_hex"] == new_key
     assert again is None
+
+
+def test_a_process_still_signing_with_the_retired_key_cannot_change_it_again(
+    app: Flask, session: Session
+) -> None:
+    """The log's key changes form one chain, each from the key in use: a process not yet
+    restarted after `flask keys rotate` would log a second change from the retired key."""
+    accounts.register(session, "alice", PASSWORD)
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    with pytest.raises(Conflict, match="signs with a retired key"):
+        fairness_service.change_key(session, Ed25519PrivateKey.generate())
+    assert len(fairness_service.public_key_info(session).key_changes) == 1

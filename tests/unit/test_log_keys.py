@@ -459,3 +459,73 @@ def test_a_key_id_registered_again_for_another_key_is_named() -> None:
     )
     replaced = ("player_key.registered", "user:7", {"user_id": 7, "key_id": 4, "retires": [3]})
     assert anchors.first_key_problem(_appended(first, replaced)) is None
+
+
+def _key_change(old: Any, new: str) -> tuple[str, str, dict[str, Any]]:
+    """A key change's entry, its document signed as by the old key (the signature is not read)."""
+    document = {"type": "key_change", "v": 1, "old_public_key_hex": old}
+    document |= {"new_public_key_hex": new, "changed_at": "2025-04-02T09:00:00.000000Z"}
+    return "key.changed", f"key:{new[:16]}", {"key_change": {"document": document, "signature": ""}}
+
+
+def _key(name: str, action: str = "key.created") -> tuple[str, str, dict[str, Any]]:
+    return action, f"key:{name * 16}", {"public_key_hex": name * 64}
+
+
+A, B, C, X = ("a" * 64, "b" * 64, "c" * 64, "f" * 64)
+
+
+def test_the_services_keys_changing_in_one_chain_pass() -> None:
+    """A key registered on its first signature, changed, taken over, changed again; a key file
+    swapped by hand registers its key anew, and the next change is from it."""
+    honest = (
+        _key("a"),
+        _key_change(A, B),
+        _key("b", "key.in_use"),
+        _key_change(B, C),
+        _key("d"),
+        _key_change("d" * 64, "e" * 64),
+    )
+    assert anchors.first_key_problem(_appended(*honest)) is None
+    # A log or range whose first word on the keys is a change: its old key was in use.
+    assert anchors.first_key_problem(_appended(_key_change(A, B), _key_change(B, C))) is None
+
+
+def test_a_second_key_change_into_the_key_in_use_is_named(tmp_path: Path) -> None:
+    """Whoever holds the database and the new key logs a change into it from a key of his own,
+    under a checkpoint of the new key: a verifier trusting the new key would take that key as
+    its predecessor."""
+    entries = _appended(_key("a"), _key_change(A, B), _key_change(X, B))
+    reason = (
+        f"entry 21: key.changed names key {X[:16]}… as the key in use, but the key in use is "
+        f"{B[:16]}… (entry 20): the service's keys change in one chain, each change signed by "
+        "the key in use, a rewrite"
+    )
+    assert anchors.first_key_problem(entries) == (21, reason)
+    code, out = _offline(entries, tmp_path)
+    assert code == 1 and "chain ✗  first bad entry: seq 21" in out and f"chain: {reason}" in out
+
+
+def test_a_key_change_into_a_key_used_before_or_a_retired_key_taking_over_is_named() -> None:
+    back = _appended(_key("a"), _key_change(A, B), _key_change(B, A))
+    assert anchors.first_key_problem(back) == (
+        21,
+        f"entry 21: key.changed of key {A[:16]}…, which was in use before (entry 19): a key is "
+        "taken into use once, a rewrite",
+    )
+    retired = _appended(_key("a"), _key_change(A, B), _key("a", "key.in_use"))
+    assert anchors.first_key_problem(retired) == (
+        21,
+        f"entry 21: key.in_use names key {A[:16]}… as the key in use, but the key in use is "
+        f"{B[:16]}… (entry 20): the service's keys change in one chain, each change signed by "
+        "the key in use, a rewrite",
+    )
+
+
+def test_the_services_keys_are_carried_from_one_chunk_to_the_next() -> None:
+    entries = _appended(_key("a"), _key_change(A, B), _key_change(X, B))
+    pairs = anchors.PairsInPlay()
+    assert anchors.first_key_problem(entries[:20], pairs=pairs) is None
+    stored = anchors.PairsInPlay.from_json(json.loads(json.dumps(pairs.to_json())))
+    found = anchors.first_key_problem(entries[20:], pairs=stored)
+    assert found is not None and found[0] == 21
