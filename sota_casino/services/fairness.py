@@ -400,7 +400,7 @@ def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
     _ensure_key_registered(session)
     if not audit.signs_with_the_key_in_use(session):
         # The log's key changes form one chain (core.anchors): each from the key in use.
-        raise Conflict("this process signs with a retired key; change the key in use")
+        raise Conflict("this process signs with a retired key; run it with the key file in use")
     now = datetime.now(UTC)
     envelope = fairness.signed(
         ctx.signing_key,

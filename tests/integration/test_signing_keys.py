@@ -293,6 +293,11 @@ def test_a_process_still_signing_with_the_retired_key_cannot_change_it_again(
     restarted after `flask keys rotate` would log a second change from the retired key."""
     accounts.register(session, "alice", PASSWORD)
     assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    key_file = Path(app.config["SIGNING_KEY_FILE"])
+    in_use = key_file.read_bytes()
     with pytest.raises(Conflict, match="signs with a retired key"):
         fairness_service.change_key(session, Ed25519PrivateKey.generate())
+    again = app.test_cli_runner().invoke(args=["keys", "rotate"])  # this app loaded the old key
+    assert again.exit_code == 1 and "signs with a retired key" in again.output
+    assert key_file.read_bytes() == in_use
     assert len(fairness_service.public_key_info(session).key_changes) == 1
