@@ -301,3 +301,34 @@ def test_a_process_still_signing_with_the_retired_key_cannot_change_it_again(
     assert again.exit_code == 1 and "signs with a retired key" in again.output
     assert key_file.read_bytes() == in_use
     assert len(fairness_service.public_key_info(session).key_changes) == 1
+
+
+def test_the_export_of_a_log_across_keys_rotate_passes_pinned_to_the_old_key_or_the_new(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    """An honest log across `flask keys rotate` holds checkpoints of the old key (one of them
+    signed after the change, by the process not yet restarted) and of the new: its export
+    follows the log's own key change from either key."""
+    from sota_casino.verify import main
+
+    alice = accounts.register(session, "alice", PASSWORD).id
+    audit.checkpoint(session)
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    (change,) = fairness_service.public_key_info(session).key_changes
+    old_key, new_key = (change["document"][f"{k}_public_key_hex"] for k in ("old", "new"))
+    _play_a_round(session, alice)  # the process not yet restarted signs with the old key
+    assert audit.checkpoint(session)["public_key_hex"] == old_key
+    renewed = create_app(dict(app.config))  # a restart: it loads the new key file
+    export = tmp_path / "audit.jsonl"
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        _play_a_round(fresh, alice)
+        assert audit.checkpoint(fresh)["public_key_hex"] == new_key
+        fresh.close()
+        result = renewed.test_cli_runner().invoke(args=["audit", "export", str(export)])
+        assert result.exit_code == 0, result.output
+    renewed.extensions["sota_casino.engine"].dispose()
+    for pinned in (old_key, new_key):
+        out = io.StringIO()
+        assert main(["audit", str(export), "--public-key", pinned], out) == 0, out.getvalue()
+        assert out.getvalue().splitlines()[-1] == "Result: OK (exit 0)"
