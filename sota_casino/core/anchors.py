@@ -490,12 +490,25 @@ def proof_problem(anchor: object, checkpoint: Mapping[str, Any]) -> str | None:
 # --- what an entry must say about its document -----------------------------------------------
 
 
+def same_json(left: object, right: object) -> bool:
+    """Whether two JSON values are the same JSON value: ``true`` is not ``1`` nor ``false``
+    ``0``, at any depth, though Python's ``bool`` is an ``int`` (the page's JavaScript compares
+    them with ``===``, and its verdict and this one must agree)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return type(left) is type(right) and left == right
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(same_json, left, right))
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        return left.keys() == right.keys() and all(same_json(v, right[k]) for k, v in left.items())
+    return left == right
+
+
 def commitment_problem(entry: Mapping[str, Any], commitment_doc: Mapping[str, Any]) -> str | None:
     """Say how a commitment's entry contradicts the commitment document, or ``None``."""
     data = _data(entry)
     if wrong := _pair_entry_problem(entry, COMMITMENT_ACTION, commitment_doc):
         return wrong
-    if data.get("commitment") != commitment_doc.get("commitment"):
+    if not same_json(data.get("commitment"), commitment_doc.get("commitment")):
         return (
             f"the log recorded commitment {str(data.get('commitment'))[:16]}… for this pair, "
             f"the commitment document names {str(commitment_doc.get('commitment'))[:16]}…"
@@ -527,7 +540,7 @@ def reveal_problem(entry: Mapping[str, Any], reveal_doc: Mapping[str, Any]) -> s
     for name in ("server_seed", "rounds"):
         if name not in data:
             return f"the entry names no {name}: it does not anchor this reveal"
-        if data[name] != reveal_doc.get(name):
+        if not same_json(data[name], reveal_doc.get(name)):
             return (
                 f"the log recorded {name} {data[name]!r} when the pair was revealed, "
                 f"the reveal says {reveal_doc.get(name)!r}"
@@ -558,7 +571,7 @@ def settlement_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> 
             f"receipt hashes to {hashed[:16]}…: the receipt was rewritten"
         )
     for name in ("game", "payout"):
-        if data[name] != receipt.get(name):
+        if not same_json(data[name], receipt.get(name)):
             return f"the log recorded {name} {data[name]!r}, the receipt says {receipt.get(name)!r}"
     return None
 
@@ -578,7 +591,7 @@ def bet_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> str | N
     for name in BET_FIELDS:
         if name not in data:
             return f"the bet entry names no {name}: it does not anchor this round"
-        if data[name] != receipt.get(name) or type(data[name]) is not type(receipt.get(name)):
+        if not same_json(data[name], receipt.get(name)):
             return (
                 f"the log recorded the bet with {name} {data[name]!r}, the receipt says "
                 f"{receipt.get(name)!r}: the round was logged again"
@@ -603,7 +616,7 @@ def decisions_problem(
         for e in entries
     ):
         return f"a decision entry is not a {action!r} entry of this round"
-    if logged != actions:
+    if not same_json(logged, actions):
         return (
             f"the log recorded the player's actions {logged}, the receipt lists {actions}: "
             "the round was rewritten"
