@@ -226,7 +226,10 @@ def keys_rotate() -> None:
     from .services import fairness
 
     new_key = core_fairness.new_signing_key()
-    change = fairness.change_key(new_session(), new_key)["document"]
+    try:
+        change = fairness.change_key(new_session(), new_key)["document"]
+    except CasinoError as exc:
+        raise click.ClickException(exc.message) from exc
     path = Path(current_app.config["SIGNING_KEY_FILE"])
     kept = replace_file(path, core_fairness.private_key_pem(new_key), suffix=".retired")
     click.echo(f"old key {change['old_public_key_hex']} (file kept as {kept})")

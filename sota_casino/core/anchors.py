@@ -28,6 +28,9 @@ from typing import TypeGuard
 from . import merkle
 from .audit_chain import ENTRY_KEYS
 from .audit_chain import entry_hash
+from .fairness import KEY_CHANGED
+from .fairness import KEY_CREATED
+from .fairness import KEY_IN_USE
 from .fairness import PLAYER_KEY_REGISTERED
 from .fairness import canonical_json
 from .fairness import is_hex64
@@ -183,6 +186,9 @@ class PairsInPlay:
     signers: dict[str, int] = field(default_factory=dict)
     #: Each key id registered: the seq of its registration (an id names one key).
     key_ids: dict[str, int] = field(default_factory=dict)
+    #: Each key the service signed with, in the order the log took them into use: the seq of
+    #: the entry that named it first. The last is the key in use.
+    service_keys: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for pair in self.unsettled.values():
@@ -196,6 +202,7 @@ class PairsInPlay:
             owners=dict(self.owners),
             signers=dict(self.signers),
             key_ids=dict(self.key_ids),
+            service_keys=dict(self.service_keys),
         )
 
     def to_json(self) -> dict[str, dict[str, Any]]:
@@ -205,6 +212,7 @@ class PairsInPlay:
             "owners": self.owners,
             "signers": self.signers,
             "key_ids": self.key_ids,
+            "service_keys": self.service_keys,
         }
 
     @classmethod
@@ -217,6 +225,7 @@ class PairsInPlay:
             owners={str(pair): str(user) for pair, user in stored["owners"].items()},
             signers={str(user): int(seq) for user, seq in stored["signers"].items()},
             key_ids={str(key): int(seq) for key, seq in stored["key_ids"].items()},
+            service_keys={str(key): int(seq) for key, seq in stored["service_keys"].items()},
         )
 
 
@@ -333,14 +342,65 @@ def _registration_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str |
     return None
 
 
+#: The actions that name the service's key (:func:`_service_key_problem`).
+SERVICE_KEY_ACTIONS: Final = frozenset((KEY_CREATED, KEY_CHANGED, KEY_IN_USE))
+
+
+def _short(key: object) -> str:
+    return f"{key[:16]}…" if isinstance(key, str) else repr(key)
+
+
+def _service_key_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str | None:
+    """Say how an entry naming the service's key contradicts the keys the log named before it,
+    or ``None``; bring ``pairs`` up to date through it.
+
+    The service's keys form one chain: each key change is signed by the key in use and names a
+    key never used before (``flask keys rotate`` makes a new one), a key registered on its first
+    signature is new too, and a key takes over the checkpoints only while in use. A verifier
+    trusting the newest key takes as its predecessor the old key of any key change into it that
+    its own checkpoint covers: a second change into the key in use, from a key of whoever holds
+    the database and that key, would otherwise pass that key off as the one it succeeded.
+    """
+    seq, action, data = entry["seq"], entry["action"], _data(entry)
+    change = data.get("key_change")
+    document = change.get("document") if isinstance(change, Mapping) else None
+    named = document if isinstance(document, Mapping) else {}
+    if action == KEY_CHANGED:
+        said_in_use, new = named.get("old_public_key_hex"), named.get("new_public_key_hex")
+    else:  # key.created names a key not in use before it; key.in_use, the key in use
+        new = data.get("public_key_hex")
+        said_in_use = new if action == KEY_IN_USE else None
+    in_use = next(reversed(pairs.service_keys), None)
+    if in_use is None and isinstance(said_in_use, str):  # the first word of the entries read
+        pairs.service_keys[said_in_use] = seq
+        in_use = said_in_use
+    if in_use is not None and action != KEY_CREATED and said_in_use != in_use:
+        return (
+            f"entry {seq}: {action} names key {_short(said_in_use)} as the key in use, but the "
+            f"key in use is {_short(in_use)} (entry {pairs.service_keys[in_use]}): the "
+            "service's keys change in one chain, each change signed by the key in use, a rewrite"
+        )
+    if action == KEY_IN_USE:
+        return None
+    if (before := pairs.service_keys.get(new) if isinstance(new, str) else None) is not None:
+        return (
+            f"entry {seq}: {action} of key {_short(new)}, which was in use before (entry "
+            f"{before}): a key is taken into use once, a rewrite"
+        )
+    if isinstance(new, str):
+        pairs.service_keys[new] = seq
+    return None
+
+
 def first_key_problem(
     entries: Iterable[Mapping[str, Any]],
     known: Iterable[tuple[str, str, int]] = (),
     pairs: PairsInPlay | None = None,
 ) -> tuple[int, str] | None:
     """Return the seq of the first entry that takes a key the log took before it
-    (:func:`key_problem`, :func:`_registration_problem`), or that contradicts the rounds its
-    pair took before it (:func:`_rounds_problem`), and why; ``None`` if none does.
+    (:func:`key_problem`, :func:`_registration_problem`, :func:`_service_key_problem`), or
+    that contradicts the rounds its pair took before it (:func:`_rounds_problem`), and why;
+    ``None`` if none does.
 
     :param entries: well-formed entries in log order (their chain already checked).
     :param known: ``(subject, action, seq)`` of entries logged before the first of ``entries``
@@ -360,6 +420,8 @@ def first_key_problem(
         if keyed == PLAYER_KEY_REGISTERED and isinstance(under, str):
             if problem := _registration_problem(entry, pairs):
                 return entry["seq"], problem
+        if keyed in SERVICE_KEY_ACTIONS and (problem := _service_key_problem(entry, pairs)):
+            return entry["seq"], problem
         if keyed not in KEYED_ACTIONS or not isinstance(under, str):
             continue
         taken = firsts.setdefault(under, {})
@@ -428,12 +490,25 @@ def proof_problem(anchor: object, checkpoint: Mapping[str, Any]) -> str | None:
 # --- what an entry must say about its document -----------------------------------------------
 
 
+def same_json(left: object, right: object) -> bool:
+    """Whether two JSON values are the same JSON value: ``true`` is not ``1`` nor ``false``
+    ``0``, at any depth, though Python's ``bool`` is an ``int`` (the page's JavaScript compares
+    them with ``===``, and its verdict and this one must agree)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return type(left) is type(right) and left == right
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(same_json, left, right))
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        return left.keys() == right.keys() and all(same_json(v, right[k]) for k, v in left.items())
+    return left == right
+
+
 def commitment_problem(entry: Mapping[str, Any], commitment_doc: Mapping[str, Any]) -> str | None:
     """Say how a commitment's entry contradicts the commitment document, or ``None``."""
     data = _data(entry)
     if wrong := _pair_entry_problem(entry, COMMITMENT_ACTION, commitment_doc):
         return wrong
-    if data.get("commitment") != commitment_doc.get("commitment"):
+    if not same_json(data.get("commitment"), commitment_doc.get("commitment")):
         return (
             f"the log recorded commitment {str(data.get('commitment'))[:16]}… for this pair, "
             f"the commitment document names {str(commitment_doc.get('commitment'))[:16]}…"
@@ -465,7 +540,7 @@ def reveal_problem(entry: Mapping[str, Any], reveal_doc: Mapping[str, Any]) -> s
     for name in ("server_seed", "rounds"):
         if name not in data:
             return f"the entry names no {name}: it does not anchor this reveal"
-        if data[name] != reveal_doc.get(name):
+        if not same_json(data[name], reveal_doc.get(name)):
             return (
                 f"the log recorded {name} {data[name]!r} when the pair was revealed, "
                 f"the reveal says {reveal_doc.get(name)!r}"
@@ -496,7 +571,7 @@ def settlement_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> 
             f"receipt hashes to {hashed[:16]}…: the receipt was rewritten"
         )
     for name in ("game", "payout"):
-        if data[name] != receipt.get(name):
+        if not same_json(data[name], receipt.get(name)):
             return f"the log recorded {name} {data[name]!r}, the receipt says {receipt.get(name)!r}"
     return None
 
@@ -516,7 +591,7 @@ def bet_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> str | N
     for name in BET_FIELDS:
         if name not in data:
             return f"the bet entry names no {name}: it does not anchor this round"
-        if data[name] != receipt.get(name) or type(data[name]) is not type(receipt.get(name)):
+        if not same_json(data[name], receipt.get(name)):
             return (
                 f"the log recorded the bet with {name} {data[name]!r}, the receipt says "
                 f"{receipt.get(name)!r}: the round was logged again"
@@ -541,7 +616,7 @@ def decisions_problem(
         for e in entries
     ):
         return f"a decision entry is not a {action!r} entry of this round"
-    if logged != actions:
+    if not same_json(logged, actions):
         return (
             f"the log recorded the player's actions {logged}, the receipt lists {actions}: "
             "the round was rewritten"

@@ -26,6 +26,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -281,15 +282,28 @@ def _label(index: int, size: int) -> str:
     return f"checkpoint {index + 1} (size {size})"
 
 
+#: The keys a checkpoint may be signed by: one key, any of several, or those a function gives
+#: for the checkpoint's size (the keys in use up to that point of the log).
+CheckpointKeys = str | Sequence[str] | Callable[[int], Sequence[str]]
+
+
+def _keys_by_size(keys: CheckpointKeys) -> Callable[[int], Sequence[str]]:
+    if callable(keys):
+        return keys
+    fixed = (keys,) if isinstance(keys, str) else tuple(keys)
+    return lambda _size: fixed
+
+
 def verify_checkpoints(
     entries: Sequence[Mapping[str, Any]],
     checkpoints: Sequence[Mapping[str, Any]],
-    public_key_hex: str | Sequence[str],
+    public_key_hex: CheckpointKeys,
 ) -> CheckpointReport:
     """Check each checkpoint's signature, its root against the entries, and their consistency.
 
     Each checkpoint must be signed by ``public_key_hex`` (or, given several, by one of them: the
-    service's current key and the keys it retired) and its ``root`` must be the Merkle
+    service's current key and the keys it retired; given a function, by one of the keys it
+    gives for the checkpoint's size) and its ``root`` must be the Merkle
     root of the first ``size`` entry hashes. Each must also be consistent with the earlier
     ones: it is checked with an RFC 6962 consistency proof, computed from the entries, against
     the last earlier checkpoint that passed (a good checkpoint consistent with the good one
@@ -302,7 +316,7 @@ def verify_checkpoints(
     :param checkpoints: ``SIGNED`` checkpoint documents in the order they were signed.
     """
     # Leaves stop at the first malformed hash: a checkpoint beyond it cannot be checked.
-    keys = (public_key_hex,) if isinstance(public_key_hex, str) else tuple(public_key_hex)
+    keys = _keys_by_size(public_key_hex)
     usable = next(
         (
             i
@@ -316,7 +330,7 @@ def verify_checkpoints(
     last_good: tuple[int, dict[str, Any]] | None = None
     for index, envelope, doc, size, label in _well_formed(checkpoints, problems):
         found: list[CheckpointProblem] = []
-        if message := signature_problem(label, doc, envelope["signature"], keys):
+        if message := signature_problem(label, doc, envelope["signature"], keys(size)):
             found.append(CheckpointProblem(index, size, "signature", message))
         found.extend(_root_problems(index, doc, tree, len(entries)))
         if last_good is not None:
@@ -347,7 +361,7 @@ def verify_range_checkpoints(
     entries: Sequence[Mapping[str, Any]],
     checkpoints: Sequence[Mapping[str, Any]],
     proofs: Sequence[Mapping[str, Any]],
-    public_key_hex: str | Sequence[str],
+    public_key_hex: CheckpointKeys,
 ) -> tuple[CheckpointReport, int]:
     """Check the checkpoints of a range export: each signed, each tied to the range's entries
     by an inclusion proof of one of them; return the report and the last seq so covered.
@@ -357,12 +371,12 @@ def verify_range_checkpoints(
 
     :param entries: the range's entries, already checked by :func:`verify_chain`.
     """
-    keys = (public_key_hex,) if isinstance(public_key_hex, str) else tuple(public_key_hex)
+    keys = _keys_by_size(public_key_hex)
     by_seq = {e.get("seq"): e for e in entries if isinstance(e, Mapping)}
     problems: list[CheckpointProblem] = []
     covered = 0
     for index, envelope, doc, size, label in _well_formed(checkpoints, problems):
-        if message := signature_problem(label, doc, envelope["signature"], keys):
+        if message := signature_problem(label, doc, envelope["signature"], keys(size)):
             problems.append(CheckpointProblem(index, size, "signature", message))
             continue
         proven = _proven_seq(doc, proofs, by_seq)

@@ -595,8 +595,14 @@ PLAYER_KEY_REGISTERED: Final = "player_key.registered"
 
 
 KEY_CHANGE_TYPE: Final = "key_change"
+#: The audit action of the service's key registered on its first signature, where no key change
+#: named it (its data: ``public_key_hex``, and the keys it retired).
+KEY_CREATED: Final = "key.created"
 #: The audit action of a key change (its data: ``key_change``, the signed document).
 KEY_CHANGED: Final = "key.changed"
+#: The audit action of a new key taking over, logged so that its first checkpoint has an entry
+#: to cover when nothing else was logged since the old key's (its data: ``public_key_hex``).
+KEY_IN_USE: Final = "key.in_use"
 
 
 def key_change_document(

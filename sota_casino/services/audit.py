@@ -821,13 +821,76 @@ def _sign_due(session: Session) -> Checkpoint | None:
 @own_transactions
 def sign_if_due(session: Session) -> Checkpoint | None:
     """Sign a checkpoint over the whole log if entries wait for one and the latest checkpoint
-    is at least ``CHECKPOINT_MIN_SECONDS`` old; return it (``None`` if none was due).
+    is at least ``CHECKPOINT_MIN_SECONDS`` old, or at once if the latest was signed by a key
+    this process no longer signs with (:func:`_sign_with_key_in_use`); return it (``None`` if
+    none was due).
 
     Asked for by a player wanting proofs; the check is a read, so a request that finds nothing
-    due takes no write lock. Not audited: it adds no entry, so asking never grows the log.
+    due takes no write lock. Not audited: it adds no entry, so asking never grows the log
+    (but for the one entry a key's first checkpoint may need).
     """
     integrate(session)  # the asker's newest entries, if no other integrator is at them
+    if _signed_by_a_replaced_key(session):
+        flush(session)  # the key change, if the command that made it left it pending
+        return _sign_with_key_in_use(session)
     return _sign_due(session) if _checkpoint_due(session) else None
+
+
+@read_only
+def _signed_by_a_replaced_key(session: Session) -> bool:
+    """Whether the latest checkpoint was signed by another key than this process's, which is
+    the key in use (registered, not retired): a process not yet restarted after a key change
+    signs with the retired key, and must not take the log back to it."""
+    latest = _latest_checkpoint(session)
+    return (
+        latest is not None
+        and latest.public_key_hex != context_of(session).public_key_hex
+        and signs_with_the_key_in_use(session)
+    )
+
+
+@in_transaction
+def signs_with_the_key_in_use(session: Session) -> bool:
+    """Whether this process's key is registered and not retired."""
+    in_use = select(SigningKey.id).where(
+        SigningKey.public_key_hex == context_of(session).public_key_hex,
+        SigningKey.retired_at.is_(None),
+    )
+    return session.scalar(in_use) is not None
+
+
+@transactional
+def _sign_with_key_in_use(session: Session) -> Checkpoint | None:
+    """Sign a checkpoint over the whole log with the key in use, at once, whatever
+    ``CHECKPOINT_MIN_SECONDS`` says (once per key change: then the latest is this key's).
+
+    Everything is proved into the latest checkpoint, and a verifier that trusts only the new
+    key accepts the old key's documents only through a checkpoint of the new key over the key
+    change: until one is signed, every bundle fails for it. When nothing was logged since the
+    latest checkpoint, the key's taking over is logged (``key.in_use``), so that there is
+    something to sign over. Under the head's lock: several processes started with the new key
+    at once sign one checkpoint, and log at most one entry.
+    """
+    head = session.scalar(locked(select(AuditHead).where(AuditHead.id == 1)))
+    latest = _latest_checkpoint(session)
+    key = context_of(session).public_key_hex
+    if head is None or latest is None or latest.public_key_hex == key:
+        return None  # another process signed it meanwhile
+    if not signs_with_the_key_in_use(session):
+        return None  # changed meanwhile: its key.in_use would follow the key.changed
+    size = head.seq
+    if size == latest.size:
+        taking_over = {
+            "time": fairness.format_time(datetime.now(UTC)),
+            "actor": "system",
+            "action": fairness.KEY_IN_USE,
+            "subject": f"key:{key[:16]}",
+            "data": {"public_key_hex": key},
+        }
+        # Appended here, under the head's lock this transaction holds (on PostgreSQL too,
+        # where the integrator appends under the same lock), so the checkpoint covers it.
+        (size,) = _append(session, [taking_over], (head.seq, head.hash))
+    return _sign_checkpoint(session, size)
 
 
 @in_transaction

@@ -94,7 +94,7 @@ def _register_public_key(session: Session) -> None:
     audit.record(
         session,
         actor="system",
-        action="key.created",
+        action=fairness.KEY_CREATED,
         subject=f"key:{public_hex[:16]}",
         data={"public_key_hex": public_hex, "retired": list(retired)},
     )
@@ -398,6 +398,9 @@ def change_key(session: Session, new_key: Ed25519PrivateKey) -> dict[str, Any]:
     if new_hex == old_hex:
         raise Conflict("the new key is the key in use")
     _ensure_key_registered(session)
+    if not audit.signs_with_the_key_in_use(session):
+        # The log's key changes form one chain (core.anchors): each from the key in use.
+        raise Conflict("this process signs with a retired key; run it with the key file in use")
     now = datetime.now(UTC)
     envelope = fairness.signed(
         ctx.signing_key,

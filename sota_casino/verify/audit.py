@@ -1,18 +1,22 @@
 """The offline check of an audit log export: the hash chain, that no pair or round is logged
-again under a key already taken, each checkpoint's signature and Merkle root, and the
+again under a key already taken, each checkpoint's signature (by the key in use at that point
+of the log, following its key changes from the trusted key) and Merkle root, and the
 consistency between checkpoints."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from ..core import anchors
 from ..core import audit_chain
+from ..core.fairness import KEY_CHANGED
 from .report import EXIT_FAILED
 from .report import EXIT_OK
 from .report import FAIL
@@ -20,6 +24,8 @@ from .report import PASS
 from .report import Symbols
 from .report import short
 from .report import table
+from .trust import logged_predecessors
+from .trust import signed_key_change
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +146,76 @@ def verify_audit_export(
     if export.is_range:
         return _verify_range(export, public_key_hex, source)
     chain = _keys_checked(audit_chain.verify_chain(export.entries), export.entries, whole=True)
-    checkpoints = audit_chain.verify_checkpoints(export.entries, export.checkpoints, public_key_hex)
+    keys = _keys_in_use(export, public_key_hex, whole=chain.ok)
+    checkpoints = audit_chain.verify_checkpoints(export.entries, export.checkpoints, keys)
     return AuditReport(source, chain, export.checkpoints, checkpoints)
+
+
+def _keys_in_use(
+    export: audit_chain.AuditExport, trusted: str, *, whole: bool
+) -> Callable[[int], list[str]]:
+    """Return the keys a checkpoint over the first ``size`` entries may be signed by: the key
+    in use at that point of the log, or a key it replaced (a process not yet restarted after
+    ``flask keys rotate`` signs with the retired key), never a key taken into use later.
+
+    The keys are the ones the log's ``key.changed`` entries lead through, each change signed by
+    the key it retires: from the trusted key on, each change from the key in use; and before
+    it, the keys the trusted key succeeded as the log proves them, by a checkpoint of the
+    trusted key or a key after it over the change (:func:`.logged_predecessors`, the bundles'
+    rule). A change signed by anyone else moves no key.
+
+    :param whole: the export is the whole log, its chain intact, so the changes into the
+        trusted key can be proved into its checkpoints (a range's checkpoints prove one entry
+        each, so a range follows the changes it holds from the trusted key only).
+    """
+    changes = [
+        (entry, doc)
+        for entry in export.entries
+        if entry.get("action") == KEY_CHANGED
+        and type(entry.get("seq")) is int
+        and isinstance(entry.get("data"), dict)
+        and (doc := signed_key_change(entry["data"].get("key_change"))) is not None
+    ]
+    taken: dict[tuple[str, str], int] = {}  # (old key, new key) -> the seq of the change
+    for entry, doc in reversed(changes):  # the first change of a pair of keys counts
+        taken[(doc["old_public_key_hex"], doc["new_public_key_hex"])] = entry["seq"]
+    forward = [trusted]
+    for _, doc in changes:
+        if doc["old_public_key_hex"] == forward[-1] and doc["new_public_key_hex"] not in forward:
+            forward.append(doc["new_public_key_hex"])
+    proved = _changes_proved(export, changes, forward) if whole else []
+    earlier = logged_predecessors(trusted, proved, forward)
+    chain = [*reversed(earlier), *forward]
+    since = {chain[0]: 0} | {new: taken[(old, new)] for old, new in pairwise(chain)}
+    return lambda size: [key for key in chain if since[key] <= size]
+
+
+def _changes_proved(
+    export: audit_chain.AuditExport,
+    changes: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    forward: Sequence[str],
+) -> list[dict[str, Any]]:
+    """The signed key changes into keys before ``forward``, as a bundle carries them: each with
+    its entry and an inclusion proof, computed from the entries, into each checkpoint over it
+    (whichever of them proves it, if any, is for :func:`.logged_predecessors` to tell)."""
+    wanted = [(e, d) for e, d in changes if d["new_public_key_hex"] not in forward[1:]]
+    if not wanted:
+        return []
+    tree = audit_chain.entries_tree(export.entries)
+    proved = []
+    for checkpoint in export.checkpoints:
+        if audit_chain.checkpoint_shape_problem(checkpoint) is not None:
+            continue
+        size = checkpoint["document"]["size"]
+        for entry, _ in wanted:
+            if entry["seq"] <= size <= tree.size:
+                proof = [node.hex() for node in tree.inclusion_proof(entry["seq"] - 1, size)]
+                anchor = {"leaf_index": entry["seq"] - 1, "checkpoint_size": size, "proof": proof}
+                proved.append(
+                    {**entry["data"]["key_change"], "entry": entry}
+                    | {"anchor": anchor, "checkpoint": checkpoint}
+                )
+    return proved
 
 
 def _keys_checked(
@@ -173,8 +247,9 @@ def _verify_range(export: audit_chain.AuditExport, public_key_hex: str, source: 
         start_seq=start,
         prev_hash=prev if isinstance(prev, str) else audit_chain.GENESIS_HASH,
     )
+    keys = _keys_in_use(export, public_key_hex, whole=False)
     report, covered = audit_chain.verify_range_checkpoints(
-        export.entries if chain.ok else (), export.checkpoints, export.proofs, public_key_hex
+        export.entries if chain.ok else (), export.checkpoints, export.proofs, keys
     )
     chain = _keys_checked(chain, export.entries, whole=False)
     return AuditReport(source, chain, export.checkpoints, report, start, covered)

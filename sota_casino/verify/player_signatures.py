@@ -34,6 +34,7 @@ from typing import Any
 from typing import Final
 
 from ..core.anchors import proof_problem
+from ..core.anchors import same_json
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import entry_hash
 from ..core.audit_chain import entry_shape_problem
@@ -128,7 +129,7 @@ def _registration_problem(entry: object, user_id: object) -> str | None:
     data = entry["data"]
     if entry["action"] != PLAYER_KEY_REGISTERED:
         return f"(entry {entry['seq']}) is a {entry['action']!r} entry, not a key registration"
-    if type(data.get("user_id")) is not int or data.get("user_id") != user_id:
+    if type(data.get("user_id")) is not int or not same_json(data["user_id"], user_id):
         return f"(entry {entry['seq']}) registers a key of user {data.get('user_id')!r}"
     if type(data.get("key_id")) is not int or not is_hex64(data.get("public_key_hex")):
         return f"(entry {entry['seq']}) names no key_id and public_key_hex"

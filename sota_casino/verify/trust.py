@@ -81,7 +81,7 @@ def read_key_file(path: str) -> str:
 # --- key changes -------------------------------------------------------------------------------
 
 
-def _signed_key_change(envelope: object) -> Mapping[str, Any] | None:
+def signed_key_change(envelope: object) -> Mapping[str, Any] | None:
     """Return the key-change document of ``envelope`` if it is one, validly signed by the key it
     retires (its old key), else ``None``: it proves nothing."""
     doc = envelope.get("document") if isinstance(envelope, dict) else None
@@ -115,7 +115,7 @@ def successor_chain(
         return None
     successors: dict[str, Mapping[str, Any]] = {}
     for envelope in key_changes:
-        doc = _signed_key_change(envelope)
+        doc = signed_key_change(envelope)
         if doc is not None:
             successors.setdefault(doc["old_public_key_hex"], doc)
     chain: list[Mapping[str, Any]] = []
@@ -142,7 +142,7 @@ def logged_predecessors(trusted: str, key_changes: object, log_keys: Sequence[st
         return []
     predecessors: dict[str, str] = {}  # new key -> the key it replaced
     for item in key_changes:
-        doc = _signed_key_change(item)
+        doc = signed_key_change(item)
         if doc is not None and _logged(item, log_keys):
             predecessors.setdefault(doc["new_public_key_hex"], doc["old_public_key_hex"])
     found: list[str] = []

@@ -242,3 +242,30 @@ def test_an_answer_holding_no_bundle_is_refused_by_the_page_naming_it(tab: Any) 
     assert said[0] == "the answer is not a bundle: []"
     assert said[1].startswith('the answer is not a bundle: [{"') and said[1].endswith("…")
     assert said[2:] == ["the answer is not a bundle: null", 'the answer is not a bundle: "x"']
+
+
+def test_both_verifiers_fail_a_log_naming_a_payout_or_a_count_as_true_or_false(
+    tab: Any, tmp_path: Path
+) -> None:
+    """JSON's ``false`` is not ``0`` nor ``true`` ``1``, though Python's bool is an int: a log
+    that names a lost round's payout ``false``, or a pair's one round ``true``, anchors no
+    receipt or reveal, offline as on the page."""
+    sign_up(tab, "json-types")
+    tab.goto("/fairness")
+
+    def as_bool(logged: Any) -> Any:
+        forged = copy.deepcopy(logged)
+        for _, entry in forged:
+            for name in ("payout", "rounds"):
+                if entry["data"].get(name) in (0, 1):
+                    entry["data"][name] = bool(entry["data"][name])
+        return forged
+
+    forged = as_bool(bundles.logged_entries(GOOD))
+    assert any(type(e["data"].get("payout")) is bool for _, e in forged)
+    bundle = bundles.anchored(GOOD, PAIR.key, logged_as=as_bool)
+    assert tab.evaluate(PAGE_PASSES, [[bundle], KEY_HEX]) == [False]
+    assert "the log recorded payout false, the receipt says 0" in tab.evaluate(
+        CHECK, [bundle, KEY_HEX]
+    )
+    assert not offline_passes(tmp_path, bundle)

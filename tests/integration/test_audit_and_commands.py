@@ -309,8 +309,10 @@ def test_the_standing_check_checks_the_whole_log_once_then_only_what_was_appende
     [
         lambda pairs: pairs["bets"],  # before the open rounds were kept
         lambda pairs: {"bets": pairs["bets"], "unsettled": pairs["unsettled"]},  # and the keys
+        # and the service's keys
+        lambda pairs: {name: value for name, value in pairs.items() if name != "service_keys"},
     ],
-    ids=["bets_only", "without_keys"],
+    ids=["bets_only", "without_keys", "without_service_keys"],
 )
 def test_a_state_stored_in_an_earlier_shape_is_read_again_from_the_start(
     session: Session, register: Callable, earlier: Callable[[Any], Any]
@@ -320,7 +322,8 @@ def test_a_state_stored_in_an_earlier_shape_is_read_again_from_the_start(
     with session.begin():
         row = session.get(CheckRun, "audit")
         assert row is not None
-        assert set(row.state["pairs"]) == {"bets", "unsettled", "owners", "signers", "key_ids"}
+        kept = {"bets", "unsettled", "owners", "signers", "key_ids", "service_keys"}
+        assert set(row.state["pairs"]) == kept
         row.state = {**row.state, "pairs": earlier(row.state["pairs"])}
     again = _step(session)
     assert again["ok"] and again["whole"] and again["checked"] == again["size"]
@@ -645,6 +648,38 @@ def test_a_decision_the_player_with_a_key_did_not_sign_is_named_by_every_whole_l
         f"entry {seq}: round.decision of {subject} is not signed, though its player registered "
         f"a key (entry {registered}): the service takes no unsigned action from a player with a "
         "key, a rewrite"
+    )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_second_key_change_into_the_key_in_use_is_named_by_every_whole_log_check(
+    app: Flask, session: Session, register: Callable, tmp_path: Path
+) -> None:
+    """Whoever holds the database and the new key logs a change into it from a key of his own
+    (signed by that key): a verifier trusting the new key would take that key as the one it
+    succeeded once a checkpoint of the new key covers the entry."""
+    register("ann")
+    honest = fairness_service.change_key(session, new_signing_key())["document"]
+    assert _step(session)["ok"]
+    new_key, own = honest["new_public_key_hex"], new_signing_key()
+    forged = fairness.signed(
+        own,
+        fairness.key_change_document(
+            old_public_key_hex=fairness.public_key_hex(own),
+            new_public_key_hex=new_key,
+            changed_at=honest["changed_at"],
+        ),
+    )
+    subject = f"key:{new_key[:16]}"
+    [seq] = _append(
+        session, audit.EntrySpec("system", fairness.KEY_CHANGED, subject, {"key_change": forged})
+    )
+    reason = (
+        f"entry {seq}: key.changed names key {fairness.public_key_hex(own)[:16]}… as the key in "
+        f"use, but the key in use is {new_key[:16]}… (entry "
+        f"{_first_seq(session, fairness.KEY_CHANGED, subject)}): the service's keys change in "
+        "one chain, each change signed by the key in use, a rewrite"
     )
     _every_check_names(app, session, tmp_path, seq, reason)
 

@@ -24,7 +24,9 @@ from sqlalchemy.orm import Session
 from sota_casino.core import fairness as fairness_core
 from sota_casino.core.errors import CasinoError
 from sota_casino.core.errors import IdempotencyMismatch
+from sota_casino.factory import create_app
 from sota_casino.models import Approval
+from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import PlayerKey
 from sota_casino.models import Round
@@ -34,6 +36,7 @@ from sota_casino.models import Transfer
 from sota_casino.models import User
 from sota_casino.services import accounts
 from sota_casino.services import approvals
+from sota_casino.services import audit
 from sota_casino.services import fairness
 from sota_casino.services import money
 from sota_casino.services import player_keys
@@ -418,4 +421,30 @@ def test_the_first_signatures_of_a_new_key_at_once_register_it_once(
         assert session.scalar(select(func.count(SigningKey.id))) == 1
         created = select(func.count(AuditEntry.seq)).where(AuditEntry.action == "key.created")
         assert session.scalar(created) == 1
+    assert_books_clean(session)
+
+
+def test_workers_started_at_once_with_a_new_key_sign_its_first_checkpoint_once(
+    app: Flask, session: Session
+) -> None:
+    # After `flask keys rotate` and a restart, every worker's first ask for a proof finds the
+    # latest checkpoint signed by the retired key, with nothing logged since.
+    accounts.register(session, "alice", PASSWORD)
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    old = audit.sign_if_due(session)  # the process not yet restarted: the old key's
+    assert old is not None
+    renewed = create_app(dict(app.config))
+    try:
+        outcomes = race(renewed, [audit.sign_if_due for _ in range(8)])
+        new_key = renewed.extensions["sota_casino.context"].public_key_hex
+    finally:
+        renewed.extensions["sota_casino.engine"].dispose()
+    assert outcomes == Counter(ok=8), outcomes
+    with session.begin():
+        signers = session.scalars(
+            select(AuditCheckpoint.public_key_hex).order_by(AuditCheckpoint.size)
+        ).all()
+        taking_over = select(func.count(AuditEntry.seq)).where(AuditEntry.action == "key.in_use")
+        assert session.scalar(taking_over) == 1
+    assert signers == [old["public_key_hex"], new_key]
     assert_books_clean(session)

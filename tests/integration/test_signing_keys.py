@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import PASSWORD
@@ -16,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sota_casino.core import fairness
+from sota_casino.core.errors import Conflict
 from sota_casino.factory import create_app
 from sota_casino.models import AuditEntry
 from sota_casino.services import accounts
@@ -247,3 +249,86 @@ def test_a_registration_rolled_back_with_its_signature_is_made_again(
             select(AuditEntry.seq).where(AuditEntry.action == "key.created")
         ).all()
     assert len(keys) == 1 and len(created) == 1
+
+
+def test_a_bundle_fetched_right_after_keys_rotate_and_a_restart_verifies_pinned_to_the_new_key(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    """The last checkpoint before the restart was signed by the old key over the whole log,
+    the key change included, and nothing was logged since: the first bundle the restarted
+    service serves is proved into a checkpoint of the new key over the key change, so a
+    verifier trusting only the new key learns the old one from its own log at once."""
+    alice = accounts.register(session, "alice", PASSWORD).id
+    before = fairness_service.active_seed_pair(session, alice).seed_pair_id
+    _play_a_round(session, alice)
+    fairness_service.rotate(session, alice)  # committed, played and revealed by the old key
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    (change,) = fairness_service.public_key_info(session).key_changes
+    old_key, new_key = (change["document"][f"{k}_public_key_hex"] for k in ("old", "new"))
+    signed_before = audit.sign_if_due(session)  # the process not yet restarted: the old key
+    assert signed_before is not None and signed_before["public_key_hex"] == old_key
+    assert signed_before["document"]["size"] == audit.current_size(session)
+
+    renewed = create_app(dict(app.config))  # a restart: it loads the new key file
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        audit.sign_if_due(fresh)  # as the bundle endpoint does
+        bundle = dict(fairness_service.bundle(fresh, alice, before))
+        again = audit.sign_if_due(fresh)  # the new key's checkpoint is signed once
+        fresh.close()
+    renewed.extensions["sota_casino.engine"].dispose()
+    for pinned in (new_key, old_key):
+        code, output = _verify_pinned(bundle, pinned, tmp_path)
+        assert code == 0, output
+        assert "Result: OK" in output, output
+    (checkpoint,) = bundle["checkpoints"]
+    assert checkpoint["public_key_hex"] == new_key
+    assert again is None
+
+
+def test_a_process_still_signing_with_the_retired_key_cannot_change_it_again(
+    app: Flask, session: Session
+) -> None:
+    """The log's key changes form one chain, each from the key in use: a process not yet
+    restarted after `flask keys rotate` would log a second change from the retired key."""
+    accounts.register(session, "alice", PASSWORD)
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    key_file = Path(app.config["SIGNING_KEY_FILE"])
+    in_use = key_file.read_bytes()
+    with pytest.raises(Conflict, match="signs with a retired key"):
+        fairness_service.change_key(session, Ed25519PrivateKey.generate())
+    again = app.test_cli_runner().invoke(args=["keys", "rotate"])  # this app loaded the old key
+    assert again.exit_code == 1 and "signs with a retired key" in again.output
+    assert key_file.read_bytes() == in_use
+    assert len(fairness_service.public_key_info(session).key_changes) == 1
+
+
+def test_the_export_of_a_log_across_keys_rotate_passes_pinned_to_the_old_key_or_the_new(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    """An honest log across `flask keys rotate` holds checkpoints of the old key (one of them
+    signed after the change, by the process not yet restarted) and of the new: its export
+    follows the log's own key change from either key."""
+    from sota_casino.verify import main
+
+    alice = accounts.register(session, "alice", PASSWORD).id
+    audit.checkpoint(session)
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    (change,) = fairness_service.public_key_info(session).key_changes
+    old_key, new_key = (change["document"][f"{k}_public_key_hex"] for k in ("old", "new"))
+    _play_a_round(session, alice)  # the process not yet restarted signs with the old key
+    assert audit.checkpoint(session)["public_key_hex"] == old_key
+    renewed = create_app(dict(app.config))  # a restart: it loads the new key file
+    export = tmp_path / "audit.jsonl"
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        _play_a_round(fresh, alice)
+        assert audit.checkpoint(fresh)["public_key_hex"] == new_key
+        fresh.close()
+        result = renewed.test_cli_runner().invoke(args=["audit", "export", str(export)])
+        assert result.exit_code == 0, result.output
+    renewed.extensions["sota_casino.engine"].dispose()
+    for pinned in (old_key, new_key):
+        out = io.StringIO()
+        assert main(["audit", str(export), "--public-key", pinned], out) == 0, out.getvalue()
+        assert out.getvalue().splitlines()[-1] == "Result: OK (exit 0)"

@@ -459,3 +459,176 @@ def test_a_key_id_registered_again_for_another_key_is_named() -> None:
     )
     replaced = ("player_key.registered", "user:7", {"user_id": 7, "key_id": 4, "retires": [3]})
     assert anchors.first_key_problem(_appended(first, replaced)) is None
+
+
+def _key_change(old: Any, new: str) -> tuple[str, str, dict[str, Any]]:
+    """A key change's entry, its document signed as by the old key (the signature is not read)."""
+    document = {"type": "key_change", "v": 1, "old_public_key_hex": old}
+    document |= {"new_public_key_hex": new, "changed_at": "2025-04-02T09:00:00.000000Z"}
+    return "key.changed", f"key:{new[:16]}", {"key_change": {"document": document, "signature": ""}}
+
+
+def _key(name: str, action: str = "key.created") -> tuple[str, str, dict[str, Any]]:
+    return action, f"key:{name * 16}", {"public_key_hex": name * 64}
+
+
+A, B, C, X = ("a" * 64, "b" * 64, "c" * 64, "f" * 64)
+
+
+def test_the_services_keys_changing_in_one_chain_pass() -> None:
+    """A key registered on its first signature, changed, taken over, changed again; a key file
+    swapped by hand registers its key anew, and the next change is from it."""
+    honest = (
+        _key("a"),
+        _key_change(A, B),
+        _key("b", "key.in_use"),
+        _key_change(B, C),
+        _key("d"),
+        _key_change("d" * 64, "e" * 64),
+    )
+    assert anchors.first_key_problem(_appended(*honest)) is None
+    # A log or range whose first word on the keys is a change: its old key was in use.
+    assert anchors.first_key_problem(_appended(_key_change(A, B), _key_change(B, C))) is None
+
+
+def test_a_second_key_change_into_the_key_in_use_is_named(tmp_path: Path) -> None:
+    """Whoever holds the database and the new key logs a change into it from a key of his own,
+    under a checkpoint of the new key: a verifier trusting the new key would take that key as
+    its predecessor."""
+    entries = _appended(_key("a"), _key_change(A, B), _key_change(X, B))
+    reason = (
+        f"entry 21: key.changed names key {X[:16]}… as the key in use, but the key in use is "
+        f"{B[:16]}… (entry 20): the service's keys change in one chain, each change signed by "
+        "the key in use, a rewrite"
+    )
+    assert anchors.first_key_problem(entries) == (21, reason)
+    code, out = _offline(entries, tmp_path)
+    assert code == 1 and "chain ✗  first bad entry: seq 21" in out and f"chain: {reason}" in out
+
+
+def test_a_key_change_into_a_key_used_before_or_a_retired_key_taking_over_is_named() -> None:
+    back = _appended(_key("a"), _key_change(A, B), _key_change(B, A))
+    assert anchors.first_key_problem(back) == (
+        21,
+        f"entry 21: key.changed of key {A[:16]}…, which was in use before (entry 19): a key is "
+        "taken into use once, a rewrite",
+    )
+    retired = _appended(_key("a"), _key_change(A, B), _key("a", "key.in_use"))
+    assert anchors.first_key_problem(retired) == (
+        21,
+        f"entry 21: key.in_use names key {A[:16]}… as the key in use, but the key in use is "
+        f"{B[:16]}… (entry 20): the service's keys change in one chain, each change signed by "
+        "the key in use, a rewrite",
+    )
+
+
+def test_the_services_keys_are_carried_from_one_chunk_to_the_next() -> None:
+    entries = _appended(_key("a"), _key_change(A, B), _key_change(X, B))
+    pairs = anchors.PairsInPlay()
+    assert anchors.first_key_problem(entries[:20], pairs=pairs) is None
+    stored = anchors.PairsInPlay.from_json(json.loads(json.dumps(pairs.to_json())))
+    found = anchors.first_key_problem(entries[20:], pairs=stored)
+    assert found is not None and found[0] == 21
+
+
+# --- the export's checkpoints follow the key changes the log itself records ----------------
+
+NEW_KEY, FORGER_KEY = new_signing_key(), new_signing_key()
+NEW, FORGER = public_key_hex(NEW_KEY), public_key_hex(FORGER_KEY)
+
+
+def _signed_change(old_key: Any, new: str) -> tuple[str, str, dict[str, Any]]:
+    """A key change's entry, its document signed by ``old_key``."""
+    action, subject, data = _key_change(public_key_hex(old_key), new)
+    return action, subject, {"key_change": signed(old_key, data["key_change"]["document"])}
+
+
+def _rotated_export(tmp_path: Path, change: tuple[str, str, dict[str, Any]], *signers: Any) -> Path:
+    """The honest log and a key change appended to it (entry 19), then a player registered
+    under the new key, exported with a checkpoint over the first 17 entries, one over 19 and one
+    over all, signed by ``signers`` in turn."""
+    entries = _appended(
+        ("key.created", f"key:{PUBLIC[:16]}", {"public_key_hex": PUBLIC}),
+        change,
+        ("user.registered", "user:9", {"username": "bea"}),
+    )
+    hashes = [bytes.fromhex(e["hash"]) for e in entries]
+    checkpoints = [
+        signed(key, audit_chain.checkpoint_document(size, merkle.root(hashes[:size]).hex(), time))
+        for key, (size, time) in zip(
+            signers,
+            (
+                (17, "2025-04-01T10:00:30.000000Z"),
+                (19, "2025-04-01T10:01:30.000000Z"),
+                (21, "2025-04-01T10:02:00.000000Z"),
+            ),
+            strict=True,
+        )
+    ]
+    path = tmp_path / "audit.jsonl"
+    path.write_text("".join(audit_chain.export_lines(entries, checkpoints)))
+    return path
+
+
+def _check(path: Path, pinned: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(["audit", str(path), "--public-key", pinned], out), out.getvalue()
+
+
+def test_an_export_across_a_key_change_passes_pinned_to_the_old_key_or_the_new(
+    tmp_path: Path,
+) -> None:
+    """The checkpoint over the change signed by the old key (a process not yet restarted), the
+    next by the new: pinned to the new key, the old one counts as its predecessor because a
+    checkpoint of the new key covers the change."""
+    path = _rotated_export(tmp_path, _signed_change(KEY, NEW), KEY, KEY, NEW_KEY)
+    for pinned in (PUBLIC, NEW):
+        code, out = _check(path, pinned)
+        assert code == 0 and out.splitlines()[-1] == "Result: OK (exit 0)", out
+
+
+def test_an_export_whose_new_key_never_signed_over_the_change_fails_pinned_to_the_new_key(
+    tmp_path: Path,
+) -> None:
+    """Only the new key's checkpoint over the change makes the old key its predecessor."""
+    path = _rotated_export(tmp_path, _signed_change(KEY, NEW), KEY, KEY, KEY)
+    assert _check(path, PUBLIC)[0] == 0
+    code, out = _check(path, NEW)
+    assert code == 1 and "checkpoint 1 (size 17): the signature is not valid" in out, out
+
+
+def test_a_checkpoint_signed_by_a_key_before_the_log_took_it_into_use_fails(
+    tmp_path: Path,
+) -> None:
+    path = _rotated_export(tmp_path, _signed_change(KEY, NEW), NEW_KEY, KEY, NEW_KEY)
+    for pinned in (PUBLIC, NEW):
+        code, out = _check(path, pinned)
+        assert code == 1, out
+        assert "checkpoints: checkpoint 1 (size 17): the signature is not valid" in out, out
+        assert "checkpoint 3 (size 21)" not in out, out
+
+
+@pytest.mark.parametrize(
+    "forgery",
+    ["a change from a key not in use", "a change not signed by the key in use"],
+)
+def test_a_forged_key_change_moves_no_key_for_the_export(forgery: str, tmp_path: Path) -> None:
+    """Whoever holds the database logs a change into a key of his own and signs the next
+    checkpoints with it: pinned to either key, the export fails."""
+    if forgery == "a change from a key not in use":
+        change = _signed_change(FORGER_KEY, NEW)
+    else:  # names the key in use as its old key, but the forger signed it
+        action, subject, data = _key_change(PUBLIC, NEW)
+        change = action, subject, {"key_change": signed(FORGER_KEY, data["key_change"]["document"])}
+    path = _rotated_export(tmp_path, change, KEY, NEW_KEY, NEW_KEY)
+    code, out = _check(path, PUBLIC)
+    assert code == 1 and "checkpoint 2 (size 19): the signature is not valid" in out, out
+    code, out = _check(path, NEW)
+    assert code == 1 and "checkpoint 1 (size 17): the signature is not valid" in out, out
+
+
+def test_a_checkpoint_signed_by_a_key_no_change_leads_to_fails(tmp_path: Path) -> None:
+    path = _rotated_export(tmp_path, _signed_change(KEY, NEW), KEY, KEY, FORGER_KEY)
+    for pinned in (PUBLIC, NEW, FORGER):
+        code, out = _check(path, pinned)
+        assert code == 1 and "the signature is not valid" in out, out

@@ -189,7 +189,7 @@
   }
 
   /* The key-change document of `envelope` if it is one, validly signed by the key it retires
-   * (its old key), else null: it proves nothing (verify/trust.py, _signed_key_change). */
+   * (its old key), else null: it proves nothing (verify/trust.py, signed_key_change). */
   async function signedKeyChange(envelope) {
     const doc = isObject(envelope) ? envelope.document : null;
     const signature = isObject(envelope) ? envelope.signature : null;
