@@ -262,7 +262,8 @@ def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
 def idempotency_key() -> str | None:
     """Return the ``Idempotency-Key`` header, if sent.
 
-    :raises InvalidInput: if it is not 1 to 64 visible ASCII characters.
+    :raises InvalidInput: if it is not 1 to 64 visible ASCII characters other than a
+        comma (a header sent twice arrives joined by one).
     """
     return check_key(request.headers.get(IDEMPOTENCY_HEADER))
 

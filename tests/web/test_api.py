@@ -755,6 +755,32 @@ def test_a_malformed_idempotency_key_is_422(
     assert balances(client, auth)["chips"] == 100_000
 
 
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"headers": [("Idempotency-Key", "key-a"), ("Idempotency-Key", "key-b")]},
+        # gunicorn joins a repeated header with a bare comma: one visible-ASCII "key"
+        {"environ_overrides": {"HTTP_IDEMPOTENCY_KEY": "key-a,key-b"}},
+    ],
+    ids=["test-client", "as-gunicorn-joins-them"],
+)
+def test_two_idempotency_keys_are_refused_naming_the_header_and_bet_nothing(
+    client: FlaskClient, auth: dict[str, str], sent: dict[str, Any]
+) -> None:
+    """Two keys in one request: which one a retry must repeat cannot be told."""
+    headers = [*auth.items(), *sent.get("headers", [])]
+    response = client.post(
+        "/api/v1/casino-war/rounds",
+        json={"bet": 100},
+        headers=headers,
+        environ_overrides=sent.get("environ_overrides"),
+    )
+    assert response.status_code == 422 and error_code(response) == "invalid_input"
+    assert "Idempotency-Key is given more than once" in response.get_json()["error"]["message"]
+    assert balances(client, auth)["chips"] == 100_000
+    assert client.get("/api/v1/rounds", headers=auth).get_json()["rounds"] == []
+
+
 def test_a_token_stops_working_after_the_password_changes(
     client: FlaskClient, auth: dict[str, str]
 ) -> None:
