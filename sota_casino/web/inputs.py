@@ -68,13 +68,13 @@ def _refuse_constant(name: str) -> Any:
 def json_body() -> dict[str, Any]:
     """Return the request's JSON object.
 
-    :raises UnsupportedMediaType: (415) unless sent as ``application/json``: a cross-site form
-        can post ``text/plain`` without a preflight, but never JSON; and for a body sent with a
-        ``Content-Encoding`` (gzip, …), which the service does not decode (RFC 9110, 15.5.16).
+    :raises UnsupportedMediaType: (415) unless sent as ``application/json`` (no ``+json``
+        type): a cross-site form can post ``text/plain`` without a preflight, but never JSON;
+        and for a body sent with a ``Content-Encoding``, which is not decoded (RFC 9110, 15.5.16).
     :raises BadRequest: (400) if the body is not JSON at all.
     :raises InvalidInput: (422) if it is JSON but not an object.
     """
-    if not request.is_json:
+    if request.mimetype != "application/json":
         raise UnsupportedMediaType("send the body as JSON, with Content-Type: application/json")
     if request.headers.get("Content-Encoding", "identity").strip().lower() != "identity":
         raise UnsupportedMediaType("send the body unencoded, without a Content-Encoding")
@@ -262,8 +262,7 @@ def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
 def idempotency_key() -> str | None:
     """Return the ``Idempotency-Key`` header, if sent.
 
-    :raises InvalidInput: if it is not 1 to 64 visible ASCII characters other than a
-        comma (a header sent twice arrives joined by one).
+    :raises InvalidInput: unless one key (1 to 64 visible ASCII characters, no comma).
     """
     return check_key(request.headers.get(IDEMPOTENCY_HEADER))
 

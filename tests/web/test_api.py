@@ -925,6 +925,23 @@ def test_a_body_that_is_not_sent_as_json_is_a_415(client: FlaskClient) -> None:
     assert answer.get_json()["error"]["code"]
 
 
+@pytest.mark.parametrize(
+    "media", ["application/merge-patch+json", "application/vnd.api+json", "application/json-seq"]
+)
+def test_a_body_sent_as_another_json_type_is_a_415_and_bets_nothing(
+    client: FlaskClient, media: str
+) -> None:
+    """The document takes application/json alone (its 415: "not sent as Content-Type:
+    application/json"); a ``+json`` type was read as JSON all the same and bet."""
+    auth = bearer(client)
+    before = balances(client, auth)
+    answer = client.post(
+        "/api/v1/casino-war/rounds", data=b'{"bet": 500}', content_type=media, headers=auth
+    )
+    assert answer.status_code == 415 and error_code(answer) == "unsupported_media_type"
+    assert balances(client, auth) == before
+
+
 @pytest.mark.parametrize("gzipped", [False, True])
 def test_a_body_sent_with_a_content_encoding_is_a_415_and_bets_nothing(
     client: FlaskClient, gzipped: bool
