@@ -477,7 +477,8 @@ def _build(app: Flask) -> dict[str, Any]:
                     "required": False,
                     "description": (
                         "a retry with the same key and body returns the first answer and does "
-                        "nothing again; another body is a 422 idempotency_mismatch"
+                        "nothing again; another body is a 422 idempotency_mismatch. One key, "
+                        "without a comma: a header sent twice arrives joined by commas (a 422)"
                     ),
                     "schema": {"type": "string", "pattern": KEY_PATTERN},
                 }
