@@ -36,6 +36,8 @@ IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
 M = TypeVar("M", bound=BaseModel)
 _WHOLE: Final = re.compile(r"-?[0-9]{1,19}")
 _MAX_DIGITS: Final = 40
+#: Options past this many are not listed in a refusal, which names the document instead.
+_MAX_LISTED: Final = 20
 
 
 class TooBig:
@@ -190,6 +192,7 @@ _PROBLEMS: Final = {
     "less_than": N_("%(field)s must be less than %(lt)s"),
     "multiple_of": N_("%(field)s must be a multiple of %(multiple_of)s"),
     "literal_error": N_("%(field)s must be %(expected)s"),
+    "too_many_to_list": N_("%(field)s must be one of the values the API document lists for it"),
     "enum": N_("%(field)s must be %(expected)s"),
     "string_too_short": N_("%(field)s: string should have at least %(min_length)s characters"),
     "string_too_long": N_("%(field)s: string should have at most %(max_length)s characters"),
@@ -208,16 +211,11 @@ def _first_problem(error: ValidationError) -> tuple[str, dict[str, object], str]
     if kind == "extra_forbidden":
         return _PROBLEMS[kind], {"field": repr(where)}, field
     if kind in _EXPECTED:
-        got = _json_kind(problem["input"])
-        return (
-            N_("%(field)s must be %(expected)s, not %(got)s"),
-            {
-                "field": where,
-                "expected": gettext(_EXPECTED[kind]),
-                "got": gettext(got),
-            },
-            field,
-        )
+        expected, got = gettext(_EXPECTED[kind]), gettext(_json_kind(problem["input"]))
+        params: dict[str, object] = {"field": where, "expected": expected, "got": got}
+        return N_("%(field)s must be %(expected)s, not %(got)s"), params, field
+    if kind == "literal_error" and problem["ctx"]["expected"].count(",") >= _MAX_LISTED:
+        kind = "too_many_to_list"  # hundreds of time zones in a message are read by no one
     if kind in _PROBLEMS:
         return _PROBLEMS[kind], {"field": where, **problem.get("ctx", {})}, field
     if message.startswith("Input should"):

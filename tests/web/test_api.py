@@ -794,6 +794,24 @@ def test_a_token_stops_working_after_the_password_changes(
     assert response.status_code == 401
 
 
+@pytest.mark.parametrize(
+    ("language", "said"), [("en", "the API document lists"), ("fi", "API-kuvauksen")]
+)
+def test_an_unknown_time_zone_is_refused_in_a_sentence_and_changes_nothing(
+    client: FlaskClient, operator: dict[str, str], language: str, said: str
+) -> None:
+    """A value outside a long list of options is refused naming the field and where the options
+    are: the refusal listed all the hundreds of zone names the machine knows (11 KB)."""
+    headers = {**operator, "Accept-Language": language}
+    before = audit_size(client.application)
+    sent = {"time_zone": "Mars/Olympus"}
+    answer = client.put("/api/v1/operator/me/time-zone", json=sent, headers=headers)
+    assert answer.status_code == 422 and error_code(answer) == "invalid_input"
+    message = answer.get_json()["error"]["message"]
+    assert message.startswith("time_zone ") and said in message and len(message) < 200
+    assert audit_size(client.application) == before
+
+
 # --- a field given twice -----------------------------------------------------------------------
 
 
