@@ -812,6 +812,23 @@ def test_an_unknown_time_zone_is_refused_in_a_sentence_and_changes_nothing(
     assert audit_size(client.application) == before
 
 
+@pytest.mark.parametrize("presets", [[{}], [["nordic"]], ["nordic", {"a": 1}]])
+@pytest.mark.parametrize(
+    ("method", "url"),
+    [("put", "/api/v1/operator/tables/sota"), ("post", "/api/v1/operator/approvals/tables/sota")],
+)
+def test_presets_that_are_not_names_are_refused_and_change_nothing(
+    client: FlaskClient, operator: dict[str, str], method: str, url: str, presets: list[Any]
+) -> None:
+    """A list or an object among the presets was looked up among the names as it was: a 500."""
+    before = client.get("/api/v1/operator/tables/sota", headers=operator).get_json()
+    answer = client.open(url, method=method.upper(), json={"presets": presets}, headers=operator)
+    assert answer.status_code == 422 and error_code(answer) == "invalid_rules"
+    assert "presets" in answer.get_json()["error"]["message"]
+    assert client.get("/api/v1/operator/tables/sota", headers=operator).get_json() == before
+    assert client.get("/api/v1/operator/approvals", headers=operator).get_json()["approvals"] == []
+
+
 # --- a field given twice -----------------------------------------------------------------------
 
 
