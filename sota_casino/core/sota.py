@@ -232,7 +232,8 @@ class SotaTable:
                 option="min_stake",
             )
         presets = data.get("presets")
-        if not isinstance(presets, list) or not presets or any(p not in PRESETS for p in presets):
+        names = isinstance(presets, list) and all(isinstance(p, str) for p in presets)
+        if not names or not presets or any(p not in PRESETS for p in presets):
             raise InvalidRules(
                 N_("%(option)s must be a non-empty list of: %(valid)s"),
                 params={"option": "presets", "valid": ", ".join(PRESETS)},

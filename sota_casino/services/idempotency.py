@@ -46,18 +46,23 @@ from .tx import transactional
 
 R = TypeVar("R")
 
-#: 1-64 visible ASCII characters (the header the money-moving API calls accept).
-KEY_PATTERN = r"^[\x21-\x7e]{1,64}$"
+#: 1-64 visible ASCII characters other than a comma (the header the money-moving API calls
+#: accept): HTTP servers join a header sent twice into one with commas, so a key with a comma
+#: could not be told from two keys.
+KEY_PATTERN = r"^[\x21-\x2b\x2d-\x7e]{1,64}$"
 KEY = re.compile(KEY_PATTERN)
 
 
 def check_key(key: object) -> str | None:
-    """Return a valid key (1–64 visible ASCII characters) or None when absent."""
+    """Return a valid key (1–64 visible ASCII characters other than a comma) or None when absent."""
     if key is None:
         return None
     if not isinstance(key, str) or not KEY.fullmatch(key):
+        given = "is given more than once, or" if isinstance(key, str) and "," in key else "is"
         raise InvalidInput(
-            "Idempotency-Key must be 1 to 64 visible ASCII characters", field="Idempotency-Key"
+            f"Idempotency-Key {given} not one key of 1 to 64 visible ASCII characters "
+            "other than a comma",
+            field="Idempotency-Key",
         )
     return key
 

@@ -36,6 +36,8 @@ IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
 M = TypeVar("M", bound=BaseModel)
 _WHOLE: Final = re.compile(r"-?[0-9]{1,19}")
 _MAX_DIGITS: Final = 40
+#: Options past this many are not listed in a refusal, which names the document instead.
+_MAX_LISTED: Final = 20
 
 
 class TooBig:
@@ -68,13 +70,13 @@ def _refuse_constant(name: str) -> Any:
 def json_body() -> dict[str, Any]:
     """Return the request's JSON object.
 
-    :raises UnsupportedMediaType: (415) unless sent as ``application/json``: a cross-site form
-        can post ``text/plain`` without a preflight, but never JSON; and for a body sent with a
-        ``Content-Encoding`` (gzip, …), which the service does not decode (RFC 9110, 15.5.16).
+    :raises UnsupportedMediaType: (415) unless sent as ``application/json`` (no ``+json``
+        type): a cross-site form can post ``text/plain`` without a preflight, but never JSON;
+        and for a body sent with a ``Content-Encoding``, which is not decoded (RFC 9110, 15.5.16).
     :raises BadRequest: (400) if the body is not JSON at all.
     :raises InvalidInput: (422) if it is JSON but not an object.
     """
-    if not request.is_json:
+    if request.mimetype != "application/json":
         raise UnsupportedMediaType("send the body as JSON, with Content-Type: application/json")
     if request.headers.get("Content-Encoding", "identity").strip().lower() != "identity":
         raise UnsupportedMediaType("send the body unencoded, without a Content-Encoding")
@@ -190,6 +192,7 @@ _PROBLEMS: Final = {
     "less_than": N_("%(field)s must be less than %(lt)s"),
     "multiple_of": N_("%(field)s must be a multiple of %(multiple_of)s"),
     "literal_error": N_("%(field)s must be %(expected)s"),
+    "too_many_to_list": N_("%(field)s must be one of the values the API document lists for it"),
     "enum": N_("%(field)s must be %(expected)s"),
     "string_too_short": N_("%(field)s: string should have at least %(min_length)s characters"),
     "string_too_long": N_("%(field)s: string should have at most %(max_length)s characters"),
@@ -208,16 +211,11 @@ def _first_problem(error: ValidationError) -> tuple[str, dict[str, object], str]
     if kind == "extra_forbidden":
         return _PROBLEMS[kind], {"field": repr(where)}, field
     if kind in _EXPECTED:
-        got = _json_kind(problem["input"])
-        return (
-            N_("%(field)s must be %(expected)s, not %(got)s"),
-            {
-                "field": where,
-                "expected": gettext(_EXPECTED[kind]),
-                "got": gettext(got),
-            },
-            field,
-        )
+        expected, got = gettext(_EXPECTED[kind]), gettext(_json_kind(problem["input"]))
+        params: dict[str, object] = {"field": where, "expected": expected, "got": got}
+        return N_("%(field)s must be %(expected)s, not %(got)s"), params, field
+    if kind == "literal_error" and problem["ctx"]["expected"].count(",") >= _MAX_LISTED:
+        kind = "too_many_to_list"  # hundreds of time zones in a message are read by no one
     if kind in _PROBLEMS:
         return _PROBLEMS[kind], {"field": where, **problem.get("ctx", {})}, field
     if message.startswith("Input should"):
@@ -262,7 +260,7 @@ def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
 def idempotency_key() -> str | None:
     """Return the ``Idempotency-Key`` header, if sent.
 
-    :raises InvalidInput: if it is not 1 to 64 visible ASCII characters.
+    :raises InvalidInput: unless one key (1 to 64 visible ASCII characters, no comma).
     """
     return check_key(request.headers.get(IDEMPOTENCY_HEADER))
 

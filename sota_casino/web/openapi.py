@@ -106,19 +106,8 @@ FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
     ("RoundProof", "/checkpoint/document/size", "path.size", ("checkpointBySize",)),
     ("PublicCheckpoint", "/size", "path.size", ("checkpointBySize",)),
     ("PublicCheckpoint", "/size", "query.new_size", ("consistency",)),
-    (
-        "UserList",
-        "/users/0/id",
-        "path.id",
-        (
-            "playerOverview",
-            "playerRounds",
-            "playerTransfers",
-            "playerSeedPairs",
-            "setLocked",
-            "proposeOperator",
-        ),
-    ),
+    ("UserList", "/users/0/id", "path.id", ("playerOverview", "playerRounds", "playerTransfers")),
+    ("UserList", "/users/0/id", "path.id", ("playerSeedPairs", "setLocked", "proposeOperator")),
     ("RoundPage", "/rounds/0/id", "path.id", ("receipt", "roundProof")),
     ("SeedPairPage", "/seed_pairs/0/seed_pair_id", "path.id", ("bundle",)),
     ("AdjustmentResult", "/user_id", "path.id", ("playerOverview", "playerTransfers")),
@@ -388,6 +377,8 @@ def _link(paths: dict[str, dict[str, Any]], schemas: dict[str, Any]) -> None:
                 }
                 if target == source["operationId"]:
                     link = _same_question(link, source, feeds)
+                elif "/0/" in pointer:  # a link cannot say "if there is one"
+                    link["description"] = "The list's first item: an empty list has none."
                 links[f"{target}From{_camel(pointer)}"] = link
         if links:
             answer["links"] = links
@@ -486,7 +477,8 @@ def _build(app: Flask) -> dict[str, Any]:
                     "required": False,
                     "description": (
                         "a retry with the same key and body returns the first answer and does "
-                        "nothing again; another body is a 422 idempotency_mismatch"
+                        "nothing again; another body is a 422 idempotency_mismatch. One key, "
+                        "without a comma: a header sent twice arrives joined by commas (a 422)"
                     ),
                     "schema": {"type": "string", "pattern": KEY_PATTERN},
                 }

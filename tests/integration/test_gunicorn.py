@@ -125,6 +125,37 @@ def test_health_checks_answer_under_gunicorn(server: servers.Server) -> None:
     assert status == 200 and json.loads(body)["ready"] is True
 
 
+def test_two_idempotency_keys_are_refused_under_gunicorn_and_bet_nothing(
+    server: servers.Server,
+) -> None:
+    """gunicorn joins a header sent twice with a bare comma, into what would read as one key
+    (``key-a,key-b``): the bet is refused naming the header, and moves nothing."""
+    credentials = {"username": "twokeys", "password": PASSWORD}
+    assert post_json(server, "/api/v1/auth/register", credentials)[0] == 201
+    token = json.loads(post_json(server, "/api/v1/auth/token", credentials)[2])["token"]
+    body = json.dumps({"bet": 100}).encode()
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        connection.putrequest("POST", "/api/v1/casino-war/rounds")
+        for name, value in (
+            ("Authorization", f"Bearer {token}"),
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(body))),
+            ("Idempotency-Key", "key-a"),
+            ("Idempotency-Key", "key-b"),
+        ):
+            connection.putheader(name, value)
+        connection.endheaders(body)
+        response = connection.getresponse()
+        status, answer = response.status, json.loads(response.read())
+    finally:
+        connection.close()
+    assert (status, answer["error"]["code"]) == (422, "invalid_input")
+    assert "Idempotency-Key is given more than once" in answer["error"]["message"]
+    auth = {"Authorization": f"Bearer {token}"}
+    assert json.loads(send(server, "GET", "/api/v1/rounds", **auth)[2])["rounds"] == []
+
+
 def hammer(port: int, stop: threading.Event) -> None:
     """Keep the workers busy: an idle sync worker notices its master is gone, a busy one not."""
     while not stop.is_set():

@@ -755,6 +755,32 @@ def test_a_malformed_idempotency_key_is_422(
     assert balances(client, auth)["chips"] == 100_000
 
 
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"headers": [("Idempotency-Key", "key-a"), ("Idempotency-Key", "key-b")]},
+        # gunicorn joins a repeated header with a bare comma: one visible-ASCII "key"
+        {"environ_overrides": {"HTTP_IDEMPOTENCY_KEY": "key-a,key-b"}},
+    ],
+    ids=["test-client", "as-gunicorn-joins-them"],
+)
+def test_two_idempotency_keys_are_refused_naming_the_header_and_bet_nothing(
+    client: FlaskClient, auth: dict[str, str], sent: dict[str, Any]
+) -> None:
+    """Two keys in one request: which one a retry must repeat cannot be told."""
+    headers = [*auth.items(), *sent.get("headers", [])]
+    response = client.post(
+        "/api/v1/casino-war/rounds",
+        json={"bet": 100},
+        headers=headers,
+        environ_overrides=sent.get("environ_overrides"),
+    )
+    assert response.status_code == 422 and error_code(response) == "invalid_input"
+    assert "Idempotency-Key is given more than once" in response.get_json()["error"]["message"]
+    assert balances(client, auth)["chips"] == 100_000
+    assert client.get("/api/v1/rounds", headers=auth).get_json()["rounds"] == []
+
+
 def test_a_token_stops_working_after_the_password_changes(
     client: FlaskClient, auth: dict[str, str]
 ) -> None:
@@ -766,6 +792,41 @@ def test_a_token_stops_working_after_the_password_changes(
         session.close()
     response = client.get("/api/v1/me", headers=auth)
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("language", "said"), [("en", "the API document lists"), ("fi", "API-kuvauksen")]
+)
+def test_an_unknown_time_zone_is_refused_in_a_sentence_and_changes_nothing(
+    client: FlaskClient, operator: dict[str, str], language: str, said: str
+) -> None:
+    """A value outside a long list of options is refused naming the field and where the options
+    are: the refusal listed all the hundreds of zone names the machine knows (11 KB)."""
+    headers = {**operator, "Accept-Language": language}
+    before = audit_size(client.application)
+    sent = {"time_zone": "Mars/Olympus"}
+    answer = client.put("/api/v1/operator/me/time-zone", json=sent, headers=headers)
+    assert answer.status_code == 422 and error_code(answer) == "invalid_input"
+    message = answer.get_json()["error"]["message"]
+    assert message.startswith("time_zone ") and said in message and len(message) < 200
+    assert audit_size(client.application) == before
+
+
+@pytest.mark.parametrize("presets", [[{}], [["nordic"]], ["nordic", {"a": 1}]])
+@pytest.mark.parametrize(
+    ("method", "url"),
+    [("put", "/api/v1/operator/tables/sota"), ("post", "/api/v1/operator/approvals/tables/sota")],
+)
+def test_presets_that_are_not_names_are_refused_and_change_nothing(
+    client: FlaskClient, operator: dict[str, str], method: str, url: str, presets: list[Any]
+) -> None:
+    """A list or an object among the presets was looked up among the names as it was: a 500."""
+    before = client.get("/api/v1/operator/tables/sota", headers=operator).get_json()
+    answer = client.open(url, method=method.upper(), json={"presets": presets}, headers=operator)
+    assert answer.status_code == 422 and error_code(answer) == "invalid_rules"
+    assert "presets" in answer.get_json()["error"]["message"]
+    assert client.get("/api/v1/operator/tables/sota", headers=operator).get_json() == before
+    assert client.get("/api/v1/operator/approvals", headers=operator).get_json()["approvals"] == []
 
 
 # --- a field given twice -----------------------------------------------------------------------
@@ -897,6 +958,23 @@ def test_a_body_that_is_not_sent_as_json_is_a_415(client: FlaskClient) -> None:
     )
     assert answer.status_code == 415
     assert answer.get_json()["error"]["code"]
+
+
+@pytest.mark.parametrize(
+    "media", ["application/merge-patch+json", "application/vnd.api+json", "application/json-seq"]
+)
+def test_a_body_sent_as_another_json_type_is_a_415_and_bets_nothing(
+    client: FlaskClient, media: str
+) -> None:
+    """The document takes application/json alone (its 415: "not sent as Content-Type:
+    application/json"); a ``+json`` type was read as JSON all the same and bet."""
+    auth = bearer(client)
+    before = balances(client, auth)
+    answer = client.post(
+        "/api/v1/casino-war/rounds", data=b'{"bet": 500}', content_type=media, headers=auth
+    )
+    assert answer.status_code == 415 and error_code(answer) == "unsupported_media_type"
+    assert balances(client, auth) == before
 
 
 @pytest.mark.parametrize("gzipped", [False, True])
