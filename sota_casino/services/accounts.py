@@ -838,8 +838,10 @@ def find_users(session: Session, query: str = "", limit: int = 50) -> list[UserV
 
 @functools.cache
 def time_zones() -> tuple[str, ...]:
-    """Every IANA zone name this machine knows, sorted (read once)."""
-    return tuple(sorted(available_timezones()))
+    """Every IANA zone name this machine knows, sorted (read once): not ``localtime``, which
+    the zone database's directory may hold but which names whatever zone the machine is set
+    to, so times shown in it would shift with the server."""
+    return tuple(sorted(available_timezones() - {"localtime"}))
 
 
 def check_time_zone(zone: object) -> str | None:

@@ -21,6 +21,7 @@ from web_support import plant_server_seed
 
 from sota_casino.core.fairness import signature_checker
 from sota_casino.models import User
+from sota_casino.services import accounts
 from sota_casino.services import settings
 from sota_casino.services import tx
 
@@ -784,8 +785,6 @@ def test_two_idempotency_keys_are_refused_naming_the_header_and_bet_nothing(
 def test_a_token_stops_working_after_the_password_changes(
     client: FlaskClient, auth: dict[str, str]
 ) -> None:
-    from sota_casino.services import accounts
-
     with client.application.app_context():
         session = client.application.extensions["sota_casino.sessionmaker"]()
         accounts.change_password(session, 1, PASSWORD, "a different passphrase")
@@ -809,6 +808,19 @@ def test_an_unknown_time_zone_is_refused_in_a_sentence_and_changes_nothing(
     assert answer.status_code == 422 and error_code(answer) == "invalid_input"
     message = answer.get_json()["error"]["message"]
     assert message.startswith("time_zone ") and said in message and len(message) < 200
+    assert audit_size(client.application) == before
+
+
+def test_the_machines_own_zone_is_no_time_zone_to_choose(
+    client: FlaskClient, operator: dict[str, str]
+) -> None:
+    """``localtime`` is in the zone database's directory but names no zone: it is whatever
+    the server was set to, so the console's times would shift with the machine."""
+    assert "localtime" not in accounts.time_zones()
+    before = audit_size(client.application)
+    sent = {"time_zone": "localtime"}
+    answer = client.put("/api/v1/operator/me/time-zone", json=sent, headers=operator)
+    assert answer.status_code == 422 and error_code(answer) == "invalid_input"
     assert audit_size(client.application) == before
 
 
