@@ -4,6 +4,7 @@ sizes and roots, when the casino signs a forked history."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -167,4 +168,168 @@ def test_an_alarm_reads_in_the_language_of_the_page_that_shows_it(tab: Any) -> N
     tab.wait_for_selector(f"{WITNESS}[role=alert]")
     assert "HISTORIAA. FORK: kept size 3 root aa, served size 3 root bb. Molemmat" in (
         alarm.inner_text()
+    )
+
+
+CONSISTENCY = "/api/v1/transparency/consistency"
+
+
+def carried_checkpoint(tab: Any) -> dict[str, Any]:
+    """The signed checkpoint the page carries, which its witness checks."""
+    carried = tab.evaluate(
+        "JSON.parse(document.querySelector('script[data-log-checkpoint]').textContent)"
+    )
+    return dict(carried["checkpoint"]["document"])
+
+
+def a_larger_checkpoint_to_prove(tab: Any, prefix: str) -> dict[str, Any]:
+    """Sign up, have the witness keep a checkpoint, then play on so that the next page carries a
+    larger one, which only a consistency proof joins to it; return the kept one's document."""
+    sign_up(tab, prefix)
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    kept = tab.evaluate("window.SotaLog.kept()")["document"]
+    proof_of(tab, play_a_round(tab))  # a later round, proved into a later checkpoint
+    return dict(kept)
+
+
+def test_a_withheld_consistency_proof_is_a_lasting_warning_until_one_is_had(tab: Any) -> None:
+    """A casino that forked its log can hide the fork from this browser by never proving the
+    new checkpoint consistent with the kept one: the page warns, naming both sizes, whatever
+    the refusal looks like, keeps the old checkpoint, and remembers the unproven one until a
+    later proof joins it."""
+    kept = a_larger_checkpoint_to_prove(tab, "refused")
+    tab.expected_failures.append(CONSISTENCY)
+    failure: dict[str, Any] = {"old_size": None}
+
+    def refuse(route: Any) -> None:
+        old_size = int(route.request.url.split("old_size=")[1].split("&")[0])
+        if failure["old_size"] not in (None, old_size):
+            route.continue_()
+        elif failure["how"] == "abort":
+            route.abort()
+        else:
+            route.fulfill(**failure["how"])
+
+    tab.route(lambda url: CONSISTENCY in url, refuse)
+    witness = tab.locator(WITNESS)
+    seen: dict[str, Any] = {}
+    for how, why in (
+        ({"status": 500, "body": "oops"}, "the service answered HTTP 500"),
+        ({"status": 200, "body": "<html>not json</html>"}, "is not a consistency proof"),
+        ({"status": 200, "json": {"proof": "ab" * 32}}, "is not a consistency proof"),
+        ("abort", "the service could not be reached"),
+        ({"status": 503, "headers": {"Retry-After": "60"}, "body": ""}, "unavailable for now"),
+    ):
+        failure["how"] = how
+        tab.goto("/fairness")
+        witness.filter(has_text=why).wait_for()
+        seen = carried_checkpoint(tab)
+        assert seen["size"] > kept["size"]
+        assert "log-witness warn" == witness.get_attribute("class")
+        text = witness.inner_text()
+        assert f"the checkpoint it keeps (size {kept['size']})" in text, text
+        shown = re.search(r"what it was shown since \(size ([\d, ]+)\)", text)
+        assert shown and str(seen["size"]) in shown.group(1).split(", "), text
+        # Never kept without the proof: the next page asks again from the same checkpoint.
+        assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
+
+    # A later checkpoint proved from the kept one is kept, but the one never proved still warns.
+    proof_of(tab, play_a_round(tab))
+    failure.update(old_size=seen["size"], how={"status": 500, "body": ""})
+    tab.goto("/casino-war")
+    later = carried_checkpoint(tab)
+    tab.wait_for_function(f"window.SotaLog.kept().document.size === {later['size']}")
+    tab.goto("/fairness")
+    witness.filter(has_text="the service answered HTTP 500").wait_for()
+    assert f"what it was shown since (size {seen['size']})" in witness.inner_text()
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == later
+
+    # The proof had at last: the warning goes, and the page says what it checked.
+    tab.unroute_all()
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    assert tab.evaluate("window.SotaLog.unproven()") is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (
+            {"json": {"proof": ["ab" * 32]}},
+            "FORK: the served checkpoint does not extend the kept one",
+        ),
+        (
+            {"status": 404, "json": {"error": {"code": "not_found", "message": "no checkpoint"}}},
+            "FORK: the service no longer proves the checkpoint it signed over",
+        ),
+    ],
+)
+def test_a_proof_that_fails_or_a_denied_checkpoint_stays_a_fork(
+    tab: Any, answer: dict[str, Any], reason: str
+) -> None:
+    """A proof that does not join the two roots, or a service that denies the checkpoint it
+    signed, is no outage: the page says the casino showed two histories."""
+    kept = a_larger_checkpoint_to_prove(tab, "forked")
+    tab.expected_failures.append(CONSISTENCY)
+    tab.route(lambda url: CONSISTENCY in url, lambda route: route.fulfill(**answer))
+    tab.goto("/fairness")
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    assert "THE CASINO SHOWED THIS BROWSER TWO HISTORIES" in alarm.inner_text()
+    assert reason in alarm.inner_text()
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
+
+
+def test_a_checkpoint_shown_unproven_is_later_proved_a_fork(tab: Any) -> None:
+    """A checkpoint shown while the proofs were withheld is checked once they come: the casino
+    cannot show a forked checkpoint, withhold its proof, and go back to the true log."""
+    kept = a_larger_checkpoint_to_prove(tab, "doubled")
+    tab.expected_failures.append(CONSISTENCY)
+    tab.route(lambda url: CONSISTENCY in url, lambda route: route.fulfill(status=500))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.warn")
+    shown = carried_checkpoint(tab)
+
+    proof_of(tab, play_a_round(tab))
+    tab.unroute_all()
+
+    def from_the_shown_one(route: Any) -> None:
+        if f"old_size={shown['size']}&" in route.request.url:
+            route.fulfill(json={"proof": ["ab" * 32]})  # no path joins the two roots
+        else:
+            route.continue_()
+
+    tab.route(lambda url: CONSISTENCY in url, from_the_shown_one)
+    tab.goto("/fairness")
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    later = tab.evaluate("window.SotaLog.kept()")["document"]
+    assert later["size"] > shown["size"] > kept["size"]
+    assert (
+        "FORK: the service's consistency proof does not join two checkpoints it signed: "
+        f"kept size {later['size']} root {later['root']}, "
+        f"served size {shown['size']} root {shown['root']}"
+    ) in alarm.inner_text()
+
+
+def test_the_unproven_warning_reads_as_one_finnish_sentence(tab: Any) -> None:
+    """The warning and its reason read in the page's language."""
+    kept = a_larger_checkpoint_to_prove(tab, "kiistetty")
+    tab.expected_failures.append(CONSISTENCY)
+    tab.route(lambda url: CONSISTENCY in url, lambda route: route.fulfill(status=500))
+    with tab.expect_navigation():
+        tab.select_option("#language-choice", "fi")
+    tab.wait_for_selector("html[lang=fi]")
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.warn")
+    shown = carried_checkpoint(tab)
+    assert tab.locator(WITNESS).inner_text() == (
+        "⚠ TODISTAMATTA: tämä selain ei voinut tarkistaa, että kasinon loki on yhtenäinen sen "
+        "kanssa, mitä se näki aiemmin: mikään yhtenäisyystodistus ei yhdistä sen tallessa olevaa "
+        f"tarkistuspistettä (koko {kept['size']}) siihen, mitä sille on sen jälkeen näytetty "
+        f"(koko {shown['size']}): palvelu vastasi HTTP 500. Lokinsa haaroittanut kasino jättäisi "
+        "juuri tämän todistuksen antamatta, joten varoitus pysyy, ja jokainen sivu kysyy "
+        "todistusta uudelleen, kunnes se saadaan."
     )

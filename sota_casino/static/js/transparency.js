@@ -6,7 +6,8 @@
  * consistency proof from the kept root to the new one. Only then is the new one kept. A fork, a
  * shrunk log or a bad signature is kept as an alarm naming both sizes and roots, shown loudly on
  * the fairness page ([data-log-witness]) until this browser's storage is cleared: it is proof,
- * signed by the casino, that it showed two histories.
+ * signed by the casino, that it showed two histories. A checkpoint whose proof cannot be had is
+ * remembered as unproven and warned of on every page until a later proof joins it.
  *
  * checkAnchors(bundle, keys) is the page verifier's "in the log" check (docs/fairness.md): each
  * document's audit entry, proved into a checkpoint signed by the pinned key (or a key it
@@ -18,6 +19,7 @@
 (function () {
   const KEPT = "sota-casino.log-checkpoint.v1";
   const ALARM = "sota-casino.log-alarm.v1";
+  const UNPROVEN = "sota-casino.log-unproven.v1";
   const CHECKPOINT_URL = "/api/v1/transparency/checkpoint";
   const CONSISTENCY_URL = "/api/v1/transparency/consistency";
   const subtle = window.crypto && window.crypto.subtle;
@@ -34,6 +36,14 @@
       return text ? JSON.parse(text) : null;
     } catch (error) {
       return null;
+    }
+  }
+
+  function forget(name) {
+    try {
+      window.localStorage.removeItem(name);
+    } catch (error) {
+      // storage off: nothing was kept
     }
   }
 
@@ -365,10 +375,19 @@
 
   // ---- the witness -----------------------------------------------------------------------------
 
+  const fetchAnswer = (url) => fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+
   async function fetchJson(url) {
-    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    const response = await fetchAnswer(url);
     return { status: response.status, body: response.ok ? await response.json() : null };
   }
+
+  const signedOf = (seen) => ({ document: seen.document, signature: seen.signature });
+  const sameCheckpoint = (a, b) => a.document.size === b.document.size && a.document.root === b.document.root;
+  const differing = (size, both) => Nn_("FORK: two signed checkpoints over %(num)s entry differ: %(both)s",
+    "FORK: two signed checkpoints over %(num)s entries differ: %(both)s", size, both);
+  /* The signed checkpoints a record of UNPROVEN holds. */
+  const shownUnproven = (record) => (record && Array.isArray(record.checkpoints) ? record.checkpoints : []).filter(isCheckpoint);
 
   /* Keep an alarm: `reason` is a message (i18n.js's N_), translated each time it is shown. */
   function alarm(reason, kept, seen) {
@@ -377,7 +396,66 @@
     return { ok: false, alarm: raised };
   }
 
-  /* Compare a signed checkpoint seen now with the one kept here; keep it if it extends it. */
+  /* Remember `seen` as shown but not proved consistent with the kept checkpoint, and why. A
+   * casino that forked its log need only withhold the proof, so this is no note: it is shown
+   * as a warning on every page until a proof joins it (`settle`). */
+  function unproven(kept, seen, why) {
+    const checkpoints = shownUnproven(load(UNPROVEN));
+    if (seen && !checkpoints.some((other) => sameCheckpoint(other, seen))) checkpoints.push(signedOf(seen));
+    save(UNPROVEN, { checkpoints, why, at: new Date().toISOString() });
+    return { ok: null, size: kept.document.size };
+  }
+
+  /* Ask the service to prove `older` a prefix of `newer` (documents, older.size < newer.size):
+   * {joined: true}; {fork: reason}, the service contradicting a checkpoint it signed (`broken`
+   * when its proof does not join the roots); or {unproven: why}, no usable answer. */
+  async function joined(older, newer, both, broken) {
+    let response;
+    try {
+      response = await fetchAnswer(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: older.size, new_size: newer.size }));
+    } catch (error) {
+      return { unproven: N_("the service could not be reached") };
+    }
+    if (response.status === 404) {
+      return { fork: Nn_("FORK: the service no longer proves the checkpoint it signed over %(num)s entry: %(both)s",
+        "FORK: the service no longer proves the checkpoint it signed over %(num)s entries: %(both)s", older.size, both) };
+    }
+    if (response.status === 503) return { unproven: N_("the service is unavailable for now (HTTP 503)") };
+    if (!response.ok) return { unproven: N_("the service answered HTTP %(status)s", { status: response.status }) };
+    const body = await response.json().catch(() => null);
+    const proof = body && body.proof;
+    if (!Array.isArray(proof) || !proof.every(isHex64)) return { unproven: N_("the service's answer is not a consistency proof") };
+    const consistent = await verifyConsistency(older.size, newer.size, hexToBytes(older.root), hexToBytes(newer.root), proof.map(hexToBytes));
+    return consistent ? { joined: true } : { fork: broken };
+  }
+
+  /* Join each checkpoint remembered as unproven to the kept one, forgetting those proved; stop
+   * at the first the service gives no proof for (it is not answering now). */
+  async function settle(kept) {
+    const record = load(UNPROVEN);
+    const waiting = shownUnproven(record);
+    while (waiting.length) {
+      const other = waiting[0];
+      const [mine, shown] = [kept.document, other.document];
+      const both = { both: N_("kept %(kept)s, served %(served)s", { kept: described(mine), served: described(shown) }) };
+      if (mine.size === shown.size && mine.root !== shown.root) {
+        return alarm(differing(mine.size, both), kept, other);
+      }
+      if (mine.size !== shown.size) {
+        const [older, newer] = mine.size < shown.size ? [mine, shown] : [shown, mine];
+        const found = await joined(older, newer, both, N_("FORK: the service's consistency proof does not join two checkpoints it signed: %(both)s", both));
+        if (found.fork) return alarm(found.fork, kept, other);
+        if (found.unproven) return unproven(kept, null, found.unproven);
+      }
+      waiting.shift();
+      save(UNPROVEN, { ...record, checkpoints: waiting });
+    }
+    forget(UNPROVEN);
+    return { ok: true, size: kept.document.size };
+  }
+
+  /* Compare a signed checkpoint seen now with the one kept here; keep it only if it is proved to
+   * extend it. */
   async function observe(seen, key) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
     const kept = load(KEPT);
@@ -391,42 +469,43 @@
       return alarm(N_("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen);
     }
     if (!isCheckpoint(kept)) {
-      save(KEPT, { document: doc, signature: seen.signature });
-      return { ok: true, size: doc.size };
+      save(KEPT, signedOf(seen));
+      return settle(signedOf(seen));
     }
     const old = kept.document;
     const both = { both: N_("kept %(kept)s, served %(served)s", { kept: described(old), served: described(doc) }) };
     if (doc.size < old.size) return alarm(N_("SHRUNK: the log is smaller than a checkpoint it signed: %(both)s", both), kept, seen);
     if (doc.size === old.size) {
       if (doc.root !== old.root) {
-        return alarm(Nn_("FORK: two signed checkpoints over %(num)s entry differ: %(both)s",
-          "FORK: two signed checkpoints over %(num)s entries differ: %(both)s", doc.size, both), kept, seen);
+        return alarm(differing(doc.size, both), kept, seen);
       }
-      return { ok: true, size: doc.size };
+      return settle(kept);
     }
-    const answer = await fetchJson(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: old.size, new_size: doc.size }));
-    if (answer.status === 404) {
-      return alarm(Nn_("FORK: the service no longer proves the checkpoint it signed over %(num)s entry: %(both)s",
-        "FORK: the service no longer proves the checkpoint it signed over %(num)s entries: %(both)s", old.size, both), kept, seen);
-    }
-    const proof = answer.body && answer.body.proof;
-    if (!Array.isArray(proof) || !proof.every(isHex64)) return { ok: null, size: old.size, note: gettext("no consistency proof could be had (HTTP %(status)s)", { status: answer.status }) };
-    const consistent = await verifyConsistency(old.size, doc.size, hexToBytes(old.root), hexToBytes(doc.root), proof.map(hexToBytes));
-    if (!consistent) return alarm(N_("FORK: the served checkpoint does not extend the kept one: %(both)s", both), kept, seen);
-    save(KEPT, { document: doc, signature: seen.signature });
-    return { ok: true, size: doc.size };
+    const found = await joined(old, doc, both, N_("FORK: the served checkpoint does not extend the kept one: %(both)s", both));
+    if (found.fork) return alarm(found.fork, kept, seen);
+    if (found.unproven) return unproven(kept, seen, found.unproven);
+    save(KEPT, signedOf(seen));
+    return settle(signedOf(seen));
   }
 
   function show(outcome) {
     const raised = load(ALARM);
+    const waiting = load(UNPROVEN);
+    const shown = shownUnproven(waiting);
+    const kept = load(KEPT);
     for (const holder of document.querySelectorAll("[data-log-witness]")) {
       holder.replaceChildren();
+      holder.removeAttribute("role");
       const line = document.createElement("span");
       if (raised) {
         holder.className = "log-witness bad";
         holder.setAttribute("role", "alert");
         line.textContent = gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser keeps them until its storage is cleared).",
           { why: window.SotaI18n.say(raised.reason || raised.why) });
+      } else if (shown.length && isCheckpoint(kept)) {
+        holder.className = "log-witness warn";
+        line.textContent = gettext("⚠ UNPROVEN: this browser could not check that the casino's log is consistent with what it saw before: no consistency proof joins the checkpoint it keeps (size %(kept)s) with what it was shown since (size %(seen)s): %(why)s. A casino that forked its log would withhold that proof, so this warning stays, and every page asks again, until the proof is had.",
+          { kept: kept.document.size, seen: shown.map((one) => one.document.size).join(", "), why: window.SotaI18n.say(waiting.why) });
       } else if (outcome && outcome.ok) {
         holder.className = "log-witness ok";
         line.textContent = ngettext("✓ This browser has checked the casino's public log up to %(num)s entry: every checkpoint it saw is signed by the pinned key and extends the one before.",
@@ -478,7 +557,7 @@
 
   window.SotaLog = {
     checkAnchors, proofProblem, isCheckpoint, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
-    kept: () => load(KEPT), alarm: () => load(ALARM),
+    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN),
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => witness(false));
