@@ -136,7 +136,7 @@ class _Layout:
 
     @classmethod
     def of(cls, frame: Frame, values: Sequence[Fraction], fmt: Format) -> _Layout:
-        low, high, step = _nice_range(values, frame.ticks)
+        low, high, step = _nice_range(values, frame.ticks, fmt)
         return cls(_room_for_values(frame, low, high, step, fmt), low, high, step)
 
     def x(self, unit: Fraction) -> Fraction:
@@ -202,8 +202,19 @@ def _coordinate(value: Fraction, places: int = 1) -> str:
     return f"{sign}{whole}.{part:0{places}d}"
 
 
-def _nice_range(values: Sequence[Fraction], ticks: int) -> tuple[Fraction, Fraction, Fraction]:
-    """Return ``(low, high, step)``: a range covering ``values`` (and 0) on round tick steps."""
+#: The decades of round steps :func:`_nice_range` tries: up to a million times the plainest
+#: step, which writes apart percentages of two decimals over a range of a millionth.
+_STEP_DECADES: Final = 7
+
+
+def _nice_range(
+    values: Sequence[Fraction], ticks: int, fmt: Format
+) -> tuple[Fraction, Fraction, Fraction]:
+    """Return ``(low, high, step)``: a range covering ``values`` (and 0) on round tick steps.
+
+    The step is the finest round one that gives about ``ticks`` ticks and writes no two ticks
+    alike: a whole-number axis over 0 to 1 in steps of 0.2 read "0, 0, 0, 1, 1, 1", two
+    heights named the same value, so it steps by whole numbers instead."""
     extent = _Extent.of(values)
     low, high = extent.low, extent.high
     raw = (high - low) / ticks
@@ -212,10 +223,21 @@ def _nice_range(values: Sequence[Fraction], ticks: int) -> tuple[Fraction, Fract
         magnitude *= 10
     while magnitude > raw:
         magnitude /= 10
-    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
-    first = (low / step).__floor__() * step
-    last = (high / step).__ceil__() * step
-    return first, last, step
+    steps = [
+        m * magnitude * 10**decade
+        for decade in range(_STEP_DECADES)
+        for m in (1, 2, 5)
+        if m * magnitude * 10**decade >= raw
+    ]
+    ranges = [((low / s).__floor__() * s, (high / s).__ceil__() * s, s) for s in steps]
+    # A format that writes every value alike keeps the plainest step.
+    return next((r for r in ranges if _written_apart(_ticks(*r), fmt)), ranges[0])
+
+
+def _written_apart(ticks: Sequence[Fraction], fmt: Format) -> bool:
+    """Whether ``fmt`` writes each of ``ticks`` differently."""
+    labels = [fmt(tick) for tick in ticks]
+    return len(set(labels)) == len(labels)
 
 
 def _ticks(low: Fraction, high: Fraction, step: Fraction) -> list[Fraction]:

@@ -88,13 +88,17 @@ def decimal(value: float | Fraction | Decimal, digits: int = 2) -> str:
     return _signed(rounded, False, format_decimal(abs(rounded), pattern, locale=select_locale()))
 
 
-def interval(low: float | Fraction | Decimal, high: float | Fraction | Decimal) -> str:
-    """Show an interval's ends with two decimals in the request's language: ``"−7.12 … 33.12"``.
+def interval(
+    low: float | Fraction | Decimal, high: float | Fraction | Decimal, as_percent: bool = False
+) -> str:
+    """Show an interval's ends with two decimals in the request's language: ``"−7.12 … 33.12"``,
+    or as percentages (``as_percent``, ends that are fractions): ``"−7.12 % … 33.12 %"``.
 
-    An ellipsis stands between them: a comma would blur into the decimal comma of Finnish,
-    Norwegian and Portuguese (``"[-7,12, 33,12]"``), and a dash beside a minus sign reads as
-    another minus (``"−7,12 – −3,00"``)."""
-    return f"{decimal(low)} … {decimal(high)}"
+    An ellipsis stands between them in every language: a comma would blur into the decimal
+    comma of Finnish, Norwegian and Portuguese (``"[-7,12, 33,12]"``), and a dash beside a minus
+    sign reads as another minus (``"−7,12 – −3,00"``)."""
+    show = percent if as_percent else decimal
+    return f"{show(low)} … {show(high)}"
 
 
 def whole_number(value: int | Fraction) -> str:

@@ -13,9 +13,14 @@ from typing import Any
 import pytest
 from babel.support import NullTranslations
 from babel.support import Translations
+from browser_support import LiveServer
 from browser_support import sign_up
+from flask import g
 
 from sota_casino.locations import TRANSLATIONS
+from sota_casino.web.format import chips_text
+from sota_casino.web.format import decimal
+from sota_casino.web.format import sweets_text
 from sota_casino.web.i18n import LANGUAGES
 
 pytestmark = pytest.mark.browser
@@ -171,3 +176,36 @@ def test_the_fairness_page_says_since_when_a_key_is_pinned_as_the_language_write
         warning = tab.locator("[data-testid=key-changed]").inner_text()
         assert PIN_DATES[language] in warning and "T03:04" not in warning
         tab.evaluate("() => localStorage.clear()")
+
+
+#: Numbers the scripts show, with their decimals: ties (rounded to the even digit, as the
+#: server does), a negative one that rounds to nought (no sign), thousands.
+DECIMALS = [(-7.125, 2), (0.625, 2), (2.5, 0), (-3.5, 0), (-0.004, 2), (-1234567.5, 1), (0, 0)]
+#: Amounts in chips (hundredths) and sweets, with their sign asked for or not.
+CHIPS = [(-500, True), (-12345, True), (150, False), (120_000, True), (0, True), (-5, False)]
+SWEETS = [(-3, True), (-1, False), (1_200, True), (0, True)]
+PAGE_NUMBERS = """([decimals, chips, sweets]) => [
+    decimals.map(([value, digits]) => window.SotaI18n.number(value, digits)),
+    chips.map(([amount, signed]) => window.SotaI18n.chipsText(amount, signed)),
+    sweets.map(([amount, signed]) => window.SotaI18n.sweetsText(amount, signed)),
+]"""
+
+
+def test_the_scripts_write_numbers_as_the_server_does_in_each_language(
+    tab: Any, live_server: LiveServer
+) -> None:
+    """The page's numbers (a round's net, a game's, a receipt's payout) are the server's: the
+    minus sign U+2212, ties rounded to even, the language's grouping and plural."""
+    for language in sorted(LANGUAGES):
+        tab.goto("/")
+        choose_language(tab, language)
+        with live_server.app.test_request_context():
+            g.locale = language
+            server = [
+                [decimal(value, digits) for value, digits in DECIMALS],
+                [chips_text(amount, signed) for amount, signed in CHIPS],
+                [sweets_text(amount, signed) for amount, signed in SWEETS],
+            ]
+        page = tab.evaluate(PAGE_NUMBERS, [DECIMALS, CHIPS, SWEETS])
+        assert page == server, language
+        assert page[1][0].startswith("−5") and "-" not in "".join(page[1] + page[2])

@@ -211,3 +211,32 @@ def test_a_chart_named_by_its_shown_caption_does_not_repeat_the_caption_s_words(
     root = ET.fromstring(str(bar_chart([("05-01", 1)], title="House", caption_id="house-title")))
     assert root.get("aria-labelledby") == "house-title" and root.get("aria-label") is None
     assert root.find(f"{SVG}title") is None  # it was read again as the image's description
+
+
+def _value_labels(svg: str) -> list[list[str]]:
+    """The value axis's labels of each drawing, bottom up."""
+    drawings = ET.fromstring(f"<both>{svg}</both>")
+    return [
+        [t.text or "" for t in drawing.iter(f"{SVG}text") if t.get("text-anchor") == "end"]
+        for drawing in drawings
+    ]
+
+
+@pytest.mark.parametrize("values", [[0], [0, 0], [1], [0, 2], [-1, 1], [Fraction(1, 2), 2], [0, 3]])
+def test_a_whole_number_axis_with_a_tiny_range_steps_by_whole_numbers(values: list[int]) -> None:
+    # A day of 0 sweets on the ledger drew its axis "0, 0, 0, 1, 1, 1": steps of 0.2 and 0.5
+    # written as whole numbers repeat, and say that two heights are the same value.
+    bars = [(f"05-0{day}", value) for day, value in enumerate(values, 1)]
+    series = Series("sweets", tuple(bars))
+    for draw in (partial(bar_chart, bars), partial(line_chart, [series])):
+        svg = str(both_sizes(partial(draw, title="t", value_format=whole_number)))
+        for labels in _value_labels(svg):
+            ticks = [int(label.replace("−", "-")) for label in labels]
+            steps = {high - low for low, high in zip(ticks, ticks[1:], strict=False)}
+            assert len(ticks) >= 2 and len(steps) == 1 and min(steps) >= 1, labels
+
+
+def test_a_percent_axis_with_a_tiny_range_repeats_no_label() -> None:
+    series = Series("edge", (("05-01", Fraction(1, 10**6)), ("05-02", Fraction(3, 10**6))))
+    for labels in _value_labels(str(both_sizes(partial(line_chart, [series], title="t")))):
+        assert len(set(labels)) == len(labels), labels

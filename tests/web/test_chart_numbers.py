@@ -64,7 +64,8 @@ def test_negative_numbers_take_the_minus_sign_in_every_language(app: Flask, lang
         assert [words for words in shown if "−" in words], shown
 
 
-def _a_dozen_rounds(app: Flask) -> None:
+def _a_dozen_rounds(app: Flask) -> int:
+    """Play a dozen Casino War rounds as a new player, going to war at each tie; their id."""
     player = add_user(app, "alice", "player")
     session = app.extensions["sota_casino.sessionmaker"]()
     try:
@@ -74,6 +75,7 @@ def _a_dozen_rounds(app: Flask) -> None:
                 rounds.decide_casino_war(session, player, round_.id, "war")
     finally:
         session.close()
+    return player
 
 
 NUMBER = r"−?\d+[.,]\d\d"
@@ -93,3 +95,16 @@ def test_the_ledger_writes_an_interval_no_decimal_comma_can_blur(app: Flask, lan
         words = html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
         assert re.fullmatch(rf"{NUMBER} % \[{NUMBER} … {NUMBER}\]", words), words
         assert not HYPHEN_SIGN.search(words), words
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_statistics_write_their_interval_as_the_ledger_does(app: Flask, language: str) -> None:
+    """Finnish wrote "−3,00 % – −1,00 %": a dash beside a minus sign reads as another minus.
+    Every language writes the ends apart by the ledger's ellipsis."""
+    player: Any = client_as(app, _a_dozen_rounds(app))
+    player.set_cookie("lang", language)
+    page = player.get("/stats").get_data(as_text=True)
+    cell = re.search(r'<dd data-field="interval">(.*?)</dd>', page, re.S)
+    assert cell is not None
+    words = html.unescape(cell.group(1)).strip()
+    assert re.fullmatch(rf"{NUMBER} % … {NUMBER} %", words), words

@@ -19,22 +19,7 @@
 
   function $(id) { return document.getElementById(id); }
 
-  /* Hundredths of a chip as the page shows them, in its language: 150 → "1.50" ("1,50" in
-   * Finnish), 120000 → "1,200", −500 → "−5". */
-  function chips(amount, signed) {
-    const sign = amount < 0 ? "−" : (signed && amount > 0 ? "+" : "");
-    const cents = Math.abs(amount) % 100;
-    return sign + window.SotaI18n.number(Math.abs(amount) / 100, cents ? 2 : 0);
-  }
-
-  /* The plural form of an amount of chips: a fraction takes the plural (as "1.50 chips"). */
-  function chipCount(amount) {
-    return Math.abs(amount) % 100 ? 2 : Math.abs(amount) / 100;
-  }
-
-  function chipsText(amount, signed) {
-    return ngettext("%(amount)s chip", "%(amount)s chips", chipCount(amount), { amount: chips(amount, signed) });
-  }
+  const { chips, chipCount, chipsText } = window.SotaI18n;
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);

@@ -62,11 +62,46 @@
     return parts.filter(function (part) { return part !== ""; });
   }
 
-  /* A whole number in the page's language: 1200 → "1,200" (English), "1 200" (Finnish). */
-  function number(value, decimals) {
-    return Number(value).toLocaleString(book.locale, {
-      minimumFractionDigits: decimals || 0, maximumFractionDigits: decimals || 0,
+  /* The sign every shown negative number takes (format.py's MINUS): Intl writes a
+   * hyphen-minus in English and Portuguese. */
+  const MINUS = "\u2212";
+
+  /* A number with `decimals` decimals in the page's language, as the server writes it
+   * (format.py's decimal): 1200 → "1,200" (English), "1 200" (Finnish); −7.125 → "−7.12"
+   * (ties to the even digit); one that rounds to nought has no sign; "+" when `signed`. */
+  function number(value, decimals, signed) {
+    const digits = decimals || 0;
+    const given = Number(value);
+    const shown = Math.abs(given).toLocaleString(book.locale, {
+      minimumFractionDigits: digits, maximumFractionDigits: digits, roundingMode: "halfEven",
     });
+    if (!/[1-9]/.test(shown)) return shown;
+    return (given < 0 ? MINUS : (signed && given > 0 ? "+" : "")) + shown;
+  }
+
+  /* Hundredths of a chip as chips (format.py's chips): 150 → "1.50", 120000 → "1,200". */
+  function chips(amount, signed) {
+    return number(amount / 100, Math.abs(amount) % 100 ? 2 : 0, signed);
+  }
+
+  /* The count that picks the plural form of `amount` hundredths of a chip (format.py's
+   * chip_count): the whole chips, or for a fraction a whole count of its CLDR category
+   * ("1.50 chips" is plural in English, "1,50 ficha" singular in Portuguese). */
+  function chipCount(amount) {
+    const whole = Math.floor(Math.abs(amount) / 100);
+    if (Math.abs(amount) % 100 === 0) return whole;
+    const rules = new Intl.PluralRules(book.locale);
+    const category = rules.select(Math.abs(amount) / 100);
+    const same = [whole, 2, 5, 0, 1, 1000000].find((n) => rules.select(n) === category);
+    return same === undefined ? whole : same;
+  }
+
+  function chipsText(amount, signed) {
+    return ngettext("%(amount)s chip", "%(amount)s chips", chipCount(amount), { amount: chips(amount, signed) });
+  }
+
+  function sweetsText(amount, signed) {
+    return ngettext("%(amount)s sweet", "%(amount)s sweets", Math.abs(amount), { amount: number(amount, 0, signed) });
   }
 
   /* A moment as the pages write it (the `when` filter): in UTC, saying so, with the date and
@@ -105,7 +140,8 @@
   }
 
   window.SotaI18n = {
-    gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, number: number, time: time, say: say,
+    gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, time: time, say: say,
+    number: number, chips: chips, chipCount: chipCount, chipsText: chipsText, sweetsText: sweetsText,
   };
 
   /* The header's language picker: choosing a language sends its form (its button is for pages

@@ -328,7 +328,7 @@
         el("div", { class: "headline", text: winnerText(game.winner) }),
         el("p", { class: "net" }, ...nodes(ngettext("Net %(net)s sweet", "Net %(net)s sweets", Math.abs(game.net)), {
           net: el("strong", { class: game.net > 0 ? "pos" : (game.net < 0 ? "neg" : ""),
-            text: (game.net > 0 ? "+" : (game.net < 0 ? "−" : "")) + number(Math.abs(game.net)) }) }),
+            text: number(game.net, 0, true) }) }),
           " · " + ngettext("%(num)s trick", "%(num)s tricks", tricks.length)),
         el("p", {}, ...nodes(ngettext("Balance now %(balance)s sweet", "Balance now %(balance)s sweets", game.balances.sweets), {
           balance: el("strong", { text: number(game.balances.sweets) }) }), " · ",

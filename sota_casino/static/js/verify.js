@@ -712,10 +712,7 @@
   // Receipts count chips in hundredths and sweets whole; players read chips and sweets.
   function amount(value, game) {
     if (value === undefined || value === null) return "–";
-    const number = window.SotaI18n.number;
-    if (game !== "casino_war") return ngettext("%(amount)s sweet", "%(amount)s sweets", value, { amount: number(value) });
-    const cents = value % 100;
-    return ngettext("%(amount)s chip", "%(amount)s chips", cents ? 2 : value / 100, { amount: number(value / 100, cents ? 2 : 0) });
+    return game === "casino_war" ? window.SotaI18n.chipsText(value) : window.SotaI18n.sweetsText(value);
   }
 
   const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
