@@ -12,11 +12,16 @@ from browser_support import LiveServer
 from browser_support import fresh_name
 from browser_support import open_tab
 from browser_support import sign_up
+from flask import Flask
 from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import words
 from test_layout import operator_in
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
+
+from sota_casino.services import accounts
+from sota_casino.services import alerts
+from sota_casino.services import money
 
 pytestmark = pytest.mark.browser
 
@@ -298,3 +303,74 @@ def test_the_ledger_s_small_charts_fit_a_narrow_phone_and_say_their_game(
     assert shown and [chart for chart in shown if chart["right"] > width] == []
     assert narrow_phone.evaluate("document.scrollingElement.scrollWidth") <= width
     assert {chart["game"]: chart["caption"] for chart in shown} == expected
+
+
+def a_console_with_work(app: Flask, player: int) -> None:
+    """An open alert and a proposal that waits for a second operator, both about ``player``."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        proposer = accounts.create_operator(session, fresh_name("proposer"), PASSWORD).id
+        alerts.create_rule(session, proposer, "player_adjustments", "sweets", 20, 24)
+        for _ in range(3):
+            money.adjust(session, proposer, player, "sweets", 10, "goodwill")
+        money.propose_adjustment(session, proposer, player, "chips", 2500, "a tournament prize")
+    finally:
+        session.close()
+
+
+#: What of the page's shown tables is past the screen's edges (a cell, a button, a word), and
+#: each table that scrolls sideways or hides its column names without naming its cells (a
+#: column the header leaves unnamed, its buttons', needs no name).
+TABLES_PAST_THE_SCREEN = """width => [...document.querySelectorAll("main table")]
+  .filter(table => table.checkVisibility())
+  .flatMap(table => {
+    const name = table.className;
+    const past = [...table.querySelectorAll("tbody *")]
+      .filter(e => e.checkVisibility())
+      .filter(e => { const r = e.getBoundingClientRect();
+                     return r.width > 0 && (r.left < -0.5 || r.right > width + 0.5); })
+      .map(e => `${name}: ${e.tagName} "${e.textContent.trim().slice(0, 20)}" past the edge`);
+    const scrolls = table.scrollWidth > table.clientWidth + 1
+      ? [`${name}: scrolls ${table.scrollWidth} > ${table.clientWidth}`] : [];
+    const head = table.tHead && table.tHead.getBoundingClientRect();
+    const unnamed = head && head.height <= 1
+      ? [...table.querySelectorAll("tbody td")]
+          .filter(cell => cell.checkVisibility() && cell.textContent.trim() && !cell.dataset.label)
+          .filter(cell => table.tHead.rows[0].cells[cell.cellIndex].textContent.trim())
+          .map(cell => `${name}: "${cell.textContent.trim().slice(0, 20)}" has no name`)
+      : [];
+    return [...past.slice(0, 3), ...scrolls, ...unnamed.slice(0, 3)];
+  })"""
+
+
+@pytest.mark.parametrize("language", ("fi", "pt"))
+def test_the_consoles_tables_read_without_sideways_scrolling_on_a_narrow_phone(
+    narrow_phone: Any, live_server: LiveServer, language: str
+) -> None:
+    """The console's tables scrolled sideways on a phone: the alerts' Acknowledge button and the
+    audit's action, subject and data started off the screen. Each row is now a card, as a
+    player's round list is, each cell named."""
+    width = width_of(narrow_phone)
+    player = operator_in(narrow_phone, live_server, language)
+    a_console_with_work(live_server.app, player)
+    problems: list[str] = []
+    for path in (
+        "/operator/alerts",
+        "/operator/audit",
+        "/operator/ledger",
+        "/operator/players",
+        "/operator/approvals",
+        f"/operator/players/{player}",
+        f"/operator/players/{player}/lists/rounds",
+        f"/operator/players/{player}/lists/transfers",
+        f"/operator/players/{player}/lists/seed_pairs",
+    ):
+        narrow_phone.goto(path)
+        assert narrow_phone.locator("main table").count(), path
+        problems += [
+            f"{path}: {problem}" for problem in narrow_phone.evaluate(TABLES_PAST_THE_SCREEN, width)
+        ]
+    assert problems == [], problems
+    narrow_phone.goto("/operator/alerts")
+    acknowledge = narrow_phone.locator("table.alerts-table button").first.bounding_box()
+    assert acknowledge and 0 <= acknowledge["x"] <= acknowledge["x"] + acknowledge["width"] <= width

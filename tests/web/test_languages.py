@@ -536,7 +536,8 @@ ALERT_MESSAGES = {
     "pt": "os ajustes para pat chegaram a 30 balas em 24 h, acima do limite de 20 balas",
 }
 ALERT_CELL = re.compile(
-    r'<tr data-alert="\d+"[^>]*>\s*<td class="num">\d+</td><td>.*?</td><td>(.*?)</td>'
+    r'<tr data-alert="\d+"[^>]*>\s*<td class="num"[^>]*>\d+</td>'
+    r"<td[^>]*>.*?</td><td[^>]*>(.*?)</td>"
 )
 
 
@@ -598,7 +599,7 @@ RULE_WORDS = {
     "nb": "en spiller vinner mer enn 2\u00a0500 sjetonger i én runde",
     "pt": "um jogador ganha mais de 2.500 fichas numa rodada",
 }
-RULE_CELL = re.compile(r'<tr data-rule="\d+"><td class="num">\d+</td><td>(.*?)</td>')
+RULE_CELL = re.compile(r'<tr data-rule="\d+"><td class="num"[^>]*>\d+</td><td[^>]*>(.*?)</td>')
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))
