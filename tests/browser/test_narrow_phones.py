@@ -374,3 +374,28 @@ def test_the_consoles_tables_read_without_sideways_scrolling_on_a_narrow_phone(
     narrow_phone.goto("/operator/alerts")
     acknowledge = narrow_phone.locator("table.alerts-table button").first.bounding_box()
     assert acknowledge and 0 <= acknowledge["x"] <= acknowledge["x"] + acknowledge["width"] <= width
+
+
+#: The room between each console link's word and the count badge after it, in px.
+BADGE_ROOM = """() => [...document.querySelectorAll(".console-nav a:has(.badge)")].map(link => {
+  const word = document.createRange();
+  const text = link.firstChild;
+  word.setStart(text, 0);
+  word.setEnd(text, text.textContent.trimEnd().length);
+  const badge = link.querySelector(".badge").getBoundingClientRect();
+  return [text.textContent.trim(), badge.left - word.getBoundingClientRect().right];
+})"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_a_console_links_count_stands_apart_from_its_word(
+    narrow_phone: Any, live_server: LiveServer, language: str
+) -> None:
+    """On a phone the alerts' count touched its word ("Alertas1"): the link became a flex box,
+    which drops the space between them."""
+    player = operator_in(narrow_phone, live_server, language)
+    a_console_with_work(live_server.app, player)
+    narrow_phone.goto("/operator/alerts")
+    room = dict(narrow_phone.evaluate(BADGE_ROOM))
+    assert set(room) == {words(language).gettext(name) for name in ("Alerts", "Approvals")}
+    assert [(name, gap) for name, gap in room.items() if gap < 4] == []
