@@ -336,3 +336,33 @@ def test_the_ledgers_tables_fit_a_laptops_screen(
     problems = laptop.evaluate(TABLES_PAST_THEIR_PANEL)
     next(tabs, None)
     assert problems == [], problems
+
+
+#: Full-size court cards drawn by the page's own code where the page shows cards (the felt, on
+#: a phone smaller): each corner's rank or suit that overlaps the card's frame.
+CORNERS_ON_THE_FRAME = """() => {
+  const overlap = (a, b) => a.left < b.right && b.left < a.right
+    && a.top < b.bottom && b.top < a.bottom;
+  const found = [];
+  for (const place of [document.querySelector("main"), document.querySelector(".table-felt")]) {
+    for (const code of ["JC", "QD", "KH", "KS"]) {
+      const card = window.SotaCards.card(code);
+      place.prepend(card);
+      const frame = card.querySelector(".court").getBoundingClientRect();
+      for (const glyph of card.querySelectorAll(".corner > span")) {
+        if (glyph.checkVisibility() && overlap(glyph.getBoundingClientRect(), frame)) {
+          found.push(`${code} ${glyph.className} in ${place.className || place.tagName}`);
+        }
+      }
+      card.remove();
+    }
+  }
+  return found;
+}"""
+
+
+def test_a_full_size_court_cards_corners_stay_outside_its_frame(screen: Any) -> None:
+    """A jack, queen or king at full size had its corner suits drawn over its frame's border."""
+    sign_up(screen, "courts")
+    screen.goto("/casino-war")
+    assert screen.evaluate(CORNERS_ON_THE_FRAME) == []
