@@ -14,6 +14,7 @@ from browser_support import open_tab
 from browser_support import sign_up
 from flask import Flask
 from test_languages_in_the_browser import choose_language
+from test_languages_in_the_browser import open_the_menu
 from test_languages_in_the_browser import words
 from test_layout import operator_in
 from test_operator_console import PASSWORD
@@ -125,14 +126,14 @@ def test_no_page_pans_sideways_on_a_narrow_phone(
     assert problems == [], problems
 
 
-#: Every link, button and field of the header's menu that is not on the screen, or hidden under
-#: something else (a menu clipped by its own overflow).
+#: Every link, button and field of the header's menu that is not shown, not on the screen, or
+#: hidden under something else (a menu clipped by its own overflow).
 OFF_SCREEN_MENU = """width => [...document.querySelectorAll("header nav :is(a, button, select)")]
-  .filter(item => item.checkVisibility())
+  .filter(item => item.closest("noscript") === null)
   .filter(item => {
     const box = item.getBoundingClientRect();
     const middle = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
-    return box.left < 0 || box.right > width || box.width === 0
+    return !item.checkVisibility() || box.left < 0 || box.right > width || box.width === 0
       || !(middle === item || item.contains(middle));
   })
   .map(item => item.textContent.trim())"""
@@ -143,23 +144,61 @@ def test_every_link_of_the_menu_is_on_a_narrow_phones_screen(
     narrow_phone: Any, chromium: Any, live_server: LiveServer, language: str
 ) -> None:
     """Log out, Fairness and the account's link were past the right edge of a menu that
-    scrolled sideways with no scroll bar, the last word shown cut ("Statisti")."""
+    scrolled sideways with no scroll bar, the last word shown cut ("Statisti"). The menu, once
+    opened, shows every one of them on the screen, on top of the page."""
     width = width_of(narrow_phone)
     narrow_phone.goto("/")
     if language != "en":
         choose_language(narrow_phone, language)
+    open_the_menu(narrow_phone)
     assert narrow_phone.evaluate(OFF_SCREEN_MENU, width) == [], "visitor"
     sign_up(narrow_phone, "menu")
     assert narrow_phone.get_attribute("html", "lang") == language
     for path in ("/lobby", "/casino-war", "/history"):
         narrow_phone.goto(path)
+        open_the_menu(narrow_phone)
         assert narrow_phone.evaluate(OFF_SCREEN_MENU, width) == [], path
         assert narrow_phone.evaluate("document.scrollingElement.scrollWidth") <= width, path
+    log_out = narrow_phone.get_by_role("button", name=words(language).gettext("Log out"))
+    with narrow_phone.expect_navigation():
+        log_out.click()
+    assert narrow_phone.locator("header .header-balance").count() == 0  # logged out
     tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
     console = next(tabs)
     operator_in(console, live_server, language)
+    open_the_menu(console)
     assert console.evaluate(OFF_SCREEN_MENU, width) == [], "operator"
     next(tabs, None)
+
+
+#: The header's height, and whether its menu is folded (closed).
+HEADER = """() => ({
+  height: document.querySelector("header.top").getBoundingClientRect().height,
+  folded: !document.querySelector("header details.menu")?.open,
+})"""
+
+
+@pytest.mark.parametrize("language", ("en", "fi", "nb", "pt"))
+def test_the_header_is_compact_on_a_narrow_phone(
+    narrow_phone: Any, chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """With every link of the menu shown the header took three or four lines: 180 px of the
+    screen at 320 px, and in Finnish and Norwegian at 360 px. Folded behind its button, the menu
+    leaves the brand and the button one line and the balance a second."""
+    width = width_of(narrow_phone)
+    a_player_with_rounds(narrow_phone, live_server, language)
+    heights = {}
+    for path in ("/lobby", "/casino-war"):
+        narrow_phone.goto(path)
+        header = narrow_phone.evaluate(HEADER)
+        assert header["folded"], path
+        heights[path] = header["height"]
+    tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
+    console = next(tabs)
+    operator_in(console, live_server, language)
+    heights["console"] = console.evaluate(HEADER)["height"]
+    next(tabs, None)
+    assert [(where, height) for where, height in heights.items() if height > 90] == []
 
 
 #: For a small card drawn by the page's own code: its suit's glyphs shown on top, and how tall.
