@@ -48,6 +48,8 @@ RANK_NAMES: Final = {
 }
 #: The sign every shown negative number takes (Babel writes a hyphen-minus in these languages).
 MINUS: Final = "−"
+#: Between a number and its sign or unit: a line never breaks there ("2.88 %" kept whole).
+NO_BREAK_SPACE: Final = "\u00a0"
 
 
 def _signed(amount: int | Decimal, signed: bool, digits: str) -> str:
@@ -109,8 +111,9 @@ def whole_number(value: int | Fraction) -> str:
 
 def percent(fraction: float | Fraction | Decimal, digits: int = 2) -> str:
     """Show a fraction as a percentage in the request's language: ``0.02877`` → ``"2.88 %"``
-    (``"2,88 %"`` in Finnish); the sign stands apart, as the casino's pages always wrote it."""
-    return decimal(fraction * 100, digits) + " %"
+    (``"2,88 %"`` in Finnish); the sign stands apart, as the casino's pages always wrote it,
+    after a no-break space (Finnish and Norwegian write it so), never alone on a line."""
+    return decimal(fraction * 100, digits) + NO_BREAK_SPACE + "%"
 
 
 def plural(amount: int, unit: str) -> str:

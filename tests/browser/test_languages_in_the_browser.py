@@ -33,8 +33,16 @@ def words(language: str) -> NullTranslations:
     return Translations.load(str(TRANSLATIONS), [language], "messages")
 
 
+def open_the_menu(tab: Any) -> None:
+    """Open the header's menu where it is folded behind its button (on a phone)."""
+    if not tab.locator("#language-choice").is_visible():
+        tab.click("header details.menu > summary")
+        tab.locator("#language-choice").wait_for()
+
+
 def choose_language(tab: Any, language: str) -> None:
     """Pick ``language`` in the header, as a player does; the page comes back in it."""
+    open_the_menu(tab)
     with tab.expect_navigation():
         tab.select_option("#language-choice", language)
     tab.wait_for_selector(f"html[lang={language}]")

@@ -306,3 +306,63 @@ def test_the_consoles_time_zone_form_fits_and_shows_the_longest_zone(
         assert [(what, height) for what, height in heights if height < 40] == []
     screen.click(".time-zone-form button[type=submit]")
     assert longest in screen.inner_text("details.time-zone summary")
+
+
+#: Each shown table of the page that runs past its panel's inner edge or scrolls inside it.
+TABLES_PAST_THEIR_PANEL = """() => [...document.querySelectorAll("main .panel > table")]
+  .filter(table => table.checkVisibility())
+  .map(table => {
+    const panel = table.parentElement;
+    const inner = panel.getBoundingClientRect().right
+      - parseFloat(getComputedStyle(panel).paddingRight);
+    return [table.className, Math.round(table.getBoundingClientRect().right - inner),
+            panel.scrollWidth - panel.clientWidth];
+  })
+  .filter(([, past, scrolled]) => past > 1 || scrolled > 1)"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("width", (1024, 1280))
+def test_the_ledgers_tables_fit_a_laptops_screen(
+    chromium: Any, live_server: LiveServer, language: str, width: int
+) -> None:
+    """The ledger's math table ran 230 px (Finnish: 460 px) past its panel on a 1280 px screen,
+    its surrendered ties and tie bet columns cut at the panel's edge."""
+    tabs = open_tab(chromium, live_server, viewport={"width": width, "height": 800})
+    laptop = next(tabs)
+    operator_in(laptop, live_server, language)
+    laptop.goto("/operator/ledger")
+    assert laptop.locator("[data-testid=math-table]").is_visible()
+    problems = laptop.evaluate(TABLES_PAST_THEIR_PANEL)
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: Full-size court cards drawn by the page's own code where the page shows cards (the felt, on
+#: a phone smaller): each corner's rank or suit that overlaps the card's frame.
+CORNERS_ON_THE_FRAME = """() => {
+  const overlap = (a, b) => a.left < b.right && b.left < a.right
+    && a.top < b.bottom && b.top < a.bottom;
+  const found = [];
+  for (const place of [document.querySelector("main"), document.querySelector(".table-felt")]) {
+    for (const code of ["JC", "QD", "KH", "KS"]) {
+      const card = window.SotaCards.card(code);
+      place.prepend(card);
+      const frame = card.querySelector(".court").getBoundingClientRect();
+      for (const glyph of card.querySelectorAll(".corner > span")) {
+        if (glyph.checkVisibility() && overlap(glyph.getBoundingClientRect(), frame)) {
+          found.push(`${code} ${glyph.className} in ${place.className || place.tagName}`);
+        }
+      }
+      card.remove();
+    }
+  }
+  return found;
+}"""
+
+
+def test_a_full_size_court_cards_corners_stay_outside_its_frame(screen: Any) -> None:
+    """A jack, queen or king at full size had its corner suits drawn over its frame's border."""
+    sign_up(screen, "courts")
+    screen.goto("/casino-war")
+    assert screen.evaluate(CORNERS_ON_THE_FRAME) == []

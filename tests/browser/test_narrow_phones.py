@@ -12,11 +12,17 @@ from browser_support import LiveServer
 from browser_support import fresh_name
 from browser_support import open_tab
 from browser_support import sign_up
+from flask import Flask
 from test_languages_in_the_browser import choose_language
+from test_languages_in_the_browser import open_the_menu
 from test_languages_in_the_browser import words
 from test_layout import operator_in
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
+
+from sota_casino.services import accounts
+from sota_casino.services import alerts
+from sota_casino.services import money
 
 pytestmark = pytest.mark.browser
 
@@ -120,14 +126,14 @@ def test_no_page_pans_sideways_on_a_narrow_phone(
     assert problems == [], problems
 
 
-#: Every link, button and field of the header's menu that is not on the screen, or hidden under
-#: something else (a menu clipped by its own overflow).
+#: Every link, button and field of the header's menu that is not shown, not on the screen, or
+#: hidden under something else (a menu clipped by its own overflow).
 OFF_SCREEN_MENU = """width => [...document.querySelectorAll("header nav :is(a, button, select)")]
-  .filter(item => item.checkVisibility())
+  .filter(item => item.closest("noscript") === null)
   .filter(item => {
     const box = item.getBoundingClientRect();
     const middle = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
-    return box.left < 0 || box.right > width || box.width === 0
+    return !item.checkVisibility() || box.left < 0 || box.right > width || box.width === 0
       || !(middle === item || item.contains(middle));
   })
   .map(item => item.textContent.trim())"""
@@ -138,23 +144,61 @@ def test_every_link_of_the_menu_is_on_a_narrow_phones_screen(
     narrow_phone: Any, chromium: Any, live_server: LiveServer, language: str
 ) -> None:
     """Log out, Fairness and the account's link were past the right edge of a menu that
-    scrolled sideways with no scroll bar, the last word shown cut ("Statisti")."""
+    scrolled sideways with no scroll bar, the last word shown cut ("Statisti"). The menu, once
+    opened, shows every one of them on the screen, on top of the page."""
     width = width_of(narrow_phone)
     narrow_phone.goto("/")
     if language != "en":
         choose_language(narrow_phone, language)
+    open_the_menu(narrow_phone)
     assert narrow_phone.evaluate(OFF_SCREEN_MENU, width) == [], "visitor"
     sign_up(narrow_phone, "menu")
     assert narrow_phone.get_attribute("html", "lang") == language
     for path in ("/lobby", "/casino-war", "/history"):
         narrow_phone.goto(path)
+        open_the_menu(narrow_phone)
         assert narrow_phone.evaluate(OFF_SCREEN_MENU, width) == [], path
         assert narrow_phone.evaluate("document.scrollingElement.scrollWidth") <= width, path
+    log_out = narrow_phone.get_by_role("button", name=words(language).gettext("Log out"))
+    with narrow_phone.expect_navigation():
+        log_out.click()
+    assert narrow_phone.locator("header .header-balance").count() == 0  # logged out
     tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
     console = next(tabs)
     operator_in(console, live_server, language)
+    open_the_menu(console)
     assert console.evaluate(OFF_SCREEN_MENU, width) == [], "operator"
     next(tabs, None)
+
+
+#: The header's height, and whether its menu is folded (closed).
+HEADER = """() => ({
+  height: document.querySelector("header.top").getBoundingClientRect().height,
+  folded: !document.querySelector("header details.menu")?.open,
+})"""
+
+
+@pytest.mark.parametrize("language", ("en", "fi", "nb", "pt"))
+def test_the_header_is_compact_on_a_narrow_phone(
+    narrow_phone: Any, chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """With every link of the menu shown the header took three or four lines: 180 px of the
+    screen at 320 px, and in Finnish and Norwegian at 360 px. Folded behind its button, the menu
+    leaves the brand and the button one line and the balance a second."""
+    width = width_of(narrow_phone)
+    a_player_with_rounds(narrow_phone, live_server, language)
+    heights = {}
+    for path in ("/lobby", "/casino-war"):
+        narrow_phone.goto(path)
+        header = narrow_phone.evaluate(HEADER)
+        assert header["folded"], path
+        heights[path] = header["height"]
+    tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": width, "height": 740})
+    console = next(tabs)
+    operator_in(console, live_server, language)
+    heights["console"] = console.evaluate(HEADER)["height"]
+    next(tabs, None)
+    assert [(where, height) for where, height in heights.items() if height > 90] == []
 
 
 #: For a small card drawn by the page's own code: its suit's glyphs shown on top, and how tall.
@@ -298,3 +342,99 @@ def test_the_ledger_s_small_charts_fit_a_narrow_phone_and_say_their_game(
     assert shown and [chart for chart in shown if chart["right"] > width] == []
     assert narrow_phone.evaluate("document.scrollingElement.scrollWidth") <= width
     assert {chart["game"]: chart["caption"] for chart in shown} == expected
+
+
+def a_console_with_work(app: Flask, player: int) -> None:
+    """An open alert and a proposal that waits for a second operator, both about ``player``."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        proposer = accounts.create_operator(session, fresh_name("proposer"), PASSWORD).id
+        alerts.create_rule(session, proposer, "player_adjustments", "sweets", 20, 24)
+        for _ in range(3):
+            money.adjust(session, proposer, player, "sweets", 10, "goodwill")
+        money.propose_adjustment(session, proposer, player, "chips", 2500, "a tournament prize")
+    finally:
+        session.close()
+
+
+#: What of the page's shown tables is past the screen's edges (a cell, a button, a word), and
+#: each table that scrolls sideways or hides its column names without naming its cells (a
+#: column the header leaves unnamed, its buttons', needs no name).
+TABLES_PAST_THE_SCREEN = """width => [...document.querySelectorAll("main table")]
+  .filter(table => table.checkVisibility())
+  .flatMap(table => {
+    const name = table.className;
+    const past = [...table.querySelectorAll("tbody *")]
+      .filter(e => e.checkVisibility())
+      .filter(e => { const r = e.getBoundingClientRect();
+                     return r.width > 0 && (r.left < -0.5 || r.right > width + 0.5); })
+      .map(e => `${name}: ${e.tagName} "${e.textContent.trim().slice(0, 20)}" past the edge`);
+    const scrolls = table.scrollWidth > table.clientWidth + 1
+      ? [`${name}: scrolls ${table.scrollWidth} > ${table.clientWidth}`] : [];
+    const head = table.tHead && table.tHead.getBoundingClientRect();
+    const unnamed = head && head.height <= 1
+      ? [...table.querySelectorAll("tbody td")]
+          .filter(cell => cell.checkVisibility() && cell.textContent.trim() && !cell.dataset.label)
+          .filter(cell => table.tHead.rows[0].cells[cell.cellIndex].textContent.trim())
+          .map(cell => `${name}: "${cell.textContent.trim().slice(0, 20)}" has no name`)
+      : [];
+    return [...past.slice(0, 3), ...scrolls, ...unnamed.slice(0, 3)];
+  })"""
+
+
+@pytest.mark.parametrize("language", ("fi", "pt"))
+def test_the_consoles_tables_read_without_sideways_scrolling_on_a_narrow_phone(
+    narrow_phone: Any, live_server: LiveServer, language: str
+) -> None:
+    """The console's tables scrolled sideways on a phone: the alerts' Acknowledge button and the
+    audit's action, subject and data started off the screen. Each row is now a card, as a
+    player's round list is, each cell named."""
+    width = width_of(narrow_phone)
+    player = operator_in(narrow_phone, live_server, language)
+    a_console_with_work(live_server.app, player)
+    problems: list[str] = []
+    for path in (
+        "/operator/alerts",
+        "/operator/audit",
+        "/operator/ledger",
+        "/operator/players",
+        "/operator/approvals",
+        f"/operator/players/{player}",
+        f"/operator/players/{player}/lists/rounds",
+        f"/operator/players/{player}/lists/transfers",
+        f"/operator/players/{player}/lists/seed_pairs",
+    ):
+        narrow_phone.goto(path)
+        assert narrow_phone.locator("main table").count(), path
+        problems += [
+            f"{path}: {problem}" for problem in narrow_phone.evaluate(TABLES_PAST_THE_SCREEN, width)
+        ]
+    assert problems == [], problems
+    narrow_phone.goto("/operator/alerts")
+    acknowledge = narrow_phone.locator("table.alerts-table button").first.bounding_box()
+    assert acknowledge and 0 <= acknowledge["x"] <= acknowledge["x"] + acknowledge["width"] <= width
+
+
+#: The room between each console link's word and the count badge after it, in px.
+BADGE_ROOM = """() => [...document.querySelectorAll(".console-nav a:has(.badge)")].map(link => {
+  const word = document.createRange();
+  const text = link.firstChild;
+  word.setStart(text, 0);
+  word.setEnd(text, text.textContent.trimEnd().length);
+  const badge = link.querySelector(".badge").getBoundingClientRect();
+  return [text.textContent.trim(), badge.left - word.getBoundingClientRect().right];
+})"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_a_console_links_count_stands_apart_from_its_word(
+    narrow_phone: Any, live_server: LiveServer, language: str
+) -> None:
+    """On a phone the alerts' count touched its word ("Alertas1"): the link became a flex box,
+    which drops the space between them."""
+    player = operator_in(narrow_phone, live_server, language)
+    a_console_with_work(live_server.app, player)
+    narrow_phone.goto("/operator/alerts")
+    room = dict(narrow_phone.evaluate(BADGE_ROOM))
+    assert set(room) == {words(language).gettext(name) for name in ("Alerts", "Approvals")}
+    assert [(name, gap) for name, gap in room.items() if gap < 4] == []

@@ -31,7 +31,7 @@ def test_the_casino_war_rules_draw_a_war_with_cards(tab: Any, shoot: Any) -> Non
     box = example.locator(".card >> nth=0").bounding_box()
     assert box["width"] > 40 and box["height"] > box["width"]  # drawn as a card, not text
     assert "a net win of +10 chips" in tab.inner_text("[data-testid=example-result]")
-    assert tab.inner_text("[data-testid=house-edge] [data-field=war]") == "2.8771 %"
+    assert tab.inner_text("[data-testid=house-edge] [data-field=war]") == "2.8771\u00a0%"
     shoot(tab, "player-rules-casino-war")
 
 

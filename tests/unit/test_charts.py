@@ -66,8 +66,8 @@ def test_higher_values_are_drawn_higher() -> None:
 
 def test_tooltips_carry_exact_values() -> None:
     svg = str(line_chart(_edges(), title="t"))
-    assert "casino_war 05-01: 3.00 %" in svg
-    assert "casino_war 05-03: −2.00 %" in svg
+    assert "casino_war 05-01: 3.00\u00a0%" in svg
+    assert "casino_war 05-03: −2.00\u00a0%" in svg
 
 
 def test_names_are_escaped() -> None:
@@ -89,8 +89,8 @@ def test_empty_and_flat_data_still_render() -> None:
 
 def test_the_named_formats_are_the_site_s_own_exact_ones() -> None:
     # Outside a request they speak English, the language the site falls back to.
-    assert percent(Fraction(288, 10000)) == "2.88 %"
-    assert percent(Fraction(-1, 3)) == "−33.33 %"
+    assert percent(Fraction(288, 10000)) == "2.88\u00a0%"
+    assert percent(Fraction(-1, 3)) == "−33.33\u00a0%"
     assert whole_number(-1234567) == "−1,234,567"
     bars = ET.fromstring(str(bar_chart([("05-01", -1234567)], title="t")))
     assert "05-01: −1,234,567" in [title.text for title in bars.iter(f"{SVG}title")]
@@ -202,7 +202,7 @@ def test_the_value_labels_get_the_room_they_need_on_the_left() -> None:
     series = Series("edge", (("05-01", Fraction(-1)), ("05-02", Fraction(1, 2))))
     root = ET.fromstring(str(line_chart([series], title="t", frames=(NARROW,))))
     values = [t for t in root.findall(f"{SVG}text") if t.get("text-anchor") == "end"]
-    assert "−100.00 %" in [t.text for t in values]
+    assert "−100.00\u00a0%" in [t.text for t in values]
     for text in values:  # drawn right-aligned at x, so they start at x minus their width
         assert float(text.get("x") or 0) - 7.5 * len(text.text or "") >= 0, text.text
 

@@ -112,7 +112,8 @@ def test_finnish_keeps_the_casinos_round_apart_from_a_sota_trick() -> None:
     mixed = []
     for message in catalogue:
         english = " ".join(_strings(message.id)) if message.id else ""
-        finnish = " ".join(_strings(message.string))
+        # A soft hyphen marks where a long word may break in a narrow column: no part of it.
+        finnish = " ".join(_strings(message.string)).replace("\u00ad", "")
         rounds = re.search(r"\brounds?\b", english, re.I)
         tricks = re.search(r"\btricks?\b", english, re.I)
         if rounds and not tricks and FINNISH_TRICK.search(finnish):
@@ -536,7 +537,8 @@ ALERT_MESSAGES = {
     "pt": "os ajustes para pat chegaram a 30 balas em 24 h, acima do limite de 20 balas",
 }
 ALERT_CELL = re.compile(
-    r'<tr data-alert="\d+"[^>]*>\s*<td class="num">\d+</td><td>.*?</td><td>(.*?)</td>'
+    r'<tr data-alert="\d+"[^>]*>\s*<td class="num"[^>]*>\d+</td>'
+    r"<td[^>]*>.*?</td><td[^>]*>(.*?)</td>"
 )
 
 
@@ -598,7 +600,7 @@ RULE_WORDS = {
     "nb": "en spiller vinner mer enn 2\u00a0500 sjetonger i én runde",
     "pt": "um jogador ganha mais de 2.500 fichas numa rodada",
 }
-RULE_CELL = re.compile(r'<tr data-rule="\d+"><td class="num">\d+</td><td>(.*?)</td>')
+RULE_CELL = re.compile(r'<tr data-rule="\d+"><td class="num"[^>]*>\d+</td><td[^>]*>(.*?)</td>')
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))

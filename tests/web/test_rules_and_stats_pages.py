@@ -119,7 +119,8 @@ def test_the_casino_war_page_explains_every_table_option_and_pays_as_the_core(
 
 
 def edge_shown(page: str, field: str) -> str:
-    found = re.search(rf'<dd data-field="{field}" title="exactly ([\d/]+)">([\d.]+) %</dd>', page)
+    shown = rf'<dd data-field="{field}" title="exactly ([\d/]+)">([\d.]+)\u00a0%</dd>'
+    found = re.search(shown, page)
     assert found, field
     return found.group(1)
 
@@ -202,7 +203,8 @@ def test_the_statistics_page_shows_the_players_own_figures_and_charts(
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart narrow"') == 2
     assert 'data-testid="balance-chips"' in page and 'data-testid="balance-sweets"' in page
     realized = Fraction(war["realized_edge"]["exact"])
-    assert f"{float(realized) * 100:.2f} %".replace("-", "−") in page  # the minus sign, U+2212
+    # The minus sign (U+2212), and a no-break space before the percent sign.
+    assert f"{float(realized) * 100:.2f}\u00a0%".replace("-", "−") in page
     assert 'data-testid="luck"' in page
 
 
@@ -253,3 +255,40 @@ def test_the_balance_charts_speak_the_page_language(player: FlaskClient) -> None
     assert "chips balance" not in page and "balance over time" not in page
     assert "1,000" not in page
     assert "1\u00a0000" in page  # the axis groups thousands as Finnish writes them
+
+
+#: A number and the percent sign after it with a space a line may break at between them.
+BREAKABLE_PERCENT = re.compile(r"\S*\d[ \t\r\n]+%")
+#: The scripts' data (their messages hold placeholders such as "%(digest)s"), not page text.
+SCRIPTS = re.compile(r"<script\b.*?</script>", re.S)
+
+
+def shown_text(page: str) -> str:
+    """The page's text as written, whitespace kept: its tags and scripts removed."""
+    return unescape(TAGS.sub("", SCRIPTS.sub("", page)))
+
+
+@pytest.mark.parametrize("language", ["en", "fi", "nb", "pt"])
+def test_a_percentage_keeps_its_sign_on_its_line(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    """ "2.88 %" was written with a plain space, so a narrow column or a phone's line put the
+    sign alone on the next line: every percentage's space is a no-break one."""
+    play_a_few(player)
+    staff = client_as(app, add_user(app, "olga", "operator"))
+    for client in (player, staff):
+        client.set_cookie("lang", language)
+    pages = {
+        path: player.get(path).get_data(as_text=True)
+        for path in (
+            "/casino-war",
+            "/casino-war/odds",
+            "/rules/casino-war",
+            "/rules/sota",
+            "/stats",
+        )
+    }
+    pages["/operator/ledger"] = staff.get("/operator/ledger").get_data(as_text=True)
+    assert "%" in pages["/operator/ledger"] and "%" in pages["/stats"]
+    broken = {path: BREAKABLE_PERCENT.findall(shown_text(page)) for path, page in pages.items()}
+    assert {path: found for path, found in broken.items() if found} == {}
