@@ -107,4 +107,4 @@ def test_the_statistics_write_their_interval_as_the_ledger_does(app: Flask, lang
     cell = re.search(r'<dd data-field="interval">(.*?)</dd>', page, re.S)
     assert cell is not None
     words = html.unescape(cell.group(1)).strip()
-    assert re.fullmatch(rf"{NUMBER} % … {NUMBER} %", words), words
+    assert re.fullmatch(rf"{NUMBER}\u00a0% … {NUMBER}\u00a0%", words), words
