@@ -240,7 +240,8 @@ def test_a_withheld_consistency_proof_is_a_lasting_warning_until_one_is_had(tab:
     failure.update(old_size=seen["size"], how={"status": 500, "body": ""})
     tab.goto("/casino-war")
     later = carried_checkpoint(tab)
-    tab.wait_for_function(f"window.SotaLog.kept().document.size === {later['size']}")
+    # A function, not an expression: polling an expression evals it, which the page's CSP refuses.
+    tab.wait_for_function("size => window.SotaLog.kept().document.size === size", arg=later["size"])
     tab.goto("/fairness")
     witness.filter(has_text="the service answered HTTP 500").wait_for()
     assert f"what it was shown since (size {seen['size']})" in witness.inner_text()
@@ -333,3 +334,110 @@ def test_the_unproven_warning_reads_as_one_finnish_sentence(tab: Any) -> None:
         "juuri tämän todistuksen antamatta, joten varoitus pysyy, ja jokainen sivu kysyy "
         "todistusta uudelleen, kunnes se saadaan."
     )
+
+
+def a_page_older_than_the_kept_checkpoint(tab: Any, prefix: str) -> tuple[Any, dict[str, Any]]:
+    """Have the witness keep a checkpoint, save the fairness page as served then (as a cache or
+    a tab loaded a moment earlier would hold it), then play on so that the witness keeps a
+    larger one; return the saved page and the kept checkpoint's document."""
+    sign_up(tab, prefix)
+    proof_of(tab, play_a_round(tab))
+    saved = tab.request.get("/fairness")
+    assert saved.ok
+    proof_of(tab, play_a_round(tab))  # a later round, proved into a later checkpoint
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    return saved, dict(tab.evaluate("window.SotaLog.kept()")["document"])
+
+
+def show_the_saved_page(tab: Any, saved: Any) -> dict[str, Any]:
+    """Load the fairness page as it was saved, and return the checkpoint it carries."""
+    headers = {k: v for k, v in saved.headers.items() if k.lower() != "set-cookie"}
+
+    def the_page(url: str) -> bool:
+        return url.endswith("/fairness")
+
+    def served_as_saved(route: Any) -> None:
+        route.fulfill(status=saved.status, headers=headers, body=saved.body())
+
+    tab.route(the_page, served_as_saved)
+    tab.goto("/fairness")
+    tab.unroute(the_page, served_as_saved)  # only its own: the test's answers to the witness stay
+    return carried_checkpoint(tab)
+
+
+def test_an_older_checkpoint_proved_a_prefix_of_the_kept_one_is_no_alarm(tab: Any) -> None:
+    """An honest casino shows a browser an older checkpoint than the one it keeps whenever a
+    page was served from a cache or a second tab kept a newer one first: the page asks for the
+    proof that the older one is a prefix of the kept one, and, proved, keeps the newer one and
+    says what it checked."""
+    saved, kept = a_page_older_than_the_kept_checkpoint(tab, "cached")
+    with tab.expect_request(lambda request: CONSISTENCY in request.url) as asked:
+        older = show_the_saved_page(tab, saved)
+    assert older["size"] < kept["size"]
+    witness = tab.locator(WITNESS)
+    witness.filter(has_text=f"up to {kept['size']} entries").wait_for()
+    assert witness.get_attribute("class") == "log-witness ok"
+    # The question, from the page's size to the kept one's.
+    assert asked.value.url.endswith(
+        f"{CONSISTENCY}?old_size={older['size']}&new_size={kept['size']}"
+    )
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
+    assert tab.evaluate("[window.SotaLog.alarm(), window.SotaLog.unproven()]") == [None, None]
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (
+            {"json": {"proof": ["ab" * 32]}},
+            "FORK: the service's consistency proof does not join two checkpoints it signed: ",
+        ),
+        (
+            {"status": 404, "json": {"error": {"code": "not_found", "message": "no checkpoint"}}},
+            "FORK: the service no longer proves the checkpoint it signed over {kept} entries: ",
+        ),
+    ],
+)
+def test_a_rolled_back_log_cannot_prove_the_kept_checkpoint_and_is_a_fork(
+    tab: Any, answer: dict[str, Any], reason: str
+) -> None:
+    """A casino that rolled its database back shows a smaller log than a checkpoint it signed,
+    and can no longer prove that checkpoint: its wrong proof, or its denial, is the alarm."""
+    saved, kept = a_page_older_than_the_kept_checkpoint(tab, "rolled")
+    tab.expected_failures.append(CONSISTENCY)
+    tab.route(lambda url: CONSISTENCY in url, lambda route: route.fulfill(**answer))
+    older = show_the_saved_page(tab, saved)
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    assert (
+        "THE CASINO SHOWED THIS BROWSER TWO HISTORIES. "
+        + reason.format(kept=kept["size"])
+        + f"kept size {kept['size']} root {kept['root']}, "
+        f"served size {older['size']} root {older['root']}"
+    ) in alarm.inner_text()
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
+
+
+def test_an_older_checkpoint_whose_proof_is_withheld_is_a_lasting_warning(tab: Any) -> None:
+    """A rolled-back casino could also just withhold the proof: the page warns as for any
+    checkpoint it cannot join to the kept one, keeps the newer one, and asks again later."""
+    saved, kept = a_page_older_than_the_kept_checkpoint(tab, "withheld")
+    tab.expected_failures.append(CONSISTENCY)
+    tab.route(lambda url: CONSISTENCY in url, lambda route: route.fulfill(status=500))
+    older = show_the_saved_page(tab, saved)
+    witness = tab.locator(f"{WITNESS}.warn")
+    witness.wait_for()
+    text = witness.inner_text()
+    assert (
+        f"the checkpoint it keeps (size {kept['size']}) with what it was shown since "
+        f"(size {older['size']}): the service answered HTTP 500."
+    ) in text, text
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
+    assert tab.evaluate("window.SotaLog.alarm()") is None
+
+    # The proof had at last, on any later page: the warning goes.
+    tab.unroute_all()
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    assert tab.evaluate("window.SotaLog.unproven()") is None

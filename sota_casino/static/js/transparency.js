@@ -1,13 +1,16 @@
 /* The casino's public audit log, witnessed from this browser, on every page.
  *
  * Each table, round and fairness page carries the latest signed checkpoint when it was made
- * (the same as GET /api/v1/transparency/checkpoint); this script checks its signature with the key pinned in this browser (records.js), and checks that it
- * extends the checkpoint kept here from before: the same root at the same size, or an RFC 6962
- * consistency proof from the kept root to the new one. Only then is the new one kept. A fork, a
- * shrunk log or a bad signature is kept as an alarm naming both sizes and roots, shown loudly on
- * the fairness page ([data-log-witness]) until this browser's storage is cleared: it is proof,
- * signed by the casino, that it showed two histories. A checkpoint whose proof cannot be had is
- * remembered as unproven and warned of on every page until a later proof joins it.
+ * (the same as GET /api/v1/transparency/checkpoint); this script checks its signature with the
+ * key pinned in this browser (records.js), and checks that it and the checkpoint kept here from
+ * before are one history: the same root at the same size, or an RFC 6962 consistency proof from
+ * the smaller one's root to the larger one's (a smaller one than the kept is no evidence by
+ * itself: a cached page or another tab shows one). Only then is the larger one kept. A fork, a
+ * checkpoint the service no longer proves or a bad signature is kept as an alarm naming both
+ * sizes and roots, shown loudly on the fairness page ([data-log-witness]) until this browser's
+ * storage is cleared: it is proof, signed by the casino, that it showed two histories. A
+ * checkpoint whose proof cannot be had is remembered as unproven and warned of on every page
+ * until a later proof joins it.
  *
  * checkAnchors(bundle, keys) is the page verifier's "in the log" check (docs/fairness.md): each
  * document's audit entry, proved into a checkpoint signed by the pinned key (or a key it
@@ -406,10 +409,19 @@
     return { ok: null, size: kept.document.size };
   }
 
-  /* Ask the service to prove `older` a prefix of `newer` (documents, older.size < newer.size):
-   * {joined: true}; {fork: reason}, the service contradicting a checkpoint it signed (`broken`
-   * when its proof does not join the roots); or {unproven: why}, no usable answer. */
-  async function joined(older, newer, both, broken) {
+  /* Whether two signed checkpoints, the one kept here and one seen since, are one history, in
+   * either order: an older checkpoint than the kept one is no evidence by itself (a page from a
+   * cache, or another tab that kept a newer one first, shows one), so the service is asked to
+   * prove the older a prefix of the newer, whichever that is. {joined: true}: the same
+   * checkpoint, or the proof verifies; {fork: reason}: the service contradicts a checkpoint it
+   * signed (two roots at one size, a proof that does not join them, or a 404 for the sizes it
+   * signed, named by the kept one's size: the one a log rolled back below it cannot prove); or
+   * {unproven: why}: no usable answer. */
+  async function related(kept, seen) {
+    const [mine, shown] = [kept.document, seen.document];
+    const both = { both: N_("kept %(kept)s, served %(served)s", { kept: described(mine), served: described(shown) }) };
+    if (mine.size === shown.size) return mine.root === shown.root ? { joined: true } : { fork: differing(mine.size, both) };
+    const [older, newer] = mine.size < shown.size ? [mine, shown] : [shown, mine];
     let response;
     try {
       response = await fetchAnswer(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: older.size, new_size: newer.size }));
@@ -418,15 +430,19 @@
     }
     if (response.status === 404) {
       return { fork: Nn_("FORK: the service no longer proves the checkpoint it signed over %(num)s entry: %(both)s",
-        "FORK: the service no longer proves the checkpoint it signed over %(num)s entries: %(both)s", older.size, both) };
+        "FORK: the service no longer proves the checkpoint it signed over %(num)s entries: %(both)s", mine.size, both) };
     }
     if (response.status === 503) return { unproven: N_("the service is unavailable for now (HTTP 503)") };
     if (!response.ok) return { unproven: N_("the service answered HTTP %(status)s", { status: response.status }) };
     const body = await response.json().catch(() => null);
     const proof = body && body.proof;
     if (!Array.isArray(proof) || !proof.every(isHex64)) return { unproven: N_("the service's answer is not a consistency proof") };
-    const consistent = await verifyConsistency(older.size, newer.size, hexToBytes(older.root), hexToBytes(newer.root), proof.map(hexToBytes));
-    return consistent ? { joined: true } : { fork: broken };
+    if (await verifyConsistency(older.size, newer.size, hexToBytes(older.root), hexToBytes(newer.root), proof.map(hexToBytes))) {
+      return { joined: true };
+    }
+    return { fork: newer === shown
+      ? N_("FORK: the served checkpoint does not extend the kept one: %(both)s", both)
+      : N_("FORK: the service's consistency proof does not join two checkpoints it signed: %(both)s", both) };
   }
 
   /* Join each checkpoint remembered as unproven to the kept one, forgetting those proved; stop
@@ -435,18 +451,9 @@
     const record = load(UNPROVEN);
     const waiting = shownUnproven(record);
     while (waiting.length) {
-      const other = waiting[0];
-      const [mine, shown] = [kept.document, other.document];
-      const both = { both: N_("kept %(kept)s, served %(served)s", { kept: described(mine), served: described(shown) }) };
-      if (mine.size === shown.size && mine.root !== shown.root) {
-        return alarm(differing(mine.size, both), kept, other);
-      }
-      if (mine.size !== shown.size) {
-        const [older, newer] = mine.size < shown.size ? [mine, shown] : [shown, mine];
-        const found = await joined(older, newer, both, N_("FORK: the service's consistency proof does not join two checkpoints it signed: %(both)s", both));
-        if (found.fork) return alarm(found.fork, kept, other);
-        if (found.unproven) return unproven(kept, null, found.unproven);
-      }
+      const found = await related(kept, waiting[0]);
+      if (found.fork) return alarm(found.fork, kept, waiting[0]);
+      if (found.unproven) return unproven(kept, null, found.unproven);
       waiting.shift();
       save(UNPROVEN, { ...record, checkpoints: waiting });
     }
@@ -454,8 +461,8 @@
     return { ok: true, size: kept.document.size };
   }
 
-  /* Compare a signed checkpoint seen now with the one kept here; keep it only if it is proved to
-   * extend it. */
+  /* Compare a signed checkpoint seen now with the one kept here; keep the larger of the two only
+   * once they are proved one history. */
   async function observe(seen, key) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
     const kept = load(KEPT);
@@ -472,18 +479,10 @@
       save(KEPT, signedOf(seen));
       return settle(signedOf(seen));
     }
-    const old = kept.document;
-    const both = { both: N_("kept %(kept)s, served %(served)s", { kept: described(old), served: described(doc) }) };
-    if (doc.size < old.size) return alarm(N_("SHRUNK: the log is smaller than a checkpoint it signed: %(both)s", both), kept, seen);
-    if (doc.size === old.size) {
-      if (doc.root !== old.root) {
-        return alarm(differing(doc.size, both), kept, seen);
-      }
-      return settle(kept);
-    }
-    const found = await joined(old, doc, both, N_("FORK: the served checkpoint does not extend the kept one: %(both)s", both));
+    const found = await related(kept, seen);
     if (found.fork) return alarm(found.fork, kept, seen);
     if (found.unproven) return unproven(kept, seen, found.unproven);
+    if (doc.size <= kept.document.size) return settle(kept);
     save(KEPT, signedOf(seen));
     return settle(signedOf(seen));
   }
