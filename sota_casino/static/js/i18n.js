@@ -149,13 +149,49 @@
    * page's address into the form; a script that has since shown another page in place (a Sota
    * game dealt or dealt again) moved the address bar there, so that address wins. */
   const loadedAt = window.location.pathname + window.location.search;
-  document.addEventListener("change", function (event) {
-    const picker = event.target.closest && event.target.closest("form[data-language-picker]");
-    if (!picker) return;
+  function pickerOf(target) {
+    return target.closest ? target.closest("form[data-language-picker]") : null;
+  }
+  function sendPicker(picker) {
     const here = window.location.pathname + window.location.search;
     const next = picker.elements.namedItem("next");
     if (next && here !== loadedAt) next.value = here;
     picker.submit();
+  }
+  /* The arrow keys (or a typed letter) on the closed picker step its choice one language at a
+   * time: sending each step would take a keyboard user passing through suomi to reach português
+   * away at the first. A stepped choice goes on Enter or on leaving the picker; a choice from
+   * the open list, or with a pointer, goes at once. */
+  const STEP_KEYS = ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"];
+  let keyed = false;
+  let stepped = null;
+  document.addEventListener("keydown", function (event) {
+    const picker = pickerOf(event.target);
+    if (!picker) return;
+    if (event.key === "Enter" && stepped === picker) {
+      event.preventDefault();
+      stepped = null;
+      sendPicker(picker);
+      return;
+    }
+    keyed = !event.altKey && (STEP_KEYS.includes(event.key) || (event.key.length === 1 && event.key !== " "));
+  });
+  document.addEventListener("pointerdown", function () { keyed = false; });
+  document.addEventListener("change", function (event) {
+    const picker = pickerOf(event.target);
+    if (!picker) return;
+    if (keyed) {
+      keyed = false;
+      stepped = picker;
+      return;
+    }
+    sendPicker(picker);
+  });
+  document.addEventListener("focusout", function (event) {
+    const picker = pickerOf(event.target);
+    if (!picker || picker !== stepped || picker.contains(event.relatedTarget)) return;
+    stepped = null;
+    sendPicker(picker);
   });
   window.gettext = gettext;
   window.ngettext = ngettext;

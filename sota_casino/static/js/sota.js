@@ -333,7 +333,7 @@
         el("p", {}, ...nodes(ngettext("Balance now %(balance)s sweet", "Balance now %(balance)s sweets", game.balances.sweets), {
           balance: el("strong", { text: number(game.balances.sweets) }) }), " · ",
           el("a", { href: "/history/" + game.id, text: gettext("receipt") }), " · ", el("a", { href: "/sota", text: gettext("play again") })));
-      $("game-summary").after(banner);
+      $("game-end").append(banner);
       const again = $("deal-again-form");
       if (again) again.hidden = false;
       for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets);

@@ -1,0 +1,144 @@
+"""What a screen reader, a voice control or a keyboard user meets, read from the page itself:
+contrast, names that contain the words shown, heading order, the game's end announced, and the
+language picker stepped through with the arrow keys."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import LiveServer
+from browser_support import sign_up
+from browser_support import wait_for_round
+from test_languages_in_the_browser import choose_language
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+from web_support import plant_server_seed  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+#: The WCAG contrast ratio of an element's text colour against the page behind it (both opaque).
+CONTRAST = """element => {
+  const channels = colour => colour.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const luminance = colour => {
+    const [r, g, b] = channels(colour).map(value => {
+      const c = value / 255;
+      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const text = luminance(getComputedStyle(element).color);
+  const behind = luminance(getComputedStyle(document.body).backgroundColor);
+  return (Math.max(text, behind) + 0.05) / (Math.min(text, behind) + 0.05);
+}"""
+
+
+def spoken_words(text: str) -> list[str]:
+    """The words of a text, as speech matches them: letters and digits, in lower case."""
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def says_what_it_shows(name: str, shown: str) -> bool:
+    """Whether an accessible name holds the words shown on the control, in their order and
+    together, so that a voice control user can say what they see (WCAG 2.5.3, label in name)."""
+    name_words, shown_words = spoken_words(name), spoken_words(shown)
+    width = len(shown_words)
+    return any(
+        name_words[start : start + width] == shown_words
+        for start in range(len(name_words) - width + 1)
+    )
+
+
+def test_the_footer_text_is_readable_against_the_page(tab: Any) -> None:
+    tab.goto("/")
+    assert tab.locator("footer").evaluate(CONTRAST) >= 4.5
+
+
+def test_the_header_balance_link_is_named_by_the_amounts_it_shows(tab: Any) -> None:
+    sign_up(tab, "named")
+    shown = " ".join(tab.inner_text("[data-testid=header-balance]").split())
+    assert "1,000" in shown
+    # Playwright matches the accessible name Chromium computed.
+    assert tab.get_by_role("link", name=shown).count() == 1
+
+
+@pytest.mark.parametrize("language", ["en", "fi", "nb", "pt"])
+def test_the_replay_buttons_are_named_by_the_words_they_show(tab: Any, language: str) -> None:
+    sign_up(tab, "replayer")
+    tab.goto("/sota")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    choose_language(tab, language)
+    for width in (1280, 360):  # phones show the symbols and the shortest words only
+        tab.set_viewport_size({"width": width, "height": 800})
+        for button in tab.locator(".controls button").all():
+            name = button.get_attribute("aria-label") or button.inner_text()
+            shown = button.inner_text()
+            assert says_what_it_shows(name, shown), (language, width, name, shown)
+
+
+def heading_levels(page: Any) -> list[int]:
+    """The levels of the headings a screen reader lists, in page order."""
+    return list(
+        page.evaluate(
+            "() => Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'))"
+            ".filter(h => h.getClientRects().length && h.closest('[aria-hidden=true]') === null)"
+            ".map(h => Number(h.tagName[1]))"
+        )
+    )
+
+
+def assert_no_level_skipped(levels: list[int]) -> None:
+    assert levels and levels[0] == 1, levels
+    for before, after in itertools.pairwise(levels):
+        assert after <= before + 1, levels
+
+
+def test_the_casino_war_table_skips_no_heading_level(tab: Any, live_server: LiveServer) -> None:
+    username = sign_up(tab, "outline")
+    plant_server_seed(live_server.app, username, {0: True})
+    tab.goto("/casino-war")
+    assert_no_level_skipped(heading_levels(tab))
+    tab.click("#deal")
+    tab.wait_for_selector("#decision")
+    assert_no_level_skipped(heading_levels(tab))
+    tab.click("#decision button[value=war]")
+    wait_for_round(tab, 0)
+    tab.wait_for_selector("#war-zone:not([hidden])")
+    assert_no_level_skipped(heading_levels(tab))
+
+
+def test_the_end_of_a_sota_replay_is_announced(tab: Any) -> None:
+    sign_up(tab, "listener")
+    tab.goto("/sota")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    # A live region announces what appears in it, so it is on the page before the result is.
+    region = tab.locator("#game-result").evaluate(
+        """result => {
+            const region = result.parentElement.closest('[aria-live], [role=status]');
+            return region && {
+                shown: region.getClientRects().length > 0,
+                live: region.getAttribute('aria-live'),
+            };
+        }"""
+    )
+    assert tab.locator("#game-result").is_hidden()
+    assert region == {"shown": True, "live": "polite"}
+    tab.locator("body").press("End")
+    assert tab.locator("#game-result").is_visible()
+
+
+def test_the_language_picker_waits_for_enter_while_stepped_with_the_arrow_keys(tab: Any) -> None:
+    tab.goto("/")
+    tab.focus("#language-choice")
+    # English, suomi, norsk bokmål: passing through suomi must not send the page there.
+    tab.keyboard.press("ArrowDown")
+    tab.keyboard.press("ArrowDown")
+    with tab.expect_navigation():
+        tab.keyboard.press("Enter")
+    assert tab.get_attribute("html", "lang") == "nb"
