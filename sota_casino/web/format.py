@@ -20,6 +20,8 @@ from flask import Flask
 
 from ..core import fairness
 from ..core.marks import N_
+from .i18n import NO_BREAK_SPACE
+from .i18n import counted
 from .i18n import datetime_pattern
 from .i18n import gettext
 from .i18n import ngettext
@@ -48,8 +50,6 @@ RANK_NAMES: Final = {
 }
 #: The sign every shown negative number takes (Babel writes a hyphen-minus in these languages).
 MINUS: Final = "−"
-#: Between a number and its sign or unit: a line never breaks there ("2.88 %" kept whole).
-NO_BREAK_SPACE: Final = "\u00a0"
 
 
 def _signed(amount: int | Decimal, signed: bool, digits: str) -> str:
@@ -133,7 +133,7 @@ def chip_count(amount: int) -> int:
 
 
 def chips_text(amount: int | None, signed: bool = False) -> str:
-    """Show hundredths of a chip with the word: ``"1 chip"``, ``"+12 chips"``."""
+    """Show hundredths of a chip with the word, never apart: ``"1 chip"``, ``"+12 chips"``."""
     if amount is None:
         return "–"
     text = chips(amount, signed)
@@ -141,7 +141,7 @@ def chips_text(amount: int | None, signed: bool = False) -> str:
 
 
 def sweets_text(amount: int | None, signed: bool = False) -> str:
-    """Show sweets with the word: ``"1 sweet"``, ``"−3 sweets"``."""
+    """Show sweets with the word, never apart: ``"1 sweet"``, ``"−3 sweets"``."""
     if amount is None:
         return "–"
     text = sweets(amount, signed)
@@ -225,10 +225,15 @@ def age(seconds: float | None) -> str:
     if whole >= 86_400:
         return ngettext("%(num)s day", "%(num)s days", whole // 86_400)
     if whole >= 3_600:
-        return gettext("%(num)s h", num=whole // 3_600)
+        return _with_unit(N_("%(num)s h"), whole // 3_600)
     if whole >= 60:
-        return gettext("%(num)s min", num=whole // 60)
-    return gettext("%(num)s s", num=whole)
+        return _with_unit(N_("%(num)s min"), whole // 60)
+    return _with_unit(N_("%(num)s s"), whole)
+
+
+def _with_unit(message: str, num: int) -> str:
+    """A count with its unit's abbreviation ("4 min"), kept on one line as plurals are."""
+    return counted(gettext(message)) % {"num": num}
 
 
 def init_app(app: Flask) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Final
@@ -58,6 +59,11 @@ PICKED: Final = "picked_locale"
 COOKIE_AGE: Final = 365 * 24 * 3600
 #: The gettext domain of every catalogue.
 DOMAIN: Final = "messages"
+#: Between a number and its unit or sign: a line never breaks there ("12 chips", "2.88 %").
+NO_BREAK_SPACE: Final = "\u00a0"
+#: A placeholder of a message that counts, and the space after it: the count and its word
+#: ("%(num)s pelimerkkiä", "<strong>%(amount)s</strong> chips"). static/js/i18n.js's twin.
+COUNT_AND_WORD: Final = re.compile(r"(%\(\w+\)s(?:</\w+>)?) ")
 #: Where the scripts live whose shown strings go to the page as JSON.
 SCRIPTS: Final = STATIC / "js"
 
@@ -122,9 +128,20 @@ def gettext(message: str, **params: object) -> str:
 
 
 def ngettext(singular: str, plural: str, n: int, **params: object) -> str:
-    """Translate a message whose form depends on the count ``n`` (``%(num)s`` is ``n``)."""
-    text = catalogue(select_locale()).ngettext(singular, plural, n)
+    """Translate a message whose form depends on the count ``n`` (``%(num)s`` is ``n``), its
+    counts kept beside their words (:func:`counted`)."""
+    text = counted(catalogue(select_locale()).ngettext(singular, plural, n))
     return text % {"num": n, **params}
+
+
+def counted(message: str) -> str:
+    """Return a translated message that counts with a no-break space after each placeholder,
+    so that no line ends between a number and its word ("12 chips", "12 pelimerkkiä").
+
+    Done here, as the message is filled in, not in each catalogue: every language's plural
+    message puts the count and its word apart with a plain space, and a translator would
+    have to remember the rule in each new one."""
+    return COUNT_AND_WORD.sub(r"\1" + NO_BREAK_SPACE, message)
 
 
 def plural_count(value: float, whole: int) -> int:
@@ -313,7 +330,9 @@ def init_app(app: Flask) -> None:
     # the bare catalogue lookups.
     app.jinja_env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
         lambda message: catalogue(select_locale()).gettext(message),
-        lambda singular, plural, n: catalogue(select_locale()).ngettext(singular, plural, n),
+        lambda singular, plural, n: counted(
+            catalogue(select_locale()).ngettext(singular, plural, n)
+        ),
         newstyle=True,
     )
     app.jinja_env.globals.update(

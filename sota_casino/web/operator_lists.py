@@ -64,7 +64,7 @@ COLUMN_TITLES: Final = {
     "server_seed": N_("Server seed"),
 }
 #: The codes the console's lists hold, in words: money moves' kinds, games, rounds' states and
-#: outcomes, seed pairs' states. A code not listed is shown as it is.
+#: outcomes, seed pairs' states, proposals' states. A code not listed is shown as it is.
 TERMS: Final = {
     "bet": N_("bet"),
     "raise": N_("raise"),
@@ -89,6 +89,9 @@ TERMS: Final = {
     "next": N_("next"),
     "active": N_("active"),
     "revealed": N_("revealed"),
+    "pending": N_("pending"),
+    "approved": N_("approved"),
+    "rejected": N_("rejected"),
 }
 
 

@@ -130,12 +130,12 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
     assert [a["cards"] for a in moves] == sota_receipt["actions"]
 
     verdict = verify_in_page(tab)
-    assert verdict.startswith("✓ All 3 rounds verified against the key pinned in this browser")
+    assert verdict.startswith("✓ All 3\u00a0rounds verified against the key pinned in this browser")
     assert "every trick, the winner, how the game ended and the payout" in verdict
-    assert "the decisions and moves recorded here for 2 rounds equal the receipts" in verdict
+    assert "the decisions and moves recorded here for 2\u00a0rounds equal the receipts" in verdict
     assert tab.locator("tr[data-ok='1']").count() == 3
     sota_row = tab.locator(f"tr[data-round='{sota_receipt['round_id']}']").inner_text()
-    assert f"{len(sota_receipt['outcome']['tricks'])} tricks · prisoners of war" in sota_row
+    assert f"{len(sota_receipt['outcome']['tricks'])}\u00a0tricks · prisoners of war" in sota_row
 
     # "My records" downloads exactly the format the offline verifier reads.
     with tab.expect_download() as download:
@@ -277,7 +277,7 @@ def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trus
     forged = forgeries.sign_all(revealed["bundle"], Ed25519PrivateKey.generate())
     tab.route(revealed["url"], lambda route: route.fulfill(json=forged))
     verdict = verify_in_page(tab)
-    assert verdict.startswith("✗ 0 of 3 rounds verified")
+    assert verdict.startswith("✗ 0\u00a0of 3\u00a0rounds verified")
     assert "not the key this browser trusts" in verdict
     assert tab.locator("tr[data-ok='1']").count() == 0
     tab.unroute(revealed["url"])
@@ -300,7 +300,7 @@ def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trus
     assert f"--public-key {earlier} " in command  # the command keeps the key the user trusts
     verdict = verify_in_page(tab)
     assert (
-        verdict.startswith("✗ 0 of 3 rounds verified")
+        verdict.startswith("✗ 0\u00a0of 3\u00a0rounds verified")
         and "not the key this browser trusts" in verdict
     )
 
@@ -314,7 +314,7 @@ def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trus
         f"--public-key {real} "
         in tab.locator("[data-testid=pair-verifier-command]").first.inner_text()
     )
-    assert verify_in_page(tab).startswith("✓ All 3 rounds verified")
+    assert verify_in_page(tab).startswith("✓ All 3\u00a0rounds verified")
 
 
 def test_records_keep_the_last_choice_of_each_decision_and_note_a_round_left_out(tab: Any) -> None:
@@ -374,7 +374,7 @@ def test_a_bundle_without_its_anchors_fails_and_one_left_pending_is_not_called_v
     assert "the bundle carries no anchor of the commitment in the log" in caught
     tab.route(revealed["url"], lambda route: route.fulfill(json=stripped))
     verdict = verify_in_page(tab)
-    assert verdict.startswith("✗ 0 of 3 rounds verified") and "unanchored" in verdict
+    assert verdict.startswith("✗ 0\u00a0of 3\u00a0rounds verified") and "unanchored" in verdict
     assert tab.locator("tr[data-ok='1']").count() == 0
     tab.unroute(revealed["url"])
 
@@ -388,7 +388,7 @@ def test_a_bundle_without_its_anchors_fails_and_one_left_pending_is_not_called_v
     tab.reload()
     verdict = verify_in_page(tab)
     assert verdict.startswith(
-        "… Not verified yet: 5 documents are not yet in a signed checkpoint of the casino's "
+        "… Not verified yet: 5\u00a0documents are not yet in a signed checkpoint of the casino's "
         "public log (the commitment, the reveal, round "
     ), verdict
     assert "Verify again later" in verdict and "✓" not in verdict
@@ -397,7 +397,7 @@ def test_a_bundle_without_its_anchors_fails_and_one_left_pending_is_not_called_v
     assert tab.locator("td[data-log='pending']").first.inner_text() == "not yet anchored"
     tab.unroute(revealed["url"])
     tab.reload()
-    assert verify_in_page(tab).startswith("✓ All 3 rounds verified")
+    assert verify_in_page(tab).startswith("✓ All 3\u00a0rounds verified")
 
 
 def test_moves_reordered_or_one_logged_move_anchored_twice_fail_in_the_page(tab: Any) -> None:
@@ -731,7 +731,9 @@ def test_the_full_storage_notice_stands_under_a_passing_verdict_on_a_phone(
     pair = phone.locator(".revealed-pair").first
     pair.locator("[data-verify]").click()
     pair.locator("[data-testid=verify-summary]").wait_for()
-    assert pair.locator("[data-testid=verify-summary]").inner_text().startswith("✓ All 1 round")
+    assert (
+        pair.locator("[data-testid=verify-summary]").inner_text().startswith("✓ All 1\u00a0round")
+    )
     notice = pair.locator("[data-testid=verify-notice]")
     assert notice.is_visible() and "could not keep what it verified" in notice.inner_text()
     notice.evaluate("node => node.scrollIntoView({block: 'center'})")

@@ -156,7 +156,7 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
 
     tab.click("#rotate")
     verdict = verify_in_page(tab)
-    assert verdict.startswith("✓ All 1 round verified against the key pinned in this browser")
+    assert verdict.startswith("✓ All 1\u00a0round verified against the key pinned in this browser")
 
     # A bundle under a key the pinned key handed on to moves the pin as well once it passes, as
     # the offline verifier's known-keys file moves on: say, on a page made before the change.
@@ -169,7 +169,7 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
     tab.evaluate(
         "document.querySelectorAll('[data-testid=key-change-followed]').forEach(n => n.remove())"
     )
-    assert verify_in_page(tab).startswith("✓ All 1 round verified")
+    assert verify_in_page(tab).startswith("✓ All 1\u00a0round verified")
     assert f"{pinned} → {new_key} on " in notice.inner_text()
     assert tab.evaluate(PINNED)["public_key_hex"] == new_key
     assert tab.evaluate(PINNED)["replaced"][0]["public_key_hex"] == pinned
@@ -250,8 +250,8 @@ def test_pairs_signed_before_the_key_change_verify_in_the_page_as_offline_with_e
     tab.goto("/fairness")
     tab.locator("[data-testid=key-change-followed]").wait_for()
     mixed = rotate_in_page(tab)  # revealed by the new key
-    assert verify_pair_in_page(tab, before).startswith("✓ All 1 round verified")
-    assert verify_pair_in_page(tab, mixed).startswith("✓ All 2 rounds verified")
+    assert verify_pair_in_page(tab, before).startswith("✓ All 1\u00a0round verified")
+    assert verify_pair_in_page(tab, mixed).startswith("✓ All 2\u00a0rounds verified")
 
     for pair in (before, mixed):
         url = f"/fairness/seed-pairs/{pair}/bundle.json"
@@ -305,7 +305,7 @@ def test_a_key_change_the_pinned_key_did_not_sign_leaves_the_pin_and_the_loud_wa
 
     tab.click("#rotate")
     verdict = verify_in_page(tab)
-    assert verdict.startswith("✗ 0 of 1 round verified")
+    assert verdict.startswith("✗ 0\u00a0of 1\u00a0round verified")
     assert "not the key this browser trusts" in verdict
     assert tab.evaluate(PINNED)["public_key_hex"] == pinned
 

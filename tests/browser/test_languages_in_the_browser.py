@@ -22,6 +22,7 @@ from sota_casino.web.format import chips_text
 from sota_casino.web.format import decimal
 from sota_casino.web.format import sweets_text
 from sota_casino.web.i18n import LANGUAGES
+from sota_casino.web.i18n import ngettext
 
 pytestmark = pytest.mark.browser
 
@@ -192,10 +193,13 @@ DECIMALS = [(-7.125, 2), (0.625, 2), (2.5, 0), (-3.5, 0), (-0.004, 2), (-1234567
 #: Amounts in chips (hundredths) and sweets, with their sign asked for or not.
 CHIPS = [(-500, True), (-12345, True), (150, False), (120_000, True), (0, True), (-5, False)]
 SWEETS = [(-3, True), (-1, False), (1_200, True), (0, True)]
-PAGE_NUMBERS = """([decimals, chips, sweets]) => [
+#: Counts of cards, as a Sota deal says them ("The deck is dealt: 26 cards each").
+CARDS = [1, 2, 26]
+PAGE_NUMBERS = """([decimals, chips, sweets, cards]) => [
     decimals.map(([value, digits]) => window.SotaI18n.number(value, digits)),
     chips.map(([amount, signed]) => window.SotaI18n.chipsText(amount, signed)),
     sweets.map(([amount, signed]) => window.SotaI18n.sweetsText(amount, signed)),
+    cards.map((num) => window.SotaI18n.ngettext("%(num)s card", "%(num)s cards", num)),
 ]"""
 
 
@@ -203,7 +207,8 @@ def test_the_scripts_write_numbers_as_the_server_does_in_each_language(
     tab: Any, live_server: LiveServer
 ) -> None:
     """The page's numbers (a round's net, a game's, a receipt's payout) are the server's: the
-    minus sign U+2212, ties rounded to even, the language's grouping and plural."""
+    minus sign U+2212, ties rounded to even, the language's grouping and plural, and the
+    no-break space between a count and its word."""
     for language in sorted(LANGUAGES):
         tab.goto("/")
         choose_language(tab, language)
@@ -213,7 +218,11 @@ def test_the_scripts_write_numbers_as_the_server_does_in_each_language(
                 [decimal(value, digits) for value, digits in DECIMALS],
                 [chips_text(amount, signed) for amount, signed in CHIPS],
                 [sweets_text(amount, signed) for amount, signed in SWEETS],
+                [ngettext("%(num)s card", "%(num)s cards", num) for num in CARDS],
             ]
-        page = tab.evaluate(PAGE_NUMBERS, [DECIMALS, CHIPS, SWEETS])
+        page = tab.evaluate(PAGE_NUMBERS, [DECIMALS, CHIPS, SWEETS, CARDS])
         assert page == server, language
         assert page[1][0].startswith("−5") and "-" not in "".join(page[1] + page[2])
+        # A number and its word never part at a line's end: a no-break space joins them.
+        for text in page[1] + page[2] + page[3]:
+            assert "\u00a0" in text and " " not in text, (language, text)

@@ -21,6 +21,9 @@ from web_support import plant_server_seed
 
 from sota_casino.models import User
 from sota_casino.services import accounts
+from sota_casino.services import approvals
+from sota_casino.services import money
+from sota_casino.services import rounds
 
 pytestmark = pytest.mark.browser
 
@@ -334,6 +337,52 @@ def test_the_ledgers_tables_fit_a_laptops_screen(
     laptop.goto("/operator/ledger")
     assert laptop.locator("[data-testid=math-table]").is_visible()
     problems = laptop.evaluate(TABLES_PAST_THEIR_PANEL)
+    next(tabs, None)
+    assert problems == [], problems
+
+
+def _widen_the_rows_of(app: Any, player: int) -> None:
+    """Give ``player`` the widest rows a player's lists hold: a credit and a debit in the tens of
+    thousands of chips, and (most likely) a tied round left waiting for its decision."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        first, second = (
+            accounts.create_operator(session, fresh_name("adjuster"), PASSWORD).id for _ in "12"
+        )
+        for amount in (1_234_567, -1_000_050):  # above the four-eyes threshold: proposed
+            proposed = money.propose_adjustment(session, first, player, "chips", amount, "goodwill")
+            approvals.decide(session, second, proposed.id, True)
+        for _ in range(100):  # a tie comes every 13 rounds or so
+            if rounds.place_casino_war_bet(session, player, 100).status == "awaiting_decision":
+                break
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("zone", ("", "America/Argentina/ComodRivadavia"))
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("width", (1024, 1280))
+def test_a_player_s_tables_on_the_console_fit_a_laptops_screen(
+    chromium: Any, live_server: LiveServer, language: str, width: int, zone: str
+) -> None:
+    """A player's rounds, money moves and seed pairs, on the player's page and as lists: in
+    Finnish and Norwegian at 1024 px (the rounds in Finnish at 1280 px too) they ran 17 to 200 px
+    past their panel, which scrolled them sideways; an amount with its word was the widest cell,
+    and a time in the operator's zone beside UTC as wide."""
+    tabs = open_tab(chromium, live_server, viewport={"width": width, "height": 800})
+    laptop = next(tabs)
+    player = operator_in(laptop, live_server, language)
+    _widen_the_rows_of(live_server.app, player)
+    if zone:
+        laptop.click("details.time-zone summary")
+        laptop.fill("#time_zone", zone)
+        laptop.click(".time-zone-form button[type=submit]")
+        laptop.wait_for_selector(f"details.time-zone summary:has-text('{zone}')")
+    problems = []
+    for path in ("", "/lists/rounds", "/lists/transfers", "/lists/seed_pairs"):
+        laptop.goto(f"/operator/players/{player}{path}")
+        assert laptop.locator("main .panel > table").count(), path
+        problems += [(path, *found) for found in laptop.evaluate(TABLES_PAST_THEIR_PANEL)]
     next(tabs, None)
     assert problems == [], problems
 

@@ -96,7 +96,7 @@ def test_the_page_checks_the_log_up_to_a_size_and_names_a_fork(
     text = alarm.inner_text()
     assert "THE CASINO SHOWED THIS BROWSER TWO HISTORIES" in text
     assert (
-        f"FORK: two signed checkpoints over {kept['size']} entries differ: "
+        f"FORK: two signed checkpoints over {kept['size']}\u00a0entries differ: "
         f"kept size {kept['size']} root {kept['root']}, "
         f"served size {forked['size']} root {forked['root']}"
     ) in text
@@ -118,8 +118,9 @@ def test_the_witness_status_reads_as_one_finnish_sentence(tab: Any) -> None:
     witness = tab.locator(WITNESS)
     size = witness.get_attribute("data-log-size")
     assert witness.inner_text() == (
-        f"✓ Tämä selain on tarkistanut kasinon julkisen lokin {size} merkintään asti: jokainen "
-        "sen näkemä tarkistuspiste on kiinnitetyn avaimen allekirjoittama ja jatkaa edellistä."
+        f"✓ Tämä selain on tarkistanut kasinon julkisen lokin {size}\u00a0merkintään asti: "
+        "jokainen sen näkemä tarkistuspiste on kiinnitetyn avaimen allekirjoittama ja jatkaa "
+        "edellistä."
     )
     # A fork reads whole too: the alarm's reason inside the alarm's sentence.
     show_a_forged_checkpoint(tab)

@@ -85,7 +85,7 @@ def test_an_operator_filters_the_log_adjusts_a_balance_and_finds_it_in_the_log(
     page.fill("#amount", "12.50")
     page.fill("#reason", "goodwill for a dropped connection")
     page.click("text=Review adjustment")
-    assert page.locator("[data-testid=adjust-change]").inner_text().startswith("+12.50 chips")
+    assert page.locator("[data-testid=adjust-change]").inner_text().startswith("+12.50\u00a0chips")
     assert page.locator("[data-testid=chips]").count() == 0  # still on the confirmation page
     shoot(page, "operator-adjust-confirm")
     page.click("text=Apply adjustment")

@@ -132,7 +132,7 @@ def test_a_tie_you_cannot_raise_is_warned_at_bet_time_and_defaults_to_surrender(
     tab.goto("/casino-war")
     tab.fill("#bet", "500")
     warning = tab.inner_text("[data-testid=afford]")
-    assert "you would have 495 chips left" in warning and "could not raise 500" in warning
+    assert "you would have 495\u00a0chips left" in warning and "could not raise 500" in warning
     tab.fill("#bet", "400")
     assert tab.is_hidden("[data-testid=afford]")
     tab.fill("#bet", "501")  # over the table's limit: a bet that cannot be placed
@@ -143,7 +143,7 @@ def test_a_tie_you_cannot_raise_is_warned_at_bet_time_and_defaults_to_surrender(
     # The page focuses the default choice once the tie is drawn.
     tab.wait_for_function("() => document.activeElement?.id === 'surrender'")
     assert tab.is_disabled("#go-to-war")
-    assert "Going to war needs a raise of 500 chips, and you have 495" in tab.inner_text(
+    assert "Going to war needs a raise of 500\u00a0chips, and you have 495" in tab.inner_text(
         "[data-testid=cannot-raise]"
     )
     tab.keyboard.press("Enter")
@@ -162,7 +162,7 @@ def test_the_tie_bet_result_shows_at_the_tie_and_the_bet_is_kept_for_a_rebet(
     tab.click("h1")  # out of the field: keys play the table
     tab.keyboard.press("d")
     tab.wait_for_selector("#decision")
-    assert "Your tie bet of 1 won 10 chips" in tab.inner_text("[data-testid=tie-bet-result]")
+    assert "Your tie bet of 1 won 10\u00a0chips" in tab.inner_text("[data-testid=tie-bet-result]")
     tab.locator("body").press("w")
     tab.wait_for_selector("[data-testid=result]")
     assert tab.input_value("#bet") == "10" and tab.input_value("#tie_bet") == "1"
@@ -205,8 +205,8 @@ def test_a_refused_bet_keeps_what_was_typed(tab: Any, live_server: LiveServer) -
     tab.click("#deal")
     tab.wait_for_selector("#form-error")
     assert tab.inner_text("#form-error") == (
-        "You have 12 chips, not enough for this bet of 25 chips. Bet less, or top up in the lobby "
-        "once you are below 100 chips."
+        "You have 12\u00a0chips, not enough for this bet of 25\u00a0chips. Bet less, or top up in "
+        "the lobby once you are below 100\u00a0chips."
     )
     assert tab.input_value("#bet") == "25"
     assert tab.evaluate(SAME_PAGE)

@@ -74,7 +74,7 @@ def test_casino_war_through_a_tie_with_each_choice_from_the_keyboard(
     tab.wait_for_selector("[data-testid=result]")
     result = tab.inner_text("[data-testid=result]")
     assert re.search(r"You won the war|War tied: you win|Dealer won the war", result)
-    assert "Tie bet 1: won 10 chips!" in result
+    assert "Tie bet 1: won 10\u00a0chips!" in result
     assert tab.locator(".war-zone .card.mini").count() == 3
     shoot(tab, "player-casino-war-war")
 
@@ -100,7 +100,7 @@ def test_a_sota_game_replays_with_play_pause_step_speed_and_end(tab: Any, shoot:
     assert tab.locator(".seat").count() == 3
     assert tab.is_hidden("#game-result")
     tricks = int(tab.get_attribute("#scrub", "max"))
-    assert "dealt: 17 cards each" in tab.inner_text("#trick-what")
+    assert "dealt: 17\u00a0cards each" in tab.inner_text("#trick-what")
     tab.click("#step")
     assert "Trick 1" in tab.inner_text("#trick-what")
     assert tab.locator(".seat .card").count() >= 3
@@ -202,7 +202,7 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
     pair.locator("[data-verify]").click()
     summary = pair.locator("[data-testid=verify-summary]")
     summary.wait_for()
-    assert summary.inner_text().startswith("✓ All 6 rounds verified against the key pinned")
+    assert summary.inner_text().startswith("✓ All 6\u00a0rounds verified against the key pinned")
     # Both games were replayed whole, and the page says what it compared with the records.
     verdict = summary.inner_text()
     assert "Sota: the deck, every trick, the winner" in verdict
@@ -212,7 +212,7 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
     assert pair.locator("tr[data-ok='1']").count() == 6
     war_row = pair.locator("tr[data-nonce='0']").inner_text()
     assert re.search(r"You won the war|War tied: you win|Dealer won the war", war_row)
-    assert re.search(r"\b(15|0) chips", war_row)  # a won war pays 3 × the 5-chip ante
+    assert re.search(r"\b(15|0)\u00a0chips", war_row)  # a won war pays 3 × the 5-chip ante
     assert "You surrendered" in pair.locator("tr[data-nonce='1']").inner_text()
     shoot(tab, "player-fairness-verified")
 
@@ -335,8 +335,8 @@ def test_a_bet_over_the_balance_is_explained_on_the_table(
     tab.wait_for_selector("#form-error")
     message = tab.inner_text(".flash.error")
     assert message == (
-        "You have 12 chips, not enough for this bet of 25 chips. Bet less, or top up in the "
-        "lobby once you are below 100 chips."
+        "You have 12\u00a0chips, not enough for this bet of 25\u00a0chips. Bet less, or top up in "
+        "the lobby once you are below 100\u00a0chips."
     )
     assert tab.url.endswith("/casino-war") and tab.input_value("#bet") == "25"
     shoot(tab, "player-casino-war-short")
@@ -369,7 +369,7 @@ def test_the_sota_replay_is_played_from_the_keyboard_alone(tab: Any) -> None:
     assert tab.evaluate("document.activeElement.value") == "english"
     tab.locator("body").press("p")
     tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
-    assert "52 cards · 1 card face down in a war" in tab.inner_text("[data-testid=game-rules]")
+    assert "52 cards · 1\u00a0card face down in a war" in tab.inner_text("[data-testid=game-rules]")
     body = tab.locator("body")
     body.press("ArrowRight")
     body.press("ArrowRight")

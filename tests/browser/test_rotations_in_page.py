@@ -177,7 +177,7 @@ def test_a_pair_made_once_the_seed_arrived_is_named_at_once_and_in_its_bundle(
     article.locator("[data-verify]").click()
     verdict = article.locator("[data-testid=verify-summary]")
     verdict.wait_for()
-    assert verdict.inner_text().startswith("✗ 0 of 2 rounds verified") and caught in (
+    assert verdict.inner_text().startswith("✗ 0\u00a0of 2\u00a0rounds verified") and caught in (
         verdict.inner_text()
     )
     # The warning stays until the player hides it.

@@ -30,7 +30,7 @@ def test_the_casino_war_rules_draw_a_war_with_cards(tab: Any, shoot: Any) -> Non
     assert example.locator(".card[aria-label='king of diamonds']").is_visible()
     box = example.locator(".card >> nth=0").bounding_box()
     assert box["width"] > 40 and box["height"] > box["width"]  # drawn as a card, not text
-    assert "a net win of +10 chips" in tab.inner_text("[data-testid=example-result]")
+    assert "a net win of +10\u00a0chips" in tab.inner_text("[data-testid=example-result]")
     assert tab.inner_text("[data-testid=house-edge] [data-field=war]") == "2.8771\u00a0%"
     shoot(tab, "player-rules-casino-war")
 
@@ -58,7 +58,7 @@ def test_the_sota_rules_draw_a_war_and_the_picker_links_to_each_option(
 
 def amount(text: str) -> int:
     """Read ``+1,234.50 chips`` or ``−3 sweets`` as minor units."""
-    found = re.match(r"([+−]?)([\d,]+)(?:\.(\d\d))? (chips|sweets)", text.strip())
+    found = re.match(r"([+−]?)([\d,]+)(?:\.(\d\d))?\u00a0(chips|sweets)", text.strip())
     assert found, text
     sign, whole, cents, currency = found.groups()
     value = int(whole.replace(",", "")) * (100 if currency == "chips" else 1) + int(cents or 0)

@@ -157,7 +157,7 @@ def test_the_end_shows_a_summary_with_a_chart(tab: Any) -> None:
     assert tab.inner_text("[data-testid=summary-tricks]") == f"{tricks:,}"
     assert tab.inner_text("[data-testid=summary-wars]") == f"{wars:,}"
     assert tab.inner_text("[data-testid=summary-longest]").startswith(
-        f"{longest} war" if longest else "no war"
+        f"{longest}\u00a0war" if longest else "no war"
     )
     assert tab.locator(".count-chart polyline").count() == 3
     box = tab.locator(".count-chart").bounding_box()

@@ -122,9 +122,9 @@ def test_amounts_say_one_chip_and_one_sweet() -> None:
     from sota_casino.web.format import sweets_text
     from sota_casino.web.format import when
 
-    assert chips_text(100) == "1 chip" and chips_text(150) == "1.50 chips"
-    assert chips_text(-100, signed=True) == "−1 chip" and chips_text(200) == "2 chips"
-    assert sweets_text(1, signed=True) == "+1 sweet" and sweets_text(3) == "3 sweets"
-    assert plural(1, "sweet") == "1 sweet" and plural(100, "chip") == "1 chip"
+    assert chips_text(100) == "1\u00a0chip" and chips_text(150) == "1.50\u00a0chips"
+    assert chips_text(-100, signed=True) == "−1\u00a0chip" and chips_text(200) == "2\u00a0chips"
+    assert sweets_text(1, signed=True) == "+1\u00a0sweet" and sweets_text(3) == "3\u00a0sweets"
+    assert plural(1, "sweet") == "1\u00a0sweet" and plural(100, "chip") == "1\u00a0chip"
     # The English locale's medium date and short time (CLDR puts a narrow space before AM).
     assert when("2026-12-01T08:31:13.842813Z") == "Dec 1, 2026, 8:31\u202fAM UTC"

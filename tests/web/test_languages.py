@@ -38,6 +38,7 @@ from sota_casino.models import Alert
 from sota_casino.models import Signup
 from sota_casino.services import alerts
 from sota_casino.services import money
+from sota_casino.web import format
 from sota_casino.web.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -346,10 +347,10 @@ def test_a_refused_table_setting_reads_whole_in_the_operators_language(
 
 
 SIGN_UP_WAITS = {
-    "en": ("try again in 60 minutes", "try again in 1 minute"),
-    "fi": ("yritä uudelleen 60 minuutin kuluttua", "yritä uudelleen 1 minuutin kuluttua"),
-    "nb": ("prøv igjen om 60 minutter", "prøv igjen om 1 minutt"),
-    "pt": ("tente de novo em 60 minutos", "tente de novo em 1 minuto"),
+    "en": ("try again in 60\u00a0minutes", "try again in 1\u00a0minute"),
+    "fi": ("yritä uudelleen 60\u00a0minuutin kuluttua", "yritä uudelleen 1\u00a0minuutin kuluttua"),
+    "nb": ("prøv igjen om 60\u00a0minutter", "prøv igjen om 1\u00a0minutt"),
+    "pt": ("tente de novo em 60\u00a0minutos", "tente de novo em 1\u00a0minuto"),
 }
 
 
@@ -530,11 +531,13 @@ def test_the_prompt_to_log_in_reads_in_the_visitors_language(
 
 #: One alert (adjustments to a player over a threshold), as each language says it.
 ALERT_MESSAGES = {
-    "en": "adjustments to pat reached 30 sweets within 24 h, over the threshold of 20 sweets",
-    "fi": "pelaajalle pat tehtyjen oikaisujen summa 24 tunnin aikana on 30 karkkia, mikä ylittää "
-    "rajan 20 karkkia",
-    "nb": "justeringer til pat nådde 30 godterier i løpet av 24 t, over terskelen på 20 godterier",
-    "pt": "os ajustes para pat chegaram a 30 balas em 24 h, acima do limite de 20 balas",
+    "en": "adjustments to pat reached 30\u00a0sweets within 24 h, over the threshold of "
+    "20\u00a0sweets",
+    "fi": "pelaajalle pat tehtyjen oikaisujen summa 24 tunnin aikana on 30\u00a0karkkia, mikä "
+    "ylittää rajan 20\u00a0karkkia",
+    "nb": "justeringer til pat nådde 30\u00a0godterier i løpet av 24 t, over terskelen på "
+    "20\u00a0godterier",
+    "pt": "os ajustes para pat chegaram a 30\u00a0balas em 24 h, acima do limite de 20\u00a0balas",
 }
 ALERT_CELL = re.compile(
     r'<tr data-alert="\d+"[^>]*>\s*<td class="num"[^>]*>\d+</td>'
@@ -595,10 +598,10 @@ def test_an_alert_reads_in_each_operators_language(
 
 
 RULE_WORDS = {
-    "en": "a player wins more than 2,500 chips in one round",
-    "fi": "pelaaja voittaa yhdellä pelikierroksella yli 2\u00a0500 pelimerkkiä",
-    "nb": "en spiller vinner mer enn 2\u00a0500 sjetonger i én runde",
-    "pt": "um jogador ganha mais de 2.500 fichas numa rodada",
+    "en": "a player wins more than 2,500\u00a0chips in one round",
+    "fi": "pelaaja voittaa yhdellä pelikierroksella yli 2\u00a0500\u00a0pelimerkkiä",
+    "nb": "en spiller vinner mer enn 2\u00a0500\u00a0sjetonger i én runde",
+    "pt": "um jogador ganha mais de 2.500\u00a0fichas numa rodada",
 }
 RULE_CELL = re.compile(r'<tr data-rule="\d+"><td class="num"[^>]*>\d+</td><td[^>]*>(.*?)</td>')
 
@@ -694,3 +697,36 @@ def test_a_revealed_seed_pair_s_time_reads_as_the_language_writes_times(
     stamp, shown = found.groups()
     assert stamp.endswith("Z") and not re.search(r"\dT\d", shown)
     assert re.match(DATES[language], shown) and shown.endswith(" UTC"), shown
+
+
+# --- amounts and their words ------------------------------------------------------------------
+
+NO_BREAK = "\u00a0"
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_an_amount_and_its_unit_word_never_part_at_a_line_s_end(
+    app: Flask, client: FlaskClient, language: str
+) -> None:
+    """ "12 chips", "4 min", "12 pelimerkkiä": a no-break space joins the number and its word
+    (as a percentage's sign), whether a filter, a view or a template's plural writes them."""
+    with app.test_request_context(headers={"Cookie": f"lang={language}"}):
+        written = [
+            format.chips_text(1200),
+            format.chips_text(-150, signed=True),
+            format.sweets_text(3),
+            format.plural(100, "chip"),
+            format.age(240),
+            format.age(3 * 3600),
+            format.age(2 * 86_400),
+        ]
+    for text in written:
+        assert NO_BREAK in text and " " not in text, (language, text)
+    register_page(client, "aino")
+    post_form(client, "/language", {"locale": language, "next": "/lobby"})
+    table = client.get("/casino-war").get_data(as_text=True)
+    pill = re.search(
+        r'data-testid="chips-balance"><span class="coin"[^>]*></span>(.*?)</span>', table
+    )
+    assert pill, "the table shows no chips balance"
+    assert re.fullmatch(rf"<strong>[^<]+</strong>{NO_BREAK}\w+", pill.group(1)), pill.group(1)

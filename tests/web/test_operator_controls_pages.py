@@ -198,14 +198,14 @@ def test_alert_rules_are_set_and_shown_on_the_console(app: Flask) -> None:
         },
         follow_redirects=True,
     )
-    assert b"adjustments of one player total more than 20 sweets" in made.data
+    assert "adjustments of one player total more than 20\u00a0sweets" in made.get_data(as_text=True)
     for _ in range(3):
         olga.post(
             f"/operator/players/{pat}/adjust",
             data={"csrf_token": CSRF, "currency": "sweets", "amount": "10", "reason": "bonus"},
         )
     page = olga.get("/operator/alerts").get_data(as_text=True)
-    assert "adjustments to pat reached 30 sweets" in page
+    assert "adjustments to pat reached 30\u00a0sweets" in page
     assert 'data-testid="nav-alerts"' in page and '<span class="badge bad">1</span>' in page
     refused = olga.post(
         "/operator/alerts/rules",

@@ -226,7 +226,7 @@ def test_a_bet_deals_the_cards_and_shows_the_result(app: Flask, player: FlaskCli
     balance = 1000 + (5 if net.group(1) == "+5" else -5)
     assert f'data-testid="new-balance">{balance:,}<' in page
     # Every amount the result names carries its unit, as the page drawn in place writes it.
-    assert ("paid back 10 chips" if net.group(1) == "+5" else "paid back 0 chips") in page
+    assert ("paid back 10\u00a0chips" if net.group(1) == "+5" else "paid back 0\u00a0chips") in page
 
 
 def test_a_tie_offers_war_and_surrender_and_both_settle(app: Flask, player: FlaskClient) -> None:
@@ -243,7 +243,7 @@ def test_a_tie_offers_war_and_surrender_and_both_settle(app: Flask, player: Flas
     )
     assert "War!" in war and "burned" in war
     assert len(re.findall(r'class="card[^"]* mini"', war)) == 3
-    assert "Tie bet 1: won 10 chips!" in war
+    assert "Tie bet 1: won 10\u00a0chips!" in war
     assert re.search(r"(You won the war|War tied: you win|Dealer won the war)", war)
     again = post_form(
         player,
@@ -303,13 +303,13 @@ def test_a_bet_or_a_stake_over_the_balance_is_explained_in_chips_and_sweets(
         session.close()
     bet = refused_bet(player, {"bet": "20"})
     assert (
-        "You have 10 chips, not enough for this bet of 20 chips. Bet less, or top up in the "
-        "lobby once you are below 100 chips."
+        "You have 10\u00a0chips, not enough for this bet of 20\u00a0chips. Bet less, or top up in "
+        "the lobby once you are below 100\u00a0chips."
     ) in bet
     stake = follow(player, post_form(player, "/sota/games", {"stake": "5", "preset": "nordic"}))
     assert (
-        "You have 3 sweets, not enough for a stake of 5 sweets. Stake less, or top up in the "
-        "lobby once you are below 10 sweets."
+        "You have 3\u00a0sweets, not enough for a stake of 5\u00a0sweets. Stake less, or top up in "
+        "the lobby once you are below 10\u00a0sweets."
     ) in stake
     plant_server_seed(app, "alice", {0: True})
     follow(player, post_form(player, "/casino-war/rounds", {"bet": "10"}))
@@ -318,7 +318,9 @@ def test_a_bet_or_a_stake_over_the_balance_is_explained_in_chips_and_sweets(
         player,
         post_form(player, "/casino-war/rounds/1/decision", {"choice": "war"}, headers=table),
     )
-    assert "You have 0 chips, not enough for the raise of 10 chips. Surrender instead" in war
+    assert (
+        "You have 0\u00a0chips, not enough for the raise of 10\u00a0chips. Surrender instead" in war
+    )
     assert 'id="surrender"' in war  # the tie still waits: surrendering is still possible
 
 

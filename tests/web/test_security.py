@@ -754,7 +754,7 @@ def test_an_address_opens_only_so_many_accounts_per_window_in_any_worker(make_ap
     assert refused.status_code == 429
     assert refused.get_json()["error"] == {
         "code": "rate_limited",
-        "message": "too many new accounts from this address; try again in 60 minutes",
+        "message": "too many new accounts from this address; try again in 60\u00a0minutes",
     }
     assert 3590 <= int(refused.headers["Retry-After"]) <= 3600
     assert not user_exists(first, "grace")
@@ -769,7 +769,7 @@ def test_the_wait_is_until_the_oldest_sign_up_leaves_the_window(make_app: Any) -
     refused = signup_from(app.test_client(), "frank", "192.0.2.1")
     assert refused.status_code == 429
     assert 890 <= int(refused.headers["Retry-After"]) <= 900
-    assert "try again in 15 minutes" in refused.get_json()["error"]["message"]
+    assert "try again in 15\u00a0minutes" in refused.get_json()["error"]["message"]
     backdate_signups(app, timedelta(minutes=15))
     assert signup_from(app.test_client(), "frank", "192.0.2.1").status_code == 201
 
@@ -812,7 +812,7 @@ def test_the_sign_up_page_says_why_and_opens_no_account(make_app: Any) -> None:
     assert refused.status_code == 429
     assert 3590 <= int(refused.headers["Retry-After"]) <= 3600
     page = refused.get_data(as_text=True)
-    assert "too many new accounts from this address; try again in 60 minutes" in page
+    assert "too many new accounts from this address; try again in 60\u00a0minutes" in page
     assert 'value="frank"' in page  # the form keeps the name
     assert not user_exists(app, "frank")
     assert browser.get("/lobby").status_code == 303  # not logged in

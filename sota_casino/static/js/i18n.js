@@ -30,15 +30,21 @@
     return fill(typeof found === "string" && found ? found : message, params);
   }
 
+  /* A message that counts, with a no-break space after each placeholder: no line ends between
+   * a number and its word ("12 chips", "12 pelimerkkiä"). web/i18n.py's `counted`, the same. */
+  function counted(message) {
+    return message.replace(/(%\(\w+\)s(?:<\/\w+>)?) /g, "$1\u00a0");
+  }
+
   function ngettext(singular, plural, n, params) {
     const forms = book.messages[singular];
     const all = Object.assign({ num: n }, params || {});
     if (Array.isArray(forms)) {
       const whole = Math.abs(Math.trunc(n));
       const form = whole < book.plural.length ? book.plural[whole] : book.plural_other;
-      if (forms[form]) return fill(forms[form], all);
+      if (forms[form]) return fill(counted(forms[form]), all);
     }
-    return fill(n === 1 ? singular : plural, all);
+    return fill(counted(n === 1 ? singular : plural), all);
   }
 
   /* The page's locale, for numbers the scripts format (Intl) and the API's messages. */
