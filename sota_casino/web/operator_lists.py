@@ -98,6 +98,8 @@ TERMS: Final = {
 @bp.app_template_global()
 def term(code: object) -> str:
     """Return a code of the console's lists in words, in the request's language."""
+    if type(code) is int:  # a Sota game's winning seat: the player's is 0, the others the dealer's
+        code = "team_0" if code == 0 else "team_1"
     words = TERMS.get(code) if isinstance(code, str) else None
     return gettext(words) if words else str(code)
 

@@ -279,3 +279,19 @@ def test_the_approvals_page_says_each_proposal_s_status_and_table_in_the_page_la
         assert [cell for cell in shown if cell.startswith(words.gettext(status))], status
         assert not [cell for cell in shown if cell.startswith(status)], status
         assert "casino war" not in page  # the table's name, as the console names games
+
+
+@pytest.mark.parametrize("path", ["", "/lists/rounds"])
+def test_a_sota_game_s_outcome_is_said_in_words_on_the_console(app: Flask, path: str) -> None:
+    """A Sota game's outcome is the seat that won, a number: the console's round tables showed
+    it bare ("0"), where a Casino War round's reads "player wins"."""
+    player = add_user(app, "alice", "player")
+    with db(app) as session:
+        game = rounds.play_sota(session, player, 5, None, "nordic")
+    assert game.status == "settled"
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", "en")
+    text = page.get(f"/operator/players/{player}{path}").get_data(as_text=True)
+    outcomes = re.findall(r'<td\b[^>]*data-label="Outcome"[^>]*>(.*?)</td>', text, re.S)
+    said = [html.unescape(outcome).strip() for outcome in outcomes]
+    assert said in (["player's side wins"], ["dealer's side wins"]), outcomes
