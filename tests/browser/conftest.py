@@ -99,7 +99,7 @@ def serve(home: Path) -> Iterator[LiveServer]:
         "SECRET_KEY": SECRET_KEY,
         "SIGNING_KEY_FILE": str(home / "signing_key.pem"),
         # Every test's browser signs up from 127.0.0.1, on one server for the whole run.
-        "SIGNUPS_PER_ADDRESS": "100",
+        "SIGNUPS_PER_ADDRESS": "1000",
         # The standing checks run in the served workers, often enough for a test to watch.
         "CHECK_INTERVAL_SECONDS": "1",
         # A bundle or a proof asked for gets its newest rounds into a signed checkpoint at once.
