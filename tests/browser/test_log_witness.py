@@ -396,7 +396,8 @@ def test_an_older_checkpoint_proved_a_prefix_of_the_kept_one_is_no_alarm(tab: An
         ),
         (
             {"status": 404, "json": {"error": {"code": "not_found", "message": "no checkpoint"}}},
-            "FORK: the service no longer proves the checkpoint it signed over {kept}\u00a0entries: ",
+            "FORK: the service no longer proves the checkpoint it signed over "
+            "{kept}\u00a0entries: ",
         ),
     ],
 )
