@@ -98,7 +98,7 @@ def test_the_page_registers_a_key_and_signs_a_war_that_the_verifiers_check(
     tab.locator("[data-verify]").first.click()
     verdict = tab.locator(".revealed-pair [data-testid=verify-summary]").first
     verdict.wait_for()
-    assert "1 decision or move carries your own signature" in verdict.inner_text()
+    assert "1\u00a0decision or move carries your own signature" in verdict.inner_text()
 
     # A decision the player did not sign must come without its signature: the page says so.
     forged = copy.deepcopy(bundle)
