@@ -122,3 +122,29 @@ def test_the_canonical_bytes_example_is_the_published_commitment_vector() -> Non
     encoded = canonical_json({"client_seed": seed}).decode()
     assert encoded == '{"client_seed":"a\u2028b\u2029c\u0085d\\u000be\\ff\\u001cg"}'
     assert '`d\\u000be\\ff\\u001cg"`' in DOC
+
+
+def test_the_anchored_log_vector_is_described_as_it_is() -> None:
+    published = json.loads((ROOT / "docs" / "vectors" / "fairness-vectors.json").read_text())
+    log = published["anchored_log"]
+    words = {
+        "seed_pair.created": "a pair's commitment",
+        "seed_pair.client_seed_set": "its client seed",
+        "round.bet": "a war round's bet",
+        "round.decision": "decision",
+        "round.settled": "settlement",
+        "user.registered": "a player's registration",
+        "key.created": "the key's creation",
+    }
+    actions = [entry["action"] for entry in log["entries"]]
+    assert actions == list(words)
+    kinds = [anchor["of"]["kind"] for anchor in log["anchors"]]
+    named = ", the ".join(kinds[:-1]) + f" and the {kinds[-1]}"
+    sizes = [checkpoint["document"]["size"] for checkpoint in log["checkpoints"]]
+    described = (
+        "a small audit log (seven entries: a pair's commitment and its client seed, a war round's"
+        " bet, decision and settlement, a player's registration and the key's creation), two"
+        f" checkpoints over it signed by the test key (sizes {sizes[0]} and {sizes[1]}),"
+        f" the anchors of the {named} in the later one,"
+    )
+    assert len(actions) == 7 and described in " ".join(DOC.split())
