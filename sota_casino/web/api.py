@@ -408,7 +408,7 @@ def receipt(round_id: int) -> ResponseReturnValue:
 @api_login_required
 @operation(
     "roundProof",
-    "Your settled round's audit entries (settlement, decisions, commitment) with inclusion "
+    "Your settled round's audit entries (commitment, bet, decisions, settlement) with inclusion "
     "proofs in a signed checkpoint; 409 not_yet_anchored with Retry-After until one covers them",
     "history",
     transparency.RoundProof,

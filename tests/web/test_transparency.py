@@ -148,6 +148,30 @@ def test_a_players_round_proof_anchors_its_entries_in_a_public_signed_checkpoint
     assert unsigned.status_code == 404  # only between sizes the service signed
 
 
+def _tie(client: FlaskClient, auth: dict[str, str]) -> int:
+    """Bet until a round ties, and return its id (it waits for the decision)."""
+    for _ in range(400):
+        round_ = client.post(f"{API}/casino-war/rounds", json={"bet": 100}, headers=auth).get_json()
+        if round_["status"] == "awaiting_decision":
+            return int(round_["id"])
+    raise AssertionError("no tie in 400 rounds")
+
+
+def test_the_api_document_names_every_entry_a_round_proof_anchors_and_an_open_round_has_none(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    war = _tie(client, auth)
+    client.post(f"{API}/casino-war/rounds/{war}/decision", json={"choice": "war"}, headers=auth)
+    proof = client.get(f"{API}/rounds/{war}/proof", headers=auth).get_json()
+    kinds = {anchor["of"]["kind"] for anchor in proof["anchors"]}
+    assert kinds == {"commitment", "bet", "decision", "settlement"}
+    described = client.get(f"{API}/openapi.json").get_json()["paths"]["/rounds/{id}/proof"]["get"]
+    for kind in kinds:
+        assert kind in described["summary"], kind
+    # A tie waiting for its decision has no receipt yet, so no proof either.
+    assert client.get(f"{API}/rounds/{_tie(client, auth)}/proof", headers=auth).status_code == 404
+
+
 def test_an_entry_not_yet_in_a_checkpoint_is_a_retryable_409_and_a_pending_anchor(
     make_app: Callable[..., Flask],
 ) -> None:
