@@ -154,6 +154,12 @@ class ApprovalRequired(Conflict):
     code = "approval_required"
 
 
+class ProposalPending(Conflict):
+    """The same change is proposed already and waits for a second operator."""
+
+    code = "proposal_pending"
+
+
 class OwnApproval(Forbidden):
     """An operator may not approve or reject a change they proposed."""
 

@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from importlib import resources
+from pathlib import Path
 from typing import Any
 from typing import Final
 from typing import cast
+from zoneinfo import TZPATH
 from zoneinfo import available_timezones
 
 from argon2 import PasswordHasher
@@ -836,24 +839,70 @@ def find_users(session: Session, query: str = "", limit: int = 50) -> list[UserV
     return [UserView.of(u) for u in users]
 
 
+#: The zone database's areas: its zones named ``Area/Location`` are the places.
+AREAS: Final = (
+    "Africa",
+    "America",
+    "Antarctica",
+    "Arctic",
+    "Asia",
+    "Atlantic",
+    "Australia",
+    "Europe",
+    "Indian",
+    "Pacific",
+)
+
+
 @functools.cache
 def time_zones() -> tuple[str, ...]:
-    """Every IANA zone name this machine knows, sorted (read once): not ``localtime``, which
-    the zone database's directory may hold but which names whatever zone the machine is set
-    to, so times shown in it would shift with the server."""
-    return tuple(sorted(available_timezones() - {"localtime"}))
+    """The zones a person picks their place in, sorted (read once); UTC is offered beside them.
+
+    These are the zone database's own list of places (``zone.tab``: each zone of each country
+    by its present name, Europe/Oslo, Asia/Kolkata, America/Argentina/Buenos_Aires). Left out:
+    the rules named for no place (EST5EDT, Factory, posixrules, the machine's ``localtime``),
+    the ``Etc/`` offsets (Etc/GMT+5 is five hours *behind* UTC, the reverse of what people read
+    in it; Etc/UTC is UTC again), and the old names kept as aliases (US/Eastern, GB,
+    Asia/Calcutta, Europe/Kiev), each of which has its place's name in the list. Without that
+    list (a machine that ships none), the zones named ``Area/Location``.
+    """
+    known = available_timezones()
+    listed = _zone_table()
+    if listed is None:
+        return tuple(sorted(zone for zone in known if zone.split("/")[0] in AREAS))
+    return tuple(sorted(known & listed))
+
+
+def _zone_table() -> frozenset[str] | None:
+    """The zones ``zone.tab`` lists, from where zoneinfo reads the zones (the machine's zone
+    database first, then the ``tzdata`` package); None if there is none."""
+    for root in TZPATH:
+        path = Path(root, "zone.tab")
+        if path.is_file():
+            return _zones_listed(path.read_text(encoding="utf-8"))
+    try:
+        text = resources.files("tzdata.zoneinfo").joinpath("zone.tab").read_text("utf-8")
+    except (ModuleNotFoundError, OSError):
+        return None
+    return _zones_listed(text)
+
+
+def _zones_listed(text: str) -> frozenset[str]:
+    """The zone names of a ``zone.tab``: its third column (country, coordinates, zone, ...)."""
+    rows = (line.split("\t") for line in text.splitlines() if not line.startswith("#"))
+    return frozenset(row[2] for row in rows if len(row) >= 3)
 
 
 def check_time_zone(zone: object) -> str | None:
-    """Return an IANA time zone name (``None`` or ``""``: UTC).
+    """Return a zone of :func:`time_zones` (``None`` for ``""`` or ``UTC``: UTC).
 
-    :raises InvalidInput: for a name the zone database does not know.
+    :raises InvalidInput: for any other name.
     """
     if zone is None or zone == "" or zone == "UTC":
         return None
     if not isinstance(zone, str) or len(zone) > 64 or zone not in time_zones():
         raise InvalidInput(
-            N_("time zone must be an IANA name such as Europe/Paris or America/New_York"),
+            N_("time zone must be a place's zone such as Europe/Paris or America/New_York"),
             field="time_zone",
         )
     return zone

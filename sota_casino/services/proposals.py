@@ -20,6 +20,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..core import fairness
+from ..core.errors import ProposalPending
+from ..core.marks import N_
 from ..models import Approval
 from ..models import User
 from . import audit
@@ -29,9 +31,15 @@ from .results import Open
 from .results import Person
 from .results import Time
 from .tx import in_transaction
+from .tx import serialize_on
 
 KINDS: Final = ("adjustment", "table", "role")
 STATUSES: Final = ("pending", "approved", "rejected")
+#: The kinds whose change, proposed again while it waits, is refused: a second proposal to make
+#: the same user an operator, or to make the same table change, would only be decided twice. An
+#: adjustment may be proposed again on purpose (two corrections of one amount are two; a retry
+#: is recognised by its Idempotency-Key instead).
+ONE_AT_A_TIME: Final = ("role", "table")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +75,14 @@ class Requested(Generic[Done]):
 def propose(
     session: Session, actor_id: int, kind: str, subject: str, change: dict[str, Any]
 ) -> ApprovalView:
-    """Store a proposal inside the caller's transaction (audited); return it as it reads."""
+    """Store a proposal inside the caller's transaction (audited); return it as it reads.
+
+    :raises ProposalPending: if the same change of a kind in :data:`ONE_AT_A_TIME` waits
+        already.
+    """
     assert kind in KINDS
+    if kind in ONE_AT_A_TIME:
+        _refuse_pending_twin(session, kind, subject, change)
     row = Approval(
         kind=kind,
         subject=subject,
@@ -87,6 +101,28 @@ def propose(
         data={"approval_id": row.id, "kind": kind, "change": change},
     )
     return shown(session, row)
+
+
+def _refuse_pending_twin(session: Session, kind: str, subject: str, change: dict[str, Any]) -> None:
+    """Refuse a change that waits already, proposed by anyone.
+
+    Two operators proposing it at once take turns on a lock of the subject's proposals (no row
+    covers a proposal not yet made), so the second reads the first's once it is committed.
+    """
+    serialize_on(session, f"proposals:{kind}:{subject}")
+    pending = session.scalars(
+        select(Approval)
+        .where(Approval.kind == kind, Approval.subject == subject, Approval.status == "pending")
+        .order_by(Approval.id)
+        .execution_options(populate_existing=True)
+    )
+    twin = next((row for row in pending if row.change == change), None)
+    if twin is not None:
+        raise ProposalPending(
+            N_("this change is proposed already (#%(id)s) and waits for a second operator"),
+            params={"id": twin.id},
+            approval_id=twin.id,
+        )
 
 
 @in_transaction

@@ -27,6 +27,7 @@ def init_app(app: Flask) -> None:
     from . import sota
     from . import stats
     from .inputs import IdConverter
+    from .inputs import check_repeated_fields
 
     # Converters must exist before the routes that use them are registered.
     app.url_map.converters["id"] = IdConverter
@@ -53,3 +54,4 @@ def init_app(app: Flask) -> None:
         app.register_blueprint(module.bp)
     for module in (rules, stats):  # how to play, and the player's own statistics
         app.register_blueprint(module.bp)
+    check_repeated_fields(app, sota.FIELD_TITLES)

@@ -110,6 +110,7 @@ REFUSAL_DEFAULTS: Final = (
     N_("A round of this seed pair is still open; finish it first."),
     N_("Not in a signed checkpoint yet; ask again after the seconds given."),
     N_("This change needs a second operator's approval: propose it instead."),
+    N_("The same change is proposed already and waits for a second operator."),
     N_("An operator may not approve or reject a change they proposed."),
     N_("A top-up is given only when the balance is low, at most once a day."),
     N_("That username is taken."),

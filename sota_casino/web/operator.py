@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Callable
 from datetime import UTC
 from datetime import datetime
 from decimal import Decimal
@@ -115,14 +116,39 @@ def staff_only() -> ResponseReturnValue | None:
     return None
 
 
+#: Shows a form again with a refusal beside it.
+ShowRefusal = Callable[[CasinoError], ResponseReturnValue]
+#: The console's forms shown again with their refusal beside them, by endpoint.
+REFUSED_BESIDE_FORM: dict[str, ShowRefusal] = {}
+View = Callable[..., ResponseReturnValue]
+
+
+def refusal_shown_by(show: ShowRefusal) -> Callable[[View], View]:
+    """Show the decorated form view's refusals with ``show`` (its form again, the reason
+    beside it), whether the view or a check before it refused (a field sent twice)."""
+
+    def register(view: View) -> View:
+        REFUSED_BESIDE_FORM[f"{bp.name}.{view.__name__}"] = show
+        return view
+
+    return register
+
+
 @bp.errorhandler(CasinoError)
 def refused(error: CasinoError) -> ResponseReturnValue:
     """Answer a refused console action with its own 4xx status and message, changing nothing.
 
     Players' forms flash and go back (see :mod:`.errors`); an operator's refused adjustment or
-    setting must not look like a success, so the console shows the refusal with its status.
+    setting must not look like a success, so the console shows the refusal with its status:
+    beside its form for the forms that say so (:func:`refusal_shown_by`), else on its own page.
+    Whoever :func:`staff_only` turned away, something not there (404) and an outage have no
+    form to show again.
     """
-    return error_page(status_of(error), error_message(error))
+    status = status_of(error)
+    show = REFUSED_BESIDE_FORM.get(request.endpoint or "")
+    if show is not None and "user" in g and status != 404 and status < 500:
+        return show(error)
+    return error_page(status, error_message(error))
 
 
 def _actor() -> str:
@@ -510,18 +536,25 @@ def _player_page_refusing(
     return page, status_of(error)
 
 
+#: The adjustment form's fields, kept as typed when it is refused.
+ADJUST_FIELDS: Final = ("direction", "currency", "amount", "reason")
+
+
+def _adjust_form_refused(error: CasinoError) -> ResponseReturnValue:
+    typed = {name: request.form.get(name, "") for name in ADJUST_FIELDS}
+    user_id = (request.view_args or {})["user_id"]  # the route's, as the view was given it
+    return _player_page_refusing(user_id, error, typed)
+
+
 @bp.post("/players/<id:user_id>/adjust/preview")
+@refusal_shown_by(_adjust_form_refused)
 def adjust_preview(user_id: int) -> ResponseReturnValue:
     form = request.form
     currency = form.get("currency", "")
-    typed = {name: form.get(name, "") for name in ("direction", "currency", "amount", "reason")}
-    try:
-        amount = parse_adjustment_amount(typed["amount"], currency, typed["direction"])
-        preview = reports.adjustment_preview(
-            get_session(), user_id, currency, amount, form.get("reason", "")
-        )
-    except CasinoError as error:
-        return _player_page_refusing(user_id, error, typed)
+    amount = parse_adjustment_amount(form.get("amount", ""), currency, form.get("direction", ""))
+    preview = reports.adjustment_preview(
+        get_session(), user_id, currency, amount, form.get("reason", "")
+    )
     once = secrets.token_urlsafe(16)  # a double click on "Apply" applies it once
     return render_template("operator/adjust_confirm.html", preview=preview, once=once)
 

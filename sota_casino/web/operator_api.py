@@ -514,6 +514,7 @@ def propose_adjustment(body: s.AdjustmentProposal) -> ResponseReturnValue:
     body=s.TableSettingsChange,
     beyond_schema=TABLE_RULES,
     idempotent=True,
+    description="The same change of the table pending already is a 409, proposal_pending.",
 )
 def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     proposal = settings.propose_table_change(
@@ -532,6 +533,8 @@ def propose_table_change(name: str, body: s.TableSettingsChange) -> ResponseRetu
     status=201,
     errors=CHANGE_OF_ONE,
     idempotent=True,
+    description="A user who is an operator already is a 409, conflict; one whose promotion "
+    "is pending already, a 409, proposal_pending.",
 )
 def propose_operator(user_id: int) -> ResponseReturnValue:
     proposal = accounts.propose_operator(

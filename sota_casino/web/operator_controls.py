@@ -13,6 +13,7 @@ from datetime import UTC
 from datetime import datetime
 from typing import Final
 from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfoNotFoundError
 
 from flask import flash
 from flask import g
@@ -42,6 +43,7 @@ from .inputs import form_whole
 from .inputs import query_int
 from .operator import bp
 from .operator import parse_adjustment_amount
+from .operator import refusal_shown_by
 
 #: How the console names the kinds of alert rule.
 RULE_KINDS: Final = {
@@ -88,7 +90,11 @@ def zoned(stamp: str | datetime | None) -> str:
     utc = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
     if not zone:
         return utc
-    local = moment.astimezone(ZoneInfo(zone))
+    try:
+        local = moment.astimezone(ZoneInfo(zone))
+    except (ZoneInfoNotFoundError, ValueError):
+        # A zone chosen once and gone from this machine's zone database since: UTC alone.
+        return utc
     same_day = local.date() == moment.date()
     return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()} ({utc[11:] if same_day else utc})"
 
@@ -105,24 +111,32 @@ def time_zones() -> tuple[str, ...]:
     return accounts.time_zones()
 
 
-@bp.post("/me/time-zone")
-def set_time_zone() -> ResponseReturnValue:
-    typed = request.form.get("time_zone", "")
+def _time_zone_back() -> str:
+    """The console page the time-zone form goes back to (the audit log for any other)."""
     back = request.form.get("next", "")
-    back = back if back.startswith("/operator") else url_for(".audit_log")
-    try:
-        user = accounts.set_time_zone(get_session(), g.user.id, typed)
-    except InvalidInput as error:
-        # The form again with the reason, what was typed kept, and the page to go back to.
-        page = render_template(
-            "operator/time_zone.html", error=error_message(error), typed=typed, back=back
-        )
-        return page, status_of(error)
+    return back if back.startswith("/operator") else url_for(".audit_log")
+
+
+def _time_zone_refused(error: CasinoError) -> ResponseReturnValue:
+    # The form again with the reason, what was typed kept, and the page to go back to.
+    page = render_template(
+        "operator/time_zone.html",
+        error=error_message(error),
+        typed=request.form.get("time_zone", ""),
+        back=_time_zone_back(),
+    )
+    return page, status_of(error)
+
+
+@bp.post("/me/time-zone")
+@refusal_shown_by(_time_zone_refused)
+def set_time_zone() -> ResponseReturnValue:
+    user = accounts.set_time_zone(get_session(), g.user.id, request.form.get("time_zone", ""))
     flash(
         _("Times are now shown in %(zone)s, with UTC beside them.", zone=user.time_zone or "UTC"),
         "ok",
     )
-    return redirect(back, code=303)
+    return redirect(_time_zone_back(), code=303)
 
 
 # --- four eyes ----------------------------------------------------------------------------------
@@ -258,26 +272,28 @@ def _threshold(kind: str, currency: str) -> int:
 RULE_FIELDS: Final = ("kind", "currency", "threshold", "period_hours")
 
 
+def _rule_refused(error: CasinoError) -> ResponseReturnValue:
+    # The form again, its refusal beside it and what was typed kept (not a dead end).
+    typed = {name: request.form.get(name, "") for name in RULE_FIELDS}
+    typed["field"] = str(error.details.get("field") or "")  # the control to focus
+    return _alerts_page(error_message(error), typed), status_of(error)
+
+
 @bp.post("/alerts/rules")
+@refusal_shown_by(_rule_refused)
 def create_rule() -> ResponseReturnValue:
     form = request.form
     kind, currency = form.get("kind", ""), form.get("currency", "")
-    try:
-        if kind != alerts.CHECK_FAILED and currency not in CURRENCIES:
-            raise InvalidInput(N_("Choose chips or sweets."), field="currency")
-        rule = alerts.create_rule(
-            get_session(),
-            g.user.id,
-            kind,
-            currency if kind != alerts.CHECK_FAILED else None,
-            _threshold(kind, currency),
-            form_whole("period_hours", label="period in hours"),
-        )
-    except CasinoError as error:
-        # The form again, its refusal beside it and what was typed kept (not a dead end).
-        typed = {name: form.get(name, "") for name in RULE_FIELDS}
-        typed["field"] = str(error.details.get("field") or "")  # the control to focus
-        return _alerts_page(error_message(error), typed), status_of(error)
+    if kind != alerts.CHECK_FAILED and currency not in CURRENCIES:
+        raise InvalidInput(N_("Choose chips or sweets."), field="currency")
+    rule = alerts.create_rule(
+        get_session(),
+        g.user.id,
+        kind,
+        currency if kind != alerts.CHECK_FAILED else None,
+        _threshold(kind, currency),
+        form_whole("period_hours", label="period in hours"),
+    )
     rule = rule_in_words(rule)
     flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule.id, rule=rule.description), "ok")
     return redirect(url_for(".alerts_page"), code=303)

@@ -150,37 +150,58 @@ def login_redirect() -> Response:
     return redirect(url_for("auth.login", next=target), code=303)
 
 
-def login_required(view: F) -> F:
-    """Send a visitor who is not logged in to the login page, then back here."""
-
-    @functools.wraps(view)
-    def wrapped(*args: Any, **kwargs: Any) -> ResponseReturnValue:
-        user = session_user()
-        if user is None:
-            return login_redirect()
-        g.user = user
-        answer: ResponseReturnValue = view(*args, **kwargs)
-        return answer
-
-    return cast(F, wrapped)
+#: What a gate does before its view: ``None`` to let the request in (``g.user`` set), or the
+#: answer that turns it away.
+Admit = Callable[[], ResponseReturnValue | None]
 
 
-def player_page(view: F) -> F:
-    """A page only players use (lobby, tables, history, statistics): a visitor is sent to log
-    in, and staff, who hold no play money and play no rounds, are told so plainly (403)."""
+def admit_user() -> ResponseReturnValue | None:
+    """Let in whoever is logged in; send a visitor to the login page."""
+    user = session_user()
+    if user is None:
+        return login_redirect()
+    g.user = user
+    return None
 
-    @functools.wraps(view)
-    def wrapped(*args: Any, **kwargs: Any) -> ResponseReturnValue:
-        user = session_user()
-        if user is None:
-            return login_redirect()
-        if user.role in staff.STAFF:
-            raise Forbidden(N_("Staff accounts do not play: this page is for players."))
-        g.user = user
-        answer: ResponseReturnValue = view(*args, **kwargs)
-        return answer
 
-    return cast(F, wrapped)
+def admit_player() -> ResponseReturnValue | None:
+    """Let in a logged-in player; send a visitor to the login page.
+
+    :raises Forbidden: for staff, who hold no play money and play no rounds.
+    """
+    user = session_user()
+    if user is None:
+        return login_redirect()
+    if user.role in staff.STAFF:
+        raise Forbidden(N_("Staff accounts do not play: this page is for players."))
+    g.user = user
+    return None
+
+
+def _gate(admit: Admit) -> Callable[[F], F]:
+    """Run ``admit`` before the view; the wrapped view keeps it as ``admit``, so a check made
+    before any view runs can let the request in first (:func:`~.inputs.check_repeated_fields`)."""
+
+    def decorator(view: F) -> F:
+        @functools.wraps(view)
+        def wrapped(*args: Any, **kwargs: Any) -> ResponseReturnValue:
+            turned_away = admit()
+            if turned_away is not None:
+                return turned_away
+            answer: ResponseReturnValue = view(*args, **kwargs)
+            return answer
+
+        wrapped.admit = admit  # type: ignore[attr-defined]
+        return cast(F, wrapped)
+
+    return decorator
+
+
+#: Send a visitor who is not logged in to the login page, then back here.
+login_required = _gate(admit_user)
+#: A page only players use (lobby, tables, history, statistics): a visitor is sent to log in,
+#: and staff, who hold no play money and play no rounds, are told so plainly (403).
+player_page = _gate(admit_player)
 
 
 def home_url(user: accounts.UserView | None) -> str:

@@ -368,6 +368,42 @@ def test_one_proposal_and_one_approval_sent_at_once_each_happen_once(
     assert_books_clean(session)
 
 
+def test_two_operators_proposing_one_promotion_at_once_make_one_proposal(
+    app: Flask, session: Session, operators: tuple[int, int], register: Callable[..., int]
+) -> None:
+    for _trial in range(3):
+        player = register()
+        outcomes = race(
+            app,
+            [
+                lambda s, who=who, user=player: accounts.propose_operator(s, who, user)
+                for who in operators
+            ],
+        )
+        assert outcomes == Counter(ok=1, proposal_pending=1), outcomes
+        made = select(func.count(Approval.id)).where(Approval.subject == f"user:{player}")
+        assert count_of(session, made) == 1
+    assert_audited_in_sequence(session)
+
+
+def test_two_operators_proposing_one_table_change_at_once_make_one_proposal(
+    app: Flask, session: Session, operators: tuple[int, int]
+) -> None:
+    for decks in (2, 3, 4):
+        change = {"decks": decks}
+        outcomes = race(
+            app,
+            [
+                lambda s, who=who, change=change: settings.propose_table_change(
+                    s, who, "casino_war", change
+                )
+                for who in operators
+            ],
+        )
+        assert outcomes == Counter(ok=1, proposal_pending=1), outcomes
+    assert count_of(session, select(func.count(Approval.id))) == 3
+
+
 # --- player keys --------------------------------------------------------------------------------
 
 

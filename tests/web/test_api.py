@@ -642,8 +642,9 @@ def test_a_table_proposal_retried_with_its_key_is_made_once(
     )
     assert elsewhere.status_code == 422 and error_code(elsewhere) == "idempotency_mismatch"
     assert audit_size(app) == size  # neither the retry nor the refusals proposed anything
+    # Without its key it is no retry but the same change again, which waits already.
     unkeyed = client.post(url, json={"decks": 4}, headers=operator)
-    assert unkeyed.status_code == 201 and unkeyed.get_json()["id"] != first.get_json()["id"]
+    assert unkeyed.status_code == 409 and error_code(unkeyed) == "proposal_pending"
 
 
 def _role(client: FlaskClient, headers: dict[str, str]) -> str:
@@ -719,6 +720,47 @@ def test_an_operator_proposal_retried_with_its_key_is_made_once(
     assert [a["id"] for a in pending] == [first.get_json()["id"]]
     assert audit_size(app) == size  # the retry proposed nothing
     assert _role(client, auth) == "player"
+
+
+def test_a_promotion_pending_already_is_not_proposed_again_by_anyone(
+    app: Flask, client: FlaskClient, auth: dict[str, str], operator: dict[str, str]
+) -> None:
+    add_user(app, "otto", "operator")
+    otto = staff_bearer(app, "otto")
+    bob = client.get("/api/v1/me", headers=auth).get_json()["user"]["id"]
+    url = f"/api/v1/operator/approvals/operators/{bob}"
+    first = client.post(url, headers={**operator, "Idempotency-Key": "promote-1"})
+    assert first.status_code == 201, first.get_json()
+    size = audit_size(app)
+    for headers in (operator, otto, {**otto, "Idempotency-Key": "promote-2"}):
+        again = client.post(url, headers=headers)
+        assert again.status_code == 409 and error_code(again) == "proposal_pending"
+        assert f"(#{first.get_json()['id']})" in again.get_json()["error"]["message"]
+    pending = client.get("/api/v1/operator/approvals", headers=operator).get_json()["approvals"]
+    assert [a["id"] for a in pending] == [first.get_json()["id"]]
+    assert audit_size(app) == size  # nothing proposed, nothing logged
+    # Once it is decided, the promotion may be proposed again.
+    rejected = client.post(
+        f"/api/v1/operator/approvals/{first.get_json()['id']}/reject", json={}, headers=otto
+    )
+    assert rejected.status_code == 200
+    assert client.post(url, headers=otto).status_code == 201
+
+
+def test_another_change_of_a_table_or_the_same_adjustment_may_be_proposed_while_one_waits(
+    client: FlaskClient, auth: dict[str, str], operator: dict[str, str]
+) -> None:
+    table = "/api/v1/operator/approvals/tables/casino_war"
+    assert client.post(table, json={"decks": 4}, headers=operator).status_code == 201
+    assert client.post(table, json={"decks": 2}, headers=operator).status_code == 201
+    elsewhere = "/api/v1/operator/approvals/tables/sota"
+    assert client.post(elsewhere, json={"min_stake": 2}, headers=operator).status_code == 201
+    bob = client.get("/api/v1/me", headers=auth).get_json()["user"]["id"]
+    change = {"user_id": bob, "currency": "chips", "amount": 500_000, "reason": "refund"}
+    adjust = "/api/v1/operator/approvals/adjustments"
+    twice = [client.post(adjust, json=change, headers=operator) for _ in range(2)]
+    assert [answer.status_code for answer in twice] == [201, 201]
+    assert twice[0].get_json()["id"] != twice[1].get_json()["id"]
 
 
 @pytest.mark.parametrize("four_eyes", [1, 0])
