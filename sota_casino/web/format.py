@@ -21,9 +21,9 @@ from flask import Flask
 from ..core import fairness
 from ..core.marks import N_
 from .i18n import NO_BREAK_SPACE
-from .i18n import counted
 from .i18n import datetime_pattern
 from .i18n import gettext
+from .i18n import gettext_counting
 from .i18n import ngettext
 from .i18n import plural_count
 from .i18n import select_locale
@@ -251,7 +251,7 @@ def age(seconds: float | None) -> str:
 
 def _with_unit(message: str, num: int) -> str:
     """A count with its unit's abbreviation ("4 min"), kept on one line as plurals are."""
-    return counted(gettext(message)) % {"num": num}
+    return gettext_counting(message, ("num",), num=num)
 
 
 def init_app(app: Flask) -> None:
