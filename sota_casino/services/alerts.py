@@ -61,7 +61,8 @@ CHECKS: Final = ("audit", "ledger")
 
 # What an alert says, as message ids: the alert keeps the id and its params, and the web layer
 # shows it in each reader's language. The params named in AMOUNTS are in minor units of the
-# params' ``currency``, written in chips or sweets where shown.
+# params' ``currency``, written in chips or sweets where shown; those named in COUNTS are
+# numbers of the unit written after them ("24 h").
 ADJUSTMENTS_TO: Final = N_(
     "adjustments to %(name)s reached %(total)s within %(hours)s h, over the threshold of "
     "%(threshold)s"
@@ -91,6 +92,7 @@ MESSAGES: Final = frozenset(
     }
 )
 AMOUNTS: Final = ("total", "threshold", "net")
+COUNTS: Final = ("hours", "period_hours")
 #: How an alert names a game (the games' names are the same in every language).
 GAME_NAMES: Final = {"casino_war": "Casino War", "sota": "Sota"}
 
@@ -257,7 +259,8 @@ def acknowledge(session: Session, actor_id: int, alert_id: int) -> AlertView:
 
 
 #: A rule in words, by kind: message ids whose ``threshold`` is an amount of the rule's currency
-#: (the web layer fills it in and translates it for each reader).
+#: and ``period_hours`` one of COUNTS (the web layer fills them in and translates them for each
+#: reader).
 RULE_WORDS: Final = {
     LARGE_WIN: N_("a player wins more than %(threshold)s in one round"),
     PLAYER_ADJUSTMENTS: N_(

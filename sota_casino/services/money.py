@@ -35,6 +35,8 @@ from .tx import read_only
 
 MAX_ADJUSTMENT = 10**12
 REASON_MAX = 500
+#: How long after a top-up the next one waits.
+TOPUP_EVERY = timedelta(days=1)
 
 
 def check_currency(currency: object) -> str:
@@ -106,8 +108,8 @@ def _topup_refusal(
         .order_by(Transfer.id.desc())
         .limit(1)
     )
-    if last is not None and now - last < timedelta(days=1):
-        again = last + timedelta(days=1)
+    if last is not None and now - last < TOPUP_EVERY:
+        again = last + TOPUP_EVERY
         return TopupNotAllowed(
             f"one top-up a day: the next {currency} top-up is possible after "
             f"{again:%Y-%m-%d %H:%M} UTC",

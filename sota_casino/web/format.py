@@ -21,12 +21,13 @@ from flask import Flask
 from ..core import fairness
 from ..core.marks import N_
 from .i18n import NO_BREAK_SPACE
-from .i18n import counted
 from .i18n import datetime_pattern
 from .i18n import gettext
+from .i18n import gettext_counting
 from .i18n import ngettext
 from .i18n import plural_count
 from .i18n import select_locale
+from .i18n import sentence
 
 SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_NAMES: Final = {"C": N_("clubs"), "D": N_("diamonds"), "H": N_("hearts"), "S": N_("spades")}
@@ -47,6 +48,13 @@ RANK_NAMES: Final = {
     "7": N_("seven"),
     "8": N_("eight"),
     "9": N_("nine"),
+}
+#: A Sota game's outcome, as every page says it: the side of the winning seat (the player's seat
+#: is 0; the dealer and the computer players are the dealer's side), a team, or a draw.
+SOTA_OUTCOMES: Final = {
+    "team_0": N_("player's side wins"),
+    "team_1": N_("dealer's side wins"),
+    "draw": N_("a draw"),
 }
 #: The sign every shown negative number takes (Babel writes a hyphen-minus in these languages).
 MINUS: Final = "−"
@@ -174,6 +182,16 @@ def _parse_time(text: str) -> datetime | None:
         return None
 
 
+def sota_outcome(outcome: object) -> str | None:
+    """Return a Sota game's outcome in words in the request's language: the winning seat ``0``
+    or team ``"team_0"`` → ``"player's side wins"``, another seat → ``"dealer's side wins"``,
+    ``"draw"`` → ``"a draw"``; None for what is no Sota outcome."""
+    if type(outcome) is int:
+        outcome = "team_0" if outcome == 0 else "team_1"
+    words = SOTA_OUTCOMES.get(outcome) if isinstance(outcome, str) else None
+    return gettext(words) if words else None
+
+
 def card_label(code: str) -> str:
     """Return the short label of a card: ``"TD"`` → ``"10♦"``, ``"X1"`` → ``"Joker"``."""
     if code.startswith("X"):
@@ -233,7 +251,7 @@ def age(seconds: float | None) -> str:
 
 def _with_unit(message: str, num: int) -> str:
     """A count with its unit's abbreviation ("4 min"), kept on one line as plurals are."""
-    return counted(gettext(message)) % {"num": num}
+    return gettext_counting(message, ("num",), num=num)
 
 
 def init_app(app: Flask) -> None:
@@ -253,5 +271,7 @@ def init_app(app: Flask) -> None:
         chips_text=chips_text,
         sweets_text=sweets_text,
         when=when,
+        sota_outcome=sota_outcome,
+        sentence=sentence,
         stamp=fairness.format_time,  # a moment as the API writes it (a <time> element's datetime)
     )

@@ -63,7 +63,7 @@ DOMAIN: Final = "messages"
 NO_BREAK_SPACE: Final = "\u00a0"
 #: A placeholder of a message that counts, and the space after it: the count and its word
 #: ("%(num)s pelimerkkiä", "<strong>%(amount)s</strong> chips"). static/js/i18n.js's twin.
-COUNT_AND_WORD: Final = re.compile(r"(%\(\w+\)s(?:</\w+>)?) ")
+COUNT_AND_WORD: Final = r"(%\((?:{names})\)s(?:</\w+>)?) "
 #: Where the scripts live whose shown strings go to the page as JSON.
 SCRIPTS: Final = STATIC / "js"
 
@@ -134,14 +134,23 @@ def ngettext(singular: str, plural: str, n: int, **params: object) -> str:
     return text % {"num": n, **params}
 
 
-def counted(message: str) -> str:
-    """Return a translated message that counts with a no-break space after each placeholder,
-    so that no line ends between a number and its word ("12 chips", "12 pelimerkkiä").
+def counted(message: str, *counts: str) -> str:
+    """Return a translated message that counts with a no-break space after each placeholder
+    (only those named in ``counts``, if any), so that no line ends between a number and its
+    word or unit ("12 chips", "12 pelimerkkiä", "24 h").
 
     Done here, as the message is filled in, not in each catalogue: every language's plural
     message puts the count and its word apart with a plain space, and a translator would
     have to remember the rule in each new one."""
-    return COUNT_AND_WORD.sub(r"\1" + NO_BREAK_SPACE, message)
+    names = "|".join(map(re.escape, counts)) or r"\w+"
+    return re.sub(COUNT_AND_WORD.format(names=names), r"\1" + NO_BREAK_SPACE, message)
+
+
+def gettext_counting(message: str, counts: tuple[str, ...], **params: object) -> str:
+    """Translate a message that counts without plural forms (a number and a unit's
+    abbreviation: "within %(hours)s h"), its params named in ``counts`` kept beside their
+    words as :func:`ngettext` keeps its count."""
+    return counted(catalogue(select_locale()).gettext(message), *counts) % params
 
 
 def plural_count(value: float, whole: int) -> int:

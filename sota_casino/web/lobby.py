@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime
+from datetime import timedelta
 
 from flask import Blueprint
 from flask import current_app
@@ -80,6 +81,7 @@ def lobby() -> ResponseReturnValue:
         balances=balances,
         low=low,
         topup=money.topup_status(db, g.user.id),
+        topup_hours=money.TOPUP_EVERY // timedelta(hours=1),
         recent=recent,
         form_key=secrets.token_hex(16),  # a double click on a top-up tops up once
     )

@@ -38,6 +38,7 @@ from .format import chips_text
 from .format import sweets_text
 from .i18n import error_message
 from .i18n import gettext as _
+from .i18n import gettext_counting
 from .inputs import form_key
 from .inputs import form_whole
 from .inputs import query_int
@@ -195,7 +196,7 @@ def alert_message(alert: alerts.AlertView) -> str:
     for name in alerts.AMOUNTS:
         if isinstance(params.get(name), int):
             params[name] = shown(params[name])
-    return _(alert.message, **params)
+    return gettext_counting(alert.message, alerts.COUNTS, **params)
 
 
 def alert_in_words(alert: alerts.AlertView) -> alerts.AlertView:
@@ -211,8 +212,9 @@ def rule_in_words(rule: alerts.AlertRuleView) -> alerts.AlertRuleView:
     """The rule as the console and the API show it: described in the reader's language, its
     threshold in chips or sweets."""
     shown = chips_text if rule.currency == "chips" else sweets_text
-    words = _(
+    words = gettext_counting(
         alerts.RULE_WORDS[rule.kind],
+        alerts.COUNTS,
         threshold=shown(rule.threshold),
         period_hours=rule.period_hours,
     )

@@ -27,6 +27,7 @@ from ..services import lists
 from ..services.results import NEWEST
 from ..services.results import to_json
 from .downloads import table_download
+from .format import sota_outcome
 from .i18n import gettext
 from .inputs import query_int
 from .operator import bp
@@ -64,7 +65,8 @@ COLUMN_TITLES: Final = {
     "server_seed": N_("Server seed"),
 }
 #: The codes the console's lists hold, in words: money moves' kinds, games, rounds' states and
-#: outcomes, seed pairs' states, proposals' states. A code not listed is shown as it is.
+#: Casino War outcomes, seed pairs' states, proposals' states (a Sota game's outcome is
+#: format.SOTA_OUTCOMES'). A code not listed is shown as it is.
 TERMS: Final = {
     "bet": N_("bet"),
     "raise": N_("raise"),
@@ -83,9 +85,6 @@ TERMS: Final = {
     "war_win": N_("player won the war"),
     "war_tie": N_("war tied: player wins"),
     "war_lose": N_("dealer won the war"),
-    "draw": N_("a draw"),
-    "team_0": N_("player's side wins"),
-    "team_1": N_("dealer's side wins"),
     "next": N_("next"),
     "active": N_("active"),
     "revealed": N_("revealed"),
@@ -97,9 +96,11 @@ TERMS: Final = {
 
 @bp.app_template_global()
 def term(code: object) -> str:
-    """Return a code of the console's lists in words, in the request's language."""
-    if type(code) is int:  # a Sota game's winning seat: the player's is 0, the others the dealer's
-        code = "team_0" if code == 0 else "team_1"
+    """Return a code of the console's lists in words, in the request's language (a Sota game's
+    outcome as the player's history says it)."""
+    outcome = sota_outcome(code)
+    if outcome is not None:
+        return outcome
     words = TERMS.get(code) if isinstance(code, str) else None
     return gettext(words) if words else str(code)
 

@@ -384,7 +384,7 @@ PRESET_TEXT: Final[dict[str, tuple[str, str]]] = {
         ),
     ),
     "kids_15_min": (
-        N_("Kids' 15 minutes"),
+        N_("Kids' 15\u00a0minutes"),
         N_(
             "The time-limit war of the Finnish rule text, played in short rounds that the hand "
             "with the most cards wins: here the game ends after 300 tricks."

@@ -156,6 +156,8 @@ SWITCH_HELP: Final = [
     ),
     ("teams", N_("Teams"), N_("With 4 seats, you and CPU 1 play against the dealer and CPU 2.")),
 ]
+#: A number written into a name or help joins its unit with a no-break space ("\u00a0", as
+#: i18n.NO_BREAK_SPACE does where a count is filled in): a line never ends between them.
 PRESET_TITLES: Final = {
     "nordic": N_("Nordic"),
     "english": N_("English"),
@@ -163,7 +165,7 @@ PRESET_TITLES: Final = {
     "pjanitsa": N_("Pjanitsa"),
     "rauha": N_("Rauha"),
     "syrian": N_("Syrian"),
-    "kids_15_min": N_("Kids' 15 minutes"),
+    "kids_15_min": N_("Kids' 15\u00a0minutes"),
 }
 PRESET_HELP: Final = {
     "nordic": N_("Three cards face down in a war, the classic way."),
@@ -172,7 +174,7 @@ PRESET_HELP: Final = {
     "pjanitsa": N_("36 cards from 6 up, and a six beats an ace."),
     "rauha": N_("Peace: the lowest card wins the trick."),
     "syrian": N_("A war is as wide as the tied card's value."),
-    "kids_15_min": N_("Ends after 300 tricks, so a game fits in 15 minutes."),
+    "kids_15_min": N_("Ends after 300 tricks, so a game fits in 15\u00a0minutes."),
 }
 #: What a player reads for each option's name in a refusal (the engine's messages name codes).
 OPTION_TITLES: Final = {

@@ -359,6 +359,58 @@ def _widen_the_rows_of(app: Any, player: int) -> None:
         session.close()
 
 
+#: A client seed as long as one may be, with no space to break a line at.
+LONG_CLIENT_SEED = "0123456789abcdef" * 4
+
+
+def play_on_a_long_client_seed(page: Any) -> str:
+    """Sign a new player up in ``page`` who rotates onto :data:`LONG_CLIENT_SEED` twice, playing
+    a round on each pair, so that the seed shows on the active pair and on a revealed one; return
+    the username."""
+    username = sign_up(page, "longseed")
+    for _ in range(2):
+        page.goto("/fairness")
+        page.fill("#client_seed", LONG_CLIENT_SEED)
+        with page.expect_navigation():
+            page.click("#rotate")
+        play_a_round(page)
+    return username
+
+
+def player_id(app: Any, username: str) -> int:
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        return int(session.scalars(select(User.id).where(User.username == username)).one())
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("width", (768, 1024))
+def test_a_64_character_client_seed_keeps_the_consoles_seed_pairs_in_their_panel(
+    chromium: Any, live_server: LiveServer, width: int
+) -> None:
+    """The console wrote a client seed as plain text, which breaks only at a space: one of 64
+    characters ran the seed pairs' table 240 px past its panel on a 768 px tablet and the seed
+    pairs' list 400 px (143 px at 1024)."""
+    tabs = open_tab(chromium, live_server, viewport={"width": width, "height": 800})
+    page = next(tabs)
+    player = player_id(live_server.app, play_on_a_long_client_seed(page))
+    page.context.clear_cookies()
+    operator_in(page, live_server, "en")
+    problems = []
+    for path, table in (
+        (f"/operator/players/{player}", "seeds-table"),
+        (f"/operator/players/{player}/lists/seed_pairs", "player-list"),
+    ):
+        page.goto(path)
+        assert LONG_CLIENT_SEED in page.inner_text(f"table.{table}"), path
+        past = page.evaluate(TABLES_PAST_THEIR_PANEL)
+        problems += [(path, *found) for found in past if table in found[0].split()]
+        problems += [f"{path}: {problem}" for problem in page.evaluate(OVERFLOW)]
+    next(tabs, None)
+    assert problems == [], problems
+
+
 @pytest.mark.parametrize("zone", ("", max(accounts.time_zones(), key=len)))
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", (1024, 1280))

@@ -16,7 +16,10 @@ from flask import Flask
 from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import open_the_menu
 from test_languages_in_the_browser import words
+from test_layout import LONG_CLIENT_SEED
 from test_layout import operator_in
+from test_layout import play_on_a_long_client_seed
+from test_layout import player_id
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
 
@@ -438,3 +441,56 @@ def test_a_console_links_count_stands_apart_from_its_word(
     room = dict(narrow_phone.evaluate(BADGE_ROOM))
     assert set(room) == {words(language).gettext(name) for name in ("Alerts", "Approvals")}
     assert [(name, gap) for name, gap in room.items() if gap < 4] == []
+
+
+#: Every element shown past the screen's right edge, but for those in a box that scrolls
+#: sideways by design (a signed document's JSON, the verification's many columns).
+PAST_THE_EDGE = """width => [...document.querySelectorAll("main *")]
+  .filter(e => e.checkVisibility() && e.getBoundingClientRect().right > width + 1)
+  .filter(e => !e.closest(".visually-hidden, table.cards thead"))
+  .filter(e => {
+    for (let box = e.parentElement; box; box = box.parentElement) {
+      if (["auto", "scroll"].includes(getComputedStyle(box).overflowX)) {
+        return box.getBoundingClientRect().right > width + 1;
+      }
+    }
+    return true;
+  })
+  .map(e => `${e.tagName}.${e.className}: ${Math.round(e.getBoundingClientRect().right)} px`)"""
+
+
+def test_a_64_character_client_seed_and_long_hex_wrap_on_a_320_px_phone(
+    chromium: Any, live_server: LiveServer
+) -> None:
+    """A client seed of 64 characters with no space, and the seeds, hashes, keys and signatures
+    beside it, break inside their boxes: on the seed pairs' page and its rotation form, the
+    verification in the browser, the rounds' receipts, the game's page and the console's seed
+    pairs. Nothing is wider than the screen."""
+    width = 320
+    tabs = open_tab(chromium, live_server, viewport={"width": width, "height": 740}, **NARROW)
+    phone = next(tabs)
+    username = play_on_a_long_client_seed(phone)
+    phone.goto("/sota")
+    phone.check("input[name=preset][value=nordic]")
+    phone.click("#play")
+    phone.wait_for_url("**/sota/games/*")
+    paths = [phone.url.removeprefix(live_server.url)]
+    phone.goto("/history")
+    paths += phone.eval_on_selector_all(".round-link a", "links => links.map(a => a.pathname)")
+    problems = []
+    for path in ["/fairness", *paths]:
+        phone.goto(path)
+        assert LONG_CLIENT_SEED in phone.content() or path != "/fairness"
+        problems += [f"{path}: {e}" for e in phone.evaluate(PAST_THE_EDGE, width)]
+    phone.goto("/fairness")
+    phone.locator("[data-verify]").first.click()
+    phone.wait_for_selector(".verify-results table")
+    problems += [f"verified: {e}" for e in phone.evaluate(PAST_THE_EDGE, width)]
+    phone.context.clear_cookies()
+    player = player_id(live_server.app, username)
+    operator_in(phone, live_server, "en")
+    for path in (f"/operator/players/{player}", f"/operator/players/{player}/lists/seed_pairs"):
+        phone.goto(path)
+        problems += [f"{path}: {e}" for e in phone.evaluate(PAST_THE_EDGE, width)]
+    next(tabs, None)
+    assert problems == [], problems

@@ -295,3 +295,49 @@ def test_a_sota_game_s_outcome_is_said_in_words_on_the_console(app: Flask, path:
     outcomes = re.findall(r'<td\b[^>]*data-label="Outcome"[^>]*>(.*?)</td>', text, re.S)
     said = [html.unescape(outcome).strip() for outcome in outcomes]
     assert said in (["player's side wins"], ["dealer's side wins"]), outcomes
+
+
+#: A round's row on the player's history, and on the console's list of the player's rounds.
+HISTORY_ROW = re.compile(r'<tr data-round="(\d+)">(.*?)</tr>', re.S)
+CONSOLE_ROW = re.compile(r'<tr data-key="(\d+)">(.*?)</tr>', re.S)
+
+
+def _cell(row: str, attribute: str) -> str:
+    found = re.search(rf"<td\b[^>]*{attribute}[^>]*>(.*?)</td>", row, re.S)
+    assert found, row
+    return html.unescape(found[1]).strip()
+
+
+@pytest.mark.parametrize("language", ["en", "fi", "nb", "pt"])
+def test_a_sota_game_s_outcome_reads_the_same_on_the_history_and_the_console(
+    app: Flask, language: str
+) -> None:
+    """The history said "You win" and "Dealer's side wins" where the console said "player's
+    side wins" and "dealer's side wins": two wordings of one outcome, kept apart."""
+    player = add_user(app, "alice", "player")
+    players_side: set[object] = {0, "team_0"}
+    winners: list[object] = []
+    with db(app) as session:
+        # Games of one seat each and of two teams, until each side has won one.
+        while not (set(winners) & players_side and set(winners) - players_side - {"draw"}):
+            assert len(winners) < 40, winners
+            rules = {"seats": 4, "teams": True} if len(winners) % 2 else None
+            game = rounds.play_sota(session, player, 5, rules, None if rules else "nordic")
+            assert game.status == "settled"
+            winners.append(game.winner)
+    words = _words(language)
+    sides = {words.gettext(side) for side in ("player's side wins", "dealer's side wins")}
+    alice = client_as(app, player)
+    alice.set_cookie("lang", language)
+    staff = client_as(app, add_user(app, "olga", "operator"))
+    staff.set_cookie("lang", language)
+    history = alice.get("/history?game=sota").get_data(as_text=True)
+    console = staff.get(f"/operator/players/{player}/lists/rounds").get_data(as_text=True)
+    on_history = {
+        int(id_): _cell(row, 'data-testid="result"') for id_, row in HISTORY_ROW.findall(history)
+    }
+    outcome = f'data-label="{words.gettext("Outcome")}"'
+    on_console = {int(id_): _cell(row, outcome) for id_, row in CONSOLE_ROW.findall(console)}
+    assert on_history and on_history.keys() == on_console.keys()
+    assert set(on_console.values()) <= sides | {words.gettext("a draw")}, on_console
+    assert on_history == {id_: i18n.sentence(said) for id_, said in on_console.items()}

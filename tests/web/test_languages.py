@@ -529,15 +529,17 @@ def test_the_prompt_to_log_in_reads_in_the_visitors_language(
 
 # --- alerts in each operator's words --------------------------------------------------------
 
-#: One alert (adjustments to a player over a threshold), as each language says it.
+#: One alert (adjustments to a player over a threshold), as each language says it: its amounts
+#: and its period kept beside their words.
 ALERT_MESSAGES = {
-    "en": "adjustments to pat reached 30\u00a0sweets within 24 h, over the threshold of "
+    "en": "adjustments to pat reached 30\u00a0sweets within 24\u00a0h, over the threshold of "
     "20\u00a0sweets",
-    "fi": "pelaajalle pat tehtyjen oikaisujen summa 24 tunnin aikana on 30\u00a0karkkia, mikä "
+    "fi": "pelaajalle pat tehtyjen oikaisujen summa 24\u00a0tunnin aikana on 30\u00a0karkkia, mikä "
     "ylittää rajan 20\u00a0karkkia",
-    "nb": "justeringer til pat nådde 30\u00a0godterier i løpet av 24 t, over terskelen på "
+    "nb": "justeringer til pat nådde 30\u00a0godterier i løpet av 24\u00a0t, over terskelen på "
     "20\u00a0godterier",
-    "pt": "os ajustes para pat chegaram a 30\u00a0balas em 24 h, acima do limite de 20\u00a0balas",
+    "pt": "os ajustes para pat chegaram a 30\u00a0balas em 24\u00a0h, acima do limite de "
+    "20\u00a0balas",
 }
 ALERT_CELL = re.compile(
     r'<tr data-alert="\d+"[^>]*>\s*<td class="num"[^>]*>\d+</td>'
