@@ -27,7 +27,6 @@ from .i18n import gettext_counting
 from .i18n import ngettext
 from .i18n import plural_count
 from .i18n import select_locale
-from .i18n import sentence
 
 SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_NAMES: Final = {"C": N_("clubs"), "D": N_("diamonds"), "H": N_("hearts"), "S": N_("spades")}
@@ -49,12 +48,17 @@ RANK_NAMES: Final = {
     "8": N_("eight"),
     "9": N_("nine"),
 }
-#: A Sota game's outcome, as every page says it: the side of the winning seat (the player's seat
-#: is 0; the dealer and the computer players are the dealer's side), a team, or a draw.
+#: A Sota game's outcome in words, as the console says it to staff and as the player's own pages
+#: say it to the player, by side (:func:`sota_side`).
 SOTA_OUTCOMES: Final = {
     "team_0": N_("player's side wins"),
     "team_1": N_("dealer's side wins"),
     "draw": N_("a draw"),
+}
+SOTA_OUTCOMES_TO_PLAYER: Final = {
+    "team_0": N_("You win"),
+    "team_1": N_("Dealer's side wins"),
+    "draw": N_("A draw"),
 }
 #: The sign every shown negative number takes (Babel writes a hyphen-minus in these languages).
 MINUS: Final = "−"
@@ -182,14 +186,22 @@ def _parse_time(text: str) -> datetime | None:
         return None
 
 
-def sota_outcome(outcome: object) -> str | None:
-    """Return a Sota game's outcome in words in the request's language: the winning seat ``0``
-    or team ``"team_0"`` → ``"player's side wins"``, another seat → ``"dealer's side wins"``,
-    ``"draw"`` → ``"a draw"``; None for what is no Sota outcome."""
+def sota_side(outcome: object) -> str | None:
+    """Return the side a Sota game's outcome names: the winning seat ``0`` (the player's) or
+    team ``"team_0"`` → ``"team_0"``, another seat (the dealer, a computer player) or
+    ``"team_1"`` → ``"team_1"``, ``"draw"`` → ``"draw"``; None for what is no Sota outcome."""
     if type(outcome) is int:
-        outcome = "team_0" if outcome == 0 else "team_1"
-    words = SOTA_OUTCOMES.get(outcome) if isinstance(outcome, str) else None
-    return gettext(words) if words else None
+        return "team_0" if outcome == 0 else "team_1"
+    return outcome if isinstance(outcome, str) and outcome in SOTA_OUTCOMES else None
+
+
+def sota_outcome(outcome: object, *, to_player: bool = False) -> str | None:
+    """Return a Sota game's outcome in words in the request's language, to staff ("player's
+    side wins") or to the player (``to_player``: "You win"); None for what is no outcome."""
+    side = sota_side(outcome)
+    if side is None:
+        return None
+    return gettext((SOTA_OUTCOMES_TO_PLAYER if to_player else SOTA_OUTCOMES)[side])
 
 
 def card_label(code: str) -> str:
@@ -272,6 +284,5 @@ def init_app(app: Flask) -> None:
         sweets_text=sweets_text,
         when=when,
         sota_outcome=sota_outcome,
-        sentence=sentence,
         stamp=fairness.format_time,  # a moment as the API writes it (a <time> element's datetime)
     )
