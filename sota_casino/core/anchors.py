@@ -344,6 +344,13 @@ def _registration_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str |
 
 #: The actions that name the service's key (:func:`_service_key_problem`).
 SERVICE_KEY_ACTIONS: Final = frozenset((KEY_CREATED, KEY_CHANGED, KEY_IN_USE))
+#: Why a key change from a key no longer in use is a rewrite: the whole log's rule, which the
+#: bundle verifiers hold a bundle's key changes to as well (``verify.trust``).
+ONE_CHAIN_RULE: Final = (
+    "the service's keys change in one chain, each change signed by the key in use, a rewrite"
+)
+#: Why a key change into a key in use before is a rewrite (the same rule, and the same readers).
+TAKEN_ONCE_RULE: Final = "a key is taken into use once, a rewrite"
 
 
 def _short(key: object) -> str:
@@ -377,15 +384,15 @@ def _service_key_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str | 
     if in_use is not None and action != KEY_CREATED and said_in_use != in_use:
         return (
             f"entry {seq}: {action} names key {_short(said_in_use)} as the key in use, but the "
-            f"key in use is {_short(in_use)} (entry {pairs.service_keys[in_use]}): the "
-            "service's keys change in one chain, each change signed by the key in use, a rewrite"
+            f"key in use is {_short(in_use)} (entry {pairs.service_keys[in_use]}): "
+            f"{ONE_CHAIN_RULE}"
         )
     if action == KEY_IN_USE:
         return None
     if (before := pairs.service_keys.get(new) if isinstance(new, str) else None) is not None:
         return (
             f"entry {seq}: {action} of key {_short(new)}, which was in use before (entry "
-            f"{before}): a key is taken into use once, a rewrite"
+            f"{before}): {TAKEN_ONCE_RULE}"
         )
     if isinstance(new, str):
         pairs.service_keys[new] = seq

@@ -234,6 +234,20 @@ def entries_tree(entries: Sequence[Mapping[str, Any]]) -> merkle.MerkleTree:
     return merkle.MerkleTree([bytes.fromhex(entry["hash"]) for entry in entries])
 
 
+def checkable_tree(entries: Sequence[Mapping[str, Any]]) -> merkle.MerkleTree:
+    """Return the Merkle tree over the entries up to the first whose ``hash`` is malformed: the
+    leaves stop there, and a checkpoint beyond it cannot be checked."""
+    usable = next(
+        (
+            i
+            for i, e in enumerate(entries)
+            if not (isinstance(e, Mapping) and _is_hash_hex(e.get("hash")))
+        ),
+        len(entries),
+    )
+    return entries_tree(entries[:usable])
+
+
 def checkpoint_shape_problem(envelope: object) -> str | None:
     """Return what is malformed in a ``SIGNED`` checkpoint, or ``None`` if nothing."""
     if not isinstance(envelope, Mapping):
@@ -298,6 +312,8 @@ def verify_checkpoints(
     entries: Sequence[Mapping[str, Any]],
     checkpoints: Sequence[Mapping[str, Any]],
     public_key_hex: CheckpointKeys,
+    *,
+    tree: merkle.MerkleTree | None = None,
 ) -> CheckpointReport:
     """Check each checkpoint's signature, its root against the entries, and their consistency.
 
@@ -314,18 +330,11 @@ def verify_checkpoints(
     :param entries: the stored entries (their ``hash`` fields are the leaves), already checked
         by :func:`verify_chain`.
     :param checkpoints: ``SIGNED`` checkpoint documents in the order they were signed.
+    :param tree: :func:`checkable_tree` of ``entries``, if the caller has built it already
+        (building it hashes every entry again).
     """
-    # Leaves stop at the first malformed hash: a checkpoint beyond it cannot be checked.
     keys = _keys_by_size(public_key_hex)
-    usable = next(
-        (
-            i
-            for i, e in enumerate(entries)
-            if not (isinstance(e, Mapping) and _is_hash_hex(e.get("hash")))
-        ),
-        len(entries),
-    )
-    tree = entries_tree(entries[:usable])
+    tree = checkable_tree(entries) if tree is None else tree
     problems: list[CheckpointProblem] = []
     last_good: tuple[int, dict[str, Any]] | None = None
     for index, envelope, doc, size, label in _well_formed(checkpoints, problems):

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core import anchors
 from ..core import audit_chain
+from ..core import merkle
 from ..core.fairness import KEY_CHANGED
 from .report import EXIT_FAILED
 from .report import EXIT_OK
@@ -146,13 +147,16 @@ def verify_audit_export(
     if export.is_range:
         return _verify_range(export, public_key_hex, source)
     chain = _keys_checked(audit_chain.verify_chain(export.entries), export.entries, whole=True)
-    keys = _keys_in_use(export, public_key_hex, whole=chain.ok)
-    checkpoints = audit_chain.verify_checkpoints(export.entries, export.checkpoints, keys)
+    tree = audit_chain.checkable_tree(export.entries)  # once: it hashes every entry
+    keys = _keys_in_use(export, public_key_hex, whole_tree=tree if chain.ok else None)
+    checkpoints = audit_chain.verify_checkpoints(
+        export.entries, export.checkpoints, keys, tree=tree
+    )
     return AuditReport(source, chain, export.checkpoints, checkpoints)
 
 
 def _keys_in_use(
-    export: audit_chain.AuditExport, trusted: str, *, whole: bool
+    export: audit_chain.AuditExport, trusted: str, *, whole_tree: merkle.MerkleTree | None
 ) -> Callable[[int], list[str]]:
     """Return the keys a checkpoint over the first ``size`` entries may be signed by: the key
     in use at that point of the log, or a key it replaced (a process not yet restarted after
@@ -164,9 +168,10 @@ def _keys_in_use(
     trusted key or a key after it over the change (:func:`.logged_predecessors`, the bundles'
     rule). A change signed by anyone else moves no key.
 
-    :param whole: the export is the whole log, its chain intact, so the changes into the
-        trusted key can be proved into its checkpoints (a range's checkpoints prove one entry
-        each, so a range follows the changes it holds from the trusted key only).
+    :param whole_tree: the Merkle tree of the export's entries when it is the whole log, its chain
+        intact, so the changes into the trusted key can be proved into its checkpoints; ``None``
+        for a range (its checkpoints prove one entry each, so a range follows the changes it
+        holds from the trusted key only) or a broken chain.
     """
     changes = [
         (entry, doc)
@@ -183,7 +188,7 @@ def _keys_in_use(
     for _, doc in changes:
         if doc["old_public_key_hex"] == forward[-1] and doc["new_public_key_hex"] not in forward:
             forward.append(doc["new_public_key_hex"])
-    proved = _changes_proved(export, changes, forward) if whole else []
+    proved = [] if whole_tree is None else _changes_proved(export, changes, forward, whole_tree)
     earlier = logged_predecessors(trusted, proved, forward)
     chain = [*reversed(earlier), *forward]
     since = {chain[0]: 0} | {new: taken[(old, new)] for old, new in pairwise(chain)}
@@ -194,14 +199,15 @@ def _changes_proved(
     export: audit_chain.AuditExport,
     changes: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
     forward: Sequence[str],
+    tree: merkle.MerkleTree,
 ) -> list[dict[str, Any]]:
     """The signed key changes into keys before ``forward``, as a bundle carries them: each with
-    its entry and an inclusion proof, computed from the entries, into each checkpoint over it
-    (whichever of them proves it, if any, is for :func:`.logged_predecessors` to tell)."""
+    its entry and an inclusion proof, computed from the entries (their ``tree``), into each
+    checkpoint over it (whichever of them proves it, if any, is for
+    :func:`.logged_predecessors` to tell)."""
     wanted = [(e, d) for e, d in changes if d["new_public_key_hex"] not in forward[1:]]
     if not wanted:
         return []
-    tree = audit_chain.entries_tree(export.entries)
     proved = []
     for checkpoint in export.checkpoints:
         if audit_chain.checkpoint_shape_problem(checkpoint) is not None:
@@ -247,7 +253,7 @@ def _verify_range(export: audit_chain.AuditExport, public_key_hex: str, source: 
         start_seq=start,
         prev_hash=prev if isinstance(prev, str) else audit_chain.GENESIS_HASH,
     )
-    keys = _keys_in_use(export, public_key_hex, whole=False)
+    keys = _keys_in_use(export, public_key_hex, whole_tree=None)
     report, covered = audit_chain.verify_range_checkpoints(
         export.entries if chain.ok else (), export.checkpoints, export.proofs, keys
     )

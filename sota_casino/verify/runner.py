@@ -44,6 +44,7 @@ from .report import Report
 from .report import Row
 from .report import short
 from .trust import describe_chain
+from .trust import forked_key_changes
 from .trust import logged_predecessors
 from .trust import successor_chain
 
@@ -115,6 +116,10 @@ def verify_bundle(
     )
     seed = _revealed_seed(reveal_doc) if reveal_doc is not None else None
     log_keys, signing_keys = _keys_of(bundle, key, public_key_hex)
+    findings += [
+        Finding("bundle", "signature", FAIL, forked)
+        for forked in forked_key_changes(bundle.get("key_changes"), log_keys)
+    ]
     documents = [check_commitment(commitment_envelope, signing_keys, seed)]
     if reveal_envelope is not None:
         documents.append(check_reveal(reveal_envelope, signing_keys, commitment_doc))

@@ -26,6 +26,8 @@ from typing import Final
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
+from ..core.anchors import ONE_CHAIN_RULE
+from ..core.anchors import TAKEN_ONCE_RULE
 from ..core.audit_chain import entry_hash
 from ..core.audit_chain import entry_shape_problem
 from ..core.fairness import KEY_CHANGE_TYPE
@@ -34,6 +36,7 @@ from ..core.fairness import is_hex64
 from ..core.fairness import public_key_hex
 from ..core.fairness import verify_signature
 from .player_signatures import anchor_problem
+from .report import short
 
 #: Where the known keys live unless ``--known-keys`` says otherwise.
 DEFAULT_KNOWN_KEYS: Final = Path("~/.config/sota-casino/known_keys")
@@ -151,6 +154,49 @@ def logged_predecessors(trusted: str, key_changes: object, log_keys: Sequence[st
         found.append(old)
         key = old
     return found
+
+
+def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str]:
+    """Say where a bundle's key changes leave the service's one chain of keys, the rule
+    ``flask audit verify`` holds the whole log to (:mod:`..core.anchors`); empty if nowhere.
+
+    Two changes from one key to two others, each signed by that key, are its holder's own word
+    that it was handed on twice; two changes from two keys into one, each logged as
+    :func:`logged_predecessors` counts them (proved into a checkpoint of ``log_keys``), are the
+    log's word that one key was taken into use twice. An honest service does neither, and the
+    key a chain leads to, or the predecessor a log proves, would depend on which change the
+    list holds first. A change into a key from a key of one's own is only that key's word,
+    which anyone can write: it counts here only once logged, as it does for a predecessor.
+    """
+    if not isinstance(key_changes, list):
+        return []
+    signed = [(doc, item) for item in key_changes if (doc := signed_key_change(item)) is not None]
+    successors: dict[str, set[str]] = {}
+    for doc, _ in signed:
+        successors.setdefault(doc["old_public_key_hex"], set()).add(doc["new_public_key_hex"])
+    problems = []
+    for old, news in sorted(successors.items()):
+        first, *others = sorted(news)
+        problems += [
+            f"key {short(old)} was handed on twice, to key {short(first)} and to key "
+            f"{short(other)}, each change signed by it: {ONE_CHAIN_RULE}"
+            for other in others
+        ]
+    logged = sorted(
+        (item["entry"]["seq"], doc["old_public_key_hex"], doc["new_public_key_hex"])
+        for doc, item in signed
+        if _logged(item, log_keys)
+    )
+    taken: dict[str, tuple[int, str]] = {}  # new key -> the seq and old key of its first change
+    for seq, old, new in logged:
+        before, first_old = taken.setdefault(new, (seq, old))
+        if first_old != old:
+            problems.append(
+                f"entry {seq}: {KEY_CHANGED} of key {short(new)} from key {short(old)}, which "
+                f"key {short(first_old)} was changed into before (entry {before}): "
+                f"{TAKEN_ONCE_RULE}"
+            )
+    return problems
 
 
 def _logged(item: Mapping[str, Any], log_keys: Sequence[str]) -> bool:

@@ -31,8 +31,18 @@ from sota_casino.verify import verify_bundle
 from sota_casino.verify.trust import successor_chain
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+import bundles  # noqa: E402
 from test_fairness_records import WITHOUT_RECORDS  # noqa: E402
 from test_log_witness import play_a_round  # noqa: E402
+from test_verify_trust import GOOD  # noqa: E402
+from test_verify_trust import INTO_PAIR_KEY  # noqa: E402
+from test_verify_trust import OLD_KEY  # noqa: E402
+from test_verify_trust import OTHER_KEY  # noqa: E402
+from test_verify_trust import OWN_INTO_PAIR_KEY  # noqa: E402
+from test_verify_trust import OWN_KEY  # noqa: E402
+from test_verify_trust import PAIR  # noqa: E402
+from test_verify_trust import _key_change  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -352,3 +362,38 @@ def test_the_chain_rule_of_the_page_is_the_offline_verifiers(tab: Any) -> None:
         "([a, c, changes]) => window.SotaRecords.successorChain(a, c, changes)",
         [a_hex, c_hex, [b_to_c, a_to_b]],
     ) == [a_to_b["document"], b_to_c["document"]]
+
+
+def test_both_verifiers_fail_key_changes_that_fork_the_keys_in_either_order(tab: Any) -> None:
+    """Two logged changes into the bundle's key (the second from a forger's own key), or the
+    trusted key handed on to two keys: the page fails the bundle as ``verify.pyz`` does, in
+    either order of the list, naming the keys; the honest change passes both."""
+    sign_up(tab, "forked")
+    tab.goto("/fairness")
+    new, old, own, other = (
+        fairness.public_key_hex(key) for key in (PAIR.key, OLD_KEY, OWN_KEY, OTHER_KEY)
+    )
+    honest = bundles.anchored(GOOD, PAIR.key, key_changes=[INTO_PAIR_KEY])
+    for trusted in (new, old):
+        assert tab.evaluate(TRUSTING, [honest, trusted]) == "" and verify_bundle(honest, trusted).ok
+
+    for changes, (first, second) in (
+        ([INTO_PAIR_KEY, OWN_INTO_PAIR_KEY], (old, own)),
+        ([OWN_INTO_PAIR_KEY, INTO_PAIR_KEY], (own, old)),
+    ):
+        forked = bundles.anchored(GOOD, PAIR.key, key_changes=changes)
+        for trusted in (new, old):
+            assert not verify_bundle(forked, trusted).ok
+            assert (
+                f"entry 2: key {new[:16]}… is taken into use again, from key {second[:16]}…, "
+                f"after key {first[:16]}… was changed into it (entry 1)"
+            ) in tab.evaluate(TRUSTING, [forked, trusted])
+
+    handed_on = [INTO_PAIR_KEY, _key_change(OLD_KEY, OTHER_KEY)]
+    low, high = sorted([new, other])
+    for changes in (handed_on, handed_on[::-1]):
+        forked = bundles.anchored(GOOD, PAIR.key, key_changes=changes)
+        assert not verify_bundle(forked, old).ok
+        assert (
+            f"key {old[:16]}… was handed on twice, to key {low[:16]}… and to key {high[:16]}…"
+        ) in tab.evaluate(TRUSTING, [forked, old])

@@ -226,6 +226,51 @@ def test_a_retired_key_signs_for_a_verifier_pinned_to_the_new_key_only_through_i
         assert code == 1 and "commitment document: signature: the signature is not valid" in output
 
 
+@pytest.mark.tampers
+def test_a_second_key_change_into_the_new_key_fails_the_bundles_trusting_either_key(
+    app: Flask, session: Session, tmp_path: Path
+) -> None:
+    """Whoever holds the database and the new key logs a change into it from a key of his own,
+    and the new key's checkpoint covers it: the service's bundles carry it beside the real one,
+    and a verifier trusting the new key took as its predecessor whichever came first. Both
+    changes are named instead, whichever key is trusted."""
+    old_key, new_key, (before, _) = _pairs_across_a_key_change(app, session)
+    own = Ed25519PrivateKey.generate()
+    own_key = fairness.public_key_hex(own)
+    document = fairness.key_change_document(
+        old_public_key_hex=own_key,
+        new_public_key_hex=new_key,
+        changed_at=before["reveal"]["document"]["revealed_at"],
+    )
+    renewed = create_app(dict(app.config))  # the service, running with the new key
+    with renewed.app_context():
+        fresh = renewed.extensions["sota_casino.sessionmaker"]()
+        with fresh.begin():
+            audit.record(
+                fresh,
+                actor="system",
+                action=fairness_service.KEY_CHANGED,
+                subject=f"key:{new_key[:16]}",
+                data={"key_change": fairness.signed(own, document)},
+            )
+        audit.checkpoint(fresh)  # the new key's, over both changes
+        pair = before["commitment"]["document"]
+        bundle = dict(fairness_service.bundle(fresh, pair["user_id"], pair["seed_pair_id"]))
+        fresh.close()
+    renewed.extensions["sota_casino.engine"].dispose()
+    assert [change["document"]["old_public_key_hex"] for change in bundle["key_changes"]] == [
+        old_key,
+        own_key,
+    ]
+    for pinned in (new_key, old_key):
+        code, output = _verify_pinned(bundle, pinned, tmp_path)
+        assert code == 1, output
+        assert (
+            f"key.changed of key {new_key[:16]}… from key {own_key[:16]}…, which key "
+            f"{old_key[:16]}… was changed into before"
+        ) in output
+
+
 def test_a_registration_rolled_back_with_its_signature_is_made_again(
     app: Flask, session: Session
 ) -> None:

@@ -28,6 +28,7 @@ from sota_casino.core import audit_chain
 from sota_casino.core import casino_war
 from sota_casino.core import sota
 from sota_casino.core.cards import canonical_shoe
+from sota_casino.core.fairness import KEY_CHANGED
 from sota_casino.core.fairness import PartialShuffle
 from sota_casino.core.fairness import Seeds
 from sota_casino.core.fairness import Stream
@@ -303,6 +304,7 @@ def anchored(
     key: Ed25519PrivateKey = KEY,
     *,
     logged_as: Callable[[Logged], Logged] | None = None,
+    key_changes: Sequence[Doc] = (),
 ) -> Doc:
     """Return ``bundle`` with every document logged as a service logs it, in a real audit log
     (hash chain and RFC 6962 tree), one checkpoint over the log signed by ``key``, and each
@@ -311,19 +313,28 @@ def anchored(
     :param logged_as: given the ``(of, entry)`` of each document in the order a service logs
         them, returns the log a forger writes instead (entries changed, reordered): the chain,
         the tree and the checkpoint are built over what it returns.
+    :param key_changes: signed key changes, logged (``key.changed``) in this order before the
+        documents and carried in the bundle's ``key_changes`` as the service carries them: each
+        with its entry, proved into the checkpoint.
     """
     logged = logged_entries(bundle)
     if logged_as is not None:
         logged = logged_as(logged)
+    changes = [_key_change_entry(change) for change in key_changes]
     entries = audit_chain.link_entries(
-        {"seq": seq, **entry} for seq, (_, entry) in enumerate(logged, start=1)
+        {"seq": seq, **entry}
+        for seq, entry in enumerate([*changes, *(entry for _, entry in logged)], start=1)
     )
     tree = audit_chain.entries_tree(entries)
     size = len(entries)
     checkpoint = signed(
         key, audit_chain.checkpoint_document(size, tree.root(size).hex(), CHECKPOINT_AT)
     )
-    return {
+
+    def proof(entry: Doc) -> list[str]:
+        return [node.hex() for node in tree.inclusion_proof(entry["seq"] - 1, size)]
+
+    made = {
         **bundle,
         "anchors": [
             {
@@ -331,12 +342,39 @@ def anchored(
                 "entry": entry,
                 "leaf_index": entry["seq"] - 1,
                 "checkpoint_size": size,
-                "proof": [node.hex() for node in tree.inclusion_proof(entry["seq"] - 1, size)],
+                "proof": proof(entry),
             }
-            for (of, _), entry in zip(logged, entries, strict=True)
+            for (of, _), entry in zip(logged, entries[len(changes) :], strict=True)
         ],
         "checkpoints": [checkpoint],
         "pending_anchors": [],
+    }
+    if key_changes:
+        made["key_changes"] = [
+            {
+                **change,
+                "entry": entry,
+                "anchor": {
+                    "leaf_index": entry["seq"] - 1,
+                    "checkpoint_size": size,
+                    "proof": proof(entry),
+                },
+                "checkpoint": checkpoint,
+            }
+            for change, entry in zip(key_changes, entries, strict=False)
+        ]
+    return made
+
+
+def _key_change_entry(change: Doc) -> Doc:
+    """The entry a service logs for a signed key change (``flask keys rotate``)."""
+    new = change["document"]["new_public_key_hex"]
+    return {
+        "time": CREATED_AT,
+        "actor": "system",
+        "action": KEY_CHANGED,
+        "subject": f"key:{new[:16]}",
+        "data": {"key_change": change},
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -585,6 +586,26 @@ def test_an_export_across_a_key_change_passes_pinned_to_the_old_key_or_the_new(
     for pinned in (PUBLIC, NEW):
         code, out = _check(path, pinned)
         assert code == 0 and out.splitlines()[-1] == "Result: OK (exit 0)", out
+
+
+def test_the_export_check_builds_the_logs_merkle_tree_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pinned to the new key, the check proves the change into it from the entries and checks
+    every checkpoint's root: both from one tree, built once over the whole export (each build
+    hashes every entry: about 0.8 s per 100,000 entries)."""
+    built: list[int] = []
+    build = merkle.MerkleTree.__init__
+
+    def counted(tree: merkle.MerkleTree, leaves: Sequence[bytes]) -> None:
+        built.append(len(leaves))
+        build(tree, leaves)
+
+    path = _rotated_export(tmp_path, _signed_change(KEY, NEW), KEY, KEY, NEW_KEY)
+    monkeypatch.setattr(merkle.MerkleTree, "__init__", counted)
+    code, out = _check(path, NEW)
+    assert code == 0, out
+    assert built == [21]
 
 
 def test_an_export_whose_new_key_never_signed_over_the_change_fails_pinned_to_the_new_key(

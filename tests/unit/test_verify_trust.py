@@ -7,9 +7,11 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import bundles
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sota_casino.core.fairness import key_change_document
 from sota_casino.core.fairness import new_signing_key
@@ -137,3 +139,77 @@ def test_a_chain_of_key_changes_each_signed_by_the_key_it_retires_is_followed() 
     # Nor does a chain that does not start at the trusted key.
     report = verify_bundle(dict(GOOD, key_changes=changes[1:]), public_key_hex(old))
     assert not report.ok
+
+
+OLD_KEY, OWN_KEY, OTHER_KEY = new_signing_key(), new_signing_key(), new_signing_key()
+#: The honest change into the pair's key, and one a forger holding the database and the pair's
+#: key logs beside it, from a key of his own, for his key to pass as its predecessor.
+INTO_PAIR_KEY = _key_change(OLD_KEY, PAIR.key)
+OWN_INTO_PAIR_KEY = _key_change(OWN_KEY, PAIR.key)
+
+
+def _short(key: Ed25519PrivateKey) -> str:
+    return f"{public_key_hex(key)[:16]}…"
+
+
+def _bundle_signature_failures(bundle: dict[str, Any], trusted: Ed25519PrivateKey) -> list[str]:
+    report = verify_bundle(bundle, public_key_hex(trusted))
+    return [
+        f.message for f in report.bundle_findings if (f.where, f.check) == ("bundle", "signature")
+    ]
+
+
+def test_a_logged_key_change_into_the_bundles_key_passes_trusting_either_key() -> None:
+    honest = bundles.anchored(GOOD, PAIR.key, key_changes=[INTO_PAIR_KEY])
+    for trusted in (OLD_KEY, PAIR.key):
+        assert verify_bundle(honest, public_key_hex(trusted)).ok
+
+
+@pytest.mark.parametrize("forged_first", [False, True])
+def test_two_logged_key_changes_into_one_key_fail_the_bundle_in_either_order(
+    forged_first: bool,
+) -> None:
+    """Whoever holds the database and the new key logs a second change into it, from a key of
+    his own, proved by the new key's checkpoint: which old key is the new key's predecessor
+    would hang on the order of the list, so the bundle fails, naming both old keys."""
+    changes = [INTO_PAIR_KEY, OWN_INTO_PAIR_KEY]
+    bundle = bundles.anchored(
+        GOOD, PAIR.key, key_changes=changes[::-1] if forged_first else changes
+    )
+    first, second = (OWN_KEY, OLD_KEY) if forged_first else (OLD_KEY, OWN_KEY)
+    expected = (
+        f"entry 2: key.changed of key {_short(PAIR.key)} from key {_short(second)}, which key "
+        f"{_short(first)} was changed into before (entry 1): a key is taken into use once, "
+        "a rewrite"
+    )
+    for trusted in (PAIR.key, OLD_KEY):
+        assert _bundle_signature_failures(bundle, trusted) == [expected]
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_key_handed_on_twice_fails_the_bundle_in_either_order(order: int) -> None:
+    """The trusted key signs a change to the bundle's key and another to a third key: which
+    one the chain follows hangs on the order of the list (the first counts, and a chain that
+    leads elsewhere is refused besides), so the bundle fails in either order, naming the key
+    and both keys it was handed on to."""
+    changes = [INTO_PAIR_KEY, _key_change(OLD_KEY, OTHER_KEY)][::order]
+    bundle = bundles.anchored(GOOD, PAIR.key, key_changes=changes)
+    successors = sorted([PAIR.key, OTHER_KEY], key=public_key_hex)
+    expected = (
+        f"key {_short(OLD_KEY)} was handed on twice, to key {_short(successors[0])} and to key "
+        f"{_short(successors[1])}, each change signed by it: the service's keys change in one "
+        "chain, each change signed by the key in use, a rewrite"
+    )
+    assert expected in _bundle_signature_failures(bundle, OLD_KEY)
+    # Unlogged, the old key's signatures alone say it.
+    unlogged = dict(GOOD, key_changes=changes)
+    assert expected in _bundle_signature_failures(unlogged, OLD_KEY)
+
+
+def test_a_change_into_a_key_from_a_key_of_ones_own_counts_only_once_logged() -> None:
+    """Anyone can sign a change from a key of his own into the bundle's key: unlogged, it is
+    that key's word only, and fails nothing (nor makes that key a predecessor)."""
+    honest = bundles.anchored(GOOD, PAIR.key, key_changes=[INTO_PAIR_KEY])
+    with_own = dict(honest, key_changes=[*honest["key_changes"], OWN_INTO_PAIR_KEY])
+    for trusted in (OLD_KEY, PAIR.key):
+        assert verify_bundle(with_own, public_key_hex(trusted)).ok

@@ -408,6 +408,48 @@
     return found;
   }
 
+  /* Where the bundle's key changes leave the casino's one chain of keys, as the offline
+   * verifier says it (verify/trust.py, forked_key_changes): a key handed on twice (two changes
+   * from it to two keys, each signed by it), or a key taken into use twice (two changes into it
+   * from two keys, each logged as loggedPredecessors counts them, `logKeys` CryptoKeys). Either
+   * would make the chain, or the predecessor the log proves, hang on the order of the list. */
+  async function forkedKeyChanges(keyChanges, logKeys) {
+    if (!Array.isArray(keyChanges)) return [];
+    const signed = [];
+    for (const item of keyChanges) {
+      const doc = await window.SotaRecords.signedKeyChange(item);
+      if (doc) signed.push({ doc, item });
+    }
+    const successors = new Map(); // old key -> the keys it was handed on to
+    for (const { doc } of signed) {
+      const handedTo = successors.get(doc.old_public_key_hex) || new Set();
+      successors.set(doc.old_public_key_hex, handedTo.add(doc.new_public_key_hex));
+    }
+    const problems = [];
+    for (const old of [...successors.keys()].sort()) {
+      const [first, ...others] = [...successors.get(old)].sort();
+      for (const other of others) {
+        problems.push(gettext("key %(key)s… was handed on twice, to key %(first)s… and to key %(other)s…, each change signed by it: the casino's keys change in one chain, so one of the changes is a rewrite",
+          { key: old.slice(0, 16), first: first.slice(0, 16), other: other.slice(0, 16) }));
+      }
+    }
+    const logged = [];
+    for (const { doc, item } of signed) {
+      if (await keyChangeLogged(item, logKeys)) logged.push({ seq: item.entry.seq, old: doc.old_public_key_hex, key: doc.new_public_key_hex });
+    }
+    logged.sort((a, b) => a.seq - b.seq);
+    const taken = new Map(); // new key -> its first change in the log
+    for (const change of logged) {
+      const first = taken.get(change.key) || change;
+      taken.set(change.key, first);
+      if (first.old !== change.old) {
+        problems.push(gettext("entry %(seq)s: key %(key)s… is taken into use again, from key %(old)s…, after key %(first)s… was changed into it (entry %(before)s): a key is taken into use once, so one of the changes is a rewrite",
+          { seq: change.seq, key: change.key.slice(0, 16), old: change.old.slice(0, 16), first: first.old.slice(0, 16), before: first.seq }));
+      }
+    }
+    return problems;
+  }
+
   /* Whether a key change's entry is a whole key.changed audit entry holding exactly the signed
    * change, proved into a checkpoint signed by one of `keys` (CryptoKeys). */
   async function keyChangeLogged(item, keys) {
@@ -534,6 +576,7 @@
     const key = await ed25519Key(checked.key);
     const logKeys = await Promise.all(checked.logKeys.map(ed25519Key));
     const docKeys = await Promise.all(checked.docKeys.map(ed25519Key));
+    problems.push(...await forkedKeyChanges(bundle.key_changes, logKeys));
     pair.commitmentSigned = await signedByAny(docKeys, commitment);
     pair.revealSigned = reveal ? await signedByAny(docKeys, reveal) : false;
     const receipts = Array.isArray(bundle.rounds) ? bundle.rounds : [];
