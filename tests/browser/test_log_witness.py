@@ -22,6 +22,7 @@ from log_support import fork_log  # noqa: E402
 pytestmark = pytest.mark.browser
 
 WITNESS = "[data-testid=log-witness]"
+SPOKEN = f"{WITNESS} > span"  # the witness has checked what its page carries, and said so
 
 
 def play_a_round(tab: Any) -> int:
@@ -352,7 +353,8 @@ def a_page_older_than_the_kept_checkpoint(tab: Any, prefix: str) -> tuple[Any, d
 
 
 def show_the_saved_page(tab: Any, saved: Any) -> dict[str, Any]:
-    """Load the fairness page as it was saved, and return the checkpoint it carries."""
+    """Load the fairness page as it was saved, let its witness check the checkpoint it carries,
+    and return that checkpoint."""
     headers = {k: v for k, v in saved.headers.items() if k.lower() != "set-cookie"}
 
     def the_page(url: str) -> bool:
@@ -363,6 +365,10 @@ def show_the_saved_page(tab: Any, saved: Any) -> dict[str, Any]:
 
     tab.route(the_page, served_as_saved)
     tab.goto("/fairness")
+    # Only once the witness has spoken: removing the last route turns Playwright's interception
+    # off, and a request sent meanwhile (the witness's own, at about the page's load) then goes
+    # out without its "request" event, which a test waiting for it never sees.
+    tab.locator(SPOKEN).wait_for(state="attached")
     tab.unroute(the_page, served_as_saved)  # only its own: the test's answers to the witness stay
     return carried_checkpoint(tab)
 
