@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -597,3 +598,61 @@ def test_checkpoints_shown_past_the_bound_keep_the_warning_once_the_rest_are_pro
         )
     unkept = {"checkpoints": [], "unkept": {"since": since}}
     assert tab.evaluate("window.SotaLog.unproven()") == unkept
+
+
+def test_two_tabs_checking_at_once_keep_the_larger_checkpoint(tab: Any) -> None:
+    """Two tabs of the casino open at once, the first carrying an older checkpoint than the
+    second, each asking for its proof from the one kept: whichever answer comes first, the
+    tabs take turns, each reading what the other kept, and the larger checkpoint stays kept."""
+    sign_up(tab, "tabs")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    first_kept = tab.evaluate("window.SotaLog.kept()")
+    proof_of(tab, play_a_round(tab))
+    saved = tab.request.get("/fairness")  # carries a larger checkpoint than the one kept first
+    proof_of(tab, play_a_round(tab))  # and pages now carry a larger one still
+    tab.evaluate(
+        "kept => localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(kept))",
+        first_kept,
+    )
+
+    held: list[Any] = []  # the witnesses' consistency requests, answered when the test says
+    tab.context.route(lambda url: CONSISTENCY in url, lambda route: held.append(route))
+    headers = {k: v for k, v in saved.headers.items() if k.lower() != "set-cookie"}
+    tab.route(
+        lambda url: url.endswith("/fairness"),
+        lambda route: route.fulfill(status=saved.status, headers=headers, body=saved.body()),
+    )
+    other = tab.context.new_page()
+    tab.goto("/fairness")
+    older = carried_checkpoint(tab)
+    deadline = time.monotonic() + 15
+
+    def until(done: Any) -> None:
+        while not done():
+            assert time.monotonic() < deadline, "the witnesses never got that far"
+            tab.wait_for_timeout(20)
+
+    until(lambda: held)
+    other.goto("/fairness")
+    newer = carried_checkpoint(other)
+    assert first_kept["document"]["size"] < older["size"] < newer["size"]
+    # The second tab has asked for its proof too, or is waiting for the first to finish.
+    until(
+        lambda: (
+            len(held) == 2
+            or other.evaluate("async () => (await navigator.locks.query()).pending.length") > 0
+        )
+    )
+    # The latest question answered first, each tab then left to say what it found.
+    while not (tab.locator(SPOKEN).count() and other.locator(SPOKEN).count()):
+        until(lambda: held)
+        route = held.pop()
+        route.continue_()
+        route.request.frame.page.locator(SPOKEN).wait_for(state="attached")
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == newer
+    assert other.evaluate("[window.SotaLog.alarm(), window.SotaLog.unproven()]") == [None, None]
+    other.goto("/fairness")
+    other.locator(WITNESS).filter(has_text=f"up to {newer['size']} entries").wait_for()
+    other.close()

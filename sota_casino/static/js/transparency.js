@@ -10,7 +10,8 @@
  * sizes and roots, shown loudly on the fairness page ([data-log-witness]) until this browser's
  * storage is cleared: it is proof, signed by the casino, that it showed two histories. A
  * checkpoint whose proof cannot be had is remembered as unproven, with why and when, and warned
- * of on every page until a later proof joins it.
+ * of on every page until a later proof joins it. Tabs open at once take turns (a Web Lock) to
+ * read, check and write what is kept, so that none overwrites what another kept meanwhile.
  *
  * checkAnchors(bundle, keys) is the page verifier's "in the log" check (docs/fairness.md): each
  * document's audit entry, proved into a checkpoint signed by the pinned key (or a key it
@@ -23,6 +24,7 @@
   const KEPT = "sota-casino.log-checkpoint.v1";
   const ALARM = "sota-casino.log-alarm.v1";
   const UNPROVEN = "sota-casino.log-unproven.v1";
+  const LOCK = "sota-casino.log-witness";
   /* Checkpoints remembered as unproven at most (a few hundred bytes each): see `unproven`. */
   const UNPROVEN_LIMIT = 100;
   const CHECKPOINT_URL = "/api/v1/transparency/checkpoint";
@@ -487,9 +489,20 @@
     return { ok: true, size: kept.document.size };
   }
 
+  /* Run `work` while no other tab of this site runs its own: each reads what is kept, asks the
+   * service and writes, so two at once would write over each other. Without Web Locks (an old
+   * browser, or a page not served securely) it runs at once, as before. */
+  function exclusively(work) {
+    const locks = window.navigator.locks;
+    return locks && typeof locks.request === "function" ? locks.request(LOCK, work) : work();
+  }
+
   /* Compare a signed checkpoint seen now with the one kept here; keep the larger of the two only
-   * once they are proved one history. */
-  async function observe(seen, key) {
+   * once they are proved one history. What is kept is read again here, in the lock: another
+   * tab may have changed it since this page began. */
+  const observe = (seen, key) => exclusively(() => observeHere(seen, key));
+
+  async function observeHere(seen, key) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
     const kept = load(KEPT);
     const doc = seen.document;
