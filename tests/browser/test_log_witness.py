@@ -4,8 +4,10 @@ sizes and roots, when the casino signs a forked history."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from browser_support import sign_up
 from sqlalchemy import select
 
+from sota_casino.core import fairness
 from sota_casino.models import AuditEntry
 from sota_casino.models import User
 
@@ -22,6 +25,7 @@ from log_support import fork_log  # noqa: E402
 pytestmark = pytest.mark.browser
 
 WITNESS = "[data-testid=log-witness]"
+SPOKEN = f"{WITNESS} > span"  # the witness has checked what its page carries, and said so
 
 
 def play_a_round(tab: Any) -> int:
@@ -183,6 +187,20 @@ def carried_checkpoint(tab: Any) -> dict[str, Any]:
     return dict(carried["checkpoint"]["document"])
 
 
+def reasons_shown(warning: str) -> dict[int, str]:
+    """What the unproven warning says of each size it names: "… shown since (size 12: why;
+    sizes 15, 19: another why). …" gives {12: why, 15: another why, 19: another why}."""
+    listed = re.search(r"what it was shown since \((.*)\)\. A casino", warning)
+    assert listed, warning
+    reasons = {}
+    for group in listed.group(1).split("; "):
+        found = re.fullmatch(r"sizes? ([\d, ]+): (.*)", group)
+        assert found, warning
+        sizes, why = found.groups()
+        reasons.update({int(size): why for size in sizes.split(", ")})
+    return reasons
+
+
 def a_larger_checkpoint_to_prove(tab: Any, prefix: str) -> dict[str, Any]:
     """Sign up, have the witness keep a checkpoint, then play on so that the next page carries a
     larger one, which only a consistency proof joins to it; return the kept one's document."""
@@ -231,8 +249,7 @@ def test_a_withheld_consistency_proof_is_a_lasting_warning_until_one_is_had(tab:
         assert "log-witness warn" == witness.get_attribute("class")
         text = witness.inner_text()
         assert f"the checkpoint it keeps (size {kept['size']})" in text, text
-        shown = re.search(r"what it was shown since \(size ([\d, ]+)\)", text)
-        assert shown and str(seen["size"]) in shown.group(1).split(", "), text
+        assert why in reasons_shown(text).get(seen["size"], ""), text
         # Never kept without the proof: the next page asks again from the same checkpoint.
         assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
 
@@ -245,7 +262,9 @@ def test_a_withheld_consistency_proof_is_a_lasting_warning_until_one_is_had(tab:
     tab.wait_for_function("size => window.SotaLog.kept().document.size === size", arg=later["size"])
     tab.goto("/fairness")
     witness.filter(has_text="the service answered HTTP 500").wait_for()
-    assert f"what it was shown since (size {seen['size']})" in witness.inner_text()
+    assert f"what it was shown since (size {seen['size']}: the service answered HTTP 500)" in (
+        witness.inner_text()
+    )
     assert tab.evaluate("window.SotaLog.kept()")["document"] == later
 
     # The proof had at last: the warning goes, and the page says what it checked.
@@ -331,7 +350,7 @@ def test_the_unproven_warning_reads_as_one_finnish_sentence(tab: Any) -> None:
         "⚠ TODISTAMATTA: tämä selain ei voinut tarkistaa, että kasinon loki on yhtenäinen sen "
         "kanssa, mitä se näki aiemmin: mikään yhtenäisyystodistus ei yhdistä sen tallessa olevaa "
         f"tarkistuspistettä (koko {kept['size']}) siihen, mitä sille on sen jälkeen näytetty "
-        f"(koko {shown['size']}): palvelu vastasi HTTP 500. Lokinsa haaroittanut kasino jättäisi "
+        f"(koko {shown['size']}: palvelu vastasi HTTP 500). Lokinsa haaroittanut kasino jättäisi "
         "juuri tämän todistuksen antamatta, joten varoitus pysyy, ja jokainen sivu kysyy "
         "todistusta uudelleen, kunnes se saadaan."
     )
@@ -352,7 +371,8 @@ def a_page_older_than_the_kept_checkpoint(tab: Any, prefix: str) -> tuple[Any, d
 
 
 def show_the_saved_page(tab: Any, saved: Any) -> dict[str, Any]:
-    """Load the fairness page as it was saved, and return the checkpoint it carries."""
+    """Load the fairness page as it was saved, let its witness check the checkpoint it carries,
+    and return that checkpoint."""
     headers = {k: v for k, v in saved.headers.items() if k.lower() != "set-cookie"}
 
     def the_page(url: str) -> bool:
@@ -363,6 +383,10 @@ def show_the_saved_page(tab: Any, saved: Any) -> dict[str, Any]:
 
     tab.route(the_page, served_as_saved)
     tab.goto("/fairness")
+    # Only once the witness has spoken: removing the last route turns Playwright's interception
+    # off, and a request sent meanwhile (the witness's own, at about the page's load) then goes
+    # out without its "request" event, which a test waiting for it never sees.
+    tab.locator(SPOKEN).wait_for(state="attached")
     tab.unroute(the_page, served_as_saved)  # only its own: the test's answers to the witness stay
     return carried_checkpoint(tab)
 
@@ -433,7 +457,7 @@ def test_an_older_checkpoint_whose_proof_is_withheld_is_a_lasting_warning(tab: A
     text = witness.inner_text()
     assert (
         f"the checkpoint it keeps (size {kept['size']}) with what it was shown since "
-        f"(size {older['size']}): the service answered HTTP 500."
+        f"(size {older['size']}: the service answered HTTP 500)."
     ) in text, text
     assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
     assert tab.evaluate("window.SotaLog.alarm()") is None
@@ -443,3 +467,192 @@ def test_an_older_checkpoint_whose_proof_is_withheld_is_a_lasting_warning(tab: A
     tab.goto("/fairness")
     tab.wait_for_selector(f"{WITNESS}.ok")
     assert tab.evaluate("window.SotaLog.unproven()") is None
+
+
+def test_each_checkpoint_shown_unproven_is_named_with_its_own_reason(tab: Any) -> None:
+    """Two checkpoints shown while the proofs were withheld, each for its own reason: the
+    warning names each with its reason, and each is remembered with its reason and time."""
+    kept = a_larger_checkpoint_to_prove(tab, "reasons")
+    tab.expected_failures.append(CONSISTENCY)
+    refusal: dict[str, Any] = {"how": {"status": 500}}
+
+    def refuse(route: Any) -> None:
+        if refusal["how"] == "abort":
+            route.abort()
+        else:
+            route.fulfill(**refusal["how"])
+
+    tab.route(lambda url: CONSISTENCY in url, refuse)
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.warn")
+    first = carried_checkpoint(tab)
+    proof_of(tab, play_a_round(tab))  # the next page carries a larger checkpoint still
+    refusal["how"] = "abort"
+    tab.goto("/fairness")
+    witness = tab.locator(WITNESS)
+    witness.filter(has_text="could not be reached").wait_for()
+    second = carried_checkpoint(tab)
+    assert kept["size"] < first["size"] < second["size"]
+    assert reasons_shown(witness.inner_text()) == {
+        first["size"]: "the service answered HTTP 500",
+        second["size"]: "the service could not be reached",
+    }
+    remembered = tab.evaluate("window.SotaLog.unproven()")["checkpoints"]
+    assert [(one["document"], one["why"]["id"]) for one in remembered] == [
+        (first, "the service answered HTTP %(status)s"),
+        (second, "the service could not be reached"),
+    ]
+    assert remembered[0]["at"] < remembered[1]["at"]
+
+
+def signed_checkpoint(live_server: Any, like: dict[str, Any], size: int, root: str) -> Any:
+    """A checkpoint like ``like`` over ``size`` entries with ``root``, signed with the casino's
+    key: what a casino serving another history signs."""
+    pem = Path(live_server.app.config["SIGNING_KEY_FILE"]).read_bytes()
+    document = {**like, "size": size, "root": root}
+    key = fairness.load_private_key(pem)
+    return {"document": document, "signature": fairness.sign(key, document)}
+
+
+def test_the_unproven_checkpoints_remembered_are_bounded_and_none_is_pushed_out(
+    tab: Any, live_server: Any
+) -> None:
+    """A casino that withholds every proof shows this browser ever more checkpoints: it
+    remembers the first it was shown up to its bound, and no later one pushes out an earlier
+    (which may be the fork); past the bound it says that it was shown more than it remembers.
+    A second root at a size it remembers is a fork at once, with no proof to ask for."""
+    sign_up(tab, "bounded")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    kept = tab.evaluate("window.SotaLog.kept()")["document"]
+    limit = tab.evaluate("window.SotaLog.unprovenLimit")
+    tab.expected_failures.append(CONSISTENCY)
+    asked: list[str] = []
+
+    def withheld(route: Any) -> None:
+        asked.append(route.request.url)
+        route.fulfill(status=500)
+
+    tab.route(lambda url: CONSISTENCY in url, withheld)
+    roots = [hashlib.sha256(b"%d" % n).hexdigest() for n in range(limit + 3)]
+    shown = [
+        signed_checkpoint(live_server, kept, kept["size"] + 1 + n, root)
+        for n, root in enumerate(roots)
+    ]
+    observe_all = (
+        "async shown => { const key = await window.SotaLog.pinnedCryptoKey();"
+        " for (const seen of shown) await window.SotaLog.observe(seen, key);"
+        " window.SotaLog.show(null); }"
+    )
+    tab.evaluate(observe_all, shown)
+    record = tab.evaluate("window.SotaLog.unproven()")
+    assert [one["document"] for one in record["checkpoints"]] == [
+        seen["document"] for seen in shown[:limit]
+    ]
+    assert record["unkept"]["since"] >= record["checkpoints"][-1]["at"]
+    text = tab.locator(f"{WITNESS}.warn").inner_text()
+    assert reasons_shown(text) == {
+        seen["document"]["size"]: "the service answered HTTP 500" for seen in shown[:limit]
+    }
+    assert "it was shown more unproven checkpoints than it can remember" in text
+    assert "this warning stays until this browser's storage is cleared" in text
+
+    # Another root at the size of the first it remembers: both signed, so a fork at once.
+    first = shown[0]["document"]
+    twin = signed_checkpoint(live_server, kept, first["size"], "cd" * 32)
+    asked.clear()
+    tab.evaluate(observe_all, [twin])
+    assert asked == []
+    assert (
+        f"FORK: two signed checkpoints over {first['size']}\u00a0entries differ: "
+        f"shown before size {first['size']} root {first['root']}, "
+        f"served size {first['size']} root {'cd' * 32}"
+    ) in tab.locator(f"{WITNESS}[role=alert]").inner_text()
+
+
+def test_checkpoints_shown_past_the_bound_keep_the_warning_once_the_rest_are_proved(
+    tab: Any,
+) -> None:
+    """Those it could not remember can never be proved: once every remembered one is joined,
+    the warning still says so, on every page, until this browser's storage is cleared."""
+    sign_up(tab, "unkept")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    kept = tab.evaluate("window.SotaLog.kept()")["document"]
+    since = "2026-12-01T19:50:05Z"
+    tab.evaluate(
+        "since => localStorage.setItem('sota-casino.log-unproven.v1',"
+        " JSON.stringify({ checkpoints: [], unkept: { since } }))",
+        since,
+    )
+    for _ in range(2):
+        tab.goto("/fairness")
+        warning = tab.locator(f"{WITNESS}.warn")
+        assert warning.inner_text() == (
+            "⚠ UNPROVEN: since Dec 1, 2026, 7:50 PM UTC this browser was shown more "
+            "checkpoints it could not prove consistent with the one it keeps "
+            f"(size {kept['size']}) than it can remember: those it could not remember it can "
+            "never check, so this warning stays until this browser's storage is cleared."
+        )
+    unkept = {"checkpoints": [], "unkept": {"since": since}}
+    assert tab.evaluate("window.SotaLog.unproven()") == unkept
+
+
+def test_two_tabs_checking_at_once_keep_the_larger_checkpoint(tab: Any) -> None:
+    """Two tabs of the casino open at once, the first carrying an older checkpoint than the
+    second, each asking for its proof from the one kept: whichever answer comes first, the
+    tabs take turns, each reading what the other kept, and the larger checkpoint stays kept."""
+    sign_up(tab, "tabs")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    first_kept = tab.evaluate("window.SotaLog.kept()")
+    proof_of(tab, play_a_round(tab))
+    saved = tab.request.get("/fairness")  # carries a larger checkpoint than the one kept first
+    proof_of(tab, play_a_round(tab))  # and pages now carry a larger one still
+    tab.evaluate(
+        "kept => localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(kept))",
+        first_kept,
+    )
+
+    held: list[Any] = []  # the witnesses' consistency requests, answered when the test says
+    tab.context.route(lambda url: CONSISTENCY in url, lambda route: held.append(route))
+    headers = {k: v for k, v in saved.headers.items() if k.lower() != "set-cookie"}
+    tab.route(
+        lambda url: url.endswith("/fairness"),
+        lambda route: route.fulfill(status=saved.status, headers=headers, body=saved.body()),
+    )
+    other = tab.context.new_page()
+    tab.goto("/fairness")
+    older = carried_checkpoint(tab)
+    deadline = time.monotonic() + 15
+
+    def until(done: Any) -> None:
+        while not done():
+            assert time.monotonic() < deadline, "the witnesses never got that far"
+            tab.wait_for_timeout(20)
+
+    until(lambda: held)
+    other.goto("/fairness")
+    newer = carried_checkpoint(other)
+    assert first_kept["document"]["size"] < older["size"] < newer["size"]
+    # The second tab has asked for its proof too, or is waiting for the first to finish.
+    until(
+        lambda: (
+            len(held) == 2
+            or other.evaluate("async () => (await navigator.locks.query()).pending.length") > 0
+        )
+    )
+    # The latest question answered first, each tab then left to say what it found.
+    while not (tab.locator(SPOKEN).count() and other.locator(SPOKEN).count()):
+        until(lambda: held)
+        route = held.pop()
+        route.continue_()
+        route.request.frame.page.locator(SPOKEN).wait_for(state="attached")
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == newer
+    assert other.evaluate("[window.SotaLog.alarm(), window.SotaLog.unproven()]") == [None, None]
+    other.goto("/fairness")
+    other.locator(WITNESS).filter(has_text=f"up to {newer['size']} entries").wait_for()
+    other.close()

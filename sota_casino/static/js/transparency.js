@@ -9,8 +9,9 @@
  * checkpoint the service no longer proves or a bad signature is kept as an alarm naming both
  * sizes and roots, shown loudly on the fairness page ([data-log-witness]) until this browser's
  * storage is cleared: it is proof, signed by the casino, that it showed two histories. A
- * checkpoint whose proof cannot be had is remembered as unproven and warned of on every page
- * until a later proof joins it.
+ * checkpoint whose proof cannot be had is remembered as unproven, with why and when, and warned
+ * of on every page until a later proof joins it. Tabs open at once take turns (a Web Lock) to
+ * read, check and write what is kept, so that none overwrites what another kept meanwhile.
  *
  * checkAnchors(bundle, keys) is the page verifier's "in the log" check (docs/fairness.md): each
  * document's audit entry, proved into a checkpoint signed by the pinned key (or a key it
@@ -23,6 +24,9 @@
   const KEPT = "sota-casino.log-checkpoint.v1";
   const ALARM = "sota-casino.log-alarm.v1";
   const UNPROVEN = "sota-casino.log-unproven.v1";
+  const LOCK = "sota-casino.log-witness";
+  /* Checkpoints remembered as unproven at most (a few hundred bytes each): see `unproven`. */
+  const UNPROVEN_LIMIT = 100;
   const CHECKPOINT_URL = "/api/v1/transparency/checkpoint";
   const CONSISTENCY_URL = "/api/v1/transparency/consistency";
   const subtle = window.crypto && window.crypto.subtle;
@@ -389,8 +393,22 @@
   const sameCheckpoint = (a, b) => a.document.size === b.document.size && a.document.root === b.document.root;
   const differing = (size, both) => Nn_("FORK: two signed checkpoints over %(num)s entry differ: %(both)s",
     "FORK: two signed checkpoints over %(num)s entries differ: %(both)s", size, both);
-  /* The signed checkpoints a record of UNPROVEN holds. */
-  const shownUnproven = (record) => (record && Array.isArray(record.checkpoints) ? record.checkpoints : []).filter(isCheckpoint);
+  /* What UNPROVEN holds: `checkpoints`, the signed checkpoints shown but not proved consistent
+   * with the kept one, oldest first, each with why its proof was not had and when
+   * ({document, signature, why, at}); and `unkept` ({since}) once more were shown than it
+   * remembers. A record an earlier version of the page kept has one `why` and `at` for all. */
+  function unprovenRecord() {
+    const record = load(UNPROVEN) || {};
+    const listed = Array.isArray(record.checkpoints) ? record.checkpoints.filter(isCheckpoint) : [];
+    const checkpoints = listed.map((one) => ({ ...signedOf(one), why: one.why || record.why, at: one.at || record.at }));
+    const unkept = record.unkept && typeof record.unkept.since === "string" ? { since: record.unkept.since } : null;
+    return { checkpoints, unkept };
+  }
+
+  function saveUnproven(record) {
+    if (record.checkpoints.length || record.unkept) save(UNPROVEN, record);
+    else forget(UNPROVEN);
+  }
 
   /* Keep an alarm: `reason` is a message (i18n.js's N_), translated each time it is shown. */
   function alarm(reason, kept, seen) {
@@ -399,13 +417,23 @@
     return { ok: false, alarm: raised };
   }
 
-  /* Remember `seen` as shown but not proved consistent with the kept checkpoint, and why. A
-   * casino that forked its log need only withhold the proof, so this is no note: it is shown
-   * as a warning on every page until a proof joins it (`settle`). */
+  /* Remember `seen` as shown but not proved consistent with the kept checkpoint, with why and
+   * when (one remembered already gets the latest answer). A casino that forked its log need only
+   * withhold the proof, so this is no note: it is shown as a warning on every page until a proof
+   * joins it (`settle`).
+   * Bounded without forgetting a fork: each one remembered may be the only trace of one, so none
+   * is dropped for a newer one (a cheat could then flood it out), and one per size is enough
+   * (another root at that size is a fork at once, `observe`). Past UNPROVEN_LIMIT a new one is
+   * not remembered, only that there were such (`unkept`): those can never be checked, so the
+   * warning then stays until this browser's storage is cleared. */
   function unproven(kept, seen, why) {
-    const checkpoints = shownUnproven(load(UNPROVEN));
-    if (seen && !checkpoints.some((other) => sameCheckpoint(other, seen))) checkpoints.push(signedOf(seen));
-    save(UNPROVEN, { checkpoints, why, at: new Date().toISOString() });
+    const record = unprovenRecord();
+    const at = new Date().toISOString();
+    const known = record.checkpoints.find((other) => sameCheckpoint(other, seen));
+    if (known) Object.assign(known, { why, at });
+    else if (record.checkpoints.length < UNPROVEN_LIMIT) record.checkpoints.push({ ...signedOf(seen), why, at });
+    else if (!record.unkept) record.unkept = { since: at };
+    saveUnproven(record);
     return { ok: null, size: kept.document.size };
   }
 
@@ -448,22 +476,33 @@
   /* Join each checkpoint remembered as unproven to the kept one, forgetting those proved; stop
    * at the first the service gives no proof for (it is not answering now). */
   async function settle(kept) {
-    const record = load(UNPROVEN);
-    const waiting = shownUnproven(record);
-    while (waiting.length) {
-      const found = await related(kept, waiting[0]);
-      if (found.fork) return alarm(found.fork, kept, waiting[0]);
-      if (found.unproven) return unproven(kept, null, found.unproven);
-      waiting.shift();
-      save(UNPROVEN, { ...record, checkpoints: waiting });
+    const record = unprovenRecord();
+    while (record.checkpoints.length) {
+      const next = record.checkpoints[0];
+      const found = await related(kept, next);
+      if (found.fork) return alarm(found.fork, kept, next);
+      if (found.unproven) return unproven(kept, next, found.unproven);
+      record.checkpoints.shift();
+      saveUnproven(record);
     }
-    forget(UNPROVEN);
+    saveUnproven(record);
     return { ok: true, size: kept.document.size };
   }
 
+  /* Run `work` while no other tab of this site runs its own: each reads what is kept, asks the
+   * service and writes, so two at once would write over each other. Without Web Locks (an old
+   * browser, or a page not served securely) it runs at once, as before. */
+  function exclusively(work) {
+    const locks = window.navigator.locks;
+    return locks && typeof locks.request === "function" ? locks.request(LOCK, work) : work();
+  }
+
   /* Compare a signed checkpoint seen now with the one kept here; keep the larger of the two only
-   * once they are proved one history. */
-  async function observe(seen, key) {
+   * once they are proved one history. What is kept is read again here, in the lock: another
+   * tab may have changed it since this page began. */
+  const observe = (seen, key) => exclusively(() => observeHere(seen, key));
+
+  async function observeHere(seen, key) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
     const kept = load(KEPT);
     const doc = seen.document;
@@ -474,6 +513,11 @@
     }
     if (!(await signedBy(key, seen))) {
       return alarm(N_("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen);
+    }
+    const twin = unprovenRecord().checkpoints.find((one) => one.document.size === doc.size && one.document.root !== doc.root);
+    if (twin) {
+      const both = { both: N_("shown before %(shown)s, served %(served)s", { shown: described(twin.document), served: described(doc) }) };
+      return alarm(differing(doc.size, both), twin, seen);
     }
     if (!isCheckpoint(kept)) {
       save(KEPT, signedOf(seen));
@@ -487,10 +531,34 @@
     return settle(signedOf(seen));
   }
 
+  /* The checkpoints remembered as unproven, by reason, each reason with the sizes it is the
+   * latest answer for: "size 12: the service answered HTTP 500; sizes 15, 19: …". */
+  function unprovenSizes(checkpoints) {
+    const reasons = new Map();
+    for (const one of checkpoints) {
+      const said = window.SotaI18n.say(one.why);
+      reasons.set(said, (reasons.get(said) || []).concat([one.document.size]));
+    }
+    return Array.from(reasons, ([why, sizes]) => ngettext("size %(sizes)s: %(why)s", "sizes %(sizes)s: %(why)s",
+      sizes.length, { sizes: sizes.join(", "), why })).join("; ");
+  }
+
+  /* The warning while checkpoints are remembered as unproven, or more were shown than it keeps. */
+  function unprovenWarning(record, kept) {
+    const since = record.unkept && window.SotaI18n.time(record.unkept.since);
+    if (!record.checkpoints.length) {
+      return gettext("⚠ UNPROVEN: since %(since)s this browser was shown more checkpoints it could not prove consistent with the one it keeps (size %(kept)s) than it can remember: those it could not remember it can never check, so this warning stays until this browser's storage is cleared.",
+        { since, kept: kept.document.size });
+    }
+    const warning = gettext("⚠ UNPROVEN: this browser could not check that the casino's log is consistent with what it saw before: no consistency proof joins the checkpoint it keeps (size %(kept)s) with what it was shown since (%(shown)s). A casino that forked its log would withhold that proof, so this warning stays, and every page asks again, until the proof is had.",
+      { kept: kept.document.size, shown: unprovenSizes(record.checkpoints) });
+    return !since ? warning : warning + " " + gettext("Since %(since)s it was shown more unproven checkpoints than it can remember: those it could not remember it can never check, so this warning stays until this browser's storage is cleared.",
+      { since });
+  }
+
   function show(outcome) {
     const raised = load(ALARM);
-    const waiting = load(UNPROVEN);
-    const shown = shownUnproven(waiting);
+    const waiting = unprovenRecord();
     const kept = load(KEPT);
     for (const holder of document.querySelectorAll("[data-log-witness]")) {
       holder.replaceChildren();
@@ -501,10 +569,9 @@
         holder.setAttribute("role", "alert");
         line.textContent = gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser keeps them until its storage is cleared).",
           { why: window.SotaI18n.say(raised.reason || raised.why) });
-      } else if (shown.length && isCheckpoint(kept)) {
+      } else if ((waiting.checkpoints.length || waiting.unkept) && isCheckpoint(kept)) {
         holder.className = "log-witness warn";
-        line.textContent = gettext("⚠ UNPROVEN: this browser could not check that the casino's log is consistent with what it saw before: no consistency proof joins the checkpoint it keeps (size %(kept)s) with what it was shown since (size %(seen)s): %(why)s. A casino that forked its log would withhold that proof, so this warning stays, and every page asks again, until the proof is had.",
-          { kept: kept.document.size, seen: shown.map((one) => one.document.size).join(", "), why: window.SotaI18n.say(waiting.why) });
+        line.textContent = unprovenWarning(waiting, kept);
       } else if (outcome && outcome.ok) {
         holder.className = "log-witness ok";
         line.textContent = ngettext("✓ This browser has checked the casino's public log up to %(num)s entry: every checkpoint it saw is signed by the pinned key and extends the one before.",
@@ -556,7 +623,7 @@
 
   window.SotaLog = {
     checkAnchors, proofProblem, isCheckpoint, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
-    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN),
+    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => witness(false));
