@@ -26,6 +26,7 @@ from ..db import get_session
 from ..services import settings
 from .i18n import gettext
 from .i18n import ngettext
+from .sota import PRESET_TITLES
 
 bp = Blueprint("rules", __name__, url_prefix="/rules")
 
@@ -336,59 +337,38 @@ SOTA_VALUE_TEXT: Final[dict[str, dict[Any, str]]] = {
         for name in ("peace", "auto_war_twos", "underdog", "prisoners_of_war", "teams")
     },
 }
-#: Where each named rule set comes from, and what it is like to play.
-PRESET_TEXT: Final[dict[str, tuple[str, str]]] = {
-    "nordic": (
-        N_("Nordic"),
-        N_(
-            "The Finnish Sota and the Norwegian Krig as children play them: three cards face "
-            "down in a war, the fourth face up, the winner's cards under its pile. These are the "
-            "defaults."
-        ),
+#: Where each named rule set comes from, and what it is like to play (titled by PRESET_TITLES).
+PRESET_ORIGINS: Final = {
+    "nordic": N_(
+        "The Finnish Sota and the Norwegian Krig as children play them: three cards face "
+        "down in a war, the fourth face up, the winner's cards under its pile. These are the "
+        "defaults."
     ),
-    "english": (
-        N_("English"),
-        N_(
-            "The English-language tradition (War, in Britain also Battle), as the Finnish rule "
-            "text describes it and the Portuguese text plays it: one card face down and one face "
-            "up in a war, so a war between two wins six cards."
-        ),
+    "english": N_(
+        "The English-language tradition (War, in Britain also Battle), as the Finnish rule "
+        "text describes it and the Portuguese text plays it: one card face down and one face "
+        "up in a war, so a war between two wins six cards."
     ),
-    "syrian": (
-        N_("Syrian"),
-        N_(
-            "The Syrian war, one of the international cousins in the Finnish rule text: the width "
-            "of a war depends on the tied card, so a war of threes lays three cards face down."
-        ),
+    "syrian": N_(
+        "The Syrian war, one of the international cousins in the Finnish rule text: the width "
+        "of a war depends on the tied card, so a war of threes lays three cards face down."
     ),
-    "rauha": (
-        N_("Rauha"),
-        N_(
-            "Rauha is Finnish for “peace”: the reverse game of the Finnish rule text's extra "
-            "rules, where the lower card wins the trick."
-        ),
+    "rauha": N_(
+        "Rauha is Finnish for “peace”: the reverse game of the Finnish rule text's extra "
+        "rules, where the lower card wins the trick."
     ),
-    "pjanitsa": (
-        N_("Pjanitsa"),
-        N_(
-            "Pjanitsa, the Russian cousin named in the Finnish rule text: a 36-card deck, and a "
-            "six beats an ace, the only exception to the ranking."
-        ),
+    "pjanitsa": N_(
+        "Pjanitsa, the Russian cousin named in the Finnish rule text: a 36-card deck, and a "
+        "six beats an ace, the only exception to the ranking."
     ),
-    "tod_und_leben": (
-        N_("Tod und Leben"),
-        N_(
-            "Tod und Leben (“death and life”), the German relative that written sources mention "
-            "from the 1830s: 32 cards and a single pass; won cards are not played again, and "
-            "whoever collected more wins."
-        ),
+    "tod_und_leben": N_(
+        "Tod und Leben (“death and life”), the German relative that written sources mention "
+        "from the 1830s: 32 cards and a single pass; won cards are not played again, and "
+        "whoever collected more wins."
     ),
-    "kids_15_min": (
-        N_("Kids' 15\u00a0minutes"),
-        N_(
-            "The time-limit war of the Finnish rule text, played in short rounds that the hand "
-            "with the most cards wins: here the game ends after 300 tricks."
-        ),
+    "kids_15_min": N_(
+        "The time-limit war of the Finnish rule text, played in short rounds that the hand "
+        "with the most cards wins: here the game ends after 300 tricks."
     ),
 }
 #: The variants that are options rather than named rule sets, with where they come from.
@@ -497,8 +477,8 @@ def sota_rules() -> ResponseReturnValue:
     presets = [
         {
             "name": name,
-            "title": gettext(PRESET_TEXT[name][0]),
-            "about": gettext(PRESET_TEXT[name][1]),
+            "title": gettext(PRESET_TITLES[name]),
+            "about": gettext(PRESET_ORIGINS[name]),
             "changes": {key: _shown(value) for key, value in changes.items()},
             "offered": name in table["presets"],
         }

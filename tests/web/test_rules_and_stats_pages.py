@@ -22,6 +22,7 @@ from sota_casino.core import odds
 from sota_casino.core import sota
 from sota_casino.services import settings
 from sota_casino.web import rules
+from sota_casino.web import sota as sota_views
 
 TAGS = re.compile(r"<[^>]+>")
 
@@ -66,7 +67,8 @@ def test_an_option_added_to_the_engine_without_words_is_noticed() -> None:
 def test_every_preset_and_variant_says_where_it_comes_from(client: FlaskClient) -> None:
     words = text_of(client.get("/rules/sota").get_data(as_text=True))
     for name in sota.PRESETS:
-        title, about = (" ".join(text.split()) for text in rules.PRESET_TEXT[name])  # as text_of
+        texts = (sota_views.PRESET_TITLES[name], rules.PRESET_ORIGINS[name])
+        title, about = (" ".join(text.split()) for text in texts)  # as text_of
         assert title in words and about in words
     for name in ("Nordic", "English", "Syrian", "Rauha", "Pjanitsa", "Tod und Leben"):
         assert name in words
