@@ -656,3 +656,32 @@ def test_two_tabs_checking_at_once_keep_the_larger_checkpoint(tab: Any) -> None:
     other.goto("/fairness")
     other.locator(WITNESS).filter(has_text=f"up to {newer['size']} entries").wait_for()
     other.close()
+
+
+def test_a_proof_that_never_comes_is_a_withheld_one_and_frees_the_other_tabs(tab: Any) -> None:
+    """A casino can also withhold a proof by never answering: the request would hang, and with
+    it the witness, silent, and every other tab waiting for its turn. After its wait, the page
+    warns as for any withheld proof, and another tab then checks on its own."""
+    kept = a_larger_checkpoint_to_prove(tab, "hung")
+    tab.expected_failures.append(CONSISTENCY)
+    hung: list[Any] = []
+
+    def never_answer(route: Any) -> None:
+        hung.append(route)
+
+    tab.route(lambda url: CONSISTENCY in url, never_answer)
+    tab.goto("/fairness")
+    shown = carried_checkpoint(tab)
+    warning = tab.locator(f"{WITNESS}.warn")
+    warning.wait_for(timeout=30_000)
+    assert hung, "the page never asked for the proof"
+    assert "the service gave no answer within 10\u00a0seconds" in (
+        reasons_shown(warning.inner_text()).get(shown["size"], "")
+    )
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
+
+    other = tab.context.new_page()
+    other.goto("/fairness")  # asks the service itself: this page has no route
+    other.wait_for_selector(f"{WITNESS}.ok", timeout=30_000)
+    assert other.evaluate("window.SotaLog.kept()")["document"]["size"] >= shown["size"]
+    other.close()

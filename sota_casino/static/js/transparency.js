@@ -29,6 +29,9 @@
   const UNPROVEN_LIMIT = 100;
   const CHECKPOINT_URL = "/api/v1/transparency/checkpoint";
   const CONSISTENCY_URL = "/api/v1/transparency/consistency";
+  /* How long a proof may take: a casino that never answers must not keep the witness (and,
+   * through its lock, every other tab's) silent, so no answer in time is a withheld proof. */
+  const PROOF_WAIT_SECONDS = 10;
   const subtle = window.crypto && window.crypto.subtle;
   const encoder = new TextEncoder();
   const DECISION_ACTIONS = { casino_war: "round.decision", sota: "round.move" };
@@ -382,7 +385,13 @@
 
   // ---- the witness -----------------------------------------------------------------------------
 
-  const fetchAnswer = (url) => fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  /* Fetch `url` as JSON; with `seconds`, give up (a TimeoutError) if the answer, body included,
+   * takes longer. */
+  const fetchAnswer = (url, seconds) => fetch(url, {
+    credentials: "same-origin",
+    headers: { Accept: "application/json" },
+    signal: seconds && AbortSignal.timeout ? AbortSignal.timeout(seconds * 1000) : undefined,
+  });
 
   async function fetchJson(url) {
     const response = await fetchAnswer(url);
@@ -452,8 +461,13 @@
     const [older, newer] = mine.size < shown.size ? [mine, shown] : [shown, mine];
     let response;
     try {
-      response = await fetchAnswer(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: older.size, new_size: newer.size }));
+      response = await fetchAnswer(CONSISTENCY_URL + "?" + new URLSearchParams({ old_size: older.size, new_size: newer.size }),
+        PROOF_WAIT_SECONDS);
     } catch (error) {
+      if (error.name === "TimeoutError") {
+        return { unproven: Nn_("the service gave no answer within %(num)s second", "the service gave no answer within %(num)s seconds",
+          PROOF_WAIT_SECONDS) };
+      }
       return { unproven: N_("the service could not be reached") };
     }
     if (response.status === 404) {
