@@ -54,4 +54,4 @@ def init_app(app: Flask) -> None:
         app.register_blueprint(module.bp)
     for module in (rules, stats):  # how to play, and the player's own statistics
         app.register_blueprint(module.bp)
-    check_repeated_fields(app, sota.FIELD_TITLES)
+    check_repeated_fields(app)

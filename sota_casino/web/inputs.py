@@ -284,67 +284,29 @@ REPEATABLE_FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "operator.update_table": frozenset({"presets"}),
 }
 
-#: The page forms' fields by the labels their forms show, for a refusal that names one; a field
-#: no one types (a hidden one, a button) is named as sent. Sota's rule options are added by
-#: their own titles (``sota.FIELD_TITLES``).
-FIELD_LABELS: Final[Mapping[str, str]] = {
-    "bet": N_("Ante (chips)"),
-    "tie_bet": N_("Tie bet (chips)"),
-    "stake": N_("Stake (sweets)"),
-    "seats": N_("Seats"),
-    "preset": N_("Rule set"),
-    "up": N_("Face up (the card that counts)"),
-    "client_seed": N_("New client seed"),
-    "locale": N_("Language"),
-    "username": N_("Username"),
-    "password": N_("Password"),
-    "confirm": N_("Password again"),
-    "old": N_("Current password"),
-    "new": N_("New password"),
-    "role": N_("Role"),
-    "direction": N_("Direction"),
-    "currency": N_("Currency"),
-    "amount": N_("Amount"),
-    "reason": N_("Reason (required, kept in the audit log)"),
-    "note": N_("Note"),
-    "time_zone": N_("Show times in"),
-    "kind": N_("Raise an alert on"),
-    "threshold": N_("Above (chips or sweets)"),
-    "period_hours": N_("Period (hours)"),
-    "min_bet": N_("Minimum bet (whole chips)"),
-    "max_bet": N_("Maximum bet (whole chips)"),
-    "decks": N_("Decks"),
-    "tie_payout": N_("Tie bet pays (to 1; 0 = no tie bet)"),
-    "burn": N_("Burned cards before war"),
-    "bonus": N_("Bonus on a war tie"),
-    "min_stake": N_("Minimum stake (sweets)"),
-    "max_stake": N_("Maximum stake (sweets)"),
-}
 
-
-def refuse_repeated_fields(labels: Mapping[str, str]) -> None:
+def refuse_repeated_fields() -> None:
     """Refuse a page form that sends a field more than once, as the API refuses a field or a
     query parameter given twice: which value was meant cannot be told (the views read the
     first), so nothing is done. Fields of :data:`REPEATABLE_FIELDS` may repeat.
 
-    :param labels: each field's label, as the forms show it (a message id).
-    :raises InvalidInput: (422) naming the first field sent twice by its label.
+    :raises InvalidInput: (422) naming the first field sent twice as it was sent (only a
+        request made by hand does so; the form marks the field).
     """
     repeatable = REPEATABLE_FIELDS.get(request.endpoint or "", frozenset())
     for name, values in request.form.lists():
         if len(values) > 1 and name not in repeatable:
-            label = gettext(labels[name]) if name in labels else name
             raise InvalidInput(
                 N_(
                     "“%(label)s” was sent more than once, so which was meant cannot be told: "
                     "send the form with it once."
                 ),
-                params={"label": label},
+                params={"label": name},
                 field=name,
             )
 
 
-def check_repeated_fields(app: Flask, titles: Mapping[str, str]) -> None:
+def check_repeated_fields(app: Flask) -> None:
     """Refuse page forms that send a field twice (:func:`refuse_repeated_fields`), on ``app``
     with its blueprints registered.
 
@@ -352,10 +314,7 @@ def check_repeated_fields(app: Flask, titles: Mapping[str, str]) -> None:
     request hooks (after the console's staff gate), and lets a view's own gate (``admit``, see
     ``security.login_required``) in before it, so a refused form is shown to its user as the
     view shows its other refusals.
-
-    :param titles: labels of fields beyond :data:`FIELD_LABELS` (Sota's rule options).
     """
-    labels = {**FIELD_LABELS, **titles}
 
     def check() -> ResponseReturnValue | None:
         if request.method != "POST" or wants_json() or request.routing_exception is not None:
@@ -363,7 +322,7 @@ def check_repeated_fields(app: Flask, titles: Mapping[str, str]) -> None:
         admit = getattr(app.view_functions.get(request.endpoint or ""), "admit", None)
         turned_away: ResponseReturnValue | None = admit() if admit is not None else None
         if turned_away is None:
-            refuse_repeated_fields(labels)
+            refuse_repeated_fields()
         return turned_away
 
     for name in app.blueprints:

@@ -183,10 +183,6 @@ OPTION_TITLES: Final = {
     **{number["name"]: number["title"] for number in NUMBER_HELP},
     **{name: title for name, title, _about in SWITCH_HELP},
 }
-#: The table form's rule fields by the titles the form shows them under.
-FIELD_TITLES: Final = {
-    f"rule_{name}": title for name, title in OPTION_TITLES.items() if name != "seats"
-}
 
 
 def _number(text: str, name: str) -> int:
