@@ -73,9 +73,12 @@ def entry_hash(prev_hash: str, entry: Mapping[str, Any]) -> str:
 
     :param entry: an entry; only its six fields of :data:`ENTRY_KEYS` are hashed.
     """
-    return hashlib.sha256(
-        bytes.fromhex(prev_hash) + canonical_json(canonical_entry(entry))
-    ).hexdigest()
+    return entry_digest(bytes.fromhex(prev_hash), entry).hex()
+
+
+def entry_digest(prev_digest: bytes, entry: Mapping[str, Any]) -> bytes:
+    """Return :func:`entry_hash` as raw bytes, given the previous hash as raw bytes."""
+    return hashlib.sha256(prev_digest + canonical_json(canonical_entry(entry))).digest()
 
 
 def linked_entry(prev_hash: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,8 +113,12 @@ def _is_time(value: object) -> bool:
     return True
 
 
-def entry_shape_problem(entry: object) -> str | None:
-    """Return what is malformed in a stored entry (with its links), or ``None`` if nothing."""
+def entry_shape_problem(entry: object, *, checked_hash: str | None = None) -> str | None:
+    """Return what is malformed in a stored entry (with its links), or ``None`` if nothing.
+
+    :param checked_hash: a hash already found well-formed (the entry before's, when reading a
+        chain): a link equal to it is not matched against the pattern again.
+    """
     if not isinstance(entry, Mapping):
         return "is not an object"
     missing = [key for key in (*ENTRY_KEYS, *LINK_KEYS) if key not in entry]
@@ -130,7 +137,8 @@ def entry_shape_problem(entry: object) -> str | None:
     if not isinstance(entry["data"], Mapping):
         return "has data that is not an object"
     for key in LINK_KEYS:
-        if not _is_hash_hex(entry[key]):
+        value = entry[key]
+        if (checked_hash is None or value != checked_hash) and not _is_hash_hex(value):
             return f"has a {key} that is not 64 lower-case hex digits"
     return None
 
@@ -150,13 +158,19 @@ class ChainReport:
     head_hash: str
 
 
-def _seq_problem(seq: int, expected: int, seen: set[int], later: set[int]) -> str:
-    """Explain why an entry carries ``seq`` where ``expected`` was due."""
-    if seq in seen:
+def _seq_problem(
+    seq: int, expected: int, start_seq: int, entries: Sequence[Mapping[str, Any]]
+) -> str:
+    """Explain why an entry carries ``seq`` where ``expected`` was due (the entries before it
+    carried ``start_seq`` up to ``expected - 1``)."""
+    if start_seq <= seq < expected:
         return f"seq {seq} appears twice (an inserted or repeated entry) where {expected} was due"
     if seq < expected:
         return f"entry {seq} is out of order: it comes after entry {expected - 1}"
-    if expected in later:
+    if any(
+        isinstance(e, Mapping) and isinstance(e.get("seq"), int) and e["seq"] == expected
+        for e in entries
+    ):
         return f"entries are out of order: entry {seq} comes before entry {expected}"
     if seq == expected + 1:
         return f"entry {expected} is missing (deleted): seq jumps from {expected - 1} to {seq}"
@@ -182,40 +196,65 @@ def verify_chain(
     :param start_seq: the seq of the first entry given (1 for a whole log).
     :param prev_hash: the hash the first entry links to (:data:`GENESIS_HASH` for a whole log).
     """
-    all_seqs = {
-        e["seq"] for e in entries if isinstance(e, Mapping) and isinstance(e.get("seq"), int)
-    }
-    seen: set[int] = set()
+    return _checked_chain(entries, start_seq, prev_hash)[0]
+
+
+def verify_chain_with_tree(
+    entries: Sequence[Mapping[str, Any]],
+) -> tuple[ChainReport, merkle.MerkleTree]:
+    """Return :func:`verify_chain` of a whole log and :func:`checkable_tree` of its entries,
+    reading each entry's hash once: the entries the chain check passed are leaves as it hashed
+    them, and only the ones from its first bad entry on are looked at again."""
+    report, digests = _checked_chain(entries, 1, GENESIS_HASH)
+    return report, checkable_tree(entries, checked=digests)
+
+
+def _checked_chain(
+    entries: Sequence[Mapping[str, Any]], start_seq: int, prev_hash: str
+) -> tuple[ChainReport, list[bytes]]:
+    """The chain's report, and the hashes (raw bytes) of the entries before its first bad one."""
+    digests: list[bytes] = []
     head = prev_hash
     for position, entry in enumerate(entries):
         expected = start_seq + position
-        reason = _entry_problem(entry, expected, head, seen, all_seqs)
-        if reason is not None:
-            return ChainReport(False, len(entries), expected, reason, head)
-        seen.add(expected)
+        previous = digests[-1] if digests else None
+        found = _linked_digest(entry, expected, head, previous, start_seq, entries)
+        if isinstance(found, str):
+            return ChainReport(False, len(entries), expected, found, head), digests
+        digests.append(found)
         head = entry["hash"]
-    return ChainReport(True, len(entries), None, None, head)
+    return ChainReport(True, len(entries), None, None, head), digests
 
 
-def _entry_problem(
-    entry: Mapping[str, Any], expected: int, head: str, seen: set[int], all_seqs: set[int]
-) -> str | None:
-    shape = entry_shape_problem(entry)
+def _linked_digest(
+    entry: Mapping[str, Any],
+    expected: int,
+    head: str,
+    head_digest: bytes | None,
+    start_seq: int,
+    entries: Sequence[Mapping[str, Any]],
+) -> bytes | str:
+    """Return the entry's hash as raw bytes if it is the next link of the chain, else why not.
+
+    :param head_digest: ``head`` as raw bytes, as the previous entry's check computed it
+        (``None`` for the first entry: its ``prev_hash`` is read from hex once it is checked).
+    """
+    shape = entry_shape_problem(entry, checked_hash=None if head_digest is None else head)
     if shape is not None:
         return f"entry {expected} {shape}"
     seq = entry["seq"]
     if seq != expected:
-        return _seq_problem(seq, expected, seen, all_seqs - seen - {seq})
+        return _seq_problem(seq, expected, start_seq, entries)
     if entry["prev_hash"] != head:
         before = "the genesis hash" if head == GENESIS_HASH else f"entry {expected - 1}'s hash"
         return f"entry {expected}: prev_hash does not link to {before}"
     try:
-        hashed = entry_hash(entry["prev_hash"], entry)
+        digest = entry_digest(bytes.fromhex(head) if head_digest is None else head_digest, entry)
     except ValueError as exc:  # a lone surrogate, a NaN: no canonical bytes to hash
         return f"entry {expected} has no canonical JSON ({exc}): it hashes to nothing"
-    if hashed != entry["hash"]:
+    if digest.hex() != entry["hash"]:
         return f"entry {expected}: its hash does not match its contents (the entry was changed)"
-    return None
+    return digest
 
 
 # --- checkpoints --------------------------------------------------------------------------
@@ -234,18 +273,26 @@ def entries_tree(entries: Sequence[Mapping[str, Any]]) -> merkle.MerkleTree:
     return merkle.MerkleTree([bytes.fromhex(entry["hash"]) for entry in entries])
 
 
-def checkable_tree(entries: Sequence[Mapping[str, Any]]) -> merkle.MerkleTree:
+def checkable_tree(
+    entries: Sequence[Mapping[str, Any]], *, checked: Sequence[bytes] = ()
+) -> merkle.MerkleTree:
     """Return the Merkle tree over the entries up to the first whose ``hash`` is malformed: the
-    leaves stop there, and a checkpoint beyond it cannot be checked."""
+    leaves stop there, and a checkpoint beyond it cannot be checked.
+
+    :param checked: the hashes (raw bytes) of the first entries, as the chain check found them:
+        those entries are not read again.
+    """
+    start = len(checked)
     usable = next(
         (
             i
-            for i, e in enumerate(entries)
-            if not (isinstance(e, Mapping) and _is_hash_hex(e.get("hash")))
+            for i in range(start, len(entries))
+            if not (isinstance(entries[i], Mapping) and _is_hash_hex(entries[i].get("hash")))
         ),
         len(entries),
     )
-    return entries_tree(entries[:usable])
+    rest = [bytes.fromhex(entry["hash"]) for entry in entries[start:usable]]
+    return merkle.MerkleTree([*checked, *rest])
 
 
 def checkpoint_shape_problem(envelope: object) -> str | None:
@@ -308,6 +355,15 @@ def _keys_by_size(keys: CheckpointKeys) -> Callable[[int], Sequence[str]]:
     return lambda _size: fixed
 
 
+@dataclass(frozen=True, slots=True)
+class _Passed:
+    """The last checkpoint that passed its signature and consistency checks."""
+
+    index: int
+    doc: Mapping[str, Any]
+    root_is_the_entries: bool  # its root is the Merkle root of its first ``size`` entries
+
+
 def verify_checkpoints(
     entries: Sequence[Mapping[str, Any]],
     checkpoints: Sequence[Mapping[str, Any]],
@@ -323,9 +379,10 @@ def verify_checkpoints(
     root of the first ``size`` entry hashes. Each must also be consistent with the earlier
     ones: it is checked with an RFC 6962 consistency proof, computed from the entries, against
     the last earlier checkpoint that passed (a good checkpoint consistent with the good one
-    before it is, by transitivity, consistent with every earlier good one). A checkpoint of the
-    same size with another root, a smaller one, or one whose tree does not extend the earlier
-    tree fails; so does one dated before the checkpoint it follows.
+    before it is, by transitivity, consistent with every earlier good one). Where both roots are
+    the entries' own roots at their sizes, that is what the proof would show, so none is built.
+    A checkpoint of the same size with another root, a smaller one, or one whose tree does not
+    extend the earlier tree fails; so does one dated before the checkpoint it follows.
 
     :param entries: the stored entries (their ``hash`` fields are the leaves), already checked
         by :func:`verify_chain`.
@@ -336,17 +393,18 @@ def verify_checkpoints(
     keys = _keys_by_size(public_key_hex)
     tree = checkable_tree(entries) if tree is None else tree
     problems: list[CheckpointProblem] = []
-    last_good: tuple[int, dict[str, Any]] | None = None
+    last_good: _Passed | None = None
     for index, envelope, doc, size, label in _well_formed(checkpoints, problems):
         found: list[CheckpointProblem] = []
         if message := signature_problem(label, doc, envelope["signature"], keys(size)):
             found.append(CheckpointProblem(index, size, "signature", message))
-        found.extend(_root_problems(index, doc, tree, len(entries)))
+        root_found = _root_problems(index, doc, tree, len(entries))
+        found.extend(root_found)
         if last_good is not None:
-            found.extend(_consistency_problems(index, doc, *last_good, tree))
+            found.extend(_consistency_problems(index, doc, not root_found, last_good, tree))
         problems.extend(found)
         if not any(p.check in ("signature", "consistency") for p in found):
-            last_good = (index, doc)
+            last_good = _Passed(index, doc, root_is_the_entries=not root_found)
     return CheckpointReport(len(checkpoints), tuple(problems))
 
 
@@ -444,10 +502,11 @@ def _root_problems(
 def _consistency_problems(
     index: int,
     doc: Mapping[str, Any],
-    earlier_index: int,
-    earlier: Mapping[str, Any],
+    root_is_the_entries: bool,
+    passed: _Passed,
     tree: merkle.MerkleTree,
 ) -> list[CheckpointProblem]:
+    earlier_index, earlier = passed.index, passed.doc
     size, old_size = doc["size"], earlier["size"]
     label, earlier_label = _label(index, size), _label(earlier_index, old_size)
     problems = []
@@ -459,6 +518,8 @@ def _consistency_problems(
         message = f"{label}: the same size as {earlier_label} but another root"
     elif size > tree.size:
         return problems  # nothing to build a proof from; the root check already failed
+    elif root_is_the_entries and passed.root_is_the_entries:
+        return problems  # two roots of one tree: the later tree extends the earlier one
     else:
         proof = tree.consistency_proof(old_size, size)
         old_root, new_root = bytes.fromhex(earlier["root"]), bytes.fromhex(doc["root"])

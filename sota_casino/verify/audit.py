@@ -10,6 +10,7 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,16 @@ class AuditReport:
     #: For the export of a range: its first seq and the last seq a proven checkpoint covers.
     range_first: int | None = None
     range_covered: int = 0
+    #: The checks each checkpoint failed, by its index: asked for each checkpoint, so read from
+    #: the problems once rather than once per checkpoint.
+    failed_checks: Mapping[int, frozenset[str]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        failed: dict[int, set[str]] = {}
+        for problem in self.checkpoint_report.problems:
+            failed.setdefault(problem.index, set()).add(problem.check)
+        checks = {index: frozenset(names) for index, names in failed.items()}
+        object.__setattr__(self, "failed_checks", checks)
 
     @property
     def ok(self) -> bool:
@@ -57,7 +68,7 @@ class AuditReport:
         sizes = [
             cp["document"]["size"]
             for i, cp in enumerate(self.checkpoints)
-            if not any(p.index == i for p in self.checkpoint_report.problems)
+            if i not in self.failed_checks
         ]
         return max(0, self.chain.size - max(sizes, default=0))
 
@@ -68,7 +79,7 @@ class AuditReport:
         return lines
 
     def checkpoint_statuses(self, index: int) -> dict[str, str]:
-        failed = {p.check for p in self.checkpoint_report.problems if p.index == index}
+        failed = self.failed_checks.get(index, frozenset())
         if "format" in failed:
             return {check: FAIL for check in ("signature", "root", "consistency")}
         return {c: FAIL if c in failed else PASS for c in ("signature", "root", "consistency")}
@@ -146,8 +157,8 @@ def verify_audit_export(
     """
     if export.is_range:
         return _verify_range(export, public_key_hex, source)
-    chain = _keys_checked(audit_chain.verify_chain(export.entries), export.entries, whole=True)
-    tree = audit_chain.checkable_tree(export.entries)  # once: it hashes every entry
+    linked, tree = audit_chain.verify_chain_with_tree(export.entries)  # once: it hashes every entry
+    chain = _keys_checked(linked, export.entries, whole=True)
     keys = _keys_in_use(export, public_key_hex, whole_tree=tree if chain.ok else None)
     checkpoints = audit_chain.verify_checkpoints(
         export.entries, export.checkpoints, keys, tree=tree
