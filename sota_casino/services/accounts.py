@@ -893,13 +893,16 @@ def _zones_listed(text: str) -> frozenset[str]:
     return frozenset(row[2] for row in rows if len(row) >= 3)
 
 
-def check_time_zone(zone: object) -> str | None:
-    """Return a zone of :func:`time_zones` (``None`` for ``""`` or ``UTC``: UTC).
+def check_time_zone(zone: object, current: str | None = None) -> str | None:
+    """Return a zone of :func:`time_zones` (``None`` for ``""`` or ``UTC``: UTC), or the
+    ``current`` one sent back as it is: chosen when it was still offered, it is no new choice.
 
     :raises InvalidInput: for any other name.
     """
     if zone is None or zone == "" or zone == "UTC":
         return None
+    if zone == current:
+        return current
     if not isinstance(zone, str) or len(zone) > 64 or zone not in time_zones():
         raise InvalidInput(
             N_("time zone must be a place's zone such as Europe/Paris or America/New_York"),
@@ -910,11 +913,16 @@ def check_time_zone(zone: object) -> str | None:
 
 @transactional
 def set_time_zone(session: Session, user_id: int, zone: object) -> UserView:
-    """Store the zone a member of staff reads times in (audited); UTC stays shown beside it."""
-    checked = check_time_zone(zone)
-    user = session.get(User, user_id)
+    """Store the zone a member of staff reads times in (audited, sent changed or not, as a
+    table's settings, a lock or a rule's switch are); UTC stays shown beside it.
+
+    The zone one has is taken back even when it is no longer offered: the console's form shows
+    it, and sends it again unchanged.
+    """
+    user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None or user.role == "player":
         raise NotFound("only staff choose the zone the console shows times in")
+    checked = check_time_zone(zone, user.time_zone)
     user.time_zone = checked
     audit.record(
         session,

@@ -5,6 +5,8 @@ and a round's next actions stay on the screen."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -21,9 +23,12 @@ from web_support import plant_server_seed
 
 from sota_casino.models import User
 from sota_casino.services import accounts
+from sota_casino.services import alerts
 from sota_casino.services import approvals
+from sota_casino.services import fairness
 from sota_casino.services import money
 from sota_casino.services import rounds
+from sota_casino.services import settings
 
 pytestmark = pytest.mark.browser
 
@@ -241,17 +246,18 @@ def operator_in(page: Any, live_server: LiveServer, language: str) -> int:
         args=["create-operator", operator], input=f"{PASSWORD}\n"
     )
     assert created.exit_code == 0, created.output
+    log_in_to_the_console(page, operator, language)
+    return player_id(live_server.app, player)
+
+
+def log_in_to_the_console(page: Any, staff: str, language: str) -> None:
+    """Log ``staff`` in ``page`` and show the console in ``language``."""
     page.goto("/auth/login")
-    page.fill("input[name=username]", operator)
+    page.fill("input[name=username]", staff)
     page.fill("input[name=password]", PASSWORD)
     page.click("main button[type=submit]")
     page.wait_for_url("**/operator/audit")  # staff start in the console
     choose_language(page, language)
-    session = live_server.app.extensions["sota_casino.sessionmaker"]()
-    try:
-        return int(session.scalars(select(User.id).where(User.username == player)).one())
-    finally:
-        session.close()
 
 
 @pytest.mark.parametrize("language", ("fi", "nb"))
@@ -435,6 +441,110 @@ def test_a_player_s_tables_on_the_console_fit_a_laptops_screen(
         laptop.goto(f"/operator/players/{player}{path}")
         assert laptop.locator("main .panel > table").count(), path
         problems += [(path, *found) for found in laptop.evaluate(TABLES_PAST_THEIR_PANEL)]
+    next(tabs, None)
+    assert problems == [], problems
+
+
+def twenty_character_name(base: str) -> str:
+    """A username of 20 characters, as long as real ones get, that no other test takes."""
+    count = fresh_name("")
+    return f"{base:_<20}"[: 20 - len(count)] + count
+
+
+@pytest.fixture(scope="module")
+def a_busy_console(live_server: LiveServer) -> tuple[str, int]:
+    """Everything the console's tables show, with their longest realistic values: a player, two
+    operators and names of 20 characters; adjustments of a million chips and more, approved,
+    rejected and pending, with the alerts they raise; table changes approved (and undone: the
+    other tests on this server play the tables as they are) and rejected; a 64-character client
+    seed; a tied round waiting. Return the first operator's name and the player's id."""
+    app = live_server.app
+    player_name = twenty_character_name("margarida.fernandes")
+    operator_name = twenty_character_name("henriksson.operator")
+    seed_a_player(app, player_name)
+    player = player_id(app, player_name)
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        first = accounts.create_operator(session, operator_name, PASSWORD).id
+        second = accounts.create_operator(
+            session, twenty_character_name("virtanen.approver"), PASSWORD
+        ).id
+        for kind in ("player_adjustments", "operator_adjustments"):
+            alerts.create_rule(session, first, kind, "chips", 100_000, 24)
+        reason = "refund after a long dispute about a lost round"
+        for amount, approved in ((123_456_789, True), (-100_000_050, True), (9_876_543, False)):
+            proposed = money.propose_adjustment(session, first, player, "chips", amount, reason)
+            approvals.decide(session, second, proposed.id, approved, "checked against the ticket")
+        money.propose_adjustment(session, second, player, "chips", 5_555_555, reason)
+        played = settings.table_rules(session, "casino_war")
+        for change in ({"decks": 8, "tie_payout": 30, "burn": 5, "bonus": "ante"}, played):
+            proposed = settings.propose_table_change(session, first, "casino_war", change)
+            approvals.decide(session, second, proposed.id, True)
+        proposed = settings.propose_table_change(session, second, "sota", {"max_stake": 100_000})
+        approvals.decide(session, first, proposed.id, False, "the stakes stay as they are")
+        fairness.rotate(session, player, LONG_CLIENT_SEED)
+        for _ in range(100):  # a tie comes every 13 rounds or so
+            if rounds.place_casino_war_bet(session, player, 100).status == "awaiting_decision":
+                break
+    finally:
+        session.close()
+    return operator_name, player
+
+
+def a_zone_on_another_day() -> str:
+    """A zone whose date is not UTC's now, so a time shows beside UTC's whole date and time
+    (``2026-12-05 11:22:13 +14 (2026-12-04 21:22:13 UTC)``), the widest a time gets."""
+    return "Pacific/Kiritimati" if datetime.now(UTC).hour >= 10 else "Pacific/Pago_Pago"
+
+
+#: Every console page with tables; {player} is a player's id.
+CONSOLE_PAGES = (
+    "/operator/audit",
+    "/operator/ledger",
+    "/operator/players",
+    "/operator/players/{player}",
+    "/operator/players/{player}/lists/rounds",
+    "/operator/players/{player}/lists/transfers",
+    "/operator/players/{player}/lists/seed_pairs",
+    "/operator/tables",
+    "/operator/alerts",
+    "/operator/approvals?status=pending",
+    "/operator/approvals?status=approved",
+    "/operator/approvals?status=rejected",
+)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("width", (768, 1024))
+def test_every_console_table_fits_its_panel_on_a_tablet_and_a_small_laptop(
+    chromium: Any,
+    live_server: LiveServer,
+    a_busy_console: tuple[str, int],
+    width: int,
+    language: str,
+) -> None:
+    """On a 768 px tablet ten of the console's tables ran past their panel, which scrolled
+    them sideways: the audit's entries 292 to 377 px in every language (a 20-character name, an
+    action such as seed_pair.client_seed_set, a time in the reader's zone), the math 120 to
+    225 px, a player's rounds list 58 to 239 px, and up to 45 px the seed pairs, balances, house
+    result, alerts and proposals, a pending one's Note, Approve and Reject out of their cell. At
+    1024 px a time beside UTC's on another day ran the audit's entries 36 to 121 px past."""
+    operator, player = a_busy_console
+    tabs = open_tab(chromium, live_server, viewport={"width": width, "height": 800})
+    page = next(tabs)
+    log_in_to_the_console(page, operator, language)
+    zone = a_zone_on_another_day()
+    page.click("details.time-zone summary")
+    page.fill("#time_zone", zone)
+    page.click(".time-zone-form button[type=submit]")
+    page.wait_for_selector(f"details.time-zone summary:has-text('{zone}')")
+    problems = []
+    for path in CONSOLE_PAGES:
+        path = path.format(player=player)
+        page.goto(path)
+        assert page.locator("main .panel > table").count(), path
+        problems += [(path, *found) for found in page.evaluate(TABLES_PAST_THEIR_PANEL)]
+        problems += [(path, found) for found in page.evaluate(OVERFLOW)]
     next(tabs, None)
     assert problems == [], problems
 

@@ -3,6 +3,7 @@ a zone chosen before that is no longer offered keeps working."""
 
 from __future__ import annotations
 
+import html
 import re
 from zoneinfo import ZoneInfo
 
@@ -13,6 +14,7 @@ from operator_support import audit_size
 from operator_support import bearer
 from operator_support import client_as
 from operator_support import db
+from operator_support import last_entry
 
 from sota_casino.models import User
 from sota_casino.services import accounts
@@ -106,3 +108,73 @@ def test_a_zone_chosen_before_that_is_no_longer_offered_keeps_working(app: Flask
     _store_zone(app, olga_id, "Mars/Olympus")
     gone = olga.get("/operator/audit")
     assert gone.status_code == 200 and " UTC</time>" in gone.get_data(as_text=True)
+
+
+def _time_zone_form(page: str) -> dict[str, str]:
+    """The fields of the console bar's time-zone form, as the page fills them in."""
+    form = page.split('class="form-row time-zone-form">')[1].split("</form>")[0]
+    inputs = re.findall(r"<input ([^>]*)>", form)
+    fields = (dict(re.findall(r'(\w+)="([^"]*)"', attributes)) for attributes in inputs)
+    return {field["name"]: html.unescape(field["value"]) for field in fields}
+
+
+def _stored_zone(app: Flask, user_id: int) -> str | None:
+    session = db(app)
+    try:
+        user = session.get(User, user_id)
+        assert user is not None
+        return user.time_zone
+    finally:
+        session.close()
+
+
+def test_the_form_sent_unchanged_keeps_a_zone_no_longer_offered(app: Flask) -> None:
+    """The picker shows a zone chosen before that is no longer offered; sent back as it is, it
+    was refused as if it were a new choice."""
+    olga_id = add_user(app, "olga", "operator")
+    olga = client_as(app, olga_id)
+    _store_zone(app, olga_id, "US/Eastern")
+    form = _time_zone_form(olga.get("/operator/ledger").get_data(as_text=True))
+    assert form == {"csrf_token": CSRF, "next": "/operator/ledger?", "time_zone": "US/Eastern"}
+    before = audit_size(app)
+    sent = olga.post("/operator/me/time-zone", data=form)
+    assert (sent.status_code, sent.headers.get("Location")) == (303, "/operator/ledger")
+    assert "Times are now shown in US/Eastern" in olga.get("/operator/ledger").get_data(
+        as_text=True
+    )
+    assert _stored_zone(app, olga_id) == "US/Eastern"
+    # Logged as every setting sent is, changed or not (a table's, a lock, a rule's switch).
+    assert audit_size(app) == before + 1
+    assert last_entry(app)["action"] == "user.time_zone"
+    assert last_entry(app)["data"] == {"time_zone": "US/Eastern"}
+    # Another zone no longer offered is a new choice, and refused.
+    for zone in ("GB", "Asia/Calcutta"):
+        refused = olga.post("/operator/me/time-zone", data={**form, "time_zone": zone})
+        assert refused.status_code == 422, zone
+    assert _stored_zone(app, olga_id) == "US/Eastern"
+    # Once another is chosen, the old zone is no longer the one she has.
+    olga.post("/operator/me/time-zone", data={**form, "time_zone": "America/New_York"})
+    back = olga.post("/operator/me/time-zone", data=form)
+    assert back.status_code == 422 and _stored_zone(app, olga_id) == "America/New_York"
+
+
+def test_the_api_takes_only_the_zones_it_offers_even_ones_own(app: Flask) -> None:
+    """The API's zones are the enum of its document, which every endpoint keeps both ways: the
+    caller's own zone no longer offered is refused there, and nothing changes; one it has that
+    is offered is taken back, and logged as on the page."""
+    olga_id = add_user(app, "olga", "operator")
+    headers = bearer(app, "olga")
+    client = app.test_client()
+    _store_zone(app, olga_id, "US/Eastern")
+    before = audit_size(app)
+    own = {"time_zone": "US/Eastern"}
+    refused = client.put("/api/v1/operator/me/time-zone", json=own, headers=headers)
+    assert refused.status_code == 422
+    error = refused.get_json()["error"]
+    assert error["code"] == "invalid_input" and error["message"].startswith("time_zone ")
+    assert _stored_zone(app, olga_id) == "US/Eastern" and audit_size(app) == before
+    _store_zone(app, olga_id, "Europe/Oslo")
+    offered = {"time_zone": "Europe/Oslo"}
+    kept = client.put("/api/v1/operator/me/time-zone", json=offered, headers=headers)
+    assert kept.status_code == 200 and kept.get_json() == offered
+    assert audit_size(app) == before + 1
