@@ -97,7 +97,7 @@ TERMS: Final = {
 @bp.app_template_global()
 def term(code: object) -> str:
     """Return a code of the console's lists in words, in the request's language (a Sota game's
-    outcome as the player's history says it)."""
+    outcome by the side it names, :func:`.format.sota_outcome`)."""
     outcome = sota_outcome(code)
     if outcome is not None:
         return outcome

@@ -191,7 +191,7 @@ def _gate(admit: Admit) -> Callable[[F], F]:
             answer: ResponseReturnValue = view(*args, **kwargs)
             return answer
 
-        wrapped.admit = admit  # type: ignore[attr-defined]
+        wrapped.admit = admit  # type: ignore[attr-defined]  # read by check_repeated_fields
         return cast(F, wrapped)
 
     return decorator
