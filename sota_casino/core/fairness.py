@@ -38,7 +38,6 @@ SEED_BYTES: Final = 32
 WORD_BITS: Final = 32
 WORD: Final = 2**WORD_BITS
 CLIENT_SEED_MAX: Final = 64
-TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
 _TIME_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", re.ASCII)
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -389,10 +388,15 @@ def canonical_json(doc: Any) -> bytes:
 
 
 def format_time(moment: datetime) -> str:
-    """Return ``moment`` as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC."""
+    """Return ``moment`` as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC.
+
+    ``isoformat`` rather than ``strftime``, whose ``%Y`` writes a year before 1000 in fewer
+    than four digits on some C libraries (``999``), which :func:`parse_time` refuses.
+    """
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime(TIME_FORMAT)
+    utc = moment.astimezone(UTC).replace(tzinfo=None)
+    return f"{utc.isoformat(timespec='microseconds')}Z"
 
 
 def time_or_none(value: object) -> datetime | None:

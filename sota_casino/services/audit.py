@@ -436,13 +436,9 @@ def entry_dict(row: AuditEntry | Row[Any]) -> results.AuditEntry:
 
 
 def _time_filter(value: str | None, name: str) -> str | None:
-    """A time bound as the log writes its times (text, so compared as text): a year before
-    1000 with its four digits too, which ``strftime`` leaves out (``913-…`` sorts after
-    ``2026-…``)."""
+    """A time bound as the log writes its times (text, so compared as text)."""
     moment = results.filter_time(value, name)
-    if moment is None:
-        return None
-    return f"{moment.year:04d}{moment.strftime('-%m-%dT%H:%M:%S.%fZ')}"
+    return None if moment is None else fairness.format_time(moment)
 
 
 @dataclass(frozen=True, slots=True)

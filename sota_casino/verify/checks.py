@@ -46,6 +46,7 @@ from ..core.fairness import Seeds
 from ..core.fairness import Stream
 from ..core.fairness import check_client_seed
 from ..core.fairness import commitment_of
+from ..core.fairness import format_time
 from ..core.fairness import is_hex64
 from ..core.fairness import round_document
 from ..core.fairness import signature_checker
@@ -423,13 +424,13 @@ def _check_belongs_to_pair(found: _Collector, context: PairContext, doc: Mapping
         found.fail(
             "pair",
             f"settled at {doc['settled_at']}, before the commitment was signed "
-            f"({context.created_at.strftime('%Y-%m-%dT%H:%M:%S.%fZ')})",
+            f"({format_time(context.created_at)})",
         )
     if context.revealed_at is not None and settled > context.revealed_at:
         found.fail(
             "pair",
             f"settled at {doc['settled_at']}, after the server seed was revealed "
-            f"({context.revealed_at.strftime('%Y-%m-%dT%H:%M:%S.%fZ')})",
+            f"({format_time(context.revealed_at)})",
         )
 
 
