@@ -48,7 +48,7 @@ def _measure(session: Session, pick: random.Random, size: int) -> tuple[float, .
 
     tree_s = seconds(catch_up)
     first = checks.run(session, "audit", "bench")  # the first, whole, standing check
-    assert first.verdict["ok"], first
+    assert first.verdict.ok, first
     covered = size - size % 100
     inclusion_ms = median_ms(lambda: audit.inclusion_proof(session, pick.randint(1, covered)), RUNS)
 
@@ -67,15 +67,15 @@ def _measure(session: Session, pick: random.Random, size: int) -> tuple[float, .
     fill(session, 100)
     step, step_s = timed(lambda: checks.run(session, "audit", "bench"))
     step_ms = step_s * 1000
-    assert step.verdict["ok"] and not step.whole, step
+    assert step.verdict.ok and not step.whole, step
     whole, whole_s = timed(lambda: audit.verify(session))
-    assert whole["ok"] and whole["size"] == size + 100, whole
+    assert whole.ok and whole.size == size + 100, whole
     export_s = seconds(lambda: sum(1 for _ in audit.iter_export(session)))
     return tree_s, inclusion_ms, consistency_ms, step_ms, page_ms, whole_s, export_s
 
 
 def main() -> None:
-    rows = []
+    rows: list[tuple[float, ...]] = []
     pick = random.Random(6962)
     with scratch_session(CHECKPOINT_EVERY=100) as session:
         size = 0
@@ -93,9 +93,9 @@ def main() -> None:
         "| standing step (ms) | page reads (ms) | whole check (s) | export (s) |"
     )
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for size, build, tree, inclusion, consistency, step, page, whole, export in rows:
+    for entries, build, tree, inclusion, consistency, step, page, whole, export in rows:
         print(
-            f"| {size:,} | {build:.1f} | {tree:.1f} | {inclusion:.2f} | {consistency:.2f} "
+            f"| {entries:,.0f} | {build:.1f} | {tree:.1f} | {inclusion:.2f} | {consistency:.2f} "
             f"| {step:.1f} | {page:.1f} | {whole:.1f} | {export:.1f} |"
         )
     small, large = rows[0], rows[-1]

@@ -78,7 +78,7 @@ def main() -> None:
         user = accounts.register(session, "house_report", "a long enough password").id
         with session.begin():
             pair = session.scalars(sa.select(SeedPair.id).where(SeedPair.user_id == user))
-            pair_id = pair.first()
+            pair_id = pair.one()
         nonce = 0
         for size in SIZES:
             with session.begin():

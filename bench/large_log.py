@@ -20,6 +20,7 @@ from typing import Final
 
 from sqlalchemy import insert
 from sqlalchemy import select
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from sota_casino.core import audit_chain
@@ -106,16 +107,14 @@ def fill(
                     }
                 )
         with session.begin():
-            session.execute(insert(AuditEntry.__table__), entries)
+            session.execute(insert(AuditEntry), entries)
             if signed:
-                session.execute(insert(AuditCheckpoint.__table__), signed)
+                session.execute(insert(AuditCheckpoint), signed)
             if session.get(AuditHead, 1) is None:
                 session.add(AuditHead(id=1, seq=size, hash=prev))
             else:
                 session.execute(
-                    AuditHead.__table__.update()
-                    .where(AuditHead.id == 1)
-                    .values(seq=size, hash=prev)
+                    update(AuditHead).where(AuditHead.id == 1).values(seq=size, hash=prev)
                 )
     return size
 
