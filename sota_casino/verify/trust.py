@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -105,6 +106,18 @@ def signed_key_change(envelope: object) -> Mapping[str, Any] | None:
     return doc if signed else None
 
 
+def handed_on(docs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """Return, for each old key of the key changes ``docs`` (each validly signed by its old key),
+    the keys it was handed on to, each with the first change of ``docs`` that names it.
+
+    An old key with two keys here was handed on twice: the one chain of keys forks there.
+    """
+    handed: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for doc in docs:
+        handed.setdefault(doc["old_public_key_hex"], {}).setdefault(doc["new_public_key_hex"], doc)
+    return handed
+
+
 def successor_chain(
     trusted: str, bundle_key: str, key_changes: object
 ) -> list[Mapping[str, Any]] | None:
@@ -112,15 +125,19 @@ def successor_chain(
     by the key it retires, or ``None`` if there is no such chain.
 
     ``key_changes`` is the bundle's list of signed key-change documents; anything in it that is
-    not one, or not validly signed by its old key, is ignored (it proves nothing).
+    not one, or not validly signed by its old key, is ignored (it proves nothing). A key handed
+    on twice (two changes signed by it to two different keys) has no successor: a chain that
+    reaches it stops there, whatever the order of the list, which its holder chooses. The same
+    change listed twice is no fork.
     """
     if not isinstance(key_changes, list):
         return None
-    successors: dict[str, Mapping[str, Any]] = {}
-    for envelope in key_changes:
-        doc = signed_key_change(envelope)
-        if doc is not None:
-            successors.setdefault(doc["old_public_key_hex"], doc)
+    signed = (doc for item in key_changes if (doc := signed_key_change(item)) is not None)
+    successors = {  # each key's one successor: none for a key handed on twice
+        old: next(iter(handed_to.values()))
+        for old, handed_to in handed_on(signed).items()
+        if len(handed_to) == 1
+    }
     chain: list[Mapping[str, Any]] = []
     key = trusted
     while key != bundle_key:
@@ -171,11 +188,8 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
     if not isinstance(key_changes, list):
         return []
     signed = [(doc, item) for item in key_changes if (doc := signed_key_change(item)) is not None]
-    successors: dict[str, set[str]] = {}
-    for doc, _ in signed:
-        successors.setdefault(doc["old_public_key_hex"], set()).add(doc["new_public_key_hex"])
     problems = []
-    for old, news in sorted(successors.items()):
+    for old, news in sorted(handed_on(doc for doc, _ in signed).items()):
         first, *others = sorted(news)
         problems += [
             f"key {short(old)} was handed on twice, to key {short(first)} and to key "

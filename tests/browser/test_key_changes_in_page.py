@@ -320,6 +320,73 @@ def test_a_key_change_the_pinned_key_did_not_sign_leaves_the_pin_and_the_loud_wa
     assert tab.evaluate(PINNED)["public_key_hex"] == pinned
 
 
+def hand_the_key_on_twice(server: LiveServer, forgers_first: bool) -> tuple[str, str]:
+    """As an operator holding the database and the key in use: sign two changes from it, to a
+    key of his own and to another, log them in the order asked, and put his own key in the key
+    file. Returns his key and the other (hex)."""
+    old_key = fairness.load_private_key(Path(server.app.config["SIGNING_KEY_FILE"]).read_bytes())
+    own_key, other_key = fairness.new_signing_key(), fairness.new_signing_key()
+    changes = [
+        fairness.signed(
+            old_key,
+            fairness.key_change_document(
+                old_public_key_hex=fairness.public_key_hex(old_key),
+                new_public_key_hex=fairness.public_key_hex(new_key),
+                changed_at=fairness.format_time(datetime.now(UTC)),
+            ),
+        )
+        for new_key in ((own_key, other_key) if forgers_first else (other_key, own_key))
+    ]
+    with server.app.app_context():
+        session = server.app.extensions["sota_casino.sessionmaker"]()
+        with session.begin():
+            for change in changes:
+                audit.record(
+                    session,
+                    actor="system",
+                    action=fairness_service.KEY_CHANGED,
+                    subject=f"key:{change['document']['new_public_key_hex'][:16]}",
+                    data={"key_change": change},
+                )
+        session.close()
+    key_file = Path(server.app.config["SIGNING_KEY_FILE"])
+    replace_file(key_file, fairness.private_key_pem(own_key), suffix=".retired")
+    return fairness.public_key_hex(own_key), fairness.public_key_hex(other_key)
+
+
+@pytest.mark.parametrize("forgers_first", [True, False])
+def test_the_pin_follows_no_key_the_pinned_key_was_handed_on_to_twice(
+    forked_tab: Any, forked_server: LiveServer, pinned: str, forgers_first: bool
+) -> None:
+    """The public-key answer lists two changes signed by the pinned key, one to the key the
+    page shows: the pin stays, in either order of the list, and the loud warning names the
+    fork, as the bundle's verifiers name it."""
+    tab = forked_tab
+    own, other = hand_the_key_on_twice(forked_server, forgers_first)
+    forked_server.restart_workers()
+    published = tab.evaluate("async () => (await fetch('/api/v1/fairness/public-key')).json()")
+    assert published["public_key_hex"] == own
+    assert [c["document"]["new_public_key_hex"] for c in published["key_changes"]] == (
+        [own, other] if forgers_first else [other, own]
+    )
+
+    tab.goto("/fairness")
+    tab.evaluate("window.SotaRecords.keyChecked()")
+    assert tab.locator("[data-testid=key-change-followed]").count() == 0
+    assert tab.evaluate(PINNED)["public_key_hex"] == pinned
+    assert tab.evaluate(PINNED)["replaced"] == []
+    alert = tab.locator("[data-testid=key-changed]")
+    assert "The casino's signing key has changed" in alert.inner_text()
+    low, high = sorted([own, other])
+    fork = tab.locator("[data-testid=key-handed-on-twice]")
+    assert fork.inner_text() == (
+        f"FORK: key {pinned[:16]}… was handed on twice, to key {low[:16]}… and to key "
+        f"{high[:16]}…, each change signed by it: the casino's keys change in one chain, so "
+        "one of the changes is a rewrite. This browser follows neither change."
+    )
+    assert successor_chain(pinned, own, published["key_changes"]) is None
+
+
 def test_the_chain_rule_of_the_page_is_the_offline_verifiers(tab: Any) -> None:
     """``SotaRecords.successorChain`` follows what ``successor_chain`` follows, and refuses
     what it refuses: a change signed by another key than the one it retires, a chain that leads
@@ -345,7 +412,16 @@ def test_the_chain_rule_of_the_page_is_the_offline_verifiers(tab: Any) -> None:
         (a_hex, c_hex, [a_to_b]),  # leads to another key
         (a_hex, c_hex, [a_to_b, change(b_hex, a_hex, b)]),  # a loop
         (a_hex, c_hex, [change(a_hex, c_hex, c), a_to_b, b_to_c]),  # the forged one ignored
-        (a_hex, c_hex, [change(a_hex, b_hex, a), change(a_hex, c_hex, a)]),  # the first counts
+        # A key handed on twice has no successor, in either order, at the start or on the way.
+        (a_hex, c_hex, [change(a_hex, b_hex, a), change(a_hex, c_hex, a)]),
+        (a_hex, c_hex, [change(a_hex, c_hex, a), change(a_hex, b_hex, a)]),
+        (a_hex, b_hex, [change(a_hex, c_hex, a), change(a_hex, b_hex, a)]),
+        (a_hex, c_hex, [a_to_b, b_to_c, change(b_hex, a_hex, b)]),
+        (a_hex, c_hex, [a_to_b, change(b_hex, a_hex, b), b_to_c]),
+        (a_hex, b_hex, [a_to_b, b_to_c, change(b_hex, a_hex, b)]),  # a fork past the target
+        # The same change twice, or again at another time, is no fork.
+        (a_hex, c_hex, [a_to_b, b_to_c, a_to_b]),
+        (a_hex, b_hex, [change(a_hex, b_hex, a, changed_at="2026-02-01T00:00:00Z"), a_to_b]),
         (a_hex, b_hex, {"0": a_to_b}),
         (a_hex, b_hex, [{"document": a_to_b["document"]}, "change", None]),
     ]
@@ -394,6 +470,11 @@ def test_both_verifiers_fail_key_changes_that_fork_the_keys_in_either_order(tab:
     for changes in (handed_on, handed_on[::-1]):
         forked = bundles.anchored(GOOD, PAIR.key, key_changes=changes)
         assert not verify_bundle(forked, old).ok
+        in_page = tab.evaluate(TRUSTING, [forked, old])
         assert (
             f"key {old[:16]}… was handed on twice, to key {low[:16]}… and to key {high[:16]}…"
-        ) in tab.evaluate(TRUSTING, [forked, old])
+        ) in in_page
+        # The chain stops at the key handed on twice, whichever change the list holds first.
+        assert f"the bundle names the key {new[:16]}…, not the key this browser trusts" in in_page
+        refused = f"KEY CHANGED: the bundle names public key {new[:16]}…, not the trusted key"
+        assert any(f.message.startswith(refused) for f in verify_bundle(forked, old).failures)

@@ -23,6 +23,7 @@ from sota_casino.verify import main
 from sota_casino.verify import verify_bundle
 from sota_casino.verify.report import TRUST_SUCCESSOR
 from sota_casino.verify.report import TRUST_UNPINNED
+from sota_casino.verify.trust import successor_chain
 
 PAIR = bundles.Pair()
 KEY_HEX = public_key_hex(PAIR.key)
@@ -200,10 +201,50 @@ def test_a_key_handed_on_twice_fails_the_bundle_in_either_order(order: int) -> N
         f"{_short(successors[1])}, each change signed by it: the service's keys change in one "
         "chain, each change signed by the key in use, a rewrite"
     )
-    assert expected in _bundle_signature_failures(bundle, OLD_KEY)
-    # Unlogged, the old key's signatures alone say it.
-    unlogged = dict(GOOD, key_changes=changes)
-    assert expected in _bundle_signature_failures(unlogged, OLD_KEY)
+    # Nor does the chain lead to the bundle's key, whichever change the list holds first.
+    refused = f"KEY CHANGED: the bundle names public key {_short(PAIR.key)}, not the trusted key"
+    for failures in (
+        _bundle_signature_failures(bundle, OLD_KEY),
+        # Unlogged, the old key's signatures alone say it.
+        _bundle_signature_failures(dict(GOOD, key_changes=changes), OLD_KEY),
+    ):
+        assert expected in failures
+        assert any(failure.startswith(refused) for failure in failures)
+
+
+def _hex(*keys: Ed25519PrivateKey) -> list[str]:
+    return [public_key_hex(key) for key in keys]
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_key_handed_on_twice_has_no_successor_in_either_order(order: int) -> None:
+    """Whoever holds a key can sign a second change from it to a key of his own: a chain that
+    reaches a key handed on twice stops there, to the key of either change, whichever the list
+    holds first, or the one the chain leads to would be whichever the holder puts first."""
+    middle, other = new_signing_key(), new_signing_key()
+    old_hex, middle_hex, other_hex, pair_hex = _hex(OLD_KEY, middle, other, PAIR.key)
+    at_the_trusted_key = [_key_change(OLD_KEY, PAIR.key), _key_change(OLD_KEY, other)][::order]
+    for target in (pair_hex, other_hex):
+        assert successor_chain(old_hex, target, at_the_trusted_key) is None
+    on_the_way = [
+        _key_change(OLD_KEY, middle),
+        *[_key_change(middle, PAIR.key), _key_change(middle, other)][::order],
+    ]
+    for target in (pair_hex, other_hex):
+        assert successor_chain(old_hex, target, on_the_way) is None
+    # The keys before the fork are still reached, and the trusted key is its own chain.
+    assert successor_chain(old_hex, middle_hex, on_the_way) == [on_the_way[0]["document"]]
+    assert successor_chain(old_hex, old_hex, at_the_trusted_key) == []
+
+
+def test_a_key_change_listed_twice_is_no_fork() -> None:
+    """The same change twice, or two changes from one key to the same key (signed at other
+    times), hand the key on once: the chain follows them."""
+    once = _key_change(OLD_KEY, PAIR.key)
+    again = signed(OLD_KEY, {**once["document"], "changed_at": "2026-02-01T00:00:00.000000Z"})
+    old_hex, pair_hex = _hex(OLD_KEY, PAIR.key)
+    for changes in ([once, once], [once, again], [again, once]):
+        assert successor_chain(old_hex, pair_hex, changes) == [changes[0]["document"]]
 
 
 def test_a_change_into_a_key_from_a_key_of_ones_own_counts_only_once_logged() -> None:

@@ -5,8 +5,9 @@
  *   - the service's public key, pinned the first time a page shows it (trust on first use);
  *     a page showing another key moves the pin on only along a chain of key changes, each
  *     signed by the key it retires, from the pinned key to the shown one (the offline
- *     verifier's rule, `successorChain`), and says so calmly; without such a chain it says so
- *     loudly, and only an explicit "Trust the new key" replaces the pin;
+ *     verifier's rule, `successorChain`: it stops at a key handed on twice), and says so
+ *     calmly; without such a chain it says so loudly (naming the fork, if a key on the way
+ *     was handed on twice), and only an explicit "Trust the new key" replaces the pin;
  *   - every signed commitment document shown before play (`<script type="application/json"
  *     data-signed-commitment>` holding {"document", "signature"}), the next pair's included:
  *     the fairness page shows it before the player chooses the client seed that starts it;
@@ -200,37 +201,76 @@
     return signed ? doc : null;
   }
 
-  /* The key-change documents leading from `trusted` to `target`, each signed by the key it
-   * retires, or null if there is no such chain: the offline verifier's rule
-   * (verify/trust.py, successor_chain). Anything in `keyChanges` that is not a key change
-   * validly signed by its old key is ignored: it proves nothing. */
-  async function successorChain(trusted, target, keyChanges) {
-    if (!Array.isArray(keyChanges)) return null;
-    const successors = new Map();
+  /* For each old key of the key changes `docs` (each validly signed by its old key), the keys
+   * it was handed on to, each with the first change of `docs` that names it: an old key with
+   * two was handed on twice, and the one chain of keys forks there (verify/trust.py,
+   * handed_on). */
+  function handedOn(docs) {
+    const handed = new Map();
+    for (const doc of docs) {
+      const handedTo = handed.get(doc.old_public_key_hex) || new Map();
+      if (!handedTo.has(doc.new_public_key_hex)) handedTo.set(doc.new_public_key_hex, doc);
+      handed.set(doc.old_public_key_hex, handedTo);
+    }
+    return handed;
+  }
+
+  /* What the key `old`, handed on to the keys of `handedTo` (handedOn), says if it was handed
+   * on twice: once for each key after the first, in hex order (verify/trust.py,
+   * forked_key_changes); nothing for a key handed on once. */
+  function handedOnTwice(old, handedTo) {
+    const [first, ...others] = [...handedTo.keys()].sort();
+    return others.map((other) => gettext("key %(key)s… was handed on twice, to key %(first)s… and to key %(other)s…, each change signed by it: the casino's keys change in one chain, so one of the changes is a rewrite",
+      { key: old.slice(0, 16), first: first.slice(0, 16), other: other.slice(0, 16) }));
+  }
+
+  /* The key changes of `keyChanges` from `trusted` to `target`: `chain`, the documents leading
+   * there, each signed by the key it retires, or null if there is no such chain (the offline
+   * verifier's rule, verify/trust.py, successor_chain); and `forks`, what the key the chain
+   * stopped at says if it was handed on twice (handedOnTwice). Anything in `keyChanges` that
+   * is not a key change validly signed by its old key is ignored: it proves nothing. A key
+   * handed on twice (two changes signed by it to two different keys) has no successor: a chain
+   * that reaches it stops there, whatever the order of the list, which its holder chooses. The
+   * same change listed twice is no fork. */
+  async function followedChain(trusted, target, keyChanges) {
+    if (!Array.isArray(keyChanges)) return { chain: null, forks: [] };
+    const signed = [];
     for (const envelope of keyChanges) {
       const doc = await signedKeyChange(envelope);
-      if (doc && !successors.has(doc.old_public_key_hex)) successors.set(doc.old_public_key_hex, doc);
+      if (doc) signed.push(doc);
+    }
+    const handed = handedOn(signed);
+    const successors = new Map(); // each key's one successor: none for a key handed on twice
+    for (const [old, handedTo] of handed) {
+      if (handedTo.size === 1) successors.set(old, [...handedTo.values()][0]);
     }
     const chain = [];
     let key = trusted;
     while (key !== target) {
       const step = successors.get(key);
-      if (!step || chain.length > successors.size) return null;
+      if (!step || chain.length > successors.size) {
+        return { chain: null, forks: handed.has(key) ? handedOnTwice(key, handed.get(key)) : [] };
+      }
       chain.push(step);
       key = step.new_public_key_hex;
     }
-    return chain;
+    return { chain, forks: [] };
   }
 
-  /* The chain from the pinned key to `shown` among the key changes the casino publishes, or
-   * null (none, or the answer could not be had: then nothing moves). */
+  /* The key-change documents leading from `trusted` to `target`, or null (followedChain). */
+  async function successorChain(trusted, target, keyChanges) {
+    return (await followedChain(trusted, target, keyChanges)).chain;
+  }
+
+  /* The key changes the casino publishes from the pinned key to `shown` (followedChain), or no
+   * chain if the answer could not be had: then nothing moves. */
   async function publishedChain(pinned, shown) {
     try {
       const response = await fetch(PUBLIC_KEY_URL, { credentials: "same-origin", headers: { Accept: "application/json" } });
-      if (!response.ok) return null;
-      return await successorChain(pinned, shown, (await response.json()).key_changes);
+      if (!response.ok) return { chain: null, forks: [] };
+      return await followedChain(pinned, shown, (await response.json()).key_changes);
     } catch (error) {
-      return null;
+      return { chain: null, forks: [] };
     }
   }
 
@@ -545,7 +585,7 @@
       const shown = node.getAttribute("data-service-public-key");
       const pin = pinFirstSeen(shown);
       if (!pin || pin.public_key_hex === shown) continue;
-      const chain = await publishedChain(pin.public_key_hex, shown);
+      const { chain, forks } = await publishedChain(pin.public_key_hex, shown);
       if (chain) {
         followChain(chain);
         return;
@@ -555,6 +595,9 @@
         el("strong", {}, gettext("⚠ The casino's signing key has changed.") + " "),
         gettext("This browser pinned the key %(pinned)s on %(when)s, but this page shows %(shown)s. Nothing is verified against the new key unless you trust it. Trust it only if the casino announced the change somewhere you trust; otherwise its signatures prove nothing.",
           { pinned: pin.public_key_hex, when: window.SotaI18n.time(pin.pinned_at), shown }) + " ",
+        // The holder of a key on the way signed two changes from it: its own proof of a rewrite.
+        ...forks.map((fork) => el("p", { "data-testid": "key-handed-on-twice" },
+          el("strong", {}, gettext("FORK: %(fork)s. This browser follows neither change.", { fork })))),
         accept);
       accept.addEventListener("click", () => {
         acceptKey(shown);
@@ -738,7 +781,7 @@
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, signedKeyChange, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, signedKeyChange, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
     compareVerified, canonical,
   };
 })();

@@ -420,18 +420,10 @@
       const doc = await window.SotaRecords.signedKeyChange(item);
       if (doc) signed.push({ doc, item });
     }
-    const successors = new Map(); // old key -> the keys it was handed on to
-    for (const { doc } of signed) {
-      const handedTo = successors.get(doc.old_public_key_hex) || new Set();
-      successors.set(doc.old_public_key_hex, handedTo.add(doc.new_public_key_hex));
-    }
+    const handed = window.SotaRecords.handedOn(signed.map(({ doc }) => doc));
     const problems = [];
-    for (const old of [...successors.keys()].sort()) {
-      const [first, ...others] = [...successors.get(old)].sort();
-      for (const other of others) {
-        problems.push(gettext("key %(key)s… was handed on twice, to key %(first)s… and to key %(other)s…, each change signed by it: the casino's keys change in one chain, so one of the changes is a rewrite",
-          { key: old.slice(0, 16), first: first.slice(0, 16), other: other.slice(0, 16) }));
-      }
+    for (const old of [...handed.keys()].sort()) {
+      problems.push(...window.SotaRecords.handedOnTwice(old, handed.get(old)));
     }
     const logged = [];
     for (const { doc, item } of signed) {
