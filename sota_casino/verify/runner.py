@@ -180,7 +180,8 @@ def _trusted_key(
         "signature",
         FAIL,
         f"KEY CHANGED: the bundle names public key {short(bundle_key)}, not the trusted key "
-        f"{short(trusted)}, and no key change signed by the trusted key names it: refused. "
+        f"{short(trusted)}, and no chain of key changes, each signed by the key it retires, "
+        "leads there from the trusted key (none leads on from a key handed on twice): refused. "
         "Signatures are checked against the trusted key.",
     )
     return trusted, TRUST_PINNED, "", [refusal]
