@@ -170,8 +170,13 @@ def _sota_rules_schema() -> dict[str, Any]:
         "war_down": enum_schema(sota.WAR_DOWN_VALUES),
         **{name: enum_schema(values) for name, values in sota.NAMED_VALUES.items()},
         "max_tricks": {"type": "integer", "minimum": low, "maximum": high},
+        # Off is written null; a request may also say "off", as the engine takes it.
         "lead": {
-            "anyOf": [{"type": "integer", "minimum": first, "maximum": last}, {"type": "null"}]
+            "anyOf": [
+                {"type": "integer", "minimum": first, "maximum": last},
+                {"type": "null"},
+                {"const": "off"},
+            ]
         },
         **{name: {"type": "boolean"} for name in sota.SWITCHES},
     }
@@ -319,7 +324,10 @@ class PendingMove:
     seat: int
     count: Id
     options: list[Card]
-    table: list[list[Any]]
+    table: Annotated[
+        list[list[Card | None]],
+        Field(description="per seat, the cards laid in the trick so far; face-down ones null"),
+    ]
 
 
 @dataclass(frozen=True, slots=True)

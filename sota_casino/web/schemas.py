@@ -130,7 +130,8 @@ class DecisionRequest(PlayerSigned):
 
 
 class GameRequest(Request):
-    """Rules or a preset (or neither: the defaults), not both."""
+    """Rules or a preset, not both (or neither: the table's first preset, nordic unless the
+    operator changed the table's list)."""
 
     model_config = ConfigDict(json_schema_extra={"not": {"required": ["rules", "preset"]}})
 

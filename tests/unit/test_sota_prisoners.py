@@ -6,10 +6,13 @@ from typing import Any
 
 import pytest
 from sota_support import deal
+from sota_support import places_after
 from sota_support import play
+from sota_support import stream
 
 from sota_casino.core.errors import InvalidAction
 from sota_casino.core.errors import InvalidInput
+from sota_casino.core.fairness import shuffle
 from sota_casino.core.sota import GameResult
 
 # Seat 0 wins the first two tricks and loses the next three: both dealt piles are then empty.
@@ -40,6 +43,29 @@ def test_the_dealer_lays_its_highest_card_face_up_and_a_war_asks_the_player_agai
         "options": ["KC", "3D", "2D"],
         "table": [["AC"], ["AD"]],
     }
+
+
+def test_the_table_shows_per_seat_the_cards_laid_so_far_with_the_face_down_ones_as_null() -> None:
+    # Seat 0 wins two tricks and loses one; at the tie of 5s it lays its last two dealt cards
+    # face down, then waits for the two it owes from its won pile (one down, one up).
+    deck = deal("AC KC 2C 5C 6C 7C", "2D 3D AD 5D 8D 9D")
+    result = play(deck, prisoners_of_war=True)
+    assert result.pending == {
+        "seat": 0,
+        "count": 2,
+        "options": ["KC", "3D", "AC", "2D"],
+        "table": [["5C", None, None], ["5D"]],  # the dealer lays after the player
+    }
+
+
+def test_a_shuffled_gather_shuffles_the_pot_before_it_goes_on_the_face_up_won_pile() -> None:
+    # The won pile is never shuffled, but gather: shuffled still shuffles each pot won.
+    deck = deal("5C 2C 3C 4C KC 6C", "5D 2D 3D 4D QD 7D")  # a war at once, won by seat 0
+    pot = ["5C", "5D", "2C", "3C", "4C", "KC", "2D", "3D", "4D", "QD"]  # seat order, step by step
+    shuffled = shuffle(pot, stream())
+    assert shuffled != pot
+    after = places_after(deck, 1, with_stream=True, prisoners_of_war=True, gather="shuffled")
+    assert after.won[0] == tuple(shuffled)
 
 
 def test_the_dealer_lays_its_lowest_cards_face_down() -> None:

@@ -404,6 +404,22 @@ def test_a_sota_game_is_played_whole(client: FlaskClient, auth: dict[str, str]) 
     assert custom["seats"] == 3 and all(len(t["counts"]) == 3 for t in custom["tricks"])
 
 
+def test_a_game_with_neither_rules_nor_preset_plays_what_the_document_says(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """Neither plays the table's first preset, which the operator may have moved from nordic."""
+    operator = add_user(app, "table-boss", "operator")
+    with app.app_context():
+        session = app.extensions["sota_casino.sessionmaker"]()
+        settings.update_table(session, operator, "sota", {"presets": ["rauha", "nordic"]})
+        session.close()
+    game = client.post("/api/v1/sota/games", json={"stake": 1}, headers=auth).get_json()
+    assert game["rules"]["peace"] is True  # rauha, not the defaults (nordic)
+    document = client.get("/api/v1/openapi.json").get_json()
+    described = document["components"]["schemas"]["GameRequest"]["description"]
+    assert "neither: the table's first preset" in described
+
+
 SOTA_CASES = [
     ({"stake": 1.0, "preset": "nordic"}, "invalid_input"),
     ({"stake": "1", "preset": "nordic"}, "invalid_input"),

@@ -356,6 +356,27 @@ def test_revoking_a_token_takes_the_bearer_token_alone_and_answers_no_body(
     assert {"401", "503"} <= set(revoke["responses"])
 
 
+def test_a_pending_moves_table_holds_cards_and_face_down_nulls_only(
+    document: dict[str, Any],
+) -> None:
+    table = document["components"]["schemas"]["PendingMove"]["properties"]["table"]
+    assert "face-down ones null" in table["description"]
+    validator = Draft202012Validator(table)
+    assert validator.is_valid([["5C", None, None], ["5D"]])
+    assert not validator.is_valid([["5C", "down"], []])
+
+
+def test_the_rules_schema_takes_lead_off_as_the_engine_does(
+    client: FlaskClient, auth: dict[str, str], document: dict[str, Any]
+) -> None:
+    rules = document["components"]["schemas"]["GameRequest"]["properties"]["rules"]["anyOf"][0]
+    assert Draft202012Validator(rules).is_valid({"lead": "off"})
+    game = client.post(
+        "/api/v1/sota/games", json={"stake": 1, "rules": {"lead": "off"}}, headers=auth
+    )
+    assert game.status_code == 201 and game.get_json()["rules"]["lead"] is None
+
+
 def test_the_document_is_served(client: FlaskClient, document: dict[str, Any]) -> None:
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200
