@@ -28,11 +28,13 @@ from flask import redirect
 from flask import render_template
 from flask import request
 from flask import url_for
+from flask.globals import request_ctx
 from flask.typing import ResponseReturnValue
 from pydantic import Field
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
+from werkzeug.wrappers import Response
 
 from ..core import errors as kinds
 from ..core.errors import CasinoError
@@ -253,7 +255,16 @@ def handle_http_error(error: HTTPException) -> ResponseReturnValue:
     if wants_json():
         message = _page_message(error) or API_MESSAGES.get(status) or FRIENDLY[400][1]
         return api_error(status, HTTP_CODES.get(status, "error"), gettext(message), **headers)
+    if request_ctx.url_adapter is None:
+        return _plain_page(status), status, headers
     return _page(status, _page_message(error)), status, headers
+
+
+def _plain_page(status: int) -> Response:
+    """Answer in plain text, for a request no URL can be built for (a ``Host`` header that is
+    no host name): the error page links to the stylesheet and the lobby, and could not."""
+    title, message = FRIENDLY.get(status, FRIENDLY[400])
+    return Response(f"{gettext(title)}\n\n{gettext(message)}\n", mimetype="text/plain")
 
 
 def _page_message(error: HTTPException) -> str | None:

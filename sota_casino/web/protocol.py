@@ -83,12 +83,16 @@ def check_limits() -> None:
 
 
 def options_as_json(response: Response) -> Response:
-    """Answer ``OPTIONS`` on an API path with the allowed methods in JSON, not an empty page."""
+    """Answer ``OPTIONS`` on an API path with the allowed methods in JSON, not an empty page.
+
+    The body is replaced in the answer itself, which keeps the headers added to it already
+    (the security headers: hooks added earlier run later).
+    """
     if request.method == "OPTIONS" and wants_json() and response.mimetype != "application/json":
         allowed = sorted(m.strip() for m in response.headers.get("Allow", "").split(",") if m)
-        answer = jsonify({"allow": allowed})
-        answer.headers["Allow"] = ", ".join(allowed)
-        return answer
+        response.set_data(jsonify({"allow": allowed}).get_data())
+        response.mimetype = "application/json"
+        response.headers["Allow"] = ", ".join(allowed)
     return response
 
 

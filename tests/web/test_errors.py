@@ -128,3 +128,21 @@ def test_amounts_say_one_chip_and_one_sweet() -> None:
     assert plural(1, "sweet") == "1\u00a0sweet" and plural(100, "chip") == "1\u00a0chip"
     # The English locale's medium date and short time (CLDR puts a narrow space before AM).
     assert when("2026-12-01T08:31:13.842813Z") == "Dec 1, 2026, 8:31\u202fAM UTC"
+
+
+def test_a_host_header_that_is_no_host_name_is_a_400_in_the_requests_format(
+    client: FlaskClient,
+) -> None:
+    """A Host no URL can be built for (a label over 63 letters, an empty one) leaves no page
+    able to link anywhere: the page that tried was a 500 from the server, logged as a bug."""
+    for host in ("a" * 64 + ".example", "casino..example", ".example"):
+        for path in ("/", "/lobby", "/healthz", "/static/casino.css", "/no/such/page"):
+            page = client.get(path, headers={"Host": host})
+            assert page.status_code == 400, (host, path, page.status_code)
+            assert page.mimetype == "text/plain", (host, path)
+            assert "That request did not make sense" in page.get_data(as_text=True)
+            assert page.headers["Content-Security-Policy"].startswith("default-src 'self'")
+            assert page.headers["Cache-Control"] == "no-store"
+        api = client.get("/api/v1/me", headers={"Host": host})
+        assert api.status_code == 400
+        assert api.get_json()["error"]["code"] == "bad_request"

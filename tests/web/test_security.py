@@ -159,6 +159,25 @@ def test_every_kind_of_response_carries_the_security_headers(player: FlaskClient
             assert "Strict-Transport-Security" not in response.headers
 
 
+def test_an_options_answer_on_the_api_carries_the_security_headers_too(
+    client: FlaskClient,
+) -> None:
+    """The API answers ``OPTIONS`` with its own JSON, which once replaced the answer the
+    security headers had been added to."""
+    for url in ("/api/v1/me", "/api/v1/casino-war/rounds", "/api/v1/openapi.json", "/lobby"):
+        response = client.options(url, base_url="https://casino.example")
+        assert response.status_code == 200, url
+        assert response.headers["Content-Security-Policy"] == CSP, url
+        assert response.headers["X-Content-Type-Options"] == "nosniff", url
+        assert response.headers["X-Frame-Options"] == "DENY", url
+        assert response.headers["Referrer-Policy"] == "same-origin", url
+        assert response.headers["Cache-Control"] == "no-store", url
+        assert response.headers["Strict-Transport-Security"].startswith("max-age="), url
+    api = client.options("/api/v1/me")
+    assert api.get_json() == {"allow": ["GET", "HEAD", "OPTIONS"]}
+    assert api.headers["Allow"] == "GET, HEAD, OPTIONS"
+
+
 def test_hsts_is_sent_only_over_https(client: FlaskClient) -> None:
     response = client.get("/", base_url="https://casino.example")
     assert response.headers["Strict-Transport-Security"].startswith("max-age=")
