@@ -857,6 +857,34 @@ FOREIGN_TARGETS = (
 )
 
 
+@pytest.mark.parametrize(
+    "look_alike",
+    ["\u0430lice", "\uff41lice", "alice\u200b", "al\u0456ce", "ALICE", "Alice"],
+    ids=["cyrillic-a", "fullwidth-a", "zero-width-space", "ukrainian-i", "upper", "capital"],
+)
+def test_no_name_can_pass_for_a_players_with_a_unicode_look_alike_or_another_case(
+    app: Flask, client: FlaskClient, look_alike: str
+) -> None:
+    """Names are ASCII letters, digits, '.', '_' and '-', unique ignoring case: no second
+    account can show a name that reads as another's."""
+    api_register(client, "alice")
+    answer = client.post(
+        "/api/v1/auth/register", json={"username": look_alike, "password": "look-alike-passphrase"}
+    )
+    assert answer.status_code in (409, 422), answer.get_json()
+    page = post_form(
+        client,
+        "/auth/register",
+        {"username": look_alike, "password": PASSWORD, "confirm": PASSWORD},
+    )
+    assert page.status_code in (303, 409, 422) and "/lobby" not in page.headers.get("Location", "")
+    session = db(app)
+    try:
+        assert session.scalar(select(func.count(User.id))) == 1
+    finally:
+        session.close()
+
+
 def test_login_redirects_only_to_this_site(client: FlaskClient) -> None:
     register_page(client, "alice")
     post_form(client, "/auth/logout")
