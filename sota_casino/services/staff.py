@@ -28,7 +28,7 @@ def require_staff(role: str, *, changes: bool) -> None:
 
 
 class StaffHaveNoPlayMoney(Forbidden):
-    """Staff accounts have no play money: they cannot bet or top up."""
+    """Staff accounts do not play: they cannot bet, top up or register a player's key."""
 
     code = "staff_no_play_money"
 
@@ -45,7 +45,8 @@ def require_player_role(role: str) -> None:
     """:func:`require_player` for a role read without loading the user."""
     if role != "player":
         raise StaffHaveNoPlayMoney(
-            f"{role}s have no play money: they cannot bet or top up; use a player account"
+            f"{role}s do not play: they cannot bet, top up or register a player's key; use a "
+            "player account"
         )
 
 

@@ -104,7 +104,7 @@ REFUSAL_DEFAULTS: Final = (
     N_("The balance does not cover this amount."),
     N_("No such thing, or it is not yours."),
     N_("You may not do this."),
-    N_("Staff accounts have no play money: they cannot bet or top up."),
+    N_("Staff accounts do not play: they cannot bet, top up or register a player's key."),
     N_("This account is locked; contact the casino."),
     N_("Log in first, or the credentials are wrong."),
     N_("Too many attempts; wait a little and try again."),
