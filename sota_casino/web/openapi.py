@@ -465,7 +465,7 @@ def _build(app: Flask) -> dict[str, Any]:
                 "not exist. Nor does any list a request that is not valid HTTP (a byte outside "
                 "ASCII in the request line, a NUL in a header, a Content-Length sent twice, a "
                 "broken chunk): the HTTP server refuses it before the service sees it, 400 in "
-                "HTML, as it does a request line or header field past its own limits."
+                "HTML (its own page, as for a request line or header field past its own limits)."
             ),
         },
         "servers": [{"url": PREFIX}],
