@@ -462,7 +462,10 @@ def _build(app: Flask) -> dict[str, Any]:
                 "that no operation of a path takes is answered 405 method_not_allowed with an "
                 "Allow header (components.responses.E405): no operation lists it, since OpenAPI "
                 "has no answers of the whole API and it is the answer of an operation that does "
-                "not exist."
+                "not exist. Nor does any list a request that is not valid HTTP (a byte outside "
+                "ASCII in the request line, a NUL in a header, a Content-Length sent twice, a "
+                "broken chunk): the HTTP server refuses it before the service sees it, 400 in "
+                "HTML (its own page, as for a request line or header field past its own limits)."
             ),
         },
         "servers": [{"url": PREFIX}],

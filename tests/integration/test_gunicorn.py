@@ -9,6 +9,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -85,6 +86,42 @@ def test_past_gunicorns_own_limits_gunicorn_refuses_first_as_the_document_says(
     field = {"X-Padding": "y" * SERVER_MAX_HEADER_FIELD}
     status, headers, _ = send(server, "GET", "/api/v1/me", **field)
     assert status == 431 and "json" not in headers.get("Content-Type", "")
+
+
+#: Requests that are not valid HTTP/1.1, which gunicorn refuses before the app sees them.
+NOT_HTTP = {
+    "a raw byte outside ASCII in the request line": b"GET /api/v1/rounds?limit=\xff HTTP/1.1\r\n"
+    b"Host: x\r\n\r\n",
+    "a NUL in a header": b"GET /api/v1/me HTTP/1.1\r\nHost: x\r\nX-Probe: a\x00b\r\n\r\n",
+    "a Content-Length sent twice": b"POST /api/v1/auth/token HTTP/1.1\r\nHost: x\r\n"
+    b"Content-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+    "a broken chunk": b"POST /api/v1/auth/token HTTP/1.1\r\nHost: x\r\n"
+    b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+}
+
+
+def raw_status(server: servers.Server, request: bytes) -> tuple[int, bytes]:
+    """Send ``request`` as bytes, as no HTTP client library would; return the status and the
+    whole answer."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return int(answer.split(b" ", 2)[1]), answer
+
+
+def test_a_request_that_is_not_valid_http_is_the_servers_html_400_as_the_document_says(
+    server: servers.Server,
+) -> None:
+    """No operation lists a 400 in HTML, nor a 400 at all on a GET: the document says why, as it
+    does for the limits past gunicorn's own."""
+    for what, request in NOT_HTTP.items():
+        status, answer = raw_status(server, request)
+        assert status == 400 and b"application/json" not in answer, what
+    status, _, body = send(server, "GET", "/api/v1/openapi.json")
+    described = json.loads(body)["info"]["description"]
+    assert "not valid HTTP" in described and "400 in HTML" in described
 
 
 def test_a_chunked_body_over_the_limit_is_413_and_one_under_it_is_read_whole(
