@@ -446,6 +446,47 @@ def test_a_refused_rotation_reads_in_the_players_language(
     assert refusal_shown(player, answer) == ROTATION_REFUSALS[language].format(round=round_id)
 
 
+LATE_MOVE_REFUSALS = {
+    "en": (
+        "round {round} is settled; no decision is due",
+        "game {game} is over; no move is due",
+    ),
+    "fi": (
+        "pelikierros {round} on jo päättynyt; päätöstä ei enää tarvita",
+        "peli {game} on jo päättynyt; siirtoa ei enää tarvita",
+    ),
+    "nb": (
+        "runde {round} er allerede avgjort; ingen beslutning trengs",
+        "spill {game} er allerede over; ingen trekk trengs",
+    ),
+    "pt": (
+        "a rodada {round} já foi liquidada; nenhuma decisão é necessária",
+        "a partida {game} já terminou; nenhuma jogada é necessária",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_decision_or_a_move_sent_too_late_reads_in_the_players_language(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    """A second tab's decision on a tie the first already decided, and a move sent to a Sota
+    game that is over, flashed their refusal in English on every page language."""
+    plant_server_seed(app, "alice", {0: True})
+    post_form(player, "/language", {"locale": language, "next": "/casino-war"})
+    tie = post_form(player, "/casino-war/rounds", {"bet": "1"})
+    round_id = int(tie.headers["Location"].rsplit("/", 1)[1])
+    decide = f"/casino-war/rounds/{round_id}/decision"
+    assert post_form(player, decide, {"choice": "war"}).status_code == 303
+    late = post_form(player, decide, {"choice": "surrender"})
+    decision, move = LATE_MOVE_REFUSALS[language]
+    assert refusal_shown(player, late) == decision.format(round=round_id)
+    game = post_form(player, "/sota/games", {"stake": "1", "preset": "nordic"})
+    game_id = int(game.headers["Location"].rsplit("/", 1)[1])  # a whole game, over at once
+    late = post_form(player, f"/sota/games/{game_id}/moves", {"up": "AS"})
+    assert refusal_shown(player, late) == move.format(game=game_id)
+
+
 QUERY_REFUSALS = {
     "en": "{name} must be a whole number from 0 to 9223372036854775807",
     "fi": "{name}: arvon on oltava kokonaisluku 0–9223372036854775807",
