@@ -252,7 +252,10 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> Ro
         select(Round.id).where(Round.seed_pair_id == current.id, Round.status != "settled")
     )
     if open_round is not None:
-        raise RoundOpen(f"round {open_round} is still open; finish it before rotating")
+        raise RoundOpen(
+            N_("round %(round)s is still open; finish it before rotating"),
+            params={"round": open_round},
+        )
     revealed = reveal_pair(session, current)
     upcoming = _pair(session, user_id, "next", lock=True)
     activate(session, upcoming, client_seed)

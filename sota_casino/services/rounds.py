@@ -552,7 +552,9 @@ def decide_casino_war(
     """
     round_ = _own_round(session, user_id, round_id, "casino_war")
     if round_.status != casino_war.AWAITING_DECISION:
-        raise RoundSettled(f"round {round_.id} is settled; no decision is due")
+        raise RoundSettled(
+            N_("round %(round)s is settled; no decision is due"), params={"round": round_.id}
+        )
     if choice not in casino_war.CHOICES:
         raise InvalidInput(
             f"choice must be one of: {', '.join(casino_war.CHOICES)}", field="choice"
@@ -725,7 +727,7 @@ def sota_move(
     """
     round_ = _own_round(session, user_id, round_id, "sota")
     if round_.status == "settled":
-        raise RoundSettled(f"game {round_.id} is over; no move is due")
+        raise RoundSettled(N_("game %(game)s is over; no move is due"), params={"game": round_.id})
     if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
         raise InvalidInput("cards must be a list of card codes", field="cards")
     signed = player_keys.signed_action(session, round_, list(cards), signature, key_id)

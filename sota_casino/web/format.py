@@ -128,6 +128,17 @@ def percent(fraction: float | Fraction | Decimal, digits: int = 2) -> str:
     return decimal(fraction * 100, digits) + NO_BREAK_SPACE + "%"
 
 
+def fraction(value: str | Fraction) -> str:
+    """Show an exact fraction (a :class:`~fractions.Fraction`, or the API's ``"a/b"``) in the
+    request's language: ``"-26/43"`` → ``"−26/43"``, ``652901/19860460`` → ``"652,901/19,860,460"``
+    (``"652 901/19 860 460"`` in Finnish), its sign and digits as the page's other numbers."""
+    exact = Fraction(value)
+    locale = select_locale()
+    numerator = format_decimal(abs(exact.numerator), "#,##0", locale=locale)
+    denominator = format_decimal(exact.denominator, "#,##0", locale=locale)
+    return _signed(exact.numerator, False, f"{numerator}/{denominator}")
+
+
 def plural(amount: int, unit: str) -> str:
     """Return an amount with its unit, in the plural form the language gives the amount.
 
@@ -272,6 +283,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters.update(
         chips=chips,
         percent=percent,
+        fraction=fraction,
         decimal=decimal,
         interval=interval,
         sweets=sweets,

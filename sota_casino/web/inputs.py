@@ -340,7 +340,11 @@ def query_int(
     if text is None or text == "":
         return default
     if not _WHOLE.fullmatch(text) or not low <= int(text) <= high:
-        raise InvalidInput(f"{name} must be a whole number from {low} to {high}", field=name)
+        raise InvalidInput(
+            N_("%(option)s must be a whole number from %(low)s to %(high)s"),
+            params={"option": name, "low": low, "high": high},
+            field=name,
+        )
     return int(text)
 
 

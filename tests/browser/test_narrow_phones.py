@@ -239,7 +239,9 @@ def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
     narrow_phone: Any, chromium: Any, live_server: LiveServer
 ) -> None:
     """The tables' "how to play" and option links, the header's balance, the round links of the
-    history and the console's pager were 15 to 23 px tall: below the 24 px a finger needs."""
+    history and the console's pager were 15 to 23 px tall: below the 24 px a finger needs. So
+    were the links in the console's tables (19 px), an alert's audit entry 2 px above its
+    Acknowledge button."""
     a_player_with_rounds(narrow_phone, live_server, "en")
     short: list[tuple[str, str, float]] = []
 
@@ -255,8 +257,11 @@ def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
     measure(narrow_phone, "/history", ".round-link a", 24)
     tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": 360, "height": 740})
     console = next(tabs)
-    operator_in(console, live_server, "en")
+    player = operator_in(console, live_server, "en")
     measure(console, "/operator/audit", "nav.pager a", 40)
+    a_console_with_work(live_server.app, player)
+    for path in ("/operator/alerts", "/operator/approvals", "/operator/players"):
+        measure(console, path, "main table td a", 24)
     next(tabs, None)
     assert short == [], short
 

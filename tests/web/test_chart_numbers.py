@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from flask import render_template_string
 from operator_support import add_user
 from operator_support import client_as
 
@@ -22,6 +23,7 @@ from sota_casino.web.charts import Series
 from sota_casino.web.charts import bar_chart
 from sota_casino.web.charts import line_chart
 from sota_casino.web.format import decimal
+from sota_casino.web.format import fraction
 from sota_casino.web.format import percent
 from sota_casino.web.format import whole_number
 from sota_casino.web.i18n import LANGUAGES
@@ -62,6 +64,30 @@ def test_negative_numbers_take_the_minus_sign_in_every_language(app: Flask, lang
         )
         assert [words for words in shown if HYPHEN_SIGN.search(words)] == []
         assert [words for words in shown if "−" in words], shown
+
+
+#: An edge as the statistics and the ledger show it, with its exact fraction as the tooltip.
+EDGE = '{% from "operator/_console.html" import edge %}{{ edge(figure) }}'
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_an_exact_fraction_is_written_as_the_language_writes_numbers(
+    app: Flask, language: str
+) -> None:
+    """The tooltip of an edge wrote the API's fraction as it is, "exactly -26/43" and
+    "652901/19860460", beside "−60.47 %" and "19,860,460": its sign is the minus sign and its
+    digits are grouped as every other number of the page."""
+    with app.test_request_context("/", headers={"Cookie": f"lang={language}"}):
+        assert fraction(Fraction(-26, 43)) == "−26/43"
+        assert fraction("652901/19860460") == f"{decimal(652901, 0)}/{decimal(19860460, 0)}"
+        shown = render_template_string(EDGE, figure={"exact": "-26/43", "value": -26 / 43})
+        title = html.unescape(re.search(r'title="([^"]*)"', shown).group(1))
+        assert "−26/43" in title and not HYPHEN_SIGN.search(title), title
+        rules = app.test_client()  # the default table: 6 decks, no bonus
+        rules.set_cookie("lang", language)
+        page = html.unescape(rules.get("/rules/casino-war").get_data(as_text=True))
+        tooltips = re.findall(r'data-field="war" title="([^"]*)"', page)
+        assert tooltips and f"{decimal(142853, 0)}/{decimal(4965115, 0)}" in tooltips[0], tooltips
 
 
 def _a_dozen_rounds(app: Flask) -> int:

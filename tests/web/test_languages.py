@@ -30,6 +30,7 @@ from operator_support import client_as
 from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
+from web_support import plant_server_seed
 from web_support import post_form
 from web_support import register_page
 
@@ -421,6 +422,92 @@ def test_a_refused_alert_threshold_reads_in_the_operators_language(
     rule = {"kind": "player_adjustments", "currency": "sweets", "period_hours": "24"}
     answer = post_form(operator, "/operator/alerts/rules", {**rule, "threshold": "2.5"})
     assert console_refusal(answer) == THRESHOLD_REFUSALS[language]
+
+
+ROTATION_REFUSALS = {
+    "en": "round {round} is still open; finish it before rotating",
+    "fi": "pelikierros {round} on vielä kesken; pelaa se loppuun ennen vaihtoa",
+    "nb": "runde {round} er fortsatt åpen; fullfør den før du bytter",
+    "pt": "a rodada {round} ainda está aberta; termine-a antes de trocar",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_refused_rotation_reads_in_the_players_language(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    """Rotating while a tie waited flashed "round 1 is still open; finish it before rotating"
+    in English on every page language: the service wrote it whole, with no message id."""
+    plant_server_seed(app, "alice", {0: True})
+    post_form(player, "/language", {"locale": language, "next": "/fairness"})
+    tie = post_form(player, "/casino-war/rounds", {"bet": "1"})
+    round_id = int(tie.headers["Location"].rsplit("/", 1)[1])
+    answer = post_form(player, "/fairness/rotate", {"client_seed": "mine"})
+    assert refusal_shown(player, answer) == ROTATION_REFUSALS[language].format(round=round_id)
+
+
+LATE_MOVE_REFUSALS = {
+    "en": (
+        "round {round} is settled; no decision is due",
+        "game {game} is over; no move is due",
+    ),
+    "fi": (
+        "pelikierros {round} on jo päättynyt; päätöstä ei enää tarvita",
+        "peli {game} on jo päättynyt; siirtoa ei enää tarvita",
+    ),
+    "nb": (
+        "runde {round} er allerede avgjort; ingen beslutning trengs",
+        "spill {game} er allerede over; ingen trekk trengs",
+    ),
+    "pt": (
+        "a rodada {round} já foi liquidada; nenhuma decisão é necessária",
+        "a partida {game} já terminou; nenhuma jogada é necessária",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_decision_or_a_move_sent_too_late_reads_in_the_players_language(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    """A second tab's decision on a tie the first already decided, and a move sent to a Sota
+    game that is over, flashed their refusal in English on every page language."""
+    plant_server_seed(app, "alice", {0: True})
+    post_form(player, "/language", {"locale": language, "next": "/casino-war"})
+    tie = post_form(player, "/casino-war/rounds", {"bet": "1"})
+    round_id = int(tie.headers["Location"].rsplit("/", 1)[1])
+    decide = f"/casino-war/rounds/{round_id}/decision"
+    assert post_form(player, decide, {"choice": "war"}).status_code == 303
+    late = post_form(player, decide, {"choice": "surrender"})
+    decision, move = LATE_MOVE_REFUSALS[language]
+    assert refusal_shown(player, late) == decision.format(round=round_id)
+    game = post_form(player, "/sota/games", {"stake": "1", "preset": "nordic"})
+    game_id = int(game.headers["Location"].rsplit("/", 1)[1])  # a whole game, over at once
+    late = post_form(player, f"/sota/games/{game_id}/moves", {"up": "AS"})
+    assert refusal_shown(player, late) == move.format(game=game_id)
+
+
+QUERY_REFUSALS = {
+    "en": "{name} must be a whole number from 0 to 9223372036854775807",
+    "fi": "{name}: arvon on oltava kokonaisluku 0–9223372036854775807",
+    "nb": "«{name}» må være et helt tall fra 0 til 9223372036854775807",
+    "pt": "“{name}” precisa ser um número inteiro de 0 a 9223372036854775807",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_refused_console_query_reads_in_the_operators_language(app: Flask, language: str) -> None:
+    """A list's cursor or the log's entry number that is no number ("?cursor=zzz") was refused
+    in English on every page language (the parameter keeps its name)."""
+    operator = client_as(app, add_user(app, "olli", role="operator"))
+    post_form(operator, "/language", {"locale": language, "next": "/operator/audit"})
+    pat = add_user(app, "pat", "player")
+    for path, name in (
+        (f"/operator/players/{pat}/lists/rounds", "cursor"),
+        ("/operator/audit", "from_seq"),
+    ):
+        answer = operator.get(f"{path}?{name}=zzz")
+        assert console_refusal(answer) == QUERY_REFUSALS[language].format(name=name), path
 
 
 CHIP_THRESHOLD_REFUSALS = {
