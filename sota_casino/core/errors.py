@@ -94,6 +94,12 @@ class DecisionNotDue(InvalidAction):
     code = "decision_not_due"
 
 
+class MoveNotDue(InvalidAction):
+    """The game is not waiting for that move."""
+
+    code = "move_not_due"
+
+
 class RoundSettled(InvalidAction):
     """The round is already settled."""
 

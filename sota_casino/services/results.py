@@ -321,6 +321,16 @@ class Trick(TypedDict):
 class PendingMove:
     """The Prisoners of War move the player owes: lay ``count`` of the won ``options``."""
 
+    move: Annotated[
+        Count,
+        Field(
+            description=(
+                "the number of this choice, from 0: the index its move takes in the "
+                "receipt's actions (the signed action document's index). A move request "
+                "that sends it as its move is laid once: a copy is refused"
+            )
+        ),
+    ]
     seat: int
     count: Id
     options: list[Card]

@@ -33,6 +33,7 @@ from ..core.errors import Forbidden
 from ..core.errors import InvalidBet
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
+from ..core.errors import MoveNotDue
 from ..core.errors import NotFound
 from ..core.errors import RoundSettled
 from ..core.marks import N_
@@ -630,7 +631,11 @@ def sota_view(
         seats=round_.rules["seats"],
         winner=result.winner if settled else None,
         tricks=cast(list[Trick], tricks),  # the engine's dicts, as typed
-        pending=PendingMove(**result.pending) if result.pending is not None else None,
+        pending=(
+            PendingMove(move=result.moves_used, **result.pending)
+            if result.pending is not None
+            else None
+        ),
         ended_by=result.ended_by,
         net=round_.net,
         payout=round_.payout,
@@ -715,6 +720,7 @@ def sota_move(
     cards: object,
     signature: object = None,
     key_id: object = None,
+    move: object = None,
     *,
     key: str | None = None,
 ) -> SotaGame:
@@ -722,23 +728,35 @@ def sota_move(
 
     With a key registered, the move must carry the player's ``signature`` by ``key_id``.
 
+    :param move: the number of the choice it answers (the game's ``pending.move``); without
+        it, the move answers whatever choice the game waits for, so a copy sent again may be
+        laid again when its cards fit the next choice too.
     :raises RoundSettled: if the game is over.
+    :raises MoveNotDue: if ``move`` is not the move the game waits for (a copy of a move laid).
     :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     """
     round_ = _own_round(session, user_id, round_id, "sota")
     if round_.status == "settled":
         raise RoundSettled(N_("game %(game)s is over; no move is due"), params={"game": round_.id})
+    due = len(round_.actions)
+    if move is not None and (type(move) is not int or move < 0):
+        raise InvalidInput("move must be a whole number from 0", field="move")
+    if move is not None and move != due:
+        raise MoveNotDue(
+            N_("game %(game)s waits for move %(due)s, not move %(move)s"),
+            params={"game": round_.id, "due": due, "move": move},
+        )
     if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
         raise InvalidInput("cards must be a list of card codes", field="cards")
     signed = player_keys.signed_action(session, round_, list(cards), signature, key_id)
     round_ = replace(
         round_,
         actions=[*round_.actions, list(cards)],
-        signed_actions=player_keys.with_signed(round_.signed_actions, len(round_.actions), signed),
+        signed_actions=player_keys.with_signed(round_.signed_actions, due, signed),
     )
     result = _sota_play(round_, round_.actions)
-    move = {"cards": cards, **({"signed": signed} if signed else {})}
-    events = [_event(round_, "round.move", move)]
+    laid = {"cards": cards, **({"signed": signed} if signed else {})}
+    events = [_event(round_, "round.move", laid)]
     if result.status == "settled":
         round_ = _settle_sota(session, round_, result, [], events)
     else:

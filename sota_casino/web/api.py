@@ -368,6 +368,13 @@ def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     body=s.MoveRequest,
     idempotent=True,
     beyond_schema=(PLAYER_SIGNATURE, PRISONERS),
+    description=(
+        "A move that names the choice it answers (move: the game's pending.move) is laid "
+        "once: sent again after it was laid (a retry without an Idempotency-Key, a second "
+        "tab), it is refused with 409 move_not_due, which names the move the game waits for "
+        "now, and nothing changes. A move that names none answers whatever choice the game "
+        "waits for, so a copy whose cards fit the next choice too is laid again."
+    ),
 )
 def sota_move(round_id: int, body: s.MoveRequest) -> ResponseReturnValue:
     return _answer(_move_money(rounds.sota_move, body, round_id=round_id))

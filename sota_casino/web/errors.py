@@ -100,6 +100,7 @@ REFUSAL_DEFAULTS: Final = (
     N_("This Idempotency-Key was already used with another request body."),
     N_("This step is not allowed in the round's present state."),
     N_("The round is not waiting for a decision."),
+    N_("The game is not waiting for that move."),
     N_("The round is already settled."),
     N_("The balance does not cover this amount."),
     N_("No such thing, or it is not yours."),

@@ -145,6 +145,12 @@ class MoveRequest(PlayerSigned):
     """Won cards to lay: face-down ones first, the face-up card last."""
 
     cards: Annotated[list[Card], Field(min_length=1, max_length=MAX_MOVE_CARDS)]
+    #: Optional, so that clients that send none keep working: such a move answers whatever
+    #: choice the game waits for.
+    move: Count | None = absent(
+        "the game's pending.move that this move answers: a copy of a move already laid (a "
+        "retry, a second tab) is refused with 409 move_not_due instead of laid again"
+    )
 
 
 class PlayerKeyRequest(Request):

@@ -354,7 +354,6 @@ def game(round_id: int) -> ResponseReturnValue:
         move=move,
         again=again_body(played),
         form_key=secrets.token_hex(16),
-        moves_made=rounds.moves_made(get_session(), g.user.id, round_id),
     )
 
 
@@ -366,12 +365,17 @@ def move(round_id: int) -> ResponseReturnValue:
     if not face_up:
         raise InvalidInput(N_("Pick the card to lay face up."), field="cards")
     cards = [card for card in form.getlist("down") if card != face_up] + [face_up]
+    # The choice the form was drawn for (a form of an older page sends none); anything but
+    # digits goes to the service as sent, which refuses it.
+    number = form.get("move")
+    move = int(number) if number and is_digits(number) and len(number) <= 19 else number
     rounds.sota_move(
         get_session(),
         g.user.id,
         round_id,
         cards,
+        move=move,
         idempotency_key=form_key(),
-        request_body={"cards": cards},
+        request_body={"cards": cards, "move": move},
     )
     return redirect(url_for("sota.game", round_id=round_id), code=303)

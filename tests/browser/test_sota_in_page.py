@@ -11,6 +11,7 @@ import pytest
 from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
 from test_player import sign_up
+from web_support import plant_seed_repeating_a_move
 
 from sota_casino.core import sota
 
@@ -288,3 +289,36 @@ def test_court_cards_have_figures_and_small_cards_are_readable(tab: Any) -> None
     assert sizes["KS"]["mask"] != sizes["QH"]["mask"] != sizes["JD"]["mask"]
     assert sizes["TC"] is None  # pips stay pips
     assert sizes["mini"] >= 14
+
+
+def test_a_move_laid_in_one_tab_is_refused_in_another_which_then_shows_the_table(
+    tab: Any, live_server: Any
+) -> None:
+    """Two tabs on one choice: the second tab's move named the choice the first one answered,
+    so it is refused (its cards fit the next choice too: without the number they were laid
+    again), and the second tab then shows the choice the game waits for."""
+    move = plant_seed_repeating_a_move(live_server.app, sign_up(tab, "tabs"))
+    tab.goto("/sota")
+    tab.click("#custom-rules summary")
+    tab.check("#preset-custom")
+    tab.check("input[name=rule_prisoners_of_war]")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    game = game_json(tab)
+    assert game["status"] == "awaiting_move" and game["pending"]["move"] == 0
+    other = tab.context.new_page()
+    other.goto(tab.url)
+    for page in (tab, other):
+        page.check(f"#up-options input[value={move[-1]}]")
+        for box in page.locator("#down-options input").all():
+            box.set_checked(box.get_attribute("value") in move[:-1])
+    tab.click("#submit-move")
+    tab.wait_for_function("() => document.getElementById('move-form').dataset.move === '1'")
+    other.click("#submit-move")
+    other.wait_for_selector("#move-error:not([hidden])")
+    assert other.inner_text("#move-error") == f"Game {game['id']} waits for move 1, not move 0"
+    other.wait_for_function("() => document.getElementById('move-form').dataset.move === '1'")
+    assert other.evaluate("document.querySelector('#move-form [name=move]').value") == "1"
+    laid = tab.evaluate(f"async () => (await fetch('/api/v1/sota/games/{game['id']}')).json()")
+    assert laid["pending"]["move"] == 1
+    other.close()

@@ -16,6 +16,8 @@ from typing import Any
 
 from flask import Flask
 from log_support import relog_commitment
+from move_support import PRISONERS
+from move_support import seed_repeating_a_move
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -72,6 +74,21 @@ def install_seed(session: Session, user_id: int, server_seed: bytes) -> SeedPair
         pair.commitment_signature = envelope["signature"]
         relog_commitment(session, pair)
     return pair
+
+
+def game_repeating_a_move(session: Session, user_id: int) -> tuple[Any, list[str]]:
+    """Start a Prisoners of War game for the player that waits for a move whose cards fit the
+    choice after it too (:func:`seed_repeating_a_move`); return the game and that move."""
+    with session.begin():
+        pair = session.scalars(
+            select(SeedPair).where(SeedPair.user_id == user_id, SeedPair.status == "active")
+        ).one()
+        client_seed, nonce = pair.client_seed or "", pair.next_nonce
+    seed, move = seed_repeating_a_move(client_seed, nonce)
+    install_seed(session, user_id, seed)
+    game = rounds.play_sota(session, user_id, 1, rules=PRISONERS)
+    assert game.status == "awaiting_move" and game.pending.options[: len(move)] == move
+    return game, move
 
 
 def assert_books_clean(session: Session) -> None:

@@ -6,6 +6,7 @@ connection), released together by a barrier."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import PASSWORD
 from service_support import assert_books_clean
+from service_support import game_repeating_a_move
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -326,6 +328,27 @@ def test_one_move_sent_at_once_is_made_once_and_answers_all_alike(
             answer = rounds.sota_move(
                 session, player, game.id, sorted(pending.options)[: pending.count]
             )
+    assert_books_clean(session)
+
+
+def test_one_numbered_move_sent_twice_at_once_without_a_key_is_laid_once(
+    app: Flask, session: Session, player: int
+) -> None:
+    """Its cards fit the next choice too, so only the number tells the copy from a next move."""
+    for _ in range(3):
+        game, move = game_repeating_a_move(session, player)
+        lay = functools.partial(rounds.sota_move, user_id=player, round_id=game.id, cards=move)
+        outcomes = race_answers(app, [functools.partial(lay, move=0)] * 2)
+        assert Counter(how for how, _ in outcomes) == Counter(ok=1, move_not_due=1), outcomes
+        laid = next(answer for how, answer in outcomes if how == "ok")
+        assert rounds.moves_made(session, player, game.id) == 1
+        assert laid.pending.move == 1 and laid.balances == money.balances(session, player)
+        while laid.status == "awaiting_move":  # finish it, so that the pair may be rotated
+            pending = laid.pending
+            laid = rounds.sota_move(
+                session, player, game.id, pending.options[: pending.count], move=pending.move
+            )
+        fairness.rotate(session, player)  # the next trial plants a pair of its own
     assert_books_clean(session)
 
 

@@ -3,8 +3,13 @@ moves across requests, receipts that replay."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from service_support import assert_books_clean
+from service_support import game_repeating_a_move
+from sqlalchemy import func
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sota_casino.core import sota
@@ -12,10 +17,13 @@ from sota_casino.core.errors import InvalidAction
 from sota_casino.core.errors import InvalidBet
 from sota_casino.core.errors import InvalidInput
 from sota_casino.core.errors import InvalidRules
+from sota_casino.core.errors import MoveNotDue
 from sota_casino.core.errors import RoundOpen
 from sota_casino.core.errors import RoundSettled
 from sota_casino.core.fairness import Seeds
 from sota_casino.core.fairness import Stream
+from sota_casino.models import AuditEntry
+from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import money
 from sota_casino.services import rounds
@@ -132,3 +140,75 @@ def test_prisoners_of_war_waits_for_the_players_moves_and_then_settles(
     document = rounds.receipt(session, player, game.id)["document"]
     assert len(document["actions"]) == moves
     assert_books_clean(session)
+
+
+def _moves_logged(session: Session, game_id: int) -> int:
+    audit.flush(session)  # PostgreSQL sequences the entries after the commit
+    with session.begin():
+        return int(
+            session.scalar(
+                select(func.count())
+                .select_from(AuditEntry)
+                .where(AuditEntry.action == "round.move", AuditEntry.subject == f"round:{game_id}")
+            )
+            or 0
+        )
+
+
+def test_a_move_sent_again_without_its_number_is_taken_as_the_next_move(
+    session: Session, player: int
+) -> None:
+    """A request that names no move cannot be told from the next move: when the same cards
+    answer the next choice too, a retry lays them again (send ``move`` to prevent it)."""
+    game, move = game_repeating_a_move(session, player)
+    rounds.sota_move(session, player, game.id, move)
+    again = rounds.sota_move(session, player, game.id, move)
+    assert rounds.moves_made(session, player, game.id) == 2
+    assert _moves_logged(session, game.id) == 2
+    assert again.pending is None or again.pending.move == 2
+    assert_books_clean(session)
+
+
+def test_a_move_sent_twice_with_its_number_is_laid_once_and_the_copy_changes_nothing(
+    session: Session, player: int
+) -> None:
+    game, move = game_repeating_a_move(session, player)
+    assert game.pending.move == 0
+    laid = rounds.sota_move(session, player, game.id, move, move=0)
+    # the same cards are a valid answer to the choice the game now waits for
+    assert laid.pending.move == 1 and set(move) <= set(laid.pending.options)
+    balances = money.balances(session, player)
+    with pytest.raises(MoveNotDue) as refused:
+        rounds.sota_move(session, player, game.id, move, move=0)
+    assert refused.value.message == f"game {game.id} waits for move 1, not move 0"
+    assert rounds.moves_made(session, player, game.id) == 1
+    assert _moves_logged(session, game.id) == 1
+    assert money.balances(session, player) == balances
+    assert rounds.get_round(session, player, game.id) == replace(laid, balances=balances)
+    assert rounds.sota_move(session, player, game.id, move, move=1).id == game.id
+    assert rounds.moves_made(session, player, game.id) == 2
+    assert_books_clean(session)
+
+
+@pytest.mark.parametrize("number", ["0", True, -1, 0.0, [0]])
+def test_a_move_number_that_is_no_whole_number_from_0_is_refused(
+    session: Session, player: int, number: object
+) -> None:
+    game, move = game_repeating_a_move(session, player)
+    with pytest.raises(InvalidInput) as refused:
+        rounds.sota_move(session, player, game.id, move, move=number)
+    assert refused.value.details["field"] == "move"
+    assert rounds.moves_made(session, player, game.id) == 0
+
+
+def test_a_numbered_move_to_a_game_that_is_over_is_refused_as_over(
+    session: Session, player: int
+) -> None:
+    game, _ = game_repeating_a_move(session, player)
+    while game.status == "awaiting_move":
+        pending = game.pending
+        game = rounds.sota_move(
+            session, player, game.id, pending.options[: pending.count], move=pending.move
+        )
+    with pytest.raises(RoundSettled):
+        rounds.sota_move(session, player, game.id, ["AS"], move=0)

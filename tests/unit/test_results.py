@@ -51,7 +51,7 @@ GAME = SotaGame(
     tricks=[
         {"laid": [["AS"], ["AH"]], "wars": 0, "winner": None, "counts": [25, 25], "steps": [[1, 1]]}
     ],
-    pending=PendingMove(seat=0, count=2, options=["KD", "2C"], table=[["AS"], ["AH"]]),
+    pending=PendingMove(move=0, seat=0, count=2, options=["KD", "2C"], table=[["AS"], ["AH"]]),
     ended_by=None,
     net=None,
     payout=None,

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from move_support import PRISONERS
 from name_support import name_check_missed_once
 from operator_support import add_user
 from operator_support import audit_size
@@ -17,6 +18,7 @@ from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
 from web_support import bearer
+from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
 
 from sota_casino.core.fairness import signature_checker
@@ -475,6 +477,37 @@ def test_prisoners_of_war_moves_until_the_game_ends(
     assert game["status"] == "settled" and game["winner"] is not None
     done = client.post(url, json={"cards": ["AS"]}, headers=auth)
     assert done.status_code == 409 and error_code(done) == "round_settled"
+
+
+def test_a_move_sent_twice_with_its_number_is_laid_once_and_the_copy_is_a_409(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """Without an Idempotency-Key, a copy of a move (a retry after a lost answer, a second tab)
+    whose cards fit the next choice too was laid again: the move now names its choice."""
+    move = plant_seed_repeating_a_move(app, "bob")
+    game = client.post(
+        "/api/v1/sota/games", json={"stake": 1, "rules": PRISONERS}, headers=auth
+    ).get_json()
+    assert game["status"] == "awaiting_move" and game["pending"]["move"] == 0
+    url = f"/api/v1/sota/games/{game['id']}/moves"
+    laid = client.post(url, json={"cards": move, "move": 0}, headers=auth)
+    assert laid.status_code == 200, laid.get_json()
+    pending = laid.get_json()["pending"]
+    assert pending["move"] == 1 and set(move) <= set(pending["options"])  # it fits again
+    size = audit_size(app)
+    copy = client.post(url, json={"cards": move, "move": 0}, headers=auth)
+    assert copy.status_code == 409 and error_code(copy) == "move_not_due"
+    assert copy.get_json()["error"]["message"] == (
+        f"game {game['id']} waits for move 1, not move 0"
+    )
+    assert audit_size(app) == size
+    assert client.get(f"/api/v1/sota/games/{game['id']}", headers=auth).get_json() == (
+        laid.get_json()
+    )
+    for number in (-1, "1", 1.0, True):
+        refused = client.post(url, json={"cards": move, "move": number}, headers=auth)
+        assert refused.status_code == 422 and "move" in refused.get_json()["error"]["message"]
+    assert client.post(url, json={"cards": move, "move": 1}, headers=auth).status_code == 200
 
 
 def test_a_move_in_a_game_without_prisoners_is_refused(

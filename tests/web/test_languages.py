@@ -30,6 +30,7 @@ from operator_support import client_as
 from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
+from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
 from web_support import post_form
 from web_support import register_page
@@ -485,6 +486,29 @@ def test_a_decision_or_a_move_sent_too_late_reads_in_the_players_language(
     game_id = int(game.headers["Location"].rsplit("/", 1)[1])  # a whole game, over at once
     late = post_form(player, f"/sota/games/{game_id}/moves", {"up": "AS"})
     assert refusal_shown(player, late) == move.format(game=game_id)
+
+
+COPIED_MOVE_REFUSALS = {
+    "en": "game {game} waits for move 1, not move 0",
+    "fi": "peli {game} odottaa siirtoa 1, ei siirtoa 0",
+    "nb": "spill {game} venter på trekk 1, ikke trekk 0",
+    "pt": "a partida {game} aguarda a jogada 1, não a jogada 0",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_move_a_second_tab_sends_once_it_was_laid_reads_in_the_players_language(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    move = plant_seed_repeating_a_move(app, "alice")
+    post_form(player, "/language", {"locale": language, "next": "/sota"})
+    form = {"stake": "1", "preset": "custom", "rule_prisoners_of_war": "on"}
+    game = post_form(player, "/sota/games", form)
+    game_id = int(game.headers["Location"].rsplit("/", 1)[1])
+    lay = {"up": move[-1], "down": move[:-1], "move": "0"}
+    assert post_form(player, f"/sota/games/{game_id}/moves", lay).status_code == 303
+    copied = post_form(player, f"/sota/games/{game_id}/moves", lay)
+    assert refusal_shown(player, copied) == COPIED_MOVE_REFUSALS[language].format(game=game_id)
 
 
 QUERY_REFUSALS = {

@@ -366,6 +366,17 @@ def test_a_pending_moves_table_holds_cards_and_face_down_nulls_only(
     assert not validator.is_valid([["5C", "down"], []])
 
 
+def test_a_move_may_name_the_choice_it_answers_and_a_copy_is_a_409(
+    document: dict[str, Any],
+) -> None:
+    schemas = document["components"]["schemas"]
+    assert "move" in schemas["PendingMove"]["required"]
+    request = schemas["MoveRequest"]
+    assert "move" in request["properties"] and request["required"] == ["cards"]
+    described = document["paths"]["/sota/games/{id}/moves"]["post"]["description"]
+    assert "pending.move" in described and "409 move_not_due" in described
+
+
 def test_the_rules_schema_takes_lead_off_as_the_engine_does(
     client: FlaskClient, auth: dict[str, str], document: dict[str, Any]
 ) -> None:
@@ -499,10 +510,14 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
     moves = f"/sota/games/{pow_game['id']}/moves"
     if pow_game["status"] == "awaiting_move":
         check("post", moves, json={"cards": ["ZZ"]}, headers=auth)
+    copied = False
     while pow_game["status"] == "awaiting_move":
         pending = pow_game["pending"]
-        laid = pending["options"][: pending["count"]]
-        pow_game = check("post", moves, json={"cards": laid}, headers=auth)
+        move = {"cards": pending["options"][: pending["count"]], "move": pending["move"]}
+        pow_game = check("post", moves, json=move, headers=auth)
+        if not copied and pow_game["status"] == "awaiting_move":
+            check("post", moves, json=move, headers=auth)  # its copy: 409 move_not_due
+            copied = True
     check("post", moves, json={"cards": ["AS"]}, headers=auth)
 
     played = check("get", "/me/stats", headers=auth)

@@ -17,6 +17,7 @@ from web_support import PASSWORD
 from web_support import api_register
 from web_support import csrf_token
 from web_support import first_cards
+from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
 from web_support import post_form
 from web_support import register_page
@@ -462,6 +463,31 @@ def test_prisoners_of_war_asks_for_moves_until_the_game_ends(player: FlaskClient
     assert 'id="game-result"' in page
     refused = follow(player, post_form(player, f"{url}/moves", {"up": "AS"}))
     assert "no move is due" in refused
+
+
+def test_a_move_form_sent_from_two_tabs_lays_the_cards_once(
+    app: Flask, player: FlaskClient
+) -> None:
+    """Two tabs showing one choice (each form with its own key) laid the same cards twice when
+    they fit the next choice too: the form sends the number of the choice it was drawn for."""
+    move = plant_seed_repeating_a_move(app, "alice")
+    form = {"stake": "1", "preset": "custom", "rule_prisoners_of_war": "on"}
+    response = post_form(player, "/sota/games", form)
+    url = response.location
+    page = follow(player, response)
+    assert game_data(page)["pending"]["move"] == 0
+    assert '<input type="hidden" name="move" value="0">' in page
+    first = {"up": move[-1], "down": move[:-1], "move": "0", "idempotency_key": "firsttab"}
+    page = follow(player, post_form(player, f"{url}/moves", first))
+    assert game_data(page)["pending"]["move"] == 1
+    assert 'data-move="1"' in page and 'name="move" value="1"' in page
+    second = {**first, "idempotency_key": "secondtab"}
+    back = {"Referer": f"http://localhost{url}"}  # a refused form goes back to its page
+    refused = follow(player, post_form(player, f"{url}/moves", second, headers=back))
+    game_id = url.rsplit("/", 1)[1]
+    assert f"game {game_id} waits for move 1, not move 0" in refused
+    assert game_data(refused)["pending"]["move"] == 1
+    assert game_data(refused)["tricks"] == game_data(page)["tricks"]
 
 
 # --- history and receipts -------------------------------------------------------------------------

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
 from log_support import relog_commitment
+from move_support import seed_repeating_a_move
 from sqlalchemy import select
 
 from sota_casino.core import fairness
@@ -108,6 +110,28 @@ def plant_server_seed(app: Flask, username: str, wanted: dict[int, bool]) -> Pla
     Tests may write to the database directly: the commitment and its signed document are
     replaced too (signed with the app's key), so the pair still verifies end to end.
     """
+    return plant_chosen_seed(
+        app, username, lambda client_seed: find_server_seed(client_seed, wanted)
+    )
+
+
+def plant_seed_repeating_a_move(app: Flask, username: str) -> list[str]:
+    """Plant a server seed whose first Prisoners of War game (``move_support.PRISONERS``) waits
+    for a move whose cards fit the choice after it too; return that move."""
+    found: list[list[str]] = []
+
+    def choose(client_seed: str) -> bytes:
+        seed, move = seed_repeating_a_move(client_seed)
+        found.append(move)
+        return seed
+
+    plant_chosen_seed(app, username, choose)
+    return found[0]
+
+
+def plant_chosen_seed(app: Flask, username: str, choose: Callable[[str], bytes]) -> PlantedSeed:
+    """Give ``username``'s active seed pair the server seed ``choose`` picks for its client seed
+    (before the pair's first round), as :func:`plant_server_seed` does."""
     with app.app_context():
         session = app.extensions["sota_casino.sessionmaker"]()
         with session.begin():
@@ -117,7 +141,7 @@ def plant_server_seed(app: Flask, username: str, wanted: dict[int, bool]) -> Pla
             ).one()
             assert pair.next_nonce == 0, "plant the seed before the pair's first round"
             client_seed = pair.client_seed or ""
-            seed = find_server_seed(client_seed, wanted)
+            seed = choose(client_seed)
             commitment = fairness.commitment_of(seed)
             document = {**pair.commitment_document, "commitment": commitment}
             key = session.info["context"].signing_key

@@ -285,6 +285,9 @@
 
     function drawMove(form, pending) {
       const move = suggested(pending.options, pending.count);
+      // The form answers this choice now; records.js reads data-move as the form is sent.
+      form.dataset.move = String(pending.move);
+      form.elements.move.value = String(pending.move);
       const table = $("on-table");
       table.replaceChildren(el("strong", { text: gettext("On the table:") }));
       pending.table.forEach((cards, seat) => {
@@ -339,6 +342,20 @@
       for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets);
     }
 
+    /* Show the game as the API answered it, and the move form for the choice it waits for. */
+    function showGame(form, answer) {
+      game = answer;
+      build();
+      if (game.status === "settled") {
+        form.remove();
+        resultBanner();
+        summary();
+      } else {
+        drawMove(form, game.pending);
+      }
+      go(frames.length - 1); // the replay shows the trick the table is at
+    }
+
     async function sendMove(event) {
       const form = event.currentTarget;
       event.preventDefault();
@@ -354,6 +371,8 @@
         return;
       }
       const cards = down.concat([up.value]);
+      // The choice these cards answer: sent again once laid (a retry, a second tab), it is refused.
+      const number = game.pending.move;
       const button = $("submit-move");
       button.disabled = true;
       try {
@@ -361,7 +380,7 @@
         try {
           signed = window.SotaPlayerKey ? await window.SotaPlayerKey.signAction({
             game: "sota", round_id: game.id, seed_pair_id: game.seed_pair_id, nonce: game.nonce,
-            index: Number(form.dataset.move || 0), choice: cards,
+            index: number, choice: cards,
           }) : {};
         } catch (failure) {
           error.textContent = String(failure.message || failure);
@@ -373,45 +392,31 @@
           headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
             "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content,
             "Accept-Language": window.SotaI18n.locale() },
-          body: JSON.stringify({ cards, ...signed }),
+          body: JSON.stringify({ cards, move: number, ...signed }),
         });
         const answer = await response.json();
         if (!response.ok) {
+          if (answer.error && answer.error.code === "move_not_due") {
+            // Laid already (another tab, a copy): show the table as it stands now.
+            const now = await fetch(form.dataset.gameApi, { credentials: "same-origin" });
+            if (now.ok) showGame(form, await now.json());
+          }
           error.textContent = answer.error ? answer.error.message[0].toUpperCase() + answer.error.message.slice(1) : gettext("The move was refused.");
           error.hidden = false;
           return;
         }
         if (window.SotaRecords) {
           window.SotaRecords.recordAction({ round_id: game.id, seed_pair_id: game.seed_pair_id, nonce: game.nonce,
-            game: "sota", move: movesMade(), cards });
+            game: "sota", move: number, cards });
         }
         error.hidden = true;
-        game = answer;
-        build();
-        if (game.status === "settled") {
-          form.remove();
-          resultBanner();
-          summary();
-        } else {
-          drawMove(form, game.pending);
-        }
-        go(frames.length - 1); // the replay shows the trick the table is at
+        showGame(form, answer);
       } catch (failure) {
         error.textContent = gettext("The table could not be reached. Check your connection and lay the cards again.");
         error.hidden = false;
       } finally {
         button.disabled = false;
       }
-    }
-
-    /* The index of this move in the receipt's actions list. The move form carries it
-     * (data-move, the server's count when the page was drawn, read by records.js as the form
-     * is sent); each accepted move advances it, so both record the same index. */
-    function movesMade() {
-      const moveForm = document.getElementById("move-form");
-      const made = Number((moveForm && moveForm.dataset.move) || 0);
-      if (moveForm) moveForm.dataset.move = String(made + 1);
-      return made;
     }
 
     playBtn.addEventListener("click", toggle);
