@@ -793,13 +793,6 @@ def get_round(
     return round_view(session, _read_round(session, user_id, round_id, game))
 
 
-@read_only
-def moves_made(session: Session, user_id: int, round_id: object) -> int:
-    """How many Prisoners of War moves the player has made in one of its Sota games: the
-    index the next move takes in the receipt's ``actions``."""
-    return len(_read_round(session, user_id, round_id, "sota").actions)
-
-
 def _listed(round_: Round) -> dict[str, Any]:
     return {
         "id": round_.id,

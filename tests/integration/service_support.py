@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from sota_casino.core import casino_war
 from sota_casino.core import fairness
 from sota_casino.core.cards import rank_value
+from sota_casino.models import Round
 from sota_casino.models import SeedPair
 from sota_casino.services import audit
 from sota_casino.services import fairness as fairness_service
@@ -89,6 +90,14 @@ def game_repeating_a_move(session: Session, user_id: int) -> tuple[Any, list[str
     game = rounds.play_sota(session, user_id, 1, rules=PRISONERS)
     assert game.status == "awaiting_move" and game.pending.options[: len(move)] == move
     return game, move
+
+
+def moves_made(session: Session, game_id: int) -> int:
+    """How many moves a Sota game holds, as stored (the index the next move takes)."""
+    try:
+        return len(session.scalars(select(Round.actions).where(Round.id == game_id)).one())
+    finally:
+        session.rollback()
 
 
 def assert_books_clean(session: Session) -> None:

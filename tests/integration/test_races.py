@@ -19,6 +19,7 @@ from flask import Flask
 from service_support import PASSWORD
 from service_support import assert_books_clean
 from service_support import game_repeating_a_move
+from service_support import moves_made
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -321,7 +322,7 @@ def test_one_move_sent_at_once_is_made_once_and_answers_all_alike(
         answer = sent_at_once(
             app, 8, rounds.sota_move, player, game.id, cards, idempotency_key=f"move-{trial}"
         )
-        assert rounds.moves_made(session, player, game.id) == 1
+        assert moves_made(session, game.id) == 1
         assert answer.balances == money.balances(session, player)
         while answer.status == "awaiting_move":  # finish it, so the next game may start
             pending = answer.pending
@@ -341,7 +342,7 @@ def test_one_numbered_move_sent_twice_at_once_without_a_key_is_laid_once(
         outcomes = race_answers(app, [functools.partial(lay, move=0)] * 2)
         assert Counter(how for how, _ in outcomes) == Counter(ok=1, move_not_due=1), outcomes
         laid = next(answer for how, answer in outcomes if how == "ok")
-        assert rounds.moves_made(session, player, game.id) == 1
+        assert moves_made(session, game.id) == 1
         assert laid.pending.move == 1 and laid.balances == money.balances(session, player)
         while laid.status == "awaiting_move":  # finish it, so that the pair may be rotated
             pending = laid.pending

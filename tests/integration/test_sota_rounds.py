@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from service_support import assert_books_clean
 from service_support import game_repeating_a_move
+from service_support import moves_made
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -163,7 +164,7 @@ def test_a_move_sent_again_without_its_number_is_taken_as_the_next_move(
     game, move = game_repeating_a_move(session, player)
     rounds.sota_move(session, player, game.id, move)
     again = rounds.sota_move(session, player, game.id, move)
-    assert rounds.moves_made(session, player, game.id) == 2
+    assert moves_made(session, game.id) == 2
     assert _moves_logged(session, game.id) == 2
     assert again.pending is None or again.pending.move == 2
     assert_books_clean(session)
@@ -181,12 +182,12 @@ def test_a_move_sent_twice_with_its_number_is_laid_once_and_the_copy_changes_not
     with pytest.raises(MoveNotDue) as refused:
         rounds.sota_move(session, player, game.id, move, move=0)
     assert refused.value.message == f"game {game.id} waits for move 1, not move 0"
-    assert rounds.moves_made(session, player, game.id) == 1
+    assert moves_made(session, game.id) == 1
     assert _moves_logged(session, game.id) == 1
     assert money.balances(session, player) == balances
     assert rounds.get_round(session, player, game.id) == replace(laid, balances=balances)
     assert rounds.sota_move(session, player, game.id, move, move=1).id == game.id
-    assert rounds.moves_made(session, player, game.id) == 2
+    assert moves_made(session, game.id) == 2
     assert_books_clean(session)
 
 
@@ -198,7 +199,7 @@ def test_a_move_number_that_is_no_whole_number_from_0_is_refused(
     with pytest.raises(InvalidInput) as refused:
         rounds.sota_move(session, player, game.id, move, move=number)
     assert refused.value.details["field"] == "move"
-    assert rounds.moves_made(session, player, game.id) == 0
+    assert moves_made(session, game.id) == 0
 
 
 def test_a_numbered_move_to_a_game_that_is_over_is_refused_as_over(
