@@ -509,7 +509,7 @@ def authenticate(
 
 
 #: What a call with a bearer token that is unknown, ended or expired is told.
-INVALID_TOKEN: Final = "the bearer token is invalid or has expired; get a new one"
+INVALID_TOKEN: Final = N_("the bearer token is invalid or has expired; get a new one")
 
 
 def _token_hash(token: str) -> str:
@@ -622,7 +622,7 @@ def _password_state(session: Session, user_id: int) -> tuple[str, str]:
     """The user's name and password hash."""
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound("no such user")
+        raise NotFound(N_("no such user"))
     return user.username, user.password_hash
 
 
@@ -647,7 +647,7 @@ def _current_password_matches(
 def _set_password(session: Session, user_id: int, new_hash: str) -> None:
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound("no such user")
+        raise NotFound(N_("no such user"))
     user.password_hash = new_hash
     _end_all(session, user_id)
     audit.record(
@@ -695,10 +695,14 @@ def operators_need_approval(session: Session) -> bool:
 def _role_target(session: Session, actor_id: int, user_id: int, role: object) -> User:
     """The user whose role an operator changes (locked), the role checked."""
     if role not in ROLES:
-        raise InvalidInput(f"role must be one of: {', '.join(ROLES)}", field="role")
+        raise InvalidInput(
+            N_("%(option)s must be one of: %(valid)s"),
+            params={"option": "role", "valid": ", ".join(ROLES)},
+            field="role",
+        )
     user = _staff_target(session, actor_id, user_id)
     if user.id == actor_id:
-        raise Conflict("operators cannot change their own role")
+        raise Conflict(N_("operators cannot change their own role"))
     return user
 
 
@@ -807,7 +811,7 @@ def set_locked(session: Session, actor_id: int, user_id: int, locked: bool) -> U
     """Lock or unlock an account (audited); locking ends its sessions, open rounds stay open."""
     user = _staff_target(session, actor_id, user_id)
     if user.id == actor_id:
-        raise Conflict("operators cannot lock themselves")
+        raise Conflict(N_("operators cannot lock themselves"))
     user.locked = bool(locked)
     if user.locked:
         _end_all(session, user_id)
@@ -921,7 +925,7 @@ def set_time_zone(session: Session, user_id: int, zone: object) -> UserView:
     """
     user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None or user.role == "player":
-        raise NotFound("only staff choose the zone the console shows times in")
+        raise NotFound(N_("only staff choose the zone the console shows times in"))
     checked = check_time_zone(zone, user.time_zone)
     user.time_zone = checked
     audit.record(
