@@ -305,8 +305,9 @@ def _create_staff(session: Session, name: str, password_hash: str, role: str) ->
     return UserView.of(user)
 
 
-def _throttled(session: Session, username: str, address: str, now: datetime) -> bool:
-    """Tell whether the throttle refuses a password check for ``username`` from ``address``.
+def _throttle_wait(session: Session, username: str, address: str, now: datetime) -> int | None:
+    """Return the whole seconds (at least 1) for which the throttle still refuses a password
+    check for ``username`` from ``address``, or None when it takes one.
 
     Three counts of failures in the window, so that guessing is held off without handing
     anyone a way to lock a player out (OWASP ASVS V2.2.1):
@@ -316,22 +317,34 @@ def _throttled(session: Session, username: str, address: str, now: datetime) -> 
     - this account from every address: ``LOGIN_ATTEMPTS`` again, but *not* counted against an
       address the account logged in from lately, so strangers failing from elsewhere cannot
       lock the owner out of the owner's own address.
+
+    A count that is full frees when the failure that fills it (its limit-th newest) leaves the
+    window; when several are full, the check waits for the last of them.
     """
     settings = context_of(session)
-    window = now - timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
+    window = timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
     digest, place = _typed_name_digest(session, username), address[:64]
-    failures = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
-    by_pair = session.scalar(
-        failures.where(LoginAttempt.name_digest == digest, LoginAttempt.address == place)
-    )
-    if (by_pair or 0) >= limit:
-        return True
-    if (session.scalar(failures.where(LoginAttempt.address == place)) or 0) >= limit * 4:
-        return True
-    if _is_known_address(session, _account_name(username), place, now):
-        return False
-    return (session.scalar(failures.where(LoginAttempt.name_digest == digest)) or 0) >= limit
+    counts: list[tuple[int, tuple[ColumnElement[bool], ...]]] = [
+        (limit, (LoginAttempt.name_digest == digest, LoginAttempt.address == place)),
+        (limit * 4, (LoginAttempt.address == place,)),
+    ]
+    if not _is_known_address(session, _account_name(username), place, now):
+        counts.append((limit, (LoginAttempt.name_digest == digest,)))
+    frees_at = []
+    for most, which in counts:
+        filling = session.scalar(
+            select(LoginAttempt.at)
+            .where(LoginAttempt.at > now - window, *which)
+            .order_by(LoginAttempt.at.desc())
+            .offset(most - 1)
+            .limit(1)
+        )
+        if filling is not None:
+            frees_at.append(filling + window)
+    if not frees_at:
+        return None
+    return max(1, math.ceil((max(frees_at) - now).total_seconds()))
 
 
 def _account_name(username: str) -> str:
@@ -375,9 +388,24 @@ def _remember_address(session: Session, username: str, address: str) -> None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Throttled:
+    """A password check the throttle refuses, for ``wait`` more seconds."""
+
+    wait: int
+
+
+def _held_off(message: tuple[str, str], throttled: Throttled) -> RateLimited:
+    """The refusal of a throttled check: ``Retry-After`` its exact wait, the message its
+    minutes (``message`` counts them)."""
+    minutes = math.ceil(throttled.wait / 60)
+    return RateLimited(message, params={"num": minutes}, retry_after=throttled.wait)
+
+
 @transactional
-def _reserve_guess(session: Session, username: str, address: str, now: datetime) -> int | None:
-    """Count a password check before it is made, or return None when the throttle refuses it.
+def _reserve_guess(session: Session, username: str, address: str, now: datetime) -> int | Throttled:
+    """Count a password check before it is made (return its record's id), or say for how long
+    the throttle refuses it.
 
     The check is recorded as a failure up front, under locks on the account's name and the
     address (always in that order), so however many arrive at once no more than the limits
@@ -387,10 +415,11 @@ def _reserve_guess(session: Session, username: str, address: str, now: datetime)
     """
     serialize_on(session, f"login-account:{_account_name(username)}")
     serialize_on(session, f"login-address:{address[:64]}")
-    if _throttled(session, username, address, now):
-        return None
+    wait = _throttle_wait(session, username, address, now)
+    if wait is not None:
+        return Throttled(wait)
     window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
-    session.execute(delete(LoginAttempt).where(LoginAttempt.at < now - window))
+    session.execute(delete(LoginAttempt).where(LoginAttempt.at <= now - window))
     attempt = LoginAttempt(
         name_digest=_typed_name_digest(session, username), address=address[:64], at=now
     )
@@ -496,8 +525,14 @@ def authenticate(
         raise InvalidInput(N_("username and password are required"))
     storable(username, "username")
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
-    if attempt_id is None:
-        raise RateLimited(N_("too many failed logins; wait a few minutes and try again"))
+    if isinstance(attempt_id, Throttled):
+        raise _held_off(
+            Nn_(
+                "too many failed logins; try again in %(num)s minute",
+                "too many failed logins; try again in %(num)s minutes",
+            ),
+            attempt_id,
+        )
     user, verdict = _attempt_login(
         session, username, password[: PASSWORD_MAX * 4], address, attempt_id
     )
@@ -671,8 +706,14 @@ def change_password(
     secret = check_password(new)
     username = get_user(session, user_id).username
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
-    if attempt_id is None:
-        raise RateLimited(N_("too many failed attempts; wait a few minutes and try again"))
+    if isinstance(attempt_id, Throttled):
+        raise _held_off(
+            Nn_(
+                "too many failed attempts; try again in %(num)s minute",
+                "too many failed attempts; try again in %(num)s minutes",
+            ),
+            attempt_id,
+        )
     if not _current_password_matches(session, user_id, old, attempt_id):
         raise Unauthorized(N_("the current password is wrong"))
     _set_password(session, user_id, HASHER.hash(secret))
