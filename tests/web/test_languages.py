@@ -921,6 +921,18 @@ def _signed_in_page_calls_the_api(app: Flask, client: FlaskClient, language: str
     return refusal_text(client, answer)
 
 
+def _proof_not_yet_anchored(app: Flask, client: FlaskClient, language: str) -> str:
+    from web_support import bearer
+
+    app.config["CHECKPOINT_MIN_SECONDS"] = 3600
+    headers = {**bearer(client, f"bea{language}"), "Accept-Language": language}
+    for _ in range(2):  # the first is covered by the first checkpoint, the next waits an hour
+        round_ = client.post("/api/v1/sota/games", json={"stake": 1}, headers=headers).get_json()
+        answer = client.get(f"/api/v1/rounds/{round_['id']}/proof", headers=headers)
+    assert answer.status_code == 409, answer.get_json()
+    return refusal_text(client, answer)
+
+
 HAND_MADE_REFUSALS: dict[str, tuple[Callable[[Flask, FlaskClient, str], str], str]] = {
     "decision": (_tie_decision, "choice must be one of: war, surrender"),
     "NUL in a form": (_log_in_with_nul, "username must not contain a NUL character"),
@@ -985,6 +997,7 @@ HAND_MADE_REFUSALS: dict[str, tuple[Callable[[Flask, FlaskClient, str], str], st
         _api("GET", "/api/v1/me", auth=False, headers={"Authorization": "Bearer nope"}),
         "the bearer token is invalid or has expired; get a new one",
     ),
+    "proof not yet anchored": (_proof_not_yet_anchored, "is not in a signed checkpoint yet"),
     "cookie without CSRF": (
         _signed_in_page_calls_the_api,
         "a session cookie alone cannot authorize this call: send a bearer token, or the page's "
