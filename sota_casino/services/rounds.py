@@ -557,7 +557,9 @@ def decide_casino_war(
         )
     if choice not in casino_war.CHOICES:
         raise InvalidInput(
-            f"choice must be one of: {', '.join(casino_war.CHOICES)}", field="choice"
+            N_("%(option)s must be one of: %(valid)s"),
+            params={"option": "choice", "valid": ", ".join(casino_war.CHOICES)},
+            field="choice",
         )
     _lock_player(session, user_id, "casino_war")
     signed = player_keys.signed_action(session, round_, choice, signature, key_id)
