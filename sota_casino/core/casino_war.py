@@ -258,9 +258,13 @@ def decide(round_: WarRound, choice: str, draw: Draw) -> WarRound:
     :raises ValueError: if ``draw`` deals other first cards than the round's (another shoe).
     """
     if round_.status == SETTLED:
-        raise RoundSettled("this round is already settled; no decision is due")
+        raise RoundSettled(N_("this round is already settled; no decision is due"))
     if choice not in CHOICES:
-        raise InvalidInput(f"choice must be one of: {', '.join(CHOICES)}", field="choice")
+        raise InvalidInput(
+            N_("%(option)s must be one of: %(valid)s"),
+            params={"option": "choice", "valid": ", ".join(CHOICES)},
+            field="choice",
+        )
     bet, rules = round_.bet, round_.rules
     tie_bet_payout = round_.tie_bet_payout
     if choice == SURRENDER:

@@ -33,6 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from .cards import Card
 from .cards import canonical_shoe
 from .errors import InvalidInput
+from .marks import N_
 
 SEED_BYTES: Final = 32
 WORD_BITS: Final = 32
@@ -80,14 +81,15 @@ def check_client_seed(client_seed: object) -> str:
     """
     if not isinstance(client_seed, str) or not 1 <= len(client_seed) <= CLIENT_SEED_MAX:
         raise InvalidInput(
-            f"client_seed must be a string of 1 to {CLIENT_SEED_MAX} characters",
+            N_("client_seed must be a string of 1 to %(max)s characters"),
+            params={"max": CLIENT_SEED_MAX},
             field="client_seed",
         )
     if "\x00" in client_seed:
-        raise InvalidInput("client_seed must not contain a NUL character", field="client_seed")
+        raise InvalidInput(N_("client_seed must not contain a NUL character"), field="client_seed")
     if _SURROGATE.search(client_seed):
         raise InvalidInput(
-            "client_seed must not contain a lone surrogate (U+D800 to U+DFFF)",
+            N_("client_seed must not contain a lone surrogate (U+D800 to U+DFFF)"),
             field="client_seed",
         )
     return client_seed

@@ -36,6 +36,7 @@ from .errors import refuse_unknown_options
 from .fairness import Stream
 from .fairness import shuffle
 from .marks import N_
+from .marks import Nn_
 
 GAME: Final = "sota"
 SETTLED: Final = "settled"
@@ -562,22 +563,34 @@ class _Table:
         move = self.choices[self.moves_used]
         self.moves_used += 1
         if isinstance(move, str) or not isinstance(move, Sequence):
-            raise InvalidInput(f"move {number} must be a list of cards", field="cards")
+            raise InvalidInput(
+                N_("move %(number)s must be a list of cards"),
+                params={"number": number},
+                field="cards",
+            )
         cards = list(move)
         if len(cards) != count:
             raise InvalidInput(
-                f"move {number} must lay exactly {count} card{'s' if count > 1 else ''} "
-                f"(got {len(cards)})",
+                Nn_(
+                    "move %(number)s must lay exactly %(num)s card (got %(got)s)",
+                    "move %(number)s must lay exactly %(num)s cards (got %(got)s)",
+                ),
+                params={"number": number, "num": count, "got": len(cards)},
                 field="cards",
             )
         for card in cards:
             if not isinstance(card, str) or card not in options:
                 raise InvalidInput(
-                    f"move {number}: {card!r} is not among your won cards: {', '.join(options)}",
+                    N_("move %(number)s: %(card)s is not among your won cards: %(options)s"),
+                    params={"number": number, "card": repr(card), "options": ", ".join(options)},
                     field="cards",
                 )
         if len(set(cards)) != len(cards):
-            raise InvalidInput(f"move {number} lays the same card twice", field="cards")
+            raise InvalidInput(
+                N_("move %(number)s lays the same card twice"),
+                params={"number": number},
+                field="cards",
+            )
         return cards
 
     def table(self, player_laid: int) -> list[list[Card | None]]:
@@ -894,7 +907,7 @@ def play_game(
     if stream is None and deck_order is None:
         raise ValueError("play_game needs a stream or a deck_order")
     if choices and not rules.prisoners_of_war:
-        raise InvalidAction("moves are made only under prisoners_of_war")
+        raise InvalidAction(N_("moves are made only under prisoners_of_war"))
     start = 0 if stream is None else stream.bytes_read
     if deck_order is not None:
         deck = _check_deck(rules, deck_order)
@@ -909,7 +922,8 @@ def play_game(
         pending = waiting.pending
     if pending is None and table.moves_used < len(choices):
         raise InvalidAction(
-            f"the game ended after {table.moves_used} moves; {len(choices)} were given"
+            N_("the game ended after %(made)s moves; %(given)s were given"),
+            params={"made": table.moves_used, "given": len(choices)},
         )
     return GameResult(
         status=SETTLED if pending is None else AWAITING_MOVE,

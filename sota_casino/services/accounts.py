@@ -305,8 +305,9 @@ def _create_staff(session: Session, name: str, password_hash: str, role: str) ->
     return UserView.of(user)
 
 
-def _throttled(session: Session, username: str, address: str, now: datetime) -> bool:
-    """Tell whether the throttle refuses a password check for ``username`` from ``address``.
+def _throttle_wait(session: Session, username: str, address: str, now: datetime) -> int | None:
+    """Return the whole seconds (at least 1) for which the throttle still refuses a password
+    check for ``username`` from ``address``, or None when it takes one.
 
     Three counts of failures in the window, so that guessing is held off without handing
     anyone a way to lock a player out (OWASP ASVS V2.2.1):
@@ -316,22 +317,34 @@ def _throttled(session: Session, username: str, address: str, now: datetime) -> 
     - this account from every address: ``LOGIN_ATTEMPTS`` again, but *not* counted against an
       address the account logged in from lately, so strangers failing from elsewhere cannot
       lock the owner out of the owner's own address.
+
+    A count that is full frees when the failure that fills it (its limit-th newest) leaves the
+    window; when several are full, the check waits for the last of them.
     """
     settings = context_of(session)
-    window = now - timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
+    window = timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
     digest, place = _typed_name_digest(session, username), address[:64]
-    failures = select(func.count(LoginAttempt.id)).where(LoginAttempt.at >= window)
-    by_pair = session.scalar(
-        failures.where(LoginAttempt.name_digest == digest, LoginAttempt.address == place)
-    )
-    if (by_pair or 0) >= limit:
-        return True
-    if (session.scalar(failures.where(LoginAttempt.address == place)) or 0) >= limit * 4:
-        return True
-    if _is_known_address(session, _account_name(username), place, now):
-        return False
-    return (session.scalar(failures.where(LoginAttempt.name_digest == digest)) or 0) >= limit
+    counts: list[tuple[int, tuple[ColumnElement[bool], ...]]] = [
+        (limit, (LoginAttempt.name_digest == digest, LoginAttempt.address == place)),
+        (limit * 4, (LoginAttempt.address == place,)),
+    ]
+    if not _is_known_address(session, _account_name(username), place, now):
+        counts.append((limit, (LoginAttempt.name_digest == digest,)))
+    frees_at = []
+    for most, which in counts:
+        filling = session.scalar(
+            select(LoginAttempt.at)
+            .where(LoginAttempt.at > now - window, *which)
+            .order_by(LoginAttempt.at.desc())
+            .offset(most - 1)
+            .limit(1)
+        )
+        if filling is not None:
+            frees_at.append(filling + window)
+    if not frees_at:
+        return None
+    return max(1, math.ceil((max(frees_at) - now).total_seconds()))
 
 
 def _account_name(username: str) -> str:
@@ -375,9 +388,24 @@ def _remember_address(session: Session, username: str, address: str) -> None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Throttled:
+    """A password check the throttle refuses, for ``wait`` more seconds."""
+
+    wait: int
+
+
+def _held_off(message: tuple[str, str], throttled: Throttled) -> RateLimited:
+    """The refusal of a throttled check: ``Retry-After`` its exact wait, the message its
+    minutes (``message`` counts them)."""
+    minutes = math.ceil(throttled.wait / 60)
+    return RateLimited(message, params={"num": minutes}, retry_after=throttled.wait)
+
+
 @transactional
-def _reserve_guess(session: Session, username: str, address: str, now: datetime) -> int | None:
-    """Count a password check before it is made, or return None when the throttle refuses it.
+def _reserve_guess(session: Session, username: str, address: str, now: datetime) -> int | Throttled:
+    """Count a password check before it is made (return its record's id), or say for how long
+    the throttle refuses it.
 
     The check is recorded as a failure up front, under locks on the account's name and the
     address (always in that order), so however many arrive at once no more than the limits
@@ -387,10 +415,11 @@ def _reserve_guess(session: Session, username: str, address: str, now: datetime)
     """
     serialize_on(session, f"login-account:{_account_name(username)}")
     serialize_on(session, f"login-address:{address[:64]}")
-    if _throttled(session, username, address, now):
-        return None
+    wait = _throttle_wait(session, username, address, now)
+    if wait is not None:
+        return Throttled(wait)
     window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
-    session.execute(delete(LoginAttempt).where(LoginAttempt.at < now - window))
+    session.execute(delete(LoginAttempt).where(LoginAttempt.at <= now - window))
     attempt = LoginAttempt(
         name_digest=_typed_name_digest(session, username), address=address[:64], at=now
     )
@@ -496,8 +525,14 @@ def authenticate(
         raise InvalidInput(N_("username and password are required"))
     storable(username, "username")
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
-    if attempt_id is None:
-        raise RateLimited(N_("too many failed logins; wait a few minutes and try again"))
+    if isinstance(attempt_id, Throttled):
+        raise _held_off(
+            Nn_(
+                "too many failed logins; try again in %(num)s minute",
+                "too many failed logins; try again in %(num)s minutes",
+            ),
+            attempt_id,
+        )
     user, verdict = _attempt_login(
         session, username, password[: PASSWORD_MAX * 4], address, attempt_id
     )
@@ -509,7 +544,7 @@ def authenticate(
 
 
 #: What a call with a bearer token that is unknown, ended or expired is told.
-INVALID_TOKEN: Final = "the bearer token is invalid or has expired; get a new one"
+INVALID_TOKEN: Final = N_("the bearer token is invalid or has expired; get a new one")
 
 
 def _token_hash(token: str) -> str:
@@ -622,7 +657,7 @@ def _password_state(session: Session, user_id: int) -> tuple[str, str]:
     """The user's name and password hash."""
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound("no such user")
+        raise NotFound(N_("no such user"))
     return user.username, user.password_hash
 
 
@@ -647,7 +682,7 @@ def _current_password_matches(
 def _set_password(session: Session, user_id: int, new_hash: str) -> None:
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound("no such user")
+        raise NotFound(N_("no such user"))
     user.password_hash = new_hash
     _end_all(session, user_id)
     audit.record(
@@ -671,8 +706,14 @@ def change_password(
     secret = check_password(new)
     username = get_user(session, user_id).username
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
-    if attempt_id is None:
-        raise RateLimited(N_("too many failed attempts; wait a few minutes and try again"))
+    if isinstance(attempt_id, Throttled):
+        raise _held_off(
+            Nn_(
+                "too many failed attempts; try again in %(num)s minute",
+                "too many failed attempts; try again in %(num)s minutes",
+            ),
+            attempt_id,
+        )
     if not _current_password_matches(session, user_id, old, attempt_id):
         raise Unauthorized(N_("the current password is wrong"))
     _set_password(session, user_id, HASHER.hash(secret))
@@ -695,10 +736,14 @@ def operators_need_approval(session: Session) -> bool:
 def _role_target(session: Session, actor_id: int, user_id: int, role: object) -> User:
     """The user whose role an operator changes (locked), the role checked."""
     if role not in ROLES:
-        raise InvalidInput(f"role must be one of: {', '.join(ROLES)}", field="role")
+        raise InvalidInput(
+            N_("%(option)s must be one of: %(valid)s"),
+            params={"option": "role", "valid": ", ".join(ROLES)},
+            field="role",
+        )
     user = _staff_target(session, actor_id, user_id)
     if user.id == actor_id:
-        raise Conflict("operators cannot change their own role")
+        raise Conflict(N_("operators cannot change their own role"))
     return user
 
 
@@ -807,7 +852,7 @@ def set_locked(session: Session, actor_id: int, user_id: int, locked: bool) -> U
     """Lock or unlock an account (audited); locking ends its sessions, open rounds stay open."""
     user = _staff_target(session, actor_id, user_id)
     if user.id == actor_id:
-        raise Conflict("operators cannot lock themselves")
+        raise Conflict(N_("operators cannot lock themselves"))
     user.locked = bool(locked)
     if user.locked:
         _end_all(session, user_id)
@@ -921,7 +966,7 @@ def set_time_zone(session: Session, user_id: int, zone: object) -> UserView:
     """
     user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None or user.role == "player":
-        raise NotFound("only staff choose the zone the console shows times in")
+        raise NotFound(N_("only staff choose the zone the console shows times in"))
     checked = check_time_zone(zone, user.time_zone)
     user.time_zone = checked
     audit.record(

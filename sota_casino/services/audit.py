@@ -733,7 +733,7 @@ def _checkpoint_now(session: Session, actor: str | None) -> Checkpoint:
     head = session.scalar(locked(select(AuditHead).where(AuditHead.id == 1)))
     size = head.seq if head else 0
     if size == 0:
-        raise Conflict("the audit log is empty; nothing to checkpoint")
+        raise Conflict(N_("the audit log is empty; nothing to checkpoint"))
     signed = _sign_checkpoint(session, size)
     record(
         session,
@@ -1286,7 +1286,7 @@ def consistency_proof(session: Session, old_size: int, new_size: int) -> Consist
 def consistency_between(session: Session, old_size: int, new_size: int) -> ConsistencyProof:
     """:func:`consistency_proof` inside the caller's transaction."""
     if not 1 <= old_size <= new_size <= log_size(session):
-        raise InvalidInput("need 1 <= old_size <= new_size <= the log's size")
+        raise InvalidInput(N_("need 1 <= old_size <= new_size <= the log's size"))
     tree = _stored_tree(session)
     old_root, new_root = tree.roots([(0, old_size), (0, new_size)])
     proof = tree.roots(merkle.consistency_ranges(old_size, new_size))
@@ -1359,7 +1359,9 @@ def export_range(
     """
     for name, value in (("from_seq", from_seq), ("to_seq", to_seq)):
         if value is not None and value < 1:
-            raise InvalidInput(f"{name} must be 1 or more", field=name)
+            raise InvalidInput(
+                N_("%(option)s must be 1 or more"), params={"option": name}, field=name
+            )
     low = select(func.min(AuditEntry.seq))
     high = select(func.max(AuditEntry.seq))
     if start := _time_filter(since, "since"):
@@ -1369,7 +1371,7 @@ def export_range(
     first = max(from_seq or 1, session.scalar(low) or 0)
     last = min(to_seq or log_size(session), session.scalar(high) or 0)
     if first < 1 or last < first:
-        raise NotFound("no entries in that range")
+        raise NotFound(N_("no entries in that range"))
     covering = session.scalar(
         select(AuditCheckpoint)
         .where(AuditCheckpoint.size >= last)

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from ..core import fairness
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 from ..models import CheckRun
 from . import alerts
 from . import audit
@@ -53,7 +54,11 @@ def _now() -> datetime:
 
 def _name(name: str) -> str:
     if name not in NAMES:
-        raise InvalidInput(f"no check called {name!r}; there are {', '.join(NAMES)}", field="name")
+        raise InvalidInput(
+            N_("no check called %(name)s; there are %(names)s"),
+            params={"name": repr(name), "names": ", ".join(NAMES)},
+            field="name",
+        )
     return name
 
 

@@ -37,6 +37,7 @@ from ..core.errors import CasinoError
 from ..core.errors import IdempotencyMismatch
 from ..core.errors import InvalidInput
 from ..core.errors import Unavailable
+from ..core.marks import N_
 from ..models import IdempotencyRecord
 from . import results
 from .tx import in_transaction
@@ -58,10 +59,17 @@ def check_key(key: object) -> str | None:
     if key is None:
         return None
     if not isinstance(key, str) or not KEY.fullmatch(key):
-        given = "is given more than once, or" if isinstance(key, str) and "," in key else "is"
+        repeated = isinstance(key, str) and "," in key
         raise InvalidInput(
-            f"Idempotency-Key {given} not one key of 1 to 64 visible ASCII characters "
-            "other than a comma",
+            N_(
+                "Idempotency-Key is given more than once, or not one key of 1 to 64 visible "
+                "ASCII characters other than a comma"
+            )
+            if repeated
+            else N_(
+                "Idempotency-Key is not one key of 1 to 64 visible ASCII characters other than "
+                "a comma"
+            ),
             field="Idempotency-Key",
         )
     return key
@@ -87,7 +95,9 @@ def replay(session: Session, user_id: int, key: str | None, digest: str) -> Any 
     if record is None:
         return None
     if record.request_hash != digest:
-        raise IdempotencyMismatch("this Idempotency-Key was already used with a different request")
+        raise IdempotencyMismatch(
+            N_("this Idempotency-Key was already used with a different request")
+        )
     return record.response
 
 

@@ -30,6 +30,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from ..core.errors import InsufficientFunds
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..models import Account
 from ..models import Posting
@@ -44,6 +45,11 @@ from .tx import read_only
 SYSTEM_KINDS = ("house", "escrow", "issuance")
 #: ``escrow`` moves the stakes of rounds opened before escrow was kept per player (0010).
 TRANSFER_KINDS = ("bet", "raise", "settle", "grant", "topup", "adjust", "escrow")
+#: A balance short of a transfer, one message id per currency (in minor units, as the API counts).
+NOT_COVERED = {
+    "chips": N_("your chips balance does not cover %(needed)s"),
+    "sweets": N_("your sweets balance does not cover %(needed)s"),
+}
 
 
 def player_account(user_id: int, currency: str) -> str:
@@ -240,7 +246,8 @@ def post_all(session: Session, transfers: Sequence[TransferSpec]) -> list[int]:
                 select(_ACCOUNTS.c.balance).where(_ACCOUNTS.c.id == accounts[name].id)
             ).scalar_one()
             raise InsufficientFunds(
-                f"your {currency} balance does not cover {-low[name]}",
+                NOT_COVERED[currency],
+                params={"needed": -low[name]},
                 currency=currency,
                 held=held,
                 needed=-low[name],

@@ -235,7 +235,10 @@ LISTS: Final = {
 
 def spec_of(name: str) -> ListSpec:
     if name not in LISTS:
-        raise NotFound(f"no list {name!r}; lists: {', '.join(LISTS)}")
+        raise NotFound(
+            N_("no list %(name)s; lists: %(lists)s"),
+            params={"name": repr(name), "lists": ", ".join(LISTS)},
+        )
     return LISTS[name]
 
 

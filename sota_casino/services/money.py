@@ -37,11 +37,24 @@ MAX_ADJUSTMENT = 10**12
 REASON_MAX = 500
 #: How long after a top-up the next one waits.
 TOPUP_EVERY = timedelta(days=1)
+#: The top-up refusals, one message id per currency: each language names a currency its own way.
+TOPUP_ONLY_BELOW = {
+    "chips": N_("a top-up is given only below %(low)s chips (minor units); you hold %(held)s"),
+    "sweets": N_("a top-up is given only below %(low)s sweets (minor units); you hold %(held)s"),
+}
+TOPUP_ONCE_A_DAY = {
+    "chips": N_("one top-up a day: the next chips top-up is possible after %(when)s UTC"),
+    "sweets": N_("one top-up a day: the next sweets top-up is possible after %(when)s UTC"),
+}
 
 
 def check_currency(currency: object) -> str:
     if currency not in CURRENCIES:
-        raise InvalidInput(f"currency must be one of: {', '.join(CURRENCIES)}", field="currency")
+        raise InvalidInput(
+            N_("currency must be one of: %(currencies)s"),
+            params={"currencies": ", ".join(CURRENCIES)},
+            field="currency",
+        )
     return str(currency)
 
 
@@ -98,7 +111,8 @@ def _topup_refusal(
     held = ledger.balance(session, ledger.player_account(user_id, currency))
     if held >= low:
         return TopupNotAllowed(
-            f"a top-up is given only below {low} {currency} (minor units); you hold {held}",
+            TOPUP_ONLY_BELOW[currency],
+            params={"low": low, "held": held},
             low=low,
             held=held,
         )
@@ -111,8 +125,8 @@ def _topup_refusal(
     if last is not None and now - last < TOPUP_EVERY:
         again = last + TOPUP_EVERY
         return TopupNotAllowed(
-            f"one top-up a day: the next {currency} top-up is possible after "
-            f"{again:%Y-%m-%d %H:%M} UTC",
+            TOPUP_ONCE_A_DAY[currency],
+            params={"when": f"{again:%Y-%m-%d %H:%M}"},
             next_at=again,
         )
     return None
@@ -136,7 +150,7 @@ def topup(
     # One top-up at a time per player; the row as locked, not as an earlier transaction read it.
     user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None:
-        raise NotFound("no such user")
+        raise NotFound(N_("no such user"))
     require_player(user)
     refusal = _topup_refusal(session, user_id, currency, now or datetime.now(UTC))
     if refusal:

@@ -351,7 +351,9 @@ def _day(value: str | None, name: str) -> date | None:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise InvalidInput(f"{name} must be a date written YYYY-MM-DD", field=name) from None
+        raise InvalidInput(
+            N_("%(option)s must be a date written YYYY-MM-DD"), params={"option": name}, field=name
+        ) from None
 
 
 @read_only
@@ -371,7 +373,7 @@ def house_math(
     """
     first, last = _day(since, "since"), _day(until, "until")
     if first and last and first > last:
-        raise InvalidInput("since must not be after until", field="since")
+        raise InvalidInput(N_("since must not be after until"), field="since")
     result = (-Round.net - Round.tie_result).label("x")
     ante = Round.ante
     tied = Round.outcome["result"].as_string().in_(TIED)

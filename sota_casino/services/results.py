@@ -39,6 +39,7 @@ from ..core import odds
 from ..core import sota
 from ..core.errors import InvalidInput
 from ..core.fairness import format_time
+from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..models import ROLES
 
@@ -115,9 +116,11 @@ def check_page(order: str, limit: int) -> None:
     :raises InvalidInput: naming ``order`` or ``limit`` (checked in that order).
     """
     if order not in (NEWEST, OLDEST):
-        raise InvalidInput('order must be "newest" or "oldest"', field="order")
+        raise InvalidInput(N_('order must be "newest" or "oldest"'), field="order")
     if not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+        raise InvalidInput(
+            N_("limit must be from 1 to %(max)s"), params={"max": MAX_PAGE}, field="limit"
+        )
 
 
 def filter_time(value: str | None, name: str) -> datetime | None:
@@ -134,7 +137,9 @@ def filter_time(value: str | None, name: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise InvalidInput(f"{name} must be an ISO 8601 time or date", field=name) from exc
+        raise InvalidInput(
+            N_("%(option)s must be an ISO 8601 time or date"), params={"option": name}, field=name
+        ) from exc
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     try:

@@ -173,7 +173,7 @@ def _lock_player(session: Session, user_id: int, table: str) -> dict[str, Any]:
     """Lock the player's row, refuse a locked account or staff; return ``table``'s settings."""
     row = session.connection().execute(_LOCK_PLAYER, {"user_id": user_id, "table": table}).first()
     if row is None:
-        raise NotFound("no such user")
+        raise NotFound(N_("no such user"))
     if row.locked:
         raise Forbidden(N_("this account is locked; betting is not possible"))
     require_player_role(row.role)
@@ -185,7 +185,7 @@ def _own_round(
 ) -> RoundRecord:
     """Return the caller's round, locked; another player's round is indistinguishable from none."""
     if type(round_id) is not int:
-        raise NotFound("no such round")
+        raise NotFound(N_("no such round"))
     row = session.connection().execute(_LOCK_ROUND, {"round_id": round_id}).first()
     if row is None or row.user_id != user_id or (game and row.game != game):
         raise NotFound(N_("no round %(id)s of yours"), params={"id": round_id})
@@ -196,7 +196,7 @@ def _own_round(
 def _read_round(session: Session, user_id: int, round_id: object, game: str | None = None) -> Round:
     """Return the caller's round for reading (no lock)."""
     if type(round_id) is not int:
-        raise NotFound("no such round")
+        raise NotFound(N_("no such round"))
     found = session.get(Round, round_id)
     if found is None or found.user_id != user_id or (game and found.game != game):
         raise NotFound(N_("no round %(id)s of yours"), params={"id": round_id})
@@ -501,7 +501,7 @@ def place_casino_war_bet(
     :raises InsufficientFunds: if the balance does not cover the stakes (nothing changes).
     """
     if table != "casino_war":
-        raise InvalidInput("table must be 'casino_war'", field="table")
+        raise InvalidInput(N_("table must be 'casino_war'"), field="table")
     rules = casino_war.TableRules.from_dict(_lock_player(session, user_id, "casino_war"))
     bet, tie_bet = rules.check_bet(bet, 0 if tie_bet is None else tie_bet)
     round_ = _open_round(
@@ -558,7 +558,9 @@ def decide_casino_war(
         )
     if choice not in casino_war.CHOICES:
         raise InvalidInput(
-            f"choice must be one of: {', '.join(casino_war.CHOICES)}", field="choice"
+            N_("%(option)s must be one of: %(valid)s"),
+            params={"option": "choice", "valid": ", ".join(casino_war.CHOICES)},
+            field="choice",
         )
     _lock_player(session, user_id, "casino_war")
     signed = player_keys.signed_action(session, round_, choice, signature, key_id)
@@ -747,7 +749,7 @@ def sota_move(
             params={"game": round_.id, "due": due, "move": move},
         )
     if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
-        raise InvalidInput("cards must be a list of card codes", field="cards")
+        raise InvalidInput(N_("cards must be a list of card codes"), field="cards")
     signed = player_keys.signed_action(session, round_, list(cards), signature, key_id)
     round_ = replace(
         round_,
@@ -830,11 +832,13 @@ def list_rounds(
 ) -> RoundList:
     """Return the caller's rounds, newest first, ``limit`` at a time before round ``before``."""
     if game not in (None, "casino_war", "sota"):
-        raise InvalidInput("game must be casino_war or sota", field="game")
+        raise InvalidInput(N_("game must be casino_war or sota"), field="game")
     if type(limit) is not int or not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"limit must be from 1 to {MAX_PAGE}", field="limit")
+        raise InvalidInput(
+            N_("limit must be from 1 to %(max)s"), params={"max": MAX_PAGE}, field="limit"
+        )
     if before is not None and type(before) is not int:
-        raise InvalidInput("before must be a round id", field="before")
+        raise InvalidInput(N_("before must be a round id"), field="before")
     query = select(Round).where(Round.user_id == user_id)
     if game:
         query = query.where(Round.game == game)
@@ -850,7 +854,9 @@ def receipt(session: Session, user_id: int, round_id: object) -> dict[str, Any]:
     """Return the signed receipt of one of the caller's settled rounds."""
     round_ = _read_round(session, user_id, round_id)
     if round_.status != "settled":
-        raise NotFound(f"round {round_.id} has no receipt until it settles")
+        raise NotFound(
+            N_("round %(round)s has no receipt until it settles"), params={"round": round_.id}
+        )
     return {"document": round_.receipt, "signature": round_.receipt_signature}
 
 

@@ -63,7 +63,10 @@ def validate(name: str, settings: object) -> dict[str, Any]:
 def current(session: Session, name: str) -> dict[str, Any]:
     """Return table ``name``'s settings inside the caller's transaction."""
     if name not in TABLES:
-        raise NotFound(f"no table {name!r}; tables: {', '.join(TABLES)}")
+        raise NotFound(
+            N_("no table %(name)s; tables: %(tables)s"),
+            params={"name": repr(name), "tables": ", ".join(TABLES)},
+        )
     row = session.get(TableSetting, name)
     return dict(row.settings) if row else _defaults(session, name)
 
@@ -119,7 +122,7 @@ def _checked_change(
     require_operator(session, actor_id)
     current(session, name)  # an unknown table is a 404 before anything is written
     if not isinstance(changes, Mapping) or not changes:
-        raise InvalidInput("send the settings to change as a non-empty object")
+        raise InvalidInput(N_("send the settings to change as a non-empty object"))
     validate(name, {**current(session, name), **changes})  # refused now, not on approval
     return changes
 

@@ -6,6 +6,7 @@ either, nor for a hash."""
 from __future__ import annotations
 
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 
 #: The JSON Schema pattern of such text.
 NO_NUL_PATTERN = "^[^\\x00]*$"
@@ -21,18 +22,33 @@ WHITESPACE = (
 NON_BLANK_PATTERN = f"^[^\\x00]*[^\\x00{WHITESPACE}][^\\x00]*$"
 
 
+#: The refusals of text the database cannot hold, by how they name it: a field (its name, as the
+#: API spells it, is the param), a field's name, or text that came in no single field.
+NUL_IN = {
+    "field": N_("%(field)s must not contain a NUL character"),
+    "a field name": N_("a field name must not contain a NUL character"),
+    "the text": N_("the text must not contain a NUL character"),
+}
+NOT_UNICODE = {
+    "field": N_("%(field)s is not valid Unicode text"),
+    "a field name": N_("a field name is not valid Unicode text"),
+    "the text": N_("the text is not valid Unicode text"),
+}
+
+
 def storable(value: str, field: str | None, *, name: str | None = None) -> str:
     """Return ``value`` if the database can hold it.
 
     :param field: the field it came in (None: no single field, such as a field's name).
-    :param name: how the message names it (default: the field).
+    :param name: how the message names it (default: the field); one of :data:`NUL_IN`'s keys.
     :raises InvalidInput: if it contains a NUL character or a lone surrogate.
     """
-    named = name or field or "the text"
+    named = name or ("field" if field else "the text")
+    params = {"field": field} if named == "field" else {}
     if "\x00" in value:
-        raise InvalidInput(f"{named} must not contain a NUL character", field=field)
+        raise InvalidInput(NUL_IN[named], params=params, field=field)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidInput(f"{named} is not valid Unicode text", field=field) from None
+        raise InvalidInput(NOT_UNICODE[named], params=params, field=field) from None
     return value

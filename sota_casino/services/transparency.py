@@ -54,6 +54,12 @@ from .tx import read_only
 NOTE_ORIGIN: Final = "sota-casino/audit-log"
 #: What a client waits for an entry the log has not taken yet (seconds).
 NOT_LOGGED_RETRY: Final = 1
+#: Why an anchor is pending: its entry is not in the log yet, or no signed checkpoint covers it.
+NOT_LOGGED: Final = N_("the log holds no %(action)s entry of %(subject)s yet; ask again shortly")
+NOT_COVERED: Final = N_(
+    "entry %(seq)s is not in a signed checkpoint yet (the latest covers %(size)s entries); ask "
+    "again in %(wait)s s"
+)
 
 #: A wanted anchor: what it anchors, and its entry's action, subject and occurrence (``None``:
 #: every entry of that action and subject, the ``index``-th anchoring ``of | {"index": i}``).
@@ -180,7 +186,7 @@ def anchor_of(
     key = {"action": action, "subject": subject, "occurrence": occurrence}
     found, pending, signed = _anchor_set(session, [(key, action, subject, occurrence)])
     if pending:
-        raise NotYetAnchored(pending[0]["reason"], retry_after=pending[0]["retry_after"])
+        raise _not_yet(pending[0])
     return found[0] | {"checkpoint": signed}
 
 
@@ -225,14 +231,15 @@ def _entries_by_key(
 
 def _anchor_set(
     session: Session, wanted: Sequence[Wanted]
-) -> tuple[list[Anchor], list[PendingAnchor], Checkpoint | None]:
+) -> tuple[list[Anchor], list[Pending], Checkpoint | None]:
     """Return the anchors of the wanted entries in the latest checkpoint, what is pending (not
-    logged, or not yet covered: ``{"of", "reason", "retry_after"}``), and that checkpoint."""
+    logged, or not yet covered: ``{"of", "reason", "retry_after"}`` and why, as a message id
+    with its params), and that checkpoint."""
     signed = audit.latest_checkpoint(session)
     size = signed["document"]["size"] if signed else 0
     by_key = _entries_by_key(session, wanted)
     located: list[tuple[Mapping[str, Any], AuditEntry]] = []
-    pending: list[PendingAnchor] = []
+    pending: list[Pending] = []
     wait = max(1, math.ceil(audit.checkpoint_wait(session)))
     for of, action, subject, occurrence in wanted:
         rows = by_key.get((action, subject), [])
@@ -241,16 +248,13 @@ def _anchor_set(
         elif occurrence < len(rows):
             located.append((of, rows[occurrence]))
         else:
-            reason = f"the log holds no {action} entry of {subject} yet; ask again shortly"
-            pending.append(PendingAnchor(of=_of(of), reason=reason, retry_after=NOT_LOGGED_RETRY))
+            missing: dict[str, object] = {"action": action, "subject": subject}
+            pending.append(_pending(of, (NOT_LOGGED, missing), NOT_LOGGED_RETRY))
     covered = [(of, row) for of, row in located if row.seq <= size]
     for of, row in located:
         if row.seq > size:
-            reason = (
-                f"entry {row.seq} is not in a signed checkpoint yet (the latest covers {size} "
-                f"entries); ask again in {wait} s"
-            )
-            pending.append(PendingAnchor(of=_of(of), reason=reason, retry_after=wait))
+            uncovered: dict[str, object] = {"seq": row.seq, "size": size, "wait": wait}
+            pending.append(_pending(of, (NOT_COVERED, uncovered), wait))
     seqs = {row.seq for _, row in covered}
     proofs = audit.inclusion_proofs(session, seqs, size) if seqs else {}
     found = [
@@ -264,6 +268,21 @@ def _anchor_set(
         for of, row in covered
     ]
     return found, pending, signed
+
+
+#: A pending anchor as the API lists it, and why, as a message id and its params.
+Pending = tuple[PendingAnchor, tuple[str, dict[str, object]]]
+
+
+def _pending(of: Mapping[str, Any], why: tuple[str, dict[str, object]], wait: int) -> Pending:
+    message, params = why
+    return PendingAnchor(of=_of(of), reason=message % params, retry_after=wait), why
+
+
+def _not_yet(pending: Pending) -> NotYetAnchored:
+    """The refusal of a proof that is pending: why (translated by its id), and when to ask."""
+    anchor, (message, params) = pending
+    return NotYetAnchored(message, params=params, retry_after=anchor["retry_after"])
 
 
 def _of(of: Mapping[str, Any]) -> AnchorOf:
@@ -303,7 +322,7 @@ def round_proof(session: Session, user_id: int, round_id: int) -> RoundProof:
     wanted = [_commitment_wanted(round_.seed_pair_id), *_round_wanted(round_)]
     found, pending, signed = _anchor_set(session, wanted)
     if pending:
-        raise NotYetAnchored(pending[0]["reason"], retry_after=pending[0]["retry_after"])
+        raise _not_yet(pending[0])
     assert signed is not None  # nothing pending: a checkpoint covers every anchor
     return RoundProof(round_.id, round_.seed_pair_id, signed, found)
 
@@ -321,5 +340,7 @@ def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> P
         wanted.append((revealed, *anchors.key_of(revealed)))
     found, pending, signed = _anchor_set(session, wanted)
     return PairAnchors(
-        anchors=found, checkpoints=[signed] if signed and found else [], pending_anchors=pending
+        anchors=found,
+        checkpoints=[signed] if signed and found else [],
+        pending_anchors=[anchor for anchor, _why in pending],
     )

@@ -181,7 +181,7 @@ def unavailable(exc: DBAPIError) -> Unavailable:
     """The refusal for an outage, logged without the statement's parameters."""
     log.warning("database unavailable: %s", type(exc.orig).__name__ if exc.orig else exc)
     return Unavailable(
-        "the casino cannot reach its records right now; try again in a moment",
+        N_("the casino cannot reach its records right now; try again in a moment"),
         retry_after=RETRY_AFTER,
     )
 

@@ -19,6 +19,7 @@ from flask import Response
 from flask import stream_with_context
 
 from ..core.errors import InvalidInput
+from ..core.marks import N_
 
 KINDS: Final = ("csv", "jsonl")
 
@@ -70,7 +71,7 @@ def table_download(
     :raises InvalidInput: for any other ``kind``, before anything is read.
     """
     if kind not in KINDS:
-        raise InvalidInput('format must be "csv" or "jsonl"', field="format")
+        raise InvalidInput(N_('format must be "csv" or "jsonl"'), field="format")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     lines = csv_lines(rows, columns) if kind == "csv" else jsonl_lines(rows)
     return Response(

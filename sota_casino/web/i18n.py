@@ -171,7 +171,12 @@ def error_message(error: CasinoError) -> str:
     if error.plural:
         count = error.params.get("num")
         assert isinstance(count, int), "a plural refusal counts with an integer num"
-        return ngettext(error.template, error.plural, count, **error.params)
+        # Only the count keeps to its word: another number in it ("move 2 must lay ...") is not
+        # the count of the word after it.
+        text = counted(
+            catalogue(select_locale()).ngettext(error.template, error.plural, count), "num"
+        )
+        return text % {**error.params, "num": count}
     return gettext(error.template, **error.params)
 
 

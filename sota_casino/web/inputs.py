@@ -80,12 +80,12 @@ def json_body() -> dict[str, Any]:
     :raises InvalidInput: (422) if it is JSON but not an object.
     """
     if request.mimetype != "application/json":
-        raise UnsupportedMediaType("send the body as JSON, with Content-Type: application/json")
+        raise UnsupportedMediaType(N_("send the body as JSON, with Content-Type: application/json"))
     if request.headers.get("Content-Encoding", "identity").strip().lower() != "identity":
-        raise UnsupportedMediaType("send the body unencoded, without a Content-Encoding")
+        raise UnsupportedMediaType(N_("send the body unencoded, without a Content-Encoding"))
     raw = request.get_data(cache=True)
     if not raw.strip():
-        raise InvalidInput("the body must be a JSON object")
+        raise InvalidInput(N_("the body must be a JSON object"))
     try:
         body = json.loads(
             raw.decode("utf-8"),
@@ -94,9 +94,9 @@ def json_body() -> dict[str, Any]:
             object_pairs_hook=_unique_fields,
         )
     except (ValueError, RecursionError) as error:
-        raise BadRequest("the body is not valid JSON (UTF-8 encoded)") from error
+        raise BadRequest(N_("the body is not valid JSON (UTF-8 encoded)")) from error
     if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object")
+        raise InvalidInput(N_("the body must be a JSON object"))
     _refuse_unusable_values(body)
     return body
 
@@ -111,9 +111,15 @@ def _refuse_unusable_values(body: dict[str, Any]) -> None:
     while pending:
         path, value = pending.pop()
         if isinstance(value, TooBig):
-            raise InvalidInput(f"{path} is far too large", field=path.split(".")[0])
+            raise InvalidInput(
+                N_("%(field)s is far too large"), params={"field": path}, field=path.split(".")[0]
+            )
         if isinstance(value, Repeated):
-            raise InvalidInput(f"{path} is given more than once", field=path.split(".")[0])
+            raise InvalidInput(
+                N_("%(field)s is given more than once"),
+                params={"field": path},
+                field=path.split(".")[0],
+            )
         if isinstance(value, str):
             storable(value, path)
         if isinstance(value, dict):
@@ -144,7 +150,9 @@ def parse_query(model: type[M]) -> M:
     numbers = _integer_fields(model)
     for name, values in request.args.lists():
         if len(values) > 1:
-            raise InvalidInput(f"{name} is given more than once", field=name)
+            raise InvalidInput(
+                N_("%(field)s is given more than once"), params={"field": name}, field=name
+            )
         value = values[0]
         storable(value, name)
         given[name] = int(value) if name in numbers and _WHOLE.fullmatch(value) else value
@@ -256,7 +264,11 @@ def choice(body: Mapping[str, Any], name: str, options: Iterable[str]) -> str:
     options = tuple(options)
     value = body.get(name)
     if not isinstance(value, str) or value not in options:
-        raise InvalidInput(f"{name} must be one of: {', '.join(options)}", field=name)
+        raise InvalidInput(
+            N_("%(option)s must be one of: %(valid)s"),
+            params={"option": name, "valid": ", ".join(options)},
+            field=name,
+        )
     return value
 
 

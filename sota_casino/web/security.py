@@ -237,7 +237,7 @@ def api_user() -> accounts.UserView:
     else:
         user = _cookie_api_user()
     if user.locked:
-        raise Forbidden("this account is locked")
+        raise Forbidden(N_("this account is locked"))
     return user
 
 
@@ -251,7 +251,7 @@ def _bearer_token() -> str | None:
         return None
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("the Authorization header must be 'Bearer TOKEN'")
+        raise Unauthorized(N_("the Authorization header must be 'Bearer TOKEN'"))
     return token.strip()
 
 
@@ -266,8 +266,10 @@ def bearer_token_to_revoke() -> str:
     token = _bearer_token()
     if token is None:
         raise Unauthorized(
-            "this call revokes the bearer token it is sent with: send it as 'Authorization: "
-            "Bearer TOKEN' (a session cookie revokes nothing; a browser logs out instead)"
+            N_(
+                "this call revokes the bearer token it is sent with: send it as 'Authorization: "
+                "Bearer TOKEN' (a session cookie revokes nothing; a browser logs out instead)"
+            )
         )
     return token
 
@@ -275,15 +277,18 @@ def bearer_token_to_revoke() -> str:
 def _cookie_api_user() -> accounts.UserView:
     token = session.get(SESSION_KEY)
     if not isinstance(token, str) or not token:
-        raise Unauthorized("send 'Authorization: Bearer TOKEN' (get one from POST /auth/token)")
+        raise Unauthorized(N_("send 'Authorization: Bearer TOKEN' (get one from POST /auth/token)"))
     if request.method not in SAFE_METHODS and not csrf_matches(request.headers.get(CSRF_HEADER)):
         raise Unauthorized(
-            "a session cookie alone cannot authorize this call: send a bearer token, or the "
-            f"page's CSRF token in {CSRF_HEADER}"
+            N_(
+                "a session cookie alone cannot authorize this call: send a bearer token, or the "
+                "page's CSRF token in %(header)s"
+            ),
+            params={"header": CSRF_HEADER},
         )
     user = session_user()
     if user is None:
-        raise Unauthorized("your session has ended; log in again")
+        raise Unauthorized(N_("your session has ended; log in again"))
     return user
 
 

@@ -843,3 +843,202 @@ def test_an_amount_and_its_unit_word_never_part_at_a_line_s_end(
     )
     assert pill, "the table shows no chips balance"
     assert re.fullmatch(rf"<strong>[^<]+</strong>{NO_BREAK}\w+", pill.group(1)), pill.group(1)
+
+
+# --- refusals reached with hand-made values -------------------------------------------------------
+
+
+def refusal_text(client: FlaskClient, answer: Any) -> str:
+    """Return a refusal as its reader sees it: the API's message, a form's flash, or the error
+    page's or the form's own words."""
+    if answer.is_json:
+        message: str = answer.get_json()["error"]["message"]
+        return message
+    if answer.status_code == 303:
+        return refusal_shown(client, answer)
+    text = answer.get_data(as_text=True)
+    found = (
+        FORM_REFUSAL.search(text)
+        or re.search(r'<p class="error"[^>]*>(.*?)</p>', text, re.S)
+        or ERROR_PAGE_MESSAGE.search(text)
+    )
+    assert found, text
+    return html.unescape(found.group(1)).strip()
+
+
+def _tie_decision(app: Flask, client: FlaskClient, language: str) -> str:
+    register_page(client, f"alice{language}")
+    plant_server_seed(app, f"alice{language}", {0: True})
+    post_form(client, "/language", {"locale": language, "next": "/casino-war"})
+    tie = post_form(client, "/casino-war/rounds", {"bet": "1"})
+    decide = f"{tie.headers['Location']}/decision"
+    return refusal_text(client, post_form(client, decide, {"choice": "double"}))
+
+
+def _log_in_with_nul(app: Flask, client: FlaskClient, language: str) -> str:
+    post_form(client, "/language", {"locale": language, "next": "/auth/login"})
+    form = {"username": "an\x00na", "password": PASSWORD}
+    return refusal_text(client, post_form(client, "/auth/login", form))
+
+
+def _console_role(role: str) -> Callable[[Flask, FlaskClient, str], str]:
+    def refused(app: Flask, client: FlaskClient, language: str) -> str:
+        olli = add_user(app, f"olli{language}", role="operator")
+        operator = client_as(app, olli)
+        post_form(operator, "/language", {"locale": language, "next": "/operator/players"})
+        target = olli if role == "auditor" else add_user(app, f"otto{language}", role="auditor")
+        url = f"/operator/players/{target}/role"
+        return refusal_text(operator, post_form(operator, url, {"role": role, "once": "k1"}))
+
+    return refused
+
+
+def _api(
+    method: str, path: str, *, auth: bool = True, **request: Any
+) -> Callable[[Flask, FlaskClient, str], str]:
+    def refused(app: Flask, client: FlaskClient, language: str) -> str:
+        from web_support import bearer
+
+        given = dict(request)  # each language's call sends the same request
+        headers = {
+            **(bearer(client, f"bea{language}") if auth else {}),
+            **given.pop("headers", {}),
+            "Accept-Language": language,
+        }
+        answer = client.open(path, method=method, headers=headers, **given)
+        assert 400 <= answer.status_code < 500, answer.get_json()
+        return refusal_text(client, answer)
+
+    return refused
+
+
+def _move_refused(
+    cards: Callable[[list[str], str], list[str]],
+) -> Callable[[Flask, FlaskClient, str], str]:
+    """Refuse a Prisoners of War move made of ``cards(won, outsider)``: of the won cards the
+    game offers, and a card that is not among them."""
+
+    def refused(app: Flask, client: FlaskClient, language: str) -> str:
+        from web_support import bearer
+
+        headers = {**bearer(client, f"bea{language}"), "Accept-Language": language}
+        rules = {"prisoners_of_war": True, "max_tricks": 80}
+        for _ in range(20):  # most such games wait for a move; the rest end at once
+            game = client.post(
+                "/api/v1/sota/games", json={"stake": 1, "rules": rules}, headers=headers
+            ).get_json()
+            if game["status"] == "awaiting_move":
+                won, count = game["pending"]["options"], game["pending"]["count"]
+                deck = (rank + suit for rank in "23456789TJQKA" for suit in "CDHS")
+                outsider = next(card for card in deck if card not in won)
+                move = {"cards": cards(won[:count], outsider)}
+                url = f"/api/v1/sota/games/{game['id']}/moves"
+                return refusal_text(client, client.post(url, json=move, headers=headers))
+        raise AssertionError("no game waited for a move")
+
+    return refused
+
+
+def _signed_in_page_calls_the_api(app: Flask, client: FlaskClient, language: str) -> str:
+    register_page(client, f"alice{language}")
+    answer = client.post("/api/v1/me/topup", json={}, headers={"Accept-Language": language})
+    return refusal_text(client, answer)
+
+
+def _proof_not_yet_anchored(app: Flask, client: FlaskClient, language: str) -> str:
+    from web_support import bearer
+
+    app.config["CHECKPOINT_MIN_SECONDS"] = 3600
+    headers = {**bearer(client, f"bea{language}"), "Accept-Language": language}
+    for _ in range(2):  # the first is covered by the first checkpoint, the next waits an hour
+        round_ = client.post("/api/v1/sota/games", json={"stake": 1}, headers=headers).get_json()
+        answer = client.get(f"/api/v1/rounds/{round_['id']}/proof", headers=headers)
+    assert answer.status_code == 409, answer.get_json()
+    return refusal_text(client, answer)
+
+
+HAND_MADE_REFUSALS: dict[str, tuple[Callable[[Flask, FlaskClient, str], str], str]] = {
+    "decision": (_tie_decision, "choice must be one of: war, surrender"),
+    "NUL in a form": (_log_in_with_nul, "username must not contain a NUL character"),
+    "role": (_console_role("king"), "role must be one of: player, operator, auditor"),
+    "own role": (_console_role("auditor"), "operators cannot change their own role"),
+    "won cards": (
+        _move_refused(lambda won, outsider: [*won[1:], outsider]),
+        " is not among your won cards: ",
+    ),
+    "card count": (
+        _move_refused(lambda won, outsider: [*won, outsider]),
+        "move 1 must lay exactly ",
+    ),
+    "NUL in JSON": (
+        _api("POST", "/api/v1/auth/token", auth=False, json={"username": "a\x00", "password": "x"}),
+        "username must not contain a NUL character",
+    ),
+    "lone surrogate": (
+        _api(
+            "POST",
+            "/api/v1/auth/token",
+            auth=False,
+            data='{"username": "a\\ud800", "password": "x"}',
+            content_type="application/json",
+        ),
+        "username is not valid Unicode text",
+    ),
+    "NUL in a field name": (
+        _api("POST", "/api/v1/casino-war/rounds", json={"bet\x00": 1}),
+        "a field name must not contain a NUL character",
+    ),
+    "body no object": (
+        _api("POST", "/api/v1/casino-war/rounds", json=[1]),
+        "the body must be a JSON object",
+    ),
+    "query twice": (
+        _api("GET", "/api/v1/rounds?limit=1&limit=2"),
+        "limit is given more than once",
+    ),
+    "top-up": (
+        _api("POST", "/api/v1/me/topup", json={"currency": "chips"}),
+        "a top-up is given only below ",
+    ),
+    "idempotency key": (
+        _api(
+            "POST",
+            "/api/v1/me/topup",
+            json={"currency": "chips"},
+            headers={"Idempotency-Key": "a b"},
+        ),
+        "Idempotency-Key is not one key of 1 to 64 visible ASCII characters other than a comma",
+    ),
+    "no token": (
+        _api("GET", "/api/v1/me", auth=False),
+        "send 'Authorization: Bearer TOKEN' (get one from POST /auth/token)",
+    ),
+    "not bearer": (
+        _api("GET", "/api/v1/me", auth=False, headers={"Authorization": "Basic eDp5"}),
+        "the Authorization header must be 'Bearer TOKEN'",
+    ),
+    "bad token": (
+        _api("GET", "/api/v1/me", auth=False, headers={"Authorization": "Bearer nope"}),
+        "the bearer token is invalid or has expired; get a new one",
+    ),
+    "proof not yet anchored": (_proof_not_yet_anchored, "is not in a signed checkpoint yet"),
+    "cookie without CSRF": (
+        _signed_in_page_calls_the_api,
+        "a session cookie alone cannot authorize this call: send a bearer token, or the page's "
+        "CSRF token in X-CSRF-Token",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HAND_MADE_REFUSALS))
+def test_a_refusal_of_hand_made_values_reads_in_the_language_asked_for(
+    app: Flask, case: str
+) -> None:
+    """Refusals written whole in English (f-strings, no message id) read in English on every
+    page language and to an API client sending ``Accept-Language``; the English stays as it was."""
+    reach, english = HAND_MADE_REFUSALS[case]
+    shown = {}
+    for language in ("en", "fi"):
+        shown[language] = reach(app, app.test_client(), language)
+    assert english in shown["en"], shown["en"]
+    assert shown["fi"] != shown["en"] and english not in shown["fi"], shown["fi"]

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import logging
+import math
 import re
 import shutil
 import sqlite3
@@ -641,9 +642,10 @@ def test_wrong_passwords_for_one_account_are_throttled_from_any_address(make_app
     assert refused.status_code == 429
     assert refused.get_json()["error"] == {
         "code": "rate_limited",
-        "message": "too many failed logins; wait a few minutes and try again",
+        "message": "too many failed logins; try again in 5\u00a0minutes",
     }
-    assert refused.headers["Retry-After"] == "300"
+    # The window is 300 s, and its oldest failure was made a moment ago.
+    assert 299 <= int(refused.headers["Retry-After"]) <= 300
     assert "token" not in refused.get_json()
 
 
@@ -720,6 +722,92 @@ def test_behind_a_trusted_proxy_the_throttle_counts_the_real_client(make_app: An
         headers={"X-Forwarded-For": "203.0.113.51"},
     )
     assert (blocked.status_code, other.status_code) == (429, 200)
+
+
+def place_failures(app: Flask, ages: dict[str, list[float]], now: datetime) -> None:
+    """Make the stored failed logins from each address (``ages``'s keys) as old as given, in
+    seconds before ``now``, oldest first as they were made."""
+    with db(app) as session, session.begin():
+        for address, seconds in ages.items():
+            attempts = session.scalars(
+                select(LoginAttempt)
+                .where(LoginAttempt.address == address)
+                .order_by(LoginAttempt.id)
+            ).all()
+            assert len(attempts) == len(seconds), address
+            for attempt, age in zip(attempts, sorted(seconds, reverse=True), strict=True):
+                attempt.at = now - timedelta(seconds=age)
+
+
+def backdate_failures(app: Flask, by: timedelta) -> None:
+    with db(app) as session, session.begin():
+        for attempt in session.scalars(select(LoginAttempt)):
+            attempt.at -= by
+
+
+def refused_login_wait(client: FlaskClient, address: str, held_off_until: datetime) -> int:
+    """Return a throttled login's Retry-After, checked to be the whole seconds until
+    ``held_off_until`` (the failure that holds it off leaves the window then), as counted
+    when the refusal was made: between the clock before the request and after it."""
+    before = datetime.now(UTC)
+    refused = api_login(client, "erin", PASSWORD, address)
+    after = datetime.now(UTC)
+    assert refused.status_code == 429, refused.get_json()
+    wait = int(refused.headers["Retry-After"])
+    earliest = math.ceil((held_off_until - after).total_seconds())
+    latest = math.ceil((held_off_until - before).total_seconds())
+    assert max(1, earliest) <= wait <= max(1, latest)
+    return wait
+
+
+def test_a_refused_login_waits_until_the_oldest_counted_failure_leaves_the_window(
+    make_app: Any,
+) -> None:
+    app = make_app(LOGIN_ATTEMPTS=3, LOGIN_WINDOW_SECONDS=60)
+    client = app.test_client()
+    api_register(client, "erin")
+    for _ in range(3):
+        assert api_login(client, "erin", "wrong guess", "198.51.100.1").status_code == 401
+    now = datetime.now(UTC)
+    place_failures(app, {"198.51.100.1": [50, 30, 20]}, now)
+    wait = refused_login_wait(client, "198.51.100.1", now + timedelta(seconds=10))
+    assert wait <= 10
+    # A moment before the oldest failure leaves, the login is still refused; then it is taken.
+    backdate_failures(app, timedelta(seconds=wait - 2))
+    assert api_login(client, "erin", PASSWORD, "198.51.100.1").status_code == 429
+    backdate_failures(app, timedelta(seconds=2))
+    assert api_login(client, "erin", PASSWORD, "198.51.100.1").status_code == 200
+
+
+def test_a_login_refused_by_two_counts_waits_for_the_later_of_them(make_app: Any) -> None:
+    """The account's own count from this address frees first; its count from every address
+    still holds the login off, so the wait is until that one frees."""
+    app = make_app(LOGIN_ATTEMPTS=2, LOGIN_WINDOW_SECONDS=60)
+    client = app.test_client()
+    api_register(client, "erin")
+    app.config["LOGIN_ATTEMPTS"] = 3  # for a moment, to let the third failure be made
+    for address in ("198.51.100.1", "198.51.100.1", "198.51.100.2"):
+        assert api_login(client, "erin", "wrong guess", address).status_code == 401
+    app.config["LOGIN_ATTEMPTS"] = 2
+    now = datetime.now(UTC)
+    place_failures(app, {"198.51.100.1": [55, 50], "198.51.100.2": [5]}, now)
+    # This address's pair frees when its older failure (55 s old) leaves: 5 s; the account's
+    # count (its failures 50 s and 5 s old count) frees when the 50 s old one leaves: 10 s.
+    wait = refused_login_wait(client, "198.51.100.1", now + timedelta(seconds=10))
+    backdate_failures(app, timedelta(seconds=wait))
+    assert api_login(client, "erin", PASSWORD, "198.51.100.1").status_code == 200
+
+
+def test_a_throttled_login_page_says_the_minutes_to_wait(make_app: Any) -> None:
+    app = make_app(LOGIN_ATTEMPTS=1, LOGIN_WINDOW_SECONDS=600)
+    client = app.test_client()
+    api_register(client, "erin")
+    assert api_login(client, "erin", "wrong guess", "127.0.0.1").status_code == 401
+    place_failures(app, {"127.0.0.1": [150]}, datetime.now(UTC))
+    refused = post_form(client, "/auth/login", {"username": "erin", "password": PASSWORD})
+    assert refused.status_code == 429
+    assert 449 <= int(refused.headers["Retry-After"]) <= 450
+    assert "too many failed logins; try again in 8\u00a0minutes" in refused.get_data(as_text=True)
 
 
 def read(client: FlaskClient, response: Any) -> str:
