@@ -742,7 +742,11 @@ def sota_move(
         raise RoundSettled(N_("game %(game)s is over; no move is due"), params={"game": round_.id})
     due = len(round_.actions)
     if move is not None and (type(move) is not int or move < 0):
-        raise InvalidInput("move must be a whole number from 0", field="move")
+        raise InvalidInput(
+            N_("%(option)s must be a whole number from %(low)s"),
+            params={"option": "move", "low": 0},
+            field="move",
+        )
     if move is not None and move != due:
         raise MoveNotDue(
             N_("game %(game)s waits for move %(due)s, not move %(move)s"),

@@ -509,6 +509,17 @@ def test_a_move_a_second_tab_sends_once_it_was_laid_reads_in_the_players_languag
     assert post_form(player, f"/sota/games/{game_id}/moves", lay).status_code == 303
     copied = post_form(player, f"/sota/games/{game_id}/moves", lay)
     assert refusal_shown(player, copied) == COPIED_MOVE_REFUSALS[language].format(game=game_id)
+    # A form sent with a number that is no number (by hand: the page writes digits).
+    garbled = post_form(player, f"/sota/games/{game_id}/moves", {**lay, "move": "one"})
+    assert refusal_shown(player, garbled) == NO_MOVE_NUMBER[language]
+
+
+NO_MOVE_NUMBER = {
+    "en": "move must be a whole number from 0",
+    "fi": "move: arvon on oltava kokonaisluku, vähintään 0",
+    "nb": "«move» må være et helt tall fra 0 og oppover",
+    "pt": "“move” precisa ser um número inteiro a partir de 0",
+}
 
 
 QUERY_REFUSALS = {
