@@ -347,6 +347,26 @@ def test_the_ledgers_tables_fit_a_laptops_screen(
     assert problems == [], problems
 
 
+@pytest.mark.parametrize("path", ["/operator/ledger", "/operator/audit"])
+def test_a_forms_download_links_read_on_one_line(
+    chromium: Any, live_server: LiveServer, path: str
+) -> None:
+    """The links “CSV · JSON Lines” beside a console form's button stood one above the other,
+    the dot on a line of its own: each piece of the links' box was a row of the form's grid."""
+    tabs = open_tab(chromium, live_server, viewport={"width": 1280, "height": 800})
+    laptop = next(tabs)
+    operator_in(laptop, live_server, "en")
+    laptop.goto(path)
+    form = laptop.locator("form.form-row", has=laptop.locator("a[download]"))
+    tops = [
+        round(box["y"])
+        for box in (link.bounding_box() for link in form.locator("a[download]").all())
+        if box is not None
+    ]
+    next(tabs, None)
+    assert len(tops) == 2 and tops[0] == tops[1], tops
+
+
 def _widen_the_rows_of(app: Any, player: int) -> None:
     """Give ``player`` the widest rows a player's lists hold: a credit and a debit in the tens of
     thousands of chips, and (most likely) a tied round left waiting for its decision."""
