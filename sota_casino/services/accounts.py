@@ -8,6 +8,7 @@ import hmac
 import math
 import re
 import secrets
+import string
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
@@ -67,6 +68,9 @@ from .tx import serialize_on
 from .tx import transactional
 
 USERNAME = re.compile(r"[A-Za-z0-9_.-]{3,32}")
+#: Only the ASCII capitals: Unicode's lower case turns a few other letters into ASCII ones
+#: (U+212A KELVIN SIGN into "k"), which would let a name no account has log in to one.
+_ASCII_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 PASSWORD_MIN, PASSWORD_MAX = 10, 128
 #: OWASP's argon2id parameters: 19 MiB, 2 iterations, 1 lane.
 HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
@@ -102,6 +106,24 @@ class UserView:
     def shown(self) -> results.User:
         """The user as the API shows one."""
         return results.User(self.id, self.username, self.role)
+
+
+def login_name_key(name: str) -> str:
+    """Return the form of a login name that tells accounts apart: its ASCII letters in lower
+    case, any other character as typed.
+
+    Names are ASCII (:data:`USERNAME`) and unique by ``lower(username)``, which leaves them
+    ASCII in either database; so a key holding any other character matches no account, and the
+    throttle counts it as a name of its own.
+    """
+    return name.translate(_ASCII_LOWER)
+
+
+def names_containing(text: str) -> ColumnElement[bool]:
+    """The users whose name contains ``text``, ignoring case (``%`` and ``_`` in it are dropped,
+    not read as wildcards)."""
+    needle = f"%{login_name_key(text).replace('%', '').replace('_', '')}%"
+    return func.lower(User.username).like(needle)
 
 
 def check_username(username: object) -> str:
@@ -183,8 +205,9 @@ def refuse_taken_name(session: Session, username: str) -> None:
     # name free and then met it in the index is retried (tx.py), and the retry refuses it here.
     # The lock keeps the common race off that path: of two sign-ups of one name at once, the
     # second waits here and is refused, without a failed insert and a retry of its sign-up.
-    serialize_on(session, f"username:{username.lower()}")
-    taken = session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
+    key = login_name_key(username)
+    serialize_on(session, f"username:{key}")
+    taken = session.scalar(select(User.id).where(func.lower(User.username) == key))
     if taken is not None:
         raise UsernameTaken(
             N_("the username '%(name)s' is taken; choose another"), params={"name": username}
@@ -348,7 +371,7 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
 
 
 def _account_name(username: str) -> str:
-    return username.lower()[:64]
+    return login_name_key(username)[:64]
 
 
 def _typed_name_digest(session: Session, username: str) -> str:
@@ -438,7 +461,9 @@ def _login_candidate(session: Session, username: str) -> tuple[int | None, str]:
     """The account's id and password hash (a stand-in hash for no account, so that a wrong
     name takes as long as a wrong password), read without the write lock."""
     found = session.execute(
-        select(User.id, User.password_hash).where(func.lower(User.username) == username.lower())
+        select(User.id, User.password_hash).where(
+            func.lower(User.username) == login_name_key(username)
+        )
     ).first()
     return (found[0], found[1]) if found else (None, _DUMMY_HASH)
 
@@ -877,9 +902,8 @@ def get_user(session: Session, user_id: int) -> UserView:
 def find_users(session: Session, query: str = "", limit: int = 50) -> list[UserView]:
     """Search users by name (substring, case-insensitive), oldest first."""
     storable(query, "q")
-    needle = f"%{query.lower().replace('%', '').replace('_', '')}%"
     users = session.scalars(
-        select(User).where(func.lower(User.username).like(needle)).order_by(User.id).limit(limit)
+        select(User).where(names_containing(query)).order_by(User.id).limit(limit)
     ).all()
     return [UserView.of(u) for u in users]
 

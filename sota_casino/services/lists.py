@@ -21,7 +21,6 @@ from typing import Final
 
 from sqlalchemy import Row
 from sqlalchemy import Select
-from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.orm import Session
@@ -37,6 +36,7 @@ from ..models import Transfer
 from ..models import User
 from . import results
 from . import rounds
+from .accounts import names_containing
 from .fairness import pair_summary
 from .results import NEWEST
 from .results import OLDEST
@@ -121,9 +121,7 @@ class ListSpec:
 
 
 def _players_query(session: Session, args: dict[str, Any]) -> Select[Any]:
-    text = storable(str(args.get("q") or ""), "q")
-    needle = f"%{text.lower().replace('%', '').replace('_', '')}%"
-    return select(User).where(func.lower(User.username).like(needle))
+    return select(User).where(names_containing(storable(str(args.get("q") or ""), "q")))
 
 
 def _player_row(row: Row[Any]) -> AccountSince:

@@ -1,5 +1,6 @@
 """Registration refuses weak passwords with a reason; names are unique ignoring case, in the
-database itself too; an API token is revoked alone, once."""
+database itself too, and no other letter passes for an ASCII one; an API token is revoked alone,
+once."""
 
 from __future__ import annotations
 
@@ -43,6 +44,16 @@ def test_a_name_taken_in_another_case_is_refused(session: Session) -> None:
     accounts.register(session, "carol", "a long enough secret")
     with pytest.raises(accounts.UsernameTaken):
         accounts.register(session, "CAROL", "another long secret")
+
+
+def test_a_name_with_a_letter_that_lowers_to_ascii_is_no_players_name(session: Session) -> None:
+    # U+212A KELVIN SIGN lowers to "k" in Python, never in either database.
+    accounts.register(session, "kim", PASSWORD)
+    assert accounts.authenticate(session, "KIM", PASSWORD).username == "kim"
+    with pytest.raises(Unauthorized, match="wrong username or password"):
+        accounts.authenticate(session, "\u212aim", PASSWORD)
+    assert [user.username for user in accounts.find_users(session, "KI")] == ["kim"]
+    assert accounts.find_users(session, "\u212ai") == []
 
 
 def test_the_database_refuses_two_names_differing_only_in_case(session: Session) -> None:

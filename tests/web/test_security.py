@@ -973,6 +973,64 @@ def test_no_name_can_pass_for_a_players_with_a_unicode_look_alike_or_another_cas
         session.close()
 
 
+#: Letters whose Unicode lower case or case fold is an ASCII letter: U+212A KELVIN SIGN lowers to
+#: "k", U+017F LATIN SMALL LETTER LONG S folds to "s", U+0130 LATIN CAPITAL LETTER I WITH DOT
+#: ABOVE lowers to "i" and a combining dot.
+LOOK_ALIKE_LOGINS = pytest.mark.parametrize(
+    ("account", "look_alike"),
+    [("kim", "\u212aim"), ("sam", "\u017fam"), ("ida", "\u0130da")],
+    ids=["kelvin-sign", "long-s", "dotted-capital-i"],
+)
+
+
+@LOOK_ALIKE_LOGINS
+def test_a_look_alike_of_a_players_name_logs_in_nowhere_and_is_answered_as_a_strangers(
+    client: FlaskClient, account: str, look_alike: str
+) -> None:
+    api_register(client, account)
+    stranger = api_login(client, "nobody", PASSWORD, "192.0.2.1")
+    answer = api_login(client, look_alike, PASSWORD, "192.0.2.2")
+    assert answer.status_code == stranger.status_code == 401
+    assert answer.get_json() == stranger.get_json()
+    assert "token" not in answer.get_json()
+    form = client.application.test_client()
+    unknown = post_form(form, "/auth/login", {"username": "nobody", "password": PASSWORD})
+    page = post_form(form, "/auth/login", {"username": look_alike, "password": PASSWORD})
+    # The page shows the name back as typed; apart from it, both answers read the same.
+    assert page.status_code == unknown.status_code == 401
+    assert page.get_data(as_text=True).replace(look_alike, "nobody") == unknown.get_data(
+        as_text=True
+    )
+    assert is_logged_out(form)
+
+
+@LOOK_ALIKE_LOGINS
+def test_failures_under_a_look_alike_name_are_its_own_and_hold_off_no_player(
+    make_app: Any, account: str, look_alike: str
+) -> None:
+    client = make_app(LOGIN_ATTEMPTS=2).test_client()
+    api_register(client, account)
+    for n in range(2):
+        assert api_login(client, look_alike, "wrong guess", f"198.51.100.{n}").status_code == 401
+    assert api_login(client, look_alike, PASSWORD, "198.51.100.50").status_code == 429
+    assert api_login(client, account, PASSWORD, "198.51.100.99").status_code == 200
+
+
+@LOOK_ALIKE_LOGINS
+def test_the_consoles_player_search_finds_no_player_by_a_look_alike(
+    app: Flask, account: str, look_alike: str
+) -> None:
+    add_user(app, account)
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    for query in (look_alike, look_alike[:1]):
+        found = olga.get("/operator/players/export", query_string={"format": "jsonl", "q": query})
+        assert found.status_code == 200 and found.get_data(as_text=True) == "", query
+    found = olga.get("/operator/players/export", query_string={"format": "jsonl", "q": account})
+    assert [json.loads(line)["username"] for line in found.get_data(as_text=True).splitlines()] == [
+        account
+    ]
+
+
 def test_login_redirects_only_to_this_site(client: FlaskClient) -> None:
     register_page(client, "alice")
     post_form(client, "/auth/logout")
