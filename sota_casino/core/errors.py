@@ -130,7 +130,23 @@ class Unauthorized(CasinoError):
     code = "unauthorized"
 
 
-class RateLimited(CasinoError):
+class RetryLater(CasinoError):
+    """Not now; try again after the seconds given."""
+
+    def __init__(
+        self,
+        message: str | tuple[str, str] = "",
+        *,
+        retry_after: int,
+        params: Mapping[str, object] | None = None,
+        **details: object,
+    ) -> None:
+        super().__init__(message, params=params, **details)
+        #: Whole seconds (at least 1) until asking again is worth it: its ``Retry-After``.
+        self.retry_after = retry_after
+
+
+class RateLimited(RetryLater):
     """Too many attempts; wait a little and try again."""
 
     code = "rate_limited"
@@ -148,7 +164,7 @@ class RoundOpen(Conflict):
     code = "round_open"
 
 
-class NotYetAnchored(Conflict):
+class NotYetAnchored(Conflict, RetryLater):
     """Not in a signed checkpoint yet; ask again after the seconds given."""
 
     code = "not_yet_anchored"
@@ -184,7 +200,7 @@ class IdempotencyMismatch(InvalidInput):
     code = "idempotency_mismatch"
 
 
-class Unavailable(CasinoError):
+class Unavailable(RetryLater):
     """The casino cannot reach its records right now; try again shortly."""
 
     code = "unavailable"

@@ -108,6 +108,7 @@ REFUSAL_DEFAULTS: Final = (
     N_("Staff accounts do not play: they cannot bet, top up or register a player's key."),
     N_("This account is locked; contact the casino."),
     N_("Log in first, or the credentials are wrong."),
+    N_("Not now; try again after the seconds given."),
     N_("Too many attempts; wait a little and try again."),
     N_("The request conflicts with the present state."),
     N_("A round of this seed pair is still open; finish it first."),
@@ -150,7 +151,12 @@ STATUS_OF_KIND: dict[type[CasinoError], int] = {
 
 def status_of(error: CasinoError) -> int:
     """Return the HTTP status of a refusal, from its kind."""
-    return next(STATUS_OF_KIND[k] for k in type(error).__mro__ if k in STATUS_OF_KIND)
+    return status_of_kind(type(error))
+
+
+def status_of_kind(kind: type[CasinoError]) -> int:
+    """Return the HTTP status of a kind of refusal: its own, or its nearest base's."""
+    return next(STATUS_OF_KIND[k] for k in kind.__mro__ if k in STATUS_OF_KIND)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,9 +230,8 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
     """Return the headers that go with a refusal: how to authenticate, or when to retry."""
     if status_of(error) == 401 and wants_json():
         return {"WWW-Authenticate": "Bearer"}
-    if status_of(error) in (429, 503) or "retry_after" in error.details:
-        wait = error.details.get("retry_after") or current_app.config["LOGIN_WINDOW_SECONDS"]
-        return {"Retry-After": str(wait)}
+    if isinstance(error, kinds.RetryLater):
+        return {"Retry-After": str(error.retry_after)}
     return {}
 
 

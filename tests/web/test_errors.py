@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+from flask import Flask
 from flask.testing import FlaskClient
 from web_support import post_form
+from web_support import refusal_kinds
+
+from sota_casino.web.errors import refusal_headers
+from sota_casino.web.errors import status_of_kind
 
 
 def test_an_unknown_page_is_a_friendly_404_page(client: FlaskClient) -> None:
@@ -146,3 +152,15 @@ def test_a_host_header_that_is_no_host_name_is_a_400_in_the_requests_format(
         api = client.get("/api/v1/me", headers={"Host": host})
         assert api.status_code == 400
         assert api.get_json()["error"]["code"] == "bad_request"
+
+
+def test_a_refusal_answered_429_or_503_cannot_be_made_without_its_wait(app: Flask) -> None:
+    """So its ``Retry-After`` is always its own wait, never a guess of the web layer's."""
+    waiting = [kind for kind in refusal_kinds() if status_of_kind(kind) in (429, 503)]
+    assert {kind.code for kind in waiting} == {"rate_limited", "unavailable"}
+    for kind in waiting:
+        with pytest.raises(TypeError, match="retry_after"):
+            kind()
+        for path in ("/api/v1/me", "/lobby"):
+            with app.test_request_context(path):
+                assert refusal_headers(kind(retry_after=7)) == {"Retry-After": "7"}, kind

@@ -33,6 +33,7 @@ from web_support import api_register
 from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
 from web_support import post_form
+from web_support import refusal_kinds
 from web_support import register_page
 
 from sota_casino.db import get_session
@@ -228,13 +229,7 @@ def test_the_api_message_follows_accept_language_only(client: FlaskClient) -> No
 
 def test_every_refusals_default_message_is_marked() -> None:
     """A refusal raised without a message says its docstring, which must be in the catalogues."""
-    import sota_casino.web  # noqa: F401  (imports every module that defines a refusal)
-    from sota_casino.core.errors import CasinoError
-
-    def kinds(base: type[CasinoError]) -> list[type[CasinoError]]:
-        return [k for sub in base.__subclasses__() for k in (sub, *kinds(sub))]
-
-    defaults = {(kind.__doc__ or "").strip() for kind in kinds(CasinoError)}
+    defaults = {(kind.__doc__ or "").strip() for kind in refusal_kinds()}
     assert defaults - marked_messages() == set()
 
 

@@ -15,13 +15,20 @@ from log_support import relog_commitment
 from move_support import seed_repeating_a_move
 from sqlalchemy import select
 
+import sota_casino.web  # noqa: F401  (imports every module that defines a refusal)
 from sota_casino.core import fairness
 from sota_casino.core.cards import rank_value
+from sota_casino.core.errors import CasinoError
 from sota_casino.models import SeedPair
 from sota_casino.models import User
 
 PASSWORD = "correct horse battery"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
+
+
+def refusal_kinds(base: type[CasinoError] = CasinoError) -> list[type[CasinoError]]:
+    """Return every kind of refusal below ``base``, however deep."""
+    return [kind for sub in base.__subclasses__() for kind in (sub, *refusal_kinds(sub))]
 
 
 def csrf_token(client: FlaskClient) -> str:
