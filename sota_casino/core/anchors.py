@@ -523,14 +523,22 @@ def commitment_problem(entry: Mapping[str, Any], commitment_doc: Mapping[str, An
     return None
 
 
+def _entry_of_problem(entry: Mapping[str, Any], action: str, subject: str) -> str | None:
+    """Say why ``entry`` is not an ``action`` entry of ``subject``, or ``None``."""
+    expected = (action, subject)
+    if (entry.get("action"), entry.get("subject")) != expected:
+        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    return None
+
+
 def _pair_entry_problem(
     entry: Mapping[str, Any], action: str, document: Mapping[str, Any]
 ) -> str | None:
     """Say why ``entry`` is not the ``action`` entry of the document's seed pair, by its
     player, or ``None``."""
-    expected = (action, pair_subject(document.get("seed_pair_id")))
-    if (entry.get("action"), entry.get("subject")) != expected:
-        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    subject = pair_subject(document.get("seed_pair_id"))
+    if wrong := _entry_of_problem(entry, action, subject):
+        return wrong
     user = document.get("user_id")
     if entry.get("actor") != f"user:{user}":
         return f"the entry is of {entry.get('actor')!r}, not of user {user}"
@@ -563,9 +571,9 @@ def settlement_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> 
     otherwise anchor any receipt of its round).
     """
     data = _data(entry)
-    expected = (SETTLEMENT_ACTION, round_subject(receipt.get("round_id")))
-    if (entry.get("action"), entry.get("subject")) != expected:
-        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    subject = round_subject(receipt.get("round_id"))
+    if wrong := _entry_of_problem(entry, SETTLEMENT_ACTION, subject):
+        return wrong
     if missing := [name for name in SETTLEMENT_FIELDS if name not in data]:
         return f"the entry names no {' and no '.join(missing)}: it does not anchor this receipt"
     try:
@@ -592,9 +600,8 @@ def bet_problem(entry: Mapping[str, Any], receipt: Mapping[str, Any]) -> str | N
     (:func:`first_key_problem`), or another pair than the receipt's.
     """
     data = _data(entry)
-    expected = (BET_ACTION, round_subject(receipt.get("round_id")))
-    if (entry.get("action"), entry.get("subject")) != expected:
-        return f"the entry is {entry.get('action')!r} of {entry.get('subject')!r}, not {expected}"
+    if wrong := _entry_of_problem(entry, BET_ACTION, round_subject(receipt.get("round_id"))):
+        return wrong
     for name in BET_FIELDS:
         if name not in data:
             return f"the bet entry names no {name}: it does not anchor this round"

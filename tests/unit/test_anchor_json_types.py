@@ -1,5 +1,6 @@
 """An anchor's entry and its document are compared as JSON values: ``true`` is not ``1`` and
-``false`` is not ``0`` (Python's bool is an int; the page's JavaScript compares with ``===``)."""
+``false`` is not ``0`` (Python's bool is an int; the page's JavaScript compares with ``===``);
+and an entry of another action or subject anchors nothing."""
 
 from __future__ import annotations
 
@@ -31,3 +32,18 @@ def test_a_reveal_or_a_decision_logged_with_a_boolean_anchors_nothing() -> None:
     decision = {"action": "round.decision", "subject": anchors.round_subject(5)}
     assert anchors.decisions_problem([{**decision, "data": {"choice": 1}}], receipt) is None
     assert anchors.decisions_problem([{**decision, "data": {"choice": True}}], receipt)
+
+
+def test_an_entry_of_another_action_or_subject_anchors_no_document_and_says_which_it_is() -> None:
+    reveal = {"seed_pair_id": 3, "user_id": 7}
+    receipt = {"round_id": 5}
+    checks = [
+        (anchors.reveal_problem, reveal, anchors.REVEAL_ACTION, anchors.pair_subject(3)),
+        (anchors.settlement_problem, receipt, anchors.SETTLEMENT_ACTION, "round:5"),
+        (anchors.bet_problem, receipt, anchors.BET_ACTION, "round:5"),
+    ]
+    for problem, document, action, subject in checks:
+        other = {"actor": "user:7", "action": action, "subject": "round:6", "data": {}}
+        assert problem(other, document) == (
+            f"the entry is {action!r} of 'round:6', not ({action!r}, {subject!r})"
+        )
