@@ -112,6 +112,21 @@ def assert_books_clean(session: Session) -> None:
 TABLE = casino_war.TableRules()
 
 
+def play_casino_war_rounds(session: Session, user_id: int, count: int) -> list[tuple[str, int]]:
+    """Play ``count`` Casino War rounds (ties decided, war and surrender in turn); return the
+    log entries they must have written, in the order they were made."""
+    expected: list[tuple[str, int]] = []
+    for number in range(count):
+        played = rounds.place_casino_war_bet(session, user_id, 100, 100)
+        expected.append(("round.bet", played.id))
+        if played.status == "awaiting_decision":
+            choice = "war" if number % 2 else "surrender"
+            rounds.decide_casino_war(session, user_id, played.id, choice)
+            expected.append(("round.decision", played.id))
+        expected.append(("round.settled", played.id))
+    return expected
+
+
 def one_round_goes_through_while_another_is_held(
     app: Flask, session: Session, first: int, second: int, *, after_append: bool
 ) -> bool:

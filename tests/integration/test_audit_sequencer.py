@@ -23,6 +23,7 @@ from app_support import app_config
 from app_support import assert_books_hold
 from flask import Flask
 from service_support import one_round_goes_through_while_another_is_held
+from service_support import play_casino_war_rounds
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -228,17 +229,9 @@ def test_the_background_integrator_takes_what_no_use_case_integrated(
 
 
 def _play(app: Flask, user_id: int, count: int) -> list[tuple[str, int]]:
-    expected: list[tuple[str, int]] = []
     with app.app_context():
         own = app.extensions["sota_casino.sessionmaker"]()
-        for number in range(count):
-            played = rounds.place_casino_war_bet(own, user_id, 100, 100)
-            expected.append(("round.bet", played.id))
-            if played.status == "awaiting_decision":
-                choice = "war" if number % 2 else "surrender"
-                rounds.decide_casino_war(own, user_id, played.id, choice)
-                expected.append(("round.decision", played.id))
-            expected.append(("round.settled", played.id))
+        expected = play_casino_war_rounds(own, user_id, count)
         own.close()
     return expected
 

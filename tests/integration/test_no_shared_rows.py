@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from flask import Flask
 from service_support import assert_books_clean
 from service_support import one_round_goes_through_while_another_is_held
+from service_support import play_casino_war_rounds
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -29,17 +30,9 @@ ROUNDS_EACH = 12
 def _play(app: Flask, user_id: int) -> list[tuple[str, int]]:
     """Play Casino War rounds (ties decided, war and surrender in turn) and a Sota game; return
     the log entries the calls must have written, in the order they were made."""
-    expected: list[tuple[str, int]] = []
     with app.app_context():
         own = app.extensions["sota_casino.sessionmaker"]()
-        for number in range(ROUNDS_EACH):
-            played = rounds.place_casino_war_bet(own, user_id, 100, 100)
-            expected.append(("round.bet", played.id))
-            if played.status == "awaiting_decision":
-                choice = "war" if number % 2 else "surrender"
-                rounds.decide_casino_war(own, user_id, played.id, choice)
-                expected.append(("round.decision", played.id))
-            expected.append(("round.settled", played.id))
+        expected = play_casino_war_rounds(own, user_id, ROUNDS_EACH)
         game = rounds.play_sota(own, user_id, 2, preset="nordic")
         expected += [("round.bet", game.id), ("round.settled", game.id)]
         own.close()
