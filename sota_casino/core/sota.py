@@ -994,18 +994,3 @@ def replay_difference(
         return f"the replay refuses the moves: {error.message}"
     expected = fresh.to_dict() if "status" in recorded else fresh.receipt_outcome()
     return first_difference(recorded, expected)
-
-
-def replay_matches(
-    rules: SotaRules,
-    recorded: Mapping[str, Any],
-    *,
-    stream: Stream | None = None,
-    deck_order: Sequence[str] | None = None,
-    choices: Sequence[Sequence[str]] = (),
-) -> bool:
-    """Tell whether a stored game log equals a fresh replay of the game."""
-    difference = replay_difference(
-        rules, recorded, stream=stream, deck_order=deck_order, choices=choices
-    )
-    return difference is None

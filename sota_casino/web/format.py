@@ -215,13 +215,6 @@ def sota_outcome(outcome: object, *, to_player: bool = False) -> str | None:
     return gettext((SOTA_OUTCOMES_TO_PLAYER if to_player else SOTA_OUTCOMES)[side])
 
 
-def card_label(code: str) -> str:
-    """Return the short label of a card: ``"TD"`` → ``"10♦"``, ``"X1"`` → ``"Joker"``."""
-    if code.startswith("X"):
-        return gettext("Joker")
-    return RANK_LABELS.get(code[0], code[0]) + SUIT_SYMBOLS.get(code[1], "?")
-
-
 def card_name(code: str) -> str:
     """Return the spoken name of a card, for screen readers: ``"TD"`` → ``"ten of diamonds"``."""
     if code.startswith("X"):
@@ -287,8 +280,6 @@ def init_app(app: Flask) -> None:
         decimal=decimal,
         interval=interval,
         sweets=sweets,
-        card_label=card_label,
-        card_name=card_name,
         card_parts=card_parts,
         pretty_json=pretty_json,
         age=age,

@@ -27,7 +27,7 @@ from sota_casino.core.sota import Places
 from sota_casino.core.sota import SotaRules
 from sota_casino.core.sota import first_difference
 from sota_casino.core.sota import play_game
-from sota_casino.core.sota import replay_matches
+from sota_casino.core.sota import replay_difference
 
 
 def seeded(nonce: int = 0) -> Stream:
@@ -117,19 +117,20 @@ def test_a_recorded_game_matches_its_replay_and_a_changed_one_does_not() -> None
     rules = SotaRules(gather="shuffled", won_cards="won_pile")
     result = play_game(rules, stream=seeded(3))
     for recorded in (result.to_dict(), result.receipt_outcome()):
-        assert replay_matches(rules, recorded, stream=seeded(3))
+        assert replay_difference(rules, recorded, stream=seeded(3)) is None
     changed = result.receipt_outcome()
     changed["tricks"][4]["winner"] = 1 - changed["tricks"][4]["winner"]
-    assert not replay_matches(rules, changed, stream=seeded(3))
+    assert replay_difference(rules, changed, stream=seeded(3)) is not None
     assert first_difference(changed, result.receipt_outcome()) is not None
     assert str(first_difference(changed, result.receipt_outcome())).startswith("trick 5:")
-    assert not replay_matches(rules, result.receipt_outcome(), stream=seeded(4))
+    assert replay_difference(rules, result.receipt_outcome(), stream=seeded(4)) is not None
 
 
 def test_a_recorded_prisoners_game_with_bad_moves_does_not_match() -> None:
     rules = SotaRules(prisoners_of_war=True)
     result = play_game(rules, stream=seeded(), choices=())
-    assert not replay_matches(rules, result.to_dict(), stream=seeded(), choices=[["ZZ"]])
+    refused = replay_difference(rules, result.to_dict(), stream=seeded(), choices=[["ZZ"]])
+    assert refused is not None and refused.startswith("the replay refuses the moves")
 
 
 # --- properties over random games --------------------------------------------------------
