@@ -242,6 +242,8 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
         return api_error(status_of(error), error.code, message, **refusal_headers(error))
     status = status_of(error)
     if request.method == "POST" and status < 500 and status != 404:
+        # Shown as a refusal (base.html's data-refusal): the browser's records keep no
+        # decision or move a form sent and this page answers.
         flash(error_message(error), "error")
         return redirect(back_url(), code=303)
     # A form about something that is not there (or not yours) has no page to go back to, and

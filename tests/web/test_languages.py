@@ -235,7 +235,7 @@ def test_every_refusals_default_message_is_marked() -> None:
 
 # --- refusals in the player's words -------------------------------------------------------------
 
-FLASHED_ERROR = re.compile(r'<p class="flash error" role="status">(.*?)</p>', re.S)
+FLASHED_ERROR = re.compile(r'<p class="flash error" role="status"[^>]*>(.*?)</p>', re.S)
 
 
 def refusal_shown(client: FlaskClient, answer: Any) -> str:

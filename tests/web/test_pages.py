@@ -588,6 +588,23 @@ def test_the_pages_shown_before_play_carry_the_signed_commitment(
         assert attribute in form.group(0)
 
 
+def test_a_refused_decision_goes_back_to_a_page_marked_as_a_refusal(
+    app: Flask, player: FlaskClient
+) -> None:
+    """records.js records a decision posted plainly only when the answer's page shows no
+    refusal (data-refusal): the accepted one's page has none, the refused one's has it."""
+    plant_server_seed(app, "alice", {0: True})
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    accepted = follow(player, post_form(player, "/casino-war/rounds/1/decision", {"choice": "war"}))
+    assert "data-refusal" not in accepted
+    again = {"choice": "surrender"}
+    refused = follow(player, post_form(player, "/casino-war/rounds/1/decision", again))
+    flashed = re.search(r'<p class="flash error"[^>]*\bdata-refusal\b[^>]*>(.*?)</p>', refused)
+    assert flashed and flashed.group(1) == "round 1 is settled; no decision is due"
+    missing = post_form(player, "/casino-war/rounds/99/decision", again)
+    assert missing.status_code == 404 and "data-refusal" in text(missing)  # no round: refused
+
+
 def test_rotation_is_refused_while_a_round_is_open(app: Flask, player: FlaskClient) -> None:
     plant_server_seed(app, "alice", {0: True})
     post_form(player, "/casino-war/rounds", {"bet": "5"})

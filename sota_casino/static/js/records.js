@@ -17,9 +17,15 @@
  *     the casino started that pair, with its recorded commitment and that seed, and warns
  *     loudly, until the player hides it, when it did not (only for a rotation sent from this
  *     tab: the pending one waits in sessionStorage, so rotations made elsewhere raise nothing);
- *   - every decision and Prisoners of War move sent: forms with `data-record-action` (and
- *     data-round-id, data-seed-pair-id, data-nonce, data-game, optional data-move) are recorded
- *     on submit; scripts call `SotaRecords.recordAction(...)`.
+ *   - every decision and Prisoners of War move the casino accepted, never one it refused (a
+ *     record of a refused one would make the page's verifier accuse the casino of a change it
+ *     never made). A page script that sends a form itself (and so calls preventDefault) calls
+ *     `SotaRecords.recordAction(...)` once the answer accepts it. A form with
+ *     `data-record-action` (and data-round-id, data-seed-pair-id, data-nonce, data-game,
+ *     optional data-move) posted as a plain form waits in sessionStorage, this tab's, and the
+ *     answer's page records it unless that page shows a refusal (`data-refusal`: the flashed
+ *     refusal of a form, or an error page) or still offers the same choice (the post never got
+ *     there); the next page forgets it either way;
  *   - the sha256 of each document the page's verifier found signed by the trusted key, under the
  *     name only one document may have (`verified`, kept under a key of its own; the offline
  *     verifier's `signed_documents`): a bundle signing another document under that name later
@@ -37,6 +43,7 @@
   const VERIFIED = "sota-casino.verified.v1";
   const PIN = "sota-casino.pinned-key.v1";
   const PENDING_ROTATION = "sota-casino.pending-rotation.v1"; // sessionStorage: this tab's
+  const PENDING_ACTION = "sota-casino.pending-action.v1"; // sessionStorage: this tab's
   const ROTATION_WARNINGS = "sota-casino.rotation-warnings.v1";
   const FORMAT = "sota-casino-records";
   const PUBLIC_KEY_URL = "/api/v1/fairness/public-key";
@@ -309,9 +316,8 @@
   }
 
   /* Record a decision ({round_id, game: "casino_war", action}) or a move ({round_id, game:
-   * "sota", move, cards}). A later record of the same decision or move replaces the earlier
-   * one: a refused attempt (say, a raise the balance could not cover) is followed by the
-   * choice that counted. */
+   * "sota", move, cards}) the casino accepted. A later record of the same decision or move
+   * replaces the earlier one: the later one is what the caller knows counted. */
   function recordAction(action) {
     const roundId = idOrNull(action && action.round_id);
     if (roundId === null) throw new Error("a recorded action needs its round_id");
@@ -620,17 +626,51 @@
     }
   }
 
-  function recordFormAction(form, submitter) {
+  /* The decision or move a form with `data-record-action` sends, as recordAction takes it. */
+  function formAction(form, submitter) {
     const data = form.dataset;
     const base = { round_id: data.roundId, seed_pair_id: data.seedPairId, nonce: data.nonce, game: data.game };
     if (data.game === "casino_war") {
       const choice = submitter && submitter.value ? submitter.value : (new FormData(form)).get("choice");
-      return recordAction({ ...base, action: choice });
+      return { ...base, action: choice };
     }
     const fields = new FormData(form);
     const up = fields.get("up");
     const cards = fields.getAll("down").filter((card) => card !== up).concat(up ? [up] : []);
-    return recordAction({ ...base, move: data.move, cards });
+    return { ...base, move: data.move, cards };
+  }
+
+  /* A decision or move posted as a plain form: the answer is the next page this tab loads
+   * (settlePendingAction). */
+  function keepPendingAction(form, submitter) {
+    const tab = session();
+    if (tab) save(PENDING_ACTION, formAction(form, submitter), tab);
+  }
+
+  /* Whether this page still offers the choice `action` answers: then the casino did not make it. */
+  function stillOffered(action) {
+    return Array.from(document.querySelectorAll("form[data-record-action]")).some((form) => {
+      const data = form.dataset;
+      return idOrNull(data.roundId) === idOrNull(action.round_id) && data.game === action.game
+        && (action.game !== "sota" || idOrNull(data.move) === idOrNull(action.move));
+    });
+  }
+
+  /* On the page that answers a plain post of a decision or move, record it unless the page
+   * shows a refusal (`data-refusal`: the refusal flashed when a refused form goes back, or an
+   * error page) or still offers the same choice; forget it either way, so that no later page
+   * records it. */
+  function settlePendingAction() {
+    const tab = session();
+    const pending = tab ? load(PENDING_ACTION, null, tab) : null;
+    if (!pending) return;
+    forget(PENDING_ACTION, tab);
+    if (document.querySelector("[data-refusal]") || stillOffered(pending)) return;
+    try {
+      recordAction(pending);
+    } catch (error) {
+      // an incomplete form, which the server refuses: nothing to record
+    }
   }
 
   /* The signed commitment this page shows for `pair` (the next pair's, on the fairness page). */
@@ -757,16 +797,25 @@
     }
   }
 
+  // In the bubble phase, after the form's own listeners: a page script that sends the form
+  // itself has called preventDefault by then, and records the decision or move once accepted.
   document.addEventListener("submit", (event) => {
     const form = event.target;
     if (!(form instanceof HTMLFormElement)) return;
     try {
       if (form.hasAttribute("data-record-rotation")) recordFormRotation(form);
-      if (form.hasAttribute("data-record-action")) recordFormAction(form, event.submitter);
+      if (form.hasAttribute("data-record-action") && !event.defaultPrevented) keepPendingAction(form, event.submitter);
     } catch (error) {
       // an incomplete form is refused by the server; there is nothing to record
     }
-  }, true);
+  });
+
+  // A page shown again from the history answers no post: an attempt sent since (its answer
+  // never shown) is not known to have counted.
+  window.addEventListener("pageshow", (event) => {
+    const tab = event.persisted ? session() : null;
+    if (tab) forget(PENDING_ACTION, tab);
+  });
 
   // Settled once the key this page shows is pinned, followed or warned about.
   let keyChecked = Promise.resolve();
@@ -775,6 +824,7 @@
     keyChecked = checkShownKeys(); // a key seen first is pinned before it awaits
     showPins();
     recordShownCommitments();
+    settlePendingAction();
     checkRotation();
     showRotationWarnings();
     offerExport();
