@@ -164,6 +164,12 @@ class RoundOpen(Conflict):
     code = "round_open"
 
 
+class RulesChanged(Conflict):
+    """The table's rules are not those the bet was sent under; look at them again."""
+
+    code = "rules_changed"
+
+
 class NotYetAnchored(Conflict, RetryLater):
     """Not in a signed checkpoint yet; ask again after the seconds given."""
 

@@ -10,6 +10,7 @@ the balances. The answer is built from what the transaction wrote (:class:`Round
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from dataclasses import replace
 from datetime import UTC
@@ -36,6 +37,7 @@ from ..core.errors import InvalidRules
 from ..core.errors import MoveNotDue
 from ..core.errors import NotFound
 from ..core.errors import RoundSettled
+from ..core.errors import RulesChanged
 from ..core.marks import N_
 from ..database import EncodedJson
 from ..models import Round
@@ -485,6 +487,28 @@ def _settle_war(
     )
 
 
+def _refuse_other_rules(table: dict[str, Any], sent: object) -> None:
+    """Refuse a bet sent under rules the table does not play now (its page showed them before
+    an operator changed them): the player agreed to those rules, and records them.
+
+    :raises RulesChanged: naming each option that differs.
+    """
+    sent = sent if isinstance(sent, dict) else {}
+    changed = [
+        f"{name} {json.dumps(table.get(name))}, not {json.dumps(sent.get(name))}"
+        for name in sorted(set(table) | set(sent))
+        if name not in table or name not in sent or table[name] != sent[name]
+    ]
+    if changed:
+        raise RulesChanged(
+            N_(
+                "The table's rules changed since they were shown to you (now %(changes)s): "
+                "look at them again before you bet."
+            ),
+            params={"changes": "; ".join(changed)},
+        )
+
+
 @idempotency.idempotent("casino_war.bet", CasinoWarRound)
 def place_casino_war_bet(
     session: Session,
@@ -493,26 +517,33 @@ def place_casino_war_bet(
     tie_bet: object = 0,
     *,
     table: object = "casino_war",
+    rules: object = None,
     key: str | None = None,
 ) -> CasinoWarRound:
     """Open a Casino War round: escrow the ante and tie bet, deal, settle unless it ties.
 
+    :param rules: the table's rules as shown to the player, every option; ``None`` takes the
+        table's as they are.
     :raises InvalidBet: for an amount that is not valid at the table.
+    :raises RulesChanged: if ``rules`` are not the table's (nothing changes).
     :raises InsufficientFunds: if the balance does not cover the stakes (nothing changes).
     """
     if table != "casino_war":
         raise InvalidInput(N_("table must be 'casino_war'"), field="table")
-    rules = casino_war.TableRules.from_dict(_lock_player(session, user_id, "casino_war"))
-    bet, tie_bet = rules.check_bet(bet, 0 if tie_bet is None else tie_bet)
+    current = _lock_player(session, user_id, "casino_war")
+    if rules is not None:
+        _refuse_other_rules(current, rules)
+    played = casino_war.TableRules.from_dict(current)
+    bet, tie_bet = played.check_bet(bet, 0 if tie_bet is None else tie_bet)
     round_ = _open_round(
         session,
         user_id,
         game="casino_war",
         currency="chips",
-        rules=rules.to_dict(),
+        rules=played.to_dict(),
         stakes={"bet": bet, "tie_bet": tie_bet, "raise": 0},
     )
-    state = casino_war.deal(rules, _war_shoe(round_, rules), bet, tie_bet)
+    state = casino_war.deal(played, _war_shoe(round_, played), bet, tie_bet)
     waits = state.status != casino_war.SETTLED
     round_ = _insert(
         session,

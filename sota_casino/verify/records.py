@@ -2,25 +2,28 @@
 
 Nothing in a bundle can catch a casino that re-commits a whole seed pair (a new server seed,
 every round re-dealt, everything re-signed with the real key), that starts a pair it made after
-the player's client seed arrived instead of the one it committed to before, or that signs a
-receipt with a decision or a Prisoners of War move the player did not send. Only what the
-player kept can: each commitment document shown before play (the next pair's included, shown
-before the client seed that starts it is chosen), the client seed sent to start each pair, and
-each decision and move sent. The records file (``docs/fairness.md``, "The player's records")
-is::
+the player's client seed arrived instead of the one it committed to before, that signs a
+receipt with a decision or a Prisoners of War move the player did not send, or that settles a
+round under other rules than those the player bet under (the payout follows from the
+receipt's own rules). Only what the player kept can: each commitment document shown before
+play (the next pair's included, shown before the client seed that starts it is chosen), the
+client seed sent to start each pair, the rules each bet was sent under, and each decision and
+move sent. The records file (``docs/fairness.md``, "The player's records") is::
 
     {"format": "sota-casino-records", "v": 1, "public_key_hex": "<hex>" or null,
      "commitments": [SIGNED, ...],
      "actions": [{"round_id", "seed_pair_id", "nonce", "game": "casino_war", "action"},
                  {"round_id", "seed_pair_id", "nonce", "game": "sota", "move", "cards"}],
      "rotations": [{"seed_pair_id", "client_seed"}],
+     "bets": [{"round_id", "seed_pair_id", "nonce", "game": "casino_war", "rules"},
+              {"round_id", "seed_pair_id", "nonce", "game": "sota", "preset" or "rules"}],
      "verified": [{"name", "sha256", "seen_at"}]}
 
 ``verified`` holds the sha256 of each document a verifier in the player's browser found signed
 by the trusted key, under the name only one document may have (``the receipt of round 17``, as
 :func:`.runner.signed_documents` names them): a bundle signing another document under that name
-is the casino's own proof of a rewrite (check 1). ``rotations`` and ``verified`` came later and
-may be missing: records kept before them still load.
+is the casino's own proof of a rewrite (check 1). ``rotations``, ``bets`` and ``verified`` came
+later and may be missing: records kept before them still load.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from typing import Final
 
 from ..core import casino_war
 from ..core import sota
+from ..core.errors import InvalidRules
 from ..core.fairness import signature_checker
 from ..core.fairness import strict_json
 from .report import FAIL
@@ -60,13 +64,15 @@ class RecordsError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Records:
     """What the player kept: commitments by seed pair, action records by round, the client
-    seed sent to start each pair, and the digests of the documents verified in the browser."""
+    seed sent to start each pair, each bet by round (its ``rules`` every rule it was placed
+    under), and the digests of the documents verified in the browser."""
 
     public_key_hex: str | None
     commitments: Mapping[Any, tuple[Mapping[str, Any], str]]  # seed_pair_id: (document, sig)
     actions: Mapping[int, tuple[Mapping[str, Any], ...]]  # round_id: its records, in order
     rotations: Mapping[int, str] = field(default_factory=dict)  # seed_pair_id: client seed
     verified: Mapping[str, frozenset[str]] = field(default_factory=dict)  # name: sha256 digests
+    bets: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)  # round_id: its bet
 
     @classmethod
     def parse(cls, data: object, source: str = "records") -> Records:
@@ -107,12 +113,17 @@ class Records:
         for i, entry in enumerate(_list(data, "verified", source)):
             name, digest = _check_verified(entry, f"{source}: verified[{i}]")
             verified[name].add(digest)
+        bets = {}
+        for i, record in enumerate(_list(data, "bets", source)):
+            bet = _check_bet(record, f"{source}: bets[{i}]")
+            bets[bet["round_id"]] = bet  # a round takes one bet: a retry's record is the same
         return cls(
             key,
             commitments,
             {k: tuple(v) for k, v in actions.items()},
             rotations,
             {name: frozenset(digests) for name, digests in verified.items()},
+            bets,
         )
 
     @classmethod
@@ -172,6 +183,43 @@ def _check_verified(entry: object, where: str) -> tuple[str, str]:
     if not isinstance(entry.get("seen_at", ""), str):
         raise RecordsError(f"{where}: seen_at is the time it was verified, as text")
     return entry["name"], digest
+
+
+def _check_bet(record: object, where: str) -> dict[str, Any]:
+    """Return a bet record with every rule the bet was placed under as ``rules``.
+
+    A Casino War bet names every table option, as its request does; a Sota bet names the
+    preset or the rules it was sent with, options left out being the rulebook's defaults.
+
+    :raises RecordsError: if it is not one of the two shapes, or its rules are no game's.
+    """
+    if not isinstance(record, dict) or type(record.get("round_id")) is not int:
+        raise RecordsError(f"{where} has no round_id (a whole number)")
+    if not (_optional_int(record.get("seed_pair_id")) and _optional_int(record.get("nonce"))):
+        raise RecordsError(f"{where}: seed_pair_id and nonce are whole numbers or null")
+    game, preset, rules = record.get("game"), record.get("preset"), record.get("rules")
+    if game not in (casino_war.GAME, sota.GAME):
+        raise RecordsError(f"{where}: game is casino_war or sota, not {game!r}")
+    if rules is not None and not isinstance(rules, dict):
+        raise RecordsError(f"{where}: rules is an object of rule options")
+    if game == casino_war.GAME and (preset is not None or rules is None):
+        raise RecordsError(f"{where}: a casino_war bet names its rules, every table option")
+    if game == sota.GAME and (preset is None) == (rules is None):
+        raise RecordsError(f"{where}: a sota bet names its preset or its rules, one of the two")
+    try:
+        if isinstance(rules, dict) and game == casino_war.GAME:
+            agreed = casino_war.TableRules.from_dict(rules).to_dict()
+        elif isinstance(rules, dict):
+            agreed = sota.SotaRules.from_dict(rules).to_dict()
+        elif isinstance(preset, str):
+            agreed = sota.SotaRules.from_preset(preset).to_dict()
+        else:
+            raise RecordsError(f"{where}: preset is a preset's name, not {preset!r}")
+    except InvalidRules as exc:
+        raise RecordsError(f"{where}: {exc.message}") from None
+    if game == casino_war.GAME and set(agreed) != set(rules or ()):
+        raise RecordsError(f"{where}: a casino_war bet names its rules, every table option")
+    return {**record, "rules": agreed}
 
 
 def _check_action(record: object, where: str) -> int:
@@ -314,28 +362,55 @@ def _sota_difference(receipt: Mapping[str, Any], kept: Sequence[Mapping[str, Any
     return differences
 
 
+def _rules_difference(receipt: Mapping[str, Any], bet: Mapping[str, Any]) -> list[str]:
+    """Name each rule the bet was placed under that the receipt's rules do not hold."""
+    shown = receipt.get("rules")
+    shown = shown if isinstance(shown, dict) else {}
+    differing = [
+        f"{name} is {_as_json(shown[name]) if name in shown else 'absent'} in the receipt, "
+        f"{_as_json(value)} as recorded"
+        for name, value in sorted(bet["rules"].items())
+        if name not in shown or json.dumps(shown[name]) != json.dumps(value)
+    ]
+    if not differing:
+        return []
+    return [
+        "the receipt's rules differ from those the player bet under (recorded): "
+        + ", ".join(differing)
+    ]
+
+
 def compare_round(row: Row, receipt: Mapping[str, Any], records: Records) -> Row:
-    """Compare a receipt with the decisions and moves recorded for its round."""
-    kept = records.actions.get(row.round_id) if type(row.round_id) is int else None
-    if not kept:
+    """Compare a receipt with the bet, decisions and moves recorded for its round."""
+    round_id = row.round_id if type(row.round_id) is int else None
+    kept = records.actions.get(round_id, ()) if round_id is not None else ()
+    bet = records.bets.get(round_id) if round_id is not None else None
+    placed = [*kept, *([bet] if bet is not None else [])]
+    if not placed:
         return row
     differences = []
     for name in ("seed_pair_id", "nonce"):
-        recorded = {record[name] for record in kept if record.get(name) is not None}
-        if recorded and receipt.get(name) not in recorded:
+        # Every record of the round names its pair and nonce (or null): the bet's and the
+        # decisions' alike.
+        recorded = {record[name] for record in placed if record.get(name) is not None}
+        wrong = sorted(value for value in recorded if value != receipt.get(name))
+        if wrong:
             differences.append(
-                f"{name} is {receipt.get(name)!r} in the receipt, {min(recorded)!r} as recorded"
+                f"{name} is {receipt.get(name)!r} in the receipt, {wrong[0]!r} as recorded"
             )
-    games = {record["game"] for record in kept}
+    games = {record["game"] for record in placed}
     if games != {receipt.get("game")}:
         differences.append(
             f"the receipt is a {receipt.get('game')!r} round, recorded as "
             f"{', '.join(sorted(games))}"
         )
-    elif receipt.get("game") == casino_war.GAME:
-        differences += _war_difference(receipt, kept)
     else:
-        differences += _sota_difference(receipt, kept)
+        if kept and receipt.get("game") == casino_war.GAME:
+            differences += _war_difference(receipt, kept)
+        elif kept:
+            differences += _sota_difference(receipt, kept)
+        if bet is not None:
+            differences += _rules_difference(receipt, bet)
     compared = row._replace(skipped=row.skipped - {CHECK})
     return compared.with_findings(
         [

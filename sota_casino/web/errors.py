@@ -112,6 +112,7 @@ REFUSAL_DEFAULTS: Final = (
     N_("Too many attempts; wait a little and try again."),
     N_("The request conflicts with the present state."),
     N_("A round of this seed pair is still open; finish it first."),
+    N_("The table's rules are not those the bet was sent under; look at them again."),
     N_("Not in a signed checkpoint yet; ask again after the seconds given."),
     N_("This change needs a second operator's approval: propose it instead."),
     N_("The same change is proposed already and waits for a second operator."),

@@ -109,6 +109,22 @@ class RotateRequest(Request):
     client_seed: Annotated[Text, Field(min_length=1, max_length=64)] | None = None
 
 
+def _war_option(name: str) -> Any:
+    low, high = casino_war.RANGES[name]
+    return Field(ge=low, le=high)
+
+
+class CasinoWarRules(Request):
+    """Every option of a Casino War table, as a round's ``rules`` show them."""
+
+    decks: Decks
+    min_bet: Annotated[int, _war_option("min_bet")]
+    max_bet: Annotated[int, _war_option("max_bet")]
+    tie_payout: TiePayout
+    burn: Annotated[int, _war_option("burn")]
+    bonus: Bonus
+
+
 class BetRequest(Request):
     bet: Annotated[
         int,
@@ -116,6 +132,12 @@ class BetRequest(Request):
     ]
     tie_bet: Annotated[int, Field(ge=0, le=MAX_AMOUNT, multiple_of=casino_war.CHIP)] = 0
     table: Literal["casino_war"] = "casino_war"
+    rules: CasinoWarRules = absent(
+        "the table's rules as shown to the player, every option: a bet is refused with 409 "
+        "rules_changed when the table's differ (an operator changed them since), instead of "
+        "being dealt under rules the player did not see; the player's records keep them "
+        "(docs/fairness.md)"
+    )
 
 
 class PlayerSigned(Request):

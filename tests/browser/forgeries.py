@@ -153,3 +153,17 @@ def trick_log_tampered(bundle: Bundle, key: Ed25519PrivateKey) -> tuple[Bundle, 
             decided[0]["winner"] = (decided[0]["winner"] + 1) % doc["rules"]["seats"]
             return sign_all(forged, key), doc["round_id"]
     raise AssertionError("the bundle has no Sota game")
+
+
+def worse_tie_payout(bundle: Bundle, key: Ed25519PrivateKey) -> tuple[Bundle, int]:
+    """Settle the first Casino War war at a tie payout of 8 to 1 instead of the table's: the
+    cards and the decision stay, the payout follows the receipt's rules."""
+    forged = copy.deepcopy(bundle)
+    for signed in forged["rounds"]:
+        doc = signed["document"]
+        if doc["game"] == "casino_war" and doc["actions"]:
+            rules = {**doc["rules"], "tie_payout": 8}
+            assert rules != doc["rules"], "the table already paid 8 to 1"
+            signed["document"] = _replayed({**doc, "rules": rules}, _seeds(forged, doc))
+            return sign_all(forged, key), doc["round_id"]
+    raise AssertionError("the bundle has no tied Casino War round")

@@ -128,11 +128,27 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
         r["document"] for r in revealed["bundle"]["rounds"] if r["document"]["game"] == "sota"
     )
     assert [a["cards"] for a in moves] == sota_receipt["actions"]
+    # Each bet with the rules it was sent under: the table's as its page showed them, and the
+    # Sota game's own rules as the table's form sent them.
+    receipts = {r["document"]["round_id"]: r["document"] for r in revealed["bundle"]["rounds"]}
+    assert sorted(b["round_id"] for b in records["bets"]) == sorted(receipts)
+    for bet in records["bets"]:
+        receipt = receipts[bet["round_id"]]
+        assert (bet["seed_pair_id"], bet["nonce"], bet["game"]) == (
+            pair_id,
+            receipt["nonce"],
+            receipt["game"],
+        )
+        agreed = (
+            bet["rules"] if bet["game"] == "casino_war" else {**receipt["rules"], **bet["rules"]}
+        )
+        assert agreed == receipt["rules"]
 
     verdict = verify_in_page(tab)
     assert verdict.startswith("✓ All 3\u00a0rounds verified against the key pinned in this browser")
     assert "every trick, the winner, how the game ended and the payout" in verdict
     assert "the decisions and moves recorded here for 2\u00a0rounds equal the receipts" in verdict
+    assert "The rules of 3\u00a0bets recorded here equal their receipts'." in verdict
     assert tab.locator("tr[data-ok='1']").count() == 3
     sota_row = tab.locator(f"tr[data-round='{sota_receipt['round_id']}']").inner_text()
     assert f"{len(sota_receipt['outcome']['tricks'])}\u00a0tricks · prisoners of war" in sota_row
@@ -153,6 +169,7 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
         "commitments",
         "actions",
         "rotations",
+        "bets",
         "verified",
     }
     assert (exported["format"], exported["v"]) == ("sota-casino-records", 1)
@@ -197,6 +214,13 @@ def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
     caught = tab.evaluate(VERIFY_FIRST, surrendered)
     records, logged = caught.split(" | ")  # the records, and the casino's own signed log
     assert records == f"round {war_round}: you chose war, the receipt says surrender"
+    assert logged.startswith(f"round {war_round}: the log recorded another receipt")
+
+    # The tie paid at 8 to 1, though the table's page showed (and the bet named) 10 to 1.
+    worse, war_round = forgeries.worse_tie_payout(bundle, key)
+    caught = tab.evaluate(VERIFY_FIRST, worse)
+    records, logged = caught.split(" | ")
+    assert records == f"round {war_round}: you bet under tie_payout 10, the receipt says 8"
     assert logged.startswith(f"round {war_round}: the log recorded another receipt")
 
     replaced, sota_round = forgeries.moves_replaced(bundle, key)
@@ -353,7 +377,7 @@ def test_records_keep_the_last_choice_of_each_decision_and_note_a_round_left_out
     assert result["refused"] == "a recorded action needs its round_id"
     compared = result["compared"]
     assert compared["commitment"] is None  # nothing was shown for pair 3 in this browser
-    assert compared["rounds"] == {"8": {"ok": True, "recorded": 2}}
+    assert compared["rounds"] == {"8": {"ok": True, "recorded": 2, "bet": False}}
     assert compared["problems"] == [
         "round 7, which you played on seed pair #3, is missing from the bundle"
     ]
@@ -605,7 +629,8 @@ def test_a_recorded_decision_without_its_pair_or_nonce_is_compared_on_what_it_ha
             });
         }"""
     )
-    assert compared["problems"] == [] and compared["rounds"] == {"7": {"ok": True, "recorded": 1}}
+    assert compared["problems"] == []
+    assert compared["rounds"] == {"7": {"ok": True, "recorded": 1, "bet": False}}
 
 
 #: What the other tab writes: the records as it read them before this tab kept its own (two

@@ -145,6 +145,12 @@ RECORDS = {
         },
     ],
     "rotations": [{"seed_pair_id": 12, "client_seed": "lucky seven"}],
+    "bets": [
+        {"round_id": 101, "seed_pair_id": 12, "nonce": 1, "game": "casino_war"}
+        | {"rules": GOOD["rounds"][1]["document"]["rules"]},
+        {"round_id": 102, "seed_pair_id": 12, "nonce": 2, "game": "casino_war"}
+        | {"rules": GOOD["rounds"][2]["document"]["rules"]},
+    ],
 }
 #: The page's verdict with ``records`` as this browser's own, under the key it trusts.
 PAGE_PASSES_WITH_RECORDS = (
@@ -175,7 +181,8 @@ def test_both_verifiers_read_each_one_value_change_of_the_records_alike(
     assert offline(RECORDS) == 0
     assert tab.evaluate(PAGE_PASSES_WITH_RECORDS, [RECORDS, GOOD, KEY_HEX]) is True
     disagree = []
-    for place in places({name: RECORDS[name] for name in ("commitments", "actions", "rotations")}):
+    lists = ("commitments", "actions", "rotations", "bets")
+    for place in places({name: RECORDS[name] for name in lists}):
         for odd in (changed(value_at(RECORDS, place)), GONE):
             records = with_odd(RECORDS, place, odd)
             code = offline(records)

@@ -94,6 +94,7 @@ def test_the_page_records_the_next_commitment_and_the_seed_sent_and_confirms_the
         "commitments",
         "actions",
         "rotations",
+        "bets",
         "verified",
     }
     tab.reload()  # checked once: nothing pending is left

@@ -219,7 +219,9 @@ def test_every_operation_agrees_with_its_request_schema_both_ways(
     send("post", "/auth/token", "/auth/token", credentials, {})
     send("post", "/me/topup", "/me/topup", {"currency": "chips"}, carla)
     send("post", "/fairness/rotate", "/fairness/rotate", {}, carla)
-    send("post", "/casino-war/rounds", "/casino-war/rounds", {"bet": 500}, carla)
+    # With the table's rules (every option), so that each one's variants are tried.
+    bet = {"bet": 500, "rules": tie["rules"]}
+    send("post", "/casino-war/rounds", "/casino-war/rounds", bet, carla)
     decision = f"/casino-war/rounds/{tie['id']}/decision"
     send("post", "/casino-war/rounds/{id}/decision", decision, {"choice": "war"}, carla)
     send("post", "/sota/games", "/sota/games", {"stake": 1}, carla)

@@ -66,6 +66,37 @@ def test_a_tie_opened_under_six_decks_settles_under_those_rules_after_the_table_
     )
 
 
+def test_a_bet_naming_the_rules_shown_before_the_table_changed_is_refused_with_409(
+    app: Flask,
+) -> None:
+    """A bet names the rules the player saw (the page sends those it shows): once the table
+    changed they are not the rules it would be played under, so it is refused and nothing
+    moves, instead of dealing a round under rules the player never saw."""
+    add_user(app, "alice", "player")
+    add_user(app, "olga", "operator")
+    player, operator = bearer(app, "alice"), bearer(app, "olga")
+    client = app.test_client()
+    first = client.post("/api/v1/casino-war/rounds", json={"bet": 1000}, headers=player)
+    shown = first.get_json()["rules"]  # every option, as the table's page shows them
+    body = {"bet": 1000, "rules": shown}
+    placed = client.post("/api/v1/casino-war/rounds", json=body, headers=player)
+    assert placed.status_code == 201, placed.get_json()
+    assert placed.get_json()["rules"] == shown
+
+    changed = client.put(
+        "/api/v1/operator/tables/casino_war", json={"tie_payout": 8}, headers=operator
+    )
+    assert changed.status_code == 200, changed.get_json()
+    balance = placed.get_json()["balances"]["chips"]
+    refused = client.post("/api/v1/casino-war/rounds", json=body, headers=player)
+    assert refused.status_code == 409, refused.get_json()
+    assert refused.get_json()["error"]["code"] == "rules_changed"
+    assert "(now tie_payout 8, not 10)" in refused.get_json()["error"]["message"]
+    assert client.get("/api/v1/me", headers=player).get_json()["balances"]["chips"] == balance
+    again = {**body, "rules": {**shown, "tie_payout": 8}}
+    assert client.post("/api/v1/casino-war/rounds", json=again, headers=player).status_code == 201
+
+
 @pytest.mark.parametrize(
     ("method", "path"),
     [("put", "/api/v1/operator/tables/{}"), ("post", "/api/v1/operator/approvals/tables/{}")],

@@ -288,12 +288,18 @@
       busy = true;
       $("deal").disabled = true;
       try {
-        const answer = await post(table.dataset.api, { bet: bet * 100, tie_bet: tieBet * 100 }, key());
+        // The rules this page shows: the table refuses the bet if its rules changed since.
+        const rules = JSON.parse(table.dataset.rules);
+        const answer = await post(table.dataset.api, { bet: bet * 100, tie_bet: tieBet * 100, rules }, key());
         if (!answer.ok) {
           if (answer.data && answer.data.error && answer.data.error.code === "insufficient_funds") await refreshBalance();
           showError(refused(answer, (bet + tieBet) * 100, gettext("You have %(held)s, not enough for this bet of %(needed)s. Bet less, or top up in the lobby once you are below %(low)s.")));
           return;
         }
+        try {
+          const round = answer.data;
+          window.SotaRecords.recordBet({ round_id: round.id, seed_pair_id: round.seed_pair_id, nonce: round.nonce, game: "casino_war", rules });
+        } catch (error) { /* not recorded: the round stands as dealt */ }
         showError("");
         lastBet = { bet, tie_bet: tieBet };
         for (const input of [ante, tie]) if (input) input.dataset.prefilled = "1";

@@ -26,6 +26,11 @@
  *     answer's page records it unless that page shows a refusal (`data-refusal`: the flashed
  *     refusal of a form, or an error page) or still offers the same choice (the post never got
  *     there); the next page forgets it either way;
+ *   - the rules each bet was sent under (`bets`): the Casino War table's as its page showed them
+ *     (the bet names them, and is refused if the table's differ), a Sota game's preset or rules
+ *     as sent; the scripts that bet call `SotaRecords.recordBet(...)` once the round is dealt.
+ *     The casino signs the rules in each receipt and pays by them, so only this record shows a
+ *     round settled under other rules than those the player bet under.
  *   - the sha256 of each document the page's verifier found signed by the trusted key, under the
  *     name only one document may have (`verified`, kept under a key of its own; the offline
  *     verifier's `signed_documents`): a bundle signing another document under that name later
@@ -82,13 +87,14 @@
     }
   }
 
-  /* The records; `rotations` came later, so records kept before it have none. */
+  /* The records; `rotations` and `bets` came later, so records kept before have none. */
   function stored() {
     const records = load(STORE, null);
     if (!records || !Array.isArray(records.commitments) || !Array.isArray(records.actions)) {
-      return { commitments: [], actions: [], rotations: [] };
+      return { commitments: [], actions: [], rotations: [], bets: [] };
     }
     if (!Array.isArray(records.rotations)) records.rotations = [];
+    if (!Array.isArray(records.bets)) records.bets = [];
     return records;
   }
 
@@ -108,9 +114,10 @@
     commitments: (c) => canonical(c),
     actions: (a) => [a.round_id, a.game, a.game === "sota" ? a.move : ""].join(" "),
     rotations: (r) => String(r.seed_pair_id),
+    bets: (b) => String(b.round_id),
     verified: (v) => v.name + " " + v.sha256,
   };
-  const keptHere = { commitments: [], actions: [], rotations: [], verified: [] };
+  const keptHere = { commitments: [], actions: [], rotations: [], bets: [], verified: [] };
 
   /* `entries` (a list named as in PLACES) with `entry` in its place, instead of what was there. */
   function inPlace(list, entries, entry) {
@@ -131,7 +138,7 @@
     if (event.storageArea !== window.localStorage || event.newValue === null) return;
     if (event.key === STORE) {
       const records = stored();
-      const lost = ["commitments", "actions", "rotations"].map((list) => putBack(list, records[list]));
+      const lost = ["commitments", "actions", "rotations", "bets"].map((list) => putBack(list, records[list]));
       if (lost.some(Boolean)) save(STORE, records);
     } else if (event.key === VERIFIED) {
       const verified = verifiedDocuments();
@@ -375,6 +382,24 @@
     return entry;
   }
 
+  /* Record the rules a bet was sent under, once its round is dealt: {round_id, seed_pair_id,
+   * nonce, game, rules} for Casino War (every table option, as the bet named them), and for
+   * Sota the request's own `preset` or `rules` (the options it leaves out are the defaults).
+   * A round takes one bet: a retry answered with the same round replaces nothing of worth. */
+  function recordBet(bet) {
+    const roundId = idOrNull(bet && bet.round_id);
+    if (roundId === null) throw new Error("a recorded bet needs its round_id");
+    const entry = { round_id: roundId, seed_pair_id: idOrNull(bet.seed_pair_id), nonce: idOrNull(bet.nonce), game: bet.game };
+    if (bet.game === "sota" && typeof bet.preset === "string") entry.preset = bet.preset;
+    else if (["casino_war", "sota"].includes(bet.game) && isObject(bet.rules)) entry.rules = { ...bet.rules };
+    else throw new Error("a recorded bet names its game and its rules");
+    const records = stored();
+    records.bets = inPlace("bets", records.bets, entry);
+    keptHere.bets = inPlace("bets", keptHere.bets, entry);
+    save(STORE, records);
+    return entry;
+  }
+
   function exportDocument() {
     const records = stored();
     const pin = pinnedKey();
@@ -385,6 +410,7 @@
       commitments: records.commitments,
       actions: records.actions,
       rotations: records.rotations.map((r) => ({ seed_pair_id: r.seed_pair_id, client_seed: r.client_seed })),
+      bets: records.bets,
       verified: verifiedDocuments(),
     };
   }
@@ -438,8 +464,33 @@
       : gettext("seed pair #%(pair)s deals with the client seed you sent to start seed pair #%(other)s: a pair committed after your client seed was known", { pair: pairId, other })];
   }
 
+  /* Every rule a recorded bet was placed under (the offline verifier's records._check_bet): a
+   * Casino War bet names each table option, a Sota bet its preset or its rules, the rest the
+   * defaults; null for a record no table plays (damaged: nothing recorded). */
+  function agreedRules(bet) {
+    try {
+      if (bet.game === "casino_war") return isObject(bet.rules) ? bet.rules : null;
+      if (bet.game !== "sota") return null;
+      return typeof bet.preset === "string" ? window.SotaEngine.presetRules(bet.preset) : window.SotaEngine.ruleSet(bet.rules);
+    } catch (error) {
+      return null;
+    }
+  }
+
+  /* Each rule the bet was placed under that the receipt's rules do not hold. */
+  function rulesDifferences(bet, doc) {
+    const agreed = agreedRules(bet);
+    if (!agreed) return [];
+    const signed = isObject(doc.rules) ? doc.rules : {};
+    const held = (name) => Object.prototype.hasOwnProperty.call(signed, name);
+    const absent = gettext("nothing"); // apart: a gettext inside another's arguments is not extracted
+    return Object.keys(agreed).sort().filter((name) => !held(name) || canonical(signed[name]) !== canonical(agreed[name]))
+      .map((name) => gettext("you bet under %(option)s %(yours)s, the receipt says %(signed)s", {
+        option: name, yours: JSON.stringify(agreed[name]), signed: held(name) ? JSON.stringify(signed[name]) : absent }));
+  }
+
   /* What the records say about one bundle: {commitment: true/false/null (no record),
-   * rounds: {round_id: {ok, recorded}}, problems: [...]} — each problem names what differs.
+   * rounds: {round_id: {ok, recorded, bet}}, problems: [...]} — each problem names what differs.
    * `commitment` is false too when the pair deals with a client seed the records hold for
    * another pair, or not with the one sent to start it: then it was not shown before the seed. */
   function compareBundle(bundle) {
@@ -468,9 +519,10 @@
       const doc = signed.document;
       inBundle.add(doc.round_id);
       const mine = records.actions.filter((a) => a.round_id === doc.round_id);
-      if (!mine.length) continue;
+      const bet = records.bets.filter((b) => b.round_id === doc.round_id).pop(); // the last kept
+      if (!mine.length && !bet) continue;
       const differences = [];
-      for (const a of mine) {
+      for (const a of bet ? mine.concat([bet]) : mine) {
         // Not known (null, or left out of records kept by hand): nothing to compare.
         if (a.seed_pair_id != null && a.seed_pair_id !== doc.seed_pair_id) {
           differences.push(gettext("you played it on seed pair #%(yours)s, the receipt says #%(signed)s", { yours: a.seed_pair_id, signed: doc.seed_pair_id }));
@@ -480,6 +532,8 @@
         }
         if (a.game !== doc.game) {
           differences.push(gettext("you played %(yours)s, the receipt says %(signed)s", { yours: a.game, signed: doc.game }));
+        } else if (a === bet) {
+          differences.push(...rulesDifferences(bet, doc));
         } else if (a.game === "casino_war") {
           const signedChoice = (doc.actions || [])[0];
           if (signedChoice !== a.action) {
@@ -495,7 +549,7 @@
           }
         }
       }
-      rounds[doc.round_id] = { ok: differences.length === 0, recorded: mine.length };
+      rounds[doc.round_id] = { ok: differences.length === 0, recorded: mine.length, bet: Boolean(bet) };
       for (const d of differences) problems.push(gettext("round %(round)s: %(problem)s", { round: doc.round_id, problem: d }));
     }
     for (const a of records.actions) {
@@ -504,7 +558,11 @@
         inBundle.add(a.round_id);
       }
     }
-    return { commitment, rounds, problems, recordedActions: Object.keys(rounds).length, unplaced: unplacedRounds(records, inBundle) };
+    const compared = Object.values(rounds);
+    return {
+      commitment, rounds, problems, unplaced: unplacedRounds(records, inBundle),
+      recordedActions: compared.filter((r) => r.recorded).length, recordedBets: compared.filter((r) => r.bet).length,
+    };
   }
 
   /* The rounds acted in that no record places by its seed pair and the bundle does not hold
@@ -831,7 +889,7 @@
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, signedKeyChange, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, signedKeyChange, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, exportDocument, compareBundle,
     compareVerified, canonical,
   };
 })();

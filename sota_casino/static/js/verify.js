@@ -769,7 +769,11 @@
       ? ngettext("the decisions and moves recorded here for %(num)s round equal the receipts.",
         "the decisions and moves recorded here for %(num)s rounds equal the receipts.", n)
       : gettext("no decision or move of these rounds was recorded here.");
-    return shown + "; " + acts;
+    const bets = records.recordedBets
+      ? " " + ngettext("The rules of %(num)s bet recorded here equal its receipt's.",
+        "The rules of %(num)s bets recorded here equal their receipts'.", records.recordedBets)
+      : "";
+    return shown + "; " + acts + bets;
   }
 
   function playerSentence(report) {
