@@ -120,10 +120,9 @@ def login_name_key(name: str) -> str:
 
 
 def names_containing(text: str) -> ColumnElement[bool]:
-    """The users whose name contains ``text``, ignoring case (``%`` and ``_`` in it are dropped,
-    not read as wildcards)."""
-    needle = f"%{login_name_key(text).replace('%', '').replace('_', '')}%"
-    return func.lower(User.username).like(needle)
+    """The users whose name contains ``text``, ignoring case (``%`` and ``_`` in it are the
+    characters themselves, not wildcards: names may hold ``_``)."""
+    return func.lower(User.username).contains(login_name_key(text), autoescape=True)
 
 
 def check_username(username: object) -> str:

@@ -56,6 +56,16 @@ def test_a_name_with_a_letter_that_lowers_to_ascii_is_no_players_name(session: S
     assert accounts.find_users(session, "\u212ai") == []
 
 
+def test_a_name_search_reads_underscore_and_percent_as_themselves(session: Session) -> None:
+    # Names may hold "_"; in LIKE it is any one character, and "%" any run of them.
+    for name in ("ann_b", "annxb", "ann.b"):
+        accounts.register(session, name, PASSWORD)
+    assert [user.username for user in accounts.find_users(session, "N_B")] == ["ann_b"]
+    assert [user.username for user in accounts.find_users(session, "nn_")] == ["ann_b"]
+    assert accounts.find_users(session, "n%b") == []
+    assert accounts.find_users(session, "/") == []
+
+
 def test_the_database_refuses_two_names_differing_only_in_case(session: Session) -> None:
     # Straight through the session, past the service's check: the unique index refuses it.
     with session.begin():
