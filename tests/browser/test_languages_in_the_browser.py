@@ -8,6 +8,8 @@ every language as its catalogue is written (English: the message ids).
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,8 @@ from babel.support import Translations
 from browser_support import LiveServer
 from browser_support import sign_up
 from flask import g
+from test_page_and_offline_verifiers_agree import PAGE_REPORT_WITH_RECORDS
+from test_page_and_offline_verifiers_agree import RECORDS
 
 from sota_casino.locations import TRANSLATIONS
 from sota_casino.web.format import chips_text
@@ -23,6 +27,10 @@ from sota_casino.web.format import decimal
 from sota_casino.web.format import sweets_text
 from sota_casino.web.i18n import LANGUAGES
 from sota_casino.web.i18n import ngettext
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+from test_verify_cli import GOOD  # noqa: E402
+from test_verify_cli import KEY_HEX  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -185,6 +193,30 @@ def test_the_fairness_page_says_since_when_a_key_is_pinned_as_the_language_write
         warning = tab.locator("[data-testid=key-changed]").inner_text()
         assert PIN_DATES[language] in warning and "T03:04" not in warning
         tab.evaluate("() => localStorage.clear()")
+
+
+def test_the_page_verifier_says_a_receipt_holds_no_decision_in_each_language(tab: Any) -> None:
+    """A choice the player's records hold for a round whose receipt holds none (round 102 had
+    no tie): the difference names the missing decision in the page's words too."""
+    decided = {"round_id": 102, "seed_pair_id": 12, "nonce": 2, "game": "casino_war"}
+    records = RECORDS | {"actions": [*RECORDS["actions"], decided | {"action": "war"}]}
+    sign_up(tab, "no-decision")
+    for language in sorted(LANGUAGES):
+        tab.goto("/fairness")
+        choose_language(tab, language)
+        catalogue = words(language)
+        difference = catalogue.gettext("you chose %(yours)s, the receipt says %(signed)s") % {
+            "yours": "war",
+            "signed": catalogue.gettext("no decision"),
+        }
+        expected = catalogue.gettext("round %(round)s: %(problem)s") % {
+            "round": 102,
+            "problem": difference,
+        }
+        report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
+        assert expected in report["problems"], (language, report["problems"])
+        if language != "en":
+            assert "no decision" not in expected, language  # the catalogue has its words
 
 
 #: Numbers the scripts show, with their decimals: ties (rounded to the even digit, as the

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from collections.abc import Iterable
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -51,26 +52,32 @@ HTML_LANG = re.compile(r'<html lang="([a-z]+)">')
 
 
 @cache
-def marked_messages() -> frozenset[str]:
-    """Every message id the sources mark, found as ``make translations-extract`` finds them."""
+def extracted_messages() -> frozenset[str | tuple[str, ...]]:
+    """Every message the sources mark, as ``make translations-extract`` finds them: an id, or
+    a plural's (singular, plural)."""
     with open(ROOT / "babel.cfg") as config:
         method_map, options_map = parse_mapping_cfg(config)
     keywords = {**DEFAULT_KEYWORDS, "N_": None, "Nn_": (1, 2)}
-    found = set()
+    found: set[str | tuple[str, ...]] = set()
     for _file, _line, message, _comments, _context in extract_from_dir(
         str(ROOT), method_map, options_map, keywords=keywords
     ):
-        found.add(message if isinstance(message, str) else message[0])
+        found.add(message if isinstance(message, str) else tuple(message))
     return frozenset(found)
 
 
-def catalogue_gaps(language: str) -> list[str]:
-    """Return what the language's catalogue lacks: missing, empty or fuzzy messages."""
+def marked_messages() -> frozenset[str]:
+    """Every message id the sources mark (a plural's by its singular, as catalogues key it)."""
+    return frozenset(_strings(message)[0] for message in extracted_messages())
+
+
+def catalogue_gaps(language: str, message_ids: Iterable[str]) -> list[str]:
+    """Return which of ``message_ids`` the language's catalogue lacks, or has empty or fuzzy."""
     path = CATALOGUES / language / "LC_MESSAGES" / "messages.po"
     with open(path, "rb") as source:
         catalogue = read_po(source)
     gaps = []
-    for message_id in sorted(marked_messages()):
+    for message_id in sorted(message_ids):
         entry = catalogue.get(message_id)
         if entry is None:
             gaps.append(f"missing: {message_id!r}")
@@ -89,7 +96,111 @@ def test_the_sources_mark_messages_for_every_part() -> None:
 
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_every_catalogue_has_every_message_translated(language: str) -> None:
-    assert catalogue_gaps(language) == []
+    assert catalogue_gaps(language, marked_messages()) == []
+
+
+# --- the scripts' messages, found without Babel's lexer ----------------------------------------
+
+SCRIPTS = ROOT / "sota_casino" / "static" / "js"
+_LITERAL = r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)"""
+#: A message argument: literals joined with ``+``, ending the argument (``"a" + b`` is no id).
+_MESSAGE = rf"{_LITERAL}(?:\s*\+\s*{_LITERAL})*(?=\s*[,)])"
+#: The scripts' tokens that matter, in the order they are tried at each place: comments and
+#: literals are skipped whole, so a call written inside one is not taken for a call, and a
+#: regular expression (after an operator or ``return``, where no division can stand) is skipped
+#: so that a quote in it starts no string. A call is matched up to its message arguments only,
+#: so a call nested in its other arguments is found next.
+SCRIPT_TOKENS = re.compile(
+    rf"""
+      //[^\n]* | /\*.*?\*/
+    | (?<![\w$])(?P<keyword>gettext|ngettext|N_|Nn_)\s*\(\s*(?P<message>{_MESSAGE})
+      (?:\s*,\s*(?P<plural>{_MESSAGE}))?
+    | {_LITERAL}
+    | (?:(?<=[(,=:\[!&|?{{}};])|(?<=\breturn))\s*/(?![/*])(?:[^/\\\n\[]|\\.|\[(?:[^]\\\n]|\\.)*])+/
+    """,
+    re.X | re.S,
+)
+PLURAL_KEYWORDS = frozenset({"ngettext", "Nn_"})
+_ESCAPE = re.compile(r"\\(?:u\{([0-9a-fA-F]+)\}|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|(.))", re.S)
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0", "\n": ""}
+
+
+def _text(argument: str) -> str:
+    """Return the text a message argument's literals (``"a" + 'b'``) stand for."""
+    return "".join(
+        _ESCAPE.sub(_unescaped, literal[1:-1]) for literal in re.findall(_LITERAL, argument)
+    )
+
+
+def _unescaped(escape: re.Match[str]) -> str:
+    code = escape[1] or escape[2] or escape[3]
+    return chr(int(code, 16)) if code else _ESCAPED.get(escape[4], escape[4])
+
+
+def script_messages(source: str) -> list[tuple[int, str | tuple[str, str]]]:
+    """Return (line, message) for each ``gettext``/``ngettext``/``N_``/``Nn_`` call of a script
+    whose message is written as literals: an id, or a plural's (singular, plural).
+
+    Limits: a call inside a template literal's ``${...}`` is not seen (the literal is skipped
+    whole), nor a message held in a variable (no extractor can see one). A regular expression
+    after ``)`` or ``]`` would be read as a division; the scripts write none there.
+    """
+    found: list[tuple[int, str | tuple[str, str]]] = []
+    for token in SCRIPT_TOKENS.finditer(source):
+        if not token["keyword"]:
+            continue
+        line = source.count("\n", 0, token.start()) + 1
+        message = _text(token["message"])
+        if token["keyword"] not in PLURAL_KEYWORDS:
+            found.append((line, message))
+        elif token["plural"]:
+            found.append((line, (message, _text(token["plural"]))))
+    return found
+
+
+def test_the_scripts_scan_finds_nested_and_plural_calls_and_skips_comments_and_literals() -> None:
+    source = (
+        '/* gettext("in a comment") */ say(gettext("Hello %(who)s", { who: gettext("you") }));\n'
+        "const n = ngettext('%(num)s chip', \"%(num)s \\u2014 chips\", count) / 2;\n"
+        "// gettext('in a line comment')\n"
+        'const odd = /"/.test(s) ? N_("a " + "b", { why: Nn_("one", "many", 2) })\n'
+        ': "gettext(\\"no\\")";\n'
+        'window.SotaI18n.gettext(`tick`); gettext(name); gettext("half" + rest);\n'
+    )
+    assert script_messages(source) == [
+        (1, "Hello %(who)s"),
+        (1, "you"),
+        (2, ("%(num)s chip", "%(num)s \u2014 chips")),
+        (4, "a b"),
+        (4, ("one", "many")),
+        (6, "tick"),
+    ]
+
+
+def scripts_messages_by_place() -> dict[str | tuple[str, str], list[str]]:
+    """Return each message the scripts mark, with where (``file:line``) they mark it."""
+    places: dict[str | tuple[str, str], list[str]] = {}
+    for path in sorted(SCRIPTS.glob("*.js")):
+        for line, message in script_messages(path.read_text(encoding="utf-8")):
+            places.setdefault(message, []).append(f"{path.name}:{line}")
+    return places
+
+
+def test_the_extraction_finds_every_message_the_scripts_mark() -> None:
+    """What the extraction misses never reaches a catalogue (an update drops it as obsolete),
+    so the pages show it in English whatever their language."""
+    missed = {
+        f"{', '.join(places)}: {message!r}"
+        for message, places in scripts_messages_by_place().items()
+        if message not in extracted_messages()
+    }
+    assert sorted(missed) == []
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_every_message_the_scripts_mark_is_translated(language: str) -> None:
+    message_ids = {_strings(message)[0] for message in scripts_messages_by_place()}
+    assert catalogue_gaps(language, message_ids) == []
 
 
 @pytest.mark.parametrize("language", TRANSLATED)

@@ -3,7 +3,9 @@
  * (the CSP allows no inline script). `%(name)s` placeholders are filled from `params`, and
  * `%(num)s` is the count in ngettext. Without the block the ids (English) are shown.
  * Strings are found for the catalogues by `pybabel extract` (its javascript extractor), so
- * call these with literal strings; `N_` and `Nn_` mark a message shown later (see `say`).
+ * call these with literal strings, and never inside another call of them: the extractor skips
+ * a call in another's arguments (word the inner text first, into a const). `N_` and `Nn_` mark
+ * a message shown later (see `say`).
  */
 "use strict";
 

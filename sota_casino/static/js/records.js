@@ -537,15 +537,16 @@
         } else if (a.game === "casino_war") {
           const signedChoice = (doc.actions || [])[0];
           if (signedChoice !== a.action) {
-            differences.push(gettext("you chose %(yours)s, the receipt says %(signed)s",
-              { yours: a.action, signed: signedChoice === undefined ? gettext("no decision") : signedChoice }));
+            // Worded apart: the extractor skips a gettext in another's arguments (i18n.js).
+            const signed = signedChoice === undefined ? gettext("no decision") : signedChoice;
+            differences.push(gettext("you chose %(yours)s, the receipt says %(signed)s", { yours: a.action, signed }));
           }
         } else {
           const signedMove = (doc.actions || [])[a.move];
           if (canonical(signedMove) !== canonical(a.cards)) {
-            differences.push(gettext("your move %(move)s laid %(yours)s, the receipt says %(signed)s", {
-              move: a.move + 1, yours: cardsText(a.cards),
-              signed: signedMove === undefined ? gettext("no such move") : cardsText(signedMove) }));
+            const signed = signedMove === undefined ? gettext("no such move") : cardsText(signedMove);
+            differences.push(gettext("your move %(move)s laid %(yours)s, the receipt says %(signed)s",
+              { move: a.move + 1, yours: cardsText(a.cards), signed }));
           }
         }
       }
