@@ -298,7 +298,7 @@ def _overall(reports: Sequence[Report], errors: Sequence[Mapping[str, str]], cod
 
 def _unplaced_clause(unplaced: Sequence[int]) -> str:
     """What the result line adds for the recorded rounds compared with nothing: they fail
-    nothing, yet the result must not read as if every recorded action was compared."""
+    nothing, yet the result must not read as if every recorded round was compared."""
     if not unplaced:
         return ""
     one = len(unplaced) == 1

@@ -4,26 +4,29 @@ Nothing in a bundle can catch a casino that re-commits a whole seed pair (a new 
 every round re-dealt, everything re-signed with the real key), that starts a pair it made after
 the player's client seed arrived instead of the one it committed to before, that signs a
 receipt with a decision or a Prisoners of War move the player did not send, or that settles a
-round under other rules than those the player bet under (the payout follows from the
-receipt's own rules). Only what the player kept can: each commitment document shown before
-play (the next pair's included, shown before the client seed that starts it is chosen), the
-client seed sent to start each pair, the rules each bet was sent under, and each decision and
-move sent. The records file (``docs/fairness.md``, "The player's records") is::
+round under other rules or stakes than those the player bet (the payout follows from the
+receipt's own rules and stakes, and the ledger debits its stakes), or that leaves out of a pair's
+bundle a round the player played. Only what the player kept can: each commitment document shown
+before play (the next pair's included, shown before the client seed that starts it is chosen),
+the client seed sent to start each pair, the rules and the amounts each bet was sent with, and
+each decision and move sent. The records file (``docs/fairness.md``, "The player's records") is::
 
     {"format": "sota-casino-records", "v": 1, "public_key_hex": "<hex>" or null,
      "commitments": [SIGNED, ...],
      "actions": [{"round_id", "seed_pair_id", "nonce", "game": "casino_war", "action"},
                  {"round_id", "seed_pair_id", "nonce", "game": "sota", "move", "cards"}],
      "rotations": [{"seed_pair_id", "client_seed"}],
-     "bets": [{"round_id", "seed_pair_id", "nonce", "game": "casino_war", "rules"},
-              {"round_id", "seed_pair_id", "nonce", "game": "sota", "preset" or "rules"}],
+     "bets": [{"round_id", "seed_pair_id", "nonce", "game": "casino_war", "bet", "tie_bet",
+               "rules"},
+              {"round_id", "seed_pair_id", "nonce", "game": "sota", "stake",
+               "preset" or "rules"}],
      "verified": [{"name", "sha256", "seen_at"}]}
 
 ``verified`` holds the sha256 of each document a verifier in the player's browser found signed
 by the trusted key, under the name only one document may have (``the receipt of round 17``, as
 :func:`.runner.signed_documents` names them): a bundle signing another document under that name
 is the casino's own proof of a rewrite (check 1). ``rotations``, ``bets`` and ``verified`` came
-later and may be missing: records kept before them still load.
+later and may be missing, and so may a bet's amounts: records kept before them still load.
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ CHECK: Final = "records"
 #: How many unplaced rounds a notice names; the rest are counted.
 UNPLACED_NAMED: Final = 10
 WAR_ACTIONS: Final = (casino_war.WAR, casino_war.SURRENDER)
+#: The amounts a bet sends, by game, named as its receipt's ``stakes`` name them: the ante and the
+#: tie bet in minor units, or the stake in sweets.
+BET_AMOUNTS: Final = {casino_war.GAME: ("bet", "tie_bet"), sota.GAME: ("stake",)}
 
 
 class RecordsError(ValueError):
@@ -65,7 +71,8 @@ class RecordsError(ValueError):
 class Records:
     """What the player kept: commitments by seed pair, action records by round, the client
     seed sent to start each pair, each bet by round (its ``rules`` every rule it was placed
-    under), and the digests of the documents verified in the browser."""
+    under, its ``stakes`` the amounts it sent or None when they were not recorded), and the
+    digests of the documents verified in the browser."""
 
     public_key_hex: str | None
     commitments: Mapping[Any, tuple[Mapping[str, Any], str]]  # seed_pair_id: (document, sig)
@@ -125,6 +132,15 @@ class Records:
             {name: frozenset(digests) for name, digests in verified.items()},
             bets,
         )
+
+    def of_round(self, round_id: int) -> tuple[Mapping[str, Any], ...]:
+        """Return every record of a round: its decisions and moves, then its bet."""
+        bet = self.bets.get(round_id)
+        return (*self.actions.get(round_id, ()), *(() if bet is None else (bet,)))
+
+    def rounds_played(self) -> frozenset[int]:
+        """Return the rounds the records name: each one the player bet or acted in."""
+        return frozenset(self.actions) | frozenset(self.bets)
 
     @classmethod
     def read(cls, path: str) -> Records:
@@ -219,7 +235,31 @@ def _check_bet(record: object, where: str) -> dict[str, Any]:
         raise RecordsError(f"{where}: {exc.message}") from None
     if game == casino_war.GAME and set(agreed) != set(rules or ()):
         raise RecordsError(f"{where}: a casino_war bet names its rules, every table option")
-    return {**record, "rules": agreed}
+    return {**record, "rules": agreed, "stakes": _sent_amounts(record, game, where)}
+
+
+def _sent_amounts(record: Mapping[str, Any], game: str, where: str) -> dict[str, int] | None:
+    """Return the amounts a bet record says the bet sent, named as its receipt's ``stakes``
+    name them, or None for a record that holds none (kept before they were recorded).
+
+    A Casino War bet sent without ``tie_bet`` has a tie bet of 0, as the table reads it.
+
+    :raises RecordsError: if an amount is not a whole number, is the other game's, or a tie bet
+        is given without its ante.
+    """
+    every_amount = [name for names in BET_AMOUNTS.values() for name in names]
+    sent = {name: record[name] for name in every_amount if name in record}
+    if not sent:
+        return None
+    amounts = BET_AMOUNTS[game]
+    for name, value in sent.items():
+        if name not in amounts:
+            raise RecordsError(f"{where}: a {game} bet sends {' and '.join(amounts)}, not {name}")
+        if type(value) is not int or value < 0:
+            raise RecordsError(f"{where}: {name} is the amount sent, a whole number, not {value!r}")
+    if amounts[0] not in sent:  # only a tie bet: a Casino War bet always sends its ante
+        raise RecordsError(f"{where}: a casino_war bet that names its tie_bet names its bet too")
+    return {name: sent.get(name, 0) for name in amounts}
 
 
 def _check_action(record: object, where: str) -> int:
@@ -362,22 +402,28 @@ def _sota_difference(receipt: Mapping[str, Any], kept: Sequence[Mapping[str, Any
     return differences
 
 
-def _rules_difference(receipt: Mapping[str, Any], bet: Mapping[str, Any]) -> list[str]:
-    """Name each rule the bet was placed under that the receipt's rules do not hold."""
-    shown = receipt.get("rules")
-    shown = shown if isinstance(shown, dict) else {}
-    differing = [
-        f"{name} is {_as_json(shown[name]) if name in shown else 'absent'} in the receipt, "
-        f"{_as_json(value)} as recorded"
-        for name, value in sorted(bet["rules"].items())
-        if name not in shown or json.dumps(shown[name]) != json.dumps(value)
-    ]
-    if not differing:
-        return []
-    return [
-        "the receipt's rules differ from those the player bet under (recorded): "
-        + ", ".join(differing)
-    ]
+def _bet_difference(receipt: Mapping[str, Any], bet: Mapping[str, Any]) -> list[str]:
+    """Name each rule the bet was placed under and each amount it sent that the receipt's
+    ``rules`` and ``stakes`` do not hold."""
+    compared = [("rules", bet["rules"], "bet under")]
+    if bet["stakes"] is not None:
+        compared.append(("stakes", bet["stakes"], "sent"))
+    differences = []
+    for field_name, recorded, what in compared:
+        shown = receipt.get(field_name)
+        shown = shown if isinstance(shown, dict) else {}
+        differing = [
+            f"{name} is {_as_json(shown[name]) if name in shown else 'absent'} in the receipt, "
+            f"{_as_json(value)} as recorded"
+            for name, value in sorted(recorded.items())
+            if name not in shown or json.dumps(shown[name]) != json.dumps(value)
+        ]
+        if differing:
+            differences.append(
+                f"the receipt's {field_name} differ from those the player {what} (recorded): "
+                + ", ".join(differing)
+            )
+    return differences
 
 
 def compare_round(row: Row, receipt: Mapping[str, Any], records: Records) -> Row:
@@ -385,7 +431,7 @@ def compare_round(row: Row, receipt: Mapping[str, Any], records: Records) -> Row
     round_id = row.round_id if type(row.round_id) is int else None
     kept = records.actions.get(round_id, ()) if round_id is not None else ()
     bet = records.bets.get(round_id) if round_id is not None else None
-    placed = [*kept, *([bet] if bet is not None else [])]
+    placed = records.of_round(round_id) if round_id is not None else ()
     if not placed:
         return row
     differences = []
@@ -410,7 +456,7 @@ def compare_round(row: Row, receipt: Mapping[str, Any], records: Records) -> Row
         elif kept:
             differences += _sota_difference(receipt, kept)
         if bet is not None:
-            differences += _rules_difference(receipt, bet)
+            differences += _bet_difference(receipt, bet)
     compared = row._replace(skipped=row.skipped - {CHECK})
     return compared.with_findings(
         [
@@ -423,41 +469,45 @@ def compare_round(row: Row, receipt: Mapping[str, Any], records: Records) -> Row
 def missing_rounds(
     seed_pair_id: Any, present: set[Any], records: Records, revealed: bool
 ) -> list[Finding]:
-    """Name the rounds of this pair the player acted in but the bundle lacks (once revealed,
-    every round of the pair is settled, so each must be there)."""
+    """Name the rounds of this pair the player bet or acted in but the bundle lacks (once
+    revealed, every round of the pair is settled, so each must be there)."""
     if not revealed:
         return []
     missing = sorted(
         round_id
-        for round_id, kept in records.actions.items()
-        if round_id not in present and any(r.get("seed_pair_id") == seed_pair_id for r in kept)
+        for round_id in records.rounds_played()
+        if round_id not in present
+        and any(r.get("seed_pair_id") == seed_pair_id for r in records.of_round(round_id))
     )
     return [
         Finding(
             "bundle",
             CHECK,
             FAIL,
-            f"round {round_id}: the player sent a decision or move in it (recorded), but the "
-            "bundle holds no receipt for it",
+            f"round {round_id}: the player played it on seed pair {seed_pair_id} (recorded), but "
+            "the bundle holds no receipt for it",
         )
         for round_id in missing
     ]
 
 
 def unplaced_rounds(records: Records, held: Collection[Any]) -> list[int]:
-    """Return the rounds the player acted in that no record places and no bundle given holds.
+    """Return the rounds the player bet or acted in that no record places and no bundle given
+    holds.
 
-    A record naming its seed pair places its round (:func:`missing_rounds` checks that pair's
-    bundle); one with ``seed_pair_id: null`` is placed by its round id in whichever bundle holds
-    it. One that none holds may be a round of a pair not given or still active, so it fails
-    nothing, but it was compared with nothing and must be said (:func:`unplaced_notice`).
+    A record (a bet, a decision or a move) naming its seed pair places its round
+    (:func:`missing_rounds` checks that pair's bundle); one with ``seed_pair_id: null`` is placed
+    by its round id in whichever bundle holds it. One that none holds may be a round of a pair
+    not given or still active, so it fails nothing, but it was compared with nothing and must be
+    said (:func:`unplaced_notice`).
 
     :param held: the round ids of every bundle given.
     """
     return sorted(
         round_id
-        for round_id, kept in records.actions.items()
-        if round_id not in held and all(record.get("seed_pair_id") is None for record in kept)
+        for round_id in records.rounds_played()
+        if round_id not in held
+        and all(record.get("seed_pair_id") is None for record in records.of_round(round_id))
     )
 
 
@@ -469,9 +519,8 @@ def unplaced_notice(rounds: Sequence[int]) -> str:
     one = len(rounds) == 1
     it, it_was = ("it", "it was") if one else ("them", "they were")
     return (
-        f"round{'' if one else 's'} {named}: you sent a decision or move in "
-        f"{'it' if one else 'each'} (recorded with no seed pair), but no bundle given holds {it}, "
-        f"so {it_was} compared with nothing. A revealed pair's bundle must hold every round you "
-        f"acted in: verify the bundle of the pair {it_was} played on with "
-        "these records, or record each action's seed_pair_id."
+        f"round{'' if one else 's'} {named}: you played {it} (recorded with no seed pair), but "
+        f"no bundle given holds {it}, so {it_was} compared with nothing. A revealed pair's "
+        f"bundle must hold every round you played: verify the bundle of the pair {it_was} "
+        "played on with these records, or record each round's seed_pair_id."
     )

@@ -167,3 +167,32 @@ def worse_tie_payout(bundle: Bundle, key: Ed25519PrivateKey) -> tuple[Bundle, in
             signed["document"] = _replayed({**doc, "rules": rules}, _seeds(forged, doc))
             return sign_all(forged, key), doc["round_id"]
     raise AssertionError("the bundle has no tied Casino War round")
+
+
+def larger_stake(bundle: Bundle, key: Ed25519PrivateKey, game: str) -> tuple[Bundle, int, str]:
+    """Settle the first round of ``game`` on twice the ante or stake the player sent, paid as
+    the receipt's stakes say (the ledger debits them too, so the player's balance simply ends
+    lower); returns the forged bundle, the round's id and the amount's name."""
+    forged = copy.deepcopy(bundle)
+    name = "bet" if game == "casino_war" else "stake"
+    for signed in forged["rounds"]:
+        doc = signed["document"]
+        if doc["game"] == game:
+            stakes = {**doc["stakes"], name: 2 * doc["stakes"][name]}
+            signed["document"] = _replayed({**doc, "stakes": stakes}, _seeds(forged, doc))
+            return sign_all(forged, key), doc["round_id"], name
+    raise AssertionError(f"the bundle has no {game} round")
+
+
+def round_left_out(bundle: Bundle, key: Ed25519PrivateKey) -> tuple[Bundle, int]:
+    """Leave out the first round the player only bet in (a Casino War round without a tie),
+    the reveal signed again with one round fewer."""
+    forged = copy.deepcopy(bundle)
+    hidden = next(
+        signed["document"]
+        for signed in forged["rounds"]
+        if signed["document"]["game"] == "casino_war" and not signed["document"]["actions"]
+    )
+    forged["rounds"] = [s for s in forged["rounds"] if s["document"] is not hidden]
+    forged["reveal"]["document"]["rounds"] -= 1
+    return sign_all(forged, key), hidden["round_id"]

@@ -143,12 +143,17 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
             bet["rules"] if bet["game"] == "casino_war" else {**receipt["rules"], **bet["rules"]}
         )
         assert agreed == receipt["rules"]
+        # And the amounts it sent, named as the receipt's stakes name them.
+        sent = ("bet", "tie_bet") if bet["game"] == "casino_war" else ("stake",)
+        assert {name: bet[name] for name in sent} == {
+            name: receipt["stakes"][name] for name in sent
+        }
 
     verdict = verify_in_page(tab)
     assert verdict.startswith("✓ All 3\u00a0rounds verified against the key pinned in this browser")
     assert "every trick, the winner, how the game ended and the payout" in verdict
     assert "the decisions and moves recorded here for 2\u00a0rounds equal the receipts" in verdict
-    assert "The rules of 3\u00a0bets recorded here equal their receipts'." in verdict
+    assert "The rules and stakes of 3\u00a0bets recorded here equal their receipts'." in verdict
     assert tab.locator("tr[data-ok='1']").count() == 3
     sota_row = tab.locator(f"tr[data-round='{sota_receipt['round_id']}']").inner_text()
     assert f"{len(sota_receipt['outcome']['tricks'])}\u00a0tricks · prisoners of war" in sota_row
@@ -222,6 +227,26 @@ def test_every_forgery_of_a_real_bundle_is_caught_by_the_page(
     records, logged = caught.split(" | ")
     assert records == f"round {war_round}: you bet under tie_payout 10, the receipt says 8"
     assert logged.startswith(f"round {war_round}: the log recorded another receipt")
+
+    # Twice the ante or the stake the player sent, paid as the receipt says.
+    for game in ("casino_war", "sota"):
+        larger, staked_round, name = forgeries.larger_stake(bundle, key, game)
+        sent = next(
+            r["document"]["stakes"][name]
+            for r in bundle["rounds"]
+            if r["document"]["round_id"] == staked_round
+        )
+        records, logged = tab.evaluate(VERIFY_FIRST, larger).split(" | ")
+        assert records == (
+            f"round {staked_round}: you sent {name} {sent}, the receipt says {2 * sent}"
+        )
+        assert logged.startswith(f"round {staked_round}: the log recorded another receipt")
+
+    # A round the player only bet in (no tie, so no decision) left out of the pair's bundle.
+    left_out, hidden_round = forgeries.round_left_out(bundle, key)
+    caught = tab.evaluate(VERIFY_FIRST, left_out)
+    missing = f"round {hidden_round}, which you played on seed pair #{pair_id}, is missing"
+    assert f"{missing} from the bundle" in caught.split(" | "), caught
 
     replaced, sota_round = forgeries.moves_replaced(bundle, key)
     caught = tab.evaluate(VERIFY_FIRST, replaced)

@@ -146,10 +146,10 @@ RECORDS = {
     ],
     "rotations": [{"seed_pair_id": 12, "client_seed": "lucky seven"}],
     "bets": [
-        {"round_id": 101, "seed_pair_id": 12, "nonce": 1, "game": "casino_war"}
-        | {"rules": GOOD["rounds"][1]["document"]["rules"]},
-        {"round_id": 102, "seed_pair_id": 12, "nonce": 2, "game": "casino_war"}
-        | {"rules": GOOD["rounds"][2]["document"]["rules"]},
+        {"round_id": round_id, "seed_pair_id": 12, "nonce": nonce, "game": "casino_war"}
+        | {"rules": GOOD["rounds"][nonce]["document"]["rules"]}
+        | {name: GOOD["rounds"][nonce]["document"]["stakes"][name] for name in ("bet", "tie_bet")}
+        for round_id, nonce in ((101, 1), (102, 2))
     ],
 }
 #: The page's verdict with ``records`` as this browser's own, under the key it trusts.
@@ -220,19 +220,87 @@ def test_both_verifiers_place_a_decision_recorded_without_its_pair_by_its_round_
     out = io.StringIO()
     args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json"), "-q"]
     assert main([*args, "--public-key", KEY_HEX], out, io.StringIO()) == 0
-    assert "Not compared: round 106: you sent a decision or move in it" in out.getvalue()
+    assert "Not compared: round 106: you played it (recorded with no seed pair)" in out.getvalue()
 
     report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
     assert report["problems"] == []
     assert report["notices"] == [
-        "Your records hold a decision or move with no seed pair for round 106, which this "
-        "bundle does not hold: it was compared with nothing here. If you played it on this "
-        "seed pair, the bundle left it out; if not, verify the bundle of the pair you played "
-        "it on."
+        "Your records name no seed pair for round 106, and this bundle does not hold it: it was "
+        "compared with nothing here. If you played it on this seed pair, the bundle left it out; "
+        "if not, verify the bundle of the pair you played it on."
     ]
     records["actions"][0]["action"] = "surrender"  # placed by its round: the receipt differs
     report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
     assert report["problems"] == ["round 101: you chose surrender, the receipt says war"]
+
+
+def offline_report(tmp_path: Path, records: Any) -> tuple[int, str]:
+    """The offline verifier's exit code and report for GOOD with ``records``."""
+    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
+    (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
+    out = io.StringIO()
+    args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json"), "-q"]
+    return main([*args, "--public-key", KEY_HEX], out, io.StringIO()), out.getvalue()
+
+
+def test_both_verifiers_fail_a_receipt_naming_a_larger_stake_than_the_bet_sent(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A receipt naming a larger ante than the player sent, paid by it, passes every check of
+    the bundle; the amount the bet record kept fails it in both verifiers, naming the field."""
+    sign_up(tab, "records-stakes")
+    tab.goto("/fairness")
+    sent_less = copy.deepcopy(RECORDS)
+    sent_less["bets"][1]["bet"] = 100  # round 102's receipt names an ante of 500
+    code, out = offline_report(tmp_path, sent_less)
+    assert code == 1
+    assert (
+        "round 102 (nonce 2): records: the receipt's stakes differ from those the player sent "
+        "(recorded): bet is 500 in the receipt, 100 as recorded"
+    ) in out
+    report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [sent_less, GOOD, KEY_HEX])
+    assert report["problems"] == ["round 102: you sent bet 100, the receipt says 500"]
+
+    # Bets recorded before their amounts were: the rules alone are compared, in both.
+    unstaked = copy.deepcopy(sent_less)
+    for bet in unstaked["bets"]:
+        del bet["bet"], bet["tie_bet"]
+    assert offline_report(tmp_path, unstaked)[0] == 0
+    assert tab.evaluate(PAGE_PASSES_WITH_RECORDS, [unstaked, GOOD, KEY_HEX]) is True
+
+
+def test_both_verifiers_fail_a_bundle_leaving_out_a_round_the_player_only_bet_in(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A round without a tie has a bet record and nothing else: it places the round in its
+    pair's bundle as a decision does, or, recorded with no pair, is named as compared with
+    nothing, in both verifiers."""
+    sign_up(tab, "records-left-out")
+    tab.goto("/fairness")
+    left_out = {"round_id": 106, "seed_pair_id": 12, "nonce": 6, "game": "casino_war"}
+    records = copy.deepcopy(RECORDS)
+    records["bets"].append(left_out | {"rules": RECORDS["bets"][0]["rules"], "bet": 500})
+    code, out = offline_report(tmp_path, records)
+    assert code == 1
+    assert (
+        "bundle: records: round 106: the player played it on seed pair 12 (recorded), but the "
+        "bundle holds no receipt for it"
+    ) in out
+    report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
+    assert report["problems"] == [
+        "round 106, which you played on seed pair #12, is missing from the bundle"
+    ]
+
+    records["bets"][-1]["seed_pair_id"] = None
+    code, out = offline_report(tmp_path, records)
+    assert code == 0 and "Not compared: round 106: you played it" in out
+    report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
+    assert report["problems"] == []
+    assert report["notices"] == [
+        "Your records name no seed pair for round 106, and this bundle does not hold it: it was "
+        "compared with nothing here. If you played it on this seed pair, the bundle left it out; "
+        "if not, verify the bundle of the pair you played it on."
+    ]
 
 
 def test_an_answer_holding_no_bundle_is_refused_by_the_page_naming_it(tab: Any) -> None:

@@ -71,6 +71,9 @@ def test_games_are_dealt_and_dealt_again_in_the_page(tab: Any) -> None:
     second = game_json(tab)
     assert tab.url.endswith(f"/sota/games/{second['id']}")
     assert second["stake"] == 7 and second["rules"] == first["rules"]
+    # Each game's bet is recorded with the stake it was sent with, dealt again too.
+    bets = {b["round_id"]: b for b in tab.evaluate("window.SotaRecords.exportDocument().bets")}
+    assert bets[first["id"]]["stake"] == bets[second["id"]]["stake"] == 7
     assert tab.evaluate("window.SotaReplay.position()") == 0  # the new game from its start
     assert header_sweets(tab) == api_sweets(tab)
     # The keys play the game on screen, once: P deals a third game, End shows its result.

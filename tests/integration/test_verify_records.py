@@ -330,4 +330,5 @@ def test_a_round_the_player_acted_in_but_missing_from_the_bundle_fails(
         _write(tmp_path, "cut.json", cut), "--records", _write(tmp_path, "r.json", records)
     )
     assert code == 1
-    assert f"bundle: records: round {war_round}: the player sent a decision or move in it" in out
+    pair_id = bundle["commitment"]["document"]["seed_pair_id"]
+    assert f"bundle: records: round {war_round}: the player played it on seed pair {pair_id}" in out

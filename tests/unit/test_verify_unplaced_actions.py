@@ -64,7 +64,10 @@ def test_a_left_out_round_recorded_with_its_pair_fails(tmp_path: Path) -> None:
     records = _write(tmp_path, "records.json", _records((101, 12, "war"), (LEFT_OUT, 12, "war")))
     code, out, _ = _run(_write(tmp_path, "b.json", GOOD), "--records", records, "-q")
     assert code == 1
-    assert f"bundle: records: round {LEFT_OUT}: the player sent a decision or move in it" in out
+    assert (
+        f"bundle: records: round {LEFT_OUT}: the player played it on seed pair 12 (recorded), "
+        "but the bundle holds no receipt for it"
+    ) in out
 
 
 def test_a_left_out_round_recorded_with_no_pair_is_named_and_not_passed_silently(
@@ -77,8 +80,8 @@ def test_a_left_out_round_recorded_with_no_pair_is_named_and_not_passed_silently
     code, out, _ = _run(bundle, "--records", records, "-q")
     assert code == 0  # it may be a round of a pair not given: not the bundle's fault for sure
     assert (
-        f"Not compared: round {LEFT_OUT}: you sent a decision or move in it (recorded with no "
-        "seed pair), but no bundle given holds it"
+        f"Not compared: round {LEFT_OUT}: you played it (recorded with no seed pair), but no "
+        "bundle given holds it"
     ) in out
     assert out.splitlines()[-1] == (
         "Result: OK: 1 bundle(s), 6 rounds, every check passed; 1 recorded round with no seed "
@@ -127,6 +130,6 @@ def test_only_rounds_that_no_record_places_and_no_bundle_holds_are_unplaced() ->
 def test_many_unplaced_rounds_are_named_ten_and_counted() -> None:
     notice = unplaced_notice(list(range(300, 312)))
     assert notice.startswith(
-        "rounds 300, 301, 302, 303, 304, 305, 306, 307, 308, 309 and 2 more: you sent a "
-        "decision or move in each (recorded with no seed pair), but no bundle given holds them"
+        "rounds 300, 301, 302, 303, 304, 305, 306, 307, 308, 309 and 2 more: you played them "
+        "(recorded with no seed pair), but no bundle given holds them"
     )

@@ -289,8 +289,8 @@
       $("deal").disabled = true;
       try {
         // The rules this page shows: the table refuses the bet if its rules changed since.
-        const rules = JSON.parse(table.dataset.rules);
-        const answer = await post(table.dataset.api, { bet: bet * 100, tie_bet: tieBet * 100, rules }, key());
+        const sent = { bet: bet * 100, tie_bet: tieBet * 100, rules: JSON.parse(table.dataset.rules) };
+        const answer = await post(table.dataset.api, sent, key());
         if (!answer.ok) {
           if (answer.data && answer.data.error && answer.data.error.code === "insufficient_funds") await refreshBalance();
           showError(refused(answer, (bet + tieBet) * 100, gettext("You have %(held)s, not enough for this bet of %(needed)s. Bet less, or top up in the lobby once you are below %(low)s.")));
@@ -298,7 +298,7 @@
         }
         try {
           const round = answer.data;
-          window.SotaRecords.recordBet({ round_id: round.id, seed_pair_id: round.seed_pair_id, nonce: round.nonce, game: "casino_war", rules });
+          window.SotaRecords.recordBet({ round_id: round.id, seed_pair_id: round.seed_pair_id, nonce: round.nonce, game: "casino_war", ...sent });
         } catch (error) { /* not recorded: the round stands as dealt */ }
         showError("");
         lastBet = { bet, tie_bet: tieBet };

@@ -26,11 +26,13 @@
  *     answer's page records it unless that page shows a refusal (`data-refusal`: the flashed
  *     refusal of a form, or an error page) or still offers the same choice (the post never got
  *     there); the next page forgets it either way;
- *   - the rules each bet was sent under (`bets`): the Casino War table's as its page showed them
- *     (the bet names them, and is refused if the table's differ), a Sota game's preset or rules
- *     as sent; the scripts that bet call `SotaRecords.recordBet(...)` once the round is dealt.
- *     The casino signs the rules in each receipt and pays by them, so only this record shows a
- *     round settled under other rules than those the player bet under.
+ *   - the rules and the amounts each bet was sent with (`bets`): the Casino War table's rules as
+ *     its page showed them (the bet names them, and is refused if the table's differ) with the
+ *     ante and tie bet, a Sota game's preset or rules as sent with its stake; the scripts that
+ *     bet call `SotaRecords.recordBet(...)` once the round is dealt. The casino signs the rules
+ *     and the stakes in each receipt and pays by them, so only this record shows a round settled
+ *     under other rules or stakes than those the player bet. It also places its round: a round
+ *     without a decision or move (no tie, no prisoners' moves) has no other record.
  *   - the sha256 of each document the page's verifier found signed by the trusted key, under the
  *     name only one document may have (`verified`, kept under a key of its own; the offline
  *     verifier's `signed_documents`): a bundle signing another document under that name later
@@ -316,6 +318,14 @@
     return save(STORE, records);
   }
 
+  /* The amounts a bet sends, by game, named as its receipt's `stakes` name them (the offline
+   * verifier's records.BET_AMOUNTS): the ante and tie bet in minor units, the stake in sweets. */
+  const BET_AMOUNTS = { casino_war: ["bet", "tie_bet"], sota: ["stake"] };
+
+  function isAmount(value) {
+    return Number.isSafeInteger(value) && value >= 0;
+  }
+
   function idOrNull(value) {
     if (value === undefined || value === null || value === "") return null;
     const number = Number(value);
@@ -382,14 +392,18 @@
     return entry;
   }
 
-  /* Record the rules a bet was sent under, once its round is dealt: {round_id, seed_pair_id,
-   * nonce, game, rules} for Casino War (every table option, as the bet named them), and for
-   * Sota the request's own `preset` or `rules` (the options it leaves out are the defaults).
-   * A round takes one bet: a retry answered with the same round replaces nothing of worth. */
+  /* Record the amounts and the rules a bet was sent with, once its round is dealt: {round_id,
+   * seed_pair_id, nonce, game, bet, tie_bet, rules} for Casino War (every table option, as the
+   * bet named them), and for Sota {…, stake} with the request's own `preset` or `rules` (the
+   * options it leaves out are the defaults). A round takes one bet: a retry answered with the
+   * same round replaces nothing of worth. */
   function recordBet(bet) {
     const roundId = idOrNull(bet && bet.round_id);
     if (roundId === null) throw new Error("a recorded bet needs its round_id");
     const entry = { round_id: roundId, seed_pair_id: idOrNull(bet.seed_pair_id), nonce: idOrNull(bet.nonce), game: bet.game };
+    const amounts = BET_AMOUNTS[bet.game] || [];
+    if (!amounts.every((name) => isAmount(bet[name]))) throw new Error("a recorded bet names the amounts it sent");
+    for (const name of amounts) entry[name] = bet[name];
     if (bet.game === "sota" && typeof bet.preset === "string") entry.preset = bet.preset;
     else if (["casino_war", "sota"].includes(bet.game) && isObject(bet.rules)) entry.rules = { ...bet.rules };
     else throw new Error("a recorded bet names its game and its rules");
@@ -477,16 +491,37 @@
     }
   }
 
-  /* Each rule the bet was placed under that the receipt's rules do not hold. */
-  function rulesDifferences(bet, doc) {
+  /* The amounts a recorded bet sent, as its receipt's `stakes` name them (the offline
+   * verifier's records._sent_amounts): a Casino War bet without `tie_bet` sent a tie bet of 0;
+   * null for a record kept before the amounts were, or damaged (nothing recorded). */
+  function sentAmounts(bet) {
+    const amounts = BET_AMOUNTS[bet.game];
+    const has = (name) => Object.prototype.hasOwnProperty.call(bet, name);
+    if (!amounts || !has(amounts[0])) return null;
+    const sent = Object.fromEntries(amounts.map((name) => [name, has(name) ? bet[name] : 0]));
+    return Object.values(sent).every(isAmount) ? sent : null;
+  }
+
+  /* Each value of `recorded` that `signed` (an object of the receipt's) does not hold: its name,
+   * the value recorded and the receipt's, as JSON (null where the receipt has none). */
+  function notHeld(recorded, signed) {
+    const shown = isObject(signed) ? signed : {};
+    const held = (name) => Object.prototype.hasOwnProperty.call(shown, name);
+    return Object.keys(recorded).sort().filter((name) => !held(name) || canonical(shown[name]) !== canonical(recorded[name]))
+      .map((name) => ({ name, yours: JSON.stringify(recorded[name]), signed: held(name) ? JSON.stringify(shown[name]) : null }));
+  }
+
+  /* Each rule the bet was placed under and each amount it sent that the receipt's `rules` and
+   * `stakes` do not hold. */
+  function betDifferences(bet, doc) {
     const agreed = agreedRules(bet);
-    if (!agreed) return [];
-    const signed = isObject(doc.rules) ? doc.rules : {};
-    const held = (name) => Object.prototype.hasOwnProperty.call(signed, name);
+    const sent = sentAmounts(bet);
     const absent = gettext("nothing"); // apart: a gettext inside another's arguments is not extracted
-    return Object.keys(agreed).sort().filter((name) => !held(name) || canonical(signed[name]) !== canonical(agreed[name]))
-      .map((name) => gettext("you bet under %(option)s %(yours)s, the receipt says %(signed)s", {
-        option: name, yours: JSON.stringify(agreed[name]), signed: held(name) ? JSON.stringify(signed[name]) : absent }));
+    const rules = (agreed ? notHeld(agreed, doc.rules) : []).map(({ name, yours, signed }) =>
+      gettext("you bet under %(option)s %(yours)s, the receipt says %(signed)s", { option: name, yours, signed: signed ?? absent }));
+    const stakes = (sent ? notHeld(sent, doc.stakes) : []).map(({ name, yours, signed }) =>
+      gettext("you sent %(field)s %(yours)s, the receipt says %(signed)s", { field: name, yours, signed: signed ?? absent }));
+    return rules.concat(stakes);
   }
 
   /* What the records say about one bundle: {commitment: true/false/null (no record),
@@ -515,6 +550,7 @@
     problems.push(...seeds);
     const rounds = {};
     const inBundle = new Set();
+    let recordedStakes = 0;
     for (const signed of bundle.rounds || []) {
       const doc = signed.document;
       inBundle.add(doc.round_id);
@@ -533,7 +569,7 @@
         if (a.game !== doc.game) {
           differences.push(gettext("you played %(yours)s, the receipt says %(signed)s", { yours: a.game, signed: doc.game }));
         } else if (a === bet) {
-          differences.push(...rulesDifferences(bet, doc));
+          differences.push(...betDifferences(bet, doc));
         } else if (a.game === "casino_war") {
           const signedChoice = (doc.actions || [])[0];
           if (signedChoice !== a.action) {
@@ -551,9 +587,10 @@
         }
       }
       rounds[doc.round_id] = { ok: differences.length === 0, recorded: mine.length, bet: Boolean(bet) };
+      if (bet && sentAmounts(bet)) recordedStakes += 1;
       for (const d of differences) problems.push(gettext("round %(round)s: %(problem)s", { round: doc.round_id, problem: d }));
     }
-    for (const a of records.actions) {
+    for (const a of records.actions.concat(records.bets)) { // every record places its round
       if (a.seed_pair_id === pairId && !inBundle.has(a.round_id)) {
         problems.push(gettext("round %(round)s, which you played on seed pair #%(pair)s, is missing from the bundle", { round: a.round_id, pair: pairId }));
         inBundle.add(a.round_id);
@@ -563,16 +600,18 @@
     return {
       commitment, rounds, problems, unplaced: unplacedRounds(records, inBundle),
       recordedActions: compared.filter((r) => r.recorded).length, recordedBets: compared.filter((r) => r.bet).length,
+      recordedStakes,
     };
   }
 
-  /* The rounds acted in that no record places by its seed pair and the bundle does not hold
-   * (the offline verifier's unplaced_rounds): a record with no pair is placed by its round id,
-   * and one the bundle lacks may be of another pair, so it fails nothing, but it was compared
-   * with nothing and must be said. */
+  /* The rounds bet or acted in that no record (a bet, a decision or a move) places by its seed
+   * pair and the bundle does not hold (the offline verifier's unplaced_rounds): a record with no
+   * pair is placed by its round id, and one the bundle lacks may be of another pair, so it
+   * fails nothing, but it was compared with nothing and must be said. */
   function unplacedRounds(records, inBundle) {
-    const placed = new Set(records.actions.filter((a) => a.seed_pair_id != null).map((a) => a.round_id));
-    const unplaced = records.actions.map((a) => a.round_id).filter((id) => !placed.has(id) && !inBundle.has(id));
+    const played = records.actions.concat(records.bets);
+    const placed = new Set(played.filter((a) => a.seed_pair_id != null).map((a) => a.round_id));
+    const unplaced = played.map((a) => a.round_id).filter((id) => !placed.has(id) && !inBundle.has(id));
     return [...new Set(unplaced)].sort((a, b) => a - b);
   }
 

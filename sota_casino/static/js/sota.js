@@ -495,9 +495,9 @@
         return;
       }
       const game = await response.json();
-      // The rule set as sent: the receipt must be played under it. A record that cannot be
-      // kept must not send the game again (the catch below does).
-      const sent = typeof body.preset === "string" ? { preset: body.preset } : { rules: body.rules };
+      // The stake and the rule set as sent: the receipt must be played on them. A record that
+      // cannot be kept must not send the game again (the catch below does).
+      const sent = { stake: body.stake, ...(typeof body.preset === "string" ? { preset: body.preset } : { rules: body.rules }) };
       try {
         window.SotaRecords.recordBet({ round_id: game.id, seed_pair_id: game.seed_pair_id, nonce: game.nonce, game: "sota", ...sent });
       } catch (error) { /* not recorded */ }

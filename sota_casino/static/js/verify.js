@@ -506,11 +506,12 @@
       : first.join(", ");
   }
 
-  /* What the page says of the rounds the records hold with no seed pair and this bundle lacks
-   * (records.js, unplacedRounds): nothing compared them, though they fail nothing. */
+  /* What the page says of the rounds the records hold (bets, decisions or moves) with no seed
+   * pair and this bundle lacks (records.js, unplacedRounds): nothing compared them, though they
+   * fail nothing. */
   function unplacedNotice(rounds) {
-    return ngettext("Your records hold a decision or move with no seed pair for round %(rounds)s, which this bundle does not hold: it was compared with nothing here. If you played it on this seed pair, the bundle left it out; if not, verify the bundle of the pair you played it on.",
-      "Your records hold decisions or moves with no seed pair for rounds %(rounds)s, which this bundle does not hold: they were compared with nothing here. If you played them on this seed pair, the bundle left them out; if not, verify the bundles of the pairs you played them on.",
+    return ngettext("Your records name no seed pair for round %(rounds)s, and this bundle does not hold it: it was compared with nothing here. If you played it on this seed pair, the bundle left it out; if not, verify the bundle of the pair you played it on.",
+      "Your records name no seed pair for rounds %(rounds)s, and this bundle does not hold them: they were compared with nothing here. If you played them on this seed pair, the bundle left them out; if not, verify the bundles of the pairs you played them on.",
       rounds.length, { rounds: firstAndMore(rounds.slice(0, 10), rounds.length) });
   }
 
@@ -769,10 +770,13 @@
       ? ngettext("the decisions and moves recorded here for %(num)s round equal the receipts.",
         "the decisions and moves recorded here for %(num)s rounds equal the receipts.", n)
       : gettext("no decision or move of these rounds was recorded here.");
-    const bets = records.recordedBets
-      ? " " + ngettext("The rules of %(num)s bet recorded here equal its receipt's.",
-        "The rules of %(num)s bets recorded here equal their receipts'.", records.recordedBets)
-      : "";
+    // The stakes too once every bet compared recorded them (records kept before hold none).
+    const staked = records.recordedStakes === records.recordedBets;
+    const rulesAndStakes = ngettext("The rules and stakes of %(num)s bet recorded here equal its receipt's.",
+      "The rules and stakes of %(num)s bets recorded here equal their receipts'.", records.recordedBets);
+    const rulesOnly = ngettext("The rules of %(num)s bet recorded here equal its receipt's.",
+      "The rules of %(num)s bets recorded here equal their receipts'.", records.recordedBets);
+    const bets = records.recordedBets ? " " + (staked ? rulesAndStakes : rulesOnly) : "";
     return shown + "; " + acts + bets;
   }
 

@@ -1,0 +1,187 @@
+"""The player's bet records hold the stakes the bet sent, and place its round.
+
+An operator holding the signing key and the database can sign a receipt naming a larger ante,
+tie bet or Sota stake than the player sent and pay it consistently (the ledger debits it too, so
+the balance simply ends lower): every check of the bundle passes. And it can leave out of a
+pair's bundle a round the player only bet in (a Casino War round without a tie, a Sota game
+without prisoners' moves): nothing else the player kept names that round. Only the bet records
+(``bets``) can tell, so they must hold the amounts sent and count as placing their round."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import bundles
+from test_verify_cli import GOOD
+from test_verify_cli import KEY_HEX
+from test_verify_cli import PAIR
+from test_verify_cli import _run
+from test_verify_cli import _write
+
+from sota_casino.core import casino_war
+from sota_casino.core import sota
+from sota_casino.verify import Records
+from sota_casino.verify.records import unplaced_rounds
+
+SHOWN = casino_war.TableRules().to_dict()
+#: GOOD's round 101 (nonce 1): a tie, met by war, with a tie bet of 100 on an ante of 500.
+TIED = 101
+#: A round after GOOD's last (105), dealt to the player and left out of the bundle.
+LEFT_OUT = 106
+
+
+def _records(*bets: dict[str, Any]) -> dict[str, Any]:
+    return {"format": "sota-casino-records", "v": 1, "public_key_hex": KEY_HEX, "bets": list(bets)}
+
+
+def _bet(round_id: int, game: str = casino_war.GAME, **sent: Any) -> dict[str, Any]:
+    """A bet record of GOOD's pair, as the page keeps it (the rules the table showed)."""
+    agreed = {"rules": SHOWN} if game == casino_war.GAME else {"preset": "nordic"}
+    nonce = round_id - 100  # as bundles.receipt numbers the rounds
+    return {"round_id": round_id, "seed_pair_id": 12, "nonce": nonce, "game": game} | agreed | sent
+
+
+def _staked(round_id: int, **stakes: int) -> bundles.Doc:
+    """GOOD with round ``round_id`` played and paid with other stakes, logged so from the start."""
+
+    def make(pair: bundles.Pair, nonce: int) -> bundles.Doc:
+        if 100 + nonce != round_id:
+            return bundles.default_round(pair, nonce)
+        return bundles.war_receipt(pair, nonce, **stakes)
+
+    return bundles.bundle(6, pair=PAIR, make_round=make)
+
+
+def _failures(bundle: bundles.Doc, records: dict[str, Any], tmp_path: Path) -> tuple[int, str]:
+    code, out, _ = _run(
+        _write(tmp_path, "b.json", bundle),
+        "--records",
+        _write(tmp_path, "r.json", records),
+        "-q",
+    )
+    return code, out
+
+
+def test_a_larger_ante_paid_by_the_receipt_passes_the_bundle_but_not_the_records(
+    tmp_path: Path,
+) -> None:
+    forged = _staked(TIED, bet=2500, tie_bet=100)
+    assert _run(_write(tmp_path, "b.json", forged), "--public-key", KEY_HEX, "-q")[0] == 0
+
+    code, out = _failures(forged, _records(_bet(TIED, bet=500, tie_bet=100)), tmp_path)
+    assert code == 1
+    assert (
+        f"round {TIED} (nonce 1): records: the receipt's stakes differ from those the player "
+        "sent (recorded): bet is 2500 in the receipt, 500 as recorded"
+    ) in out
+
+
+def test_a_tie_bet_the_player_did_not_send_fails_naming_it(tmp_path: Path) -> None:
+    forged = _staked(TIED, bet=500, tie_bet=2000)
+    code, out = _failures(forged, _records(_bet(TIED, bet=500, tie_bet=100)), tmp_path)
+    assert code == 1 and "tie_bet is 2000 in the receipt, 100 as recorded" in out
+    # A bet sent without a tie bet is a tie bet of 0, as the table reads the request.
+    code, out = _failures(forged, _records(_bet(TIED, bet=500)), tmp_path)
+    assert code == 1 and "tie_bet is 2000 in the receipt, 0 as recorded" in out
+
+
+def test_a_larger_sota_stake_fails_naming_it(tmp_path: Path) -> None:
+    def nordic(stake: int) -> bundles.RoundMaker:
+        def make(pair: bundles.Pair, nonce: int) -> bundles.Doc:
+            return bundles.sota_receipt(pair, nonce, sota.SotaRules.from_preset("nordic"), stake)
+
+        return make
+
+    forged = bundles.bundle(2, pair=PAIR, make_round=nordic(30))
+    code, out = _failures(forged, _records(_bet(100, sota.GAME, stake=3)), tmp_path)
+    assert code == 1
+    assert (
+        "round 100 (nonce 0): records: the receipt's stakes differ from those the player sent "
+        "(recorded): stake is 30 in the receipt, 3 as recorded"
+    ) in out
+    honest = bundles.bundle(2, pair=PAIR, make_round=nordic(3))
+    assert _failures(honest, _records(_bet(100, sota.GAME, stake=3)), tmp_path)[0] == 0
+
+
+def test_the_stakes_sent_for_every_round_of_an_honest_bundle_pass(tmp_path: Path) -> None:
+    bets = [
+        _bet(100 + nonce, bet=500, tie_bet=100 if nonce % 2 else 0) for nonce in range(6)
+    ]  # as bundles.default_round bets
+    code, out = _failures(GOOD, _records(*bets), tmp_path)
+    assert code == 0, out
+
+
+def test_bets_recorded_without_amounts_still_load_and_compare_their_rules(tmp_path: Path) -> None:
+    forged = _staked(TIED, bet=2500, tie_bet=100)
+    assert _failures(forged, _records(_bet(TIED)), tmp_path)[0] == 0  # nothing to compare
+    worse = bundles.bundle(6, pair=bundles.Pair(war_rules=casino_war.TableRules(tie_payout=8)))
+    code, out = _failures(worse, _records(_bet(TIED)), tmp_path)
+    assert code == 1 and "tie_payout is 8 in the receipt, 10 as recorded" in out
+    assert "stakes" not in out
+
+
+def test_a_bet_record_whose_amounts_are_not_what_a_bet_sends_is_unusable(tmp_path: Path) -> None:
+    for bet in (
+        _bet(TIED, bet="500"),
+        _bet(TIED, bet=True),
+        _bet(TIED, bet=-500),
+        _bet(TIED, tie_bet=100),  # a tie bet with no ante
+        _bet(TIED, bet=500, stake=500),  # a Sota stake on a Casino War bet
+        _bet(100, sota.GAME, bet=3),
+        _bet(100, sota.GAME, stake=3.0),
+    ):
+        code, out = _failures(GOOD, _records(bet), tmp_path)
+        assert code == 2 and ": bets[0]" in out, (bet, out)
+
+
+def test_a_round_recorded_only_by_its_bet_and_left_out_of_its_pairs_bundle_fails(
+    tmp_path: Path,
+) -> None:
+    records = _records(_bet(TIED), _bet(LEFT_OUT))
+    code, out = _failures(GOOD, records, tmp_path)
+    assert code == 1
+    assert (
+        f"bundle: records: round {LEFT_OUT}: the player played it on seed pair 12 (recorded), "
+        "but the bundle holds no receipt for it"
+    ) in out
+
+
+def test_a_round_hidden_and_its_nonce_given_to_another_round_fails(tmp_path: Path) -> None:
+    """The round the player lost at nonce 2 is hidden, and the receipt at nonce 2 names another
+    round (signed and logged so): the nonces are whole, and only the bet names the hidden one."""
+    forged = {**GOOD, "rounds": list(GOOD["rounds"])}
+    forged["rounds"][2] = bundles.resign(PAIR, GOOD["rounds"][2], round_id=112)
+    forged = bundles.anchored(forged, PAIR.key)
+    assert _run(_write(tmp_path, "b.json", forged), "--public-key", KEY_HEX, "-q")[0] == 0
+    code, out = _failures(forged, _records(_bet(102)), tmp_path)
+    assert code == 1
+    assert "round 102: the player played it on seed pair 12 (recorded), but the bundle" in out
+
+
+def test_a_round_bet_with_no_pair_that_no_bundle_holds_is_named(tmp_path: Path) -> None:
+    records = _records(_bet(TIED) | {"seed_pair_id": None}, _bet(LEFT_OUT) | {"seed_pair_id": None})
+    code, out = _failures(GOOD, records, tmp_path)
+    assert code == 0  # it may be a round of a pair not given
+    assert (
+        f"Not compared: round {LEFT_OUT}: you played it (recorded with no seed pair), but no "
+        "bundle given holds it, so it was compared with nothing."
+    ) in out
+    code, out, _ = _run(
+        _write(tmp_path, "b.json", GOOD), "--records", _write(tmp_path, "r.json", records), "--json"
+    )
+    assert code == 0 and json.loads(out)["unplaced_rounds"] == [LEFT_OUT]
+
+
+def test_a_bet_naming_its_pair_places_its_round_as_a_decision_does() -> None:
+    records = Records.parse(
+        {
+            **_records(_bet(107), _bet(108) | {"seed_pair_id": None}),
+            "actions": [
+                {"round_id": 107, "seed_pair_id": None, "nonce": None, "game": "casino_war"}
+                | {"action": "war"}
+            ],
+        }
+    )
+    assert unplaced_rounds(records, {100}) == [108]
