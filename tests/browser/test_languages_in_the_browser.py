@@ -197,26 +197,27 @@ def test_the_fairness_page_says_since_when_a_key_is_pinned_as_the_language_write
 
 def test_the_page_verifier_says_a_receipt_holds_no_decision_in_each_language(tab: Any) -> None:
     """A choice the player's records hold for a round whose receipt holds none (round 102 had
-    no tie): the difference names the missing decision in the page's words too."""
+    no tie): the difference names the choice and the missing decision in the page's words."""
     decided = {"round_id": 102, "seed_pair_id": 12, "nonce": 2, "game": "casino_war"}
-    records = RECORDS | {"actions": [*RECORDS["actions"], decided | {"action": "war"}]}
     sign_up(tab, "no-decision")
     for language in sorted(LANGUAGES):
         tab.goto("/fairness")
         choose_language(tab, language)
         catalogue = words(language)
-        difference = catalogue.gettext("you chose %(yours)s, the receipt says %(signed)s") % {
-            "yours": "war",
-            "signed": catalogue.gettext("no decision"),
-        }
-        expected = catalogue.gettext("round %(round)s: %(problem)s") % {
-            "round": 102,
-            "problem": difference,
-        }
-        report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
-        assert expected in report["problems"], (language, report["problems"])
-        if language != "en":
-            assert "no decision" not in expected, language  # the catalogue has its words
+        for choice in ("war", "surrender"):
+            records = RECORDS | {"actions": [*RECORDS["actions"], decided | {"action": choice}]}
+            difference = catalogue.gettext("you chose %(yours)s, the receipt says %(signed)s") % {
+                "yours": catalogue.gettext(choice),
+                "signed": catalogue.gettext("no decision"),
+            }
+            expected = catalogue.gettext("round %(round)s: %(problem)s") % {
+                "round": 102,
+                "problem": difference,
+            }
+            report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
+            assert expected in report["problems"], (language, report["problems"])
+            if language != "en":  # the catalogue has its words, the choice's too
+                assert "no decision" not in expected and choice not in expected, language
 
 
 #: Numbers the scripts show, with their decimals: ties (rounded to the even digit, as the

@@ -524,6 +524,12 @@
     return rules.concat(stakes);
   }
 
+  /* A decision or a game in the page's words; a code these records do not know, as it is. */
+  function named(code) {
+    const names = { war: gettext("war"), surrender: gettext("surrender"), casino_war: gettext("Casino War"), sota: gettext("Sota") };
+    return Object.prototype.hasOwnProperty.call(names, code) ? names[code] : String(code);
+  }
+
   /* What the records say about one bundle: {commitment: true/false/null (no record),
    * rounds: {round_id: {ok, recorded, bet}}, problems: [...]} — each problem names what differs.
    * `commitment` is false too when the pair deals with a client seed the records hold for
@@ -567,15 +573,15 @@
           differences.push(gettext("you played it at nonce %(yours)s, the receipt says %(signed)s", { yours: a.nonce, signed: doc.nonce }));
         }
         if (a.game !== doc.game) {
-          differences.push(gettext("you played %(yours)s, the receipt says %(signed)s", { yours: a.game, signed: doc.game }));
+          differences.push(gettext("you played %(yours)s, the receipt says %(signed)s", { yours: named(a.game), signed: named(doc.game) }));
         } else if (a === bet) {
           differences.push(...betDifferences(bet, doc));
         } else if (a.game === "casino_war") {
           const signedChoice = (doc.actions || [])[0];
           if (signedChoice !== a.action) {
             // Worded apart: the extractor skips a gettext in another's arguments (i18n.js).
-            const signed = signedChoice === undefined ? gettext("no decision") : signedChoice;
-            differences.push(gettext("you chose %(yours)s, the receipt says %(signed)s", { yours: a.action, signed }));
+            const signed = signedChoice === undefined ? gettext("no decision") : named(signedChoice);
+            differences.push(gettext("you chose %(yours)s, the receipt says %(signed)s", { yours: named(a.action), signed }));
           }
         } else {
           const signedMove = (doc.actions || [])[a.move];
