@@ -149,6 +149,12 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
             name: receipt["stakes"][name] for name in sent
         }
 
+    # The fairness page counts what this browser keeps, the bets too.
+    summary = tab.locator("[data-records-summary]").inner_text()
+    assert summary == (
+        f"{len(records['commitments'])}\u00a0commitments · 3\u00a0bets · "
+        f"{1 + revealed['moves']}\u00a0decisions or moves recorded in this browser."
+    )
     verdict = verify_in_page(tab)
     assert verdict.startswith("✓ All 3\u00a0rounds verified against the key pinned in this browser")
     assert "every trick, the winner, how the game ended and the payout" in verdict

@@ -897,6 +897,7 @@
     for (const node of document.querySelectorAll("[data-records-summary]")) {
       const records = stored();
       node.textContent = ngettext("%(num)s commitment", "%(num)s commitments", records.commitments.length) + " · "
+        + ngettext("%(num)s bet", "%(num)s bets", records.bets.length) + " · "
         + ngettext("%(num)s decision or move recorded in this browser.", "%(num)s decisions or moves recorded in this browser.", records.actions.length);
     }
   }
