@@ -105,6 +105,19 @@ def pick_other_cards(page: Any) -> None:
         page.locator(f"#down-options input[value='{dealer_up}']").check()
 
 
+def lay_first_move_in(first: Any, tab: Any, round_id: int) -> list[dict[str, Any]]:
+    """Lay the dealer's choice for move 0 in the tab ``first``; return the records of the
+    round (``tab`` shares them), which hold that move alone."""
+    first.click("#submit-move")
+    first.wait_for_function(
+        "() => !document.getElementById('move-form')"
+        " || document.getElementById('move-form').dataset.move === '1'"
+    )
+    laid: list[dict[str, Any]] = tab.evaluate(RECORDED, round_id)
+    assert [a["move"] for a in laid] == [0]
+    return laid
+
+
 def test_a_move_refused_in_a_second_tab_leaves_the_record_of_the_move_laid(
     tab: Any, live_server: Any
 ) -> None:
@@ -113,13 +126,7 @@ def test_a_move_refused_in_a_second_tab_leaves_the_record_of_the_move_laid(
     round_id = deal_prisoners_of_war(tab, live_server)
     first = tab.context.new_page()
     first.goto(tab.url)
-    first.click("#submit-move")
-    first.wait_for_function(
-        "() => !document.getElementById('move-form')"
-        " || document.getElementById('move-form').dataset.move === '1'"
-    )
-    laid = tab.evaluate(RECORDED, round_id)
-    assert [a["move"] for a in laid] == [0]
+    laid = lay_first_move_in(first, tab, round_id)
 
     pick_other_cards(tab)
     tab.expected_refusals += [409]
@@ -160,13 +167,7 @@ def test_without_the_page_script_a_refused_move_is_not_recorded_and_a_laid_one_i
     first.goto(tab.url)
     without_page_script(tab, "sota.js")
     tab.reload()
-    first.click("#submit-move")
-    first.wait_for_function(
-        "() => !document.getElementById('move-form')"
-        " || document.getElementById('move-form').dataset.move === '1'"
-    )
-    laid = tab.evaluate(RECORDED, round_id)
-    assert [a["move"] for a in laid] == [0]
+    laid = lay_first_move_in(first, tab, round_id)
 
     pick_other_cards(tab)
     lay_plainly(tab)
