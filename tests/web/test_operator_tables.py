@@ -6,8 +6,10 @@ import pytest
 from flask import Flask
 from operator_support import add_user
 from operator_support import bearer
+from operator_support import client_as
 from web_support import first_cards
 from web_support import plant_server_seed
+from web_support import post_form
 
 from sota_casino.core import casino_war
 from sota_casino.core import fairness
@@ -95,6 +97,29 @@ def test_a_bet_naming_the_rules_shown_before_the_table_changed_is_refused_with_4
     assert client.get("/api/v1/me", headers=player).get_json()["balances"]["chips"] == balance
     again = {**body, "rules": {**shown, "tie_payout": 8}}
     assert client.post("/api/v1/casino-war/rounds", json=again, headers=player).status_code == 201
+
+
+def test_the_tables_plain_form_sends_no_rules_and_bets_under_the_table_changed_since(
+    app: Flask,
+) -> None:
+    """Without the page's script the form sends the amounts only, so a change since the page
+    was drawn does not refuse it: the round is played under the new rules, which its page
+    shows."""
+    alice = client_as(app, add_user(app, "alice", "player"))
+    add_user(app, "olga", "operator")
+    drawn = alice.get("/casino-war").get_data(as_text=True)
+    assert "tie pays 10 to 1" in drawn
+
+    changed = app.test_client().put(
+        "/api/v1/operator/tables/casino_war", json={"tie_payout": 8}, headers=bearer(app, "olga")
+    )
+    assert changed.status_code == 200, changed.get_json()
+    placed = post_form(alice, "/casino-war/rounds", {"bet": "10"})
+    assert placed.status_code == 303, placed.get_data(as_text=True)
+    assert "tie pays 8 to 1" in alice.get(placed.location).get_data(as_text=True)
+    round_id = placed.location.rsplit("/", 1)[-1]
+    played = alice.get(f"/api/v1/casino-war/rounds/{round_id}").get_json()
+    assert played["rules"]["tie_payout"] == 8
 
 
 @pytest.mark.parametrize(

@@ -250,6 +250,16 @@
       }
     }
 
+    /* This page's rules are not the table's any more, so every bet it sends is refused: the
+     * refusal leads to the table drawn anew with the new rules, for the player to read before
+     * betting (nothing is bet under them from here, unseen). */
+    function offerNewRules() {
+      const link = el("a", { class: "button primary", id: "new-rules", href: table.dataset.tableUrl,
+        text: gettext("Show the new rules") });
+      $("form-error").append(" ", link);
+      link.focus();
+    }
+
     /* The API's refusal in the words the table's form uses (the API's own words name fields). */
     function refused(answer, needed, short) {
       const error = answer.data && answer.data.error;
@@ -258,6 +268,9 @@
         return short.replace(/%\((\w+)\)s/g, (whole, name) => ({
           held: chipsText(held), needed: chipsText(needed), low: chipsText(Number(table.dataset.lowBalance)),
         })[name] || whole);
+      }
+      if (error.code === "rules_changed") { // the API's words name the options by their codes
+        return gettext("The table's rules changed since this page was shown, so your bet was not placed: look at the new rules before you bet.");
       }
       if (error.code === "invalid_bet" || error.code === "invalid_input") {
         const limits = { low: chips(Number(table.dataset.minBet)), high: chips(Number(table.dataset.maxBet)) };
@@ -292,8 +305,10 @@
         const sent = { bet: bet * 100, tie_bet: tieBet * 100, rules: JSON.parse(table.dataset.rules) };
         const answer = await post(table.dataset.api, sent, key());
         if (!answer.ok) {
-          if (answer.data && answer.data.error && answer.data.error.code === "insufficient_funds") await refreshBalance();
+          const code = answer.data && answer.data.error && answer.data.error.code;
+          if (code === "insufficient_funds") await refreshBalance();
           showError(refused(answer, (bet + tieBet) * 100, gettext("You have %(held)s, not enough for this bet of %(needed)s. Bet less, or top up in the lobby once you are below %(low)s.")));
+          if (code === "rules_changed") offerNewRules();
           return;
         }
         try {
