@@ -6,6 +6,7 @@ these views are the same table for browsers without it.
 
 from __future__ import annotations
 
+import json
 import secrets
 from typing import Any
 from typing import Final
@@ -25,6 +26,8 @@ from ..core.casino_war import TableRules
 from ..core.errors import CasinoError
 from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidBet
+from ..core.errors import InvalidInput
+from ..core.errors import RulesChanged
 from ..core.marks import N_
 from ..db import get_session
 from ..services import money
@@ -160,6 +163,10 @@ def round_page(round_id: int) -> ResponseReturnValue:
 
 
 #: What a player short of chips is told, for a bet and for the raise of a war.
+RULES_CHANGED: Final = N_(
+    "The table's rules changed since this page was shown, so your bet was not placed: look at "
+    "the new rules before you bet."
+)
 SHORT_FOR_BET: Final = N_(
     "You have %(held)s, not enough for this bet of %(needed)s. Bet less, or top up in the "
     "lobby once you are below %(low)s."
@@ -168,6 +175,23 @@ SHORT_FOR_RAISE: Final = N_(
     "You have %(held)s, not enough for the raise of %(needed)s. Surrender instead, or top up "
     "in the lobby once you are below %(low)s."
 )
+
+
+def _shown_rules() -> object:
+    """Return the rules the bet form's page showed (the service refuses a bet if the table's
+    differ); None from a page drawn before the form sent them: the table's present rules.
+
+    :raises InvalidInput: for a field that is not JSON (only a request made by hand sends one).
+    """
+    text = request.form.get("rules")
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise InvalidInput(
+            N_("rules must be the rules the table page shows"), field="rules"
+        ) from None
 
 
 def _short_of_chips(error: InsufficientFunds, message: str) -> InsufficientFunds:
@@ -200,6 +224,7 @@ def bet() -> ResponseReturnValue:
     body = {
         "bet": form_chips("bet", label=N_("ante")),
         "tie_bet": form_chips("tie_bet", label=N_("tie bet"), required=False),
+        "rules": _shown_rules(),
     }
     try:
         round_ = rounds.place_casino_war_bet(
@@ -207,9 +232,14 @@ def bet() -> ResponseReturnValue:
             g.user.id,
             body["bet"],
             body["tie_bet"],
+            rules=body["rules"],
             idempotency_key=form_key(),
             request_body=body,
         )
+    except RulesChanged as error:
+        # Back to the table page, which shows the new rules (the service's words name them by
+        # their codes, for scripts).
+        raise RulesChanged(RULES_CHANGED) from error
     except InvalidBet as error:
         raise _outside_limits(error) from error
     except InsufficientFunds as error:

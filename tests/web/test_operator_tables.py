@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import html
+import json
+import re
+
 import pytest
 from flask import Flask
 from operator_support import add_user
@@ -99,27 +103,57 @@ def test_a_bet_naming_the_rules_shown_before_the_table_changed_is_refused_with_4
     assert client.post("/api/v1/casino-war/rounds", json=again, headers=player).status_code == 201
 
 
-def test_the_tables_plain_form_sends_no_rules_and_bets_under_the_table_changed_since(
+def shown_rules(page: str) -> str:
+    """The rules the table page's bet form sends (its hidden ``rules`` field), as sent."""
+    found = re.search(r"<input type=\"hidden\" name=\"rules\" value='([^']*)'>", page)
+    assert found, "the bet form sends no rules"
+    return html.unescape(found[1])
+
+
+def test_the_tables_plain_form_sends_the_rules_it_shows_and_a_change_since_refuses_it(
     app: Flask,
 ) -> None:
-    """Without the page's script the form sends the amounts only, so a change since the page
-    was drawn does not refuse it: the round is played under the new rules, which its page
-    shows."""
+    """Without the page's script the form sends the rules the page shows too: a change since
+    the page was drawn refuses the bet, moving nothing, and the table is drawn again with the
+    new rules and the refusal, its form sending them."""
     alice = client_as(app, add_user(app, "alice", "player"))
     add_user(app, "olga", "operator")
     drawn = alice.get("/casino-war").get_data(as_text=True)
     assert "tie pays 10 to 1" in drawn
+    assert json.loads(shown_rules(drawn))["tie_payout"] == 10
+    held = alice.get("/api/v1/balances").get_json()
 
     changed = app.test_client().put(
         "/api/v1/operator/tables/casino_war", json={"tie_payout": 8}, headers=bearer(app, "olga")
     )
     assert changed.status_code == 200, changed.get_json()
-    placed = post_form(alice, "/casino-war/rounds", {"bet": "10"})
+    refused = post_form(alice, "/casino-war/rounds", {"bet": "10", "rules": shown_rules(drawn)})
+    assert refused.status_code == 409
+    redrawn = refused.get_data(as_text=True)
+    assert "rules changed since this page was shown, so your bet was not placed" in redrawn
+    assert "tie pays 8 to 1" in redrawn
+    assert alice.get("/api/v1/balances").get_json() == held
+    assert alice.get("/api/v1/rounds").get_json()["rounds"] == []
+
+    placed = post_form(alice, "/casino-war/rounds", {"bet": "10", "rules": shown_rules(redrawn)})
     assert placed.status_code == 303, placed.get_data(as_text=True)
-    assert "tie pays 8 to 1" in alice.get(placed.location).get_data(as_text=True)
     round_id = placed.location.rsplit("/", 1)[-1]
     played = alice.get(f"/api/v1/casino-war/rounds/{round_id}").get_json()
     assert played["rules"]["tie_payout"] == 8
+
+
+@pytest.mark.parametrize(
+    ("garbled", "status"),
+    [("", 422), ("{", 422), ("[" * 5000, 422), ("[]", 409), ('{"tie_payout": 10}', 409)],
+)
+def test_a_bet_form_with_garbled_rules_is_refused_and_bets_nothing(
+    app: Flask, garbled: str, status: int
+) -> None:
+    """Only a request made by hand sends rules that are not the page's: refused, nothing bet."""
+    alice = client_as(app, add_user(app, "alice", "player"))
+    refused = post_form(alice, "/casino-war/rounds", {"bet": "10", "rules": garbled})
+    assert refused.status_code == status
+    assert alice.get("/api/v1/rounds").get_json()["rounds"] == []
 
 
 @pytest.mark.parametrize(
