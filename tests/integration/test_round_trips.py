@@ -216,7 +216,9 @@ def test_the_wait_at_the_gate_and_at_sqlites_lock_are_one_wait(sqlite_file: str)
         first.rollback()
         with second.begin():
             second.execute(text("UPDATE audit_head SET seq = seq WHERE 0"))
-            assert second.execute(text("PRAGMA busy_timeout")).scalar() == 1000
+            # The whole wait less the moment it took at the gate (a millisecond or more on a
+            # busy machine), not the nothing the refused writer had left.
+            assert 900 <= second.execute(text("PRAGMA busy_timeout")).scalar() <= 1000
     finally:
         first.close()
         second.close()
