@@ -491,18 +491,21 @@ def _refuse_other_rules(table: dict[str, Any], sent: object) -> None:
     """Refuse a bet sent under rules the table does not play now (its page showed them before
     an operator changed them): the player agreed to those rules, and records them.
 
-    :raises RulesChanged: naming each option that differs.
+    :raises RulesChanged: naming each option that differs, as sent → the table's (JSON, so
+        ``true`` is not taken for 1, nor the message worded in one language).
     """
     sent = sent if isinstance(sent, dict) else {}
+    shown = {name: json.dumps(sent.get(name)) for name in sent}
+    played = {name: json.dumps(table.get(name)) for name in table}
     changed = [
-        f"{name} {json.dumps(table.get(name))}, not {json.dumps(sent.get(name))}"
-        for name in sorted(set(table) | set(sent))
-        if name not in table or name not in sent or table[name] != sent[name]
+        f"{name} {shown.get(name, 'null')} → {played.get(name, 'null')}"
+        for name in sorted(shown.keys() | played.keys())
+        if shown.get(name) != played.get(name)
     ]
     if changed:
         raise RulesChanged(
             N_(
-                "The table's rules changed since they were shown to you (now %(changes)s): "
+                "The table's rules changed since they were shown to you (%(changes)s): "
                 "look at them again before you bet."
             ),
             params={"changes": "; ".join(changed)},

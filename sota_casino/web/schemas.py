@@ -134,8 +134,9 @@ class BetRequest(Request):
     table: Literal["casino_war"] = "casino_war"
     rules: CasinoWarRules = absent(
         "the table's rules as shown to the player, every option: a bet is refused with 409 "
-        "rules_changed when the table's differ (an operator changed them since), instead of "
-        "being dealt under rules the player did not see; the player's records keep them "
+        "rules_changed when the table's differ (an operator changed them since), naming each "
+        "option as sent → the table's (tie_payout 10 → 8), instead of being dealt under rules "
+        "the player did not see; the player's records keep them "
         "(docs/fairness.md)"
     )
 

@@ -97,7 +97,15 @@ def test_a_bet_naming_the_rules_shown_before_the_table_changed_is_refused_with_4
     refused = client.post("/api/v1/casino-war/rounds", json=body, headers=player)
     assert refused.status_code == 409, refused.get_json()
     assert refused.get_json()["error"]["code"] == "rules_changed"
-    assert "(now tie_payout 8, not 10)" in refused.get_json()["error"]["message"]
+    assert "(tie_payout 10 → 8)" in refused.get_json()["error"]["message"]
+    # In another language only the words change: the option and its values are the API's.
+    finnish = client.post(
+        "/api/v1/casino-war/rounds", json=body, headers={**player, "Accept-Language": "fi"}
+    )
+    assert finnish.get_json()["error"]["message"] == (
+        "Pöydän säännöt ovat muuttuneet sen jälkeen, kun ne näytettiin sinulle (tie_payout 10 → "
+        "8): katso ne uudelleen ennen kuin lyöt vetoa."
+    )
     assert client.get("/api/v1/me", headers=player).get_json()["balances"]["chips"] == balance
     again = {**body, "rules": {**shown, "tie_payout": 8}}
     assert client.post("/api/v1/casino-war/rounds", json=again, headers=player).status_code == 201
