@@ -84,7 +84,7 @@ def tie_payout_changed(live_server: LiveServer) -> Iterator[int]:
 
 def shown_rules(page: Any) -> dict[str, Any]:
     """The rules the page shows and sends with a bet."""
-    return dict(json.loads(page.get_attribute("#war-table", "data-rules")))
+    return dict(json.loads(page.get_attribute("#bet-form input[name=rules]", "value")))
 
 
 def chips_held(page: Any) -> int:

@@ -302,7 +302,7 @@
       $("deal").disabled = true;
       try {
         // The rules this page shows: the table refuses the bet if its rules changed since.
-        const sent = { bet: bet * 100, tie_bet: tieBet * 100, rules: JSON.parse(table.dataset.rules) };
+        const sent = { bet: bet * 100, tie_bet: tieBet * 100, rules: JSON.parse(form.elements.rules.value) };
         const answer = await post(table.dataset.api, sent, key());
         if (!answer.ok) {
           const code = answer.data && answer.data.error && answer.data.error.code;
