@@ -20,6 +20,7 @@ from typing import Any
 import forgeries
 import pytest
 from browser_support import sign_up
+from browser_support import wait_for_round
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sota_casino.core import anchors
@@ -64,7 +65,8 @@ def play_a_war_and_a_plain_round(tab: Any) -> None:
     tab.click("#go-to-war")
     tab.wait_for_selector("[data-testid=result]")
     tab.click("#deal")
-    tab.wait_for_selector("[data-testid=result]")
+    # The war round's result stands until this one is drawn: wait for this round's own.
+    wait_for_round(tab, 1)
 
 
 def play_prisoners_of_war(tab: Any) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from browser_support import sign_up
+from browser_support import wait_for_round
 from rotation_support import losing_seed
 from rotation_support import rotate_onto_a_pair_made_now
 from sqlalchemy import select
@@ -158,9 +159,9 @@ def test_a_pair_made_once_the_seed_arrived_is_named_at_once_and_in_its_bundle(
     # The player plays on (and loses, as chosen), then rotates again: the operator still offers
     # the committed pair, and the seed first sent for it stays recorded.
     tab.goto("/casino-war")
-    for _ in range(2):
+    for nonce in range(2):  # the made pair's first rounds
         tab.click("#deal")
-        tab.wait_for_selector("[data-testid=result]")
+        wait_for_round(tab, nonce)
     rotate_in_page(tab, "second seed")
     records = tab.evaluate(RECORDS)
     assert records["rotations"] == [{"seed_pair_id": committed, "client_seed": SEED}]
