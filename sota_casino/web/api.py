@@ -30,6 +30,7 @@ from ..services import fairness
 from ..services import money
 from ..services import player_keys
 from ..services import rounds
+from ..services import settings
 from ..services import stats
 from ..services import transparency
 from ..services.audit import ConsistencyProof
@@ -43,6 +44,7 @@ from ..services.results import Receipt
 from ..services.results import Rotation
 from ..services.results import RoundList
 from ..services.results import SotaGame
+from ..services.results import TableSettings
 from ..services.results import Token
 from ..services.results import TopupResult
 from ..services.results import UserCreated
@@ -320,6 +322,23 @@ def casino_war_decision(round_id: int, body: s.DecisionRequest) -> ResponseRetur
 @operation("getRound", "One of your Casino War rounds", "casino war", CasinoWarRound, errors=ONE)
 def casino_war_round(round_id: int) -> ResponseReturnValue:
     return _answer(rounds.get_round(get_session(), g.user.id, round_id, "casino_war"))
+
+
+@bp.get("/tables/<name>")
+@operation(
+    "table",
+    "A table's rules and limits now, as its page shows them",
+    "tables",
+    TableSettings,
+    errors=(404,),
+    auth=False,
+    description=(
+        "Send casino_war's settings as a bet's rules: the bet is dealt under them or refused "
+        "with 409 rules_changed, so the rules a script records are those it was played by."
+    ),
+)
+def table(name: str) -> ResponseReturnValue:
+    return _answer(TableSettings(name, settings.table_rules(get_session(), name)))
 
 
 @bp.get("/casino-war/odds")

@@ -529,6 +529,8 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
     assert check("get", "/me/keys", headers=auth)["current_key_id"] is not None
     check("get", "/rounds?limit=2", headers=auth)
     check("get", "/rounds?limit=0", headers=auth)
+    for name in ("casino_war", "sota", "blackjack"):
+        check("get", f"/tables/{name}")
     check("get", "/casino-war/odds?decks=2&bonus=ante")
     check("get", "/casino-war/odds?decks=0")
     rotated = check("post", "/fairness/rotate", json={"client_seed": "after"}, headers=auth)

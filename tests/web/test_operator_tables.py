@@ -111,6 +111,42 @@ def test_a_bet_naming_the_rules_shown_before_the_table_changed_is_refused_with_4
     assert client.post("/api/v1/casino-war/rounds", json=again, headers=player).status_code == 201
 
 
+def test_a_script_reads_the_rules_its_page_would_show_before_its_first_bet(app: Flask) -> None:
+    """The rules a bet names come from the table, not from a round already played under them:
+    the answer is the page's own, and a bet naming it is dealt under exactly those rules."""
+    alice = client_as(app, add_user(app, "alice", "player"))
+    add_user(app, "olga", "operator")
+    anyone = app.test_client()
+    table = anyone.get("/api/v1/tables/casino_war")
+    assert table.status_code == 200, table.get_json()
+    shown = json.loads(shown_rules(alice.get("/casino-war").get_data(as_text=True)))
+    assert table.get_json() == {"name": "casino_war", "settings": shown}
+    player = bearer(app, "alice")
+    bet = "/api/v1/casino-war/rounds"
+    first = anyone.post(bet, json={"bet": 1000, "rules": shown}, headers=player)
+    assert first.status_code == 201, first.get_json()
+    assert first.get_json()["rules"] == shown
+
+    olga = bearer(app, "olga")
+    changed = anyone.put("/api/v1/operator/tables/casino_war", json={"burn": 0}, headers=olga)
+    assert changed.status_code == 200, changed.get_json()
+    now = anyone.get("/api/v1/tables/casino_war").get_json()["settings"]
+    assert now == {**shown, "burn": 0}
+    refused = anyone.post(bet, json={"bet": 1000, "rules": shown}, headers=player)
+    assert (refused.status_code, refused.get_json()["error"]["code"]) == (409, "rules_changed")
+    placed = anyone.post(bet, json={"bet": 1000, "rules": now}, headers=player)
+    assert placed.status_code == 201, placed.get_json()
+    assert placed.get_json()["rules"] == now
+
+    sota = anyone.get("/api/v1/tables/sota").get_json()
+    assert sota["name"] == "sota" and "presets" in sota["settings"]
+    unknown = anyone.get("/api/v1/tables/blackjack")
+    assert unknown.status_code == 404
+    assert unknown.get_json()["error"]["message"] == (
+        "no table 'blackjack'; tables: casino_war, sota"
+    )
+
+
 def shown_rules(page: str) -> str:
     """The rules the table page's bet form sends (its hidden ``rules`` field), as sent."""
     found = re.search(r"<input type=\"hidden\" name=\"rules\" value='([^']*)'>", page)
