@@ -1,8 +1,9 @@
 -- wrk script of `python -m bench load`: one player per connection (wrk runs one thread per
 -- connection, so each thread's state is one client's). BENCH_SCENARIO is casino_war (one-chip
--- bets, every tie answered by war), sota (nordic games of one sweet) or baseline (one insert);
--- BENCH_TOKENS names a file of bearer tokens, one a line. A Casino War round that ties takes
--- two requests; a round counts once it is settled.
+-- bets naming the table's rules, every tie answered by war), sota (nordic games of one sweet)
+-- or baseline (one insert); BENCH_TOKENS names a file of bearer tokens, one a line, and
+-- BENCH_BET is the Casino War bet's body. A Casino War round that ties takes two requests;
+-- a round counts once it is settled.
 
 local scenario = os.getenv("BENCH_SCENARIO")
 local tokens = {}
@@ -33,7 +34,7 @@ function request()
     local path = "/api/v1/casino-war/rounds/" .. pending .. "/decision"
     return wrk.format("POST", path, authorized, '{"choice": "war"}')
   end
-  return wrk.format("POST", "/api/v1/casino-war/rounds", authorized, '{"bet": 100}')
+  return wrk.format("POST", "/api/v1/casino-war/rounds", authorized, os.getenv("BENCH_BET"))
 end
 
 function response(status, headers, body)

@@ -6,8 +6,9 @@ dropped after it) is migrated; the service starts under gunicorn with gunicorn.c
 workers unless WEB_CONCURRENCY says otherwise), and so does the baseline (bench/baseline_app.py,
 one insert transaction per request). Players sign up and take tokens through the API; then, at
 each client count, wrk (bench/load.lua: one connection and one player per wrk thread) drives the
-baseline, Casino War rounds (one chip, every tie answered by war) and Sota nordic games (one
-sweet) in turn, so each figure has its baseline measured moments before it. Afterwards the
+baseline, Casino War rounds (one chip, naming the table's rules as its page does, every tie
+answered by war) and Sota nordic games (one sweet) in turn, so each figure has its baseline
+measured moments before it. Afterwards the
 servers stop and ``flask ledger check`` and ``flask audit verify`` must pass.
 
 Latency percentiles are per request (a tied round is two requests); rounds/s counts settled
@@ -154,13 +155,15 @@ def _wait_until_up(port: int, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("gunicorn did not answer within 180 s")
 
 
-def _post(port: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
+def _call(port: int, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """POST ``body`` to ``path`` (GET it if there is none); return the answer."""
+    method = "GET" if body is None else "POST"
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+    connection.request(method, path, json.dumps(body), {"Content-Type": "application/json"})
     response = connection.getresponse()
     answer = json.loads(response.read())
     if response.status not in (200, 201):
-        raise RuntimeError(f"POST {path}: {response.status} {answer}")
+        raise RuntimeError(f"{method} {path}: {response.status} {answer}")
     return answer  # type: ignore[no-any-return]
 
 
@@ -169,18 +172,30 @@ def sign_up_players(port: int, count: int) -> list[str]:
     tokens = []
     for number in range(count):
         credentials = {"username": f"load{number}_{secrets.token_hex(3)}", "password": PASSWORD}
-        _post(port, "/api/v1/auth/register", credentials)
-        tokens.append(_post(port, "/api/v1/auth/token", credentials)["token"])
+        _call(port, "/api/v1/auth/register", credentials)
+        tokens.append(_call(port, "/api/v1/auth/token", credentials)["token"])
     return tokens
+
+
+def players_of(port: int, count: int, workdir: Path) -> dict[str, str]:
+    """Sign ``count`` players up; return what load.lua reads of them: a file of their tokens,
+    and the Casino War bet they send, naming the table's rules as the table's page does."""
+    tokens = workdir / "tokens.txt"
+    tokens.write_text("\n".join(sign_up_players(port, count)) + "\n")
+    rules = _call(port, "/api/v1/tables/casino_war")["settings"]
+    return {"BENCH_TOKENS": str(tokens), "BENCH_BET": json.dumps({"bet": 100, "rules": rules})}
 
 
 # --- wrk ---------------------------------------------------------------------------------------
 
 
 def wrk(
-    port: int, scenario: str, clients: int, seconds: float, tokens_file: Path, database: str
+    port: int, scenario: str, clients: int, seconds: float, players: dict[str, str], database: str
 ) -> Figure:
-    """Drive ``scenario`` with ``clients`` connections for ``seconds``; return what wrk saw."""
+    """Drive ``scenario`` with ``clients`` connections for ``seconds``; return what wrk saw.
+
+    :param players: what load.lua reads of the players (:func:`players_of`).
+    """
     result = subprocess.run(
         [
             "wrk",
@@ -193,7 +208,7 @@ def wrk(
             str(HERE / "load.lua"),
             f"http://127.0.0.1:{port}",
         ],
-        env=os.environ | {"BENCH_SCENARIO": scenario, "BENCH_TOKENS": str(tokens_file)},
+        env=os.environ | players | {"BENCH_SCENARIO": scenario},
         capture_output=True,
         text=True,
         check=True,
@@ -262,17 +277,14 @@ def run_database(
                 gunicorn("wsgi:app", url, workdir) as service,
                 gunicorn("bench.baseline_app:create_app()", url, workdir) as baseline,
             ):
-                tokens_file = workdir / "tokens.txt"
-                tokens_file.write_text("\n".join(sign_up_players(service, max(clients))) + "\n")
+                players = players_of(service, max(clients), workdir)
                 ports = {"baseline": baseline, "casino_war": service, "sota": service}
                 if warmup:
                     for scenario in SCENARIOS:
-                        wrk(ports[scenario], scenario, 2, warmup, tokens_file, database)
+                        wrk(ports[scenario], scenario, 2, warmup, players, database)
                 for count in clients:
                     for scenario in SCENARIOS:
-                        figure = wrk(
-                            ports[scenario], scenario, count, seconds, tokens_file, database
-                        )
+                        figure = wrk(ports[scenario], scenario, count, seconds, players, database)
                         print(
                             f"  {database} {scenario} at {count}: {figure.rate:,.0f}/s, "
                             f"p99 {figure.p99_ms:.1f} ms, {figure.errors} errors",
