@@ -177,13 +177,12 @@ def sign_up_players(port: int, count: int) -> list[str]:
     return tokens
 
 
-def players_of(port: int, count: int, workdir: Path) -> dict[str, str]:
-    """Sign ``count`` players up; return what load.lua reads of them: a file of their tokens,
+def players_env(port: int, tokens: Sequence[str], path: Path) -> dict[str, str]:
+    """What load.lua reads of the players with ``tokens``: a file of them (written at ``path``),
     and the Casino War bet they send, naming the table's rules as the table's page does."""
-    tokens = workdir / "tokens.txt"
-    tokens.write_text("\n".join(sign_up_players(port, count)) + "\n")
+    path.write_text("\n".join(tokens) + "\n")
     rules = _call(port, "/api/v1/tables/casino_war")["settings"]
-    return {"BENCH_TOKENS": str(tokens), "BENCH_BET": json.dumps({"bet": 100, "rules": rules})}
+    return {"BENCH_TOKENS": str(path), "BENCH_BET": json.dumps({"bet": 100, "rules": rules})}
 
 
 # --- wrk ---------------------------------------------------------------------------------------
@@ -194,7 +193,7 @@ def wrk(
 ) -> Figure:
     """Drive ``scenario`` with ``clients`` connections for ``seconds``; return what wrk saw.
 
-    :param players: what load.lua reads of the players (:func:`players_of`).
+    :param players: what load.lua reads of the players (:func:`players_env`).
     """
     result = subprocess.run(
         [
@@ -277,7 +276,8 @@ def run_database(
                 gunicorn("wsgi:app", url, workdir) as service,
                 gunicorn("bench.baseline_app:create_app()", url, workdir) as baseline,
             ):
-                players = players_of(service, max(clients), workdir)
+                tokens = sign_up_players(service, max(clients))
+                players = players_env(service, tokens, workdir / "tokens.txt")
                 ports = {"baseline": baseline, "casino_war": service, "sota": service}
                 if warmup:
                     for scenario in SCENARIOS:

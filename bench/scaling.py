@@ -37,6 +37,7 @@ from .load import Figure
 from .load import _flask_command
 from .load import fresh_database
 from .load import gunicorn
+from .load import players_env
 from .load import sign_up_players
 from .load import wrk
 
@@ -136,14 +137,19 @@ class Step:
 
 
 def _measure(
-    url: str, ports: list[int], tokens: list[Path], clients: int, seconds: float, workers: int
+    url: str,
+    ports: list[int],
+    players: list[dict[str, str]],
+    clients: int,
+    seconds: float,
+    workers: int,
 ) -> Step:
     shares = [clients // len(ports) + (i < clients % len(ports)) for i in range(len(ports))]
     app_cpu = sum(server_cpu_seconds(port) for port in ports)
     with LockSampler(url) as sampler, ThreadPoolExecutor(len(ports)) as pool:
         figures: list[Figure] = list(
             pool.map(
-                lambda i: wrk(ports[i], "casino_war", shares[i], seconds, tokens[i], "postgres"),
+                lambda i: wrk(ports[i], "casino_war", shares[i], seconds, players[i], "postgres"),
                 [i for i in range(len(ports)) if shares[i]],
             )
         )
@@ -174,25 +180,22 @@ def run(clients: Sequence[int], seconds: float) -> tuple[list[Step], bool, str]:
                 gunicorn("wsgi:app", url, workdir, workers=WORKERS // 2) as half_first,
                 gunicorn("wsgi:app", url, workdir, workers=WORKERS // 2) as half_second,
             ):
-                players = sign_up_players(first, 2 * max(clients))
-                halves = []
-                for i in range(2):
-                    path = workdir / f"tokens{i}.txt"
-                    path.write_text("\n".join(players[i::2]) + "\n")
-                    halves.append(path)
-                everyone = workdir / "tokens.txt"
-                everyone.write_text("\n".join(players) + "\n")
-                #: (servers, their tokens, the workers of all of them)
+                tokens = sign_up_players(first, 2 * max(clients))
+                halves = [
+                    players_env(first, tokens[i::2], workdir / f"tokens{i}.txt") for i in range(2)
+                ]
+                everyone = players_env(first, tokens, workdir / "tokens.txt")
+                #: (servers, their players, the workers of all of them)
                 setups = [
                     ([first], [everyone], WORKERS),
                     ([half_first, half_second], halves, WORKERS),
                     ([first, second], halves, 2 * WORKERS),
                 ]
-                for ports, tokens, workers in setups:
-                    _measure(url, ports, tokens, 4, 2, workers)  # warm up every server
+                for ports, players, workers in setups:
+                    _measure(url, ports, players, 4, 2, workers)  # warm up every server
                 for count in clients:
-                    for ports, tokens, workers in setups[: 1 if count < 2 else 3]:
-                        step = _measure(url, ports, tokens, count, seconds, workers)
+                    for ports, players, workers in setups[: 1 if count < 2 else 3]:
+                        step = _measure(url, ports, players, count, seconds, workers)
                         print(
                             f"  {step.servers} server(s), {step.workers} workers, "
                             f"{count} clients: "
