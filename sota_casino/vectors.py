@@ -206,12 +206,17 @@ def documents(key: Ed25519PrivateKey) -> list[Doc]:
 
 def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -> list[Doc]:
     """A decision and a move as the player signs them, and a receipt holding a signed decision.
-    The test key stands for the player's key too (key id 3)."""
+    The test key stands for the player's key too (key id 3). The decision is that of the first
+    round of the vectors' pair that ties, so the receipt holding it lists it in its `actions`."""
+    nonce = next(
+        n for n in range(100_000) if _war_receipt(rules, n, 500, 100, "war")["actions"] == ["war"]
+    )
+    war = _war_receipt(rules, nonce, 500, 100, "war")
     decision = action_document(
         game=casino_war.GAME,
-        round_id=100,
+        round_id=war["round_id"],
         seed_pair_id=SEED_PAIR_ID,
-        nonce=0,
+        nonce=nonce,
         index=0,
         choice="war",
     )
@@ -224,7 +229,7 @@ def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -
         choice=["9H", "KS"],
     )
     receipt = {
-        **_war_receipt(rules, 0, 500, 100, "war"),
+        **war,
         "signed_actions": [
             {"document": decision, "signature": signed(key, decision)["signature"], "key_id": 3}
         ],

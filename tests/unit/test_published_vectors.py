@@ -143,3 +143,40 @@ def test_the_sota_games_cover_every_rule_option_value_and_every_ending() -> None
     assert any("returned" in trick for game in games for trick in game["outcome"]["tricks"])
     team_game = next(game for game in games if game["rules"]["teams"])
     assert team_game["outcome"]["winner"] == "team_0" and team_game["payout"] == 2 * 3
+
+
+def test_a_receipt_holding_signed_actions_signs_each_of_its_actions_at_its_position() -> None:
+    """docs/fairness.md: `signed_actions` has one entry per entry of `actions`, each the action
+    document of the receipt's game, round, pair, nonce, index and choice."""
+    receipts = [
+        case["document"]
+        for case in PUBLISHED["documents"]
+        if case["document"]["type"] == "round" and "signed_actions" in case["document"]
+    ]
+    assert receipts
+    for doc in receipts:
+        assert doc["actions"]
+        assert len(doc["signed_actions"]) == len(doc["actions"])
+        for index, (signed, choice) in enumerate(
+            zip(doc["signed_actions"], doc["actions"], strict=True)
+        ):
+            assert signed["document"] == {
+                "choice": choice,
+                "game": doc["game"],
+                "index": index,
+                "nonce": doc["nonce"],
+                "round_id": doc["round_id"],
+                "seed_pair_id": doc["seed_pair_id"],
+                "type": "action",
+                "v": 1,
+            }
+            assert verify_signature(KEY, signed["document"], signed["signature"])
+
+
+def test_the_decision_bytes_quoted_in_the_docs_are_the_published_decisions() -> None:
+    decision = next(
+        case for case in PUBLISHED["documents"] if case["name"] == "action (casino_war decision)"
+    )
+    text = vectors.PATH.parent.parent.joinpath("fairness.md").read_text(encoding="utf-8")
+    quoted = bytes.fromhex(decision["canonical_hex"]).decode("utf-8")
+    assert "\n" + quoted + "\n" in text

@@ -437,3 +437,35 @@ def test_the_monitor_says_unusable_for_garbage_and_fails_a_bad_signature_or_a_sh
     assert f"kept size 5 root {'ab' * 32}, served size 4 root {'cd' * 32}" in line
     (state / "checkpoint.json").write_text("{not json")
     assert _monitor(url, state)[0] == 2
+
+
+def test_a_war_rounds_entries_hold_what_the_anchors_table_of_the_docs_says(
+    client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """docs/fairness.md, "Anchors": the bet entry's stakes are those bet (no raise yet, so a war
+    round's differ from its receipt's), and the settlement's staked, net and currency are the
+    receipt's stakes summed, payout minus that, and the game's currency."""
+    doc = (Path(__file__).parents[2] / "docs" / "fairness.md").read_text(encoding="utf-8")
+    assert "`data.stakes` holds the stakes as bet, before any decision (`raise` 0" in doc
+    settled = "`data.staked` (the sum of the receipt's `stakes`), `data.net` (`payout − staked`)"
+    assert settled in doc
+    for _ in range(300):
+        result = client.post(f"{API}/casino-war/rounds", json={"bet": 100}, headers=auth).get_json()
+        if result["status"] == "awaiting_decision":
+            url = f"{API}/casino-war/rounds/{result['id']}/decision"
+            client.post(url, json={"choice": "war"}, headers=auth)
+            break
+    else:
+        pytest.fail("no tie in 300 rounds")
+    receipt = client.get(f"{API}/rounds/{result['id']}/receipt", headers=auth).get_json()
+    stakes = receipt["document"]["stakes"]
+    assert stakes["raise"] == stakes["bet"] == 100
+    proof = client.get(f"{API}/rounds/{result['id']}/proof", headers=auth).get_json()
+    entries = {a["of"]["kind"]: a["entry"]["data"] for a in proof["anchors"]}
+    assert entries["bet"]["stakes"] == {**stakes, "raise": 0}
+    staked = sum(stakes.values())
+    assert (entries["settlement"]["staked"], entries["settlement"]["net"]) == (
+        staked,
+        receipt["document"]["payout"] - staked,
+    )
+    assert entries["settlement"]["currency"] == "chips"
