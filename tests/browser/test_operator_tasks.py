@@ -67,6 +67,7 @@ def log_in(page: Any, username: str) -> None:
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
     page.click("main button[type=submit]")
+    page.wait_for_url(lambda url: "/auth/login" not in url)  # logged in: the cookie is set
     page.goto("/operator")
 
 

@@ -302,6 +302,7 @@ def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
 ) -> None:
     taken = sign_up(tab, "taken")
     tab.click("header button:has-text('Log out')")
+    tab.get_by_text("You are logged out").wait_for()  # before leaving: the session has ended
     tab.goto("/auth/register")
     tab.expected_refusals += [409, 422]
     tab.fill("#username", taken)
