@@ -207,7 +207,8 @@ def documents(key: Ed25519PrivateKey) -> list[Doc]:
 def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -> list[Doc]:
     """A decision and a move as the player signs them, and a receipt holding a signed decision.
     The test key stands for the player's key too (key id 3). The decision is that of the first
-    round of the vectors' pair that ties, so the receipt holding it lists it in its `actions`."""
+    round of the vectors' pair that ties, so the receipt holding it lists it in its `actions`;
+    the move is the published Prisoners of War game's first."""
     nonce = next(
         n for n in range(100_000) if _war_receipt(rules, n, 500, 100, "war")["actions"] == ["war"]
     )
@@ -220,13 +221,15 @@ def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -
         index=0,
         choice="war",
     )
+    # The first move of the vectors' Prisoners of War game, as its receipt's actions list it.
+    played, _, moves = _short_game(sota.SotaRules(prisoners_of_war=True), lambda game: True)
     move = action_document(
         game=sota.GAME,
-        round_id=101,
+        round_id=100 + played,
         seed_pair_id=SEED_PAIR_ID,
-        nonce=1,
-        index=2,
-        choice=["9H", "KS"],
+        nonce=played,
+        index=0,
+        choice=moves[0],
     )
     receipt = {
         **war,
@@ -328,18 +331,25 @@ def _play(rules: sota.SotaRules, seeds: Seeds) -> tuple[sota.GameResult, list[li
         moves.append(list(game.pending["options"][: game.pending["count"]]))
 
 
+def _short_game(
+    rules: sota.SotaRules, worth: Callable[[sota.GameResult], bool]
+) -> tuple[int, sota.GameResult, list[list[str]]]:
+    """The first nonce of the vectors' pair whose game under ``rules`` is short and ``worth``
+    showing (with a move under Prisoners of War); its game and moves."""
+    for nonce in range(2000):
+        game, moves = _play(rules, Seeds(SERVER_SEED, CLIENT_SEED, nonce))
+        short = len(game.tricks) <= 120
+        if worth(game) and short and (not rules.prisoners_of_war or moves):
+            return nonce, game, moves
+    raise AssertionError(f"no short game for {rules}")
+
+
 def sota_games(key: Ed25519PrivateKey) -> list[Doc]:
     """A short game for each rule option value, with its full receipt."""
     cases = []
     for name, options, worth in _variants():
         rules = sota.SotaRules.from_dict(options)
-        for nonce in range(2000):
-            game, moves = _play(rules, Seeds(SERVER_SEED, CLIENT_SEED, nonce))
-            short = len(game.tricks) <= 120
-            if worth(game) and short and (not rules.prisoners_of_war or moves):
-                break
-        else:
-            raise AssertionError(f"no short game for {name}")
+        nonce, game, moves = _short_game(rules, worth)
         doc = _receipt(
             nonce=nonce,
             game=sota.GAME,

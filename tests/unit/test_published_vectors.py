@@ -180,3 +180,23 @@ def test_the_decision_bytes_quoted_in_the_docs_are_the_published_decisions() -> 
     text = vectors.PATH.parent.parent.joinpath("fairness.md").read_text(encoding="utf-8")
     quoted = bytes.fromhex(decision["canonical_hex"]).decode("utf-8")
     assert "\n" + quoted + "\n" in text
+
+
+@pytest.mark.parametrize("name", ["action (casino_war decision)", "action (sota move)"])
+def test_each_published_action_is_the_one_its_rounds_published_receipt_lists(name: str) -> None:
+    """An action vector is a real action: a published receipt of its round (the vectors play
+    one nonce under several rules) lists this choice at this index of its ``actions``."""
+    action = next(case["document"] for case in PUBLISHED["documents"] if case["name"] == name)
+    receipts = [case["document"] for case in PUBLISHED["documents"]] + [
+        case["receipt"]["document"] for case in PUBLISHED["casino_war"] + PUBLISHED["sota"]
+    ]
+    played = [
+        doc
+        for doc in receipts
+        if doc["type"] == "round"
+        and (doc["game"], doc["round_id"], doc["nonce"], doc["seed_pair_id"])
+        == (action["game"], action["round_id"], action["nonce"], action["seed_pair_id"])
+    ]
+    assert played, f"no published receipt of round {action['round_id']}"
+    index = action["index"]
+    assert [action["choice"]] in [doc["actions"][index : index + 1] for doc in played]
