@@ -115,6 +115,68 @@ def test_a_game_the_api_refuses_is_refused_in_the_forms_words(tab: Any) -> None:
     assert api_sweets(tab) == 100
 
 
+#: The bets this browser recorded (docs/fairness.md, the player's records).
+RECORDED_BETS = "window.SotaRecords.exportDocument().bets"
+
+
+def is_game_page(url: str) -> bool:
+    return re.search(r"/sota/games/\d+$", url) is not None and "/api/" not in url
+
+
+def test_a_game_dealt_by_the_plain_form_the_page_fell_back_to_records_the_bet_sent(
+    tab: Any,
+) -> None:
+    """The API could not be reached, so the page sent its plain form: the page that answers
+    it is the dealt game's, and the bet is recorded with that round as a game dealt in the page
+    is. A refused form, or a round's page opened by a link, records nothing."""
+    sign_up(tab, "plainbet")
+    tab.route("**/api/v1/sota/games", lambda route: route.abort())
+    tab.expected_failures.append("/api/v1/sota/games")
+    tab.goto("/sota")
+    tab.fill("#stake", "4")
+    tab.check("input[name=preset][value=english]")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    game = game_json(tab)
+    placed = {"round_id": game["id"], "seed_pair_id": game["seed_pair_id"], "nonce": game["nonce"]}
+    assert tab.evaluate(RECORDED_BETS) == [
+        {**placed, "game": "sota", "stake": 4, "preset": "english"}
+    ]
+
+    tab.goto("/sota")
+    tab.fill("#stake", str(api_sweets(tab) + 1))  # refused by the form's page too
+    tab.evaluate("document.getElementById('stake').removeAttribute('max')")
+    tab.click("#play")
+    tab.wait_for_selector(".flash.error")
+    kept = "bet => window.SotaRecords.keepPendingBet(bet)"
+    tab.evaluate(kept, {"game": "sota", "stake": 9, "preset": "nordic"})
+    tab.goto(f"/sota/games/{game['id']}")  # no answer to a post: a link
+    tab.wait_for_selector("[data-dealt-round]", state="attached")
+    assert len(tab.evaluate(RECORDED_BETS)) == 1
+
+
+def test_a_game_dealt_is_never_dealt_again_when_its_page_cannot_be_fetched(tab: Any) -> None:
+    """The deal was answered but the game's page could not be fetched in place: the browser
+    goes to the game's page instead of sending the form (a second game) as a refusal would."""
+    sign_up(tab, "dealtonce")
+    failed: list[str] = []
+
+    def fail_the_first_fetch(route: Any) -> None:
+        if route.request.resource_type == "fetch" and not failed:
+            failed.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+
+    tab.route(is_game_page, fail_the_first_fetch)
+    tab.expected_failures.append("/sota/games/")
+    deal_sota(tab)
+    assert failed, "the game's page was never fetched in place"
+    rounds = tab.evaluate("async () => (await (await fetch('/api/v1/rounds')).json()).rounds")
+    assert [r["id"] for r in rounds] == [game_json(tab)["id"]]
+    assert [b["round_id"] for b in tab.evaluate(RECORDED_BETS)] == [game_json(tab)["id"]]
+
+
 #: Speeds and the shortest frame each shows (a war frame lasts longer), in ms.
 FRAMES = {"0.5": 1800, "1": 900, "2": 450, "4": 225, "10": 90}
 

@@ -51,6 +51,7 @@
   const PIN = "sota-casino.pinned-key.v1";
   const PENDING_ROTATION = "sota-casino.pending-rotation.v1"; // sessionStorage: this tab's
   const PENDING_ACTION = "sota-casino.pending-action.v1"; // sessionStorage: this tab's
+  const PENDING_BET = "sota-casino.pending-bet.v1"; // sessionStorage: this tab's
   const ROTATION_WARNINGS = "sota-casino.rotation-warnings.v1";
   const FORMAT = "sota-casino-records";
   const PUBLIC_KEY_URL = "/api/v1/fairness/public-key";
@@ -751,6 +752,33 @@
     if (tab) save(PENDING_ACTION, formAction(form, submitter), tab);
   }
 
+  /* A bet a page script sends as its plain form after all (the API refused it or could not be
+   * reached): the answer is the next page this tab loads (settlePendingBet). `bet` is as
+   * recordBet takes it, without the round it deals. */
+  function keepPendingBet(bet) {
+    const tab = session();
+    if (tab) save(PENDING_BET, bet, tab);
+  }
+
+  /* On the page that answers a plain post of a bet, record it with the round the page shows if
+   * the post was answered by a redirect to a round's page (`data-dealt-round`: a refusal draws
+   * the form again, and a round's page opened by a link was not reached by a redirect); forget
+   * it either way. */
+  function settlePendingBet() {
+    const tab = session();
+    const pending = tab ? load(PENDING_BET, null, tab) : null;
+    if (!pending) return;
+    forget(PENDING_BET, tab);
+    const dealt = document.querySelector("[data-dealt-round]");
+    const [arrival] = performance.getEntriesByType("navigation");
+    if (!dealt || !arrival || arrival.type !== "navigate" || arrival.redirectCount < 1) return;
+    try {
+      recordBet({ ...pending, ...JSON.parse(dealt.dataset.dealtRound) });
+    } catch (error) {
+      // a bet the page could not read back: nothing to record
+    }
+  }
+
   /* Whether this page still offers the choice `action` answers: then the casino did not make it. */
   function stillOffered(action) {
     return Array.from(document.querySelectorAll("form[data-record-action]")).some((form) => {
@@ -919,7 +947,10 @@
   // never shown) is not known to have counted.
   window.addEventListener("pageshow", (event) => {
     const tab = event.persisted ? session() : null;
-    if (tab) forget(PENDING_ACTION, tab);
+    if (tab) {
+      forget(PENDING_ACTION, tab);
+      forget(PENDING_BET, tab);
+    }
   });
 
   // Settled once the key this page shows is pinned, followed or warned about.
@@ -930,13 +961,14 @@
     showPins();
     recordShownCommitments();
     settlePendingAction();
+    settlePendingBet();
     checkRotation();
     showRotationWarnings();
     offerExport();
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, signedKeyChange, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, signedKeyChange, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
     compareVerified, canonical,
   };
 })();

@@ -483,27 +483,36 @@
     dealing = true;
     const buttons = Array.from(form.querySelectorAll("button[type=submit]"));
     for (const b of buttons) b.disabled = true;
+    // The stake and the rule set as sent: the receipt must be played on them.
+    const sent = { game: "sota", stake: body.stake, ...(typeof body.preset === "string" ? { preset: body.preset } : { rules: body.rules }) };
     try {
-      const response = await fetch("/api/v1/sota/games", {
-        method: "POST", credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
-          "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content },
-        body: JSON.stringify(body),
-      });
-      if (!response.ok) {
-        form.submit();
+      let game = null;
+      try {
+        const response = await fetch("/api/v1/sota/games", {
+          method: "POST", credentials: "same-origin",
+          headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
+            "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content },
+          body: JSON.stringify(body),
+        });
+        if (response.ok) game = await response.json();
+      } catch (failure) {
+        // the table could not be reached in the page: the plain form follows
+      }
+      if (!game) {
+        try {
+          window.SotaRecords.keepPendingBet(sent); // recorded if the answer is the dealt game
+        } catch (error) { /* not recorded */ }
+        form.submit(); // its page says why in the form's words, or shows the game dealt
         return;
       }
-      const game = await response.json();
-      // The stake and the rule set as sent: the receipt must be played on them. A record that
-      // cannot be kept must not send the game again (the catch below does).
-      const sent = { stake: body.stake, ...(typeof body.preset === "string" ? { preset: body.preset } : { rules: body.rules }) };
       try {
-        window.SotaRecords.recordBet({ round_id: game.id, seed_pair_id: game.seed_pair_id, nonce: game.nonce, game: "sota", ...sent });
+        window.SotaRecords.recordBet({ round_id: game.id, seed_pair_id: game.seed_pair_id, nonce: game.nonce, ...sent });
       } catch (error) { /* not recorded */ }
-      await show(game.id);
-    } catch (failure) {
-      form.submit(); // the table could not be reached in the page: try the plain form
+      try {
+        await show(game.id);
+      } catch (failure) {
+        window.location.assign("/sota/games/" + game.id); // dealt: never sent again
+      }
     } finally {
       dealing = false;
       for (const b of buttons) b.disabled = false;
