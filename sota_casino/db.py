@@ -50,9 +50,34 @@ from .services.tx import UNHURRIED
 from .services.tx import NoAnswerInTime
 from .services.tx import refuse_writes_in_read_only
 
+#: The logger SQLAlchemy writes an engine's statements and rows to (an engine without a
+#: ``logging_name``, as every engine here is).
+ENGINE_LOGGER = "sqlalchemy.engine.Engine"
+
 #: Seconds a SQLite writer waits for the write lock on an engine that sets no lock wait of its
 #: own (the migrations, tools); the app's engine waits ``DB_LOCK_TIMEOUT_MS``.
 BUSY_TIMEOUT = 30.0
+
+
+class HiddenRows(logging.Filter):
+    """Write SQLAlchemy's rows as hidden, as ``hide_parameters`` writes the parameters.
+
+    At DEBUG the engine's logger writes every row fetched: rows hold the server seeds still
+    secret, password hashes and the digests of session tokens. The statements stay logged.
+    """
+
+    #: How SQLAlchemy logs a row fetched (``CursorResult``) at DEBUG.
+    ROW = "Row %r"
+    HIDDEN = "Row [hidden: rows may hold secrets]"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == self.ROW:
+            record.msg, record.args = self.HIDDEN, ()
+        return True
+
+
+#: One filter for every engine: the engines of a process share SQLAlchemy's logger.
+HIDDEN_ROWS = HiddenRows()
 
 
 def is_sqlite(url: str) -> bool:
@@ -100,6 +125,8 @@ def make_engine(
         if statement_timeout_ms is not None:
             _postgres_statement_bound(engine, statement_timeout_ms)
     _guard_read_only(engine)
+    # Statement parameters are hidden above; the rows fetched are hidden by the logger's filter.
+    logging.getLogger(ENGINE_LOGGER).addFilter(HIDDEN_ROWS)
     return engine
 
 

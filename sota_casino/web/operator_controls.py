@@ -45,6 +45,7 @@ from .inputs import query_int
 from .operator import bp
 from .operator import parse_adjustment_amount
 from .operator import refusal_shown_by
+from .paths import is_local_path
 
 #: How the console names the kinds of alert rule.
 RULE_KINDS: Final = {
@@ -113,9 +114,13 @@ def time_zones() -> tuple[str, ...]:
 
 
 def _time_zone_back() -> str:
-    """The console page the time-zone form goes back to (the audit log for any other)."""
+    """The console page the time-zone form goes back to (the audit log for any other).
+
+    The page must be a path of this site as well: a newline in it could not be put in the
+    ``Location`` header, and a browser drops tabs and reads ``\\`` as ``/``.
+    """
     back = request.form.get("next", "")
-    return back if back.startswith("/operator") else url_for(".audit_log")
+    return back if is_local_path(back) and back.startswith("/operator") else url_for(".audit_log")
 
 
 def _time_zone_refused(error: CasinoError) -> ResponseReturnValue:

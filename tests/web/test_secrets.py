@@ -155,3 +155,29 @@ def test_no_answer_audit_entry_or_log_line_holds_an_unrevealed_seed_or_a_key(
     # The crawl does see seeds where they belong: each revealed one is on the fairness page.
     for seed in shown:
         assert any(seed in text for where, text in answers if "/fairness" in where)
+
+
+def test_the_database_logger_at_debug_writes_no_row_holding_a_secret(
+    app: Flask, client: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLAlchemy's own logger at DEBUG (turned on by name: it stays at WARNING under a debug
+    root logger) writes every statement and every row fetched. The statements' parameters are
+    hidden; the rows must be too: they hold the server seeds still secret, the password hashes
+    and the digests of session tokens."""
+    caplog.set_level(logging.DEBUG, logger="sqlalchemy.engine")
+    register_page(client, "alice")
+    post_form(client, "/casino-war/rounds", {"bet": "5"})
+    assert client.get("/api/v1/fairness/seed-pair").status_code == 200
+    assert client.get("/fairness").status_code == 200
+    session = db(app)
+    try:
+        pairs = session.scalars(select(SeedPair)).all()
+    finally:
+        session.close()
+    hidden = [p.server_seed for p in pairs if p.status != "revealed"]
+    assert len(hidden) == 2  # alice's active and next pairs
+    logged = caplog.text
+    assert "SELECT" in logged and "FROM seed_pairs" in logged  # the logger was on
+    for seed in hidden:
+        assert seed not in logged and seed.upper() not in logged
+    assert "$argon2id$" not in logged

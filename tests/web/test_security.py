@@ -1047,6 +1047,52 @@ def test_login_redirects_only_to_this_site(client: FlaskClient) -> None:
         post_form(client, "/auth/logout")
 
 
+def test_the_language_picker_goes_back_only_to_a_page_of_this_site(player: FlaskClient) -> None:
+    for target in FOREIGN_TARGETS:
+        response = post_form(player, "/language", {"locale": "fi", "next": target})
+        assert (response.status_code, response.location) == (303, "/"), repr(target)
+
+
+#: ``next`` values that start as a console page does, but that a browser would not read as
+#: written (it drops tabs and newlines and reads ``\\`` as ``/``), or no header can hold.
+CONSOLE_LOOK_ALIKES = (
+    "/operator\r\n/evil.example",
+    "/operator\n/evil.example",
+    "/operator\t/evil.example",
+    "/operator\\evil.example",
+    "/operator/%0a/evil.example\nSet-Cookie: x=1",
+)
+
+
+def test_the_time_zone_form_goes_back_only_to_a_console_page(app: Flask) -> None:
+    """The console's time-zone form goes back to the page it was sent from: a ``next`` that
+    starts like a console page but is none (a newline in it was a 500, a header it could not
+    be put in) goes to the audit log, for an auditor and an operator alike, and the zone is
+    still set."""
+    console = "/operator/ledger?since=2026-12-01"
+    for role in ("auditor", "operator"):
+        staff = client_as(app, add_user(app, f"staff_{role}", role))
+        for target in (*FOREIGN_TARGETS, *CONSOLE_LOOK_ALIKES):
+            sent = {"csrf_token": CSRF, "time_zone": "Europe/Oslo", "next": target}
+            response = staff.post("/operator/me/time-zone", data=sent)
+            assert (response.status_code, response.location) == (303, "/operator/audit"), (
+                role,
+                repr(target),
+            )
+        sent = {"csrf_token": CSRF, "time_zone": "UTC", "next": console}
+        response = staff.post("/operator/me/time-zone", data=sent)
+        assert (response.status_code, response.location) == (303, console), role
+        refused = staff.post("/operator/me/time-zone", data={**sent, "time_zone": "Mars/Base"})
+        assert refused.status_code == 422, role
+        assert f'name="next" value="{console}"' in refused.get_data(as_text=True), role
+        refused = staff.post(
+            "/operator/me/time-zone",
+            data={**sent, "time_zone": "Mars/Base", "next": "/operator\r\n/evil.example"},
+        )
+        assert refused.status_code == 422, role
+        assert 'name="next" value="/operator/audit"' in refused.get_data(as_text=True), role
+
+
 def test_a_refused_form_goes_back_only_to_a_page_of_this_site(player: FlaskClient) -> None:
     for referrer in ("https://evil.example/x", "http://localhost//evil.example/x"):
         response = post_form(player, "/sota/games", {"stake": "x"}, headers={"Referer": referrer})
