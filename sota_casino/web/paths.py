@@ -3,8 +3,6 @@ app may send a browser to (its own paths only: no open redirects)."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from flask import request
 
 #: Where the JSON API lives.
@@ -18,14 +16,15 @@ def is_local_path(target: object) -> bool:
 
     Browsers drop tabs and newlines from URLs and read ``\`` as ``/``, so ``/<TAB>/evil.example``
     or ``/\evil.example`` would lead to another site: any control character, space or backslash
-    is refused outright, before the URL is parsed.
+    is refused. So is any target starting with two slashes: a browser skips every slash after
+    the first two (``///evil.example`` is another site), where Python's URL parser reads an
+    empty host and a path.
     """
     if not isinstance(target, str) or not target.startswith("/") or len(target) > MAX_PATH:
         return False
     if any(ord(char) <= 0x20 or ord(char) == 0x7F or char == "\\" for char in target):
         return False
-    parts = urlsplit(target)
-    return not parts.scheme and not parts.netloc and not parts.path.startswith("//")
+    return not target.startswith("//")  # one slash, then no scheme nor host can follow
 
 
 def wants_json() -> bool:

@@ -932,6 +932,7 @@ def test_the_sign_up_page_says_why_and_opens_no_account(make_app: Any) -> None:
 #: dropped, a backslash is a slash), and the lobby is where they must go instead.
 FOREIGN_TARGETS = (
     "//evil.example/x",
+    "///evil.example/x",  # a browser skips every slash of a scheme-relative URL
     "https://evil.example/",
     "/\t/evil.example",
     "/\n/evil.example",
