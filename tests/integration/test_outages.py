@@ -151,6 +151,37 @@ def test_a_read_only_or_full_sqlite_database_is_a_503_until_it_is_writable(
     assert_books(app)
 
 
+def test_a_sqlite_file_gone_from_its_folder_is_a_503_and_no_empty_database_takes_its_place(
+    migrated_template: Path, tmp_path: Path
+) -> None:
+    """A database file that is gone while its folder is there (deleted, moved away, its disk
+    not mounted) is an outage: a 503 with Retry-After on every new connection, and no empty
+    database is made in its place (one was, and every request was a 500 on its missing
+    tables); once the file is back the service goes on without a restart."""
+    db_url = copy_of_template(migrated_template, tmp_path)
+    app = create_app(app_config(db_url, tmp_path))
+    try:
+        client, token = signed_in(app)
+        engine = app.extensions["sota_casino.engine"]
+        engine.dispose()  # the connections made next are new ones, as a restarted worker's
+        path = Path(make_url(db_url).database or "")
+        aside = tmp_path / "aside"
+        aside.mkdir()
+        moved = [f for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if f.exists()]
+        for file in moved:
+            file.rename(aside / file.name)
+        assert_unavailable(client.get("/api/v1/me", headers=token))
+        bet = {"json": {"bet": 100}, "headers": {**token, "Idempotency-Key": "gone-1"}}
+        assert_unavailable(client.post("/api/v1/casino-war/rounds", **bet))
+        assert not path.exists()
+        for file in moved:
+            (aside / file.name).rename(file)
+        assert client.post("/api/v1/casino-war/rounds", **bet).status_code == 201
+        assert_books(app)
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
 # --- a lock held too long: a 503 within the wait the settings allow, never a hung worker ----
 
 #: The tests' lock wait (ms): short, so a test takes a second, not the default's five.
