@@ -29,6 +29,7 @@ import socket
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 from typing import cast
 
@@ -89,6 +90,7 @@ def make_engine(
     *,
     lock_timeout_ms: int | None = None,
     statement_timeout_ms: int | None = None,
+    existing_only: bool = False,
     **kwargs: Any,
 ) -> Engine:
     """Create an engine for ``url`` with the settings each database needs.
@@ -110,12 +112,19 @@ def make_engine(
         (:class:`_Watchdog`); on SQLite the statement is interrupted ("interrupted",
         SQLITE_INTERRUPT) once it has run that long, its rows fetched included. None: no
         bound.
+    :param existing_only: on SQLite, open the database file only if it is there (the app's
+        engine): SQLite would otherwise make an empty database in place of a file gone from
+        its folder (deleted, moved, its disk not mounted), and every request would fail on
+        its missing tables; now it cannot open it (SQLITE_CANTOPEN), an outage. The
+        migrations make the file.
     """
     kwargs.setdefault("hide_parameters", True)
     kwargs.setdefault("json_serializer", dump_json)
     if is_sqlite(url):
         wait = BUSY_TIMEOUT if lock_timeout_ms is None else lock_timeout_ms / 1000
         engine = create_engine(url, connect_args={"timeout": wait}, **kwargs)
+        if existing_only:
+            _sqlite_existing_only(engine)
         _sqlite_transactions(engine, wait)
         if statement_timeout_ms is not None:
             _sqlite_statement_bound(engine, statement_timeout_ms)
@@ -486,6 +495,20 @@ class WriteGate:
             self._threads.release()
 
 
+def _sqlite_existing_only(engine: Engine) -> None:
+    """Open ``engine``'s SQLite file read-write but never make it (an in-memory database
+    aside): the file by its URI, with ``mode=rw``."""
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    uri = f"{Path(database).absolute().as_uri()}?mode=rw"
+
+    @event.listens_for(engine, "do_connect")
+    def _open_existing(_dialect: Any, _record: Any, cargs: list[Any], cparams: Any) -> None:
+        cargs[:1] = [uri]
+        cparams["uri"] = True
+
+
 #: ``connection.info`` key: the busy timeout (ms) set on this connection, if not the engine's.
 _BUSY_MS = "sota_casino_busy_ms"
 
@@ -561,6 +584,7 @@ def init_app(app: Flask) -> None:
         app.config["DATABASE_URL"],
         lock_timeout_ms=app.config["DB_LOCK_TIMEOUT_MS"],
         statement_timeout_ms=app.config["DB_STATEMENT_TIMEOUT_MS"],
+        existing_only=True,
     )
     context = ServiceContext(
         signing_key=load_or_create_signing_key(app.config["SIGNING_KEY_FILE"]),

@@ -1315,16 +1315,23 @@ def _entry_lines(bind: Engine, first: int, last: int) -> Iterator[str]:
 
 @own_transactions
 def iter_export(session: Session) -> Iterator[str]:
-    """Yield the whole log as JSON Lines, every entry then every checkpoint, a chunk at a time.
+    """Return the whole log as JSON Lines, every entry then every checkpoint, a chunk at a time.
 
     Each chunk is its own short read, so a download holds no lock and no more than a chunk in
     memory. The export stops at the log's size when it began: a checkpoint signed later over
-    entries it does not hold is left out.
+    entries it does not hold is left out. The waiting entries are sequenced and that size is
+    read before this returns, so a download the database cannot begin fails before its answer
+    starts (a 503, not a 200 cut off).
     """
     flush(session)
     bind = _engine(session)
     with bind.connect() as connection:
         size = connection.scalar(select(func.max(_ENTRIES.c.seq))) or 0
+    return _export_lines(bind, size)
+
+
+def _export_lines(bind: Engine, size: int) -> Iterator[str]:
+    """The first ``size`` entries, then the checkpoints over no more of them, as JSON Lines."""
     yield from _entry_lines(bind, 1, size)
     above = 0
     while True:

@@ -41,6 +41,7 @@ from sota_casino.db import make_engine
 from sota_casino.db import new_session
 from sota_casino.factory import create_app
 from sota_casino.services import accounts
+from sota_casino.services import audit
 from sota_casino.services import checks
 from sota_casino.services import tx
 
@@ -150,6 +151,37 @@ def test_a_read_only_or_full_sqlite_database_is_a_503_until_it_is_writable(
     assert_books(app)
 
 
+def test_a_sqlite_file_gone_from_its_folder_is_a_503_and_no_empty_database_takes_its_place(
+    migrated_template: Path, tmp_path: Path
+) -> None:
+    """A database file that is gone while its folder is there (deleted, moved away, its disk
+    not mounted) is an outage: a 503 with Retry-After on every new connection, and no empty
+    database is made in its place (one was, and every request was a 500 on its missing
+    tables); once the file is back the service goes on without a restart."""
+    db_url = copy_of_template(migrated_template, tmp_path)
+    app = create_app(app_config(db_url, tmp_path))
+    try:
+        client, token = signed_in(app)
+        engine = app.extensions["sota_casino.engine"]
+        engine.dispose()  # the connections made next are new ones, as a restarted worker's
+        path = Path(make_url(db_url).database or "")
+        aside = tmp_path / "aside"
+        aside.mkdir()
+        moved = [f for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if f.exists()]
+        for file in moved:
+            file.rename(aside / file.name)
+        assert_unavailable(client.get("/api/v1/me", headers=token))
+        bet = {"json": {"bet": 100}, "headers": {**token, "Idempotency-Key": "gone-1"}}
+        assert_unavailable(client.post("/api/v1/casino-war/rounds", **bet))
+        assert not path.exists()
+        for file in moved:
+            (aside / file.name).rename(file)
+        assert client.post("/api/v1/casino-war/rounds", **bet).status_code == 201
+        assert_books(app)
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
 # --- a lock held too long: a 503 within the wait the settings allow, never a hung worker ----
 
 #: The tests' lock wait (ms): short, so a test takes a second, not the default's five.
@@ -188,6 +220,43 @@ def test_a_bet_behind_a_held_lock_is_a_503_within_the_lock_wait_and_moves_nothin
         assert again.status_code == 201, again.get_json()
         assert books(db_url)["rounds"] == before["rounds"] + 1
         assert_books(app)
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_the_whole_audit_export_behind_a_held_integrator_lock_is_a_503_before_it_starts(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The export sequences the log's waiting entries first, behind any other integrator: a
+    wait that runs out is the API's 503 with Retry-After and the console's 503 page, decided
+    before the download starts (it was a 200 whose body then failed: gunicorn's HTML 500)."""
+    app = create_app(app_config(db_url, tmp_path, DB_LOCK_TIMEOUT_MS=LOCK_WAIT_MS))
+    try:
+        with app.app_context():
+            session = app.extensions["sota_casino.sessionmaker"]()
+            staff = accounts.create_operator(session, "olga", PASSWORD)
+            token, _ = accounts.start_session(session, staff.id, kind="api")
+            web_token, _ = accounts.start_session(session, staff.id)
+            session.close()
+        client = app.test_client()
+        with client.session_transaction() as cookie:
+            cookie["sid"] = web_token
+        api = {"Authorization": f"Bearer {token}"}
+        engine = sa.create_engine(db_url)
+        try:
+            with engine.connect() as holder:  # another process's integrator, mid-batch
+                holder.execute(sa.select(sa.func.pg_advisory_xact_lock(audit.INTEGRATOR_LOCK)))
+                assert_unavailable(client.get("/api/v1/operator/audit/export", headers=api))
+                page = client.get("/operator/audit/export")
+                assert page.status_code == 503, page.status_code
+                assert "closed for a moment" in page.get_data(as_text=True)
+                holder.rollback()
+        finally:
+            engine.dispose()
+        export = client.get("/api/v1/operator/audit/export", headers=api)
+        assert export.status_code == 200
+        assert export.get_data(as_text=True).count("\n") >= 1
     finally:
         app.extensions["sota_casino.engine"].dispose()
 
