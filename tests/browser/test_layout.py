@@ -231,6 +231,33 @@ def test_a_new_table_shows_both_bet_fields_above_deal_on_a_360_px_phone(
     assert shown["ante"] == shown["tie"], shown
 
 
+#: The top of each full-size card a round's page shows.
+CARD_TOPS = """() => [...document.querySelectorAll(".panel .card-row > div > .card")]
+  .map(card => Math.round(card.getBoundingClientRect().top))"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_rounds_two_war_cards_stand_side_by_side_on_a_360_px_phone(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """In Portuguese the dealer's war card took a line of its own, under the player's, its
+    caption ("Carta de guerra do crupiê") as wide as the screen left; a caption now wraps to
+    its card's width."""
+    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    phone = next(tabs)
+    username = sign_up(phone, "warcards")
+    plant_server_seed(live_server.app, username, {0: True})
+    if language != "en":
+        choose_language(phone, language)
+    play_a_round(phone)
+    phone.goto("/history")
+    phone.goto(f"/history/{phone.get_attribute('[data-round]', 'data-round')}")
+    tops = phone.evaluate(CARD_TOPS)
+    next(tabs, None)
+    assert len(tops) == 4, tops  # the first cards, then the war's
+    assert tops[2] == tops[3], tops
+
+
 @pytest.mark.parametrize("language", ("fi", "pt"))
 def test_the_clear_chip_holds_its_word(small_phone: Any, language: str) -> None:
     sign_up(small_phone, "clear")
