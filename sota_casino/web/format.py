@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC
+from datetime import date
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN
 from decimal import Decimal
@@ -190,6 +191,19 @@ def when(stamp: str | datetime | None) -> str:
     return datetime_pattern(select_locale()).replace("{1}", date).replace("{0}", time) + " UTC"
 
 
+def day(value: str | date) -> str:
+    """Show a calendar day as the request's language writes it: ``"Dec 1, 2026"``,
+    ``"1.12.2026"``, ``"1. des. 2026"``, ``"1 de dez. de 2026"``.
+
+    Takes the services' ISO 8601 text (``2026-12-01``) or a date; other text is shown as it is.
+    """
+    try:
+        day = date.fromisoformat(value) if isinstance(value, str) else value
+    except ValueError:
+        return str(value)
+    return format_date(day, "medium", locale=Locale.parse(select_locale()))
+
+
 def _parse_time(text: str) -> datetime | None:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -286,6 +300,7 @@ def init_app(app: Flask) -> None:
         chips_text=chips_text,
         sweets_text=sweets_text,
         when=when,
+        day=day,
         sota_outcome=sota_outcome,
         stamp=fairness.format_time,  # a moment as the API writes it (a <time> element's datetime)
     )

@@ -42,6 +42,7 @@ SIZES = {
     "desktop": {"viewport": {"width": 1280, "height": 800}},
 }
 LANGUAGES = ("en", "fi", "nb", "pt")
+PHONE_360 = {"width": 360, "height": 740}
 
 #: What sticks out: the page's sideways scroll, and every panel, list or form wider than its box.
 OVERFLOW = """() => {
@@ -194,6 +195,67 @@ def test_after_a_war_in_finnish_deal_and_rebet_are_on_the_phone_screen(
     for button in ("#deal", "#rebet"):
         found = box(small_phone, button)
         assert found["y"] + found["height"] <= 740, button
+
+
+#: The ante's and the tie bet's fields, and the top of the Deal row, as the page first shows.
+BET_FIELDS = """() => {
+  const box = selector => document.querySelector(selector).getBoundingClientRect();
+  return {ante: [box("#bet").top, box("#bet").bottom], tie: [box("#tie_bet").top,
+    box("#tie_bet").bottom], deal: box("#bet-form .deal-row").top};
+}"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_new_table_shows_both_bet_fields_above_deal_on_a_360_px_phone(
+    chromium: Any, live_server: LiveServer, laptop: Any, language: str
+) -> None:
+    """On a 360 x 740 phone the Deal row, kept at the foot of the screen, covered the ante and
+    tie bet fields in Finnish and Portuguese before the first round (only their top edges
+    showed), and in Norwegian the tie bet's two-line label set its field lower than the ante's,
+    on a laptop too. The fields stand level, whole, above Deal."""
+    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    phone = next(tabs)
+    sign_up(phone, "fields")
+    if language != "en":
+        choose_language(phone, language)
+    phone.goto("/casino-war")
+    shown = phone.evaluate(BET_FIELDS)
+    next(tabs, None)
+    assert shown["ante"] == shown["tie"], shown
+    assert shown["ante"][1] <= shown["deal"], shown
+    sign_up(laptop, "fields")
+    if language != "en":
+        choose_language(laptop, language)
+    laptop.goto("/casino-war")
+    shown = laptop.evaluate(BET_FIELDS)
+    assert shown["ante"] == shown["tie"], shown
+
+
+#: The top of each full-size card a round's page shows.
+CARD_TOPS = """() => [...document.querySelectorAll(".panel .card-row > div > .card")]
+  .map(card => Math.round(card.getBoundingClientRect().top))"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_rounds_two_war_cards_stand_side_by_side_on_a_360_px_phone(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """In Portuguese the dealer's war card took a line of its own, under the player's, its
+    caption ("Carta de guerra do crupiê") as wide as the screen left; a caption now wraps to
+    its card's width."""
+    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    phone = next(tabs)
+    username = sign_up(phone, "warcards")
+    plant_server_seed(live_server.app, username, {0: True})
+    if language != "en":
+        choose_language(phone, language)
+    play_a_round(phone)
+    phone.goto("/history")
+    phone.goto(f"/history/{phone.get_attribute('[data-round]', 'data-round')}")
+    tops = phone.evaluate(CARD_TOPS)
+    next(tabs, None)
+    assert len(tops) == 4, tops  # the first cards, then the war's
+    assert tops[2] == tops[3], tops
 
 
 @pytest.mark.parametrize("language", ("fi", "pt"))

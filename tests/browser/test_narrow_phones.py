@@ -5,9 +5,11 @@ shows its suit, and a chart's labels are readable."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import date
 from typing import Any
 
 import pytest
+from babel.dates import format_date
 from browser_support import LiveServer
 from browser_support import fresh_name
 from browser_support import open_tab
@@ -421,6 +423,27 @@ def test_the_consoles_tables_read_without_sideways_scrolling_on_a_narrow_phone(
     narrow_phone.goto("/operator/alerts")
     acknowledge = narrow_phone.locator("table.alerts-table button").first.bounding_box()
     assert acknowledge and 0 <= acknowledge["x"] <= acknowledge["x"] + acknowledge["width"] <= width
+
+
+@pytest.mark.parametrize("language", ("en", "fi", "pt"))
+def test_the_statistics_tables_read_without_sideways_scrolling_on_a_narrow_phone(
+    narrow_phone: Any, live_server: LiveServer, language: str
+) -> None:
+    """The statistics page's tables scrolled sideways inside their panels on a phone: the
+    handle and the net result, the figures a player looks for, started off the screen ("225
+    chip" cut at the edge). Each row is now a card, each cell named; a day reads as the page's
+    language writes it (it was 2026-12-05 in every language)."""
+    width = width_of(narrow_phone)
+    a_player_with_rounds(narrow_phone, live_server, language)
+    narrow_phone.goto("/stats")
+    assert narrow_phone.locator("main table").count() >= 4
+    assert narrow_phone.evaluate(TABLES_PAST_THE_SCREEN, width) == []
+    days = narrow_phone.locator("table.days-table time")
+    assert days.count()
+    for shown, iso in zip(
+        days.all_inner_texts(), days.evaluate_all("ts => ts.map(t => t.dateTime)"), strict=True
+    ):
+        assert shown == format_date(date.fromisoformat(iso), "medium", locale=language)
 
 
 #: The room between each console link's word and the count badge after it, in px.
