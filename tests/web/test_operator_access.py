@@ -34,6 +34,7 @@ PUBLIC: dict[str, str] = {
     "api.token": "getting a bearer token",
     "api.public_key": "the public key, for verifiers",
     "api.casino_war_odds": "published odds",
+    "api.table": "a table's settings, which its rules page shows anyone",
     "api.openapi": "the API's description",
     "health.alive": "the load balancer's liveness check",
     "health.ready": "the load balancer's readiness check (says nothing private)",

@@ -23,8 +23,9 @@ from web_support import register_page
 #: An id that belongs to nobody, to compare each answer with.
 NOBODY = 987654
 STAFF_PREFIXES = ("/operator", "/api/v1/operator")
-#: The public log's checkpoints are everybody's: a size is no one's id.
-PUBLIC_LOG = "/api/v1/transparency/"
+#: The public log's checkpoints and the tables' settings are everybody's: a size or a table's
+#: name is no one's id.
+PUBLIC_PREFIXES = ("/api/v1/transparency/", "/api/v1/tables/")
 #: What each changing route is sent (API, page form), so the request is valid but for its owner.
 BODIES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "decision": ({"choice": "war"}, {"choice": "war"}),
@@ -81,7 +82,7 @@ def test_another_players_rounds_and_seed_pairs_are_a_404_like_nothing_at_all(
     checked = 0
     for rule in app.url_map.iter_rules():
         ids = set(rule.arguments) - {"filename"}
-        if not ids or rule.rule.startswith((*STAFF_PREFIXES, PUBLIC_LOG)):
+        if not ids or rule.rule.startswith((*STAFF_PREFIXES, *PUBLIC_PREFIXES)):
             continue
         assert ids <= set(owned), f"{rule.rule}: add its id argument to this test"
         (name,) = ids
