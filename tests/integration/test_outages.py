@@ -46,11 +46,14 @@ from sota_casino.services import checks
 from sota_casino.services import tx
 
 
-def signed_in(app: Flask) -> tuple[FlaskClient, dict[str, str]]:
-    """A player ``alice`` with a bearer token, and a client whose cookie is logged in."""
+def signed_in(
+    app: Flask, username: str = "alice", *, operator: bool = False
+) -> tuple[FlaskClient, dict[str, str]]:
+    """A player (or an operator) with a bearer token, and a client whose cookie is logged in."""
+    make = accounts.create_operator if operator else accounts.register
     with app.app_context():
         session = app.extensions["sota_casino.sessionmaker"]()
-        user = accounts.register(session, "alice", PASSWORD)
+        user = make(session, username, PASSWORD)
         token, _ = accounts.start_session(session, user.id, kind="api")
         web_token, _ = accounts.start_session(session, user.id)
         session.close()
@@ -233,16 +236,7 @@ def test_the_whole_audit_export_behind_a_held_integrator_lock_is_a_503_before_it
     before the download starts (it was a 200 whose body then failed: gunicorn's HTML 500)."""
     app = create_app(app_config(db_url, tmp_path, DB_LOCK_TIMEOUT_MS=LOCK_WAIT_MS))
     try:
-        with app.app_context():
-            session = app.extensions["sota_casino.sessionmaker"]()
-            staff = accounts.create_operator(session, "olga", PASSWORD)
-            token, _ = accounts.start_session(session, staff.id, kind="api")
-            web_token, _ = accounts.start_session(session, staff.id)
-            session.close()
-        client = app.test_client()
-        with client.session_transaction() as cookie:
-            cookie["sid"] = web_token
-        api = {"Authorization": f"Bearer {token}"}
+        client, api = signed_in(app, "olga", operator=True)
         engine = sa.create_engine(db_url)
         try:
             with engine.connect() as holder:  # another process's integrator, mid-batch
