@@ -209,15 +209,13 @@ def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -
     The test key stands for the player's key too (key id 3). The decision is that of the first
     round of the vectors' pair that ties, so the receipt holding it lists it in its `actions`;
     the move is the published Prisoners of War game's first."""
-    nonce = next(
-        n for n in range(100_000) if _war_receipt(rules, n, 500, 100, "war")["actions"] == ["war"]
-    )
-    war = _war_receipt(rules, nonce, 500, 100, "war")
+    receipts = (_war_receipt(rules, n, 500, 100, "war") for n in range(100_000))
+    war = next(receipt for receipt in receipts if receipt["actions"] == ["war"])
     decision = action_document(
         game=casino_war.GAME,
         round_id=war["round_id"],
         seed_pair_id=SEED_PAIR_ID,
-        nonce=nonce,
+        nonce=war["nonce"],
         index=0,
         choice="war",
     )
