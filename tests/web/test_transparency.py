@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Callable
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -27,6 +28,7 @@ from sota_casino.core import anchors
 from sota_casino.core import audit_chain
 from sota_casino.core import fairness
 from sota_casino.core import merkle
+from sota_casino.factory import create_app
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
@@ -371,6 +373,76 @@ def test_the_monitor_keeps_consistent_checkpoints_and_names_a_fork(
     assert code == 1, line
     assert line.startswith("FORK: the served checkpoint does not extend the kept one"), line
     assert f"kept size {kept['size']} root {kept['root']}" in line
+
+
+@contextmanager
+def _serving(app: Flask) -> Iterator[str]:
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_the_monitor_follows_a_key_change_the_pinned_key_signed_and_still_names_a_fork(
+    client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
+) -> None:
+    """After `flask keys rotate` and a restart, the checkpoints are signed by the new key: the
+    monitor follows the key change the pinned key signed, keeps holding the log to the
+    checkpoint it kept before, and moves its pin; a process not yet restarted, still signing
+    with the retired key, is no alarm. A key change the pinned key did not sign moves nothing."""
+    state = tmp_path / "witness"
+    old_key = _key(app)
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    assert _monitor(served, state, "--public-key", old_key)[0] == 0
+    kept = json.loads((state / "checkpoint.json").read_text())["document"]
+
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    renewed = create_app(dict(app.config))  # the restart: it loads the new key file
+    new_key = str(renewed.extensions["sota_casino.sessionmaker"]().info["context"].public_key_hex)
+    assert new_key != old_key
+    renewed_client = renewed.test_client()
+    _play(renewed_client, auth, 1)
+    renewed_client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    with _serving(renewed) as url:
+        served_now = renewed_client.get(f"{API}/transparency/checkpoint").get_json()
+        assert served_now["checkpoint"]["public_key_hex"] == new_key
+        code, line = _monitor(url, state, "--public-key", old_key)  # cron gives the first key
+        assert code == 0, line
+        assert line.startswith(
+            f"OK: consistent, kept size {kept['size']} root {kept['root']}, "
+            f"served size {served_now['size']} root {served_now['root']}; kept the new one; "
+            f"the key changed, signed by the pinned key: {old_key} to {new_key} at "
+        ), line
+        assert (state / "public_key").read_text().strip() == new_key
+        assert (state / "retired_keys").read_text().split() == [old_key]
+
+        # The process not yet restarted signs with the retired key: checked, and consistent.
+        _play(client, auth, 1)
+        client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+        assert client.get(f"{API}/fairness/public-key").get_json()["public_key_hex"] == old_key
+        code, line = _monitor(served, state)
+        assert code == 0 and line.startswith("OK: consistent"), line
+
+        # A history signed anew after the change is still a fork of the one kept before it.
+        kept = json.loads((state / "checkpoint.json").read_text())["document"]
+        fork_log(_session(renewed), 3, kept["size"])
+        code, line = _monitor(url, state)
+        assert code == 1 and line.startswith("FORK: two signed checkpoints over"), line
+    renewed.extensions["sota_casino.engine"].dispose()
+
+    # A witness pinned to a key that signed no change to the key in use moves nothing.
+    other = tmp_path / "other"
+    stranger = fairness.public_key_hex(fairness.new_signing_key())
+    code, line = _monitor(served, other, "--public-key", stranger)
+    assert code == 1 and line.startswith("BAD SIGNATURE: "), line
+    assert (other / "public_key").read_text().strip() == stranger
+    assert not (other / "checkpoint.json").exists()
 
 
 class _Canned(BaseHTTPRequestHandler):
