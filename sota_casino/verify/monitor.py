@@ -19,6 +19,10 @@ by the key it retires, to the key that signed the checkpoint moves the pin there
 retired are kept in ``DIR/retired_keys``: a process not yet restarted still signs with one).
 Without that chain it is ``BAD SIGNATURE``. The checkpoint is held to the kept one either way:
 a key change starts no new history.
+
+``--compare FILE`` (any number) checks the signed checkpoints other witnesses published against
+the one kept, as the served one is checked: a split view shows each witness a history of its own,
+which only such a comparison finds.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
@@ -224,8 +229,16 @@ def _evidence(folder: Path, kept: Mapping[str, Any], seen: Mapping[str, Any], wh
     return path
 
 
-def monitor(url: str, state: str, public_key: str | None, *, timeout: float = 10.0) -> Verdict:
-    """Run the witness once; never raises for what the service or the state holds."""
+def monitor(
+    url: str,
+    state: str,
+    public_key: str | None,
+    *,
+    timeout: float = 10.0,
+    compare: Sequence[str] = (),
+) -> Verdict:
+    """Run the witness once, then hold the checkpoints of ``compare`` (files other witnesses
+    published) to the one kept; never raises for what the service or the state holds."""
     folder = Path(state).expanduser()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -254,20 +267,101 @@ def monitor(url: str, state: str, public_key: str | None, *, timeout: float = 10
                 "to; kept: " + (_described(kept["document"]) if kept else "nothing yet"),
             )
         verdict = _compare(folder, base, kept, seen, timeout)
-        if chain is None or verdict.code != EXIT_OK:
+        if verdict.code != EXIT_OK:
             return verdict
-        _move_pin(folder, chain, retired)
-        moved = ", ".join(
-            f"{doc['old_public_key_hex']} to {doc['new_public_key_hex']} at {doc.get('changed_at')}"
-            for doc in chain
-        )
-        return Verdict(
-            verdict.code, f"{verdict.line}; the key changed, signed by the pinned key: {moved}"
-        )
+        if chain is not None:
+            _move_pin(folder, chain, retired)
+            moved = ", ".join(
+                f"{doc['old_public_key_hex']} to {doc['new_public_key_hex']} at "
+                f"{doc.get('changed_at')}"
+                for doc in chain
+            )
+            verdict = Verdict(
+                verdict.code, f"{verdict.line}; the key changed, signed by the pinned key: {moved}"
+            )
+        if compare:
+            keys = (_pinned_key(folder, None, ()), *_retired_keys(folder))
+            verdict = _compare_published(folder, base, compare, keys, verdict, timeout)
+        return verdict
     except Unusable as exc:
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: {exc}")
     except OSError as exc:
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: cannot use the state folder {folder}: {exc}")
+
+
+def _published(path: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The signed checkpoint another witness published in ``path`` (the checkpoint, or an answer
+    of the service holding one), signed by one of ``keys``."""
+    try:
+        held = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise Unusable(f"cannot read the published checkpoint {path}: {exc}") from None
+    if isinstance(held, dict) and "document" not in held and "checkpoint" in held:
+        held = held["checkpoint"]
+    if checkpoint_shape_problem(held) is not None:
+        raise Unusable(f"{path} does not hold a signed checkpoint")
+    assert isinstance(held, dict)  # checkpoint_shape_problem found it an object
+    if not any(verify_signature(key, held["document"], held["signature"]) for key in keys):
+        raise Unusable(f"the checkpoint in {path} is not signed by the pinned key: no evidence")
+    return {"document": dict(held["document"]), "signature": held["signature"]}
+
+
+def _compare_published(
+    folder: Path,
+    base: str,
+    paths: Sequence[str],
+    keys: tuple[str, ...],
+    verdict: Verdict,
+    timeout: float,
+) -> Verdict:
+    kept = _load_state(folder)
+    assert kept is not None  # the run kept one before
+    joined = []
+    for path in paths:
+        other = _published(path, keys)
+        old, new = kept["document"], other["document"]
+        both = f"kept {_described(old)}, published in {path} {_described(new)}"
+        if old["size"] == new["size"]:
+            if old["root"] != new["root"]:
+                why = f"FORK: two signed checkpoints over {old['size']} entries differ: {both}"
+                evidence = _evidence(folder, kept, other, why)
+                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+        else:
+            smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
+            problem = _unjoined(base, smaller, larger, timeout)
+            if problem is not None:
+                why = f"FORK: {problem}: {both}"
+                evidence = _evidence(folder, kept, other, why)
+                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+        joined.append(f"{path} ({_described(new)})")
+    return Verdict(verdict.code, f"{verdict.line}; joined the published {', '.join(joined)}")
+
+
+def _unjoined(
+    base: str, smaller: Mapping[str, Any], larger: Mapping[str, Any], timeout: float
+) -> str | None:
+    """Why the service's consistency proof does not join two signed checkpoints, or ``None``.
+
+    :raises Unusable: if it gives no proof.
+    """
+    query = urllib.parse.urlencode({"old_size": smaller["size"], "new_size": larger["size"]})
+    status, proof = _get(f"{base}{CONSISTENCY_PATH}?{query}", timeout)
+    nodes = proof.get("proof") if isinstance(proof, dict) else None
+    if status == 404:
+        return "the service no longer proves one of the two checkpoints it signed"
+    if status != 200 or not isinstance(nodes, list) or not all(is_hex64(n) for n in nodes):
+        raise Unusable(
+            f"the consistency proof from {smaller['size']} to {larger['size']} answered {status}"
+        )
+    if not merkle.verify_consistency(
+        smaller["size"],
+        larger["size"],
+        bytes.fromhex(smaller["root"]),
+        bytes.fromhex(larger["root"]),
+        [bytes.fromhex(n) for n in nodes],
+    ):
+        return "the service's consistency proof does not join two checkpoints it signed"
+    return None
 
 
 def _compare(

@@ -375,6 +375,64 @@ def test_the_monitor_keeps_consistent_checkpoints_and_names_a_fork(
     assert f"kept size {kept['size']} root {kept['root']}" in line
 
 
+def test_the_monitor_compares_what_other_witnesses_published_and_names_a_split_view(
+    client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
+) -> None:
+    """A split view shows each witness one history: each alone sees nothing wrong. Given the
+    checkpoint another witness published, the monitor holds it to its own, at one size or by a
+    consistency proof, and the two signed checkpoints are the evidence."""
+    key = _key(app)
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    assert _monitor(served, theirs, "--public-key", key)[0] == 0
+    published = str(theirs / "checkpoint.json")
+    honest = json.loads((theirs / "checkpoint.json").read_text())["document"]
+    code, line = _monitor(served, mine, "--public-key", key, "--compare", published)
+    assert code == 0, line
+    assert line.endswith(f"; joined the published {published} ({_described(honest)})"), line
+
+    # The other history, over the same size, shown only to this witness from its start.
+    fork_log(_session(app), 3, honest["size"])
+    for name in ("checkpoint.json", "public_key"):
+        (mine / name).unlink()
+    assert _monitor(served, mine, "--public-key", key)[0] == 0  # alone, it sees nothing wrong
+    forked = json.loads((mine / "checkpoint.json").read_text())["document"]
+    assert forked["size"] == honest["size"] and forked["root"] != honest["root"]
+    code, line = _monitor(served, mine, "--compare", published)
+    assert code == 1, line
+    assert line.startswith(
+        f"FORK: two signed checkpoints over {honest['size']} entries differ: "
+        f"kept {_described(forked)}, published in {published} {_described(honest)}; evidence in "
+    ), line
+    evidence = json.loads(next(mine.glob("evidence-*.json")).read_text())
+    assert evidence["kept"]["document"] == forked and evidence["seen"]["document"] == honest
+
+    # Grown on this side: the service's proof from the published size leads from its own tree.
+    _play(client, auth, 1)
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    code, line = _monitor(served, mine, "--compare", published)
+    assert code == 1, line
+    grown = json.loads((mine / "checkpoint.json").read_text())["document"]
+    assert grown["size"] > honest["size"]
+    assert line.startswith(
+        "FORK: the service's consistency proof does not join two checkpoints it signed: "
+        f"kept {_described(grown)}, published in {published} {_described(honest)}"
+    ), line
+
+    # One not signed by the pinned key is evidence of nothing.
+    stranger = tmp_path / "stranger.json"
+    forged = json.loads((theirs / "checkpoint.json").read_text())
+    forged["signature"] = fairness.sign(fairness.new_signing_key(), forged["document"])
+    stranger.write_text(json.dumps(forged))
+    code, line = _monitor(served, mine, "--compare", str(stranger))
+    assert code == 2 and "is not signed by the pinned key" in line, line
+
+
+def _described(doc: dict[str, Any]) -> str:
+    return f"size {doc['size']} root {doc['root']}"
+
+
 @contextmanager
 def _serving(app: Flask) -> Iterator[str]:
     server = make_server("127.0.0.1", 0, app, threaded=True)
