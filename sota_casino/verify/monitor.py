@@ -20,9 +20,9 @@ retired are kept in ``DIR/retired_keys``: a process not yet restarted still sign
 Without that chain it is ``BAD SIGNATURE``. The checkpoint is held to the kept one either way:
 a key change starts no new history.
 
-``--compare FILE`` (any number) checks the signed checkpoints other witnesses published against
-the one kept, as the served one is checked: a split view shows each witness a history of its own,
-which only such a comparison finds.
+``--compare FILE`` (any number) checks the signed checkpoints other witnesses published, or those
+a bundle's anchors are proved into, against the one kept, as the served one is checked: a split
+view shows each witness a history of its own, which only such a comparison finds.
 """
 
 from __future__ import annotations
@@ -289,21 +289,27 @@ def monitor(
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: cannot use the state folder {folder}: {exc}")
 
 
-def _published(path: str, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The signed checkpoint another witness published in ``path`` (the checkpoint, or an answer
-    of the service holding one), signed by one of ``keys``."""
+def _published(path: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The signed checkpoints in ``path``: one another witness published (the checkpoint, or an
+    answer of the service holding one), or those a bundle's anchors are proved into; each must
+    be signed by one of ``keys``."""
     try:
         held = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise Unusable(f"cannot read the published checkpoint {path}: {exc}") from None
+    listed = held.get("checkpoints") if isinstance(held, dict) else None
     if isinstance(held, dict) and "document" not in held and "checkpoint" in held:
         held = held["checkpoint"]
-    if checkpoint_shape_problem(held) is not None:
-        raise Unusable(f"{path} does not hold a signed checkpoint")
-    assert isinstance(held, dict)  # checkpoint_shape_problem found it an object
-    if not any(verify_signature(key, held["document"], held["signature"]) for key in keys):
-        raise Unusable(f"the checkpoint in {path} is not signed by the pinned key: no evidence")
-    return {"document": dict(held["document"]), "signature": held["signature"]}
+    found = listed if isinstance(listed, list) and listed else [held]
+    checkpoints = []
+    for signed in found:
+        if checkpoint_shape_problem(signed) is not None:
+            raise Unusable(f"{path} does not hold a signed checkpoint")
+        assert isinstance(signed, dict)  # checkpoint_shape_problem found it an object
+        if not any(verify_signature(key, signed["document"], signed["signature"]) for key in keys):
+            raise Unusable(f"a checkpoint in {path} is not signed by the pinned key: no evidence")
+        checkpoints.append({"document": dict(signed["document"]), "signature": signed["signature"]})
+    return checkpoints
 
 
 def _compare_published(
@@ -317,8 +323,7 @@ def _compare_published(
     kept = _load_state(folder)
     assert kept is not None  # the run kept one before
     joined = []
-    for path in paths:
-        other = _published(path, keys)
+    for path, other in ((name, one) for name in paths for one in _published(name, keys)):
         old, new = kept["document"], other["document"]
         both = f"kept {_described(old)}, published in {path} {_described(new)}"
         if old["size"] == new["size"]:

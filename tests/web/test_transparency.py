@@ -30,6 +30,7 @@ from sota_casino.core import fairness
 from sota_casino.core import merkle
 from sota_casino.factory import create_app
 from sota_casino.models import AuditCheckpoint
+from sota_casino.models import AuditEntry
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
 from sota_casino.verify import PENDING
@@ -427,6 +428,37 @@ def test_the_monitor_compares_what_other_witnesses_published_and_names_a_split_v
     stranger.write_text(json.dumps(forged))
     code, line = _monitor(served, mine, "--compare", str(stranger))
     assert code == 2 and "is not signed by the pinned key" in line, line
+
+
+def test_a_bundle_proved_into_a_forked_log_passes_alone_but_not_against_a_witness(
+    client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
+) -> None:
+    """The casino shows this player a bundle anchored in a history of its own, signed with its
+    key, and everyone else the true log: the bundle verifies alone, and only its checkpoints
+    held to one a witness kept show the fork."""
+    key = _key(app)
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    state = tmp_path / "witness"
+    assert _monitor(served, state, "--public-key", key)[0] == 0
+    kept = json.loads((state / "checkpoint.json").read_text())["document"]
+    with _session(app) as session:
+        actor = session.scalar(select(AuditEntry.actor).where(AuditEntry.seq == 3))
+
+    fork_log(_session(app), 3, kept["size"])  # the history shown to this player alone
+    bundle = _revealed_bundle(client, auth, round_["seed_pair_id"])
+    code, output = _verify_cli(tmp_path, bundle, key)
+    assert code == 0, output
+    fork_log(_session(app), 3, kept["size"], actor=actor)  # the true log, for everyone else
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    assert _monitor(served, state)[0] == 0
+
+    saved = tmp_path / "bundle.json"
+    code, line = _monitor(served, state, "--compare", str(saved))
+    assert code == 1, line
+    (forked,) = bundle["checkpoints"]
+    assert line.startswith("FORK: "), line
+    assert f"published in {saved} {_described(forked['document'])}" in line, line
 
 
 def _described(doc: dict[str, Any]) -> str:
