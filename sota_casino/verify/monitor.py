@@ -41,6 +41,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 from typing import Final
+from typing import Literal
 
 from ..core import merkle
 from ..core.audit_chain import checkpoint_shape_problem
@@ -59,6 +60,11 @@ PUBLIC_KEY_PATH: Final = "/api/v1/fairness/public-key"
 STATE_FILE: Final = "checkpoint.json"
 KEY_FILE: Final = "public_key"
 RETIRED_FILE: Final = "retired_keys"
+#: Why a published checkpoint and the kept one are no history the service can prove one.
+PUBLISHED_PROBLEMS: Final = {
+    "denied": "the service no longer proves one of the two checkpoints it signed",
+    "unjoined": "the service's consistency proof does not join two checkpoints it signed",
+}
 #: The most a checkpoint or a proof is read (a proof of a log of 2**63 entries is under 6 kB).
 MAX_ANSWER: Final = 1 << 20
 
@@ -333,19 +339,20 @@ def _compare_published(
                 return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
         else:
             smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
-            problem = _unjoined(base, smaller, larger, timeout)
+            problem = _unproved(base, smaller, larger, timeout)
             if problem is not None:
-                why = f"FORK: {problem}: {both}"
+                why = f"FORK: {PUBLISHED_PROBLEMS[problem]}: {both}"
                 evidence = _evidence(folder, kept, other, why)
                 return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
         joined.append(f"{path} ({_described(new)})")
     return Verdict(verdict.code, f"{verdict.line}; joined the published {', '.join(joined)}")
 
 
-def _unjoined(
+def _unproved(
     base: str, smaller: Mapping[str, Any], larger: Mapping[str, Any], timeout: float
-) -> str | None:
-    """Why the service's consistency proof does not join two signed checkpoints, or ``None``.
+) -> Literal["denied", "unjoined"] | None:
+    """Whether the service's consistency proof joins two signed checkpoints: ``None`` if it does,
+    ``"denied"`` if the service no longer proves the smaller, ``"unjoined"`` if its proof fails.
 
     :raises Unusable: if it gives no proof.
     """
@@ -353,7 +360,7 @@ def _unjoined(
     status, proof = _get(f"{base}{CONSISTENCY_PATH}?{query}", timeout)
     nodes = proof.get("proof") if isinstance(proof, dict) else None
     if status == 404:
-        return "the service no longer proves one of the two checkpoints it signed"
+        return "denied"
     if status != 200 or not isinstance(nodes, list) or not all(is_hex64(n) for n in nodes):
         raise Unusable(
             f"the consistency proof from {smaller['size']} to {larger['size']} answered {status}"
@@ -365,7 +372,7 @@ def _unjoined(
         bytes.fromhex(larger["root"]),
         [bytes.fromhex(n) for n in nodes],
     ):
-        return "the service's consistency proof does not join two checkpoints it signed"
+        return "unjoined"
     return None
 
 
@@ -386,27 +393,14 @@ def _compare(
             why = f"FORK: two signed checkpoints over {new['size']} entries differ: {both}"
             return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
         return Verdict(EXIT_OK, f"OK: unchanged, {_described(new)}")
-    query = urllib.parse.urlencode({"old_size": old["size"], "new_size": new["size"]})
-    status, proof = _get(f"{base}{CONSISTENCY_PATH}?{query}", timeout)
-    nodes = proof.get("proof") if isinstance(proof, dict) else None
-    if status == 404:
+    problem = _unproved(base, old, new, timeout)
+    if problem is not None:
         why = (
             f"FORK: the service no longer proves the checkpoint it signed over {old['size']} "
             f"entries: {both}"
+            if problem == "denied"
+            else f"FORK: the served checkpoint does not extend the kept one: {both}"
         )
-        return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
-    if status != 200 or not isinstance(nodes, list) or not all(is_hex64(n) for n in nodes):
-        raise Unusable(
-            f"the consistency proof from {old['size']} to {new['size']} answered {status}"
-        )
-    if not merkle.verify_consistency(
-        old["size"],
-        new["size"],
-        bytes.fromhex(old["root"]),
-        bytes.fromhex(new["root"]),
-        [bytes.fromhex(n) for n in nodes],
-    ):
-        why = f"FORK: the served checkpoint does not extend the kept one: {both}"
         return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
     _write(folder / STATE_FILE, seen)
     return Verdict(EXIT_OK, f"OK: consistent, {both}; kept the new one")
