@@ -86,17 +86,18 @@ def _rewrite_from(session: Session, entry: AuditEntry, data: dict[str, object]) 
     session.flush()
 
 
-def fork_log(session: Session, seq: int, size: int) -> dict[str, object]:
-    """As an operator with the key and the database: change entry ``seq`` (its actor), link the
-    entries after it again, drop the checkpoints and the stored tree, and sign a checkpoint over
-    the first ``size`` entries of the rewritten log, which contradicts any kept before. Runs its
-    own transaction; returns the new signed checkpoint."""
+def fork_log(session: Session, seq: int, size: int, actor: str = "user:0") -> dict[str, object]:
+    """As an operator with the key and the database: change entry ``seq`` (its actor, to
+    ``actor``; its own actor again leads back to the log as it was), link the entries after it
+    again, drop the checkpoints and the stored tree, and sign a checkpoint over the first
+    ``size`` entries of the rewritten log, which contradicts any kept before. Runs its own
+    transaction; returns the new signed checkpoint."""
     with session.begin():
         entry = session.get(AuditEntry, seq)
         assert entry is not None
         data = json.loads(entry.data)
         with entries_writable(session):
-            entry.actor = "user:0"
+            entry.actor = actor
             _rewrite_from(session, entry, data)
         session.execute(delete(AuditCheckpoint))
         return audit._sign_checkpoint(session, size)  # the operator's own tool, not an API

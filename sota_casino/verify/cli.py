@@ -468,6 +468,13 @@ def _monitor_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=float, default=10.0, metavar="S", help="seconds per request"
     )
+    parser.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a signed checkpoint another witness published, held to the one kept (repeatable)",
+    )
     return parser
 
 
@@ -479,7 +486,7 @@ def _monitor_command(args: argparse.Namespace, out: TextIO) -> int:
         except KeyProblem as exc:
             out.write(f"UNUSABLE: {exc}\n")
             return EXIT_UNUSABLE
-    verdict = monitor(args.url, args.state, key, timeout=args.timeout)
+    verdict = monitor(args.url, args.state, key, timeout=args.timeout, compare=args.compare)
     out.write(verdict.line + "\n")
     return verdict.code
 

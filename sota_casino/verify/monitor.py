@@ -12,6 +12,17 @@ new checkpoint kept. A cron job acts on the exit code and the one line printed:
   ``DIR/evidence-*.json``, which is what a witness publishes;
 * 2 ``UNUSABLE``: the service cannot be reached, or answers something that is not a checkpoint,
   or the state or key cannot be used. Nothing is concluded, and nothing kept changes.
+
+A checkpoint signed by another key than the pinned one is checked only through the service's key
+changes (``GET /api/v1/fairness/public-key``): a chain of them from the pinned key, each signed
+by the key it retires, to the key that signed the checkpoint moves the pin there (the keys it
+retired are kept in ``DIR/retired_keys``: a process not yet restarted still signs with one).
+Without that chain it is ``BAD SIGNATURE``. The checkpoint is held to the kept one either way:
+a key change starts no new history.
+
+``--compare FILE`` (any number) checks the signed checkpoints other witnesses published, or those
+a bundle's anchors are proved into, against the one kept, as the served one is checked: a split
+view shows each witness a history of its own, which only such a comparison finds.
 """
 
 from __future__ import annotations
@@ -23,12 +34,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from typing import Final
+from typing import Literal
 
 from ..core import merkle
 from ..core.audit_chain import checkpoint_shape_problem
@@ -39,11 +52,19 @@ from .report import EXIT_FAILED
 from .report import EXIT_OK
 from .report import EXIT_UNUSABLE
 from .report import short
+from .trust import successor_chain
 
 CHECKPOINT_PATH: Final = "/api/v1/transparency/checkpoint"
 CONSISTENCY_PATH: Final = "/api/v1/transparency/consistency"
+PUBLIC_KEY_PATH: Final = "/api/v1/fairness/public-key"
 STATE_FILE: Final = "checkpoint.json"
 KEY_FILE: Final = "public_key"
+RETIRED_FILE: Final = "retired_keys"
+#: Why a published checkpoint and the kept one are no history the service can prove one.
+PUBLISHED_PROBLEMS: Final = {
+    "denied": "the service no longer proves one of the two checkpoints it signed",
+    "unjoined": "the service's consistency proof does not join two checkpoints it signed",
+}
 #: The most a checkpoint or a proof is read (a proof of a log of 2**63 entries is under 6 kB).
 MAX_ANSWER: Final = 1 << 20
 
@@ -90,8 +111,8 @@ def _described(doc: Mapping[str, Any]) -> str:
     return f"size {doc['size']} root {doc['root']}"
 
 
-def _checkpoint_of(answer: object, key: str, url: str) -> dict[str, Any]:
-    """The signed checkpoint of an answer, checked.
+def _checkpoint_of(answer: object, keys: tuple[str, ...], url: str) -> dict[str, Any]:
+    """The signed checkpoint of an answer, checked: signed by one of ``keys``.
 
     :raises Unusable: if it is not one.
     :raises _BadSignature: if the pinned key did not sign it.
@@ -104,7 +125,8 @@ def _checkpoint_of(answer: object, key: str, url: str) -> dict[str, Any]:
         raise Unusable(f"{url} did not answer a signed checkpoint: it {problem}")
     assert isinstance(signed, dict)  # checkpoint_shape_problem found it an object
     doc = signed["document"]
-    if not verify_signature(key, doc, signed["signature"]):
+    key = next((k for k in keys if verify_signature(k, doc, signed["signature"])), None)
+    if key is None:
         raise _BadSignature(doc)
     note, origin = answer.get("note"), answer.get("origin")
     if isinstance(note, str) and isinstance(origin, str):
@@ -145,8 +167,9 @@ def _write(path: Path, data: object) -> None:
     os.replace(draft, path)
 
 
-def _pinned_key(folder: Path, given: str | None) -> str:
-    """The key the checkpoints must be signed by: given once, then kept in ``DIR``."""
+def _pinned_key(folder: Path, given: str | None, retired: tuple[str, ...]) -> str:
+    """The key the checkpoints must be signed by: given once, then kept in ``DIR`` (the key
+    first given is still taken once a key change signed by it moved the pin)."""
     path = folder / KEY_FILE
     try:
         kept: str | None = path.read_text(encoding="utf-8").strip()
@@ -156,12 +179,12 @@ def _pinned_key(folder: Path, given: str | None) -> str:
         raise Unusable(f"cannot read {path}: {exc}") from None
     if kept is not None and not is_hex64(kept):
         raise Unusable(f"{path} does not hold a public key (64 lower-case hex digits)")
-    if given is not None and kept is not None and given != kept:
+    if given is not None and kept is not None and given != kept and given not in retired:
         raise Unusable(
             f"the key given ({short(given)}) is not the key this state pins ({short(kept)}); "
             "a witness never changes key silently: use another --state"
         )
-    key = given or kept
+    key = kept or given
     if key is None:
         raise Unusable(
             "no key pinned yet: give --public-key HEX or --key-file FILE on the first run"
@@ -171,6 +194,40 @@ def _pinned_key(folder: Path, given: str | None) -> str:
     return key
 
 
+def _retired_keys(folder: Path) -> tuple[str, ...]:
+    """The keys the pinned key replaced, as the chain of key changes this witness followed."""
+    path = folder / RETIRED_FILE
+    try:
+        listed = path.read_text(encoding="utf-8").split()
+    except FileNotFoundError:
+        return ()
+    except OSError as exc:
+        raise Unusable(f"cannot read {path}: {exc}") from None
+    if not all(is_hex64(key) for key in listed):
+        raise Unusable(f"{path} does not hold public keys (64 lower-case hex digits a line)")
+    return tuple(listed)
+
+
+def _key_chain(base: str, key: str, timeout: float) -> list[Mapping[str, Any]] | None:
+    """The key changes leading from ``key`` to the service's key now, each signed by the key it
+    retires (a key handed on twice leads nowhere), or ``None``: there is no such chain."""
+    status, answer = _get(base + PUBLIC_KEY_PATH, timeout)
+    if status != 200 or not isinstance(answer, dict):
+        return None
+    now = answer.get("public_key_hex")
+    if not (isinstance(now, str) and is_hex64(now)) or now == key:
+        return None
+    return successor_chain(key, now, answer.get("key_changes"))
+
+
+def _move_pin(folder: Path, chain: list[Mapping[str, Any]], retired: tuple[str, ...]) -> None:
+    olds = [str(doc["old_public_key_hex"]) for doc in chain]
+    (folder / RETIRED_FILE).write_text(
+        "".join(f"{key}\n" for key in (*retired, *olds)), encoding="utf-8"
+    )
+    (folder / KEY_FILE).write_text(str(chain[-1]["new_public_key_hex"]) + "\n", encoding="utf-8")
+
+
 def _evidence(folder: Path, kept: Mapping[str, Any], seen: Mapping[str, Any], why: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     path = folder / f"evidence-{stamp}.json"
@@ -178,31 +235,145 @@ def _evidence(folder: Path, kept: Mapping[str, Any], seen: Mapping[str, Any], wh
     return path
 
 
-def monitor(url: str, state: str, public_key: str | None, *, timeout: float = 10.0) -> Verdict:
-    """Run the witness once; never raises for what the service or the state holds."""
+def monitor(
+    url: str,
+    state: str,
+    public_key: str | None,
+    *,
+    timeout: float = 10.0,
+    compare: Sequence[str] = (),
+) -> Verdict:
+    """Run the witness once, then hold the checkpoints of ``compare`` (files other witnesses
+    published) to the one kept; never raises for what the service or the state holds."""
     folder = Path(state).expanduser()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         base = _base(url)
-        key = _pinned_key(folder, public_key)
+        retired = _retired_keys(folder)
+        key = _pinned_key(folder, public_key, retired)
         kept = _load_state(folder)
         status, answer = _get(base + CHECKPOINT_PATH, timeout)
         if status != 200:
             raise Unusable(f"{base + CHECKPOINT_PATH} answered {status}")
+        chain = None
         try:
-            seen = _checkpoint_of(answer, key, base + CHECKPOINT_PATH)
+            try:
+                seen = _checkpoint_of(answer, (key, *retired), base + CHECKPOINT_PATH)
+            except _BadSignature:
+                chain = _key_chain(base, key, timeout)
+                if chain is None:
+                    raise
+                new_key = str(chain[-1]["new_public_key_hex"])
+                seen = _checkpoint_of(answer, (new_key,), base + CHECKPOINT_PATH)
         except _BadSignature as bad:
             return Verdict(
                 EXIT_FAILED,
                 f"BAD SIGNATURE: the checkpoint {_described(bad.doc)} is not signed by the pinned "
-                f"key {key} ({bad.what}); kept: "
-                + (_described(kept["document"]) if kept else "nothing yet"),
+                f"key {key} ({bad.what}), nor by a key a chain of key changes signed by it leads "
+                "to; kept: " + (_described(kept["document"]) if kept else "nothing yet"),
             )
-        return _compare(folder, base, kept, seen, timeout)
+        verdict = _compare(folder, base, kept, seen, timeout)
+        if verdict.code != EXIT_OK:
+            return verdict
+        if chain is not None:
+            _move_pin(folder, chain, retired)
+            moved = ", ".join(
+                f"{doc['old_public_key_hex']} to {doc['new_public_key_hex']} at "
+                f"{doc.get('changed_at')}"
+                for doc in chain
+            )
+            verdict = Verdict(
+                verdict.code, f"{verdict.line}; the key changed, signed by the pinned key: {moved}"
+            )
+        if compare:
+            keys = (_pinned_key(folder, None, ()), *_retired_keys(folder))
+            verdict = _compare_published(folder, base, compare, keys, verdict, timeout)
+        return verdict
     except Unusable as exc:
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: {exc}")
     except OSError as exc:
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: cannot use the state folder {folder}: {exc}")
+
+
+def _published(path: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The signed checkpoints in ``path``: one another witness published (the checkpoint, or an
+    answer of the service holding one), or those a bundle's anchors are proved into; each must
+    be signed by one of ``keys``."""
+    try:
+        held = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise Unusable(f"cannot read the published checkpoint {path}: {exc}") from None
+    listed = held.get("checkpoints") if isinstance(held, dict) else None
+    if isinstance(held, dict) and "document" not in held and "checkpoint" in held:
+        held = held["checkpoint"]
+    found = listed if isinstance(listed, list) and listed else [held]
+    checkpoints = []
+    for signed in found:
+        if checkpoint_shape_problem(signed) is not None:
+            raise Unusable(f"{path} does not hold a signed checkpoint")
+        assert isinstance(signed, dict)  # checkpoint_shape_problem found it an object
+        if not any(verify_signature(key, signed["document"], signed["signature"]) for key in keys):
+            raise Unusable(f"a checkpoint in {path} is not signed by the pinned key: no evidence")
+        checkpoints.append({"document": dict(signed["document"]), "signature": signed["signature"]})
+    return checkpoints
+
+
+def _compare_published(
+    folder: Path,
+    base: str,
+    paths: Sequence[str],
+    keys: tuple[str, ...],
+    verdict: Verdict,
+    timeout: float,
+) -> Verdict:
+    kept = _load_state(folder)
+    assert kept is not None  # the run kept one before
+    joined = []
+    for path, other in ((name, one) for name in paths for one in _published(name, keys)):
+        old, new = kept["document"], other["document"]
+        both = f"kept {_described(old)}, published in {path} {_described(new)}"
+        if old["size"] == new["size"]:
+            if old["root"] != new["root"]:
+                why = f"FORK: two signed checkpoints over {old['size']} entries differ: {both}"
+                evidence = _evidence(folder, kept, other, why)
+                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+        else:
+            smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
+            problem = _unproved(base, smaller, larger, timeout)
+            if problem is not None:
+                why = f"FORK: {PUBLISHED_PROBLEMS[problem]}: {both}"
+                evidence = _evidence(folder, kept, other, why)
+                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+        joined.append(f"{path} ({_described(new)})")
+    return Verdict(verdict.code, f"{verdict.line}; joined the published {', '.join(joined)}")
+
+
+def _unproved(
+    base: str, smaller: Mapping[str, Any], larger: Mapping[str, Any], timeout: float
+) -> Literal["denied", "unjoined"] | None:
+    """Whether the service's consistency proof joins two signed checkpoints: ``None`` if it does,
+    ``"denied"`` if the service no longer proves the smaller, ``"unjoined"`` if its proof fails.
+
+    :raises Unusable: if it gives no proof.
+    """
+    query = urllib.parse.urlencode({"old_size": smaller["size"], "new_size": larger["size"]})
+    status, proof = _get(f"{base}{CONSISTENCY_PATH}?{query}", timeout)
+    nodes = proof.get("proof") if isinstance(proof, dict) else None
+    if status == 404:
+        return "denied"
+    if status != 200 or not isinstance(nodes, list) or not all(is_hex64(n) for n in nodes):
+        raise Unusable(
+            f"the consistency proof from {smaller['size']} to {larger['size']} answered {status}"
+        )
+    if not merkle.verify_consistency(
+        smaller["size"],
+        larger["size"],
+        bytes.fromhex(smaller["root"]),
+        bytes.fromhex(larger["root"]),
+        [bytes.fromhex(n) for n in nodes],
+    ):
+        return "unjoined"
+    return None
 
 
 def _compare(
@@ -222,27 +393,14 @@ def _compare(
             why = f"FORK: two signed checkpoints over {new['size']} entries differ: {both}"
             return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
         return Verdict(EXIT_OK, f"OK: unchanged, {_described(new)}")
-    query = urllib.parse.urlencode({"old_size": old["size"], "new_size": new["size"]})
-    status, proof = _get(f"{base}{CONSISTENCY_PATH}?{query}", timeout)
-    nodes = proof.get("proof") if isinstance(proof, dict) else None
-    if status == 404:
+    problem = _unproved(base, old, new, timeout)
+    if problem is not None:
         why = (
             f"FORK: the service no longer proves the checkpoint it signed over {old['size']} "
             f"entries: {both}"
+            if problem == "denied"
+            else f"FORK: the served checkpoint does not extend the kept one: {both}"
         )
-        return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
-    if status != 200 or not isinstance(nodes, list) or not all(is_hex64(n) for n in nodes):
-        raise Unusable(
-            f"the consistency proof from {old['size']} to {new['size']} answered {status}"
-        )
-    if not merkle.verify_consistency(
-        old["size"],
-        new["size"],
-        bytes.fromhex(old["root"]),
-        bytes.fromhex(new["root"]),
-        [bytes.fromhex(n) for n in nodes],
-    ):
-        why = f"FORK: the served checkpoint does not extend the kept one: {both}"
         return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
     _write(folder / STATE_FILE, seen)
     return Verdict(EXIT_OK, f"OK: consistent, {both}; kept the new one")

@@ -221,6 +221,42 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
     )
 
 
+def test_a_forked_checkpoint_the_retired_key_signed_in_a_bundle_is_witnessed(
+    forked_tab: Any, forked_server: LiveServer, pinned: str
+) -> None:
+    """The retired key's file is kept beside the new one, and the page takes checkpoints that
+    key signs in a bundle (a worker not yet restarted signs with it): so it witnesses them
+    too. One over another history is the alarm, as one the pinned key signed would be, not a
+    checkpoint no witness ever sees that the bundle's anchors are proved into."""
+    tab = forked_tab
+    result = forked_server.app.test_cli_runner().invoke(args=["keys", "rotate"])
+    assert result.exit_code == 0, result.output
+    forked_server.restart_workers()
+    play_a_round_signed_by_the_new_key(tab, forked_server, sign_up(tab, "retired"))
+    tab.click("#rotate")
+    assert verify_in_page(tab).startswith("✓ All 1\u00a0round verified")
+    kept = tab.evaluate("window.SotaLog.kept()")["document"]
+    url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
+    bundle = tab.evaluate("async url => (await fetch(url)).json()", url)
+
+    retired = old_signing_key(forked_server)
+    assert fairness.public_key_hex(retired) == pinned
+    other_root = "ab" * 32
+    other = {"document": {**kept, "root": other_root}, "signature": ""}
+    forked = dict(bundle, checkpoints=[resigned(other, retired)])
+    tab.evaluate(WITHOUT_RECORDS, forked)
+    alarm = tab.evaluate("window.SotaLog.alarm()")
+    assert alarm is not None, "a forked checkpoint of the retired key went unwitnessed"
+    assert alarm["seen"]["document"]["root"] == other_root
+    assert alarm["kept"]["document"] == kept
+    witness = tab.locator("[data-testid=log-witness][role=alert]")
+    assert (
+        f"FORK: two signed checkpoints over {kept['size']}\u00a0entries differ: "
+        f"kept size {kept['size']} root {kept['root']}, "
+        f"served size {kept['size']} root {other_root}"
+    ) in witness.inner_text()
+
+
 def rotate_in_page(tab: Any) -> int:
     """Rotate the active pair from the fairness page; return the id of the pair revealed."""
     tab.goto("/fairness")

@@ -5,6 +5,7 @@ sizes and roots, when the casino signs a forked history."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sys
 import time
@@ -685,3 +686,39 @@ def test_a_proof_that_never_comes_is_a_withheld_one_and_frees_the_other_tabs(tab
     other.wait_for_selector(f"{WITNESS}.ok", timeout=30_000)
     assert other.evaluate("window.SotaLog.kept()")["document"]["size"] >= shown["size"]
     other.close()
+
+
+def test_a_forked_checkpoint_naming_another_key_beside_its_signature_is_still_a_fork(
+    tab: Any, live_server: Any
+) -> None:
+    """The key an answer names beside a checkpoint is not signed: a casino serving a second
+    history, signed with its one key, that names another key there is still checked against
+    the pinned key, and is the alarm, not a checkpoint the page skips as untrusted."""
+    sign_up(tab, "namedkey")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    kept = tab.evaluate("window.SotaLog.kept()")["document"]
+    forked = signed_checkpoint(live_server, kept, kept["size"], "ab" * 32)
+    forked["public_key_hex"] = fairness.public_key_hex(fairness.new_signing_key())
+    page = tab.request.get("/fairness")
+    assert page.ok
+    carried = re.compile(r'(<script type="application/json" data-log-checkpoint>)(.*?)(</script>)')
+    found = carried.search(page.text())
+    assert found, "the page carries no checkpoint"
+    answer = json.loads(found.group(2)) | {"checkpoint": forked}
+    forged = carried.sub(lambda m: m.group(1) + json.dumps(answer) + m.group(3), page.text(), 1)
+    headers = {k: v for k, v in page.headers.items() if k.lower() != "set-cookie"}
+    tab.route(
+        lambda url: url.endswith("/fairness"),
+        lambda route: route.fulfill(status=200, headers=headers, body=forged),
+    )
+    tab.goto("/fairness")
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for(timeout=10_000)
+    assert (
+        f"FORK: two signed checkpoints over {kept['size']}\u00a0entries differ: "
+        f"kept size {kept['size']} root {kept['root']}, "
+        f"served size {kept['size']} root {forked['document']['root']}"
+    ) in alarm.inner_text()
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == kept

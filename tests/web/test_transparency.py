@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Callable
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -27,7 +28,9 @@ from sota_casino.core import anchors
 from sota_casino.core import audit_chain
 from sota_casino.core import fairness
 from sota_casino.core import merkle
+from sota_casino.factory import create_app
 from sota_casino.models import AuditCheckpoint
+from sota_casino.models import AuditEntry
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
 from sota_casino.verify import PENDING
@@ -371,6 +374,165 @@ def test_the_monitor_keeps_consistent_checkpoints_and_names_a_fork(
     assert code == 1, line
     assert line.startswith("FORK: the served checkpoint does not extend the kept one"), line
     assert f"kept size {kept['size']} root {kept['root']}" in line
+
+
+def test_the_monitor_compares_what_other_witnesses_published_and_names_a_split_view(
+    client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
+) -> None:
+    """A split view shows each witness one history: each alone sees nothing wrong. Given the
+    checkpoint another witness published, the monitor holds it to its own, at one size or by a
+    consistency proof, and the two signed checkpoints are the evidence."""
+    key = _key(app)
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    assert _monitor(served, theirs, "--public-key", key)[0] == 0
+    published = str(theirs / "checkpoint.json")
+    honest = json.loads((theirs / "checkpoint.json").read_text())["document"]
+    code, line = _monitor(served, mine, "--public-key", key, "--compare", published)
+    assert code == 0, line
+    assert line.endswith(f"; joined the published {published} ({_described(honest)})"), line
+
+    # The other history, over the same size, shown only to this witness from its start.
+    fork_log(_session(app), 3, honest["size"])
+    for name in ("checkpoint.json", "public_key"):
+        (mine / name).unlink()
+    assert _monitor(served, mine, "--public-key", key)[0] == 0  # alone, it sees nothing wrong
+    forked = json.loads((mine / "checkpoint.json").read_text())["document"]
+    assert forked["size"] == honest["size"] and forked["root"] != honest["root"]
+    code, line = _monitor(served, mine, "--compare", published)
+    assert code == 1, line
+    assert line.startswith(
+        f"FORK: two signed checkpoints over {honest['size']} entries differ: "
+        f"kept {_described(forked)}, published in {published} {_described(honest)}; evidence in "
+    ), line
+    evidence = json.loads(next(mine.glob("evidence-*.json")).read_text())
+    assert evidence["kept"]["document"] == forked and evidence["seen"]["document"] == honest
+
+    # Grown on this side: the service's proof from the published size leads from its own tree.
+    _play(client, auth, 1)
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    code, line = _monitor(served, mine, "--compare", published)
+    assert code == 1, line
+    grown = json.loads((mine / "checkpoint.json").read_text())["document"]
+    assert grown["size"] > honest["size"]
+    assert line.startswith(
+        "FORK: the service's consistency proof does not join two checkpoints it signed: "
+        f"kept {_described(grown)}, published in {published} {_described(honest)}"
+    ), line
+
+    # One not signed by the pinned key is evidence of nothing.
+    stranger = tmp_path / "stranger.json"
+    forged = json.loads((theirs / "checkpoint.json").read_text())
+    forged["signature"] = fairness.sign(fairness.new_signing_key(), forged["document"])
+    stranger.write_text(json.dumps(forged))
+    code, line = _monitor(served, mine, "--compare", str(stranger))
+    assert code == 2 and "is not signed by the pinned key" in line, line
+
+
+def test_a_bundle_proved_into_a_forked_log_passes_alone_but_not_against_a_witness(
+    client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
+) -> None:
+    """The casino shows this player a bundle anchored in a history of its own, signed with its
+    key, and everyone else the true log: the bundle verifies alone, and only its checkpoints
+    held to one a witness kept show the fork."""
+    key = _key(app)
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    state = tmp_path / "witness"
+    assert _monitor(served, state, "--public-key", key)[0] == 0
+    kept = json.loads((state / "checkpoint.json").read_text())["document"]
+    with _session(app) as session:
+        actor = session.scalar(select(AuditEntry.actor).where(AuditEntry.seq == 3))
+
+    fork_log(_session(app), 3, kept["size"])  # the history shown to this player alone
+    bundle = _revealed_bundle(client, auth, round_["seed_pair_id"])
+    code, output = _verify_cli(tmp_path, bundle, key)
+    assert code == 0, output
+    fork_log(_session(app), 3, kept["size"], actor=actor)  # the true log, for everyone else
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    assert _monitor(served, state)[0] == 0
+
+    saved = tmp_path / "bundle.json"
+    code, line = _monitor(served, state, "--compare", str(saved))
+    assert code == 1, line
+    (forked,) = bundle["checkpoints"]
+    assert line.startswith("FORK: "), line
+    assert f"published in {saved} {_described(forked['document'])}" in line, line
+
+
+def _described(doc: dict[str, Any]) -> str:
+    return f"size {doc['size']} root {doc['root']}"
+
+
+@contextmanager
+def _serving(app: Flask) -> Iterator[str]:
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_the_monitor_follows_a_key_change_the_pinned_key_signed_and_still_names_a_fork(
+    client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
+) -> None:
+    """After `flask keys rotate` and a restart, the checkpoints are signed by the new key: the
+    monitor follows the key change the pinned key signed, keeps holding the log to the
+    checkpoint it kept before, and moves its pin; a process not yet restarted, still signing
+    with the retired key, is no alarm. A key change the pinned key did not sign moves nothing."""
+    state = tmp_path / "witness"
+    old_key = _key(app)
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    assert _monitor(served, state, "--public-key", old_key)[0] == 0
+    kept = json.loads((state / "checkpoint.json").read_text())["document"]
+
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    renewed = create_app(dict(app.config))  # the restart: it loads the new key file
+    new_key = str(renewed.extensions["sota_casino.sessionmaker"]().info["context"].public_key_hex)
+    assert new_key != old_key
+    renewed_client = renewed.test_client()
+    _play(renewed_client, auth, 1)
+    renewed_client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    with _serving(renewed) as url:
+        served_now = renewed_client.get(f"{API}/transparency/checkpoint").get_json()
+        assert served_now["checkpoint"]["public_key_hex"] == new_key
+        code, line = _monitor(url, state, "--public-key", old_key)  # cron gives the first key
+        assert code == 0, line
+        assert line.startswith(
+            f"OK: consistent, kept size {kept['size']} root {kept['root']}, "
+            f"served size {served_now['size']} root {served_now['root']}; kept the new one; "
+            f"the key changed, signed by the pinned key: {old_key} to {new_key} at "
+        ), line
+        assert (state / "public_key").read_text().strip() == new_key
+        assert (state / "retired_keys").read_text().split() == [old_key]
+
+        # The process not yet restarted signs with the retired key: checked, and consistent.
+        _play(client, auth, 1)
+        client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+        assert client.get(f"{API}/fairness/public-key").get_json()["public_key_hex"] == old_key
+        code, line = _monitor(served, state)
+        assert code == 0 and line.startswith("OK: consistent"), line
+
+        # A history signed anew after the change is still a fork of the one kept before it.
+        kept = json.loads((state / "checkpoint.json").read_text())["document"]
+        fork_log(_session(renewed), 3, kept["size"])
+        code, line = _monitor(url, state)
+        assert code == 1 and line.startswith("FORK: two signed checkpoints over"), line
+    renewed.extensions["sota_casino.engine"].dispose()
+
+    # A witness pinned to a key that signed no change to the key in use moves nothing.
+    other = tmp_path / "other"
+    stranger = fairness.public_key_hex(fairness.new_signing_key())
+    code, line = _monitor(served, other, "--public-key", stranger)
+    assert code == 1 and line.startswith("BAD SIGNATURE: "), line
+    assert (other / "public_key").read_text().strip() == stranger
+    assert not (other / "checkpoint.json").exists()
 
 
 class _Canned(BaseHTTPRequestHandler):

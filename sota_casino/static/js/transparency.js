@@ -521,11 +521,13 @@
     const kept = load(KEPT);
     const doc = seen.document;
     const pin = window.SotaRecords.pinnedKey();
-    if (seen.public_key_hex && pin && seen.public_key_hex !== pin.public_key_hex) {
-      // A changed key: records.js says so loudly; nothing is checked against an untrusted key.
-      return { ok: null, size: kept && kept.document.size, note: gettext("The log's checkpoint is signed by a key this browser does not trust yet; it is not checked.") };
-    }
+    // The signature decides, not the key the answer names beside it (which nothing signs): a
+    // checkpoint the key signed is witnessed whatever key is named there.
     if (!(await signedBy(key, seen))) {
+      if (seen.public_key_hex && pin && seen.public_key_hex !== pin.public_key_hex) {
+        // A changed key: records.js says so loudly; nothing is checked against an untrusted key.
+        return { ok: null, size: kept && kept.document.size, note: gettext("The log's checkpoint is signed by a key this browser does not trust yet; it is not checked.") };
+      }
       return alarm(N_("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen);
     }
     const twin = unprovenRecord().checkpoints.find((one) => one.document.size === doc.size && one.document.root !== doc.root);

@@ -701,8 +701,16 @@
       }
     }
     for (const signed of ownTrust ? log.checkpoints : []) {
-      // One a retired key signed is older than those the checked key signs: not witnessed again.
-      if (await window.SotaLog.signedBy(key, signed)) window.SotaLog.show(await window.SotaLog.observe(signed, key));
+      // Each checkpoint the anchors may be proved into is witnessed, one a retired key signed too
+      // (its holder can still sign with it, over any history): checked by the key that signed it.
+      let signer = null;
+      for (const candidate of logKeys) {
+        if (await window.SotaLog.signedBy(candidate, signed)) {
+          signer = candidate;
+          break;
+        }
+      }
+      if (signer) window.SotaLog.show(await window.SotaLog.observe(signed, signer));
     }
     // A round is verified only within a pair that holds: trusted key, signed and unforged
     // commitment and reveal, the seed that hashes to it, and records that agree.
