@@ -287,6 +287,9 @@ ONE_WORD: Final = (
     ("fi", r"\bbets?\b", r"\b(?:veto|vedo|lyö|löi)", "panos"),  # lyödä vetoa is sports betting
     ("fi", r"\bverifier\b", r"varmisti?m", "tarkistin"),
     ("fi", r"fairness page", r"reiluussivu", "Reiluus-sivu"),
+    ("nb", r"\bverifier\b", r"verifikator|kontrollskript", "kontrollprogrammet"),
+    ("nb", r"\bt(?:ie|ied|ies)\b", r"uavgjort|likt-situasjon", "likt (uavgjort is a drawn game)"),
+    ("nb", r"#%\(", r"#%\(", "nr."),
 )
 
 
