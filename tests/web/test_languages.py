@@ -290,6 +290,10 @@ ONE_WORD: Final = (
     ("nb", r"\bverifier\b", r"verifikator|kontrollskript", "kontrollprogrammet"),
     ("nb", r"\bt(?:ie|ied|ies)\b", r"uavgjort|likt-situasjon", "likt (uavgjort is a drawn game)"),
     ("nb", r"#%\(", r"#%\(", "nr."),
+    ("pt", r"", r"\b(?:checkpoints?|replay|log)\b", "ponto de controle, reprodução, registro"),
+    ("pt", r"", r"(?<!Sota )(?<![\w-])casino\b(?! War)", "cassino (Brazilian, as everywhere)"),
+    ("pt", r"", r"\bronda\b|n\.º", "rodada, nº (Brazilian, as everywhere)"),
+    ("pt", r"#%\(", r"#%\(", "nº"),
 )
 
 
