@@ -279,6 +279,64 @@ def test_finnish_keeps_the_casinos_round_apart_from_a_sota_trick() -> None:
     assert mixed == []
 
 
+#: One word for each concept in each language, the rule texts' where they name it: (language,
+#: the English that names the concept, what the translation must not say instead, the word).
+ONE_WORD: Final = (
+    ("fi", r"\boperators?\b", r"operaattor", "ylläpitäjä"),
+    ("fi", r"\bentr(?:y|ies)\b", r"kirjau(?!t)", "merkintä"),  # kirjautua is logging in
+    ("fi", r"\bbets?\b", r"\b(?:veto|vedo|lyö|löi)", "panos"),  # lyödä vetoa is sports betting
+    ("fi", r"\bverifier\b", r"varmisti?m", "tarkistin"),
+    ("fi", r"fairness page", r"reiluussivu", "Reiluus-sivu"),
+    ("nb", r"\bverifier\b", r"verifikator|kontrollskript", "kontrollprogrammet"),
+    ("nb", r"\bt(?:ie|ied|ies)\b", r"uavgjort|likt-situasjon", "likt (uavgjort is a drawn game)"),
+    ("nb", r"#%\(", r"#%\(", "nr."),
+    ("pt", r"", r"\b(?:checkpoints?|replay|log)\b", "ponto de controle, reprodução, registro"),
+    ("pt", r"", r"(?<!Sota )(?<![\w-])casino\b(?! War)", "cassino (Brazilian, as everywhere)"),
+    ("pt", r"", r"\bronda\b|n\.º", "rodada, nº (Brazilian, as everywhere)"),
+    ("pt", r"#%\(", r"#%\(", "nº"),
+)
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_each_language_names_a_concept_with_one_word(language: str) -> None:
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    stray = []
+    for message in catalogue:
+        if not message.id:
+            continue
+        english = " ".join(_strings(message.id))
+        translated = " ".join(_strings(message.string))
+        # Code and placeholders are not prose (a placeholder after "#" is kept for its "#").
+        prose = re.sub(r"<code[^>]*>.*?</code>|(?<!#)%\(\w+\)s", " ", translated)
+        for rule_language, names, instead, word in ONE_WORD:
+            if rule_language != language or not re.search(names, english):
+                continue
+            if re.search(instead, prose, re.I):
+                stray.append(f"{word}: {translated}")
+    assert stray == []
+
+
+#: An amount (number and unit) in Finnish cannot stand before the noun it measures, which then
+#: takes a case the amount cannot follow ("tähän 5 pelimerkkiä panokseen"): it comes after it.
+FINNISH_AMOUNT_BEFORE_ITS_NOUN = re.compile(
+    r"%\((?:needed|stake|raise|debit|ante|payout)\)s(?:</strong>)? (?:panos|panost|korotu|veloitu)"
+)
+
+
+def test_finnish_never_puts_an_amount_before_the_noun_it_measures() -> None:
+    with open(CATALOGUES / "fi" / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    wrong = [
+        finnish
+        for message in catalogue
+        if message.id
+        for finnish in _strings(message.string)
+        if FINNISH_AMOUNT_BEFORE_ITS_NOUN.search(finnish)
+    ]
+    assert wrong == []
+
+
 def _key(value: str | tuple[str, ...] | list[str]) -> str | tuple[str, ...]:
     return value if isinstance(value, str) else tuple(value)
 

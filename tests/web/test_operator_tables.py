@@ -104,7 +104,7 @@ def test_a_bet_naming_the_rules_shown_before_the_table_changed_is_refused_with_4
     )
     assert finnish.get_json()["error"]["message"] == (
         "Pöydän säännöt ovat muuttuneet sen jälkeen, kun ne näytettiin sinulle (tie_payout 10 → "
-        "8): katso ne uudelleen ennen kuin lyöt vetoa."
+        "8): katso ne uudelleen ennen kuin asetat panoksen."
     )
     assert client.get("/api/v1/me", headers=player).get_json()["balances"]["chips"] == balance
     again = {**body, "rules": {**shown, "tie_payout": 8}}
