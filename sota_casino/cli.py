@@ -85,7 +85,8 @@ def audit_group() -> None:
 @with_appcontext
 def audit_verify() -> None:
     """Verify the hash chain, that no pair or round is logged twice, and the signed checkpoints;
-    name the first bad entry."""
+    name the first bad entry. Then check that every settled round's bet and settlement is
+    in the log."""
     from .services import audit
 
     session = new_session()
@@ -96,7 +97,8 @@ def audit_verify() -> None:
         covered = f", latest checkpoint at {checkpoint['document']['size']}" if checkpoint else ""
         click.echo(f"audit log ok: {result.size} entries{covered}")
         return
-    click.echo(f"audit log BROKEN at entry {result.first_bad_seq}: {result.reason}", err=True)
+    where = "" if result.first_bad_seq is None else f" at entry {result.first_bad_seq}"
+    click.echo(f"audit log BROKEN{where}: {result.reason}", err=True)
     sys.exit(1)
 
 

@@ -101,3 +101,52 @@ def fork_log(session: Session, seq: int, size: int, actor: str = "user:0") -> di
             _rewrite_from(session, entry, data)
         session.execute(delete(AuditCheckpoint))
         return audit._sign_checkpoint(session, size)  # the operator's own tool, not an API
+
+
+def sign_backdated(session: Session, time: str) -> dict[str, object]:
+    """As an operator with the key and the database: sign a checkpoint over the whole log (the
+    latest again, if nothing is new), dated ``time`` instead of now. Runs its own transaction;
+    returns the signed checkpoint."""
+    with session.begin():
+        size = audit.log_size(session)
+        audit._sign_checkpoint(session, size)  # the operator's own tool, not an API
+        row = session.scalar(select(AuditCheckpoint).where(AuditCheckpoint.size == size))
+        assert row is not None
+        document = audit_chain.checkpoint_document(size, row.root, time)
+        row.time = time
+        row.signature = fairness.sign(session.info["context"].signing_key, document)
+        session.flush()
+        return {"document": document, "signature": row.signature}
+
+
+def take_out(session: Session, seqs: list[int]) -> None:
+    """As an operator with the database, before any checkpoint covers them: take entries
+    ``seqs`` out of the log, number the entries after them again without a gap and link them
+    again, so the chain holds (checkpoints from the first of them on, and the stored tree, are
+    dropped). Runs its own transaction."""
+    audit.flush(session)
+    with session.begin(), entries_writable(session):
+        first = min(seqs)
+        session.execute(delete(AuditCheckpoint).where(AuditCheckpoint.size >= first))
+        session.execute(delete(AuditEntry).where(AuditEntry.seq.in_(seqs)))
+        later = session.scalars(
+            select(AuditEntry.seq).where(AuditEntry.seq > first).order_by(AuditEntry.seq)
+        ).all()
+        for new, old in enumerate(later, start=first):
+            session.execute(
+                text("UPDATE audit_entries SET seq = :new WHERE seq = :old"),
+                {"new": new, "old": old},
+            )
+        session.expire_all()
+        entry = session.get(AuditEntry, first)
+        head = session.get(AuditHead, 1)
+        assert head is not None
+        if entry is None:  # nothing after them: the head moves back
+            previous = session.get(AuditEntry, first - 1)
+            head.seq = first - 1
+            head.hash = previous.hash if previous else audit_chain.GENESIS_HASH
+            session.execute(delete(AuditTreeNode))
+            session.flush()
+            return
+        head.seq = first - 1 + len(later)
+        _rewrite_from(session, entry, json.loads(entry.data))

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
+from datetime import timedelta
 from typing import Any
 from typing import cast
 
@@ -45,10 +46,12 @@ from sqlalchemy import Select
 from sqlalchemy import String
 from sqlalchemy import Table
 from sqlalchemy import bindparam
+from sqlalchemy import cast as sql_cast
 from sqlalchemy import delete
 from sqlalchemy import event
 from sqlalchemy import func
 from sqlalchemy import insert
+from sqlalchemy import literal
 from sqlalchemy import or_
 from sqlalchemy import select
 from sqlalchemy import tuple_
@@ -71,6 +74,7 @@ from ..models import AuditEntry
 from ..models import AuditHead
 from ..models import AuditPending
 from ..models import AuditTreeNode
+from ..models import Round
 from ..models import SigningKey
 from . import results
 from .context import context_of
@@ -1135,6 +1139,81 @@ def _keys_taken(
     ]
 
 
+# --- settled rounds against the log ----------------------------------------------------------
+
+_ROUNDS = cast(Table, Round.__table__)
+_ROUND_SUBJECT = literal("round:", String) + sql_cast(_ROUNDS.c.id, String)
+
+
+def _unlogged(action: str) -> Any:
+    """Whether the log holds no ``action`` entry of the round: neither sequenced nor waiting
+    for the integrator (one statement reads both at once, so an entry moved from one to the
+    other meanwhile is in one of them)."""
+    logged = select(_ENTRIES.c.seq).where(
+        _ENTRIES.c.subject == _ROUND_SUBJECT, _ENTRIES.c.action == action
+    )
+    waiting = select(_PENDING.c.id).where(
+        _PENDING.c.subject == _ROUND_SUBJECT, _PENDING.c.action == action
+    )
+    return ~logged.exists() & ~waiting.exists()
+
+
+_SETTLED_IDS = (
+    select(_ROUNDS.c.id)
+    .where(_ROUNDS.c.status == "settled", _ROUNDS.c.id > bindparam("after"))
+    .order_by(_ROUNDS.c.id)
+    .limit(CHUNK)
+)
+_UNLOGGED_OF = (
+    select(
+        _ROUNDS.c.id,
+        _unlogged(anchors.BET_ACTION).label("unbet"),
+        _unlogged(anchors.SETTLEMENT_ACTION).label("unsettled"),
+    )
+    .where(_ROUNDS.c.id.in_(bindparam("ids", expanding=True)))
+    .order_by(_ROUNDS.c.id)
+)
+#: How long before a standing check's step a round settled that the next step still looks at:
+#: a round is dated as it settles and seen once its transaction commits, which a request does
+#: well within gunicorn's timeout (30 s), and the servers' clocks may differ a little. A round
+#: committed later than this after its settlement time is left to the next whole check.
+ROUNDS_OVERLAP = timedelta(minutes=10)
+
+
+def unlogged_round(
+    session: Session, *, settled_since: datetime | None = None
+) -> tuple[int, str] | None:
+    """Return the first settled round (by id) whose bet or settlement the log does not hold,
+    and why, or ``None``: a settled round's entries are written in its own transaction, so one
+    missing was lost or taken out of the log (before a checkpoint covered it, nothing else
+    shows it). Reads a chunk of rounds at a time, each in its own short read.
+
+    :param settled_since: only the rounds settled since then (a standing check's step).
+    """
+    bind = _engine(session)
+    after = 0
+    while True:
+        with bind.connect() as connection:
+            query = _SETTLED_IDS
+            if settled_since is not None:
+                query = query.where(
+                    _ROUNDS.c.settled_on >= settled_since.date(),
+                    _ROUNDS.c.settled_at >= settled_since,
+                )
+            ids = list(connection.execute(query, {"after": after}).scalars())
+            if not ids:
+                return None
+            for round_id, unbet, unsettled in connection.execute(_UNLOGGED_OF, {"ids": ids}):
+                if unbet or unsettled:
+                    action = anchors.BET_ACTION if unbet else anchors.SETTLEMENT_ACTION
+                    return round_id, (
+                        f"{anchors.round_subject(round_id)} is settled, but the log holds no "
+                        f"{action} entry of it: an entry of a settled round was lost or taken "
+                        "out of the log"
+                    )
+        after = ids[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class WholeCheck:
     """The whole check's verdict, with the latest checkpoint it reached (None before the first)."""
@@ -1148,13 +1227,16 @@ class WholeCheck:
 
 @own_transactions
 def verify(session: Session, *, progress: Callable[[int], None] | None = None) -> WholeCheck:
-    """Verify the whole chain, its keys and every checkpoint; name the first bad entry.
+    """Verify the whole chain, its keys and every checkpoint; name the first bad entry. Then
+    hold the settled rounds to the log: each one's bet and settlement must be in it.
 
     :param progress: called with the size reached after each chunk (:func:`check_chain`).
     """
     flush(session)
     found = check_chain(session, progress=progress)
     checkpoint = _reached_checkpoint(session, found)
+    if found.ok and (unlogged := unlogged_round(session)) is not None:
+        return WholeCheck(False, found.size, None, unlogged[1], checkpoint)
     return WholeCheck(found.ok, found.size, found.first_bad_seq, found.reason, checkpoint)
 
 

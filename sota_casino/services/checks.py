@@ -187,14 +187,24 @@ def _run_audit(session: Session, row: CheckRun, owner: str, whole: bool) -> bool
         if whole:
             _store(session, "audit", owner, progress=size)
 
+    started = _now()
     found = audit.check_chain(session, state, progress=progress)
+    ok, reason, stored = found.ok, found.reason, found.state.to_json() if found.state else None
+    if ok:
+        # The rounds settled since the last step looked (all of them in a whole check): each
+        # one's bet and settlement must be in the log.
+        since = None if whole else _rounds_since(row.state)
+        if (unlogged := audit.unlogged_round(session, settled_since=since)) is not None:
+            ok, reason, stored = False, unlogged[1], None
+        elif stored is not None:
+            stored["rounds_since"] = fairness.format_time(started - audit.ROUNDS_OVERLAP)
     now = _now()
     values: dict[str, Any] = {
-        "ok": found.ok,
+        "ok": ok,
         "size": found.size,
-        "reason": found.reason,
+        "reason": reason,
         "findings": {"first_bad_seq": found.first_bad_seq, "checked": found.checked},
-        "state": found.state.to_json() if found.state else None,
+        "state": stored,
         "checked_at": now,
         "progress": None,
         "progress_total": None,
@@ -203,10 +213,20 @@ def _run_audit(session: Session, row: CheckRun, owner: str, whole: bool) -> bool
         values["whole_at"] = now
     _store(session, "audit", owner, **values)
     covered = -1
-    while found.ok and (reached := audit.extend_tree(session)) != covered:
+    while ok and (reached := audit.extend_tree(session)) != covered:
         covered = reached
         _store(session, "audit", owner)  # renew the lease while the tree catches up
     return whole
+
+
+def _rounds_since(stored: Any) -> datetime | None:
+    """From when the last step's state asks the next to look at settled rounds (``None``: all,
+    for a state stored before it said)."""
+    since = stored.get("rounds_since") if isinstance(stored, dict) else None
+    try:
+        return fairness.parse_time(str(since))
+    except ValueError:
+        return None
 
 
 @transactional

@@ -7,8 +7,10 @@ from the last run: the same root at the same size, or an RFC 6962 consistency pr
 new checkpoint kept. A cron job acts on the exit code and the one line printed:
 
 * 0 ``OK``: consistent (or the first checkpoint, now kept);
-* 1 ``FORK``, ``SHRUNK`` or ``BAD SIGNATURE``: the log contradicts a checkpoint the service
-  signed; the line names both sizes and roots, and both signed checkpoints are written to
+* 1 ``FORK``, ``SHRUNK``, ``BACKDATED`` or ``BAD SIGNATURE``: the log contradicts a checkpoint
+  the service signed (``BACKDATED``: a checkpoint over more entries dated before one over
+  fewer, which would keep a round it left out "not yet anchored"); the line names both sizes
+  and roots, and both signed checkpoints are written to
   ``DIR/evidence-*.json``, which is what a witness publishes;
 * 2 ``UNUSABLE``: the service cannot be reached, or answers something that is not a checkpoint,
   or the state or key cannot be used. Nothing is concluded, and nothing kept changes.
@@ -47,6 +49,7 @@ from ..core import merkle
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import open_checkpoint_note
 from ..core.fairness import is_hex64
+from ..core.fairness import parse_time
 from ..core.fairness import verify_signature
 from .report import EXIT_FAILED
 from .report import EXIT_OK
@@ -109,6 +112,23 @@ def _base(url: str) -> str:
 
 def _described(doc: Mapping[str, Any]) -> str:
     return f"size {doc['size']} root {doc['root']}"
+
+
+def _dated(doc: Mapping[str, Any]) -> str:
+    return f"{_described(doc)} at {doc['time']}"
+
+
+def backdated(smaller: Mapping[str, Any], larger: Mapping[str, Any]) -> bool:
+    """Whether of two signed checkpoint documents, ``larger`` (over at least as many entries)
+    is dated before ``smaller``, or the two are one tree (size and root) dated apart: the
+    service signs a checkpoint over the whole log as it is then, once per size, so a later
+    checkpoint is never older (two roots at one size are a fork, said as one). A casino that
+    dated its new checkpoints back could keep every checkpoint before the bound of a round it
+    left out of its log (docs/fairness.md)."""
+    earlier, later = parse_time(smaller["time"]), parse_time(larger["time"])
+    if smaller["size"] == larger["size"]:
+        return smaller["root"] == larger["root"] and later != earlier
+    return later < earlier
 
 
 def _checkpoint_of(answer: object, keys: tuple[str, ...], url: str) -> dict[str, Any]:
@@ -332,13 +352,20 @@ def _compare_published(
     for path, other in ((name, one) for name in paths for one in _published(name, keys)):
         old, new = kept["document"], other["document"]
         both = f"kept {_described(old)}, published in {path} {_described(new)}"
+        smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
+        if backdated(smaller, larger):
+            why = (
+                "BACKDATED: of two signed checkpoints, the one over more entries is dated before "
+                f"the one over fewer: kept {_dated(old)}, published in {path} {_dated(new)}"
+            )
+            evidence = _evidence(folder, kept, other, why)
+            return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
         if old["size"] == new["size"]:
             if old["root"] != new["root"]:
                 why = f"FORK: two signed checkpoints over {old['size']} entries differ: {both}"
                 evidence = _evidence(folder, kept, other, why)
                 return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
         else:
-            smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
             problem = _unproved(base, smaller, larger, timeout)
             if problem is not None:
                 why = f"FORK: {PUBLISHED_PROBLEMS[problem]}: {both}"
@@ -385,6 +412,12 @@ def _compare(
         return Verdict(EXIT_OK, f"OK: first checkpoint kept: {_described(new)}")
     old = kept["document"]
     both = f"kept {_described(old)}, served {_described(new)}"
+    if new["size"] >= old["size"] and backdated(old, new):
+        why = (
+            "BACKDATED: the served checkpoint is dated before the kept one, which it follows: "
+            f"kept {_dated(old)}, served {_dated(new)}"
+        )
+        return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
     if new["size"] < old["size"]:
         why = f"SHRUNK: the log is smaller than a checkpoint the service signed: {both}"
         return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")

@@ -111,6 +111,38 @@ def test_the_page_checks_the_log_up_to_a_size_and_names_a_fork(
     assert "TWO HISTORIES" in tab.locator(WITNESS).inner_text()
 
 
+def test_a_newer_checkpoint_dated_before_the_kept_one_is_an_alarm(
+    tab: Any, live_server: Any
+) -> None:
+    """The casino that left a round out of its log dates its new checkpoints back, so that none
+    is dated past the round's bound: a checkpoint over more entries dated before the one kept
+    here is its own signed word against itself, whatever proof joins the two trees."""
+    a_larger_checkpoint_to_prove(tab, "backdate")
+    later = proof_of(tab, play_a_round(tab))["checkpoint"]["document"]
+    kept = tab.evaluate("window.SotaLog.kept()")["document"]
+    assert later["size"] > kept["size"]
+    session = live_server.app.extensions["sota_casino.sessionmaker"]()
+    signer = session.info["context"].signing_key
+    session.close()
+    earlier = "2020-01-01T00:00:00.000000Z"
+    backdated = {**later, "time": earlier}
+    observed = tab.evaluate(
+        "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))",
+        {"document": backdated, "signature": fairness.sign(signer, backdated)},
+    )
+    assert observed["ok"] is False, observed
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == kept  # not replaced by it
+    tab.goto("/fairness")  # the alarm stays, on every page after
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    assert (
+        "THE CASINO SHOWED THIS BROWSER TWO HISTORIES. BACKDATED: of two signed checkpoints, the "
+        "one over more entries is dated before the one over fewer: "
+        f"kept size {kept['size']} root {kept['root']} at {kept['time']}, "
+        f"served size {later['size']} root {later['root']} at {earlier}."
+    ) in alarm.inner_text(), alarm.inner_text()
+
+
 def test_the_witness_status_reads_as_one_finnish_sentence(tab: Any) -> None:
     """The status is one translated sentence with its size in it, not English-shaped pieces."""
     sign_up(tab, "todistaja")

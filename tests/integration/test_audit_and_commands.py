@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from flask import Flask
+from log_support import take_out
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
@@ -577,6 +578,40 @@ def test_a_round_settled_again_is_named_by_every_whole_log_check(
             "the round was settled twice, a rewrite"
         )
     _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
+@pytest.mark.parametrize("taken", ["settlement", "every_entry"])
+def test_a_settled_round_taken_out_of_the_log_is_named_by_the_whole_check_and_a_step(
+    app: Flask, session: Session, register: Callable, taken: str
+) -> None:
+    """An operator with the database takes a settled round's settlement (or all of its entries)
+    out of the log before a checkpoint covers it, and links the chain again: the chain and its
+    keys hold, so only the rounds table, compared with the log, shows it."""
+    player = register("ann")
+    rounds.place_casino_war_bet(session, player, 100)
+    assert _step(session)["ok"]
+    played = rounds.place_casino_war_bet(session, player, 100)
+    if played.status != "settled":
+        rounds.decide_casino_war(session, player, played.id, "war")
+    subject = f"round:{played.id}"
+    action = "round.settled" if taken == "settlement" else "round.bet"
+    with session.begin():
+        seqs = session.scalars(sa.select(AuditEntry.seq).where(AuditEntry.subject == subject)).all()
+    dropped = [_first_seq(session, "round.settled", subject)] if taken == "settlement" else seqs
+    take_out(session, list(dropped))
+    reason = (
+        f"{subject} is settled, but the log holds no {action} entry of it: an entry of a "
+        "settled round was lost or taken out of the log"
+    )
+    whole = audit.verify(session)
+    assert (whole.ok, whole.first_bad_seq, whole.reason) == (False, None, reason)
+    step = _step(session)
+    assert (step["ok"], step["first_bad_seq"], step["reason"]) == (False, None, reason)
+    assert not step["whole"] and step["checked"] < step["size"]
+    command = _cli(app, "audit", "verify")
+    assert command.exit_code == 1
+    assert f"audit log BROKEN: {reason}" in command.output
 
 
 @pytest.mark.tampers

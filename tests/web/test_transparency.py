@@ -19,6 +19,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from log_support import fork_log
+from log_support import sign_backdated
 from sqlalchemy import select
 from sqlalchemy import text
 from web_support import bearer
@@ -374,6 +375,50 @@ def test_the_monitor_keeps_consistent_checkpoints_and_names_a_fork(
     assert code == 1, line
     assert line.startswith("FORK: the served checkpoint does not extend the kept one"), line
     assert f"kept size {kept['size']} root {kept['root']}" in line
+
+
+def test_the_monitor_refuses_a_newer_checkpoint_dated_before_the_kept_one(
+    client: FlaskClient, app: Flask, auth: dict[str, str], served: str, tmp_path: Path
+) -> None:
+    """The cheat who left a round out of the log dates its new checkpoints back, so that none
+    is dated past the round's bound: every one still extends the tree, but not the time."""
+    state = tmp_path / "witness"
+    round_ = _play(client, auth, 2)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    assert _monitor(served, state, "--public-key", _key(app))[0] == 0
+    kept = json.loads((state / "checkpoint.json").read_text())["document"]
+
+    _play(client, auth, 1)
+    earlier = fairness.format_time(fairness.parse_time(kept["time"]).replace(year=2020))
+    backdated = sign_backdated(_session(app), earlier)["document"]
+    assert backdated["size"] > kept["size"]
+    code, line = _monitor(served, state)
+    assert code == 1, line
+    assert line.startswith(
+        "BACKDATED: the served checkpoint is dated before the kept one, which it follows: "
+        f"kept size {kept['size']} root {kept['root']} at {kept['time']}, served size "
+        f"{backdated['size']} root {backdated['root']} at {earlier}"
+    ), line
+    assert json.loads((state / "checkpoint.json").read_text())["document"] == kept
+    evidence = json.loads(next(state.glob("evidence-*.json")).read_text())
+    assert evidence["seen"]["document"] == backdated
+
+    # Published by another witness: a checkpoint over fewer entries signed again, dated later.
+    other = tmp_path / "other"
+    assert _monitor(served, other, "--public-key", _key(app))[0] == 0
+    mine = json.loads((other / "checkpoint.json").read_text())["document"]
+    later = fairness.format_time(fairness.parse_time(mine["time"]).replace(year=2099))
+    resigned = audit_chain.checkpoint_document(kept["size"], kept["root"], later)
+    published = tmp_path / "published.json"
+    signature = fairness.sign(_context(app).signing_key, resigned)
+    published.write_text(json.dumps({"document": resigned, "signature": signature}))
+    code, line = _monitor(served, other, "--compare", str(published))
+    assert code == 1, line
+    assert line.startswith(
+        "BACKDATED: of two signed checkpoints, the one over more entries is dated before the one "
+        f"over fewer: kept size {mine['size']} root {mine['root']} at {mine['time']}, published "
+        f"in {published} size {kept['size']} root {kept['root']} at {later}"
+    ), line
 
 
 def test_the_monitor_compares_what_other_witnesses_published_and_names_a_split_view(

@@ -158,6 +158,20 @@
   }
 
   const described = (doc) => N_("size %(size)s root %(root)s", { size: doc.size, root: doc.root });
+  const dated = (doc) => N_("size %(size)s root %(root)s at %(time)s", { size: doc.size, root: doc.root, time: doc.time });
+  const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+  /* Whether of two signed checkpoint documents the one over more entries is dated before the one
+   * over fewer, or one tree (size and root) is dated twice: the service signs a checkpoint over
+   * the whole log as it is then, once per size, so a later one is never older. A casino that
+   * dated its new checkpoints back could keep every one before the bound of a round it left out
+   * of its log (docs/fairness.md). The times are of one fixed form, so their text orders them. */
+  function backdated(a, b) {
+    if (!TIME.test(a.time) || !TIME.test(b.time)) return false; // no time to judge by
+    const [smaller, larger] = a.size <= b.size ? [a, b] : [b, a];
+    if (smaller.size === larger.size) return smaller.root === larger.root && smaller.time !== larger.time;
+    return larger.time < smaller.time;
+  }
 
   // ---- anchors -------------------------------------------------------------------------------
 
@@ -538,6 +552,10 @@
     if (!isCheckpoint(kept)) {
       save(KEPT, signedOf(seen));
       return settle(signedOf(seen));
+    }
+    if (backdated(kept.document, doc)) {
+      const both = { both: N_("kept %(kept)s, served %(served)s", { kept: dated(kept.document), served: dated(doc) }) };
+      return alarm(N_("BACKDATED: of two signed checkpoints, the one over more entries is dated before the one over fewer: %(both)s", both), kept, seen);
     }
     const found = await related(kept, seen);
     if (found.fork) return alarm(found.fork, kept, seen);
