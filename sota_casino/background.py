@@ -34,6 +34,7 @@ from .services import audit
 from .services import checks
 from .services.context import ServiceContext
 from .services.tx import UNHURRIED
+from .services.tx import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -145,9 +146,9 @@ def _loop(
         session = make_session()
         try:
             step(session)
-        except Exception:  # a step that fails must not end the loop
+        except Exception as exc:  # a step that fails must not end the loop
             if time.monotonic() >= quiet_until:
-                log.exception("%s: a step failed; trying again later", name)
+                log_failure(log, f"{name}: a step failed; trying again later", exc)
                 quiet_until = time.monotonic() + QUIET_SECONDS
         finally:
             session.close()

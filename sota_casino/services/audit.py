@@ -91,6 +91,7 @@ from .text import storable
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import locked
+from .tx import log_failure
 from .tx import own_transactions
 from .tx import read_only
 from .tx import transactional
@@ -370,8 +371,8 @@ def _integrate_after_commit(committed: Session, last_id: int) -> None:
             if done == BATCH:
                 _integrate(worker, wait=False)  # more may wait behind a full batch
             return
-    except Exception:  # the entries stay pending; the background loop takes them
-        log.exception("audit: integrating after a commit failed; the background loop will")
+    except Exception as exc:  # the entries stay pending; the background loop takes them
+        log_failure(log, "audit: integrating after a commit failed; the background loop will", exc)
     finally:
         worker.close()
 

@@ -186,6 +186,18 @@ def unavailable(exc: DBAPIError) -> Unavailable:
     )
 
 
+def log_failure(logger: logging.Logger, message: str, exc: BaseException) -> None:
+    """Log the failure of work that is tried again later: an outage in one line, by its kind
+    (expected, and a traceback at every attempt buried the log during one), anything else with
+    its traceback (a bug)."""
+    if isinstance(exc, DBAPIError) and is_outage(exc):
+        logger.warning("%s: the database is unavailable (%s)", message, type(exc.orig).__name__)
+    elif isinstance(exc, Unavailable):
+        logger.warning("%s: the database is unavailable", message)
+    else:
+        logger.error(message, exc_info=exc)
+
+
 #: A unique key broken: PostgreSQL's unique_violation; SQLite's UNIQUE and PRIMARY KEY
 #: constraint codes (extended result codes).
 UNIQUE_SQLSTATE = "23505"

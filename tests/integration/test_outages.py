@@ -596,3 +596,40 @@ def test_the_standing_checks_run_in_unhurried_sessions(
         time.sleep(0.01)
     app.extensions["sota_casino.checks_stop"].set()
     assert seen and seen[0].get(tx.UNHURRIED) is True
+
+
+def test_background_work_that_meets_an_outage_logs_one_line_and_a_bug_its_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A traceback at every attempt of the standing checks (or of the audit's integration after
+    each commit) buried the log during an outage, which is expected and said by its kind; a bug
+    keeps its traceback."""
+    gone = sa.create_engine(f"sqlite:///file:{tmp_path / 'gone.db'}?mode=rw&uri=true")
+
+    def outage(session: Session) -> None:
+        session.execute(sa.text("SELECT 1"))  # no such file: the disk is not mounted, say
+
+    def bug(_session: Session) -> None:
+        raise KeyError("a bug")
+
+    for step in (outage, bug):
+        stop = threading.Event()
+
+        def once(
+            session: Session, step: Callable[[Session], None] = step, stop: Any = stop
+        ) -> None:
+            stop.set()
+            step(session)
+
+        background._loop(lambda: Session(gone), once, 0, stop, "checks")
+    found = [r for r in caplog.records if r.name == background.__name__]
+    assert [(r.levelname, r.getMessage(), r.exc_info is None) for r in found] == [
+        (
+            "WARNING",
+            "checks: a step failed; trying again later: the database is unavailable "
+            "(OperationalError)",
+            True,
+        ),
+        ("ERROR", "checks: a step failed; trying again later", False),
+    ]
+    gone.dispose()
