@@ -1181,6 +1181,7 @@ _UNLOGGED_OF = (
 ROUNDS_OVERLAP = timedelta(minutes=10)
 
 
+@own_transactions
 def unlogged_round(
     session: Session, *, settled_since: datetime | None = None
 ) -> tuple[int, str] | None:

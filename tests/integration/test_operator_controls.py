@@ -271,6 +271,8 @@ def test_adjustments_over_a_threshold_raise_one_alert_kept_in_the_log(app: Flask
     session.close()
 
 
+#: The rounds are written as rows alone, without the entries play logs: the log misses them.
+@pytest.mark.tampers
 def test_large_wins_and_failed_checks_are_found_by_the_standing_checks(app: Flask) -> None:
     session = app.extensions["sota_casino.sessionmaker"]()
     olga, _otto, pat = _people(session)
