@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from datetime import timedelta
 from typing import Any
 from typing import Final
 from typing import TypeGuard
@@ -34,6 +35,7 @@ from .fairness import KEY_IN_USE
 from .fairness import PLAYER_KEY_REGISTERED
 from .fairness import canonical_json
 from .fairness import is_hex64
+from .fairness import time_or_none
 
 COMMITMENT_ACTION: Final = "seed_pair.created"
 CLIENT_SEED_ACTION: Final = "seed_pair.client_seed_set"
@@ -49,6 +51,13 @@ DECISION_FIELDS: Final = {"round.decision": "choice", "round.move": "cards"}
 SETTLEMENT_FIELDS: Final = ("receipt", "game", "payout")
 #: What a bet entry's data must name about the round's receipt: where its cards came from.
 BET_FIELDS: Final = ("game", "seed_pair_id", "nonce")
+#: The scheme's bound (docs/fairness.md, "The bound"), a constant of the scheme and no setting:
+#: an honest service has a settled round's bet and settlement entries in a signed checkpoint
+#: within this long after the receipt's ``settled_at``. A round still pending while a checkpoint
+#: signed by the trusted key is dated past it was left out of the log.
+ANCHOR_BOUND: Final = timedelta(hours=1)
+#: :data:`ANCHOR_BOUND` as the verifiers name it.
+ANCHOR_BOUND_TEXT: Final = "1 hour"
 
 
 def receipt_hash(document: Mapping[str, Any], canonical: bytes | None = None) -> str:
@@ -636,3 +645,27 @@ def decisions_problem(
             "the round was rewritten"
         )
     return None
+
+
+def past_the_bound(
+    settled_at: object, checkpoints: Iterable[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """Return the latest of ``checkpoints`` (documents whose signatures the caller checked)
+    dated past ``settled_at`` + :data:`ANCHOR_BOUND`, or ``None``: the one a round still
+    pending is not in, though an honest service would have put it there. A time that is not
+    ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` judges nothing (a receipt's own fails its ``pair`` check)."""
+    settled = time_or_none(settled_at)
+    if settled is None:
+        return None
+    dated = [(time, doc) for doc in checkpoints if (time := time_or_none(doc.get("time")))]
+    past = [(time, doc["size"], doc) for time, doc in dated if time > settled + ANCHOR_BOUND]
+    return max(past, key=lambda found: found[:2])[2] if past else None
+
+
+def left_out_message(settled_at: object, checkpoint: Mapping[str, Any]) -> str:
+    """Why a round pending in a bundle fails once :func:`past_the_bound` found ``checkpoint``."""
+    return (
+        f"settled at {settled_at}, not in the checkpoint signed at {checkpoint['time']} (size "
+        f"{checkpoint['size']}), past the bound of {ANCHOR_BOUND_TEXT}: the round was left out "
+        "of the log"
+    )

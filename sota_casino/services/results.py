@@ -558,7 +558,13 @@ class PairAnchors(TypedDict):
     what is still pending."""
 
     anchors: list[Anchor]
-    checkpoints: Annotated[list[Checkpoint], Field(description="the anchors' checkpoints")]
+    checkpoints: Annotated[
+        list[Checkpoint],
+        Field(
+            description="the latest signed checkpoint (none before the first), which the "
+            "anchors prove into"
+        ),
+    ]
     pending_anchors: list[PendingAnchor]
 
 

@@ -5,7 +5,8 @@ checkpoint (:mod:`sota_casino.core.anchors`).
 Entries are found by their stable key (action, subject, occurrence), never by a sequence
 number remembered from the transaction that wrote them: an entry the log has not taken yet,
 or that no checkpoint covers yet, is a retryable :class:`NotYetAnchored` (409 with
-``Retry-After``), not an error.
+``Retry-After`` and the latest signed checkpoint, by which a player holds it to the scheme's
+bound, ``core.anchors.ANCHOR_BOUND``).
 """
 
 from __future__ import annotations
@@ -279,10 +280,13 @@ def _pending(of: Mapping[str, Any], why: tuple[str, dict[str, object]], wait: in
     return PendingAnchor(of=_of(of), reason=message % params, retry_after=wait), why
 
 
-def _not_yet(pending: Pending) -> NotYetAnchored:
-    """The refusal of a proof that is pending: why (translated by its id), and when to ask."""
+def _not_yet(pending: Pending, signed: Checkpoint | None = None) -> NotYetAnchored:
+    """The refusal of a proof that is pending: why (translated by its id), when to ask, and
+    the latest signed checkpoint, which a player holds to the bound (docs/fairness.md)."""
     anchor, (message, params) = pending
-    return NotYetAnchored(message, params=params, retry_after=anchor["retry_after"])
+    return NotYetAnchored(
+        message, params=params, retry_after=anchor["retry_after"], checkpoint=signed
+    )
 
 
 def _of(of: Mapping[str, Any]) -> AnchorOf:
@@ -322,7 +326,7 @@ def round_proof(session: Session, user_id: int, round_id: int) -> RoundProof:
     wanted = [_commitment_wanted(round_.seed_pair_id), *_round_wanted(round_)]
     found, pending, signed = _anchor_set(session, wanted)
     if pending:
-        raise _not_yet(pending[0])
+        raise _not_yet(pending[0], signed)
     assert signed is not None  # nothing pending: a checkpoint covers every anchor
     return RoundProof(round_.id, round_.seed_pair_id, signed, found)
 
@@ -331,7 +335,7 @@ def round_proof(session: Session, user_id: int, round_id: int) -> RoundProof:
 def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> PairAnchors:
     """The bundle's part of the log (inside the caller's transaction): the anchors of the
     pair's commitment, of each round's bet, settlement and decisions and, once revealed, of its
-    reveal, the checkpoints they prove into, and what is still pending."""
+    reveal, the latest signed checkpoint (which they prove into), and what is still pending."""
     wanted = [_commitment_wanted(pair.id)]
     for round_ in rounds:
         wanted += _round_wanted(round_)
@@ -339,8 +343,9 @@ def pair_anchors(session: Session, pair: SeedPair, rounds: Sequence[Round]) -> P
         revealed = anchors.reveal_of(pair.id)
         wanted.append((revealed, *anchors.key_of(revealed)))
     found, pending, signed = _anchor_set(session, wanted)
+    # The latest checkpoint, anchors or not: a verifier holds what is pending to the bound by it.
     return PairAnchors(
         anchors=found,
-        checkpoints=[signed] if signed and found else [],
+        checkpoints=[signed] if signed else [],
         pending_anchors=[anchor for anchor, _why in pending],
     )

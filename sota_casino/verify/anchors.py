@@ -12,7 +12,10 @@ rewritten round then contradicts a checkpoint the casino signed, which a third p
 A bundle without its anchors proves none of that, so it fails the check: an operator holding the
 key and the database could otherwise hand out a rewritten round stripped of the anchors that
 contradict it. A document the bundle lists in ``pending_anchors`` is *pending*, never proven:
-the verdict says to fetch the bundle again later (:attr:`.Report.not_yet_anchored`).
+the verdict says to fetch the bundle again later (:attr:`.Report.not_yet_anchored`). A round
+stays pending only within the scheme's bound (``core.anchors.ANCHOR_BOUND``): once a
+checkpoint signed by the trusted key is dated past its ``settled_at`` and the bound, the round
+fails, since an honest service would have had it in that checkpoint.
 """
 
 from __future__ import annotations
@@ -214,12 +217,24 @@ def _document_row(found: _Anchors, kind: str, row: Row, messages: list[str]) -> 
     return row
 
 
-def _missing(found: _Anchors, place: tuple[str, Any], what: str = "it") -> tuple[str, str]:
+def _missing(
+    found: _Anchors,
+    place: tuple[str, Any],
+    what: str = "it",
+    receipt: Mapping[str, Any] | None = None,
+) -> tuple[str, str]:
     """A document (or a round's ``what``) without an anchor: pending if the service said so,
-    else a failure."""
-    if place in found.pending:
-        return PENDING, f"not yet anchored: {found.pending[place]}"
-    return FAIL, f"the bundle carries no anchor of {what} in the audit log"
+    else a failure; and a round of ``receipt`` pending while a checkpoint signed by the trusted
+    key is dated past its settlement and the bound (``core.anchors.ANCHOR_BOUND``) fails:
+    it was left out of the log."""
+    if place not in found.pending:
+        return FAIL, f"the bundle carries no anchor of {what} in the audit log"
+    if receipt is not None:
+        settled_at = receipt.get("settled_at")
+        checkpoint = anchors.past_the_bound(settled_at, found.checkpoints.values())
+        if checkpoint is not None:
+            return FAIL, anchors.left_out_message(settled_at, checkpoint)
+    return PENDING, f"not yet anchored: {found.pending[place]}"
 
 
 def _commitment_findings(found: _Anchors, commitment_doc: Mapping[str, Any]) -> list[str]:
@@ -265,7 +280,7 @@ def _round_findings(
     decisions = found.decisions.get(place[1], [])
     if settlement is None:
         if not findings:
-            status, message = _missing(found, place)
+            status, message = _missing(found, place, receipt=receipt)
             findings.append(fail(message, status))
         return findings, [a["leaf_index"] for a in decisions]
     problem = anchors.settlement_problem(settlement["entry"], receipt)
@@ -273,7 +288,7 @@ def _round_findings(
         findings.append(fail(f"{problem} ({found.cited(settlement)})"))
     bet = found.bets.get(place[1])
     if bet is None:
-        status, message = _missing(found, place, "its bet")
+        status, message = _missing(found, place, "its bet", receipt)
         findings.append(fail(message, status))
     elif (problem := anchors.bet_problem(bet["entry"], receipt)) is not None:
         findings.append(fail(f"{problem} ({found.cited(bet)})"))

@@ -50,11 +50,13 @@ from ..services.results import TopupResult
 from ..services.results import UserCreated
 from . import inputs
 from . import schemas as s
+from .errors import NotYetAnchoredError
 from .i18n import LANGUAGES
 from .i18n import accepted_language
 from .openapi import CHANGE
 from .openapi import CHANGE_OF_ONE
 from .openapi import DENIED
+from .openapi import Refusal
 from .openapi import answer as _answer
 from .openapi import no_content
 from .openapi import openapi_document
@@ -439,6 +441,16 @@ def receipt(round_id: int) -> ResponseReturnValue:
     "history",
     transparency.RoundProof,
     errors=(*ONE, 409),
+    refusals_of_its_own=(
+        Refusal(
+            409,
+            NotYetAnchoredError,
+            "not_yet_anchored, with the latest signed checkpoint (null before the first): a "
+            "round still pending while it is dated past the round's settled_at and the bound "
+            "of docs/fairness.md was left out of the log",
+            retry_after=True,
+        ),
+    ),
 )
 def round_proof(round_id: int) -> ResponseReturnValue:
     audit.sign_if_due(get_session())

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Annotated
 from typing import Any
 from typing import Final
+from typing import cast
 from urllib.parse import urlsplit
 
 from flask import Flask
@@ -39,6 +40,7 @@ from werkzeug.wrappers import Response
 from ..core import errors as kinds
 from ..core.errors import CasinoError
 from ..core.marks import N_
+from ..services.results import Checkpoint
 from ..services.results import to_json
 from ..services.tx import is_outage
 from ..services.tx import unavailable
@@ -173,9 +175,23 @@ class Error:
     error: ErrorDetail
 
 
+@dataclass(frozen=True, slots=True)
+class NotYetAnchoredError:
+    """The API's refusal of a proof not in a signed checkpoint yet (409 ``not_yet_anchored``):
+    the error, and the latest signed checkpoint (``null`` before the first), by which a player
+    holds a round still pending to the scheme's bound (docs/fairness.md, "The bound")."""
+
+    error: ErrorDetail
+    checkpoint: Checkpoint | None
+
+
 def api_error(status: int, code: str, message: str, **headers: str) -> ResponseReturnValue:
     """Return the API's error body ``{"error": {"code", "message"}}`` with ``status``."""
-    response = jsonify(to_json(Error(ErrorDetail(code, message))))
+    return _error_body(status, Error(ErrorDetail(code, message)), headers)
+
+
+def _error_body(status: int, body: Any, headers: dict[str, str]) -> ResponseReturnValue:
+    response = jsonify(to_json(body))
     response.status_code = status
     response.headers.update(headers)
     return response
@@ -240,6 +256,10 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     """Answer a refusal from the services with its own status and code."""
     if wants_json():
         message = error_message(error)
+        if isinstance(error, kinds.NotYetAnchored) and "checkpoint" in error.details:
+            signed = cast(Checkpoint | None, error.details["checkpoint"])
+            body = NotYetAnchoredError(ErrorDetail(error.code, message), signed)
+            return _error_body(status_of(error), body, refusal_headers(error))
         return api_error(status_of(error), error.code, message, **refusal_headers(error))
     status = status_of(error)
     if request.method == "POST" and status < 500 and status != 404:

@@ -80,6 +80,12 @@ ERROR_RESPONSES: Final = {
 }
 #: The refusals whose answer says when to try again.
 RETRY_AFTER: Final = (429, 503)
+#: How an answer says when to try again.
+RETRY_AFTER_HEADER: Final = {
+    "description": "seconds to wait before trying again",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 1},
+}
 #: What any request may meet, whatever its operation: its body, request line or headers over
 #: the limits the app checks before the operation runs (web/protocol.py).
 REQUEST_LIMITS: Final = (413, 414, 431)
@@ -132,6 +138,19 @@ CHANGE_OF_ONE: Final = (*CHANGE, 404)
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A refusal whose answer is an operation's own: another body than :class:`Error`.
+
+    :param retry_after: the answer carries ``Retry-After``.
+    """
+
+    status: int
+    model: type[Any]
+    description: str
+    retry_after: bool = False
+
+
+@dataclass(frozen=True)
 class Operation:
     """What one endpoint accepts and answers.
 
@@ -149,6 +168,7 @@ class Operation:
         ``Retry-After`` header); the refusals every operation may meet
         (:data:`REQUEST_LIMITS`) and those of a body (:data:`BODY_REFUSALS`) are added to
         ``errors`` from the declaration, not listed by each view.
+    :param refusals_of_its_own: refusals (of ``errors``) answered with a body of their own.
     :param beyond_schema: what may still refuse a schema-valid request with a 422, in words:
         rules no JSON Schema can state (a table's current limits, one field against another,
         the log's size). The document lists them on the 422 answer (``x-beyond-schema``), so
@@ -172,6 +192,7 @@ class Operation:
     beyond_schema: tuple[str, ...] = ()
     database: bool = True
     description: str = ""
+    refusals_of_its_own: tuple[Refusal, ...] = ()
 
     def rules_beyond_schema(self) -> tuple[str, ...]:
         """What may refuse a schema-valid request with a 422: its own rules, and a key's."""
@@ -308,6 +329,15 @@ def _describe(path: str, op: Operation) -> dict[str, Any]:
 def _refusal(status: int, op: Operation) -> dict[str, Any]:
     """A documented refusal: the shared one, or a 422 naming the operation's rules beyond its
     schema."""
+    own = next((r for r in op.refusals_of_its_own if r.status == status), None)
+    if own is not None:
+        answer: dict[str, Any] = {
+            "description": f"{_described(status)}; here: {own.description}",
+            "content": {JSON: {"schema": _ref(own.model)}},
+        }
+        if own.retry_after:
+            answer["headers"] = {"Retry-After": RETRY_AFTER_HEADER}
+        return answer
     rules = op.rules_beyond_schema()
     if status != 422 or not rules:
         return {"$ref": f"#/components/responses/E{status}"}
@@ -329,13 +359,7 @@ def _error_response(status: int) -> dict[str, Any]:
         "content": {JSON: {"schema": _ref(Error)}},
     }
     if status in RETRY_AFTER:
-        response["headers"] = {
-            "Retry-After": {
-                "description": "seconds to wait before trying again",
-                "required": True,
-                "schema": {"type": "integer", "minimum": 1},
-            }
-        }
+        response["headers"] = {"Retry-After": RETRY_AFTER_HEADER}
     return response
 
 
@@ -438,6 +462,7 @@ def _build(app: Flask) -> dict[str, Any]:
         )
         paths.setdefault(path, {})[method] = _describe(rule, op)
         models += [model for model in (op.ok, op.body) if model is not None]
+        models += [refusal.model for refusal in op.refusals_of_its_own]
     _, definitions = TypeAdapter.json_schemas(
         [(model.__name__, "validation", results.adapter(model)) for model in dict.fromkeys(models)],
         ref_template=REF,

@@ -371,3 +371,37 @@ def test_both_verifiers_fail_a_log_naming_a_payout_or_a_count_as_true_or_false(
         CHECK, [bundle, KEY_HEX]
     )
     assert not offline_passes(tmp_path, bundle)
+
+
+def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait_within_it(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A round taken out of the log and served as pending: a checkpoint the trusted key signed
+    past its settlement and the bound fails it on the page as offline (exit 1); one at the bound
+    leaves it not yet anchored in both."""
+    sign_up(tab, "left-out")
+    tab.goto("/fairness")
+    taken = GOOD["rounds"][2]["document"]
+    settled = taken["settled_at"]  # 11:00:02.25: the bound ends at 12:00:02.25
+    late = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T12:00:02.250001Z")
+    size = late["checkpoints"][0]["document"]["size"]
+    said = (
+        f"settled at {settled}, not in the checkpoint signed at 2025-04-01T12:00:02.250001Z "
+        f"(size {size}), past the bound of 1 hour: the round was left out of the log"
+    )
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(late), encoding="utf-8")
+    out = io.StringIO()
+    assert main([str(path), "--public-key", KEY_HEX], out, io.StringIO()) == 1
+    assert said in out.getvalue()
+    assert tab.evaluate(CHECK, [late, KEY_HEX]) == f"round {taken['round_id']}: {said}"
+
+    waiting = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T12:00:02.250000Z")
+    path.write_text(json.dumps(waiting), encoding="utf-8")
+    assert main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO()) == 4
+    report = tab.evaluate(
+        "async ([bundle, key]) => { const r = await window.SotaVerify.verifyBundle(bundle,"
+        " {trustedKey: key, records: null}); return [r.problems, r.waiting]; }",
+        [waiting, KEY_HEX],
+    )
+    assert report == [[], [f"round {taken['round_id']}"]]

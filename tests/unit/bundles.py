@@ -305,6 +305,7 @@ def anchored(
     *,
     logged_as: Callable[[Logged], Logged] | None = None,
     key_changes: Sequence[Doc] = (),
+    checkpoint_at: str = CHECKPOINT_AT,
 ) -> Doc:
     """Return ``bundle`` with every document logged as a service logs it, in a real audit log
     (hash chain and RFC 6962 tree), one checkpoint over the log signed by ``key``, and each
@@ -316,6 +317,7 @@ def anchored(
     :param key_changes: signed key changes, logged (``key.changed``) in this order before the
         documents and carried in the bundle's ``key_changes`` as the service carries them: each
         with its entry, proved into the checkpoint.
+    :param checkpoint_at: when the checkpoint is signed.
     """
     logged = logged_entries(bundle)
     if logged_as is not None:
@@ -328,7 +330,7 @@ def anchored(
     tree = audit_chain.entries_tree(entries)
     size = len(entries)
     checkpoint = signed(
-        key, audit_chain.checkpoint_document(size, tree.root(size).hex(), CHECKPOINT_AT)
+        key, audit_chain.checkpoint_document(size, tree.root(size).hex(), checkpoint_at)
     )
 
     def proof(entry: Doc) -> list[str]:
@@ -403,3 +405,18 @@ def sota_moves_receipt(pair: Pair, nonce: int, rules: sota.SotaRules, stake: int
         stakes={"stake": stake},
         payout=sota.payout(rules, result.winner, stake),
     )
+
+
+def taken_out(bundle: Doc, round_id: int, checkpoint_at: str, key: Ed25519PrivateKey = KEY) -> Doc:
+    """Return ``bundle`` as a service serves it once an operator with the database took round
+    ``round_id``'s entries out of the log before a checkpoint covered them: the rest anchored
+    in a checkpoint signed at ``checkpoint_at``, the round listed as pending."""
+
+    def without(logged: Logged) -> Logged:
+        return [(of, entry) for of, entry in logged if of.get("round_id") != round_id]
+
+    made = anchored(bundle, key, logged_as=without, checkpoint_at=checkpoint_at)
+    waiting = [anchors.bet_of(round_id), anchors.settlement_of(round_id)]
+    reason = "the log holds no entry of it yet; ask again shortly"
+    made["pending_anchors"] = [{"of": of, "reason": reason, "retry_after": 1} for of in waiting]
+    return made

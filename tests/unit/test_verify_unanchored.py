@@ -101,3 +101,52 @@ def test_documents_listed_as_pending_are_not_called_proven(tmp_path: Path) -> No
 def test_a_bundle_pending_only_the_reveal_is_still_ok_so_far(tmp_path: Path) -> None:
     code, out = _run(tmp_path, bundles.bundle(4, pair=PAIR, revealed=False))
     assert code == 0 and out.splitlines()[-1].startswith("Result: OK so far:"), out
+
+
+#: Round 2 of :data:`GOOD`, settled at 11:00:02.25: the bound ends an hour later.
+TAKEN = GOOD["rounds"][2]["document"]
+AT_THE_BOUND = "2025-04-01T12:00:02.250000Z"
+PAST_THE_BOUND = "2025-04-01T12:00:02.250001Z"
+
+
+def test_a_round_taken_out_of_the_log_fails_once_a_checkpoint_is_dated_past_the_bound(
+    tmp_path: Path,
+) -> None:
+    """An operator with the database took the round's entries out of the log before a
+    checkpoint covered them and serves it as pending: a checkpoint the trusted key signed past
+    its settlement and the bound shows the round left out, however long it is fetched again."""
+    bundle = bundles.taken_out(GOOD, TAKEN["round_id"], PAST_THE_BOUND)
+    size = bundle["checkpoints"][0]["document"]["size"]
+    report = verify_bundle(bundle, KEY_HEX)
+    said = (
+        f"round {TAKEN['round_id']} (nonce 2): log: settled at {TAKEN['settled_at']}, not in the "
+        f"checkpoint signed at {PAST_THE_BOUND} (size {size}), past the bound of 1 hour: the "
+        "round was left out of the log"
+    )
+    assert not report.ok and [f.text() for f in report.failures] == [said]
+    code, out = _run(tmp_path, bundle)
+    assert code == 1 and said in out and out.splitlines()[-1].startswith("Result: FAILED"), out
+
+
+def test_a_round_pending_within_the_bound_stays_not_yet_anchored(tmp_path: Path) -> None:
+    bundle = bundles.taken_out(GOOD, TAKEN["round_id"], AT_THE_BOUND)
+    report = verify_bundle(bundle, KEY_HEX)
+    assert report.ok and report.not_yet_anchored, [f.text() for f in report.failures]
+    (row,) = [row for row in report.rounds if row.round_id == TAKEN["round_id"]]
+    assert row.statuses["log"] == PENDING
+    code, out = _run(tmp_path, bundle)
+    assert code == 4 and out.splitlines()[-1].startswith("Result: NOT YET ANCHORED"), out
+
+
+def test_only_a_checkpoint_signed_by_the_trusted_key_dates_the_bound() -> None:
+    """A checkpoint dated past the bound under another key proves nothing: it fails as such,
+    and the round stays pending, not left out."""
+    other = bundles.Pair(key=bundles.new_signing_key())
+    bundle = bundles.taken_out(GOOD, TAKEN["round_id"], AT_THE_BOUND)
+    late = bundles.taken_out(GOOD, TAKEN["round_id"], PAST_THE_BOUND, key=other.key)
+    bundle["checkpoints"] = [*bundle["checkpoints"], late["checkpoints"][0]]
+    report = verify_bundle(bundle, KEY_HEX)
+    texts = [f.text() for f in report.failures]
+    assert texts and all("not signed by the trusted key" in text for text in texts), texts
+    (row,) = [row for row in report.rounds if row.round_id == TAKEN["round_id"]]
+    assert row.statuses["log"] == PENDING

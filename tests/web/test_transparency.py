@@ -4,6 +4,7 @@ whatever the operator does with the key and the database."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import threading
@@ -20,8 +21,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from log_support import fork_log
 from log_support import sign_backdated
+from log_support import take_out
 from sqlalchemy import select
 from sqlalchemy import text
+from test_openapi import Checker
 from web_support import bearer
 from werkzeug.serving import make_server
 
@@ -34,9 +37,11 @@ from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
+from sota_casino.verify import FAIL
 from sota_casino.verify import PENDING
 from sota_casino.verify import main as verify_main
 from sota_casino.verify import verify_bundle
+from sota_casino.web.openapi import openapi_document
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 import forgeries  # noqa: E402  (the cheating casino's forgeries, shared with the page's tests)
@@ -200,6 +205,64 @@ def test_an_entry_not_yet_in_a_checkpoint_is_a_retryable_409_and_a_pending_ancho
     assert report.ok, [f.text() for f in report.failures]
     (row,) = [row for row in report.rounds if row.round_id == late["id"]]
     assert row.statuses["log"] == PENDING
+
+
+@pytest.mark.tampers
+def test_a_round_taken_out_of_the_log_is_not_yet_anchored_only_within_the_bound(
+    make_app: Callable[..., Flask], tmp_path: Path
+) -> None:
+    """An operator with the database takes a settled round's entries out of the log before a
+    checkpoint covers them: the proof's 409 and the bundle carry the latest signed checkpoint,
+    so once one is dated past the round's settlement and the bound, the player's verifier
+    names the round left out instead of waiting for it forever."""
+    app = make_app(CHECKPOINT_MIN_SECONDS=0)
+    client = app.test_client()
+    auth = bearer(client, "bob")
+    first = _play(client, auth, 1)[0]
+    assert client.get(f"{API}/rounds/{first['id']}/proof", headers=auth).status_code == 200
+    late = _play(client, auth, 1)[0]
+    session = _session(app)
+    with session.begin():
+        subject = anchors.round_subject(late["id"])
+        seqs = session.scalars(select(AuditEntry.seq).where(AuditEntry.subject == subject)).all()
+    take_out(session, list(seqs))
+    check = Checker(openapi_document(app), client)
+    bundle_url = f"/fairness/seed-pairs/{late['seed_pair_id']}/bundle"
+
+    refused = check("get", f"/rounds/{late['id']}/proof", headers=auth)
+    assert check.response.status_code == 409 and refused["error"]["code"] == "not_yet_anchored"
+    signed_now = refused["checkpoint"]  # signed on demand over the log without the round
+    assert fairness.verify_signature(_key(app), signed_now["document"], signed_now["signature"])
+    bundle = check("get", bundle_url, headers=auth)
+    assert bundle["checkpoints"] == [signed_now]
+    report = verify_bundle(bundle, _key(app))
+    assert report.ok and report.not_yet_anchored, [f.text() for f in report.failures]
+    (row,) = [row for row in report.rounds if row.round_id == late["id"]]
+    assert row.statuses["log"] == PENDING
+
+    (receipt,) = [
+        r["document"] for r in bundle["rounds"] if r["document"]["round_id"] == late["id"]
+    ]
+    settled_at = receipt["settled_at"]
+    past = fairness.format_time(fairness.parse_time(settled_at) + anchors.ANCHOR_BOUND * 1.001)
+    sign_backdated(session, past)  # the next checkpoint, dated past the bound
+    refused = check("get", f"/rounds/{late['id']}/proof", headers=auth)
+    assert check.response.status_code == 409 and refused["checkpoint"]["document"]["time"] == past
+    bundle = check("get", bundle_url, headers=auth)
+    size = bundle["checkpoints"][0]["document"]["size"]
+    report = verify_bundle(bundle, _key(app))
+    (row,) = [row for row in report.rounds if row.round_id == late["id"]]
+    assert not report.ok and row.statuses["log"] == FAIL
+    said = (
+        f"settled at {settled_at}, not in the checkpoint signed at {past} (size {size}), past "
+        "the bound of 1 hour: the round was left out of the log"
+    )
+    assert [f.message for f in report.failures] == [said]
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    out = io.StringIO()
+    assert verify_main([str(path), "--public-key", _key(app)], out, io.StringIO()) == 1
+    assert f"round {late['id']} (nonce {receipt['nonce']}): log: {said}" in out.getvalue()
 
 
 def test_outsiders_cannot_make_the_service_sign(

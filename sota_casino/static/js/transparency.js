@@ -173,6 +173,53 @@
     return larger.time < smaller.time;
   }
 
+  /* The scheme's bound (docs/fairness.md, "The bound"): an honest service has a settled round's
+   * bet and settlement entries in a signed checkpoint within an hour after its `settled_at`. */
+  const ANCHOR_BOUND_SECONDS = 3600;
+
+  /* A time of the fixed form as [whole seconds since 1970, microseconds], or null if it is not
+   * one or names no real moment (a 30 February, an hour 24), as Python's reading refuses it. */
+  function timeParts(text) {
+    if (typeof text !== "string" || !TIME.test(text)) return null;
+    const [year, month, day, hour, minute, second] = text.slice(0, 19).split(/[-T:]/).map(Number);
+    const date = new Date(0);
+    date.setUTCFullYear(year, month - 1, day);
+    date.setUTCHours(hour, minute, second, 0);
+    const same = year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1
+      && date.getUTCDate() === day && date.getUTCHours() === hour
+      && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+    return same ? [date.getTime() / 1000, Number(text.slice(20, 26))] : null;
+  }
+
+  /* The latest of the checkpoint documents (their signatures checked) dated past `settledAt`
+   * and the bound, or null: the one a round still pending is not in, though an honest service
+   * would have put it there (the offline verifier's `past_the_bound`). */
+  function pastTheBound(settledAt, docs) {
+    const settled = timeParts(settledAt);
+    if (!settled) return null;
+    let latest = null;
+    for (const doc of docs) {
+      const time = timeParts(doc.time);
+      if (!time) continue;
+      const after = time[0] - settled[0];
+      const past = after > ANCHOR_BOUND_SECONDS || (after === ANCHOR_BOUND_SECONDS && time[1] > settled[1]);
+      if (!past) continue;
+      const later = latest === null || time[0] > latest.time[0]
+        || (time[0] === latest.time[0] && (time[1] > latest.time[1] || (time[1] === latest.time[1] && doc.size > latest.doc.size)));
+      if (later) latest = { time, doc };
+    }
+    return latest && latest.doc;
+  }
+
+  /* A round the service lists as pending: "pending" within the bound, else false with why. */
+  function pendingRound(receipt, checkpoints, result) {
+    const past = pastTheBound(receipt.settled_at, Object.values(checkpoints));
+    if (!past) return "pending";
+    result.problems.push(gettext("round %(round)s: settled at %(settled)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: the round was left out of the log",
+      { round: receipt.round_id, settled: receipt.settled_at, time: past.time, size: past.size }));
+    return false;
+  }
+
   // ---- anchors -------------------------------------------------------------------------------
 
   async function entryHash(entry) {
@@ -355,8 +402,12 @@
       if (result.rounds[id] === false) continue;
       const settlement = settled[id];
       if (!settlement) {
-        result.rounds[id] = pending.has(["round", id].join(":")) ? "pending" : false;
-        if (result.rounds[id] === false) result.problems.push(gettext("round %(round)s: the bundle carries no anchor of it in the log", { round: id }));
+        if (pending.has(["round", id].join(":"))) {
+          result.rounds[id] = pendingRound(receipt, checkpoints, result);
+        } else {
+          result.rounds[id] = false;
+          result.problems.push(gettext("round %(round)s: the bundle carries no anchor of it in the log", { round: id }));
+        }
         continue;
       }
       // The player's actions in the order the log took them, not the order the anchors' labels
@@ -369,14 +420,15 @@
       const betFault = bet ? betProblem(bet.entry, receipt) : null;
       const betLate = bet && [settlement, ...decisions].some((a) => a.leaf_index <= bet.leaf_index);
       // Not anchored: "pending" while the service says so, else a failure (null: anchored).
-      const betMissing = bet ? null : pending.has(["round", id].join(":")) && "pending";
+      const betPending = !bet && pending.has(["round", id].join(":"));
+      const betMissing = bet ? null : betPending && pendingRound(receipt, checkpoints, result);
       result.rounds[id] = !problem && !late && !betFault && !betLate && (betMissing ?? true);
       if (problem) {
         result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
           { round: id, problem, where: inCheckpoint(settlement.entry.seq, settlement.checkpoint_size) }));
       }
       if (late) result.problems.push(gettext("round %(round)s: a decision was logged after the round settled", { round: id }));
-      if (betMissing === false) result.problems.push(gettext("round %(round)s: the bundle carries no anchor of its bet in the log", { round: id }));
+      if (betMissing === false && !betPending) result.problems.push(gettext("round %(round)s: the bundle carries no anchor of its bet in the log", { round: id }));
       if (betFault) {
         result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
           { round: id, problem: betFault, where: inCheckpoint(bet.entry.seq, bet.checkpoint_size) }));
