@@ -37,6 +37,7 @@ from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from typing import Any
+from typing import Final
 from typing import cast
 
 from sqlalchemy import Connection
@@ -239,10 +240,27 @@ def _append(
     connection.execute(_NEW_ENTRY, rows)
     connection.execute(_MOVE_HEAD, {"next_seq": seq, "next_hash": prev_hash})
     every = context_of(session).setting("CHECKPOINT_EVERY")
-    for row in rows:
-        if every and row["seq"] % every == 0:
-            _sign_checkpoint(session, row["seq"])
+    due = [row["seq"] for row in rows if every and row["seq"] % every == 0]
+    if due and not _behind(session):
+        for size in due:
+            _sign_checkpoint(session, size)
     return [row["seq"] for row in rows]
+
+
+#: How long ago the oldest entry still waiting for the integrator may have been written for a
+#: checkpoint to be signed. One dated now without an entry that has waited long would put its
+#: round past the scheme's bound (``core.anchors.ANCHOR_BOUND``, an hour) as if it had been left
+#: out of the log: an integrator this far behind (stopped, then catching up) signs none until
+#: it has caught up, and the players' rounds stay "not yet anchored" meanwhile.
+BEHIND: Final = timedelta(minutes=10)
+_OLDEST_PENDING = select(_PENDING.c.time).order_by(_PENDING.c.id).limit(1)
+
+
+@in_transaction
+def _behind(session: Session) -> bool:
+    """Whether an entry written over :data:`BEHIND` ago still waits for the integrator."""
+    oldest = session.scalar(_OLDEST_PENDING)
+    return oldest is not None and fairness.parse_time(oldest) < datetime.now(UTC) - BEHIND
 
 
 # --- the integrator (PostgreSQL) -------------------------------------------------------------
@@ -806,7 +824,8 @@ def checkpoint_wait(session: Session) -> float:
 @read_only
 def _checkpoint_due(session: Session) -> bool:
     latest = _latest_checkpoint(session)
-    return log_size(session) > (latest.size if latest else 0) and checkpoint_wait(session) == 0
+    size = latest.size if latest else 0
+    return log_size(session) > size and checkpoint_wait(session) == 0 and not _behind(session)
 
 
 @transactional

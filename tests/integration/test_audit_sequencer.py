@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +27,20 @@ from flask import Flask
 from service_support import one_round_goes_through_while_another_is_held
 from service_support import play_casino_war_rounds
 from sqlalchemy import func
+from sqlalchemy import insert
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
+from sota_casino.core import fairness
 from sota_casino.factory import create_app
+from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import AuditPending
 from sota_casino.models import Round
 from sota_casino.services import audit
 from sota_casino.services import rounds
+from sota_casino.services.context import context_of
 
 WORKER = Path(__file__).with_name("bet_worker.py")
 ROOT = Path(__file__).resolve().parents[2]
@@ -321,3 +327,38 @@ def test_an_entry_written_first_and_committed_later_is_dated_before_the_one_it_f
     assert (second, first) == ("test.written_second", "test.written_first")
     assert first_time < second_time
     assert audit.verify(session).ok
+
+
+@ON_POSTGRES
+def test_an_integrator_far_behind_signs_no_checkpoint_until_it_has_caught_up(
+    app: Flask, session: Session, player: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkpoint dated now without entries that have waited long (an integrator stopped,
+    then catching up) would put their rounds past the scheme's bound, as if the casino had left
+    them out of the log: none is signed, on demand or every ``CHECKPOINT_EVERY`` entries,
+    until the integrator has caught up."""
+    rounds.place_casino_war_bet(session, player, 100)
+    waited = fairness.format_time(datetime.now(UTC) - 2 * audit.BEHIND)
+    backlog = [
+        {"time": waited, "actor": "system", "action": "test.waited", "subject": None, "data": "{}"}
+    ] * (2 * audit.BATCH + 100)  # the last batch crosses a hundred
+    with session.begin():
+        session.execute(insert(AuditPending), backlog)
+        signed_before = session.scalar(select(func.count()).select_from(AuditCheckpoint))
+    engine = sa.create_engine(app.config["DATABASE_URL"])
+    with engine.connect() as other_integrator:  # catching up: it holds the lock
+        other_integrator.execute(select(func.pg_advisory_xact_lock(audit.INTEGRATOR_LOCK)))
+        assert audit.sign_if_due(session) is None
+        other_integrator.rollback()
+    engine.dispose()
+    monkeypatch.setitem(context_of(session).settings, "CHECKPOINT_EVERY", 100)
+    size = _counts(session)[0]
+    assert audit.integrate(session) == len(backlog)
+    with session.begin():
+        signed = session.scalars(select(AuditCheckpoint.size).order_by(AuditCheckpoint.size)).all()[
+            signed_before:
+        ]
+    # Only the last batch, which leaves nothing waiting, signs the checkpoints due in it.
+    last_batch = size + 2 * audit.BATCH
+    assert signed and all(checkpoint > last_batch for checkpoint in signed), signed
+    assert signed == [n for n in range(last_batch + 1, size + len(backlog) + 1) if n % 100 == 0]
