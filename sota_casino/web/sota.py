@@ -12,12 +12,14 @@ from flask import g
 from flask import redirect
 from flask import render_template
 from flask import request
+from flask import session
 from flask import url_for
 from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import MultiDict
 
 from ..core import sota
 from ..core.cards import RANK_VALUES
+from ..core.errors import CasinoError
 from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
@@ -28,6 +30,9 @@ from ..services import results
 from ..services import rounds
 from ..services import settings
 from ..services.results import SotaGame
+from .errors import back_url
+from .errors import handle_casino_error
+from .errors import status_of
 from .format import plural
 from .i18n import gettext
 from .i18n import in_words
@@ -275,12 +280,50 @@ def _table_body(form: MultiDict[str, str], stake: int) -> dict[str, Any]:
     raise InvalidRules(N_("unknown preset '%(name)s'"), params={"name": picked}, option="preset")
 
 
+#: The session's note of a refused table form for the table's page drawn next: the field the
+#: refusal is about and what was typed, as a flashed message is kept for it.
+REFUSED: Final = "sota_refused"
+#: The table form's fields a refusal may be about, at the form's top beside the refusal.
+REFUSABLE: Final = ("stake", "seats")
+
+
+@bp.errorhandler(CasinoError)
+def refused(error: CasinoError) -> ResponseReturnValue:
+    """Send a refused form back as every refused form goes (flashed, 303); one about the table's
+    stake or seats notes them, so that its page shows the refusal beside the field, focused,
+    keeping what was typed (on a phone the message at the page's top and the field under the
+    Deal bar could not both be seen)."""
+    field = "stake" if isinstance(error, InsufficientFunds) else error.details.get("field")
+    form = request.form
+    status = status_of(error)
+    if (
+        request.endpoint == "sota.play"
+        and not form.get("again")
+        and field in REFUSABLE
+        and status < 500
+        and status != 404
+        and back_url() == url_for("sota.table")
+    ):
+        seats = form.get("seats", "")
+        session[REFUSED] = {
+            "field": field,
+            "stake": form.get("stake", "")[:16],
+            "seats": seats if seats in ("2", "3", "4") else "",
+            "preset": form.get("preset", "")[:40],
+        }
+    return handle_casino_error(error)
+
+
 @bp.get("")
 @player_page
 def table() -> ResponseReturnValue:
     db = get_session()
+    noted = session.pop(REFUSED, None)
+    typed: dict[str, str] = noted if isinstance(noted, dict) else {}
     return render_template(
         "sota/table.html",
+        typed=typed,
+        refused_field=typed.get("field"),
         table=settings.table_rules(db, TABLE),
         balances=money.balances(db, g.user.id),
         rule_help=RULE_HELP,

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from urllib.parse import parse_qs
+from urllib.parse import urlencode
 
 import pytest
 from browser_support import LiveServer
@@ -17,6 +19,7 @@ from browser_support import sign_up
 from browser_support import wait_for_round
 from sqlalchemy import select
 from test_languages_in_the_browser import choose_language
+from test_languages_in_the_browser import open_the_menu
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
 from web_support import plant_server_seed
@@ -295,7 +298,7 @@ def test_touch_targets_on_a_phone_are_big_enough(small_phone: Any) -> None:
                 ".map(e => e.getBoundingClientRect().height)"
             )
             assert heights, selector
-            if min(heights) < 40:
+            if min(heights) < 44:
                 short.append(f"{path} {selector}: {min(heights):.0f}px")
     assert short == []
 
@@ -358,7 +361,7 @@ def test_the_consoles_time_zone_form_fits_and_shows_the_longest_zone(
 ) -> None:
     """The zone field and its button in the console's bar, open: on the screen, the longest
     zone name whole in the field, the button's words inside it, nothing wider than the page;
-    on a phone each control, and the bar's links, 40 px tall."""
+    on a phone each control, and the bar's links, 44 px tall."""
     operator_in(screen, live_server, language)
     screen.goto("/operator/tables")
     screen.click("details.time-zone summary")
@@ -374,7 +377,7 @@ def test_the_consoles_time_zone_form_fits_and_shows_the_longest_zone(
         heights = screen.locator(
             "nav.console-nav a, details.time-zone summary, #time_zone, .time-zone-form button"
         ).evaluate_all("els => els.map(e => [e.textContent.trim() || e.id, e.offsetHeight])")
-        assert [(what, height) for what, height in heights if height < 40] == []
+        assert [(what, height) for what, height in heights if height < 44] == []
     screen.click(".time-zone-form button[type=submit]")
     assert longest in screen.inner_text("details.time-zone summary")
 
@@ -659,3 +662,195 @@ def test_a_full_size_court_cards_corners_stay_outside_its_frame(screen: Any) -> 
     sign_up(screen, "courts")
     screen.goto("/casino-war")
     assert screen.evaluate(CORNERS_ON_THE_FRAME) == []
+
+
+#: The top of each chip of the bet's rack, the clear chip last.
+CHIP_TOPS = """() => [...document.querySelectorAll("#bet-form .chip-rack .chip")]
+  .map(chip => Math.round(chip.getBoundingClientRect().top))"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_bet_chips_take_one_row_on_a_laptop_and_a_360_px_phone(
+    chromium: Any, live_server: LiveServer, laptop: Any, language: str
+) -> None:
+    """At 1280 px the clear chip wrapped alone onto a line of its own, under the five chips, in
+    every language: the bet panel's 22rem left the rack 8 px short in English ("clear") and
+    35 px in Finnish ("tyhjennä"). On a 360 px phone, the chips 44 px wide, it would wrap too,
+    pushing the bet fields under the Deal row."""
+    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    phone = next(tabs)
+    shown = {}
+    for name, page in (("laptop", laptop), ("phone", phone)):
+        sign_up(page, "chiprow")
+        if language != "en":
+            choose_language(page, language)
+        page.goto("/casino-war")
+        shown[name] = page.evaluate(CHIP_TOPS)
+    next(tabs, None)
+    assert [(name, tops) for name, tops in shown.items() if len(set(tops)) != 1] == []
+    assert [len(tops) for tops in shown.values()] == [6, 6]
+
+
+#: The vertical middle of each item the header shows: the brand, the balance, and each link,
+#: button and field of its menu.
+HEADER_ITEMS = """() => [...document.querySelectorAll(
+    "header.top :is(.brand, .header-balance), header.top nav :is(a, button, select)")]
+  .filter(item => item.checkVisibility() && item.closest("noscript") === null)
+  .map(item => { const box = item.getBoundingClientRect();
+                 return [item.textContent.trim().slice(0, 20), box.top + box.height / 2]; })"""
+
+
+def one_line(items: list[tuple[str, float]]) -> bool:
+    """Whether the header's items stand on one line: their middles level, to a pixel."""
+    middles = [middle for _, middle in items]
+    return bool(middles) and max(middles) - min(middles) <= 1
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_header_takes_one_line_on_a_laptop(
+    laptop: Any, chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """At 1280 px the Finnish and Norwegian player's header took two lines, the menu under the
+    brand and the balance (a 20-character name took every language's to two): a 40 px band of
+    the screen lost on every page. The brand, the balance and the whole menu share one line
+    there, a player's as an operator's."""
+    name = twenty_character_name("maria.virtanen.pelaa")
+    laptop.goto("/auth/register")
+    laptop.fill("#username", name)
+    laptop.fill("#password", PASSWORD)
+    laptop.fill("#confirm", PASSWORD)
+    laptop.click("main button[type=submit]")
+    laptop.wait_for_url("**/lobby")
+    if language != "en":
+        choose_language(laptop, language)
+    problems = []
+    for path in ("/lobby", "/casino-war"):
+        laptop.goto(path)
+        items = laptop.evaluate(HEADER_ITEMS)
+        if not one_line(items):
+            problems.append((path, items))
+    tabs = open_tab(chromium, live_server, **SIZES["desktop"])
+    console = next(tabs)
+    staff = twenty_character_name("henriksson.konsoli")
+    created = live_server.app.test_cli_runner().invoke(
+        args=["create-operator", staff], input=f"{PASSWORD}\n"
+    )
+    assert created.exit_code == 0, created.output
+    log_in_to_the_console(console, staff, language)
+    items = console.evaluate(HEADER_ITEMS)
+    if not one_line(items):
+        problems.append(("console", items))
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: Where a refused form stands on the screen: the focused field's id, the boxes (top, bottom)
+#: of the field named and of the refusal's message, and the top of the row of buttons kept at
+#: the screen's foot (Casino War's Deal row, Sota's Deal the game bar).
+REFUSAL_SHOWN = """id => {
+  const box = e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; };
+  const foot = document.querySelector("#bet-form .deal-row, #table-form .form-actions");
+  return {
+    focused: document.activeElement.id,
+    field: box(document.getElementById(id)),
+    message: box(document.querySelector(".flash.error")),
+    foot: foot.getBoundingClientRect().top,
+  };
+}"""
+
+
+def refusal_problems(page: Any, field: str, case: str) -> list[str]:
+    """What keeps the player of ``page`` from seeing the refusal: the field not focused, or it
+    or the message off the screen or under the row kept at its foot."""
+    page.wait_for_selector(".flash.error")
+    # Chromium applies a page's autofocus at a rendering step after the load, not at once.
+    page.wait_for_timeout(500)
+    shown = page.evaluate(REFUSAL_SHOWN, field)
+    if shown["focused"] != field:
+        return [f"{case}: {shown['focused']!r} focused, not {field!r}"]
+    top = min(shown["field"][0], shown["message"][0])
+    bottom = max(shown["field"][1], shown["message"][1])
+    return [] if 0 <= top and bottom <= shown["foot"] + 0.5 else [f"{case}: {shown}"]
+
+
+def change_the_sent_form(page: Any, path: str, field: str, value: str) -> None:
+    """Send ``field`` as ``value`` when the page's plain form is posted to ``path``, as a player
+    may type it in a browser that checks no field."""
+
+    def rewrite(route: Any) -> None:
+        fields = parse_qs(route.request.post_data or "", keep_blank_values=True)
+        fields[field] = [value]
+        route.continue_(post_data=urlencode(fields, doseq=True))
+
+    page.route(f"**{path}", rewrite)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_refused_bet_shows_its_field_focused_with_its_message_above_deal_on_a_phone(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """On a 360 px phone a refused bet's message, drawn above the chips, pushed the field in
+    error under the Deal row kept at the screen's foot, and nothing focused it or scrolled it
+    into view: the player saw no field to fix. In Casino War (in the page, and in the page the
+    server draws for its plain form, with or without JavaScript) and in Sota, the field is
+    focused, whole on the screen above the row of buttons at its foot, its message too."""
+    problems: list[str] = []
+    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    phone = next(tabs)
+    sign_up(phone, "refusal")
+    if language != "en":
+        choose_language(phone, language)
+    # In the page: an ante over the table's maximum (past the field's own check) ...
+    phone.goto("/casino-war")
+    phone.evaluate("document.getElementById('bet').removeAttribute('max')")  # past its check
+    phone.fill("#bet", "900")
+    phone.expected_refusals += [422]
+    phone.click("#deal")
+    problems += refusal_problems(phone, "bet", "ante in the page")
+    # ... and a tie bet not a whole chip, which the page itself refuses.
+    phone.goto("/casino-war")
+    phone.evaluate("document.getElementById('tie_bet').step = 'any'")  # past its own check
+    phone.fill("#tie_bet", "2.5")
+    phone.click("#deal")
+    problems += refusal_problems(phone, "tie_bet", "tie bet in the page")
+    # The plain form, drawn again by the server.
+    phone.goto("/casino-war")
+    change_the_sent_form(phone, "/casino-war/rounds", "tie_bet", "2.5")
+    phone.expected_refusals += [422]
+    with phone.expect_navigation():
+        phone.evaluate("document.getElementById('bet-form').submit()")
+    problems += refusal_problems(phone, "tie_bet", "tie bet sent by the form")
+    # Sota: a stake over the table's maximum; the page sends its form, which the server draws.
+    phone.goto("/sota")
+    phone.evaluate("document.getElementById('stake').removeAttribute('max')")
+    phone.fill("#stake", "100000")
+    phone.expected_refusals += [422]  # the API's answer; the form's goes back to the table
+    with phone.expect_navigation(url="**/sota"):
+        phone.click("#play")
+    problems += refusal_problems(phone, "stake", "Sota's stake")
+    stake = (phone.input_value("#stake"), phone.get_attribute("#stake", "aria-invalid"))
+    if stake != ("100000", "true"):
+        problems.append(f"Sota's stake shown as {stake}, not as typed and marked invalid")
+    next(tabs, None)
+    # Without JavaScript the server's page alone focuses and shows the field.
+    tabs = open_tab(
+        chromium,
+        live_server,
+        **{**SIZES["phone"], "viewport": PHONE_360},
+        java_script_enabled=False,
+    )
+    plain = next(tabs)
+    sign_up(plain, "refusalplain")
+    if language != "en":  # the picker's own button sends the choice
+        open_the_menu(plain)
+        plain.select_option("#language-choice", language)
+        with plain.expect_navigation():
+            plain.click(".language-picker button[type=submit]")
+    plain.goto("/casino-war")
+    change_the_sent_form(plain, "/casino-war/rounds", "bet", "900")
+    plain.expected_refusals += [422]
+    with plain.expect_navigation():
+        plain.click("#deal")
+    problems += refusal_problems(plain, "bet", "ante without JavaScript")
+    next(tabs, None)
+    assert problems == [], problems

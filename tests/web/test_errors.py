@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -78,6 +80,53 @@ def test_a_refused_form_flashes_the_reason_and_goes_back(player: FlaskClient) ->
     assert response.location == "/sota"
     page = player.get("/sota").get_data(as_text=True)
     assert "must be a whole number of sweets" in page
+
+
+def test_a_refused_sota_stake_goes_back_beside_its_field_focused_as_typed(
+    player: FlaskClient,
+) -> None:
+    """The table's page once drew the refusal at its top and the stake back at 5, unmarked: on a
+    phone the message and the field, under the Deal bar, could not both be seen, and the field
+    showed no error. The page after the refusal has the message in the form, above the stake
+    and the seats; the stake as typed, marked invalid and focused; the seats and rule set as
+    picked. The next visit is the plain table again."""
+    player.get("/sota")
+    table = {"Referer": "http://localhost/sota"}
+    form = {"stake": "100000", "seats": "3", "preset": "english"}
+    response = post_form(player, "/sota/games", form, headers=table)
+    assert (response.status_code, response.location) == (303, "/sota")
+    page = player.get("/sota").get_data(as_text=True)
+    main = page.split('<main id="main">', 1)[1]
+    assert main.index('id="form-error"') > main.index('<form method="post"'), "in the form"
+    assert main.count("must be a whole number of sweets from 1 to 100") == 1
+    stake = re.search(r'<input id="stake"[^>]*>', page)
+    assert stake is not None
+    for attribute in ('value="100000"', 'aria-invalid="true"', 'aria-errormessage="form-error"'):
+        assert attribute in stake.group(), attribute
+    assert " autofocus" in stake.group()
+    assert re.search(r'<option value="3" selected>', page)
+    assert re.search(r'value="english" checked', page)
+    again = player.get("/sota").get_data(as_text=True)
+    assert 'aria-invalid="true"' not in again and 'id="form-error"' not in again
+    # A refusal about a rule, not these fields, stays at the page's top.
+    rules = {"stake": "5", "preset": "nope"}
+    post_form(player, "/sota/games", rules, headers=table)
+    page = player.get("/sota").get_data(as_text=True)
+    assert 'id="form-error"' not in page and 'aria-invalid="true"' not in page
+    assert re.search(r'<p class="flash error" role="status" data-refusal>', page)
+
+
+def test_a_refused_bet_focuses_the_field_it_is_about(player: FlaskClient) -> None:
+    """Without JavaScript the table's page focuses the field to fix (casino.css keeps it above
+    the Deal row on a phone): the ante or the tie bet, whichever the refusal is about."""
+    player.get("/casino-war")
+    for form, field in (
+        ({"bet": "900"}, "bet"),
+        ({"bet": "5", "tie_bet": "2.5"}, "tie_bet"),
+    ):
+        page = post_form(player, "/casino-war/rounds", form).get_data(as_text=True)
+        focused = re.findall(r'<input id="([^"]+)"[^>]* autofocus', page)
+        assert focused == [field], (form, focused)
 
 
 def test_a_refused_bet_stays_on_the_table_with_the_amounts_as_typed(player: FlaskClient) -> None:

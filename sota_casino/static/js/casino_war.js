@@ -120,7 +120,9 @@
       note.hidden = !text;
     }
 
-    function showError(message) {
+    /* Show the refusal above the form; `field` ("bet", "tie_bet", or "*" for both) marks the
+     * field it is about as the server's page does, focused and on the screen (refusals.js). */
+    function showError(message, field) {
       let box = $("form-error");
       if (!box) {
         box = el("p", { class: "flash error", role: "alert", id: "form-error" });
@@ -128,6 +130,18 @@
       }
       box.textContent = message;
       box.hidden = !message;
+      for (const input of [ante, tie]) {
+        if (!input) continue;
+        if (message && (field === "*" || field === input.name)) {
+          input.setAttribute("aria-invalid", "true");
+          input.setAttribute("aria-errormessage", "form-error");
+        } else {
+          input.removeAttribute("aria-invalid");
+          input.removeAttribute("aria-errormessage");
+        }
+      }
+      const wrong = message && field ? form.querySelector("[aria-invalid=true]") : null;
+      if (wrong && window.SotaRefusals) window.SotaRefusals.show(wrong);
     }
 
     function setBalances(balances) {
@@ -285,6 +299,18 @@
       return sentence(error.message);
     }
 
+    /* The bet field a refusal is about: "bet", "tie_bet", "*" (both: more than the balance), or
+     * null (a refusal about neither: the table's rules changed, it did not answer). */
+    function refusedField(answer) {
+      const error = answer.data && answer.data.error;
+      if (!error) return null;
+      if (error.code === "insufficient_funds") return "*";
+      if (error.code !== "invalid_bet" && error.code !== "invalid_input") return null;
+      if (/tie_bet/.test(error.message) || error.field === "tie_bet") return "tie_bet";
+      if (/^bet\b/.test(error.message) || error.field === "bet") return "bet";
+      return null;
+    }
+
     /* A sentence of the page's template without its markup: the script draws the <strong>. */
     function plain(text) {
       return text.replace(/<\/?strong>/g, "");
@@ -295,7 +321,7 @@
       if (bet === null || tieBet === null || !bet) {
         showError(bet === null || tieBet === null
           ? gettext("Bets are whole numbers of chips, like 5 or 25.")
-          : gettext("Please enter the ante in chips."));
+          : gettext("Please enter the ante in chips."), !bet ? "bet" : "tie_bet");
         return;
       }
       busy = true;
@@ -307,7 +333,8 @@
         if (!answer.ok) {
           const code = answer.data && answer.data.error && answer.data.error.code;
           if (code === "insufficient_funds") await refreshBalance();
-          showError(refused(answer, (bet + tieBet) * 100, gettext("You have %(held)s, not enough for this bet of %(needed)s. Bet less, or top up in the lobby once you are below %(low)s.")));
+          showError(refused(answer, (bet + tieBet) * 100, gettext("You have %(held)s, not enough for this bet of %(needed)s. Bet less, or top up in the lobby once you are below %(low)s.")),
+            refusedField(answer));
           if (code === "rules_changed") offerNewRules();
           return;
         }
