@@ -42,9 +42,12 @@ UNANCHORED: Final = "unanchored: the bundle proves none of its documents in the 
 
 def _signed_checkpoints(
     bundle: Mapping[str, Any], keys: Sequence[str]
-) -> tuple[dict[int, Mapping[str, Any]], list[Finding]]:
-    """The bundle's checkpoints signed by one of ``keys``, by size, and a finding per bad one."""
+) -> tuple[dict[int, Mapping[str, Any]], list[Mapping[str, Any]], list[Finding]]:
+    """The bundle's checkpoints signed by one of ``keys``, by size (the last listed at a size)
+    and every one (each dates the bound, also one another of its size follows), and a finding
+    per bad one."""
     good: dict[int, Mapping[str, Any]] = {}
+    every: list[Mapping[str, Any]] = []
     findings: list[Finding] = []
     listed = bundle.get("checkpoints")
     for number, envelope in enumerate(listed if isinstance(listed, list) else [], start=1):
@@ -65,7 +68,8 @@ def _signed_checkpoints(
             )
             continue
         good[doc["size"]] = doc
-    return good, findings
+        every.append(doc)
+    return good, every, findings
 
 
 def _id(value: object) -> object:
@@ -93,7 +97,7 @@ class _Anchors:
     """The bundle's anchors, proved and sorted by what they anchor."""
 
     def __init__(self, bundle: Mapping[str, Any], keys: Sequence[str]) -> None:
-        self.checkpoints, self.findings = _signed_checkpoints(bundle, keys)
+        self.checkpoints, self.signed, self.findings = _signed_checkpoints(bundle, keys)
         self.key = keys[0]
         self.commitment: Mapping[str, Any] | None = None
         self.reveal: Mapping[str, Any] | None = None
@@ -231,7 +235,7 @@ def _missing(
         return FAIL, f"the bundle carries no anchor of {what} in the audit log"
     if receipt is not None:
         settled_at = receipt.get("settled_at")
-        checkpoint = anchors.past_the_bound(settled_at, found.checkpoints.values())
+        checkpoint = anchors.past_the_bound(settled_at, found.signed)
         if checkpoint is not None:
             return FAIL, anchors.left_out_message(settled_at, checkpoint)
     return PENDING, f"not yet anchored: {found.pending[place]}"

@@ -20,8 +20,9 @@ the player did not sign, so a receipt fails this check when
 The registrations themselves are checked to be whole audit entries whose hash is what the
 entry holds, of this player, in the order of the log, and (once a checkpoint covers them) to be
 in the log: an inclusion proof of the entry into a checkpoint signed by the trusted key, or by
-a key it succeeded through the bundle's key changes (a checkpoint signed before the change, or by
-a process not yet restarted with the new key, is signed by the key it retired).
+a key the bundle's key changes lead to from it (a checkpoint signed before a change, or by a
+process not yet restarted with the new key, is signed by the key that change retired); never by
+a key the trusted key succeeded.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def registered_keys(
     this player, or whose inclusion proof fails, registers nothing; one that no signed
     checkpoint covers yet counts, and is said to be pending.
 
-    :param log_keys: the trusted key and the keys it succeeded, as the document anchors take
-        them: a checkpoint signed by any of them holds."""
+    :param log_keys: the trusted key and the keys its chain of key changes leads to, as the
+        document anchors take them: a checkpoint signed by any of them holds."""
     if registrations is None:
         return {}, []
     if not isinstance(registrations, list):

@@ -405,3 +405,13 @@ def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait
         [waiting, KEY_HEX],
     )
     assert report == [[], [f"round {taken['round_id']}"]]
+
+    # The checkpoint past the bound, then the same tree signed again dated back within it: any
+    # signed checkpoint of the bundle dates the bound, not the last one listed at its size.
+    back = {**late["checkpoints"][0]["document"], "time": "2025-04-01T12:00:02.250000Z"}
+    both = {**late, "checkpoints": [*late["checkpoints"], bundles.signed(bundles.KEY, back)]}
+    path.write_text(json.dumps(both), encoding="utf-8")
+    out = io.StringIO()
+    assert main([str(path), "--public-key", KEY_HEX], out, io.StringIO()) == 1
+    assert said in out.getvalue()
+    assert tab.evaluate(CHECK, [both, KEY_HEX]) == f"round {taken['round_id']}: {said}"

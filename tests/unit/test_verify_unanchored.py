@@ -128,6 +128,29 @@ def test_a_round_taken_out_of_the_log_fails_once_a_checkpoint_is_dated_past_the_
     assert code == 1 and said in out and out.splitlines()[-1].startswith("Result: FAILED"), out
 
 
+def test_every_checkpoint_of_the_bundle_dates_the_bound_also_two_over_the_same_entries(
+    tmp_path: Path,
+) -> None:
+    """A bundle that carries the checkpoint dated past the bound and, after it, the same tree
+    signed again dated back within the bound still fails the round: any of its checkpoints
+    signed by the trusted key dates the bound, not only the last one listed at a size."""
+    bundle = bundles.taken_out(GOOD, TAKEN["round_id"], PAST_THE_BOUND)
+    (late,) = bundle["checkpoints"]
+    back = {**late["document"], "time": AT_THE_BOUND}
+    bundle["checkpoints"] = [late, bundles.signed(bundles.KEY, back)]
+    report = verify_bundle(bundle, KEY_HEX)
+    (row,) = [row for row in report.rounds if row.round_id == TAKEN["round_id"]]
+    assert not report.ok and row.statuses["log"] == FAIL
+    said = (
+        f"round {TAKEN['round_id']} (nonce 2): log: settled at {TAKEN['settled_at']}, not in the "
+        f"checkpoint signed at {PAST_THE_BOUND} (size {late['document']['size']}), past the "
+        "bound of 1 hour: the round was left out of the log"
+    )
+    assert said in [f.text() for f in report.failures]
+    code, out = _run(tmp_path, bundle)
+    assert code == 1 and said in out, out
+
+
 def test_a_round_pending_within_the_bound_stays_not_yet_anchored(tmp_path: Path) -> None:
     bundle = bundles.taken_out(GOOD, TAKEN["round_id"], AT_THE_BOUND)
     report = verify_bundle(bundle, KEY_HEX)

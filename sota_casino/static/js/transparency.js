@@ -211,9 +211,11 @@
     return latest && latest.doc;
   }
 
-  /* A round the service lists as pending: "pending" within the bound, else false with why. */
-  function pendingRound(receipt, checkpoints, result) {
-    const past = pastTheBound(receipt.settled_at, Object.values(checkpoints));
+  /* A round the service lists as pending: "pending" within the bound, else false with why. Every
+   * checkpoint of the bundle signed by the pinned key (`result.checkpoints`) dates the bound,
+   * also one that another of its size follows in the list. */
+  function pendingRound(receipt, result) {
+    const past = pastTheBound(receipt.settled_at, result.checkpoints.map((signed) => signed.document));
     if (!past) return "pending";
     result.problems.push(gettext("round %(round)s: settled at %(settled)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: the round was left out of the log",
       { round: receipt.round_id, settled: receipt.settled_at, time: past.time, size: past.size }));
@@ -403,7 +405,7 @@
       const settlement = settled[id];
       if (!settlement) {
         if (pending.has(["round", id].join(":"))) {
-          result.rounds[id] = pendingRound(receipt, checkpoints, result);
+          result.rounds[id] = pendingRound(receipt, result);
         } else {
           result.rounds[id] = false;
           result.problems.push(gettext("round %(round)s: the bundle carries no anchor of it in the log", { round: id }));
@@ -421,7 +423,7 @@
       const betLate = bet && [settlement, ...decisions].some((a) => a.leaf_index <= bet.leaf_index);
       // Not anchored: "pending" while the service says so, else a failure (null: anchored).
       const betPending = !bet && pending.has(["round", id].join(":"));
-      const betMissing = bet ? null : betPending && pendingRound(receipt, checkpoints, result);
+      const betMissing = bet ? null : betPending && pendingRound(receipt, result);
       result.rounds[id] = !problem && !late && !betFault && !betLate && (betMissing ?? true);
       if (problem) {
         result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
