@@ -166,8 +166,9 @@ def check_anchors(
 ) -> tuple[list[Row], list[Row], list[Finding], dict[Any, int]]:
     """Check the bundle's anchors against its documents.
 
-    :param keys: the key every signature is checked with, then the keys it succeeded (a
-        checkpoint signed before a key change is signed by the key it retired).
+    :param keys: the key every signature is checked with, then the keys it succeeded on the
+        way from the trusted key (a checkpoint signed before a key change is signed by the key
+        it retired); never a key the trusted key succeeded.
     :param pair_docs: the commitment document, and the reveal document once revealed.
     :param documents: the rows of the commitment, and of the reveal once revealed.
     :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).

@@ -142,8 +142,8 @@ def signature_valid(public_key_hex: str, doc: Mapping[str, Any], signature_hex: 
 
 def checker_of_keys(keys: Sequence[str]) -> Callable[[Any, str], bool]:
     """Return a function telling whether a hex signature signs a document by one of ``keys``:
-    the checked key first, then the keys it succeeded (a document made before a key change is
-    signed by the key that change retired)."""
+    the checked key first, then the keys it succeeded on the way from the trusted key (a document
+    made before a key change is signed by the key that change retired)."""
     checkers = [signature_checker(key) for key in keys]
     if len(checkers) == 1:
         return checkers[0]  # thousands of receipts: no detour for the usual single key
@@ -178,7 +178,7 @@ def _check_commits_to_seed(
 class PairContext:
     """What every receipt of the bundle is checked against."""
 
-    signing_keys: tuple[str, ...]  # the checked key, then the keys it succeeded
+    signing_keys: tuple[str, ...]  # the checked key, then those it succeeded from the trusted
     seed_pair_id: Any
     commitment: str | None
     created_at: datetime | None

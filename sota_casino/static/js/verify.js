@@ -11,7 +11,7 @@
  * and moves sent, and the documents this browser verified before (a pair's commitment or reveal,
  * a round or a nonce has one signed document: another is a rewrite); and with the casino's
  * signed public log (transparency.js): each document's audit entry, proved into a checkpoint the
- * pinned key (or a key it succeeded) signed, must say what the document says. A round is called verified only when all of that holds.
+ * pinned key (or a key its chain of key changes leads to) signed, must say what the document says. A round is called verified only when all of that holds.
  */
 "use strict";
 
@@ -231,7 +231,7 @@
   }
 
   /* Why a key registration's anchor does not prove its entry into a checkpoint signed by the
-   * trusted key or a key it succeeded (`keys`, CryptoKeys), "pending" when it carries no anchor
+   * trusted key or a key its chain of key changes leads to (`keys`, CryptoKeys), "pending" when it carries no anchor
    * yet, or null. */
   async function registrationAnchorProblem(item, keys, where, seq) {
     const problem = await entryAnchorProblem(item, keys);
@@ -262,7 +262,7 @@
 
   /* The player's keys from the bundle's key registrations: audit entries that must hash to the
    * hash they show, of this player, and, once a checkpoint covers them, proved into one signed
-   * by the trusted key or a key it succeeded (`logKeys`; docs/fairness.md, check 7). A
+   * by the trusted key or a key its chain of key changes leads to (`logKeys`; docs/fairness.md, check 7). A
    * registration whose proof fails registers nothing; one without an anchor yet counts, and is
    * listed in `waiting` (not proven yet). Times are compared as text: they are all fixed-width
    * UTC. */
