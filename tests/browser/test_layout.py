@@ -47,6 +47,21 @@ SIZES = {
 LANGUAGES = ("en", "fi", "nb", "pt")
 PHONE_360 = {"width": 360, "height": 740}
 
+
+def a_360_px_phone(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+    """A tab the size of a 360 x 740 phone (as :func:`open_tab`: ``next`` once more closes it
+    and fails the test on its problems)."""
+    return open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+
+
+def sign_up_in(page: Any, prefix: str, language: str) -> str:
+    """Sign a new player up in ``page`` and pick ``language`` in the header; the username."""
+    username = sign_up(page, prefix)
+    if language != "en":
+        choose_language(page, language)
+    return username
+
+
 #: What sticks out: the page's sideways scroll, and every panel, list or form wider than its box.
 OVERFLOW = """() => {
   const problems = [];
@@ -216,19 +231,15 @@ def test_a_new_table_shows_both_bet_fields_above_deal_on_a_360_px_phone(
     tie bet fields in Finnish and Portuguese before the first round (only their top edges
     showed), and in Norwegian the tie bet's two-line label set its field lower than the ante's,
     on a laptop too. The fields stand level, whole, above Deal."""
-    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    tabs = a_360_px_phone(chromium, live_server)
     phone = next(tabs)
-    sign_up(phone, "fields")
-    if language != "en":
-        choose_language(phone, language)
+    sign_up_in(phone, "fields", language)
     phone.goto("/casino-war")
     shown = phone.evaluate(BET_FIELDS)
     next(tabs, None)
     assert shown["ante"] == shown["tie"], shown
     assert shown["ante"][1] <= shown["deal"], shown
-    sign_up(laptop, "fields")
-    if language != "en":
-        choose_language(laptop, language)
+    sign_up_in(laptop, "fields", language)
     laptop.goto("/casino-war")
     shown = laptop.evaluate(BET_FIELDS)
     assert shown["ante"] == shown["tie"], shown
@@ -246,12 +257,10 @@ def test_a_rounds_two_war_cards_stand_side_by_side_on_a_360_px_phone(
     """In Portuguese the dealer's war card took a line of its own, under the player's, its
     caption ("Carta de guerra do crupiê") as wide as the screen left; a caption now wraps to
     its card's width."""
-    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    tabs = a_360_px_phone(chromium, live_server)
     phone = next(tabs)
-    username = sign_up(phone, "warcards")
+    username = sign_up_in(phone, "warcards", language)
     plant_server_seed(live_server.app, username, {0: True})
-    if language != "en":
-        choose_language(phone, language)
     play_a_round(phone)
     phone.goto("/history")
     phone.goto(f"/history/{phone.get_attribute('[data-round]', 'data-round')}")
@@ -677,13 +686,11 @@ def test_the_bet_chips_take_one_row_on_a_laptop_and_a_360_px_phone(
     every language: the bet panel's 22rem left the rack 8 px short in English ("clear") and
     35 px in Finnish ("tyhjennä"). On a 360 px phone, the chips 44 px wide, it would wrap too,
     pushing the bet fields under the Deal row."""
-    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    tabs = a_360_px_phone(chromium, live_server)
     phone = next(tabs)
     shown = {}
     for name, page in (("laptop", laptop), ("phone", phone)):
-        sign_up(page, "chiprow")
-        if language != "en":
-            choose_language(page, language)
+        sign_up_in(page, "chiprow", language)
         page.goto("/casino-war")
         shown[name] = page.evaluate(CHIP_TOPS)
     next(tabs, None)
@@ -795,11 +802,9 @@ def test_a_refused_bet_shows_its_field_focused_with_its_message_above_deal_on_a_
     server draws for its plain form, with or without JavaScript) and in Sota, the field is
     focused, whole on the screen above the row of buttons at its foot, its message too."""
     problems: list[str] = []
-    tabs = open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    tabs = a_360_px_phone(chromium, live_server)
     phone = next(tabs)
-    sign_up(phone, "refusal")
-    if language != "en":
-        choose_language(phone, language)
+    sign_up_in(phone, "refusal", language)
     # In the page: an ante over the table's maximum (past the field's own check) ...
     phone.goto("/casino-war")
     phone.evaluate("document.getElementById('bet').removeAttribute('max')")  # past its check
