@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Annotated
 from typing import Any
 from typing import Final
+from typing import NotRequired
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -33,6 +34,7 @@ from flask.globals import request_ctx
 from flask.typing import ResponseReturnValue
 from pydantic import Field
 from sqlalchemy.exc import DBAPIError
+from typing_extensions import TypedDict
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
 from werkzeug.wrappers import Response
@@ -162,10 +164,18 @@ def status_of_kind(kind: type[CasinoError]) -> int:
     return next(STATUS_OF_KIND[k] for k in kind.__mro__ if k in STATUS_OF_KIND)
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorDetail:
+class ErrorDetail(TypedDict):
     code: Annotated[str, Field(examples=["insufficient_funds"])]
     message: str
+    field: NotRequired[
+        Annotated[
+            str,
+            Field(
+                description="the request's field the refusal is about, where it is about one",
+                examples=["bet"],
+            ),
+        ]
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,9 +195,19 @@ class NotYetAnchoredError:
     checkpoint: Checkpoint | None
 
 
-def api_error(status: int, code: str, message: str, **headers: str) -> ResponseReturnValue:
-    """Return the API's error body ``{"error": {"code", "message"}}`` with ``status``."""
-    return _error_body(status, Error(ErrorDetail(code, message)), headers)
+def api_error(
+    status: int, code: str, message: str, *, field: object = None, **headers: str
+) -> ResponseReturnValue:
+    """Return the API's error body ``{"error": {"code", "message"}}`` with ``status``, and the
+    ``field`` it is about if one is named."""
+    return _error_body(status, Error(_detail(code, message, field)), headers)
+
+
+def _detail(code: str, message: str, field: object) -> ErrorDetail:
+    detail = ErrorDetail(code=code, message=message)
+    if isinstance(field, str) and field:
+        detail["field"] = field
+    return detail
 
 
 def _error_body(status: int, body: Any, headers: dict[str, str]) -> ResponseReturnValue:
@@ -258,9 +278,12 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
         message = error_message(error)
         if isinstance(error, kinds.NotYetAnchored) and "checkpoint" in error.details:
             signed = cast(Checkpoint | None, error.details["checkpoint"])
-            body = NotYetAnchoredError(ErrorDetail(error.code, message), signed)
+            body = NotYetAnchoredError(_detail(error.code, message, None), signed)
             return _error_body(status_of(error), body, refusal_headers(error))
-        return api_error(status_of(error), error.code, message, **refusal_headers(error))
+        field = error.details.get("field")
+        return api_error(
+            status_of(error), error.code, message, field=field, **refusal_headers(error)
+        )
     status = status_of(error)
     if request.method == "POST" and status < 500 and status != 404:
         # Shown as a refusal (base.html's data-refusal): the browser's records keep no

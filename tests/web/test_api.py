@@ -30,8 +30,8 @@ from sota_casino.services import tx
 
 def error_code(response: Any) -> str:
     body = response.get_json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
-    assert body["error"]["message"]
+    assert set(body) == {"error"} and set(body["error"]) - {"field"} == {"code", "message"}, body
+    assert body["error"]["message"] and body["error"].get("field", "x")
     return str(body["error"]["code"])
 
 
@@ -307,6 +307,29 @@ def test_bad_amounts_are_422_and_move_nothing(
     assert message in response.get_json()["error"]["message"]
     assert balances(client, auth)["chips"] == 100_000
     assert client.get("/api/v1/rounds", headers=auth).get_json()["rounds"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"bet": 60_000}, "bet"),  # over the table's limit: the service's refusal
+        ({"bet": 500, "tie_bet": 1.5}, "tie_bet"),  # no integer: the schema's
+        ({"bet": 500, "stake": 5}, "stake"),  # unknown
+    ],
+)
+def test_a_refusal_names_the_field_it_is_about(
+    client: FlaskClient, auth: dict[str, str], body: dict[str, Any], field: str | None
+) -> None:
+    """A script (and the table's page, which marks the field in error) reads which field a
+    refusal is about from the answer, not from the words of its message."""
+    response = client.post("/api/v1/casino-war/rounds", json=body, headers=auth)
+    assert response.status_code in (409, 422)
+    assert response.get_json()["error"].get("field") == field
+    shown = client.get("/api/v1/tables/casino_war").get_json()["settings"]
+    other = {"bet": 500, "rules": {**shown, "tie_payout": shown["tie_payout"] - 1}}
+    changed = client.post("/api/v1/casino-war/rounds", json=other, headers=auth)
+    # The table's rules changed since shown: about no field the player typed.
+    assert error_code(changed) == "rules_changed" and "field" not in changed.get_json()["error"]
 
 
 def test_a_number_with_hundreds_of_digits_is_a_clear_422(

@@ -318,5 +318,6 @@ def test_a_refusal_names_the_field_and_what_it_must_be(client: FlaskClient) -> N
         "error": {
             "code": "invalid_input",
             "message": "bet must be an integer, not a number with a fraction or exponent",
+            "field": "bet",
         }
     }

@@ -299,16 +299,14 @@
       return sentence(error.message);
     }
 
-    /* The bet field a refusal is about: "bet", "tie_bet", "*" (both: more than the balance), or
-     * null (a refusal about neither: the table's rules changed, it did not answer). */
+    /* The bet field a refusal is about (the API names it: `error.field`): "bet", "tie_bet", "*"
+     * (both: more than the balance), or null (about neither: the table's rules changed, no
+     * answer came). */
     function refusedField(answer) {
       const error = answer.data && answer.data.error;
       if (!error) return null;
       if (error.code === "insufficient_funds") return "*";
-      if (error.code !== "invalid_bet" && error.code !== "invalid_input") return null;
-      if (/tie_bet/.test(error.message) || error.field === "tie_bet") return "tie_bet";
-      if (/^bet\b/.test(error.message) || error.field === "bet") return "bet";
-      return null;
+      return error.field === "bet" || error.field === "tie_bet" ? error.field : null;
     }
 
     /* A sentence of the page's template without its markup: the script draws the <strong>. */
