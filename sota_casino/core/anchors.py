@@ -669,3 +669,14 @@ def left_out_message(settled_at: object, checkpoint: Mapping[str, Any]) -> str:
         f"{checkpoint['size']}), past the bound of {ANCHOR_BOUND_TEXT}: the round was left out "
         "of the log"
     )
+
+
+def twin_checkpoints(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
+    """Why two signed checkpoints over the same entries that differ (in root or time) fail: the
+    service signs one checkpoint a size, so one of them forks or back-dates the log."""
+    return (
+        f"two signed checkpoints over {first['size']} "
+        f"{'entry' if first['size'] == 1 else 'entries'} differ: root {first['root']} at "
+        f"{first['time']}, root {second['root']} at {second['time']}: one of them forks or "
+        "back-dates the log"
+    )

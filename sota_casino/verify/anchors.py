@@ -45,7 +45,8 @@ def _signed_checkpoints(
 ) -> tuple[dict[int, Mapping[str, Any]], list[Mapping[str, Any]], list[Finding]]:
     """The bundle's checkpoints signed by one of ``keys``, by size (the last listed at a size)
     and every one (each dates the bound, also one another of its size follows), and a finding
-    per bad one."""
+    per bad one: unsigned, or one of two signed over the same entries that differ (the service
+    signs one checkpoint a size: two are a fork, or one dated back)."""
     good: dict[int, Mapping[str, Any]] = {}
     every: list[Mapping[str, Any]] = []
     findings: list[Finding] = []
@@ -67,6 +68,9 @@ def _signed_checkpoints(
                 )
             )
             continue
+        twin = good.get(doc["size"])
+        if twin is not None and (twin["root"], twin["time"]) != (doc["root"], doc["time"]):
+            findings.append(Finding("bundle", LOG, FAIL, anchors.twin_checkpoints(twin, doc)))
         good[doc["size"]] = doc
         every.append(doc)
     return good, every, findings

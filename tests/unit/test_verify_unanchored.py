@@ -173,3 +173,27 @@ def test_only_a_checkpoint_signed_by_the_trusted_key_dates_the_bound() -> None:
     assert texts and all("not signed by the trusted key" in text for text in texts), texts
     (row,) = [row for row in report.rounds if row.round_id == TAKEN["round_id"]]
     assert row.statuses["log"] == PENDING
+
+
+def test_two_signed_checkpoints_over_the_same_entries_that_differ_fail_the_bundle(
+    tmp_path: Path,
+) -> None:
+    """The service signs one checkpoint a size: a bundle carrying two over the same entries
+    with another root (a fork) or another time (one dated back) holds the casino's own proof
+    of it, and fails, naming both; the same checkpoint listed twice is no finding."""
+    (signed,) = GOOD["checkpoints"]
+    doc = signed["document"]
+    assert verify_bundle({**GOOD, "checkpoints": [signed, signed]}, KEY_HEX).ok
+    for other in ({"root": "ab" * 32}, {"time": "2020-01-01T00:00:00.000000Z"}):
+        twin = bundles.signed(bundles.KEY, {**doc, **other})
+        bundle = {**GOOD, "checkpoints": [signed, twin]}
+        report = verify_bundle(bundle, KEY_HEX)
+        second = {**doc, **other}
+        said = (
+            f"bundle: log: two signed checkpoints over {doc['size']} entries differ: root "
+            f"{doc['root']} at {doc['time']}, root {second['root']} at {second['time']}: one of "
+            "them forks or back-dates the log"
+        )
+        assert not report.ok and said in [f.text() for f in report.failures], report.failures
+        code, out = _run(tmp_path, bundle)
+        assert code == 1 and said in out, out

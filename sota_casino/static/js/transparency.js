@@ -349,6 +349,13 @@
     const checkpoints = {};
     for (const signed of Array.isArray(bundle.checkpoints) ? bundle.checkpoints : []) {
       if (isCheckpoint(signed) && (await signedByAny(keys, signed))) {
+        // The service signs one checkpoint a size: two that differ fork or back-date the log.
+        const twin = checkpoints[signed.document.size];
+        if (twin && (twin.root !== signed.document.root || twin.time !== signed.document.time)) {
+          result.problems.push(ngettext("two signed checkpoints over %(num)s entry differ: root %(first)s at %(first_time)s, root %(second)s at %(second_time)s: one of them forks or back-dates the log",
+            "two signed checkpoints over %(num)s entries differ: root %(first)s at %(first_time)s, root %(second)s at %(second_time)s: one of them forks or back-dates the log",
+            twin.size, { first: twin.root, first_time: twin.time, second: signed.document.root, second_time: signed.document.time }));
+        }
         checkpoints[signed.document.size] = signed.document;
         result.checkpoints.push(signed);
       } else {
