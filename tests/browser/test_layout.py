@@ -48,10 +48,10 @@ LANGUAGES = ("en", "fi", "nb", "pt")
 PHONE_360 = {"width": 360, "height": 740}
 
 
-def a_360_px_phone(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
+def a_360_px_phone(chromium: Any, live_server: LiveServer, **options: Any) -> Iterator[Any]:
     """A tab the size of a 360 x 740 phone (as :func:`open_tab`: ``next`` once more closes it
-    and fails the test on its problems)."""
-    return open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360})
+    and fails the test on its problems), with the browser context's ``options``."""
+    return open_tab(chromium, live_server, **{**SIZES["phone"], "viewport": PHONE_360}, **options)
 
 
 def sign_up_in(page: Any, prefix: str, language: str) -> str:
@@ -838,12 +838,7 @@ def test_a_refused_bet_shows_its_field_focused_with_its_message_above_deal_on_a_
         problems.append(f"Sota's stake shown as {stake}, not as typed and marked invalid")
     next(tabs, None)
     # Without JavaScript the server's page alone focuses and shows the field.
-    tabs = open_tab(
-        chromium,
-        live_server,
-        **{**SIZES["phone"], "viewport": PHONE_360},
-        java_script_enabled=False,
-    )
+    tabs = a_360_px_phone(chromium, live_server, java_script_enabled=False)
     plain = next(tabs)
     sign_up(plain, "refusalplain")
     if language != "en":  # the picker's own button sends the choice
