@@ -287,13 +287,26 @@ ONE_WORD: Final = (
     ("fi", r"\bbets?\b", r"\b(?:veto|vedo|lyö|löi)", "panos"),  # lyödä vetoa is sports betting
     ("fi", r"\bverifier\b", r"varmisti?m", "tarkistin"),
     ("fi", r"fairness page", r"reiluussivu", "Reiluus-sivu"),
+    # The Finnish rule text: "tasatilanteessa pelaaja joko luovuttaa puolet panoksestaan".
+    ("fi", r"\bt(?:ie|ied|ies)\b", r"tasa\u00ad?peli", "tasatilanne (tasapeli is a drawn game)"),
+    ("fi", r"\bsurrender", r"antau|antaud", "luovuttaa"),
+    ("fi", r"\bsettl", r"päätty|tility", "ratketa, ratkaista"),
+    ("fi", r"\bverif(?:y|ied|ies)\b", r"varmen|varmist", "tarkistaa"),
     ("nb", r"\bverifier\b", r"verifikator|kontrollskript", "kontrollprogrammet"),
     ("nb", r"\bt(?:ie|ied|ies)\b", r"uavgjort|likt-situasjon", "likt (uavgjort is a drawn game)"),
     ("nb", r"#%\(", r"#%\(", "nr."),
+    ("nb", r"\btie bets?\b", r"likt-innsats", "innsats på like kort"),
+    ("nb", r"\bsettl", r"\bavgjort", "gjøre opp (avgjort is decided)"),
+    ("nb", r"\bverif(?:y|ied|ies)\b", r"verifiser", "kontrollere"),
+    ("nb", r"\bdecisions?\b", r"avgjørels|beslutning", "valg"),
     ("pt", r"", r"\b(?:checkpoints?|replay|log)\b", "ponto de controle, reprodução, registro"),
     ("pt", r"", r"(?<!Sota )(?<![\w-])casino\b(?! War)", "cassino (Brazilian, as everywhere)"),
     ("pt", r"", r"\bronda\b|n\.º", "rodada, nº (Brazilian, as everywhere)"),
     ("pt", r"#%\(", r"#%\(", "nº"),
+    ("pt", r"\bsettl", r"encerr", "liquidar"),
+    ("pt", r"\bcommit", r"comprometid", "compromisso (comprometido reads as compromised)"),
+    ("pt", r"^Played$", r"\bjogada\b", "data e hora (jogada is a move)"),
+    ("pt", r"\broles?\b", r"função", "papel"),
 )
 
 
@@ -315,6 +328,16 @@ def test_each_language_names_a_concept_with_one_word(language: str) -> None:
             if re.search(instead, prose, re.I):
                 stray.append(f"{word}: {translated}")
     assert stray == []
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_each_catalogue_writes_two_plural_forms(language: str) -> None:
+    # Bokmål, Brazilian Portuguese and Finnish have a singular and a plural: a third form (CLDR's
+    # "many", for round millions) would be "1000000 de fichas" on a page that writes digits.
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    assert catalogue.num_plurals == 2
+    assert [m.id for m in catalogue if m.pluralizable and len(m.string) != 2] == []
 
 
 #: An amount (number and unit) in Finnish cannot stand before the noun it measures, which then
@@ -515,7 +538,7 @@ def console_refusal(answer: Any) -> str:
 
 TABLE_REFUSALS = {
     "fi": (
-        "Tasapelin voitonmaksu: arvon on oltava kokonaisluku 0–30",
+        "Tasatilanteen voitonmaksu: arvon on oltava kokonaisluku 0–30",
         "Pienin panos ja suurin panos: molempien on oltava kokonaisia pelimerkkejä, eikä "
         "ensimmäinen saa olla jälkimmäistä suurempi",
         "Pienin panos ei saa olla suurempi kuin suurin panos",
@@ -591,7 +614,7 @@ def test_the_sign_up_wait_says_its_minutes_in_each_language(
 
 BET_REFUSALS = {
     "en": "bet must be from 100 to 50000 (minor units)",
-    "fi": "bet on oltava väliltä 100–50000 (sadasosina)",
+    "fi": "bet-arvon on oltava väliltä 100–50000 (sadasosina)",
     "nb": "bet må være fra 100 til 50000 (hundredeler)",
     "pt": "bet precisa ser de 100 a 50000 (centésimos)",
 }
@@ -658,11 +681,11 @@ LATE_MOVE_REFUSALS = {
         "game {game} is over; no move is due",
     ),
     "fi": (
-        "pelikierros {round} on jo päättynyt; päätöstä ei enää tarvita",
+        "pelikierros {round} on jo ratkaistu; päätöstä ei enää tarvita",
         "peli {game} on jo päättynyt; siirtoa ei enää tarvita",
     ),
     "nb": (
-        "runde {round} er allerede avgjort; ingen beslutning trengs",
+        "runde {round} er allerede gjort opp; ingen valg trengs",
         "spill {game} er allerede over; ingen trekk trengs",
     ),
     "pt": (
@@ -781,8 +804,8 @@ BODY_REFUSALS = {
     "fi": (
         "bet puuttuu",
         "tuntematon kenttä 'stake'",
-        "bet on oltava kokonaisluku, ei merkkijono",
-        "bet on oltava luvun 100 monikerta",
+        "bet: arvon on oltava kokonaisluku, ei merkkijono",
+        "bet: arvon on oltava luvun 100 monikerta",
     ),
     "nb": (
         "bet mangler",
