@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import timedelta
+from itertools import groupby
 from typing import Any
 from typing import Final
 from typing import TypeGuard
@@ -680,3 +681,29 @@ def twin_checkpoints(first: Mapping[str, Any], second: Mapping[str, Any]) -> str
         f"{first['time']}, root {second['root']} at {second['time']}: one of them forks or "
         "back-dates the log"
     )
+
+
+def backdated_checkpoints(checkpoints: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Why each of ``checkpoints`` (well-formed documents whose signatures the caller checked)
+    dated before one over fewer entries fails: the service signs a checkpoint over the whole log
+    as it is then, so one over more entries is never older, and a casino that dated its new
+    checkpoints back could keep a round it left out of the log within the bound. The times are
+    of one fixed form, so their text orders them; those over the same entries are
+    :func:`twin_checkpoints`."""
+    messages: list[str] = []
+    latest: Mapping[str, Any] | None = None  # the latest dated of those over fewer entries
+    by_size = sorted(checkpoints, key=lambda doc: int(doc["size"]))
+    for _, group in groupby(by_size, key=lambda doc: int(doc["size"])):
+        same = {(doc["root"], doc["time"]): doc for doc in group}  # one listed twice counts once
+        for doc in same.values():
+            if latest is not None and doc["time"] < latest["time"]:
+                messages.append(
+                    f"the signed checkpoint of size {doc['size']} (root {doc['root']}) is dated "
+                    f"{doc['time']}, before the one of size {latest['size']} (root "
+                    f"{latest['root']}) at {latest['time']}, over fewer entries: one of them "
+                    "back-dates the log"
+                )
+        newest = max(same.values(), key=lambda doc: str(doc["time"]))
+        if latest is None or newest["time"] > latest["time"]:
+            latest = newest
+    return messages

@@ -46,7 +46,8 @@ def _signed_checkpoints(
     """The bundle's checkpoints signed by one of ``keys``, by size (the last listed at a size)
     and every one (each dates the bound, also one another of its size follows), and a finding
     per bad one: unsigned, or one of two signed over the same entries that differ (the service
-    signs one checkpoint a size: two are a fork, or one dated back)."""
+    signs one checkpoint a size: two are a fork, or one dated back), or one dated before another
+    over fewer entries (dated back)."""
     good: dict[int, Mapping[str, Any]] = {}
     every: list[Mapping[str, Any]] = []
     findings: list[Finding] = []
@@ -73,6 +74,8 @@ def _signed_checkpoints(
             findings.append(Finding("bundle", LOG, FAIL, anchors.twin_checkpoints(twin, doc)))
         good[doc["size"]] = doc
         every.append(doc)
+    for message in anchors.backdated_checkpoints(every):
+        findings.append(Finding("bundle", LOG, FAIL, message))
     return good, every, findings
 
 

@@ -182,7 +182,9 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
     :func:`logged_predecessors` counts them (proved into a checkpoint of ``log_keys``), are the
     log's word that one key was taken into use twice. An honest service does neither, and the
     key a chain leads to, or the predecessor a log proves, would depend on which change the
-    list holds first. A change into a key from a key of one's own is only that key's word,
+    list holds first; nor does it change back into a key it retired (a loop, ``A`` to ``B`` to
+    ``A``), which would make a retired key the one in use again, followed by every verifier
+    trusting a key on the loop. A change into a key from a key of one's own is only that key's word,
     which anyone can write: it counts here only once logged, as it does for a predecessor.
     """
     if not isinstance(key_changes, list):
@@ -202,6 +204,7 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
         if _logged(item, log_keys)
     )
     taken: dict[str, tuple[int, str]] = {}  # new key -> the seq and old key of its first change
+    retired: dict[str, int] = {}  # old key -> the seq of its first change: it was in use
     for seq, old, new in logged:
         before, first_old = taken.setdefault(new, (seq, old))
         if first_old != old:
@@ -209,6 +212,12 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
                 f"entry {seq}: {KEY_CHANGED} of key {short(new)} from key {short(old)}, which "
                 f"key {short(first_old)} was changed into before (entry {before}): "
                 f"{TAKEN_ONCE_RULE}"
+            )
+        retired.setdefault(old, seq)
+        if new in retired:  # a loop of changes back to a retired key, as the whole log says
+            problems.append(
+                f"entry {seq}: {KEY_CHANGED} of key {short(new)}, which was in use before "
+                f"(entry {retired[new]}): {TAKEN_ONCE_RULE}"
             )
     return problems
 

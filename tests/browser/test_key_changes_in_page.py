@@ -514,3 +514,20 @@ def test_both_verifiers_fail_key_changes_that_fork_the_keys_in_either_order(tab:
         assert f"the bundle names the key {new[:16]}…, not the key this browser trusts" in in_page
         refused = f"KEY CHANGED: the bundle names public key {new[:16]}…, not the trusted key"
         assert any(f.message.startswith(refused) for f in verify_bundle(forked, old).failures)
+
+
+def test_both_verifiers_fail_a_loop_of_key_changes_back_to_a_retired_key(tab: Any) -> None:
+    """``A`` to ``B``, then ``B`` back to ``A``, each signed by the key it retires and logged:
+    the page fails the bundle as ``verify.pyz`` does, trusting either key, naming the entry."""
+    sign_up(tab, "key-loop")
+    tab.goto("/fairness")
+    retiring = fairness.new_signing_key()
+    loop = [_key_change(PAIR.key, retiring), _key_change(retiring, PAIR.key)]
+    bundle = bundles.anchored(GOOD, PAIR.key, key_changes=loop)
+    new, middle = (fairness.public_key_hex(key) for key in (PAIR.key, retiring))
+    for trusted in (middle, new):
+        assert not verify_bundle(bundle, trusted).ok
+        assert (
+            f"entry 2: key {new[:16]}… is taken into use again, from key {middle[:16]}…, after "
+            "it was in use (entry 1): a key is taken into use once"
+        ) in tab.evaluate(TRUSTING, [bundle, trusted])

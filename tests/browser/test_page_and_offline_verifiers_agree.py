@@ -424,3 +424,47 @@ def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait
     assert twins in out.getvalue()
     shown = tab.evaluate(CHECK, [both, KEY_HEX]).replace("\u00a0", " ")  # a number keeps its word
     assert shown == f"{twins} | round {taken['round_id']}: {said}"
+
+
+def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:
+    """A checkpoint signed with its time written otherwise than ``YYYY-MM-DDTHH:MM:SS.ffffffZ``
+    dates nothing: past the bound, the page kept a round left out of the log "not yet anchored"
+    under it while the offline verifier refused it. It is no checkpoint of the scheme in both."""
+    sign_up(tab, "odd-time")
+    tab.goto("/fairness")
+    taken = GOOD["rounds"][2]["document"]
+    for time in ("2025-04-01T13:00:00Z", "2025-04-01T13:00:00.000000+00:00"):
+        odd = bundles.taken_out(GOOD, taken["round_id"], time)
+        assert not offline_passes(tmp_path, odd)
+        assert tab.evaluate(PAGE_PASSES, [[odd], KEY_HEX]) == [False]
+        shown = tab.evaluate(CHECK, [odd, KEY_HEX])
+        assert shown.startswith(
+            "a checkpoint of the bundle is not a checkpoint document with a size, a root and a "
+            "time written as YYYY-MM-DDTHH:MM:SS.ffffffZ | "
+        ), shown
+
+
+def test_both_verifiers_fail_a_checkpoint_dated_before_one_over_fewer_entries(
+    tab: Any, tmp_path: Path
+) -> None:
+    """Of two checkpoints a bundle carries, the one over more entries dated before the one over
+    fewer is the casino's own proof of a back-dating, on the page as offline, named alike."""
+    sign_up(tab, "back-dated")
+    tab.goto("/fairness")
+    taken = GOOD["rounds"][2]["document"]
+    pending = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T11:50:00.000000Z")
+    in_order = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:40:00.000000Z")
+    assert tab.evaluate(CHECK, [in_order, KEY_HEX]) == ""
+    back = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:55:00.000000Z")
+    latest, smaller = (c["document"] for c in reversed(back["checkpoints"]))
+    said = (
+        f"the signed checkpoint of size {latest['size']} (root {latest['root']}) is dated "
+        f"2025-04-01T11:50:00.000000Z, before the one of size 5 (root {smaller['root']}) at "
+        "2025-04-01T11:55:00.000000Z, over fewer entries: one of them back-dates the log"
+    )
+    path = tmp_path / "back.json"
+    path.write_text(json.dumps(back), encoding="utf-8")
+    out = io.StringIO()
+    assert main([str(path), "--public-key", KEY_HEX], out, io.StringIO()) == 1
+    assert f"bundle: log: {said}" in out.getvalue()
+    assert tab.evaluate(CHECK, [back, KEY_HEX]).replace("\u00a0", " ") == said

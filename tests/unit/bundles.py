@@ -420,3 +420,14 @@ def taken_out(bundle: Doc, round_id: int, checkpoint_at: str, key: Ed25519Privat
     reason = "the log holds no entry of it yet; ask again shortly"
     made["pending_anchors"] = [{"of": of, "reason": reason, "retry_after": 1} for of in waiting]
     return made
+
+
+def with_earlier_checkpoint(
+    bundle: Doc, size: int, checkpoint_at: str, key: Ed25519PrivateKey = KEY
+) -> Doc:
+    """Return ``bundle`` (whose anchors cover its whole log) carrying, before its checkpoints,
+    one signed at ``checkpoint_at`` over the first ``size`` entries of the same log."""
+    entries = sorted((anchor["entry"] for anchor in bundle["anchors"]), key=lambda e: e["seq"])
+    root = audit_chain.entries_tree(entries).root(size).hex()
+    earlier = signed(key, audit_chain.checkpoint_document(size, root, checkpoint_at))
+    return {**bundle, "checkpoints": [earlier, *bundle["checkpoints"]]}

@@ -258,3 +258,20 @@ def test_a_change_into_a_key_from_a_key_of_ones_own_counts_only_once_logged() ->
     with_own = dict(honest, key_changes=[*honest["key_changes"], OWN_INTO_PAIR_KEY])
     for trusted in (OLD_KEY, PAIR.key):
         assert verify_bundle(with_own, public_key_hex(trusted)).ok
+
+
+def test_a_loop_of_logged_key_changes_back_to_a_retired_key_fails_the_bundle() -> None:
+    """The key in use hands the service back to the key it succeeded (``A`` to ``B``, then
+    ``B`` to ``A``, each change signed by the key it retires and logged): a retired key taken
+    into use again, which the whole-log checks name; a verifier trusting ``B`` followed it to
+    ``A`` and passed the bundle. It fails, trusting either key, naming the entry."""
+    retiring = new_signing_key()
+    loop = [_key_change(PAIR.key, retiring), _key_change(retiring, PAIR.key)]
+    bundle = bundles.anchored(GOOD, PAIR.key, key_changes=loop)
+    expected = (
+        f"entry 2: key.changed of key {_short(PAIR.key)}, which was in use before (entry 1): "
+        "a key is taken into use once, a rewrite"
+    )
+    for trusted in (retiring, PAIR.key):
+        assert _bundle_signature_failures(bundle, trusted) == [expected]
+        assert not verify_bundle(bundle, public_key_hex(trusted)).ok

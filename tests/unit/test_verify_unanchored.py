@@ -197,3 +197,27 @@ def test_two_signed_checkpoints_over_the_same_entries_that_differ_fail_the_bundl
         assert not report.ok and said in [f.text() for f in report.failures], report.failures
         code, out = _run(tmp_path, bundle)
         assert code == 1 and said in out, out
+
+
+def test_a_checkpoint_dated_before_one_over_fewer_entries_fails_the_bundle(tmp_path: Path) -> None:
+    """The service signs each checkpoint over the whole log as it is then, so one over more
+    entries is never older: a bundle carrying one dated before a checkpoint over fewer entries
+    holds the casino's own proof of a back-dating (new checkpoints dated back to keep a round
+    it left out of the log within the bound), and fails, naming both; the same two dated in
+    order pass."""
+    taken = GOOD["rounds"][2]["document"]  # settled 11:00:02.25: the bound ends at 12:00:02.25
+    pending = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T11:50:00.000000Z")
+    latest = pending["checkpoints"][0]["document"]
+    in_order = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:40:00.000000Z")
+    assert _run(tmp_path, in_order)[0] == 4  # not yet anchored, within the bound
+    back = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:55:00.000000Z")
+    smaller = back["checkpoints"][0]["document"]
+    said = (
+        f"bundle: log: the signed checkpoint of size {latest['size']} (root {latest['root']}) is "
+        f"dated 2025-04-01T11:50:00.000000Z, before the one of size 5 (root {smaller['root']}) "
+        "at 2025-04-01T11:55:00.000000Z, over fewer entries: one of them back-dates the log"
+    )
+    report = verify_bundle(back, KEY_HEX)
+    assert not report.ok and said in [f.text() for f in report.failures], report.failures
+    code, out = _run(tmp_path, back)
+    assert code == 1 and said in out, out

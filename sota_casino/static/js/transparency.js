@@ -151,10 +151,14 @@
     }
   }
 
+  /* Whether `signed` is a checkpoint of the scheme, its time included: one dated in another
+   * form (`…T13:00:00Z`) dates nothing, and would keep a round left out of the log "not yet
+   * anchored" past the bound (the offline verifier's `checkpoint_shape_problem`). */
   function isCheckpoint(signed) {
     const doc = signed && signed.document;
     return Boolean(doc && doc.type === "checkpoint" && doc.v === 1 && Number.isInteger(doc.size)
-      && doc.size >= 0 && isHex64(doc.root) && typeof signed.signature === "string");
+      && doc.size >= 0 && isHex64(doc.root) && timeParts(doc.time) !== null
+      && typeof signed.signature === "string");
   }
 
   const described = (doc) => N_("size %(size)s root %(root)s", { size: doc.size, root: doc.root });
@@ -171,6 +175,30 @@
     const [smaller, larger] = a.size <= b.size ? [a, b] : [b, a];
     if (smaller.size === larger.size) return smaller.root === larger.root && smaller.time !== larger.time;
     return larger.time < smaller.time;
+  }
+
+  /* Why each of the checkpoint documents (signed, well formed) dated before one over fewer
+   * entries fails: the service signs each over the whole log as it is then, so one over more
+   * entries is never older (the offline verifier's `backdated_checkpoints`, in its order). */
+  function backdatedCheckpoints(docs) {
+    const problems = [];
+    let latest = null; // the latest dated of those over fewer entries
+    const bySize = [...docs].sort((a, b) => a.size - b.size);
+    for (let start = 0; start < bySize.length;) {
+      let end = start;
+      while (end < bySize.length && bySize[end].size === bySize[start].size) end += 1;
+      const same = new Map(bySize.slice(start, end).map((doc) => [doc.root + " " + doc.time, doc]));
+      for (const doc of same.values()) {
+        if (latest && doc.time < latest.time) {
+          problems.push(gettext("the signed checkpoint of size %(size)s (root %(root)s) is dated %(time)s, before the one of size %(earlier_size)s (root %(earlier_root)s) at %(earlier_time)s, over fewer entries: one of them back-dates the log",
+            { size: doc.size, root: doc.root, time: doc.time, earlier_size: latest.size, earlier_root: latest.root, earlier_time: latest.time }));
+        }
+      }
+      const newest = [...same.values()].reduce((a, b) => (b.time > a.time ? b : a));
+      if (!latest || newest.time > latest.time) latest = newest;
+      start = end;
+    }
+    return problems;
   }
 
   /* The scheme's bound (docs/fairness.md, "The bound"): an honest service has a settled round's
@@ -358,10 +386,13 @@
         }
         checkpoints[signed.document.size] = signed.document;
         result.checkpoints.push(signed);
+      } else if (!isCheckpoint(signed)) {
+        result.problems.push(gettext("a checkpoint of the bundle is not a checkpoint document with a size, a root and a time written as YYYY-MM-DDTHH:MM:SS.ffffffZ"));
       } else {
         result.problems.push(gettext("a checkpoint of the bundle is not signed by the pinned key"));
       }
     }
+    result.problems.push(...backdatedCheckpoints(result.checkpoints.map((signed) => signed.document)));
     const PAIR_PLACES = { commitment: "pair", reveal: "reveal" };
     const pending = new Set(waiting.map((p) => PAIR_PLACES[p && p.of && p.of.kind] || ["round", p && p.of && p.of.round_id].join(":")));
     const betted = {};

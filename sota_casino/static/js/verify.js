@@ -412,7 +412,8 @@
    * verifier says it (verify/trust.py, forked_key_changes): a key handed on twice (two changes
    * from it to two keys, each signed by it), or a key taken into use twice (two changes into it
    * from two keys, each logged as loggedPredecessors counts them, `logKeys` CryptoKeys). Either
-   * would make the chain, or the predecessor the log proves, hang on the order of the list. */
+   * would make the chain, or the predecessor the log proves, hang on the order of the list; and
+   * a logged change back into a key a logged change retired (a loop) takes a key into use twice. */
   async function forkedKeyChanges(keyChanges, logKeys) {
     if (!Array.isArray(keyChanges)) return [];
     const signed = [];
@@ -431,12 +432,18 @@
     }
     logged.sort((a, b) => a.seq - b.seq);
     const taken = new Map(); // new key -> its first change in the log
+    const retired = new Map(); // old key -> the seq of its first change: it was in use
     for (const change of logged) {
       const first = taken.get(change.key) || change;
       taken.set(change.key, first);
       if (first.old !== change.old) {
         problems.push(gettext("entry %(seq)s: key %(key)s… is taken into use again, from key %(old)s…, after key %(first)s… was changed into it (entry %(before)s): a key is taken into use once, so one of the changes is a rewrite",
           { seq: change.seq, key: change.key.slice(0, 16), old: change.old.slice(0, 16), first: first.old.slice(0, 16), before: first.seq }));
+      }
+      if (!retired.has(change.old)) retired.set(change.old, change.seq);
+      if (retired.has(change.key)) { // a loop of changes back to a retired key
+        problems.push(gettext("entry %(seq)s: key %(key)s… is taken into use again, from key %(old)s…, after it was in use (entry %(before)s): a key is taken into use once, so one of the changes is a rewrite",
+          { seq: change.seq, key: change.key.slice(0, 16), old: change.old.slice(0, 16), before: retired.get(change.key) }));
       }
     }
     return problems;
