@@ -88,12 +88,20 @@ def app_environment(database_url: str, instance: Path, **extra: str) -> dict[str
     }
 
 
-def start(env: dict[str, str], log: Path, *, workers: int = 2, port: int | None = None) -> Server:
-    """Start gunicorn (``workers`` workers) and wait until /healthz answers."""
+def start(
+    env: dict[str, str],
+    log: Path,
+    *,
+    workers: int = 2,
+    port: int | None = None,
+    config: Path = ROOT / "gunicorn.conf.py",
+) -> Server:
+    """Start gunicorn (``workers`` workers, settings from ``config``) and wait until /healthz
+    answers."""
     port = port or free_port()
     with log.open("ab") as out:  # the child keeps its own copy
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+            [sys.executable, "-m", "gunicorn", "-c", str(config), "wsgi:app"],
             cwd=ROOT,
             env=env | {"PORT": str(port), "HOST": "127.0.0.1", "WEB_CONCURRENCY": str(workers)},
             stdout=out,

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import click
 from flask import Flask
@@ -127,21 +128,37 @@ def audit_checkpoint() -> None:
 @click.argument("path", type=click.Path(dir_okay=False, writable=True))
 @with_appcontext
 def audit_export(path: str) -> None:
-    """Write the log as JSON Lines (entries, then checkpoints), verifiable offline."""
+    """Write the log as JSON Lines (entries, then checkpoints), verifiable offline.
+
+    The lines go to a hidden file beside PATH that takes its name once the last is written: an
+    export that fails midway leaves no file at PATH (nor changes one there) and exits 1.
+    """
     from .services import audit
+    from .services.tx import outage_of
 
     session = new_session()
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.partial")
     count = 0
-    with (
-        open(path, "w", encoding="utf-8") as handle,
-        _log_progress(audit.current_size(session), "exporting the log") as advance,
-    ):
-        for line in audit.iter_export(session):  # streamed: memory stays flat
-            handle.write(line)
-            count += 1
-            if count % PROGRESS_STEP == 0:
-                advance(count)  # entries come first: the bar is full once they are written
-        advance(count)
+    try:
+        with (
+            open(partial, "w", encoding="utf-8") as handle,
+            _log_progress(audit.current_size(session), "exporting the log") as advance,
+        ):
+            for line in audit.iter_export(session):  # streamed: memory stays flat
+                handle.write(line)
+                count += 1
+                if count % PROGRESS_STEP == 0:
+                    advance(count)  # entries come first: the bar is full once they are written
+            advance(count)
+        partial.replace(target)
+    except BaseException as exc:
+        partial.unlink(missing_ok=True)  # a file cut short never looks like an export
+        if (outage := outage_of(exc)) is None:
+            raise  # a bug: its traceback
+        failed = f"audit export FAILED after {count} lines: {outage}"
+        click.echo(f"{failed}; {path} not written", err=True)
+        sys.exit(1)
     click.echo(f"wrote {count} lines to {path}")
 
 

@@ -188,6 +188,9 @@ SLOW_TESTS = {
     "timeout": "waits out a connect timeout against a server that never answers",
     "test_reads_never_block_play.py::test_bets_go_through_while_the_whole_log_is_checked_and_"
     "exported": "fills a big log, then checks and exports it in another process",
+    # The same cut under Werkzeug's server, and the command's, have quick tests in the same file.
+    "test_cut_downloads.py::test_a_download_whose_database_fails_midway_is_cut_under_gunicorn_"
+    "and_logged_in_one_line": "starts gunicorn for each kind of download on both databases",
 }
 
 

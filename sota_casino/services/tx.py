@@ -186,14 +186,22 @@ def unavailable(exc: DBAPIError) -> Unavailable:
     )
 
 
-def log_failure(logger: logging.Logger, message: str, exc: BaseException) -> None:
-    """Log the failure of work that is tried again later: an outage in one line, by its kind
-    (expected, and a traceback at every attempt buried the log during one), anything else with
-    its traceback (a bug)."""
+def outage_of(exc: BaseException) -> str | None:
+    """Say which outage ``exc`` is, in words for a log line; ``None`` if it is none (a bug)."""
     if isinstance(exc, DBAPIError) and is_outage(exc):
-        logger.warning("%s: the database is unavailable (%s)", message, type(exc.orig).__name__)
-    elif isinstance(exc, Unavailable):
-        logger.warning("%s: the database is unavailable", message)
+        return f"the database is unavailable ({type(exc.orig).__name__})"
+    if isinstance(exc, Unavailable):
+        return "the database is unavailable"
+    return None
+
+
+def log_failure(logger: logging.Logger, message: str, exc: BaseException) -> None:
+    """Log the failure of work that is tried again later or cut short: an outage in one line,
+    by its kind (expected, and a traceback at every attempt buried the log during one),
+    anything else with its traceback (a bug)."""
+    outage = outage_of(exc)
+    if outage is not None:
+        logger.warning("%s: %s", message, outage)
     else:
         logger.error(message, exc_info=exc)
 

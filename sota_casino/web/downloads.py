@@ -1,10 +1,19 @@
-"""Streamed downloads of tables: CSV or JSON Lines, a row at a time."""
+"""Streamed downloads: tables as CSV or JSON Lines, and the audit log's exports, a row at a time.
+
+A download's status and headers go out with its first line, so an error after that (the
+database lost, a statement cut off) can no longer be a 503: the download is cut instead. Its
+connection is closed without the end of the HTTP/1.1 chunked message, so a client sees a cut
+message and not a whole file (curl exits 18, a browser marks the download failed), and the
+app logs one line (docs/operations.md, "Downloads cut short").
+"""
 
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
+import logging
 import re
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -16,12 +25,16 @@ from typing import Any
 from typing import Final
 
 from flask import Response
+from flask import request
 from flask import stream_with_context
 
 from ..core.errors import InvalidInput
 from ..core.marks import N_
+from ..services.tx import log_failure
 
 KINDS: Final = ("csv", "jsonl")
+
+log = logging.getLogger(__name__)
 
 
 #: How a text cell starts that a spreadsheet would run as a formula (OWASP "CSV injection").
@@ -63,6 +76,51 @@ def jsonl_lines(rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
         yield json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+class DownloadCut(ConnectionResetError):
+    """Ends a download whose lines stopped on an error, after its answer began.
+
+    Raised from the body, it asks the server to drop the connection as it does for a client
+    gone: gunicorn and Werkzeug's server close it without the chunked message's last chunk and
+    log nothing of their own, where any other error got a traceback from each. Hence a
+    connection reset, with its errno: that is the error they both treat so.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(errno.ECONNRESET, "the download was cut: its lines stopped on an error")
+
+
+def attachment(lines: Iterable[str], mimetype: str, filename: str) -> Response:
+    """Stream ``lines`` as a download named ``filename``.
+
+    The first line is read now, so a failure before anything is sent is answered as any
+    request's (a 503 for an outage); one after it cuts the download (:class:`DownloadCut`),
+    logged in one line.
+    """
+    rest = iter(lines)
+    first = next(rest, None)
+    return Response(
+        stream_with_context(_cut_on_failure(first, rest, request.path)),
+        mimetype=mimetype,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+def _cut_on_failure(first: str | None, rest: Iterator[str], path: str) -> Iterator[str]:
+    """Yield ``first``, then ``rest``; an error in ``rest`` is logged, then cuts the download."""
+    if first is None:
+        return
+    sent = 1
+    try:
+        yield first
+        for line in rest:
+            yield line
+            sent += 1
+    except Exception as exc:
+        message = f"download {path} cut after {sent} lines, its connection closed unfinished"
+        log_failure(log, message, exc)
+        raise DownloadCut() from exc
+
+
 def table_download(
     rows: Iterable[Mapping[str, Any]], columns: Sequence[str], kind: str | None, name: str
 ) -> Response:
@@ -72,10 +130,11 @@ def table_download(
     """
     if kind not in KINDS:
         raise InvalidInput(N_('format must be "csv" or "jsonl"'), field="format")
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     lines = csv_lines(rows, columns) if kind == "csv" else jsonl_lines(rows)
-    return Response(
-        stream_with_context(lines),
-        mimetype="text/csv" if kind == "csv" else "application/jsonl",
-        headers={"Content-Disposition": f'attachment; filename="{name}-{stamp}.{kind}"'},
-    )
+    mimetype = "text/csv" if kind == "csv" else "application/jsonl"
+    return attachment(lines, mimetype, f"{name}-{stamp()}.{kind}")
+
+
+def stamp() -> str:
+    """The time now in a download's file name."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
