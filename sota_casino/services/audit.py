@@ -95,6 +95,7 @@ from .tx import locked
 from .tx import log_failure
 from .tx import own_transactions
 from .tx import read_only
+from .tx import reading_engine
 from .tx import transactional
 
 log = logging.getLogger(__name__)
@@ -587,13 +588,6 @@ def _filtered(
     return query
 
 
-def _engine(session: Session) -> Engine:
-    """The engine behind the session: long reads take a short connection per chunk."""
-    bind = session.get_bind()
-    assert isinstance(bind, Engine), "sessions are bound to an engine"
-    return bind
-
-
 @own_transactions
 def iter_entries(session: Session, /, **filters: str | None) -> Iterator[results.AuditEntry]:
     """Return every entry matching the filters, oldest first, read a chunk per short read
@@ -603,7 +597,7 @@ def iter_entries(session: Session, /, **filters: str | None) -> Iterator[results
     """
     filtered = _filtered(select(_ENTRIES), **filters)
     flush(session)
-    return _entries_of(_engine(session), filtered)
+    return _entries_of(reading_engine(session), filtered)
 
 
 def _entries_of(bind: Engine, filtered: Select[Any]) -> Iterator[results.AuditEntry]:
@@ -1043,7 +1037,7 @@ def check_chain(
     """
     start = state or ChainState.empty()
     keys = _service_keys(session)
-    bind = _engine(session)
+    bind = reading_engine(session)
     state = start
     while True:
         with bind.connect() as connection:
@@ -1211,7 +1205,7 @@ def unlogged_round(
 
     :param settled_since: only the rounds settled since then (a standing check's step).
     """
-    bind = _engine(session)
+    bind = reading_engine(session)
     after = 0
     while True:
         with bind.connect() as connection:
@@ -1427,7 +1421,7 @@ def iter_export(session: Session) -> Iterator[str]:
     starts (a 503, not a 200 cut off).
     """
     flush(session)
-    bind = _engine(session)
+    bind = reading_engine(session)
     with bind.connect() as connection:
         size = connection.scalar(select(func.max(_ENTRIES.c.seq))) or 0
     return _export_lines(bind, size)
@@ -1518,6 +1512,6 @@ def iter_range_export(
 ) -> Iterator[str]:
     """Yield entries ``first..last`` as JSON Lines, then the checkpoint and the proof that
     vouch for them (see :func:`export_range`), a chunk of entries per short read."""
-    yield from _entry_lines(_engine(session), first, last)
+    yield from _entry_lines(reading_engine(session), first, last)
     if proof is not None:
         yield from audit_chain.export_lines((), (proof["checkpoint"],), (proof,))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -18,6 +19,7 @@ import pytest
 from argon2 import PasswordHasher
 from flask import Flask
 from sqlalchemy import update
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from bench.large_log import fill
@@ -194,3 +196,29 @@ def test_bets_go_through_while_the_whole_log_is_checked_and_exported(
         f"{len(during_check)} bets inside the check ({took:.1f} s)"
     )
     assert len(during_export) >= BETS_INSIDE, f"{len(during_export)} bets inside the export"
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_the_logs_long_reads_wait_for_no_writer(
+    app: Flask, session: Session, register: Callable[..., int]
+) -> None:
+    """Each chunk of a long read of the log (the whole check, the settled rounds held to it,
+    the exports) is a read of its own: on SQLite it begins deferred, so a writer holding the
+    write lock (a bet mid-way, or a command) holds none of them up. A chunk that began
+    ``IMMEDIATE`` waited for that lock, and ran out."""
+    player = register()
+    _bet(app, player)
+    audit.checkpoint(session)
+    size = audit.current_size(session)
+    writer = sqlite3.connect(make_url(app.config["DATABASE_URL"]).database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        assert audit.check_chain(session).ok
+        assert audit.unlogged_round(session) is None
+        assert len(list(audit.iter_entries(session))) == size
+        assert len(list(audit.iter_export(session))) == size + 1  # and the checkpoint
+        first, last, _ = audit.export_range(session, from_seq=1, to_seq=size)
+        assert sum(1 for _ in audit.iter_range_export(session, first, last, None)) >= size
+    finally:
+        writer.rollback()
+        writer.close()
