@@ -854,3 +854,73 @@ def test_a_refused_bet_shows_its_field_focused_with_its_message_above_deal_on_a_
     problems += refusal_problems(plain, "bet", "ante without JavaScript")
     next(tabs, None)
     assert problems == [], problems
+
+
+#: How the page marks the field named: invalid, and its message tied to it (described by it).
+MARKED = """id => {
+  const field = document.getElementById(id);
+  return [field.getAttribute("aria-invalid"),
+          (field.getAttribute("aria-describedby") || "").split(" ").includes("form-error")];
+}"""
+
+
+def sota_refusal_problems(page: Any, field: str, case: str) -> list[str]:
+    """:func:`refusal_problems` for the Sota table's ``field``, and what keeps it from being
+    marked: not invalid, or the message not tied to it."""
+    problems = refusal_problems(page, field, case)
+    marked = page.evaluate(MARKED, field)
+    if marked != ["true", True]:
+        problems.append(f"{case}: {field} marked {marked}, not invalid and described by it")
+    return problems
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_refused_sota_rule_shows_its_field_marked_and_focused_on_a_phone(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """A refusal about one option of the rule set (teams on three seats, a trick limit out of
+    range, a rule set the table does not offer) stood at the page's top, no field marked, and
+    one's own rules were drawn back at their defaults: on a phone the player saw neither the
+    option to fix nor what they had picked. The option's field is marked invalid, its message
+    beside it and tied to it, focused and on the screen above the Deal bar, what was picked
+    kept; in the page and without JavaScript alike."""
+    problems: list[str] = []
+    tabs = a_360_px_phone(chromium, live_server)
+    phone = next(tabs)
+    sign_up_in(phone, "rulerefusal", language)
+    phone.goto("/sota")
+    phone.select_option("#seats", "3")
+    phone.click("#custom-rules summary")
+    phone.check("#rule_teams")
+    phone.expected_refusals += [422]  # the API's answer; the form's goes back to the table
+    with phone.expect_navigation(url="**/sota"):
+        phone.click("#play")
+    problems += sota_refusal_problems(phone, "rule_teams", "teams on three seats")
+    picked = (phone.is_checked("#rule_teams"), phone.input_value("#seats"))
+    if picked != (True, "3") or not phone.is_checked("#preset-custom"):
+        problems.append(f"teams and seats shown as {picked}, not as picked")
+    next(tabs, None)
+    tabs = a_360_px_phone(chromium, live_server, java_script_enabled=False)
+    plain = next(tabs)
+    sign_up(plain, "rulerefusalplain")
+    if language != "en":  # the picker's own button sends the choice
+        open_the_menu(plain)
+        plain.select_option("#language-choice", language)
+        with plain.expect_navigation():
+            plain.click(".language-picker button[type=submit]")
+    plain.goto("/sota")
+    plain.check("#preset-custom")
+    change_the_sent_form(plain, "/sota/games", "rule_max_tricks", "0")
+    with plain.expect_navigation():
+        plain.click("#play")
+    problems += sota_refusal_problems(plain, "rule_max_tricks", "a trick limit of 0")
+    if plain.input_value("#rule_max_tricks") != "0":
+        problems.append(f"the trick limit shown as {plain.input_value('#rule_max_tricks')!r}")
+    plain.unroute("**/sota/games")
+    plain.goto("/sota")
+    change_the_sent_form(plain, "/sota/games", "preset", "nope")
+    with plain.expect_navigation():
+        plain.click("#play")
+    problems += sota_refusal_problems(plain, "preset-nordic", "a rule set not offered")
+    next(tabs, None)
+    assert problems == [], problems
