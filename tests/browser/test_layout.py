@@ -751,6 +751,73 @@ def test_the_header_takes_one_line_on_a_laptop(
     assert problems == [], problems
 
 
+def give_chips(app: Any, player: int, hundredths: int) -> None:
+    """Bring ``player``'s chips to ``hundredths`` of a chip, as two operators adjusting it do
+    (four eyes)."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        first, second = (
+            accounts.create_operator(session, fresh_name("topper"), PASSWORD).id for _ in "12"
+        )
+        held = money.balances(session, player).chips
+        amount = hundredths - held
+        proposed = money.propose_adjustment(session, first, player, "chips", amount, "a jackpot")
+        approvals.decide(session, second, proposed.id, True)
+    finally:
+        session.close()
+
+
+#: The header's boxes that must not overlap or leave the screen: the brand, the balance, and
+#: the menu's button where the menu is folded.
+HEADER_BOXES = """() => [...document.querySelectorAll(
+    "header.top :is(.brand, .header-balance, details.menu > summary)")]
+  .filter(item => item.checkVisibility())
+  .map(item => { const r = item.getBoundingClientRect();
+                 return [item.textContent.trim().slice(0, 20), r.left, r.top, r.right, r.bottom];
+  })"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_six_digit_balance_keeps_the_header_on_one_line_on_a_laptop(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """In Norwegian at 1280 px the header of a player holding 123 456.50 chips (a surrendered
+    war leaves half a chip; and a name of 20 characters) took two lines, the menu under the
+    brand and the balance. It takes one on a laptop in every language; on a phone the brand,
+    the balance and the Menu button stay whole on the screen, none over another."""
+    tabs = open_tab(chromium, live_server, **SIZES["desktop"])
+    laptop = next(tabs)
+    laptop.goto("/auth/register")
+    name = twenty_character_name("kristoffersen.spiller")
+    laptop.fill("#username", name)
+    laptop.fill("#password", PASSWORD)
+    laptop.fill("#confirm", PASSWORD)
+    laptop.click("main button[type=submit]")
+    laptop.wait_for_url("**/lobby")
+    give_chips(live_server.app, player_id(live_server.app, name), 12_345_650)
+    if language != "en":
+        choose_language(laptop, language)
+    problems = []
+    for path in ("/lobby", "/sota"):
+        laptop.goto(path)
+        items = laptop.evaluate(HEADER_ITEMS)
+        if not one_line(items):
+            problems.append((path, items))
+    assert "123" in laptop.inner_text("[data-header-chips]")
+    for width, height in ((390, 844), (360, 740)):
+        laptop.set_viewport_size({"width": width, "height": height})
+        laptop.goto("/lobby")
+        boxes = laptop.evaluate(HEADER_BOXES)
+        for index, (what, left, top, right, bottom) in enumerate(boxes):
+            if left < 0 or right > width:
+                problems.append((width, what, "off the screen", left, right))
+            for other in boxes[index + 1 :]:
+                if left < other[3] and other[1] < right and top < other[4] and other[2] < bottom:
+                    problems.append((width, what, "over", other[0]))
+    next(tabs, None)
+    assert problems == [], problems
+
+
 #: Where a refused form stands on the screen: the focused field's id, the boxes (top, bottom)
 #: of the field named and of the refusal's message, and the top of the row of buttons kept at
 #: the screen's foot (Casino War's Deal row, Sota's Deal the game bar).
