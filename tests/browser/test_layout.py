@@ -312,6 +312,16 @@ def test_touch_targets_on_a_phone_are_big_enough(small_phone: Any) -> None:
     assert short == []
 
 
+def test_the_headers_links_are_a_fingers_height_on_a_phone(small_phone: Any) -> None:
+    """The brand, the way back to the lobby from every page, was 23 px high on a phone: under
+    the 24 px a finger needs, as the balance beside it is given."""
+    sign_up(small_phone, "brand")
+    heights = small_phone.locator("header.top :is(.brand, .header-balance)").evaluate_all(
+        "links => links.map(link => link.getBoundingClientRect().height)"
+    )
+    assert len(heights) == 2 and min(heights) >= 24, heights
+
+
 def operator_in(page: Any, live_server: LiveServer, language: str) -> int:
     """Log an operator in ``page`` in ``language``; return the id of a player with rounds."""
     player, operator = fresh_name("layoutp"), fresh_name("layouto")
