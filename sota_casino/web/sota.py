@@ -283,17 +283,38 @@ def _table_body(form: MultiDict[str, str], stake: int) -> dict[str, Any]:
 #: The session's note of a refused table form for the table's page drawn next: the field the
 #: refusal is about and what was typed, as a flashed message is kept for it.
 REFUSED: Final = "sota_refused"
-#: The table form's fields a refusal may be about, at the form's top beside the refusal.
-REFUSABLE: Final = ("stake", "seats")
+#: The table form's fields a refusal may be about, each drawn beside its refusal: the stake, the
+#: seats, the rule set and each option of one's own rules (named as the engine names them).
+REFUSABLE: Final = ("stake", "preset", *OPTION_TITLES)
+#: The longest value of a field the note keeps (a rule's longest, "tied_only_return", fits).
+TYPED_LENGTH: Final = 40
+
+
+def refused_field(error: CasinoError) -> object:
+    """Return the table form's field a refusal is about: the stake for a balance that does not
+    cover it, the option a refused rule set names, else the field the refusal names."""
+    if isinstance(error, InsufficientFunds):
+        return "stake"
+    if isinstance(error, InvalidRules):
+        return error.details.get("option")
+    return error.details.get("field")
+
+
+def typed_rules(form: MultiDict[str, str]) -> dict[str, str]:
+    """Return one's own rules as the table's form sent them, each field's value by its option."""
+    names = [*(option["name"] for option in RULE_HELP), *(number["name"] for number in NUMBER_HELP)]
+    names += [name for name, _title, _about in SWITCH_HELP]
+    return {name: form[f"rule_{name}"][:TYPED_LENGTH] for name in names if f"rule_{name}" in form}
 
 
 @bp.errorhandler(CasinoError)
 def refused(error: CasinoError) -> ResponseReturnValue:
-    """Send a refused form back as every refused form goes (flashed, 303); one about the table's
-    stake or seats notes them, so that its page shows the refusal beside the field, focused,
+    """Send a refused form back as every refused form goes (flashed, 303); one about a field of
+    the table's form notes it, so that its page shows the refusal beside the field, focused,
     keeping what was typed (on a phone the message at the page's top and the field under the
-    Deal bar could not both be seen)."""
-    field = "stake" if isinstance(error, InsufficientFunds) else error.details.get("field")
+    Deal bar could not both be seen, nor an option of one's own rules drawn back at its
+    default)."""
+    field = refused_field(error)
     form = request.form
     status = status_of(error)
     if (
@@ -309,7 +330,8 @@ def refused(error: CasinoError) -> ResponseReturnValue:
             "field": field,
             "stake": form.get("stake", "")[:16],
             "seats": seats if seats in ("2", "3", "4") else "",
-            "preset": form.get("preset", "")[:40],
+            "preset": form.get("preset", "")[:TYPED_LENGTH],
+            "rules": typed_rules(form),
         }
     return handle_casino_error(error)
 
@@ -319,7 +341,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
 def table() -> ResponseReturnValue:
     db = get_session()
     noted = session.pop(REFUSED, None)
-    typed: dict[str, str] = noted if isinstance(noted, dict) else {}
+    typed: dict[str, Any] = noted if isinstance(noted, dict) else {}
     return render_template(
         "sota/table.html",
         typed=typed,

@@ -312,6 +312,16 @@ def test_touch_targets_on_a_phone_are_big_enough(small_phone: Any) -> None:
     assert short == []
 
 
+def test_the_headers_links_are_a_fingers_height_on_a_phone(small_phone: Any) -> None:
+    """The brand, the way back to the lobby from every page, was 23 px high on a phone: under
+    the 24 px a finger needs, as the balance beside it is given."""
+    sign_up(small_phone, "brand")
+    heights = small_phone.locator("header.top :is(.brand, .header-balance)").evaluate_all(
+        "links => links.map(link => link.getBoundingClientRect().height)"
+    )
+    assert len(heights) == 2 and min(heights) >= 24, heights
+
+
 def operator_in(page: Any, live_server: LiveServer, language: str) -> int:
     """Log an operator in ``page`` in ``language``; return the id of a player with rounds."""
     player, operator = fresh_name("layoutp"), fresh_name("layouto")
@@ -751,6 +761,73 @@ def test_the_header_takes_one_line_on_a_laptop(
     assert problems == [], problems
 
 
+def give_chips(app: Any, player: int, hundredths: int) -> None:
+    """Bring ``player``'s chips to ``hundredths`` of a chip, as two operators adjusting it do
+    (four eyes)."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        first, second = (
+            accounts.create_operator(session, fresh_name("topper"), PASSWORD).id for _ in "12"
+        )
+        held = money.balances(session, player).chips
+        amount = hundredths - held
+        proposed = money.propose_adjustment(session, first, player, "chips", amount, "a jackpot")
+        approvals.decide(session, second, proposed.id, True)
+    finally:
+        session.close()
+
+
+#: The header's boxes that must not overlap or leave the screen: the brand, the balance, and
+#: the menu's button where the menu is folded.
+HEADER_BOXES = """() => [...document.querySelectorAll(
+    "header.top :is(.brand, .header-balance, details.menu > summary)")]
+  .filter(item => item.checkVisibility())
+  .map(item => { const r = item.getBoundingClientRect();
+                 return [item.textContent.trim().slice(0, 20), r.left, r.top, r.right, r.bottom];
+  })"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_six_digit_balance_keeps_the_header_on_one_line_on_a_laptop(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """In Norwegian at 1280 px the header of a player holding 123 456.50 chips (a surrendered
+    war leaves half a chip; and a name of 20 characters) took two lines, the menu under the
+    brand and the balance. It takes one on a laptop in every language; on a phone the brand,
+    the balance and the Menu button stay whole on the screen, none over another."""
+    tabs = open_tab(chromium, live_server, **SIZES["desktop"])
+    laptop = next(tabs)
+    laptop.goto("/auth/register")
+    name = twenty_character_name("kristoffersen.spiller")
+    laptop.fill("#username", name)
+    laptop.fill("#password", PASSWORD)
+    laptop.fill("#confirm", PASSWORD)
+    laptop.click("main button[type=submit]")
+    laptop.wait_for_url("**/lobby")
+    give_chips(live_server.app, player_id(live_server.app, name), 12_345_650)
+    if language != "en":
+        choose_language(laptop, language)
+    problems = []
+    for path in ("/lobby", "/sota"):
+        laptop.goto(path)
+        items = laptop.evaluate(HEADER_ITEMS)
+        if not one_line(items):
+            problems.append((path, items))
+    assert "123" in laptop.inner_text("[data-header-chips]")
+    for width, height in ((390, 844), (360, 740)):
+        laptop.set_viewport_size({"width": width, "height": height})
+        laptop.goto("/lobby")
+        boxes = laptop.evaluate(HEADER_BOXES)
+        for index, (what, left, top, right, bottom) in enumerate(boxes):
+            if left < 0 or right > width:
+                problems.append((width, what, "off the screen", left, right))
+            for other in boxes[index + 1 :]:
+                if left < other[3] and other[1] < right and top < other[4] and other[2] < bottom:
+                    problems.append((width, what, "over", other[0]))
+    next(tabs, None)
+    assert problems == [], problems
+
+
 #: Where a refused form stands on the screen: the focused field's id, the boxes (top, bottom)
 #: of the field named and of the refusal's message, and the top of the row of buttons kept at
 #: the screen's foot (Casino War's Deal row, Sota's Deal the game bar).
@@ -852,5 +929,75 @@ def test_a_refused_bet_shows_its_field_focused_with_its_message_above_deal_on_a_
     with plain.expect_navigation():
         plain.click("#deal")
     problems += refusal_problems(plain, "bet", "ante without JavaScript")
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: How the page marks the field named: invalid, and its message tied to it (described by it).
+MARKED = """id => {
+  const field = document.getElementById(id);
+  return [field.getAttribute("aria-invalid"),
+          (field.getAttribute("aria-describedby") || "").split(" ").includes("form-error")];
+}"""
+
+
+def sota_refusal_problems(page: Any, field: str, case: str) -> list[str]:
+    """:func:`refusal_problems` for the Sota table's ``field``, and what keeps it from being
+    marked: not invalid, or the message not tied to it."""
+    problems = refusal_problems(page, field, case)
+    marked = page.evaluate(MARKED, field)
+    if marked != ["true", True]:
+        problems.append(f"{case}: {field} marked {marked}, not invalid and described by it")
+    return problems
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_refused_sota_rule_shows_its_field_marked_and_focused_on_a_phone(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """A refusal about one option of the rule set (teams on three seats, a trick limit out of
+    range, a rule set the table does not offer) stood at the page's top, no field marked, and
+    one's own rules were drawn back at their defaults: on a phone the player saw neither the
+    option to fix nor what they had picked. The option's field is marked invalid, its message
+    beside it and tied to it, focused and on the screen above the Deal bar, what was picked
+    kept; in the page and without JavaScript alike."""
+    problems: list[str] = []
+    tabs = a_360_px_phone(chromium, live_server)
+    phone = next(tabs)
+    sign_up_in(phone, "rulerefusal", language)
+    phone.goto("/sota")
+    phone.select_option("#seats", "3")
+    phone.click("#custom-rules summary")
+    phone.check("#rule_teams")
+    phone.expected_refusals += [422]  # the API's answer; the form's goes back to the table
+    with phone.expect_navigation(url="**/sota"):
+        phone.click("#play")
+    problems += sota_refusal_problems(phone, "rule_teams", "teams on three seats")
+    picked = (phone.is_checked("#rule_teams"), phone.input_value("#seats"))
+    if picked != (True, "3") or not phone.is_checked("#preset-custom"):
+        problems.append(f"teams and seats shown as {picked}, not as picked")
+    next(tabs, None)
+    tabs = a_360_px_phone(chromium, live_server, java_script_enabled=False)
+    plain = next(tabs)
+    sign_up(plain, "rulerefusalplain")
+    if language != "en":  # the picker's own button sends the choice
+        open_the_menu(plain)
+        plain.select_option("#language-choice", language)
+        with plain.expect_navigation():
+            plain.click(".language-picker button[type=submit]")
+    plain.goto("/sota")
+    plain.check("#preset-custom")
+    change_the_sent_form(plain, "/sota/games", "rule_max_tricks", "0")
+    with plain.expect_navigation():
+        plain.click("#play")
+    problems += sota_refusal_problems(plain, "rule_max_tricks", "a trick limit of 0")
+    if plain.input_value("#rule_max_tricks") != "0":
+        problems.append(f"the trick limit shown as {plain.input_value('#rule_max_tricks')!r}")
+    plain.unroute("**/sota/games")
+    plain.goto("/sota")
+    change_the_sent_form(plain, "/sota/games", "preset", "nope")
+    with plain.expect_navigation():
+        plain.click("#play")
+    problems += sota_refusal_problems(plain, "preset-nordic", "a rule set not offered")
     next(tabs, None)
     assert problems == [], problems

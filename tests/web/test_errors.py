@@ -108,12 +108,49 @@ def test_a_refused_sota_stake_goes_back_beside_its_field_focused_as_typed(
     assert re.search(r'value="english" checked', page)
     again = player.get("/sota").get_data(as_text=True)
     assert 'aria-invalid="true"' not in again and 'id="form-error"' not in again
-    # A refusal about a rule, not these fields, stays at the page's top.
+    # A refusal about the rule set stands above the rule sets, the one checked focused.
     rules = {"stake": "5", "preset": "nope"}
     post_form(player, "/sota/games", rules, headers=table)
     page = player.get("/sota").get_data(as_text=True)
-    assert 'id="form-error"' not in page and 'aria-invalid="true"' not in page
-    assert re.search(r'<p class="flash error" role="status" data-refusal>', page)
+    main = page.split('<main id="main">', 1)[1]
+    assert main.index("Rule set</h2>") < main.index('id="form-error"') < main.index('"presets"')
+    nordic = re.search(r'<input type="radio" name="preset" id="preset-nordic"[^>]*>', page)
+    assert nordic is not None and " checked" in nordic.group() and " autofocus" in nordic.group()
+    assert 'aria-describedby="form-error"' in nordic.group()
+    assert 'aria-invalid="true"' not in re.search(r'<input id="stake"[^>]*>', page).group()
+
+
+def test_a_refused_option_of_ones_own_rules_goes_back_beside_it_as_typed(
+    player: FlaskClient,
+) -> None:
+    """A refused option of one's own rules was drawn at the page's top, and the rules back at
+    their defaults. The refusal stands beside the option, marked and focused, in the rules as
+    they were sent, open."""
+    player.get("/sota")
+    form = {
+        "stake": "5",
+        "seats": "3",
+        "preset": "custom",
+        "rule_deck": "piquet32",
+        "rule_war_down": "1",
+        "rule_max_tricks": "300",
+        "rule_lead": "",
+        "rule_teams": "on",
+        "rule_peace": "on",
+    }
+    post_form(player, "/sota/games", form, headers={"Referer": "http://localhost/sota"})
+    page = player.get("/sota").get_data(as_text=True)
+    assert '<details class="custom" id="custom-rules" open>' in page
+    assert re.search(r'id="preset-custom" value="custom" checked', page)
+    teams = re.search(r'<input type="checkbox" name="rule_teams"[^>]*>', page)
+    assert teams is not None and " checked" in teams.group() and " autofocus" in teams.group()
+    assert 'aria-invalid="true"' in teams.group()
+    assert page.index('id="form-error"') < teams.start()
+    assert page.count('aria-invalid="true"') == 1
+    for kept in ('id="rule_deck-piquet32" value="piquet32" checked', 'value="1" checked'):
+        assert kept in page, kept
+    assert re.search(r'id="rule_peace" value="on" checked', page)
+    assert re.search(r'id="rule_max_tricks"[^>]* value="300"', page)
 
 
 def test_a_refused_bet_focuses_the_field_it_is_about(player: FlaskClient) -> None:

@@ -131,13 +131,8 @@
       box.textContent = message;
       box.hidden = !message;
       for (const input of [ante, tie]) {
-        if (!input) continue;
-        if (message && (field === "*" || field === input.name)) {
-          input.setAttribute("aria-invalid", "true");
-          input.setAttribute("aria-errormessage", "form-error");
-        } else {
-          input.removeAttribute("aria-invalid");
-          input.removeAttribute("aria-errormessage");
+        if (input && window.SotaRefusals) {
+          window.SotaRefusals.mark(input, Boolean(message) && (field === "*" || field === input.name));
         }
       }
       const wrong = message && field ? form.querySelector("[aria-invalid=true]") : null;

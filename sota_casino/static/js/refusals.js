@@ -1,8 +1,9 @@
 /* A refused form's field: focused, and on the screen with its message, above a row of buttons
  * kept at the screen's foot (Casino War's Deal row, Sota's "Deal the game" bar on a phone).
  *
- * The server's page marks the field (aria-invalid, its message named by aria-errormessage); a
- * table's script marks it the same way when a bet is refused in the page and calls show().
+ * The server's page marks the field (aria-invalid, its message named by aria-errormessage and
+ * aria-describedby); a table's script marks it the same way when a bet is refused in the page
+ * (mark()) and calls show().
  * The message stands above the field: without this, a long one pushed the field under the
  * Deal row on a 360 px phone, and nothing focused it or scrolled it into view.
  */
@@ -41,6 +42,24 @@
     if (by) window.scrollBy({ top: by, behavior: "instant" });
   }
 
+  /* Mark `field` as the refusal in #form-error is about it (or, `marked` false, no longer), as
+   * the server's page does (_macros.html, invalid_attrs): invalid, the refusal its error
+   * message and the first of what describes it, before its help. */
+  function mark(field, marked) {
+    const described = (field.getAttribute("aria-describedby") || "").split(" ")
+      .filter((id) => id && id !== "form-error");
+    if (marked) {
+      field.setAttribute("aria-invalid", "true");
+      field.setAttribute("aria-errormessage", "form-error");
+      described.unshift("form-error");
+    } else {
+      field.removeAttribute("aria-invalid");
+      field.removeAttribute("aria-errormessage");
+    }
+    if (described.length) field.setAttribute("aria-describedby", described.join(" "));
+    else field.removeAttribute("aria-describedby");
+  }
+
   /* The field a page drawn for a refused form marks: the one it focuses, else the first. */
   function showRefused() {
     const field = document.querySelector("form [aria-invalid=true][autofocus]")
@@ -48,6 +67,6 @@
     if (field && field.getClientRects().length) show(field);
   }
 
-  window.SotaRefusals = { show };
+  window.SotaRefusals = { show, mark };
   document.addEventListener("DOMContentLoaded", showRefused);
 })();
