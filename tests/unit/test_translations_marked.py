@@ -46,7 +46,9 @@ SHOWN_ATTRIBUTES = frozenset({"title", "aria-label", "placeholder", "alt", "aria
 CODE_ELEMENTS = frozenset({"code", "kbd", "pre", "script", "style", "samp"})
 #: What template code becomes in the HTML checked: a space keeps tags and words apart.
 PLACEHOLDER = " "
-ATTRIBUTES_ONLY = re.compile(r'\s*([\w\-]+="[^"]*"\s*)+')
+#: HTML's boolean attributes a macro may write bare (``autofocus``).
+BOOLEAN_ATTRIBUTES = "autofocus|checked|disabled|hidden|open|required|selected"
+ATTRIBUTES_ONLY = re.compile(rf'\s*(([\w\-]+="[^"]*"|{BOOLEAN_ATTRIBUTES})\s*)+')
 
 
 def _prose(text: str) -> bool:
