@@ -384,6 +384,115 @@ def _not_json(name: str) -> Any:
 _strict_decoder: Final = json.JSONDecoder(parse_constant=_not_json)
 
 
+#: The largest integer a browser reads exactly (``Number.MAX_SAFE_INTEGER``): no document of
+#: the casino holds a larger one, and the fairness page could not check a signature over it.
+MAX_EXACT_INTEGER: Final = 2**53 - 1
+
+#: JSON's tokens but ``:``, ``true``, ``false`` and ``null``, in a text known to be JSON: what
+#: :func:`_first_odd_number` needs to follow where a number is. static/js/casino_json.js's twin.
+_JSON_TOKEN: Final = re.compile(
+    r'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[{}\[\],]'
+)
+_PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class NumberWritten(ValueError):
+    """A number written otherwise than the casino writes one: with a fraction or an exponent,
+    or an integer beyond :data:`MAX_EXACT_INTEGER`. The two verifiers would read it apart (a
+    browser reads ``0.0`` as ``0`` and rounds larger integers; Python keeps both as written),
+    so both refuse it, naming where it is."""
+
+
+def _number_refusal(written: str) -> str | None:
+    """Why a number written so is none the casino writes, or ``None``."""
+    if any(mark in written for mark in ".eE"):
+        return "the casino writes whole numbers only"
+    digits = written.lstrip("-")
+    if len(digits) > len(str(MAX_EXACT_INTEGER)) or int(digits) > MAX_EXACT_INTEGER:
+        return "the casino writes none beyond 2^53 - 1, past which a browser reads them inexactly"
+    return None
+
+
+def _first_odd_number(text: str) -> NumberWritten | None:
+    """The refusal of the first number of the JSON ``text`` (in the order it is written) that
+    the casino does not write, naming its place as ``rounds[0].document.nonce``."""
+    steps: list[list[Any]] = []  # [index] in an array, [key, awaiting a key] in an object
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        first = token[0]
+        if first in "{[":
+            steps.append([None, True] if first == "{" else [0])
+        elif first in "}]":
+            steps.pop()
+        elif first == ",":
+            top = steps[-1]
+            if len(top) == 1:
+                top[0] += 1
+            else:
+                top[1] = True
+        elif first == '"':
+            if steps and len(steps[-1]) == 2 and steps[-1][1]:
+                steps[-1][:] = [json.loads(token), False]
+        elif (why := _number_refusal(token)) is not None:
+            return NumberWritten(f"a number is written {token} at {_place(steps)}: {why}")
+    return None
+
+
+def _place(steps: Sequence[Sequence[Any]]) -> str:
+    parts: list[str] = []
+    for step in steps:
+        if len(step) == 1:
+            parts.append(f"[{step[0]}]")
+        elif _PLAIN_KEY.fullmatch(step[0]):
+            parts.append(f".{step[0]}" if parts else step[0])
+        else:
+            parts.append(f"[{json.dumps(step[0], ensure_ascii=False)}]")
+    return "".join(parts) or "$"
+
+
+class _OddNumber(Exception):
+    """Raised by the reader's hooks at a number the casino does not write."""
+
+
+def _refuse_fraction(written: str) -> Any:
+    raise _OddNumber
+
+
+def _whole(written: str) -> int:
+    if len(written) < len(str(MAX_EXACT_INTEGER)) or _number_refusal(written) is None:
+        return int(written)
+    raise _OddNumber
+
+
+_whole_number_decoder: Final = json.JSONDecoder(
+    parse_float=_refuse_fraction, parse_int=_whole, parse_constant=_not_json
+)
+
+
+def whole_number_json(text: str) -> Any:
+    """Parse a document of the casino (a bundle, an answer of its API, a checkpoint) or the
+    player's records as both verifiers read it: as :func:`strict_json`, and refusing a number
+    written with a fraction or an exponent (``0.0``, ``1e0``) or an integer beyond
+    :data:`MAX_EXACT_INTEGER`, which the casino never writes and a browser reads otherwise.
+
+    The hooks find such a number as the text is parsed (each number of the text, also one a
+    repeated key replaces); only then is the text read again to name its place.
+
+    :raises NumberWritten: naming the first such number and where it is.
+    :raises ValueError: for text that is not JSON, or holds ``NaN`` or an infinity.
+    """
+    if text.startswith("\ufeff"):
+        return json.loads(text, parse_constant=_not_json)  # refused, with its message
+    try:
+        return _whole_number_decoder.decode(text)
+    except _OddNumber:
+        pass
+    json.loads(text, parse_float=str, parse_int=str, parse_constant=_not_json)  # is it JSON?
+    odd = _first_odd_number(text)
+    assert odd is not None, "a hook refused a number the scan passes"
+    raise odd
+
+
 def canonical_json(doc: Any) -> bytes:
     """Return the canonical bytes of a document: sorted keys, no spaces, UTF-8."""
     return _canonical_text(doc).encode()

@@ -23,7 +23,9 @@ from typing import Unpack
 from typing import cast
 
 from ..core import audit_chain
+from ..core.fairness import NumberWritten
 from ..core.fairness import is_hex64
+from ..core.fairness import whole_number_json
 from .audit import read_export
 from .audit import render_audit
 from .audit import verify_audit_export
@@ -80,8 +82,10 @@ def _read_bundles(path: str) -> list[tuple[str, object]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise BundleError(f"cannot read {path}: {exc}") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = whole_number_json(text)
+    except NumberWritten as exc:
+        raise BundleError(str(exc)) from None
+    except ValueError as exc:  # json.JSONDecodeError, NaN or an infinity
         raise BundleError(f"{path} is not valid JSON: {exc}") from None
     except RecursionError:
         raise BundleError(f"{path} is nested too deeply to be a bundle") from None

@@ -48,9 +48,11 @@ from typing import Literal
 from ..core import merkle
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import open_checkpoint_note
+from ..core.fairness import NumberWritten
 from ..core.fairness import is_hex64
 from ..core.fairness import parse_time
 from ..core.fairness import verify_signature
+from ..core.fairness import whole_number_json
 from .report import EXIT_FAILED
 from .report import EXIT_OK
 from .report import EXIT_UNUSABLE
@@ -98,8 +100,10 @@ def _get(url: str, timeout: float) -> tuple[int, Any]:
     if len(body) > MAX_ANSWER:
         raise Unusable(f"{url} answered more than {MAX_ANSWER} bytes")
     try:
-        return status, json.loads(body)
-    except (ValueError, RecursionError):
+        return status, whole_number_json(body.decode("utf-8"))
+    except NumberWritten as exc:
+        raise Unusable(f"{url} answered {status}: {exc}") from None
+    except (ValueError, RecursionError):  # UnicodeDecodeError too
         raise Unusable(f"{url} answered {status} with something that is not JSON") from None
 
 
@@ -168,7 +172,7 @@ class _BadSignature(Exception):
 def _load_state(folder: Path) -> dict[str, Any] | None:
     path = folder / STATE_FILE
     try:
-        kept = json.loads(path.read_text(encoding="utf-8"))
+        kept = whole_number_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -320,7 +324,7 @@ def _published(path: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     answer of the service holding one), or those a bundle's anchors are proved into; each must
     be signed by one of ``keys``."""
     try:
-        held = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+        held = whole_number_json(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise Unusable(f"cannot read the published checkpoint {path}: {exc}") from None
     listed = held.get("checkpoints") if isinstance(held, dict) else None

@@ -47,7 +47,7 @@ from ..core import casino_war
 from ..core import sota
 from ..core.errors import InvalidRules
 from ..core.fairness import signature_checker
-from ..core.fairness import strict_json
+from ..core.fairness import whole_number_json
 from .report import FAIL
 from .report import Finding
 from .report import Row
@@ -149,7 +149,7 @@ class Records:
         :raises RecordsError: if it cannot be read or is not a records file.
         """
         try:
-            data = strict_json(Path(path).read_text(encoding="utf-8"))
+            data = whole_number_json(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise RecordsError(f"cannot read records file {path}: {exc}") from None
         return cls.parse(data, path)

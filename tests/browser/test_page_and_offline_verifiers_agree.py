@@ -130,15 +130,16 @@ def test_both_verifiers_fail_a_round_logged_again_by_its_bet_entry(
 def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_first_ten(
     tab: Any,
 ) -> None:
-    """A casino holding the key can sign a reveal of 2**53 rounds: the page listed every nonce
-    without a receipt, and the tab ran out of memory before it said anything."""
+    """A casino holding the key can sign a reveal of 2**53 - 1 rounds (the most both verifiers
+    read): the page listed every nonce without a receipt, and the tab ran out of memory before
+    it said anything."""
     forged = copy.deepcopy(GOOD)
-    forged["reveal"] = bundles.resign(PAIR, forged["reveal"], rounds=2**53)
+    forged["reveal"] = bundles.resign(PAIR, forged["reveal"], rounds=2**53 - 1)
     sign_up(tab, "many-rounds")
     tab.goto("/fairness")
     caught = tab.evaluate(CHECK, [forged, KEY_HEX])
     assert (
-        "no receipt for nonce 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 and 9007199254740976 more "
+        "no receipt for nonce 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 and 9007199254740975 more "
         "(a round may still be open)"
     ) in caught, caught
 
@@ -468,3 +469,110 @@ def test_both_verifiers_fail_a_checkpoint_dated_before_one_over_fewer_entries(
     assert main([str(path), "--public-key", KEY_HEX], out, io.StringIO()) == 1
     assert f"bundle: log: {said}" in out.getvalue()
     assert tab.evaluate(CHECK, [back, KEY_HEX]).replace("\u00a0", " ") == said
+
+
+#: The page's verdict on a bundle as the casino's answer ``text``, read as the page reads it:
+#: "passes", or the reason it refuses the answer or fails the bundle.
+PAGE_READS = (
+    "async ([text, key, read]) => { let bundle; try {"
+    " bundle = read === 'browser' ? JSON.parse(text) : window.SotaJson.read(text); }"
+    " catch (error) { return 'refused: ' + error.message; }"
+    " const report = await window.SotaVerify.verifyBundle(bundle,"
+    " {trustedKey: key, records: null});"
+    " return report.problems.length || report.waiting.length ? report.problems.join(' | ')"
+    " : 'passes'; }"
+)
+
+
+def written_as(bundle: Any, place: tuple[Any, ...], text: str) -> str:
+    """``bundle`` as JSON text, with the value at ``place`` written ``text`` (``0.0``, ``1e0``):
+    what a server, a proxy or another reader in between may make of a number."""
+    marked = copy.deepcopy(bundle)
+    holder = value_at(marked, place[:-1])
+    holder[place[-1]] = "\x00written here\x00"
+    return json.dumps(marked).replace('"\\u0000written here\\u0000"', text)
+
+
+def both_verdicts(tab: Any, tmp_path: Path, text: str) -> tuple[str, str]:
+    """What the offline verifier and the page say of the answer ``text``: "passes", or why it
+    refuses the answer (both verifiers' words) or fails the bundle."""
+    path = tmp_path / "answer.json"
+    path.write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    code = main([str(path), "--public-key", KEY_HEX, "-q"], out, io.StringIO())
+    prefix = f"Unusable input {path}: "
+    refusal = [line for line in out.getvalue().splitlines() if line.startswith(prefix)]
+    offline = (
+        "passes"
+        if code == 0
+        else f"refused: {refusal[0].removeprefix(prefix)}"
+        if code == 2 and refusal
+        else f"exit {code}"
+    )
+    return offline, tab.evaluate(PAGE_READS, [text, KEY_HEX, "page"])
+
+
+def test_both_verifiers_refuse_a_signed_number_written_with_a_fraction_or_an_exponent(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A receipt signed over ``"nonce":0`` and served as ``0.0``: the browser's JSON reader
+    takes it for 0 and the page passed it, while offline it was a float and failed. Both refuse
+    the answer now, naming the number and its place alike; the same with ``1.0`` and ``1e0``."""
+    sign_up(tab, "fractions")
+    tab.goto("/fairness")
+    for nonce, written in ((0, "0.0"), (1, "1.0"), (1, "1e0")):
+        place = ("rounds", nonce, "document", "nonce")
+        assert value_at(GOOD, place) == nonce
+        text = written_as(GOOD, place, written)
+        assert tab.evaluate(PAGE_READS, [text, KEY_HEX, "browser"]) == "passes"  # as it read
+        said = (
+            f"refused: a number is written {written} at rounds[{nonce}].document.nonce: the "
+            "casino writes whole numbers only"
+        )
+        assert both_verdicts(tab, tmp_path, text) == (said, said)
+
+
+def test_both_verifiers_refuse_a_number_with_a_fraction_where_nothing_is_signed(
+    tab: Any, tmp_path: Path
+) -> None:
+    """An anchor's ``checkpoint_size`` (signed nowhere) written ``27.0``, or with an exponent:
+    the same refusal in both, for any place of the answer."""
+    sign_up(tab, "unsigned-fractions")
+    tab.goto("/fairness")
+    place = ("anchors", 0, "checkpoint_size")
+    size = value_at(GOOD, place)
+    for written in (f"{size}.0", f"{size}e0", f"{size}.5"):
+        said = (
+            f"refused: a number is written {written} at anchors[0].checkpoint_size: the casino "
+            "writes whole numbers only"
+        )
+        assert both_verdicts(tab, tmp_path, written_as(GOOD, place, written)) == (said, said)
+    assert both_verdicts(tab, tmp_path, json.dumps(GOOD)) == ("passes", "passes")
+
+
+def test_both_verifiers_read_ids_up_to_2_53_less_1_exactly_and_refuse_larger_ones(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A browser reads integers exactly up to 2^53 - 1 only: a bundle whose pair and player ids
+    are that large, signed by the casino, passes both verifiers, and one with an id changed
+    after signing fails both. A larger id, which a browser would round (and no document of the
+    casino holds), is refused by both, naming it, signed or not."""
+    sign_up(tab, "large-ids")
+    tab.goto("/fairness")
+    largest = 2**53 - 1
+    large = bundles.Pair(seed_pair_id=largest, user_id=largest - 1)
+    signed = bundles.bundle(4, pair=large)
+    assert both_verdicts(tab, tmp_path, json.dumps(signed)) == ("passes", "passes")
+
+    tampered = copy.deepcopy(signed)
+    tampered["commitment"]["document"]["user_id"] = largest - 3  # the signature is over - 1
+    offline, page = both_verdicts(tab, tmp_path, json.dumps(tampered))
+    assert offline == "exit 1" and "the commitment's signature is not valid" in page, page
+
+    for beyond in (2**53, 2**53 + 1, 2**63 - 1):
+        too_large = bundles.bundle(4, pair=bundles.Pair(seed_pair_id=beyond))
+        said = (
+            f"refused: a number is written {beyond} at commitment.document.seed_pair_id: the "
+            "casino writes none beyond 2^53 - 1, past which a browser reads them inexactly"
+        )
+        assert both_verdicts(tab, tmp_path, json.dumps(too_large)) == (said, said)

@@ -709,6 +709,24 @@ def test_the_monitor_says_unusable_for_garbage_and_fails_a_bad_signature_or_a_sh
     assert _monitor(url, state)[0] == 2
 
 
+def test_the_monitor_refuses_a_checkpoint_answer_with_a_number_written_as_a_float(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """A checkpoint signed over ``"size":5`` and served as ``5.0``: the fairness page's reader
+    takes it for 5, Python's for a float; the monitor refuses it as the page does, naming it."""
+    url, handler = canned
+    signer = fairness.new_signing_key()
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:00.000000Z")
+    signed = {"document": doc, "signature": fairness.sign(signer, doc)}
+    handler.body = json.dumps({"checkpoint": signed}).replace('"size": 5', '"size": 5.0').encode()
+    code, line = _monitor(url, tmp_path / "w", "--public-key", fairness.public_key_hex(signer))
+    assert code == 2, line
+    assert line.startswith("UNUSABLE: ") and line.endswith(
+        "answered 200: a number is written 5.0 at checkpoint.document.size: the casino writes "
+        "whole numbers only"
+    ), line
+
+
 def test_a_war_rounds_entries_hold_what_the_anchors_table_of_the_docs_says(
     client: FlaskClient, auth: dict[str, str]
 ) -> None:

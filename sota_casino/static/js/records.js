@@ -285,7 +285,7 @@
     try {
       const response = await fetch(PUBLIC_KEY_URL, { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (!response.ok) return { chain: null, forks: [] };
-      return await followedChain(pinned, shown, (await response.json()).key_changes);
+      return await followedChain(pinned, shown, (await window.SotaJson.answerOf(response)).key_changes);
     } catch (error) {
       return { chain: null, forks: [] };
     }
@@ -724,7 +724,7 @@
   function recordShownCommitments() {
     for (const node of document.querySelectorAll('script[type="application/json"][data-signed-commitment]')) {
       try {
-        recordCommitment(JSON.parse(node.textContent));
+        recordCommitment(window.SotaJson.read(node.textContent));
       } catch (error) {
         // a damaged element records nothing
       }
@@ -809,7 +809,7 @@
   function shownCommitment(pair) {
     for (const node of document.querySelectorAll('script[type="application/json"][data-signed-commitment]')) {
       try {
-        const signed = JSON.parse(node.textContent);
+        const signed = window.SotaJson.read(node.textContent);
         if (signed && signed.document && signed.document.seed_pair_id === pair) return signed;
       } catch (error) {
         // a damaged element shows nothing

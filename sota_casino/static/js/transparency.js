@@ -501,7 +501,7 @@
 
   async function fetchJson(url) {
     const response = await fetchAnswer(url);
-    return { status: response.status, body: response.ok ? await response.json() : null };
+    return { status: response.status, body: response.ok ? await window.SotaJson.answerOf(response) : null };
   }
 
   const signedOf = (seen) => ({ document: seen.document, signature: seen.signature });
@@ -582,7 +582,7 @@
     }
     if (response.status === 503) return { unproven: N_("the service is unavailable for now (HTTP 503)") };
     if (!response.ok) return { unproven: N_("the service answered HTTP %(status)s", { status: response.status }) };
-    const body = await response.json().catch(() => null);
+    const body = await window.SotaJson.answerOf(response).catch(() => null);
     const proof = body && body.proof;
     if (!Array.isArray(proof) || !proof.every(isHex64)) return { unproven: N_("the service's answer is not a consistency proof") };
     if (await verifyConsistency(older.size, newer.size, hexToBytes(older.root), hexToBytes(newer.root), proof.map(hexToBytes))) {
@@ -735,7 +735,7 @@
         const answer = await fetchJson(CHECKPOINT_URL);
         latest = answer.body;
       } else {
-        latest = JSON.parse(carried.textContent || "null");
+        latest = window.SotaJson.read(carried.textContent || "null");
       }
       if (!key) outcome = { ok: null, note: gettext("No key is pinned in this browser yet, so the public log is not checked.") };
       else if (!latest) outcome = { ok: null, note: gettext("The casino has not signed a checkpoint of its log yet.") };

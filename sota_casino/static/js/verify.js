@@ -879,7 +879,7 @@
       const response = await fetch(button.dataset.bundleUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(gettext("could not load the bundle (HTTP %(status)s)", { status: response.status }));
       await window.SotaRecords.keyChecked(); // the key this page shows may move the pin first
-      const report = await verifyBundle(await response.json());
+      const report = await verifyBundle(await window.SotaJson.answerOf(response));
       render(target, report);
       // As the offline verifier's known-keys file: a bundle that passes under a key the pinned
       // key handed on to, by signed key changes, moves the pin there.

@@ -1,0 +1,89 @@
+"""The offline verifier reads every number as the fairness page does, or refuses it: one written
+with a fraction or an exponent, or an integer beyond 2^53 - 1, which the casino never writes and
+a browser would read as another number (docs/fairness.md, "Numbers both verifiers read alike").
+The page's reader (static/js/casino_json.js) is held to the same words by
+tests/browser/test_page_and_offline_verifiers_agree.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from test_verify_cli import GOOD
+from test_verify_cli import KEY_HEX
+from test_verify_cli import _run
+from test_verify_cli import _write
+from test_verify_unplaced_actions import _records
+
+from sota_casino.core.fairness import MAX_EXACT_INTEGER
+from sota_casino.core.fairness import NumberWritten
+from sota_casino.core.fairness import whole_number_json
+
+WHOLE = "the casino writes whole numbers only"
+TOO_LARGE = "the casino writes none beyond 2^53 - 1, past which a browser reads them inexactly"
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ('{"rounds": [{"document": {"nonce": 0.0}}]}', f"0.0 at rounds[0].document.nonce: {WHOLE}"),
+        ('{"a": [1, {"b": 2, "c": [[], [1e0]]}]}', f"1e0 at a[1].c[1][0]: {WHOLE}"),
+        ('{"a": "1.5, \\"x\\": 2.5", "b": -3E+2}', f"-3E+2 at b: {WHOLE}"),
+        ('{"odd key": 1.5}', f'1.5 at ["odd key"]: {WHOLE}'),
+        ('{"a": 1.5, "a": 1}', f"1.5 at a: {WHOLE}"),  # every number written, as the page
+        ('{"id": 9007199254740992}', f"9007199254740992 at id: {TOO_LARGE}"),
+        ("[-9007199254740992]", f"-9007199254740992 at [0]: {TOO_LARGE}"),
+        ("1" * 5000, f"{'1' * 5000} at $: {TOO_LARGE}"),
+    ],
+)
+def test_a_number_the_casino_does_not_write_is_refused_naming_its_place(
+    text: str, refusal: str
+) -> None:
+    with pytest.raises(NumberWritten) as refused:
+        whole_number_json(text)
+    assert str(refused.value) == f"a number is written {refusal}"
+
+
+def test_whole_numbers_up_to_2_53_less_1_are_read_exactly_and_what_is_not_json_is_not_json() -> (
+    None
+):
+    text = json.dumps({"a": [MAX_EXACT_INTEGER, -MAX_EXACT_INTEGER, 0, "1.5"], "b": None})
+    assert whole_number_json(text) == {
+        "a": [MAX_EXACT_INTEGER, -MAX_EXACT_INTEGER, 0, "1.5"],
+        "b": None,
+    }
+    for not_json in ('{"a": NaN}', '{"a": 1.5,}', "\ufeff{}", '{"a": Infinity}'):
+        with pytest.raises(ValueError) as refused:
+            whole_number_json(not_json)
+        assert not isinstance(refused.value, NumberWritten), not_json
+
+
+def test_a_bundle_file_with_a_number_written_as_a_float_is_unusable_input_naming_it(
+    tmp_path: Path,
+) -> None:
+    served = copy.deepcopy(GOOD)
+    served["rounds"][0]["document"]["nonce"] = 0.0  # signed over 0
+    path = _write(tmp_path, "bundle.json", served)
+    code, out, _ = _run(path, "--public-key", KEY_HEX)
+    assert code == 2
+    assert (
+        f"Unusable input {path}: a number is written 0.0 at rounds[0].document.nonce: {WHOLE}"
+    ) in out
+
+
+def test_a_records_file_with_a_number_written_as_a_float_is_unusable_input_naming_it(
+    tmp_path: Path,
+) -> None:
+    records = _records((101, 12, "war"))
+    records["actions"][0]["seed_pair_id"] = 12.0
+    path = _write(tmp_path, "records.json", records)
+    bundle = _write(tmp_path, "bundle.json", GOOD)
+    code, out, _ = _run(bundle, "--records", path, "--public-key", KEY_HEX)
+    assert code == 2
+    assert (
+        f"cannot read records file {path}: a number is written 12.0 at "
+        f"actions[0].seed_pair_id: {WHOLE}"
+    ) in out
