@@ -89,6 +89,7 @@ from .results import NextCursor
 from .results import Order
 from .results import check_page
 from .text import storable
+from .tx import READ_ONLY
 from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import locked
@@ -588,10 +589,12 @@ def _filtered(
 
 
 def _engine(session: Session) -> Engine:
-    """The engine behind the session: long reads take a short connection per chunk."""
+    """The engine behind the session, for reads only: long reads take a short connection per
+    chunk. Each one's transaction is read-only, so on SQLite it begins deferred and waits for
+    no writer (one that began ``IMMEDIATE`` cut a download off behind a held write lock)."""
     bind = session.get_bind()
     assert isinstance(bind, Engine), "sessions are bound to an engine"
-    return bind
+    return bind.execution_options(**{READ_ONLY: True})
 
 
 @own_transactions

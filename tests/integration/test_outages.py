@@ -227,6 +227,51 @@ def test_a_bet_behind_a_held_lock_is_a_503_within_the_lock_wait_and_moves_nothin
         app.extensions["sota_casino.engine"].dispose()
 
 
+@pytest.mark.parametrize(
+    "download",
+    [
+        "/api/v1/operator/audit/export",
+        "/api/v1/operator/audit/range-export",
+        "/operator/audit/entries?format=jsonl",
+    ],
+)
+def test_an_audit_download_on_sqlite_reads_on_past_a_writer_that_takes_the_lock_midway(
+    migrated_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, download: str
+) -> None:
+    """A download of the log reads a chunk per short read, as every read does on SQLite: in
+    WAL no writer holds it up. Each chunk once began ``BEGIN IMMEDIATE``, so a writer holding
+    the lock longer than the lock wait (the sqlite3 shell, a long migration) cut a download off
+    after its 200 had started: the client got half a file and gunicorn logged an error."""
+    url = copy_of_template(migrated_template, tmp_path)
+    app = create_app(app_config(url, tmp_path, DB_LOCK_TIMEOUT_MS=LOCK_WAIT_MS))
+    monkeypatch.setattr(audit, "CHUNK", 2)  # a few entries make a download of many chunks
+    try:
+        client, api = signed_in(app, "olga", operator=True)
+        player, token = signed_in(app)
+        for _ in range(3):
+            player.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+        whole = client.get(download, headers=api)
+        assert whole.status_code == 200
+        assert whole.get_data(as_text=True).count("\n") > 6
+
+        response = client.get(download, headers=api, buffered=False)
+        assert response.status_code == 200
+        chunks = iter(response.response)
+        first = next(chunks)
+        release = hold_lock("shell", url, 0)
+        try:
+            started = time.monotonic()
+            rest = b"".join(chunks)
+            waited = time.monotonic() - started
+        finally:
+            release()
+            response.close()
+        assert first + rest == whole.get_data()
+        assert waited < LOCK_WAIT_MS / 1000 / 2, waited
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
 @pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
 def test_the_whole_audit_export_behind_a_held_integrator_lock_is_a_503_before_it_starts(
     db_url: str, tmp_path: Path
