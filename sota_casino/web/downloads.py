@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import re
 from collections.abc import Iterable
@@ -14,6 +15,7 @@ from datetime import UTC
 from datetime import datetime
 from typing import Any
 from typing import Final
+from typing import TypeVar
 
 from flask import Response
 from flask import stream_with_context
@@ -22,6 +24,8 @@ from ..core.errors import InvalidInput
 from ..core.marks import N_
 
 KINDS: Final = ("csv", "jsonl")
+
+T = TypeVar("T")
 
 
 #: How a text cell starts that a spreadsheet would run as a formula (OWASP "CSV injection").
@@ -63,19 +67,44 @@ def jsonl_lines(rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
         yield json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+def read_ahead(items: Iterable[T]) -> Iterator[T]:
+    """Return ``items`` with their first one read now, in the view: a database that cannot
+    serve that first read is then the request's 503 with Retry-After. Read once the answer is
+    on its way, it could only break it (before its first byte, gunicorn sent its own HTML 500);
+    a later chunk that fails still cuts the download off, which its client sees as incomplete."""
+    iterator = iter(items)
+    first = list(itertools.islice(iterator, 1))
+
+    def all_of_them() -> Iterator[T]:
+        yield from first
+        yield from iterator
+
+    return all_of_them()
+
+
+def download(lines: Iterable[str], mimetype: str, filename: str) -> Response:
+    """Stream ``lines`` as the download ``filename``, its first line read before it starts
+    (:func:`read_ahead`)."""
+    return Response(
+        stream_with_context(read_ahead(lines)),
+        mimetype=mimetype,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
 def table_download(
     rows: Iterable[Mapping[str, Any]], columns: Sequence[str], kind: str | None, name: str
 ) -> Response:
-    """Stream ``rows`` as CSV (``kind`` "csv") or JSON Lines ("jsonl") for download.
+    """Stream ``rows`` as CSV (``kind`` "csv") or JSON Lines ("jsonl") for download, the first
+    row read before it starts (:func:`read_ahead`: a CSV's header line reads nothing).
 
     :raises InvalidInput: for any other ``kind``, before anything is read.
     """
     if kind not in KINDS:
         raise InvalidInput(N_('format must be "csv" or "jsonl"'), field="format")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    rows = read_ahead(rows)
     lines = csv_lines(rows, columns) if kind == "csv" else jsonl_lines(rows)
-    return Response(
-        stream_with_context(lines),
-        mimetype="text/csv" if kind == "csv" else "application/jsonl",
-        headers={"Content-Disposition": f'attachment; filename="{name}-{stamp}.{kind}"'},
+    return download(
+        lines, "text/csv" if kind == "csv" else "application/jsonl", f"{name}-{stamp}.{kind}"
     )

@@ -32,7 +32,6 @@ from flask import jsonify
 from flask import redirect
 from flask import render_template
 from flask import request
-from flask import stream_with_context
 from flask import url_for
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
@@ -60,6 +59,7 @@ from .charts import Series
 from .charts import bar_chart
 from .charts import both_sizes
 from .charts import line_chart
+from .downloads import download
 from .downloads import table_download
 from .errors import error_page
 from .errors import status_of
@@ -260,13 +260,9 @@ def export() -> ResponseReturnValue:
 
 def export_response() -> Response:
     """Return the whole log as a JSON Lines download (also used by the API)."""
-    lines = stream_with_context(audit.iter_export(get_session()))
+    lines = audit.iter_export(get_session())
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return Response(
-        lines,
-        mimetype="application/jsonl",
-        headers={"Content-Disposition": f'attachment; filename="audit-{stamp}.jsonl"'},
-    )
+    return download(lines, "application/jsonl", f"audit-{stamp}.jsonl")
 
 
 # --- ledger and house -------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from typing import Protocol
 from flask import Response
 from flask import render_template
 from flask import request
-from flask import stream_with_context
 from flask.typing import ResponseReturnValue
 
 from ..core.marks import N_
@@ -26,6 +25,7 @@ from ..services import audit
 from ..services import lists
 from ..services.results import NEWEST
 from ..services.results import to_json
+from .downloads import download
 from .downloads import table_download
 from .format import sota_outcome
 from .i18n import gettext
@@ -177,13 +177,8 @@ def range_export_response(
         db, from_seq=from_seq, to_seq=to_seq, since=since, until=until
     )
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return Response(
-        stream_with_context(audit.iter_range_export(db, first, last, proof)),
-        mimetype="application/jsonl",
-        headers={
-            "Content-Disposition": f'attachment; filename="audit-{first}-{last}-{stamp}.jsonl"'
-        },
-    )
+    lines = audit.iter_range_export(db, first, last, proof)
+    return download(lines, "application/jsonl", f"audit-{first}-{last}-{stamp}.jsonl")
 
 
 @bp.get("/audit/range-export")

@@ -43,6 +43,7 @@ from sota_casino.factory import create_app
 from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import checks
+from sota_casino.services import lists
 from sota_casino.services import tx
 
 
@@ -270,6 +271,62 @@ def test_an_audit_download_on_sqlite_reads_on_past_a_writer_that_takes_the_lock_
         assert waited < LOCK_WAIT_MS / 1000 / 2, waited
     finally:
         app.extensions["sota_casino.engine"].dispose()
+
+
+#: The rows a download reads at a time in the test below: a size no other read asks for.
+TEST_CHUNK = 17
+
+
+def cut_at_the_first_chunk(app: Flask, relay: Relay) -> None:
+    """Cut the relay once, as the first statement asking for a chunk of :data:`TEST_CHUNK`
+    rows is sent: the database goes away after a download's checks and before its first rows."""
+    done = threading.Event()
+
+    @sa.event.listens_for(app.extensions["sota_casino.engine"], "before_cursor_execute")
+    def cut(_conn: Any, _cursor: Any, _statement: str, parameters: Any, *_args: Any) -> None:
+        if not done.is_set() and isinstance(parameters, dict) and TEST_CHUNK in parameters.values():
+            done.set()
+            relay.cut()
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize(
+    "download",
+    [
+        "/api/v1/operator/audit/export",
+        "/api/v1/operator/audit/range-export",
+        "/api/v1/operator/players/{id}/rounds/export?format=jsonl",
+        "/api/v1/operator/players/{id}/transfers/export?format=csv",
+        "/operator/audit/entries?format=csv",
+    ],
+)
+def test_a_download_whose_first_rows_the_database_cannot_serve_is_a_503(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, download: str
+) -> None:
+    """A download is checked, then streamed a chunk per short read. The first chunk was read
+    only once the answer had started: a database gone in between (a restart, a connection
+    ended) broke the 200 before its first byte, and gunicorn answered its own HTML 500. The
+    first chunk is read before the answer starts, so that is the API's 503 with Retry-After."""
+    monkeypatch.setattr(audit, "CHUNK", TEST_CHUNK)
+    monkeypatch.setattr(lists, "CHUNK", TEST_CHUNK)
+    with relayed(db_url, tmp_path) as (app, relay):
+        client, api = signed_in(app, "olga", operator=True)
+        player, token = signed_in(app)
+        player.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+        player_id = player.get("/api/v1/me", headers=token).get_json()["user"]["id"]
+        url = download.format(id=player_id)
+        cut_at_the_first_chunk(app, relay)
+
+        response = client.get(url, headers=api)
+
+        if url.startswith("/api/"):
+            assert_unavailable(response)
+        else:  # the console's page says the casino is closed for a moment
+            assert response.status_code == 503 and int(response.headers["Retry-After"]) > 0
+        relay.restore()
+        again = client.get(url, headers=api)
+        assert again.status_code == 200
+        assert again.get_data(as_text=True).strip()
 
 
 @pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
