@@ -155,6 +155,43 @@ def test_a_read_only_or_full_sqlite_database_is_a_503_until_it_is_writable(
     assert_books(app)
 
 
+def make_pooled_connections_read_only(app: Flask) -> None:
+    """Make every connection in the app's pool read-only for good, as those are that were made
+    while the database was read-only (PostgreSQL's ``ALTER DATABASE ... SET
+    default_transaction_read_only``, a standby; a SQLite file its process could not write)."""
+    engine = app.extensions["sota_casino.engine"]
+    held = [engine.raw_connection() for _ in range(engine.pool.size())]  # type: ignore[attr-defined]
+    for pooled in held:
+        driver = pooled.driver_connection
+        assert driver is not None
+        if engine.dialect.name == "sqlite":
+            driver.execute("PRAGMA query_only = 1")
+        else:
+            driver.execute("SET SESSION default_transaction_read_only = on")
+            driver.commit()
+    for pooled in held:
+        pooled.close()
+
+
+def test_connections_made_while_the_database_was_read_only_do_not_outlast_it(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A connection keeps the read-only state it was made in: a PostgreSQL session its
+    database's ``default_transaction_read_only``, a SQLite connection a file it could not open
+    for writing. Such pooled connections once refused every write (a 503) after the database
+    was writable again, until the app was restarted; a write refused so now replaces the pool,
+    and the use case's retry on a new connection writes."""
+    app = create_app(app_config(db_url, tmp_path))
+    try:
+        client, token = signed_in(app)
+        make_pooled_connections_read_only(app)
+        bet = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+        assert bet.status_code == 201, bet.get_json()
+        assert_books(app)
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
 def test_a_sqlite_file_gone_from_its_folder_is_a_503_and_no_empty_database_takes_its_place(
     migrated_template: Path, tmp_path: Path
 ) -> None:
