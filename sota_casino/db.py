@@ -134,6 +134,7 @@ def make_engine(
         if statement_timeout_ms is not None:
             _postgres_statement_bound(engine, statement_timeout_ms)
     _guard_read_only(engine)
+    _replace_read_only_connections(engine)
     # Statement parameters are hidden above; the rows fetched are hidden by the logger's filter.
     logging.getLogger(ENGINE_LOGGER).addFilter(HIDDEN_ROWS)
     return engine
@@ -416,6 +417,32 @@ def _sqlite_statement_bound(engine: Engine, statement_timeout_ms: int) -> None:
     @event.listens_for(engine, "before_cursor_execute")
     def _before_execute(connection: Any, *_args: Any) -> None:
         connection.info[_CLOCK].start()
+
+
+#: PostgreSQL's read_only_sql_transaction; SQLite's SQLITE_READONLY (its primary code).
+READ_ONLY_SQLSTATE = "25006"
+SQLITE_READONLY = 8
+
+
+def _replace_read_only_connections(engine: Engine) -> None:
+    """Treat a write refused as read-only like a lost connection: the pool is replaced, and the
+    use case tried again on a new connection (services/tx.py).
+
+    A connection keeps the state it was made in: a PostgreSQL session its database's
+    ``default_transaction_read_only`` (or a standby's recovery), a SQLite connection a file it
+    could not open for writing. Kept in the pool, such connections refused every write after
+    the database was writable again, until a restart. While the database is still read-only,
+    the new connection is refused too, and the request is the same 503.
+    """
+
+    @event.listens_for(engine, "handle_error")
+    def _on_error(context: ExceptionContext) -> None:
+        refused = context.original_exception
+        sqlite_code = getattr(refused, "sqlite_errorcode", None)
+        if getattr(refused, "sqlstate", None) == READ_ONLY_SQLSTATE or (
+            sqlite_code is not None and sqlite_code & 0xFF == SQLITE_READONLY
+        ):
+            context.is_disconnect = True
 
 
 def _guard_read_only(engine: Engine) -> None:

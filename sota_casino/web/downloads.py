@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
+import itertools
 import json
 import logging
 import re
@@ -55,7 +56,14 @@ def csv_cell(value: Any) -> Any:
 
 
 def csv_lines(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Iterator[str]:
-    """Yield a header line, then one CSV line per row (see :func:`csv_cell`)."""
+    """Yield a header line, then one CSV line per row (see :func:`csv_cell`).
+
+    The first row is read before the header is yielded: a download's first line is read before
+    its answer starts (:func:`attachment`), so a database that cannot serve the rows is that
+    request's 503, not a failure once the answer is on its way.
+    """
+    rows = iter(rows)
+    first = list(itertools.islice(rows, 1))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
 
@@ -66,7 +74,7 @@ def csv_lines(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Iter
         return buffer.getvalue()
 
     yield line(columns)
-    for row in rows:
+    for row in itertools.chain(first, rows):
         yield line(csv_cell(row.get(c)) for c in columns)
 
 

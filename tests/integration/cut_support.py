@@ -23,6 +23,9 @@ from sqlalchemy import event
 from sota_casino import db
 
 FAIL_HEADER = "X-Test-Fail-Midway"
+#: Rows per read of a list in the failing server: a download reads its first rows before its
+#: answer begins, so the test's few players need reads of a few rows for one to come after.
+LIST_CHUNK = 2
 #: What the app logs, in one line, for a download cut short.
 CUT_LINE = "cut after"
 

@@ -32,6 +32,7 @@ from sota_casino.services import tx
 PASSWORD = "correct horse battery"
 #: More entries than one read of a download: the second read comes after the answer began.
 ENTRIES = audit.CHUNK + 100
+#: More players than the failing server reads in one (cut_support.LIST_CHUNK).
 PLAYERS = 5
 #: Each kind of streamed download: its path, and the lines of the whole of it.
 DOWNLOADS = {

@@ -43,6 +43,7 @@ from sota_casino.factory import create_app
 from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import checks
+from sota_casino.services import lists
 from sota_casino.services import tx
 
 
@@ -154,6 +155,43 @@ def test_a_read_only_or_full_sqlite_database_is_a_503_until_it_is_writable(
     assert_books(app)
 
 
+def make_pooled_connections_read_only(app: Flask) -> None:
+    """Make every connection in the app's pool read-only for good, as those are that were made
+    while the database was read-only (PostgreSQL's ``ALTER DATABASE ... SET
+    default_transaction_read_only``, a standby; a SQLite file its process could not write)."""
+    engine = app.extensions["sota_casino.engine"]
+    held = [engine.raw_connection() for _ in range(engine.pool.size())]  # type: ignore[attr-defined]
+    for pooled in held:
+        driver = pooled.driver_connection
+        assert driver is not None
+        if engine.dialect.name == "sqlite":
+            driver.execute("PRAGMA query_only = 1")
+        else:
+            driver.execute("SET SESSION default_transaction_read_only = on")
+            driver.commit()
+    for pooled in held:
+        pooled.close()
+
+
+def test_connections_made_while_the_database_was_read_only_do_not_outlast_it(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A connection keeps the read-only state it was made in: a PostgreSQL session its
+    database's ``default_transaction_read_only``, a SQLite connection a file it could not open
+    for writing. Such pooled connections once refused every write (a 503) after the database
+    was writable again, until the app was restarted; a write refused so now replaces the pool,
+    and the use case's retry on a new connection writes."""
+    app = create_app(app_config(db_url, tmp_path))
+    try:
+        client, token = signed_in(app)
+        make_pooled_connections_read_only(app)
+        bet = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+        assert bet.status_code == 201, bet.get_json()
+        assert_books(app)
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
 def test_a_sqlite_file_gone_from_its_folder_is_a_503_and_no_empty_database_takes_its_place(
     migrated_template: Path, tmp_path: Path
 ) -> None:
@@ -225,6 +263,107 @@ def test_a_bet_behind_a_held_lock_is_a_503_within_the_lock_wait_and_moves_nothin
         assert_books(app)
     finally:
         app.extensions["sota_casino.engine"].dispose()
+
+
+@pytest.mark.parametrize(
+    "download",
+    [
+        "/api/v1/operator/audit/export",
+        "/api/v1/operator/audit/range-export",
+        "/operator/audit/entries?format=jsonl",
+    ],
+)
+def test_an_audit_download_on_sqlite_reads_on_past_a_writer_that_takes_the_lock_midway(
+    migrated_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, download: str
+) -> None:
+    """A download of the log reads a chunk per short read, as every read does on SQLite: in
+    WAL no writer holds it up. Each chunk once began ``BEGIN IMMEDIATE``, so a writer holding
+    the lock longer than the lock wait (the sqlite3 shell, a long migration) cut a download off
+    after its 200 had started: the client got half a file and gunicorn logged an error."""
+    url = copy_of_template(migrated_template, tmp_path)
+    app = create_app(app_config(url, tmp_path, DB_LOCK_TIMEOUT_MS=LOCK_WAIT_MS))
+    monkeypatch.setattr(audit, "CHUNK", 2)  # a few entries make a download of many chunks
+    try:
+        client, api = signed_in(app, "olga", operator=True)
+        player, token = signed_in(app)
+        for _ in range(3):
+            player.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+        whole = client.get(download, headers=api)
+        assert whole.status_code == 200
+        assert whole.get_data(as_text=True).count("\n") > 6
+
+        response = client.get(download, headers=api, buffered=False)
+        assert response.status_code == 200
+        chunks = iter(response.response)
+        first = next(chunks)
+        release = hold_lock("shell", url, 0)
+        try:
+            started = time.monotonic()
+            rest = b"".join(chunks)
+            waited = time.monotonic() - started
+        finally:
+            release()
+            response.close()
+        assert first + rest == whole.get_data()
+        assert waited < LOCK_WAIT_MS / 1000 / 2, waited
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
+#: The rows a download reads at a time in the test below: a size no other read asks for.
+TEST_CHUNK = 17
+
+
+def cut_at_the_first_chunk(app: Flask, relay: Relay) -> None:
+    """Cut the relay once, as the first statement asking for a chunk of :data:`TEST_CHUNK`
+    rows is sent: the database goes away after a download's checks and before its first rows."""
+    done = threading.Event()
+
+    @sa.event.listens_for(app.extensions["sota_casino.engine"], "before_cursor_execute")
+    def cut(_conn: Any, _cursor: Any, _statement: str, parameters: Any, *_args: Any) -> None:
+        if not done.is_set() and isinstance(parameters, dict) and TEST_CHUNK in parameters.values():
+            done.set()
+            relay.cut()
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize(
+    "download",
+    [
+        "/api/v1/operator/audit/export",
+        "/api/v1/operator/audit/range-export",
+        "/api/v1/operator/players/{id}/rounds/export?format=jsonl",
+        "/api/v1/operator/players/{id}/transfers/export?format=csv",
+        "/operator/audit/entries?format=csv",
+    ],
+)
+def test_a_download_whose_first_rows_the_database_cannot_serve_is_a_503(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, download: str
+) -> None:
+    """A download is checked, then streamed a chunk per short read. The first chunk was read
+    only once the answer had started: a database gone in between (a restart, a connection
+    ended) broke the 200 before its first byte, and gunicorn answered its own HTML 500. The
+    first chunk is read before the answer starts, so that is the API's 503 with Retry-After."""
+    monkeypatch.setattr(audit, "CHUNK", TEST_CHUNK)
+    monkeypatch.setattr(lists, "CHUNK", TEST_CHUNK)
+    with relayed(db_url, tmp_path) as (app, relay):
+        client, api = signed_in(app, "olga", operator=True)
+        player, token = signed_in(app)
+        player.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+        player_id = player.get("/api/v1/me", headers=token).get_json()["user"]["id"]
+        url = download.format(id=player_id)
+        cut_at_the_first_chunk(app, relay)
+
+        response = client.get(url, headers=api)
+
+        if url.startswith("/api/"):
+            assert_unavailable(response)
+        else:  # the console's page says the casino is closed for a moment
+            assert response.status_code == 503 and int(response.headers["Retry-After"]) > 0
+        relay.restore()
+        again = client.get(url, headers=api)
+        assert again.status_code == 200
+        assert again.get_data(as_text=True).strip()
 
 
 @pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
