@@ -611,7 +611,7 @@ def test_an_equivocation_names_the_document_in_the_language_of_the_page(tab: Any
     for what, words in finnish.items():
         forged, english = _rewritten(what)
         caught = tab.evaluate(VERIFY, forged)
-        assert f"ristiriita: {words} eroaa siitä, jonka tämä selain varmisti" in caught, caught
+        assert f"ristiriita: {words} eroaa siitä, jonka tämä selain tarkisti" in caught, caught
         names = tab.evaluate("window.SotaRecords.exportDocument().verified.map(e => e.name)")
         assert english in names and words not in names
 

@@ -383,7 +383,7 @@ def test_the_unproven_warning_reads_as_one_finnish_sentence(tab: Any) -> None:
         "⚠ TODISTAMATTA: tämä selain ei voinut tarkistaa, että kasinon loki on yhtenäinen sen "
         "kanssa, mitä se näki aiemmin: mikään yhtenäisyystodistus ei yhdistä sen tallessa olevaa "
         f"tarkistuspistettä (koko {kept['size']}) siihen, mitä sille on sen jälkeen näytetty "
-        f"(koko {shown['size']}: palvelu vastasi HTTP 500). Lokinsa haaroittanut kasino jättäisi "
+        f"(koko {shown['size']}: palvelu vastasi HTTP 500). Lokinsa haarauttanut kasino jättäisi "
         "juuri tämän todistuksen antamatta, joten varoitus pysyy, ja jokainen sivu kysyy "
         "todistusta uudelleen, kunnes se saadaan."
     )
