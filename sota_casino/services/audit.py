@@ -23,6 +23,7 @@ on demand) integrates first (:func:`flush`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -38,10 +39,10 @@ from datetime import datetime
 from datetime import timedelta
 from typing import Any
 from typing import Final
+from typing import TypeVar
 from typing import cast
 
 from sqlalchemy import Connection
-from sqlalchemy import Engine
 from sqlalchemy import Row
 from sqlalchemy import Select
 from sqlalchemy import String
@@ -95,7 +96,6 @@ from .tx import locked
 from .tx import log_failure
 from .tx import own_transactions
 from .tx import read_only
-from .tx import reading_engine
 from .tx import transactional
 
 log = logging.getLogger(__name__)
@@ -597,15 +597,14 @@ def iter_entries(session: Session, /, **filters: str | None) -> Iterator[results
     """
     filtered = _filtered(select(_ENTRIES), **filters)
     flush(session)
-    return _entries_of(reading_engine(session), filtered)
+    return _entries_of(session, filtered)
 
 
-def _entries_of(bind: Engine, filtered: Select[Any]) -> Iterator[results.AuditEntry]:
+def _entries_of(session: Session, filtered: Select[Any]) -> Iterator[results.AuditEntry]:
     after = 0
     while True:
-        with bind.connect() as connection:
-            query = filtered.where(_ENTRIES.c.seq > after)
-            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
+        query = filtered.where(_ENTRIES.c.seq > after).order_by(_ENTRIES.c.seq).limit(CHUNK)
+        rows = _read_chunk(session, functools.partial(_all_rows, query))
         yield from (entry_dict(row) for row in rows)
         if len(rows) < CHUNK:
             return
@@ -619,6 +618,23 @@ TREE_MIN_HEIGHT = 6
 
 _ENTRIES = cast(Table, AuditEntry.__table__)
 _CHECKPOINTS = cast(Table, AuditCheckpoint.__table__)
+
+
+T = TypeVar("T")
+
+
+@read_only
+def _read_chunk(session: Session, read: Callable[[Connection], T]) -> T:
+    """Read one chunk of a long read (the whole check, an export) as a read-only use case of
+    its own: a short transaction that waits for no writer (on SQLite a deferred ``BEGIN``, not
+    the write lock), tried again on a fresh connection when the database dropped the one it
+    had. ``read`` reads plain rows from the transaction's connection: nothing of a long read
+    stays in the session."""
+    return read(session.connection())
+
+
+def _all_rows(query: Select[Any], connection: Connection) -> list[Row[Any]]:
+    return list(connection.execute(query).all())
 
 
 def _checkpoint_rows(
@@ -1037,16 +1053,9 @@ def check_chain(
     """
     start = state or ChainState.empty()
     keys = _service_keys(session)
-    bind = reading_engine(session)
     state = start
     while True:
-        with bind.connect() as connection:
-            # Checkpoints first: their entries were committed with them, so the entries read
-            # next include them (read the other way round, one signed in between would seem
-            # to be over entries the log lacks).
-            rows = list(_checkpoint_rows(connection, above=state.checkpoint, limit=CHUNK))
-            entries = _entry_chunk(connection, state.size)
-            taken = _keys_taken(connection, state.size, entries)
+        rows, entries, taken = _read_chunk(session, functools.partial(_chain_chunk, state))
         end = state.size + len(entries)
         report = audit_chain.verify_chain(
             entries, start_seq=state.size + 1, prev_hash=state.head_hash
@@ -1096,6 +1105,18 @@ def check_chain(
             progress(end)
         if len(entries) < CHUNK:
             return ChainCheck(True, end, None, None, end - start.size, state)
+
+
+def _chain_chunk(
+    state: ChainState, connection: Connection
+) -> tuple[list[Row[Any]], list[results.AuditEntry], list[tuple[str, str, int]]]:
+    """The checkpoints and entries after ``state``, and the keys earlier entries took."""
+    # Checkpoints first: their entries were committed with them, so the entries read next
+    # include them (read the other way round, one signed in between would seem to be over
+    # entries the log lacks).
+    rows = _checkpoint_rows(connection, above=state.checkpoint, limit=CHUNK)
+    entries = _entry_chunk(connection, state.size)
+    return rows, entries, _keys_taken(connection, state.size, entries)
 
 
 def _checkpoint_label(size: int) -> str:
@@ -1205,28 +1226,38 @@ def unlogged_round(
 
     :param settled_since: only the rounds settled since then (a standing check's step).
     """
-    bind = reading_engine(session)
+    query = _SETTLED_IDS
+    if settled_since is not None:
+        query = query.where(
+            _ROUNDS.c.settled_on >= settled_since.date(),
+            _ROUNDS.c.settled_at >= settled_since,
+        )
     after = 0
     while True:
-        with bind.connect() as connection:
-            query = _SETTLED_IDS
-            if settled_since is not None:
-                query = query.where(
-                    _ROUNDS.c.settled_on >= settled_since.date(),
-                    _ROUNDS.c.settled_at >= settled_since,
-                )
-            ids = list(connection.execute(query, {"after": after}).scalars())
-            if not ids:
-                return None
-            for round_id, unbet, unsettled in connection.execute(_UNLOGGED_OF, {"ids": ids}):
-                if unbet or unsettled:
-                    action = anchors.BET_ACTION if unbet else anchors.SETTLEMENT_ACTION
-                    return round_id, (
-                        f"{anchors.round_subject(round_id)} is settled, but the log holds no "
-                        f"{action} entry of it: an entry of a settled round was lost or taken "
-                        "out of the log"
-                    )
+        ids, unlogged = _read_chunk(session, functools.partial(_unlogged_of, query, after))
+        if unlogged is not None:
+            round_id, unbet = unlogged
+            action = anchors.BET_ACTION if unbet else anchors.SETTLEMENT_ACTION
+            return round_id, (
+                f"{anchors.round_subject(round_id)} is settled, but the log holds no "
+                f"{action} entry of it: an entry of a settled round was lost or taken out of "
+                "the log"
+            )
+        if not ids:
+            return None
         after = ids[-1]
+
+
+def _unlogged_of(
+    query: Select[Any], after: int, connection: Connection
+) -> tuple[list[int], tuple[int, bool] | None]:
+    """A chunk of settled rounds' ids after ``after``, and its first round the log lacks an
+    entry of, with whether that entry is its bet."""
+    ids = list(connection.execute(query, {"after": after}).scalars())
+    for round_id, unbet, unsettled in connection.execute(_UNLOGGED_OF, {"ids": ids}) if ids else ():
+        if unbet or unsettled:
+            return ids, (round_id, bool(unbet))
+    return ids, None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1397,13 +1428,13 @@ def consistency_between(session: Session, old_size: int, new_size: int) -> Consi
 # --- export ---------------------------------------------------------------------------------
 
 
-def _entry_lines(bind: Engine, first: int, last: int) -> Iterator[str]:
+def _entry_lines(session: Session, first: int, last: int) -> Iterator[str]:
     """Entries ``first..last`` as JSON Lines, a chunk per short read."""
     after = first - 1
     while after < last:
-        with bind.connect() as connection:
-            query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= last)
-            rows = connection.execute(query.order_by(_ENTRIES.c.seq).limit(CHUNK)).all()
+        query = select(_ENTRIES).where(_ENTRIES.c.seq > after, _ENTRIES.c.seq <= last)
+        query = query.order_by(_ENTRIES.c.seq).limit(CHUNK)
+        rows = _read_chunk(session, functools.partial(_all_rows, query))
         if not rows:
             return
         yield from audit_chain.export_lines((entry_dict(row) for row in rows), ())
@@ -1421,19 +1452,18 @@ def iter_export(session: Session) -> Iterator[str]:
     starts (a 503, not a 200 cut off).
     """
     flush(session)
-    bind = reading_engine(session)
-    with bind.connect() as connection:
-        size = connection.scalar(select(func.max(_ENTRIES.c.seq))) or 0
-    return _export_lines(bind, size)
+    size = _read_chunk(session, lambda c: c.scalar(select(func.max(_ENTRIES.c.seq)))) or 0
+    return _export_lines(session, size)
 
 
-def _export_lines(bind: Engine, size: int) -> Iterator[str]:
+def _export_lines(session: Session, size: int) -> Iterator[str]:
     """The first ``size`` entries, then the checkpoints over no more of them, as JSON Lines."""
-    yield from _entry_lines(bind, 1, size)
+    yield from _entry_lines(session, 1, size)
     above = 0
     while True:
-        with bind.connect() as connection:
-            rows = list(_checkpoint_rows(connection, above=above, upto=size, limit=CHUNK))
+        rows = _read_chunk(
+            session, functools.partial(_checkpoint_rows, above=above, upto=size, limit=CHUNK)
+        )
         yield from audit_chain.export_lines((), (_checkpoint_dict(row) for row in rows))
         if len(rows) < CHUNK:
             return
@@ -1512,6 +1542,6 @@ def iter_range_export(
 ) -> Iterator[str]:
     """Yield entries ``first..last`` as JSON Lines, then the checkpoint and the proof that
     vouch for them (see :func:`export_range`), a chunk of entries per short read."""
-    yield from _entry_lines(reading_engine(session), first, last)
+    yield from _entry_lines(session, first, last)
     if proof is not None:
         yield from audit_chain.export_lines((), (proof["checkpoint"],), (proof,))

@@ -33,7 +33,6 @@ from sqlalchemy import insert
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
-from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.exc import InterfaceError
@@ -100,15 +99,6 @@ def _options(session: Session, mode: str) -> dict[str, Any]:
     if mode == ONE_READ and session.get_bind().dialect.name == "sqlite":
         return _SQLITE_ONE_READ
     return (_UNHURRIED_OPTIONS if session.info.get(UNHURRIED) else _OPTIONS)[mode]
-
-
-def reading_engine(session: Session) -> Engine:
-    """The session's engine, whose connections read as a ``@read_only`` use case does (on
-    SQLite a deferred ``BEGIN``, never the write lock; unhurried in a command): a long read
-    takes a short connection of its own per chunk, and waits for no writer."""
-    bind = session.get_bind()
-    assert isinstance(bind, Engine), "sessions are bound to an engine"
-    return bind.execution_options(**_options(session, READ_ONLY))
 
 
 class NestedTransaction(RuntimeError):

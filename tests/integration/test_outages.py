@@ -772,3 +772,58 @@ def test_background_work_that_meets_an_outage_logs_one_line_and_a_bug_its_traceb
         ("ERROR", "checks: a step failed; trying again later", False),
     ]
     gone.dispose()
+
+
+#: The rows a download reads at a time in the test below: a size no other read asks for.
+DROP_CHUNK = 7
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize(
+    "download",
+    [
+        "/api/v1/operator/audit/export",
+        "/api/v1/operator/audit/range-export",
+        "/operator/audit/entries?format=csv",
+        "/api/v1/operator/players/{id}/rounds/export?format=jsonl",
+    ],
+)
+def test_a_download_whose_connection_drops_midway_reads_on_from_a_new_one(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, download: str
+) -> None:
+    """Each chunk of a download is a short read-only transaction of its own, so a connection
+    the database drops between two chunks (a restart, ``pg_terminate_backend``) is replaced as
+    any use case's is, and the download goes on to its end. The log's chunks were read on bare
+    connections, with no second try: such a drop cut the download off after its 200."""
+    monkeypatch.setattr(audit, "CHUNK", DROP_CHUNK)
+    monkeypatch.setattr(lists, "CHUNK", DROP_CHUNK)
+    with relayed(db_url, tmp_path) as (app, relay):
+        client, api = signed_in(app, "olga", operator=True)
+        player, token = signed_in(app)
+        for _ in range(2 * DROP_CHUNK):
+            played = player.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+            if played.get_json()["status"] != "settled":
+                decision = f"/api/v1/casino-war/rounds/{played.get_json()['id']}/decision"
+                player.post(decision, json={"choice": "war"}, headers=token)
+        player_id = player.get("/api/v1/me", headers=token).get_json()["user"]["id"]
+        url = download.format(id=player_id)
+        whole = client.get(url, headers=api)
+        assert whole.status_code == 200
+
+        chunks = 0
+
+        @sa.event.listens_for(app.extensions["sota_casino.engine"], "before_cursor_execute")
+        def drop(_conn: Any, _cursor: Any, _statement: str, parameters: Any, *_args: Any) -> None:
+            nonlocal chunks
+            if isinstance(parameters, dict) and DROP_CHUNK in parameters.values():
+                chunks += 1
+                if chunks == 2:  # the answer has begun with the first
+                    relay.cut()  # the connection in use dies; the next one finds it back
+                    relay.restore()
+
+        again = client.get(url, headers=api)
+        read = again.get_data()  # the body streams as it is read
+
+        assert chunks > 2, "the download was read in chunks"
+        assert again.status_code == 200
+        assert read == whole.get_data()

@@ -32,7 +32,6 @@ from sota_casino.services.tx import OutsideTransaction
 NO_DATABASE = {
     "sota_casino.services.context.context_of",
     "sota_casino.services.audit.sequenced_in_transaction",  # asks the session's dialect only
-    "sota_casino.services.tx.reading_engine",  # the session's engine with options, no statement
 }
 
 
