@@ -222,6 +222,12 @@ def error_page(status: int, message: str | None = None) -> ResponseReturnValue:
     return _page(status, message), status
 
 
+def refusal_page(error: CasinoError) -> ResponseReturnValue:
+    """Render the friendly error page of a refusal, with its headers (when to retry)."""
+    status = status_of(error)
+    return _page(status, error_message(error)), status, refusal_headers(error)
+
+
 def _page(status: int, message: str | None) -> str:
     title, default = FRIENDLY.get(status, FRIENDLY[400 if status < 500 else 500])
     if status >= 500:
@@ -292,7 +298,7 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
         return redirect(back_url(), code=303)
     # A form about something that is not there (or not yours) has no page to go back to, and
     # during an outage the page it came from cannot be shown either.
-    return _page(status, error_message(error)), status, refusal_headers(error)
+    return refusal_page(error)
 
 
 def handle_http_error(error: HTTPException) -> ResponseReturnValue:

@@ -60,7 +60,7 @@ from .charts import line_chart
 from .downloads import attachment
 from .downloads import stamp
 from .downloads import table_download
-from .errors import error_page
+from .errors import refusal_page
 from .errors import status_of
 from .format import chips
 from .format import chips_text
@@ -147,7 +147,7 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     show = REFUSED_BESIDE_FORM.get(request.endpoint or "")
     if show is not None and "user" in g and status != 404 and status < 500:
         return show(error)
-    return error_page(status, error_message(error))
+    return refusal_page(error)
 
 
 def _actor() -> str:

@@ -827,3 +827,22 @@ def test_a_download_whose_connection_drops_midway_reads_on_from_a_new_one(
         assert chunks > 2, "the download was read in chunks"
         assert again.status_code == 200
         assert read == whole.get_data()
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_the_consoles_pages_in_an_outage_say_when_to_try_again(
+    relayed_app: tuple[Flask, Relay],
+) -> None:
+    """The console answers its refusals with a handler of its own (beside the form, or on its
+    own page); for an outage that page is the 503 every page answers, with ``Retry-After``."""
+    app, relay = relayed_app
+    client, _ = signed_in(app, "olga", operator=True)
+    assert client.get("/operator/audit").status_code == 200
+    relay.cut()
+    for page in ("/operator/audit", "/operator/players", "/operator/ledger"):
+        answer = client.get(page)
+        assert answer.status_code == 503, page
+        assert int(answer.headers["Retry-After"]) > 0, page
+        assert "closed for a moment" in answer.get_data(as_text=True)
+    relay.restore()
+    assert client.get("/operator/audit").status_code == 200
