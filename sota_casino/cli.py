@@ -1,15 +1,20 @@
 """The ``flask`` commands: database, ledger, audit log, keys, staff accounts, odds, simulations.
 
-Each is thin: it parses, calls one service, prints, and exits 1 when a check fails.
+Each is thin: it parses, calls one service, prints, and exits 1 when a check fails, 2 on a bad
+usage (click's), and :data:`TRY_AGAIN_LATER` when the database cannot serve it, with one line
+(:func:`init_app` makes every command do so).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import sys
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 from flask import Flask
@@ -23,6 +28,23 @@ from .core.casino_war import TableRules
 from .core.errors import CasinoError
 from .core.fairness import format_time
 from .db import new_session
+from .services import tx
+
+#: The exit status of a command the database could not serve: sysexits.h's EX_TEMPFAIL, "try
+#: again later", so that cron or a script tells an outage from a failed check (1) and a bad
+#: usage (2).
+TRY_AGAIN_LATER = 75
+#: What a command that met an outage before it changed anything says it did.
+NOTHING_DONE = "nothing was done"
+
+
+class PartlyDone(Exception):
+    """A command stopped by an error after part of its work; ``done`` says what was done (and
+    what was not), in words for its line."""
+
+    def __init__(self, done: str) -> None:
+        super().__init__(done)
+        self.done = done
 
 
 @click.group("db")
@@ -30,12 +52,25 @@ def db_group() -> None:
     """Create or change the schema (Alembic migrations only)."""
 
 
+@contextmanager
+def _alembic_refusals() -> Iterator[None]:
+    """Say Alembic's refusal (a revision it does not know, a database behind the migrations,
+    models that disagree with them) as the command's error, exit 1, not as a traceback."""
+    from alembic.util import CommandError
+
+    try:
+        yield
+    except CommandError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 @db_group.command("upgrade")
 @click.argument("revision", default="head")
 @with_appcontext
 def db_upgrade(revision: str) -> None:
     """Migrate the database up to REVISION (default: the newest)."""
-    migrate.upgrade(current_app.config["DATABASE_URL"], revision)
+    with _alembic_refusals():
+        migrate.upgrade(current_app.config["DATABASE_URL"], revision)
     click.echo(f"database at {revision}")
 
 
@@ -44,15 +79,18 @@ def db_upgrade(revision: str) -> None:
 @with_appcontext
 def db_downgrade(revision: str) -> None:
     """Migrate the database down to REVISION (``base`` empties it)."""
-    migrate.downgrade(current_app.config["DATABASE_URL"], revision)
+    with _alembic_refusals():
+        migrate.downgrade(current_app.config["DATABASE_URL"], revision)
     click.echo(f"database at {revision}")
 
 
 @db_group.command("check")
 @with_appcontext
 def db_check() -> None:
-    """Fail if the models and the migrations disagree."""
-    migrate.check(current_app.config["DATABASE_URL"])
+    """Fail if the models and the migrations disagree (or the database is not at the newest
+    revision)."""
+    with _alembic_refusals():
+        migrate.check(current_app.config["DATABASE_URL"])
     click.echo("models and migrations agree")
 
 
@@ -131,10 +169,9 @@ def audit_export(path: str) -> None:
     """Write the log as JSON Lines (entries, then checkpoints), verifiable offline.
 
     The lines go to a hidden file beside PATH that takes its name once the last is written: an
-    export that fails midway leaves no file at PATH (nor changes one there) and exits 1.
+    export that fails midway leaves no file at PATH (nor changes one there).
     """
     from .services import audit
-    from .services.tx import outage_of
 
     session = new_session()
     target = Path(path)
@@ -152,13 +189,12 @@ def audit_export(path: str) -> None:
                     advance(count)  # entries come first: the bar is full once they are written
             advance(count)
         partial.replace(target)
-    except BaseException as exc:
+    except Exception as exc:
+        if count:
+            raise PartlyDone(f"{path} not written (stopped after {count} lines)") from exc
+        raise
+    finally:
         partial.unlink(missing_ok=True)  # a file cut short never looks like an export
-        if (outage := outage_of(exc)) is None:
-            raise  # a bug: its traceback
-        failed = f"audit export FAILED after {count} lines: {outage}"
-        click.echo(f"{failed}; {path} not written", err=True)
-        sys.exit(1)
     click.echo(f"wrote {count} lines to {path}")
 
 
@@ -195,8 +231,14 @@ def checks_run(whole: bool) -> None:
 
     session = new_session()
     failed = False
-    for name in checks.NAMES:
-        step = checks.run(session, name, f"cli:{os.getpid()}", whole=whole)
+    for done, name in enumerate(checks.NAMES):
+        try:
+            step = checks.run(session, name, f"cli:{os.getpid()}", whole=whole)
+        except Exception as exc:
+            if done:
+                checked, left = checks.NAMES[:done], checks.NAMES[done:]
+                raise PartlyDone(f"{', '.join(checked)} checked; {', '.join(left)} not") from exc
+            raise
         found = step.verdict
         if not step.ran:
             click.echo(f"{name}: another runner holds it; stored verdict shown")
@@ -299,11 +341,10 @@ def simulate() -> None:
 
 
 def init_app(app: Flask) -> None:
-    """Register every command on ``app``."""
+    """Register every command on ``app``, each saying an outage in one line."""
     from .sim import register
 
     register(simulate)
-    app.cli.add_command(simulate)
     for command in (
         db_group,
         ledger_group,
@@ -311,6 +352,62 @@ def init_app(app: Flask) -> None:
         checks_group,
         keys_group,
         create_operator,
+        odds_command,
+        simulate,
     ):
+        _report_outages(command)
         app.cli.add_command(command)
-    app.cli.add_command(odds_command)
+
+
+#: The callbacks :func:`_report_outages` made: every app of a process registers the same
+#: command objects, and each is wrapped once.
+_reporting: set[Callable[..., Any]] = set()
+
+
+def _report_outages(command: click.Command, parent: str = "") -> None:
+    """Make ``command``, and every command under it, end on an outage with one line on standard
+    error, ``NAME: the database is unavailable (ErrorClass): WHAT WAS DONE``, and the exit status
+    :data:`TRY_AGAIN_LATER`, in place of a traceback. Any other error goes on as it was: a
+    check's or a refusal's own message, a bug's traceback."""
+    name = f"{parent} {command.name}".lstrip()
+    if isinstance(command, click.Group):
+        for subcommand in command.commands.values():
+            _report_outages(subcommand, name)
+    elif command.callback is not None and command.callback not in _reporting:
+        command.callback = _outage_in_one_line(name, command.callback)
+        _reporting.add(command.callback)
+
+
+def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        refusals = logging.getLogger(tx.__name__)
+        refusals.addFilter(_not_a_refusal)  # the line below says it; once is enough
+        try:
+            return callback(*args, **kwargs)
+        except Exception as exc:
+            outage = _outage_behind(exc)
+            if outage is None:
+                raise
+            done = exc.done if isinstance(exc, PartlyDone) else NOTHING_DONE
+            click.echo(f"{name}: {outage}: {done}", err=True)
+            sys.exit(TRY_AGAIN_LATER)
+        finally:
+            refusals.removeFilter(_not_a_refusal)
+
+    return run
+
+
+def _not_a_refusal(record: logging.LogRecord) -> bool:
+    return record.msg is not tx.REFUSAL_LOG
+
+
+def _outage_behind(exc: BaseException) -> str | None:
+    """The outage ``exc`` is, or that it was raised from (a command's own error, such as a
+    refusal turned into click's, over the service's), in words; ``None`` if none."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if (outage := tx.outage_of(cause)) is not None:
+            return outage
+        cause = cause.__cause__
+    return None

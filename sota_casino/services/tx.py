@@ -177,9 +177,14 @@ def _connection_timed_out(orig: BaseException | None) -> bool:
     return psycopg is not None and isinstance(orig, psycopg.errors.ConnectionTimeout)
 
 
+#: How :func:`unavailable` logs a refusal; a command that says the outage in its own line
+#: leaves this one out (cli.py).
+REFUSAL_LOG: Final = "database unavailable: %s"
+
+
 def unavailable(exc: DBAPIError) -> Unavailable:
     """The refusal for an outage, logged without the statement's parameters."""
-    log.warning("database unavailable: %s", type(exc.orig).__name__ if exc.orig else exc)
+    log.warning(REFUSAL_LOG, type(exc.orig).__name__ if exc.orig else exc)
     return Unavailable(
         N_("the casino cannot reach its records right now; try again in a moment"),
         retry_after=RETRY_AFTER,
@@ -187,7 +192,10 @@ def unavailable(exc: DBAPIError) -> Unavailable:
 
 
 def outage_of(exc: BaseException) -> str | None:
-    """Say which outage ``exc`` is, in words for a log line; ``None`` if it is none (a bug)."""
+    """Say which outage ``exc`` is, in words for a log line (the driver's error class, never
+    its message: it may hold the database's address); ``None`` if it is none (a bug)."""
+    if isinstance(exc, Unavailable) and isinstance(exc.__cause__, DBAPIError):
+        exc = exc.__cause__  # the refusal names the driver's error it was raised from
     if isinstance(exc, DBAPIError) and is_outage(exc):
         return f"the database is unavailable ({type(exc.orig).__name__})"
     if isinstance(exc, Unavailable):

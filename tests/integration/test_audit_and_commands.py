@@ -1,5 +1,6 @@
 """The audit log and the operator commands: tampering is caught, postings cannot change,
-``flask ledger check``/``audit verify``/``audit export``/``create-operator``/``keys show`` work."""
+``flask ledger check``/``audit verify``/``audit export``/``create-operator``/``keys show``/``db``
+work (their outages: test_command_outages.py)."""
 
 from __future__ import annotations
 
@@ -262,6 +263,21 @@ def test_create_operator_reads_the_password_from_standard_input(app: Flask) -> N
     assert weak.exit_code != 0 and "password must be" in weak.output
     taken = _cli(app, "create-operator", "olga", input="a long enough secret\n")
     assert taken.exit_code != 0 and "taken" in taken.output
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # PostgreSQL's is the run's
+def test_the_db_commands_say_alembics_refusal_in_one_line_and_exit_1(app: Flask) -> None:
+    """A failed ``db check`` is a failed check (exit 1, as ``ledger check``'s), and a revision
+    Alembic does not know a mistake said in a line: neither is a bug's traceback."""
+    assert _cli(app, "db", "check").output == "models and migrations agree\n"
+    assert _cli(app, "db", "downgrade", "--", "-1").exit_code == 0
+    behind = _cli(app, "db", "check")
+    assert (behind.exit_code, behind.output) == (1, "Error: Target database is not up to date.\n")
+    unknown = _cli(app, "db", "upgrade", "no-such-revision")
+    assert unknown.exit_code == 1 and isinstance(unknown.exception, SystemExit)
+    assert unknown.output == "Error: Can't locate revision identified by 'no-such-revision'\n"
+    assert _cli(app, "db", "upgrade").output == "database at head\n"
+    assert _cli(app, "db", "check").exit_code == 0
 
 
 # --- the operator page's check: the whole log once, then what was appended ---------------------

@@ -121,3 +121,29 @@ def _read_terminal(terminal: int) -> bytes:
         return os.read(terminal, 4096)
     except OSError:  # Linux: EIO once the other side is closed and drained
         return b""
+
+
+def test_the_flask_command_says_an_outage_in_one_line_and_a_bug_with_its_traceback(
+    tmp_path: Path,
+) -> None:
+    """Through the installed ``flask``, not only the test runner: a database whose folder is
+    gone (a disk not mounted) is one line on standard error, the service's own log line of the
+    refusal left out, and exit 75 (try again later); a database that answers without the
+    schema (never migrated) is no outage, and its error keeps its traceback (exit 1)."""
+    env = {
+        **os.environ,
+        "SIGNING_KEY_FILE": str(tmp_path / "key.pem"),
+        "SECRET_KEY": "entry-point-test",
+    }
+    flask = [str(BIN / "flask"), "--app", "app", "ledger", "check"]
+    gone = {**env, "DATABASE_URL": f"sqlite:///{tmp_path / 'unmounted' / 'casino.db'}"}
+    down = subprocess.run(flask, cwd=ROOT, env=gone, capture_output=True, text=True)
+    assert (down.returncode, down.stdout) == (75, "")
+    assert down.stderr == (
+        "ledger check: the database is unavailable (OperationalError): nothing was done\n"
+    )
+    (tmp_path / "empty.db").touch()
+    empty = {**env, "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.db'}"}
+    bug = subprocess.run(flask, cwd=ROOT, env=empty, capture_output=True, text=True)
+    assert bug.returncode == 1 and bug.stderr.startswith("Traceback (most recent call last):")
+    assert "sqlite3.OperationalError: no such table" in bug.stderr
