@@ -614,6 +614,11 @@ def decide_casino_war(
 
 
 def _sota_rules(table: dict[str, Any], rules: object, preset: object) -> sota.SotaRules:
+    """Return the rule set a game request asks for at a table with these settings.
+
+    :raises InvalidRules: naming the request's field it is about: ``preset``, ``rules``, or
+        an option of the rules by its path (``rules.teams``).
+    """
     if preset is not None and rules is not None:
         raise InvalidRules(N_("send either rules or preset, not both"))
     if preset is not None:
@@ -621,7 +626,7 @@ def _sota_rules(table: dict[str, Any], rules: object, preset: object) -> sota.So
             raise InvalidRules(
                 N_("%(option)s must be one of: %(valid)s"),
                 params={"option": "preset", "valid": ", ".join(table["presets"])},
-                option="preset",
+                field="preset",
             )
         return sota.SotaRules.from_preset(str(preset))
     if rules is None:
@@ -630,11 +635,17 @@ def _sota_rules(table: dict[str, Any], rules: object, preset: object) -> sota.So
         raise InvalidRules(
             N_("this table plays presets only: %(valid)s"),
             params={"valid": ", ".join(table["presets"])},
-            option="preset",
+            field="rules",
         )
     if not isinstance(rules, dict):
-        raise InvalidRules(N_("rules must be an object of rule options"))
-    return sota.SotaRules.from_dict(rules)
+        raise InvalidRules(N_("rules must be an object of rule options"), field="rules")
+    try:
+        return sota.SotaRules.from_dict(rules)
+    except InvalidRules as error:
+        # The engine names the option; the request holds it in its rules.
+        option = error.details.get("option")
+        error.details["field"] = f"rules.{option}" if option else "rules"
+        raise
 
 
 def _sota_play(round_: RoundRecord, choices: list[Any]) -> sota.GameResult:
@@ -785,6 +796,7 @@ def sota_move(
         raise MoveNotDue(
             N_("game %(game)s waits for move %(due)s, not move %(move)s"),
             params={"game": round_.id, "due": due, "move": move},
+            field="move",
         )
     if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
         raise InvalidInput(N_("cards must be a list of card codes"), field="cards")

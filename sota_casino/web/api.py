@@ -77,8 +77,16 @@ PLAYER_SIGNATURE: Final = (
     "a signature sent with no key registered, or not made by the registered key named "
     "(signature_invalid); none sent once a key is registered (signature_required)"
 )
+#: Which rule sets a game may take are the table's settings of the moment, as its limits are.
+TABLE_OFFER: Final = (
+    "a preset the table does not offer now (invalid_rules, field preset), or rules of one's own "
+    "where it takes none (invalid_rules, field rules)"
+)
 #: Which won cards a move may lay depends on the game's state.
-PRISONERS: Final = "cards that are not among the won cards the move may lay, or not as many"
+PRISONERS: Final = (
+    "cards that are not among the won cards the move may lay, or not as many, or one twice "
+    "(invalid_input, field cards)"
+)
 
 
 def _move_money(service: Callable[..., T], body: BaseModel, **path: int) -> T:
@@ -372,7 +380,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.GameRequest,
     idempotent=True,
-    beyond_schema=(TABLE_LIMITS,),
+    beyond_schema=(TABLE_LIMITS, TABLE_OFFER),
 )
 def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     return _answer(_move_money(rounds.play_sota, body), 201)

@@ -171,8 +171,11 @@ class ErrorDetail(TypedDict):
         Annotated[
             str,
             Field(
-                description="the request's field the refusal is about, where it is about one",
-                examples=["bet"],
+                description=(
+                    "the request's field the refusal is about, where it is about one; a field "
+                    "inside an object is named by its path (rules.teams)"
+                ),
+                examples=["bet", "rules.teams"],
             ),
         ]
     ]

@@ -217,7 +217,7 @@ def _first_problem(error: ValidationError) -> tuple[str, dict[str, object], str]
     """Return the message id, its params and the field of the first problem pydantic found."""
     problem = error.errors(include_url=False)[0]
     where = ".".join(str(part) for part in problem["loc"]) or "the body"
-    field = str(problem["loc"][0]) if problem["loc"] else ""
+    field = _field_path(problem["loc"])
     kind, message = problem["type"], problem["msg"]
     if kind == "extra_forbidden":
         return _PROBLEMS[kind], {"field": repr(where)}, field
@@ -232,6 +232,17 @@ def _first_problem(error: ValidationError) -> tuple[str, dict[str, object], str]
     if message.startswith("Input should"):
         return f"{where} must{message.removeprefix('Input should')}", {}, field
     return f"{where}: {message[:1].lower()}{message[1:]}", {}, field
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """Return the field a problem at ``loc`` is about, by its path in the body (``rules.decks``):
+    its keys down to the first list item, which is a value of the field holding the list."""
+    keys: list[str] = []
+    for part in loc:
+        if not isinstance(part, str):
+            break
+        keys.append(part)
+    return ".".join(keys)
 
 
 #: How a JSON value is named in messages; ``bool`` before ``int``, since a bool is an int.

@@ -480,7 +480,8 @@ def _build(app: Flask) -> dict[str, Any]:
                 "Amounts are integers in minor units: chips in hundredths of a chip, sweets in "
                 "whole sweets. Integers are written without a fraction or exponent (1, not 1.0). "
                 'Errors are {"error": {"code", "message"}}, with "field" too where the refusal '
-                "is about one field of the request. Money-moving POSTs, and proposing an "
+                "is about one field of the request (a field inside an object by its path: "
+                "rules.teams). Money-moving POSTs, and proposing an "
                 "adjustment or a table change and deciding a proposal (four eyes), accept an "
                 "Idempotency-Key. Every operation lists every status it may answer, including "
                 "those any request may meet (413, 414, 431: a body, request line or header over "

@@ -192,26 +192,28 @@ OPTION_TITLES: Final = {
 
 def _number(text: str, name: str) -> int:
     title = {"title": gettext(OPTION_TITLES[name])}
+    field = f"rules.{name}"  # as the game request the form becomes holds it
     if text.lstrip().startswith(("-", "−")):
-        raise InvalidRules(N_("%(title)s cannot be negative."), params=title, option=name)
+        raise InvalidRules(N_("%(title)s cannot be negative."), params=title, field=field)
     if not is_digits(text):
-        raise InvalidRules(N_("%(title)s must be a whole number."), params=title, option=name)
+        raise InvalidRules(N_("%(title)s must be a whole number."), params=title, field=field)
     if len(text) > 9:
-        raise InvalidRules(N_("%(title)s is far too large."), params=title, option=name)
+        raise InvalidRules(N_("%(title)s is far too large."), params=title, field=field)
     return int(text)
 
 
 def _in_words(error: InvalidRules) -> InvalidRules:
     """A refused rule set as the form words it: its options by their names on the form, and a
-    preset the table does not offer by the names of those it does."""
-    if error.details.get("option") != "preset":
+    rule set the table does not offer (a preset, or rules of one's own) by the names of the
+    presets it does."""
+    if error.details.get("field") not in ("preset", "rules"):
         return in_words(error, OPTION_TITLES)
     offered = settings.table_rules(get_session(), TABLE)["presets"]
     names = ", ".join(gettext(PRESET_TITLES.get(name, name)) for name in offered)
     return InvalidRules(
         N_("Pick one of the rule sets this table offers: %(valid)s."),
         params={"valid": names},
-        option="preset",
+        field="preset",
     )
 
 
@@ -277,7 +279,7 @@ def _table_body(form: MultiDict[str, str], stake: int) -> dict[str, Any]:
     if picked in sota.PRESETS:
         # A preset with more seats is that preset's rule set with another seat count.
         return {"stake": stake, "rules": {**sota.PRESETS[picked], "seats": int(seats)}}
-    raise InvalidRules(N_("unknown preset '%(name)s'"), params={"name": picked}, option="preset")
+    raise InvalidRules(N_("unknown preset '%(name)s'"), params={"name": picked}, field="preset")
 
 
 #: The session's note of a refused table form for the table's page drawn next: the field the
@@ -292,12 +294,14 @@ TYPED_LENGTH: Final = 40
 
 def refused_field(error: CasinoError) -> object:
     """Return the table form's field a refusal is about: the stake for a balance that does not
-    cover it, the option a refused rule set names, else the field the refusal names."""
+    cover it, else the field of the request the refusal names, as the form names it (an option
+    of the rules, ``rules.teams``, by its own name; the rules as a whole by the rule set)."""
     if isinstance(error, InsufficientFunds):
         return "stake"
-    if isinstance(error, InvalidRules):
-        return error.details.get("option")
-    return error.details.get("field")
+    field = error.details.get("field")
+    if field == "rules":
+        return "preset"
+    return field.removeprefix("rules.") if isinstance(field, str) else field
 
 
 def typed_rules(form: MultiDict[str, str]) -> dict[str, str]:

@@ -21,6 +21,7 @@ from web_support import bearer
 from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
 
+from sota_casino.core.cards import canonical_deck
 from sota_casino.core.fairness import signature_checker
 from sota_casino.models import User
 from sota_casino.services import accounts
@@ -315,6 +316,7 @@ def test_bad_amounts_are_422_and_move_nothing(
         ({"bet": 60_000}, "bet"),  # over the table's limit: the service's refusal
         ({"bet": 500, "tie_bet": 1.5}, "tie_bet"),  # no integer: the schema's
         ({"bet": 500, "stake": 5}, "stake"),  # unknown
+        ({"bet": 500, "rules": {"decks": "six"}}, "rules.decks"),  # an option of the rules
     ],
 )
 def test_a_refusal_names_the_field_it_is_about(
@@ -472,6 +474,111 @@ def test_bad_sota_games_are_422_and_move_nothing(
     assert response.status_code == 422
     assert error_code(response) == code
     assert balances(client, auth)["sweets"] == 100
+
+
+#: A table that offers two presets and no rules of one's own.
+PRESETS_ONLY: dict[str, Any] = {"presets": ["nordic", "rauha"], "custom_rules": False}
+
+#: A refused game, the table's settings it is sent to (None: the defaults), and the field of the
+#: body its refusal names: the stake, the preset, the rules as a whole, or one option of them by
+#: its path in the body.
+REFUSED_GAME_FIELDS = [
+    ({"stake": 1000, "preset": "nordic"}, None, "stake"),  # over the table's limit
+    ({"stake": 0, "preset": "nordic"}, None, "stake"),  # under any limit: the schema's
+    ({"stake": 1, "preset": "klondike"}, None, "preset"),  # no such preset
+    ({"stake": 1, "preset": "english"}, PRESETS_ONLY, "preset"),  # not offered here
+    ({"stake": 1, "rules": {"peace": True}}, PRESETS_ONLY, "rules"),  # no rules of one's own
+    ({"stake": 1, "rules": "nordic"}, None, "rules"),  # not an object: the schema's
+    ({"stake": 1, "rules": {"seats": 3, "teams": True}}, None, "rules.teams"),
+    ({"stake": 1, "rules": {"max_tricks": 0}}, None, "rules.max_tricks"),
+    ({"stake": 1, "rules": {"max_tricks": 2.5}}, None, "rules.max_tricks"),
+    ({"stake": 1, "rules": {"lead": 99}}, None, "rules.lead"),
+    ({"stake": 1, "rules": {"seats": 5}}, None, "rules.seats"),
+    ({"stake": 1, "rules": {"deck": "tarot78"}}, None, "rules.deck"),
+    ({"stake": 1, "rules": {"peace": 1}}, None, "rules.peace"),
+    ({"stake": 1, "rules": {"jokers": True}}, None, "rules.jokers"),  # no such option
+    ({"stake": 1, "rules": {}, "preset": "nordic"}, None, None),  # both: either may go
+]
+
+
+@pytest.mark.parametrize(("body", "table", "field"), REFUSED_GAME_FIELDS)
+def test_a_refused_sota_game_names_the_field_it_is_about(
+    app: Flask,
+    client: FlaskClient,
+    auth: dict[str, str],
+    body: dict[str, Any],
+    table: dict[str, Any] | None,
+    field: str | None,
+) -> None:
+    """A refused rule set named no field, though the service knows which option it is about: a
+    script could not tell which to fix. The refusal names it as the body does."""
+    if table is not None:
+        operator = add_user(app, "table-boss", "operator")
+        with app.app_context():
+            session = app.extensions["sota_casino.sessionmaker"]()
+            settings.update_table(session, operator, "sota", table)
+            session.close()
+    response = client.post("/api/v1/sota/games", json=body, headers=auth)
+    assert response.status_code == 422 and error_code(response).startswith("invalid_")
+    assert response.get_json()["error"].get("field") == field
+    assert balances(client, auth)["sweets"] == 100
+
+
+def test_a_rule_set_the_table_does_not_offer_is_a_refusal_the_document_names(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """A preset the table does not offer now, or rules of one's own where it takes none, is
+    valid by the schema (which lists every preset and option) and refused: the operation's 422
+    names that rule beyond its schema, as it names the table's stake limits."""
+    operator = add_user(app, "table-boss", "operator")
+    with app.app_context():
+        session = app.extensions["sota_casino.sessionmaker"]()
+        settings.update_table(session, operator, "sota", PRESETS_ONLY)
+        session.close()
+    for body in ({"stake": 1, "preset": "english"}, {"stake": 1, "rules": {"peace": True}}):
+        response = client.post("/api/v1/sota/games", json=body, headers=auth)
+        assert response.status_code == 422 and error_code(response) == "invalid_rules"
+    document = client.get("/api/v1/openapi.json").get_json()
+    refused = document["paths"]["/sota/games"]["post"]["responses"]["422"]["x-beyond-schema"]
+    assert [rule for rule in refused if "invalid_rules" in rule], refused
+
+
+def test_a_refused_move_names_the_field_it_is_about(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """Cards a move may not lay are about ``cards``; a move number not due, about ``move``
+    (also when the game waits for another: a 409, which named no field)."""
+    move = plant_seed_repeating_a_move(app, "bob")
+    game = client.post(
+        "/api/v1/sota/games", json={"stake": 1, "rules": PRISONERS}, headers=auth
+    ).get_json()
+    pending = game["pending"]
+    count, options = pending["count"], pending["options"]
+    not_won = next(card for card in canonical_deck("standard52") if card not in options)
+    url = f"/api/v1/sota/games/{game['id']}/moves"
+    refused = [
+        ({"cards": [*options[: count - 1], not_won]}, 422, "cards"),  # not among the won cards
+        ({"cards": [options[0]] * (count + 1)}, 422, "cards"),  # not as many as due
+        ({"cards": ["ZZ"]}, 422, "cards"),  # no card: the schema's
+        ({"cards": move, "move": 1}, 409, "move"),  # not the move due
+        ({"cards": move, "move": -1}, 422, "move"),
+    ]
+    for body, status, field in refused:
+        response = client.post(url, json=body, headers=auth)
+        assert response.status_code == status, (body, response.get_json())
+        assert response.get_json()["error"].get("field") == field, body
+    assert client.post(url, json={"cards": move, "move": 0}, headers=auth).status_code == 200
+
+
+def test_a_refused_decision_names_its_choice(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    plant_server_seed(app, "bob", {0: True})
+    tied = client.post("/api/v1/casino-war/rounds", json={"bet": 1000}, headers=auth).get_json()
+    decision = f"/api/v1/casino-war/rounds/{tied['id']}/decision"
+    for choice in ("fold", None):
+        response = client.post(decision, json={"choice": choice}, headers=auth)
+        assert response.status_code == 422 and response.get_json()["error"]["field"] == "choice"
 
 
 def test_prisoners_of_war_moves_until_the_game_ends(

@@ -151,6 +151,13 @@ def test_a_refused_option_of_ones_own_rules_goes_back_beside_it_as_typed(
         assert kept in page, kept
     assert re.search(r'id="rule_peace" value="on" checked', page)
     assert re.search(r'id="rule_max_tricks"[^>]* value="300"', page)
+    # A number the form itself cannot read is marked beside its option as well.
+    unread = {**form, "rule_teams": "", "rule_max_tricks": "-5"}
+    post_form(player, "/sota/games", unread, headers={"Referer": "http://localhost/sota"})
+    page = player.get("/sota").get_data(as_text=True)
+    limit = re.search(r'<input id="rule_max_tricks"[^>]*>', page)
+    assert limit is not None and 'aria-invalid="true"' in limit.group()
+    assert 'value="-5"' in limit.group() and " autofocus" in limit.group()
 
 
 def test_a_refused_bet_focuses_the_field_it_is_about(player: FlaskClient) -> None:
