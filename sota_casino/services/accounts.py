@@ -792,12 +792,13 @@ def change_password(
     A wrong current password counts as a failed login, so a stolen session cannot guess it
     without limit.
 
-    :raises InvalidInput: for a weak new password.
+    :raises InvalidInput: for a new password that sign-up would refuse (weak, or holding the
+        username).
     :raises RateLimited: after too many failures in the window.
     :raises Unauthorized: if the current password is wrong.
     """
-    secret = check_password(new)
     username = get_user(session, user_id).username
+    secret = check_password(new, username)
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
     if isinstance(attempt_id, Throttled):
         raise _held_off(
