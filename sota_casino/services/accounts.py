@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import ipaddress
 import math
 import re
 import secrets
@@ -274,7 +275,7 @@ def _try_name(session: Session, name: str, address: str, now: datetime) -> Casin
     logins. Without an address (commands and scripts) no throttle applies.
     """
     if address:  # every web request has one
-        signup_wait = _signup_wait(session, address[:64], now)
+        signup_wait = _signup_wait(session, throttle_place(address), now)
         if signup_wait is not None:
             return _too_many_signups(signup_wait)
         _lock_guesses(session, name, address)
@@ -299,7 +300,7 @@ def _register(
     session: Session, name: str, password_hash: str, address: str, locale: str | None
 ) -> UserView:
     if address:  # every web request has one; commands and scripts do not
-        _admit_signup(session, address[:64])
+        _admit_signup(session, throttle_place(address))
     user = _new_user(session, name, password_hash, "player")
     user.locale = locale
     _remember_address(session, name, address)
@@ -403,7 +404,7 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
     settings = context_of(session)
     window = timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
-    digest, place = _typed_name_digest(session, username), address[:64]
+    digest, place = _typed_name_digest(session, username), throttle_place(address)
     counts: list[tuple[int, tuple[ColumnElement[bool], ...]]] = [
         (limit, (LoginAttempt.name_digest == digest, LoginAttempt.address == place)),
         (limit * 4, (LoginAttempt.address == place,)),
@@ -424,6 +425,26 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
     if not frees_at:
         return None
     return max(1, math.ceil((max(frees_at) - now).total_seconds()))
+
+
+#: Whoever holds one IPv6 address commonly holds its whole /64 (a home or a cloud host gets
+#: one, and privacy addresses change within it): the throttles count it as one address.
+IPV6_NETWORK_BITS: Final = 64
+
+
+def throttle_place(address: str) -> str:
+    """Return what the throttles count ``address`` as: an IPv4 address itself (also written as
+    IPv6), an IPv6 address by its /64 network, anything else as sent (at most 64 characters)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address[:64]
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        host_bits = 128 - IPV6_NETWORK_BITS
+        return str(ipaddress.IPv6Network((int(ip) >> host_bits << host_bits, IPV6_NETWORK_BITS)))
+    return str(ip)
 
 
 def _account_name(username: str) -> str:
@@ -454,7 +475,7 @@ def _remember_address(session: Session, username: str, address: str) -> None:
     if not address:
         return
     now = datetime.now(UTC)
-    name, place = _account_name(username), address[:64]
+    name, place = _account_name(username), throttle_place(address)
     since = now - timedelta(days=context_of(session).setting("KNOWN_ADDRESS_DAYS"))
     session.execute(delete(KnownLoginAddress).where(KnownLoginAddress.at < since))
     insert_ignoring_conflicts(
@@ -503,7 +524,7 @@ def _lock_guesses(session: Session, username: str, address: str) -> None:
     """Lock the failures counted for the account's name and the address (always in that
     order), until the transaction ends."""
     serialize_on(session, f"login-account:{_account_name(username)}")
-    serialize_on(session, f"login-address:{address[:64]}")
+    serialize_on(session, f"login-address:{throttle_place(address)}")
 
 
 def _count_failure(session: Session, username: str, address: str, now: datetime) -> int:
@@ -512,7 +533,9 @@ def _count_failure(session: Session, username: str, address: str, now: datetime)
     window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
     session.execute(delete(LoginAttempt).where(LoginAttempt.at <= now - window))
     attempt = LoginAttempt(
-        name_digest=_typed_name_digest(session, username), address=address[:64], at=now
+        name_digest=_typed_name_digest(session, username),
+        address=throttle_place(address),
+        at=now,
     )
     session.add(attempt)
     session.flush()

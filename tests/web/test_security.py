@@ -947,6 +947,31 @@ def test_a_sign_up_refused_by_a_throttle_or_a_taken_name_hashes_no_password(
     assert hashed == [PASSWORD]
 
 
+def test_the_addresses_of_one_ipv6_network_share_the_throttles(make_app: Any) -> None:
+    # Whoever holds one IPv6 address commonly holds its whole /64 (2^64 addresses), and may
+    # send each request from another of them.
+    app = make_app(SIGNUPS_PER_ADDRESS=2, LOGIN_ATTEMPTS=1)
+    client = app.test_client()
+    assert signup_from(client, "erin", "2001:db8:1:2::1").status_code == 201
+    assert signup_from(client, "frank", "2001:db8:1:2::2").status_code == 201
+    assert signup_from(client, "grace", "2001:db8:1:2:ffff::3").status_code == 429
+    assert signup_from(client, "grace", "2001:db8:1:3::1").status_code == 201  # another network
+    for n in range(4):  # four times LOGIN_ATTEMPTS per address
+        assert api_login(client, f"name{n}", "guess", f"2001:db8:9:9::{n}").status_code == 401
+    assert api_login(client, "erin", PASSWORD, "2001:db8:9:9:1::ff").status_code == 429
+    # An IPv4 address written as IPv6 is that IPv4 address.
+    for n in range(4):
+        assert api_login(client, f"other{n}", "guess", "192.0.2.7").status_code == 401
+    assert api_login(client, "erin", PASSWORD, "::ffff:192.0.2.7").status_code == 429
+    # The owner's known network is known at any of its addresses.
+    for _ in range(2):
+        api_login(client, "erin", "wrong guess", "2001:db8:5:5::1")
+    assert api_login(client, "erin", PASSWORD, "2001:db8:1:2::99").status_code == 200
+    with db(app) as session:
+        kept = {row.address for row in session.scalars(select(LoginAttempt))}
+    assert kept == {"2001:db8:9:9::/64", "192.0.2.7", "2001:db8:5:5::/64"}
+
+
 def test_throttle_records_that_left_their_window_are_forgotten(make_app: Any) -> None:
     app = make_app(SIGNUPS_PER_ADDRESS=3)
     client = app.test_client()
