@@ -10,12 +10,24 @@ from sota_casino.services import accounts
 
 
 def name_check_missed_once(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Make the next sign-up's name check pass whatever the name; the checks after it run.
+    """Make the next sign-up's name checks pass whatever the name (its look before hashing the
+    password, then its check in the transaction), as if another sign-up took the name just
+    after them; the checks after it run.
 
-    :returns: the checks made, in order ("missed", then "checked" for each real one).
+    :returns: the checks made in the transaction, in order ("missed", then "checked" for each
+        real one).
     """
     made: list[str] = []
-    check = accounts.refuse_taken_name
+    check, look = accounts.refuse_taken_name, accounts.name_taken
+    looked: list[str] = []
+
+    def unseen_once(session: Session, username: str) -> bool:
+        if not looked:
+            looked.append(username)
+            return False
+        return look(session, username)
+
+    monkeypatch.setattr(accounts, "name_taken", unseen_once)
 
     def missing_once(session: Session, username: str) -> None:
         if not made:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import ipaddress
 import math
 import re
 import secrets
@@ -34,6 +35,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from ..core.errors import ApprovalRequired
+from ..core.errors import CasinoError
 from ..core.errors import Conflict
 from ..core.errors import Forbidden
 from ..core.errors import InvalidInput
@@ -204,13 +206,21 @@ def refuse_taken_name(session: Session, username: str) -> None:
     # name free and then met it in the index is retried (tx.py), and the retry refuses it here.
     # The lock keeps the common race off that path: of two sign-ups of one name at once, the
     # second waits here and is refused, without a failed insert and a retry of its sign-up.
+    serialize_on(session, f"username:{login_name_key(username)}")
+    if name_taken(session, username):
+        raise _taken(username)
+
+
+def name_taken(session: Session, username: str) -> bool:
+    """Tell whether an account has ``username``, in any letter case."""
     key = login_name_key(username)
-    serialize_on(session, f"username:{key}")
-    taken = session.scalar(select(User.id).where(func.lower(User.username) == key))
-    if taken is not None:
-        raise UsernameTaken(
-            N_("the username '%(name)s' is taken; choose another"), params={"name": username}
-        )
+    return session.scalar(select(User.id).where(func.lower(User.username) == key)) is not None
+
+
+def _taken(username: str) -> UsernameTaken:
+    return UsernameTaken(
+        N_("the username '%(name)s' is taken; choose another"), params={"name": username}
+    )
 
 
 def _new_user(session: Session, username: str, password_hash: str, role: str) -> User:
@@ -241,12 +251,48 @@ def register(
 
     :raises InvalidInput: for a bad username or a weak password.
     :raises RateLimited: if the address opened too many accounts lately (each one is granted
-        play money, so sign-ups would otherwise mint chips without end).
-    :raises UsernameTaken: if the name (ignoring case) is taken.
+        play money, so sign-ups would otherwise mint chips without end), or the login
+        throttle holds the name or the address off (:func:`_try_name`).
+    :raises UsernameTaken: if the name (ignoring case) is taken; from an address, this counts
+        as a failed login.
     """
     name = check_username(username)
-    password_hash = HASHER.hash(check_password(password, name))
-    return _register(session, name, password_hash, address, locale)
+    secret = check_password(password, name)
+    refusal = _try_name(session, name, address, datetime.now(UTC))
+    if refusal is not None:
+        raise refusal
+    return _register(session, name, HASHER.hash(secret), address, locale)
+
+
+@transactional
+def _try_name(session: Session, name: str, address: str, now: datetime) -> CasinoError | None:
+    """Return why a sign-up of ``name`` from ``address`` is refused before its password is
+    hashed (tens of milliseconds and 19 MiB, which refused sign-ups must not cost without end),
+    or None: the sign-up goes on, and :func:`_register` checks it again, exactly.
+
+    A name found taken from an address tells the sender an account has it, as a failed login
+    would: it is counted as one, so names cannot be probed through sign-ups faster than through
+    logins. Without an address (commands and scripts) no throttle applies.
+    """
+    if address:  # every web request has one
+        signup_wait = _signup_wait(session, throttle_place(address), now)
+        if signup_wait is not None:
+            return _too_many_signups(signup_wait)
+        _lock_guesses(session, name, address)
+        wait = _throttle_wait(session, name, address, now)
+        if wait is not None:
+            return _held_off(
+                Nn_(
+                    "too many failed logins or taken names; try again in %(num)s minute",
+                    "too many failed logins or taken names; try again in %(num)s minutes",
+                ),
+                Throttled(wait),
+            )
+    if not name_taken(session, name):
+        return None
+    if address:
+        _count_failure(session, name, address, now)
+    return _taken(name)
 
 
 @transactional
@@ -254,7 +300,7 @@ def _register(
     session: Session, name: str, password_hash: str, address: str, locale: str | None
 ) -> UserView:
     if address:  # every web request has one; commands and scripts do not
-        _admit_signup(session, address[:64])
+        _admit_signup(session, throttle_place(address))
     user = _new_user(session, name, password_hash, "player")
     user.locale = locale
     _remember_address(session, name, address)
@@ -277,11 +323,22 @@ def _admit_signup(session: Session, address: str) -> None:
     workers and servers take sign-ups at once. Sign-ups that left the window are forgotten, so
     the table holds one window's worth.
     """
+    serialize_on(session, f"signup:{address}")
+    now = datetime.now(UTC)
+    wait = _signup_wait(session, address, now)
+    if wait is not None:
+        raise _too_many_signups(wait)
+    window = timedelta(seconds=context_of(session).setting("SIGNUP_WINDOW_SECONDS"))
+    session.execute(delete(Signup).where(Signup.at <= now - window))
+    session.add(Signup(address=address, at=now))
+
+
+def _signup_wait(session: Session, address: str, now: datetime) -> int | None:
+    """Return the whole seconds (at least 1) until ``address`` may open another account, or
+    None when it may now."""
     settings = context_of(session)
     limit = settings.setting("SIGNUPS_PER_ADDRESS")
     window = timedelta(seconds=settings.setting("SIGNUP_WINDOW_SECONDS"))
-    serialize_on(session, f"signup:{address}")
-    now = datetime.now(UTC)
     recent = session.scalars(
         select(Signup.at)
         .where(Signup.address == address, Signup.at > now - window)
@@ -289,11 +346,12 @@ def _admit_signup(session: Session, address: str) -> None:
         .limit(limit)
     ).all()
     if len(recent) < limit:
-        session.execute(delete(Signup).where(Signup.at <= now - window))
-        session.add(Signup(address=address, at=now))
-        return
-    wait = max(1, math.ceil((recent[-1] + window - now).total_seconds()))
-    raise RateLimited(
+        return None
+    return max(1, math.ceil((recent[-1] + window - now).total_seconds()))
+
+
+def _too_many_signups(wait: int) -> RateLimited:
+    return RateLimited(
         Nn_(
             "too many new accounts from this address; try again in %(num)s minute",
             "too many new accounts from this address; try again in %(num)s minutes",
@@ -346,7 +404,7 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
     settings = context_of(session)
     window = timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
-    digest, place = _typed_name_digest(session, username), address[:64]
+    digest, place = _typed_name_digest(session, username), throttle_place(address)
     counts: list[tuple[int, tuple[ColumnElement[bool], ...]]] = [
         (limit, (LoginAttempt.name_digest == digest, LoginAttempt.address == place)),
         (limit * 4, (LoginAttempt.address == place,)),
@@ -367,6 +425,26 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
     if not frees_at:
         return None
     return max(1, math.ceil((max(frees_at) - now).total_seconds()))
+
+
+#: Whoever holds one IPv6 address commonly holds its whole /64 (a home or a cloud host gets
+#: one, and privacy addresses change within it): the throttles count it as one address.
+IPV6_NETWORK_BITS: Final = 64
+
+
+def throttle_place(address: str) -> str:
+    """Return what the throttles count ``address`` as: an IPv4 address itself (also written as
+    IPv6), an IPv6 address by its /64 network, anything else as sent (at most 64 characters)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address[:64]
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        host_bits = 128 - IPV6_NETWORK_BITS
+        return str(ipaddress.IPv6Network((int(ip) >> host_bits << host_bits, IPV6_NETWORK_BITS)))
+    return str(ip)
 
 
 def _account_name(username: str) -> str:
@@ -397,7 +475,7 @@ def _remember_address(session: Session, username: str, address: str) -> None:
     if not address:
         return
     now = datetime.now(UTC)
-    name, place = _account_name(username), address[:64]
+    name, place = _account_name(username), throttle_place(address)
     since = now - timedelta(days=context_of(session).setting("KNOWN_ADDRESS_DAYS"))
     session.execute(delete(KnownLoginAddress).where(KnownLoginAddress.at < since))
     insert_ignoring_conflicts(
@@ -435,15 +513,29 @@ def _reserve_guess(session: Session, username: str, address: str, now: datetime)
     is checked outside this short transaction, so the locks are not held for it. Records that
     left the window are forgotten.
     """
-    serialize_on(session, f"login-account:{_account_name(username)}")
-    serialize_on(session, f"login-address:{address[:64]}")
+    _lock_guesses(session, username, address)
     wait = _throttle_wait(session, username, address, now)
     if wait is not None:
         return Throttled(wait)
+    return _count_failure(session, username, address, now)
+
+
+def _lock_guesses(session: Session, username: str, address: str) -> None:
+    """Lock the failures counted for the account's name and the address (always in that
+    order), until the transaction ends."""
+    serialize_on(session, f"login-account:{_account_name(username)}")
+    serialize_on(session, f"login-address:{throttle_place(address)}")
+
+
+def _count_failure(session: Session, username: str, address: str, now: datetime) -> int:
+    """Record a failure for the throttle (return its record's id); records that left the
+    window are forgotten."""
     window = timedelta(seconds=context_of(session).setting("LOGIN_WINDOW_SECONDS"))
     session.execute(delete(LoginAttempt).where(LoginAttempt.at <= now - window))
     attempt = LoginAttempt(
-        name_digest=_typed_name_digest(session, username), address=address[:64], at=now
+        name_digest=_typed_name_digest(session, username),
+        address=throttle_place(address),
+        at=now,
     )
     session.add(attempt)
     session.flush()
@@ -723,12 +815,13 @@ def change_password(
     A wrong current password counts as a failed login, so a stolen session cannot guess it
     without limit.
 
-    :raises InvalidInput: for a weak new password.
+    :raises InvalidInput: for a new password that sign-up would refuse (weak, or holding the
+        username).
     :raises RateLimited: after too many failures in the window.
     :raises Unauthorized: if the current password is wrong.
     """
-    secret = check_password(new)
     username = get_user(session, user_id).username
+    secret = check_password(new, username)
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
     if isinstance(attempt_id, Throttled):
         raise _held_off(

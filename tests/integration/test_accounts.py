@@ -40,6 +40,13 @@ def test_weak_passwords_are_refused_with_the_reason(
         accounts.register(session, "Carol", password)
 
 
+def test_a_new_password_holding_the_username_is_refused_as_at_sign_up(session: Session) -> None:
+    carol = accounts.register(session, "Carol", "a long enough secret")
+    with pytest.raises(InvalidInput, match="username"):
+        accounts.change_password(session, carol.id, "a long enough secret", "my-CAROL-secret")
+    assert accounts.authenticate(session, "carol", "a long enough secret").id == carol.id
+
+
 def test_a_name_taken_in_another_case_is_refused(session: Session) -> None:
     accounts.register(session, "carol", "a long enough secret")
     with pytest.raises(accounts.UsernameTaken):

@@ -890,6 +890,88 @@ def test_refused_sign_ups_do_not_count(make_app: Any) -> None:
     assert signup_from(client, "frank", "192.0.2.1").status_code == 201
 
 
+def test_names_tried_at_sign_up_are_throttled_as_failed_logins(make_app: Any) -> None:
+    # Each sign-up refused for a taken name tells the sender an account has it, as a login
+    # would; so such refusals count against the name and the address as failed logins do.
+    app = make_app(LOGIN_ATTEMPTS=2)
+    client = app.test_client()
+    for name in ("erin", "frank", "grace"):
+        assert signup_from(client, name, "192.0.2.9").status_code == 201
+    assert [signup_from(client, "erin", "192.0.2.1").status_code for _ in range(3)] == [
+        409,
+        409,
+        429,
+    ]
+    # Per address four times as many: 8 names found taken, wherever they were sent from.
+    for name in ("frank", "frank", "grace", "grace"):
+        assert signup_from(client, name, "192.0.2.1").status_code == 409
+    assert api_login(client, "nobody", "guess", "192.0.2.1").status_code == 401
+    assert api_login(client, "nobody2", "guess", "192.0.2.1").status_code == 401
+    refused = signup_from(client, "heidi", "192.0.2.1")
+    assert refused.status_code == 429
+    assert refused.get_json()["error"] == {
+        "code": "rate_limited",
+        "message": "too many failed logins or taken names; try again in 5\u00a0minutes",
+    }
+    assert 299 <= int(refused.headers["Retry-After"]) <= 300
+    assert not user_exists(app, "heidi")
+    assert api_login(client, "erin", PASSWORD, "192.0.2.1").status_code == 429
+    # Another address is not held back, and a free name there counts for nothing.
+    assert signup_from(client, "heidi", "192.0.2.2").status_code == 201
+    with db(app) as session:
+        tried_from = [row.address for row in session.scalars(select(LoginAttempt))]
+    assert sorted(set(tried_from)) == ["192.0.2.1"] and len(tried_from) == 8
+
+
+def test_a_sign_up_refused_by_a_throttle_or_a_taken_name_hashes_no_password(
+    make_app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Hashing a password costs tens of milliseconds and 19 MiB: a refusal must come first, or
+    # refused sign-ups sent without end would spend the server's CPU at no cost to the sender.
+    app = make_app(SIGNUPS_PER_ADDRESS=1, LOGIN_ATTEMPTS=1)
+    client = app.test_client()
+    assert signup_from(client, "erin", "192.0.2.1").status_code == 201
+    hashed: list[str] = []
+
+    class CountingHasher(PasswordHasher):
+        def hash(self, password: str | bytes, *, salt: bytes | None = None) -> str:
+            hashed.append(str(password))
+            return super().hash(password, salt=salt)
+
+    monkeypatch.setattr(accounts, "HASHER", CountingHasher(time_cost=1, memory_cost=64))
+    assert signup_from(client, "frank", "192.0.2.1").status_code == 429  # sign-ups full
+    assert signup_from(client, "erin", "192.0.2.2").status_code == 409  # the name is taken
+    assert signup_from(client, "erin", "192.0.2.2").status_code == 429  # names tried full
+    assert hashed == []
+    assert signup_from(client, "frank", "192.0.2.3").status_code == 201
+    assert hashed == [PASSWORD]
+
+
+def test_the_addresses_of_one_ipv6_network_share_the_throttles(make_app: Any) -> None:
+    # Whoever holds one IPv6 address commonly holds its whole /64 (2^64 addresses), and may
+    # send each request from another of them.
+    app = make_app(SIGNUPS_PER_ADDRESS=2, LOGIN_ATTEMPTS=1)
+    client = app.test_client()
+    assert signup_from(client, "erin", "2001:db8:1:2::1").status_code == 201
+    assert signup_from(client, "frank", "2001:db8:1:2::2").status_code == 201
+    assert signup_from(client, "grace", "2001:db8:1:2:ffff::3").status_code == 429
+    assert signup_from(client, "grace", "2001:db8:1:3::1").status_code == 201  # another network
+    for n in range(4):  # four times LOGIN_ATTEMPTS per address
+        assert api_login(client, f"name{n}", "guess", f"2001:db8:9:9::{n}").status_code == 401
+    assert api_login(client, "erin", PASSWORD, "2001:db8:9:9:1::ff").status_code == 429
+    # An IPv4 address written as IPv6 is that IPv4 address.
+    for n in range(4):
+        assert api_login(client, f"other{n}", "guess", "192.0.2.7").status_code == 401
+    assert api_login(client, "erin", PASSWORD, "::ffff:192.0.2.7").status_code == 429
+    # The owner's known network is known at any of its addresses.
+    for _ in range(2):
+        api_login(client, "erin", "wrong guess", "2001:db8:5:5::1")
+    assert api_login(client, "erin", PASSWORD, "2001:db8:1:2::99").status_code == 200
+    with db(app) as session:
+        kept = {row.address for row in session.scalars(select(LoginAttempt))}
+    assert kept == {"2001:db8:9:9::/64", "192.0.2.7", "2001:db8:5:5::/64"}
+
+
 def test_throttle_records_that_left_their_window_are_forgotten(make_app: Any) -> None:
     app = make_app(SIGNUPS_PER_ADDRESS=3)
     client = app.test_client()
