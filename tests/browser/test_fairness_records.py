@@ -749,6 +749,9 @@ def test_a_full_storage_is_said_and_fails_nothing(tab: Any) -> None:
     from test_verify_cli import GOOD
     from test_verify_cli import KEY_HEX
 
+    # The bundle's checkpoint is none the live server signed: the page's witness asks it to join
+    # the two, and is refused (404) once the answer comes before the test ends.
+    tab.expected_failures.append(CONSISTENCY)
     tab.goto("/fairness")
     tab.evaluate(TRUST_ONLY, KEY_HEX)
     tab.evaluate(FILL_STORAGE)
