@@ -211,6 +211,7 @@ def refuse_taken_name(session: Session, username: str) -> None:
         raise _taken(username)
 
 
+@in_transaction
 def name_taken(session: Session, username: str) -> bool:
     """Tell whether an account has ``username``, in any letter case."""
     key = login_name_key(username)
