@@ -59,6 +59,9 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
     for name in INT_SETTINGS:
         if env.get(name):
             found[name] = int(env[name])
+    if env.get("TRUSTED_HOSTS"):
+        names = [name.strip() for name in env["TRUSTED_HOSTS"].split(",")]
+        found["TRUSTED_HOSTS"] = [name for name in names if name]
     if env.get("SESSION_COOKIE_SECURE"):
         found["SESSION_COOKIE_SECURE"] = env["SESSION_COOKIE_SECURE"] not in ("0", "false", "")
     return found
@@ -74,6 +77,9 @@ def defaults() -> dict[str, Any]:
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": False,  # set behind HTTPS
         "MAX_CONTENT_LENGTH": 64 * 1024,
+        # The host names the casino answers on (Flask refuses any other Host with a 400, as
+        # pages build absolute URLs from it); None: any, which production should not keep.
+        "TRUSTED_HOSTS": None,
         **INT_SETTINGS,
     }
 
