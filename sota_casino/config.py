@@ -22,6 +22,10 @@ INT_SETTINGS: dict[str, int] = {
     "KNOWN_ADDRESS_DAYS": 90,  # an address the owner logged in from stays exempt this long
     "SIGNUPS_PER_ADDRESS": 5,  # new accounts from one address per window
     "SIGNUP_WINDOW_SECONDS": 3600,
+    # An account's actions that write records kept for good, per hour (0: no limit); far
+    # above what a player does, so only a script meets them
+    "ROTATIONS_PER_HOUR": 30,
+    "KEY_REGISTRATIONS_PER_HOUR": 10,
     "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
     # a player's proof or bundle signs one over newer entries if the latest is this old (s)
     "CHECKPOINT_MIN_SECONDS": 5,
