@@ -156,3 +156,12 @@ def test_the_document_declares_the_429_and_its_wait_on_both_operations(app: Flas
         assert refused == {"$ref": "#/components/responses/E429"}, operation["operationId"]
         assert "Retry-After" in responses["E429"]["headers"]
         assert "per account within the last hour" in operation["description"]
+
+
+def test_a_limit_of_zero_is_no_limit(make_app: Any) -> None:
+    app = make_app(ROTATIONS_PER_HOUR=0, KEY_REGISTRATIONS_PER_HOUR=0)
+    add_user(app, "alice")
+    client, alice = app.test_client(), bearer(app, "alice")
+    for _ in range(3):
+        assert rotate(client, alice).status_code == 200
+        assert register_new_key(client, alice).status_code == 201
