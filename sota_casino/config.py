@@ -22,6 +22,10 @@ INT_SETTINGS: dict[str, int] = {
     "KNOWN_ADDRESS_DAYS": 90,  # an address the owner logged in from stays exempt this long
     "SIGNUPS_PER_ADDRESS": 5,  # new accounts from one address per window
     "SIGNUP_WINDOW_SECONDS": 3600,
+    # An account's actions that write records kept for good, per hour (0: no limit); far
+    # above what a player does, so only a script meets them
+    "ROTATIONS_PER_HOUR": 30,
+    "KEY_REGISTRATIONS_PER_HOUR": 10,
     "CHECKPOINT_EVERY": 100,  # sign an audit checkpoint every N entries
     # a player's proof or bundle signs one over newer entries if the latest is this old (s)
     "CHECKPOINT_MIN_SECONDS": 5,
@@ -59,6 +63,9 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
     for name in INT_SETTINGS:
         if env.get(name):
             found[name] = int(env[name])
+    if env.get("TRUSTED_HOSTS"):
+        names = [name.strip() for name in env["TRUSTED_HOSTS"].split(",")]
+        found["TRUSTED_HOSTS"] = [name for name in names if name]
     if env.get("SESSION_COOKIE_SECURE"):
         found["SESSION_COOKIE_SECURE"] = env["SESSION_COOKIE_SECURE"] not in ("0", "false", "")
     return found
@@ -74,6 +81,9 @@ def defaults() -> dict[str, Any]:
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": False,  # set behind HTTPS
         "MAX_CONTENT_LENGTH": 64 * 1024,
+        # The host names the casino answers on (Flask refuses any other Host with a 400, as
+        # pages build absolute URLs from it); None: any, which production should not keep.
+        "TRUSTED_HOSTS": None,
         **INT_SETTINGS,
     }
 

@@ -24,6 +24,7 @@ from ..core.errors import Conflict
 from ..core.errors import NotFound
 from ..core.errors import RoundOpen
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..models import AuditEntry
 from ..models import Round
 from ..models import SeedPair
@@ -32,6 +33,7 @@ from . import audit
 from . import player_keys
 from . import transparency
 from .context import context_of
+from .hourly_limits import refuse_past_limit
 from .locks import lock_seed_pairs
 from .results import ActiveSeedPair
 from .results import Bundle
@@ -243,10 +245,22 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> Ro
     """Retire the active pair, reveal its server seed (signed), and activate the next pair.
 
     :raises RoundOpen: while a round of the active pair waits for the player.
+    :raises RateLimited: past ``ROTATIONS_PER_HOUR`` rotations of the account within the hour.
     """
     if client_seed is not None:
         storable(fairness.check_client_seed(client_seed), "client_seed")
     lock_seed_pairs(session, user_id)
+    # Each rotation signs a reveal and logs it for good: a revealed pair is a rotation.
+    refuse_past_limit(
+        session,
+        "ROTATIONS_PER_HOUR",
+        SeedPair.revealed_at,
+        SeedPair.user_id == user_id,
+        message=Nn_(
+            "too many seed rotations in the last hour; try again in %(num)s minute",
+            "too many seed rotations in the last hour; try again in %(num)s minutes",
+        ),
+    )
     current = _pair(session, user_id, "active", lock=True)
     open_round = session.scalar(
         select(Round.id).where(Round.seed_pair_id == current.id, Round.status != "settled")

@@ -26,12 +26,14 @@ from ..core.errors import NotFound
 from ..core.errors import SignatureInvalid
 from ..core.errors import SignatureRequired
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..models import AuditEntry
 from ..models import PlayerKey
 from ..models import User
 from . import audit
 from . import results
 from . import transparency
+from .hourly_limits import refuse_past_limit
 from .locks import lock_seed_pairs
 from .staff import require_player
 from .tx import in_transaction
@@ -92,6 +94,8 @@ def register_key(session: Session, user_id: int, public_key_hex: object) -> resu
     retired (and kept). Registering the key in use again changes nothing.
 
     :raises Conflict: for a key retired before or registered by another account.
+    :raises RateLimited: past ``KEY_REGISTRATIONS_PER_HOUR`` registrations of the account
+        within the hour (the key in use sent again writes nothing, and is answered).
     """
     public_hex = _checked_public_key(public_key_hex)
     user = session.get(User, user_id)
@@ -103,6 +107,16 @@ def register_key(session: Session, user_id: int, public_key_hex: object) -> resu
     keys = _keys_of(session, user_id)
     if keys and keys[-1].public_key_hex == public_hex:
         return _view(keys)
+    refuse_past_limit(
+        session,
+        "KEY_REGISTRATIONS_PER_HOUR",
+        PlayerKey.created_at,
+        PlayerKey.user_id == user_id,
+        message=Nn_(
+            "too many key registrations in the last hour; try again in %(num)s minute",
+            "too many key registrations in the last hour; try again in %(num)s minutes",
+        ),
+    )
     # Another account registering it at once is not held off by this player's lock: the unique
     # key then stops the second insert, and its retry (tx.RETRYABLE_CONSTRAINTS) finds it here.
     if session.scalar(select(PlayerKey.id).where(PlayerKey.public_key_hex == public_hex)):

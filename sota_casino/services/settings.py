@@ -116,6 +116,24 @@ def _locked_row(session: Session, name: str) -> TableSetting:
     return row
 
 
+def _merged(name: str, before: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the valid settings of table ``name`` once ``changes`` are merged over ``before``.
+
+    :raises InvalidRules: naming the ``field`` of the change it is about: the option the check
+        names, or, when the change did not send that one but sent the option it is compared
+        with (a maximum below the present minimum), that one.
+    """
+    try:
+        return validate(name, {**before, **changes})
+    except InvalidRules as error:
+        option, other = error.details.get("option"), error.params.get("other")
+        if option not in changes and other in changes:
+            option = other
+        if isinstance(option, str):
+            error.details["field"] = option
+        raise
+
+
 def _checked_change(
     session: Session, actor_id: int, name: str, changes: object
 ) -> Mapping[str, Any]:
@@ -123,7 +141,7 @@ def _checked_change(
     current(session, name)  # an unknown table is a 404 before anything is written
     if not isinstance(changes, Mapping) or not changes:
         raise InvalidInput(N_("send the settings to change as a non-empty object"))
-    validate(name, {**current(session, name), **changes})  # refused now, not on approval
+    _merged(name, current(session, name), changes)  # refused now, not on approval
     return changes
 
 
@@ -163,7 +181,7 @@ def apply_table_change(
     """
     row = _locked_row(session, name)
     before = dict(row.settings)
-    after = validate(name, {**before, **changes})
+    after = _merged(name, before, changes)
     row.settings, row.updated_at, row.updated_by = after, datetime.now(UTC), actor_id
     data = {"before": before, "after": after}
     proposals.record_applied(session, actor_id, "table.updated", f"table:{name}", data, approval)

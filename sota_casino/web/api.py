@@ -22,6 +22,7 @@ from flask import jsonify
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 
+from .. import config
 from ..core import odds
 from ..db import get_session
 from ..services import accounts
@@ -82,6 +83,18 @@ TABLE_OFFER: Final = (
     "a preset the table does not offer now (invalid_rules, field preset), or rules of one's own "
     "where it takes none (invalid_rules, field rules)"
 )
+#: Actions that write records kept for good are limited per account (services.hourly_limits).
+HOURLY_LIMIT: Final = (
+    "It writes records kept for good: at most {setting} ({default} unless set otherwise) per "
+    "account within the last hour, far above what a player does; past it a 429 rate_limited "
+    "with Retry-After, and nothing changes."
+)
+
+
+def _hourly_limit(setting: str) -> str:
+    return HOURLY_LIMIT.format(setting=setting, default=config.INT_SETTINGS[setting])
+
+
 #: Which won cards a move may lay depends on the game's state.
 PRISONERS: Final = (
     "cards that are not among the won cards the move may lay, or not as many, or one twice "
@@ -220,8 +233,10 @@ def my_keys() -> ResponseReturnValue:
     "fairness",
     PlayerKeys,
     status=201,
-    errors=CHANGE,
+    errors=(*CHANGE, 429),
     body=s.PlayerKeyRequest,
+    description=_hourly_limit("KEY_REGISTRATIONS_PER_HOUR")
+    + " The key in use sent again changes nothing and is answered as ever.",
 )
 def register_key(body: s.PlayerKeyRequest) -> ResponseReturnValue:
     return _answer(player_keys.register_key(get_session(), g.user.id, body.public_key_hex), 201)
@@ -276,8 +291,9 @@ def seed_pair() -> ResponseReturnValue:
     "Reveal the active server seed and activate the next pair",
     "fairness",
     Rotation,
-    errors=CHANGE,
+    errors=(*CHANGE, 429),
     body=s.RotateRequest,
+    description=_hourly_limit("ROTATIONS_PER_HOUR"),
 )
 def rotate(body: s.RotateRequest) -> ResponseReturnValue:
     return _answer(fairness.rotate(get_session(), g.user.id, body.client_seed))

@@ -37,6 +37,7 @@ from sqlalchemy.exc import DBAPIError
 from typing_extensions import TypedDict
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import InternalServerError
+from werkzeug.exceptions import SecurityError
 from werkzeug.wrappers import Response
 
 from ..core import errors as kinds
@@ -137,6 +138,9 @@ API_MESSAGES: dict[int, str] = {
     415: N_("send the body as JSON"),
     431: N_("a request header, or their number, is too large"),
 }
+
+#: What answers a ``Host`` outside ``TRUSTED_HOSTS`` (Werkzeug's own text repeats the host).
+UNTRUSTED_HOST: Final = N_("The casino does not answer on the address this request was sent to.")
 
 
 #: The HTTP status of each kind of refusal; a kind not listed takes its nearest base's.
@@ -317,19 +321,23 @@ def handle_http_error(error: HTTPException) -> ResponseReturnValue:
         message = _page_message(error) or API_MESSAGES.get(status) or FRIENDLY[400][1]
         return api_error(status, HTTP_CODES.get(status, "error"), gettext(message), **headers)
     if request_ctx.url_adapter is None:
-        return _plain_page(status), status, headers
+        return _plain_page(status, _page_message(error)), status, headers
     return _page(status, _page_message(error)), status, headers
 
 
-def _plain_page(status: int) -> Response:
+def _plain_page(status: int, message: str | None) -> Response:
     """Answer in plain text, for a request no URL can be built for (a ``Host`` header that is
-    no host name): the error page links to the stylesheet and the lobby, and could not."""
-    title, message = FRIENDLY.get(status, FRIENDLY[400])
-    return Response(f"{gettext(title)}\n\n{gettext(message)}\n", mimetype="text/plain")
+    no host name, or not one of ``TRUSTED_HOSTS``): the error page links to the stylesheet and
+    the lobby, and could not (nor would they work on that host)."""
+    title, default = FRIENDLY.get(status, FRIENDLY[400])
+    text = message or gettext(default)
+    return Response(f"{gettext(title)}\n\n{text}\n", mimetype="text/plain")
 
 
 def _page_message(error: HTTPException) -> str | None:
     """Keep our own descriptions (set with ``abort(400, "...")``), not Werkzeug's defaults."""
+    if isinstance(error, SecurityError):  # only an untrusted Host raises it
+        return gettext(UNTRUSTED_HOST)
     default = type(error).description
     # Ours are marked for the catalogues (``N_``) and translated by that id.
     if error.description == default or not error.description:

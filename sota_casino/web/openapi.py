@@ -493,7 +493,10 @@ def _build(app: Flask) -> dict[str, Any]:
                 "not exist. Nor does any list a request that is not valid HTTP (a byte outside "
                 "ASCII in the request line, a NUL in a header, a Content-Length sent twice, a "
                 "broken chunk): the HTTP server refuses it before the service sees it, 400 in "
-                "HTML (its own page, as for a request line or header field past its own limits)."
+                "HTML (its own page, as for a request line or header field past its own limits). "
+                "Nor a Host header that is no host name, or not one the service is set to answer "
+                "on: 400 bad_request on any path, about the address the request was sent to, "
+                "not the operation."
             ),
         },
         "servers": [{"url": PREFIX}],

@@ -230,7 +230,8 @@ def _whole(low: int, high: int) -> dict[str, Any]:
 
 
 class TableSettingsChange(RootModel[Open]):
-    """Checked by the settings service, which answers invalid_rules naming the option."""
+    """Checked by the settings service, which answers invalid_rules naming the option in
+    error.field."""
 
     model_config = ConfigDict(json_schema_extra=_table_settings_schema())
 

@@ -184,6 +184,43 @@ def test_forty_wrong_passwords_at_once_are_checked_exactly_five_times(
     assert failures == 5
 
 
+def test_twelve_rotations_at_once_rotate_exactly_the_hourly_limit(
+    app: Flask, session: Session, player: int
+) -> None:
+    app.config.update(ROTATIONS_PER_HOUR=5)
+    outcomes = race(app, [lambda s: fairness.rotate(s, player)] * 12)
+    assert outcomes == Counter(ok=5, rate_limited=7), outcomes
+    with session.begin():
+        revealed = session.scalar(
+            select(func.count(SeedPair.id)).where(
+                SeedPair.user_id == player, SeedPair.status == "revealed"
+            )
+        )
+        rotations = session.scalar(
+            select(func.count(AuditEntry.seq)).where(AuditEntry.action == "seed_pair.rotated")
+        )
+    assert revealed == rotations == 5
+    assert_one_active_and_one_next(session, player)
+
+
+def test_twelve_key_registrations_at_once_register_exactly_the_hourly_limit(
+    app: Flask, session: Session, player: int
+) -> None:
+    app.config.update(KEY_REGISTRATIONS_PER_HOUR=5)
+    keys = [fairness_core.public_key_hex(Ed25519PrivateKey.generate()) for _ in range(12)]
+    calls: list[Call] = [
+        (lambda s, key=key: player_keys.register_key(s, player, key)) for key in keys
+    ]
+    outcomes = race(app, calls)
+    assert outcomes == Counter(ok=5, rate_limited=7), outcomes
+    with session.begin():
+        assert session.scalar(select(func.count(PlayerKey.id))) == 5
+        registered = session.scalar(
+            select(func.count(AuditEntry.seq)).where(AuditEntry.action == player_keys.REGISTERED)
+        )
+    assert registered == 5
+
+
 # --- table settings -----------------------------------------------------------------------------
 
 

@@ -212,13 +212,46 @@ def test_a_change_the_schema_allows_but_the_table_refuses_is_a_422_the_document_
     app: Flask, method: str, path: str, table: str, body: dict[str, int]
 ) -> None:
     """The body's schema covers both tables' options (the path names the table), and a minimum
-    is checked against the maximum it is merged with: the document must say so on the 422."""
+    is checked against the maximum it is merged with: the document must say so on the 422,
+    and the refusal names the option it is about as the body does."""
     add_user(app, "olga", "operator")
     url = path.format(table)
     answer = getattr(app.test_client(), method)(url, json=body, headers=bearer(app, "olga"))
     assert answer.status_code == 422, answer.get_json()
     assert answer.get_json()["error"]["code"] == "invalid_rules"
+    assert answer.get_json()["error"]["field"] == next(iter(body))
     document = openapi_document(app)
     template = path.removeprefix("/api/v1").format("{name}")  # the document's paths
     declared = document["paths"][template][method]["responses"]["422"]
     assert declared.get("x-beyond-schema"), f"{method.upper()} {template} declares no such rule"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("put", "/api/v1/operator/tables/{}"), ("post", "/api/v1/operator/approvals/tables/{}")],
+)
+@pytest.mark.parametrize(
+    ("table", "first", "then"),
+    [
+        ("casino_war", {"min_bet": 10_000}, {"max_bet": 5_000}),
+        ("sota", {"min_stake": 50}, {"max_stake": 20}),
+    ],
+)
+def test_a_maximum_below_the_present_minimum_is_refused_naming_the_maximum_the_body_sent(
+    app: Flask,
+    method: str,
+    path: str,
+    table: str,
+    first: dict[str, int],
+    then: dict[str, int],
+) -> None:
+    """The tables' check names the minimum it compares: the body that sent only the maximum
+    is told about the maximum, the field it can change."""
+    add_user(app, "olga", "operator")
+    client, olga = app.test_client(), bearer(app, "olga")
+    url = path.format(table)
+    assert client.put(url.replace("/approvals", ""), json=first, headers=olga).status_code == 200
+    answer = getattr(client, method)(url, json=then, headers=olga)
+    assert answer.status_code == 422, answer.get_json()
+    error = answer.get_json()["error"]
+    assert (error["code"], error["field"]) == ("invalid_rules", next(iter(then)))

@@ -1007,6 +1007,45 @@ def test_the_sign_up_page_says_why_and_opens_no_account(make_app: Any) -> None:
     assert browser.get("/lobby").status_code == 303  # not logged in
 
 
+# --- host names ---------------------------------------------------------------------------------
+
+FORGED_HOST = "evil.example"
+
+
+def test_trusted_hosts_is_read_from_the_environment_as_a_list_of_names() -> None:
+    found = config.from_environment({"TRUSTED_HOSTS": "casino.example, www.casino.example,"})
+    assert found["TRUSTED_HOSTS"] == ["casino.example", "www.casino.example"]
+    assert "TRUSTED_HOSTS" not in config.from_environment({})
+    assert config.defaults()["TRUSTED_HOSTS"] is None  # any host, as Flask's default
+
+
+def test_with_trusted_hosts_a_forged_host_is_a_400_that_does_not_repeat_it(make_app: Any) -> None:
+    """The fairness page writes its witness command from the request's host: a forged Host
+    must not be answered with a page that tells the reader to watch the forger's server."""
+    settings = config.from_environment({"TRUSTED_HOSTS": "casino.example,www.casino.example"})
+    app = make_app(**settings)
+    forged = app.test_client().get("/fairness", headers={"Host": FORGED_HOST})
+    assert forged.status_code == 400
+    assert FORGED_HOST not in forged.get_data(as_text=True)
+    assert "does not answer on the address" in forged.get_data(as_text=True)
+    finnish = app.test_client().get("/", headers={"Host": FORGED_HOST, "Accept-Language": "fi"})
+    assert "Kasino ei vastaa osoitteessa" in finnish.get_data(as_text=True)
+    api = app.test_client().get("/api/v1/fairness/public-key", headers={"Host": FORGED_HOST})
+    assert api.status_code == 400
+    assert api.get_json()["error"]["code"] == "bad_request"
+    assert FORGED_HOST not in api.get_data(as_text=True)
+    for host in ("casino.example", "www.casino.example:8443"):
+        page = app.test_client().get("/fairness", headers={"Host": host})
+        assert page.status_code == 200, host
+        assert f"monitor http://{host}" in page.get_data(as_text=True)
+
+
+def test_without_trusted_hosts_any_host_is_answered(app: Flask) -> None:
+    page = app.test_client().get("/fairness", headers={"Host": FORGED_HOST})
+    assert page.status_code == 200
+    assert f"monitor http://{FORGED_HOST}" in page.get_data(as_text=True)
+
+
 # --- redirects ----------------------------------------------------------------------------------
 
 
