@@ -376,8 +376,9 @@ def _report_outages(command: click.Command, parent: str = "") -> None:
 def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(callback)
     def run(*args: Any, **kwargs: Any) -> Any:
-        refusals = logging.getLogger(tx.__name__)
-        refusals.addFilter(_not_a_refusal)  # the line below says it; once is enough
+        loggers = [logging.getLogger(name) for name in _OUTAGE_LOGGERS]
+        for logger in loggers:
+            logger.addFilter(_no_outage_line)  # the line below says it; once is enough
         try:
             return callback(*args, **kwargs)
         except Exception as exc:
@@ -390,13 +391,20 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
             click.echo(f"{name}: {outage}: {done}", err=True)
             sys.exit(TRY_AGAIN_LATER)
         finally:
-            refusals.removeFilter(_not_a_refusal)
+            for logger in loggers:
+                logger.removeFilter(_no_outage_line)
 
     return run
 
 
-def _not_a_refusal(record: logging.LogRecord) -> bool:
-    return record.msg is not tx.REFUSAL_LOG
+#: The loggers of the outage lines a command's own line stands for: the services' refusals,
+#: and the background work a command's process runs too (on PostgreSQL, the audit integrator's
+#: loop; the integration after a commit).
+_OUTAGE_LOGGERS = (tx.__name__, "sota_casino.background", "sota_casino.services.audit")
+
+
+def _no_outage_line(record: logging.LogRecord) -> bool:
+    return record.msg is not tx.REFUSAL_LOG and record.msg is not tx.OUTAGE_LOG
 
 
 def _outage_behind(exc: BaseException) -> str | None:
