@@ -1,8 +1,8 @@
 """The ``flask`` commands: database, ledger, audit log, keys, staff accounts, odds, simulations.
 
-Each is thin: it parses, calls one service, prints, and exits 1 when a check fails, 2 on a bad
-usage (click's), and :data:`TRY_AGAIN_LATER` when the database cannot serve it, with one line
-(:func:`init_app` makes every command do so).
+Each is thin: it parses, calls one service, prints, and exits 1 when a check fails or a service
+refuses, 2 on a bad usage (click's), and :data:`TRY_AGAIN_LATER` when the database cannot serve
+it, with one line (:func:`init_app` makes every command do so).
 """
 
 from __future__ import annotations
@@ -287,10 +287,7 @@ def keys_rotate() -> None:
     from .services import fairness
 
     new_key = core_fairness.new_signing_key()
-    try:
-        change = fairness.change_key(new_session(), new_key)["document"]
-    except CasinoError as exc:
-        raise click.ClickException(exc.message) from exc
+    change = fairness.change_key(new_session(), new_key)["document"]
     path = Path(current_app.config["SIGNING_KEY_FILE"])
     kept = replace_file(path, core_fairness.private_key_pem(new_key), suffix=".retired")
     click.echo(f"old key {change['old_public_key_hex']} (file kept as {kept})")
@@ -311,10 +308,7 @@ def create_operator(username: str, role: str) -> None:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     else:
         password = sys.stdin.readline().rstrip("\r\n")
-    try:
-        user = accounts.create_operator(new_session(), username, password, role)
-    except CasinoError as exc:
-        raise click.ClickException(exc.message) from exc
+    user = accounts.create_operator(new_session(), username, password, role)
     click.echo(f"created {user.role} {user.username} (id {user.id})")
 
 
@@ -367,8 +361,9 @@ _reporting: set[Callable[..., Any]] = set()
 def _report_outages(command: click.Command, parent: str = "") -> None:
     """Make ``command``, and every command under it, end on an outage with one line on standard
     error, ``NAME: the database is unavailable (ErrorClass): WHAT WAS DONE``, and the exit status
-    :data:`TRY_AGAIN_LATER`, in place of a traceback. Any other error goes on as it was: a
-    check's or a refusal's own message, a bug's traceback."""
+    :data:`TRY_AGAIN_LATER`, and on a service's refusal with click's ``Error: MESSAGE`` and exit
+    1, in place of a traceback. Any other error goes on as it was: a check's own message, a
+    bug's traceback."""
     name = f"{parent} {command.name}".lstrip()
     if isinstance(command, click.Group):
         for subcommand in command.commands.values():
@@ -381,25 +376,35 @@ def _report_outages(command: click.Command, parent: str = "") -> None:
 def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(callback)
     def run(*args: Any, **kwargs: Any) -> Any:
-        refusals = logging.getLogger(tx.__name__)
-        refusals.addFilter(_not_a_refusal)  # the line below says it; once is enough
+        loggers = [logging.getLogger(name) for name in _OUTAGE_LOGGERS]
+        for logger in loggers:
+            logger.addFilter(_no_outage_line)  # the line below says it; once is enough
         try:
             return callback(*args, **kwargs)
         except Exception as exc:
             outage = _outage_behind(exc)
             if outage is None:
+                if isinstance(exc, CasinoError):
+                    raise click.ClickException(exc.message) from exc
                 raise
             done = exc.done if isinstance(exc, PartlyDone) else NOTHING_DONE
             click.echo(f"{name}: {outage}: {done}", err=True)
             sys.exit(TRY_AGAIN_LATER)
         finally:
-            refusals.removeFilter(_not_a_refusal)
+            for logger in loggers:
+                logger.removeFilter(_no_outage_line)
 
     return run
 
 
-def _not_a_refusal(record: logging.LogRecord) -> bool:
-    return record.msg is not tx.REFUSAL_LOG
+#: The loggers of the outage lines a command's own line stands for: the services' refusals,
+#: and the background work a command's process runs too (on PostgreSQL, the audit integrator's
+#: loop; the integration after a commit).
+_OUTAGE_LOGGERS = (tx.__name__, "sota_casino.background", "sota_casino.services.audit")
+
+
+def _no_outage_line(record: logging.LogRecord) -> bool:
+    return record.msg is not tx.REFUSAL_LOG and record.msg is not tx.OUTAGE_LOG
 
 
 def _outage_behind(exc: BaseException) -> str | None:

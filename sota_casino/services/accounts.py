@@ -220,7 +220,9 @@ def name_taken(session: Session, username: str) -> bool:
 
 def _taken(username: str) -> UsernameTaken:
     return UsernameTaken(
-        N_("the username '%(name)s' is taken; choose another"), params={"name": username}
+        N_("the username '%(name)s' is taken; choose another"),
+        params={"name": username},
+        field="username",
     )
 
 

@@ -40,6 +40,7 @@ from .results import Open
 from .results import Time
 from .tx import insert_ignoring_conflicts
 from .tx import own_transactions
+from .tx import read_only
 from .tx import transactional
 
 NAMES: Final = ("audit", "ledger")
@@ -295,7 +296,7 @@ def request_whole(session: Session, name: str, *, actor: str) -> CheckVerdict:
     return _verdict(session, name)
 
 
-@transactional
+@read_only
 def verdict(session: Session, name: str) -> CheckVerdict:
     """Return the stored verdict of a check, with its age and any whole check under way."""
     return _verdict(session, _name(name))
@@ -330,7 +331,7 @@ def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else fairness.format_time(moment)
 
 
-@transactional
+@read_only
 def audit_verdict(session: Session) -> AuditVerification:
     """The stored audit verdict as the console and the API show it, with the latest checkpoint."""
     found = _verdict(session, "audit")
@@ -341,7 +342,7 @@ def audit_verdict(session: Session) -> AuditVerification:
     )
 
 
-@transactional
+@read_only
 def ledger_verdict(session: Session) -> LedgerCheck:
     """The stored ledger verdict as the console and the API show it."""
     found = _verdict(session, "ledger")

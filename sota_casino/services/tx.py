@@ -203,13 +203,17 @@ def outage_of(exc: BaseException) -> str | None:
     return None
 
 
+#: How :func:`log_failure` logs an outage: what failed, then the outage in words.
+OUTAGE_LOG: Final = "%s: %s"
+
+
 def log_failure(logger: logging.Logger, message: str, exc: BaseException) -> None:
     """Log the failure of work that is tried again later or cut short: an outage in one line,
     by its kind (expected, and a traceback at every attempt buried the log during one),
     anything else with its traceback (a bug)."""
     outage = outage_of(exc)
     if outage is not None:
-        logger.warning("%s: %s", message, outage)
+        logger.warning(OUTAGE_LOG, message, outage)
     else:
         logger.error(message, exc_info=exc)
 

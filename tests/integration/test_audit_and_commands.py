@@ -280,6 +280,17 @@ def test_the_db_commands_say_alembics_refusal_in_one_line_and_exit_1(app: Flask)
     assert _cli(app, "db", "check").exit_code == 0
 
 
+def test_a_command_says_the_services_refusal_in_one_line_and_exits_1(app: Flask) -> None:
+    """A refusal is no bug: ``audit checkpoint`` on an empty log says why in click's error line,
+    as ``create-operator`` does for a taken name, not with a traceback."""
+    empty = _cli(app, "audit", "checkpoint")
+    assert (empty.exit_code, empty.output) == (
+        1,
+        "Error: the audit log is empty; nothing to checkpoint\n",
+    )
+    assert isinstance(empty.exception, SystemExit)
+
+
 # --- the operator page's check: the whole log once, then what was appended ---------------------
 
 

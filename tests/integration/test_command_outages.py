@@ -7,8 +7,10 @@ new one is covered as soon as it is registered."""
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
+import time
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -204,3 +206,35 @@ def test_a_check_run_that_meets_an_outage_after_its_first_check_says_which_was_d
         result.stderr,
     )
     assert_books_hold(outage.app)
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_a_command_meeting_an_outage_says_it_in_one_line_though_its_integrator_met_it_too(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL every process, a command's too, runs the audit integrator's loop. A
+    command that meets an outage says it in its one line: the loop's own warning of the same
+    outage was a second line on standard error."""
+    server = sa.make_url(db_url)
+    relay = Relay((server.host or "127.0.0.1", server.port or 5432))
+    relayed = server.set(port=relay.port).render_as_string(hide_password=False)
+    app = create_app(app_config(relayed, tmp_path, AUDIT_INTEGRATE_MS=10))
+    check = ledger.check
+
+    def check_after_the_loop_met_the_outage(session: Any) -> Any:
+        relay.cut()
+        time.sleep(0.5)  # the loop steps every 10 ms, and warns of its first failure
+        return check(session)
+
+    monkeypatch.setattr(ledger, "check", check_after_the_loop_met_the_outage)
+    # As outside pytest, whose handlers keep records off standard error: logging's last resort.
+    monkeypatch.setattr(logging.root, "handlers", [])
+    try:
+        result = app.test_cli_runner().invoke(args=["ledger", "check"])
+    finally:
+        relay.cut()
+        app.extensions["sota_casino.engine"].dispose()
+    assert result.exit_code == cli.TRY_AGAIN_LATER, (result.output, result.exception)
+    assert result.stderr == (
+        "ledger check: the database is unavailable (OperationalError): nothing was done\n"
+    )

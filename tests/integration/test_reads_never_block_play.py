@@ -28,6 +28,7 @@ from sota_casino.core.errors import Unauthorized
 from sota_casino.models import AuditHead
 from sota_casino.services import accounts
 from sota_casino.services import audit
+from sota_casino.services import checks
 from sota_casino.services import rounds
 from sota_casino.services.tx import WriteInReadOnly
 from sota_casino.services.tx import read_only
@@ -219,6 +220,25 @@ def test_the_logs_long_reads_wait_for_no_writer(
         assert len(list(audit.iter_export(session))) == size + 1  # and the checkpoint
         first, last, _ = audit.export_range(session, from_seq=1, to_seq=size)
         assert sum(1 for _ in audit.iter_range_export(session, first, last, None)) >= size
+    finally:
+        writer.rollback()
+        writer.close()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_the_stored_verdicts_are_read_while_a_writer_holds_the_lock(
+    app: Flask, session: Session, register: Callable[..., int]
+) -> None:
+    """The console and ``GET /operator/audit/verify`` answer the stored verdicts at once: each
+    is a read of its own. As a writing use case each began ``IMMEDIATE`` and waited for a
+    writer's lock until it ran out (a 503)."""
+    _bet(app, register())
+    writer = sqlite3.connect(make_url(app.config["DATABASE_URL"]).database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        assert checks.verdict(session, "audit").name == "audit"
+        assert checks.audit_verdict(session).name == "audit"
+        assert checks.ledger_verdict(session).name == "ledger"
     finally:
         writer.rollback()
         writer.close()

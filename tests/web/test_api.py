@@ -86,10 +86,11 @@ def test_register_refuses_bad_input(client: FlaskClient, body: Any, status: int,
     assert error_code(response) == code
 
 
-def test_register_refuses_a_taken_name(client: FlaskClient) -> None:
+def test_register_refuses_a_taken_name_naming_its_field(client: FlaskClient) -> None:
     api_register(client, "zoe")
     response = client.post("/api/v1/auth/register", json={"username": "zoe", "password": PASSWORD})
     assert response.status_code == 409 and error_code(response) == "username_taken"
+    assert response.get_json()["error"]["field"] == "username"
 
 
 def test_register_refuses_a_name_taken_in_another_case_even_past_the_name_check(
