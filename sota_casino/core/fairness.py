@@ -398,15 +398,18 @@ _PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 class NumberWritten(ValueError):
     """A number written otherwise than the casino writes one: with a fraction or an exponent,
-    or an integer beyond :data:`MAX_EXACT_INTEGER`. The two verifiers would read it apart (a
-    browser reads ``0.0`` as ``0`` and rounds larger integers; Python keeps both as written),
-    so both refuse it, naming where it is."""
+    zero with a minus sign, or an integer beyond :data:`MAX_EXACT_INTEGER`. Canonical JSON
+    writes none of them, and the two verifiers would read some apart (a browser reads ``0.0``
+    as ``0`` and rounds larger integers; Python keeps both as written), so both refuse each,
+    naming where it is."""
 
 
 def _number_refusal(written: str) -> str | None:
     """Why a number written so is none the casino writes, or ``None``."""
     if any(mark in written for mark in ".eE"):
         return "the casino writes whole numbers only"
+    if written == "-0":
+        return "the casino writes zero without a minus sign"
     digits = written.lstrip("-")
     if len(digits) > len(str(MAX_EXACT_INTEGER)) or int(digits) > MAX_EXACT_INTEGER:
         return "the casino writes none beyond 2^53 - 1, past which a browser reads them inexactly"
@@ -459,7 +462,9 @@ def _refuse_fraction(written: str) -> Any:
 
 
 def _whole(written: str) -> int:
-    if len(written) < len(str(MAX_EXACT_INTEGER)) or _number_refusal(written) is None:
+    # A short number is one the casino writes, but -0: most skip the refusal's checks.
+    short = len(written) < len(str(MAX_EXACT_INTEGER)) and written != "-0"
+    if short or _number_refusal(written) is None:
         return int(written)
     raise _OddNumber
 
@@ -472,8 +477,9 @@ _whole_number_decoder: Final = json.JSONDecoder(
 def whole_number_json(text: str) -> Any:
     """Parse a document of the casino (a bundle, an answer of its API, a checkpoint) or the
     player's records as both verifiers read it: as :func:`strict_json`, and refusing a number
-    written with a fraction or an exponent (``0.0``, ``1e0``) or an integer beyond
-    :data:`MAX_EXACT_INTEGER`, which the casino never writes and a browser reads otherwise.
+    written with a fraction or an exponent (``0.0``, ``1e0``), zero with a minus sign (``-0``)
+    or an integer beyond :data:`MAX_EXACT_INTEGER`, which the casino never writes and a browser
+    reads otherwise.
 
     The hooks find such a number as the text is parsed (each number of the text, also one a
     repeated key replaces); only then is the text read again to name its place.

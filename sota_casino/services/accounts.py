@@ -437,9 +437,10 @@ IPV6_NETWORK_BITS: Final = 64
 
 def throttle_place(address: str) -> str:
     """Return what the throttles count ``address`` as: an IPv4 address itself (also written as
-    IPv6), an IPv6 address by its /64 network, anything else as sent (at most 64 characters)."""
+    IPv6), an IPv6 address by its /64 network, anything else as sent (at most 64 characters).
+    An address may come in brackets or with a port, as some proxies forward it."""
     try:
-        ip = ipaddress.ip_address(address)
+        ip = ipaddress.ip_address(_without_port(address))
     except ValueError:
         return address[:64]
     if isinstance(ip, ipaddress.IPv6Address):
@@ -448,6 +449,16 @@ def throttle_place(address: str) -> str:
         host_bits = 128 - IPV6_NETWORK_BITS
         return str(ipaddress.IPv6Network((int(ip) >> host_bits << host_bits, IPV6_NETWORK_BITS)))
     return str(ip)
+
+
+def _without_port(address: str) -> str:
+    """Return ``address`` without the brackets and port a proxy may add (``[2001:db8::1]:443``,
+    ``192.0.2.7:5555``); a bare IPv6 address, all colons, is left whole."""
+    if address.startswith("["):
+        inside, bracket, port = address[1:].partition("]")
+        return inside if bracket and (not port or port[:1] == ":") else address
+    host, colon, port = address.partition(":")
+    return host if colon and port.isdigit() and "." in host else address
 
 
 def _account_name(username: str) -> str:

@@ -230,12 +230,12 @@ def _rounds_since(stored: Any) -> datetime | None:
         return None
 
 
-@transactional
+@read_only
 def _heads(session: Session, state: audit.ChainState) -> bool:
     return audit.still_heads_the_chain(session, state)
 
 
-@transactional
+@read_only
 def _audit_size(session: Session) -> int:
     return audit.log_size(session)
 

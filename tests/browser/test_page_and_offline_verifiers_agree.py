@@ -532,6 +532,24 @@ def test_both_verifiers_refuse_a_signed_number_written_with_a_fraction_or_an_exp
         assert both_verdicts(tab, tmp_path, text) == (said, said)
 
 
+def test_both_verifiers_refuse_a_signed_zero_written_with_a_minus_sign(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A receipt signed over ``"nonce":0`` and served as ``-0``, which canonical JSON never
+    writes: both readers took it for 0 and passed it. Both refuse it now, naming it alike."""
+    sign_up(tab, "minus-zero")
+    tab.goto("/fairness")
+    place = ("rounds", 0, "document", "nonce")
+    assert value_at(GOOD, place) == 0
+    text = written_as(GOOD, place, "-0")
+    assert tab.evaluate(PAGE_READS, [text, KEY_HEX, "browser"]) == "passes"  # as it read
+    said = (
+        "refused: a number is written -0 at rounds[0].document.nonce: the casino writes zero "
+        "without a minus sign"
+    )
+    assert both_verdicts(tab, tmp_path, text) == (said, said)
+
+
 def test_both_verifiers_refuse_a_number_with_a_fraction_where_nothing_is_signed(
     tab: Any, tmp_path: Path
 ) -> None:

@@ -242,3 +242,24 @@ def test_the_stored_verdicts_are_read_while_a_writer_holds_the_lock(
     finally:
         writer.rollback()
         writer.close()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_checks_step_reads_where_it_stands_while_a_writer_holds_the_lock(
+    app: Flask, session: Session, register: Callable[..., int]
+) -> None:
+    """Before a step of the audit check reads the new entries it asks whether the last entry it
+    reached still heads the chain, and a whole check how long the log is: reads of their own.
+    As writing use cases each began ``IMMEDIATE`` and waited for a writer's lock until it ran
+    out."""
+    _bet(app, register())
+    reached = audit.check_chain(session).state
+    assert reached is not None and reached.size > 0
+    writer = sqlite3.connect(make_url(app.config["DATABASE_URL"]).database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        assert checks._heads(session, reached)
+        assert checks._audit_size(session) == reached.size
+    finally:
+        writer.rollback()
+        writer.close()

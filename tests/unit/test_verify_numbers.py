@@ -1,7 +1,7 @@
 """The offline verifier reads every number as the fairness page does, or refuses it: one written
-with a fraction or an exponent, or an integer beyond 2^53 - 1, which the casino never writes and
-a browser would read as another number (docs/fairness.md, "Numbers both verifiers read alike").
-The page's reader (static/js/casino_json.js) is held to the same words by
+with a fraction or an exponent, zero written with a minus sign, or an integer beyond 2^53 - 1,
+none of which the casino writes (docs/fairness.md, "Numbers both verifiers read alike"). The
+page's reader (static/js/casino_json.js) is held to the same words by
 tests/browser/test_page_and_offline_verifiers_agree.py.
 """
 
@@ -23,6 +23,7 @@ from sota_casino.core.fairness import NumberWritten
 from sota_casino.core.fairness import whole_number_json
 
 WHOLE = "the casino writes whole numbers only"
+ZERO = "the casino writes zero without a minus sign"
 TOO_LARGE = "the casino writes none beyond 2^53 - 1, past which a browser reads them inexactly"
 
 
@@ -37,6 +38,9 @@ TOO_LARGE = "the casino writes none beyond 2^53 - 1, past which a browser reads 
         ('{"id": 9007199254740992}', f"9007199254740992 at id: {TOO_LARGE}"),
         ("[-9007199254740992]", f"-9007199254740992 at [0]: {TOO_LARGE}"),
         ("1" * 5000, f"{'1' * 5000} at $: {TOO_LARGE}"),
+        ('{"rounds": [{"document": {"nonce": -0}}]}', f"-0 at rounds[0].document.nonce: {ZERO}"),
+        ("-0", f"-0 at $: {ZERO}"),
+        ('{"a": [0, -0.0]}', f"-0.0 at a[1]: {WHOLE}"),
     ],
 )
 def test_a_number_the_casino_does_not_write_is_refused_naming_its_place(

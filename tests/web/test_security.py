@@ -972,6 +972,40 @@ def test_the_addresses_of_one_ipv6_network_share_the_throttles(make_app: Any) ->
     assert kept == {"2001:db8:9:9::/64", "192.0.2.7", "2001:db8:5:5::/64"}
 
 
+def test_an_address_in_brackets_or_with_a_port_shares_the_throttles(make_app: Any) -> None:
+    # Some proxies write the client's IPv6 address in brackets, or either kind with its port:
+    # it is the same address, whichever way it is written.
+    app = make_app(SIGNUPS_PER_ADDRESS=2, LOGIN_ATTEMPTS=1, TRUSTED_PROXIES=1)
+    client = app.test_client()
+
+    def signup_via_proxy(username: str, address: str) -> int:
+        return client.post(
+            "/api/v1/auth/register",
+            json={"username": username, "password": PASSWORD},
+            headers={"X-Forwarded-For": address},
+        ).status_code
+
+    def login_via_proxy(username: str, password: str, address: str) -> int:
+        return client.post(
+            "/api/v1/auth/token",
+            json={"username": username, "password": password},
+            headers={"X-Forwarded-For": address},
+        ).status_code
+
+    assert signup_via_proxy("erin", "[2001:db8:1:2::1]") == 201
+    assert signup_via_proxy("frank", "[2001:db8:1:2::2]:443") == 201
+    assert signup_via_proxy("grace", "2001:db8:1:2:ffff::3") == 429
+    for n in range(4):  # four times LOGIN_ATTEMPTS per address
+        assert login_via_proxy(f"name{n}", "guess", f"192.0.2.7:{5550 + n}") == 401
+    assert login_via_proxy("erin", PASSWORD, "192.0.2.7") == 429
+    assert login_via_proxy("erin", PASSWORD, "[::ffff:192.0.2.7]:80") == 429
+    assert login_via_proxy("frank", PASSWORD, "192.0.2.8:5555") == 200  # another address
+    with db(app) as session:
+        signed_up = {row.address for row in session.scalars(select(Signup))}
+        failed = {row.address for row in session.scalars(select(LoginAttempt))}
+    assert (signed_up, failed) == ({"2001:db8:1:2::/64"}, {"192.0.2.7"})
+
+
 def test_throttle_records_that_left_their_window_are_forgotten(make_app: Any) -> None:
     app = make_app(SIGNUPS_PER_ADDRESS=3)
     client = app.test_client()

@@ -1,9 +1,10 @@
 /* Reading the casino's JSON (a bundle, an answer of its API, a checkpoint) as the offline
  * verifier reads it (core/fairness.py, whole_number_json): a number written with a fraction or
- * an exponent (`0.0`, `1e0`), or an integer beyond 2^53 - 1, is refused, naming its place.
- * The browser's JSON reader takes `0.0` for `0` and rounds larger integers, where Python keeps
- * each as written: the two verifiers would check different documents. The casino writes
- * neither (docs/fairness.md, "Canonical JSON and signatures").
+ * an exponent (`0.0`, `1e0`), zero with a minus sign (`-0`), or an integer beyond 2^53 - 1, is
+ * refused, naming its place. The browser's JSON reader takes `0.0` for `0` and rounds larger
+ * integers, where Python keeps each as written: the two verifiers would check different
+ * documents. The casino writes none of them (docs/fairness.md, "Canonical JSON and
+ * signatures").
  *
  * The numbers are found in the text itself, every one as written, by the same scan as the
  * offline verifier's, in every browser: JSON.parse's source text access (`context.source`) is
@@ -21,6 +22,7 @@
   /* Why a number written so is none the casino writes, or null. */
   function refusal(written) {
     if (/[.eE]/.test(written)) return gettext("the casino writes whole numbers only");
+    if (written === "-0") return gettext("the casino writes zero without a minus sign");
     const digits = written.replace("-", "");
     if (digits.length > MAX_DIGITS || Number(digits) > Number.MAX_SAFE_INTEGER) {
       return gettext("the casino writes none beyond 2^53 - 1, past which a browser reads them inexactly");
