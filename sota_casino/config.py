@@ -34,7 +34,8 @@ INT_SETTINGS: dict[str, int] = {
     # (ms; 0: off, and each use case integrates its own right after its commit)
     "AUDIT_INTEGRATE_MS": 100,
     "CHECK_INTERVAL_SECONDS": 30,  # the standing audit and ledger checks run this often (0: off)
-    # Four eyes: an adjustment of more than this (minor units) waits for a second operator's
+    # Four eyes: an adjustment that takes what its operator adjusted alone in the last 24 hours
+    # (to any player, in absolute value) over this (minor units) waits for a second operator's
     # approval (0: none does); table changes wait for one unless FOUR_EYES_TABLES is 0, and
     # making a user an operator unless FOUR_EYES_OPERATORS is 0.
     "FOUR_EYES_ABOVE_CHIPS": 100_000,  # 1,000 chips

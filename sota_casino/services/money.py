@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -10,6 +11,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..core import fairness
 from ..core.errors import ApprovalRequired
 from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
@@ -32,11 +34,14 @@ from .staff import target_player
 from .text import storable
 from .tx import in_transaction
 from .tx import read_only
+from .tx import serialize_on
 
 MAX_ADJUSTMENT = 10**12
 REASON_MAX = 500
 #: How long after a top-up the next one waits.
 TOPUP_EVERY = timedelta(days=1)
+#: How far back an operator's own adjustments count toward what they may move alone.
+ALONE_WINDOW = timedelta(hours=24)
 #: The top-up refusals, one message id per currency: each language names a currency its own way.
 TOPUP_ONLY_BELOW = {
     "chips": N_("a top-up is given only below %(low)s chips (minor units); you hold %(held)s"),
@@ -190,16 +195,67 @@ def check_adjustment(currency: object, amount: object, reason: object) -> tuple[
     return currency, amount, storable(reason.strip(), "reason")
 
 
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
 @in_transaction
-def needs_approval(session: Session, currency: str, amount: int) -> bool:
-    """Whether an adjustment of ``amount`` waits for a second operator (four eyes)."""
-    above = _four_eyes_above(session, currency)
-    return bool(above) and abs(amount) > above
+def needs_approval(session: Session, actor_id: int, currency: str, amount: int) -> bool:
+    """Whether an adjustment of ``amount`` by ``actor_id`` waits for a second operator (four
+    eyes)."""
+    return _approval_refusal(session, actor_id, currency, amount) is not None
 
 
 def _four_eyes_above(session: Session, currency: str) -> int:
-    """The largest adjustment in ``currency`` one operator applies alone (0: any)."""
+    """The most in ``currency`` one operator adjusts alone in :data:`ALONE_WINDOW` (0: any)."""
     return context_of(session).setting(f"FOUR_EYES_ABOVE_{currency.upper()}")
+
+
+def _approval_refusal(
+    session: Session, actor_id: int, currency: str, amount: int
+) -> ApprovalRequired | None:
+    """Why an adjustment waits for a second operator, or ``None`` if its operator applies it
+    alone: it, and what they adjusted alone in the last 24 hours to any player, each counted in
+    absolute value, stay within the limit (so splitting a large amount is no way around it)."""
+    above = _four_eyes_above(session, currency)
+    if not above:
+        return None
+    if abs(amount) > above:
+        return ApprovalRequired(
+            N_(
+                "an adjustment of more than %(above)s %(currency)s (minor units) needs a second "
+                "operator's approval: propose it"
+            ),
+            params={"above": above, "currency": currency},
+        )
+    total = _adjusted_alone(session, actor_id, currency) + abs(amount)
+    if total > above:
+        return ApprovalRequired(
+            N_(
+                "your adjustments without a second operator in the last 24 hours would add up to "
+                "%(total)s %(currency)s (minor units), more than %(above)s: this one needs a "
+                "second operator's approval: propose it"
+            ),
+            params={"total": total, "above": above, "currency": currency},
+        )
+    return None
+
+
+def _one_at_a_time(session: Session, actor_id: int) -> None:
+    """Make one operator's adjustments take turns: two at once would each count what the
+    operator adjusted alone without the other."""
+    serialize_on(session, f"adjustments-alone:{actor_id}")
+
+
+def _adjusted_alone(session: Session, actor_id: int, currency: str) -> int:
+    """What ``actor_id`` adjusted in ``currency`` without a second operator within
+    :data:`ALONE_WINDOW`, to any player, in absolute value (an approved one had four eyes)."""
+    since = fairness.format_time(_now() - ALONE_WINDOW)
+    found = audit.data_of_recent(session, "money.adjust", since, actor=f"user:{actor_id}")
+    moved = [json.loads(data) for data in found]
+    return sum(
+        abs(int(m["amount"])) for m in moved if m["currency"] == currency and "approval" not in m
+    )
 
 
 @idempotency.idempotent("money.adjust", Balances)
@@ -240,15 +296,10 @@ def _adjust(
     currency, amount, reason = _checked_adjustment(
         session, actor_id, user_id, currency, amount, reason
     )
-    if needs_approval(session, currency, amount):
-        above = _four_eyes_above(session, currency)
-        raise ApprovalRequired(
-            N_(
-                "an adjustment of more than %(above)s %(currency)s (minor units) needs a second "
-                "operator's approval: propose it"
-            ),
-            params={"above": above, "currency": currency},
-        )
+    _one_at_a_time(session, actor_id)
+    refusal = _approval_refusal(session, actor_id, currency, amount)
+    if refusal:
+        raise refusal
     return apply_adjustment(session, actor_id, user_id, currency, amount, reason)
 
 
@@ -315,7 +366,8 @@ def request_adjustment(
     """Apply an adjustment, or propose it if it needs a second operator (the console's one
     button)."""
     checked_currency, checked_amount, _ = check_adjustment(currency, amount, reason)
-    if needs_approval(session, checked_currency, checked_amount):
+    _one_at_a_time(session, actor_id)
+    if needs_approval(session, actor_id, checked_currency, checked_amount):
         approval = _propose_adjustment(session, actor_id, user_id, currency, amount, reason)
         return proposals.Requested(None, approval)
     return proposals.Requested(_adjust(session, actor_id, user_id, currency, amount, reason), None)

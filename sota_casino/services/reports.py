@@ -759,9 +759,15 @@ class AdjustmentPreview:
 
 @read_only
 def adjustment_preview(
-    session: Session, user_id: int, currency: object, amount: object, reason: object
+    session: Session,
+    actor_id: int,
+    user_id: int,
+    currency: object,
+    amount: object,
+    reason: object,
 ) -> AdjustmentPreview:
-    """Return what an adjustment would do, checked exactly as it will be, changing nothing.
+    """Return what an adjustment by ``actor_id`` would do, checked exactly as it will be,
+    changing nothing.
 
     :raises InvalidInput: for a bad currency, amount or reason.
     :raises NotFound: if the user is not a player.
@@ -778,7 +784,7 @@ def adjustment_preview(
         reason,
         before,
         before + amount,
-        money.needs_approval(session, currency, amount),
+        money.needs_approval(session, actor_id, currency, amount),
     )
 
 

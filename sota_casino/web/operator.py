@@ -547,7 +547,7 @@ def adjust_preview(user_id: int) -> ResponseReturnValue:
     currency = form.get("currency", "")
     amount = parse_adjustment_amount(form.get("amount", ""), currency, form.get("direction", ""))
     preview = reports.adjustment_preview(
-        get_session(), user_id, currency, amount, form.get("reason", "")
+        get_session(), g.user.id, user_id, currency, amount, form.get("reason", "")
     )
     once = secrets.token_urlsafe(16)  # a double click on "Apply" applies it once
     return render_template("operator/adjust_confirm.html", preview=preview, once=once)

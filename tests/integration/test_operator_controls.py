@@ -32,8 +32,10 @@ from sota_casino.services import accounts
 from sota_casino.services import alerts
 from sota_casino.services import approvals
 from sota_casino.services import audit
+from sota_casino.services import ledger
 from sota_casino.services import lists
 from sota_casino.services import money
+from sota_casino.services import reports
 from sota_casino.services import rounds
 from sota_casino.services import settings
 from sota_casino.services.context import context_of
@@ -121,6 +123,43 @@ def test_a_large_adjustment_applies_only_when_a_second_operator_approves(
         "approval.proposed",
         "approval.rejected",
     ]
+
+
+def test_one_operator_cannot_move_more_than_the_limit_alone_by_splitting_it(
+    four_eyes: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    amy = accounts.register(session, "amy", PASSWORD, address="127.0.0.1").id
+    start = {who: money.balances(session, who).sweets for who in (pat, amy)}
+    # Approved adjustments had four eyes: they leave otto's own 24 hours untouched.
+    large = money.propose_adjustment(session, otto, pat, "sweets", 5_000, "promotion")
+    approvals.decide(session, olga, large.id, True)
+    money.adjust(session, otto, pat, "sweets", 1_000, "at the limit")
+
+    # Each under the limit of 1,000 sweets, together over it: the split is refused...
+    money.adjust(session, olga, pat, "sweets", 600, "goodwill, part 1")
+    with pytest.raises(ApprovalRequired) as refused:
+        money.adjust(session, olga, pat, "sweets", 401, "goodwill, part 2")
+    assert refused.value.params == {"total": 1_001, "above": 1_000, "currency": "sweets"}
+    # ... to another player too (an accomplice's account), and a debit counts as much.
+    with pytest.raises(ApprovalRequired):
+        money.adjust(session, olga, amy, "sweets", 401, "goodwill, elsewhere")
+    money.adjust(session, olga, pat, "sweets", -400, "part 1 was too much")
+    with pytest.raises(ApprovalRequired):
+        money.adjust(session, olga, amy, "sweets", 1, "one more")
+    assert money.request_adjustment(session, olga, amy, "sweets", 1, "one more").done is None
+    assert reports.adjustment_preview(session, olga, amy, "sweets", 1, "one more").needs_approval
+    money.adjust(session, olga, pat, "chips", 100_000, "chips count apart")
+
+    # A day later the window has passed.
+    later = datetime.now(UTC) + timedelta(hours=24, seconds=1)
+    monkeypatch.setattr(money, "_now", lambda: later)
+    money.adjust(session, olga, amy, "sweets", 1_000, "next day")
+
+    assert money.balances(session, pat).sweets == start[pat] + 5_000 + 1_000 + 600 - 400
+    assert money.balances(session, amy).sweets == start[amy] + 1_000
+    assert ledger.check(session).ok
 
 
 def test_the_console_button_applies_a_small_adjustment_and_proposes_a_large_one(
