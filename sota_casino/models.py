@@ -273,9 +273,6 @@ class AuditHead(Base):
 
 class AuditEntry(Base):
     __tablename__ = "audit_entries"
-    #: An operator's recent entries of one action (what they adjusted alone in the last 24 hours)
-    #: as one range, however long the log and their history grow.
-    __table_args__ = (Index("ix_audit_entries_actor_action_time", "actor", "action", "time"),)
 
     seq: Mapped[int] = mapped_column(BigInt, primary_key=True, autoincrement=False)
     time: Mapped[str] = mapped_column(String(27), index=True)  # YYYY-MM-DDTHH:MM:SS.ffffffZ
