@@ -62,6 +62,18 @@ def sign_up_in(page: Any, prefix: str, language: str) -> str:
     return username
 
 
+def sign_up_without_javascript_in(page: Any, prefix: str, language: str) -> str:
+    """:func:`sign_up_in` for a page without JavaScript: the picker's own button sends the
+    choice."""
+    username = sign_up(page, prefix)
+    if language != "en":
+        open_the_menu(page)
+        page.select_option("#language-choice", language)
+        with page.expect_navigation():
+            page.click(".language-picker button[type=submit]")
+    return username
+
+
 #: What sticks out: the page's sideways scroll, and every panel, list or form wider than its box.
 OVERFLOW = """() => {
   const problems = [];
@@ -917,12 +929,7 @@ def test_a_refused_bet_shows_its_field_focused_with_its_message_above_deal_on_a_
     # Without JavaScript the server's page alone focuses and shows the field.
     tabs = a_360_px_phone(chromium, live_server, java_script_enabled=False)
     plain = next(tabs)
-    sign_up(plain, "refusalplain")
-    if language != "en":  # the picker's own button sends the choice
-        open_the_menu(plain)
-        plain.select_option("#language-choice", language)
-        with plain.expect_navigation():
-            plain.click(".language-picker button[type=submit]")
+    sign_up_without_javascript_in(plain, "refusalplain", language)
     plain.goto("/casino-war")
     change_the_sent_form(plain, "/casino-war/rounds", "bet", "900")
     plain.expected_refusals += [422]
@@ -979,12 +986,7 @@ def test_a_refused_sota_rule_shows_its_field_marked_and_focused_on_a_phone(
     next(tabs, None)
     tabs = a_360_px_phone(chromium, live_server, java_script_enabled=False)
     plain = next(tabs)
-    sign_up(plain, "rulerefusalplain")
-    if language != "en":  # the picker's own button sends the choice
-        open_the_menu(plain)
-        plain.select_option("#language-choice", language)
-        with plain.expect_navigation():
-            plain.click(".language-picker button[type=submit]")
+    sign_up_without_javascript_in(plain, "rulerefusalplain", language)
     plain.goto("/sota")
     plain.check("#preset-custom")
     change_the_sent_form(plain, "/sota/games", "rule_max_tricks", "0")

@@ -4,6 +4,7 @@ row locks), and a use case that only reads cannot write."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +201,18 @@ def test_bets_go_through_while_the_whole_log_is_checked_and_exported(
     assert len(during_export) >= BETS_INSIDE, f"{len(during_export)} bets inside the export"
 
 
+@contextlib.contextmanager
+def a_writer_holding_the_lock(app: Flask) -> Iterator[None]:
+    """Hold SQLite's write lock from a connection of another program (a shell, a command)."""
+    writer = sqlite3.connect(make_url(app.config["DATABASE_URL"]).database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        writer.rollback()
+        writer.close()
+
+
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_the_logs_long_reads_wait_for_no_writer(
     app: Flask, session: Session, register: Callable[..., int]
@@ -211,18 +225,13 @@ def test_the_logs_long_reads_wait_for_no_writer(
     _bet(app, player)
     audit.checkpoint(session)
     size = audit.current_size(session)
-    writer = sqlite3.connect(make_url(app.config["DATABASE_URL"]).database, isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")
-    try:
+    with a_writer_holding_the_lock(app):
         assert audit.check_chain(session).ok
         assert audit.unlogged_round(session) is None
         assert len(list(audit.iter_entries(session))) == size
         assert len(list(audit.iter_export(session))) == size + 1  # and the checkpoint
         first, last, _ = audit.export_range(session, from_seq=1, to_seq=size)
         assert sum(1 for _ in audit.iter_range_export(session, first, last, None)) >= size
-    finally:
-        writer.rollback()
-        writer.close()
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
@@ -233,15 +242,10 @@ def test_the_stored_verdicts_are_read_while_a_writer_holds_the_lock(
     is a read of its own. As a writing use case each began ``IMMEDIATE`` and waited for a
     writer's lock until it ran out (a 503)."""
     _bet(app, register())
-    writer = sqlite3.connect(make_url(app.config["DATABASE_URL"]).database, isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")
-    try:
+    with a_writer_holding_the_lock(app):
         assert checks.verdict(session, "audit").name == "audit"
         assert checks.audit_verdict(session).name == "audit"
         assert checks.ledger_verdict(session).name == "ledger"
-    finally:
-        writer.rollback()
-        writer.close()
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
@@ -255,11 +259,6 @@ def test_a_checks_step_reads_where_it_stands_while_a_writer_holds_the_lock(
     _bet(app, register())
     reached = audit.check_chain(session).state
     assert reached is not None and reached.size > 0
-    writer = sqlite3.connect(make_url(app.config["DATABASE_URL"]).database, isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")
-    try:
+    with a_writer_holding_the_lock(app):
         assert checks._heads(session, reached)
         assert checks._audit_size(session) == reached.size
-    finally:
-        writer.rollback()
-        writer.close()
