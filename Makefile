@@ -57,6 +57,17 @@ lint: $(SETUP)
 typecheck: $(SETUP)
 	$(BIN)/mypy
 
+# The tests' scratch files are in memory where the machine has room for them (/dev/shm with
+# 1 GiB free; a full run leaves about 450 MB and pytest keeps the last three): on disk each
+# commit of a test's SQLite database waits for the disk (synchronous=FULL). A container's 64 MB
+# /dev/shm would fill up, so the usual temporary folder serves there. And Python keeps the
+# sources' and tests' compiled code between runs even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): each process, and each server or command a test starts, compiled
+# them all again.
+SCRATCH = $(or $(shell df --output=avail -B1M /dev/shm 2>/dev/null \
+	| awk 'NR == 2 && $$1 >= 1024 { print "/dev/shm" }'),$(TMPDIR))
+TEST_ENV = TMPDIR=$(SCRATCH) PYTHONDONTWRITEBYTECODE=
+
 # The tests run in one process per core (pytest-xdist), a whole file to a process: a file's
 # tests share its fixtures (the browser tests' live server), and each process has its own
 # PostgreSQL database. `make test WORKERS=0` runs them in this one process.
@@ -64,24 +75,15 @@ WORKERS ?= auto
 PYTEST := $(BIN)/pytest -n $(WORKERS) --dist loadfile
 
 test: lint typecheck $(SETUP)
-	$(PYTEST)
+	$(TEST_ENV) $(PYTEST)
 
 # The quick loop (about an eighth of `make test`'s time): the unit tests, and the web and service
 # tests on SQLite. It leaves out what tests/conftest.py marks slow: every PostgreSQL run, the
 # browser tests, and the servers, processes, builds, migrations and long searches listed there.
 # No browser test is in it, so no file's live server is shared: idle processes take tests from
 # busy ones (worksteal), which evens out its long files.
-# Its scratch files are in memory where the machine has room for them (/dev/shm with 1 GiB
-# free; a run leaves about 170 MB and pytest keeps the last three): on disk each commit of a
-# test's SQLite database waits for the disk (synchronous=FULL). A container's 64 MB /dev/shm
-# would fill up, so the usual temporary folder serves there. And Python keeps the sources'
-# and tests' compiled code between runs even where the environment says not to
-# (PYTHONDONTWRITEBYTECODE): each process compiled them all again, seconds of every run.
-QUICK_TMPDIR = $(or $(shell df --output=avail -B1M /dev/shm 2>/dev/null \
-	| awk 'NR == 2 && $$1 >= 1024 { print "/dev/shm" }'),$(TMPDIR))
 test-fast: lint typecheck $(SETUP)
-	TMPDIR=$(QUICK_TMPDIR) PYTHONDONTWRITEBYTECODE= \
-		$(BIN)/pytest -n $(WORKERS) --dist worksteal -q -m "not slow"
+	$(TEST_ENV) $(BIN)/pytest -n $(WORKERS) --dist worksteal -q -m "not slow"
 
 screenshots: $(SETUP)
 	SAVE_SCREENSHOTS=1 $(BIN)/pytest -q tests/browser
