@@ -8,6 +8,7 @@ from flask import Flask
 def init_app(app: Flask) -> None:
     """Register every blueprint, the error handlers, the security layer and the filters."""
     from . import api
+    from . import assets
     from . import auth
     from . import casino_war
     from . import errors
@@ -37,6 +38,7 @@ def init_app(app: Flask) -> None:
     errors.init_app(app)
     protocol.init_app(app)
     security.init_app(app)
+    assets.init_app(app)
     i18n.init_app(app)
     format.init_app(app)
     for module in (
