@@ -106,13 +106,17 @@ def pick_other_cards(page: Any) -> None:
 
 
 def lay_first_move_in(first: Any, tab: Any, round_id: int) -> list[dict[str, Any]]:
-    """Lay the dealer's choice for move 0 in the tab ``first``; return the records of the
-    round (``tab`` shares them), which hold that move alone."""
+    """Lay the dealer's choice for move 0 in the tab ``first``, then go back to ``tab``; return
+    the records of the round (``tab`` shares them), which hold that move alone.
+
+    Going back shows ``tab`` again: Chromium runs a hidden tab's timers and animation frames
+    seldom, and its replay took up to a minute to reach the next move."""
     first.click("#submit-move")
     first.wait_for_function(
         "() => !document.getElementById('move-form')"
         " || document.getElementById('move-form').dataset.move === '1'"
     )
+    tab.bring_to_front()
     laid: list[dict[str, Any]] = tab.evaluate(RECORDED, round_id)
     assert [a["move"] for a in laid] == [0]
     return laid
