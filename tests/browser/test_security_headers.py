@@ -1,6 +1,6 @@
-"""The Content-Security-Policy as Chromium enforces it: inline code is blocked and reported, so
-the ``tab`` fixture's check (no console error, no recorded violation) would catch any page
-that needed it."""
+"""The headers as Chromium obeys them. The Content-Security-Policy: inline code is blocked and
+reported, so the ``tab`` fixture's check (no console error, no recorded violation) would catch
+any page that needed it. And the static files' ``Cache-Control``: kept, not asked for again."""
 
 from __future__ import annotations
 
@@ -39,3 +39,23 @@ def test_chromium_blocks_and_reports_inline_scripts_and_styles(
     assert any(v.startswith("style-src") for v in violations), violations
     assert any("Content Security Policy" in e for e in errors), errors
     context.close()
+
+
+#: The page's stylesheet and scripts, each with the bytes its fetch took over the network: 0 for
+#: one the browser had kept, a response's headers at least for one it asked for again (a 304).
+STATIC_TRANSFERS = """() => performance.getEntriesByType("resource")
+    .filter(entry => new URL(entry.name).pathname.startsWith("/static/"))
+    .map(entry => [new URL(entry.name).pathname, entry.transferSize])"""
+
+
+def test_the_next_page_asks_for_no_stylesheet_or_script_again(tab: Any) -> None:
+    """Every page asked again for the stylesheet and each script (a round trip each, on a
+    phone's network too): named by their content, they are kept, and the next page that uses
+    them asks only for itself."""
+    tab.goto("/fairness")  # the page with the most scripts
+    first = tab.evaluate(STATIC_TRANSFERS)
+    assert len(first) >= 5 and all(size > 0 for _, size in first), first
+    tab.goto("/")
+    tab.goto("/fairness")
+    again = tab.evaluate(STATIC_TRANSFERS)
+    assert sorted(again) == sorted([path, 0] for path, _ in first)
