@@ -17,6 +17,7 @@ from browser_support import sign_up
 from sqlalchemy import select
 
 from sota_casino.core import fairness
+from sota_casino.core.audit_chain import checkpoint_document
 from sota_casino.models import AuditEntry
 from sota_casino.models import User
 
@@ -754,3 +755,47 @@ def test_a_forked_checkpoint_naming_another_key_beside_its_signature_is_still_a_
         f"served size {kept['size']} root {forked['document']['root']}"
     ) in alarm.inner_text()
     assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
+
+
+#: Take the witnesses' turn in this tab and keep it until ``window.releaseWitness()``.
+HOLD_THE_WITNESS = """() => new Promise(held => navigator.locks.request(
+    "sota-casino.log-witness",
+    () => { held(); return new Promise(r => window.releaseWitness = r); }))"""
+
+
+def test_a_key_pinned_in_another_tab_while_the_witness_waits_is_the_key_it_checks_with(
+    tab: Any,
+) -> None:
+    """Another tab pins another key, and keeps a checkpoint that key signed, while this page's
+    witness waits for its turn. The witness went on with the key it had read before waiting: it
+    found the service's checkpoint signed by it and asked the service to join the other key's
+    checkpoint to its log (a 404, and a warning about a log nobody forked). It reads the key in
+    its turn, and checks nothing under a key this browser no longer trusts."""
+    sign_up(tab, "pinned-elsewhere")
+    proof_of(tab, play_a_round(tab))  # the pages now carry a checkpoint over the round
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    other = tab.context.new_page()
+    other.goto("/rules/casino-war")  # a page without a witness of its own
+    other.evaluate(HOLD_THE_WITNESS)
+    tab.bring_to_front()
+    tab.reload()  # its witness reads the pinned key, then waits for its turn
+    tab.wait_for_function("async () => (await navigator.locks.query()).pending.length > 0")
+
+    elsewhere = fairness.new_signing_key()
+    document = checkpoint_document(3, "ab" * 32, "2026-01-01T00:00:00.000000Z")
+    signed = {"document": document, "signature": fairness.sign(elsewhere, document)}
+    other.evaluate(
+        "([key, signed]) => { window.SotaRecords.acceptKey(key);"
+        " localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(signed));"
+        " window.releaseWitness(); }",
+        [fairness.public_key_hex(elsewhere), signed],
+    )
+    tab.locator(SPOKEN).wait_for(state="attached")
+    assert tab.locator(WITNESS).inner_text() == (
+        "The log's checkpoint is signed by a key this browser does not trust yet; it is not "
+        "checked."
+    )
+    assert tab.evaluate("[window.SotaLog.alarm(), window.SotaLog.unproven()]") == [None, None]
+    assert tab.evaluate("window.SotaLog.kept()") == signed
+    other.close()

@@ -619,11 +619,14 @@
 
   /* Compare a signed checkpoint seen now with the one kept here; keep the larger of the two only
    * once they are proved one history. What is kept is read again here, in the lock: another
-   * tab may have changed it since this page began. */
-  const observe = (seen, key) => exclusively(() => observeHere(seen, key));
+   * tab may have changed it since this page began. So may the key: `key` is the key to check
+   * with, or a function that reads it, in the lock (the page's own witness: another tab may
+   * have pinned another key, and kept a checkpoint it signed, while this one waited). */
+  const observe = (seen, key) => exclusively(async () => observeHere(seen, typeof key === "function" ? await key() : key));
 
   async function observeHere(seen, key) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
+    if (!key) return noKeyPinned();
     const kept = load(KEPT);
     const doc = seen.document;
     const pin = window.SotaRecords.pinnedKey();
@@ -712,6 +715,8 @@
     }
   }
 
+  const noKeyPinned = () => ({ ok: null, note: gettext("No key is pinned in this browser yet, so the public log is not checked.") });
+
   async function pinnedCryptoKey() {
     const pin = window.SotaRecords && window.SotaRecords.pinnedKey();
     if (!subtle || !pin) return null;
@@ -737,9 +742,9 @@
       } else {
         latest = window.SotaJson.read(carried.textContent || "null");
       }
-      if (!key) outcome = { ok: null, note: gettext("No key is pinned in this browser yet, so the public log is not checked.") };
+      if (!key) outcome = noKeyPinned();
       else if (!latest) outcome = { ok: null, note: gettext("The casino has not signed a checkpoint of its log yet.") };
-      else outcome = await observe(latest.checkpoint, key);
+      else outcome = await observe(latest.checkpoint, pinnedCryptoKey);
     } catch (error) {
       outcome = { ok: null, note: gettext("The public log could not be checked: %(reason)s", { reason: String(error.message || error) }) };
     }
