@@ -37,11 +37,12 @@ def init_app(app: Flask) -> None:
                 values[VERSION_ARG] = version
 
     def keep_named_versions(response: Response) -> Response:
+        if request.endpoint != "static" or response.status_code not in (200, 304):
+            return response  # every other answer, the API's among them, at the cost of a compare
         asked = request.args.get(VERSION_ARG)
-        if request.endpoint == "static" and asked and response.status_code in (200, 304):
-            found = _version_of(folder / str((request.view_args or {}).get("filename", "")))
-            if asked == found:
-                response.headers["Cache-Control"] = KEPT
+        found = _version_of(folder / str((request.view_args or {}).get("filename", "")))
+        if asked and asked == found:
+            response.headers["Cache-Control"] = KEPT
         return response
 
     app.url_defaults(add_version)
