@@ -785,12 +785,16 @@ def test_a_key_pinned_in_another_tab_while_the_witness_waits_is_the_key_it_check
     elsewhere = fairness.new_signing_key()
     document = checkpoint_document(3, "ab" * 32, "2026-01-01T00:00:00.000000Z")
     signed = {"document": document, "signature": fairness.sign(elsewhere, document)}
+    key = fairness.public_key_hex(elsewhere)
     other.evaluate(
         "([key, signed]) => { window.SotaRecords.acceptKey(key);"
-        " localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(signed));"
-        " window.releaseWitness(); }",
-        [fairness.public_key_hex(elsewhere), signed],
+        " localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(signed)); }",
+        [key, signed],
     )
+    # Another tab's storage reaches this one a moment later, in its own time (a busy machine
+    # once let the witness have its turn first): its turn comes once it shows here.
+    tab.wait_for_function("key => window.SotaRecords.pinnedKey().public_key_hex === key", arg=key)
+    other.evaluate("window.releaseWitness()")
     tab.locator(SPOKEN).wait_for(state="attached")
     assert tab.locator(WITNESS).inner_text() == (
         "The log's checkpoint is signed by a key this browser does not trust yet; it is not "

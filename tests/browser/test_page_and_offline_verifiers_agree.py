@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from browser_support import sign_up
+from test_log_witness import SPOKEN
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import bundles  # noqa: E402
@@ -79,6 +80,14 @@ def value_at(document: Any, place: tuple[Any, ...]) -> Any:
     return document
 
 
+def fairness_page(tab: Any) -> None:
+    """Open the fairness page and let its log witness say what it found: a test that then
+    clears the browser's storage and pins the bundles' key would race it, and the witness would
+    join checkpoints of two logs."""
+    tab.goto("/fairness")
+    tab.locator(SPOKEN).wait_for(state="attached")
+
+
 def offline_passes(tmp_path: Path, bundle: Any) -> bool:
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(bundle), encoding="utf-8")
@@ -89,7 +98,7 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_bundle(
     tab: Any, tmp_path: Path
 ) -> None:
     sign_up(tab, "differential")
-    tab.goto("/fairness")
+    fairness_page(tab)
     cases = [
         (place, odd) for place in places(GOOD) for odd in (changed(value_at(GOOD, place)), GONE)
     ]
@@ -110,7 +119,7 @@ def test_both_verifiers_fail_a_round_logged_again_by_its_bet_entry(
     """A rewritten round logged as a new one: each way its bet can be logged is caught by the
     bet entry on the page as offline, the page naming it in the player's words."""
     sign_up(tab, "relogged")
-    tab.goto("/fairness")
+    fairness_page(tab)
     forged, _, new_id = logged_again(2)
     expected = {
         "bet_on_another_pair": "the log recorded the bet with seed_pair_id 999, the receipt says "
@@ -136,7 +145,7 @@ def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_fir
     forged = copy.deepcopy(GOOD)
     forged["reveal"] = bundles.resign(PAIR, forged["reveal"], rounds=2**53 - 1)
     sign_up(tab, "many-rounds")
-    tab.goto("/fairness")
+    fairness_page(tab)
     caught = tab.evaluate(CHECK, [forged, KEY_HEX])
     assert (
         "no receipt for nonce 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 and 9007199254740975 more "
@@ -193,7 +202,7 @@ def test_both_verifiers_read_each_one_value_change_of_the_records_alike(
     cannot read is exit 2; the page, whose storage only it writes, reads a damaged part as
     nothing recorded: those are left out.)"""
     sign_up(tab, "records-differential")
-    tab.goto("/fairness")
+    fairness_page(tab)
     (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
 
     def offline(records: Any) -> int:
@@ -237,7 +246,7 @@ def test_both_verifiers_place_a_decision_recorded_without_its_pair_by_its_round_
     round; one for a round the bundle lacks (left out, or of another pair) fails nothing in
     either verifier, and both say it was compared with nothing instead of passing in silence."""
     sign_up(tab, "unplaced-records")
-    tab.goto("/fairness")
+    fairness_page(tab)
     war, left_out = (
         {"round_id": round_id, "seed_pair_id": None, "nonce": None, "game": "casino_war"}
         for round_id in (101, 106)
@@ -277,7 +286,7 @@ def test_both_verifiers_fail_a_receipt_naming_a_larger_stake_than_the_bet_sent(
     """A receipt naming a larger ante than the player sent, paid by it, passes every check of
     the bundle; the amount the bet record kept fails it in both verifiers, naming the field."""
     sign_up(tab, "records-stakes")
-    tab.goto("/fairness")
+    fairness_page(tab)
     sent_less = copy.deepcopy(RECORDS)
     sent_less["bets"][1]["bet"] = 100  # round 102's receipt names an ante of 500
     code, out = offline_report(tmp_path, sent_less)
@@ -304,7 +313,7 @@ def test_both_verifiers_fail_a_bundle_leaving_out_a_round_the_player_only_bet_in
     pair's bundle as a decision does, or, recorded with no pair, is named as compared with
     nothing, in both verifiers."""
     sign_up(tab, "records-left-out")
-    tab.goto("/fairness")
+    fairness_page(tab)
     left_out = {"round_id": 106, "seed_pair_id": 12, "nonce": 6, "game": "casino_war"}
     records = copy.deepcopy(RECORDS)
     records["bets"].append(left_out | {"rules": RECORDS["bets"][0]["rules"], "bet": 500})
@@ -335,7 +344,7 @@ def test_an_answer_holding_no_bundle_is_refused_by_the_page_naming_it(tab: Any) 
     """As the offline verifier refuses a file holding an empty list (exit 2), the page
     verifies nothing in an answer that is not a bundle, and says so plainly."""
     sign_up(tab, "no-bundle")
-    tab.goto("/fairness")
+    fairness_page(tab)
     said = tab.evaluate(
         "async answers => Promise.all(answers.map(async answer => { try {"
         " await window.SotaVerify.verifyBundle(answer, {trustedKey: null, records: null});"
@@ -354,7 +363,7 @@ def test_both_verifiers_fail_a_log_naming_a_payout_or_a_count_as_true_or_false(
     that names a lost round's payout ``false``, or a pair's one round ``true``, anchors no
     receipt or reveal, offline as on the page."""
     sign_up(tab, "json-types")
-    tab.goto("/fairness")
+    fairness_page(tab)
 
     def as_bool(logged: Any) -> Any:
         forged = copy.deepcopy(logged)
@@ -381,7 +390,7 @@ def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait
     past its settlement and the bound fails it on the page as offline (exit 1); one at the bound
     leaves it not yet anchored in both."""
     sign_up(tab, "left-out")
-    tab.goto("/fairness")
+    fairness_page(tab)
     taken = GOOD["rounds"][2]["document"]
     settled = taken["settled_at"]  # 11:00:02.25: the bound ends at 12:00:02.25
     late = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T12:00:02.250001Z")
@@ -432,7 +441,7 @@ def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_
     dates nothing: past the bound, the page kept a round left out of the log "not yet anchored"
     under it while the offline verifier refused it. It is no checkpoint of the scheme in both."""
     sign_up(tab, "odd-time")
-    tab.goto("/fairness")
+    fairness_page(tab)
     taken = GOOD["rounds"][2]["document"]
     for time in ("2025-04-01T13:00:00Z", "2025-04-01T13:00:00.000000+00:00"):
         odd = bundles.taken_out(GOOD, taken["round_id"], time)
@@ -451,7 +460,7 @@ def test_both_verifiers_fail_a_checkpoint_dated_before_one_over_fewer_entries(
     """Of two checkpoints a bundle carries, the one over more entries dated before the one over
     fewer is the casino's own proof of a back-dating, on the page as offline, named alike."""
     sign_up(tab, "back-dated")
-    tab.goto("/fairness")
+    fairness_page(tab)
     taken = GOOD["rounds"][2]["document"]
     pending = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T11:50:00.000000Z")
     in_order = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:40:00.000000Z")
@@ -519,7 +528,7 @@ def test_both_verifiers_refuse_a_signed_number_written_with_a_fraction_or_an_exp
     takes it for 0 and the page passed it, while offline it was a float and failed. Both refuse
     the answer now, naming the number and its place alike; the same with ``1.0`` and ``1e0``."""
     sign_up(tab, "fractions")
-    tab.goto("/fairness")
+    fairness_page(tab)
     for nonce, written in ((0, "0.0"), (1, "1.0"), (1, "1e0")):
         place = ("rounds", nonce, "document", "nonce")
         assert value_at(GOOD, place) == nonce
@@ -538,7 +547,7 @@ def test_both_verifiers_refuse_a_signed_zero_written_with_a_minus_sign(
     """A receipt signed over ``"nonce":0`` and served as ``-0``, which canonical JSON never
     writes: both readers took it for 0 and passed it. Both refuse it now, naming it alike."""
     sign_up(tab, "minus-zero")
-    tab.goto("/fairness")
+    fairness_page(tab)
     place = ("rounds", 0, "document", "nonce")
     assert value_at(GOOD, place) == 0
     text = written_as(GOOD, place, "-0")
@@ -556,7 +565,7 @@ def test_both_verifiers_refuse_a_number_with_a_fraction_where_nothing_is_signed(
     """An anchor's ``checkpoint_size`` (signed nowhere) written ``27.0``, or with an exponent:
     the same refusal in both, for any place of the answer."""
     sign_up(tab, "unsigned-fractions")
-    tab.goto("/fairness")
+    fairness_page(tab)
     place = ("anchors", 0, "checkpoint_size")
     size = value_at(GOOD, place)
     for written in (f"{size}.0", f"{size}e0", f"{size}.5"):
@@ -576,7 +585,7 @@ def test_both_verifiers_read_ids_up_to_2_53_less_1_exactly_and_refuse_larger_one
     after signing fails both. A larger id, which a browser would round (and no document of the
     casino holds), is refused by both, naming it, signed or not."""
     sign_up(tab, "large-ids")
-    tab.goto("/fairness")
+    fairness_page(tab)
     largest = 2**53 - 1
     large = bundles.Pair(seed_pair_id=largest, user_id=largest - 1)
     signed = bundles.bundle(4, pair=large)
