@@ -30,6 +30,29 @@ document.addEventListener("securitypolicyviolation", (event) => {
 });
 """
 
+#: Put ``value`` under ``name`` in what the page's log witness keeps (its IndexedDB store;
+#: ``null`` removes it), as the witness itself writes: committed before the promise resolves.
+WITNESS_KEEP = """([name, value]) => new Promise((resolve, reject) => {
+  const open = indexedDB.open("sota-casino.log-witness", 1);
+  open.onupgradeneeded = () => open.result.createObjectStore("kept");
+  open.onerror = () => reject(open.error);
+  open.onsuccess = () => {
+    const tx = open.result.transaction("kept", "readwrite");
+    const store = tx.objectStore("kept");
+    if (name === null) store.clear();
+    else if (value === null) store.delete(name);
+    else store.put(value, name);
+    tx.oncomplete = () => { open.result.close(); resolve(null); };
+    tx.onabort = () => reject(tx.error);
+  };
+})"""
+#: Forget all the log witness keeps, as clearing the site's data does besides localStorage.
+FORGET_WITNESS = f"() => ({WITNESS_KEEP})([null, null])"
+#: The witness's names for what it keeps.
+KEPT_CHECKPOINT = "sota-casino.log-checkpoint.v1"
+KEPT_ALARM = "sota-casino.log-alarm.v1"
+KEPT_UNPROVEN = "sota-casino.log-unproven.v1"
+
 _names = itertools.count(1)
 
 

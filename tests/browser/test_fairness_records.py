@@ -19,6 +19,7 @@ from typing import Any
 
 import forgeries
 import pytest
+from browser_support import FORGET_WITNESS
 from browser_support import sign_up
 from browser_support import wait_for_round
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -43,7 +44,10 @@ VERIFY_FIRST = (
 )
 #: Trust only ``key`` from now on, in a browser that remembers nothing yet (what the page
 #: remembers is kept only under the key it trusts).
-TRUST_ONLY = "key => { localStorage.clear(); window.SotaRecords.acceptKey(key); }"
+TRUST_ONLY = (
+    f"async key => {{ localStorage.clear(); await ({FORGET_WITNESS})();"
+    " window.SotaRecords.acceptKey(key); }"
+)
 WITHOUT_RECORDS = (
     "async bundle => (await window.SotaVerify.verifyBundle(bundle, {records: null}))"
     ".problems.join(' | ')"
@@ -631,8 +635,8 @@ def test_a_bundle_checked_against_a_key_given_leaves_the_browsers_memory_alone(t
     tab.goto("/fairness")
     tab.wait_for_selector(f"{WITNESS}.ok")
     memory = (
-        "() => ['verified', 'log-checkpoint', 'log-alarm'].map(name =>"
-        " localStorage.getItem('sota-casino.' + name + '.v1'))"
+        "async () => [localStorage.getItem('sota-casino.verified.v1'),"
+        " await window.SotaLog.kept(), await window.SotaLog.alarm()]"
     )
     before = tab.evaluate(memory)
     assert before[1] is not None and before[2] is None  # the casino's own checkpoint, no alarm

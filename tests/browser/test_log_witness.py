@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import KEPT_ALARM
+from browser_support import KEPT_CHECKPOINT
+from browser_support import KEPT_UNPROVEN
+from browser_support import WITNESS_KEEP
 from browser_support import sign_up
 from sqlalchemy import select
 
@@ -28,6 +32,8 @@ pytestmark = pytest.mark.browser
 
 WITNESS = "[data-testid=log-witness]"
 SPOKEN = f"{WITNESS} > span"  # the witness has checked what its page carries, and said so
+#: The alarm and the checkpoints shown unproven that the witness keeps ([None, None]: neither).
+KEPT_ALARM_AND_UNPROVEN = "Promise.all([window.SotaLog.alarm(), window.SotaLog.unproven()])"
 
 
 def play_a_round(tab: Any) -> int:
@@ -198,7 +204,9 @@ def test_an_alarm_reads_in_the_language_of_the_page_that_shows_it(tab: Any) -> N
     assert alarm.evaluate("box => box.scrollWidth <= box.clientWidth")
     tab.set_viewport_size({"width": 1280, "height": 860})
 
-    # Kept as text by an earlier version of the page: shown as it was written.
+    # Kept as text by an earlier version of the page, in localStorage: taken over where the
+    # witness keeps no alarm yet, and shown as it was written.
+    tab.evaluate(WITNESS_KEEP, [KEPT_ALARM, None])
     tab.evaluate(
         "localStorage.setItem('sota-casino.log-alarm.v1', JSON.stringify({why: 'FORK: kept "
         "size 3 root aa, served size 3 root bb', kept: null, seen: null, at: '2026-12-01'}))"
@@ -293,7 +301,9 @@ def test_a_withheld_consistency_proof_is_a_lasting_warning_until_one_is_had(tab:
     tab.goto("/casino-war")
     later = carried_checkpoint(tab)
     # A function, not an expression: polling an expression evals it, which the page's CSP refuses.
-    tab.wait_for_function("size => window.SotaLog.kept().document.size === size", arg=later["size"])
+    tab.wait_for_function(
+        "async size => (await window.SotaLog.kept()).document.size === size", arg=later["size"]
+    )
     tab.goto("/fairness")
     witness.filter(has_text="the service answered HTTP 500").wait_for()
     assert f"what it was shown since (size {seen['size']}: the service answered HTTP 500)" in (
@@ -442,7 +452,7 @@ def test_an_older_checkpoint_proved_a_prefix_of_the_kept_one_is_no_alarm(tab: An
         f"{CONSISTENCY}?old_size={older['size']}&new_size={kept['size']}"
     )
     assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
-    assert tab.evaluate("[window.SotaLog.alarm(), window.SotaLog.unproven()]") == [None, None]
+    assert tab.evaluate(KEPT_ALARM_AND_UNPROVEN) == [None, None]
 
 
 @pytest.mark.parametrize(
@@ -616,11 +626,7 @@ def test_checkpoints_shown_past_the_bound_keep_the_warning_once_the_rest_are_pro
     tab.wait_for_selector(f"{WITNESS}.ok")
     kept = tab.evaluate("window.SotaLog.kept()")["document"]
     since = "2026-12-01T19:50:05Z"
-    tab.evaluate(
-        "since => localStorage.setItem('sota-casino.log-unproven.v1',"
-        " JSON.stringify({ checkpoints: [], unkept: { since } }))",
-        since,
-    )
+    tab.evaluate(WITNESS_KEEP, [KEPT_UNPROVEN, {"checkpoints": [], "unkept": {"since": since}}])
     for _ in range(2):
         tab.goto("/fairness")
         warning = tab.locator(f"{WITNESS}.warn")
@@ -646,10 +652,7 @@ def test_two_tabs_checking_at_once_keep_the_larger_checkpoint(tab: Any) -> None:
     proof_of(tab, play_a_round(tab))
     saved = tab.request.get("/fairness")  # carries a larger checkpoint than the one kept first
     proof_of(tab, play_a_round(tab))  # and pages now carry a larger one still
-    tab.evaluate(
-        "kept => localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(kept))",
-        first_kept,
-    )
+    tab.evaluate(WITNESS_KEEP, [KEPT_CHECKPOINT, first_kept])
 
     held: list[Any] = []  # the witnesses' consistency requests, answered when the test says
     tab.context.route(lambda url: CONSISTENCY in url, lambda route: held.append(route))
@@ -686,7 +689,7 @@ def test_two_tabs_checking_at_once_keep_the_larger_checkpoint(tab: Any) -> None:
         route.continue_()
         route.request.frame.page.locator(SPOKEN).wait_for(state="attached")
     assert tab.evaluate("window.SotaLog.kept()")["document"] == newer
-    assert other.evaluate("[window.SotaLog.alarm(), window.SotaLog.unproven()]") == [None, None]
+    assert other.evaluate(KEPT_ALARM_AND_UNPROVEN) == [None, None]
     other.goto("/fairness")
     other.locator(WITNESS).filter(has_text=f"up to {newer['size']} entries").wait_for()
     other.close()
@@ -786,13 +789,11 @@ def test_a_key_pinned_in_another_tab_while_the_witness_waits_is_the_key_it_check
     document = checkpoint_document(3, "ab" * 32, "2026-01-01T00:00:00.000000Z")
     signed = {"document": document, "signature": fairness.sign(elsewhere, document)}
     key = fairness.public_key_hex(elsewhere)
-    other.evaluate(
-        "([key, signed]) => { window.SotaRecords.acceptKey(key);"
-        " localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(signed)); }",
-        [key, signed],
-    )
-    # Another tab's storage reaches this one a moment later, in its own time (a busy machine
-    # once let the witness have its turn first): its turn comes once it shows here.
+    other.evaluate("key => window.SotaRecords.acceptKey(key)", key)
+    other.evaluate(WITNESS_KEEP, [KEPT_CHECKPOINT, signed])
+    # The pinned key is in localStorage, which reaches another tab a moment later, in its own
+    # time (a busy machine once let the witness have its turn first): its turn comes once it
+    # shows here.
     tab.wait_for_function("key => window.SotaRecords.pinnedKey().public_key_hex === key", arg=key)
     other.evaluate("window.releaseWitness()")
     tab.locator(SPOKEN).wait_for(state="attached")
@@ -800,6 +801,83 @@ def test_a_key_pinned_in_another_tab_while_the_witness_waits_is_the_key_it_check
         "The log's checkpoint is signed by a key this browser does not trust yet; it is not "
         "checked."
     )
-    assert tab.evaluate("[window.SotaLog.alarm(), window.SotaLog.unproven()]") == [None, None]
+    assert tab.evaluate(KEPT_ALARM_AND_UNPROVEN) == [None, None]
     assert tab.evaluate("window.SotaLog.kept()") == signed
     other.close()
+
+
+def test_the_checkpoint_another_tab_kept_in_its_turn_is_the_one_the_next_turn_checks(
+    tab: Any,
+) -> None:
+    """A tab keeps a checkpoint in its turn and hands the turn on at once: the witness waiting
+    for it checks against that checkpoint, not the one kept before. In localStorage another
+    tab's write reached a waiting tab in the browser's own time, which could be after the turn,
+    so a tab could check against a checkpoint one turn old and keep it over the newer one,
+    losing a fork shown between the two. Here the other tab keeps one over the same entries as
+    this page's, with another root: two histories, which the next turn must see at once."""
+    sign_up(tab, "next-turn")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    carried = carried_checkpoint(tab)
+    kept = tab.evaluate("window.SotaLog.kept()")
+    assert kept["document"] == carried  # the page carries the checkpoint kept
+    other = tab.context.new_page()
+    other.goto("/rules/casino-war")  # a page without a witness of its own
+    other.evaluate(HOLD_THE_WITNESS)
+    tab.bring_to_front()
+    tab.reload()  # its witness waits for its turn
+    tab.wait_for_function("async () => (await navigator.locks.query()).pending.length > 0")
+
+    forked = {"document": {**carried, "root": "cd" * 32}, "signature": kept["signature"]}
+    other.evaluate(
+        f"async forked => {{ await ({WITNESS_KEEP})(['{KEPT_CHECKPOINT}', forked]);"
+        " window.releaseWitness(); }",
+        forked,
+    )
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    assert (
+        f"FORK: two signed checkpoints over {carried['size']} entries differ: kept size "
+        f"{carried['size']} root {'cd' * 32}"
+    ) in alarm.inner_text().replace("\xa0", " ")
+    other.close()
+
+
+def test_a_checkpoint_an_earlier_version_kept_in_local_storage_is_taken_over(tab: Any) -> None:
+    """An earlier version of the page kept its checkpoint in localStorage: the next page takes it
+    over (and clears it there), and holds the log to it, as it would have."""
+    sign_up(tab, "taken-over")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    carried = carried_checkpoint(tab)
+    kept = tab.evaluate("window.SotaLog.kept()")
+    forked = {"document": {**carried, "root": "ef" * 32}, "signature": kept["signature"]}
+    tab.evaluate(WITNESS_KEEP, [KEPT_CHECKPOINT, None])
+    tab.evaluate(
+        "forked => localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(forked))",
+        forked,
+    )
+    tab.reload()
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    assert f"kept size {carried['size']} root {'ef' * 32}" in alarm.inner_text().replace(
+        "\xa0", " "
+    )
+    assert tab.evaluate("localStorage.getItem('sota-casino.log-checkpoint.v1')") is None
+    assert tab.evaluate("window.SotaLog.kept()") == forked  # the alarm replaces nothing
+
+
+def test_without_indexeddb_the_witness_keeps_its_checkpoint_in_local_storage(tab: Any) -> None:
+    """A browser that gives the page no IndexedDB (some private windows): the witness still
+    checks, and keeps what it checked in localStorage, as it did before."""
+    sign_up(tab, "no-indexeddb")
+    proof_of(tab, play_a_round(tab))
+    tab.add_init_script("Object.defineProperty(window, 'indexedDB', { value: undefined })")
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    assert tab.evaluate("window.indexedDB") is None
+    kept = tab.evaluate("JSON.parse(localStorage.getItem('sota-casino.log-checkpoint.v1'))")
+    assert kept["document"] == carried_checkpoint(tab)
+    assert tab.evaluate("window.SotaLog.kept()") == kept

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import FORGET_WITNESS
 from browser_support import sign_up
 from test_log_witness import SPOKEN
 
@@ -179,7 +180,7 @@ RECORDS = {
 }
 #: The page's verdict with ``records`` as this browser's own, under the key it trusts.
 PAGE_PASSES_WITH_RECORDS = (
-    "async ([records, bundle, key]) => { localStorage.clear();"
+    f"async ([records, bundle, key]) => {{ localStorage.clear(); await ({FORGET_WITNESS})();"
     " localStorage.setItem('sota-casino.records.v1', JSON.stringify(records));"
     " window.SotaRecords.acceptKey(key);"
     " const report = await window.SotaVerify.verifyBundle(bundle);"
@@ -231,7 +232,7 @@ def test_both_verifiers_read_each_one_value_change_of_the_records_alike(
 
 #: The page's problems and notices with ``records`` as this browser's own, under ``key``.
 PAGE_REPORT_WITH_RECORDS = (
-    "async ([records, bundle, key]) => { localStorage.clear();"
+    f"async ([records, bundle, key]) => {{ localStorage.clear(); await ({FORGET_WITNESS})();"
     " localStorage.setItem('sota-casino.records.v1', JSON.stringify(records));"
     " window.SotaRecords.acceptKey(key);"
     " const report = await window.SotaVerify.verifyBundle(bundle);"

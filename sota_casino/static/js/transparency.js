@@ -40,7 +40,17 @@
   const BET_FIELDS = ["game", "seed_pair_id", "nonce"];
   const ENTRY_KEYS = ["seq", "time", "actor", "action", "subject", "data"];
 
-  function load(name) {
+  /* What the witness keeps is in IndexedDB: a write completes before the tab's turn (the Web
+   * Lock) passes, so the next tab to take its turn reads it. localStorage, where it was kept
+   * before, reaches other tabs in the browser's own time, which can be after the turn: a tab
+   * could check against a checkpoint one turn old and keep it over a newer one, losing a fork
+   * shown between the two. What an earlier version of the page kept there is taken over where
+   * nothing is kept yet; where IndexedDB is missing or refused, localStorage serves as before. */
+  const DB_NAME = "sota-casino.log-witness";
+  const DB_STORE = "kept";
+  let opening = null;
+
+  function legacyLoad(name) {
     try {
       const text = window.localStorage.getItem(name);
       return text ? JSON.parse(text) : null;
@@ -49,7 +59,7 @@
     }
   }
 
-  function forget(name) {
+  function legacyForget(name) {
     try {
       window.localStorage.removeItem(name);
     } catch (error) {
@@ -57,12 +67,85 @@
     }
   }
 
-  function save(name, value) {
+  function legacySave(name, value) {
     try {
       window.localStorage.setItem(name, JSON.stringify(value));
     } catch (error) {
       // storage off: nothing is kept, and the next page checks from scratch
     }
+  }
+
+  /* Run `work(store)` in one transaction; its last request's result once the transaction has
+   * committed, so that whoever reads next reads what it wrote. */
+  function transact(db, mode, work) {
+    return new Promise((resolve, reject) => {
+      const tx = db.transaction(DB_STORE, mode);
+      const request = work(tx.objectStore(DB_STORE));
+      tx.oncomplete = () => resolve(request ? request.result : undefined);
+      tx.onabort = () => reject(tx.error);
+    });
+  }
+
+  function openDatabase() {
+    return new Promise((resolve) => {
+      let request;
+      try {
+        request = window.indexedDB.open(DB_NAME, 1);
+      } catch (error) {
+        resolve(null); // no IndexedDB here (or not for this page)
+        return;
+      }
+      request.onupgradeneeded = () => request.result.createObjectStore(DB_STORE);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => resolve(null);
+    });
+  }
+
+  /* Take over what an earlier version kept in localStorage, in one transaction, where this
+   * store keeps nothing under that name yet (another tab may have taken it over first). */
+  async function adoptLegacy(db) {
+    const legacy = [KEPT, ALARM, UNPROVEN].map((name) => [name, legacyLoad(name)]).filter(([, value]) => value !== null);
+    if (!legacy.length) return;
+    await transact(db, "readwrite", (store) => {
+      for (const [name, value] of legacy) {
+        const found = store.getKey(name);
+        found.onsuccess = () => { if (found.result === undefined) store.put(value, name); };
+      }
+    });
+    legacy.forEach(([name]) => legacyForget(name));
+  }
+
+  function database() {
+    if (!opening) {
+      opening = (window.indexedDB ? openDatabase() : Promise.resolve(null))
+        .then(async (db) => { if (db) await adoptLegacy(db); return db; })
+        .catch(() => null);
+    }
+    return opening;
+  }
+
+  async function load(name) {
+    const db = await database();
+    if (!db) return legacyLoad(name);
+    try {
+      const value = await transact(db, "readonly", (store) => store.get(name));
+      return value === undefined ? null : value;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  async function forget(name) {
+    const db = await database();
+    if (!db) return legacyForget(name);
+    return transact(db, "readwrite", (store) => { store.delete(name); }).catch(() => undefined);
+  }
+
+  async function save(name, value) {
+    const db = await database();
+    if (!db) return legacySave(name, value);
+    // A full disk keeps nothing, and the next page checks from scratch, as without storage.
+    return transact(db, "readwrite", (store) => { store.put(value, name); }).catch(() => undefined);
   }
 
   const isHex64 = (value) => typeof value === "string" && /^[0-9a-f]{64}$/.test(value);
@@ -512,8 +595,8 @@
    * with the kept one, oldest first, each with why its proof was not had and when
    * ({document, signature, why, at}); and `unkept` ({since}) once more were shown than it
    * remembers. A record an earlier version of the page kept has one `why` and `at` for all. */
-  function unprovenRecord() {
-    const record = load(UNPROVEN) || {};
+  async function unprovenRecord() {
+    const record = (await load(UNPROVEN)) || {};
     const listed = Array.isArray(record.checkpoints) ? record.checkpoints.filter(isCheckpoint) : [];
     const checkpoints = listed.map((one) => ({ ...signedOf(one), why: one.why || record.why, at: one.at || record.at }));
     const unkept = record.unkept && typeof record.unkept.since === "string" ? { since: record.unkept.since } : null;
@@ -521,14 +604,13 @@
   }
 
   function saveUnproven(record) {
-    if (record.checkpoints.length || record.unkept) save(UNPROVEN, record);
-    else forget(UNPROVEN);
+    return record.checkpoints.length || record.unkept ? save(UNPROVEN, record) : forget(UNPROVEN);
   }
 
   /* Keep an alarm: `reason` is a message (i18n.js's N_), translated each time it is shown. */
-  function alarm(reason, kept, seen) {
+  async function alarm(reason, kept, seen) {
     const raised = { reason, kept, seen, at: new Date().toISOString() };
-    save(ALARM, raised);
+    await save(ALARM, raised);
     return { ok: false, alarm: raised };
   }
 
@@ -541,14 +623,14 @@
    * (another root at that size is a fork at once, `observe`). Past UNPROVEN_LIMIT a new one is
    * not remembered, only that there were such (`unkept`): those can never be checked, so the
    * warning then stays until this browser's storage is cleared. */
-  function unproven(kept, seen, why) {
-    const record = unprovenRecord();
+  async function unproven(kept, seen, why) {
+    const record = await unprovenRecord();
     const at = new Date().toISOString();
     const known = record.checkpoints.find((other) => sameCheckpoint(other, seen));
     if (known) Object.assign(known, { why, at });
     else if (record.checkpoints.length < UNPROVEN_LIMIT) record.checkpoints.push({ ...signedOf(seen), why, at });
     else if (!record.unkept) record.unkept = { since: at };
-    saveUnproven(record);
+    await saveUnproven(record);
     return { ok: null, size: kept.document.size };
   }
 
@@ -596,16 +678,16 @@
   /* Join each checkpoint remembered as unproven to the kept one, forgetting those proved; stop
    * at the first the service gives no proof for (it is not answering now). */
   async function settle(kept) {
-    const record = unprovenRecord();
+    const record = await unprovenRecord();
     while (record.checkpoints.length) {
       const next = record.checkpoints[0];
       const found = await related(kept, next);
       if (found.fork) return alarm(found.fork, kept, next);
       if (found.unproven) return unproven(kept, next, found.unproven);
       record.checkpoints.shift();
-      saveUnproven(record);
+      await saveUnproven(record);
     }
-    saveUnproven(record);
+    await saveUnproven(record);
     return { ok: true, size: kept.document.size };
   }
 
@@ -627,7 +709,7 @@
   async function observeHere(seen, key) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
     if (!key) return noKeyPinned();
-    const kept = load(KEPT);
+    const kept = await load(KEPT);
     const doc = seen.document;
     const pin = window.SotaRecords.pinnedKey();
     // The signature decides, not the key the answer names beside it (which nothing signs): a
@@ -639,13 +721,13 @@
       }
       return alarm(N_("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen);
     }
-    const twin = unprovenRecord().checkpoints.find((one) => one.document.size === doc.size && one.document.root !== doc.root);
+    const twin = (await unprovenRecord()).checkpoints.find((one) => one.document.size === doc.size && one.document.root !== doc.root);
     if (twin) {
       const both = { both: N_("shown before %(shown)s, served %(served)s", { shown: described(twin.document), served: described(doc) }) };
       return alarm(differing(doc.size, both), twin, seen);
     }
     if (!isCheckpoint(kept)) {
-      save(KEPT, signedOf(seen));
+      await save(KEPT, signedOf(seen));
       return settle(signedOf(seen));
     }
     if (backdated(kept.document, doc)) {
@@ -656,7 +738,7 @@
     if (found.fork) return alarm(found.fork, kept, seen);
     if (found.unproven) return unproven(kept, seen, found.unproven);
     if (doc.size <= kept.document.size) return settle(kept);
-    save(KEPT, signedOf(seen));
+    await save(KEPT, signedOf(seen));
     return settle(signedOf(seen));
   }
 
@@ -685,10 +767,8 @@
       { since });
   }
 
-  function show(outcome) {
-    const raised = load(ALARM);
-    const waiting = unprovenRecord();
-    const kept = load(KEPT);
+  async function show(outcome) {
+    const [raised, waiting, kept] = await Promise.all([load(ALARM), unprovenRecord(), load(KEPT)]);
     for (const holder of document.querySelectorAll("[data-log-witness]")) {
       holder.replaceChildren();
       holder.removeAttribute("role");
@@ -728,7 +808,7 @@
   async function witness(fetchLatest) {
     const carried = document.querySelector("script[data-log-checkpoint]");
     if (!carried && !fetchLatest) {
-      show(null);
+      await show(null);
       return null;
     }
     let outcome;
@@ -748,7 +828,7 @@
     } catch (error) {
       outcome = { ok: null, note: gettext("The public log could not be checked: %(reason)s", { reason: String(error.message || error) }) };
     }
-    show(outcome);
+    await show(outcome);
     return outcome;
   }
 

@@ -717,7 +717,7 @@
           break;
         }
       }
-      if (signer) window.SotaLog.show(await window.SotaLog.observe(signed, signer));
+      if (signer) await window.SotaLog.show(await window.SotaLog.observe(signed, signer));
     }
     // A round is verified only within a pair that holds: trusted key, signed and unforged
     // commitment and reveal, the seed that hashes to it, and records that agree.
