@@ -881,3 +881,28 @@ def test_without_indexeddb_the_witness_keeps_its_checkpoint_in_local_storage(tab
     kept = tab.evaluate("JSON.parse(localStorage.getItem('sota-casino.log-checkpoint.v1'))")
     assert kept["document"] == carried_checkpoint(tab)
     assert tab.evaluate("window.SotaLog.kept()") == kept
+
+
+def test_a_store_that_cannot_be_read_checks_nothing_and_keeps_nothing_new(tab: Any) -> None:
+    """What the witness keeps cannot be read (the browser refuses it this time): it says the log
+    could not be checked, and does not take the refusal for "nothing kept", which would keep
+    the checkpoint seen in place of the one kept without any proof joining them."""
+    sign_up(tab, "unreadable")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    kept = tab.evaluate("window.SotaLog.kept()")
+    proof_of(tab, play_a_round(tab))  # pages now carry a larger checkpoint
+    broken = tab.context.new_page()
+    broken.add_init_script(
+        "IDBObjectStore.prototype.get = function () {"
+        " throw new DOMException('the store refused the read', 'UnknownError'); }"
+    )
+    broken.goto("/fairness")
+    assert carried_checkpoint(broken)["size"] > kept["document"]["size"]
+    broken.locator(WITNESS).filter(has_text="could not be checked").wait_for()
+    assert broken.locator(WITNESS).inner_text() == (
+        "The public log could not be checked: the store refused the read"
+    )
+    broken.close()
+    assert tab.evaluate("window.SotaLog.kept()") == kept

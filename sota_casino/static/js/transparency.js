@@ -124,15 +124,13 @@
     return opening;
   }
 
+  /* What is kept under `name` (null: nothing). A read that fails throws: the witness then checks
+   * nothing, where taking it for "nothing kept" would keep the checkpoint seen over the one kept. */
   async function load(name) {
     const db = await database();
     if (!db) return legacyLoad(name);
-    try {
-      const value = await transact(db, "readonly", (store) => store.get(name));
-      return value === undefined ? null : value;
-    } catch (error) {
-      return null;
-    }
+    const value = await transact(db, "readonly", (store) => store.get(name));
+    return value === undefined ? null : value;
   }
 
   async function forget(name) {
@@ -704,7 +702,8 @@
    * tab may have changed it since this page began. So may the key: `key` is the key to check
    * with, or a function that reads it, in the lock (the page's own witness: another tab may
    * have pinned another key, and kept a checkpoint it signed, while this one waited). */
-  const observe = (seen, key) => exclusively(async () => observeHere(seen, typeof key === "function" ? await key() : key));
+  const observe = (seen, key) => exclusively(async () => observeHere(seen, typeof key === "function" ? await key() : key))
+    .catch((error) => ({ ok: null, note: cannotCheck(error) }));
 
   async function observeHere(seen, key) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
@@ -768,7 +767,10 @@
   }
 
   async function show(outcome) {
-    const [raised, waiting, kept] = await Promise.all([load(ALARM), unprovenRecord(), load(KEPT)]);
+    // A store that cannot be read now leaves what the outcome says.
+    const readable = (promise, otherwise) => promise.catch(() => otherwise);
+    const [raised, waiting, kept] = await Promise.all([
+      readable(load(ALARM), null), readable(unprovenRecord(), { checkpoints: [], unkept: null }), readable(load(KEPT), null)]);
     for (const holder of document.querySelectorAll("[data-log-witness]")) {
       holder.replaceChildren();
       holder.removeAttribute("role");
@@ -795,6 +797,7 @@
     }
   }
 
+  const cannotCheck = (error) => gettext("The public log could not be checked: %(reason)s", { reason: String(error.message || error) });
   const noKeyPinned = () => ({ ok: null, note: gettext("No key is pinned in this browser yet, so the public log is not checked.") });
 
   async function pinnedCryptoKey() {
@@ -826,7 +829,7 @@
       else if (!latest) outcome = { ok: null, note: gettext("The casino has not signed a checkpoint of its log yet.") };
       else outcome = await observe(latest.checkpoint, pinnedCryptoKey);
     } catch (error) {
-      outcome = { ok: null, note: gettext("The public log could not be checked: %(reason)s", { reason: String(error.message || error) }) };
+      outcome = { ok: null, note: cannotCheck(error) };
     }
     await show(outcome);
     return outcome;
