@@ -906,3 +906,32 @@ def test_a_store_that_cannot_be_read_checks_nothing_and_keeps_nothing_new(tab: A
     )
     broken.close()
     assert tab.evaluate("window.SotaLog.kept()") == kept
+
+
+def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any) -> None:
+    """The browser refuses to keep anything more (a full disk): a fork found now is still shown,
+    though it will not be remembered."""
+    sign_up(tab, "alarm-unkept")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    kept = tab.evaluate("window.SotaLog.kept()")
+    full = tab.context.new_page()
+    full.add_init_script(
+        "IDBObjectStore.prototype.put = function () {"
+        " throw new DOMException('the disk is full', 'QuotaExceededError'); }"
+    )
+    full.goto("/fairness")
+    full.wait_for_selector(f"{WITNESS}.ok")
+    forked = {"document": {**kept["document"], "root": "ab" * 32}, "signature": kept["signature"]}
+    full.evaluate(
+        "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))"
+        ".then(outcome => window.SotaLog.show(outcome))",
+        forked,
+    )
+    alarm = full.locator(f"{WITNESS}[role=alert]")
+    assert f"BAD SIGNATURE: the checkpoint size {kept['document']['size']} root {'ab' * 32}" in (
+        alarm.inner_text().replace("\xa0", " ")
+    )
+    assert full.evaluate("window.SotaLog.alarm()") is None  # shown, not kept
+    full.close()

@@ -769,8 +769,10 @@
   async function show(outcome) {
     // A store that cannot be read now leaves what the outcome says.
     const readable = (promise, otherwise) => promise.catch(() => otherwise);
-    const [raised, waiting, kept] = await Promise.all([
+    const [keptAlarm, waiting, kept] = await Promise.all([
       readable(load(ALARM), null), readable(unprovenRecord(), { checkpoints: [], unkept: null }), readable(load(KEPT), null)]);
+    // An alarm raised now is shown even where it could not be kept (a full disk).
+    const raised = keptAlarm || (outcome && outcome.alarm) || null;
     for (const holder of document.querySelectorAll("[data-log-witness]")) {
       holder.replaceChildren();
       holder.removeAttribute("role");
