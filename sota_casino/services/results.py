@@ -38,6 +38,7 @@ from ..core import casino_war
 from ..core import odds
 from ..core import sota
 from ..core.errors import InvalidInput
+from ..core.fairness import MAX_EXACT_INTEGER
 from ..core.fairness import format_time
 from ..core.marks import N_
 from ..core.money import CURRENCIES
@@ -45,7 +46,9 @@ from ..models import ROLES
 
 T = TypeVar("T")
 
-MAX_ID: Final = 2**63 - 1
+#: Ids are whole numbers a browser reads exactly, as amounts are (the databases' integers go
+#: to 2**63 - 1, but no document the casino signs holds a number past 2**53 - 1).
+MAX_ID: Final = MAX_EXACT_INTEGER
 CHIPS: Final = "hundredths of a chip"
 SWEETS: Final = "whole sweets"
 GAMES: Final = ("casino_war", "sota")
@@ -82,7 +85,7 @@ Signature = Annotated[
 Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 NextCursor = Annotated[Id | None, Field(description="the cursor of the next page")]
-#: Bounded as the databases' integers are: a larger one could reach no row, and no database.
+#: Bounded as ids are: a larger one could reach no row.
 Count = Annotated[int, Field(ge=0, le=MAX_ID)]
 Currency = Annotated[str, OneOf(CURRENCIES)]
 GameName = Annotated[str, OneOf(GAMES)]

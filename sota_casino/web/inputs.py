@@ -438,9 +438,9 @@ def form_whole(
 
 
 class IdConverter(BaseConverter):
-    """Match a positive database id in a URL (at most 2**63 - 1), so huge ids are a clean 404."""
+    """Match a positive id in a URL (at most :data:`MAX_ID`), so huge ids are a clean 404."""
 
-    regex = r"[1-9][0-9]{0,18}"
+    regex = r"[1-9][0-9]{0,15}"
 
     def to_python(self, value: str) -> int:
         number = int(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -64,11 +65,27 @@ def test_a_body_over_the_limit_is_413_in_both_formats(
 
 
 def test_huge_or_malformed_ids_in_urls_are_404s(player: FlaskClient, auth: dict[str, str]) -> None:
-    for path in ("99999999999999999999999", "9223372036854775808", "0", "-1", "1.5", "abc"):
+    huge = ("99999999999999999999999", "9223372036854775808", str(2**53))
+    for path in (*huge, "0", "-1", "1.5", "abc"):
         assert player.get(f"/casino-war/rounds/{path}").status_code == 404, path
         api = player.get(f"/api/v1/casino-war/rounds/{path}", headers=auth)
         assert api.status_code == 404, path
         assert api.get_json()["error"]["code"] == "not_found"
+
+
+def test_ids_past_what_a_browser_reads_exactly_are_refused_as_the_document_says(
+    player: FlaskClient, auth: dict[str, str]
+) -> None:
+    """The casino writes no number past 2**53 - 1, which a browser reads inexactly (the page's
+    verifier refuses one): an id is no exception, in the API's document as in what it takes."""
+    largest = 2**53 - 1
+    assert player.get(f"/api/v1/rounds?before={largest}", headers=auth).status_code == 200
+    refused = player.get(f"/api/v1/rounds?before={largest + 1}", headers=auth)
+    assert refused.status_code == 422
+    assert refused.get_json()["error"]["field"] == "before"
+    document = player.get("/api/v1/openapi.json").get_json()
+    schemas = json.dumps(document)
+    assert str(2**63 - 1) not in schemas and f'"maximum": {largest}' in schemas
 
 
 def test_a_refused_form_flashes_the_reason_and_goes_back(player: FlaskClient) -> None:

@@ -751,10 +751,10 @@ NO_MOVE_NUMBER = {
 
 
 QUERY_REFUSALS = {
-    "en": "{name} must be a whole number from 0 to 9223372036854775807",
-    "fi": "{name}: arvon on oltava kokonaisluku 0–9223372036854775807",
-    "nb": "«{name}» må være et helt tall fra 0 til 9223372036854775807",
-    "pt": "“{name}” precisa ser um número inteiro de 0 a 9223372036854775807",
+    "en": "{name} must be a whole number from 0 to 9007199254740991",
+    "fi": "{name}: arvon on oltava kokonaisluku 0–9007199254740991",
+    "nb": "«{name}» må være et helt tall fra 0 til 9007199254740991",
+    "pt": "“{name}” precisa ser um número inteiro de 0 a 9007199254740991",
 }
 
 
