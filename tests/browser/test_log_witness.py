@@ -806,6 +806,30 @@ def test_a_key_pinned_in_another_tab_while_the_witness_waits_is_the_key_it_check
     other.close()
 
 
+def a_kept_checkpoint(tab: Any, prefix: str) -> dict[str, Any]:
+    """Sign up, play a round and let the fairness page's witness keep the checkpoint the page
+    carries; return the signed checkpoint kept."""
+    sign_up(tab, prefix)
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    kept: dict[str, Any] = tab.evaluate("window.SotaLog.kept()")
+    assert kept["document"] == carried_checkpoint(tab)
+    return kept
+
+
+def with_root(signed: dict[str, Any], root: str) -> dict[str, Any]:
+    """``signed`` with another root under the same signature: a second history's checkpoint."""
+    return {"document": {**signed["document"], "root": root}, "signature": signed["signature"]}
+
+
+def alarm_of(page: Any) -> str:
+    """The alarm the page's witness raises, once it does, with its spaces as typed."""
+    alarm = page.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    return str(alarm.inner_text()).replace("\xa0", " ")
+
+
 def test_the_checkpoint_another_tab_kept_in_its_turn_is_the_one_the_next_turn_checks(
     tab: Any,
 ) -> None:
@@ -815,56 +839,37 @@ def test_the_checkpoint_another_tab_kept_in_its_turn_is_the_one_the_next_turn_ch
     so a tab could check against a checkpoint one turn old and keep it over the newer one,
     losing a fork shown between the two. Here the other tab keeps one over the same entries as
     this page's, with another root: two histories, which the next turn must see at once."""
-    sign_up(tab, "next-turn")
-    proof_of(tab, play_a_round(tab))
-    tab.goto("/fairness")
-    tab.wait_for_selector(f"{WITNESS}.ok")
-    carried = carried_checkpoint(tab)
-    kept = tab.evaluate("window.SotaLog.kept()")
-    assert kept["document"] == carried  # the page carries the checkpoint kept
+    kept = a_kept_checkpoint(tab, "next-turn")
+    size = kept["document"]["size"]
     other = tab.context.new_page()
     other.goto("/rules/casino-war")  # a page without a witness of its own
     other.evaluate(HOLD_THE_WITNESS)
     tab.bring_to_front()
     tab.reload()  # its witness waits for its turn
     tab.wait_for_function("async () => (await navigator.locks.query()).pending.length > 0")
-
-    forked = {"document": {**carried, "root": "cd" * 32}, "signature": kept["signature"]}
     other.evaluate(
         f"async forked => {{ await ({WITNESS_KEEP})(['{KEPT_CHECKPOINT}', forked]);"
         " window.releaseWitness(); }",
-        forked,
+        with_root(kept, "cd" * 32),
     )
-    alarm = tab.locator(f"{WITNESS}[role=alert]")
-    alarm.wait_for()
     assert (
-        f"FORK: two signed checkpoints over {carried['size']} entries differ: kept size "
-        f"{carried['size']} root {'cd' * 32}"
-    ) in alarm.inner_text().replace("\xa0", " ")
+        f"FORK: two signed checkpoints over {size} entries differ: kept size {size} root "
+        f"{'cd' * 32}"
+    ) in alarm_of(tab)
     other.close()
 
 
 def test_a_checkpoint_an_earlier_version_kept_in_local_storage_is_taken_over(tab: Any) -> None:
     """An earlier version of the page kept its checkpoint in localStorage: the next page takes it
     over (and clears it there), and holds the log to it, as it would have."""
-    sign_up(tab, "taken-over")
-    proof_of(tab, play_a_round(tab))
-    tab.goto("/fairness")
-    tab.wait_for_selector(f"{WITNESS}.ok")
-    carried = carried_checkpoint(tab)
-    kept = tab.evaluate("window.SotaLog.kept()")
-    forked = {"document": {**carried, "root": "ef" * 32}, "signature": kept["signature"]}
+    forked = with_root(a_kept_checkpoint(tab, "taken-over"), "ef" * 32)
     tab.evaluate(WITNESS_KEEP, [KEPT_CHECKPOINT, None])
     tab.evaluate(
         "forked => localStorage.setItem('sota-casino.log-checkpoint.v1', JSON.stringify(forked))",
         forked,
     )
     tab.reload()
-    alarm = tab.locator(f"{WITNESS}[role=alert]")
-    alarm.wait_for()
-    assert f"kept size {carried['size']} root {'ef' * 32}" in alarm.inner_text().replace(
-        "\xa0", " "
-    )
+    assert f"kept size {forked['document']['size']} root {'ef' * 32}" in alarm_of(tab)
     assert tab.evaluate("localStorage.getItem('sota-casino.log-checkpoint.v1')") is None
     assert tab.evaluate("window.SotaLog.kept()") == forked  # the alarm replaces nothing
 
@@ -887,11 +892,7 @@ def test_a_store_that_cannot_be_read_checks_nothing_and_keeps_nothing_new(tab: A
     """What the witness keeps cannot be read (the browser refuses it this time): it says the log
     could not be checked, and does not take the refusal for "nothing kept", which would keep
     the checkpoint seen in place of the one kept without any proof joining them."""
-    sign_up(tab, "unreadable")
-    proof_of(tab, play_a_round(tab))
-    tab.goto("/fairness")
-    tab.wait_for_selector(f"{WITNESS}.ok")
-    kept = tab.evaluate("window.SotaLog.kept()")
+    kept = a_kept_checkpoint(tab, "unreadable")
     proof_of(tab, play_a_round(tab))  # pages now carry a larger checkpoint
     broken = tab.context.new_page()
     broken.add_init_script(
@@ -911,11 +912,7 @@ def test_a_store_that_cannot_be_read_checks_nothing_and_keeps_nothing_new(tab: A
 def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any) -> None:
     """The browser refuses to keep anything more (a full disk): a fork found now is still shown,
     though it will not be remembered."""
-    sign_up(tab, "alarm-unkept")
-    proof_of(tab, play_a_round(tab))
-    tab.goto("/fairness")
-    tab.wait_for_selector(f"{WITNESS}.ok")
-    kept = tab.evaluate("window.SotaLog.kept()")
+    kept = a_kept_checkpoint(tab, "alarm-unkept")
     full = tab.context.new_page()
     full.add_init_script(
         "IDBObjectStore.prototype.put = function () {"
@@ -923,15 +920,12 @@ def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any) -> None:
     )
     full.goto("/fairness")
     full.wait_for_selector(f"{WITNESS}.ok")
-    forked = {"document": {**kept["document"], "root": "ab" * 32}, "signature": kept["signature"]}
     full.evaluate(
         "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))"
         ".then(outcome => window.SotaLog.show(outcome))",
-        forked,
+        with_root(kept, "ab" * 32),
     )
-    alarm = full.locator(f"{WITNESS}[role=alert]")
-    assert f"BAD SIGNATURE: the checkpoint size {kept['document']['size']} root {'ab' * 32}" in (
-        alarm.inner_text().replace("\xa0", " ")
-    )
+    size = kept["document"]["size"]
+    assert f"BAD SIGNATURE: the checkpoint size {size} root {'ab' * 32}" in alarm_of(full)
     assert full.evaluate("window.SotaLog.alarm()") is None  # shown, not kept
     full.close()
