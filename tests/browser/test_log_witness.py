@@ -929,3 +929,20 @@ def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any) -> None:
     assert f"BAD SIGNATURE: the checkpoint size {size} root {'ab' * 32}" in alarm_of(full)
     assert full.evaluate("window.SotaLog.alarm()") is None  # shown, not kept
     full.close()
+
+
+def test_a_page_open_while_a_later_version_changes_the_store_lets_it(tab: Any) -> None:
+    """A page holds its witness's store open: a later version of the page that opens the store
+    to change it (a new version number) is not kept waiting by it."""
+    a_kept_checkpoint(tab, "store-upgrade")
+    later = tab.context.new_page()
+    later.goto("/rules/casino-war")  # a page without a witness of its own
+    upgraded = later.evaluate(
+        """() => new Promise(resolve => {
+            const open = indexedDB.open("sota-casino.log-witness", 2);
+            open.onblocked = () => resolve("blocked");
+            open.onsuccess = () => { open.result.close(); resolve("opened"); };
+        })"""
+    )
+    assert upgraded == "opened"
+    later.close()

@@ -96,7 +96,11 @@
         return;
       }
       request.onupgradeneeded = () => request.result.createObjectStore(DB_STORE);
-      request.onsuccess = () => resolve(request.result);
+      request.onsuccess = () => {
+        // A later version of the page that changes the store waits for none of these to close.
+        request.result.onversionchange = () => request.result.close();
+        resolve(request.result);
+      };
       request.onerror = () => resolve(null);
     });
   }
