@@ -927,6 +927,10 @@ def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any) -> None:
     )
     size = kept["document"]["size"]
     assert f"BAD SIGNATURE: the checkpoint size {size} root {'ab' * 32}" in alarm_of(full)
+    assert alarm_of(full).endswith(
+        "(this browser could not keep them: its storage refused them, so they are shown on this "
+        "page only)."
+    )
     assert full.evaluate("window.SotaLog.alarm()") is None  # shown, not kept
     full.close()
 

@@ -784,8 +784,10 @@
       if (raised) {
         holder.className = "log-witness bad";
         holder.setAttribute("role", "alert");
-        line.textContent = gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser keeps them until its storage is cleared).",
-          { why: window.SotaI18n.say(raised.reason || raised.why) });
+        const why = { why: window.SotaI18n.say(raised.reason || raised.why) };
+        line.textContent = keptAlarm
+          ? gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser keeps them until its storage is cleared).", why)
+          : gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser could not keep them: its storage refused them, so they are shown on this page only).", why);
       } else if ((waiting.checkpoints.length || waiting.unkept) && isCheckpoint(kept)) {
         holder.className = "log-witness warn";
         line.textContent = unprovenWarning(waiting, kept);
