@@ -909,7 +909,7 @@ def test_a_store_that_cannot_be_read_checks_nothing_and_keeps_nothing_new(tab: A
     assert tab.evaluate("window.SotaLog.kept()") == kept
 
 
-def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any) -> None:
+def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any, shoot: Any) -> None:
     """The browser refuses to keep anything more (a full disk): a fork found now is still shown,
     though it will not be remembered."""
     kept = a_kept_checkpoint(tab, "alarm-unkept")
@@ -932,6 +932,11 @@ def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any) -> None:
         "page only)."
     )
     assert full.evaluate("window.SotaLog.alarm()") is None  # shown, not kept
+    full.set_viewport_size({"width": 390, "height": 844})
+    alarm = full.locator(f"{WITNESS}[role=alert]")
+    assert alarm.evaluate("box => box.scrollWidth <= box.clientWidth")
+    alarm.evaluate("node => node.scrollIntoView({block: 'center'})")
+    shoot(full, "phone-fairness-alarm-not-kept", full_page=False)
     full.close()
 
 
