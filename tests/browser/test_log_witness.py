@@ -169,10 +169,13 @@ def test_the_witness_status_reads_as_one_finnish_sentence(tab: Any) -> None:
     # A fork reads whole too: the alarm's reason inside the alarm's sentence.
     show_a_forged_checkpoint(tab)
     alarm = tab.locator(f"{WITNESS}[role=alert]").inner_text()
-    assert alarm.startswith(
-        "✗ KASINO NÄYTTI TÄLLE SELAIMELLE KAKSI ERI HISTORIAA. VÄÄRÄ ALLEKIRJOITUS: "
+    assert alarm == (
+        "✗ KASINO TARJOSI TÄLLE SELAIMELLE TARKISTUSPISTEEN, JOTA SEN AVAIN EI OLE "
+        "ALLEKIRJOITTANUT. VÄÄRÄ ALLEKIRJOITUS: "
         f"tarkistuspiste (koko {size}, juuri {'ab' * 32}) ei ole kiinnitetyn avaimen "
-        "allekirjoittama. Molemmat tarkistuspisteet"
+        "allekirjoittama. Allekirjoittamattomana se ei todista mitään kenellekään muulle, mutta "
+        "rehellinen kasino ei tarjoa sellaista (tämä selain muistaa sen, kunnes sen tallennustila "
+        "tyhjennetään)."
     ), alarm
 
 
@@ -186,16 +189,20 @@ def test_an_alarm_reads_in_the_language_of_the_page_that_shows_it(tab: Any) -> N
     size = tab.locator(WITNESS).get_attribute("data-log-size")
     show_a_forged_checkpoint(tab)
     alarm = tab.locator(f"{WITNESS}[role=alert]")
-    assert alarm.inner_text().startswith(
-        "✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. BAD SIGNATURE: the checkpoint "
-        f"size {size} root {'ab' * 32} is not signed by the pinned key."
+    # Unsigned, the checkpoint is no proof to show anyone: the alarm does not call it one.
+    assert alarm.inner_text() == (
+        "✗ THE CASINO SERVED THIS BROWSER A CHECKPOINT ITS KEY DID NOT SIGN. BAD SIGNATURE: the "
+        f"checkpoint size {size} root {'ab' * 32} is not signed by the pinned key. Unsigned, it "
+        "proves nothing to anyone else, but an honest casino serves none (this browser remembers "
+        "it until its storage is cleared)."
     ), alarm.inner_text()
 
     with tab.expect_navigation():
         tab.select_option("#language-choice", "fi")
     tab.wait_for_selector("html[lang=fi]")
     assert alarm.inner_text().startswith(
-        "✗ KASINO NÄYTTI TÄLLE SELAIMELLE KAKSI ERI HISTORIAA. VÄÄRÄ ALLEKIRJOITUS: "
+        "✗ KASINO TARJOSI TÄLLE SELAIMELLE TARKISTUSPISTEEN, JOTA SEN AVAIN EI OLE "
+        "ALLEKIRJOITTANUT. VÄÄRÄ ALLEKIRJOITUS: "
         f"tarkistuspiste (koko {size}, juuri {'ab' * 32}) ei ole kiinnitetyn avaimen "
         "allekirjoittama."
     ), alarm.inner_text()
@@ -928,10 +935,17 @@ def test_an_alarm_that_cannot_be_kept_is_still_shown(tab: Any, shoot: Any) -> No
     size = kept["document"]["size"]
     assert f"BAD SIGNATURE: the checkpoint size {size} root {'ab' * 32}" in alarm_of(full)
     assert alarm_of(full).endswith(
-        "(this browser could not keep them: its storage refused them, so they are shown on this "
-        "page only)."
+        "(this browser could not remember it: its storage refused it, so it is shown on this page "
+        "only)."
     )
     assert full.evaluate("window.SotaLog.alarm()") is None  # shown, not kept
+    # A fork of two signed checkpoints, raised where it cannot be kept, says so too.
+    full.evaluate("window.SotaLog.show({ok: false, alarm: {why: 'FORK: kept size 3 root aa'}})")
+    assert alarm_of(full) == (
+        "✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. FORK: kept size 3 root aa. Both "
+        "checkpoints are signed with its key: keep them as proof (this browser could not keep "
+        "them: its storage refused them, so they are shown on this page only)."
+    )
     full.set_viewport_size({"width": 390, "height": 844})
     alarm = full.locator(f"{WITNESS}[role=alert]")
     assert alarm.evaluate("box => box.scrollWidth <= box.clientWidth")

@@ -5,10 +5,11 @@
  * key pinned in this browser (records.js), and checks that it and the checkpoint kept here from
  * before are one history: the same root at the same size, or an RFC 6962 consistency proof from
  * the smaller one's root to the larger one's (a smaller one than the kept is no evidence by
- * itself: a cached page or another tab shows one). Only then is the larger one kept. A fork, a
- * checkpoint the service no longer proves or a bad signature is kept as an alarm naming both
- * sizes and roots, shown loudly on the fairness page ([data-log-witness]) until this browser's
- * storage is cleared: it is proof, signed by the casino, that it showed two histories. A
+ * itself: a cached page or another tab shows one). Only then is the larger one kept. A fork or
+ * a checkpoint the service no longer proves is kept as an alarm naming both sizes and roots,
+ * shown loudly on the fairness page ([data-log-witness]) until this browser's storage is
+ * cleared: it is proof, signed by the casino, that it showed two histories. A bad signature is
+ * kept as an alarm too, which proves nothing to anyone else and does not say it does. A
  * checkpoint whose proof cannot be had is remembered as unproven, with why and when, and warned
  * of on every page until a later proof joins it. Tabs open at once take turns (a Web Lock) to
  * read, check and write what is kept, so that none overwrites what another kept meanwhile.
@@ -609,9 +610,10 @@
     return record.checkpoints.length || record.unkept ? save(UNPROVEN, record) : forget(UNPROVEN);
   }
 
-  /* Keep an alarm: `reason` is a message (i18n.js's N_), translated each time it is shown. */
-  async function alarm(reason, kept, seen) {
-    const raised = { reason, kept, seen, at: new Date().toISOString() };
+  /* Keep an alarm: `reason` is a message (i18n.js's N_), translated each time it is shown;
+   * `unsigned`: `seen` is not signed by the key, so the alarm proves nothing to anyone else. */
+  async function alarm(reason, kept, seen, unsigned = false) {
+    const raised = { reason, kept, seen, at: new Date().toISOString(), ...(unsigned ? { unsigned } : {}) };
     await save(ALARM, raised);
     return { ok: false, alarm: raised };
   }
@@ -722,7 +724,7 @@
         // A changed key: records.js says so loudly; nothing is checked against an untrusted key.
         return { ok: null, size: kept && kept.document.size, note: gettext("The log's checkpoint is signed by a key this browser does not trust yet; it is not checked.") };
       }
-      return alarm(N_("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen);
+      return alarm(N_("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen, true);
     }
     const twin = (await unprovenRecord()).checkpoints.find((one) => one.document.size === doc.size && one.document.root !== doc.root);
     if (twin) {
@@ -785,9 +787,15 @@
         holder.className = "log-witness bad";
         holder.setAttribute("role", "alert");
         const why = { why: window.SotaI18n.say(raised.reason || raised.why) };
-        line.textContent = keptAlarm
-          ? gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser keeps them until its storage is cleared).", why)
-          : gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser could not keep them: its storage refused them, so they are shown on this page only).", why);
+        if (raised.unsigned) {
+          line.textContent = keptAlarm
+            ? gettext("✗ THE CASINO SERVED THIS BROWSER A CHECKPOINT ITS KEY DID NOT SIGN. %(why)s. Unsigned, it proves nothing to anyone else, but an honest casino serves none (this browser remembers it until its storage is cleared).", why)
+            : gettext("✗ THE CASINO SERVED THIS BROWSER A CHECKPOINT ITS KEY DID NOT SIGN. %(why)s. Unsigned, it proves nothing to anyone else, but an honest casino serves none (this browser could not remember it: its storage refused it, so it is shown on this page only).", why);
+        } else {
+          line.textContent = keptAlarm
+            ? gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser keeps them until its storage is cleared).", why)
+            : gettext("✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. %(why)s. Both checkpoints are signed with its key: keep them as proof (this browser could not keep them: its storage refused them, so they are shown on this page only).", why);
+        }
       } else if ((waiting.checkpoints.length || waiting.unkept) && isCheckpoint(kept)) {
         holder.className = "log-witness warn";
         line.textContent = unprovenWarning(waiting, kept);
