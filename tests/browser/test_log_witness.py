@@ -115,7 +115,7 @@ def test_the_page_checks_the_log_up_to_a_size_and_names_a_fork(
     # It stays: every page after says so until the player clears this browser's storage.
     tab.goto("/casino-war")
     tab.goto("/fairness")
-    assert "TWO HISTORIES" in tab.locator(WITNESS).inner_text()
+    tab.locator(WITNESS).filter(has_text="TWO HISTORIES").wait_for()  # the witness speaks last
 
 
 def test_a_newer_checkpoint_dated_before_the_kept_one_is_an_alarm(
