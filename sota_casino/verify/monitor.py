@@ -7,11 +7,12 @@ from the last run: the same root at the same size, or an RFC 6962 consistency pr
 new checkpoint kept. A cron job acts on the exit code and the one line printed:
 
 * 0 ``OK``: consistent (or the first checkpoint, now kept);
-* 1 ``FORK``, ``SHRUNK``, ``BACKDATED`` or ``BAD SIGNATURE``: the log contradicts a checkpoint
-  the service signed (``BACKDATED``: a checkpoint over more entries dated before one over
-  fewer, which would keep a round it left out "not yet anchored"); the line names both sizes
-  and roots, and both signed checkpoints are written to
-  ``DIR/evidence-*.json``, which is what a witness publishes;
+* 1 ``FORK``, ``SHRUNK`` or ``BACKDATED``: the log contradicts a checkpoint the service signed
+  (``BACKDATED``: a checkpoint over more entries dated before one over fewer, which would keep a
+  round it left out "not yet anchored"); the line names both sizes and roots, and both signed
+  checkpoints are written to ``DIR/evidence-*.json``, which is what a witness publishes. Also 1,
+  ``BAD SIGNATURE``: the served checkpoint is not signed by the pinned key (nor by a key its
+  changes lead to); unsigned, it proves nothing to anyone else, so no evidence is written;
 * 2 ``UNUSABLE``: the service cannot be reached, or answers something that is not a checkpoint,
   or the state or key cannot be used. Nothing is concluded, and nothing kept changes.
 

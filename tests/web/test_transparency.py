@@ -699,6 +699,7 @@ def test_the_monitor_says_unusable_for_garbage_and_fails_a_bad_signature_or_a_sh
     serve(5, "ab" * 32, by=fairness.new_signing_key())
     code, line = _monitor(url, state)
     assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5 root " + "ab" * 32)
+    assert not list(state.glob("evidence-*")), "an unsigned checkpoint is evidence of nothing"
     serve(5, "ab" * 32)
     assert _monitor(url, state)[0] == 0
     serve(4, "cd" * 32)
