@@ -23,6 +23,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from sota_casino import background
 from sota_casino import migrate
 from sota_casino.config import test_postgres_url
 from sota_casino.factory import create_app
@@ -97,10 +98,7 @@ def _measure(url: str, workdir: Path) -> dict[str, float]:
             batches[name].append(_cpu_us(action, ROUNDS))
     # The audit integrator's loop (PostgreSQL) stops before its engine goes: a step caught
     # mid-way would keep a connection the disposed pool never closes.
-    if (integrator := app.extensions.get("sota_casino.integrator")) is not None:
-        thread, stop = integrator
-        stop.set()
-        thread.join(30)
+    background.stop_integrator(app, 30)
     app.extensions["sota_casino.engine"].dispose()
     baseline_app.extensions["bench.engine"].dispose()
     return {name: statistics.median(values) for name, values in batches.items()}

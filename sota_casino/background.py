@@ -110,6 +110,18 @@ def start_integrator(app: Flask, interval: float) -> None:
     context.integrator_pid = os.getpid()
 
 
+def stop_integrator(app: Flask, wait: float) -> bool:
+    """Stop this process's audit integrator for ``app``, if it runs; whether it has ended within
+    ``wait`` seconds (a step waiting on an unreachable database may take longer)."""
+    integrator = app.extensions.get("sota_casino.integrator")
+    if integrator is None:
+        return True
+    thread, stop = integrator
+    stop.set()
+    thread.join(wait)
+    return not thread.is_alive()
+
+
 def start(app: Flask, interval: int) -> None:
     """Start this process's standing checks' runner for ``app`` once. Its sessions are
     unhurried: a check may read a whole large table in one statement, which no request's

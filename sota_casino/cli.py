@@ -19,8 +19,10 @@ from typing import Any
 import click
 from flask import Flask
 from flask import current_app
+from flask.cli import ScriptInfo
 from flask.cli import with_appcontext
 
+from . import background
 from . import migrate
 from .core.casino_war import BONUS_MODES
 from .core.casino_war import RANGES
@@ -379,6 +381,7 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
         loggers = [logging.getLogger(name) for name in _OUTAGE_LOGGERS]
         for logger in loggers:
             logger.addFilter(_no_outage_line)  # the line below says it; once is enough
+        quiet = True
         try:
             return callback(*args, **kwargs)
         except Exception as exc:
@@ -389,12 +392,21 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
                 raise
             done = exc.done if isinstance(exc, PartlyDone) else NOTHING_DONE
             click.echo(f"{name}: {outage}: {done}", err=True)
+            # The command ends here, and its process's integrator with it: stopped first, its
+            # next step cannot say the same outage again once the filter is gone.
+            app = click.get_current_context().ensure_object(ScriptInfo).load_app()
+            quiet = background.stop_integrator(app, INTEGRATOR_STOP_SECONDS)
             sys.exit(TRY_AGAIN_LATER)
         finally:
-            for logger in loggers:
-                logger.removeFilter(_no_outage_line)
+            if quiet:  # else a step still waits on the database: the process ends anyway
+                for logger in loggers:
+                    logger.removeFilter(_no_outage_line)
 
     return run
+
+
+#: How long a command that met an outage waits for its integrator's step to end.
+INTEGRATOR_STOP_SECONDS = 5.0
 
 
 #: The loggers of the outage lines a command's own line stands for: the services' refusals,
