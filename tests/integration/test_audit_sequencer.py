@@ -31,6 +31,7 @@ from sqlalchemy import insert
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sota_casino import background
 from sota_casino import migrate
 from sota_casino.core import fairness
 from sota_casino.factory import create_app
@@ -211,9 +212,7 @@ def integrating_app(db_url: str, tmp_path: Path) -> Iterator[Flask]:
     integrator runs every 10 ms: another app server."""
     other = create_app(app_config(db_url, tmp_path, AUDIT_INTEGRATE_MS=10))
     yield other
-    thread, stop = other.extensions["sota_casino.integrator"]
-    stop.set()
-    thread.join(30)
+    background.stop_integrator(other, 30)
     other.extensions["sota_casino.engine"].dispose()
 
 

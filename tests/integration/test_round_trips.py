@@ -30,6 +30,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from ops.faults import end_connections
+from sota_casino import background
 from sota_casino.db import WriteGate
 from sota_casino.db import make_engine
 from sota_casino.db import make_sessionmaker
@@ -108,9 +109,7 @@ def test_a_process_whose_integrator_runs_leaves_its_entries_to_it(
             assert after > before  # the bet's entries wait for the loop
             session.close()
     finally:
-        thread, stop = served.extensions["sota_casino.integrator"]
-        stop.set()
-        thread.join(30)
+        background.stop_integrator(served, 30)
         served.extensions["sota_casino.engine"].dispose()
 
 
