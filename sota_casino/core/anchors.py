@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from datetime import datetime
 from datetime import timedelta
 from itertools import groupby
 from typing import Any
@@ -35,6 +36,7 @@ from .fairness import KEY_CREATED
 from .fairness import KEY_IN_USE
 from .fairness import PLAYER_KEY_REGISTERED
 from .fairness import canonical_json
+from .fairness import format_time
 from .fairness import is_hex64
 from .fairness import time_or_none
 
@@ -669,6 +671,20 @@ def left_out_message(settled_at: object, checkpoint: Mapping[str, Any]) -> str:
         f"settled at {settled_at}, not in the checkpoint signed at {checkpoint['time']} (size "
         f"{checkpoint['size']}), past the bound of {ANCHOR_BOUND_TEXT}: the round was left out "
         "of the log"
+    )
+
+
+def dated_ahead(settled_at: object, now: datetime) -> str | None:
+    """Why a round still pending fails when its ``settled_at`` is past ``now`` (the verifier's
+    clock) and :data:`ANCHOR_BOUND`, or ``None``: no casino has settled it yet, and dated
+    ahead, a round left out of the log would stay within the bound for as long."""
+    settled = time_or_none(settled_at)
+    if settled is None or settled <= now + ANCHOR_BOUND:
+        return None
+    return (
+        f"settled at {settled_at}, past this computer's clock ({format_time(now)}) and the "
+        f"bound of {ANCHOR_BOUND_TEXT}: the receipt is dated ahead, which would keep a round "
+        "left out of the log within the bound"
     )
 
 

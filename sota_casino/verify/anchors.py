@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from typing import Final
 
@@ -103,9 +104,10 @@ def _leaf(anchor: Mapping[str, Any]) -> int:
 class _Anchors:
     """The bundle's anchors, proved and sorted by what they anchor."""
 
-    def __init__(self, bundle: Mapping[str, Any], keys: Sequence[str]) -> None:
+    def __init__(self, bundle: Mapping[str, Any], keys: Sequence[str], now: datetime) -> None:
         self.checkpoints, self.signed, self.findings = _signed_checkpoints(bundle, keys)
         self.key = keys[0]
+        self.now = now
         self.commitment: Mapping[str, Any] | None = None
         self.reveal: Mapping[str, Any] | None = None
         self.bets: dict[Any, Mapping[str, Any]] = {}
@@ -170,6 +172,7 @@ def check_anchors(
     documents: Sequence[Row],
     receipts: Sequence[Mapping[str, Any] | None],
     rows: Sequence[Row],
+    now: datetime,
 ) -> tuple[list[Row], list[Row], list[Finding], dict[Any, int]]:
     """Check the bundle's anchors against its documents.
 
@@ -179,6 +182,7 @@ def check_anchors(
     :param pair_docs: the commitment document, and the reveal document once revealed.
     :param documents: the rows of the commitment, and of the reveal once revealed.
     :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).
+    :param now: the verifier's clock: a round pending may not be dated past it and the bound.
     :returns: the documents' rows, the rounds' rows and the bundle's findings, with the
         ``log`` findings added, and the seq of each round's settlement entry that its anchor
         proves into a signed checkpoint (by round id): where the log took the settlement.
@@ -186,7 +190,7 @@ def check_anchors(
         list fails (:data:`UNANCHORED`), its ``pending_anchors`` disregarded, and so does one
         whose list is empty with nothing pending.
     """
-    found = _Anchors(bundle, keys)
+    found = _Anchors(bundle, keys, now)
     if not isinstance(bundle.get("anchors"), list):
         found.pending.clear()
         found.findings.append(Finding("bundle", LOG, FAIL, f"{UNANCHORED} (it has no anchors)"))
@@ -196,9 +200,10 @@ def check_anchors(
     commitment_findings = _commitment_findings(found, commitment_doc)
     first_round: tuple[int, Any] | None = None
     last_round: tuple[int, Any] | None = None
+    bets = _bets_by_nonce(found, rows)
     new_rows = []
     for row, receipt in zip(rows, receipts, strict=True):
-        extra, leaves = _round_findings(found, row, receipt)
+        extra, leaves = _round_findings(found, row, receipt, bets)
         new_rows.append(row.with_findings(extra))
         if leaves and (first_round is None or min(leaves) < first_round[0]):
             first_round = (min(leaves), row.round_id)
@@ -212,7 +217,8 @@ def check_anchors(
                 f"{first_round[1]} was logged at leaf {first_round[0]}: the pair was committed "
                 f"after it was played ({found.cited(found.commitment)})"
             )
-    checked = [_document_row(found, "commitment", documents[0], commitment_findings)]
+    later = _first_logged_after_commitment(found)
+    checked = [_document_row(found, "commitment", documents[0], commitment_findings, later)]
     if reveal_doc is not None and len(documents) > 1:
         reveal_findings = _reveal_findings(found, reveal_doc, last_round)
         checked.append(_document_row(found, "reveal", documents[1], reveal_findings))
@@ -220,13 +226,54 @@ def check_anchors(
     return checked, new_rows, found.findings, settled
 
 
-def _document_row(found: _Anchors, kind: str, row: Row, messages: list[str]) -> Row:
+def _document_row(
+    found: _Anchors,
+    kind: str,
+    row: Row,
+    messages: list[str],
+    later: Later | None = None,
+) -> Row:
     """A pair document's row with its ``log`` findings; unanchored, pending or failing."""
     row = row.with_findings([Finding(kind, LOG, FAIL, message) for message in messages])
     anchor = found.commitment if kind == "commitment" else found.reveal
     if anchor is None and not messages:
-        row = row.with_findings([Finding(kind, LOG, *_missing(found, (kind, None)))])
+        row = row.with_findings([Finding(kind, LOG, *_missing(found, (kind, None), later=later))])
     return row
+
+
+#: An anchored entry that the log takes after another document's: its leaf, and what it is.
+Later = tuple[int, str]
+
+
+def _earliest(candidates: Sequence[Later | None]) -> Later | None:
+    present = [later for later in candidates if later is not None]
+    return min(present) if present else None
+
+
+def _first_logged_after_commitment(found: _Anchors) -> Later | None:
+    """The earliest anchored entry of the pair after its commitment: any round's, or the
+    reveal's (the log takes the commitment before every one of them)."""
+    rounds = [
+        (_leaf(anchor), f"an entry of round {round_id}")
+        for by_round in (found.bets, found.settlements)
+        for round_id, anchor in by_round.items()
+    ]
+    rounds += [
+        (_leaf(anchor), f"a decision of round {round_id}")
+        for round_id, decisions in found.decisions.items()
+        for anchor in decisions
+    ]
+    reveal = (_leaf(found.reveal), "the pair's reveal") if found.reveal is not None else None
+    return _earliest([*rounds, reveal])
+
+
+def _bets_by_nonce(found: _Anchors, rows: Sequence[Row]) -> list[tuple[int, Later]]:
+    """The anchored bets of the bundle's rounds, by the nonce their rounds were dealt with."""
+    return [
+        (row.nonce, (_leaf(bet), f"the bet of round {row.round_id} (nonce {row.nonce})"))
+        for row in rows
+        if (bet := found.bets.get(_id(row.round_id))) is not None and type(row.nonce) is int
+    ]
 
 
 def _missing(
@@ -234,15 +281,28 @@ def _missing(
     place: tuple[str, Any],
     what: str = "it",
     receipt: Mapping[str, Any] | None = None,
+    later: Later | None = None,
 ) -> tuple[str, str]:
     """A document (or a round's ``what``) without an anchor: pending if the service said so,
-    else a failure; and a round of ``receipt`` pending while a checkpoint signed by the trusted
-    key is dated past its settlement and the bound (``core.anchors.ANCHOR_BOUND``) fails:
-    it was left out of the log."""
+    else a failure. A pending one fails too where it was left out of the log: while the
+    bundle anchors ``later``, an entry the log takes after it (every signed checkpoint holds
+    all the log took before its last entry, so an honest bundle anchors it in the same one),
+    or, for a round of ``receipt``, while a checkpoint signed by the trusted key is dated past
+    its settlement and the bound (``core.anchors.ANCHOR_BOUND``), or its settlement is dated
+    past the verifier's clock and the bound."""
     if place not in found.pending:
         return FAIL, f"the bundle carries no anchor of {what} in the audit log"
+    if later is not None:
+        leaf, entry = later
+        return FAIL, (
+            f"pending, though the signed log holds {entry} at leaf {leaf}, which the log takes "
+            f"after {what}: {what} was left out of the log"
+        )
     if receipt is not None:
         settled_at = receipt.get("settled_at")
+        ahead = anchors.dated_ahead(settled_at, found.now)
+        if ahead is not None:
+            return FAIL, ahead
         checkpoint = anchors.past_the_bound(settled_at, found.signed)
         if checkpoint is not None:
             return FAIL, anchors.left_out_message(settled_at, checkpoint)
@@ -277,9 +337,16 @@ def _reveal_findings(
 
 
 def _round_findings(
-    found: _Anchors, row: Row, receipt: Mapping[str, Any] | None
+    found: _Anchors,
+    row: Row,
+    receipt: Mapping[str, Any] | None,
+    bets: Sequence[tuple[int, Later]],
 ) -> tuple[list[Finding], list[int]]:
-    """The round's ``log`` findings, and the leaves of its entries that hold."""
+    """The round's ``log`` findings, and the leaves of its entries that hold.
+
+    :param bets: the bundle's anchored bets by nonce: the log takes a pair's bets in the order
+        of their nonces, so a later one anchored anchors this one's too.
+    """
 
     def fail(message: str, status: str = FAIL) -> Finding:
         return Finding("round", LOG, status, message, row.index, row.round_id, row.nonce)
@@ -290,17 +357,23 @@ def _round_findings(
     findings = [fail(message) for message in found.problems.get(place, ())]
     settlement = found.settlements.get(place[1])
     decisions = found.decisions.get(place[1], [])
+    bet = found.bets.get(place[1])
+    later_bets = [later for nonce, later in bets if type(row.nonce) is int and nonce > row.nonce]
     if settlement is None:
+        # The log takes every round of the pair before its reveal, and each bet before the
+        # next nonce's.
+        reveal = (_leaf(found.reveal), "the pair's reveal") if found.reveal is not None else None
+        later = _earliest([reveal, *(later_bets if bet is None else ())])
         if not findings:
-            status, message = _missing(found, place, receipt=receipt)
+            status, message = _missing(found, place, receipt=receipt, later=later)
             findings.append(fail(message, status))
         return findings, [a["leaf_index"] for a in decisions]
     problem = anchors.settlement_problem(settlement["entry"], receipt)
     if problem is not None:
         findings.append(fail(f"{problem} ({found.cited(settlement)})"))
-    bet = found.bets.get(place[1])
     if bet is None:
-        status, message = _missing(found, place, "its bet", receipt)
+        after_bet = (_leaf(settlement), "its settlement")  # the log takes the bet first
+        status, message = _missing(found, place, "its bet", receipt, after_bet)
         findings.append(fail(message, status))
     elif (problem := anchors.bet_problem(bet["entry"], receipt)) is not None:
         findings.append(fail(f"{problem} ({found.cited(bet)})"))

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 from typing import Final
 from typing import TypedDict
@@ -94,6 +96,7 @@ def verify_bundle(
     source: str = "bundle",
     jobs: int = 1,
     progress: Progress | None = None,
+    now: datetime | None = None,
 ) -> Report:
     """Make every check of docs/fairness.md on one bundle and report what fails, and where.
 
@@ -105,6 +108,7 @@ def verify_bundle(
     :param records: what the player kept; the bundle must agree with them.
     :param jobs: worker processes for large bundles (:data:`PARALLEL_MIN_ROUNDS` and up).
     :param progress: called with ``(rounds checked, rounds)`` as the check goes.
+    :param now: the time to judge a round still pending by (default: this computer's clock).
     :raises BundleError: if the input is not a bundle.
     """
     bundle_key, commitment_envelope, reveal_envelope, envelopes = _bundle_parts(bundle)
@@ -129,7 +133,13 @@ def verify_bundle(
     findings.extend(across)
     receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
     documents, rows, logged, settled = check_anchors(
-        bundle, log_keys, (commitment_doc, reveal_doc), documents, receipts, rows
+        bundle,
+        log_keys,
+        (commitment_doc, reveal_doc),
+        documents,
+        receipts,
+        rows,
+        now or datetime.now(UTC),
     )
     rows = _with_player_checks(rows, envelopes, bundle, log_keys, commitment_doc, findings, settled)
     findings.extend(logged)

@@ -30,6 +30,7 @@ from test_verify_cli import PAIR  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
 
+from sota_casino.core import anchors
 from sota_casino.verify import main
 
 pytestmark = pytest.mark.browser
@@ -384,6 +385,16 @@ def test_both_verifiers_fail_a_log_naming_a_payout_or_a_count_as_true_or_false(
     assert not offline_passes(tmp_path, bundle)
 
 
+#: The pair's last round: the one that can be pending while the rest is anchored (the log takes
+#: each bet before the next nonce's), with the reveal, which the log takes after every round.
+LAST = GOOD["rounds"][5]["document"]  # settled 11:00:05.25: the bound ends at 12:00:05.25
+
+
+def last_taken_out(checkpoint_at: str) -> Any:
+    """:data:`GOOD` with its last round and its reveal taken out of the log, listed as pending."""
+    return bundles.taken_out(GOOD, LAST["round_id"], checkpoint_at, reveal_too=True)
+
+
 def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait_within_it(
     tab: Any, tmp_path: Path
 ) -> None:
@@ -392,12 +403,12 @@ def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait
     leaves it not yet anchored in both."""
     sign_up(tab, "left-out")
     fairness_page(tab)
-    taken = GOOD["rounds"][2]["document"]
-    settled = taken["settled_at"]  # 11:00:02.25: the bound ends at 12:00:02.25
-    late = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T12:00:02.250001Z")
+    taken = LAST
+    settled = taken["settled_at"]
+    late = last_taken_out("2025-04-01T12:00:05.250001Z")
     size = late["checkpoints"][0]["document"]["size"]
     said = (
-        f"settled at {settled}, not in the checkpoint signed at 2025-04-01T12:00:02.250001Z "
+        f"settled at {settled}, not in the checkpoint signed at 2025-04-01T12:00:05.250001Z "
         f"(size {size}), past the bound of 1 hour: the round was left out of the log"
     )
     path = tmp_path / "late.json"
@@ -407,7 +418,7 @@ def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait
     assert said in out.getvalue()
     assert tab.evaluate(CHECK, [late, KEY_HEX]) == f"round {taken['round_id']}: {said}"
 
-    waiting = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T12:00:02.250000Z")
+    waiting = last_taken_out("2025-04-01T12:00:05.250000Z")
     path.write_text(json.dumps(waiting), encoding="utf-8")
     assert main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO()) == 4
     report = tab.evaluate(
@@ -415,11 +426,11 @@ def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait
         " {trustedKey: key, records: null}); return [r.problems, r.waiting]; }",
         [waiting, KEY_HEX],
     )
-    assert report == [[], [f"round {taken['round_id']}"]]
+    assert report == [[], ["the reveal", f"round {taken['round_id']}"]]
 
     # The checkpoint past the bound, then the same tree signed again dated back within it: any
     # signed checkpoint of the bundle dates the bound, not the last one listed at its size.
-    back = {**late["checkpoints"][0]["document"], "time": "2025-04-01T12:00:02.250000Z"}
+    back = {**late["checkpoints"][0]["document"], "time": "2025-04-01T12:00:05.250000Z"}
     both = {**late, "checkpoints": [*late["checkpoints"], bundles.signed(bundles.KEY, back)]}
     path.write_text(json.dumps(both), encoding="utf-8")
     out = io.StringIO()
@@ -429,12 +440,85 @@ def test_both_verifiers_fail_a_round_left_out_of_the_log_past_the_bound_and_wait
     root = back["root"]
     twins = (
         f"two signed checkpoints over {size} entries differ: root {root} at "
-        f"2025-04-01T12:00:02.250001Z, root {root} at 2025-04-01T12:00:02.250000Z: one of them "
+        f"2025-04-01T12:00:05.250001Z, root {root} at 2025-04-01T12:00:05.250000Z: one of them "
         "forks or back-dates the log"
     )
     assert twins in out.getvalue()
     shown = tab.evaluate(CHECK, [both, KEY_HEX]).replace("\u00a0", " ")  # a number keeps its word
     assert shown == f"{twins} | round {taken['round_id']}: {said}"
+
+
+def test_both_verifiers_fail_a_document_pending_beside_an_entry_the_log_takes_after_it(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A signed checkpoint holds all the log took before its last entry: a document served as
+    pending beside the anchor of one the log takes after it was left out of the log, however
+    the casino dated it, on the page as offline."""
+    sign_up(tab, "left-out-early")
+    fairness_page(tab)
+    within = "2025-04-01T11:00:10.000000Z"  # no checkpoint past any round's bound
+    middle, after = (GOOD["rounds"][i]["document"]["round_id"] for i in (2, 3))
+    beside_reveal = bundles.taken_out(GOOD, LAST["round_id"], within)
+    beside_later_bet = bundles.taken_out(GOOD, middle, within)
+    bet_pending = bundles.listed_pending(GOOD, anchors.bet_of(LAST["round_id"]))
+    commitment_pending = bundles.listed_pending(GOOD, anchors.commitment_of(PAIR.seed_pair_id))
+    reveal = bundles.leaf_of(beside_reveal, anchors.reveal_of(PAIR.seed_pair_id))
+    later_bet = bundles.leaf_of(beside_later_bet, anchors.bet_of(after))
+    settlement = bundles.leaf_of(bet_pending, anchors.settlement_of(LAST["round_id"]))
+    cases = {
+        "round beside the reveal": (
+            beside_reveal,
+            f"round {LAST['round_id']}: listed as pending, though the signed log holds the pair's "
+            f"reveal at leaf {reveal}, which the log takes after every round: the round was left "
+            "out of the log",
+        ),
+        "round beside a later bet": (
+            beside_later_bet,
+            f"round {middle}: listed as pending, though the signed log holds the bet of round "
+            f"{after} (nonce 3) at leaf {later_bet}, which the log takes after this round's bet: "
+            "the round was left out of the log",
+        ),
+        "bet beside its settlement": (
+            bet_pending,
+            f"round {LAST['round_id']}: its bet is listed as pending, though the signed log holds "
+            f"its settlement at leaf {settlement}, which the log takes after the bet: the bet was "
+            "left out of the log",
+        ),
+        "commitment beside the rounds": (
+            commitment_pending,
+            "the commitment is listed as pending, though the signed log holds an entry of round "
+            f"{GOOD['rounds'][0]['document']['round_id']} at leaf 1, which the log takes after "
+            "it: the commitment was left out of the log",
+        ),
+    }
+    for name, (bundle, said) in cases.items():
+        assert not offline_passes(tmp_path, bundle), name
+        assert tab.evaluate(CHECK, [bundle, KEY_HEX]) == said, name
+    assert offline_passes(tmp_path, GOOD) and tab.evaluate(PAGE_PASSES, [[GOOD], KEY_HEX])
+
+
+def test_both_verifiers_fail_a_round_left_out_and_dated_past_their_clock(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The pair's last round and its reveal taken out of the log, the receipt signed again dated
+    years ahead so that no checkpoint is ever past its bound: no casino can have settled it
+    past the verifier's clock, on the page as offline."""
+    sign_up(tab, "dated-ahead")
+    fairness_page(tab)
+    ahead = "2099-01-01T00:00:00.000000Z"
+    dated = copy.deepcopy(GOOD)
+    dated["rounds"][5] = bundles.resign(PAIR, dated["rounds"][5], settled_at=ahead)
+    bundle = bundles.taken_out(
+        dated, LAST["round_id"], "2025-04-01T11:00:10.000000Z", reveal_too=True
+    )
+    assert not offline_passes(tmp_path, bundle)
+    shown = tab.evaluate(CHECK, [bundle, KEY_HEX])
+    assert shown.startswith(
+        f"round {LAST['round_id']}: settled at {ahead}, past this computer's clock ("
+    ) and shown.endswith(
+        "and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out "
+        "of the log within the bound"
+    ), shown
 
 
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:
@@ -443,9 +527,8 @@ def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_
     under it while the offline verifier refused it. It is no checkpoint of the scheme in both."""
     sign_up(tab, "odd-time")
     fairness_page(tab)
-    taken = GOOD["rounds"][2]["document"]
     for time in ("2025-04-01T13:00:00Z", "2025-04-01T13:00:00.000000+00:00"):
-        odd = bundles.taken_out(GOOD, taken["round_id"], time)
+        odd = last_taken_out(time)
         assert not offline_passes(tmp_path, odd)
         assert tab.evaluate(PAGE_PASSES, [[odd], KEY_HEX]) == [False]
         shown = tab.evaluate(CHECK, [odd, KEY_HEX])
@@ -462,8 +545,7 @@ def test_both_verifiers_fail_a_checkpoint_dated_before_one_over_fewer_entries(
     fewer is the casino's own proof of a back-dating, on the page as offline, named alike."""
     sign_up(tab, "back-dated")
     fairness_page(tab)
-    taken = GOOD["rounds"][2]["document"]
-    pending = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T11:50:00.000000Z")
+    pending = last_taken_out("2025-04-01T11:50:00.000000Z")
     in_order = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:40:00.000000Z")
     assert tab.evaluate(CHECK, [in_order, KEY_HEX]) == ""
     back = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:55:00.000000Z")

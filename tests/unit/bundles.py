@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -407,19 +408,50 @@ def sota_moves_receipt(pair: Pair, nonce: int, rules: sota.SotaRules, stake: int
     )
 
 
-def taken_out(bundle: Doc, round_id: int, checkpoint_at: str, key: Ed25519PrivateKey = KEY) -> Doc:
+def taken_out(
+    bundle: Doc,
+    round_id: int,
+    checkpoint_at: str,
+    key: Ed25519PrivateKey = KEY,
+    *,
+    reveal_too: bool = False,
+) -> Doc:
     """Return ``bundle`` as a service serves it once an operator with the database took round
     ``round_id``'s entries out of the log before a checkpoint covered them: the rest anchored
-    in a checkpoint signed at ``checkpoint_at``, the round listed as pending."""
+    in a checkpoint signed at ``checkpoint_at``, the round listed as pending.
+
+    :param reveal_too: the pair's reveal is not in that checkpoint either (the log takes it
+        after every round, so a bundle anchoring it shows the round left out).
+    """
 
     def without(logged: Logged) -> Logged:
-        return [(of, entry) for of, entry in logged if of.get("round_id") != round_id]
+        return [
+            (of, entry)
+            for of, entry in logged
+            if of.get("round_id") != round_id and not (reveal_too and of["kind"] == "reveal")
+        ]
 
     made = anchored(bundle, key, logged_as=without, checkpoint_at=checkpoint_at)
     waiting = [anchors.bet_of(round_id), anchors.settlement_of(round_id)]
+    if reveal_too:
+        waiting.append(anchors.reveal_of(bundle["reveal"]["document"]["seed_pair_id"]))
     reason = "the log holds no entry of it yet; ask again shortly"
     made["pending_anchors"] = [{"of": of, "reason": reason, "retry_after": 1} for of in waiting]
     return made
+
+
+def listed_pending(bundle: Doc, of: Mapping[str, Any]) -> Doc:
+    """Return ``bundle`` serving the document ``of`` names as pending instead of its anchor."""
+    kept = [a for a in bundle["anchors"] if a["of"] != of]
+    assert len(kept) == len(bundle["anchors"]) - 1, of
+    pending = [{"of": of, "reason": "not in a checkpoint yet", "retry_after": 5}]
+    return {**bundle, "anchors": kept, "pending_anchors": pending}
+
+
+def leaf_of(bundle: Doc, of: Mapping[str, Any]) -> int:
+    """Return the leaf of the bundle's anchor of the document ``of`` names."""
+    (leaf,) = [a["leaf_index"] for a in bundle["anchors"] if a["of"] == of]
+    return int(leaf)
 
 
 def with_earlier_checkpoint(

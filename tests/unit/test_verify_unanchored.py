@@ -4,8 +4,12 @@ proven (the verdict says to fetch the bundle again later, with an exit code of i
 
 from __future__ import annotations
 
+import copy
 import io
 import json
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +107,13 @@ def test_a_bundle_pending_only_the_reveal_is_still_ok_so_far(tmp_path: Path) -> 
     assert code == 0 and out.splitlines()[-1].startswith("Result: OK so far:"), out
 
 
-#: Round 2 of :data:`GOOD`, settled at 11:00:02.25: the bound ends an hour later.
-TAKEN = GOOD["rounds"][2]["document"]
-AT_THE_BOUND = "2025-04-01T12:00:02.250000Z"
-PAST_THE_BOUND = "2025-04-01T12:00:02.250001Z"
+#: A pair still in play: only its last round can be pending alone, as the log takes every
+#: round before the pair's reveal and each bet before the next nonce's.
+ACTIVE = bundles.bundle(6, pair=PAIR, revealed=False)
+#: The last round of :data:`ACTIVE`, settled at 11:00:05.25: the bound ends an hour later.
+TAKEN = ACTIVE["rounds"][5]["document"]
+AT_THE_BOUND = "2025-04-01T12:00:05.250000Z"
+PAST_THE_BOUND = "2025-04-01T12:00:05.250001Z"
 
 
 def test_a_round_taken_out_of_the_log_fails_once_a_checkpoint_is_dated_past_the_bound(
@@ -115,11 +122,11 @@ def test_a_round_taken_out_of_the_log_fails_once_a_checkpoint_is_dated_past_the_
     """An operator with the database took the round's entries out of the log before a
     checkpoint covered them and serves it as pending: a checkpoint the trusted key signed past
     its settlement and the bound shows the round left out, however long it is fetched again."""
-    bundle = bundles.taken_out(GOOD, TAKEN["round_id"], PAST_THE_BOUND)
+    bundle = bundles.taken_out(ACTIVE, TAKEN["round_id"], PAST_THE_BOUND)
     size = bundle["checkpoints"][0]["document"]["size"]
     report = verify_bundle(bundle, KEY_HEX)
     said = (
-        f"round {TAKEN['round_id']} (nonce 2): log: settled at {TAKEN['settled_at']}, not in the "
+        f"round {TAKEN['round_id']} (nonce 5): log: settled at {TAKEN['settled_at']}, not in the "
         f"checkpoint signed at {PAST_THE_BOUND} (size {size}), past the bound of 1 hour: the "
         "round was left out of the log"
     )
@@ -134,7 +141,7 @@ def test_every_checkpoint_of_the_bundle_dates_the_bound_also_two_over_the_same_e
     """A bundle that carries the checkpoint dated past the bound and, after it, the same tree
     signed again dated back within the bound still fails the round: any of its checkpoints
     signed by the trusted key dates the bound, not only the last one listed at a size."""
-    bundle = bundles.taken_out(GOOD, TAKEN["round_id"], PAST_THE_BOUND)
+    bundle = bundles.taken_out(ACTIVE, TAKEN["round_id"], PAST_THE_BOUND)
     (late,) = bundle["checkpoints"]
     back = {**late["document"], "time": AT_THE_BOUND}
     bundle["checkpoints"] = [late, bundles.signed(bundles.KEY, back)]
@@ -142,7 +149,7 @@ def test_every_checkpoint_of_the_bundle_dates_the_bound_also_two_over_the_same_e
     (row,) = [row for row in report.rounds if row.round_id == TAKEN["round_id"]]
     assert not report.ok and row.statuses["log"] == FAIL
     said = (
-        f"round {TAKEN['round_id']} (nonce 2): log: settled at {TAKEN['settled_at']}, not in the "
+        f"round {TAKEN['round_id']} (nonce 5): log: settled at {TAKEN['settled_at']}, not in the "
         f"checkpoint signed at {PAST_THE_BOUND} (size {late['document']['size']}), past the "
         "bound of 1 hour: the round was left out of the log"
     )
@@ -152,7 +159,7 @@ def test_every_checkpoint_of_the_bundle_dates_the_bound_also_two_over_the_same_e
 
 
 def test_a_round_pending_within_the_bound_stays_not_yet_anchored(tmp_path: Path) -> None:
-    bundle = bundles.taken_out(GOOD, TAKEN["round_id"], AT_THE_BOUND)
+    bundle = bundles.taken_out(ACTIVE, TAKEN["round_id"], AT_THE_BOUND)
     report = verify_bundle(bundle, KEY_HEX)
     assert report.ok and report.not_yet_anchored, [f.text() for f in report.failures]
     (row,) = [row for row in report.rounds if row.round_id == TAKEN["round_id"]]
@@ -165,8 +172,8 @@ def test_only_a_checkpoint_signed_by_the_trusted_key_dates_the_bound() -> None:
     """A checkpoint dated past the bound under another key proves nothing: it fails as such,
     and the round stays pending, not left out."""
     other = bundles.Pair(key=bundles.new_signing_key())
-    bundle = bundles.taken_out(GOOD, TAKEN["round_id"], AT_THE_BOUND)
-    late = bundles.taken_out(GOOD, TAKEN["round_id"], PAST_THE_BOUND, key=other.key)
+    bundle = bundles.taken_out(ACTIVE, TAKEN["round_id"], AT_THE_BOUND)
+    late = bundles.taken_out(ACTIVE, TAKEN["round_id"], PAST_THE_BOUND, key=other.key)
     bundle["checkpoints"] = [*bundle["checkpoints"], late["checkpoints"][0]]
     report = verify_bundle(bundle, KEY_HEX)
     texts = [f.text() for f in report.failures]
@@ -205,8 +212,7 @@ def test_a_checkpoint_dated_before_one_over_fewer_entries_fails_the_bundle(tmp_p
     holds the casino's own proof of a back-dating (new checkpoints dated back to keep a round
     it left out of the log within the bound), and fails, naming both; the same two dated in
     order pass."""
-    taken = GOOD["rounds"][2]["document"]  # settled 11:00:02.25: the bound ends at 12:00:02.25
-    pending = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T11:50:00.000000Z")
+    pending = bundles.taken_out(ACTIVE, TAKEN["round_id"], "2025-04-01T11:50:00.000000Z")
     latest = pending["checkpoints"][0]["document"]
     in_order = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:40:00.000000Z")
     assert _run(tmp_path, in_order)[0] == 4  # not yet anchored, within the bound
@@ -221,3 +227,89 @@ def test_a_checkpoint_dated_before_one_over_fewer_entries_fails_the_bundle(tmp_p
     assert not report.ok and said in [f.text() for f in report.failures], report.failures
     code, out = _run(tmp_path, back)
     assert code == 1 and said in out, out
+
+
+def _left_out(tmp_path: Path, bundle: dict[str, Any], said: str) -> None:
+    report = verify_bundle(bundle, KEY_HEX)
+    assert not report.ok and said in [f.text() for f in report.failures], report.failures
+    code, out = _run(tmp_path, bundle)
+    assert code == 1 and said in out and out.splitlines()[-1].startswith("Result: FAILED"), out
+
+
+def test_a_round_left_out_of_a_revealed_pairs_log_fails_however_it_is_dated(
+    tmp_path: Path,
+) -> None:
+    """The log takes every round of a pair before its reveal, so a checkpoint holding the reveal
+    holds them all: a round served as pending beside the reveal's anchor was left out, though
+    no checkpoint is dated past its settlement and the bound (the bound alone would let a
+    casino that dated the receipt ahead keep it pending for as long)."""
+    taken = GOOD["rounds"][5]["document"]
+    bundle = bundles.taken_out(GOOD, taken["round_id"], "2025-04-01T11:00:10.000000Z")
+    reveal = bundles.leaf_of(bundle, anchors.reveal_of(PAIR.seed_pair_id))
+    said = (
+        f"round {taken['round_id']} (nonce 5): log: pending, though the signed log holds the "
+        f"pair's reveal at leaf {reveal}, which the log takes after it: it was left out of the log"
+    )
+    _left_out(tmp_path, bundle, said)
+
+
+def test_a_round_left_out_before_a_later_bet_of_its_pair_fails(tmp_path: Path) -> None:
+    """The log takes a pair's bets in the order of their nonces: a round served as pending
+    beside the anchored bet of a later nonce was left out of the log."""
+    taken, after = (ACTIVE["rounds"][i]["document"] for i in (2, 3))
+    bundle = bundles.taken_out(ACTIVE, taken["round_id"], "2025-04-01T11:00:10.000000Z")
+    bet = bundles.leaf_of(bundle, anchors.bet_of(after["round_id"]))
+    said = (
+        f"round {taken['round_id']} (nonce 2): log: pending, though the signed log holds the bet "
+        f"of round {after['round_id']} (nonce 3) at leaf {bet}, which the log takes after it: "
+        "it was left out of the log"
+    )
+    _left_out(tmp_path, bundle, said)
+
+
+def test_a_bet_pending_beside_its_anchored_settlement_fails(tmp_path: Path) -> None:
+    last = ACTIVE["rounds"][5]["document"]
+    bundle = bundles.listed_pending(ACTIVE, anchors.bet_of(last["round_id"]))
+    settled = bundles.leaf_of(bundle, anchors.settlement_of(last["round_id"]))
+    said = (
+        f"round {last['round_id']} (nonce 5): log: pending, though the signed log holds its "
+        f"settlement at leaf {settled}, which the log takes after its bet: its bet was left out "
+        "of the log"
+    )
+    _left_out(tmp_path, bundle, said)
+
+
+def test_a_commitment_pending_beside_its_pairs_anchored_rounds_fails(tmp_path: Path) -> None:
+    bundle = bundles.listed_pending(ACTIVE, anchors.commitment_of(PAIR.seed_pair_id))
+    first = ACTIVE["rounds"][0]["document"]["round_id"]
+    bet = bundles.leaf_of(bundle, anchors.bet_of(first))
+    said = (
+        f"commitment document: log: pending, though the signed log holds an entry of round "
+        f"{first} at leaf {bet}, which the log takes after it: it was left out of the log"
+    )
+    _left_out(tmp_path, bundle, said)
+
+
+def test_a_round_left_out_of_the_log_and_dated_ahead_fails_by_the_verifiers_clock(
+    tmp_path: Path,
+) -> None:
+    """The bound runs from the receipt's ``settled_at``, which the casino writes: the pair's
+    last round, taken out of the log and its receipt signed again dated years ahead, would stay
+    within the bound until then. No casino can have settled a round past the verifier's clock
+    and the bound, so it fails; one at the bound of the clock stays not yet anchored."""
+    ahead = "2099-01-01T00:00:00.000000Z"
+    dated = copy.deepcopy(ACTIVE)
+    dated["rounds"][5] = bundles.resign(PAIR, dated["rounds"][5], settled_at=ahead)
+    bundle = bundles.taken_out(dated, TAKEN["round_id"], "2025-04-01T11:00:10.000000Z")
+    clock = datetime(2098, 12, 31, 22, 59, 59, 999999, tzinfo=UTC)
+    report = verify_bundle(bundle, KEY_HEX, now=clock)
+    said = (
+        f"round {TAKEN['round_id']} (nonce 5): log: settled at {ahead}, past this computer's "
+        "clock (2098-12-31T22:59:59.999999Z) and the bound of 1 hour: the receipt is dated "
+        "ahead, which would keep a round left out of the log within the bound"
+    )
+    assert not report.ok and [f.text() for f in report.failures] == [said]
+    code, out = _run(tmp_path, bundle)  # this computer's clock
+    assert code == 1 and "the receipt is dated ahead" in out, out
+    at_the_bound = verify_bundle(bundle, KEY_HEX, now=clock + timedelta(microseconds=1))
+    assert at_the_bound.ok and at_the_bound.not_yet_anchored, at_the_bound.failures

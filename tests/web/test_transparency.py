@@ -56,16 +56,20 @@ def app(make_app: Callable[..., Flask]) -> Flask:
 
 def _play(client: FlaskClient, auth: dict[str, str], rounds: int = 4) -> list[dict[str, Any]]:
     """Play Casino War rounds (going to war at every tie) and a Sota game."""
-    played = []
-    for _ in range(rounds):
-        answer = client.post(f"{API}/casino-war/rounds", json={"bet": 100}, headers=auth)
-        result = answer.get_json()
-        if result["status"] == "awaiting_decision":
-            url = f"{API}/casino-war/rounds/{result['id']}/decision"
-            result = client.post(url, json={"choice": "war"}, headers=auth).get_json()
-        played.append(result)
+    played = [_war_round(client, auth) for _ in range(rounds)]
     played.append(client.post(f"{API}/sota/games", json={"stake": 2}, headers=auth).get_json())
     return played
+
+
+def _war_round(client: FlaskClient, auth: dict[str, str]) -> dict[str, Any]:
+    """Play a Casino War round to its end, going to war at a tie."""
+    result: dict[str, Any] = client.post(
+        f"{API}/casino-war/rounds", json={"bet": 100}, headers=auth
+    ).get_json()
+    if result["status"] == "awaiting_decision":
+        url = f"{API}/casino-war/rounds/{result['id']}/decision"
+        result = client.post(url, json={"choice": "war"}, headers=auth).get_json()
+    return result
 
 
 def _session(app: Flask) -> Any:
@@ -220,7 +224,7 @@ def test_a_round_taken_out_of_the_log_is_not_yet_anchored_only_within_the_bound(
     auth = bearer(client, "bob")
     first = _play(client, auth, 1)[0]
     assert client.get(f"{API}/rounds/{first['id']}/proof", headers=auth).status_code == 200
-    late = _play(client, auth, 1)[0]
+    late = _war_round(client, auth)  # the pair's last: a later bet would show it left out
     session = _session(app)
     with session.begin():
         subject = anchors.round_subject(late["id"])

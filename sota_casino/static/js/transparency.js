@@ -325,10 +325,61 @@
     return latest && latest.doc;
   }
 
+  /* A signed checkpoint holds all the log took before its last entry, so an honest bundle anchors
+   * a document in the checkpoint that holds an entry the log takes after it: listed as pending
+   * beside such an anchor, the document was left out of the log. These say why, or give null. */
+
+  /* The commitment: the log takes it before every entry of its rounds and the reveal. */
+  function leftOutCommitment(betted, settled, decided, revealed, result) {
+    const rounds = [...Object.entries(betted), ...Object.entries(settled),
+      ...Object.entries(decided).flatMap(([id, anchors]) => anchors.map((anchor) => [id, anchor]))];
+    const [id, first] = rounds.reduce((a, b) => (a[1] === null || b[1].leaf_index < a[1].leaf_index ? b : a), [null, null]);
+    if (first) {
+      result.problems.push(gettext("the commitment is listed as pending, though the signed log holds an entry of round %(round)s at leaf %(leaf)s, which the log takes after it: the commitment was left out of the log",
+        { round: id, leaf: first.leaf_index }));
+    } else if (revealed) {
+      result.problems.push(gettext("the commitment is listed as pending, though the signed log holds the pair's reveal at leaf %(leaf)s, which the log takes after it: the commitment was left out of the log",
+        { leaf: revealed.leaf_index }));
+    }
+    return first || revealed ? false : "pending";
+  }
+
+  /* The anchored bets of the bundle's rounds with the nonces they were dealt with. */
+  function anchoredBets(rounds, betted) {
+    return rounds.map((signed) => signed.document)
+      .filter((receipt) => betted[receipt.round_id] && Number.isInteger(receipt.nonce))
+      .map((receipt) => ({ id: receipt.round_id, nonce: receipt.nonce, leaf: betted[receipt.round_id].leaf_index }));
+  }
+
+  /* A round without its settlement anchored: the log takes a pair's bets in the order of their
+   * nonces (`bets`: the anchored ones, if its own bet is not), and every round before the
+   * pair's reveal. */
+  function leftOutRound(receipt, bets, revealed) {
+    const later = bets.filter((bet) => Number.isInteger(receipt.nonce) && bet.nonce > receipt.nonce)
+      .reduce((a, b) => (a === null || b.leaf < a.leaf ? b : a), null);
+    if (later) {
+      return gettext("round %(round)s: listed as pending, though the signed log holds the bet of round %(later)s (nonce %(nonce)s) at leaf %(leaf)s, which the log takes after this round's bet: the round was left out of the log",
+        { round: receipt.round_id, later: later.id, nonce: later.nonce, leaf: later.leaf });
+    }
+    if (revealed) {
+      return gettext("round %(round)s: listed as pending, though the signed log holds the pair's reveal at leaf %(leaf)s, which the log takes after every round: the round was left out of the log",
+        { round: receipt.round_id, leaf: revealed.leaf_index });
+    }
+    return null;
+  }
+
   /* A round the service lists as pending: "pending" within the bound, else false with why. Every
    * checkpoint of the bundle signed by the pinned key (`result.checkpoints`) dates the bound,
    * also one that another of its size follows in the list. */
   function pendingRound(receipt, result) {
+    // The bound runs from a time the casino writes: dated ahead, a round left out of the log
+    // would stay within it, but no casino settles a round past this computer's clock.
+    const settled = timeParts(receipt.settled_at);
+    if (settled && settled[0] + settled[1] / 1e6 > Date.now() / 1000 + ANCHOR_BOUND_SECONDS) {
+      result.problems.push(gettext("round %(round)s: settled at %(settled)s, past this computer's clock (%(now)s) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
+        { round: receipt.round_id, settled: receipt.settled_at, now: new Date().toISOString() }));
+      return false;
+    }
     const past = pastTheBound(receipt.settled_at, result.checkpoints.map((signed) => signed.document));
     if (!past) return "pending";
     result.problems.push(gettext("round %(round)s: settled at %(settled)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: the round was left out of the log",
@@ -517,9 +568,10 @@
         }));
       }
     } else if (result.commitment === null) {
-      result.commitment = pending.has("pair") ? "pending" : false;
-      if (result.commitment === false) result.problems.push(gettext("the bundle carries no anchor of the commitment in the log"));
+      result.commitment = pending.has("pair") ? leftOutCommitment(betted, settled, decided, revealed, result) : false;
+      if (result.commitment === false && !pending.has("pair")) result.problems.push(gettext("the bundle carries no anchor of the commitment in the log"));
     }
+    const laterBets = anchoredBets(bundle.rounds, betted);
     let firstLeaf = null;
     let lastLeaf = null;
     for (const signed of bundle.rounds) {
@@ -529,7 +581,9 @@
       const settlement = settled[id];
       if (!settlement) {
         if (pending.has(["round", id].join(":"))) {
-          result.rounds[id] = pendingRound(receipt, result);
+          const later = leftOutRound(receipt, betted[id] ? [] : laterBets, revealed);
+          if (later) result.problems.push(later);
+          result.rounds[id] = later ? false : pendingRound(receipt, result);
         } else {
           result.rounds[id] = false;
           result.problems.push(gettext("round %(round)s: the bundle carries no anchor of it in the log", { round: id }));
@@ -545,16 +599,20 @@
       const bet = betted[id];
       const betFault = bet ? betProblem(bet.entry, receipt) : null;
       const betLate = bet && [settlement, ...decisions].some((a) => a.leaf_index <= bet.leaf_index);
-      // Not anchored: "pending" while the service says so, else a failure (null: anchored).
+      // Not anchored beside an anchored settlement: the log takes the bet first, so it was left
+      // out of the log, also where the service lists it as pending.
       const betPending = !bet && pending.has(["round", id].join(":"));
-      const betMissing = bet ? null : betPending && pendingRound(receipt, result);
-      result.rounds[id] = !problem && !late && !betFault && !betLate && (betMissing ?? true);
+      if (betPending) {
+        result.problems.push(gettext("round %(round)s: its bet is listed as pending, though the signed log holds its settlement at leaf %(leaf)s, which the log takes after the bet: the bet was left out of the log",
+          { round: id, leaf: settlement.leaf_index }));
+      }
+      result.rounds[id] = !problem && !late && !betFault && !betLate && Boolean(bet);
       if (problem) {
         result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
           { round: id, problem, where: inCheckpoint(settlement.entry.seq, settlement.checkpoint_size) }));
       }
       if (late) result.problems.push(gettext("round %(round)s: a decision was logged after the round settled", { round: id }));
-      if (betMissing === false && !betPending) result.problems.push(gettext("round %(round)s: the bundle carries no anchor of its bet in the log", { round: id }));
+      if (!bet && !betPending) result.problems.push(gettext("round %(round)s: the bundle carries no anchor of its bet in the log", { round: id }));
       if (betFault) {
         result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
           { round: id, problem: betFault, where: inCheckpoint(bet.entry.seq, bet.checkpoint_size) }));
