@@ -100,6 +100,12 @@ def _choice(name: str, value: object, valid: Sequence[object]) -> None:
         )
 
 
+def check_max_tricks(value: object, most: int = MAX_TRICKS_RANGE[1]) -> None:
+    """Refuse a ``max_tricks`` that is not a whole number from 1 to ``most``: the rule book's
+    limit, or a casino's, which may deal no game as long as the rule book allows."""
+    _whole(MAX_TRICKS, value, MAX_TRICKS_RANGE[0], most)
+
+
 def _whole(name: str, value: object, low: int, high: int, *, may_be_off: bool = False) -> None:
     """Refuse ``value`` unless it is an int (not a bool) in ``low..high``."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -140,7 +146,7 @@ class SotaRules:
         for name, valid in NAMED_VALUES.items():
             _choice(name, getattr(self, name), valid)
         _choice("war_down", self.war_down, WAR_DOWN_VALUES)
-        _whole("max_tricks", self.max_tricks, *MAX_TRICKS_RANGE)
+        check_max_tricks(self.max_tricks)
         if self.lead is not None:
             _whole("lead", self.lead, *LEAD_RANGE, may_be_off=True)
         for name in SWITCHES:

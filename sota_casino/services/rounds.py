@@ -64,6 +64,10 @@ from .tx import in_transaction
 from .tx import read_only
 
 MAX_PAGE = 100
+#: The most tricks of a game this casino deals from a player's own rules (the rule book allows
+#: up to 100 000): a game is played out in the request that deals it, and again for each move
+#: and each look at it, and a fixed gather order can cycle to the limit, 20 µs a trick.
+MAX_DEALT_TRICKS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -640,6 +644,8 @@ def _sota_rules(table: dict[str, Any], rules: object, preset: object) -> sota.So
     if not isinstance(rules, dict):
         raise InvalidRules(N_("rules must be an object of rule options"), field="rules")
     try:
+        if sota.MAX_TRICKS in rules:
+            sota.check_max_tricks(rules[sota.MAX_TRICKS], MAX_DEALT_TRICKS)
         return sota.SotaRules.from_dict(rules)
     except InvalidRules as error:
         # The engine names the option; the request holds it in its rules.

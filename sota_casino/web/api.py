@@ -83,6 +83,11 @@ TABLE_OFFER: Final = (
     "a preset the table does not offer now (invalid_rules, field preset), or rules of one's own "
     "where it takes none (invalid_rules, field rules)"
 )
+#: A player's own rules may not ask for a longer game than the casino deals.
+DEALT_TRICKS: Final = (
+    f"rules.max_tricks above {rounds.MAX_DEALT_TRICKS}, the most tricks this casino deals "
+    "(invalid_rules, field rules.max_tricks)"
+)
 #: Actions that write records kept for good are limited per account (services.hourly_limits).
 HOURLY_LIMIT: Final = (
     "It writes records kept for good: at most {setting} ({default} unless set otherwise) per "
@@ -396,7 +401,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.GameRequest,
     idempotent=True,
-    beyond_schema=(TABLE_LIMITS, TABLE_OFFER),
+    beyond_schema=(TABLE_LIMITS, TABLE_OFFER, DEALT_TRICKS),
 )
 def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     return _answer(_move_money(rounds.play_sota, body), 201)

@@ -126,10 +126,10 @@ NUMBER_HELP: Final = [
     {
         "name": "max_tricks",
         "title": N_("Trick limit"),
-        "about": N_("After this many tricks the hand with the most cards wins (1–100 000)."),
+        "about": N_("After this many tricks the hand with the most cards wins (%(low)s–%(high)s)."),
         "default": 2000,
         "min": sota.MAX_TRICKS_RANGE[0],
-        "max": sota.MAX_TRICKS_RANGE[1],
+        "max": rounds.MAX_DEALT_TRICKS,
     },
     {
         "name": "lead",

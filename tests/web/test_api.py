@@ -20,11 +20,13 @@ from web_support import api_register
 from web_support import bearer
 from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
+from web_support import register_page
 
 from sota_casino.core.cards import canonical_deck
 from sota_casino.core.fairness import signature_checker
 from sota_casino.models import User
 from sota_casino.services import accounts
+from sota_casino.services import rounds
 from sota_casino.services import settings
 from sota_casino.services import tx
 
@@ -542,6 +544,45 @@ def test_a_rule_set_the_table_does_not_offer_is_a_refusal_the_document_names(
     document = client.get("/api/v1/openapi.json").get_json()
     refused = document["paths"]["/sota/games"]["post"]["responses"]["422"]["x-beyond-schema"]
     assert [rule for rule in refused if "invalid_rules" in rule], refused
+
+
+#: Rules under which a game often cycles, a fixed gather order never ending it: it runs to
+#: ``max_tricks``, each trick played in the request that deals it.
+CYCLING = {"seats": 4, "teams": True, "gather": "table", "war_down": 1}
+
+
+def test_a_game_longer_than_the_casino_deals_is_refused_and_changes_nothing(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """The rule book allows up to 100 000 tricks; played out in one request, a game that cycles
+    that long took seconds of a worker and its answer ten megabytes. Rules of one's own may ask
+    for at most :data:`rounds.MAX_DEALT_TRICKS`, which the form and the document say."""
+    most = rounds.MAX_DEALT_TRICKS
+    before = balances(client, auth)
+    for too_long in (most + 1, 100_000):
+        body = {"stake": 1, "rules": CYCLING | {"max_tricks": too_long}}
+        response = client.post("/api/v1/sota/games", json=body, headers=auth)
+        assert response.status_code == 422 and response.get_json()["error"] == {
+            "code": "invalid_rules",
+            "message": f"max_tricks must be a whole number from 1 to {most} (got {too_long})",
+            "field": "rules.max_tricks",
+        }
+    assert balances(client, auth) == before
+    lengths = []
+    for _ in range(6):
+        body = {"stake": 1, "rules": CYCLING | {"max_tricks": most}}
+        response = client.post("/api/v1/sota/games", json=body, headers=auth)
+        assert response.status_code == 201, response.get_json()
+        lengths.append(len(response.get_json()["tricks"]))
+    assert max(lengths) <= most
+    document = client.get("/api/v1/openapi.json").get_json()
+    refused = document["paths"]["/sota/games"]["post"]["responses"]["422"]["x-beyond-schema"]
+    assert f"rules.max_tricks above {most}, the most tricks this casino deals" in " ".join(refused)
+    player = app.test_client()
+    register_page(player, "long-player")
+    form = player.get("/sota").get_data(as_text=True)
+    assert f'name="rule_max_tricks" type="number" min="1" max="{most}"' in form
+    assert "After this many tricks the hand with the most cards wins (1–10,000)." in form
 
 
 def test_a_refused_move_names_the_field_it_is_about(

@@ -483,20 +483,20 @@ def refusal_shown(client: FlaskClient, answer: Any) -> str:
 SOTA_RULE_REFUSALS = {
     "fi": {
         "rule_teams": "Joukkuesota vaatii 4 paikkaa (paikat 0+2 vastaan 1+3)",
-        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–100000 (annettu 0)",
+        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–10000 (annettu 0)",
         "rule_lead": "Voittava johto: arvon on oltava pois (tyhjä) tai kokonaisluku 1–54 "
         "(annettu 99)",
     },
     "nb": {
         "rule_teams": "«Lag» krever 4 plasser (plass 0+2 mot 1+3)",
-        "rule_max_tricks": "«Grense for antall stikk» må være et helt tall fra 1 til 100000 "
+        "rule_max_tricks": "«Grense for antall stikk» må være et helt tall fra 1 til 10000 "
         "(fikk 0)",
         "rule_lead": "«Vinnende forsprang» må være av (tom) eller et helt tall fra 1 til 54 "
         "(fikk 99)",
     },
     "pt": {
         "rule_teams": "“Equipes” exige 4 lugares (lugares 0+2 contra 1+3)",
-        "rule_max_tricks": "“Limite de vazas” precisa ser um número inteiro de 1 a 100000 "
+        "rule_max_tricks": "“Limite de vazas” precisa ser um número inteiro de 1 a 10000 "
         "(recebido: 0)",
         "rule_lead": "“Vantagem para vencer” precisa ser vazio (desligado) ou um número inteiro "
         "de 1 a 54 (recebido: 99)",
