@@ -44,6 +44,7 @@ from .fairness import canonical_json
 from .fairness import parse_time
 from .fairness import strict_json
 from .fairness import verify_signature
+from .fairness import weak_key_problem
 
 GENESIS_HASH: Final = "00" * 32
 ENTRY_KEYS: Final = ("seq", "time", "actor", "action", "subject", "data")
@@ -626,8 +627,12 @@ def checkpoint_note(
 
 
 def _verify_raw(public_key_hex: str, signature: bytes, message: bytes) -> bool:
+    """Tell whether ``signature`` signs ``message`` by the key; a weak key signs nothing."""
     try:
-        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key_hex)).verify(signature, message)
+        raw = bytes.fromhex(public_key_hex)
+        if weak_key_problem(raw) is not None:
+            return False
+        Ed25519PublicKey.from_public_bytes(raw).verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True

@@ -594,18 +594,63 @@ def verify_signature(public_hex: str, doc: Any, signature_hex: str) -> bool:
     return signature_checker(public_hex)(doc, signature_hex)
 
 
+#: The encodings of the curve's points of small order (the cofactor is 8), sign bit cleared:
+#: under such a key, signatures made with no private key verify (libsodium's blocklist,
+#: ``ge25519_has_small_order``, lists these and two of the encodings refused as non-canonical).
+_SMALL_ORDER_KEYS: Final = frozenset(
+    bytes.fromhex(encoding)
+    for encoding in (
+        "0000000000000000000000000000000000000000000000000000000000000000",  # order 4
+        "0100000000000000000000000000000000000000000000000000000000000000",  # the identity
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",  # order 8
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",  # order 8
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # order 2 (y = p - 1)
+    )
+)
+_FIELD_PRIME: Final = 2**255 - 19
+_ED25519_KEY_BYTES: Final = 32
+
+
+def weak_key_problem(raw: bytes) -> str | None:
+    """Say why the raw public key ``raw`` must not be trusted to sign anything, or ``None``.
+
+    A key of small order lets anyone sign: under the identity (``01`` and 31 zero bytes) the
+    64-byte signature ``01`` and 63 zero bytes verifies for every message, in OpenSSL and in
+    WebCrypto alike. A y coordinate of ``p = 2**255 - 19`` or more writes a point a second way,
+    which RFC 8032 refuses and other libraries take. No honest key is either (a random key is of
+    small order with a chance of about 2**-252), so every place that takes a key refuses both,
+    and a key change to one: whoever made it handed the trust in the service to everyone.
+    """
+    if len(raw) != _ED25519_KEY_BYTES:
+        return f"not {_ED25519_KEY_BYTES} bytes"
+    y = int.from_bytes(raw, "little") & ~(1 << 255)  # the top bit is the sign of x
+    if y >= _FIELD_PRIME:
+        return "not canonically encoded (its y coordinate is 2^255 - 19 or more)"
+    if y.to_bytes(_ED25519_KEY_BYTES, "little") in _SMALL_ORDER_KEYS:
+        return "of small order: signatures anyone makes without a private key verify under it"
+    return None
+
+
+def _signs_nothing(doc: Any, signature_hex: str) -> bool:
+    return False
+
+
 @functools.lru_cache(maxsize=8)
 def signature_checker(public_hex: str) -> Callable[[Any, str], bool]:
     """Return a function telling whether a hex signature signs a document's canonical bytes by
-    ``public_hex``; a text that is not a key signs nothing.
+    ``public_hex``; a text that is not a key, or a weak key (:func:`weak_key_problem`), signs
+    nothing.
 
     The key is loaded once, not for every document: a verifier checks thousands with one key,
     and loading it is about 2 % of a receipt's check.
     """
     try:
-        verify = Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_hex)).verify
+        raw = bytes.fromhex(public_hex)
+        verify = Ed25519PublicKey.from_public_bytes(raw).verify
     except (ValueError, TypeError):
-        return lambda doc, signature_hex: False
+        return _signs_nothing
+    if weak_key_problem(raw) is not None:
+        return _signs_nothing
 
     def valid(doc: Any, signature_hex: str) -> bool:
         try:

@@ -77,14 +77,25 @@ def _checked_public_key(public_key_hex: object) -> str:
             field="public_key_hex",
         )
     assert isinstance(public_key_hex, str)
+    raw = bytes.fromhex(public_key_hex)
     try:
-        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key_hex))
+        Ed25519PublicKey.from_public_bytes(raw)
     except ValueError as exc:
         raise InvalidInput(
             N_("public_key_hex is not an Ed25519 public key: %(reason)s"),
             params={"reason": str(exc)},
             field="public_key_hex",
         ) from None
+    if fairness.weak_key_problem(raw) is not None:
+        # Anyone could sign the player's decisions under it: they would prove nothing.
+        raise InvalidInput(
+            N_(
+                "public_key_hex is a weak Ed25519 key (of small order, or not canonically "
+                "encoded): anyone could sign under it, so its signatures would prove nothing; "
+                "make a new key"
+            ),
+            field="public_key_hex",
+        )
     return public_key_hex
 
 

@@ -62,6 +62,7 @@ from .trust import KeyProblem
 from .trust import KnownKeys
 from .trust import check_service_name
 from .trust import read_key_file
+from .trust import refuse_weak_key
 
 EXIT_CODES: Final = (
     "Exit codes: 0 everything checkable holds against a trusted key; 1 something fails (a "
@@ -335,7 +336,10 @@ def _key_argument(text: str) -> str:
         raise argparse.ArgumentTypeError(
             "a public key is 64 hex digits (the raw 32-byte Ed25519 key)"
         )
-    return key
+    try:
+        return refuse_weak_key(key, "--public-key")
+    except KeyProblem as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _service_argument(text: str) -> str:

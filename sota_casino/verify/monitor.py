@@ -20,8 +20,9 @@ A checkpoint signed by another key than the pinned one is checked only through t
 changes (``GET /api/v1/fairness/public-key``): a chain of them from the pinned key, each signed
 by the key it retires, to the key that signed the checkpoint moves the pin there (the keys it
 retired are kept in ``DIR/retired_keys``: a process not yet restarted still signs with one).
-Without that chain it is ``BAD SIGNATURE``. The checkpoint is held to the kept one either way:
-a key change starts no new history.
+Without that chain it is ``BAD SIGNATURE``, naming any change to a weak key, which is never
+followed (:func:`..core.fairness.weak_key_problem`). The checkpoint is held to the kept one
+either way: a key change starts no new history.
 
 ``--compare FILE`` (any number) checks the signed checkpoints other witnesses published, or those
 a bundle's anchors are proved into, against the one kept, as the served one is checked: a split
@@ -58,7 +59,10 @@ from .report import EXIT_FAILED
 from .report import EXIT_OK
 from .report import EXIT_UNUSABLE
 from .report import short
+from .trust import KeyProblem
+from .trust import refuse_weak_key
 from .trust import successor_chain
+from .trust import weak_key_changes
 
 CHECKPOINT_PATH: Final = "/api/v1/transparency/checkpoint"
 CONSISTENCY_PATH: Final = "/api/v1/transparency/consistency"
@@ -214,6 +218,10 @@ def _pinned_key(folder: Path, given: str | None, retired: tuple[str, ...]) -> st
         raise Unusable(
             "no key pinned yet: give --public-key HEX or --key-file FILE on the first run"
         )
+    try:
+        refuse_weak_key(key, str(path) if kept is not None else "--public-key")
+    except KeyProblem as exc:
+        raise Unusable(str(exc)) from None
     if kept is None:
         path.write_text(key + "\n", encoding="utf-8")
     return key
@@ -233,16 +241,21 @@ def _retired_keys(folder: Path) -> tuple[str, ...]:
     return tuple(listed)
 
 
-def _key_chain(base: str, key: str, timeout: float) -> list[Mapping[str, Any]] | None:
+def _key_chain(
+    base: str, key: str, timeout: float
+) -> tuple[list[Mapping[str, Any]] | None, list[str]]:
     """The key changes leading from ``key`` to the service's key now, each signed by the key it
-    retires (a key handed on twice leads nowhere), or ``None``: there is no such chain."""
+    retires (a key handed on twice, or to a weak key, leads nowhere), or ``None``: there is no
+    such chain; and what the service's key changes to weak keys say (:func:`.weak_key_changes`).
+    """
     status, answer = _get(base + PUBLIC_KEY_PATH, timeout)
     if status != 200 or not isinstance(answer, dict):
-        return None
+        return None, []
+    refused = weak_key_changes(answer.get("key_changes"))
     now = answer.get("public_key_hex")
     if not (isinstance(now, str) and is_hex64(now)) or now == key:
-        return None
-    return successor_chain(key, now, answer.get("key_changes"))
+        return None, refused
+    return successor_chain(key, now, answer.get("key_changes")), refused
 
 
 def _move_pin(folder: Path, chain: list[Mapping[str, Any]], retired: tuple[str, ...]) -> None:
@@ -284,10 +297,10 @@ def monitor(
         try:
             try:
                 seen = _checkpoint_of(answer, (key, *retired), base + CHECKPOINT_PATH)
-            except _BadSignature:
-                chain = _key_chain(base, key, timeout)
+            except _BadSignature as bad:
+                chain, refused = _key_chain(base, key, timeout)
                 if chain is None:
-                    raise
+                    raise _BadSignature(bad.doc, "; ".join([bad.what, *refused])) from None
                 new_key = str(chain[-1]["new_public_key_hex"])
                 seen = _checkpoint_of(answer, (new_key,), base + CHECKPOINT_PATH)
         except _BadSignature as bad:

@@ -46,11 +46,14 @@ from typing import Final
 from ..core import casino_war
 from ..core import sota
 from ..core.errors import InvalidRules
+from ..core.fairness import is_hex64
 from ..core.fairness import signature_checker
+from ..core.fairness import weak_key_problem
 from ..core.fairness import whole_number_json
 from .report import FAIL
 from .report import Finding
 from .report import Row
+from .report import short
 
 FORMAT: Final = "sota-casino-records"
 VERSION: Final = 1
@@ -94,6 +97,8 @@ class Records:
         key = data.get("public_key_hex")
         if key is not None and not (isinstance(key, str) and len(key) == 64):
             raise RecordsError(f"{source}: public_key_hex is neither null nor 64 hex digits")
+        if key is not None and is_hex64(key) and (weak := weak_key_problem(bytes.fromhex(key))):
+            raise RecordsError(f"{source}: public_key_hex {short(key)} is {weak}; refused")
         commitments: dict[Any, tuple[Mapping[str, Any], str]] = {}
         for i, envelope in enumerate(_list(data, "commitments", source)):
             doc = envelope.get("document") if isinstance(envelope, dict) else None

@@ -9,6 +9,8 @@ unless a chain of key-change documents, each signed by the key it retires, leads
 trusted key to the bundle's (then the file moves on to the new key, and says so). A document
 made before a key change stays signed by the key it retired: the keys the trusted key succeeded
 count too, but only as the trusted key's own signed log proves them (:func:`logged_predecessors`).
+A weak key (:func:`..core.fairness.weak_key_problem`), under which anyone can sign, is trusted
+nowhere: not given, not in the file, and no key change to one is followed.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ..core.fairness import KEY_CHANGED
 from ..core.fairness import is_hex64
 from ..core.fairness import public_key_hex
 from ..core.fairness import verify_signature
+from ..core.fairness import weak_key_problem
 from .player_signatures import anchor_problem
 from .report import short
 
@@ -48,10 +51,21 @@ class KeyProblem(ValueError):
     """A key, key file or known-keys file that cannot be used (exit code 2)."""
 
 
+def refuse_weak_key(key_hex: str, source: str) -> str:
+    """Return ``key_hex`` (64 hex digits) unless it is a weak key, which no one may trust.
+
+    :raises KeyProblem: if it is one, naming ``source`` and why.
+    """
+    problem = weak_key_problem(bytes.fromhex(key_hex))
+    if problem is not None:
+        raise KeyProblem(f"{source} holds the key {short(key_hex)}, which is {problem}; refused")
+    return key_hex
+
+
 def parse_key_text(text: str, source: str) -> str:
     """Return the raw Ed25519 key, as hex, of a PEM public key or of 64 hex digits.
 
-    :raises KeyProblem: if ``text`` is neither.
+    :raises KeyProblem: if ``text`` is neither, or holds a weak key.
     """
     stripped = text.strip()
     if stripped.startswith("-----BEGIN"):
@@ -61,13 +75,13 @@ def parse_key_text(text: str, source: str) -> str:
             raise KeyProblem(f"{source} is not a PEM public key: {exc}") from None
         if not isinstance(key, Ed25519PublicKey):
             raise KeyProblem(f"{source} holds a public key that is not Ed25519")
-        return public_key_hex(key)
+        return refuse_weak_key(public_key_hex(key), source)
     hex_text = stripped.lower()
     if not is_hex64(hex_text):
         raise KeyProblem(
             f"{source} is neither a PEM public key nor 64 hex digits (the raw Ed25519 key)"
         )
-    return hex_text
+    return refuse_weak_key(hex_text, source)
 
 
 def read_key_file(path: str) -> str:
@@ -87,7 +101,35 @@ def read_key_file(path: str) -> str:
 
 def signed_key_change(envelope: object) -> Mapping[str, Any] | None:
     """Return the key-change document of ``envelope`` if it is one, validly signed by the key it
-    retires (its old key), else ``None``: it proves nothing."""
+    retires (its old key), to a key that is not weak, else ``None``: it proves nothing, or hands
+    the service to a key anyone can sign with (:func:`weak_key_changes` says so)."""
+    doc = _signed_by_old_key(envelope)
+    if doc is None or weak_key_problem(bytes.fromhex(doc["new_public_key_hex"])) is not None:
+        return None
+    return doc
+
+
+def weak_key_changes(key_changes: object) -> list[str]:
+    """Say which of a bundle's key changes, each validly signed by the key it retires, hand the
+    service on to a weak key (each change once); empty if none. No chain is followed through
+    one: an honest service never hands its trust to a key under which anyone can sign."""
+    if not isinstance(key_changes, list):
+        return []
+    problems: dict[str, None] = {}  # in order, each once: the same change may be listed twice
+    for doc in filter(None, map(_signed_by_old_key, key_changes)):
+        new = doc["new_public_key_hex"]
+        problem = weak_key_problem(bytes.fromhex(new))
+        if problem is not None:
+            said = (
+                f"key {short(doc['old_public_key_hex'])} was handed on to key {short(new)}, "
+                f"which is {problem}; no change to such a key is followed"
+            )
+            problems[said] = None
+    return list(problems)
+
+
+def _signed_by_old_key(envelope: object) -> Mapping[str, Any] | None:
+    """The key-change document of ``envelope`` if it is one, validly signed by its old key."""
     doc = envelope.get("document") if isinstance(envelope, dict) else None
     signature = envelope.get("signature") if isinstance(envelope, dict) else None
     if not (isinstance(doc, dict) and isinstance(signature, str)):
@@ -252,7 +294,7 @@ class KnownKeys:
     def load(cls, path: str | Path) -> KnownKeys:
         """Read the file (a missing file knows no key).
 
-        :raises KeyProblem: if a line is not ``SERVICE KEYHEX``.
+        :raises KeyProblem: if a line is not ``SERVICE KEYHEX``, or names a weak key.
         """
         file = Path(path).expanduser()
         try:
@@ -270,7 +312,7 @@ class KnownKeys:
                 raise KeyProblem(
                     f"{file} line {number}: expected SERVICE KEYHEX (64 lower-case hex digits)"
                 )
-            keys[fields[0]] = fields[1]
+            keys[fields[0]] = refuse_weak_key(fields[1], f"{file} line {number}")
         return cls(file, keys)
 
     def key_of(self, service: str) -> str | None:

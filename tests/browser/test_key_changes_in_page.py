@@ -21,6 +21,7 @@ import pytest
 from browser_support import LiveServer
 from browser_support import sign_up
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from weak_key_support import IDENTITY_KEY_HEX
 
 from sota_casino.core import fairness
 from sota_casino.factory import create_app
@@ -36,6 +37,7 @@ import bundles  # noqa: E402
 from test_fairness_records import WITHOUT_RECORDS  # noqa: E402
 from test_log_witness import play_a_round  # noqa: E402
 from test_verify_trust import GOOD  # noqa: E402
+from test_verify_trust import HANDED_ON_TO_ANYONE  # noqa: E402
 from test_verify_trust import INTO_PAIR_KEY  # noqa: E402
 from test_verify_trust import OLD_KEY  # noqa: E402
 from test_verify_trust import OTHER_KEY  # noqa: E402
@@ -531,3 +533,112 @@ def test_both_verifiers_fail_a_loop_of_key_changes_back_to_a_retired_key(tab: An
             f"entry 2: key {new[:16]}… is taken into use again, from key {middle[:16]}…, after "
             "it was in use (entry 1): a key is taken into use once"
         ) in tab.evaluate(TRUSTING, [bundle, trusted])
+
+
+SMALL_ORDER_IN_PAGE = "it is of small order: anyone can sign under it without a private key"
+
+
+def test_both_verifiers_refuse_a_key_change_to_a_key_anyone_can_sign_with(tab: Any) -> None:
+    """The trusted key hands the service on to the identity key, under which one signature
+    verifies every document: the page, as ``verify.pyz``, follows no such change and names
+    it; trusting such a key itself, nothing it signs holds."""
+    sign_up(tab, "weak-key")
+    tab.goto("/fairness")
+    trusted = fairness.public_key_hex(PAIR.key)
+    assert not verify_bundle(HANDED_ON_TO_ANYONE, trusted).ok
+    in_page = tab.evaluate(TRUSTING, [HANDED_ON_TO_ANYONE, trusted])
+    assert (
+        f"key {trusted[:16]}… was handed on to key {IDENTITY_KEY_HEX[:16]}…, which is refused: "
+        f"{SMALL_ORDER_IN_PAGE}; no change to such a key is followed"
+    ) in in_page
+    assert f"the bundle names the key {IDENTITY_KEY_HEX[:16]}…, not the key this browser" in in_page
+    assert (
+        tab.evaluate(
+            "([a, b, changes]) => window.SotaRecords.successorChain(a, b, changes)",
+            [trusted, IDENTITY_KEY_HEX, HANDED_ON_TO_ANYONE["key_changes"]],
+        )
+        is None
+    )
+    refused = f"key {IDENTITY_KEY_HEX[:16]}… is refused: {SMALL_ORDER_IN_PAGE}"
+    in_page = tab.evaluate(TRUSTING, [HANDED_ON_TO_ANYONE, IDENTITY_KEY_HEX])
+    assert refused in in_page and "the commitment's signature is not valid" in in_page
+
+    # Nor is one pinned, or the log checked with one an earlier page pinned.
+    tab.evaluate("localStorage.removeItem('sota-casino.pinned-key.v1')")
+    assert tab.evaluate("key => window.SotaRecords.pinFirstSeen(key)", IDENTITY_KEY_HEX) is None
+    tab.evaluate(
+        """key => localStorage.setItem("sota-casino.pinned-key.v1",
+            JSON.stringify({public_key_hex: key, pinned_at: "2026-01-01T00:00:00Z",
+                            replaced: []}))""",
+        IDENTITY_KEY_HEX,
+    )
+    assert refused == tab.evaluate(
+        "window.SotaLog.pinnedCryptoKey().then(() => 'imported', error => error.message)"
+    )
+
+
+def test_the_page_finds_the_weak_keys_the_offline_verifier_finds(tab: Any) -> None:
+    tab.goto("/")
+    keys = [
+        *(fairness.public_key_hex(fairness.new_signing_key()) for _ in range(3)),
+        IDENTITY_KEY_HEX,
+        "01" + "00" * 30 + "80",  # the identity with the sign bit set
+        "00" * 32,
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        "ec" + "ff" * 30 + "7f",
+        "ed" + "ff" * 30 + "ff",
+        "ef" + "ff" * 30 + "7f",  # p + 2: a second encoding of a point of large order
+    ]
+    in_page = tab.evaluate(
+        "keys => keys.map(key => window.SotaRecords.weakKeyProblem("
+        "Uint8Array.from(key.match(/../g), pair => parseInt(pair, 16))))",
+        keys,
+    )
+    offline = [fairness.weak_key_problem(bytes.fromhex(key)) for key in keys]
+    assert [problem is None for problem in in_page] == [problem is None for problem in offline]
+    assert offline[:3] == [None] * 3
+    for page_said, said in zip(in_page[3:], offline[3:], strict=True):
+        assert page_said.startswith("it is " + " ".join(said.split()[:2])), (page_said, said)
+
+
+def test_the_pin_follows_no_published_key_change_to_a_key_anyone_can_sign_with(
+    tab: Any, live_server: LiveServer
+) -> None:
+    """A page showing the identity key, and a public-key answer listing a change to it signed
+    by the pinned key: the pin stays, the warning names the change, and offers no trust in
+    the key."""
+    pinned = pin_the_key_shown(tab)
+    real = fairness.load_private_key(Path(live_server.app.config["SIGNING_KEY_FILE"]).read_bytes())
+    change = fairness.signed(
+        real,
+        fairness.key_change_document(
+            old_public_key_hex=pinned,
+            new_public_key_hex=IDENTITY_KEY_HEX,
+            changed_at=fairness.format_time(datetime.now(UTC)),
+        ),
+    )
+    published = {"public_key_hex": IDENTITY_KEY_HEX, "key_changes": [change]}
+    tab.route("**/api/v1/fairness/public-key", lambda route: route.fulfill(json=published))
+
+    def showing_the_identity(route: Any) -> None:
+        page = (
+            route.fetch()
+            .text()
+            .replace(
+                f'data-service-public-key="{pinned}"',
+                (f'data-service-public-key="{IDENTITY_KEY_HEX}"'),
+            )
+        )
+        route.fulfill(body=page, content_type="text/html")
+
+    tab.route("**/fairness", showing_the_identity)
+    tab.goto("/fairness")
+    tab.evaluate("window.SotaRecords.keyChecked()")
+    assert tab.evaluate(PINNED)["public_key_hex"] == pinned
+    assert tab.locator("[data-testid=key-change-followed]").count() == 0
+    assert tab.locator("[data-testid=key-handed-to-weak-key]").inner_text() == (
+        f"key {pinned[:16]}… was handed on to key {IDENTITY_KEY_HEX[:16]}…, which is refused: "
+        f"{SMALL_ORDER_IN_PAGE}; no change to such a key is followed"
+    )
+    assert tab.locator("[data-testid=key-changed] [data-accept-key]").count() == 0

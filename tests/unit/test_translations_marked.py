@@ -220,6 +220,7 @@ CODE_LIKE = re.compile(
       | --[\w\-]+                                   # a CSS custom property
       | [\w\-]+(\.[\w\-]+)+                          # dotted names: storage keys
       | [0-9A-Z]+                                   # rank letters
+      | [0-9a-f]+                                   # lower-case hex: keys, hashes
       | [a-z]*[.#][\w\-]+([\s>.#:][\w\-.#:\[\]="]*)*  # a class or id selector
       | [a-z][\w\-]*(\s[a-z][\w\-]*)*              # lowercase words: classes, events, keys
       | [\w.\-/]*\.(json|js|css|pyz|html)          # file names

@@ -12,6 +12,9 @@ from typing import Any
 import bundles
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from weak_key_support import IDENTITY_KEY_HEX
+from weak_key_support import AnyonesKey
 
 from sota_casino.core.fairness import key_change_document
 from sota_casino.core.fairness import new_signing_key
@@ -275,3 +278,88 @@ def test_a_loop_of_logged_key_changes_back_to_a_retired_key_fails_the_bundle() -
     for trusted in (retiring, PAIR.key):
         assert _bundle_signature_failures(bundle, trusted) == [expected]
         assert not verify_bundle(bundle, public_key_hex(trusted)).ok
+
+
+def _handed_on_to_anyone(old: Ed25519PrivateKey) -> dict[str, Any]:
+    """A bundle anyone could have made once ``old`` signed a key change to the identity key:
+    the change, logged, in its ``key_changes``; every document, and the checkpoint its log is
+    proved into, signed as anyone can sign under that key."""
+    anyone = bundles.Pair(key=AnyonesKey())
+    change = signed(
+        old,
+        key_change_document(
+            old_public_key_hex=public_key_hex(old),
+            new_public_key_hex=IDENTITY_KEY_HEX,
+            changed_at=bundles.CREATED_AT,
+        ),
+    )
+    return bundles.anchored(bundles.bundle(4, pair=anyone), anyone.key, key_changes=[change])
+
+
+HANDED_ON_TO_ANYONE = _handed_on_to_anyone(PAIR.key)
+SMALL_ORDER = "of small order: signatures anyone makes without a private key verify under it"
+
+
+def test_a_key_change_to_a_key_anyone_can_sign_with_is_not_followed(tmp_path: Path) -> None:
+    """The trusted key hands the service on to the identity key, under which one signature
+    verifies every document: from then on anyone could sign a round "by the service". The
+    verifier follows no such change and says why; the known-keys file never takes the key."""
+    weak_change = (
+        f"key {KEY_HEX[:16]}… was handed on to key {IDENTITY_KEY_HEX[:16]}…, which is "
+        f"{SMALL_ORDER}; no change to such a key is followed"
+    )
+    report = verify_bundle(HANDED_ON_TO_ANYONE, KEY_HEX)
+    assert not report.ok and report.trust != TRUST_SUCCESSOR
+    assert weak_change in [f.message for f in report.bundle_findings]
+    assert successor_chain(KEY_HEX, IDENTITY_KEY_HEX, HANDED_ON_TO_ANYONE["key_changes"]) is None
+    # Unpinned, or trusting the bundle's key on first use, the key itself is refused.
+    for trusted in (None, IDENTITY_KEY_HEX):
+        findings = [f.message for f in verify_bundle(HANDED_ON_TO_ANYONE, trusted).bundle_findings]
+        assert f"the key {IDENTITY_KEY_HEX[:16]}… is {SMALL_ORDER}; it signs nothing" in findings
+
+    path = tmp_path / "anyone.json"
+    path.write_text(json.dumps(HANDED_ON_TO_ANYONE))
+    code, out = _run(str(path), "--public-key", KEY_HEX)
+    assert code == 1 and weak_change in out
+    known = tmp_path / "known_keys"
+    known.write_text(f"casino.example {KEY_HEX}\n")
+    for service in ("casino.example", "first.example"):  # a known key, then a first use
+        code, out = _run(str(path), "--service", service, "--known-keys", str(known))
+        assert code == 1, out
+    assert known.read_text() == f"casino.example {KEY_HEX}\n"
+
+
+@pytest.mark.parametrize(
+    "weak",
+    [IDENTITY_KEY_HEX, "00" * 32, "ec" + "ff" * 30 + "7f", "ee" + "ff" * 30 + "7f"],
+    ids=["identity", "order 4", "order 2", "non-canonical"],
+)
+def test_a_weak_key_given_to_trust_is_unusable(
+    good: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], weak: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        _run(good, "--public-key", weak)
+    assert exit_.value.code == 2
+    assert f"--public-key holds the key {weak[:16]}…, which is " in capsys.readouterr().err
+    key_file = tmp_path / "weak.hex"
+    key_file.write_text(weak)
+    code, out = _run(good, "--key-file", str(key_file))
+    assert code == 2 and f"key file {key_file} holds the key {weak[:16]}…, which is " in out
+    known = tmp_path / "known_keys"
+    known.write_text(f"casino.example {weak}\n")
+    code, out = _run(good, "--service", "casino.example", "--known-keys", str(known))
+    assert code == 2 and f"{known} line 1 holds the key {weak[:16]}…, which is " in out
+    records = tmp_path / "records.json"
+    records.write_text(
+        json.dumps({"format": "sota-casino-records", "v": 1, "public_key_hex": weak})
+    )
+    code, out = _run(good, "--records", str(records))
+    assert code == 2 and f"public_key_hex {weak[:16]}… is " in out
+
+
+def test_a_weak_key_in_a_pem_key_file_is_unusable(good: str, tmp_path: Path) -> None:
+    pem = tmp_path / "identity.pem"
+    identity = Ed25519PublicKey.from_public_bytes(bytes.fromhex(IDENTITY_KEY_HEX))
+    pem.write_text(public_key_pem(identity))
+    code, out = _run(good, "--key-file", str(pem))
+    assert code == 2 and f"which is {SMALL_ORDER}; refused" in out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from flask.testing import FlaskClient
+from weak_key_support import IDENTITY_KEY_HEX
 from web_support import bearer
 from web_support import plant_server_seed
 
@@ -71,3 +72,22 @@ def test_keys_register_replace_and_a_decision_must_be_signed(
     assert receipt["document"]["signed_actions"] == [
         {"document": document, "signature": signed["signature"], "key_id": key_id}
     ]
+
+
+def test_a_weak_key_is_refused_in_the_players_language(app: Flask, client: FlaskClient) -> None:
+    """Under the identity key one signature verifies every action document: a key anyone can
+    sign with would make the player's signatures prove nothing. Refused, and nothing kept."""
+    headers = bearer(client, "weak")
+    for weak in (IDENTITY_KEY_HEX, "ee" + "ff" * 30 + "7f"):  # small order; non-canonical
+        answer = client.post("/api/v1/me/keys", json={"public_key_hex": weak}, headers=headers)
+        assert answer.status_code == 422
+        error = answer.get_json()["error"]
+        assert error["code"] == "invalid_input" and error["field"] == "public_key_hex"
+        assert error["message"].startswith("public_key_hex is a weak Ed25519 key (of small order")
+    finnish = client.post(
+        "/api/v1/me/keys",
+        json={"public_key_hex": IDENTITY_KEY_HEX},
+        headers={**headers, "Accept-Language": "fi"},
+    )
+    assert finnish.get_json()["error"]["message"].startswith("public_key_hex on heikko Ed25519")
+    assert client.get("/api/v1/me/keys", headers=headers).get_json()["keys"] == []

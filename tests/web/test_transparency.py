@@ -25,6 +25,8 @@ from log_support import take_out
 from sqlalchemy import select
 from sqlalchemy import text
 from test_openapi import Checker
+from weak_key_support import ANYONES_SIGNATURE
+from weak_key_support import IDENTITY_KEY_HEX
 from web_support import bearer
 from werkzeug.serving import make_server
 
@@ -648,15 +650,17 @@ def test_the_monitor_follows_a_key_change_the_pinned_key_signed_and_still_names_
 
 
 class _Canned(BaseHTTPRequestHandler):
-    """Answers every GET with the class's ``status`` and ``body``."""
+    """Answers every GET with the class's ``status`` and ``body``, or with the body ``bodies``
+    holds for its path."""
 
     status = 200
     body = b"<html>not a casino</html>"
+    bodies: dict[str, bytes] = {}
 
     def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
         self.send_response(self.status)
         self.end_headers()
-        self.wfile.write(self.body)
+        self.wfile.write(self.bodies.get(self.path, self.body))
 
     def log_message(self, *args: object) -> None:
         pass
@@ -712,6 +716,45 @@ def test_the_monitor_says_unusable_for_garbage_and_fails_a_bad_signature_or_a_sh
     assert f"kept size 5 root {'ab' * 32}, served size 4 root {'cd' * 32}" in line
     (state / "checkpoint.json").write_text("{not json")
     assert _monitor(url, state)[0] == 2
+
+
+def test_the_monitor_follows_no_key_change_to_a_key_anyone_can_sign_with(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """The pinned key signs a key change to the identity key, and the checkpoints are then
+    signed as anyone can sign under it: BAD SIGNATURE, naming the change, and the pin stays."""
+    url, handler = canned
+    pinned = fairness.new_signing_key()
+    pinned_hex = fairness.public_key_hex(pinned)
+    change = fairness.key_change_document(
+        old_public_key_hex=pinned_hex,
+        new_public_key_hex=IDENTITY_KEY_HEX,
+        changed_at="2026-01-01T00:00:00.000000Z",
+    )
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    checkpoint = {"document": doc, "signature": ANYONES_SIGNATURE.hex()}
+    published = {
+        "public_key_hex": IDENTITY_KEY_HEX,
+        "key_changes": [fairness.signed(pinned, change)],
+    }
+    handler.bodies = {
+        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+        "/api/v1/fairness/public-key": json.dumps(published).encode(),
+    }
+    state = tmp_path / "w"
+    code, line = _monitor(url, state, "--public-key", pinned_hex)
+    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
+    assert (
+        f"key {pinned_hex[:16]}… was handed on to key {IDENTITY_KEY_HEX[:16]}…, which is of "
+        "small order: signatures anyone makes without a private key verify under it; no change "
+        "to such a key is followed"
+    ) in line
+    assert (state / "public_key").read_text().strip() == pinned_hex
+    assert not (state / "checkpoint.json").exists()
+    # A state pinned to such a key (as an earlier version followed the change) checks nothing.
+    (state / "public_key").write_text(IDENTITY_KEY_HEX + "\n")
+    code, line = _monitor(url, state)
+    assert code == 2 and "which is of small order" in line, line
 
 
 def test_the_monitor_refuses_a_checkpoint_answer_with_a_number_written_as_a_float(

@@ -169,9 +169,54 @@
     return typeof hex === "string" && /^[0-9a-f]{64}$/.test(hex);
   }
 
-  /* Pin `hex` if no key is pinned yet; never replaces a pinned key. */
+  function keyBytes(hex) {
+    return Uint8Array.from(hex.match(/../g), (pair) => parseInt(pair, 16));
+  }
+
+  /* The encodings of the curve's points of small order (its cofactor is 8), sign bit cleared,
+   * and the prime every canonical y coordinate is below (core/fairness.py, weak_key_problem). */
+  const SMALL_ORDER_KEYS = new Set([
+    "0000000000000000000000000000000000000000000000000000000000000000", // order 4
+    "0100000000000000000000000000000000000000000000000000000000000000", // the identity
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05", // order 8
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", // order 8
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // order 2 (y = p - 1)
+  ]);
+  const FIELD_PRIME = 2n ** 255n - 19n;
+
+  /* Why the raw public key `raw` (bytes) must not be trusted to sign anything, in words, or
+   * null (core/fairness.py, weak_key_problem): under a key of small order anyone can sign
+   * without a private key (under the identity, WebCrypto takes one signature for every
+   * message), and a y coordinate of 2^255 - 19 or more writes a point a second way, which
+   * libraries read differently. No honest key is either. */
+  function weakKeyProblem(raw) {
+    const bytes = Uint8Array.from(raw);
+    if (bytes.length !== 32) return gettext("it is not 32 bytes");
+    bytes[31] &= 0x7f; // the top bit is the sign of x
+    const y = bytes.reduceRight((value, byte) => value * 256n + BigInt(byte), 0n);
+    if (y >= FIELD_PRIME) return gettext("it is not canonically encoded (its y coordinate is 2^255 - 19 or more)");
+    const masked = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+    if (SMALL_ORDER_KEYS.has(masked)) return gettext("it is of small order: anyone can sign under it without a private key");
+    return null;
+  }
+
+  /* What refusing the key `hex` (64 hex digits) says, if it is weak (weakKeyProblem); or null. */
+  function weakKeyRefusal(hex) {
+    const weak = weakKeyProblem(keyBytes(hex));
+    return weak && gettext("key %(key)s… is refused: %(why)s", { key: hex.slice(0, 16), why: weak });
+  }
+
+  /* The CryptoKey that checks signatures by the raw public key `raw`, or null for a weak key
+   * (weakKeyProblem), which signs nothing: every page script imports the keys it verifies
+   * with here. */
+  async function verifyingKey(raw) {
+    if (weakKeyProblem(raw) !== null) return null;
+    return window.crypto.subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+  }
+
+  /* Pin `hex` if no key is pinned yet; never replaces a pinned key, and never pins a weak one. */
   function pinFirstSeen(hex) {
-    if (!isKey(hex) || pinnedKey()) return pinnedKey();
+    if (!isKey(hex) || pinnedKey() || weakKeyProblem(keyBytes(hex)) !== null) return pinnedKey();
     save(PIN, { public_key_hex: hex, pinned_at: new Date().toISOString(), replaced: [] });
     return pinnedKey();
   }
@@ -180,6 +225,8 @@
    * step of a chain of key changes (`keyChange`, the signed-over document, kept with it). */
   function acceptKey(hex, keyChange) {
     if (!isKey(hex)) throw new Error(gettext("not an Ed25519 public key: %(key)s", { key: String(hex).slice(0, 20) }));
+    const refused = weakKeyRefusal(hex);
+    if (refused) throw new Error(refused);
     const old = pinnedKey();
     const gone = old && { public_key_hex: old.public_key_hex, pinned_at: old.pinned_at };
     if (gone && keyChange) gone.key_change = keyChange;
@@ -198,8 +245,7 @@
    * checks the signature; this is called once the page has loaded). */
   async function signedBy(publicHex, doc, signature) {
     try {
-      const raw = Uint8Array.from(publicHex.match(/../g), (pair) => parseInt(pair, 16));
-      const key = await window.crypto.subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+      const key = await verifyingKey(keyBytes(publicHex));
       return await window.SotaLog.signedBy(key, { document: doc, signature });
     } catch (error) {
       return false; // no WebCrypto Ed25519 here: nothing is proven
@@ -207,8 +253,31 @@
   }
 
   /* The key-change document of `envelope` if it is one, validly signed by the key it retires
-   * (its old key), else null: it proves nothing (verify/trust.py, signed_key_change). */
+   * (its old key), to a key that is not weak, else null: it proves nothing, or hands the casino
+   * to a key anyone can sign with (weakKeyChanges says so; verify/trust.py, signed_key_change). */
   async function signedKeyChange(envelope) {
+    const doc = await signedByOldKey(envelope);
+    return doc && weakKeyProblem(keyBytes(doc.new_public_key_hex)) === null ? doc : null;
+  }
+
+  /* What the key changes of `keyChanges`, each validly signed by the key it retires, to a weak
+   * key say, each change once; none is followed: an honest casino never hands its trust to a
+   * key anyone can sign with (verify/trust.py, weak_key_changes). */
+  async function weakKeyChanges(keyChanges) {
+    const said = new Set();
+    for (const envelope of Array.isArray(keyChanges) ? keyChanges : []) {
+      const doc = await signedByOldKey(envelope);
+      const weak = doc && weakKeyProblem(keyBytes(doc.new_public_key_hex));
+      if (weak) {
+        said.add(gettext("key %(old)s… was handed on to key %(new)s…, which is refused: %(why)s; no change to such a key is followed",
+          { old: doc.old_public_key_hex.slice(0, 16), new: doc.new_public_key_hex.slice(0, 16), why: weak }));
+      }
+    }
+    return [...said];
+  }
+
+  /* The key-change document of `envelope` if it is one, validly signed by its old key. */
+  async function signedByOldKey(envelope) {
     const doc = isObject(envelope) ? envelope.document : null;
     const signature = isObject(envelope) ? envelope.signature : null;
     if (!isObject(doc) || typeof signature !== "string") return null;
@@ -279,15 +348,17 @@
     return (await followedChain(trusted, target, keyChanges)).chain;
   }
 
-  /* The key changes the casino publishes from the pinned key to `shown` (followedChain), or no
-   * chain if the answer could not be had: then nothing moves. */
+  /* The key changes the casino publishes from the pinned key to `shown` (followedChain), with
+   * what those to a weak key say (`weak`, weakKeyChanges), or no chain if the answer could not
+   * be had: then nothing moves. */
   async function publishedChain(pinned, shown) {
     try {
       const response = await fetch(PUBLIC_KEY_URL, { credentials: "same-origin", headers: { Accept: "application/json" } });
-      if (!response.ok) return { chain: null, forks: [] };
-      return await followedChain(pinned, shown, (await window.SotaJson.answerOf(response)).key_changes);
+      if (!response.ok) return { chain: null, forks: [], weak: [] };
+      const keyChanges = (await window.SotaJson.answerOf(response)).key_changes;
+      return { ...(await followedChain(pinned, shown, keyChanges)), weak: await weakKeyChanges(keyChanges) };
     } catch (error) {
-      return { chain: null, forks: [] };
+      return { chain: null, forks: [], weak: [] };
     }
   }
 
@@ -696,7 +767,7 @@
       const shown = node.getAttribute("data-service-public-key");
       const pin = pinFirstSeen(shown);
       if (!pin || pin.public_key_hex === shown) continue;
-      const { chain, forks } = await publishedChain(pin.public_key_hex, shown);
+      const { chain, forks, weak } = await publishedChain(pin.public_key_hex, shown);
       if (chain) {
         followChain(chain);
         return;
@@ -709,7 +780,9 @@
         // The holder of a key on the way signed two changes from it: its own proof of a rewrite.
         ...forks.map((fork) => el("p", { "data-testid": "key-handed-on-twice" },
           el("strong", {}, gettext("FORK: %(fork)s. This browser follows neither change.", { fork })))),
-        accept);
+        ...weak.map((said) => el("p", { "data-testid": "key-handed-to-weak-key" }, el("strong", {}, said))),
+        // A weak key is never trusted, not even by choice.
+        ...(isKey(shown) && weakKeyProblem(keyBytes(shown)) !== null ? [] : [accept]));
       accept.addEventListener("click", () => {
         acceptKey(shown);
         warning.replaceWith(el("p", { class: "flash info", role: "status" }, gettext("This browser now trusts the key %(key)s.", { key: shown })));
@@ -968,7 +1041,7 @@
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, signedKeyChange, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, weakKeyChanges, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
     compareVerified, canonical,
   };
 })();

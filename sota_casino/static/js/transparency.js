@@ -228,7 +228,9 @@
     return sn === 0 && equal(fr, oldRoot) && equal(sr, newRoot);
   }
 
+  /* Whether `key` (a CryptoKey, or null for a weak key: it signs nothing) signed `signed`. */
   async function signedBy(key, signed) {
+    if (key === null) return false;
     try {
       const data = encoder.encode(canonical(signed.document));
       return await subtle.verify({ name: "Ed25519" }, key, hexToBytes(signed.signature), data);
@@ -874,10 +876,14 @@
   const cannotCheck = (error) => gettext("The public log could not be checked: %(reason)s", { reason: String(error.message || error) });
   const noKeyPinned = () => ({ ok: null, note: gettext("No key is pinned in this browser yet, so the public log is not checked.") });
 
+  /* The pinned key to check checkpoints with, or null if none is pinned; a weak one (pinned by
+   * an earlier version of the page) is refused, saying why: it signs nothing. */
   async function pinnedCryptoKey() {
     const pin = window.SotaRecords && window.SotaRecords.pinnedKey();
     if (!subtle || !pin) return null;
-    return subtle.importKey("raw", hexToBytes(pin.public_key_hex), { name: "Ed25519" }, false, ["verify"]);
+    const key = await window.SotaRecords.verifyingKey(hexToBytes(pin.public_key_hex));
+    if (key === null) throw new Error(window.SotaRecords.weakKeyRefusal(pin.public_key_hex));
+    return key;
   }
 
   /* Witness the checkpoint the page carries ([data-log-checkpoint], the latest when the page

@@ -52,11 +52,14 @@
     return bytesToHex(await subtle.digest("SHA-256", bytes));
   }
 
+  /* The CryptoKey of `publicHex`, or null for a weak key, which signs nothing (records.js,
+   * verifyingKey). */
   async function ed25519Key(publicHex) {
-    return subtle.importKey("raw", hexToBytes(publicHex), { name: "Ed25519" }, false, ["verify"]);
+    return window.SotaRecords.verifyingKey(hexToBytes(publicHex));
   }
 
   async function signatureValid(key, signed) {
+    if (key === null) return false;
     try {
       const data = encoder.encode(canonicalJson(signed.document));
       return await subtle.verify({ name: "Ed25519" }, key, hexToBytes(signed.signature), data);
@@ -576,6 +579,8 @@
     const key = await ed25519Key(checked.key);
     const logKeys = await Promise.all(checked.logKeys.map(ed25519Key));
     const docKeys = await Promise.all(checked.docKeys.map(ed25519Key));
+    if (key === null) problems.push(window.SotaRecords.weakKeyRefusal(checked.key));
+    problems.push(...await window.SotaRecords.weakKeyChanges(bundle.key_changes));
     problems.push(...await forkedKeyChanges(bundle.key_changes, logKeys));
     pair.commitmentSigned = await signedByAny(docKeys, commitment);
     pair.revealSigned = reveal ? await signedByAny(docKeys, reveal) : false;
