@@ -612,6 +612,51 @@ def test_the_sign_up_wait_says_its_minutes_in_each_language(
     assert minute in answer.get_json()["error"]["message"]
 
 
+#: What the sign-up page says a name may hold, and what it says when refusing a name with a
+#: letter outside A–Z: each must say that such letters are refused, not just "letters".
+NAME_RULES = {
+    "en": (
+        "3 to 32 characters: the letters A–Z without accents, digits, and _ . -",
+        "username must be 3 to 32 characters: the letters A–Z without accents, digits, '.', '_'"
+        " or '-'",
+    ),
+    "fi": (
+        "3–32 merkkiä: kirjaimet A–Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
+        "käyttäjänimessä on oltava 3–32 merkkiä: kirjaimia A–Z ilman tarkkeita (ei å, ä, ö),"
+        " numeroita tai merkkejä '.', '_' ja '-'",
+    ),
+    "nb": (
+        "3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
+        "brukernavnet må være 3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre,"
+        " «.», «_» eller «-»",
+    ),
+    "pt": (
+        "De 3 a 32 caracteres: as letras A–Z sem acentos (nem ç), dígitos e _ . -",
+        "o nome de usuário precisa ter de 3 a 32 caracteres: as letras A–Z sem acentos (nem ç),"
+        " dígitos, “.”, “_” ou “-”",
+    ),
+}
+NAME_HELP = re.compile(r'<small class="help" id="username-help">(.*?)</small>', re.S)
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_sign_up_says_a_name_takes_the_letters_a_to_z_without_accents(
+    client: FlaskClient, language: str
+) -> None:
+    """The name's pattern takes ASCII letters only: the help and the refusal of a name with an
+    accented letter say so, in each language, rather than "letters" a Finn reads as taking ä."""
+    client.set_cookie("lang", language)
+    help_text, refusal = NAME_RULES[language]
+    page = client.get("/auth/register").get_data(as_text=True)
+    found = NAME_HELP.search(page)
+    assert found and html.unescape(found.group(1)) == help_text
+    form = {"username": "Jääkarhu", "password": PASSWORD, "confirm": PASSWORD}
+    refused = post_form(client, "/auth/register", form)
+    assert refused.status_code == 422
+    found = FORM_REFUSAL.search(refused.get_data(as_text=True))
+    assert found and html.unescape(found.group(1)) == refusal
+
+
 BET_REFUSALS = {
     "en": "bet must be from 100 to 50000 (minor units)",
     "fi": "bet-arvon on oltava väliltä 100–50000 (sadasosina)",
