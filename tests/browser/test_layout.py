@@ -294,6 +294,21 @@ def test_the_clear_chip_holds_its_word(small_phone: Any, language: str) -> None:
     assert inside
 
 
+#: What the war button keeps on a phone, where its leading "next" is hidden: the word for war.
+WAR_BUTTON_ON_A_PHONE = {"en": "War »", "fi": "Sotaan »", "nb": "Krig »", "pt": "Guerra »"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_sota_game_on_a_phone_names_its_war_button(small_phone: Any, language: str) -> None:
+    """On a phone the replay's buttons keep their symbols, and the war button the words outside
+    its hidden part: those named nothing in Bokmål ("Neste »")."""
+    sign_up_in(small_phone, "warbutton", language)
+    small_phone.goto("/sota")
+    small_phone.click("#play")
+    small_phone.wait_for_url("**/sota/games/*")
+    assert small_phone.inner_text("#next-war").strip() == WAR_BUTTON_ON_A_PHONE[language]
+
+
 def test_touch_targets_on_a_phone_are_big_enough(small_phone: Any) -> None:
     sign_up(small_phone, "touch")
     play_a_round(small_phone)
