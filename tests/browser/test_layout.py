@@ -294,19 +294,35 @@ def test_the_clear_chip_holds_its_word(small_phone: Any, language: str) -> None:
     assert inside
 
 
+#: Each seat's team label: its lines, and whether it and the seat's count stay inside the seat.
+TEAM_LABELS = """() => [...document.querySelectorAll(".seat")].map(seat => {
+  const label = seat.querySelector(".team");
+  const edge = seat.getBoundingClientRect().right;
+  const inside = [label, seat.querySelector(".count")]
+    .every(part => part.getBoundingClientRect().right <= edge);
+  return [label.getClientRects().length, inside];
+})"""
 #: What the war button keeps on a phone, where its leading "next" is hidden: the word for war.
 WAR_BUTTON_ON_A_PHONE = {"en": "War »", "fi": "Sotaan »", "nb": "Krig »", "pt": "Guerra »"}
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_a_sota_game_on_a_phone_names_its_war_button(small_phone: Any, language: str) -> None:
+def test_a_team_game_on_a_phone_names_its_war_button_and_keeps_each_team_label_whole(
+    small_phone: Any, language: str
+) -> None:
     """On a phone the replay's buttons keep their symbols, and the war button the words outside
-    its hidden part: those named nothing in Bokmål ("Neste »")."""
-    sign_up_in(small_phone, "warbutton", language)
+    its hidden part: those named nothing in Bokmål ("Neste »"). A seat's team label wrapped its
+    last word alone onto the next line; kept whole beside the count, it pushed the count out of
+    the seat."""
+    sign_up_in(small_phone, "teamphone", language)
     small_phone.goto("/sota")
+    small_phone.select_option("#seats", "4")
+    small_phone.click("#custom-rules summary")
+    small_phone.check("#rule_teams")
     small_phone.click("#play")
     small_phone.wait_for_url("**/sota/games/*")
     assert small_phone.inner_text("#next-war").strip() == WAR_BUTTON_ON_A_PHONE[language]
+    assert small_phone.evaluate(TEAM_LABELS) == [[1, True]] * 4
 
 
 def test_touch_targets_on_a_phone_are_big_enough(small_phone: Any) -> None:

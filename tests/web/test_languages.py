@@ -657,6 +657,29 @@ def test_the_sign_up_says_a_name_takes_the_letters_a_to_z_without_accents(
     assert found and html.unescape(found.group(1)) == refusal
 
 
+#: A team game's seats, in order (you, the dealer, CPU 1, CPU 2): seats 0 and 2 play against
+#: 1 and 3, each labelled by whose team it is, as the result line names the dealer's team.
+TEAM_LABELS = {
+    "en": ["(your team)", "(the dealer's team)"] * 2,
+    "fi": ["(sinun joukkueesi)", "(jakajan joukkue)"] * 2,
+    "nb": ["(ditt lag)", "(dealerens lag)"] * 2,
+    "pt": ["(sua equipe)", "(equipe do crupiê)"] * 2,
+}
+TEAM_LABEL = re.compile(r'<small class="team">(.*?)</small>')
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_team_games_seats_say_whose_team_they_play_for(
+    player: FlaskClient, language: str
+) -> None:
+    player.set_cookie("lang", language)
+    form = {"stake": "1", "preset": "custom", "seats": "4", "rule_teams": "on"}
+    dealt = post_form(player, "/sota/games", form)
+    assert dealt.status_code == 303, dealt.get_data(as_text=True)
+    page = player.get(dealt.location).get_data(as_text=True)
+    assert [html.unescape(label) for label in TEAM_LABEL.findall(page)] == TEAM_LABELS[language]
+
+
 BET_REFUSALS = {
     "en": "bet must be from 100 to 50000 (minor units)",
     "fi": "bet-arvon on oltava väliltä 100–50000 (sadasosina)",
