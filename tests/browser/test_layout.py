@@ -20,6 +20,7 @@ from browser_support import wait_for_round
 from sqlalchemy import select
 from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import open_the_menu
+from test_languages_in_the_browser import words
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
 from web_support import plant_server_seed
@@ -192,6 +193,54 @@ def test_a_revealed_seed_breaks_in_the_flash_and_the_verification_fits_its_panel
     assert laptop.evaluate(OVERFLOW) == []
     results, panel = box(laptop, ".verify-results"), box(laptop, "#revealed")
     assert results["x"] + results["width"] <= panel["x"] + panel["width"]
+
+
+def a_verified_pair(page: Any, live_server: LiveServer, prefix: str, language: str) -> None:
+    """Sign a player up in ``language``, play a war (a decision) and a round with none, reveal
+    the pair and verify it in the page."""
+    username = sign_up_in(page, prefix, language)
+    plant_server_seed(live_server.app, username, {0: True, 1: False})
+    play_a_round(page, 0)
+    play_a_round(page, 1)
+    page.goto("/fairness")
+    page.click("#rotate")
+    page.locator("[data-verify]").first.click()
+    page.wait_for_selector(".verify-results tr[data-round]")
+
+
+#: Each verified round's verdict (the cell under the column ``heading``) and its cells, where
+#: they are on the screen.
+VERDICTS = """heading => {
+  const results = document.querySelector(".verify-results").getBoundingClientRect();
+  const edge = Math.min(innerWidth, results.right);
+  const onScreen = cell => cell.getBoundingClientRect().right <= edge;
+  const headings = [...document.querySelectorAll(".verify-results thead th")];
+  const column = headings.findIndex(th => th.textContent === heading);
+  return [...document.querySelectorAll(".verify-results tr[data-round]")].map(row => ({
+    verdict: row.cells[column].innerText.trim(),
+    verdictOnScreen: onScreen(row.cells[column]),
+    labels: [...row.cells].map(cell => cell.dataset.label),
+    cellsOnScreen: [...row.cells].every(onScreen),
+  }));
+}"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_the_verifications_verdict_of_each_round_reads_without_scrolling_sideways(
+    screen: Any, live_server: LiveServer, language: str
+) -> None:
+    """Its fourteen columns were 1,221 px wide in English and 1,493 in Portuguese, the verdict
+    last: past a laptop's panel, and a phone saw four of them. The verdict follows the round,
+    and on a phone each round is a card of every column, named."""
+    a_verified_pair(screen, live_server, "verdict", language)
+    said = words(language).gettext
+    rows = screen.evaluate(VERDICTS, said("Verdict"))
+    verified = said("verified")
+    assert [(row["verdict"], row["verdictOnScreen"]) for row in rows] == [(verified, True)] * 2
+    assert all(len(row["labels"]) == 14 and all(row["labels"]) for row in rows), rows
+    if screen.size == "phone":
+        assert all(row["cellsOnScreen"] for row in rows), rows
+    assert screen.evaluate(OVERFLOW) == []
 
 
 def test_a_labels_value_list_fits_a_phone(small_phone: Any) -> None:
