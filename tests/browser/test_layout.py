@@ -243,6 +243,23 @@ def test_the_verifications_verdict_of_each_round_reads_without_scrolling_sideway
     assert screen.evaluate(OVERFLOW) == []
 
 
+@pytest.mark.parametrize("language", ("en", "fi"))
+def test_the_verification_calls_a_round_unsigned_only_if_it_had_a_choice_to_sign(
+    laptop: Any, live_server: LiveServer, language: str
+) -> None:
+    """A round with no decision or move was called "unsigned" under "Your signature", as if
+    the player had failed to sign something."""
+    a_verified_pair(laptop, live_server, "nothingtosign", language)
+    said = words(language).gettext
+    war = laptop.locator(".verify-results tr[data-nonce='0'] [data-testid=player-signed]")
+    plain = laptop.locator(".verify-results tr[data-nonce='1'] [data-testid=player-signed]")
+    assert war.inner_text().strip() == said("unsigned")
+    assert plain.inner_text().strip() == "—"
+    dash = plain.locator("[role=img]")
+    nothing = said("nothing to sign")
+    assert dash.get_attribute("title") == dash.get_attribute("aria-label") == nothing
+
+
 def test_a_labels_value_list_fits_a_phone(small_phone: Any) -> None:
     sign_up(small_phone, "facts")
     play_a_round(small_phone)

@@ -675,6 +675,7 @@
       const unsigned = await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null);
       row.checks.player = unsigned.length === 0;
       row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
+      row.actionCount = Array.isArray(doc.actions) ? doc.actions.length : 0;
       if (unsigned.length) row.note = (row.note ? row.note + "; " : "") + unsigned.join("; ");
       const recorded = records && records.rounds[doc.round_id];
       if (recorded) row.checks.records = recorded.ok;
@@ -848,6 +849,7 @@
       gettext("Result"), gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"),
       gettext("Your signature"), gettext("Your records"), gettext("In the log")];
     const head = el("tr", {}, ...columns.map((h) => el("th", { scope: "col" }, h)));
+    const nothingToSign = gettext("nothing to sign");
     const body = el("tbody");
     for (const row of report.rounds) {
       const cards = el("span", { class: "card-row tight" });
@@ -857,6 +859,10 @@
         cards.append(el("small", { class: "muted" }, "… " + ngettext("%(num)s card", "%(num)s cards", row.cards.length)));
       }
       const outcomeOk = Boolean(row.checks.outcome && row.checks.payout);
+      // "unsigned" only where the player made a choice that could have been signed.
+      const playerSigned = row.signedActions || !row.checks.player ? mark(row.checks.player)
+        : row.actionCount ? el("small", { class: "muted" }, gettext("unsigned"))
+          : el("span", { class: "muted", role: "img", title: nothingToSign, "aria-label": nothingToSign }, "—");
       const cells = [
         el("td", {}, row.id),
         el("td", {}, row.ok ? el("span", { class: "badge ok" }, gettext("verified"))
@@ -868,7 +874,7 @@
         el("td", {}, mark(row.checks.signature)), el("td", {}, mark(row.checks.seeds && row.checks.nonce)),
         el("td", {}, mark(row.checks.cards)),
         el("td", { class: row.note ? "whole-line" : "" }, mark(outcomeOk), row.note ? el("small", { class: "muted" }, " " + row.note) : ""),
-        el("td", { "data-testid": "player-signed" }, row.signedActions || !row.checks.player ? mark(row.checks.player) : el("small", { class: "muted" }, gettext("unsigned"))),
+        el("td", { "data-testid": "player-signed" }, playerSigned),
         el("td", {}, "records" in row.checks ? mark(row.checks.records) : el("small", { class: "muted" }, gettext("none"))),
         el("td", { "data-log": String(row.logged) }, logMark(row.logged)),
       ];
