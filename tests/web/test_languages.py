@@ -680,6 +680,36 @@ def test_a_team_games_seats_say_whose_team_they_play_for(
     assert [html.unescape(label) for label in TEAM_LABEL.findall(page)] == TEAM_LABELS[language]
 
 
+#: What a tie says surrendering gives back, for antes of 2 and 10 chips: Finnish writes the
+#: object of "saat" as "1 pelimerkin", not as the amount alone ("1 pelimerkki").
+SURRENDER_GIVES_BACK = {
+    "en": ("surrender and get 1\u00a0chip back.", "surrender and get 5\u00a0chips back."),
+    "fi": (
+        "luovuta ja saat 1\u00a0pelimerkin takaisin.",
+        "luovuta ja saat 5\u00a0pelimerkkiä takaisin.",
+    ),
+    "nb": ("gi opp og få 1\u00a0sjetong tilbake.", "gi opp og få 5\u00a0sjetonger tilbake."),
+    "pt": ("desista e receba 1\u00a0ficha de volta.", "desista e receba 5\u00a0fichas de volta."),
+}
+TAG = re.compile(r"<[^>]+>")
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_tie_says_what_surrendering_gives_back_in_each_languages_grammar(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    plant_server_seed(app, "alice", {0: True, 1: True})
+    player.set_cookie("lang", language)
+    shown = []
+    for ante in ("2", "10"):
+        tie = post_form(player, "/casino-war/rounds", {"bet": ante})
+        page = html.unescape(TAG.sub("", player.get(tie.location).get_data(as_text=True)))
+        shown.append(page)
+        post_form(player, f"{tie.location}/decision", {"choice": "surrender"})
+    for page, gives_back in zip(shown, SURRENDER_GIVES_BACK[language], strict=True):
+        assert gives_back in page
+
+
 BET_REFUSALS = {
     "en": "bet must be from 100 to 50000 (minor units)",
     "fi": "bet-arvon on oltava väliltä 100–50000 (sadasosina)",
