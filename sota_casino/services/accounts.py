@@ -130,7 +130,11 @@ def names_containing(text: str) -> ColumnElement[bool]:
 def check_username(username: object) -> str:
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
         raise InvalidInput(
-            N_("username must be 3 to 32 letters, digits, '.', '_' or '-'"), field="username"
+            N_(
+                "username must be 3 to 32 characters: the letters A–Z without accents, digits,"
+                " '.', '_' or '-'"
+            ),
+            field="username",
         )
     return username
 

@@ -164,6 +164,15 @@ def chips_text(amount: int | None, signed: bool = False) -> str:
     return ngettext("%(amount)s chip", "%(amount)s chips", chip_count(amount), amount=text)
 
 
+def chips_back_text(amount: int) -> str:
+    """Show hundredths of a chip got back, as "surrender and get ... " says it: ``"1 chip
+    back"``. Its own message, as Finnish writes that object in another case ("saat 1 pelimerkin
+    takaisin", not "1 pelimerkki")."""
+    return ngettext(
+        "%(amount)s chip back", "%(amount)s chips back", chip_count(amount), amount=chips(amount)
+    )
+
+
 def sweets_text(amount: int | None, signed: bool = False) -> str:
     """Show sweets with the word, never apart: ``"1 sweet"``, ``"−3 sweets"``."""
     if amount is None:
@@ -298,6 +307,7 @@ def init_app(app: Flask) -> None:
         pretty_json=pretty_json,
         age=age,
         chips_text=chips_text,
+        chips_back_text=chips_back_text,
         sweets_text=sweets_text,
         when=when,
         day=day,

@@ -82,6 +82,7 @@ from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
 from .security import login_redirect
 from .sota import PRESET_TITLES
+from .sota import RULE_HELP
 from .visitor import session_user
 
 bp = Blueprint("operator", __name__, url_prefix="/operator")
@@ -379,18 +380,28 @@ def version_words(game: str, rules: dict[str, Any]) -> str:
     if not differing:
         return title
     changed = "; ".join(
-        f"{gettext(SOTA_OPTION_TEXT[key]['title'])}: {_option_value(value)}"
+        f"{gettext(SOTA_OPTION_TEXT[key]['title'])}: {_option_value(key, value)}"
         for key, value in differing.items()
     )
     return gettext(N_("%(rules)s, but %(changes)s"), rules=title, changes=changed)
 
 
-def _option_value(value: object) -> str:
+#: Each named value of a Sota option in the words the table's form gives it.
+_SOTA_VALUE_WORDS: Final = {
+    (option["name"], value): words for option in RULE_HELP for value, words in option["values"]
+}
+
+
+def _option_value(option: str, value: object) -> str:
     if value is None or value is False:
         return gettext("off")
     if value is True:
         return gettext("on")
-    return str(value)
+    words = _SOTA_VALUE_WORDS.get((option, value))
+    if words is None:  # a number (seats, a trick limit, a lead)
+        return str(value)
+    # The form's sentence, its full stop left out: the changes follow one another on a line.
+    return gettext(words).removesuffix(".")
 
 
 def _day_arg(name: str) -> str | None:

@@ -20,6 +20,7 @@ from browser_support import wait_for_round
 from sqlalchemy import select
 from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import open_the_menu
+from test_languages_in_the_browser import words
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
 from web_support import plant_server_seed
@@ -194,6 +195,71 @@ def test_a_revealed_seed_breaks_in_the_flash_and_the_verification_fits_its_panel
     assert results["x"] + results["width"] <= panel["x"] + panel["width"]
 
 
+def a_verified_pair(page: Any, live_server: LiveServer, prefix: str, language: str) -> None:
+    """Sign a player up in ``language``, play a war (a decision) and a round with none, reveal
+    the pair and verify it in the page."""
+    username = sign_up_in(page, prefix, language)
+    plant_server_seed(live_server.app, username, {0: True, 1: False})
+    play_a_round(page, 0)
+    play_a_round(page, 1)
+    page.goto("/fairness")
+    page.click("#rotate")
+    page.locator("[data-verify]").first.click()
+    page.wait_for_selector(".verify-results tr[data-round]")
+
+
+#: Each verified round's verdict (the cell under the column ``heading``) and its cells, where
+#: they are on the screen.
+VERDICTS = """heading => {
+  const results = document.querySelector(".verify-results").getBoundingClientRect();
+  const edge = Math.min(innerWidth, results.right);
+  const onScreen = cell => cell.getBoundingClientRect().right <= edge;
+  const headings = [...document.querySelectorAll(".verify-results thead th")];
+  const column = headings.findIndex(th => th.textContent === heading);
+  return [...document.querySelectorAll(".verify-results tr[data-round]")].map(row => ({
+    verdict: row.cells[column].innerText.trim(),
+    verdictOnScreen: onScreen(row.cells[column]),
+    labels: [...row.cells].map(cell => cell.dataset.label),
+    cellsOnScreen: [...row.cells].every(onScreen),
+  }));
+}"""
+
+
+@pytest.mark.parametrize("language", ("en", "pt"))
+def test_the_verifications_verdict_of_each_round_reads_without_scrolling_sideways(
+    screen: Any, live_server: LiveServer, language: str
+) -> None:
+    """Its fourteen columns were 1,221 px wide in English and 1,493 in Portuguese, the verdict
+    last: past a laptop's panel, and a phone saw four of them. The verdict follows the round,
+    and on a phone each round is a card of every column, named."""
+    a_verified_pair(screen, live_server, "verdict", language)
+    said = words(language).gettext
+    rows = screen.evaluate(VERDICTS, said("Verdict"))
+    verified = said("verified")
+    assert [(row["verdict"], row["verdictOnScreen"]) for row in rows] == [(verified, True)] * 2
+    assert all(len(row["labels"]) == 14 and all(row["labels"]) for row in rows), rows
+    if screen.size == "phone":
+        assert all(row["cellsOnScreen"] for row in rows), rows
+    assert screen.evaluate(OVERFLOW) == []
+
+
+@pytest.mark.parametrize("language", ("en", "fi"))
+def test_the_verification_calls_a_round_unsigned_only_if_it_had_a_choice_to_sign(
+    laptop: Any, live_server: LiveServer, language: str
+) -> None:
+    """A round with no decision or move was called "unsigned" under "Your signature", as if
+    the player had failed to sign something."""
+    a_verified_pair(laptop, live_server, "nothingtosign", language)
+    said = words(language).gettext
+    war = laptop.locator(".verify-results tr[data-nonce='0'] [data-testid=player-signed]")
+    plain = laptop.locator(".verify-results tr[data-nonce='1'] [data-testid=player-signed]")
+    assert war.inner_text().strip() == said("unsigned")
+    assert plain.inner_text().strip() == "—"
+    dash = plain.locator("[role=img]")
+    nothing = said("nothing to sign")
+    assert dash.get_attribute("title") == dash.get_attribute("aria-label") == nothing
+
+
 def test_a_labels_value_list_fits_a_phone(small_phone: Any) -> None:
     sign_up(small_phone, "facts")
     play_a_round(small_phone)
@@ -292,6 +358,37 @@ def test_the_clear_chip_holds_its_word(small_phone: Any, language: str) -> None:
         " return chip.scrollWidth <= chip.clientWidth; }"
     )
     assert inside
+
+
+#: Each seat's team label: its lines, and whether it and the seat's count stay inside the seat.
+TEAM_LABELS = """() => [...document.querySelectorAll(".seat")].map(seat => {
+  const label = seat.querySelector(".team");
+  const edge = seat.getBoundingClientRect().right;
+  const inside = [label, seat.querySelector(".count")]
+    .every(part => part.getBoundingClientRect().right <= edge);
+  return [label.getClientRects().length, inside];
+})"""
+#: What the war button keeps on a phone, where its leading "next" is hidden: the word for war.
+WAR_BUTTON_ON_A_PHONE = {"en": "War »", "fi": "Sotaan »", "nb": "Krig »", "pt": "Guerra »"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_team_game_on_a_phone_names_its_war_button_and_keeps_each_team_label_whole(
+    small_phone: Any, language: str
+) -> None:
+    """On a phone the replay's buttons keep their symbols, and the war button the words outside
+    its hidden part: those named nothing in Bokmål ("Neste »"). A seat's team label wrapped its
+    last word alone onto the next line; kept whole beside the count, it pushed the count out of
+    the seat."""
+    sign_up_in(small_phone, "teamphone", language)
+    small_phone.goto("/sota")
+    small_phone.select_option("#seats", "4")
+    small_phone.click("#custom-rules summary")
+    small_phone.check("#rule_teams")
+    small_phone.click("#play")
+    small_phone.wait_for_url("**/sota/games/*")
+    assert small_phone.inner_text("#next-war").strip() == WAR_BUTTON_ON_A_PHONE[language]
+    assert small_phone.evaluate(TEAM_LABELS) == [[1, True]] * 4
 
 
 def test_touch_targets_on_a_phone_are_big_enough(small_phone: Any) -> None:

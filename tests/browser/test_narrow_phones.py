@@ -243,7 +243,8 @@ def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
     """The tables' "how to play" and option links, the header's balance, the round links of the
     history and the console's pager were 15 to 23 px tall: below the 24 px a finger needs. So
     were the links in the console's tables (19 px), an alert's audit entry 2 px above its
-    Acknowledge button."""
+    Acknowledge button, and the links that stand alone or offer a download: the lobby's way to
+    every round, a receipt's replay and the console's CSV and JSON Lines (19 px)."""
     a_player_with_rounds(narrow_phone, live_server, "en")
     short: list[tuple[str, str, float]] = []
 
@@ -257,10 +258,17 @@ def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
     measure(narrow_phone, "/sota", "a[data-testid=rules-link], a.help", 44)
     measure(narrow_phone, "/lobby", "a.header-balance", 24)
     measure(narrow_phone, "/history", ".round-link a", 24)
+    measure(narrow_phone, "/lobby", "main p > a[href='/history']", 24)
+    narrow_phone.goto("/history?game=sota")
+    receipt = narrow_phone.get_attribute(".round-link a", "href")
+    measure(narrow_phone, receipt, "dl.facts dd > a", 24)
     tabs = open_tab(chromium, live_server, **NARROW, viewport={"width": 360, "height": 740})
     console = next(tabs)
     player = operator_in(console, live_server, "en")
     measure(console, "/operator/audit", "nav.pager a", 44)
+    measure(console, "/operator/audit", ".form-links a", 24)
+    measure(console, f"/operator/players/{player}", ".player-lists a", 24)
+    measure(console, f"/operator/players/{player}/lists/rounds", ".list-export a", 24)
     a_console_with_work(live_server.app, player)
     for path in ("/operator/alerts", "/operator/approvals", "/operator/players"):
         measure(console, path, "main table td a", 24)

@@ -12,6 +12,7 @@ import pytest
 from browser_support import LiveServer
 from browser_support import open_tab
 from browser_support import wait_for_round
+from test_languages_in_the_browser import choose_language
 from test_player import leave_chips
 from test_player import sign_up
 
@@ -149,6 +150,25 @@ def test_a_tie_you_cannot_raise_is_warned_at_bet_time_and_defaults_to_surrender(
     tab.keyboard.press("Enter")
     tab.wait_for_selector("[data-testid=result]")
     assert "You surrendered" in tab.inner_text("[data-testid=result]")
+
+
+def test_a_tie_drawn_in_the_page_says_in_finnish_grammar_what_surrendering_gives_back(
+    tab: Any, live_server: LiveServer
+) -> None:
+    """Finnish writes the object of "saat" as "1 pelimerkin", and the page's banner as the
+    server's: it said "saat takaisin 1 pelimerkki"."""
+    username = sign_up(tab, "takaisin")
+    plant_server_seed(live_server.app, username, {0: True, 1: True})
+    choose_language(tab, "fi")
+    tab.goto("/casino-war")
+    gives_back = ("saat 1\u00a0pelimerkin takaisin.", "saat 5\u00a0pelimerkkiä takaisin.")
+    for nonce, (ante, said) in enumerate(zip(("2", "10"), gives_back, strict=True)):
+        tab.fill("#bet", ante)
+        tab.click("#deal")
+        wait_for_round(tab, nonce)
+        assert said in tab.inner_text("[data-testid=tie]")
+        tab.click("#surrender")
+        tab.wait_for_selector("[data-testid=result]")
 
 
 def test_the_tie_bet_result_shows_at_the_tie_and_the_bet_is_kept_for_a_rebet(

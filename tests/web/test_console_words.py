@@ -79,6 +79,24 @@ def test_a_version_s_rules_are_words_of_the_page(
     assert english not in words and "None" not in words, words
 
 
+@pytest.mark.parametrize("language", ["en", "fi", "nb", "pt"])
+def test_a_sota_version_names_its_options_values_as_the_tables_form_does(
+    app: Flask, language: str
+) -> None:
+    """The ledger's versions said "Deck: jokers54; Won cards: won_pile" in every language."""
+    rules = {"deck": "jokers54", "won_cards": "won_pile", "gather": "shuffled"}
+    with app.test_request_context("/", headers={"Cookie": f"lang={language}"}):
+        words = version_words("sota", rules)
+    said = _words(language).gettext if language != "en" else str
+    for value in (
+        "54 cards: 52 and two jokers, which beat aces and tie each other.",
+        "On a separate pile, shuffled and turned over when the pile runs out.",
+        "The pot is shuffled first (no game can loop forever).",
+    ):
+        assert said(value).removesuffix(".") in words, words
+    assert not re.search(r"jokers54|won_pile|: shuffled", words), words
+
+
 @pytest.mark.parametrize("lang", ["fi", "nb", "pt"])
 def test_a_round_that_is_not_there_is_said_in_the_page_language(app: Flask, lang: str) -> None:
     page = client_as(app, add_user(app, "alice", "player"))

@@ -612,6 +612,104 @@ def test_the_sign_up_wait_says_its_minutes_in_each_language(
     assert minute in answer.get_json()["error"]["message"]
 
 
+#: What the sign-up page says a name may hold, and what it says when refusing a name with a
+#: letter outside A–Z: each must say that such letters are refused, not just "letters".
+NAME_RULES = {
+    "en": (
+        "3 to 32 characters: the letters A–Z without accents, digits, and _ . -",
+        "username must be 3 to 32 characters: the letters A–Z without accents, digits, '.', '_'"
+        " or '-'",
+    ),
+    "fi": (
+        "3–32 merkkiä: kirjaimet A–Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
+        "käyttäjänimessä on oltava 3–32 merkkiä: kirjaimia A–Z ilman tarkkeita (ei å, ä, ö),"
+        " numeroita tai merkkejä '.', '_' ja '-'",
+    ),
+    "nb": (
+        "3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
+        "brukernavnet må være 3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre,"
+        " «.», «_» eller «-»",
+    ),
+    "pt": (
+        "De 3 a 32 caracteres: as letras A–Z sem acentos (nem ç), dígitos e _ . -",
+        "o nome de usuário precisa ter de 3 a 32 caracteres: as letras A–Z sem acentos (nem ç),"
+        " dígitos, “.”, “_” ou “-”",
+    ),
+}
+NAME_HELP = re.compile(r'<small class="help" id="username-help">(.*?)</small>', re.S)
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_sign_up_says_a_name_takes_the_letters_a_to_z_without_accents(
+    client: FlaskClient, language: str
+) -> None:
+    """The name's pattern takes ASCII letters only: the help and the refusal of a name with an
+    accented letter say so, in each language, rather than "letters" a Finn reads as taking ä."""
+    client.set_cookie("lang", language)
+    help_text, refusal = NAME_RULES[language]
+    page = client.get("/auth/register").get_data(as_text=True)
+    found = NAME_HELP.search(page)
+    assert found and html.unescape(found.group(1)) == help_text
+    form = {"username": "Jääkarhu", "password": PASSWORD, "confirm": PASSWORD}
+    refused = post_form(client, "/auth/register", form)
+    assert refused.status_code == 422
+    found = FORM_REFUSAL.search(refused.get_data(as_text=True))
+    assert found and html.unescape(found.group(1)) == refusal
+
+
+#: A team game's seats, in order (you, the dealer, CPU 1, CPU 2): seats 0 and 2 play against
+#: 1 and 3, each labelled by whose team it is, as the result line names the dealer's team.
+TEAM_LABELS = {
+    "en": ["(your team)", "(the dealer's team)"] * 2,
+    "fi": ["(sinun joukkueesi)", "(jakajan joukkue)"] * 2,
+    "nb": ["(ditt lag)", "(dealerens lag)"] * 2,
+    "pt": ["(sua equipe)", "(equipe do crupiê)"] * 2,
+}
+TEAM_LABEL = re.compile(r'<small class="team">(.*?)</small>')
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_team_games_seats_say_whose_team_they_play_for(
+    player: FlaskClient, language: str
+) -> None:
+    player.set_cookie("lang", language)
+    form = {"stake": "1", "preset": "custom", "seats": "4", "rule_teams": "on"}
+    dealt = post_form(player, "/sota/games", form)
+    assert dealt.status_code == 303, dealt.get_data(as_text=True)
+    page = player.get(dealt.location).get_data(as_text=True)
+    assert [html.unescape(label) for label in TEAM_LABEL.findall(page)] == TEAM_LABELS[language]
+
+
+#: What a tie says surrendering gives back, for antes of 2 and 10 chips: Finnish writes the
+#: object of "saat" as "1 pelimerkin", not as the amount alone ("1 pelimerkki").
+SURRENDER_GIVES_BACK = {
+    "en": ("surrender and get 1\u00a0chip back.", "surrender and get 5\u00a0chips back."),
+    "fi": (
+        "luovuta ja saat 1\u00a0pelimerkin takaisin.",
+        "luovuta ja saat 5\u00a0pelimerkkiä takaisin.",
+    ),
+    "nb": ("gi opp og få 1\u00a0sjetong tilbake.", "gi opp og få 5\u00a0sjetonger tilbake."),
+    "pt": ("desista e receba 1\u00a0ficha de volta.", "desista e receba 5\u00a0fichas de volta."),
+}
+TAG = re.compile(r"<[^>]+>")
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_tie_says_what_surrendering_gives_back_in_each_languages_grammar(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    plant_server_seed(app, "alice", {0: True, 1: True})
+    player.set_cookie("lang", language)
+    shown = []
+    for ante in ("2", "10"):
+        tie = post_form(player, "/casino-war/rounds", {"bet": ante})
+        page = html.unescape(TAG.sub("", player.get(tie.location).get_data(as_text=True)))
+        shown.append(page)
+        post_form(player, f"{tie.location}/decision", {"choice": "surrender"})
+    for page, gives_back in zip(shown, SURRENDER_GIVES_BACK[language], strict=True):
+        assert gives_back in page
+
+
 BET_REFUSALS = {
     "en": "bet must be from 100 to 50000 (minor units)",
     "fi": "bet-arvon on oltava väliltä 100–50000 (sadasosina)",

@@ -47,6 +47,24 @@ def test_an_amount_is_read_as_the_page_language_writes_it(
 
 
 @pytest.mark.parametrize(
+    ("lang", "typed", "currency", "counted"),
+    [
+        ("en", "2,000", "chips", "(200,000\u00a0hundredths of a chip)"),
+        ("fi", "2 000", "chips", "(200\u00a0000\u00a0pelimerkin sadasosaa)"),
+        ("pt", "2.000", "chips", "(200.000\u00a0centésimos de ficha)"),
+        ("nb", "20 000", "sweets", "(20\u00a0000\u00a0godterier)"),
+    ],
+)
+def test_the_confirmation_groups_the_units_it_counts_as_the_page_writes_numbers(
+    staff: dict[str, Any], lang: str, typed: str, currency: str, counted: str
+) -> None:
+    """The confirmation counted "(200000 hundredths of a chip)" beside a grouped amount."""
+    response = preview(staff, lang, amount=typed, currency=currency)
+    assert response.status_code == 200
+    assert counted in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
     ("lang", "typed", "currency"),
     [
         ("fi", "12,505", "chips"),

@@ -19,7 +19,7 @@
 
   function $(id) { return document.getElementById(id); }
 
-  const { chips, chipCount, chipsText } = window.SotaI18n;
+  const { chips, chipCount, chipsText, chipsBackText } = window.SotaI18n;
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -196,14 +196,14 @@
             { bet: chips(round.tie_bet), won: el("strong", { text: chipsText(round.tie_bet * tiePayout) }) }));
           banner.append(won);
         }
-        const half = chipsText(Math.floor(round.bet / 2));
+        const half = chipsBackText(Math.floor(round.bet / 2));
         const amounts = { raise: el("strong", { text: chipsText(round.bet) }), back: el("strong", { text: half }),
           have: chips(round.balances.chips) };
         // The page's own sentences (the same ids as the template's), their <strong> drawn here.
         if (canRaise) {
-          banner.append(el("p", {}, ...nodes(plain(gettext("Go to war by raising <strong>%(raise)s</strong> (equal to your ante), or surrender and get <strong>%(back)s</strong> back.")), amounts)));
+          banner.append(el("p", {}, ...nodes(plain(gettext("Go to war by raising <strong>%(raise)s</strong> (equal to your ante), or surrender and get <strong>%(back)s</strong>.")), amounts)));
         } else {
-          banner.append(el("p", { "data-testid": "cannot-raise" }, ...nodes(plain(gettext("Going to war needs a raise of <strong>%(raise)s</strong>, and you have %(have)s: surrender and get <strong>%(back)s</strong> back.")), amounts)));
+          banner.append(el("p", { "data-testid": "cannot-raise" }, ...nodes(plain(gettext("Going to war needs a raise of <strong>%(raise)s</strong>, and you have %(have)s: surrender and get <strong>%(back)s</strong>.")), amounts)));
         }
         box.append(banner, decisionForm(round, canRaise));
         return;

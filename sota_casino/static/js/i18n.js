@@ -108,6 +108,11 @@
     return ngettext("%(amount)s chip", "%(amount)s chips", chipCount(amount), { amount: chips(amount, signed) });
   }
 
+  /* Chips got back ("surrender and get 1 chip back"): format.py's chips_back_text, the same. */
+  function chipsBackText(amount) {
+    return ngettext("%(amount)s chip back", "%(amount)s chips back", chipCount(amount), { amount: chips(amount) });
+  }
+
   function sweetsText(amount, signed) {
     return ngettext("%(amount)s sweet", "%(amount)s sweets", Math.abs(amount), { amount: number(amount, 0, signed) });
   }
@@ -149,7 +154,7 @@
 
   window.SotaI18n = {
     gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, time: time, say: say,
-    number: number, chips: chips, chipCount: chipCount, chipsText: chipsText, sweetsText: sweetsText,
+    number: number, chips: chips, chipCount: chipCount, chipsText: chipsText, chipsBackText: chipsBackText, sweetsText: sweetsText,
   };
 
   /* The header's language picker: choosing a language sends its form (its button is for pages

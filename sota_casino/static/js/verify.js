@@ -680,6 +680,7 @@
       const unsigned = await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null);
       row.checks.player = unsigned.length === 0;
       row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
+      row.actionCount = Array.isArray(doc.actions) ? doc.actions.length : 0;
       if (unsigned.length) row.note = (row.note ? row.note + "; " : "") + unsigned.join("; ");
       const recorded = records && records.rounds[doc.round_id];
       if (recorded) row.checks.records = recorded.ok;
@@ -847,9 +848,13 @@
       " · " + gettext("sha256(server seed) = commitment") + " ", mark(report.pair.seedMatches),
       gettext(" · commitment in the public log "), logMark(report.pair.logged)));
     if (!report.rounds.length) return;
-    const head = el("tr", {}, ...[gettext("Round"), gettext("Nonce"), gettext("Game"), gettext("Cards (recomputed)"), gettext("Result"),
-      gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"), gettext("Your signature"), gettext("Your records"), gettext("In the log"), gettext("Verdict")]
-      .map((h) => el("th", { scope: "col" }, h)));
+    // The verdict comes right after the round: fourteen columns are wider than a laptop's
+    // panel, and the detail after it may scroll (or, below a laptop's width, make a card).
+    const columns = [gettext("Round"), gettext("Verdict"), gettext("Nonce"), gettext("Game"), gettext("Cards (recomputed)"),
+      gettext("Result"), gettext("Paid back"), gettext("Signed"), gettext("Seeds"), gettext("Cards"), gettext("Outcome"),
+      gettext("Your signature"), gettext("Your records"), gettext("In the log")];
+    const head = el("tr", {}, ...columns.map((h) => el("th", { scope: "col" }, h)));
+    const nothingToSign = gettext("nothing to sign");
     const body = el("tbody");
     for (const row of report.rounds) {
       const cards = el("span", { class: "card-row tight" });
@@ -859,21 +864,29 @@
         cards.append(el("small", { class: "muted" }, "… " + ngettext("%(num)s card", "%(num)s cards", row.cards.length)));
       }
       const outcomeOk = Boolean(row.checks.outcome && row.checks.payout);
-      body.append(el("tr", { "data-round": row.id, "data-nonce": row.nonce, "data-ok": row.ok ? "1" : "0" },
-        el("td", {}, row.id), el("td", {}, row.nonce), el("td", {}, row.game === "casino_war" ? "Casino War" : "Sota"),
-        el("td", {}, cards), el("td", {}, RESULTS[row.result] || row.result || "–"),
+      // "unsigned" only where the player made a choice that could have been signed.
+      const playerSigned = row.signedActions || !row.checks.player ? mark(row.checks.player)
+        : row.actionCount ? el("small", { class: "muted" }, gettext("unsigned"))
+          : el("span", { class: "muted", role: "img", title: nothingToSign, "aria-label": nothingToSign }, "—");
+      const cells = [
+        el("td", {}, row.id),
+        el("td", {}, row.ok ? el("span", { class: "badge ok" }, gettext("verified"))
+          : row.waiting && !failed ? el("span", { class: "badge open" }, gettext("not yet anchored"))
+            : el("span", { class: "badge bad" }, gettext("FAILED"))),
+        el("td", {}, row.nonce), el("td", {}, row.game === "casino_war" ? "Casino War" : "Sota"),
+        el("td", { class: "whole-line" }, cards), el("td", {}, RESULTS[row.result] || row.result || "–"),
         el("td", { class: "num" }, amount(row.payout, row.game)),
         el("td", {}, mark(row.checks.signature)), el("td", {}, mark(row.checks.seeds && row.checks.nonce)),
         el("td", {}, mark(row.checks.cards)),
-        el("td", {}, mark(outcomeOk), row.note ? el("small", { class: "muted" }, " " + row.note) : ""),
-        el("td", { "data-testid": "player-signed" }, row.signedActions || !row.checks.player ? mark(row.checks.player) : el("small", { class: "muted" }, gettext("unsigned"))),
+        el("td", { class: row.note ? "whole-line" : "" }, mark(outcomeOk), row.note ? el("small", { class: "muted" }, " " + row.note) : ""),
+        el("td", { "data-testid": "player-signed" }, playerSigned),
         el("td", {}, "records" in row.checks ? mark(row.checks.records) : el("small", { class: "muted" }, gettext("none"))),
         el("td", { "data-log": String(row.logged) }, logMark(row.logged)),
-        el("td", {}, row.ok ? el("span", { class: "badge ok" }, gettext("verified"))
-          : row.waiting && !failed ? el("span", { class: "badge open" }, gettext("not yet anchored"))
-            : el("span", { class: "badge bad" }, gettext("FAILED")))));
+      ];
+      cells.forEach((cell, index) => cell.setAttribute("data-label", columns[index]));
+      body.append(el("tr", { "data-round": row.id, "data-nonce": row.nonce, "data-ok": row.ok ? "1" : "0" }, ...cells));
     }
-    target.append(el("table", { class: "data" }, el("thead", {}, head), body));
+    target.append(el("table", { class: "data cards verify-rounds" }, el("thead", {}, head), body));
   }
 
   async function run(button) {
