@@ -169,9 +169,10 @@ def enum_schema(values: tuple[Any, ...]) -> dict[str, Any]:
     return {"type": types[0] if len(types) == 1 else types, "enum": list(values)}
 
 
-def _sota_rules_schema() -> dict[str, Any]:
-    """The rule options of ``core.sota`` (which checks them) as a JSON Schema."""
-    low, high = sota.MAX_TRICKS_RANGE
+def sota_rules_schema(most_tricks: int = sota.MAX_TRICKS_RANGE[1]) -> dict[str, Any]:
+    """The rule options of ``core.sota`` (which checks them) as a JSON Schema, ``max_tricks``
+    up to ``most_tricks`` (the rule book's limit, or a casino's)."""
+    low, high = sota.MAX_TRICKS_RANGE[0], most_tricks
     first, last = sota.LEAD_RANGE
     properties: dict[str, Any] = {
         "seats": enum_schema(sota.SEAT_COUNTS),
@@ -199,7 +200,7 @@ def _sota_rules_schema() -> dict[str, Any]:
 
 
 #: A Sota rule set as :meth:`~sota_casino.core.sota.SotaRules.to_dict` writes it.
-SotaRules = Annotated[dict[str, Any], WithJsonSchema(_sota_rules_schema())]
+SotaRules = Annotated[dict[str, Any], WithJsonSchema(sota_rules_schema())]
 
 
 @dataclass(frozen=True, slots=True)

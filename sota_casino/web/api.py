@@ -83,10 +83,10 @@ TABLE_OFFER: Final = (
     "a preset the table does not offer now (invalid_rules, field preset), or rules of one's own "
     "where it takes none (invalid_rules, field rules)"
 )
-#: A player's own rules may not ask for a longer game than the casino deals.
-DEALT_TRICKS: Final = (
-    f"rules.max_tricks above {rounds.MAX_DEALT_TRICKS}, the most tricks this casino deals "
-    "(invalid_rules, field rules.max_tricks)"
+#: A key anyone can sign with is no key (core.fairness.weak_key_problem).
+WEAK_KEY: Final = (
+    "a public key of small order or not canonically encoded, under which anyone could sign "
+    "(invalid_input, field public_key_hex)"
 )
 #: Actions that write records kept for good are limited per account (services.hourly_limits).
 HOURLY_LIMIT: Final = (
@@ -240,6 +240,7 @@ def my_keys() -> ResponseReturnValue:
     status=201,
     errors=(*CHANGE, 429),
     body=s.PlayerKeyRequest,
+    beyond_schema=(WEAK_KEY,),
     description=_hourly_limit("KEY_REGISTRATIONS_PER_HOUR")
     + " The key in use sent again changes nothing and is answered as ever.",
 )
@@ -401,7 +402,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.GameRequest,
     idempotent=True,
-    beyond_schema=(TABLE_LIMITS, TABLE_OFFER, DEALT_TRICKS),
+    beyond_schema=(TABLE_LIMITS, TABLE_OFFER),
 )
 def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     return _answer(_move_money(rounds.play_sota, body), 201)

@@ -49,9 +49,9 @@ from ..services.results import Open
 from ..services.results import Order
 from ..services.results import Role
 from ..services.results import Signature
-from ..services.results import SotaRules
 from ..services.results import TiePayout
 from ..services.results import enum_schema
+from ..services.results import sota_rules_schema
 from ..services.text import NO_NUL_PATTERN
 from ..services.text import NON_BLANK_PATTERN
 
@@ -152,6 +152,11 @@ class DecisionRequest(PlayerSigned):
     choice: Annotated[str, OneOf(casino_war.CHOICES)]
 
 
+DealtRules = Annotated[
+    dict[str, Any], WithJsonSchema(sota_rules_schema(most_tricks=rounds.MAX_DEALT_TRICKS))
+]
+
+
 class GameRequest(Request):
     """Rules or a preset, not both (or neither: the table's first preset, nordic unless the
     operator changed the table's list)."""
@@ -159,7 +164,8 @@ class GameRequest(Request):
     model_config = ConfigDict(json_schema_extra={"not": {"required": ["rules", "preset"]}})
 
     stake: Annotated[int, Field(ge=1, le=MAX_AMOUNT, description=SWEETS)]
-    rules: SotaRules | None = None
+    #: A game no longer than the casino deals (the rule book allows more).
+    rules: DealtRules | None = None
     #: Checked by the service, which also knows which presets the table allows (invalid_rules).
     preset: Annotated[str, WithJsonSchema({"enum": list(sota.PRESETS)})] | None = None
 

@@ -145,6 +145,7 @@ def test_only_the_rules_the_document_names_refuse_valid_data(make_app: Any) -> N
         "proposeOperator",
         "proposeTableChange",
         "register",
+        "registerKey",
         "reject",
         "sotaMove",
         "topup",
