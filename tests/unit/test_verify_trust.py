@@ -121,9 +121,10 @@ def test_service_and_a_pinned_key_cannot_be_combined(good: str) -> None:
 
 
 def _key_change(old, new) -> dict:  # type: ignore[no-untyped-def]
+    """A key change from ``old`` to ``new`` (a key, or a public key in hex), signed by ``old``."""
     doc = key_change_document(
         old_public_key_hex=public_key_hex(old),
-        new_public_key_hex=public_key_hex(new),
+        new_public_key_hex=new if isinstance(new, str) else public_key_hex(new),
         changed_at=bundles.CREATED_AT,
     )
     return signed(old, doc)
@@ -285,14 +286,7 @@ def _handed_on_to_anyone(old: Ed25519PrivateKey) -> dict[str, Any]:
     the change, logged, in its ``key_changes``; every document, and the checkpoint its log is
     proved into, signed as anyone can sign under that key."""
     anyone = bundles.Pair(key=AnyonesKey())
-    change = signed(
-        old,
-        key_change_document(
-            old_public_key_hex=public_key_hex(old),
-            new_public_key_hex=IDENTITY_KEY_HEX,
-            changed_at=bundles.CREATED_AT,
-        ),
-    )
+    change = _key_change(old, IDENTITY_KEY_HEX)
     return bundles.anchored(bundles.bundle(4, pair=anyone), anyone.key, key_changes=[change])
 
 
