@@ -956,9 +956,16 @@ def refusal_problems(page: Any, field: str, case: str) -> list[str]:
     """What keeps the player of ``page`` from seeing the refusal: the field not focused, or it
     or the message off the screen or under the row kept at its foot."""
     page.wait_for_selector(".flash.error")
-    # Chromium applies a page's autofocus at a rendering step after the load, not at once.
-    page.wait_for_timeout(500)
+    # Chromium applies a page's autofocus at a rendering step after the load, not at once, and
+    # a loaded machine may take its time: the page has until it is still to show the field.
+    page.wait_for_load_state("load")
     shown = page.evaluate(REFUSAL_SHOWN, field)
+    for _ in range(30):
+        page.wait_for_timeout(100)
+        again = page.evaluate(REFUSAL_SHOWN, field)
+        if again == shown and shown["focused"] == field:
+            break
+        shown = again
     if shown["focused"] != field:
         return [f"{case}: {shown['focused']!r} focused, not {field!r}"]
     top = min(shown["field"][0], shown["message"][0])

@@ -69,4 +69,7 @@
 
   window.SotaRefusals = { show, mark };
   document.addEventListener("DOMContentLoaded", showRefused);
+  // Again once the page has loaded: the browser's own autofocus and scrolling come after the
+  // DOM is read, and on a slow phone they could leave the field under the foot's row.
+  window.addEventListener("load", () => requestAnimationFrame(showRefused));
 })();
