@@ -11,6 +11,7 @@ import re
 import secrets
 import string
 from dataclasses import dataclass
+from dataclasses import field
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -108,6 +109,15 @@ class UserView:
     def shown(self) -> results.User:
         """The user as the API shows one."""
         return results.User(self.id, self.username, self.role)
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedIn:
+    """A login that passed: the user, and the browser session or API token it started."""
+
+    user: UserView
+    token: str = field(repr=False)  # a secret: kept out of logs
+    expires_at: datetime
 
 
 def login_name_key(name: str) -> str:
@@ -585,8 +595,8 @@ def _password_matches(password_hash: str, password: str) -> bool:
 
 
 def _attempt_login(
-    session: Session, username: str, password: str, address: str, attempt_id: int
-) -> tuple[UserView | None, str]:
+    session: Session, username: str, password: str, address: str, attempt_id: int, kind: str
+) -> tuple[LoggedIn | None, str]:
     """Read, check the password outside any transaction (it takes tens of milliseconds and a
     failed guess must not hold SQLite's write lock meanwhile), then record the verdict. The
     guess was counted before (:func:`_reserve_guess`), so concurrent guesses cannot pass the
@@ -596,7 +606,8 @@ def _attempt_login(
     rehashed = None
     if good and HASHER.check_needs_rehash(password_hash):
         rehashed = HASHER.hash(password)
-    return _record_login(session, username, address, attempt_id, user_id, good, rehashed)
+    matched = password_hash if good else None
+    return _record_login(session, username, address, attempt_id, user_id, matched, rehashed, kind)
 
 
 @transactional
@@ -606,11 +617,25 @@ def _record_login(
     address: str,
     attempt_id: int,
     user_id: int | None,
-    good: bool,
+    matched: str | None,
     rehashed: str | None,
-) -> tuple[UserView | None, str]:
-    user = session.get(User, user_id) if user_id is not None else None
-    if not good or user is None:
+    kind: str,
+) -> tuple[LoggedIn | None, str]:
+    """Record the verdict of a password checked against the hash ``matched`` (None: it matched
+    none), and start the session of a login that passed, in one transaction under the user's
+    row lock.
+
+    The hash was checked outside any transaction: a password change (or a lock) that committed
+    meanwhile is seen here, and one that comes after waits for the lock and then ends the
+    session started here. A password changed since the check makes the login as wrong as any,
+    so a password that was just replaced starts no session, and its rehash is not stored.
+    """
+    user = (
+        session.get(User, user_id, with_for_update=True, populate_existing=True)
+        if user_id is not None
+        else None
+    )
+    if matched is None or user is None or user.password_hash != matched:
         audit.record(
             session,
             actor=None,
@@ -641,15 +666,16 @@ def _record_login(
         subject=f"user:{user.id}",
         data={"address": address},
     )
-    return UserView.of(user), "ok"
+    return LoggedIn(UserView.of(user), *_new_session(session, user.id, kind)), "ok"
 
 
 @own_transactions
 def authenticate(
-    session: Session, username: object, password: object, *, address: str = ""
-) -> UserView:
+    session: Session, username: object, password: object, *, address: str = "", kind: str = "web"
+) -> LoggedIn:
     """Check credentials, throttled per account and per address (in the database, so every
-    worker shares the count). Failures are recorded and audited before the refusal.
+    worker shares the count), and start a browser session (``kind`` ``"web"``) or an API token
+    (``"api"``) for them. Failures are recorded and audited before the refusal.
 
     :raises RateLimited: after too many failures in the window.
     :raises Unauthorized: for a wrong name or password (the same message for both).
@@ -667,14 +693,14 @@ def authenticate(
             ),
             attempt_id,
         )
-    user, verdict = _attempt_login(
-        session, username, password[: PASSWORD_MAX * 4], address, attempt_id
+    logged_in, verdict = _attempt_login(
+        session, username, password[: PASSWORD_MAX * 4], address, attempt_id, kind
     )
     if verdict == "locked":
         raise AccountLocked()
-    if user is None:
+    if logged_in is None:
         raise Unauthorized(N_("wrong username or password"))
-    return user
+    return logged_in
 
 
 #: What a call with a bearer token that is unknown, ended or expired is told.
@@ -688,6 +714,11 @@ def _token_hash(token: str) -> str:
 @transactional
 def start_session(session: Session, user_id: int, *, kind: str = "web") -> tuple[str, datetime]:
     """Start a server-side session (or API token); return the opaque token and its expiry."""
+    return _new_session(session, user_id, kind)
+
+
+@in_transaction
+def _new_session(session: Session, user_id: int, kind: str) -> tuple[str, datetime]:
     hours = context_of(session).setting("SESSION_HOURS" if kind == "web" else "TOKEN_HOURS")
     token = secrets.token_urlsafe(32)
     expires = datetime.now(UTC) + timedelta(hours=hours)
@@ -782,8 +813,8 @@ def issue_api_token(
     session: Session, username: object, password: object, *, address: str = ""
 ) -> results.Token:
     """Log in and return a bearer token for the JSON API with its expiry."""
-    user = authenticate(session, username, password, address=address)
-    return results.Token(*start_session(session, user.id, kind="api"))
+    logged_in = authenticate(session, username, password, address=address, kind="api")
+    return results.Token(logged_in.token, logged_in.expires_at)
 
 
 @read_only
@@ -796,27 +827,22 @@ def _password_state(session: Session, user_id: int) -> tuple[str, str]:
 
 
 @transactional
-def _forgive(session: Session, attempt_id: int) -> None:
-    _forgive_guess(session, attempt_id)
+def _set_password(
+    session: Session, user_id: int, attempt_id: int, replaced: str, new_hash: str
+) -> None:
+    """Replace the hash ``replaced``, which the current password was checked against outside
+    any transaction, and take back the failure recorded for the check; under the user's row
+    lock, as a login is recorded (:func:`_record_login`).
 
-
-def _current_password_matches(
-    session: Session, user_id: int, password: object, attempt_id: int
-) -> bool:
-    """Verify the current password outside any transaction; a match takes back the failure
-    recorded for the check."""
-    _username, password_hash = _password_state(session, user_id)
-    if not _password_matches(password_hash, password if isinstance(password, str) else ""):
-        return False
-    _forgive(session, attempt_id)
-    return True
-
-
-@transactional
-def _set_password(session: Session, user_id: int, new_hash: str) -> None:
-    user = session.get(User, user_id)
+    :raises Unauthorized: if the password changed since the check: what was typed as the
+        current password is no longer it.
+    """
+    user = session.get(User, user_id, with_for_update=True, populate_existing=True)
     if user is None:
         raise NotFound(N_("no such user"))
+    if user.password_hash != replaced:
+        raise Unauthorized(N_("the current password is wrong"))
+    _forgive_guess(session, attempt_id)
     user.password_hash = new_hash
     _end_all(session, user_id)
     audit.record(
@@ -838,7 +864,7 @@ def change_password(
     :raises RateLimited: after too many failures in the window.
     :raises Unauthorized: if the current password is wrong.
     """
-    username = get_user(session, user_id).username
+    username, password_hash = _password_state(session, user_id)
     secret = check_password(new, username)
     attempt_id = _reserve_guess(session, username, address, datetime.now(UTC))
     if isinstance(attempt_id, Throttled):
@@ -849,9 +875,9 @@ def change_password(
             ),
             attempt_id,
         )
-    if not _current_password_matches(session, user_id, old, attempt_id):
+    if not _password_matches(password_hash, old if isinstance(old, str) else ""):
         raise Unauthorized(N_("the current password is wrong"))
-    _set_password(session, user_id, HASHER.hash(secret))
+    _set_password(session, user_id, attempt_id, password_hash, HASHER.hash(secret))
 
 
 def _staff_target(session: Session, actor_id: int, user_id: int) -> User:

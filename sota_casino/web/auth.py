@@ -27,6 +27,7 @@ from .i18n import PICKED
 from .i18n import error_message
 from .i18n import gettext
 from .security import client_address
+from .security import hold
 from .security import home_url
 from .security import log_in
 from .security import log_out
@@ -118,11 +119,14 @@ def login() -> ResponseReturnValue:
 @bp.post("/login")
 def login_post() -> ResponseReturnValue:
     form = request.form
-    user = accounts.authenticate(
+    # The session starts with the login's verdict, so a password change that comes meanwhile
+    # ends it too.
+    logged_in = accounts.authenticate(
         get_session(), _typed_name(), form.get("password", ""), address=client_address()
     )
-    picked = session.get(PICKED)  # read before log_in starts a fresh session
-    log_in(user.id)
+    picked = session.get(PICKED)  # read before the fresh session replaces the cookie's
+    hold(logged_in.token)
+    user = logged_in.user
     # A language picked in the header before logging in is the player's latest choice: it
     # wins over the one stored, and is stored in its place.
     if picked in LANGUAGES:

@@ -116,7 +116,14 @@ def check_csrf() -> None:
 
 
 def log_in(user_id: int) -> None:
-    """Start a new recorded session for ``user_id``; the old cookie's session ends with it.
+    """Start a new recorded session for ``user_id`` and make it this browser's (:func:`hold`)."""
+    token, _expires = accounts.start_session(get_session(), user_id)
+    hold(token)
+
+
+def hold(token: str) -> None:
+    """Make the recorded session ``token``, just started, this browser's; the old cookie's
+    session ends.
 
     The session id and the CSRF token both change, so a cookie planted or copied before the
     login (session fixation) is worth nothing afterwards.
@@ -125,7 +132,6 @@ def log_in(user_id: int) -> None:
     if isinstance(old, str) and old:
         accounts.end_session(get_session(), old)
     session.clear()
-    token, _expires = accounts.start_session(get_session(), user_id)
     session[SESSION_KEY] = token
     session[CSRF_KEY] = secrets.token_urlsafe(32)
     g.pop("session_user", None)

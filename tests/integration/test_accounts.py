@@ -44,7 +44,7 @@ def test_a_new_password_holding_the_username_is_refused_as_at_sign_up(session: S
     carol = accounts.register(session, "Carol", "a long enough secret")
     with pytest.raises(InvalidInput, match="username"):
         accounts.change_password(session, carol.id, "a long enough secret", "my-CAROL-secret")
-    assert accounts.authenticate(session, "carol", "a long enough secret").id == carol.id
+    assert accounts.authenticate(session, "carol", "a long enough secret").user.id == carol.id
 
 
 def test_a_name_taken_in_another_case_is_refused(session: Session) -> None:
@@ -56,7 +56,7 @@ def test_a_name_taken_in_another_case_is_refused(session: Session) -> None:
 def test_a_name_with_a_letter_that_lowers_to_ascii_is_no_players_name(session: Session) -> None:
     # U+212A KELVIN SIGN lowers to "k" in Python, never in either database.
     accounts.register(session, "kim", PASSWORD)
-    assert accounts.authenticate(session, "KIM", PASSWORD).username == "kim"
+    assert accounts.authenticate(session, "KIM", PASSWORD).user.username == "kim"
     with pytest.raises(Unauthorized, match="wrong username or password"):
         accounts.authenticate(session, "\u212aim", PASSWORD)
     assert [user.username for user in accounts.find_users(session, "KI")] == ["kim"]
@@ -106,7 +106,7 @@ def test_the_migration_indexes_the_names_of_a_database_holding_players(
     assert _lower_name_index(db_url) is None
     migrate.upgrade(db_url)
     assert _lower_name_index(db_url) in LOWER_NAME_INDEX
-    assert accounts.authenticate(session, "dora", PASSWORD).id == ids[0]  # the players stay
+    assert accounts.authenticate(session, "dora", PASSWORD).user.id == ids[0]  # the players stay
     with pytest.raises(IntegrityError, match=UNIQUE_LOWER_NAME), session.begin():
         session.add(User(username="EVE", password_hash="not a hash"))
     with pytest.raises(accounts.UsernameTaken):

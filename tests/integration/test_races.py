@@ -7,10 +7,13 @@ connection), released together by a barrier."""
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -37,6 +40,7 @@ from sota_casino.models import SeedPair
 from sota_casino.models import SigningKey
 from sota_casino.models import Transfer
 from sota_casino.models import User
+from sota_casino.models import UserSession
 from sota_casino.services import accounts
 from sota_casino.services import approvals
 from sota_casino.services import audit
@@ -182,6 +186,30 @@ def test_forty_wrong_passwords_at_once_are_checked_exactly_five_times(
             select(func.count(AuditEntry.seq)).where(AuditEntry.action == "user.login_failed")
         )
     assert failures == 5
+
+
+def test_logins_with_a_password_changed_at_the_same_moment_keep_no_token(
+    app: Flask, session: Session, player: int
+) -> None:
+    """Each login either ends before the change, which then ends its token, or is checked
+    against a password replaced meanwhile and refused: the old password keeps nothing."""
+    app.config.update(LOGIN_ATTEMPTS=100)  # the refused logins count as failures
+    passwords = [PASSWORD + str(n or "") for n in range(5)]
+    for round_number, (old, new) in enumerate(itertools.pairwise(passwords)):
+        login = functools.partial(accounts.issue_api_token, username="alice", password=old)
+        change = functools.partial(accounts.change_password, user_id=player, old=old, new=new)
+        calls: list[Call] = [login] * 6 + [change]
+        outcomes = race(app, calls)
+        assert not crashes(outcomes) and set(outcomes) <= {"ok", "unauthorized"}, outcomes
+        with session.begin():
+            live = session.scalar(
+                select(func.count(UserSession.id)).where(
+                    UserSession.user_id == player,
+                    UserSession.ended_at.is_(None),
+                    UserSession.expires_at > datetime.now(UTC),
+                )
+            )
+        assert live == 0, f"round {round_number}: {live} tokens of the old password live on"
 
 
 def test_twelve_rotations_at_once_rotate_exactly_the_hourly_limit(

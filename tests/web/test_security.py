@@ -14,6 +14,7 @@ import math
 import re
 import shutil
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -386,6 +387,116 @@ def test_changing_the_password_ends_other_sessions_and_tokens(app, player: Flask
     assert other.get("/lobby").status_code == 303
     headers = {"Authorization": f"Bearer {token}"}
     assert player.get("/api/v1/me", headers=headers).status_code == 401
+
+
+NEW_PASSWORD = "a brand new passphrase"
+
+
+def meanwhile(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None]) -> None:
+    """Run ``action`` (another worker's request) once, while the next password check runs: the
+    hash is checked outside any transaction, for tens of milliseconds."""
+    check = accounts._password_matches
+
+    def checking(password_hash: str, password: str) -> bool:
+        matched = check(password_hash, password)
+        monkeypatch.setattr(accounts, "_password_matches", check)
+        action()
+        return matched
+
+    monkeypatch.setattr(accounts, "_password_matches", checking)
+
+
+def change_password(app: Flask, username: str, old: str, new: str) -> None:
+    """The owner changes the password from another browser, served by another worker."""
+    session = db(app)
+    try:
+        user = accounts.find_users(session, username)[0]
+        accounts.change_password(session, user.id, old, new, address="192.0.2.1")
+    finally:
+        session.close()
+
+
+def live_sessions(app: Flask) -> int:
+    session = db(app)
+    try:
+        return session.scalar(
+            select(func.count())
+            .select_from(UserSession)
+            .where(UserSession.ended_at.is_(None), UserSession.expires_at > datetime.now(UTC))
+        )
+    finally:
+        session.close()
+
+
+def logs_in(app: Flask, password: str) -> bool:
+    answer = app.test_client().post(
+        "/api/v1/auth/token", json={"username": "alice", "password": password}
+    )
+    return answer.status_code == 200
+
+
+@pytest.mark.parametrize("way", ["page", "api"])
+def test_a_login_checked_while_the_password_changes_starts_nothing_the_change_misses(
+    app: Flask, monkeypatch: pytest.MonkeyPatch, way: str
+) -> None:
+    # The owner changes a leaked password while the thief's login with it is being checked.
+    api_register(app.test_client(), "alice")
+    meanwhile(monkeypatch, lambda: change_password(app, "alice", PASSWORD, NEW_PASSWORD))
+    thief = app.test_client()
+    if way == "page":
+        login = post_form(thief, "/auth/login", {"username": "alice", "password": PASSWORD})
+        assert login.status_code == 401
+        assert is_logged_out(thief)
+    else:
+        login = thief.post("/api/v1/auth/token", json={"username": "alice", "password": PASSWORD})
+        assert login.status_code == 401 and "token" not in login.get_json()
+    assert live_sessions(app) == 0
+    assert not logs_in(app, PASSWORD) and logs_in(app, NEW_PASSWORD)
+
+
+def test_a_login_racing_a_change_does_not_put_the_old_password_back(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api_register(app.test_client(), "alice")
+    # A hash of parameters since replaced: the next login with its password stores a new one.
+    older = PasswordHasher(time_cost=1, memory_cost=16, parallelism=1).hash(PASSWORD)
+    session = db(app)
+    with session.begin():
+        session.execute(update(User).values(password_hash=older))
+    session.close()
+    meanwhile(monkeypatch, lambda: change_password(app, "alice", PASSWORD, NEW_PASSWORD))
+    assert not logs_in(app, PASSWORD)
+    assert logs_in(app, NEW_PASSWORD) and not logs_in(app, PASSWORD)
+
+
+def test_a_password_change_checked_while_another_change_applies_is_refused(
+    app: Flask, player: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thief holding a copy of the cookie and the leaked password changes it first, while the
+    # owner's own change is being checked: the owner's is refused, not applied over the thief's
+    # after every session (the thief's too) was ended.
+    thiefs = "the thief's own secret"
+    meanwhile(monkeypatch, lambda: change_password(app, "alice", PASSWORD, thiefs))
+    new = NEW_PASSWORD
+    owner = post_form(player, "/auth/password", {"old": PASSWORD, "new": new, "confirm": new})
+    assert owner.status_code == 303
+    assert "current password is wrong" in read(player, owner)
+    assert logs_in(app, thiefs) and not logs_in(app, NEW_PASSWORD)
+
+
+def test_a_login_with_a_hash_of_older_parameters_stores_one_of_the_present_ones(
+    app: Flask,
+) -> None:
+    api_register(app.test_client(), "alice")
+    older = PasswordHasher(time_cost=1, memory_cost=16, parallelism=1).hash(PASSWORD)
+    session = db(app)
+    with session.begin():
+        session.execute(update(User).values(password_hash=older))
+    assert logs_in(app, PASSWORD)
+    stored = session.scalar(select(User.password_hash))
+    session.close()
+    assert stored != older and not accounts.HASHER.check_needs_rehash(stored)
+    assert logs_in(app, PASSWORD)
 
 
 def test_locking_an_account_ends_its_sessions_and_tokens(app: Flask, player: FlaskClient) -> None:
