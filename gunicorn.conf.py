@@ -1,13 +1,14 @@
 """Gunicorn settings for production: `gunicorn wsgi:app` reads this file from the working directory.
 
 Environment: PORT (default 8000), HOST (default 0.0.0.0), WEB_CONCURRENCY (workers, default
-2 × cores + 1), FORWARDED_ALLOW_IPS (the proxy's address; default 127.0.0.1).
+2 × cores + 1), FORWARDED_ALLOW_IPS (the proxy's addresses; default 127.0.0.1,::1).
 
 Behind a reverse proxy (nginx, a load balancer) that terminates TLS, set FORWARDED_ALLOW_IPS to
 the proxy's address so gunicorn trusts its X-Forwarded-Proto header: then the app sees HTTPS
 (HSTS is sent, Secure cookies work). Never use "*" unless only the proxy can reach gunicorn.
 For the client address used by login throttling, also set the app's TRUSTED_PROXIES to the
-number of proxies in front (X-Forwarded-For).
+number of proxies in front (X-Forwarded-For): the app believes those headers too only from a
+peer in FORWARDED_ALLOW_IPS, so a client that reaches gunicorn directly forges no address.
 
 Slow clients: the sync workers serve one request each, so a client that sends or reads slowly
 holds a worker until ``timeout``. In production put a buffering proxy in front (nginx buffers
@@ -31,6 +32,7 @@ import signal
 import sys
 from typing import Any
 
+from sota_casino.config import FORWARDED_ALLOW_IPS
 from sota_casino.web.protocol import SERVER_MAX_HEADER_FIELD
 from sota_casino.web.protocol import SERVER_MAX_HEADER_FIELDS
 from sota_casino.web.protocol import SERVER_MAX_REQUEST_LINE
@@ -56,7 +58,7 @@ errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
-forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", FORWARDED_ALLOW_IPS)
 secure_scheme_headers = {"X-FORWARDED-PROTO": "https"}
 # Above the app's own limits (sota_casino/web/protocol.py: 4094, 100 fields of 8190 bytes), so
 # the app answers an over-long request in its own format (JSON under /api/); only past these

@@ -53,6 +53,15 @@ INT_SETTINGS: dict[str, int] = {
     "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto (throttling)
 }
 
+#: The peers whose ``X-Forwarded-*`` headers are believed: the addresses or networks of the
+#: proxy in front, comma-separated, ``*`` for any peer. gunicorn reads the same variable for
+#: ``X-Forwarded-Proto`` (gunicorn.conf.py), so one setting says who the proxy is.
+FORWARDED_ALLOW_IPS = "127.0.0.1,::1"
+
+
+def _names(text: str) -> list[str]:
+    return [name for name in (part.strip() for part in text.split(",")) if name]
+
 
 def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
     """Return the settings found in the environment (only those that are set)."""
@@ -64,9 +73,9 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
     for name in INT_SETTINGS:
         if env.get(name):
             found[name] = int(env[name])
-    if env.get("TRUSTED_HOSTS"):
-        names = [name.strip() for name in env["TRUSTED_HOSTS"].split(",")]
-        found["TRUSTED_HOSTS"] = [name for name in names if name]
+    for name in ("TRUSTED_HOSTS", "FORWARDED_ALLOW_IPS"):
+        if env.get(name):
+            found[name] = _names(env[name])
     if env.get("SESSION_COOKIE_SECURE"):
         found["SESSION_COOKIE_SECURE"] = env["SESSION_COOKIE_SECURE"] not in ("0", "false", "")
     return found
@@ -85,6 +94,8 @@ def defaults() -> dict[str, Any]:
         # The host names the casino answers on (Flask refuses any other Host with a 400, as
         # pages build absolute URLs from it); None: any, which production should not keep.
         "TRUSTED_HOSTS": None,
+        # The proxy's addresses: only a request from one of them is read behind TRUSTED_PROXIES.
+        "FORWARDED_ALLOW_IPS": _names(FORWARDED_ALLOW_IPS),
         **INT_SETTINGS,
     }
 

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import functools
 import hmac
+import ipaddress
 import secrets
 from collections.abc import Callable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import TypeVar
 from typing import cast
@@ -36,6 +39,7 @@ from flask.sessions import SecureCookieSessionInterface
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 from markupsafe import escape
+from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.wrappers import Response
 
 from ..core.errors import Forbidden
@@ -49,6 +53,11 @@ from .paths import is_local_path
 from .paths import wants_json
 from .visitor import SESSION_KEY
 from .visitor import session_user
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse
+    from _typeshed.wsgi import WSGIApplication
+    from _typeshed.wsgi import WSGIEnvironment
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -362,9 +371,40 @@ def init_app(app: Flask) -> None:
     )
     proxies = app.config.get("TRUSTED_PROXIES", 0)
     if proxies:
-        from werkzeug.middleware.proxy_fix import ProxyFix
-
         # Flask documents wrapping wsgi_app so; typeshed declares it a method.
-        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
-            app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies
+        app.wsgi_app = ProxiedFrom(  # type: ignore[method-assign]
+            app.wsgi_app, proxies, app.config["FORWARDED_ALLOW_IPS"]
         )
+
+
+class ProxiedFrom:
+    """Read the client's address, scheme and host from the ``X-Forwarded-*`` headers of the
+    ``proxies`` in front (Werkzeug's ``ProxyFix``), when the request comes from one of them:
+    a peer in ``allowed`` (addresses or networks, ``*`` any), or one that is no IP address (a
+    Unix socket, which only a process of the machine reaches), as gunicorn decides.
+
+    Anyone else who reaches the server (gunicorn listens on every interface by default) is
+    taken at the address it connects from: its own headers would name any address it likes,
+    and each would escape the throttles counted by address.
+    """
+
+    def __init__(self, app: WSGIApplication, proxies: int, allowed: list[str]) -> None:
+        self.direct = app
+        self.proxied = ProxyFix(app, x_for=proxies, x_proto=proxies, x_host=proxies)
+        self.anyone = "*" in allowed
+        self.networks = [
+            ipaddress.ip_network(name, strict=False) for name in allowed if name != "*"
+        ]
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        app = self.proxied if self.from_proxy(environ.get("REMOTE_ADDR", "")) else self.direct
+        return app(environ, start_response)
+
+    def from_proxy(self, peer: str) -> bool:
+        if self.anyone:
+            return True
+        try:
+            address = ipaddress.ip_address(peer)
+        except ValueError:
+            return True
+        return any(address in network for network in self.networks)

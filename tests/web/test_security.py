@@ -835,6 +835,42 @@ def test_behind_a_trusted_proxy_the_throttle_counts_the_real_client(make_app: An
     assert (blocked.status_code, other.status_code) == (429, 200)
 
 
+def test_behind_a_trusted_proxy_a_client_reaching_the_server_directly_forges_no_address(
+    make_app: Any,
+) -> None:
+    # gunicorn listens on every interface: a client may connect to it past the proxy, and name
+    # a new address in each request's X-Forwarded-For.
+    app = make_app(LOGIN_ATTEMPTS=1, TRUSTED_PROXIES=1, FORWARDED_ALLOW_IPS=["10.0.0.0/24"])
+    api_register(app.test_client(), "erin")
+    direct = app.test_client()
+    direct.environ_base["REMOTE_ADDR"] = "198.51.100.20"
+    statuses = [
+        direct.post(
+            "/api/v1/auth/token",
+            json={"username": f"name{n}", "password": "guess"},
+            headers={"X-Forwarded-For": f"203.0.113.{n}"},
+        ).status_code
+        for n in range(5)
+    ]
+    assert statuses == [401] * 4 + [429]  # one address's four times LOGIN_ATTEMPTS
+    proxy = app.test_client()
+    proxy.environ_base["REMOTE_ADDR"] = "10.0.0.2"
+    behind = proxy.post(
+        "/api/v1/auth/token",
+        json={"username": "erin", "password": PASSWORD},
+        headers={"X-Forwarded-For": "198.51.100.20, 203.0.113.99"},
+    )
+    assert behind.status_code == 200  # the proxy's client, not the one held off
+    forged = direct.get("/auth/login", headers={"X-Forwarded-Proto": "https"})
+    assert "Strict-Transport-Security" not in forged.headers
+
+
+def test_the_proxys_addresses_are_read_from_the_environment_as_gunicorn_reads_them() -> None:
+    found = config.from_environment({"FORWARDED_ALLOW_IPS": "10.0.0.2, 192.0.2.0/28,"})
+    assert found["FORWARDED_ALLOW_IPS"] == ["10.0.0.2", "192.0.2.0/28"]
+    assert config.defaults()["FORWARDED_ALLOW_IPS"] == ["127.0.0.1", "::1"]
+
+
 def place_failures(app: Flask, ages: dict[str, list[float]], now: datetime) -> None:
     """Make the stored failed logins from each address (``ages``'s keys) as old as given, in
     seconds before ``now``, oldest first as they were made."""
