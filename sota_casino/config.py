@@ -17,6 +17,8 @@ INT_SETTINGS: dict[str, int] = {
     "SOTA_MAX_STAKE": 100,
     "SESSION_HOURS": 12,
     "TOKEN_HOURS": 24,
+    # live browser sessions and API tokens of one account; one more ends the oldest
+    "SESSIONS_PER_ACCOUNT": 100,
     "LOGIN_ATTEMPTS": 5,  # failures per account and address (x4 per address) per window
     "LOGIN_WINDOW_SECONDS": 300,
     "KNOWN_ADDRESS_DAYS": 90,  # an address the owner logged in from stays exempt this long

@@ -714,18 +714,38 @@ def _token_hash(token: str) -> str:
 @transactional
 def start_session(session: Session, user_id: int, *, kind: str = "web") -> tuple[str, datetime]:
     """Start a server-side session (or API token); return the opaque token and its expiry."""
+    session.get(User, user_id, with_for_update=True)  # the account's sessions, one at a time
     return _new_session(session, user_id, kind)
 
 
 @in_transaction
 def _new_session(session: Session, user_id: int, kind: str) -> tuple[str, datetime]:
-    hours = context_of(session).setting("SESSION_HOURS" if kind == "web" else "TOKEN_HOURS")
+    """Start a session of the account, whose row the caller holds locked.
+
+    The account's sessions that ended or expired are deleted (they open nothing again), and
+    past ``SESSIONS_PER_ACCOUNT`` live ones the oldest go too, so logging in over and over (a
+    script holding the password) keeps no more rows than that. None is refused: no one holding
+    the password can lock its owner out this way.
+    """
+    settings = context_of(session)
+    hours = settings.setting("SESSION_HOURS" if kind == "web" else "TOKEN_HOURS")
+    now = datetime.now(UTC)
+    mine = UserSession.user_id == user_id
+    over = UserSession.ended_at.is_not(None) | (UserSession.expires_at <= now)
+    session.execute(delete(UserSession).where(mine, over))
+    kept = max(settings.setting("SESSIONS_PER_ACCOUNT") - 1, 0)
+    oldest = select(UserSession.id).where(mine).order_by(UserSession.id.desc()).offset(kept)
+    session.execute(delete(UserSession).where(UserSession.id.in_(oldest)))
     token = secrets.token_urlsafe(32)
-    expires = datetime.now(UTC) + timedelta(hours=hours)
     session.add(
-        UserSession(token_hash=_token_hash(token), user_id=user_id, kind=kind, expires_at=expires)
+        UserSession(
+            token_hash=_token_hash(token),
+            user_id=user_id,
+            kind=kind,
+            expires_at=now + timedelta(hours=hours),
+        )
     )
-    return token, expires
+    return token, now + timedelta(hours=hours)
 
 
 # Built once: every authenticated request runs it. Plain columns, no ORM objects: the token's

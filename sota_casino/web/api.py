@@ -165,6 +165,11 @@ def register(body: s.Registration) -> ResponseReturnValue:
     errors=(400, 401, 403, 422, 429),
     body=s.Credentials,
     auth=False,
+    description=(
+        "A token lasts TOKEN_HOURS (24 unless set otherwise). An account keeps at most "
+        "SESSIONS_PER_ACCOUNT (100) tokens and browser sessions: one more ends the oldest, so "
+        "a script keeps its token rather than logging in for each call."
+    ),
 )
 def token(body: s.Credentials) -> ResponseReturnValue:
     issued = accounts.issue_api_token(

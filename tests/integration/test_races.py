@@ -212,6 +212,18 @@ def test_logins_with_a_password_changed_at_the_same_moment_keep_no_token(
         assert live == 0, f"round {round_number}: {live} tokens of the old password live on"
 
 
+def test_logins_at_once_keep_exactly_the_sessions_an_account_may_have(
+    app: Flask, session: Session, player: int
+) -> None:
+    app.config.update(SESSIONS_PER_ACCOUNT=3)
+    login = functools.partial(accounts.issue_api_token, username="alice", password=PASSWORD)
+    outcomes = race(app, [login] * 5)  # as many password checks at once as the throttle takes
+    assert outcomes == Counter(ok=5), outcomes
+    with session.begin():
+        kept = session.scalar(select(func.count(UserSession.id)))
+    assert kept == 3
+
+
 def test_twelve_rotations_at_once_rotate_exactly_the_hourly_limit(
     app: Flask, session: Session, player: int
 ) -> None:

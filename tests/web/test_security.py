@@ -535,6 +535,37 @@ def test_an_expired_session_or_token_stops_working(app: Flask, player: FlaskClie
     assert player.get("/api/v1/me", headers=headers).status_code == 401
 
 
+def session_rows(app: Flask) -> int:
+    session = db(app)
+    try:
+        return session.scalar(select(func.count()).select_from(UserSession)) or 0
+    finally:
+        session.close()
+
+
+def test_logging_in_over_and_over_keeps_no_more_sessions_than_the_limit(make_app: Any) -> None:
+    app = make_app(SESSIONS_PER_ACCOUNT=3)
+    browser = app.test_client()
+    register_page(browser, "alice")
+    for _ in range(3):  # sessions that end open nothing again
+        post_form(browser, "/auth/logout")
+        post_form(browser, "/auth/login", {"username": "alice", "password": PASSWORD})
+    assert session_rows(app) == 1
+    tokens = [api_token(app.test_client()) for _ in range(5)]  # a script, logging in each run
+    assert session_rows(app) == 3
+    answers = [browser.get("/api/v1/me", headers=token).status_code for token in tokens]
+    assert answers == [401, 401, 200, 200, 200]  # the oldest went, the browser's first
+    assert is_logged_out(browser)
+    assert (
+        app.test_client()
+        .post(  # nobody is refused a login
+            "/api/v1/auth/token", json={"username": "alice", "password": PASSWORD}
+        )
+        .status_code
+        == 200
+    )
+
+
 def api_token(client: FlaskClient, username: str = "alice") -> dict[str, str]:
     """The Authorization header of a new API token of ``username``."""
     issued = client.post("/api/v1/auth/token", json={"username": username, "password": PASSWORD})
