@@ -27,12 +27,12 @@ from .i18n import PICKED
 from .i18n import error_message
 from .i18n import gettext
 from .security import client_address
-from .security import hold
 from .security import home_url
 from .security import log_in
 from .security import log_out
 from .security import login_required
 from .security import safe_next
+from .security import set_browser_session
 from .visitor import session_user
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
@@ -125,7 +125,7 @@ def login_post() -> ResponseReturnValue:
         get_session(), _typed_name(), form.get("password", ""), address=client_address()
     )
     picked = session.get(PICKED)  # read before the fresh session replaces the cookie's
-    hold(logged_in.token)
+    set_browser_session(logged_in.token)
     user = logged_in.user
     # A language picked in the header before logging in is the player's latest choice: it
     # wins over the one stored, and is stored in its place.

@@ -125,12 +125,12 @@ def check_csrf() -> None:
 
 
 def log_in(user_id: int) -> None:
-    """Start a new recorded session for ``user_id`` and make it this browser's (:func:`hold`)."""
+    """Start a new recorded session for ``user_id``, this browser's from now on."""
     token, _expires = accounts.start_session(get_session(), user_id)
-    hold(token)
+    set_browser_session(token)
 
 
-def hold(token: str) -> None:
+def set_browser_session(token: str) -> None:
     """Make the recorded session ``token``, just started, this browser's; the old cookie's
     session ends.
 
