@@ -17,11 +17,13 @@ from __future__ import annotations
 import functools
 import hmac
 import ipaddress
+import logging
 import secrets
 from collections.abc import Callable
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import Final
 from typing import TypeVar
 from typing import cast
 
@@ -377,6 +379,15 @@ def init_app(app: Flask) -> None:
         )
 
 
+log = logging.getLogger(__name__)
+
+#: Logged once a process, for the first request naming a client from a peer that is no proxy.
+UNTRUSTED_FORWARDER: Final = (
+    "X-Forwarded-For from %s, which is not in FORWARDED_ALLOW_IPS: its client is taken at that "
+    "address (logged once)"
+)
+
+
 class ProxiedFrom:
     """Read the client's address, scheme and host from the ``X-Forwarded-*`` headers of the
     ``proxies`` in front (Werkzeug's ``ProxyFix``), when the request comes from one of them:
@@ -385,7 +396,9 @@ class ProxiedFrom:
 
     Anyone else who reaches the server (gunicorn listens on every interface by default) is
     taken at the address it connects from: its own headers would name any address it likes,
-    and each would escape the throttles counted by address.
+    and each would escape the throttles counted by address. The first such request that
+    names a client is logged (once a process): a proxy left out of ``FORWARDED_ALLOW_IPS``
+    would otherwise go unnoticed, with every client counted at its address.
     """
 
     def __init__(self, app: WSGIApplication, proxies: int, allowed: list[str]) -> None:
@@ -395,10 +408,16 @@ class ProxiedFrom:
         self.networks = [
             ipaddress.ip_network(name, strict=False) for name in allowed if name != "*"
         ]
+        self.told = False
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        app = self.proxied if self.from_proxy(environ.get("REMOTE_ADDR", "")) else self.direct
-        return app(environ, start_response)
+        peer = environ.get("REMOTE_ADDR", "")
+        if self.from_proxy(peer):
+            return self.proxied(environ, start_response)
+        if "HTTP_X_FORWARDED_FOR" in environ and not self.told:
+            self.told = True
+            log.warning(UNTRUSTED_FORWARDER, peer)
+        return self.direct(environ, start_response)
 
     def from_proxy(self, peer: str) -> bool:
         if self.anyone:

@@ -896,6 +896,21 @@ def test_behind_a_trusted_proxy_a_client_reaching_the_server_directly_forges_no_
     assert "Strict-Transport-Security" not in forged.headers
 
 
+def test_a_proxy_left_out_of_the_proxies_addresses_is_logged_once(
+    make_app: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = make_app(TRUSTED_PROXIES=1, FORWARDED_ALLOW_IPS=["10.0.0.2"])
+    unlisted = app.test_client()
+    unlisted.environ_base["REMOTE_ADDR"] = "10.0.0.3"
+    for n in range(3):
+        unlisted.get("/healthz", headers={"X-Forwarded-For": f"203.0.113.{n}"})
+    said = [r.getMessage() for r in caplog.records if "FORWARDED_ALLOW_IPS" in r.getMessage()]
+    assert said == [
+        "X-Forwarded-For from 10.0.0.3, which is not in FORWARDED_ALLOW_IPS: its client is taken "
+        "at that address (logged once)"
+    ]
+
+
 def test_the_proxys_addresses_are_read_from_the_environment_as_gunicorn_reads_them() -> None:
     found = config.from_environment({"FORWARDED_ALLOW_IPS": "10.0.0.2, 192.0.2.0/28,"})
     assert found["FORWARDED_ALLOW_IPS"] == ["10.0.0.2", "192.0.2.0/28"]
