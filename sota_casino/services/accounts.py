@@ -736,16 +736,11 @@ def _new_session(session: Session, user_id: int, kind: str) -> tuple[str, dateti
     kept = max(settings.setting("SESSIONS_PER_ACCOUNT") - 1, 0)
     oldest = select(UserSession.id).where(mine).order_by(UserSession.id.desc()).offset(kept)
     session.execute(delete(UserSession).where(UserSession.id.in_(oldest)))
-    token = secrets.token_urlsafe(32)
+    token, expires = secrets.token_urlsafe(32), now + timedelta(hours=hours)
     session.add(
-        UserSession(
-            token_hash=_token_hash(token),
-            user_id=user_id,
-            kind=kind,
-            expires_at=now + timedelta(hours=hours),
-        )
+        UserSession(token_hash=_token_hash(token), user_id=user_id, kind=kind, expires_at=expires)
     )
-    return token, now + timedelta(hours=hours)
+    return token, expires
 
 
 # Built once: every authenticated request runs it. Plain columns, no ORM objects: the token's
