@@ -31,6 +31,8 @@ from web_support import register_page
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import SeedPair
+from sota_casino.models import User
+from sota_casino.models import UserSession
 
 SAMPLE = {"name": ["casino_war", "sota"], "list_name": ["rounds", "transfers", "seed_pairs"]}
 
@@ -155,6 +157,48 @@ def test_no_answer_audit_entry_or_log_line_holds_an_unrevealed_seed_or_a_key(
     # The crawl does see seeds where they belong: each revealed one is on the fairness page.
     for seed in shown:
         assert any(seed in text for where, text in answers if "/fairness" in where)
+
+
+def test_no_answer_audit_entry_or_log_line_holds_a_password_a_token_or_a_session(
+    app: Flask, client: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Alice's password, her API token, her session's id and every stored hash are in no
+    answer, audit entry or log line; her CSRF token is in her own pages only."""
+    caplog.set_level(logging.DEBUG)
+    answers = record_every_answer(app)
+    register_page(client, "alice")
+    play(app, client)
+    issued = client.post("/api/v1/auth/token", json={"username": "alice", "password": PASSWORD})
+    token = issued.get_json()["token"]
+    with client.session_transaction() as cookie:
+        sid, csrf = cookie["sid"], cookie["csrf"]
+    ids = ids_of(app, client)
+    crawl(app, [(client, {}), (app.test_client(), {"Authorization": f"Bearer {token}"})], ids)
+    issuing = "POST /api/v1/auth/token"  # the one answer that hands out a token is its own
+    hers = [(where, text) for where, text in answers if not where.startswith(issuing)]
+    answers.clear()
+    staff = [add_user(app, "olga", "operator"), add_user(app, "audrey", "auditor")]
+    others = [(client_as(app, member), {}) for member in staff]
+    others += [(app.test_client(), bearer(app, "olga")), (app.test_client(), {})]
+    assert crawl(app, others, ids) > 300
+
+    session = db(app)
+    try:
+        hashes = [*session.scalars(select(User.password_hash))]
+        hashes += [*session.scalars(select(UserSession.token_hash))]
+        entries = [
+            ("audit entry", f"{e.actor} {e.subject} {e.data}")
+            for e in session.scalars(select(AuditEntry))
+        ]
+    finally:
+        session.close()
+    kept = [*entries, ("log", caplog.text)]
+    secrets = [PASSWORD, token, sid, *hashes, app.config["DATABASE_URL"]]
+    for secret in secrets:
+        leaks = [where for where, text in [*hers, *answers, *kept] if secret in text]
+        assert leaks == [], f"{secret[:12]}… is in {leaks[:5]}"
+    assert any(csrf in text for _, text in hers)  # her pages carry it, for their forms
+    assert [where for where, text in [*answers, *kept] if csrf in text] == []
 
 
 def test_the_database_logger_at_debug_writes_no_row_holding_a_secret(
