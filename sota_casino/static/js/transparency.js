@@ -370,6 +370,12 @@
     return null;
   }
 
+  /* This computer's clock in the scheme's time form, YYYY-MM-DDTHH:MM:SS.ffffffZ, as the offline
+   * verifier writes it (the browser's clock counts milliseconds). */
+  function nowWritten() {
+    return new Date().toISOString().replace(/Z$/, "000Z");
+  }
+
   /* A round the service lists as pending: "pending" within the bound, else false with why. Every
    * checkpoint of the bundle signed by the pinned key (`result.checkpoints`) dates the bound,
    * also one that another of its size follows in the list. */
@@ -379,7 +385,7 @@
     const settled = timeParts(receipt.settled_at);
     if (settled && settled[0] + settled[1] / 1e6 > Date.now() / 1000 + ANCHOR_BOUND_SECONDS) {
       result.problems.push(gettext("round %(round)s: settled at %(settled)s, past this computer's clock (%(now)s) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
-        { round: receipt.round_id, settled: receipt.settled_at, now: new Date().toISOString() }));
+        { round: receipt.round_id, settled: receipt.settled_at, now: nowWritten() }));
       return false;
     }
     const past = pastTheBound(receipt.settled_at, result.checkpoints.map((signed) => signed.document));
