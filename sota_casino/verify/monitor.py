@@ -20,9 +20,9 @@ A checkpoint signed by another key than the pinned one is checked only through t
 changes (``GET /api/v1/fairness/public-key``): a chain of them from the pinned key, each signed
 by the key it retires, to the key that signed the checkpoint moves the pin there (the keys it
 retired are kept in ``DIR/retired_keys``: a process not yet restarted still signs with one).
-Without that chain it is ``BAD SIGNATURE``, naming any change to a weak key, which is never
-followed (:func:`..core.fairness.weak_key_problem`). The checkpoint is held to the kept one
-either way: a key change starts no new history.
+Without that chain it is ``BAD SIGNATURE``, naming any change that is never followed: to a weak
+key (:func:`..core.fairness.weak_key_problem`), or dated otherwise than the scheme's time form.
+The checkpoint is held to the kept one either way: a key change starts no new history.
 
 ``--compare FILE`` (any number) checks the signed checkpoints other witnesses published, or those
 a bundle's anchors are proved into, against the one kept, as the served one is checked: a split
@@ -61,8 +61,8 @@ from .report import EXIT_UNUSABLE
 from .report import short
 from .trust import KeyProblem
 from .trust import refuse_weak_key
+from .trust import refused_key_changes
 from .trust import successor_chain
-from .trust import weak_key_changes
 
 CHECKPOINT_PATH: Final = "/api/v1/transparency/checkpoint"
 CONSISTENCY_PATH: Final = "/api/v1/transparency/consistency"
@@ -245,13 +245,13 @@ def _key_chain(
     base: str, key: str, timeout: float
 ) -> tuple[list[Mapping[str, Any]] | None, list[str]]:
     """The key changes leading from ``key`` to the service's key now, each signed by the key it
-    retires (a key handed on twice, or to a weak key, leads nowhere), or ``None``: there is no
-    such chain; and what the service's key changes to weak keys say (:func:`.weak_key_changes`).
+    retires (a key handed on twice, or by a refused change, leads nowhere), or ``None``: there is
+    no such chain; and what the service's refused key changes say (:func:`.refused_key_changes`).
     """
     status, answer = _get(base + PUBLIC_KEY_PATH, timeout)
     if status != 200 or not isinstance(answer, dict):
         return None, []
-    refused = weak_key_changes(answer.get("key_changes"))
+    refused = refused_key_changes(answer.get("key_changes"))
     now = answer.get("public_key_hex")
     if not (isinstance(now, str) and is_hex64(now)) or now == key:
         return None, refused

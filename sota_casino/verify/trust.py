@@ -37,6 +37,7 @@ from ..core.fairness import KEY_CHANGE_TYPE
 from ..core.fairness import KEY_CHANGED
 from ..core.fairness import is_hex64
 from ..core.fairness import public_key_hex
+from ..core.fairness import time_or_none
 from ..core.fairness import verify_signature
 from ..core.fairness import weak_key_problem
 from .player_signatures import anchor_problem
@@ -101,31 +102,44 @@ def read_key_file(path: str) -> str:
 
 def signed_key_change(envelope: object) -> Mapping[str, Any] | None:
     """Return the key-change document of ``envelope`` if it is one, validly signed by the key it
-    retires (its old key), to a key that is not weak, else ``None``: it proves nothing, or hands
-    the service to a key anyone can sign with (:func:`weak_key_changes` says so)."""
+    retires (its old key), to a key that is not weak, dated as the scheme writes times, else
+    ``None``: it proves nothing, or is refused (:func:`refused_key_changes` says why)."""
     doc = _signed_by_old_key(envelope)
-    if doc is None or weak_key_problem(bytes.fromhex(doc["new_public_key_hex"])) is not None:
+    if doc is None or _refusal(doc) is not None:
         return None
     return doc
 
 
-def weak_key_changes(key_changes: object) -> list[str]:
-    """Say which of a bundle's key changes, each validly signed by the key it retires, hand the
-    service on to a weak key (each change once); empty if none. No chain is followed through
-    one: an honest service never hands its trust to a key under which anyone can sign."""
+def refused_key_changes(key_changes: object) -> list[str]:
+    """Say which of a bundle's key changes, each validly signed by the key it retires, are
+    refused (each change once); empty if none. No chain is followed through one: an honest
+    service never hands its trust to a key under which anyone can sign, and dates every change
+    as it dates every document (``YYYY-MM-DDTHH:MM:SS.ffffffZ``)."""
     if not isinstance(key_changes, list):
         return []
     problems: dict[str, None] = {}  # in order, each once: the same change may be listed twice
     for doc in filter(None, map(_signed_by_old_key, key_changes)):
-        new = doc["new_public_key_hex"]
-        problem = weak_key_problem(bytes.fromhex(new))
+        problem = _refusal(doc)
         if problem is not None:
-            said = (
-                f"key {short(doc['old_public_key_hex'])} was handed on to key {short(new)}, "
-                f"which is {problem}; no change to such a key is followed"
-            )
-            problems[said] = None
+            problems[problem] = None
     return list(problems)
+
+
+def _refusal(doc: Mapping[str, Any]) -> str | None:
+    """Why a key change validly signed by its old key is not followed, or ``None``."""
+    old, new = short(doc["old_public_key_hex"]), short(doc["new_public_key_hex"])
+    problem = weak_key_problem(bytes.fromhex(doc["new_public_key_hex"]))
+    if problem is not None:
+        return (
+            f"key {old} was handed on to key {new}, which is {problem}; no change to such a "
+            "key is followed"
+        )
+    if time_or_none(doc.get("changed_at")) is None:
+        return (
+            f"key {old} was handed on to key {new} with a changed_at not written as "
+            "YYYY-MM-DDTHH:MM:SS.ffffffZ; no change so dated is followed"
+        )
+    return None
 
 
 def _signed_by_old_key(envelope: object) -> Mapping[str, Any] | None:

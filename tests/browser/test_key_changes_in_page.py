@@ -36,15 +36,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import bundles  # noqa: E402
 from test_fairness_records import WITHOUT_RECORDS  # noqa: E402
 from test_log_witness import play_a_round  # noqa: E402
+from test_verify_trust import DATED_OTHERWISE  # noqa: E402
 from test_verify_trust import GOOD  # noqa: E402
 from test_verify_trust import HANDED_ON_TO_ANYONE  # noqa: E402
 from test_verify_trust import INTO_PAIR_KEY  # noqa: E402
+from test_verify_trust import ODD_CHANGE_TIMES  # noqa: E402
 from test_verify_trust import OLD_KEY  # noqa: E402
 from test_verify_trust import OTHER_KEY  # noqa: E402
 from test_verify_trust import OWN_INTO_PAIR_KEY  # noqa: E402
 from test_verify_trust import OWN_KEY  # noqa: E402
 from test_verify_trust import PAIR  # noqa: E402
 from test_verify_trust import _key_change  # noqa: E402
+from test_verify_trust import changed_at_otherwise  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -637,8 +640,30 @@ def test_the_pin_follows_no_published_key_change_to_a_key_anyone_can_sign_with(
     tab.evaluate("window.SotaRecords.keyChecked()")
     assert tab.evaluate(PINNED)["public_key_hex"] == pinned
     assert tab.locator("[data-testid=key-change-followed]").count() == 0
-    assert tab.locator("[data-testid=key-handed-to-weak-key]").inner_text() == (
+    assert tab.locator("[data-testid=key-change-refused]").inner_text() == (
         f"key {pinned[:16]}… was handed on to key {IDENTITY_KEY_HEX[:16]}…, which is refused: "
         f"{SMALL_ORDER_IN_PAGE}; no change to such a key is followed"
     )
     assert tab.locator("[data-testid=key-changed] [data-accept-key]").count() == 0
+
+
+def test_both_verifiers_refuse_a_key_change_dated_otherwise_than_the_scheme(tab: Any) -> None:
+    """A key change whose ``changed_at`` is not written as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``, or
+    is no time at all, signed by the trusted key: the page, as ``verify.pyz``, follows no such
+    change and names it."""
+    sign_up(tab, "odd-change-time")
+    tab.goto("/fairness")
+    old = fairness.public_key_hex(OLD_KEY)
+    for changed_at in ODD_CHANGE_TIMES:
+        change = changed_at_otherwise(OLD_KEY, changed_at)
+        moved = dict(GOOD, key_changes=[change])
+        assert not verify_bundle(moved, old).ok
+        in_page = tab.evaluate(TRUSTING, [moved, old])
+        assert DATED_OTHERWISE in in_page.split(" | "), (changed_at, in_page)
+        assert (
+            tab.evaluate(
+                "([a, b, changes]) => window.SotaRecords.successorChain(a, b, changes)",
+                [old, fairness.public_key_hex(PAIR.key), [change]],
+            )
+            is None
+        ), changed_at

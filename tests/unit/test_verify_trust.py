@@ -357,3 +357,37 @@ def test_a_weak_key_in_a_pem_key_file_is_unusable(good: str, tmp_path: Path) -> 
     pem.write_text(public_key_pem(identity))
     code, out = _run(good, "--key-file", str(pem))
     assert code == 2 and f"which is {SMALL_ORDER}; refused" in out
+
+
+#: The trusted key handing the service on to the bundle's key, the change dated otherwise than
+#: the scheme writes times: each form valid-looking, or no time at all.
+ODD_CHANGE_TIMES = ("2025-04-01T12:00:00Z", "2025-04-01T12:00:00.000000+00:00", "", 0, None)
+
+
+def changed_at_otherwise(old: Ed25519PrivateKey, changed_at: object) -> dict[str, Any]:
+    """A key change from ``old`` to the pair's key, signed by ``old``, dated ``changed_at``."""
+    doc = dict(_key_change(old, PAIR.key)["document"], changed_at=changed_at)
+    return signed(old, doc)
+
+
+#: What the verifiers say of :func:`changed_at_otherwise` from :data:`OLD_KEY`.
+DATED_OTHERWISE = (
+    f"key {_short(OLD_KEY)} was handed on to key {KEY_HEX[:16]}… with a changed_at not "
+    "written as YYYY-MM-DDTHH:MM:SS.ffffffZ; no change so dated is followed"
+)
+
+
+@pytest.mark.parametrize("changed_at", ODD_CHANGE_TIMES)
+def test_a_key_change_dated_otherwise_than_the_scheme_is_not_followed(changed_at: object) -> None:
+    """A key change is a signed document like the others, and its ``changed_at`` the only time
+    it says: one not written as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` is no change of the scheme, and
+    is refused as a receipt or a checkpoint so dated is, naming it."""
+    change = changed_at_otherwise(OLD_KEY, changed_at)
+    moved = dict(GOOD, key_changes=[change])
+    report = verify_bundle(moved, public_key_hex(OLD_KEY))
+    assert not report.ok and report.trust != TRUST_SUCCESSOR
+    assert DATED_OTHERWISE in [f.message for f in report.bundle_findings]
+    assert successor_chain(public_key_hex(OLD_KEY), KEY_HEX, [change]) is None
+    # Logged and trusting the new key, it fails the bundle alike.
+    logged = bundles.anchored(GOOD, PAIR.key, key_changes=[change])
+    assert DATED_OTHERWISE in [f.message for f in verify_bundle(logged, KEY_HEX).bundle_findings]

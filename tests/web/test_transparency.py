@@ -757,6 +757,36 @@ def test_the_monitor_follows_no_key_change_to_a_key_anyone_can_sign_with(
     assert code == 2 and "which is of small order" in line, line
 
 
+def test_the_monitor_follows_no_key_change_dated_otherwise_than_the_scheme(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """The pinned key signs a key change whose ``changed_at`` is not written as the scheme
+    writes times, and the new key signs the checkpoints: BAD SIGNATURE, naming the change, and
+    the pin stays, as the bundle verifiers refuse it."""
+    url, handler = canned
+    pinned, new = fairness.new_signing_key(), fairness.new_signing_key()
+    pinned_hex, new_hex = fairness.public_key_hex(pinned), fairness.public_key_hex(new)
+    change = fairness.key_change_document(
+        old_public_key_hex=pinned_hex, new_public_key_hex=new_hex, changed_at="2026-01-01T00:00:00Z"
+    )
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    checkpoint = {"document": doc, "signature": fairness.sign(new, doc)}
+    published = {"public_key_hex": new_hex, "key_changes": [fairness.signed(pinned, change)]}
+    handler.bodies = {
+        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+        "/api/v1/fairness/public-key": json.dumps(published).encode(),
+    }
+    state = tmp_path / "w"
+    code, line = _monitor(url, state, "--public-key", pinned_hex)
+    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
+    assert (
+        f"key {pinned_hex[:16]}… was handed on to key {new_hex[:16]}… with a changed_at not "
+        "written as YYYY-MM-DDTHH:MM:SS.ffffffZ; no change so dated is followed"
+    ) in line
+    assert (state / "public_key").read_text().strip() == pinned_hex
+    assert not (state / "checkpoint.json").exists()
+
+
 def test_the_monitor_refuses_a_checkpoint_answer_with_a_number_written_as_a_float(
     canned: tuple[str, type[_Canned]], tmp_path: Path
 ) -> None:

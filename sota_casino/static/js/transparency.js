@@ -922,7 +922,7 @@
   }
 
   window.SotaLog = {
-    checkAnchors, proofProblem, isCheckpoint, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    checkAnchors, proofProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
     kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).

@@ -580,7 +580,7 @@
     const logKeys = await Promise.all(checked.logKeys.map(ed25519Key));
     const docKeys = await Promise.all(checked.docKeys.map(ed25519Key));
     if (key === null) problems.push(window.SotaRecords.weakKeyRefusal(checked.key));
-    problems.push(...await window.SotaRecords.weakKeyChanges(bundle.key_changes));
+    problems.push(...await window.SotaRecords.refusedKeyChanges(bundle.key_changes));
     problems.push(...await forkedKeyChanges(bundle.key_changes, logKeys));
     pair.commitmentSigned = await signedByAny(docKeys, commitment);
     pair.revealSigned = reveal ? await signedByAny(docKeys, reveal) : false;
