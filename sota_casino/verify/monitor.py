@@ -19,7 +19,11 @@ new checkpoint kept. A cron job acts on the exit code and the one line printed:
 A checkpoint signed by another key than the pinned one is checked only through the service's key
 changes (``GET /api/v1/fairness/public-key``): a chain of them from the pinned key, each signed
 by the key it retires, to the key that signed the checkpoint moves the pin there (the keys it
-retired are kept in ``DIR/retired_keys``: a process not yet restarted still signs with one).
+retired are kept in ``DIR/retired_keys``, each with the time this witness followed the change: a
+process not yet restarted still signs with one, so a checkpoint a retired key signs is checked
+as the pinned key's for :data:`RETIRED_KEY_GRACE` after that time, never later: a retired key,
+kept in a file, perhaps leaked, would otherwise sign checkpoints for good, which its holder can
+disown).
 Without that chain it is ``BAD SIGNATURE``, naming any change that is never followed: to a weak
 key (:func:`..core.fairness.weak_key_problem`), or dated otherwise than the scheme's time form.
 The checkpoint is held to the kept one either way: a key change starts no new history.
@@ -42,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -51,8 +56,10 @@ from ..core import merkle
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import open_checkpoint_note
 from ..core.fairness import NumberWritten
+from ..core.fairness import format_time
 from ..core.fairness import is_hex64
 from ..core.fairness import parse_time
+from ..core.fairness import time_or_none
 from ..core.fairness import verify_signature
 from ..core.fairness import whole_number_json
 from .report import EXIT_FAILED
@@ -70,6 +77,11 @@ PUBLIC_KEY_PATH: Final = "/api/v1/fairness/public-key"
 STATE_FILE: Final = "checkpoint.json"
 KEY_FILE: Final = "public_key"
 RETIRED_FILE: Final = "retired_keys"
+#: How long after this witness followed a key change a checkpoint the retired key signs is still
+#: checked as the pinned key's: a process not yet restarted after ``flask keys rotate`` signs
+#: with it until the operator restarts it, which takes minutes, not hours.
+RETIRED_KEY_GRACE: Final = timedelta(hours=1)
+RETIRED_KEY_GRACE_TEXT: Final = "1 hour"
 #: Why a published checkpoint and the kept one are no history the service can prove one.
 PUBLISHED_PROBLEMS: Final = {
     "denied": "the service no longer proves one of the two checkpoints it signed",
@@ -174,6 +186,30 @@ class _BadSignature(Exception):
         self.doc, self.what = doc, what
 
 
+def _refuse_past_grace(
+    answer: Any, retired: tuple[Retired, ...], now: datetime, bad: _BadSignature
+) -> None:
+    """Say so if a retired key past its grace signed the served checkpoint: its holder (a file
+    the operator keeps, perhaps leaked) is no process not yet restarted any more.
+
+    :raises _BadSignature: if one did.
+    """
+    signed = answer["checkpoint"]  # _checkpoint_of found it a signed checkpoint
+    for one in retired:
+        if not one.signs_at(now) and verify_signature(one.key, bad.doc, signed["signature"]):
+            when = (
+                f"at {format_time(one.followed_at)}"
+                if one.followed_at
+                else "at a time this state does not keep"
+            )
+            raise _BadSignature(
+                bad.doc,
+                f"it is signed by the retired key {one.key}, which a key change this witness "
+                f"followed {when} retired: a process not yet restarted signs with it for "
+                f"{RETIRED_KEY_GRACE_TEXT} after that, not later",
+            ) from None
+
+
 def _load_state(folder: Path) -> dict[str, Any] | None:
     path = folder / STATE_FILE
     try:
@@ -227,18 +263,39 @@ def _pinned_key(folder: Path, given: str | None, retired: tuple[str, ...]) -> st
     return key
 
 
-def _retired_keys(folder: Path) -> tuple[str, ...]:
-    """The keys the pinned key replaced, as the chain of key changes this witness followed."""
+@dataclass(frozen=True, slots=True)
+class Retired:
+    """A key the pinned key replaced, and when this witness followed the change that retired it
+    (``None``: not known, as an earlier version kept no time; its grace is over)."""
+
+    key: str
+    followed_at: datetime | None
+
+    def signs_at(self, now: datetime) -> bool:
+        """Whether a checkpoint it signs is still checked: within the grace after the change."""
+        return self.followed_at is not None and now <= self.followed_at + RETIRED_KEY_GRACE
+
+
+def _retired_keys(folder: Path) -> tuple[Retired, ...]:
+    """The keys the pinned key replaced, as the chain of key changes this witness followed: a
+    line ``KEY FOLLOWED_AT`` each (``KEY`` alone, as an earlier version wrote it)."""
     path = folder / RETIRED_FILE
     try:
-        listed = path.read_text(encoding="utf-8").split()
+        lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         return ()
     except OSError as exc:
         raise Unusable(f"cannot read {path}: {exc}") from None
-    if not all(is_hex64(key) for key in listed):
-        raise Unusable(f"{path} does not hold public keys (64 lower-case hex digits a line)")
-    return tuple(listed)
+    retired = []
+    for fields in (line.split() for line in lines if line.strip()):
+        followed_at = time_or_none(fields[1]) if len(fields) == 2 else None
+        if not (is_hex64(fields[0]) and (len(fields) == 1 or followed_at is not None)):
+            raise Unusable(
+                f"{path} does not hold public keys (64 lower-case hex digits a line, each with "
+                "the time the key change was followed)"
+            )
+        retired.append(Retired(fields[0], followed_at))
+    return tuple(retired)
 
 
 def _key_chain(
@@ -258,10 +315,16 @@ def _key_chain(
     return successor_chain(key, now, answer.get("key_changes")), refused
 
 
-def _move_pin(folder: Path, chain: list[Mapping[str, Any]], retired: tuple[str, ...]) -> None:
-    olds = [str(doc["old_public_key_hex"]) for doc in chain]
+def _move_pin(
+    folder: Path, chain: list[Mapping[str, Any]], retired: tuple[Retired, ...], now: datetime
+) -> None:
+    olds = [Retired(str(doc["old_public_key_hex"]), now) for doc in chain]
     (folder / RETIRED_FILE).write_text(
-        "".join(f"{key}\n" for key in (*retired, *olds)), encoding="utf-8"
+        "".join(
+            f"{one.key} {format_time(one.followed_at)}\n" if one.followed_at else f"{one.key}\n"
+            for one in (*retired, *olds)
+        ),
+        encoding="utf-8",
     )
     (folder / KEY_FILE).write_text(str(chain[-1]["new_public_key_hex"]) + "\n", encoding="utf-8")
 
@@ -280,15 +343,21 @@ def monitor(
     *,
     timeout: float = 10.0,
     compare: Sequence[str] = (),
+    now: datetime | None = None,
 ) -> Verdict:
     """Run the witness once, then hold the checkpoints of ``compare`` (files other witnesses
-    published) to the one kept; never raises for what the service or the state holds."""
+    published) to the one kept; never raises for what the service or the state holds.
+
+    :param now: the time to judge a retired key's grace by (default: this computer's clock).
+    """
     folder = Path(state).expanduser()
+    now = now or datetime.now(UTC)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         base = _base(url)
         retired = _retired_keys(folder)
-        key = _pinned_key(folder, public_key, retired)
+        key = _pinned_key(folder, public_key, tuple(one.key for one in retired))
+        signing = tuple(one.key for one in retired if one.signs_at(now))
         kept = _load_state(folder)
         status, answer = _get(base + CHECKPOINT_PATH, timeout)
         if status != 200:
@@ -296,8 +365,9 @@ def monitor(
         chain = None
         try:
             try:
-                seen = _checkpoint_of(answer, (key, *retired), base + CHECKPOINT_PATH)
+                seen = _checkpoint_of(answer, (key, *signing), base + CHECKPOINT_PATH)
             except _BadSignature as bad:
+                _refuse_past_grace(answer, retired, now, bad)
                 chain, refused = _key_chain(base, key, timeout)
                 if chain is None:
                     raise _BadSignature(bad.doc, "; ".join([bad.what, *refused])) from None
@@ -314,7 +384,7 @@ def monitor(
         if verdict.code != EXIT_OK:
             return verdict
         if chain is not None:
-            _move_pin(folder, chain, retired)
+            _move_pin(folder, chain, retired, now)
             moved = ", ".join(
                 f"{doc['old_public_key_hex']} to {doc['new_public_key_hex']} at "
                 f"{doc.get('changed_at')}"
@@ -324,7 +394,7 @@ def monitor(
                 verdict.code, f"{verdict.line}; the key changed, signed by the pinned key: {moved}"
             )
         if compare:
-            keys = (_pinned_key(folder, None, ()), *_retired_keys(folder))
+            keys = (_pinned_key(folder, None, ()), *(one.key for one in _retired_keys(folder)))
             verdict = _compare_published(folder, base, compare, keys, verdict, timeout)
         return verdict
     except Unusable as exc:
