@@ -30,7 +30,8 @@ The checkpoint is held to the kept one either way: a key change starts no new hi
 
 ``--compare FILE`` (any number) checks the signed checkpoints other witnesses published, or those
 a bundle's anchors are proved into, against the one kept, as the served one is checked: a split
-view shows each witness a history of its own, which only such a comparison finds.
+view shows each witness a history of its own, which only such a comparison finds. A checkpoint
+of such a file that no key of this witness signed is left out, said, and hides none beside it.
 """
 
 from __future__ import annotations
@@ -403,10 +404,14 @@ def monitor(
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: cannot use the state folder {folder}: {exc}")
 
 
-def _published(path: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+def _published(path: str, keys: tuple[str, ...]) -> tuple[list[dict[str, Any]], int]:
     """The signed checkpoints in ``path``: one another witness published (the checkpoint, or an
-    answer of the service holding one), or those a bundle's anchors are proved into; each must
-    be signed by one of ``keys``."""
+    answer of the service holding one), or those a bundle's anchors are proved into, each signed
+    by one of ``keys``; and how many others it lists (not signed so, or no checkpoint), which
+    prove nothing and are not compared, but hide none beside them.
+
+    :raises Unusable: if it lists none signed by one of ``keys``.
+    """
     try:
         held = whole_number_json(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
@@ -415,15 +420,17 @@ def _published(path: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     if isinstance(held, dict) and "document" not in held and "checkpoint" in held:
         held = held["checkpoint"]
     found = listed if isinstance(listed, list) and listed else [held]
-    checkpoints = []
-    for signed in found:
-        if checkpoint_shape_problem(signed) is not None:
+    checkpoints = [
+        {"document": dict(signed["document"]), "signature": signed["signature"]}
+        for signed in found
+        if checkpoint_shape_problem(signed) is None
+        and any(verify_signature(key, signed["document"], signed["signature"]) for key in keys)
+    ]
+    if not checkpoints:
+        if all(checkpoint_shape_problem(signed) is not None for signed in found):
             raise Unusable(f"{path} does not hold a signed checkpoint")
-        assert isinstance(signed, dict)  # checkpoint_shape_problem found it an object
-        if not any(verify_signature(key, signed["document"], signed["signature"]) for key in keys):
-            raise Unusable(f"a checkpoint in {path} is not signed by the pinned key: no evidence")
-        checkpoints.append({"document": dict(signed["document"]), "signature": signed["signature"]})
-    return checkpoints
+        raise Unusable(f"a checkpoint in {path} is not signed by the pinned key: no evidence")
+    return checkpoints, len(found) - len(checkpoints)
 
 
 def _compare_published(
@@ -436,8 +443,18 @@ def _compare_published(
 ) -> Verdict:
     kept = _load_state(folder)
     assert kept is not None  # the run kept one before
-    joined = []
-    for path, other in ((name, one) for name in paths for one in _published(name, keys)):
+    joined, skipped = [], []
+    published = []
+    for path in paths:
+        checkpoints, others = _published(path, keys)
+        published += [(path, one) for one in checkpoints]
+        if others:
+            skipped.append(
+                f"; also in {path}: {others} checkpoint{'s' if others > 1 else ''} not signed by "
+                "a key of this witness (or no checkpoint at all), not compared"
+            )
+    also = "".join(skipped)
+    for path, other in published:
         old, new = kept["document"], other["document"]
         both = f"kept {_described(old)}, published in {path} {_described(new)}"
         smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
@@ -447,20 +464,20 @@ def _compare_published(
                 f"the one over fewer: kept {_dated(old)}, published in {path} {_dated(new)}"
             )
             evidence = _evidence(folder, kept, other, why)
-            return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+            return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}{also}")
         if old["size"] == new["size"]:
             if old["root"] != new["root"]:
                 why = f"FORK: two signed checkpoints over {old['size']} entries differ: {both}"
                 evidence = _evidence(folder, kept, other, why)
-                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}{also}")
         else:
             problem = _unproved(base, smaller, larger, timeout)
             if problem is not None:
                 why = f"FORK: {PUBLISHED_PROBLEMS[problem]}: {both}"
                 evidence = _evidence(folder, kept, other, why)
-                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}{also}")
         joined.append(f"{path} ({_described(new)})")
-    return Verdict(verdict.code, f"{verdict.line}; joined the published {', '.join(joined)}")
+    return Verdict(verdict.code, f"{verdict.line}; joined the published {', '.join(joined)}{also}")
 
 
 def _unproved(

@@ -579,6 +579,22 @@ def test_a_bundle_proved_into_a_forked_log_passes_alone_but_not_against_a_witnes
     assert line.startswith("FORK: "), line
     assert f"published in {saved} {_described(forked['document'])}" in line, line
 
+    # A checkpoint no key of the witness signed, or one that is no checkpoint, listed beside the
+    # forked one hides nothing: the forked one is still compared, and the others named.
+    stranger = dict(
+        forked,
+        signature=fairness.sign(
+            fairness.new_signing_key(), forged_doc := {**forked["document"], "root": "cd" * 32}
+        ),
+    )
+    assert forged_doc["size"] == forked["document"]["size"]
+    for stray in (stranger, {"document": {"type": "checkpoint"}, "signature": "00"}):
+        saved.write_text(json.dumps(dict(bundle, checkpoints=[stray, forked])), encoding="utf-8")
+        code, line = _monitor(served, state, "--compare", str(saved))
+        assert code == 1 and line.startswith("FORK: "), line
+        assert f"published in {saved} {_described(forked['document'])}" in line, line
+        assert f"; also in {saved}: 1 checkpoint not signed by a key of this witness" in line
+
 
 def _described(doc: dict[str, Any]) -> str:
     return f"size {doc['size']} root {doc['root']}"
