@@ -194,8 +194,8 @@ def _trusted_key(
         FAIL,
         f"KEY CHANGED: the bundle names public key {short(bundle_key)}, not the trusted key "
         f"{short(trusted)}, and no chain of key changes, each signed by the key it retires, "
-        "leads there from the trusted key (none leads on from a key handed on twice): refused. "
-        "Signatures are checked against the trusted key.",
+        "leads there from the trusted key (none leads on from a key handed on twice, or on a "
+        "loop): refused. Signatures are checked against the trusted key.",
     )
     return trusted, TRUST_PINNED, "", [refusal]
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -174,6 +175,38 @@ def handed_on(docs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[
     return handed
 
 
+def _successors(key_changes: Sequence[object]) -> dict[str, Mapping[str, Any]]:
+    """Each key's one successor in ``key_changes`` (the change that names it), followed only
+    where the chain can go: none for a key handed on twice, nor for a key on a loop
+    (:func:`_loops`)."""
+    signed = (doc for item in key_changes if (doc := signed_key_change(item)) is not None)
+    successors = {
+        old: next(iter(handed_to.values()))
+        for old, handed_to in handed_on(signed).items()
+        if len(handed_to) == 1
+    }
+    looped = {key for loop in _loops(successors) for key in loop}
+    return {old: doc for old, doc in successors.items() if old not in looped}
+
+
+def _loops(successors: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """The loops of key changes among ``successors`` (each key's one successor): the keys of
+    each, from the lowest, each loop once. Each change is signed by the key it retires, so a
+    loop is its keys' holders' own word that a key retired was taken into use again, which an
+    honest service never does (``flask keys rotate`` refuses a retired key)."""
+    loops: dict[tuple[str, ...], None] = {}
+    for start in successors:
+        path = [start]
+        key = successors[start]["new_public_key_hex"]
+        while key in successors and key not in path:
+            path.append(key)
+            key = successors[key]["new_public_key_hex"]
+        if key == start:
+            first = path.index(min(path))
+            loops[tuple(path[first:] + path[:first])] = None
+    return list(loops)
+
+
 def successor_chain(
     trusted: str, bundle_key: str, key_changes: object
 ) -> list[Mapping[str, Any]] | None:
@@ -184,16 +217,12 @@ def successor_chain(
     not one, or not validly signed by its old key, is ignored (it proves nothing). A key handed
     on twice (two changes signed by it to two different keys) has no successor: a chain that
     reaches it stops there, whatever the order of the list, which its holder chooses. The same
-    change listed twice is no fork.
+    change listed twice is no fork. Nor has a key on a loop of changes (``A`` to ``B``, ``B``
+    back to ``A``), logged or not: following it would take a retired key into use again.
     """
     if not isinstance(key_changes, list):
         return None
-    signed = (doc for item in key_changes if (doc := signed_key_change(item)) is not None)
-    successors = {  # each key's one successor: none for a key handed on twice
-        old: next(iter(handed_to.values()))
-        for old, handed_to in handed_on(signed).items()
-        if len(handed_to) == 1
-    }
+    successors = _successors(key_changes)
     chain: list[Mapping[str, Any]] = []
     key = trusted
     while key != bundle_key:
@@ -240,8 +269,10 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
     key a chain leads to, or the predecessor a log proves, would depend on which change the
     list holds first; nor does it change back into a key it retired (a loop, ``A`` to ``B`` to
     ``A``), which would make a retired key the one in use again, followed by every verifier
-    trusting a key on the loop. A change into a key from a key of one's own is only that key's word,
-    which anyone can write: it counts here only once logged, as it does for a predecessor.
+    trusting a key on the loop: each change signed by the key it retires, a loop is named
+    whether logged or not (a loop wholly logged by its entries). A change into a key from a key
+    of one's own is only that key's word, which anyone can write: it counts here only once
+    logged, as it does for a predecessor.
     """
     if not isinstance(key_changes, list):
         return []
@@ -259,6 +290,20 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
         for doc, item in signed
         if _logged(item, log_keys)
     )
+    successors = {
+        old: next(iter(news.values()))
+        for old, news in handed_on(doc for doc, _ in signed).items()
+        if len(news) == 1
+    }
+    logged_steps = {(old, new) for _, old, new in logged}
+    for loop in _loops(successors):
+        keys = [*loop, loop[0]]
+        if not set(pairwise(keys)) <= logged_steps:  # a loop wholly logged is named below
+            problems.append(
+                f"the key changes from key {short(loop[0])} lead back to it "
+                f"({' → '.join(map(short, keys))}), each signed by the key it retires: "
+                f"{TAKEN_ONCE_RULE}"
+            )
     taken: dict[str, tuple[int, str]] = {}  # new key -> the seq and old key of its first change
     retired: dict[str, int] = {}  # old key -> the seq of its first change: it was in use
     for seq, old, new in logged:

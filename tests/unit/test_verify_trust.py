@@ -268,7 +268,7 @@ def test_a_loop_of_logged_key_changes_back_to_a_retired_key_fails_the_bundle() -
     """The key in use hands the service back to the key it succeeded (``A`` to ``B``, then
     ``B`` to ``A``, each change signed by the key it retires and logged): a retired key taken
     into use again, which the whole-log checks name; a verifier trusting ``B`` followed it to
-    ``A`` and passed the bundle. It fails, trusting either key, naming the entry."""
+    ``A`` and passed the bundle. It fails, trusting either key, naming the loop."""
     retiring = new_signing_key()
     loop = [_key_change(PAIR.key, retiring), _key_change(retiring, PAIR.key)]
     bundle = bundles.anchored(GOOD, PAIR.key, key_changes=loop)
@@ -276,9 +276,16 @@ def test_a_loop_of_logged_key_changes_back_to_a_retired_key_fails_the_bundle() -
         f"entry 2: key.changed of key {_short(PAIR.key)}, which was in use before (entry 1): "
         "a key is taken into use once, a rewrite"
     )
-    for trusted in (retiring, PAIR.key):
-        assert _bundle_signature_failures(bundle, trusted) == [expected]
-        assert not verify_bundle(bundle, public_key_hex(trusted)).ok
+    assert _bundle_signature_failures(bundle, PAIR.key) == [expected]
+    assert not verify_bundle(bundle, KEY_HEX).ok
+    # Trusting ``B``, no chain leads around the loop: ``A``'s checkpoint proves nothing, and the
+    # loop is named by its signatures.
+    low, high = sorted((KEY_HEX, public_key_hex(retiring)))
+    assert _bundle_signature_failures(bundle, retiring)[1:] == [
+        f"the key changes from key {low[:16]}… lead back to it ({low[:16]}… → {high[:16]}… → "
+        f"{low[:16]}…), each signed by the key it retires: a key is taken into use once, a rewrite"
+    ]
+    assert not verify_bundle(bundle, public_key_hex(retiring)).ok
 
 
 def _handed_on_to_anyone(old: Ed25519PrivateKey) -> dict[str, Any]:
@@ -391,3 +398,46 @@ def test_a_key_change_dated_otherwise_than_the_scheme_is_not_followed(changed_at
     # Logged and trusting the new key, it fails the bundle alike.
     logged = bundles.anchored(GOOD, PAIR.key, key_changes=[change])
     assert DATED_OTHERWISE in [f.message for f in verify_bundle(logged, KEY_HEX).bundle_findings]
+
+
+def looped_unlogged(order: int) -> tuple[dict[str, Any], Ed25519PrivateKey, str]:
+    """The service hands its key on (``A``, the pair's key, to ``B``, logged, as
+    ``flask keys rotate`` does) and back (``B`` to ``A``, signed by ``B``, left out of the log),
+    in either order in ``key_changes``; the bundle under ``A``. Return it, ``B``, and what the
+    offline verifier says."""
+    back = new_signing_key()
+    bundle = bundles.anchored(GOOD, PAIR.key, key_changes=[_key_change(PAIR.key, back)])
+    changes = [*bundle["key_changes"], _key_change(back, PAIR.key)]
+    bundle["key_changes"] = changes if order == 0 else changes[::-1]
+    low, high = sorted((KEY_HEX, public_key_hex(back)))
+    said = (
+        f"the key changes from key {low[:16]}… lead back to it ({low[:16]}… → {high[:16]}… → "
+        f"{low[:16]}…), each signed by the key it retires: a key is taken into use once, a rewrite"
+    )
+    return bundle, back, said
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_a_loop_of_key_changes_back_to_a_retired_key_fails_logged_or_not(
+    order: int, tmp_path: Path
+) -> None:
+    """The holder of the key in use signs a change back to the key it succeeded, and leaves it
+    out of the log: a verifier trusting the key in use followed it to the retired key, moved
+    its known-keys file there, and passed the bundle. Each change is signed by the key it
+    retires, so the loop is the keys' holders' own word: it fails, trusting either key, and no
+    chain leads around it."""
+    bundle, back, said = looped_unlogged(order)
+    for trusted in (back, PAIR.key):
+        report = verify_bundle(bundle, public_key_hex(trusted))
+        assert not report.ok and report.trust != TRUST_SUCCESSOR, trusted
+        assert said in _bundle_signature_failures(bundle, trusted)
+    assert successor_chain(public_key_hex(back), KEY_HEX, bundle["key_changes"]) is None
+    assert successor_chain(KEY_HEX, public_key_hex(back), bundle["key_changes"]) is None
+
+    path = tmp_path / "looped.json"
+    path.write_text(json.dumps(bundle))
+    known = tmp_path / "known_keys"
+    known.write_text(f"casino.example {public_key_hex(back)}\n")
+    code, out = _run(str(path), "--service", "casino.example", "--known-keys", str(known))
+    assert code == 1 and said in out, out
+    assert known.read_text() == f"casino.example {public_key_hex(back)}\n"

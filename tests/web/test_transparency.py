@@ -834,6 +834,43 @@ def test_the_monitor_checks_a_retired_keys_checkpoint_only_within_the_grace_afte
     assert monitor(url, str(state), None, now=within + timedelta(days=30)).code == 0
 
 
+def test_the_monitor_follows_no_key_change_back_to_a_key_it_retired(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """The monitor followed ``A`` to ``B``; then the holder of ``B`` signs a change back to ``A``
+    (whose file the operator keeps) and signs the checkpoints with ``A``: BAD SIGNATURE, and the
+    pin stays on ``B``. A retired key is taken into use once."""
+    url, handler = canned
+    old, new = fairness.new_signing_key(), fairness.new_signing_key()
+    old_hex, new_hex = fairness.public_key_hex(old), fairness.public_key_hex(new)
+
+    def change(by: Any, to: str) -> dict[str, Any]:
+        doc = fairness.key_change_document(
+            old_public_key_hex=fairness.public_key_hex(by),
+            new_public_key_hex=to,
+            changed_at="2026-01-01T00:00:00.000000Z",
+        )
+        return fairness.signed(by, doc)
+
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    checkpoint = {"document": doc, "signature": fairness.sign(old, doc)}
+    published = {
+        "public_key_hex": old_hex,
+        "key_changes": [change(old, new_hex), change(new, old_hex)],
+    }
+    handler.bodies = {
+        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+        "/api/v1/fairness/public-key": json.dumps(published).encode(),
+    }
+    state = tmp_path / "w"
+    state.mkdir()
+    (state / "public_key").write_text(new_hex + "\n")
+    code, line = _monitor(url, state)
+    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
+    assert (state / "public_key").read_text().strip() == new_hex
+    assert not (state / "checkpoint.json").exists()
+
+
 def test_the_monitor_follows_no_key_change_dated_otherwise_than_the_scheme(
     canned: tuple[str, type[_Canned]], tmp_path: Path
 ) -> None:

@@ -339,10 +339,9 @@
       if (doc) signed.push(doc);
     }
     const handed = handedOn(signed);
-    const successors = new Map(); // each key's one successor: none for a key handed on twice
-    for (const [old, handedTo] of handed) {
-      if (handedTo.size === 1) successors.set(old, [...handedTo.values()][0]);
-    }
+    const successors = oneSuccessors(handed);
+    // Nor for a key on a loop of changes: following it takes a retired key into use again.
+    for (const loop of loopsOf(successors)) for (const key of loop) successors.delete(key);
     const chain = [];
     let key = trusted;
     while (key !== target) {
@@ -354,6 +353,38 @@
       key = step.new_public_key_hex;
     }
     return { chain, forks: [] };
+  }
+
+  /* Each key's one successor among the changes `handed` (handedOn): none for a key handed on
+   * twice. */
+  function oneSuccessors(handed) {
+    const successors = new Map();
+    for (const [old, handedTo] of handed) {
+      if (handedTo.size === 1) successors.set(old, [...handedTo.values()][0]);
+    }
+    return successors;
+  }
+
+  /* The loops of key changes among `successors` (oneSuccessors): the keys of each, from the
+   * lowest, each loop once. Each change is signed by the key it retires, so a loop is its keys'
+   * holders' own word that a retired key was taken into use again, which an honest casino never
+   * does (verify/trust.py, _loops). */
+  function loopsOf(successors) {
+    const loops = new Map();
+    for (const start of successors.keys()) {
+      const path = [start];
+      let key = successors.get(start).new_public_key_hex;
+      while (successors.has(key) && !path.includes(key)) {
+        path.push(key);
+        key = successors.get(key).new_public_key_hex;
+      }
+      if (key === start) {
+        const first = path.indexOf([...path].sort()[0]);
+        const loop = [...path.slice(first), ...path.slice(0, first)];
+        loops.set(loop.join(" "), loop);
+      }
+    }
+    return [...loops.values()];
   }
 
   /* The key-change documents leading from `trusted` to `target`, or null (followedChain). */
@@ -1054,7 +1085,7 @@
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, refusedKeyChanges, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, refusedKeyChanges, handedOn, handedOnTwice, oneSuccessors, loopsOf, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
     compareVerified, canonical,
   };
 })();
