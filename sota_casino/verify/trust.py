@@ -175,15 +175,23 @@ def handed_on(docs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[
     return handed
 
 
+def _signed_changes(key_changes: Sequence[object]) -> list[Mapping[str, Any]]:
+    """The key-change documents of ``key_changes`` validly signed by their old keys, refused or
+    not: a refused change is still its old key's word that it was handed on."""
+    return [doc for item in key_changes if (doc := _signed_by_old_key(item)) is not None]
+
+
 def _successors(key_changes: Sequence[object]) -> dict[str, Mapping[str, Any]]:
     """Each key's one successor in ``key_changes`` (the change that names it), followed only
-    where the chain can go: none for a key handed on twice, nor for a key on a loop
-    (:func:`_loops`)."""
-    signed = (doc for item in key_changes if (doc := signed_key_change(item)) is not None)
+    where the chain can go: none for a key handed on twice (a refused change counts: its
+    signature hands the key on all the same), nor for a key on a loop (:func:`_loops`), nor
+    through a refused change (:func:`refused_key_changes`)."""
+    every = _signed_changes(key_changes)
+    handed = handed_on(every)
     successors = {
         old: next(iter(handed_to.values()))
-        for old, handed_to in handed_on(signed).items()
-        if len(handed_to) == 1
+        for old, handed_to in handed_on(doc for doc in every if _refusal(doc) is None).items()
+        if len(handed[old]) == 1
     }
     looped = {key for loop in _loops(successors) for key in loop}
     return {old: doc for old, doc in successors.items() if old not in looped}
@@ -278,7 +286,7 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
         return []
     signed = [(doc, item) for item in key_changes if (doc := signed_key_change(item)) is not None]
     problems = []
-    for old, news in sorted(handed_on(doc for doc, _ in signed).items()):
+    for old, news in sorted(handed_on(_signed_changes(key_changes)).items()):
         first, *others = sorted(news)
         problems += [
             f"key {short(old)} was handed on twice, to key {short(first)} and to key "

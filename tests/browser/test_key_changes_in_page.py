@@ -49,6 +49,7 @@ from test_verify_trust import OWN_KEY  # noqa: E402
 from test_verify_trust import PAIR  # noqa: E402
 from test_verify_trust import _key_change  # noqa: E402
 from test_verify_trust import changed_at_otherwise  # noqa: E402
+from test_verify_trust import handed_on_beside_a_refused_change  # noqa: E402
 from test_verify_trust import looped_unlogged  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
@@ -703,3 +704,25 @@ def test_both_verifiers_fail_a_loop_of_key_changes_left_out_of_the_log(tab: Any)
             )
             is None
         )
+
+
+def test_both_verifiers_find_a_key_handed_on_twice_once_by_a_refused_change(tab: Any) -> None:
+    """A refused change (to a weak key, or dated otherwise than the scheme) beside another from
+    the same key: the key was handed on twice, and the page, as ``verify.pyz``, follows neither
+    change and names the fork, in either order."""
+    sign_up(tab, "refused-twice")
+    tab.goto("/fairness")
+    old = fairness.public_key_hex(OLD_KEY)
+    for refused in ("weak", "dated"):
+        changes, said = handed_on_beside_a_refused_change(refused)
+        for listed in (changes, changes[::-1]):
+            bundle = dict(GOOD, key_changes=listed)
+            assert not verify_bundle(bundle, old).ok
+            assert said in tab.evaluate(TRUSTING, [bundle, old]), (refused, listed)
+            assert (
+                tab.evaluate(
+                    "([a, b, changes]) => window.SotaRecords.successorChain(a, b, changes)",
+                    [old, KEY_HEX, listed],
+                )
+                is None
+            ), refused

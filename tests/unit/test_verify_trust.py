@@ -441,3 +441,38 @@ def test_a_loop_of_key_changes_back_to_a_retired_key_fails_logged_or_not(
     code, out = _run(str(path), "--service", "casino.example", "--known-keys", str(known))
     assert code == 1 and said in out, out
     assert known.read_text() == f"casino.example {public_key_hex(back)}\n"
+
+
+def handed_on_beside_a_refused_change(refused: str) -> tuple[list[dict[str, Any]], str]:
+    """The trusted key (:data:`OLD_KEY`) hands the service on to the pair's key, and signs a
+    second change from it, which is refused (``weak``: to the identity key; ``dated``: dated
+    otherwise than the scheme, to a key of its own), in either order; return the changes and
+    what both verifiers say of the fork."""
+    other = IDENTITY_KEY_HEX if refused == "weak" else public_key_hex(OTHER_KEY)
+    second = _key_change(OLD_KEY, other)
+    if refused == "dated":
+        second = signed(OLD_KEY, dict(second["document"], changed_at="2025-04-01T12:00:00Z"))
+    first, then = sorted((KEY_HEX, other))
+    return [second, _key_change(OLD_KEY, PAIR.key)], (
+        f"key {_short(OLD_KEY)} was handed on twice, to key {first[:16]}… and to key "
+        f"{then[:16]}…, each change signed by it"
+    )
+
+
+@pytest.mark.parametrize("refused", ["weak", "dated"])
+@pytest.mark.parametrize("order", [0, 1])
+def test_a_key_handed_on_twice_once_by_a_refused_change_has_no_successor(
+    refused: str, order: int
+) -> None:
+    """A refused change is still its old key's signature handing the service on: beside another
+    change from that key it is a fork, and no chain leads on from the key, as the monitor and
+    the page's pin followed the other change."""
+    changes, said = handed_on_beside_a_refused_change(refused)
+    changes = changes if order == 0 else changes[::-1]
+    assert successor_chain(public_key_hex(OLD_KEY), KEY_HEX, changes) is None
+    report = verify_bundle(dict(GOOD, key_changes=changes), public_key_hex(OLD_KEY))
+    assert not report.ok and report.trust != TRUST_SUCCESSOR
+    assert any(
+        said in message
+        for message in _bundle_signature_failures(dict(GOOD, key_changes=changes), OLD_KEY)
+    )

@@ -871,6 +871,41 @@ def test_the_monitor_follows_no_key_change_back_to_a_key_it_retired(
     assert not (state / "checkpoint.json").exists()
 
 
+def test_the_monitor_follows_no_key_handed_on_twice_once_to_a_key_anyone_can_sign_with(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """The pinned key signs a change to the identity key and another to a key of the service's:
+    handed on twice, it has no successor, the refused change counting as a hand-on all the same.
+    The monitor followed the other change and moved its pin."""
+    url, handler = canned
+    pinned, new = fairness.new_signing_key(), fairness.new_signing_key()
+    pinned_hex, new_hex = fairness.public_key_hex(pinned), fairness.public_key_hex(new)
+    changes = [
+        fairness.signed(
+            pinned,
+            fairness.key_change_document(
+                old_public_key_hex=pinned_hex,
+                new_public_key_hex=to,
+                changed_at="2026-01-01T00:00:00.000000Z",
+            ),
+        )
+        for to in (IDENTITY_KEY_HEX, new_hex)
+    ]
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    checkpoint = {"document": doc, "signature": fairness.sign(new, doc)}
+    handler.bodies = {
+        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+        "/api/v1/fairness/public-key": json.dumps(
+            {"public_key_hex": new_hex, "key_changes": changes}
+        ).encode(),
+    }
+    state = tmp_path / "w"
+    code, line = _monitor(url, state, "--public-key", pinned_hex)
+    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
+    assert (state / "public_key").read_text().strip() == pinned_hex
+    assert not (state / "checkpoint.json").exists()
+
+
 def test_the_monitor_follows_no_key_change_dated_otherwise_than_the_scheme(
     canned: tuple[str, type[_Canned]], tmp_path: Path
 ) -> None:

@@ -289,6 +289,18 @@
     return null;
   }
 
+  /* The key-change documents of `keyChanges` validly signed by their old keys, refused or not:
+   * a refused change is still its old key's word that it was handed on (verify/trust.py,
+   * _signed_changes). */
+  async function signedChanges(keyChanges) {
+    const every = [];
+    for (const envelope of Array.isArray(keyChanges) ? keyChanges : []) {
+      const doc = await signedByOldKey(envelope);
+      if (doc) every.push(doc);
+    }
+    return every;
+  }
+
   /* The key-change document of `envelope` if it is one, validly signed by its old key. */
   async function signedByOldKey(envelope) {
     const doc = isObject(envelope) ? envelope.document : null;
@@ -328,18 +340,16 @@
    * verifier's rule, verify/trust.py, successor_chain); and `forks`, what the key the chain
    * stopped at says if it was handed on twice (handedOnTwice). Anything in `keyChanges` that
    * is not a key change validly signed by its old key is ignored: it proves nothing. A key
-   * handed on twice (two changes signed by it to two different keys) has no successor: a chain
-   * that reaches it stops there, whatever the order of the list, which its holder chooses. The
-   * same change listed twice is no fork. */
+   * handed on twice (two changes signed by it to two different keys, a refused one too) has no
+   * successor: a chain that reaches it stops there, whatever the order of the list, which its
+   * holder chooses. The same change listed twice is no fork. */
   async function followedChain(trusted, target, keyChanges) {
     if (!Array.isArray(keyChanges)) return { chain: null, forks: [] };
-    const signed = [];
-    for (const envelope of keyChanges) {
-      const doc = await signedKeyChange(envelope);
-      if (doc) signed.push(doc);
-    }
-    const handed = handedOn(signed);
-    const successors = oneSuccessors(handed);
+    const every = await signedChanges(keyChanges);
+    // A refused change counts as a hand-on all the same: its old key signed it.
+    const handed = handedOn(every);
+    const successors = oneSuccessors(handedOn(every.filter((doc) => keyChangeRefusal(doc) === null)));
+    for (const old of successors.keys()) if (handed.get(old).size > 1) successors.delete(old);
     // Nor for a key on a loop of changes: following it takes a retired key into use again.
     for (const loop of loopsOf(successors)) for (const key of loop) successors.delete(key);
     const chain = [];
@@ -1085,7 +1095,7 @@
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, refusedKeyChanges, handedOn, handedOnTwice, oneSuccessors, loopsOf, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, refusedKeyChanges, signedChanges, handedOn, handedOnTwice, oneSuccessors, loopsOf, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
     compareVerified, canonical,
   };
 })();

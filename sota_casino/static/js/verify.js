@@ -427,8 +427,10 @@
     }
     const handed = window.SotaRecords.handedOn(signed.map(({ doc }) => doc));
     const problems = [];
-    for (const old of [...handed.keys()].sort()) {
-      problems.push(...window.SotaRecords.handedOnTwice(old, handed.get(old)));
+    // A refused change hands its old key on all the same: its old key signed it.
+    const handedAll = window.SotaRecords.handedOn(await window.SotaRecords.signedChanges(keyChanges));
+    for (const old of [...handedAll.keys()].sort()) {
+      problems.push(...window.SotaRecords.handedOnTwice(old, handedAll.get(old)));
     }
     const logged = [];
     for (const { doc, item } of signed) {
