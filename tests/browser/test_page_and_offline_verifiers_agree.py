@@ -28,6 +28,8 @@ from test_verify_any_input import with_odd  # noqa: E402
 from test_verify_cli import GOOD  # noqa: E402
 from test_verify_cli import KEY_HEX  # noqa: E402
 from test_verify_cli import PAIR  # noqa: E402
+from test_verify_forged_log import OUT_OF_ORDER  # noqa: E402
+from test_verify_forged_log import OUT_OF_ORDER_BETS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
 
@@ -137,6 +139,22 @@ def test_both_verifiers_fail_a_round_logged_again_by_its_bet_entry(
         assert expected[logged_as.__name__] in problems, (logged_as.__name__, problems)
     honest = bundles.anchored(forged, PAIR.key)  # the bet names the receipt's pair and nonce
     assert offline_passes(tmp_path, honest) and tab.evaluate(PAGE_PASSES, [[honest], KEY_HEX])
+
+
+def test_both_verifiers_fail_a_bet_logged_before_the_bet_of_a_lower_nonce(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The log took the bet of nonce 3 before nonce 2's, every entry still saying what its
+    receipt says: the nonces were dealt out of order, on the page as offline."""
+    sign_up(tab, "out-of-order")
+    fairness_page(tab)
+    assert not offline_passes(tmp_path, OUT_OF_ORDER)
+    two, three = (OUT_OF_ORDER["rounds"][n]["document"]["round_id"] for n in (2, 3))
+    assert tab.evaluate(CHECK, [OUT_OF_ORDER, KEY_HEX]) == (
+        f"round {three}: its bet was logged at leaf {OUT_OF_ORDER_BETS[three]}, before the bet of "
+        f"round {two} (nonce 2) at leaf {OUT_OF_ORDER_BETS[two]}: a pair's nonces are taken in "
+        "order, each with its bet logged, so the nonces were dealt out of order"
+    )
 
 
 def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_first_ten(
