@@ -276,6 +276,26 @@ def _bets_by_nonce(found: _Anchors, rows: Sequence[Row]) -> list[tuple[int, Late
     ]
 
 
+def _dealt_out_of_order(row: Row, leaf: int, bets: Sequence[tuple[int, Later]]) -> str | None:
+    """Why a round whose bet the log took at ``leaf`` before the bet of a round with a lower
+    nonce fails, or ``None``: a pair's nonces are taken in order under the player's lock, each
+    with its bet logged, so the log holds its bets in the order of their nonces. A casino that
+    knows the server seed and dealt a later bet an earlier nonce chose which cards it got."""
+    earlier = [
+        later
+        for nonce, later in bets
+        if type(row.nonce) is int and nonce < row.nonce and later[0] > leaf
+    ]
+    if not earlier:
+        return None
+    first_leaf, entry = min(earlier)
+    return (
+        f"the bet was logged at leaf {leaf}, before {entry} at leaf {first_leaf}: a pair's "
+        "nonces are taken in order, each with its bet logged, so the nonces were dealt out of "
+        "order"
+    )
+
+
 def _missing(
     found: _Anchors,
     place: tuple[str, Any],
@@ -379,6 +399,8 @@ def _round_findings(
         findings.append(fail(f"{problem} ({found.cited(bet)})"))
     elif any(_leaf(a) <= _leaf(bet) for a in (settlement, *decisions)):
         findings.append(fail(f"the bet was logged after the round was played ({found.cited(bet)})"))
+    if bet is not None and (dealt := _dealt_out_of_order(row, _leaf(bet), bets)) is not None:
+        findings.append(fail(f"{dealt} ({found.cited(bet)})"))
     problem = anchors.decisions_problem([a["entry"] for a in decisions], receipt)
     if problem is not None:
         cited = found.cited(decisions[0] if decisions else settlement)

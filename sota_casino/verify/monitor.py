@@ -19,14 +19,19 @@ new checkpoint kept. A cron job acts on the exit code and the one line printed:
 A checkpoint signed by another key than the pinned one is checked only through the service's key
 changes (``GET /api/v1/fairness/public-key``): a chain of them from the pinned key, each signed
 by the key it retires, to the key that signed the checkpoint moves the pin there (the keys it
-retired are kept in ``DIR/retired_keys``: a process not yet restarted still signs with one).
-Without that chain it is ``BAD SIGNATURE``, naming any change to a weak key, which is never
-followed (:func:`..core.fairness.weak_key_problem`). The checkpoint is held to the kept one
-either way: a key change starts no new history.
+retired are kept in ``DIR/retired_keys``, each with the time this witness followed the change: a
+process not yet restarted still signs with one, so a checkpoint a retired key signs is checked
+as the pinned key's for :data:`RETIRED_KEY_GRACE` after that time, never later: a retired key,
+kept in a file, perhaps leaked, would otherwise sign checkpoints for good, which its holder can
+disown).
+Without that chain it is ``BAD SIGNATURE``, naming any change that is never followed: to a weak
+key (:func:`..core.fairness.weak_key_problem`), or dated otherwise than the scheme's time form.
+The checkpoint is held to the kept one either way: a key change starts no new history.
 
 ``--compare FILE`` (any number) checks the signed checkpoints other witnesses published, or those
 a bundle's anchors are proved into, against the one kept, as the served one is checked: a split
-view shows each witness a history of its own, which only such a comparison finds.
+view shows each witness a history of its own, which only such a comparison finds. A checkpoint
+of such a file that no key of this witness signed is left out, said, and hides none beside it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -51,8 +57,10 @@ from ..core import merkle
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import open_checkpoint_note
 from ..core.fairness import NumberWritten
+from ..core.fairness import format_time
 from ..core.fairness import is_hex64
 from ..core.fairness import parse_time
+from ..core.fairness import time_or_none
 from ..core.fairness import verify_signature
 from ..core.fairness import whole_number_json
 from .report import EXIT_FAILED
@@ -61,8 +69,8 @@ from .report import EXIT_UNUSABLE
 from .report import short
 from .trust import KeyProblem
 from .trust import refuse_weak_key
+from .trust import refused_key_changes
 from .trust import successor_chain
-from .trust import weak_key_changes
 
 CHECKPOINT_PATH: Final = "/api/v1/transparency/checkpoint"
 CONSISTENCY_PATH: Final = "/api/v1/transparency/consistency"
@@ -70,6 +78,11 @@ PUBLIC_KEY_PATH: Final = "/api/v1/fairness/public-key"
 STATE_FILE: Final = "checkpoint.json"
 KEY_FILE: Final = "public_key"
 RETIRED_FILE: Final = "retired_keys"
+#: How long after this witness followed a key change a checkpoint the retired key signs is still
+#: checked as the pinned key's: a process not yet restarted after ``flask keys rotate`` signs
+#: with it until the operator restarts it, which takes minutes, not hours.
+RETIRED_KEY_GRACE: Final = timedelta(hours=1)
+RETIRED_KEY_GRACE_TEXT: Final = "1 hour"
 #: Why a published checkpoint and the kept one are no history the service can prove one.
 PUBLISHED_PROBLEMS: Final = {
     "denied": "the service no longer proves one of the two checkpoints it signed",
@@ -174,6 +187,30 @@ class _BadSignature(Exception):
         self.doc, self.what = doc, what
 
 
+def _refuse_past_grace(
+    answer: Any, retired: tuple[Retired, ...], now: datetime, bad: _BadSignature
+) -> None:
+    """Say so if a retired key past its grace signed the served checkpoint: its holder (a file
+    the operator keeps, perhaps leaked) is no process not yet restarted any more.
+
+    :raises _BadSignature: if one did.
+    """
+    signed = answer["checkpoint"]  # _checkpoint_of found it a signed checkpoint
+    for one in retired:
+        if not one.signs_at(now) and verify_signature(one.key, bad.doc, signed["signature"]):
+            when = (
+                f"at {format_time(one.followed_at)}"
+                if one.followed_at
+                else "at a time this state does not keep"
+            )
+            raise _BadSignature(
+                bad.doc,
+                f"it is signed by the retired key {one.key}, which a key change this witness "
+                f"followed {when} retired: a process not yet restarted signs with it for "
+                f"{RETIRED_KEY_GRACE_TEXT} after that, not later",
+            ) from None
+
+
 def _load_state(folder: Path) -> dict[str, Any] | None:
     path = folder / STATE_FILE
     try:
@@ -227,41 +264,68 @@ def _pinned_key(folder: Path, given: str | None, retired: tuple[str, ...]) -> st
     return key
 
 
-def _retired_keys(folder: Path) -> tuple[str, ...]:
-    """The keys the pinned key replaced, as the chain of key changes this witness followed."""
+@dataclass(frozen=True, slots=True)
+class Retired:
+    """A key the pinned key replaced, and when this witness followed the change that retired it
+    (``None``: not known, as an earlier version kept no time; its grace is over)."""
+
+    key: str
+    followed_at: datetime | None
+
+    def signs_at(self, now: datetime) -> bool:
+        """Whether a checkpoint it signs is still checked: within the grace after the change."""
+        return self.followed_at is not None and now <= self.followed_at + RETIRED_KEY_GRACE
+
+
+def _retired_keys(folder: Path) -> tuple[Retired, ...]:
+    """The keys the pinned key replaced, as the chain of key changes this witness followed: a
+    line ``KEY FOLLOWED_AT`` each (``KEY`` alone, as an earlier version wrote it)."""
     path = folder / RETIRED_FILE
     try:
-        listed = path.read_text(encoding="utf-8").split()
+        lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         return ()
     except OSError as exc:
         raise Unusable(f"cannot read {path}: {exc}") from None
-    if not all(is_hex64(key) for key in listed):
-        raise Unusable(f"{path} does not hold public keys (64 lower-case hex digits a line)")
-    return tuple(listed)
+    retired = []
+    for fields in (line.split() for line in lines if line.strip()):
+        followed_at = time_or_none(fields[1]) if len(fields) == 2 else None
+        if not (is_hex64(fields[0]) and (len(fields) == 1 or followed_at is not None)):
+            raise Unusable(
+                f"{path} does not hold public keys (64 lower-case hex digits a line, each with "
+                "the time the key change was followed)"
+            )
+        retired.append(Retired(fields[0], followed_at))
+    return tuple(retired)
 
 
 def _key_chain(
     base: str, key: str, timeout: float
 ) -> tuple[list[Mapping[str, Any]] | None, list[str]]:
     """The key changes leading from ``key`` to the service's key now, each signed by the key it
-    retires (a key handed on twice, or to a weak key, leads nowhere), or ``None``: there is no
-    such chain; and what the service's key changes to weak keys say (:func:`.weak_key_changes`).
+    retires (a key handed on twice, or by a refused change, leads nowhere), or ``None``: there is
+    no such chain; and what the service's refused key changes say (:func:`.refused_key_changes`).
     """
     status, answer = _get(base + PUBLIC_KEY_PATH, timeout)
     if status != 200 or not isinstance(answer, dict):
         return None, []
-    refused = weak_key_changes(answer.get("key_changes"))
+    refused = refused_key_changes(answer.get("key_changes"))
     now = answer.get("public_key_hex")
     if not (isinstance(now, str) and is_hex64(now)) or now == key:
         return None, refused
     return successor_chain(key, now, answer.get("key_changes")), refused
 
 
-def _move_pin(folder: Path, chain: list[Mapping[str, Any]], retired: tuple[str, ...]) -> None:
-    olds = [str(doc["old_public_key_hex"]) for doc in chain]
+def _move_pin(
+    folder: Path, chain: list[Mapping[str, Any]], retired: tuple[Retired, ...], now: datetime
+) -> None:
+    olds = [Retired(str(doc["old_public_key_hex"]), now) for doc in chain]
     (folder / RETIRED_FILE).write_text(
-        "".join(f"{key}\n" for key in (*retired, *olds)), encoding="utf-8"
+        "".join(
+            f"{one.key} {format_time(one.followed_at)}\n" if one.followed_at else f"{one.key}\n"
+            for one in (*retired, *olds)
+        ),
+        encoding="utf-8",
     )
     (folder / KEY_FILE).write_text(str(chain[-1]["new_public_key_hex"]) + "\n", encoding="utf-8")
 
@@ -280,15 +344,21 @@ def monitor(
     *,
     timeout: float = 10.0,
     compare: Sequence[str] = (),
+    now: datetime | None = None,
 ) -> Verdict:
     """Run the witness once, then hold the checkpoints of ``compare`` (files other witnesses
-    published) to the one kept; never raises for what the service or the state holds."""
+    published) to the one kept; never raises for what the service or the state holds.
+
+    :param now: the time to judge a retired key's grace by (default: this computer's clock).
+    """
     folder = Path(state).expanduser()
+    now = now or datetime.now(UTC)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         base = _base(url)
         retired = _retired_keys(folder)
-        key = _pinned_key(folder, public_key, retired)
+        key = _pinned_key(folder, public_key, tuple(one.key for one in retired))
+        signing = tuple(one.key for one in retired if one.signs_at(now))
         kept = _load_state(folder)
         status, answer = _get(base + CHECKPOINT_PATH, timeout)
         if status != 200:
@@ -296,8 +366,9 @@ def monitor(
         chain = None
         try:
             try:
-                seen = _checkpoint_of(answer, (key, *retired), base + CHECKPOINT_PATH)
+                seen = _checkpoint_of(answer, (key, *signing), base + CHECKPOINT_PATH)
             except _BadSignature as bad:
+                _refuse_past_grace(answer, retired, now, bad)
                 chain, refused = _key_chain(base, key, timeout)
                 if chain is None:
                     raise _BadSignature(bad.doc, "; ".join([bad.what, *refused])) from None
@@ -314,7 +385,7 @@ def monitor(
         if verdict.code != EXIT_OK:
             return verdict
         if chain is not None:
-            _move_pin(folder, chain, retired)
+            _move_pin(folder, chain, retired, now)
             moved = ", ".join(
                 f"{doc['old_public_key_hex']} to {doc['new_public_key_hex']} at "
                 f"{doc.get('changed_at')}"
@@ -324,7 +395,7 @@ def monitor(
                 verdict.code, f"{verdict.line}; the key changed, signed by the pinned key: {moved}"
             )
         if compare:
-            keys = (_pinned_key(folder, None, ()), *_retired_keys(folder))
+            keys = (_pinned_key(folder, None, ()), *(one.key for one in _retired_keys(folder)))
             verdict = _compare_published(folder, base, compare, keys, verdict, timeout)
         return verdict
     except Unusable as exc:
@@ -333,10 +404,14 @@ def monitor(
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: cannot use the state folder {folder}: {exc}")
 
 
-def _published(path: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+def _published(path: str, keys: tuple[str, ...]) -> tuple[list[dict[str, Any]], int]:
     """The signed checkpoints in ``path``: one another witness published (the checkpoint, or an
-    answer of the service holding one), or those a bundle's anchors are proved into; each must
-    be signed by one of ``keys``."""
+    answer of the service holding one), or those a bundle's anchors are proved into, each signed
+    by one of ``keys``; and how many others it lists (not signed so, or no checkpoint), which
+    prove nothing and are not compared, but hide none beside them.
+
+    :raises Unusable: if it lists none signed by one of ``keys``.
+    """
     try:
         held = whole_number_json(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
@@ -345,15 +420,17 @@ def _published(path: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     if isinstance(held, dict) and "document" not in held and "checkpoint" in held:
         held = held["checkpoint"]
     found = listed if isinstance(listed, list) and listed else [held]
-    checkpoints = []
-    for signed in found:
-        if checkpoint_shape_problem(signed) is not None:
+    checkpoints = [
+        {"document": dict(signed["document"]), "signature": signed["signature"]}
+        for signed in found
+        if checkpoint_shape_problem(signed) is None
+        and any(verify_signature(key, signed["document"], signed["signature"]) for key in keys)
+    ]
+    if not checkpoints:
+        if all(checkpoint_shape_problem(signed) is not None for signed in found):
             raise Unusable(f"{path} does not hold a signed checkpoint")
-        assert isinstance(signed, dict)  # checkpoint_shape_problem found it an object
-        if not any(verify_signature(key, signed["document"], signed["signature"]) for key in keys):
-            raise Unusable(f"a checkpoint in {path} is not signed by the pinned key: no evidence")
-        checkpoints.append({"document": dict(signed["document"]), "signature": signed["signature"]})
-    return checkpoints
+        raise Unusable(f"a checkpoint in {path} is not signed by the pinned key: no evidence")
+    return checkpoints, len(found) - len(checkpoints)
 
 
 def _compare_published(
@@ -366,8 +443,18 @@ def _compare_published(
 ) -> Verdict:
     kept = _load_state(folder)
     assert kept is not None  # the run kept one before
-    joined = []
-    for path, other in ((name, one) for name in paths for one in _published(name, keys)):
+    joined, skipped = [], []
+    published = []
+    for path in paths:
+        checkpoints, others = _published(path, keys)
+        published += [(path, one) for one in checkpoints]
+        if others:
+            skipped.append(
+                f"; also in {path}: {others} checkpoint{'s' if others > 1 else ''} not signed by "
+                "a key of this witness (or no checkpoint at all), not compared"
+            )
+    also = "".join(skipped)
+    for path, other in published:
         old, new = kept["document"], other["document"]
         both = f"kept {_described(old)}, published in {path} {_described(new)}"
         smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
@@ -377,20 +464,20 @@ def _compare_published(
                 f"the one over fewer: kept {_dated(old)}, published in {path} {_dated(new)}"
             )
             evidence = _evidence(folder, kept, other, why)
-            return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+            return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}{also}")
         if old["size"] == new["size"]:
             if old["root"] != new["root"]:
                 why = f"FORK: two signed checkpoints over {old['size']} entries differ: {both}"
                 evidence = _evidence(folder, kept, other, why)
-                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}{also}")
         else:
             problem = _unproved(base, smaller, larger, timeout)
             if problem is not None:
                 why = f"FORK: {PUBLISHED_PROBLEMS[problem]}: {both}"
                 evidence = _evidence(folder, kept, other, why)
-                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}")
+                return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}{also}")
         joined.append(f"{path} ({_described(new)})")
-    return Verdict(verdict.code, f"{verdict.line}; joined the published {', '.join(joined)}")
+    return Verdict(verdict.code, f"{verdict.line}; joined the published {', '.join(joined)}{also}")
 
 
 def _unproved(

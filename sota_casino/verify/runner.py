@@ -49,8 +49,8 @@ from .report import short
 from .trust import describe_chain
 from .trust import forked_key_changes
 from .trust import logged_predecessors
+from .trust import refused_key_changes
 from .trust import successor_chain
-from .trust import weak_key_changes
 
 #: Below this many rounds a bundle is checked in one process whatever ``--jobs`` says.
 PARALLEL_MIN_ROUNDS: Final = 512
@@ -116,7 +116,7 @@ def verify_bundle(
     bundle_key, commitment_envelope, reveal_envelope, envelopes = _bundle_parts(bundle)
     assert isinstance(bundle, dict)  # _bundle_parts has raised BundleError if it is not
     key, trust, note, findings = _trusted_key(bundle, bundle_key, public_key_hex)
-    findings += _weak_key_findings(key, bundle.get("key_changes"))
+    findings += _refused_key_findings(key, bundle.get("key_changes"))
     commitment_doc, _ = _envelope(commitment_envelope) or ({}, "")
     reveal_doc = (
         (_envelope(reveal_envelope) or ({}, ""))[0] if reveal_envelope is not None else None
@@ -194,21 +194,21 @@ def _trusted_key(
         FAIL,
         f"KEY CHANGED: the bundle names public key {short(bundle_key)}, not the trusted key "
         f"{short(trusted)}, and no chain of key changes, each signed by the key it retires, "
-        "leads there from the trusted key (none leads on from a key handed on twice): refused. "
-        "Signatures are checked against the trusted key.",
+        "leads there from the trusted key (none leads on from a key handed on twice, or on a "
+        "loop): refused. Signatures are checked against the trusted key.",
     )
     return trusted, TRUST_PINNED, "", [refusal]
 
 
-def _weak_key_findings(key: str, key_changes: object) -> list[Finding]:
-    """The bundle's findings of weak keys (:func:`..core.fairness.weak_key_problem`): the key the
-    signatures are checked against, which then signs nothing, and key changes handing the
-    service on to one, which are not followed."""
+def _refused_key_findings(key: str, key_changes: object) -> list[Finding]:
+    """The bundle's findings of refused keys: a weak key
+    (:func:`..core.fairness.weak_key_problem`) the signatures are checked against, which then
+    signs nothing, and the key changes that are not followed (:func:`.refused_key_changes`)."""
     problem = weak_key_problem(bytes.fromhex(key))
     checked = [f"the key {short(key)} is {problem}; it signs nothing"] if problem else []
     return [
         Finding("bundle", "signature", FAIL, message)
-        for message in [*checked, *weak_key_changes(key_changes)]
+        for message in [*checked, *refused_key_changes(key_changes)]
     ]
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -37,6 +38,7 @@ from ..core.fairness import KEY_CHANGE_TYPE
 from ..core.fairness import KEY_CHANGED
 from ..core.fairness import is_hex64
 from ..core.fairness import public_key_hex
+from ..core.fairness import time_or_none
 from ..core.fairness import verify_signature
 from ..core.fairness import weak_key_problem
 from .player_signatures import anchor_problem
@@ -101,31 +103,44 @@ def read_key_file(path: str) -> str:
 
 def signed_key_change(envelope: object) -> Mapping[str, Any] | None:
     """Return the key-change document of ``envelope`` if it is one, validly signed by the key it
-    retires (its old key), to a key that is not weak, else ``None``: it proves nothing, or hands
-    the service to a key anyone can sign with (:func:`weak_key_changes` says so)."""
+    retires (its old key), to a key that is not weak, dated as the scheme writes times, else
+    ``None``: it proves nothing, or is refused (:func:`refused_key_changes` says why)."""
     doc = _signed_by_old_key(envelope)
-    if doc is None or weak_key_problem(bytes.fromhex(doc["new_public_key_hex"])) is not None:
+    if doc is None or _refusal(doc) is not None:
         return None
     return doc
 
 
-def weak_key_changes(key_changes: object) -> list[str]:
-    """Say which of a bundle's key changes, each validly signed by the key it retires, hand the
-    service on to a weak key (each change once); empty if none. No chain is followed through
-    one: an honest service never hands its trust to a key under which anyone can sign."""
+def refused_key_changes(key_changes: object) -> list[str]:
+    """Say which of a bundle's key changes, each validly signed by the key it retires, are
+    refused (each change once); empty if none. No chain is followed through one: an honest
+    service never hands its trust to a key under which anyone can sign, and dates every change
+    as it dates every document (``YYYY-MM-DDTHH:MM:SS.ffffffZ``)."""
     if not isinstance(key_changes, list):
         return []
     problems: dict[str, None] = {}  # in order, each once: the same change may be listed twice
     for doc in filter(None, map(_signed_by_old_key, key_changes)):
-        new = doc["new_public_key_hex"]
-        problem = weak_key_problem(bytes.fromhex(new))
+        problem = _refusal(doc)
         if problem is not None:
-            said = (
-                f"key {short(doc['old_public_key_hex'])} was handed on to key {short(new)}, "
-                f"which is {problem}; no change to such a key is followed"
-            )
-            problems[said] = None
+            problems[problem] = None
     return list(problems)
+
+
+def _refusal(doc: Mapping[str, Any]) -> str | None:
+    """Why a key change validly signed by its old key is not followed, or ``None``."""
+    old, new = short(doc["old_public_key_hex"]), short(doc["new_public_key_hex"])
+    problem = weak_key_problem(bytes.fromhex(doc["new_public_key_hex"]))
+    if problem is not None:
+        return (
+            f"key {old} was handed on to key {new}, which is {problem}; no change to such a "
+            "key is followed"
+        )
+    if time_or_none(doc.get("changed_at")) is None:
+        return (
+            f"key {old} was handed on to key {new} with a changed_at not written as "
+            "YYYY-MM-DDTHH:MM:SS.ffffffZ; no change so dated is followed"
+        )
+    return None
 
 
 def _signed_by_old_key(envelope: object) -> Mapping[str, Any] | None:
@@ -160,6 +175,46 @@ def handed_on(docs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[
     return handed
 
 
+def _signed_changes(key_changes: Sequence[object]) -> list[Mapping[str, Any]]:
+    """The key-change documents of ``key_changes`` validly signed by their old keys, refused or
+    not: a refused change is still its old key's word that it was handed on."""
+    return [doc for item in key_changes if (doc := _signed_by_old_key(item)) is not None]
+
+
+def _successors(key_changes: Sequence[object]) -> dict[str, Mapping[str, Any]]:
+    """Each key's one successor in ``key_changes`` (the change that names it), followed only
+    where the chain can go: none for a key handed on twice (a refused change counts: its
+    signature hands the key on all the same), nor for a key on a loop (:func:`_loops`), nor
+    through a refused change (:func:`refused_key_changes`)."""
+    every = _signed_changes(key_changes)
+    handed = handed_on(every)
+    successors = {
+        old: next(iter(handed_to.values()))
+        for old, handed_to in handed_on(doc for doc in every if _refusal(doc) is None).items()
+        if len(handed[old]) == 1
+    }
+    looped = {key for loop in _loops(successors) for key in loop}
+    return {old: doc for old, doc in successors.items() if old not in looped}
+
+
+def _loops(successors: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """The loops of key changes among ``successors`` (each key's one successor): the keys of
+    each, from the lowest, each loop once. Each change is signed by the key it retires, so a
+    loop is its keys' holders' own word that a key retired was taken into use again, which an
+    honest service never does (``flask keys rotate`` refuses a retired key)."""
+    loops: dict[tuple[str, ...], None] = {}
+    for start in successors:
+        path = [start]
+        key = successors[start]["new_public_key_hex"]
+        while key in successors and key not in path:
+            path.append(key)
+            key = successors[key]["new_public_key_hex"]
+        if key == start:
+            first = path.index(min(path))
+            loops[tuple(path[first:] + path[:first])] = None
+    return list(loops)
+
+
 def successor_chain(
     trusted: str, bundle_key: str, key_changes: object
 ) -> list[Mapping[str, Any]] | None:
@@ -170,16 +225,12 @@ def successor_chain(
     not one, or not validly signed by its old key, is ignored (it proves nothing). A key handed
     on twice (two changes signed by it to two different keys) has no successor: a chain that
     reaches it stops there, whatever the order of the list, which its holder chooses. The same
-    change listed twice is no fork.
+    change listed twice is no fork. Nor has a key on a loop of changes (``A`` to ``B``, ``B``
+    back to ``A``), logged or not: following it would take a retired key into use again.
     """
     if not isinstance(key_changes, list):
         return None
-    signed = (doc for item in key_changes if (doc := signed_key_change(item)) is not None)
-    successors = {  # each key's one successor: none for a key handed on twice
-        old: next(iter(handed_to.values()))
-        for old, handed_to in handed_on(signed).items()
-        if len(handed_to) == 1
-    }
+    successors = _successors(key_changes)
     chain: list[Mapping[str, Any]] = []
     key = trusted
     while key != bundle_key:
@@ -226,14 +277,16 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
     key a chain leads to, or the predecessor a log proves, would depend on which change the
     list holds first; nor does it change back into a key it retired (a loop, ``A`` to ``B`` to
     ``A``), which would make a retired key the one in use again, followed by every verifier
-    trusting a key on the loop. A change into a key from a key of one's own is only that key's word,
-    which anyone can write: it counts here only once logged, as it does for a predecessor.
+    trusting a key on the loop: each change signed by the key it retires, a loop is named
+    whether logged or not (a loop wholly logged by its entries). A change into a key from a key
+    of one's own is only that key's word, which anyone can write: it counts here only once
+    logged, as it does for a predecessor.
     """
     if not isinstance(key_changes, list):
         return []
     signed = [(doc, item) for item in key_changes if (doc := signed_key_change(item)) is not None]
     problems = []
-    for old, news in sorted(handed_on(doc for doc, _ in signed).items()):
+    for old, news in sorted(handed_on(_signed_changes(key_changes)).items()):
         first, *others = sorted(news)
         problems += [
             f"key {short(old)} was handed on twice, to key {short(first)} and to key "
@@ -245,6 +298,20 @@ def forked_key_changes(key_changes: object, log_keys: Sequence[str]) -> list[str
         for doc, item in signed
         if _logged(item, log_keys)
     )
+    successors = {
+        old: next(iter(news.values()))
+        for old, news in handed_on(doc for doc, _ in signed).items()
+        if len(news) == 1
+    }
+    logged_steps = {(old, new) for _, old, new in logged}
+    for loop in _loops(successors):
+        keys = [*loop, loop[0]]
+        if not set(pairwise(keys)) <= logged_steps:  # a loop wholly logged is named below
+            problems.append(
+                f"the key changes from key {short(loop[0])} lead back to it "
+                f"({' → '.join(map(short, keys))}), each signed by the key it retires: "
+                f"{TAKEN_ONCE_RULE}"
+            )
     taken: dict[str, tuple[int, str]] = {}  # new key -> the seq and old key of its first change
     retired: dict[str, int] = {}  # old key -> the seq of its first change: it was in use
     for seq, old, new in logged:

@@ -36,15 +36,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import bundles  # noqa: E402
 from test_fairness_records import WITHOUT_RECORDS  # noqa: E402
 from test_log_witness import play_a_round  # noqa: E402
+from test_verify_trust import DATED_OTHERWISE  # noqa: E402
 from test_verify_trust import GOOD  # noqa: E402
 from test_verify_trust import HANDED_ON_TO_ANYONE  # noqa: E402
 from test_verify_trust import INTO_PAIR_KEY  # noqa: E402
+from test_verify_trust import KEY_HEX  # noqa: E402
+from test_verify_trust import ODD_CHANGE_TIMES  # noqa: E402
 from test_verify_trust import OLD_KEY  # noqa: E402
 from test_verify_trust import OTHER_KEY  # noqa: E402
 from test_verify_trust import OWN_INTO_PAIR_KEY  # noqa: E402
 from test_verify_trust import OWN_KEY  # noqa: E402
 from test_verify_trust import PAIR  # noqa: E402
 from test_verify_trust import _key_change  # noqa: E402
+from test_verify_trust import changed_at_otherwise  # noqa: E402
+from test_verify_trust import handed_on_beside_a_refused_change  # noqa: E402
+from test_verify_trust import looped_unlogged  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -520,19 +526,26 @@ def test_both_verifiers_fail_key_changes_that_fork_the_keys_in_either_order(tab:
 
 def test_both_verifiers_fail_a_loop_of_key_changes_back_to_a_retired_key(tab: Any) -> None:
     """``A`` to ``B``, then ``B`` back to ``A``, each signed by the key it retires and logged:
-    the page fails the bundle as ``verify.pyz`` does, trusting either key, naming the entry."""
+    the page fails the bundle as ``verify.pyz`` does, trusting either key, naming the loop."""
     sign_up(tab, "key-loop")
     tab.goto("/fairness")
     retiring = fairness.new_signing_key()
     loop = [_key_change(PAIR.key, retiring), _key_change(retiring, PAIR.key)]
     bundle = bundles.anchored(GOOD, PAIR.key, key_changes=loop)
     new, middle = (fairness.public_key_hex(key) for key in (PAIR.key, retiring))
+    low, high = sorted((new, middle))
+    said = {
+        new: f"entry 2: key {new[:16]}… is taken into use again, from key {middle[:16]}…, after "
+        "it was in use (entry 1): a key is taken into use once",
+        # Trusting ``B``, no chain leads around the loop, whose checkpoint ``A`` signed: it is
+        # named by its signatures.
+        middle: f"the key changes from key {low[:16]}… lead back to it ({low[:16]}… → "
+        f"{high[:16]}… → {low[:16]}…), each signed by the key it retires: a key is taken into "
+        "use once",
+    }
     for trusted in (middle, new):
         assert not verify_bundle(bundle, trusted).ok
-        assert (
-            f"entry 2: key {new[:16]}… is taken into use again, from key {middle[:16]}…, after "
-            "it was in use (entry 1): a key is taken into use once"
-        ) in tab.evaluate(TRUSTING, [bundle, trusted])
+        assert said[trusted] in tab.evaluate(TRUSTING, [bundle, trusted])
 
 
 SMALL_ORDER_IN_PAGE = "it is of small order: anyone can sign under it without a private key"
@@ -637,8 +650,79 @@ def test_the_pin_follows_no_published_key_change_to_a_key_anyone_can_sign_with(
     tab.evaluate("window.SotaRecords.keyChecked()")
     assert tab.evaluate(PINNED)["public_key_hex"] == pinned
     assert tab.locator("[data-testid=key-change-followed]").count() == 0
-    assert tab.locator("[data-testid=key-handed-to-weak-key]").inner_text() == (
+    assert tab.locator("[data-testid=key-change-refused]").inner_text() == (
         f"key {pinned[:16]}… was handed on to key {IDENTITY_KEY_HEX[:16]}…, which is refused: "
         f"{SMALL_ORDER_IN_PAGE}; no change to such a key is followed"
     )
     assert tab.locator("[data-testid=key-changed] [data-accept-key]").count() == 0
+
+
+def test_both_verifiers_refuse_a_key_change_dated_otherwise_than_the_scheme(tab: Any) -> None:
+    """A key change whose ``changed_at`` is not written as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``, or
+    is no time at all, signed by the trusted key: the page, as ``verify.pyz``, follows no such
+    change and names it."""
+    sign_up(tab, "odd-change-time")
+    tab.goto("/fairness")
+    old = fairness.public_key_hex(OLD_KEY)
+    for changed_at in ODD_CHANGE_TIMES:
+        change = changed_at_otherwise(OLD_KEY, changed_at)
+        moved = dict(GOOD, key_changes=[change])
+        assert not verify_bundle(moved, old).ok
+        in_page = tab.evaluate(TRUSTING, [moved, old])
+        assert DATED_OTHERWISE in in_page.split(" | "), (changed_at, in_page)
+        assert (
+            tab.evaluate(
+                "([a, b, changes]) => window.SotaRecords.successorChain(a, b, changes)",
+                [old, fairness.public_key_hex(PAIR.key), [change]],
+            )
+            is None
+        ), changed_at
+
+
+def test_both_verifiers_fail_a_loop_of_key_changes_left_out_of_the_log(tab: Any) -> None:
+    """The key in use hands the service back to the key it succeeded, the change left out of the
+    log: the page, as ``verify.pyz``, follows no chain around the loop and names it, trusting
+    either key, in either order of the list."""
+    sign_up(tab, "unlogged-loop")
+    tab.goto("/fairness")
+    for order in (0, 1):
+        bundle, back, _ = looped_unlogged(order)
+        keys = sorted((fairness.public_key_hex(PAIR.key), fairness.public_key_hex(back)))
+        said = (
+            f"the key changes from key {keys[0][:16]}… lead back to it ({keys[0][:16]}… → "
+            f"{keys[1][:16]}… → {keys[0][:16]}…), each signed by the key it retires: a key is "
+            "taken into use once, so one of the changes is a rewrite"
+        )
+        for trusted in (back, PAIR.key):
+            assert not verify_bundle(bundle, fairness.public_key_hex(trusted)).ok
+            in_page = tab.evaluate(TRUSTING, [bundle, fairness.public_key_hex(trusted)])
+            assert said in in_page.split(" | "), (order, in_page)
+        assert (
+            tab.evaluate(
+                "([a, b, changes]) => window.SotaRecords.successorChain(a, b, changes)",
+                [fairness.public_key_hex(back), KEY_HEX, bundle["key_changes"]],
+            )
+            is None
+        )
+
+
+def test_both_verifiers_find_a_key_handed_on_twice_once_by_a_refused_change(tab: Any) -> None:
+    """A refused change (to a weak key, or dated otherwise than the scheme) beside another from
+    the same key: the key was handed on twice, and the page, as ``verify.pyz``, follows neither
+    change and names the fork, in either order."""
+    sign_up(tab, "refused-twice")
+    tab.goto("/fairness")
+    old = fairness.public_key_hex(OLD_KEY)
+    for refused in ("weak", "dated"):
+        changes, said = handed_on_beside_a_refused_change(refused)
+        for listed in (changes, changes[::-1]):
+            bundle = dict(GOOD, key_changes=listed)
+            assert not verify_bundle(bundle, old).ok
+            assert said in tab.evaluate(TRUSTING, [bundle, old]), (refused, listed)
+            assert (
+                tab.evaluate(
+                    "([a, b, changes]) => window.SotaRecords.successorChain(a, b, changes)",
+                    [old, KEY_HEX, listed],
+                )
+                is None
+            ), refused

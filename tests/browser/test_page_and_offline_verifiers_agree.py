@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from test_verify_any_input import with_odd  # noqa: E402
 from test_verify_cli import GOOD  # noqa: E402
 from test_verify_cli import KEY_HEX  # noqa: E402
 from test_verify_cli import PAIR  # noqa: E402
+from test_verify_forged_log import OUT_OF_ORDER  # noqa: E402
+from test_verify_forged_log import OUT_OF_ORDER_BETS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
 
@@ -136,6 +139,22 @@ def test_both_verifiers_fail_a_round_logged_again_by_its_bet_entry(
         assert expected[logged_as.__name__] in problems, (logged_as.__name__, problems)
     honest = bundles.anchored(forged, PAIR.key)  # the bet names the receipt's pair and nonce
     assert offline_passes(tmp_path, honest) and tab.evaluate(PAGE_PASSES, [[honest], KEY_HEX])
+
+
+def test_both_verifiers_fail_a_bet_logged_before_the_bet_of_a_lower_nonce(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The log took the bet of nonce 3 before nonce 2's, every entry still saying what its
+    receipt says: the nonces were dealt out of order, on the page as offline."""
+    sign_up(tab, "out-of-order")
+    fairness_page(tab)
+    assert not offline_passes(tmp_path, OUT_OF_ORDER)
+    two, three = (OUT_OF_ORDER["rounds"][n]["document"]["round_id"] for n in (2, 3))
+    assert tab.evaluate(CHECK, [OUT_OF_ORDER, KEY_HEX]) == (
+        f"round {three}: its bet was logged at leaf {OUT_OF_ORDER_BETS[three]}, before the bet of "
+        f"round {two} (nonce 2) at leaf {OUT_OF_ORDER_BETS[two]}: a pair's nonces are taken in "
+        "order, each with its bet logged, so the nonces were dealt out of order"
+    )
 
 
 def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_first_ten(
@@ -513,11 +532,13 @@ def test_both_verifiers_fail_a_round_left_out_and_dated_past_their_clock(
     )
     assert not offline_passes(tmp_path, bundle)
     shown = tab.evaluate(CHECK, [bundle, KEY_HEX])
-    assert shown.startswith(
-        f"round {LAST['round_id']}: settled at {ahead}, past this computer's clock ("
-    ) and shown.endswith(
-        "and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out "
-        "of the log within the bound"
+    # The clock is written as the offline verifier writes it, in the scheme's one time form
+    # (microseconds, not the browser's milliseconds).
+    assert re.fullmatch(
+        rf"round {LAST['round_id']}: settled at {re.escape(ahead)}, past this computer's clock "
+        r"\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\) and the bound of 1 hour: the receipt is "
+        "dated ahead, which would keep a round left out of the log within the bound",
+        shown,
     ), shown
 
 

@@ -305,8 +305,9 @@ def test_a_round_logged_again_under_a_new_id_fails_by_its_bet_entry(
     assert row.statuses["log"] == FAIL
     texts = [f.text() for f in report.failures if f.round_id == new_id]
     assert any(failure in text for text in texts), texts
-    others = [row.statuses["log"] for row in report.rounds if row.round_id != new_id]
-    assert others == ["pass"] * 3
+    others = {row.nonce: row.statuses["log"] for row in report.rounds if row.round_id != new_id}
+    # Its bet logged last, after nonce 3's: that round was dealt out of order too.
+    assert others == {0: "pass", 1: "pass", 3: "fail" if logged_as is bet_last else "pass"}
 
 
 def test_a_round_logged_again_on_its_own_pair_and_nonce_is_named_by_the_whole_log() -> None:
@@ -329,3 +330,47 @@ def test_a_round_logged_again_on_its_own_pair_and_nonce_is_named_by_the_whole_lo
         f"seed_pair:{PAIR.seed_pair_id}, whose next nonce is 4: a pair's nonces are taken in "
         "order, each once, a rewrite",
     ), old_id
+
+
+def dealt_out_of_order(nonce: int) -> bundles.Logged:
+    """A six-round bundle's log with the entries of the round of ``nonce`` + 1 (bet, decisions,
+    settlement) taken before those of ``nonce``: the later bet dealt the earlier nonce's cards
+    and the earlier bet the later's, as a casino that knows the server seed would choose."""
+    good = bundles.bundle(6, pair=PAIR)
+    first, then = (good["rounds"][n]["document"]["round_id"] for n in (nonce, nonce + 1))
+
+    def swapped(logged: bundles.Logged) -> bundles.Logged:
+        of_first = [item for item in logged if item[0].get("round_id") == first]
+        of_then = [item for item in logged if item[0].get("round_id") == then]
+        start = logged.index(of_first[0])
+        rest = [item for item in logged if item not in of_first and item not in of_then]
+        return [*rest[:start], *of_then, *of_first, *rest[start:]]
+
+    return bundles.anchored(good, PAIR.key, logged_as=swapped)
+
+
+#: :func:`dealt_out_of_order` of nonces 2 and 3, and where the log took their bets.
+OUT_OF_ORDER: Final = dealt_out_of_order(2)
+OUT_OF_ORDER_BETS: Final = {
+    anchor["of"]["round_id"]: anchor["leaf_index"]
+    for anchor in OUT_OF_ORDER["anchors"]
+    if anchor["of"]["kind"] == "bet"
+}
+
+
+def test_a_bet_logged_before_the_bet_of_a_lower_nonce_fails() -> None:
+    """The log takes a pair's nonces in order, each with its bet: a round of nonce 3 whose bet
+    the log took before nonce 2's was dealt out of order, every entry of both still saying what
+    its receipt says. It fails, naming both bets."""
+    report = verify_bundle(OUT_OF_ORDER, KEY_HEX)
+    assert not report.ok
+    two, three = (OUT_OF_ORDER["rounds"][n]["document"]["round_id"] for n in (2, 3))
+    failing = {(f.round_id, f.check) for f in report.failures}
+    assert failing == {(three, "log")}, report.failures
+    (finding,) = report.failures
+    assert finding.message.startswith(
+        f"the bet was logged at leaf {OUT_OF_ORDER_BETS[three]}, before the bet of round {two} "
+        f"(nonce 2) at leaf {OUT_OF_ORDER_BETS[two]}: a pair's nonces are taken in order, each "
+        "with its bet logged, so the nonces were dealt out of order (entry "
+    ), finding.message
+    assert verify_bundle(bundles.anchored(bundles.bundle(6, pair=PAIR), PAIR.key), KEY_HEX).ok

@@ -268,7 +268,7 @@ def test_a_loop_of_logged_key_changes_back_to_a_retired_key_fails_the_bundle() -
     """The key in use hands the service back to the key it succeeded (``A`` to ``B``, then
     ``B`` to ``A``, each change signed by the key it retires and logged): a retired key taken
     into use again, which the whole-log checks name; a verifier trusting ``B`` followed it to
-    ``A`` and passed the bundle. It fails, trusting either key, naming the entry."""
+    ``A`` and passed the bundle. It fails, trusting either key, naming the loop."""
     retiring = new_signing_key()
     loop = [_key_change(PAIR.key, retiring), _key_change(retiring, PAIR.key)]
     bundle = bundles.anchored(GOOD, PAIR.key, key_changes=loop)
@@ -276,9 +276,16 @@ def test_a_loop_of_logged_key_changes_back_to_a_retired_key_fails_the_bundle() -
         f"entry 2: key.changed of key {_short(PAIR.key)}, which was in use before (entry 1): "
         "a key is taken into use once, a rewrite"
     )
-    for trusted in (retiring, PAIR.key):
-        assert _bundle_signature_failures(bundle, trusted) == [expected]
-        assert not verify_bundle(bundle, public_key_hex(trusted)).ok
+    assert _bundle_signature_failures(bundle, PAIR.key) == [expected]
+    assert not verify_bundle(bundle, KEY_HEX).ok
+    # Trusting ``B``, no chain leads around the loop: ``A``'s checkpoint proves nothing, and the
+    # loop is named by its signatures.
+    low, high = sorted((KEY_HEX, public_key_hex(retiring)))
+    assert _bundle_signature_failures(bundle, retiring)[1:] == [
+        f"the key changes from key {low[:16]}… lead back to it ({low[:16]}… → {high[:16]}… → "
+        f"{low[:16]}…), each signed by the key it retires: a key is taken into use once, a rewrite"
+    ]
+    assert not verify_bundle(bundle, public_key_hex(retiring)).ok
 
 
 def _handed_on_to_anyone(old: Ed25519PrivateKey) -> dict[str, Any]:
@@ -357,3 +364,115 @@ def test_a_weak_key_in_a_pem_key_file_is_unusable(good: str, tmp_path: Path) -> 
     pem.write_text(public_key_pem(identity))
     code, out = _run(good, "--key-file", str(pem))
     assert code == 2 and f"which is {SMALL_ORDER}; refused" in out
+
+
+#: The trusted key handing the service on to the bundle's key, the change dated otherwise than
+#: the scheme writes times: each form valid-looking, or no time at all.
+ODD_CHANGE_TIMES = ("2025-04-01T12:00:00Z", "2025-04-01T12:00:00.000000+00:00", "", 0, None)
+
+
+def changed_at_otherwise(old: Ed25519PrivateKey, changed_at: object) -> dict[str, Any]:
+    """A key change from ``old`` to the pair's key, signed by ``old``, dated ``changed_at``."""
+    doc = dict(_key_change(old, PAIR.key)["document"], changed_at=changed_at)
+    return signed(old, doc)
+
+
+#: What the verifiers say of :func:`changed_at_otherwise` from :data:`OLD_KEY`.
+DATED_OTHERWISE = (
+    f"key {_short(OLD_KEY)} was handed on to key {KEY_HEX[:16]}… with a changed_at not "
+    "written as YYYY-MM-DDTHH:MM:SS.ffffffZ; no change so dated is followed"
+)
+
+
+@pytest.mark.parametrize("changed_at", ODD_CHANGE_TIMES)
+def test_a_key_change_dated_otherwise_than_the_scheme_is_not_followed(changed_at: object) -> None:
+    """A key change is a signed document like the others, and its ``changed_at`` the only time
+    it says: one not written as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` is no change of the scheme, and
+    is refused as a receipt or a checkpoint so dated is, naming it."""
+    change = changed_at_otherwise(OLD_KEY, changed_at)
+    moved = dict(GOOD, key_changes=[change])
+    report = verify_bundle(moved, public_key_hex(OLD_KEY))
+    assert not report.ok and report.trust != TRUST_SUCCESSOR
+    assert DATED_OTHERWISE in [f.message for f in report.bundle_findings]
+    assert successor_chain(public_key_hex(OLD_KEY), KEY_HEX, [change]) is None
+    # Logged and trusting the new key, it fails the bundle alike.
+    logged = bundles.anchored(GOOD, PAIR.key, key_changes=[change])
+    assert DATED_OTHERWISE in [f.message for f in verify_bundle(logged, KEY_HEX).bundle_findings]
+
+
+def looped_unlogged(order: int) -> tuple[dict[str, Any], Ed25519PrivateKey, str]:
+    """The service hands its key on (``A``, the pair's key, to ``B``, logged, as
+    ``flask keys rotate`` does) and back (``B`` to ``A``, signed by ``B``, left out of the log),
+    in either order in ``key_changes``; the bundle under ``A``. Return it, ``B``, and what the
+    offline verifier says."""
+    back = new_signing_key()
+    bundle = bundles.anchored(GOOD, PAIR.key, key_changes=[_key_change(PAIR.key, back)])
+    changes = [*bundle["key_changes"], _key_change(back, PAIR.key)]
+    bundle["key_changes"] = changes if order == 0 else changes[::-1]
+    low, high = sorted((KEY_HEX, public_key_hex(back)))
+    said = (
+        f"the key changes from key {low[:16]}… lead back to it ({low[:16]}… → {high[:16]}… → "
+        f"{low[:16]}…), each signed by the key it retires: a key is taken into use once, a rewrite"
+    )
+    return bundle, back, said
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_a_loop_of_key_changes_back_to_a_retired_key_fails_logged_or_not(
+    order: int, tmp_path: Path
+) -> None:
+    """The holder of the key in use signs a change back to the key it succeeded, and leaves it
+    out of the log: a verifier trusting the key in use followed it to the retired key, moved
+    its known-keys file there, and passed the bundle. Each change is signed by the key it
+    retires, so the loop is the keys' holders' own word: it fails, trusting either key, and no
+    chain leads around it."""
+    bundle, back, said = looped_unlogged(order)
+    for trusted in (back, PAIR.key):
+        report = verify_bundle(bundle, public_key_hex(trusted))
+        assert not report.ok and report.trust != TRUST_SUCCESSOR, trusted
+        assert said in _bundle_signature_failures(bundle, trusted)
+    assert successor_chain(public_key_hex(back), KEY_HEX, bundle["key_changes"]) is None
+    assert successor_chain(KEY_HEX, public_key_hex(back), bundle["key_changes"]) is None
+
+    path = tmp_path / "looped.json"
+    path.write_text(json.dumps(bundle))
+    known = tmp_path / "known_keys"
+    known.write_text(f"casino.example {public_key_hex(back)}\n")
+    code, out = _run(str(path), "--service", "casino.example", "--known-keys", str(known))
+    assert code == 1 and said in out, out
+    assert known.read_text() == f"casino.example {public_key_hex(back)}\n"
+
+
+def handed_on_beside_a_refused_change(refused: str) -> tuple[list[dict[str, Any]], str]:
+    """The trusted key (:data:`OLD_KEY`) hands the service on to the pair's key, and signs a
+    second change from it, which is refused (``weak``: to the identity key; ``dated``: dated
+    otherwise than the scheme, to a key of its own), in either order; return the changes and
+    what both verifiers say of the fork."""
+    other = IDENTITY_KEY_HEX if refused == "weak" else public_key_hex(OTHER_KEY)
+    second = _key_change(OLD_KEY, other)
+    if refused == "dated":
+        second = signed(OLD_KEY, dict(second["document"], changed_at="2025-04-01T12:00:00Z"))
+    first, then = sorted((KEY_HEX, other))
+    return [second, _key_change(OLD_KEY, PAIR.key)], (
+        f"key {_short(OLD_KEY)} was handed on twice, to key {first[:16]}… and to key "
+        f"{then[:16]}…, each change signed by it"
+    )
+
+
+@pytest.mark.parametrize("refused", ["weak", "dated"])
+@pytest.mark.parametrize("order", [0, 1])
+def test_a_key_handed_on_twice_once_by_a_refused_change_has_no_successor(
+    refused: str, order: int
+) -> None:
+    """A refused change is still its old key's signature handing the service on: beside another
+    change from that key it is a fork, and no chain leads on from the key, as the monitor and
+    the page's pin followed the other change."""
+    changes, said = handed_on_beside_a_refused_change(refused)
+    changes = changes if order == 0 else changes[::-1]
+    assert successor_chain(public_key_hex(OLD_KEY), KEY_HEX, changes) is None
+    report = verify_bundle(dict(GOOD, key_changes=changes), public_key_hex(OLD_KEY))
+    assert not report.ok and report.trust != TRUST_SUCCESSOR
+    assert any(
+        said in message
+        for message in _bundle_signature_failures(dict(GOOD, key_changes=changes), OLD_KEY)
+    )

@@ -11,6 +11,9 @@ import threading
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -42,7 +45,9 @@ from sota_casino.models import SeedPair
 from sota_casino.verify import FAIL
 from sota_casino.verify import PENDING
 from sota_casino.verify import main as verify_main
+from sota_casino.verify import monitor as monitor_module
 from sota_casino.verify import verify_bundle
+from sota_casino.verify.monitor import monitor
 from sota_casino.web.openapi import openapi_document
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
@@ -574,6 +579,22 @@ def test_a_bundle_proved_into_a_forked_log_passes_alone_but_not_against_a_witnes
     assert line.startswith("FORK: "), line
     assert f"published in {saved} {_described(forked['document'])}" in line, line
 
+    # A checkpoint no key of the witness signed, or one that is no checkpoint, listed beside the
+    # forked one hides nothing: the forked one is still compared, and the others named.
+    stranger = dict(
+        forked,
+        signature=fairness.sign(
+            fairness.new_signing_key(), forged_doc := {**forked["document"], "root": "cd" * 32}
+        ),
+    )
+    assert forged_doc["size"] == forked["document"]["size"]
+    for stray in (stranger, {"document": {"type": "checkpoint"}, "signature": "00"}):
+        saved.write_text(json.dumps(dict(bundle, checkpoints=[stray, forked])), encoding="utf-8")
+        code, line = _monitor(served, state, "--compare", str(saved))
+        assert code == 1 and line.startswith("FORK: "), line
+        assert f"published in {saved} {_described(forked['document'])}" in line, line
+        assert f"; also in {saved}: 1 checkpoint not signed by a key of this witness" in line
+
 
 def _described(doc: dict[str, Any]) -> str:
     return f"size {doc['size']} root {doc['root']}"
@@ -624,7 +645,7 @@ def test_the_monitor_follows_a_key_change_the_pinned_key_signed_and_still_names_
             f"the key changed, signed by the pinned key: {old_key} to {new_key} at "
         ), line
         assert (state / "public_key").read_text().strip() == new_key
-        assert (state / "retired_keys").read_text().split() == [old_key]
+        assert (state / "retired_keys").read_text().split()[0] == old_key
 
         # The process not yet restarted signs with the retired key: checked, and consistent.
         _play(client, auth, 1)
@@ -755,6 +776,164 @@ def test_the_monitor_follows_no_key_change_to_a_key_anyone_can_sign_with(
     (state / "public_key").write_text(IDENTITY_KEY_HEX + "\n")
     code, line = _monitor(url, state)
     assert code == 2 and "which is of small order" in line, line
+
+
+def test_the_monitor_checks_a_retired_keys_checkpoint_only_within_the_grace_after_the_change(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """The pinned key hands the service on, and the monitor follows: a checkpoint the retired
+    key signs, from a process not yet restarted, is checked for an hour after this witness
+    followed the change, then no longer. Its holder (a key file the operator keeps, perhaps
+    leaked) could otherwise sign the checkpoints this witness keeps for good, and disown them."""
+    url, handler = canned
+    old, new = fairness.new_signing_key(), fairness.new_signing_key()
+    old_hex, new_hex = fairness.public_key_hex(old), fairness.public_key_hex(new)
+    change = fairness.key_change_document(
+        old_public_key_hex=old_hex,
+        new_public_key_hex=new_hex,
+        changed_at="2026-01-01T00:00:00.000000Z",
+    )
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    published = {"public_key_hex": new_hex, "key_changes": [fairness.signed(old, change)]}
+
+    def serve_signed_by(key: Any) -> None:
+        checkpoint = {"document": doc, "signature": fairness.sign(key, doc)}
+        handler.bodies = {
+            "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+            "/api/v1/fairness/public-key": json.dumps(published).encode(),
+        }
+
+    state = tmp_path / "w"
+    followed = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
+    serve_signed_by(old)
+    assert monitor(url, str(state), old_hex, now=followed - timedelta(hours=1)).code == 0
+    serve_signed_by(new)
+    verdict = monitor(url, str(state), old_hex, now=followed)
+    assert verdict.code == 0 and "the key changed, signed by the pinned key" in verdict.line
+    assert (state / "retired_keys").read_text() == f"{old_hex} {fairness.format_time(followed)}\n"
+
+    serve_signed_by(old)
+    within = followed + monitor_module.RETIRED_KEY_GRACE
+    assert (
+        monitor(url, str(state), None, now=within).line
+        == f"OK: unchanged, size 5 root {doc['root']}"
+    )
+    past = monitor(url, str(state), None, now=within + timedelta(microseconds=1))
+    assert past.code == 1 and past.line.startswith("BAD SIGNATURE: the checkpoint size 5"), past
+    assert (
+        f"it is signed by the retired key {old_hex}, which a key change this witness followed at "
+        f"{fairness.format_time(followed)} retired: a process not yet restarted signs with it for "
+        "1 hour after that, not later"
+    ) in past.line
+    # A state an earlier version wrote keeps no time: the grace of its retired keys is over.
+    (state / "retired_keys").write_text(f"{old_hex}\n")
+    unknown = monitor(url, str(state), None, now=followed)
+    assert unknown.code == 1 and "at a time this state does not keep" in unknown.line, unknown
+    # The new key's checkpoints are checked as ever.
+    serve_signed_by(new)
+    assert monitor(url, str(state), None, now=within + timedelta(days=30)).code == 0
+
+
+def test_the_monitor_follows_no_key_change_back_to_a_key_it_retired(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """The monitor followed ``A`` to ``B``; then the holder of ``B`` signs a change back to ``A``
+    (whose file the operator keeps) and signs the checkpoints with ``A``: BAD SIGNATURE, and the
+    pin stays on ``B``. A retired key is taken into use once."""
+    url, handler = canned
+    old, new = fairness.new_signing_key(), fairness.new_signing_key()
+    old_hex, new_hex = fairness.public_key_hex(old), fairness.public_key_hex(new)
+
+    def change(by: Any, to: str) -> dict[str, Any]:
+        doc = fairness.key_change_document(
+            old_public_key_hex=fairness.public_key_hex(by),
+            new_public_key_hex=to,
+            changed_at="2026-01-01T00:00:00.000000Z",
+        )
+        return fairness.signed(by, doc)
+
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    checkpoint = {"document": doc, "signature": fairness.sign(old, doc)}
+    published = {
+        "public_key_hex": old_hex,
+        "key_changes": [change(old, new_hex), change(new, old_hex)],
+    }
+    handler.bodies = {
+        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+        "/api/v1/fairness/public-key": json.dumps(published).encode(),
+    }
+    state = tmp_path / "w"
+    state.mkdir()
+    (state / "public_key").write_text(new_hex + "\n")
+    code, line = _monitor(url, state)
+    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
+    assert (state / "public_key").read_text().strip() == new_hex
+    assert not (state / "checkpoint.json").exists()
+
+
+def test_the_monitor_follows_no_key_handed_on_twice_once_to_a_key_anyone_can_sign_with(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """The pinned key signs a change to the identity key and another to a key of the service's:
+    handed on twice, it has no successor, the refused change counting as a hand-on all the same.
+    The monitor followed the other change and moved its pin."""
+    url, handler = canned
+    pinned, new = fairness.new_signing_key(), fairness.new_signing_key()
+    pinned_hex, new_hex = fairness.public_key_hex(pinned), fairness.public_key_hex(new)
+    changes = [
+        fairness.signed(
+            pinned,
+            fairness.key_change_document(
+                old_public_key_hex=pinned_hex,
+                new_public_key_hex=to,
+                changed_at="2026-01-01T00:00:00.000000Z",
+            ),
+        )
+        for to in (IDENTITY_KEY_HEX, new_hex)
+    ]
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    checkpoint = {"document": doc, "signature": fairness.sign(new, doc)}
+    handler.bodies = {
+        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+        "/api/v1/fairness/public-key": json.dumps(
+            {"public_key_hex": new_hex, "key_changes": changes}
+        ).encode(),
+    }
+    state = tmp_path / "w"
+    code, line = _monitor(url, state, "--public-key", pinned_hex)
+    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
+    assert (state / "public_key").read_text().strip() == pinned_hex
+    assert not (state / "checkpoint.json").exists()
+
+
+def test_the_monitor_follows_no_key_change_dated_otherwise_than_the_scheme(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """The pinned key signs a key change whose ``changed_at`` is not written as the scheme
+    writes times, and the new key signs the checkpoints: BAD SIGNATURE, naming the change, and
+    the pin stays, as the bundle verifiers refuse it."""
+    url, handler = canned
+    pinned, new = fairness.new_signing_key(), fairness.new_signing_key()
+    pinned_hex, new_hex = fairness.public_key_hex(pinned), fairness.public_key_hex(new)
+    change = fairness.key_change_document(
+        old_public_key_hex=pinned_hex, new_public_key_hex=new_hex, changed_at="2026-01-01T00:00:00Z"
+    )
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    checkpoint = {"document": doc, "signature": fairness.sign(new, doc)}
+    published = {"public_key_hex": new_hex, "key_changes": [fairness.signed(pinned, change)]}
+    handler.bodies = {
+        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+        "/api/v1/fairness/public-key": json.dumps(published).encode(),
+    }
+    state = tmp_path / "w"
+    code, line = _monitor(url, state, "--public-key", pinned_hex)
+    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
+    assert (
+        f"key {pinned_hex[:16]}… was handed on to key {new_hex[:16]}… with a changed_at not "
+        "written as YYYY-MM-DDTHH:MM:SS.ffffffZ; no change so dated is followed"
+    ) in line
+    assert (state / "public_key").read_text().strip() == pinned_hex
+    assert not (state / "checkpoint.json").exists()
 
 
 def test_the_monitor_refuses_a_checkpoint_answer_with_a_number_written_as_a_float(

@@ -253,27 +253,52 @@
   }
 
   /* The key-change document of `envelope` if it is one, validly signed by the key it retires
-   * (its old key), to a key that is not weak, else null: it proves nothing, or hands the casino
-   * to a key anyone can sign with (weakKeyChanges says so; verify/trust.py, signed_key_change). */
+   * (its old key), to a key that is not weak, dated as the scheme writes times, else null: it
+   * proves nothing, or is refused (refusedKeyChanges says why; verify/trust.py,
+   * signed_key_change). */
   async function signedKeyChange(envelope) {
     const doc = await signedByOldKey(envelope);
-    return doc && weakKeyProblem(keyBytes(doc.new_public_key_hex)) === null ? doc : null;
+    return doc && keyChangeRefusal(doc) === null ? doc : null;
   }
 
-  /* What the key changes of `keyChanges`, each validly signed by the key it retires, to a weak
-   * key say, each change once; none is followed: an honest casino never hands its trust to a
-   * key anyone can sign with (verify/trust.py, weak_key_changes). */
-  async function weakKeyChanges(keyChanges) {
+  /* What the key changes of `keyChanges`, each validly signed by the key it retires, that are
+   * refused say, each change once; none is followed: an honest casino never hands its trust to
+   * a key anyone can sign with, and dates every change as it dates every document
+   * (verify/trust.py, refused_key_changes). */
+  async function refusedKeyChanges(keyChanges) {
     const said = new Set();
     for (const envelope of Array.isArray(keyChanges) ? keyChanges : []) {
       const doc = await signedByOldKey(envelope);
-      const weak = doc && weakKeyProblem(keyBytes(doc.new_public_key_hex));
-      if (weak) {
-        said.add(gettext("key %(old)s… was handed on to key %(new)s…, which is refused: %(why)s; no change to such a key is followed",
-          { old: doc.old_public_key_hex.slice(0, 16), new: doc.new_public_key_hex.slice(0, 16), why: weak }));
-      }
+      const refusal = doc && keyChangeRefusal(doc);
+      if (refusal) said.add(refusal);
     }
     return [...said];
+  }
+
+  /* Why a key change validly signed by its old key is not followed, or null. */
+  function keyChangeRefusal(doc) {
+    const keys = { old: doc.old_public_key_hex.slice(0, 16), new: doc.new_public_key_hex.slice(0, 16) };
+    const weak = weakKeyProblem(keyBytes(doc.new_public_key_hex));
+    if (weak) {
+      return gettext("key %(old)s… was handed on to key %(new)s…, which is refused: %(why)s; no change to such a key is followed",
+        { ...keys, why: weak });
+    }
+    if (window.SotaLog.timeParts(doc.changed_at) === null) {
+      return gettext("key %(old)s… was handed on to key %(new)s… with a changed_at not written as YYYY-MM-DDTHH:MM:SS.ffffffZ; no change so dated is followed", keys);
+    }
+    return null;
+  }
+
+  /* The key-change documents of `keyChanges` validly signed by their old keys, refused or not:
+   * a refused change is still its old key's word that it was handed on (verify/trust.py,
+   * _signed_changes). */
+  async function signedChanges(keyChanges) {
+    const every = [];
+    for (const envelope of Array.isArray(keyChanges) ? keyChanges : []) {
+      const doc = await signedByOldKey(envelope);
+      if (doc) every.push(doc);
+    }
+    return every;
   }
 
   /* The key-change document of `envelope` if it is one, validly signed by its old key. */
@@ -315,21 +340,18 @@
    * verifier's rule, verify/trust.py, successor_chain); and `forks`, what the key the chain
    * stopped at says if it was handed on twice (handedOnTwice). Anything in `keyChanges` that
    * is not a key change validly signed by its old key is ignored: it proves nothing. A key
-   * handed on twice (two changes signed by it to two different keys) has no successor: a chain
-   * that reaches it stops there, whatever the order of the list, which its holder chooses. The
-   * same change listed twice is no fork. */
+   * handed on twice (two changes signed by it to two different keys, a refused one too) has no
+   * successor: a chain that reaches it stops there, whatever the order of the list, which its
+   * holder chooses. The same change listed twice is no fork. */
   async function followedChain(trusted, target, keyChanges) {
     if (!Array.isArray(keyChanges)) return { chain: null, forks: [] };
-    const signed = [];
-    for (const envelope of keyChanges) {
-      const doc = await signedKeyChange(envelope);
-      if (doc) signed.push(doc);
-    }
-    const handed = handedOn(signed);
-    const successors = new Map(); // each key's one successor: none for a key handed on twice
-    for (const [old, handedTo] of handed) {
-      if (handedTo.size === 1) successors.set(old, [...handedTo.values()][0]);
-    }
+    const every = await signedChanges(keyChanges);
+    // A refused change counts as a hand-on all the same: its old key signed it.
+    const handed = handedOn(every);
+    const successors = oneSuccessors(handedOn(every.filter((doc) => keyChangeRefusal(doc) === null)));
+    for (const old of successors.keys()) if (handed.get(old).size > 1) successors.delete(old);
+    // Nor for a key on a loop of changes: following it takes a retired key into use again.
+    for (const loop of loopsOf(successors)) for (const key of loop) successors.delete(key);
     const chain = [];
     let key = trusted;
     while (key !== target) {
@@ -343,22 +365,54 @@
     return { chain, forks: [] };
   }
 
+  /* Each key's one successor among the changes `handed` (handedOn): none for a key handed on
+   * twice. */
+  function oneSuccessors(handed) {
+    const successors = new Map();
+    for (const [old, handedTo] of handed) {
+      if (handedTo.size === 1) successors.set(old, [...handedTo.values()][0]);
+    }
+    return successors;
+  }
+
+  /* The loops of key changes among `successors` (oneSuccessors): the keys of each, from the
+   * lowest, each loop once. Each change is signed by the key it retires, so a loop is its keys'
+   * holders' own word that a retired key was taken into use again, which an honest casino never
+   * does (verify/trust.py, _loops). */
+  function loopsOf(successors) {
+    const loops = new Map();
+    for (const start of successors.keys()) {
+      const path = [start];
+      let key = successors.get(start).new_public_key_hex;
+      while (successors.has(key) && !path.includes(key)) {
+        path.push(key);
+        key = successors.get(key).new_public_key_hex;
+      }
+      if (key === start) {
+        const first = path.indexOf([...path].sort()[0]);
+        const loop = [...path.slice(first), ...path.slice(0, first)];
+        loops.set(loop.join(" "), loop);
+      }
+    }
+    return [...loops.values()];
+  }
+
   /* The key-change documents leading from `trusted` to `target`, or null (followedChain). */
   async function successorChain(trusted, target, keyChanges) {
     return (await followedChain(trusted, target, keyChanges)).chain;
   }
 
   /* The key changes the casino publishes from the pinned key to `shown` (followedChain), with
-   * what those to a weak key say (`weak`, weakKeyChanges), or no chain if the answer could not
+   * what the refused ones say (`refused`, refusedKeyChanges), or no chain if the answer could not
    * be had: then nothing moves. */
   async function publishedChain(pinned, shown) {
     try {
       const response = await fetch(PUBLIC_KEY_URL, { credentials: "same-origin", headers: { Accept: "application/json" } });
-      if (!response.ok) return { chain: null, forks: [], weak: [] };
+      if (!response.ok) return { chain: null, forks: [], refused: [] };
       const keyChanges = (await window.SotaJson.answerOf(response)).key_changes;
-      return { ...(await followedChain(pinned, shown, keyChanges)), weak: await weakKeyChanges(keyChanges) };
+      return { ...(await followedChain(pinned, shown, keyChanges)), refused: await refusedKeyChanges(keyChanges) };
     } catch (error) {
-      return { chain: null, forks: [], weak: [] };
+      return { chain: null, forks: [], refused: [] };
     }
   }
 
@@ -767,7 +821,7 @@
       const shown = node.getAttribute("data-service-public-key");
       const pin = pinFirstSeen(shown);
       if (!pin || pin.public_key_hex === shown) continue;
-      const { chain, forks, weak } = await publishedChain(pin.public_key_hex, shown);
+      const { chain, forks, refused } = await publishedChain(pin.public_key_hex, shown);
       if (chain) {
         followChain(chain);
         return;
@@ -780,7 +834,7 @@
         // The holder of a key on the way signed two changes from it: its own proof of a rewrite.
         ...forks.map((fork) => el("p", { "data-testid": "key-handed-on-twice" },
           el("strong", {}, gettext("FORK: %(fork)s. This browser follows neither change.", { fork })))),
-        ...weak.map((said) => el("p", { "data-testid": "key-handed-to-weak-key" }, el("strong", {}, said))),
+        ...refused.map((said) => el("p", { "data-testid": "key-change-refused" }, el("strong", {}, said))),
         // A weak key is never trusted, not even by choice.
         ...(isKey(shown) && weakKeyProblem(keyBytes(shown)) !== null ? [] : [accept]));
       accept.addEventListener("click", () => {
@@ -1041,7 +1095,7 @@
   });
 
   window.SotaRecords = {
-    pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, weakKeyChanges, handedOn, handedOnTwice, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
+    pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, refusedKeyChanges, signedChanges, handedOn, handedOnTwice, oneSuccessors, loopsOf, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
     compareVerified, canonical,
   };
 })();

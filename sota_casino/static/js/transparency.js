@@ -353,6 +353,16 @@
       .map((receipt) => ({ id: receipt.round_id, nonce: receipt.nonce, leaf: betted[receipt.round_id].leaf_index }));
   }
 
+  /* The anchored bet (of `bets`, anchoredBets) of a lower nonce than the receipt's that the log
+   * took after the receipt's own bet at `leaf`, the first so logged, or null: a pair's nonces
+   * are taken in order under the player's lock, each with its bet logged, so a casino that dealt
+   * a later bet an earlier nonce chose its cards (verify/anchors.py, _dealt_out_of_order). */
+  function dealtOutOfOrder(receipt, leaf, bets) {
+    if (!Number.isInteger(receipt.nonce)) return null;
+    return bets.filter((bet) => bet.nonce < receipt.nonce && bet.leaf > leaf)
+      .reduce((a, b) => (a === null || b.leaf < a.leaf ? b : a), null);
+  }
+
   /* A round without its settlement anchored: the log takes a pair's bets in the order of their
    * nonces (`bets`: the anchored ones, if its own bet is not), and every round before the
    * pair's reveal. */
@@ -370,6 +380,12 @@
     return null;
   }
 
+  /* This computer's clock in the scheme's time form, YYYY-MM-DDTHH:MM:SS.ffffffZ, as the offline
+   * verifier writes it (the browser's clock counts milliseconds). */
+  function nowWritten() {
+    return new Date().toISOString().replace(/Z$/, "000Z");
+  }
+
   /* A round the service lists as pending: "pending" within the bound, else false with why. Every
    * checkpoint of the bundle signed by the pinned key (`result.checkpoints`) dates the bound,
    * also one that another of its size follows in the list. */
@@ -379,7 +395,7 @@
     const settled = timeParts(receipt.settled_at);
     if (settled && settled[0] + settled[1] / 1e6 > Date.now() / 1000 + ANCHOR_BOUND_SECONDS) {
       result.problems.push(gettext("round %(round)s: settled at %(settled)s, past this computer's clock (%(now)s) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
-        { round: receipt.round_id, settled: receipt.settled_at, now: new Date().toISOString() }));
+        { round: receipt.round_id, settled: receipt.settled_at, now: nowWritten() }));
       return false;
     }
     const past = pastTheBound(receipt.settled_at, result.checkpoints.map((signed) => signed.document));
@@ -601,6 +617,7 @@
       const bet = betted[id];
       const betFault = bet ? betProblem(bet.entry, receipt) : null;
       const betLate = bet && [settlement, ...decisions].some((a) => a.leaf_index <= bet.leaf_index);
+      const dealt = bet ? dealtOutOfOrder(receipt, bet.leaf_index, laterBets) : null;
       // Not anchored beside an anchored settlement: the log takes the bet first, so it was left
       // out of the log, also where the service lists it as pending.
       const betPending = !bet && pending.has(["round", id].join(":"));
@@ -608,7 +625,7 @@
         result.problems.push(gettext("round %(round)s: its bet is listed as pending, though the signed log holds its settlement at leaf %(leaf)s, which the log takes after the bet: the bet was left out of the log",
           { round: id, leaf: settlement.leaf_index }));
       }
-      result.rounds[id] = !problem && !late && !betFault && !betLate && Boolean(bet);
+      result.rounds[id] = !problem && !late && !betFault && !betLate && !dealt && Boolean(bet);
       if (problem) {
         result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
           { round: id, problem, where: inCheckpoint(settlement.entry.seq, settlement.checkpoint_size) }));
@@ -620,6 +637,10 @@
           { round: id, problem: betFault, where: inCheckpoint(bet.entry.seq, bet.checkpoint_size) }));
       }
       if (betLate) result.problems.push(gettext("round %(round)s: the round's bet was logged after it was played", { round: id }));
+      if (dealt) {
+        result.problems.push(gettext("round %(round)s: its bet was logged at leaf %(leaf)s, before the bet of round %(earlier)s (nonce %(nonce)s) at leaf %(earlier_leaf)s: a pair's nonces are taken in order, each with its bet logged, so the nonces were dealt out of order",
+          { round: id, leaf: bet.leaf_index, earlier: dealt.id, nonce: dealt.nonce, earlier_leaf: dealt.leaf }));
+      }
       const played = [settlement, ...decisions, ...(bet ? [bet] : [])];
       for (const leaf of played.map((a) => a.leaf_index)) {
         if (firstLeaf === null || leaf < firstLeaf) firstLeaf = leaf;
@@ -916,7 +937,7 @@
   }
 
   window.SotaLog = {
-    checkAnchors, proofProblem, isCheckpoint, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    checkAnchors, proofProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
     kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).

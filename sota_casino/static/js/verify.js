@@ -416,7 +416,8 @@
    * from it to two keys, each signed by it), or a key taken into use twice (two changes into it
    * from two keys, each logged as loggedPredecessors counts them, `logKeys` CryptoKeys). Either
    * would make the chain, or the predecessor the log proves, hang on the order of the list; and
-   * a logged change back into a key a logged change retired (a loop) takes a key into use twice. */
+   * a loop of changes back to a retired key, each signed by the key it retires (logged or not),
+   * takes a key into use twice. */
   async function forkedKeyChanges(keyChanges, logKeys) {
     if (!Array.isArray(keyChanges)) return [];
     const signed = [];
@@ -426,14 +427,24 @@
     }
     const handed = window.SotaRecords.handedOn(signed.map(({ doc }) => doc));
     const problems = [];
-    for (const old of [...handed.keys()].sort()) {
-      problems.push(...window.SotaRecords.handedOnTwice(old, handed.get(old)));
+    // A refused change hands its old key on all the same: its old key signed it.
+    const handedAll = window.SotaRecords.handedOn(await window.SotaRecords.signedChanges(keyChanges));
+    for (const old of [...handedAll.keys()].sort()) {
+      problems.push(...window.SotaRecords.handedOnTwice(old, handedAll.get(old)));
     }
     const logged = [];
     for (const { doc, item } of signed) {
       if (await keyChangeLogged(item, logKeys)) logged.push({ seq: item.entry.seq, old: doc.old_public_key_hex, key: doc.new_public_key_hex });
     }
     logged.sort((a, b) => a.seq - b.seq);
+    const loggedSteps = new Set(logged.map((change) => change.old + " " + change.key));
+    for (const loop of window.SotaRecords.loopsOf(window.SotaRecords.oneSuccessors(handed))) {
+      const keys = [...loop, loop[0]];
+      // A loop wholly logged is named below, by its entries.
+      if (keys.slice(1).every((key, i) => loggedSteps.has(keys[i] + " " + key))) continue;
+      problems.push(gettext("the key changes from key %(key)s… lead back to it (%(keys)s), each signed by the key it retires: a key is taken into use once, so one of the changes is a rewrite",
+        { key: loop[0].slice(0, 16), keys: keys.map((key) => key.slice(0, 16) + "…").join(" → ") }));
+    }
     const taken = new Map(); // new key -> its first change in the log
     const retired = new Map(); // old key -> the seq of its first change: it was in use
     for (const change of logged) {
@@ -580,7 +591,7 @@
     const logKeys = await Promise.all(checked.logKeys.map(ed25519Key));
     const docKeys = await Promise.all(checked.docKeys.map(ed25519Key));
     if (key === null) problems.push(window.SotaRecords.weakKeyRefusal(checked.key));
-    problems.push(...await window.SotaRecords.weakKeyChanges(bundle.key_changes));
+    problems.push(...await window.SotaRecords.refusedKeyChanges(bundle.key_changes));
     problems.push(...await forkedKeyChanges(bundle.key_changes, logKeys));
     pair.commitmentSigned = await signedByAny(docKeys, commitment);
     pair.revealSigned = reveal ? await signedByAny(docKeys, reveal) : false;
