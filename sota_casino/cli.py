@@ -191,6 +191,8 @@ def audit_export(path: str) -> None:
                     advance(count)  # entries come first: the bar is full once they are written
             advance(count)
         partial.replace(target)
+    except OSError as exc:  # the file system's refusal (no such folder, a full disk): no bug
+        raise click.ClickException(f"{path} not written: {exc.strerror or exc}") from exc
     except Exception as exc:
         if count:
             raise PartlyDone(f"{path} not written (stopped after {count} lines)") from exc
@@ -282,16 +284,34 @@ def keys_show() -> None:
 def keys_rotate() -> None:
     """Replace the signing key: the old key signs a key change naming the new one (audited),
     then the key file is swapped; the old file is kept beside it. Restart the service after."""
-    from pathlib import Path
-
     from .core import fairness as core_fairness
-    from .instance import replace_file
+    from .instance import swap_in
+    from .instance import write_beside
     from .services import fairness
 
     new_key = core_fairness.new_signing_key()
-    change = fairness.change_key(new_session(), new_key)["document"]
     path = Path(current_app.config["SIGNING_KEY_FILE"])
-    kept = replace_file(path, core_fairness.private_key_pem(new_key), suffix=".retired")
+    # The new key is on disk before the change naming it is recorded: were it written after,
+    # a failed write would leave the database naming a key whose private half is lost.
+    try:
+        draft = write_beside(path, core_fairness.private_key_pem(new_key))
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot write the new key beside {path}: {exc.strerror or exc}: {NOTHING_DONE}"
+        ) from exc
+    try:
+        change = fairness.change_key(new_session(), new_key)["document"]
+    except BaseException:
+        draft.unlink()
+        raise
+    try:
+        kept = swap_in(path, draft, suffix=".retired")
+    except OSError as exc:
+        raise click.ClickException(
+            f"the key change is recorded, but {path} could not be replaced "
+            f"({exc.strerror or exc}): the new key is in {draft}; move it to {path} and "
+            "restart the service"
+        ) from exc
     click.echo(f"old key {change['old_public_key_hex']} (file kept as {kept})")
     click.echo(f"new key {change['new_public_key_hex']}, signed over by the old key")
     click.echo("restart the service to sign with the new key")
@@ -309,9 +329,22 @@ def create_operator(username: str, role: str) -> None:
     if sys.stdin.isatty():
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     else:
-        password = sys.stdin.readline().rstrip("\r\n")
+        password = _line_of_stdin("the password")
     user = accounts.create_operator(new_session(), username, password, role)
     click.echo(f"created {user.role} {user.username} (id {user.id})")
+
+
+def _line_of_stdin(what: str) -> str:
+    """One line of standard input as UTF-8 text, without its line end (decoded here, as the
+    locale's decoding may fail, or hand on a byte it could not read as a lone surrogate).
+
+    :raises click.ClickException: if the line is not UTF-8.
+    """
+    line = sys.stdin.buffer.readline()
+    try:
+        return line.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise click.ClickException(f"{what} on standard input is not UTF-8 text") from None
 
 
 @click.command("odds")
