@@ -144,11 +144,17 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     Whoever :func:`staff_only` turned away, something not there (404) and an outage have no
     form to show again.
     """
-    status = status_of(error)
     show = REFUSED_BESIDE_FORM.get(request.endpoint or "")
-    if show is not None and "user" in g and status != 404 and status < 500:
+    if show is not None and "user" in g and _about_the_form(error):
         return show(error)
     return refusal_page(error)
+
+
+def _about_the_form(error: CasinoError) -> bool:
+    """Whether a refusal is shown beside its form: not something not there (404), nor an
+    outage (the 503 every page answers, saying when to try again)."""
+    status = status_of(error)
+    return status != 404 and status < 500
 
 
 def _actor() -> str:
@@ -527,7 +533,7 @@ def _player_page_refusing(
     user_id: int, error: CasinoError, form: dict[str, str]
 ) -> ResponseReturnValue:
     """The player's page again, the refused adjustment beside its form and what was typed kept."""
-    if status_of(error) == 404:
+    if not _about_the_form(error):
         raise error
     overview = reports.player_overview(get_session(), user_id, **player_cursors())
     page = render_template(
