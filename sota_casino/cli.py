@@ -21,6 +21,7 @@ from flask import Flask
 from flask import current_app
 from flask.cli import ScriptInfo
 from flask.cli import with_appcontext
+from sqlalchemy.exc import DBAPIError
 
 from . import background
 from . import migrate
@@ -396,9 +397,9 @@ _reporting: set[Callable[..., Any]] = set()
 def _report_outages(command: click.Command, parent: str = "") -> None:
     """Make ``command``, and every command under it, end on an outage with one line on standard
     error, ``NAME: the database is unavailable (ErrorClass): WHAT WAS DONE``, and the exit status
-    :data:`TRY_AGAIN_LATER`, and on a service's refusal with click's ``Error: MESSAGE`` and exit
-    1, in place of a traceback. Any other error goes on as it was: a check's own message, a
-    bug's traceback."""
+    :data:`TRY_AGAIN_LATER`, and on a service's refusal, or a database without this version's
+    schema, with click's ``Error: MESSAGE`` and exit 1, in place of a traceback. Any other error
+    goes on as it was: a check's own message, a bug's traceback."""
     name = f"{parent} {command.name}".lstrip()
     if isinstance(command, click.Group):
         for subcommand in command.commands.values():
@@ -422,6 +423,11 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
             if outage is None:
                 if isinstance(exc, CasinoError):
                     raise click.ClickException(exc.message) from exc
+                if (missing := _schema_missing_behind(exc)) is not None:
+                    raise click.ClickException(
+                        f"the database lacks this version's schema ({missing}): "
+                        "run `flask db upgrade`"
+                    ) from exc
                 raise
             done = exc.done if isinstance(exc, PartlyDone) else NOTHING_DONE
             click.echo(f"{name}: {outage}: {done}", err=True)
@@ -450,6 +456,25 @@ _OUTAGE_LOGGERS = (tx.__name__, "sota_casino.background", "sota_casino.services.
 
 def _no_outage_line(record: logging.LogRecord) -> bool:
     return record.msg is not tx.REFUSAL_LOG and record.msg is not tx.OUTAGE_LOG
+
+
+#: PostgreSQL's undefined_table and undefined_column; SQLite says so in words only.
+_SCHEMA_MISSING_SQLSTATES = frozenset({"42P01", "42703"})
+_SCHEMA_MISSING_SQLITE = ("no such table", "no such column")
+
+
+def _schema_missing_behind(exc: BaseException) -> str | None:
+    """The database's words for a table or column ``exc`` (or what it was raised from) did not
+    find, as a database never migrated or behind the migrations says; ``None`` otherwise."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, DBAPIError):
+            words = str(cause.orig).splitlines()[0] if str(cause.orig) else ""
+            sqlstate = getattr(cause.orig, "sqlstate", None)
+            if sqlstate in _SCHEMA_MISSING_SQLSTATES or words.startswith(_SCHEMA_MISSING_SQLITE):
+                return words
+        cause = cause.__cause__
+    return None
 
 
 def _outage_behind(exc: BaseException) -> str | None:

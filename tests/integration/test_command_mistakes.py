@@ -5,17 +5,20 @@ traceback, and no half-done work for an operator to find later."""
 from __future__ import annotations
 
 import errno
+import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from app_support import app_config
 from flask import Flask
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sota_casino.core.errors import InvalidInput
+from sota_casino.factory import create_app
 from sota_casino.models import AuditEntry
 from sota_casino.models import User
 from sota_casino.services import accounts
@@ -90,3 +93,21 @@ def test_a_key_change_whose_key_file_cannot_be_written_changes_nothing(
     assert _entries(session) == entries
     assert sorted(p.name for p in key_file.parent.glob(f"*{key_file.name}*")) == [key_file.name]
     assert _cli(app, "keys", "rotate").exit_code == 0  # once the disk has room, it goes through
+
+
+@pytest.mark.parametrize("command", [["ledger", "check"], ["audit", "verify"], ["checks", "run"]])
+def test_a_database_never_migrated_is_said_in_one_line_naming_the_command_to_run(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A database without the schema (a new file, or `flask db upgrade` forgotten) is no bug of
+    the command, and no outage to wait out: exit 1, saying what to run."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    app = create_app(app_config(f"sqlite:///{empty}", tmp_path))
+    try:
+        line = _said_in_one_line(_cli(app, *command))
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+    assert "no such table" in line and "run `flask db upgrade`" in line
+    with sqlite3.connect(empty) as reading:  # nothing was made in it
+        assert reading.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
