@@ -232,13 +232,19 @@ def checks_run(whole: bool) -> None:
     in the background every CHECK_INTERVAL_SECONDS)."""
     import os
 
+    from .services import audit
     from .services import checks
 
     session = new_session()
     failed = False
     for done, name in enumerate(checks.NAMES):
         try:
-            step = checks.run(session, name, f"cli:{os.getpid()}", whole=whole)
+            # Only the audit check reads the log a chunk at a time; the ledger's is one query.
+            entries = audit.current_size(session) if name == "audit" else 0
+            with _log_progress(entries, "checking the log") as advance:
+                step = checks.run(
+                    session, name, f"cli:{os.getpid()}", whole=whole, progress=advance
+                )
         except Exception as exc:
             if done:
                 checked, left = checks.NAMES[:done], checks.NAMES[done:]

@@ -10,6 +10,7 @@ first takes the row's lease, so one runs at a time however many processes try.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import fields
 from datetime import UTC
@@ -146,9 +147,19 @@ class LedgerCheck(CheckVerdict):
 
 
 @own_transactions
-def run(session: Session, name: str, owner: str, *, whole: bool = False) -> Step:
+def run(
+    session: Session,
+    name: str,
+    owner: str,
+    *,
+    whole: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> Step:
     """Run one step of a check if no other runner holds it: whole if asked (here or from the
-    console) or if nothing to resume from, else only what was added since the last step."""
+    console) or if nothing to resume from, else only what was added since the last step.
+
+    :param progress: called with the log's entries read so far, as the audit check reads them.
+    """
     _name(name)
     if not _take_lease(session, name, owner):
         return Step(False, False, verdict(session, name))
@@ -160,7 +171,7 @@ def run(session: Session, name: str, owner: str, *, whole: bool = False) -> Step
             # one in the background would read the whole log or ledger every time.
             return Step(False, False, verdict(session, name))
         if name == "audit":
-            whole = _run_audit(session, row, owner, whole)
+            whole = _run_audit(session, row, owner, whole, progress)
         else:
             whole = _run_ledger(session, row, owner, whole)
     finally:
@@ -168,7 +179,13 @@ def run(session: Session, name: str, owner: str, *, whole: bool = False) -> Step
     return Step(True, whole, verdict(session, name))
 
 
-def _run_audit(session: Session, row: CheckRun, owner: str, whole: bool) -> bool:
+def _run_audit(
+    session: Session,
+    row: CheckRun,
+    owner: str,
+    whole: bool,
+    report: Callable[[int], None] | None = None,
+) -> bool:
     audit.integrate(session)  # what waits for the integrator, unless another is at it
     state = None if whole else audit.ChainState.from_json(row.state)
     if state is not None and not _heads(session, state):
@@ -187,6 +204,8 @@ def _run_audit(session: Session, row: CheckRun, owner: str, whole: bool) -> bool
     def progress(size: int) -> None:
         if whole:
             _store(session, "audit", owner, progress=size)
+        if report is not None:
+            report(size)
 
     started = _now()
     found = audit.check_chain(session, state, progress=progress)

@@ -73,8 +73,8 @@ def test_python_app_py_serves_on_its_port(tmp_path: Path) -> None:
 
 
 def test_long_log_commands_draw_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
-    """`flask audit verify` and `audit export` draw their bar on a terminal's standard error;
-    a script or cron reads only the result, on standard output."""
+    """`flask audit verify`, `audit export` and `checks run --whole` draw their bar on a
+    terminal's standard error; a script or cron reads only the result, on standard output."""
     import pty
 
     env = {
@@ -97,6 +97,7 @@ def test_long_log_commands_draw_a_progress_bar_on_a_terminal_only(tmp_path: Path
     for command, label, result in (
         (["audit", "verify"], "checking the log", "audit log ok"),
         (["audit", "export", str(tmp_path / "log.jsonl")], "exporting the log", "wrote "),
+        (["checks", "run", "--whole"], "checking the log", "audit: ok"),
     ):
         terminal, side = pty.openpty()
         try:
