@@ -175,7 +175,16 @@ def run(
         else:
             whole = _run_ledger(session, row, owner, whole)
     finally:
-        _store(session, name, owner, lease_owner=None, lease_until=None)
+        # A step stopped midway leaves no progress of a check no one runs.
+        _store(
+            session,
+            name,
+            owner,
+            lease_owner=None,
+            lease_until=None,
+            progress=None,
+            progress_total=None,
+        )
     return Step(True, whole, verdict(session, name))
 
 
@@ -192,14 +201,7 @@ def _run_audit(
         state = None  # the last entry checked is gone or changed: start again
     whole = state is None
     if whole:
-        _store(
-            session,
-            "audit",
-            owner,
-            progress=0,
-            progress_total=_audit_size(session),
-            whole_requested_at=None,
-        )
+        _store(session, "audit", owner, progress=0, progress_total=_audit_size(session))
 
     def progress(size: int) -> None:
         if whole:
@@ -230,7 +232,8 @@ def _run_audit(
         "progress_total": None,
     }
     if whole:
-        values["whole_at"] = now
+        # Only a whole check that ended answers the request: one stopped midway is asked again.
+        values["whole_at"], values["whole_requested_at"] = now, None
     _store(session, "audit", owner, **values)
     covered = -1
     while ok and (reached := audit.extend_tree(session)) != covered:
@@ -263,7 +266,6 @@ def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> boo
     since = None if whole else ledger.LedgerState.from_json(row.state)
     if since is None:
         whole = True
-        _store(session, "ledger", owner, whole_requested_at=None)
     report = ledger.check(session, since)
     if not report.ok and not whole:
         # A posting committed late under a lower id looks like a problem to a step: only a
@@ -283,10 +285,9 @@ def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> boo
         },
         "state": report.state.to_json() if report.ok and report.state else None,
         "checked_at": now,
-        "whole_requested_at": None,
     }
     if whole:
-        values["whole_at"] = now
+        values["whole_at"], values["whole_requested_at"] = now, None
     _store(session, "ledger", owner, **values)
     return whole
 
