@@ -21,6 +21,7 @@ from flask import Flask
 from flask import current_app
 from flask.cli import ScriptInfo
 from flask.cli import with_appcontext
+from sqlalchemy.exc import DBAPIError
 
 from . import background
 from . import migrate
@@ -191,6 +192,8 @@ def audit_export(path: str) -> None:
                     advance(count)  # entries come first: the bar is full once they are written
             advance(count)
         partial.replace(target)
+    except OSError as exc:  # the file system's refusal (no such folder, a full disk): no bug
+        raise click.ClickException(f"{path} not written: {exc.strerror or exc}") from exc
     except Exception as exc:
         if count:
             raise PartlyDone(f"{path} not written (stopped after {count} lines)") from exc
@@ -229,13 +232,19 @@ def checks_run(whole: bool) -> None:
     in the background every CHECK_INTERVAL_SECONDS)."""
     import os
 
+    from .services import audit
     from .services import checks
 
     session = new_session()
     failed = False
     for done, name in enumerate(checks.NAMES):
         try:
-            step = checks.run(session, name, f"cli:{os.getpid()}", whole=whole)
+            # Only the audit check reads the log a chunk at a time; the ledger's is one query.
+            entries = audit.current_size(session) if name == "audit" else 0
+            with _log_progress(entries, "checking the log") as advance:
+                step = checks.run(
+                    session, name, f"cli:{os.getpid()}", whole=whole, progress=advance
+                )
         except Exception as exc:
             if done:
                 checked, left = checks.NAMES[:done], checks.NAMES[done:]
@@ -282,16 +291,34 @@ def keys_show() -> None:
 def keys_rotate() -> None:
     """Replace the signing key: the old key signs a key change naming the new one (audited),
     then the key file is swapped; the old file is kept beside it. Restart the service after."""
-    from pathlib import Path
-
     from .core import fairness as core_fairness
-    from .instance import replace_file
+    from .instance import swap_in
+    from .instance import write_beside
     from .services import fairness
 
     new_key = core_fairness.new_signing_key()
-    change = fairness.change_key(new_session(), new_key)["document"]
     path = Path(current_app.config["SIGNING_KEY_FILE"])
-    kept = replace_file(path, core_fairness.private_key_pem(new_key), suffix=".retired")
+    # The new key is on disk before the change naming it is recorded: were it written after,
+    # a failed write would leave the database naming a key whose private half is lost.
+    try:
+        draft = write_beside(path, core_fairness.private_key_pem(new_key))
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot write the new key beside {path}: {exc.strerror or exc}: {NOTHING_DONE}"
+        ) from exc
+    try:
+        change = fairness.change_key(new_session(), new_key)["document"]
+    except BaseException:
+        draft.unlink()
+        raise
+    try:
+        kept = swap_in(path, draft, suffix=".retired")
+    except OSError as exc:
+        raise click.ClickException(
+            f"the key change is recorded, but {path} could not be replaced "
+            f"({exc.strerror or exc}): the new key is in {draft}; move it to {path} and "
+            "restart the service"
+        ) from exc
     click.echo(f"old key {change['old_public_key_hex']} (file kept as {kept})")
     click.echo(f"new key {change['new_public_key_hex']}, signed over by the old key")
     click.echo("restart the service to sign with the new key")
@@ -309,9 +336,22 @@ def create_operator(username: str, role: str) -> None:
     if sys.stdin.isatty():
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     else:
-        password = sys.stdin.readline().rstrip("\r\n")
+        password = _line_of_stdin("the password")
     user = accounts.create_operator(new_session(), username, password, role)
     click.echo(f"created {user.role} {user.username} (id {user.id})")
+
+
+def _line_of_stdin(what: str) -> str:
+    """One line of standard input as UTF-8 text, without its line end (decoded here, as the
+    locale's decoding may fail, or hand on a byte it could not read as a lone surrogate).
+
+    :raises click.ClickException: if the line is not UTF-8.
+    """
+    line = sys.stdin.buffer.readline()
+    try:
+        return line.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise click.ClickException(f"{what} on standard input is not UTF-8 text") from None
 
 
 @click.command("odds")
@@ -363,9 +403,9 @@ _reporting: set[Callable[..., Any]] = set()
 def _report_outages(command: click.Command, parent: str = "") -> None:
     """Make ``command``, and every command under it, end on an outage with one line on standard
     error, ``NAME: the database is unavailable (ErrorClass): WHAT WAS DONE``, and the exit status
-    :data:`TRY_AGAIN_LATER`, and on a service's refusal with click's ``Error: MESSAGE`` and exit
-    1, in place of a traceback. Any other error goes on as it was: a check's own message, a
-    bug's traceback."""
+    :data:`TRY_AGAIN_LATER`, and on a service's refusal, or a database without this version's
+    schema, with click's ``Error: MESSAGE`` and exit 1, in place of a traceback. Any other error
+    goes on as it was: a check's own message, a bug's traceback."""
     name = f"{parent} {command.name}".lstrip()
     if isinstance(command, click.Group):
         for subcommand in command.commands.values():
@@ -389,6 +429,11 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
             if outage is None:
                 if isinstance(exc, CasinoError):
                     raise click.ClickException(exc.message) from exc
+                if (missing := _schema_missing_behind(exc)) is not None:
+                    raise click.ClickException(
+                        f"the database lacks this version's schema ({missing}): "
+                        "run `flask db upgrade`"
+                    ) from exc
                 raise
             done = exc.done if isinstance(exc, PartlyDone) else NOTHING_DONE
             click.echo(f"{name}: {outage}: {done}", err=True)
@@ -417,6 +462,25 @@ _OUTAGE_LOGGERS = (tx.__name__, "sota_casino.background", "sota_casino.services.
 
 def _no_outage_line(record: logging.LogRecord) -> bool:
     return record.msg is not tx.REFUSAL_LOG and record.msg is not tx.OUTAGE_LOG
+
+
+#: PostgreSQL's undefined_table and undefined_column; SQLite says so in words only.
+_SCHEMA_MISSING_SQLSTATES = frozenset({"42P01", "42703"})
+_SCHEMA_MISSING_SQLITE = ("no such table", "no such column")
+
+
+def _schema_missing_behind(exc: BaseException) -> str | None:
+    """The database's words for a table or column ``exc`` (or what it was raised from) did not
+    find, as a database never migrated or behind the migrations says; ``None`` otherwise."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, DBAPIError):
+            words = str(cause.orig).splitlines()[0] if str(cause.orig) else ""
+            sqlstate = getattr(cause.orig, "sqlstate", None)
+            if sqlstate in _SCHEMA_MISSING_SQLSTATES or words.startswith(_SCHEMA_MISSING_SQLITE):
+                return words
+        cause = cause.__cause__
+    return None
 
 
 def _outage_behind(exc: BaseException) -> str | None:

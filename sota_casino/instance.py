@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import time
@@ -34,12 +35,36 @@ def read_or_create(path: Path, make: Callable[[], bytes]) -> bytes:
 def replace_file(path: Path, data: bytes, *, suffix: str) -> Path:
     """Write ``data`` to ``path`` (mode 0600) atomically; keep the old file as ``path`` +
     ``suffix`` + its time of replacement. Return where the old file went."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    kept = path.with_name(f"{path.name}{suffix}-{stamp}")
+    return swap_in(path, write_beside(path, data), suffix=suffix)
+
+
+def write_beside(path: Path, data: bytes) -> Path:
+    """Write ``data`` to a new hidden file (mode 0600) in ``path``'s folder, for
+    :func:`swap_in`; return it. Nothing is written at ``path`` itself."""
     fd, draft = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.chmod(draft, 0o600)
-    os.link(path, kept)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(draft, 0o600)
+    except BaseException:
+        os.unlink(draft)
+        raise
+    return Path(draft)
+
+
+def swap_in(path: Path, draft: Path, *, suffix: str) -> Path:
+    """Put ``draft`` (from :func:`write_beside`) at ``path`` atomically; keep the old file as
+    ``path`` + ``suffix`` + its time of replacement (numbered if one was kept that second).
+    Return where the old file went."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for number in itertools.count():
+        kept = path.with_name(f"{path.name}{suffix}-{stamp}" + (f".{number}" if number else ""))
+        try:
+            os.link(path, kept)
+            break
+        except FileExistsError:
+            continue
     os.replace(draft, path)
     return kept

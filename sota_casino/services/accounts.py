@@ -198,6 +198,7 @@ def check_password(password: object, username: str | None = None) -> str:
             params={"min": PASSWORD_MIN, "max": PASSWORD_MAX},
             field="password",
         )
+    storable(password, "password")  # a lone surrogate (an undecodable byte) is no text to hash
     if len(set(password)) < 4:
         message = N_("password is too weak: use more different characters")
         raise InvalidInput(message, field="password")

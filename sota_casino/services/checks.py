@@ -10,6 +10,7 @@ first takes the row's lease, so one runs at a time however many processes try.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import fields
 from datetime import UTC
@@ -146,9 +147,19 @@ class LedgerCheck(CheckVerdict):
 
 
 @own_transactions
-def run(session: Session, name: str, owner: str, *, whole: bool = False) -> Step:
+def run(
+    session: Session,
+    name: str,
+    owner: str,
+    *,
+    whole: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> Step:
     """Run one step of a check if no other runner holds it: whole if asked (here or from the
-    console) or if nothing to resume from, else only what was added since the last step."""
+    console) or if nothing to resume from, else only what was added since the last step.
+
+    :param progress: called with the log's entries read so far, as the audit check reads them.
+    """
     _name(name)
     if not _take_lease(session, name, owner):
         return Step(False, False, verdict(session, name))
@@ -160,33 +171,43 @@ def run(session: Session, name: str, owner: str, *, whole: bool = False) -> Step
             # one in the background would read the whole log or ledger every time.
             return Step(False, False, verdict(session, name))
         if name == "audit":
-            whole = _run_audit(session, row, owner, whole)
+            whole = _run_audit(session, row, owner, whole, progress)
         else:
             whole = _run_ledger(session, row, owner, whole)
     finally:
-        _store(session, name, owner, lease_owner=None, lease_until=None)
+        # A step stopped midway leaves no progress of a check no one runs.
+        _store(
+            session,
+            name,
+            owner,
+            lease_owner=None,
+            lease_until=None,
+            progress=None,
+            progress_total=None,
+        )
     return Step(True, whole, verdict(session, name))
 
 
-def _run_audit(session: Session, row: CheckRun, owner: str, whole: bool) -> bool:
+def _run_audit(
+    session: Session,
+    row: CheckRun,
+    owner: str,
+    whole: bool,
+    report: Callable[[int], None] | None = None,
+) -> bool:
     audit.integrate(session)  # what waits for the integrator, unless another is at it
     state = None if whole else audit.ChainState.from_json(row.state)
     if state is not None and not _heads(session, state):
         state = None  # the last entry checked is gone or changed: start again
     whole = state is None
     if whole:
-        _store(
-            session,
-            "audit",
-            owner,
-            progress=0,
-            progress_total=_audit_size(session),
-            whole_requested_at=None,
-        )
+        _store(session, "audit", owner, progress=0, progress_total=_audit_size(session))
 
     def progress(size: int) -> None:
         if whole:
             _store(session, "audit", owner, progress=size)
+        if report is not None:
+            report(size)
 
     started = _now()
     found = audit.check_chain(session, state, progress=progress)
@@ -211,7 +232,8 @@ def _run_audit(session: Session, row: CheckRun, owner: str, whole: bool) -> bool
         "progress_total": None,
     }
     if whole:
-        values["whole_at"] = now
+        # Only a whole check that ended answers the request: one stopped midway is asked again.
+        values["whole_at"], values["whole_requested_at"] = now, None
     _store(session, "audit", owner, **values)
     covered = -1
     while ok and (reached := audit.extend_tree(session)) != covered:
@@ -244,7 +266,6 @@ def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> boo
     since = None if whole else ledger.LedgerState.from_json(row.state)
     if since is None:
         whole = True
-        _store(session, "ledger", owner, whole_requested_at=None)
     report = ledger.check(session, since)
     if not report.ok and not whole:
         # A posting committed late under a lower id looks like a problem to a step: only a
@@ -264,10 +285,9 @@ def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> boo
         },
         "state": report.state.to_json() if report.ok and report.state else None,
         "checked_at": now,
-        "whole_requested_at": None,
     }
     if whole:
-        values["whole_at"] = now
+        values["whole_at"], values["whole_requested_at"] = now, None
     _store(session, "ledger", owner, **values)
     return whole
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -313,6 +314,17 @@ def parse_options(preset: str | None, options: Sequence[str]) -> SotaRules:
         raise click.UsageError(exc.message) from exc
 
 
+def _writable_folder(ctx: click.Context, param: click.Parameter, path: Path) -> Path:
+    """Check at once that a file can be made in ``path``'s folder, so a folder that is not
+    there is said before the games are played, not after."""
+    try:
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write in {path.parent}: {exc.strerror}") from exc
+    return path
+
+
 @click.command("sota")
 @click.option("--games", type=click.IntRange(min=2), default=10_000, show_default=True)
 @click.option("--preset", type=click.Choice(sorted(PRESETS)), help="Start from a named rule set.")
@@ -328,6 +340,7 @@ def parse_options(preset: str | None, options: Sequence[str]) -> SotaRules:
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     default=DEFAULT_PLOT,
     show_default=True,
+    callback=_writable_folder,
     help="Where to write the histogram of game length (SVG).",
 )
 def sota_command(games: int, preset: str | None, options: tuple[str, ...], plot: Path) -> None:
@@ -341,6 +354,9 @@ def sota_command(games: int, preset: str | None, options: tuple[str, ...], plot:
     stats = summarize(tally, rules)
     click.echo(format_report(stats, rules, label))
     title = f"Sota game length, {games:,} games ({label})"
-    plot.write_text(histogram_svg(tally.lengths, title), encoding="utf-8")
+    try:
+        plot.write_text(histogram_svg(tally.lengths, title), encoding="utf-8")
+    except OSError as exc:  # the folder went, or the disk filled, while the games were played
+        raise click.FileError(str(plot), exc.strerror) from exc
     click.echo(f"\nhistogram of game length: {plot}")
     click.echo(f"{games / elapsed:,.0f} games per second ({elapsed:.1f} s)")

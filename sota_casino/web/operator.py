@@ -7,6 +7,7 @@ auditor may read everything (GET) but change nothing (403 on any other method).
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Callable
@@ -144,11 +145,17 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     Whoever :func:`staff_only` turned away, something not there (404) and an outage have no
     form to show again.
     """
-    status = status_of(error)
     show = REFUSED_BESIDE_FORM.get(request.endpoint or "")
-    if show is not None and "user" in g and status != 404 and status < 500:
+    if show is not None and "user" in g and _about_the_form(error):
         return show(error)
     return refusal_page(error)
+
+
+def _about_the_form(error: CasinoError) -> bool:
+    """Whether a refusal is shown beside its form: not something not there (404), nor an
+    outage (the 503 every page answers, saying when to try again)."""
+    status = status_of(error)
+    return status != 404 and status < 500
 
 
 def _actor() -> str:
@@ -527,7 +534,7 @@ def _player_page_refusing(
     user_id: int, error: CasinoError, form: dict[str, str]
 ) -> ResponseReturnValue:
     """The player's page again, the refused adjustment beside its form and what was typed kept."""
-    if status_of(error) == 404:
+    if not _about_the_form(error):
         raise error
     overview = reports.player_overview(get_session(), user_id, **player_cursors())
     page = render_template(
@@ -694,14 +701,47 @@ def _table_refusal(error: InvalidRules) -> InvalidRules:
     return in_words(error, TABLE_OPTION_TITLES)
 
 
+def _changed_since_drawn(typed: dict[str, Any]) -> dict[str, Any]:
+    """The options the form changes from the settings it was drawn with (its ``drawn`` field):
+    a change saved by someone else since the page was drawn is kept, not put back by the
+    options left as they were shown. A form without the field sends every option.
+
+    :raises InvalidInput: for a ``drawn`` field that is no settings object.
+    """
+    text = request.form.get("drawn")
+    if text is None:
+        return typed
+    try:
+        drawn = json.loads(text)
+    except ValueError:
+        drawn = None
+    if not isinstance(drawn, dict):
+        raise InvalidInput(
+            N_("The form is garbled: load the page again and make the change there."),
+            field="drawn",
+        )
+    return {option: value for option, value in typed.items() if not _same(drawn.get(option), value)}
+
+
+def _same(shown: object, typed: object) -> bool:
+    """Whether an option was sent as it was shown (a list of checkboxes in any order)."""
+    if isinstance(shown, list) and isinstance(typed, list):
+        return sorted(map(str, shown)) == sorted(map(str, typed))
+    return shown == typed
+
+
 @bp.post("/tables/<name>")
 def update_table(name: str) -> ResponseReturnValue:
     forms = {"casino_war": _casino_war_form, "sota": _sota_form}
     if name not in forms:
         abort(404)
+    changes = _changed_since_drawn(forms[name]())
+    if not changes:
+        flash(gettext("Nothing to save: the settings are as they were."), "ok")
+        return redirect(url_for(".tables"), code=303)
     try:
         done = settings.request_table_change(
-            get_session(), g.user.id, name, forms[name](), idempotency_key=form_key()
+            get_session(), g.user.id, name, changes, idempotency_key=form_key()
         )
     except InvalidRules as error:
         raise _table_refusal(error) from error

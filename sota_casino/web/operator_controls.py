@@ -299,7 +299,7 @@ def create_rule() -> ResponseReturnValue:
         kind,
         currency if kind != alerts.CHECK_FAILED else None,
         _threshold(kind, currency),
-        form_whole("period_hours", label="period in hours"),
+        form_whole("period_hours", label=N_("period in hours")),
     )
     rule = rule_in_words(rule)
     flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule.id, rule=rule.description), "ok")

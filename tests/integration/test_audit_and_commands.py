@@ -139,6 +139,33 @@ def test_the_whole_check_reports_its_progress_chunk_by_chunk(
     assert len(reached) == size // 7 + 1
 
 
+class Interrupted(BaseException):
+    """What stops a whole check midway: Ctrl-C in `flask checks run --whole`, a worker ended."""
+
+
+def test_a_whole_check_stopped_midway_stays_asked_for_and_shows_no_progress(
+    session: Session, register: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The operator asked for a whole check; the step that took it up was stopped after a
+    chunk. The request stands, for the next step to read the whole log, and no progress is
+    shown for a check no one runs."""
+    _play_some(session, register)
+    monkeypatch.setattr(audit, "CHUNK", 7)
+    checks.request_whole(session, "audit", actor="user:1")
+
+    def stop(reached: int) -> None:
+        raise Interrupted
+
+    with pytest.raises(Interrupted):
+        checks.run(session, "audit", "test-runner", progress=stop)
+    stopped = checks.verdict(session, "audit")
+    assert (stopped.requested, stopped.running) == (True, False)
+    assert (stopped.progress, stopped.progress_total) == (None, None)
+    step = checks.run(session, "audit", "test-runner")
+    assert step.ran and step.whole and step.verdict.ok
+    assert not step.verdict.requested
+
+
 @pytest.mark.tampers
 def test_ledger_check_passes_then_reports_a_forged_balance(
     app: Flask, session: Session, register: Callable

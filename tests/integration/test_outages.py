@@ -846,3 +846,24 @@ def test_the_consoles_pages_in_an_outage_say_when_to_try_again(
         assert "closed for a moment" in answer.get_data(as_text=True)
     relay.restore()
     assert client.get("/operator/audit").status_code == 200
+
+
+def test_an_adjustment_applied_in_an_outage_is_the_503_that_says_when_to_try_again(
+    sqlite_app: tuple[Flask, SqliteFault],
+) -> None:
+    """The adjustment shows a refusal at its last step beside its form; an outage there is no
+    refusal of what was typed, and answers as every page does in one: 503 with Retry-After."""
+    app, fault = sqlite_app
+    signed_in(app, "pat")
+    olga, _ = signed_in(app, "olga", operator=True)
+    with olga.session_transaction() as cookie:
+        cookie["csrf"] = "known-token"
+    held = books(app.config["DATABASE_URL"])
+    fault.mode = "readonly"
+    form = {"csrf_token": "known-token", "currency": "chips", "amount": "500", "reason": "prize"}
+    answer = olga.post("/operator/players/1/adjust", data=form)
+    assert answer.status_code == 503
+    assert int(answer.headers["Retry-After"]) > 0
+    assert "closed for a moment" in answer.get_data(as_text=True)
+    fault.clear()
+    assert books(app.config["DATABASE_URL"]) == held

@@ -135,5 +135,17 @@ def test_the_command_refuses_a_bad_option_naming_the_valid_values(tmp_path: Path
     assert result.exit_code == 2 and "NAME=VALUE" in result.output
 
 
+def test_a_plot_into_a_folder_that_is_not_there_is_refused_before_any_game(
+    tmp_path: Path,
+) -> None:
+    """Said at once, as a bad option is: not with a traceback after the whole run."""
+    plot = tmp_path / "no-such-folder" / "lengths.svg"
+    result = CliRunner().invoke(sota_command, ["--games", "2", "--plot", str(plot)])
+    assert result.exit_code == 2, result.output
+    assert "playing" not in result.output
+    assert f"cannot write in {plot.parent}: No such file or directory" in result.output
+    assert not plot.parent.exists()
+
+
 def test_norvigs_chance_of_winning_every_first_flip_is_reproduced_exactly() -> None:
     assert float(first_pass_sweep_probability()) == pytest.approx(3.132436174322e-9, rel=1e-12)

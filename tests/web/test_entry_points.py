@@ -73,8 +73,8 @@ def test_python_app_py_serves_on_its_port(tmp_path: Path) -> None:
 
 
 def test_long_log_commands_draw_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
-    """`flask audit verify` and `audit export` draw their bar on a terminal's standard error;
-    a script or cron reads only the result, on standard output."""
+    """`flask audit verify`, `audit export` and `checks run --whole` draw their bar on a
+    terminal's standard error; a script or cron reads only the result, on standard output."""
     import pty
 
     env = {
@@ -97,6 +97,7 @@ def test_long_log_commands_draw_a_progress_bar_on_a_terminal_only(tmp_path: Path
     for command, label, result in (
         (["audit", "verify"], "checking the log", "audit log ok"),
         (["audit", "export", str(tmp_path / "log.jsonl")], "exporting the log", "wrote "),
+        (["checks", "run", "--whole"], "checking the log", "audit: ok"),
     ):
         terminal, side = pty.openpty()
         try:
@@ -123,13 +124,14 @@ def _read_terminal(terminal: int) -> bytes:
         return b""
 
 
-def test_the_flask_command_says_an_outage_in_one_line_and_a_bug_with_its_traceback(
+def test_the_flask_command_says_an_outage_or_a_database_never_migrated_in_one_line(
     tmp_path: Path,
 ) -> None:
     """Through the installed ``flask``, not only the test runner: a database whose folder is
     gone (a disk not mounted) is one line on standard error, the service's own log line of the
     refusal left out, and exit 75 (try again later); a database that answers without the
-    schema (never migrated) is no outage, and its error keeps its traceback (exit 1)."""
+    schema (never migrated) is no outage but an operator's step left out: one line naming it,
+    exit 1."""
     env = {
         **os.environ,
         "SIGNING_KEY_FILE": str(tmp_path / "key.pem"),
@@ -144,6 +146,9 @@ def test_the_flask_command_says_an_outage_in_one_line_and_a_bug_with_its_traceba
     )
     (tmp_path / "empty.db").touch()
     empty = {**env, "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.db'}"}
-    bug = subprocess.run(flask, cwd=ROOT, env=empty, capture_output=True, text=True)
-    assert bug.returncode == 1 and bug.stderr.startswith("Traceback (most recent call last):")
-    assert "sqlite3.OperationalError: no such table" in bug.stderr
+    unmigrated = subprocess.run(flask, cwd=ROOT, env=empty, capture_output=True, text=True)
+    assert (unmigrated.returncode, unmigrated.stdout) == (1, "")
+    assert unmigrated.stderr == (
+        "Error: the database lacks this version's schema (no such table: accounts): "
+        "run `flask db upgrade`\n"
+    )

@@ -892,6 +892,25 @@ def test_a_refused_chip_threshold_writes_its_example_as_the_language_writes_chip
     assert console_refusal(answer) == CHIP_THRESHOLD_REFUSALS[language]
 
 
+PERIOD_REFUSALS = {
+    "en": "The period in hours must be a whole number.",
+    "fi": "jakso tunteina: arvon on oltava kokonaisluku.",
+    "nb": "Feltet «perioden i timer» må være et helt tall.",
+    "pt": "O campo “período em horas” precisa ser um número inteiro.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_refused_alert_period_names_the_field_in_the_operators_language(
+    app: Flask, language: str
+) -> None:
+    operator = client_as(app, add_user(app, "olli", role="operator"))
+    post_form(operator, "/language", {"locale": language, "next": "/operator/alerts"})
+    rule = {"kind": "large_win", "currency": "chips", "threshold": "25", "period_hours": "1.5"}
+    answer = post_form(operator, "/operator/alerts/rules", rule)
+    assert console_refusal(answer) == PERIOD_REFUSALS[language]
+
+
 BODY_REFUSALS = {
     "en": (
         "bet is required",

@@ -5,10 +5,12 @@ range of the log downloaded to verify on its own."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 from flask import Flask
 from operator_support import CSRF
@@ -16,12 +18,14 @@ from operator_support import add_user
 from operator_support import audit_size
 from operator_support import client_as
 from operator_support import db
+from operator_support import last_entry
 from operator_support import run_checks
 
 from sota_casino.core import audit_chain
 from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import money
+from sota_casino.services import settings
 
 
 def _balance(app: Flask, user_id: int, currency: str) -> int:
@@ -131,6 +135,98 @@ def test_the_table_form_submitted_twice_with_its_key_proposes_once(
     olga.post("/operator/tables/sota", data={**sota, "idempotency_key": keys["sota"]})
     proposals = olga.get("/operator/approvals").get_data(as_text=True)
     assert len(re.findall(r'data-approval="(\d+)"', proposals)) == 2
+
+
+#: The Casino War table's form as a new table draws it (its default settings).
+WAR_TABLE_AS_DRAWN = {**WAR_TABLE_CHANGE, "decks": "6"}
+
+
+def _drawn_with(page: str, table: str) -> str:
+    """The settings a table's form was drawn with, as the page carries them in the form."""
+    found = re.search(rf'data-table="{table}">.*?name="drawn" value="([^"]*)"', page, re.S)
+    assert found, "the form carries no settings it was drawn with"
+    return html.unescape(found.group(1))
+
+
+def _war_table(app: Flask) -> dict[str, Any]:
+    session = db(app)
+    try:
+        return settings.table_rules(session, "casino_war")
+    finally:
+        session.close()
+
+
+def test_a_table_form_drawn_before_another_change_saves_only_what_it_changed(
+    app: Flask,
+) -> None:
+    """Two operators with the tables page open: the second to save changed the decks only, and
+    must not put back the minimum bet the first saved meanwhile, as the whole form would."""
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    otto = client_as(app, add_user(app, "otto", "operator"))
+    olgas_page = olga.get("/operator/tables").get_data(as_text=True)
+    ottos_page = otto.get("/operator/tables").get_data(as_text=True)
+    drawn = {"drawn": _drawn_with(ottos_page, "casino_war")}
+    saved = otto.post(
+        "/operator/tables/casino_war", data={**WAR_TABLE_AS_DRAWN, **drawn, "min_bet": "2"}
+    )
+    assert saved.status_code == 303
+    stale = {**WAR_TABLE_AS_DRAWN, "drawn": _drawn_with(olgas_page, "casino_war"), "decks": "4"}
+    size = audit_size(app)
+    assert olga.post("/operator/tables/casino_war", data=stale).status_code == 303
+    table = _war_table(app)
+    assert (table["decks"], table["min_bet"]) == (4, 200)  # otto's minimum kept
+    assert audit_size(app) == size + 1
+    assert last_entry(app)["data"]["after"]["min_bet"] == 200
+
+
+def test_proposals_from_forms_drawn_at_once_each_apply_only_their_own_change(
+    make_app: Callable[..., Flask],
+) -> None:
+    """With four eyes, approving a proposal made on a page drawn before another change was
+    approved applies the option it changed, not the whole form as it was drawn."""
+    app = make_app(FOUR_EYES_TABLES=1)
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    otto = client_as(app, add_user(app, "otto", "operator"))
+    ada = client_as(app, add_user(app, "ada", "operator"))
+    drawn = {
+        "drawn": _drawn_with(olga.get("/operator/tables").get_data(as_text=True), "casino_war")
+    }
+    for client, change in ((olga, {"max_bet": "300"}), (otto, {"tie_payout": "8"})):
+        proposed = client.post(
+            "/operator/tables/casino_war", data={**WAR_TABLE_AS_DRAWN, **drawn, **change}
+        )
+        assert proposed.status_code == 303
+    for approval in (1, 2):
+        decided = ada.post(f"/operator/approvals/{approval}/approve", data={"csrf_token": CSRF})
+        assert decided.status_code == 303
+    table = _war_table(app)
+    assert (table["max_bet"], table["tie_payout"], table["decks"]) == (30_000, 8, 6)
+
+
+def test_a_table_form_saved_unchanged_changes_nothing_and_says_so(app: Flask) -> None:
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    drawn = {
+        "drawn": _drawn_with(olga.get("/operator/tables").get_data(as_text=True), "casino_war")
+    }
+    size = audit_size(app)
+    same = {**WAR_TABLE_AS_DRAWN, **drawn}
+    saved = olga.post("/operator/tables/casino_war", data=same, follow_redirects=True)
+    assert "Nothing to save: the settings are as they were." in saved.get_data(as_text=True)
+    assert audit_size(app) == size
+
+
+def test_a_table_form_with_garbled_drawn_settings_is_refused_and_changes_nothing(
+    app: Flask,
+) -> None:
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    size = audit_size(app)
+    for garbled in ("{", "[]", '"x"', "\x00"):
+        refused = olga.post(
+            "/operator/tables/casino_war", data={**WAR_TABLE_AS_DRAWN, "drawn": garbled}
+        )
+        assert refused.status_code == 422
+        assert "load the page again" in refused.get_data(as_text=True)
+    assert audit_size(app) == size
 
 
 def _role_of(app: Flask, user_id: int) -> str:
