@@ -61,6 +61,10 @@ INT_SETTINGS: dict[str, int] = {
 FORWARDED_ALLOW_IPS = "127.0.0.1,::1"
 
 
+class SettingsError(ValueError):
+    """A setting the service cannot start with: said in one line, naming the setting."""
+
+
 def _names(text: str) -> list[str]:
     return [name for name in (part.strip() for part in text.split(",")) if name]
 
@@ -74,13 +78,19 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
             found[name] = env[name]
     for name in INT_SETTINGS:
         if env.get(name):
-            found[name] = int(env[name])
+            found[name] = _whole_number(name, env[name])
     for name in ("TRUSTED_HOSTS", "FORWARDED_ALLOW_IPS"):
         if env.get(name):
             found[name] = _names(env[name])
     if env.get("SESSION_COOKIE_SECURE"):
         found["SESSION_COOKIE_SECURE"] = env["SESSION_COOKIE_SECURE"] not in ("0", "false", "")
     return found
+
+
+def _whole_number(name: str, text: str) -> int:
+    if not (text.isascii() and text.strip().isdigit()):
+        raise SettingsError(f"{name} must be a whole number of 0 or more, not {text!r}")
+    return int(text)
 
 
 def defaults() -> dict[str, Any]:

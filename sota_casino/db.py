@@ -41,9 +41,11 @@ from sqlalchemy import create_engine
 from sqlalchemy import event
 from sqlalchemy import make_url
 from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
 
+from .config import SettingsError
 from .database import dump_json
 from .services.tx import ONE_READ
 from .services.tx import READ_ONLY
@@ -607,12 +609,18 @@ def init_app(app: Flask) -> None:
     from .services.context import ServiceContext
     from .services.context import load_or_create_signing_key
 
-    engine = make_engine(
-        app.config["DATABASE_URL"],
-        lock_timeout_ms=app.config["DB_LOCK_TIMEOUT_MS"],
-        statement_timeout_ms=app.config["DB_STATEMENT_TIMEOUT_MS"],
-        existing_only=True,
-    )
+    try:
+        engine = make_engine(
+            app.config["DATABASE_URL"],
+            lock_timeout_ms=app.config["DB_LOCK_TIMEOUT_MS"],
+            statement_timeout_ms=app.config["DB_STATEMENT_TIMEOUT_MS"],
+            existing_only=True,
+        )
+    except (ArgumentError, ValueError, ImportError):  # its words may quote the URL's password
+        raise SettingsError(
+            "DATABASE_URL is no database URL this service can use: sqlite:///PATH or "
+            "postgresql+psycopg://USER@HOST:PORT/NAME"
+        ) from None
     context = ServiceContext(
         signing_key=load_or_create_signing_key(app.config["SIGNING_KEY_FILE"]),
         settings=app.config,

@@ -48,6 +48,15 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     return app
 
 
+def app_from_environment() -> Flask:
+    """Create the app configured by the environment (``app.py``, ``wsgi``), or end the process
+    with one line saying which setting it cannot start with, in place of a traceback."""
+    try:
+        return create_app()
+    except config.SettingsError as error:
+        raise SystemExit(f"Error: {error}") from None
+
+
 def _instance_secret(path: Path) -> str:
     """Read the session secret from ``path``, creating it (mode 0600) on first start."""
     return read_or_create(path, lambda: secrets.token_hex(32).encode()).decode().strip()

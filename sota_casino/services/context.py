@@ -16,6 +16,7 @@ from typing import cast
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.orm import Session
 
+from ..config import SettingsError
 from ..core import fairness
 from ..instance import read_or_create
 
@@ -48,6 +49,18 @@ def context_of(session: Session) -> ServiceContext:
 
 
 def load_or_create_signing_key(path: str | Path) -> Ed25519PrivateKey:
-    """Read the Ed25519 key from ``path``, creating it (mode 0600) on first start."""
-    pem = read_or_create(Path(path), lambda: fairness.private_key_pem(fairness.new_signing_key()))
-    return fairness.load_private_key(pem)
+    """Read the Ed25519 key from ``path``, creating it (mode 0600) on first start.
+
+    :raises SettingsError: if it cannot be read or made, or holds no Ed25519 private key in PEM.
+    """
+    try:
+        pem = read_or_create(
+            Path(path), lambda: fairness.private_key_pem(fairness.new_signing_key())
+        )
+        return fairness.load_private_key(pem)
+    except OSError as exc:
+        raise SettingsError(f"SIGNING_KEY_FILE {path} cannot be used: {exc.strerror}") from None
+    except ValueError:
+        raise SettingsError(
+            f"SIGNING_KEY_FILE {path} holds no unencrypted Ed25519 private key in PEM"
+        ) from None

@@ -152,3 +152,32 @@ def test_the_flask_command_says_an_outage_or_a_database_never_migrated_in_one_li
         "Error: the database lacks this version's schema (no such table: accounts): "
         "run `flask db upgrade`\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "said"),
+    [
+        ("DB_LOCK_TIMEOUT_MS", "abc", "DB_LOCK_TIMEOUT_MS must be a whole number of 0 or more"),
+        ("DATABASE_URL", "oracle://casino:SECRET-PW@db/casino", "DATABASE_URL is no database URL"),
+        ("DATABASE_URL", "postgresql://casino:SECRET-PW@db:port/x", "DATABASE_URL is no database"),
+        ("SIGNING_KEY_FILE", "README.md", "holds no unencrypted Ed25519 private key in PEM"),
+    ],
+)
+def test_a_setting_the_app_cannot_start_with_is_one_line_naming_it(
+    setting: str, value: str, said: str, tmp_path: Path
+) -> None:
+    """`flask --app app ...` and `python app.py` end in one line and exit 1, never a traceback
+    (which would also show a database URL's password)."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'casino.db'}",
+        "SIGNING_KEY_FILE": str(tmp_path / "key.pem"),
+        "SECRET_KEY": "entry-point-test",
+        setting: value,
+    }
+    for command in ([str(BIN / "flask"), "--app", "app", "routes"], [sys.executable, "app.py"]):
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.returncode == 1, done.stderr
+        assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("Error: ") and said in done.stderr
+        assert "SECRET-PW" not in done.stderr
