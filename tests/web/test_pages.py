@@ -612,6 +612,27 @@ def test_rotation_is_refused_while_a_round_is_open(app: Flask, player: FlaskClie
     assert "still open" in refused
 
 
+def test_while_a_round_waits_the_rotation_form_says_so_and_links_its_table(
+    app: Flask, player: FlaskClient
+) -> None:
+    """A rotation refused for an open round flashed "round 1 is still open; finish it before
+    rotating" at the top of the page, and nothing on it led to round 1: a tie, or a Sota game
+    waiting for a prisoners' move, left in another tab was for the player to find. The form
+    says so before it is sent, with the way back to that table."""
+    settled = text(player.get("/fairness"))
+    assert "data-round-waiting" not in settled
+    plant_server_seed(app, "alice", {0: True})
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    page = text(player.get("/fairness"))
+    waiting = re.search(r'<p class="flash info" data-round-waiting>(.*?)</p>', page, re.S)
+    assert waiting, "no word of the waiting round beside the rotation form"
+    assert "round 1 is still open; finish it before rotating" in waiting.group(1)
+    assert 'href="/casino-war/rounds/1"' in waiting.group(1)
+    assert page.index("data-round-waiting") < page.index('id="rotate"')
+    post_form(player, "/casino-war/rounds/1/decision", {"choice": "surrender"})
+    assert "data-round-waiting" not in text(player.get("/fairness"))
+
+
 def test_the_bundle_downloads_as_a_named_json_file(app: Flask, player: FlaskClient) -> None:
     plant_server_seed(app, "alice", {0: False})
     post_form(player, "/casino-war/rounds", {"bet": "5"})
