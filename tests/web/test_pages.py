@@ -605,6 +605,30 @@ def test_a_refused_decision_goes_back_to_a_page_marked_as_a_refusal(
     assert missing.status_code == 404 and "data-refusal" in text(missing)  # no round: refused
 
 
+VERIFY_ROUND = re.compile(r'<a class="button primary" id="verify-round" href="([^"]*)">([^<]*)</a>')
+
+
+def test_a_receipt_s_verify_button_leads_to_its_own_pair_or_to_the_rotation_it_waits_for(
+    app: Flask, player: FlaskClient
+) -> None:
+    """The receipt's "Verify this round" led to the fairness page's revealed pairs whatever the
+    round: before its pair was revealed that list said "None yet" or held only other pairs, and
+    after, the player looked for the round's pair among all of them. Before the reveal the
+    button says what comes first and leads to the rotation; after it, to the round's own pair."""
+    plant_server_seed(app, "alice", {0: False})
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    before = VERIFY_ROUND.search(text(player.get("/history/1")))
+    assert before and before.groups() == (
+        "/fairness#rotation",
+        "Reveal the seed pair to verify this round",
+    )
+    assert 'id="rotation"' in text(player.get("/fairness"))
+    post_form(player, "/fairness/rotate", {"client_seed": "mine"})
+    after = VERIFY_ROUND.search(text(player.get("/history/1")))
+    assert after and after.groups() == ("/fairness#pair-1", "Verify this round")
+    assert '<article class="revealed-pair" id="pair-1"' in text(player.get("/fairness"))
+
+
 def test_rotation_is_refused_while_a_round_is_open(app: Flask, player: FlaskClient) -> None:
     plant_server_seed(app, "alice", {0: True})
     post_form(player, "/casino-war/rounds", {"bet": "5"})
