@@ -156,7 +156,7 @@ class SotaRules:
                 )
         if self.teams and self.seats != 4:
             raise InvalidRules(
-                N_("%(option)s needs 4 seats (seats 0+2 against 1+3)"),
+                N_("%(option)s needs 4 seats (you and CPU 1 against the dealer and CPU 2)"),
                 params={"option": "teams"},
                 option="teams",
             )

@@ -44,6 +44,7 @@ from .results import RetiredKey
 from .results import Rotation
 from .results import SeedPairSummary
 from .results import Signed
+from .results import WaitingRound
 from .text import storable
 from .tx import in_transaction
 from .tx import locked
@@ -233,6 +234,24 @@ def _pair(session: Session, user_id: int, status: str, *, lock: bool = False) ->
     return session.scalars(locked(query) if lock else query).one()
 
 
+def _waiting_round(session: Session, pair: SeedPair) -> WaitingRound | None:
+    """The first round of ``pair`` still waiting for the player, which a rotation must not
+    leave behind, or None."""
+    found = session.execute(
+        select(Round.id, Round.game)
+        .where(Round.seed_pair_id == pair.id, Round.status != "settled")
+        .order_by(Round.id)
+        .limit(1)
+    ).first()
+    return None if found is None else WaitingRound(id=found.id, game=found.game)
+
+
+@read_only
+def waiting_round(session: Session, user_id: int) -> WaitingRound | None:
+    """The round that refuses a rotation of the player's active pair now, or None."""
+    return _waiting_round(session, _pair(session, user_id, "active"))
+
+
 @read_only
 def active_seed_pair(session: Session, user_id: int) -> ActiveSeedPair:
     """Return the player's active pair (never its server seed) and the next pair's signed
@@ -262,13 +281,11 @@ def rotate(session: Session, user_id: int, client_seed: str | None = None) -> Ro
         ),
     )
     current = _pair(session, user_id, "active", lock=True)
-    open_round = session.scalar(
-        select(Round.id).where(Round.seed_pair_id == current.id, Round.status != "settled")
-    )
+    open_round = _waiting_round(session, current)
     if open_round is not None:
         raise RoundOpen(
             N_("round %(round)s is still open; finish it before rotating"),
-            params={"round": open_round},
+            params={"round": open_round.id},
         )
     revealed = reveal_pair(session, current)
     upcoming = _pair(session, user_id, "next", lock=True)

@@ -649,6 +649,14 @@ class PlayerKeys:
 
 
 @dataclass(frozen=True, slots=True)
+class WaitingRound:
+    """A round of the player's active seed pair that waits for a decision or a move."""
+
+    id: Id
+    game: GameName
+
+
+@dataclass(frozen=True, slots=True)
 class RoundSummary:
     """A round in a list: what was staked, how it ended."""
 

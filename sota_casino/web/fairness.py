@@ -67,15 +67,17 @@ def index() -> ResponseReturnValue:
     db = get_session()
     key = fairness.public_key_info(db)
     user = session_user()
-    active = pairs = None
+    active = pairs = waiting = None
     if user is not None:
         active = fairness.active_seed_pair(db, user.id)
         pairs = [p for p in fairness.seed_pairs(db, user.id) if p["status"] == "revealed"]
+        waiting = fairness.waiting_round(db, user.id)
     return render_template(
         "fairness/index.html",
         key=key,
         active=active,
         revealed=pairs,
+        waiting=waiting,
         verifier_sha256=verifier_digest(),
     )
 

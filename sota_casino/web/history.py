@@ -9,6 +9,7 @@ from flask import request
 from flask.typing import ResponseReturnValue
 
 from ..db import get_session
+from ..services import fairness
 from ..services import rounds
 from .inputs import query_int
 from .security import login_required
@@ -39,4 +40,8 @@ def round_page(round_id: int) -> ResponseReturnValue:
     db = get_session()
     played = rounds.get_round(db, g.user.id, round_id)
     signed = rounds.receipt(db, g.user.id, round_id) if played.status == "settled" else None
-    return render_template("history/round.html", round=played, receipt=signed, games=GAMES)
+    # A round is dealt from the active pair only: any other pair of the player's is revealed.
+    revealed = played.seed_pair_id != fairness.active_seed_pair(db, g.user.id).seed_pair_id
+    return render_template(
+        "history/round.html", round=played, receipt=signed, games=GAMES, pair_revealed=revealed
+    )

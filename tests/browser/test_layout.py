@@ -323,6 +323,28 @@ def test_a_new_table_shows_both_bet_fields_above_deal_on_a_360_px_phone(
     assert shown["ante"] == shown["tie"], shown
 
 
+#: The space above each part of the Casino War felt's head that starts below all before it.
+HEAD_GAPS = """() => [...document.querySelectorAll(".table-felt .table-head > *")]
+  .map(part => part.getBoundingClientRect())
+  .flatMap((part, i, parts) => {
+    const above = Math.max(...parts.slice(0, i).map(before => before.bottom));
+    return i && part.top >= above ? [Math.round(part.top - above)] : [];
+  })"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_casino_war_felt_s_head_reads_as_one_block_on_a_laptop(
+    laptop: Any, language: str
+) -> None:
+    """On a 1280 px screen the table's title, its limits and its rules link stood 44 to 52 px
+    apart (in Portuguese each on a line of its own), the margins of each adding up in the
+    wrapping row: three loose lines, the link nearer the cards than the title it belongs to."""
+    sign_up_in(laptop, "head", language)
+    laptop.goto("/casino-war")
+    gaps = laptop.evaluate(HEAD_GAPS)
+    assert gaps and max(gaps) <= 8, gaps
+
+
 #: The top of each full-size card a round's page shows.
 CARD_TOPS = """() => [...document.querySelectorAll(".panel .card-row > div > .card")]
   .map(card => Math.round(card.getBoundingClientRect().top))"""

@@ -19,11 +19,13 @@ from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import open_the_menu
 from test_languages_in_the_browser import words
 from test_layout import LONG_CLIENT_SEED
+from test_layout import TEAM_LABELS
 from test_layout import operator_in
 from test_layout import play_on_a_long_client_seed
 from test_layout import player_id
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
+from web_support import plant_server_seed
 
 from sota_casino.services import accounts
 from sota_casino.services import alerts
@@ -606,3 +608,66 @@ def test_every_control_a_finger_taps_is_44_px_on_a_narrow_phone(
     measure(console)
     next(tabs, None)
     assert small == [], small
+
+
+#: The bottoms of the buttons ``ids`` name, where the page stands.
+BOTTOMS = """ids => ids.map(id =>
+  Math.round(document.getElementById(id).getBoundingClientRect().bottom))"""
+
+
+@pytest.mark.parametrize("language", ("en", "fi", "nb", "pt"))
+def test_a_tie_s_choices_and_after_the_war_deal_and_rebet_are_whole_on_a_320_by_640_phone(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """On a 320 x 640 phone the Deal row, kept at the foot of the screen, ended below it after
+    a war: the felt's head, the first cards, the war's and the result pushed the bet panel the
+    row stays within down to 591 px, and Deal and Rebet ended at 651 px in Finnish, Norwegian
+    and Portuguese (672 px when the result took a line more), their words cut in half. In a war
+    on a screen that short the felt's head keeps only its title."""
+    tabs = open_tab(chromium, live_server, viewport={"width": 320, "height": 640}, **NARROW)
+    phone = next(tabs)
+    username = sign_up(phone, "war320")
+    plant_server_seed(live_server.app, username, {0: True})
+    if language != "en":
+        choose_language(phone, language)
+    phone.goto("/casino-war")
+    phone.click("#deal")
+    phone.wait_for_selector("#go-to-war")
+    choices = phone.evaluate(BOTTOMS, ["go-to-war", "surrender"])
+    phone.click("#go-to-war")
+    phone.wait_for_selector("[data-testid=result]")
+    phone.evaluate("scrollTo(0, 0)")
+    deal_row = phone.evaluate(BOTTOMS, ["deal", "rebet"])
+    next(tabs, None)
+    assert max(choices) <= 640, choices
+    assert max(deal_row) <= 640, deal_row
+
+
+@pytest.mark.parametrize("language", ("en", "fi", "nb", "pt"))
+def test_a_new_sota_game_shows_its_play_button_on_a_320_by_640_phone(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """A game dealt on a 320 x 640 phone says "press play", and its Play button was below the
+    screen: at 670 px in English, 690 in Finnish and 800 in Portuguese. The felt's head took a
+    laptop's room and the two seats, too wide for two columns, stood one above the other. The
+    head is as compact as Casino War's on a phone and the seats share a row, as on wider phones;
+    a team game's labels stay whole in them."""
+    tabs = open_tab(chromium, live_server, viewport={"width": 320, "height": 640}, **NARROW)
+    phone = next(tabs)
+    sign_up(phone, "sota320")
+    if language != "en":
+        choose_language(phone, language)
+    phone.goto("/sota")
+    phone.click("#play")
+    phone.wait_for_url("**/sota/games/*")
+    play = phone.locator("#play-pause").bounding_box()
+    phone.goto("/sota")
+    phone.select_option("#seats", "4")
+    phone.click("#custom-rules summary")
+    phone.check("#rule_teams")
+    phone.click("#play")
+    phone.wait_for_url("**/sota/games/*")
+    labels = phone.evaluate(TEAM_LABELS)
+    next(tabs, None)
+    assert play is not None and play["y"] + play["height"] <= 640, play
+    assert labels == [[1, True]] * 4, labels

@@ -320,6 +320,15 @@ def test_refused_forms_say_why_keep_what_was_typed_and_focus_the_field_to_fix(
     assert "Password is too weak" in tab.inner_text("[role=alert]")
     assert focused_id(tab) == "password"
     assert tab.input_value("#username") == f"{taken}x"
+    # Two passwords that differ come back empty, both: the first is the one to type again (the
+    # second was focused, its empty first above it).
+    tab.expected_refusals += [422]
+    tab.fill("#password", PASSWORD)
+    tab.fill("#confirm", PASSWORD + "!")
+    submit_and_load(tab)
+    assert "The two passwords differ" in tab.inner_text("[role=alert]")
+    assert tab.input_value("#password") == tab.input_value("#confirm") == ""
+    assert focused_id(tab) == "password"
     assert tab.expected_refusals == []
 
 

@@ -482,20 +482,20 @@ def refusal_shown(client: FlaskClient, answer: Any) -> str:
 
 SOTA_RULE_REFUSALS = {
     "fi": {
-        "rule_teams": "Joukkuesota vaatii 4 paikkaa (paikat 0+2 vastaan 1+3)",
+        "rule_teams": "Joukkuesota vaatii 4 paikkaa (sinä ja Kone 1 jakajaa ja Konetta 2 vastaan)",
         "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–10000 (annettu 0)",
         "rule_lead": "Voittava johto: arvon on oltava pois (tyhjä) tai kokonaisluku 1–54 "
         "(annettu 99)",
     },
     "nb": {
-        "rule_teams": "«Lag» krever 4 plasser (plass 0+2 mot 1+3)",
+        "rule_teams": "«Lag» krever 4 plasser (du og CPU 1 mot dealeren og CPU 2)",
         "rule_max_tricks": "«Grense for antall stikk» må være et helt tall fra 1 til 10000 "
         "(fikk 0)",
         "rule_lead": "«Vinnende forsprang» må være av (tom) eller et helt tall fra 1 til 54 "
         "(fikk 99)",
     },
     "pt": {
-        "rule_teams": "“Equipes” exige 4 lugares (lugares 0+2 contra 1+3)",
+        "rule_teams": "“Equipes” exige 4 lugares (você e a CPU 1 contra o crupiê e a CPU 2)",
         "rule_max_tricks": "“Limite de vazas” precisa ser um número inteiro de 1 a 10000 "
         "(recebido: 0)",
         "rule_lead": "“Vantagem para vencer” precisa ser vazio (desligado) ou um número inteiro "
@@ -509,7 +509,8 @@ def test_a_refused_sota_rule_option_reads_whole_in_the_players_language(
     client: FlaskClient, language: str
 ) -> None:
     """The option's name and the sentence about it are both translated (the sentence was the
-    engine's English after the translated name)."""
+    engine's English after the translated name). Teams name the players of each side, as the
+    option does: they were "seats 0+2 against 1+3", numbers from nought no page shows."""
     register_page(client, "aino")
     post_form(client, "/language", {"locale": language, "next": "/sota"})
     values = {"rule_teams": "on", "rule_max_tricks": "0", "rule_lead": "99"}

@@ -605,11 +605,56 @@ def test_a_refused_decision_goes_back_to_a_page_marked_as_a_refusal(
     assert missing.status_code == 404 and "data-refusal" in text(missing)  # no round: refused
 
 
+VERIFY_ROUND = re.compile(r'<a class="button primary" id="verify-round" href="([^"]*)">([^<]*)</a>')
+
+
+def test_a_receipt_s_verify_button_leads_to_its_own_pair_or_to_the_rotation_it_waits_for(
+    app: Flask, player: FlaskClient
+) -> None:
+    """The receipt's "Verify this round" led to the fairness page's revealed pairs whatever the
+    round: before its pair was revealed that list said "None yet" or held only other pairs, and
+    after, the player looked for the round's pair among all of them. Before the reveal the
+    button says what comes first and leads to the rotation; after it, to the round's own pair."""
+    plant_server_seed(app, "alice", {0: False})
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    before = VERIFY_ROUND.search(text(player.get("/history/1")))
+    assert before and before.groups() == (
+        "/fairness#rotation",
+        "Reveal the seed pair to verify this round",
+    )
+    assert 'id="rotation"' in text(player.get("/fairness"))
+    post_form(player, "/fairness/rotate", {"client_seed": "mine"})
+    after = VERIFY_ROUND.search(text(player.get("/history/1")))
+    assert after and after.groups() == ("/fairness#pair-1", "Verify this round")
+    assert '<article class="revealed-pair" id="pair-1"' in text(player.get("/fairness"))
+
+
 def test_rotation_is_refused_while_a_round_is_open(app: Flask, player: FlaskClient) -> None:
     plant_server_seed(app, "alice", {0: True})
     post_form(player, "/casino-war/rounds", {"bet": "5"})
     refused = follow(player, post_form(player, "/fairness/rotate", {"client_seed": "x"}))
     assert "still open" in refused
+
+
+def test_while_a_round_waits_the_rotation_form_says_so_and_links_its_table(
+    app: Flask, player: FlaskClient
+) -> None:
+    """A rotation refused for an open round flashed "round 1 is still open; finish it before
+    rotating" at the top of the page, and nothing on it led to round 1: a tie, or a Sota game
+    waiting for a prisoners' move, left in another tab was for the player to find. The form
+    says so before it is sent, with the way back to that table."""
+    settled = text(player.get("/fairness"))
+    assert "data-round-waiting" not in settled
+    plant_server_seed(app, "alice", {0: True})
+    post_form(player, "/casino-war/rounds", {"bet": "5"})
+    page = text(player.get("/fairness"))
+    waiting = re.search(r'<p class="flash info" data-round-waiting>(.*?)</p>', page, re.S)
+    assert waiting, "no word of the waiting round beside the rotation form"
+    assert "round 1 is still open; finish it before rotating" in waiting.group(1)
+    assert 'href="/casino-war/rounds/1"' in waiting.group(1)
+    assert page.index("data-round-waiting") < page.index('id="rotate"')
+    post_form(player, "/casino-war/rounds/1/decision", {"choice": "surrender"})
+    assert "data-round-waiting" not in text(player.get("/fairness"))
 
 
 def test_the_bundle_downloads_as_a_named_json_file(app: Flask, player: FlaskClient) -> None:
