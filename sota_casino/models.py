@@ -273,12 +273,18 @@ class AuditHead(Base):
 
 class AuditEntry(Base):
     __tablename__ = "audit_entries"
+    # A filter's page is its newest (or oldest) entries: each index ends in ``seq``.
+    __table_args__ = (
+        Index("ix_audit_entries_actor_seq", "actor", "seq"),
+        Index("ix_audit_entries_action_seq", "action", "seq"),
+        Index("ix_audit_entries_subject_seq", "subject", "seq"),
+    )
 
     seq: Mapped[int] = mapped_column(BigInt, primary_key=True, autoincrement=False)
     time: Mapped[str] = mapped_column(String(27), index=True)  # YYYY-MM-DDTHH:MM:SS.ffffffZ
-    actor: Mapped[str | None] = mapped_column(String(64), index=True)
-    action: Mapped[str] = mapped_column(String(64), index=True)
-    subject: Mapped[str | None] = mapped_column(String(64), index=True)
+    actor: Mapped[str | None] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str | None] = mapped_column(String(64))
     data: Mapped[str] = mapped_column(Text)  # canonical JSON, hashed as stored
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
