@@ -137,10 +137,12 @@ class Transfer(Base):
 
 class Posting(Base):
     __tablename__ = "postings"
+    # An account's postings in transfer order: a page of a player's money moves.
+    __table_args__ = (Index("ix_postings_account_id_transfer_id", "account_id", "transfer_id"),)
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)
     transfer_id: Mapped[int] = mapped_column(ForeignKey("transfers.id"), index=True)
-    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
     amount: Mapped[int] = mapped_column(BigInteger)  # + credit to the account, - debit
 
 
