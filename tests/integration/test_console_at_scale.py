@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from bench.large_log import Event
 from bench.large_log import fill
+from sota_casino.models import Transfer
 from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import ledger
@@ -205,3 +206,33 @@ def test_on_sqlite_a_page_of_money_moves_is_read_through_the_accounts_postings_i
                 for row in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
             )
             assert "ix_postings_account_id_transfer_id" in plan and "TEMP B-TREE" not in plan, plan
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_on_postgresql_the_ledger_check_scans_each_table_once_whatever_its_memory(
+    session: Session, mover: int
+) -> None:
+    statements = _statements_of(session, lambda: ledger.check(session), "")
+    # The least memory PostgreSQL allows a sort or hash: the postings' 6,000 transfer ids do not
+    # fit, as two million do not fit the default 4 MB.
+    with session.get_bind().connect() as connection:
+        connection.exec_driver_sql("SET work_mem = '64kB'")
+        plans = [
+            "\n".join(
+                row[0] for row in connection.exec_driver_sql("EXPLAIN " + statement, parameters)
+            )
+            for statement, parameters in statements
+        ]
+    # A subplan run again for every row of the outer table ("NOT (SubPlan 1)", not hashed) read
+    # every posting once per transfer.
+    assert not [plan for plan in plans if "(SubPlan" in plan], plans
+
+
+@pytest.mark.tampers
+def test_the_ledger_check_still_names_a_transfer_without_postings(session: Session) -> None:
+    with session.begin():
+        empty = session.scalar(
+            sa.insert(Transfer).values(kind="grant", currency="chips").returning(Transfer.id)
+        )
+    accounts.register(session, "later", "a long passphrase", address="10.1.2.5")  # posts after
+    assert f"transfer {empty} has no postings" in ledger.check(session).problems
