@@ -224,6 +224,16 @@ class Round(Base):
         UniqueConstraint("seed_pair_id", "nonce", name="uq_rounds_seed_pair_nonce"),
         CheckConstraint("game IN ('casino_war', 'sota')", name="game"),
         Index("ix_rounds_user_id_id", "user_id", "id"),
+        # The rounds still open, few at any time: each standing step of the ledger check reads
+        # them all (and adds up their stakes by player), which without it was a scan of every
+        # round.
+        Index(
+            "ix_rounds_open",
+            "user_id",
+            "currency",
+            sqlite_where=text("status != 'settled'"),
+            postgresql_where=text("status != 'settled'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)

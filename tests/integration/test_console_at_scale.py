@@ -24,6 +24,7 @@ from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import ledger
 from sota_casino.services import lists
+from sota_casino.services import rounds
 
 ENTRIES: Final = 20_000
 #: The first entries, all by one actor, of one action, about one subject: a tenth of the log.
@@ -236,3 +237,40 @@ def test_the_ledger_check_still_names_a_transfer_without_postings(session: Sessi
         )
     accounts.register(session, "later", "a long passphrase", address="10.1.2.5")  # posts after
     assert f"transfer {empty} has no postings" in ledger.check(session).problems
+
+
+#: Rounds played and settled before a standing step of the ledger check.
+SETTLED: Final = 200
+
+
+@pytest.fixture
+def played(session: Session) -> Session:
+    player = accounts.register(session, "player", "a long passphrase", address="10.1.2.6").id
+    for _ in range(SETTLED):
+        round_ = rounds.place_casino_war_bet(session, player, 100, 0)
+        if round_.status != "settled":
+            rounds.decide_casino_war(session, player, round_.id, "war")
+    return _vacuumed(session)
+
+
+def _plans(session: Session, statements: list[Any], explain: str) -> list[str]:
+    with session.get_bind().connect() as connection:
+        return [
+            " / ".join(
+                str(row[-1]) for row in connection.exec_driver_sql(explain + statement, parameters)
+            )
+            for statement, parameters in statements
+        ]
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_on_postgresql_a_standing_step_of_the_ledger_check_reads_the_open_rounds_alone(
+    played: Session,
+) -> None:
+    state = ledger.check(played).state
+    step = _statements_of(played, lambda: ledger.check(played, state), "rounds")
+    plans = _plans(played, step, "EXPLAIN ")
+    # Before, each of these statements scanned every round for the few not settled.
+    assert len(plans) >= 3
+    scanned = [plan for plan in plans if "Seq Scan on rounds" in plan]
+    assert not scanned, "\n".join(scanned)
