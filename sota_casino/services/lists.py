@@ -156,6 +156,7 @@ def _rounds_query(session: Session, args: dict[str, Any]) -> list[Select[Any]]:
     return [select(Round).where(Round.user_id == _a_user(session, args))]
 
 
+@in_transaction
 def transfers_of(session: Session, user_id: int) -> list[Select[Any]]:
     """A player's money moves, each with what it did to their balance (its player posting): a
     query per player account (one per currency; a transfer moves one currency). Each is read in
