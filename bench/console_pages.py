@@ -91,7 +91,7 @@ def _seed(app: Flask) -> dict[str, Any]:
                 money.adjust(session, olga, player, "chips", 2_500, "bench credit")
             money.propose_adjustment(session, olga, player, "chips", 500_000, "bench proposal")
             audit.checkpoint(session)
-        while audit.extend_tree(session) < (audit.log_size(session) >> 6 << 6):
+        while audit.extend_tree(session) < (audit.current_size(session) >> 6 << 6):
             pass
         player = accounts.find_users(session, "benchp1")[0].id
         rule = alerts.rules(session).rules[0].id
@@ -157,7 +157,7 @@ def main(argv: list[str]) -> None:
         ids = _seed(app)
         client = _client(app, ids["operator"])
         session = app.extensions["sota_casino.sessionmaker"]()
-        size = audit.log_size(session)
+        size = audit.current_size(session)
         session.close()
         print(f"{size:,} audit entries\n")
         print("| route | status | median | slowest | first bytes |")

@@ -50,11 +50,13 @@ def fill(
     *,
     checkpoint_every: int = 100,
     events: Iterator[Event] | None = None,
+    step: timedelta = timedelta(milliseconds=1),
 ) -> int:
     """Append ``count`` entries after whatever the log holds, with a checkpoint every
     ``checkpoint_every`` entries (none for 0); return the log's size.
 
     :param events: what the entries say, in order (by default :func:`bench_events`).
+    :param step: the time between two entries (a log spread over days has days to filter by).
     """
     ctx = context_of(session)
     with session.begin():
@@ -62,8 +64,8 @@ def fill(
         size, prev = (head.seq, head.hash) if head else (0, audit_chain.GENESIS_HASH)
         frontier = _frontier(session, size)
         last = session.scalar(select(AuditEntry.time).where(AuditEntry.seq == size))
-    # Entries a millisecond apart, ending about now and never before the log's last entry.
-    start = datetime.now(UTC) - timedelta(milliseconds=count)
+    # Entries ``step`` apart, ending about now and never before the log's last entry.
+    start = datetime.now(UTC) - step * count
     if last is not None:
         start = max(start, fairness.parse_time(last))
     target, first = size + count, size
@@ -73,7 +75,7 @@ def fill(
         signed: list[dict[str, Any]] = []
         for _ in range(min(BATCH, target - size)):
             size += 1
-            time = fairness.format_time(start + timedelta(milliseconds=size - first))
+            time = fairness.format_time(start + step * (size - first))
             actor, action, subject, data = next(events)
             fields = {
                 "seq": size,

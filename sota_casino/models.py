@@ -137,10 +137,12 @@ class Transfer(Base):
 
 class Posting(Base):
     __tablename__ = "postings"
+    # An account's postings in transfer order: a page of a player's money moves.
+    __table_args__ = (Index("ix_postings_account_id_transfer_id", "account_id", "transfer_id"),)
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)
     transfer_id: Mapped[int] = mapped_column(ForeignKey("transfers.id"), index=True)
-    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
     amount: Mapped[int] = mapped_column(BigInteger)  # + credit to the account, - debit
 
 
@@ -222,6 +224,16 @@ class Round(Base):
         UniqueConstraint("seed_pair_id", "nonce", name="uq_rounds_seed_pair_nonce"),
         CheckConstraint("game IN ('casino_war', 'sota')", name="game"),
         Index("ix_rounds_user_id_id", "user_id", "id"),
+        # The rounds still open, few at any time: each standing step of the ledger check reads
+        # them all (and adds up their stakes by player), which without it was a scan of every
+        # round.
+        Index(
+            "ix_rounds_open",
+            "user_id",
+            "currency",
+            sqlite_where=text("status != 'settled'"),
+            postgresql_where=text("status != 'settled'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)
@@ -273,12 +285,18 @@ class AuditHead(Base):
 
 class AuditEntry(Base):
     __tablename__ = "audit_entries"
+    # A filter's page is its newest (or oldest) entries: each index ends in ``seq``.
+    __table_args__ = (
+        Index("ix_audit_entries_actor_seq", "actor", "seq"),
+        Index("ix_audit_entries_action_seq", "action", "seq"),
+        Index("ix_audit_entries_subject_seq", "subject", "seq"),
+    )
 
     seq: Mapped[int] = mapped_column(BigInt, primary_key=True, autoincrement=False)
     time: Mapped[str] = mapped_column(String(27), index=True)  # YYYY-MM-DDTHH:MM:SS.ffffffZ
-    actor: Mapped[str | None] = mapped_column(String(64), index=True)
-    action: Mapped[str] = mapped_column(String(64), index=True)
-    subject: Mapped[str | None] = mapped_column(String(64), index=True)
+    actor: Mapped[str | None] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str | None] = mapped_column(String(64))
     data: Mapped[str] = mapped_column(Text)  # canonical JSON, hashed as stored
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))

@@ -24,6 +24,7 @@ from sqlalchemy import Select
 from sqlalchemy import select
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import SQLCoreOperations
 
 from ..core import fairness
 from ..core.errors import NotFound
@@ -48,6 +49,7 @@ from .results import SeedPairSummary
 from .results import check_page
 from .results import filter_time
 from .text import storable
+from .tx import in_transaction
 from .tx import own_transactions
 from .tx import read_only
 
@@ -107,21 +109,29 @@ class Paging:
 
 @dataclass(frozen=True, slots=True)
 class ListSpec:
-    """One list: its rows' query, the id it pages on, the time it jumps to, how a row reads
-    (a typed result, written as JSON in an export), and the page it comes in."""
+    """One list: its rows' queries (``parts``: the list is their rows, none in two, each read
+    in key order through an index of its own), the id it pages on, the time it jumps to, how a
+    row reads (a typed result, written as JSON in an export), and the page it comes in."""
 
     name: str
     key: InstrumentedAttribute[int]
     time: InstrumentedAttribute[datetime]
     columns: tuple[str, ...]
-    query: Callable[[Session, dict[str, Any]], Select[Any]]
+    parts: Callable[[Session, dict[str, Any]], list[Select[Any]]]
     row: Callable[[Row[Any]], Any]
     page: Callable[[list[Any], str, int | None], Any]
     key_field: str = "id"
+    #: The column the parts are bounded and read in the order of, if not ``key``: one equal
+    #: to it by a join, in an index the database reads in order where the key's is not.
+    read_by: SQLCoreOperations[int] | None = None
+
+    @property
+    def order(self) -> SQLCoreOperations[int]:
+        return self.key if self.read_by is None else self.read_by
 
 
-def _players_query(session: Session, args: dict[str, Any]) -> Select[Any]:
-    return select(User).where(names_containing(storable(str(args.get("q") or ""), "q")))
+def _players_query(session: Session, args: dict[str, Any]) -> list[Select[Any]]:
+    return [select(User).where(names_containing(storable(str(args.get("q") or ""), "q")))]
 
 
 def _player_row(row: Row[Any]) -> AccountSince:
@@ -142,22 +152,29 @@ def _a_user(session: Session, args: dict[str, Any]) -> int:
     return user_id
 
 
-def _rounds_query(session: Session, args: dict[str, Any]) -> Select[Any]:
-    return select(Round).where(Round.user_id == _a_user(session, args))
+def _rounds_query(session: Session, args: dict[str, Any]) -> list[Select[Any]]:
+    return [select(Round).where(Round.user_id == _a_user(session, args))]
 
 
-def transfers_of(user_id: int) -> Select[Any]:
-    """A player's money moves, each with what it did to their balance (its player posting)."""
-    player_accounts = select(Account.id).where(Account.user_id == user_id, Account.kind == "player")
-    return (
+@in_transaction
+def transfers_of(session: Session, user_id: int) -> list[Select[Any]]:
+    """A player's money moves, each with what it did to their balance (its player posting): a
+    query per player account (one per currency; a transfer moves one currency). Each is read in
+    transfer order through the postings' (account, transfer) index, where the accounts together
+    were every posting of the player's read and sorted for any page. Each posting's transfer is
+    then looked up by id: the ``+ 0`` keeps PostgreSQL from merging the postings with every
+    transfer from the newest down, which reads all the newer transfers of other players."""
+    accounts = select(Account.id).where(Account.user_id == user_id, Account.kind == "player")
+    return [
         select(Transfer, Posting.amount)
-        .join(Posting, Posting.transfer_id == Transfer.id)
-        .where(Posting.account_id.in_(player_accounts))
-    )
+        .join(Posting, Transfer.id == Posting.transfer_id + 0)
+        .where(Posting.account_id == account)
+        for account in session.scalars(accounts.order_by(Account.id))
+    ]
 
 
-def _transfers_query(session: Session, args: dict[str, Any]) -> Select[Any]:
-    return transfers_of(_a_user(session, args))
+def _transfers_query(session: Session, args: dict[str, Any]) -> list[Select[Any]]:
+    return transfers_of(session, _a_user(session, args))
 
 
 def transfer_row(row: Row[Any]) -> results.Transfer:
@@ -174,10 +191,12 @@ def transfer_row(row: Row[Any]) -> results.Transfer:
     }
 
 
-def _seed_pairs_query(session: Session, args: dict[str, Any]) -> Select[Any]:
-    return select(SeedPair).where(
-        SeedPair.user_id == _a_user(session, args), SeedPair.status != "next"
-    )
+def _seed_pairs_query(session: Session, args: dict[str, Any]) -> list[Select[Any]]:
+    return [
+        select(SeedPair).where(
+            SeedPair.user_id == _a_user(session, args), SeedPair.status != "next"
+        )
+    ]
 
 
 def _columns(row: Any, *, leaving: str = "") -> tuple[str, ...]:
@@ -216,6 +235,7 @@ LISTS: Final = {
             _transfers_query,
             transfer_row,
             TransferPage,
+            read_by=Posting.transfer_id,
         ),
         ListSpec(
             "seed_pairs",
@@ -255,32 +275,53 @@ def page(session: Session, /, name: str, paging: Paging, **args: Any) -> Any:
     :param args: what the list is of: ``user_id`` for a player's lists, ``q`` for players.
     :raises InvalidInput: for bad paging; :raises NotFound: for an unknown user.
     """
+    return page_within(session, name, paging, **args)
+
+
+@in_transaction
+def page_within(session: Session, /, name: str, paging: Paging, **args: Any) -> Any:
+    """:func:`page`, inside the caller's transaction (a page read beside others)."""
     spec, paging = spec_of(name), paging.checked()
-    query = _in_range(spec, spec.query(session, args), paging)
-    if paging.order == OLDEST:
-        if paging.cursor is not None:
-            query = query.where(spec.key > paging.cursor)
-        if paging.from_id is not None:
-            query = query.where(spec.key >= paging.from_id)
-        query = query.order_by(spec.key)
-    else:
-        if paging.cursor is not None:
-            query = query.where(spec.key < paging.cursor)
-        if paging.from_id is not None:
-            query = query.where(spec.key <= paging.from_id)
-        query = query.order_by(spec.key.desc())
-    rows = session.execute(query.limit(paging.limit + 1)).all()
+    oldest = paging.order == OLDEST
+    key, bounds = spec.order, []
+    if paging.cursor is not None:
+        bounds.append(key > paging.cursor if oldest else key < paging.cursor)
+    if paging.from_id is not None:
+        bounds.append(key >= paging.from_id if oldest else key <= paging.from_id)
+    rows = _first_rows(session, spec, paging, args, bounds, oldest, paging.limit + 1)
     more = len(rows) > paging.limit
     last = getattr(rows[paging.limit - 1][0], spec.key.key) if more else None
     return spec.page([spec.row(row) for row in rows[: paging.limit]], paging.order, last)
+
+
+def _first_rows(
+    session: Session,
+    spec: ListSpec,
+    paging: Paging,
+    args: dict[str, Any],
+    bounds: list[Any],
+    oldest: bool,
+    limit: int,
+) -> list[Row[Any]]:
+    """The list's first ``limit`` rows in the paging's range within ``bounds``, in key order:
+    as many from each part, in order, merged."""
+    ordered = spec.order if oldest else spec.order.desc()
+    rows = [
+        row
+        for part in spec.parts(session, args)
+        for row in session.execute(
+            _in_range(spec, part, paging).where(*bounds).order_by(ordered).limit(limit)
+        )
+    ]
+    rows.sort(key=lambda row: getattr(row[0], spec.key.key), reverse=not oldest)
+    return rows[:limit]
 
 
 @read_only
 def _chunk(
     session: Session, spec: ListSpec, paging: Paging, after: int, args: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    query = _in_range(spec, spec.query(session, args), paging).where(spec.key > after)
-    rows = session.execute(query.order_by(spec.key).limit(CHUNK)).all()
+    rows = _first_rows(session, spec, paging, args, [spec.order > after], True, CHUNK)
     return [results.to_json(spec.row(row)) for row in rows]
 
 

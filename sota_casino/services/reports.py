@@ -43,7 +43,6 @@ from ..models import Account
 from ..models import AuditCheckpoint
 from ..models import AuditEntry
 from ..models import Round
-from ..models import Transfer
 from ..models import User
 from ..sim import stats
 from . import audit
@@ -575,11 +574,9 @@ def _transfers(
 ) -> list[results.Transfer]:
     """The player's money moves before ``before`` (id), newest first, each with what it did
     to their balance."""
-    query = lists.transfers_of(user_id)
-    if before is not None:
-        query = query.where(Transfer.id < before)
-    rows = session.execute(query.order_by(Transfer.id.desc()).limit(limit))
-    return [lists.transfer_row(row) for row in rows]
+    paging = lists.Paging(cursor=before, limit=limit)
+    page: lists.TransferPage = lists.page_within(session, "transfers", paging, user_id=user_id)
+    return page.transfers
 
 
 def _audit_entries(
