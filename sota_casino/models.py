@@ -39,7 +39,11 @@ def utcnow() -> datetime:
 
 class User(Base):
     __tablename__ = "users"
-    __table_args__ = (CheckConstraint(f"role IN {ROLES!r}", name="role"),)
+    __table_args__ = (
+        CheckConstraint(f"role IN {ROLES!r}", name="role"),
+        # A list's date range is read between the ids found through it (services/ranges.py).
+        Index("ix_users_created_at_id", "created_at", "id"),
+    )
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)
     username: Mapped[str] = mapped_column(String(32), unique=True)
@@ -123,7 +127,10 @@ class Account(Base):
 
 class Transfer(Base):
     __tablename__ = "transfers"
-    __table_args__ = (Index("ix_transfers_user_id_idempotency_key", "user_id", "idempotency_key"),)
+    __table_args__ = (
+        Index("ix_transfers_user_id_idempotency_key", "user_id", "idempotency_key"),
+        Index("ix_transfers_created_at_id", "created_at", "id"),
+    )
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))  # bet raise settle grant topup adjust
@@ -186,6 +193,7 @@ class SeedPair(Base):
     __tablename__ = "seed_pairs"
     __table_args__ = (
         CheckConstraint("status IN ('next', 'active', 'revealed')", name="status"),
+        Index("ix_seed_pairs_created_at_id", "created_at", "id"),
         Index(
             "uq_seed_pairs_one_active",
             "user_id",
@@ -224,6 +232,7 @@ class Round(Base):
         UniqueConstraint("seed_pair_id", "nonce", name="uq_rounds_seed_pair_nonce"),
         CheckConstraint("game IN ('casino_war', 'sota')", name="game"),
         Index("ix_rounds_user_id_id", "user_id", "id"),
+        Index("ix_rounds_created_at_id", "created_at", "id"),
         # The rounds still open, few at any time: each standing step of the ledger check reads
         # them all (and adds up their stakes by player), which without it was a scan of every
         # round.

@@ -78,6 +78,7 @@ from ..models import AuditPending
 from ..models import AuditTreeNode
 from ..models import Round
 from ..models import SigningKey
+from . import ranges
 from . import results
 from .context import context_of
 from .results import NEWEST
@@ -506,6 +507,7 @@ def entries(
     query = _filtered(
         session.connection(),
         select(AuditEntry.seq),
+        order == OLDEST,
         action=action,
         actor=actor,
         subject=subject,
@@ -561,6 +563,8 @@ TEXT_WINDOW = 100_000
 def _filtered(
     connection: Connection,
     query: Any,
+    oldest: bool,
+    /,
     *,
     action: str | None = None,
     actor: str | None = None,
@@ -569,7 +573,8 @@ def _filtered(
     until: str | None = None,
     text: str | None = None,
 ) -> Any:
-    """Narrow an entries query to the filters given (each checked, a clear 422 if bad)."""
+    """Narrow an entries query, read ``oldest`` first or newest, to the filters given (each
+    checked, a clear 422 if bad)."""
     for name, value in (("action", action), ("actor", actor), ("subject", subject), ("text", text)):
         if value:
             storable(value, name)
@@ -579,10 +584,16 @@ def _filtered(
         query = query.where(AuditEntry.actor == actor)
     if subject:
         query = query.where(AuditEntry.subject == subject)
-    if start := _time_filter(since, "since"):
-        query = query.where(AuditEntry.time >= start)
-    if end := _time_filter(until, "until"):
-        query = query.where(AuditEntry.time <= end)
+    query = query.where(
+        *ranges.within(
+            connection,
+            AuditEntry.seq,
+            AuditEntry.time,
+            _time_filter(since, "since"),
+            _time_filter(until, "until"),
+            oldest=oldest,
+        )
+    )
     if text:
         needle = f"%{text.replace('%', '').replace('_', '')}%"
         query = query.where(
@@ -621,7 +632,7 @@ def iter_entries(session: Session, /, **filters: str | None) -> Iterator[results
     :raises InvalidInput: for a bad filter, before any entry is read.
     """
     filtered = _read_chunk(
-        session, lambda connection: _filtered(connection, select(_ENTRIES), **filters)
+        session, lambda connection: _filtered(connection, select(_ENTRIES), True, **filters)
     )
     flush(session)
     return _entries_of(session, filtered)
@@ -1523,14 +1534,12 @@ def export_range(
             raise InvalidInput(
                 N_("%(option)s must be 1 or more"), params={"option": name}, field=name
             )
-    low = select(func.min(AuditEntry.seq))
-    high = select(func.max(AuditEntry.seq))
-    if start := _time_filter(since, "since"):
-        low, high = low.where(AuditEntry.time >= start), high.where(AuditEntry.time >= start)
-    if end := _time_filter(until, "until"):
-        low, high = low.where(AuditEntry.time <= end), high.where(AuditEntry.time <= end)
-    first = max(from_seq or 1, session.scalar(low) or 0)
-    last = min(to_seq or log_size(session), session.scalar(high) or 0)
+    in_range = ranges.timed(
+        AuditEntry.time, _time_filter(since, "since"), _time_filter(until, "until")
+    )
+    low, high = ranges.id_span(session.connection(), AuditEntry.seq, in_range) or (0, 0)
+    first = max(from_seq or 1, low or 0)
+    last = min(to_seq or log_size(session), high or 0)
     if first < 1 or last < first:
         raise NotFound(N_("no entries in that range"))
     covering = session.scalar(

@@ -35,6 +35,7 @@ from ..models import Round
 from ..models import SeedPair
 from ..models import Transfer
 from ..models import User
+from . import ranges
 from . import results
 from . import rounds
 from .accounts import names_containing
@@ -260,12 +261,18 @@ def spec_of(name: str) -> ListSpec:
     return LISTS[name]
 
 
-def _in_range(spec: ListSpec, query: Select[Any], paging: Paging) -> Select[Any]:
-    if (start := filter_time(paging.since, "since")) is not None:
-        query = query.where(spec.time >= start)
-    if (end := filter_time(paging.until, "until")) is not None:
-        query = query.where(spec.time <= end)
-    return query
+@in_transaction
+def _in_range(session: Session, spec: ListSpec, paging: Paging, *, oldest: bool) -> list[Any]:
+    """The paging's date range as clauses, its ids bounded (see :mod:`.ranges`)."""
+    return ranges.within(
+        session.connection(),
+        spec.key,
+        spec.time,
+        filter_time(paging.since, "since"),
+        filter_time(paging.until, "until"),
+        oldest=oldest,
+        read_by=spec.read_by,
+    )
 
 
 @read_only
@@ -288,7 +295,8 @@ def page_within(session: Session, /, name: str, paging: Paging, **args: Any) -> 
         bounds.append(key > paging.cursor if oldest else key < paging.cursor)
     if paging.from_id is not None:
         bounds.append(key >= paging.from_id if oldest else key <= paging.from_id)
-    rows = _first_rows(session, spec, paging, args, bounds, oldest, paging.limit + 1)
+    bounds.extend(_in_range(session, spec, paging, oldest=oldest))
+    rows = _first_rows(session, spec, args, bounds, oldest, paging.limit + 1)
     more = len(rows) > paging.limit
     last = getattr(rows[paging.limit - 1][0], spec.key.key) if more else None
     return spec.page([spec.row(row) for row in rows[: paging.limit]], paging.order, last)
@@ -297,21 +305,18 @@ def page_within(session: Session, /, name: str, paging: Paging, **args: Any) -> 
 def _first_rows(
     session: Session,
     spec: ListSpec,
-    paging: Paging,
     args: dict[str, Any],
     bounds: list[Any],
     oldest: bool,
     limit: int,
 ) -> list[Row[Any]]:
-    """The list's first ``limit`` rows in the paging's range within ``bounds``, in key order:
-    as many from each part, in order, merged."""
+    """The list's first ``limit`` rows within ``bounds``, in key order: as many from each part,
+    in order, merged."""
     ordered = spec.order if oldest else spec.order.desc()
     rows = [
         row
         for part in spec.parts(session, args)
-        for row in session.execute(
-            _in_range(spec, part, paging).where(*bounds).order_by(ordered).limit(limit)
-        )
+        for row in session.execute(part.where(*bounds).order_by(ordered).limit(limit))
     ]
     rows.sort(key=lambda row: getattr(row[0], spec.key.key), reverse=not oldest)
     return rows[:limit]
@@ -319,10 +324,15 @@ def _first_rows(
 
 @read_only
 def _chunk(
-    session: Session, spec: ListSpec, paging: Paging, after: int, args: dict[str, Any]
+    session: Session, spec: ListSpec, in_range: list[Any], after: int, args: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    rows = _first_rows(session, spec, paging, args, [spec.order > after], True, CHUNK)
+    rows = _first_rows(session, spec, args, [*in_range, spec.order > after], True, CHUNK)
     return [results.to_json(spec.row(row)) for row in rows]
+
+
+@read_only
+def _range_of(session: Session, spec: ListSpec, paging: Paging) -> list[Any]:
+    return _in_range(session, spec, paging, oldest=True)
 
 
 @own_transactions
@@ -342,9 +352,10 @@ def iter_all(
     """Yield every row of list ``name`` in the paging's date range, oldest first, a chunk per
     short read-only transaction (exports: memory flat in the list's length)."""
     spec = spec_of(name)
-    after = 0
+    # The range's ids are looked up once, as the export starts: each chunk reads on from them.
+    in_range, after = _range_of(session, spec, paging), 0
     while True:
-        rows = _chunk(session, spec, paging, after, args)
+        rows = _chunk(session, spec, in_range, after, args)
         yield from rows
         if len(rows) < CHUNK:
             return

@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from collections.abc import Iterator
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 from typing import Final
 
@@ -274,3 +277,82 @@ def test_on_postgresql_a_standing_step_of_the_ledger_check_reads_the_open_rounds
     assert len(plans) >= 3
     scanned = [plan for plan in plans if "Seq Scan on rounds" in plan]
     assert not scanned, "\n".join(scanned)
+
+
+#: A day's worth of entries in the middle of the log (the log's entries are a second apart),
+#: with most of the log newer than it.
+DAY: Final = slice(6_000, 7_000)
+
+
+def _range_page(session: Session, order: str) -> list[Any]:
+    times = list(session.scalars(sa.select(audit.AuditEntry.time).order_by(audit.AuditEntry.seq)))
+    since, until = times[DAY.start], times[DAY.stop - 1]
+
+    def read() -> None:
+        page = audit.entries(session, since=since, until=until, order=order)
+        assert len(page.entries) == 50
+        assert all(since <= e["time"] <= until for e in page.entries)
+
+    return _statements_of(session, read, "audit_entries")
+
+
+@pytest.fixture
+def spread_log(session: Session) -> Session:
+    first = audit.current_size(session) + 1
+    fill(session, ENTRIES, checkpoint_every=0, events=_events(first), step=timedelta(seconds=1))
+    return _vacuumed(session)
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize("order", ["newest", "oldest"])
+def test_on_postgresql_a_date_range_in_the_middle_of_the_log_reads_about_the_range(
+    spread_log: Session, order: str
+) -> None:
+    read = _read_by(spread_log, _range_page(spread_log, order))
+    # The range's 1,000 entries read once through the index of times (their first and last
+    # ids), then a page: before, newest first read the 13,000 newer entries, oldest first the
+    # 6,000 older ones.
+    assert read < 1_500, read
+
+
+def _moves_in_range(session: Session, player: int, order: str) -> list[Any]:
+    ids = lists.page(session, "transfers", lists.Paging(order="oldest", limit=500), user_id=player)
+    since, until = ids.transfers[300]["time"], ids.transfers[399]["time"]
+
+    def read() -> None:
+        paging = lists.Paging(order=order, since=since, until=until)
+        page = lists.page(session, "transfers", paging, user_id=player)
+        assert [t["time"] for t in page.transfers] and all(
+            since <= t["time"] <= until for t in page.transfers
+        )
+
+    return _statements_of(session, read, "transfers")
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize("order", ["newest", "oldest"])
+def test_on_postgresql_a_date_range_of_a_players_money_moves_reads_about_the_range(
+    session: Session, mover: int, order: str
+) -> None:
+    # A second between two transfers, as a day's money moves are spread.
+    with session.begin():
+        session.execute(
+            sa.text("UPDATE transfers SET created_at = :start + id * interval '1 second'"),
+            {"start": datetime(2026, 1, 1, tzinfo=UTC)},
+        )
+    read = _read_by(_vacuumed(session), _moves_in_range(session, mover, order))
+    # The range's 100 transfers and a page of the player's: before, 9,000 rows read newest first
+    # (the player's newer money moves), about 6,000 oldest first.
+    assert read < 1_000, read
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_on_sqlite_a_date_range_is_bounded_through_the_index_of_times(
+    spread_log: Session,
+) -> None:
+    statements = _range_page(spread_log, "newest")
+    plans = _plans(spread_log, statements, "EXPLAIN QUERY PLAN ")
+    bounding = [
+        plan for statement, plan in zip(statements, plans, strict=True) if "min(" in statement[0]
+    ]
+    assert bounding and "ix_audit_entries_time" in bounding[0], plans
