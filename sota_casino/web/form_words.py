@@ -25,6 +25,7 @@ HIDDEN: Final = ""
 FORM_LABELS: Final[Mapping[str, Mapping[str, str]]] = {
     "auth.login_post": {"username": N_("Username"), "password": N_("Password")},
     "auth.register_post": {"username": N_("Username"), "password": N_("Password")},
+    "auth.password_post": {"password": N_("New password")},
     "casino_war.decision": {"choice": HIDDEN},
     "lobby.topup": {"currency": HIDDEN},
     "fairness.rotate": {"client_seed": N_("New client seed")},
@@ -61,6 +62,7 @@ FORM_LABELS: Final[Mapping[str, Mapping[str, str]]] = {
         "until": N_("Until (UTC)"),
         "text": N_("Text"),
         "from_seq": N_("Go to entry #"),
+        "order": HIDDEN,
     },
 }
 
@@ -94,6 +96,9 @@ IN_THE_FORMS_WORDS: Final[Mapping[str, str]] = {
     N_("the %(name)s filter is too long"): N_("The filter “%(label)s” is too long."),
     N_("%(option)s must be a whole number from %(low)s to %(high)s"): N_(
         "“%(label)s” must be a whole number from %(low)s to %(high)s."
+    ),
+    N_("%(option)s must be an ISO 8601 time or date"): N_(
+        "“%(label)s” must be a date and time, like 2026-05-31T18:00."
     ),
     REPEATED: REPEATED,
 }

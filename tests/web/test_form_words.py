@@ -41,7 +41,7 @@ SENT: Final[list[tuple[str, str, str, dict[str, str]]]] = [
         {"username": "ann", "password": NUL * 5, "confirm": NUL * 5},
     ),
     ("visitor", "POST", "/auth/login", {"username": NUL, "password": "x" * 12}),
-    ("player", "POST", "/auth/password", {"old": NUL, "new": "y" * 12, "confirm": "y" * 12}),
+    ("player", "POST", "/auth/password", {"old": "x" * 12, "new": NUL * 5, "confirm": NUL * 5}),
     # Casino War: bet and decision.
     ("player", "POST", "/casino-war/rounds", {"bet": "lots"}),
     ("player", "POST", "/casino-war/rounds", {"bet": "5", "tie_bet": "-1"}),
@@ -118,8 +118,10 @@ SENT: Final[list[tuple[str, str, str, dict[str, str]]]] = [
         {"currency": "chips", "amount": "500", "reason": "r", "once": "bad key!"},
     ),
     # Console: locks and roles.
+    ("operator", "POST", "/operator/players/{pat}/adjust", {}),
     ("operator", "POST", "/operator/players/{pat}/lock", {"locked": "maybe"}),
     ("operator", "POST", "/operator/players/{pat}/role", {"role": "wizard"}),
+    ("operator", "POST", "/operator/players/{pat}/role", {"role": NUL}),
     (
         "operator",
         "POST",
@@ -178,6 +180,9 @@ SENT: Final[list[tuple[str, str, str, dict[str, str]]]] = [
     ("operator", "GET", "/operator/players", {"q": NUL}),
     ("operator", "GET", "/operator/audit", {"from_seq": "zzz"}),
     ("operator", "GET", "/operator/audit", {"actor": LONG}),
+    ("operator", "GET", "/operator/audit", {"action": NUL}),
+    ("operator", "GET", "/operator/audit", {"since": "yesterday"}),
+    ("operator", "GET", "/operator/audit", {"order": "sideways"}),
     ("operator", "GET", "/operator/approvals", {"status": "lost"}),
 ]
 
@@ -199,7 +204,7 @@ RAW: Final = re.compile(
     r"\b(?:username|password|choice|war|surrender|currency|chips|sweets|client_seed|reason|"
     r"direction|credit|debit|amount|locked|role|player|operator|auditor|min_bet|none, ante|"
     r"by_rank|kind|large_win|player_adjustments|period_hours|time_zone|q|from_seq|actor|status|"
-    r"pending|approved|rejected|Idempotency-Key)\b"
+    r"pending|approved|rejected|since|order|newest|oldest|Idempotency-Key)\b"
     r"|\b(?:must|should|choose|is not|the form|filter)\b",
     re.I,
 )
