@@ -19,14 +19,19 @@ from flask import Flask
 from flask.testing import FlaskClient
 from operator_support import add_user
 from operator_support import client_as
+from operator_support import db
+from web_support import PASSWORD
 from web_support import post_form
+
+from sota_casino.services import accounts
 
 LONG: Final = "x" * 600
 NUL: Final = "a\x00b"
 
-#: Who sends it, where, and what: ``(who, path, form)``; "{pat}" is a player's id. A form
-#: sent with ``GET`` is a list page's query.
-SENT: Final[list[tuple[str, str, str, dict[str, str]]]] = [
+#: Who sends it, how, where and what: ``(who, method, path, form)``; "{pat}" is a player's id,
+#: "{approval}" another operator's pending proposal. A form sent with ``GET`` is a list page's
+#: query.
+SENT: Final[list[tuple[str, str, str, dict[str, Any]]]] = [
     # Player: sign-up, login, password.
     (
         "visitor",
@@ -174,6 +179,8 @@ SENT: Final[list[tuple[str, str, str, dict[str, str]]]] = [
         {"kind": "player_adjustments", "currency": "chips", "threshold": "5", "period_hours": "x"},
     ),
     # Console: approvals and time zone.
+    ("operator", "POST", "/operator/approvals/{approval}/reject", {"note": NUL}),
+    ("operator", "POST", "/operator/approvals/{approval}/approve", {"note": NUL}),
     ("operator", "POST", "/operator/me/time-zone", {"time_zone": "Mars/Base"}),
     ("operator", "POST", "/operator/me/time-zone", {"time_zone": NUL}),
     # Console: list pages' filters and queries.
@@ -199,6 +206,18 @@ def shown_refusal(client: FlaskClient, answer: Any) -> str | None:
     return html.unescape(found.group(1)).strip() if found else None
 
 
+def _proposal(app: Flask, user_id: int) -> int:
+    """Another operator's pending proposal (making ``user_id`` an operator): its id."""
+    session = db(app)
+    try:
+        proposer = accounts.create_operator(session, "ola", PASSWORD, role="operator").id
+        done = accounts.request_role_change(session, proposer, user_id, "operator")
+    finally:
+        session.close()
+    assert done.approval is not None
+    return done.approval.id
+
+
 #: What no shown refusal may say: a field's id or an option's code (as sent above), or English.
 RAW: Final = re.compile(
     r"\b(?:username|password|choice|war|surrender|currency|chips|sweets|client_seed|reason|"
@@ -213,13 +232,13 @@ RAW: Final = re.compile(
 @pytest.mark.parametrize("language", ["fi", "nb", "pt"])
 @pytest.mark.parametrize(("who", "method", "path", "form"), SENT)
 def test_a_refused_page_form_names_no_field_id_option_code_or_english(
-    app: Flask, language: str, who: str, method: str, path: str, form: dict[str, str]
+    app: Flask, language: str, who: str, method: str, path: str, form: dict[str, Any]
 ) -> None:
     pat = add_user(app, "pat")
     user = {"visitor": None, "player": add_user(app, "pia")}.get(who)
     client = client_as(app, add_user(app, "olli", role="operator") if who == "operator" else user)
     post_form(client, "/language", {"locale": language, "next": "/"})
-    url = path.format(pat=pat)
+    url = path.format(pat=pat, approval=_proposal(app, pat) if "{approval}" in path else 0)
     if method == "GET":
         answer = client.get(url, query_string=form)
     else:
