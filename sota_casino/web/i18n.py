@@ -45,6 +45,9 @@ from ..db import get_session
 from ..locations import STATIC
 from ..locations import TRANSLATIONS
 from ..services import accounts
+from .form_words import CHOOSE_OFFERED
+from .form_words import NOT_AN_OPTION
+from .form_words import in_the_forms_words
 from .paths import is_local_path
 from .paths import wants_json
 from .visitor import session_user
@@ -167,7 +170,13 @@ def plural_count(value: float, whole: int) -> int:
 
 
 def error_message(error: CasinoError) -> str:
-    """Return a refusal's message in this request's language (by its message id)."""
+    """Return a refusal's message in this request's language (by its message id); on a page,
+    as its form words it (:mod:`.form_words`: labels, not field ids or option codes)."""
+    if has_request_context() and not wants_json():
+        worded = in_the_forms_words(error, request.endpoint or "")
+        if worded is not None:
+            message, label = worded
+            return gettext(message, **{**error.params, "label": gettext(label)})
     if error.plural:
         count = error.params.get("num")
         assert isinstance(count, int), "a plural refusal counts with an integer num"
@@ -207,7 +216,9 @@ def in_words(error: InvalidRules, titles: Mapping[str, str]) -> InvalidRules:
     }
     if not named:
         return error
-    text = gettext(error.template, **{**error.params, **named})
+    # A value none of the form's options: the form shows their words, the engine their codes.
+    template = CHOOSE_OFFERED if error.template in NOT_AN_OPTION else error.template
+    text = gettext(template, **{**error.params, **named, "label": named.get("option", "")})
     # The translated sentence is the message itself: no catalogue holds it as an id.
     worded = InvalidRules(sentence(text))
     worded.details = dict(error.details)

@@ -32,6 +32,7 @@ from ..core.marks import N_
 from ..services.idempotency import check_key
 from ..services.results import MAX_ID
 from ..services.text import storable
+from .form_words import REPEATED
 from .i18n import gettext
 from .paths import wants_json
 
@@ -320,10 +321,7 @@ def refuse_repeated_fields() -> None:
     for name, values in request.form.lists():
         if len(values) > 1 and name not in repeatable:
             raise InvalidInput(
-                N_(
-                    "“%(label)s” was sent more than once, so which was meant cannot be told: "
-                    "send the form with it once."
-                ),
+                REPEATED,
                 params={"label": name},
                 field=name,
             )

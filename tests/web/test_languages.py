@@ -864,12 +864,19 @@ def test_a_refused_console_query_reads_in_the_operators_language(app: Flask, lan
     operator = client_as(app, add_user(app, "olli", role="operator"))
     post_form(operator, "/language", {"locale": language, "next": "/operator/audit"})
     pat = add_user(app, "pat", "player")
-    for path, name in (
-        (f"/operator/players/{pat}/lists/rounds", "cursor"),
-        ("/operator/audit", "from_seq"),
-    ):
-        answer = operator.get(f"{path}?{name}=zzz")
-        assert console_refusal(answer) == QUERY_REFUSALS[language].format(name=name), path
+    answer = operator.get(f"/operator/players/{pat}/lists/rounds?cursor=zzz")
+    assert console_refusal(answer) == QUERY_REFUSALS[language].format(name="cursor")
+    # The log's entry number is typed in its form: named by the form's label.
+    answer = operator.get("/operator/audit?from_seq=zzz")
+    assert console_refusal(answer) == ENTRY_NUMBER_REFUSALS[language]
+
+
+ENTRY_NUMBER_REFUSALS = {
+    "en": "“Go to entry #” must be a whole number from 0 to 9007199254740991.",
+    "fi": "Kentän ”Siirry merkintään #” arvon on oltava kokonaisluku 0–9007199254740991.",
+    "nb": "«Gå til oppføring nr.» må være et helt tall fra 0 til 9007199254740991.",
+    "pt": "“Ir para a entrada nº” precisa ser um número inteiro de 0 a 9007199254740991.",
+}
 
 
 CHIP_THRESHOLD_REFUSALS = {
@@ -1315,9 +1322,12 @@ def _proof_not_yet_anchored(app: Flask, client: FlaskClient, language: str) -> s
 
 
 HAND_MADE_REFUSALS: dict[str, tuple[Callable[[Flask, FlaskClient, str], str], str]] = {
-    "decision": (_tie_decision, "choice must be one of: war, surrender"),
-    "NUL in a form": (_log_in_with_nul, "username must not contain a NUL character"),
-    "role": (_console_role("king"), "role must be one of: player, operator, auditor"),
+    "decision": (
+        _tie_decision,
+        "The form is garbled: load the page again and make the change there.",
+    ),
+    "NUL in a form": (_log_in_with_nul, "“Username” must not contain a NUL character."),
+    "role": (_console_role("king"), "Choose one of the options offered for “Role”."),
     "own role": (_console_role("auditor"), "operators cannot change their own role"),
     "won cards": (
         _move_refused(lambda won, outsider: [*won[1:], outsider]),

@@ -191,7 +191,7 @@ def test_the_top_up_button_appears_only_when_the_balance_is_low(
     assert 'data-testid="chips-balance">2,000<' in page
     assert 'id="topup-chips"' not in page and "next top-up comes tomorrow" in page
     bad = post_form(player, "/lobby/topup", {"currency": "gold"})
-    assert "currency must be one of" in follow(player, bad)
+    assert "The form is garbled" in follow(player, bad)
 
 
 def test_the_lobby_lists_the_last_rounds(player: FlaskClient) -> None:
@@ -419,7 +419,10 @@ def test_bad_sota_forms_are_explained(player: FlaskClient) -> None:
         ({"stake": "x", "preset": "nordic"}, "The stake must be a whole number of sweets, like"),
         ({"stake": "0", "preset": "nordic"}, "stake must be a whole number of sweets from"),
         ({"stake": "5", "preset": "klondike"}, "Pick one of the rule sets this table offers: "),
-        ({"stake": "5", "preset": "custom", "rule_deck": "tarot"}, "Deck must be one of"),
+        (
+            {"stake": "5", "preset": "custom", "rule_deck": "tarot"},
+            "Choose one of the options offered for “Deck”.",
+        ),
         (
             {"stake": "5", "preset": "custom", "rule_max_tricks": "lots"},
             "Trick limit must be a whole",

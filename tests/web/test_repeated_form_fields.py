@@ -65,7 +65,7 @@ def test_a_login_with_two_names_is_refused_on_its_form(app: Flask, client: Flask
     form = {"username": ["pat", "mallory"], "password": PASSWORD}
     refused = post_form(client, "/auth/login", form)
     assert refused.status_code == 422
-    assert f"“username” {SENT_TWICE}" in text(refused)
+    assert f"“Username” {SENT_TWICE}" in text(refused)
     assert client.get("/api/v1/me").status_code == 401  # nobody was logged in
 
 
@@ -80,14 +80,14 @@ def test_the_consoles_forms_refuse_a_field_twice_changing_nothing(app: Flask) ->
     )
     assert zone.status_code == 422
     assert 'data-testid="time-zone-error"' in text(zone)  # beside its form, as its other refusals
-    assert f"“time_zone” {SENT_TWICE}" in text(zone)
+    assert f"“Show times in” {SENT_TWICE}" in text(zone)
 
     adjust = {"direction": "credit", "currency": "chips", "amount": ["5", "5000"], "reason": "x"}
     preview = olga.post(
         f"/operator/players/{pat}/adjust/preview", data={"csrf_token": CSRF, **adjust}
     )
     assert preview.status_code == 422
-    assert 'id="adjust-error"' in text(preview) and f"“amount” {SENT_TWICE}" in text(preview)
+    assert 'id="adjust-error"' in text(preview) and f"“Amount” {SENT_TWICE}" in text(preview)
 
     rule = {"kind": "large_win", "currency": "chips", "threshold": ["1", "9"], "period_hours": "1"}
     alert = olga.post("/operator/alerts/rules", data={"csrf_token": CSRF, **rule})
@@ -96,7 +96,7 @@ def test_the_consoles_forms_refuse_a_field_twice_changing_nothing(app: Flask) ->
     role = olga.post(
         f"/operator/players/{pat}/role", data={"csrf_token": CSRF, "role": ["auditor", "player"]}
     )
-    assert role.status_code == 422 and f"“role” {SENT_TWICE}" in text(role)
+    assert role.status_code == 422 and f"“Role” {SENT_TWICE}" in text(role)
 
     table = {"min_bet": ["1", "2"], "max_bet": "500", "decks": "6", "tie_payout": "10"}
     tables = olga.post(
