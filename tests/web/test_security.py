@@ -454,16 +454,22 @@ def test_a_login_checked_while_the_password_changes_starts_nothing_the_change_mi
     assert not logs_in(app, PASSWORD) and logs_in(app, NEW_PASSWORD)
 
 
-def test_a_login_racing_a_change_does_not_put_the_old_password_back(
-    app: Flask, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    api_register(app.test_client(), "alice")
-    # A hash of parameters since replaced: the next login with its password stores a new one.
+def _store_a_hash_of_older_parameters(app: Flask) -> str:
+    """Store alice's password hashed with cheaper parameters than the present ones; return it."""
     older = PasswordHasher(time_cost=1, memory_cost=16, parallelism=1).hash(PASSWORD)
     session = db(app)
     with session.begin():
         session.execute(update(User).values(password_hash=older))
     session.close()
+    return older
+
+
+def test_a_login_racing_a_change_does_not_put_the_old_password_back(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api_register(app.test_client(), "alice")
+    # A hash of parameters since replaced: the next login with its password stores a new one.
+    _store_a_hash_of_older_parameters(app)
     meanwhile(monkeypatch, lambda: change_password(app, "alice", PASSWORD, NEW_PASSWORD))
     assert not logs_in(app, PASSWORD)
     assert logs_in(app, NEW_PASSWORD) and not logs_in(app, PASSWORD)
@@ -488,10 +494,8 @@ def test_a_login_with_a_hash_of_older_parameters_stores_one_of_the_present_ones(
     app: Flask,
 ) -> None:
     api_register(app.test_client(), "alice")
-    older = PasswordHasher(time_cost=1, memory_cost=16, parallelism=1).hash(PASSWORD)
+    older = _store_a_hash_of_older_parameters(app)
     session = db(app)
-    with session.begin():
-        session.execute(update(User).values(password_hash=older))
     assert logs_in(app, PASSWORD)
     stored = session.scalar(select(User.password_hash))
     session.close()

@@ -404,6 +404,14 @@ def served(app: Flask) -> Iterator[str]:
     thread.join(5)
 
 
+def _serve_key_changes(handler: Any, checkpoint: Any, published: Any) -> None:
+    """Serve ``checkpoint`` and the public key's answer ``published`` (its key changes)."""
+    handler.bodies = {
+        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
+        "/api/v1/fairness/public-key": json.dumps(published).encode(),
+    }
+
+
 def _monitor(url: str, state: Path, *extra: str) -> tuple[int, str]:
     import io
 
@@ -758,10 +766,7 @@ def test_the_monitor_follows_no_key_change_to_a_key_anyone_can_sign_with(
         "public_key_hex": IDENTITY_KEY_HEX,
         "key_changes": [fairness.signed(pinned, change)],
     }
-    handler.bodies = {
-        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
-        "/api/v1/fairness/public-key": json.dumps(published).encode(),
-    }
+    _serve_key_changes(handler, checkpoint, published)
     state = tmp_path / "w"
     code, line = _monitor(url, state, "--public-key", pinned_hex)
     assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
@@ -798,10 +803,7 @@ def test_the_monitor_checks_a_retired_keys_checkpoint_only_within_the_grace_afte
 
     def serve_signed_by(key: Any) -> None:
         checkpoint = {"document": doc, "signature": fairness.sign(key, doc)}
-        handler.bodies = {
-            "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
-            "/api/v1/fairness/public-key": json.dumps(published).encode(),
-        }
+        _serve_key_changes(handler, checkpoint, published)
 
     state = tmp_path / "w"
     followed = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
@@ -858,10 +860,7 @@ def test_the_monitor_follows_no_key_change_back_to_a_key_it_retired(
         "public_key_hex": old_hex,
         "key_changes": [change(old, new_hex), change(new, old_hex)],
     }
-    handler.bodies = {
-        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
-        "/api/v1/fairness/public-key": json.dumps(published).encode(),
-    }
+    _serve_key_changes(handler, checkpoint, published)
     state = tmp_path / "w"
     state.mkdir()
     (state / "public_key").write_text(new_hex + "\n")
@@ -893,12 +892,7 @@ def test_the_monitor_follows_no_key_handed_on_twice_once_to_a_key_anyone_can_sig
     ]
     doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
     checkpoint = {"document": doc, "signature": fairness.sign(new, doc)}
-    handler.bodies = {
-        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
-        "/api/v1/fairness/public-key": json.dumps(
-            {"public_key_hex": new_hex, "key_changes": changes}
-        ).encode(),
-    }
+    _serve_key_changes(handler, checkpoint, {"public_key_hex": new_hex, "key_changes": changes})
     state = tmp_path / "w"
     code, line = _monitor(url, state, "--public-key", pinned_hex)
     assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
@@ -921,10 +915,7 @@ def test_the_monitor_follows_no_key_change_dated_otherwise_than_the_scheme(
     doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
     checkpoint = {"document": doc, "signature": fairness.sign(new, doc)}
     published = {"public_key_hex": new_hex, "key_changes": [fairness.signed(pinned, change)]}
-    handler.bodies = {
-        "/api/v1/transparency/checkpoint": json.dumps({"checkpoint": checkpoint}).encode(),
-        "/api/v1/fairness/public-key": json.dumps(published).encode(),
-    }
+    _serve_key_changes(handler, checkpoint, published)
     state = tmp_path / "w"
     code, line = _monitor(url, state, "--public-key", pinned_hex)
     assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5"), line
