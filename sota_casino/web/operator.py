@@ -63,6 +63,7 @@ from .downloads import stamp
 from .downloads import table_download
 from .errors import refusal_page
 from .errors import status_of
+from .form_words import GARBLED
 from .format import chips
 from .format import chips_text
 from .format import percent
@@ -716,10 +717,7 @@ def _changed_since_drawn(typed: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         drawn = None
     if not isinstance(drawn, dict):
-        raise InvalidInput(
-            N_("The form is garbled: load the page again and make the change there."),
-            field="drawn",
-        )
+        raise InvalidInput(GARBLED, field="drawn")
     return {option: value for option, value in typed.items() if not _same(drawn.get(option), value)}
 
 
