@@ -56,11 +56,38 @@ SETTLEMENT_FIELDS: Final = ("receipt", "game", "payout")
 BET_FIELDS: Final = ("game", "seed_pair_id", "nonce")
 #: The scheme's bound (docs/fairness.md, "The bound"), a constant of the scheme and no setting:
 #: an honest service has a settled round's bet and settlement entries in a signed checkpoint
-#: within this long after the receipt's ``settled_at``. A round still pending while a checkpoint
-#: signed by the trusted key is dated past it was left out of the log.
+#: within this long after the receipt's ``settled_at``, and a pair's commitment (reveal) entry
+#: within this long after its ``created_at`` (``revealed_at``). A document still pending while a
+#: checkpoint signed by the trusted key is dated past it was left out of the log.
 ANCHOR_BOUND: Final = timedelta(hours=1)
 #: :data:`ANCHOR_BOUND` as the verifiers name it.
 ANCHOR_BOUND_TEXT: Final = "1 hour"
+
+
+@dataclass(frozen=True, slots=True)
+class DatedBy:
+    """The signed time the bound of a pending document runs from, and the verifiers' words."""
+
+    #: The document's field that holds the time: ``settled_at``.
+    name: str
+    #: The time as the messages say it: ``settled at``.
+    said: str
+    #: The document that writes the time: ``the receipt``.
+    document: str
+    #: What a checkpoint past the bound shows left out of the log: ``the round``.
+    left_out: str
+    #: What a time dated ahead would keep left out of the log within the bound: ``a round``.
+    kept: str
+
+
+#: What the bound runs from, by what is pending: a round (its receipt's settlement), or the
+#: pair's commitment or reveal, after which the log may take nothing of the pair (a pair never
+#: played; a reveal, always), so that the bound alone shows either left out of the log.
+DATED_BY: Final = {
+    "round": DatedBy("settled_at", "settled at", "the receipt", "the round", "a round"),
+    "commitment": DatedBy("created_at", "created at", "the commitment", "it", "it"),
+    "reveal": DatedBy("revealed_at", "revealed at", "the reveal", "it", "it"),
+}
 
 
 def receipt_hash(document: Mapping[str, Any], canonical: bytes | None = None) -> str:
@@ -651,41 +678,65 @@ def decisions_problem(
 
 
 def past_the_bound(
-    settled_at: object, checkpoints: Iterable[Mapping[str, Any]]
+    dated_at: object, checkpoints: Iterable[Mapping[str, Any]]
 ) -> Mapping[str, Any] | None:
     """Return the latest of ``checkpoints`` (documents whose signatures the caller checked)
-    dated past ``settled_at`` + :data:`ANCHOR_BOUND`, or ``None``: the one a round still
+    dated past ``dated_at`` + :data:`ANCHOR_BOUND`, or ``None``: the one a document still
     pending is not in, though an honest service would have put it there. A time that is not
-    ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` judges nothing (a receipt's own fails its ``pair`` check)."""
-    settled = time_or_none(settled_at)
-    if settled is None:
+    ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` judges nothing (a document's own fails its other checks)."""
+    dated = time_or_none(dated_at)
+    if dated is None:
         return None
-    dated = [(time, doc) for doc in checkpoints if (time := time_or_none(doc.get("time")))]
-    past = [(time, doc["size"], doc) for time, doc in dated if time > settled + ANCHOR_BOUND]
+    timed = [(time, doc) for doc in checkpoints if (time := time_or_none(doc.get("time")))]
+    past = [(time, doc["size"], doc) for time, doc in timed if time > dated + ANCHOR_BOUND]
     return max(past, key=lambda found: found[:2])[2] if past else None
 
 
-def left_out_message(settled_at: object, checkpoint: Mapping[str, Any]) -> str:
-    """Why a round pending in a bundle fails once :func:`past_the_bound` found ``checkpoint``."""
+def left_out_message(dated_at: object, checkpoint: Mapping[str, Any], by: DatedBy) -> str:
+    """Why a document pending in a bundle fails once :func:`past_the_bound` found
+    ``checkpoint`` (``by``: what its time is)."""
     return (
-        f"settled at {settled_at}, not in the checkpoint signed at {checkpoint['time']} (size "
-        f"{checkpoint['size']}), past the bound of {ANCHOR_BOUND_TEXT}: the round was left out "
-        "of the log"
+        f"{by.said} {dated_at}, not in the checkpoint signed at {checkpoint['time']} (size "
+        f"{checkpoint['size']}), past the bound of {ANCHOR_BOUND_TEXT}: {by.left_out} was left "
+        "out of the log"
     )
 
 
-def dated_ahead(settled_at: object, now: datetime) -> str | None:
-    """Why a round still pending fails when its ``settled_at`` is past ``now`` (the verifier's
-    clock) and :data:`ANCHOR_BOUND`, or ``None``: no casino has settled it yet, and dated
-    ahead, a round left out of the log would stay within the bound for as long."""
-    settled = time_or_none(settled_at)
-    if settled is None or settled <= now + ANCHOR_BOUND:
+def dated_ahead(dated_at: object, now: datetime, by: DatedBy) -> str | None:
+    """Why a document still pending fails when its time (``by``) is past ``now`` (the
+    verifier's clock) and :data:`ANCHOR_BOUND`, or ``None``: no casino has made it yet, and
+    dated ahead, a document left out of the log would stay within the bound for as long."""
+    dated = time_or_none(dated_at)
+    if dated is None or dated <= now + ANCHOR_BOUND:
         return None
     return (
-        f"settled at {settled_at}, past this computer's clock ({format_time(now)}) and the "
-        f"bound of {ANCHOR_BOUND_TEXT}: the receipt is dated ahead, which would keep a round "
-        "left out of the log within the bound"
+        f"{by.said} {dated_at}, past this computer's clock ({format_time(now)}) and the bound of "
+        f"{ANCHOR_BOUND_TEXT}: {by.document} is dated ahead, which would keep {by.kept} left "
+        "out of the log within the bound"
     )
+
+
+def bound_problem(
+    kind: str,
+    document: Mapping[str, Any],
+    checkpoints: Iterable[Mapping[str, Any]],
+    now: datetime,
+) -> str | None:
+    """Why a document the bundle lists as pending fails by the bound, or ``None`` (still
+    within it): dated past ``now`` (the verifier's clock) and the bound (:func:`dated_ahead`),
+    or not in one of ``checkpoints`` (signed by the trusted key) dated past its time and the
+    bound (:func:`past_the_bound`).
+
+    :param kind: what is pending, a key of :data:`DATED_BY`: ``round`` (``document`` is its
+        receipt), ``commitment`` or ``reveal``.
+    """
+    by = DATED_BY[kind]
+    dated_at = document.get(by.name)
+    ahead = dated_ahead(dated_at, now, by)
+    if ahead is not None:
+        return ahead
+    checkpoint = past_the_bound(dated_at, checkpoints)
+    return None if checkpoint is None else left_out_message(dated_at, checkpoint, by)
 
 
 def twin_checkpoints(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:

@@ -12,10 +12,11 @@ rewritten round then contradicts a checkpoint the casino signed, which a third p
 A bundle without its anchors proves none of that, so it fails the check: an operator holding the
 key and the database could otherwise hand out a rewritten round stripped of the anchors that
 contradict it. A document the bundle lists in ``pending_anchors`` is *pending*, never proven:
-the verdict says to fetch the bundle again later (:attr:`.Report.not_yet_anchored`). A round
+the verdict says to fetch the bundle again later (:attr:`.Report.not_yet_anchored`). A document
 stays pending only within the scheme's bound (``core.anchors.ANCHOR_BOUND``): once a
-checkpoint signed by the trusted key is dated past its ``settled_at`` and the bound, the round
-fails, since an honest service would have had it in that checkpoint.
+checkpoint signed by the trusted key is dated past its signed time (a round's ``settled_at``,
+the commitment's ``created_at``, the reveal's ``revealed_at``) and the bound, it fails, since
+an honest service would have had it in that checkpoint.
 """
 
 from __future__ import annotations
@@ -182,7 +183,8 @@ def check_anchors(
     :param pair_docs: the commitment document, and the reveal document once revealed.
     :param documents: the rows of the commitment, and of the reveal once revealed.
     :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).
-    :param now: the verifier's clock: a round pending may not be dated past it and the bound.
+    :param now: the verifier's clock: a document pending may not be dated past it and the
+        bound.
     :returns: the documents' rows, the rounds' rows and the bundle's findings, with the
         ``log`` findings added, and the seq of each round's settlement entry that its anchor
         proves into a signed checkpoint (by round id): where the log took the settlement.
@@ -218,10 +220,12 @@ def check_anchors(
                 f"after it was played ({found.cited(found.commitment)})"
             )
     later = _first_logged_after_commitment(found)
-    checked = [_document_row(found, "commitment", documents[0], commitment_findings, later)]
+    checked = [
+        _document_row(found, "commitment", documents[0], commitment_doc, commitment_findings, later)
+    ]
     if reveal_doc is not None and len(documents) > 1:
         reveal_findings = _reveal_findings(found, reveal_doc, last_round)
-        checked.append(_document_row(found, "reveal", documents[1], reveal_findings))
+        checked.append(_document_row(found, "reveal", documents[1], reveal_doc, reveal_findings))
     settled = {round_id: a["leaf_index"] + 1 for round_id, a in found.settlements.items()}
     return checked, new_rows, found.findings, settled
 
@@ -230,6 +234,7 @@ def _document_row(
     found: _Anchors,
     kind: str,
     row: Row,
+    document: Mapping[str, Any],
     messages: list[str],
     later: Later | None = None,
 ) -> Row:
@@ -237,7 +242,8 @@ def _document_row(
     row = row.with_findings([Finding(kind, LOG, FAIL, message) for message in messages])
     anchor = found.commitment if kind == "commitment" else found.reveal
     if anchor is None and not messages:
-        row = row.with_findings([Finding(kind, LOG, *_missing(found, (kind, None), later=later))])
+        missing = _missing(found, (kind, None), document=document, later=later)
+        row = row.with_findings([Finding(kind, LOG, *missing)])
     return row
 
 
@@ -300,16 +306,17 @@ def _missing(
     found: _Anchors,
     place: tuple[str, Any],
     what: str = "it",
-    receipt: Mapping[str, Any] | None = None,
+    document: Mapping[str, Any] | None = None,
     later: Later | None = None,
 ) -> tuple[str, str]:
     """A document (or a round's ``what``) without an anchor: pending if the service said so,
     else a failure. A pending one fails too where it was left out of the log: while the
     bundle anchors ``later``, an entry the log takes after it (every signed checkpoint holds
     all the log took before its last entry, so an honest bundle anchors it in the same one),
-    or, for a round of ``receipt``, while a checkpoint signed by the trusted key is dated past
-    its settlement and the bound (``core.anchors.ANCHOR_BOUND``), or its settlement is dated
-    past the verifier's clock and the bound."""
+    or by its signed ``document`` (a round's receipt, the commitment, the reveal) while a
+    checkpoint signed by the trusted key is dated past its time and the bound
+    (``core.anchors.ANCHOR_BOUND``), or its time is dated past the verifier's clock and the
+    bound (``core.anchors.bound_problem``)."""
     if place not in found.pending:
         return FAIL, f"the bundle carries no anchor of {what} in the audit log"
     if later is not None:
@@ -318,14 +325,10 @@ def _missing(
             f"pending, though the signed log holds {entry} at leaf {leaf}, which the log takes "
             f"after {what}: {what} was left out of the log"
         )
-    if receipt is not None:
-        settled_at = receipt.get("settled_at")
-        ahead = anchors.dated_ahead(settled_at, found.now)
-        if ahead is not None:
-            return FAIL, ahead
-        checkpoint = anchors.past_the_bound(settled_at, found.signed)
-        if checkpoint is not None:
-            return FAIL, anchors.left_out_message(settled_at, checkpoint)
+    if document is not None:
+        problem = anchors.bound_problem(place[0], document, found.signed, found.now)
+        if problem is not None:
+            return FAIL, problem
     return PENDING, f"not yet anchored: {found.pending[place]}"
 
 
@@ -385,7 +388,7 @@ def _round_findings(
         reveal = (_leaf(found.reveal), "the pair's reveal") if found.reveal is not None else None
         later = _earliest([reveal, *(later_bets if bet is None else ())])
         if not findings:
-            status, message = _missing(found, place, receipt=receipt, later=later)
+            status, message = _missing(found, place, document=receipt, later=later)
             findings.append(fail(message, status))
         return findings, [a["leaf_index"] for a in decisions]
     problem = anchors.settlement_problem(settlement["entry"], receipt)

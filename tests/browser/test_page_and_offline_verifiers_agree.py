@@ -542,6 +542,88 @@ def test_both_verifiers_fail_a_round_left_out_and_dated_past_their_clock(
     ), shown
 
 
+#: The page's problems and what it waits for.
+PAGE_PROBLEMS_AND_WAITING = (
+    "async ([bundle, key]) => { const r = await window.SotaVerify.verifyBundle(bundle,"
+    " {trustedKey: key, records: null}); return [r.problems, r.waiting]; }"
+)
+
+
+def offline_says(tmp_path: Path, bundle: Any) -> tuple[int, str]:
+    """The offline verifier's exit code and output for ``bundle``."""
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    out = io.StringIO()
+    return main([str(path), "--public-key", KEY_HEX], out, io.StringIO()), out.getvalue()
+
+
+#: A pair revealed without a round played: the log takes nothing of it between its commitment
+#: (10:00, its bound ends at 11:00) and its reveal (18:00, its bound ends at 19:00).
+UNPLAYED = bundles.bundle(0, pair=PAIR)
+#: Each document of a pair left out of the log, with what the page verifies, and when its
+#: bound ends: a commitment (the pair's reveal left out too, else its anchor would show the
+#: commitment left out whatever its dates), a reveal.
+PAIR_LEFT_OUT = (
+    (UNPLAYED, ["commitment", "reveal"], "commitment", "created at", bundles.CREATED_AT, "11"),
+    (GOOD, ["reveal"], "reveal", "revealed at", bundles.REVEALED_AT, "19"),
+)
+
+
+def test_both_verifiers_fail_a_commitment_or_a_reveal_left_out_of_the_log_past_the_bound(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A pair's commitment or reveal left out of the log and served as pending, nothing the log
+    takes after it anchored: a checkpoint the trusted key signed past its ``created_at`` or
+    ``revealed_at`` and the bound fails it on the page as offline (exit 1), named alike; one at
+    the bound leaves it not yet anchored in both."""
+    sign_up(tab, "pair-left-out")
+    fairness_page(tab)
+    for bundle, out_of_log, kind, said_at, dated_at, hour in PAIR_LEFT_OUT:
+        late_at = f"2025-04-01T{hour}:00:00.000001Z"
+        late = bundles.pair_documents_taken_out(bundle, out_of_log, late_at)
+        size = late["checkpoints"][0]["document"]["size"]
+        said = (
+            f"{said_at} {dated_at}, not in the checkpoint signed at {late_at} (size {size}), "
+            "past the bound of 1 hour: it was left out of the log"
+        )
+        code, out = offline_says(tmp_path, late)
+        assert code == 1 and f"{kind} document: log: {said}" in out, out
+        assert tab.evaluate(CHECK, [late, KEY_HEX]) == f"the {kind}: {said}"
+
+        at_the_bound = f"2025-04-01T{hour}:00:00.000000Z"
+        waiting = bundles.pair_documents_taken_out(bundle, out_of_log, at_the_bound)
+        assert offline_says(tmp_path, waiting)[0] == 4
+        assert tab.evaluate(PAGE_PROBLEMS_AND_WAITING, [waiting, KEY_HEX]) == [
+            [],
+            [f"the {kind}" for kind in out_of_log],
+        ]
+
+
+def test_both_verifiers_fail_a_commitment_or_a_reveal_left_out_and_dated_past_their_clock(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A commitment or a reveal left out of the log, signed again dated years ahead so that no
+    checkpoint is ever past its bound: no casino can have made it past the verifier's clock,
+    on the page as offline."""
+    sign_up(tab, "pair-dated-ahead")
+    fairness_page(tab)
+    ahead = "2099-01-01T00:00:00.000000Z"
+    clock = r"\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\)"
+    for bundle, out_of_log, kind, said_at, _, _ in PAIR_LEFT_OUT:
+        field = said_at.replace(" ", "_")  # created_at, revealed_at
+        dated = {**bundle, kind: bundles.resign(PAIR, bundle[kind], **{field: ahead})}
+        forged = bundles.pair_documents_taken_out(dated, out_of_log, "2025-04-01T11:00:00.000000Z")
+        said = (
+            rf"{said_at} {re.escape(ahead)}, past this computer's clock {clock} and the bound of "
+            f"1 hour: the {kind} is dated ahead, which would keep it left out of the log within "
+            "the bound"
+        )
+        code, out = offline_says(tmp_path, forged)
+        assert code == 1 and re.search(f"{kind} document: log: {said}", out), out
+        shown = tab.evaluate(CHECK, [forged, KEY_HEX])
+        assert re.fullmatch(f"the {kind}: {said}", shown), shown
+
+
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:
     """A checkpoint signed with its time written otherwise than ``YYYY-MM-DDTHH:MM:SS.ffffffZ``
     dates nothing: past the bound, the page kept a round left out of the log "not yet anchored"

@@ -440,6 +440,40 @@ def taken_out(
     return made
 
 
+#: Another player's entry, which the log holds where a document left out of it would be.
+OTHER_ENTRY: Doc = {
+    "time": CREATED_AT,
+    "actor": "user:99",
+    "action": anchors.COMMITMENT_ACTION,
+    "subject": anchors.pair_subject(99),
+    "data": {"commitment": "ab" * 32, "status": "active"},
+}
+
+
+def pair_documents_taken_out(
+    bundle: Doc, kinds: Sequence[str], checkpoint_at: str, key: Ed25519PrivateKey = KEY
+) -> Doc:
+    """Return ``bundle`` as a service serves it once an operator left the pair's documents of
+    ``kinds`` (``"commitment"``, ``"reveal"``) out of the log, another player's entry logged
+    in their place: the rest anchored in a checkpoint signed at ``checkpoint_at``, those
+    documents listed as pending."""
+
+    def without(logged: Logged) -> Logged:
+        kept = [(of, entry) for of, entry in logged if of["kind"] not in kinds]
+        assert len(kept) == len(logged) - len(kinds), kinds
+        return [({"kind": "other"}, dict(OTHER_ENTRY)), *kept]
+
+    made = anchored(bundle, key, logged_as=without, checkpoint_at=checkpoint_at)
+    made["anchors"] = [anchor for anchor in made["anchors"] if anchor["of"]["kind"] != "other"]
+    seed_pair_id = bundle["commitment"]["document"]["seed_pair_id"]
+    pair_of = {"commitment": anchors.commitment_of, "reveal": anchors.reveal_of}
+    reason = "the log holds no entry of it yet; ask again shortly"
+    made["pending_anchors"] = [
+        {"of": pair_of[kind](seed_pair_id), "reason": reason, "retry_after": 1} for kind in kinds
+    ]
+    return made
+
+
 def listed_pending(bundle: Doc, of: Mapping[str, Any]) -> Doc:
     """Return ``bundle`` serving the document ``of`` names as pending instead of its anchor."""
     kept = [a for a in bundle["anchors"] if a["of"] != of]

@@ -313,3 +313,89 @@ def test_a_round_left_out_of_the_log_and_dated_ahead_fails_by_the_verifiers_cloc
     assert code == 1 and "the receipt is dated ahead" in out, out
     at_the_bound = verify_bundle(bundle, KEY_HEX, now=clock + timedelta(microseconds=1))
     assert at_the_bound.ok and at_the_bound.not_yet_anchored, at_the_bound.failures
+
+
+#: A pair committed and never played: the log takes nothing of it after its commitment.
+UNPLAYED = bundles.bundle(0, pair=PAIR, revealed=False)
+#: When :data:`UNPLAYED` was committed, and when :data:`GOOD` was revealed: each bound ends an
+#: hour later.
+COMMITTED_AT, REVEALED_AT = bundles.CREATED_AT, bundles.REVEALED_AT
+
+
+def test_a_commitment_left_out_of_the_log_fails_once_a_checkpoint_is_dated_past_the_bound(
+    tmp_path: Path,
+) -> None:
+    """A casino that re-committed a pair nobody played yet, or never logged its commitment,
+    serves it as pending: nothing the log takes after it is anchored, but a checkpoint the
+    trusted key signed past its ``created_at`` and the bound shows it left out, however long
+    the bundle is fetched again; at the bound it is not yet anchored."""
+    for late in ("2025-04-01T11:00:00.000001Z", "2025-04-05T10:00:00.000000Z"):
+        bundle = bundles.pair_documents_taken_out(UNPLAYED, ["commitment"], late)
+        size = bundle["checkpoints"][0]["document"]["size"]
+        said = (
+            f"commitment document: log: created at {COMMITTED_AT}, not in the checkpoint signed "
+            f"at {late} (size {size}), past the bound of 1 hour: it was left out of the log"
+        )
+        report = verify_bundle(bundle, KEY_HEX)
+        assert not report.ok and [f.text() for f in report.failures] == [said], report.failures
+        _left_out(tmp_path, bundle, said)
+    waiting = bundles.pair_documents_taken_out(
+        UNPLAYED, ["commitment"], "2025-04-01T11:00:00.000000Z"
+    )
+    code, out = _run(tmp_path, waiting)
+    assert code == 4 and out.splitlines()[-1].startswith("Result: NOT YET ANCHORED"), out
+
+
+def test_a_reveal_left_out_of_the_log_fails_once_a_checkpoint_is_dated_past_the_bound(
+    tmp_path: Path,
+) -> None:
+    """The log takes nothing of a pair after its reveal, so only the bound shows a reveal left
+    out of it (a seed the log never saw, revealed to the player alone): a checkpoint the trusted
+    key signed past its ``revealed_at`` and the bound; at the bound it is not yet anchored."""
+    for late in ("2025-04-01T19:00:00.000001Z", "2025-04-08T18:00:00.000000Z"):
+        bundle = bundles.pair_documents_taken_out(GOOD, ["reveal"], late)
+        size = bundle["checkpoints"][0]["document"]["size"]
+        said = (
+            f"reveal document: log: revealed at {REVEALED_AT}, not in the checkpoint signed at "
+            f"{late} (size {size}), past the bound of 1 hour: it was left out of the log"
+        )
+        report = verify_bundle(bundle, KEY_HEX)
+        assert not report.ok and [f.text() for f in report.failures] == [said], report.failures
+        _left_out(tmp_path, bundle, said)
+    waiting = bundles.pair_documents_taken_out(GOOD, ["reveal"], "2025-04-01T19:00:00.000000Z")
+    report = verify_bundle(waiting, KEY_HEX)
+    assert report.ok and report.not_yet_anchored, report.failures
+    assert report.documents[1].statuses["log"] == PENDING
+
+
+def test_a_commitment_or_reveal_left_out_and_dated_ahead_fails_by_the_verifiers_clock(
+    tmp_path: Path,
+) -> None:
+    """The bound runs from the ``created_at`` or ``revealed_at`` the casino signs: dated years
+    ahead, a commitment or a reveal left out of the log would stay within it until then. No
+    casino can have made either past the verifier's clock and the bound, so it fails; one at
+    the bound of the clock stays not yet anchored."""
+    ahead = "2099-01-01T00:00:00.000000Z"
+    clock = datetime(2098, 12, 31, 22, 59, 59, 999999, tzinfo=UTC)
+    committed = {
+        **UNPLAYED,
+        "commitment": bundles.resign(PAIR, UNPLAYED["commitment"], created_at=ahead),
+    }
+    revealed = {**GOOD, "reveal": bundles.resign(PAIR, GOOD["reveal"], revealed_at=ahead)}
+    cases = (
+        (committed, "commitment", "created at", "the commitment"),
+        (revealed, "reveal", "revealed at", "the reveal"),
+    )
+    for dated, kind, said_at, document in cases:
+        bundle = bundles.pair_documents_taken_out(dated, [kind], "2025-04-01T19:00:00.000000Z")
+        said = (
+            f"{kind} document: log: {said_at} {ahead}, past this computer's clock "
+            f"(2098-12-31T22:59:59.999999Z) and the bound of 1 hour: {document} is dated ahead, "
+            "which would keep it left out of the log within the bound"
+        )
+        report = verify_bundle(bundle, KEY_HEX, now=clock)
+        assert not report.ok and [f.text() for f in report.failures] == [said], report.failures
+        code, out = _run(tmp_path, bundle)  # this computer's clock
+        assert code == 1 and f"{document} is dated ahead" in out, out
+        at_the_bound = verify_bundle(bundle, KEY_HEX, now=clock + timedelta(microseconds=1))
+        assert at_the_bound.ok and at_the_bound.not_yet_anchored, at_the_bound.failures

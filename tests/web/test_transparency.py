@@ -276,6 +276,93 @@ def test_a_round_taken_out_of_the_log_is_not_yet_anchored_only_within_the_bound(
     assert f"round {late['id']} (nonce {receipt['nonce']}): log: {said}" in out.getvalue()
 
 
+def _pair_bundle(client: FlaskClient, auth: dict[str, str], seed_pair_id: int) -> Any:
+    answer = client.get(f"{API}/fairness/seed-pairs/{seed_pair_id}/bundle", headers=auth)
+    assert answer.status_code == 200
+    return answer.get_json()
+
+
+def _past_the_bound(time: str) -> str:
+    return fairness.format_time(fairness.parse_time(time) + anchors.ANCHOR_BOUND * 1.001)
+
+
+def _unplayed_pairs(client: FlaskClient, auth: dict[str, str]) -> tuple[Any, Any]:
+    """Rotate a player's first pair, never played: its bundle (revealed), and the bundle of the
+    pair the rotation activated, committed when the player signed up."""
+    first = client.get(f"{API}/fairness/seed-pair", headers=auth).get_json()
+    assert client.post(f"{API}/fairness/rotate", json={}, headers=auth).status_code == 200
+    active = first["next_seed_pair_id"]
+    return _pair_bundle(client, auth, first["seed_pair_id"]), _pair_bundle(client, auth, active)
+
+
+def test_an_honest_pairs_commitment_and_reveal_are_in_every_checkpoint_signed_after_them(
+    make_app: Callable[..., Flask],
+) -> None:
+    """The service logs a pair's commitment (its reveal) in the transaction that signs it, and
+    signs each checkpoint over the whole log: a checkpoint dated past the ``created_at``
+    (``revealed_at``) and the bound anchors it, also for a pair nobody played, so the bound
+    fails no honest bundle."""
+    app = make_app(CHECKPOINT_MIN_SECONDS=0)
+    client = app.test_client()
+    auth = bearer(client, "bob")
+    revealed, active = _unplayed_pairs(client, auth)
+    later = _past_the_bound(revealed["reveal"]["document"]["revealed_at"])
+    sign_backdated(_session(app), later)  # the next checkpoint, signed past both bounds
+    for earlier in (revealed, active):
+        bundle = _pair_bundle(client, auth, earlier["commitment"]["document"]["seed_pair_id"])
+        assert [c["document"]["time"] for c in bundle["checkpoints"]] == [later]
+        assert bundle["pending_anchors"] == []
+        report = verify_bundle(bundle, _key(app))
+        assert report.ok and not report.not_yet_anchored, [f.text() for f in report.failures]
+        assert {row.statuses["log"] for row in report.documents} == {"pass"}
+
+
+@pytest.mark.tampers
+def test_a_commitment_or_a_reveal_taken_out_of_the_log_is_not_yet_anchored_only_within_the_bound(
+    make_app: Callable[..., Flask],
+) -> None:
+    """An operator with the database takes a pair's commitment entry (a pair nobody played, so
+    nothing its log takes after it shows it) or its reveal's (which nothing follows) out of the
+    log before a checkpoint covers it: the bundle carries the latest signed checkpoint, so once
+    one is dated past the document's ``created_at`` (``revealed_at``) and the bound, the
+    player's verifier names it left out instead of waiting for it forever."""
+    app = make_app(CHECKPOINT_MIN_SECONDS=0)
+    client = app.test_client()
+    auth = bearer(client, "bob")
+    revealed, active = _unplayed_pairs(client, auth)
+    session = _session(app)
+    cases = (
+        (revealed, anchors.REVEAL_ACTION, "reveal", "revealed at"),
+        (active, anchors.COMMITMENT_ACTION, "commitment", "created at"),
+    )
+    for bundle, action, kind, said_at in cases:
+        seed_pair_id = bundle["commitment"]["document"]["seed_pair_id"]
+        dated_at = bundle[kind]["document"][said_at.replace(" ", "_")]
+        with session.begin():
+            (seq,) = session.scalars(
+                select(AuditEntry.seq).where(
+                    AuditEntry.action == action,
+                    AuditEntry.subject == anchors.pair_subject(seed_pair_id),
+                )
+            ).all()
+        take_out(session, [seq])
+        served = _pair_bundle(client, auth, seed_pair_id)  # a checkpoint signed on demand, now
+        assert [p["of"]["kind"] for p in served["pending_anchors"]] == [kind]
+        report = verify_bundle(served, _key(app))
+        assert report.ok and report.not_yet_anchored, [f.text() for f in report.failures]
+
+        past = _past_the_bound(dated_at)
+        sign_backdated(session, past)  # the next checkpoint, dated past the bound
+        served = _pair_bundle(client, auth, seed_pair_id)
+        size = served["checkpoints"][0]["document"]["size"]
+        report = verify_bundle(served, _key(app))
+        said = (
+            f"{kind} document: log: {said_at} {dated_at}, not in the checkpoint signed at "
+            f"{past} (size {size}), past the bound of 1 hour: it was left out of the log"
+        )
+        assert [f.text() for f in report.failures] == [said]
+
+
 def test_outsiders_cannot_make_the_service_sign(
     make_app: Callable[..., Flask],
 ) -> None:

@@ -290,7 +290,8 @@
   }
 
   /* The scheme's bound (docs/fairness.md, "The bound"): an honest service has a settled round's
-   * bet and settlement entries in a signed checkpoint within an hour after its `settled_at`. */
+   * bet and settlement entries in a signed checkpoint within an hour after its `settled_at`, and
+   * a pair's commitment (reveal) entry within an hour after its `created_at` (`revealed_at`). */
   const ANCHOR_BOUND_SECONDS = 3600;
 
   /* A time of the fixed form as [whole seconds since 1970, microseconds], or null if it is not
@@ -331,8 +332,9 @@
    * a document in the checkpoint that holds an entry the log takes after it: listed as pending
    * beside such an anchor, the document was left out of the log. These say why, or give null. */
 
-  /* The commitment: the log takes it before every entry of its rounds and the reveal. */
-  function leftOutCommitment(betted, settled, decided, revealed, result) {
+  /* The commitment (`pairDoc`): the log takes it before every entry of its rounds and the
+   * reveal; with none of them anchored, it is held to the bound. */
+  function leftOutCommitment(pairDoc, betted, settled, decided, revealed, result) {
     const rounds = [...Object.entries(betted), ...Object.entries(settled),
       ...Object.entries(decided).flatMap(([id, anchors]) => anchors.map((anchor) => [id, anchor]))];
     const [id, first] = rounds.reduce((a, b) => (a[1] === null || b[1].leaf_index < a[1].leaf_index ? b : a), [null, null]);
@@ -343,7 +345,7 @@
       result.problems.push(gettext("the commitment is listed as pending, though the signed log holds the pair's reveal at leaf %(leaf)s, which the log takes after it: the commitment was left out of the log",
         { leaf: revealed.leaf_index }));
     }
-    return first || revealed ? false : "pending";
+    return first || revealed ? false : pendingDated("commitment", pairDoc, result);
   }
 
   /* The anchored bets of the bundle's rounds with the nonces they were dealt with. */
@@ -386,22 +388,52 @@
     return new Date().toISOString().replace(/Z$/, "000Z");
   }
 
-  /* A round the service lists as pending: "pending" within the bound, else false with why. Every
-   * checkpoint of the bundle signed by the pinned key (`result.checkpoints`) dates the bound,
-   * also one that another of its size follows in the list. */
-  function pendingRound(receipt, result) {
-    // The bound runs from a time the casino writes: dated ahead, a round left out of the log
-    // would stay within it, but no casino settles a round past this computer's clock.
-    const settled = timeParts(receipt.settled_at);
-    if (settled && settled[0] + settled[1] / 1e6 > Date.now() / 1000 + ANCHOR_BOUND_SECONDS) {
-      result.problems.push(gettext("round %(round)s: settled at %(settled)s, past this computer's clock (%(now)s) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
-        { round: receipt.round_id, settled: receipt.settled_at, now: nowWritten() }));
+  /* What the bound runs from for each document that can be pending (core/anchors.py DATED_BY):
+   * its signed time, and why it fails dated past this computer's clock and the bound (`ahead`)
+   * or not in a checkpoint dated past its time and the bound (`leftOut`). The commitment and the
+   * reveal may have nothing after them in the log (a pair never played; the reveal always), so
+   * the bound alone shows either left out. */
+  const DATED_BY = {
+    round: {
+      name: "settled_at",
+      ahead: (doc, now) => gettext("round %(round)s: settled at %(settled)s, past this computer's clock (%(now)s) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
+        { round: doc.round_id, settled: doc.settled_at, now }),
+      leftOut: (doc, past) => gettext("round %(round)s: settled at %(settled)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: the round was left out of the log",
+        { round: doc.round_id, settled: doc.settled_at, time: past.time, size: past.size }),
+    },
+    commitment: {
+      name: "created_at",
+      ahead: (doc, now) => gettext("the commitment: created at %(created)s, past this computer's clock (%(now)s) and the bound of 1 hour: the commitment is dated ahead, which would keep it left out of the log within the bound",
+        { created: doc.created_at, now }),
+      leftOut: (doc, past) => gettext("the commitment: created at %(created)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
+        { created: doc.created_at, time: past.time, size: past.size }),
+    },
+    reveal: {
+      name: "revealed_at",
+      ahead: (doc, now) => gettext("the reveal: revealed at %(revealed)s, past this computer's clock (%(now)s) and the bound of 1 hour: the reveal is dated ahead, which would keep it left out of the log within the bound",
+        { revealed: doc.revealed_at, now }),
+      leftOut: (doc, past) => gettext("the reveal: revealed at %(revealed)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
+        { revealed: doc.revealed_at, time: past.time, size: past.size }),
+    },
+  };
+
+  /* A document of `kind` (DATED_BY) the service lists as pending: "pending" within the bound,
+   * else false with why. Every checkpoint of the bundle signed by the pinned key
+   * (`result.checkpoints`) dates the bound, also one that another of its size follows in the
+   * list. `doc` is the round's receipt, the commitment or the reveal. */
+  function pendingDated(kind, doc, result) {
+    const dated = DATED_BY[kind];
+    const datedAt = doc ? doc[dated.name] : undefined;
+    // The bound runs from a time the casino writes: dated ahead, a document left out of the log
+    // would stay within it, but no casino makes one past this computer's clock.
+    const time = timeParts(datedAt);
+    if (time && time[0] + time[1] / 1e6 > Date.now() / 1000 + ANCHOR_BOUND_SECONDS) {
+      result.problems.push(dated.ahead(doc, nowWritten()));
       return false;
     }
-    const past = pastTheBound(receipt.settled_at, result.checkpoints.map((signed) => signed.document));
+    const past = pastTheBound(datedAt, result.checkpoints.map((signed) => signed.document));
     if (!past) return "pending";
-    result.problems.push(gettext("round %(round)s: settled at %(settled)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: the round was left out of the log",
-      { round: receipt.round_id, settled: receipt.settled_at, time: past.time, size: past.size }));
+    result.problems.push(dated.leftOut(doc, past));
     return false;
   }
 
@@ -488,8 +520,12 @@
   function checkReveal(reveal, anchor, lastLeaf, pending, result) {
     if (result.reveal === false) return;
     if (!anchor) {
-      result.reveal = pending.has("reveal") ? "pending" : false;
-      if (result.reveal === false) result.problems.push(gettext("the bundle carries no anchor of the reveal in the log"));
+      if (pending.has("reveal")) {
+        result.reveal = pendingDated("reveal", reveal, result);
+      } else {
+        result.reveal = false;
+        result.problems.push(gettext("the bundle carries no anchor of the reveal in the log"));
+      }
       return;
     }
     const entry = anchor.entry;
@@ -586,7 +622,7 @@
         }));
       }
     } else if (result.commitment === null) {
-      result.commitment = pending.has("pair") ? leftOutCommitment(betted, settled, decided, revealed, result) : false;
+      result.commitment = pending.has("pair") ? leftOutCommitment(pairDoc, betted, settled, decided, revealed, result) : false;
       if (result.commitment === false && !pending.has("pair")) result.problems.push(gettext("the bundle carries no anchor of the commitment in the log"));
     }
     const laterBets = anchoredBets(bundle.rounds, betted);
@@ -601,7 +637,7 @@
         if (pending.has(["round", id].join(":"))) {
           const later = leftOutRound(receipt, betted[id] ? [] : laterBets, revealed);
           if (later) result.problems.push(later);
-          result.rounds[id] = later ? false : pendingRound(receipt, result);
+          result.rounds[id] = later ? false : pendingDated("round", receipt, result);
         } else {
           result.rounds[id] = false;
           result.problems.push(gettext("round %(round)s: the bundle carries no anchor of it in the log", { round: id }));
