@@ -18,12 +18,12 @@ new checkpoint kept. A cron job acts on the exit code and the one line printed:
 
 A checkpoint signed by another key than the pinned one is checked only through the service's key
 changes (``GET /api/v1/fairness/public-key``): a chain of them from the pinned key, each signed
-by the key it retires, to the key that signed the checkpoint moves the pin there (the keys it
-retired are kept in ``DIR/retired_keys``, each with the time this witness followed the change: a
-process not yet restarted still signs with one, so a checkpoint a retired key signs is checked
-as the pinned key's for :data:`RETIRED_KEY_GRACE` after that time, never later: a retired key,
-kept in a file, perhaps leaked, would otherwise sign checkpoints for good, which its holder can
-disown).
+by the key it retires, to the key that signed the checkpoint (or to a key after it) moves the
+pin to the key in use (the keys it retired are kept in ``DIR/retired_keys``, each with the time
+this witness followed the change: a process not yet restarted still signs with one, so a
+checkpoint a retired key signs is checked as the pinned key's for :data:`RETIRED_KEY_GRACE`
+after that time, never later: a retired key, kept in a file, perhaps leaked, would otherwise
+sign checkpoints for good, which its holder can disown).
 Without that chain it is ``BAD SIGNATURE``, naming any change that is never followed: to a weak
 key (:func:`..core.fairness.weak_key_problem`), or dated otherwise than the scheme's time form.
 The checkpoint is held to the kept one either way: a key change starts no new history.
@@ -372,8 +372,10 @@ def monitor(
                 chain, refused = _key_chain(base, key, timeout)
                 if chain is None:
                     raise _BadSignature(bad.doc, "; ".join([bad.what, *refused])) from None
-                new_key = str(chain[-1]["new_public_key_hex"])
-                seen = _checkpoint_of(answer, (new_key,), base + CHECKPOINT_PATH)
+                # The keys between are retired by this very run: within their grace, as the
+                # pinned key is (a process not yet restarted after the last change signs so).
+                followed = tuple(str(doc["new_public_key_hex"]) for doc in reversed(chain))
+                seen = _checkpoint_of(answer, followed, base + CHECKPOINT_PATH)
         except _BadSignature as bad:
             return Verdict(
                 EXIT_FAILED,

@@ -923,6 +923,47 @@ def test_the_monitor_checks_a_retired_keys_checkpoint_only_within_the_grace_afte
     assert monitor(url, str(state), None, now=within + timedelta(days=30)).code == 0
 
 
+def test_the_monitor_follows_two_key_changes_to_a_checkpoint_the_key_between_signed(
+    canned: tuple[str, type[_Canned]], tmp_path: Path
+) -> None:
+    """Pinned to ``A``, the monitor meets ``A`` to ``B`` to ``C`` at once (it was down over two
+    rotations) and a checkpoint ``B`` signed: a process not yet restarted after the second
+    rotation. ``B`` is a key the chain retires now, so it is checked as ``C``'s, as the retired
+    pinned key would be, within the grace; not a ``BAD SIGNATURE`` false alarm."""
+    url, handler = canned
+    a, b, c = (fairness.new_signing_key() for _ in range(3))
+    a_hex, b_hex, c_hex = (fairness.public_key_hex(key) for key in (a, b, c))
+    changes = [
+        fairness.signed(
+            by,
+            fairness.key_change_document(
+                old_public_key_hex=fairness.public_key_hex(by),
+                new_public_key_hex=to,
+                changed_at="2026-01-01T00:00:00.000000Z",
+            ),
+        )
+        for by, to in ((a, b_hex), (b, c_hex))
+    ]
+    doc = audit_chain.checkpoint_document(5, "ab" * 32, "2026-01-01T00:00:05.000000Z")
+    published = {"public_key_hex": c_hex, "key_changes": changes}
+    _serve_key_changes(handler, {"document": doc, "signature": fairness.sign(b, doc)}, published)
+    state = tmp_path / "w"
+    followed = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
+    verdict = monitor(url, str(state), a_hex, now=followed)
+    assert verdict.code == 0, verdict.line
+    assert f"{a_hex} to {b_hex} at " in verdict.line and f"{b_hex} to {c_hex} at " in verdict.line
+    assert (state / "public_key").read_text().strip() == c_hex
+    stamp = fairness.format_time(followed)
+    assert (state / "retired_keys").read_text() == f"{a_hex} {stamp}\n{b_hex} {stamp}\n"
+
+    # Past the grace, the key between is retired as any other.
+    past = followed + monitor_module.RETIRED_KEY_GRACE + timedelta(seconds=1)
+    verdict = monitor(url, str(state), None, now=past)
+    assert verdict.code == 1 and f"signed by the retired key {b_hex}" in verdict.line, verdict
+    _serve_key_changes(handler, {"document": doc, "signature": fairness.sign(c, doc)}, published)
+    assert monitor(url, str(state), None, now=past).code == 0
+
+
 def test_the_monitor_follows_no_key_change_back_to_a_key_it_retired(
     canned: tuple[str, type[_Canned]], tmp_path: Path
 ) -> None:
