@@ -197,6 +197,13 @@ def sentence(text: str) -> str:
     return text[:first] + text[first].upper() + text[first + 1 :]
 
 
+def sentence_text(text: str) -> str:
+    """Return ``text`` (a template's translated words) as plain text, a sentence: for an
+    attribute, which the template escapes once, as any text it writes."""
+    plain = text.unescape() if isinstance(text, Markup) else text
+    return sentence(plain)
+
+
 #: The params of a rule refusal that name an option by its code (``min_bet``, ``teams``).
 OPTION_PARAMS: Final = ("option", "other")
 
@@ -360,6 +367,7 @@ def init_app(app: Flask) -> None:
         ),
         newstyle=True,
     )
+    app.jinja_env.filters["sentence"] = sentence_text
     app.jinja_env.globals.update(
         current_locale=select_locale,
         languages=LANGUAGES,

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from babel.numbers import format_decimal
 from babel.support import NullTranslations
 from babel.support import Translations
 from browser_support import LiveServer
+from browser_support import open_tab
 from browser_support import sign_up
 from flask import g
 from test_page_and_offline_verifiers_agree import PAGE_REPORT_WITH_RECORDS
@@ -27,6 +29,7 @@ from sota_casino.web.format import decimal
 from sota_casino.web.format import sweets_text
 from sota_casino.web.i18n import LANGUAGES
 from sota_casino.web.i18n import ngettext
+from sota_casino.web.i18n import sentence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_verify_cli import GOOD  # noqa: E402
@@ -259,3 +262,107 @@ def test_the_scripts_write_numbers_as_the_server_does_in_each_language(
         # A number and its word never part at a line's end: a no-break space joins them.
         for text in page[1] + page[2] + page[3]:
             assert "\u00a0" in text and " " not in text, (language, text)
+
+
+#: What the browser says of a field's value by its own checks, and whether the value passes.
+OWN_CHECK = """selector => {
+  const field = document.querySelector(selector);
+  return [field.validationMessage, field.validity.valid];
+}"""
+
+
+def test_a_number_field_s_own_check_speaks_the_page_s_language(
+    chromium: Any, live_server: LiveServer
+) -> None:
+    """The bet, stake and rule fields' own checks (their least, most and whole steps, and
+    "required") were said by the browser in its own language: on a page in Finnish, an English
+    browser refused an ante of 501 with "Value must be less than or equal to 500." Each says
+    what the server says of the same value, in the page's language; a valid bet still deals."""
+    tabs = open_tab(chromium, live_server, viewport={"width": 1280, "height": 860}, locale="en-US")
+    tab = next(tabs)
+    sign_up(tab, "ownchecks")
+    choose_language(tab, "fi")
+    catalogue = words("fi")
+
+    def said(selector: str, typed: str, submit: str) -> list[Any]:
+        tab.fill(selector, typed)
+        tab.click(submit)
+        return [typed, *tab.evaluate(OWN_CHECK, selector)]
+
+    def number(value: str | None) -> str:
+        return format_decimal(int(str(value)), "#,##0", locale="fi")
+
+    def field_words(message: str, label: str, unit: str = "", example: str = "") -> str:
+        """``message`` as the server says it of a form's field, a sentence."""
+        params = {
+            "label": catalogue.gettext(label),
+            "unit": catalogue.gettext(unit) if unit else "",
+            "example": catalogue.gettext(example) if example else "",
+        }
+        return sentence(catalogue.gettext(message) % params)
+
+    tab.goto("/casino-war")
+    low, high = (int(str(tab.get_attribute("#bet", limit))) for limit in ("min", "max"))
+    limits = {"low": number(str(low)), "high": number(str(high))}
+    ante_limits = catalogue.gettext("The ante must be from %(low)s to %(high)s whole chips.")
+    tie_limits = catalogue.gettext("The tie bet must be 0 or from %(low)s to %(high)s whole chips.")
+    whole = "The %(label)s must be a whole number of %(unit)s, like %(example)s."
+    negative = "The %(label)s cannot be negative: enter %(example)s."
+    shown = [
+        said("#bet", str(high + 1), "#deal"),
+        said("#bet", str(low - 1), "#deal"),
+        said("#bet", "-3", "#deal"),
+        said("#bet", "2.5", "#deal"),
+        said("#bet", str(high + 1), "#deal"),
+    ]
+    tab.click("#clear-bet")  # emptied by the page's script, not typed: no input event
+    tab.click("#deal")
+    shown.append(["", *tab.evaluate(OWN_CHECK, "#bet")])
+    tab.click("button[data-chips='5']")
+    shown += [said("#tie_bet", str(high + 1), "#deal"), said("#tie_bet", "-1", "#deal")]
+    expected = [
+        [str(high + 1), ante_limits % limits, False],
+        [str(low - 1), ante_limits % limits, False],
+        ["-3", field_words(negative, "ante", example="5 or 25"), False],
+        ["2.5", field_words(whole, "ante", "chips", "5 or 25"), False],
+        [str(high + 1), ante_limits % limits, False],
+        ["", field_words("Please enter the %(label)s in chips.", "ante"), False],
+        [str(high + 1), tie_limits % limits, False],
+        ["-1", field_words(negative, "tie bet", example="5 or 25"), False],
+    ]
+    tab.fill("#tie_bet", "0")
+    valid = tab.evaluate(OWN_CHECK, "#bet")
+    tab.click("#deal")  # the words gone with the wrong values, the bet is dealt
+    tab.wait_for_selector("#outcome [role=status]")
+
+    tab.goto("/sota")
+    low, high = (int(str(tab.get_attribute("#stake", limit))) for limit in ("min", "max"))
+    stake_limits = "stake must be a whole number of sweets from %(low)s to %(high)s"
+    shown += [said("#stake", str(high + 1), "#play"), said("#stake", "1.5", "#play")]
+    expected += [
+        [
+            str(high + 1),
+            sentence(catalogue.gettext(stake_limits) % {"low": low, "high": high}),
+            False,
+        ],
+        ["1.5", field_words(whole, "stake", "sweets", "5 or 10"), False],
+    ]
+    tab.fill("#stake", str(low))
+    tab.click("#custom-rules summary")
+    rule = tab.locator("#custom-rules input[type=number]").first
+    rule_id = f"#{rule.get_attribute('id')}"
+    label = tab.inner_text(f"label[for={rule_id[1:]}]")
+    rule_most = rule.get_attribute("max")
+    shown.append(said(rule_id, str(int(str(rule_most)) + 1), "#play"))
+    rule_words = catalogue.gettext("“%(label)s” must be a whole number from %(low)s to %(high)s.")
+    expected.append(
+        [
+            str(int(str(rule_most)) + 1),
+            rule_words
+            % {"label": label, "low": number(rule.get_attribute("min")), "high": number(rule_most)},
+            False,
+        ]
+    )
+    next(tabs, None)
+    assert shown == expected
+    assert valid == ["", True]

@@ -14,6 +14,7 @@ from browser_support import LiveServer
 from browser_support import fresh_name
 from browser_support import open_tab
 from browser_support import sign_up
+from browser_support import wait_for_round
 from flask import Flask
 from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import open_the_menu
@@ -671,3 +672,49 @@ def test_a_new_sota_game_shows_its_play_button_on_a_320_by_640_phone(
     next(tabs, None)
     assert play is not None and play["y"] + play["height"] <= 640, play
     assert labels == [[1, True]] * 4, labels
+
+
+#: The top and bottom of each button ``ids`` name, where the page stands.
+BOXES = """ids => ids.map(id => {
+  const box = document.getElementById(id).getBoundingClientRect();
+  return [id, Math.round(box.top), Math.round(box.bottom)];
+})"""
+
+
+def off_a_screen(page: Any, ids: list[str], height: int) -> list[list[Any]]:
+    """The buttons ``ids`` name that are not wholly on a screen ``height`` px high."""
+    return [found for found in page.evaluate(BOXES, ids) if found[1] < 0 or found[2] > height]
+
+
+@pytest.mark.parametrize("language", ("en", "fi", "nb", "pt"))
+def test_after_a_war_deal_is_on_a_320_by_568_phone_s_screen_without_scrolling(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """On a 320 x 568 phone (the first iPhone SE) a tie's choices and, after the war, Deal and
+    Rebet were below the screen: the player scrolled to play the next round. They are whole on
+    it, the page where it first stands, as are Deal and Rebet after a round with no war."""
+    height = 568
+    tabs = open_tab(chromium, live_server, viewport={"width": 320, "height": height}, **NARROW)
+    phone = next(tabs)
+    username = sign_up(phone, "war568")
+    plant_server_seed(live_server.app, username, {0: True, 1: False})
+    if language != "en":
+        choose_language(phone, language)
+    phone.goto("/casino-war")
+    phone.click("#deal")
+    phone.wait_for_selector("#go-to-war")
+    phone.evaluate("scrollTo(0, 0)")
+    choices = off_a_screen(phone, ["go-to-war", "surrender"], height)
+    problems = [("tie", *found) for found in choices]
+    phone.click("#go-to-war")
+    phone.wait_for_selector("[data-testid=result]")
+    phone.evaluate("scrollTo(0, 0)")
+    problems += [("war", *found) for found in off_a_screen(phone, ["deal", "rebet"], height)]
+    phone.reload()  # the result as the page itself draws it
+    problems += [("war, drawn", *found) for found in off_a_screen(phone, ["deal"], height)]
+    phone.click("#deal")
+    wait_for_round(phone, 1)
+    phone.evaluate("scrollTo(0, 0)")
+    problems += [("no war", *found) for found in off_a_screen(phone, ["deal", "rebet"], height)]
+    next(tabs, None)
+    assert problems == [], problems

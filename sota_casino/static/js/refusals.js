@@ -67,7 +67,47 @@
     if (field && field.getClientRects().length) show(field);
   }
 
+  /* A number field's own checks, in the page's language: the browser says "Value must be less
+   * than or equal to 500." in its own, whatever the page's. The page gives each field the
+   * server's words for the same refusal (_macros.html, number_words). */
+  const WORDED = "input[data-limits-words]";
+
+  function ownCheckWords(field) {
+    const validity = field.validity;
+    const words = field.dataset;
+    if (validity.valueMissing) return words.missingWords || "";
+    if (validity.badInput || validity.stepMismatch) return words.wholeWords || words.limitsWords;
+    if (validity.rangeUnderflow && field.valueAsNumber < 0 && words.negativeWords) return words.negativeWords;
+    if (validity.rangeUnderflow || validity.rangeOverflow) return words.limitsWords;
+    return "";
+  }
+
+  /* Give `field`'s own check the page's words for its value now, or none when it passes. A
+   * value a script sets fires no event, so the words are set again before each check. */
+  function wordOwnCheck(field) {
+    field.setCustomValidity("");
+    if (!field.validity.valid) field.setCustomValidity(ownCheckWords(field));
+  }
+
+  function wordForm(form) {
+    if (form) for (const field of form.querySelectorAll(WORDED)) wordOwnCheck(field);
+  }
+
+  for (const type of ["input", "change", "invalid"]) {
+    document.addEventListener(type, (event) => {
+      if (event.target.matches && event.target.matches(WORDED)) wordOwnCheck(event.target);
+    }, true);
+  }
+  // A submit button's click (Enter in a field clicks it too) comes before the form's checks.
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest && event.target.closest("button, input[type=submit]");
+    if (button && button.type === "submit") wordForm(button.form);
+  }, true);
+
   window.SotaRefusals = { show, mark };
+  document.addEventListener("DOMContentLoaded", () => {
+    for (const field of document.querySelectorAll(WORDED)) wordOwnCheck(field);
+  });
   document.addEventListener("DOMContentLoaded", showRefused);
   // Again once the page has loaded: the browser's own autofocus and scrolling come after the
   // DOM is read, and on a slow phone they could leave the field under the foot's row.
