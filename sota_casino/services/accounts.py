@@ -412,9 +412,12 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
 
     - this account from this address: ``LOGIN_ATTEMPTS``;
     - this address, whatever the accounts: four times that (one address trying many names);
-    - this account from every address: ``LOGIN_ATTEMPTS`` again, but *not* counted against an
-      address the account logged in from lately, so strangers failing from elsewhere cannot
-      lock the owner out of the owner's own address.
+    - this account from every address: ``LOGIN_ATTEMPTS`` again.
+
+    The last two are *not* counted against an address the account logged in from lately, so
+    strangers failing elsewhere, or at many names behind the owner's shared address (a
+    carrier's NAT), cannot lock the owner out of the owner's own address; the first still
+    holds guesses at the account from there.
 
     A count that is full frees when the failure that fills it (its limit-th newest) leaves the
     window; when several are full, the check waits for the last of them.
@@ -425,9 +428,9 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
     digest, place = _typed_name_digest(session, username), throttle_place(address)
     counts: list[tuple[int, tuple[ColumnElement[bool], ...]]] = [
         (limit, (LoginAttempt.name_digest == digest, LoginAttempt.address == place)),
-        (limit * 4, (LoginAttempt.address == place,)),
     ]
     if not _is_known_address(session, _account_name(username), place, now):
+        counts.append((limit * 4, (LoginAttempt.address == place,)))
         counts.append((limit, (LoginAttempt.name_digest == digest,)))
     frees_at = []
     for most, which in counts:

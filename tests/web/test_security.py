@@ -831,7 +831,12 @@ def test_a_forged_forwarded_for_header_does_not_escape_the_address_throttle(
     make_app: Any,
 ) -> None:
     client = make_app(LOGIN_ATTEMPTS=1).test_client()
-    api_register(client, "erin")
+    signed_up = client.post(
+        "/api/v1/auth/register",
+        json={"username": "erin", "password": PASSWORD},
+        environ_base={"REMOTE_ADDR": "198.51.100.7"},  # not known at the sprayer's address
+    )
+    assert signed_up.status_code == 201
     for n in range(4):
         response = client.post(
             "/api/v1/auth/token",
@@ -1518,6 +1523,25 @@ def test_strangers_from_many_addresses_cannot_lock_the_owner_out_either(make_app
     assert api_login(client, "erin", PASSWORD, "198.51.100.200").status_code == 429
     assert api_login(client, "erin", PASSWORD, "192.0.2.10").status_code == 200
     assert api_login(client, "erin", PASSWORD, "127.0.0.1").status_code == 200
+
+
+def test_strangers_behind_the_owners_shared_address_cannot_lock_the_owner_out(
+    make_app: Any,
+) -> None:
+    """Behind a carrier's NAT thousands share one address: strangers there failing at many
+    names fill the address's count, which holds off their spraying, not the owner of an account
+    who logged in from that address lately (whose own count still holds guesses at it)."""
+    client = make_app(LOGIN_ATTEMPTS=2).test_client()
+    api_register(client, "erin")
+    api_register(client, "fred")
+    assert api_login(client, "erin", PASSWORD, "192.0.2.1").status_code == 200
+    for n in range(8):
+        assert api_login(client, f"name{n}", "guess", "192.0.2.1").status_code == 401
+    assert api_login(client, "fred", PASSWORD, "192.0.2.1").status_code == 429
+    assert api_login(client, "erin", PASSWORD, "192.0.2.1").status_code == 200
+    for _ in range(2):
+        assert api_login(client, "erin", "wrong guess", "192.0.2.1").status_code == 401
+    assert api_login(client, "erin", PASSWORD, "192.0.2.1").status_code == 429
 
 
 def test_the_owner_failing_at_home_is_throttled_at_home_too(make_app: Any) -> None:
