@@ -81,7 +81,9 @@ def main() -> None:
     with scratch_session() as session:
         user = accounts.register(session, "house_report", "a long enough password").id
         with session.begin():
-            pair = session.scalars(sa.select(SeedPair.id).where(SeedPair.user_id == user))
+            pair = session.scalars(
+                sa.select(SeedPair.id).where(SeedPair.user_id == user, SeedPair.status == "active")
+            )
             pair_id = pair.one()
         nonce = 0
         for size in SIZES:

@@ -1,7 +1,9 @@
 """Read-only reports for the operator console: the house's results and one player's story.
 
-Nothing here changes anything. Each report is one transaction, so its figures agree with each
-other. Per-day figures are by the UTC date a round settled.
+Nothing here changes the books. The house's reports store the totals of the days that closed
+since the last report (``day_totals``), in a short write of their own before they read; each
+report then reads in one transaction, so its figures agree with each other. Per-day figures are
+by the UTC date a round settled.
 
 Casino War's edge is measured the way the published odds state the theoretical one: per unit of the
 **ante**. The main game's result (ante and raise) is kept apart from the tie side bet, whose
