@@ -38,6 +38,7 @@ from sqlalchemy.orm import Session
 
 from ..models import ClosedDayTotal
 from ..models import Round
+from .tx import in_transaction
 from .tx import insert_all_ignoring_conflicts
 from .tx import own_transactions
 from .tx import read_only
@@ -156,6 +157,7 @@ def _last_stored() -> Any:
     return select(func.max(ClosedDayTotal.day)).scalar_subquery()
 
 
+@in_transaction
 def totals(session: Session, *, first: date | None = None, last: date | None = None) -> Sums:
     """The settled rounds' figures per day, game and rules (days ``first`` to ``last``, both
     included, if given): the stored closed days, and the rounds settled after the last of them
@@ -210,6 +212,7 @@ def _store(session: Session, sums: Mapping[Key, tuple[int, ...]]) -> int:
     return insert_all_ignoring_conflicts(session, ClosedDayTotal, rows)
 
 
+@in_transaction
 def problems(session: Session, after: date | None = None) -> tuple[list[str], date | None]:
     """Compare the stored closed days (those after ``after``, all if ``None``) with what their
     settled rounds add up to now; return a sentence per group that differs, and the last
