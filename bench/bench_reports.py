@@ -3,12 +3,15 @@ rounds, beside reading every round's stakes, outcome and rules and adding them u
 the report worked before settlement recorded its figures), on SQLite in the same run.
 
 The rounds are written straight into the table (spread over 70 days, a tie bet on each) with
-the figures settlement records; both sides must give the same totals. Medians of 5 runs,
-wall-clock time.
+the figures settlement records; both sides must give the same totals. The report keeps the
+totals of closed days (services/day_totals.py): its first run after the rounds are written
+adds them all up and stores them (the first column), the runs after read them. Medians of 5
+runs, wall-clock time.
 """
 
 from __future__ import annotations
 
+import time
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -20,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from bench.timing import median_ms
 from bench.timing import scratch_session
+from sota_casino.models import ClosedDayTotal
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
 from sota_casino.services import accounts
@@ -77,27 +81,40 @@ def main() -> None:
     with scratch_session() as session:
         user = accounts.register(session, "house_report", "a long enough password").id
         with session.begin():
-            pair = session.scalars(sa.select(SeedPair.id).where(SeedPair.user_id == user))
+            pair = session.scalars(
+                sa.select(SeedPair.id).where(SeedPair.user_id == user, SeedPair.status == "active")
+            )
             pair_id = pair.one()
         nonce = 0
         for size in SIZES:
             with session.begin():
                 batch = [_round(user, pair_id, n) for n in range(nonce, size)]
                 session.execute(sa.insert(Round), batch)
+                # Written into days already closed, which play never does: what was stored of
+                # them goes, and the next report stores them again.
+                session.execute(sa.delete(ClosedDayTotal))
             nonce = size
+            started = time.perf_counter()
             summary = reports.house_summary(session).games["casino_war"]
+            first_ms = (time.perf_counter() - started) * 1000
             assert summary.rounds == size
             assert (summary.house_result, summary.tie_result) == _python_totals(session)
             report_ms = median_ms(lambda: reports.house_summary(session), RUNS)
             python_ms = median_ms(lambda: _python_totals(session), RUNS)
-            rows.append((size, report_ms, python_ms))
+            rows.append((size, first_ms, report_ms, python_ms))
     print("## House report\n")
     print(__doc__.strip())
     print()
-    print("| settled rounds | `house_summary` (ms) | each round's JSON in Python (ms) | ratio |")
-    print("| ---: | ---: | ---: | ---: |")
-    for size, report_ms, python_ms in rows:
-        print(f"| {size:,} | {report_ms:.0f} | {python_ms:.0f} | {report_ms / python_ms:.3f} |")
+    print(
+        "| settled rounds | first `house_summary`, storing the days (ms) | `house_summary` (ms) "
+        "| each round's JSON in Python (ms) | ratio |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    for size, first_ms, report_ms, python_ms in rows:
+        print(
+            f"| {size:,} | {first_ms:.0f} | {report_ms:.0f} | {python_ms:.0f} "
+            f"| {report_ms / python_ms:.3f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -381,6 +381,33 @@ class CheckRun(Base):
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
+class ClosedDayTotal(Base):
+    """What the settled rounds of one closed UTC day, game and table-rules version add up to,
+    stored once the day can gain no round (services/day_totals.py); the ledger check compares
+    them with the rounds again. Every figure is in minor units of the game's currency."""
+
+    __tablename__ = "closed_day_totals"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    game: Mapped[str] = mapped_column(String(16), primary_key=True)
+    rules: Mapped[str] = mapped_column(Text, primary_key=True)  # canonical JSON, keys sorted
+    rounds: Mapped[int] = mapped_column(BigInteger)
+    handle: Mapped[int] = mapped_column(BigInteger)  # everything staked
+    house_result: Mapped[int] = mapped_column(BigInteger)  # stakes minus payouts
+    main_result: Mapped[int] = mapped_column(BigInteger)  # the house result without the tie bet
+    antes: Mapped[int] = mapped_column(BigInteger)
+    tie_bets: Mapped[int] = mapped_column(BigInteger)
+    tie_result: Mapped[int] = mapped_column(BigInteger)
+    # The sums of products the edge's interval needs (services/reports.py, house_math).
+    main_result_squares: Mapped[int] = mapped_column(BigInteger)
+    main_result_antes: Mapped[int] = mapped_column(BigInteger)
+    ante_squares: Mapped[int] = mapped_column(BigInteger)
+    ties: Mapped[int] = mapped_column(BigInteger)  # Casino War rounds whose first cards tied
+    surrenders: Mapped[int] = mapped_column(BigInteger)
+    tied_antes: Mapped[int] = mapped_column(BigInteger)
+    surrendered_antes: Mapped[int] = mapped_column(BigInteger)
+
+
 class AlertRule(Base):
     """A condition an operator asked to be told about: a large win, adjustments above a
     threshold over a period (per player or per operator), or a failed standing check."""

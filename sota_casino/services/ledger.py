@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import UTC
+from datetime import date
 from datetime import datetime
 from typing import Any
 from typing import cast
@@ -38,6 +39,7 @@ from ..models import Account
 from ..models import Posting
 from ..models import Round
 from ..models import Transfer
+from . import day_totals
 from .context import context_of
 from .results import Balances
 from .tx import in_transaction
@@ -330,26 +332,36 @@ class LedgerReport:
 
 @dataclass(frozen=True)
 class LedgerState:
-    """The books as far as a check read them: the last posting and transfer, and what each
-    account's postings summed to by then."""
+    """The books as far as a check read them: the last posting and transfer, what each
+    account's postings summed to by then, and the last closed day whose stored totals were
+    compared with its rounds (``None``: none yet)."""
 
     posting_id: int
     transfer_id: int
     sums: dict[int, int]
+    day: date | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "posting_id": self.posting_id,
             "transfer_id": self.transfer_id,
             "sums": {str(k): v for k, v in self.sums.items()},
+            "day": None if self.day is None else self.day.isoformat(),
         }
 
     @classmethod
     def from_json(cls, stored: Any) -> LedgerState | None:
-        """Read a stored state back; ``None`` for one that is missing or malformed."""
+        """Read a stored state back; ``None`` for one that is missing or malformed (a state
+        stored before days were compared has none: the next step compares every day)."""
         try:
             sums = {int(k): int(v) for k, v in stored["sums"].items()}
-            return cls(int(stored["posting_id"]), int(stored["transfer_id"]), sums)
+            day = stored.get("day")
+            return cls(
+                int(stored["posting_id"]),
+                int(stored["transfer_id"]),
+                sums,
+                None if day is None else date.fromisoformat(day),
+            )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
@@ -360,12 +372,14 @@ EMPTY_LEDGER = LedgerState(0, 0, {})
 @read_only
 def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     """Check the books: transfers sum to zero, balances equal their postings, no player below
-    zero, each player's escrow equals the stakes of its open rounds, and each settled round's
-    row agrees with what its transfers posted.
+    zero, each player's escrow equals the stakes of its open rounds, each settled round's
+    row agrees with what its transfers posted, and each closed day's stored totals (what the
+    house's reports read) equal what its settled rounds add up to.
 
-    With ``since`` only what was posted after that state is read (plus every account and the
-    open rounds); a problem found that way may be a posting committed late under a lower id,
-    so whoever stores verdicts checks the whole ledger again before believing it.
+    With ``since`` only what was posted after that state is read (plus every account, the
+    open rounds and the days stored since); a problem found that way may be a posting committed
+    late under a lower id, so whoever stores verdicts checks the whole ledger again before
+    believing it.
     """
     start = since or EMPTY_LEDGER
     problems: list[str] = []
@@ -412,8 +426,10 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     touched = None if since is None else _rounds_touched(start.transfer_id, last_transfer)
     problems += _round_escrow_problems(session, touched)
     problems += _round_row_problems(session, touched)
+    day_problems, last_day = day_totals.problems(session, None if since is None else since.day)
+    problems += day_problems
     transfers = session.scalar(select(func.count(Transfer.id))) or 0
-    state = LedgerState(last_posting, last_transfer, sums)
+    state = LedgerState(last_posting, last_transfer, sums, last_day)
     return LedgerReport(not problems, problems, transfers, len(rows), state)
 
 

@@ -1,7 +1,9 @@
 """Read-only reports for the operator console: the house's results and one player's story.
 
-Nothing here changes anything. Each report is one transaction, so its figures agree with each
-other. Per-day figures are by the UTC date a round settled.
+Nothing here changes the books. The house's reports store the totals of the days that closed
+since the last report (``day_totals``), in a short write of their own before they read; each
+report then reads in one transaction, so its figures agree with each other. Per-day figures are
+by the UTC date a round settled.
 
 Casino War's edge is measured the way the published odds state the theoretical one: per unit of the
 **ante**. The main game's result (ante and raise) is kept apart from the tie side bet, whose
@@ -16,16 +18,15 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from datetime import date
+from datetime import datetime
 from fractions import Fraction
 from typing import Annotated
 from typing import Any
 from typing import Final
 
 from pydantic import Field
-from sqlalchemy import Text
-from sqlalchemy import case
-from sqlalchemy import cast
 from sqlalchemy import func
 from sqlalchemy import or_
 from sqlalchemy import select
@@ -46,6 +47,7 @@ from ..models import Round
 from ..models import User
 from ..sim import stats
 from . import audit
+from . import day_totals
 from . import fairness as fairness_service
 from . import ledger
 from . import lists
@@ -68,6 +70,7 @@ from .results import ratio
 from .transparency import NOTE_ORIGIN
 from .transparency import signed_note
 from .tx import in_transaction
+from .tx import own_transactions
 from .tx import read_only
 
 GAMES = ("casino_war", "sota")
@@ -220,30 +223,22 @@ class HouseMath:
     versions: list[MathVersion]
 
 
-def _daily_tallies(session: Session) -> dict[tuple[date, str], _Tally]:
-    """Settled rounds added up per UTC day and game, in the database.
+def _daily_tallies(sums: day_totals.Sums) -> dict[tuple[date, str], _Tally]:
+    """The settled rounds' figures per UTC day and game (the rules versions together)."""
+    tallies: dict[tuple[date, str], _Tally] = {}
+    for (day, game, _), figures in sums.items():
+        named = dict(zip(day_totals.FIGURES, figures, strict=True))
+        tally = tallies.setdefault((day, game), _Tally())
+        tally.add(_Tally(**{name: named[name] for name in _TALLIED}))
+    return tallies
 
-    Settlement records each round's day, ante and tie-bet result for this (see ``rounds``):
-    one grouped query, instead of reading every round's JSON here.
-    """
-    query = (
-        select(
-            Round.settled_on,
-            Round.game,
-            func.count(Round.id),
-            func.sum(Round.staked),
-            func.sum(-Round.net),
-            func.sum(Round.ante),
-            func.sum(Round.tie_bet),
-            func.sum(Round.tie_result),
-        )
-        .where(Round.status == "settled")
-        .group_by(Round.settled_on, Round.game)
-    )
-    return {
-        (day, game): _Tally(*(int(figure) for figure in figures))
-        for day, game, *figures in session.execute(query)
-    }
+
+#: The figures of :class:`_Tally`, as :data:`day_totals.FIGURES` names them.
+_TALLIED: Final = ("rounds", "handle", "house_result", "antes", "tie_bets", "tie_result")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _balances(session: Session) -> dict[str, AccountBalances]:
@@ -276,7 +271,7 @@ def _theoretical(session: Session) -> Theoretical:
     )
 
 
-@read_only
+@own_transactions
 def house_summary(session: Session) -> LedgerSummary:
     """Return balances per currency, the house's results per game and per day, and the edges.
 
@@ -284,8 +279,17 @@ def house_summary(session: Session) -> LedgerSummary:
     ``antes``, ``main_result``, ``tie_bets``, ``tie_result`` (minor units of the game's
     currency) and the realized edges as exact ratios; ``theoretical`` has Casino War's exact
     edge at the table's present settings (always war) and ``None`` for Sota.
+
+    The days that closed since the last report are stored first, in a write of their own
+    (:func:`day_totals.store_closed_days`); the report itself is one read.
     """
-    per_day = _daily_tallies(session)
+    day_totals.store_closed_days(session, _now())
+    return _house_summary(session)
+
+
+@read_only
+def _house_summary(session: Session) -> LedgerSummary:
+    per_day = _daily_tallies(day_totals.totals(session))
     per_game = {game: _Tally() for game in GAMES}
     for (_, game), tally in per_day.items():
         per_game[game].add(tally)
@@ -318,8 +322,6 @@ def house_summary(session: Session) -> LedgerSummary:
     )
 
 
-#: Casino War outcomes that began with tied first cards (the player chose war or surrender).
-TIED: Final = ("surrender", "war_win", "war_tie", "war_lose")
 MATH_COLUMNS: Final = (
     "game",
     "version",
@@ -355,7 +357,7 @@ def _day(value: str | None, name: str) -> date | None:
         ) from None
 
 
-@read_only
+@own_transactions
 def house_math(
     session: Session, *, since: str | None = None, until: str | None = None
 ) -> HouseMath:
@@ -368,50 +370,36 @@ def house_math(
     surrendered), the always-war edge itself, the surrender rate, and the tie bet's realized
     and exact edges. ``consistent`` tells whether the theoretical edge lies in the interval.
 
+    The days that closed since the last report are stored first, in a write of their own
+    (:func:`day_totals.store_closed_days`); the report itself is one read.
+
     :param since: first UTC settlement day (``YYYY-MM-DD``) included; ``until`` the last.
     """
     first, last = _day(since, "since"), _day(until, "until")
     if first and last and first > last:
         raise InvalidInput(N_("since must not be after until"), field="since")
-    result = (-Round.net - Round.tie_result).label("x")
-    ante = Round.ante
-    tied = Round.outcome["result"].as_string().in_(TIED)
-    surrendered = Round.outcome["result"].as_string() == "surrender"
-    rules_text = cast(Round.rules, Text)
-    query = (
-        select(
-            Round.game,
-            rules_text,
-            func.count(Round.id),
-            func.sum(ante),
-            func.sum(result),
-            func.sum(result * result),
-            func.sum(result * ante),
-            func.sum(ante * ante),
-            func.sum(Round.tie_bet),
-            func.sum(Round.tie_result),
-            func.sum(case((tied, 1), else_=0)),
-            func.sum(case((surrendered, 1), else_=0)),
-            func.sum(case((tied, ante), else_=0)),
-            func.sum(case((surrendered, ante), else_=0)),
-            func.min(Round.settled_on),
-            func.max(Round.settled_on),
+    day_totals.store_closed_days(session, _now())
+    return _house_math(session, first, last)
+
+
+@read_only
+def _house_math(session: Session, first: date | None, last: date | None) -> HouseMath:
+    groups: dict[tuple[str, str], list[int]] = {}
+    days: dict[tuple[str, str], list[date]] = {}
+    for (day, game, rules), figures in day_totals.totals(session, first=first, last=last).items():
+        named = dict(zip(day_totals.FIGURES, figures, strict=True))
+        counts = [named[_COUNTED_AS.get(name, name)] for name in _MATH_COUNTS]
+        key = (game, rules)
+        held = groups.get(key)
+        groups[key] = counts if held is None else [a + b for a, b in zip(held, counts, strict=True)]
+        days.setdefault(key, []).append(day)
+    versions = [
+        _version_row(
+            game,
+            _MathSums.of(json.loads(rules), counts, min(days[game, rules]), max(days[game, rules])),
         )
-        .where(Round.status == "settled")
-        .group_by(Round.game, rules_text)
-    )
-    if first:
-        query = query.where(Round.settled_on >= first)
-    if last:
-        query = query.where(Round.settled_on <= last)
-    groups: dict[tuple[str, str], _MathSums] = {}
-    for game, text, *figures in session.execute(query):
-        rules = json.loads(text) if isinstance(text, str) else text
-        key = (game, json.dumps(rules, sort_keys=True))
-        counted = figures[: len(_MATH_COUNTS)]
-        sums = _MathSums.of(rules, (int(f or 0) for f in counted), figures[-2], figures[-1])
-        groups[key] = groups[key].merged(sums) if key in groups else sums
-    versions = [_version_row(game, sums) for (game, _), sums in sorted(groups.items())]
+        for (game, rules), counts in sorted(groups.items())
+    ]
     return HouseMath(
         since=first.isoformat() if first else None,
         until=last.isoformat() if last else None,
@@ -473,6 +461,14 @@ _MATH_COUNTS: Final = (
     "tied_antes",
     "surrendered_antes",
 )
+#: The names :data:`day_totals.FIGURES` gives the counts of :data:`_MATH_COUNTS` named apart.
+_COUNTED_AS: Final = {
+    "sum_a": "antes",
+    "sum_x": "main_result",
+    "sum_xx": "main_result_squares",
+    "sum_xa": "main_result_antes",
+    "sum_aa": "ante_squares",
+}
 
 
 def _version_label(game: str, rules: dict[str, Any]) -> str:

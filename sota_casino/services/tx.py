@@ -20,6 +20,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 from typing import Concatenate
 from typing import Final
@@ -30,6 +31,7 @@ from typing import cast
 from sqlalchemy import Select
 from sqlalchemy import func
 from sqlalchemy import insert
+from sqlalchemy import inspect
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
@@ -426,15 +428,38 @@ def refuse_writes_in_read_only(connection: Any, statement: str) -> None:
 @in_transaction
 def insert_ignoring_conflicts(session: Session, table: type, values: dict[str, object]) -> None:
     """Insert a row unless one with the same unique key exists (both databases)."""
+    session.execute(_insert_ignoring_conflicts(session, table).values(**values))
+
+
+@in_transaction
+def insert_all_ignoring_conflicts(
+    session: Session, table: type, rows: Sequence[dict[str, object]]
+) -> int:
+    """Insert each row unless one with the same unique key exists (both databases); return how
+    many were inserted, counted as the rows the statements return (the row count of such an
+    ``INSERT`` came back as -1 from PostgreSQL's driver). A few hundred rows a statement, under
+    either database's limit of bound parameters."""
+    statement = _insert_ignoring_conflicts(session, table).returning(*inspect(table).primary_key)
+    inserted = 0
+    for start in range(0, len(rows), _ROWS_A_STATEMENT):
+        chunk = rows[start : start + _ROWS_A_STATEMENT]
+        inserted += len(session.execute(statement.values(chunk)).all())
+    return inserted
+
+
+#: Rows of one multi-row ``INSERT``: SQLite binds at most 32,766 parameters, PostgreSQL 65,535.
+_ROWS_A_STATEMENT: Final = 500
+
+
+def _insert_ignoring_conflicts(session: Session, table: type) -> Any:
     dialect = session.get_bind().dialect.name
-    statement = (
+    return (
         postgresql.insert(table).on_conflict_do_nothing()
         if dialect == "postgresql"
         else sqlite.insert(table).on_conflict_do_nothing()
         if dialect == "sqlite"
         else insert(table)
     )
-    session.execute(statement.values(**values))
 
 
 SelectT = TypeVar("SelectT", bound=Select[Any])

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC
 from datetime import datetime
+from datetime import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -23,6 +25,7 @@ from service_support import PASSWORD
 from service_support import assert_books_clean
 from service_support import game_repeating_a_move
 from service_support import moves_made
+from sqlalchemy import delete
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -34,6 +37,7 @@ from sota_casino.factory import create_app
 from sota_casino.models import Approval
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
+from sota_casino.models import ClosedDayTotal
 from sota_casino.models import PlayerKey
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
@@ -44,9 +48,11 @@ from sota_casino.models import UserSession
 from sota_casino.services import accounts
 from sota_casino.services import approvals
 from sota_casino.services import audit
+from sota_casino.services import day_totals
 from sota_casino.services import fairness
 from sota_casino.services import money
 from sota_casino.services import player_keys
+from sota_casino.services import reports
 from sota_casino.services import rounds
 from sota_casino.services import settings
 
@@ -603,4 +609,44 @@ def test_workers_started_at_once_with_a_new_key_sign_its_first_checkpoint_once(
         taking_over = select(func.count(AuditEntry.seq)).where(AuditEntry.action == "key.in_use")
         assert session.scalar(taking_over) == 1
     assert signers == [old["public_key_hex"], new_key]
+    assert_books_clean(session)
+
+
+# --- the house's reports --------------------------------------------------------------------------
+
+
+def test_reports_storing_the_same_closed_day_at_once_store_it_once(
+    app: Flask,
+    session: Session,
+    player: int,
+    rig: Callable[[int, list[str]], bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rig(player, ["tie", "win", "lose"])
+    for bet, tie_bet in ((500, 100), (300, 0), (200, 100)):
+        opened = rounds.place_casino_war_bet(session, player, bet, tie_bet)
+        if opened.status == "awaiting_decision":
+            rounds.decide_casino_war(session, player, opened.id, "war")
+    rounds.play_sota(session, player, 5)
+    tomorrow = datetime.combine(datetime.now(UTC).date() + timedelta(days=1), time(2), UTC)
+    monkeypatch.setattr(reports, "_now", lambda: tomorrow)
+    expected = reports.house_summary(session)  # stores today's two rows (one per game)
+    for _ in range(3):
+        with session.begin():
+            session.execute(delete(ClosedDayTotal))
+        answers = race_answers(
+            app,
+            [lambda s: day_totals.store_closed_days(s, tomorrow)] * 3 + [reports.house_summary] * 3,
+        )
+        assert [how for how, _ in answers] == ["ok"] * 6, answers
+        stored = [answer for answer in answers[:3] if isinstance(answer[1], int)]
+        assert sum(count for _, count in stored) <= 2
+        assert all(summary == expected for _, summary in answers[3:])
+        assert count_of(session, select(func.count()).select_from(ClosedDayTotal)) == 2
+        assert reports.house_summary(session) == expected
+    with session.begin():
+        session.execute(delete(ClosedDayTotal))
+    answers = race_answers(app, [lambda s: day_totals.store_closed_days(s, tomorrow)] * 6)
+    assert [how for how, _ in answers] == ["ok"] * 6, answers
+    assert sum(stored for _, stored in answers) == 2  # each row inserted by one of them
     assert_books_clean(session)
