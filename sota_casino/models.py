@@ -85,6 +85,8 @@ class LoginAttempt(Base):
     #: A keyed digest of the name typed, never the text (it may be a password typed there).
     name_digest: Mapped[str] = mapped_column(String(64), index=True)
     address: Mapped[str] = mapped_column(String(64), index=True)
+    #: The IPv6 /48 of the address, counted too (None: an IPv4 address, counted alone).
+    site: Mapped[str | None] = mapped_column(String(64), index=True)
     at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
 
@@ -106,6 +108,8 @@ class Signup(Base):
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)
     address: Mapped[str] = mapped_column(String(64), index=True)
+    #: The IPv6 /48 of the address, counted too (None: an IPv4 address, counted alone).
+    site: Mapped[str | None] = mapped_column(String(64), index=True)
     at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
 

@@ -33,6 +33,7 @@ from sqlalchemy import delete
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy import update
+from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.orm import Session
 
 from ..core.errors import ApprovalRequired
@@ -293,7 +294,7 @@ def _try_name(session: Session, name: str, address: str, now: datetime) -> Casin
     logins. Without an address (commands and scripts) no throttle applies.
     """
     if address:  # every web request has one
-        signup_wait = _signup_wait(session, throttle_place(address), now)
+        signup_wait = _signup_wait(session, address, now)
         if signup_wait is not None:
             return _too_many_signups(signup_wait)
         _lock_guesses(session, name, address)
@@ -318,7 +319,7 @@ def _register(
     session: Session, name: str, password_hash: str, address: str, locale: str | None
 ) -> UserView:
     if address:  # every web request has one; commands and scripts do not
-        _admit_signup(session, throttle_place(address))
+        _admit_signup(session, address)
     user = _new_user(session, name, password_hash, "player")
     user.locale = locale
     _remember_address(session, name, address)
@@ -341,31 +342,29 @@ def _admit_signup(session: Session, address: str) -> None:
     workers and servers take sign-ups at once. Sign-ups that left the window are forgotten, so
     the table holds one window's worth.
     """
-    serialize_on(session, f"signup:{address}")
+    place, site = throttle_place(address), throttle_site(address)
+    if site is not None:
+        serialize_on(session, f"signup-site:{site}")
+    serialize_on(session, f"signup:{place}")
     now = datetime.now(UTC)
     wait = _signup_wait(session, address, now)
     if wait is not None:
         raise _too_many_signups(wait)
     window = timedelta(seconds=context_of(session).setting("SIGNUP_WINDOW_SECONDS"))
     session.execute(delete(Signup).where(Signup.at <= now - window))
-    session.add(Signup(address=address, at=now))
+    session.add(Signup(address=place, site=site, at=now))
 
 
 def _signup_wait(session: Session, address: str, now: datetime) -> int | None:
-    """Return the whole seconds (at least 1) until ``address`` may open another account, or
-    None when it may now."""
+    """Return the whole seconds (at least 1) until ``address`` may open another account (and
+    its site, :data:`SITE_ADDRESSES` times as many), or None when it may now."""
     settings = context_of(session)
     limit = settings.setting("SIGNUPS_PER_ADDRESS")
     window = timedelta(seconds=settings.setting("SIGNUP_WINDOW_SECONDS"))
-    recent = session.scalars(
-        select(Signup.at)
-        .where(Signup.address == address, Signup.at > now - window)
-        .order_by(Signup.at.desc())
-        .limit(limit)
-    ).all()
-    if len(recent) < limit:
-        return None
-    return max(1, math.ceil((recent[-1] + window - now).total_seconds()))
+    counts = [(limit, Signup.address == throttle_place(address))]
+    if (site := throttle_site(address)) is not None:
+        counts.append((limit * SITE_ADDRESSES, Signup.site == site))
+    return _wait_for_counts(session, Signup.at, counts, window, now)
 
 
 def _too_many_signups(wait: int) -> RateLimited:
@@ -426,20 +425,32 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
     window = timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
     limit = settings.setting("LOGIN_ATTEMPTS")
     digest, place = _typed_name_digest(session, username), throttle_place(address)
-    counts: list[tuple[int, tuple[ColumnElement[bool], ...]]] = [
-        (limit, (LoginAttempt.name_digest == digest, LoginAttempt.address == place)),
+    counts: list[tuple[int, ColumnElement[bool]]] = [
+        (limit, (LoginAttempt.name_digest == digest) & (LoginAttempt.address == place)),
     ]
     if not _is_known_address(session, _account_name(username), place, now):
-        counts.append((limit * 4, (LoginAttempt.address == place,)))
-        counts.append((limit, (LoginAttempt.name_digest == digest,)))
+        counts.append((limit * 4, LoginAttempt.address == place))
+        if (site := throttle_site(address)) is not None:
+            counts.append((limit * 4 * SITE_ADDRESSES, LoginAttempt.site == site))
+        counts.append((limit, LoginAttempt.name_digest == digest))
+    return _wait_for_counts(session, LoginAttempt.at, counts, window, now)
+
+
+def _wait_for_counts(
+    session: Session,
+    at: InstrumentedAttribute[datetime],
+    counts: list[tuple[int, ColumnElement[bool]]],
+    window: timedelta,
+    now: datetime,
+) -> int | None:
+    """Return the whole seconds (at least 1) until every count of ``counts`` (a limit and the
+    records it counts, timed by ``at``) is below its limit within the window, or None when
+    each is already: a full count frees when the record that fills it (its limit-th newest)
+    leaves the window, and the wait is for the last of them."""
     frees_at = []
     for most, which in counts:
         filling = session.scalar(
-            select(LoginAttempt.at)
-            .where(LoginAttempt.at > now - window, *which)
-            .order_by(LoginAttempt.at.desc())
-            .offset(most - 1)
-            .limit(1)
+            select(at).where(at > now - window, which).order_by(at.desc()).offset(most - 1).limit(1)
         )
         if filling is not None:
             frees_at.append(filling + window)
@@ -451,22 +462,46 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
 #: Whoever holds one IPv6 address commonly holds its whole /64 (a home or a cloud host gets
 #: one, and privacy addresses change within it): the throttles count it as one address.
 IPV6_NETWORK_BITS: Final = 64
+#: A site (a company, a provider's customer) commonly holds a whole /48, 65,536 networks of
+#: /64: the throttles count it too, as :data:`SITE_ADDRESSES` addresses' worth, so that
+#: sending each request from another network does not multiply an address's allowance.
+IPV6_SITE_BITS: Final = 48
+SITE_ADDRESSES: Final = 16
 
 
 def throttle_place(address: str) -> str:
     """Return what the throttles count ``address`` as: an IPv4 address itself (also written as
     IPv6), an IPv6 address by its /64 network, anything else as sent (at most 64 characters).
     An address may come in brackets or with a port, as some proxies forward it."""
+    ip = _ip(address)
+    if ip is None:
+        return address[:64]
+    if isinstance(ip, ipaddress.IPv6Address):
+        return _network(ip, IPV6_NETWORK_BITS)
+    return str(ip)
+
+
+def throttle_site(address: str) -> str | None:
+    """Return the IPv6 /48 network the throttles count ``address`` in beside its /64, or None
+    for an address that is no such IPv6 address (an IPv4 address is counted alone)."""
+    ip = _ip(address)
+    return _network(ip, IPV6_SITE_BITS) if isinstance(ip, ipaddress.IPv6Address) else None
+
+
+def _ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``address`` read as an IP address (an IPv4 address written as IPv6 as itself)."""
     try:
         ip = ipaddress.ip_address(_without_port(address))
     except ValueError:
-        return address[:64]
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        host_bits = 128 - IPV6_NETWORK_BITS
-        return str(ipaddress.IPv6Network((int(ip) >> host_bits << host_bits, IPV6_NETWORK_BITS)))
-    return str(ip)
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def _network(ip: ipaddress.IPv6Address, bits: int) -> str:
+    host_bits = 128 - bits
+    return str(ipaddress.IPv6Network((int(ip) >> host_bits << host_bits, bits)))
 
 
 def _without_port(address: str) -> str:
@@ -553,9 +588,11 @@ def _reserve_guess(session: Session, username: str, address: str, now: datetime)
 
 
 def _lock_guesses(session: Session, username: str, address: str) -> None:
-    """Lock the failures counted for the account's name and the address (always in that
-    order), until the transaction ends."""
+    """Lock the failures counted for the account's name, the address's site and the address
+    (always in that order), until the transaction ends."""
     serialize_on(session, f"login-account:{_account_name(username)}")
+    if (site := throttle_site(address)) is not None:
+        serialize_on(session, f"login-site:{site}")
     serialize_on(session, f"login-address:{throttle_place(address)}")
 
 
@@ -567,6 +604,7 @@ def _count_failure(session: Session, username: str, address: str, now: datetime)
     attempt = LoginAttempt(
         name_digest=_typed_name_digest(session, username),
         address=throttle_place(address),
+        site=throttle_site(address),
         at=now,
     )
     session.add(attempt)

@@ -1174,6 +1174,25 @@ def test_the_addresses_of_one_ipv6_network_share_the_throttles(make_app: Any) ->
     assert kept == {"2001:db8:9:9::/64", "192.0.2.7", "2001:db8:5:5::/64"}
 
 
+def test_the_networks_of_one_ipv6_site_share_a_larger_throttle(make_app: Any) -> None:
+    """A site (a company, a provider's customer) commonly holds a whole /48: 65,536 networks of
+    /64, each counted as one address. Sending each request from another of them multiplied
+    the per-address allowances by 65,536; the site is counted too, as 16 addresses' worth."""
+    app = make_app(SIGNUPS_PER_ADDRESS=1, LOGIN_ATTEMPTS=1)
+    client = app.test_client()
+    for n in range(16):
+        assert signup_from(client, f"user{n}", f"2001:db8:7:{n}::1").status_code == 201
+    assert signup_from(client, "late", "2001:db8:7:ff::1").status_code == 429
+    assert signup_from(client, "late", "2001:db8:8:ff::1").status_code == 201  # another site
+    assert signup_from(client, "erin", "2001:db8:9:1::5").status_code == 201
+    for n in range(64):  # four times LOGIN_ATTEMPTS per address, for 16 addresses
+        assert api_login(client, f"name{n}", "guess", f"2001:db8:9:{n}::1").status_code == 401
+    assert api_login(client, "late", PASSWORD, "2001:db8:9:ff::1").status_code == 429
+    assert api_login(client, "late", PASSWORD, "2001:db8:a:ff::1").status_code == 200
+    # The owner known at a network of the site is not held off there.
+    assert api_login(client, "erin", PASSWORD, "2001:db8:9:1::6").status_code == 200
+
+
 def test_an_address_in_brackets_or_with_a_port_shares_the_throttles(make_app: Any) -> None:
     # Some proxies write the client's IPv6 address in brackets, or either kind with its port:
     # it is the same address, whichever way it is written.
