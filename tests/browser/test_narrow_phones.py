@@ -718,3 +718,45 @@ def test_after_a_war_deal_is_on_a_320_by_568_phone_s_screen_without_scrolling(
     problems += [("no war", *found) for found in off_a_screen(phone, ["deal", "rebet"], height)]
     next(tabs, None)
     assert problems == [], problems
+
+
+@pytest.mark.parametrize("language", ("en", "fi", "nb", "pt"))
+def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_without_scrolling(
+    chromium: Any, live_server: LiveServer, language: str
+) -> None:
+    """A tie bet on a tie adds its own line to the result ("Tie bet 5 pays …"): after the war,
+    and after a surrender, Deal and Rebet are still whole on a 320 x 568 screen where the page
+    first stands, as is Deal on the result the page itself draws."""
+    height = 568
+    tabs = open_tab(chromium, live_server, viewport={"width": 320, "height": height}, **NARROW)
+    phone = next(tabs)
+    username = sign_up(phone, "tie568")
+    plant_server_seed(live_server.app, username, {0: True, 1: True})
+    if language != "en":
+        choose_language(phone, language)
+    phone.goto("/casino-war")
+    phone.fill("#tie_bet", "5")
+    phone.click("#deal")
+    phone.wait_for_selector("#go-to-war")
+    phone.evaluate("scrollTo(0, 0)")
+    problems = [
+        ("tie", *found) for found in off_a_screen(phone, ["go-to-war", "surrender"], height)
+    ]
+    phone.click("#go-to-war")
+    phone.wait_for_selector("[data-testid=result]")
+    tie_bet_lines = [phone.locator("[data-testid=tie-bet-result]").count()]
+    phone.evaluate("scrollTo(0, 0)")
+    problems += [("war", *found) for found in off_a_screen(phone, ["deal", "rebet"], height)]
+    phone.reload()  # the result as the page itself draws it
+    problems += [("war, drawn", *found) for found in off_a_screen(phone, ["deal"], height)]
+    phone.fill("#tie_bet", "5")
+    phone.click("#deal")  # the same bets, on the next tie
+    phone.wait_for_selector("#surrender")
+    phone.click("#surrender")
+    phone.wait_for_selector("[data-testid=result]")
+    tie_bet_lines.append(phone.locator("[data-testid=tie-bet-result]").count())
+    phone.evaluate("scrollTo(0, 0)")
+    problems += [("surrender", *found) for found in off_a_screen(phone, ["deal", "rebet"], height)]
+    next(tabs, None)
+    assert tie_bet_lines == [1, 1], "a result with no tie bet's line"
+    assert problems == [], problems

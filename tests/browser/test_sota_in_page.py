@@ -8,6 +8,11 @@ import re
 from typing import Any
 
 import pytest
+from browser_support import LiveServer
+from browser_support import open_tab
+from test_layout import LANGUAGES
+from test_layout import sign_up_in
+from test_narrow_phones import NARROW
 from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
 from test_player import sign_up
@@ -387,3 +392,65 @@ def test_a_move_laid_in_one_tab_is_refused_in_another_which_then_shows_the_table
     laid = tab.evaluate(f"async () => (await fetch('/api/v1/sota/games/{game['id']}')).json()")
     assert laid["pending"]["move"] == 1
     other.close()
+
+
+#: The screens a game ends on: a laptop, a phone and the smallest phone still in use.
+END_SCREENS = {
+    "1280x800": {"viewport": {"width": 1280, "height": 800}},
+    "390x844": {"viewport": {"width": 390, "height": 844}, **NARROW},
+    "320x568": {"viewport": {"width": 320, "height": 568}, **NARROW},
+}
+
+#: Each of ``selectors`` not wholly on the screen where the page stands (or not shown at all),
+#: with its top and bottom.
+OFF_THE_SCREEN = """selectors => selectors.flatMap(selector => {
+  const found = document.querySelector(selector);
+  if (!found || !found.checkVisibility()) return [[selector, "not shown"]];
+  const box = found.getBoundingClientRect();
+  const whole = box.top >= 0 && box.bottom <= innerHeight && box.height > 0;
+  return whole ? [] : [[selector, Math.round(box.top), Math.round(box.bottom), innerHeight]];
+})"""
+
+
+#: Resolves once the page stands still (its scroll unchanged over two frames).
+STANDING = """() => new Promise(done => {
+  let last = null;
+  const look = () => {
+    if (scrollY === last) done(scrollY);
+    else { last = scrollY; requestAnimationFrame(() => requestAnimationFrame(look)); }
+  };
+  requestAnimationFrame(look);
+})"""
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("screen", END_SCREENS)
+def test_when_a_game_ends_its_result_and_deal_again_are_on_the_screen(
+    chromium: Any, live_server: LiveServer, screen: str, language: str
+) -> None:
+    """A game's end showed the summary first, and Deal again below it: at 1280 x 800 it ended
+    at 1137 px, on phones further down, and the player scrolled to play on. Where the page
+    stands when the game ends in the page, its result's headline and Deal again are both on the
+    screen; shown again by its address, or drawn without JavaScript, Deal again is."""
+    tabs = open_tab(chromium, live_server, **END_SCREENS[screen])
+    tab = next(tabs)
+    sign_up_in(tab, "again", language)
+    deal_sota(tab)
+    tab.click("#to-end")  # as the player does: the page stands where its controls are
+    tab.wait_for_selector("#game-result .headline")
+    wanted = ["#game-result .headline", "#deal-again"]
+    tab.evaluate(STANDING)  # the page may glide to the result: where it comes to stand
+    problems = [("in the page", *found) for found in tab.evaluate(OFF_THE_SCREEN, wanted)]
+    game = tab.url
+    tab.goto(game)
+    problems += [("its address", *found) for found in tab.evaluate(OFF_THE_SCREEN, wanted[1:])]
+    plain = open_tab(chromium, live_server, java_script_enabled=False, **END_SCREENS[screen])
+    without_script = next(plain)
+    without_script.context.add_cookies(tab.context.cookies())
+    without_script.goto(game)
+    problems += [
+        ("no script", *found) for found in without_script.evaluate(OFF_THE_SCREEN, wanted[1:])
+    ]
+    next(plain, None)
+    next(tabs, None)
+    assert problems == [], problems

@@ -159,9 +159,24 @@
     }
 
     function go(to) {
+      const before = position;
       position = Math.max(0, Math.min(frames.length - 1, to));
       render();
-      if (position === frames.length - 1) pause();
+      if (position === frames.length - 1) {
+        pause();
+        if (before !== position) revealResult();
+      }
+    }
+
+    /* The game played to its end: its result, and Deal again under it, are brought onto the
+     * screen (the least scroll that shows them; each one's scroll margin keeps Deal again, or
+     * on a phone its bar at the screen's foot, clear of the result). They were below it, on a
+     * phone even with no summary above them, and the player scrolled to play on. */
+    function revealResult() {
+      const result = $("game-result");
+      if (!result || result.hidden || game.status !== "settled") return;
+      const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+      result.scrollIntoView({ block: "nearest", behavior: still ? "auto" : "smooth" });
     }
 
     function delay() {
