@@ -53,6 +53,7 @@
   function setup() {
     const data = $("game-data");
     if (!data) return;
+    for (const part of document.querySelectorAll("[data-replay]")) part.hidden = false;
     let game = JSON.parse(data.textContent);
     const seats = game.seats;
     const deckSize = DECK_SIZES[game.rules.deck] || 52;
