@@ -406,20 +406,19 @@ def _throttle_wait(session: Session, username: str, address: str, now: datetime)
     """Return the whole seconds (at least 1) for which the throttle still refuses a password
     check for ``username`` from ``address``, or None when it takes one.
 
-    Three counts of failures in the window, so that guessing is held off without handing
-    anyone a way to lock a player out (OWASP ASVS V2.2.1):
+    Counts of failures in the window, so that guessing is held off without handing anyone a
+    way to lock a player out (OWASP ASVS V2.2.1):
 
     - this account from this address: ``LOGIN_ATTEMPTS``;
     - this address, whatever the accounts: four times that (one address trying many names);
+    - an IPv6 address's site (its /48), whatever the accounts: :data:`SITE_ADDRESSES` times
+      the address's count;
     - this account from every address: ``LOGIN_ATTEMPTS`` again.
 
-    The last two are *not* counted against an address the account logged in from lately, so
-    strangers failing elsewhere, or at many names behind the owner's shared address (a
+    All but the first are *not* counted against an address the account logged in from lately,
+    so strangers failing elsewhere, or at many names behind the owner's shared address (a
     carrier's NAT), cannot lock the owner out of the owner's own address; the first still
-    holds guesses at the account from there.
-
-    A count that is full frees when the failure that fills it (its limit-th newest) leaves the
-    window; when several are full, the check waits for the last of them.
+    holds guesses at the account from there. The wait is :func:`_wait_for_counts`'.
     """
     settings = context_of(session)
     window = timedelta(seconds=settings.setting("LOGIN_WINDOW_SECONDS"))
