@@ -91,7 +91,7 @@ def test_an_operator_filters_the_log_adjusts_a_balance_and_finds_it_in_the_log(
     page.click("text=Apply adjustment")
     assert "Adjustment applied" in page.locator(".flash").inner_text()
     assert page.locator("[data-testid=chips]").inner_text() != chips_before
-    assert page.locator("table.transfers-table tr[data-kind=adjust]").first.is_visible()
+    page.locator("table.transfers-table tr[data-kind=adjust]").first.wait_for(state="visible")
     shoot(page, "operator-player")
 
     page.click(".console-nav >> text=Audit log")

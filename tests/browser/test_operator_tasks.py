@@ -136,7 +136,8 @@ def test_two_operators_do_the_tasks_of_the_console(
     olga.fill("#amount", "2500")
     olga.fill("#reason", "tournament prize")
     olga.click("text=Review adjustment")
-    assert olga.locator("[data-testid=needs-approval]").is_visible()
+    # A click returns once the next page starts; is_visible() would not wait for it to be drawn.
+    olga.locator("[data-testid=needs-approval]").wait_for(state="visible")
     olga.click("text=Propose for approval")
     assert "Adjustment proposed" in olga.locator(".flash").inner_text()
     assert olga.locator("[data-testid=chips]").inner_text() == chips_before
