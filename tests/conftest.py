@@ -71,7 +71,11 @@ def postgres_database() -> Iterator[str]:
 
 
 def _empty_postgres(url: str) -> None:
-    engine = sa.create_engine(url)
+    """Delete every row and restart every sequence. A test leaves a few rows, and deleting them
+    takes a quarter of the time of TRUNCATE, which makes new files for each table and index.
+    The replica role skips the triggers: the append-only tables' refusals and the foreign keys
+    (every table is emptied, in any order)."""
+    engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
     with engine.begin() as connection:
         tables = connection.execute(
             sa.text(
@@ -79,7 +83,13 @@ def _empty_postgres(url: str) -> None:
                 "AND tablename <> 'alembic_version'"
             )
         ).scalars()
-        connection.execute(sa.text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
+        sequences = connection.execute(
+            sa.text("SELECT sequencename FROM pg_sequences WHERE schemaname = 'public'")
+        ).scalars()
+        statements = [f'DELETE FROM "{table}"' for table in tables]
+        statements += [f'ALTER SEQUENCE "{sequence}" RESTART' for sequence in sequences]
+        connection.execute(sa.text("SET LOCAL session_replication_role = replica"))
+        connection.execute(sa.text("; ".join(statements)))
     engine.dispose()
 
 
