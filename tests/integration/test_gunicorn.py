@@ -31,19 +31,23 @@ from sota_casino.web.protocol import SERVER_MAX_REQUEST_LINE
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture
-def environment(tmp_path: Path) -> dict[str, str]:
-    url = f"sqlite:///{tmp_path / 'casino.db'}"
+@pytest.fixture(scope="module")
+def environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A migrated database and a home for this module's servers (each test reads or adds rows of
+    its own only, so they share them)."""
+    home = tmp_path_factory.mktemp("gunicorn")
+    url = f"sqlite:///{home / 'casino.db'}"
     migrate.upgrade(url)
     # A home of its own: a control socket would appear under it (gunicorn's default path).
-    env = servers.app_environment(url, tmp_path / "instance") | {"HOME": str(tmp_path)}
+    env = servers.app_environment(url, home / "instance") | {"HOME": str(home)}
     env.pop("XDG_RUNTIME_DIR", None)
     return env
 
 
-@pytest.fixture
-def server(environment: dict[str, str], tmp_path: Path) -> Iterator[servers.Server]:
-    running = servers.start(environment, tmp_path / "gunicorn.log")
+@pytest.fixture(scope="module")
+def server(environment: dict[str, str]) -> Iterator[servers.Server]:
+    """One server for the tests that only send it requests: starting one takes seconds."""
+    running = servers.start(environment, Path(environment["HOME"]) / "gunicorn.log")
     yield running
     running.stop()
 
