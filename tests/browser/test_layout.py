@@ -567,12 +567,12 @@ def test_the_ledgers_tables_fit_a_laptops_screen(
 ) -> None:
     """The ledger's math table ran 230 px (Finnish: 460 px) past its panel on a 1280 px screen,
     its surrendered ties and tie bet columns cut at the panel's edge. Checked at 1024 and
-    1280 px, in one tab."""
+    1280 px, the page resized in place."""
     operator_in(laptop, live_server, language)
     problems = []
-    for width in (1024, 1280):
+    laptop.goto("/operator/ledger")
+    for width in (1024, 1280):  # the console's pages size nothing in script: CSS lays them out
         laptop.set_viewport_size({"width": width, "height": 800})
-        laptop.goto("/operator/ledger")
         assert laptop.locator("[data-testid=math-table]").is_visible(), width
         problems += [(width, *found) for found in laptop.evaluate(TABLES_PAST_THEIR_PANEL)]
     assert problems == [], problems
@@ -675,8 +675,8 @@ def test_a_player_s_tables_on_the_console_fit_a_laptops_screen(
     """A player's rounds, money moves and seed pairs, on the player's page and as lists: in
     Finnish and Norwegian at 1024 px (the rounds in Finnish at 1280 px too) they ran 17 to 200 px
     past their panel, which scrolled them sideways; an amount with its word was the widest cell,
-    and a time in the operator's zone beside UTC as wide. Checked at 1024 and 1280 px, in UTC and
-    then in the longest zone, in one tab."""
+    and a time in the operator's zone beside UTC as wide. Checked at 1024 and 1280 px (each page
+    resized in place), in UTC and then in the longest zone, in one tab."""
     player = operator_in(laptop, live_server, language)
     _widen_the_rows_of(live_server.app, player)
     problems = []
@@ -686,11 +686,11 @@ def test_a_player_s_tables_on_the_console_fit_a_laptops_screen(
             laptop.fill("#time_zone", zone)
             laptop.click(".time-zone-form button[type=submit]")
             laptop.wait_for_selector(f"details.time-zone summary:has-text('{zone}')")
-        for width in (1024, 1280):
-            laptop.set_viewport_size({"width": width, "height": 800})
-            for path in ("", "/lists/rounds", "/lists/transfers", "/lists/seed_pairs"):
-                laptop.goto(f"/operator/players/{player}{path}")
-                assert laptop.locator("main .panel > table").count(), (zone, width, path)
+        for path in ("", "/lists/rounds", "/lists/transfers", "/lists/seed_pairs"):
+            laptop.goto(f"/operator/players/{player}{path}")
+            assert laptop.locator("main .panel > table").count(), (zone, path)
+            for width in (1024, 1280):  # the console sizes nothing in script: CSS lays it out
+                laptop.set_viewport_size({"width": width, "height": 800})
                 past = laptop.evaluate(TABLES_PAST_THEIR_PANEL)
                 problems += [(zone or "UTC", width, path, *found) for found in past]
     assert problems == [], problems
@@ -778,7 +778,7 @@ def test_every_console_table_fits_its_panel_on_a_tablet_and_a_small_laptop(
     225 px, a player's rounds list 58 to 239 px, and up to 45 px the seed pairs, balances, house
     result, alerts and proposals, a pending one's Note, Approve and Reject out of their cell. At
     1024 px a time beside UTC's on another day ran the audit's entries 36 to 121 px past. Both
-    widths are checked in one tab."""
+    widths are checked in one tab, each page resized in place."""
     operator, player = a_busy_console
     tabs = open_tab(chromium, live_server, viewport={"width": 768, "height": 800})
     page = next(tabs)
@@ -789,12 +789,12 @@ def test_every_console_table_fits_its_panel_on_a_tablet_and_a_small_laptop(
     page.click(".time-zone-form button[type=submit]")
     page.wait_for_selector(f"details.time-zone summary:has-text('{zone}')")
     problems = []
-    for width in (768, 1024):
-        page.set_viewport_size({"width": width, "height": 800})
-        for path in CONSOLE_PAGES:
-            path = path.format(player=player)
-            page.goto(path)
-            assert page.locator("main .panel > table").count(), (width, path)
+    for path in CONSOLE_PAGES:
+        path = path.format(player=player)
+        page.goto(path)
+        assert page.locator("main .panel > table").count(), path
+        for width in (768, 1024):  # the console sizes nothing in script: CSS lays it out
+            page.set_viewport_size({"width": width, "height": 800})
             problems += [(width, path, *found) for found in page.evaluate(TABLES_PAST_THEIR_PANEL)]
             problems += [(width, path, found) for found in page.evaluate(OVERFLOW)]
     next(tabs, None)
