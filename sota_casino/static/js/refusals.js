@@ -61,10 +61,31 @@
   }
 
   /* The field a page drawn for a refused form marks: the one it focuses, else the first. */
-  function showRefused() {
+  function refusedField() {
     const field = document.querySelector("form [aria-invalid=true][autofocus]")
       || document.querySelector("form [aria-invalid=true]");
-    if (field && field.getClientRects().length) show(field);
+    return field && field.getClientRects().length ? field : null;
+  }
+
+  function showRefused() {
+    const field = refusedField();
+    if (field) show(field);
+  }
+
+  /* What is drawn above the field after the page has loaded (the signing key's line, once the
+   * service has said whether the player has a key) pushes it down again, under the foot's row:
+   * show it again whenever the page's height changes, until the player scrolls, taps or types. */
+  function keepRefusedShown() {
+    const field = refusedField();
+    if (!field || typeof ResizeObserver !== "function") return;
+    const follow = new ResizeObserver(() => {
+      if (document.activeElement === field) show(field);
+    });
+    follow.observe(document.body);
+    const stop = () => follow.disconnect();
+    for (const type of ["keydown", "pointerdown", "wheel", "touchstart"]) {
+      window.addEventListener(type, stop, { once: true, capture: true, passive: true });
+    }
   }
 
   /* A number field's own checks, in the page's language: the browser says "Value must be less
@@ -111,5 +132,8 @@
   document.addEventListener("DOMContentLoaded", showRefused);
   // Again once the page has loaded: the browser's own autofocus and scrolling come after the
   // DOM is read, and on a slow phone they could leave the field under the foot's row.
-  window.addEventListener("load", () => requestAnimationFrame(showRefused));
+  window.addEventListener("load", () => requestAnimationFrame(() => {
+    showRefused();
+    keepRefusedShown();
+  }));
 })();
