@@ -738,14 +738,18 @@ FORGET_THE_SITE = f"""async () => {{
 }}"""
 
 
-def a_new_player(page: Any, prefix: str) -> str:
+def a_new_player(page: Any, prefix: str, language: str) -> str:
     """Sign a new player up in ``page`` as in a browser the site never saw: no cookie (no
-    log-in, no language chosen) and nothing kept. Cheaper than a new tab for each player; the
-    player's pages draw nothing of the last one's (its last round, its last game's seats)."""
+    log-in, no language chosen) and nothing kept; then pick ``language``. Cheaper than a new tab
+    for each player; the player's pages draw nothing of the last one's (its last round, its
+    last game's seats)."""
     page.context.clear_cookies()
     page.goto("/auth/register")
     page.evaluate(FORGET_THE_SITE)
-    return sign_up(page, prefix)
+    username = sign_up(page, prefix)
+    if language != "en":
+        choose_language(page, language)
+    return username
 
 
 #: The bottoms of the buttons ``ids`` name, where the page stands.
@@ -766,10 +770,8 @@ def test_a_tie_s_choices_and_after_the_war_deal_and_rebet_are_whole_on_a_320_by_
     phone = next(tabs)
     problems = []
     for language in ("en", "fi", "nb", "pt"):
-        username = a_new_player(phone, "war320")
+        username = a_new_player(phone, "war320", language)
         plant_server_seed(live_server.app, username, {0: True})
-        if language != "en":
-            choose_language(phone, language)
         phone.goto("/casino-war")
         phone.click("#deal")
         phone.wait_for_selector("#go-to-war")
@@ -799,9 +801,7 @@ def test_a_new_sota_game_shows_its_play_button_on_a_320_by_640_phone(
     phone = next(tabs)
     problems = []
     for language in ("en", "fi", "nb", "pt"):
-        a_new_player(phone, "sota320")
-        if language != "en":
-            choose_language(phone, language)
+        a_new_player(phone, "sota320", language)
         phone.goto("/sota")
         phone.click("#play")
         phone.wait_for_url("**/sota/games/*")
@@ -845,10 +845,8 @@ def test_after_a_war_deal_is_on_a_320_by_568_phone_s_screen_without_scrolling(
     phone = next(tabs)
     problems = []
     for language in ("en", "fi", "nb", "pt"):
-        username = a_new_player(phone, "war568")
+        username = a_new_player(phone, "war568", language)
         plant_server_seed(live_server.app, username, {0: True, 1: False})
-        if language != "en":
-            choose_language(phone, language)
         phone.goto("/casino-war")
         phone.click("#deal")
         phone.wait_for_selector("#go-to-war")
@@ -884,10 +882,8 @@ def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_witho
     phone = next(tabs)
     problems = []
     for language in ("en", "fi", "nb", "pt"):
-        username = a_new_player(phone, "tie568")
+        username = a_new_player(phone, "tie568", language)
         plant_server_seed(live_server.app, username, {0: True, 1: True})
-        if language != "en":
-            choose_language(phone, language)
         phone.goto("/casino-war")
         phone.fill("#tie_bet", "5")
         phone.click("#deal")
