@@ -50,6 +50,8 @@ from .form_words import NOT_AN_OPTION
 from .form_words import in_the_forms_words
 from .paths import is_local_path
 from .paths import wants_json
+from .visitor import cookie_name
+from .visitor import cookies_are_secure
 from .visitor import session_user
 
 #: The languages the casino speaks, each named in itself (the picker shows these names).
@@ -106,7 +108,7 @@ def _choose() -> str:
         user = None  # the outage's own page still needs a language: the cookie's or the browser's
     if user is not None and user.locale in LANGUAGES:
         return user.locale
-    cookie = request.cookies.get(COOKIE)
+    cookie = request.cookies.get(cookie_name(COOKIE))
     if cookie in LANGUAGES:
         return cookie
     return accepted_language() or DEFAULT
@@ -346,10 +348,14 @@ def choose() -> ResponseReturnValue:
     # Back to the page the picker was on; a page answering a form has no address to go back to.
     back = request.form.get("next", "")
     response = redirect(back if is_local_path(back) else "/", 303)
-    # Secure where the session's cookie is (the same rule: HTTPS, or SESSION_COOKIE_SECURE).
-    secure = current_app.session_interface.get_cookie_secure(current_app)
+    # Secure and host-bound where the session's cookie is (HTTPS, or SESSION_COOKIE_SECURE).
     response.set_cookie(
-        COOKIE, chosen, max_age=COOKIE_AGE, samesite="Lax", httponly=True, secure=secure
+        cookie_name(COOKIE),
+        chosen,
+        max_age=COOKIE_AGE,
+        samesite="Lax",
+        httponly=True,
+        secure=cookies_are_secure(),
     )
     return response
 

@@ -519,7 +519,12 @@ def _build(app: Flask) -> dict[str, Any]:
             },
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer"},
-                "cookie": {"type": "apiKey", "in": "cookie", "name": "session"},
+                "cookie": {
+                    "type": "apiKey",
+                    "in": "cookie",
+                    "name": "session",
+                    "description": "named __Host-session over HTTPS (Secure, bound to the host)",
+                },
                 "csrf": {
                     "type": "apiKey",
                     "in": "header",

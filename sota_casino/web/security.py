@@ -54,6 +54,8 @@ from .i18n import gettext
 from .paths import is_local_path
 from .paths import wants_json
 from .visitor import SESSION_KEY
+from .visitor import cookie_name
+from .visitor import cookies_are_secure
 from .visitor import session_user
 
 if TYPE_CHECKING:
@@ -345,15 +347,24 @@ def security_headers(response: Response) -> Response:
 
 
 class SessionInterface(SecureCookieSessionInterface):
-    """Flask's signed cookie session, whose cookie is also ``Secure`` on any HTTPS request.
+    """Flask's signed cookie session, whose cookie is also ``Secure`` on any HTTPS request, and
+    then bound to the host (``__Host-session``).
 
     ``SESSION_COOKIE_SECURE=1`` forces the flag; without it, a request that came over HTTPS
     (directly, or through a proxy trusted with ``TRUSTED_PROXIES`` that says so in
     ``X-Forwarded-Proto``) still never gets a cookie that a browser would send over plain HTTP.
+    A ``session`` cookie set by another host of the domain (a domain cookie) or by a page over
+    plain HTTP is not read over HTTPS: it could log the player into someone else's account.
     """
 
     def get_cookie_secure(self, app: Flask) -> bool:
-        return bool(super().get_cookie_secure(app) or request.is_secure)
+        return cookies_are_secure()
+
+    def get_cookie_name(self, app: Flask) -> str:
+        name = super().get_cookie_name(app)
+        if self.get_cookie_domain(app) is not None or self.get_cookie_path(app) != "/":
+            return name  # a browser would refuse a host-bound cookie with either
+        return cookie_name(name)
 
     def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
         # No cookie (every bearer-token call): the empty session Flask would give, without

@@ -302,9 +302,56 @@ def test_a_direct_https_request_gets_a_secure_cookie(client: FlaskClient) -> Non
     assert "; Secure" in header
 
 
+HTTPS = "https://casino.example"
+
+
+def https_login(client: FlaskClient, username: str) -> str:
+    """Log ``username`` in over HTTPS; return the session cookie's Set-Cookie header."""
+    page = client.get("/auth/login", base_url=HTTPS)
+    token = CSRF_META.search(page.get_data(as_text=True))
+    assert token is not None
+    login = client.post(
+        "/auth/login",
+        data={"csrf_token": token.group(1), "username": username, "password": PASSWORD},
+        base_url=HTTPS,
+    )
+    assert login.status_code == 303 and login.location == "/lobby"
+    return next(h for h in login.headers.getlist("Set-Cookie") if "session=" in h)
+
+
+def test_over_https_the_session_cookie_is_bound_to_the_host(client: FlaskClient) -> None:
+    # A sibling host (shop.casino.example) may set cookies for the whole domain, and a page over
+    # plain HTTP may set ones named like the secure ones: only a __Host- cookie is safe from both.
+    api_register(client, "alice")
+    header = https_login(client, "alice")
+    assert header.startswith("__Host-session=")
+    assert "; Secure" in header and "; Path=/" in header and "Domain" not in header
+    assert client.get_cookie("session", domain="casino.example") is None
+    assert client.get("/lobby", base_url=HTTPS).status_code == 200
+    # Plain HTTP keeps the plain name: a browser sets no Secure cookie from an HTTP page.
+    assert client.get("/auth/login").headers["Set-Cookie"].startswith("session=")
+
+
+def test_over_https_a_cookie_tossed_from_another_host_logs_nobody_in(
+    app: Flask, client: FlaskClient
+) -> None:
+    api_register(client, "mallory")
+    https_login(client, "mallory")
+    attackers = client.get_cookie("__Host-session", domain="casino.example")
+    assert attackers is not None
+    # The attacker's own logged-in session, set by a sibling host as a domain cookie under the
+    # names a browser would accept from it: the victim must not be logged in as the attacker
+    # (whose records would then hold the victim's play).
+    victim = app.test_client()
+    victim.set_cookie("session", attackers.value, domain=".casino.example")
+    lobby = victim.get("/lobby", base_url=HTTPS)
+    assert lobby.status_code == 303 and "/auth/login" in lobby.location
+    assert victim.get("/api/v1/me", base_url=HTTPS).status_code == 401
+
+
 @pytest.mark.parametrize("scheme", ["http", "https"])
 def test_the_language_cookie_is_secure_where_the_session_cookie_is(
-    client: FlaskClient, scheme: str
+    app: Flask, client: FlaskClient, scheme: str
 ) -> None:
     base_url = f"{scheme}://casino.example"
     page = client.get("/auth/login", base_url=base_url)
@@ -314,8 +361,17 @@ def test_the_language_cookie_is_secure_where_the_session_cookie_is(
         "/language", data={"csrf_token": token.group(1), "locale": "fi"}, base_url=base_url
     )
     assert chosen.status_code == 303
-    cookie = next(h for h in chosen.headers.getlist("Set-Cookie") if h.startswith("lang"))
+    name = "__Host-lang=" if scheme == "https" else "lang="
+    cookie = next(h for h in chosen.headers.getlist("Set-Cookie") if h.startswith(name))
     assert ("; Secure" in cookie) == (scheme == "https")
+    assert "; Path=/" in cookie and "Domain" not in cookie
+    # Pages read the language from that cookie, under that name alone.
+    other_name = "lang" if scheme == "https" else "__Host-lang"
+    for cookie_name, language in ((name.rstrip("="), "fi"), (other_name, "en")):
+        browser = app.test_client()
+        browser.set_cookie(cookie_name, "fi", domain="casino.example")
+        page = browser.get("/auth/login", base_url=base_url).get_data(as_text=True)
+        assert f'<html lang="{language}"' in page, cookie_name
 
 
 def test_logging_in_changes_the_session_id(client: FlaskClient) -> None:
