@@ -25,6 +25,9 @@ def test_deal_again_plays_the_same_stake_and_rules(player: FlaskClient) -> None:
     )
     page = player.get(f"/sota/games/{first['id']}").get_data(as_text=True)
     assert 'id="deal-again-form"' in page and f'name="again" value="{first["id"]}"' in page
+    # Beside it, the way to a game of other rules or stake: the table's form.
+    assert first["status"] == "settled"
+    assert '<a href="/sota">other rules or stake</a>' in page
     again = game_of(player, post_form(player, "/sota/games", {"again": str(first["id"])}))
     assert again["id"] != first["id"]
     assert again["stake"] == 3 and again["rules"] == first["rules"]

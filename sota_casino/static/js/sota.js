@@ -351,7 +351,7 @@
           " · " + ngettext("%(num)s trick", "%(num)s tricks", tricks.length)),
         el("p", {}, ...nodes(ngettext("Balance now %(balance)s sweet", "Balance now %(balance)s sweets", game.balances.sweets), {
           balance: el("strong", { text: number(game.balances.sweets) }) }), " · ",
-          el("a", { href: "/history/" + game.id, text: gettext("receipt") }), " · ", el("a", { href: "/sota", text: gettext("play again") })));
+          el("a", { href: "/history/" + game.id, text: gettext("receipt") }), " · ", el("a", { href: "/sota", text: gettext("other rules or stake") })));
       $("game-end").append(banner);
       const again = $("deal-again-form");
       if (again) again.hidden = false;
