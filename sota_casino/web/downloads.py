@@ -16,18 +16,21 @@ import itertools
 import json
 import logging
 import re
+import tempfile
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from datetime import UTC
 from datetime import datetime
+from typing import IO
 from typing import Any
 from typing import Final
 
 from flask import Response
 from flask import request
 from flask import stream_with_context
+from werkzeug.wsgi import wrap_file
 
 from ..core.errors import InvalidInput
 from ..core.marks import N_
@@ -102,15 +105,41 @@ def attachment(lines: Iterable[str], mimetype: str, filename: str) -> Response:
 
     The first line is read now, so a failure before anything is sent is answered as any
     request's (a 503 for an outage); one after it cuts the download (:class:`DownloadCut`),
-    logged in one line.
+    logged in one line. HTTP/1.0 has no chunks to cut: its answer ends when the connection
+    closes, whole or not, so it gets the download read whole first, with its length
+    (:func:`_spooled`), and any failure is answered as any request's.
     """
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    if request.environ.get("SERVER_PROTOCOL") == "HTTP/1.0":
+        body, size = _spooled(lines)
+        headers["Content-Length"] = str(size)
+        body_lines = wrap_file(request.environ, body)
+        return Response(body_lines, mimetype=mimetype, headers=headers, direct_passthrough=True)
     rest = iter(lines)
     first = next(rest, None)
     return Response(
         stream_with_context(_cut_on_failure(first, rest, request.path)),
         mimetype=mimetype,
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        headers=headers,
     )
+
+
+#: A download read whole is kept in memory up to this size, then in a temporary file.
+SPOOL_IN_MEMORY: Final = 1 << 20
+
+
+def _spooled(lines: Iterable[str]) -> tuple[IO[bytes], int]:
+    """Write ``lines`` out whole; return the file, read from its start, and its size."""
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)
+    try:
+        for line in lines:
+            spool.write(line.encode())
+    except BaseException:
+        spool.close()
+        raise
+    size = spool.tell()
+    spool.seek(0)
+    return spool, size
 
 
 def _cut_on_failure(first: str | None, rest: Iterator[str], path: str) -> Iterator[str]:

@@ -12,6 +12,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -76,9 +77,18 @@ class SmallWindow(http.client.HTTPConnection):
         self.sock.connect((self.host, self.port))
 
 
-def download(port: int, path: str, token: str, *, fail: bool) -> tuple[int, bytes, bool]:
+class OldClient(SmallWindow):
+    """An HTTP/1.0 client: an answer without a length ends when its connection closes."""
+
+    _http_vsn = 10
+    _http_vsn_str = "HTTP/1.0"
+
+
+def download(
+    port: int, path: str, token: str, *, fail: bool, client: type[SmallWindow] = SmallWindow
+) -> tuple[int, bytes, bool]:
     """GET ``path``; return the status, the body read, and whether the message was whole."""
-    connection = SmallWindow("127.0.0.1", port, timeout=30)
+    connection = client("127.0.0.1", port, timeout=30)
     headers = {"Authorization": f"Bearer {token}"} | ({FAIL_HEADER: "1"} if fail else {})
     try:
         connection.request("GET", path, headers=headers)
@@ -99,6 +109,10 @@ def assert_cut_and_logged(port: int, path: str, token: str, log: str) -> None:
     assert status == 200  # the status went out with the first line
     assert not complete, f"a cut download passed for a whole one ({len(body)} bytes)"
     assert body.count(b"\n") < whole.count(b"\n")
+    # HTTP/1.0 gets it read whole, with its length: the database failing only once the answer
+    # began fails nothing (one failing before is a 503: see the test below).
+    status, body, complete = download(port, path, token, fail=True, client=OldClient)
+    assert (status, complete, body.count(b"\n")) == (200, True, whole.count(b"\n"))
 
 
 def assert_one_line(log: str, path: str) -> None:
@@ -193,3 +207,62 @@ def test_an_audit_export_command_failing_midway_exits_75_in_one_line_and_leaves_
     ), result.stderr
     assert target.read_text() == "an earlier export\n"
     assert sorted(p.name for p in tmp_path.glob("*log.jsonl*")) == ["log.jsonl"]
+
+
+class Counting:
+    """Fail the statements of this thread once ``after`` statements have read ``table``."""
+
+    def __init__(self, engine: sa.Engine, table: str, after: int) -> None:
+        self.failing = fail_statements(engine)
+        self.table, self.after, self.seen, self.armed = table, after, 0, False
+        sa.event.listen(engine, "before_cursor_execute", self.count)
+
+    def count(self, _connection: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if self.armed and self.table in statement:
+            self.seen += 1
+            if self.seen == self.after:
+                self.failing.add(threading.get_ident())
+
+    def arm(self) -> None:
+        self.seen, self.armed = 0, True
+        self.failing.clear()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgres"], indirect=True)
+def test_an_http_1_0_download_comes_whole_with_its_length_or_is_a_503(
+    db_url: str, tmp_path: Path
+) -> None:
+    """HTTP/1.0 has no chunks: its answer ends when the connection closes, whole or cut, so a
+    download to it is read whole before it is sent, with its Content-Length (nginx speaks 1.0 to
+    the server it proxies unless told otherwise); the database failing past the first rows is
+    then the 503 of any outage, never a shorter file passed off as whole."""
+    app = create_app(app_config(db_url, tmp_path))
+    token = operator_with_rows(app)
+    headers = {"Authorization": f"Bearer {token}"}
+    old = {"SERVER_PROTOCOL": "HTTP/1.0"}
+    client = app.test_client()
+    try:
+        for path in DOWNLOADS.values():
+            with client.get(path, headers=headers) as streamed:
+                lines = streamed.get_data().count(b"\n")
+            with client.get(path, headers=headers, environ_overrides=old) as whole:
+                assert whole.status_code == 200, path
+                assert whole.content_length == len(whole.get_data()) > 0, path
+                assert whole.get_data().count(b"\n") == lines, path
+        # The whole log is read in chunks: the second read fails.
+        reads = Counting(app.extensions["sota_casino.engine"], "audit_entries", after=2)
+        path = DOWNLOADS["the whole audit log"]
+        reads.arm()
+        with pytest.raises(ConnectionResetError):  # HTTP/1.1: the stream is cut (see above)
+            client.get(path, headers=headers).get_data()
+        reads.arm()
+        refused = client.get(path, headers=headers, environ_overrides=old)
+        assert reads.seen >= 2
+        assert refused.status_code == 503, refused.get_data(as_text=True)[:300]
+        assert refused.headers["Retry-After"] and refused.get_json()["error"]["code"]
+        reads.armed = False
+        reads.failing.clear()
+        with client.get(path, headers=headers, environ_overrides=old) as again:
+            assert again.status_code == 200
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
