@@ -385,6 +385,17 @@ class CheckRun(Base):
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
+class LedgerCheckSum(Base):
+    """What an account's postings summed to where the ledger check's stored state stands, kept
+    for the accounts whose sum is not 0: a step adds the postings since to it and compares the
+    balance. A row is written only when its account's sum moves (services/ledger.py)."""
+
+    __tablename__ = "ledger_check_sums"
+
+    account_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    posted: Mapped[int] = mapped_column(BigInteger)
+
+
 class ClosedDayTotal(Base):
     """What the settled rounds of one closed UTC day, game and table-rules version add up to,
     stored once the day can gain no round (services/day_totals.py); the ledger check compares

@@ -39,6 +39,7 @@ from .results import Id
 from .results import OneOf
 from .results import Open
 from .results import Time
+from .tx import in_transaction
 from .tx import insert_ignoring_conflicts
 from .tx import own_transactions
 from .tx import read_only
@@ -94,14 +95,31 @@ def _take_lease(session: Session, name: str, owner: str) -> bool:
     return bool(taken.rowcount)  # type: ignore[attr-defined]  # an UPDATE answers a CursorResult
 
 
-@transactional
-def _store(session: Session, /, name: str, owner: str, **values: Any) -> None:
-    session.execute(
+@in_transaction
+def _update(session: Session, name: str, owner: str, values: dict[str, Any]) -> bool:
+    """Store ``values`` of a check while ``owner`` holds it; ``False`` if another took it over."""
+    stored = session.execute(
         update(CheckRun)
         .where(CheckRun.name == name, CheckRun.lease_owner == owner)
         .values({"lease_until": _now() + LEASE} | values)
         .execution_options(synchronize_session=False)
     )
+    return bool(stored.rowcount)  # type: ignore[attr-defined]  # an UPDATE answers a CursorResult
+
+
+@transactional
+def _store(session: Session, /, name: str, owner: str, **values: Any) -> None:
+    _update(session, name, owner, values)
+
+
+@transactional
+def _store_ledger(
+    session: Session, owner: str, report: ledger.LedgerReport, whole: bool, values: dict[str, Any]
+) -> None:
+    """Store a ledger verdict and, if it passed, the sums of postings its state stands on, in
+    one transaction: a state never stands on sums of another."""
+    if _update(session, "ledger", owner, values) and report.ok:
+        ledger.keep_sums(session, report, whole=whole)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +306,7 @@ def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> boo
     }
     if whole:
         values["whole_at"], values["whole_requested_at"] = now, None
-    _store(session, "ledger", owner, **values)
+    _store_ledger(session, owner, report, whole, values)
     return whole
 
 

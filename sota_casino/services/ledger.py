@@ -22,6 +22,7 @@ from typing import cast
 from sqlalchemy import Table
 from sqlalchemy import bindparam
 from sqlalchemy import case
+from sqlalchemy import delete
 from sqlalchemy import event
 from sqlalchemy import exists
 from sqlalchemy import func
@@ -36,6 +37,7 @@ from ..core.errors import InsufficientFunds
 from ..core.marks import N_
 from ..core.money import CURRENCIES
 from ..models import Account
+from ..models import LedgerCheckSum
 from ..models import Posting
 from ..models import Round
 from ..models import Transfer
@@ -319,6 +321,9 @@ class LedgerReport:
     transfers: int = 0
     accounts: int = 0
     state: LedgerState | None = None
+    #: The sums of postings to keep with ``state`` (:func:`keep_sums`): those that moved since
+    #: the state checked from, or every one that is not 0 after a whole check.
+    sums: Mapping[int, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -332,20 +337,18 @@ class LedgerReport:
 
 @dataclass(frozen=True)
 class LedgerState:
-    """The books as far as a check read them: the last posting and transfer, what each
-    account's postings summed to by then, and the last closed day whose stored totals were
-    compared with its rounds (``None``: none yet)."""
+    """The books as far as a check read them: the last posting and transfer, and the last
+    closed day whose stored totals were compared with its rounds (``None``: none yet). What
+    each account's postings summed to by then is kept beside it (:class:`LedgerCheckSum`)."""
 
     posting_id: int
     transfer_id: int
-    sums: dict[int, int]
     day: date | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "posting_id": self.posting_id,
             "transfer_id": self.transfer_id,
-            "sums": {str(k): v for k, v in self.sums.items()},
             "day": None if self.day is None else self.day.isoformat(),
         }
 
@@ -354,19 +357,17 @@ class LedgerState:
         """Read a stored state back; ``None`` for one that is missing or malformed (a state
         stored before days were compared has none: the next step compares every day)."""
         try:
-            sums = {int(k): int(v) for k, v in stored["sums"].items()}
             day = stored.get("day")
             return cls(
                 int(stored["posting_id"]),
                 int(stored["transfer_id"]),
-                sums,
                 None if day is None else date.fromisoformat(day),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
 
-EMPTY_LEDGER = LedgerState(0, 0, {})
+EMPTY_LEDGER = LedgerState(0, 0)
 
 
 @read_only
@@ -376,26 +377,32 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     row agrees with what its transfers posted, and each closed day's stored totals (what the
     house's reports read) equal what its settled rounds add up to.
 
-    With ``since`` only what was posted after that state is read (plus every account, the
-    open rounds and the days stored since); a problem found that way may be a posting committed
-    late under a lower id, so whoever stores verdicts checks the whole ledger again before
-    believing it.
+    With ``since`` only what was posted after that state is read (plus every account, with the
+    sums kept for that state, the open rounds and the days stored since); a problem found that
+    way may be a posting committed late under a lower id, so whoever stores verdicts checks the
+    whole ledger again before believing it.
     """
     start = since or EMPTY_LEDGER
     problems: list[str] = []
-    # One statement for balances and postings: it sees one snapshot on either database.
+    # One statement for balances, kept sums and postings: one snapshot on either database.
     delta = func.coalesce(func.sum(Posting.amount), 0)
-    rows = session.execute(
-        select(Account.id, Account.name, Account.kind, Account.balance, delta, func.max(Posting.id))
+    kept = LedgerCheckSum.posted if since is not None else literal(None)
+    query = (
+        select(Account.id, Account.name, Account.kind, Account.balance, kept, delta)
+        .add_columns(func.max(Posting.id))
         .outerjoin(Posting, (Posting.account_id == Account.id) & (Posting.id > start.posting_id))
-        .group_by(Account.id, Account.name, Account.kind, Account.balance)
+        .group_by(Account.id, Account.name, Account.kind, Account.balance, kept)
         .order_by(Account.id)
-    ).all()
-    sums = dict(start.sums)
+    )
+    if since is not None:
+        query = query.outerjoin(LedgerCheckSum, LedgerCheckSum.account_id == Account.id)
+    rows = session.execute(query).all()
+    sums: dict[int, int] = {}
     last_posting = start.posting_id
-    for account_id, name, kind, held, added, newest in rows:
-        posted = sums.get(account_id, 0) + int(added)
-        sums[account_id] = posted
+    for account_id, name, kind, held, before, added, newest in rows:
+        posted = int(before or 0) + int(added)
+        if added if since is not None else posted:  # a step keeps the sums that moved
+            sums[account_id] = posted
         last_posting = max(last_posting, newest or 0)
         if held != posted:
             problems.append(f"account {name} holds {held} but its postings sum to {posted}")
@@ -429,8 +436,30 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     day_problems, last_day = day_totals.problems(session, None if since is None else since.day)
     problems += day_problems
     transfers = session.scalar(select(func.count(Transfer.id))) or 0
-    state = LedgerState(last_posting, last_transfer, sums, last_day)
-    return LedgerReport(not problems, problems, transfers, len(rows), state)
+    state = LedgerState(last_posting, last_transfer, last_day)
+    return LedgerReport(not problems, problems, transfers, len(rows), state, sums)
+
+
+@in_transaction
+def keep_sums(session: Session, report: LedgerReport, *, whole: bool) -> None:
+    """Keep the sums of postings of a passing ``report`` for its state, in the transaction that
+    stores the state: a whole check's replace every row, a step's those of the accounts whose
+    sums moved. A sum of 0 has no row."""
+    if whole:
+        session.execute(delete(LedgerCheckSum))
+    moved = sorted(report.sums.items())
+    for start in range(0, len(moved), _SUMS_A_STATEMENT):
+        batch = moved[start : start + _SUMS_A_STATEMENT]
+        if not whole:
+            ids = [account_id for account_id, _ in batch]
+            session.execute(delete(LedgerCheckSum).where(LedgerCheckSum.account_id.in_(ids)))
+        rows = [{"account_id": a, "posted": posted} for a, posted in batch if posted]
+        if rows:
+            session.execute(insert(LedgerCheckSum), rows)
+
+
+#: Rows a statement of :func:`keep_sums` writes (under either database's bound parameters).
+_SUMS_A_STATEMENT = 5_000
 
 
 #: A round not settled yet, written as the partial index ``ix_rounds_open`` says it (a literal: a
