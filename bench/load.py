@@ -249,15 +249,34 @@ def fresh_database(database: str, workdir: Path) -> Iterator[str]:
         yield url
 
 
-def _flask_command(url: str, workdir: Path, *args: str) -> tuple[bool, str]:
+#: Run on the database once the load is over, in one process (the app loaded once for both):
+#: the operator's ``flask ledger check`` and ``flask audit verify``, as their command line runs
+#: them; prints, as JSON, whether each passed and the last line it said.
+CHECKS = """
+import json
+from wsgi import app
+said = []
+for command in (["ledger", "check"], ["audit", "verify"]):
+    done = app.test_cli_runner().invoke(args=command)
+    lines = done.output.strip().splitlines() or [repr(done.exception)]
+    said.append([done.exit_code == 0, lines[-1]])
+print(json.dumps(said))
+"""
+
+
+def _checks(url: str, workdir: Path) -> list[tuple[bool, str]]:
+    """Whether the ledger check and the audit log's verification pass, and what each said."""
     done = subprocess.run(
-        [sys.executable, "-m", "flask", "--app", "wsgi", *args],
+        [sys.executable, "-c", CHECKS],
         cwd=ROOT,
         env=_server_env(url, workdir, 0),
         capture_output=True,
         text=True,
     )
-    return done.returncode == 0, (done.stdout + done.stderr).strip().splitlines()[-1]
+    if done.returncode != 0:
+        raise RuntimeError(f"the checks did not run:\n{done.stdout}\n{done.stderr}")
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    return [(bool(ok), str(line)) for ok, line in said]
 
 
 def run_database(
@@ -291,8 +310,7 @@ def run_database(
                             flush=True,
                         )
                         figures.append(figure)
-            ledger_ok, ledger_says = _flask_command(url, workdir, "ledger", "check")
-            audit_ok, audit_says = _flask_command(url, workdir, "audit", "verify")
+            (ledger_ok, ledger_says), (audit_ok, audit_says) = _checks(url, workdir)
             return DatabaseRun(database, figures, ledger_says, audit_says, ledger_ok and audit_ok)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 
 from .__main__ import machine_info
 from .load import Figure
-from .load import _flask_command
+from .load import _checks
 from .load import fresh_database
 from .load import gunicorn
 from .load import players_env
@@ -205,8 +205,7 @@ def run(clients: Sequence[int], seconds: float) -> tuple[list[Step], bool, str]:
                             flush=True,
                         )
                         steps.append(step)
-            ledger_ok, ledger_says = _flask_command(url, workdir, "ledger", "check")
-            audit_ok, audit_says = _flask_command(url, workdir, "audit", "verify")
+            (ledger_ok, ledger_says), (audit_ok, audit_says) = _checks(url, workdir)
         return steps, ledger_ok and audit_ok, f"`{ledger_says}`; `{audit_says}`"
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs
 from urllib.parse import urlencode
 
 import pytest
+from browser_support import FORGET_WITNESS
 from browser_support import LiveServer
 from browser_support import fresh_name
 from browser_support import open_tab
@@ -57,6 +58,29 @@ def a_360_px_phone(chromium: Any, live_server: LiveServer, **options: Any) -> It
 
 def sign_up_in(page: Any, prefix: str, language: str) -> str:
     """Sign a new player up in ``page`` and pick ``language`` in the header; the username."""
+    username = sign_up(page, prefix)
+    if language != "en":
+        choose_language(page, language)
+    return username
+
+
+#: Forget what the site keeps in this browser (its records, a pending play, the log witness's
+#: checkpoint), as a browser the site never saw has nothing.
+FORGET_THE_SITE = f"""async () => {{
+  localStorage.clear();
+  sessionStorage.clear();
+  await ({FORGET_WITNESS})();
+}}"""
+
+
+def a_new_player(page: Any, prefix: str, language: str) -> str:
+    """Sign a new player up in ``page`` as in a browser the site never saw: no cookie (no
+    log-in, no language chosen) and nothing kept; then pick ``language``. Cheaper than a new tab
+    for each player; the player's pages draw nothing of the last one's (its last round, its
+    last game's seats)."""
+    page.context.clear_cookies()
+    page.goto("/auth/register")
+    page.evaluate(FORGET_THE_SITE)
     username = sign_up(page, prefix)
     if language != "en":
         choose_language(page, language)
@@ -233,39 +257,66 @@ VERDICTS = """heading => {
 }"""
 
 
-@pytest.mark.parametrize("language", ("en", "pt"))
+def verify_again(page: Any) -> None:
+    """Verify the revealed pair of the fairness page ``page`` shows again (as it came back in
+    a language just picked)."""
+    page.locator("[data-verify]").first.click()
+    page.wait_for_selector(".verify-results tr[data-round]")
+
+
 def test_the_verifications_verdict_of_each_round_reads_without_scrolling_sideways(
-    screen: Any, live_server: LiveServer, language: str
+    screen: Any, live_server: LiveServer
 ) -> None:
     """Its fourteen columns were 1,221 px wide in English and 1,493 in Portuguese, the verdict
     last: past a laptop's panel, and a phone saw four of them. The verdict follows the round,
-    and on a phone each round is a card of every column, named."""
-    a_verified_pair(screen, live_server, "verdict", language)
-    said = words(language).gettext
-    rows = screen.evaluate(VERDICTS, said("Verdict"))
-    verified = said("verified")
-    assert [(row["verdict"], row["verdictOnScreen"]) for row in rows] == [(verified, True)] * 2
-    assert all(len(row["labels"]) == 14 and all(row["labels"]) for row in rows), rows
-    if screen.size == "phone":
-        assert all(row["cellsOnScreen"] for row in rows), rows
-    assert screen.evaluate(OVERFLOW) == []
+    and on a phone each round is a card of every column, named. The pair is verified in
+    English, then again in Portuguese picked in the same tab."""
+    a_verified_pair(screen, live_server, "verdict", "en")
+    problems = []
+    for language in ("en", "pt"):
+        if language != "en":
+            choose_language(screen, language)  # the fairness page comes back in it
+            verify_again(screen)
+        said = words(language).gettext
+        rows = screen.evaluate(VERDICTS, said("Verdict"))
+        verified = said("verified")
+        verdicts = [(row["verdict"], row["verdictOnScreen"]) for row in rows]
+        if verdicts != [(verified, True)] * 2:
+            problems.append((language, "verdicts", verdicts))
+        if not all(len(row["labels"]) == 14 and all(row["labels"]) for row in rows):
+            problems.append((language, "labels", rows))
+        if screen.size == "phone" and not all(row["cellsOnScreen"] for row in rows):
+            problems.append((language, "cells off the screen", rows))
+        problems += [(language, found) for found in screen.evaluate(OVERFLOW)]
+    assert problems == [], problems
 
 
-@pytest.mark.parametrize("language", ("en", "fi"))
 def test_the_verification_calls_a_round_unsigned_only_if_it_had_a_choice_to_sign(
-    laptop: Any, live_server: LiveServer, language: str
+    laptop: Any, live_server: LiveServer
 ) -> None:
     """A round with no decision or move was called "unsigned" under "Your signature", as if
-    the player had failed to sign something."""
-    a_verified_pair(laptop, live_server, "nothingtosign", language)
-    said = words(language).gettext
-    war = laptop.locator(".verify-results tr[data-nonce='0'] [data-testid=player-signed]")
-    plain = laptop.locator(".verify-results tr[data-nonce='1'] [data-testid=player-signed]")
-    assert war.inner_text().strip() == said("unsigned")
-    assert plain.inner_text().strip() == "—"
-    dash = plain.locator("[role=img]")
-    nothing = said("nothing to sign")
-    assert dash.get_attribute("title") == dash.get_attribute("aria-label") == nothing
+    the player had failed to sign something. Verified in English, then again in Finnish picked
+    in the same tab."""
+    a_verified_pair(laptop, live_server, "nothingtosign", "en")
+    problems = []
+    for language in ("en", "fi"):
+        if language != "en":
+            choose_language(laptop, language)  # the fairness page comes back in it
+            verify_again(laptop)
+        said = words(language).gettext
+        war = laptop.locator(".verify-results tr[data-nonce='0'] [data-testid=player-signed]")
+        plain = laptop.locator(".verify-results tr[data-nonce='1'] [data-testid=player-signed]")
+        dash = plain.locator("[role=img]")
+        shown = (
+            war.inner_text().strip(),
+            plain.inner_text().strip(),
+            dash.get_attribute("title"),
+            dash.get_attribute("aria-label"),
+        )
+        nothing = said("nothing to sign")
+        if shown != (said("unsigned"), "—", nothing, nothing):
+            problems.append((language, shown))
+    assert problems == [], problems
 
 
 def test_a_labels_value_list_fits_a_phone(small_phone: Any) -> None:
@@ -366,36 +417,43 @@ CARD_TOPS = """() => [...document.querySelectorAll(".panel .card-row > div > .ca
   .map(card => Math.round(card.getBoundingClientRect().top))"""
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
 def test_a_rounds_two_war_cards_stand_side_by_side_on_a_360_px_phone(
-    chromium: Any, live_server: LiveServer, language: str
+    chromium: Any, live_server: LiveServer
 ) -> None:
     """In Portuguese the dealer's war card took a line of its own, under the player's, its
     caption ("Carta de guerra do crupiê") as wide as the screen left; a caption now wraps to
-    its card's width."""
+    its card's width. Every language's new player goes to war in turn in the one tab."""
     tabs = a_360_px_phone(chromium, live_server)
     phone = next(tabs)
-    username = sign_up_in(phone, "warcards", language)
-    plant_server_seed(live_server.app, username, {0: True})
-    play_a_round(phone)
-    phone.goto("/history")
-    phone.goto(f"/history/{phone.get_attribute('[data-round]', 'data-round')}")
-    tops = phone.evaluate(CARD_TOPS)
+    problems = []
+    for language in LANGUAGES:
+        username = a_new_player(phone, "warcards", language)
+        plant_server_seed(live_server.app, username, {0: True})
+        play_a_round(phone)
+        phone.goto("/history")
+        phone.goto(f"/history/{phone.get_attribute('[data-round]', 'data-round')}")
+        tops = phone.evaluate(CARD_TOPS)
+        # The first cards, then the war's: the war's two level.
+        if len(tops) != 4 or tops[2] != tops[3]:
+            problems.append((language, tops))
     next(tabs, None)
-    assert len(tops) == 4, tops  # the first cards, then the war's
-    assert tops[2] == tops[3], tops
+    assert problems == [], problems
 
 
-@pytest.mark.parametrize("language", ("fi", "pt"))
-def test_the_clear_chip_holds_its_word(small_phone: Any, language: str) -> None:
+def test_the_clear_chip_holds_its_word(small_phone: Any) -> None:
+    """In Finnish and Portuguese, picked in turn in the one tab."""
     sign_up(small_phone, "clear")
-    choose_language(small_phone, language)
-    small_phone.goto("/casino-war")
-    inside = small_phone.evaluate(
-        "() => { const chip = document.getElementById('clear-bet');"
-        " return chip.scrollWidth <= chip.clientWidth; }"
-    )
-    assert inside
+    spilled = []
+    for language in ("fi", "pt"):
+        small_phone.goto("/casino-war")
+        choose_language(small_phone, language)
+        inside = small_phone.evaluate(
+            "() => { const chip = document.getElementById('clear-bet');"
+            " return chip.scrollWidth <= chip.clientWidth; }"
+        )
+        if not inside:
+            spilled.append(language)
+    assert spilled == [], spilled
 
 
 #: Each seat's team label: its lines, and whether it and the seat's count stay inside the seat.
@@ -410,23 +468,29 @@ TEAM_LABELS = """() => [...document.querySelectorAll(".seat")].map(seat => {
 WAR_BUTTON_ON_A_PHONE = {"en": "War »", "fi": "Sotaan »", "nb": "Krig »", "pt": "Guerra »"}
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
 def test_a_team_game_on_a_phone_names_its_war_button_and_keeps_each_team_label_whole(
-    small_phone: Any, language: str
+    small_phone: Any,
 ) -> None:
     """On a phone the replay's buttons keep their symbols, and the war button the words outside
     its hidden part: those named nothing in Bokmål ("Neste »"). A seat's team label wrapped its
     last word alone onto the next line; kept whole beside the count, it pushed the count out of
-    the seat."""
-    sign_up_in(small_phone, "teamphone", language)
-    small_phone.goto("/sota")
-    small_phone.select_option("#seats", "4")
-    small_phone.click("#custom-rules summary")
-    small_phone.check("#rule_teams")
-    small_phone.click("#play")
-    small_phone.wait_for_url("**/sota/games/*")
-    assert small_phone.inner_text("#next-war").strip() == WAR_BUTTON_ON_A_PHONE[language]
-    assert small_phone.evaluate(TEAM_LABELS) == [[1, True]] * 4
+    the seat. Every language's new player deals a team game in turn in the one tab."""
+    problems = []
+    for language in LANGUAGES:
+        a_new_player(small_phone, "teamphone", language)
+        small_phone.goto("/sota")
+        small_phone.select_option("#seats", "4")
+        small_phone.click("#custom-rules summary")
+        small_phone.check("#rule_teams")
+        small_phone.click("#play")
+        small_phone.wait_for_url("**/sota/games/*")
+        war = small_phone.inner_text("#next-war").strip()
+        if war != WAR_BUTTON_ON_A_PHONE[language]:
+            problems.append((language, "war button", war))
+        labels = small_phone.evaluate(TEAM_LABELS)
+        if labels != [[1, True]] * 4:
+            problems.append((language, "team labels", labels))
+    assert problems == [], problems
 
 
 def test_touch_targets_on_a_phone_are_big_enough(small_phone: Any) -> None:
@@ -491,17 +555,22 @@ def log_in_to_the_console(page: Any, staff: str, language: str) -> None:
     choose_language(page, language)
 
 
-@pytest.mark.parametrize("language", ("fi", "nb"))
 def test_the_operator_console_fits_the_screen(
-    small_phone: Any, laptop: Any, live_server: LiveServer, language: str
+    small_phone: Any, laptop: Any, live_server: LiveServer
 ) -> None:
+    """Finnish and then Norwegian, picked in turn in one phone's tab and one laptop's."""
     problems: list[str] = []
-    operator_in(small_phone, live_server, language)
-    for path in ("/operator/tables", "/operator/alerts"):
-        problems += overflow(small_phone, path)
-    player = operator_in(laptop, live_server, language)
-    for path in ("/operator/ledger", f"/operator/players/{player}/lists/rounds"):
-        problems += overflow(laptop, path)
+    for page, paths in (
+        (small_phone, ("/operator/tables", "/operator/alerts")),
+        (laptop, ("/operator/ledger", "/operator/players/{player}/lists/rounds")),
+    ):
+        player = operator_in(page, live_server, "fi")
+        for language in ("fi", "nb"):
+            if language != "fi":
+                choose_language(page, language)
+            for path in paths:
+                found = overflow(page, path.format(player=player))
+                problems += [f"{language} {problem}" for problem in found]
     assert problems == [], problems
 
 
@@ -521,31 +590,38 @@ TIME_ZONE_FORM = """() => {
 }"""
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
 def test_the_consoles_time_zone_form_fits_and_shows_the_longest_zone(
-    screen: Any, live_server: LiveServer, language: str
+    screen: Any, live_server: LiveServer
 ) -> None:
     """The zone field and its button in the console's bar, open: on the screen, the longest
     zone name whole in the field, the button's words inside it, nothing wider than the page;
-    on a phone each control, and the bar's links, 44 px tall."""
-    operator_in(screen, live_server, language)
-    screen.goto("/operator/tables")
-    screen.click("details.time-zone summary")
+    on a phone each control, and the bar's links, 44 px tall. Every language's new operator
+    (whose bar names no zone yet) logs in in turn in the one tab."""
     longest = max(accounts.time_zones(), key=len)
-    screen.fill("#time_zone", longest)
-    found = screen.evaluate(TIME_ZONE_FORM)
-    assert screen.evaluate(OVERFLOW) == []
-    for name in ("summary", "field", "button"):
-        control = found[name]
-        assert 0 <= control["left"] and control["right"] <= found["screen"], (name, found)
-        assert control["fits"], (name, found)
-    if screen.size == "phone":
-        heights = screen.locator(
-            "nav.console-nav a, details.time-zone summary, #time_zone, .time-zone-form button"
-        ).evaluate_all("els => els.map(e => [e.textContent.trim() || e.id, e.offsetHeight])")
-        assert [(what, height) for what, height in heights if height < 44] == []
-    screen.click(".time-zone-form button[type=submit]")
-    assert longest in screen.inner_text("details.time-zone summary")
+    problems: list[Any] = []
+    for language in LANGUAGES:
+        screen.context.clear_cookies()  # the last operator's log-in
+        operator_in(screen, live_server, language)
+        screen.goto("/operator/tables")
+        screen.click("details.time-zone summary")
+        screen.fill("#time_zone", longest)
+        found = screen.evaluate(TIME_ZONE_FORM)
+        problems += [(language, wide) for wide in screen.evaluate(OVERFLOW)]
+        for name in ("summary", "field", "button"):
+            control = found[name]
+            if not (0 <= control["left"] and control["right"] <= found["screen"]):
+                problems.append((language, name, "off the screen", found))
+            if not control["fits"]:
+                problems.append((language, name, "its text does not fit", found))
+        if screen.size == "phone":
+            heights = screen.locator(
+                "nav.console-nav a, details.time-zone summary, #time_zone, .time-zone-form button"
+            ).evaluate_all("els => els.map(e => [e.textContent.trim() || e.id, e.offsetHeight])")
+            problems += [(language, what, height) for what, height in heights if height < 44]
+        screen.click(".time-zone-form button[type=submit]")
+        if longest not in screen.inner_text("details.time-zone summary"):
+            problems.append((language, "the zone chosen is not shown"))
+    assert problems == [], problems
 
 
 #: Each shown table of the page that runs past its panel's inner edge or scrolls inside it.
@@ -561,20 +637,21 @@ TABLES_PAST_THEIR_PANEL = """() => [...document.querySelectorAll("main .panel > 
   .filter(([, past, scrolled]) => past > 1 || scrolled > 1)"""
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_the_ledgers_tables_fit_a_laptops_screen(
-    laptop: Any, live_server: LiveServer, language: str
-) -> None:
+def test_the_ledgers_tables_fit_a_laptops_screen(laptop: Any, live_server: LiveServer) -> None:
     """The ledger's math table ran 230 px (Finnish: 460 px) past its panel on a 1280 px screen,
     its surrendered ties and tie bet columns cut at the panel's edge. Checked at 1024 and
-    1280 px, the page resized in place."""
-    operator_in(laptop, live_server, language)
+    1280 px, the page resized in place, every language picked in turn in the one tab."""
+    operator_in(laptop, live_server, "en")
     problems = []
-    laptop.goto("/operator/ledger")
-    for width in (1024, 1280):  # the console's pages size nothing in script: CSS lays them out
-        laptop.set_viewport_size({"width": width, "height": 800})
-        assert laptop.locator("[data-testid=math-table]").is_visible(), width
-        problems += [(width, *found) for found in laptop.evaluate(TABLES_PAST_THEIR_PANEL)]
+    for language in LANGUAGES:
+        if language != "en":
+            choose_language(laptop, language)
+        laptop.goto("/operator/ledger")
+        for width in (1024, 1280):  # the console's pages size nothing in script: CSS lays them out
+            laptop.set_viewport_size({"width": width, "height": 800})
+            assert laptop.locator("[data-testid=math-table]").is_visible(), (language, width)
+            past = laptop.evaluate(TABLES_PAST_THEIR_PANEL)
+            problems += [(language, width, *found) for found in past]
     assert problems == [], problems
 
 
@@ -668,31 +745,34 @@ def test_a_64_character_client_seed_keeps_the_consoles_seed_pairs_in_their_panel
     assert problems == [], problems
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
 def test_a_player_s_tables_on_the_console_fit_a_laptops_screen(
-    laptop: Any, live_server: LiveServer, language: str
+    laptop: Any, live_server: LiveServer
 ) -> None:
     """A player's rounds, money moves and seed pairs, on the player's page and as lists: in
     Finnish and Norwegian at 1024 px (the rounds in Finnish at 1280 px too) they ran 17 to 200 px
     past their panel, which scrolled them sideways; an amount with its word was the widest cell,
     and a time in the operator's zone beside UTC as wide. Checked at 1024 and 1280 px (each page
-    resized in place), in UTC and then in the longest zone, in one tab."""
-    player = operator_in(laptop, live_server, language)
+    resized in place), in UTC and then in the longest zone, every language picked in turn in
+    each, in one tab."""
+    player = operator_in(laptop, live_server, "en")
     _widen_the_rows_of(live_server.app, player)
     problems = []
     for zone in ("", max(accounts.time_zones(), key=len)):
         if zone:
+            laptop.set_viewport_size({"width": 1280, "height": 800})
             laptop.click("details.time-zone summary")
             laptop.fill("#time_zone", zone)
             laptop.click(".time-zone-form button[type=submit]")
             laptop.wait_for_selector(f"details.time-zone summary:has-text('{zone}')")
-        for path in ("", "/lists/rounds", "/lists/transfers", "/lists/seed_pairs"):
-            laptop.goto(f"/operator/players/{player}{path}")
-            assert laptop.locator("main .panel > table").count(), (zone, path)
-            for width in (1024, 1280):  # the console sizes nothing in script: CSS lays it out
-                laptop.set_viewport_size({"width": width, "height": 800})
-                past = laptop.evaluate(TABLES_PAST_THEIR_PANEL)
-                problems += [(zone or "UTC", width, path, *found) for found in past]
+        for language in LANGUAGES:
+            choose_language(laptop, language)
+            for path in ("", "/lists/rounds", "/lists/transfers", "/lists/seed_pairs"):
+                laptop.goto(f"/operator/players/{player}{path}")
+                assert laptop.locator("main .panel > table").count(), (language, zone, path)
+                for width in (1024, 1280):  # the console sizes nothing in script: CSS lays it out
+                    laptop.set_viewport_size({"width": width, "height": 800})
+                    past = laptop.evaluate(TABLES_PAST_THEIR_PANEL)
+                    problems += [(language, zone or "UTC", width, path, *found) for found in past]
     assert problems == [], problems
 
 
@@ -765,12 +845,10 @@ CONSOLE_PAGES = (
 )
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
 def test_every_console_table_fits_its_panel_on_a_tablet_and_a_small_laptop(
     chromium: Any,
     live_server: LiveServer,
     a_busy_console: tuple[str, int],
-    language: str,
 ) -> None:
     """On a 768 px tablet ten of the console's tables ran past their panel, which scrolled
     them sideways: the audit's entries 292 to 377 px in every language (a 20-character name, an
@@ -778,25 +856,29 @@ def test_every_console_table_fits_its_panel_on_a_tablet_and_a_small_laptop(
     225 px, a player's rounds list 58 to 239 px, and up to 45 px the seed pairs, balances, house
     result, alerts and proposals, a pending one's Note, Approve and Reject out of their cell. At
     1024 px a time beside UTC's on another day ran the audit's entries 36 to 121 px past. Both
-    widths are checked in one tab, each page resized in place."""
+    widths are checked in one tab, each page resized in place, every language picked in turn."""
     operator, player = a_busy_console
     tabs = open_tab(chromium, live_server, viewport={"width": 768, "height": 800})
     page = next(tabs)
-    log_in_to_the_console(page, operator, language)
+    log_in_to_the_console(page, operator, "en")
     zone = a_zone_on_another_day()
     page.click("details.time-zone summary")
     page.fill("#time_zone", zone)
     page.click(".time-zone-form button[type=submit]")
     page.wait_for_selector(f"details.time-zone summary:has-text('{zone}')")
     problems = []
-    for path in CONSOLE_PAGES:
-        path = path.format(player=player)
-        page.goto(path)
-        assert page.locator("main .panel > table").count(), path
-        for width in (768, 1024):  # the console sizes nothing in script: CSS lays it out
-            page.set_viewport_size({"width": width, "height": 800})
-            problems += [(width, path, *found) for found in page.evaluate(TABLES_PAST_THEIR_PANEL)]
-            problems += [(width, path, found) for found in page.evaluate(OVERFLOW)]
+    for language in LANGUAGES:
+        if language != "en":
+            choose_language(page, language)
+        for path in CONSOLE_PAGES:
+            path = path.format(player=player)
+            page.goto(path)
+            assert page.locator("main .panel > table").count(), (language, path)
+            for width in (768, 1024):  # the console sizes nothing in script: CSS lays it out
+                page.set_viewport_size({"width": width, "height": 800})
+                past = page.evaluate(TABLES_PAST_THEIR_PANEL)
+                problems += [(language, width, path, *found) for found in past]
+                problems += [(language, width, path, found) for found in page.evaluate(OVERFLOW)]
     next(tabs, None)
     assert problems == [], problems
 
@@ -942,14 +1024,14 @@ HEADER_BOXES = """() => [...document.querySelectorAll(
   })"""
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
 def test_a_six_digit_balance_keeps_the_header_on_one_line_on_a_laptop(
-    chromium: Any, live_server: LiveServer, language: str
+    chromium: Any, live_server: LiveServer
 ) -> None:
     """In Norwegian at 1280 px the header of a player holding 123 456.50 chips (a surrendered
     war leaves half a chip; and a name of 20 characters) took two lines, the menu under the
     brand and the balance. It takes one on a laptop in every language; on a phone the brand,
-    the balance and the Menu button stay whole on the screen, none over another."""
+    the balance and the Menu button stay whole on the screen, none over another. Every language
+    is picked in turn in the one tab, resized to each screen."""
     tabs = open_tab(chromium, live_server, **SIZES["desktop"])
     laptop = next(tabs)
     laptop.goto("/auth/register")
@@ -960,25 +1042,33 @@ def test_a_six_digit_balance_keeps_the_header_on_one_line_on_a_laptop(
     laptop.click("main button[type=submit]")
     laptop.wait_for_url("**/lobby")
     give_chips(live_server.app, player_id(live_server.app, name), 12_345_650)
-    if language != "en":
-        choose_language(laptop, language)
     problems = []
-    for path in ("/lobby", "/sota"):
-        laptop.goto(path)
-        items = laptop.evaluate(HEADER_ITEMS)
-        if not one_line(items):
-            problems.append((path, items))
-    assert "123" in laptop.inner_text("[data-header-chips]")
-    for width, height in ((390, 844), (360, 740)):
-        laptop.set_viewport_size({"width": width, "height": height})
-        laptop.goto("/lobby")
-        boxes = laptop.evaluate(HEADER_BOXES)
-        for index, (what, left, top, right, bottom) in enumerate(boxes):
-            if left < 0 or right > width:
-                problems.append((width, what, "off the screen", left, right))
-            for other in boxes[index + 1 :]:
-                if left < other[3] and other[1] < right and top < other[4] and other[2] < bottom:
-                    problems.append((width, what, "over", other[0]))
+    for language in LANGUAGES:
+        laptop.set_viewport_size(SIZES["desktop"]["viewport"])
+        if language != "en":
+            choose_language(laptop, language)
+        for path in ("/lobby", "/sota"):
+            laptop.goto(path)
+            items = laptop.evaluate(HEADER_ITEMS)
+            if not one_line(items):
+                problems.append((language, path, items))
+        if "123" not in laptop.inner_text("[data-header-chips]"):
+            problems.append((language, "chips", laptop.inner_text("[data-header-chips]")))
+        for width, height in ((390, 844), (360, 740)):
+            laptop.set_viewport_size({"width": width, "height": height})
+            laptop.goto("/lobby")
+            boxes = laptop.evaluate(HEADER_BOXES)
+            for index, (what, left, top, right, bottom) in enumerate(boxes):
+                if left < 0 or right > width:
+                    problems.append((language, width, what, "off the screen", left, right))
+                for other in boxes[index + 1 :]:
+                    if (
+                        left < other[3]
+                        and other[1] < right
+                        and top < other[4]
+                        and other[2] < bottom
+                    ):
+                        problems.append((language, width, what, "over", other[0]))
     next(tabs, None)
     assert problems == [], problems
 

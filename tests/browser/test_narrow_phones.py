@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from babel.dates import format_date
-from browser_support import FORGET_WITNESS
 from browser_support import LiveServer
 from browser_support import fresh_name
 from browser_support import open_tab
@@ -22,6 +21,7 @@ from test_languages_in_the_browser import open_the_menu
 from test_languages_in_the_browser import words
 from test_layout import LONG_CLIENT_SEED
 from test_layout import TEAM_LABELS
+from test_layout import a_new_player
 from test_layout import operator_in
 from test_layout import play_on_a_long_client_seed
 from test_layout import player_id
@@ -727,29 +727,6 @@ def test_every_control_a_finger_taps_is_44_px_on_a_narrow_phone(
         measure(console)
     next(tabs, None)
     assert small == [], small
-
-
-#: Forget what the site keeps in this browser (its records, a pending play, the log witness's
-#: checkpoint), as a browser the site never saw has nothing.
-FORGET_THE_SITE = f"""async () => {{
-  localStorage.clear();
-  sessionStorage.clear();
-  await ({FORGET_WITNESS})();
-}}"""
-
-
-def a_new_player(page: Any, prefix: str, language: str) -> str:
-    """Sign a new player up in ``page`` as in a browser the site never saw: no cookie (no
-    log-in, no language chosen) and nothing kept; then pick ``language``. Cheaper than a new tab
-    for each player; the player's pages draw nothing of the last one's (its last round, its
-    last game's seats)."""
-    page.context.clear_cookies()
-    page.goto("/auth/register")
-    page.evaluate(FORGET_THE_SITE)
-    username = sign_up(page, prefix)
-    if language != "en":
-        choose_language(page, language)
-    return username
 
 
 #: The bottoms of the buttons ``ids`` name, where the page stands.

@@ -11,7 +11,7 @@ import pytest
 from browser_support import LiveServer
 from browser_support import open_tab
 from test_layout import LANGUAGES
-from test_layout import sign_up_in
+from test_layout import a_new_player
 from test_narrow_phones import NARROW
 from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
@@ -425,40 +425,50 @@ STANDING = """() => new Promise(done => {
 })"""
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("screen", END_SCREENS)
 def test_when_a_game_ends_its_result_and_deal_again_are_on_the_screen(
-    chromium: Any, live_server: LiveServer, screen: str, language: str
+    chromium: Any, live_server: LiveServer, screen: str
 ) -> None:
     """A game's end showed the summary first, and Deal again below it: at 1280 x 800 it ended
     at 1137 px, on phones further down, and the player scrolled to play on. Where the page
     stands when the game ends in the page, its result's headline and Deal again are both on the
     screen; shown again by its address, or drawn without JavaScript, Deal again is (with no
-    replay controls drawn, which do nothing without it: in Norwegian they pushed it past 800)."""
+    replay controls drawn, which do nothing without it: in Norwegian they pushed it past 800).
+    Every language's new player plays in turn in one tab with JavaScript and one without."""
     tabs = open_tab(chromium, live_server, **END_SCREENS[screen])
     tab = next(tabs)
-    sign_up_in(tab, "again", language)
-    deal_sota(tab)
-    tab.click("#to-end")  # as the player does: the page stands where its controls are
-    tab.wait_for_selector("#game-result .headline")
-    wanted = ["#game-result .headline", "#deal-again"]
-    tab.evaluate(STANDING)  # the page may glide to the result: where it comes to stand
-    problems = [("in the page", *found) for found in tab.evaluate(OFF_THE_SCREEN, wanted)]
-    game = tab.url
-    tab.goto(game)
-    problems += [("its address", *found) for found in tab.evaluate(OFF_THE_SCREEN, wanted[1:])]
     plain = open_tab(chromium, live_server, java_script_enabled=False, **END_SCREENS[screen])
     without_script = next(plain)
-    without_script.context.add_cookies(tab.context.cookies())
-    without_script.goto(game)
-    problems += [
-        ("no script", *found) for found in without_script.evaluate(OFF_THE_SCREEN, wanted[1:])
-    ]
+    wanted = ["#game-result .headline", "#deal-again"]
     # The replay is the script's: without it its controls would do nothing, and are not shown.
     replay = ["#play-pause", "#scrub", ".shortcuts", "#trick-what"]
-    problems += [("no script, shown", part) for part in replay if without_script.is_visible(part)]
     shown = [part for part in replay if part != ".shortcuts"]  # a phone has no keys to show
-    problems += [("script, not shown", part) for part in shown if not tab.is_visible(part)]
+    problems: list[tuple[Any, ...]] = []
+    for language in LANGUAGES:
+        a_new_player(tab, "again", language)
+        deal_sota(tab)
+        tab.click("#to-end")  # as the player does: the page stands where its controls are
+        tab.wait_for_selector("#game-result .headline")
+        tab.evaluate(STANDING)  # the page may glide to the result: where it comes to stand
+        found = tab.evaluate(OFF_THE_SCREEN, wanted)
+        problems += [(language, "in the page", *off) for off in found]
+        game = tab.url
+        tab.goto(game)
+        found = tab.evaluate(OFF_THE_SCREEN, wanted[1:])
+        problems += [(language, "its address", *off) for off in found]
+        without_script.context.clear_cookies()
+        without_script.context.add_cookies(tab.context.cookies())
+        without_script.goto(game)
+        found = without_script.evaluate(OFF_THE_SCREEN, wanted[1:])
+        problems += [(language, "no script", *off) for off in found]
+        problems += [
+            (language, "no script, shown", part)
+            for part in replay
+            if without_script.is_visible(part)
+        ]
+        problems += [
+            (language, "script, not shown", part) for part in shown if not tab.is_visible(part)
+        ]
     next(plain, None)
     next(tabs, None)
     assert problems == [], problems
