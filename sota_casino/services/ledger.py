@@ -401,7 +401,8 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     last_posting = start.posting_id
     for account_id, name, kind, held, before, added, newest in rows:
         posted = int(before or 0) + int(added)
-        if added if since is not None else posted:  # a step keeps the sums that moved
+        # A step keeps the sums that moved; a whole check every one that is not 0.
+        if (added if since is not None else posted) != 0:
             sums[account_id] = posted
         last_posting = max(last_posting, newest or 0)
         if held != posted:

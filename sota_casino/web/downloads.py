@@ -111,10 +111,10 @@ def attachment(lines: Iterable[str], mimetype: str, filename: str) -> Response:
     """
     headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
     if request.environ.get("SERVER_PROTOCOL") == "HTTP/1.0":
-        body, size = _spooled(lines)
+        whole, size = _spooled(lines)
         headers["Content-Length"] = str(size)
-        body_lines = wrap_file(request.environ, body)
-        return Response(body_lines, mimetype=mimetype, headers=headers, direct_passthrough=True)
+        blocks = wrap_file(request.environ, whole)  # the server's file wrapper: it closes it
+        return Response(blocks, mimetype=mimetype, headers=headers, direct_passthrough=True)
     rest = iter(lines)
     first = next(rest, None)
     return Response(
