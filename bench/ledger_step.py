@@ -7,8 +7,8 @@ Build the database as ``docs/scaling.md`` says (``bench.console_pages``' seed, t
 check fails on them and would leave no state to step from: the state of a whole read is stored
 as a passing one first (with the sums of postings where the code keeps them in their table).
 A step then reads only the rounds touched since, as in service. Beside each step, in the same
-run, the baseline: the one statement that reads every account's balance beside its postings
-since, which any step reads.
+run, the baseline: every account's balance beside its postings since, read into Python, as a
+step read them before its comparisons moved into the database.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from sota_casino.services import ledger
 from .__main__ import machine_info
 
 STEPS: Final = 4
-#: What any step reads: every account's balance beside its postings since (none here), every
-#: row fetched.
+#: What a step read before: every account's balance beside its postings since (none here),
+#: every row fetched.
 BASELINE: Final = (
     "SELECT a.id, a.name, a.kind, a.balance, coalesce(sum(p.amount), 0), max(p.id) "
     "FROM accounts a LEFT JOIN postings p ON p.account_id = a.id AND p.id > :since "

@@ -19,6 +19,8 @@ from datetime import datetime
 from typing import Any
 from typing import cast
 
+from sqlalchemy import BigInteger
+from sqlalchemy import Select
 from sqlalchemy import Table
 from sqlalchemy import bindparam
 from sqlalchemy import case
@@ -30,6 +32,7 @@ from sqlalchemy import insert
 from sqlalchemy import literal
 from sqlalchemy import or_
 from sqlalchemy import select
+from sqlalchemy import union_all
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
@@ -384,25 +387,14 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     """
     start = since or EMPTY_LEDGER
     problems: list[str] = []
-    # One statement for balances, kept sums and postings: one snapshot on either database.
-    delta = func.coalesce(func.sum(Posting.amount), 0)
-    kept = LedgerCheckSum.posted if since is not None else literal(None)
-    query = (
-        select(Account.id, Account.name, Account.kind, Account.balance, kept, delta)
-        .add_columns(func.max(Posting.id))
-        .outerjoin(Posting, (Posting.account_id == Account.id) & (Posting.id > start.posting_id))
-        .group_by(Account.id, Account.name, Account.kind, Account.balance, kept)
-        .order_by(Account.id)
-    )
-    if since is not None:
-        query = query.outerjoin(LedgerCheckSum, LedgerCheckSum.account_id == Account.id)
-    rows = session.execute(query).all()
     sums: dict[int, int] = {}
     last_posting = start.posting_id
-    for account_id, name, kind, held, before, added, newest in rows:
-        posted = int(before or 0) + int(added)
+    for account_id, name, kind, held, before, added, newest in session.execute(
+        _accounts_to_look_at(start.posting_id, kept_sums=since is not None)
+    ):
+        posted = int(before or 0) + int(added or 0)
         # A step keeps the sums that moved; a whole check every one that is not 0.
-        if (added if since is not None else posted) != 0:
+        if (int(added or 0) if since is not None else posted) != 0:
             sums[account_id] = posted
         last_posting = max(last_posting, newest or 0)
         if held != posted:
@@ -437,8 +429,49 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     day_problems, last_day = day_totals.problems(session, None if since is None else since.day)
     problems += day_problems
     transfers = session.scalar(select(func.count(Transfer.id))) or 0
+    accounts = session.scalar(select(func.count(Account.id))) or 0
     state = LedgerState(last_posting, last_transfer, last_day)
-    return LedgerReport(not problems, problems, transfers, len(rows), state, sums)
+    return LedgerReport(not problems, problems, transfers, accounts, state, sums)
+
+
+def _accounts_to_look_at(after_posting: int, *, kept_sums: bool) -> Select[Any]:
+    """The accounts posted to after ``after_posting`` and those whose balance is not what their
+    postings sum to (or, a player's, below 0), with their balance, the sum kept for the check's
+    state (``kept_sums``; else 0: a whole check sums every posting), the postings' sum since and
+    the newest posting's id.
+
+    One statement, so balances, kept sums and postings are of one snapshot on either database;
+    it compares every account in the database and sends back the few a step needs (with every
+    account read into Python, a quiet step took 2.6 s instead of 0.4 s at 400,086 accounts).
+    """
+    since = (
+        select(
+            Posting.account_id,
+            func.sum(Posting.amount).label("added"),
+            func.max(Posting.id).label("newest"),
+        )
+        .where(Posting.id > after_posting)
+        .group_by(Posting.account_id)
+        .subquery()
+    )
+    kept = LedgerCheckSum.posted if kept_sums else literal(0, BigInteger, literal_execute=True)
+    posted = func.coalesce(kept, 0) + func.coalesce(since.c.added, 0)
+    query = (
+        select(Account.id, Account.name, Account.kind, Account.balance, kept)
+        .add_columns(since.c.added, since.c.newest)
+        .outerjoin(since, since.c.account_id == Account.id)
+        .where(
+            or_(
+                since.c.account_id.is_not(None),
+                Account.balance != posted,
+                (Account.kind == "player") & (Account.balance < 0),
+            )
+        )
+        .order_by(Account.id)
+    )
+    if kept_sums:
+        query = query.outerjoin(LedgerCheckSum, LedgerCheckSum.account_id == Account.id)
+    return query
 
 
 @in_transaction
@@ -470,29 +503,29 @@ _OPEN = Round.status != literal("settled", literal_execute=True)
 
 def _escrow_problems(session: Session) -> list[str]:
     """Each player's escrow must hold the stakes of its open rounds, and no escrow anything
-    else (the one escrow of each currency that came before holds nothing once 0010 ran)."""
-    owed = {
-        (user_id, currency): int(total)
-        for user_id, currency, total in session.execute(
-            select(Round.user_id, Round.currency, func.sum(Round.staked))
-            .where(_OPEN)
-            .group_by(Round.user_id, Round.currency)
-        )
-    }
-    held = {
-        (user_id, currency): int(total)
-        for user_id, currency, total in session.execute(
-            select(Account.user_id, Account.currency, func.sum(Account.balance))
-            .where(Account.kind == "escrow")
-            .group_by(Account.user_id, Account.currency)
-        )
-    }
+    else (the one escrow of each currency that came before holds nothing once 0010 ran).
+
+    One statement: the escrows and the open rounds of one snapshot, compared in the database,
+    which sends back only those that differ (reading every escrow into Python took 0.5 to 0.7 s
+    at 100,000 players).
+    """
+    nothing = literal(0, BigInteger, literal_execute=True)
+    both = union_all(
+        select(Account.user_id, Account.currency, Account.balance.label("held"))
+        .add_columns(nothing.label("owed"))
+        .where(Account.kind == "escrow"),
+        select(Round.user_id, Round.currency, nothing, Round.staked).where(_OPEN),
+    ).subquery()
+    held, owed = func.sum(both.c.held), func.sum(both.c.owed)
+    differ = session.execute(
+        select(both.c.user_id, both.c.currency, held, owed)
+        .group_by(both.c.user_id, both.c.currency)
+        .having(held != owed)
+    )
     problems = []
-    for user_id, currency in sorted(set(owed) | set(held), key=lambda k: (k[0] or 0, k[1])):
-        has, owes = held.get((user_id, currency), 0), owed.get((user_id, currency), 0)
-        if has != owes:
-            whose = f"player {user_id}'s" if user_id is not None else "the shared"
-            problems.append(f"{whose} {currency} escrow holds {has} but open rounds staked {owes}")
+    for user_id, currency, has, owes in sorted(differ, key=lambda row: (row[0] or 0, row[1])):
+        whose = f"player {user_id}'s" if user_id is not None else "the shared"
+        problems.append(f"{whose} {currency} escrow holds {has} but open rounds staked {owes}")
     return problems
 
 

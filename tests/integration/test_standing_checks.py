@@ -230,6 +230,24 @@ def test_a_ledger_step_names_a_balance_changed_without_a_posting_since_the_last(
     assert not verdict.ok and verdict.reason == step.problems[0]
 
 
+@pytest.mark.tampers
+def test_the_ledger_check_names_an_escrow_that_differs_from_its_open_rounds(
+    session: Session, register: Callable[..., int]
+) -> None:
+    player = register("ann")
+    while (played := rounds.place_casino_war_bet(session, player, 100)).status == "settled":
+        pass  # a tie leaves the round open, its stake in escrow
+    assert ledger.check(session).ok
+    with session.begin():
+        session.execute(
+            sa.update(Round).where(Round.id == played.id).values(staked=Round.staked + 100)
+        )
+    differ = f"player {player}'s chips escrow holds 100 but open rounds staked 200"
+    assert differ in ledger.check(session).problems
+    assert not checks.run(session, "ledger", "runner-a").verdict.ok
+    assert differ in checks.ledger_verdict(session).problems
+
+
 def test_one_runner_at_a_time_holds_a_check(session: Session) -> None:
     assert checks._take_lease(session, "audit", "runner-a")
     held = checks.run(session, "audit", "runner-b")
