@@ -12,7 +12,6 @@ the first request also stores them (what the first read after the upgrade pays).
 from __future__ import annotations
 
 import importlib.util
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from sota_casino.services import accounts
 
 from .__main__ import machine_info
 from .console_pages import _client
+from .timing import runs_table
 
 RUNS: Final = 3
 URLS: Final = (
@@ -128,11 +128,7 @@ def main(argv: list[str]) -> None:
     engine.dispose()
     print(machine_info())
     print(f"\n{rounds:,} rounds; closed days kept: {'yes' if kept else 'no (before)'}\n")
-    print("| read | each run (ms) | median (ms) |")
-    print("| --- | --- | ---: |")
-    for name, runs in times.items():
-        each = ", ".join(f"{ms:.0f}" for ms in runs)
-        print(f"| {name} | {each} | {statistics.median(runs):.0f} |")
+    print(runs_table("read (ms)", times))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ step read them before its comparisons moved into the database.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from typing import Final
@@ -26,6 +25,7 @@ from sota_casino.services import checks
 from sota_casino.services import ledger
 
 from .__main__ import machine_info
+from .timing import runs_table
 
 STEPS: Final = 4
 #: What a step read before: every account's balance beside its postings since (none here),
@@ -91,11 +91,7 @@ def main(argv: list[str]) -> None:
         f"\n{accounts:,} accounts; sums kept in their table: {'yes' if kept else 'no (before)'}; "
         f"stored state {state:,} characters\n"
     )
-    print("| figure | each step | median |")
-    print("| --- | --- | ---: |")
-    for name, runs in rows.items():
-        each = ", ".join(f"{value:.0f}" for value in runs)
-        print(f"| {name} | {each} | {statistics.median(runs):.0f} |")
+    print(runs_table("figure, each step", rows))
 
 
 if __name__ == "__main__":

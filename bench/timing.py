@@ -37,6 +37,15 @@ def median_ms(action: Callable[[], Any], runs: int) -> float:
     return statistics.median(seconds(action) for _ in range(runs)) * 1000
 
 
+def runs_table(first_column: str, runs: dict[str, list[float]]) -> str:
+    """Return Markdown rows of each figure's runs and their median (whole numbers)."""
+    lines = [f"| {first_column} | each run | median |", "| --- | --- | ---: |"]
+    for name, values in runs.items():
+        each = ", ".join(f"{value:.0f}" for value in values)
+        lines.append(f"| {name} | {each} | {statistics.median(values):.0f} |")
+    return "\n".join(lines)
+
+
 @contextmanager
 def scratch_session(**settings: Any) -> Iterator[Session]:
     """A session of an app on a fresh, migrated SQLite file, removed afterwards.

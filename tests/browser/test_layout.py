@@ -4,6 +4,7 @@ and a round's next actions stay on the screen."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Iterator
 from datetime import UTC
 from datetime import datetime
@@ -257,11 +258,19 @@ VERDICTS = """heading => {
 }"""
 
 
-def verify_again(page: Any) -> None:
-    """Verify the revealed pair of the fairness page ``page`` shows again (as it came back in
-    a language just picked)."""
-    page.locator("[data-verify]").first.click()
-    page.wait_for_selector(".verify-results tr[data-round]")
+def verified_in(
+    page: Any, live_server: LiveServer, prefix: str, languages: tuple[str, ...]
+) -> Iterator[tuple[str, Callable[[str], str]]]:
+    """Verify a pair (:func:`a_verified_pair`) in the first of ``languages``, then again in each
+    other, picked in the same tab; yield each language and its words, once the verdict is
+    shown in it."""
+    a_verified_pair(page, live_server, prefix, languages[0])
+    for language in languages:
+        if language != languages[0]:
+            choose_language(page, language)  # the fairness page comes back in it
+            page.locator("[data-verify]").first.click()
+            page.wait_for_selector(".verify-results tr[data-round]")
+        yield language, words(language).gettext
 
 
 def test_the_verifications_verdict_of_each_round_reads_without_scrolling_sideways(
@@ -271,13 +280,8 @@ def test_the_verifications_verdict_of_each_round_reads_without_scrolling_sideway
     last: past a laptop's panel, and a phone saw four of them. The verdict follows the round,
     and on a phone each round is a card of every column, named. The pair is verified in
     English, then again in Portuguese picked in the same tab."""
-    a_verified_pair(screen, live_server, "verdict", "en")
     problems = []
-    for language in ("en", "pt"):
-        if language != "en":
-            choose_language(screen, language)  # the fairness page comes back in it
-            verify_again(screen)
-        said = words(language).gettext
+    for language, said in verified_in(screen, live_server, "verdict", ("en", "pt")):
         rows = screen.evaluate(VERDICTS, said("Verdict"))
         verified = said("verified")
         verdicts = [(row["verdict"], row["verdictOnScreen"]) for row in rows]
@@ -297,13 +301,8 @@ def test_the_verification_calls_a_round_unsigned_only_if_it_had_a_choice_to_sign
     """A round with no decision or move was called "unsigned" under "Your signature", as if
     the player had failed to sign something. Verified in English, then again in Finnish picked
     in the same tab."""
-    a_verified_pair(laptop, live_server, "nothingtosign", "en")
     problems = []
-    for language in ("en", "fi"):
-        if language != "en":
-            choose_language(laptop, language)  # the fairness page comes back in it
-            verify_again(laptop)
-        said = words(language).gettext
+    for language, said in verified_in(laptop, live_server, "nothingtosign", ("en", "fi")):
         war = laptop.locator(".verify-results tr[data-nonce='0'] [data-testid=player-signed]")
         plain = laptop.locator(".verify-results tr[data-nonce='1'] [data-testid=player-signed]")
         dash = plain.locator("[role=img]")
