@@ -810,6 +810,29 @@ def off_a_screen(page: Any, ids: list[str], height: int) -> list[list[Any]]:
     return [found for found in page.evaluate(BOXES, ids) if found[1] < 0 or found[2] > height]
 
 
+def a_war_off_the_screen(
+    phone: Any, height: int, tie_bet: str = ""
+) -> tuple[list[tuple[Any, ...]], int]:
+    """Deal a tie (with ``tie_bet``, if any) and go to war: which of the tie's choices, the war's
+    Deal and Rebet and the reloaded table's Deal are not wholly on a screen ``height`` px high,
+    each where the page first stands; and how many tie bet lines the war's result shows."""
+    phone.goto("/casino-war")
+    if tie_bet:
+        phone.fill("#tie_bet", tie_bet)
+    phone.click("#deal")
+    phone.wait_for_selector("#go-to-war")
+    phone.evaluate("scrollTo(0, 0)")
+    found = [("tie", *off) for off in off_a_screen(phone, ["go-to-war", "surrender"], height)]
+    phone.click("#go-to-war")
+    phone.wait_for_selector("[data-testid=result]")
+    tie_bet_lines = phone.locator("[data-testid=tie-bet-result]").count()
+    phone.evaluate("scrollTo(0, 0)")
+    found += [("war", *off) for off in off_a_screen(phone, ["deal", "rebet"], height)]
+    phone.reload()  # the table as the page itself draws it
+    found += [("war, drawn", *off) for off in off_a_screen(phone, ["deal"], height)]
+    return found, tie_bet_lines
+
+
 def test_after_a_war_deal_is_on_a_320_by_568_phone_s_screen_without_scrolling(
     chromium: Any, live_server: LiveServer
 ) -> None:
@@ -824,20 +847,8 @@ def test_after_a_war_deal_is_on_a_320_by_568_phone_s_screen_without_scrolling(
     for language in ("en", "fi", "nb", "pt"):
         username = a_new_player(phone, "war568", language)
         plant_server_seed(live_server.app, username, {0: True, 1: False})
-        phone.goto("/casino-war")
-        phone.click("#deal")
-        phone.wait_for_selector("#go-to-war")
-        phone.evaluate("scrollTo(0, 0)")
-        choices = off_a_screen(phone, ["go-to-war", "surrender"], height)
-        problems += [(language, "tie", *found) for found in choices]
-        phone.click("#go-to-war")
-        phone.wait_for_selector("[data-testid=result]")
-        phone.evaluate("scrollTo(0, 0)")
-        war = off_a_screen(phone, ["deal", "rebet"], height)
-        problems += [(language, "war", *found) for found in war]
-        phone.reload()  # the result as the page itself draws it
-        drawn = off_a_screen(phone, ["deal"], height)
-        problems += [(language, "war, drawn", *found) for found in drawn]
+        found, _ = a_war_off_the_screen(phone, height)
+        problems += [(language, *off) for off in found]
         phone.click("#deal")
         wait_for_round(phone, 1)
         phone.evaluate("scrollTo(0, 0)")
@@ -861,22 +872,9 @@ def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_witho
     for language in ("en", "fi", "nb", "pt"):
         username = a_new_player(phone, "tie568", language)
         plant_server_seed(live_server.app, username, {0: True, 1: True})
-        phone.goto("/casino-war")
-        phone.fill("#tie_bet", "5")
-        phone.click("#deal")
-        phone.wait_for_selector("#go-to-war")
-        phone.evaluate("scrollTo(0, 0)")
-        tie = off_a_screen(phone, ["go-to-war", "surrender"], height)
-        problems += [(language, "tie", *found) for found in tie]
-        phone.click("#go-to-war")
-        phone.wait_for_selector("[data-testid=result]")
-        tie_bet_lines = [phone.locator("[data-testid=tie-bet-result]").count()]
-        phone.evaluate("scrollTo(0, 0)")
-        war = off_a_screen(phone, ["deal", "rebet"], height)
-        problems += [(language, "war", *found) for found in war]
-        phone.reload()  # the result as the page itself draws it
-        drawn = off_a_screen(phone, ["deal"], height)
-        problems += [(language, "war, drawn", *found) for found in drawn]
+        found, lines = a_war_off_the_screen(phone, height, tie_bet="5")
+        problems += [(language, *off) for off in found]
+        tie_bet_lines = [lines]
         phone.fill("#tie_bet", "5")
         phone.click("#deal")  # the same bets, on the next tie
         phone.wait_for_selector("#surrender")
