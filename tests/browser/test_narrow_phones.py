@@ -863,8 +863,8 @@ def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_witho
 ) -> None:
     """A tie bet on a tie adds its own line to the result ("Tie bet 5 pays …"): after the war,
     and after a surrender, Deal and Rebet are still whole on a 320 x 568 screen where the page
-    first stands, as is Deal on the result the page itself draws. Checked in English, Finnish,
-    Norwegian and Portuguese."""
+    first stands, as is Deal on the table the page itself draws once reloaded. Checked in
+    English, Finnish, Norwegian and Portuguese."""
     height = 568
     tabs = narrow_tab(chromium, live_server, width=320, height=height)
     phone = next(tabs)
