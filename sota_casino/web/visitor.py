@@ -1,8 +1,8 @@
-"""The user of this browser session, read once a request.
+"""The user of this browser session, read once a request, and the names its cookies go by.
 
 Apart from :mod:`.security` (which starts and ends sessions) so that the language of a page
-(:mod:`.i18n`) can follow the user's choice while :mod:`.security` words its prompts through
-:mod:`.i18n`, and neither module imports the other.
+(:mod:`.i18n`) can follow the user's choice, and its cookie be named as the session's, while
+:mod:`.security` words its prompts through :mod:`.i18n`, and neither module imports the other.
 """
 
 from __future__ import annotations
