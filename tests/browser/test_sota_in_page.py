@@ -434,7 +434,8 @@ def test_when_a_game_ends_its_result_and_deal_again_are_on_the_screen(
     stands when the game ends in the page, its result's headline and Deal again are both on the
     screen; shown again by its address, or drawn without JavaScript, Deal again is (with no
     replay controls drawn, which do nothing without it: in Norwegian they pushed it past 800).
-    Every language's new player plays in turn in one tab with JavaScript and one without."""
+    Every language's new player plays in turn in one tab with JavaScript and one without. No
+    link of the result is split over two lines ("other rules or stake" was, at 390 px)."""
     tabs = open_tab(chromium, live_server, **END_SCREENS[screen])
     tab = next(tabs)
     plain = open_tab(chromium, live_server, java_script_enabled=False, **END_SCREENS[screen])
@@ -452,6 +453,11 @@ def test_when_a_game_ends_its_result_and_deal_again_are_on_the_screen(
         tab.evaluate(STANDING)  # the page may glide to the result: where it comes to stand
         found = tab.evaluate(OFF_THE_SCREEN, wanted)
         problems += [(language, "in the page", *off) for off in found]
+        split = tab.eval_on_selector_all(
+            "#game-result a",
+            "links => links.filter(a => a.getClientRects().length > 1).map(a => a.textContent)",
+        )
+        problems += [(language, "split over lines", link) for link in split]
         game = tab.url
         tab.goto(game)
         found = tab.evaluate(OFF_THE_SCREEN, wanted[1:])
