@@ -374,6 +374,34 @@ def test_the_language_cookie_is_secure_where_the_session_cookie_is(
         assert f'<html lang="{language}"' in page, cookie_name
 
 
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_signing_up_keeps_the_language_of_the_cookie_the_pages_read(
+    app: Flask, scheme: str
+) -> None:
+    """The sign-up form keeps the picker's language with the account: over HTTPS from the
+    host-bound cookie the picker set, never from a plain ``lang`` cookie that a sibling host
+    or a page over plain HTTP may have tossed in."""
+    base_url = f"{scheme}://casino.example"
+    browser = app.test_client()
+    browser.set_cookie(
+        "lang" if scheme == "https" else "__Host-lang", "pt", domain=".casino.example"
+    )
+    page = browser.get("/auth/register", base_url=base_url).get_data(as_text=True)
+    token = CSRF_META.search(page)
+    assert token is not None
+    picked = {"csrf_token": token.group(1), "locale": "fi", "next": "/auth/register"}
+    assert browser.post("/language", data=picked, base_url=base_url).status_code == 303
+    form = {"csrf_token": token.group(1), "username": "aino"}
+    signed_up = browser.post(
+        "/auth/register",
+        data={**form, "password": PASSWORD, "confirm": PASSWORD},
+        base_url=base_url,
+    )
+    assert signed_up.status_code == 303
+    with db(app) as session:
+        assert session.scalars(select(User.locale).where(User.username == "aino")).one() == "fi"
+
+
 def test_logging_in_changes_the_session_id(client: FlaskClient) -> None:
     register_page(client, "alice")
     with client.session_transaction() as session:
