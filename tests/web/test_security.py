@@ -1117,6 +1117,27 @@ def test_a_stolen_session_cannot_guess_the_current_password_without_limit(
     assert login.status_code == 429
 
 
+def test_password_guesses_are_counted_by_every_worker_together(make_app: Any) -> None:
+    """Guesses at the current password sent to two workers in turn (two apps on one database)
+    meet one limit, as guesses at logging in do, and a login form on either is held off too."""
+    first, second = make_app(LOGIN_ATTEMPTS=3), make_app(LOGIN_ATTEMPTS=3)
+    alice = api_register(first.test_client(), "alice")["id"]
+    browsers = [client_as(first, alice), client_as(second, alice)]
+    new = "a brand new passphrase"
+    guess = {"csrf_token": CSRF, "old": "a guess!", "new": new, "confirm": new}
+    for n in range(3):
+        browser = browsers[n % 2]
+        refused = browser.post("/auth/password", data=guess)
+        assert "current password is wrong" in read(browser, refused)
+    right = browsers[1].post("/auth/password", data={**guess, "old": PASSWORD})
+    assert "too many failed attempts" in read(browsers[1], right)
+    login = first.test_client().post(
+        "/api/v1/auth/token", json={"username": "alice", "password": PASSWORD}
+    )
+    assert login.status_code == 429
+    assert browsers[0].get("/lobby").status_code == 200  # the password did not change
+
+
 # --- sign-up throttling -------------------------------------------------------------------------
 
 
