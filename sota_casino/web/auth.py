@@ -33,6 +33,7 @@ from .security import log_out
 from .security import login_required
 from .security import safe_next
 from .security import set_browser_session
+from .visitor import cookie_name
 from .visitor import session_user
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
@@ -88,8 +89,9 @@ def register_post() -> ResponseReturnValue:
     form = request.form
     _same_passwords(form.get("password", ""), form.get("confirm", ""))
     # A language chosen with the picker before signing up goes with the account, so the
-    # player reads it wherever they log in next.
-    chosen = request.cookies.get(COOKIE)
+    # player reads it wherever they log in next: read from the cookie the pages read (over
+    # HTTPS the host-bound one, which no sibling host or plain-HTTP page can set).
+    chosen = request.cookies.get(cookie_name(COOKIE))
     user = accounts.register(
         get_session(),
         _typed_name(),

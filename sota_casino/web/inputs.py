@@ -295,9 +295,10 @@ def idempotency_key() -> str | None:
 def form_key() -> str | None:
     """Return the form's one-time key (``idempotency_key``, 8 to 64 letters and digits, made
     when the page was drawn), which makes a double submit act only once; None for a missing
-    or odd one (the form then acts without one)."""
+    or odd one (the form then acts without one). Letters and digits are ASCII ones:
+    ``str.isalnum`` takes "１" or "٣" too, which the services refuse in a key."""
     key = request.form.get("idempotency_key", "")
-    return key if 8 <= len(key) <= 64 and key.isalnum() else None
+    return key if 8 <= len(key) <= 64 and key.isascii() and key.isalnum() else None
 
 
 #: The page forms' fields that may come more than once, by endpoint: the cards laid face down in

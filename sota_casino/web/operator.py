@@ -714,7 +714,7 @@ def _changed_since_drawn(typed: dict[str, Any]) -> dict[str, Any]:
         return typed
     try:
         drawn = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the parser goes: garbled too
         drawn = None
     if not isinstance(drawn, dict):
         raise InvalidInput(GARBLED, field="drawn")

@@ -439,3 +439,19 @@ def test_the_checkpoint_and_the_standing_checks_are_timed_in_the_reader_s_zone(
     assert checked.count(" JST (") == 2  # the last check, and the last whole one
     ledger = olga.get("/operator/ledger").get_data(as_text=True)
     assert ledger.split('data-testid="ledger-checked"')[1].split("</p>")[0].count(" JST (") == 2
+
+
+def test_a_table_form_whose_drawn_settings_nest_without_end_is_refused_and_saves_nothing(
+    app: Flask,
+) -> None:
+    """Only a request made by hand sends such a field; JSON nested deeper than the parser
+    recurses is as garbled as any other, a 422 on the form, never a 500."""
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    before, size = _war_table(app), audit_size(app)
+    for drawn in ("[" * 20_000, '{"a":' * 5_000):
+        refused = olga.post(
+            "/operator/tables/casino_war", data={**WAR_TABLE_CHANGE, "drawn": drawn}
+        )
+        assert refused.status_code == 422, drawn[:8]
+    assert _war_table(app) == before
+    assert audit_size(app) == size

@@ -344,6 +344,19 @@ def test_a_double_submitted_bet_form_deals_once(player: FlaskClient) -> None:
     assert text(player.get("/history")).count('data-round="') == 1
 
 
+def test_a_form_key_of_look_alike_digits_is_no_key_and_the_bet_is_dealt(
+    player: FlaskClient,
+) -> None:
+    """The page draws its key in ASCII letters and digits; any other (full-width digits,
+    Arabic-Indic ones, which ``str.isalnum`` takes) is as odd as a short one: the form acts
+    without a key, not refused in the API's words about a header it never sent."""
+    for key in ("\uff11" * 12, "\u0663" * 12):
+        form = {"csrf_token": csrf_token(player), "bet": "5", "idempotency_key": key}
+        dealt = player.post("/casino-war/rounds", data=form)
+        assert dealt.status_code == 303, text(dealt)[:200]
+    assert text(player.get("/history")).count('data-round="') == 2
+
+
 # --- Sota -----------------------------------------------------------------------------------------
 
 

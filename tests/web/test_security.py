@@ -374,6 +374,34 @@ def test_the_language_cookie_is_secure_where_the_session_cookie_is(
         assert f'<html lang="{language}"' in page, cookie_name
 
 
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_signing_up_keeps_the_language_of_the_cookie_the_pages_read(
+    app: Flask, scheme: str
+) -> None:
+    """The sign-up form keeps the picker's language with the account: over HTTPS from the
+    host-bound cookie the picker set, never from a plain ``lang`` cookie that a sibling host
+    or a page over plain HTTP may have tossed in."""
+    base_url = f"{scheme}://casino.example"
+    browser = app.test_client()
+    browser.set_cookie(
+        "lang" if scheme == "https" else "__Host-lang", "pt", domain=".casino.example"
+    )
+    page = browser.get("/auth/register", base_url=base_url).get_data(as_text=True)
+    token = CSRF_META.search(page)
+    assert token is not None
+    picked = {"csrf_token": token.group(1), "locale": "fi", "next": "/auth/register"}
+    assert browser.post("/language", data=picked, base_url=base_url).status_code == 303
+    form = {"csrf_token": token.group(1), "username": "aino"}
+    signed_up = browser.post(
+        "/auth/register",
+        data={**form, "password": PASSWORD, "confirm": PASSWORD},
+        base_url=base_url,
+    )
+    assert signed_up.status_code == 303
+    with db(app) as session:
+        assert session.scalars(select(User.locale).where(User.username == "aino")).one() == "fi"
+
+
 def test_logging_in_changes_the_session_id(client: FlaskClient) -> None:
     register_page(client, "alice")
     with client.session_transaction() as session:
@@ -1087,6 +1115,27 @@ def test_a_stolen_session_cannot_guess_the_current_password_without_limit(
     # The password did not change, and the guesses count against logging in too.
     login = player.post("/api/v1/auth/token", json={"username": "alice", "password": PASSWORD})
     assert login.status_code == 429
+
+
+def test_password_guesses_are_counted_by_every_worker_together(make_app: Any) -> None:
+    """Guesses at the current password sent to two workers in turn (two apps on one database)
+    meet one limit, as guesses at logging in do, and a login form on either is held off too."""
+    first, second = make_app(LOGIN_ATTEMPTS=3), make_app(LOGIN_ATTEMPTS=3)
+    alice = api_register(first.test_client(), "alice")["id"]
+    browsers = [client_as(first, alice), client_as(second, alice)]
+    new = "a brand new passphrase"
+    guess = {"csrf_token": CSRF, "old": "a guess!", "new": new, "confirm": new}
+    for n in range(3):
+        browser = browsers[n % 2]
+        refused = browser.post("/auth/password", data=guess)
+        assert "current password is wrong" in read(browser, refused)
+    right = browsers[1].post("/auth/password", data={**guess, "old": PASSWORD})
+    assert "too many failed attempts" in read(browsers[1], right)
+    login = first.test_client().post(
+        "/api/v1/auth/token", json={"username": "alice", "password": PASSWORD}
+    )
+    assert login.status_code == 429
+    assert browsers[0].get("/lobby").status_code == 200  # the password did not change
 
 
 # --- sign-up throttling -------------------------------------------------------------------------
