@@ -60,6 +60,14 @@ class User(Base):
 # Names are unique ignoring case ("Alice" and "alice" are one name) whatever path writes one;
 # the login's lookup by lower(username) reads this index too.
 Index("uq_users_username_lower", func.lower(User.username), unique=True)
+# The console's search by any part of a name (``LIKE '%text%'``) reads the names holding the
+# text's trigrams through this index, on PostgreSQL (pg_trgm); SQLite reads every name.
+Index(
+    "ix_users_username_trigrams",
+    func.lower(User.username).label("name"),
+    postgresql_using="gin",
+    postgresql_ops={"name": "gin_trgm_ops"},
+).ddl_if(dialect="postgresql")
 
 
 class UserSession(Base):

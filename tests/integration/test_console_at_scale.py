@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from bench.large_log import Event
 from bench.large_log import fill
 from sota_casino.models import Transfer
+from sota_casino.models import User
 from sota_casino.services import accounts
 from sota_casino.services import audit
 from sota_casino.services import ledger
@@ -356,3 +357,36 @@ def test_on_sqlite_a_date_range_is_bounded_through_the_index_of_times(
         plan for statement, plan in zip(statements, plans, strict=True) if "min(" in statement[0]
     ]
     assert bounding and "ix_audit_entries_time" in bounding[0], plans
+
+
+@pytest.fixture
+def many_players(session: Session) -> Session:
+    """20,000 players and one whose name holds the word searched for."""
+    session.execute(
+        sa.insert(User),
+        [
+            {"username": f"player{n:05}", "password_hash": "-", "role": "player"}
+            for n in range(20_000)
+        ],
+    )
+    session.commit()
+    accounts.register(session, "The_Rare_One", "a long passphrase", address="10.1.2.3")
+    return _vacuumed(session)
+
+
+def _search(session: Session, text: str) -> list[Any]:
+    def read() -> None:
+        page = lists.page(session, "users", lists.Paging(), q=text)
+        assert [user["username"] for user in page.users] == ["The_Rare_One"]
+
+    return _statements_of(session, read, "users")
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize("text", ["rare", "E_RARE_O", "rare_one"])
+def test_on_postgresql_a_players_search_reads_the_names_it_finds(
+    many_players: Session, text: str
+) -> None:
+    read = _read_by(many_players, _search(many_players, text))
+    # Before, every name was read and matched (20,001), whatever the search found.
+    assert read < 500, read
