@@ -53,7 +53,12 @@ FORM_LABELS: Final[Mapping[str, Mapping[str, str]]] = {
     "operator.set_time_zone": {"time_zone": N_("Show times in")},
     # The approvals' tabs are links: a status none of them gives was made by hand.
     "operator.approvals_page": {"status": HIDDEN},
-    "operator.players": {"q": N_("Name contains")},
+    "operator.players": {
+        "q": N_("Name contains"),
+        "since": N_("Since (UTC)"),
+        "until": N_("Until (UTC)"),
+    },
+    "operator.player_list": {"since": N_("Since (UTC)"), "until": N_("Until (UTC)")},
     "operator.audit_log": {
         "action": N_("Action (prefix)"),
         "actor": N_("Actor"),

@@ -370,6 +370,18 @@ def query_int(
     return int(text)
 
 
+def query_text(name: str, most: int) -> str:
+    """Return the page's query parameter ``name`` stripped ("" if absent).
+
+    :raises InvalidInput: if it is longer than ``most`` characters, as the API refuses it
+        (a cut text would be searched for, or read as a time, in place of the one asked).
+    """
+    text = request.args.get(name, "").strip()
+    if len(text) > most:
+        raise InvalidInput(N_("the %(name)s filter is too long"), params={"name": name}, field=name)
+    return text
+
+
 def _form_number(name: str, label: str, unit: str, example: str) -> int | None:
     """Return a form field's whole, non-negative number (None if blank), refusing in words.
 

@@ -79,6 +79,7 @@ from .inputs import form_chips
 from .inputs import form_key
 from .inputs import form_whole
 from .inputs import query_int
+from .inputs import query_text
 from .rules import SOTA_OPTION_TEXT
 from .schemas import AUDIT_FILTER_MAX
 from .security import SAFE_METHODS
@@ -168,16 +169,8 @@ def _actor() -> str:
 
 def _audit_filters() -> dict[str, str]:
     """Return the filters given in the query string (stripped; empty ones dropped)."""
-    found = {}
-    for name in AUDIT_FILTERS:
-        value = request.args.get(name, "").strip()
-        if len(value) > AUDIT_FILTER_MAX:
-            raise InvalidInput(
-                N_("the %(name)s filter is too long"), params={"name": name}, field=name
-            )
-        if value:
-            found[name] = value
-    return found
+    found = {name: query_text(name, AUDIT_FILTER_MAX) for name in AUDIT_FILTERS}
+    return {name: value for name, value in found.items() if value}
 
 
 @bp.get("")

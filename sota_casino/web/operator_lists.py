@@ -29,7 +29,10 @@ from .downloads import table_download
 from .format import sota_outcome
 from .i18n import gettext
 from .inputs import query_int
+from .inputs import query_text
 from .operator import bp
+from .schemas import AUDIT_FILTER_MAX
+from .schemas import NAME_FILTER_MAX
 
 PAGE_SIZE: Final = 50
 #: The lists of one player the console pages, each titled with the player's name.
@@ -135,8 +138,8 @@ def paging_of(query: Paged) -> lists.Paging:
     )
 
 
-def _text(name: str) -> str | None:
-    return request.args.get(name, "").strip()[:64] or None
+def _time(name: str) -> str | None:
+    return query_text(name, AUDIT_FILTER_MAX) or None
 
 
 def page_paging() -> lists.Paging:
@@ -145,8 +148,8 @@ def page_paging() -> lists.Paging:
         order=request.args.get("order") or NEWEST,
         cursor=query_int("cursor", default=None),
         from_id=query_int("from_id", default=None),
-        since=_text("since"),
-        until=_text("until"),
+        since=_time("since"),
+        until=_time("until"),
         limit=PAGE_SIZE,
     )
 
@@ -154,7 +157,7 @@ def page_paging() -> lists.Paging:
 def list_download(name: str, query: Ranged | None = None, **args: Any) -> Response:
     """Stream list ``name`` in a date range as CSV or JSON Lines, checked before it starts."""
     db = get_session()
-    since, until = (query.since, query.until) if query else (_text("since"), _text("until"))
+    since, until = (query.since, query.until) if query else (_time("since"), _time("until"))
     kind = getattr(query, "format", None) or request.args.get("format")
     paging = lists.Paging(since=since, until=until)
     spec = lists.check_export(db, name, paging, **args)
@@ -184,14 +187,14 @@ def audit_range_export() -> ResponseReturnValue:
     return range_export_response(
         from_seq=query_int("from_seq", low=1, default=None),
         to_seq=query_int("to_seq", low=1, default=None),
-        since=_text("since"),
-        until=_text("until"),
+        since=_time("since"),
+        until=_time("until"),
     )
 
 
 @bp.get("/players")
 def players() -> ResponseReturnValue:
-    query = request.args.get("q", "").strip()[:64]
+    query = query_text("q", NAME_FILTER_MAX)
     paging = page_paging()
     found = lists.page(get_session(), "users", paging, q=query)
     return render_template(
@@ -206,7 +209,7 @@ def players() -> ResponseReturnValue:
 
 @bp.get("/players/export")
 def players_export() -> ResponseReturnValue:
-    return list_download("users", q=_text("q") or "")
+    return list_download("users", q=query_text("q", NAME_FILTER_MAX))
 
 
 @bp.get("/players/<id:user_id>/lists/<any(rounds, transfers, seed_pairs):list_name>")

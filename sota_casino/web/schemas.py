@@ -57,6 +57,8 @@ from ..services.text import NON_BLANK_PATTERN
 
 MAX_MOVE_CARDS = 64
 AUDIT_FILTER_MAX = 200
+#: The longest part of a name the players' search takes (names are at most 32 characters).
+NAME_FILTER_MAX = 64
 #: Text a database can store: no NUL (lone surrogates are refused when the body is read).
 Text = Annotated[str, Field(pattern=NO_NUL_PATTERN)]
 PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
@@ -344,7 +346,7 @@ class ListQuery(Page, Dated):
     from_id: Count | None = absent("jump to this id (included), in the order asked for")
 
 
-Name = Annotated[Text, Field(max_length=64)]
+Name = Annotated[Text, Field(max_length=NAME_FILTER_MAX)]
 
 
 class PlayersQuery(ListQuery):

@@ -24,6 +24,8 @@ from operator_support import add_user
 from operator_support import client_as
 
 from sota_casino.services.results import MAX_ID
+from sota_casino.web.schemas import AUDIT_FILTER_MAX
+from sota_casino.web.schemas import NAME_FILTER_MAX
 
 #: The names the pages read from their query strings.
 NAMES = (
@@ -229,3 +231,37 @@ def test_no_form_makes_a_page_fail(app: Flask, role: str) -> None:
     for page in form_pages(app):
         send(page)
     assert failed == []
+
+
+#: A console list's text parameters, with the longest its API takes (web/schemas.py) and how
+#: the refusal names them: by the label of the page's form, or (a download) as the API does.
+TEXTS = [
+    ("/operator/players", "q", NAME_FILTER_MAX, "The filter “Name contains” is too long."),
+    ("/operator/players/export", "q", NAME_FILTER_MAX, "the q filter is too long"),
+    ("/operator/players", "since", AUDIT_FILTER_MAX, "The filter “Since (UTC)” is too long."),
+    (
+        "/operator/players/1/lists/transfers",
+        "until",
+        AUDIT_FILTER_MAX,
+        "The filter “Until (UTC)” is too long.",
+    ),
+    ("/operator/players/1/lists/rounds/export", "since", AUDIT_FILTER_MAX, None),
+    ("/operator/audit/range-export", "since", AUDIT_FILTER_MAX, None),
+]
+
+
+@pytest.mark.parametrize(("page", "name", "most", "said"), TEXTS, ids=lambda x: str(x))
+def test_a_console_lists_text_over_its_limit_is_refused_naming_it(
+    app: Flask, page: str, name: str, most: int, said: str | None
+) -> None:
+    """A text longer than the API takes was cut to 64 characters on the pages, and the cut
+    text searched for or read as a time: the page answered for what was not asked. It is
+    refused as the API refuses it, naming the parameter; at the limit it is read."""
+    add_user(app, "listed")
+    client = client_as(app, add_user(app, "lister", "operator"))
+    over = client.get(f"{page}?{urlencode({name: 'x' * (most + 1)})}")
+    assert over.status_code == 422, over.status_code
+    assert (said or f"the {name} filter is too long") in over.get_data(as_text=True)
+    within = client.get(f"{page}?{urlencode({name: ' ' * 5 + 'x' * most})}")
+    assert within.status_code != 500
+    assert "too long" not in within.get_data(as_text=True)
