@@ -309,8 +309,10 @@
    * use then. A key was registered before the round settled if its entry is dated before the
    * receipt, or logged before the round's settlement entry (settledSeq, null if the bundle
    * names none): the log orders registrations and decisions as the service took them, while
-   * the times are the casino's to write. */
-  async function signedActionProblems(doc, keys, settledSeq) {
+   * the times are the casino's to write. Any other action the log took (actedSeqs, the seqs
+   * of the round's decision and move entries in the log's order) after a registration must be
+   * signed too: the service takes no unsigned action then. */
+  async function signedActionProblems(doc, keys, settledSeq, actedSeqs = []) {
     const before = (k) => k.at < doc.settled_at || (settledSeq !== null && k.seq < settledSeq);
     const actions = Array.isArray(doc.actions) ? doc.actions : [];
     if (!actions.length) return [];
@@ -319,7 +321,13 @@
     const problems = [];
     for (const [index, entry] of signed.entries()) {
       if (entry === null) {
+        const registered = index < signed.length - 1 && Number.isInteger(actedSeqs[index])
+          ? keys.filter((k) => k.seq < actedSeqs[index]).pop() : null;
         if (index && signed[index - 1] !== null) problems.push(gettext("action %(index)s is unsigned after a signed one", { index }));
+        else if (registered) {
+          problems.push(gettext("action %(index)s is unsigned, but the player's key %(key)s was registered before the log took it: the player did not make it",
+            { index, key: registered.keyId }));
+        }
         continue;
       }
       const expected = { type: "action", v: 1, game: doc.game, round_id: doc.round_id, seed_pair_id: doc.seed_pair_id,
@@ -639,10 +647,15 @@
     // Where the log took each round's settlement (an anchor that does not hold fails the log
     // check below; here it could only ask more signatures of the round).
     const settledSeqs = {};
+    const actedSeqs = {}; // where the log took each round's decisions and moves, in its order
     for (const anchor of Array.isArray(bundle.anchors) ? bundle.anchors : []) {
       const seq = anchor && anchor.entry ? anchor.entry.seq : null;
       if (anchor && anchor.of && anchor.of.kind === "settlement" && Number.isInteger(seq)) settledSeqs[anchor.of.round_id] = seq;
+      if (anchor && anchor.of && anchor.of.kind === "decision" && Number.isInteger(seq)) {
+        actedSeqs[anchor.of.round_id] = [...(actedSeqs[anchor.of.round_id] || []), seq];
+      }
     }
+    for (const seqs of Object.values(actedSeqs)) seqs.sort((a, b) => a - b);
     const seen = new Set();
     const rounds = [];
     for (const [index, signed] of receipts.entries()) {
@@ -688,7 +701,8 @@
         row.checks.replay = false;
         row.note = gettext("the replay failed: %(error)s", { error: String(error.message || error) });
       }
-      const unsigned = await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null);
+      const unsigned = await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null,
+        actedSeqs[doc.round_id] ?? []);
       row.checks.player = unsigned.length === 0;
       row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
       row.actionCount = Array.isArray(doc.actions) ? doc.actions.length : 0;
