@@ -636,6 +636,19 @@
       return { pair, rounds: [], problems, records, waiting: [], notices };
     }
     if (!pair.revealSigned) problems.push(gettext("the reveal's signature is not valid"));
+    // The reveal is the committed pair's, of the same player (check 3, "pair"), and times of
+    // the scheme's one form compare as text in time order.
+    if (reveal.document.seed_pair_id !== commitment.document.seed_pair_id
+        || reveal.document.user_id !== commitment.document.user_id) {
+      problems.push(gettext("the reveal is of seed pair %(pair)s of player %(user)s, not of the committed seed pair %(committed)s of player %(owner)s", {
+        pair: JSON.stringify(reveal.document.seed_pair_id), user: JSON.stringify(reveal.document.user_id),
+        committed: JSON.stringify(commitment.document.seed_pair_id), owner: JSON.stringify(commitment.document.user_id),
+      }));
+    }
+    if (!(commitment.document.created_at < reveal.document.revealed_at)) {
+      problems.push(gettext("the reveal is dated %(revealed)s, not after the commitment was signed (%(created)s)",
+        { revealed: String(reveal.document.revealed_at), created: String(commitment.document.created_at) }));
+    }
     const serverSeed = reveal.document.server_seed;
     const seedHash = await sha256Hex(hexToBytes(serverSeed));
     pair.seedMatches = seedHash === commitment.document.commitment && seedHash === reveal.document.commitment;
@@ -666,7 +679,9 @@
         && doc.seed_pair_id === reveal.document.seed_pair_id;
       row.checks.nonce = Number.isInteger(doc.nonce) && doc.nonce >= 0
         && doc.nonce < reveal.document.rounds && !seen.has(doc.nonce);
-      row.checks.order = commitment.document.created_at <= doc.settled_at;
+      // Settled after the commitment was signed, and not after the seed was revealed.
+      row.checks.order = commitment.document.created_at < doc.settled_at
+        && doc.settled_at <= reveal.document.revealed_at;
       seen.add(doc.nonce);
       const makeStream = () => {
         const stream = new Stream(hkey, clientSeed, doc.nonce);
