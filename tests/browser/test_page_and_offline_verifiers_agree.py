@@ -856,3 +856,52 @@ def test_both_verifiers_fail_a_receipt_or_reveal_not_of_its_pair_or_dated_out_of
         f"the reveal is dated {pair_doc['created_at']}, not after the commitment was signed "
         f"({pair_doc['created_at']})"
     )
+
+
+def _document_places(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place inside a document: each member and item, at every depth."""
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    return [
+        place
+        for key, inner in items
+        for place in ((*prefix, key), *_document_places(inner, (*prefix, key)))
+    ]
+
+
+def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_document(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The casino holds the key: each one-value change of the commitment, the reveal or a
+    receipt (a war, a surrender, a plain round), signed again and logged so from the start,
+    passes the page exactly when it passes the offline verifier. Unsigned, the changes of the
+    test above fail both on the signature alone; signed again, the page held none of a
+    document's type and version, a Casino War receipt's net, stakes and rules, or the scheme's
+    time form, which the offline verifier holds."""
+    sign_up(tab, "re-signed")
+    fairness_page(tab)
+    cases = []
+    for target in (("commitment",), ("reveal",), ("rounds", 0), ("rounds", 1), ("rounds", 3)):
+        document = value_at(GOOD, (*target, "document"))
+        for place in _document_places(document):
+            forged = copy.deepcopy(GOOD)
+            holder = value_at(forged, (*target, "document", *place[:-1]))
+            holder[place[-1]] = changed(holder[place[-1]])
+            envelope = value_at(forged, target)
+            envelope["signature"] = PAIR.sign(envelope["document"])["signature"]
+            cases.append(((*target, *place), bundles.anchored(forged, PAIR.key)))
+    disagree = []
+    for start in range(0, len(cases), 20):
+        chunk = cases[start : start + 20]
+        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], KEY_HEX])
+        disagree += [
+            (place, said)
+            for (place, bundle), said in zip(chunk, page, strict=True)
+            if said != offline_passes(tmp_path, bundle)
+        ]
+    assert len(cases) > 100 and disagree == []

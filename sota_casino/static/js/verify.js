@@ -149,6 +149,22 @@
     return card[0] === "X" ? 15 : RANKS.indexOf(card[0]) + 2;
   }
 
+  /* Whether a Casino War receipt's rules are a table's (every option, of its type and range,
+   * as sota_casino/core/casino_war.py holds them) and its stakes a bet that table takes: the
+   * offline verifier replays nothing else. */
+  const CHIP = 100;
+  const WAR_RANGES = { decks: [1, 8], tie_payout: [0, 30], burn: [0, 5], min_bet: [CHIP, 1e12], max_bet: [CHIP, 1e12] };
+  function warRulesAndStakesHold(rules, stakes) {
+    if (!rules || typeof rules !== "object" || Array.isArray(rules)) return false;
+    if (!same(Object.keys(rules).sort(), [...Object.keys(WAR_RANGES), "bonus"].sort())) return false;
+    const inRange = Object.entries(WAR_RANGES).every(([name, [low, high]]) =>
+      Number.isInteger(rules[name]) && low <= rules[name] && rules[name] <= high);
+    if (!inRange || !["none", "ante"].includes(rules.bonus)) return false;
+    if (rules.min_bet % CHIP || rules.max_bet % CHIP || rules.min_bet > rules.max_bet) return false;
+    const within = (amount) => amount % CHIP === 0 && rules.min_bet <= amount && amount <= rules.max_bet;
+    return within(stakes.bet) && (stakes.tie_bet === 0 || (rules.tie_payout > 0 && within(stakes.tie_bet)));
+  }
+
   async function replayCasinoWar(doc, stream) {
     const rules = doc.rules;
     const bet = doc.stakes.bet;
@@ -601,10 +617,15 @@
     if (key === null) problems.push(window.SotaRecords.weakKeyRefusal(checked.key));
     problems.push(...await window.SotaRecords.refusedKeyChanges(bundle.key_changes));
     problems.push(...await forkedKeyChanges(bundle.key_changes, logKeys));
-    pair.commitmentSigned = await signedByAny(docKeys, commitment);
-    pair.revealSigned = reveal ? await signedByAny(docKeys, reveal) : false;
+    // Signed, and a document of the type its place holds, v 1 (check 1, "signature"): a signed
+    // document of another type passed off as this one proves nothing here.
+    const ofType = (signed, type) => Boolean(signed && signed.document
+      && signed.document.type === type && signed.document.v === 1);
+    pair.commitmentSigned = ofType(commitment, "commitment") && await signedByAny(docKeys, commitment);
+    pair.revealSigned = reveal ? ofType(reveal, "reveal") && await signedByAny(docKeys, reveal) : false;
     const receipts = Array.isArray(bundle.rounds) ? bundle.rounds : [];
-    const receiptsSigned = await Promise.all(receipts.map((signed) => signedByAny(docKeys, signed)));
+    const receiptsSigned = await Promise.all(
+      receipts.map(async (signed) => ofType(signed, "round") && signedByAny(docKeys, signed)));
     if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
     // The records find a pair by its integer id: one re-committed under the id "12" is not
     // another pair, and fails here with or without records (as the offline verifier's pair check).
@@ -645,7 +666,10 @@
         committed: JSON.stringify(commitment.document.seed_pair_id), owner: JSON.stringify(commitment.document.user_id),
       }));
     }
-    if (!(commitment.document.created_at < reveal.document.revealed_at)) {
+    const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+    const timed = (value) => typeof value === "string" && TIME.test(value);
+    if (!timed(commitment.document.created_at) || !timed(reveal.document.revealed_at)
+        || !(commitment.document.created_at < reveal.document.revealed_at)) {
       problems.push(gettext("the reveal is dated %(revealed)s, not after the commitment was signed (%(created)s)",
         { revealed: String(reveal.document.revealed_at), created: String(commitment.document.created_at) }));
     }
@@ -680,7 +704,7 @@
       row.checks.nonce = Number.isInteger(doc.nonce) && doc.nonce >= 0
         && doc.nonce < reveal.document.rounds && !seen.has(doc.nonce);
       // Settled after the commitment was signed, and not after the seed was revealed.
-      row.checks.order = commitment.document.created_at < doc.settled_at
+      row.checks.order = timed(doc.settled_at) && commitment.document.created_at < doc.settled_at
         && doc.settled_at <= reveal.document.revealed_at;
       seen.add(doc.nonce);
       const makeStream = () => {
@@ -695,9 +719,16 @@
           row.result = replay.result;
           row.payout = replay.payout;
           row.checks.cards = same(replay.cards, doc.cards);
-          row.checks.outcome = replay.result === doc.outcome.result
-            && replay.tieBetWon === Boolean(doc.outcome.tie_bet_won)
-            && replay.raise === (doc.stakes.raise || 0);
+          // The stakes are {bet, tie_bet, raise}, whole numbers, and the outcome's net is the
+          // payout less them, as check 6 holds them.
+          const stakes = doc.stakes;
+          const shaped = same(Object.keys(stakes).sort(), ["bet", "raise", "tie_bet"])
+            && [stakes.bet, stakes.tie_bet, stakes.raise].every(Number.isInteger);
+          row.checks.outcome = shaped && warRulesAndStakesHold(doc.rules, stakes)
+            && replay.result === doc.outcome.result
+            && replay.tieBetWon === doc.outcome.tie_bet_won
+            && replay.raise === stakes.raise
+            && doc.outcome.net === doc.payout - (stakes.bet + stakes.tie_bet + stakes.raise);
           row.checks.payout = replay.payout === doc.payout;
         } else if (doc.game === "sota") {
           const replay = window.SotaEngine.replayReceipt(doc, serverSeed);
