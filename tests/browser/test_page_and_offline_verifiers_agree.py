@@ -881,8 +881,8 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_docume
     receipt (a war, a surrender, a plain round), signed again and logged so from the start,
     passes the page exactly when it passes the offline verifier. Unsigned, the changes of the
     test above fail both on the signature alone; signed again, the page held none of a
-    document's type and version, a Casino War receipt's net, stakes and rules, or the scheme's
-    time form, which the offline verifier holds."""
+    document's type and version, a Casino War receipt's net, stakes and rules, a Sota
+    receipt's stakes, or the scheme's time form, which the offline verifier holds."""
     sign_up(tab, "re-signed")
     fairness_page(tab)
     cases = []
@@ -905,3 +905,12 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_docume
             if said != offline_passes(tmp_path, bundle)
         ]
     assert len(cases) > 100 and disagree == []
+    # A Sota receipt's stakes, signed again: {stake}, a positive whole number of sweets.
+    sota_bundle = bundles.bundle(1, pair=PAIR, make_round=bundles.sota_receipt)
+    for stakes in ("x", {"stake": 0}, {"stake": 3, "bet": 3}, [3]):
+        forged = copy.deepcopy(sota_bundle)
+        forged["rounds"][0] = bundles.resign(PAIR, forged["rounds"][0], stakes=stakes)
+        forged = bundles.anchored(forged, PAIR.key)
+        assert not offline_passes(tmp_path, forged), stakes
+        assert tab.evaluate(PAGE_PASSES, [[forged], KEY_HEX]) == [False], stakes
+    assert tab.evaluate(PAGE_PASSES, [[sota_bundle], KEY_HEX]) == [True]

@@ -737,7 +737,11 @@
           row.payout = replay.payout;
           row.checks.cards = same(replay.cards, doc.cards);
           const difference = outcomeDifference(doc.outcome, replay.outcome);
-          row.checks.outcome = difference === null;
+          // The stakes are {stake}, a positive whole number of sweets, as check 6 holds them.
+          const stakes = doc.stakes;
+          const shaped = Boolean(stakes) && typeof stakes === "object" && !Array.isArray(stakes)
+            && same(Object.keys(stakes), ["stake"]) && Number.isInteger(stakes.stake) && stakes.stake > 0;
+          row.checks.outcome = shaped && difference === null;
           row.checks.payout = replay.payout === doc.payout;
           if (difference) row.note = difference;
         } else {
