@@ -174,7 +174,7 @@ def check_anchors(
     receipts: Sequence[Mapping[str, Any] | None],
     rows: Sequence[Row],
     now: datetime,
-) -> tuple[list[Row], list[Row], list[Finding], dict[Any, int]]:
+) -> tuple[list[Row], list[Row], list[Finding], dict[Any, int], dict[Any, tuple[int, ...]]]:
     """Check the bundle's anchors against its documents.
 
     :param keys: the key every signature is checked with, then the keys it succeeded on the
@@ -186,8 +186,10 @@ def check_anchors(
     :param now: the verifier's clock: a document pending may not be dated past it and the
         bound.
     :returns: the documents' rows, the rounds' rows and the bundle's findings, with the
-        ``log`` findings added, and the seq of each round's settlement entry that its anchor
-        proves into a signed checkpoint (by round id): where the log took the settlement.
+        ``log`` findings added, the seq of each round's settlement entry that its anchor
+        proves into a signed checkpoint (by round id): where the log took the settlement, and
+        the seqs of each round's decision and move entries so proved, in the log's order (by
+        round id): where the log took each of the player's actions.
         Every document must be anchored or listed as pending; a bundle without an ``anchors``
         list fails (:data:`UNANCHORED`), its ``pending_anchors`` disregarded, and so does one
         whose list is empty with nothing pending.
@@ -227,7 +229,11 @@ def check_anchors(
         reveal_findings = _reveal_findings(found, reveal_doc, last_round)
         checked.append(_document_row(found, "reveal", documents[1], reveal_doc, reveal_findings))
     settled = {round_id: a["leaf_index"] + 1 for round_id, a in found.settlements.items()}
-    return checked, new_rows, found.findings, settled
+    acted = {
+        round_id: tuple(a["leaf_index"] + 1 for a in decisions)
+        for round_id, decisions in found.decisions.items()
+    }
+    return checked, new_rows, found.findings, settled, acted
 
 
 def _document_row(

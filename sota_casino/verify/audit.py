@@ -1,7 +1,9 @@
 """The offline check of an audit log export: the hash chain, that no pair or round is logged
 again under a key already taken, each checkpoint's signature (by the key in use at that point
-of the log, following its key changes from the trusted key) and Merkle root, and the
-consistency between checkpoints."""
+of the log, following its key changes from the trusted key) and Merkle root, the
+consistency between checkpoints, and the checkpoints a witness kept (``--checkpoint``): an
+operator holding the key and the database can cut off or rewrite the log and sign every
+checkpoint of the export anew, which only a checkpoint kept outside shows."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from ..core import anchors
 from ..core import audit_chain
 from ..core import merkle
 from ..core.fairness import KEY_CHANGED
+from .monitor import Unusable
+from .monitor import published_checkpoints
 from .report import EXIT_FAILED
 from .report import EXIT_OK
 from .report import FAIL
@@ -28,6 +32,22 @@ from .report import short
 from .report import table
 from .trust import logged_predecessors
 from .trust import signed_key_change
+
+
+@dataclass(frozen=True, slots=True)
+class KeptCheckpoint:
+    """A checkpoint a witness kept, held to the export: ``problem`` is ``None`` when the
+    export's first ``size`` entries have its root."""
+
+    source: str
+    document: Mapping[str, Any]
+    problem: str | None
+    #: How many other checkpoints its file lists that no key of the export's chain signed.
+    unsigned_beside: int = 0
+
+    def described(self) -> str:
+        doc = self.document
+        return f"size {doc['size']} root {short(doc['root'])} at {doc['time']}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +61,8 @@ class AuditReport:
     #: For the export of a range: its first seq and the last seq a proven checkpoint covers.
     range_first: int | None = None
     range_covered: int = 0
+    #: The checkpoints a witness kept, each held to the export's entries.
+    kept: tuple[KeptCheckpoint, ...] = ()
     #: The checks each checkpoint failed, by its index: asked for each checkpoint, so read from
     #: the problems once rather than once per checkpoint.
     failed_checks: Mapping[int, frozenset[str]] = field(init=False, repr=False, compare=False)
@@ -54,7 +76,11 @@ class AuditReport:
 
     @property
     def ok(self) -> bool:
-        return self.chain.ok and self.checkpoint_report.ok
+        return (
+            self.chain.ok
+            and self.checkpoint_report.ok
+            and all(kept.problem is None for kept in self.kept)
+        )
 
     @property
     def last_seq(self) -> int:
@@ -76,6 +102,9 @@ class AuditReport:
         """Return every failure as one line."""
         lines = [] if self.chain.ok else [f"chain: {self.chain.reason}"]
         lines.extend(f"checkpoints: {p.message}" for p in self.checkpoint_report.problems)
+        lines.extend(
+            f"kept: {kept.source}: {kept.problem}" for kept in self.kept if kept.problem is not None
+        )
         return lines
 
     def checkpoint_statuses(self, index: int) -> dict[str, str]:
@@ -112,9 +141,26 @@ class AuditReport:
                 for i, cp in enumerate(self.checkpoints)
             ],
             "uncovered_entries": self.uncovered,
+            "kept_checkpoints": [
+                {
+                    "source": kept.source,
+                    "size": kept.document["size"],
+                    "root": kept.document["root"],
+                    "time": kept.document["time"],
+                    "ok": kept.problem is None,
+                    "message": kept.problem,
+                    "unsigned_beside": kept.unsigned_beside,
+                }
+                for kept in self.kept
+            ],
             "findings": [
                 {"check": p.check, "checkpoint": p.index + 1, "message": p.message}
                 for p in self.checkpoint_report.problems
+            ]
+            + [
+                {"check": "kept", "source": kept.source, "message": kept.problem}
+                for kept in self.kept
+                if kept.problem is not None
             ]
             + (
                 []
@@ -146,7 +192,11 @@ def read_export(path: str) -> audit_chain.AuditExport:
 
 
 def verify_audit_export(
-    export: audit_chain.AuditExport, public_key_hex: str, *, source: str = "export"
+    export: audit_chain.AuditExport,
+    public_key_hex: str,
+    *,
+    source: str = "export",
+    kept: Sequence[str] = (),
 ) -> AuditReport:
     """Check the hash chain of the entries, their keys, and every checkpoint of an export.
 
@@ -154,8 +204,20 @@ def verify_audit_export(
     part of the entry's own hash, so it cannot be swapped) and ties each checkpoint to the
     range with the inclusion proof it carries; its keys are checked among its own entries
     (the ones before it are not there to compare with).
+
+    :param kept: files holding checkpoints a witness kept (the monitor's ``checkpoint.json``,
+        an answer of the public log, a bundle), each held to the export's entries: an export
+        whose every checkpoint the operator signed anew passes alone, cut off or rewritten.
+    :raises monitor.Unusable: if a file of ``kept`` cannot be read or holds no checkpoint a key
+        of the export's chain signed, or if the export is of a range (whose first entries are
+        not there to take a root over).
     """
     if export.is_range:
+        if kept:
+            raise Unusable(
+                f"{source} is the export of a range: a kept checkpoint is held to the export of "
+                "the whole log, from its first entry"
+            )
         return _verify_range(export, public_key_hex, source)
     linked, tree = audit_chain.verify_chain_with_tree(export.entries)  # once: it hashes every entry
     chain = _keys_checked(linked, export.entries, whole=True)
@@ -163,7 +225,42 @@ def verify_audit_export(
     checkpoints = audit_chain.verify_checkpoints(
         export.entries, export.checkpoints, keys, tree=tree
     )
-    return AuditReport(source, chain, export.checkpoints, checkpoints)
+    held = _held_to_kept(export, tree, tuple(keys(sys.maxsize)), kept)
+    return AuditReport(source, chain, export.checkpoints, checkpoints, kept=held)
+
+
+def _held_to_kept(
+    export: audit_chain.AuditExport,
+    tree: merkle.MerkleTree,
+    keys: tuple[str, ...],
+    paths: Sequence[str],
+) -> tuple[KeptCheckpoint, ...]:
+    """Hold each checkpoint of ``paths`` (signed by one of ``keys``) to the export's entries:
+    the root of its first ``size`` entry hashes must be the kept root, and the export must hold
+    that many entries. Either is evidence with the kept checkpoint: the export's own
+    checkpoints, signed over the entries as they are now, and the one kept, signed before."""
+    held = []
+    for path in paths:
+        checkpoints, unsigned = published_checkpoints(path, keys)
+        for envelope in checkpoints:
+            doc = envelope["document"]
+            size, root = doc["size"], doc["root"]
+            what = f"the checkpoint over {size} entries (root {root}, {doc['time']})"
+            problem = None
+            if size > len(export.entries):
+                problem = (
+                    f"{what}: the export holds {len(export.entries)} entries, fewer than it "
+                    "covers: entries were cut off the end of the log since it was kept"
+                )
+            elif size > tree.size:
+                problem = f"{what}: the export's entries up to it do not all have a hash"
+            elif (mine := tree.root(size).hex()) != root:
+                problem = (
+                    f"{what}: the export's first {size} entries have the root {mine}: the log "
+                    "was rewritten since the checkpoint was kept"
+                )
+            held.append(KeptCheckpoint(path, doc, problem, unsigned))
+    return tuple(held)
 
 
 def _keys_in_use(
@@ -298,6 +395,19 @@ def render_audit(report: AuditReport, symbols: Symbols) -> list[str]:
     if rows:
         header = ["checkpoint", "size", "time", "signature", "root", "consistency"]
         lines += ["  " + line for line in table(header, rows)]
+    for kept in report.kept:
+        verdict = (
+            f"{marks[PASS]}  the export holds it"
+            if kept.problem is None
+            else f"{marks[FAIL]}  the export does not hold it"
+        )
+        beside = (
+            f" (also in it: {kept.unsigned_beside} checkpoints not signed by a key of the "
+            "export, not compared)"
+            if kept.unsigned_beside
+            else ""
+        )
+        lines.append(f"  kept checkpoint {kept.source}: {kept.described()} {verdict}{beside}")
     failures = report.failures()
     if failures:
         lines.append("  Failures:")

@@ -29,6 +29,7 @@ from ..core.fairness import whole_number_json
 from .audit import read_export
 from .audit import render_audit
 from .audit import verify_audit_export
+from .monitor import Unusable
 from .monitor import monitor
 from .records import Records
 from .records import RecordsError
@@ -320,7 +321,10 @@ def _audit_command(args: argparse.Namespace, out: TextIO) -> int:
         export = read_export(args.export)
     except (OSError, UnicodeDecodeError, audit_chain.ExportFormatError, KeyProblem) as exc:
         return _unusable(f"cannot use {args.export}: {exc}", args.json, out)
-    report = verify_audit_export(export, key, source=args.export)
+    try:
+        report = verify_audit_export(export, key, source=args.export, kept=args.checkpoint)
+    except Unusable as exc:
+        return _unusable(f"cannot use a kept checkpoint: {exc}", args.json, out)
     code = EXIT_OK if report.ok else EXIT_FAILED
     if args.json:
         json.dump({**report.to_dict(), "exit_code": code}, out, ensure_ascii=False, indent=2)
@@ -450,6 +454,16 @@ def _audit_parser() -> argparse.ArgumentParser:
         "export", metavar="EXPORT.jsonl", help="the JSON Lines export ('-' reads stdin)"
     )
     _add_key_options(parser, required=True)
+    parser.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help=(
+            "a checkpoint a witness kept (the monitor's checkpoint.json, an answer of the "
+            "public log, a bundle): the export's first entries must have its root (repeatable)"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
     return parser
 

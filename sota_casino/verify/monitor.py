@@ -406,11 +406,12 @@ def monitor(
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: cannot use the state folder {folder}: {exc}")
 
 
-def _published(path: str, keys: tuple[str, ...]) -> tuple[list[dict[str, Any]], int]:
+def published_checkpoints(path: str, keys: tuple[str, ...]) -> tuple[list[dict[str, Any]], int]:
     """The signed checkpoints in ``path``: one another witness published (the checkpoint, or an
     answer of the service holding one), or those a bundle's anchors are proved into, each signed
     by one of ``keys``; and how many others it lists (not signed so, or no checkpoint), which
-    prove nothing and are not compared, but hide none beside them.
+    prove nothing and are not compared, but hide none beside them. The offline check of an
+    export reads the checkpoints a witness kept with it too (``audit --checkpoint``).
 
     :raises Unusable: if it lists none signed by one of ``keys``.
     """
@@ -448,7 +449,7 @@ def _compare_published(
     joined, skipped = [], []
     published = []
     for path in paths:
-        checkpoints, others = _published(path, keys)
+        checkpoints, others = published_checkpoints(path, keys)
         published += [(path, one) for one in checkpoints]
         if others:
             skipped.append(

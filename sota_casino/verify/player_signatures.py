@@ -15,7 +15,11 @@ the player did not sign, so a receipt fails this check when
   by the log's order where the bundle proves the round's settlement entry: registrations and
   decisions take the player's row lock, so the log orders them as the service took them,
   while the times are the casino's to write;
-* an unsigned action follows a signed one (keys are replaced, never removed).
+* an unsigned action follows a signed one (keys are replaced, never removed);
+* an unsigned action was taken, by the log's order where the bundle proves the action's entry,
+  after one of the player's keys was registered: the service takes none then, so a move of a
+  game played after the registration, rewritten and left unsigned, is not the player's though
+  the move the game settled on is signed.
 
 The registrations themselves are checked to be whole audit entries whose hash is what the
 entry holds, of this player, in the order of the log, and (once a checkpoint covers them) to be
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from typing import Final
+from typing import TypeVar
 
 from ..core.anchors import proof_problem
 from ..core.anchors import same_json
@@ -53,6 +58,8 @@ from .report import Finding
 from .report import Row
 
 CHECK: Final = "player"
+#: Where the log took a round's entries: the settlement's seq, or the actions' seqs.
+_Logged = TypeVar("_Logged")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +164,17 @@ def anchor_problem(item: Mapping[str, Any], log_keys: Sequence[str]) -> str | No
 
 
 def check_signed_actions(
-    row: Row, doc: Mapping[str, Any], keys: Mapping[int, PlayerKey], settled_seq: int | None = None
+    row: Row,
+    doc: Mapping[str, Any],
+    keys: Mapping[int, PlayerKey],
+    settled_seq: int | None = None,
+    acted_seqs: Sequence[int] = (),
 ) -> list[Finding]:
     """Return the ``player`` findings of one receipt (empty if it passes).
 
     :param settled_seq: the seq of the round's settlement entry, where the bundle proves it.
+    :param acted_seqs: the seqs of the round's decision or move entries the bundle proves, in
+        the log's order: the ``i``-th is where the log took ``actions[i]``.
     """
     actions = doc.get("actions")
     if not isinstance(actions, list) or not actions:
@@ -179,6 +192,9 @@ def check_signed_actions(
                 f"action {index} ({_text(choice)}) is unsigned, but action {index - 1} is signed: "
                 "a registered key is replaced, never removed"
             )
+        elif index < len(actions) - 1 and index < len(acted_seqs):
+            # The action the round settled on is held to the key in use below.
+            findings += _unsigned_after_registration(index, choice, keys, acted_seqs[index])
     last = len(actions) - 1
     in_use = _key_in_use(keys, settled_at, settled_seq)
     if signed[last] is None and in_use is not None:
@@ -201,6 +217,22 @@ def check_signed_actions(
                 f"key {in_use.key_id} before the round settled"
             )
     return [_finding(row, message) for message in findings]
+
+
+def _unsigned_after_registration(
+    index: int, choice: object, keys: Mapping[int, PlayerKey], acted_seq: int
+) -> list[str]:
+    """The problem of an unsigned action the log took (entry ``acted_seq``) after one of the
+    player's keys was registered: the service takes no unsigned action then."""
+    in_use = _key_in_use(keys, None, acted_seq)
+    if in_use is None:
+        return []
+    return [
+        f"action {index} ({_text(choice)}) is unsigned, but the player's key {in_use.key_id} "
+        f"was registered (log entry {in_use.seq}, {in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}) "
+        f"before the log took it (log entry {acted_seq}): the service takes no unsigned action "
+        "then, so the player did not make this one"
+    ]
 
 
 def _signed_problems(
@@ -286,19 +318,27 @@ def with_player_findings(
     documents: Sequence[Mapping[str, Any] | None],
     keys: Mapping[int, PlayerKey],
     settled: Mapping[Any, int] | None = None,
+    acted: Mapping[Any, Sequence[int]] | None = None,
 ) -> list[Row]:
     """Return ``rows`` with the ``player`` findings of their receipts (``documents``, by row;
-    ``settled``: the seq of each round's settlement entry the bundle proves, by round id)."""
-    settled = settled or {}
+    ``settled``: the seq of each round's settlement entry the bundle proves, by round id;
+    ``acted``: the seqs of its decision and move entries, in the log's order)."""
+    settled, acted = settled or {}, acted or {}
     return [
         row
         if doc is None
         else row.with_findings(
-            check_signed_actions(row, doc, keys, _settled_seq(settled, row.round_id))
+            check_signed_actions(
+                row,
+                doc,
+                keys,
+                _by_round(settled, row.round_id),
+                _by_round(acted, row.round_id) or (),
+            )
         )
         for row, doc in zip(rows, documents, strict=True)
     ]
 
 
-def _settled_seq(settled: Mapping[Any, int], round_id: object) -> int | None:
-    return settled.get(round_id) if type(round_id) in (int, str) else None
+def _by_round(logged: Mapping[Any, _Logged], round_id: object) -> _Logged | None:
+    return logged.get(round_id) if type(round_id) in (int, str) else None

@@ -135,7 +135,7 @@ def verify_bundle(
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
     receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
-    documents, rows, logged, settled = check_anchors(
+    documents, rows, logged, settled, acted = check_anchors(
         bundle,
         log_keys,
         (commitment_doc, reveal_doc),
@@ -144,7 +144,9 @@ def verify_bundle(
         rows,
         now or datetime.now(UTC),
     )
-    rows = _with_player_checks(rows, envelopes, bundle, log_keys, commitment_doc, findings, settled)
+    rows = _with_player_checks(
+        rows, envelopes, bundle, log_keys, commitment_doc, findings, (settled, acted)
+    )
     findings.extend(logged)
     if records is not None:
         documents[0] = compare_commitment(documents[0], commitment_doc, records, key)
@@ -239,13 +241,13 @@ def _with_player_checks(
     log_keys: Sequence[str],
     commitment_doc: Mapping[str, Any],
     findings: list[Finding],
-    settled: Mapping[Any, int],
+    logged_at: tuple[Mapping[Any, int], Mapping[Any, Sequence[int]]],
 ) -> list[Row]:
     """Check every signed action against the player's keys registered in the bundle's log
     entries (:mod:`.player_signatures`), proved into checkpoints signed by one of
     ``log_keys`` (as the documents' anchors are), and where the log took each round's
-    settlement (``settled``: its seq by round id); the registrations' own problems go to
-    ``findings``."""
+    settlement and actions (``logged_at``: the settlement's seq, and the actions' seqs in
+    the log's order, by round id); the registrations' own problems go to ``findings``."""
     user_id = commitment_doc.get("user_id")
     keys, problems = registered_keys(bundle.get("player_keys"), user_id, log_keys)
     findings.extend(problems)
@@ -253,7 +255,8 @@ def _with_player_checks(
         opened[0] if row.index is not None and (opened := _envelope(envelopes[row.index])) else None
         for row in rows
     ]
-    return with_player_findings(rows, documents, keys, settled)
+    settled, acted = logged_at
+    return with_player_findings(rows, documents, keys, settled, acted)
 
 
 def _dealt_client_seed(

@@ -530,11 +530,14 @@ def test_both_verifiers_fail_a_round_left_out_and_dated_past_their_clock(
     bundle = bundles.taken_out(
         dated, LAST["round_id"], "2025-04-01T11:00:10.000000Z", reveal_too=True
     )
-    assert not offline_passes(tmp_path, bundle)
+    code, out = offline_says(tmp_path, bundle)
+    assert code == 1 and f"(nonce 5): pair: settled at {ahead}, after the server seed" in out, out
     shown = tab.evaluate(CHECK, [bundle, KEY_HEX])
-    # The clock is written as the offline verifier writes it, in the scheme's one time form
-    # (microseconds, not the browser's milliseconds).
+    # Dated after the reveal, it fails check 3 too, on the page as offline. The clock is
+    # written as the offline verifier writes it, in the scheme's one time form (microseconds,
+    # not the browser's milliseconds).
     assert re.fullmatch(
+        rf"round {LAST['round_id']} \(nonce 5\): order failed \| "
         rf"round {LAST['round_id']}: settled at {re.escape(ahead)}, past this computer's clock "
         r"\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\) and the bound of 1 hour: the receipt is "
         "dated ahead, which would keep a round left out of the log within the bound",
@@ -621,7 +624,19 @@ def test_both_verifiers_fail_a_commitment_or_a_reveal_left_out_and_dated_past_th
         code, out = offline_says(tmp_path, forged)
         assert code == 1 and re.search(f"{kind} document: log: {said}", out), out
         shown = tab.evaluate(CHECK, [forged, KEY_HEX])
-        assert re.fullmatch(f"the {kind}: {said}", shown), shown
+        # A commitment dated after its pair's reveal fails check 3 too, on the page as offline.
+        revealed = bundle["reveal"]["document"]["revealed_at"]
+        unordered = (
+            f"the reveal is dated {re.escape(revealed)}, not after the commitment was signed "
+            rf"\({re.escape(ahead)}\) \| "
+            if kind == "commitment"
+            else ""
+        )
+        if unordered:
+            assert f"reveal document: pair: revealed at {revealed}, not after the commitment" in (
+                out
+            ), out
+        assert re.fullmatch(f"{unordered}the {kind}: {said}", shown), shown
 
 
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:
@@ -789,3 +804,113 @@ def test_both_verifiers_read_ids_up_to_2_53_less_1_exactly_and_refuse_larger_one
             "casino writes none beyond 2^53 - 1, past which a browser reads them inexactly"
         )
         assert both_verdicts(tab, tmp_path, json.dumps(too_large)) == (said, said)
+
+
+def test_both_verifiers_fail_a_receipt_or_reveal_not_of_its_pair_or_dated_out_of_order(
+    tab: Any, tmp_path: Path
+) -> None:
+    """Check 3 (``pair``): every receipt is settled after the commitment was signed and not
+    after the reveal, and the reveal is the committed pair's, of the same player, dated after
+    the commitment; each re-signed and logged so from the start. The page held a receipt only
+    to ``created_at <= settled_at``, and the reveal to nothing of this."""
+    sign_up(tab, "dated-receipts")
+    fairness_page(tab)
+    pair_doc, reveal_doc = GOOD["commitment"]["document"], GOOD["reveal"]["document"]
+    just_after = reveal_doc["revealed_at"].replace(":00.000000Z", ":00.000001Z")
+    assert just_after > reveal_doc["revealed_at"]
+    for settled_at in (pair_doc["created_at"], just_after):
+        forged = copy.deepcopy(GOOD)
+        forged["rounds"][1] = bundles.resign(PAIR, forged["rounds"][1], settled_at=settled_at)
+        forged = bundles.anchored(forged, PAIR.key)
+        assert not offline_passes(tmp_path, forged), settled_at
+        assert tab.evaluate(PAGE_PASSES, [[forged], KEY_HEX]) == [False], settled_at
+    at_the_reveal = copy.deepcopy(GOOD)
+    at_the_reveal["rounds"][1] = bundles.resign(
+        PAIR, at_the_reveal["rounds"][1], settled_at=reveal_doc["revealed_at"]
+    )
+    at_the_reveal = bundles.anchored(at_the_reveal, PAIR.key)
+    assert offline_passes(tmp_path, at_the_reveal)
+    assert tab.evaluate(PAGE_PASSES, [[at_the_reveal], KEY_HEX]) == [True]
+    # The reveal of another seed pair or player than the commitment's, with every receipt of
+    # that pair or not.
+    for changes, receipts_too in (({"user_id": 8}, False), ({"seed_pair_id": 13}, True)):
+        forged = copy.deepcopy(GOOD)
+        forged["reveal"] = bundles.resign(PAIR, forged["reveal"], **changes)
+        if receipts_too:
+            forged["rounds"] = [bundles.resign(PAIR, r, **changes) for r in forged["rounds"]]
+        forged = bundles.anchored(forged, PAIR.key)
+        assert not offline_passes(tmp_path, forged), changes
+        pair_id, user_id = changes.get("seed_pair_id", 12), changes.get("user_id", 7)
+        assert (
+            f"the reveal is of seed pair {pair_id} of player {user_id}, not of the committed "
+            "seed pair 12 of player 7"
+        ) in tab.evaluate(CHECK, [forged, KEY_HEX]), changes
+    # A pair revealed with no round: only the reveal's own date is left to hold.
+    unplayed = bundles.bundle(0, pair=PAIR)
+    unplayed["reveal"] = bundles.resign(
+        PAIR, unplayed["reveal"], revealed_at=pair_doc["created_at"]
+    )
+    unplayed = bundles.anchored(unplayed, PAIR.key)
+    assert not offline_passes(tmp_path, unplayed)
+    assert tab.evaluate(CHECK, [unplayed, KEY_HEX]) == (
+        f"the reveal is dated {pair_doc['created_at']}, not after the commitment was signed "
+        f"({pair_doc['created_at']})"
+    )
+
+
+def _document_places(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place inside a document: each member and item, at every depth."""
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    return [
+        place
+        for key, inner in items
+        for place in ((*prefix, key), *_document_places(inner, (*prefix, key)))
+    ]
+
+
+def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_document(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The casino holds the key: each one-value change of the commitment, the reveal or a
+    receipt (a war, a surrender, a plain round), signed again and logged so from the start,
+    passes the page exactly when it passes the offline verifier. Unsigned, the changes of the
+    test above fail both on the signature alone; signed again, the page held none of a
+    document's type and version, a Casino War receipt's net, stakes and rules, a Sota
+    receipt's stakes, or the scheme's time form, which the offline verifier holds."""
+    sign_up(tab, "re-signed")
+    fairness_page(tab)
+    cases = []
+    for target in (("commitment",), ("reveal",), ("rounds", 0), ("rounds", 1), ("rounds", 3)):
+        document = value_at(GOOD, (*target, "document"))
+        for place in _document_places(document):
+            forged = copy.deepcopy(GOOD)
+            holder = value_at(forged, (*target, "document", *place[:-1]))
+            holder[place[-1]] = changed(holder[place[-1]])
+            envelope = value_at(forged, target)
+            envelope["signature"] = PAIR.sign(envelope["document"])["signature"]
+            cases.append(((*target, *place), bundles.anchored(forged, PAIR.key)))
+    disagree = []
+    for start in range(0, len(cases), 20):
+        chunk = cases[start : start + 20]
+        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], KEY_HEX])
+        disagree += [
+            (place, said)
+            for (place, bundle), said in zip(chunk, page, strict=True)
+            if said != offline_passes(tmp_path, bundle)
+        ]
+    assert len(cases) > 100 and disagree == []
+    # A Sota receipt's stakes, signed again: {stake}, a positive whole number of sweets.
+    sota_bundle = bundles.bundle(1, pair=PAIR, make_round=bundles.sota_receipt)
+    for stakes in ("x", {"stake": 0}, {"stake": 3, "bet": 3}, [3]):
+        forged = copy.deepcopy(sota_bundle)
+        forged["rounds"][0] = bundles.resign(PAIR, forged["rounds"][0], stakes=stakes)
+        forged = bundles.anchored(forged, PAIR.key)
+        assert not offline_passes(tmp_path, forged), stakes
+        assert tab.evaluate(PAGE_PASSES, [[forged], KEY_HEX]) == [False], stakes
+    assert tab.evaluate(PAGE_PASSES, [[sota_bundle], KEY_HEX]) == [True]

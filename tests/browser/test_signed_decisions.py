@@ -305,3 +305,28 @@ def test_an_unsigned_decision_logged_after_the_registration_fails_in_the_page(
     assert "the decision is unsigned, but the player's key 3 was registered before" in caught, (
         caught
     )
+
+
+def test_an_unsigned_move_logged_after_the_registration_fails_in_the_page(
+    tab: Any, live_server: Any
+) -> None:
+    """As the offline verifier: a move the log took after the player's key was registered is
+    the player's only when signed, whichever move of the game it is; moves made before a key
+    registered mid-game stay unsigned."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+    from test_verify_player_log_order import KEY_HEX
+    from test_verify_player_log_order import moves_bundle
+
+    sign_up(tab, "rewrittenmove")
+    tab.goto("/fairness")
+    check = (
+        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+        "{trustedKey: key, records: null})).problems.join(' | ')"
+    )
+    assert tab.evaluate(check, [moves_bundle(1, 1), KEY_HEX]) == ""
+    caught = tab.evaluate(check, [moves_bundle(1, None), KEY_HEX])
+    assert (
+        "action 0 is unsigned, but the player's key 3 was registered before the log took it"
+        in caught
+    ), caught
+    assert verify_bundle(moves_bundle(1, None), KEY_HEX).ok is False

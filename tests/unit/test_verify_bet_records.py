@@ -187,3 +187,32 @@ def test_a_bet_naming_its_pair_places_its_round_as_a_decision_does() -> None:
         }
     )
     assert unplaced_rounds(records, {100}) == [108]
+
+
+def test_a_round_bet_in_the_players_name_is_not_compared_and_fails_nothing(
+    tmp_path: Path,
+) -> None:
+    """A bet is not signed by the player: an operator holding the database and the key can bet
+    a round in the player's name (a small ante, debited and paid like any other) to spend a
+    nonce whose cards would have favoured the player's next bet, which then takes the nonce
+    after. Every receipt replays, the nonces run without a gap, the log holds it all: the
+    records hold no bet for that round, and say nothing against it either, since a round
+    played from another browser or a script that kept no records looks the same. Its
+    ``records`` check is ``–`` (not compared), as docs/fairness.md says under the security
+    model: only the player, reading the rounds of a bundle, knows it did not play one."""
+    phantom = 102
+    bets = [
+        _bet(100 + nonce, bet=500, tie_bet=100 if nonce % 2 else 0)
+        for nonce in range(6)
+        if 100 + nonce != phantom
+    ]
+    code, out, _ = _run(
+        _write(tmp_path, "b.json", GOOD),
+        "--records",
+        _write(tmp_path, "r.json", _records(*bets)),
+        "--json",
+    )
+    (report,) = json.loads(out)["bundles"]
+    statuses = {row["round_id"]: row["checks"]["records"] for row in report["rounds"]}
+    assert code == 0 and statuses.pop(phantom) == "skip", out
+    assert set(statuses.values()) == {"pass"}

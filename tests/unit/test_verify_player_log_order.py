@@ -16,6 +16,7 @@ import bundles
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sota_casino.core import fairness
+from sota_casino.core import sota
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.verify import verify_bundle
 
@@ -115,3 +116,93 @@ def test_a_registration_logged_after_the_rounds_asks_no_signature_of_them() -> N
     report = verify_bundle(honest, KEY_HEX)
 
     assert report.ok, [f.text() for f in report.failures]
+
+
+PRISONERS = sota.SotaRules.from_dict({"prisoners_of_war": True})
+
+
+def _moves_signed_from(first_signed: int) -> bundles.RoundMaker:
+    """Prisoners of War games whose moves from ``first_signed`` on the player signed with its
+    key; the ones before are unsigned, as moves made before a key was registered are."""
+
+    def make(pair: bundles.Pair, nonce: int) -> dict[str, Any]:
+        doc = bundles.sota_moves_receipt(pair, nonce, PRISONERS)["document"]
+        signed_actions: list[dict[str, Any] | None] = []
+        for index, choice in enumerate(doc["actions"]):
+            action = fairness.action_document(
+                game=doc["game"],
+                round_id=doc["round_id"],
+                seed_pair_id=doc["seed_pair_id"],
+                nonce=doc["nonce"],
+                index=index,
+                choice=choice,
+            )
+            signature = fairness.signed(PLAYER_KEY, action)["signature"]
+            signed_actions.append(
+                None
+                if index < first_signed
+                else {"document": action, "signature": signature, "key_id": KEY_ID}
+            )
+        return pair.sign({**doc, "signed_actions": signed_actions})
+
+    return make
+
+
+def _registered_before_move(move: int) -> Callable[[bundles.Logged], bundles.Logged]:
+    """The log with the player's key registered just before the first game's move ``move``."""
+
+    def logged_as(logged: bundles.Logged) -> bundles.Logged:
+        first = _registered_first(logged)
+        registration = first.pop(1)
+        at = next(
+            i
+            for i, (of, _) in enumerate(first)
+            if of.get("kind") == "decision" and of["round_id"] == 100 and of["index"] == move
+        )
+        return [*first[:at], registration, *first[at:]]
+
+    return logged_as
+
+
+def moves_bundle(first_signed: int, registered_before_move: int | None) -> dict[str, Any]:
+    """A Prisoners of War game whose moves from ``first_signed`` on are signed, the player's key
+    registered just before move ``registered_before_move`` (``None``: before the game's bet)."""
+    return _with_registration(
+        bundles.bundle(1, pair=PAIR, make_round=_moves_signed_from(first_signed)),
+        _registered_first
+        if registered_before_move is None
+        else _registered_before_move(registered_before_move),
+    )
+
+
+def test_an_unsigned_move_logged_after_the_registration_fails_though_the_last_is_signed() -> None:
+    """A Prisoners of War game played wholly after the player registered its key, its first
+    move rewritten and left unsigned, every later move signed: the service takes no unsigned
+    move once a key is registered, so a move the log took after the registration is the
+    player's only when signed, whichever move it is, not only the one the game settled on."""
+    forged = moves_bundle(1, None)
+    (doc,) = [r["document"] for r in forged["rounds"]]
+    assert len(doc["actions"]) > 2 and doc["signed_actions"][0] is None
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    failures = [f.text() for f in report.failures]
+    assert not report.ok and {f.check for f in report.failures} == {"player"}, failures
+    (failure,) = failures
+    assert failure.startswith(f"round {doc['round_id']} (nonce 0): player: action 0 (")
+    assert failure.endswith(
+        "is unsigned, but the player's key 3 was registered (log entry 2, "
+        f"{REGISTERED_AT}) before the log took it (log entry 4): the service takes no "
+        "unsigned action then, so the player did not make this one"
+    ), failure
+
+
+def test_moves_made_before_a_key_registered_mid_game_stay_unsigned() -> None:
+    """A key registered in the middle of a game (a lost browser replaced between two moves)
+    asks a signature of the moves the log took after it only."""
+    for move in (1, 2):
+        report = verify_bundle(moves_bundle(move, move), KEY_HEX)
+        assert report.ok, [f.text() for f in report.failures]
+        early = moves_bundle(move, move - 1)
+        failures = [f.text() for f in verify_bundle(early, KEY_HEX).failures]
+        assert len(failures) == 1 and f"player: action {move - 1} (" in failures[0], failures

@@ -149,6 +149,22 @@
     return card[0] === "X" ? 15 : RANKS.indexOf(card[0]) + 2;
   }
 
+  /* Whether a Casino War receipt's rules are a table's (every option, of its type and range,
+   * as sota_casino/core/casino_war.py holds them) and its stakes a bet that table takes: the
+   * offline verifier replays nothing else. */
+  const CHIP = 100;
+  const WAR_RANGES = { decks: [1, 8], tie_payout: [0, 30], burn: [0, 5], min_bet: [CHIP, 1e12], max_bet: [CHIP, 1e12] };
+  function warRulesAndStakesHold(rules, stakes) {
+    if (!rules || typeof rules !== "object" || Array.isArray(rules)) return false;
+    if (!same(Object.keys(rules).sort(), [...Object.keys(WAR_RANGES), "bonus"].sort())) return false;
+    const inRange = Object.entries(WAR_RANGES).every(([name, [low, high]]) =>
+      Number.isInteger(rules[name]) && low <= rules[name] && rules[name] <= high);
+    if (!inRange || !["none", "ante"].includes(rules.bonus)) return false;
+    if (rules.min_bet % CHIP || rules.max_bet % CHIP || rules.min_bet > rules.max_bet) return false;
+    const within = (amount) => amount % CHIP === 0 && rules.min_bet <= amount && amount <= rules.max_bet;
+    return within(stakes.bet) && (stakes.tie_bet === 0 || (rules.tie_payout > 0 && within(stakes.tie_bet)));
+  }
+
   async function replayCasinoWar(doc, stream) {
     const rules = doc.rules;
     const bet = doc.stakes.bet;
@@ -309,8 +325,10 @@
    * use then. A key was registered before the round settled if its entry is dated before the
    * receipt, or logged before the round's settlement entry (settledSeq, null if the bundle
    * names none): the log orders registrations and decisions as the service took them, while
-   * the times are the casino's to write. */
-  async function signedActionProblems(doc, keys, settledSeq) {
+   * the times are the casino's to write. Any other action the log took (actedSeqs, the seqs
+   * of the round's decision and move entries in the log's order) after a registration must be
+   * signed too: the service takes no unsigned action then. */
+  async function signedActionProblems(doc, keys, settledSeq, actedSeqs = []) {
     const before = (k) => k.at < doc.settled_at || (settledSeq !== null && k.seq < settledSeq);
     const actions = Array.isArray(doc.actions) ? doc.actions : [];
     if (!actions.length) return [];
@@ -319,7 +337,13 @@
     const problems = [];
     for (const [index, entry] of signed.entries()) {
       if (entry === null) {
+        const registered = index < signed.length - 1 && Number.isInteger(actedSeqs[index])
+          ? keys.filter((k) => k.seq < actedSeqs[index]).pop() : null;
         if (index && signed[index - 1] !== null) problems.push(gettext("action %(index)s is unsigned after a signed one", { index }));
+        else if (registered) {
+          problems.push(gettext("action %(index)s is unsigned, but the player's key %(key)s was registered before the log took it: the player did not make it",
+            { index, key: registered.keyId }));
+        }
         continue;
       }
       const expected = { type: "action", v: 1, game: doc.game, round_id: doc.round_id, seed_pair_id: doc.seed_pair_id,
@@ -593,10 +617,15 @@
     if (key === null) problems.push(window.SotaRecords.weakKeyRefusal(checked.key));
     problems.push(...await window.SotaRecords.refusedKeyChanges(bundle.key_changes));
     problems.push(...await forkedKeyChanges(bundle.key_changes, logKeys));
-    pair.commitmentSigned = await signedByAny(docKeys, commitment);
-    pair.revealSigned = reveal ? await signedByAny(docKeys, reveal) : false;
+    // Signed, and a document of the type its place holds, v 1 (check 1, "signature"): a signed
+    // document of another type passed off as this one proves nothing here.
+    const ofType = (signed, type) => Boolean(signed && signed.document
+      && signed.document.type === type && signed.document.v === 1);
+    pair.commitmentSigned = ofType(commitment, "commitment") && await signedByAny(docKeys, commitment);
+    pair.revealSigned = reveal ? ofType(reveal, "reveal") && await signedByAny(docKeys, reveal) : false;
     const receipts = Array.isArray(bundle.rounds) ? bundle.rounds : [];
-    const receiptsSigned = await Promise.all(receipts.map((signed) => signedByAny(docKeys, signed)));
+    const receiptsSigned = await Promise.all(
+      receipts.map(async (signed) => ofType(signed, "round") && signedByAny(docKeys, signed)));
     if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
     // The records find a pair by its integer id: one re-committed under the id "12" is not
     // another pair, and fails here with or without records (as the offline verifier's pair check).
@@ -628,6 +657,22 @@
       return { pair, rounds: [], problems, records, waiting: [], notices };
     }
     if (!pair.revealSigned) problems.push(gettext("the reveal's signature is not valid"));
+    // The reveal is the committed pair's, of the same player (check 3, "pair"), and times of
+    // the scheme's one form compare as text in time order.
+    if (reveal.document.seed_pair_id !== commitment.document.seed_pair_id
+        || reveal.document.user_id !== commitment.document.user_id) {
+      problems.push(gettext("the reveal is of seed pair %(pair)s of player %(user)s, not of the committed seed pair %(committed)s of player %(owner)s", {
+        pair: JSON.stringify(reveal.document.seed_pair_id), user: JSON.stringify(reveal.document.user_id),
+        committed: JSON.stringify(commitment.document.seed_pair_id), owner: JSON.stringify(commitment.document.user_id),
+      }));
+    }
+    const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+    const timed = (value) => typeof value === "string" && TIME.test(value);
+    if (!timed(commitment.document.created_at) || !timed(reveal.document.revealed_at)
+        || !(commitment.document.created_at < reveal.document.revealed_at)) {
+      problems.push(gettext("the reveal is dated %(revealed)s, not after the commitment was signed (%(created)s)",
+        { revealed: String(reveal.document.revealed_at), created: String(commitment.document.created_at) }));
+    }
     const serverSeed = reveal.document.server_seed;
     const seedHash = await sha256Hex(hexToBytes(serverSeed));
     pair.seedMatches = seedHash === commitment.document.commitment && seedHash === reveal.document.commitment;
@@ -639,10 +684,15 @@
     // Where the log took each round's settlement (an anchor that does not hold fails the log
     // check below; here it could only ask more signatures of the round).
     const settledSeqs = {};
+    const actedSeqs = {}; // where the log took each round's decisions and moves, in its order
     for (const anchor of Array.isArray(bundle.anchors) ? bundle.anchors : []) {
       const seq = anchor && anchor.entry ? anchor.entry.seq : null;
       if (anchor && anchor.of && anchor.of.kind === "settlement" && Number.isInteger(seq)) settledSeqs[anchor.of.round_id] = seq;
+      if (anchor && anchor.of && anchor.of.kind === "decision" && Number.isInteger(seq)) {
+        actedSeqs[anchor.of.round_id] = [...(actedSeqs[anchor.of.round_id] || []), seq];
+      }
     }
+    for (const seqs of Object.values(actedSeqs)) seqs.sort((a, b) => a - b);
     const seen = new Set();
     const rounds = [];
     for (const [index, signed] of receipts.entries()) {
@@ -653,7 +703,9 @@
         && doc.seed_pair_id === reveal.document.seed_pair_id;
       row.checks.nonce = Number.isInteger(doc.nonce) && doc.nonce >= 0
         && doc.nonce < reveal.document.rounds && !seen.has(doc.nonce);
-      row.checks.order = commitment.document.created_at <= doc.settled_at;
+      // Settled after the commitment was signed, and not after the seed was revealed.
+      row.checks.order = timed(doc.settled_at) && commitment.document.created_at < doc.settled_at
+        && doc.settled_at <= reveal.document.revealed_at;
       seen.add(doc.nonce);
       const makeStream = () => {
         const stream = new Stream(hkey, clientSeed, doc.nonce);
@@ -667,9 +719,16 @@
           row.result = replay.result;
           row.payout = replay.payout;
           row.checks.cards = same(replay.cards, doc.cards);
-          row.checks.outcome = replay.result === doc.outcome.result
-            && replay.tieBetWon === Boolean(doc.outcome.tie_bet_won)
-            && replay.raise === (doc.stakes.raise || 0);
+          // The stakes are {bet, tie_bet, raise}, whole numbers, and the outcome's net is the
+          // payout less them, as check 6 holds them.
+          const stakes = doc.stakes;
+          const shaped = same(Object.keys(stakes).sort(), ["bet", "raise", "tie_bet"])
+            && [stakes.bet, stakes.tie_bet, stakes.raise].every(Number.isInteger);
+          row.checks.outcome = shaped && warRulesAndStakesHold(doc.rules, stakes)
+            && replay.result === doc.outcome.result
+            && replay.tieBetWon === doc.outcome.tie_bet_won
+            && replay.raise === stakes.raise
+            && doc.outcome.net === doc.payout - (stakes.bet + stakes.tie_bet + stakes.raise);
           row.checks.payout = replay.payout === doc.payout;
         } else if (doc.game === "sota") {
           const replay = window.SotaEngine.replayReceipt(doc, serverSeed);
@@ -678,7 +737,11 @@
           row.payout = replay.payout;
           row.checks.cards = same(replay.cards, doc.cards);
           const difference = outcomeDifference(doc.outcome, replay.outcome);
-          row.checks.outcome = difference === null;
+          // The stakes are {stake}, a positive whole number of sweets, as check 6 holds them.
+          const stakes = doc.stakes;
+          const shaped = Boolean(stakes) && typeof stakes === "object" && !Array.isArray(stakes)
+            && same(Object.keys(stakes), ["stake"]) && Number.isInteger(stakes.stake) && stakes.stake > 0;
+          row.checks.outcome = shaped && difference === null;
           row.checks.payout = replay.payout === doc.payout;
           if (difference) row.note = difference;
         } else {
@@ -688,7 +751,8 @@
         row.checks.replay = false;
         row.note = gettext("the replay failed: %(error)s", { error: String(error.message || error) });
       }
-      const unsigned = await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null);
+      const unsigned = await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null,
+        actedSeqs[doc.round_id] ?? []);
       row.checks.player = unsigned.length === 0;
       row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
       row.actionCount = Array.isArray(doc.actions) ? doc.actions.length : 0;
