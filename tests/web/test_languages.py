@@ -962,6 +962,64 @@ def test_a_body_the_schema_refuses_reads_in_the_language_asked_for(
         assert answer.get_json()["error"]["message"] == message
 
 
+#: A value the schema lists its choices for, and a string or list too short: pydantic said
+#: "'war' or 'surrender'" (with the English "or") and "at least 1 characters" in every language.
+CHOICES_AND_LENGTHS = {
+    "en": (
+        "choice must be 'war' or 'surrender'",
+        "role must be 'player', 'operator' or 'auditor'",
+        "client_seed: string should have at least 1\u00a0character",
+        "cards must have at least 1\u00a0item",
+        "client_seed: string should have at most 64\u00a0characters",
+    ),
+    "fi": (
+        "choice: arvon on oltava 'war' tai 'surrender'",
+        "role: arvon on oltava 'player', 'operator' tai 'auditor'",
+        "client_seed: merkkijonossa on oltava vähintään 1\u00a0merkki",
+        "cards: alkioita on oltava vähintään 1",
+        "client_seed: merkkijonossa saa olla enintään 64\u00a0merkkiä",
+    ),
+    "nb": (
+        "choice må være 'war' eller 'surrender'",
+        "role må være 'player', 'operator' eller 'auditor'",
+        "client_seed: strengen må ha minst 1\u00a0tegn",
+        "cards må ha minst 1\u00a0element",
+        "client_seed: strengen kan ha høyst 64\u00a0tegn",
+    ),
+    "pt": (
+        "choice precisa ser 'war' ou 'surrender'",
+        "role precisa ser 'player', 'operator' ou 'auditor'",
+        "client_seed: o texto precisa ter pelo menos 1\u00a0caractere",
+        "cards precisa ter pelo menos 1\u00a0item",
+        "client_seed: o texto pode ter no máximo 64\u00a0caracteres",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_schemas_choices_and_lengths_read_whole_in_the_language_asked_for(
+    app: Flask, client: FlaskClient, language: str
+) -> None:
+    """The values a field takes are joined with the language's "or", and a length counts its
+    characters or items with the plural form the number takes."""
+    from operator_support import bearer as staff_bearer
+    from web_support import bearer
+
+    add_user(app, "olli", role="operator")
+    player = add_user(app, "pekka")
+    operator = {**staff_bearer(app, "olli"), "Accept-Language": language}
+    headers = {**bearer(client, "ines"), "Accept-Language": language}
+    answers = (
+        client.post("/api/v1/casino-war/rounds/1/decision", json={"choice": "x"}, headers=headers),
+        client.put(f"/api/v1/operator/players/{player}/role", json={"role": "x"}, headers=operator),
+        client.post("/api/v1/fairness/rotate", json={"client_seed": ""}, headers=headers),
+        client.post("/api/v1/sota/games/1/moves", json={"cards": []}, headers=headers),
+        client.post("/api/v1/fairness/rotate", json={"client_seed": "x" * 65}, headers=headers),
+    )
+    shown = [answer.get_json()["error"]["message"] for answer in answers]
+    assert shown == list(CHOICES_AND_LENGTHS[language])
+
+
 # --- the messages a page leaves for the next ------------------------------------------------
 
 LOGIN_FIRST = {
