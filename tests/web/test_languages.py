@@ -288,7 +288,8 @@ ONE_WORD: Final = (
     ("fi", r"\bverifier\b", r"varmisti?m", "tarkistin"),
     ("fi", r"fairness page", r"reiluussivu", "Reiluus-sivu"),
     # The Finnish rule text: "tasatilanteessa pelaaja joko luovuttaa puolet panoksestaan".
-    ("fi", r"\bt(?:ie|ied|ies)\b", r"tasa\u00ad?peli", "tasatilanne (tasapeli is a drawn game)"),
+    # Any form of tasapeli: its plural stem is tasapele- ("ei vielä tasapelejä").
+    ("fi", r"\bt(?:ie|ied|ies)\b", r"tasa\u00ad?pel[ei]", "tasatilanne (tasapeli is a drawn game)"),
     ("fi", r"\bsurrender", r"antau|antaud", "luovuttaa"),
     ("fi", r"\bsettl", r"päätty|tility", "ratketa, ratkaista"),
     ("fi", r"\bverif(?:y|ied|ies)\b", r"varmen|varmist", "tarkistaa"),
