@@ -903,7 +903,7 @@ def test_a_refused_chip_threshold_writes_its_example_as_the_language_writes_chip
 
 PERIOD_REFUSALS = {
     "en": "The period in hours must be a whole number.",
-    "fi": "jakso tunteina: arvon on oltava kokonaisluku.",
+    "fi": "Jakso tunteina: arvon on oltava kokonaisluku.",
     "nb": "Feltet «perioden i timer» må være et helt tall.",
     "pt": "O campo “período em horas” precisa ser um número inteiro.",
 }
@@ -918,6 +918,27 @@ def test_a_refused_alert_period_names_the_field_in_the_operators_language(
     rule = {"kind": "large_win", "currency": "chips", "threshold": "25", "period_hours": "1.5"}
     answer = post_form(operator, "/operator/alerts/rules", rule)
     assert console_refusal(answer) == PERIOD_REFUSALS[language]
+
+
+#: A refused ante, said with the field's label: Finnish starts the sentence with the label,
+#: which the form writes in lower case ("panos: arvon on oltava ...").
+ANTE_REFUSALS = {
+    "en": "The ante must be a whole number of chips, like 5 or 25.",
+    "fi": "Panos: arvon on oltava kokonaisluku (pelimerkkiä), esimerkiksi 5 tai 25.",
+    "nb": "Feltet «ante» må være et helt antall sjetonger, for eksempel 5 eller 25.",
+    "pt": "O campo “aposta inicial” precisa ser um número inteiro de fichas, como 5 ou 25.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_refusal_that_starts_with_the_fields_label_starts_with_a_capital(
+    player: FlaskClient, language: str
+) -> None:
+    post_form(player, "/language", {"locale": language, "next": "/casino-war"})
+    answer = post_form(player, "/casino-war/rounds", {"bet": "abc"})
+    assert answer.status_code == 422  # the table again, what was typed kept
+    shown = FORM_REFUSAL.search(answer.get_data(as_text=True))
+    assert shown and html.unescape(shown.group(1)) == ANTE_REFUSALS[language]
 
 
 BODY_REFUSALS = {
