@@ -753,6 +753,53 @@ def test_a_refused_alert_threshold_reads_in_the_operators_language(
     assert console_refusal(answer) == THRESHOLD_REFUSALS[language]
 
 
+#: What revealing a seed pair says after its server seed, by the rounds played with the pair:
+#: none, one, two. It said "its 1 rounds" ("sen pelikierrokset (1)") and "its 0 rounds".
+REVEALED_ROUNDS = {
+    "en": (
+        "No rounds were played with it.",
+        "You can verify its 1\u00a0round below.",
+        "You can verify its 2\u00a0rounds below.",
+    ),
+    "fi": (
+        "Sillä ei pelattu yhtään pelikierrosta.",
+        "Voit tarkistaa sen 1\u00a0pelikierroksen alla.",
+        "Voit tarkistaa sen 2\u00a0pelikierrosta alla.",
+    ),
+    "nb": (
+        "Ingen runder ble spilt med det.",
+        "Du kan kontrollere den 1\u00a0runden nedenfor.",
+        "Du kan kontrollere de 2\u00a0rundene nedenfor.",
+    ),
+    "pt": (
+        "Nenhuma rodada foi jogada com ele.",
+        "Você pode verificar abaixo 1\u00a0rodada jogada com ele.",
+        "Você pode verificar abaixo as 2\u00a0rodadas jogadas com ele.",
+    ),
+}
+#: The words after the revealed server seed (64 hex digits and a full stop).
+REVEALED = re.compile(r'<p class="flash ok" role="status">[^<]*?[0-9a-f]{64}\. ([^<]*)</p>')
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_revealed_seed_pair_counts_its_rounds_in_each_languages_grammar(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    post_form(player, "/language", {"locale": language, "next": "/fairness"})
+    shown = []
+    for played in range(3):
+        if played:
+            plant_server_seed(app, "alice", dict.fromkeys(range(played), False))
+        for _ in range(played):
+            assert post_form(player, "/casino-war/rounds", {"bet": "1"}).status_code == 303
+        answer = post_form(player, "/fairness/rotate", {"client_seed": f"mine {played}"})
+        page = player.get(answer.headers["Location"]).get_data(as_text=True)
+        found = REVEALED.search(page)
+        assert found, page
+        shown.append(found.group(1))
+    assert tuple(shown) == REVEALED_ROUNDS[language]
+
+
 ROTATION_REFUSALS = {
     "en": "round {round} is still open; finish it before rotating",
     "fi": "pelikierros {round} on vielä kesken; pelaa se loppuun ennen vaihtoa",
