@@ -1089,6 +1089,41 @@ def test_the_schemas_choices_and_lengths_read_whole_in_the_language_asked_for(
     assert shown == list(CHOICES_AND_LENGTHS[language])
 
 
+#: A checkpoint over one entry, and over two, that no one signed: it read "over 1 entries"
+#: ("1 merkintää kattavaa", "1 oppføringer", "1 entradas").
+UNSIGNED_CHECKPOINTS = {
+    "en": (
+        "no checkpoint was signed over 1\u00a0entry",
+        "no checkpoint was signed over 2\u00a0entries (old_size)",
+    ),
+    "fi": (
+        "yhtään 1\u00a0merkinnän kattavaa tarkistuspistettä ei ole allekirjoitettu",
+        "yhtään 2\u00a0merkintää kattavaa tarkistuspistettä ei ole allekirjoitettu (old_size)",
+    ),
+    "nb": (
+        "ingen sjekkpunkt ble signert over 1\u00a0oppføring",
+        "ingen sjekkpunkt ble signert over 2\u00a0oppføringer (old_size)",
+    ),
+    "pt": (
+        "nenhum ponto de controle que cubra 1\u00a0entrada foi assinado",
+        "nenhum ponto de controle que cubra 2\u00a0entradas foi assinado (old_size)",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_checkpoint_no_one_signed_counts_its_entries_in_the_language_asked_for(
+    client: FlaskClient, language: str
+) -> None:
+    headers = {"Accept-Language": language}
+    one = client.get("/api/v1/transparency/checkpoints/1", headers=headers)
+    sizes = {"old_size": 2, "new_size": 3}
+    two = client.get("/api/v1/transparency/consistency", query_string=sizes, headers=headers)
+    assert (one.status_code, two.status_code) == (404, 404)
+    shown = (one.get_json()["error"]["message"], two.get_json()["error"]["message"])
+    assert shown == UNSIGNED_CHECKPOINTS[language]
+
+
 # --- the messages a page leaves for the next ------------------------------------------------
 
 LOGIN_FIRST = {
