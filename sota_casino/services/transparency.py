@@ -33,6 +33,7 @@ from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import NotYetAnchored
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..models import AuditEntry
 from ..models import Round
 from ..models import SeedPair
@@ -143,7 +144,13 @@ def checkpoint(session: Session, size: int) -> PublicCheckpoint:
     """
     signed = audit.checkpoint_at(session, size)
     if signed is None:
-        raise NotFound(N_("no checkpoint was signed over %(size)s entries"), params={"size": size})
+        raise NotFound(
+            Nn_(
+                "no checkpoint was signed over %(num)s entry",
+                "no checkpoint was signed over %(num)s entries",
+            ),
+            params={"num": size},
+        )
     return public_checkpoint(session, signed)
 
 
@@ -159,8 +166,11 @@ def consistency(session: Session, old_size: int, new_size: int) -> ConsistencyPr
     for name, size in (("old_size", old_size), ("new_size", new_size)):
         if audit.checkpoint_at(session, size) is None:
             raise NotFound(
-                N_("no checkpoint was signed over %(size)s entries (%(name)s)"),
-                params={"size": size, "name": name},
+                Nn_(
+                    "no checkpoint was signed over %(num)s entry (%(name)s)",
+                    "no checkpoint was signed over %(num)s entries (%(name)s)",
+                ),
+                params={"num": size, "name": name},
             )
     if old_size > new_size:
         raise InvalidInput(N_("old_size must not exceed new_size"), field="old_size")

@@ -26,6 +26,7 @@ from ..services import transparency
 from ..services.results import ActiveSeedPair
 from ..verify.build import verifier_archive
 from .i18n import gettext
+from .i18n import ngettext
 from .security import login_required
 from .visitor import session_user
 
@@ -106,16 +107,24 @@ def rotate() -> ResponseReturnValue:
             field="client_seed",
         ) from error
     revealed = result.revealed["document"]
-    flash(
-        gettext(
+    words = {"pair": revealed["seed_pair_id"], "seed": revealed["server_seed"]}
+    if revealed["rounds"]:
+        # The rounds counted with their plural form: "its 1 round", "sen 1 pelikierroksen".
+        said = ngettext(
             "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify its "
-            "%(rounds)s rounds below.",
-            pair=revealed["seed_pair_id"],
-            seed=revealed["server_seed"],
-            rounds=revealed["rounds"],
-        ),
-        "ok",
-    )
+            "%(num)s round below.",
+            "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify its "
+            "%(num)s rounds below.",
+            revealed["rounds"],
+            **words,
+        )
+    else:  # a pair revealed before it was played with: there is nothing to verify
+        said = gettext(
+            "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. No rounds were "
+            "played with it.",
+            **words,
+        )
+    flash(said, "ok")
     return redirect(url_for("fairness.index") + "#revealed", code=303)
 
 

@@ -178,7 +178,8 @@ def error_message(error: CasinoError) -> str:
         worded = in_the_forms_words(error, request.endpoint or "")
         if worded is not None:
             message, label = worded
-            return gettext(message, **{**error.params, "label": gettext(label)})
+            words = gettext(label)
+            return _label_capitalized(gettext(message, **{**error.params, "label": words}), words)
     if error.plural:
         count = error.params.get("num")
         assert isinstance(count, int), "a plural refusal counts with an integer num"
@@ -188,7 +189,18 @@ def error_message(error: CasinoError) -> str:
             catalogue(select_locale()).ngettext(error.template, error.plural, count), "num"
         )
         return text % {**error.params, "num": count}
-    return gettext(error.template, **error.params)
+    return _label_capitalized(gettext(error.template, **error.params), error.params.get("label"))
+
+
+def _label_capitalized(text: str, label: object) -> str:
+    """Return a refusal that starts with its field's label with a capital first letter.
+
+    A language may start the sentence with the label ("panos: arvon on oltava ..."), which a
+    form writes in lower case to stand inside a sentence ("The ante must be ...").
+    """
+    if isinstance(label, str) and label and text.startswith(label):
+        return text[:1].upper() + text[1:]
+    return text
 
 
 def sentence(text: str) -> str:

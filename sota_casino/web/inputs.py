@@ -29,6 +29,7 @@ from werkzeug.routing import ValidationError as NoRoute
 
 from ..core.errors import InvalidInput
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..services.idempotency import check_key
 from ..services.results import MAX_ID
 from ..services.text import storable
@@ -206,16 +207,60 @@ _PROBLEMS: Final = {
     "literal_error": N_("%(field)s must be %(expected)s"),
     "too_many_to_list": N_("%(field)s must be one of the values the API document lists for it"),
     "enum": N_("%(field)s must be %(expected)s"),
-    "string_too_short": N_("%(field)s: string should have at least %(min_length)s characters"),
-    "string_too_long": N_("%(field)s: string should have at most %(max_length)s characters"),
     "string_pattern_mismatch": N_("%(field)s: string should match pattern '%(pattern)s'"),
-    "too_short": N_("%(field)s must have at least %(min_length)s items"),
-    "too_long": N_("%(field)s must have at most %(max_length)s items"),
 }
 
+#: pydantic's refusals of a length, which count characters or items: plural messages by the
+#: bound (``num``), as pydantic's own English says "at least 1 character".
+_LENGTHS: Final = {
+    "string_too_short": (
+        Nn_(
+            "%(field)s: string should have at least %(num)s character",
+            "%(field)s: string should have at least %(num)s characters",
+        ),
+        "min_length",
+    ),
+    "string_too_long": (
+        Nn_(
+            "%(field)s: string should have at most %(num)s character",
+            "%(field)s: string should have at most %(num)s characters",
+        ),
+        "max_length",
+    ),
+    "too_short": (
+        Nn_(
+            "%(field)s must have at least %(num)s item",
+            "%(field)s must have at least %(num)s items",
+        ),
+        "min_length",
+    ),
+    "too_long": (
+        Nn_(
+            "%(field)s must have at most %(num)s item", "%(field)s must have at most %(num)s items"
+        ),
+        "max_length",
+    ),
+}
 
-def _first_problem(error: ValidationError) -> tuple[str, dict[str, object], str]:
-    """Return the message id, its params and the field of the first problem pydantic found."""
+#: One value of pydantic's list of a literal's values ("'war' or 'surrender'"): as its repr.
+_LISTED_VALUE: Final = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|-?\d+")
+
+
+def _either(expected: str) -> str:
+    """Return pydantic's list of the values a field takes ("'a', 'b' or 'c'") with the "or" of
+    this request's language: pydantic writes it in English whatever the language."""
+    values = _LISTED_VALUE.findall(expected)
+    if len(values) < 2:
+        return expected
+    last = values.pop()
+    return gettext(N_("%(values)s or %(last)s"), values=", ".join(values), last=last)
+
+
+def _first_problem(
+    error: ValidationError,
+) -> tuple[str | tuple[str, str], dict[str, object], str]:
+    """Return the message id (a plural's pair), its params and the field of the first problem
+    pydantic found."""
     problem = error.errors(include_url=False)[0]
     where = ".".join(str(part) for part in problem["loc"]) or "the body"
     field = _field_path(problem["loc"])
@@ -228,6 +273,12 @@ def _first_problem(error: ValidationError) -> tuple[str, dict[str, object], str]
         return N_("%(field)s must be %(expected)s, not %(got)s"), params, field
     if kind == "literal_error" and problem["ctx"]["expected"].count(",") >= _MAX_LISTED:
         kind = "too_many_to_list"  # hundreds of time zones in a message are read by no one
+    if kind in _LENGTHS:
+        message_ids, bound = _LENGTHS[kind]
+        return message_ids, {"field": where, "num": problem["ctx"][bound]}, field
+    if kind in ("literal_error", "enum"):
+        listed = {"expected": _either(problem["ctx"]["expected"])}
+        return _PROBLEMS[kind], {"field": where, **problem["ctx"], **listed}, field
     if kind in _PROBLEMS:
         return _PROBLEMS[kind], {"field": where, **problem.get("ctx", {})}, field
     if message.startswith("Input should"):

@@ -352,15 +352,23 @@ def checkpoint_covers() -> int:
 
 
 @bp.app_template_global()
+def war_settings(rules: dict[str, Any]) -> str:
+    """Return a Casino War table's decks and tie bet in words of the request's language: its
+    decks counted with their plural form ("1 deck"), and a table without a tie bet says so
+    (a payout of nought is no tie bet, not one that pays 0 to 1)."""
+    decks = ngettext("%(num)s deck", "%(num)s decks", int(rules.get("decks") or 0))
+    payout = rules.get("tie_payout")
+    if not payout:
+        return f"{decks}, {gettext(N_('no tie bet'))}"
+    return f"{decks}, {gettext(N_('tie pays %(payout)s to 1'), payout=payout)}"
+
+
+@bp.app_template_global()
 def version_words(game: str, rules: dict[str, Any]) -> str:
     """Return the rules a table version was played under, in words of the request's language:
     Casino War's decks and tie payout; for Sota its rule set's name and what differs from it."""
     if game == "casino_war":
-        text = gettext(
-            N_("%(decks)s decks, tie pays %(payout)s to 1"),
-            decks=rules.get("decks"),
-            payout=rules.get("tie_payout"),
-        )
+        text = war_settings(rules)
         if rules.get("bonus", "none") != "none":
             text += ", " + gettext(N_("war tie bonus of an extra ante"))
         return text

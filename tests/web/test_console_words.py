@@ -79,6 +79,36 @@ def test_a_version_s_rules_are_words_of_the_page(
     assert english not in words and "None" not in words, words
 
 
+#: A one-deck table with no tie bet, as the house math names its version and its settings: it
+#: read "1 decks, tie pays 0 to 1" ("1 pakkaa, tasatilanne maksaa 0:1").
+ONE_DECK_NO_TIE_BET = {
+    "en": "1\u00a0deck, no tie bet",
+    "fi": "1\u00a0pakka, ei tasatilannepanosta",
+    "nb": "1\u00a0kortstokk, ingen innsats på like kort",
+    "pt": "1\u00a0baralho, sem aposta no empate",
+}
+
+
+@pytest.mark.parametrize("language", sorted(ONE_DECK_NO_TIE_BET))
+def test_the_house_math_counts_a_tables_decks_and_says_when_it_has_no_tie_bet(
+    app: Flask, language: str
+) -> None:
+    table = {"decks": 1, "tie_payout": 0, "bonus": "none", "burn": 0}
+    operator = add_user(app, "olga", "operator")
+    page = client_as(app, operator)
+    page.set_cookie("lang", language)
+    session = db(app)
+    try:
+        settings.update_table(session, operator, "casino_war", table)
+    finally:
+        session.close()
+    shown = ONE_DECK_NO_TIE_BET[language]
+    with app.test_request_context("/", headers={"Cookie": f"lang={language}"}):
+        assert version_words("casino_war", table) == shown
+    text = html.unescape(page.get("/operator/ledger").get_data(as_text=True))
+    assert f"({shown}, " in text  # the note on the present settings
+
+
 @pytest.mark.parametrize("language", ["en", "fi", "nb", "pt"])
 def test_a_sota_version_names_its_options_values_as_the_tables_form_does(
     app: Flask, language: str

@@ -288,7 +288,8 @@ ONE_WORD: Final = (
     ("fi", r"\bverifier\b", r"varmisti?m", "tarkistin"),
     ("fi", r"fairness page", r"reiluussivu", "Reiluus-sivu"),
     # The Finnish rule text: "tasatilanteessa pelaaja joko luovuttaa puolet panoksestaan".
-    ("fi", r"\bt(?:ie|ied|ies)\b", r"tasa\u00ad?peli", "tasatilanne (tasapeli is a drawn game)"),
+    # Any form of tasapeli: its plural stem is tasapele- ("ei vielä tasapelejä").
+    ("fi", r"\bt(?:ie|ied|ies)\b", r"tasa\u00ad?pel[ei]", "tasatilanne (tasapeli is a drawn game)"),
     ("fi", r"\bsurrender", r"antau|antaud", "luovuttaa"),
     ("fi", r"\bsettl", r"päätty|tility", "ratketa, ratkaista"),
     ("fi", r"\bverif(?:y|ied|ies)\b", r"varmen|varmist", "tarkistaa"),
@@ -752,6 +753,53 @@ def test_a_refused_alert_threshold_reads_in_the_operators_language(
     assert console_refusal(answer) == THRESHOLD_REFUSALS[language]
 
 
+#: What revealing a seed pair says after its server seed, by the rounds played with the pair:
+#: none, one, two. It said "its 1 rounds" ("sen pelikierrokset (1)") and "its 0 rounds".
+REVEALED_ROUNDS = {
+    "en": (
+        "No rounds were played with it.",
+        "You can verify its 1\u00a0round below.",
+        "You can verify its 2\u00a0rounds below.",
+    ),
+    "fi": (
+        "Sillä ei pelattu yhtään pelikierrosta.",
+        "Voit tarkistaa sen 1\u00a0pelikierroksen alla.",
+        "Voit tarkistaa sen 2\u00a0pelikierrosta alla.",
+    ),
+    "nb": (
+        "Ingen runder ble spilt med det.",
+        "Du kan kontrollere den 1\u00a0runden nedenfor.",
+        "Du kan kontrollere de 2\u00a0rundene nedenfor.",
+    ),
+    "pt": (
+        "Nenhuma rodada foi jogada com ele.",
+        "Você pode verificar abaixo 1\u00a0rodada jogada com ele.",
+        "Você pode verificar abaixo as 2\u00a0rodadas jogadas com ele.",
+    ),
+}
+#: The words after the revealed server seed (64 hex digits and a full stop).
+REVEALED = re.compile(r'<p class="flash ok" role="status">[^<]*?[0-9a-f]{64}\. ([^<]*)</p>')
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_revealed_seed_pair_counts_its_rounds_in_each_languages_grammar(
+    app: Flask, player: FlaskClient, language: str
+) -> None:
+    post_form(player, "/language", {"locale": language, "next": "/fairness"})
+    shown = []
+    for played in range(3):
+        if played:
+            plant_server_seed(app, "alice", dict.fromkeys(range(played), False))
+        for _ in range(played):
+            assert post_form(player, "/casino-war/rounds", {"bet": "1"}).status_code == 303
+        answer = post_form(player, "/fairness/rotate", {"client_seed": f"mine {played}"})
+        page = player.get(answer.headers["Location"]).get_data(as_text=True)
+        found = REVEALED.search(page)
+        assert found, page
+        shown.append(found.group(1))
+    assert tuple(shown) == REVEALED_ROUNDS[language]
+
+
 ROTATION_REFUSALS = {
     "en": "round {round} is still open; finish it before rotating",
     "fi": "pelikierros {round} on vielä kesken; pelaa se loppuun ennen vaihtoa",
@@ -902,7 +950,7 @@ def test_a_refused_chip_threshold_writes_its_example_as_the_language_writes_chip
 
 PERIOD_REFUSALS = {
     "en": "The period in hours must be a whole number.",
-    "fi": "jakso tunteina: arvon on oltava kokonaisluku.",
+    "fi": "Jakso tunteina: arvon on oltava kokonaisluku.",
     "nb": "Feltet «perioden i timer» må være et helt tall.",
     "pt": "O campo “período em horas” precisa ser um número inteiro.",
 }
@@ -917,6 +965,27 @@ def test_a_refused_alert_period_names_the_field_in_the_operators_language(
     rule = {"kind": "large_win", "currency": "chips", "threshold": "25", "period_hours": "1.5"}
     answer = post_form(operator, "/operator/alerts/rules", rule)
     assert console_refusal(answer) == PERIOD_REFUSALS[language]
+
+
+#: A refused ante, said with the field's label: Finnish starts the sentence with the label,
+#: which the form writes in lower case ("panos: arvon on oltava ...").
+ANTE_REFUSALS = {
+    "en": "The ante must be a whole number of chips, like 5 or 25.",
+    "fi": "Panos: arvon on oltava kokonaisluku (pelimerkkiä), esimerkiksi 5 tai 25.",
+    "nb": "Feltet «ante» må være et helt antall sjetonger, for eksempel 5 eller 25.",
+    "pt": "O campo “aposta inicial” precisa ser um número inteiro de fichas, como 5 ou 25.",
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_refusal_that_starts_with_the_fields_label_starts_with_a_capital(
+    player: FlaskClient, language: str
+) -> None:
+    post_form(player, "/language", {"locale": language, "next": "/casino-war"})
+    answer = post_form(player, "/casino-war/rounds", {"bet": "abc"})
+    assert answer.status_code == 422  # the table again, what was typed kept
+    shown = FORM_REFUSAL.search(answer.get_data(as_text=True))
+    assert shown and html.unescape(shown.group(1)) == ANTE_REFUSALS[language]
 
 
 BODY_REFUSALS = {
@@ -960,6 +1029,99 @@ def test_a_body_the_schema_refuses_reads_in_the_language_asked_for(
         answer = client.post("/api/v1/casino-war/rounds", json=body, headers=headers)
         assert answer.status_code == 422, answer.get_json()
         assert answer.get_json()["error"]["message"] == message
+
+
+#: A value the schema lists its choices for, and a string or list too short: pydantic said
+#: "'war' or 'surrender'" (with the English "or") and "at least 1 characters" in every language.
+CHOICES_AND_LENGTHS = {
+    "en": (
+        "choice must be 'war' or 'surrender'",
+        "role must be 'player', 'operator' or 'auditor'",
+        "client_seed: string should have at least 1\u00a0character",
+        "cards must have at least 1\u00a0item",
+        "client_seed: string should have at most 64\u00a0characters",
+    ),
+    "fi": (
+        "choice: arvon on oltava 'war' tai 'surrender'",
+        "role: arvon on oltava 'player', 'operator' tai 'auditor'",
+        "client_seed: merkkijonossa on oltava vähintään 1\u00a0merkki",
+        "cards: alkioita on oltava vähintään 1",
+        "client_seed: merkkijonossa saa olla enintään 64\u00a0merkkiä",
+    ),
+    "nb": (
+        "choice må være 'war' eller 'surrender'",
+        "role må være 'player', 'operator' eller 'auditor'",
+        "client_seed: strengen må ha minst 1\u00a0tegn",
+        "cards må ha minst 1\u00a0element",
+        "client_seed: strengen kan ha høyst 64\u00a0tegn",
+    ),
+    "pt": (
+        "choice precisa ser 'war' ou 'surrender'",
+        "role precisa ser 'player', 'operator' ou 'auditor'",
+        "client_seed: o texto precisa ter pelo menos 1\u00a0caractere",
+        "cards precisa ter pelo menos 1\u00a0item",
+        "client_seed: o texto pode ter no máximo 64\u00a0caracteres",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_schemas_choices_and_lengths_read_whole_in_the_language_asked_for(
+    app: Flask, client: FlaskClient, language: str
+) -> None:
+    """The values a field takes are joined with the language's "or", and a length counts its
+    characters or items with the plural form the number takes."""
+    from operator_support import bearer as staff_bearer
+    from web_support import bearer
+
+    add_user(app, "olli", role="operator")
+    player = add_user(app, "pekka")
+    operator = {**staff_bearer(app, "olli"), "Accept-Language": language}
+    headers = {**bearer(client, "ines"), "Accept-Language": language}
+    answers = (
+        client.post("/api/v1/casino-war/rounds/1/decision", json={"choice": "x"}, headers=headers),
+        client.put(f"/api/v1/operator/players/{player}/role", json={"role": "x"}, headers=operator),
+        client.post("/api/v1/fairness/rotate", json={"client_seed": ""}, headers=headers),
+        client.post("/api/v1/sota/games/1/moves", json={"cards": []}, headers=headers),
+        client.post("/api/v1/fairness/rotate", json={"client_seed": "x" * 65}, headers=headers),
+    )
+    shown = [answer.get_json()["error"]["message"] for answer in answers]
+    assert shown == list(CHOICES_AND_LENGTHS[language])
+
+
+#: A checkpoint over one entry, and over two, that no one signed: it read "over 1 entries"
+#: ("1 merkintää kattavaa", "1 oppføringer", "1 entradas").
+UNSIGNED_CHECKPOINTS = {
+    "en": (
+        "no checkpoint was signed over 1\u00a0entry",
+        "no checkpoint was signed over 2\u00a0entries (old_size)",
+    ),
+    "fi": (
+        "yhtään 1\u00a0merkinnän kattavaa tarkistuspistettä ei ole allekirjoitettu",
+        "yhtään 2\u00a0merkintää kattavaa tarkistuspistettä ei ole allekirjoitettu (old_size)",
+    ),
+    "nb": (
+        "ingen sjekkpunkt ble signert over 1\u00a0oppføring",
+        "ingen sjekkpunkt ble signert over 2\u00a0oppføringer (old_size)",
+    ),
+    "pt": (
+        "nenhum ponto de controle que cubra 1\u00a0entrada foi assinado",
+        "nenhum ponto de controle que cubra 2\u00a0entradas foi assinado (old_size)",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_checkpoint_no_one_signed_counts_its_entries_in_the_language_asked_for(
+    client: FlaskClient, language: str
+) -> None:
+    headers = {"Accept-Language": language}
+    one = client.get("/api/v1/transparency/checkpoints/1", headers=headers)
+    sizes = {"old_size": 2, "new_size": 3}
+    two = client.get("/api/v1/transparency/consistency", query_string=sizes, headers=headers)
+    assert (one.status_code, two.status_code) == (404, 404)
+    shown = (one.get_json()["error"]["message"], two.get_json()["error"]["message"])
+    assert shown == UNSIGNED_CHECKPOINTS[language]
 
 
 # --- the messages a page leaves for the next ------------------------------------------------
