@@ -237,15 +237,24 @@ def refusal_page(error: CasinoError) -> ResponseReturnValue:
 
 def _page(status: int, message: str | None) -> str:
     title, default = FRIENDLY.get(status, FRIENDLY[400 if status < 500 else 500])
+    no_database: dict[str, Any] = {}
     if status >= 500:
-        # The page must not ask the database who is logged in: it may be what failed.
+        # The page must not ask the database who is logged in, nor a player's balances for
+        # the header: it may be what failed, and the 503 would become a 500.
         g.setdefault("session_user", None)
+        no_database["header_balances"] = _no_balances
     return render_template(
         "errors/error.html",
         status=status,
         title=gettext(title),
         message=message or gettext(default),
+        **no_database,
     )
+
+
+def _no_balances() -> None:
+    """The header's balances on a page that may not read the database: none shown."""
+    return None
 
 
 def back_url() -> str:

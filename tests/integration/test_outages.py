@@ -867,3 +867,35 @@ def test_an_adjustment_applied_in_an_outage_is_the_503_that_says_when_to_try_aga
     assert "closed for a moment" in answer.get_data(as_text=True)
     fault.clear()
     assert books(app.config["DATABASE_URL"]) == held
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize(
+    ("method", "page"),
+    [("GET", "/lobby"), ("GET", "/history"), ("POST", "/lobby/topup")],
+)
+def test_a_players_page_whose_database_goes_away_once_the_player_is_known_is_a_503(
+    relayed_app: tuple[Flask, Relay], method: str, page: str
+) -> None:
+    """The database goes away after the visitor was read from their cookie: the page that says
+    so draws the header of a logged-in player, whose balances it must not ask the database
+    for (that would fail as well, and the 503 would become a 500)."""
+    app, relay = relayed_app
+    client, _ = signed_in(app, "pat")
+    with client.session_transaction() as cookie:
+        cookie["csrf"] = "known-token"
+    assert client.get("/lobby").status_code == 200
+
+    @sa.event.listens_for(app.extensions["sota_casino.engine"], "before_cursor_execute")
+    def cut(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "FROM users" not in statement and "FROM user_sessions" not in statement:
+            relay.cut()
+
+    form = {"csrf_token": "known-token", "currency": "chips"}
+    answer = client.open(page, method=method, data=form)
+    assert answer.status_code == 503, answer.get_data(as_text=True)[:300]
+    assert int(answer.headers["Retry-After"]) > 0
+    assert "closed for a moment" in answer.get_data(as_text=True)
+    sa.event.remove(app.extensions["sota_casino.engine"], "before_cursor_execute", cut)
+    relay.restore()
+    assert client.get("/lobby").status_code == 200
