@@ -878,6 +878,8 @@ VISITORS_PAGES = [
     ("pat", "POST", "/lobby/topup", {"currency": "chips"}),
     ("pat", "GET", "/operator", {}),
     ("pat", "GET", "/no-such-page", {}),
+    ("pat", "POST", "/casino-war/rounds", {"bet": "many"}),
+    ("pat", "POST", "/auth/register", {"username": "x"}),
     ("olga", "POST", "/operator/me/time-zone", {"time_zone": "Nowhere/Land"}),
     ("olga", "POST", "/operator/alerts/rules", {"kind": "no-such-kind", "currency": "chips"}),
     ("olga", "POST", "/operator/players/1/adjust/preview", {"currency": "pebbles"}),
