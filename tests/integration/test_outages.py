@@ -873,16 +873,16 @@ def test_an_adjustment_applied_in_an_outage_is_the_503_that_says_when_to_try_aga
 #: and what the form sends: a page of its own, a refusal's page (a staff page turned away, a
 #: page not there at all), a refusal shown beside its form.
 VISITORS_PAGES = [
-    ("pat", "GET", "/lobby", {}),
-    ("pat", "GET", "/history", {}),
-    ("pat", "POST", "/lobby/topup", {"currency": "chips"}),
-    ("pat", "GET", "/operator", {}),
-    ("pat", "GET", "/no-such-page", {}),
-    ("pat", "POST", "/casino-war/rounds", {"bet": "many"}),
-    ("pat", "POST", "/auth/register", {"username": "x"}),
-    ("olga", "POST", "/operator/me/time-zone", {"time_zone": "Nowhere/Land"}),
-    ("olga", "POST", "/operator/alerts/rules", {"kind": "no-such-kind", "currency": "chips"}),
-    ("olga", "POST", "/operator/players/1/adjust/preview", {"currency": "pebbles"}),
+    ("player", "GET", "/lobby", {}),
+    ("player", "GET", "/history", {}),
+    ("player", "POST", "/lobby/topup", {"currency": "chips"}),
+    ("player", "GET", "/operator", {}),
+    ("player", "GET", "/no-such-page", {}),
+    ("player", "POST", "/casino-war/rounds", {"bet": "many"}),
+    ("player", "POST", "/auth/register", {"username": "x"}),
+    ("operator", "POST", "/operator/me/time-zone", {"time_zone": "Nowhere/Land"}),
+    ("operator", "POST", "/operator/alerts/rules", {"kind": "no-such-kind", "currency": "chips"}),
+    ("operator", "POST", "/operator/players/1/adjust/preview", {"currency": "pebbles"}),
 ]
 
 
@@ -897,11 +897,12 @@ def test_a_page_whose_database_goes_away_once_its_visitor_is_known_is_a_503(
     the database (not a player's balances in its header), never the 500 of an error handler
     that failed."""
     app, relay = relayed_app
-    signed_in(app, "pat")
-    client, _ = signed_in(app, "olga", operator=True) if who == "olga" else signed_in(app, "pam")
+    signed_in(app, "pat")  # the player of the console's forms
+    operator = who == "operator"
+    client, _ = signed_in(app, "olga", operator=True) if operator else signed_in(app, "pam")
     with client.session_transaction() as cookie:
         cookie["csrf"] = "known-token"
-    home = "/operator/audit" if who == "olga" else "/lobby"
+    home = "/operator/audit" if operator else "/lobby"
     assert client.get(home).status_code == 200
 
     @sa.event.listens_for(app.extensions["sota_casino.engine"], "before_cursor_execute")
