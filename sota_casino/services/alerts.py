@@ -44,6 +44,7 @@ from .results import Person
 from .results import Time
 from .staff import require_operator
 from .tx import in_transaction
+from .tx import locked
 from .tx import read_only
 from .tx import transactional
 
@@ -390,9 +391,12 @@ def _raise(
     )
 
 
-def _enabled(session: Session, *kinds: str) -> list[AlertRule]:
+def _enabled(session: Session, *kinds: str, lock: bool = False) -> list[AlertRule]:
+    """The enabled rules of ``kinds``, oldest first; ``lock``: each locked until the
+    transaction ends, and read as locked."""
     query = select(AlertRule).where(AlertRule.enabled.is_(True), AlertRule.kind.in_(kinds))
-    return list(session.scalars(query.order_by(AlertRule.id)))
+    query = query.order_by(AlertRule.id)
+    return list(session.scalars(locked(query) if lock else query))
 
 
 @in_transaction
@@ -436,8 +440,11 @@ def scan(session: Session) -> int:
     """Look for large wins settled since the last scan and for failed standing checks; return
     how many alerts were raised (the standing checks' runner calls this every step)."""
     raised = 0
+    # Every process's standing checks scan: one scan at a time holds the rules, and the next
+    # finds what it raised (the rule's new scanned_at, its alerts) instead of raising it again.
+    watching = _enabled(session, LARGE_WIN, CHECK_FAILED, lock=True)
     now = _now()
-    for rule in _enabled(session, LARGE_WIN):
+    for rule in (rule for rule in watching if rule.kind == LARGE_WIN):
         start = (rule.scanned_at or rule.created_at) - OVERLAP
         wins = session.execute(
             select(Round.id, Round.user_id, Round.net, Round.game)
@@ -477,7 +484,7 @@ def scan(session: Session) -> int:
             )
             raised += 1
         rule.scanned_at = now
-    for rule in _enabled(session, CHECK_FAILED):
+    for rule in (rule for rule in watching if rule.kind == CHECK_FAILED):
         for run in session.scalars(select(CheckRun).where(CheckRun.name.in_(CHECKS))):
             if run.ok is not False or run.checked_at is None:
                 continue

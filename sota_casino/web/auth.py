@@ -17,6 +17,7 @@ from ..core.errors import InvalidInput
 from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
+from .errors import drawn_in_an_outage
 from .errors import handle_casino_error
 from .errors import invalid_fields
 from .errors import refusal_headers
@@ -45,6 +46,7 @@ FIELD_OF_CODE = {accounts.UsernameTaken.code: "username"}
 
 
 @bp.errorhandler(CasinoError)
+@drawn_in_an_outage
 def refused(error: CasinoError) -> ResponseReturnValue:
     """Show a refused login or sign-up on its own form with the reason, the name kept and the
     refusal's status (401 wrong password, 409 name taken, 422 weak password, 429 throttled).

@@ -34,6 +34,7 @@ from ..services import money
 from ..services import rounds
 from ..services import settings
 from ..services.results import CasinoWarRound
+from .errors import drawn_in_an_outage
 from .errors import handle_casino_error
 from .errors import invalid_fields
 from .errors import refusal_headers
@@ -121,6 +122,7 @@ def _render_table(round_: CasinoWarRound | None, error: CasinoError | None = Non
 
 
 @bp.errorhandler(CasinoError)
+@drawn_in_an_outage
 def refused(error: CasinoError) -> ResponseReturnValue:
     """Show a refused bet on the table with its reason, the amounts kept as typed."""
     status = status_of(error)

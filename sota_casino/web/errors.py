@@ -12,12 +12,15 @@ bug. A 429 and a 503 say when to retry (``Retry-After``).
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
 from typing import Any
 from typing import Final
 from typing import NotRequired
+from typing import TypeVar
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -237,15 +240,24 @@ def refusal_page(error: CasinoError) -> ResponseReturnValue:
 
 def _page(status: int, message: str | None) -> str:
     title, default = FRIENDLY.get(status, FRIENDLY[400 if status < 500 else 500])
+    no_database: dict[str, Any] = {}
     if status >= 500:
-        # The page must not ask the database who is logged in: it may be what failed.
+        # The page must not ask the database who is logged in, nor a player's balances for
+        # the header: it may be what failed, and the 503 would become a 500.
         g.setdefault("session_user", None)
+        no_database["header_balances"] = _no_balances
     return render_template(
         "errors/error.html",
         status=status,
         title=gettext(title),
         message=message or gettext(default),
+        **no_database,
     )
+
+
+def _no_balances() -> None:
+    """The header's balances on a page that may not read the database: none shown."""
+    return None
 
 
 def back_url() -> str:
@@ -285,6 +297,39 @@ def refusal_headers(error: CasinoError) -> dict[str, str]:
     return {}
 
 
+ErrorT = TypeVar("ErrorT", bound=Exception)
+
+
+def drawn_in_an_outage(
+    handler: Callable[[ErrorT], ResponseReturnValue],
+) -> Callable[[ErrorT], ResponseReturnValue]:
+    """Make an error handler whose answer reads the database (the header of a logged-in
+    player, a form shown again beside its refusal) answer an outage it meets meanwhile as
+    every request does, 503 with ``Retry-After``: raised from a handler, it would become a 500.
+    The database can go away between the read that refused and the page that says so."""
+
+    @functools.wraps(handler)
+    def answer(error: ErrorT) -> ResponseReturnValue:
+        try:
+            return handler(error)
+        except kinds.Unavailable as outage:
+            return _outage_answer(outage)
+        except DBAPIError as failure:
+            if not is_outage(failure):
+                raise
+            return _outage_answer(unavailable(failure))
+
+    return answer
+
+
+def _outage_answer(outage: kinds.Unavailable) -> ResponseReturnValue:
+    """Answer an outage met while answering something else; this reads nothing (:func:`_page`)."""
+    if wants_json():
+        return api_error(503, outage.code, error_message(outage), **refusal_headers(outage))
+    return refusal_page(outage)
+
+
+@drawn_in_an_outage
 def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     """Answer a refusal from the services with its own status and code."""
     if wants_json():
@@ -308,6 +353,7 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     return refusal_page(error)
 
 
+@drawn_in_an_outage
 def handle_http_error(error: HTTPException) -> ResponseReturnValue:
     """Answer Werkzeug's HTTP errors (404, 405, 413, 400, ...) in the request's format."""
     status = error.code or 500

@@ -61,6 +61,7 @@ from .charts import line_chart
 from .downloads import attachment
 from .downloads import stamp
 from .downloads import table_download
+from .errors import drawn_in_an_outage
 from .errors import refusal_page
 from .errors import status_of
 from .form_words import GARBLED
@@ -138,6 +139,7 @@ def refusal_shown_by(show: ShowRefusal) -> Callable[[View], View]:
 
 
 @bp.errorhandler(CasinoError)
+@drawn_in_an_outage
 def refused(error: CasinoError) -> ResponseReturnValue:
     """Answer a refused console action with its own 4xx status and message, changing nothing.
 

@@ -867,3 +867,53 @@ def test_an_adjustment_applied_in_an_outage_is_the_503_that_says_when_to_try_aga
     assert "closed for a moment" in answer.get_data(as_text=True)
     fault.clear()
     assert books(app.config["DATABASE_URL"]) == held
+
+
+#: Pages and forms that read the database after they know their visitor, each with who asks
+#: and what the form sends: a page of its own, a refusal's page (a staff page turned away, a
+#: page not there at all), a refusal shown beside its form.
+VISITORS_PAGES = [
+    ("player", "GET", "/lobby", {}),
+    ("player", "GET", "/history", {}),
+    ("player", "POST", "/lobby/topup", {"currency": "chips"}),
+    ("player", "GET", "/operator", {}),
+    ("player", "GET", "/no-such-page", {}),
+    ("player", "POST", "/casino-war/rounds", {"bet": "many"}),
+    ("player", "POST", "/auth/register", {"username": "x"}),
+    ("operator", "POST", "/operator/me/time-zone", {"time_zone": "Nowhere/Land"}),
+    ("operator", "POST", "/operator/alerts/rules", {"kind": "no-such-kind", "currency": "chips"}),
+    ("operator", "POST", "/operator/players/1/adjust/preview", {"currency": "pebbles"}),
+]
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize(("who", "method", "page", "form"), VISITORS_PAGES)
+def test_a_page_whose_database_goes_away_once_its_visitor_is_known_is_a_503(
+    relayed_app: tuple[Flask, Relay], who: str, method: str, page: str, form: dict[str, str]
+) -> None:
+    """The database goes away after the visitor was read from their cookie. Whatever page was
+    to answer (the page asked for, a refusal's, a form shown again beside its refusal) reads
+    it again, and fails too: the answer is the 503 that says when to try again, drawn without
+    the database (not a player's balances in its header), never the 500 of an error handler
+    that failed."""
+    app, relay = relayed_app
+    signed_in(app, "pat")  # the player of the console's forms
+    operator = who == "operator"
+    client, _ = signed_in(app, "olga", operator=True) if operator else signed_in(app, "pam")
+    with client.session_transaction() as cookie:
+        cookie["csrf"] = "known-token"
+    home = "/operator/audit" if operator else "/lobby"
+    assert client.get(home).status_code == 200
+
+    @sa.event.listens_for(app.extensions["sota_casino.engine"], "before_cursor_execute")
+    def cut(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "FROM users" not in statement and "FROM user_sessions" not in statement:
+            relay.cut()
+
+    answer = client.open(page, method=method, data={"csrf_token": "known-token", **form})
+    assert answer.status_code == 503, answer.get_data(as_text=True)[:300]
+    assert int(answer.headers["Retry-After"]) > 0
+    assert "closed for a moment" in answer.get_data(as_text=True)
+    sa.event.remove(app.extensions["sota_casino.engine"], "before_cursor_execute", cut)
+    relay.restore()
+    assert client.get(home).status_code == 200

@@ -34,9 +34,11 @@ from sota_casino.core import fairness as fairness_core
 from sota_casino.core.errors import CasinoError
 from sota_casino.core.errors import IdempotencyMismatch
 from sota_casino.factory import create_app
+from sota_casino.models import Alert
 from sota_casino.models import Approval
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
+from sota_casino.models import CheckRun
 from sota_casino.models import ClosedDayTotal
 from sota_casino.models import PlayerKey
 from sota_casino.models import Round
@@ -46,6 +48,7 @@ from sota_casino.models import Transfer
 from sota_casino.models import User
 from sota_casino.models import UserSession
 from sota_casino.services import accounts
+from sota_casino.services import alerts
 from sota_casino.services import approvals
 from sota_casino.services import audit
 from sota_casino.services import day_totals
@@ -609,6 +612,41 @@ def test_workers_started_at_once_with_a_new_key_sign_its_first_checkpoint_once(
         taking_over = select(func.count(AuditEntry.seq)).where(AuditEntry.action == "key.in_use")
         assert session.scalar(taking_over) == 1
     assert signers == [old["public_key_hex"], new_key]
+    assert_books_clean(session)
+
+
+# --- the standing checks' alerts ----------------------------------------------------------------
+# Every process runs the standing checks' loop, and each step ends with a scan of the alert
+# rules: the scans of several workers meet.
+
+
+def test_scans_at_once_raise_each_alert_once(
+    app: Flask,
+    session: Session,
+    operators: tuple[int, int],
+    player: int,
+    rig: Callable[[int, list[str]], bytes],
+) -> None:
+    olga, _ = operators
+    alerts.create_rule(session, olga, "large_win", "chips", 50, 24)
+    alerts.create_rule(session, olga, "check_failed", None, 0, 24)
+    for trial in range(3):
+        rig(player, ["win"])
+        won = rounds.place_casino_war_bet(session, player, 100)
+        with session.begin():
+            session.merge(
+                CheckRun(name="ledger", size=0, ok=False, checked_at=datetime.now(UTC))
+            )  # a failed verdict, found anew at each trial
+        outcomes = race(app, [alerts.scan] * 6)
+        assert outcomes == Counter(ok=6), outcomes
+        with session.begin():
+            raised = Counter(session.scalars(select(Alert.subject)))
+            logged = select(func.count(AuditEntry.seq)).where(AuditEntry.action == "alert.raised")
+            entries = session.scalar(logged)
+        assert raised[f"round:{won.id}"] == 1, raised
+        assert raised["check:ledger"] == trial + 1, raised
+        assert entries == raised.total(), (entries, raised)
+        fairness.rotate(session, player)  # the next trial rigs a pair of its own
     assert_books_clean(session)
 
 
