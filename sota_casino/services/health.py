@@ -9,6 +9,7 @@ from typing import Literal
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
 from ..migrate import alembic_config
@@ -48,7 +49,7 @@ def readiness(session: Session) -> Readiness:
         with session.begin():
             versions = session.execute(text("SELECT version_num FROM alembic_version")).scalars()
             schema = ",".join(sorted(versions))
-    except DBAPIError:
+    except (DBAPIError, PoolTimeout):  # no answer, or no pooled connection free in time
         return Readiness(False, "unreachable", None)
     head = migrations_head()
     return Readiness(schema == head, "ok", Migrations(schema or None, head))

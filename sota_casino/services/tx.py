@@ -39,6 +39,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.exc import InterfaceError
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 from sqlalchemy.orm import SessionTransactionOrigin
 
@@ -184,9 +185,11 @@ def _connection_timed_out(orig: BaseException | None) -> bool:
 REFUSAL_LOG: Final = "database unavailable: %s"
 
 
-def unavailable(exc: DBAPIError) -> Unavailable:
-    """The refusal for an outage, logged without the statement's parameters."""
-    log.warning(REFUSAL_LOG, type(exc.orig).__name__ if exc.orig else exc)
+def unavailable(exc: DBAPIError | PoolTimeout) -> Unavailable:
+    """The refusal for an outage (or no pooled connection free in time), logged without the
+    statement's parameters."""
+    orig = getattr(exc, "orig", None)
+    log.warning(REFUSAL_LOG, type(orig).__name__ if orig else exc)
     return Unavailable(
         N_("the casino cannot reach its records right now; try again in a moment"),
         retry_after=RETRY_AFTER,
@@ -267,9 +270,10 @@ def _run_in_transaction(
     bounded number of times with a short backoff. A connection that failed before the commit
     is retried a few times too (on a fresh connection); then, or if the commit itself failed
     (whether it took effect is unknown, so it is never repeated), :class:`Unavailable`. A wait
-    that ran out is :class:`Unavailable` at once: a retry would wait as long again, and the
-    request must answer well before gunicorn's timeout. A unique key another transaction took
-    first, once no retry helps, is :class:`~sota_casino.core.errors.Conflict`.
+    that ran out (a lock, a statement, or the pool's wait for a free connection) is
+    :class:`Unavailable` at once: a retry would wait as long again, and the request must
+    answer well before gunicorn's timeout. A unique key another transaction took first, once
+    no retry helps, is :class:`~sota_casino.core.errors.Conflict`.
 
     :raises NestedTransaction: at once if the caller has a transaction of its own open.
     """
@@ -288,6 +292,8 @@ def _run_in_transaction(
                     result = fn(session, *args, **kwargs)
                     committing = True
                 return result
+            except PoolTimeout as exc:
+                raise unavailable(exc) from exc  # every pooled connection busy: a wait ran out
             except DBAPIError as exc:
                 if is_outage(exc):
                     if committing or waited_too_long(exc) or attempt >= OUTAGE_ATTEMPTS - 1:

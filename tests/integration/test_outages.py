@@ -917,3 +917,32 @@ def test_a_page_whose_database_goes_away_once_its_visitor_is_known_is_a_503(
     sa.event.remove(app.extensions["sota_casino.engine"], "before_cursor_execute", cut)
     relay.restore()
     assert client.get(home).status_code == 200
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_a_request_that_finds_every_pooled_connection_busy_is_a_503(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The pool hands out a connection or, past its timeout, raises its own TimeoutError, which
+    is no driver's error: it answered 500. Every connection busy elsewhere (a leak, or more
+    threads than the pool holds) is a wait that ran out, the 503 of an outage."""
+    app = create_app(app_config(db_url, tmp_path))
+    client, bearer = signed_in(app)
+    engine = app.extensions["sota_casino.engine"]
+    engine.pool.dispose()
+    engine.pool = engine.pool.recreate()
+    engine.pool._timeout = 0.1  # type: ignore[attr-defined]  # a short wait, not 30 s
+    held = [engine.connect() for _ in range(engine.pool.size() + engine.pool._max_overflow)]  # type: ignore[attr-defined]
+    try:
+        assert_unavailable(client.get("/api/v1/me", headers=bearer))
+        page = client.get("/lobby")
+        assert page.status_code == 503
+        assert int(page.headers["Retry-After"]) > 0
+        ready = client.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.get_json()["database"] == "unreachable"
+    finally:
+        for connection in held:
+            connection.close()
+    assert client.get("/api/v1/me", headers=bearer).status_code == 200
+    engine.dispose()
