@@ -13,6 +13,7 @@ rules are silent are listed in ``docs/rules.md``.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -89,13 +90,27 @@ BY_RANK_WIDTH: Final[dict[str, int]] = {
 PJANITSA_SIX: Final = RANK_VALUES["X"]  # a six above an ace takes the place above the ace
 
 
+#: The most characters of a refused value a message quotes.
+SHOWN_AT_MOST: Final = 40
+
+
+def _shown(value: object) -> str:
+    """Return ``value`` as the JSON a client sent it in (null, true, "3"), cut to
+    :data:`SHOWN_AT_MOST` characters: a refusal quotes what was sent, not Python's repr."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # not from JSON: a caller's own object
+        text = repr(value)
+    return text if len(text) <= SHOWN_AT_MOST else text[: SHOWN_AT_MOST - 1] + "…"
+
+
 def _choice(name: str, value: object, valid: Sequence[object]) -> None:
     """Refuse ``value`` unless it is one of ``valid`` (bools never pass for ints)."""
     if isinstance(value, bool) or not any(type(value) is type(v) and value == v for v in valid):
         listed = ", ".join(str(v) for v in valid)
         raise InvalidRules(
             N_("%(option)s must be one of: %(valid)s (got %(value)s)"),
-            params={"option": name, "valid": listed, "value": repr(value)},
+            params={"option": name, "valid": listed, "value": _shown(value)},
             option=name,
         )
 
@@ -117,7 +132,7 @@ def _whole(name: str, value: object, low: int, high: int, *, may_be_off: bool = 
             if may_be_off
             else N_("%(option)s must be a whole number from %(low)s to %(high)s (got %(value)s)")
         )
-        params = {"option": name, "low": low, "high": high, "value": repr(value)}
+        params = {"option": name, "low": low, "high": high, "value": _shown(value)}
         raise InvalidRules(message, params=params, option=name)
 
 
@@ -186,7 +201,7 @@ class SotaRules:
         if not isinstance(name, str) or name not in PRESETS:
             raise InvalidRules(
                 N_("unknown preset %(name)s; valid: %(valid)s"),
-                params={"name": repr(name), "valid": ", ".join(PRESETS)},
+                params={"name": _shown(name), "valid": ", ".join(PRESETS)},
                 option="preset",
             )
         return cls.from_dict(PRESETS[name])
@@ -588,7 +603,7 @@ class _Table:
             if not isinstance(card, str) or card not in options:
                 raise InvalidInput(
                     N_("move %(number)s: %(card)s is not among your won cards: %(options)s"),
-                    params={"number": number, "card": repr(card), "options": ", ".join(options)},
+                    params={"number": number, "card": _shown(card), "options": ", ".join(options)},
                     field="cards",
                 )
         if len(set(cards)) != len(cards):

@@ -112,7 +112,7 @@ def test_moves_after_the_game_ended_are_refused() -> None:
 @pytest.mark.parametrize(
     ("move", "message"),
     [
-        (["QS"], "'QS' is not among your won cards: KC, 3D, AC, 2D"),
+        (["QS"], '"QS" is not among your won cards: KC, 3D, AC, 2D'),
         (["AD"], "not among your won cards"),
         (["AC", "KC"], "must lay exactly 1 card \\(got 2\\)"),
         ([], "must lay exactly 1 card \\(got 0\\)"),

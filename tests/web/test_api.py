@@ -546,6 +546,28 @@ def test_a_rule_set_the_table_does_not_offer_is_a_refusal_the_document_names(
     assert [rule for rule in refused if "invalid_rules" in rule], refused
 
 
+@pytest.mark.parametrize(
+    ("rule", "sent", "shown"),
+    [
+        ("seats", None, "null"),
+        ("seats", True, "true"),
+        ("seats", "3", '"3"'),
+        ("max_tricks", False, "false"),
+        ("max_tricks", 2.5, "2.5"),
+        ("war_down", [1], "[1]"),
+    ],
+)
+def test_a_rule_refused_names_the_value_as_json_writes_it(
+    client: FlaskClient, auth: dict[str, str], rule: str, sent: object, shown: str
+) -> None:
+    """A refused rule's value was shown as Python writes it ("got None", "got True", "got
+    '3'"), which a client sending JSON never wrote: it is shown as JSON (null, true, "3")."""
+    body = {"stake": 1, "rules": {"seats": 2, rule: sent}}
+    response = client.post("/api/v1/sota/games", json=body, headers=auth)
+    assert response.status_code == 422 and error_code(response) == "invalid_rules"
+    assert response.get_json()["error"]["message"].endswith(f"(got {shown})")
+
+
 #: Rules under which a game often cycles, a fixed gather order never ending it: it runs to
 #: ``max_tricks``, each trick played in the request that deals it.
 CYCLING = {"seats": 4, "teams": True, "gather": "table", "war_down": 1}
