@@ -19,10 +19,12 @@ import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Final
+from typing import cast
 
 from babel import Locale
 from babel.messages.extract import DEFAULT_KEYWORDS
 from babel.messages.extract import extract_from_file
+from babel.numbers import format_decimal
 from babel.support import NullTranslations
 from babel.support import Translations
 from flask import Blueprint
@@ -34,6 +36,8 @@ from flask import redirect
 from flask import request
 from flask import session
 from flask.typing import ResponseReturnValue
+from jinja2 import pass_context
+from jinja2.runtime import Context
 from markupsafe import Markup
 
 from ..core.errors import CasinoError
@@ -133,10 +137,16 @@ def gettext(message: str, **params: object) -> str:
 
 
 def ngettext(singular: str, plural: str, n: int, **params: object) -> str:
-    """Translate a message whose form depends on the count ``n`` (``%(num)s`` is ``n``), its
-    counts kept beside their words (:func:`counted`)."""
+    """Translate a message whose form depends on the count ``n`` (``%(num)s`` is ``n``, written
+    as :func:`count_text` writes it), its counts kept beside their words (:func:`counted`)."""
     text = counted(catalogue(select_locale()).ngettext(singular, plural, n))
-    return text % {"num": n, **params}
+    return text % {"num": count_text(n), **params}
+
+
+def count_text(n: int) -> str:
+    """Write a count as the request's language writes numbers: ``12,345`` in English,
+    ``12 345`` in Finnish, ``12.345`` in Portuguese."""
+    return format_decimal(n, "#,##0", locale=select_locale())
 
 
 def counted(message: str, *counts: str) -> str:
@@ -385,6 +395,17 @@ def init_app(app: Flask) -> None:
         ),
         newstyle=True,
     )
+    filled_in = cast(Callable[..., str], app.jinja_env.globals["ngettext"])
+
+    @pass_context
+    def ngettext_counting(
+        context: Context, singular: str, plural: str, n: int, **params: object
+    ) -> str:
+        # Jinja's newstyle ngettext fills in %(num)s with the bare count: give it the written one.
+        params.setdefault("num", count_text(n))
+        return filled_in(context, singular, plural, n, **params)
+
+    app.jinja_env.globals["ngettext"] = ngettext_counting
     app.jinja_env.filters["sentence"] = sentence_text
     app.jinja_env.globals.update(
         current_locale=select_locale,

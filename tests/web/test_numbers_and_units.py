@@ -68,3 +68,25 @@ def test_no_page_puts_a_line_break_between_a_number_and_its_unit(app: Flask, lan
             assert response.status_code == 200, path
             found[path] = apart(response.get_data(as_text=True))
     assert {path: shown for path, shown in found.items() if shown} == {}
+
+
+@pytest.mark.parametrize(
+    ("language", "written"), [("en", "12,345"), ("fi", "12\xa0345"), ("pt", "12.345")]
+)
+def test_a_count_is_grouped_in_thousands_as_the_language_writes_numbers(
+    app: Flask, language: str, written: str
+) -> None:
+    """Counts went into plural messages as Python writes them ("12345 tricks") in every
+    language, beside amounts grouped as each language groups them: a count is written as the
+    page's other numbers, in templates and in the messages of the code alike."""
+    template = '{{ ngettext("%(num)s trick", "%(num)s tricks", 12345) }}'
+    with app.test_request_context(headers={"Accept-Language": language}):
+        from flask import render_template_string
+
+        from sota_casino.web.i18n import ngettext
+
+        shown = [
+            render_template_string(template),
+            ngettext("%(num)s trick", "%(num)s tricks", 12345),
+        ]
+    assert all(text.startswith(written) for text in shown), shown
