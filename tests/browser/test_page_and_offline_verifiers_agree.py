@@ -858,22 +858,6 @@ def test_both_verifiers_fail_a_receipt_or_reveal_not_of_its_pair_or_dated_out_of
     )
 
 
-def _document_places(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place inside a document: each member and item, at every depth."""
-    items = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value)
-        if isinstance(value, list)
-        else ()
-    )
-    return [
-        place
-        for key, inner in items
-        for place in ((*prefix, key), *_document_places(inner, (*prefix, key)))
-    ]
-
-
 def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_document(
     tab: Any, tmp_path: Path
 ) -> None:
@@ -888,7 +872,7 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_docume
     cases = []
     for target in (("commitment",), ("reveal",), ("rounds", 0), ("rounds", 1), ("rounds", 3)):
         document = value_at(GOOD, (*target, "document"))
-        for place in _document_places(document):
+        for place in places(document):
             forged = copy.deepcopy(GOOD)
             holder = value_at(forged, (*target, "document", *place[:-1]))
             holder[place[-1]] = changed(holder[place[-1]])

@@ -29,6 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
+#: The page's verifier's problems with a bundle checked against a trusted key, no records.
+PINNED_PROBLEMS = (
+    "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
+    "{trustedKey: key, records: null})).problems.join(' | ')"
+)
 
 #: A time as the API writes it (2026-12-01T19:50:05.530966Z): never what a page should show.
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
@@ -296,12 +301,8 @@ def test_an_unsigned_decision_logged_after_the_registration_fails_in_the_page(
 
     sign_up(tab, "backdated")
     tab.goto("/fairness")
-    check = (
-        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
-        "{trustedKey: key, records: null})).problems.join(' | ')"
-    )
-    assert tab.evaluate(check, [honest_bundle(), KEY_HEX]) == ""
-    caught = tab.evaluate(check, [forged_bundle(), KEY_HEX])
+    assert tab.evaluate(PINNED_PROBLEMS, [honest_bundle(), KEY_HEX]) == ""
+    caught = tab.evaluate(PINNED_PROBLEMS, [forged_bundle(), KEY_HEX])
     assert "the decision is unsigned, but the player's key 3 was registered before" in caught, (
         caught
     )
@@ -319,12 +320,8 @@ def test_an_unsigned_move_logged_after_the_registration_fails_in_the_page(
 
     sign_up(tab, "rewrittenmove")
     tab.goto("/fairness")
-    check = (
-        "async ([bundle, key]) => (await window.SotaVerify.verifyBundle(bundle, "
-        "{trustedKey: key, records: null})).problems.join(' | ')"
-    )
-    assert tab.evaluate(check, [moves_bundle(1, 1), KEY_HEX]) == ""
-    caught = tab.evaluate(check, [moves_bundle(1, None), KEY_HEX])
+    assert tab.evaluate(PINNED_PROBLEMS, [moves_bundle(1, 1), KEY_HEX]) == ""
+    caught = tab.evaluate(PINNED_PROBLEMS, [moves_bundle(1, None), KEY_HEX])
     assert (
         "action 0 is unsigned, but the player's key 3 was registered before the log took it"
         in caught
