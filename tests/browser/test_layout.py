@@ -378,6 +378,36 @@ def test_after_a_war_its_whole_result_is_on_a_laptops_screen(
     assert problems == [], problems
 
 
+#: Where the replay's speed field stands from its label: the label's middle against the field's
+#: top and bottom, and the gap from the label's right to the field's left.
+SPEED_AND_LABEL = """() => {
+  const label = document.querySelector("label[for=speed]").getBoundingClientRect();
+  const field = document.getElementById("speed").getBoundingClientRect();
+  const middle = (label.top + label.bottom) / 2;
+  return {beside: middle > field.top && middle < field.bottom, gap: field.left - label.right};
+}"""
+
+
+def test_a_replays_speed_stands_beside_its_label(screen: Any) -> None:
+    """The replay's "Speed" ended one row of its controls and its field began the next: in
+    Finnish on a laptop ("Nopeus" after "Seuraavaan sotaan »") and in Portuguese on a phone
+    ("Velocidade" beside "Guerra »"), the word read as a button's and the field had no name
+    beside it. The two wrap together. Checked in every language."""
+    sign_up(screen, "speed")
+    screen.goto("/sota")
+    screen.click("#play")
+    screen.wait_for_url("**/sota/games/*")
+    game = screen.url
+    problems = []
+    for language in LANGUAGES:
+        choose_language(screen, language)
+        screen.goto(game)
+        found = screen.evaluate(SPEED_AND_LABEL)
+        if not (found["beside"] and 0 <= found["gap"] <= 16):
+            problems.append((language, found))
+    assert problems == [], problems
+
+
 #: The ante's and the tie bet's fields, and the top of the Deal row, as the page first shows.
 BET_FIELDS = """() => {
   const box = selector => document.querySelector(selector).getBoundingClientRect();
