@@ -351,6 +351,63 @@ def test_after_a_war_in_finnish_deal_and_rebet_are_on_the_phone_screen(
         assert found["y"] + found["height"] <= 740, button
 
 
+#: The bottom of the round's result (its last line: the balance and the receipt) and of Deal.
+RESULT_AND_DEAL = """() => [document.querySelector("[data-testid=result]"),
+  document.getElementById("deal")].map(e => Math.round(e.getBoundingClientRect().bottom))"""
+
+
+def test_after_a_war_its_whole_result_is_on_a_laptops_screen(
+    laptop: Any, live_server: LiveServer
+) -> None:
+    """After a war on a 1280 x 800 laptop the result ran past the foot of the screen: in
+    English its last line (the balance and the receipt) was cut in half, in Finnish and
+    Portuguese, where the war's titles take two and three lines, the net as well. The war's
+    cards and titles on a laptop are as compact as the result needs: the whole result shows,
+    the page where it stands. Checked in English, Finnish and Portuguese, after a war won or
+    lost and after one with a tie bet's line."""
+    problems = []
+    for language in ("en", "fi", "pt"):
+        username = a_new_player(laptop, "warlaptop", language)
+        plant_server_seed(live_server.app, username, {0: True, 1: True})
+        for nonce, tie_bet in ((0, None), (1, "5")):
+            play_a_round(laptop, nonce, tie_bet=tie_bet)
+            laptop.evaluate("scrollTo(0, 0)")
+            result, deal = laptop.evaluate(RESULT_AND_DEAL)
+            if max(result, deal) > 800:
+                problems.append((language, nonce, result, deal))
+    assert problems == [], problems
+
+
+#: Where the replay's speed field stands from its label: the label's middle against the field's
+#: top and bottom, and the gap from the label's right to the field's left.
+SPEED_AND_LABEL = """() => {
+  const label = document.querySelector("label[for=speed]").getBoundingClientRect();
+  const field = document.getElementById("speed").getBoundingClientRect();
+  const middle = (label.top + label.bottom) / 2;
+  return {beside: middle > field.top && middle < field.bottom, gap: field.left - label.right};
+}"""
+
+
+def test_a_replays_speed_stands_beside_its_label(screen: Any) -> None:
+    """The replay's "Speed" ended one row of its controls and its field began the next: in
+    Finnish on a laptop ("Nopeus" after "Seuraavaan sotaan »") and in Portuguese on a phone
+    ("Velocidade" beside "Guerra »"), the word read as a button's and the field had no name
+    beside it. The two wrap together. Checked in every language."""
+    sign_up(screen, "speed")
+    screen.goto("/sota")
+    screen.click("#play")
+    screen.wait_for_url("**/sota/games/*")
+    game = screen.url
+    problems = []
+    for language in LANGUAGES:
+        choose_language(screen, language)
+        screen.goto(game)
+        found = screen.evaluate(SPEED_AND_LABEL)
+        if not (found["beside"] and 0 <= found["gap"] <= 16):
+            problems.append((language, found))
+    assert problems == [], problems
+
+
 #: The ante's and the tie bet's fields, and the top of the Deal row, as the page first shows.
 BET_FIELDS = """() => {
   const box = selector => document.querySelector(selector).getBoundingClientRect();

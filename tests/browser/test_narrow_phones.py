@@ -342,6 +342,37 @@ def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
     assert short == [], short
 
 
+def test_a_results_receipt_link_is_a_fingers_height_on_a_narrow_phone(
+    narrow_phone: Any,
+) -> None:
+    """The receipt a round's result links to, the link a player taps once the round is over,
+    was 15 px tall under a Casino War result on a 320 px phone (16 px at 390), and a Sota
+    game's "receipt" and "other rules or stake" under its result 19 px: below the 24 px a
+    finger needs. Checked in English and Portuguese, at 320 and 360 px."""
+    short: list[tuple[str, str, float]] = []
+    for language in ("en", "pt"):
+        a_new_player(narrow_phone, "resultlink", language)
+        narrow_phone.goto("/sota")
+        narrow_phone.click("#play")
+        narrow_phone.wait_for_url("**/sota/games/*")
+        game = narrow_phone.url
+        for width in at_widths(narrow_phone):
+            narrow_phone.goto("/casino-war")
+            narrow_phone.click("#deal")
+            narrow_phone.wait_for_selector("#go-to-war, [data-testid=result]")
+            if narrow_phone.locator("#go-to-war").is_visible():
+                narrow_phone.click("#go-to-war")
+            narrow_phone.wait_for_selector("[data-testid=result]")
+            dealt = narrow_phone.evaluate(LINK_HEIGHTS, "[data-testid=result] a")
+            narrow_phone.goto(game)
+            narrow_phone.click("#to-end")
+            ended = narrow_phone.evaluate(LINK_HEIGHTS, "[data-testid=result] a")
+            assert len(dealt) == 1 and len(ended) == 2, (language, width, dealt, ended)
+            where = f"{language}, {width} px"
+            short += [(where, *link) for link in dealt + ended if link[1] < 24]
+    assert short == [], short
+
+
 #: Each chart shown: its name, its box, and each of its texts' words, height and box.
 CHART_TEXTS = """() => [...document.querySelectorAll("svg.chart")]
   .filter(svg => svg.checkVisibility())
