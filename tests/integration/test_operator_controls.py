@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from sota_casino.core import audit_chain
 from sota_casino.core.errors import ApprovalRequired
 from sota_casino.core.errors import Conflict
+from sota_casino.core.errors import InsufficientFunds
 from sota_casino.core.errors import InvalidInput
 from sota_casino.core.errors import NotFound
 from sota_casino.core.errors import OwnApproval
@@ -307,6 +308,53 @@ def test_adjustments_over_a_threshold_raise_one_alert_kept_in_the_log(app: Flask
     assert json.loads(logged[-1].data)["message"] == alerts.ADJUSTMENTS_BY
     assert json.loads(logged[-1].data)["params"] == raised[0].params
     assert raised[0].audit_seq == logged[-1].seq
+    session.close()
+
+
+def test_an_adjustment_alert_counts_the_adjustments_of_its_own_currency(app: Flask) -> None:
+    """The alert's count of adjustments is of the ones its total adds up, not of every currency's
+    adjustments in the period."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    olga, otto, pat = _people(session)
+    alerts.create_rule(session, olga, "player_adjustments", "chips", 1_000, 24)
+    money.adjust(session, otto, pat, "sweets", 5, "a sweets credit")
+    money.adjust(session, otto, pat, "chips", 600, "a chips credit")
+    money.adjust(session, otto, pat, "chips", -600, "taken back")
+    raised = _alerts(session)
+    assert len(raised) == 1
+    assert raised[0].data == {"total": 1_200, "currency": "chips", "adjustments": 2}
+    session.close()
+
+
+def test_an_approved_debit_the_balance_no_longer_covers_is_refused_in_the_operator_s_words(
+    four_eyes: Session,
+) -> None:
+    """A debit proposed while the player held enough, approved once they hold less, is refused
+    saying what the player holds (not "your balance", a player's words), and nothing of the
+    decision stays: no entry, no posting, the proposal still pending."""
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    proposal = money.propose_adjustment(session, olga, pat, "sweets", -100, "clawback")
+    money.adjust(session, otto, pat, "sweets", -50, "spent meanwhile")
+    size = len(_actions(session))
+    with pytest.raises(InsufficientFunds) as refused:
+        approvals.decide(session, otto, proposal.id, True)
+    assert str(refused.value) == (
+        "the player holds 50 sweets (minor units); a debit of 100 would make it negative"
+    )
+    assert len(_actions(session)) == size
+    assert approvals.one(session, proposal.id).status == "pending"
+    assert money.balances(session, pat).sweets == 50
+
+
+def test_a_debit_over_the_balance_is_refused_in_the_operator_s_words(app: Flask) -> None:
+    session = app.extensions["sota_casino.sessionmaker"]()
+    olga, _otto, pat = _people(session)
+    with pytest.raises(InsufficientFunds) as refused:
+        money.adjust(session, olga, pat, "sweets", -101, "too much")
+    assert str(refused.value) == (
+        "the player holds 100 sweets (minor units); a debit of 101 would make it negative"
+    )
     session.close()
 
 
