@@ -317,11 +317,14 @@ def apply_adjustment(
     """Move an adjustment checked already, inside the caller's transaction (audited, and
     evaluated against the alert rules); ``approval`` names who approved it, if someone did.
 
-    A debit the balance does not cover is refused in the operator's words (what the player
-    holds), checked here because a proposal is approved after the balance may have fallen.
+    Checked here again because a proposal is approved later: the user may have been made staff
+    since (staff hold no play money) or the balance may have fallen (a debit the balance does
+    not cover is refused in the operator's words, what the player holds).
 
+    :raises NotFound: if the user is no longer a player.
     :raises InsufficientFunds: if a debit would take the balance below zero.
     """
+    target_player(session, user_id)
     refuse_overdraft(ledger.player_balances(session, user_id).of(currency), currency, amount)
     _issue(session, "adjust", user_id, currency, amount, memo=reason)
     data = {"currency": currency, "amount": amount, "reason": reason}

@@ -347,6 +347,25 @@ def test_an_approved_debit_the_balance_no_longer_covers_is_refused_in_the_operat
     assert money.balances(session, pat).sweets == 50
 
 
+def test_an_adjustment_approved_after_its_player_was_made_staff_moves_nothing(
+    four_eyes: Session,
+) -> None:
+    """Staff hold no play money: a credit proposed to a player who was made an auditor before
+    it was approved is refused as adjusting staff is, and leaves their chips untouched."""
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    proposal = money.propose_adjustment(session, olga, pat, "chips", 250_000, "jackpot refund")
+    accounts.set_role(session, otto, pat, "auditor")
+    held = money.balances(session, pat).chips
+    size = len(_actions(session))
+    with pytest.raises(NotFound):
+        approvals.decide(session, otto, proposal.id, True)
+    assert money.balances(session, pat).chips == held
+    assert len(_actions(session)) == size
+    assert approvals.one(session, proposal.id).status == "pending"
+    assert approvals.decide(session, otto, proposal.id, False).status == "rejected"
+
+
 def test_a_debit_over_the_balance_is_refused_in_the_operator_s_words(app: Flask) -> None:
     session = app.extensions["sota_casino.sessionmaker"]()
     olga, _otto, pat = _people(session)
