@@ -578,6 +578,24 @@ def test_free_text_is_searched_a_window_at_a_time_and_the_page_says_where_it_goe
     assert [e["seq"] for e in oldest.entries] == [4] and oldest.next_after_seq == 10
 
 
+def test_free_text_finds_words_with_underscores_and_percent_signs_as_typed(
+    session: Session,
+) -> None:
+    """The log's own words hold underscores (``client_seed``, ``seed_pair.rotated``): free text
+    finds them as typed, and an underscore or a percent sign matches only itself."""
+    with session.begin():
+        for data in ({"client_seed": "abc"}, {"clientseed": "abc"}, {"note": "50% off"}):
+            audit.record(session, actor="system", action="test.filler", data=data)
+
+    def found(text: str) -> list[str]:
+        page = audit.entries(session, text=text, order="oldest")
+        return [json.dumps(e["data"], sort_keys=True) for e in page.entries]
+
+    assert found("client_seed") == ['{"client_seed": "abc"}']
+    assert found("50%") == ['{"note": "50% off"}']
+    assert found("test_filler") == []
+
+
 @pytest.mark.parametrize(
     "cursor", [{"after_seq": MAX_ID - 1}, {"from_seq": MAX_ID, "order": "oldest"}]
 )
