@@ -415,8 +415,8 @@ def after_adjustment(
         else:
             subject = f"user:{actor_id}"
             found = audit.data_of_recent(session, "money.adjust", since, actor=subject)
-        moved = [json.loads(data) for data in found]
-        total = sum(abs(int(m["amount"])) for m in moved if m.get("currency") == currency)
+        moved = [m for m in map(json.loads, found) if m.get("currency") == currency]
+        total = sum(abs(int(m["amount"])) for m in moved)
         if total > rule.threshold >= total - abs(amount):
             name = _names(session, {int(subject[5:])}).get(int(subject[5:]), subject)
             _raise(

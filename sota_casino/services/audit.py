@@ -595,15 +595,10 @@ def _filtered(
         )
     )
     if text:
-        needle = f"%{text.replace('%', '').replace('_', '')}%"
-        query = query.where(
-            or_(
-                AuditEntry.data.like(needle),
-                AuditEntry.action.like(needle),
-                AuditEntry.subject.like(needle),
-                AuditEntry.actor.like(needle),
-            )
-        )
+        # As typed: the log's own words hold underscores (client_seed, seed_pair.rotated), which
+        # a bare LIKE would read as any character, and dropping them would find nothing.
+        columns = (AuditEntry.data, AuditEntry.action, AuditEntry.subject, AuditEntry.actor)
+        query = query.where(or_(*(column.contains(text, autoescape=True) for column in columns)))
     return query
 
 

@@ -315,7 +315,17 @@ def apply_adjustment(
     approval: dict[str, Any] | None = None,
 ) -> Balances:
     """Move an adjustment checked already, inside the caller's transaction (audited, and
-    evaluated against the alert rules); ``approval`` names who approved it, if someone did."""
+    evaluated against the alert rules); ``approval`` names who approved it, if someone did.
+
+    Checked here again because a proposal is approved later: the user may have been made staff
+    since (staff hold no play money) or the balance may have fallen (a debit the balance does
+    not cover is refused in the operator's words, what the player holds).
+
+    :raises NotFound: if the user is no longer a player.
+    :raises InsufficientFunds: if a debit would take the balance below zero.
+    """
+    target_player(session, user_id)
+    refuse_overdraft(ledger.player_balances(session, user_id).of(currency), currency, amount)
     _issue(session, "adjust", user_id, currency, amount, memo=reason)
     data = {"currency": currency, "amount": amount, "reason": reason}
     proposals.record_applied(session, actor_id, "money.adjust", f"user:{user_id}", data, approval)

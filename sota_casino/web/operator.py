@@ -468,7 +468,7 @@ def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:
     if direction not in ("credit", "debit"):
         raise InvalidInput(N_("Choose whether to credit or debit the player."), field="direction")
     if currency == "chips":
-        number = _typed_number(text)
+        number = typed_number(text)
         if number is None or number != number.quantize(Decimal("0.01")):
             raise InvalidInput(
                 N_("Type the amount in chips, like 25 or 12.50 (at most two decimals)."),
@@ -476,7 +476,7 @@ def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:
             )
         minor = int(number * 100)
     elif currency == "sweets":
-        number = _typed_number(text)
+        number = typed_number(text)
         if number is None or number != number.to_integral_value():
             raise InvalidInput(N_("Type the amount as a whole number of sweets."), field="amount")
         minor = int(number)
@@ -496,7 +496,7 @@ def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:
     return minor if direction == "credit" else -minor
 
 
-def _typed_number(text: str) -> Decimal | None:
+def typed_number(text: str) -> Decimal | None:
     """Return the non-negative number typed, read in the request's language; None if it is not
     one (a sign, an exponent, a stray separator, or a group of the wrong size)."""
     locale = select_locale()

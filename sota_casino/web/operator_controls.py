@@ -45,6 +45,7 @@ from .inputs import query_int
 from .operator import bp
 from .operator import parse_adjustment_amount
 from .operator import refusal_shown_by
+from .operator import typed_number
 from .paths import is_local_path
 
 #: How the console names the kinds of alert rule.
@@ -262,7 +263,7 @@ def _threshold(kind: str, currency: str) -> int:
     if kind == alerts.CHECK_FAILED:
         return 0
     text = request.form.get("threshold", "").strip()
-    if text in ("0", "0.0", "0.00"):
+    if typed_number(text) == 0:  # nothing (any amount raises it), written as the page writes 0
         return 0
     try:
         return parse_adjustment_amount(text, currency, "credit")

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from sota_casino.core import audit_chain
 from sota_casino.core.errors import ApprovalRequired
 from sota_casino.core.errors import Conflict
+from sota_casino.core.errors import InsufficientFunds
 from sota_casino.core.errors import InvalidInput
 from sota_casino.core.errors import NotFound
 from sota_casino.core.errors import OwnApproval
@@ -310,6 +311,72 @@ def test_adjustments_over_a_threshold_raise_one_alert_kept_in_the_log(app: Flask
     session.close()
 
 
+def test_an_adjustment_alert_counts_the_adjustments_of_its_own_currency(app: Flask) -> None:
+    """The alert's count of adjustments is of the ones its total adds up, not of every currency's
+    adjustments in the period."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    olga, otto, pat = _people(session)
+    alerts.create_rule(session, olga, "player_adjustments", "chips", 1_000, 24)
+    money.adjust(session, otto, pat, "sweets", 5, "a sweets credit")
+    money.adjust(session, otto, pat, "chips", 600, "a chips credit")
+    money.adjust(session, otto, pat, "chips", -600, "taken back")
+    raised = _alerts(session)
+    assert len(raised) == 1
+    assert raised[0].data == {"total": 1_200, "currency": "chips", "adjustments": 2}
+    session.close()
+
+
+def test_an_approved_debit_the_balance_no_longer_covers_is_refused_in_the_operator_s_words(
+    four_eyes: Session,
+) -> None:
+    """A debit proposed while the player held enough, approved once they hold less, is refused
+    saying what the player holds (not "your balance", a player's words), and nothing of the
+    decision stays: no entry, no posting, the proposal still pending."""
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    proposal = money.propose_adjustment(session, olga, pat, "sweets", -100, "clawback")
+    money.adjust(session, otto, pat, "sweets", -50, "spent meanwhile")
+    size = len(_actions(session))
+    with pytest.raises(InsufficientFunds) as refused:
+        approvals.decide(session, otto, proposal.id, True)
+    assert str(refused.value) == (
+        "the player holds 50 sweets (minor units); a debit of 100 would make it negative"
+    )
+    assert len(_actions(session)) == size
+    assert approvals.one(session, proposal.id).status == "pending"
+    assert money.balances(session, pat).sweets == 50
+
+
+def test_an_adjustment_approved_after_its_player_was_made_staff_moves_nothing(
+    four_eyes: Session,
+) -> None:
+    """Staff hold no play money: a credit proposed to a player who was made an auditor before
+    it was approved is refused as adjusting staff is, and leaves their chips untouched."""
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    proposal = money.propose_adjustment(session, olga, pat, "chips", 250_000, "jackpot refund")
+    accounts.set_role(session, otto, pat, "auditor")
+    held = money.balances(session, pat).chips
+    size = len(_actions(session))
+    with pytest.raises(NotFound):
+        approvals.decide(session, otto, proposal.id, True)
+    assert money.balances(session, pat).chips == held
+    assert len(_actions(session)) == size
+    assert approvals.one(session, proposal.id).status == "pending"
+    assert approvals.decide(session, otto, proposal.id, False).status == "rejected"
+
+
+def test_a_debit_over_the_balance_is_refused_in_the_operator_s_words(app: Flask) -> None:
+    session = app.extensions["sota_casino.sessionmaker"]()
+    olga, _otto, pat = _people(session)
+    with pytest.raises(InsufficientFunds) as refused:
+        money.adjust(session, olga, pat, "sweets", -101, "too much")
+    assert str(refused.value) == (
+        "the player holds 100 sweets (minor units); a debit of 101 would make it negative"
+    )
+    session.close()
+
+
 #: The rounds are written as rows alone, without the entries play logs: the log misses them.
 @pytest.mark.tampers
 def test_large_wins_and_failed_checks_are_found_by_the_standing_checks(app: Flask) -> None:
@@ -509,6 +576,24 @@ def test_free_text_is_searched_a_window_at_a_time_and_the_page_says_where_it_goe
     assert [e["seq"] for e in beyond.entries] == [25] and beyond.next_before_seq == 21
     oldest = audit.entries(session, text="needle", order="oldest")
     assert [e["seq"] for e in oldest.entries] == [4] and oldest.next_after_seq == 10
+
+
+def test_free_text_finds_words_with_underscores_and_percent_signs_as_typed(
+    session: Session,
+) -> None:
+    """The log's own words hold underscores (``client_seed``, ``seed_pair.rotated``): free text
+    finds them as typed, and an underscore or a percent sign matches only itself."""
+    with session.begin():
+        for data in ({"client_seed": "abc"}, {"clientseed": "abc"}, {"note": "50% off"}):
+            audit.record(session, actor="system", action="test.filler", data=data)
+
+    def found(text: str) -> list[str]:
+        page = audit.entries(session, text=text, order="oldest")
+        return [json.dumps(e["data"], sort_keys=True) for e in page.entries]
+
+    assert found("client_seed") == ['{"client_seed": "abc"}']
+    assert found("50%") == ['{"note": "50% off"}']
+    assert found("test_filler") == []
 
 
 @pytest.mark.parametrize(

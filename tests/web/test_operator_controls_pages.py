@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from flask import Flask
 from operator_support import CSRF
 from operator_support import add_user
@@ -23,6 +24,7 @@ from operator_support import run_checks
 
 from sota_casino.core import audit_chain
 from sota_casino.services import accounts
+from sota_casino.services import alerts
 from sota_casino.services import audit
 from sota_casino.services import money
 from sota_casino.services import settings
@@ -455,3 +457,23 @@ def test_a_table_form_whose_drawn_settings_nest_without_end_is_refused_and_saves
         assert refused.status_code == 422, drawn[:8]
     assert _war_table(app) == before
     assert audit_size(app) == size
+
+
+@pytest.mark.parametrize(("lang", "typed"), [("en", "0.00"), ("fi", "0,00"), ("pt", "0,0")])
+def test_a_zero_threshold_is_read_as_the_page_language_writes_it(
+    app: Flask, lang: str, typed: str
+) -> None:
+    """A threshold of nothing (every adjustment raises an alert) is typed as the page writes
+    numbers, like any other amount."""
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    olga.set_cookie("lang", lang)
+    form = {"kind": "player_adjustments", "currency": "chips", "threshold": typed}
+    added = olga.post(
+        "/operator/alerts/rules", data={"csrf_token": CSRF, **form, "period_hours": "1"}
+    )
+    assert added.status_code == 303
+    session = db(app)
+    try:
+        assert [rule.threshold for rule in alerts.rules(session).rules] == [0]
+    finally:
+        session.close()
