@@ -251,9 +251,32 @@ def _lost_race(exc: DBAPIError) -> Conflict:
     return Conflict(LOST_RACE)
 
 
+#: What a request hears whose transaction deadlocked or failed to serialize at every try (a
+#: 503 with ``Retry-After``, as an outage: nothing was done, and a later try finds the records
+#: free once the requests that held them are done).
+STILL_CONTENDED: Final = N_(
+    "other requests are changing the same records right now; try again in a moment"
+)
+
+
+def _contended(exc: DBAPIError) -> bool:
+    return getattr(exc.orig, "sqlstate", None) in RETRYABLE_SQLSTATES
+
+
+def _still_contended(exc: DBAPIError) -> Unavailable:
+    """The refusal of a transaction that deadlocked or failed to serialize at each of its
+    :data:`ATTEMPTS` tries: a race, no bug, so never a 500. Logged by the database's code
+    only."""
+    log.warning(
+        "a transaction met other requests' locks at each of its %d tries (%s)",
+        ATTEMPTS,
+        getattr(exc.orig, "sqlstate", None),
+    )
+    return Unavailable(STILL_CONTENDED, retry_after=RETRY_AFTER)
+
+
 def _retryable(exc: DBAPIError) -> bool:
-    sqlstate = getattr(exc.orig, "sqlstate", None)
-    if sqlstate in RETRYABLE_SQLSTATES:
+    if _contended(exc):
         return True
     if isinstance(exc, IntegrityError):
         return any(name in str(exc.orig) for name in RETRYABLE_CONSTRAINTS)
@@ -273,7 +296,8 @@ def _run_in_transaction(
     that ran out (a lock, a statement, or the pool's wait for a free connection) is
     :class:`Unavailable` at once: a retry would wait as long again, and the request must
     answer well before gunicorn's timeout. A unique key another transaction took first, once
-    no retry helps, is :class:`~sota_casino.core.errors.Conflict`.
+    no retry helps, is :class:`~sota_casino.core.errors.Conflict`; a deadlock or a failure to
+    serialize at every try is :class:`Unavailable` (a 503 that says when to try again).
 
     :raises NestedTransaction: at once if the caller has a transaction of its own open.
     """
@@ -303,6 +327,8 @@ def _run_in_transaction(
                 if attempt == ATTEMPTS - 1 or not _retryable(exc):
                     if _broke_a_unique_key(exc):
                         raise _lost_race(exc) from exc
+                    if _contended(exc):
+                        raise _still_contended(exc) from exc
                     raise
                 time.sleep(0.005 * 2**attempt)
         raise AssertionError("unreachable")
@@ -380,7 +406,7 @@ def transactional(
     """Run ``fn(session, ...)`` in its own writing transaction, committed when it returns.
 
     A domain error rolls everything back; serialization failures and deadlocks are retried a
-    bounded number of times with a short backoff.
+    bounded number of times with a short backoff, then refused as :class:`Unavailable`.
     """
     return _run_in_transaction(fn, WRITES)
 

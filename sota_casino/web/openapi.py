@@ -75,8 +75,9 @@ ERROR_RESPONSES: Final = {
     429: "Too many attempts; retry after Retry-After seconds.",
     431: f"A header field is over {MAX_HEADER_FIELD} bytes, or there are over {MAX_HEADER_FIELDS} "
     f"(a field past {SERVER_MAX_HEADER_FIELD} bytes: the HTTP server answers first, in HTML).",
-    503: "The database cannot serve now (down, read-only, full) or a wait for it ran out (a "
-    "lock held elsewhere); nothing was done: retry after Retry-After seconds.",
+    503: "The database cannot serve now (down, read-only, full), a wait for it ran out (a "
+    "lock held elsewhere), or other requests kept changing the same records through every "
+    "retry (a deadlock); nothing was done: retry after Retry-After seconds.",
 }
 #: The refusals whose answer says when to try again.
 RETRY_AFTER: Final = (429, 503)

@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import PASSWORD
@@ -58,6 +59,7 @@ from sota_casino.services import player_keys
 from sota_casino.services import reports
 from sota_casino.services import rounds
 from sota_casino.services import settings
+from sota_casino.services import tx
 
 Call = Callable[[Session], Any]
 
@@ -687,4 +689,62 @@ def test_reports_storing_the_same_closed_day_at_once_store_it_once(
     answers = race_answers(app, [lambda s: day_totals.store_closed_days(s, tomorrow)] * 6)
     assert [how for how, _ in answers] == ["ok"] * 6, answers
     assert sum(stored for _, stored in answers) == 2  # each row inserted by one of them
+    assert_books_clean(session)
+
+
+# --- contention that outlasts every retry ---------------------------------------------------------
+
+
+class Deadlocked(Exception):
+    """A driver's error as PostgreSQL reports a deadlock (or, with ``40001``, a failure to
+    serialize): what the transaction runner retries."""
+
+    def __init__(self, sqlstate: str) -> None:
+        super().__init__(f"the database says {sqlstate}")
+        self.sqlstate = sqlstate
+
+
+@pytest.mark.parametrize("sqlstate", ["40P01", "40001"])
+def test_a_bet_that_deadlocks_at_every_try_is_a_503_with_retry_after_and_moves_nothing(
+    app: Flask, session: Session, player: int, sqlstate: str
+) -> None:
+    """Each try's first write fails as a deadlock (or a failure to serialize) would. Once the
+    retries run out, the race is no bug: the API answers 503 with ``Retry-After`` and the page
+    its "closed for a moment" 503, never a 500, and nothing was written."""
+    token, _ = accounts.start_session(session, player, kind="api")
+    web_token, _ = accounts.start_session(session, player)
+    held = money.balances(session, player)
+    client = app.test_client()
+    with client.session_transaction() as cookie:
+        cookie["sid"], cookie["csrf"] = web_token, "known-token"
+    engine = app.extensions["sota_casino.engine"]
+    tries = 0
+
+    def deadlock(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        nonlocal tries
+        if statement.lstrip().upper().startswith("INSERT INTO ROUNDS"):
+            tries += 1
+            raise sa.exc.OperationalError(statement, None, Deadlocked(sqlstate))
+
+    sa.event.listen(engine, "before_cursor_execute", deadlock)
+    try:
+        answer = client.post(
+            "/api/v1/casino-war/rounds",
+            json={"bet": 100},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert answer.status_code == 503, answer.get_data(as_text=True)[:300]
+        assert answer.get_json()["error"]["code"] == "unavailable"
+        assert "try again" in answer.get_json()["error"]["message"]
+        assert int(answer.headers["Retry-After"]) > 0
+        assert tries == tx.ATTEMPTS
+        page = client.post("/casino-war/rounds", data={"csrf_token": "known-token", "bet": "1"})
+        assert page.status_code == 503, page.get_data(as_text=True)[:300]
+        assert int(page.headers["Retry-After"]) > 0
+        assert tries == 2 * tx.ATTEMPTS
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", deadlock)
+    assert money.balances(session, player) == held
+    with session.begin():
+        assert session.scalar(select(func.count()).select_from(Round)) == 0
     assert_books_clean(session)
