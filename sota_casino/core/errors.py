@@ -188,6 +188,12 @@ class ProposalPending(Conflict):
     code = "proposal_pending"
 
 
+class ProposerNotOperator(Conflict):
+    """Whoever proposed this change is no operator now: it cannot be approved."""
+
+    code = "proposer_not_operator"
+
+
 class OwnApproval(Forbidden):
     """An operator may not approve or reject a change they proposed."""
 

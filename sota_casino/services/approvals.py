@@ -17,8 +17,10 @@ from ..core.errors import Conflict
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.errors import OwnApproval
+from ..core.errors import ProposerNotOperator
 from ..core.marks import N_
 from ..models import Approval
+from ..models import User
 from . import accounts
 from . import audit
 from . import idempotency
@@ -58,6 +60,8 @@ def decide(
 
     :raises OwnApproval: if ``actor_id`` proposed it.
     :raises Conflict: if it was decided already.
+    :raises ProposerNotOperator: on approval, if its proposer is no operator now (made an
+        auditor or a player, or locked): nothing is kept, it still waits.
     """
     require_operator(session, actor_id)
     if note is not None and (not isinstance(note, str) or len(note) > NOTE_MAX):
@@ -74,6 +78,8 @@ def decide(
         )
     if row.proposed_by == actor_id:
         raise OwnApproval(N_("a second operator must decide a change you proposed"))
+    if approve:
+        _require_operator_proposer(session, row)
     row.status = "approved" if approve else "rejected"
     row.decided_by, row.decided_at = actor_id, datetime.now(UTC)
     row.note = storable(note.strip(), "note") if isinstance(note, str) and note.strip() else None
@@ -87,6 +93,29 @@ def decide(
     if approve:
         _apply(session, row)
     return proposals.shown(session, row)
+
+
+def _require_operator_proposer(session: Session, row: Approval) -> None:
+    """Refuse to approve a change whose proposer is no operator now: four eyes are two
+    operators', and one made an auditor or a player, or locked out, since proposing it no
+    longer vouches for it. Their row is locked, so a demotion at the same moment waits for the
+    decision or is seen by it. The proposal is left waiting rather than rejected on their
+    behalf: the approving operator rejects it with a note, or it applies once its proposer is an
+    operator again.
+
+    :raises ProposerNotOperator: naming the proposer.
+    """
+    proposer = session.get(User, row.proposed_by, with_for_update=True, populate_existing=True)
+    if proposer is None or proposer.role != "operator" or proposer.locked:
+        name = proposer.username if proposer is not None else f"user:{row.proposed_by}"
+        raise ProposerNotOperator(
+            N_(
+                "%(name)s, who proposed this change, is no operator now: it cannot be "
+                "approved; reject it, or wait until %(name)s is an operator again"
+            ),
+            params={"name": name},
+            proposed_by=row.proposed_by,
+        )
 
 
 def _apply(session: Session, row: Approval) -> None:

@@ -125,6 +125,7 @@ REFUSAL_DEFAULTS: Final = (
     N_("This change needs a second operator's approval: propose it instead."),
     N_("The same change is proposed already and waits for a second operator."),
     N_("An operator may not approve or reject a change they proposed."),
+    N_("Whoever proposed this change is no operator now: it cannot be approved."),
     N_("A top-up is given only when the balance is low, at most once a day."),
     N_("That username is taken."),
     N_("A fairness check failed."),

@@ -95,6 +95,7 @@ def change(
     body: type[BaseModel],
     beyond_schema: tuple[str, ...] = (),
     idempotent: bool = False,
+    description: str = "",
 ) -> Callable[[View], View]:
     """Declare a change (by an operator, audited) of the thing named in the path."""
     return operation(
@@ -106,6 +107,7 @@ def change(
         body=body,
         beyond_schema=beyond_schema,
         idempotent=idempotent,
+        description=description,
     )
 
 
@@ -564,6 +566,10 @@ def _decide(approval_id: int, approve: bool, body: s.Decision) -> ResponseReturn
     ApprovalView,
     s.Decision,
     idempotent=True,
+    description="The proposal is checked again as it applies: one whose proposer is no operator "
+    "now (made an auditor or a player, or locked) is a 409, proposer_not_operator, and still "
+    "waits; so does one that would adjust staff (404) or overdraw the player (409, "
+    "insufficient_funds).",
 )
 def approve(approval_id: int, body: s.Decision) -> ResponseReturnValue:
     return _decide(approval_id, True, body)

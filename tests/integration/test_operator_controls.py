@@ -366,6 +366,53 @@ def test_an_adjustment_approved_after_its_player_was_made_staff_moves_nothing(
     assert approvals.decide(session, otto, proposal.id, False).status == "rejected"
 
 
+@pytest.mark.parametrize("stopped", ["made an auditor", "made a player", "locked"])
+def test_a_proposal_whose_proposer_stopped_being_an_operator_waits_and_changes_nothing(
+    four_eyes: Session, stopped: str
+) -> None:
+    """Four eyes are two operators': once the proposer is no operator (made an auditor or a
+    player, or locked out), approving any of their proposals is refused naming them, and nothing
+    of the decision is kept: the money, the table and the role stay, no entry is written, the
+    proposal still waits. A second operator rejects it, and it applies again once its proposer
+    is an operator again."""
+    session = four_eyes
+    olga, otto, pat = _people(session)
+    amy = accounts.register(session, "amy", PASSWORD, address="127.0.0.1").id
+    credit = money.propose_adjustment(session, olga, pat, "chips", 250_000, "jackpot refund")
+    table = settings.propose_table_change(session, olga, "casino_war", {"decks": 4})
+    role = accounts.propose_operator(session, olga, amy)
+    if stopped == "locked":
+        accounts.set_locked(session, otto, olga, True)
+    else:
+        accounts.set_role(session, otto, olga, stopped.split()[-1])
+    held = money.balances(session, pat).chips
+    decks = settings.table_rules(session, "casino_war")["decks"]
+    size = len(_actions(session))
+    for proposal in (credit, table, role):
+        with pytest.raises(Conflict) as refused:
+            approvals.decide(session, otto, proposal.id, True, "seen")
+        assert str(refused.value) == (
+            "olga, who proposed this change, is no operator now: it cannot be approved; "
+            "reject it, or wait until olga is an operator again"
+        )
+        assert refused.value.code == "proposer_not_operator"
+        assert approvals.one(session, proposal.id).status == "pending"
+    assert money.balances(session, pat).chips == held
+    assert settings.table_rules(session, "casino_war")["decks"] == decks
+    assert accounts.get_user(session, amy).role == "player"
+    assert len(_actions(session)) == size
+
+    assert approvals.decide(session, otto, role.id, False, "olga left").status == "rejected"
+    if stopped == "locked":
+        accounts.set_locked(session, otto, olga, False)
+    else:
+        again = accounts.propose_operator(session, otto, olga)
+        oona = accounts.create_operator(session, "oona", PASSWORD).id
+        approvals.decide(session, oona, again.id, True)
+    assert approvals.decide(session, otto, credit.id, True).status == "approved"
+    assert money.balances(session, pat).chips == held + 250_000
+
+
 def test_a_debit_over_the_balance_is_refused_in_the_operator_s_words(app: Flask) -> None:
     session = app.extensions["sota_casino.sessionmaker"]()
     olga, _otto, pat = _people(session)

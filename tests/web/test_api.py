@@ -865,6 +865,38 @@ def test_a_proposal_and_its_approval_retried_with_their_keys_are_done_once(
     assert (balances(client, auth)["chips"], audit_size(app)) == (350_000, size)
 
 
+def test_approving_a_proposal_of_one_no_longer_an_operator_is_a_409_and_it_waits(
+    app: Flask, client: FlaskClient, auth: dict[str, str], operator: dict[str, str]
+) -> None:
+    """Olga proposes a credit, then is made an auditor: otto's approval is refused naming her,
+    the money stays and the proposal still waits; otto can reject it."""
+    otto_id = add_user(app, "otto", "operator")
+    otto = staff_bearer(app, "otto")
+    bob = client.get("/api/v1/me", headers=auth).get_json()["user"]["id"]
+    change = {"user_id": bob, "currency": "chips", "amount": 250_000, "reason": "jackpot refund"}
+    proposed = client.post("/api/v1/operator/approvals/adjustments", json=change, headers=operator)
+    assert proposed.status_code == 201, proposed.get_json()
+    olga = proposed.get_json()["proposed_by"]["id"]
+    demoted = client.put(
+        f"/api/v1/operator/players/{olga}/role", json={"role": "auditor"}, headers=otto
+    )
+    assert demoted.status_code == 200, demoted.get_json()
+    held, size = balances(client, auth)["chips"], audit_size(app)
+    url = f"/api/v1/operator/approvals/{proposed.get_json()['id']}/approve"
+    refused = client.post(url, json={"note": "seen"}, headers={**otto, "Idempotency-Key": "a-1"})
+    assert refused.status_code == 409 and error_code(refused) == "proposer_not_operator"
+    assert refused.get_json()["error"]["message"] == (
+        "olga, who proposed this change, is no operator now: it cannot be approved; reject it, "
+        "or wait until olga is an operator again"
+    )
+    assert (balances(client, auth)["chips"], audit_size(app)) == (held, size)
+    waiting = client.get("/api/v1/operator/approvals", headers=otto).get_json()["approvals"]
+    assert [a["id"] for a in waiting] == [proposed.get_json()["id"]]
+    rejected = client.post(url.replace("approve", "reject"), json={}, headers=otto)
+    assert rejected.status_code == 200 and rejected.get_json()["status"] == "rejected"
+    assert rejected.get_json()["decided_by"]["id"] == otto_id
+
+
 def test_a_table_proposal_retried_with_its_key_is_made_once(
     app: Flask, client: FlaskClient, operator: dict[str, str]
 ) -> None:

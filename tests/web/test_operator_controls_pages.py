@@ -477,3 +477,47 @@ def test_a_zero_threshold_is_read_as_the_page_language_writes_it(
         assert [rule.threshold for rule in alerts.rules(session).rules] == [0]
     finally:
         session.close()
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        ("en", "olga, who proposed this change, is no operator now"),
+        ("fi", "olga, joka ehdotti tätä muutosta, ei ole nyt ylläpitäjä"),
+    ],
+)
+def test_approving_a_proposal_of_one_locked_out_since_is_refused_on_the_page_and_it_waits(
+    app: Flask, lang: str, said: str
+) -> None:
+    """Olga proposes a credit and is then locked out: otto's Approve is refused in his page's
+    language, naming her; the money stays, the proposal still waits, and Reject clears it."""
+    pat = add_user(app, "pat", "player")
+    olga_id = add_user(app, "olga", "operator")
+    olga = client_as(app, olga_id)
+    otto = client_as(app, add_user(app, "otto", "operator"))
+    otto.set_cookie("lang", lang)
+    form = {"csrf_token": CSRF, "currency": "chips", "amount": "250000", "reason": "prize"}
+    assert olga.post(f"/operator/players/{pat}/adjust", data=form).status_code == 303
+    locked = otto.post(
+        f"/operator/players/{olga_id}/lock", data={"csrf_token": CSRF, "locked": "1"}
+    )
+    assert locked.status_code == 303
+    held, size = _balance(app, pat, "chips"), audit_size(app)
+    listed = otto.get("/operator/approvals").get_data(as_text=True)
+    approval_id = listed.split('data-approval="')[1].split('"')[0]
+    refused = otto.post(f"/operator/approvals/{approval_id}/approve", data={"csrf_token": CSRF})
+    assert refused.status_code == 409
+    assert said in html.unescape(refused.get_data(as_text=True))
+    assert (_balance(app, pat, "chips"), audit_size(app)) == (held, size)
+    waiting = otto.get("/operator/approvals").get_data(as_text=True)
+    assert f'data-approval="{approval_id}"' in waiting
+    rejected = otto.post(
+        f"/operator/approvals/{approval_id}/reject",
+        data={"csrf_token": CSRF, "note": "olga left"},
+        follow_redirects=True,
+    )
+    assert rejected.status_code == 200
+    assert f'data-approval="{approval_id}"' not in otto.get("/operator/approvals").get_data(
+        as_text=True
+    )
+    assert _balance(app, pat, "chips") == held
