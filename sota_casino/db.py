@@ -46,7 +46,9 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm import sessionmaker
 
 from .config import SettingsError
+from .database import SQLITE_LOWER
 from .database import dump_json
+from .database import sqlite_lower
 from .services.tx import ONE_READ
 from .services.tx import READ_ONLY
 from .services.tx import UNHURRIED
@@ -580,6 +582,8 @@ def _sqlite_transactions(engine: Engine, wait: float) -> None:
         # run lost 34 of 142 so).
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.close()
+        # Every letter lower-cased as PostgreSQL's lower() does (SQLite's knows only ASCII's).
+        dbapi_connection.create_function(SQLITE_LOWER, 1, sqlite_lower, deterministic=True)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:

@@ -71,6 +71,7 @@ from ..core.errors import Conflict
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.marks import N_
+from ..database import contains_ignoring_case
 from ..models import AuditCheckpoint
 from ..models import AuditEntry
 from ..models import AuditHead
@@ -595,10 +596,12 @@ def _filtered(
         )
     )
     if text:
-        # As typed: the log's own words hold underscores (client_seed, seed_pair.rotated), which
-        # a bare LIKE would read as any character, and dropping them would find nothing.
+        # As typed, letter case aside (as a search box finds words): the log's own words hold
+        # underscores (client_seed, seed_pair.rotated), which a bare LIKE would read as any
+        # character, and dropping them would find nothing.
         columns = (AuditEntry.data, AuditEntry.action, AuditEntry.subject, AuditEntry.actor)
-        query = query.where(or_(*(column.contains(text, autoescape=True) for column in columns)))
+        dialect = connection.dialect.name
+        query = query.where(or_(*(contains_ignoring_case(c, text, dialect) for c in columns)))
     return query
 
 

@@ -301,7 +301,9 @@ class AuditQuery(Dated):
     action: AuditFilter = absent("action prefix, e.g. money.")
     actor: AuditFilter = absent("e.g. user:7 or system")
     subject: AuditFilter = absent("e.g. user:7, round:12, table:casino_war")
-    text: AuditFilter = absent("free text in the action, actor, subject or data")
+    text: AuditFilter = absent(
+        "free text in the action, actor, subject or data, as typed but in any letter case"
+    )
 
 
 class CheckpointsQuery(Page):

@@ -643,6 +643,30 @@ def test_free_text_finds_words_with_underscores_and_percent_signs_as_typed(
     assert found("test_filler") == []
 
 
+def test_free_text_ignores_letter_case_alike_on_both_databases(session: Session) -> None:
+    """A search box finds a word however its letters are capitalised, in the log's data and in
+    its action, subject and actor, for the letters of every language the console speaks (ä, ø,
+    ç), and still takes an underscore and a percent sign as themselves."""
+    notes = ("Jackpot Refund", "ÄÄNESTYS", "Ærlig gevinst", "ação Especial", "100% Bonus_A")
+    with session.begin():
+        for note in notes:
+            audit.record(session, actor="system", action="test.Filler", data={"note": note})
+        audit.record(session, actor="system", action="test.filler", subject="Table:X", data={})
+
+    def found(text: str) -> list[str]:
+        page = audit.entries(session, text=text, order="oldest")
+        return [e["data"].get("note", e["subject"]) for e in page.entries]
+
+    assert found("jackpot refund") == found("JACKPOT REFUND") == ["Jackpot Refund"]
+    assert found("äänestys") == found("ÄäNeStYs") == ["ÄÄNESTYS"]
+    assert found("ærlig") == found("ÆRLIG") == ["Ærlig gevinst"]
+    assert found("AÇÃO") == ["ação Especial"]
+    assert found("% BONUS_a") == ["100% Bonus_A"]
+    assert found("% bonusXa") == found("100 %") == []
+    assert found("TABLE:x") == ["Table:X"]
+    assert len(found("TEST.FILLER")) == len(notes) + 1  # the action, whatever its case
+
+
 @pytest.mark.parametrize(
     "cursor", [{"after_seq": MAX_ID - 1}, {"from_seq": MAX_ID, "order": "oldest"}]
 )
