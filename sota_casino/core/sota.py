@@ -943,8 +943,11 @@ def play_game(
         pending = waiting.pending
     if pending is None and table.moves_used < len(choices):
         raise InvalidAction(
-            N_("the game ended after %(made)s moves; %(given)s were given"),
-            params={"made": table.moves_used, "given": len(choices)},
+            Nn_(
+                "the game ended after %(num)s move; moves sent: %(given)s",
+                "the game ended after %(num)s moves; moves sent: %(given)s",
+            ),
+            params={"num": table.moves_used, "given": len(choices)},
         )
     return GameResult(
         status=SETTLED if pending is None else AWAITING_MOVE,

@@ -58,9 +58,11 @@ NOTE_ORIGIN: Final = "sota-casino/audit-log"
 NOT_LOGGED_RETRY: Final = 1
 #: Why an anchor is pending: its entry is not in the log yet, or no signed checkpoint covers it.
 NOT_LOGGED: Final = N_("the log holds no %(action)s entry of %(subject)s yet; ask again shortly")
-NOT_COVERED: Final = N_(
-    "entry %(seq)s is not in a signed checkpoint yet (the latest covers %(size)s entries); ask "
-    "again in %(wait)s s"
+NOT_COVERED: Final = Nn_(
+    "entry %(seq)s is not in a signed checkpoint yet (the latest covers %(num)s entry); ask "
+    "again in %(wait)s s",
+    "entry %(seq)s is not in a signed checkpoint yet (the latest covers %(num)s entries); ask "
+    "again in %(wait)s s",
 )
 
 #: A wanted anchor: what it anchors, and its entry's action, subject and occurrence (``None``:
@@ -264,7 +266,7 @@ def _anchor_set(
     covered = [(of, row) for of, row in located if row.seq <= size]
     for of, row in located:
         if row.seq > size:
-            uncovered: dict[str, object] = {"seq": row.seq, "size": size, "wait": wait}
+            uncovered: dict[str, object] = {"seq": row.seq, "num": size, "wait": wait}
             pending.append(_pending(of, (NOT_COVERED, uncovered), wait))
     seqs = {row.seq for _, row in covered}
     proofs = audit.inclusion_proofs(session, seqs, size) if seqs else {}
@@ -282,11 +284,16 @@ def _anchor_set(
 
 
 #: A pending anchor as the API lists it, and why, as a message id and its params.
-Pending = tuple[PendingAnchor, tuple[str, dict[str, object]]]
+#: Why an anchor is pending: a message id (or a plural's pair of them, counting ``num``) and
+#: its params.
+Why = tuple[str | tuple[str, str], dict[str, object]]
+Pending = tuple[PendingAnchor, Why]
 
 
-def _pending(of: Mapping[str, Any], why: tuple[str, dict[str, object]], wait: int) -> Pending:
+def _pending(of: Mapping[str, Any], why: Why, wait: int) -> Pending:
     message, params = why
+    if isinstance(message, tuple):
+        message = message[1] if params.get("num") != 1 else message[0]
     return PendingAnchor(of=_of(of), reason=message % params, retry_after=wait), why
 
 

@@ -103,6 +103,16 @@ def decimal(value: float | Fraction | Decimal, digits: int = 2) -> str:
     return _signed(rounded, False, format_decimal(abs(rounded), pattern, locale=select_locale()))
 
 
+def decimal_count(value: float | Fraction | Decimal, digits: int = 2) -> int:
+    """Return the count that picks the plural form (for ``ngettext``) of ``value`` as
+    :func:`decimal` writes it: "1.027 antes" is plural in English, singular in Portuguese."""
+    if not isinstance(value, Decimal):
+        ratio = Fraction(value)
+        value = Decimal(ratio.numerator) / ratio.denominator
+    rounded = abs(value.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN))
+    return plural_count(rounded, int(rounded))
+
+
 def interval(
     low: float | Fraction | Decimal, high: float | Fraction | Decimal, as_percent: bool = False
 ) -> str:
@@ -295,7 +305,7 @@ def _with_unit(message: str, num: int) -> str:
 
 def init_app(app: Flask) -> None:
     """Register the filters on ``app`` (and ``chip_count``, for plurals written in templates)."""
-    app.jinja_env.globals.update(chip_count=chip_count)
+    app.jinja_env.globals.update(chip_count=chip_count, decimal_count=decimal_count)
     app.jinja_env.filters.update(
         chips=chips,
         percent=percent,

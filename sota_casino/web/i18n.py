@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Callable
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Final
 from typing import cast
 
@@ -168,7 +169,7 @@ def gettext_counting(message: str, counts: tuple[str, ...], **params: object) ->
     return counted(catalogue(select_locale()).gettext(message), *counts) % params
 
 
-def plural_count(value: float, whole: int) -> int:
+def plural_count(value: float | Decimal, whole: int) -> int:
     """Return an integer that takes the same plural form as ``value`` in this language.
 
     gettext chooses forms by an integer; "1.50 chips" is plural in English but singular in

@@ -21,6 +21,7 @@ from sota_casino.core import audit_chain
 from sota_casino.core import fairness
 from sota_casino.core import merkle
 from sota_casino.core.errors import Conflict
+from sota_casino.core.errors import NotYetAnchored
 from sota_casino.core.fairness import new_signing_key
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
@@ -31,6 +32,7 @@ from sota_casino.services import checks
 from sota_casino.services import fairness as fairness_service
 from sota_casino.services import player_keys
 from sota_casino.services import rounds
+from sota_casino.services import transparency
 from sota_casino.services.results import to_json
 
 
@@ -983,3 +985,24 @@ def test_an_honest_log_of_both_games_prisoners_moves_and_rotations_passes_every_
     assert _step(session, whole=True)["ok"]
     code, report = _offline_check(app, session, tmp_path)
     assert code == 0, report
+
+
+@pytest.mark.parametrize("covered", [1, 2])
+def test_an_entry_past_the_latest_checkpoint_is_refused_counting_the_entries_it_covers(
+    session: Session, covered: int
+) -> None:
+    """The refusal says how many entries the latest checkpoint covers, in that count's plural
+    form (the count its ``num``)."""
+    for n in range(covered):
+        with session.begin():
+            audit.record(session, actor="system", action="test.filler", subject=f"s:{n}", data={})
+    audit.flush(session)
+    assert audit.checkpoint(session, actor=None)["document"]["size"] == covered
+    with session.begin():
+        audit.record(session, actor="system", action="test.late", subject="s:late", data={})
+    audit.flush(session)
+    with session.begin(), pytest.raises(NotYetAnchored) as refused:
+        transparency.anchor_of(session, "test.late", "s:late")
+    entries = "1 entry" if covered == 1 else f"{covered} entries"
+    assert f"(the latest covers {entries})" in str(refused.value)
+    assert refused.value.plural and refused.value.params["num"] == covered

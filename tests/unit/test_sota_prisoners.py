@@ -109,6 +109,18 @@ def test_moves_after_the_game_ended_are_refused() -> None:
         play(DECK, choices=[*moves, ["AC"]], max_tricks=60, **PRISONERS)
 
 
+@pytest.mark.parametrize(("max_tricks", "ended"), [(6, "1 move"), (7, "2 moves")])
+def test_moves_after_the_game_ended_are_refused_counting_the_moves_made(
+    max_tricks: int, ended: str
+) -> None:
+    """The refusal counts the moves made with their plural form, the count its ``num``."""
+    _, moves = play_out(DECK, max_tricks=max_tricks, **PRISONERS)
+    with pytest.raises(InvalidAction) as refused:
+        play(DECK, choices=[*moves, ["AC"]], max_tricks=max_tricks, **PRISONERS)
+    assert str(refused.value) == f"the game ended after {ended}; moves sent: {len(moves) + 1}"
+    assert refused.value.plural and refused.value.params["num"] == len(moves)
+
+
 @pytest.mark.parametrize(
     ("move", "message"),
     [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from operator_support import db
 from web_support import post_form
 
 from sota_casino.locations import TRANSLATIONS
+from sota_casino.models import CheckRun
 from sota_casino.services import accounts
 from sota_casino.services import approvals
 from sota_casino.services import money
@@ -396,3 +399,74 @@ def test_a_sota_game_s_outcome_names_the_same_side_on_the_history_and_the_consol
     assert set(on_console.values()) <= to_player.keys(), on_console
     assert on_history == {id_: to_player[said] for id_, said in on_console.items()}
     assert words.gettext("You win") in on_history.values()
+
+
+def _ledger_verdict(app: Flask, ok: bool, findings: dict[str, Any]) -> None:
+    """Store a ledger check's verdict as the standing check stores one."""
+    session = db(app)
+    try:
+        with session.begin():
+            session.merge(
+                CheckRun(
+                    name="ledger", ok=ok, size=1, findings=findings, checked_at=datetime.now(UTC)
+                )
+            )
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "transfers", "accounts", "said"),
+    [
+        ("en", 1, 1, "1 transfer over 1 account: every transfer"),
+        ("en", 1_234, 2, "1,234 transfers over 2 accounts: every transfer"),
+        ("fi", 1, 1, "1 siirto 1 tilillä: jokainen siirto"),
+        ("fi", 3, 5, "3 siirtoa 5 tilillä: jokainen siirto"),
+        ("nb", 1, 2, "1 overføring over 2 kontoer: hver overføring"),
+        ("pt", 2, 1, "2 transferências em 1 conta: toda transferência"),
+    ],
+)
+def test_the_ledger_check_counts_its_transfers_and_accounts_in_their_plural_forms(
+    app: Flask, language: str, transfers: int, accounts: int, said: str
+) -> None:
+    _ledger_verdict(app, True, {"transfers": transfers, "accounts": accounts})
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", language)
+    text = html.unescape(page.get("/operator/ledger").get_data(as_text=True))
+    assert said in text.replace("\xa0", " ")
+
+
+@pytest.mark.parametrize(
+    ("language", "more", "said"),
+    [
+        ("en", 1, "… and 1 more problem."),
+        ("en", 2, "… and 2 more problems."),
+        ("fi", 1, "… ja 1 muu ongelma."),
+        ("fi", 3, "… ja 3 muuta ongelmaa."),
+    ],
+)
+def test_the_ledger_check_counts_the_problems_it_does_not_list(
+    app: Flask, language: str, more: int, said: str
+) -> None:
+    _ledger_verdict(app, False, {"problems": ["one"], "problem_count": 1 + more})
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", language)
+    text = html.unescape(page.get("/operator/ledger").get_data(as_text=True))
+    assert said in text.replace("\xa0", " ")
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        ("en", "Free text is searched 100,000 entries a page"),
+        ("fi", "Vapaata tekstiä haetaan 100 000 merkinnästä sivua kohden"),
+        ("pt", "O texto livre é procurado em 100.000 entradas por página"),
+    ],
+)
+def test_the_audit_search_says_its_window_as_the_page_writes_numbers(
+    app: Flask, language: str, said: str
+) -> None:
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", language)
+    text = html.unescape(page.get("/operator/audit?text=jackpot").get_data(as_text=True))
+    assert said in text.replace("\xa0", " ").replace("\u202f", " ")

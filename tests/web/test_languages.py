@@ -1571,3 +1571,24 @@ def test_a_refusal_of_hand_made_values_reads_in_the_language_asked_for(
         shown[language] = reach(app, app.test_client(), language)
     assert english in shown["en"], shown["en"]
     assert shown["fi"] != shown["en"] and english not in shown["fi"], shown["fi"]
+
+
+#: The words a message counts: a count before one of them ("%(made)s moves") takes its plural
+#: form from the count, so the message must be a plural one (ngettext, Nn_).
+COUNTED_WORDS = (
+    "accounts|antes|cards|entries|games|moves|problems|rounds|seats|tie bets|transfers|tricks"
+)
+#: Messages that count in a plain message on purpose: a worked example whose counts are fixed,
+#: each above one.
+COUNTED_ON_PURPOSE = {
+    "Your queen beats the dealer's five: you take all %(pot)s cards and put them under your "
+    "pile. You now hold %(yours)s cards and the dealer %(theirs)s.",
+}
+
+
+def test_every_message_that_counts_things_takes_its_plural_form_from_the_count() -> None:
+    """A count in a plain message reads "1 moves" in English, and wrong in every language
+    whose forms differ: "the game ended after %(made)s moves" must be a plural message."""
+    counting = re.compile(rf"%\(\w+\)s (?:more\b|(?:{COUNTED_WORDS})\b)")
+    plain = [m for m in extracted_messages() if isinstance(m, str) and counting.search(m)]
+    assert sorted(set(plain) - COUNTED_ON_PURPOSE) == []

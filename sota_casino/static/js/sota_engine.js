@@ -560,7 +560,8 @@
       pending = error.pending;
     }
     if (pending === null && game.movesUsed < moves.length) {
-      throw new Error("the game ended after " + game.movesUsed + " moves; " + moves.length + " were given");
+      const made = game.movesUsed + (game.movesUsed === 1 ? " move" : " moves");
+      throw new Error("the game ended after " + made + "; moves sent: " + moves.length);
     }
     return {
       status: pending === null ? "settled" : "awaiting_move",

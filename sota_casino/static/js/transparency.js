@@ -534,8 +534,9 @@
       && data.server_seed === reveal.server_seed && data.rounds === reveal.rounds && entry.actor === ["user", reveal.user_id].join(":");
     const where = inCheckpoint(entry.seq, anchor.checkpoint_size);
     if (!result.reveal && data.rounds !== reveal.rounds) {
-      result.problems.push(gettext("the log recorded %(logged)s rounds when the pair was revealed, the reveal says %(rounds)s (%(where)s)",
-        { logged: data.rounds, rounds: reveal.rounds, where }));
+      result.problems.push(ngettext("the log recorded %(num)s round when the pair was revealed, the reveal says %(rounds)s (%(where)s)",
+        "the log recorded %(num)s rounds when the pair was revealed, the reveal says %(rounds)s (%(where)s)",
+        Number(data.rounds), { num: data.rounds, rounds: reveal.rounds, where }));
     } else if (!result.reveal) {
       result.problems.push(gettext("the log recorded another reveal of this pair (%(where)s)", { where }));
     }

@@ -222,8 +222,9 @@
     const tricks = Array.isArray(signed.tricks) ? signed.tricks : [];
     for (let i = 0; i < Math.max(tricks.length, replayed.tricks.length); i++) {
       if (canonicalJson(tricks[i] === undefined ? null : tricks[i]) !== canonicalJson(replayed.tricks[i] === undefined ? null : replayed.tricks[i])) {
-        return gettext("trick %(trick)s differs from the replay (the receipt has %(signed)s tricks, the replay %(replayed)s)",
-          { trick: i + 1, signed: tricks.length, replayed: replayed.tricks.length });
+        return ngettext("trick %(trick)s differs from the replay (the receipt has %(num)s trick, the replay %(replayed)s)",
+          "trick %(trick)s differs from the replay (the receipt has %(num)s tricks, the replay %(replayed)s)",
+          tricks.length, { trick: i + 1, replayed: replayed.tricks.length });
       }
     }
     return null;
@@ -547,7 +548,7 @@
   /* `first` (some of `count` numbers), and how many more. */
   function firstAndMore(first, count) {
     return count > first.length
-      ? gettext("%(first)s and %(more)s more", { first: first.join(", "), more: count - first.length })
+      ? ngettext("%(first)s and %(num)s more", "%(first)s and %(num)s more", count - first.length, { first: first.join(", ") })
       : first.join(", ");
   }
 
