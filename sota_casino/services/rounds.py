@@ -39,6 +39,7 @@ from ..core.errors import NotFound
 from ..core.errors import RoundSettled
 from ..core.errors import RulesChanged
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..database import EncodedJson
 from ..models import Round
 from ..models import SeedPair
@@ -722,6 +723,22 @@ def _settle_sota(
     )
 
 
+def stake_refusal(low: int, high: int) -> InvalidBet:
+    """The refusal of a stake outside the table's limits (whole sweets): a range, or the one
+    stake of a table whose limits are equal (never "from 1 to 1")."""
+    if low == high:
+        return InvalidBet(
+            Nn_("stake must be %(num)s sweet", "stake must be %(num)s sweets"),
+            params={"num": low},
+            field="stake",
+        )
+    return InvalidBet(
+        N_("stake must be a whole number of sweets from %(low)s to %(high)s"),
+        params={"low": low, "high": high},
+        field="stake",
+    )
+
+
 @idempotency.idempotent("sota.game", SotaGame)
 def play_sota(
     session: Session,
@@ -739,11 +756,7 @@ def play_sota(
     """
     table = _lock_player(session, user_id, "sota")
     if type(stake) is not int or not table["min_stake"] <= stake <= table["max_stake"]:
-        raise InvalidBet(
-            N_("stake must be a whole number of sweets from %(low)s to %(high)s"),
-            params={"low": table["min_stake"], "high": table["max_stake"]},
-            field="stake",
-        )
+        raise stake_refusal(table["min_stake"], table["max_stake"])
     game_rules = _sota_rules(table, rules, preset)
     round_ = _open_round(
         session,

@@ -40,6 +40,7 @@ from .errors import invalid_fields
 from .errors import refusal_headers
 from .errors import status_of
 from .format import chips
+from .format import chips_text
 from .format import plural
 from .i18n import error_message
 from .i18n import gettext
@@ -118,6 +119,7 @@ def _render_table(round_: CasinoWarRound | None, error: CasinoError | None = Non
         error=error_message(error) if error else None,
         invalid=invalid_fields(error) if error else None,
         low_balance=current_app.config["LOW_BALANCE_CHIPS"],
+        limits=limit_words(rules),
     )
 
 
@@ -205,19 +207,59 @@ def _short_of_chips(error: InsufficientFunds, message: str) -> InsufficientFunds
     return InsufficientFunds(message, params={**amounts, "low": plural(low, "chip")})
 
 
+#: What refuses an ante or a tie bet outside the table's limits, by field: a range, or the one
+#: amount of a table whose limits are equal (never "from 1 to 1 whole chips").
+LIMIT_REFUSALS: Final = {
+    "bet": (
+        N_("The ante must be from %(low)s to %(high)s whole chips."),
+        N_("The ante must be %(amount)s."),
+    ),
+    "tie_bet": (
+        N_("The tie bet must be 0 or from %(low)s to %(high)s whole chips."),
+        N_("The tie bet must be 0 or %(amount)s."),
+    ),
+}
+
+
+def _limit_refusal(field: str, low: int, high: int) -> tuple[str, dict[str, str]]:
+    """The refusal of a ``field`` outside the limits (hundredths of a chip), and its params."""
+    in_range, one_amount = LIMIT_REFUSALS[field]
+    if low == high:
+        return one_amount, {"amount": chips_text(low)}
+    return in_range, {"low": chips(low), "high": chips(high)}
+
+
+def limit_words(rules: dict[str, Any]) -> dict[str, str]:
+    """What the table says of its ante limits, in the page's language: its header, the ante's
+    help, and the refusals of an ante or a tie bet outside them. A table whose limits are
+    equal names its one amount ("Bet: 1 chip"), not a range of it ("Bets 1–1 chips")."""
+    low, high = rules["min_bet"], rules["max_bet"]
+    words = {}
+    for field in LIMIT_REFUSALS:
+        message, params = _limit_refusal(field, low, high)
+        words[field] = gettext(message, **params)
+    if low == high:
+        amount = chips_text(low)
+        words["header"] = gettext("Bet: %(amount)s", amount=amount)
+        words["help"] = gettext("The ante is %(amount)s at this table.", amount=amount)
+    else:
+        words["header"] = gettext("Bets %(low)s–%(high)s chips", low=chips(low), high=chips(high))
+        words["help"] = gettext(
+            "Whole chips from %(low)s to %(high)s.", low=chips(low), high=chips(high)
+        )
+    return words
+
+
 def _outside_limits(error: InvalidBet) -> InvalidBet:
     """Say the table's limits in chips (the services count in hundredths)."""
     low, high = error.details.get("min_bet"), error.details.get("max_bet")
     if not isinstance(low, int) or not isinstance(high, int):
         return error  # not about the limits: its own words stand
-    limits = {"low": chips(low), "high": chips(high)}
-    if error.details.get("field") == "tie_bet":
-        if not error.details["tie_payout"]:
-            return InvalidBet(N_("This table offers no tie bet; leave it at 0."), field="tie_bet")
-        message = N_("The tie bet must be 0 or from %(low)s to %(high)s whole chips.")
-        return InvalidBet(message, params=limits, field="tie_bet")
-    message = N_("The ante must be from %(low)s to %(high)s whole chips.")
-    return InvalidBet(message, params=limits, field="bet")
+    field = "tie_bet" if error.details.get("field") == "tie_bet" else "bet"
+    if field == "tie_bet" and not error.details["tie_payout"]:
+        return InvalidBet(N_("This table offers no tie bet; leave it at 0."), field="tie_bet")
+    message, params = _limit_refusal(field, low, high)
+    return InvalidBet(message, params=params, field=field)
 
 
 @bp.post("/rounds")

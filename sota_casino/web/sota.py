@@ -34,6 +34,8 @@ from .errors import back_url
 from .errors import handle_casino_error
 from .errors import status_of
 from .format import plural
+from .format import sweets_text
+from .i18n import error_message
 from .i18n import gettext
 from .i18n import in_words
 from .inputs import form_key
@@ -340,6 +342,20 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     return handle_casino_error(error)
 
 
+def stake_words(table: dict[str, Any]) -> dict[str, str]:
+    """What the table says of its stake limits, in the page's language: the stake's help, and
+    the refusal of another stake (the service's). A table whose limits are equal names its one
+    stake ("The stake is 1 sweet"), not a range of it ("from 1 to 1")."""
+    low, high = table["min_stake"], table["max_stake"]
+    if low == high:
+        shown = gettext("The stake is %(amount)s at this table.", amount=sweets_text(low))
+    else:
+        shown = gettext(
+            "Whole sweets from %(min_stake)s to %(max_stake)s.", min_stake=low, max_stake=high
+        )
+    return {"help": shown, "refusal": error_message(rounds.stake_refusal(low, high))}
+
+
 @bp.get("")
 @player_page
 def table() -> ResponseReturnValue:
@@ -350,7 +366,8 @@ def table() -> ResponseReturnValue:
         "sota/table.html",
         typed=typed,
         refused_field=typed.get("field"),
-        table=settings.table_rules(db, TABLE),
+        table=(rules := settings.table_rules(db, TABLE)),
+        stake_words=stake_words(rules),
         balances=money.balances(db, g.user.id),
         rule_help=RULE_HELP,
         number_help=NUMBER_HELP,

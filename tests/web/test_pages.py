@@ -23,6 +23,7 @@ from web_support import post_form
 from web_support import register_page
 
 from sota_casino.services import money
+from sota_casino.services import settings
 from sota_casino.verify.build import build
 
 
@@ -697,3 +698,73 @@ def test_the_verifier_downloads_with_the_digest_the_page_shows(client: FlaskClie
         body = response.get_data()
     assert digest and hashlib.sha256(body).hexdigest() == digest.group(1)
     assert body == build()  # the zipapp of these very sources, rebuilt: the same bytes
+
+
+# --- tables whose limits are equal ----------------------------------------------------------------
+
+
+def _one_amount_tables(app: Flask) -> None:
+    """Both tables take one amount only: an ante of 1 chip, a stake of 1 sweet."""
+    olga = add_user(app, "olga", "operator")
+    session = db(app)
+    try:
+        settings.update_table(session, olga, "casino_war", {"min_bet": 100, "max_bet": 100})
+        settings.update_table(session, olga, "sota", {"min_stake": 1, "max_stake": 1})
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        ("en", ["Bet: 1 chip", "The ante is 1 chip at this table.", "The ante must be 1 chip."]),
+        ("fi", ["Panos: 1 pelimerkki", "Panos on tässä pöydässä 1 pelimerkki."]),
+        ("nb", ["Innsats: 1 sjetong", "Anten er 1 sjetong ved dette bordet."]),
+        ("pt", ["Aposta: 1 ficha", "A aposta inicial nesta mesa é 1 ficha."]),
+    ],
+)
+def test_a_casino_war_table_whose_limits_are_equal_names_its_one_bet(
+    app: Flask, player: FlaskClient, language: str, said: list[str]
+) -> None:
+    """Limits of 1 and 1 read "Bet: 1 chip", not "Bets 1–1 chips", and so does every word of
+    the page on the ante: its help, and the refusal of another amount."""
+    _one_amount_tables(app)
+    player.set_cookie("lang", language)
+    page = text(player.get("/casino-war")).replace("\xa0", " ")
+    assert not re.search(r"1–1(?!\d)|from 1 to 1(?!\d)", page)
+    for words in said:
+        assert words in page, words
+    if language == "en":
+        refused = refused_bet(player, {"bet": "2"}).replace("\xa0", " ")
+        assert "The ante must be 1 chip." in refused and "from 1 to 1" not in refused
+        tie = refused_bet(player, {"bet": "1", "tie_bet": "2"}).replace("\xa0", " ")
+        assert "The tie bet must be 0 or 1 chip." in tie
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        ("en", ["The stake is 1 sweet at this table.", "Stake must be 1 sweet"]),
+        ("fi", ["Panos on tässä pöydässä 1 karkki.", "Panoksen on oltava 1 karkki"]),
+        ("nb", ["Innsatsen er 1 godteri ved dette bordet."]),
+        ("pt", ["A aposta nesta mesa é 1 bala."]),
+    ],
+)
+def test_a_sota_table_whose_limits_are_equal_names_its_one_stake(
+    app: Flask, player: FlaskClient, language: str, said: list[str]
+) -> None:
+    _one_amount_tables(app)
+    player.set_cookie("lang", language)
+    page = text(player.get("/sota")).replace("\xa0", " ")
+    assert not re.search(r"1–1(?!\d)|from 1 to 1(?!\d)", page)
+    for words in said:
+        assert words in page, words
+    rules = text(player.get("/rules/sota")).replace("\xa0", " ")
+    assert not re.search(r"1–1(?!\d)|from 1 to 1(?!\d)", rules)
+    if language == "en":
+        assert "At this table now: a stake of 1 sweet" in rules
+        table = {"Referer": "http://localhost/sota"}
+        refused = post_form(
+            player, "/sota/games", {"stake": "2", "preset": "nordic"}, headers=table
+        )
+        assert "stake must be 1 sweet" in follow(player, refused).replace("\xa0", " ")

@@ -282,14 +282,22 @@
         return gettext("The table's rules changed since this page was shown, so your bet was not placed: look at the new rules before you bet.");
       }
       if (error.code === "invalid_bet" || error.code === "invalid_input") {
-        const limits = { low: chips(Number(table.dataset.minBet)), high: chips(Number(table.dataset.maxBet)) };
+        const low = Number(table.dataset.minBet);
+        const high = Number(table.dataset.maxBet);
+        const limits = { low: chips(low), high: chips(high), amount: chipsText(low) };
+        const one = low === high; // a table of one amount names it, not a range (casino_war.py)
         const field = error.field || "";
         if (/tie_bet/.test(error.message) || field === "tie_bet") {
-          return tiePayout
-            ? gettext("The tie bet must be 0 or from %(low)s to %(high)s whole chips.", limits)
-            : gettext("This table offers no tie bet; leave it at 0.");
+          if (!tiePayout) return gettext("This table offers no tie bet; leave it at 0.");
+          return one
+            ? gettext("The tie bet must be 0 or %(amount)s.", limits)
+            : gettext("The tie bet must be 0 or from %(low)s to %(high)s whole chips.", limits);
         }
-        if (/^bet\b/.test(error.message)) return gettext("The ante must be from %(low)s to %(high)s whole chips.", limits);
+        if (/^bet\b/.test(error.message)) {
+          return one
+            ? gettext("The ante must be %(amount)s.", limits)
+            : gettext("The ante must be from %(low)s to %(high)s whole chips.", limits);
+        }
       }
       return sentence(error.message);
     }
