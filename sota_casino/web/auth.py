@@ -26,6 +26,7 @@ from .i18n import COOKIE
 from .i18n import LANGUAGES
 from .i18n import PICKED
 from .i18n import error_message
+from .i18n import flash_words
 from .i18n import gettext
 from .security import client_address
 from .security import home_url
@@ -102,12 +103,11 @@ def register_post() -> ResponseReturnValue:
         locale=chosen if chosen in LANGUAGES else None,
     )
     log_in(user.id)
-    flash(
-        gettext(
-            "Welcome to the table, %(name)s! Your sign-up chips and sweets are in.",
-            name=user.username,
-        ),
+    # Left by its id: the lobby may be read in a language picked meanwhile.
+    flash_words(
+        N_("Welcome to the table, %(name)s! Your sign-up chips and sweets are in."),
         "ok",
+        name=user.username,
     )
     return redirect(url_for("lobby.lobby"), code=303)
 

@@ -31,6 +31,7 @@ from babel.support import Translations
 from flask import Blueprint
 from flask import Flask
 from flask import current_app
+from flask import flash
 from flask import g
 from flask import has_request_context
 from flask import redirect
@@ -257,6 +258,29 @@ def in_words(error: InvalidRules, titles: Mapping[str, str]) -> InvalidRules:
     return worded
 
 
+# --- messages left for the next page --------------------------------------------------------------
+
+#: The key of a message left for the next page by its id (:func:`flash_words`).
+FLASHED_ID: Final = "message_id"
+
+
+def flash_words(message: str, category: str, **params: str) -> None:
+    """Leave ``message`` (an id, its ``%(name)s`` params given) for the next page to show,
+    translated as that page is drawn: in the language it is read in, which the player may have
+    changed since (a flash of text keeps the language of the request that left it)."""
+    # Flask types the message as text but keeps whatever the session's cookie can hold.
+    flash(cast(str, {FLASHED_ID: message, "params": params}), category)
+
+
+def flashed_text(message: object) -> str:
+    """A message left for this page, in its language: one left by its id is translated now;
+    one left as text (already in words) stays."""
+    if isinstance(message, Mapping) and isinstance(message.get(FLASHED_ID), str):
+        params = message.get("params")
+        return gettext(message[FLASHED_ID], **(params if isinstance(params, Mapping) else {}))
+    return str(message)
+
+
 # --- the scripts' strings -------------------------------------------------------------------------
 
 
@@ -408,6 +432,7 @@ def init_app(app: Flask) -> None:
 
     app.jinja_env.globals["ngettext"] = ngettext_counting
     app.jinja_env.filters["sentence"] = sentence_text
+    app.jinja_env.filters["flashed"] = flashed_text
     app.jinja_env.globals.update(
         current_locale=select_locale,
         languages=LANGUAGES,

@@ -1153,6 +1153,22 @@ def test_the_welcome_after_sign_up_reads_in_the_language_picked_on_the_sign_up_p
     assert welcome in html.unescape(lobby)
 
 
+def test_the_welcome_reads_in_the_language_of_the_page_that_shows_it(client: FlaskClient) -> None:
+    """The welcome waits for the next page: a player who signs up in Finnish (the browser's
+    language) and picks Norwegian before the lobby is drawn reads it in Norwegian, as the lobby
+    around it, not in the Finnish it was left in."""
+    finnish = {"Accept-Language": "fi"}
+    client.get("/auth/register", headers=finnish)
+    form = {"username": "aino", "password": PASSWORD, "confirm": PASSWORD}
+    signed_up = post_form(client, "/auth/register", form, headers=finnish)
+    assert signed_up.status_code == 303
+    picked = post_form(client, "/language", {"locale": "nb", "next": signed_up.location})
+    lobby = client.get(picked.location).get_data(as_text=True)
+    assert '<html lang="nb">' in lobby
+    assert "Velkommen til bordet, aino!" in html.unescape(lobby)
+    assert "Tervetuloa" not in lobby
+
+
 @pytest.mark.parametrize("language", sorted(LANGUAGES))
 def test_the_prompt_to_log_in_reads_in_the_visitors_language(
     client: FlaskClient, language: str
