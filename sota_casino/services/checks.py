@@ -297,6 +297,8 @@ def _run_ledger(session: Session, row: CheckRun, owner: str, whole: bool) -> boo
         "reason": report.problems[0] if report.problems else None,
         "findings": {
             "problems": report.problems[:100],
+            # The same problems as message ids and params, for the console's words.
+            "found": [problem.to_json() for problem in report.found[:100]],
             "problem_count": len(report.problems),
             "transfers": report.transfers,
             "accounts": report.accounts,

@@ -17,6 +17,7 @@ from datetime import UTC
 from datetime import date
 from datetime import datetime
 from typing import Any
+from typing import Final
 from typing import cast
 
 from sqlalchemy import BigInteger
@@ -312,6 +313,54 @@ def player_balances(session: Session, user_id: int) -> Balances:
     return Balances(**{currency: int(found.get(currency, 0)) for currency in CURRENCIES})
 
 
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A problem the ledger check found: a message id and its params, amounts (the params named
+    in :data:`PROBLEM_AMOUNTS`) in minor units of ``params["currency"]``. Its :meth:`text` is
+    the English of ``flask ledger check`` and the API; the console words it in the operator's
+    language, its amounts as money (web/operator.py)."""
+
+    message: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        return self.message % self.params if self.params else self.message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message": self.message, "params": self.params}
+
+
+#: The params of a :class:`Problem` that are amounts, in minor units of its currency.
+PROBLEM_AMOUNTS: Final = ("held", "posted", "total", "owed", "net", "payout", "staked")
+#: The params of a :class:`Problem` that are amounts the house or the player were given.
+PROBLEM_GIVEN: Final = ("house", "player")
+ACCOUNT_OFF: Final = N_("account %(name)s holds %(held)s but its postings sum to %(posted)s")
+PLAYER_NEGATIVE: Final = N_("player account %(name)s is negative: %(held)s")
+TRANSFER_OFF: Final = N_("transfer %(transfer)s sums to %(total)s, not 0")
+TRANSFER_EMPTY: Final = N_("transfer %(transfer)s has no postings")
+#: A player's escrow (or, ``None``, the shared one of before) against its open rounds, by
+#: currency.
+ESCROW_OFF: Final = {
+    ("player", "chips"): N_(
+        "player %(user)s's chips escrow holds %(held)s but open rounds staked %(owed)s"
+    ),
+    ("player", "sweets"): N_(
+        "player %(user)s's sweets escrow holds %(held)s but open rounds staked %(owed)s"
+    ),
+    ("shared", "chips"): N_(
+        "the shared chips escrow holds %(held)s but open rounds staked %(owed)s"
+    ),
+    ("shared", "sweets"): N_(
+        "the shared sweets escrow holds %(held)s but open rounds staked %(owed)s"
+    ),
+}
+ROUND_ESCROW_OFF: Final = N_("round %(round)s (%(status)s) has %(held)s in escrow, not %(owed)s")
+ROUND_ROW_OFF: Final = N_(
+    "round %(round)s (%(game)s) says net %(net)s (payout %(payout)s, staked %(staked)s) but its "
+    "postings gave the house %(house)s and the player %(player)s"
+)
+
+
 @dataclass(frozen=True)
 class LedgerReport:
     """What ``flask ledger check`` proves, and every problem it found.
@@ -327,6 +376,8 @@ class LedgerReport:
     #: The sums of postings to keep with ``state`` (:func:`keep_sums`): those that moved since
     #: the state checked from, or every one that is not 0 after a whole check.
     sums: Mapping[int, int] = field(default_factory=dict)
+    #: ``problems`` as message ids and params, for words in another language.
+    found: list[Problem] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -386,10 +437,10 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     whole ledger again before believing it.
     """
     start = since or EMPTY_LEDGER
-    problems: list[str] = []
+    problems: list[Problem] = []
     sums: dict[int, int] = {}
     last_posting = start.posting_id
-    for account_id, name, kind, held, before, added, newest in session.execute(
+    for account_id, name, kind, currency, held, before, added, newest in session.execute(
         _accounts_to_look_at(start.posting_id, kept_sums=since is not None)
     ):
         posted = int(before or 0) + int(added or 0)
@@ -397,17 +448,24 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
         if (int(added or 0) if since is not None else posted) != 0:
             sums[account_id] = posted
         last_posting = max(last_posting, newest or 0)
+        of = {"name": name, "currency": currency, "held": held}
         if held != posted:
-            problems.append(f"account {name} holds {held} but its postings sum to {posted}")
+            problems.append(Problem(ACCOUNT_OFF, {**of, "posted": posted}))
         if kind == "player" and held < 0:
-            problems.append(f"player account {name} is negative: {held}")
+            problems.append(Problem(PLAYER_NEGATIVE, of))
     unbalanced = session.execute(
         select(Posting.transfer_id, func.sum(Posting.amount))
         .where(Posting.transfer_id > start.transfer_id, Posting.id <= last_posting)
         .group_by(Posting.transfer_id)
         .having(func.sum(Posting.amount) != 0)
     ).all()
-    problems += [f"transfer {tid} sums to {total}, not 0" for tid, total in unbalanced]
+    currencies = _transfer_currencies(session, [tid for tid, _ in unbalanced])
+    problems += [
+        Problem(
+            TRANSFER_OFF, {"transfer": tid, "total": int(total), "currency": currencies.get(tid)}
+        )
+        for tid, total in unbalanced
+    ]
     last_transfer = (
         session.scalar(select(func.max(Posting.transfer_id)).where(Posting.id <= last_posting))
         or start.transfer_id
@@ -421,17 +479,33 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
             ~exists().where(Posting.transfer_id == Transfer.id),
         )
     ).all()
-    problems += [f"transfer {tid} has no postings" for tid in empty]
+    problems += [Problem(TRANSFER_EMPTY, {"transfer": tid}) for tid in empty]
     problems += _escrow_problems(session)
     touched = None if since is None else _rounds_touched(start.transfer_id, last_transfer)
     problems += _round_escrow_problems(session, touched)
     problems += _round_row_problems(session, touched)
     day_problems, last_day = day_totals.problems(session, None if since is None else since.day)
-    problems += day_problems
+    # A closed day's stored figures (counts, sums and sums of squares of several kinds) are
+    # compared by their names: their sentence is English only.
+    problems += [Problem(problem) for problem in day_problems]
     transfers = session.scalar(select(func.count(Transfer.id))) or 0
     accounts = session.scalar(select(func.count(Account.id))) or 0
     state = LedgerState(last_posting, last_transfer, last_day)
-    return LedgerReport(not problems, problems, transfers, accounts, state, sums)
+    texts = [problem.text() for problem in problems]
+    return LedgerReport(not problems, texts, transfers, accounts, state, sums, problems)
+
+
+def _transfer_currencies(session: Session, transfer_ids: list[int]) -> dict[int, str]:
+    """The currency each of a few transfers moved (the one of its first posting's account)."""
+    if not transfer_ids:
+        return {}
+    rows = session.execute(
+        select(Posting.transfer_id, func.min(Account.currency))
+        .join(Account, Account.id == Posting.account_id)
+        .where(Posting.transfer_id.in_(transfer_ids))
+        .group_by(Posting.transfer_id)
+    )
+    return dict(rows.tuples().all())
 
 
 def _accounts_to_look_at(after_posting: int, *, kept_sums: bool) -> Select[Any]:
@@ -457,7 +531,7 @@ def _accounts_to_look_at(after_posting: int, *, kept_sums: bool) -> Select[Any]:
     kept = LedgerCheckSum.posted if kept_sums else literal(0, BigInteger, literal_execute=True)
     posted = func.coalesce(kept, 0) + func.coalesce(since.c.added, 0)
     query = (
-        select(Account.id, Account.name, Account.kind, Account.balance, kept)
+        select(Account.id, Account.name, Account.kind, Account.currency, Account.balance, kept)
         .add_columns(since.c.added, since.c.newest)
         .outerjoin(since, since.c.account_id == Account.id)
         .where(
@@ -501,7 +575,7 @@ _SUMS_A_STATEMENT = 5_000
 _OPEN = Round.status != literal("settled", literal_execute=True)
 
 
-def _escrow_problems(session: Session) -> list[str]:
+def _escrow_problems(session: Session) -> list[Problem]:
     """Each player's escrow must hold the stakes of its open rounds, and no escrow anything
     else (the one escrow of each currency that came before holds nothing once 0010 ran).
 
@@ -524,8 +598,9 @@ def _escrow_problems(session: Session) -> list[str]:
     )
     problems = []
     for user_id, currency, has, owes in sorted(differ, key=lambda row: (row[0] or 0, row[1])):
-        whose = f"player {user_id}'s" if user_id is not None else "the shared"
-        problems.append(f"{whose} {currency} escrow holds {has} but open rounds staked {owes}")
+        whose = "player" if user_id is not None else "shared"
+        params = {"user": user_id, "currency": currency, "held": int(has), "owed": int(owes)}
+        problems.append(Problem(ESCROW_OFF[whose, currency], params))
     return problems
 
 
@@ -542,7 +617,7 @@ def _rounds_touched(after_transfer: int, upto_transfer: int) -> Any:
     )
 
 
-def _round_escrow_problems(session: Session, rounds: Any | None) -> list[str]:
+def _round_escrow_problems(session: Session, rounds: Any | None) -> list[Problem]:
     """Each open round's escrow must equal its stakes, and each settled round's be zero."""
     escrow_ids = select(Account.id).where(Account.kind == "escrow")
     held_query = (
@@ -551,34 +626,35 @@ def _round_escrow_problems(session: Session, rounds: Any | None) -> list[str]:
         .where(Transfer.round_id.is_not(None), Posting.account_id.in_(escrow_ids))
         .group_by(Transfer.round_id)
     )
-    rounds_query = select(Round.id, Round.status, Round.staked).order_by(Round.id)
+    rounds_query = select(Round.id, Round.status, Round.staked, Round.currency).order_by(Round.id)
     if rounds is not None:
         held_query = held_query.where(Transfer.round_id.in_(rounds))
         rounds_query = rounds_query.where(Round.id.in_(rounds))
     held = dict(session.execute(held_query).tuples().all())
     problems = []
-    for round_id, status, staked in session.execute(rounds_query):
+    for round_id, status, staked, currency in session.execute(rounds_query):
         owed = 0 if status == "settled" else staked
-        if int(held.get(round_id, 0)) != owed:
-            problems.append(
-                f"round {round_id} ({status}) has {held.get(round_id, 0)} in escrow, not {owed}"
-            )
+        has = int(held.get(round_id, 0))
+        if has != owed:
+            params = {"round": round_id, "status": status, "currency": currency}
+            problems.append(Problem(ROUND_ESCROW_OFF, {**params, "held": has, "owed": owed}))
     return problems
 
 
-def _round_row_problems(session: Session, rounds: Any | None) -> list[str]:
+def _round_row_problems(session: Session, rounds: Any | None) -> list[Problem]:
     """Each settled round's row must say what its transfers posted: the house made ``-net``,
     the player ``net``, and ``net`` is the payout less the stakes. The house's reports add up
     these rows, so a row changed behind the database's triggers is named here."""
     house = func.sum(case((Account.kind == "house", Posting.amount), else_=0))
     player = func.sum(case((Account.kind == "player", Posting.amount), else_=0))
     query = (
-        select(Round.id, Round.game, Round.net, Round.payout, Round.staked, house, player)
+        select(Round.id, Round.game, Round.currency, Round.net, Round.payout, Round.staked)
+        .add_columns(house, player)
         .join(Transfer, Transfer.round_id == Round.id)
         .join(Posting, Posting.transfer_id == Transfer.id)
         .join(Account, Account.id == Posting.account_id)
         .where(Round.status == "settled")
-        .group_by(Round.id, Round.game, Round.net, Round.payout, Round.staked)
+        .group_by(Round.id, Round.game, Round.currency, Round.net, Round.payout, Round.staked)
         .having(
             or_(
                 house != -Round.net,
@@ -590,8 +666,8 @@ def _round_row_problems(session: Session, rounds: Any | None) -> list[str]:
     )
     if rounds is not None:
         query = query.where(Round.id.in_(rounds))
+    names = ("round", "game", "currency", "net", "payout", "staked", "house", "player")
     return [
-        f"round {round_id} ({game}) says net {net} (payout {payout}, staked {staked}) but its "
-        f"postings gave the house {house_made} and the player {player_made}"
-        for round_id, game, net, payout, staked, house_made, player_made in session.execute(query)
+        Problem(ROUND_ROW_OFF, dict(zip(names, (*row[:3], *map(int, row[3:])), strict=True)))
+        for row in session.execute(query)
     ]

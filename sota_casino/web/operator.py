@@ -47,6 +47,7 @@ from ..models import ROLES
 from ..services import accounts
 from ..services import audit
 from ..services import checks
+from ..services import ledger
 from ..services import money
 from ..services import reports
 from ..services import settings
@@ -330,6 +331,25 @@ def _result_chart(summary: reports.LedgerSummary, game: str) -> ResultChart:
     return ResultChart(title, caption_id, drawing)
 
 
+def ledger_problems(check: checks.LedgerCheck) -> list[str]:
+    """The ledger check's problems in the operator's language, their amounts as the console
+    shows money (chips with hundredths, sweets whole). A verdict stored before its problems
+    were kept as message ids reads as it was stored (English, minor units)."""
+    found = (check.findings or {}).get("found")
+    if not isinstance(found, list):
+        return list(check.problems)
+    return [_problem_words(problem) for problem in found]
+
+
+def _problem_words(problem: Any) -> str:
+    params = dict(problem.get("params") or {})
+    shown = {"chips": chips_text, "sweets": sweets_text}.get(str(params.get("currency")))
+    for name in (*ledger.PROBLEM_AMOUNTS, *ledger.PROBLEM_GIVEN):
+        if shown is not None and isinstance(params.get(name), int):
+            params[name] = shown(params[name])
+    return gettext(str(problem.get("message", "")), **params)
+
+
 @bp.get("/ledger")
 def ledger_page() -> ResponseReturnValue:
     db = get_session()
@@ -337,7 +357,8 @@ def ledger_page() -> ResponseReturnValue:
     return render_template(
         "operator/ledger.html",
         summary=summary,
-        check=checks.ledger_verdict(db),
+        check=(check := checks.ledger_verdict(db)),
+        problems=ledger_problems(check),
         edge_chart=_edge_chart(summary),
         result_charts={game: _result_chart(summary, game) for game in reports.GAMES},
         math=reports.house_math(db, since=_day_arg("since"), until=_day_arg("until")),

@@ -9,12 +9,14 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from babel.support import Translations
 from flask import Flask
 from operator_support import CSRF
 from operator_support import add_user
 from operator_support import client_as
 from operator_support import db
+from operator_support import run_checks
 from web_support import post_form
 
 from sota_casino.locations import TRANSLATIONS
@@ -470,3 +472,47 @@ def test_the_audit_search_says_its_window_as_the_page_writes_numbers(
     page.set_cookie("lang", language)
     text = html.unescape(page.get("/operator/audit?text=jackpot").get_data(as_text=True))
     assert said in text.replace("\xa0", " ").replace("\u202f", " ")
+
+
+@pytest.mark.tampers
+@pytest.mark.parametrize(
+    ("language", "chips", "sweets"),
+    [
+        (
+            "en",
+            "account player:{pat}:chips holds 1,012.34 chips but its postings sum to ",
+            "1,007 sweets",
+        ),
+        (
+            "fi",
+            "tilillä player:{pat}:chips on 1 012,34 pelimerkkiä, mutta sen kirjausten summa on ",
+            "1 007 karkkia",
+        ),
+    ],
+)
+def test_the_ledger_check_s_problems_show_amounts_as_the_console_does(
+    app: Flask, language: str, chips: str, sweets: str
+) -> None:
+    """A problem the check finds names its amounts as the console's money does, chips with their
+    hundredths, sweets whole, in the operator's language, not in bare minor units."""
+    pat = add_user(app, "pat", "player")
+    session = db(app)
+    try:
+        with session.begin():
+            for name, balance in (
+                (f"player:{pat}:chips", 101_234),
+                (f"player:{pat}:sweets", 1_007),
+            ):
+                session.execute(
+                    sa.text("UPDATE accounts SET balance = :balance WHERE name = :name"),
+                    {"balance": balance, "name": name},
+                )
+    finally:
+        session.close()
+    run_checks(app, whole=True)
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", language)
+    text = html.unescape(page.get("/operator/ledger").get_data(as_text=True))
+    text = text.replace("\xa0", " ").replace("\u202f", " ")
+    assert chips.format(pat=pat) in text
+    assert f"player:{pat}:sweets" in text and sweets in text
