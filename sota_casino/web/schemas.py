@@ -22,6 +22,7 @@ from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import RootModel
 from pydantic import WithJsonSchema
+from pydantic.config import JsonDict
 
 from ..core import casino_war
 from ..core import sota
@@ -137,7 +138,7 @@ class PlayerSigned(Request):
 
 #: A bet names its seed pair and its nonce together, and a signed bet names both (the service
 #: refuses anything else with 422 invalid_input).
-BET_PLACE: Final = {
+BET_PLACE: Final[JsonDict] = {
     "dependentRequired": {"seed_pair_id": ["nonce"], "nonce": ["seed_pair_id"]},
     "if": {"required": ["signature"], "properties": {"signature": {"type": "string"}}},
     "then": {"required": ["seed_pair_id", "nonce"]},
