@@ -6,6 +6,7 @@ alike, on the same bundle."""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import re
@@ -15,10 +16,12 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from bet_signing import played_rules
 from browser_support import sign_up
 from sqlalchemy import select
 
 from sota_casino.core import fairness
+from sota_casino.core import sota
 from sota_casino.models import User
 from sota_casino.services import player_keys
 from sota_casino.services import rounds
@@ -28,6 +31,9 @@ from sota_casino.verify import verify_bundle
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import bundles  # noqa: E402
+from test_page_and_offline_verifiers_agree import PAGE_PASSES  # noqa: E402
+from test_page_and_offline_verifiers_agree import changed  # noqa: E402
+from test_verify_any_input import places  # noqa: E402
 from test_verify_player_log_order import KEY_HEX  # noqa: E402
 from test_verify_player_log_order import _registered_first  # noqa: E402
 from test_verify_player_log_order import _with_registration  # noqa: E402
@@ -214,14 +220,71 @@ def test_both_verifiers_fail_a_round_bet_in_the_players_name_and_pass_bets_befor
     ), said
 
     # A bet signed for another nonce, stake or rule set is not this round's, in both.
-    for changed, words in (
+    for altered, words in (
         ({"nonce": 9}, "the player signed a bet of nonce 9, but the receipt's nonce is 0"),
         ({"stakes": {"bet": 100, "tie_bet": 0}}, 'the player signed a bet of stakes {"bet":100'),
         ({"rules": {"decks": 8}}, 'the player signed a bet of rules {"decks":8}'),
     ):
-        made = bundles.bundle(ROUNDS, pair=bundles.Pair(), make_round=player_signed(**changed))
+        made = bundles.bundle(ROUNDS, pair=bundles.Pair(), make_round=player_signed(**altered))
         carried = _with_registration(made, _registered_first)
         caught = tab.evaluate(PINNED_PROBLEMS, [carried, KEY_HEX])
         assert words in caught and NOT_THE_PLAYERS in caught, caught
         code, said = _offline(tmp_path, carried, KEY_HEX)
         assert code == 1 and words in said, said
+
+
+def test_the_sota_page_signs_the_rules_the_service_plays(tab: Any) -> None:
+    """The Sota table signs a game over every rule it is played by, which the page works out
+    from the preset or the rules it sends (with more seats, or its own): the same rule set the
+    service deals and its receipt holds, or the signature would sign another game."""
+    sign_up(tab, "sotarules")
+    tab.goto("/sota")
+    sent: list[dict[str, Any]] = [{"preset": name} for name in sota.PRESETS]
+    sent += [{"rules": {**sota.PRESETS[name], "seats": 3}} for name in sota.PRESETS]
+    sent += [{"rules": {"seats": 4, "teams": True, "lead": 10}}, {"rules": {"war_down": "by_rank"}}]
+    worked_out = tab.evaluate(
+        "sent => sent.map(body => typeof body.preset === 'string'"
+        " ? window.SotaEngine.presetRules(body.preset) : window.SotaEngine.ruleSet(body.rules))",
+        sent,
+    )
+    played = [played_rules("sota", body.get("rules"), body.get("preset")) for body in sent]
+    assert worked_out == played
+
+
+def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_signed_bet(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The casino holds its key, not the player's: each one-value change of a receipt whose bet
+    the player signed (its signed bet, or the bet it signed, a war and a plain round), the
+    receipt signed again and logged so from the start, passes the page exactly when it passes
+    the offline verifier; and a change to what the player signed passes neither."""
+    sign_up(tab, "resignedbet")
+    tab.goto("/fairness")
+    made = bundles.bundle(ROUNDS, pair=bundles.Pair(), make_round=player_signed())
+    unanchored = {name: made[name] for name in ("public_key_hex", "commitment", "reveal", "rounds")}
+    cases = []
+    for index in (1, PHANTOM_NONCE):  # a war with a tie bet, and a plain round
+        document = unanchored["rounds"][index]["document"]
+        for place in places(document):
+            forged = copy.deepcopy(unanchored)
+            holder = forged["rounds"][index]["document"]
+            for key in place[:-1]:
+                holder = holder[key]
+            holder[place[-1]] = changed(holder[place[-1]])
+            envelope = forged["rounds"][index]
+            envelope["signature"] = fairness.sign(bundles.KEY, envelope["document"])
+            cases.append((place, _with_registration(forged, _registered_first)))
+    disagree, passed = [], []
+    for start in range(0, len(cases), 20):
+        chunk = cases[start : start + 20]
+        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], KEY_HEX])
+        for (place, bundle), said in zip(chunk, page, strict=True):
+            offline = _offline(tmp_path, bundle, KEY_HEX)[0] == 0
+            if said != offline:
+                disagree.append((place, said))
+            if offline and place[0] == "signed_bet":
+                passed.append(place)
+    assert len(cases) > 60 and disagree == [], disagree
+    assert passed == [], passed  # nothing the player signed changes unnoticed
+    honest = _with_registration(unanchored, _registered_first)
+    assert tab.evaluate(PAGE_PASSES, [[honest], KEY_HEX]) == [True]

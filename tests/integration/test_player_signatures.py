@@ -270,8 +270,11 @@ def test_a_key_registration_hidden_from_the_bundle_or_the_log_is_noticed(
     service_hex = _service_key(session)[1]
 
     omitted = {**bundle, "player_keys": []}
-    [failure] = _player_failures(verify_bundle(omitted, service_hex))
-    assert f"signed by key {key_id}, which no registration of this player in the log" in failure
+    # Both the decision and the bet name the key no registration of the bundle names.
+    failures = _player_failures(verify_bundle(omitted, service_hex))
+    assert len(failures) == 2, failures
+    assert any(f"action 0 is signed by key {key_id}, which no registration" in f for f in failures)
+    assert any(f"the bet is signed by key {key_id}, which no registration" in f for f in failures)
 
     # An entry made up to name another key does not hash to the hash it shows.
     altered = copy.deepcopy(bundle)
