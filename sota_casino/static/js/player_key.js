@@ -180,10 +180,10 @@
       return;
     }
     if (!now.current) {
-      text(line, gettext("Your decisions are not signed. Make a key in this browser to sign every decision and move, so that no receipt can show a choice you did not make."));
+      text(line, gettext("Your decisions are not signed. Make a key in this browser to sign every bet, decision and move, so that no receipt can show a bet or a choice you did not make."));
       button.textContent = gettext("Make a signing key");
     } else if (now.held) {
-      text(line, gettext("This browser signs your decisions and moves with key %(key)s (%(fingerprint)s…), registered %(time)s.", {
+      text(line, gettext("This browser signs your decisions, moves and bets with key %(key)s (%(fingerprint)s…), registered %(time)s.", {
         key: now.current.key_id, fingerprint: now.current.public_key_hex.slice(0, 16), time: window.SotaI18n.time(now.current.registered_at),
       }));
       button.textContent = gettext("Replace the key");
