@@ -78,10 +78,6 @@ PLAYER_SIGNATURE: Final = (
     "a signature sent with no key registered, or not made by the registered key named "
     "(signature_invalid); none sent once a key is registered (signature_required)"
 )
-#: A signed bet names where it is dealt, as its document does.
-SIGNED_BET_PLACE: Final = (
-    "a signature sent without seed_pair_id and nonce (invalid_input, field nonce)"
-)
 #: What a bet signs, and how it learns the nonce it takes.
 SIGNED_BET: Final = (
     "Once the player registered a key, the bet carries the player's signature (signature, "
@@ -346,7 +342,7 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.BetRequest,
     idempotent=True,
-    beyond_schema=(TABLE_LIMITS, PLAYER_SIGNATURE, SIGNED_BET_PLACE),
+    beyond_schema=(TABLE_LIMITS, PLAYER_SIGNATURE),
     description=SIGNED_BET,
 )
 def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
@@ -422,7 +418,7 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.GameRequest,
     idempotent=True,
-    beyond_schema=(TABLE_LIMITS, TABLE_OFFER, PLAYER_SIGNATURE, SIGNED_BET_PLACE),
+    beyond_schema=(TABLE_LIMITS, TABLE_OFFER, PLAYER_SIGNATURE),
     description=SIGNED_BET,
 )
 def sota_game(body: s.GameRequest) -> ResponseReturnValue:
