@@ -4,6 +4,7 @@ longer next a 409, and neither changes anything."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -12,11 +13,17 @@ from bet_signing import played_rules
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from flask.testing import FlaskClient
+from operator_support import db
+from sqlalchemy import select
 from weak_key_support import IDENTITY_KEY_HEX
 from web_support import bearer
 from web_support import plant_server_seed
+from web_support import post_form
+from web_support import register_page
 
 from sota_casino.core import fairness
+from sota_casino.models import User
+from sota_casino.services import player_keys
 
 
 def test_keys_register_replace_and_a_decision_must_be_signed(
@@ -249,3 +256,28 @@ def test_a_weak_key_is_refused_in_the_players_language(app: Flask, client: Flask
     )
     assert finnish.get_json()["error"]["message"].startswith("public_key_hex on heikko Ed25519")
     assert client.get("/api/v1/me/keys", headers=headers).get_json()["keys"] == []
+
+
+def test_with_a_key_a_bet_sent_as_a_plain_form_is_refused_in_the_page_and_changes_nothing(
+    app: Flask, client: FlaskClient
+) -> None:
+    """The tables' forms, sent without the page's script, carry no signature: once the player
+    registered a key they are refused as an unsigned decision's form is, and nothing is dealt."""
+    register_page(client, "formbettor")
+    session = db(app)
+    try:
+        user_id = session.scalars(select(User.id).where(User.username == "formbettor")).one()
+        player_keys.register_key(
+            session, user_id, fairness.public_key_hex(Ed25519PrivateKey.generate())
+        )
+    finally:
+        session.close()
+    for url, form in (
+        ("/casino-war/rounds", {"bet": "5"}),
+        ("/sota/games", {"stake": "2", "preset": "nordic"}),
+    ):
+        refused = post_form(client, url, form, follow_redirects=True)
+        page = refused.get_data(as_text=True)
+        refusal = re.search(r'class="flash error"[^>]*>([^<]*)<', page)
+        assert refusal and "sign this bet with it" in refusal[1], (url, refusal)
+    assert client.get("/api/v1/rounds").get_json()["rounds"] == []
