@@ -280,6 +280,8 @@ class Round(Base):
     net: Mapped[int | None] = mapped_column(BigInteger)
     # For each entry of ``actions``, the player's signed action or null; null if none signed.
     signed_actions: Mapped[Any | None] = mapped_column(JSON)
+    # The player's signed bet ({document, signature, key_id}); null for a bet sent unsigned.
+    signed_bet: Mapped[Any | None] = mapped_column(JSON)
     receipt: Mapped[Any | None] = mapped_column(JSON)
     receipt_signature: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -31,6 +31,7 @@ from .core.fairness import PartialShuffle
 from .core.fairness import Seeds
 from .core.fairness import Stream
 from .core.fairness import action_document
+from .core.fairness import bet_document
 from .core.fairness import canonical_json
 from .core.fairness import commitment_document
 from .core.fairness import commitment_of
@@ -205,10 +206,11 @@ def documents(key: Ed25519PrivateKey) -> list[Doc]:
 
 
 def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -> list[Doc]:
-    """A decision and a move as the player signs them, and a receipt holding a signed decision.
-    The test key stands for the player's key too (key id 3). The decision is that of the first
-    round of the vectors' pair that ties, so the receipt holding it lists it in its `actions`;
-    the move is the published Prisoners of War game's first."""
+    """A decision, a move and a bet as the player signs them, a receipt holding a signed
+    decision, and one holding its signed bet too. The test key stands for the player's key
+    too (key id 3). The decision and the bet are those of the first round of the vectors' pair
+    that ties, so the receipt holding them lists the decision in its `actions`; the move is the
+    published Prisoners of War game's first."""
     receipts = (_war_receipt(rules, n, 500, 100, "war") for n in range(100_000))
     war = next(receipt for receipt in receipts if receipt["actions"] == ["war"])
     decision = action_document(
@@ -235,10 +237,24 @@ def _signed_action_cases(rules: casino_war.TableRules, key: Ed25519PrivateKey) -
             {"document": decision, "signature": signed(key, decision)["signature"], "key_id": 3}
         ],
     }
+    bet = bet_document(
+        user_id=USER_ID,
+        game=casino_war.GAME,
+        seed_pair_id=SEED_PAIR_ID,
+        nonce=war["nonce"],
+        stakes={"bet": war["stakes"]["bet"], "tie_bet": war["stakes"]["tie_bet"]},
+        rules=war["rules"],
+    )
+    with_bet = {
+        **receipt,
+        "signed_bet": {"document": bet, "signature": signed(key, bet)["signature"], "key_id": 3},
+    }
     return [
         _canonical_case("action (casino_war decision)", decision, key),
         _canonical_case("action (sota move)", move, key),
         _canonical_case("round (casino_war, signed decision)", receipt, key),
+        _canonical_case("bet (casino_war)", bet, key),
+        _canonical_case("round (casino_war, signed bet and decision)", with_bet, key),
     ]
 
 

@@ -299,6 +299,14 @@ def _rounds_problem(
                 f"entry {seq}: {action} of {subject} on {pair}, which the log never committed: "
                 "a round is bet on a committed pair, a rewrite"
             )
+        if "signed" not in data and (registered := pairs.signers.get(pairs.owners.get(pair, ""))):
+            # A bet in the player's name, spending a nonce, hidden from the bundle with the
+            # key's registration, shows here.
+            return (
+                f"entry {seq}: {action} of {subject} is not signed, though its player registered "
+                f"a key (entry {registered}): the service takes no unsigned bet from a player "
+                "with a key, a rewrite"
+            )
         if pair in pairs.bets:
             if not (_is_whole(nonce) and nonce == pairs.bets[pair]):
                 return (

@@ -71,13 +71,13 @@ class InvalidBet(InvalidInput):
 
 
 class SignatureRequired(InvalidInput):
-    """With a key registered, every decision and move must carry the player's signature."""
+    """With a key registered, every bet, decision and move must carry the player's signature."""
 
     code = "signature_required"
 
 
 class SignatureInvalid(InvalidInput):
-    """The signature is not the registered key's over this action's document."""
+    """The signature is not the registered key's over this bet's or action's document."""
 
     code = "signature_invalid"
 
@@ -168,6 +168,12 @@ class RulesChanged(Conflict):
     """The table's rules are not those the bet was sent under; look at them again."""
 
     code = "rules_changed"
+
+
+class NonceNotNext(Conflict):
+    """The bet names a seed pair and nonce that are not the next to deal; sign it again."""
+
+    code = "nonce_not_next"
 
 
 class NotYetAnchored(Conflict, RetryLater):

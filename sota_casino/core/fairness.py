@@ -715,12 +715,15 @@ def round_document(
     payout: int,
     settled_at: str,
     signed_actions: list[Any] | None = None,
+    signed_bet: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the round receipt, signed when the round settles.
 
     ``signed_actions``, given when the player signed any of its actions, holds for each entry
     of ``actions`` the player's signed action document (:func:`action_document`) with its
-    ``key_id``, or ``None`` for an action sent unsigned. Receipts without it stay as they were.
+    ``key_id``, or ``None`` for an action sent unsigned. ``signed_bet``, given when the player
+    signed the bet, is its signed bet document (:func:`bet_document`) with its ``key_id``.
+    Receipts without them stay as they were.
     """
     receipt = {
         "type": "round",
@@ -741,7 +744,43 @@ def round_document(
     }
     if signed_actions is not None:
         receipt["signed_actions"] = signed_actions
+    if signed_bet is not None:
+        receipt["signed_bet"] = signed_bet
     return receipt
+
+
+BET_TYPE: Final = "bet"
+
+
+def bet_stakes(game: str, stakes: dict[str, int]) -> dict[str, int]:
+    """Return what a bet sends of a round's ``stakes``: Casino War's ante and tie bet (its
+    raise comes with a decision, later), Sota's stake."""
+    names = ("bet", "tie_bet") if game == "casino_war" else ("stake",)
+    return {name: stakes[name] for name in names if name in stakes}
+
+
+def bet_document(
+    *,
+    user_id: int,
+    game: str,
+    seed_pair_id: int,
+    nonce: int,
+    stakes: dict[str, int],
+    rules: dict[str, Any],
+) -> dict[str, Any]:
+    """Return the document a player signs for a bet: whose it is, the seed pair and the nonce
+    it takes, the game, what it stakes and every rule it is played by. The pair and the nonce
+    pin it to one deal, so no signature can be carried to another nonce or pair."""
+    return {
+        "type": BET_TYPE,
+        "v": 1,
+        "user_id": user_id,
+        "game": game,
+        "seed_pair_id": seed_pair_id,
+        "nonce": nonce,
+        "stakes": stakes,
+        "rules": rules,
+    }
 
 
 ACTION_TYPE: Final = "action"

@@ -1,10 +1,10 @@
 """Players' own Ed25519 keys: registration (audited), replacement, and the signatures that every
-decision and move then carries (docs/fairness.md, "Decisions the player signs").
+bet, decision and move then carries (docs/fairness.md, "Decisions the player signs").
 
 A key is registered by an audited ``player_key.registered`` entry; a player's newest key is the
 one in use, and registering another retires it but keeps it, so the signatures it made stay
-checkable. Registrations and decisions take the player's row lock, so the log orders each
-decision after or before a registration exactly as the service saw them.
+checkable. Registrations, bets and decisions take the player's row lock, so the log orders each
+bet and decision after or before a registration exactly as the service saw them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from typing import Final
 from typing import Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -211,23 +212,74 @@ def signed_action(
     :raises SignatureInvalid: for another key, or a signature that is not the key's over the
         action's document.
     """
-    lock_seed_pairs(session, round_.user_id)
+    document = fairness.action_document(
+        game=round_.game,
+        round_id=round_.id,
+        seed_pair_id=round_.seed_pair_id,
+        nonce=round_.nonce,
+        index=len(round_.actions),
+        choice=choice,
+    )
+    return _signed(session, round_.user_id, document, signature, key_id)
+
+
+@in_transaction
+def signed_bet(
+    session: Session, document: dict[str, Any], signature: object, key_id: object
+) -> dict[str, Any] | None:
+    """Check the player's signature of a bet's ``document`` (:func:`fairness.bet_document`, as
+    the service is about to deal it: inside the caller's transaction, which holds the player's
+    lock and has taken the nonce) and return it as the receipt holds it, or ``None`` for a bet
+    sent unsigned by a player without a key.
+
+    :raises SignatureRequired: if the player has a key and the bet is unsigned.
+    :raises SignatureInvalid: for another key, or a signature that is not the key's over the
+        bet's document.
+    """
+    return _signed(session, document["user_id"], document, signature, key_id)
+
+
+#: A document sent unsigned by a player with a key, by the document's type.
+_UNSIGNED: Final = {
+    fairness.ACTION_TYPE: N_(
+        "you registered key %(key)s: sign this action with it "
+        "(signature and key_id; docs/fairness.md shows the document)"
+    ),
+    fairness.BET_TYPE: N_(
+        "you registered key %(key)s: sign this bet with it (signature and key_id, with the "
+        "seed_pair_id and nonce it takes; docs/fairness.md shows the document)"
+    ),
+}
+#: A signature that is not the key's over the document, by the document's type.
+_NOT_ITS_SIGNATURE: Final = {
+    fairness.ACTION_TYPE: N_(
+        "the signature is not key %(key)s's over this action's document %(document)s"
+    ),
+    fairness.BET_TYPE: N_(
+        "the signature is not key %(key)s's over this bet's document %(document)s"
+    ),
+}
+
+
+def _signed(
+    session: Session,
+    user_id: int,
+    document: dict[str, Any],
+    signature: object,
+    key_id: object,
+) -> dict[str, Any] | None:
+    """Check the player's signature of ``document`` (a bet's or an action's) against the key in
+    use; return ``{document, signature, key_id}``, or ``None`` when the player has no key and
+    sent none."""
+    lock_seed_pairs(session, user_id)
     current = session.scalars(
-        select(PlayerKey)
-        .where(PlayerKey.user_id == round_.user_id)
-        .order_by(PlayerKey.id.desc())
-        .limit(1)
+        select(PlayerKey).where(PlayerKey.user_id == user_id).order_by(PlayerKey.id.desc()).limit(1)
     ).first()
     if signature is None and key_id is None:
         if current is None:
             return None
         raise SignatureRequired(
-            N_(
-                "you registered key %(key)s: sign this action with it "
-                "(signature and key_id; docs/fairness.md shows the document)"
-            ),
-            params={"key": current.id},
-            field="signature",
+            _UNSIGNED[document["type"]], params={"key": current.id}, field="signature"
         )
     if current is None:
         raise SignatureInvalid(
@@ -243,19 +295,11 @@ def signed_action(
             params={"key": current.id, "given": json.dumps(key_id)},
             field="key_id",
         )
-    document = fairness.action_document(
-        game=round_.game,
-        round_id=round_.id,
-        seed_pair_id=round_.seed_pair_id,
-        nonce=round_.nonce,
-        index=len(round_.actions),
-        choice=choice,
-    )
     if not isinstance(signature, str) or not fairness.verify_signature(
         current.public_key_hex, document, signature
     ):
         raise SignatureInvalid(
-            N_("the signature is not key %(key)s's over this action's document %(document)s"),
+            _NOT_ITS_SIGNATURE[document["type"]],
             params={"key": current.id, "document": fairness.canonical_json(document).decode()},
             field="signature",
         )

@@ -524,6 +524,17 @@ class RoundDocument(TypedDict):
             ),
         ]
     ]
+    signed_bet: NotRequired[
+        Annotated[
+            Open,
+            Field(
+                description=(
+                    "the player's signed bet document {document, signature, key_id}, once the "
+                    'player registered a key (docs/fairness.md, "Bets the player signs")'
+                )
+            ),
+        ]
+    ]
 
 
 class Receipt(TypedDict):

@@ -35,6 +35,7 @@ from ..core.errors import InvalidBet
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.errors import MoveNotDue
+from ..core.errors import NonceNotNext
 from ..core.errors import NotFound
 from ..core.errors import RoundSettled
 from ..core.errors import RulesChanged
@@ -100,6 +101,8 @@ class RoundRecord:
     settled_at: datetime | None = None
     #: The player's signed actions, beside ``actions`` (``None`` while none is signed).
     signed_actions: list[Any] | None = None
+    #: The player's signed bet (``None`` for a bet sent unsigned).
+    signed_bet: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, row: Round) -> RoundRecord:
@@ -131,6 +134,7 @@ class RoundRecord:
             net=row.net,
             settled_at=row.settled_at,
             signed_actions=row.signed_actions,
+            signed_bet=row.signed_bet,
         )
 
     def stream(self) -> fairness.Stream:
@@ -278,6 +282,7 @@ def _settle(
         payout=payout,
         settled_at=fairness.format_time(now),
         signed_actions=round_.signed_actions,
+        signed_bet=round_.signed_bet,
     )
     # Its canonical bytes once: the signature and the settlement entry's hash both read them (a
     # Sota receipt holds the whole trick log).
@@ -381,6 +386,7 @@ def _insert(session: Session, round_: RoundRecord, table: str) -> RoundRecord:
                 "staked": round_.staked,
                 "actions": round_.actions,
                 "cards": round_.cards,
+                "signed_bet": round_.signed_bet,
                 "created_at": round_.created_at,
             },
         )
@@ -395,8 +401,59 @@ def _bet_event(round_: RoundRecord) -> audit.EntrySpec:
         "stakes": round_.stakes,
         "seed_pair_id": round_.seed_pair_id,
         "nonce": round_.nonce,
+        **({"signed": round_.signed_bet} if round_.signed_bet else {}),
     }
     return _event(round_, "round.bet", data)
+
+
+def _signed_bet(
+    session: Session,
+    round_: RoundRecord,
+    placed: tuple[object, object],
+    signature: object,
+    key_id: object,
+) -> RoundRecord:
+    """Return the round just opened with the player's signed bet, checked (the caller holds the
+    player's lock and has taken the nonce; a refusal rolls both back).
+
+    :param placed: the ``seed_pair_id`` and ``nonce`` the bet names (``None`` for either left
+        out); a signed bet names both, since its document holds them.
+    :raises NonceNotNext: if the bet names another pair or nonce than the one it takes (409).
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
+    """
+    seed_pair_id, nonce = placed
+    if (seed_pair_id is None) != (nonce is None) or (signature is not None and nonce is None):
+        raise InvalidInput(
+            N_(
+                "a bet names both its seed_pair_id and its nonce, or neither; a bet with a "
+                "signature names both, as its bet document does"
+            ),
+            field="nonce" if nonce is None else "seed_pair_id",
+        )
+    if nonce is not None and (seed_pair_id, nonce) != (round_.seed_pair_id, round_.nonce):
+        raise NonceNotNext(
+            N_(
+                "the bet names nonce %(nonce)s of seed pair %(pair)s, but the next bet takes "
+                "nonce %(next)s of seed pair %(active)s: sign it for that one"
+            ),
+            params={
+                "nonce": json.dumps(nonce),
+                "pair": json.dumps(seed_pair_id),
+                "next": round_.nonce,
+                "active": round_.seed_pair_id,
+            },
+            field="nonce",
+        )
+    document = fairness.bet_document(
+        user_id=round_.user_id,
+        game=round_.game,
+        seed_pair_id=round_.seed_pair_id,
+        nonce=round_.nonce,
+        stakes=fairness.bet_stakes(round_.game, round_.stakes),
+        rules=round_.rules,
+    )
+    signed = player_keys.signed_bet(session, document, signature, key_id)
+    return replace(round_, signed_bet=signed)
 
 
 def _wait(
@@ -526,14 +583,23 @@ def place_casino_war_bet(
     *,
     table: object = "casino_war",
     rules: object = None,
+    seed_pair_id: object = None,
+    nonce: object = None,
+    signature: object = None,
+    key_id: object = None,
     key: str | None = None,
 ) -> CasinoWarRound:
     """Open a Casino War round: escrow the ante and tie bet, deal, settle unless it ties.
+
+    With a key registered, the bet must carry the player's ``signature`` by ``key_id`` over its
+    bet document, naming the ``seed_pair_id`` and ``nonce`` it takes.
 
     :param rules: the table's rules as shown to the player, every option; ``None`` takes the
         table's as they are.
     :raises InvalidBet: for an amount that is not valid at the table.
     :raises RulesChanged: if ``rules`` are not the table's (nothing changes).
+    :raises NonceNotNext: if the bet names another pair or nonce than the next (409).
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     :raises InsufficientFunds: if the balance does not cover the stakes (nothing changes).
     """
     if table != "casino_war":
@@ -551,6 +617,7 @@ def place_casino_war_bet(
         rules=played.to_dict(),
         stakes={"bet": bet, "tie_bet": tie_bet, "raise": 0},
     )
+    round_ = _signed_bet(session, round_, (seed_pair_id, nonce), signature, key_id)
     state = casino_war.deal(played, _war_shoe(round_, played), bet, tie_bet)
     waits = state.status != casino_war.SETTLED
     round_ = _insert(
@@ -747,12 +814,22 @@ def play_sota(
     rules: object = None,
     preset: object = None,
     *,
+    seed_pair_id: object = None,
+    nonce: object = None,
+    signature: object = None,
+    key_id: object = None,
     key: str | None = None,
 ) -> SotaGame:
     """Stake sweets on a whole game of Sota; resolved at once unless the player has moves to make.
 
+    With a key registered, the game must carry the player's ``signature`` by ``key_id`` over
+    its bet document (every rule, as the game is played by), naming the ``seed_pair_id`` and
+    ``nonce`` it takes.
+
     :raises InvalidBet: for a stake outside the table's limits.
     :raises InvalidRules: for an unknown option or value, or a preset the table does not allow.
+    :raises NonceNotNext: if the game names another pair or nonce than the next (409).
+    :raises SignatureRequired, SignatureInvalid: for a missing or bad signature (422).
     """
     table = _lock_player(session, user_id, "sota")
     if type(stake) is not int or not table["min_stake"] <= stake <= table["max_stake"]:
@@ -766,6 +843,7 @@ def play_sota(
         rules=game_rules.to_dict(),
         stakes={"stake": stake},
     )
+    round_ = _signed_bet(session, round_, (seed_pair_id, nonce), signature, key_id)
     result = _sota_play(round_, [])
     waits = result.status != "settled"
     round_ = _insert(session, replace(round_, status="awaiting_move" if waits else "open"), "sota")

@@ -174,7 +174,14 @@ def check_anchors(
     receipts: Sequence[Mapping[str, Any] | None],
     rows: Sequence[Row],
     now: datetime,
-) -> tuple[list[Row], list[Row], list[Finding], dict[Any, int], dict[Any, tuple[int, ...]]]:
+) -> tuple[
+    list[Row],
+    list[Row],
+    list[Finding],
+    dict[Any, int],
+    dict[Any, tuple[int, ...]],
+    dict[Any, int],
+]:
     """Check the bundle's anchors against its documents.
 
     :param keys: the key every signature is checked with, then the keys it succeeded on the
@@ -189,7 +196,8 @@ def check_anchors(
         ``log`` findings added, the seq of each round's settlement entry that its anchor
         proves into a signed checkpoint (by round id): where the log took the settlement, and
         the seqs of each round's decision and move entries so proved, in the log's order (by
-        round id): where the log took each of the player's actions.
+        round id): where the log took each of the player's actions, and the seq of each
+        round's bet entry so proved (by round id): where the log took its bet.
         Every document must be anchored or listed as pending; a bundle without an ``anchors``
         list fails (:data:`UNANCHORED`), its ``pending_anchors`` disregarded, and so does one
         whose list is empty with nothing pending.
@@ -233,7 +241,8 @@ def check_anchors(
         round_id: tuple(a["leaf_index"] + 1 for a in decisions)
         for round_id, decisions in found.decisions.items()
     }
-    return checked, new_rows, found.findings, settled, acted
+    bet_seqs = {round_id: a["leaf_index"] + 1 for round_id, a in found.bets.items()}
+    return checked, new_rows, found.findings, settled, acted, bet_seqs
 
 
 def _document_row(

@@ -356,6 +356,7 @@ def _passing_war_row(context: PairContext, index: int, doc: Mapping[str, Any]) -
             payout=played.payout,
             settled_at=doc["settled_at"],
             signed_actions=doc.get("signed_actions"),  # the player check's, checked there
+            signed_bet=doc.get("signed_bet"),  # as signed_actions
         )
         if doc != expected:
             return None

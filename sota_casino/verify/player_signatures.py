@@ -1,5 +1,5 @@
-"""The ``player`` check: every decision and move is the player's own (docs/fairness.md,
-"Decisions the player signs").
+"""The ``player`` check: every bet, decision and move is the player's own (docs/fairness.md,
+"Decisions the player signs" and "Bets the player signs").
 
 A player may register Ed25519 keys; each registration is an audit entry
 ``player_key.registered`` that the bundle carries (``player_keys``), and a newer registration
@@ -19,7 +19,16 @@ the player did not sign, so a receipt fails this check when
 * an unsigned action was taken, by the log's order where the bundle proves the action's entry,
   after one of the player's keys was registered: the service takes none then, so a move of a
   game played after the registration, rewritten and left unsigned, is not the player's though
-  the move the game settled on is signed.
+  the move the game settled on is signed;
+* its signed bet is not a valid signature, by a key the log registered for this player before
+  the round settled (the key in use when the log took the bet, where the bundle proves the
+  bet's entry), of the bet document of the receipt's own player, game, seed pair, nonce,
+  stakes and rules (a bet carried to another nonce, a larger stake);
+* its bet is unsigned while one of the player's keys was registered before the log took the
+  bet (where the bundle proves the bet's entry), or, for a round settled with its bet (no
+  decision or move), before the round settled: an operator betting a round in the player's
+  name, to spend a nonce whose cards would have favoured the player's next bet, holds no
+  key of the player's to sign it with.
 
 The registrations themselves are checked to be whole audit entries whose hash is what the
 entry holds, of this player, in the order of the log, and (once a checkpoint covers them) to be
@@ -46,6 +55,8 @@ from ..core.audit_chain import entry_hash
 from ..core.audit_chain import entry_shape_problem
 from ..core.fairness import PLAYER_KEY_REGISTERED
 from ..core.fairness import action_document
+from ..core.fairness import bet_document
+from ..core.fairness import bet_stakes
 from ..core.fairness import canonical_json
 from ..core.fairness import is_hex64
 from ..core.fairness import parse_time
@@ -319,24 +330,146 @@ def with_player_findings(
     keys: Mapping[int, PlayerKey],
     settled: Mapping[Any, int] | None = None,
     acted: Mapping[Any, Sequence[int]] | None = None,
+    *,
+    user_id: object = None,
+    bets: Mapping[Any, int] | None = None,
 ) -> list[Row]:
     """Return ``rows`` with the ``player`` findings of their receipts (``documents``, by row;
     ``settled``: the seq of each round's settlement entry the bundle proves, by round id;
-    ``acted``: the seqs of its decision and move entries, in the log's order)."""
-    settled, acted = settled or {}, acted or {}
+    ``acted``: the seqs of its decision and move entries, in the log's order; ``bets``: the
+    seq of its bet entry; ``user_id``: the commitment document's, whose bets they are)."""
+    settled, acted, bets = settled or {}, acted or {}, bets or {}
     return [
         row
         if doc is None
         else row.with_findings(
-            check_signed_actions(
-                row,
-                doc,
-                keys,
-                _by_round(settled, row.round_id),
-                _by_round(acted, row.round_id) or (),
-            )
+            [
+                *check_signed_actions(
+                    row,
+                    doc,
+                    keys,
+                    _by_round(settled, row.round_id),
+                    _by_round(acted, row.round_id) or (),
+                ),
+                *check_signed_bet(
+                    row,
+                    doc,
+                    keys,
+                    user_id,
+                    _by_round(settled, row.round_id),
+                    _by_round(bets, row.round_id),
+                ),
+            ]
         )
         for row, doc in zip(rows, documents, strict=True)
+    ]
+
+
+#: Said of every bet that fails the check: what the player holds against it.
+NOT_THE_PLAYERS: Final = "the bet was not signed by the player's key"
+
+
+def check_signed_bet(
+    row: Row,
+    doc: Mapping[str, Any],
+    keys: Mapping[int, PlayerKey],
+    user_id: object,
+    settled_seq: int | None = None,
+    bet_seq: int | None = None,
+) -> list[Finding]:
+    """Return the ``player`` findings of one receipt's bet (empty if it passes).
+
+    :param user_id: the player's, as the pair's commitment document names it.
+    :param settled_seq: the seq of the round's settlement entry, where the bundle proves it.
+    :param bet_seq: the seq of the round's bet entry, where the bundle proves it.
+    """
+    signed = doc.get("signed_bet")
+    settled_at = time_or_none(doc.get("settled_at"))
+    if signed is None:
+        return [
+            _finding(row, m) for m in _unsigned_bet(doc, keys, settled_at, settled_seq, bet_seq)
+        ]
+    if not isinstance(signed, dict) or not isinstance(signed.get("document"), dict):
+        return [
+            _finding(
+                row, f"the signed bet is not {{document, signature, key_id}}: {NOT_THE_PLAYERS}"
+            )
+        ]
+    signed_doc, signature, key_id = (
+        signed["document"],
+        signed.get("signature"),
+        signed.get("key_id"),
+    )
+    problems = []
+    stakes = doc.get("stakes")
+    sent = bet_stakes(str(doc.get("game")), stakes) if isinstance(stakes, dict) else stakes
+    expected = bet_document(
+        user_id=user_id,  # type: ignore[arg-type]  # compared as JSON, whatever it is
+        game=doc.get("game"),  # type: ignore[arg-type]  # as user_id
+        seed_pair_id=doc.get("seed_pair_id"),  # type: ignore[arg-type]  # as user_id
+        nonce=doc.get("nonce"),  # type: ignore[arg-type]  # as user_id
+        stakes=sent,  # type: ignore[arg-type]  # as user_id
+        rules=doc.get("rules"),  # type: ignore[arg-type]  # as user_id
+    )
+    for name in sorted(set(expected) | set(signed_doc)):
+        mine, theirs = signed_doc.get(name), expected.get(name)
+        if _text(mine) != _text(theirs):
+            whose = "the pair's player" if name == "user_id" else f"the receipt's {name}"
+            problems.append(
+                f"the player signed a bet of {name} {_text(mine)}, but {whose} is "
+                f"{_text(theirs)}: {NOT_THE_PLAYERS} over this round's bet"
+            )
+    key = keys.get(key_id) if type(key_id) is int else None
+    if key is None:
+        problems.append(
+            f"the bet is signed by key {_text(key_id)}, which no registration of this player in "
+            f"the log names (a registration hidden from the bundle or removed from the log?): "
+            f"{NOT_THE_PLAYERS} as the log registered it"
+        )
+    elif not isinstance(signature, str) or not signature_checker(key.public_key_hex)(
+        signed_doc, signature
+    ):
+        problems.append(
+            f"the bet's signature is not valid for the player's key {key_id}: {NOT_THE_PLAYERS}"
+        )
+    elif settled_at is not None and not _before_settlement(key, settled_at, settled_seq):
+        problems.append(f"the bet is signed by key {key_id}, registered after the round settled")
+    else:
+        in_use = _key_in_use(keys, None, bet_seq) if bet_seq is not None else None
+        if in_use is not None and in_use.key_id != key_id:
+            problems.append(
+                f"the bet is signed by key {key_id}, which the player had replaced by key "
+                f"{in_use.key_id} before the log took the bet (log entry {bet_seq})"
+            )
+    return [_finding(row, message) for message in problems]
+
+
+def _unsigned_bet(
+    doc: Mapping[str, Any],
+    keys: Mapping[int, PlayerKey],
+    settled_at: datetime | None,
+    settled_seq: int | None,
+    bet_seq: int | None,
+) -> list[str]:
+    """The problem of an unsigned bet taken once one of the player's keys was registered: by
+    the log's order where the bundle proves the bet's entry; else, for a round settled with
+    its bet (no decision or move), before the round settled."""
+    if bet_seq is not None:
+        in_use, taken = (
+            _key_in_use(keys, None, bet_seq),
+            f"the log took the bet (log entry {bet_seq})",
+        )
+    elif not (isinstance(doc.get("actions"), list) and doc["actions"]):
+        in_use, taken = _key_in_use(keys, settled_at, settled_seq), "the round was bet and settled"
+    else:
+        return []
+    if in_use is None:
+        return []
+    return [
+        f"the bet is unsigned, but the player's key {in_use.key_id} was registered (log entry "
+        f"{in_use.seq}, {in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}) before {taken}: the "
+        f"service takes no unsigned bet then, so {NOT_THE_PLAYERS}: the player did not place "
+        "this bet"
     ]
 
 

@@ -135,7 +135,7 @@ def verify_bundle(
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
     receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
-    documents, rows, logged, settled, acted = check_anchors(
+    documents, rows, logged, settled, acted, bets = check_anchors(
         bundle,
         log_keys,
         (commitment_doc, reveal_doc),
@@ -145,7 +145,7 @@ def verify_bundle(
         now or datetime.now(UTC),
     )
     rows = _with_player_checks(
-        rows, envelopes, bundle, log_keys, commitment_doc, findings, (settled, acted)
+        rows, envelopes, bundle, log_keys, commitment_doc, findings, (settled, acted, bets)
     )
     findings.extend(logged)
     if records is not None:
@@ -241,13 +241,14 @@ def _with_player_checks(
     log_keys: Sequence[str],
     commitment_doc: Mapping[str, Any],
     findings: list[Finding],
-    logged_at: tuple[Mapping[Any, int], Mapping[Any, Sequence[int]]],
+    logged_at: tuple[Mapping[Any, int], Mapping[Any, Sequence[int]], Mapping[Any, int]],
 ) -> list[Row]:
     """Check every signed action against the player's keys registered in the bundle's log
     entries (:mod:`.player_signatures`), proved into checkpoints signed by one of
     ``log_keys`` (as the documents' anchors are), and where the log took each round's
     settlement and actions (``logged_at``: the settlement's seq, and the actions' seqs in
-    the log's order, by round id); the registrations' own problems go to ``findings``."""
+    the log's order, and the bet's seq, by round id); the registrations' own problems go to
+    ``findings``."""
     user_id = commitment_doc.get("user_id")
     keys, problems = registered_keys(bundle.get("player_keys"), user_id, log_keys)
     findings.extend(problems)
@@ -255,8 +256,8 @@ def _with_player_checks(
         opened[0] if row.index is not None and (opened := _envelope(envelopes[row.index])) else None
         for row in rows
     ]
-    settled, acted = logged_at
-    return with_player_findings(rows, documents, keys, settled, acted)
+    settled, acted, bets = logged_at
+    return with_player_findings(rows, documents, keys, settled, acted, user_id=user_id, bets=bets)
 
 
 def _dealt_client_seed(

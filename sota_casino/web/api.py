@@ -78,6 +78,16 @@ PLAYER_SIGNATURE: Final = (
     "a signature sent with no key registered, or not made by the registered key named "
     "(signature_invalid); none sent once a key is registered (signature_required)"
 )
+#: What a bet signs, and how it learns the nonce it takes.
+SIGNED_BET: Final = (
+    "Once the player registered a key, the bet carries the player's signature (signature, "
+    "key_id) over its bet document: the player, the seed pair and nonce it takes (send them as "
+    "seed_pair_id and nonce: the active pair's next_nonce, GET /api/v1/fairness/seed-pair), "
+    'the game, the stakes and every rule it is played by (docs/fairness.md, "Bets the player '
+    'signs"). A bet naming another pair or nonce than the next (one taken since, a pair '
+    "rotated out) is refused with 409 nonce_not_next, and nothing changes: read the pair "
+    "again and sign the bet for it."
+)
 #: Which rule sets a game may take are the table's settings of the moment, as its limits are.
 TABLE_OFFER: Final = (
     "a preset the table does not offer now (invalid_rules, field preset), or rules of one's own "
@@ -332,7 +342,8 @@ def bundle(seed_pair_id: int) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.BetRequest,
     idempotent=True,
-    beyond_schema=(TABLE_LIMITS,),
+    beyond_schema=(TABLE_LIMITS, PLAYER_SIGNATURE),
+    description=SIGNED_BET,
 )
 def casino_war_bet(body: s.BetRequest) -> ResponseReturnValue:
     return _answer(_move_money(rounds.place_casino_war_bet, body), 201)
@@ -407,7 +418,8 @@ def casino_war_odds(query: s.OddsQuery) -> ResponseReturnValue:
     errors=CHANGE,
     body=s.GameRequest,
     idempotent=True,
-    beyond_schema=(TABLE_LIMITS, TABLE_OFFER),
+    beyond_schema=(TABLE_LIMITS, TABLE_OFFER, PLAYER_SIGNATURE),
+    description=SIGNED_BET,
 )
 def sota_game(body: s.GameRequest) -> ResponseReturnValue:
     return _answer(_move_money(rounds.play_sota, body), 201)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated
 from typing import Any
+from typing import Final
 from typing import Literal
 
 from pydantic import BaseModel
@@ -21,6 +22,7 @@ from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import RootModel
 from pydantic import WithJsonSchema
+from pydantic.config import JsonDict
 
 from ..core import casino_war
 from ..core import sota
@@ -127,7 +129,41 @@ class CasinoWarRules(Request):
     bonus: Bonus
 
 
-class BetRequest(Request):
+class PlayerSigned(Request):
+    """The player's signature of the action's document, required once a key is registered."""
+
+    signature: Signature | None = None
+    key_id: Id | None = None
+
+
+#: A bet names its seed pair and its nonce together, and a signed bet names both (the service
+#: refuses anything else with 422 invalid_input).
+BET_PLACE: Final[JsonDict] = {
+    "dependentRequired": {"seed_pair_id": ["nonce"], "nonce": ["seed_pair_id"]},
+    "if": {"required": ["signature"], "properties": {"signature": {"type": "string"}}},
+    "then": {"required": ["seed_pair_id", "nonce"]},
+}
+
+
+class PlayerSignedBet(PlayerSigned):
+    """The player's signature of the bet's document (docs/fairness.md, "Bets the player
+    signs"), required once a key is registered, and the seed pair and nonce the bet takes,
+    which a signed bet names: the active pair's ``seed_pair_id`` and ``next_nonce``
+    (``GET /api/v1/fairness/seed-pair``)."""
+
+    model_config = ConfigDict(json_schema_extra=BET_PLACE)
+
+    seed_pair_id: Id = absent(
+        "the active seed pair the bet is dealt from; with nonce, required with a signature"
+    )
+    nonce: Count = absent(
+        "the nonce the bet takes, the active pair's next_nonce: a bet naming another pair or "
+        "nonce (one taken since by another bet, or a pair rotated out) is refused with 409 "
+        "nonce_not_next, and nothing changes"
+    )
+
+
+class BetRequest(PlayerSignedBet):
     bet: Annotated[
         int,
         Field(ge=casino_war.CHIP, le=MAX_AMOUNT, multiple_of=casino_war.CHIP, description=CHIPS),
@@ -143,13 +179,6 @@ class BetRequest(Request):
     )
 
 
-class PlayerSigned(Request):
-    """The player's signature of the action's document, required once a key is registered."""
-
-    signature: Signature | None = None
-    key_id: Id | None = None
-
-
 class DecisionRequest(PlayerSigned):
     choice: Annotated[str, OneOf(casino_war.CHOICES)]
 
@@ -159,11 +188,13 @@ DealtRules = Annotated[
 ]
 
 
-class GameRequest(Request):
+class GameRequest(PlayerSignedBet):
     """Rules or a preset, not both (or neither: the table's first preset, nordic unless the
     operator changed the table's list)."""
 
-    model_config = ConfigDict(json_schema_extra={"not": {"required": ["rules", "preset"]}})
+    model_config = ConfigDict(
+        json_schema_extra={**BET_PLACE, "not": {"required": ["rules", "preset"]}}
+    )
 
     stake: Annotated[int, Field(ge=1, le=MAX_AMOUNT, description=SWEETS)]
     #: A game no longer than the casino deals (the rule book allows more).

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from bet_signing import bet_signature
+from bet_signing import played_rules
 from flask import Flask
 from log_support import take_out
 from sqlalchemy.orm import Session
@@ -727,9 +729,24 @@ def test_a_decision_the_player_with_a_key_did_not_sign_is_named_by_every_whole_l
     """An operator decides a tie for a player who registered a key: the service would refuse
     it unsigned, and a bundle that hides the registration with it would show nothing."""
     player = register("ann")
-    player_keys.register_key(session, player, fairness.public_key_hex(new_signing_key()))
+    key = new_signing_key()
+    key_id = player_keys.register_key(session, player, fairness.public_key_hex(key)).current_key_id
+    assert key_id is not None
     rig(player, ["tie"])
-    tied = rounds.place_casino_war_bet(session, player, 100)
+    pair = fairness_service.active_seed_pair(session, player)
+    signed = bet_signature(
+        key,
+        key_id,
+        {
+            "seed_pair_id": pair.seed_pair_id,
+            "next_nonce": pair.next_nonce,
+            "commitment_document": pair.commitment_document,
+        },
+        "casino_war",
+        {"bet": 100, "tie_bet": 0},
+        played_rules("casino_war"),
+    )
+    tied = rounds.place_casino_war_bet(session, player, 100, **signed)
     assert tied.status == "awaiting_decision" and _step(session)["ok"]
     registered = _first_seq(session, "player_key.registered", f"user:{player}")
     subject = f"round:{tied.id}"
@@ -741,6 +758,30 @@ def test_a_decision_the_player_with_a_key_did_not_sign_is_named_by_every_whole_l
         f"entry {seq}: round.decision of {subject} is not signed, though its player registered "
         f"a key (entry {registered}): the service takes no unsigned action from a player with a "
         "key, a rewrite"
+    )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_bet_in_the_name_of_a_player_with_a_key_is_named_by_every_whole_log_check(
+    app: Flask, session: Session, register: Callable, tmp_path: Path
+) -> None:
+    """An operator bets a round in the name of a player who registered a key, to spend a nonce
+    whose cards would have favoured the player's next bet: the service would refuse the bet
+    unsigned, and a bundle that hides the registration with it would show nothing."""
+    player = register("ann")
+    player_keys.register_key(session, player, fairness.public_key_hex(new_signing_key()))
+    assert _step(session)["ok"]
+    pair = fairness_service.active_seed_pair(session, player)
+    registered = _first_seq(session, "player_key.registered", f"user:{player}")
+    subject = "round:90001"
+    data = {"game": "casino_war", "stakes": {"bet": 100, "tie_bet": 0, "raise": 0}}
+    data |= {"seed_pair_id": pair.seed_pair_id, "nonce": pair.next_nonce}
+    [seq] = _append(session, audit.EntrySpec(f"user:{player}", "round.bet", subject, data))
+    reason = (
+        f"entry {seq}: round.bet of {subject} is not signed, though its player registered a key "
+        f"(entry {registered}): the service takes no unsigned bet from a player with a key, a "
+        "rewrite"
     )
     _every_check_names(app, session, tmp_path, seq, reason)
 

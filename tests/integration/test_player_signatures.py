@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bet_signing import bet_signature
+from bet_signing import played_rules
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import install_seed
@@ -69,10 +71,35 @@ def _sign(
     )
 
 
+def _signed_bet(
+    session: Session, player: int, key: Ed25519PrivateKey, key_id: int, game: str, **sent: Any
+) -> dict[str, Any]:
+    """The seed pair, nonce and signature of the player's next bet of ``game`` as ``sent``."""
+    pair = fairness_service.active_seed_pair(session, player)
+    shown = {
+        "seed_pair_id": pair.seed_pair_id,
+        "next_nonce": pair.next_nonce,
+        "commitment_document": pair.commitment_document,
+    }
+    if game == casino_war.GAME:
+        stakes = {"bet": sent["bet"], "tie_bet": sent.get("tie_bet", 0)}
+        return bet_signature(key, key_id, shown, game, stakes, played_rules(game))
+    rules = played_rules(game, sent.get("rules"), sent.get("preset"))
+    return bet_signature(key, key_id, shown, game, {"stake": sent["stake"]}, rules)
+
+
+def _war_bet(
+    session: Session, player: int, key: Ed25519PrivateKey, key_id: int, bet: int = 200
+) -> CasinoWarRound:
+    """A Casino War bet of ``bet``, signed with the player's key."""
+    signed = _signed_bet(session, player, key, key_id, casino_war.GAME, bet=bet)
+    return rounds.place_casino_war_bet(session, player, bet, **signed)
+
+
 def _signed_decision(
     session: Session, player: int, key: Ed25519PrivateKey, key_id: int, choice: str
 ) -> CasinoWarRound:
-    tie = rounds.place_casino_war_bet(session, player, 200)
+    tie = _war_bet(session, player, key, key_id)
     assert tie.status == casino_war.AWAITING_DECISION
     signature = _sign(key, tie, 0, choice)
     return rounds.decide_casino_war(session, player, tie.id, choice, signature, key_id)
@@ -134,7 +161,7 @@ def test_an_unsigned_or_badly_signed_decision_is_refused_and_changes_nothing(
 ) -> None:
     rig(player, ["tie"])
     key, key_id = _register(session, player)
-    tie = rounds.place_casino_war_bet(session, player, 200)
+    tie = _war_bet(session, player, key, key_id)
     with session.begin():
         before = (
             ledger.player_balances(session, player),
@@ -243,8 +270,11 @@ def test_a_key_registration_hidden_from_the_bundle_or_the_log_is_noticed(
     service_hex = _service_key(session)[1]
 
     omitted = {**bundle, "player_keys": []}
-    [failure] = _player_failures(verify_bundle(omitted, service_hex))
-    assert f"signed by key {key_id}, which no registration of this player in the log" in failure
+    # Both the decision and the bet name the key no registration of the bundle names.
+    failures = _player_failures(verify_bundle(omitted, service_hex))
+    assert len(failures) == 2, failures
+    assert any(f"action 0 is signed by key {key_id}, which no registration" in f for f in failures)
+    assert any(f"the bet is signed by key {key_id}, which no registration" in f for f in failures)
 
     # An entry made up to name another key does not hash to the hash it shows.
     altered = copy.deepcopy(bundle)
@@ -276,7 +306,7 @@ def test_a_replaced_key_keeps_old_receipts_verifiable_and_signs_nothing_new(
     old, old_id = _register(session, player)
     _signed_decision(session, player, old, old_id, "war")
     new, new_id = _register(session, player)
-    tie = rounds.place_casino_war_bet(session, player, 200)
+    tie = _war_bet(session, player, new, new_id)
     with pytest.raises(SignatureInvalid):
         rounds.decide_casino_war(session, player, tie.id, "war", _sign(old, tie, 0, "war"), old_id)
     rounds.decide_casino_war(session, player, tie.id, "war", _sign(new, tie, 0, "war"), new_id)
@@ -336,7 +366,9 @@ def test_prisoners_of_war_moves_are_signed_and_a_changed_move_is_caught(
 ) -> None:
     key, key_id = _register(session, player)
     for _ in range(40):
-        game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
+        prisoners = {"prisoners_of_war": True}
+        signed = _signed_bet(session, player, key, key_id, "sota", stake=1, rules=prisoners)
+        game = rounds.play_sota(session, player, 1, rules=prisoners, **signed)
         moves = 0
         while game.status == "awaiting_move":
             pending = game.pending

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from bet_signing import bet_signature
+from bet_signing import played_rules
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from service_support import PASSWORD
@@ -551,6 +553,59 @@ def test_two_accounts_registering_one_key_at_once_get_it_and_a_conflict(
         assert outcomes == Counter(ok=1, conflict=1), outcomes
     with session.begin():
         assert session.scalar(select(func.count(PlayerKey.id))) == 6
+    assert_books_clean(session)
+
+
+def test_two_bets_signed_for_one_nonce_at_once_deal_one_and_refuse_the_other_as_a_conflict(
+    app: Flask, session: Session, player: int, register: Callable[..., int]
+) -> None:
+    """Two tabs sign a bet each for the active pair's next nonce and send them at once: one is
+    dealt on it, the other names a nonce taken since (409 nonce_not_next) and changes nothing;
+    a bet racing the player's key registration is dealt before it or refused unsigned."""
+    key = Ed25519PrivateKey.generate()
+    key_id = player_keys.register_key(session, player, fairness_core.public_key_hex(key))
+    assert key_id.current_key_id is not None
+    for _ in range(4):
+        pair = fairness.active_seed_pair(session, player)
+        shown = {
+            "seed_pair_id": pair.seed_pair_id,
+            "next_nonce": pair.next_nonce,
+            "commitment_document": pair.commitment_document,
+        }
+        signed = [
+            bet_signature(
+                key,
+                key_id.current_key_id,
+                shown,
+                "sota",
+                {"stake": stake},
+                played_rules("sota", preset="nordic"),
+            )
+            for stake in (1, 2)
+        ]
+        outcomes = race(
+            app,
+            [
+                lambda s, stake=stake, sig=sig: rounds.play_sota(
+                    s, player, stake, None, "nordic", **sig
+                )
+                for stake, sig in zip((1, 2), signed, strict=True)
+            ],
+        )
+        assert outcomes == Counter(ok=1, nonce_not_next=1), outcomes
+        assert fairness.active_seed_pair(session, player).next_nonce == pair.next_nonce + 1
+    other = register()
+    outcomes = race(
+        app,
+        [
+            lambda s: rounds.play_sota(s, other, 1, None, "nordic"),
+            lambda s: player_keys.register_key(
+                s, other, fairness_core.public_key_hex(Ed25519PrivateKey.generate())
+            ),
+        ],
+    )
+    assert not crashes(outcomes) and outcomes["ok"] >= 1, outcomes
+    assert set(outcomes) <= {"ok", "signature_required"}, outcomes
     assert_books_clean(session)
 
 

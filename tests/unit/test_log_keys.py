@@ -417,12 +417,34 @@ def test_a_range_cannot_tell_a_round_or_pair_begun_before_it_from_one_never_logg
     )
 
 
+def _signed_bet(round_id: int, seed_pair_id: int, nonce: int) -> tuple[str, str, dict[str, Any]]:
+    """A bet the player signed (the signature is not read)."""
+    action, subject, data = _bet(round_id, seed_pair_id, nonce)
+    return action, subject, {**data, "signed": {"signature": "ab" * 64, "key_id": 1}}
+
+
+def test_an_unsigned_bet_of_a_player_who_registered_a_key_is_named() -> None:
+    """The service takes no unsigned bet from a player with a key: one in the log is a round
+    bet in the player's name by someone else (to spend a nonce), though the bundle may hide
+    the registration with it. Bets before the registration, and another player's, stand."""
+    registered = ("player_key.registered", "user:7", {"user_id": 7, "key_id": 1})
+    assert anchors.first_key_problem(_appended(registered, _bet(4, 2, 0))) == (
+        20,
+        "entry 20: round.bet of round:4 is not signed, though its player registered a key "
+        "(entry 19): the service takes no unsigned bet from a player with a key, a rewrite",
+    )
+    assert anchors.first_key_problem(_appended(registered, _signed_bet(4, 2, 0))) is None
+    assert anchors.first_key_problem(_appended(_bet(4, 2, 0), registered)) is None
+    other = ("player_key.registered", "user:8", {"user_id": 8, "key_id": 1})
+    assert anchors.first_key_problem(_appended(other, _bet(4, 2, 0))) is None
+
+
 def test_an_unsigned_action_of_a_player_who_registered_a_key_is_named() -> None:
     """The service takes no unsigned decision from a player with a key: one in the log was
     written by someone else, though the bundle may hide the registration with it."""
     registered = ("player_key.registered", "user:7", {"user_id": 7, "key_id": 1})
     unsigned = _appended(
-        registered, _bet(4, 2, 0), ("round.decision", "round:4", {"choice": "surrender"})
+        registered, _signed_bet(4, 2, 0), ("round.decision", "round:4", {"choice": "surrender"})
     )
     assert anchors.first_key_problem(unsigned) == (
         21,
@@ -430,7 +452,9 @@ def test_an_unsigned_action_of_a_player_who_registered_a_key_is_named() -> None:
         "(entry 19): the service takes no unsigned action from a player with a key, a rewrite",
     )
     signed_choice = {"choice": "war", "signed": {"signature": "ab" * 64, "key_id": 1}}
-    signed = _appended(registered, _bet(4, 2, 0), ("round.decision", "round:4", signed_choice))
+    signed = _appended(
+        registered, _signed_bet(4, 2, 0), ("round.decision", "round:4", signed_choice)
+    )
     assert anchors.first_key_problem(signed) is None
     # Another player's key asks nothing of this one, and a key is carried from chunk to chunk.
     other = _appended(

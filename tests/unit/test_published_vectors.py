@@ -74,7 +74,7 @@ def test_canonical_bytes_and_signatures_of_every_document_type(case: dict[str, A
 
 def test_the_documents_cover_every_type_and_the_tricky_client_seeds() -> None:
     types = {case["document"]["type"] for case in PUBLISHED["documents"]}
-    assert types == {"commitment", "reveal", "round", "checkpoint", "key_change", "action"}
+    assert types == {"commitment", "reveal", "round", "checkpoint", "key_change", "action", "bet"}
     text = "".join(case["document"].get("client_seed", "") for case in PUBLISHED["documents"])
     for char in ("\t", "\x01", "\x1f", "\u2028", "\u2029", "\u0085", "🍀", "\U0010fffd", '"', "\\"):
         assert char in text

@@ -19,6 +19,8 @@ from test_verify_cli import KEY_HEX
 from test_verify_cli import PAIR
 from test_verify_cli import _run
 from test_verify_cli import _write
+from test_verify_signed_bets import PHANTOM_NONCE
+from test_verify_signed_bets import bet_in_the_players_name
 
 from sota_casino.core import casino_war
 from sota_casino.core import sota
@@ -189,18 +191,48 @@ def test_a_bet_naming_its_pair_places_its_round_as_a_decision_does() -> None:
     assert unplaced_rounds(records, {100}) == [108]
 
 
-def test_a_round_bet_in_the_players_name_is_not_compared_and_fails_nothing(
+def test_a_round_bet_in_the_players_name_after_a_key_registration_fails_the_player_check(
     tmp_path: Path,
 ) -> None:
-    """A bet is not signed by the player: an operator holding the database and the key can bet
-    a round in the player's name (a small ante, debited and paid like any other) to spend a
-    nonce whose cards would have favoured the player's next bet, which then takes the nonce
-    after. Every receipt replays, the nonces run without a gap, the log holds it all: the
-    records hold no bet for that round, and say nothing against it either, since a round
-    played from another browser or a script that kept no records looks the same. Its
-    ``records`` check is ``–`` (not compared), as docs/fairness.md says under the security
-    model: only the player, reading the rounds of a bundle, knows it did not play one."""
-    phantom = 102
+    """An operator holding the database and the key, but not the player's key, bets a round in
+    the player's name (a small ante, debited and paid like any other) to spend a nonce whose
+    cards would have favoured the player's next bet, which then takes the nonce after. Every
+    receipt replays, the nonces run without a gap, the log holds it all, and the records hold
+    no bet for that round and say nothing against it either (a round played from another
+    browser looks the same to them: ``–``, not compared). But the player registered a key
+    before it, and from then on the service deals no bet the player did not sign: the round's
+    bet is unsigned, and its ``player`` check fails."""
+    phantom = 100 + PHANTOM_NONCE
+    bets = [
+        _bet(100 + nonce, bet=500, tie_bet=100 if nonce % 2 else 0)
+        for nonce in range(6)
+        if 100 + nonce != phantom
+    ]
+    code, out, _ = _run(
+        _write(tmp_path, "b.json", bet_in_the_players_name()),
+        "--records",
+        _write(tmp_path, "r.json", _records(*bets)),
+        "--json",
+    )
+    (report,) = json.loads(out)["bundles"]
+    records = {row["round_id"]: row["checks"]["records"] for row in report["rounds"]}
+    player = {row["round_id"]: row["checks"]["player"] for row in report["rounds"]}
+    assert code == 1 and records.pop(phantom) == "skip" and player.pop(phantom) == "fail", out
+    assert set(records.values()) == set(player.values()) == {"pass"}
+    [failure] = report["findings"]
+    assert failure["round_id"] == phantom and failure["check"] == "player", failure
+    assert "the bet was not signed by the player's key" in failure["message"], failure
+
+
+def test_a_round_bet_in_the_players_name_without_a_key_is_not_compared_and_fails_nothing(
+    tmp_path: Path,
+) -> None:
+    """A player who registered no key signs no bet, so the same round bet in its name fails
+    nothing: the records hold no bet for it, and a round played from another browser or a
+    script that kept no records looks the same. Its ``records`` check is ``–`` (not compared),
+    as docs/fairness.md says under the security model: only a key of the player's own, or the
+    player reading the rounds of a bundle, tells it apart."""
+    phantom = 100 + PHANTOM_NONCE
     bets = [
         _bet(100 + nonce, bet=500, tie_bet=100 if nonce % 2 else 0)
         for nonce in range(6)

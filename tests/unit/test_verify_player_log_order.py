@@ -121,12 +121,33 @@ def test_a_registration_logged_after_the_rounds_asks_no_signature_of_them() -> N
 PRISONERS = sota.SotaRules.from_dict({"prisoners_of_war": True})
 
 
-def _moves_signed_from(first_signed: int) -> bundles.RoundMaker:
+def signed_bet(doc: dict[str, Any], **changed: Any) -> dict[str, Any]:
+    """The player's signed bet of a receipt, by its key (its document changed as ``changed``
+    says)."""
+    document = (
+        fairness.bet_document(
+            user_id=PAIR.user_id,
+            game=doc["game"],
+            seed_pair_id=doc["seed_pair_id"],
+            nonce=doc["nonce"],
+            stakes=fairness.bet_stakes(doc["game"], doc["stakes"]),
+            rules=doc["rules"],
+        )
+        | changed
+    )
+    signature = fairness.sign(PLAYER_KEY, document)
+    return {"document": document, "signature": signature, "key_id": KEY_ID}
+
+
+def _moves_signed_from(first_signed: int, bet_signed: bool = False) -> bundles.RoundMaker:
     """Prisoners of War games whose moves from ``first_signed`` on the player signed with its
-    key; the ones before are unsigned, as moves made before a key was registered are."""
+    key; the ones before are unsigned, as moves made before a key was registered are. The bet
+    is signed when ``bet_signed`` (the key was registered before it)."""
 
     def make(pair: bundles.Pair, nonce: int) -> dict[str, Any]:
         doc = bundles.sota_moves_receipt(pair, nonce, PRISONERS)["document"]
+        if bet_signed:
+            doc["signed_bet"] = signed_bet(doc)
         signed_actions: list[dict[str, Any] | None] = []
         for index, choice in enumerate(doc["actions"]):
             action = fairness.action_document(
@@ -166,9 +187,11 @@ def _registered_before_move(move: int) -> Callable[[bundles.Logged], bundles.Log
 
 def moves_bundle(first_signed: int, registered_before_move: int | None) -> dict[str, Any]:
     """A Prisoners of War game whose moves from ``first_signed`` on are signed, the player's key
-    registered just before move ``registered_before_move`` (``None``: before the game's bet)."""
+    registered just before move ``registered_before_move`` (``None``: before the game's bet,
+    which is then signed)."""
+    made = _moves_signed_from(first_signed, bet_signed=registered_before_move is None)
     return _with_registration(
-        bundles.bundle(1, pair=PAIR, make_round=_moves_signed_from(first_signed)),
+        bundles.bundle(1, pair=PAIR, make_round=made),
         _registered_first
         if registered_before_move is None
         else _registered_before_move(registered_before_move),

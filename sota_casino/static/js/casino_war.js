@@ -330,7 +330,23 @@
       try {
         // The rules this page shows: the table refuses the bet if its rules changed since.
         const sent = { bet: bet * 100, tie_bet: tieBet * 100, rules: JSON.parse(form.elements.rules.value) };
-        const answer = await post(table.dataset.api, sent, key());
+        // With a key, the bet is signed for the nonce it takes; if another bet (another tab)
+        // took that nonce first, it is signed again for the next one, once.
+        let answer = null;
+        for (let attempt = 0; attempt < 2; attempt += 1) {
+          let signed;
+          try {
+            signed = window.SotaPlayerKey ? await window.SotaPlayerKey.signBet({
+              game: "casino_war", stakes: { bet: sent.bet, tie_bet: sent.tie_bet }, rules: sent.rules,
+            }) : {};
+          } catch (error) {
+            showError(String(error.message || error));
+            return;
+          }
+          answer = await post(table.dataset.api, { ...sent, ...signed }, key());
+          const refusal = !answer.ok && answer.data && answer.data.error;
+          if (!(refusal && refusal.code === "nonce_not_next" && "nonce" in signed)) break;
+        }
         if (!answer.ok) {
           const code = answer.data && answer.data.error && answer.data.error.code;
           if (code === "insufficient_funds") await refreshBalance();

@@ -2,8 +2,9 @@
  *
  * The browser makes an Ed25519 key with WebCrypto, not extractable, keeps it in IndexedDB and
  * registers its public half (POST /api/v1/me/keys). Once a key is registered, the service takes
- * no decision or move without the player's signature over its action document, so the tables
- * sign every one through signAction(). Where WebCrypto has no Ed25519, the page says so and
+ * no bet without the player's signature over its bet document, and no decision or move without
+ * one over its action document, so the tables sign every bet through signBet() and every
+ * decision and move through signAction(). Where WebCrypto has no Ed25519, the page says so and
  * plays unsigned (a player without a key is not asked to sign).
  *
  * The browser knows which keys it made: a key the account lists that this browser did not make
@@ -113,18 +114,41 @@
   async function signAction(action) {
     const now = await status();
     if (!now.current) return {};
+    const actionDocument = {
+      type: "action", v: 1, game: action.game, round_id: action.round_id,
+      seed_pair_id: action.seed_pair_id, nonce: action.nonce, index: action.index, choice: action.choice,
+    };
+    return { signature: await signWithCurrent(now, actionDocument), key_id: now.current.key_id };
+  }
+
+  /* The fields a bet carries: {} for a player without a key, else the seed pair and the nonce
+   * it takes (the active pair's next nonce, as GET /api/v1/fairness/seed-pair shows it) and its
+   * signature over the bet document {type, v, user_id, game, seed_pair_id, nonce, stakes,
+   * rules}: `bet` names the game, the stakes it sends ({bet, tie_bet} or {stake}) and every
+   * rule it is played by. A bet that another took the nonce of first is refused (409
+   * nonce_not_next): sign it again. Throws, saying why, when the key in use is not here. */
+  async function signBet(bet) {
+    const now = await status();
+    if (!now.current) return {};
+    const active = await api("GET", "/api/v1/fairness/seed-pair");
+    const betDocument = {
+      type: "bet", v: 1, user_id: active.commitment_document.user_id, game: bet.game,
+      seed_pair_id: active.seed_pair_id, nonce: active.next_nonce, stakes: bet.stakes, rules: bet.rules,
+    };
+    const signature = await signWithCurrent(now, betDocument);
+    return { seed_pair_id: active.seed_pair_id, nonce: active.next_nonce, signature, key_id: now.current.key_id };
+  }
+
+  /* The signature, in hex, of `doc`'s canonical bytes by the key in use (`now`, a status()),
+   * which this browser must hold. */
+  async function signWithCurrent(now, doc) {
     const pair = await inStore("readonly", (store) => store.get(now.current.public_key_hex));
     if (!pair) {
       throw new Error(gettext("Your decisions must be signed with key %(key)s, which this browser does not hold. Make a new key on the fairness page to go on here.",
         { key: now.current.key_id }));
     }
-    const actionDocument = {
-      type: "action", v: 1, game: action.game, round_id: action.round_id,
-      seed_pair_id: action.seed_pair_id, nonce: action.nonce, index: action.index, choice: action.choice,
-    };
-    const bytes = new TextEncoder().encode(window.SotaRecords.canonical(actionDocument));
-    const signature = hex(await subtle.sign({ name: "Ed25519" }, pair.privateKey, bytes));
-    return { signature, key_id: now.current.key_id };
+    const bytes = new TextEncoder().encode(window.SotaRecords.canonical(doc));
+    return hex(await subtle.sign({ name: "Ed25519" }, pair.privateKey, bytes));
   }
 
   // ---- the control: on the fairness page and at the tables -----------------------------------
@@ -156,10 +180,10 @@
       return;
     }
     if (!now.current) {
-      text(line, gettext("Your decisions are not signed. Make a key in this browser to sign every decision and move, so that no receipt can show a choice you did not make."));
+      text(line, gettext("Your decisions are not signed. Make a key in this browser to sign every bet, decision and move, so that no receipt can show a bet or a choice you did not make."));
       button.textContent = gettext("Make a signing key");
     } else if (now.held) {
-      text(line, gettext("This browser signs your decisions and moves with key %(key)s (%(fingerprint)s…), registered %(time)s.", {
+      text(line, gettext("This browser signs your decisions, moves and bets with key %(key)s (%(fingerprint)s…), registered %(time)s.", {
         key: now.current.key_id, fingerprint: now.current.public_key_hex.slice(0, 16), time: window.SotaI18n.time(now.current.registered_at),
       }));
       button.textContent = gettext("Replace the key");
@@ -222,7 +246,7 @@
     }
   }
 
-  window.SotaPlayerKey = { supported, status, register, signAction };
+  window.SotaPlayerKey = { supported, status, register, signAction, signBet };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup);
   else setup();
 })();

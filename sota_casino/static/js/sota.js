@@ -504,15 +504,22 @@
     try {
       let game = null;
       try {
-        const response = await fetch("/api/v1/sota/games", {
-          method: "POST", credentials: "same-origin",
-          headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
-            "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content },
-          body: JSON.stringify(body),
-        });
-        if (response.ok) game = await response.json();
+        // With a key, the game is signed for the nonce it takes, over every rule it is played
+        // by; if another bet (another tab) took that nonce first, it is signed again, once.
+        for (let attempt = 0; attempt < 2 && !game; attempt += 1) {
+          const signed = await signedBet(body);
+          const response = await fetch("/api/v1/sota/games", {
+            method: "POST", credentials: "same-origin",
+            headers: { "Content-Type": "application/json", "Idempotency-Key": key(),
+              "X-CSRF-Token": document.querySelector("meta[name=csrf-token]").content },
+            body: JSON.stringify({ ...body, ...signed }),
+          });
+          if (response.ok) game = await response.json();
+          else if (!("nonce" in signed) || (await response.json().catch(() => ({}))).error?.code !== "nonce_not_next") break;
+        }
       } catch (failure) {
-        // the table could not be reached in the page: the plain form follows
+        // the table could not be reached in the page, or the bet could not be signed here: the
+        // plain form follows, and its page says why
       }
       if (!game) {
         try {
@@ -533,6 +540,21 @@
       dealing = false;
       for (const b of buttons) b.disabled = false;
     }
+  }
+
+  /* The fields that sign a game's bet (`body` as POST /api/v1/sota/games takes it): {} without
+   * a key; with one, the player's signature over the bet document, whose rules are every rule
+   * the game is played by (the preset's, or the rules sent with the defaults for the rest).
+   * Rules the engine refuses are sent unsigned, for the table to say why. */
+  async function signedBet(body) {
+    if (!window.SotaPlayerKey) return {};
+    let rules;
+    try {
+      rules = typeof body.preset === "string" ? window.SotaEngine.presetRules(body.preset) : window.SotaEngine.ruleSet(body.rules);
+    } catch (failure) {
+      return {};
+    }
+    return window.SotaPlayerKey.signBet({ game: "sota", stakes: { stake: body.stake }, rules });
   }
 
   /* Replace the page's content with the game's view (header balances included) and replay it. */

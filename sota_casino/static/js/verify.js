@@ -379,6 +379,74 @@
     return problems;
   }
 
+  /* The text of a value of a signed document, as the offline verifier writes it; "null" for
+   * one left out. */
+  function jsonText(value) {
+    try {
+      return canonicalJson(value === undefined ? null : value);
+    } catch (error) {
+      return String(value);
+    }
+  }
+
+  /* What is wrong with a receipt's bet (docs/fairness.md, "Bets the player signs"): a signed
+   * bet must be the player's signature of the bet document of the receipt's own player
+   * (`userId`, the commitment's), game, seed pair, nonce, stakes and rules, by a key
+   * registered before the round settled (the key in use when the log took the bet, where
+   * betSeq, the seq of its bet entry, is known); an unsigned bet fails once a key was
+   * registered before the log took it, or, without betSeq, for a round settled with its bet
+   * (no decision or move), before the round settled. */
+  async function signedBetProblems(doc, keys, userId, settledSeq, betSeq) {
+    const notTheirs = gettext("the bet was not signed by the player's key");
+    const before = (k) => k.at < doc.settled_at || (settledSeq !== null && k.seq < settledSeq);
+    const signed = doc.signed_bet === undefined ? null : doc.signed_bet;
+    const plain = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
+    if (signed === null) {
+      const acted = Array.isArray(doc.actions) && doc.actions.length > 0;
+      const inUse = betSeq !== null ? keys.filter((k) => k.seq < betSeq).pop()
+        : !acted ? keys.filter(before).pop() : null;
+      if (!inUse) return [];
+      return [betSeq !== null
+        ? gettext("the bet is unsigned, but the player's key %(key)s was registered before the log took the bet: %(why)s", { key: inUse.keyId, why: notTheirs })
+        : gettext("the bet is unsigned, but the player's key %(key)s was registered before the round was bet and settled: %(why)s", { key: inUse.keyId, why: notTheirs })];
+    }
+    if (!plain(signed) || !plain(signed.document)) {
+      return [gettext("the signed bet is not {document, signature, key_id}: %(why)s", { why: notTheirs })];
+    }
+    const problems = [];
+    const names = doc.game === "casino_war" ? ["bet", "tie_bet"] : ["stake"];
+    const stakes = plain(doc.stakes)
+      ? Object.fromEntries(names.filter((name) => name in doc.stakes).map((name) => [name, doc.stakes[name]]))
+      : doc.stakes;
+    const expected = { type: "bet", v: 1, user_id: userId, game: doc.game, seed_pair_id: doc.seed_pair_id,
+      nonce: doc.nonce, stakes, rules: doc.rules };
+    const fields = [...new Set([...Object.keys(expected), ...Object.keys(signed.document)])].sort();
+    for (const name of fields) {
+      const mine = jsonText(signed.document[name]);
+      const theirs = jsonText(expected[name]);
+      if (mine === theirs) continue;
+      problems.push(name === "user_id"
+        ? gettext("the player signed a bet of user_id %(signed)s, but the pair's player is %(receipt)s: %(why)s", { signed: mine, receipt: theirs, why: notTheirs })
+        : gettext("the player signed a bet of %(name)s %(signed)s, but the receipt's %(name)s is %(receipt)s: %(why)s", { name, signed: mine, receipt: theirs, why: notTheirs }));
+    }
+    const key = keys.find((k) => k.keyId === signed.key_id);
+    if (!key) {
+      problems.push(gettext("the bet is signed by key %(key)s, which no registration of this player in the log names: %(why)s",
+        { key: jsonText(signed.key_id), why: notTheirs }));
+    } else if (!(await signatureValid(key.key, signed))) {
+      problems.push(gettext("the bet's signature is not valid for the player's key %(key)s: %(why)s", { key: key.keyId, why: notTheirs }));
+    } else if (!before(key)) {
+      problems.push(gettext("the bet is signed by key %(key)s, registered after the round settled", { key: key.keyId }));
+    } else if (betSeq !== null) {
+      const inUse = keys.filter((k) => k.seq < betSeq).pop();
+      if (inUse && inUse.keyId !== key.keyId) {
+        problems.push(gettext("the bet is signed by key %(key)s, which the player had replaced by key %(current)s before the log took the bet",
+          { key: key.keyId, current: inUse.keyId }));
+      }
+    }
+    return problems;
+  }
+
   function defaultTrustedKey() {
     const pin = window.SotaRecords && window.SotaRecords.pinnedKey();
     return pin ? pin.public_key_hex : null;
@@ -686,9 +754,11 @@
     // check below; here it could only ask more signatures of the round).
     const settledSeqs = {};
     const actedSeqs = {}; // where the log took each round's decisions and moves, in its order
+    const betSeqs = {}; // where the log took each round's bet
     for (const anchor of Array.isArray(bundle.anchors) ? bundle.anchors : []) {
       const seq = anchor && anchor.entry ? anchor.entry.seq : null;
       if (anchor && anchor.of && anchor.of.kind === "settlement" && Number.isInteger(seq)) settledSeqs[anchor.of.round_id] = seq;
+      if (anchor && anchor.of && anchor.of.kind === "bet" && Number.isInteger(seq)) betSeqs[anchor.of.round_id] = seq;
       if (anchor && anchor.of && anchor.of.kind === "decision" && Number.isInteger(seq)) {
         actedSeqs[anchor.of.round_id] = [...(actedSeqs[anchor.of.round_id] || []), seq];
       }
@@ -752,10 +822,14 @@
         row.checks.replay = false;
         row.note = gettext("the replay failed: %(error)s", { error: String(error.message || error) });
       }
-      const unsigned = await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null,
-        actedSeqs[doc.round_id] ?? []);
+      const unsigned = [
+        ...await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null, actedSeqs[doc.round_id] ?? []),
+        ...await signedBetProblems(doc, playerKeys, commitment.document.user_id, settledSeqs[doc.round_id] ?? null,
+          betSeqs[doc.round_id] ?? null),
+      ];
       row.checks.player = unsigned.length === 0;
       row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
+      row.signedBet = doc.signed_bet !== undefined && doc.signed_bet !== null;
       row.actionCount = Array.isArray(doc.actions) ? doc.actions.length : 0;
       if (unsigned.length) row.note = (row.note ? row.note + "; " : "") + unsigned.join("; ");
       const recorded = records && records.rounds[doc.round_id];
@@ -879,8 +953,11 @@
 
   function playerSentence(report) {
     const n = report.rounds.reduce((sum, row) => sum + (row.signedActions || 0), 0);
-    return n ? " " + ngettext("%(num)s decision or move carries your own signature, checked against your key as the log registered it.",
-      "%(num)s decisions and moves carry your own signature, checked against your key as the log registered it.", n) : "";
+    const bets = report.rounds.filter((row) => row.signedBet).length;
+    return (n ? " " + ngettext("%(num)s decision or move carries your own signature, checked against your key as the log registered it.",
+      "%(num)s decisions and moves carry your own signature, checked against your key as the log registered it.", n) : "")
+      + (bets ? " " + ngettext("%(num)s bet carries your own signature over its seed pair, nonce, stakes and rules.",
+        "%(num)s bets carry your own signature over their seed pair, nonce, stakes and rules.", bets) : "");
   }
 
   function mark(ok) {
@@ -941,7 +1018,7 @@
       }
       const outcomeOk = Boolean(row.checks.outcome && row.checks.payout);
       // "unsigned" only where the player made a choice that could have been signed.
-      const playerSigned = row.signedActions || !row.checks.player ? mark(row.checks.player)
+      const playerSigned = row.signedActions || row.signedBet || !row.checks.player ? mark(row.checks.player)
         : row.actionCount ? el("small", { class: "muted" }, gettext("unsigned"))
           : el("span", { class: "muted", role: "img", title: nothingToSign, "aria-label": nothingToSign }, "—");
       const cells = [
