@@ -191,6 +191,15 @@ def test_a_bet_naming_its_pair_places_its_round_as_a_decision_does() -> None:
     assert unplaced_rounds(records, {100}) == [108]
 
 
+def _bets_of_the_player(phantom: int) -> list[dict[str, Any]]:
+    """The records of the pair's six rounds but the one bet in the player's name."""
+    return [
+        _bet(100 + nonce, bet=500, tie_bet=100 if nonce % 2 else 0)
+        for nonce in range(6)
+        if 100 + nonce != phantom
+    ]
+
+
 def test_a_round_bet_in_the_players_name_after_a_key_registration_fails_the_player_check(
     tmp_path: Path,
 ) -> None:
@@ -203,11 +212,7 @@ def test_a_round_bet_in_the_players_name_after_a_key_registration_fails_the_play
     before it, and from then on the service deals no bet the player did not sign: the round's
     bet is unsigned, and its ``player`` check fails."""
     phantom = 100 + PHANTOM_NONCE
-    bets = [
-        _bet(100 + nonce, bet=500, tie_bet=100 if nonce % 2 else 0)
-        for nonce in range(6)
-        if 100 + nonce != phantom
-    ]
+    bets = _bets_of_the_player(phantom)
     code, out, _ = _run(
         _write(tmp_path, "b.json", bet_in_the_players_name()),
         "--records",
@@ -233,11 +238,7 @@ def test_a_round_bet_in_the_players_name_without_a_key_is_not_compared_and_fails
     as docs/fairness.md says under the security model: only a key of the player's own, or the
     player reading the rounds of a bundle, tells it apart."""
     phantom = 100 + PHANTOM_NONCE
-    bets = [
-        _bet(100 + nonce, bet=500, tie_bet=100 if nonce % 2 else 0)
-        for nonce in range(6)
-        if 100 + nonce != phantom
-    ]
+    bets = _bets_of_the_player(phantom)
     code, out, _ = _run(
         _write(tmp_path, "b.json", GOOD),
         "--records",
