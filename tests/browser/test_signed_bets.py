@@ -11,6 +11,7 @@ import io
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -82,25 +83,28 @@ def _receipt(tab: Any, round_id: int) -> dict[str, Any]:
     )
 
 
+#: The player's rounds, newest first, as the service lists them now (never from the cache).
+LISTED = "async () => (await (await fetch('/api/v1/rounds', {cache: 'no-store'})).json()).rounds"
+
+
 def _latest_round(tab: Any) -> dict[str, Any]:
-    listed = tab.evaluate("async () => (await fetch('/api/v1/rounds')).json()")
-    return dict(listed["rounds"][0])
+    return dict(tab.evaluate(LISTED)[0])
 
 
 def _deal_war(tab: Any) -> dict[str, Any]:
-    before = (
-        _latest_round(tab)["id"]
-        if tab.evaluate("async () => (await (await fetch('/api/v1/rounds')).json()).rounds.length")
-        else None
-    )
+    """Deal a round on the table and return it: the one round the service lists after the click
+    that it did not list before (waiting for the result alone could read a round listed before,
+    while a bet refused for its nonce is signed again). Polled from here: Playwright's
+    ``wait_for_function`` takes a promise for a truthy answer and returns at once."""
+    known = [r["id"] for r in tab.evaluate(LISTED)]
     tab.click("#deal")
-    tab.wait_for_function(
-        "async before => { const r = (await (await fetch('/api/v1/rounds')).json()).rounds;"
-        " return r.length > 0 && r[0].id !== before; }",
-        arg=before,
-    )
+    deadline = time.monotonic() + 15
+    while not (dealt := [r for r in tab.evaluate(LISTED) if r["id"] not in known]):
+        assert time.monotonic() < deadline, "no round was dealt"
+        tab.wait_for_timeout(100)
     tab.wait_for_selector("[data-testid=result]")
-    return _latest_round(tab)
+    [dealt] = dealt
+    return dict(dealt)
 
 
 def test_the_tables_sign_bets_and_both_verifiers_catch_a_round_bet_in_the_players_name(
