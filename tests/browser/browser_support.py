@@ -156,6 +156,17 @@ def open_tab(chromium: Any, live_server: LiveServer, **context_options: Any) -> 
     assert problems == [], problems  # e.g. a CSP violation, a script error, a missing file
 
 
+def wait_until(page: Any, function: str, arg: Any = None, timeout: float = 15) -> Any:
+    """Evaluate the JavaScript ``function`` (which may be async) in ``page`` until its answer is
+    truthy, and return the answer. Playwright's ``wait_for_function`` takes the promise an async
+    function returns for a truthy answer and returns at once, waiting for nothing."""
+    deadline = time.monotonic() + timeout
+    while not (answer := page.evaluate(function, arg)):
+        assert time.monotonic() < deadline, f"still falsy after {timeout} s: {function}"
+        page.wait_for_timeout(50)
+    return answer
+
+
 def wait_for_round(page: Any, nonce: int) -> None:
     """Wait until the table shows the round of ``nonce`` (its summary may be hidden on phones)."""
     page.wait_for_function(

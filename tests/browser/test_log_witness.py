@@ -18,6 +18,7 @@ from browser_support import KEPT_CHECKPOINT
 from browser_support import KEPT_UNPROVEN
 from browser_support import WITNESS_KEEP
 from browser_support import sign_up
+from browser_support import wait_until
 from sqlalchemy import select
 
 from sota_casino.core import fairness
@@ -307,9 +308,8 @@ def test_a_withheld_consistency_proof_is_a_lasting_warning_until_one_is_had(tab:
     failure.update(old_size=seen["size"], how={"status": 500, "body": ""})
     tab.goto("/casino-war")
     later = carried_checkpoint(tab)
-    # A function, not an expression: polling an expression evals it, which the page's CSP refuses.
-    tab.wait_for_function(
-        "async size => (await window.SotaLog.kept()).document.size === size", arg=later["size"]
+    wait_until(
+        tab, "async size => (await window.SotaLog.kept()).document.size === size", later["size"]
     )
     tab.goto("/fairness")
     witness.filter(has_text="the service answered HTTP 500").wait_for()
@@ -790,7 +790,7 @@ def test_a_key_pinned_in_another_tab_while_the_witness_waits_is_the_key_it_check
     other.evaluate(HOLD_THE_WITNESS)
     tab.bring_to_front()
     tab.reload()  # its witness reads the pinned key, then waits for its turn
-    tab.wait_for_function("async () => (await navigator.locks.query()).pending.length > 0")
+    wait_until(tab, "async () => (await navigator.locks.query()).pending.length > 0")
 
     elsewhere = fairness.new_signing_key()
     document = checkpoint_document(3, "ab" * 32, "2026-01-01T00:00:00.000000Z")
@@ -853,7 +853,7 @@ def test_the_checkpoint_another_tab_kept_in_its_turn_is_the_one_the_next_turn_ch
     other.evaluate(HOLD_THE_WITNESS)
     tab.bring_to_front()
     tab.reload()  # its witness waits for its turn
-    tab.wait_for_function("async () => (await navigator.locks.query()).pending.length > 0")
+    wait_until(tab, "async () => (await navigator.locks.query()).pending.length > 0")
     other.evaluate(
         f"async forked => {{ await ({WITNESS_KEEP})(['{KEPT_CHECKPOINT}', forked]);"
         " window.releaseWitness(); }",

@@ -11,7 +11,6 @@ import io
 import json
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -19,6 +18,7 @@ from unittest import mock
 import pytest
 from bet_signing import played_rules
 from browser_support import sign_up
+from browser_support import wait_until
 from sqlalchemy import select
 
 from sota_casino.core import fairness
@@ -94,14 +94,12 @@ def _latest_round(tab: Any) -> dict[str, Any]:
 def _deal_war(tab: Any) -> dict[str, Any]:
     """Deal a round on the table and return it: the one round the service lists after the click
     that it did not list before (waiting for the result alone could read a round listed before,
-    while a bet refused for its nonce is signed again). Polled from here: Playwright's
-    ``wait_for_function`` takes a promise for a truthy answer and returns at once."""
+    while a bet refused for its nonce is signed again)."""
     known = [r["id"] for r in tab.evaluate(LISTED)]
     tab.click("#deal")
-    deadline = time.monotonic() + 15
-    while not (dealt := [r for r in tab.evaluate(LISTED) if r["id"] not in known]):
-        assert time.monotonic() < deadline, "no round was dealt"
-        tab.wait_for_timeout(100)
+    dealt = wait_until(
+        tab, f"async known => (await ({LISTED})()).filter(r => !known.includes(r.id))", known
+    )
     tab.wait_for_selector("[data-testid=result]")
     [dealt] = dealt
     return dict(dealt)
