@@ -19,6 +19,8 @@ from flask import Flask
 from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import open_the_menu
 from test_languages_in_the_browser import words
+from test_layout import BET_FIELDS
+from test_layout import LANGUAGES
 from test_layout import LONG_CLIENT_SEED
 from test_layout import TEAM_LABELS
 from test_layout import a_new_player
@@ -917,5 +919,82 @@ def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_witho
         problems += [(language, "surrender", *found) for found in surrender]
         if tie_bet_lines != [1, 1]:
             problems.append((language, "a result with no tie bet's line", tie_bet_lines))
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: The words of each notice the page shows at the top of its main part.
+NOTICES = """() => [...document.querySelectorAll("main .flash")]
+  .filter(notice => notice.checkVisibility()).map(notice => notice.textContent.trim())"""
+
+
+def test_a_new_table_shows_both_bet_fields_above_deal_on_a_320_by_568_phone(
+    chromium: Any, live_server: LiveServer
+) -> None:
+    """On a 320 x 568 phone (the first iPhone SE) a new player's table, before the first round,
+    had the ante and tie bet fields under the Deal row kept at the foot of the screen (their top
+    at 586 px in English, 686 in Portuguese, the row's at 510): the player tapped chips without
+    seeing the amount they bet. Both fields are whole above that row where the page first
+    stands. Checked in English, Finnish, Norwegian and Portuguese."""
+    tabs = narrow_tab(chromium, live_server, width=320, height=568)
+    phone = next(tabs)
+    problems = []
+    for language in LANGUAGES:
+        a_new_player(phone, "fields568", language)
+        phone.goto("/casino-war")
+        shown = phone.evaluate(BET_FIELDS)
+        hidden = min(shown["ante"][0], shown["tie"][0]) < 0 or (
+            max(shown["ante"][1], shown["tie"][1]) > shown["deal"]
+        )
+        if hidden:  # with what else the page showed above them, and where it stood
+            problems.append((language, shown, phone.evaluate(NOTICES), phone.evaluate("scrollY")))
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: Each control of a Sota replay (its buttons, its speed and its trick slider) that is not wholly
+#: on the screen above the Deal again bar kept at its foot, where the page stands: its name, top
+#: and bottom, and the bar's top.
+REPLAY_CONTROLS_COVERED = """() => {
+  const bar = document.getElementById("deal-again-form").getBoundingClientRect().top;
+  return [...document.querySelectorAll(".controls :is(button, select, input)")]
+    .map(control => [control.id, control.getBoundingClientRect()])
+    .filter(([, box]) => box.top < 0 || box.bottom > bar)
+    .map(([id, box]) => [id, Math.round(box.top), Math.round(box.bottom), Math.round(bar)]);
+}"""
+
+
+def test_a_new_sota_games_replay_controls_are_above_deal_again_on_a_320_by_568_phone(
+    chromium: Any, live_server: LiveServer
+) -> None:
+    """A game dealt on a 320 x 568 phone (the first iPhone SE) had its replay's controls below
+    their first row (step, to the end, the next war, the speed, the trick slider) under the
+    Deal again bar kept at the foot of the screen, from 444 px, the bar's top at 486: the
+    player scrolled, the seats leaving the screen, to play the replay on. Every control is
+    whole above the bar where the page first stands, as the page shows the new game and as it
+    draws it once reloaded, and still with the first trick's cards in the seats. Checked in
+    English, Finnish, Norwegian and Portuguese."""
+    tabs = narrow_tab(chromium, live_server, width=320, height=568)
+    phone = next(tabs)
+    problems = []
+    for language in LANGUAGES:
+        a_new_player(phone, "replay568", language)
+        phone.goto("/sota")
+        phone.click("#play")
+        phone.wait_for_url("**/sota/games/*")
+        phone.wait_for_selector("#deal-again-form:not([hidden])")
+        problems += [(language, "new", *found) for found in phone.evaluate(REPLAY_CONTROLS_COVERED)]
+        phone.reload()  # the game as the page itself draws it
+        phone.wait_for_selector("#deal-again-form:not([hidden])")
+        problems += [
+            (language, "drawn", *found) for found in phone.evaluate(REPLAY_CONTROLS_COVERED)
+        ]
+        # The first trick's first cards, one in each seat: where the page stands (a click of
+        # Playwright's would first scroll the button onto the screen).
+        phone.evaluate("document.getElementById('step').click()")
+        phone.wait_for_function("document.querySelectorAll('#seats .laid .card').length === 2")
+        problems += [
+            (language, "a trick", *found) for found in phone.evaluate(REPLAY_CONTROLS_COVERED)
+        ]
     next(tabs, None)
     assert problems == [], problems
