@@ -10,6 +10,7 @@ registration, or the registration after the receipt.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 import bundles
@@ -121,6 +122,27 @@ def test_a_registration_logged_after_the_rounds_asks_no_signature_of_them() -> N
 PRISONERS = sota.SotaRules.from_dict({"prisoners_of_war": True})
 
 
+def signed_actions(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every action of ``doc`` signed by the player's key."""
+    return [
+        {
+            "document": (
+                action := fairness.action_document(
+                    game=doc["game"],
+                    round_id=doc["round_id"],
+                    seed_pair_id=doc["seed_pair_id"],
+                    nonce=doc["nonce"],
+                    index=index,
+                    choice=choice,
+                )
+            ),
+            "signature": fairness.sign(PLAYER_KEY, action),
+            "key_id": KEY_ID,
+        }
+        for index, choice in enumerate(doc["actions"])
+    ]
+
+
 def signed_bet(doc: dict[str, Any], **changed: Any) -> dict[str, Any]:
     """The player's signed bet of a receipt, by its key (its document changed as ``changed``
     says)."""
@@ -148,23 +170,9 @@ def _moves_signed_from(first_signed: int, bet_signed: bool = False) -> bundles.R
         doc = bundles.sota_moves_receipt(pair, nonce, PRISONERS)["document"]
         if bet_signed:
             doc["signed_bet"] = signed_bet(doc)
-        signed_actions: list[dict[str, Any] | None] = []
-        for index, choice in enumerate(doc["actions"]):
-            action = fairness.action_document(
-                game=doc["game"],
-                round_id=doc["round_id"],
-                seed_pair_id=doc["seed_pair_id"],
-                nonce=doc["nonce"],
-                index=index,
-                choice=choice,
-            )
-            signature = fairness.signed(PLAYER_KEY, action)["signature"]
-            signed_actions.append(
-                None
-                if index < first_signed
-                else {"document": action, "signature": signature, "key_id": KEY_ID}
-            )
-        return pair.sign({**doc, "signed_actions": signed_actions})
+        signed: list[dict[str, Any] | None] = list(signed_actions(doc))
+        signed[:first_signed] = [None] * min(first_signed, len(signed))
+        return pair.sign({**doc, "signed_actions": signed})
 
     return make
 

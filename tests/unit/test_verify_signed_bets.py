@@ -22,11 +22,11 @@ from test_verify_cli import _write
 from test_verify_player_log_order import KEY_HEX
 from test_verify_player_log_order import KEY_ID
 from test_verify_player_log_order import PAIR
-from test_verify_player_log_order import PLAYER_KEY
 from test_verify_player_log_order import REGISTERED_AT
 from test_verify_player_log_order import _registered_first
 from test_verify_player_log_order import _registered_last
 from test_verify_player_log_order import _with_registration
+from test_verify_player_log_order import signed_actions
 from test_verify_player_log_order import signed_bet
 
 from sota_casino.core import fairness
@@ -35,26 +35,6 @@ from sota_casino.verify import verify_bundle
 #: The round an operator bets in the player's name: nonce 2 (no tie: a bet and nothing else).
 PHANTOM_NONCE = 2
 ROUNDS = 6
-
-
-def signed_actions(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "document": (
-                action := fairness.action_document(
-                    game=doc["game"],
-                    round_id=doc["round_id"],
-                    seed_pair_id=doc["seed_pair_id"],
-                    nonce=doc["nonce"],
-                    index=index,
-                    choice=choice,
-                )
-            ),
-            "signature": fairness.sign(PLAYER_KEY, action),
-            "key_id": KEY_ID,
-        }
-        for index, choice in enumerate(doc["actions"])
-    ]
 
 
 def player_signed(unsigned_bets: Collection[int] = (), **bet_changed: Any) -> bundles.RoundMaker:
