@@ -212,6 +212,7 @@ def signed_action(
     :raises SignatureInvalid: for another key, or a signature that is not the key's over the
         action's document.
     """
+    lock_seed_pairs(session, round_.user_id)  # a bet's caller holds it already
     document = fairness.action_document(
         game=round_.game,
         round_id=round_.id,
@@ -269,9 +270,8 @@ def _signed(
     key_id: object,
 ) -> dict[str, Any] | None:
     """Check the player's signature of ``document`` (a bet's or an action's) against the key in
-    use; return ``{document, signature, key_id}``, or ``None`` when the player has no key and
-    sent none."""
-    lock_seed_pairs(session, user_id)
+    use, under the player's lock (which orders it after or before a registration); return
+    ``{document, signature, key_id}``, or ``None`` when the player has no key and sent none."""
     current = session.scalars(
         select(PlayerKey).where(PlayerKey.user_id == user_id).order_by(PlayerKey.id.desc()).limit(1)
     ).first()
