@@ -546,6 +546,26 @@ def test_a_round_page_shows_its_cards_receipt_and_how_to_verify(
 # --- fairness -------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("language", "signed_bets", "bet_in_your_name"),
+    [
+        ("en", "every bet, decision", "the casino could bet a round in your name"),
+        ("fi", "jokaisen panoksesi, päätöksesi", "kasino voisi pelata kierroksen nimissäsi"),
+        ("nb", "hver innsats, hvert valg", "kasinoet satse en runde i ditt navn"),
+        ("pt", "cada aposta, decisão", "o cassino poderia apostar uma rodada em seu nome"),
+    ],
+)
+def test_the_fairness_page_says_a_players_key_signs_bets_and_what_playing_without_one_leaves_open(
+    player: FlaskClient, language: str, signed_bets: str, bet_in_your_name: str
+) -> None:
+    # A registered key signs bets too (docs/fairness.md, "Bets the player signs"); the page
+    # offering the key said only decisions and moves, and not why a player without one should
+    # make one: an operator can bet a round in their name unnoticed.
+    page = text(player.get("/fairness", headers={"Accept-Language": language}))
+    section = page[page.index('id="signing-key"') :]
+    assert signed_bets in section and bet_in_your_name in section
+
+
 def test_the_fairness_page_shows_the_active_pair_and_rotates_it(
     app: Flask, player: FlaskClient
 ) -> None:
