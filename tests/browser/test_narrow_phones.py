@@ -4,6 +4,8 @@ shows its suit, and a chart's labels are readable."""
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
@@ -29,8 +31,11 @@ from test_layout import play_on_a_long_client_seed
 from test_layout import player_id
 from test_operator_console import PASSWORD
 from test_operator_console import seed_a_player
+from web_support import plant_chosen_seed
 from web_support import plant_server_seed
 
+from sota_casino.core import fairness
+from sota_casino.core import sota
 from sota_casino.services import accounts
 from sota_casino.services import alerts
 from sota_casino.services import money
@@ -995,6 +1000,148 @@ def test_a_new_sota_games_replay_controls_are_above_deal_again_on_a_320_by_568_p
         phone.wait_for_function("document.querySelectorAll('#seats .laid .card').length === 2")
         problems += [
             (language, "a trick", *found) for found in phone.evaluate(REPLAY_CONTROLS_COVERED)
+        ]
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: Rules dealt on a phone: the table's first preset on two seats, on four, and its four seats
+#: in two teams (each dealt as the player picks them on the table's page).
+WAR_GAMES = {
+    "two seats": sota.SotaRules.from_dict({}),
+    "four seats": sota.SotaRules.from_dict({"seats": 4}),
+    "teams": sota.SotaRules.from_dict({"seats": 4, "teams": True}),
+}
+
+
+def a_double_war(rules: sota.SotaRules, server_seed: bytes, client_seed: str) -> int | None:
+    """The first trick of two wars of the finished game ``rules`` deal from the seeds' first
+    nonce, when no trick of it has more and, with four seats, the war takes a seat of each row
+    of them (the first two and the last two): else None."""
+    stream = fairness.Stream(fairness.Seeds(server_seed, client_seed, 0))
+    game = sota.play_game(rules, stream=stream)
+    wars = [trick.wars for trick in game.tricks]
+    if game.status != "settled" or max(wars, default=0) != 2:
+        return None
+    trick = wars.index(2)
+    seats = {seat for seat, cards in enumerate(game.tricks[trick].laid) if len(cards) > 1}
+    if rules.seats == 4 and not (seats & {0, 1} and seats & {2, 3}):
+        return None
+    return trick
+
+
+def plant_a_double_war(app: Flask, username: str, rules: sota.SotaRules) -> int:
+    """Give ``username``'s seed pair a server seed whose first game of ``rules`` has a double
+    war (:func:`a_double_war`); return that war's trick."""
+    found: list[int] = []
+
+    def choose(client_seed: str) -> bytes:
+        for i in itertools.count():
+            seed = hashlib.sha256(f"double war {client_seed} {i}".encode()).digest()
+            trick = a_double_war(rules, seed, client_seed)
+            if trick is not None:
+                found.append(trick)
+                return seed
+        raise AssertionError("unreachable")
+
+    plant_chosen_seed(app, username, choose)
+    return found[0]
+
+
+def deal_a_sota_game(page: Any, rules: sota.SotaRules) -> None:
+    """Deal a game of ``rules`` (:data:`WAR_GAMES`) from the table's page, as a player picks
+    them: the seats, and for teams the custom rules' switch."""
+    page.goto("/sota")
+    page.select_option("#seats", str(rules.seats))
+    if rules.teams:
+        page.click("#custom-rules summary")
+        page.check("#rule_teams")
+    page.click("#play")
+    page.wait_for_url("**/sota/games/*")
+    page.wait_for_selector("#deal-again-form:not([hidden])")
+
+
+#: Show the end of the trick before ``trick`` (the slider's value), where the page stands.
+SCRUB_TO = """trick => {
+  const scrub = document.getElementById("scrub");
+  scrub.value = String(trick);
+  scrub.dispatchEvent(new Event("input"));
+}"""
+#: Each card in a seat whose corner's rank or suit a card laid after it covers, once the cards'
+#: animations have run: the card's text and what covers it.
+CORNERS_COVERED = """async () => {
+  const cards = [...document.querySelectorAll("#seats .card")];
+  await Promise.all(cards.flatMap(card => card.getAnimations().map(shown => shown.finished)));
+  const meets = (a, b) => a.left < b.right - .5 && b.left < a.right - .5
+    && a.top < b.bottom - .5 && b.top < a.bottom - .5;
+  return [...document.querySelectorAll("#seats .seat")].flatMap(seat => {
+    const laid = [...seat.querySelectorAll(".card")];
+    return laid.flatMap((card, i) => [...card.querySelectorAll(".corner.top > span")].flatMap(
+      glyph => laid.slice(i + 1)
+        .filter(later => meets(glyph.getBoundingClientRect(), later.getBoundingClientRect()))
+        .map(later => [card.textContent, glyph.className, later.textContent])));
+  });
+}"""
+#: The tallest seat's height.
+TALLEST_SEAT = """() => Math.round(Math.max(
+  ...[...document.querySelectorAll("#seats .seat")].map(seat => seat.getBoundingClientRect().height)
+))"""
+
+
+def war_controls_covered(page: Any, trick: int, steps: int) -> list[tuple[Any, ...]]:
+    """Each replay control not wholly above the Deal again bar, with the frame and the tallest
+    seat, and each seat's card whose corner is covered: as the game is dealt, then at each
+    frame of the war of ``trick`` (``steps`` of them: its first cards, each war, the pot taken)
+    and at the next trick's first cards, played a step at a time where the page stands (a
+    click of Playwright's would first scroll the button onto the screen)."""
+
+    def covered(frame: str) -> list[tuple[Any, ...]]:
+        tallest = page.evaluate(TALLEST_SEAT)
+        hidden = [(frame, "corner", *c) for c in page.evaluate(CORNERS_COVERED)]
+        controls = page.evaluate(REPLAY_CONTROLS_COVERED)
+        return hidden + [(frame, f"seat {tallest} px", *control) for control in controls]
+
+    found = covered("dealt")
+    page.evaluate(SCRUB_TO, trick)
+    for frame in range(steps + 1):
+        page.evaluate("document.getElementById('step').click()")
+        found += covered(f"frame {frame}")
+    return found
+
+
+@pytest.mark.parametrize("game", WAR_GAMES)
+def test_a_double_war_keeps_the_replay_controls_above_deal_again_on_a_320_by_568_phone(
+    chromium: Any, live_server: LiveServer, game: str
+) -> None:
+    """A war lays each warring seat's face-down cards and a face-up card under its first card,
+    a row each, and two cards a row fit in a phone's seat: on a 320 x 568 phone a single war's
+    seats grew to 238 px, a double war's to 365, and put the replay's controls (its step
+    buttons, the speed, the trick slider) under the Deal again bar kept at the foot of the
+    screen (its top at 516 px, the slider's at 676), where the player had to scroll to play
+    on. Four seats stand in two rows: their controls were under the bar as the game was dealt
+    (the slider at 538 px), and a double war took their first row to 949 px. Every control is
+    whole above the bar as the game is dealt and at each frame of a double war, where the page
+    stands, as the page shows the new game and as it draws it once reloaded, and every card's
+    corner (its rank and suit) is shown whole: on two seats, on four and on four in two teams.
+    Checked in English and Portuguese (the longest words)."""
+    rules = WAR_GAMES[game]
+    tabs = narrow_tab(chromium, live_server, width=320, height=568)
+    phone = next(tabs)
+    problems = []
+    for language in ("en", "pt"):
+        username = a_new_player(phone, "war568", language)
+        trick = plant_a_double_war(live_server.app, username, rules)
+        deal_a_sota_game(phone, rules)
+        dealt = phone.evaluate("JSON.parse(document.getElementById('game-data').textContent)")
+        assert dealt["rules"] == rules.to_dict() and dealt["tricks"][trick]["wars"] == 2
+        steps = 1 + dealt["tricks"][trick]["wars"]
+        problems += [
+            (language, "new", *found) for found in war_controls_covered(phone, trick, steps)
+        ]
+        phone.reload()  # the game as the page itself draws it
+        phone.wait_for_selector("#deal-again-form:not([hidden])")
+        problems += [
+            (language, "drawn", *found) for found in war_controls_covered(phone, trick, steps)
         ]
     next(tabs, None)
     assert problems == [], problems
