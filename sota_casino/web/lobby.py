@@ -8,7 +8,6 @@ from datetime import timedelta
 
 from flask import Blueprint
 from flask import current_app
-from flask import flash
 from flask import g
 from flask import redirect
 from flask import render_template
@@ -26,7 +25,7 @@ from ..services.results import Balances
 from .format import chips_text
 from .format import sweets_text
 from .format import when
-from .i18n import gettext
+from .i18n import flash_words
 from .inputs import choice
 from .inputs import form_key
 from .security import home_url
@@ -108,5 +107,5 @@ def topup() -> ResponseReturnValue:
             N_("A top-up is given only below %(low)s; you have %(held)s."),
             params={"low": show(low), "held": show(held)},
         ) from error
-    flash(gettext(TOPPED_UP[currency]), "ok")
+    flash_words(TOPPED_UP[currency], "ok")
     return redirect(url_for("lobby.lobby"), code=303)

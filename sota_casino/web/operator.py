@@ -25,7 +25,6 @@ from babel.numbers import parse_decimal
 from flask import Blueprint
 from flask import Response
 from flask import abort
-from flask import flash
 from flask import g
 from flask import jsonify
 from flask import redirect
@@ -42,6 +41,7 @@ from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..db import get_session
 from ..models import ROLES
 from ..services import accounts
@@ -73,9 +73,12 @@ from .format import sweets
 from .format import sweets_text
 from .format import whole_number
 from .i18n import error_message
+from .i18n import flash_phrase
+from .i18n import flash_words
 from .i18n import gettext
 from .i18n import in_words
 from .i18n import ngettext
+from .i18n import phrase
 from .i18n import select_locale
 from .inputs import form_chips
 from .inputs import form_key
@@ -230,7 +233,7 @@ def request_whole_check(name: str) -> ResponseReturnValue:
         "audit": N_("A whole audit check was asked for; it runs in the background."),
         "ledger": N_("A whole ledger check was asked for; it runs in the background."),
     }
-    flash(gettext(asked[name]), "ok")
+    flash_words(asked[name], "ok")
     target = ".ledger_page" if name == "ledger" else ".audit_log"
     return redirect(url_for(target), code=303)
 
@@ -239,14 +242,11 @@ def request_whole_check(name: str) -> ResponseReturnValue:
 def make_checkpoint() -> ResponseReturnValue:
     signed = audit.checkpoint(get_session(), actor=_actor())
     size = signed["document"]["size"]
-    flash(
-        ngettext(
-            "Signed a checkpoint over %(num)s entry.",
-            "Signed a checkpoint over %(num)s entries.",
-            size,
-        ),
-        "ok",
+    signed_over = phrase(
+        Nn_("Signed a checkpoint over %(num)s entry.", "Signed a checkpoint over %(num)s entries."),
+        {"num": {"count": size}},
     )
+    flash_phrase(signed_over, "ok")
     return redirect(url_for(".audit_log"), code=303)
 
 
@@ -626,12 +626,12 @@ def adjust(user_id: int) -> ResponseReturnValue:
         }
         return _player_page_refusing(user_id, error, typed)
     if done.approval is None:
-        flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
+        flash_words(N_("Adjustment applied and recorded in the audit log."), "ok")
     else:
         proposed = N_(
             "Adjustment proposed (#%(id)s): it applies once a second operator approves it."
         )
-        flash(gettext(proposed, id=done.approval.id), "ok")
+        flash_words(proposed, "ok", id=done.approval.id)
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -642,7 +642,7 @@ def lock(user_id: int) -> ResponseReturnValue:
         raise InvalidInput(N_("locked must be 0 or 1"), field="locked")
     user = accounts.set_locked(get_session(), g.user.id, user_id, locked == "1")
     done = N_("%(name)s is now locked.") if user.locked else N_("%(name)s is now unlocked.")
-    flash(gettext(done, name=user.username), "ok")
+    flash_words(done, "ok", name=user.username)
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -652,7 +652,7 @@ def role(user_id: int) -> ResponseReturnValue:
         get_session(), g.user.id, user_id, request.form.get("role"), idempotency_key=form_key()
     )
     if done.done is not None:
-        flash(gettext(ROLE_CHANGED[done.done.role], name=done.done.username), "ok")
+        flash_words(ROLE_CHANGED[done.done.role], "ok", name=done.done.username)
     else:
         assert done.approval is not None
         proposed = N_(
@@ -660,7 +660,7 @@ def role(user_id: int) -> ResponseReturnValue:
             "approves it."
         )
         name = accounts.get_user(get_session(), user_id).username
-        flash(gettext(proposed, name=name, id=done.approval.id), "ok")
+        flash_words(proposed, "ok", name=name, id=done.approval.id)
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -759,7 +759,7 @@ def update_table(name: str) -> ResponseReturnValue:
         abort(404)
     changes = _changed_since_drawn(forms[name]())
     if not changes:
-        flash(gettext("Nothing to save: the settings are as they were."), "ok")
+        flash_words(N_("Nothing to save: the settings are as they were."), "ok")
         return redirect(url_for(".tables"), code=303)
     try:
         done = settings.request_table_change(
@@ -772,11 +772,11 @@ def update_table(name: str) -> ResponseReturnValue:
         "sota": N_("The Sota table's settings are saved; they apply to new rounds."),
     }
     if done.approval is None:
-        flash(gettext(saved[name]), "ok")
+        flash_words(saved[name], "ok")
     else:
         proposed = N_(
             "The change is proposed (#%(id)s): it applies to new rounds once a second "
             "operator approves it."
         )
-        flash(gettext(proposed, id=done.approval.id), "ok")
+        flash_words(proposed, "ok", id=done.approval.id)
     return redirect(url_for(".tables"), code=303)

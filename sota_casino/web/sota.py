@@ -193,14 +193,20 @@ OPTION_TITLES: Final = {
 
 
 def _number(text: str, name: str) -> int:
-    title = {"title": gettext(OPTION_TITLES[name])}
+    title = {"title": OPTION_TITLES[name]}
     field = f"rules.{name}"  # as the game request the form becomes holds it
     if text.lstrip().startswith(("-", "−")):
-        raise InvalidRules(N_("%(title)s cannot be negative."), params=title, field=field)
+        raise InvalidRules(
+            N_("%(title)s cannot be negative."), params=title, words=title, field=field
+        )
     if not is_digits(text):
-        raise InvalidRules(N_("%(title)s must be a whole number."), params=title, field=field)
+        raise InvalidRules(
+            N_("%(title)s must be a whole number."), params=title, words=title, field=field
+        )
     if len(text) > 9:
-        raise InvalidRules(N_("%(title)s is far too large."), params=title, field=field)
+        raise InvalidRules(
+            N_("%(title)s is far too large."), params=title, words=title, field=field
+        )
     return int(text)
 
 
