@@ -21,6 +21,7 @@ from flask import Flask
 
 from ..core import fairness
 from ..core.marks import N_
+from .i18n import AMOUNT_WRITERS
 from .i18n import NO_BREAK_SPACE
 from .i18n import datetime_pattern
 from .i18n import gettext
@@ -189,6 +190,10 @@ def sweets_text(amount: int | None, signed: bool = False) -> str:
         return "–"
     text = sweets(amount, signed)
     return ngettext("%(amount)s sweet", "%(amount)s sweets", abs(amount), amount=text)
+
+
+# A phrase left for the next page (i18n.phrase) may hold chips or sweets: written as here.
+AMOUNT_WRITERS.update(chips=chips_text, sweets=sweets_text)
 
 
 def when(stamp: str | datetime | None) -> str:

@@ -266,8 +266,11 @@ def in_words(error: InvalidRules, titles: Mapping[str, str]) -> InvalidRules:
 FLASHED_ID: Final = "message_id"
 #: A message by its id and params, worded when it is shown (:func:`phrase`): JSON.
 Phrase = dict[str, object]
-#: How an amount a phrase holds is written (:func:`phrase`), by its kind.
-AMOUNTS: Final = ("count", "chips", "sweets")
+
+
+#: How a phrase's amounts are written, by their kind (:func:`phrase`): a count here; chips and
+#: sweets as the pages write money, added by :mod:`.format` (which words them with this module).
+AMOUNT_WRITERS: Final[dict[str, Callable[[int], str]]] = {"count": count_text}
 
 
 def phrase(
@@ -343,10 +346,10 @@ def _param_text(value: object, is_id: bool) -> object:
     if isinstance(value, Mapping):
         if FLASHED_ID in value:
             return phrase_text(value)
-        for kind in AMOUNTS:
+        for kind, write in AMOUNT_WRITERS.items():
             amount = value.get(kind)
             if isinstance(amount, int):
-                return _amount_text(kind, amount)
+                return write(amount)
     return value
 
 
@@ -355,19 +358,6 @@ def _count(value: object) -> int:
         value = value.get("count")
     assert isinstance(value, int), "a plural phrase counts with an integer num"
     return value
-
-
-def _amount_text(kind: str, amount: int) -> str:
-    # The pages' formats word their amounts with this module's catalogues.
-    from .format import chips_text
-    from .format import sweets_text
-
-    written: dict[str, Callable[[int], str]] = {
-        "count": count_text,
-        "chips": chips_text,
-        "sweets": sweets_text,
-    }
-    return written[kind](amount)
 
 
 def flash_words(message: str, category: str, **params: object) -> None:
