@@ -45,8 +45,10 @@ from ..core.marks import Nn_
 from ..db import get_session
 from ..models import ROLES
 from ..services import accounts
+from ..services import alerts
 from ..services import audit
 from ..services import checks
+from ..services import day_totals
 from ..services import ledger
 from ..services import money
 from ..services import reports
@@ -68,6 +70,7 @@ from .errors import status_of
 from .form_words import GARBLED
 from .format import chips
 from .format import chips_text
+from .format import day
 from .format import percent
 from .format import sweets
 from .format import sweets_text
@@ -343,11 +346,64 @@ def ledger_problems(check: checks.LedgerCheck) -> list[str]:
 
 def _problem_words(problem: Any) -> str:
     params = dict(problem.get("params") or {})
+    if problem.get("message") in DAY_PROBLEMS:
+        return _day_problem_words(str(problem["message"]), params)
     shown = {"chips": chips_text, "sweets": sweets_text}.get(str(params.get("currency")))
     for name in (*ledger.PROBLEM_AMOUNTS, *ledger.PROBLEM_GIVEN):
         if shown is not None and isinstance(params.get(name), int):
             params[name] = shown(params[name])
     return gettext(str(problem.get("message", "")), **params)
+
+
+#: What the ledger check says of a closed day whose stored totals differ from its rounds.
+DAY_PROBLEMS: Final = (day_totals.DAY_UNSTORED, day_totals.DAY_UNSETTLED, day_totals.DAY_OFF)
+#: A closed day's figures (:data:`day_totals.FIGURES`) as the console names them.
+DAY_FIGURES: Final = {
+    "rounds": N_("settled rounds"),
+    "handle": N_("amount staked"),
+    "house_result": N_("house result"),
+    "main_result": N_("main bet result"),
+    "antes": N_("antes"),
+    "tie_bets": N_("tie bets"),
+    "tie_result": N_("tie bet result"),
+    "main_result_squares": N_("sum of squared main bet results"),
+    "main_result_antes": N_("sum of main bet results times antes"),
+    "ante_squares": N_("sum of squared antes"),
+    "ties": N_("rounds that began with a tie"),
+    "surrenders": N_("surrenders"),
+    "tied_antes": N_("antes of rounds that began with a tie"),
+    "surrendered_antes": N_("antes of surrendered rounds"),
+}
+
+
+def _day_problem_words(message: str, params: dict[str, Any]) -> str:
+    """A closed day's problem in the operator's language: its day as the console writes days,
+    the game by its name, each figure that differs by its name and its amounts as money."""
+    game = str(params.get("game"))
+    money = chips_text if reports.GAME_CURRENCY.get(game) == "chips" else sweets_text
+
+    def shown(name: str, value: object) -> str:
+        number = int(str(value))
+        return money(number) if name in day_totals.AMOUNT_FIGURES else whole_number(number)
+
+    words = {
+        **params,
+        "day": day(str(params.get("day"))),
+        "game": alerts.GAME_NAMES.get(game, game),
+    }
+    if "rounds" in params:
+        words["rounds"] = shown("rounds", params["rounds"])
+    if message == day_totals.DAY_OFF:
+        words["figures"] = ", ".join(
+            gettext(
+                day_totals.FIGURE_OFF,
+                figure=gettext(DAY_FIGURES.get(str(name), str(name))),
+                stored=shown(str(name), held),
+                summed=shown(str(name), summed),
+            )
+            for name, held, summed in params.get("differing") or []
+        )
+    return gettext(message, **words)
 
 
 @bp.get("/ledger")
