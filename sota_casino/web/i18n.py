@@ -8,7 +8,8 @@ from ``sota_casino/translations/<lang>/LC_MESSAGES/messages.po`` (``make transla
 English is the source language and needs none.
 
 Text that core and services raise is marked with the no-op ``N_`` and translated here by its
-message id (:func:`error_message`).
+message id (:func:`error_message`). A message left for the next page (a flash) is left the same
+way, by its id and params (:func:`phrase`), and worded as that page is drawn: in its language.
 """
 
 from __future__ import annotations

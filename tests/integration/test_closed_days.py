@@ -291,5 +291,5 @@ def test_the_console_says_a_differing_closed_day_in_the_operators_language(
         held, summed, shown_day = chips_text(made + 7), chips_text(made), day(today)
     assert "pelimerk" in held and shown_day != today.isoformat()
     assert f"suljetun päivän {shown_day} tallennetut summat pelille Casino War säännöillä " in page
-    assert f": talon tulos {held} (sen kierroksista: {summed})</li>" in page
+    assert f": talon tulos {held} (sen pelikierroksista: {summed})</li>" in page
     assert "the closed day" not in page and "house_result" not in page

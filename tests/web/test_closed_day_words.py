@@ -37,8 +37,8 @@ CASES = {
         + " stores rounds 5 (its rounds: 6), house_result 125000 (its rounds: 1250)",
         "suljetun päivän 1.12.2026 tallennetut summat pelille Casino War säännöillä "
         + RULES
-        + ": ratkaistut kierrokset 5 (sen kierroksista: 6), talon tulos 1\u00a0250\u00a0"
-        "pelimerkkiä (sen kierroksista: 12,50\u00a0pelimerkkiä)",
+        + ": ratkaistut pelikierrokset 5 (sen pelikierroksista: 6), talon tulos 1\u00a0250\u00a0"
+        "pelimerkkiä (sen pelikierroksista: 12,50\u00a0pelimerkkiä)",
     ),
     "unstored": (
         (None, FIGURES),
@@ -48,8 +48,8 @@ CASES = {
         "stored",
         "suljetulla päivällä 1.12.2026 on pelin Casino War säännöillä "
         + RULES
-        + " ratkaistuja kierroksia (6) mutta ei tallennettuja summia: kierros ratkaistiin päivän "
-        "tallentamisen jälkeen",
+        + " ratkaistuja pelikierroksia (6) mutta ei tallennettuja summia: pelikierros ratkaistiin "
+        "päivän tallentamisen jälkeen",
     ),
     "unsettled": (
         (FIGURES, None),
@@ -58,7 +58,7 @@ CASES = {
         + " has stored totals but no settled round",
         "suljetulla päivällä 1.12.2026 on pelin Casino War säännöillä "
         + RULES
-        + " tallennetut summat mutta ei yhtään ratkaistua kierrosta",
+        + " tallennetut summat mutta ei yhtään ratkaistua pelikierrosta",
     ),
 }
 
