@@ -21,6 +21,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 from typing import Final
 from typing import cast
 
@@ -193,18 +194,24 @@ def error_message(error: CasinoError) -> str:
 
 def refusal_phrase(error: CasinoError) -> Phrase:
     """Return a refusal as a :func:`phrase`, worded as :func:`error_message` words it: a page
-    may show it later, in the language it is read in then."""
+    may show it later, in the language it is read in then.
+
+    Params a view wrote in the request's language (money, a moment) are taken as the amounts
+    its ``amounts`` detail gives for them, written as the phrase is worded.
+    """
+    amounts = error.details.get(AMOUNTS)
+    params = {**error.params, **amounts} if isinstance(amounts, Mapping) else error.params
     if has_request_context() and not wants_json():
         worded = in_the_forms_words(error, request.endpoint or "")
         if worded is not None:
             message, label = worded
             words = (*error.words, "label") if label else tuple(error.words - {"label"})
-            return phrase(message, {**error.params, "label": label}, words=words)
+            return phrase(message, {**params, "label": label}, words=words)
     if error.plural:
         count = error.params.get("num")
         assert isinstance(count, int), "a plural refusal counts with an integer num"
     said: str | tuple[str, str] = (error.template, error.plural) if error.plural else error.template
-    return phrase(said, error.params, words=error.words)
+    return phrase(said, params, words=error.words)
 
 
 def _label_capitalized(text: str, label: object) -> str:
@@ -269,9 +276,11 @@ FLASHED_ID: Final = "message_id"
 Phrase = dict[str, object]
 
 
-#: How a phrase's amounts are written, by their kind (:func:`phrase`): a count here; chips and
-#: sweets as the pages write money, added by :mod:`.format` (which words them with this module).
-AMOUNT_WRITERS: Final[dict[str, Callable[[int], str]]] = {"count": count_text}
+#: How a phrase's amounts are written, by their kind (:func:`phrase`): a count here; money and
+#: moments as the pages write them, added by :mod:`.format` (which words them with this module).
+AMOUNT_WRITERS: Final[dict[str, Callable[[Any], str]]] = {"count": count_text}
+#: The key of a refusal's details that gives params as amounts (:func:`refusal_phrase`).
+AMOUNTS: Final = "amounts"
 
 
 def phrase(
@@ -292,7 +301,8 @@ def phrase(
 
     A param is text or a number, shown as it is; a phrase, worded as the message is; or an
     amount the language writes, ``{"count": n}`` (a count), ``{"chips": n}`` (hundredths of a
-    chip, with the word) or ``{"sweets": n}``.
+    chip, with the word), ``{"chips_number": n}`` (without it), ``{"sweets": n}`` or
+    ``{"time": iso}`` (a moment, as :func:`.format.when` writes it).
     """
     singular, plural = message if isinstance(message, tuple) else (message, "")
     stored: Phrase = {FLASHED_ID: singular}
@@ -348,9 +358,8 @@ def _param_text(value: object, is_id: bool) -> object:
         if FLASHED_ID in value:
             return phrase_text(value)
         for kind, write in AMOUNT_WRITERS.items():
-            amount = value.get(kind)
-            if isinstance(amount, int):
-                return write(amount)
+            if kind in value:
+                return write(value[kind])
     return value
 
 

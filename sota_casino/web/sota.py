@@ -33,8 +33,8 @@ from ..services.results import SotaGame
 from .errors import back_url
 from .errors import handle_casino_error
 from .errors import status_of
-from .format import plural
 from .format import sweets_text
+from .format import written_now
 from .i18n import error_message
 from .i18n import gettext
 from .i18n import in_words
@@ -417,16 +417,14 @@ def play() -> ResponseReturnValue:
         held = error.details["held"]
         assert isinstance(held, int)  # as ledger.post refuses
         low = current_app.config["LOW_BALANCE_SWEETS"]
+        amounts = {"held": {"sweets": held}, "stake": {"sweets": stake}, "low": {"sweets": low}}
         raise InsufficientFunds(
             N_(
                 "You have %(held)s, not enough for a stake of %(stake)s. Stake less, or top up in "
                 "the lobby once you are below %(low)s."
             ),
-            params={
-                "held": plural(held, "sweet"),
-                "stake": plural(stake, "sweet"),
-                "low": plural(low, "sweet"),
-            },
+            params=written_now(amounts),
+            amounts=amounts,
         ) from error
     return redirect(url_for("sota.game", round_id=game.id), code=303)
 

@@ -12,6 +12,8 @@ import html
 import itertools
 import re
 from collections.abc import Callable
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -26,6 +28,8 @@ from web_support import PASSWORD
 from web_support import post_form
 
 import sota_casino.web
+from sota_casino.web.format import when
+from sota_casino.web.i18n import gettext
 from sota_casino.web.i18n import phrase
 from sota_casino.web.i18n import phrase_text
 from sota_casino.web.security import CSRF_KEY
@@ -84,6 +88,11 @@ CASES: Final[dict[str, tuple[str, Leave]]] = {
     "refused seed": (
         "player",
         lambda client, _user: post_form(client, "/fairness/rotate", {"client_seed": "x" * 300}),
+    ),
+    # Refusals with amounts the page writes: money, as the language writes it.
+    "top-up refused": (
+        "player",
+        lambda client, _user: post_form(client, "/lobby/topup", {"currency": "chips"}),
     ),
     "seed revealed": (
         "player",
@@ -181,3 +190,13 @@ def test_a_phrase_is_small_json_naming_the_params_that_are_message_ids(app: Flas
         worded = phrase_text(stored)
     assert worded.startswith("Hälytyssääntö #7") or "#7" in worded, worded
     assert "1\u00a0250\u00a0pelimerk" in worded, worded
+    later = phrase(
+        "One top-up a day: the next is possible after %(when)s.",
+        {"when": {"time": "2026-12-01T08:31:13+00:00"}},
+    )
+    with app.test_request_context(headers={"Accept-Language": "fi"}):
+        assert phrase_text(later) == gettext(
+            "One top-up a day: the next is possible after %(when)s.",
+            when=when(datetime(2026, 12, 1, 8, 31, 13, tzinfo=UTC)),
+        )
+        assert "1.12.2026" in phrase_text(later)
