@@ -23,6 +23,7 @@ class CasinoError(Exception):
         message: str | tuple[str, str] = "",
         *,
         params: Mapping[str, object] | None = None,
+        words: Iterable[str] = (),
         **details: object,
     ) -> None:
         singular, plural = message if isinstance(message, tuple) else (message, "")
@@ -32,6 +33,9 @@ class CasinoError(Exception):
         #: The plural of ``template`` (``Nn_``), chosen by the count ``params["num"]``; or "".
         self.plural = plural
         self.params = dict(params or {})
+        #: The names of ``params`` that are message ids themselves (a field's label, a unit):
+        #: translated with the message, in the language it is read in.
+        self.words = frozenset(words)
         english = plural if plural and self.params.get("num") != 1 else self.template
         self.message = english % self.params if self.params else english
         super().__init__(self.message)
@@ -139,9 +143,10 @@ class RetryLater(CasinoError):
         *,
         retry_after: int,
         params: Mapping[str, object] | None = None,
+        words: Iterable[str] = (),
         **details: object,
     ) -> None:
-        super().__init__(message, params=params, **details)
+        super().__init__(message, params=params, words=words, **details)
         #: Whole seconds (at least 1) until asking again is worth it: its ``Retry-After``.
         self.retry_after = retry_after
 

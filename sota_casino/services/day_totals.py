@@ -36,6 +36,7 @@ from sqlalchemy import select
 from sqlalchemy import union_all
 from sqlalchemy.orm import Session
 
+from ..core.marks import N_
 from ..models import ClosedDayTotal
 from ..models import Round
 from .tx import in_transaction
@@ -72,6 +73,32 @@ FIGURES: Final = (
     "tied_antes",
     "surrendered_antes",
 )
+#: The figures that are amounts of the game's currency (chips in hundredths, or sweets); the
+#: others are counts, or sums of squares and products of amounts (the house's math).
+AMOUNT_FIGURES: Final = (
+    "handle",
+    "house_result",
+    "main_result",
+    "antes",
+    "tie_bets",
+    "tie_result",
+    "tied_antes",
+    "surrendered_antes",
+)
+#: A closed day whose stored totals differ from its settled rounds, by how (message ids, their
+#: params ``day``, ``game`` and ``rules``; the console words them in the operator's language).
+DAY_UNSTORED: Final = N_(
+    "the closed day %(day)s of %(game)s under rules %(rules)s has %(rounds)s settled rounds "
+    "but no stored totals: a round was settled after its day was stored"
+)
+DAY_UNSETTLED: Final = N_(
+    "the closed day %(day)s of %(game)s under rules %(rules)s has stored totals but no settled "
+    "round"
+)
+#: ``figures`` is the English of the figures that differ (``differing``: each one's name, what
+#: is stored and what its rounds add up to), each as :data:`FIGURE_OFF` says it.
+DAY_OFF: Final = N_("the closed day %(day)s of %(game)s under rules %(rules)s stores %(figures)s")
+FIGURE_OFF: Final = N_("%(figure)s %(stored)s (its rounds: %(summed)s)")
 #: Casino War outcomes that began with tied first cards (the player chose war or surrender).
 TIED: Final = ("surrender", "war_win", "war_tie", "war_lose")
 
@@ -213,10 +240,13 @@ def _store(session: Session, sums: Mapping[Key, tuple[int, ...]]) -> int:
 
 
 @in_transaction
-def problems(session: Session, after: date | None = None) -> tuple[list[str], date | None]:
+def problems(
+    session: Session, after: date | None = None
+) -> tuple[list[tuple[str, dict[str, Any]]], date | None]:
     """Compare the stored closed days (those after ``after``, all if ``None``) with what their
-    settled rounds add up to now; return a sentence per group that differs, and the last
-    stored day (where a later comparison may start). Inside the caller's transaction."""
+    settled rounds add up to now; return a message id and its params per group that differs,
+    and the last stored day (where a later comparison may start). Inside the caller's
+    transaction."""
     last = session.scalar(select(func.max(ClosedDayTotal.day)))
     if last is None:
         return [], after
@@ -234,20 +264,23 @@ def problems(session: Session, after: date | None = None) -> tuple[list[str], da
     return differing, last
 
 
-def _difference(key: Key, kept: tuple[int, ...] | None, found: tuple[int, ...] | None) -> str:
+def _difference(
+    key: Key, kept: tuple[int, ...] | None, found: tuple[int, ...] | None
+) -> tuple[str, dict[str, Any]]:
     day, game, rules = key
-    group = f"the closed day {day.isoformat()} of {game} under rules {rules}"
+    group: dict[str, Any] = {"day": day.isoformat(), "game": game, "rules": rules}
     if kept is None:
         assert found is not None
-        return (
-            f"{group} has {found[0]} settled rounds but no stored totals: a round was "
-            "settled after its day was stored"
-        )
+        return DAY_UNSTORED, {**group, "rounds": found[0]}
     if found is None:
-        return f"{group} has stored totals but no settled round"
-    differing = ", ".join(
-        f"{name} {held} (its rounds: {summed})"
+        return DAY_UNSETTLED, group
+    differing = [
+        [name, held, summed]
         for name, held, summed in zip(FIGURES, kept, found, strict=True)
         if held != summed
+    ]
+    figures = ", ".join(
+        FIGURE_OFF % {"figure": name, "stored": held, "summed": summed}
+        for name, held, summed in differing
     )
-    return f"{group} stores {differing}"
+    return DAY_OFF, {**group, "figures": figures, "differing": differing}

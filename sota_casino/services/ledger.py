@@ -485,9 +485,7 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     problems += _round_escrow_problems(session, touched)
     problems += _round_row_problems(session, touched)
     day_problems, last_day = day_totals.problems(session, None if since is None else since.day)
-    # A closed day's stored figures (counts, sums and sums of squares of several kinds) are
-    # compared by their names: their sentence is English only.
-    problems += [Problem(problem) for problem in day_problems]
+    problems += [Problem(message, params) for message, params in day_problems]
     transfers = session.scalar(select(func.count(Transfer.id))) or 0
     accounts = session.scalar(select(func.count(Account.id))) or 0
     state = LedgerState(last_posting, last_transfer, last_day)

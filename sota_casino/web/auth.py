@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from flask import Blueprint
-from flask import flash
 from flask import g
 from flask import redirect
 from flask import render_template
@@ -27,7 +26,6 @@ from .i18n import LANGUAGES
 from .i18n import PICKED
 from .i18n import error_message
 from .i18n import flash_words
-from .i18n import gettext
 from .security import client_address
 from .security import home_url
 from .security import log_in
@@ -141,7 +139,7 @@ def login_post() -> ResponseReturnValue:
 @bp.post("/logout")
 def logout() -> ResponseReturnValue:
     log_out()
-    flash(gettext("You are logged out. See you at the tables!"), "ok")
+    flash_words(N_("You are logged out. See you at the tables!"), "ok")
     return redirect(url_for("lobby.index"), code=303)
 
 
@@ -165,5 +163,5 @@ def password_post() -> ResponseReturnValue:
     )
     # The change ended every session, this one too: start a fresh one for this browser.
     log_in(g.user.id)
-    flash(gettext("Password changed. Every other session and API token was logged out."), "ok")
+    flash_words(N_("Password changed. Every other session and API token was logged out."), "ok")
     return redirect(home_url(g.user), code=303)

@@ -42,6 +42,7 @@ from .errors import status_of
 from .format import chips
 from .format import chips_text
 from .format import plural
+from .format import written_now
 from .i18n import error_message
 from .i18n import gettext
 from .i18n import shown_at
@@ -203,8 +204,8 @@ def _short_of_chips(error: InsufficientFunds, message: str) -> InsufficientFunds
     held, needed = error.details["held"], error.details["needed"]
     assert isinstance(held, int) and isinstance(needed, int)  # as ledger.post refuses
     low = current_app.config["LOW_BALANCE_CHIPS"]
-    amounts = {"held": plural(held, "chip"), "needed": plural(needed, "chip")}
-    return InsufficientFunds(message, params={**amounts, "low": plural(low, "chip")})
+    amounts = {"held": {"chips": held}, "needed": {"chips": needed}, "low": {"chips": low}}
+    return InsufficientFunds(message, params=written_now(amounts), amounts=amounts)
 
 
 #: What refuses an ante or a tie bet outside the table's limits, by field: a range, or the one
@@ -221,12 +222,13 @@ LIMIT_REFUSALS: Final = {
 }
 
 
-def _limit_refusal(field: str, low: int, high: int) -> tuple[str, dict[str, str]]:
-    """The refusal of a ``field`` outside the limits (hundredths of a chip), and its params."""
+def _limit_refusal(field: str, low: int, high: int) -> tuple[str, dict[str, dict[str, int]]]:
+    """The refusal of a ``field`` outside the limits (hundredths of a chip), and its params as
+    amounts (:func:`written_now`)."""
     in_range, one_amount = LIMIT_REFUSALS[field]
     if low == high:
-        return one_amount, {"amount": chips_text(low)}
-    return in_range, {"low": chips(low), "high": chips(high)}
+        return one_amount, {"amount": {"chips": low}}
+    return in_range, {"low": {"chips_number": low}, "high": {"chips_number": high}}
 
 
 def limit_words(rules: dict[str, Any]) -> dict[str, str]:
@@ -236,8 +238,8 @@ def limit_words(rules: dict[str, Any]) -> dict[str, str]:
     low, high = rules["min_bet"], rules["max_bet"]
     words = {}
     for field in LIMIT_REFUSALS:
-        message, params = _limit_refusal(field, low, high)
-        words[field] = gettext(message, **params)
+        message, amounts = _limit_refusal(field, low, high)
+        words[field] = gettext(message, **written_now(amounts))
     if low == high:
         amount = chips_text(low)
         words["header"] = gettext("Bet: %(amount)s", amount=amount)
@@ -258,8 +260,8 @@ def _outside_limits(error: InvalidBet) -> InvalidBet:
     field = "tie_bet" if error.details.get("field") == "tie_bet" else "bet"
     if field == "tie_bet" and not error.details["tie_payout"]:
         return InvalidBet(N_("This table offers no tie bet; leave it at 0."), field="tie_bet")
-    message, params = _limit_refusal(field, low, high)
-    return InvalidBet(message, params=params, field=field)
+    message, amounts = _limit_refusal(field, low, high)
+    return InvalidBet(message, params=written_now(amounts), amounts=amounts, field=field)
 
 
 @bp.post("/rounds")

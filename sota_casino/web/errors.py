@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 
 from flask import Flask
 from flask import current_app
-from flask import flash
 from flask import g
 from flask import jsonify
 from flask import redirect
@@ -51,7 +50,9 @@ from ..services.results import to_json
 from ..services.tx import is_outage
 from ..services.tx import unavailable
 from .i18n import error_message
+from .i18n import flash_phrase
 from .i18n import gettext
+from .i18n import refusal_phrase
 from .paths import is_local_path
 from .paths import wants_json
 
@@ -348,7 +349,8 @@ def handle_casino_error(error: CasinoError) -> ResponseReturnValue:
     if request.method == "POST" and status < 500 and status != 404:
         # Shown as a refusal (base.html's data-refusal): the browser's records keep no
         # decision or move a form sent and this page answers.
-        flash(error_message(error), "error")
+        # Left by its ids: the page it goes back to may be read in another language.
+        flash_phrase(refusal_phrase(error), "error")
         return redirect(back_url(), code=303)
     # A form about something that is not there (or not yours) has no page to go back to, and
     # during an outage the page it came from cannot be shown either.

@@ -6,7 +6,6 @@ from io import BytesIO
 from typing import Any
 
 from flask import Blueprint
-from flask import flash
 from flask import g
 from flask import jsonify
 from flask import redirect
@@ -19,14 +18,15 @@ from flask.typing import ResponseReturnValue
 from ..core import fairness as core_fairness
 from ..core.errors import InvalidInput
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..db import get_session
 from ..services import audit
 from ..services import fairness
 from ..services import transparency
 from ..services.results import ActiveSeedPair
 from ..verify.build import verifier_archive
-from .i18n import gettext
-from .i18n import ngettext
+from .i18n import flash_phrase
+from .i18n import phrase
 from .security import login_required
 from .visitor import session_user
 
@@ -110,21 +110,24 @@ def rotate() -> ResponseReturnValue:
     words = {"pair": revealed["seed_pair_id"], "seed": revealed["server_seed"]}
     if revealed["rounds"]:
         # The rounds counted with their plural form: "its 1 round", "sen 1 pelikierroksen".
-        said = ngettext(
-            "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify its "
-            "%(num)s round below.",
-            "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify its "
-            "%(num)s rounds below.",
-            revealed["rounds"],
-            **words,
+        said = phrase(
+            Nn_(
+                "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify "
+                "its %(num)s round below.",
+                "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. You can verify "
+                "its %(num)s rounds below.",
+            ),
+            {**words, "num": {"count": revealed["rounds"]}},
         )
     else:  # a pair revealed before it was played with: there is nothing to verify
-        said = gettext(
-            "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. No rounds were "
-            "played with it.",
-            **words,
+        said = phrase(
+            N_(
+                "Seed pair #%(pair)s is revealed: its server seed was %(seed)s. No rounds were "
+                "played with it."
+            ),
+            words,
         )
-    flash(said, "ok")
+    flash_phrase(said, "ok")
     return redirect(url_for("fairness.index") + "#revealed", code=303)
 
 

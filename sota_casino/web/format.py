@@ -4,6 +4,7 @@ right), card names, times, and pretty JSON."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC
 from datetime import date
 from datetime import datetime
@@ -21,6 +22,7 @@ from flask import Flask
 
 from ..core import fairness
 from ..core.marks import N_
+from .i18n import AMOUNT_WRITERS
 from .i18n import NO_BREAK_SPACE
 from .i18n import datetime_pattern
 from .i18n import gettext
@@ -208,6 +210,20 @@ def when(stamp: str | datetime | None) -> str:
     date = format_date(moment.astimezone(UTC), "medium", locale=locale)
     time = format_time(moment, "short", tzinfo=UTC, locale=locale)
     return datetime_pattern(select_locale()).replace("{1}", date).replace("{0}", time) + " UTC"
+
+
+# A phrase left for the next page (i18n.phrase) may hold money or a moment: written as here.
+AMOUNT_WRITERS.update(chips=chips_text, chips_number=chips, sweets=sweets_text, time=when)
+
+
+def written_now(amounts: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Return amounts (of :func:`.i18n.phrase`'s kinds: ``{"chips": 150}``) written in this
+    request's language: a refusal's params, which its ``amounts`` detail, the same amounts,
+    has written again in the language its message is read in (a page may show it later)."""
+    return {
+        name: next(AMOUNT_WRITERS[kind](value) for kind, value in amount.items())
+        for name, amount in amounts.items()
+    }
 
 
 def day(value: str | date) -> str:

@@ -8,7 +8,8 @@ from ``sota_casino/translations/<lang>/LC_MESSAGES/messages.po`` (``make transla
 English is the source language and needs none.
 
 Text that core and services raise is marked with the no-op ``N_`` and translated here by its
-message id (:func:`error_message`).
+message id (:func:`error_message`). A message left for the next page (a flash) is left the same
+way, by its id and params (:func:`phrase`), and worded as that page is drawn: in its language.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import functools
 import json
 import re
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 from typing import Final
 from typing import cast
 
@@ -186,22 +189,29 @@ def plural_count(value: float | Decimal, whole: int) -> int:
 def error_message(error: CasinoError) -> str:
     """Return a refusal's message in this request's language (by its message id); on a page,
     as its form words it (:mod:`.form_words`: labels, not field ids or option codes)."""
+    return phrase_text(refusal_phrase(error))
+
+
+def refusal_phrase(error: CasinoError) -> Phrase:
+    """Return a refusal as a :func:`phrase`, worded as :func:`error_message` words it: a page
+    may show it later, in the language it is read in then.
+
+    Params a view wrote in the request's language (money, a moment) are taken as the amounts
+    its ``amounts`` detail gives for them, written as the phrase is worded.
+    """
+    amounts = error.details.get(AMOUNTS)
+    params = {**error.params, **amounts} if isinstance(amounts, Mapping) else error.params
     if has_request_context() and not wants_json():
         worded = in_the_forms_words(error, request.endpoint or "")
         if worded is not None:
             message, label = worded
-            words = gettext(label)
-            return _label_capitalized(gettext(message, **{**error.params, "label": words}), words)
+            words = (*error.words, "label") if label else tuple(error.words - {"label"})
+            return phrase(message, {**params, "label": label}, words=words)
     if error.plural:
         count = error.params.get("num")
         assert isinstance(count, int), "a plural refusal counts with an integer num"
-        # Only the count keeps to its word: another number in it ("move 2 must lay ...") is not
-        # the count of the word after it.
-        text = counted(
-            catalogue(select_locale()).ngettext(error.template, error.plural, count), "num"
-        )
-        return text % {**error.params, "num": count}
-    return _label_capitalized(gettext(error.template, **error.params), error.params.get("label"))
+    said: str | tuple[str, str] = (error.template, error.plural) if error.plural else error.template
+    return phrase(said, params, words=error.words)
 
 
 def _label_capitalized(text: str, label: object) -> str:
@@ -260,24 +270,124 @@ def in_words(error: InvalidRules, titles: Mapping[str, str]) -> InvalidRules:
 
 # --- messages left for the next page --------------------------------------------------------------
 
-#: The key of a message left for the next page by its id (:func:`flash_words`).
+#: The key of a phrase's message id (:func:`phrase`).
 FLASHED_ID: Final = "message_id"
+#: A message by its id and params, worded when it is shown (:func:`phrase`): JSON.
+Phrase = dict[str, object]
 
 
-def flash_words(message: str, category: str, **params: str) -> None:
+#: How a phrase's amounts are written, by their kind (:func:`phrase`): a count here; money and
+#: moments as the pages write them, added by :mod:`.format` (which words them with this module).
+AMOUNT_WRITERS: Final[dict[str, Callable[[Any], str]]] = {"count": count_text}
+#: The key of a refusal's details that gives params as amounts (:func:`refusal_phrase`).
+AMOUNTS: Final = "amounts"
+
+
+def phrase(
+    message: str | tuple[str, str],
+    params: Mapping[str, object] | None = None,
+    *,
+    words: Iterable[str] = (),
+    counts: Iterable[str] = (),
+) -> Phrase:
+    """Return ``message`` (an id) with its ``%(name)s`` params, to be worded later, in the
+    language it is read in (:func:`phrase_text`); kept small and JSON, as the session's cookie
+    holds a message left for the next page.
+
+    :param message: a message id; or its singular and plural (``Nn_``), counted by ``num``.
+    :param words: the params that are message ids themselves (a label, a role's name).
+    :param counts: the params kept beside the word after them, as :func:`gettext_counting`
+        keeps them ("24 h").
+
+    A param is text or a number, shown as it is; a phrase, worded as the message is; or an
+    amount the language writes, ``{"count": n}`` (a count), ``{"chips": n}`` (hundredths of a
+    chip, with the word), ``{"chips_number": n}`` (without it), ``{"sweets": n}`` or
+    ``{"time": iso}`` (a moment, as :func:`.format.when` writes it).
+    """
+    singular, plural = message if isinstance(message, tuple) else (message, "")
+    stored: Phrase = {FLASHED_ID: singular}
+    if plural:
+        stored["plural"] = plural
+    params = params or {}
+    if params:
+        stored["params"] = {name: _storable(value) for name, value in params.items()}
+    named = sorted(set(words) & params.keys())
+    if named:
+        stored["words"] = named
+    kept = sorted(set(counts) & params.keys())
+    if kept:
+        stored["counts"] = kept
+    return stored
+
+
+def _storable(value: object) -> object:
+    if value is None or isinstance(value, str | int | float | Mapping):
+        return value
+    return str(value)  # as %s writes it (a Decimal, a list of names)
+
+
+def phrase_text(stored: Mapping[str, object]) -> str:
+    """Return a :func:`phrase` in this request's language: its params that are ids, phrases
+    and amounts worded first."""
+    message = stored.get(FLASHED_ID)
+    if not isinstance(message, str):
+        return ""
+    given = stored.get("params")
+    params = dict(given) if isinstance(given, Mapping) else {}
+    words = stored.get("words")
+    ids = set(words) if isinstance(words, list) else set()
+    filled = {name: _param_text(value, name in ids) for name, value in params.items()}
+    label = filled.get("label")
+    plural = stored.get("plural")
+    if isinstance(plural, str) and plural:
+        count = _count(params.get("num"))
+        # Only the count keeps to its word: another number in it ("move 2 must lay ...") is not
+        # the count of the word after it.
+        text = counted(catalogue(select_locale()).ngettext(message, plural, count), "num")
+        return text % {**filled, "num": filled.get("num", count)}
+    counts = stored.get("counts")
+    if isinstance(counts, list) and counts:
+        return gettext_counting(message, tuple(map(str, counts)), **filled)
+    return _label_capitalized(gettext(message, **filled), label)
+
+
+def _param_text(value: object, is_id: bool) -> object:
+    if is_id and isinstance(value, str):
+        return gettext(value) if value else value
+    if isinstance(value, Mapping):
+        if FLASHED_ID in value:
+            return phrase_text(value)
+        for kind, write in AMOUNT_WRITERS.items():
+            if kind in value:
+                return write(value[kind])
+    return value
+
+
+def _count(value: object) -> int:
+    if isinstance(value, Mapping):
+        value = value.get("count")
+    assert isinstance(value, int), "a plural phrase counts with an integer num"
+    return value
+
+
+def flash_words(message: str, category: str, **params: object) -> None:
     """Leave ``message`` (an id, its ``%(name)s`` params given) for the next page to show,
     translated as that page is drawn: in the language it is read in, which the player may have
     changed since (a flash of text keeps the language of the request that left it)."""
+    flash_phrase(phrase(message, params), category)
+
+
+def flash_phrase(stored: Phrase, category: str) -> None:
+    """Leave a :func:`phrase` for the next page to show, worded in that page's language."""
     # Flask types the message as text but keeps whatever the session's cookie can hold.
-    flash(cast(str, {FLASHED_ID: message, "params": params}), category)
+    flash(cast(str, stored), category)
 
 
 def flashed_text(message: object) -> str:
     """A message left for this page, in its language: one left by its id is translated now;
     one left as text (already in words) stays."""
     if isinstance(message, Mapping) and isinstance(message.get(FLASHED_ID), str):
-        params = message.get("params")
-        return gettext(message[FLASHED_ID], **(params if isinstance(params, Mapping) else {}))
+        return phrase_text(message)
     return str(message)
 
 

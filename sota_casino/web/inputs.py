@@ -442,26 +442,22 @@ def _form_number(name: str, label: str, unit: str, example: str) -> int | None:
     text = (request.form.get(name) or "").strip()
     if not text:
         return None
-    # Label, unit and example are marked where they are given, and shown translated.
-    words = {
-        "label": gettext(label),
-        "unit": gettext(unit) if unit else "",
-        "example": gettext(example),
-    }
+    # Label, unit and example are marked where they are given, and translated with the refusal.
+    words = {"label": label, "unit": unit, "example": example}
     if re.fullmatch(r"[-−][0-9.,]*[0-9]", text):
         message = N_("The %(label)s cannot be negative: enter %(example)s.")
-        raise InvalidInput(message, params=words, field=name)
+        raise InvalidInput(message, params=words, words=words, field=name)
     digits = text.replace(",", "")
     many_digits = re.fullmatch(r"[0-9]+", digits) and len(digits) > _MAX_FORM_DIGITS
     if many_digits or re.fullmatch(r"[0-9.]+[eE]\+?[0-9]+", text):
         message = N_("The %(label)s is far too large: enter %(example)s.")
-        raise InvalidInput(message, params=words, field=name)
+        raise InvalidInput(message, params=words, words=words, field=name)
     if not re.fullmatch(r"[0-9]{1,12}", digits):
         if unit:
             message = N_("The %(label)s must be a whole number of %(unit)s, like %(example)s.")
         else:
             message = N_("The %(label)s must be a whole number.")
-        raise InvalidInput(message, params=words, field=name)
+        raise InvalidInput(message, params=words, words=words, field=name)
     return int(digits)
 
 
@@ -480,7 +476,7 @@ def form_chips(name: str, *, label: str | None = None, required: bool = True) ->
     if number is None:
         if required:
             message = N_("Please enter the %(label)s in chips.")
-            raise InvalidInput(message, params={"label": gettext(label)}, field=name)
+            raise InvalidInput(message, params={"label": label}, words=["label"], field=name)
         return 0
     return number * 100
 
@@ -495,7 +491,7 @@ def form_whole(
     number = _form_number(name, label, unit, example)
     if number is None:
         message = N_("Please enter the %(label)s.")
-        raise InvalidInput(message, params={"label": gettext(label)}, field=name)
+        raise InvalidInput(message, params={"label": label}, words=["label"], field=name)
     return number
 
 

@@ -8,7 +8,6 @@ from datetime import timedelta
 
 from flask import Blueprint
 from flask import current_app
-from flask import flash
 from flask import g
 from flask import redirect
 from flask import render_template
@@ -23,10 +22,8 @@ from ..db import get_session
 from ..services import money
 from ..services import rounds
 from ..services.results import Balances
-from .format import chips_text
-from .format import sweets_text
-from .format import when
-from .i18n import gettext
+from .format import written_now
+from .i18n import flash_words
 from .inputs import choice
 from .inputs import form_key
 from .security import home_url
@@ -96,17 +93,21 @@ def topup() -> ResponseReturnValue:
         money.topup(db, g.user.id, currency, idempotency_key=form_key())
     except TopupNotAllowed as error:
         next_at = error.details.get("next_at")
+        # Its moment and amounts written again in the language the lobby is read in.
         if isinstance(next_at, datetime):
+            moment = {"when": {"time": next_at.isoformat()}}
             raise TopupNotAllowed(
                 N_("One top-up a day: the next is possible after %(when)s."),
-                params={"when": when(next_at)},
+                params=written_now(moment),
+                amounts=moment,
             ) from error
         low, held = error.details["low"], error.details["held"]
         assert isinstance(low, int) and isinstance(held, int)  # as the service refuses
-        show = chips_text if currency == "chips" else sweets_text
+        amounts = {"low": {currency: low}, "held": {currency: held}}
         raise TopupNotAllowed(
             N_("A top-up is given only below %(low)s; you have %(held)s."),
-            params={"low": show(low), "held": show(held)},
+            params=written_now(amounts),
+            amounts=amounts,
         ) from error
-    flash(gettext(TOPPED_UP[currency]), "ok")
+    flash_words(TOPPED_UP[currency], "ok")
     return redirect(url_for("lobby.lobby"), code=303)

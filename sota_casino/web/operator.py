@@ -25,7 +25,6 @@ from babel.numbers import parse_decimal
 from flask import Blueprint
 from flask import Response
 from flask import abort
-from flask import flash
 from flask import g
 from flask import jsonify
 from flask import redirect
@@ -42,11 +41,14 @@ from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..db import get_session
 from ..models import ROLES
 from ..services import accounts
+from ..services import alerts
 from ..services import audit
 from ..services import checks
+from ..services import day_totals
 from ..services import ledger
 from ..services import money
 from ..services import reports
@@ -68,14 +70,18 @@ from .errors import status_of
 from .form_words import GARBLED
 from .format import chips
 from .format import chips_text
+from .format import day
 from .format import percent
 from .format import sweets
 from .format import sweets_text
 from .format import whole_number
 from .i18n import error_message
+from .i18n import flash_phrase
+from .i18n import flash_words
 from .i18n import gettext
 from .i18n import in_words
 from .i18n import ngettext
+from .i18n import phrase
 from .i18n import select_locale
 from .inputs import form_chips
 from .inputs import form_key
@@ -230,7 +236,7 @@ def request_whole_check(name: str) -> ResponseReturnValue:
         "audit": N_("A whole audit check was asked for; it runs in the background."),
         "ledger": N_("A whole ledger check was asked for; it runs in the background."),
     }
-    flash(gettext(asked[name]), "ok")
+    flash_words(asked[name], "ok")
     target = ".ledger_page" if name == "ledger" else ".audit_log"
     return redirect(url_for(target), code=303)
 
@@ -239,14 +245,11 @@ def request_whole_check(name: str) -> ResponseReturnValue:
 def make_checkpoint() -> ResponseReturnValue:
     signed = audit.checkpoint(get_session(), actor=_actor())
     size = signed["document"]["size"]
-    flash(
-        ngettext(
-            "Signed a checkpoint over %(num)s entry.",
-            "Signed a checkpoint over %(num)s entries.",
-            size,
-        ),
-        "ok",
+    signed_over = phrase(
+        Nn_("Signed a checkpoint over %(num)s entry.", "Signed a checkpoint over %(num)s entries."),
+        {"num": {"count": size}},
     )
+    flash_phrase(signed_over, "ok")
     return redirect(url_for(".audit_log"), code=303)
 
 
@@ -343,11 +346,64 @@ def ledger_problems(check: checks.LedgerCheck) -> list[str]:
 
 def _problem_words(problem: Any) -> str:
     params = dict(problem.get("params") or {})
+    if problem.get("message") in DAY_PROBLEMS:
+        return _day_problem_words(str(problem["message"]), params)
     shown = {"chips": chips_text, "sweets": sweets_text}.get(str(params.get("currency")))
     for name in (*ledger.PROBLEM_AMOUNTS, *ledger.PROBLEM_GIVEN):
         if shown is not None and isinstance(params.get(name), int):
             params[name] = shown(params[name])
     return gettext(str(problem.get("message", "")), **params)
+
+
+#: What the ledger check says of a closed day whose stored totals differ from its rounds.
+DAY_PROBLEMS: Final = (day_totals.DAY_UNSTORED, day_totals.DAY_UNSETTLED, day_totals.DAY_OFF)
+#: A closed day's figures (:data:`day_totals.FIGURES`) as the console names them.
+DAY_FIGURES: Final = {
+    "rounds": N_("settled rounds"),
+    "handle": N_("amount staked"),
+    "house_result": N_("house result"),
+    "main_result": N_("main bet result"),
+    "antes": N_("antes"),
+    "tie_bets": N_("tie bets"),
+    "tie_result": N_("tie bet result"),
+    "main_result_squares": N_("sum of squared main bet results"),
+    "main_result_antes": N_("sum of main bet results times antes"),
+    "ante_squares": N_("sum of squared antes"),
+    "ties": N_("rounds that began with a tie"),
+    "surrenders": N_("surrenders"),
+    "tied_antes": N_("antes of rounds that began with a tie"),
+    "surrendered_antes": N_("antes of surrendered rounds"),
+}
+
+
+def _day_problem_words(message: str, params: dict[str, Any]) -> str:
+    """A closed day's problem in the operator's language: its day as the console writes days,
+    the game by its name, each figure that differs by its name and its amounts as money."""
+    game = str(params.get("game"))
+    money = chips_text if reports.GAME_CURRENCY.get(game) == "chips" else sweets_text
+
+    def shown(name: str, value: object) -> str:
+        number = int(str(value))
+        return money(number) if name in day_totals.AMOUNT_FIGURES else whole_number(number)
+
+    words = {
+        **params,
+        "day": day(str(params.get("day"))),
+        "game": alerts.GAME_NAMES.get(game, game),
+    }
+    if "rounds" in params:
+        words["rounds"] = shown("rounds", params["rounds"])
+    if message == day_totals.DAY_OFF:
+        words["figures"] = ", ".join(
+            gettext(
+                day_totals.FIGURE_OFF,
+                figure=gettext(DAY_FIGURES.get(str(name), str(name))),
+                stored=shown(str(name), held),
+                summed=shown(str(name), summed),
+            )
+            for name, held, summed in params.get("differing") or []
+        )
+    return gettext(message, **words)
 
 
 @bp.get("/ledger")
@@ -626,12 +682,12 @@ def adjust(user_id: int) -> ResponseReturnValue:
         }
         return _player_page_refusing(user_id, error, typed)
     if done.approval is None:
-        flash(gettext("Adjustment applied and recorded in the audit log."), "ok")
+        flash_words(N_("Adjustment applied and recorded in the audit log."), "ok")
     else:
         proposed = N_(
             "Adjustment proposed (#%(id)s): it applies once a second operator approves it."
         )
-        flash(gettext(proposed, id=done.approval.id), "ok")
+        flash_words(proposed, "ok", id=done.approval.id)
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -642,7 +698,7 @@ def lock(user_id: int) -> ResponseReturnValue:
         raise InvalidInput(N_("locked must be 0 or 1"), field="locked")
     user = accounts.set_locked(get_session(), g.user.id, user_id, locked == "1")
     done = N_("%(name)s is now locked.") if user.locked else N_("%(name)s is now unlocked.")
-    flash(gettext(done, name=user.username), "ok")
+    flash_words(done, "ok", name=user.username)
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -652,7 +708,7 @@ def role(user_id: int) -> ResponseReturnValue:
         get_session(), g.user.id, user_id, request.form.get("role"), idempotency_key=form_key()
     )
     if done.done is not None:
-        flash(gettext(ROLE_CHANGED[done.done.role], name=done.done.username), "ok")
+        flash_words(ROLE_CHANGED[done.done.role], "ok", name=done.done.username)
     else:
         assert done.approval is not None
         proposed = N_(
@@ -660,7 +716,7 @@ def role(user_id: int) -> ResponseReturnValue:
             "approves it."
         )
         name = accounts.get_user(get_session(), user_id).username
-        flash(gettext(proposed, name=name, id=done.approval.id), "ok")
+        flash_words(proposed, "ok", name=name, id=done.approval.id)
     return redirect(url_for(".player", user_id=user_id), code=303)
 
 
@@ -759,7 +815,7 @@ def update_table(name: str) -> ResponseReturnValue:
         abort(404)
     changes = _changed_since_drawn(forms[name]())
     if not changes:
-        flash(gettext("Nothing to save: the settings are as they were."), "ok")
+        flash_words(N_("Nothing to save: the settings are as they were."), "ok")
         return redirect(url_for(".tables"), code=303)
     try:
         done = settings.request_table_change(
@@ -772,11 +828,11 @@ def update_table(name: str) -> ResponseReturnValue:
         "sota": N_("The Sota table's settings are saved; they apply to new rounds."),
     }
     if done.approval is None:
-        flash(gettext(saved[name]), "ok")
+        flash_words(saved[name], "ok")
     else:
         proposed = N_(
             "The change is proposed (#%(id)s): it applies to new rounds once a second "
             "operator approves it."
         )
-        flash(gettext(proposed, id=done.approval.id), "ok")
+        flash_words(proposed, "ok", id=done.approval.id)
     return redirect(url_for(".tables"), code=303)

@@ -15,7 +15,6 @@ from typing import Final
 from zoneinfo import ZoneInfo
 from zoneinfo import ZoneInfoNotFoundError
 
-from flask import flash
 from flask import g
 from flask import redirect
 from flask import render_template
@@ -36,9 +35,13 @@ from .errors import status_of
 from .format import chips
 from .format import chips_text
 from .format import sweets_text
+from .i18n import Phrase
 from .i18n import error_message
-from .i18n import gettext as _
+from .i18n import flash_phrase
+from .i18n import flash_words
 from .i18n import gettext_counting
+from .i18n import phrase
+from .i18n import phrase_text
 from .inputs import form_key
 from .inputs import form_whole
 from .inputs import query_int
@@ -139,9 +142,10 @@ def _time_zone_refused(error: CasinoError) -> ResponseReturnValue:
 @refusal_shown_by(_time_zone_refused)
 def set_time_zone() -> ResponseReturnValue:
     user = accounts.set_time_zone(get_session(), g.user.id, request.form.get("time_zone", ""))
-    flash(
-        _("Times are now shown in %(zone)s, with UTC beside them.", zone=user.time_zone or "UTC"),
+    flash_words(
+        N_("Times are now shown in %(zone)s, with UTC beside them."),
         "ok",
+        zone=user.time_zone or "UTC",
     )
     return redirect(_time_zone_back(), code=303)
 
@@ -170,9 +174,9 @@ def _decide(approval_id: int, approve: bool) -> ResponseReturnValue:
         idempotency_key=form_key(),
     )
     if approve:
-        flash(_("Proposal #%(id)s approved and applied.", id=decided.id), "ok")
+        flash_words(N_("Proposal #%(id)s approved and applied."), "ok", id=decided.id)
     else:
-        flash(_("Proposal #%(id)s rejected; nothing changed.", id=decided.id), "ok")
+        flash_words(N_("Proposal #%(id)s rejected; nothing changed."), "ok", id=decided.id)
     return redirect(url_for(".approvals_page"), code=303)
 
 
@@ -217,14 +221,17 @@ def alerts_in_words(page: alerts.AlertPage) -> alerts.AlertPage:
 def rule_in_words(rule: alerts.AlertRuleView) -> alerts.AlertRuleView:
     """The rule as the console and the API show it: described in the reader's language, its
     threshold in chips or sweets."""
-    shown = chips_text if rule.currency == "chips" else sweets_text
-    words = gettext_counting(
+    return replace(rule, description=phrase_text(rule_phrase(rule)))
+
+
+def rule_phrase(rule: alerts.AlertRuleView) -> Phrase:
+    """The rule's description as a phrase, worded in the language it is read in."""
+    shown = "chips" if rule.currency == "chips" else "sweets"
+    return phrase(
         alerts.RULE_WORDS[rule.kind],
-        alerts.COUNTS,
-        threshold=shown(rule.threshold),
-        period_hours=rule.period_hours,
+        {"threshold": {shown: rule.threshold}, "period_hours": rule.period_hours},
+        counts=alerts.COUNTS,
     )
-    return replace(rule, description=words)
 
 
 def rules_in_words(found: alerts.AlertRuleList) -> alerts.AlertRuleList:
@@ -302,8 +309,9 @@ def create_rule() -> ResponseReturnValue:
         _threshold(kind, currency),
         form_whole("period_hours", label=N_("period in hours")),
     )
-    rule = rule_in_words(rule)
-    flash(_("Alert rule #%(id)s added: %(rule)s.", id=rule.id, rule=rule.description), "ok")
+    # Its description a phrase of its own: the next page words it in the language it is read in.
+    added = N_("Alert rule #%(id)s added: %(rule)s.")
+    flash_phrase(phrase(added, {"id": rule.id, "rule": rule_phrase(rule)}), "ok")
     return redirect(url_for(".alerts_page"), code=303)
 
 
@@ -314,14 +322,14 @@ def rule_enabled(rule_id: int) -> ResponseReturnValue:
         raise InvalidInput(N_("enabled must be 0 or 1"), field="enabled")
     rule = alerts.set_enabled(get_session(), g.user.id, rule_id, enabled == "1")
     if rule.enabled:
-        flash(_("Alert rule #%(id)s is on.", id=rule.id), "ok")
+        flash_words(N_("Alert rule #%(id)s is on."), "ok", id=rule.id)
     else:
-        flash(_("Alert rule #%(id)s is off.", id=rule.id), "ok")
+        flash_words(N_("Alert rule #%(id)s is off."), "ok", id=rule.id)
     return redirect(url_for(".alerts_page"), code=303)
 
 
 @bp.post("/alerts/<id:alert_id>/acknowledge")
 def acknowledge(alert_id: int) -> ResponseReturnValue:
     alerts.acknowledge(get_session(), g.user.id, alert_id)
-    flash(_("Alert #%(id)s acknowledged.", id=alert_id), "ok")
+    flash_words(N_("Alert #%(id)s acknowledged."), "ok", id=alert_id)
     return redirect(url_for(".alerts_page"), code=303)

@@ -30,7 +30,6 @@ from typing import cast
 from flask import Flask
 from flask import Request
 from flask import abort
-from flask import flash
 from flask import g
 from flask import redirect
 from flask import request
@@ -50,7 +49,7 @@ from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
 from ..services import staff
-from .i18n import gettext
+from .i18n import flash_words
 from .paths import is_local_path
 from .paths import wants_json
 from .visitor import SESSION_KEY
@@ -164,7 +163,7 @@ def login_redirect() -> Response:
 
     Only a page (GET) is worth coming back to: a refused form's URL is no page to show.
     """
-    flash(gettext("Please log in first."), "info")
+    flash_words(N_("Please log in first."), "info")
     target = request.full_path.rstrip("?") if request.method == "GET" else None
     return redirect(url_for("auth.login", next=target), code=303)
 

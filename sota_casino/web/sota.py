@@ -33,8 +33,8 @@ from ..services.results import SotaGame
 from .errors import back_url
 from .errors import handle_casino_error
 from .errors import status_of
-from .format import plural
 from .format import sweets_text
+from .format import written_now
 from .i18n import error_message
 from .i18n import gettext
 from .i18n import in_words
@@ -193,14 +193,20 @@ OPTION_TITLES: Final = {
 
 
 def _number(text: str, name: str) -> int:
-    title = {"title": gettext(OPTION_TITLES[name])}
+    title = {"title": OPTION_TITLES[name]}
     field = f"rules.{name}"  # as the game request the form becomes holds it
     if text.lstrip().startswith(("-", "−")):
-        raise InvalidRules(N_("%(title)s cannot be negative."), params=title, field=field)
+        raise InvalidRules(
+            N_("%(title)s cannot be negative."), params=title, words=title, field=field
+        )
     if not is_digits(text):
-        raise InvalidRules(N_("%(title)s must be a whole number."), params=title, field=field)
+        raise InvalidRules(
+            N_("%(title)s must be a whole number."), params=title, words=title, field=field
+        )
     if len(text) > 9:
-        raise InvalidRules(N_("%(title)s is far too large."), params=title, field=field)
+        raise InvalidRules(
+            N_("%(title)s is far too large."), params=title, words=title, field=field
+        )
     return int(text)
 
 
@@ -411,16 +417,14 @@ def play() -> ResponseReturnValue:
         held = error.details["held"]
         assert isinstance(held, int)  # as ledger.post refuses
         low = current_app.config["LOW_BALANCE_SWEETS"]
+        amounts = {"held": {"sweets": held}, "stake": {"sweets": stake}, "low": {"sweets": low}}
         raise InsufficientFunds(
             N_(
                 "You have %(held)s, not enough for a stake of %(stake)s. Stake less, or top up in "
                 "the lobby once you are below %(low)s."
             ),
-            params={
-                "held": plural(held, "sweet"),
-                "stake": plural(stake, "sweet"),
-                "low": plural(low, "sweet"),
-            },
+            params=written_now(amounts),
+            amounts=amounts,
         ) from error
     return redirect(url_for("sota.game", round_id=game.id), code=303)
 

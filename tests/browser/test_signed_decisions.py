@@ -259,7 +259,11 @@ def test_a_key_this_browser_did_not_make_is_flagged_where_the_keys_are_listed(
     assert warning.get_attribute("role") == "alert"
     listed = panel.locator("[data-testid=player-key-list]").inner_text()
     assert f"Key {foreign['key_id']}: {planted[:16]}… current (not made in this browser)" in listed
-    assert "which this browser does not hold" in status.inner_text()
+    # Bets are signed too, not only decisions: the status says both.
+    assert (
+        f"Your bets and decisions must be signed with key {foreign['key_id']}, which this "
+        "browser does not hold" in status.inner_text()
+    ), status.inner_text()
 
     # In Finnish, the warning and its time read in Finnish.
     with tab.expect_navigation():

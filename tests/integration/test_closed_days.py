@@ -5,6 +5,7 @@ to their rounds."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from datetime import UTC
 from datetime import date
@@ -15,6 +16,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from flask import Flask
+from flask import g
 from sqlalchemy.orm import Session
 from test_house_report import _expected
 from test_house_report import _figures
@@ -31,6 +34,9 @@ from sota_casino.services import reports
 from sota_casino.services import rounds
 from sota_casino.services import settings
 from sota_casino.services.tx import read_only
+from sota_casino.web.format import chips_text
+from sota_casino.web.format import day
+from sota_casino.web.visitor import SESSION_KEY
 
 #: A report's clock is set past the rounds played now: what they are is the day "today" here.
 TODAY = datetime.now(UTC).date() + timedelta(days=5)
@@ -245,3 +251,45 @@ def test_the_closed_days_table_comes_and_goes_with_its_migration(
     assert _stored(session) == {}  # empty: the next report stores the days again
     assert reports.house_summary(session) == summary
     assert _stored(session) == {today: 2}
+
+
+@pytest.mark.tampers
+def test_the_console_says_a_differing_closed_day_in_the_operators_language(
+    app: Flask, session: Session, player: int, rig: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console showed a closed day's problem in the check's English whatever the operator's
+    language: in Finnish it reads in Finnish, its day as the console writes days, the game by
+    its name, the figure by its name and its amounts as chips. The command and the API keep the
+    English they said."""
+    _play_both_games(session, player, rig)
+    today = datetime.now(UTC).date()
+    _clock(monkeypatch, _at(today + timedelta(days=1), 2))
+    made = reports.house_summary(session).games["casino_war"].house_result
+    with session.begin():
+        session.execute(
+            sa.update(ClosedDayTotal)
+            .where(ClosedDayTotal.game == "casino_war")
+            .values(house_result=ClosedDayTotal.house_result + 7)
+        )
+    verdict = checks.run(session, "ledger", "runner-a").verdict
+    english = f"stores house_result {made + 7} (its rounds: {made})"
+    assert verdict.ok is False and verdict.reason is not None
+    assert verdict.reason.endswith(english)
+    assert ledger.check(session).problems == [verdict.reason]
+    operator = accounts.create_operator(session, "otto", "a long enough secret").id
+    accounts.set_locale(session, operator, "fi")
+    token, _expires = accounts.start_session(session, operator)
+    console = app.test_client()
+    with console.session_transaction() as cookie:
+        cookie[SESSION_KEY] = token
+    answer = console.get("/operator/ledger")
+    assert answer.status_code == 200
+    page = html.unescape(answer.get_data(as_text=True))
+    assert '<html lang="fi">' in page
+    with app.test_request_context():
+        g.locale = "fi"
+        held, summed, shown_day = chips_text(made + 7), chips_text(made), day(today)
+    assert "pelimerk" in held and shown_day != today.isoformat()
+    assert f"suljetun päivän {shown_day} tallennetut summat pelille Casino War säännöillä " in page
+    assert f": talon tulos {held} (sen pelikierroksista: {summed})</li>" in page
+    assert "the closed day" not in page and "house_result" not in page

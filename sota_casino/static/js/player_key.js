@@ -144,7 +144,7 @@
   async function signWithCurrent(now, doc) {
     const pair = await inStore("readonly", (store) => store.get(now.current.public_key_hex));
     if (!pair) {
-      throw new Error(gettext("Your decisions must be signed with key %(key)s, which this browser does not hold. Make a new key on the fairness page to go on here.",
+      throw new Error(gettext("Your bets and decisions must be signed with key %(key)s, which this browser does not hold. Make a new key on the fairness page to go on here.",
         { key: now.current.key_id }));
     }
     const bytes = new TextEncoder().encode(window.SotaRecords.canonical(doc));
@@ -173,7 +173,7 @@
     warn(panel, now.foreign);
     if (!can) {
       text(line, now.current
-        ? gettext("This browser cannot sign with Ed25519 (WebCrypto), but your decisions must be signed with key %(key)s: play from a browser that holds it, or from one that can make a new key.",
+        ? gettext("This browser cannot sign with Ed25519 (WebCrypto), but your bets and decisions must be signed with key %(key)s: play from a browser that holds it, or from one that can make a new key.",
           { key: now.current.key_id })
         : gettext("This browser cannot make Ed25519 keys (WebCrypto), so your decisions are sent unsigned."));
       button.hidden = true;
@@ -188,7 +188,7 @@
       }));
       button.textContent = gettext("Replace the key");
     } else {
-      text(line, gettext("Your decisions must be signed with key %(key)s, which this browser does not hold. Make a new key here to replace it (the old one stays listed, so what it signed stays checkable).",
+      text(line, gettext("Your bets and decisions must be signed with key %(key)s, which this browser does not hold. Make a new key here to replace it (the old one stays listed, so what it signed stays checkable).",
         { key: now.current.key_id }));
       button.textContent = gettext("Make a new key");
     }

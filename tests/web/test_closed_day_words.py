@@ -1,0 +1,78 @@
+"""The ledger check's problems with a closed day's stored totals, as the console says them: in
+the operator's language, the day as the console writes days, the game by its name, each figure
+by its name and its amounts as the game's money; the command and the API keep the English."""
+
+from __future__ import annotations
+
+from datetime import date
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask import g
+
+from sota_casino.services import day_totals
+from sota_casino.services import ledger
+from sota_casino.web.operator import ledger_problems
+
+RULES = '{"decks": 6}'
+KEY = (date(2026, 12, 1), "casino_war", RULES)
+#: Casino War's figures of a day, as :data:`day_totals.FIGURES` orders them.
+FIGURES = (6, 3000, 1250, 1250, 2500, 500, 0, 9, 9, 9, 2, 1, 1000, 500)
+#: The same day with its house result and its rounds changed.
+TAMPERED = (5, 3000, 125_000, 1250, 2500, 500, 0, 9, 9, 9, 2, 1, 1000, 500)
+
+
+def problem(kept: Any, found: Any) -> ledger.Problem:
+    message, params = day_totals._difference(KEY, kept, found)
+    return ledger.Problem(message, params)
+
+
+CASES = {
+    "off": (
+        (TAMPERED, FIGURES),
+        "the closed day 2026-12-01 of casino_war under rules "
+        + RULES
+        + " stores rounds 5 (its rounds: 6), house_result 125000 (its rounds: 1250)",
+        "suljetun päivän 1.12.2026 tallennetut summat pelille Casino War säännöillä "
+        + RULES
+        + ": ratkaistut pelikierrokset 5 (sen pelikierroksista: 6), talon tulos 1\u00a0250\u00a0"
+        "pelimerkkiä (sen pelikierroksista: 12,50\u00a0pelimerkkiä)",
+    ),
+    "unstored": (
+        (None, FIGURES),
+        "the closed day 2026-12-01 of casino_war under rules "
+        + RULES
+        + " has 6 settled rounds but no stored totals: a round was settled after its day was "
+        "stored",
+        "suljetulla päivällä 1.12.2026 on pelin Casino War säännöillä "
+        + RULES
+        + " ratkaistuja pelikierroksia (6) mutta ei tallennettuja summia: pelikierros ratkaistiin "
+        "päivän tallentamisen jälkeen",
+    ),
+    "unsettled": (
+        (FIGURES, None),
+        "the closed day 2026-12-01 of casino_war under rules "
+        + RULES
+        + " has stored totals but no settled round",
+        "suljetulla päivällä 1.12.2026 on pelin Casino War säännöillä "
+        + RULES
+        + " tallennetut summat mutta ei yhtään ratkaistua pelikierrosta",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_closed_days_problem_reads_in_the_operators_language(app: Flask, case: str) -> None:
+    (kept, found), english, finnish = CASES[case]
+    found_problem = problem(kept, found)
+    assert found_problem.text() == english  # the command's and the API's words, as they were
+    check = SimpleNamespace(findings={"found": [found_problem.to_json()]}, problems=[english])
+    with app.test_request_context():
+        g.locale = "fi"
+        assert ledger_problems(check) == [finnish]  # type: ignore[arg-type]
+    with app.test_request_context():
+        g.locale = "en"
+        (shown,) = ledger_problems(check)  # type: ignore[arg-type]
+    assert "Casino War" in shown and "Dec 1, 2026" in shown
