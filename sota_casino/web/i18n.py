@@ -197,21 +197,23 @@ def refusal_phrase(error: CasinoError) -> Phrase:
     may show it later, in the language it is read in then.
 
     Params a view wrote in the request's language (money, a moment) are taken as the amounts
-    its ``amounts`` detail gives for them, written as the phrase is worded.
+    its ``amounts`` detail gives for them, written as the phrase is worded; a refusal whose
+    ``sentence`` detail is set starts with a capital (:func:`in_words`).
     """
     amounts = error.details.get(AMOUNTS)
     params = {**error.params, **amounts} if isinstance(amounts, Mapping) else error.params
+    capital = bool(error.details.get(SENTENCE))
     if has_request_context() and not wants_json():
         worded = in_the_forms_words(error, request.endpoint or "")
         if worded is not None:
             message, label = worded
             words = (*error.words, "label") if label else tuple(error.words - {"label"})
-            return phrase(message, {**params, "label": label}, words=words)
+            return phrase(message, {**params, "label": label}, words=words, sentence=capital)
     if error.plural:
         count = error.params.get("num")
         assert isinstance(count, int), "a plural refusal counts with an integer num"
     said: str | tuple[str, str] = (error.template, error.plural) if error.plural else error.template
-    return phrase(said, params, words=error.words)
+    return phrase(said, params, words=error.words, sentence=capital)
 
 
 def _label_capitalized(text: str, label: object) -> str:
@@ -245,15 +247,17 @@ OPTION_PARAMS: Final = ("option", "other")
 
 
 def in_words(error: InvalidRules, titles: Mapping[str, str]) -> InvalidRules:
-    """Return a rule option's refusal as a form words it, whole in this request's language.
+    """Return a rule option's refusal as a form words it, a sentence, whole in the language it
+    is read in.
 
     The engines name options by their codes; ``titles`` gives each code's name on the form
-    (marked with ``N_``), which takes the code's place before the message is translated, so
-    the sentence around it is translated too, not only the name. A refusal that names no
-    option of ``titles`` is returned as it is.
+    (marked with ``N_``), which takes the code's place as a param that is a message id, so the
+    sentence around it is translated with it, not only the name, when the refusal is worded
+    (:func:`refusal_phrase`: a page may show it later, in another language). A refusal that
+    names no option of ``titles`` is returned as it is.
     """
     named = {
-        key: gettext(titles[value])
+        key: titles[value]
         for key, value in error.params.items()
         if key in OPTION_PARAMS and isinstance(value, str) and value in titles
     }
@@ -261,11 +265,11 @@ def in_words(error: InvalidRules, titles: Mapping[str, str]) -> InvalidRules:
         return error
     # A value none of the form's options: the form shows their words, the engine their codes.
     template = CHOOSE_OFFERED if error.template in NOT_AN_OPTION else error.template
-    text = gettext(template, **{**error.params, **named, "label": named.get("option", "")})
-    # The translated sentence is the message itself: no catalogue holds it as an id.
-    worded = InvalidRules(sentence(text))
-    worded.details = dict(error.details)
-    return worded
+    params = {**error.params, **named, "label": named.get("option", "")}
+    # A form's name may be in lower case to stand inside a sentence ("minimum stake"): the
+    # sentence starts with a capital whatever comes first in the language it is read in.
+    details = {**error.details, SENTENCE: True}
+    return InvalidRules(template, params=params, words={*error.words, *named, "label"}, **details)
 
 
 # --- messages left for the next page --------------------------------------------------------------
@@ -276,11 +280,20 @@ FLASHED_ID: Final = "message_id"
 Phrase = dict[str, object]
 
 
-#: How a phrase's amounts are written, by their kind (:func:`phrase`): a count here; money and
-#: moments as the pages write them, added by :mod:`.format` (which words them with this module).
-AMOUNT_WRITERS: Final[dict[str, Callable[[Any], str]]] = {"count": count_text}
+def names_text(ids: Iterable[str]) -> str:
+    """Write a list of names given by their message ids (a table's rule sets), each in this
+    request's language, as the pages list them: ``Nordic, English``."""
+    return ", ".join(gettext(name) for name in ids)
+
+
+#: How a phrase's amounts are written, by their kind (:func:`phrase`): a count and a list of
+#: names here; money and moments as the pages write them, added by :mod:`.format` (which words
+#: them with this module).
+AMOUNT_WRITERS: Final[dict[str, Callable[[Any], str]]] = {"count": count_text, "names": names_text}
 #: The key of a refusal's details that gives params as amounts (:func:`refusal_phrase`).
 AMOUNTS: Final = "amounts"
+#: The key of a refusal's details that says it is worded as a sentence (:func:`in_words`).
+SENTENCE: Final = "sentence"
 
 
 def phrase(
@@ -289,6 +302,7 @@ def phrase(
     *,
     words: Iterable[str] = (),
     counts: Iterable[str] = (),
+    sentence: bool = False,
 ) -> Phrase:
     """Return ``message`` (an id) with its ``%(name)s`` params, to be worded later, in the
     language it is read in (:func:`phrase_text`); kept small and JSON, as the session's cookie
@@ -298,11 +312,14 @@ def phrase(
     :param words: the params that are message ids themselves (a label, a role's name).
     :param counts: the params kept beside the word after them, as :func:`gettext_counting`
         keeps them ("24 h").
+    :param sentence: start it with a capital (:func:`sentence`), whatever comes first in the
+        language it is read in (a name in lower case).
 
     A param is text or a number, shown as it is; a phrase, worded as the message is; or an
     amount the language writes, ``{"count": n}`` (a count), ``{"chips": n}`` (hundredths of a
-    chip, with the word), ``{"chips_number": n}`` (without it), ``{"sweets": n}`` or
-    ``{"time": iso}`` (a moment, as :func:`.format.when` writes it).
+    chip, with the word), ``{"chips_number": n}`` (without it), ``{"sweets": n}``,
+    ``{"time": iso}`` (a moment, as :func:`.format.when` writes it) or ``{"names": [id, ...]}``
+    (names by their message ids, listed as :func:`names_text` lists them).
     """
     singular, plural = message if isinstance(message, tuple) else (message, "")
     stored: Phrase = {FLASHED_ID: singular}
@@ -317,6 +334,8 @@ def phrase(
     kept = sorted(set(counts) & params.keys())
     if kept:
         stored["counts"] = kept
+    if sentence:
+        stored["sentence"] = True
     return stored
 
 
@@ -329,6 +348,11 @@ def _storable(value: object) -> object:
 def phrase_text(stored: Mapping[str, object]) -> str:
     """Return a :func:`phrase` in this request's language: its params that are ids, phrases
     and amounts worded first."""
+    text = _phrase_words(stored)
+    return sentence(text) if stored.get("sentence") is True else text
+
+
+def _phrase_words(stored: Mapping[str, object]) -> str:
     message = stored.get(FLASHED_ID)
     if not isinstance(message, str):
         return ""

@@ -75,6 +75,7 @@ from .format import percent
 from .format import sweets
 from .format import sweets_text
 from .format import whole_number
+from .format import written_now
 from .i18n import error_message
 from .i18n import flash_phrase
 from .i18n import flash_words
@@ -562,13 +563,13 @@ def parse_adjustment_amount(text: str, currency: str, direction: str) -> int:
     if minor == 0:
         raise InvalidInput(N_("The amount must be more than zero."), field="amount")
     if minor > money.MAX_ADJUSTMENT:
-        most = (
-            chips_text(money.MAX_ADJUSTMENT)
-            if currency == "chips"
-            else sweets_text(money.MAX_ADJUSTMENT)
-        )
+        # Written in the language the refusal is read in (its amounts, :func:`written_now`).
+        most = {"most": {currency: money.MAX_ADJUSTMENT}}
         raise InvalidInput(
-            N_("One adjustment may be at most %(most)s."), params={"most": most}, field="amount"
+            N_("One adjustment may be at most %(most)s."),
+            params=written_now(most),
+            amounts=most,
+            field="amount",
         )
     return minor if direction == "credit" else -minor
 

@@ -217,10 +217,12 @@ def _in_words(error: InvalidRules) -> InvalidRules:
     if error.details.get("field") not in ("preset", "rules"):
         return in_words(error, OPTION_TITLES)
     offered = settings.table_rules(get_session(), TABLE)["presets"]
-    names = ", ".join(gettext(PRESET_TITLES.get(name, name)) for name in offered)
+    # Named in the language the refusal is read in: a page may show it later.
+    names = {"valid": {"names": [PRESET_TITLES.get(name, name) for name in offered]}}
     return InvalidRules(
         N_("Pick one of the rule sets this table offers: %(valid)s."),
-        params={"valid": names},
+        params=written_now(names),
+        amounts=names,
         field="preset",
     )
 

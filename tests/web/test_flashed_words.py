@@ -20,6 +20,7 @@ from typing import Final
 
 import pytest
 from flask import Flask
+from flask import g
 from flask.testing import FlaskClient
 from operator_support import CSRF
 from operator_support import add_user
@@ -28,10 +29,16 @@ from web_support import PASSWORD
 from web_support import post_form
 
 import sota_casino.web
+from sota_casino.core import casino_war
+from sota_casino.core import sota
+from sota_casino.core.errors import CasinoError
 from sota_casino.web.format import when
 from sota_casino.web.i18n import gettext
 from sota_casino.web.i18n import phrase
 from sota_casino.web.i18n import phrase_text
+from sota_casino.web.i18n import refusal_phrase
+from sota_casino.web.operator import _table_refusal as table_refusal
+from sota_casino.web.operator import parse_adjustment_amount
 from sota_casino.web.security import CSRF_KEY
 
 FLASH: Final = re.compile(r'<p class="flash (\w+)" role="status"[^>]*>(.*?)</p>', re.S)
@@ -60,6 +67,11 @@ def _lock(client: FlaskClient, _user: int) -> Any:
 
 def _role(client: FlaskClient, _user: int) -> Any:
     return post_form(client, f"/operator/players/{_player(client)}/role", {"role": "auditor"})
+
+
+def _sota_rules(client: FlaskClient, form: dict[str, str]) -> Any:
+    headers = {"Referer": "http://localhost/sota"}
+    return post_form(client, "/sota/games", {"stake": "5", **form}, headers=headers)
 
 
 def _player(client: FlaskClient) -> int:
@@ -93,6 +105,20 @@ CASES: Final[dict[str, tuple[str, Leave]]] = {
     "top-up refused": (
         "player",
         lambda client, _user: post_form(client, "/lobby/topup", {"currency": "chips"}),
+    ),
+    # A refused rule set, its option named on the form and the presets the table offers
+    # named in words (the engine names them by their codes).
+    "refused rule option": (
+        "player",
+        lambda client, _user: _sota_rules(client, {"preset": "custom", "rule_teams": "on"}),
+    ),
+    "refused rule value": (
+        "player",
+        lambda client, _user: _sota_rules(client, {"preset": "custom", "rule_deck": "tarot"}),
+    ),
+    "refused preset": (
+        "player",
+        lambda client, _user: _sota_rules(client, {"preset": "klondike"}),
     ),
     "seed revealed": (
         "player",
@@ -200,3 +226,77 @@ def test_a_phrase_is_small_json_naming_the_params_that_are_message_ids(app: Flas
             when=when(datetime(2026, 12, 1, 8, 31, 13, tzinfo=UTC)),
         )
         assert "1.12.2026" in phrase_text(later)
+
+
+def _refusal(act: Callable[[], object]) -> CasinoError:
+    with pytest.raises(CasinoError) as refused:
+        act()
+    return refused.value
+
+
+#: Refusals the console shows beside their form, made as its views make them: each is a phrase
+#: too, so it reads in any language it is shown in, as the flashed ones do.
+CONSOLE_REFUSALS: Final[dict[str, Callable[[], CasinoError]]] = {
+    # The engine names options by their codes, the form by their names (lower case here).
+    "table stakes": lambda: table_refusal(
+        _refusal(lambda: sota.SotaTable.from_dict({**SOTA_TABLE, "min_stake": 50}))
+    ),
+    # Its bets counted in hundredths of a chip by the engine, in whole chips on the form.
+    "table bets": lambda: table_refusal(_refusal(lambda: casino_war.TableRules(min_bet=50))),
+    "table bonus": lambda: table_refusal(_refusal(lambda: casino_war.TableRules(bonus="x"))),
+    "adjustment too large": lambda: _refusal(
+        lambda: parse_adjustment_amount("999999999999", "chips", "credit")
+    ),
+    "adjustment too large in sweets": lambda: _refusal(
+        lambda: parse_adjustment_amount("99999999999999", "sweets", "debit")
+    ),
+}
+SOTA_TABLE: Final = {
+    "min_stake": 1,
+    "max_stake": 10,
+    "presets": ["nordic"],
+    "custom_rules": True,
+}
+
+
+def worded(app: Flask, case: str, made_in: str, read_in: str) -> str:
+    """The case's refusal made in a request in ``made_in``, as a page in ``read_in`` words it."""
+    with app.test_request_context():
+        g.locale = made_in
+        stored = refusal_phrase(CONSOLE_REFUSALS[case]())
+    with app.test_request_context():
+        g.locale = read_in
+        return phrase_text(stored)
+
+
+@pytest.mark.parametrize("case", sorted(CONSOLE_REFUSALS))
+@pytest.mark.parametrize("other", ["fi", "pt"])
+def test_a_console_refusal_reads_in_the_language_it_is_shown_in(
+    app: Flask, case: str, other: str
+) -> None:
+    english, translated = worded(app, case, "en", "en"), worded(app, case, other, other)
+    assert english != translated, "the refusal is translated, so the test can tell them apart"
+    assert worded(app, case, other, "en") == english
+    assert worded(app, case, "en", other) == translated
+
+
+def test_a_console_refusal_reads_as_it_did_when_made_and_shown_in_one_language(
+    app: Flask,
+) -> None:
+    """Worded from its ids, each reads as the console showed it (a sentence, money written)."""
+    said = {
+        ("table stakes", "en"): "Minimum stake must not exceed maximum stake",
+        ("table stakes", "pt"): "“Aposta mínima” não pode ser maior que “aposta máxima”",
+        ("table stakes", "fi"): "Pienin panos ei saa olla suurempi kuin suurin panos",
+        ("table bets", "en"): "Minimum bet must be a whole number from 1 to 10000000000",
+        ("table bonus", "en"): "Choose one of the options offered for “Bonus on a war tie”.",
+        ("adjustment too large", "en"): "One adjustment may be at most 10,000,000,000\u00a0chips.",
+        ("adjustment too large", "pt"): (
+            "Um ajuste pode ser de no máximo 10.000.000.000\u00a0fichas."
+        ),
+        ("adjustment too large in sweets", "fi"): (
+            "Yksi oikaisu voi olla enintään 1\u00a0000\u00a0000\u00a0000\u00a0000\u00a0karkkia."
+        ),
+    }
+    for (case, lang), text in said.items():
+        assert worded(app, case, lang, lang) == text, (case, lang)
