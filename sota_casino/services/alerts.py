@@ -73,7 +73,9 @@ ADJUSTMENTS_BY: Final = N_(
     "%(threshold)s"
 )
 WON: Final = N_("%(name)s won %(net)s in %(game)s round %(round)s")
-#: A failed check's message, by check; the reason is the check's own (English) finding.
+#: A failed check's message, by check; the reason is the check's own (English) finding, and
+#: where the check keeps its findings as message ids (the ledger's problems), the first of them
+#: as the param :data:`PROBLEM` too, for the console to word in the operator's language.
 CHECK_FAILED_BECAUSE: Final = {
     "audit": N_("the audit log check failed: %(reason)s"),
     "ledger": N_("the ledger check failed: %(reason)s"),
@@ -93,6 +95,10 @@ MESSAGES: Final = frozenset(
     }
 )
 AMOUNTS: Final = ("total", "threshold", "net")
+#: The param of a failed check's alert that gives its reason as the check found it: a message
+#: id and its params (``{"message": ..., "params": ...}``, as the ledger check keeps each
+#: problem).
+PROBLEM: Final = "problem"
 COUNTS: Final = ("hours", "period_hours")
 #: How an alert names a game (the games' names are the same in every language).
 GAME_NAMES: Final = {"casino_war": "Casino War", "sota": "Sota"}
@@ -391,6 +397,16 @@ def _raise(
     )
 
 
+def _first_found(run: CheckRun) -> dict[str, Any] | None:
+    """The check's first finding as a message id and params (its reason, said in English), if
+    the check keeps its findings so (``findings["found"]``, as the ledger check does)."""
+    found = run.findings.get("found") if isinstance(run.findings, dict) else None
+    first = found[0] if isinstance(found, list) and found else None
+    if not isinstance(first, dict) or not isinstance(first.get("message"), str):
+        return None
+    return {"message": first["message"], "params": dict(first.get("params") or {})}
+
+
 def _enabled(session: Session, *kinds: str, lock: bool = False) -> list[AlertRule]:
     """The enabled rules of ``kinds``, oldest first; ``lock``: each locked until the
     transaction ends, and read as locked."""
@@ -497,8 +513,12 @@ def scan(session: Session) -> int:
             )
             if last is not None and last.data.get("checked_at") == checked_at:
                 continue
+            params: dict[str, Any]
             if run.reason:
                 message, params = CHECK_FAILED_BECAUSE[run.name], {"reason": run.reason}
+                found = _first_found(run)
+                if found is not None:
+                    params[PROBLEM] = found
             else:
                 message, params = CHECK_FAILED_SEE_VERDICT[run.name], {}
             _raise(

@@ -342,10 +342,12 @@ def ledger_problems(check: checks.LedgerCheck) -> list[str]:
     found = (check.findings or {}).get("found")
     if not isinstance(found, list):
         return list(check.problems)
-    return [_problem_words(problem) for problem in found]
+    return [problem_words(problem) for problem in found]
 
 
-def _problem_words(problem: Any) -> str:
+def problem_words(problem: Any) -> str:
+    """A ledger check's problem (its message id and params, as the check keeps it) in the
+    operator's language, its amounts as the console shows money."""
     params = dict(problem.get("params") or {})
     if problem.get("message") in DAY_PROBLEMS:
         return _day_problem_words(str(problem["message"]), params)

@@ -8,6 +8,7 @@ The routes hang on the console's blueprint, so its staff-only rule guards them t
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
@@ -47,6 +48,7 @@ from .inputs import form_whole
 from .inputs import query_int
 from .operator import bp
 from .operator import parse_adjustment_amount
+from .operator import problem_words
 from .operator import refusal_shown_by
 from .operator import typed_number
 from .paths import is_local_path
@@ -193,8 +195,12 @@ def reject(approval_id: int) -> ResponseReturnValue:
 # --- alerts ---------------------------------------------------------------------------------------
 
 
-def alert_message(alert: alerts.AlertView) -> str:
+def alert_message(alert: alerts.AlertView, *, reason_worded: bool = False) -> str:
     """An alert's message in the reader's language, its amounts in chips or sweets.
+
+    A failed check's reason is the check's English, as its verdict says it; ``reason_worded``
+    (the console) words it in the reader's language where the check gave it as a message id
+    (:data:`alerts.PROBLEM`), as the ledger page words the check's problems.
 
     An alert raised before messages were kept as ids (no params), or one whose id this
     version does not know, reads as it was stored.
@@ -206,16 +212,21 @@ def alert_message(alert: alerts.AlertView) -> str:
     for name in alerts.AMOUNTS:
         if isinstance(params.get(name), int):
             params[name] = shown(params[name])
+    found = params.get(alerts.PROBLEM)
+    if reason_worded and isinstance(found, Mapping) and isinstance(found.get("message"), str):
+        params["reason"] = problem_words(found)
     return gettext_counting(alert.message, alerts.COUNTS, **params)
 
 
-def alert_in_words(alert: alerts.AlertView) -> alerts.AlertView:
-    """The alert as the console and the API show it: its message filled in and translated."""
-    return replace(alert, message=alert_message(alert))
+def alert_in_words(alert: alerts.AlertView, *, reason_worded: bool = False) -> alerts.AlertView:
+    """The alert as the console and the API show it: its message filled in and translated
+    (a failed check's reason too on the console, ``reason_worded``)."""
+    return replace(alert, message=alert_message(alert, reason_worded=reason_worded))
 
 
-def alerts_in_words(page: alerts.AlertPage) -> alerts.AlertPage:
-    return replace(page, alerts=[alert_in_words(alert) for alert in page.alerts])
+def alerts_in_words(page: alerts.AlertPage, *, reason_worded: bool = False) -> alerts.AlertPage:
+    alerts_shown = [alert_in_words(alert, reason_worded=reason_worded) for alert in page.alerts]
+    return replace(page, alerts=alerts_shown)
 
 
 def rule_in_words(rule: alerts.AlertRuleView) -> alerts.AlertRuleView:
@@ -246,7 +257,8 @@ def alerts_page() -> ResponseReturnValue:
 def _alerts_page(rule_error: str | None = None, rule_form: dict[str, str] | None = None) -> str:
     """The alerts and their rules; with a refused rule's reason beside its form, as typed."""
     db = get_session()
-    found = alerts_in_words(alerts.listing(db, cursor=query_int("cursor", default=None), limit=50))
+    listed = alerts.listing(db, cursor=query_int("cursor", default=None), limit=50)
+    found = alerts_in_words(listed, reason_worded=True)
     return render_template(
         "operator/alerts.html",
         rules=rules_in_words(alerts.rules(db)).rules,

@@ -27,6 +27,7 @@ from sota_casino import migrate
 from sota_casino.models import ClosedDayTotal
 from sota_casino.models import Round
 from sota_casino.services import accounts
+from sota_casino.services import alerts
 from sota_casino.services import checks
 from sota_casino.services import day_totals
 from sota_casino.services import ledger
@@ -293,3 +294,51 @@ def test_the_console_says_a_differing_closed_day_in_the_operators_language(
     assert f"suljetun päivän {shown_day} tallennetut summat pelille Casino War säännöillä " in page
     assert f": talon tulos {held} (sen pelikierroksista: {summed})</li>" in page
     assert "the closed day" not in page and "house_result" not in page
+
+
+@pytest.mark.tampers
+def test_a_failed_ledger_checks_alert_says_its_reason_in_the_operators_language(
+    app: Flask, session: Session, player: int, rig: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The alert a failed ledger check raises named the check's English reason on a Finnish
+    console: it says the check's first problem as the ledger page does, and keeps the English
+    reason, with the problem's id and params, for the API."""
+    _play_both_games(session, player, rig)
+    today = datetime.now(UTC).date()
+    _clock(monkeypatch, _at(today + timedelta(days=1), 2))
+    made = reports.house_summary(session).games["casino_war"].house_result
+    operator = accounts.create_operator(session, "otto", "a long enough secret").id
+    alerts.create_rule(session, operator, alerts.CHECK_FAILED, None, 0, 24)
+    with session.begin():
+        session.execute(
+            sa.update(ClosedDayTotal)
+            .where(ClosedDayTotal.game == "casino_war")
+            .values(house_result=ClosedDayTotal.house_result + 7)
+        )
+    verdict = checks.run(session, "ledger", "runner-a").verdict
+    assert verdict.ok is False and verdict.reason is not None
+    assert alerts.scan(session) == 1
+    (raised,) = alerts.listing(session).alerts
+    (found,) = (verdict.findings or {})["found"]
+    assert raised.params == {"reason": verdict.reason, "problem": found}
+    accounts.set_locale(session, operator, "fi")
+    api, _expires = accounts.start_session(session, operator, kind="api")
+    # Each request in an app context of its own: the test's, else shared, keeps one's language.
+    with app.app_context():
+        listed = app.test_client().get(
+            "/api/v1/operator/alerts", headers={"Authorization": f"Bearer {api}"}
+        )
+    (alert,) = listed.get_json()["alerts"]
+    assert alert["message"] == f"the ledger check failed: {verdict.reason}"
+    token, _expires = accounts.start_session(session, operator)
+    console = app.test_client()
+    with console.session_transaction() as cookie:
+        cookie[SESSION_KEY] = token
+    with app.app_context():
+        page = html.unescape(console.get("/operator/alerts").get_data(as_text=True))
+    with app.test_request_context():
+        g.locale = "fi"
+        held, summed, shown_day = chips_text(made + 7), chips_text(made), day(today)
+    assert "kirjanpidon tarkistus epäonnistui: suljetun päivän " + shown_day in page
+    assert f": talon tulos {held} (sen pelikierroksista: {summed})</td>" in page
+    assert verdict.reason not in page and "house_result" not in page

@@ -4,16 +4,27 @@ by its name and its amounts as the game's money; the command and the API keep th
 
 from __future__ import annotations
 
+import html
+from datetime import UTC
 from datetime import date
+from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask import g
+from operator_support import add_user
+from operator_support import bearer
+from operator_support import client_as
+from operator_support import db
+from web_support import post_form
 
+from sota_casino.models import CheckRun
+from sota_casino.services import alerts
 from sota_casino.services import day_totals
 from sota_casino.services import ledger
+from sota_casino.web.i18n import gettext
 from sota_casino.web.operator import ledger_problems
 
 RULES = '{"decks": 6}'
@@ -76,3 +87,47 @@ def test_a_closed_days_problem_reads_in_the_operators_language(app: Flask, case:
         g.locale = "en"
         (shown,) = ledger_problems(check)  # type: ignore[arg-type]
     assert "Casino War" in shown and "Dec 1, 2026" in shown
+
+
+@pytest.mark.parametrize("lang", ["fi", "pt", "en"])
+def test_a_failed_ledger_checks_alert_gives_its_reason_in_the_operators_language(
+    app: Flask, lang: str
+) -> None:
+    """The alert names the check's first problem, which the console words as the ledger page
+    does; the API keeps the check's English reason, and gives the problem's id and params."""
+    found_problem = problem(TAMPERED, FIGURES)
+    english = found_problem.text()
+    olga = add_user(app, f"olga{lang}", "operator")
+    session = db(app)
+    try:
+        alerts.create_rule(session, olga, alerts.CHECK_FAILED, None, 0, 24)
+        with session.begin():
+            findings = {"problems": [english], "found": [found_problem.to_json()]}
+            session.add(
+                CheckRun(
+                    name="ledger",
+                    ok=False,
+                    size=3,
+                    reason=english,
+                    findings=findings,
+                    checked_at=datetime.now(UTC),
+                )
+            )
+        assert alerts.scan(session) == 1
+    finally:
+        session.close()
+    console = client_as(app, olga)
+    post_form(console, "/language", {"locale": lang, "next": "/"})
+    page = html.unescape(console.get("/operator/alerts").get_data(as_text=True))
+    check = SimpleNamespace(findings={"found": [found_problem.to_json()]}, problems=[english])
+    with app.test_request_context():
+        g.locale = lang
+        (reason,) = ledger_problems(check)  # type: ignore[arg-type]
+        said = gettext(alerts.CHECK_FAILED_BECAUSE["ledger"], reason=reason)
+    assert said in page
+    if lang != "en":
+        assert english not in page
+    api = app.test_client().get("/api/v1/operator/alerts", headers=bearer(app, f"olga{lang}"))
+    (alert,) = api.get_json()["alerts"]
+    assert alert["message"] == f"the ledger check failed: {english}"
+    assert alert["params"] == {"reason": english, "problem": found_problem.to_json()}
