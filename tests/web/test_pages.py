@@ -550,7 +550,7 @@ def test_a_round_page_shows_its_cards_receipt_and_how_to_verify(
     ("language", "signed_bets", "bet_in_your_name"),
     [
         ("en", "every bet, decision", "the casino could bet a round in your name"),
-        ("fi", "jokaisen panoksesi, päätöksesi", "kasino voisi pelata kierroksen nimissäsi"),
+        ("fi", "jokaisen panoksesi, päätöksesi", "kasino voisi pelata pelikierroksen nimissäsi"),
         ("nb", "hver innsats, hvert valg", "kasinoet satse en runde i ditt navn"),
         ("pt", "cada aposta, decisão", "o cassino poderia apostar uma rodada em seu nome"),
     ],
