@@ -52,7 +52,7 @@ INT_SETTINGS: dict[str, int] = {
     "DB_LOCK_TIMEOUT_MS": 5_000,
     "DB_STATEMENT_TIMEOUT_MS": 10_000,
     "PORT": 5000,  # where `python app.py` serves
-    "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto (throttling)
+    "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto/-Host (throttling)
 }
 
 #: The peers whose ``X-Forwarded-*`` headers are believed: the addresses or networks of the

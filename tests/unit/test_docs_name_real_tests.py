@@ -1,7 +1,7 @@
 """The threat model names its tests: every row of docs/security.md's tables names at least one
-test, and every test the documents name (``tests/…py::name``, ``::name`` for the same file)
-is a test function that exists, so a renamed or deleted test cannot leave a threat unguarded in
-the document's words only."""
+test, and every test the documents name (``tests/…py::name``, ``::name`` for the same file; the
+README and every page of docs/) is a test function that exists, so a renamed or deleted test
+cannot leave a threat, or any claim held by a test, guarded in the document's words only."""
 
 from __future__ import annotations
 
@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = ("docs/security.md", "docs/operations.md")
+DOCUMENTS = ("README.md", *sorted(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md")))
+#: Documents that name tests, so that a change to the reference's form, which would find none
+#: in them, cannot pass for every named test existing.
+CITING = (
+    "README.md",
+    "docs/security.md",
+    "docs/operations.md",
+    "docs/fairness.md",
+    "docs/operator.md",
+)
 #: Threats whose control lives outside the service (a buffering proxy in front), so no test of
 #: the service can hold them: docs/operations.md says how to deploy it.
 OUTSIDE_THE_SERVICE = ["Slow clients holding workers"]
@@ -39,6 +48,7 @@ def defines(path: str, name: str) -> bool:
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_every_named_test_exists(document: str) -> None:
     named = references((ROOT / document).read_text())
+    assert named or document not in CITING, f"{document} no longer names its tests"
     missing = [
         f"{path}::{name}" if name else path
         for path, name in named

@@ -64,6 +64,30 @@ def test_a_body_over_the_limit_is_413_in_both_formats(
     assert page.status_code == 413 and page.mimetype == "text/html"
 
 
+def test_a_request_line_or_header_over_the_limits_is_refused_in_both_formats(
+    player: FlaskClient, auth: dict[str, str]
+) -> None:
+    """The app's own limits, below gunicorn's: 4094 bytes of request line, 100 header fields
+    of 8190 bytes each. An API path answers JSON, a page the error page."""
+    long_query = "?q=" + "x" * 4100
+    padding = {"X-Padding": "y" * 8190}
+    many = {f"X-Field-{n}": "z" for n in range(101)}
+    cases = [
+        (long_query, {}, 414, "uri_too_long"),
+        ("", padding, 431, "header_fields_too_large"),
+        ("", many, 431, "header_fields_too_large"),
+    ]
+    for query, headers, status, code in cases:
+        api = player.get("/api/v1/me" + query, headers={**auth, **headers})
+        assert api.status_code == status, (status, api.status_code)
+        assert api.get_json()["error"]["code"] == code
+        page = player.get("/lobby" + query, headers=headers)
+        assert page.status_code == status and page.mimetype == "text/html", (status, query)
+        assert "<html" in page.get_data(as_text=True)
+    fitting = {"X-Padding": "y" * (8190 - len("X-Padding: "))}
+    assert player.get("/lobby", headers=fitting).status_code == 200
+
+
 def test_huge_or_malformed_ids_in_urls_are_404s(player: FlaskClient, auth: dict[str, str]) -> None:
     huge = ("99999999999999999999999", "9223372036854775808", str(2**53))
     for path in (*huge, "0", "-1", "1.5", "abc"):

@@ -161,6 +161,28 @@ def test_every_kind_of_response_carries_the_security_headers(player: FlaskClient
             assert "Strict-Transport-Security" not in response.headers
 
 
+def test_no_answer_but_a_public_file_may_be_kept_in_a_shared_cache(player: FlaskClient) -> None:
+    """Pages, API answers and error pages show balances and seeds: ``no-store``. Only files
+    that hold no secret, the same for everyone, may be kept: a static file (for a year when its
+    address names its content) and the standalone verifier, both checked again each time
+    otherwise (``no-cache``)."""
+    for url in ("/lobby", "/fairness", "/api/v1/me", "/api/v1/me/keys", "/no-such-page"):
+        with player.get(url) as response:
+            assert response.headers["Cache-Control"] == "no-store", url
+    for url in ("/api/v1/nope", "/api/v1/fairness/seed-pair", "/api/v1/openapi.json"):
+        with player.get(url) as response:
+            assert response.headers["Cache-Control"] == "no-store", url
+    for url in ("/static/casino.css", "/fairness/verify.pyz"):
+        with player.get(url) as response:
+            assert response.status_code == 200, url
+            assert response.headers["Cache-Control"] == "no-cache", url
+    page = player.get("/lobby").get_data(as_text=True)
+    named = re.search(r'href="(/static/casino\.css\?[^"]+)"', page)
+    assert named is not None
+    with player.get(named[1].replace("&amp;", "&")) as response:
+        assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+
+
 def test_an_options_answer_on_the_api_carries_the_security_headers_too(
     client: FlaskClient,
 ) -> None:
