@@ -404,7 +404,8 @@ def _first_found(run: CheckRun) -> dict[str, Any] | None:
     first = found[0] if isinstance(found, list) and found else None
     if not isinstance(first, dict) or not isinstance(first.get("message"), str):
         return None
-    return {"message": first["message"], "params": dict(first.get("params") or {})}
+    plural = {"plural": first["plural"]} if isinstance(first.get("plural"), str) else {}
+    return {"message": first["message"], "params": dict(first.get("params") or {}), **plural}
 
 
 def _enabled(session: Session, *kinds: str, lock: bool = False) -> list[AlertRule]:

@@ -37,6 +37,7 @@ from sqlalchemy import union_all
 from sqlalchemy.orm import Session
 
 from ..core.marks import N_
+from ..core.marks import Nn_
 from ..models import ClosedDayTotal
 from ..models import Round
 from .tx import in_transaction
@@ -85,11 +86,15 @@ AMOUNT_FIGURES: Final = (
     "tied_antes",
     "surrendered_antes",
 )
+#: A message id, or a message that counts: its singular and plural (``Nn_``), by ``num``.
+MessageId = str | tuple[str, str]
 #: A closed day whose stored totals differ from its settled rounds, by how (message ids, their
 #: params ``day``, ``game`` and ``rules``; the console words them in the operator's language).
-DAY_UNSTORED: Final = N_(
-    "the closed day %(day)s of %(game)s under rules %(rules)s has %(rounds)s settled rounds "
-    "but no stored totals: a round was settled after its day was stored"
+DAY_UNSTORED: Final = Nn_(
+    "the closed day %(day)s of %(game)s under rules %(rules)s has %(num)s settled round but "
+    "no stored totals: a round was settled after its day was stored",
+    "the closed day %(day)s of %(game)s under rules %(rules)s has %(num)s settled rounds but "
+    "no stored totals: a round was settled after its day was stored",
 )
 DAY_UNSETTLED: Final = N_(
     "the closed day %(day)s of %(game)s under rules %(rules)s has stored totals but no settled "
@@ -242,7 +247,7 @@ def _store(session: Session, sums: Mapping[Key, tuple[int, ...]]) -> int:
 @in_transaction
 def problems(
     session: Session, after: date | None = None
-) -> tuple[list[tuple[str, dict[str, Any]]], date | None]:
+) -> tuple[list[tuple[MessageId, dict[str, Any]]], date | None]:
     """Compare the stored closed days (those after ``after``, all if ``None``) with what their
     settled rounds add up to now; return a message id and its params per group that differs,
     and the last stored day (where a later comparison may start). Inside the caller's
@@ -266,12 +271,12 @@ def problems(
 
 def _difference(
     key: Key, kept: tuple[int, ...] | None, found: tuple[int, ...] | None
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[MessageId, dict[str, Any]]:
     day, game, rules = key
     group: dict[str, Any] = {"day": day.isoformat(), "game": game, "rules": rules}
     if kept is None:
         assert found is not None
-        return DAY_UNSTORED, {**group, "rounds": found[0]}
+        return DAY_UNSTORED, {**group, "num": found[0]}
     if found is None:
         return DAY_UNSETTLED, group
     differing = [

@@ -322,12 +322,22 @@ class Problem:
 
     message: str
     params: dict[str, Any] = field(default_factory=dict)
+    #: The plural of a message that counts (``Nn_``): English takes it unless ``num`` is 1.
+    plural: str = ""
+
+    @classmethod
+    def of(cls, message: str | tuple[str, str], params: dict[str, Any]) -> Problem:
+        """A problem from a message id, or from the singular and plural of one that counts."""
+        singular, plural = message if isinstance(message, tuple) else (message, "")
+        return cls(singular, params, plural)
 
     def text(self) -> str:
-        return self.message % self.params if self.params else self.message
+        said = self.plural if self.plural and self.params.get("num") != 1 else self.message
+        return said % self.params if self.params else said
 
     def to_json(self) -> dict[str, Any]:
-        return {"message": self.message, "params": self.params}
+        plural = {"plural": self.plural} if self.plural else {}
+        return {"message": self.message, "params": self.params, **plural}
 
 
 #: The params of a :class:`Problem` that are amounts, in minor units of its currency.
@@ -485,7 +495,7 @@ def check(session: Session, since: LedgerState | None = None) -> LedgerReport:
     problems += _round_escrow_problems(session, touched)
     problems += _round_row_problems(session, touched)
     day_problems, last_day = day_totals.problems(session, None if since is None else since.day)
-    problems += [Problem(message, params) for message, params in day_problems]
+    problems += [Problem.of(message, params) for message, params in day_problems]
     transfers = session.scalar(select(func.count(Transfer.id))) or 0
     accounts = session.scalar(select(func.count(Account.id))) or 0
     state = LedgerState(last_posting, last_transfer, last_day)

@@ -83,6 +83,7 @@ from .i18n import gettext
 from .i18n import in_words
 from .i18n import ngettext
 from .i18n import phrase
+from .i18n import phrase_text
 from .i18n import select_locale
 from .inputs import form_chips
 from .inputs import form_key
@@ -350,7 +351,9 @@ def problem_words(problem: Any) -> str:
     operator's language, its amounts as the console shows money."""
     params = dict(problem.get("params") or {})
     if problem.get("message") in DAY_PROBLEMS:
-        return _day_problem_words(str(problem["message"]), params)
+        plural = problem.get("plural")
+        message = str(problem["message"])
+        return _day_problem_words((message, plural) if isinstance(plural, str) else message, params)
     shown = {"chips": chips_text, "sweets": sweets_text}.get(str(params.get("currency")))
     for name in (*ledger.PROBLEM_AMOUNTS, *ledger.PROBLEM_GIVEN):
         if shown is not None and isinstance(params.get(name), int):
@@ -359,7 +362,7 @@ def problem_words(problem: Any) -> str:
 
 
 #: What the ledger check says of a closed day whose stored totals differ from its rounds.
-DAY_PROBLEMS: Final = (day_totals.DAY_UNSTORED, day_totals.DAY_UNSETTLED, day_totals.DAY_OFF)
+DAY_PROBLEMS: Final = (day_totals.DAY_UNSTORED[0], day_totals.DAY_UNSETTLED, day_totals.DAY_OFF)
 #: A closed day's figures (:data:`day_totals.FIGURES`) as the console names them.
 DAY_FIGURES: Final = {
     "rounds": N_("settled rounds"),
@@ -379,7 +382,7 @@ DAY_FIGURES: Final = {
 }
 
 
-def _day_problem_words(message: str, params: dict[str, Any]) -> str:
+def _day_problem_words(message: day_totals.MessageId, params: dict[str, Any]) -> str:
     """A closed day's problem in the operator's language: its day as the console writes days,
     the game by its name, each figure that differs by its name and its amounts as money."""
     game = str(params.get("game"))
@@ -394,8 +397,6 @@ def _day_problem_words(message: str, params: dict[str, Any]) -> str:
         "day": day(str(params.get("day"))),
         "game": alerts.GAME_NAMES.get(game, game),
     }
-    if "rounds" in params:
-        words["rounds"] = shown("rounds", params["rounds"])
     if message == day_totals.DAY_OFF:
         words["figures"] = ", ".join(
             gettext(
@@ -406,6 +407,8 @@ def _day_problem_words(message: str, params: dict[str, Any]) -> str:
             )
             for name, held, summed in params.get("differing") or []
         )
+    if isinstance(message, tuple):  # a count of rounds, written as a number and counting
+        return phrase_text(phrase(message, {**words, "num": {"count": int(params["num"])}}))
     return gettext(message, **words)
 
 

@@ -37,7 +37,7 @@ TAMPERED = (5, 3000, 125_000, 1250, 2500, 500, 0, 9, 9, 9, 2, 1, 1000, 500)
 
 def problem(kept: Any, found: Any) -> ledger.Problem:
     message, params = day_totals._difference(KEY, kept, found)
-    return ledger.Problem(message, params)
+    return ledger.Problem.of(message, params)
 
 
 CASES = {
@@ -59,8 +59,20 @@ CASES = {
         "stored",
         "suljetulla päivällä 1.12.2026 on pelin Casino War säännöillä "
         + RULES
-        + " ratkaistuja pelikierroksia (6) mutta ei tallennettuja summia: pelikierros ratkaistiin "
-        "päivän tallentamisen jälkeen",
+        + " 6\u00a0ratkaistua pelikierrosta mutta ei tallennettuja summia: pelikierros "
+        "ratkaistiin päivän tallentamisen jälkeen",
+    ),
+    # One round is counted in the singular: the English read "has 1 settled rounds".
+    "unstored, one round": (
+        (None, (1, *FIGURES[1:])),
+        "the closed day 2026-12-01 of casino_war under rules "
+        + RULES
+        + " has 1 settled round but no stored totals: a round was settled after its day was "
+        "stored",
+        "suljetulla päivällä 1.12.2026 on pelin Casino War säännöillä "
+        + RULES
+        + " 1\u00a0ratkaistu pelikierros mutta ei tallennettuja summia: pelikierros "
+        "ratkaistiin päivän tallentamisen jälkeen",
     ),
     "unsettled": (
         (FIGURES, None),

@@ -1604,7 +1604,9 @@ COUNTED_ON_PURPOSE = {
 
 def test_every_message_that_counts_things_takes_its_plural_form_from_the_count() -> None:
     """A count in a plain message reads "1 moves" in English, and wrong in every language
-    whose forms differ: "the game ended after %(made)s moves" must be a plural message."""
-    counting = re.compile(rf"%\(\w+\)s (?:more\b|(?:{COUNTED_WORDS})\b)")
+    whose forms differ: "the game ended after %(made)s moves" must be a plural message, and
+    so must "%(rounds)s settled rounds" (a word between the count and what it counts; an
+    amount "in antes" or a share "of rounds" counts nothing)."""
+    counting = re.compile(rf"%\(\w+\)s (?:(?!in\b|of\b)[a-z]+ )?(?:more\b|(?:{COUNTED_WORDS})\b)")
     plain = [m for m in extracted_messages() if isinstance(m, str) and counting.search(m)]
     assert sorted(set(plain) - COUNTED_ON_PURPOSE) == []
