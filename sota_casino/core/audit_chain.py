@@ -45,6 +45,9 @@ from .fairness import parse_time
 from .fairness import strict_json
 from .fairness import verify_signature
 from .fairness import weak_key_problem
+from .marks import N_
+from .marks import Nn_
+from .marks import Problem
 
 GENESIS_HASH: Final = "00" * 32
 ENTRY_KEYS: Final = ("seq", "time", "actor", "action", "subject", "data")
@@ -53,6 +56,26 @@ CHECKPOINT_TYPE: Final = "checkpoint"
 ENTRY_KIND: Final = "entry"
 CHECKPOINT_KIND: Final = "checkpoint"
 PROOF_KIND: Final = "proof"
+
+# What the chain check says of a broken link, as message ids: a check keeps the id and its
+# params (a :class:`Problem`), its English is the report's ``reason``, and the console words it
+# in the operator's language.
+SEQ_TWICE: Final = N_(
+    "seq %(seq)s appears twice (an inserted or repeated entry) where %(due)s was due"
+)
+SEQ_AFTER: Final = N_("entry %(seq)s is out of order: it comes after entry %(before)s")
+SEQ_BEFORE: Final = N_("entries are out of order: entry %(seq)s comes before entry %(due)s")
+ENTRY_MISSING: Final = N_(
+    "entry %(due)s is missing (deleted): seq jumps from %(before)s to %(seq)s"
+)
+ENTRIES_MISSING: Final = N_(
+    "entries %(due)s..%(last)s are missing (deleted): seq jumps from %(before)s to %(seq)s"
+)
+UNLINKED_FIRST: Final = N_("entry %(due)s: prev_hash does not link to the genesis hash")
+UNLINKED: Final = N_("entry %(due)s: prev_hash does not link to entry %(before)s's hash")
+HASH_CHANGED: Final = N_(
+    "entry %(due)s: its hash does not match its contents (the entry was changed)"
+)
 
 _HASH_HEX = re.compile(r"[0-9a-f]{64}")
 _JSON_WHITESPACE: Final = " \t\r\n"
@@ -149,7 +172,8 @@ class ChainReport:
     """The result of checking the hash chain.
 
     ``size`` is how many entries were given; ``head_hash`` the hash of the last entry before
-    the first bad one (:data:`GENESIS_HASH` if there is none).
+    the first bad one (:data:`GENESIS_HASH` if there is none); ``found`` the ``reason`` as a
+    message id and params, where the check has one for it (not for a malformed entry).
     """
 
     ok: bool
@@ -157,28 +181,27 @@ class ChainReport:
     first_bad_seq: int | None
     reason: str | None
     head_hash: str
+    found: Problem | None = None
 
 
 def _seq_problem(
     seq: int, expected: int, start_seq: int, entries: Sequence[Mapping[str, Any]]
-) -> str:
+) -> Problem:
     """Explain why an entry carries ``seq`` where ``expected`` was due (the entries before it
     carried ``start_seq`` up to ``expected - 1``)."""
+    params = {"seq": seq, "due": expected, "before": expected - 1}
     if start_seq <= seq < expected:
-        return f"seq {seq} appears twice (an inserted or repeated entry) where {expected} was due"
+        return Problem(SEQ_TWICE, params)
     if seq < expected:
-        return f"entry {seq} is out of order: it comes after entry {expected - 1}"
+        return Problem(SEQ_AFTER, params)
     if any(
         isinstance(e, Mapping) and isinstance(e.get("seq"), int) and e["seq"] == expected
         for e in entries
     ):
-        return f"entries are out of order: entry {seq} comes before entry {expected}"
+        return Problem(SEQ_BEFORE, params)
     if seq == expected + 1:
-        return f"entry {expected} is missing (deleted): seq jumps from {expected - 1} to {seq}"
-    return (
-        f"entries {expected}..{seq - 1} are missing (deleted): "
-        f"seq jumps from {expected - 1} to {seq}"
-    )
+        return Problem(ENTRY_MISSING, params)
+    return Problem(ENTRIES_MISSING, {**params, "last": seq - 1})
 
 
 def verify_chain(
@@ -222,6 +245,9 @@ def _checked_chain(
         found = _linked_digest(entry, expected, head, previous, start_seq, entries)
         if isinstance(found, str):
             return ChainReport(False, len(entries), expected, found, head), digests
+        if isinstance(found, Problem):
+            report = ChainReport(False, len(entries), expected, found.text(), head, found)
+            return report, digests
         digests.append(found)
         head = entry["hash"]
     return ChainReport(True, len(entries), None, None, head), digests
@@ -234,8 +260,9 @@ def _linked_digest(
     head_digest: bytes | None,
     start_seq: int,
     entries: Sequence[Mapping[str, Any]],
-) -> bytes | str:
-    """Return the entry's hash as raw bytes if it is the next link of the chain, else why not.
+) -> bytes | Problem | str:
+    """Return the entry's hash as raw bytes if it is the next link of the chain, else why not
+    (as a message id and params; said in English alone for a malformed entry).
 
     :param head_digest: ``head`` as raw bytes, as the previous entry's check computed it
         (``None`` for the first entry: its ``prev_hash`` is read from hex once it is checked).
@@ -246,15 +273,15 @@ def _linked_digest(
     seq = entry["seq"]
     if seq != expected:
         return _seq_problem(seq, expected, start_seq, entries)
+    params = {"due": expected, "before": expected - 1}
     if entry["prev_hash"] != head:
-        before = "the genesis hash" if head == GENESIS_HASH else f"entry {expected - 1}'s hash"
-        return f"entry {expected}: prev_hash does not link to {before}"
+        return Problem(UNLINKED_FIRST if head == GENESIS_HASH else UNLINKED, params)
     try:
         digest = entry_digest(bytes.fromhex(head) if head_digest is None else head_digest, entry)
     except ValueError as exc:  # a lone surrogate, a NaN: no canonical bytes to hash
         return f"entry {expected} has no canonical JSON ({exc}): it hashes to nothing"
     if digest.hex() != entry["hash"]:
-        return f"entry {expected}: its hash does not match its contents (the entry was changed)"
+        return Problem(HASH_CHANGED, params)
     return digest
 
 
@@ -572,26 +599,60 @@ def order_problem(
     return None
 
 
+#: What the incremental check says of the next checkpoint (:func:`next_checkpoint_problem`),
+#: which it names by the entries it covers, as message ids that count them.
+CHECKPOINT_UNSIGNED: Final = Nn_(
+    "checkpoint over %(num)s entry: the signature is not valid for this key",
+    "checkpoint over %(num)s entries: the signature is not valid for this key",
+)
+CHECKPOINT_ROOT: Final = Nn_(
+    "checkpoint over %(num)s entry: root %(root)s… is not the Merkle root of the first "
+    "%(num)s entry (%(actual)s…): entries it covers were changed, removed or added",
+    "checkpoint over %(num)s entries: root %(root)s… is not the Merkle root of the first "
+    "%(num)s entries (%(actual)s…): entries it covers were changed, removed or added",
+)
+CHECKPOINT_EARLY: Final = Nn_(
+    "checkpoint over %(num)s entry: dated before checkpoint over %(earlier)s entries, which "
+    "it follows",
+    "checkpoint over %(num)s entries: dated before checkpoint over %(earlier)s entries, which "
+    "it follows",
+)
+CHECKPOINT_BEYOND: Final = Nn_(
+    "checkpoint over %(num)s entry: covers %(num)s entry but the log holds %(held)s entries",
+    "checkpoint over %(num)s entries: covers %(num)s entries but the log holds %(held)s entries",
+)
+
+
 def next_checkpoint_problem(
-    label: str,
     doc: Mapping[str, Any],
     signature: str,
     keys: Sequence[str],
     actual_root: str,
-    earlier: tuple[str, Mapping[str, Any]] | None,
-) -> str | None:
+    earlier: Mapping[str, Any] | None,
+) -> Problem | None:
     """The incremental check of the next checkpoint of a log read in order: its signature, its
     root (``actual_root``, over the entries read so far) and its time after ``earlier`` (the
-    label and document of the checkpoint before it, if any). Returns the first problem found.
+    document of the checkpoint before it, if any: its ``size`` and ``time``). Returns the first
+    problem found, naming each checkpoint by the entries it covers.
 
     A root that is the Merkle root of the entries so far makes the checkpoint consistent with
     every earlier one that passed, which is what the whole check proves with proofs.
     """
-    return (
-        signature_problem(label, doc, signature, keys)
-        or root_problem(label, doc, actual_root)
-        or (order_problem(label, doc, *earlier) if earlier is not None else None)
-    )
+    size = doc["size"]
+    if not any(verify_signature(key, doc, signature) for key in keys):
+        return Problem.of(CHECKPOINT_UNSIGNED, {"num": size})
+    if actual_root != doc["root"]:
+        found = {"num": size, "root": doc["root"][:16], "actual": actual_root[:16]}
+        return Problem.of(CHECKPOINT_ROOT, found)
+    if earlier is not None and parse_time(doc["time"]) < parse_time(earlier["time"]):
+        return Problem.of(CHECKPOINT_EARLY, {"num": size, "earlier": earlier["size"]})
+    return None
+
+
+def next_checkpoint_beyond(size: int, held: int) -> Problem:
+    """The incremental check's problem of a checkpoint over more entries than the log holds
+    (``held``: entries were cut off its end)."""
+    return Problem.of(CHECKPOINT_BEYOND, {"num": size, "held": held})
 
 
 # --- the C2SP tlog-checkpoint signed-note form -----------------------------------------------

@@ -74,8 +74,9 @@ ADJUSTMENTS_BY: Final = N_(
 )
 WON: Final = N_("%(name)s won %(net)s in %(game)s round %(round)s")
 #: A failed check's message, by check; the reason is the check's own (English) finding, and
-#: where the check keeps its findings as message ids (the ledger's problems), the first of them
-#: as the param :data:`PROBLEM` too, for the console to word in the operator's language.
+#: where the check keeps its findings as message ids (the ledger's problems, the audit check's
+#: reason), the first of them as the param :data:`PROBLEM` too, for the console to word in the
+#: operator's language.
 CHECK_FAILED_BECAUSE: Final = {
     "audit": N_("the audit log check failed: %(reason)s"),
     "ledger": N_("the ledger check failed: %(reason)s"),
@@ -97,7 +98,7 @@ MESSAGES: Final = frozenset(
 AMOUNTS: Final = ("total", "threshold", "net")
 #: The param of a failed check's alert that gives its reason as the check found it: a message
 #: id and its params (``{"message": ..., "params": ...}``, as the ledger check keeps each
-#: problem).
+#: problem and the audit check its reason).
 PROBLEM: Final = "problem"
 COUNTS: Final = ("hours", "period_hours")
 #: How an alert names a game (the games' names are the same in every language).
@@ -399,7 +400,7 @@ def _raise(
 
 def _first_found(run: CheckRun) -> dict[str, Any] | None:
     """The check's first finding as a message id and params (its reason, said in English), if
-    the check keeps its findings so (``findings["found"]``, as the ledger check does)."""
+    the check keeps its findings so (``findings["found"]``, as the ledger and audit checks do)."""
     found = run.findings.get("found") if isinstance(run.findings, dict) else None
     first = found[0] if isinstance(found, list) and found else None
     if not isinstance(first, dict) or not isinstance(first.get("message"), str):

@@ -71,6 +71,7 @@ from ..core.errors import Conflict
 from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.marks import N_
+from ..core.marks import Problem
 from ..database import contains_ignoring_case
 from ..models import AuditCheckpoint
 from ..models import AuditEntry
@@ -1047,7 +1048,8 @@ class ChainState:
 
 @dataclass(frozen=True, slots=True)
 class ChainCheck:
-    """What one check found: ``state`` is where the next one resumes (``None`` if it failed)."""
+    """What one check found: ``state`` is where the next one resumes (``None`` if it failed);
+    ``found`` is its ``reason`` as a message id and params, where it has one."""
 
     ok: bool
     size: int
@@ -1055,6 +1057,7 @@ class ChainCheck:
     reason: str | None
     checked: int  # entries read by this check
     state: ChainState | None
+    found: Problem | None = None
 
 
 @in_transaction
@@ -1097,8 +1100,9 @@ def check_chain(
             entries, start_seq=state.size + 1, prev_hash=state.head_hash
         )
         if not report.ok:
+            checked = end - start.size
             return ChainCheck(
-                False, end, report.first_bad_seq, report.reason, end - start.size, None
+                False, end, report.first_bad_seq, report.reason, checked, None, report.found
             )
         pairs = state.pairs.copy()
         if found := anchors.first_key_problem(entries, taken, pairs):
@@ -1106,28 +1110,23 @@ def check_chain(
         leaves = [bytes.fromhex(e["hash"]) for e in entries]
         frontier, time, covered = state.frontier, state.checkpoint_time, state.checkpoint
         for row in rows:
-            label = _checkpoint_label(row.size)
             if row.size > end:
                 if len(entries) == CHUNK:
                     break  # the next chunk reaches it
-                problem: str | None = audit_chain.beyond_log_problem(
-                    label, row.size, f"{end} entries"
-                )
+                problem: Problem | None = audit_chain.next_checkpoint_beyond(row.size, end)
             else:
                 frontier = frontier.extended(
                     leaves[frontier.size - state.size : row.size - state.size]
                 )
-                earlier = None if time is None else (_checkpoint_label(covered), {"time": time})
                 problem = audit_chain.next_checkpoint_problem(
-                    label,
                     _checkpoint_dict(row)["document"],
                     row.signature,
                     keys,
                     frontier.root().hex(),
-                    earlier,
+                    None if time is None else {"size": covered, "time": time},
                 )
             if problem is not None:
-                return ChainCheck(False, end, None, problem, end - start.size, None)
+                return ChainCheck(False, end, None, problem.text(), end - start.size, None, problem)
             time, covered = row.time, row.size
         state = ChainState(
             end,
@@ -1153,10 +1152,6 @@ def _chain_chunk(
     rows = _checkpoint_rows(connection, above=state.checkpoint, limit=CHUNK)
     entries = _entry_chunk(connection, state.size)
     return rows, entries, _keys_taken(connection, state.size, entries)
-
-
-def _checkpoint_label(size: int) -> str:
-    return f"checkpoint over {size} entries"
 
 
 @read_only
@@ -1244,6 +1239,11 @@ _UNLOGGED_OF = (
     .where(_ROUNDS.c.id.in_(bindparam("ids", expanding=True)))
     .order_by(_ROUNDS.c.id)
 )
+#: What the checks say of a settled round whose bet or settlement the log does not hold.
+UNLOGGED_ROUND: Final = N_(
+    "%(subject)s is settled, but the log holds no %(action)s entry of it: an entry of a "
+    "settled round was lost or taken out of the log"
+)
 #: How long before a standing check's step a round settled that the next step still looks at:
 #: a round is dated as it settles and seen once its transaction commits, which a request does
 #: well within gunicorn's timeout (30 s), and the servers' clocks may differ a little. A round
@@ -1254,7 +1254,7 @@ ROUNDS_OVERLAP = timedelta(minutes=10)
 @own_transactions
 def unlogged_round(
     session: Session, *, settled_since: datetime | None = None
-) -> tuple[int, str] | None:
+) -> tuple[int, Problem] | None:
     """Return the first settled round (by id) whose bet or settlement the log does not hold,
     and why, or ``None``: a settled round's entries are written in its own transaction, so one
     missing was lost or taken out of the log (before a checkpoint covered it, nothing else
@@ -1274,10 +1274,8 @@ def unlogged_round(
         if unlogged is not None:
             round_id, unbet = unlogged
             action = anchors.BET_ACTION if unbet else anchors.SETTLEMENT_ACTION
-            return round_id, (
-                f"{anchors.round_subject(round_id)} is settled, but the log holds no "
-                f"{action} entry of it: an entry of a settled round was lost or taken out of "
-                "the log"
+            return round_id, Problem(
+                UNLOGGED_ROUND, {"subject": anchors.round_subject(round_id), "action": action}
             )
         if not ids:
             return None
@@ -1318,7 +1316,7 @@ def verify(session: Session, *, progress: Callable[[int], None] | None = None) -
     found = check_chain(session, progress=progress)
     checkpoint = _reached_checkpoint(session, found)
     if found.ok and (unlogged := unlogged_round(session)) is not None:
-        return WholeCheck(False, found.size, None, unlogged[1], checkpoint)
+        return WholeCheck(False, found.size, None, unlogged[1].text(), checkpoint)
     return WholeCheck(found.ok, found.size, found.first_bad_seq, found.reason, checkpoint)
 
 

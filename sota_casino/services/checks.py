@@ -230,12 +230,14 @@ def _run_audit(
     started = _now()
     found = audit.check_chain(session, state, progress=progress)
     ok, reason, stored = found.ok, found.reason, found.state.to_json() if found.state else None
+    problem = found.found
     if ok:
         # The rounds settled since the last step looked (all of them in a whole check): each
         # one's bet and settlement must be in the log.
         since = None if whole else _rounds_since(row.state)
         if (unlogged := audit.unlogged_round(session, settled_since=since)) is not None:
-            ok, reason, stored = False, unlogged[1], None
+            problem = unlogged[1]
+            ok, reason, stored = False, problem.text(), None
         elif stored is not None:
             stored["rounds_since"] = fairness.format_time(started - audit.ROUNDS_OVERLAP)
     now = _now()
@@ -243,7 +245,13 @@ def _run_audit(
         "ok": ok,
         "size": found.size,
         "reason": reason,
-        "findings": {"first_bad_seq": found.first_bad_seq, "checked": found.checked},
+        "findings": {
+            "first_bad_seq": found.first_bad_seq,
+            "checked": found.checked,
+            # The reason as a message id and params, for the console's words (as the ledger
+            # check keeps its problems); none for a reason said in English alone.
+            "found": [problem.to_json()] if problem is not None else [],
+        },
         "state": stored,
         "checked_at": now,
         "progress": None,

@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session
 
 from ..core.errors import InsufficientFunds
 from ..core.marks import N_
+from ..core.marks import Problem as Problem  # the ledger check's problems: ledger.Problem
 from ..core.money import CURRENCIES
 from ..models import Account
 from ..models import LedgerCheckSum
@@ -311,33 +312,6 @@ def player_balances(session: Session, user_id: int) -> Balances:
     rows = session.connection().execute(_PLAYER_BALANCES, {"user_id": user_id})
     found = dict(rows.tuples().all())
     return Balances(**{currency: int(found.get(currency, 0)) for currency in CURRENCIES})
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """A problem the ledger check found: a message id and its params, amounts (the params named
-    in :data:`PROBLEM_AMOUNTS`) in minor units of ``params["currency"]``. Its :meth:`text` is
-    the English of ``flask ledger check`` and the API; the console words it in the operator's
-    language, its amounts as money (web/operator.py)."""
-
-    message: str
-    params: dict[str, Any] = field(default_factory=dict)
-    #: The plural of a message that counts (``Nn_``): English takes it unless ``num`` is 1.
-    plural: str = ""
-
-    @classmethod
-    def of(cls, message: str | tuple[str, str], params: dict[str, Any]) -> Problem:
-        """A problem from a message id, or from the singular and plural of one that counts."""
-        singular, plural = message if isinstance(message, tuple) else (message, "")
-        return cls(singular, params, plural)
-
-    def text(self) -> str:
-        said = self.plural if self.plural and self.params.get("num") != 1 else self.message
-        return said % self.params if self.params else said
-
-    def to_json(self) -> dict[str, Any]:
-        plural = {"plural": self.plural} if self.plural else {}
-        return {"message": self.message, "params": self.params, **plural}
 
 
 #: The params of a :class:`Problem` that are amounts, in minor units of its currency.

@@ -210,7 +210,8 @@ def audit_log() -> ResponseReturnValue:
         page=page,
         filters=filters,
         paged=any(v is not None for v in (after_seq, before_seq, from_seq)),
-        status=checks.audit_verdict(db),
+        status=(status := checks.audit_verdict(db)),
+        reason=check_reason(status),
         note=reports.checkpoint_note(db).note,
         text_window=audit.TEXT_WINDOW,
     )
@@ -346,18 +347,31 @@ def ledger_problems(check: checks.LedgerCheck) -> list[str]:
     return [problem_words(problem) for problem in found]
 
 
+def check_reason(check: checks.CheckVerdict) -> str | None:
+    """A standing check's reason in the operator's language: its first finding, where the
+    check keeps it as a message id (``findings["found"]``), else the reason as the check said
+    it (in English: a verdict stored before, or a reason the check has no message id for)."""
+    found = (check.findings or {}).get("found")
+    first = found[0] if isinstance(found, list) and found else None
+    if isinstance(first, dict) and isinstance(first.get("message"), str):
+        return problem_words(first)
+    return check.reason
+
+
 def problem_words(problem: Any) -> str:
-    """A ledger check's problem (its message id and params, as the check keeps it) in the
-    operator's language, its amounts as the console shows money."""
+    """A standing check's problem (its message id and params, as the check keeps it) in the
+    operator's language, the ledger's amounts as the console shows money."""
     params = dict(problem.get("params") or {})
+    plural = problem.get("plural")
     if problem.get("message") in DAY_PROBLEMS:
-        plural = problem.get("plural")
         message = str(problem["message"])
         return _day_problem_words((message, plural) if isinstance(plural, str) else message, params)
     shown = {"chips": chips_text, "sweets": sweets_text}.get(str(params.get("currency")))
     for name in (*ledger.PROBLEM_AMOUNTS, *ledger.PROBLEM_GIVEN):
         if shown is not None and isinstance(params.get(name), int):
             params[name] = shown(params[name])
+    if isinstance(plural, str) and isinstance(params.get("num"), int):
+        return ngettext(str(problem["message"]), plural, params.pop("num"), **params)
     return gettext(str(problem.get("message", "")), **params)
 
 

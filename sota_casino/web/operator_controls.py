@@ -200,7 +200,7 @@ def alert_message(alert: alerts.AlertView, *, reason_worded: bool = False) -> st
 
     A failed check's reason is the check's English, as its verdict says it; ``reason_worded``
     (the console) words it in the reader's language where the check gave it as a message id
-    (:data:`alerts.PROBLEM`), as the ledger page words the check's problems.
+    (:data:`alerts.PROBLEM`), as the ledger and audit pages word the checks' findings.
 
     An alert raised before messages were kept as ids (no params), or one whose id this
     version does not know, reads as it was stored.

@@ -25,6 +25,7 @@ from sota_casino.core import merkle
 from sota_casino.core.errors import Conflict
 from sota_casino.core.errors import NotYetAnchored
 from sota_casino.core.fairness import new_signing_key
+from sota_casino.core.marks import Problem
 from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import CheckRun
@@ -485,6 +486,47 @@ def test_the_standing_check_finds_a_checkpoint_over_more_entries_than_the_log_ho
         f"checkpoint over {size + 5} entries: covers {size + 5} entries but the log holds "
         f"{size} entries"
     )
+
+
+@pytest.mark.tampers
+@pytest.mark.parametrize("tamper", ["edited entry", "forged checkpoint", "settlement taken out"])
+def test_the_standing_check_keeps_its_reason_as_a_message_id_for_the_console(
+    session: Session,
+    register: Callable,
+    drop_append_only_triggers: Callable[[], None],
+    tamper: str,
+) -> None:
+    """The console words the check's reason in the operator's language from the message id and
+    params it keeps (``findings["found"]``); the stored reason stays the English it was."""
+    _play_some(session, register)
+    assert _step(session)["ok"]
+    played = rounds.place_casino_war_bet(session, 1, 100)
+    if played.status != "settled":
+        rounds.decide_casino_war(session, 1, played.id, "war")
+    size = _last_seq(session)
+    if tamper == "edited entry":
+        drop_append_only_triggers()
+        _edit_entry(session, size)
+        found = Problem(audit_chain.HASH_CHANGED, {"due": size, "before": size - 1})
+    elif tamper == "forged checkpoint":
+        with session.begin():
+            forged = AuditCheckpoint(
+                size=size,
+                root="00" * 32,
+                time="2099-01-01T00:00:00.000000Z",
+                signature="00" * 64,
+                public_key_hex="00" * 32,
+            )
+            session.add(forged)
+        found = Problem.of(audit_chain.CHECKPOINT_UNSIGNED, {"num": size})
+    else:
+        subject = f"round:{played.id}"
+        take_out(session, [_first_seq(session, "round.settled", subject)])
+        found = Problem(audit.UNLOGGED_ROUND, {"subject": subject, "action": "round.settled"})
+    status = _step(session)
+    assert not status["ok"]
+    assert status["findings"]["found"] == [found.to_json()]
+    assert status["reason"] == found.text()
 
 
 @pytest.mark.tampers
