@@ -10,7 +10,10 @@ from sota_support import play
 from sota_support import stream
 
 from sota_casino.core.fairness import shuffle
+from sota_casino.core.sota import Places
+from sota_casino.core.sota import SotaRules
 from sota_casino.core.sota import StreamRequired
+from sota_casino.core.sota import play_game
 
 # --- a plain trick and the three gather orders -----------------------------------------------
 
@@ -202,6 +205,31 @@ def test_tied_only_return_the_lower_seat_takes_its_card_back_under_its_pile() ->
     after = places_after(MULTI, 1, seats=3, multi_tie="tied_only_return")
     assert after.piles[2] == pile("5H 6H 7H AH 4H")
     assert after.piles[0] == pile("9C 9D 2C 3C 4C KC 2D 3D 4D QD")
+
+
+# Seat 2 wins trick 3 and lays its last dealt card, 5H, in trick 4, where seats 0 and 1 tie.
+RETURN_TO_EMPTY = deal("KC 2C 3C 9C", "2D AD 3D 9D", "3H 4H KH 5H")
+RETURN_OPTIONS = {"seats": 3, "war_down": 1, "multi_tie": "tied_only_return"}
+
+
+def test_tied_only_return_a_card_back_on_an_empty_draw_pile_comes_before_the_won_pile() -> None:
+    """docs/rules.md 7: with a won pile, the card taken back is the next one the seat lays."""
+    options = {**RETURN_OPTIONS, "won_cards": "won_pile"}
+    result = play(RETURN_TO_EMPTY, with_stream=True, **options)
+    assert result.tricks[3].to_dict()["returned"] == [[], [], ["5H"]]
+    after = places_after(RETURN_TO_EMPTY, 4, with_stream=True, **options)
+    assert (after.piles[2], after.won[2]) == (pile("5H"), pile("KH 3C 3D"))
+    assert result.tricks[4].laid[2] == ("5H",)
+
+
+def test_tied_only_return_under_prisoners_of_war_the_card_back_is_laid_before_any_choice() -> None:
+    """docs/rules.md 7: under Prisoners of War too; the seat's best won card, KH, waits."""
+    rules = SotaRules.from_dict({**RETURN_OPTIONS, "prisoners_of_war": True})
+    seen: list[Places] = []
+    result = play_game(rules, deck_order=RETURN_TO_EMPTY, autoplay=True, observer=seen.append)
+    assert result.tricks[3].to_dict()["returned"] == [[], [], ["5H"]]
+    assert (seen[3].piles[2], seen[3].won[2]) == (pile("5H"), pile("KH 3C 3D"))
+    assert result.tricks[4].laid[2] == ("5H",)
 
 
 def test_all_every_seat_goes_to_war_and_the_lower_one_can_win_it() -> None:
