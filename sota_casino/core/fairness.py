@@ -261,9 +261,10 @@ def _uniform_from_words(next_word: Callable[[], int], n: int, word_bits: int) ->
 class PartialShuffle:
     """A forward Fisher–Yates shuffle run lazily: positions ``0..k-1`` are final after ``k`` steps.
 
-    Casino War needs at most 7 cards of a 312-card shoe, so it takes only the steps it needs;
-    the cards are the same as those of a full shuffle. Only the positions a step has touched are
-    stored, so a short prefix costs a few steps, not a copy of the whole shoe.
+    Casino War needs at most 9 cards (``burn + 4``, ``burn`` at most 5) of a shoe of up to 416,
+    so it takes only the steps it needs; the cards are the same as those of a full shuffle. Only
+    the positions a step has touched are stored, so a short prefix costs a few steps, not a copy
+    of the whole shoe.
     """
 
     __slots__ = ("_cards", "_stream", "_dealt", "_moved")
