@@ -39,7 +39,9 @@ SEED_BYTES: Final = 32
 WORD_BITS: Final = 32
 WORD: Final = 2**WORD_BITS
 CLIENT_SEED_MAX: Final = 64
-_TIME_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", re.ASCII)
+#: The scheme's time form; the hour is 00 to 23 here, since ``fromisoformat`` reads ``24:00`` as
+#: the next midnight from Python 3.14 on (the other fields it holds to their ranges itself).
+_TIME_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\dT(?:[01]\d|2[0-3]):\d\d:\d\d\.\d{6}Z", re.ASCII)
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
@@ -261,9 +263,10 @@ def _uniform_from_words(next_word: Callable[[], int], n: int, word_bits: int) ->
 class PartialShuffle:
     """A forward Fisher–Yates shuffle run lazily: positions ``0..k-1`` are final after ``k`` steps.
 
-    Casino War needs at most 7 cards of a 312-card shoe, so it takes only the steps it needs;
-    the cards are the same as those of a full shuffle. Only the positions a step has touched are
-    stored, so a short prefix costs a few steps, not a copy of the whole shoe.
+    Casino War needs at most 9 cards (``burn + 4``, ``burn`` at most 5) of a shoe of up to 416,
+    so it takes only the steps it needs; the cards are the same as those of a full shuffle. Only
+    the positions a step has touched are stored, so a short prefix costs a few steps, not a copy
+    of the whole shoe.
     """
 
     __slots__ = ("_cards", "_stream", "_dealt", "_moved")

@@ -858,6 +858,25 @@ def test_both_verifiers_fail_a_receipt_or_reveal_not_of_its_pair_or_dated_out_of
     )
 
 
+def test_both_verifiers_fail_a_receipt_dated_at_a_moment_that_never_was(
+    tab: Any, tmp_path: Path
+) -> None:
+    """docs/fairness.md: a time of the scheme names a real instant, so a ``settled_at`` of the
+    form that names none (a minute 60, an hour 24, a 30 February) dates nothing and fails the
+    receipt's ``pair`` check, though as text it lies between the commitment and the reveal.
+    The page held the receipt's dates to the form alone, and passed it."""
+    sign_up(tab, "never-dated")
+    fairness_page(tab)
+    day = GOOD["commitment"]["document"]["created_at"][:10]
+    assert GOOD["reveal"]["document"]["revealed_at"][:10] == day
+    for settled_at in (f"{day}T11:60:00.000000Z", f"{day}T10:00:61.000000Z"):
+        forged = copy.deepcopy(GOOD)
+        forged["rounds"][1] = bundles.resign(PAIR, forged["rounds"][1], settled_at=settled_at)
+        forged = bundles.anchored(forged, PAIR.key)
+        assert not offline_passes(tmp_path, forged), settled_at
+        assert tab.evaluate(PAGE_PASSES, [[forged], KEY_HEX]) == [False], settled_at
+
+
 def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_document(
     tab: Any, tmp_path: Path
 ) -> None:

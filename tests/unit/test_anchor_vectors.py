@@ -5,11 +5,15 @@ anchor checks agree; one changed byte breaks them."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
 from typing import Any
 
+import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from test_published_vectors import spec_encode
 
 from sota_casino import vectors
@@ -78,6 +82,25 @@ def test_the_log_entries_checkpoints_and_anchors_hold_from_the_page_alone() -> N
     )
     note = audit_chain.open_checkpoint_note(LOG["note"], KEY, "sota-casino/audit-log")
     assert note[1:] == (latest["size"], latest["root"])
+
+
+def test_the_signed_note_is_byte_for_byte_the_form_the_page_spells_out() -> None:
+    """docs/fairness.md, "Checkpoints": the body, a blank line, the signature line (an em dash,
+    the key name, base64 of the 4-byte key id and the signature) and a final newline; the
+    signature is over the body alone, its final newline included."""
+    latest = LOG["checkpoints"][-1]["document"]
+    root = base64.b64encode(bytes.fromhex(latest["root"])).decode()
+    body = f"sota-casino/audit-log\n{latest['size']}\n{root}\n"
+    prefix = body + "\n\u2014 sota-casino/audit-log "
+    assert LOG["note"].startswith(prefix) and LOG["note"].endswith("=\n")
+    blob = base64.b64decode(LOG["note"][len(prefix) : -1], validate=True)
+    key = bytes.fromhex(KEY)
+    assert blob[:4] == sha(b"sota-casino/audit-log" + b"\n" + b"\x01" + key)[:4]
+    assert len(blob) == 4 + 64
+    public = Ed25519PublicKey.from_public_bytes(key)
+    public.verify(blob[4:], body.encode())  # raises if the signature is not over the body
+    with pytest.raises(InvalidSignature):
+        public.verify(blob[4:], (body + "\n").encode())
 
 
 def test_the_anchored_entries_say_what_the_documents_say_and_a_change_breaks_them() -> None:

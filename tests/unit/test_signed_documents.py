@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC
 from datetime import datetime
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -100,3 +101,32 @@ def test_a_time_round_trips_through_its_text_to_the_microsecond() -> None:
 def test_a_time_in_any_other_shape_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         fairness.parse_time(text)
+
+
+class _EndOfDayDatetime(datetime):
+    """``datetime`` as CPython 3.14 reads ISO 8601: ``T24:00:00`` (all zeros after it) is
+    midnight of the next day. Python 3.11 refuses it; the verifier runs on 3.11 and later."""
+
+    @classmethod
+    def fromisoformat(cls, text: str) -> Any:
+        date, sep, rest = text.partition("T24:00:00.000000")
+        if sep:
+            return datetime.fromisoformat(f"{date}T00:00:00.000000{rest}") + timedelta(days=1)
+        return datetime.fromisoformat(text)
+
+
+@pytest.mark.parametrize("python", ["this one", "3.14"])
+def test_a_time_at_hour_24_is_refused_by_every_python(
+    python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/fairness.md: a time of the scheme has hours 00 to 23. The page's verifier and the
+    service never write ``24:00``; a verifier whose date library reads it as the next midnight
+    (CPython 3.14's ``fromisoformat``) would date a receipt a day later than the one it names."""
+    if python == "3.14":
+        monkeypatch.setattr(fairness, "datetime", _EndOfDayDatetime)
+    with pytest.raises(ValueError):
+        fairness.parse_time("2025-04-01T24:00:00.000000Z")
+    assert fairness.time_or_none("2025-04-01T24:00:00.000000Z") is None
+    assert fairness.parse_time("2025-04-01T23:59:59.999999Z") == datetime(
+        2025, 4, 1, 23, 59, 59, 999999, tzinfo=UTC
+    )

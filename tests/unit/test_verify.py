@@ -351,6 +351,34 @@ def test_invalid_rules_or_stakes_in_a_receipt_fail_the_outcome() -> None:
     )
 
 
+#: Each way docs/fairness.md (check 6) says a Casino War receipt's rules, stakes or outcome is
+#: not one a table plays, and the start of the failure it names.
+_NOT_A_TABLES_ROUND = [
+    ({"stakes": {"bet": 150}}, "the round cannot be replayed"),  # not whole chips
+    ({"stakes": {"bet": 60000}}, "the round cannot be replayed"),  # above max_bet
+    ({"rules": {"extra": 1}}, "the rules are not valid"),  # an option of no table
+    ({"rules": {"bonus": None}}, "the rules are not valid"),
+    ({"rules": {"min_bet": 150}}, "the rules are not valid"),  # not whole chips
+    ({"rules": {"burn": 6}}, "the rules are not valid"),
+    ({"rules": {"tie_payout": 0}, "stakes": {"tie_bet": 100}}, "the round cannot be replayed"),
+    ({"outcome": {"extra": 1}}, "outcome extra is 1"),
+]
+
+
+@pytest.mark.parametrize(("change", "named"), _NOT_A_TABLES_ROUND)
+def test_a_casino_war_receipt_not_of_a_table_fails_its_outcome(
+    change: dict[str, dict[str, Any]], named: str
+) -> None:
+    doc = _doc(0)
+    assert doc["game"] == "casino_war"
+    changed = {
+        field: {k: v for k, v in {**doc[field], **values}.items() if v is not None}
+        for field, values in change.items()
+    }
+    (failure,) = _failures(verify_bundle(_tampered(0, **changed)))
+    assert failure.startswith(f"round 100 (nonce 0): outcome: {named}"), failure
+
+
 def test_a_sota_receipt_with_a_changed_winner_deck_or_payout_fails() -> None:
     def make(pair: Pair, nonce: int) -> dict[str, Any]:
         return bundles.sota_receipt(pair, nonce)

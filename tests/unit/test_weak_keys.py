@@ -5,6 +5,8 @@ written at or above the field's prime (a second encoding of a point)."""
 from __future__ import annotations
 
 import base64
+import re
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -117,3 +119,21 @@ def test_a_checkpoint_note_signed_as_anyone_can_under_the_identity_does_not_open
     note = f"{body}\n\u2014 {origin} {base64.b64encode(blob).decode()}\n"
     with pytest.raises(ValueError, match="no valid signature"):
         audit_chain.open_checkpoint_note(note, IDENTITY_KEY_HEX, origin)
+
+
+def test_the_fairness_page_lists_in_full_the_small_order_encodings_refused() -> None:
+    """docs/fairness.md writes each y of a small-order point out in full (an outside verifier
+    copies them from there), as 32 little-endian bytes with the sign bit clear: exactly the
+    encodings of the eight points with that bit cleared, and each one refused either way."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "fairness.md").read_text("utf-8")
+    section = page.split("**Weak keys are refused.**", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^([0-9a-f]{64})   ", section, re.M))
+    cleared = {
+        (int.from_bytes(bytes.fromhex(h), "little") & ~SIGN_BIT).to_bytes(32, "little").hex()
+        for h in SMALL_ORDER_HEX
+    }
+    assert listed == cleared and len(listed) == 5
+    for y in listed:
+        for sign in (0, SIGN_BIT):
+            raw = (int.from_bytes(bytes.fromhex(y), "little") | sign).to_bytes(32, "little")
+            assert weak_key_problem(raw) is not None, raw.hex()

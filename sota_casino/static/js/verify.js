@@ -735,8 +735,9 @@
         committed: JSON.stringify(commitment.document.seed_pair_id), owner: JSON.stringify(commitment.document.user_id),
       }));
     }
-    const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-    const timed = (value) => typeof value === "string" && TIME.test(value);
+    // A time of the form that names a real instant: a minute 60 or a 30 February dates nothing,
+    // as in the offline verifier, though as text it may lie between two real ones.
+    const timed = (value) => window.SotaLog.timeParts(value) !== null;
     if (!timed(commitment.document.created_at) || !timed(reveal.document.revealed_at)
         || !(commitment.document.created_at < reveal.document.revealed_at)) {
       problems.push(gettext("the reveal is dated %(revealed)s, not after the commitment was signed (%(created)s)",
