@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from ..core.anchors import ONE_CHAIN_RULE
 from ..core.anchors import TAKEN_ONCE_RULE
+from ..core.anchors import same_json
 from ..core.audit_chain import entry_hash
 from ..core.audit_chain import entry_shape_problem
 from ..core.fairness import KEY_CHANGE_TYPE
@@ -342,7 +343,7 @@ def _logged(item: Mapping[str, Any], log_keys: Sequence[str]) -> bool:
     return (
         entry_hash(entry["prev_hash"], entry) == entry["hash"]
         and entry["action"] == KEY_CHANGED
-        and entry["data"].get("key_change") == signed
+        and same_json(entry["data"].get("key_change"), signed)
         and anchor_problem(item, log_keys) is None
     )
 

@@ -26,6 +26,7 @@ from sota_casino.verify import main
 from sota_casino.verify import verify_bundle
 from sota_casino.verify.report import TRUST_SUCCESSOR
 from sota_casino.verify.report import TRUST_UNPINNED
+from sota_casino.verify.trust import logged_predecessors
 from sota_casino.verify.trust import successor_chain
 
 PAIR = bundles.Pair()
@@ -262,6 +263,22 @@ def test_a_change_into_a_key_from_a_key_of_ones_own_counts_only_once_logged() ->
     with_own = dict(honest, key_changes=[*honest["key_changes"], OWN_INTO_PAIR_KEY])
     for trusted in (OLD_KEY, PAIR.key):
         assert verify_bundle(with_own, public_key_hex(trusted)).ok
+
+
+def test_a_key_change_logged_with_true_for_its_version_1_is_not_the_signed_change() -> None:
+    """The log's entry must hold exactly the signed change, as JSON: ``true`` is not ``1``,
+    though Python's ``True == 1``. A log holding ``"v": true`` beside the change signed with
+    ``"v": 1`` counted as logged here while the page's verifier, comparing canonical JSON,
+    said it was not: the two verifiers disagreed on the key's predecessor."""
+    honest = bundles.anchored(GOOD, PAIR.key, key_changes=[INTO_PAIR_KEY])
+    old_hex = public_key_hex(OLD_KEY)
+    assert logged_predecessors(KEY_HEX, honest["key_changes"], [KEY_HEX]) == [old_hex]
+    loose = {**INTO_PAIR_KEY, "document": {**INTO_PAIR_KEY["document"], "v": True}}
+    logged_loosely = bundles.anchored(GOOD, PAIR.key, key_changes=[loose])
+    item = logged_loosely["key_changes"][0]
+    item["document"] = INTO_PAIR_KEY["document"]  # the change as signed, beside its entry
+    assert item["entry"]["data"]["key_change"]["document"]["v"] is True
+    assert logged_predecessors(KEY_HEX, logged_loosely["key_changes"], [KEY_HEX]) == []
 
 
 def test_a_loop_of_logged_key_changes_back_to_a_retired_key_fails_the_bundle() -> None:
