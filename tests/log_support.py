@@ -42,30 +42,36 @@ def relog_commitment(session: Session, pair: SeedPair) -> None:
 
 @contextmanager
 def entries_writable(session: Session) -> Iterator[None]:
-    """Lift the log's append-only guard for this transaction only (DDL is transactional on
-    both databases): the triggers are made again, as the migration makes them, before it ends."""
+    """Lift the log's append-only guard for this transaction only (:func:`writable`)."""
+    with writable(session, "audit_entries"):
+        yield
+
+
+@contextmanager
+def writable(session: Session, table: str) -> Iterator[None]:
+    """Lift an append-only table's guard for this transaction only (DDL is transactional on
+    both databases): the triggers are made again, as the migrations make them, before it ends."""
     postgres = session.get_bind().dialect.name == "postgresql"
     if postgres:
-        session.execute(text("DROP TRIGGER audit_entries_append_only ON audit_entries"))
+        session.execute(text(f"DROP TRIGGER {table}_append_only ON {table}"))
     else:
         for event in ("update", "delete"):
-            session.execute(text(f"DROP TRIGGER audit_entries_no_{event}"))
+            session.execute(text(f"DROP TRIGGER {table}_no_{event}"))
     yield
     session.flush()
     if postgres:
         session.execute(
             text(
-                "CREATE TRIGGER audit_entries_append_only BEFORE UPDATE OR DELETE ON "
-                "audit_entries FOR EACH ROW EXECUTE FUNCTION refuse_change()"
+                f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION refuse_change()"
             )
         )
     else:
         for event in ("UPDATE", "DELETE"):
             session.execute(
                 text(
-                    f"CREATE TRIGGER audit_entries_no_{event.lower()} BEFORE {event} ON "
-                    f"audit_entries BEGIN SELECT RAISE(ABORT, 'audit_entries is append-only: "
-                    f"{event} refused'); END"
+                    f"CREATE TRIGGER {table}_no_{event.lower()} BEFORE {event} ON {table} "
+                    f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: {event} refused'); END"
                 )
             )
 

@@ -80,9 +80,14 @@ def _cli(app: Flask, *args: str, input: str | None = None):  # type: ignore[no-u
         "DELETE FROM postings",
         "UPDATE audit_entries SET action = 'x'",
         "DELETE FROM audit_entries",
+        # A transfer says what its postings moved and why: relabelling a payout as an
+        # adjustment, or moving it to another player, rewrote the books' story.
+        "UPDATE transfers SET kind = 'adjust'",
+        "UPDATE transfers SET user_id = NULL",
+        "DELETE FROM transfers",
     ],
 )
-def test_postings_and_audit_entries_refuse_update_and_delete(
+def test_postings_transfers_and_audit_entries_refuse_update_and_delete(
     session: Session, register: Callable, statement: str
 ) -> None:
     _play_some(session, register)

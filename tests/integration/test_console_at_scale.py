@@ -18,6 +18,7 @@ from typing import Final
 
 import pytest
 import sqlalchemy as sa
+from log_support import writable
 from sqlalchemy.orm import Session
 
 from bench.large_log import Event
@@ -336,7 +337,7 @@ def test_on_postgresql_a_date_range_of_a_players_money_moves_reads_about_the_ran
     session: Session, mover: int, order: str
 ) -> None:
     # A second between two transfers, as a day's money moves are spread.
-    with session.begin():
+    with session.begin(), writable(session, "transfers"):
         session.execute(
             sa.text("UPDATE transfers SET created_at = :start + id * interval '1 second'"),
             {"start": datetime(2026, 1, 1, tzinfo=UTC)},

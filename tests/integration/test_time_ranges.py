@@ -14,6 +14,7 @@ from typing import Final
 
 import pytest
 import sqlalchemy as sa
+from log_support import writable
 from sqlalchemy.orm import Session
 
 from bench import large_log
@@ -171,14 +172,15 @@ def moves(session: Session) -> tuple[int, dict[int, str]]:
                 sa.select(Transfer.id).where(Transfer.user_id == player).order_by(Transfer.id)
             )
         )
-        session.execute(sa.update(Transfer).values(created_at=START - timedelta(days=1)))
-        for n, transfer in enumerate(mine):
-            # The other player's move, after the player's, has the same time.
-            session.execute(
-                sa.update(Transfer)
-                .where(Transfer.id.in_((transfer, transfer + 1)))
-                .values(created_at=_time(n))
-            )
+        with writable(session, "transfers"):  # backdated, as moves spread over days are
+            session.execute(sa.update(Transfer).values(created_at=START - timedelta(days=1)))
+            for n, transfer in enumerate(mine):
+                # The other player's move, after the player's, has the same time.
+                session.execute(
+                    sa.update(Transfer)
+                    .where(Transfer.id.in_((transfer, transfer + 1)))
+                    .values(created_at=_time(n))
+                )
     page = lists.page(session, "transfers", lists.Paging(order="oldest", limit=500), user_id=player)
     return player, {t["id"]: t["time"] for t in page.transfers}
 
