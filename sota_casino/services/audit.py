@@ -1449,7 +1449,12 @@ def consistency_between(session: Session, old_size: int, new_size: int) -> Consi
     """:func:`consistency_proof` inside the caller's transaction."""
     if not 1 <= old_size <= new_size <= log_size(session):
         raise InvalidInput(N_("need 1 <= old_size <= new_size <= the log's size"))
-    tree = _stored_tree(session)
+    return _consistency_in(_stored_tree(session), old_size, new_size)
+
+
+def _consistency_in(tree: merkle.StoredTree, old_size: int, new_size: int) -> ConsistencyProof:
+    """The consistency proof between two sizes of the stored ``tree``, checked before it is
+    returned (a tree shared by several proofs reads each node and block of entries once)."""
     old_root, new_root = tree.roots([(0, old_size), (0, new_size)])
     proof = tree.roots(merkle.consistency_ranges(old_size, new_size))
     if not merkle.verify_consistency(old_size, new_size, old_root, new_root, proof):
@@ -1554,7 +1559,8 @@ def export_range(
     if covering is None or covering.size < first:
         return first, last, None
     seq = min(last, covering.size)
-    proof = _stored_tree(session).roots(merkle.inclusion_ranges(seq - 1, covering.size))
+    tree = _stored_tree(session)
+    proof = tree.roots(merkle.inclusion_ranges(seq - 1, covering.size))
     row = session.get(AuditEntry, seq)
     if row is None or not merkle.verify_inclusion(
         seq - 1, covering.size, bytes.fromhex(row.hash), proof, bytes.fromhex(covering.root)
@@ -1570,7 +1576,7 @@ def export_range(
         "checkpoint": _checkpoint_dict(covering),
     }
     if sizes:
-        steps = [consistency_between(session, size, covering.size) for size in sizes]
+        steps = [_consistency_in(tree, size, covering.size) for size in sizes]
         vouching["consistency"] = [
             {"old_size": step.old_size, "new_size": step.new_size, "proof": step.proof}
             for step in steps
