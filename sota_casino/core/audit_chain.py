@@ -17,7 +17,10 @@ An export of a range of entries (seq ``a..b``) stands on its own: after its entr
 checkpoint that covers them it carries ``{"kind": "proof", "seq", "size", "proof"}``, the RFC
 6962 inclusion proof of its last covered entry in that checkpoint. Each entry's hash commits
 to the one before it, so a proven last entry vouches for the whole chain back to ``a``
-(:func:`verify_range_checkpoints`).
+(:func:`verify_range_checkpoints`). Asked for with checkpoint sizes an auditor kept, it then
+carries one ``{"kind": "consistency", "old_size", "new_size", "proof"}`` per kept size: the RFC
+6962 consistency proof from the tree of the first ``old_size`` entries to the vouching
+checkpoint's tree of ``new_size``, which holds the range to the kept checkpoint's root.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ CHECKPOINT_TYPE: Final = "checkpoint"
 ENTRY_KIND: Final = "entry"
 CHECKPOINT_KIND: Final = "checkpoint"
 PROOF_KIND: Final = "proof"
+CONSISTENCY_KIND: Final = "consistency"
 
 # What the chain check says of a broken link, as message ids: a check keeps the id and its
 # params (a :class:`Problem`), its English is the report's ``reason``, and the console words it
@@ -731,13 +735,16 @@ def export_lines(
     entries: Iterable[Mapping[str, Any]],
     checkpoints: Iterable[Mapping[str, Any]],
     proofs: Iterable[Mapping[str, Any]] = (),
+    consistency: Iterable[Mapping[str, Any]] = (),
 ) -> Iterator[str]:
-    """Yield the export, one JSON line (ending in ``"\\n"``) per entry, per checkpoint, then
-    per inclusion proof (a range export's).
+    """Yield the export, one JSON line (ending in ``"\\n"``) per entry, per checkpoint, per
+    inclusion proof, then per consistency proof (a range export's).
 
     :param entries: stored entries with their six fields, ``prev_hash`` and ``hash``.
     :param checkpoints: ``SIGNED`` checkpoints ``{"document", "signature"}``, oldest first.
     :param proofs: ``{"seq", "size", "proof"}``: entry ``seq`` in the checkpoint of ``size``.
+    :param consistency: ``{"old_size", "new_size", "proof"}``: the tree of ``old_size`` entries
+        is a prefix of the tree of ``new_size``.
     """
     for entry in entries:
         row = {"kind": ENTRY_KIND, **{key: entry[key] for key in (*ENTRY_KEYS, *LINK_KEYS)}}
@@ -758,6 +765,15 @@ def export_lines(
                 "proof": proof["proof"],
             }
         )
+    for step in consistency:
+        yield _json_line(
+            {
+                "kind": CONSISTENCY_KIND,
+                "old_size": step["old_size"],
+                "new_size": step["new_size"],
+                "proof": step["proof"],
+            }
+        )
 
 
 def _json_line(row: Mapping[str, Any]) -> str:
@@ -775,12 +791,14 @@ class AuditExport:
     entries: tuple[dict[str, Any], ...]
     checkpoints: tuple[dict[str, Any], ...]
     proofs: tuple[dict[str, Any], ...] = ()
+    #: A range export's consistency proofs ``{"old_size", "new_size", "proof"}``.
+    consistency: tuple[dict[str, Any], ...] = ()
 
     @property
     def is_range(self) -> bool:
         """Whether this is the export of a range (it carries proofs or starts after entry 1)."""
         first = self.entries[0].get("seq") if self.entries else 1
-        return bool(self.proofs) or first != 1
+        return bool(self.proofs) or bool(self.consistency) or first != 1
 
 
 def parse_export_text(text: str) -> AuditExport:
@@ -806,6 +824,7 @@ def parse_export(lines: Iterable[str]) -> AuditExport:
     entries: list[dict[str, Any]] = []
     checkpoints: list[dict[str, Any]] = []
     proofs: list[dict[str, Any]] = []
+    consistency: list[dict[str, Any]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip(_JSON_WHITESPACE):
             continue
@@ -823,9 +842,11 @@ def parse_export(lines: Iterable[str]) -> AuditExport:
             checkpoints.append(row)
         elif kind == PROOF_KIND:
             proofs.append(row)
+        elif kind == CONSISTENCY_KIND:
+            consistency.append(row)
         else:
             raise ExportFormatError(
-                f'line {number}: kind must be "{ENTRY_KIND}", "{CHECKPOINT_KIND}" or '
-                f'"{PROOF_KIND}", got {kind!r}'
+                f'line {number}: kind must be "{ENTRY_KIND}", "{CHECKPOINT_KIND}", '
+                f'"{PROOF_KIND}" or "{CONSISTENCY_KIND}", got {kind!r}'
             )
-    return AuditExport(tuple(entries), tuple(checkpoints), tuple(proofs))
+    return AuditExport(tuple(entries), tuple(checkpoints), tuple(proofs), tuple(consistency))

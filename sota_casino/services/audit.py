@@ -1449,7 +1449,12 @@ def consistency_between(session: Session, old_size: int, new_size: int) -> Consi
     """:func:`consistency_proof` inside the caller's transaction."""
     if not 1 <= old_size <= new_size <= log_size(session):
         raise InvalidInput(N_("need 1 <= old_size <= new_size <= the log's size"))
-    tree = _stored_tree(session)
+    return _consistency_in(_stored_tree(session), old_size, new_size)
+
+
+def _consistency_in(tree: merkle.StoredTree, old_size: int, new_size: int) -> ConsistencyProof:
+    """The consistency proof between two sizes of the stored ``tree``, checked before it is
+    returned (a tree shared by several proofs reads each node and block of entries once)."""
     old_root, new_root = tree.roots([(0, old_size), (0, new_size)])
     proof = tree.roots(merkle.consistency_ranges(old_size, new_size))
     if not merkle.verify_consistency(old_size, new_size, old_root, new_root, proof):
@@ -1515,21 +1520,28 @@ def export_range(
     to_seq: int | None = None,
     since: str | None = None,
     until: str | None = None,
+    kept: Collection[int] = (),
 ) -> tuple[int, int, dict[str, Any] | None]:
     """Resolve a range of entries (by seq and/or time) and what vouches for it.
 
     Returns ``(first, last, proof)``: the range's first and last seq, and the inclusion proof
-    of its last covered entry in the smallest checkpoint that covers the range (or in the
-    latest one, if none covers it all), as ``{"seq", "size", "proof", "checkpoint"}``; ``None``
-    if no checkpoint reaches into the range yet.
+    of its last covered entry in the smallest checkpoint that covers the range and every
+    ``kept`` size (or in the latest one, if none covers it all), as ``{"seq", "size", "proof",
+    "checkpoint"}``; ``None`` if no checkpoint reaches into the range yet. With ``kept`` (sizes
+    of checkpoints an auditor kept) it also holds ``"consistency"``: for each size, ascending,
+    ``{"old_size", "new_size", "proof"}``, the consistency proof from that size to the vouching
+    checkpoint's.
 
-    :raises InvalidInput: for a bad bound; :raises NotFound: for a range with no entries.
+    :raises InvalidInput: for a bad bound, or a kept size under 1 or past the latest checkpoint
+        (no checkpoint of this log is that large); :raises NotFound: for a range with no entries.
     """
     for name, value in (("from_seq", from_seq), ("to_seq", to_seq)):
         if value is not None and value < 1:
             raise InvalidInput(
                 N_("%(option)s must be 1 or more"), params={"option": name}, field=name
             )
+    sizes = sorted(set(kept))
+    _check_kept_sizes(session, sizes)
     in_range = ranges.timed(
         AuditEntry.time, _time_filter(since, "since"), _time_filter(until, "until")
     )
@@ -1540,14 +1552,15 @@ def export_range(
         raise NotFound(N_("no entries in that range"))
     covering = session.scalar(
         select(AuditCheckpoint)
-        .where(AuditCheckpoint.size >= last)
+        .where(AuditCheckpoint.size >= max([last, *sizes]))
         .order_by(AuditCheckpoint.size)
         .limit(1)
     ) or _latest_checkpoint(session)
     if covering is None or covering.size < first:
         return first, last, None
     seq = min(last, covering.size)
-    proof = _stored_tree(session).roots(merkle.inclusion_ranges(seq - 1, covering.size))
+    tree = _stored_tree(session)
+    proof = tree.roots(merkle.inclusion_ranges(seq - 1, covering.size))
     row = session.get(AuditEntry, seq)
     if row is None or not merkle.verify_inclusion(
         seq - 1, covering.size, bytes.fromhex(row.hash), proof, bytes.fromhex(covering.root)
@@ -1556,16 +1569,50 @@ def export_range(
             f"entry {seq} does not prove into the checkpoint over {covering.size} entries: the "
             "log or its stored tree was changed; run a whole check"
         )
-    return (
-        first,
-        last,
-        {
-            "seq": seq,
-            "size": covering.size,
-            "proof": [h.hex() for h in proof],
-            "checkpoint": _checkpoint_dict(covering),
-        },
-    )
+    vouching: dict[str, Any] = {
+        "seq": seq,
+        "size": covering.size,
+        "proof": [h.hex() for h in proof],
+        "checkpoint": _checkpoint_dict(covering),
+    }
+    if sizes:
+        steps = [_consistency_in(tree, size, covering.size) for size in sizes]
+        vouching["consistency"] = [
+            {"old_size": step.old_size, "new_size": step.new_size, "proof": step.proof}
+            for step in steps
+        ]
+    return first, last, vouching
+
+
+def _check_kept_sizes(session: Session, sizes: Sequence[int]) -> None:
+    """Refuse kept checkpoint sizes no checkpoint of this log can have (ascending ``sizes``).
+
+    :raises InvalidInput: naming ``kept``: under 1, more entries than the log holds, or more
+        than its latest checkpoint covers.
+    """
+    if not sizes:
+        return
+    if sizes[0] < 1:
+        raise InvalidInput(
+            N_("%(option)s must be 1 or more"), params={"option": "kept"}, field="kept"
+        )
+    count = log_size(session)
+    if sizes[-1] > count:
+        raise InvalidInput(
+            N_("kept size %(size)s is past the log's size (%(count)s)"),
+            params={"size": sizes[-1], "count": count},
+            field="kept",
+        )
+    latest = session.scalar(select(func.max(AuditCheckpoint.size))) or 0
+    if sizes[-1] > latest:
+        raise InvalidInput(
+            N_(
+                "kept size %(size)s is past the latest checkpoint's size (%(covered)s): no "
+                "checkpoint of this log is that large"
+            ),
+            params={"size": sizes[-1], "covered": latest},
+            field="kept",
+        )
 
 
 @own_transactions
@@ -1573,7 +1620,9 @@ def iter_range_export(
     session: Session, /, first: int, last: int, proof: dict[str, Any] | None
 ) -> Iterator[str]:
     """Yield entries ``first..last`` as JSON Lines, then the checkpoint and the proof that
-    vouch for them (see :func:`export_range`), a chunk of entries per short read."""
+    vouch for them and the consistency proofs from the kept sizes (see :func:`export_range`),
+    a chunk of entries per short read."""
     yield from _entry_lines(session, first, last)
     if proof is not None:
-        yield from audit_chain.export_lines((), (proof["checkpoint"],), (proof,))
+        consistency = proof.get("consistency", ())
+        yield from audit_chain.export_lines((), (proof["checkpoint"],), (proof,), consistency)

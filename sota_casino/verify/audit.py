@@ -3,7 +3,9 @@ again under a key already taken, each checkpoint's signature (by the key in use 
 of the log, following its key changes from the trusted key) and Merkle root, the
 consistency between checkpoints, and the checkpoints a witness kept (``--checkpoint``): an
 operator holding the key and the database can cut off or rewrite the log and sign every
-checkpoint of the export anew, which only a checkpoint kept outside shows."""
+checkpoint of the export anew, which only a checkpoint kept outside shows. The export of a range
+is held to a kept checkpoint by the consistency proof it carries from the kept size to the
+checkpoint that vouches for the range."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from ..core import anchors
 from ..core import audit_chain
 from ..core import merkle
 from ..core.fairness import KEY_CHANGED
+from ..core.fairness import is_hex64
 from .monitor import Unusable
 from .monitor import published_checkpoints
 from .report import EXIT_FAILED
@@ -33,17 +36,28 @@ from .report import table
 from .trust import logged_predecessors
 from .trust import signed_key_change
 
+#: Why a range fails a kept checkpoint whose root the consistency proof does not lead from.
+FORKED = (
+    "the log the range is proven into does not extend the kept checkpoint: it was rewritten or "
+    "forked"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class KeptCheckpoint:
     """A checkpoint a witness kept, held to the export: ``problem`` is ``None`` when the
-    export's first ``size`` entries have its root."""
+    export's first ``size`` entries have its root, or (the export of a range) when the
+    consistency proof the export carries leads from its root to the vouching checkpoint's."""
 
     source: str
     document: Mapping[str, Any]
     problem: str | None
     #: How many other checkpoints its file lists that no key of the export's chain signed.
     unsigned_beside: int = 0
+    #: The export of a range: ``{"old_size", "new_size", "new_root", "ok"}``, the consistency
+    #: proof checked from this checkpoint to the one vouching for the range (``new_size`` and
+    #: ``new_root`` ``None`` when no checkpoint of the export that passed is proven into).
+    consistency: Mapping[str, Any] | None = None
 
     def described(self) -> str:
         doc = self.document
@@ -150,6 +164,7 @@ class AuditReport:
                     "ok": kept.problem is None,
                     "message": kept.problem,
                     "unsigned_beside": kept.unsigned_beside,
+                    "consistency": None if kept.consistency is None else dict(kept.consistency),
                 }
                 for kept in self.kept
             ],
@@ -206,19 +221,17 @@ def verify_audit_export(
     (the ones before it are not there to compare with).
 
     :param kept: files holding checkpoints a witness kept (the monitor's ``checkpoint.json``,
-        an answer of the public log, a bundle), each held to the export's entries: an export
-        whose every checkpoint the operator signed anew passes alone, cut off or rewritten.
+        an answer of the public log, a bundle), each held to the export's entries (the export
+        of a range: by the consistency proof it carries from the kept size to the checkpoint
+        vouching for it): an export whose every checkpoint the operator signed anew passes
+        alone, cut off or rewritten.
     :raises monitor.Unusable: if a file of ``kept`` cannot be read or holds no checkpoint a key
-        of the export's chain signed, or if the export is of a range (whose first entries are
-        not there to take a root over).
+        of the export's chain signed, or if the export is of a range and carries no
+        consistency proof from a kept checkpoint's size (it was not asked for with ``kept=``),
+        or no checkpoint at all.
     """
     if export.is_range:
-        if kept:
-            raise Unusable(
-                f"{source} is the export of a range: a kept checkpoint is held to the export of "
-                "the whole log, from its first entry"
-            )
-        return _verify_range(export, public_key_hex, source)
+        return _verify_range(export, public_key_hex, source, kept)
     linked, tree = audit_chain.verify_chain_with_tree(export.entries)  # once: it hashes every entry
     chain = _keys_checked(linked, export.entries, whole=True)
     keys = _keys_in_use(export, public_key_hex, whole_tree=tree if chain.ok else None)
@@ -351,7 +364,9 @@ def _keys_checked(
     return audit_chain.ChainReport(False, chain.size, seq, reason, head)
 
 
-def _verify_range(export: audit_chain.AuditExport, public_key_hex: str, source: str) -> AuditReport:
+def _verify_range(
+    export: audit_chain.AuditExport, public_key_hex: str, source: str, kept: Sequence[str] = ()
+) -> AuditReport:
     first = export.entries[0] if export.entries else {}
     start = first.get("seq")
     start = start if isinstance(start, int) and not isinstance(start, bool) and start > 0 else 1
@@ -366,7 +381,98 @@ def _verify_range(export: audit_chain.AuditExport, public_key_hex: str, source: 
         export.entries if chain.ok else (), export.checkpoints, export.proofs, keys
     )
     chain = _keys_checked(chain, export.entries, whole=False)
-    return AuditReport(source, chain, export.checkpoints, report, start, covered)
+    held = _held_by_consistency(export, report, tuple(keys(sys.maxsize)), kept, source)
+    return AuditReport(source, chain, export.checkpoints, report, start, covered, held)
+
+
+def _held_by_consistency(
+    export: audit_chain.AuditExport,
+    report: audit_chain.CheckpointReport,
+    keys: tuple[str, ...],
+    paths: Sequence[str],
+    source: str,
+) -> tuple[KeptCheckpoint, ...]:
+    """Hold each checkpoint of ``paths`` (signed by one of ``keys``) to the export of a range:
+    a consistency proof it carries from the kept size to the size of one of its checkpoints
+    that passed (signed, and the range proven into it) must lead from the kept root to that
+    checkpoint's root. It then vouches for the range in a log that extends the kept one.
+
+    :raises Unusable: for a kept checkpoint the export carries no consistency proof from.
+    """
+    if not paths:
+        return ()
+    if not export.checkpoints:
+        raise Unusable(
+            f"{source} is the export of a range no checkpoint covers yet: nothing in it can be "
+            "held to a kept checkpoint"
+        )
+    failed = {problem.index for problem in report.problems}
+    vouching = {
+        envelope["document"]["size"]: envelope["document"]
+        for index, envelope in enumerate(export.checkpoints)
+        if index not in failed and audit_chain.checkpoint_shape_problem(envelope) is None
+    }
+    held = []
+    for path in paths:
+        checkpoints, unsigned = published_checkpoints(path, keys)
+        for envelope in checkpoints:
+            doc = envelope["document"]
+            size = doc["size"]
+            steps = [
+                step
+                for step in export.consistency
+                if type(step.get("old_size")) is int and step["old_size"] == size
+            ]
+            if not steps:
+                raise Unusable(
+                    f"{source} carries no consistency proof from the checkpoint over {size} "
+                    f"entries in {path} to the checkpoint that vouches for the range: ask for "
+                    f"the export with kept={size}"
+                )
+            problem, consistency = _consistency_held(doc, steps, vouching)
+            held.append(KeptCheckpoint(path, doc, problem, unsigned, consistency))
+    return tuple(held)
+
+
+def _consistency_held(
+    doc: Mapping[str, Any],
+    steps: Sequence[Mapping[str, Any]],
+    vouching: Mapping[int, Mapping[str, Any]],
+) -> tuple[str | None, dict[str, Any]]:
+    """Verify the consistency proofs ``steps`` from kept checkpoint ``doc`` into a vouching
+    checkpoint: ``(None, …)`` when one leads from its root to that checkpoint's root, else the
+    problem; and what was checked, for the report."""
+    size, root = doc["size"], doc["root"]
+    what = f"the checkpoint over {size} entries (root {root}, {doc['time']})"
+    into = [
+        (step, vouching[step["new_size"]])
+        for step in steps
+        if type(step.get("new_size")) is int and step["new_size"] in vouching
+    ]
+    if not into:
+        unheld = (
+            f"{what}: the export's consistency proof from it leads to no checkpoint of the "
+            "export that passed, so nothing holds the range to it"
+        )
+        return unheld, {"old_size": size, "new_size": None, "new_root": None, "ok": False}
+    problem: str | None = None
+    for step, target in into:
+        new_size, new_root = target["size"], target["root"]
+        checked = {"old_size": size, "new_size": new_size, "new_root": new_root}
+        path = step.get("proof")
+        if not isinstance(path, list) or not all(is_hex64(p) for p in path):
+            problem = f"{what}: its consistency proof is not a list of 64-hex hashes"
+            continue
+        nodes = [bytes.fromhex(p) for p in path]
+        if merkle.verify_consistency(
+            size, new_size, bytes.fromhex(root), bytes.fromhex(new_root), nodes
+        ):
+            return None, checked | {"ok": True}
+        problem = (
+            f"{what}: the consistency proof from it to the export's checkpoint over {new_size} "
+            f"entries (root {new_root}) fails: {FORKED}"
+        )
+    return problem, checked | {"ok": False}
 
 
 def render_audit(report: AuditReport, symbols: Symbols) -> list[str]:
@@ -396,11 +502,7 @@ def render_audit(report: AuditReport, symbols: Symbols) -> list[str]:
         header = ["checkpoint", "size", "time", "signature", "root", "consistency"]
         lines += ["  " + line for line in table(header, rows)]
     for kept in report.kept:
-        verdict = (
-            f"{marks[PASS]}  the export holds it"
-            if kept.problem is None
-            else f"{marks[FAIL]}  the export does not hold it"
-        )
+        verdict = _kept_verdict(kept, marks)
         beside = (
             f" (also in it: {kept.unsigned_beside} checkpoints not signed by a key of the "
             "export, not compared)"
@@ -419,3 +521,20 @@ def render_audit(report: AuditReport, symbols: Symbols) -> list[str]:
     verdict = "OK" if report.ok else "FAILED"
     lines.append(f"Result: {verdict} (exit {EXIT_OK if report.ok else EXIT_FAILED})")
     return lines
+
+
+def _kept_verdict(kept: KeptCheckpoint, marks: Mapping[str, str]) -> str:
+    """What the line of a kept checkpoint says after it: held by the entries, or (a range) by
+    the consistency proof into the checkpoint vouching for the range."""
+    if kept.consistency is None:
+        if kept.problem is None:
+            return f"{marks[PASS]}  the export holds it"
+        return f"{marks[FAIL]}  the export does not hold it"
+    if kept.problem is None:
+        return (
+            f"{marks[PASS]}  the log the range is proven into extends it (consistency proof to "
+            f"the checkpoint over {kept.consistency['new_size']} entries)"
+        )
+    if kept.consistency["new_size"] is not None and FORKED in kept.problem:
+        return f"{marks[FAIL]}  {FORKED}"
+    return f"{marks[FAIL]}  the range is not held to it"

@@ -6,6 +6,7 @@ The routes hang on the console's blueprint, so its staff-only rule guards them t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from typing import Final
 from typing import Protocol
@@ -15,6 +16,7 @@ from flask import render_template
 from flask import request
 from flask.typing import ResponseReturnValue
 
+from ..core.errors import InvalidInput
 from ..core.marks import N_
 from ..db import get_session
 from ..models import ROLES
@@ -32,6 +34,7 @@ from .inputs import query_int
 from .inputs import query_text
 from .operator import bp
 from .schemas import AUDIT_FILTER_MAX
+from .schemas import KEPT_PATTERN
 from .schemas import NAME_FILTER_MAX
 
 PAGE_SIZE: Final = 50
@@ -171,12 +174,26 @@ def range_export_response(
     to_seq: int | None = None,
     since: str | None = None,
     until: str | None = None,
+    kept: str | None = None,
 ) -> Response:
-    """A range of the log as JSON Lines, with the checkpoint and proof that vouch for it."""
+    """A range of the log as JSON Lines, with the checkpoint and proof that vouch for it, and
+    a consistency proof from each ``kept`` size (comma-separated) to that checkpoint.
+
+    :raises InvalidInput: if ``kept`` is not sizes separated by commas (the API's pattern).
+    """
+    sizes: list[int] = []
+    if kept is not None:
+        if not re.fullmatch(KEPT_PATTERN, kept):
+            raise InvalidInput(
+                N_("%(field)s: string should match pattern '%(pattern)s'"),
+                params={"field": "kept", "pattern": KEPT_PATTERN},
+                field="kept",
+            )
+        sizes = [int(size) for size in kept.split(",")]
     db = get_session()
     audit.flush(db)  # every entry committed so far is in the range it resolves
     first, last, proof = audit.export_range(
-        db, from_seq=from_seq, to_seq=to_seq, since=since, until=until
+        db, from_seq=from_seq, to_seq=to_seq, since=since, until=until, kept=sizes
     )
     lines = audit.iter_range_export(db, first, last, proof)
     return attachment(lines, "application/jsonl", f"audit-{first}-{last}-{stamp()}.jsonl")
@@ -189,6 +206,7 @@ def audit_range_export() -> ResponseReturnValue:
         to_seq=query_int("to_seq", low=1, default=None),
         since=_time("since"),
         until=_time("until"),
+        kept=request.args.get("kept"),
     )
 
 

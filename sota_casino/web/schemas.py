@@ -396,11 +396,24 @@ class PlayersExportQuery(ExportQuery):
     q: Name = ""
 
 
+#: The sizes of checkpoints an auditor kept, comma-separated (at most :data:`MAX_KEPT`).
+MAX_KEPT: Final = 32
+KEPT_PATTERN: Final = f"^[0-9]{{1,19}}(,[0-9]{{1,19}}){{0,{MAX_KEPT - 1}}}$"
+KeptSizes = Annotated[str, Field(pattern=KEPT_PATTERN)]
+
+
 class RangeExportQuery(Dated):
     """A range of the audit log, by sequence number and/or time."""
 
     from_seq: Id | None = absent("the first entry (included)")
     to_seq: Id | None = absent("the last entry (included)")
+    kept: KeptSizes | None = absent(
+        "the sizes of checkpoints you kept, comma-separated (at most 32, each from 1 to the "
+        "latest checkpoint's size): the range is then vouched for by the smallest checkpoint "
+        "covering it and each of them, and for each the export carries a line "
+        '{"kind": "consistency", "old_size", "new_size", "proof"}, the RFC 6962 consistency '
+        "proof from that size to the vouching checkpoint's"
+    )
 
 
 class ApprovalsQuery(Page):

@@ -389,6 +389,26 @@ def test_every_list_pages_and_downloads_on_the_console(app: Flask) -> None:
     assert olga.get("/operator/audit/range-export?from_seq=9999").status_code == 404
 
 
+def test_the_console_s_range_export_takes_kept_sizes_as_the_api_does(app: Flask) -> None:
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    session = db(app)
+    try:
+        size = audit.checkpoint(session)["document"]["size"]
+    finally:
+        session.close()
+    assert size > 1
+    ranged = olga.get(f"/operator/audit/range-export?from_seq=1&to_seq=2&kept=1,{size}")
+    assert ranged.status_code == 200, ranged.get_data(as_text=True)
+    parsed = audit_chain.parse_export_text(ranged.get_data(as_text=True))
+    assert [(c["old_size"], c["new_size"]) for c in parsed.consistency] == [
+        (1, size),
+        (size, size),
+    ]
+    for kept in ("x", "1;2", "0", str(size + 100)):
+        refused = olga.get(f"/operator/audit/range-export?from_seq=1&kept={kept}")
+        assert refused.status_code == 422, (kept, refused.get_data(as_text=True))
+
+
 def test_a_refused_time_zone_shows_its_form_again_with_the_reason(app: Flask) -> None:
     olga = client_as(app, add_user(app, "olga", "operator"))
     olga.set_cookie("lang", "nb")

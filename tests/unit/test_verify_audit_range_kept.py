@@ -1,0 +1,194 @@
+"""The export of a range held to checkpoints an auditor kept, by consistency proofs.
+
+A range export carries the checkpoint that vouches for it and an inclusion proof of its last
+covered entry; its first entries are not there to take a root over. Asked for with ``kept=S``,
+it also carries ``{"kind": "consistency", "old_size": S, "new_size": N, "proof": [...]}``, the
+RFC 6962 consistency proof from the tree of the first ``S`` entries to the vouching checkpoint's
+tree of ``N``. ``audit --checkpoint KEPT.json`` verifies it between the kept root and the
+vouching root: an operator who rewrote or forked the log before ``S`` and signed everything
+anew hands over a range that passes alone, and fails held to the kept checkpoint."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from sota_casino.core import audit_chain
+from sota_casino.core import merkle
+from sota_casino.core.fairness import new_signing_key
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.core.fairness import signed
+from sota_casino.verify import main
+
+KEY = new_signing_key()
+PUBLIC = public_key_hex(KEY)
+#: How many entries the auditor's kept checkpoint covers.
+KEPT_SIZE = 12
+FORK_MESSAGE = (
+    "the log the range is proven into does not extend the kept checkpoint: it was rewritten or "
+    "forked"
+)
+
+
+def _log(n: int, *, rewritten_at: int | None = None) -> list[dict[str, Any]]:
+    """A log of ``n`` entries; from ``rewritten_at`` on (a seq) every entry says otherwise and
+    the chain is linked again, as an operator with the database forks it."""
+    return audit_chain.link_entries(
+        {
+            "seq": seq,
+            "time": f"2025-04-01T10:00:{seq:02d}.000000Z",
+            "actor": "user:7",
+            "action": "user.login",
+            "subject": "user:7",
+            "data": {"attempt": seq, "forged": rewritten_at is not None and seq >= rewritten_at},
+        }
+        for seq in range(1, n + 1)
+    )
+
+
+def _tree(entries: list[dict[str, Any]]) -> merkle.MerkleTree:
+    return merkle.MerkleTree([bytes.fromhex(entry["hash"]) for entry in entries])
+
+
+def _hex(hashes: list[bytes]) -> list[str]:
+    return [h.hex() for h in hashes]
+
+
+def _checkpoint(entries: list[dict[str, Any]], size: int, time: str) -> dict[str, Any]:
+    root = _tree(entries).root(size).hex()
+    return signed(KEY, audit_chain.checkpoint_document(size, root, time))
+
+
+def _range(
+    tmp_path: Path,
+    log: list[dict[str, Any]],
+    first: int,
+    last: int,
+    size: int,
+    kept: tuple[int, ...] = (),
+    *,
+    tamper: bool = False,
+) -> str:
+    """Write the export of entries ``first..last`` of ``log`` as the service writes it: the
+    entries, the checkpoint over ``size``, the inclusion proof of ``last``, then a consistency
+    proof from each ``kept`` size to ``size`` (its first hash flipped if ``tamper``)."""
+    tree = _tree(log)
+    lines = list(
+        audit_chain.export_lines(
+            log[first - 1 : last],
+            [_checkpoint(log, size, "2025-04-01T11:00:00.000000Z")],
+            [{"seq": last, "size": size, "proof": _hex(tree.inclusion_proof(last - 1, size))}],
+        )
+    )
+    for old_size in kept:
+        proof = _hex(tree.consistency_proof(old_size, size))
+        if tamper:
+            proof[0] = ("0" if proof[0][0] != "0" else "1") + proof[0][1:]
+        row = {"kind": "consistency", "old_size": old_size, "new_size": size, "proof": proof}
+        lines.append(json.dumps(row, separators=(",", ":")) + "\n")
+    path = tmp_path / "range.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return str(path)
+
+
+def _kept(tmp_path: Path, size: int = KEPT_SIZE, name: str = "checkpoint.json") -> str:
+    """The checkpoint the auditor kept over the honest log's first ``size`` entries."""
+    envelope = _checkpoint(_log(24), size, "2025-04-01T10:59:00.000000Z")
+    path = tmp_path / name
+    path.write_text(json.dumps(envelope), encoding="utf-8")
+    return str(path)
+
+
+def _audit(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(["audit", *args, "--public-key", PUBLIC], out), out.getvalue()
+
+
+def test_an_honest_range_holds_the_kept_checkpoint_by_its_consistency_proof(
+    tmp_path: Path,
+) -> None:
+    export = _range(tmp_path, _log(24), 14, 18, 20, (KEPT_SIZE, 20))
+    kept = _kept(tmp_path)
+    code, out = _audit(export, "--checkpoint", kept)
+    assert code == 0, out
+    root = json.loads(Path(kept).read_text())["document"]["root"]
+    assert f"kept checkpoint {kept}: size {KEPT_SIZE} root {root[:12]}" in out, out
+    assert "✓  the log the range is proven into extends it (consistency proof to the " in out
+    assert "checkpoint over 20 entries)" in out
+    assert out.splitlines()[-1] == "Result: OK (exit 0)"
+    # One of the vouching checkpoint's own size: the same root, with an empty proof.
+    same = _kept(tmp_path, 20, "same.json")
+    code, out = _audit(export, "--checkpoint", kept, "--checkpoint", same, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"] is True, out
+    held = report["kept_checkpoints"]
+    assert [(h["size"], h["ok"], h["source"]) for h in held] == [
+        (KEPT_SIZE, True, kept),
+        (20, True, same),
+    ]
+    assert held[0]["consistency"] == {
+        "old_size": KEPT_SIZE,
+        "new_size": 20,
+        "new_root": _tree(_log(24)).root(20).hex(),
+        "ok": True,
+    }
+    assert held[0]["message"] is None and report["findings"] == []
+
+
+def test_a_range_from_a_forked_log_signed_anew_fails_held_to_a_checkpoint_kept_before(
+    tmp_path: Path,
+) -> None:
+    """The log rewritten from entry 7 on and every checkpoint signed anew: the range passes
+    alone (its chain, signature and inclusion proof are the fork's own), and the consistency
+    proof the operator serves from 12 entries is the fork's, which the kept root does not fit."""
+    forked = _log(24, rewritten_at=7)
+    export = _range(tmp_path, forked, 14, 18, 20, (KEPT_SIZE,))
+    code, out = _audit(export)
+    assert code == 0 and out.splitlines()[-1] == "Result: OK (exit 0)", out  # alone, it passes
+    kept = _kept(tmp_path)
+    code, out = _audit(export, "--checkpoint", kept)
+    assert code == 1, out
+    assert f"kept checkpoint {kept}: size {KEPT_SIZE} root " in out
+    assert f"✗  {FORK_MESSAGE}" in out, out
+    assert f"kept: {kept}: the checkpoint over {KEPT_SIZE} entries (root " in out
+    assert out.splitlines()[-1] == "Result: FAILED (exit 1)"
+    code, out = _audit(export, "--checkpoint", kept, "--json")
+    report = json.loads(out)
+    assert code == 1 and report["ok"] is False and report["exit_code"] == 1
+    (held,) = report["kept_checkpoints"]
+    assert held["ok"] is False and FORK_MESSAGE in held["message"]
+    assert held["consistency"]["ok"] is False and held["consistency"]["new_size"] == 20
+    assert [f["check"] for f in report["findings"]] == ["kept"]
+
+
+def test_a_kept_checkpoint_the_range_carries_no_consistency_proof_for_is_unusable(
+    tmp_path: Path,
+) -> None:
+    """Exported without ``kept=12`` (or with another size only): nothing ties the range to the
+    kept checkpoint, so it is unusable input (exit 2), never a pass, and says what to ask."""
+    kept = _kept(tmp_path)
+    for sizes in ((), (5,)):
+        export = _range(tmp_path, _log(24), 14, 18, 20, sizes)
+        code, out = _audit(export, "--checkpoint", kept)
+        assert code == 2, out
+        assert f"ask for the export with kept={KEPT_SIZE}" in out, out
+        code, out = _audit(export, "--checkpoint", kept, "--json")
+        assert code == 2 and f"kept={KEPT_SIZE}" in out, out
+
+
+def test_a_tampered_consistency_proof_fails(tmp_path: Path) -> None:
+    export = _range(tmp_path, _log(24), 14, 18, 20, (KEPT_SIZE,), tamper=True)
+    kept = _kept(tmp_path)
+    code, out = _audit(export)
+    assert code == 0, out  # a consistency proof no kept checkpoint asks for proves nothing
+    code, out = _audit(export, "--checkpoint", kept)
+    assert code == 1 and f"✗  {FORK_MESSAGE}" in out, out
+    # One whose hashes are not hashes fails too, naming it.
+    lines = Path(export).read_text().splitlines(keepends=True)
+    row = json.loads(lines[-1])
+    row["proof"] = ["not a hash", *row["proof"][1:]]
+    Path(export).write_text("".join([*lines[:-1], json.dumps(row) + "\n"]), encoding="utf-8")
+    code, out = _audit(export, "--checkpoint", kept)
+    assert code == 1 and "not a list of 64-hex hashes" in out, out
