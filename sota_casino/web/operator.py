@@ -219,10 +219,14 @@ def audit_log() -> ResponseReturnValue:
 
 @bp.get("/audit/entries")
 def audit_entries_export() -> ResponseReturnValue:
-    """The entries the filters match, oldest first, as a CSV or JSON Lines download."""
-    filters = _audit_filters()
+    return entries_download(request.args.get("format"), **_audit_filters())
+
+
+def entries_download(kind: str | None, **filters: str | None) -> Response:
+    """Return the entries the filters match, oldest first, as a CSV (``kind`` "csv") or JSON
+    Lines ("jsonl") download, the filters checked before it starts (also used by the API)."""
     rows = audit.iter_entries(get_session(), **filters)
-    return table_download(rows, ENTRY_COLUMNS, request.args.get("format"), "audit-entries")
+    return table_download(rows, ENTRY_COLUMNS, kind, "audit-entries")
 
 
 @bp.get("/checks/<name>")

@@ -46,6 +46,7 @@ from .openapi import View
 from .openapi import answer
 from .openapi import operation
 from .operator import OWN_PREFERENCES
+from .operator import entries_download
 from .operator import export_response
 from .operator import player_cursors
 from .operator_controls import alert_in_words
@@ -220,6 +221,20 @@ def audit_range_export(query: s.RangeExportQuery) -> ResponseReturnValue:
     return range_export_response(**query.model_dump())
 
 
+@bp.get("/audit/entries/export")
+@read(
+    "exportAuditEntries",
+    "The entries the filters match (as auditEntries filters them), as CSV or JSON Lines "
+    "(oldest first)",
+    None,
+    errors=QUERY_ERRORS,
+    query=s.AuditExportQuery,
+    media=DOWNLOADS,
+)
+def audit_entries_export(query: s.AuditExportQuery) -> ResponseReturnValue:
+    return entries_download(query.format, **query.model_dump(exclude={"format"}))
+
+
 # --- ledger -------------------------------------------------------------------------------------
 
 
@@ -373,6 +388,19 @@ def player_rounds_export(user_id: int, query: s.ExportQuery) -> ResponseReturnVa
 )
 def player_transfers_export(user_id: int, query: s.ExportQuery) -> ResponseReturnValue:
     return _player_export("transfers", user_id, query)
+
+
+@bp.get("/players/<id:user_id>/seed-pairs/export")
+@read(
+    "exportPlayerSeedPairs",
+    "One player's seed pairs in a date range, as CSV or JSON Lines (oldest first)",
+    None,
+    errors=ONE_QUERY,
+    query=s.ExportQuery,
+    media=DOWNLOADS,
+)
+def player_seed_pairs_export(user_id: int, query: s.ExportQuery) -> ResponseReturnValue:
+    return _player_export("seed_pairs", user_id, query)
 
 
 @bp.get("/players/<id:user_id>")

@@ -323,18 +323,21 @@ class Dated(ConsoleQuery):
     until: TimeFilter = absent("up to this ISO 8601 time (UTC if no zone)")
 
 
-class AuditQuery(Dated):
-    after_seq: Count | None = absent("oldest first: entries after this sequence number")
-    before_seq: Count | None = absent("newest first: entries before this sequence number")
-    from_seq: Count | None = absent("jump to this entry (included), in the order asked for")
-    order: Order | None = absent("newest first unless oldest (or after_seq is given)")
-    limit: PageLimit = 50
+class AuditFilters(Dated):
     action: AuditFilter = absent("action prefix, e.g. money.")
     actor: AuditFilter = absent("e.g. user:7 or system")
     subject: AuditFilter = absent("e.g. user:7, round:12, table:casino_war")
     text: AuditFilter = absent(
         "free text in the action, actor, subject or data, as typed but in any letter case"
     )
+
+
+class AuditQuery(AuditFilters):
+    after_seq: Count | None = absent("oldest first: entries after this sequence number")
+    before_seq: Count | None = absent("newest first: entries before this sequence number")
+    from_seq: Count | None = absent("jump to this entry (included), in the order asked for")
+    order: Order | None = absent("newest first unless oldest (or after_seq is given)")
+    limit: PageLimit = 50
 
 
 class CheckpointsQuery(Page):
@@ -394,6 +397,10 @@ class ExportQuery(Dated):
 
 class PlayersExportQuery(ExportQuery):
     q: Name = ""
+
+
+class AuditExportQuery(AuditFilters, ExportQuery):
+    """The audit entries the filters match, downloaded whole."""
 
 
 #: The sizes of checkpoints an auditor kept, comma-separated (at most :data:`MAX_KEPT`).

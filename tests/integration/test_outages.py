@@ -334,7 +334,9 @@ def cut_at_the_first_chunk(app: Flask, relay: Relay) -> None:
         "/api/v1/operator/audit/range-export",
         "/api/v1/operator/players/{id}/rounds/export?format=jsonl",
         "/api/v1/operator/players/{id}/transfers/export?format=csv",
+        "/api/v1/operator/players/{id}/seed-pairs/export?format=csv",
         "/operator/audit/entries?format=csv",
+        "/api/v1/operator/audit/entries/export?format=csv&action=money.",
     ],
 )
 def test_a_download_whose_first_rows_the_database_cannot_serve_is_a_503(

@@ -284,10 +284,11 @@ def test_every_operation_agrees_with_its_request_schema_both_ways(
     for name in ("rounds", "transfers", "seed-pairs"):
         url = f"/operator/players/{player_id}/{name}"
         contract.send_queries(f"/operator/players/{{id}}/{name}", {}, olga, url)
-    for name in ("rounds", "transfers"):
+    for name in ("rounds", "transfers", "seed-pairs"):
         url = f"/operator/players/{player_id}/{name}/export"
         contract.send_queries(f"/operator/players/{{id}}/{name}/export", {}, olga, url)
     contract.send_queries("/operator/audit/range-export", {}, olga)
+    contract.send_queries("/operator/audit/entries/export", {}, olga)
     contract.send_queries("/operator/approvals", {}, olga)
     contract.send_queries("/operator/alerts", {}, olga)
 

@@ -629,6 +629,11 @@ def test_real_answers_of_every_operator_endpoint_match_their_schemas(
     for path in ("/operator/players/export", f"/operator/players/{bea}/rounds/export"):
         check("get", f"{path}?format=csv", headers=ada)
     check("get", f"/operator/players/{bea}/transfers/export?format=xml", headers=ada)
+    check("get", f"/operator/players/{bea}/seed-pairs/export?format=csv", headers=ada)
+    check("get", f"/operator/players/{bea}/seed-pairs/export?since=soon", headers=ada)
+    check("get", "/operator/players/999/seed-pairs/export", headers=ada)
+    check("get", "/operator/audit/entries/export?format=csv&action=user.", headers=ada)
+    check("get", "/operator/audit/entries/export?until=later", headers=ada)
     check("get", "/operator/audit/range-export?from_seq=2&to_seq=4", headers=ada)
     check("get", "/operator/audit/range-export?from_seq=99999", headers=ada)
     large = {"user_id": bea, "currency": "chips", "amount": 250_000, "reason": "prize"}
