@@ -216,6 +216,7 @@ def audit_export() -> ResponseReturnValue:
     errors=(*QUERY_ERRORS, 404),
     query=s.RangeExportQuery,
     media="application/jsonl",
+    beyond_schema=("a kept size above the log's size, or above its latest checkpoint's",),
 )
 def audit_range_export(query: s.RangeExportQuery) -> ResponseReturnValue:
     return range_export_response(**query.model_dump())

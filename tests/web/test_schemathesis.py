@@ -137,6 +137,7 @@ def test_only_the_rules_the_document_names_refuse_valid_data(make_app: Any) -> N
         "adjust",
         "approve",
         "auditConsistency",
+        "auditRangeExport",
         "decide",
         "ledgerMath",
         "placeBet",
