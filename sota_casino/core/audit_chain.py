@@ -334,7 +334,9 @@ def checkpoint_shape_problem(envelope: object) -> str | None:
     doc, signature = envelope.get("document"), envelope.get("signature")
     if not isinstance(doc, Mapping) or not isinstance(signature, str):
         return "is not a signed document ({document, signature})"
-    if doc.get("type") != CHECKPOINT_TYPE or doc.get("v") != 1:
+    # ``type(...) is int``: ``true`` is no version, though Python's ``True == 1`` (the page's
+    # ``isCheckpoint`` compares with ``===``).
+    if doc.get("type") != CHECKPOINT_TYPE or type(doc.get("v")) is not int or doc["v"] != 1:
         return 'is not a checkpoint document (type "checkpoint", v 1)'
     size = doc.get("size")
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:

@@ -168,7 +168,7 @@ def anchor_problem(item: Mapping[str, Any], log_keys: Sequence[str]) -> str | No
     doc = checkpoint["document"]
     if not any(verify_signature(key, doc, checkpoint["signature"]) for key in log_keys):
         return "proves into a checkpoint that the trusted key did not sign"
-    if anchor.get("checkpoint_size") != doc.get("size"):
+    if not same_json(anchor.get("checkpoint_size"), doc.get("size")):  # true is not 1
         return "names another checkpoint than the one it carries"
     problem = proof_problem({**anchor, "entry": item["entry"]}, doc)
     return None if problem is None else f"is not shown to be in the log: {problem}"
