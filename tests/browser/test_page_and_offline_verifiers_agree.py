@@ -917,3 +917,80 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_docume
         assert not offline_passes(tmp_path, forged), stakes
         assert tab.evaluate(PAGE_PASSES, [[forged], KEY_HEX]) == [False], stakes
     assert tab.evaluate(PAGE_PASSES, [[sota_bundle], KEY_HEX]) == [True]
+
+
+def twins(value: Any) -> list[Any]:
+    """The values of another JSON type that a loose comparison takes for ``value``: Python's
+    ``True == 1``, JavaScript's property names, which make ``"16"`` and ``[16]`` the key
+    ``16`` is."""
+    if isinstance(value, bool):
+        return [int(value)]
+    if isinstance(value, int):
+        return [str(value), [value], *([bool(value)] if value in (0, 1) else [])]
+    return []
+
+
+def test_both_verifiers_pass_or_fail_each_value_written_as_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """Each number or flag of a bundle written as another JSON type that stands for it in a
+    loose comparison (``true`` for ``1``, ``"16"`` or ``[16]`` for ``16``): the page passes it
+    exactly when the offline verifier does. Python's ``==`` takes ``true`` for ``1``, and a
+    JavaScript object's key ``"16"`` for ``16``: a check loose in one verifier only passed in
+    it what the other failed."""
+    sign_up(tab, "json-twins")
+    fairness_page(tab)
+    cases = [(place, odd) for place in places(GOOD) for odd in twins(value_at(GOOD, place))]
+    changes = [[list(place), False, odd] for place, odd in cases]
+    page = tab.evaluate(PAGE_PASSES_CHANGED, [GOOD, KEY_HEX, changes])
+    disagree = [
+        (place, odd, said)
+        for (place, odd), said in zip(cases, page, strict=True)
+        if said != offline_passes(tmp_path, with_odd(GOOD, place, odd))
+    ]
+    assert len(cases) > 200 and disagree == []
+
+
+def test_both_verifiers_pass_or_fail_each_value_signed_or_logged_as_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """As above, the casino holding the key: each number or flag of a checkpoint, the
+    commitment, the reveal or a receipt written as another JSON type and signed again, and
+    each of the log's entries so written and logged from the start, passes the page exactly
+    when it passes the offline verifier. A checkpoint signed with ``"v": true`` passed offline
+    (Python's ``True == 1``) and failed the page."""
+    sign_up(tab, "json-twins-signed")
+    fairness_page(tab)
+    cases = []
+    for target in (("checkpoints", 0), ("commitment",), ("reveal",), ("rounds", 1)):
+        document = value_at(GOOD, (*target, "document"))
+        for place in places(document):
+            for odd in twins(value_at(document, place)):
+                forged = copy.deepcopy(GOOD)
+                holder = value_at(forged, (*target, "document", *place[:-1]))
+                holder[place[-1]] = odd
+                envelope = value_at(forged, target)
+                envelope["signature"] = PAIR.sign(envelope["document"])["signature"]
+                cases.append(((*target, *place, odd), forged))
+    logged = bundles.logged_entries(GOOD)
+    for position, (_, entry) in enumerate(logged):
+        for place in places(entry):
+            for odd in twins(value_at(entry, place)):
+
+                def logged_so(
+                    log: Any, position: int = position, place: Any = place, odd: Any = odd
+                ) -> Any:
+                    return with_odd(log, (position, 1, *place), odd)
+
+                bundle = bundles.anchored(GOOD, PAIR.key, logged_as=logged_so)
+                cases.append((("log", position, *place, odd), bundle))
+    disagree = []
+    for start in range(0, len(cases), 20):
+        chunk = cases[start : start + 20]
+        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], KEY_HEX])
+        disagree += [
+            (place, said)
+            for (place, bundle), said in zip(chunk, page, strict=True)
+            if said != offline_passes(tmp_path, bundle)
+        ]
+    assert len(cases) > 100 and disagree == []

@@ -756,12 +756,14 @@
     const settledSeqs = {};
     const actedSeqs = {}; // where the log took each round's decisions and moves, in its order
     const betSeqs = {}; // where the log took each round's bet
+    const roundKey = window.SotaLog.roundKey; // 101, not "101" nor [101]
     for (const anchor of Array.isArray(bundle.anchors) ? bundle.anchors : []) {
       const seq = anchor && anchor.entry ? anchor.entry.seq : null;
-      if (anchor && anchor.of && anchor.of.kind === "settlement" && Number.isInteger(seq)) settledSeqs[anchor.of.round_id] = seq;
-      if (anchor && anchor.of && anchor.of.kind === "bet" && Number.isInteger(seq)) betSeqs[anchor.of.round_id] = seq;
+      const key = anchor && anchor.of ? roundKey(anchor.of.round_id) : null;
+      if (anchor && anchor.of && anchor.of.kind === "settlement" && Number.isInteger(seq)) settledSeqs[key] = seq;
+      if (anchor && anchor.of && anchor.of.kind === "bet" && Number.isInteger(seq)) betSeqs[key] = seq;
       if (anchor && anchor.of && anchor.of.kind === "decision" && Number.isInteger(seq)) {
-        actedSeqs[anchor.of.round_id] = [...(actedSeqs[anchor.of.round_id] || []), seq];
+        actedSeqs[key] = [...(actedSeqs[key] || []), seq];
       }
     }
     for (const seqs of Object.values(actedSeqs)) seqs.sort((a, b) => a - b);
@@ -824,9 +826,10 @@
         row.note = gettext("the replay failed: %(error)s", { error: String(error.message || error) });
       }
       const unsigned = [
-        ...await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null, actedSeqs[doc.round_id] ?? []),
-        ...await signedBetProblems(doc, playerKeys, commitment.document.user_id, settledSeqs[doc.round_id] ?? null,
-          betSeqs[doc.round_id] ?? null),
+        ...await signedActionProblems(doc, playerKeys, settledSeqs[roundKey(doc.round_id)] ?? null,
+          actedSeqs[roundKey(doc.round_id)] ?? []),
+        ...await signedBetProblems(doc, playerKeys, commitment.document.user_id, settledSeqs[roundKey(doc.round_id)] ?? null,
+          betSeqs[roundKey(doc.round_id)] ?? null),
       ];
       row.checks.player = unsigned.length === 0;
       row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
@@ -856,7 +859,7 @@
     if (pair.logged === "pending") waiting.push(gettext("the commitment"));
     if (log.reveal === "pending") waiting.push(gettext("the reveal"));
     for (const row of rounds) {
-      row.logged = log.rounds[row.id];
+      row.logged = log.rounds[window.SotaLog.roundKey(row.id)];
       if (row.logged === false) row.ok = false;
       if (row.logged === "pending") {
         row.waiting = row.ok;
