@@ -994,3 +994,59 @@ def test_both_verifiers_pass_or_fail_each_value_signed_or_logged_as_another_json
             if said != offline_passes(tmp_path, bundle)
         ]
     assert len(cases) > 100 and disagree == []
+
+
+#: The page's verdicts on changes of a bundle, as :data:`PAGE_PASSES_CHANGED`: "fail" for a
+#: problem (or a throw), "wait" for documents the log does not prove yet, else "pass".
+PAGE_VERDICTS_CHANGED = PAGE_PASSES_CHANGED.replace(
+    "return report.problems.length === 0 && report.waiting.length === 0; }"
+    " catch (error) { return false; }",
+    "return report.problems.length ? 'fail' : report.waiting.length ? 'wait' : 'pass'; }"
+    " catch (error) { return 'fail'; }",
+)
+#: The offline verifier's verdicts by its exit code.
+OFFLINE_VERDICTS = {0: "pass", 1: "fail", 4: "wait"}
+
+
+def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A bundle whose last round and reveal are pending within the bound, each number of its
+    pending list and anchors written as another JSON type: the page fails it, waits for it or
+    passes it as the offline verifier does. A round pending under ``"105"`` is not round
+    105, so it carries no anchor and fails."""
+    sign_up(tab, "json-twins-pending")
+    fairness_page(tab)
+    waiting = last_taken_out("2025-04-01T12:00:05.250000Z")
+    assert PAGE_VERDICTS_CHANGED != PAGE_PASSES_CHANGED
+    listed = waiting["pending_anchors"]
+    cases = [
+        (place, odd)
+        for place in places({"pending_anchors": listed})
+        for odd in twins(value_at(waiting, place))
+    ]
+    # The round's bet and settlement pend as one place: both named so name another round.
+    for odd in twins(LAST["round_id"]):
+        renamed = [
+            {**item, "of": {**item["of"], "round_id": odd}} if "round_id" in item["of"] else item
+            for item in listed
+        ]
+        cases.append((("pending_anchors",), renamed))
+    changes = [[list(place), False, odd] for place, odd in [((), None), *cases]]
+    changes[0] = [["public_key_hex"], False, waiting["public_key_hex"]]  # the bundle as it is
+    page = tab.evaluate(PAGE_VERDICTS_CHANGED, [waiting, KEY_HEX, changes])
+    path = tmp_path / "bundle.json"
+
+    def offline(bundle: Any) -> str:
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        code = main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
+        return OFFLINE_VERDICTS.get(code, str(code))
+
+    assert page[0] == offline(waiting) == "wait"
+    disagree = [
+        (place, odd, said)
+        for (place, odd), said in zip(cases, page[1:], strict=True)
+        if said != offline(with_odd(waiting, place, odd))
+    ]
+    assert len(cases) > 5 and disagree == []
+    assert "fail" in page[1:]
