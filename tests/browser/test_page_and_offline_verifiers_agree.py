@@ -1050,3 +1050,38 @@ def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_jso
     ]
     assert len(cases) > 5 and disagree == []
     assert "fail" in page[1:]
+
+
+def test_both_verifiers_read_each_recorded_value_of_another_json_type_alike(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The records a player kept, each number or flag written as another JSON type (``"12"``
+    for the pair 12, ``true`` for the nonce 1): the page's records check and the offline
+    verifier's pass the bundle exactly together (a records file the verifier cannot read left
+    out, as above)."""
+    sign_up(tab, "records-twins")
+    fairness_page(tab)
+    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
+
+    def offline(records: Any) -> int:
+        (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
+        args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json")]
+        return main([*args, "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
+
+    lists = ("commitments", "actions", "rotations", "bets")
+    cases = [
+        (place, with_odd(RECORDS, place, odd))
+        for place in places({name: RECORDS[name] for name in lists})
+        for odd in twins(value_at(RECORDS, place))
+    ]
+    page = tab.evaluate(
+        PAGE_PASSES_WITH_EACH_RECORDS, [[records for _, records in cases], GOOD, KEY_HEX]
+    )
+    codes = [offline(records) for _, records in cases]
+    disagree = [
+        (place, code, said)
+        for (place, _), code, said in zip(cases, codes, page, strict=True)
+        if code != 2 and said != (code == 0)
+    ]
+    assert len(cases) > 50 and disagree == []
+    assert codes.count(2) < len(codes)  # some are read, and compared
