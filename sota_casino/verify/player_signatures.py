@@ -222,7 +222,8 @@ def check_signed_actions(
         )
     elif isinstance(signed[last], dict) and in_use is not None:
         key_id = signed[last].get("key_id")
-        if key_id in keys and key_id != in_use.key_id:
+        # ``type(...) is int``: ``True in keys`` finds key 1, though ``true`` names no key.
+        if type(key_id) is int and key_id in keys and key_id != in_use.key_id:
             findings.append(
                 f"the {_what(doc)} is signed by key {key_id}, which the player had replaced by "
                 f"key {in_use.key_id} before the round settled"
