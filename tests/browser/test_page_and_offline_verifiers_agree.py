@@ -957,8 +957,9 @@ def test_both_verifiers_pass_or_fail_each_value_signed_or_logged_as_another_json
     """As above, the casino holding the key: each number or flag of a checkpoint, the
     commitment, the reveal or a receipt written as another JSON type and signed again, and
     each of the log's entries so written and logged from the start, passes the page exactly
-    when it passes the offline verifier. A checkpoint signed with ``"v": true`` passed offline
-    (Python's ``True == 1``) and failed the page."""
+    when it passes the offline verifier. A checkpoint signed with ``"v": true``, or a Sota
+    receipt whose trick log says ``"wars": false``, passed offline (Python's ``True == 1``)
+    and failed the page."""
     sign_up(tab, "json-twins-signed")
     fairness_page(tab)
     cases = []
@@ -971,7 +972,20 @@ def test_both_verifiers_pass_or_fail_each_value_signed_or_logged_as_another_json
                 holder[place[-1]] = odd
                 envelope = value_at(forged, target)
                 envelope["signature"] = PAIR.sign(envelope["document"])["signature"]
+                if target[0] != "checkpoints":  # logged as signed, from the start
+                    forged = bundles.anchored(forged, PAIR.key)
                 cases.append(((*target, *place, odd), forged))
+    sota_bundle = bundles.bundle(1, pair=PAIR, make_round=bundles.sota_receipt)
+    receipt = sota_bundle["rounds"][0]["document"]
+    for place in places(receipt):
+        if place[:2] == ("outcome", "tricks") and len(place) > 2 and place[2] > 1:
+            continue  # the first two tricks stand for the rest
+        for odd in twins(value_at(receipt, place)):
+            forged = copy.deepcopy(sota_bundle)
+            holder = value_at(forged, ("rounds", 0, "document", *place[:-1]))
+            holder[place[-1]] = odd
+            forged["rounds"][0] = PAIR.sign(forged["rounds"][0]["document"])
+            cases.append((("sota", *place, odd), bundles.anchored(forged, PAIR.key)))
     logged = bundles.logged_entries(GOOD)
     for position, (_, entry) in enumerate(logged):
         for place in places(entry):

@@ -693,8 +693,10 @@
     pair.commitmentSigned = ofType(commitment, "commitment") && await signedByAny(docKeys, commitment);
     pair.revealSigned = reveal ? ofType(reveal, "reveal") && await signedByAny(docKeys, reveal) : false;
     const receipts = Array.isArray(bundle.rounds) ? bundle.rounds : [];
-    const receiptsSigned = await Promise.all(
-      receipts.map(async (signed) => ofType(signed, "round") && signedByAny(docKeys, signed)));
+    // A receipt's round_id is a number, as the offline verifier's signature check holds it: an
+    // object would take "101" for 101 in the log's and the records' look-ups.
+    const receiptsSigned = await Promise.all(receipts.map(async (signed) => ofType(signed, "round")
+      && Number.isInteger(signed.document.round_id) && signedByAny(docKeys, signed)));
     if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
     // The records find a pair by its integer id: one re-committed under the id "12" is not
     // another pair, and fails here with or without records (as the offline verifier's pair check).
@@ -742,6 +744,12 @@
         || !(commitment.document.created_at < reveal.document.revealed_at)) {
       problems.push(gettext("the reveal is dated %(revealed)s, not after the commitment was signed (%(created)s)",
         { revealed: String(reveal.document.revealed_at), created: String(commitment.document.created_at) }));
+    }
+    // The reveal counts the nonces used in a whole number (check 4, "nonces"): "6" or [6] would
+    // be taken for 6 by `<` here, where the offline verifier fails it.
+    if (!Number.isInteger(reveal.document.rounds) || reveal.document.rounds < 0) {
+      problems.push(gettext("the reveal's rounds %(rounds)s is not a whole number",
+        { rounds: JSON.stringify(reveal.document.rounds) }));
     }
     const serverSeed = reveal.document.server_seed;
     const seedHash = await sha256Hex(hexToBytes(serverSeed));
