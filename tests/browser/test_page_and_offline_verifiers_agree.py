@@ -32,6 +32,12 @@ from test_verify_forged_log import OUT_OF_ORDER  # noqa: E402
 from test_verify_forged_log import OUT_OF_ORDER_BETS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
+from test_verify_player_log_order import KEY_HEX as SIGNING_KEY_HEX  # noqa: E402
+from test_verify_player_log_order import PAIR as SIGNING_PAIR  # noqa: E402
+from test_verify_player_log_order import _registered_first  # noqa: E402
+from test_verify_player_log_order import _with_registration  # noqa: E402
+from test_verify_signed_bets import ROUNDS  # noqa: E402
+from test_verify_signed_bets import player_signed  # noqa: E402
 
 from sota_casino.core import anchors
 from sota_casino.verify import main
@@ -1099,3 +1105,51 @@ def test_both_verifiers_read_each_recorded_value_of_another_json_type_alike(
     ]
     assert len(cases) > 50 and disagree == []
     assert codes.count(2) < len(codes)  # some are read, and compared
+
+
+def test_both_verifiers_pass_or_fail_each_player_key_value_of_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A bundle whose player registered a key before playing and signed every bet and
+    decision: each number or flag of its key registration and of a receipt's signed actions
+    and bet written as another JSON type (the receipt signed again and logged so from the
+    start) passes the page exactly when it passes the offline verifier."""
+    sign_up(tab, "json-twins-player")
+    fairness_page(tab)
+    honest = _with_registration(
+        bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed()), _registered_first
+    )
+    cases = [
+        (place, with_odd(honest, place, odd))
+        for place in places({"player_keys": honest["player_keys"]})
+        for odd in twins(value_at(honest, place))
+    ]
+    unsigned = bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed())
+    for nonce in (1, 2):  # a war, signed, and a plain round: a signed bet alone
+        receipt = unsigned["rounds"][nonce]["document"]
+        for name in ("signed_actions", "signed_bet"):
+            for place in places({name: receipt[name]} if name in receipt else {}):
+                for odd in twins(value_at(receipt, place)):
+                    forged = copy.deepcopy(unsigned)
+                    doc = with_odd(receipt, place, odd)
+                    forged["rounds"][nonce] = SIGNING_PAIR.sign(doc)
+                    bundle = _with_registration(forged, _registered_first)
+                    cases.append(((nonce, *place, odd), bundle))
+    path = tmp_path / "bundle.json"
+
+    def offline(bundle: Any) -> bool:
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        args = [str(path), "--public-key", SIGNING_KEY_HEX, "-q"]
+        return main(args, io.StringIO(), io.StringIO()) == 0
+
+    assert offline(honest) and tab.evaluate(PAGE_PASSES, [[honest], SIGNING_KEY_HEX]) == [True]
+    disagree = []
+    for start in range(0, len(cases), 20):
+        chunk = cases[start : start + 20]
+        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], SIGNING_KEY_HEX])
+        disagree += [
+            (place, said)
+            for (place, bundle), said in zip(chunk, page, strict=True)
+            if said != offline(bundle)
+        ]
+    assert len(cases) > 20 and disagree == []
