@@ -38,8 +38,14 @@ from test_verify_player_log_order import _registered_first  # noqa: E402
 from test_verify_player_log_order import _with_registration  # noqa: E402
 from test_verify_signed_bets import ROUNDS  # noqa: E402
 from test_verify_signed_bets import player_signed  # noqa: E402
+from test_verify_trust import GOOD as CHANGED_GOOD  # noqa: E402
+from test_verify_trust import INTO_PAIR_KEY  # noqa: E402
+from test_verify_trust import OLD_KEY  # noqa: E402
+from test_verify_trust import PAIR as CHANGED_PAIR  # noqa: E402
 
 from sota_casino.core import anchors
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.core.fairness import signed
 from sota_casino.verify import main
 
 pytestmark = pytest.mark.browser
@@ -1153,3 +1159,45 @@ def test_both_verifiers_pass_or_fail_each_player_key_value_of_another_json_type(
             if said != offline(bundle)
         ]
     assert len(cases) > 20 and disagree == []
+
+
+def test_both_verifiers_pass_or_fail_each_key_change_value_of_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A bundle signed by a key a logged key change handed the service on to, checked trusting
+    the key it retired: each number or flag of the change's entry, anchor and checkpoint
+    written as another JSON type, and the change signed again by the retired key with its
+    ``v`` so written and logged so, passes the page exactly when it passes the offline
+    verifier."""
+    sign_up(tab, "json-twins-key-change")
+    fairness_page(tab)
+    old_hex = public_key_hex(OLD_KEY)
+    honest = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[INTO_PAIR_KEY])
+    path = tmp_path / "bundle.json"
+
+    def offline(bundle: Any) -> bool:
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        args = [str(path), "--public-key", old_hex, "-q"]
+        return main(args, io.StringIO(), io.StringIO()) == 0
+
+    assert offline(honest) and tab.evaluate(PAGE_PASSES, [[honest], old_hex]) == [True]
+    cases = [
+        (place, odd)
+        for place in places({"key_changes": honest["key_changes"]})
+        for odd in twins(value_at(honest, place))
+    ]
+    page = tab.evaluate(
+        PAGE_PASSES_CHANGED, [honest, old_hex, [[list(p), False, odd] for p, odd in cases]]
+    )
+    disagree = [
+        (place, odd, said)
+        for (place, odd), said in zip(cases, page, strict=True)
+        if said != offline(with_odd(honest, place, odd))
+    ]
+    for odd in twins(1):
+        change = signed(OLD_KEY, {**INTO_PAIR_KEY["document"], "v": odd})
+        bundle = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[change])
+        [said] = tab.evaluate(PAGE_PASSES, [[bundle], old_hex])
+        if said != offline(bundle):
+            disagree.append((("document", "v"), odd, said))
+    assert len(cases) > 10 and disagree == []
