@@ -334,7 +334,9 @@ def checkpoint_shape_problem(envelope: object) -> str | None:
     doc, signature = envelope.get("document"), envelope.get("signature")
     if not isinstance(doc, Mapping) or not isinstance(signature, str):
         return "is not a signed document ({document, signature})"
-    if doc.get("type") != CHECKPOINT_TYPE or doc.get("v") != 1:
+    # ``type(...) is int``: ``true`` is no version, though Python's ``True == 1`` (the page's
+    # ``isCheckpoint`` compares with ``===``).
+    if doc.get("type") != CHECKPOINT_TYPE or type(doc.get("v")) is not int or doc["v"] != 1:
         return 'is not a checkpoint document (type "checkpoint", v 1)'
     size = doc.get("size")
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
@@ -502,14 +504,17 @@ def _proven_seq(
     """The seq of a range entry proven into checkpoint ``doc`` (its root), or ``None``."""
     root = bytes.fromhex(doc["root"])
     for proof in proofs:
-        seq, path = proof.get("seq"), proof.get("proof")
+        seq, path, size = proof.get("seq"), proof.get("proof"), proof.get("size")
+        # ``type(...) is int``: ``true`` names no seq nor size, though ``True == 1`` (and a
+        # dict finds the entry of seq 1 under ``True``).
+        if type(seq) is not int or type(size) is not int or size != doc["size"]:
+            continue
         entry = by_seq.get(seq)
-        if proof.get("size") != doc["size"] or entry is None or not isinstance(path, list):
+        if entry is None or not isinstance(path, list):
             continue
         if not (_is_hash_hex(entry.get("hash")) and all(_is_hash_hex(p) for p in path)):
             continue
         nodes = [bytes.fromhex(p) for p in path]
-        assert isinstance(seq, int)
         if merkle.verify_inclusion(seq - 1, doc["size"], bytes.fromhex(entry["hash"]), nodes, root):
             return seq
     return None

@@ -26,6 +26,7 @@ from typing import ClassVar
 from typing import Final
 from typing import overload
 
+from .anchors import same_json
 from .cards import DECK_KINDS
 from .cards import RANK_VALUES
 from .cards import Card
@@ -979,11 +980,14 @@ def payout(rules: SotaRules, winner: int | str | None, stake: int) -> int:
 
 
 def first_difference(recorded: Mapping[str, Any], fresh: Mapping[str, Any]) -> str | None:
-    """Say where a recorded game log differs from a fresh replay, or ``None`` if it does not."""
+    """Say where a recorded game log differs from a fresh replay, or ``None`` if it does not.
+
+    The values are compared as JSON values: ``false`` is not ``0`` (Python's bool is an int).
+    """
     for key in fresh:
         if key == "tricks":
             continue
-        if recorded.get(key) != fresh[key]:
+        if not same_json(recorded.get(key), fresh[key]):
             return f"{key}: recorded {recorded.get(key)!r}, replay {fresh[key]!r}"
     extra = sorted(set(recorded) - set(fresh))
     if extra:
@@ -992,7 +996,7 @@ def first_difference(recorded: Mapping[str, Any], fresh: Mapping[str, Any]) -> s
     if not isinstance(old, list):
         return "tricks: recorded is not a list"
     for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
-        if a != b:
+        if not same_json(a, b):
             return f"trick {number}: recorded {a!r}, replay {b!r}"
     if len(old) != len(new):
         return f"tricks: recorded {len(old)}, replay {len(new)}"

@@ -36,6 +36,7 @@ from typing import TypeVar
 
 from ..core import casino_war
 from ..core import sota
+from ..core.anchors import same_json
 from ..core.cards import Card
 from ..core.cards import canonical_shoe
 from ..core.errors import CasinoError
@@ -680,8 +681,9 @@ def _check_sota(found: _Collector, doc: Mapping[str, Any], seeds: Seeds | None) 
         found.fail("outcome", "outcome is not an object")
     else:
         replayed = result.receipt_outcome()
-        # Plain equality for the long trick log; the winner, which the payout follows, must
-        # also have the same JSON type (in Python ``false == 0``, and seat 0 is the player).
+        # Plain equality first, for the long trick log; then the JSON types, the winner's
+        # named apart (in Python ``false == 0``, and seat 0 is the player), then any other:
+        # a trick's ``"wars": false`` is not the ``0`` replayed, as the page says.
         if outcome != replayed:
             found.fail("outcome", f"outcome {sota.first_difference(outcome, replayed)}")
         elif not _same(outcome.get("winner"), replayed["winner"]):
@@ -690,6 +692,8 @@ def _check_sota(found: _Collector, doc: Mapping[str, Any], seeds: Seeds | None) 
                 f"outcome winner is {_brief(outcome.get('winner'))}, "
                 f"replay gives {_brief(replayed['winner'])}",
             )
+        elif not same_json(outcome, replayed):
+            found.fail("outcome", f"outcome {sota.first_difference(outcome, replayed)}")
     _compare_payout(found, doc.get("payout"), sota.payout(rules, result.winner, stakes["stake"]))
 
 

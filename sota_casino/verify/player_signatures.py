@@ -168,7 +168,7 @@ def anchor_problem(item: Mapping[str, Any], log_keys: Sequence[str]) -> str | No
     doc = checkpoint["document"]
     if not any(verify_signature(key, doc, checkpoint["signature"]) for key in log_keys):
         return "proves into a checkpoint that the trusted key did not sign"
-    if anchor.get("checkpoint_size") != doc.get("size"):
+    if not same_json(anchor.get("checkpoint_size"), doc.get("size")):  # true is not 1
         return "names another checkpoint than the one it carries"
     problem = proof_problem({**anchor, "entry": item["entry"]}, doc)
     return None if problem is None else f"is not shown to be in the log: {problem}"
@@ -222,7 +222,8 @@ def check_signed_actions(
         )
     elif isinstance(signed[last], dict) and in_use is not None:
         key_id = signed[last].get("key_id")
-        if key_id in keys and key_id != in_use.key_id:
+        # ``type(...) is int``: ``True in keys`` finds key 1, though ``true`` names no key.
+        if type(key_id) is int and key_id in keys and key_id != in_use.key_id:
             findings.append(
                 f"the {_what(doc)} is signed by key {key_id}, which the player had replaced by "
                 f"key {in_use.key_id} before the round settled"

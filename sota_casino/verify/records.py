@@ -45,6 +45,7 @@ from typing import Final
 
 from ..core import casino_war
 from ..core import sota
+from ..core.anchors import same_json
 from ..core.errors import InvalidRules
 from ..core.fairness import is_hex64
 from ..core.fairness import signature_checker
@@ -444,7 +445,8 @@ def compare_round(row: Row, receipt: Mapping[str, Any], records: Records) -> Row
         # Every record of the round names its pair and nonce (or null): the bet's and the
         # decisions' alike.
         recorded = {record[name] for record in placed if record.get(name) is not None}
-        wrong = sorted(value for value in recorded if value != receipt.get(name))
+        # As JSON values: a receipt's ``true`` is not the nonce 1 recorded (``True == 1``).
+        wrong = sorted(value for value in recorded if not same_json(value, receipt.get(name)))
         if wrong:
             differences.append(
                 f"{name} is {receipt.get(name)!r} in the receipt, {wrong[0]!r} as recorded"

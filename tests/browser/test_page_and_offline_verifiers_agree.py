@@ -32,8 +32,20 @@ from test_verify_forged_log import OUT_OF_ORDER  # noqa: E402
 from test_verify_forged_log import OUT_OF_ORDER_BETS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
+from test_verify_player_log_order import KEY_HEX as SIGNING_KEY_HEX  # noqa: E402
+from test_verify_player_log_order import PAIR as SIGNING_PAIR  # noqa: E402
+from test_verify_player_log_order import _registered_first  # noqa: E402
+from test_verify_player_log_order import _with_registration  # noqa: E402
+from test_verify_signed_bets import ROUNDS  # noqa: E402
+from test_verify_signed_bets import player_signed  # noqa: E402
+from test_verify_trust import GOOD as CHANGED_GOOD  # noqa: E402
+from test_verify_trust import INTO_PAIR_KEY  # noqa: E402
+from test_verify_trust import OLD_KEY  # noqa: E402
+from test_verify_trust import PAIR as CHANGED_PAIR  # noqa: E402
 
 from sota_casino.core import anchors
+from sota_casino.core.fairness import public_key_hex
+from sota_casino.core.fairness import signed
 from sota_casino.verify import main
 
 pytestmark = pytest.mark.browser
@@ -917,3 +929,275 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_docume
         assert not offline_passes(tmp_path, forged), stakes
         assert tab.evaluate(PAGE_PASSES, [[forged], KEY_HEX]) == [False], stakes
     assert tab.evaluate(PAGE_PASSES, [[sota_bundle], KEY_HEX]) == [True]
+
+
+def twins(value: Any) -> list[Any]:
+    """The values of another JSON type that a loose comparison takes for ``value``: Python's
+    ``True == 1``, JavaScript's property names, which make ``"16"`` and ``[16]`` the key
+    ``16`` is."""
+    if isinstance(value, bool):
+        return [int(value)]
+    if isinstance(value, int):
+        return [str(value), [value], *([bool(value)] if value in (0, 1) else [])]
+    return []
+
+
+def test_both_verifiers_pass_or_fail_each_value_written_as_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """Each number or flag of a bundle written as another JSON type that stands for it in a
+    loose comparison (``true`` for ``1``, ``"16"`` or ``[16]`` for ``16``): the page passes it
+    exactly when the offline verifier does. Python's ``==`` takes ``true`` for ``1``, and a
+    JavaScript object's key ``"16"`` for ``16``: a check loose in one verifier only passed in
+    it what the other failed."""
+    sign_up(tab, "json-twins")
+    fairness_page(tab)
+    cases = [(place, odd) for place in places(GOOD) for odd in twins(value_at(GOOD, place))]
+    changes = [[list(place), False, odd] for place, odd in cases]
+    page = tab.evaluate(PAGE_PASSES_CHANGED, [GOOD, KEY_HEX, changes])
+    disagree = [
+        (place, odd, said)
+        for (place, odd), said in zip(cases, page, strict=True)
+        if said != offline_passes(tmp_path, with_odd(GOOD, place, odd))
+    ]
+    assert len(cases) > 200 and disagree == []
+
+
+def test_both_verifiers_pass_or_fail_each_value_signed_or_logged_as_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """As above, the casino holding the key: each number or flag of a checkpoint, the
+    commitment, the reveal or a receipt written as another JSON type and signed again, and
+    each of the log's entries so written and logged from the start, passes the page exactly
+    when it passes the offline verifier. A checkpoint signed with ``"v": true``, or a Sota
+    receipt whose trick log says ``"wars": false``, passed offline (Python's ``True == 1``)
+    and failed the page."""
+    sign_up(tab, "json-twins-signed")
+    fairness_page(tab)
+    cases = []
+    for target in (("checkpoints", 0), ("commitment",), ("reveal",), ("rounds", 1)):
+        document = value_at(GOOD, (*target, "document"))
+        for place in places(document):
+            for odd in twins(value_at(document, place)):
+                forged = copy.deepcopy(GOOD)
+                holder = value_at(forged, (*target, "document", *place[:-1]))
+                holder[place[-1]] = odd
+                envelope = value_at(forged, target)
+                envelope["signature"] = PAIR.sign(envelope["document"])["signature"]
+                if target[0] != "checkpoints":  # logged as signed, from the start
+                    forged = bundles.anchored(forged, PAIR.key)
+                cases.append(((*target, *place, odd), forged))
+    sota_bundle = bundles.bundle(1, pair=PAIR, make_round=bundles.sota_receipt)
+    receipt = sota_bundle["rounds"][0]["document"]
+    for place in places(receipt):
+        if place[:2] == ("outcome", "tricks") and len(place) > 2 and place[2] > 1:
+            continue  # the first two tricks stand for the rest
+        for odd in twins(value_at(receipt, place)):
+            forged = copy.deepcopy(sota_bundle)
+            holder = value_at(forged, ("rounds", 0, "document", *place[:-1]))
+            holder[place[-1]] = odd
+            forged["rounds"][0] = PAIR.sign(forged["rounds"][0]["document"])
+            cases.append((("sota", *place, odd), bundles.anchored(forged, PAIR.key)))
+    logged = bundles.logged_entries(GOOD)
+    for position, (_, entry) in enumerate(logged):
+        for place in places(entry):
+            for odd in twins(value_at(entry, place)):
+
+                def logged_so(
+                    log: Any, position: int = position, place: Any = place, odd: Any = odd
+                ) -> Any:
+                    return with_odd(log, (position, 1, *place), odd)
+
+                bundle = bundles.anchored(GOOD, PAIR.key, logged_as=logged_so)
+                cases.append((("log", position, *place, odd), bundle))
+    disagree = []
+    for start in range(0, len(cases), 20):
+        chunk = cases[start : start + 20]
+        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], KEY_HEX])
+        disagree += [
+            (place, said)
+            for (place, bundle), said in zip(chunk, page, strict=True)
+            if said != offline_passes(tmp_path, bundle)
+        ]
+    assert len(cases) > 100 and disagree == []
+
+
+#: The page's verdicts on changes of a bundle, as :data:`PAGE_PASSES_CHANGED`: "fail" for a
+#: problem (or a throw), "wait" for documents the log does not prove yet, else "pass".
+PAGE_VERDICTS_CHANGED = PAGE_PASSES_CHANGED.replace(
+    "return report.problems.length === 0 && report.waiting.length === 0; }"
+    " catch (error) { return false; }",
+    "return report.problems.length ? 'fail' : report.waiting.length ? 'wait' : 'pass'; }"
+    " catch (error) { return 'fail'; }",
+)
+#: The offline verifier's verdicts by its exit code.
+OFFLINE_VERDICTS = {0: "pass", 1: "fail", 4: "wait"}
+
+
+def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A bundle whose last round and reveal are pending within the bound, each number of its
+    pending list and anchors written as another JSON type: the page fails it, waits for it or
+    passes it as the offline verifier does. A round pending under ``"105"`` is not round
+    105, so it carries no anchor and fails."""
+    sign_up(tab, "json-twins-pending")
+    fairness_page(tab)
+    waiting = last_taken_out("2025-04-01T12:00:05.250000Z")
+    assert PAGE_VERDICTS_CHANGED != PAGE_PASSES_CHANGED
+    listed = waiting["pending_anchors"]
+    cases = [
+        (place, odd)
+        for place in places({"pending_anchors": listed})
+        for odd in twins(value_at(waiting, place))
+    ]
+    # The round's bet and settlement pend as one place: both named so name another round.
+    for odd in twins(LAST["round_id"]):
+        renamed = [
+            {**item, "of": {**item["of"], "round_id": odd}} if "round_id" in item["of"] else item
+            for item in listed
+        ]
+        cases.append((("pending_anchors",), renamed))
+    changes = [[list(place), False, odd] for place, odd in [((), None), *cases]]
+    changes[0] = [["public_key_hex"], False, waiting["public_key_hex"]]  # the bundle as it is
+    page = tab.evaluate(PAGE_VERDICTS_CHANGED, [waiting, KEY_HEX, changes])
+    path = tmp_path / "bundle.json"
+
+    def offline(bundle: Any) -> str:
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        code = main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
+        return OFFLINE_VERDICTS.get(code, str(code))
+
+    assert page[0] == offline(waiting) == "wait"
+    disagree = [
+        (place, odd, said)
+        for (place, odd), said in zip(cases, page[1:], strict=True)
+        if said != offline(with_odd(waiting, place, odd))
+    ]
+    assert len(cases) > 5 and disagree == []
+    assert "fail" in page[1:]
+
+
+def test_both_verifiers_read_each_recorded_value_of_another_json_type_alike(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The records a player kept, each number or flag written as another JSON type (``"12"``
+    for the pair 12, ``true`` for the nonce 1): the page's records check and the offline
+    verifier's pass the bundle exactly together (a records file the verifier cannot read left
+    out, as above)."""
+    sign_up(tab, "records-twins")
+    fairness_page(tab)
+    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
+
+    def offline(records: Any) -> int:
+        (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
+        args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json")]
+        return main([*args, "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
+
+    lists = ("commitments", "actions", "rotations", "bets")
+    cases = [
+        (place, with_odd(RECORDS, place, odd))
+        for place in places({name: RECORDS[name] for name in lists})
+        for odd in twins(value_at(RECORDS, place))
+    ]
+    page = tab.evaluate(
+        PAGE_PASSES_WITH_EACH_RECORDS, [[records for _, records in cases], GOOD, KEY_HEX]
+    )
+    codes = [offline(records) for _, records in cases]
+    disagree = [
+        (place, code, said)
+        for (place, _), code, said in zip(cases, codes, page, strict=True)
+        if code != 2 and said != (code == 0)
+    ]
+    assert len(cases) > 50 and disagree == []
+    assert codes.count(2) < len(codes)  # some are read, and compared
+
+
+def test_both_verifiers_pass_or_fail_each_player_key_value_of_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A bundle whose player registered a key before playing and signed every bet and
+    decision: each number or flag of its key registration and of a receipt's signed actions
+    and bet written as another JSON type (the receipt signed again and logged so from the
+    start) passes the page exactly when it passes the offline verifier."""
+    sign_up(tab, "json-twins-player")
+    fairness_page(tab)
+    honest = _with_registration(
+        bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed()), _registered_first
+    )
+    cases = [
+        (place, with_odd(honest, place, odd))
+        for place in places({"player_keys": honest["player_keys"]})
+        for odd in twins(value_at(honest, place))
+    ]
+    unsigned = bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed())
+    for nonce in (1, 2):  # a war, signed, and a plain round: a signed bet alone
+        receipt = unsigned["rounds"][nonce]["document"]
+        for name in ("signed_actions", "signed_bet"):
+            for place in places({name: receipt[name]} if name in receipt else {}):
+                for odd in twins(value_at(receipt, place)):
+                    forged = copy.deepcopy(unsigned)
+                    doc = with_odd(receipt, place, odd)
+                    forged["rounds"][nonce] = SIGNING_PAIR.sign(doc)
+                    bundle = _with_registration(forged, _registered_first)
+                    cases.append(((nonce, *place, odd), bundle))
+    path = tmp_path / "bundle.json"
+
+    def offline(bundle: Any) -> bool:
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        args = [str(path), "--public-key", SIGNING_KEY_HEX, "-q"]
+        return main(args, io.StringIO(), io.StringIO()) == 0
+
+    assert offline(honest) and tab.evaluate(PAGE_PASSES, [[honest], SIGNING_KEY_HEX]) == [True]
+    disagree = []
+    for start in range(0, len(cases), 20):
+        chunk = cases[start : start + 20]
+        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], SIGNING_KEY_HEX])
+        disagree += [
+            (place, said)
+            for (place, bundle), said in zip(chunk, page, strict=True)
+            if said != offline(bundle)
+        ]
+    assert len(cases) > 20 and disagree == []
+
+
+def test_both_verifiers_pass_or_fail_each_key_change_value_of_another_json_type(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A bundle signed by a key a logged key change handed the service on to, checked trusting
+    the key it retired: each number or flag of the change's entry, anchor and checkpoint
+    written as another JSON type, and the change signed again by the retired key with its
+    ``v`` so written and logged so, passes the page exactly when it passes the offline
+    verifier."""
+    sign_up(tab, "json-twins-key-change")
+    fairness_page(tab)
+    old_hex = public_key_hex(OLD_KEY)
+    honest = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[INTO_PAIR_KEY])
+    path = tmp_path / "bundle.json"
+
+    def offline(bundle: Any) -> bool:
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        args = [str(path), "--public-key", old_hex, "-q"]
+        return main(args, io.StringIO(), io.StringIO()) == 0
+
+    assert offline(honest) and tab.evaluate(PAGE_PASSES, [[honest], old_hex]) == [True]
+    cases = [
+        (place, odd)
+        for place in places({"key_changes": honest["key_changes"]})
+        for odd in twins(value_at(honest, place))
+    ]
+    page = tab.evaluate(
+        PAGE_PASSES_CHANGED, [honest, old_hex, [[list(p), False, odd] for p, odd in cases]]
+    )
+    disagree = [
+        (place, odd, said)
+        for (place, odd), said in zip(cases, page, strict=True)
+        if said != offline(with_odd(honest, place, odd))
+    ]
+    for odd in twins(1):
+        change = signed(OLD_KEY, {**INTO_PAIR_KEY["document"], "v": odd})
+        bundle = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[change])
+        [said] = tab.evaluate(PAGE_PASSES, [[bundle], old_hex])
+        if said != offline(bundle):
+            disagree.append((("document", "v"), odd, said))
+    assert len(cases) > 10 and disagree == []

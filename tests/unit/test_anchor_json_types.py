@@ -4,7 +4,18 @@ and an entry of another action or subject anchors nothing."""
 
 from __future__ import annotations
 
+import copy
+
+import bundles
+from test_verify_cli import GOOD
+from test_verify_cli import KEY_HEX
+from test_verify_cli import PAIR
+
 from sota_casino.core import anchors
+from sota_casino.core import audit_chain
+from sota_casino.core.fairness import signed
+from sota_casino.verify import verify_bundle
+from sota_casino.verify.player_signatures import anchor_problem
 
 
 def test_booleans_are_not_the_numbers_python_takes_them_for_at_any_depth() -> None:
@@ -47,3 +58,50 @@ def test_an_entry_of_another_action_or_subject_anchors_no_document_and_says_whic
         assert problem(other, document) == (
             f"the entry is {action!r} of 'round:6', not ({action!r}, {subject!r})"
         )
+
+
+def test_a_checkpoint_signed_with_true_for_its_version_1_is_no_checkpoint() -> None:
+    """A checkpoint is ``v`` 1, a number: the page refuses one signed with ``"v": true``
+    (static/js/transparency.js, ``isCheckpoint``: ``doc.v === 1``), so its anchors prove
+    nothing there. Offline, Python's ``True == 1`` took it for a checkpoint and passed the
+    bundle the page failed."""
+    checkpoint = copy.deepcopy(GOOD["checkpoints"][0])
+    assert audit_chain.checkpoint_shape_problem(checkpoint) is None
+    loose = bundles.resign(PAIR, checkpoint, v=True)
+    assert audit_chain.checkpoint_shape_problem(loose) == (
+        'is not a checkpoint document (type "checkpoint", v 1)'
+    )
+    forged = {**GOOD, "checkpoints": [loose]}
+    report = verify_bundle(forged, KEY_HEX)
+    assert not report.ok
+    assert any(
+        'checkpoint 1 is not a checkpoint document (type "checkpoint", v 1)' in finding.message
+        for finding in report.findings
+    )
+
+
+def test_an_anchor_naming_checkpoint_size_true_names_no_checkpoint_of_size_1() -> None:
+    """A logged item's anchor names its checkpoint by size, a number: the page finds an anchor
+    naming ``"checkpoint_size": true`` to name another checkpoint than the one of size 1 it
+    carries (static/js/verify.js, ``entryAnchorProblem``: ``anchor.checkpoint_size !==
+    checkpoint.document.size``). Offline, Python's ``True == 1`` proved the entry with it."""
+    entry = {
+        "seq": 1,
+        "time": "2025-04-01T10:00:00.000000Z",
+        "actor": "user:7",
+        "action": "player_key.registered",
+        "subject": "user:7",
+        "data": {"user_id": 7, "key_id": 1, "public_key_hex": KEY_HEX},
+    }
+    entries = audit_chain.link_entries([entry])
+    root = audit_chain.entries_tree(entries).root(1).hex()
+    checkpoint = signed(
+        PAIR.key, audit_chain.checkpoint_document(1, root, "2025-04-01T10:00:01.000000Z")
+    )
+    item = {"entry": entries[0], "checkpoint": checkpoint}
+    anchor = {"leaf_index": 0, "checkpoint_size": 1, "proof": []}
+    assert anchor_problem({**item, "anchor": anchor}, [KEY_HEX]) is None
+    loose = {**anchor, "checkpoint_size": True}
+    assert anchor_problem({**item, "anchor": loose}, [KEY_HEX]) == (
+        "names another checkpoint than the one it carries"
+    )

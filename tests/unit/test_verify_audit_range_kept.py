@@ -192,3 +192,19 @@ def test_a_tampered_consistency_proof_fails(tmp_path: Path) -> None:
     Path(export).write_text("".join([*lines[:-1], json.dumps(row) + "\n"]), encoding="utf-8")
     code, out = _audit(export, "--checkpoint", kept)
     assert code == 1 and "not a list of 64-hex hashes" in out, out
+
+
+def test_an_inclusion_proof_naming_seq_and_size_true_proves_no_entry_of_the_range() -> None:
+    """A range export's inclusion proof names the entry's seq and the checkpoint's size, JSON
+    numbers (docs/fairness.md): one naming ``"seq": true, "size": true`` for the entry 1 of a
+    log of one entry proves nothing, though Python's ``True == 1`` (and ``hash(True) ==
+    hash(1)``, so the entry of seq 1 was found under ``True``) took it for the proof of it."""
+    log = _log(1)
+    checkpoint = _checkpoint(log, 1, "2025-04-01T11:00:00.000000Z")
+    proof = {"seq": 1, "size": 1, "proof": []}
+    report, covered = audit_chain.verify_range_checkpoints(log, [checkpoint], [proof], PUBLIC)
+    assert report.ok and covered == 1
+    for loose in ({**proof, "seq": True}, {**proof, "size": True}):
+        report, covered = audit_chain.verify_range_checkpoints(log, [checkpoint], [loose], PUBLIC)
+        assert covered == 0
+        assert [p.check for p in report.problems] == ["root"], loose

@@ -9,6 +9,7 @@ without prisoners' moves): nothing else the player kept names that round. Only t
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from test_verify_signed_bets import bet_in_the_players_name
 from sota_casino.core import casino_war
 from sota_casino.core import sota
 from sota_casino.verify import Records
+from sota_casino.verify import verify_bundle
 from sota_casino.verify.records import unplaced_rounds
 
 SHOWN = casino_war.TableRules().to_dict()
@@ -249,3 +251,17 @@ def test_a_round_bet_in_the_players_name_without_a_key_is_not_compared_and_fails
     statuses = {row["round_id"]: row["checks"]["records"] for row in report["rounds"]}
     assert code == 0 and statuses.pop(phantom) == "skip", out
     assert set(statuses.values()) == {"pass"}
+
+
+def test_a_receipt_naming_nonce_true_is_not_the_nonce_1_recorded() -> None:
+    """A record's nonce and pair are JSON numbers, compared as JSON values: a receipt naming
+    ``"nonce": true`` is not of the nonce 1 the player recorded, though Python's ``True == 1``.
+    The page's records check says so (static/js/records.js, ``compareBundle``: ``a.nonce !==
+    doc.nonce``); offline the records check passed it, and the two named different checks."""
+    forged = copy.deepcopy(GOOD)
+    forged["rounds"][1] = bundles.resign(PAIR, forged["rounds"][1], nonce=True)
+    records = Records.parse(_records(_bet(TIED, bet=500, tie_bet=100)))
+    report = verify_bundle(forged, KEY_HEX, records=records)
+    said = [f.message for f in report.findings if f.check == "records" and f.round_id == TIED]
+    assert said == ["nonce is True in the receipt, 1 as recorded"]
+    assert verify_bundle(GOOD, KEY_HEX, records=records).ok

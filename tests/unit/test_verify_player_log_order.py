@@ -20,6 +20,9 @@ from sota_casino.core import fairness
 from sota_casino.core import sota
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.verify import verify_bundle
+from sota_casino.verify.player_signatures import PlayerKey
+from sota_casino.verify.player_signatures import check_signed_actions
+from sota_casino.verify.report import Row
 
 PAIR = bundles.Pair()
 KEY_HEX = public_key_hex(PAIR.key)
@@ -237,3 +240,33 @@ def test_moves_made_before_a_key_registered_mid_game_stay_unsigned() -> None:
         early = moves_bundle(move, move - 1)
         failures = [f.text() for f in verify_bundle(early, KEY_HEX).failures]
         assert len(failures) == 1 and f"player: action {move - 1} (" in failures[0], failures
+
+
+def test_a_settling_action_signed_by_key_true_is_not_signed_by_the_replaced_key_1() -> None:
+    """A signed action names its key by ``key_id``, a number: one naming ``true`` names no
+    registered key, and says only that. Python's ``True in {1: …}`` took it for key 1, replaced
+    by key 2, and said so too, where the page, comparing with ``===``, does not
+    (static/js/verify.js, ``signedActionProblems``: ``keys.some((k) => k.keyId ===
+    last.key_id)``): the two verifiers named different problems."""
+    moment = fairness.parse_time("2025-04-01T09:00:00.000000Z")
+    later = fairness.parse_time("2025-04-01T09:30:00.000000Z")
+    keys = {
+        1: PlayerKey(1, public_key_hex(PLAYER_KEY), moment, 2, later),
+        2: PlayerKey(2, public_key_hex(PLAYER_KEY), later, 3, None),
+    }
+    row = Row("round", 0, 101, "casino_war", 1, "lucky seven", (), frozenset())
+    doc = {
+        "game": "casino_war",
+        "round_id": 101,
+        "seed_pair_id": 12,
+        "nonce": 1,
+        "actions": ["war"],
+        "settled_at": "2025-04-01T11:00:00.000000Z",
+    }
+    signed = {"document": {}, "signature": "00" * 64}
+    by_one = check_signed_actions(row, {**doc, "signed_actions": [{**signed, "key_id": 1}]}, keys)
+    assert any("which the player had replaced by key 2" in f.message for f in by_one)
+    by_true = {**doc, "signed_actions": [{**signed, "key_id": True}]}
+    said = [f.message for f in check_signed_actions(row, by_true, keys)]
+    assert any("signed by key true, which no registration" in message for message in said)
+    assert not any("had replaced" in message for message in said), said

@@ -582,9 +582,11 @@
 
   /* Whether a bundle's pair id names the recorded pair: a pair re-committed with its id
    * written as the text "12" is still pair 12, and its records apply (the log's subject,
-   * seed_pair:12, reads the same). */
+   * seed_pair:12, reads the same). The recorded id is a number: a commitment the casino showed
+   * under "12" or [12] is recorded for no pair, as the offline verifier keeps it (a JSON value
+   * of another type is another key there). */
   function samePair(recorded, shown) {
-    return recorded !== null && recorded !== undefined && String(recorded) === String(shown);
+    return typeof recorded === "number" && String(recorded) === String(shown);
   }
 
   /* What the rotations recorded say about the client seed the pair deals with. */

@@ -351,8 +351,8 @@
   /* The anchored bets of the bundle's rounds with the nonces they were dealt with. */
   function anchoredBets(rounds, betted) {
     return rounds.map((signed) => signed.document)
-      .filter((receipt) => betted[receipt.round_id] && Number.isInteger(receipt.nonce))
-      .map((receipt) => ({ id: receipt.round_id, nonce: receipt.nonce, leaf: betted[receipt.round_id].leaf_index }));
+      .filter((receipt) => betted[roundKey(receipt.round_id)] && Number.isInteger(receipt.nonce))
+      .map((receipt) => ({ id: receipt.round_id, nonce: receipt.nonce, leaf: betted[roundKey(receipt.round_id)].leaf_index }));
   }
 
   /* The anchored bet (of `bets`, anchoredBets) of a lower nonce than the receipt's that the log
@@ -438,6 +438,11 @@
   }
 
   // ---- anchors -------------------------------------------------------------------------------
+
+  /* A round id as the key of an object: JSON's 101 is not "101" nor [101], though an object
+   * takes each of them for the key "101", and an anchor labelled so would stand for round 101
+   * (the offline verifier keeps them apart, verify/anchors.py `_id`). */
+  const roundKey = (id) => (typeof id === "number" ? String(id) : "~" + JSON.stringify(id));
 
   async function entryHash(entry) {
     const fields = {};
@@ -566,17 +571,18 @@
     if (!listed || (!listed.length && !waiting.length)) {
       result.problems.push(gettext("unanchored: the bundle proves none of its documents in the signed log"));
     }
-    const checkpoints = {};
+    // By size, a number: an object would take an anchor's "16" or [16] for the size 16.
+    const checkpoints = new Map();
     for (const signed of Array.isArray(bundle.checkpoints) ? bundle.checkpoints : []) {
       if (isCheckpoint(signed) && (await signedByAny(keys, signed))) {
         // The service signs one checkpoint a size: two that differ fork or back-date the log.
-        const twin = checkpoints[signed.document.size];
+        const twin = checkpoints.get(signed.document.size);
         if (twin && (twin.root !== signed.document.root || twin.time !== signed.document.time)) {
           result.problems.push(ngettext("two signed checkpoints over %(num)s entry differ: root %(first)s at %(first_time)s, root %(second)s at %(second_time)s: one of them forks or back-dates the log",
             "two signed checkpoints over %(num)s entries differ: root %(first)s at %(first_time)s, root %(second)s at %(second_time)s: one of them forks or back-dates the log",
             twin.size, { first: twin.root, first_time: twin.time, second: signed.document.root, second_time: signed.document.time }));
         }
-        checkpoints[signed.document.size] = signed.document;
+        checkpoints.set(signed.document.size, signed.document);
         result.checkpoints.push(signed);
       } else if (!isCheckpoint(signed)) {
         result.problems.push(gettext("a checkpoint of the bundle is not a checkpoint document with a size, a root and a time written as YYYY-MM-DDTHH:MM:SS.ffffffZ"));
@@ -586,7 +592,7 @@
     }
     result.problems.push(...backdatedCheckpoints(result.checkpoints.map((signed) => signed.document)));
     const PAIR_PLACES = { commitment: "pair", reveal: "reveal" };
-    const pending = new Set(waiting.map((p) => PAIR_PLACES[p && p.of && p.of.kind] || ["round", p && p.of && p.of.round_id].join(":")));
+    const pending = new Set(waiting.map((p) => PAIR_PLACES[p && p.of && p.of.kind] || "round:" + roundKey(p && p.of && p.of.round_id)));
     const betted = {};
     const settled = {};
     const decided = {};
@@ -594,20 +600,20 @@
     let revealed = null;
     for (const anchor of listed || []) {
       const of = (anchor && anchor.of) || {};
-      const checkpoint = anchor ? checkpoints[anchor.checkpoint_size] : undefined;
+      const checkpoint = anchor ? checkpoints.get(anchor.checkpoint_size) : undefined;
       const problem = checkpoint ? await proofProblem(anchor, checkpoint) : gettext("it names no checkpoint signed by the pinned key");
       if (problem) {
         result.problems.push(anchorProblem(of, problem));
         if (of.kind === "commitment") result.commitment = false;
         else if (of.kind === "reveal") result.reveal = false;
-        else result.rounds[of.round_id] = false;
+        else result.rounds[roundKey(of.round_id)] = false;
         continue;
       }
       if (of.kind === "commitment") commitment = anchor;
       else if (of.kind === "reveal") revealed = anchor;
-      else if (of.kind === "bet") betted[of.round_id] = anchor;
-      else if (of.kind === "settlement") settled[of.round_id] = anchor;
-      else if (of.kind === "decision") (decided[of.round_id] = decided[of.round_id] || []).push(anchor);
+      else if (of.kind === "bet") betted[roundKey(of.round_id)] = anchor;
+      else if (of.kind === "settlement") settled[roundKey(of.round_id)] = anchor;
+      else if (of.kind === "decision") (decided[roundKey(of.round_id)] = decided[roundKey(of.round_id)] || []).push(anchor);
     }
     const pairDoc = bundle.commitment.document;
     if (commitment && result.commitment !== false) {
@@ -632,37 +638,38 @@
     for (const signed of bundle.rounds) {
       const receipt = signed.document;
       const id = receipt.round_id;
-      if (result.rounds[id] === false) continue;
-      const settlement = settled[id];
+      const key = roundKey(id);
+      if (result.rounds[key] === false) continue;
+      const settlement = settled[key];
       if (!settlement) {
-        if (pending.has(["round", id].join(":"))) {
-          const later = leftOutRound(receipt, betted[id] ? [] : laterBets, revealed);
+        if (pending.has("round:" + key)) {
+          const later = leftOutRound(receipt, betted[key] ? [] : laterBets, revealed);
           if (later) result.problems.push(later);
-          result.rounds[id] = later ? false : pendingDated("round", receipt, result);
+          result.rounds[key] = later ? false : pendingDated("round", receipt, result);
         } else {
-          result.rounds[id] = false;
+          result.rounds[key] = false;
           result.problems.push(gettext("round %(round)s: the bundle carries no anchor of it in the log", { round: id }));
         }
         continue;
       }
       // The player's actions in the order the log took them, not the order the anchors' labels
       // claim; an entry anchored twice stands for one action only (the other names nothing).
-      const decisions = (decided[id] || []).sort((a, b) => a.leaf_index - b.leaf_index);
+      const decisions = (decided[key] || []).sort((a, b) => a.leaf_index - b.leaf_index);
       const entries = decisions.map((d, i) => (i && d.leaf_index === decisions[i - 1].leaf_index ? {} : d.entry));
       const problem = await receiptProblem(settlement.entry, entries, receipt);
       const late = decisions.some((d) => d.leaf_index > settlement.leaf_index);
-      const bet = betted[id];
+      const bet = betted[key];
       const betFault = bet ? betProblem(bet.entry, receipt) : null;
       const betLate = bet && [settlement, ...decisions].some((a) => a.leaf_index <= bet.leaf_index);
       const dealt = bet ? dealtOutOfOrder(receipt, bet.leaf_index, laterBets) : null;
       // Not anchored beside an anchored settlement: the log takes the bet first, so it was left
       // out of the log, also where the service lists it as pending.
-      const betPending = !bet && pending.has(["round", id].join(":"));
+      const betPending = !bet && pending.has("round:" + key);
       if (betPending) {
         result.problems.push(gettext("round %(round)s: its bet is listed as pending, though the signed log holds its settlement at leaf %(leaf)s, which the log takes after the bet: the bet was left out of the log",
           { round: id, leaf: settlement.leaf_index }));
       }
-      result.rounds[id] = !problem && !late && !betFault && !betLate && !dealt && Boolean(bet);
+      result.rounds[key] = !problem && !late && !betFault && !betLate && !dealt && Boolean(bet);
       if (problem) {
         result.problems.push(gettext("round %(round)s: %(problem)s (%(where)s)",
           { round: id, problem, where: inCheckpoint(settlement.entry.seq, settlement.checkpoint_size) }));
@@ -974,7 +981,7 @@
   }
 
   window.SotaLog = {
-    checkAnchors, proofProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    checkAnchors, roundKey, proofProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
     kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).

@@ -693,8 +693,10 @@
     pair.commitmentSigned = ofType(commitment, "commitment") && await signedByAny(docKeys, commitment);
     pair.revealSigned = reveal ? ofType(reveal, "reveal") && await signedByAny(docKeys, reveal) : false;
     const receipts = Array.isArray(bundle.rounds) ? bundle.rounds : [];
-    const receiptsSigned = await Promise.all(
-      receipts.map(async (signed) => ofType(signed, "round") && signedByAny(docKeys, signed)));
+    // A receipt's round_id is a number, as the offline verifier's signature check holds it: an
+    // object would take "101" for 101 in the log's and the records' look-ups.
+    const receiptsSigned = await Promise.all(receipts.map(async (signed) => ofType(signed, "round")
+      && Number.isInteger(signed.document.round_id) && signedByAny(docKeys, signed)));
     if (!pair.commitmentSigned) problems.push(gettext("the commitment's signature is not valid"));
     // The records find a pair by its integer id: one re-committed under the id "12" is not
     // another pair, and fails here with or without records (as the offline verifier's pair check).
@@ -743,6 +745,12 @@
       problems.push(gettext("the reveal is dated %(revealed)s, not after the commitment was signed (%(created)s)",
         { revealed: String(reveal.document.revealed_at), created: String(commitment.document.created_at) }));
     }
+    // The reveal counts the nonces used in a whole number (check 4, "nonces"): "6" or [6] would
+    // be taken for 6 by `<` here, where the offline verifier fails it.
+    if (!Number.isInteger(reveal.document.rounds) || reveal.document.rounds < 0) {
+      problems.push(gettext("the reveal's rounds %(rounds)s is not a whole number",
+        { rounds: JSON.stringify(reveal.document.rounds) }));
+    }
     const serverSeed = reveal.document.server_seed;
     const seedHash = await sha256Hex(hexToBytes(serverSeed));
     pair.seedMatches = seedHash === commitment.document.commitment && seedHash === reveal.document.commitment;
@@ -756,12 +764,14 @@
     const settledSeqs = {};
     const actedSeqs = {}; // where the log took each round's decisions and moves, in its order
     const betSeqs = {}; // where the log took each round's bet
+    const roundKey = window.SotaLog.roundKey; // 101, not "101" nor [101]
     for (const anchor of Array.isArray(bundle.anchors) ? bundle.anchors : []) {
       const seq = anchor && anchor.entry ? anchor.entry.seq : null;
-      if (anchor && anchor.of && anchor.of.kind === "settlement" && Number.isInteger(seq)) settledSeqs[anchor.of.round_id] = seq;
-      if (anchor && anchor.of && anchor.of.kind === "bet" && Number.isInteger(seq)) betSeqs[anchor.of.round_id] = seq;
+      const key = anchor && anchor.of ? roundKey(anchor.of.round_id) : null;
+      if (anchor && anchor.of && anchor.of.kind === "settlement" && Number.isInteger(seq)) settledSeqs[key] = seq;
+      if (anchor && anchor.of && anchor.of.kind === "bet" && Number.isInteger(seq)) betSeqs[key] = seq;
       if (anchor && anchor.of && anchor.of.kind === "decision" && Number.isInteger(seq)) {
-        actedSeqs[anchor.of.round_id] = [...(actedSeqs[anchor.of.round_id] || []), seq];
+        actedSeqs[key] = [...(actedSeqs[key] || []), seq];
       }
     }
     for (const seqs of Object.values(actedSeqs)) seqs.sort((a, b) => a - b);
@@ -824,9 +834,10 @@
         row.note = gettext("the replay failed: %(error)s", { error: String(error.message || error) });
       }
       const unsigned = [
-        ...await signedActionProblems(doc, playerKeys, settledSeqs[doc.round_id] ?? null, actedSeqs[doc.round_id] ?? []),
-        ...await signedBetProblems(doc, playerKeys, commitment.document.user_id, settledSeqs[doc.round_id] ?? null,
-          betSeqs[doc.round_id] ?? null),
+        ...await signedActionProblems(doc, playerKeys, settledSeqs[roundKey(doc.round_id)] ?? null,
+          actedSeqs[roundKey(doc.round_id)] ?? []),
+        ...await signedBetProblems(doc, playerKeys, commitment.document.user_id, settledSeqs[roundKey(doc.round_id)] ?? null,
+          betSeqs[roundKey(doc.round_id)] ?? null),
       ];
       row.checks.player = unsigned.length === 0;
       row.signedActions = Array.isArray(doc.signed_actions) ? doc.signed_actions.filter(Boolean).length : 0;
@@ -856,7 +867,7 @@
     if (pair.logged === "pending") waiting.push(gettext("the commitment"));
     if (log.reveal === "pending") waiting.push(gettext("the reveal"));
     for (const row of rounds) {
-      row.logged = log.rounds[row.id];
+      row.logged = log.rounds[window.SotaLog.roundKey(row.id)];
       if (row.logged === false) row.ok = false;
       if (row.logged === "pending") {
         row.waiting = row.ok;
