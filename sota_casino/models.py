@@ -7,6 +7,7 @@ from datetime import UTC
 from datetime import date
 from datetime import datetime
 from typing import Any
+from typing import Final
 
 from sqlalchemy import JSON
 from sqlalchemy import BigInteger
@@ -371,6 +372,10 @@ class AuditTreeNode(Base):
     height: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     idx: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     hash: Mapped[str] = mapped_column(String(64))
+
+
+#: The standing checks, by name: each has one :class:`CheckRun` row.
+STANDING_CHECKS: Final = ("audit", "ledger")
 
 
 class CheckRun(Base):

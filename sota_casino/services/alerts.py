@@ -28,6 +28,7 @@ from ..core.errors import InvalidInput
 from ..core.errors import NotFound
 from ..core.marks import N_
 from ..core.money import CURRENCIES
+from ..models import STANDING_CHECKS
 from ..models import Alert
 from ..models import AlertRule
 from ..models import CheckRun
@@ -58,7 +59,6 @@ MAX_THRESHOLD: Final = 10**15
 #: Rounds settled this long before the last scan are read again: a round that committed late
 #: is not missed (an alert already raised for it is not raised twice).
 OVERLAP: Final = timedelta(minutes=5)
-CHECKS: Final = ("audit", "ledger")
 
 # What an alert says, as message ids: the alert keeps the id and its params, and the web layer
 # shows it in each reader's language. The params named in AMOUNTS are in minor units of the
@@ -503,7 +503,7 @@ def scan(session: Session) -> int:
             raised += 1
         rule.scanned_at = now
     for rule in (rule for rule in watching if rule.kind == CHECK_FAILED):
-        for run in session.scalars(select(CheckRun).where(CheckRun.name.in_(CHECKS))):
+        for run in session.scalars(select(CheckRun).where(CheckRun.name.in_(STANDING_CHECKS))):
             if run.ok is not False or run.checked_at is None:
                 continue
             checked_at = fairness.format_time(run.checked_at)

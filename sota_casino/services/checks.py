@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from ..core import fairness
 from ..core.errors import InvalidInput
 from ..core.marks import N_
+from ..models import STANDING_CHECKS
 from ..models import CheckRun
 from . import alerts
 from . import audit
@@ -45,7 +46,7 @@ from .tx import own_transactions
 from .tx import read_only
 from .tx import transactional
 
-NAMES: Final = ("audit", "ledger")
+NAMES: Final = STANDING_CHECKS
 CheckName = Annotated[str, OneOf(NAMES)]
 #: How long a runner may hold a check before another may take it over (it renews as it goes).
 LEASE: Final = timedelta(minutes=2)
