@@ -78,7 +78,7 @@ PYTEST := $(BIN)/pytest -n $(WORKERS) --dist worksteal
 test: lint typecheck $(SETUP)
 	$(TEST_ENV) $(PYTEST)
 
-# The quick loop (45 s on two cores, where `make test` takes 11 minutes): the unit tests, and
+# The quick loop (85 s on two cores, where `make test` takes 10 to 11 minutes): the unit tests, and
 # the web and service tests on SQLite. It leaves out what tests/conftest.py marks slow: every
 # PostgreSQL run, the browser tests, and the servers, processes, builds, migrations and long
 # searches listed there.

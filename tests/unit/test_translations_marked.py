@@ -223,6 +223,7 @@ CODE_LIKE = re.compile(
       | [0-9a-f]+                                   # lower-case hex: keys, hashes
       | [a-z]*[.#][\w\-]+([\s>.#:][\w\-.#:\[\]="]*)*  # a class or id selector
       | [a-z][\w\-]*(\s[a-z][\w\-]*)*              # lowercase words: classes, events, keys
+      | [a-z_]+:                                    # a key's prefix: round:12
       | [\w.\-/]*\.(json|js|css|pyz|html)          # file names
       | https?://\S+ | /\S*                         # URLs and paths
       | \w+/\w+(\+\w+)?                             # media types
