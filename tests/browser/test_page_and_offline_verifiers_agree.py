@@ -12,6 +12,7 @@ import io
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,23 @@ def offline_passes(tmp_path: Path, bundle: Any) -> bool:
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(bundle), encoding="utf-8")
     return main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO()) == 0
+
+
+def page_disagreements(
+    tab: Any, cases: list[tuple[Any, Any]], key_hex: str, offline: Callable[[Any], bool]
+) -> list[tuple[Any, bool]]:
+    """The ``(place, bundle)`` cases whose verdict on the page (pinned to ``key_hex``) is not
+    ``offline``'s, with the page's, the page asked twenty bundles at a time."""
+    disagree = []
+    for start in range(0, len(cases), 20):
+        chunk = cases[start : start + 20]
+        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], key_hex])
+        disagree += [
+            (place, said)
+            for (place, bundle), said in zip(chunk, page, strict=True)
+            if said != offline(bundle)
+        ]
+    return disagree
 
 
 def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_bundle(
@@ -910,15 +928,9 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_docume
             envelope = value_at(forged, target)
             envelope["signature"] = PAIR.sign(envelope["document"])["signature"]
             cases.append(((*target, *place), bundles.anchored(forged, PAIR.key)))
-    disagree = []
-    for start in range(0, len(cases), 20):
-        chunk = cases[start : start + 20]
-        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], KEY_HEX])
-        disagree += [
-            (place, said)
-            for (place, bundle), said in zip(chunk, page, strict=True)
-            if said != offline_passes(tmp_path, bundle)
-        ]
+    disagree = page_disagreements(
+        tab, cases, KEY_HEX, lambda bundle: offline_passes(tmp_path, bundle)
+    )
     assert len(cases) > 100 and disagree == []
     # A Sota receipt's stakes, signed again: {stake}, a positive whole number of sweets.
     sota_bundle = bundles.bundle(1, pair=PAIR, make_round=bundles.sota_receipt)
@@ -1010,15 +1022,9 @@ def test_both_verifiers_pass_or_fail_each_value_signed_or_logged_as_another_json
 
                 bundle = bundles.anchored(GOOD, PAIR.key, logged_as=logged_so)
                 cases.append((("log", position, *place, odd), bundle))
-    disagree = []
-    for start in range(0, len(cases), 20):
-        chunk = cases[start : start + 20]
-        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], KEY_HEX])
-        disagree += [
-            (place, said)
-            for (place, bundle), said in zip(chunk, page, strict=True)
-            if said != offline_passes(tmp_path, bundle)
-        ]
+    disagree = page_disagreements(
+        tab, cases, KEY_HEX, lambda bundle: offline_passes(tmp_path, bundle)
+    )
     assert len(cases) > 100 and disagree == []
 
 
@@ -1149,15 +1155,7 @@ def test_both_verifiers_pass_or_fail_each_player_key_value_of_another_json_type(
         return main(args, io.StringIO(), io.StringIO()) == 0
 
     assert offline(honest) and tab.evaluate(PAGE_PASSES, [[honest], SIGNING_KEY_HEX]) == [True]
-    disagree = []
-    for start in range(0, len(cases), 20):
-        chunk = cases[start : start + 20]
-        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], SIGNING_KEY_HEX])
-        disagree += [
-            (place, said)
-            for (place, bundle), said in zip(chunk, page, strict=True)
-            if said != offline(bundle)
-        ]
+    disagree = page_disagreements(tab, cases, SIGNING_KEY_HEX, offline)
     assert len(cases) > 20 and disagree == []
 
 
