@@ -9,49 +9,26 @@ holds fewer entries than it covers was cut off."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
+from kept_support import KEPT_SIZE
+from kept_support import audit
+from kept_support import checkpoint
+from kept_support import kept_file
+from kept_support import log
+
 from sota_casino.core import audit_chain
 from sota_casino.core import merkle
 from sota_casino.core.fairness import new_signing_key
-from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import signed
-from sota_casino.verify import main
-
-KEY = new_signing_key()
-PUBLIC = public_key_hex(KEY)
-#: How many entries the witness's checkpoint covers.
-KEPT_SIZE = 12
-
-
-def _log(n: int, *, rewritten_at: int | None = None) -> list[dict[str, Any]]:
-    """A log of ``n`` entries; from ``rewritten_at`` on (a seq), every entry says otherwise and
-    the chain is linked again, as a forger with the database writes it."""
-    return audit_chain.link_entries(
-        {
-            "seq": seq,
-            "time": f"2025-04-01T10:00:{seq:02d}.000000Z",
-            "actor": "user:7",
-            "action": "user.login",
-            "subject": "user:7",
-            "data": {"attempt": seq, "forged": rewritten_at is not None and seq >= rewritten_at},
-        }
-        for seq in range(1, n + 1)
-    )
-
-
-def _checkpoint(entries: list[dict[str, Any]], size: int, time: str) -> dict[str, Any]:
-    hashes = [bytes.fromhex(entry["hash"]) for entry in entries[:size]]
-    return signed(KEY, audit_chain.checkpoint_document(size, merkle.root(hashes).hex(), time))
 
 
 def _export(tmp_path: Path, entries: list[dict[str, Any]], sizes: tuple[int, ...]) -> str:
     """Write the export of ``entries`` with checkpoints over ``sizes``, all signed by the key."""
     checkpoints = [
-        _checkpoint(entries, size, f"2025-04-01T11:00:{i:02d}.000000Z")
+        checkpoint(entries, size, f"2025-04-01T11:00:{i:02d}.000000Z")
         for i, size in enumerate(sizes)
     ]
     path = tmp_path / "audit.jsonl"
@@ -59,31 +36,16 @@ def _export(tmp_path: Path, entries: list[dict[str, Any]], sizes: tuple[int, ...
     return str(path)
 
 
-def _kept(tmp_path: Path, name: str = "checkpoint.json", *, answer: bool = False) -> str:
-    """The checkpoint a witness kept over the honest log's first entries, as the monitor keeps
-    it (``{"document", "signature"}``) or as the public log answers it."""
-    envelope = _checkpoint(_log(20), KEPT_SIZE, "2025-04-01T10:59:00.000000Z")
-    held = {"size": KEPT_SIZE, "checkpoint": envelope} if answer else envelope
-    path = tmp_path / name
-    path.write_text(json.dumps(held), encoding="utf-8")
-    return str(path)
-
-
-def _audit(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    return main(["audit", *args, "--public-key", PUBLIC], out), out.getvalue()
-
-
 def test_an_export_cut_off_before_a_kept_checkpoint_passes_alone_but_not_held_to_it(
     tmp_path: Path,
 ) -> None:
     """Entries cut off the end of the log, with the checkpoints over them: what is left is a
     whole log of its own, signed, so only the checkpoint a witness kept shows the cut."""
-    cut = _export(tmp_path, _log(10), (5, 10))
-    code, out = _audit(cut)
+    cut = _export(tmp_path, log(10), (5, 10))
+    code, out = audit(cut)
     assert code == 0 and out.splitlines()[-1] == "Result: OK (exit 0)", out  # alone, it passes
-    kept = _kept(tmp_path)
-    code, out = _audit(cut, "--checkpoint", kept)
+    kept = kept_file(tmp_path)
+    code, out = audit(cut, "--checkpoint", kept)
     assert code == 1, out
     assert f"kept: {kept}: the checkpoint over {KEPT_SIZE} entries (root " in out
     assert (
@@ -98,19 +60,19 @@ def test_an_export_rewritten_and_signed_anew_passes_alone_but_not_held_to_a_kept
 ) -> None:
     """The log rewritten from entry 7 on, every checkpoint signed anew over sizes the witness
     did not keep: the export holds, but its first 12 entries have another root."""
-    forged = _log(20, rewritten_at=7)
+    forged = log(20, rewritten_at=7)
     export = _export(tmp_path, forged, (8, 15, 20))
-    code, out = _audit(export)
+    code, out = audit(export)
     assert code == 0, out
     mine = merkle.root([bytes.fromhex(e["hash"]) for e in forged[:KEPT_SIZE]]).hex()
-    for kept in (_kept(tmp_path), _kept(tmp_path, "answer.json", answer=True)):
-        code, out = _audit(export, "--checkpoint", kept)
+    for kept in (kept_file(tmp_path), kept_file(tmp_path, name="answer.json", answer=True)):
+        code, out = audit(export, "--checkpoint", kept)
         assert code == 1, out
         assert (
             f"the export's first {KEPT_SIZE} entries have the root {mine}: the log was "
             "rewritten since the checkpoint was kept"
         ) in out, out
-    code, out = _audit(export, "--checkpoint", _kept(tmp_path), "--json")
+    code, out = audit(export, "--checkpoint", kept_file(tmp_path), "--json")
     report = json.loads(out)
     assert code == 1 and report["ok"] is False and report["exit_code"] == 1
     (held,) = report["kept_checkpoints"]
@@ -119,13 +81,15 @@ def test_an_export_rewritten_and_signed_anew_passes_alone_but_not_held_to_a_kept
 
 
 def test_an_honest_export_holds_every_checkpoint_a_witness_kept(tmp_path: Path) -> None:
-    export = _export(tmp_path, _log(20), (5, 20))
-    kept = _kept(tmp_path)
-    code, out = _audit(export, "--checkpoint", kept, "--checkpoint", _kept(tmp_path, "b.json"))
+    export = _export(tmp_path, log(20), (5, 20))
+    kept = kept_file(tmp_path)
+    code, out = audit(
+        export, "--checkpoint", kept, "--checkpoint", kept_file(tmp_path, name="b.json")
+    )
     assert code == 0, out
     assert f"kept checkpoint {kept}: size {KEPT_SIZE}" in out and "the export holds it" in out
     assert out.splitlines()[-1] == "Result: OK (exit 0)"
-    code, out = _audit(export, "--checkpoint", kept, "--json")
+    code, out = audit(export, "--checkpoint", kept, "--json")
     (held,) = json.loads(out)["kept_checkpoints"]
     assert code == 0 and held["ok"] is True and held["source"] == kept
 
@@ -135,16 +99,16 @@ def test_a_kept_checkpoint_not_signed_by_the_key_or_unreadable_is_unusable(
 ) -> None:
     """A checkpoint no key of the export's chain signed is evidence of nothing: exit 2, as the
     monitor's ``--compare`` says of it, never a pass."""
-    export = _export(tmp_path, _log(20), (20,))
+    export = _export(tmp_path, log(20), (20,))
     other = tmp_path / "other.json"
     other.write_text(
         json.dumps(
-            signed(new_signing_key(), json.loads(Path(_kept(tmp_path)).read_text())["document"])
+            signed(new_signing_key(), json.loads(Path(kept_file(tmp_path)).read_text())["document"])
         ),
         encoding="utf-8",
     )
-    code, out = _audit(export, "--checkpoint", str(other))
+    code, out = audit(export, "--checkpoint", str(other))
     assert code == 2 and "not signed by" in out, out
     missing = str(tmp_path / "missing.json")
-    code, out = _audit(export, "--checkpoint", missing)
+    code, out = audit(export, "--checkpoint", missing)
     assert code == 2 and "missing.json" in out, out

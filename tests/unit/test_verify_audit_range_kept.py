@@ -10,42 +10,24 @@ anew hands over a range that passes alone, and fails held to the kept checkpoint
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
+from kept_support import KEPT_SIZE
+from kept_support import PUBLIC
+from kept_support import audit
+from kept_support import checkpoint
+from kept_support import kept_file
+from kept_support import log
+
 from sota_casino.core import audit_chain
 from sota_casino.core import merkle
-from sota_casino.core.fairness import new_signing_key
-from sota_casino.core.fairness import public_key_hex
-from sota_casino.core.fairness import signed
-from sota_casino.verify import main
 
-KEY = new_signing_key()
-PUBLIC = public_key_hex(KEY)
-#: How many entries the auditor's kept checkpoint covers.
-KEPT_SIZE = 12
 FORK_MESSAGE = (
     "the log the range is proven into does not extend the kept checkpoint: it was rewritten or "
     "forked"
 )
-
-
-def _log(n: int, *, rewritten_at: int | None = None) -> list[dict[str, Any]]:
-    """A log of ``n`` entries; from ``rewritten_at`` on (a seq) every entry says otherwise and
-    the chain is linked again, as an operator with the database forks it."""
-    return audit_chain.link_entries(
-        {
-            "seq": seq,
-            "time": f"2025-04-01T10:00:{seq:02d}.000000Z",
-            "actor": "user:7",
-            "action": "user.login",
-            "subject": "user:7",
-            "data": {"attempt": seq, "forged": rewritten_at is not None and seq >= rewritten_at},
-        }
-        for seq in range(1, n + 1)
-    )
 
 
 def _tree(entries: list[dict[str, Any]]) -> merkle.MerkleTree:
@@ -54,11 +36,6 @@ def _tree(entries: list[dict[str, Any]]) -> merkle.MerkleTree:
 
 def _hex(hashes: list[bytes]) -> list[str]:
     return [h.hex() for h in hashes]
-
-
-def _checkpoint(entries: list[dict[str, Any]], size: int, time: str) -> dict[str, Any]:
-    root = _tree(entries).root(size).hex()
-    return signed(KEY, audit_chain.checkpoint_document(size, root, time))
 
 
 def _range(
@@ -78,7 +55,7 @@ def _range(
     lines = list(
         audit_chain.export_lines(
             log[first - 1 : last],
-            [_checkpoint(log, size, "2025-04-01T11:00:00.000000Z")],
+            [checkpoint(log, size, "2025-04-01T11:00:00.000000Z")],
             [{"seq": last, "size": size, "proof": _hex(tree.inclusion_proof(last - 1, size))}],
         )
     )
@@ -93,25 +70,12 @@ def _range(
     return str(path)
 
 
-def _kept(tmp_path: Path, size: int = KEPT_SIZE, name: str = "checkpoint.json") -> str:
-    """The checkpoint the auditor kept over the honest log's first ``size`` entries."""
-    envelope = _checkpoint(_log(24), size, "2025-04-01T10:59:00.000000Z")
-    path = tmp_path / name
-    path.write_text(json.dumps(envelope), encoding="utf-8")
-    return str(path)
-
-
-def _audit(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    return main(["audit", *args, "--public-key", PUBLIC], out), out.getvalue()
-
-
 def test_an_honest_range_holds_the_kept_checkpoint_by_its_consistency_proof(
     tmp_path: Path,
 ) -> None:
-    export = _range(tmp_path, _log(24), 14, 18, 20, (KEPT_SIZE, 20))
-    kept = _kept(tmp_path)
-    code, out = _audit(export, "--checkpoint", kept)
+    export = _range(tmp_path, log(24), 14, 18, 20, (KEPT_SIZE, 20))
+    kept = kept_file(tmp_path)
+    code, out = audit(export, "--checkpoint", kept)
     assert code == 0, out
     root = json.loads(Path(kept).read_text())["document"]["root"]
     assert f"kept checkpoint {kept}: size {KEPT_SIZE} root {root[:12]}" in out, out
@@ -119,8 +83,8 @@ def test_an_honest_range_holds_the_kept_checkpoint_by_its_consistency_proof(
     assert "checkpoint over 20 entries)" in out
     assert out.splitlines()[-1] == "Result: OK (exit 0)"
     # One of the vouching checkpoint's own size: the same root, with an empty proof.
-    same = _kept(tmp_path, 20, "same.json")
-    code, out = _audit(export, "--checkpoint", kept, "--checkpoint", same, "--json")
+    same = kept_file(tmp_path, 20, name="same.json")
+    code, out = audit(export, "--checkpoint", kept, "--checkpoint", same, "--json")
     report = json.loads(out)
     assert code == 0 and report["ok"] is True, out
     held = report["kept_checkpoints"]
@@ -131,7 +95,7 @@ def test_an_honest_range_holds_the_kept_checkpoint_by_its_consistency_proof(
     assert held[0]["consistency"] == {
         "old_size": KEPT_SIZE,
         "new_size": 20,
-        "new_root": _tree(_log(24)).root(20).hex(),
+        "new_root": _tree(log(24)).root(20).hex(),
         "ok": True,
     }
     assert held[0]["message"] is None and report["findings"] == []
@@ -143,18 +107,18 @@ def test_a_range_from_a_forked_log_signed_anew_fails_held_to_a_checkpoint_kept_b
     """The log rewritten from entry 7 on and every checkpoint signed anew: the range passes
     alone (its chain, signature and inclusion proof are the fork's own), and the consistency
     proof the operator serves from 12 entries is the fork's, which the kept root does not fit."""
-    forked = _log(24, rewritten_at=7)
+    forked = log(24, rewritten_at=7)
     export = _range(tmp_path, forked, 14, 18, 20, (KEPT_SIZE,))
-    code, out = _audit(export)
+    code, out = audit(export)
     assert code == 0 and out.splitlines()[-1] == "Result: OK (exit 0)", out  # alone, it passes
-    kept = _kept(tmp_path)
-    code, out = _audit(export, "--checkpoint", kept)
+    kept = kept_file(tmp_path)
+    code, out = audit(export, "--checkpoint", kept)
     assert code == 1, out
     assert f"kept checkpoint {kept}: size {KEPT_SIZE} root " in out
     assert f"✗  {FORK_MESSAGE}" in out, out
     assert f"kept: {kept}: the checkpoint over {KEPT_SIZE} entries (root " in out
     assert out.splitlines()[-1] == "Result: FAILED (exit 1)"
-    code, out = _audit(export, "--checkpoint", kept, "--json")
+    code, out = audit(export, "--checkpoint", kept, "--json")
     report = json.loads(out)
     assert code == 1 and report["ok"] is False and report["exit_code"] == 1
     (held,) = report["kept_checkpoints"]
@@ -168,29 +132,29 @@ def test_a_kept_checkpoint_the_range_carries_no_consistency_proof_for_is_unusabl
 ) -> None:
     """Exported without ``kept=12`` (or with another size only): nothing ties the range to the
     kept checkpoint, so it is unusable input (exit 2), never a pass, and says what to ask."""
-    kept = _kept(tmp_path)
+    kept = kept_file(tmp_path)
     for sizes in ((), (5,)):
-        export = _range(tmp_path, _log(24), 14, 18, 20, sizes)
-        code, out = _audit(export, "--checkpoint", kept)
+        export = _range(tmp_path, log(24), 14, 18, 20, sizes)
+        code, out = audit(export, "--checkpoint", kept)
         assert code == 2, out
         assert f"ask for the export with kept={KEPT_SIZE}" in out, out
-        code, out = _audit(export, "--checkpoint", kept, "--json")
+        code, out = audit(export, "--checkpoint", kept, "--json")
         assert code == 2 and f"kept={KEPT_SIZE}" in out, out
 
 
 def test_a_tampered_consistency_proof_fails(tmp_path: Path) -> None:
-    export = _range(tmp_path, _log(24), 14, 18, 20, (KEPT_SIZE,), tamper=True)
-    kept = _kept(tmp_path)
-    code, out = _audit(export)
+    export = _range(tmp_path, log(24), 14, 18, 20, (KEPT_SIZE,), tamper=True)
+    kept = kept_file(tmp_path)
+    code, out = audit(export)
     assert code == 0, out  # a consistency proof no kept checkpoint asks for proves nothing
-    code, out = _audit(export, "--checkpoint", kept)
+    code, out = audit(export, "--checkpoint", kept)
     assert code == 1 and f"✗  {FORK_MESSAGE}" in out, out
     # One whose hashes are not hashes fails too, naming it.
     lines = Path(export).read_text().splitlines(keepends=True)
     row = json.loads(lines[-1])
     row["proof"] = ["not a hash", *row["proof"][1:]]
     Path(export).write_text("".join([*lines[:-1], json.dumps(row) + "\n"]), encoding="utf-8")
-    code, out = _audit(export, "--checkpoint", kept)
+    code, out = audit(export, "--checkpoint", kept)
     assert code == 1 and "not a list of 64-hex hashes" in out, out
 
 
@@ -199,12 +163,12 @@ def test_an_inclusion_proof_naming_seq_and_size_true_proves_no_entry_of_the_rang
     numbers (docs/fairness.md): one naming ``"seq": true, "size": true`` for the entry 1 of a
     log of one entry proves nothing, though Python's ``True == 1`` (and ``hash(True) ==
     hash(1)``, so the entry of seq 1 was found under ``True``) took it for the proof of it."""
-    log = _log(1)
-    checkpoint = _checkpoint(log, 1, "2025-04-01T11:00:00.000000Z")
+    one = log(1)
+    signed_over = checkpoint(one, 1, "2025-04-01T11:00:00.000000Z")
     proof = {"seq": 1, "size": 1, "proof": []}
-    report, covered = audit_chain.verify_range_checkpoints(log, [checkpoint], [proof], PUBLIC)
+    report, covered = audit_chain.verify_range_checkpoints(one, [signed_over], [proof], PUBLIC)
     assert report.ok and covered == 1
     for loose in ({**proof, "seq": True}, {**proof, "size": True}):
-        report, covered = audit_chain.verify_range_checkpoints(log, [checkpoint], [loose], PUBLIC)
+        report, covered = audit_chain.verify_range_checkpoints(one, [signed_over], [loose], PUBLIC)
         assert covered == 0
         assert [p.check for p in report.problems] == ["root"], loose
