@@ -156,3 +156,18 @@ def take_out(session: Session, seqs: list[int]) -> None:
             return
         head.seq = first - 1 + len(later)
         _rewrite_from(session, entry, json.loads(entry.data))
+
+
+def add_forged_checkpoint(session: Session, size: int) -> None:
+    """Store a checkpoint over the first ``size`` entries that no key signed, its root and
+    signature zeros, as an operator writing the table directly would."""
+    with session.begin():
+        session.add(
+            AuditCheckpoint(
+                size=size,
+                root="00" * 32,
+                time="2099-01-01T00:00:00.000000Z",
+                signature="00" * 64,
+                public_key_hex="00" * 32,
+            )
+        )

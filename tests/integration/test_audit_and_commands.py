@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from bet_signing import bet_signature
 from bet_signing import played_rules
 from flask import Flask
+from log_support import add_forged_checkpoint
 from log_support import take_out
 from sqlalchemy.orm import Session
 
@@ -431,16 +432,7 @@ def test_the_standing_check_finds_a_forged_checkpoint_signed_since_it_last_looke
     assert _step(session)["ok"]
     rounds.place_casino_war_bet(session, 1, 100)
     size = _last_seq(session)
-    with session.begin():
-        session.add(
-            AuditCheckpoint(
-                size=size,
-                root="00" * 32,
-                time="2099-01-01T00:00:00.000000Z",
-                signature="00" * 64,
-                public_key_hex="00" * 32,
-            )
-        )
+    add_forged_checkpoint(session, size)
     status = _step(session)
     assert not status["ok"]
     assert status["reason"] == (
@@ -514,15 +506,7 @@ def test_the_standing_check_keeps_its_reason_as_a_message_id_for_the_console(
         _edit_entry(session, size)
         found = Problem(audit_chain.HASH_CHANGED, {"due": size, "before": size - 1})
     elif tamper == "forged checkpoint":
-        with session.begin():
-            forged = AuditCheckpoint(
-                size=size,
-                root="00" * 32,
-                time="2099-01-01T00:00:00.000000Z",
-                signature="00" * 64,
-                public_key_hex="00" * 32,
-            )
-            session.add(forged)
+        add_forged_checkpoint(session, size)
         found = Problem.of(audit_chain.CHECKPOINT_UNSIGNED, {"num": size})
     else:
         subject = f"round:{played.id}"

@@ -216,6 +216,24 @@ def test_the_ledger_check_names_a_stored_day_that_differs_from_its_rounds(
     assert verdict.ok is False and verdict.reason == problem
 
 
+def _a_closed_day_stored_7_off(
+    session: Session, player: int, rig: Callable, monkeypatch: pytest.MonkeyPatch
+) -> tuple[date, int]:
+    """Play both games today, close the day (the clock two hours past its end), store its Casino War
+    house result 7 hundredths of a chip off what its rounds made: the day, and what they made."""
+    _play_both_games(session, player, rig)
+    today = datetime.now(UTC).date()
+    _clock(monkeypatch, _at(today + timedelta(days=1), 2))
+    made = reports.house_summary(session).games["casino_war"].house_result
+    with session.begin():
+        session.execute(
+            sa.update(ClosedDayTotal)
+            .where(ClosedDayTotal.game == "casino_war")
+            .values(house_result=ClosedDayTotal.house_result + 7)
+        )
+    return today, made
+
+
 @pytest.mark.tampers
 def test_the_ledger_check_names_a_round_settled_into_a_stored_day(
     session: Session, player: int, rig: Callable, monkeypatch: pytest.MonkeyPatch
@@ -262,16 +280,7 @@ def test_the_console_says_a_differing_closed_day_in_the_operators_language(
     language: in Finnish it reads in Finnish, its day as the console writes days, the game by
     its name, the figure by its name and its amounts as chips. The command and the API keep the
     English they said."""
-    _play_both_games(session, player, rig)
-    today = datetime.now(UTC).date()
-    _clock(monkeypatch, _at(today + timedelta(days=1), 2))
-    made = reports.house_summary(session).games["casino_war"].house_result
-    with session.begin():
-        session.execute(
-            sa.update(ClosedDayTotal)
-            .where(ClosedDayTotal.game == "casino_war")
-            .values(house_result=ClosedDayTotal.house_result + 7)
-        )
+    today, made = _a_closed_day_stored_7_off(session, player, rig, monkeypatch)
     verdict = checks.run(session, "ledger", "runner-a").verdict
     english = f"stores house_result {made + 7} (its rounds: {made})"
     assert verdict.ok is False and verdict.reason is not None
@@ -303,18 +312,9 @@ def test_a_failed_ledger_checks_alert_says_its_reason_in_the_operators_language(
     """The alert a failed ledger check raises named the check's English reason on a Finnish
     console: it says the check's first problem as the ledger page does, and keeps the English
     reason, with the problem's id and params, for the API."""
-    _play_both_games(session, player, rig)
-    today = datetime.now(UTC).date()
-    _clock(monkeypatch, _at(today + timedelta(days=1), 2))
-    made = reports.house_summary(session).games["casino_war"].house_result
     operator = accounts.create_operator(session, "otto", "a long enough secret").id
     alerts.create_rule(session, operator, alerts.CHECK_FAILED, None, 0, 24)
-    with session.begin():
-        session.execute(
-            sa.update(ClosedDayTotal)
-            .where(ClosedDayTotal.game == "casino_war")
-            .values(house_result=ClosedDayTotal.house_result + 7)
-        )
+    today, made = _a_closed_day_stored_7_off(session, player, rig, monkeypatch)
     verdict = checks.run(session, "ledger", "runner-a").verdict
     assert verdict.ok is False and verdict.reason is not None
     assert alerts.scan(session) == 1

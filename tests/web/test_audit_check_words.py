@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask import g
+from log_support import add_forged_checkpoint
 from operator_support import add_user
 from operator_support import bearer
 from operator_support import client_as
@@ -22,7 +23,6 @@ from sota_casino.core.fairness import new_signing_key
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import signed
 from sota_casino.core.marks import Problem
-from sota_casino.models import AuditCheckpoint
 from sota_casino.services import alerts
 from sota_casino.services import audit
 from sota_casino.services import checks
@@ -187,16 +187,7 @@ def forged(app: Flask) -> dict[str, Any]:
     try:
         alerts.create_rule(session, olga, alerts.CHECK_FAILED, None, 0, 24)
         size = checks.run(session, "audit", "test-runner", whole=True).verdict.size
-        with session.begin():
-            session.add(
-                AuditCheckpoint(
-                    size=size,
-                    root="00" * 32,
-                    time="2099-01-01T00:00:00.000000Z",
-                    signature="00" * 64,
-                    public_key_hex="00" * 32,
-                )
-            )
+        add_forged_checkpoint(session, size)
         assert not checks.run(session, "audit", "test-runner", whole=True).verdict.ok
         assert alerts.scan(session) == 1
     finally:
