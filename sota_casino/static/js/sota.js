@@ -20,8 +20,6 @@
   const BASE_DELAY = 900;
   const DEAL_TIME = 450; // the animation's length at 1× and slower, in ms
   const CHART_POINTS = 160;
-  // The phone the stylesheet keeps the replay's dock on (casino.css, .replay-dock).
-  const SHORT_UPRIGHT = "(max-width: 700px) and (max-height: 600px) and (orientation: portrait)";
   const SVG = "http://www.w3.org/2000/svg";
 
   function $(id) { return document.getElementById(id); }
@@ -475,20 +473,9 @@
       });
     }
 
-    /* A phone no taller than 600 px held upright shows two rows of seats whole above the
-     * trick's words, the controls and Deal again only without the site's header: the page then
-     * stands with the felt at the top of the screen, once, as the game is shown, unless the
-     * player (or the browser, restoring a reloaded page's place) has scrolled it already. */
-    function clearTheHeader() {
-      const rows = seatEls.length > 1 && seatEls.at(-1).offsetTop > seatEls[0].offsetTop;
-      if (!rows || window.scrollY !== 0 || !window.matchMedia(SHORT_UPRIGHT).matches) return;
-      window.scrollTo(0, seatBox.closest(".sota-felt").getBoundingClientRect().top);
-    }
-
     build();
     pace();
     summary();
-    clearTheHeader();
     const moveForm = $("move-form");
     if (moveForm) {
       moveForm.addEventListener("submit", sendMove);
