@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+#: A message id, or a message that counts: its singular and plural (:func:`Nn_`), by ``num``.
+MessageId = str | tuple[str, str]
+
 
 def N_(message: str) -> str:  # noqa: N802 (gettext's conventional name, which pybabel extracts)
     """Return ``message`` unchanged: it is marked for the catalogues, translated when shown."""
@@ -34,7 +37,7 @@ class Problem:
     plural: str = ""
 
     @classmethod
-    def of(cls, message: str | tuple[str, str], params: dict[str, Any]) -> Problem:
+    def of(cls, message: MessageId, params: dict[str, Any]) -> Problem:
         """A problem from a message id, or from the singular and plural of one that counts."""
         singular, plural = message if isinstance(message, tuple) else (message, "")
         return cls(singular, params, plural)

@@ -37,6 +37,7 @@ from sqlalchemy import union_all
 from sqlalchemy.orm import Session
 
 from ..core.marks import N_
+from ..core.marks import MessageId
 from ..core.marks import Nn_
 from ..models import ClosedDayTotal
 from ..models import Round
@@ -86,8 +87,6 @@ AMOUNT_FIGURES: Final = (
     "tied_antes",
     "surrendered_antes",
 )
-#: A message id, or a message that counts: its singular and plural (``Nn_``), by ``num``.
-MessageId = str | tuple[str, str]
 #: A closed day whose stored totals differ from its settled rounds, by how (message ids, their
 #: params ``day``, ``game`` and ``rules``; the console words them in the operator's language).
 DAY_UNSTORED: Final = Nn_(

@@ -41,6 +41,7 @@ from ..core.errors import InsufficientFunds
 from ..core.errors import InvalidInput
 from ..core.errors import InvalidRules
 from ..core.marks import N_
+from ..core.marks import MessageId
 from ..core.marks import Nn_
 from ..db import get_session
 from ..models import ROLES
@@ -400,7 +401,7 @@ DAY_FIGURES: Final = {
 }
 
 
-def _day_problem_words(message: day_totals.MessageId, params: dict[str, Any]) -> str:
+def _day_problem_words(message: MessageId, params: dict[str, Any]) -> str:
     """A closed day's problem in the operator's language: its day as the console writes days,
     the game by its name, each figure that differs by its name and its amounts as money."""
     game = str(params.get("game"))
