@@ -253,12 +253,13 @@ def books(db_url: str) -> dict[str, Any]:
     engine = sa.create_engine(db_url)
     try:
         with engine.connect() as connection:
-            found: dict[str, Any] = {
-                table: connection.scalar(sa.text(f"SELECT count(*) FROM {table}"))
-                for table in BOOKS
-            }
-            # The background integrator moves entries from pending to the log at any moment:
-            # an entry counts once, wherever it is.
+            # One statement, so one snapshot: the background integrator moves entries from
+            # pending to the log at any moment, and counts read apart could miss one in flight.
+            counts = connection.execute(
+                sa.text("SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in BOOKS))
+            ).one()
+            found: dict[str, Any] = dict(zip(BOOKS, counts, strict=True))
+            # An entry counts once, wherever it is.
             found["audit"] = found.pop("audit_entries") + found.pop("audit_pending")
             found["balances"] = connection.execute(
                 sa.text("SELECT id, balance FROM accounts ORDER BY id")
