@@ -39,6 +39,9 @@ from .fairness import canonical_json
 from .fairness import format_time
 from .fairness import is_hex64
 from .fairness import time_or_none
+from .marks import N_
+from .marks import Nn_
+from .marks import Problem
 
 COMMITMENT_ACTION: Final = "seed_pair.created"
 CLIENT_SEED_ACTION: Final = "seed_pair.client_seed_set"
@@ -143,16 +146,17 @@ def key_of(of: Mapping[str, Any], game: str | None = None) -> tuple[str, str, in
 
 # --- the whole log: each key taken once ----------------------------------------------------
 
-#: The actions the service writes once per subject, and what a second one would mean. A pair is
-#: created (committed), given its client seed and revealed (rotated) once; a round is bet once,
-#: decided at most once (a Casino War tie) and settled once, after its decision or moves.
+#: The actions the service writes once per subject, and what a second one would mean (the
+#: ``meaning`` of :data:`TAKEN_TWICE`). A pair is created (committed), given its client seed and
+#: revealed (rotated) once; a round is bet once, decided at most once (a Casino War tie) and
+#: settled once, after its decision or moves.
 ONCE: Final = {
-    COMMITMENT_ACTION: "the pair was committed twice",
-    CLIENT_SEED_ACTION: "the pair's client seed was set twice",
-    REVEAL_ACTION: "the pair was revealed twice",
-    BET_ACTION: "the round was bet twice",
-    DECISION_ACTIONS["casino_war"]: "the round was decided twice",
-    SETTLEMENT_ACTION: "the round was settled twice",
+    COMMITMENT_ACTION: N_("the pair was committed twice"),
+    CLIENT_SEED_ACTION: N_("the pair's client seed was set twice"),
+    REVEAL_ACTION: N_("the pair was revealed twice"),
+    BET_ACTION: N_("the round was bet twice"),
+    DECISION_ACTIONS["casino_war"]: N_("the round was decided twice"),
+    SETTLEMENT_ACTION: N_("the round was settled twice"),
 }
 #: The player's actions in a round, all logged before its settlement: a Sota game's moves
 #: (``round.move``) are the only keyed entries that repeat under one subject.
@@ -162,8 +166,86 @@ _PLAYED: Final = frozenset((*_ROUND_ACTIONS, SETTLEMENT_ACTION))
 #: Every action :func:`key_problem` reads; the entries of any other action never contradict it.
 KEYED_ACTIONS: Final = frozenset((*ONCE, *_ROUND_ACTIONS))
 
+# How an entry contradicts the entries the log took before it (:func:`first_key_found`), as
+# message ids: a check keeps the id and its params (a :class:`Problem`), its English is the
+# report's ``reason``, and the console words it in the operator's language. Each names the
+# entry by its ``seq``, its ``action`` and ``subject`` as the log writes them.
+ACTED_AFTER_SETTLEMENT: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s after its settlement (entry %(settled)s): a "
+    "settled round takes no more actions, a rewrite"
+)
+TAKEN_TWICE: Final = N_(
+    "entry %(seq)s: a second %(action)s of %(subject)s (the first is entry %(first)s): "
+    "%(meaning)s, a rewrite"
+)
+BET_AFTER_REVEAL: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s on %(pair)s after its reveal (entry %(revealed)s): "
+    "a revealed pair takes no more rounds, a rewrite"
+)
+BET_ON_UNCOMMITTED: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s on %(pair)s, which the log never committed: a "
+    "round is bet on a committed pair, a rewrite"
+)
+BET_UNSIGNED: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s is not signed, though its player registered a key "
+    "(entry %(registered)s): the service takes no unsigned bet from a player with a key, a "
+    "rewrite"
+)
+NONCE_OUT_OF_ORDER: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s takes nonce %(nonce)s of %(pair)s, whose next "
+    "nonce is %(next)s: a pair's nonces are taken in order, each once, a rewrite"
+)
+ACTION_UNSIGNED: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s is not signed, though its player registered a key "
+    "(entry %(registered)s): the service takes no unsigned action from a player with a key, a "
+    "rewrite"
+)
+PLAYED_UNBET: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s, which the log never bet: a round is played only "
+    "after its bet, a rewrite"
+)
+REVEAL_OF_UNCOMMITTED: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s, which the log never committed: a pair is "
+    "revealed only after its commitment, a rewrite"
+)
+REVEAL_WHILE_OPEN: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s while %(round)s, bet on it, is not settled: a pair "
+    "is revealed only once its rounds are settled (a round decided after its cards are known), "
+    "a rewrite"
+)
+#: A reveal whose ``rounds`` (as JSON has them) are not the ``num`` rounds bet on its pair.
+REVEAL_HIDES_ROUNDS: Final = Nn_(
+    "entry %(seq)s: %(action)s of %(subject)s says rounds %(rounds)s, but the log holds %(num)s "
+    "round bet on the pair (nonces 0..%(last)s): a reveal hiding rounds bet on it, a rewrite",
+    "entry %(seq)s: %(action)s of %(subject)s says rounds %(rounds)s, but the log holds %(num)s "
+    "rounds bet on the pair (nonces 0..%(last)s): a reveal hiding rounds bet on it, a rewrite",
+)
+REVEAL_NAMES_ROUNDS: Final = Nn_(
+    "entry %(seq)s: %(action)s of %(subject)s says rounds %(rounds)s, but the log holds %(num)s "
+    "round bet on the pair (nonces 0..%(last)s): a reveal naming rounds never bet, a rewrite",
+    "entry %(seq)s: %(action)s of %(subject)s says rounds %(rounds)s, but the log holds %(num)s "
+    "rounds bet on the pair (nonces 0..%(last)s): a reveal naming rounds never bet, a rewrite",
+)
+REVEAL_NAMES_UNBET: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s says rounds %(rounds)s, but the log holds no bet: "
+    "a reveal naming rounds never bet, a rewrite"
+)
+KEY_ID_TWICE: Final = N_(
+    "entry %(seq)s: a second %(action)s of key %(key_id)s (the first is entry %(first)s): a key "
+    "id names one key, a rewrite"
+)
+#: A service key named as the key in use that is not; ``rule`` is :data:`ONE_CHAIN_RULE`.
+NOT_THE_KEY_IN_USE: Final = N_(
+    "entry %(seq)s: %(action)s names key %(named)s as the key in use, but the key in use is "
+    "%(in_use)s (entry %(since)s): %(rule)s"
+)
+#: A service key taken into use again; ``rule`` is :data:`TAKEN_ONCE_RULE`.
+KEY_IN_USE_BEFORE: Final = N_(
+    "entry %(seq)s: %(action)s of key %(key)s, which was in use before (entry %(before)s): %(rule)s"
+)
 
-def key_problem(entry: Mapping[str, Any], earlier: Mapping[str, int]) -> str | None:
+
+def key_problem(entry: Mapping[str, Any], earlier: Mapping[str, int]) -> Problem | None:
     """Say how a logged entry contradicts the keys the log took before it, or ``None``.
 
     Appending a second settlement, decision or commitment rewrites a round or a pair while
@@ -173,20 +255,20 @@ def key_problem(entry: Mapping[str, Any], earlier: Mapping[str, int]) -> str | N
     :param earlier: the seq of the first entry of each action of :data:`KEYED_ACTIONS` that the
         log holds under the entry's subject before the entry.
     """
-    action, subject, seq = entry.get("action"), entry.get("subject"), entry.get("seq")
+    action = entry.get("action")
+    named = _named(entry)
     settled = earlier.get(SETTLEMENT_ACTION)
     if action in _ROUND_ACTIONS and settled is not None:
-        return (
-            f"entry {seq}: {action} of {subject} after its settlement (entry {settled}): "
-            "a settled round takes no more actions, a rewrite"
-        )
+        return Problem(ACTED_AFTER_SETTLEMENT, {**named, "settled": settled})
     first = earlier.get(action) if isinstance(action, str) else None
     if action in ONCE and first is not None:
-        return (
-            f"entry {seq}: a second {action} of {subject} (the first is entry {first}): "
-            f"{ONCE[action]}, a rewrite"
-        )
+        return Problem(TAKEN_TWICE, {**named, "first": first, "meaning": Problem(ONCE[action])})
     return None
+
+
+def _named(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The params that name an entry in a problem: its seq, action and subject."""
+    return {"seq": entry.get("seq"), "action": entry.get("action"), "subject": entry.get("subject")}
 
 
 def keyed_subjects(entry: Mapping[str, Any]) -> list[str]:
@@ -270,7 +352,7 @@ class PairsInPlay:
 
 def _rounds_problem(
     entry: Mapping[str, Any], firsts: Mapping[str, Mapping[str, int]], pairs: PairsInPlay
-) -> str | None:
+) -> Problem | None:
     """Say how a pair's commitment, bet or reveal contradicts the rounds the log took on the
     pair before it, or ``None``; bring ``pairs`` up to date through the entry.
 
@@ -281,8 +363,8 @@ def _rounds_problem(
     nothing else to contradict; one logged while a round is open would let the round be
     decided (a war or a surrender, a Sota move) with its cards known.
     """
-    action, subject, seq = entry["action"], entry["subject"], entry["seq"]
-    data = _data(entry)
+    action, subject = entry["action"], entry["subject"]
+    data, named = _data(entry), _named(entry)
     if action == COMMITMENT_ACTION:
         pairs.bets[subject] = 0
         pairs.owners[subject] = str(entry.get("actor"))
@@ -290,30 +372,17 @@ def _rounds_problem(
         pair, nonce = pair_subject(data.get("seed_pair_id")), data.get("nonce")
         revealed = firsts.get(pair, {}).get(REVEAL_ACTION)
         if revealed is not None:
-            return (
-                f"entry {seq}: {action} of {subject} on {pair} after its reveal (entry "
-                f"{revealed}): a revealed pair takes no more rounds, a rewrite"
-            )
+            return Problem(BET_AFTER_REVEAL, {**named, "pair": pair, "revealed": revealed})
         if pair not in pairs.bets and pairs.from_start:
-            return (
-                f"entry {seq}: {action} of {subject} on {pair}, which the log never committed: "
-                "a round is bet on a committed pair, a rewrite"
-            )
+            return Problem(BET_ON_UNCOMMITTED, {**named, "pair": pair})
         if "signed" not in data and (registered := pairs.signers.get(pairs.owners.get(pair, ""))):
             # A bet in the player's name, spending a nonce, hidden from the bundle with the
             # key's registration, shows here.
-            return (
-                f"entry {seq}: {action} of {subject} is not signed, though its player registered "
-                f"a key (entry {registered}): the service takes no unsigned bet from a player "
-                "with a key, a rewrite"
-            )
+            return Problem(BET_UNSIGNED, {**named, "registered": registered})
         if pair in pairs.bets:
             if not (_is_whole(nonce) and nonce == pairs.bets[pair]):
-                return (
-                    f"entry {seq}: {action} of {subject} takes nonce {nonce!r} of {pair}, whose "
-                    f"next nonce is {pairs.bets[pair]}: a pair's nonces are taken in order, "
-                    "each once, a rewrite"
-                )
+                taken = {"nonce": repr(nonce), "pair": pair, "next": pairs.bets[pair]}
+                return Problem(NONCE_OUT_OF_ORDER, {**named, **taken})
             pairs.bets[pair] += 1
             pairs.unsettled[subject] = pair
             pairs.open_rounds[pair] = pairs.open_rounds.get(pair, 0) + 1
@@ -325,17 +394,10 @@ def _rounds_problem(
         )
     ):
         # A decision hidden from the bundle with the key's registration shows here.
-        return (
-            f"entry {seq}: {action} of {subject} is not signed, though its player registered a "
-            f"key (entry {registered}): the service takes no unsigned action from a player "
-            "with a key, a rewrite"
-        )
+        return Problem(ACTION_UNSIGNED, {**named, "registered": registered})
     elif action in _PLAYED and subject not in pairs.unsettled and pairs.from_start:
         # A round logged again under a new id, with its pair's nonce: no key is taken twice.
-        return (
-            f"entry {seq}: {action} of {subject}, which the log never bet: a round is played "
-            "only after its bet, a rewrite"
-        )
+        return Problem(PLAYED_UNBET, named)
     elif action == SETTLEMENT_ACTION:
         if (settled_pair := pairs.unsettled.pop(subject, None)) is not None:
             if still_open := pairs.open_rounds[settled_pair] - 1:
@@ -343,35 +405,24 @@ def _rounds_problem(
             else:
                 del pairs.open_rounds[settled_pair]  # as counting ``unsettled`` afresh gives
     elif action == REVEAL_ACTION and subject not in pairs.bets and pairs.from_start:
-        return (
-            f"entry {seq}: {action} of {subject}, which the log never committed: a pair is "
-            "revealed only after its commitment, a rewrite"
-        )
+        return Problem(REVEAL_OF_UNCOMMITTED, named)
     elif action == REVEAL_ACTION and subject in pairs.bets:
         if pairs.open_rounds.pop(subject, 0):
             open_round = next(r for r, p in pairs.unsettled.items() if p == subject)
-            return (
-                f"entry {seq}: {action} of {subject} while {open_round}, bet on it, is not "
-                "settled: a pair is revealed only once its rounds are settled (a round decided "
-                "after its cards are known), a rewrite"
-            )
+            return Problem(REVEAL_WHILE_OPEN, {**named, "round": open_round})
         bet, rounds = pairs.bets.pop(subject), data.get("rounds")
         pairs.owners.pop(subject, None)
         if not (_is_whole(rounds) and rounds == bet):
-            held = f"{bet} rounds bet on the pair (nonces 0..{bet - 1})" if bet else "no bet"
-            meaning = (
-                "hiding rounds bet on it"
-                if _is_whole(rounds) and rounds < bet
-                else "naming rounds never bet"
-            )
-            return (
-                f"entry {seq}: {action} of {subject} says rounds {rounds!r}, but the log holds "
-                f"{held}: a reveal {meaning}, a rewrite"
-            )
+            said = {**named, "rounds": repr(rounds)}
+            if not bet:
+                return Problem(REVEAL_NAMES_UNBET, said)
+            hides = _is_whole(rounds) and rounds < bet
+            message = REVEAL_HIDES_ROUNDS if hides else REVEAL_NAMES_ROUNDS
+            return Problem.of(message, {**said, "num": bet, "last": bet - 1})
     return None
 
 
-def _registration_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str | None:
+def _registration_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> Problem | None:
     """Say how a player's key registration contradicts the registrations before it, or
     ``None``; bring ``pairs`` up to date through it.
 
@@ -380,10 +431,8 @@ def _registration_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str |
     """
     seq, key_id = entry["seq"], str(_data(entry).get("key_id"))
     if (first := pairs.key_ids.get(key_id)) is not None:
-        return (
-            f"entry {seq}: a second {PLAYER_KEY_REGISTERED} of key {key_id} (the first is entry "
-            f"{first}): a key id names one key, a rewrite"
-        )
+        said = {"seq": seq, "action": PLAYER_KEY_REGISTERED, "key_id": key_id, "first": first}
+        return Problem(KEY_ID_TWICE, said)
     pairs.key_ids[key_id] = seq
     pairs.signers.setdefault(entry["subject"], seq)
     return None
@@ -393,18 +442,18 @@ def _registration_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str |
 SERVICE_KEY_ACTIONS: Final = frozenset((KEY_CREATED, KEY_CHANGED, KEY_IN_USE))
 #: Why a key change from a key no longer in use is a rewrite: the whole log's rule, which the
 #: bundle verifiers hold a bundle's key changes to as well (``verify.trust``).
-ONE_CHAIN_RULE: Final = (
+ONE_CHAIN_RULE: Final = N_(
     "the service's keys change in one chain, each change signed by the key in use, a rewrite"
 )
 #: Why a key change into a key in use before is a rewrite (the same rule, and the same readers).
-TAKEN_ONCE_RULE: Final = "a key is taken into use once, a rewrite"
+TAKEN_ONCE_RULE: Final = N_("a key is taken into use once, a rewrite")
 
 
 def _short(key: object) -> str:
     return f"{key[:16]}…" if isinstance(key, str) else repr(key)
 
 
-def _service_key_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str | None:
+def _service_key_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> Problem | None:
     """Say how an entry naming the service's key contradicts the keys the log named before it,
     or ``None``; bring ``pairs`` up to date through it.
 
@@ -429,18 +478,15 @@ def _service_key_problem(entry: Mapping[str, Any], pairs: PairsInPlay) -> str | 
         pairs.service_keys[said_in_use] = seq
         in_use = said_in_use
     if in_use is not None and action != KEY_CREATED and said_in_use != in_use:
-        return (
-            f"entry {seq}: {action} names key {_short(said_in_use)} as the key in use, but the "
-            f"key in use is {_short(in_use)} (entry {pairs.service_keys[in_use]}): "
-            f"{ONE_CHAIN_RULE}"
-        )
+        said = {"seq": seq, "action": action, "named": _short(said_in_use)}
+        in_use_since = {"in_use": _short(in_use), "since": pairs.service_keys[in_use]}
+        rule = Problem(ONE_CHAIN_RULE)
+        return Problem(NOT_THE_KEY_IN_USE, {**said, **in_use_since, "rule": rule})
     if action == KEY_IN_USE:
         return None
     if (before := pairs.service_keys.get(new) if isinstance(new, str) else None) is not None:
-        return (
-            f"entry {seq}: {action} of key {_short(new)}, which was in use before (entry "
-            f"{before}): {TAKEN_ONCE_RULE}"
-        )
+        said = {"seq": seq, "action": action, "key": _short(new), "before": before}
+        return Problem(KEY_IN_USE_BEFORE, {**said, "rule": Problem(TAKEN_ONCE_RULE)})
     if isinstance(new, str):
         pairs.service_keys[new] = seq
     return None
@@ -451,6 +497,16 @@ def first_key_problem(
     known: Iterable[tuple[str, str, int]] = (),
     pairs: PairsInPlay | None = None,
 ) -> tuple[int, str] | None:
+    """Return :func:`first_key_found`, its problem said in English (the offline verifier's)."""
+    found = first_key_found(entries, known, pairs)
+    return None if found is None else (found[0], found[1].text())
+
+
+def first_key_found(
+    entries: Iterable[Mapping[str, Any]],
+    known: Iterable[tuple[str, str, int]] = (),
+    pairs: PairsInPlay | None = None,
+) -> tuple[int, Problem] | None:
     """Return the seq of the first entry that takes a key the log took before it
     (:func:`key_problem`, :func:`_registration_problem`, :func:`_service_key_problem`), or
     that contradicts the rounds its pair took before it (:func:`_rounds_problem`), and why;

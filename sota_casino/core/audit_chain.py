@@ -80,6 +80,20 @@ UNLINKED: Final = N_("entry %(due)s: prev_hash does not link to entry %(before)s
 HASH_CHANGED: Final = N_(
     "entry %(due)s: its hash does not match its contents (the entry was changed)"
 )
+#: An entry with no canonical JSON (a lone surrogate, a NaN), with what the encoder said.
+UNHASHABLE: Final = N_("entry %(due)s has no canonical JSON (%(error)s): it hashes to nothing")
+#: A malformed entry: ``shape`` is what :func:`entry_shape_problem` found malformed in it.
+ENTRY_MALFORMED: Final = N_("entry %(due)s %(shape)s")
+#: What :func:`entry_shape_problem` finds malformed in an entry, said of the entry ("entry 7
+#: has no action"; the offline verifier says "it has no action").
+NOT_AN_OBJECT: Final = N_("is not an object")
+LACKS_FIELDS: Final = N_("lacks %(fields)s")
+SEQ_NOT_INTEGER: Final = N_("has a seq that is not an integer")
+TIME_MALFORMED: Final = N_("has a time not written as YYYY-MM-DDTHH:MM:SS.ffffffZ")
+NAME_MALFORMED: Final = N_("has an %(field)s that is neither a string nor null")
+NO_ACTION: Final = N_("has no action")
+DATA_NOT_AN_OBJECT: Final = N_("has data that is not an object")
+LINK_MALFORMED: Final = N_("has a %(field)s that is not 64 lower-case hex digits")
 
 _HASH_HEX = re.compile(r"[0-9a-f]{64}")
 _JSON_WHITESPACE: Final = " \t\r\n"
@@ -141,33 +155,33 @@ def _is_time(value: object) -> bool:
     return True
 
 
-def entry_shape_problem(entry: object, *, checked_hash: str | None = None) -> str | None:
+def entry_shape_problem(entry: object, *, checked_hash: str | None = None) -> Problem | None:
     """Return what is malformed in a stored entry (with its links), or ``None`` if nothing.
 
     :param checked_hash: a hash already found well-formed (the entry before's, when reading a
         chain): a link equal to it is not matched against the pattern again.
     """
     if not isinstance(entry, Mapping):
-        return "is not an object"
+        return Problem(NOT_AN_OBJECT)
     missing = [key for key in (*ENTRY_KEYS, *LINK_KEYS) if key not in entry]
     if missing:
-        return f"lacks {', '.join(missing)}"
+        return Problem(LACKS_FIELDS, {"fields": ", ".join(missing)})
     seq = entry["seq"]
     if isinstance(seq, bool) or not isinstance(seq, int):
-        return "has a seq that is not an integer"
+        return Problem(SEQ_NOT_INTEGER)
     if not _is_time(entry["time"]):
-        return "has a time not written as YYYY-MM-DDTHH:MM:SS.ffffffZ"
+        return Problem(TIME_MALFORMED)
     for key in ("actor", "subject"):
         if entry[key] is not None and not isinstance(entry[key], str):
-            return f"has an {key} that is neither a string nor null"
+            return Problem(NAME_MALFORMED, {"field": key})
     if not isinstance(entry["action"], str) or not entry["action"]:
-        return "has no action"
+        return Problem(NO_ACTION)
     if not isinstance(entry["data"], Mapping):
-        return "has data that is not an object"
+        return Problem(DATA_NOT_AN_OBJECT)
     for key in LINK_KEYS:
         value = entry[key]
         if (checked_hash is None or value != checked_hash) and not _is_hash_hex(value):
-            return f"has a {key} that is not 64 lower-case hex digits"
+            return Problem(LINK_MALFORMED, {"field": key})
     return None
 
 
@@ -177,7 +191,7 @@ class ChainReport:
 
     ``size`` is how many entries were given; ``head_hash`` the hash of the last entry before
     the first bad one (:data:`GENESIS_HASH` if there is none); ``found`` the ``reason`` as a
-    message id and params, where the check has one for it (not for a malformed entry).
+    message id and params.
     """
 
     ok: bool
@@ -247,8 +261,6 @@ def _checked_chain(
         expected = start_seq + position
         previous = digests[-1] if digests else None
         found = _linked_digest(entry, expected, head, previous, start_seq, entries)
-        if isinstance(found, str):
-            return ChainReport(False, len(entries), expected, found, head), digests
         if isinstance(found, Problem):
             report = ChainReport(False, len(entries), expected, found.text(), head, found)
             return report, digests
@@ -264,16 +276,16 @@ def _linked_digest(
     head_digest: bytes | None,
     start_seq: int,
     entries: Sequence[Mapping[str, Any]],
-) -> bytes | Problem | str:
+) -> bytes | Problem:
     """Return the entry's hash as raw bytes if it is the next link of the chain, else why not
-    (as a message id and params; said in English alone for a malformed entry).
+    (as a message id and params).
 
     :param head_digest: ``head`` as raw bytes, as the previous entry's check computed it
         (``None`` for the first entry: its ``prev_hash`` is read from hex once it is checked).
     """
     shape = entry_shape_problem(entry, checked_hash=None if head_digest is None else head)
     if shape is not None:
-        return f"entry {expected} {shape}"
+        return Problem(ENTRY_MALFORMED, {"due": expected, "shape": shape})
     seq = entry["seq"]
     if seq != expected:
         return _seq_problem(seq, expected, start_seq, entries)
@@ -283,7 +295,7 @@ def _linked_digest(
     try:
         digest = entry_digest(bytes.fromhex(head) if head_digest is None else head_digest, entry)
     except ValueError as exc:  # a lone surrogate, a NaN: no canonical bytes to hash
-        return f"entry {expected} has no canonical JSON ({exc}): it hashes to nothing"
+        return Problem(UNHASHABLE, {"due": expected, "error": str(exc)})
     if digest.hex() != entry["hash"]:
         return Problem(HASH_CHANGED, params)
     return digest

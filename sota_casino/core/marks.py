@@ -2,10 +2,12 @@
 message where it is written (core and services know no Flask and no locale); the web layer
 translates it by that message id when it shows it. ``Nn_(singular, plural)`` marks a message
 whose words follow a count (its ``%(num)s``), which each language forms its own way. A
-:class:`Problem` is such a message with its params, as a check keeps what it found."""
+:class:`Problem` is such a message with its params, as a check keeps what it found; a param may
+be a problem itself, a part of the message said by its own message id."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -44,8 +46,16 @@ class Problem:
 
     def text(self) -> str:
         said = self.plural if self.plural and self.params.get("num") != 1 else self.message
-        return said % self.params if self.params else said
+        if not self.params:
+            return said
+        return said % {name: _said(value, Problem.text) for name, value in self.params.items()}
 
     def to_json(self) -> dict[str, Any]:
         plural = {"plural": self.plural} if self.plural else {}
-        return {"message": self.message, "params": self.params, **plural}
+        params = {name: _said(value, Problem.to_json) for name, value in self.params.items()}
+        return {"message": self.message, "params": params, **plural}
+
+
+def _said(value: Any, say: Callable[[Problem], Any]) -> Any:
+    """A param as ``say`` gives a problem that is one (a part of the message), else as it is."""
+    return say(value) if isinstance(value, Problem) else value

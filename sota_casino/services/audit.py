@@ -1105,8 +1105,10 @@ def check_chain(
                 False, end, report.first_bad_seq, report.reason, checked, None, report.found
             )
         pairs = state.pairs.copy()
-        if found := anchors.first_key_problem(entries, taken, pairs):
-            return ChainCheck(False, end, found[0], found[1], end - start.size, None)
+        if keyed := anchors.first_key_found(entries, taken, pairs):
+            seq, contradiction = keyed
+            checked = end - start.size
+            return ChainCheck(False, end, seq, contradiction.text(), checked, None, contradiction)
         leaves = [bytes.fromhex(e["hash"]) for e in entries]
         frontier, time, covered = state.frontier, state.checkpoint_time, state.checkpoint
         for row in rows:

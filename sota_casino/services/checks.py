@@ -250,7 +250,7 @@ def _run_audit(
             "first_bad_seq": found.first_bad_seq,
             "checked": found.checked,
             # The reason as a message id and params, for the console's words (as the ledger
-            # check keeps its problems); none for a reason said in English alone.
+            # check keeps its problems).
             "found": [problem.to_json()] if problem is not None else [],
         },
         "state": stored,

@@ -141,7 +141,7 @@ def registered_keys(
 def _registration_problem(entry: object, user_id: object) -> str | None:
     shape = entry_shape_problem(entry)
     if shape is not None:
-        return f"is not an audit entry: it {shape}"
+        return f"is not an audit entry: it {shape.text()}"
     assert isinstance(entry, dict)
     if entry_hash(entry["prev_hash"], entry) != entry["hash"]:
         return f"(entry {entry['seq']}) does not hash to the hash it shows: it was altered"

@@ -355,7 +355,7 @@ def ledger_problems(check: checks.LedgerCheck) -> list[str]:
 def check_reason(check: checks.CheckVerdict) -> str | None:
     """A standing check's reason in the operator's language: its first finding, where the
     check keeps it as a message id (``findings["found"]``), else the reason as the check said
-    it (in English: a verdict stored before, or a reason the check has no message id for)."""
+    it (in English: a verdict stored before its reasons were kept as message ids)."""
     found = (check.findings or {}).get("found")
     first = found[0] if isinstance(found, list) and found else None
     if isinstance(first, dict) and isinstance(first.get("message"), str):
@@ -365,8 +365,12 @@ def check_reason(check: checks.CheckVerdict) -> str | None:
 
 def problem_words(problem: Any) -> str:
     """A standing check's problem (its message id and params, as the check keeps it) in the
-    operator's language, the ledger's amounts as the console shows money."""
-    params = dict(problem.get("params") or {})
+    operator's language, the ledger's amounts as the console shows money, and a param that is
+    a problem itself (a part of the message, :class:`..core.marks.Problem`) in its own words."""
+    params: dict[str, Any] = {
+        name: problem_words(value) if _is_problem(value) else value
+        for name, value in (problem.get("params") or {}).items()
+    }
     plural = problem.get("plural")
     if problem.get("message") in DAY_PROBLEMS:
         message = str(problem["message"])
@@ -378,6 +382,10 @@ def problem_words(problem: Any) -> str:
     if isinstance(plural, str) and isinstance(params.get("num"), int):
         return ngettext(str(problem["message"]), plural, params.pop("num"), **params)
     return gettext(str(problem.get("message", "")), **params)
+
+
+def _is_problem(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("message"), str)
 
 
 #: What the ledger check says of a closed day whose stored totals differ from its rounds.

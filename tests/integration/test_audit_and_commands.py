@@ -20,6 +20,7 @@ from log_support import take_out
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
+from sota_casino.core import anchors
 from sota_casino.core import audit_chain
 from sota_casino.core import fairness
 from sota_casino.core import merkle
@@ -486,7 +487,16 @@ def test_the_standing_check_finds_a_checkpoint_over_more_entries_than_the_log_ho
 
 
 @pytest.mark.tampers
-@pytest.mark.parametrize("tamper", ["edited entry", "forged checkpoint", "settlement taken out"])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "edited entry",
+        "forged checkpoint",
+        "settlement taken out",
+        "malformed entry",
+        "settled again",
+    ],
+)
 def test_the_standing_check_keeps_its_reason_as_a_message_id_for_the_console(
     session: Session,
     register: Callable,
@@ -508,10 +518,26 @@ def test_the_standing_check_keeps_its_reason_as_a_message_id_for_the_console(
     elif tamper == "forged checkpoint":
         add_forged_checkpoint(session, size)
         found = Problem.of(audit_chain.CHECKPOINT_UNSIGNED, {"num": size})
-    else:
+    elif tamper == "settlement taken out":
         subject = f"round:{played.id}"
         take_out(session, [_first_seq(session, "round.settled", subject)])
         found = Problem(audit.UNLOGGED_ROUND, {"subject": subject, "action": "round.settled"})
+    elif tamper == "malformed entry":
+        drop_append_only_triggers()
+        with session.begin():
+            session.connection().exec_driver_sql(
+                f"UPDATE audit_entries SET data = '[1]' WHERE seq = {size}"
+            )
+        shape = Problem(audit_chain.DATA_NOT_AN_OBJECT)
+        found = Problem(audit_chain.ENTRY_MALFORMED, {"due": size, "shape": shape})
+    else:
+        subject = f"round:{played.id}"
+        settled = _first_seq(session, "round.settled", subject)
+        again = audit.EntrySpec("user:1", "round.settled", subject, {"payout": 0})
+        [seq] = _append(session, again)
+        meaning = Problem(anchors.ONCE["round.settled"])
+        named = {"seq": seq, "action": "round.settled", "subject": subject}
+        found = Problem(anchors.TAKEN_TWICE, {**named, "first": settled, "meaning": meaning})
     status = _step(session)
     assert not status["ok"]
     assert status["findings"]["found"] == [found.to_json()]

@@ -12,17 +12,23 @@ import pytest
 from flask import Flask
 from flask import g
 from log_support import add_forged_checkpoint
+from log_support import entries_writable
 from operator_support import add_user
 from operator_support import bearer
 from operator_support import client_as
 from operator_support import db
 from web_support import post_form
 
+from sota_casino.core import anchors
 from sota_casino.core import audit_chain
+from sota_casino.core.fairness import KEY_CHANGED
+from sota_casino.core.fairness import KEY_IN_USE
+from sota_casino.core.fairness import PLAYER_KEY_REGISTERED
 from sota_casino.core.fairness import new_signing_key
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import signed
 from sota_casino.core.marks import Problem
+from sota_casino.models import AuditEntry
 from sota_casino.services import alerts
 from sota_casino.services import audit
 from sota_casino.services import checks
@@ -72,6 +78,54 @@ def _first_unlinked(entries: list[dict[str, Any]]) -> None:
 def _inserted(entries: list[dict[str, Any]]) -> None:
     forged = audit_chain.linked_entry(entries[3]["hash"], {**entries[4], "action": "adjust"})
     entries.insert(4, forged)
+
+
+def _set(field: str, value: object) -> Callable[[list[dict[str, Any]]], None]:
+    """Change entry 7's ``field`` to ``value`` (as it is stored, with its links)."""
+    return lambda entries: entries[6].update({field: value})
+
+
+#: Two keys the service may name, as the check shortens them.
+KEY_A, KEY_B = "aa" * 32, "bb" * 32
+SHORT_A, SHORT_B = f"{KEY_A[:16]}…", f"{KEY_B[:16]}…"
+
+
+def _keyed(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
+    """What the check of each key taken once finds of the last of ``steps`` (its action, subject
+    and data), logged in that order by user 1 from the log's first entry."""
+    entries = [
+        {"seq": seq, "actor": "user:1", "action": action, "subject": subject, "data": data}
+        for seq, (action, subject, data) in enumerate(steps, start=1)
+    ]
+    found = anchors.first_key_found(entries)
+    assert found is not None and found[0] == len(entries)
+    assert anchors.first_key_problem(entries) == (len(entries), found[1].text())
+    return found[1]
+
+
+COMMIT = ("seed_pair.created", "seed_pair:1", {})
+REGISTERED = (PLAYER_KEY_REGISTERED, "user:1", {"key_id": 7})
+
+
+def _bet(round_id: int, nonce: object, **data: object) -> tuple[str, str, dict[str, Any]]:
+    return ("round.bet", f"round:{round_id}", {"seed_pair_id": 1, "nonce": nonce, **data})
+
+
+def _settled(round_id: int) -> tuple[str, str, dict[str, Any]]:
+    return ("round.settled", f"round:{round_id}", {})
+
+
+def _revealed(rounds: object) -> tuple[str, str, dict[str, Any]]:
+    return ("seed_pair.rotated", "seed_pair:1", {"rounds": rounds})
+
+
+def _in_use(key: str) -> tuple[str, str, dict[str, Any]]:
+    return (KEY_IN_USE, "service", {"public_key_hex": key})
+
+
+def _changed(old: str, new: str) -> tuple[str, str, dict[str, Any]]:
+    change = {"document": {"old_public_key_hex": old, "new_public_key_hex": new}}
+    return (KEY_CHANGED, "service", {"key_change": change})
 
 
 def _checkpoint(
@@ -157,6 +211,199 @@ CASES: dict[str, tuple[Callable[[], Problem], str, str]] = {
         "settled round was lost or taken out of the log",
         "round:3 on ratkaistu, mutta lokissa ei ole sen round.settled-merkintää: ratkaistun "
         "pelikierroksen merkintä on kadonnut tai poistettu lokista",
+    ),
+    "not an object": (
+        lambda: _chain_problem(lambda entries: entries.__setitem__(6, [])),
+        "entry 7 is not an object",
+        "merkintä 7: se ei ole objekti",
+    ),
+    "lacks a field": (
+        lambda: _chain_problem(lambda entries: entries[6].pop("hash")),
+        "entry 7 lacks hash",
+        "merkintä 7: siitä puuttuu hash",
+    ),
+    "seq not an integer": (
+        lambda: _chain_problem(_set("seq", "7")),
+        "entry 7 has a seq that is not an integer",
+        "merkintä 7: sen järjestysnumero (seq) ei ole kokonaisluku",
+    ),
+    "time malformed": (
+        lambda: _chain_problem(_set("time", "yesterday")),
+        "entry 7 has a time not written as YYYY-MM-DDTHH:MM:SS.ffffffZ",
+        "merkintä 7: sen aikaa (time) ei ole kirjoitettu muodossa YYYY-MM-DDTHH:MM:SS.ffffffZ",
+    ),
+    "actor malformed": (
+        lambda: _chain_problem(_set("actor", 6)),
+        "entry 7 has an actor that is neither a string nor null",
+        "merkintä 7: sen actor ei ole merkkijono eikä null",
+    ),
+    "no action": (
+        lambda: _chain_problem(_set("action", "")),
+        "entry 7 has no action",
+        "merkintä 7: siltä puuttuu toiminto (action)",
+    ),
+    "data not an object": (
+        lambda: _chain_problem(_set("data", [1])),
+        "entry 7 has data that is not an object",
+        "merkintä 7: sen data ei ole objekti",
+    ),
+    "link malformed": (
+        lambda: _chain_problem(_set("hash", "XYZ")),
+        "entry 7 has a hash that is not 64 lower-case hex digits",
+        "merkintä 7: sen hash ei ole 64 pientä heksadesimaalinumeroa",
+    ),
+    "no canonical json": (
+        lambda: _chain_problem(_set("data", {"amount": float("nan")})),
+        "entry 7 has no canonical JSON (Out of range float values are not JSON compliant): it "
+        "hashes to nothing",
+        "merkinnällä 7 ei ole kanonista JSON-muotoa (Out of range float values are not JSON "
+        "compliant): siitä ei voi laskea tiivistettä",
+    ),
+    "acted after settlement": (
+        lambda: _keyed(COMMIT, _bet(1, 0), _settled(1), ("round.decision", "round:1", {})),
+        "entry 4: round.decision of round:1 after its settlement (entry 3): a settled round "
+        "takes no more actions, a rewrite",
+        "merkintä 4: round.decision kohteelle round:1 sen ratkaisemisen (merkintä 3) jälkeen: "
+        "ratkaistussa pelikierroksessa ei tehdä enää toimintoja, eli kyse on "
+        "uudelleenkirjoituksesta",
+    ),
+    "settled twice": (
+        lambda: _keyed(COMMIT, _bet(1, 0), _settled(1), _settled(1)),
+        "entry 4: a second round.settled of round:1 (the first is entry 3): the round was "
+        "settled twice, a rewrite",
+        "merkintä 4: toinen round.settled kohteelle round:1 (ensimmäinen on merkintä 3): "
+        "pelikierros ratkaistiin kahdesti, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "committed twice": (
+        lambda: _keyed(COMMIT, COMMIT),
+        "entry 2: a second seed_pair.created of seed_pair:1 (the first is entry 1): the pair "
+        "was committed twice, a rewrite",
+        "merkintä 2: toinen seed_pair.created kohteelle seed_pair:1 (ensimmäinen on merkintä 1): "
+        "pariin sitouduttiin kahdesti, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "bet after reveal": (
+        lambda: _keyed(COMMIT, _revealed(0), _bet(1, 0)),
+        "entry 3: round.bet of round:1 on seed_pair:1 after its reveal (entry 2): a revealed "
+        "pair takes no more rounds, a rewrite",
+        "merkintä 3: round.bet kohteelle round:1 parilla seed_pair:1 sen paljastamisen (merkintä "
+        "2) jälkeen: paljastetulla parilla ei pelata enää pelikierroksia, eli kyse on "
+        "uudelleenkirjoituksesta",
+    ),
+    "bet on a pair never committed": (
+        lambda: _keyed(_bet(1, 0)),
+        "entry 1: round.bet of round:1 on seed_pair:1, which the log never committed: a round "
+        "is bet on a committed pair, a rewrite",
+        "merkintä 1: round.bet kohteelle round:1 parilla seed_pair:1, jonka sitoumusta lokissa "
+        "ei ole: pelikierroksen panos asetetaan parilla, johon on sitouduttu, eli kyse on "
+        "uudelleenkirjoituksesta",
+    ),
+    "unsigned bet": (
+        lambda: _keyed(REGISTERED, COMMIT, _bet(1, 0)),
+        "entry 3: round.bet of round:1 is not signed, though its player registered a key "
+        "(entry 1): the service takes no unsigned bet from a player with a key, a rewrite",
+        "merkintä 3: round.bet kohteelle round:1 on allekirjoittamaton, vaikka sen pelaaja "
+        "rekisteröi avaimen (merkintä 1): palvelu ei ota vastaan allekirjoittamatonta panosta "
+        "pelaajalta, jolla on avain, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "nonce out of order": (
+        lambda: _keyed(COMMIT, _bet(1, "1")),
+        "entry 2: round.bet of round:1 takes nonce '1' of seed_pair:1, whose next nonce is 0: "
+        "a pair's nonces are taken in order, each once, a rewrite",
+        "merkintä 2: round.bet kohteelle round:1 käyttää parin seed_pair:1 noncea '1', vaikka "
+        "parin seuraava nonce on 0: parin noncet käytetään järjestyksessä, kukin kerran, eli "
+        "kyse on uudelleenkirjoituksesta",
+    ),
+    "unsigned action": (
+        lambda: _keyed(
+            REGISTERED, COMMIT, _bet(1, 0, signed={}), ("round.decision", "round:1", {})
+        ),
+        "entry 4: round.decision of round:1 is not signed, though its player registered a key "
+        "(entry 1): the service takes no unsigned action from a player with a key, a rewrite",
+        "merkintä 4: round.decision kohteelle round:1 on allekirjoittamaton, vaikka sen pelaaja "
+        "rekisteröi avaimen (merkintä 1): palvelu ei ota vastaan allekirjoittamatonta toimintoa "
+        "pelaajalta, jolla on avain, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "played never bet": (
+        lambda: _keyed(COMMIT, _settled(5)),
+        "entry 2: round.settled of round:5, which the log never bet: a round is played only "
+        "after its bet, a rewrite",
+        "merkintä 2: round.settled kohteelle round:5, jonka panosta lokissa ei ole: "
+        "pelikierrosta pelataan vasta sen panoksen jälkeen, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "revealed never committed": (
+        lambda: _keyed(_revealed(0)),
+        "entry 1: seed_pair.rotated of seed_pair:1, which the log never committed: a pair is "
+        "revealed only after its commitment, a rewrite",
+        "merkintä 1: seed_pair.rotated kohteelle seed_pair:1, jonka sitoumusta lokissa ei ole: "
+        "pari paljastetaan vasta sen sitoumuksen jälkeen, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "revealed while a round is open": (
+        lambda: _keyed(COMMIT, _bet(1, 0), _revealed(1)),
+        "entry 3: seed_pair.rotated of seed_pair:1 while round:1, bet on it, is not settled: a "
+        "pair is revealed only once its rounds are settled (a round decided after its cards "
+        "are known), a rewrite",
+        "merkintä 3: seed_pair.rotated kohteelle seed_pair:1, vaikka sillä pelattua "
+        "pelikierrosta round:1 ei ole ratkaistu: pari paljastetaan vasta, kun sen pelikierrokset "
+        "on ratkaistu (muuten pelikierroksessa tehtäisiin päätös korttien jo ollessa tiedossa), "
+        "eli kyse on uudelleenkirjoituksesta",
+    ),
+    "reveal hides rounds": (
+        lambda: _keyed(COMMIT, _bet(1, 0), _settled(1), _bet(2, 1), _settled(2), _revealed(1)),
+        "entry 6: seed_pair.rotated of seed_pair:1 says rounds 1, but the log holds 2 rounds "
+        "bet on the pair (nonces 0..1): a reveal hiding rounds bet on it, a rewrite",
+        "merkintä 6: seed_pair.rotated\u00a0kohteelle seed_pair:1\u00a0ilmoittaa pelikierrosten "
+        "määräksi 1, mutta lokissa on parilla 2\u00a0pelikierrosta (noncet 0..1): paljastus "
+        "piilottaa parilla pelattuja pelikierroksia, eli kyse on uudelleenkirjoituksesta",
+    ),
+    # One round is counted in the singular: the English read "holds 1 rounds bet".
+    "reveal hides its one round": (
+        lambda: _keyed(COMMIT, _bet(1, 0), _settled(1), _revealed(0)),
+        "entry 4: seed_pair.rotated of seed_pair:1 says rounds 0, but the log holds 1 round "
+        "bet on the pair (nonces 0..0): a reveal hiding rounds bet on it, a rewrite",
+        "merkintä 4: seed_pair.rotated\u00a0kohteelle seed_pair:1\u00a0ilmoittaa pelikierrosten "
+        "määräksi 0, mutta lokissa on parilla 1\u00a0pelikierros (noncet 0..0): paljastus "
+        "piilottaa parilla pelattuja pelikierroksia, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "reveal names rounds never bet": (
+        lambda: _keyed(COMMIT, _bet(1, 0), _settled(1), _revealed(None)),
+        "entry 4: seed_pair.rotated of seed_pair:1 says rounds None, but the log holds 1 round "
+        "bet on the pair (nonces 0..0): a reveal naming rounds never bet, a rewrite",
+        "merkintä 4: seed_pair.rotated\u00a0kohteelle seed_pair:1\u00a0ilmoittaa pelikierrosten "
+        "määräksi None, mutta lokissa on parilla 1\u00a0pelikierros (noncet 0..0): paljastus "
+        "nimeää pelikierroksia, joihin ei koskaan asetettu panosta, eli kyse on "
+        "uudelleenkirjoituksesta",
+    ),
+    "reveal of a pair never bet on": (
+        lambda: _keyed(COMMIT, _revealed(2)),
+        "entry 2: seed_pair.rotated of seed_pair:1 says rounds 2, but the log holds no bet: a "
+        "reveal naming rounds never bet, a rewrite",
+        "merkintä 2: seed_pair.rotated kohteelle seed_pair:1 ilmoittaa pelikierrosten määräksi "
+        "2, mutta lokissa ei ole yhtään panosta: paljastus nimeää pelikierroksia, joihin ei "
+        "koskaan asetettu panosta, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "key id registered twice": (
+        lambda: _keyed(REGISTERED, REGISTERED),
+        "entry 2: a second player_key.registered of key 7 (the first is entry 1): a key id "
+        "names one key, a rewrite",
+        "merkintä 2: toinen player_key.registered avaintunnukselle 7 (ensimmäinen on merkintä "
+        "1): avaintunnus nimeää yhden avaimen, eli kyse on uudelleenkirjoituksesta",
+    ),
+    "not the key in use": (
+        lambda: _keyed(_in_use(KEY_A), _in_use(KEY_B)),
+        f"entry 2: key.in_use names key {SHORT_B} as the key in use, but the key in use is "
+        f"{SHORT_A} (entry 1): the service's keys change in one chain, each change signed by "
+        "the key in use, a rewrite",
+        "merkintä 2: key.in_use nimeää käytössä olevaksi avaimeksi avaimen bbbbbbbbbbbbbbbb…, "
+        "mutta käytössä oleva avain on aaaaaaaaaaaaaaaa… (merkintä 1): palvelun avaimet "
+        "vaihtuvat yhtenä ketjuna ja käytössä oleva avain allekirjoittaa kunkin vaihdon, eli "
+        "kyse on uudelleenkirjoituksesta",
+    ),
+    "key in use before": (
+        lambda: _keyed(_in_use(KEY_A), _changed(KEY_A, KEY_B), _changed(KEY_B, KEY_A)),
+        f"entry 3: key.changed of key {SHORT_A}, which was in use before (entry 1): a key is "
+        "taken into use once, a rewrite",
+        "merkintä 3: key.changed avaimelle aaaaaaaaaaaaaaaa…, joka oli käytössä jo aiemmin "
+        "(merkintä 1): avain otetaan käyttöön vain kerran, eli kyse on uudelleenkirjoituksesta",
     ),
 }
 
@@ -249,3 +496,67 @@ def test_a_failed_audit_checks_alert_gives_its_reason_in_the_operators_language(
     assert alert["message"] == f"the audit log check failed: {english}"
     problem = Problem.of(audit_chain.CHECKPOINT_UNSIGNED, {"num": forged["size"]})
     assert alert["params"] == {"reason": english, "problem": problem.to_json()}
+
+
+def _time_rewritten(session: Any, seq: int) -> Problem:
+    """Write entry ``seq``'s time otherwise than the log writes times (behind the log's guard)."""
+    with session.begin(), entries_writable(session):
+        entry = session.get(AuditEntry, seq)
+        entry.time = "yesterday"
+    return Problem(
+        audit_chain.ENTRY_MALFORMED, {"due": seq, "shape": Problem(audit_chain.TIME_MALFORMED)}
+    )
+
+
+def _settled_unbet(session: Any, seq: int) -> Problem:
+    """Log the settlement of a round the log never bet, after entry ``seq``."""
+    with session.begin():
+        audit.record(session, actor="user:1", action="round.settled", subject="round:99")
+    audit.flush(session)
+    return Problem(
+        anchors.PLAYED_UNBET,
+        {"seq": seq + 1, "action": "round.settled", "subject": "round:99"},
+    )
+
+
+#: How each tamper below changes a log that passed its check, and what the check then finds.
+TAMPERS: dict[str, Callable[[Any, int], Problem]] = {
+    "malformed entry": _time_rewritten,
+    "round never bet": _settled_unbet,
+}
+
+
+@pytest.mark.tampers
+@pytest.mark.parametrize("tamper", sorted(TAMPERS))
+def test_the_audit_page_names_a_malformed_or_contradicting_entry_in_the_operators_language(
+    app: Flask, tamper: str
+) -> None:
+    """The reasons of the check of each entry's shape and of each key taken once, as the
+    console says them on the audit page and in the failed check's alert; the API keeps the
+    English."""
+    olga = add_user(app, "olga", "operator")
+    add_user(app, "alice", "player")
+    session = db(app)
+    try:
+        alerts.create_rule(session, olga, alerts.CHECK_FAILED, None, 0, 24)
+        size = checks.run(session, "audit", "test-runner", whole=True).verdict.size
+        found = TAMPERS[tamper](session, size)
+        verdict = checks.run(session, "audit", "test-runner", whole=True).verdict
+        assert alerts.scan(session) == 1
+    finally:
+        session.close()
+    english = found.text()
+    assert not verdict.ok and verdict.reason == english  # the command's and the API's words
+    api = app.test_client().get("/api/v1/operator/audit/verify", headers=bearer(app, "olga"))
+    assert api.get_json()["reason"] == english
+    for lang in ("fi", "nb", "pt", "en"):
+        with app.test_request_context():
+            g.locale = lang
+            said = problem_words(found.to_json()).replace("\u00a0", " ")
+        page = _console_text(app, olga, lang, "/operator/audit")
+        shown = re.search(r'data-testid="chain-status">(.*?)</p>', page, re.S)
+        assert shown is not None and said in shown[1]
+        assert (english in shown[1]) == (lang == "en")
+        # The failed check's alert names the reason as the audit page does.
+        alerted = _console_text(app, olga, lang, "/operator/alerts")
+        assert said in alerted and (english in alerted) == (lang == "en")

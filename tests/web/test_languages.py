@@ -39,6 +39,7 @@ from web_support import post_form
 from web_support import refusal_kinds
 from web_support import register_page
 
+from sota_casino.core import anchors
 from sota_casino.db import get_session
 from sota_casino.models import Alert
 from sota_casino.models import Signup
@@ -1595,10 +1596,12 @@ COUNTED_WORDS = (
     "accounts|antes|cards|entries|games|moves|problems|rounds|seats|tie bets|transfers|tricks"
 )
 #: Messages that count in a plain message on purpose: a worked example whose counts are fixed,
-#: each above one.
+#: each above one; and a reveal that "says rounds" (its field), whose placeholder before the
+#: word is the pair it names, no count.
 COUNTED_ON_PURPOSE = {
     "Your queen beats the dealer's five: you take all %(pot)s cards and put them under your "
     "pile. You now hold %(yours)s cards and the dealer %(theirs)s.",
+    anchors.REVEAL_NAMES_UNBET,
 }
 
 
