@@ -318,6 +318,8 @@ def player_balances(session: Session, user_id: int) -> Balances:
 PROBLEM_AMOUNTS: Final = ("held", "posted", "total", "owed", "net", "payout", "staked")
 #: The params of a :class:`Problem` that are amounts the house or the player were given.
 PROBLEM_GIVEN: Final = ("house", "player")
+#: The params of a :class:`Problem` that are codes: a round's state, its game.
+PROBLEM_CODES: Final = ("status", "game")
 ACCOUNT_OFF: Final = N_("account %(name)s holds %(held)s but its postings sum to %(posted)s")
 PLAYER_NEGATIVE: Final = N_("player account %(name)s is negative: %(held)s")
 TRANSFER_OFF: Final = N_("transfer %(transfer)s sums to %(total)s, not 0")

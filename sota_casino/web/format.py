@@ -264,6 +264,47 @@ def sota_outcome(outcome: object, *, to_player: bool = False) -> str | None:
     return gettext((SOTA_OUTCOMES_TO_PLAYER if to_player else SOTA_OUTCOMES)[side])
 
 
+#: The codes the console's lists hold, in words: money moves' kinds, games, rounds' states and
+#: Casino War outcomes, seed pairs' states, proposals' states (a Sota game's outcome is
+#: :data:`SOTA_OUTCOMES`'). A code not listed is shown as it is.
+TERMS: Final = {
+    "bet": N_("bet"),
+    "raise": N_("raise"),
+    "settle": N_("settlement"),
+    "grant": N_("grant"),
+    "topup": N_("top-up"),
+    "adjust": N_("adjustment"),
+    "casino_war": N_("Casino War"),
+    "sota": N_("Sota"),
+    "awaiting_decision": N_("awaiting a decision"),
+    "awaiting_move": N_("awaiting a move"),
+    "settled": N_("settled"),
+    "open": N_("in play"),
+    "win": N_("player wins"),
+    "lose": N_("dealer wins"),
+    "surrender": N_("player surrendered"),
+    "war_win": N_("player won the war"),
+    "war_tie": N_("war tied: player wins"),
+    "war_lose": N_("dealer won the war"),
+    "next": N_("next"),
+    "active": N_("active"),
+    "revealed": N_("revealed"),
+    "pending": N_("pending"),
+    "approved": N_("approved"),
+    "rejected": N_("rejected"),
+}
+
+
+def term(code: object) -> str:
+    """Return a code of the console's lists in words, in the request's language (a Sota game's
+    outcome by the side it names, :func:`.format.sota_outcome`)."""
+    outcome = sota_outcome(code)
+    if outcome is not None:
+        return outcome
+    words = TERMS.get(code) if isinstance(code, str) else None
+    return gettext(words) if words else str(code)
+
+
 def card_name(code: str) -> str:
     """Return the spoken name of a card, for screen readers: ``"TD"`` → ``"ten of diamonds"``."""
     if code.startswith("X"):

@@ -75,6 +75,7 @@ from .format import day
 from .format import percent
 from .format import sweets
 from .format import sweets_text
+from .format import term
 from .format import whole_number
 from .format import written_now
 from .i18n import error_message
@@ -365,8 +366,9 @@ def check_reason(check: checks.CheckVerdict) -> str | None:
 
 def problem_words(problem: Any) -> str:
     """A standing check's problem (its message id and params, as the check keeps it) in the
-    operator's language, the ledger's amounts as the console shows money, and a param that is
-    a problem itself (a part of the message, :class:`..core.marks.Problem`) in its own words."""
+    operator's language: the ledger's amounts as the console shows money, its codes as the
+    console's lists say them, and a param that is a problem itself (a part of the message,
+    :class:`..core.marks.Problem`) in its own words."""
     params: dict[str, Any] = {
         name: problem_words(value) if _is_problem(value) else value
         for name, value in (problem.get("params") or {}).items()
@@ -379,6 +381,9 @@ def problem_words(problem: Any) -> str:
     for name in (*ledger.PROBLEM_AMOUNTS, *ledger.PROBLEM_GIVEN):
         if shown is not None and isinstance(params.get(name), int):
             params[name] = shown(params[name])
+    for name in ledger.PROBLEM_CODES:
+        if isinstance(params.get(name), str):
+            params[name] = term(params[name])
     if isinstance(plural, str) and isinstance(params.get("num"), int):
         return ngettext(str(problem["message"]), plural, params.pop("num"), **params)
     return gettext(str(problem.get("message", "")), **params)

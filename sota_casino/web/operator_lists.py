@@ -28,7 +28,7 @@ from ..services.results import to_json
 from .downloads import attachment
 from .downloads import stamp
 from .downloads import table_download
-from .format import sota_outcome
+from .format import term
 from .i18n import gettext
 from .inputs import query_int
 from .inputs import query_text
@@ -69,45 +69,7 @@ COLUMN_TITLES: Final = {
     "revealed_at": N_("Revealed"),
     "server_seed": N_("Server seed"),
 }
-#: The codes the console's lists hold, in words: money moves' kinds, games, rounds' states and
-#: Casino War outcomes, seed pairs' states, proposals' states (a Sota game's outcome is
-#: format.SOTA_OUTCOMES'). A code not listed is shown as it is.
-TERMS: Final = {
-    "bet": N_("bet"),
-    "raise": N_("raise"),
-    "settle": N_("settlement"),
-    "grant": N_("grant"),
-    "topup": N_("top-up"),
-    "adjust": N_("adjustment"),
-    "casino_war": N_("Casino War"),
-    "sota": N_("Sota"),
-    "awaiting_decision": N_("awaiting a decision"),
-    "awaiting_move": N_("awaiting a move"),
-    "settled": N_("settled"),
-    "win": N_("player wins"),
-    "lose": N_("dealer wins"),
-    "surrender": N_("player surrendered"),
-    "war_win": N_("player won the war"),
-    "war_tie": N_("war tied: player wins"),
-    "war_lose": N_("dealer won the war"),
-    "next": N_("next"),
-    "active": N_("active"),
-    "revealed": N_("revealed"),
-    "pending": N_("pending"),
-    "approved": N_("approved"),
-    "rejected": N_("rejected"),
-}
-
-
-@bp.app_template_global()
-def term(code: object) -> str:
-    """Return a code of the console's lists in words, in the request's language (a Sota game's
-    outcome by the side it names, :func:`.format.sota_outcome`)."""
-    outcome = sota_outcome(code)
-    if outcome is not None:
-        return outcome
-    words = TERMS.get(code) if isinstance(code, str) else None
-    return gettext(words) if words else str(code)
+bp.add_app_template_global(term)
 
 
 @bp.app_template_global()

@@ -143,3 +143,66 @@ def test_a_failed_ledger_checks_alert_gives_its_reason_in_the_operators_language
     (alert,) = api.get_json()["alerts"]
     assert alert["message"] == f"the ledger check failed: {english}"
     assert alert["params"] == {"reason": english, "problem": found_problem.to_json()}
+
+
+#: A round's problems name its state or its game by code; the console says them in words.
+ROUND_CASES = {
+    "escrow": (
+        ledger.Problem(
+            ledger.ROUND_ESCROW_OFF,
+            {
+                "round": 12,
+                "status": "awaiting_decision",
+                "currency": "chips",
+                "held": 0,
+                "owed": 500,
+            },
+        ),
+        "round 12 (awaiting_decision) has 0 in escrow, not 500",
+        "pelikierroksella 12 (odottaa päätöstä) on sulkutilillä 0\u00a0pelimerkkiä eikä "
+        "5\u00a0pelimerkkiä",
+    ),
+    "open": (
+        ledger.Problem(
+            ledger.ROUND_ESCROW_OFF,
+            {"round": 13, "status": "open", "currency": "sweets", "held": 0, "owed": 5},
+        ),
+        "round 13 (open) has 0 in escrow, not 5",
+        "pelikierroksella 13 (pelissä) on sulkutilillä 0\u00a0karkkia eikä 5\u00a0karkkia",
+    ),
+    "row": (
+        ledger.Problem(
+            ledger.ROUND_ROW_OFF,
+            dict(
+                zip(
+                    ("round", "game", "currency", "net", "payout", "staked", "house", "player"),
+                    (14, "casino_war", "chips", 500, 1000, 500, 0, 0),
+                    strict=True,
+                )
+            ),
+        ),
+        "round 14 (casino_war) says net 500 (payout 1000, staked 500) but its postings gave "
+        "the house 0 and the player 0",
+        "pelikierroksen 14 (Casino War) nettotulos on 5\u00a0pelimerkkiä (maksu "
+        "10\u00a0pelimerkkiä, panokset 5\u00a0pelimerkkiä), mutta sen kirjaukset antoivat "
+        "talolle 0\u00a0pelimerkkiä ja pelaajalle 0\u00a0pelimerkkiä",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROUND_CASES))
+def test_a_rounds_problem_names_its_state_and_game_in_the_operators_language(
+    app: Flask, case: str
+) -> None:
+    """The command and the API keep the codes (awaiting_decision, casino_war); the console
+    says them as its lists do."""
+    found_problem, english, finnish = ROUND_CASES[case]
+    assert found_problem.text() == english
+    check = SimpleNamespace(findings={"found": [found_problem.to_json()]}, problems=[english])
+    with app.test_request_context():
+        g.locale = "fi"
+        assert ledger_problems(check) == [finnish]  # type: ignore[arg-type]
+    with app.test_request_context():
+        g.locale = "en"
+        (shown,) = ledger_problems(check)  # type: ignore[arg-type]
+    assert "_" not in shown, shown
