@@ -23,6 +23,8 @@ from test_log_witness import SPOKEN
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import bundles  # noqa: E402
+from test_anchor_json_types import UNLOGGABLE  # noqa: E402
+from test_anchor_json_types import logged_with  # noqa: E402
 from test_verify_any_input import GONE  # noqa: E402
 from test_verify_any_input import places  # noqa: E402
 from test_verify_any_input import with_odd  # noqa: E402
@@ -432,6 +434,26 @@ def test_both_verifiers_fail_a_log_naming_a_payout_or_a_count_as_true_or_false(
         CHECK, [bundle, KEY_HEX]
     )
     assert not offline_passes(tmp_path, bundle)
+
+
+def test_both_verifiers_fail_a_document_anchored_by_an_entry_the_log_refuses(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The casino signs a checkpoint over a tree whose leaf 0 is the pair's commitment entry
+    logged with ``"seq": true`` (``true - 1`` is 0, the leaf its proof is of), or dated in
+    another form: only a check of the whole log named it, and both verifiers passed the
+    bundle. Its entry must be an audit entry as the log's own check has it, in both."""
+    sign_up(tab, "unloggable")
+    fairness_page(tab)
+    forged = [
+        bundles.anchored(GOOD, PAIR.key, logged_as=logged_with(field, value))
+        for field, value in UNLOGGABLE
+    ]
+    assert tab.evaluate(PAGE_PASSES, [forged, KEY_HEX]) == [False] * len(forged)
+    assert not any(offline_passes(tmp_path, bundle) for bundle in forged)
+    assert tab.evaluate(CHECK, [forged[0], KEY_HEX]) == (
+        "the commitment: its anchor does not hold: the anchor has no whole audit entry"
+    )
 
 
 #: The pair's last round: the one that can be pending while the rest is anchored (the log takes

@@ -293,6 +293,10 @@
       const entry = item && item.entry;
       const where = i + 1;
       try {
+        if (!window.SotaLog.isAuditEntry(entry)) { // as the log's own check has it: seq not true
+          problems.push(gettext("key registration #%(n)s is not an audit entry", { n: where }));
+          continue;
+        }
         if (!(await entryHashHolds(entry))) {
           problems.push(gettext("key registration #%(n)s (entry %(seq)s) does not hash to the hash it shows: it was altered",
             { n: where, seq: entry.seq }));
