@@ -965,6 +965,27 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_docume
     assert tab.evaluate(PAGE_PASSES, [[sota_bundle], KEY_HEX]) == [True]
 
 
+def test_both_verifiers_fail_a_sota_receipt_signed_without_one_of_its_rules(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A Sota receipt lists every rule option, defaults included (check 6): signed again
+    without one, the game replays the same under its default, and the page passed it while
+    the offline verifier failed it."""
+    sign_up(tab, "sota-rule-left-out")
+    fairness_page(tab)
+    sota_bundle = bundles.bundle(1, pair=PAIR, make_round=bundles.sota_receipt)
+    assert tab.evaluate(PAGE_PASSES, [[sota_bundle], KEY_HEX]) == [True]
+    rules = sota_bundle["rounds"][0]["document"]["rules"]
+    forged = []
+    for name in ("teams", "lead", "deck"):
+        without = copy.deepcopy(sota_bundle)
+        left = {option: value for option, value in rules.items() if option != name}
+        without["rounds"][0] = bundles.resign(PAIR, without["rounds"][0], rules=left)
+        forged.append(bundles.anchored(without, PAIR.key))
+    assert not any(offline_passes(tmp_path, bundle) for bundle in forged)
+    assert tab.evaluate(PAGE_PASSES, [forged, KEY_HEX]) == [False] * len(forged)
+
+
 def twins(value: Any) -> list[Any]:
     """The values of another JSON type that a loose comparison takes for ``value``: Python's
     ``True == 1``, JavaScript's property names, which make ``"16"`` and ``[16]`` the key
