@@ -33,6 +33,7 @@ from test_verify_cli import KEY_HEX  # noqa: E402
 from test_verify_cli import PAIR  # noqa: E402
 from test_verify_forged_log import OUT_OF_ORDER  # noqa: E402
 from test_verify_forged_log import OUT_OF_ORDER_BETS  # noqa: E402
+from test_verify_forged_log import PRISONERS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
 from test_verify_player_log_order import KEY_HEX as SIGNING_KEY_HEX  # noqa: E402
@@ -115,14 +116,19 @@ def offline_passes(tmp_path: Path, bundle: Any) -> bool:
 
 
 def page_disagreements(
-    tab: Any, cases: list[tuple[Any, Any]], key_hex: str, offline: Callable[[Any], bool]
-) -> list[tuple[Any, bool]]:
-    """The ``(place, bundle)`` cases whose verdict on the page (pinned to ``key_hex``) is not
-    ``offline``'s, with the page's, the page asked twenty bundles at a time."""
+    tab: Any,
+    cases: list[tuple[Any, Any]],
+    key_hex: str,
+    offline: Callable[[Any], Any],
+    script: str = PAGE_PASSES,
+) -> list[tuple[Any, Any]]:
+    """The ``(place, bundle)`` cases whose verdict on the page (pinned to ``key_hex``, asked
+    with ``script``) is not ``offline``'s, with the page's, the page asked twenty bundles at a
+    time."""
     disagree = []
     for start in range(0, len(cases), 20):
         chunk = cases[start : start + 20]
-        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], key_hex])
+        page = tab.evaluate(script, [[bundle for _, bundle in chunk], key_hex])
         disagree += [
             (place, said)
             for (place, bundle), said in zip(chunk, page, strict=True)
@@ -1071,16 +1077,31 @@ def test_both_verifiers_pass_or_fail_each_value_signed_or_logged_as_another_json
     assert len(cases) > 100 and disagree == []
 
 
-#: The page's verdicts on changes of a bundle, as :data:`PAGE_PASSES_CHANGED`: "fail" for a
-#: problem (or a throw), "wait" for documents the log does not prove yet, else "pass".
-PAGE_VERDICTS_CHANGED = PAGE_PASSES_CHANGED.replace(
-    "return report.problems.length === 0 && report.waiting.length === 0; }"
-    " catch (error) { return false; }",
-    "return report.problems.length ? 'fail' : report.waiting.length ? 'wait' : 'pass'; }"
-    " catch (error) { return 'fail'; }",
-)
+def verdicts(script: str) -> str:
+    """``script`` (:data:`PAGE_PASSES` or :data:`PAGE_PASSES_CHANGED`) saying "fail" for a
+    problem (or a throw), "wait" for documents the log does not prove yet, else "pass"."""
+    said = script.replace(
+        "return report.problems.length === 0 && report.waiting.length === 0; }"
+        " catch (error) { return false; }",
+        "return report.problems.length ? 'fail' : report.waiting.length ? 'wait' : 'pass'; }"
+        " catch (error) { return 'fail'; }",
+    )
+    assert said != script
+    return said
+
+
+#: The page's verdicts on changes of a bundle, as :data:`PAGE_PASSES_CHANGED`.
+PAGE_VERDICTS_CHANGED = verdicts(PAGE_PASSES_CHANGED)
 #: The offline verifier's verdicts by its exit code.
 OFFLINE_VERDICTS = {0: "pass", 1: "fail", 4: "wait"}
+
+
+def offline_verdict(path: Path, bundle: Any, key_hex: str = KEY_HEX) -> str:
+    """The offline verifier's verdict on ``bundle`` (written to ``path``) trusting ``key_hex``:
+    "pass", "fail", "wait", or its exit code."""
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    code = main([str(path), "--public-key", key_hex, "-q"], io.StringIO(), io.StringIO())
+    return OFFLINE_VERDICTS.get(code, str(code))
 
 
 def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_json_type(
@@ -1093,7 +1114,6 @@ def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_jso
     sign_up(tab, "json-twins-pending")
     fairness_page(tab)
     waiting = last_taken_out("2025-04-01T12:00:05.250000Z")
-    assert PAGE_VERDICTS_CHANGED != PAGE_PASSES_CHANGED
     listed = waiting["pending_anchors"]
     cases = [
         (place, odd)
@@ -1113,9 +1133,7 @@ def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_jso
     path = tmp_path / "bundle.json"
 
     def offline(bundle: Any) -> str:
-        path.write_text(json.dumps(bundle), encoding="utf-8")
-        code = main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
-        return OFFLINE_VERDICTS.get(code, str(code))
+        return offline_verdict(path, bundle)
 
     assert page[0] == offline(waiting) == "wait"
     disagree = [
@@ -1242,3 +1260,137 @@ def test_both_verifiers_pass_or_fail_each_key_change_value_of_another_json_type(
         if said != offline(bundle):
             disagree.append((("document", "v"), odd, said))
     assert len(cases) > 10 and disagree == []
+
+
+def first_items(document: Any) -> list[tuple[Any, ...]]:
+    """:func:`places` of ``document`` but those past the second item of a list: the first two
+    stand for the rest (a Sota game's tricks and moves run to hundreds)."""
+    return [
+        place for place in places(document) if all(type(step) is str or step < 2 for step in place)
+    ]
+
+
+def dropped(document: Any, place: tuple[Any, ...]) -> Any:
+    """``document`` without the field (or list item) at ``place``."""
+    return with_odd(document, place, GONE)
+
+
+def re_signed_without(
+    bundle: Any, target: tuple[Any, ...], place: tuple[Any, ...], key: Any
+) -> Any:
+    """``bundle`` with the signed document at ``target`` without its field at ``place``, signed
+    again by ``key``."""
+    forged = copy.deepcopy(bundle)
+    envelope = value_at(forged, target)
+    envelope.update(signed(key, dropped(envelope["document"], place)))
+    return forged
+
+
+def logged_without(
+    place: tuple[Any, ...], logged_as: Callable[[Any], Any] = lambda log: log
+) -> Callable[[Any], Any]:
+    """What :func:`bundles.anchored` logs instead: ``logged_as``'s log without the field at
+    ``place`` (``(position, 1, *place in the entry)``)."""
+    return lambda log: dropped(logged_as(log), place)
+
+
+def test_both_verifiers_pass_wait_or_fail_alike_for_each_signed_or_logged_field_dropped(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The casino holds the key and the database: each field (and list item) at any depth of a
+    checkpoint (the bundle's, a key registration's, a key change's), the commitment, the reveal,
+    a receipt (a war, a surrender, a plain round, a Prisoners of War game), a player's signed
+    bet and actions, a key change, dropped and signed again; of each of the log's entries (a key
+    registration's too) dropped and logged so from the start; and of a pending document's
+    listing, a key registration's and a key change's anchor dropped. The page passes, waits for
+    or fails each exactly as the offline verifier does (docs/fairness.md, "Fields both
+    verifiers miss alike", says which pass). A Sota receipt signed without one of its rules
+    passed the page and failed offline."""
+    sign_up(tab, "dropped")
+    fairness_page(tab)
+    path = tmp_path / "bundle.json"
+    cases: list[tuple[Any, Any]] = []
+    sota_moves = bundles.bundle(
+        1, pair=PAIR, make_round=lambda pair, n: bundles.sota_moves_receipt(pair, n, PRISONERS)
+    )
+    targets = [
+        (GOOD, ("checkpoints", 0)),
+        (GOOD, ("commitment",)),
+        (GOOD, ("reveal",)),
+        *((GOOD, ("rounds", n)) for n in (0, 1, 3)),
+        (sota_moves, ("rounds", 0)),
+    ]
+    for bundle, target in targets:
+        for place in first_items(value_at(bundle, (*target, "document"))):
+            forged = re_signed_without(bundle, target, place, PAIR.key)
+            if target[0] != "checkpoints":  # logged as signed, from the start
+                forged = bundles.anchored(forged, PAIR.key)
+            cases.append(((*target, *place), forged))
+    # An entry left without one of its fields is hashed without it (its seq is the log's).
+    for bundle in (GOOD, sota_moves):
+        for position, (_, entry) in enumerate(bundles.logged_entries(bundle)[:8]):
+            for place in first_items(entry):
+                logged_as = logged_without((position, 1, *place))
+                forged = bundles.anchored(bundle, PAIR.key, logged_as=logged_as)
+                cases.append((("log", position, *place), forged))
+    waiting = last_taken_out("2025-04-01T12:00:05.250000Z")
+    cases += [
+        (place, dropped(waiting, place))
+        for place in places({"pending_anchors": waiting["pending_anchors"]})
+    ]
+    disagree = page_disagreements(
+        tab, cases, KEY_HEX, lambda bundle: offline_verdict(path, bundle), verdicts(PAGE_PASSES)
+    )
+
+    signing = bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed())
+    honest = _with_registration(signing, _registered_first)
+    player_cases = [
+        (place, dropped(honest, place)) for place in places({"player_keys": honest["player_keys"]})
+    ]
+    checkpoint = ("player_keys", 0, "checkpoint")
+    for place in places(value_at(honest, (*checkpoint, "document"))):
+        resigned = re_signed_without(honest, checkpoint, place, SIGNING_PAIR.key)
+        player_cases.append(((*checkpoint, *place), resigned))
+    registration = _registered_first(bundles.logged_entries(signing))[1][1]
+    for place in places(registration):
+        logged_as = logged_without((1, 1, *place), _registered_first)
+        player_cases.append((("registration", *place), _with_registration(signing, logged_as)))
+    for nonce in (1, 2):  # a war, its decision signed, and a plain round: a signed bet alone
+        receipt = signing["rounds"][nonce]["document"]
+        for name in ("signed_actions", "signed_bet"):
+            for place in places({name: receipt[name]} if name in receipt else {}):
+                forged = re_signed_without(signing, ("rounds", nonce), place, SIGNING_PAIR.key)
+                player_cases.append(
+                    ((nonce, *place), _with_registration(forged, _registered_first))
+                )
+    disagree += page_disagreements(
+        tab,
+        player_cases,
+        SIGNING_KEY_HEX,
+        lambda bundle: offline_verdict(path, bundle, SIGNING_KEY_HEX),
+        verdicts(PAGE_PASSES),
+    )
+
+    changed_honest = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[INTO_PAIR_KEY])
+    change_cases = [
+        (place, dropped(changed_honest, place))
+        for place in places({"key_changes": changed_honest["key_changes"]})
+    ]
+    for place in places(INTO_PAIR_KEY["document"]):
+        change = signed(OLD_KEY, dropped(INTO_PAIR_KEY["document"], place))
+        bundle = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[change])
+        change_cases.append((("key change", *place), bundle))
+    checkpoint = ("key_changes", 0, "checkpoint")
+    for place in places(value_at(changed_honest, (*checkpoint, "document"))):
+        resigned = re_signed_without(changed_honest, checkpoint, place, CHANGED_PAIR.key)
+        change_cases.append(((*checkpoint, *place), resigned))
+    for trusted in (public_key_hex(OLD_KEY), public_key_hex(CHANGED_PAIR.key)):  # retired, new
+        disagree += page_disagreements(
+            tab,
+            change_cases,
+            trusted,
+            lambda bundle, key=trusted: offline_verdict(path, bundle, key),
+            verdicts(PAGE_PASSES),
+        )
+    assert len(cases) > 150 and len(player_cases) > 20 and len(change_cases) > 10
+    assert disagree == [], "\n".join(map(str, disagree))
