@@ -48,6 +48,7 @@ from test_verify_trust import OLD_KEY  # noqa: E402
 from test_verify_trust import PAIR as CHANGED_PAIR  # noqa: E402
 
 from sota_casino.core import anchors
+from sota_casino.core import audit_chain
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import signed
 from sota_casino.verify import main
@@ -460,6 +461,27 @@ def test_both_verifiers_fail_a_document_anchored_by_an_entry_the_log_refuses(
     assert tab.evaluate(CHECK, [forged[0], KEY_HEX]) == (
         "the commitment: its anchor does not hold: the anchor has no whole audit entry"
     )
+
+
+def test_both_verifiers_fail_a_key_registration_not_yet_anchored_that_the_log_refuses(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A key registration served without its anchor (no checkpoint covers it yet) whose entry
+    says ``"seq": true``, hashed so: no log holds such an entry, and the offline verifier failed
+    it while the page waited for it."""
+    sign_up(tab, "unloggable-registration")
+    fairness_page(tab)
+    signing = bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed())
+    bundle = _with_registration(signing, _registered_first)
+    entry = {**bundle["player_keys"][0]["entry"], "seq": True}
+    linked = audit_chain.linked_entry(entry["prev_hash"], entry)
+    forged = {**bundle, "player_keys": [{"entry": linked}]}
+    path = tmp_path / "bundle.json"
+    assert offline_verdict(path, forged, SIGNING_KEY_HEX) == "fail"
+    assert tab.evaluate(verdicts(PAGE_PASSES), [[forged], SIGNING_KEY_HEX]) == ["fail"]
+    unanchored = {**bundle, "player_keys": [{"entry": bundle["player_keys"][0]["entry"]}]}
+    assert offline_verdict(path, unanchored, SIGNING_KEY_HEX) == "wait"
+    assert tab.evaluate(verdicts(PAGE_PASSES), [[unanchored], SIGNING_KEY_HEX]) == ["wait"]
 
 
 #: The pair's last round: the one that can be pending while the rest is anchored (the log takes
