@@ -29,8 +29,8 @@ from typing import Final
 from typing import TypeGuard
 
 from . import merkle
-from .audit_chain import ENTRY_KEYS
 from .audit_chain import entry_hash
+from .audit_chain import entry_shape_problem
 from .fairness import KEY_CHANGED
 from .fairness import KEY_CREATED
 from .fairness import KEY_IN_USE
@@ -556,18 +556,21 @@ def _data(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 def proof_problem(anchor: object, checkpoint: Mapping[str, Any]) -> str | None:
     """Say why an anchor does not prove its entry into a checkpoint document, or ``None``.
 
-    The entry's hash must be the hash of its fields and link (so the entry shown is the entry
-    logged), its leaf index its ``seq - 1``, and the inclusion proof must lead from
-    ``leaf_hash(entry hash)`` to the checkpoint's root. The checkpoint's signature is the
-    caller's to check.
+    The entry must be an audit entry as the log's own check has it (:func:`entry_shape_problem`:
+    ``seq`` an integer, not ``true``, which Python and JavaScript take for 1), its hash the hash
+    of its fields and link (so the entry shown is the entry logged), its leaf index its
+    ``seq - 1``, and the inclusion proof must lead from ``leaf_hash(entry hash)`` to the
+    checkpoint's root. The checkpoint's signature is the caller's to check.
     """
     if not isinstance(anchor, Mapping):
         return "the anchor is not an object"
     entry, index, proof = anchor.get("entry"), anchor.get("leaf_index"), anchor.get("proof")
-    if not isinstance(entry, Mapping) or not all(k in entry for k in (*ENTRY_KEYS, "hash")):
-        return "the anchor's entry is not a whole audit entry"
-    if not (is_hex64(entry.get("prev_hash")) and is_hex64(entry.get("hash"))):
-        return "the anchor's entry has no valid prev_hash and hash"
+    # A casino holding the key signs a checkpoint over any tree: an entry the whole log's check
+    # refuses must not prove a document here, where no one reads the rest of the log.
+    shape = entry_shape_problem(entry)
+    if shape is not None:
+        return f"the anchor's entry is not a whole audit entry: it {shape}"
+    assert isinstance(entry, Mapping)  # entry_shape_problem says it is an audit entry
     if not isinstance(proof, list) or not all(is_hex64(node) for node in proof):
         return "the inclusion proof is not a list of 64-hex-digit hashes"
     if not _is_whole(index) or entry["seq"] != index + 1:

@@ -23,6 +23,8 @@ from test_log_witness import SPOKEN
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import bundles  # noqa: E402
+from test_anchor_json_types import UNLOGGABLE  # noqa: E402
+from test_anchor_json_types import logged_with  # noqa: E402
 from test_verify_any_input import GONE  # noqa: E402
 from test_verify_any_input import places  # noqa: E402
 from test_verify_any_input import with_odd  # noqa: E402
@@ -31,6 +33,7 @@ from test_verify_cli import KEY_HEX  # noqa: E402
 from test_verify_cli import PAIR  # noqa: E402
 from test_verify_forged_log import OUT_OF_ORDER  # noqa: E402
 from test_verify_forged_log import OUT_OF_ORDER_BETS  # noqa: E402
+from test_verify_forged_log import PRISONERS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
 from test_verify_player_log_order import KEY_HEX as SIGNING_KEY_HEX  # noqa: E402
@@ -45,6 +48,7 @@ from test_verify_trust import OLD_KEY  # noqa: E402
 from test_verify_trust import PAIR as CHANGED_PAIR  # noqa: E402
 
 from sota_casino.core import anchors
+from sota_casino.core import audit_chain
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import signed
 from sota_casino.verify import main
@@ -113,14 +117,19 @@ def offline_passes(tmp_path: Path, bundle: Any) -> bool:
 
 
 def page_disagreements(
-    tab: Any, cases: list[tuple[Any, Any]], key_hex: str, offline: Callable[[Any], bool]
-) -> list[tuple[Any, bool]]:
-    """The ``(place, bundle)`` cases whose verdict on the page (pinned to ``key_hex``) is not
-    ``offline``'s, with the page's, the page asked twenty bundles at a time."""
+    tab: Any,
+    cases: list[tuple[Any, Any]],
+    key_hex: str,
+    offline: Callable[[Any], Any],
+    script: str = PAGE_PASSES,
+) -> list[tuple[Any, Any]]:
+    """The ``(place, bundle)`` cases whose verdict on the page (pinned to ``key_hex``, asked
+    with ``script``) is not ``offline``'s, with the page's, the page asked twenty bundles at a
+    time."""
     disagree = []
     for start in range(0, len(cases), 20):
         chunk = cases[start : start + 20]
-        page = tab.evaluate(PAGE_PASSES, [[bundle for _, bundle in chunk], key_hex])
+        page = tab.evaluate(script, [[bundle for _, bundle in chunk], key_hex])
         disagree += [
             (place, said)
             for (place, bundle), said in zip(chunk, page, strict=True)
@@ -432,6 +441,47 @@ def test_both_verifiers_fail_a_log_naming_a_payout_or_a_count_as_true_or_false(
         CHECK, [bundle, KEY_HEX]
     )
     assert not offline_passes(tmp_path, bundle)
+
+
+def test_both_verifiers_fail_a_document_anchored_by_an_entry_the_log_refuses(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The casino signs a checkpoint over a tree whose leaf 0 is the pair's commitment entry
+    logged with ``"seq": true`` (``true - 1`` is 0, the leaf its proof is of), or dated in
+    another form: only a check of the whole log named it, and both verifiers passed the
+    bundle. Its entry must be an audit entry as the log's own check has it, in both."""
+    sign_up(tab, "unloggable")
+    fairness_page(tab)
+    forged = [
+        bundles.anchored(GOOD, PAIR.key, logged_as=logged_with(field, value))
+        for field, value in UNLOGGABLE
+    ]
+    assert tab.evaluate(PAGE_PASSES, [forged, KEY_HEX]) == [False] * len(forged)
+    assert not any(offline_passes(tmp_path, bundle) for bundle in forged)
+    assert tab.evaluate(CHECK, [forged[0], KEY_HEX]) == (
+        "the commitment: its anchor does not hold: the anchor has no whole audit entry"
+    )
+
+
+def test_both_verifiers_fail_a_key_registration_not_yet_anchored_that_the_log_refuses(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A key registration served without its anchor (no checkpoint covers it yet) whose entry
+    says ``"seq": true``, hashed so: no log holds such an entry, and the offline verifier failed
+    it while the page waited for it."""
+    sign_up(tab, "unloggable-registration")
+    fairness_page(tab)
+    signing = bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed())
+    bundle = _with_registration(signing, _registered_first)
+    entry = {**bundle["player_keys"][0]["entry"], "seq": True}
+    linked = audit_chain.linked_entry(entry["prev_hash"], entry)
+    forged = {**bundle, "player_keys": [{"entry": linked}]}
+    path = tmp_path / "bundle.json"
+    assert offline_verdict(path, forged, SIGNING_KEY_HEX) == "fail"
+    assert tab.evaluate(verdicts(PAGE_PASSES), [[forged], SIGNING_KEY_HEX]) == ["fail"]
+    unanchored = {**bundle, "player_keys": [{"entry": bundle["player_keys"][0]["entry"]}]}
+    assert offline_verdict(path, unanchored, SIGNING_KEY_HEX) == "wait"
+    assert tab.evaluate(verdicts(PAGE_PASSES), [[unanchored], SIGNING_KEY_HEX]) == ["wait"]
 
 
 #: The pair's last round: the one that can be pending while the rest is anchored (the log takes
@@ -943,6 +993,27 @@ def test_both_verifiers_pass_or_fail_each_one_value_change_of_a_re_signed_docume
     assert tab.evaluate(PAGE_PASSES, [[sota_bundle], KEY_HEX]) == [True]
 
 
+def test_both_verifiers_fail_a_sota_receipt_signed_without_one_of_its_rules(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A Sota receipt lists every rule option, defaults included (check 6): signed again
+    without one, the game replays the same under its default, and the page passed it while
+    the offline verifier failed it."""
+    sign_up(tab, "sota-rule-left-out")
+    fairness_page(tab)
+    sota_bundle = bundles.bundle(1, pair=PAIR, make_round=bundles.sota_receipt)
+    assert tab.evaluate(PAGE_PASSES, [[sota_bundle], KEY_HEX]) == [True]
+    rules = sota_bundle["rounds"][0]["document"]["rules"]
+    forged = []
+    for name in ("teams", "lead", "deck"):
+        without = copy.deepcopy(sota_bundle)
+        left = {option: value for option, value in rules.items() if option != name}
+        without["rounds"][0] = bundles.resign(PAIR, without["rounds"][0], rules=left)
+        forged.append(bundles.anchored(without, PAIR.key))
+    assert not any(offline_passes(tmp_path, bundle) for bundle in forged)
+    assert tab.evaluate(PAGE_PASSES, [forged, KEY_HEX]) == [False] * len(forged)
+
+
 def twins(value: Any) -> list[Any]:
     """The values of another JSON type that a loose comparison takes for ``value``: Python's
     ``True == 1``, JavaScript's property names, which make ``"16"`` and ``[16]`` the key
@@ -1028,16 +1099,31 @@ def test_both_verifiers_pass_or_fail_each_value_signed_or_logged_as_another_json
     assert len(cases) > 100 and disagree == []
 
 
-#: The page's verdicts on changes of a bundle, as :data:`PAGE_PASSES_CHANGED`: "fail" for a
-#: problem (or a throw), "wait" for documents the log does not prove yet, else "pass".
-PAGE_VERDICTS_CHANGED = PAGE_PASSES_CHANGED.replace(
-    "return report.problems.length === 0 && report.waiting.length === 0; }"
-    " catch (error) { return false; }",
-    "return report.problems.length ? 'fail' : report.waiting.length ? 'wait' : 'pass'; }"
-    " catch (error) { return 'fail'; }",
-)
+def verdicts(script: str) -> str:
+    """``script`` (:data:`PAGE_PASSES` or :data:`PAGE_PASSES_CHANGED`) saying "fail" for a
+    problem (or a throw), "wait" for documents the log does not prove yet, else "pass"."""
+    said = script.replace(
+        "return report.problems.length === 0 && report.waiting.length === 0; }"
+        " catch (error) { return false; }",
+        "return report.problems.length ? 'fail' : report.waiting.length ? 'wait' : 'pass'; }"
+        " catch (error) { return 'fail'; }",
+    )
+    assert said != script
+    return said
+
+
+#: The page's verdicts on changes of a bundle, as :data:`PAGE_PASSES_CHANGED`.
+PAGE_VERDICTS_CHANGED = verdicts(PAGE_PASSES_CHANGED)
 #: The offline verifier's verdicts by its exit code.
 OFFLINE_VERDICTS = {0: "pass", 1: "fail", 4: "wait"}
+
+
+def offline_verdict(path: Path, bundle: Any, key_hex: str = KEY_HEX) -> str:
+    """The offline verifier's verdict on ``bundle`` (written to ``path``) trusting ``key_hex``:
+    "pass", "fail", "wait", or its exit code."""
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    code = main([str(path), "--public-key", key_hex, "-q"], io.StringIO(), io.StringIO())
+    return OFFLINE_VERDICTS.get(code, str(code))
 
 
 def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_json_type(
@@ -1050,7 +1136,6 @@ def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_jso
     sign_up(tab, "json-twins-pending")
     fairness_page(tab)
     waiting = last_taken_out("2025-04-01T12:00:05.250000Z")
-    assert PAGE_VERDICTS_CHANGED != PAGE_PASSES_CHANGED
     listed = waiting["pending_anchors"]
     cases = [
         (place, odd)
@@ -1070,9 +1155,7 @@ def test_both_verifiers_wait_or_fail_alike_for_each_pending_value_of_another_jso
     path = tmp_path / "bundle.json"
 
     def offline(bundle: Any) -> str:
-        path.write_text(json.dumps(bundle), encoding="utf-8")
-        code = main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
-        return OFFLINE_VERDICTS.get(code, str(code))
+        return offline_verdict(path, bundle)
 
     assert page[0] == offline(waiting) == "wait"
     disagree = [
@@ -1199,3 +1282,137 @@ def test_both_verifiers_pass_or_fail_each_key_change_value_of_another_json_type(
         if said != offline(bundle):
             disagree.append((("document", "v"), odd, said))
     assert len(cases) > 10 and disagree == []
+
+
+def first_items(document: Any) -> list[tuple[Any, ...]]:
+    """:func:`places` of ``document`` but those past the second item of a list: the first two
+    stand for the rest (a Sota game's tricks and moves run to hundreds)."""
+    return [
+        place for place in places(document) if all(type(step) is str or step < 2 for step in place)
+    ]
+
+
+def dropped(document: Any, place: tuple[Any, ...]) -> Any:
+    """``document`` without the field (or list item) at ``place``."""
+    return with_odd(document, place, GONE)
+
+
+def re_signed_without(
+    bundle: Any, target: tuple[Any, ...], place: tuple[Any, ...], key: Any
+) -> Any:
+    """``bundle`` with the signed document at ``target`` without its field at ``place``, signed
+    again by ``key``."""
+    forged = copy.deepcopy(bundle)
+    envelope = value_at(forged, target)
+    envelope.update(signed(key, dropped(envelope["document"], place)))
+    return forged
+
+
+def logged_without(
+    place: tuple[Any, ...], logged_as: Callable[[Any], Any] = lambda log: log
+) -> Callable[[Any], Any]:
+    """What :func:`bundles.anchored` logs instead: ``logged_as``'s log without the field at
+    ``place`` (``(position, 1, *place in the entry)``)."""
+    return lambda log: dropped(logged_as(log), place)
+
+
+def test_both_verifiers_pass_wait_or_fail_alike_for_each_signed_or_logged_field_dropped(
+    tab: Any, tmp_path: Path
+) -> None:
+    """The casino holds the key and the database: each field (and list item) at any depth of a
+    checkpoint (the bundle's, a key registration's, a key change's), the commitment, the reveal,
+    a receipt (a war, a surrender, a plain round, a Prisoners of War game), a player's signed
+    bet and actions, a key change, dropped and signed again; of each of the log's entries (a key
+    registration's too) dropped and logged so from the start; and of a pending document's
+    listing, a key registration's and a key change's anchor dropped. The page passes, waits for
+    or fails each exactly as the offline verifier does (docs/fairness.md, "Fields both
+    verifiers miss alike", says which pass). A Sota receipt signed without one of its rules
+    passed the page and failed offline."""
+    sign_up(tab, "dropped")
+    fairness_page(tab)
+    path = tmp_path / "bundle.json"
+    cases: list[tuple[Any, Any]] = []
+    sota_moves = bundles.bundle(
+        1, pair=PAIR, make_round=lambda pair, n: bundles.sota_moves_receipt(pair, n, PRISONERS)
+    )
+    targets = [
+        (GOOD, ("checkpoints", 0)),
+        (GOOD, ("commitment",)),
+        (GOOD, ("reveal",)),
+        *((GOOD, ("rounds", n)) for n in (0, 1, 3)),
+        (sota_moves, ("rounds", 0)),
+    ]
+    for bundle, target in targets:
+        for place in first_items(value_at(bundle, (*target, "document"))):
+            forged = re_signed_without(bundle, target, place, PAIR.key)
+            if target[0] != "checkpoints":  # logged as signed, from the start
+                forged = bundles.anchored(forged, PAIR.key)
+            cases.append(((*target, *place), forged))
+    # An entry left without one of its fields is hashed without it (its seq is the log's).
+    for bundle in (GOOD, sota_moves):
+        for position, (_, entry) in enumerate(bundles.logged_entries(bundle)[:8]):
+            for place in first_items(entry):
+                logged_as = logged_without((position, 1, *place))
+                forged = bundles.anchored(bundle, PAIR.key, logged_as=logged_as)
+                cases.append((("log", position, *place), forged))
+    waiting = last_taken_out("2025-04-01T12:00:05.250000Z")
+    cases += [
+        (place, dropped(waiting, place))
+        for place in places({"pending_anchors": waiting["pending_anchors"]})
+    ]
+    disagree = page_disagreements(
+        tab, cases, KEY_HEX, lambda bundle: offline_verdict(path, bundle), verdicts(PAGE_PASSES)
+    )
+
+    signing = bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed())
+    honest = _with_registration(signing, _registered_first)
+    player_cases = [
+        (place, dropped(honest, place)) for place in places({"player_keys": honest["player_keys"]})
+    ]
+    checkpoint = ("player_keys", 0, "checkpoint")
+    for place in places(value_at(honest, (*checkpoint, "document"))):
+        resigned = re_signed_without(honest, checkpoint, place, SIGNING_PAIR.key)
+        player_cases.append(((*checkpoint, *place), resigned))
+    registration = _registered_first(bundles.logged_entries(signing))[1][1]
+    for place in places(registration):
+        logged_as = logged_without((1, 1, *place), _registered_first)
+        player_cases.append((("registration", *place), _with_registration(signing, logged_as)))
+    for nonce in (1, 2):  # a war, its decision signed, and a plain round: a signed bet alone
+        receipt = signing["rounds"][nonce]["document"]
+        for name in ("signed_actions", "signed_bet"):
+            for place in places({name: receipt[name]} if name in receipt else {}):
+                forged = re_signed_without(signing, ("rounds", nonce), place, SIGNING_PAIR.key)
+                player_cases.append(
+                    ((nonce, *place), _with_registration(forged, _registered_first))
+                )
+    disagree += page_disagreements(
+        tab,
+        player_cases,
+        SIGNING_KEY_HEX,
+        lambda bundle: offline_verdict(path, bundle, SIGNING_KEY_HEX),
+        verdicts(PAGE_PASSES),
+    )
+
+    changed_honest = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[INTO_PAIR_KEY])
+    change_cases = [
+        (place, dropped(changed_honest, place))
+        for place in places({"key_changes": changed_honest["key_changes"]})
+    ]
+    for place in places(INTO_PAIR_KEY["document"]):
+        change = signed(OLD_KEY, dropped(INTO_PAIR_KEY["document"], place))
+        bundle = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[change])
+        change_cases.append((("key change", *place), bundle))
+    checkpoint = ("key_changes", 0, "checkpoint")
+    for place in places(value_at(changed_honest, (*checkpoint, "document"))):
+        resigned = re_signed_without(changed_honest, checkpoint, place, CHANGED_PAIR.key)
+        change_cases.append(((*checkpoint, *place), resigned))
+    for trusted in (public_key_hex(OLD_KEY), public_key_hex(CHANGED_PAIR.key)):  # retired, new
+        disagree += page_disagreements(
+            tab,
+            change_cases,
+            trusted,
+            lambda bundle, key=trusted: offline_verdict(path, bundle, key),
+            verdicts(PAGE_PASSES),
+        )
+    assert len(cases) > 150 and len(player_cases) > 20 and len(change_cases) > 10
+    assert disagree == [], "\n".join(map(str, disagree))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from sota_casino.core.fairness import KEY_CHANGED
 from sota_casino.core.fairness import PartialShuffle
 from sota_casino.core.fairness import Seeds
 from sota_casino.core.fairness import Stream
+from sota_casino.core.fairness import canonical_json
 from sota_casino.core.fairness import commitment_document
 from sota_casino.core.fairness import commitment_of
 from sota_casino.core.fairness import new_signing_key
@@ -324,7 +326,7 @@ def anchored(
     if logged_as is not None:
         logged = logged_as(logged)
     changes = [_key_change_entry(change) for change in key_changes]
-    entries = audit_chain.link_entries(
+    entries = _linked(
         {"seq": seq, **entry}
         for seq, entry in enumerate([*changes, *(entry for _, entry in logged)], start=1)
     )
@@ -369,9 +371,23 @@ def anchored(
     return made
 
 
+def _linked(entries: Iterable[Doc]) -> list[Doc]:
+    """``audit_chain.link_entries``, also of entries a forger wrote without one of their fields
+    (``time``, ``actor``, ...): each hashed over the fields it has, as a forger would."""
+    chained: list[Doc] = []
+    prev_hash = audit_chain.GENESIS_HASH
+    for entry in entries:
+        fields = {key: entry[key] for key in audit_chain.ENTRY_KEYS if key in entry}
+        body = bytes.fromhex(prev_hash) + canonical_json(fields)
+        chained.append({**fields, "prev_hash": prev_hash, "hash": hashlib.sha256(body).hexdigest()})
+        prev_hash = chained[-1]["hash"]
+    return chained
+
+
 def _key_change_entry(change: Doc) -> Doc:
-    """The entry a service logs for a signed key change (``flask keys rotate``)."""
-    new = change["document"]["new_public_key_hex"]
+    """The entry a service logs for a signed key change (``flask keys rotate``), or a forger
+    for one that names no new key."""
+    new = str(change["document"].get("new_public_key_hex"))
     return {
         "time": CREATED_AT,
         "actor": "system",

@@ -5,8 +5,10 @@ and an entry of another action or subject anchors nothing."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import bundles
+import pytest
 from test_verify_cli import GOOD
 from test_verify_cli import KEY_HEX
 from test_verify_cli import PAIR
@@ -105,3 +107,43 @@ def test_an_anchor_naming_checkpoint_size_true_names_no_checkpoint_of_size_1() -
     assert anchor_problem({**item, "anchor": loose}, [KEY_HEX]) == (
         "names another checkpoint than the one it carries"
     )
+
+
+def logged_with(
+    field: str, value: object, position: int = 0
+) -> Callable[[bundles.Logged], bundles.Logged]:
+    """What :func:`bundles.anchored` logs instead: the entry at ``position`` (the commitment's,
+    leaf 0, by default) logged with ``field`` set to ``value``, and hashed so."""
+
+    def rewritten(logged: bundles.Logged) -> bundles.Logged:
+        of, entry = logged[position]
+        changed = [*logged]
+        changed[position] = (of, {**entry, field: value})
+        return changed
+
+    return rewritten
+
+
+#: Entry fields the log's own check refuses (``audit_chain.entry_shape_problem``) that no other
+#: check of the commitment's entry reads: ``true - 1`` is 0, the commitment's leaf.
+UNLOGGABLE = [("seq", True), ("time", "2025-04-01T10:00:00Z"), ("time", 0)]
+
+
+@pytest.mark.parametrize(("field", "value"), UNLOGGABLE)
+def test_an_entry_the_log_refuses_anchors_no_document_though_a_signed_checkpoint_holds_it(
+    field: str, value: object
+) -> None:
+    """The casino holds the key: it signs a checkpoint over a tree whose leaf 0 is the pair's
+    commitment entry logged with ``"seq": true``, its proof of leaf ``true - 1 == 0`` held.
+    Only a check of the whole log named it; a bundle proved the commitment with it."""
+    forged = bundles.anchored(GOOD, PAIR.key, logged_as=logged_with(field, value))
+    anchor = forged["anchors"][0]
+    assert anchor["of"]["kind"] == "commitment" and anchor["leaf_index"] == 0
+    shape = audit_chain.entry_shape_problem(anchor["entry"])
+    assert shape is not None
+    assert anchors.proof_problem(anchor, forged["checkpoints"][0]["document"]) == (
+        f"the anchor's entry is not a whole audit entry: it {shape}"
+    )
+    report = verify_bundle(forged, KEY_HEX)
+    assert not report.ok
+    assert any(shape in finding.message for finding in report.findings), report.findings

@@ -450,11 +450,27 @@
     return bytesToHex(await sha256(join(hexToBytes(entry.prev_hash), encoder.encode(canonical(fields)))));
   }
 
+  const isObject = (value) => Boolean(value) && typeof value === "object" && !Array.isArray(value);
+  const isTextOrNull = (value) => value === null || typeof value === "string";
+
+  /* Whether `entry` is an audit entry with its links as the log's own check has it (the offline
+   * verifier's `entry_shape_problem`): its seq an integer, not `true` (`true - 1` is 0), its
+   * time of the scheme's form, its actor and subject text or null, its action text, its data an
+   * object. A casino holding the key signs a checkpoint over any tree, so an entry the whole
+   * log's check refuses must prove nothing here, where no one reads the rest of the log. */
+  function isAuditEntry(entry) {
+    return isObject(entry) && [...ENTRY_KEYS, "prev_hash", "hash"].every((name) => name in entry)
+      && Number.isInteger(entry.seq) && timeParts(entry.time) !== null
+      && isTextOrNull(entry.actor) && isTextOrNull(entry.subject)
+      && typeof entry.action === "string" && entry.action !== "" && isObject(entry.data)
+      && isHex64(entry.prev_hash) && isHex64(entry.hash);
+  }
+
   /* Why an anchor does not prove its entry into the checkpoint document, or null. */
   async function proofProblem(anchor, checkpoint) {
     if (!anchor || typeof anchor !== "object") return gettext("the anchor is not an object");
     const entry = anchor.entry;
-    if (!entry || !isHex64(entry.hash) || !isHex64(entry.prev_hash)) return gettext("the anchor has no whole audit entry");
+    if (!isAuditEntry(entry)) return gettext("the anchor has no whole audit entry");
     if (!Array.isArray(anchor.proof) || !anchor.proof.every(isHex64)) return gettext("the inclusion proof is not a list of hashes");
     if (anchor.leaf_index !== entry.seq - 1) return gettext("its leaf index is not the entry's seq - 1");
     if ((await entryHash(entry)) !== entry.hash) return gettext("the entry's hash does not match its contents");
@@ -981,7 +997,7 @@
   }
 
   window.SotaLog = {
-    checkAnchors, roundKey, proofProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    checkAnchors, roundKey, proofProblem, isAuditEntry, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
     kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).

@@ -293,6 +293,10 @@
       const entry = item && item.entry;
       const where = i + 1;
       try {
+        if (!window.SotaLog.isAuditEntry(entry)) { // as the log's own check has it: seq not true
+          problems.push(gettext("key registration #%(n)s is not an audit entry", { n: where }));
+          continue;
+        }
         if (!(await entryHashHolds(entry))) {
           problems.push(gettext("key registration #%(n)s (entry %(seq)s) does not hash to the hash it shows: it was altered",
             { n: where, seq: entry.seq }));
@@ -819,11 +823,14 @@
           row.payout = replay.payout;
           row.checks.cards = same(replay.cards, doc.cards);
           const difference = outcomeDifference(doc.outcome, replay.outcome);
-          // The stakes are {stake}, a positive whole number of sweets, as check 6 holds them.
+          // The stakes are {stake}, a positive whole number of sweets, as check 6 holds them,
+          // and the rules list every option (the replay takes a default for one left out, as a
+          // table's preset does, but a receipt names the rules it was played by, all of them).
           const stakes = doc.stakes;
           const shaped = Boolean(stakes) && typeof stakes === "object" && !Array.isArray(stakes)
             && same(Object.keys(stakes), ["stake"]) && Number.isInteger(stakes.stake) && stakes.stake > 0;
-          row.checks.outcome = shaped && difference === null;
+          const everyRule = same(Object.keys(doc.rules).sort(), Object.keys(window.SotaEngine.DEFAULTS).sort());
+          row.checks.outcome = shaped && everyRule && difference === null;
           row.checks.payout = replay.payout === doc.payout;
           if (difference) row.note = difference;
         } else {
