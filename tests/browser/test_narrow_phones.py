@@ -1086,20 +1086,39 @@ CORNERS_COVERED = """async () => {
 TALLEST_SEAT = """() => Math.round(Math.max(
   ...[...document.querySelectorAll("#seats .seat")].map(seat => seat.getBoundingClientRect().height)
 ))"""
+#: Each seat not wholly on the screen above the replay's dock (the trick's words and the
+#: controls), where the page stands: its number, top and bottom, and the dock's top. At the
+#: game's last frame the page brings its result onto the screen instead (none there).
+SEATS_UNDER_THE_DOCK = """() => {
+  if (window.SotaReplay.position() === window.SotaReplay.frames() - 1) return [];
+  const dock = document.querySelector(".replay-dock").getBoundingClientRect().top;
+  return [...document.querySelectorAll("#seats .seat")]
+    .map(seat => [seat.dataset.seat, seat.getBoundingClientRect()])
+    .filter(([, box]) => box.top < 0 || box.bottom > dock + .5)
+    .map(([seat, box]) => [seat, Math.round(box.top), Math.round(box.bottom), Math.round(dock)]);
+}"""
+#: The game's result wholly on the screen, once the page has brought it there.
+RESULT_SHOWN = """() => {
+  const box = document.getElementById("game-result").getBoundingClientRect();
+  return box.top >= 0 && box.bottom <= innerHeight;
+}"""
 
 
 def war_controls_covered(page: Any, trick: int, steps: int) -> list[tuple[Any, ...]]:
     """Each replay control not wholly above the Deal again bar, with the frame and the tallest
-    seat, and each seat's card whose corner is covered: as the game is dealt, then at each
-    frame of the war of ``trick`` (``steps`` of them: its first cards, each war, the pot taken)
-    and at the next trick's first cards, played a step at a time where the page stands (a
-    click of Playwright's would first scroll the button onto the screen)."""
+    seat, each seat's card whose corner is covered and each seat not wholly on the screen
+    above the replay's dock: as the game is dealt, then at each frame of the war of ``trick``
+    (``steps`` of them: its first cards, each war, the pot taken) and at the next trick's first
+    cards, played a step at a time where the page stands (a click of Playwright's would first
+    scroll the button onto the screen)."""
 
     def covered(frame: str) -> list[tuple[Any, ...]]:
         tallest = page.evaluate(TALLEST_SEAT)
         hidden = [(frame, "corner", *c) for c in page.evaluate(CORNERS_COVERED)]
+        under = page.evaluate(SEATS_UNDER_THE_DOCK)
+        seats = [(frame, "seat under the dock", *seat) for seat in under]
         controls = page.evaluate(REPLAY_CONTROLS_COVERED)
-        return hidden + [(frame, f"seat {tallest} px", *control) for control in controls]
+        return hidden + seats + [(frame, f"seat {tallest} px", *control) for control in controls]
 
     found = covered("dealt")
     page.evaluate(SCRUB_TO, trick)
@@ -1123,7 +1142,14 @@ def test_a_double_war_keeps_the_replay_controls_above_deal_again_on_a_320_by_568
     whole above the bar as the game is dealt and at each frame of a double war, where the page
     stands, as the page shows the new game and as it draws it once reloaded, and every card's
     corner (its rank and suit) is shown whole: on two seats, on four and on four in two teams.
-    Checked in English and Portuguese (the longest words)."""
+    Four seats' second row was also under the dock (the trick's words and the controls) kept
+    above the bar, its foot at 377 px as the game was dealt, the dock's top at 305, and in a
+    team's double war at 478: the player scrolled 140 px to see it. And a game played to its
+    end, where the page brings the result onto the screen, then reloaded, stood where the
+    browser had kept it, the seats of the replay started over 23 to 74 px above the screen (a
+    test's war on the game's last trick did so now and then). Every seat is whole on the screen
+    above the dock too, where the page stands, but at the game's end (where the page brings the
+    result onto the screen). Checked in English and Portuguese (the longest words)."""
     rules = WAR_GAMES[game]
     tabs = narrow_tab(chromium, live_server, width=320, height=568)
     phone = next(tabs)
@@ -1138,7 +1164,12 @@ def test_a_double_war_keeps_the_replay_controls_above_deal_again_on_a_320_by_568
         problems += [
             (language, "new", *found) for found in war_controls_covered(phone, trick, steps)
         ]
-        phone.reload()  # the game as the page itself draws it
+        # Played to its end, where the page brings the result onto the screen, then reloaded:
+        # the game as the page itself draws it, from the deal again.
+        phone.evaluate("document.getElementById('to-end').click()")
+        phone.wait_for_function(RESULT_SHOWN)
+        assert phone.evaluate("scrollY") > 0
+        phone.reload()
         phone.wait_for_selector("#deal-again-form:not([hidden])")
         problems += [
             (language, "drawn", *found) for found in war_controls_covered(phone, trick, steps)

@@ -229,7 +229,7 @@ CODE_LIKE = re.compile(
       | \w+/\w+(\+\w+)?                             # media types
       | [A-Z][A-Za-z]+(Error|Event)?               # one identifier-like word (a name, a type)
       | [A-Z][\w]*(-[A-Z][\w]*)+                    # HTTP headers: Content-Type, X-CSRF-Token
-      | \([a-z\-]+:\s?[\w\-]+\)                     # a media query (reduced motion)
+      | \([a-z\-]+:\s?[\w\-]+\)(\sand\s\([a-z\-]+:\s?[\w\-]+\))*  # a media query
     )$""",
     re.X,
 )

@@ -20,6 +20,8 @@
   const BASE_DELAY = 900;
   const DEAL_TIME = 450; // the animation's length at 1× and slower, in ms
   const CHART_POINTS = 160;
+  // The phone the stylesheet keeps the replay's dock on (casino.css, .replay-dock).
+  const SHORT_UPRIGHT = "(max-width: 700px) and (max-height: 600px) and (orientation: portrait)";
   const SVG = "http://www.w3.org/2000/svg";
 
   function $(id) { return document.getElementById(id); }
@@ -473,16 +475,32 @@
       });
     }
 
+    /* A phone no taller than 600 px held upright shows two rows of seats whole above the
+     * replay's dock and Deal again only without the site's header and the game's title: the
+     * page then stands with the seats at the top of the screen, once, as the game is shown,
+     * unless the player has scrolled it already. */
+    function showTheSeats() {
+      const rows = seatEls.length > 1 && seatEls.at(-1).offsetTop > seatEls[0].offsetTop;
+      if (!rows || window.scrollY !== 0 || !window.matchMedia(SHORT_UPRIGHT).matches) return;
+      seatBox.scrollIntoView({ block: "start", behavior: "instant" });
+    }
+
     build();
     pace();
     summary();
     const moveForm = $("move-form");
+    /* Shown again (reloaded, or come back to), the replay starts over at the deal and hides the
+     * result: the place the browser kept, the result's where the page had brought it at the
+     * game's end, left the seats above the screen. A game waiting for a move keeps its place
+     * (its form is below the table). */
+    window.history.scrollRestoration = moveForm ? "auto" : "manual";
     if (moveForm) {
       moveForm.addEventListener("submit", sendMove);
       go(frames.length - 1); // waiting for a move: the replay stands where the table is
     } else {
       render();
     }
+    showTheSeats();
     window.SotaReplay = { go, play, pause, frames: () => frames.length, position: () => position };
   }
 
