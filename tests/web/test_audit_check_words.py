@@ -7,6 +7,7 @@ import html
 import re
 from collections.abc import Callable
 from typing import Any
+from typing import TypeVar
 
 import pytest
 from flask import Flask
@@ -17,6 +18,7 @@ from operator_support import add_user
 from operator_support import bearer
 from operator_support import client_as
 from operator_support import db
+from sqlalchemy.orm import Session
 from web_support import post_form
 
 from sota_casino.core import anchors
@@ -34,6 +36,8 @@ from sota_casino.services import audit
 from sota_casino.services import checks
 from sota_casino.web.i18n import gettext
 from sota_casino.web.operator import problem_words
+
+T = TypeVar("T")
 
 KEY = new_signing_key()
 ROOT = "ab" * 32
@@ -428,18 +432,34 @@ def test_an_audit_check_reason_reads_in_the_operators_language(app: Flask, case:
 def forged(app: Flask) -> dict[str, Any]:
     """A log that passed its check, then a checkpoint over it that the service did not sign,
     found by a whole check (an alert rule watching the checks)."""
+
+    def forge(session: Session, size: int) -> int:
+        add_forged_checkpoint(session, size)
+        return size
+
+    olga, size, verdict = tampered_and_checked(app, forge)
+    assert not verdict.ok
+    return {"operator": olga, "size": size}
+
+
+def tampered_and_checked(
+    app: Flask, tamper: Callable[[Session, int], T]
+) -> tuple[int, T, checks.CheckVerdict]:
+    """A log that passed its whole check, tampered with, then checked whole again under an
+    alert rule watching the checks, its failure raised as one alert: the operator, what
+    ``tamper`` (given the log's size) returned, and the second verdict."""
     olga = add_user(app, "olga", "operator")
     add_user(app, "alice", "player")
     session = db(app)
     try:
         alerts.create_rule(session, olga, alerts.CHECK_FAILED, None, 0, 24)
         size = checks.run(session, "audit", "test-runner", whole=True).verdict.size
-        add_forged_checkpoint(session, size)
-        assert not checks.run(session, "audit", "test-runner", whole=True).verdict.ok
+        found = tamper(session, size)
+        verdict = checks.run(session, "audit", "test-runner", whole=True).verdict
         assert alerts.scan(session) == 1
     finally:
         session.close()
-    return {"operator": olga, "size": size}
+    return olga, found, verdict
 
 
 #: The forged checkpoint's reason, by language (the English of the command and the API).
@@ -534,17 +554,7 @@ def test_the_audit_page_names_a_malformed_or_contradicting_entry_in_the_operator
     """The reasons of the check of each entry's shape and of each key taken once, as the
     console says them on the audit page and in the failed check's alert; the API keeps the
     English."""
-    olga = add_user(app, "olga", "operator")
-    add_user(app, "alice", "player")
-    session = db(app)
-    try:
-        alerts.create_rule(session, olga, alerts.CHECK_FAILED, None, 0, 24)
-        size = checks.run(session, "audit", "test-runner", whole=True).verdict.size
-        found = TAMPERS[tamper](session, size)
-        verdict = checks.run(session, "audit", "test-runner", whole=True).verdict
-        assert alerts.scan(session) == 1
-    finally:
-        session.close()
+    olga, found, verdict = tampered_and_checked(app, TAMPERS[tamper])
     english = found.text()
     assert not verdict.ok and verdict.reason == english  # the command's and the API's words
     api = app.test_client().get("/api/v1/operator/audit/verify", headers=bearer(app, "olga"))

@@ -91,14 +91,20 @@ def test_a_closed_days_problem_reads_in_the_operators_language(app: Flask, case:
     (kept, found), english, finnish = CASES[case]
     found_problem = problem(kept, found)
     assert found_problem.text() == english  # the command's and the API's words, as they were
-    check = SimpleNamespace(findings={"found": [found_problem.to_json()]}, problems=[english])
-    with app.test_request_context():
-        g.locale = "fi"
-        assert ledger_problems(check) == [finnish]  # type: ignore[arg-type]
-    with app.test_request_context():
-        g.locale = "en"
-        (shown,) = ledger_problems(check)  # type: ignore[arg-type]
-    assert "Casino War" in shown and "Dec 1, 2026" in shown
+    said = console_words(app, found_problem)
+    assert said["fi"] == finnish
+    assert "Casino War" in said["en"] and "Dec 1, 2026" in said["en"]
+
+
+def console_words(app: Flask, found: ledger.Problem) -> dict[str, str]:
+    """A ledger problem as the console's ledger page says it, in Finnish and in English."""
+    check = SimpleNamespace(findings={"found": [found.to_json()]}, problems=[found.text()])
+    said = {}
+    for language in ("fi", "en"):
+        with app.test_request_context():
+            g.locale = language
+            (said[language],) = ledger_problems(check)  # type: ignore[arg-type]
+    return said
 
 
 @pytest.mark.parametrize("lang", ["fi", "pt", "en"])
@@ -198,11 +204,6 @@ def test_a_rounds_problem_names_its_state_and_game_in_the_operators_language(
     says them as its lists do."""
     found_problem, english, finnish = ROUND_CASES[case]
     assert found_problem.text() == english
-    check = SimpleNamespace(findings={"found": [found_problem.to_json()]}, problems=[english])
-    with app.test_request_context():
-        g.locale = "fi"
-        assert ledger_problems(check) == [finnish]  # type: ignore[arg-type]
-    with app.test_request_context():
-        g.locale = "en"
-        (shown,) = ledger_problems(check)  # type: ignore[arg-type]
-    assert "_" not in shown, shown
+    said = console_words(app, found_problem)
+    assert said["fi"] == finnish
+    assert "_" not in said["en"], said["en"]
