@@ -458,8 +458,10 @@ def test_both_verifiers_fail_a_document_anchored_by_an_entry_the_log_refuses(
     ]
     assert tab.evaluate(PAGE_PASSES, [forged, KEY_HEX]) == [False] * len(forged)
     assert not any(offline_passes(tmp_path, bundle) for bundle in forged)
+    # The page says why as the offline verifier does, in the log's own check's words.
     assert tab.evaluate(CHECK, [forged[0], KEY_HEX]) == (
-        "the commitment: its anchor does not hold: the anchor has no whole audit entry"
+        "the commitment: its anchor does not hold: the anchor's entry is not a whole audit "
+        "entry: it has a seq that is not an integer"
     )
 
 

@@ -453,24 +453,35 @@
   const isObject = (value) => Boolean(value) && typeof value === "object" && !Array.isArray(value);
   const isTextOrNull = (value) => value === null || typeof value === "string";
 
-  /* Whether `entry` is an audit entry with its links as the log's own check has it (the offline
-   * verifier's `entry_shape_problem`): its seq an integer, not `true` (`true - 1` is 0), its
-   * time of the scheme's form, its actor and subject text or null, its action text, its data an
-   * object. A casino holding the key signs a checkpoint over any tree, so an entry the whole
-   * log's check refuses must prove nothing here, where no one reads the rest of the log. */
-  function isAuditEntry(entry) {
-    return isObject(entry) && [...ENTRY_KEYS, "prev_hash", "hash"].every((name) => name in entry)
-      && Number.isInteger(entry.seq) && timeParts(entry.time) !== null
-      && isTextOrNull(entry.actor) && isTextOrNull(entry.subject)
-      && typeof entry.action === "string" && entry.action !== "" && isObject(entry.data)
-      && isHex64(entry.prev_hash) && isHex64(entry.hash);
+  /* What is malformed in an audit entry with its links, as the log's own check has it and in
+   * its words (the offline verifier's `entry_shape_problem`), or null: its seq an integer, not
+   * `true` (`true - 1` is 0), its time of the scheme's form, its actor and subject text or
+   * null, its action text, its data an object. A casino holding the key signs a checkpoint over
+   * any tree, so an entry the whole log's check refuses must prove nothing here, where no one
+   * reads the rest of the log. */
+  function entryShapeProblem(entry) {
+    if (!isObject(entry)) return gettext("is not an object");
+    const missing = [...ENTRY_KEYS, "prev_hash", "hash"].filter((name) => !(name in entry));
+    if (missing.length) return gettext("lacks %(fields)s", { fields: missing.join(", ") });
+    if (!Number.isInteger(entry.seq)) return gettext("has a seq that is not an integer");
+    if (timeParts(entry.time) === null) return gettext("has a time not written as YYYY-MM-DDTHH:MM:SS.ffffffZ");
+    const name = ["actor", "subject"].find((field) => !isTextOrNull(entry[field]));
+    if (name) return gettext("has an %(field)s that is neither a string nor null", { field: name });
+    if (typeof entry.action !== "string" || entry.action === "") return gettext("has no action");
+    if (!isObject(entry.data)) return gettext("has data that is not an object");
+    const link = ["prev_hash", "hash"].find((field) => !isHex64(entry[field]));
+    if (link) return gettext("has a %(field)s that is not 64 lower-case hex digits", { field: link });
+    return null;
   }
+
+  const isAuditEntry = (entry) => entryShapeProblem(entry) === null;
 
   /* Why an anchor does not prove its entry into the checkpoint document, or null. */
   async function proofProblem(anchor, checkpoint) {
     if (!anchor || typeof anchor !== "object") return gettext("the anchor is not an object");
     const entry = anchor.entry;
-    if (!isAuditEntry(entry)) return gettext("the anchor has no whole audit entry");
+    const shape = entryShapeProblem(entry);
+    if (shape) return gettext("the anchor's entry is not a whole audit entry: it %(shape)s", { shape });
     if (!Array.isArray(anchor.proof) || !anchor.proof.every(isHex64)) return gettext("the inclusion proof is not a list of hashes");
     if (anchor.leaf_index !== entry.seq - 1) return gettext("its leaf index is not the entry's seq - 1");
     if ((await entryHash(entry)) !== entry.hash) return gettext("the entry's hash does not match its contents");
