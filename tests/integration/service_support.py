@@ -92,6 +92,15 @@ def game_repeating_a_move(session: Session, user_id: int) -> tuple[Any, list[str
     return game, move
 
 
+def prisoners_game_awaiting_a_move(session: Session, user_id: int) -> Any:
+    """Play Prisoners of War games until one waits for the player's move."""
+    for _ in range(40):
+        game = rounds.play_sota(session, user_id, 1, rules={"prisoners_of_war": True})
+        if game.status == "awaiting_move":
+            return game
+    raise AssertionError("no Prisoners of War game needed a move")
+
+
 def moves_made(session: Session, game_id: int) -> int:
     """How many moves a Sota game holds, as stored (the index the next move takes)."""
     try:

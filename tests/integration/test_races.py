@@ -28,6 +28,7 @@ from service_support import PASSWORD
 from service_support import assert_books_clean
 from service_support import game_repeating_a_move
 from service_support import moves_made
+from service_support import prisoners_game_awaiting_a_move
 from sqlalchemy import delete
 from sqlalchemy import func
 from sqlalchemy import select
@@ -412,7 +413,7 @@ def test_one_move_sent_at_once_is_made_once_and_answers_all_alike(
     app: Flask, session: Session, player: int
 ) -> None:
     for trial in range(3):
-        game = _game_awaiting_a_move(session, player)
+        game = prisoners_game_awaiting_a_move(session, player)
         pending = game.pending
         cards = sorted(pending.options)[: pending.count]
         answer = sent_at_once(
@@ -447,14 +448,6 @@ def test_one_numbered_move_sent_twice_at_once_without_a_key_is_laid_once(
             )
         fairness.rotate(session, player)  # the next trial plants a pair of its own
     assert_books_clean(session)
-
-
-def _game_awaiting_a_move(session: Session, player: int) -> Any:
-    for _ in range(40):
-        game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
-        if game.status == "awaiting_move":
-            return game
-    raise AssertionError("no Prisoners of War game needed a move")
 
 
 def test_one_debit_sent_at_once_is_applied_once_and_answers_all_alike(

@@ -9,6 +9,7 @@ import pytest
 from service_support import assert_books_clean
 from service_support import game_repeating_a_move
 from service_support import moves_made
+from service_support import prisoners_game_awaiting_a_move
 from sqlalchemy import func
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -109,19 +110,10 @@ def test_a_table_limited_to_presets_refuses_custom_rules(
     assert rounds.play_sota(session, player, 5).rules["war_down"] == 1
 
 
-def _prisoners_game(session: Session, player: int) -> dict:
-    """Play Prisoners of War games until one waits for the player's move."""
-    for _ in range(40):
-        game = rounds.play_sota(session, player, 1, rules={"prisoners_of_war": True})
-        if game.status == "awaiting_move":
-            return game
-    raise AssertionError("no Prisoners of War game needed a move")
-
-
 def test_prisoners_of_war_waits_for_the_players_moves_and_then_settles(
     session: Session, player: int
 ) -> None:
-    game = _prisoners_game(session, player)
+    game = prisoners_game_awaiting_a_move(session, player)
     assert game.payout is None and game.pending.seat == 0
     with pytest.raises(RoundOpen):
         fairness_service.rotate(session, player)
