@@ -110,10 +110,19 @@ def fairness_page(tab: Any) -> None:
     tab.locator(SPOKEN).wait_for(state="attached")
 
 
-def offline_passes(tmp_path: Path, bundle: Any) -> bool:
+def offline_passes(tmp_path: Path, bundle: Any, key_hex: str = KEY_HEX) -> bool:
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(bundle), encoding="utf-8")
-    return main([str(path), "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO()) == 0
+    return main([str(path), "--public-key", key_hex, "-q"], io.StringIO(), io.StringIO()) == 0
+
+
+def offline_report(tmp_path: Path, records: Any) -> tuple[int, str]:
+    """The offline verifier's exit code and report for GOOD with ``records``."""
+    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
+    (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
+    out = io.StringIO()
+    args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json"), "-q"]
+    return main([*args, "--public-key", KEY_HEX], out, io.StringIO()), out.getvalue()
 
 
 def page_disagreements(
@@ -263,12 +272,9 @@ def test_both_verifiers_read_each_one_value_change_of_the_records_alike(
     nothing recorded: those are left out.)"""
     sign_up(tab, "records-differential")
     fairness_page(tab)
-    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
 
     def offline(records: Any) -> int:
-        (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
-        args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json")]
-        return main([*args, "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
+        return offline_report(tmp_path, records)[0]
 
     assert offline(RECORDS) == 0
     assert tab.evaluate(PAGE_PASSES_WITH_RECORDS, [RECORDS, GOOD, KEY_HEX]) is True
@@ -329,15 +335,6 @@ def test_both_verifiers_place_a_decision_recorded_without_its_pair_by_its_round_
     records["actions"][0]["action"] = "surrender"  # placed by its round: the receipt differs
     report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
     assert report["problems"] == ["round 101: you chose surrender, the receipt says war"]
-
-
-def offline_report(tmp_path: Path, records: Any) -> tuple[int, str]:
-    """The offline verifier's exit code and report for GOOD with ``records``."""
-    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
-    (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
-    out = io.StringIO()
-    args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json"), "-q"]
-    return main([*args, "--public-key", KEY_HEX], out, io.StringIO()), out.getvalue()
 
 
 def test_both_verifiers_fail_a_receipt_naming_a_larger_stake_than_the_bet_sent(
@@ -1178,12 +1175,9 @@ def test_both_verifiers_read_each_recorded_value_of_another_json_type_alike(
     out, as above)."""
     sign_up(tab, "records-twins")
     fairness_page(tab)
-    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
 
     def offline(records: Any) -> int:
-        (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
-        args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json")]
-        return main([*args, "--public-key", KEY_HEX, "-q"], io.StringIO(), io.StringIO())
+        return offline_report(tmp_path, records)[0]
 
     lists = ("commitments", "actions", "rotations", "bets")
     cases = [
@@ -1232,12 +1226,9 @@ def test_both_verifiers_pass_or_fail_each_player_key_value_of_another_json_type(
                     forged["rounds"][nonce] = SIGNING_PAIR.sign(doc)
                     bundle = _with_registration(forged, _registered_first)
                     cases.append(((nonce, *place, odd), bundle))
-    path = tmp_path / "bundle.json"
 
     def offline(bundle: Any) -> bool:
-        path.write_text(json.dumps(bundle), encoding="utf-8")
-        args = [str(path), "--public-key", SIGNING_KEY_HEX, "-q"]
-        return main(args, io.StringIO(), io.StringIO()) == 0
+        return offline_passes(tmp_path, bundle, SIGNING_KEY_HEX)
 
     assert offline(honest) and tab.evaluate(PAGE_PASSES, [[honest], SIGNING_KEY_HEX]) == [True]
     disagree = page_disagreements(tab, cases, SIGNING_KEY_HEX, offline)
@@ -1256,12 +1247,9 @@ def test_both_verifiers_pass_or_fail_each_key_change_value_of_another_json_type(
     fairness_page(tab)
     old_hex = public_key_hex(OLD_KEY)
     honest = bundles.anchored(CHANGED_GOOD, CHANGED_PAIR.key, key_changes=[INTO_PAIR_KEY])
-    path = tmp_path / "bundle.json"
 
     def offline(bundle: Any) -> bool:
-        path.write_text(json.dumps(bundle), encoding="utf-8")
-        args = [str(path), "--public-key", old_hex, "-q"]
-        return main(args, io.StringIO(), io.StringIO()) == 0
+        return offline_passes(tmp_path, bundle, old_hex)
 
     assert offline(honest) and tab.evaluate(PAGE_PASSES, [[honest], old_hex]) == [True]
     cases = [
