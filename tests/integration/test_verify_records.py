@@ -244,14 +244,26 @@ def _without_anchors(bundle: Doc) -> Doc:
 UNANCHORED = "bundle: log: unanchored: the bundle proves none of its documents in the signed log"
 
 
+def _assert_proves_nothing_unanchored(tmp_path: Path, forged_bundle: Doc, key: str) -> None:
+    """Without its anchors, the forged bundle proves nothing in the signed log."""
+    bare = _write(tmp_path, "bare.json", _without_anchors(forged_bundle))
+    code, out = _run(bare, "--public-key", key)
+    assert code == 1 and UNANCHORED in out, out
+
+
+def _run_with_records(tmp_path: Path, bundle: str, key: str, me: Player) -> tuple[int, str]:
+    """The verifier on ``bundle`` trusting ``key``, with the records the player kept."""
+    return _run(
+        bundle, "--public-key", key, "--records", _write(tmp_path, "r.json", me.records(key))
+    )
+
+
 def test_a_recommitted_pair_passes_every_bundle_check_but_not_the_records_nor_the_log(
     app: Flask, played: tuple[Player, Doc, str], tmp_path: Path
 ) -> None:
     me, bundle, key = played
     forged_bundle = _recommitted(bundle, _service_key(app))
-    bare = _write(tmp_path, "bare.json", _without_anchors(forged_bundle))
-    code, out = _run(bare, "--public-key", key)
-    assert code == 1 and UNANCHORED in out, out  # without its anchors it proves nothing
+    _assert_proves_nothing_unanchored(tmp_path, forged_bundle, key)
     forged = _write(tmp_path, "forged.json", forged_bundle)
     code, out = _run(forged, "--public-key", key)
     assert code == 1, out
@@ -260,9 +272,7 @@ def test_a_recommitted_pair_passes_every_bundle_check_but_not_the_records_nor_th
     assert f"the log recorded commitment {logged[:16]}… for this pair" in line
     assert f"in the checkpoint over {bundle['checkpoints'][0]['document']['size']} entries" in line
     assert f"signed by {key[:16]}…" in line
-    code, out = _run(
-        forged, "--public-key", key, "--records", _write(tmp_path, "r.json", me.records(key))
-    )
+    code, out = _run_with_records(tmp_path, forged, key, me)
     assert code == 1, out
     (line,) = [line for line in out.splitlines() if "commitment document: records:" in line]
     seed_pair_id = bundle["commitment"]["document"]["seed_pair_id"]
@@ -275,9 +285,7 @@ def test_a_war_turned_into_a_surrender_is_caught_by_the_records_and_the_log_only
 ) -> None:
     me, bundle, key = played
     forged_bundle, round_id = _war_turned_to_surrender(bundle, _service_key(app))
-    bare = _write(tmp_path, "bare.json", _without_anchors(forged_bundle))
-    code, out = _run(bare, "--public-key", key)
-    assert code == 1 and UNANCHORED in out, out
+    _assert_proves_nothing_unanchored(tmp_path, forged_bundle, key)
     forged = _write(tmp_path, "forged.json", forged_bundle)
     code, out = _run(forged, "--public-key", key)
     assert code == 1 and (
@@ -285,9 +293,7 @@ def test_a_war_turned_into_a_surrender_is_caught_by_the_records_and_the_log_only
         and "log: the log recorded the player's actions ['war'], the receipt lists ['surrender']"
         in out
     ), out
-    code, out = _run(
-        forged, "--public-key", key, "--records", _write(tmp_path, "r.json", me.records(key))
-    )
+    code, out = _run_with_records(tmp_path, forged, key, me)
     assert code == 1
     assert (
         f"round {round_id} (nonce " in out
@@ -300,15 +306,11 @@ def test_prisoners_moves_replaced_by_other_legal_moves_are_caught_by_the_records
 ) -> None:
     me, bundle, key = played
     forged_bundle, round_id = _moves_replaced(bundle, _service_key(app))
-    bare = _write(tmp_path, "bare.json", _without_anchors(forged_bundle))
-    code, out = _run(bare, "--public-key", key)
-    assert code == 1 and UNANCHORED in out, out
+    _assert_proves_nothing_unanchored(tmp_path, forged_bundle, key)
     forged = _write(tmp_path, "forged.json", forged_bundle)
     code, out = _run(forged, "--public-key", key)
     assert code == 1 and f"round {round_id} (nonce " in out and "the round was rewritten" in out
-    code, out = _run(
-        forged, "--public-key", key, "--records", _write(tmp_path, "r.json", me.records(key))
-    )
+    code, out = _run_with_records(tmp_path, forged, key, me)
     assert code == 1
     failures = [line for line in out.splitlines() if f"round {round_id} (nonce" in line]
     failures = [line for line in failures if ": log: " not in line]  # as without records
