@@ -9,10 +9,10 @@ better than the absolute figures.
 from __future__ import annotations
 
 import hmac
-import time
 from collections.abc import Callable
 from typing import Final
 
+from bench.timing import best_rates
 from sota_casino.core import casino_war
 from sota_casino.core.cards import canonical_shoe
 from sota_casino.core.casino_war import TableRules
@@ -68,17 +68,6 @@ def exact_odds(count: int) -> None:
         odds_by_decks(bonus="ante")
 
 
-def best_rates(runs: dict[str, tuple[Callable[[int], None], int]]) -> dict[str, float]:
-    """Return each run's best rate (calls per second) over interleaved repetitions."""
-    best = dict.fromkeys(runs, 0.0)
-    for _ in range(REPEATS):
-        for name, (run, count) in runs.items():
-            started = time.process_time()
-            run(count)
-            best[name] = max(best[name], count / (time.process_time() - started))
-    return best
-
-
 def blocks_per_round(count: int) -> float:
     """Return the mean number of HMAC blocks a round computes."""
     rules, shoe, blocks = TableRules(), canonical_shoe("standard52", 6), 0
@@ -102,7 +91,8 @@ def main() -> None:
             "shuffle_312": (full_shuffles(6), SHUFFLES),
             "shuffle_52": (full_shuffles(1), SHUFFLES * 6),
             "odds": (exact_odds, 5),
-        }
+        },
+        REPEATS,
     )
     hmac_rate, rounds_rate = rates["hmac"], rates["rounds"]
     share = rounds_rate / hmac_rate

@@ -11,10 +11,10 @@ absolute figures.
 from __future__ import annotations
 
 import hmac
-import time
 from collections.abc import Callable
 from typing import Final
 
+from bench.timing import best_rates
 from sota_casino.core.cards import canonical_deck
 from sota_casino.core.fairness import Seeds
 from sota_casino.core.fairness import Stream
@@ -66,17 +66,6 @@ def tricks_per_game(rules: SotaRules, count: int) -> float:
     return sum(len(play_game(rules, stream=stream(n)).tricks) for n in range(count)) / count
 
 
-def best_rates(runs: dict[str, tuple[Run, int]]) -> dict[str, float]:
-    """Return each run's best rate (calls per CPU second) over interleaved repetitions."""
-    best = dict.fromkeys(runs, 0.0)
-    for _ in range(REPEATS):
-        for name, (run, count) in runs.items():
-            started = time.process_time()
-            run(count)
-            best[name] = max(best[name], count / (time.process_time() - started))
-    return best
-
-
 def main() -> None:
     """Print the Sota benchmark as Markdown."""
     nordic = SotaRules.from_preset("nordic")
@@ -92,7 +81,7 @@ def main() -> None:
         "nordic_nolog": (games(nordic, log=False), GAMES),
     }
     runs |= {name: (games(rules), GAMES) for name, (_, rules) in workloads.items()}
-    rates = best_rates(runs)
+    rates = best_rates(runs, REPEATS)
     shuffle_rate = rates["shuffle"]
     print("## Sota engine")
     print()

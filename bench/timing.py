@@ -7,6 +7,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,20 @@ def seconds(action: Callable[[], Any]) -> float:
 def median_ms(action: Callable[[], Any], runs: int) -> float:
     """Run ``action`` ``runs`` times; return the median wall-clock time in milliseconds."""
     return statistics.median(seconds(action) for _ in range(runs)) * 1000
+
+
+def best_rates(
+    runs: Mapping[str, tuple[Callable[[int], object], int]], repeats: int
+) -> dict[str, float]:
+    """Return each run's best rate (calls per CPU second) over ``repeats`` interleaved
+    repetitions; a run is called with its count of calls."""
+    best = dict.fromkeys(runs, 0.0)
+    for _ in range(repeats):
+        for name, (run, count) in runs.items():
+            started = time.process_time()
+            run(count)
+            best[name] = max(best[name], count / (time.process_time() - started))
+    return best
 
 
 def runs_table(first_column: str, runs: dict[str, list[float]]) -> str:
