@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import secrets
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,12 +23,11 @@ from typing import Any
 import sqlalchemy as sa
 
 from sota_casino import background
-from sota_casino import migrate
-from sota_casino.config import test_postgres_url
 from sota_casino.factory import create_app
 
 from .baseline_app import create_app as create_baseline
 from .baseline_app import metadata
+from .timing import on_both_databases
 
 ROUNDS = int(os.environ.get("BENCH_API_CPU_REQUESTS", "100"))
 BATCHES = 9
@@ -105,17 +103,7 @@ def _measure(url: str, workdir: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        url = f"sqlite:///{workdir / 'bench.db'}"
-        migrate.upgrade(url)
-        rows.append(("SQLite", measure(url, workdir)))
-        try:
-            with migrate.scratch_postgres(test_postgres_url(), "sota_bench_api_cpu") as url:
-                rows.append(("PostgreSQL", measure(url, workdir)))
-        except sa.exc.OperationalError as exc:
-            print(f"(PostgreSQL skipped: {exc.orig})")
+    rows = on_both_databases(measure, "sota_bench_api_cpu")
     print("### CPU per request through the JSON API (one process, Flask's test client)\n")
     print(
         "| database | baseline µs | Casino War round µs | baseline / round "

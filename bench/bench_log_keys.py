@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -40,9 +39,8 @@ from sqlalchemy.orm import Session
 
 from bench.large_log import Event
 from bench.large_log import fill
+from bench.timing import on_both_databases
 from bench.timing import seconds
-from sota_casino import migrate
-from sota_casino.config import test_postgres_url
 from sota_casino.core import anchors
 from sota_casino.core import audit_chain
 from sota_casino.factory import create_app
@@ -156,17 +154,7 @@ def _measure(url: str, workdir: Path) -> list[tuple[int, float, float, float]]:
 
 
 def main() -> None:
-    results = []
-    with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        url = f"sqlite:///{workdir / 'bench.db'}"
-        migrate.upgrade(url)
-        results.append(("SQLite", _measure(url, workdir)))
-        try:
-            with migrate.scratch_postgres(test_postgres_url(), "sota_bench_log_keys") as url:
-                results.append(("PostgreSQL", _measure(url, workdir)))
-        except sa.exc.OperationalError as exc:
-            print(f"(PostgreSQL skipped: {exc.orig})")
+    results = on_both_databases(_measure, "sota_bench_log_keys")
     print("## The log's keys in the whole check\n")
     print(__doc__.split("\n\n", 1)[1].strip())
     print()

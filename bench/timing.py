@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmarks: timing, and a scratch app on a SQLite file of its own."""
+"""Helpers shared by the benchmarks: timing, a scratch app on a SQLite file of its own, and a
+measure taken on both databases."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from pathlib import Path
 from typing import Any
 from typing import TypeVar
 
+import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from sota_casino import migrate
+from sota_casino.config import test_postgres_url
 from sota_casino.factory import create_app
 
 R = TypeVar("R")
@@ -88,3 +91,21 @@ def scratch_session(**settings: Any) -> Iterator[Session]:
                     session.close()
         finally:
             app.extensions["sota_casino.engine"].dispose()
+
+
+def on_both_databases(measure: Callable[[str, Path], R], database: str) -> list[tuple[str, R]]:
+    """Run ``measure(url, workdir)`` on a fresh, migrated SQLite file, then on a scratch
+    PostgreSQL database named ``database`` (said skipped when PostgreSQL cannot be reached);
+    return each result beside its database's name."""
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        url = f"sqlite:///{workdir / 'bench.db'}"
+        migrate.upgrade(url)
+        results.append(("SQLite", measure(url, workdir)))
+        try:
+            with migrate.scratch_postgres(test_postgres_url(), database) as url:
+                results.append(("PostgreSQL", measure(url, workdir)))
+        except sa.exc.OperationalError as exc:
+            print(f"(PostgreSQL skipped: {exc.orig})")
+    return results
