@@ -73,6 +73,16 @@ def _bound(seconds: float | None) -> str | None:
     return None if seconds is None else _text(START + timedelta(seconds=seconds))
 
 
+def _within(times: dict[int, str], start: str | None, end: str | None) -> list[int]:
+    """A plain filter: the ids in order whose time is from ``start`` to ``end``, both included
+    (``None``: no end on that side)."""
+    return [
+        id_
+        for id_, time in sorted(times.items())
+        if (start is None or time >= start) and (end is None or time <= end)
+    ]
+
+
 def _pages(ids: list[int], newest: bool) -> list[tuple[list[int], int | None]]:
     """A plain filter's pages: the ids in list order, ``PAGE`` a page, each with its cursor."""
     ordered = sorted(ids, reverse=newest)
@@ -127,11 +137,7 @@ def test_a_range_of_the_log_is_what_a_plain_filter_gives(
     session: Session, log: dict[int, str], since: float | None, until: float | None
 ) -> None:
     start, end = _bound(since), _bound(until)
-    wanted = [
-        seq
-        for seq, time in sorted(log.items())
-        if (start is None or time >= start) and (end is None or time <= end)
-    ]
+    wanted = _within(log, start, end)
     for order in ("newest", "oldest"):
         assert _audit_pages(session, order, since=start, until=end) == _pages(
             wanted, order == "newest"
@@ -204,11 +210,7 @@ def test_a_range_of_a_players_list_is_what_a_plain_filter_gives(
 ) -> None:
     player, times = moves
     start, end = _bound(since), _bound(until)
-    wanted = [
-        id_
-        for id_, time in sorted(times.items())
-        if (start is None or time >= start) and (end is None or time <= end)
-    ]
+    wanted = _within(times, start, end)
     for order in ("newest", "oldest"):
         assert _list_pages(session, player, order, start, end) == _pages(
             wanted, order == "newest"
