@@ -89,19 +89,32 @@ VALUES = (
     "é" * 300,
 )
 EXAMPLES_PER_PAGE = 4
+#: Hypothesis's settings for each page: a few examples, no deadline, nothing kept between runs.
+PER_PAGE = settings(
+    max_examples=EXAMPLES_PER_PAGE,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 queries = st.dictionaries(
     st.sampled_from(NAMES), st.sampled_from(VALUES) | st.text(max_size=12), max_size=4
 )
 
 
-def pages(app: Flask) -> list[str]:
-    """Every page the app serves by GET (the API apart), its ids filled with 1."""
+def routes(app: Flask, method: str, skipped: tuple[str, ...]) -> list[str]:
+    """Every path the app takes ``method`` on, but those starting with one of ``skipped``, its
+    ids filled with 1."""
     found = set()
     for rule in app.url_map.iter_rules():
-        if "GET" not in (rule.methods or ()) or rule.rule.startswith(("/api/", "/static/")):
+        if method not in (rule.methods or ()) or rule.rule.startswith(skipped):
             continue
         found.add(re.sub(r"<(?:\w+:)?(\w+)>", "1", rule.rule))
     return sorted(found)
+
+
+def pages(app: Flask) -> list[str]:
+    """Every page the app serves by GET (the API apart), its ids filled with 1."""
+    return routes(app, "GET", ("/api/", "/static/"))
 
 
 @pytest.mark.parametrize("role", ["player", "auditor", "operator"])
@@ -111,12 +124,7 @@ def test_no_query_string_makes_a_page_fail(app: Flask, role: str) -> None:
     client = client_as(app, user)
     failed: list[str] = []
 
-    @settings(
-        max_examples=EXAMPLES_PER_PAGE,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @PER_PAGE
     @given(query=queries)
     def ask(page: str, query: dict[str, Any]) -> None:
         url = f"{page}?{urlencode(query, errors='surrogatepass')}"
@@ -211,12 +219,7 @@ forms = st.dictionaries(
 
 def form_pages(app: Flask) -> list[str]:
     """Every page form the app takes by POST, its ids filled with 1."""
-    found = set()
-    for rule in app.url_map.iter_rules():
-        if "POST" not in (rule.methods or ()) or rule.rule.startswith("/api/"):
-            continue
-        found.add(re.sub(r"<(?:\w+:)?(\w+)>", "1", rule.rule))
-    return sorted(found)
+    return routes(app, "POST", ("/api/",))
 
 
 @pytest.mark.parametrize("role", ["player", "auditor", "operator"])
@@ -227,12 +230,7 @@ def test_no_form_makes_a_page_fail(app: Flask, role: str) -> None:
     user = add_user(app, f"f{role}", role)
     failed: list[str] = []
 
-    @settings(
-        max_examples=EXAMPLES_PER_PAGE,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @PER_PAGE
     @given(form=forms)
     def send(page: str, form: dict[str, Any]) -> None:
         body = urlencode({"csrf_token": CSRF, **form}, errors="surrogatepass")
