@@ -101,6 +101,20 @@ def prisoners_game_awaiting_a_move(session: Session, user_id: int) -> Any:
     raise AssertionError("no Prisoners of War game needed a move")
 
 
+def adjust_chips(session: Session, user_id: int, held: int, wanted: int) -> None:
+    """Bring the player's chips from ``held`` to ``wanted`` by an adjustment against issuance."""
+    with session.begin():
+        ledger.post(
+            session,
+            kind="adjust",
+            currency="chips",
+            moves={
+                ledger.player_account(user_id, "chips"): wanted - held,
+                "issuance:chips": held - wanted,
+            },
+        )
+
+
 def moves_made(session: Session, game_id: int) -> int:
     """How many moves a Sota game holds, as stored (the index the next move takes)."""
     try:

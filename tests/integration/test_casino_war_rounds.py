@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from service_support import adjust_chips
 from service_support import assert_books_clean
 from sqlalchemy import func
 from sqlalchemy import select
@@ -106,16 +107,7 @@ def test_war_without_funds_for_the_raise_is_refused_and_changes_nothing(
     with session.begin():
         audit_size = session.scalar(select(func.count(AuditEntry.seq)))
     # Spend the rest so the raise cannot be covered.
-    with session.begin():
-        ledger.post(
-            session,
-            kind="adjust",
-            currency="chips",
-            moves={
-                ledger.player_account(player, "chips"): -before.chips + 100,
-                "issuance:chips": before.chips - 100,
-            },
-        )
+    adjust_chips(session, player, before.chips, 100)
     with pytest.raises(InsufficientFunds) as refused:
         rounds.decide_casino_war(session, player, opened.id, "war")
     # What the table says in chips, without asking the services again.
@@ -164,16 +156,7 @@ def test_invalid_bets_are_refused_and_move_nothing(session: Session, player: int
 def test_a_bet_larger_than_the_balance_is_refused_without_using_a_nonce(
     session: Session, player: int
 ) -> None:
-    with session.begin():
-        ledger.post(
-            session,
-            kind="adjust",
-            currency="chips",
-            moves={
-                ledger.player_account(player, "chips"): -START + 100,
-                "issuance:chips": START - 100,
-            },
-        )
+    adjust_chips(session, player, START, 100)
     with pytest.raises(InsufficientFunds) as refused:
         rounds.place_casino_war_bet(session, player, 200)
     assert refused.value.details == {"currency": "chips", "held": 100, "needed": 200}

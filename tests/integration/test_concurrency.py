@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from service_support import adjust_chips
 from service_support import assert_books_clean
 from service_support import classify
 from service_support import first_cards
@@ -29,7 +30,6 @@ from sota_casino.core.errors import InsufficientFunds
 from sota_casino.core.errors import RoundSettled
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
-from sota_casino.services import ledger
 from sota_casino.services import money
 from sota_casino.services import rounds
 
@@ -77,16 +77,7 @@ def prepare_exact_balance(session: Session, user_id: int) -> None:
             assert accepted_in_order(seed, client_seed, balance, ATTEMPTS) == WANT_ACCEPTED
             install_seed(session, user_id, seed)
             held = money.balances(session, user_id).chips
-            with session.begin():
-                ledger.post(
-                    session,
-                    kind="adjust",
-                    currency="chips",
-                    moves={
-                        ledger.player_account(user_id, "chips"): balance - held,
-                        "issuance:chips": held - balance,
-                    },
-                )
+            adjust_chips(session, user_id, held, balance)
             return
     raise AssertionError("no seed makes exactly 50 bets affordable")
 
