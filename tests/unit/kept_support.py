@@ -59,3 +59,14 @@ def audit(*args: str) -> tuple[int, str]:
     """Run ``verify.pyz audit`` with the key pinned: its exit code and what it printed."""
     out = io.StringIO()
     return main(["audit", *args, "--public-key", PUBLIC], out), out.getvalue()
+
+
+def fails_only_held_to_kept(tmp_path: Path, export: str) -> tuple[str, str]:
+    """Check ``export`` alone, which passes, then held to the checkpoint kept over the honest
+    log's first :data:`KEPT_SIZE` entries, which fails it: the kept file and what that said."""
+    code, out = audit(export)
+    assert code == 0 and out.splitlines()[-1] == "Result: OK (exit 0)", out  # alone, it passes
+    kept = kept_file(tmp_path)
+    code, out = audit(export, "--checkpoint", kept)
+    assert code == 1, out
+    return kept, out
