@@ -113,6 +113,25 @@ def resigned(checkpoint: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, An
     }
 
 
+def log_changes_and_put_key(server: LiveServer, changes: list[Any], key: Ed25519PrivateKey) -> None:
+    """As an operator holding the database and the key file: log each signed key change, in
+    order, and put ``key`` in the key file (the key it replaces kept beside it)."""
+    with server.app.app_context():
+        session = server.app.extensions["sota_casino.sessionmaker"]()
+        with session.begin():
+            for change in changes:
+                audit.record(
+                    session,
+                    actor="system",
+                    action=fairness_service.KEY_CHANGED,
+                    subject=f"key:{change['document']['new_public_key_hex'][:16]}",
+                    data={"key_change": change},
+                )
+        session.close()
+    key_file = Path(server.app.config["SIGNING_KEY_FILE"])
+    replace_file(key_file, fairness.private_key_pem(key), suffix=".retired")
+
+
 def forge_a_key_change(server: LiveServer) -> str:
     """As an operator holding the database and the key file, but not the old key: put a new
     key in the key file and log a key change naming it, signed by the new key instead of the
@@ -125,19 +144,7 @@ def forge_a_key_change(server: LiveServer) -> str:
         new_public_key_hex=new_hex,
         changed_at=fairness.format_time(datetime.now(UTC)),
     )
-    with server.app.app_context():
-        session = server.app.extensions["sota_casino.sessionmaker"]()
-        with session.begin():
-            audit.record(
-                session,
-                actor="system",
-                action=fairness_service.KEY_CHANGED,
-                subject=f"key:{new_hex[:16]}",
-                data={"key_change": fairness.signed(new_key, document)},
-            )
-        session.close()
-    key_file = Path(server.app.config["SIGNING_KEY_FILE"])
-    replace_file(key_file, fairness.private_key_pem(new_key), suffix=".retired")
+    log_changes_and_put_key(server, [fairness.signed(new_key, document)], new_key)
     return new_hex
 
 
@@ -381,20 +388,7 @@ def hand_the_key_on_twice(server: LiveServer, forgers_first: bool) -> tuple[str,
         )
         for new_key in ((own_key, other_key) if forgers_first else (other_key, own_key))
     ]
-    with server.app.app_context():
-        session = server.app.extensions["sota_casino.sessionmaker"]()
-        with session.begin():
-            for change in changes:
-                audit.record(
-                    session,
-                    actor="system",
-                    action=fairness_service.KEY_CHANGED,
-                    subject=f"key:{change['document']['new_public_key_hex'][:16]}",
-                    data={"key_change": change},
-                )
-        session.close()
-    key_file = Path(server.app.config["SIGNING_KEY_FILE"])
-    replace_file(key_file, fairness.private_key_pem(own_key), suffix=".retired")
+    log_changes_and_put_key(server, changes, own_key)
     return fairness.public_key_hex(own_key), fairness.public_key_hex(other_key)
 
 
