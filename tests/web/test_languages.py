@@ -561,12 +561,18 @@ TABLE_REFUSALS = {
 }
 
 
+def operator_speaking(app: Flask, language: str, page: str) -> FlaskClient:
+    """An operator logged in, who picked ``language`` on the console's ``page``."""
+    operator = client_as(app, add_user(app, "olli", role="operator"))
+    post_form(operator, "/language", {"locale": language, "next": page})
+    return operator
+
+
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_a_refused_table_setting_reads_whole_in_the_operators_language(
     app: Flask, language: str
 ) -> None:
-    operator = client_as(app, add_user(app, "olli", role="operator"))
-    post_form(operator, "/language", {"locale": language, "next": "/operator/tables"})
+    operator = operator_speaking(app, language, "/operator/tables")
     war = {"min_bet": "5", "max_bet": "50", "decks": "6", "burn": "3", "bonus": "none"}
     payout, war_limits, sota_limits = TABLE_REFUSALS[language]
     answer = post_form(operator, "/operator/tables/casino_war", {**war, "tie_payout": "31"})
@@ -747,8 +753,7 @@ THRESHOLD_REFUSALS = {
 def test_a_refused_alert_threshold_reads_in_the_operators_language(
     app: Flask, language: str
 ) -> None:
-    operator = client_as(app, add_user(app, "olli", role="operator"))
-    post_form(operator, "/language", {"locale": language, "next": "/operator/alerts"})
+    operator = operator_speaking(app, language, "/operator/alerts")
     rule = {"kind": "player_adjustments", "currency": "sweets", "period_hours": "24"}
     answer = post_form(operator, "/operator/alerts/rules", {**rule, "threshold": "2.5"})
     assert console_refusal(answer) == THRESHOLD_REFUSALS[language]
@@ -910,8 +915,7 @@ QUERY_REFUSALS = {
 def test_a_refused_console_query_reads_in_the_operators_language(app: Flask, language: str) -> None:
     """A list's cursor or the log's entry number that is no number ("?cursor=zzz") was refused
     in English on every page language (the parameter keeps its name)."""
-    operator = client_as(app, add_user(app, "olli", role="operator"))
-    post_form(operator, "/language", {"locale": language, "next": "/operator/audit"})
+    operator = operator_speaking(app, language, "/operator/audit")
     pat = add_user(app, "pat", "player")
     answer = operator.get(f"/operator/players/{pat}/lists/rounds?cursor=zzz")
     assert console_refusal(answer) == QUERY_REFUSALS[language].format(name="cursor")
@@ -942,8 +946,7 @@ def test_a_refused_chip_threshold_writes_its_example_as_the_language_writes_chip
 ) -> None:
     """The example amount has the language's decimal sign, as the page's chips and the form
     that reads the threshold have (12,50 in Finnish, Norwegian and Portuguese)."""
-    operator = client_as(app, add_user(app, "olli", role="operator"))
-    post_form(operator, "/language", {"locale": language, "next": "/operator/alerts"})
+    operator = operator_speaking(app, language, "/operator/alerts")
     rule = {"kind": "player_adjustments", "currency": "chips", "period_hours": "24"}
     answer = post_form(operator, "/operator/alerts/rules", {**rule, "threshold": "abc"})
     assert console_refusal(answer) == CHIP_THRESHOLD_REFUSALS[language]
@@ -961,8 +964,7 @@ PERIOD_REFUSALS = {
 def test_a_refused_alert_period_names_the_field_in_the_operators_language(
     app: Flask, language: str
 ) -> None:
-    operator = client_as(app, add_user(app, "olli", role="operator"))
-    post_form(operator, "/language", {"locale": language, "next": "/operator/alerts"})
+    operator = operator_speaking(app, language, "/operator/alerts")
     rule = {"kind": "large_win", "currency": "chips", "threshold": "25", "period_hours": "1.5"}
     answer = post_form(operator, "/operator/alerts/rules", rule)
     assert console_refusal(answer) == PERIOD_REFUSALS[language]
