@@ -482,6 +482,11 @@ def refusal_shown(client: FlaskClient, answer: Any) -> str:
     return html.unescape(found[0])
 
 
+def redirected_id(answer: Any) -> int:
+    """The id of the round or game a form's answer sends the browser on to."""
+    return int(answer.headers["Location"].rsplit("/", 1)[1])
+
+
 SOTA_RULE_REFUSALS = {
     "fi": {
         "rule_teams": "Joukkuesota vaatii 4 paikkaa (sinä ja Kone 1 jakajaa ja Konetta 2 vastaan)",
@@ -823,7 +828,7 @@ def test_a_refused_rotation_reads_in_the_players_language(
     plant_server_seed(app, "alice", {0: True})
     post_form(player, "/language", {"locale": language, "next": "/fairness"})
     tie = post_form(player, "/casino-war/rounds", {"bet": "1"})
-    round_id = int(tie.headers["Location"].rsplit("/", 1)[1])
+    round_id = redirected_id(tie)
     answer = post_form(player, "/fairness/rotate", {"client_seed": "mine"})
     assert refusal_shown(player, answer) == ROTATION_REFUSALS[language].format(round=round_id)
 
@@ -857,14 +862,14 @@ def test_a_decision_or_a_move_sent_too_late_reads_in_the_players_language(
     plant_server_seed(app, "alice", {0: True})
     post_form(player, "/language", {"locale": language, "next": "/casino-war"})
     tie = post_form(player, "/casino-war/rounds", {"bet": "1"})
-    round_id = int(tie.headers["Location"].rsplit("/", 1)[1])
+    round_id = redirected_id(tie)
     decide = f"/casino-war/rounds/{round_id}/decision"
     assert post_form(player, decide, {"choice": "war"}).status_code == 303
     late = post_form(player, decide, {"choice": "surrender"})
     decision, move = LATE_MOVE_REFUSALS[language]
     assert refusal_shown(player, late) == decision.format(round=round_id)
     game = post_form(player, "/sota/games", {"stake": "1", "preset": "nordic"})
-    game_id = int(game.headers["Location"].rsplit("/", 1)[1])  # a whole game, over at once
+    game_id = redirected_id(game)  # a whole game, over at once
     late = post_form(player, f"/sota/games/{game_id}/moves", {"up": "AS"})
     assert refusal_shown(player, late) == move.format(game=game_id)
 
@@ -885,7 +890,7 @@ def test_a_move_a_second_tab_sends_once_it_was_laid_reads_in_the_players_languag
     post_form(player, "/language", {"locale": language, "next": "/sota"})
     form = {"stake": "1", "preset": "custom", "rule_prisoners_of_war": "on"}
     game = post_form(player, "/sota/games", form)
-    game_id = int(game.headers["Location"].rsplit("/", 1)[1])
+    game_id = redirected_id(game)
     lay = {"up": move[-1], "down": move[:-1], "move": "0"}
     assert post_form(player, f"/sota/games/{game_id}/moves", lay).status_code == 303
     copied = post_form(player, f"/sota/games/{game_id}/moves", lay)
