@@ -295,6 +295,12 @@ def test_both_verifiers_read_each_one_value_change_of_the_records_alike(
     assert len(cases) > 50 and disagree == []
 
 
+#: What the page notes of round 106 recorded with no seed pair, when the bundle lacks it.
+UNPLACED_106 = (
+    "Your records name no seed pair for round 106, and this bundle does not hold it: it was "
+    "compared with nothing here. If you played it on this seed pair, the bundle left it out; "
+    "if not, verify the bundle of the pair you played it on."
+)
 #: The page's problems and notices with ``records`` as this browser's own, under ``key``.
 PAGE_REPORT_WITH_RECORDS = (
     f"async ([records, bundle, key]) => {{ localStorage.clear(); await ({FORGET_WITNESS})();"
@@ -318,20 +324,13 @@ def test_both_verifiers_place_a_decision_recorded_without_its_pair_by_its_round_
         for round_id in (101, 106)
     )
     records = RECORDS | {"actions": [war | {"action": "war"}, left_out | {"action": "war"}]}
-    (tmp_path / "b.json").write_text(json.dumps(GOOD), encoding="utf-8")
-    (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
-    out = io.StringIO()
-    args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json"), "-q"]
-    assert main([*args, "--public-key", KEY_HEX], out, io.StringIO()) == 0
-    assert "Not compared: round 106: you played it (recorded with no seed pair)" in out.getvalue()
+    code, out = offline_report(tmp_path, records)
+    assert code == 0
+    assert "Not compared: round 106: you played it (recorded with no seed pair)" in out
 
     report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
     assert report["problems"] == []
-    assert report["notices"] == [
-        "Your records name no seed pair for round 106, and this bundle does not hold it: it was "
-        "compared with nothing here. If you played it on this seed pair, the bundle left it out; "
-        "if not, verify the bundle of the pair you played it on."
-    ]
+    assert report["notices"] == [UNPLACED_106]
     records["actions"][0]["action"] = "surrender"  # placed by its round: the receipt differs
     report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
     assert report["problems"] == ["round 101: you chose surrender, the receipt says war"]
@@ -390,11 +389,7 @@ def test_both_verifiers_fail_a_bundle_leaving_out_a_round_the_player_only_bet_in
     assert code == 0 and "Not compared: round 106: you played it" in out
     report = tab.evaluate(PAGE_REPORT_WITH_RECORDS, [records, GOOD, KEY_HEX])
     assert report["problems"] == []
-    assert report["notices"] == [
-        "Your records name no seed pair for round 106, and this bundle does not hold it: it was "
-        "compared with nothing here. If you played it on this seed pair, the bundle left it out; "
-        "if not, verify the bundle of the pair you played it on."
-    ]
+    assert report["notices"] == [UNPLACED_106]
 
 
 def test_an_answer_holding_no_bundle_is_refused_by_the_page_naming_it(tab: Any) -> None:
