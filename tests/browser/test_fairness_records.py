@@ -34,6 +34,17 @@ from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
+#: The fields of the records the page keeps, and of the file "My records" downloads.
+RECORD_FIELDS = {
+    "format",
+    "v",
+    "public_key_hex",
+    "commitments",
+    "actions",
+    "rotations",
+    "bets",
+    "verified",
+}
 VERIFY = "async bundle => (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | ')"
 #: As VERIFY, in a browser that has verified no bundle before: each forgery below re-signs a
 #: document of the one bundle, and the page would name it an equivocation with the documents it
@@ -179,16 +190,7 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
     # under its round and its nonce.
     assert records["verified"] == [] and len(exported["verified"]) == 2 + 2 * 3
     assert exported == {**records, "verified": exported["verified"]}
-    assert set(exported) == {
-        "format",
-        "v",
-        "public_key_hex",
-        "commitments",
-        "actions",
-        "rotations",
-        "bets",
-        "verified",
-    }
+    assert set(exported) == RECORD_FIELDS
     assert (exported["format"], exported["v"]) == ("sota-casino-records", 1)
 
 

@@ -19,6 +19,7 @@ from browser_support import wait_for_round
 from rotation_support import losing_seed
 from rotation_support import rotate_onto_a_pair_made_now
 from sqlalchemy import select
+from test_fairness_records import RECORD_FIELDS
 from test_fairness_records import VERIFY
 
 from sota_casino.models import User
@@ -88,16 +89,7 @@ def test_the_page_records_the_next_commitment_and_the_seed_sent_and_confirms_the
     assert records["rotations"] == [
         {"seed_pair_id": before["next_seed_pair_id"], "client_seed": SEED}
     ]
-    assert set(records) == {
-        "format",
-        "v",
-        "public_key_hex",
-        "commitments",
-        "actions",
-        "rotations",
-        "bets",
-        "verified",
-    }
+    assert set(records) == RECORD_FIELDS
     tab.reload()  # checked once: nothing pending is left
     assert tab.inner_text("[data-testid=rotation-check]") == ""
 
