@@ -78,6 +78,14 @@ def is_logged_out(client: FlaskClient) -> bool:
     return page.status_code == 303 and "/auth/login" in page.location and api.status_code == 401
 
 
+def _assert_held_off(answer: Any, message: str, soonest: int, latest: int) -> None:
+    """The API held the caller off: a 429 saying ``message``, to retry in ``soonest`` to
+    ``latest`` seconds."""
+    assert answer.status_code == 429
+    assert answer.get_json()["error"] == {"code": "rate_limited", "message": message}
+    assert soonest <= int(answer.headers["Retry-After"]) <= latest
+
+
 # --- passwords ----------------------------------------------------------------------------------
 
 
@@ -891,13 +899,8 @@ def test_wrong_passwords_for_one_account_are_throttled_from_any_address(make_app
     for n in range(3):
         assert api_login(client, "erin", "wrong guess", f"198.51.100.{n}").status_code == 401
     refused = api_login(client, "erin", PASSWORD, "198.51.100.99")
-    assert refused.status_code == 429
-    assert refused.get_json()["error"] == {
-        "code": "rate_limited",
-        "message": "too many failed logins; try again in 5\u00a0minutes",
-    }
     # The window is 300 s, and its oldest failure was made a moment ago.
-    assert 299 <= int(refused.headers["Retry-After"]) <= 300
+    _assert_held_off(refused, "too many failed logins; try again in 5\u00a0minutes", 299, 300)
     assert "token" not in refused.get_json()
 
 
@@ -1187,12 +1190,9 @@ def test_an_address_opens_only_so_many_accounts_per_window_in_any_worker(make_ap
     assert signup_from(first.test_client(), "erin", "192.0.2.1").status_code == 201
     assert signup_from(second.test_client(), "frank", "192.0.2.1").status_code == 201
     refused = signup_from(first.test_client(), "grace", "192.0.2.1")
-    assert refused.status_code == 429
-    assert refused.get_json()["error"] == {
-        "code": "rate_limited",
-        "message": "too many new accounts from this address; try again in 60\u00a0minutes",
-    }
-    assert 3590 <= int(refused.headers["Retry-After"]) <= 3600
+    _assert_held_off(
+        refused, "too many new accounts from this address; try again in 60\u00a0minutes", 3590, 3600
+    )
     assert not user_exists(first, "grace")
     # Another address is not held back.
     assert signup_from(second.test_client(), "grace", "192.0.2.2").status_code == 201
@@ -1237,12 +1237,9 @@ def test_names_tried_at_sign_up_are_throttled_as_failed_logins(make_app: Any) ->
     assert api_login(client, "nobody", "guess", "192.0.2.1").status_code == 401
     assert api_login(client, "nobody2", "guess", "192.0.2.1").status_code == 401
     refused = signup_from(client, "heidi", "192.0.2.1")
-    assert refused.status_code == 429
-    assert refused.get_json()["error"] == {
-        "code": "rate_limited",
-        "message": "too many failed logins or taken names; try again in 5\u00a0minutes",
-    }
-    assert 299 <= int(refused.headers["Retry-After"]) <= 300
+    _assert_held_off(
+        refused, "too many failed logins or taken names; try again in 5\u00a0minutes", 299, 300
+    )
     assert not user_exists(app, "heidi")
     assert api_login(client, "erin", PASSWORD, "192.0.2.1").status_code == 429
     # Another address is not held back, and a free name there counts for nothing.
