@@ -13,6 +13,10 @@ from browser_support import open_tab
 from test_layout import LANGUAGES
 from test_layout import a_new_player
 from test_narrow_phones import NARROW
+from test_narrow_phones import SCRUB_TO
+from test_narrow_phones import WAR_GAMES
+from test_narrow_phones import deal_a_sota_game
+from test_narrow_phones import plant_a_double_war
 from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
 from test_player import sign_up
@@ -476,5 +480,79 @@ def test_when_a_game_ends_its_result_and_deal_again_are_on_the_screen(
             (language, "script, not shown", part) for part in shown if not tab.is_visible(part)
         ]
     next(plain, None)
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: The screens a war's badge is read on: a laptop, a 375 x 667 phone and the smallest phone.
+BADGE_SCREENS = {
+    "1280x800": {"viewport": {"width": 1280, "height": 800}},
+    "375x667": {"viewport": {"width": 375, "height": 667}, **NARROW},
+    "320x568": {"viewport": {"width": 320, "height": 568}, **NARROW},
+}
+#: Where the trick's words show a war's badge, with its pulse held at its largest: each word of
+#: the words whose box meets the badge's, and the badge's or a word's box past the screen's
+#: sides. Each box is rounded to a tenth of a pixel.
+BADGE_MEETS_WORDS = """() => {
+  const what = document.getElementById("trick-what");
+  const badge = what.querySelector(".war-flag");
+  if (!badge) return null;
+  for (const pulse of badge.getAnimations()) {
+    pulse.pause();
+    pulse.currentTime = pulse.effect.getTiming().duration;  // alternate: the largest
+  }
+  const edges = box =>
+    [box.left, box.top, box.right, box.bottom].map(edge => Math.round(edge * 10) / 10);
+  const flag = badge.getBoundingClientRect();
+  const words = [];
+  const texts = document.createTreeWalker(what, NodeFilter.SHOW_TEXT);
+  for (let text; (text = texts.nextNode());) {
+    if (badge.contains(text)) continue;
+    for (const word of text.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(text, word.index);
+      range.setEnd(text, word.index + word[0].length);
+      words.push(...[...range.getClientRects()].map(box => [word[0], box]));
+    }
+  }
+  const meets = (a, b) =>
+    a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const outside = box => box.left < 0 || box.right > innerWidth;
+  return [
+    ...words.filter(([, box]) => meets(box, flag))
+      .map(([word, box]) => ["meets", badge.textContent, edges(flag), word, edges(box)]),
+    ...[[badge.textContent, flag], ...words].filter(([, box]) => outside(box))
+      .map(([word, box]) => ["past the side", word, edges(box), innerWidth]),
+  ];
+}"""
+
+
+@pytest.mark.parametrize("screen", BADGE_SCREENS)
+def test_a_wars_badge_stands_apart_from_the_tricks_words(
+    chromium: Any, live_server: LiveServer, screen: str
+) -> None:
+    """A war's red badge pulses, growing by 8 %, and only a space stood it apart from the
+    trick's words: at its largest it covered the first word after it (in Portuguese at 320 x
+    568, "GUERRA ×2" took half a pixel of "Você", and on the next line, the badge taller than
+    the words' lines, the top of "depois de 2 guerras") and met the trick's number before it.
+    At each frame of a double war, the badge at its largest meets none of the words, and the
+    badge and the words are within the screen's width: on a laptop and on two phones, in
+    English and Portuguese (the longest words)."""
+    tabs = open_tab(chromium, live_server, **BADGE_SCREENS[screen])
+    tab = next(tabs)
+    rules = WAR_GAMES["two seats"]
+    problems = []
+    for language in ("en", "pt"):
+        username = a_new_player(tab, "badge", language)
+        trick = plant_a_double_war(live_server.app, username, rules)
+        deal_a_sota_game(tab, rules)
+        tab.evaluate(SCRUB_TO, trick)
+        badges = 0
+        for frame in range(1 + 2):  # its first cards, then each war
+            tab.evaluate("document.getElementById('step').click()")
+            found = tab.evaluate(BADGE_MEETS_WORDS)
+            badges += found is not None
+            problems += [(language, f"frame {frame}", *each) for each in found or []]
+        assert badges == 2, (language, badges)  # the badge of each war was measured
     next(tabs, None)
     assert problems == [], problems
