@@ -569,7 +569,7 @@ def proof_problem(anchor: object, checkpoint: Mapping[str, Any]) -> str | None:
     # refuses must not prove a document here, where no one reads the rest of the log.
     shape = entry_shape_problem(entry)
     if shape is not None:
-        return f"the anchor's entry is not a whole audit entry: it {shape}"
+        return f"the anchor's entry is not a whole audit entry: it {shape.text()}"
     assert isinstance(entry, Mapping)  # entry_shape_problem says it is an audit entry
     if not isinstance(proof, list) or not all(is_hex64(node) for node in proof):
         return "the inclusion proof is not a list of 64-hex-digit hashes"
