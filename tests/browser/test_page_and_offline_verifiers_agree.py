@@ -462,7 +462,8 @@ def test_both_verifiers_fail_a_key_registration_not_yet_anchored_that_the_log_re
 ) -> None:
     """A key registration served without its anchor (no checkpoint covers it yet) whose entry
     says ``"seq": true``, hashed so: no log holds such an entry, and the offline verifier failed
-    it while the page waited for it."""
+    it while the page waited for it. The page named no reason, where the offline verifier
+    names what is malformed."""
     sign_up(tab, "unloggable-registration")
     fairness_page(tab)
     signing = bundles.bundle(ROUNDS, pair=SIGNING_PAIR, make_round=player_signed())
@@ -473,6 +474,12 @@ def test_both_verifiers_fail_a_key_registration_not_yet_anchored_that_the_log_re
     path = tmp_path / "bundle.json"
     assert offline_verdict(path, forged, SIGNING_KEY_HEX) == "fail"
     assert tab.evaluate(verdicts(PAGE_PASSES), [[forged], SIGNING_KEY_HEX]) == ["fail"]
+    # Both say what is malformed, in the log's own check's words.
+    said = "key registration #1 is not an audit entry: it has a seq that is not an integer"
+    out = io.StringIO()
+    main([str(path), "--public-key", SIGNING_KEY_HEX], out, io.StringIO())
+    assert said in out.getvalue()
+    assert said in tab.evaluate(CHECK, [forged, SIGNING_KEY_HEX]).split(" | ")
     unanchored = {**bundle, "player_keys": [{"entry": bundle["player_keys"][0]["entry"]}]}
     assert offline_verdict(path, unanchored, SIGNING_KEY_HEX) == "wait"
     assert tab.evaluate(verdicts(PAGE_PASSES), [[unanchored], SIGNING_KEY_HEX]) == ["wait"]

@@ -1008,7 +1008,7 @@
   }
 
   window.SotaLog = {
-    checkAnchors, roundKey, proofProblem, isAuditEntry, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    checkAnchors, roundKey, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
     kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).

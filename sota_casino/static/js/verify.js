@@ -293,8 +293,9 @@
       const entry = item && item.entry;
       const where = i + 1;
       try {
-        if (!window.SotaLog.isAuditEntry(entry)) { // as the log's own check has it: seq not true
-          problems.push(gettext("key registration #%(n)s is not an audit entry", { n: where }));
+        const shape = window.SotaLog.entryShapeProblem(entry); // the log's own check: seq not true
+        if (shape) {
+          problems.push(gettext("key registration #%(n)s is not an audit entry: it %(shape)s", { n: where, shape }));
           continue;
         }
         if (!(await entryHashHolds(entry))) {
