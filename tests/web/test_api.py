@@ -172,6 +172,21 @@ def test_the_public_key_needs_no_login(client: FlaskClient) -> None:
     assert "BEGIN PUBLIC KEY" in key["public_key_pem"] and key["retired"] == []
 
 
+def test_a_process_not_restarted_after_keys_rotate_answers_its_key_in_use_and_retired(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """docs/fairness.md, "Canonical JSON and signatures": until the restart, the key the
+    process still signs with is `public_key_hex` and listed in `retired`, beside the change."""
+    old = client.get("/api/v1/fairness/public-key").get_json()["public_key_hex"]
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    key = client.get("/api/v1/fairness/public-key").get_json()
+    assert key["public_key_hex"] == old
+    assert [retired["public_key_hex"] for retired in key["retired"]] == [old]
+    (change,) = key["key_changes"]
+    assert change["document"]["old_public_key_hex"] == old
+    assert change["document"]["new_public_key_hex"] != old
+
+
 def test_rotation_reveals_the_committed_seed_and_activates_the_next(
     client: FlaskClient, auth: dict[str, str]
 ) -> None:
@@ -671,6 +686,34 @@ def test_prisoners_of_war_moves_until_the_game_ends(
     assert game["status"] == "settled" and game["winner"] is not None
     done = client.post(url, json={"cards": ["AS"]}, headers=auth)
     assert done.status_code == 409 and error_code(done) == "round_settled"
+
+
+def test_a_games_moves_are_anchored_as_decisions_of_their_round_move_entries(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """docs/fairness.md, "Anchors": the kind `decision` names a Sota move too (no kind `move`)."""
+    plant_seed_repeating_a_move(app, "bob")
+    game = client.post(
+        "/api/v1/sota/games", json={"stake": 1, "rules": PRISONERS}, headers=auth
+    ).get_json()
+    while game["status"] == "awaiting_move":
+        pending = game["pending"]
+        cards = pending["options"][: pending["count"]]
+        game = client.post(
+            f"/api/v1/sota/games/{game['id']}/moves", json={"cards": cards}, headers=auth
+        ).get_json()
+    actions = client.get(f"/api/v1/rounds/{game['id']}/receipt", headers=auth).get_json()[
+        "document"
+    ]["actions"]
+    proof = client.get(f"/api/v1/rounds/{game['id']}/proof", headers=auth)
+    assert proof.status_code == 200, proof.get_json()
+    anchors = proof.get_json()["anchors"]
+    moves = [anchor for anchor in anchors if anchor["of"]["kind"] == "decision"]
+    kinds = {anchor["of"]["kind"] for anchor in anchors}
+    assert kinds == {"commitment", "bet", "settlement", "decision"}
+    assert [anchor["of"]["index"] for anchor in moves] == list(range(len(actions))) != []
+    assert {anchor["entry"]["action"] for anchor in moves} == {"round.move"}
+    assert [anchor["entry"]["data"]["cards"] for anchor in moves] == actions
 
 
 def test_a_move_sent_twice_with_its_number_is_laid_once_and_the_copy_is_a_409(
