@@ -177,6 +177,36 @@ def _tie(client: FlaskClient, auth: dict[str, str]) -> int:
     raise AssertionError("no tie in 400 rounds")
 
 
+def test_a_checkpoint_a_retired_key_signed_is_served_with_no_note_after_the_restart(
+    client: FlaskClient, app: Flask, auth: dict[str, str]
+) -> None:
+    """docs/fairness.md, "The public log": the key in use signs the notes, and only of the
+    checkpoints it signed; a retired key signs nothing more, so its checkpoints have no note."""
+    old_key = _key(app)
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    old = client.get(f"{API}/transparency/checkpoint").get_json()
+    assert audit_chain.open_checkpoint_note(old["note"], old_key, old["origin"])[1:] == (
+        old["size"],
+        old["root"],
+    )
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    renewed = create_app(dict(app.config))  # the restart: it loads the new key file
+    renewed_client = renewed.test_client()
+    _play(renewed_client, auth, 1)
+    renewed_client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)
+    latest = renewed_client.get(f"{API}/transparency/checkpoint").get_json()
+    new_key = latest["checkpoint"]["public_key_hex"]
+    assert new_key != old_key and latest["size"] > old["size"]
+    assert audit_chain.open_checkpoint_note(latest["note"], new_key, latest["origin"])[1:] == (
+        latest["size"],
+        latest["root"],
+    )
+    retired = renewed_client.get(f"{API}/transparency/checkpoints/{old['size']}").get_json()
+    assert retired["checkpoint"] == old["checkpoint"] and retired["note"] is None
+    renewed.extensions["sota_casino.engine"].dispose()
+
+
 def test_the_api_document_names_every_entry_a_round_proof_anchors_and_an_open_round_has_none(
     client: FlaskClient, auth: dict[str, str]
 ) -> None:
