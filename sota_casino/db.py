@@ -21,6 +21,7 @@ Sessions of work that is no request's (the commands, the standing checks) are
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import math
@@ -129,6 +130,8 @@ def make_engine(
         engine = create_engine(url, connect_args={"timeout": wait}, **kwargs)
         if existing_only:
             _sqlite_existing_only(engine)
+        else:
+            _sqlite_made_private(engine)
         _sqlite_transactions(engine, wait)
         if statement_timeout_ms is not None:
             _sqlite_statement_bound(engine, statement_timeout_ms)
@@ -526,11 +529,19 @@ class WriteGate:
             self._threads.release()
 
 
+def _sqlite_file(engine: Engine) -> str | None:
+    """The path of ``engine``'s SQLite file (None: in memory, or named by a ``file:`` URI)."""
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return database
+
+
 def _sqlite_existing_only(engine: Engine) -> None:
     """Open ``engine``'s SQLite file read-write but never make it (an in-memory database
     aside): the file by its URI, with ``mode=rw``."""
-    database = engine.url.database
-    if not database or database == ":memory:" or database.startswith("file:"):
+    database = _sqlite_file(engine)
+    if database is None:
         return
     uri = f"{Path(database).absolute().as_uri()}?mode=rw"
 
@@ -538,6 +549,21 @@ def _sqlite_existing_only(engine: Engine) -> None:
     def _open_existing(_dialect: Any, _record: Any, cargs: list[Any], cparams: Any) -> None:
         cargs[:1] = [uri]
         cparams["uri"] = True
+
+
+def _sqlite_made_private(engine: Engine) -> None:
+    """Make ``engine``'s SQLite file, if it is missing, readable by its owner alone (0600)
+    before SQLite opens it: it holds the server seeds not revealed yet and the password hashes,
+    and SQLite would make it, and its WAL and index after it, with the umask's mode (0644)."""
+    database = _sqlite_file(engine)
+    if database is None:
+        return
+
+    @event.listens_for(engine, "do_connect")
+    def _make_private(_dialect: Any, _record: Any, _cargs: Any, _cparams: Any) -> None:
+        # There already, or not to be made here (no such folder): SQLite opens it or says why.
+        with contextlib.suppress(OSError):
+            os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 #: ``connection.info`` key: the busy timeout (ms) set on this connection, if not the engine's.

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 
 from sota_casino import migrate
 from sota_casino import models  # noqa: F401  (registers every table on Base.metadata)
 from sota_casino.database import Base
+from sota_casino.db import make_engine
 
 
 def test_migrations_upgrade_match_the_models_and_downgrade_to_empty(db_url: str) -> None:
@@ -56,3 +61,22 @@ def _indexes(engine: sa.Engine) -> dict[str, str]:
         found = dict(connection.execute(query).tuples().all())
     engine.dispose()
     return found
+
+
+def test_a_new_sqlite_database_and_its_wal_are_readable_by_the_owner_alone(tmp_path: Path) -> None:
+    # It holds the server seeds not revealed yet and the password hashes: under the usual
+    # umask (022) SQLite would make it, and its WAL after it, readable by every local user.
+    path = tmp_path / "casino.db"
+    old_umask = os.umask(0o022)
+    try:
+        migrate.upgrade(f"sqlite:///{path}")
+        engine = make_engine(f"sqlite:///{path}", existing_only=True)
+        with engine.connect() as connection:  # the app's engine opens the WAL and its index
+            connection.execute(sa.text("SELECT count(*) FROM users"))
+            made = sorted(p for p in tmp_path.iterdir() if p.name.startswith("casino.db"))
+            modes = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in made}
+        engine.dispose()
+    finally:
+        os.umask(old_umask)
+    assert {"casino.db", "casino.db-wal", "casino.db-shm"} <= set(modes)
+    assert set(modes.values()) == {"0o600"}, modes

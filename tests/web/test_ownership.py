@@ -1,6 +1,6 @@
-"""Every route that names a round or a seed pair, asked by another player: always the same 404
-as for a round or pair that does not exist (never 403, which would say it exists, never 200),
-and nothing changes.
+"""Every route that names a round or a seed pair, asked by another player (or by staff, who read
+players' rounds in the console only): always the same 404 as for a round or pair that does not
+exist (never 403, which would say it exists, never 200), and nothing changes.
 
 The routes are read from the URL map, so a new route with a ``round_id`` or ``seed_pair_id``
 is checked the moment it exists; an id argument of another name fails until it is added here.
@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import product
 from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
+from operator_support import add_user
+from operator_support import bearer as staff_bearer
+from operator_support import client_as
 from web_support import bearer
 from web_support import csrf_token
 from web_support import plant_server_seed
@@ -23,6 +27,7 @@ from web_support import register_page
 #: An id that belongs to nobody, to compare each answer with.
 NOBODY = 987654
 STAFF_PREFIXES = ("/operator", "/api/v1/operator")
+SAFE = {"HEAD", "OPTIONS"}
 #: The public log's checkpoints and the tables' settings are everybody's: a size or a table's
 #: name is no one's id.
 PUBLIC_PREFIXES = ("/api/v1/transparency/", "/api/v1/tables/")
@@ -78,7 +83,12 @@ def test_another_players_rounds_and_seed_pairs_are_a_404_like_nothing_at_all(
     mallory = app.test_client()
     register_page(mallory, "mallory")
     mallory.get("/lobby")  # shows the welcome message, so no answer below carries it
-    auth = bearer(mallory, "mallory_api")
+    # Staff read a player's rounds in the console; the players' own routes are no way in.
+    askers = [("mallory", mallory, bearer(mallory, "mallory_api"))]
+    askers += [
+        (role, client_as(app, add_user(app, role, role)), staff_bearer(app, role))
+        for role in ("operator", "auditor")
+    ]
     checked = 0
     for rule in app.url_map.iter_rules():
         ids = set(rule.arguments) - {"filename"}
@@ -86,16 +96,16 @@ def test_another_players_rounds_and_seed_pairs_are_a_404_like_nothing_at_all(
             continue
         assert ids <= set(owned), f"{rule.rule}: add its id argument to this test"
         (name,) = ids
-        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
-            nobody = ask(mallory, auth, rule, method, NOBODY)
-            assert nobody.status_code == 404, f"{method} {rule.rule}"
+        for (who, asker, auth), method in product(askers, sorted((rule.methods or set()) - SAFE)):
+            nobody = ask(asker, auth, rule, method, NOBODY)
+            assert nobody.status_code == 404, f"{who} {method} {rule.rule}"
             for value in owned[name]:
-                response = ask(mallory, auth, rule, method, value)
-                where = f"{method} {rule.rule} with alice's {name} {value}"
+                response = ask(asker, auth, rule, method, value)
+                where = f"{who} {method} {rule.rule} with alice's {name} {value}"
                 assert response.status_code == 404, where
                 assert shape(response, value) == shape(nobody, NOBODY), where
                 checked += 1
-    assert checked >= 30
+    assert checked >= 90
     # Nothing moved: alice's tie still waits for her, her balances are as they were.
     assert client.get("/api/v1/rounds").get_json()["rounds"][0]["status"] == "awaiting_decision"
     assert client.get("/api/v1/me").get_json()["balances"] == before

@@ -113,7 +113,8 @@ def crawl(
         for args in combos:
             url = rule.build(args, append_unknown=False)[1]
             for client, headers in visitors:
-                for query in ("", "?limit=500", "?download=1"):
+                # The console's downloads answer only when asked for a format.
+                for query in ("", "?limit=500", "?download=1", "?format=csv", "?format=jsonl"):
                     client.get(url + query, headers=headers).close()
                     asked += 1
     return asked
@@ -154,6 +155,10 @@ def test_no_answer_audit_entry_or_log_line_holds_an_unrevealed_seed_or_a_key(
     for secret in secrets:
         leaks = [where for where, text in everything if secret in text]
         assert leaks == [], f"{secret[:12]}… leaked in {leaks[:5]}"
+    # The crawl read the downloads too: a player's seed pairs in both formats, as an operator.
+    pairs_export = "/lists/seed_pairs/export?format="
+    for kind in ("csv", "jsonl"):
+        assert any(pairs_export + kind in where for where, text in answers if shown[0] in text)
     # The crawl does see seeds where they belong: each revealed one is on the fairness page.
     for seed in shown:
         assert any(seed in text for where, text in answers if "/fairness" in where)
