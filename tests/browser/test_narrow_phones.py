@@ -4,6 +4,7 @@ shows its suit, and a chart's labels are readable."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 from collections.abc import Iterator
@@ -1014,38 +1015,71 @@ WAR_GAMES = {
 }
 
 
-def a_double_war(rules: sota.SotaRules, server_seed: bytes, client_seed: str) -> int | None:
-    """The first trick of two wars of the finished game ``rules`` deal from the seeds' first
-    nonce, when no trick of it has more and, with four seats, the war takes a seat of each row
-    of them (the first two and the last two): else None."""
+@dataclasses.dataclass(frozen=True)
+class Wars:
+    """The wars a test's game is dealt with: one of each of ``lengths`` (2 a double war), none
+    longer, the longest decided by a seat or, ``undecided``, by none (its cards leave the game,
+    in the trick's longest words)."""
+
+    lengths: tuple[int, ...]
+    undecided: bool = False
+    #: The client seed the player first rotates onto, if any: a game this rare took the search
+    #: up to half a minute on a new player's own seed, and takes it 21 games on this one.
+    client_seed: str | None = None
+
+
+def war_tricks(
+    rules: sota.SotaRules, server_seed: bytes, client_seed: str, wars: Wars
+) -> list[int] | None:
+    """The first trick of each war of ``wars`` in the finished game ``rules`` deal from the
+    seeds' first nonce, when no trick of it has a longer war and, with four seats, each war lays
+    a whole line of cards a war in a seat of each row of them (the first two and the last two):
+    more than five a war before the last, a phone's seat fanning five a line. Else None."""
     stream = fairness.Stream(fairness.Seeds(server_seed, client_seed, 0))
     game = sota.play_game(rules, stream=stream)
-    wars = [trick.wars for trick in game.tricks]
-    if game.status != "settled" or max(wars, default=0) != 2:
+    lengths = [trick.wars for trick in game.tricks]
+    if game.status != "settled" or max(lengths, default=0) != max(wars.lengths):
         return None
-    trick = wars.index(2)
-    seats = {seat for seat, cards in enumerate(game.tricks[trick].laid) if len(cards) > 1}
-    if rules.seats == 4 and not (seats & {0, 1} and seats & {2, 3}):
+    if not set(wars.lengths) <= set(lengths):
         return None
-    return trick
+    tricks = [lengths.index(length) for length in wars.lengths]
+    if tricks[-1] == len(lengths) - 1:  # its pot taken, the game's end: the result is shown
+        return None
+    if (game.tricks[tricks[-1]].winner is None) != wars.undecided:
+        return None
+    for trick, length in zip(tricks, wars.lengths, strict=True):
+        tallest = {
+            seat
+            for seat, cards in enumerate(game.tricks[trick].laid)
+            if len(cards) > 5 * length - 5
+        }
+        if rules.seats == 4 and not (tallest & {0, 1} and tallest & {2, 3}):
+            return None
+    return tricks
 
 
-def plant_a_double_war(app: Flask, username: str, rules: sota.SotaRules) -> int:
-    """Give ``username``'s seed pair a server seed whose first game of ``rules`` has a double
-    war (:func:`a_double_war`); return that war's trick."""
-    found: list[int] = []
+def plant_wars(app: Flask, username: str, rules: sota.SotaRules, wars: Wars) -> list[int]:
+    """Give ``username``'s seed pair a server seed whose first game of ``rules`` has ``wars``
+    (:func:`war_tricks`); return their tricks."""
+    found: list[list[int]] = []
 
     def choose(client_seed: str) -> bytes:
         for i in itertools.count():
-            seed = hashlib.sha256(f"double war {client_seed} {i}".encode()).digest()
-            trick = a_double_war(rules, seed, client_seed)
-            if trick is not None:
-                found.append(trick)
+            seed = hashlib.sha256(f"wars {client_seed} {i}".encode()).digest()
+            tricks = war_tricks(rules, seed, client_seed, wars)
+            if tricks is not None:
+                found.append(tricks)
                 return seed
         raise AssertionError("unreachable")
 
     plant_chosen_seed(app, username, choose)
     return found[0]
+
+
+def plant_a_double_war(app: Flask, username: str, rules: sota.SotaRules) -> int:
+    """Give ``username``'s seed pair a server seed whose first game of ``rules`` has a double
+    war and none longer (:func:`war_tricks`); return that war's trick."""
+    return plant_wars(app, username, rules, Wars((2,)))[0]
 
 
 def deal_a_sota_game(page: Any, rules: sota.SotaRules) -> None:
@@ -1097,6 +1131,12 @@ SEATS_UNDER_THE_DOCK = """() => {
     .filter(([, box]) => box.top < 0 || box.bottom > dock + .5)
     .map(([seat, box]) => [seat, Math.round(box.top), Math.round(box.bottom), Math.round(dock)]);
 }"""
+#: Play the replay at its fastest speed, where the page stands.
+FASTEST = """() => {
+  const speed = document.getElementById("speed");
+  speed.selectedIndex = speed.options.length - 1;
+  speed.dispatchEvent(new Event("change"));
+}"""
 #: The game's result wholly on the screen, once the page has brought it there.
 RESULT_SHOWN = """() => {
   const box = document.getElementById("game-result").getBoundingClientRect();
@@ -1104,13 +1144,13 @@ RESULT_SHOWN = """() => {
 }"""
 
 
-def war_controls_covered(page: Any, trick: int, steps: int) -> list[tuple[Any, ...]]:
+def war_controls_covered(page: Any, wars: list[tuple[int, int]]) -> list[tuple[Any, ...]]:
     """Each replay control not wholly above the Deal again bar, with the frame and the tallest
     seat, each seat's card whose corner is covered and each seat not wholly on the screen
-    above the replay's dock: as the game is dealt, then at each frame of the war of ``trick``
-    (``steps`` of them: its first cards, each war, the pot taken) and at the next trick's first
-    cards, played a step at a time where the page stands (a click of Playwright's would first
-    scroll the button onto the screen)."""
+    above the replay's dock: as the game is dealt, then at each frame of each war of ``wars``
+    (its trick and its steps: its first cards, each war, the pot taken) and at the next trick's
+    first cards, played a step at a time where the page stands (a click of Playwright's would
+    first scroll the button onto the screen)."""
 
     def covered(frame: str) -> list[tuple[Any, ...]]:
         tallest = page.evaluate(TALLEST_SEAT)
@@ -1121,15 +1161,31 @@ def war_controls_covered(page: Any, trick: int, steps: int) -> list[tuple[Any, .
         return hidden + seats + [(frame, f"seat {tallest} px", *control) for control in controls]
 
     found = covered("dealt")
-    page.evaluate(SCRUB_TO, trick)
-    for frame in range(steps + 1):
-        page.evaluate("document.getElementById('step').click()")
-        found += covered(f"frame {frame}")
+    # The fastest speed deals a frame's cards in 30 ms, not 300: the frames are laid out alike.
+    page.evaluate(FASTEST)
+    for trick, steps in wars:
+        page.evaluate(SCRUB_TO, trick)
+        for frame in range(steps + 1):
+            page.evaluate("document.getElementById('step').click()")
+            found += covered(f"trick {trick + 1}, frame {frame}")
     return found
 
 
+#: The wars each game is dealt with, in each language: a double war, and on four seats a
+#: triple war too (its seats a line of cards taller), which in a team game (the tallest seats) in
+#: Portuguese no seat decides, the trick's longest words (on three lines).
+WARS_DEALT = {
+    "two seats": {"en": Wars((2,)), "pt": Wars((2,))},
+    "four seats": {"en": Wars((2, 3)), "pt": Wars((2, 3))},
+    "teams": {
+        "en": Wars((2, 3)),
+        "pt": Wars((2, 3), undecided=True, client_seed="a long war?"),
+    },
+}
+
+
 @pytest.mark.parametrize("game", WAR_GAMES)
-def test_a_double_war_keeps_the_replay_controls_above_deal_again_on_a_320_by_568_phone(
+def test_a_long_war_keeps_the_replay_controls_above_deal_again_on_a_320_by_568_phone(
     chromium: Any, live_server: LiveServer, game: str
 ) -> None:
     """A war lays each warring seat's face-down cards and a face-up card under its first card,
@@ -1149,30 +1205,37 @@ def test_a_double_war_keeps_the_replay_controls_above_deal_again_on_a_320_by_568
     browser had kept it, the seats of the replay started over 23 to 74 px above the screen (a
     test's war on the game's last trick did so now and then). Every seat is whole on the screen
     above the dock too, where the page stands, but at the game's end (where the page brings the
-    result onto the screen). Checked in English and Portuguese (the longest words)."""
+    result onto the screen). A team's triple war, a line of cards more in each warring seat,
+    ended its second row at 312 px, under the dock's top at 302, and at 285 when no seat decided
+    it, its words in Portuguese on three lines: on four seats and teams, each war is watched
+    from a double war to a triple one. Checked in English and Portuguese (the longest words)."""
     rules = WAR_GAMES[game]
     tabs = narrow_tab(chromium, live_server, width=320, height=568)
     phone = next(tabs)
     problems = []
-    for language in ("en", "pt"):
+    for language, wars in WARS_DEALT[game].items():
         username = a_new_player(phone, "war568", language)
-        trick = plant_a_double_war(live_server.app, username, rules)
+        if wars.client_seed is not None:  # rotated onto before the pair's first round
+            phone.goto("/fairness")
+            phone.fill("#client_seed", wars.client_seed)
+            with phone.expect_navigation():
+                phone.click("#rotate")
+        tricks = plant_wars(live_server.app, username, rules, wars)
         deal_a_sota_game(phone, rules)
         dealt = phone.evaluate("JSON.parse(document.getElementById('game-data').textContent)")
-        assert dealt["rules"] == rules.to_dict() and dealt["tricks"][trick]["wars"] == 2
-        steps = 1 + dealt["tricks"][trick]["wars"]
-        problems += [
-            (language, "new", *found) for found in war_controls_covered(phone, trick, steps)
-        ]
-        # Played to its end, where the page brings the result onto the screen, then reloaded:
-        # the game as the page itself draws it, from the deal again.
+        assert dealt["rules"] == rules.to_dict(), dealt["rules"]
+        lengths = [dealt["tricks"][trick]["wars"] for trick in tricks]
+        assert lengths == list(wars.lengths), lengths
+        assert (dealt["tricks"][tricks[-1]]["winner"] is None) == wars.undecided
+        # In the game's order: the page brings the result onto the screen at the game's end,
+        # where a war on its last trick ends.
+        watched = sorted((trick, 1 + length) for trick, length in zip(tricks, lengths, strict=True))
+        problems += [(language, "new", *found) for found in war_controls_covered(phone, watched)]
         phone.evaluate("document.getElementById('to-end').click()")
         phone.wait_for_function(RESULT_SHOWN)
         assert phone.evaluate("scrollY") > 0
         phone.reload()
         phone.wait_for_selector("#deal-again-form:not([hidden])")
-        problems += [
-            (language, "drawn", *found) for found in war_controls_covered(phone, trick, steps)
-        ]
+        problems += [(language, "drawn", *found) for found in war_controls_covered(phone, watched)]
     next(tabs, None)
     assert problems == [], problems

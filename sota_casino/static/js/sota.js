@@ -136,7 +136,7 @@
         if (s > 0) what.append(el("span", { class: "war-flag", text: s > 1 ? gettext("WAR ×%(num)s", { num: s }) : gettext("WAR!") }), " ");
         let text;
         if (!last) text = gettext("the top cards tie: war!");
-        else if (trick.winner === null || trick.winner === undefined) text = gettext("nobody could decide the war; its cards leave the game.");
+        else if (trick.winner === null || trick.winner === undefined) text = gettext("nobody wins the war; its cards leave the game.");
         else if (trick.winner === 0) {
           text = trick.wars
             ? ngettext("You take the pot after %(num)s war.", "You take the pot after %(num)s wars.", trick.wars)
