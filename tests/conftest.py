@@ -126,6 +126,8 @@ def quick_password_hashing(request: pytest.FixtureRequest, monkeypatch: pytest.M
 
 @pytest.fixture
 def app(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) -> Iterator[Flask]:
+    """The test's app on its own database, whose books must hold after the test (unless it
+    tampers with them on purpose)."""
     app = create_app(app_config(db_url, tmp_path))
     yield app
     if not request.node.get_closest_marker("tampers"):
