@@ -126,6 +126,8 @@ def quick_password_hashing(request: pytest.FixtureRequest, monkeypatch: pytest.M
 
 @pytest.fixture
 def app(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) -> Iterator[Flask]:
+    """The test's app on its own database, whose books must hold after the test (unless it
+    tampers with them on purpose)."""
     app = create_app(app_config(db_url, tmp_path))
     yield app
     if not request.node.get_closest_marker("tampers"):
@@ -168,6 +170,11 @@ SLOW_TESTS = {
     "test_secrets.py::test_no_answer_audit_entry_or_log_line_holds_an_unrevealed_seed_or_a_key": (
         "every route's answers and logs searched"
     ),
+    # Its twin for a player's own secrets: the password's quick checks (test_security's
+    # test_no_password_is_ever_logged_audited_or_stored_in_clear: the logs, every row, the
+    # cookie) and the database logger's (test_secrets) stay quick.
+    "test_secrets.py::test_no_answer_audit_entry_or_log_line_holds_a_password_a_token_or_a_"
+    "session": "every route's answers as five visitors, and the logs, searched",
     # The check's findings have quick tests of their own in the same file.
     "test_standing_checks.py::test_the_whole_check_and_the_export_stream_in_flat_memory": (
         "a 10,000-entry log checked under tracemalloc"

@@ -16,6 +16,7 @@ from datetime import UTC
 from datetime import datetime
 from datetime import time
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -754,11 +755,14 @@ class Deadlocked(Exception):
 
 @pytest.mark.parametrize("sqlstate", ["40P01", "40001"])
 def test_a_bet_that_deadlocks_at_every_try_is_a_503_with_retry_after_and_moves_nothing(
-    app: Flask, session: Session, player: int, sqlstate: str
+    app: Flask, session: Session, player: int, sqlstate: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each try's first write fails as a deadlock (or a failure to serialize) would. Once the
     retries run out, the race is no bug: the API answers 503 with ``Retry-After`` and the page
-    its "closed for a moment" 503, never a 500, and nothing was written."""
+    its "closed for a moment" 503, never a 500, and nothing was written. The waits between the
+    tries are noted, not slept (1.3 s a test)."""
+    waits: list[float] = []
+    monkeypatch.setattr(tx, "time", SimpleNamespace(sleep=waits.append))
     token, _ = accounts.start_session(session, player, kind="api")
     web_token, _ = accounts.start_session(session, player)
     held = money.balances(session, player)
@@ -786,6 +790,8 @@ def test_a_bet_that_deadlocks_at_every_try_is_a_503_with_retry_after_and_moves_n
         assert "try again" in answer.get_json()["error"]["message"]
         assert int(answer.headers["Retry-After"]) > 0
         assert tries == tx.ATTEMPTS
+        # Each wait twice the one before, from 5 ms.
+        assert waits == [0.005 * 2**attempt for attempt in range(tx.ATTEMPTS - 1)]
         page = client.post("/casino-war/rounds", data={"csrf_token": "known-token", "bet": "1"})
         assert page.status_code == 503, page.get_data(as_text=True)[:300]
         assert int(page.headers["Retry-After"]) > 0
