@@ -25,6 +25,7 @@ from test_layout import BET_FIELDS
 from test_layout import LANGUAGES
 from test_layout import LONG_CLIENT_SEED
 from test_layout import TEAM_LABELS
+from test_layout import WORDS_CUT
 from test_layout import a_new_player
 from test_layout import operator_in
 from test_layout import play_on_a_long_client_seed
@@ -901,7 +902,8 @@ def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_witho
 ) -> None:
     """A tie bet on a tie adds its own line to the result ("Tie bet 5 pays …"): after the war,
     and after a surrender, Deal and Rebet are still whole on a 320 x 568 screen where the page
-    first stands, as is Deal on the table the page itself draws once reloaded. Checked in
+    first stands, as is Deal on the table the page itself draws once reloaded. Their words fit
+    them: in Portuguese, "Distribuir" ran 20 px past Deal beside Rebet's tie bet. Checked in
     English, Finnish, Norwegian and Portuguese."""
     height = 568
     tabs = narrow_tab(chromium, live_server, width=320, height=height)
@@ -922,6 +924,8 @@ def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_witho
         phone.evaluate("scrollTo(0, 0)")
         surrender = off_a_screen(phone, ["deal", "rebet"], height)
         problems += [(language, "surrender", *found) for found in surrender]
+        cut = phone.evaluate(WORDS_CUT, ["deal", "rebet"])
+        problems += [(language, "words cut", *found) for found in cut]
         if tie_bet_lines != [1, 1]:
             problems.append((language, "a result with no tie bet's line", tie_bet_lines))
     next(tabs, None)
