@@ -522,12 +522,31 @@ TABLES_PAST_THE_SCREEN = """width => [...document.querySelectorAll("main table")
   })"""
 
 
+#: Each date (2026-12-06) the page's main part shows broken over two lines, with its path.
+DATES_BROKEN = """() => {
+  const broken = [];
+  const texts = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+  for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+    if (!text.parentElement.checkVisibility()) continue;
+    for (const date of text.data.matchAll(/\\d{4}-\\d\\d-\\d\\d/g)) {
+      const range = document.createRange();
+      range.setStart(text, date.index);
+      range.setEnd(text, date.index + date[0].length);
+      const lines = new Set([...range.getClientRects()].map(line => Math.round(line.top)));
+      if (lines.size > 1) broken.push(`${date[0]} in ${text.parentElement.tagName}`);
+    }
+  }
+  return broken;
+}"""
+
+
 def test_the_consoles_tables_read_without_sideways_scrolling_on_a_narrow_phone(
     narrow_phone: Any, live_server: LiveServer
 ) -> None:
     """The console's tables scrolled sideways on a phone: the alerts' Acknowledge button and the
     audit's action, subject and data started off the screen. Each row is now a card, as a
-    player's round list is, each cell named. Checked in Finnish and Portuguese, at 320 and
+    player's round list is, each cell named. A date stays on one line: the check's note broke
+    "2026-12-" from "06" at its hyphen. Checked in Finnish and Portuguese, at 320 and
     360 px."""
     player = operator_in(narrow_phone, live_server, "fi")
     a_console_with_work(live_server.app, player)
@@ -555,6 +574,8 @@ def test_the_consoles_tables_read_without_sideways_scrolling_on_a_narrow_phone(
                     f"{where}: {problem}"
                     for problem in narrow_phone.evaluate(TABLES_PAST_THE_SCREEN, width)
                 ]
+                broken = narrow_phone.evaluate(DATES_BROKEN)
+                problems += [f"{where}: {date} broken over two lines" for date in broken]
             narrow_phone.goto("/operator/alerts")
             box = narrow_phone.locator("table.alerts-table button").first.bounding_box()
             if not (box and 0 <= box["x"] <= box["x"] + box["width"] <= width):
