@@ -388,6 +388,33 @@ def test_after_a_war_its_whole_result_is_on_a_laptops_screen(
     assert problems == [], problems
 
 
+#: The room between the bet panel's balances and what shows under them, in px.
+ROOM_UNDER_THE_BALANCES = """() => {
+  const balances = document.querySelector(".bet-panel .balances");
+  let next = balances.nextElementSibling;
+  while (!next.checkVisibility()) next = next.nextElementSibling;
+  return next.getBoundingClientRect().top - balances.getBoundingClientRect().bottom;
+}"""
+
+
+def test_a_ties_notice_stands_apart_from_the_balances_on_a_laptop(
+    laptop: Any, live_server: LiveServer
+) -> None:
+    """At a tie the notice "Decide the tie first" touched the balances above it (0 px), as the
+    tie came and on the table drawn again; the bet form under them had room."""
+    username = sign_up(laptop, "tienotice")
+    plant_server_seed(live_server.app, username, {0: True})
+    laptop.goto("/casino-war")
+    room = [laptop.evaluate(ROOM_UNDER_THE_BALANCES)]
+    laptop.click("#deal")
+    laptop.wait_for_selector("#go-to-war")
+    room.append(laptop.evaluate(ROOM_UNDER_THE_BALANCES))
+    laptop.reload()
+    room.append(laptop.evaluate(ROOM_UNDER_THE_BALANCES))
+    assert laptop.locator("#decide-first").is_visible()
+    assert min(room) >= 6, room
+
+
 #: Where the replay's speed field stands from its label: the label's middle against the field's
 #: top and bottom, and the gap from the label's right to the field's left.
 SPEED_AND_LABEL = """() => {
