@@ -21,8 +21,9 @@ from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
-#: The WCAG contrast ratio of an element's text colour against the page behind it (both opaque).
-CONTRAST = """element => {
+#: The WCAG contrast ratio of an element's text colour against the page behind it, or with
+#: ``true`` as the argument against the element's own background (both opaque).
+CONTRAST = """(element, own) => {
   const channels = colour => colour.match(/[\\d.]+/g).slice(0, 3).map(Number);
   const luminance = colour => {
     const [r, g, b] = channels(colour).map(value => {
@@ -32,7 +33,7 @@ CONTRAST = """element => {
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   };
   const text = luminance(getComputedStyle(element).color);
-  const behind = luminance(getComputedStyle(document.body).backgroundColor);
+  const behind = luminance(getComputedStyle(own ? element : document.body).backgroundColor);
   return (Math.max(text, behind) + 0.05) / (Math.min(text, behind) + 0.05);
 }"""
 

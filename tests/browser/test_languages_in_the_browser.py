@@ -27,6 +27,7 @@ from sota_casino.locations import TRANSLATIONS
 from sota_casino.web.format import chips_text
 from sota_casino.web.format import decimal
 from sota_casino.web.format import sweets_text
+from sota_casino.web.format import when
 from sota_casino.web.i18n import LANGUAGES
 from sota_casino.web.i18n import ngettext
 from sota_casino.web.i18n import sentence
@@ -231,11 +232,14 @@ CHIPS = [(-500, True), (-12345, True), (150, False), (120_000, True), (0, True),
 SWEETS = [(-3, True), (-1, False), (1_200, True), (0, True)]
 #: Counts of cards, as a Sota deal says them ("The deck is dealt: 26 cards each").
 CARDS = [1, 2, 26]
-PAGE_NUMBERS = """([decimals, chips, sweets, cards]) => [
+#: Moments, as a pinned key's time says them (a morning's and an evening's: AM and PM).
+TIMES = ["2026-12-01T08:31:13.842Z", "2026-12-01T19:50:05Z"]
+PAGE_NUMBERS = """([decimals, chips, sweets, cards, times]) => [
     decimals.map(([value, digits]) => window.SotaI18n.number(value, digits)),
     chips.map(([amount, signed]) => window.SotaI18n.chipsText(amount, signed)),
     sweets.map(([amount, signed]) => window.SotaI18n.sweetsText(amount, signed)),
     cards.map((num) => window.SotaI18n.ngettext("%(num)s card", "%(num)s cards", num)),
+    times.map((iso) => window.SotaI18n.time(iso)),
 ]"""
 
 
@@ -244,7 +248,9 @@ def test_the_scripts_write_numbers_as_the_server_does_in_each_language(
 ) -> None:
     """The page's numbers (a round's net, a game's, a receipt's payout) are the server's: the
     minus sign U+2212, ties rounded to even, the language's grouping and plural, and the
-    no-break space between a count and its word."""
+    no-break space between a count and its word. So are its times: in English the script put a
+    plain space before PM where the server puts a narrow no-break one, and a 320 px phone broke
+    "9:15" from "PM" in the fairness page's pinned key."""
     for language in sorted(LANGUAGES):
         tab.goto("/")
         choose_language(tab, language)
@@ -255,8 +261,9 @@ def test_the_scripts_write_numbers_as_the_server_does_in_each_language(
                 [chips_text(amount, signed) for amount, signed in CHIPS],
                 [sweets_text(amount, signed) for amount, signed in SWEETS],
                 [ngettext("%(num)s card", "%(num)s cards", num) for num in CARDS],
+                [when(iso) for iso in TIMES],
             ]
-        page = tab.evaluate(PAGE_NUMBERS, [DECIMALS, CHIPS, SWEETS, CARDS])
+        page = tab.evaluate(PAGE_NUMBERS, [DECIMALS, CHIPS, SWEETS, CARDS, TIMES])
         assert page == server, language
         assert page[1][0].startswith("−5") and "-" not in "".join(page[1] + page[2])
         # A number and its word never part at a line's end: a no-break space joins them.

@@ -20,6 +20,7 @@ from browser_support import open_tab
 from browser_support import sign_up
 from browser_support import wait_for_round
 from sqlalchemy import select
+from test_accessibility import CONTRAST
 from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import open_the_menu
 from test_languages_in_the_browser import words
@@ -329,13 +330,22 @@ def test_a_labels_value_list_fits_a_phone(small_phone: Any) -> None:
         assert rights and max(rights) <= 375, path
 
 
+#: The buttons ``ids`` name whose words run past their box: the box's width and the words'.
+WORDS_CUT = """ids => ids.map(id => document.getElementById(id))
+  .filter(button => button.scrollWidth > button.clientWidth)
+  .map(button => [button.id, button.clientWidth, button.scrollWidth])"""
+
+
 def test_the_rebet_button_of_a_tie_bet_stays_on_a_phone_in_portuguese(small_phone: Any) -> None:
+    """Rebet's words for a tie bet too ("Repetir aposta 5 + empate 5") took Deal's room:
+    "Distribuir" ran 10 px past its button, its last letters cut off."""
     sign_up(small_phone, "rebet")
     choose_language(small_phone, "pt")
     play_a_round(small_phone, tie_bet="5")
     rebet = box(small_phone, "#rebet")
     assert rebet["x"] + rebet["width"] <= 375
     assert small_phone.evaluate(OVERFLOW) == []
+    assert small_phone.evaluate(WORDS_CUT, ["deal", "rebet"]) == []
 
 
 def test_after_a_war_in_finnish_deal_and_rebet_are_on_the_phone_screen(
@@ -376,6 +386,33 @@ def test_after_a_war_its_whole_result_is_on_a_laptops_screen(
             if max(result, deal) > 800:
                 problems.append((language, nonce, result, deal))
     assert problems == [], problems
+
+
+#: The room between the bet panel's balances and what shows under them, in px.
+ROOM_UNDER_THE_BALANCES = """() => {
+  const balances = document.querySelector(".bet-panel .balances");
+  let next = balances.nextElementSibling;
+  while (!next.checkVisibility()) next = next.nextElementSibling;
+  return next.getBoundingClientRect().top - balances.getBoundingClientRect().bottom;
+}"""
+
+
+def test_a_ties_notice_stands_apart_from_the_balances_on_a_laptop(
+    laptop: Any, live_server: LiveServer
+) -> None:
+    """At a tie the notice "Decide the tie first" touched the balances above it (0 px), as the
+    tie came and on the table drawn again; the bet form under them had room."""
+    username = sign_up(laptop, "tienotice")
+    plant_server_seed(live_server.app, username, {0: True})
+    laptop.goto("/casino-war")
+    room = [laptop.evaluate(ROOM_UNDER_THE_BALANCES)]
+    laptop.click("#deal")
+    laptop.wait_for_selector("#go-to-war")
+    room.append(laptop.evaluate(ROOM_UNDER_THE_BALANCES))
+    laptop.reload()
+    room.append(laptop.evaluate(ROOM_UNDER_THE_BALANCES))
+    assert laptop.locator("#decide-first").is_visible()
+    assert min(room) >= 6, room
 
 
 #: Where the replay's speed field stands from its label: the label's middle against the field's
@@ -611,11 +648,23 @@ def log_in_to_the_console(page: Any, staff: str, language: str) -> None:
     choose_language(page, language)
 
 
+#: The room above each form of a player's account panel on the console (Lock account, Role),
+#: from the list or the form above it.
+ROOM_ABOVE_THE_ACCOUNTS_FORMS = """() => {
+  const panel = document.querySelector("[aria-labelledby=account-title]");
+  const parts = [...panel.querySelectorAll(":scope > dl, :scope > form")];
+  return parts.slice(1).map((part, i) => Math.round(
+    part.getBoundingClientRect().top - parts[i].getBoundingClientRect().bottom));
+}"""
+
+
 def test_the_operator_console_fits_the_screen(
     small_phone: Any, laptop: Any, live_server: LiveServer
 ) -> None:
-    """Finnish and then Norwegian, picked in turn in one phone's tab and one laptop's."""
-    problems: list[str] = []
+    """Finnish and then Norwegian, picked in turn in one phone's tab and one laptop's. A player's
+    Lock account button stood flush under the balances and over the Role form, a finger's slip
+    from the other: each has room around it."""
+    problems: list[Any] = []
     for page, paths in (
         (small_phone, ("/operator/tables", "/operator/alerts")),
         (laptop, ("/operator/ledger", "/operator/players/{player}/lists/rounds")),
@@ -627,6 +676,10 @@ def test_the_operator_console_fits_the_screen(
             for path in paths:
                 found = overflow(page, path.format(player=player))
                 problems += [f"{language} {problem}" for problem in found]
+        page.goto(f"/operator/players/{player}")
+        room = page.evaluate(ROOM_ABOVE_THE_ACCOUNTS_FORMS)
+        if len(room) != 2 or min(room) < 12:
+            problems.append(("room above the account's forms", page.viewport_size, room))
     assert problems == [], problems
 
 
@@ -937,6 +990,25 @@ def test_every_console_table_fits_its_panel_on_a_tablet_and_a_small_laptop(
                 problems += [(language, width, path, found) for found in page.evaluate(OVERFLOW)]
     next(tabs, None)
     assert problems == [], problems
+
+
+def test_the_console_menus_counts_read_on_their_own_pages(
+    laptop: Any, a_busy_console: tuple[str, int]
+) -> None:
+    """The count of proposals waiting, a pale yellow badge, took the white of its link when
+    Approvals was the page shown: white on yellow, at a contrast of 1.1. Each count reads
+    (a contrast of 4.5 or more against its badge) on its own page and on another."""
+    operator, _ = a_busy_console
+    log_in_to_the_console(laptop, operator, "en")
+    contrasts = {}
+    for path in ("/operator/audit", "/operator/approvals", "/operator/alerts"):
+        laptop.goto(path)
+        for badge in laptop.locator(".console-nav a .badge").all():
+            contrasts[path, badge.evaluate("b => b.parentElement.dataset.testid")] = round(
+                badge.evaluate(CONTRAST, True), 1
+            )
+    assert len(contrasts) == 6, contrasts
+    assert {where: ratio for where, ratio in contrasts.items() if ratio < 4.5} == {}, contrasts
 
 
 #: Full-size court cards drawn by the page's own code where the page shows cards (the felt, on

@@ -26,6 +26,7 @@ from test_layout import BET_FIELDS
 from test_layout import LANGUAGES
 from test_layout import LONG_CLIENT_SEED
 from test_layout import TEAM_LABELS
+from test_layout import WORDS_CUT
 from test_layout import a_new_player
 from test_layout import operator_in
 from test_layout import play_on_a_long_client_seed
@@ -522,12 +523,31 @@ TABLES_PAST_THE_SCREEN = """width => [...document.querySelectorAll("main table")
   })"""
 
 
+#: Each date (2026-12-06) the page's main part shows broken over two lines, with its path.
+DATES_BROKEN = """() => {
+  const broken = [];
+  const texts = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+  for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+    if (!text.parentElement.checkVisibility()) continue;
+    for (const date of text.data.matchAll(/\\d{4}-\\d\\d-\\d\\d/g)) {
+      const range = document.createRange();
+      range.setStart(text, date.index);
+      range.setEnd(text, date.index + date[0].length);
+      const lines = new Set([...range.getClientRects()].map(line => Math.round(line.top)));
+      if (lines.size > 1) broken.push(`${date[0]} in ${text.parentElement.tagName}`);
+    }
+  }
+  return broken;
+}"""
+
+
 def test_the_consoles_tables_read_without_sideways_scrolling_on_a_narrow_phone(
     narrow_phone: Any, live_server: LiveServer
 ) -> None:
     """The console's tables scrolled sideways on a phone: the alerts' Acknowledge button and the
     audit's action, subject and data started off the screen. Each row is now a card, as a
-    player's round list is, each cell named. Checked in Finnish and Portuguese, at 320 and
+    player's round list is, each cell named. A date stays on one line: the check's note broke
+    "2026-12-" from "06" at its hyphen. Checked in Finnish and Portuguese, at 320 and
     360 px."""
     player = operator_in(narrow_phone, live_server, "fi")
     a_console_with_work(live_server.app, player)
@@ -555,6 +575,8 @@ def test_the_consoles_tables_read_without_sideways_scrolling_on_a_narrow_phone(
                     f"{where}: {problem}"
                     for problem in narrow_phone.evaluate(TABLES_PAST_THE_SCREEN, width)
                 ]
+                broken = narrow_phone.evaluate(DATES_BROKEN)
+                problems += [f"{where}: {date} broken over two lines" for date in broken]
             narrow_phone.goto("/operator/alerts")
             box = narrow_phone.locator("table.alerts-table button").first.bounding_box()
             if not (box and 0 <= box["x"] <= box["x"] + box["width"] <= width):
@@ -568,8 +590,9 @@ def test_the_statistics_tables_read_without_sideways_scrolling_on_a_narrow_phone
     """The statistics page's tables scrolled sideways inside their panels on a phone: the
     handle and the net result, the figures a player looks for, started off the screen ("225
     chip" cut at the edge). Each row is now a card, each cell named; a day reads as the page's
-    language writes it (it was 2026-12-05 in every language). Checked in English, Finnish and
-    Portuguese, at 320 and 360 px."""
+    language writes it (it was 2026-12-05 in every language). The exact odds' table by decks
+    did the same: its tie bet's edge started past the screen in Portuguese. Checked in English,
+    Finnish and Portuguese, at 320 and 360 px."""
     a_player_with_rounds(narrow_phone, live_server, "en")
     problems: list[str] = []
     for language in ("en", "fi", "pt"):
@@ -592,6 +615,9 @@ def test_the_statistics_tables_read_without_sideways_scrolling_on_a_narrow_phone
                 for day, when in zip(shown, iso, strict=True)
                 if day != format_date(date.fromisoformat(when), "medium", locale=language)
             ]
+            narrow_phone.goto("/casino-war/odds")
+            past = narrow_phone.evaluate(TABLES_PAST_THE_SCREEN, width)
+            problems += [f"{where}, odds: {problem}" for problem in past]
     assert problems == [], problems
 
 
@@ -902,7 +928,8 @@ def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_witho
 ) -> None:
     """A tie bet on a tie adds its own line to the result ("Tie bet 5 pays …"): after the war,
     and after a surrender, Deal and Rebet are still whole on a 320 x 568 screen where the page
-    first stands, as is Deal on the table the page itself draws once reloaded. Checked in
+    first stands, as is Deal on the table the page itself draws once reloaded. Their words fit
+    them: in Portuguese, "Distribuir" ran 20 px past Deal beside Rebet's tie bet. Checked in
     English, Finnish, Norwegian and Portuguese."""
     height = 568
     tabs = narrow_tab(chromium, live_server, width=320, height=height)
@@ -923,6 +950,8 @@ def test_after_a_tie_with_a_tie_bet_deal_is_on_a_320_by_568_phone_s_screen_witho
         phone.evaluate("scrollTo(0, 0)")
         surrender = off_a_screen(phone, ["deal", "rebet"], height)
         problems += [(language, "surrender", *found) for found in surrender]
+        cut = phone.evaluate(WORDS_CUT, ["deal", "rebet"])
+        problems += [(language, "words cut", *found) for found in cut]
         if tie_bet_lines != [1, 1]:
             problems.append((language, "a result with no tie bet's line", tie_bet_lines))
     next(tabs, None)

@@ -454,7 +454,11 @@ def test_the_checkpoint_and_the_standing_checks_are_timed_in_the_reader_s_zone(
     olga.post("/operator/me/time-zone", data={"csrf_token": CSRF, "time_zone": "Asia/Tokyo"})
     page = olga.get("/operator/audit").get_data(as_text=True)
     checkpoint = page.split('data-testid="checkpoint"')[1].split("</dl>")[0]
-    shown = r"<time datetime=\"[^\"]+Z\">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d JST \("
+    # The date in a span that keeps it on one line.
+    shown = (
+        r"<time datetime=\"[^\"]+Z\"><span class=\"date\">\d{4}-\d\d-\d\d</span>"
+        r" \d\d:\d\d:\d\d JST \("
+    )
     assert re.search(shown, checkpoint)
     checked = page.split('data-testid="audit-checked"')[1].split("</p>")[0]
     assert not re.search(r"\dT\d", re.sub(r"<[^>]*>", "", checked))  # no ISO text shown

@@ -126,7 +126,10 @@
     if (typeof iso !== "string" || Number.isNaN(moment.getTime())) return String(iso);
     const part = (style) => new Intl.DateTimeFormat(book.locale, Object.assign({ timeZone: "UTC" }, style)).format(moment);
     const pattern = typeof book.datetime === "string" ? book.datetime : "{1}, {0}";
-    return pattern.replace("{1}", part({ dateStyle: "medium" })).replace("{0}", part({ timeStyle: "short" })) + " UTC";
+    // The server's CLDR joins a time and its AM/PM by a narrow no-break space; the browser's may
+    // use a plain one, which lets a line end between "9:15" and "PM".
+    const clock = part({ timeStyle: "short" }).replace(/ /g, "\u202f");
+    return pattern.replace("{1}", part({ dateStyle: "medium" })).replace("{0}", clock) + " UTC";
   }
 
   /* A message kept for later as its ids, not its text, so that it is shown in the language of
