@@ -45,6 +45,7 @@ from .format import plural
 from .format import written_now
 from .i18n import error_message
 from .i18n import gettext
+from .i18n import gettext_counting
 from .i18n import shown_at
 from .inputs import choice
 from .inputs import form_chips
@@ -245,7 +246,9 @@ def limit_words(rules: dict[str, Any]) -> dict[str, str]:
         words["header"] = gettext("Bet: %(amount)s", amount=amount)
         words["help"] = gettext("The ante is %(amount)s at this table.", amount=amount)
     else:
-        words["header"] = gettext("Bets %(low)s–%(high)s chips", low=chips(low), high=chips(high))
+        words["header"] = gettext_counting(
+            "Bets %(low)s–%(high)s chips", ("high",), low=chips(low), high=chips(high)
+        )
         words["help"] = gettext(
             "Whole chips from %(low)s to %(high)s.", low=chips(low), high=chips(high)
         )

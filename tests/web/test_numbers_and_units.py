@@ -1,5 +1,6 @@
-"""A number and its unit stay on one line: wherever a page writes a duration, a period or a
-percentage ("24 h", "4 min", "15 minutes", "2.88 %"), in every language, a no-break space joins
+"""A number and its unit stay on one line: wherever a page writes a duration, a period, a
+percentage or an amount ("24 h", "4 min", "15 minutes", "2.88 %", "1250 hundredths"), in every
+language, a no-break space joins
 them, as it joins a count and its word ("12 chips"); a narrow phone never ends a line between
 them."""
 
@@ -27,7 +28,8 @@ UNITS = (
     "hours?|horas?|timer|timene|tunnin|tuntia|tunti|døgn|"
     "minutes?|minutos?|minutter|minutt|minuutin|minuuttia|"
     "seconds?|segundos?|sekunder|sekunnin|sekuntia|"
-    "days?|dias?|dager|døgnet|päivää|päivän"
+    "days?|dias?|dager|døgnet|päivää|päivän|"
+    "chips?|fichas?|sjetonger|pelimerkkiä|hundredths|centésimos|hundredeler|sadasosaa"
 )
 #: A number, the whitespace a line may break at, and a unit.
 APART = re.compile(rf"\d[ \t\r\n]+(?:%|(?:{UNITS})(?![\w-]))")
@@ -56,7 +58,13 @@ def test_no_page_puts_a_line_break_between_a_number_and_its_unit(app: Flask, lan
     run_checks(app)  # the console says how long ago each standing check ran
     pages = {
         player: ["/lobby", "/casino-war", "/sota", "/rules/sota", "/rules/casino-war", "/stats"],
-        operator: ["/operator/alerts", "/operator/audit", "/operator/ledger", "/operator/tables"],
+        operator: [
+            "/operator/alerts",
+            "/operator/audit",
+            "/operator/ledger",
+            "/operator/tables",
+            f"/operator/players/{player}",
+        ],
     }
     found = {}
     for user, paths in pages.items():

@@ -208,7 +208,7 @@ def test_the_lobby_lists_the_last_rounds(player: FlaskClient) -> None:
 
 def test_the_table_shows_limits_and_chips(player: FlaskClient) -> None:
     page = text(player.get("/casino-war"))
-    assert "Bets 1–500 chips" in page and "tie pays 10 to 1" in page
+    assert "Bets 1–500\xa0chips" in page and "tie pays 10 to 1" in page
     assert page.count('data-chips="') == 5
     assert 'accesskey="d"' in page
     words = " ".join(page.split())
