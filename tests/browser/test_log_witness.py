@@ -638,7 +638,7 @@ def test_checkpoints_shown_past_the_bound_keep_the_warning_once_the_rest_are_pro
         tab.goto("/fairness")
         warning = tab.locator(f"{WITNESS}.warn")
         assert warning.inner_text() == (
-            "⚠ UNPROVEN: since Dec 1, 2026, 7:50 PM UTC this browser was shown more "
+            "⚠ UNPROVEN: since Dec 1, 2026, 7:50\u202fPM UTC this browser was shown more "
             "checkpoints it could not prove consistent with the one it keeps "
             f"(size {kept['size']}) than it can remember: those it could not remember it can "
             "never check, so this warning stays until this browser's storage is cleared."
