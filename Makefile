@@ -47,8 +47,12 @@ translations: $(MO)
 db-upgrade: $(SETUP)
 	$(BIN)/flask --app app db upgrade
 
+# Served as in production, by gunicorn (gunicorn.conf.py), on this computer only; two workers
+# unless WEB_CONCURRENCY says otherwise (the production default, 2 x cores + 1, is for a server).
+RUN_PORT ?= 5000
+WEB_CONCURRENCY ?= 2
 run: db-upgrade
-	$(BIN)/flask --app app run --host 127.0.0.1 --port 5000
+	HOST=127.0.0.1 PORT=$(RUN_PORT) WEB_CONCURRENCY=$(WEB_CONCURRENCY) $(BIN)/gunicorn wsgi:app
 
 lint: $(SETUP)
 	$(BIN)/ruff check .
