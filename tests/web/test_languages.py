@@ -344,8 +344,11 @@ def test_each_catalogue_writes_two_plural_forms(language: str) -> None:
 
 #: An amount (number and unit) in Finnish cannot stand before the noun it measures, which then
 #: takes a case the amount cannot follow ("tähän 5 pelimerkkiä panokseen"): it comes after it.
+#: Any amount placeholder counts (``example_stake`` as much as ``stake``), and any case of the
+#: noun ("10 karkkia panoksella" is as wrong).
 FINNISH_AMOUNT_BEFORE_ITS_NOUN = re.compile(
-    r"%\((?:needed|stake|raise|debit|ante|payout)\)s(?:</strong>)? (?:panos|panost|korotu|veloitu)"
+    r"%\(\w*(?:needed|stake|raise|debit|ante|payout)\)s(?:</strong>)? "
+    r"(?:panok|panos|korotu|veloitu)"
 )
 
 
@@ -637,7 +640,7 @@ NAME_RULES = {
     "fi": (
         "3–32 merkkiä: kirjaimet A–Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
         "käyttäjänimessä on oltava 3–32 merkkiä: kirjaimia A–Z ilman tarkkeita (ei å, ä, ö),"
-        " numeroita tai merkkejä '.', '_' ja '-'",
+        " numeroita tai merkkejä ”.”, ”_” ja ”-”",
     ),
     "nb": (
         "3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
