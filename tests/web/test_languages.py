@@ -365,6 +365,33 @@ def test_finnish_never_puts_an_amount_before_the_noun_it_measures() -> None:
     assert wrong == []
 
 
+#: How each language writes the plural of the units a count is given in (the plural form of a
+#: message that counts antes must say "anter" in Bokmål, as "1,03 anter" reads). Finnish takes
+#: the partitive after a number only where the number stands as subject or object ("6 pakalla"
+#: is right): its decks are left out.
+UNIT_PLURALS: Final = {
+    "fi": {"chips": "pelimerkkiä", "sweets": "karkkia", "antes": "panosta"},
+    "nb": {"chips": "sjetonger", "sweets": "godterier", "antes": "anter", "decks": "kortstokker"},
+    "pt": {"chips": "fichas", "sweets": "balas", "antes": "apostas iniciais", "decks": "baralhos"},
+}
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_a_counted_units_plural_form_writes_the_unit_in_the_plural(language: str) -> None:
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    wrong = []
+    for message in catalogue:
+        if not message.pluralizable:
+            continue
+        english, translated = message.id[1], message.string[1]
+        for unit in re.findall(r"%\(\w+\)s(?:</strong>)? (\w+)", english):
+            plural = UNIT_PLURALS[language].get(unit)
+            if plural is not None and plural not in translated:
+                wrong.append(f"{unit}: {translated}")
+    assert wrong == []
+
+
 def _key(value: str | tuple[str, ...] | list[str]) -> str | tuple[str, ...]:
     return value if isinstance(value, str) else tuple(value)
 
