@@ -365,6 +365,30 @@ def test_finnish_never_puts_an_amount_before_the_noun_it_measures() -> None:
     assert wrong == []
 
 
+#: The quotation marks each language sets around a quoted name: Finnish ”…”, Bokmål «…»,
+#: Brazilian Portuguese “…” (typewriter quotes belong to code, which is set apart as code).
+QUOTES: Final = {"fi": ("\u201d", "\u201d"), "nb": ("\u00ab", "\u00bb"), "pt": ("\u201c", "\u201d")}
+#: A placeholder or a character or two, quoted with any quotation marks.
+QUOTED = re.compile(
+    r"""(["'\u201c\u201d\u00ab\u00bb\u2018\u2019\u201e])(?:%\(\w+\)s|[^\s"']{1,2})(["'\u201c\u201d\u00ab\u00bb\u2018\u2019])"""
+)
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_a_quoted_name_takes_the_languages_quotation_marks(language: str) -> None:
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    wrong = []
+    for message in catalogue:
+        for text in _strings(message.string) if message.id else ():
+            # Code and markup (attribute values are quoted) are not prose.
+            prose = re.sub(r"<code[^>]*>.*?</code>|<[^>]*>", " ", text)
+            quoted = [(q[1], q[2]) for q in QUOTED.finditer(prose)]
+            if any(marks != QUOTES[language] for marks in quoted):
+                wrong.append(text)
+    assert wrong == []
+
+
 #: How each language writes the plural of the units a count is given in (the plural form of a
 #: message that counts antes must say "anter" in Bokmål, as "1,03 anter" reads). Finnish takes
 #: the partitive after a number only where the number stands as subject or object ("6 pakalla"
