@@ -294,6 +294,8 @@ ONE_WORD: Final = (
     ("fi", r"\bsurrender", r"antau|antaud", "luovuttaa"),
     ("fi", r"\bsettl", r"päätty|tility", "ratketa, ratkaista"),
     ("fi", r"\bverif(?:y|ied|ies)\b", r"varmen|varmist", "tarkistaa"),
+    # The verifier's replay recomputes the same game; uusinta is a rerun or a rematch.
+    ("fi", r"\breplay", r"\buusin(?:ta|na|no)", "toisto, toistaa"),
     ("nb", r"\bverifier\b", r"verifikator|kontrollskript", "kontrollprogrammet"),
     ("nb", r"\bt(?:ie|ied|ies)\b", r"uavgjort|likt-situasjon", "likt (uavgjort is a drawn game)"),
     ("nb", r"#%\(", r"#%\(", "nr."),
