@@ -311,6 +311,13 @@ ONE_WORD: Final = (
     ("pt", r"\bcommit", r"comprometid", "compromisso (comprometido reads as compromised)"),
     ("pt", r"^Played$", r"\bjogada\b", "data e hora (jogada is a move)"),
     ("pt", r"\broles?\b", r"função", "papel"),
+    # The records a browser keeps against the casino's log: registro is the log itself.
+    (
+        "pt",
+        r"\b(?:[Yy]our|[Mm]y|keeps no) records\b|\bno record\b",
+        r"\bregistros\b|\b(?:sem|tem) registro\b",
+        "cópias",
+    ),
 )
 
 
