@@ -46,6 +46,7 @@ from sota_casino.models import Signup
 from sota_casino.services import alerts
 from sota_casino.services import money
 from sota_casino.web import format
+from sota_casino.web import sota as sota_views
 from sota_casino.web.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -423,6 +424,21 @@ def test_a_counted_units_plural_form_writes_the_unit_in_the_plural(language: str
             if plural is not None and plural not in translated:
                 wrong.append(f"{unit}: {translated}")
     assert wrong == []
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_a_rule_sets_help_does_not_open_by_repeating_its_name(language: str) -> None:
+    """The Sota page shows a rule set's name above its help: "Rauha" over "Rauha: ..." (the
+    English help says "Peace", which in Finnish is the name itself) reads as a stutter."""
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    stutters = []
+    for preset, title in sota_views.PRESET_TITLES.items():
+        name = catalogue[title].string
+        help_text = catalogue[sota_views.PRESET_HELP[preset]].string
+        if help_text.casefold().startswith(name.casefold()):
+            stutters.append(f"{name}: {help_text}")
+    assert stutters == []
 
 
 def _key(value: str | tuple[str, ...] | list[str]) -> str | tuple[str, ...]:
