@@ -342,6 +342,70 @@ def test_each_language_names_a_concept_with_one_word(language: str) -> None:
     assert stray == []
 
 
+#: The players' words for the games' things, as the rule texts name them (seeds/): every
+#: message that speaks of one says it with this word (a stem, for the inflected languages).
+GLOSSARY: Final = {
+    "fi": {
+        "dealer": "jaka",  # jakaja, jakajan, jakajaa, jakajalle
+        "decks?": "pak",  # pakka, pakan, pakat, pakkaa
+        "surrender\\w*": "luovu",
+        "wars?": "so[dt]",  # sota, sodan, sotaan, sodat
+        "t(?:ie|ied|ies)": "tasa",
+        "stakes?": "pano[ks]",
+        "tricks?": "kierro",
+        "seats?": "paik",
+        "sweets?": "kark",
+        "chips?": "pelimerk",
+        "shoe": "ken[kg]",
+    },
+    "nb": {
+        "dealer": "dealer",
+        "decks?": "kortstokk",
+        "surrender\\w*": "opp",  # gi opp, ga opp, oppgivelser
+        "wars?": "krig",
+        "t(?:ie|ied|ies)": "lik",
+        "stakes?": "sats",  # innsats, satse
+        "tricks?": "stikk",
+        "seats?": "plass",
+        "sweets?": "godteri",
+        "chips?": "sjetong",
+        "shoe": "sko",
+    },
+    "pt": {
+        "dealer": "crupi",
+        "decks?": "baralho",
+        "surrender\\w*": "desist",
+        "wars?": "guerra",
+        "t(?:ie|ied|ies)": "empat",
+        "stakes?": "apost",
+        "tricks?": "vaza",
+        "seats?": "lugar",
+        "sweets?": "bala",
+        "chips?": "ficha",
+        "shoe": "sapato",
+    },
+}
+#: English that uses a glossary word in another sense, or a game's name kept as it is.
+NOT_THE_TERM = re.compile(r"Casino War|Take a seat|ties them", re.I)
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_each_language_says_the_games_things_with_the_players_words(language: str) -> None:
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    missing = []
+    for message in catalogue:
+        if not message.id:
+            continue
+        english = NOT_THE_TERM.sub(" ", " ".join(_strings(message.id)))
+        english = re.sub(r"<code[^>]*>.*?</code>|%\(\w+\)s|\{\w+\}", " ", english)
+        translated = " ".join(_strings(message.string))
+        for term, word in GLOSSARY[language].items():
+            if re.search(rf"\b{term}\b", english, re.I) and not re.search(word, translated, re.I):
+                missing.append(f"{term} ({word}): {translated}")
+    assert missing == []
+
+
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_each_catalogue_writes_two_plural_forms(language: str) -> None:
     # Bokmål, Brazilian Portuguese and Finnish have a singular and a plural: a third form (CLDR's
