@@ -46,6 +46,7 @@ from sota_casino.models import Signup
 from sota_casino.services import alerts
 from sota_casino.services import money
 from sota_casino.web import format
+from sota_casino.web import sota as sota_views
 from sota_casino.web.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -294,6 +295,8 @@ ONE_WORD: Final = (
     ("fi", r"\bsurrender", r"antau|antaud", "luovuttaa"),
     ("fi", r"\bsettl", r"päätty|tility", "ratketa, ratkaista"),
     ("fi", r"\bverif(?:y|ied|ies)\b", r"varmen|varmist", "tarkistaa"),
+    # The verifier's replay recomputes the same game; uusinta is a rerun or a rematch.
+    ("fi", r"\breplay", r"\buusin(?:ta|na|no)", "toisto, toistaa"),
     ("nb", r"\bverifier\b", r"verifikator|kontrollskript", "kontrollprogrammet"),
     ("nb", r"\bt(?:ie|ied|ies)\b", r"uavgjort|likt-situasjon", "likt (uavgjort is a drawn game)"),
     ("nb", r"#%\(", r"#%\(", "nr."),
@@ -309,6 +312,13 @@ ONE_WORD: Final = (
     ("pt", r"\bcommit", r"comprometid", "compromisso (comprometido reads as compromised)"),
     ("pt", r"^Played$", r"\bjogada\b", "data e hora (jogada is a move)"),
     ("pt", r"\broles?\b", r"função", "papel"),
+    # The records a browser keeps against the casino's log: registro is the log itself.
+    (
+        "pt",
+        r"\b(?:[Yy]our|[Mm]y|keeps no) records\b|\bno record\b",
+        r"\bregistros\b|\b(?:sem|tem) registro\b",
+        "cópias",
+    ),
 )
 
 
@@ -332,6 +342,70 @@ def test_each_language_names_a_concept_with_one_word(language: str) -> None:
     assert stray == []
 
 
+#: The players' words for the games' things, as the rule texts name them (seeds/): every
+#: message that speaks of one says it with this word (a stem, for the inflected languages).
+GLOSSARY: Final = {
+    "fi": {
+        "dealer": "jaka",  # jakaja, jakajan, jakajaa, jakajalle
+        "decks?": "pak",  # pakka, pakan, pakat, pakkaa
+        "surrender\\w*": "luovu",
+        "wars?": "so[dt]",  # sota, sodan, sotaan, sodat
+        "t(?:ie|ied|ies)": "tasa",
+        "stakes?": "pano[ks]",
+        "tricks?": "kierro",
+        "seats?": "paik",
+        "sweets?": "kark",
+        "chips?": "pelimerk",
+        "shoe": "ken[kg]",
+    },
+    "nb": {
+        "dealer": "dealer",
+        "decks?": "kortstokk",
+        "surrender\\w*": "opp",  # gi opp, ga opp, oppgivelser
+        "wars?": "krig",
+        "t(?:ie|ied|ies)": "lik",
+        "stakes?": "sats",  # innsats, satse
+        "tricks?": "stikk",
+        "seats?": "plass",
+        "sweets?": "godteri",
+        "chips?": "sjetong",
+        "shoe": "sko",
+    },
+    "pt": {
+        "dealer": "crupi",
+        "decks?": "baralho",
+        "surrender\\w*": "desist",
+        "wars?": "guerra",
+        "t(?:ie|ied|ies)": "empat",
+        "stakes?": "apost",
+        "tricks?": "vaza",
+        "seats?": "lugar",
+        "sweets?": "bala",
+        "chips?": "ficha",
+        "shoe": "sapato",
+    },
+}
+#: English that uses a glossary word in another sense, or a game's name kept as it is.
+NOT_THE_TERM = re.compile(r"Casino War|Take a seat|ties them", re.I)
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_each_language_says_the_games_things_with_the_players_words(language: str) -> None:
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    missing = []
+    for message in catalogue:
+        if not message.id:
+            continue
+        english = NOT_THE_TERM.sub(" ", " ".join(_strings(message.id)))
+        english = re.sub(r"<code[^>]*>.*?</code>|%\(\w+\)s|\{\w+\}", " ", english)
+        translated = " ".join(_strings(message.string))
+        for term, word in GLOSSARY[language].items():
+            if re.search(rf"\b{term}\b", english, re.I) and not re.search(word, translated, re.I):
+                missing.append(f"{term} ({word}): {translated}")
+    assert missing == []
+
+
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_each_catalogue_writes_two_plural_forms(language: str) -> None:
     # Bokmål, Brazilian Portuguese and Finnish have a singular and a plural: a third form (CLDR's
@@ -344,8 +418,11 @@ def test_each_catalogue_writes_two_plural_forms(language: str) -> None:
 
 #: An amount (number and unit) in Finnish cannot stand before the noun it measures, which then
 #: takes a case the amount cannot follow ("tähän 5 pelimerkkiä panokseen"): it comes after it.
+#: Any amount placeholder counts (``example_stake`` as much as ``stake``), and any case of the
+#: noun ("10 karkkia panoksella" is as wrong).
 FINNISH_AMOUNT_BEFORE_ITS_NOUN = re.compile(
-    r"%\((?:needed|stake|raise|debit|ante|payout)\)s(?:</strong>)? (?:panos|panost|korotu|veloitu)"
+    r"%\(\w*(?:needed|stake|raise|debit|ante|payout)\)s(?:</strong>)? "
+    r"(?:panok|panos|korotu|veloitu)"
 )
 
 
@@ -360,6 +437,72 @@ def test_finnish_never_puts_an_amount_before_the_noun_it_measures() -> None:
         if FINNISH_AMOUNT_BEFORE_ITS_NOUN.search(finnish)
     ]
     assert wrong == []
+
+
+#: The quotation marks each language sets around a quoted name: Finnish ”…”, Bokmål «…»,
+#: Brazilian Portuguese “…” (typewriter quotes belong to code, which is set apart as code).
+QUOTES: Final = {"fi": ("\u201d", "\u201d"), "nb": ("\u00ab", "\u00bb"), "pt": ("\u201c", "\u201d")}
+#: A placeholder or a character or two, quoted with any quotation marks.
+QUOTED = re.compile(
+    r"""(["'\u201c\u201d\u00ab\u00bb\u2018\u2019\u201e])(?:%\(\w+\)s|[^\s"']{1,2})(["'\u201c\u201d\u00ab\u00bb\u2018\u2019])"""
+)
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_a_quoted_name_takes_the_languages_quotation_marks(language: str) -> None:
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    wrong = []
+    for message in catalogue:
+        for text in _strings(message.string) if message.id else ():
+            # Code and markup (attribute values are quoted) are not prose.
+            prose = re.sub(r"<code[^>]*>.*?</code>|<[^>]*>", " ", text)
+            quoted = [(q[1], q[2]) for q in QUOTED.finditer(prose)]
+            if any(marks != QUOTES[language] for marks in quoted):
+                wrong.append(text)
+    assert wrong == []
+
+
+#: How each language writes the plural of the units a count is given in (the plural form of a
+#: message that counts antes must say "anter" in Bokmål, as "1,03 anter" reads). Finnish takes
+#: the partitive after a number only where the number stands as subject or object ("6 pakalla"
+#: is right): its decks are left out.
+UNIT_PLURALS: Final = {
+    "fi": {"chips": "pelimerkkiä", "sweets": "karkkia", "antes": "panosta"},
+    "nb": {"chips": "sjetonger", "sweets": "godterier", "antes": "anter", "decks": "kortstokker"},
+    "pt": {"chips": "fichas", "sweets": "balas", "antes": "apostas iniciais", "decks": "baralhos"},
+}
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_a_counted_units_plural_form_writes_the_unit_in_the_plural(language: str) -> None:
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    wrong = []
+    for message in catalogue:
+        if not message.pluralizable:
+            continue
+        english, translated = message.id[1], message.string[1]
+        for unit in re.findall(r"%\(\w+\)s(?:</strong>)? (\w+)", english):
+            plural = UNIT_PLURALS[language].get(unit)
+            if plural is not None and plural not in translated:
+                wrong.append(f"{unit}: {translated}")
+    assert wrong == []
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_a_rule_sets_help_does_not_open_by_repeating_its_name(language: str) -> None:
+    """The Sota page shows a rule set's name above its help: "Rauha" over "Rauha: ..." (the
+    English help says "Peace", which in Finnish is the name itself) reads as a stutter."""
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        catalogue = read_po(po)
+    stutters = []
+    for preset, title in sota_views.PRESET_TITLES.items():
+        name = catalogue[title].string
+        help_text = catalogue[sota_views.PRESET_HELP[preset]].string
+        if help_text.casefold().startswith(name.casefold()):
+            stutters.append(f"{name}: {help_text}")
+    assert stutters == []
 
 
 def _key(value: str | tuple[str, ...] | list[str]) -> str | tuple[str, ...]:
@@ -637,7 +780,7 @@ NAME_RULES = {
     "fi": (
         "3–32 merkkiä: kirjaimet A–Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
         "käyttäjänimessä on oltava 3–32 merkkiä: kirjaimia A–Z ilman tarkkeita (ei å, ä, ö),"
-        " numeroita tai merkkejä '.', '_' ja '-'",
+        " numeroita tai merkkejä ”.”, ”_” ja ”-”",
     ),
     "nb": (
         "3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
