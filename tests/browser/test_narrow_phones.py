@@ -1268,3 +1268,73 @@ def test_a_long_war_keeps_the_replay_controls_above_deal_again_on_a_320_by_568_p
         problems += [(language, "drawn", *found) for found in war_controls_covered(phone, watched)]
     next(tabs, None)
     assert problems == [], problems
+
+
+#: The replay's controls (its buttons, the speed, the trick slider) in rows as laid out: each
+#: row's items, and the room left at its start and at its end inside the bar; the buttons whose
+#: words are cut, and the slider's width.
+REPLAY_ROWS = """() => {
+  const bar = document.querySelector(".controls");
+  const style = getComputedStyle(bar);
+  const outer = bar.getBoundingClientRect();
+  const start = outer.left + parseFloat(style.paddingLeft);
+  const end = outer.right - parseFloat(style.paddingRight);
+  const rows = [];
+  for (const item of [...bar.children].filter(child => child.checkVisibility())) {
+    const box = item.getBoundingClientRect();
+    const row = rows.find(r => box.top < r.bottom - 1 && r.top < box.bottom - 1);
+    if (row) row.items.push([item.id || item.className, box.left, box.right]);
+    else rows.push({top: box.top, bottom: box.bottom, items: [[item.id || item.className,
+      box.left, box.right]]});
+  }
+  return {
+    rows: rows.map(row => {
+      const lefts = row.items.map(i => i[1]), rights = row.items.map(i => i[2]);
+      return {items: row.items.map(i => i[0]), atStart: Math.round(Math.min(...lefts) - start),
+              atEnd: Math.round(end - Math.max(...rights))};
+    }),
+    cut: [...bar.querySelectorAll("button")]
+      .filter(button => button.scrollWidth > button.clientWidth)
+      .map(button => button.id),
+    slider: Math.round(document.getElementById("scrub").getBoundingClientRect().width),
+  };
+}"""
+
+
+def test_a_replays_controls_stand_in_two_even_rows_on_a_phone(
+    chromium: Any, live_server: LiveServer
+) -> None:
+    """On a phone the replay's controls wrapped as they came, in three ragged rows: at 320 px
+    in English Start, Back, Play and Step (33 px short of the bar's end), then End, the next
+    war and the speed (97 px short), then the slider; in Finnish at 390 px the five step
+    buttons, then "Sotaan »" and the speed, then the slider.
+    On a phone they take two rows at most, each from the bar's start to its end, no button's
+    words cut and the slider at least 64 px wide: at 320 x 568 (the first iPhone SE), 320 x
+    740 and 390 x 844, in English, Finnish, Norwegian and Portuguese."""
+    tabs = narrow_tab(chromium, live_server, width=320, height=568)
+    phone = next(tabs)
+    problems = []
+    for language in LANGUAGES:
+        a_new_player(phone, "replayrows", language)
+        phone.goto("/sota")
+        phone.click("#play")
+        phone.wait_for_url("**/sota/games/*")
+        game = phone.url
+        for width, height in ((320, 568), (320, 740), (390, 844)):
+            phone.set_viewport_size({"width": width, "height": height})
+            phone.goto(game)
+            found = phone.evaluate(REPLAY_ROWS)
+            where = (language, f"{width} x {height}")
+            rows = found["rows"]
+            if len(rows) > 2:
+                problems.append((*where, "rows", rows))
+            ragged = [row for row in rows if row["atStart"] > 2 or row["atEnd"] > 2]
+            if len(rows) > 1 and ragged:
+                problems.append((*where, "ragged", ragged))
+            if found["cut"]:
+                problems.append((*where, "cut", found["cut"]))
+            if found["slider"] < 64:
+                problems.append((*where, "slider", found["slider"]))
+        phone.set_viewport_size({"width": 320, "height": 568})
+    next(tabs, None)
+    assert problems == [], problems
