@@ -1388,3 +1388,49 @@ def test_a_refused_sota_rule_shows_its_field_marked_and_focused_on_a_phone(
         plain.unroute("**/sota/games")
     next(tabs, None)
     assert problems == [], problems
+
+
+#: The verification's summary as shown: how many lines of bold words it takes on the screen
+#: (its text nodes' lines whose weight is 600 or more), its first line's words, and its words
+#: shown and held (innerText, textContent).
+VERIFY_SUMMARY = """() => {
+  const summary = document.querySelector(".revealed-pair [data-testid=verify-summary]");
+  const lines = new Set();
+  const walker = document.createTreeWalker(summary, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const parent = walker.currentNode.parentElement;
+    if (!parent.checkVisibility() || parseInt(getComputedStyle(parent).fontWeight) < 600) continue;
+    const range = document.createRange();
+    range.selectNodeContents(walker.currentNode);
+    for (const line of range.getClientRects()) if (line.width > 0) lines.add(Math.round(line.top));
+  }
+  return {bold: lines.size, first: summary.innerText.trim().split("\\n")[0],
+          shown: summary.innerText, held: summary.textContent};
+}"""
+
+
+def test_the_verifications_summary_is_a_short_verdict_then_its_details(
+    screen: Any, live_server: LiveServer
+) -> None:
+    """On a phone the verification's summary was one paragraph in bold, 21 lines of it at 375
+    px in Norwegian ("✓ All 2 rounds verified against the key pinned in this browser: every
+    signature, the seeds, ..."), and 6 on a laptop. Its first line is now the verdict, the
+    only words in bold (two lines at most); the details follow in the text's weight, folded on
+    a phone, open on a laptop, every word of them still in the page. Verified in English, then
+    again in each other language picked in the same tab."""
+    problems = []
+    for language, said in verified_in(screen, live_server, "verdictline", LANGUAGES):
+        found = screen.evaluate(VERIFY_SUMMARY)
+        verdict = words(language).ngettext(
+            "All %(num)s round verified.", "All %(num)s rounds verified.", 2
+        ) % {"num": 2}
+        if found["first"].replace("\u00a0", " ") != f"✓ {verdict}":
+            problems.append((language, "first line", found["first"]))
+        if found["bold"] > 2:
+            problems.append((language, "bold lines", found["bold"]))
+        details = said("The commitment equals the one this browser was shown before play")
+        if details not in found["held"]:
+            problems.append((language, "details", found["held"]))
+        if screen.size == "desktop" and details not in found["shown"]:
+            problems.append((language, "details not shown on a laptop", found["shown"]))
+    assert problems == [], problems
