@@ -1434,3 +1434,48 @@ def test_the_verifications_summary_is_a_short_verdict_then_its_details(
         if screen.size == "desktop" and details not in found["shown"]:
             problems.append((language, "details not shown on a laptop", found["shown"]))
     assert problems == [], problems
+
+
+#: The war tie's bonus as the console's table form shows it chosen: its words, the width they
+#: need and the room they have (a select's box, its arrow aside; a choice's label), and the
+#: right edges of its box and of its panel.
+CHOSEN_BONUS = """() => {
+  const fields = [...document.querySelectorAll("[name=bonus]")];
+  const panel = fields[0].closest(".panel").getBoundingClientRect().right;
+  if (fields[0].tagName === "SELECT") {
+    const select = fields[0], style = getComputedStyle(select);
+    const pen = document.createElement("canvas").getContext("2d");
+    pen.font = style.font;
+    const words = select.selectedOptions[0].text;
+    const room = select.clientWidth - parseFloat(style.paddingLeft)
+      - parseFloat(style.paddingRight) - 20;
+    return {words, needs: Math.ceil(pen.measureText(words).width), room: Math.floor(room),
+            right: select.getBoundingClientRect().right, panel};
+  }
+  const label = fields.find(field => field.checked).closest("label");
+  return {words: label.textContent.trim(), needs: label.scrollWidth, room: label.clientWidth,
+          right: label.getBoundingClientRect().right, panel};
+}"""
+
+
+def test_the_war_ties_bonus_reads_whole_on_the_consoles_phone(
+    small_phone: Any, live_server: LiveServer
+) -> None:
+    """On a 375 px phone the console's Casino War form showed its bonus on a war tie cut: a
+    select as wide as the panel, its chosen option's words longer ("ante (extra win equal to
+    the", "aposta inicial (ganho extra igual"). Each choice, once chosen, reads whole inside its
+    panel, in every language picked in turn in the one tab."""
+    operator_in(small_phone, live_server, "en")
+    problems = []
+    for language in LANGUAGES:
+        choose_language(small_phone, language)
+        small_phone.goto("/operator/tables")
+        for value in ("none", "ante"):
+            if small_phone.locator("select[name=bonus]").count():
+                small_phone.select_option("[name=bonus]", value)
+            else:
+                small_phone.check(f"[name=bonus][value={value}]")
+            found = small_phone.evaluate(CHOSEN_BONUS)
+            if found["needs"] > found["room"] or found["right"] > found["panel"]:
+                problems.append((language, value, found))
+    assert problems == [], problems
