@@ -1479,3 +1479,32 @@ def test_the_war_ties_bonus_reads_whole_on_the_consoles_phone(
             if found["needs"] > found["room"] or found["right"] > found["panel"]:
                 problems.append((language, value, found))
     assert problems == [], problems
+
+
+#: The widths of the tie's two choices, war and surrender.
+CHOICE_WIDTHS = """() => ["go-to-war", "surrender"].map(id =>
+  Math.round(document.getElementById(id).getBoundingClientRect().width * 10) / 10)"""
+
+
+def test_war_and_surrender_are_as_wide_as_each_other(screen: Any, live_server: LiveServer) -> None:
+    """On a laptop the tie's two buttons were each as wide as their words: "Go to war · raise
+    5" 253 px and "Surrender · get 2.50 back" 325, 47 px apart in Finnish (one above the other)
+    and 42 in Norwegian. The two choices are as wide as each other, on a laptop and on a phone,
+    in every language: a new player in each deals a tie, shown in the page and drawn again."""
+    problems = []
+    for language in LANGUAGES:
+        username = a_new_player(screen, "evenchoice", language)
+        plant_server_seed(live_server.app, username, {0: True})
+        screen.goto("/casino-war")
+        screen.fill("#bet", "5")
+        screen.click("#deal")
+        screen.wait_for_selector("#go-to-war")
+        war, surrender = screen.evaluate(CHOICE_WIDTHS)
+        if abs(war - surrender) > 1:
+            problems.append((language, war, surrender))
+        screen.reload()  # as the server draws it
+        war, surrender = screen.evaluate(CHOICE_WIDTHS)
+        if abs(war - surrender) > 1:
+            problems.append((language, "drawn", war, surrender))
+        problems += [(language, found) for found in screen.evaluate(OVERFLOW)]
+    assert problems == [], problems
