@@ -173,7 +173,8 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
         f"{1 + revealed['moves']}\u00a0decisions or moves recorded in this browser."
     )
     verdict = verify_in_page(tab)
-    assert verdict.startswith("✓ All 3\u00a0rounds verified against the key pinned in this browser")
+    assert verdict.startswith("✓ All 3\u00a0rounds verified.\n")
+    assert "\nAll 3\u00a0rounds verified against the key pinned in this browser" in verdict
     assert "every trick, the winner, how the game ended and the payout" in verdict
     assert "the decisions and moves recorded here for 2\u00a0rounds equal the receipts" in verdict
     assert "The rules and stakes of 3\u00a0bets recorded here equal their receipts'." in verdict
@@ -451,10 +452,11 @@ def test_a_bundle_without_its_anchors_fails_and_one_left_pending_is_not_called_v
     tab.route(revealed["url"], lambda route: route.fulfill(json=waiting))
     tab.reload()
     verdict = verify_in_page(tab)
-    assert verdict.startswith(
-        "… Not verified yet: 5\u00a0documents are not yet in a signed checkpoint of the casino's "
+    assert verdict.startswith("… Not verified yet.\n"), verdict
+    assert (
+        "\nNot verified yet: 5\u00a0documents are not yet in a signed checkpoint of the casino's "
         "public log (the commitment, the reveal, round "
-    ), verdict
+    ) in verdict, verdict
     assert "Verify again later" in verdict and "✓" not in verdict
     assert tab.locator("tr[data-ok='1']").count() == 0
     assert tab.locator(".revealed-pair .badge.open").count() == 3

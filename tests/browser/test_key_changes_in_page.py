@@ -181,7 +181,8 @@ def test_a_key_change_signed_by_the_pinned_key_moves_the_pin_and_bundles_verify(
 
     tab.click("#rotate")
     verdict = verify_in_page(tab)
-    assert verdict.startswith("✓ All 1\u00a0round verified against the key pinned in this browser")
+    assert verdict.startswith("✓ All 1\u00a0round verified.\n")
+    assert "\nAll 1\u00a0round verified against the key pinned in this browser" in verdict
 
     # A bundle under a key the pinned key handed on to moves the pin as well once it passes, as
     # the offline verifier's known-keys file moves on: say, on a page made before the change.

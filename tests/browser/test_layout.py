@@ -1388,3 +1388,123 @@ def test_a_refused_sota_rule_shows_its_field_marked_and_focused_on_a_phone(
         plain.unroute("**/sota/games")
     next(tabs, None)
     assert problems == [], problems
+
+
+#: The verification's summary as shown: how many lines of bold words it takes on the screen
+#: (its text nodes' lines whose weight is 600 or more), its first line's words, and its words
+#: shown and held (innerText, textContent).
+VERIFY_SUMMARY = """() => {
+  const summary = document.querySelector(".revealed-pair [data-testid=verify-summary]");
+  const lines = new Set();
+  const walker = document.createTreeWalker(summary, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const parent = walker.currentNode.parentElement;
+    if (!parent.checkVisibility() || parseInt(getComputedStyle(parent).fontWeight) < 600) continue;
+    const range = document.createRange();
+    range.selectNodeContents(walker.currentNode);
+    for (const line of range.getClientRects()) if (line.width > 0) lines.add(Math.round(line.top));
+  }
+  return {bold: lines.size, first: summary.innerText.trim().split("\\n")[0],
+          shown: summary.innerText, held: summary.textContent};
+}"""
+
+
+def test_the_verifications_summary_is_a_short_verdict_then_its_details(
+    screen: Any, live_server: LiveServer
+) -> None:
+    """On a phone the verification's summary was one paragraph in bold, 21 lines of it at 375
+    px in Norwegian ("✓ All 2 rounds verified against the key pinned in this browser: every
+    signature, the seeds, ..."), and 6 on a laptop. Its first line is now the verdict, the
+    only words in bold (two lines at most); the details follow in the text's weight, folded on
+    a phone, open on a laptop, every word of them still in the page. Verified in English, then
+    again in each other language picked in the same tab."""
+    problems = []
+    for language, said in verified_in(screen, live_server, "verdictline", LANGUAGES):
+        found = screen.evaluate(VERIFY_SUMMARY)
+        verdict = words(language).ngettext(
+            "All %(num)s round verified.", "All %(num)s rounds verified.", 2
+        ) % {"num": 2}
+        if found["first"].replace("\u00a0", " ") != f"✓ {verdict}":
+            problems.append((language, "first line", found["first"]))
+        if found["bold"] > 2:
+            problems.append((language, "bold lines", found["bold"]))
+        details = said("The commitment equals the one this browser was shown before play")
+        if details not in found["held"]:
+            problems.append((language, "details", found["held"]))
+        if screen.size == "desktop" and details not in found["shown"]:
+            problems.append((language, "details not shown on a laptop", found["shown"]))
+    assert problems == [], problems
+
+
+#: The war tie's bonus as the console's table form shows it chosen: its words, the width they
+#: need and the room they have (a select's box, its arrow aside; a choice's label), and the
+#: right edges of its box and of its panel.
+CHOSEN_BONUS = """() => {
+  const fields = [...document.querySelectorAll("[name=bonus]")];
+  const panel = fields[0].closest(".panel").getBoundingClientRect().right;
+  if (fields[0].tagName === "SELECT") {
+    const select = fields[0], style = getComputedStyle(select);
+    const pen = document.createElement("canvas").getContext("2d");
+    pen.font = style.font;
+    const words = select.selectedOptions[0].text;
+    const room = select.clientWidth - parseFloat(style.paddingLeft)
+      - parseFloat(style.paddingRight) - 20;
+    return {words, needs: Math.ceil(pen.measureText(words).width), room: Math.floor(room),
+            right: select.getBoundingClientRect().right, panel};
+  }
+  const label = fields.find(field => field.checked).closest("label");
+  return {words: label.textContent.trim(), needs: label.scrollWidth, room: label.clientWidth,
+          right: label.getBoundingClientRect().right, panel};
+}"""
+
+
+def test_the_war_ties_bonus_reads_whole_on_the_consoles_phone(
+    small_phone: Any, live_server: LiveServer
+) -> None:
+    """On a 375 px phone the console's Casino War form showed its bonus on a war tie cut: a
+    select as wide as the panel, its chosen option's words longer ("ante (extra win equal to
+    the", "aposta inicial (ganho extra igual"). Each choice, once chosen, reads whole inside its
+    panel, in every language picked in turn in the one tab."""
+    operator_in(small_phone, live_server, "en")
+    problems = []
+    for language in LANGUAGES:
+        choose_language(small_phone, language)
+        small_phone.goto("/operator/tables")
+        for value in ("none", "ante"):
+            if small_phone.locator("select[name=bonus]").count():
+                small_phone.select_option("[name=bonus]", value)
+            else:
+                small_phone.check(f"[name=bonus][value={value}]")
+            found = small_phone.evaluate(CHOSEN_BONUS)
+            if found["needs"] > found["room"] or found["right"] > found["panel"]:
+                problems.append((language, value, found))
+    assert problems == [], problems
+
+
+#: The widths of the tie's two choices, war and surrender.
+CHOICE_WIDTHS = """() => ["go-to-war", "surrender"].map(id =>
+  Math.round(document.getElementById(id).getBoundingClientRect().width * 10) / 10)"""
+
+
+def test_war_and_surrender_are_as_wide_as_each_other(screen: Any, live_server: LiveServer) -> None:
+    """On a laptop the tie's two buttons were each as wide as their words: "Go to war · raise
+    5" 253 px and "Surrender · get 2.50 back" 325, 47 px apart in Finnish (one above the other)
+    and 42 in Norwegian. The two choices are as wide as each other, on a laptop and on a phone,
+    in every language: a new player in each deals a tie, shown in the page and drawn again."""
+    problems = []
+    for language in LANGUAGES:
+        username = a_new_player(screen, "evenchoice", language)
+        plant_server_seed(live_server.app, username, {0: True})
+        screen.goto("/casino-war")
+        screen.fill("#bet", "5")
+        screen.click("#deal")
+        screen.wait_for_selector("#go-to-war")
+        war, surrender = screen.evaluate(CHOICE_WIDTHS)
+        if abs(war - surrender) > 1:
+            problems.append((language, war, surrender))
+        screen.reload()  # as the server draws it
+        war, surrender = screen.evaluate(CHOICE_WIDTHS)
+        if abs(war - surrender) > 1:
+            problems.append((language, "drawn", war, surrender))
+        problems += [(language, found) for found in screen.evaluate(OVERFLOW)]
+    assert problems == [], problems

@@ -304,10 +304,11 @@ def test_a_small_court_card_shows_its_suit(narrow_phone: Any) -> None:
     assert problems == [], problems
 
 
-#: The height of each link a finger must hit on the page, with its text.
+#: The height of each link a finger must hit on the page, with its text, and its width.
 LINK_HEIGHTS = """selector => [...document.querySelectorAll(selector)]
   .filter(link => link.checkVisibility())
-  .map(link => [link.textContent.trim().slice(0, 30), link.getBoundingClientRect().height])"""
+  .map(link => [link.textContent.trim().slice(0, 30), link.getBoundingClientRect().height,
+                link.getBoundingClientRect().width])"""
 
 
 def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
@@ -317,33 +318,42 @@ def test_the_links_a_finger_hits_are_tall_enough_on_a_narrow_phone(
     history and the console's pager were 15 to 23 px tall: below the 24 px a finger needs. So
     were the links in the console's tables (19 px), an alert's audit entry 2 px above its
     Acknowledge button, and the links that stand alone or offer a download: the lobby's way to
-    every round, a receipt's replay and the console's CSV and JSON Lines (19 px)."""
+    every round, a receipt's replay and the console's CSV and JSON Lines (19 px). Those a
+    player or an operator comes for, a round's, a receipt's and a download's, were then 24 px
+    high, a round's "#17" 36 px wide: they are 44 by 44 px, as the buttons (WCAG 2.5.5)."""
     a_player_with_rounds(narrow_phone, live_server, "en")
     narrow_phone.goto("/history?game=sota")
     receipt = narrow_phone.get_attribute(".round-link a", "href")
-    short: list[tuple[str, str, float]] = []
+    short: list[tuple[str, str, float, float]] = []
 
-    def measure(page: Any, path: str, selector: str, least: float) -> None:
+    def measure(page: Any, path: str, selector: str, least: float, wide: float = 0) -> None:
+        """Each link ``selector`` finds on ``path`` at least ``least`` px high and ``wide`` px
+        wide."""
         page.goto(path)
         found = page.evaluate(LINK_HEIGHTS, selector)
         where = f"{width_of(page)} px {path}"
         assert found, (where, selector)
-        short.extend((where, text, height) for text, height in found if height < least)
+        short.extend(
+            (where, text, height, width)
+            for text, height, width in found
+            if height < least or width < wide
+        )
 
     for _ in at_widths(narrow_phone):
         measure(narrow_phone, "/casino-war", "a[data-testid=rules-link]", 44)
         measure(narrow_phone, "/sota", "a[data-testid=rules-link], a.help", 44)
         measure(narrow_phone, "/lobby", "a.header-balance", 24)
-        measure(narrow_phone, "/history", ".round-link a", 24)
-        measure(narrow_phone, "/lobby", "main p > a[href='/history']", 24)
-        measure(narrow_phone, receipt, "dl.facts dd > a", 24)
+        measure(narrow_phone, "/history", ".round-link a", 44, 44)
+        measure(narrow_phone, "/lobby", ".round-link a", 44, 44)
+        measure(narrow_phone, "/lobby", "main p > a[href='/history']", 44, 44)
+        measure(narrow_phone, receipt, "dl.facts dd > a", 44, 44)
     tabs = narrow_tab(chromium, live_server, width=360)
     console = next(tabs)
     player = operator_in(console, live_server, "en")
     measure(console, "/operator/audit", "nav.pager a", 44)
-    measure(console, "/operator/audit", ".form-links a", 24)
+    measure(console, "/operator/audit", ".form-links a", 44, 44)
     measure(console, f"/operator/players/{player}", ".player-lists a", 24)
-    measure(console, f"/operator/players/{player}/lists/rounds", ".list-export a", 24)
+    measure(console, f"/operator/players/{player}/lists/rounds", ".list-export a", 44, 44)
     a_console_with_work(live_server.app, player)
     for path in ("/operator/alerts", "/operator/approvals", "/operator/players"):
         measure(console, path, "main table td a", 24)
@@ -357,8 +367,9 @@ def test_a_results_receipt_link_is_a_fingers_height_on_a_narrow_phone(
     """The receipt a round's result links to, the link a player taps once the round is over,
     was 15 px tall under a Casino War result on a 320 px phone (16 px at 390), and a Sota
     game's "receipt" and "other rules or stake" under its result 19 px: below the 24 px a
-    finger needs. Checked in English and Portuguese, at 320 and 360 px."""
-    short: list[tuple[str, str, float]] = []
+    finger needs. Then 24 px, they are 44 by 44 px, as the buttons (WCAG 2.5.5). Checked in
+    English and Portuguese, at 320 and 360 px."""
+    short: list[tuple[str, str, float, float]] = []
     for language in ("en", "pt"):
         a_new_player(narrow_phone, "resultlink", language)
         narrow_phone.goto("/sota")
@@ -378,7 +389,7 @@ def test_a_results_receipt_link_is_a_fingers_height_on_a_narrow_phone(
             ended = narrow_phone.evaluate(LINK_HEIGHTS, "[data-testid=result] a")
             assert len(dealt) == 1 and len(ended) == 2, (language, width, dealt, ended)
             where = f"{language}, {width} px"
-            short += [(where, *link) for link in dealt + ended if link[1] < 24]
+            short += [(where, *link) for link in dealt + ended if min(link[1:]) < 44]
     assert short == [], short
 
 
@@ -1266,5 +1277,75 @@ def test_a_long_war_keeps_the_replay_controls_above_deal_again_on_a_320_by_568_p
         phone.reload()
         phone.wait_for_selector("#deal-again-form:not([hidden])")
         problems += [(language, "drawn", *found) for found in war_controls_covered(phone, watched)]
+    next(tabs, None)
+    assert problems == [], problems
+
+
+#: The replay's controls (its buttons, the speed, the trick slider) in rows as laid out: each
+#: row's items, and the room left at its start and at its end inside the bar; the buttons whose
+#: words are cut, and the slider's width.
+REPLAY_ROWS = """() => {
+  const bar = document.querySelector(".controls");
+  const style = getComputedStyle(bar);
+  const outer = bar.getBoundingClientRect();
+  const start = outer.left + parseFloat(style.paddingLeft);
+  const end = outer.right - parseFloat(style.paddingRight);
+  const rows = [];
+  for (const item of [...bar.children].filter(child => child.checkVisibility())) {
+    const box = item.getBoundingClientRect();
+    const row = rows.find(r => box.top < r.bottom - 1 && r.top < box.bottom - 1);
+    if (row) row.items.push([item.id || item.className, box.left, box.right]);
+    else rows.push({top: box.top, bottom: box.bottom, items: [[item.id || item.className,
+      box.left, box.right]]});
+  }
+  return {
+    rows: rows.map(row => {
+      const lefts = row.items.map(i => i[1]), rights = row.items.map(i => i[2]);
+      return {items: row.items.map(i => i[0]), atStart: Math.round(Math.min(...lefts) - start),
+              atEnd: Math.round(end - Math.max(...rights))};
+    }),
+    cut: [...bar.querySelectorAll("button")]
+      .filter(button => button.scrollWidth > button.clientWidth)
+      .map(button => button.id),
+    slider: Math.round(document.getElementById("scrub").getBoundingClientRect().width),
+  };
+}"""
+
+
+def test_a_replays_controls_stand_in_two_even_rows_on_a_phone(
+    chromium: Any, live_server: LiveServer
+) -> None:
+    """On a phone the replay's controls wrapped as they came, in three ragged rows: at 320 px
+    in English Start, Back, Play and Step (33 px short of the bar's end), then End, the next
+    war and the speed (97 px short), then the slider; in Finnish at 390 px the five step
+    buttons, then "Sotaan »" and the speed, then the slider.
+    On a phone they take two rows at most, each from the bar's start to its end, no button's
+    words cut and the slider at least 64 px wide: at 320 x 568 (the first iPhone SE), 320 x
+    740 and 390 x 844, in English, Finnish, Norwegian and Portuguese."""
+    tabs = narrow_tab(chromium, live_server, width=320, height=568)
+    phone = next(tabs)
+    problems = []
+    for language in LANGUAGES:
+        a_new_player(phone, "replayrows", language)
+        phone.goto("/sota")
+        phone.click("#play")
+        phone.wait_for_url("**/sota/games/*")
+        game = phone.url
+        for width, height in ((320, 568), (320, 740), (390, 844)):
+            phone.set_viewport_size({"width": width, "height": height})
+            phone.goto(game)
+            found = phone.evaluate(REPLAY_ROWS)
+            where = (language, f"{width} x {height}")
+            rows = found["rows"]
+            if len(rows) > 2:
+                problems.append((*where, "rows", rows))
+            ragged = [row for row in rows if row["atStart"] > 2 or row["atEnd"] > 2]
+            if len(rows) > 1 and ragged:
+                problems.append((*where, "ragged", ragged))
+            if found["cut"]:
+                problems.append((*where, "cut", found["cut"]))
+            if found["slider"] < 64:
+                problems.append((*where, "slider", found["slider"]))
+        phone.set_viewport_size({"width": 320, "height": 568})
     next(tabs, None)
     assert problems == [], problems

@@ -202,7 +202,9 @@ def test_rotating_reveals_the_seed_and_the_browser_verifies_every_round(
     pair.locator("[data-verify]").click()
     summary = pair.locator("[data-testid=verify-summary]")
     summary.wait_for()
-    assert summary.inner_text().startswith("✓ All 6\u00a0rounds verified against the key pinned")
+    # The verdict's line, then what it means.
+    assert summary.inner_text().startswith("✓ All 6\u00a0rounds verified.\n")
+    assert "\nAll 6\u00a0rounds verified against the key pinned" in summary.inner_text()
     # Both games were replayed whole, and the page says what it compared with the records.
     verdict = summary.inner_text()
     assert "Sota: the deck, every trick, the winner" in verdict

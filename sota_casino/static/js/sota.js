@@ -202,7 +202,7 @@
 
     function showPlay(playing) {
       playBtn.replaceChildren(el("span", { class: "icon " + (playing ? "pause" : "play"), "aria-hidden": "true" }),
-        playing ? gettext("Pause") : gettext("Play"));
+        el("span", { class: "play-word" }, playing ? gettext("Pause") : gettext("Play")));
       playBtn.setAttribute("aria-pressed", playing ? "true" : "false");
     }
 

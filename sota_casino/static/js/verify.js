@@ -997,18 +997,27 @@
     const failed = report.problems.length > 0;
     const allOk = !failed && waiting.length === 0;
     const verified = report.rounds.filter((r) => r.ok).length;
-    const summary = el("p", { class: "verify-summary " + (allOk ? "ok" : failed ? "bad" : "working"), "data-testid": "verify-summary", role: "status" },
-      !failed && waiting.length
-        ? "… " + ngettext("Not verified yet: %(num)s document is not yet in a signed checkpoint of the casino's public log (%(what)s), so the log proves nothing about it yet. Verify again later: a checkpoint is usually signed within seconds.",
-          "Not verified yet: %(num)s documents are not yet in a signed checkpoint of the casino's public log (%(what)s), so the log proves nothing about them yet. Verify again later: a checkpoint is usually signed within seconds.",
-          waiting.length, { what: waiting.join(", ") })
-        : allOk
-        ? "✓ " + ngettext("All %(num)s round verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
+    // A verdict of one short line, the details after it in normal weight: in bold, the whole
+    // of it took some twenty lines of a phone's screen. A phone folds the details of a pair
+    // that verified; a failure's or a wait's stay open, as the player has something to read.
+    const verdict = !failed && waiting.length
+      ? "… " + gettext("Not verified yet.")
+      : allOk
+        ? "✓ " + ngettext("All %(num)s round verified.", "All %(num)s rounds verified.", report.rounds.length)
+        : "✗ " + ngettext("%(verified)s of %(num)s round verified.", "%(verified)s of %(num)s rounds verified.", report.rounds.length, { verified });
+    const details = !failed && waiting.length
+      ? ngettext("Not verified yet: %(num)s document is not yet in a signed checkpoint of the casino's public log (%(what)s), so the log proves nothing about it yet. Verify again later: a checkpoint is usually signed within seconds.",
+        "Not verified yet: %(num)s documents are not yet in a signed checkpoint of the casino's public log (%(what)s), so the log proves nothing about them yet. Verify again later: a checkpoint is usually signed within seconds.",
+        waiting.length, { what: waiting.join(", ") })
+      : allOk
+        ? ngettext("All %(num)s round verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
           "All %(num)s rounds verified against the key pinned in this browser: every signature, the seeds, and a full replay of each round here (Casino War: cards, result and payout; Sota: the deck, every trick, the winner, how the game ended and the payout) equal the signed receipts.",
-          report.rounds.length) + " " + recordsSentence(report)
-          + playerSentence(report)
-        : "✗ " + ngettext("%(verified)s of %(num)s round verified.", "%(verified)s of %(num)s rounds verified.", report.rounds.length, { verified })
-          + " " + report.problems.join("; ") + ".");
+          report.rounds.length) + " " + recordsSentence(report) + playerSentence(report)
+        : report.problems.join("; ") + ".";
+    const folded = allOk && window.matchMedia("(max-width: 700px)").matches;
+    const fold = el("details", { class: "verify-details" }, el("summary", { class: "verdict" }, verdict), el("p", {}, details));
+    fold.open = !folded;
+    const summary = el("div", { class: "verify-summary " + (allOk ? "ok" : failed ? "bad" : "working"), "data-testid": "verify-summary", role: "status" }, fold);
     target.append(summary);
     for (const notice of report.notices || []) {
       target.append(el("p", { class: "flash info", role: "note", "data-testid": "verify-notice" }, notice));
