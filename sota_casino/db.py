@@ -474,6 +474,8 @@ class WriteGate:
     behind it (the sqlite3 shell) is safe. The wait at the gate and the wait at SQLite's lock
     are one wait of ``timeout`` in all: a writer still at the gate when it is over goes on to
     SQLite's lock without waiting there, which refuses it unless the holder has just left.
+    A gate whose file cannot be opened (a read-only folder or disk) sends its writers on to
+    SQLite's lock for the whole wait, which refuses them if the database is read-only too.
     """
 
     #: Seconds between two looks at a gate another writer holds.
@@ -485,6 +487,7 @@ class WriteGate:
         self._threads = threading.Lock()  # one thread of this process at the file lock
         self._fd: int | None = None
         self._pid = 0
+        self._unopened = False  # the file could not be opened last time (said once in the log)
 
     def _file(self) -> int:
         if self._fd is None or self._pid != os.getpid():  # a forked worker opens its own
@@ -503,7 +506,18 @@ class WriteGate:
         deadline = time.monotonic() + self._timeout
         if not self._threads.acquire(timeout=self._timeout):
             return 0.0
-        fd = self._file()
+        try:
+            fd = self._file()
+        except OSError as exc:
+            # Its folder or disk read-only, a file this user may not write: SQLite's own lock
+            # decides (a read-only database refuses the write there, an outage), and the next
+            # writer tries the file again.
+            self._threads.release()
+            if not self._unopened:
+                log.warning("the SQLite writers' gate cannot be opened: %s", type(exc).__name__)
+            self._unopened = True
+            return max(0.0, deadline - time.monotonic())
+        self._unopened = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -265,6 +265,39 @@ def test_a_bet_behind_a_held_lock_is_a_503_within_the_lock_wait_and_moves_nothin
         app.extensions["sota_casino.engine"].dispose()
 
 
+def test_a_writers_gate_that_cannot_be_opened_leaves_sqlites_own_lock_to_decide(
+    migrated_template: Path, tmp_path: Path
+) -> None:
+    """SQLite's writers queue at a file beside the database (``-writers``), which a worker
+    opens at its first write. One it could not open (its folder or disk turned read-only, a
+    file it may not write) was a 500, and every later write of that worker waited the whole
+    lock wait before it began, even once the file could be opened again, until a restart: the
+    failed open kept the gate's lock of the process's threads. The gate only orders writers;
+    without it a writer goes to SQLite's own lock, which decides (a read-only database is then
+    SQLite's outage, a 503), and the next write opens the gate again."""
+    db_url = copy_of_template(migrated_template, tmp_path)
+    app = create_app(app_config(db_url, tmp_path, DB_LOCK_TIMEOUT_MS=LOCK_WAIT_MS))
+    try:
+        client, token = signed_in(app)
+        app.extensions["sota_casino.engine"].dispose()  # the gate opens anew, as a new worker's
+        gate = Path(f"{make_url(db_url).database}-writers")
+        gate.unlink()
+        gate.mkdir()  # a file no one can open for writing, whoever runs the tests (root too)
+        for n in range(3):
+            started = time.monotonic()
+            bet = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+            waited = time.monotonic() - started
+            assert bet.status_code == 201, bet.get_data(as_text=True)[:300]
+            assert waited < LOCK_WAIT_MS / 1000, f"bet {n} waited {waited:.2f} s"
+        gate.rmdir()
+        bet = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+        assert bet.status_code == 201, bet.get_json()
+        assert gate.is_file()  # opened again, and made anew
+        assert_books(app)
+    finally:
+        app.extensions["sota_casino.engine"].dispose()
+
+
 @pytest.mark.parametrize(
     "download",
     [
