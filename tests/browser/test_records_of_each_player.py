@@ -231,3 +231,29 @@ def test_a_store_kept_for_everyone_waits_while_no_player_is_logged_in(tab: Any) 
     )
     assert kept["actions"] == []
     assert tab.evaluate("JSON.parse(localStorage.getItem('sota-casino.records.v1'))") == old
+
+
+def test_a_rotation_one_player_left_pending_in_a_tab_warns_no_other_player(tab: Any) -> None:
+    """A rotation whose answer never came waits in the tab (sessionStorage) for the page that
+    shows the pair it started. The next player to log in there was shown the warning it
+    raised against their own pair, with the client seed the player before had sent."""
+    sign_up(tab, "alice")
+    tab.goto("/fairness")
+    tab.fill("#client_seed", "alice's secret seed")
+    tab.route(
+        "**/fairness/rotate",
+        lambda route: route.fulfill(status=200, content_type="text/html", body="<p>lost</p>"),
+    )
+    with tab.expect_navigation():
+        tab.click("#rotate")
+    tab.unroute("**/fairness/rotate")
+    assert "alice's secret seed" in tab.evaluate(
+        "() => sessionStorage.getItem('sota-casino.pending-rotation.v1')"
+    )
+    tab.goto("/lobby")
+    log_out(tab)
+
+    sign_up(tab, "bob")
+    tab.goto("/fairness")
+    assert tab.locator("[data-testid=rotation-mismatch]").count() == 0
+    assert tab.evaluate("() => sessionStorage.getItem('sota-casino.pending-rotation.v1')") is None
