@@ -50,7 +50,7 @@ VERIFY = "async bundle => (await window.SotaVerify.verifyBundle(bundle)).problem
 #: document of the one bundle, and the page would name it an equivocation with the documents it
 #: verified before (test_a_bundle_re_signed_after_the_page_verified_another_fails_as_an_...).
 VERIFY_FIRST = (
-    "async bundle => { localStorage.removeItem('sota-casino.verified.v1');"
+    "async bundle => { localStorage.removeItem(window.SotaRecords.stores.mine.verified);"
     " return (await window.SotaVerify.verifyBundle(bundle)).problems.join(' | '); }"
 )
 #: Trust only ``key`` from now on, in a browser that remembers nothing yet (what the page
@@ -383,6 +383,7 @@ def test_a_bundle_under_another_key_is_never_called_verified_until_the_user_trus
 
 
 def test_records_keep_the_last_choice_of_each_decision_and_note_a_round_left_out(tab: Any) -> None:
+    sign_up(tab, "choices")
     tab.goto("/")
     result = tab.evaluate(
         """() => {
@@ -561,6 +562,7 @@ def test_the_page_digests_a_document_as_the_offline_verifier_does(tab: Any) -> N
     """sha256 of the canonical JSON, escapes and all: the records' digests are the verifier's."""
     from sota_casino.core.fairness import canonical_json
 
+    sign_up(tab, "digests")
     tab.goto("/")
     doc = {
         "z": 'ä ☃ 🂡 \u2028 \x00\x1f\x7f "quoted" \\ </script>',
@@ -584,10 +586,11 @@ def test_two_verifications_at_once_both_keep_the_documents_they_verified(tab: An
     """Two bundles verified at the same moment (two buttons, two tabs): each reads the kept list
     and writes it back, and neither may write over what the other just kept, or a rewrite of a
     document it verified would pass later unnoticed."""
+    sign_up(tab, "at-once")
     tab.goto("/")
     kept = tab.evaluate(
         """async () => {
-            localStorage.removeItem("sota-casino.verified.v1");
+            localStorage.removeItem(window.SotaRecords.stores.mine.verified);
             const signed = name => [{names: [{name, label: name}], document: {name}}];
             await Promise.all(["one", "two", "three"].map(
                 name => window.SotaRecords.compareVerified(signed(name))));
@@ -640,7 +643,7 @@ def test_a_bundle_checked_against_a_key_given_leaves_the_browsers_memory_alone(t
     tab.goto("/fairness")
     tab.wait_for_selector(f"{WITNESS}.ok")
     memory = (
-        "async () => [localStorage.getItem('sota-casino.verified.v1'),"
+        "async () => [localStorage.getItem(window.SotaRecords.stores.mine.verified),"
         " await window.SotaLog.kept(), await window.SotaLog.alarm()]"
     )
     before = tab.evaluate(memory)
@@ -659,11 +662,13 @@ def test_a_recorded_decision_without_its_pair_or_nonce_is_compared_on_what_it_ha
 ) -> None:
     """As the offline verifier reads records: a pair or nonce left out is not known, as null
     is (the page said "you played it on seed pair #undefined")."""
+    sign_up(tab, "no-pair")
     tab.goto("/")
     compared = tab.evaluate(
         """() => {
-            localStorage.setItem("sota-casino.records.v1", JSON.stringify({commitments: [],
-                actions: [{round_id: 7, game: "casino_war", action: "war"}], rotations: []}));
+            localStorage.setItem(window.SotaRecords.stores.mine.records, JSON.stringify({
+                commitments: [], actions: [{round_id: 7, game: "casino_war", action: "war"}],
+                rotations: []}));
             return window.SotaRecords.compareBundle({
                 commitment: {document: {seed_pair_id: 3, commitment: "ab"}, signature: "00"},
                 rounds: [{document: {round_id: 7, seed_pair_id: 3, nonce: 0,
@@ -678,9 +683,9 @@ def test_a_recorded_decision_without_its_pair_or_nonce_is_compared_on_what_it_ha
 #: What the other tab writes: the records as it read them before this tab kept its own (two
 #: tabs read, then both write: localStorage has no transactions).
 STALE_WRITE = """() => {
-    localStorage.setItem("sota-casino.records.v1",
+    localStorage.setItem(window.SotaRecords.stores.mine.records,
         JSON.stringify({commitments: [], actions: [], rotations: []}));
-    localStorage.setItem("sota-casino.verified.v1", "[]");
+    localStorage.setItem(window.SotaRecords.stores.mine.verified, "[]");
 }"""
 KEPT = """() => {
     const records = window.SotaRecords.exportDocument();
@@ -693,6 +698,7 @@ def test_a_tab_puts_back_what_another_tabs_stale_write_dropped(tab: Any) -> None
     """Two tabs record at once: the one that writes last writes back the list it read before
     the other kept its decision, rotation and verified documents. The tab that kept them sees
     the write and puts them back, so a later rewrite of a verified document still fails."""
+    sign_up(tab, "two-tabs")
     tab.goto("/")
     other = tab.context.new_page()
     other.goto(tab.url)
@@ -719,6 +725,7 @@ def test_a_tab_puts_back_what_another_tabs_stale_write_dropped(tab: Any) -> None
 def test_a_tab_leaves_cleared_storage_and_another_tabs_later_choice_alone(tab: Any) -> None:
     """Putting back is for lost writes only: a later decision for the same round recorded in
     another tab stands, and storage the player cleared stays cleared."""
+    sign_up(tab, "cleared")
     tab.goto("/")
     other = tab.context.new_page()
     other.goto(tab.url)
@@ -761,6 +768,7 @@ def test_a_full_storage_is_said_and_fails_nothing(tab: Any) -> None:
     # The bundle's checkpoint is none the live server signed: the page's witness asks it to join
     # the two, and is refused (404) once the answer comes before the test ends.
     tab.expected_failures.append(CONSISTENCY)
+    sign_up(tab, "full")
     tab.goto("/fairness")
     tab.evaluate(TRUST_ONLY, KEY_HEX)
     tab.evaluate(FILL_STORAGE)

@@ -249,7 +249,7 @@ RECORDS = {
 #: The page's verdict with ``records`` as this browser's own, under the key it trusts.
 PAGE_PASSES_WITH_RECORDS = (
     f"async ([records, bundle, key]) => {{ localStorage.clear(); await ({FORGET_WITNESS})();"
-    " localStorage.setItem('sota-casino.records.v1', JSON.stringify(records));"
+    " localStorage.setItem(window.SotaRecords.stores.mine.records, JSON.stringify(records));"
     " window.SotaRecords.acceptKey(key);"
     " const report = await window.SotaVerify.verifyBundle(bundle);"
     " return report.problems.length === 0 && report.waiting.length === 0; }"
@@ -304,7 +304,7 @@ UNPLACED_106 = (
 #: The page's problems and notices with ``records`` as this browser's own, under ``key``.
 PAGE_REPORT_WITH_RECORDS = (
     f"async ([records, bundle, key]) => {{ localStorage.clear(); await ({FORGET_WITNESS})();"
-    " localStorage.setItem('sota-casino.records.v1', JSON.stringify(records));"
+    " localStorage.setItem(window.SotaRecords.stores.mine.records, JSON.stringify(records));"
     " window.SotaRecords.acceptKey(key);"
     " const report = await window.SotaVerify.verifyBundle(bundle);"
     " return {problems: report.problems, notices: report.notices}; }"

@@ -315,7 +315,7 @@ ONE_WORD: Final = (
     # The records a browser keeps against the casino's log: registro is the log itself.
     (
         "pt",
-        r"\b(?:[Yy]our|[Mm]y|keeps no) records\b|\bno record\b",
+        r"\b(?:[Yy]our|[Mm]y|keeps no|holds) records\b|\bno record\b|^Records of\b",
         r"\bregistros\b|\b(?:sem|tem) registro\b",
         "cópias",
     ),

@@ -1,4 +1,5 @@
-/* The player's own records, kept in this browser (localStorage), on every page.
+/* The player's own records, kept in this browser (localStorage) for each player apart, on every
+ * page a player is logged in on (docs/fairness.md, "Where the page keeps the records").
  *
  * A signed bundle only proves what the casino signed. What protects the player against a
  * casino that re-signs is what the player saw and sent, kept where the casino cannot change it:
@@ -44,19 +45,48 @@
 "use strict";
 
 (function () {
+  // The player's records, digests and warnings are kept apart for each player (storeOf): on a
+  // shared computer the next player to log in must neither see nor export them, nor have the
+  // page's verifier read them. Under these names alone, an earlier version kept every player's
+  // together; `migrateUnscoped` splits them by player.
   const STORE = "sota-casino.records.v1";
   // Apart from STORE: it grows with every round verified, and a full storage then loses only
   // these digests, never a decision or a move recorded after.
   const VERIFIED = "sota-casino.verified.v1";
+  const ROTATION_WARNINGS = "sota-casino.rotation-warnings.v1";
+  // The casino's key, the same for every player: pinned once for the browser, so that a player
+  // new to it is held to the key an earlier one pinned, and it says nothing of any player.
   const PIN = "sota-casino.pinned-key.v1";
   const PENDING_ROTATION = "sota-casino.pending-rotation.v1"; // sessionStorage: this tab's
   const PENDING_ACTION = "sota-casino.pending-action.v1"; // sessionStorage: this tab's
   const PENDING_BET = "sota-casino.pending-bet.v1"; // sessionStorage: this tab's
-  const ROTATION_WARNINGS = "sota-casino.rotation-warnings.v1";
+  // What the unscoped store held that names no player it can be told apart by (migrateUnscoped):
+  // read by no verifier, shown to no one, exported only by an explicit "download" on the page.
+  const UNPLACED = "unplaced";
   const FORMAT = "sota-casino-records";
   const PUBLIC_KEY_URL = "/api/v1/fairness/public-key";
 
+  /* The player logged in on this page (base.html's `sota-player`), or null: then nothing of a
+   * player's is kept or read. */
+  function playerOnPage() {
+    const meta = document.querySelector('meta[name="sota-player"]');
+    return meta ? idOrNull(meta.getAttribute("content")) : null;
+  }
+
+  /* The name under which `name` (STORE, VERIFIED or ROTATION_WARNINGS) is kept for `owner`: a
+   * player's id, or UNPLACED. */
+  function storeOf(name, owner) {
+    return owner === UNPLACED ? name + "." + UNPLACED : name + ".player-" + owner;
+  }
+
+  const PLAYER = playerOnPage();
+  // Null with no player logged in: load gives nothing, save keeps nothing.
+  const MINE = PLAYER === null ? { records: null, verified: null, warnings: null } : {
+    records: storeOf(STORE, PLAYER), verified: storeOf(VERIFIED, PLAYER), warnings: storeOf(ROTATION_WARNINGS, PLAYER),
+  };
+
   function load(name, empty, storage) {
+    if (name === null) return empty;
     try {
       const text = (storage || window.localStorage).getItem(name);
       return text ? JSON.parse(text) : empty;
@@ -66,6 +96,7 @@
   }
 
   function save(name, value, storage) {
+    if (name === null) return false;
     try {
       (storage || window.localStorage).setItem(name, JSON.stringify(value));
       return true;
@@ -90,9 +121,10 @@
     }
   }
 
-  /* The records; `rotations` and `bets` came later, so records kept before have none. */
-  function stored() {
-    const records = load(STORE, null);
+  /* The records kept under `name` (the player's own by default); `rotations` and `bets` came
+   * later, so records kept before have none. */
+  function stored(name = MINE.records) {
+    const records = load(name, null);
     if (!records || !Array.isArray(records.commitments) || !Array.isArray(records.actions)) {
       return { commitments: [], actions: [], rotations: [], bets: [] };
     }
@@ -101,9 +133,15 @@
     return records;
   }
 
-  /* The digests of the documents this browser verified: [{name, sha256, seen_at}]. */
-  function verifiedDocuments() {
-    const kept = load(VERIFIED, []);
+  /* The digests of the documents this browser verified for the player (or kept under `name`):
+   * [{name, sha256, seen_at}]. */
+  function verifiedDocuments(name = MINE.verified) {
+    const kept = load(name, []);
+    return Array.isArray(kept) ? kept : [];
+  }
+
+  function rotationWarnings(name = MINE.warnings) {
+    const kept = load(name, []);
     return Array.isArray(kept) ? kept : [];
   }
 
@@ -121,6 +159,7 @@
     verified: (v) => v.name + " " + v.sha256,
   };
   const keptHere = { commitments: [], actions: [], rotations: [], bets: [], verified: [] };
+  const RECORD_LISTS = ["commitments", "actions", "rotations", "bets"];
 
   /* `entries` (a list named as in PLACES) with `entry` in its place, instead of what was there. */
   function inPlace(list, entries, entry) {
@@ -138,16 +177,126 @@
   }
 
   window.addEventListener("storage", (event) => {
-    if (event.storageArea !== window.localStorage || event.newValue === null) return;
-    if (event.key === STORE) {
+    if (event.storageArea !== window.localStorage || event.newValue === null || PLAYER === null) return;
+    if (event.key === MINE.records) {
       const records = stored();
-      const lost = ["commitments", "actions", "rotations", "bets"].map((list) => putBack(list, records[list]));
-      if (lost.some(Boolean)) save(STORE, records);
-    } else if (event.key === VERIFIED) {
+      const lost = RECORD_LISTS.map((list) => putBack(list, records[list]));
+      if (lost.some(Boolean)) save(MINE.records, records);
+    } else if (event.key === MINE.verified) {
       const verified = verifiedDocuments();
-      if (putBack("verified", verified)) save(VERIFIED, verified);
+      if (putBack("verified", verified)) save(MINE.verified, verified);
     }
   });
+
+  // ---- records kept before they were kept for each player ----------------------------------
+
+  /* `existing` (a list named as in PLACES) with each entry of `earlier` whose place it leaves
+   * free: what was kept for the player since stands. */
+  function merged(list, existing, earlier) {
+    const taken = new Set(existing.map(PLACES[list]));
+    return existing.concat(earlier.filter((entry) => {
+      const place = PLACES[list](entry);
+      const free = !taken.has(place);
+      taken.add(place);
+      return free;
+    }));
+  }
+
+  /* Whose each seed pair and each round is, in records of several players: a pair is the
+   * player's its commitment document names (`user_id`), a round the player's whose pair a
+   * decision, move or bet of it names. An id two players claim is no one's (null). */
+  function ownersOf(records) {
+    const claim = (owners, id, player) => {
+      const key = String(id);
+      owners.set(key, owners.has(key) && owners.get(key) !== player ? null : player);
+    };
+    const pairs = new Map();
+    for (const signed of records.commitments) {
+      const doc = isObject(signed) && isObject(signed.document) ? signed.document : {};
+      if (Number.isSafeInteger(doc.user_id) && doc.seed_pair_id != null) claim(pairs, doc.seed_pair_id, doc.user_id);
+    }
+    const rounds = new Map();
+    for (const played of records.actions.concat(records.bets)) {
+      const player = isObject(played) && played.seed_pair_id != null ? pairs.get(String(played.seed_pair_id)) : null;
+      if (player != null && played.round_id != null) claim(rounds, played.round_id, player);
+    }
+    return {
+      pair: (id) => (id == null ? null : pairs.get(String(id)) ?? null),
+      round: (id) => (id == null ? null : rounds.get(String(id)) ?? null),
+    };
+  }
+
+  /* The player a verified document's name places it with (the offline verifier's names). */
+  function verifiedOwner(owners, name) {
+    if (typeof name !== "string") return null;
+    const pair = /^(?:the (?:commitment|reveal) document|nonce \S+) of seed pair (.+)$/.exec(name);
+    if (pair) return owners.pair(pair[1]);
+    const round = /^the receipt of round (.+)$/.exec(name);
+    return round ? owners.round(round[1]) : null;
+  }
+
+  /* An earlier version kept every player's records in one store, under STORE, VERIFIED and
+   * ROTATION_WARNINGS alone: split them, each into its player's (added to what is kept there
+   * since, which stands), by the pairs and rounds each names (ownersOf). What names no player
+   * goes UNPLACED, where only an explicit download on the fairness page reads it; a rotation
+   * warning naming none is dropped (its rotation stays in the records, placed or not). The old
+   * store is forgotten only once every part is kept, so a full storage loses nothing: the next
+   * page tries again. Run on every page a player is logged in on, before anything is recorded;
+   * a tab of the earlier version still open may write the old store again. */
+  function migrateUnscoped() {
+    if (PLAYER === null) return;
+    try {
+      const storage = window.localStorage;
+      if ([STORE, VERIFIED, ROTATION_WARNINGS].every((name) => storage.getItem(name) === null)) return;
+    } catch (error) {
+      return; // storage off: nothing kept
+    }
+    const records = stored(STORE);
+    const owners = ownersOf(records);
+    const parts = new Map();
+    const part = (owner) => {
+      if (!parts.has(owner)) parts.set(owner, { commitments: [], actions: [], rotations: [], bets: [], verified: [], warnings: [] });
+      return parts.get(owner);
+    };
+    for (const signed of records.commitments) {
+      const doc = isObject(signed) && isObject(signed.document) ? signed.document : {};
+      part(Number.isSafeInteger(doc.user_id) ? doc.user_id : UNPLACED).commitments.push(signed);
+    }
+    for (const list of ["actions", "bets", "rotations"]) {
+      for (const entry of records[list].filter(isObject)) {
+        const owner = owners.pair(entry.seed_pair_id) ?? (list === "rotations" ? null : owners.round(entry.round_id));
+        part(owner ?? UNPLACED)[list].push(entry);
+      }
+    }
+    for (const entry of verifiedDocuments(VERIFIED).filter(isObject)) {
+      part(verifiedOwner(owners, entry.name) ?? UNPLACED).verified.push(entry);
+    }
+    for (const warning of rotationWarnings(ROTATION_WARNINGS).filter(isObject)) {
+      const owner = owners.pair(warning.seed_pair_id);
+      if (owner !== null) part(owner).warnings.push(warning);
+    }
+    let kept = true;
+    for (const [owner, lists] of parts) {
+      const into = stored(storeOf(STORE, owner));
+      for (const list of RECORD_LISTS) into[list] = merged(list, into[list], lists[list]);
+      if (RECORD_LISTS.some((list) => lists[list].length)) kept = save(storeOf(STORE, owner), into) && kept;
+      if (lists.verified.length) {
+        const name = storeOf(VERIFIED, owner);
+        kept = save(name, merged("verified", verifiedDocuments(name), lists.verified)) && kept;
+      }
+      if (lists.warnings.length) {
+        const name = storeOf(ROTATION_WARNINGS, owner);
+        const shown = rotationWarnings(name);
+        const at = new Set(shown.map((warning) => warning && warning.at));
+        kept = save(name, shown.concat(lists.warnings.filter((warning) => !at.has(warning.at)))) && kept;
+      }
+      // Another tab's write of what it read before this one is put back, as any record is.
+      if (owner === PLAYER) for (const list of [...RECORD_LISTS, "verified"]) keptHere[list].push(...lists[list]);
+    }
+    if (kept) [STORE, VERIFIED, ROTATION_WARNINGS].forEach((name) => forget(name));
+  }
+
+  migrateUnscoped();
 
   /* Sorted keys, no spaces: equal documents give equal text. */
   function canonical(value) {
@@ -441,7 +590,7 @@
     const entry = { document: signed.document, signature: signed.signature };
     records.commitments.push(entry);
     keptHere.commitments.push(entry);
-    return save(STORE, records);
+    return save(MINE.records, records);
   }
 
   /* The amounts a bet sends, by game, named as its receipt's `stakes` name them (the offline
@@ -490,7 +639,7 @@
     }
     records.actions = inPlace("actions", records.actions, entry);
     keptHere.actions = inPlace("actions", keptHere.actions, entry);
-    save(STORE, records);
+    save(MINE.records, records);
     return entry;
   }
 
@@ -514,7 +663,7 @@
     if (from !== null) entry.sent_from = from;
     records.rotations = inPlace("rotations", records.rotations, entry);
     keptHere.rotations = inPlace("rotations", keptHere.rotations, entry);
-    save(STORE, records);
+    save(MINE.records, records);
     return entry;
   }
 
@@ -536,12 +685,14 @@
     const records = stored();
     records.bets = inPlace("bets", records.bets, entry);
     keptHere.bets = inPlace("bets", keptHere.bets, entry);
-    save(STORE, records);
+    save(MINE.records, records);
     return entry;
   }
 
-  function exportDocument() {
-    const records = stored();
+  /* The records file of the player's records, or of those kept under `names` ({records,
+   * verified}, as MINE names them). */
+  function exportDocument(names = MINE) {
+    const records = stored(names.records);
     const pin = pinnedKey();
     return {
       format: FORMAT,
@@ -551,9 +702,13 @@
       actions: records.actions,
       rotations: records.rotations.map((r) => ({ seed_pair_id: r.seed_pair_id, client_seed: r.client_seed })),
       bets: records.bets,
-      verified: verifiedDocuments(),
+      verified: verifiedDocuments(names.verified),
     };
   }
+
+  /* What the store of records kept before they were kept for each player held and names no
+   * player (migrateUnscoped): never compared, exported only by its own button. */
+  const UNPLACED_STORES = { records: storeOf(STORE, UNPLACED), verified: storeOf(VERIFIED, UNPLACED) };
 
   // ---- comparing a bundle with the records --------------------------------------------------
 
@@ -793,7 +948,7 @@
         }
       }
     });
-    return { problems, kept: save(VERIFIED, verified) };
+    return { problems, kept: save(MINE.verified, verified) };
   }
 
   // ---- the page -------------------------------------------------------------------------------
@@ -874,11 +1029,22 @@
     return { ...base, move: data.move, cards };
   }
 
+  /* What this tab keeps pending under `name` for the player of this page. Kept for another (who
+   * logged out in this tab since), it is forgotten: it is no record of this player's, and a
+   * rotation warning would show this player the other's client seed. */
+  function pendingHere(name) {
+    const tab = session();
+    const pending = tab ? load(name, null, tab) : null;
+    if (!pending || pending.player === PLAYER) return pending;
+    forget(name, tab);
+    return null;
+  }
+
   /* A decision or move posted as a plain form: the answer is the next page this tab loads
    * (settlePendingAction). */
   function keepPendingAction(form, submitter) {
     const tab = session();
-    if (tab) save(PENDING_ACTION, formAction(form, submitter), tab);
+    if (tab) save(PENDING_ACTION, { ...formAction(form, submitter), player: PLAYER }, tab);
   }
 
   /* A bet a page script sends as its plain form after all (the API refused it or could not be
@@ -886,7 +1052,7 @@
    * recordBet takes it, without the round it deals. */
   function keepPendingBet(bet) {
     const tab = session();
-    if (tab) save(PENDING_BET, bet, tab);
+    if (tab) save(PENDING_BET, { ...bet, player: PLAYER }, tab);
   }
 
   /* On the page that answers a plain post of a bet, record it with the round the page shows if
@@ -894,10 +1060,9 @@
    * the form again, and a round's page opened by a link was not reached by a redirect); forget
    * it either way. */
   function settlePendingBet() {
-    const tab = session();
-    const pending = tab ? load(PENDING_BET, null, tab) : null;
+    const pending = pendingHere(PENDING_BET);
     if (!pending) return;
-    forget(PENDING_BET, tab);
+    forget(PENDING_BET, session());
     const dealt = document.querySelector("[data-dealt-round]");
     const [arrival] = performance.getEntriesByType("navigation");
     if (!dealt || !arrival || arrival.type !== "navigate" || arrival.redirectCount < 1) return;
@@ -922,10 +1087,9 @@
    * error page) or still offers the same choice; forget it either way, so that no later page
    * records it. */
   function settlePendingAction() {
-    const tab = session();
-    const pending = tab ? load(PENDING_ACTION, null, tab) : null;
+    const pending = pendingHere(PENDING_ACTION);
     if (!pending) return;
-    forget(PENDING_ACTION, tab);
+    forget(PENDING_ACTION, session());
     if (document.querySelector("[data-refusal]") || stillOffered(pending)) return;
     try {
       recordAction(pending);
@@ -960,6 +1124,7 @@
         seed_pair_id: pair,
         client_seed: clientSeed,
         from,
+        player: PLAYER,
         commitment: shownCommitment(pair)
           || stored().commitments.find((c) => c.document && c.document.seed_pair_id === pair) || null,
       }, tab);
@@ -990,7 +1155,7 @@
    * before the client seed was sent (its id and commitment), with that client seed. */
   function checkRotation() {
     const tab = session();
-    const pending = tab ? load(PENDING_ROTATION, null, tab) : null;
+    const pending = pendingHere(PENDING_ROTATION);
     const node = document.querySelector('script[type="application/json"][data-active-seed-pair]');
     if (!pending || !node) return;
     let active;
@@ -1008,16 +1173,14 @@
       }
       return;
     }
-    const warnings = load(ROTATION_WARNINGS, []);
-    save(ROTATION_WARNINGS, (Array.isArray(warnings) ? warnings : []).concat([{
+    save(MINE.warnings, rotationWarnings().concat([{
       at: new Date().toISOString(), client_seed: pending.client_seed, seed_pair_id: pending.seed_pair_id, differences,
     }]));
   }
 
   /* Every rotation that went wrong, on every page, until the player hides it. */
   function showRotationWarnings() {
-    const warnings = load(ROTATION_WARNINGS, []);
-    if (!Array.isArray(warnings)) return;
+    const warnings = rotationWarnings();
     const main = document.getElementById("main") || document.body;
     for (const warning of warnings) {
       if (!warning || !Array.isArray(warning.differences)) continue;
@@ -1031,25 +1194,35 @@
           { when: window.SotaI18n.time(warning.at) }) + " ",
         hide);
       hide.addEventListener("click", () => {
-        const kept = load(ROTATION_WARNINGS, []);
-        save(ROTATION_WARNINGS, Array.isArray(kept) ? kept.filter((w) => !(w && w.at === warning.at)) : []);
+        save(MINE.warnings, rotationWarnings().filter((w) => !(w && w.at === warning.at)));
         alert.remove();
       });
       main.prepend(alert);
     }
   }
 
+  function download(doc, filename) {
+    const blob = new Blob([JSON.stringify(doc, null, 1) + "\n"], { type: "application/json" });
+    const link = el("a", { href: URL.createObjectURL(blob), download: filename });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+  }
+
   function offerExport() {
     for (const button of document.querySelectorAll("[data-export-records]")) {
-      button.addEventListener("click", () => {
-        const blob = new Blob([JSON.stringify(exportDocument(), null, 1) + "\n"], { type: "application/json" });
-        const link = el("a", { href: URL.createObjectURL(blob), download: "sota-casino-records.json" });
-        document.body.append(link);
-        link.click();
-        link.remove();
-        setTimeout(() => URL.revokeObjectURL(link.href), 1000);
-      });
+      button.addEventListener("click", () => download(exportDocument(), "sota-casino-records.json"));
       button.disabled = false;  // served disabled, like the verify buttons
+    }
+    // Shown only while the browser holds records that name no player (migrateUnscoped).
+    const unplaced = exportDocument(UNPLACED_STORES);
+    const held = RECORD_LISTS.concat(["verified"]).some((list) => unplaced[list].length);
+    for (const offer of document.querySelectorAll("[data-unplaced-records]")) {
+      offer.hidden = !held || PLAYER === null;
+      const button = offer.querySelector("button");
+      button.addEventListener("click", () => download(exportDocument(UNPLACED_STORES), "sota-casino-unplaced-records.json"));
+      button.disabled = offer.hidden;
     }
     for (const node of document.querySelectorAll("[data-records-summary]")) {
       const records = stored();
@@ -1099,5 +1272,7 @@
   window.SotaRecords = {
     pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, refusedKeyChanges, signedChanges, handedOn, handedOnTwice, oneSuccessors, loopsOf, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
     compareVerified, canonical,
+    // Where this page keeps the player's records and those of no player: the localStorage names.
+    stores: { mine: MINE, unplaced: UNPLACED_STORES },
   };
 })();
