@@ -136,8 +136,9 @@ def open_tab(chromium: Any, live_server: LiveServer, **context_options: Any) -> 
     def check_console(message: Any) -> None:
         if message.type != "error":
             return
-        if message.text.startswith("Failed to load resource") and made_to_fail(
-            message.location.get("url", "")
+        url = message.location.get("url", "")
+        if message.text.startswith("Failed to load resource") and (
+            made_to_fail(url) or url.endswith("/favicon.ico")  # as the response check does
         ):
             return
         status = re.search(r"Failed to load resource: .* status of (\d{3})", message.text)
