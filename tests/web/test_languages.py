@@ -21,6 +21,7 @@ from typing import Any
 from typing import Final
 
 import pytest
+from babel.messages.catalog import Catalog
 from babel.messages.extract import DEFAULT_KEYWORDS
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
@@ -265,8 +266,7 @@ FINNISH_ROUND = re.compile(r"pelikierro", re.I)
 
 
 def test_finnish_keeps_the_casinos_round_apart_from_a_sota_trick() -> None:
-    with open(CATALOGUES / "fi" / "LC_MESSAGES" / "messages.po", "rb") as po:
-        catalogue = read_po(po)
+    catalogue = _catalogue("fi")
     mixed = []
     for message in catalogue:
         english = " ".join(_strings(message.id)) if message.id else ""
@@ -324,8 +324,7 @@ ONE_WORD: Final = (
 
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_each_language_names_a_concept_with_one_word(language: str) -> None:
-    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
-        catalogue = read_po(po)
+    catalogue = _catalogue(language)
     stray = []
     for message in catalogue:
         if not message.id:
@@ -391,8 +390,7 @@ NOT_THE_TERM = re.compile(r"Casino War|Take a seat|ties them", re.I)
 
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_each_language_says_the_games_things_with_the_players_words(language: str) -> None:
-    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
-        catalogue = read_po(po)
+    catalogue = _catalogue(language)
     missing = []
     for message in catalogue:
         if not message.id:
@@ -410,8 +408,7 @@ def test_each_language_says_the_games_things_with_the_players_words(language: st
 def test_each_catalogue_writes_two_plural_forms(language: str) -> None:
     # Bokmål, Brazilian Portuguese and Finnish have a singular and a plural: a third form (CLDR's
     # "many", for round millions) would be "1000000 de fichas" on a page that writes digits.
-    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
-        catalogue = read_po(po)
+    catalogue = _catalogue(language)
     assert catalogue.num_plurals == 2
     assert [m.id for m in catalogue if m.pluralizable and len(m.string) != 2] == []
 
@@ -427,8 +424,7 @@ FINNISH_AMOUNT_BEFORE_ITS_NOUN = re.compile(
 
 
 def test_finnish_never_puts_an_amount_before_the_noun_it_measures() -> None:
-    with open(CATALOGUES / "fi" / "LC_MESSAGES" / "messages.po", "rb") as po:
-        catalogue = read_po(po)
+    catalogue = _catalogue("fi")
     wrong = [
         finnish
         for message in catalogue
@@ -450,8 +446,7 @@ QUOTED = re.compile(
 
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_a_quoted_name_takes_the_languages_quotation_marks(language: str) -> None:
-    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
-        catalogue = read_po(po)
+    catalogue = _catalogue(language)
     wrong = []
     for message in catalogue:
         for text in _strings(message.string) if message.id else ():
@@ -476,8 +471,7 @@ UNIT_PLURALS: Final = {
 
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_a_counted_units_plural_form_writes_the_unit_in_the_plural(language: str) -> None:
-    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
-        catalogue = read_po(po)
+    catalogue = _catalogue(language)
     wrong = []
     for message in catalogue:
         if not message.pluralizable:
@@ -494,8 +488,7 @@ def test_a_counted_units_plural_form_writes_the_unit_in_the_plural(language: str
 def test_a_rule_sets_help_does_not_open_by_repeating_its_name(language: str) -> None:
     """The Sota page shows a rule set's name above its help: "Rauha" over "Rauha: ..." (the
     English help says "Peace", which in Finnish is the name itself) reads as a stutter."""
-    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
-        catalogue = read_po(po)
+    catalogue = _catalogue(language)
     stutters = []
     for preset, title in sota_views.PRESET_TITLES.items():
         name = catalogue[title].string
@@ -503,6 +496,11 @@ def test_a_rule_sets_help_does_not_open_by_repeating_its_name(language: str) -> 
         if help_text.casefold().startswith(name.casefold()):
             stutters.append(f"{name}: {help_text}")
     assert stutters == []
+
+
+def _catalogue(language: str) -> Catalog:
+    with open(CATALOGUES / language / "LC_MESSAGES" / "messages.po", "rb") as po:
+        return read_po(po)
 
 
 def _key(value: str | tuple[str, ...] | list[str]) -> str | tuple[str, ...]:
