@@ -89,6 +89,15 @@ def a_new_player(page: Any, prefix: str, language: str) -> str:
     return username
 
 
+def a_new_players_sota_game(page: Any, prefix: str, language: str) -> str:
+    """Deal a Sota game under the table's first preset to :func:`a_new_player`; its URL."""
+    a_new_player(page, prefix, language)
+    page.goto("/sota")
+    page.click("#play")
+    page.wait_for_url("**/sota/games/*")
+    return str(page.url)
+
+
 def sign_up_without_javascript_in(page: Any, prefix: str, language: str) -> str:
     """:func:`sign_up_in` for a page without JavaScript: the picker's own button sends the
     choice."""

@@ -28,6 +28,7 @@ from test_layout import LONG_CLIENT_SEED
 from test_layout import TEAM_LABELS
 from test_layout import WORDS_CUT
 from test_layout import a_new_player
+from test_layout import a_new_players_sota_game
 from test_layout import operator_in
 from test_layout import play_on_a_long_client_seed
 from test_layout import player_id
@@ -371,11 +372,7 @@ def test_a_results_receipt_link_is_a_fingers_height_on_a_narrow_phone(
     English and Portuguese, at 320 and 360 px."""
     short: list[tuple[str, str, float, float]] = []
     for language in ("en", "pt"):
-        a_new_player(narrow_phone, "resultlink", language)
-        narrow_phone.goto("/sota")
-        narrow_phone.click("#play")
-        narrow_phone.wait_for_url("**/sota/games/*")
-        game = narrow_phone.url
+        game = a_new_players_sota_game(narrow_phone, "resultlink", language)
         for width in at_widths(narrow_phone):
             narrow_phone.goto("/casino-war")
             narrow_phone.click("#deal")
@@ -854,10 +851,7 @@ def test_a_new_sota_game_shows_its_play_button_on_a_320_by_640_phone(
     phone = next(tabs)
     problems = []
     for language in ("en", "fi", "nb", "pt"):
-        a_new_player(phone, "sota320", language)
-        phone.goto("/sota")
-        phone.click("#play")
-        phone.wait_for_url("**/sota/games/*")
+        a_new_players_sota_game(phone, "sota320", language)
         play = phone.locator("#play-pause").bounding_box()
         phone.goto("/sota")
         phone.select_option("#seats", "4")
@@ -1024,10 +1018,7 @@ def test_a_new_sota_games_replay_controls_are_above_deal_again_on_a_320_by_568_p
     phone = next(tabs)
     problems = []
     for language in LANGUAGES:
-        a_new_player(phone, "replay568", language)
-        phone.goto("/sota")
-        phone.click("#play")
-        phone.wait_for_url("**/sota/games/*")
+        a_new_players_sota_game(phone, "replay568", language)
         phone.wait_for_selector("#deal-again-form:not([hidden])")
         problems += [(language, "new", *found) for found in phone.evaluate(REPLAY_CONTROLS_COVERED)]
         phone.reload()  # the game as the page itself draws it
@@ -1326,11 +1317,7 @@ def test_a_replays_controls_stand_in_two_even_rows_on_a_phone(
     phone = next(tabs)
     problems = []
     for language in LANGUAGES:
-        a_new_player(phone, "replayrows", language)
-        phone.goto("/sota")
-        phone.click("#play")
-        phone.wait_for_url("**/sota/games/*")
-        game = phone.url
+        game = a_new_players_sota_game(phone, "replayrows", language)
         for width, height in ((320, 568), (320, 740), (390, 844)):
             phone.set_viewport_size({"width": width, "height": height})
             phone.goto(game)
