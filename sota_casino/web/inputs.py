@@ -77,7 +77,8 @@ def json_body() -> dict[str, Any]:
 
     :raises UnsupportedMediaType: (415) unless sent as ``application/json`` (no ``+json``
         type): a cross-site form can post ``text/plain`` without a preflight, but never JSON;
-        and for a body sent with a ``Content-Encoding``, which is not decoded (RFC 9110, 15.5.16).
+        for a body sent with a ``Content-Encoding``, which is not decoded (RFC 9110, 15.5.16);
+        and for a ``charset`` other than UTF-8, the only one JSON travels in (RFC 8259, 8.1).
     :raises BadRequest: (400) if the body is not JSON at all.
     :raises InvalidInput: (422) if it is JSON but not an object.
     """
@@ -85,6 +86,8 @@ def json_body() -> dict[str, Any]:
         raise UnsupportedMediaType(N_("send the body as JSON, with Content-Type: application/json"))
     if request.headers.get("Content-Encoding", "identity").strip().lower() != "identity":
         raise UnsupportedMediaType(N_("send the body unencoded, without a Content-Encoding"))
+    if request.mimetype_params.get("charset", "utf-8").strip().lower() != "utf-8":
+        raise UnsupportedMediaType(N_("send the body in UTF-8, the only charset of JSON"))
     raw = request.get_data(cache=True)
     if not raw.strip():
         raise InvalidInput(N_("the body must be a JSON object"))

@@ -69,8 +69,8 @@ ERROR_RESPONSES: Final = {
     "Content-Length or chunked.",
     414: f"The request line (method and URL) is over {MAX_REQUEST_LINE} bytes (past "
     f"{SERVER_MAX_REQUEST_LINE}, the HTTP server answers first, in HTML).",
-    415: "The body is not sent as Content-Type: application/json, or is sent encoded (a "
-    "Content-Encoding other than identity).",
+    415: "The body is not sent as Content-Type: application/json in UTF-8 (no other charset), "
+    "or is sent encoded (a Content-Encoding other than identity).",
     422: "Invalid input: names the field and what is expected.",
     429: "Too many attempts; retry after Retry-After seconds.",
     431: f"A header field is over {MAX_HEADER_FIELD} bytes, or there are over {MAX_HEADER_FIELDS} "

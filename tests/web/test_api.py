@@ -1375,6 +1375,33 @@ def test_a_body_sent_with_a_content_encoding_is_a_415_and_bets_nothing(
     assert plain.status_code == 201, plain.get_json()
 
 
+@pytest.mark.parametrize("charset", ["utf-16", "iso-8859-1"])
+def test_a_body_in_another_charset_than_utf_8_is_a_415_that_says_so_and_bets_nothing(
+    client: FlaskClient, charset: str
+) -> None:
+    """JSON travels in UTF-8 (RFC 8259, 8.1): a body labelled UTF-16 was read as UTF-8 and
+    refused as "not valid JSON", a 400 that did not say why."""
+    auth = bearer(client)
+    before = balances(client, auth)
+    answer = client.post(
+        "/api/v1/casino-war/rounds",
+        data='{"bet": 500}'.encode(charset),
+        content_type=f"application/json; charset={charset}",
+        headers=auth,
+    )
+    assert answer.status_code == 415, answer.get_json()
+    assert error_code(answer) == "unsupported_media_type"
+    assert "UTF-8" in answer.get_json()["error"]["message"]
+    assert balances(client, auth) == before
+    labelled = client.post(
+        "/api/v1/casino-war/rounds",
+        data=b'{"bet": 500}',
+        content_type="application/json; charset=UTF-8",
+        headers=auth,
+    )
+    assert labelled.status_code == 201, labelled.get_json()
+
+
 def test_query_digits_are_text_where_the_document_asks_for_text(
     client: FlaskClient, operator: dict[str, str]
 ) -> None:
