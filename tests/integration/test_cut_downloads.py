@@ -22,6 +22,7 @@ from cut_support import FAIL_HEADER
 from cut_support import fail_statements
 from cut_support import failing_midway
 from flask import Flask
+from serving_support import serving
 from werkzeug.serving import make_server
 
 from ops import servers
@@ -156,15 +157,11 @@ def test_a_download_cut_midway_under_werkzeugs_server_is_cut_and_logged_in_one_l
     """``flask run``'s server: the same cut, and not its "Error on request" traceback."""
     app = create_app(app_config(db_url, tmp_path))
     token = operator_with_rows(app)
-    server = make_server("127.0.0.1", 0, failing_midway(app), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    path = DOWNLOADS["the whole audit log"]
     try:
-        path = DOWNLOADS["the whole audit log"]
-        assert_cut_and_logged(server.port, path, token, caplog.text)
+        with serving(make_server("127.0.0.1", 0, failing_midway(app), threaded=True)) as server:
+            assert_cut_and_logged(server.port, path, token, caplog.text)
     finally:
-        server.shutdown()
-        thread.join()
         app.extensions["sota_casino.engine"].dispose()
     assert_one_line(caplog.text, path)
     assert "Error on request" not in caplog.text

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-import threading
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +24,7 @@ from flask.testing import FlaskClient
 from log_support import fork_log
 from log_support import sign_backdated
 from log_support import take_out
+from serving_support import serving
 from sqlalchemy import select
 from sqlalchemy import text
 from test_openapi import Checker
@@ -512,13 +512,8 @@ def test_a_round_rewritten_after_it_settled_contradicts_the_signed_checkpoint(
 @pytest.fixture
 def served(app: Flask) -> Iterator[str]:
     """The app on a real port (the monitor speaks HTTP), threaded, stopped after the test."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    with _serving(app) as url:
+        yield url
 
 
 def _serve_key_changes(handler: Any, checkpoint: Any, published: Any) -> None:
@@ -727,15 +722,8 @@ def _described(doc: dict[str, Any]) -> str:
 
 @contextmanager
 def _serving(app: Flask) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(make_server("127.0.0.1", 0, app, threaded=True)) as server:
         yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def test_the_monitor_follows_a_key_change_the_pinned_key_signed_and_still_names_a_fork(
@@ -815,13 +803,8 @@ class _Canned(BaseHTTPRequestHandler):
 @pytest.fixture
 def canned() -> Iterator[tuple[str, type[_Canned]]]:
     handler = type("Handler", (_Canned,), {})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", handler
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as server:
+        yield f"http://127.0.0.1:{server.server_port}", handler
 
 
 def test_the_monitor_says_unusable_for_garbage_and_fails_a_bad_signature_or_a_shrink(
