@@ -78,8 +78,10 @@ _ASCII_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowerca
 PASSWORD_MIN, PASSWORD_MAX = 10, 128
 #: OWASP's argon2id parameters: 19 MiB, 2 iterations, 1 lane.
 HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
-#: Verified against unknown usernames so a wrong name costs as long as a wrong password.
-_DUMMY_HASH = HASHER.hash("not a real password, only for timing")
+#: Verified against unknown usernames so a wrong name costs as long as a wrong password: a hash
+#: of :data:`HASHER`'s parameters (a test holds them equal), made once and written here, since
+#: hashing it at import cost every command and worker a hash's time at start.
+STAND_IN_HASH: Final = "$argon2id$v=19$m=19456,t=2,p=1$CKC+Xp9pweKMYyivLg2BbQ$sfwUZr+eYZe+z2zM9AE0fvUZGbXFrQ+TsVzFOqlyGNM"
 
 
 class UsernameTaken(Conflict):
@@ -625,7 +627,7 @@ def _login_candidate(session: Session, username: str) -> tuple[int | None, str]:
             func.lower(User.username) == login_name_key(username)
         )
     ).first()
-    return (found[0], found[1]) if found else (None, _DUMMY_HASH)
+    return (found[0], found[1]) if found else (None, STAND_IN_HASH)
 
 
 def _password_matches(password_hash: str, password: str) -> bool:

@@ -6,7 +6,6 @@ import functools
 from dataclasses import dataclass
 from typing import Literal
 
-from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -18,7 +17,10 @@ from .tx import own_transactions
 
 @functools.cache
 def migrations_head() -> str:
-    """The newest migration this code ships (read once per process)."""
+    """The newest migration this code ships (read once per process, and Alembic imported only
+    then: see :mod:`sota_casino.migrate`)."""
+    from alembic.script import ScriptDirectory
+
     heads = ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()
     return ",".join(sorted(heads))
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from argon2 import PasswordHasher
+from argon2 import extract_parameters
 from flask import Flask
 from flask.testing import FlaskClient
 from operator_support import CSRF
@@ -102,6 +103,27 @@ def test_passwords_are_stored_as_argon2id_with_the_owasp_parameters(
     # OWASP: argon2id, 19 MiB of memory, 2 iterations, 1 degree of parallelism.
     assert stored.startswith("$argon2id$v=19$m=19456,t=2,p=1$")
     assert PasswordHasher().verify(stored, PASSWORD)
+
+
+@pytest.mark.owasp_hashing
+def test_a_login_with_an_unknown_name_checks_a_hash_as_costly_as_a_players(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrong name must take as long as a wrong password: the stand-in hash checked for it has
+    the parameters a player's password is hashed with."""
+    checked: list[str] = []
+    matches = accounts._password_matches
+
+    def spy(password_hash: str, password: str) -> bool:
+        checked.append(password_hash)
+        return matches(password_hash, password)
+
+    monkeypatch.setattr(accounts, "_password_matches", spy)
+    answer = client.post("/api/v1/auth/token", json={"username": "nobody", "password": PASSWORD})
+    assert answer.status_code == 401
+    assert checked == [accounts.STAND_IN_HASH]
+    players = extract_parameters(accounts.HASHER.hash(PASSWORD))
+    assert extract_parameters(accounts.STAND_IN_HASH) == players
 
 
 def test_no_password_is_ever_logged_audited_or_stored_in_clear(
