@@ -81,7 +81,10 @@ HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 #: Verified against unknown usernames so a wrong name costs as long as a wrong password: a hash
 #: of :data:`HASHER`'s parameters (a test holds them equal), made once and written here, since
 #: hashing it at import cost every command and worker a hash's time at start.
-STAND_IN_HASH: Final = "$argon2id$v=19$m=19456,t=2,p=1$CKC+Xp9pweKMYyivLg2BbQ$sfwUZr+eYZe+z2zM9AE0fvUZGbXFrQ+TsVzFOqlyGNM"
+STAND_IN_HASH: Final = (
+    "$argon2id$v=19$m=19456,t=2,p=1$CKC+Xp9pweKMYyivLg2BbQ"  # the parameters and the salt
+    "$sfwUZr+eYZe+z2zM9AE0fvUZGbXFrQ+TsVzFOqlyGNM"
+)
 
 
 class UsernameTaken(Conflict):
