@@ -1336,3 +1336,40 @@ def test_a_replays_controls_stand_in_two_even_rows_on_a_phone(
         phone.set_viewport_size({"width": 320, "height": 568})
     next(tabs, None)
     assert problems == [], problems
+
+
+#: The controls a finger taps whose tap Chromium marks with its own square (its tap highlight
+#: not transparent), by tag, id or class.
+TAP_SQUARES = """() => [...document.querySelectorAll(
+  "a, button, input, select, summary, label, .chip"
+)].filter((control) => {
+  const color = getComputedStyle(control).webkitTapHighlightColor;
+  return color !== "rgba(0, 0, 0, 0)" && color !== "transparent";
+}).map((control) => control.id || control.className || control.tagName)"""
+
+#: What a button looks like now: pressed or not.
+LOOK = "(selector) => { const s = getComputedStyle(document.querySelector(selector)); "
+LOOK += "return [s.transform, s.filter, s.boxShadow]; }"
+
+
+def test_a_tap_shows_the_controls_own_pressed_look_not_the_browsers_square(phone: Any) -> None:
+    """On a phone Chromium marked every tap with its grey-blue square: over a round chip it
+    turned the red 5 mauve inside a square, and a replay's step button stayed tinted after the
+    tap (docs/screenshots). No control leaves the tap to that square, and a pressed button
+    shows it by its own look."""
+    game = a_new_players_sota_game(phone, "tapper", "en")
+    squares = []
+    for path in ("/lobby", "/casino-war", game, "/fairness", "/history"):
+        phone.goto(path)
+        squares += [(path, found) for found in phone.evaluate(TAP_SQUARES)]
+    assert squares == []
+    phone.goto("/casino-war")
+    for button in ("#deal", ".chip.c5"):
+        resting = phone.evaluate(LOOK, button)
+        box = phone.locator(button).bounding_box()
+        phone.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        phone.mouse.down()
+        pressed = phone.evaluate(LOOK, button)
+        phone.mouse.move(1, 1)  # let go away from it: nothing is dealt or put down
+        phone.mouse.up()
+        assert pressed != resting, button
