@@ -76,6 +76,10 @@ from .tx import read_only
 GAMES = ("casino_war", "sota")
 TABLE_HISTORY = 50
 GAME_CURRENCY = {"casino_war": "chips", "sota": "sweets"}
+#: Fewer settled rounds of a version than this give its realized edge no interval, and so no
+#: verdict on the theoretical edge: the normal interval wants a sample of some size, and three
+#: rounds the dealer won gave one of no width (100 % to 100 %), which read as the edge off.
+INTERVAL_MIN_ROUNDS: Final = 30
 
 
 @dataclass
@@ -199,7 +203,12 @@ class MathVersion:
     last_settled: Day | None
     antes: int
     main_result: int
-    realized_edge: RealizedEdge | None
+    realized_edge: Annotated[
+        RealizedEdge | None,
+        Field(
+            description=f"null for fewer than {INTERVAL_MIN_ROUNDS} rounds: too few for an interval"
+        ),
+    ]
     theoretical_edge: Annotated[
         Figure | None,
         Field(description="exact, for the rules and the share of tied antes surrendered"),
@@ -484,7 +493,7 @@ def _version_label(game: str, rules: dict[str, Any]) -> str:
 
 def _version_row(game: str, sums: _MathSums) -> MathVersion:
     realized = None
-    if sums.rounds >= 2 and sums.sum_a > 0:
+    if sums.rounds >= INTERVAL_MIN_ROUNDS and sums.sum_a > 0:
         found = stats.ratio_estimate(
             sums.sum_x, sums.sum_a, sums.sum_xx, sums.sum_xa, sums.sum_aa, sums.rounds
         )

@@ -15,6 +15,7 @@ from flask import render_template_string
 from operator_support import add_user
 from operator_support import client_as
 
+from sota_casino.services import reports
 from sota_casino.services import rounds
 from sota_casino.web.charts import NARROW
 from sota_casino.web.charts import WIDE
@@ -90,12 +91,14 @@ def test_an_exact_fraction_is_written_as_the_language_writes_numbers(
         assert tooltips and f"{decimal(142853, 0)}/{decimal(4965115, 0)}" in tooltips[0], tooltips
 
 
-def _a_dozen_rounds(app: Flask) -> int:
-    """Play a dozen Casino War rounds as a new player, going to war at each tie; their id."""
+def _rounds_enough_for_an_interval(app: Flask) -> int:
+    """Play as many Casino War rounds as the house's interval wants
+    (:data:`reports.INTERVAL_MIN_ROUNDS`) as a new player, going to war at each tie; the
+    player's id."""
     player = add_user(app, "alice", "player")
     session = app.extensions["sota_casino.sessionmaker"]()
     try:
-        for _ in range(12):
+        for _ in range(reports.INTERVAL_MIN_ROUNDS):
             round_ = rounds.place_casino_war_bet(session, player, 500, 100)
             if round_.status == "awaiting_decision":
                 rounds.decide_casino_war(session, player, round_.id, "war")
@@ -111,7 +114,7 @@ NUMBER = r"−?\d+[.,]\d\d"
 def test_the_ledger_writes_an_interval_no_decimal_comma_can_blur(app: Flask, language: str) -> None:
     """ "[-7,12, 33,12]" read as four numbers in Finnish, Norwegian and Portuguese: the ends
     stand apart by an ellipsis, which is neither a decimal mark, a list's comma nor a minus."""
-    _a_dozen_rounds(app)
+    _rounds_enough_for_an_interval(app)
     console: Any = client_as(app, add_user(app, "olga", "operator"))
     console.set_cookie("lang", language)
     page = console.get("/operator/ledger").get_data(as_text=True)
@@ -127,7 +130,7 @@ def test_the_ledger_writes_an_interval_no_decimal_comma_can_blur(app: Flask, lan
 def test_the_statistics_write_their_interval_as_the_ledger_does(app: Flask, language: str) -> None:
     """Finnish wrote "−3,00 % – −1,00 %": a dash beside a minus sign reads as another minus.
     Every language writes the ends apart by the ledger's ellipsis."""
-    player: Any = client_as(app, _a_dozen_rounds(app))
+    player: Any = client_as(app, _rounds_enough_for_an_interval(app))
     player.set_cookie("lang", language)
     page = player.get("/stats").get_data(as_text=True)
     cell = re.search(r'<dd data-field="interval">(.*?)</dd>', page, re.S)
