@@ -1348,8 +1348,10 @@ TAP_SQUARES = """() => [...document.querySelectorAll(
 }).map((control) => control.id || control.className || control.tagName)"""
 
 #: What a button looks like now: pressed or not.
-LOOK = "(selector) => { const s = getComputedStyle(document.querySelector(selector)); "
-LOOK += "return [s.transform, s.filter, s.boxShadow]; }"
+LOOK = """(selector) => {
+  const style = getComputedStyle(document.querySelector(selector));
+  return [style.transform, style.filter, style.boxShadow];
+}"""
 
 
 def test_a_tap_shows_the_controls_own_pressed_look_not_the_browsers_square(phone: Any) -> None:
