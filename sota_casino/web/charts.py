@@ -45,7 +45,9 @@ Scale = Callable[[Number], Fraction]
 class Series:
     """One line of a chart: a name and its ``(x label, value)`` points, in x order.
 
-    A value of ``None`` leaves a gap (no data that day).
+    A value of ``None`` leaves a gap (no data that day). A label may come again in one series:
+    that is a point of its own, after the first (two money moves in one second), which the
+    axis leaves unlabelled and its tooltip names.
     """
 
     name: str
@@ -277,25 +279,24 @@ def line_chart(
         ``title`` (see :func:`_open_svg`).
     """
     fmt = _formatter(value_format)
-    labels = _x_labels(series)
+    keys = _x_keys(series)
     values = [Fraction(v) for s in series for _, v in s.points if v is not None]
     values += [Fraction(r.value) for r in references]
     extent = _Extent.of(values)
     colours = {s.name: _colour(i) for i, s in enumerate(series)}
 
     def across(index: int) -> Fraction:
-        if len(labels) == 1:
+        if len(keys) == 1:
             return Fraction(UNIT, 2)
-        return Fraction(UNIT * index, len(labels) - 1)
+        return Fraction(UNIT * index, len(keys) - 1)
 
     data = "".join(
-        part
-        for s in series
-        for part in _polyline(s, labels, across, extent.y, colours[s.name], fmt)
+        part for s in series for part in _polyline(s, keys, across, extent.y, colours[s.name], fmt)
     )
 
     def around(layout: _Layout) -> tuple[list[str], list[str]]:
         frame = layout.frame
+        labels = [name if not before else "" for name, before in keys]
         under = _y_axis(layout, fmt) + _x_axis(frame, labels, lambda i: layout.x(across(i)))
         for ref in references:
             colour = colours.get(ref.colour_of, "#777777")
@@ -359,12 +360,27 @@ def bar_chart(
     return _drawings(layouts, extent, "".join(data), around, title, caption_id)
 
 
-def _x_labels(series: Sequence[Series]) -> list[str]:
-    """Return every x label of ``series`` in first-seen order."""
-    seen: dict[str, None] = {}
+#: A point's place on the x axis: its label, and how many points of its series had the label
+#: before it.
+XKey = tuple[str, int]
+
+
+def _keyed(points: Sequence[tuple[str, Number | None]]) -> list[tuple[XKey, Number | None]]:
+    """Key each point by its label and how many points before it had the label."""
+    before: dict[str, int] = {}
+    keyed = []
+    for name, value in points:
+        keyed.append(((name, before.get(name, 0)), value))
+        before[name] = before.get(name, 0) + 1
+    return keyed
+
+
+def _x_keys(series: Sequence[Series]) -> list[XKey]:
+    """Return every x key of ``series`` in first-seen order."""
+    seen: dict[XKey, None] = {}
     for s in series:
-        for name, _ in s.points:
-            seen.setdefault(name, None)
+        for key, _ in _keyed(s.points):
+            seen.setdefault(key, None)
     return list(seen)
 
 
@@ -402,29 +418,35 @@ def _y_axis(layout: _Layout, fmt: Format) -> list[str]:
 
 
 def _x_axis(frame: Frame, labels: Sequence[str], x_of: Callable[[int], Fraction]) -> list[str]:
-    parts: list[str] = []
-    # Show only as many labels as fit side by side at their widest (every point still has its
-    # tooltip): wide ones such as "09:31:17 (2)" stand further apart than "05-01".
+    """Label the first and the last point, and between them each that stands clear of the last
+    one labelled and of the last point (every point still has its tooltip). An empty label (a
+    point that repeats the one before) is never shown, so the next time along gets its room."""
     widest = max((len(name) for name in labels), default=1) * LABEL_CHARACTER + LABEL_GAP
-    # A bar chart's labels stand a whole plot over their number apart, a line's a little more.
-    every = max(1, math.ceil(widest * len(labels) / frame.plot_width))
+    # A label at either end moves in just enough to be whole (the last one was cut off); the
+    # room between labels is measured where they are drawn.
+    places = [
+        (min(max(x_of(index), half), frame.width - half), name)
+        for index, name in enumerate(labels)
+        if name
+        for half in (Fraction(math.ceil(len(name) * LABEL_CHARACTER / 2)),)  # drawn rounded
+    ]
+    shown = places[:1]
+    for x, name in places[1:-1]:
+        if x - shown[-1][0] >= widest and places[-1][0] - x >= widest:
+            shown.append((x, name))
+    if len(places) > 1 and places[-1][0] - shown[-1][0] >= widest:
+        shown.append(places[-1])
     base = frame.top + frame.plot_height
-    for index, name in enumerate(labels):
-        if index % every:
-            continue
-        # A label at either end moves in just enough to be whole (the last one was cut off).
-        half = len(name) * LABEL_CHARACTER / 2
-        x = _coordinate(min(max(x_of(index), half), frame.width - half))
-        parts.append(
-            f'<text x="{x}" y="{base + 16}" text-anchor="middle" fill="#444444">'
-            f"{escape(name)}</text>"
-        )
-    return parts
+    return [
+        f'<text x="{_coordinate(x)}" y="{base + 16}" text-anchor="middle" fill="#444444">'
+        f"{escape(name)}</text>"
+        for x, name in shown
+    ]
 
 
 def _polyline(
     series: Series,
-    labels: Sequence[str],
+    keys: Sequence[XKey],
     x_of: Callable[[int], Fraction],
     y_of: Scale,
     colour: str,
@@ -435,7 +457,7 @@ def _polyline(
     Each drawing stretches the data by its own width and height, so the strokes keep their
     width on the screen (``non-scaling-stroke``) and a dot is the round cap of a stroke of no
     length, which stays round where a circle would be drawn as an ellipse."""
-    position = {name: i for i, name in enumerate(labels)}
+    position = {key: i for i, key in enumerate(keys)}
     parts: list[str] = []
     run: list[str] = []
     dots: list[str] = []
@@ -445,11 +467,11 @@ def _polyline(
             parts.append(f'<polyline points="{" ".join(run)}" stroke-width="2" {_UNSTRETCHED}/>')
         run.clear()
 
-    for name, value in series.points:
+    for (name, before), value in _keyed(series.points):
         if value is None:
             flush()
             continue
-        x, y = _coordinate(x_of(position[name]), 0), _coordinate(y_of(value), 0)
+        x, y = _coordinate(x_of(position[name, before]), 0), _coordinate(y_of(value), 0)
         run.append(f"{x},{y}")
         dots.append(
             f'<path d="M{x} {y}h0" {_UNSTRETCHED}><title>{escape(series.name)} '

@@ -36,16 +36,10 @@ SERIES_NAMES: Final = {"chips": N_("chips balance"), "sweets": N_("sweets balanc
 
 def _point_labels(points: list[stats.BalancePoint]) -> list[str]:
     """Label each money move by its UTC time: to the second within one day, else day and
-    minute; repeats get a counter, because the chart places points by their label."""
+    minute. Moves in the same second (or minute) share the label: the chart draws each as a
+    point of its own and labels the first."""
     one_day = points[0].time[:10] == points[-1].time[:10]
-    labels: list[str] = []
-    seen: dict[str, int] = {}
-    for point in points:
-        time = point.time
-        label = time[11:19] if one_day else f"{time[5:10]} {time[11:16]}"
-        seen[label] = seen.get(label, 0) + 1
-        labels.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
-    return labels
+    return [p.time[11:19] if one_day else f"{p.time[5:10]} {p.time[11:16]}" for p in points]
 
 
 def balance_chart(points: list[stats.BalancePoint], currency: str) -> Markup | None:

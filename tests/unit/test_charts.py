@@ -96,20 +96,50 @@ def test_the_named_formats_are_the_site_s_own_exact_ones() -> None:
     assert "05-01: −1,234,567" in [title.text for title in bars.iter(f"{SVG}title")]
 
 
-def test_time_labels_on_the_x_axis_never_overlap() -> None:
-    # Money moves seconds apart are labelled "09:31:17 (2)": wide labels, shown sparsely.
-    labels = [f"09:31:{second:02d} ({n})" for second in range(20) for n in (2, 3)]
-    series = Series("balance", tuple((label, index) for index, label in enumerate(labels)))
-    root = ET.fromstring(str(line_chart([series], title="t", value_format="plain")))
-    shown = [
+def _shown_x_labels(root: ET.Element, labels: set[str]) -> list[tuple[float, str]]:
+    return [
         (float(text.get("x") or 0), text.text or "")
         for text in root.findall(f"{SVG}text")
         if text.text in labels
     ]
-    assert len(shown) >= 2
-    for (x0, left), (x1, right) in zip(shown, shown[1:], strict=False):
-        # At 12 px, no character of these labels is wider than 7.5 px.
-        assert x1 - x0 >= 7.5 * (len(left) + len(right)) / 2, (left, right)
+
+
+def test_time_labels_on_the_x_axis_never_overlap() -> None:
+    labels = [f"09:31:{second:02d}" for second in range(40)]
+    series = Series("balance", tuple((label, index) for index, label in enumerate(labels)))
+    for frame in (WIDE, NARROW):
+        root = ET.fromstring(str(line_chart([series], title="t", frames=(frame,))))
+        shown = _shown_x_labels(root, set(labels))
+        assert len(shown) >= 2
+        for (x0, left), (x1, right) in zip(shown, shown[1:], strict=False):
+            # At 12 px, no character of these labels is wider than 7.5 px.
+            assert x1 - x0 >= 7.5 * (len(left) + len(right)) / 2, (left, right)
+
+
+def test_points_that_share_a_label_are_each_drawn_and_the_label_is_shown_once() -> None:
+    # Money moves in one second (a bet, then its settlement) were labelled "09:31:17 (2)" and
+    # "(3)" on the axis, so that the chart could tell them apart.
+    times = ["09:31:16", "09:31:17", "09:31:17", "09:31:17", "09:31:18"]
+    series = Series("balance", tuple((time, index) for index, time in enumerate(times)))
+    root = ET.fromstring(str(line_chart([series], title="t", value_format="plain")))
+    assert [label for _, label in _shown_x_labels(root, set(times))] == sorted(set(times))
+    assert "(2)" not in ET.tostring(root, encoding="unicode")
+    tooltips = [t.text for t in root.iter(f"{SVG}title")][1:]
+    assert tooltips == [f"balance {time}: {index}" for index, time in enumerate(times)]
+    line = root.find(f".//{SVG}polyline")
+    assert line is not None and len(set((line.get("points") or "").split())) == len(times)
+
+
+def test_a_long_run_of_moves_in_few_minutes_is_labelled_across_the_axis() -> None:
+    # 240 points, eight a minute: labelling every nth point, as the axis once did, would have
+    # fallen on repeats (unlabelled) nearly every time.
+    times = [f"12-01 09:{minute:02d}" for minute in range(30) for _ in range(8)]
+    series = Series("balance", tuple((time, index) for index, time in enumerate(times)))
+    for frame in (WIDE, NARROW):
+        root = ET.fromstring(str(line_chart([series], title="t", frames=(frame,))))
+        shown = [label for _, label in _shown_x_labels(root, set(times))]
+        assert shown[0] == times[0] and shown[-1] == times[-1]
+        assert len(shown) >= 3 and shown == sorted(set(shown)), shown
 
 
 def test_values_take_the_format_given() -> None:
@@ -160,22 +190,14 @@ def test_the_narrow_drawing_s_labels_are_readable_in_a_360_px_phone_s_panel() ->
     assert float(root.get("font-size") or 0) * 308.8 / NARROW.width >= 11
 
 
-def _x_labels_drawn(root: ET.Element, labels: list[str]) -> list[tuple[float, str]]:
-    return [
-        (float(text.get("x") or 0), text.text or "")
-        for text in root.findall(f"{SVG}text")
-        if text.text in labels
-    ]
-
-
 @pytest.mark.parametrize("frame", [Frame(), NARROW])
 def test_the_x_labels_at_either_end_are_drawn_whole(frame: Frame) -> None:
-    labels = ["13:46:05 (2)", "13:46:07 (2)", "13:47:15 (2)"]
+    labels = ["12-01 13:46", "12-01 13:47", "12-02 09:15"]
     series = Series("balance", tuple((label, index) for index, label in enumerate(labels)))
     root = ET.fromstring(
         str(line_chart([series], title="t", value_format="plain", frames=(frame,)))
     )
-    drawn = _x_labels_drawn(root, labels)
+    drawn = _shown_x_labels(root, set(labels))
     assert drawn[0][1] == labels[0] and drawn[-1][1] == labels[-1]
     for x, label in drawn:
         half = 7.5 * len(label) / 2  # no character of these is wider than 7.5 units at 12

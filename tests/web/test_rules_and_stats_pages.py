@@ -21,8 +21,10 @@ from sota_casino.core import casino_war
 from sota_casino.core import odds
 from sota_casino.core import sota
 from sota_casino.services import settings
+from sota_casino.services.stats import BalancePoint
 from sota_casino.web import rules
 from sota_casino.web import sota as sota_views
+from sota_casino.web import stats as stats_views
 
 TAGS = re.compile(r"<[^>]+>")
 
@@ -222,6 +224,20 @@ def test_the_statistics_page_sends_each_balance_point_once(player: FlaskClient) 
         assert len(points) == len(history[currency]) > 1, currency
         data = re.search(r'<g id="(chart-[0-9a-f]+)">', figure)
         assert data and figure.count(f'<use href="#{data.group(1)}"') == 1, currency
+
+
+def test_moves_in_one_second_are_points_of_their_own_under_one_time_label(app: Flask) -> None:
+    # A bet and its settlement land in the same second: the axis read "03:41:35 (2)", "(3)".
+    times = ["03:41:34", "03:41:35", "03:41:35", "03:41:35", "03:41:36"]
+    points = [BalancePoint(f"2026-12-07T{t}Z", 100_000 - 500 * i) for i, t in enumerate(times)]
+    with app.test_request_context("/stats"):
+        chart = str(stats_views.balance_chart(points, "chips"))
+    wide = chart.split('class="chart narrow"')[0]
+    labels = re.findall(r'text-anchor="middle" fill="#444444">([^<]*)</text>', wide)
+    assert labels == ["03:41:34", "03:41:35", "03:41:36"]
+    assert "(2)" not in chart
+    tooltips = re.findall(r"<title>chips balance ([^<]*)</title>", chart)
+    assert tooltips == [f"{t}: {1_000 - 5 * i:,}" for i, t in enumerate(times)]
 
 
 def test_a_new_player_sees_empty_statistics(player: FlaskClient) -> None:
