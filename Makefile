@@ -49,10 +49,14 @@ db-upgrade: $(SETUP)
 
 # Served as in production, by gunicorn (gunicorn.conf.py), on this computer only; two workers
 # unless WEB_CONCURRENCY says otherwise (the production default, 2 x cores + 1, is for a server).
+# It answers for this computer's own names only (a page of another site whose name is made to
+# point at 127.0.0.1 is refused), unless TRUSTED_HOSTS in the environment says otherwise.
 RUN_PORT ?= 5000
 WEB_CONCURRENCY ?= 2
+TRUSTED_HOSTS ?= 127.0.0.1,localhost
 run: db-upgrade
-	HOST=127.0.0.1 PORT=$(RUN_PORT) WEB_CONCURRENCY=$(WEB_CONCURRENCY) $(BIN)/gunicorn wsgi:app
+	HOST=127.0.0.1 PORT=$(RUN_PORT) WEB_CONCURRENCY=$(WEB_CONCURRENCY) TRUSTED_HOSTS=$(TRUSTED_HOSTS) \
+		$(BIN)/gunicorn wsgi:app
 
 lint: $(SETUP)
 	$(BIN)/ruff check .

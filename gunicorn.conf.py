@@ -71,7 +71,8 @@ PR_SET_PDEATHSIG = 1
 
 
 def on_starting(server: Any) -> None:
-    """Refuse to start if a request could wait for the database as long as a worker may live.
+    """Refuse to start if a request could wait for the database as long as a worker may live,
+    and warn if any host name is answered (pages build addresses from the request's).
 
     The workers read the same environment, so the settings checked here are theirs.
     """
@@ -81,6 +82,8 @@ def on_starting(server: Any) -> None:
     problems = config.database_wait_problems(settings, server.cfg.timeout)
     if problems:
         raise RuntimeError("; ".join(problems))  # gunicorn prints it and exits 1
+    if warning := config.host_warning(settings):
+        server.log.warning(warning)
 
 
 def post_fork(server: Any, worker: Any) -> None:

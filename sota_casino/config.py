@@ -61,6 +61,12 @@ INT_SETTINGS: dict[str, int] = {
 FORWARDED_ALLOW_IPS = "127.0.0.1,::1"
 
 
+#: The names of this computer, which ``make run`` and ``python app.py`` answer on by default:
+#: they serve on 127.0.0.1, and a page of another site whose name is made to point there (DNS
+#: rebinding) asks for its own name, which they then refuse.
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+
+
 class SettingsError(ValueError):
     """A setting the service cannot start with: said in one line, naming the setting."""
 
@@ -110,6 +116,17 @@ def defaults() -> dict[str, Any]:
         "FORWARDED_ALLOW_IPS": _names(FORWARDED_ALLOW_IPS),
         **INT_SETTINGS,
     }
+
+
+def host_warning(settings: dict[str, Any]) -> str | None:
+    """Say why a served casino should set ``TRUSTED_HOSTS``, if it does not (None if it does)."""
+    if settings["TRUSTED_HOSTS"] is not None:
+        return None
+    return (
+        "TRUSTED_HOSTS is unset, so a request for any host name is answered; set it to the "
+        "names the casino answers on (TRUSTED_HOSTS=casino.example,www.casino.example), or "
+        f"{','.join(LOCAL_HOSTS)} on this computer only"
+    )
 
 
 #: The settings that bound a request's waits for the database.

@@ -3,7 +3,10 @@ the README's table of settings names every one the service reads with its defaul
 
 from __future__ import annotations
 
+import os
 import re
+import runpy
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -56,3 +59,50 @@ def test_the_readme_names_every_setting_with_its_default() -> None:
     for name, default in config.INT_SETTINGS.items():
         assert documented[name] == str(default), name
     assert documented["FORWARDED_ALLOW_IPS"] == f"`{config.FORWARDED_ALLOW_IPS}`"
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+
+    def warning(self, message: str) -> None:
+        self.warnings.append(message)
+
+
+class _Server:
+    """What gunicorn.conf.py's ``on_starting`` reads of gunicorn's arbiter."""
+
+    def __init__(self) -> None:
+        self.log = _Log()
+        self.cfg = type("Config", (), {"timeout": 30})()
+
+
+@pytest.mark.parametrize("hosts", [None, "casino.example,www.casino.example"])
+def test_gunicorn_warns_at_start_when_any_host_name_would_be_answered(
+    hosts: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Unset, a forged Host is answered, and pages build addresses from it (docs/security.md).
+    monkeypatch.delenv("TRUSTED_HOSTS", raising=False)
+    if hosts is not None:
+        monkeypatch.setenv("TRUSTED_HOSTS", hosts)
+    server = _Server()
+    gunicorn_conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    gunicorn_conf["on_starting"](server)
+    if hosts is None:
+        [warning] = server.log.warnings
+        assert warning.startswith("TRUSTED_HOSTS is unset, so a request for any host name is")
+        assert "127.0.0.1,localhost on this computer only" in warning
+    else:
+        assert server.log.warnings == []
+
+
+def test_make_run_answers_for_this_computers_own_names_unless_told_otherwise() -> None:
+    def run_recipe(**environment: str) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "TRUSTED_HOSTS"} | environment
+        made = subprocess.run(
+            ["make", "-n", "run"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        )
+        return made.stdout.rpartition("HOST=127.0.0.1 ")[2]
+
+    assert "TRUSTED_HOSTS=127.0.0.1,localhost " in run_recipe()
+    assert "TRUSTED_HOSTS=casino.example " in run_recipe(TRUSTED_HOSTS="casino.example")

@@ -8,7 +8,10 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,7 +26,9 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _serve_and_fetch(command: list[str], port: int, tmp_path: Path, **extra_env: str) -> str:
+@contextmanager
+def _serving(command: list[str], port: int, tmp_path: Path, **extra_env: str) -> Iterator[str]:
+    """Serve the app with ``command`` and yield its landing page, fetched once it answers."""
     env = {
         **os.environ,
         **extra_env,
@@ -46,11 +51,13 @@ def _serve_and_fetch(command: list[str], port: int, tmp_path: Path, **extra_env:
         while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
-                    return answer.read().decode()
+                    page = answer.read().decode()
+                    break
             except OSError:
                 assert server.poll() is None, "the server stopped"
                 assert time.monotonic() < deadline, "the server did not answer in 30 s"
                 time.sleep(0.2)
+        yield page
     finally:
         server.terminate()
         server.wait(10)
@@ -63,13 +70,25 @@ def test_the_app_serves_its_landing_page(how: str, tmp_path: Path) -> None:
         "flask": [str(BIN / "flask"), "--app", "app", "run", "--port", str(port)],
         "gunicorn": [str(BIN / "gunicorn"), "wsgi:app", "--bind", f"127.0.0.1:{port}"],
     }[how]
-    assert "provably fair" in _serve_and_fetch(command, port, tmp_path)
+    with _serving(command, port, tmp_path) as page:
+        assert "provably fair" in page
 
 
-def test_python_app_py_serves_on_its_port(tmp_path: Path) -> None:
+def test_python_app_py_serves_on_its_port_for_this_computers_names_only(tmp_path: Path) -> None:
     port = _free_port()
-    page = _serve_and_fetch([sys.executable, "app.py"], port, tmp_path, PORT=str(port))
-    assert "provably fair" in page
+    with _serving([sys.executable, "app.py"], port, tmp_path, PORT=str(port)) as page:
+        assert "provably fair" in page
+        # A page of another site whose name was made to point at 127.0.0.1 (DNS rebinding)
+        # asks for that name: it is refused, and the server's own names are answered.
+        for host, status in (("attacker.example", 400), ("localhost", 200)):
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/", headers={"Host": f"{host}:{port}"}
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=5) as answer:
+                    assert answer.status == status, host
+            except urllib.error.HTTPError as refused:
+                assert refused.code == status, host
 
 
 def test_long_log_commands_draw_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
