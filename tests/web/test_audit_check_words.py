@@ -467,7 +467,7 @@ FORGED = {
     "en": "checkpoint over {size} entries: the signature is not valid for this key",
     "fi": "tarkistuspiste, joka kattaa {size} merkintää: allekirjoitus ei kelpaa tälle avaimelle",
     "nb": "sjekkpunktet over {size} oppføringer: signaturen er ikke gyldig for denne nøkkelen",
-    "pt": "ponto de controle sobre {size} entradas: a assinatura não é válida para esta chave",
+    "pt": "ponto de controle de {size} entradas: a assinatura não é válida para esta chave",
 }
 
 
