@@ -777,8 +777,8 @@ NAME_RULES = {
     ),
     "fi": (
         "3–32 merkkiä: kirjaimet A–Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
-        "käyttäjänimessä on oltava 3–32 merkkiä: kirjaimia A–Z ilman tarkkeita (ei å, ä, ö),"
-        " numeroita tai merkkejä ”.”, ”_” ja ”-”",
+        "käyttäjänimessä on oltava 3–32 merkkiä, ja siinä saa olla vain kirjaimia A–Z ilman"
+        " tarkkeita (ei å, ä, ö), numeroita sekä merkkejä ”.”, ”_” ja ”-”",
     ),
     "nb": (
         "3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
