@@ -578,6 +578,28 @@ def test_a_sota_rounds_page_names_the_round_and_its_tricks_with_different_words(
     assert round_word[:5].lower() != tricks.group(1)[:5].lower(), (round_word, tricks.group(1))
 
 
+#: The Sota rules' payout table's headings: its outcomes as nouns, in one voice. They were the
+#: result banner's words, which Finnish says in the past ("Voitit", you won) beside "Häviät"
+#: (you lose).
+PAYOUT_HEADINGS = {
+    "en": ["Seats", "Win", "Draw", "Loss"],
+    "fi": ["Paikat", "Voitto", "Tasapeli", "Häviö"],
+    "nb": ["Plasser", "Seier", "Uavgjort", "Tap"],
+    "pt": ["Lugares", "Vitória", "Empate", "Derrota"],
+}
+
+
+@pytest.mark.parametrize("language", sorted(PAYOUT_HEADINGS))
+def test_the_sota_payout_table_names_its_outcomes_in_one_voice(
+    client: FlaskClient, language: str
+) -> None:
+    client.set_cookie("lang", language)
+    page = client.get("/rules/sota").get_data(as_text=True)
+    table = page.split('class="data payouts-table"')[1].split("</thead>")[0]
+    headings = [html.unescape(h) for h in re.findall(r"<th[^>]*>([^<]*)</th>", table)]
+    assert headings == PAYOUT_HEADINGS[language]
+
+
 @pytest.mark.parametrize("language", sorted(LANGUAGES))
 def test_every_console_page_renders_in_each_language(app: Flask, language: str) -> None:
     operator = client_as(app, add_user(app, "olli", role="operator"))
