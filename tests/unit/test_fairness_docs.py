@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -21,7 +22,7 @@ from sota_casino.core.fairness import shuffled_shoe
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "fairness.md").read_text(encoding="utf-8")
-VECTOR = json.loads((ROOT / "tests" / "data" / "fairness-vectors.json").read_text())["shuffles"][0]
+VECTOR = json.loads((ROOT / "docs" / "vectors" / "shuffle-vectors.json").read_text())["shuffles"][0]
 PAIR = bundles.Pair()
 
 
@@ -148,3 +149,32 @@ def test_the_anchored_log_vector_is_described_as_it_is() -> None:
         f" the anchors of the {named} in the later one,"
     )
     assert len(actions) == 7 and described in " ".join(DOC.split())
+
+
+def test_every_vector_the_page_names_is_published_beside_it() -> None:
+    # The page sent readers to tests/data/ for the shuffle and uniform vectors, and its worked
+    # example named that file as its source: a third party holding the docs had neither.
+    linked = set(re.findall(r"\]\((vectors/[^)#]+)\)", DOC))
+    assert linked == {"vectors/fairness-vectors.json", "vectors/shuffle-vectors.json"}
+    for path in linked:
+        assert (ROOT / "docs" / path).is_file(), path
+    assert "tests/data" not in DOC
+    published = json.loads((ROOT / "docs" / "vectors" / "shuffle-vectors.json").read_text())
+    assert sorted(published) == ["shuffles", "uniform"] and VECTOR == published["shuffles"][0]
+
+
+def test_the_pages_examples_say_whose_seeds_they_take() -> None:
+    # Its examples signed one pair under two commitments, both as "the vectors'".
+    published = json.loads((ROOT / "docs" / "vectors" / "fairness-vectors.json").read_text())
+    commitment = published["documents"][0]["document"]
+    seed = next(c for c in published["documents"] if c["document"]["type"] == "reveal")
+    assert f"server seed\n`{seed['document']['server_seed'][:8]}…`" in DOC
+    assert (
+        commitment["commitment"]
+        == hashlib.sha256(bytes.fromhex(seed["document"]["server_seed"])).hexdigest()
+    )
+    examples = DOC.split("\n## The signed documents\n", 1)[1].split("\n## ", 1)[0]
+    first = examples.split("**Commitment document**")[0]
+    assert f"server seed `{VECTOR['server_seed'][:8]}…`" in first
+    assert f"commitment `{VECTOR['commitment'][:8]}…`" in first
+    assert examples.count(f'"commitment": "{VECTOR["commitment"][:8]}…"') >= 2
