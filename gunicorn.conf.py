@@ -71,17 +71,24 @@ PR_SET_PDEATHSIG = 1
 
 
 def on_starting(server: Any) -> None:
-    """Refuse to start if a request could wait for the database as long as a worker may live,
-    and warn if any host name is answered (pages build addresses from the request's).
+    """Refuse to start, in one line, with a setting the app cannot start with (a worker would
+    fail on it, and be started again without end), or if a request could wait for the database
+    as long as a worker may live; warn if any host name is answered (pages build addresses from
+    the request's).
 
     The workers read the same environment, so the settings checked here are theirs.
     """
     from sota_casino import config
+    from sota_casino import factory
 
-    settings = config.defaults() | config.from_environment()
+    try:
+        factory.check_settings()
+        settings = config.defaults() | config.from_environment()
+    except config.SettingsError as error:
+        raise RuntimeError(str(error)) from None  # gunicorn prints "Error: ..." and exits 1
     problems = config.database_wait_problems(settings, server.cfg.timeout)
     if problems:
-        raise RuntimeError("; ".join(problems))  # gunicorn prints it and exits 1
+        raise RuntimeError("; ".join(problems))
     if warning := config.host_warning(settings):
         server.log.warning(warning)
 

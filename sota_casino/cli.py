@@ -21,6 +21,7 @@ from flask import Flask
 from flask import current_app
 from flask.cli import ScriptInfo
 from flask.cli import with_appcontext
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from . import background
@@ -181,16 +182,17 @@ def audit_export(path: str) -> None:
     partial = target.with_name(f".{target.name}.partial")
     count = 0
     try:
-        with (
-            open(partial, "w", encoding="utf-8") as handle,
-            _log_progress(audit.current_size(session), "exporting the log") as advance,
-        ):
-            for line in audit.iter_export(session):  # streamed: memory stays flat
-                handle.write(line)
-                count += 1
-                if count % PROGRESS_STEP == 0:
-                    advance(count)  # entries come first: the bar is full once they are written
-            advance(count)
+        with open(partial, "w", encoding="utf-8") as handle:
+            # As the download does, once there is a file to write into: the newest entries
+            # signed if due, and by the key in use right after a key change.
+            audit.sign_if_due(session)
+            with _log_progress(audit.current_size(session), "exporting the log") as advance:
+                for line in audit.iter_export(session):  # streamed: memory stays flat
+                    handle.write(line)
+                    count += 1
+                    if count % PROGRESS_STEP == 0:
+                        advance(count)  # entries come first: the bar is full once written
+                advance(count)
         partial.replace(target)
     except OSError as exc:  # the file system's refusal (no such folder, a full disk): no bug
         raise click.ClickException(f"{path} not written: {exc.strerror or exc}") from exc
@@ -321,7 +323,10 @@ def keys_rotate() -> None:
         ) from exc
     click.echo(f"old key {change['old_public_key_hex']} (file kept as {kept})")
     click.echo(f"new key {change['new_public_key_hex']}, signed over by the old key")
-    click.echo("restart the service to sign with the new key")
+    click.echo(
+        f"copy {path} to every other server of the service, then restart them all to sign with "
+        "the new key (a server started with the old file goes on signing with the retired key)"
+    )
 
 
 @click.command("create-operator")
@@ -425,6 +430,9 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
         try:
             return callback(*args, **kwargs)
         except Exception as exc:
+            url = click.get_current_context().ensure_object(ScriptInfo).load_app().config
+            if (absent := _database_absent(exc, url["DATABASE_URL"])) is not None:
+                raise click.ClickException(absent) from exc
             outage = _outage_behind(exc)
             if outage is None:
                 if isinstance(exc, CasinoError):
@@ -480,6 +488,48 @@ def _schema_missing_behind(exc: BaseException) -> str | None:
             if sqlstate in _SCHEMA_MISSING_SQLSTATES or words.startswith(_SCHEMA_MISSING_SQLITE):
                 return words
         cause = cause.__cause__
+    return None
+
+
+#: PostgreSQL's invalid_catalog_name: the server has no database of that name. A connection it
+#: refuses carries no SQLSTATE in psycopg, only the server's words (in English unless the
+#: server's lc_messages says otherwise).
+_NO_SUCH_DATABASE = "3D000"
+
+
+def _database_absent(exc: BaseException, url: str) -> str | None:
+    """Say that the database ``url`` names is not there, if the database error behind ``exc``
+    comes of that: a SQLite file never made (or moved away) in a folder that is there, a
+    PostgreSQL database never created (or misspelt). It is a setting or a step to mend, not an
+    outage to wait out; ``None`` otherwise."""
+    errors = []
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, DBAPIError):
+            errors.append(cause)
+        cause = cause.__cause__
+    if not errors:
+        return None
+    target = make_url(url)
+    if target.get_backend_name() == "sqlite":
+        path = Path(target.database or ":memory:")
+        # A folder gone is a disk not mounted, an outage (docs/operations.md); a file missing
+        # from its folder is one never made, or moved away.
+        if str(path) == ":memory:" or path.exists() or not path.parent.is_dir():
+            return None
+        return (
+            f"the database file {path} is not there: make it with `flask db upgrade` (or put "
+            "back the file, if it was moved)"
+        )
+    words = f'database "{target.database}" does not exist'
+    if any(
+        getattr(error.orig, "sqlstate", None) == _NO_SUCH_DATABASE or words in str(error.orig)
+        for error in errors
+    ):
+        return (
+            f"the database server has no database {target.database}: create it, or mend the "
+            "name in DATABASE_URL; then run `flask db upgrade`"
+        )
     return None
 
 

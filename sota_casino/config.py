@@ -89,8 +89,30 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
         if env.get(name):
             found[name] = _names(env[name])
     if env.get("SESSION_COOKIE_SECURE"):
-        found["SESSION_COOKIE_SECURE"] = env["SESSION_COOKIE_SECURE"] not in ("0", "false", "")
+        found["SESSION_COOKIE_SECURE"] = _switch(
+            "SESSION_COOKIE_SECURE", env["SESSION_COOKIE_SECURE"]
+        )
     return found
+
+
+#: The words of a setting that is on or off, in any letter case.
+SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True} | {
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+
+
+def _switch(name: str, text: str) -> bool:
+    """Read an on-off setting; any other word is refused (``off`` read as on made every cookie
+    Secure, and logins over plain HTTP failed)."""
+    try:
+        return SWITCH_WORDS[text.strip().lower()]
+    except KeyError:
+        raise SettingsError(
+            f"{name} must be 1 or 0 (or true/false, yes/no, on/off), not {text!r}"
+        ) from None
 
 
 def _whole_number(name: str, text: str) -> int:

@@ -30,6 +30,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from typing import cast
@@ -648,16 +649,17 @@ def make_sessionmaker(engine: Engine, context: object) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False, info={"context": context})
 
 
-def init_app(app: Flask) -> None:
-    """Create the app's engine and session factory, and close the session after each request."""
-    from .services.context import ServiceContext
-    from .services.context import load_or_create_signing_key
+def app_engine(settings: Mapping[str, Any]) -> Engine:
+    """The engine of the app's requests on ``DATABASE_URL`` (nothing connected yet).
 
+    :raises SettingsError: for a URL no database driver here reads (never quoting it: it may
+        hold a password).
+    """
     try:
-        engine = make_engine(
-            app.config["DATABASE_URL"],
-            lock_timeout_ms=app.config["DB_LOCK_TIMEOUT_MS"],
-            statement_timeout_ms=app.config["DB_STATEMENT_TIMEOUT_MS"],
+        return make_engine(
+            settings["DATABASE_URL"],
+            lock_timeout_ms=settings["DB_LOCK_TIMEOUT_MS"],
+            statement_timeout_ms=settings["DB_STATEMENT_TIMEOUT_MS"],
             existing_only=True,
         )
     except (ArgumentError, ValueError, ImportError):  # its words may quote the URL's password
@@ -665,6 +667,14 @@ def init_app(app: Flask) -> None:
             "DATABASE_URL is no database URL this service can use: sqlite:///PATH or "
             "postgresql+psycopg://USER@HOST:PORT/NAME"
         ) from None
+
+
+def init_app(app: Flask) -> None:
+    """Create the app's engine and session factory, and close the session after each request."""
+    from .services.context import ServiceContext
+    from .services.context import load_or_create_signing_key
+
+    engine = app_engine(app.config)
     context = ServiceContext(
         signing_key=load_or_create_signing_key(app.config["SIGNING_KEY_FILE"]),
         settings=app.config,

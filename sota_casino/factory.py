@@ -20,6 +20,38 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     :param test_config: settings that replace the environment's (tests pass their own).
     """
+    app = _configured(test_config)
+
+    from . import background
+    from . import cli
+    from . import db
+    from . import web
+
+    db.init_app(app)
+    cli.init_app(app)
+    web.init_app(app)
+    background.init_app(app)
+    return app
+
+
+def check_settings() -> None:
+    """Check the environment's settings as every serving process will start with them, and
+    start nothing (no connection, no thread): for gunicorn's master, before it forks workers
+    that would each fail alike, and be started again, and again. It makes the instance's
+    secret and signing key on a first start, so the workers read one key, not each their own.
+
+    :raises SettingsError: naming the first setting the app cannot start with.
+    """
+    from . import db
+    from .services.context import load_or_create_signing_key
+
+    app = _configured(None)
+    db.app_engine(app.config).dispose()
+    load_or_create_signing_key(app.config["SIGNING_KEY_FILE"])
+
+
+def _configured(test_config: Mapping[str, Any] | None) -> Flask:
+    """The app with its settings, the instance folder's defaults filled in, and nothing else."""
     app = Flask(
         __name__,
         instance_relative_config=True,
@@ -35,16 +67,6 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = _instance_secret(Path(app.instance_path) / "secret_key")
     if not app.config["SIGNING_KEY_FILE"]:
         app.config["SIGNING_KEY_FILE"] = str(Path(app.instance_path) / "signing_key.pem")
-
-    from . import background
-    from . import cli
-    from . import db
-    from . import web
-
-    db.init_app(app)
-    cli.init_app(app)
-    web.init_app(app)
-    background.init_app(app)
     return app
 
 

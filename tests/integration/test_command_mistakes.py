@@ -111,3 +111,27 @@ def test_a_database_never_migrated_is_said_in_one_line_naming_the_command_to_run
     assert "no such table" in line and "run `flask db upgrade`" in line
     with sqlite3.connect(empty) as reading:  # nothing was made in it
         assert reading.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
+
+
+def test_a_sqlite_database_never_made_is_said_as_such_not_as_an_outage(tmp_path: Path) -> None:
+    """The first step of a new casino, `flask create-operator` before `flask db upgrade`, said
+    "the database is unavailable (OperationalError)" and exit 75, try again later: no wait
+    would have helped. (Its folder gone is a disk not mounted, an outage: test_command_outages.)"""
+    database = tmp_path / "casino.db"
+    app = create_app(app_config(f"sqlite:///{database}", tmp_path))
+    for command in (["create-operator", "olga"], ["ledger", "check"]):
+        line = _said_in_one_line(_cli(app, *command, input="a long enough secret\n"))
+        assert f"the database file {database} is not there: make it with `flask db " in line
+    assert not database.exists()
+    app.extensions["sota_casino.engine"].dispose()
+
+
+def test_a_postgres_database_never_created_is_said_as_such_not_as_an_outage(
+    tmp_path: Path, postgres_database: str
+) -> None:
+    url = postgres_database.rsplit("/", 1)[0] + "/sota_no_such_database"
+    app = create_app(app_config(url, tmp_path))
+    for command in (["db", "upgrade"], ["ledger", "check"]):
+        line = _said_in_one_line(_cli(app, *command))
+        assert "the database server has no database sota_no_such_database: create it" in line
+    app.extensions["sota_casino.engine"].dispose()

@@ -380,3 +380,42 @@ def test_the_export_of_a_log_across_keys_rotate_passes_pinned_to_the_old_key_or_
         out = io.StringIO()
         assert main(["audit", str(export), "--public-key", pinned], out) == 0, out.getvalue()
         assert out.getvalue().splitlines()[-1] == "Result: OK (exit 0)"
+
+
+@pytest.mark.parametrize("how", ["command", "download"])
+def test_the_export_right_after_keys_rotate_and_a_restart_verifies_pinned_to_the_new_key(
+    app: Flask, session: Session, tmp_path: Path, how: str
+) -> None:
+    """After `flask keys rotate` and the restart, the whole log's export failed pinned to the
+    new key, the one the console and the public-key answer show ("checkpoint 1 (size 9): the
+    signature is not valid for this key"), until something else made the new key sign a
+    checkpoint: the export now has it signed first, as a bundle does."""
+    from sota_casino.verify import main
+
+    alice = accounts.register(session, "alice", PASSWORD).id
+    _play_a_round(session, alice)
+    audit.checkpoint(session)
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    (change,) = fairness_service.public_key_info(session).key_changes
+    new_key = change["document"]["new_public_key_hex"]
+    renewed = create_app(dict(app.config))  # a restart: it loads the new key file
+    export = tmp_path / "audit.jsonl"
+    if how == "command":
+        with renewed.app_context():  # the command's app, not the test's
+            result = renewed.test_cli_runner().invoke(args=["audit", "export", str(export)])
+        assert result.exit_code == 0, result.output
+    else:
+        with renewed.app_context():
+            fresh = renewed.extensions["sota_casino.sessionmaker"]()
+            operator = accounts.create_operator(fresh, "olga", PASSWORD, role="operator")
+            token, _expires = accounts.start_session(fresh, operator.id, kind="api")
+            fresh.close()
+        answer = renewed.test_client().get(
+            "/api/v1/operator/audit/export", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert answer.status_code == 200
+        export.write_bytes(answer.get_data())
+    renewed.extensions["sota_casino.engine"].dispose()
+    out = io.StringIO()
+    assert main(["audit", str(export), "--public-key", new_key], out) == 0, out.getvalue()
+    assert out.getvalue().splitlines()[-1] == "Result: OK (exit 0)"

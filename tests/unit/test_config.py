@@ -106,3 +106,20 @@ def test_make_run_answers_for_this_computers_own_names_unless_told_otherwise() -
 
     assert "TRUSTED_HOSTS=127.0.0.1,localhost " in run_recipe()
     assert "TRUSTED_HOSTS=casino.example " in run_recipe(TRUSTED_HOSTS="casino.example")
+
+
+@pytest.mark.parametrize(
+    ("value", "secure"),
+    [("1", True), ("TRUE", True), ("yes", True), ("on", True)]
+    + [("0", False), ("false", False), ("No", False), ("off", False)],
+)
+def test_an_on_off_setting_reads_its_words_either_way(value: str, secure: bool) -> None:
+    # "off" and "no" turned every cookie Secure: logins over plain HTTP then failed.
+    found = config.from_environment({"SESSION_COOKIE_SECURE": value})
+    assert found["SESSION_COOKIE_SECURE"] is secure
+
+
+@pytest.mark.parametrize("value", ["2", "maybe", "secure"])
+def test_an_on_off_setting_refuses_any_other_word(value: str) -> None:
+    with pytest.raises(config.SettingsError, match=r"^SESSION_COOKIE_SECURE must be 1 or 0"):
+        config.from_environment({"SESSION_COOKIE_SECURE": value})

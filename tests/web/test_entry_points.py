@@ -185,8 +185,10 @@ def test_the_flask_command_says_an_outage_or_a_database_never_migrated_in_one_li
 def test_a_setting_the_app_cannot_start_with_is_one_line_naming_it(
     setting: str, value: str, said: str, tmp_path: Path
 ) -> None:
-    """`flask --app app ...` and `python app.py` end in one line and exit 1, never a traceback
-    (which would also show a database URL's password)."""
+    """`flask --app app ...`, `python app.py` and gunicorn end in one line and exit 1, never a
+    traceback (which would also show a database URL's password). gunicorn printed a traceback
+    for a whole-number setting, and for the others started workers that failed one after the
+    other for as long as it ran, its port taken and nothing served."""
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'casino.db'}",
@@ -200,3 +202,9 @@ def test_a_setting_the_app_cannot_start_with_is_one_line_naming_it(
         assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
         assert done.stderr.startswith("Error: ") and said in done.stderr
         assert "SECRET-PW" not in done.stderr
+    gunicorn = [str(BIN / "gunicorn"), "wsgi:app", "--bind", f"127.0.0.1:{_free_port()}"]
+    done = subprocess.run(gunicorn, cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1, done.stderr
+    said_lines = [line for line in done.stderr.splitlines() if line and "[INFO]" not in line]
+    assert len(said_lines) == 1 and said_lines[0].startswith("Error: "), done.stderr
+    assert said in said_lines[0] and "SECRET-PW" not in done.stderr
