@@ -325,7 +325,7 @@ def keys_rotate() -> None:
     click.echo(f"new key {change['new_public_key_hex']}, signed over by the old key")
     click.echo(
         f"copy {path} to every other server of the service, then restart them all to sign with "
-        "the new key (a server started with the old file goes on signing with the retired key)"
+        "the new key (one not restarted goes on signing with the retired key)"
     )
 
 

@@ -36,18 +36,41 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
 def check_settings() -> None:
     """Check the environment's settings as every serving process will start with them, and
-    start nothing (no connection, no thread): for gunicorn's master, before it forks workers
-    that would each fail alike, and be started again, and again. It makes the instance's
-    secret and signing key on a first start, so the workers read one key, not each their own.
+    start nothing (no thread; one connection, closed): for gunicorn's master, before it forks
+    workers that would each fail alike, and be started again, and again. It makes the
+    instance's secret and signing key on a first start, so the workers read one key, not each
+    their own.
 
-    :raises SettingsError: naming the first setting the app cannot start with.
+    :raises SettingsError: naming the first setting the app cannot start with, or a key file
+        holding a key that ``flask keys rotate`` retired (a server the new key file was not
+        copied to would go on signing with the old key).
     """
+    from sqlalchemy.exc import SQLAlchemyError
+
     from . import db
+    from .core.errors import CasinoError
+    from .services import fairness
+    from .services.context import ServiceContext
     from .services.context import load_or_create_signing_key
 
     app = _configured(None)
-    db.app_engine(app.config).dispose()
-    load_or_create_signing_key(app.config["SIGNING_KEY_FILE"])
+    engine = db.app_engine(app.config)
+    path = app.config["SIGNING_KEY_FILE"]
+    context = ServiceContext(signing_key=load_or_create_signing_key(path), settings=app.config)
+    session = db.make_sessionmaker(engine, context)()
+    try:
+        retired = fairness.key_retired_at(session)
+    except (SQLAlchemyError, CasinoError):
+        retired = None  # no database to ask (yet): the workers' requests and /readyz say why
+    finally:
+        session.close()
+        engine.dispose()
+    if retired is not None:
+        raise config.SettingsError(
+            f"SIGNING_KEY_FILE {path} holds key {context.public_key_hex[:16]}…, which `flask "
+            f"keys rotate` retired on {retired:%Y-%m-%d %H:%M} UTC: copy the key file in use "
+            "here (`flask keys show` names it) and start again"
+        )
 
 
 def _configured(test_config: Mapping[str, Any] | None) -> Flask:

@@ -103,6 +103,17 @@ def _register_public_key(session: Session) -> None:
     )
 
 
+@read_only
+def key_retired_at(session: Session) -> datetime | None:
+    """When ``flask keys rotate`` retired this process's key; None while it is the one in use
+    (or before it signed anything)."""
+    return session.scalar(
+        select(SigningKey.retired_at).where(
+            SigningKey.public_key_hex == context_of(session).public_key_hex
+        )
+    )
+
+
 def _install_key(session: Session, public_hex: str, now: datetime) -> None:
     """Retire the keys in use and record ``public_hex`` as the one that signs from ``now``."""
     session.execute(

@@ -419,3 +419,31 @@ def test_the_export_right_after_keys_rotate_and_a_restart_verifies_pinned_to_the
     out = io.StringIO()
     assert main(["audit", str(export), "--public-key", new_key], out) == 0, out.getvalue()
     assert out.getvalue().splitlines()[-1] == "Result: OK (exit 0)"
+
+
+def test_a_server_started_with_the_retired_key_file_is_refused_at_start(
+    app: Flask, session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `flask keys rotate` on one server, another started with its old key file served
+    and signed checkpoints with the retired key, saying nothing. gunicorn's master now refuses
+    to start it, in one line (gunicorn.conf.py's ``on_starting`` calls this check)."""
+    from sota_casino import config
+    from sota_casino.factory import check_settings
+
+    accounts.register(session, "alice", PASSWORD)  # signs: the key is registered
+    key_file = Path(app.config["SIGNING_KEY_FILE"])
+    old_file = tmp_path / "other-server" / "signing_key.pem"
+    old_file.parent.mkdir()
+    old_file.write_bytes(key_file.read_bytes())
+    monkeypatch.setenv("DATABASE_URL", app.config["DATABASE_URL"])
+    monkeypatch.setenv("SECRET_KEY", "x")
+    monkeypatch.setenv("SIGNING_KEY_FILE", str(old_file))
+    check_settings()  # the key in use: nothing to say
+    assert app.test_cli_runner().invoke(args=["keys", "rotate"]).exit_code == 0
+    with pytest.raises(config.SettingsError) as refused:
+        check_settings()
+    said = str(refused.value)
+    assert said.startswith(f"SIGNING_KEY_FILE {old_file} holds key ")
+    assert "which `flask keys rotate` retired on " in said
+    monkeypatch.setenv("SIGNING_KEY_FILE", str(key_file))
+    check_settings()  # the new key file: in use
