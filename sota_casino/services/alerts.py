@@ -421,11 +421,17 @@ def _enabled(session: Session, *kinds: str, lock: bool = False) -> list[AlertRul
 def after_adjustment(
     session: Session, actor_id: int, user_id: int, currency: str, amount: int
 ) -> None:
-    """Weigh an adjustment just recorded against the adjustment rules (caller's transaction)."""
+    """Weigh an adjustment just recorded against the adjustment rules (caller's transaction).
+
+    A rule raises an alert when the total of its period is over its threshold, at most once a
+    period for one player (or operator): the adjustments before the rule was made count too,
+    so a rule made after the total went over speaks at the next adjustment.
+    """
     for rule in _enabled(session, PLAYER_ADJUSTMENTS, OPERATOR_ADJUSTMENTS):
         if rule.currency != currency:
             continue
-        since = fairness.format_time(_now() - timedelta(hours=rule.period_hours))
+        start = _now() - timedelta(hours=rule.period_hours)
+        since = fairness.format_time(start)
         # Sequenced or not yet: this adjustment's own entry is still pending on PostgreSQL.
         if rule.kind == PLAYER_ADJUSTMENTS:
             subject = f"user:{user_id}"
@@ -435,7 +441,7 @@ def after_adjustment(
             found = audit.data_of_recent(session, "money.adjust", since, actor=subject)
         moved = [m for m in map(json.loads, found) if m.get("currency") == currency]
         total = sum(abs(int(m["amount"])) for m in moved)
-        if total > rule.threshold >= total - abs(amount):
+        if total > rule.threshold and not _raised_since(session, rule, subject, start):
             name = _names(session, {int(subject[5:])}).get(int(subject[5:]), subject)
             _raise(
                 session,
@@ -453,6 +459,14 @@ def after_adjustment(
             )
 
 
+def _raised_since(session: Session, rule: AlertRule, subject: str, since: datetime) -> bool:
+    """Whether ``rule`` raised an alert about ``subject`` since ``since``."""
+    query = select(Alert.id).where(
+        Alert.rule_id == rule.id, Alert.subject == subject, Alert.raised_at >= since
+    )
+    return session.scalar(query.limit(1)) is not None
+
+
 @transactional
 def scan(session: Session) -> int:
     """Look for large wins settled since the last scan and for failed standing checks; return
@@ -463,7 +477,9 @@ def scan(session: Session) -> int:
     watching = _enabled(session, LARGE_WIN, CHECK_FAILED, lock=True)
     now = _now()
     for rule in (rule for rule in watching if rule.kind == LARGE_WIN):
-        start = (rule.scanned_at or rule.created_at) - OVERLAP
+        # Back over the last scan's edge (a round settled just before it may have committed just
+        # after), but never to before the rule was made.
+        start = max((rule.scanned_at or rule.created_at) - OVERLAP, rule.created_at)
         wins = session.execute(
             select(Round.id, Round.user_id, Round.net, Round.game)
             .where(

@@ -679,3 +679,45 @@ def test_a_free_text_search_from_the_largest_id_on_is_an_empty_page(
         audit.record(session, actor="system", action="test.filler", data={"w": "needle"})
     page = audit.entries(session, text="needle", **cursor)
     assert page.entries == [] and page.next_after_seq is None
+
+
+def test_a_rule_made_after_the_total_went_over_raises_at_the_next_adjustment_once_a_period(
+    app: Flask,
+) -> None:
+    """A rule raised its alert only when an adjustment carried the total across its threshold:
+    one made after an operator's total was already over stayed silent for the whole period."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    olga, otto, pat = _people(session)
+    money.adjust(session, otto, pat, "chips", 1_250, "before the rule")
+    rule = alerts.create_rule(session, olga, "operator_adjustments", "chips", 1_000, 24)
+    assert _alerts(session) == []  # nothing moved since the rule was made
+    money.adjust(session, otto, pat, "chips", 100, "after the rule")
+    raised = _alerts(session)
+    assert [(a.rule_id, a.subject) for a in raised] == [(rule.id, f"user:{otto}")]
+    assert raised[0].params is not None and raised[0].params["total"] == 1_350
+    money.adjust(session, otto, pat, "chips", 100, "again")
+    assert len(_alerts(session)) == 1  # once a period
+    session.close()
+
+
+def test_a_large_win_rule_looks_at_rounds_settled_from_its_making_on(app: Flask) -> None:
+    """A new rule's first scan looked five minutes back, raising alerts for wins settled before
+    the rule existed."""
+    session = app.extensions["sota_casino.sessionmaker"]()
+    olga, _otto, pat = _people(session)
+
+    def a_win() -> int:
+        while True:
+            played = rounds.place_casino_war_bet(session, pat, 1_000)
+            if played.status != "settled":
+                played = rounds.decide_casino_war(session, pat, played.id, "war")
+            if played.net is not None and played.net > 0:
+                return played.id
+
+    before = a_win()
+    rule = alerts.create_rule(session, olga, "large_win", "chips", 1, 24)
+    after = a_win()
+    alerts.scan(session)
+    assert [(a.rule_id, a.subject) for a in _alerts(session)] == [(rule.id, f"round:{after}")]
+    assert before != after
+    session.close()
