@@ -1534,14 +1534,21 @@ def export_range(
     ``{"old_size", "new_size", "proof"}``, the consistency proof from that size to the vouching
     checkpoint's.
 
-    :raises InvalidInput: for a bad bound, or a kept size under 1 or past the latest checkpoint
-        (no checkpoint of this log is that large); :raises NotFound: for a range with no entries.
+    :raises InvalidInput: for a bad bound (or ``from_seq`` past ``to_seq``), or a kept size
+        under 1 or past the latest checkpoint (no checkpoint of this log is that large);
+    :raises NotFound: for a range with no entries.
     """
     for name, value in (("from_seq", from_seq), ("to_seq", to_seq)):
         if value is not None and value < 1:
             raise InvalidInput(
                 N_("%(option)s must be 1 or more"), params={"option": name}, field=name
             )
+    if from_seq is not None and to_seq is not None and from_seq > to_seq:
+        raise InvalidInput(
+            N_("from_seq %(first)s is after to_seq %(last)s: give the range's first entry first"),
+            params={"first": from_seq, "last": to_seq},
+            field="from_seq",
+        )
     sizes = sorted(set(kept))
     _check_kept_sizes(session, sizes)
     in_range = ranges.timed(

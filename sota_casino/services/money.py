@@ -297,6 +297,9 @@ def _adjust(
         session, actor_id, user_id, currency, amount, reason
     )
     _one_at_a_time(session, actor_id)
+    # A debit the balance does not cover is refused first: asked to propose it, the operator
+    # would only be refused again (a proposal is checked the same way).
+    refuse_overdraft(ledger.player_balances(session, user_id).of(currency), currency, amount)
     refusal = _approval_refusal(session, actor_id, currency, amount)
     if refusal:
         raise refusal

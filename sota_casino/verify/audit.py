@@ -478,8 +478,10 @@ def _consistency_held(
 def render_audit(report: AuditReport, symbols: Symbols) -> list[str]:
     """Return the human-readable lines of an audit export's report."""
     marks, chain = symbols.marks, report.chain
+    signed = len(report.checkpoints)
     lines = [
-        f"Audit export {report.source}: {chain.size} entries, {len(report.checkpoints)} checkpoints"
+        f"Audit export {report.source}: {chain.size} entr{'y' if chain.size == 1 else 'ies'}, "
+        f"{signed} checkpoint{'' if signed == 1 else 's'}"
     ]
     first = report.range_first or 1
     if chain.ok:

@@ -216,7 +216,10 @@ def audit_export() -> ResponseReturnValue:
     errors=(*QUERY_ERRORS, 404),
     query=s.RangeExportQuery,
     media="application/jsonl",
-    beyond_schema=("a kept size above the log's size, or above its latest checkpoint's",),
+    beyond_schema=(
+        "a kept size above the log's size, or above its latest checkpoint's",
+        "from_seq after to_seq",
+    ),
 )
 def audit_range_export(query: s.RangeExportQuery) -> ResponseReturnValue:
     return range_export_response(**query.model_dump())

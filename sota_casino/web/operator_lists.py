@@ -35,6 +35,7 @@ from .inputs import query_text
 from .operator import bp
 from .schemas import AUDIT_FILTER_MAX
 from .schemas import KEPT_PATTERN
+from .schemas import MAX_KEPT
 from .schemas import NAME_FILTER_MAX
 
 PAGE_SIZE: Final = 50
@@ -147,8 +148,11 @@ def range_export_response(
     if kept is not None:
         if not re.fullmatch(KEPT_PATTERN, kept):
             raise InvalidInput(
-                N_("%(field)s: string should match pattern '%(pattern)s'"),
-                params={"field": "kept", "pattern": KEPT_PATTERN},
+                N_(
+                    "kept must be the sizes of the checkpoints you kept, as whole numbers "
+                    "separated by commas (at most %(most)s), such as 1000,2000"
+                ),
+                params={"most": MAX_KEPT},
                 field="kept",
             )
         sizes = [int(size) for size in kept.split(",")]
@@ -168,7 +172,7 @@ def audit_range_export() -> ResponseReturnValue:
         to_seq=query_int("to_seq", low=1, default=None),
         since=_time("since"),
         until=_time("until"),
-        kept=request.args.get("kept"),
+        kept=request.args.get("kept", "").replace(" ", "") or None,  # the form's field, blank
     )
 
 

@@ -721,3 +721,17 @@ def test_a_large_win_rule_looks_at_rounds_settled_from_its_making_on(app: Flask)
     assert [(a.rule_id, a.subject) for a in _alerts(session)] == [(rule.id, f"round:{after}")]
     assert before != after
     session.close()
+
+
+def test_a_debit_the_balance_does_not_cover_is_refused_as_such_before_asking_for_approval(
+    four_eyes: Session,
+) -> None:
+    """A 2,000-chip debit of a player holding 1,000 was refused with "needs the approval of
+    another operator: propose it", and the proposal then with insufficient funds."""
+    session = four_eyes
+    _olga, otto, pat = _people(session)
+    size = len(_actions(session))
+    with pytest.raises(InsufficientFunds):
+        money.adjust(session, otto, pat, "chips", -200_000, "clawback")
+    assert len(_actions(session)) == size
+    assert money.balances(session, pat).chips == 100_000

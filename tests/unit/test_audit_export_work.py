@@ -247,3 +247,15 @@ def test_a_time_that_names_no_moment_is_refused(text: str) -> None:
 def test_a_year_before_1000_is_written_in_four_digits() -> None:
     moment = datetime(999, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
     assert fairness.format_time(moment) == "0999-01-02T03:04:05.000006Z"
+
+
+@pytest.mark.parametrize(
+    ("entries", "said"), [(5, "5 entries, 1 checkpoint"), (1, "1 entry, 0 checkpoints")]
+)
+def test_the_reports_first_line_counts_in_the_singular_where_there_is_one(
+    entries: int, said: str
+) -> None:
+    # It read "10 entries, 1 checkpoints".
+    log = _log(entries)
+    report = verify_audit_export(_export(log, _checkpoints(log)), PUBLIC)
+    assert render_audit(report, Symbols(io.StringIO()))[0].endswith(f": {said}")

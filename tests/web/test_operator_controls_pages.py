@@ -17,6 +17,7 @@ from flask import Flask
 from operator_support import CSRF
 from operator_support import add_user
 from operator_support import audit_size
+from operator_support import bearer as staff_bearer
 from operator_support import client_as
 from operator_support import db
 from operator_support import last_entry
@@ -407,6 +408,45 @@ def test_the_console_s_range_export_takes_kept_sizes_as_the_api_does(app: Flask)
     for kept in ("x", "1;2", "0", str(size + 100)):
         refused = olga.get(f"/operator/audit/range-export?from_seq=1&kept={kept}")
         assert refused.status_code == 422, (kept, refused.get_data(as_text=True))
+    # Said in words, not as the pattern ("kept: string should match pattern '^[0-9]{1,19}...").
+    refused = olga.get("/operator/audit/range-export?from_seq=1&kept=abc").get_data(as_text=True)
+    assert "kept must be the sizes of the checkpoints you kept, as whole numbers" in refused
+    assert "pattern" not in refused
+
+
+def test_the_console_s_range_form_asks_for_the_kept_sizes(app: Flask) -> None:
+    """The form had no field for them: the address was edited by hand."""
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    session = db(app)
+    try:
+        size = audit.checkpoint(session)["document"]["size"]
+    finally:
+        session.close()
+    page = olga.get("/operator/audit").get_data(as_text=True)
+    form = page.split('aria-label="range export"')[1].split("</form>")[0]
+    assert 'name="kept"' in form and 'for="r-kept"' in form
+    blank = olga.get("/operator/audit/range-export?from_seq=1&to_seq=1&since=&until=&kept=")
+    assert blank.status_code == 200  # the form sends its blank fields
+    assert not audit_chain.parse_export_text(blank.get_data(as_text=True)).consistency
+    typed = olga.get(f"/operator/audit/range-export?from_seq=1&to_seq=1&kept=1,+{size}")
+    assert typed.status_code == 200, typed.get_data(as_text=True)
+    consistency = audit_chain.parse_export_text(typed.get_data(as_text=True)).consistency
+    assert [(c["old_size"], c["new_size"]) for c in consistency] == [(1, size), (size, size)]
+
+
+def test_a_range_whose_first_entry_is_after_its_last_is_a_422_saying_so(app: Flask) -> None:
+    """It was a 404, "no entries in that range", as if the log were too short."""
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    page = olga.get("/operator/audit/range-export?from_seq=5&to_seq=2")
+    assert page.status_code == 422
+    assert "from_seq 5 is after to_seq 2: give the range&#39;s first entry first" in page.get_data(
+        as_text=True
+    )
+    token = staff_bearer(app, "olga")
+    api = app.test_client().get(
+        "/api/v1/operator/audit/range-export?from_seq=5&to_seq=2", headers=token
+    )
+    assert api.status_code == 422 and api.get_json()["error"]["field"] == "from_seq"
 
 
 def test_a_refused_time_zone_shows_its_form_again_with_the_reason(app: Flask) -> None:
