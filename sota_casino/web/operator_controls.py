@@ -43,6 +43,7 @@ from .i18n import Phrase
 from .i18n import error_message
 from .i18n import flash_phrase
 from .i18n import flash_words
+from .i18n import gettext
 from .i18n import gettext_counting
 from .i18n import phrase
 from .i18n import phrase_text
@@ -55,6 +56,7 @@ from .operator import problem_words
 from .operator import refusal_shown_by
 from .operator import typed_number
 from .paths import is_local_path
+from .sota import PRESET_TITLES
 
 #: How the console names the kinds of alert rule.
 RULE_KINDS: Final = {
@@ -63,6 +65,47 @@ RULE_KINDS: Final = {
     alerts.OPERATOR_ADJUSTMENTS: N_("adjustments by one operator over a period"),
     alerts.CHECK_FAILED: N_("a failed standing check"),
 }
+
+
+#: A table's settings as its form names them: its approvals and its history say a change so.
+SETTING_LABELS: Final = {
+    "min_bet": N_("Minimum bet (whole chips)"),
+    "max_bet": N_("Maximum bet (whole chips)"),
+    "decks": N_("Decks"),
+    "tie_payout": N_("Tie bet pays (to 1; 0 = no tie bet)"),
+    "burn": N_("Burned cards before war"),
+    "bonus": N_("Bonus on a war tie"),
+    "min_stake": N_("Minimum stake (sweets)"),
+    "max_stake": N_("Maximum stake (sweets)"),
+    "presets": N_("Presets players may pick"),
+    "custom_rules": N_("players may also choose their own rule set"),
+}
+#: The war-tie bonus as the form offers it.
+BONUS_WORDS: Final = {
+    "none": N_("none (raise wins even money)"),
+    "ante": N_("ante (extra win equal to the ante)"),
+}
+
+
+@bp.app_template_global()
+def setting_change(name: str, after: object, before: object = ...) -> Markup:
+    """A table setting's change in the form's words: ``Maximum bet (whole chips): 500 → 400``,
+    or ``…: 400`` where the new value alone is known (``before`` not given: a proposal)."""
+    shown = [_setting_value(name, value) for value in (before, after) if value is not ...]
+    label = gettext(SETTING_LABELS[name]) if name in SETTING_LABELS else name
+    return escape(label) + Markup(": ") + Markup(" → ").join(escape(v) for v in shown)
+
+
+def _setting_value(name: str, value: object) -> str:
+    if name in ("min_bet", "max_bet") and isinstance(value, int):
+        return chips(value)
+    if name == "bonus" and isinstance(value, str) and value in BONUS_WORDS:
+        return gettext(BONUS_WORDS[value])
+    if name == "presets" and isinstance(value, list):
+        return ", ".join(gettext(PRESET_TITLES.get(str(p), str(p))) for p in value)
+    if isinstance(value, bool):
+        return gettext(N_("yes") if value else N_("no"))
+    return "—" if value is None else str(value)
 
 
 # --- people and times, as every console page shows them ---------------------------------------

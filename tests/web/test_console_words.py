@@ -516,3 +516,35 @@ def test_the_ledger_check_s_problems_show_amounts_as_the_console_does(
     text = text.replace("\xa0", " ").replace("\u202f", " ")
     assert chips.format(pat=pat) in text
     assert f"player:{pat}:sweets" in text and sweets in text
+
+
+@pytest.mark.parametrize("language", ["en", "fi"])
+def test_a_table_change_reads_in_the_form_s_words_and_units_on_approvals_and_history(
+    app: Flask, language: str
+) -> None:
+    """The form says "Maximum bet (whole chips)" and 500 → 400; the approvals read
+    "max_bet → 40000" and the history "max_bet: 50000 → 40000", in option names and
+    hundredths of a chip."""
+    olga, otto = add_user(app, "olga", "operator"), add_user(app, "otto", "operator")
+    change = {"max_bet": 40_000, "bonus": "ante", "tie_payout": 8}
+    with db(app) as session:
+        proposal = settings.propose_table_change(session, olga, "casino_war", change)
+    staff = client_as(app, otto)
+    staff.set_cookie("lang", language)
+    said_as = _words(language).gettext
+    max_bet, bonus = said_as("Maximum bet (whole chips)"), said_as("Bonus on a war tie")
+    pending = html.unescape(staff.get("/operator/approvals").get_data(as_text=True))
+    for said in (
+        f"{max_bet}: 400",
+        f"{bonus}: {said_as('ante (extra win equal to the ante)')}",
+        f"{said_as('Tie bet pays (to 1; 0 = no tie bet)')}: 8",
+    ):
+        assert said in pending, said
+    assert "max_bet" not in pending and "40000" not in pending
+    with db(app) as session:
+        approvals.decide(session, otto, proposal.id, True)
+    history = html.unescape(staff.get("/operator/tables").get_data(as_text=True))
+    history = history.split('id="history-title"')[1]
+    assert f"{max_bet}: 500 → 400" in history
+    assert f"{bonus}: {said_as('none (raise wins even money)')} → " in history
+    assert "max_bet" not in history and "40000" not in history
