@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -199,11 +200,31 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class OverAloneLimit:
+    """Why an adjustment waits for a second operator: ``above`` is the most one operator
+    adjusts alone within :data:`ALONE_WINDOW`, and ``total`` what they would have adjusted alone
+    with it (``None`` where the amount alone is over)."""
+
+    above: int
+    total: int | None
+
+
 @in_transaction
-def needs_approval(session: Session, actor_id: int, currency: str, amount: int) -> bool:
-    """Whether an adjustment of ``amount`` by ``actor_id`` waits for a second operator (four
-    eyes)."""
-    return _approval_refusal(session, actor_id, currency, amount) is not None
+def needs_approval(
+    session: Session, actor_id: int, currency: str, amount: int
+) -> OverAloneLimit | None:
+    """Why an adjustment of ``amount`` by ``actor_id`` waits for a second operator (four eyes),
+    or ``None`` if its operator applies it alone: it, and what they adjusted alone in the last
+    24 hours to any player, each counted in absolute value, stay within the limit (so splitting
+    a large amount is no way around it)."""
+    above = _four_eyes_above(session, currency)
+    if not above:
+        return None
+    if abs(amount) > above:
+        return OverAloneLimit(above, None)
+    total = _adjusted_alone(session, actor_id, currency) + abs(amount)
+    return OverAloneLimit(above, total) if total > above else None
 
 
 def _four_eyes_above(session: Session, currency: str) -> int:
@@ -214,31 +235,26 @@ def _four_eyes_above(session: Session, currency: str) -> int:
 def _approval_refusal(
     session: Session, actor_id: int, currency: str, amount: int
 ) -> ApprovalRequired | None:
-    """Why an adjustment waits for a second operator, or ``None`` if its operator applies it
-    alone: it, and what they adjusted alone in the last 24 hours to any player, each counted in
-    absolute value, stay within the limit (so splitting a large amount is no way around it)."""
-    above = _four_eyes_above(session, currency)
-    if not above:
+    """The refusal of an adjustment that waits for a second operator (:func:`needs_approval`)."""
+    over = needs_approval(session, actor_id, currency, amount)
+    if over is None:
         return None
-    if abs(amount) > above:
+    if over.total is None:
         return ApprovalRequired(
             N_(
                 "an adjustment of more than %(above)s %(currency)s (minor units) needs a second "
                 "operator's approval: propose it"
             ),
-            params={"above": above, "currency": currency},
+            params={"above": over.above, "currency": currency},
         )
-    total = _adjusted_alone(session, actor_id, currency) + abs(amount)
-    if total > above:
-        return ApprovalRequired(
-            N_(
-                "your adjustments without a second operator in the last 24 hours would add up to "
-                "%(total)s %(currency)s (minor units), more than %(above)s: this one needs a "
-                "second operator's approval: propose it"
-            ),
-            params={"total": total, "above": above, "currency": currency},
-        )
-    return None
+    return ApprovalRequired(
+        N_(
+            "your adjustments without a second operator in the last 24 hours would add up to "
+            "%(total)s %(currency)s (minor units), more than %(above)s: this one needs a "
+            "second operator's approval: propose it"
+        ),
+        params={"total": over.total, "above": over.above, "currency": currency},
+    )
 
 
 def _one_at_a_time(session: Session, actor_id: int) -> None:

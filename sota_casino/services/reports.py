@@ -748,7 +748,7 @@ def actor_names(session: Session, actors: set[str | None]) -> dict[str | None, s
 @dataclass(frozen=True, slots=True)
 class AdjustmentPreview:
     """What an adjustment would do, before it is applied: the balance ``before`` and ``after``
-    in minor units, and whether it waits for a second operator."""
+    in minor units, and why it waits for a second operator, if it does."""
 
     user: results.User
     currency: str
@@ -756,7 +756,7 @@ class AdjustmentPreview:
     reason: str
     before: int
     after: int
-    needs_approval: bool
+    needs_approval: money.OverAloneLimit | None
 
 
 @read_only

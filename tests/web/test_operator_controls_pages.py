@@ -114,6 +114,29 @@ def test_two_operators_adjust_with_approval_and_change_a_table_by_the_forms(
     assert "olga" in history and "(approved by otto)" in history and "user:" not in history
 
 
+def test_the_adjustment_preview_says_why_it_waits_for_a_second_operator(app: Flask) -> None:
+    """Under the 1,000-chip limit itself, 990 chips waited for approval because of what olga
+    adjusted alone that day, and the page did not say so."""
+    pat = add_user(app, "pat", "player")
+    olga_id = add_user(app, "olga", "operator")
+    olga = client_as(app, olga_id)
+    with db(app) as session:
+        money.adjust(session, olga_id, pat, "chips", 1_250, "earlier today")
+
+    def preview(chips: str) -> str:
+        form = {"csrf_token": CSRF, "direction": "credit", "currency": "chips", "amount": chips}
+        page = olga.post(f"/operator/players/{pat}/adjust/preview", data=form | {"reason": "r"})
+        assert page.status_code == 200
+        words = re.sub(r"<[^>]+>", "", page.get_data(as_text=True))
+        return " ".join(html.unescape(words).split())
+
+    assert "over the 1,000 chips one operator may adjust alone" in preview("2000")
+    said = preview("990")
+    assert "With what you adjusted alone in the last 24 hours, this makes 1,002.50 chips" in said
+    assert "over the 1,000 chips one operator may adjust alone" in said
+    assert "Propose for approval" in said and "one operator may adjust alone" not in preview("5")
+
+
 def test_the_table_form_submitted_twice_with_its_key_proposes_once(
     make_app: Callable[..., Flask],
 ) -> None:
