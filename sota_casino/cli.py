@@ -183,9 +183,9 @@ def audit_export(path: str) -> None:
     count = 0
     try:
         with open(partial, "w", encoding="utf-8") as handle:
-            # As the download does, once there is a file to write into: the newest entries
-            # signed if due, and by the key in use right after a key change.
-            audit.sign_if_due(session)
+            # As the download does, once there is a file to write into: signed by the key in
+            # use right after a key change.
+            audit.sign_after_a_key_change(session)
             with _log_progress(audit.current_size(session), "exporting the log") as advance:
                 for line in audit.iter_export(session):  # streamed: memory stays flat
                     handle.write(line)

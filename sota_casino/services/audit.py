@@ -898,9 +898,20 @@ def sign_if_due(session: Session) -> Checkpoint | None:
     """
     integrate(session)  # the asker's newest entries, if no other integrator is at them
     if _signed_by_a_replaced_key(session):
-        flush(session)  # the key change, if the command that made it left it pending
-        return _sign_with_key_in_use(session)
+        return sign_after_a_key_change(session)
     return _sign_due(session) if _checkpoint_due(session) else None
+
+
+@own_transactions
+def sign_after_a_key_change(session: Session) -> Checkpoint | None:
+    """Sign a checkpoint over the whole log with the key in use, if the latest was signed by a
+    key this process no longer signs with (right after ``flask keys rotate`` and a restart);
+    return it (``None``: none was needed). An export of the log asks first, so that it
+    verifies pinned to the key the service shows at once."""
+    if not _signed_by_a_replaced_key(session):
+        return None
+    flush(session)  # the key change, if the command that made it left it pending
+    return _sign_with_key_in_use(session)
 
 
 @read_only

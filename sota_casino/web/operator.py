@@ -275,10 +275,10 @@ def export() -> ResponseReturnValue:
 
 
 def export_response() -> Response:
-    """Return the whole log as a JSON Lines download (also used by the API), its newest entries
-    signed first if they are due, and by the key in use right after a key change (else the
-    export verifies pinned to the new key only once some other request signed it)."""
-    audit.sign_if_due(get_session())
+    """Return the whole log as a JSON Lines download (also used by the API), signed first by the
+    key in use right after a key change (else the export verifies pinned to the new key only
+    once some other request has it sign)."""
+    audit.sign_after_a_key_change(get_session())
     lines = audit.iter_export(get_session())
     return attachment(lines, "application/jsonl", f"audit-{stamp()}.jsonl")
 
