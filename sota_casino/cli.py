@@ -163,7 +163,7 @@ def audit_checkpoint() -> None:
 
     signed = audit.checkpoint(new_session())
     document = signed["document"]
-    click.echo(f"checkpoint {document['size']} root {document['root']}")
+    click.echo(f"checkpoint over {document['size']} entries, root {document['root']}")
 
 
 @audit_group.command("export")

@@ -55,6 +55,12 @@ INT_SETTINGS: dict[str, int] = {
     "TRUSTED_PROXIES": 0,  # proxies in front that set X-Forwarded-For/-Proto/-Host (throttling)
 }
 
+#: Whole-number settings that 0 would make useless, with what 0 would do.
+AT_LEAST_ONE = {
+    "SESSION_HOURS": "a session of 0 hours ends as it starts, and no one could log in",
+    "TOKEN_HOURS": "a token of 0 hours ends as it is given, and no script could use one",
+}
+
 #: The peers whose ``X-Forwarded-*`` headers are believed: the addresses or networks of the
 #: proxy in front, comma-separated, ``*`` for any peer. gunicorn reads the same variable for
 #: ``X-Forwarded-Proto`` (gunicorn.conf.py), so one setting says who the proxy is.
@@ -85,6 +91,8 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
     for name in INT_SETTINGS:
         if env.get(name):
             found[name] = _whole_number(name, env[name])
+            if found[name] == 0 and name in AT_LEAST_ONE:
+                raise SettingsError(f"{name} must be 1 or more: {AT_LEAST_ONE[name]}")
     for name in ("TRUSTED_HOSTS", "FORWARDED_ALLOW_IPS"):
         if env.get(name):
             found[name] = _names(env[name])

@@ -5,6 +5,7 @@ work (their outages: test_command_outages.py)."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
@@ -328,6 +329,16 @@ def test_a_command_says_the_services_refusal_in_one_line_and_exits_1(app: Flask)
         "Error: the audit log is empty; nothing to checkpoint\n",
     )
     assert isinstance(empty.exception, SystemExit)
+
+
+def test_the_checkpoint_command_says_how_many_entries_it_covers(
+    app: Flask, register: Callable
+) -> None:
+    # It printed "checkpoint 9 root …", the 9 unexplained.
+    register("alice")
+    signed = _cli(app, "audit", "checkpoint")
+    assert signed.exit_code == 0, signed.output
+    assert re.fullmatch(r"checkpoint over \d+ entries, root [0-9a-f]{64}\n", signed.output)
 
 
 # --- the operator page's check: the whole log once, then what was appended ---------------------

@@ -123,3 +123,11 @@ def test_an_on_off_setting_reads_its_words_either_way(value: str, secure: bool) 
 def test_an_on_off_setting_refuses_any_other_word(value: str) -> None:
     with pytest.raises(config.SettingsError, match=r"^SESSION_COOKIE_SECURE must be 1 or 0"):
         config.from_environment({"SESSION_COOKIE_SECURE": value})
+
+
+@pytest.mark.parametrize("name", ["SESSION_HOURS", "TOKEN_HOURS"])
+def test_a_lifetime_of_no_hours_is_refused_at_start(name: str) -> None:
+    # 0 was taken: every session or token then ended as it began.
+    with pytest.raises(config.SettingsError, match=rf"^{name} must be 1 or more: "):
+        config.from_environment({name: "0"})
+    assert config.from_environment({name: "1"}) == {name: 1}
