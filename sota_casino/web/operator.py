@@ -11,6 +11,7 @@ import json
 import re
 import secrets
 from collections.abc import Callable
+from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
 from functools import partial
@@ -766,13 +767,59 @@ def role(user_id: int) -> ResponseReturnValue:
 
 @bp.get("/tables")
 def tables() -> ResponseReturnValue:
+    return _tables_page()
+
+
+def _tables_page(refused: tuple[str, CasinoError] | None = None) -> str:
+    """The tables' forms, each showing its table's settings; ``refused``: the table whose form
+    was refused and why, its form showing what was typed."""
+    t = reports.tables(get_session())
+    shown = {name: _form_values(name, values) for name, values in t.settings.items()}
+    if refused is not None:
+        shown[refused[0]] = _typed_values(refused[0])
     # Each table's form sends a one-time key of its own: a double submit saves (or proposes) once.
     return render_template(
         "operator/tables.html",
-        t=reports.tables(get_session()),
+        t=t,
+        shown=shown,
+        refused=(refused[0], error_message(refused[1])) if refused else None,
         preset_titles=PRESET_TITLES,
         once=secrets.token_hex(16),
     )
+
+
+def _form_values(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """A table's settings as its form's fields hold them: text, bets in whole chips."""
+    if name == "casino_war":
+        whole = {option: str(values[option] // CHIP) for option in ("min_bet", "max_bet")}
+        return {**{option: str(value) for option, value in values.items()}, **whole}
+    return {
+        "min_stake": str(values["min_stake"]),
+        "max_stake": str(values["max_stake"]),
+        "presets": list(values["presets"]),
+        "custom_rules": bool(values["custom_rules"]),
+    }
+
+
+def _typed_values(name: str) -> dict[str, Any]:
+    """What the refused form of table ``name`` sent, as its fields hold it."""
+    form = request.form
+    if name == "casino_war":
+        fields = ("min_bet", "max_bet", "decks", "tie_payout", "burn", "bonus")
+        return {field: form.get(field, "") for field in fields}
+    return {
+        "min_stake": form.get("min_stake", ""),
+        "max_stake": form.get("max_stake", ""),
+        "presets": form.getlist("presets"),
+        "custom_rules": form.get("custom_rules") == "1",
+    }
+
+
+def _table_form_refused(error: CasinoError) -> ResponseReturnValue:
+    name = (request.view_args or {})["name"]
+    if name not in settings.TABLES:
+        raise error
+    return _tables_page((name, error)), status_of(error)
 
 
 #: Each table option as the console's forms name it, in a refusal as in the form's checks.
@@ -850,6 +897,7 @@ def _same(shown: object, typed: object) -> bool:
 
 
 @bp.post("/tables/<name>")
+@refusal_shown_by(_table_form_refused)
 def update_table(name: str) -> ResponseReturnValue:
     forms = {"casino_war": _casino_war_form, "sota": _sota_form}
     if name not in forms:

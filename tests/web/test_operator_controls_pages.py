@@ -229,6 +229,31 @@ def test_proposals_from_forms_drawn_at_once_each_apply_only_their_own_change(
     assert (table["max_bet"], table["tie_payout"], table["decks"]) == (30_000, 8, 6)
 
 
+def test_a_refused_table_form_is_shown_again_with_the_reason_and_what_was_typed(
+    app: Flask,
+) -> None:
+    """A refused table form was answered with the console's error page ("Please check what you
+    entered … Error 422"): the operator went back and typed the form again."""
+    olga = client_as(app, add_user(app, "olga", "operator"))
+    size = audit_size(app)
+    typed = {"min_bet": "60", "max_bet": "50", "decks": "4", "tie_payout": "8", "burn": "2"}
+    refused = olga.post(
+        "/operator/tables/casino_war", data={"csrf_token": CSRF, **typed, "bonus": "ante"}
+    )
+    assert refused.status_code == 422
+    page = refused.get_data(as_text=True)
+    war = page.split('aria-labelledby="war-title"')[1].split("</section>")[0]
+    assert 'data-testid="table-refused"' in war and "Please check" not in page
+    for field in ("min_bet", "max_bet", "tie_payout"):
+        assert re.search(rf'name="{field}"[^>]*value="{typed[field]}"', war), field
+    assert "<option selected>4</option>" in war and "<option selected>2</option>" in war
+    assert re.search(r'value="ante" checked', war)
+    sota = page.split('aria-labelledby="sota-title"')[1].split("</section>")[0]
+    assert 'data-testid="table-refused"' not in sota
+    assert audit_size(app) == size  # nothing changed
+    assert _war_table(app)["decks"] == 6
+
+
 def test_a_table_form_saved_unchanged_changes_nothing_and_says_so(app: Flask) -> None:
     olga = client_as(app, add_user(app, "olga", "operator"))
     drawn = {
