@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from flask.testing import FlaskClient
 from operator_support import CSRF
 from operator_support import add_user
 from operator_support import audit_size
@@ -438,13 +439,18 @@ def test_every_list_pages_and_downloads_on_the_console(app: Flask) -> None:
     assert olga.get("/operator/audit/range-export?from_seq=9999").status_code == 404
 
 
-def test_the_console_s_range_export_takes_kept_sizes_as_the_api_does(app: Flask) -> None:
+def _operator_after_a_checkpoint(app: Flask) -> tuple[FlaskClient, int]:
+    """A new operator's console, and the size of a checkpoint signed after they were made."""
     olga = client_as(app, add_user(app, "olga", "operator"))
     session = db(app)
     try:
-        size = audit.checkpoint(session)["document"]["size"]
+        return olga, audit.checkpoint(session)["document"]["size"]
     finally:
         session.close()
+
+
+def test_the_console_s_range_export_takes_kept_sizes_as_the_api_does(app: Flask) -> None:
+    olga, size = _operator_after_a_checkpoint(app)
     assert size > 1
     ranged = olga.get(f"/operator/audit/range-export?from_seq=1&to_seq=2&kept=1,{size}")
     assert ranged.status_code == 200, ranged.get_data(as_text=True)
@@ -464,12 +470,7 @@ def test_the_console_s_range_export_takes_kept_sizes_as_the_api_does(app: Flask)
 
 def test_the_console_s_range_form_asks_for_the_kept_sizes(app: Flask) -> None:
     """The form had no field for them: the address was edited by hand."""
-    olga = client_as(app, add_user(app, "olga", "operator"))
-    session = db(app)
-    try:
-        size = audit.checkpoint(session)["document"]["size"]
-    finally:
-        session.close()
+    olga, size = _operator_after_a_checkpoint(app)
     page = olga.get("/operator/audit").get_data(as_text=True)
     form = page.split('aria-label="range export"')[1].split("</form>")[0]
     assert 'name="kept"' in form and 'for="r-kept"' in form
