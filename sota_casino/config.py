@@ -104,11 +104,9 @@ def from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 #: The words of a setting that is on or off, in any letter case.
-SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True} | {
-    "0": False,
-    "false": False,
-    "no": False,
-    "off": False,
+SWITCH_WORDS = {
+    **dict.fromkeys(("1", "true", "yes", "on"), True),
+    **dict.fromkeys(("0", "false", "no", "off"), False),
 }
 
 
