@@ -430,8 +430,8 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
         try:
             return callback(*args, **kwargs)
         except Exception as exc:
-            url = click.get_current_context().ensure_object(ScriptInfo).load_app().config
-            if (absent := _database_absent(exc, url["DATABASE_URL"])) is not None:
+            app = click.get_current_context().ensure_object(ScriptInfo).load_app()
+            if (absent := _database_absent(exc, app.config["DATABASE_URL"])) is not None:
                 raise click.ClickException(absent) from exc
             outage = _outage_behind(exc)
             if outage is None:
@@ -447,7 +447,6 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
             click.echo(f"{name}: {outage}: {done}", err=True)
             # The command ends here, and its process's integrator with it: stopped first, its
             # next step cannot say the same outage again once the filter is gone.
-            app = click.get_current_context().ensure_object(ScriptInfo).load_app()
             quiet = background.stop_integrator(app, INTEGRATOR_STOP_SECONDS)
             sys.exit(TRY_AGAIN_LATER)
         finally:

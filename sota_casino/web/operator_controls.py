@@ -67,7 +67,8 @@ RULE_KINDS: Final = {
 }
 
 
-#: A table's settings as its form names them: its approvals and its history say a change so.
+#: A table's settings as its form names them (the form reads them here): its approvals and its
+#: history say a change so.
 SETTING_LABELS: Final = {
     "min_bet": N_("Minimum bet (whole chips)"),
     "max_bet": N_("Maximum bet (whole chips)"),
@@ -88,15 +89,22 @@ BONUS_WORDS: Final = {
 
 
 @bp.app_template_global()
+def setting_label(name: str) -> str:
+    """A table setting's name as its form shows it, in the request's language."""
+    return gettext(SETTING_LABELS[name]) if name in SETTING_LABELS else name
+
+
+@bp.app_template_global()
 def setting_change(name: str, after: object, before: object = ...) -> Markup:
     """A table setting's change in the form's words: ``Maximum bet (whole chips): 500 → 400``,
     or ``…: 400`` where the new value alone is known (``before`` not given: a proposal)."""
-    shown = [_setting_value(name, value) for value in (before, after) if value is not ...]
-    label = gettext(SETTING_LABELS[name]) if name in SETTING_LABELS else name
-    return escape(label) + Markup(": ") + Markup(" → ").join(escape(v) for v in shown)
+    shown = [setting_value(name, value) for value in (before, after) if value is not ...]
+    return escape(setting_label(name)) + Markup(": ") + Markup(" → ").join(map(escape, shown))
 
 
-def _setting_value(name: str, value: object) -> str:
+@bp.app_template_global()
+def setting_value(name: str, value: object) -> str:
+    """A table setting's value as its form shows it: bets in whole chips, the bonus in words."""
     if name in ("min_bet", "max_bet") and isinstance(value, int):
         return chips(value)
     if name == "bonus" and isinstance(value, str) and value in BONUS_WORDS:
