@@ -26,6 +26,7 @@ from babel.numbers import parse_decimal
 from flask import Blueprint
 from flask import Response
 from flask import abort
+from flask import current_app
 from flask import g
 from flask import jsonify
 from flask import redirect
@@ -470,6 +471,15 @@ def checkpoint_covers() -> int:
         g.checkpoint_size = audit.checkpoint_size(get_session())
     size: int = g.checkpoint_size
     return size
+
+
+@bp.app_template_global()
+def check_minutes() -> int:
+    """Return within how many minutes the standing checks' next background step runs (it runs
+    every ``CHECK_INTERVAL_SECONDS``), rounded up; 0: this server runs them in no background,
+    only ``flask checks run`` does."""
+    seconds = int(current_app.config.get("CHECK_INTERVAL_SECONDS") or 0)
+    return -(-seconds // 60) if seconds > 0 else 0
 
 
 @bp.app_template_global()

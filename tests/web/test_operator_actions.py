@@ -280,7 +280,8 @@ def test_the_audit_page_shows_the_stored_verdict_and_asks_for_a_whole_check(
     assert asked.status_code == 303
     waiting = page.get("/operator/audit").get_data(as_text=True)
     # By name, as the console shows every person (it said "by user:2").
-    assert "A whole check was asked for by olga; it starts" in waiting
+    # The test app runs no checks in the background (CHECK_INTERVAL_SECONDS is 0).
+    assert "asked for by olga; it runs when <code>flask checks run</code> is next" in waiting
     assert "Run a whole check in the background" not in waiting  # asked once is enough
     assert last_entry(app)["action"] == "check.requested"
     run_checks(app)
@@ -288,6 +289,40 @@ def test_the_audit_page_shows_the_stored_verdict_and_asks_for_a_whole_check(
     verdict = done.get_json()
     assert verdict["ok"] and not verdict["requested"] and verdict["size"] == size + 1
     assert page.post("/operator/checks/poker", data=form({})).status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("seconds", "when"),
+    [(0, None), (30, "within 1 minute"), (60, "within 1 minute"), (300, "within 5 minutes")],
+)
+def test_the_console_says_when_the_standing_checks_run_as_the_server_is_set(
+    app: Flask, staff: dict[str, Any], seconds: int, when: str | None
+) -> None:
+    """The console said the checks run, and an asked-for whole check starts, "within a minute"
+    whatever ``CHECK_INTERVAL_SECONDS`` said: on a server set to 300 (five minutes) or to 0 (no
+    checks in the background, only ``flask checks run``), an operator waited for what would
+    not come. Each line now says the server's own interval, or that none runs."""
+    app.config["CHECK_INTERVAL_SECONDS"] = seconds  # what the pages read; no thread is started
+    page = staff["page"]
+
+    def text(path: str) -> str:  # a count and its unit are kept on one line
+        return page.get(path).get_data(as_text=True).replace("\N{NO-BREAK SPACE}", " ")
+
+    lines = [text("/operator/audit"), text("/operator/alerts")]
+    page.post("/operator/checks/ledger", data=form({}))
+    asked = text("/operator/ledger")
+    said = " ".join(lines + [asked])
+    assert "within a minute" not in said
+    off = "<code>flask checks run</code> is run"
+    if when is None:
+        assert "Not checked yet." in lines[0] and off in lines[0]
+        assert "which this server runs only when flask checks run is run" in lines[1]
+        assert "it runs when <code>flask checks run</code> is next run" in asked
+    else:
+        assert f"the background check runs {when} of the server starting" in lines[0]
+        assert off not in lines[0]
+        assert f"found by the standing checks {when}." in lines[1]
+        assert f"asked for by olga; it starts {when}." in asked
 
 
 def test_the_player_api_shows_balances_rounds_seed_pairs_and_audit(
