@@ -48,10 +48,11 @@ NUMBER: Final = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
 def csv_cell(value: Any) -> Any:
-    """Return ``value`` for a CSV cell: nested values as JSON, and text that a spreadsheet
+    """Return ``value`` for a CSV cell: nested values and booleans as JSON (``true``, as the
+    same download in JSON Lines says it, not Python's ``True``), and text that a spreadsheet
     would run as a formula (a player's client seed, say) behind an apostrophe, which shows it
     as text."""
-    if isinstance(value, (dict, list)):
+    if isinstance(value, (dict, list, bool)):
         return json.dumps(value)
     if isinstance(value, str) and FORMULA_START.match(value) and not NUMBER.fullmatch(value):
         return "'" + value

@@ -3,6 +3,9 @@ changes nothing."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 import subprocess
 import sys
@@ -323,6 +326,28 @@ def test_the_console_says_when_the_standing_checks_run_as_the_server_is_set(
         assert off not in lines[0]
         assert f"found by the standing checks {when}." in lines[1]
         assert f"asked for by olga; it starts {when}." in asked
+
+
+def test_the_players_csv_says_true_and_false_as_the_json_lines_do(
+    app: Flask, staff: dict[str, Any]
+) -> None:
+    """The players' CSV wrote Python's ``True`` and ``False`` in its ``locked`` column, where the
+    same download as JSON Lines, and the API, say ``true`` and ``false``: a script reading both
+    had to know the one language's spelling. Each CSV cell now reads as its JSON value."""
+    client = app.test_client()
+    path = f"/api/v1/operator/players/{staff['player']}/locked"
+    assert client.put(path, json={"locked": True}, headers=staff["api"]).status_code == 200
+    exports = {
+        kind: staff["page"]
+        .get("/operator/players/export", query_string={"format": kind})
+        .get_data(as_text=True)
+        for kind in ("csv", "jsonl")
+    }
+    rows = list(csv.DictReader(io.StringIO(exports["csv"])))
+    objects = [json.loads(line) for line in exports["jsonl"].splitlines()]
+    assert {row["username"]: row["locked"] for row in rows} == {"alice": "true", "olga": "false"}
+    for row, whole in zip(rows, objects, strict=True):
+        assert row["locked"] == json.dumps(whole["locked"])
 
 
 def test_the_player_api_shows_balances_rounds_seed_pairs_and_audit(
