@@ -14,7 +14,15 @@ new checkpoint kept. A cron job acts on the exit code and the one line printed:
   ``BAD SIGNATURE``: the served checkpoint is not signed by the pinned key (nor by a key its
   changes lead to); unsigned, it proves nothing to anyone else, so no evidence is written;
 * 2 ``UNUSABLE``: the service cannot be reached, or answers something that is not a checkpoint,
-  or the state or key cannot be used. Nothing is concluded, and nothing kept changes.
+  or the state or key cannot be used. Nothing is concluded, and nothing kept changes. Also 2,
+  ``UNPROVEN``: a checkpoint was shown whose consistency proof the service withheld; it is kept
+  in ``DIR/unproven.json`` and asked for again on every run (a fork hidden so, the true log
+  shown again on the next run, would otherwise leave no trace), until a proof joins it or the
+  service contradicts it (``FORK``).
+
+A checkpoint over more entries than the kept one is ``BACKDATED`` also when it is dated more than
+:data:`SERVED_SLACK` before this witness was last served the kept one as the latest
+(``DIR/served_at``): signed by then, it was withheld, or it is dated back.
 
 A checkpoint signed by another key than the pinned one is checked only through the service's key
 changes (``GET /api/v1/fairness/public-key``): a chain of them from the pinned key, each signed
@@ -78,6 +86,16 @@ PUBLIC_KEY_PATH: Final = "/api/v1/fairness/public-key"
 STATE_FILE: Final = "checkpoint.json"
 KEY_FILE: Final = "public_key"
 RETIRED_FILE: Final = "retired_keys"
+#: The checkpoints this witness was shown whose consistency proof the service withheld.
+UNPROVEN_FILE: Final = "unproven.json"
+#: When this witness was last served the kept checkpoint as the latest (its own clock).
+SERVED_FILE: Final = "served_at"
+#: How far before this witness was last served the kept checkpoint as the latest a checkpoint
+#: over more entries may be dated: the service dates one when it signs it and serves it as the
+#: latest once that commits (seconds), and the two clocks differ (NTP keeps them within
+#: seconds). Dated further back, it was signed by then and withheld, or it is dated back.
+SERVED_SLACK: Final = timedelta(minutes=10)
+SERVED_SLACK_TEXT: Final = "10 minutes"
 #: How long after this witness followed a key change a checkpoint the retired key signs is still
 #: checked as the pinned key's: a process not yet restarted after ``flask keys rotate`` signs
 #: with it until the operator restarts it, which takes minutes, not hours.
@@ -383,9 +401,14 @@ def monitor(
                 f"key {key} ({bad.what}), nor by a key a chain of key changes signed by it leads "
                 "to; kept: " + (_described(kept["document"]) if kept else "nothing yet"),
             )
-        verdict = _compare(folder, base, kept, seen, timeout)
+        joined = _join_unproven(folder, base, kept, timeout)
+        if joined is not None and joined.code == EXIT_FAILED:
+            return joined
+        verdict = _compare(folder, base, kept, seen, timeout, now)
         if verdict.code != EXIT_OK:
             return verdict
+        if joined is not None:
+            verdict = Verdict(joined.code, f"{joined.line}; this run: {verdict.line}")
         if chain is not None:
             _move_pin(folder, chain, retired, now)
             moved = ", ".join(
@@ -511,12 +534,31 @@ def _unproved(
     return None
 
 
+def _served_at(folder: Path) -> datetime | None:
+    """When this witness was last served the kept checkpoint as the latest, if it keeps that."""
+    try:
+        return time_or_none((folder / SERVED_FILE).read_text(encoding="utf-8").strip())
+    except FileNotFoundError:
+        return None
+
+
+def _keep(folder: Path, seen: Mapping[str, Any], now: datetime) -> None:
+    """Keep ``seen``, served as the latest checkpoint at ``now``."""
+    _write(folder / STATE_FILE, seen)
+    (folder / SERVED_FILE).write_text(format_time(now) + "\n", encoding="utf-8")
+
+
 def _compare(
-    folder: Path, base: str, kept: dict[str, Any] | None, seen: dict[str, Any], timeout: float
+    folder: Path,
+    base: str,
+    kept: dict[str, Any] | None,
+    seen: dict[str, Any],
+    timeout: float,
+    now: datetime,
 ) -> Verdict:
     new = seen["document"]
     if kept is None:
-        _write(folder / STATE_FILE, seen)
+        _keep(folder, seen, now)
         return Verdict(EXIT_OK, f"OK: first checkpoint kept: {_described(new)}")
     old = kept["document"]
     both = f"kept {_described(old)}, served {_described(new)}"
@@ -526,6 +568,19 @@ def _compare(
             f"kept {_dated(old)}, served {_dated(new)}"
         )
         return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
+    served_at = _served_at(folder)
+    if (
+        new["size"] > old["size"]
+        and served_at is not None
+        and parse_time(new["time"]) < served_at - SERVED_SLACK
+    ):
+        why = (
+            "BACKDATED: the served checkpoint is dated more than "
+            f"{SERVED_SLACK_TEXT} before this witness was last served the kept one as the "
+            f"latest, at {format_time(served_at)} by its clock: signed by then, it was withheld, "
+            f"or it is dated back: kept {_dated(old)}, served {_dated(new)}"
+        )
+        return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
     if new["size"] < old["size"]:
         why = f"SHRUNK: the log is smaller than a checkpoint the service signed: {both}"
         return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
@@ -533,8 +588,12 @@ def _compare(
         if new["root"] != old["root"]:
             why = f"FORK: two signed checkpoints over {new['size']} entries differ: {both}"
             return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
+        (folder / SERVED_FILE).write_text(format_time(now) + "\n", encoding="utf-8")
         return Verdict(EXIT_OK, f"OK: unchanged, {_described(new)}")
-    problem = _unproved(base, old, new, timeout)
+    try:
+        problem = _unproved(base, old, new, timeout)
+    except Unusable as exc:
+        return _remember_unproven(folder, kept, seen, str(exc), now)
     if problem is not None:
         why = (
             f"FORK: the service no longer proves the checkpoint it signed over {old['size']} "
@@ -543,5 +602,92 @@ def _compare(
             else f"FORK: the served checkpoint does not extend the kept one: {both}"
         )
         return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
-    _write(folder / STATE_FILE, seen)
+    _keep(folder, seen, now)
     return Verdict(EXIT_OK, f"OK: consistent, {both}; kept the new one")
+
+
+def _unproven(folder: Path) -> list[dict[str, Any]]:
+    """The checkpoints this witness was shown and could not join to the kept one: each
+    ``{"checkpoint", "why", "at"}``, in the order they were shown, one per size."""
+    path = folder / UNPROVEN_FILE
+    try:
+        held = whole_number_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise Unusable(f"cannot read {path}: {exc}") from None
+    if not isinstance(held, list) or not all(
+        isinstance(one, dict) and checkpoint_shape_problem(one.get("checkpoint")) is None
+        for one in held
+    ):
+        raise Unusable(f"{path} does not hold the checkpoints shown unproven")
+    return held
+
+
+def _unproven_line(kept: Mapping[str, Any], unproven: list[dict[str, Any]]) -> str:
+    shown = "; ".join(
+        f"size {one['checkpoint']['document']['size']} root "
+        f"{one['checkpoint']['document']['root']}, shown at {one['at']}: {one['why']}"
+        for one in unproven
+    )
+    return (
+        "UNPROVEN: no consistency proof joins the kept checkpoint "
+        f"({_described(kept['document'])}) with what this witness was shown since ({shown}): a "
+        "casino that forked its log hides the fork so, and an outage reads the same; they are "
+        f"kept in {UNPROVEN_FILE} and asked for again on every run"
+    )
+
+
+def _remember_unproven(
+    folder: Path, kept: dict[str, Any], seen: dict[str, Any], why: str, now: datetime
+) -> Verdict:
+    """Keep a signed checkpoint whose consistency proof the service withheld: it may be the only
+    trace of a fork shown to this witness, which the service could otherwise end by showing the
+    true log again on the next run."""
+    unproven = _unproven(folder)
+    doc = seen["document"]
+    same = next((one for one in unproven if one["checkpoint"]["document"] == doc), None)
+    if same is not None:
+        same.update(why=why, at=format_time(now))
+    else:
+        unproven.append({"checkpoint": seen, "why": why, "at": format_time(now)})
+    _write(folder / UNPROVEN_FILE, unproven)
+    return Verdict(EXIT_UNUSABLE, _unproven_line(kept, unproven))
+
+
+def _join_unproven(
+    folder: Path, base: str, kept: dict[str, Any] | None, timeout: float
+) -> Verdict | None:
+    """Ask again for a proof joining each checkpoint shown unproven to the kept one: ``None``
+    when none is left, exit 1 with the evidence when one contradicts it, else exit 2."""
+    unproven = _unproven(folder)
+    if not unproven or kept is None:
+        return None
+    old = kept["document"]
+    left = []
+    for one in unproven:
+        shown = one["checkpoint"]
+        new = shown["document"]
+        both = f"kept {_described(old)}, shown unproven at {one['at']} {_described(new)}"
+        smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
+        why = None
+        if backdated(smaller, larger):
+            why = (
+                "BACKDATED: of two signed checkpoints, the one over more entries is dated before "
+                f"the one over fewer: kept {_dated(old)}, shown unproven {_dated(new)}"
+            )
+        elif old["size"] == new["size"]:
+            if old["root"] != new["root"]:
+                why = f"FORK: two signed checkpoints over {old['size']} entries differ: {both}"
+        else:
+            try:
+                problem = _unproved(base, smaller, larger, timeout)
+            except Unusable as exc:
+                left.append(dict(one, why=str(exc)))
+                continue
+            if problem is not None:
+                why = f"FORK: {PUBLISHED_PROBLEMS[problem]}: {both}"
+        if why is not None:
+            return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, shown, why)}")
+    _write(folder / UNPROVEN_FILE, left)
+    return Verdict(EXIT_UNUSABLE, _unproven_line(kept, left)) if left else None

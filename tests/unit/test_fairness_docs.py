@@ -178,3 +178,17 @@ def test_the_pages_examples_say_whose_seeds_they_take() -> None:
     assert f"server seed `{VECTOR['server_seed'][:8]}…`" in first
     assert f"commitment `{VECTOR['commitment'][:8]}…`" in first
     assert examples.count(f'"commitment": "{VECTOR["commitment"][:8]}…"') >= 2
+
+
+def test_the_witness_section_names_the_monitors_own_files_and_slack() -> None:
+    """A witness written from the page keeps what the monitor keeps, and dates a checkpoint no
+    further back than the monitor allows: the page names the monitor's files and its slack."""
+    from sota_casino.verify import monitor
+
+    section = DOC[DOC.index("## Witnesses: a split view is detectable") : DOC.index("## Vectors")]
+    assert f"`DIR/{monitor.SERVED_FILE}`" in section
+    assert f"`DIR/{monitor.UNPROVEN_FILE}`" in section
+    slack = re.findall(r"dated more than (\d+ \w+) before", section)
+    assert slack and set(slack) == {monitor.SERVED_SLACK_TEXT}
+    minutes = int(monitor.SERVED_SLACK_TEXT.split()[0])
+    assert monitor.SERVED_SLACK.total_seconds() == minutes * 60

@@ -1116,3 +1116,153 @@ def test_a_war_rounds_entries_hold_what_the_anchors_table_of_the_docs_says(
         receipt["document"]["payout"] - staked,
     )
     assert entries["settlement"]["currency"] == "chips"
+
+
+# --- the monitor against a casino that withholds proofs or dates checkpoints back -------------
+
+
+class _Answers(BaseHTTPRequestHandler):
+    """Answers each GET with the status and JSON the class's ``answers`` holds for its path (the
+    query included), else 404."""
+
+    answers: dict[str, tuple[int, Any]] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+        status, body = self.answers.get(self.path, (404, {"error": {"code": "not_found"}}))
+        self.send_response(status)
+        self.end_headers()
+        self.wfile.write(json.dumps(body).encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def answering() -> Iterator[tuple[str, type[_Answers]]]:
+    handler = type("Handler", (_Answers,), {"answers": {}})
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as server:
+        yield f"http://127.0.0.1:{server.server_port}", handler
+
+
+_T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _leaves(count: int, salt: bytes = b"") -> list[bytes]:
+    return [merkle.leaf_hash(salt + bytes([i])) for i in range(count)]
+
+
+def _signed_checkpoint(signer: Any, leaves: list[bytes], time: datetime) -> dict[str, Any]:
+    doc = audit_chain.checkpoint_document(
+        len(leaves), merkle.root(leaves).hex(), fairness.format_time(time)
+    )
+    return {"document": doc, "signature": fairness.sign(signer, doc)}
+
+
+def _proof(old: int, leaves: list[bytes]) -> tuple[int, Any]:
+    return 200, {"proof": [h.hex() for h in merkle.consistency_proof(old, leaves)]}
+
+
+def _consistency(old: int, new: int) -> str:
+    return f"/api/v1/transparency/consistency?old_size={old}&new_size={new}"
+
+
+def test_the_monitor_keeps_a_checkpoint_shown_with_its_proof_withheld_until_a_proof_joins_it(
+    answering: tuple[str, type[_Answers]], tmp_path: Path
+) -> None:
+    """A casino shows this witness a forked checkpoint and withholds the proof from the kept
+    one, then shows the true log again: the forked checkpoint, signed, is the evidence. The
+    monitor kept nothing of it and said OK on the next run; it now keeps it, says UNPROVEN on
+    every run, and names the fork as soon as the service answers for it. An outage, proved
+    later, leaves nothing behind."""
+    url, handler = answering
+    signer = fairness.new_signing_key()
+    key = fairness.public_key_hex(signer)
+    honest, forked = _leaves(8), _leaves(3) + _leaves(3, b"forged")
+    latest = "/api/v1/transparency/checkpoint"
+    state = tmp_path / "w"
+
+    handler.answers = {latest: (200, {"checkpoint": _signed_checkpoint(signer, honest[:4], _T0)})}
+    assert monitor(url, str(state), key, now=_T0).code == 0
+
+    shown = _signed_checkpoint(signer, forked, _T0 + timedelta(minutes=1))
+    handler.answers = {latest: (200, {"checkpoint": shown}), _consistency(4, 6): (500, {})}
+    withheld = monitor(url, str(state), None, now=_T0 + timedelta(minutes=2))
+    assert withheld.code == 2, withheld
+    assert withheld.line.startswith(
+        "UNPROVEN: no consistency proof joins the kept checkpoint (size 4 root "
+        f"{merkle.root(honest[:4]).hex()}) with what this witness was shown since (size 6 root "
+        f"{shown['document']['root']}, shown at 2026-01-01T00:02:00.000000Z: the consistency "
+        "proof from 4 to 6 answered 500)"
+    ), withheld
+    assert json.loads((state / "checkpoint.json").read_text())["document"]["size"] == 4
+
+    # Back to the true log, which never signed a checkpoint over 6 entries.
+    handler.answers = {
+        latest: (200, {"checkpoint": _signed_checkpoint(signer, honest, _T0 + timedelta(3))}),
+        _consistency(4, 8): _proof(4, honest),
+    }
+    caught = monitor(url, str(state), None, now=_T0 + timedelta(minutes=3))
+    assert caught.code == 1, caught
+    assert caught.line.startswith(
+        "FORK: the service no longer proves one of the two checkpoints it signed: kept size 4 "
+        f"root {merkle.root(honest[:4]).hex()}, shown unproven at 2026-01-01T00:02:00.000000Z "
+        f"size 6 root {shown['document']['root']}"
+    ), caught
+    evidence = json.loads(next(state.glob("evidence-*.json")).read_text())
+    assert evidence["seen"] == shown
+
+    # An honest outage: the proof is withheld once, then given; the warning goes.
+    other = tmp_path / "other"
+    handler.answers = {latest: (200, {"checkpoint": _signed_checkpoint(signer, honest[:4], _T0)})}
+    assert monitor(url, str(other), key, now=_T0).code == 0
+    six = _signed_checkpoint(signer, honest[:6], _T0 + timedelta(minutes=1))
+    handler.answers = {latest: (200, {"checkpoint": six}), _consistency(4, 6): (503, {})}
+    assert monitor(url, str(other), None, now=_T0 + timedelta(minutes=2)).code == 2
+    handler.answers = {
+        latest: (200, {"checkpoint": _signed_checkpoint(signer, honest, _T0 + timedelta(3))}),
+        _consistency(4, 6): _proof(4, honest[:6]),
+        _consistency(4, 8): _proof(4, honest),
+    }
+    joined = monitor(url, str(other), None, now=_T0 + timedelta(minutes=3))
+    assert joined.code == 0 and joined.line.startswith("OK: consistent, kept size 4"), joined
+    assert json.loads((other / "unproven.json").read_text()) == []
+    assert not list(other.glob("evidence-*.json"))
+
+
+def test_the_monitor_refuses_a_checkpoint_dated_back_to_before_it_was_served_the_kept_one(
+    answering: tuple[str, type[_Answers]], tmp_path: Path
+) -> None:
+    """A casino that left a round out of its log dates its new checkpoints just after the one a
+    witness kept, never past the round's bound, so the round stays "not yet anchored": each is
+    dated after the kept one, which the monitor checked alone. But the monitor was served the
+    kept one as the latest later than that: a checkpoint signed by then was withheld, or is
+    dated back."""
+    url, handler = answering
+    signer = fairness.new_signing_key()
+    key = fairness.public_key_hex(signer)
+    leaves = _leaves(6)
+    latest = "/api/v1/transparency/checkpoint"
+    kept = _signed_checkpoint(signer, leaves[:4], _T0)
+
+    def run_after(dated: datetime) -> Any:
+        state = tmp_path / fairness.format_time(dated)
+        handler.answers = {latest: (200, {"checkpoint": kept})}
+        assert monitor(url, str(state), key, now=_T0 + timedelta(hours=2)).code == 0
+        handler.answers = {
+            latest: (200, {"checkpoint": _signed_checkpoint(signer, leaves, dated)}),
+            _consistency(4, 6): _proof(4, leaves),
+        }
+        return monitor(url, str(state), None, now=_T0 + timedelta(hours=3))
+
+    back = run_after(_T0 + timedelta(minutes=1))
+    assert back.code == 1, back
+    assert back.line.startswith(
+        "BACKDATED: the served checkpoint is dated more than 10 minutes before this witness was "
+        "last served the kept one as the latest, at 2026-01-01T02:00:00.000000Z by its clock: "
+        f"signed by then, it was withheld, or it is dated back: kept size 4 root "
+        f"{kept['document']['root']} at 2026-01-01T00:00:00.000000Z, served size 6 root "
+        f"{merkle.root(leaves).hex()} at 2026-01-01T00:01:00.000000Z"
+    ), back
+    # Signed and committed while the kept one was served, or a clock a little apart: no alarm.
+    near = run_after(_T0 + timedelta(hours=2) - monitor_module.SERVED_SLACK)
+    assert near.code == 0 and near.line.startswith("OK: consistent"), near
