@@ -26,9 +26,11 @@ from argon2 import PasswordHasher
 from argon2 import extract_parameters
 from flask import Flask
 from flask.testing import FlaskClient
+from markupsafe import escape
 from operator_support import CSRF
 from operator_support import add_user
 from operator_support import audit_size
+from operator_support import bearer
 from operator_support import client_as
 from operator_support import db
 from sqlalchemy import func
@@ -1743,3 +1745,87 @@ def test_a_players_text_in_a_staff_csv_download_is_never_a_spreadsheet_formula(
         "\t=1",
         "-2-3",
     ]
+
+
+def test_the_text_players_and_operators_type_is_shown_as_text_on_every_page(
+    app: Flask, client: FlaskClient
+) -> None:
+    # A client seed is the player's free text, a reason and a note the operator's: each is shown
+    # on pages others read (the console, the approvals, the audit log), never as markup there.
+    typed = {
+        "seed": '<b id="seed">x</b>',
+        "reason": '<img src="x" id="reason">',
+        "proposed": '<i id="proposed">big</i>',
+        "note": '<u id="note">no</u>',
+    }
+    alice = api_register(client, "alice")["id"]
+    token = client.post("/api/v1/auth/token", json={"username": "alice", "password": PASSWORD})
+    auth = {"Authorization": f"Bearer {token.get_json()['token']}"}
+    rotated = client.post(
+        "/api/v1/fairness/rotate", json={"client_seed": typed["seed"]}, headers=auth
+    )
+    assert rotated.status_code == 200, rotated.get_json()
+    bet = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth).get_json()
+    if bet["status"] == "awaiting_decision":
+        decided = f"/api/v1/casino-war/rounds/{bet['id']}/decision"
+        client.post(decided, json={"choice": "surrender"}, headers=auth)
+    assert client.post("/api/v1/fairness/rotate", json={}, headers=auth).status_code == 200
+    add_user(app, "olga", "operator")
+    add_user(app, "oscar", "operator")
+    olga, oscar = bearer(app, "olga"), bearer(app, "oscar")
+    adjustment = {"user_id": alice, "currency": "chips", "amount": 100, "reason": typed["reason"]}
+    assert (
+        client.post("/api/v1/operator/adjustments", json=adjustment, headers=olga).status_code
+        == 201
+    )
+    proposal = {**adjustment, "amount": 500_000, "reason": typed["proposed"]}
+    proposed = client.post("/api/v1/operator/approvals/adjustments", json=proposal, headers=olga)
+    assert proposed.status_code == 201, proposed.get_json()
+    rejected = client.post(
+        f"/api/v1/operator/approvals/{proposed.get_json()['id']}/reject",
+        json={"note": typed["note"]},
+        headers=oscar,
+    )
+    assert rejected.status_code == 200, rejected.get_json()
+    player = client_as(app, alice)
+    staff = client_as(app, add_user(app, "audrey", "auditor"))
+    lists = f"/operator/players/{alice}/lists"
+    pages = {
+        "/fairness": player,
+        f"/history/{bet['id']}": player,
+        f"/operator/players/{alice}": staff,
+        f"{lists}/transfers": staff,
+        f"{lists}/seed_pairs": staff,
+        "/operator/audit": staff,
+        "/operator/approvals?status=rejected": staff,
+        "/operator/approvals": staff,
+    }
+    shown: dict[str, list[str]] = {name: [] for name in typed}
+    for url, reader in pages.items():
+        page = reader.get(url)
+        assert page.status_code == 200, url
+        html = page.get_data(as_text=True)
+        for name, text in typed.items():
+            assert text not in html, f"{url} shows the {name} as markup"
+            if str(escape(text)) in html:
+                shown[name].append(url)
+    assert all(shown.values()), shown  # each text is on some page, as text
+
+
+def test_a_csrf_token_of_another_session_or_from_before_login_is_refused(
+    app: Flask, client: FlaskClient
+) -> None:
+    # The token is the browser session's own: one read from another player's pages, or the one
+    # this browser had before it logged in (a page kept open since), is worth nothing.
+    before_login = csrf_token(client)
+    register_page(client, "alice")
+    mallory = app.test_client()
+    register_page(mallory, "mallory")
+    for token in (csrf_token(mallory), before_login):
+        page = client.post("/fairness/rotate", data={"csrf_token": token, "client_seed": "x"})
+        assert page.status_code == 400
+        api = client.post("/api/v1/fairness/rotate", json={}, headers={"X-CSRF-Token": token})
+        assert api.status_code == 401
+    pairs = client.get("/api/v1/fairness/seed-pair").get_json()
+    assert pairs["client_seed"] != "x"  # nothing was rotated
+    assert post_form(client, "/fairness/rotate", {"client_seed": "x"}).status_code == 303
