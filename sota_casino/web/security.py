@@ -243,19 +243,15 @@ def safe_next(target: str | None, home: str | None = None) -> str:
 def api_user() -> accounts.UserView:
     """Return the caller of an API request.
 
-    :raises Unauthorized: without valid credentials, or a cookie without its CSRF header on
-        a state-changing call.
-    :raises Forbidden: if the account is locked.
+    :raises Unauthorized: without valid credentials (locking an account ends its sessions and
+        tokens), or a cookie without its CSRF header on a state-changing call.
     """
     token = _bearer_token()
-    if token is not None:
-        user = accounts.session_user(get_session(), token, kind="api")
-        if user is None:
-            raise Unauthorized(accounts.INVALID_TOKEN)
-    else:
-        user = _cookie_api_user()
-    if user.locked:
-        raise Forbidden(N_("this account is locked"))
+    if token is None:
+        return _cookie_api_user()
+    user = accounts.session_user(get_session(), token, kind="api")
+    if user is None:
+        raise Unauthorized(accounts.INVALID_TOKEN)
     return user
 
 
