@@ -54,6 +54,8 @@ NO_CARDS: Final = "no_cards"
 MAX_TRICKS: Final = "max_tricks"
 LEAD: Final = "lead"
 SINGLE_PASS: Final = "single_pass"
+#: Every way a game ends, as ``ended_by`` names it.
+ENDINGS: Final = (LAST_SEAT, NO_CARDS, MAX_TRICKS, LEAD, SINGLE_PASS)
 
 SEAT_COUNTS: Final = (2, 3, 4)
 WAR_DOWN_VALUES: Final = (3, 1, "by_rank")

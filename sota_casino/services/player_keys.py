@@ -102,7 +102,7 @@ def _checked_public_key(public_key_hex: object) -> str:
 
 @transactional
 def register_key(session: Session, user_id: int, public_key_hex: object) -> results.PlayerKeys:
-    """Register the player's key for signing decisions and moves; the key in use, if any, is
+    """Register the player's key for signing bets, decisions and moves; the key in use, if any, is
     retired (and kept). Registering the key in use again changes nothing.
 
     :raises Conflict: for a key retired before or registered by another account.

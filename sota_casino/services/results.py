@@ -29,6 +29,7 @@ from typing import TypeVar
 from pydantic import Field
 from pydantic import GetCoreSchemaHandler
 from pydantic import PlainSerializer
+from pydantic import PlainValidator
 from pydantic import TypeAdapter
 from pydantic import WithJsonSchema
 from pydantic_core import core_schema
@@ -164,9 +165,48 @@ def ratio(numerator: int | Fraction, denominator: int | Fraction) -> Figure | No
 
 
 def enum_schema(values: tuple[Any, ...]) -> dict[str, Any]:
-    """An ``enum`` that also names its JSON types, so ``1.0`` is not the option ``1``."""
-    types = sorted({"integer" if isinstance(v, int) else "string" for v in values})
-    return {"type": types[0] if len(types) == 1 else types, "enum": list(values)}
+    """An ``enum`` that also names its JSON type, so ``1.0`` is not the option ``1``; values of
+    two types (``war_down``'s ``3``, ``1`` and ``"by_rank"``) are an ``anyOf`` of one enum per
+    type, which code generators read (an enum of mixed types makes them drop its schema)."""
+    by_type: dict[str, list[Any]] = {}
+    for value in values:
+        by_type.setdefault("integer" if isinstance(value, int) else "string", []).append(value)
+    enums = [{"type": kind, "enum": listed} for kind, listed in by_type.items()]
+    return enums[0] if len(enums) == 1 else {"anyOf": enums}
+
+
+def casino_war_rules_schema() -> dict[str, Any]:
+    """Every option of a Casino War table, in the core's ranges (the core checks them), as a
+    round's ``rules`` and the table's settings show them."""
+    properties: dict[str, Any] = {
+        name: {"type": "integer", "minimum": low, "maximum": high}
+        for name, (low, high) in casino_war.RANGES.items()
+    }
+    properties["bonus"] = enum_schema(casino_war.BONUS_MODES)
+    return _every_option(properties)
+
+
+def sota_table_schema() -> dict[str, Any]:
+    """The Sota table's settings: its stake limits in sweets, the presets it offers (a game
+    that names none plays the first) and whether it deals rules of the player's own."""
+    stake = {"type": "integer", "minimum": 1, "maximum": sota.MAX_TABLE_STAKE}
+    return _every_option(
+        {
+            "min_stake": stake,
+            "max_stake": stake,
+            "presets": {"type": "array", "minItems": 1, "items": enum_schema(tuple(sota.PRESETS))},
+            "custom_rules": {"type": "boolean"},
+        }
+    )
+
+
+def _every_option(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
 
 
 def sota_rules_schema(most_tricks: int = sota.MAX_TRICKS_RANGE[1]) -> dict[str, Any]:
@@ -263,7 +303,9 @@ class AdjustmentResult:
 @dataclass(frozen=True, slots=True)
 class TableSettings:
     name: GameName
-    settings: Open
+    settings: Annotated[
+        Open, WithJsonSchema({"anyOf": [casino_war_rules_schema(), sota_table_schema()]})
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +348,7 @@ class CasinoWarRound:
     tie_bet_won: bool | None
     net: int | None
     payout: Count | None
-    rules: dict[str, Any]
+    rules: Annotated[dict[str, Any], WithJsonSchema(casino_war_rules_schema())]
     seed_pair_id: Id
     nonce: Count
     created_at: Moment
@@ -362,7 +404,7 @@ class SotaGame:
     winner: SotaWinner | None
     tricks: list[Trick]
     pending: PendingMove | None
-    ended_by: str | None
+    ended_by: Annotated[str, OneOf(sota.ENDINGS)] | None
     net: int | None
     payout: Count | None
     seed_pair_id: Id
@@ -372,7 +414,9 @@ class SotaGame:
     balances: Balances
 
 
-class _CommitmentFields(TypedDict):
+class CommitmentDocument(TypedDict):
+    """A seed pair's commitment as it is signed (``core.fairness.commitment_document``)."""
+
     type: Literal["commitment"]
     v: Literal[1]
     seed_pair_id: Id
@@ -381,10 +425,32 @@ class _CommitmentFields(TypedDict):
     created_at: Annotated[str, Field(pattern=TIME_PATTERN)]
 
 
-#: The signed commitment of a seed pair (``core.fairness.commitment_document``), written as it
-#: was signed: its fields are described, never read or rewritten.
-CommitmentDocument = Annotated[
-    dict[str, Any], WithJsonSchema(TypeAdapter(_CommitmentFields).json_schema())
+class RevealDocument(TypedDict):
+    """A seed pair's reveal as it is signed (``core.fairness.reveal_document``)."""
+
+    type: Literal["reveal"]
+    v: Literal[1]
+    seed_pair_id: Id
+    user_id: Id
+    commitment: Hex64
+    server_seed: Hex64
+    client_seed: str
+    rounds: Count
+    revealed_at: Annotated[str, Field(pattern=TIME_PATTERN)]
+
+
+def _as_signed(value: Any) -> dict[str, Any]:
+    """A signed document read back: the mapping as it was signed, never rewritten."""
+    if not isinstance(value, dict):
+        raise ValueError("a signed document is an object")
+    return value
+
+
+#: A seed pair's signed commitment, written as it was signed: its fields are described (one
+#: component of the OpenAPI document, which every answer holding one names), never read or
+#: rewritten.
+Commitment = Annotated[
+    dict[str, Any], PlainValidator(_as_signed, json_schema_input_type=CommitmentDocument)
 ]
 
 
@@ -392,6 +458,15 @@ class Signed(TypedDict):
     """A signed document of docs/fairness.md."""
 
     document: dict[str, Any]
+    signature: Signature
+
+
+class SignedReveal(TypedDict):
+    """A seed pair's signed reveal (docs/fairness.md)."""
+
+    document: Annotated[
+        dict[str, Any], PlainValidator(_as_signed, json_schema_input_type=RevealDocument)
+    ]
     signature: Signature
 
 
@@ -588,7 +663,7 @@ class Bundle(PairAnchors):
 
     public_key_hex: Hex64
     commitment: Signed
-    reveal: Signed | None
+    reveal: SignedReveal | None
     rounds: list[Receipt]
     key_changes: list[LoggedKeyChange]
     player_keys: list[KeyRegistration]
@@ -604,11 +679,11 @@ class ActiveSeedPair:
     commitment: Hex64
     client_seed: Annotated[str, Field(min_length=1, max_length=64)]
     next_nonce: Count
-    commitment_document: CommitmentDocument
+    commitment_document: Commitment
     signature: Signature
     next_commitment: Hex64
     next_seed_pair_id: Id
-    next_commitment_document: CommitmentDocument
+    next_commitment_document: Commitment
     next_signature: Signature
 
 
@@ -616,7 +691,7 @@ class ActiveSeedPair:
 class Rotation:
     """A rotation: the retired pair's signed reveal, and the pair now active."""
 
-    revealed: Signed
+    revealed: SignedReveal
     active: ActiveSeedPair
 
 
@@ -642,7 +717,7 @@ class PublicKey:
 
 @dataclass(frozen=True, slots=True)
 class PlayerKey:
-    """One of the player's keys for signing decisions and moves."""
+    """One of the player's keys for signing bets, decisions and moves."""
 
     key_id: Id
     public_key_hex: Hex64

@@ -89,7 +89,8 @@ class PublicCheckpoint:
 
 @dataclass(frozen=True, slots=True)
 class RoundProof:
-    """The anchors of a settled round (its settlement, decisions, and its pair's commitment)."""
+    """The anchors of a settled round (its pair's commitment, its bet, its decisions or moves and
+    its settlement)."""
 
     round_id: Id
     seed_pair_id: Id

@@ -236,7 +236,7 @@ def topup(body: s.TopupRequest) -> ResponseReturnValue:
 @api_login_required
 @operation(
     "myKeys",
-    "Your keys for signing decisions and moves",
+    "Your keys for signing bets, decisions and moves",
     "fairness",
     PlayerKeys,
     errors=DENIED,
@@ -249,7 +249,7 @@ def my_keys() -> ResponseReturnValue:
 @api_login_required
 @operation(
     "registerKey",
-    "Register an Ed25519 key that signs your decisions and moves (retires the one in use)",
+    "Register an Ed25519 key that signs your bets, decisions and moves (retires the one in use)",
     "fairness",
     PlayerKeys,
     status=201,

@@ -106,6 +106,7 @@ FEEDS: Final[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = (
     ("SotaGame", "/seed_pair_id", "path.id", ("bundle",)),
     ("ActiveSeedPair", "/seed_pair_id", "path.id", ("bundle",)),
     ("Rotation", "/active/seed_pair_id", "path.id", ("bundle",)),
+    ("Rotation", "/revealed/document/seed_pair_id", "path.id", ("bundle",)),
     ("RoundList", "/rounds/0/id", "path.id", ("receipt", "roundProof")),
     ("RoundList", "/rounds/0/seed_pair_id", "path.id", ("bundle",)),
     ("RoundProof", "/round_id", "path.id", ("receipt",)),
@@ -220,6 +221,15 @@ class _JsonSchema(GenerateJsonSchema):
         if schema.get("default", ...) is None:
             return self.generate_inner(schema["schema"])
         return super().default_schema(schema)
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        """A map's keys are strings: an enum of them says so, as every enum names its type
+        (code generators make an enum of one named type)."""
+        found = super().dict_schema(schema)
+        names = found.get("propertyNames")
+        if isinstance(names, dict) and "enum" in names:
+            found["propertyNames"] = {"type": "string", **names}
+        return found
 
 
 def operation(

@@ -25,6 +25,7 @@ from pydantic import WithJsonSchema
 from pydantic.config import JsonDict
 
 from ..core import casino_war
+from ..core import odds
 from ..core import sota
 from ..core.money import MAX_AMOUNT
 from ..services import accounts
@@ -52,8 +53,11 @@ from ..services.results import Order
 from ..services.results import Role
 from ..services.results import Signature
 from ..services.results import TiePayout
+from ..services.results import WarOutcome
+from ..services.results import casino_war_rules_schema
 from ..services.results import enum_schema
 from ..services.results import sota_rules_schema
+from ..services.results import sota_table_schema
 from ..services.text import NO_NUL_PATTERN
 from ..services.text import NON_BLANK_PATTERN
 
@@ -200,7 +204,7 @@ class GameRequest(PlayerSignedBet):
     #: A game no longer than the casino deals (the rule book allows more).
     rules: DealtRules | None = None
     #: Checked by the service, which also knows which presets the table allows (invalid_rules).
-    preset: Annotated[str, WithJsonSchema({"enum": list(sota.PRESETS)})] | None = None
+    preset: Annotated[str, WithJsonSchema(enum_schema(tuple(sota.PRESETS)))] | None = None
 
 
 class MoveRequest(PlayerSigned):
@@ -245,27 +249,16 @@ class AdjustmentRequest(Request):
 
 
 def _table_settings_schema() -> dict[str, Any]:
-    """The settings of either table, in the core's ranges (the core checks them)."""
-    war = {name: _whole(*bounds) for name, bounds in casino_war.RANGES.items()}
-    stake = _whole(1, sota.MAX_TABLE_STAKE)
-    sota_table = {
-        "min_stake": stake,
-        "max_stake": stake,
-        "presets": {"type": "array", "minItems": 1, "items": enum_schema(tuple(sota.PRESETS))},
-        "custom_rules": {"type": "boolean"},
-    }
+    """The settings of either table as the table shows them, any of them (the core checks
+    them)."""
     return {
         "description": "Merged over the present settings of the table; new rounds only.",
         "minProperties": 1,
         "anyOf": [
-            {"type": "object", "properties": properties, "additionalProperties": False}
-            for properties in (war | {"bonus": enum_schema(casino_war.BONUS_MODES)}, sota_table)
+            {name: value for name, value in table.items() if name != "required"}
+            for table in (casino_war_rules_schema(), sota_table_schema())
         ],
     }
-
-
-def _whole(low: int, high: int) -> dict[str, Any]:
-    return {"type": "integer", "minimum": low, "maximum": high}
 
 
 class TableSettingsChange(RootModel[Open]):
@@ -435,21 +428,37 @@ class AlertsQuery(Page):
 
 # --- responses --------------------------------------------------------------------------------
 
+#: How every tie is met in the figures of a table (``core.odds.STRATEGIES``).
+Strategy = Annotated[str, OneOf(odds.STRATEGIES)]
+
 
 class Odds(Answer):
+    """The exact figures of a table setting, per unit of ante (``core.odds.CasinoWarOdds``)."""
+
     decks: Decks
     tie_payout: TiePayout
     bonus: Bonus
     p_tie: Figure
+    p_war_tie: Annotated[Figure, Field(description="given that the first cards tied")]
     house_edge_war: Figure
     house_edge_surrender: Figure
     house_edge_tie_bet: Figure | None
+    element_of_risk: Annotated[Figure, Field(description="always going to war")]
+    variance: Annotated[Figure, Field(description="always going to war, antes squared")]
+    std_dev: Annotated[float, Field(description="always going to war, in antes")]
+    outcomes: Annotated[
+        dict[Strategy, dict[WarOutcome, Figure]],
+        Field(description="the chance of each outcome when every tie is met by the strategy"),
+    ]
 
 
 class OpenAPIDocument(Answer):
     openapi: Literal["3.1.0"]
+    jsonSchemaDialect: str
     info: Open
+    servers: list[Open]
     paths: Open
+    components: Open
 
 
 # --- operator responses -----------------------------------------------------------------------

@@ -338,6 +338,44 @@ def test_the_links_come_from_the_feeds_and_every_feed_is_used(document: dict[str
     }
 
 
+def test_a_rotation_links_to_the_bundle_of_the_pair_it_revealed(
+    client: FlaskClient, auth: dict[str, str], document: dict[str, Any]
+) -> None:
+    """The pair a rotation reveals is the one whose bundle verifies its rounds (the README
+    fetches it so); the pair it activates has none yet."""
+    links = document["paths"]["/fairness/rotate"]["post"]["responses"]["200"]["links"]
+    revealed = [
+        link
+        for link in links.values()
+        if link["operationId"] == "bundle"
+        and link["parameters"] == {"path.id": "$response.body#/revealed/document/seed_pair_id"}
+    ]
+    assert len(revealed) == 1
+    rotation = client.post("/api/v1/fairness/rotate", json={}, headers=auth).get_json()
+    pair = rotation["revealed"]["document"]["seed_pair_id"]
+    bundle = client.get(f"/api/v1/fairness/seed-pairs/{pair}/bundle", headers=auth).get_json()
+    assert bundle["reveal"] == rotation["revealed"]
+
+
+def test_the_keys_and_proofs_say_what_they_sign_and_prove(
+    client: FlaskClient, auth: dict[str, str], document: dict[str, Any]
+) -> None:
+    """A player's key signs bets too (docs/fairness.md, "Bets the player signs"), and a
+    round's proof anchors its bet beside its commitment, decisions and settlement."""
+    for path, method in (("/me/keys", "get"), ("/me/keys", "post")):
+        assert "bets, decisions and moves" in document["paths"][path][method]["summary"]
+    described = document["components"]["schemas"]["RoundProof"]["description"]
+    bet = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=auth).get_json()
+    if bet["status"] == "awaiting_decision":
+        client.post(
+            f"/api/v1/casino-war/rounds/{bet['id']}/decision", json={"choice": "war"}, headers=auth
+        )
+    proof = client.get(f"/api/v1/rounds/{bet['id']}/proof", headers=auth).get_json()
+    kinds = {anchor["of"]["kind"] for anchor in proof["anchors"]}
+    assert {"commitment", "bet", "settlement"} <= kinds
+    assert all(kind in described for kind in ("commitment", "bet", "decisions", "settlement"))
+
+
 def test_the_sign_up_says_it_keeps_the_language_of_accept_language(
     document: dict[str, Any],
 ) -> None:
@@ -388,6 +426,98 @@ def test_the_rules_schema_takes_lead_off_as_the_engine_does(
     assert game.status_code == 201 and game.get_json()["rules"]["lead"] is None
 
 
+def inline_schemas(node: Any, top: bool = True) -> list[dict[str, Any]]:
+    """Every schema written inside ``node`` (not ``node`` itself), depth first."""
+    found: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        if not top and ("properties" in node or "enum" in node or "const" in node):
+            found.append(node)
+        for value in node.values():
+            found += inline_schemas(value, top=False)
+    elif isinstance(node, list):
+        for value in node:
+            found += inline_schemas(value, top=False)
+    return found
+
+
+def test_a_code_generator_names_each_inline_schema_of_a_component_apart(
+    document: dict[str, Any],
+) -> None:
+    """Generators (openapi-python-client, openapi-generator) name an inline object schema by
+    its component and its title: two of one title in one component are one name for two
+    models, and the generator drops the component (ActiveSeedPair, and Rotation with it)."""
+    for name, schema in document["components"]["schemas"].items():
+        titles = [s["title"] for s in inline_schemas(schema) if "properties" in s and "title" in s]
+        assert len(titles) == len(set(titles)), f"{name}: {sorted(titles)}"
+    pair = document["components"]["schemas"]["ActiveSeedPair"]["properties"]
+    for name in ("commitment_document", "next_commitment_document"):
+        assert pair[name]["$ref"] == "#/components/schemas/CommitmentDocument"
+
+
+def test_every_enum_names_the_one_json_type_of_its_values(document: dict[str, Any]) -> None:
+    """A code generator makes an enum of one type: an enum that names no type, or mixes
+    integers and strings (war_down's 3, 1 and "by_rank"), drops the schema holding it (the
+    Sota game and its request, so POST /sota/games was not generated)."""
+    kinds = {str: "string", int: "integer", bool: "boolean"}
+    enums = [s for s in inline_schemas(document) if "enum" in s]
+    assert enums
+    for schema in enums:
+        assert schema.get("type") in kinds.values(), schema
+        assert {kinds[type(value)] for value in schema["enum"]} == {schema["type"]}, schema
+    rules = document["components"]["schemas"]["SotaGame"]["properties"]["rules"]
+    war_down = Draft202012Validator({**document, **rules["properties"]["war_down"]})
+    assert all(war_down.is_valid(value) for value in (3, 1, "by_rank"))
+    assert not any(war_down.is_valid(value) for value in (2, "3", "by_suit", None))
+
+
+def test_the_rules_settings_and_endings_a_script_reads_are_described(
+    client: FlaskClient, document: dict[str, Any]
+) -> None:
+    """A round's rules, a table's settings and how a game ended are named values, not any
+    object or any text: a typed client reads them as the fields they are."""
+    schemas = document["components"]["schemas"]
+
+    def validator(schema: dict[str, Any]) -> Draft202012Validator:
+        return Draft202012Validator({**document, **schema})
+
+    war_rules = validator(schemas["CasinoWarRound"]["properties"]["rules"])
+    table = {"decks": 6, "min_bet": 100, "max_bet": 50000, "tie_payout": 10, "burn": 3}
+    assert war_rules.is_valid({**table, "bonus": "none"})
+    assert not war_rules.is_valid(table) and not war_rules.is_valid({**table, "bonus": "all"})
+    ended_by = validator(schemas["SotaGame"]["properties"]["ended_by"])
+    endings = ("last_seat", "no_cards", "max_tricks", "lead", "single_pass", None)
+    assert all(ended_by.is_valid(ending) for ending in endings)
+    assert not ended_by.is_valid("timeout")
+    settings = validator(schemas["TableSettings"]["properties"]["settings"])
+    for name in ("casino_war", "sota"):
+        assert settings.is_valid(client.get(f"/api/v1/tables/{name}").get_json()["settings"])
+    assert not settings.is_valid({}) and not settings.is_valid({**table, "bonus": 1})
+    assert not settings.is_valid({"min_stake": 1, "max_stake": 5, "presets": ["nordic"]})
+
+
+def undeclared(document: dict[str, Any], schema: dict[str, Any], value: Any) -> list[str]:
+    """The members of ``value`` that the object schemas it is read by do not name."""
+    while "$ref" in schema:
+        schema = resolve(document, schema["$ref"])
+    for branch in schema.get("anyOf", ()):
+        if Draft202012Validator({**document, **branch}).is_valid(value):
+            return undeclared(document, branch, value)
+    found: list[str] = []
+    if isinstance(value, dict):
+        named = schema.get("properties", {})
+        others = schema.get("additionalProperties")
+        if named and not isinstance(others, dict):
+            found += [key for key in value if key not in named]
+        for key, member in value.items():
+            inner = named.get(key, others if isinstance(others, dict) else None)
+            if inner is not None:
+                found += [f"{key}/{deeper}" for deeper in undeclared(document, inner, member)]
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            found += [f"{index}/{deeper}" for deeper in undeclared(document, schema["items"], item)]
+    return found
+
+
 def test_the_document_is_served(client: FlaskClient, document: dict[str, Any]) -> None:
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200
@@ -402,9 +532,11 @@ class Checker:
     CSV answer as rows as long as its header; an answer documented without content has none.
     """
 
-    def __init__(self, document: dict[str, Any], client: FlaskClient) -> None:
+    def __init__(self, document: dict[str, Any], client: FlaskClient, closed: bool = False) -> None:
         self.document = document
         self.client = client
+        #: Every member of an answer is one its schema names (a typed client drops the rest).
+        self.closed = closed
         self.checked: set[tuple[str, str, str]] = set()
         templates = [path for path, _, _ in operations(document) if "{" in path]
         self.templates = {
@@ -451,6 +583,10 @@ class Checker:
             )
             errors = sorted(validator.iter_errors(response.get_json()), key=str)
             assert not errors, f"{where}: {errors[0].message} at {list(errors[0].absolute_path)}"
+            if self.closed:
+                schema = described["content"][media]["schema"]
+                extra = undeclared(self.document, schema, response.get_json())
+                assert not extra, f"{where}: members the document does not name: {extra}"
         self.checked.add((path, method, status))
         return response.get_json(silent=True)
 
@@ -469,7 +605,7 @@ def documented(document: dict[str, Any], *, operator: bool) -> set[tuple[str, st
 def test_real_answers_of_every_endpoint_match_their_schemas(
     app: Flask, client: FlaskClient, document: dict[str, Any]
 ) -> None:
-    check = Checker(document, client)
+    check = Checker(document, client, closed=True)
     olga = {"username": "olga", "password": PASSWORD}
     check("post", "/auth/register", json=olga)
     check("post", "/auth/register", json={"username": "x"})
