@@ -157,6 +157,7 @@ SLOW_FILES = {
     "test_entry_points.py": "starts the app three ways, each a server process",
     "test_fuzz.py": "many malformed requests to every POST endpoint",
     "test_gunicorn.py": "gunicorn masters and workers started and killed",
+    "test_consistency_under_signing.py": "gunicorn on each database, players and witnesses racing",
     "test_faults.py": "fault runs under load: workers, the master and connections killed",
     "test_wheel.py": "builds the wheel and installs it into a fresh virtual environment",
     "test_schemathesis.py": "generated requests to every operation as three roles",

@@ -25,7 +25,16 @@ from sota_casino.services import audit
 def relog_commitment(session: Session, pair: SeedPair) -> None:
     """Make the log say ``pair`` was created with its present commitment (inside the caller's
     transaction): for tests that plant a known server seed before play, so the pair's anchor
-    still holds. The entries after it are linked again; checkpoints over them are dropped."""
+    still holds. The entries after it are linked again.
+
+    Only while no signed checkpoint covers the pair's creation: the service never takes back a
+    checkpoint it signed, and a browser that kept one (the pages carry the latest) takes the
+    next page's older one, whose consistency proof to it is then refused with a 404, for a
+    fork. The browser tests' server signs checkpoints only when asked (conftest.py), so a test
+    plants its seed before anything it does asks for one over the pair.
+
+    :raises AssertionError: if a signed checkpoint covers the pair's creation.
+    """
     entry = session.scalars(
         select(AuditEntry)
         .where(
@@ -35,6 +44,13 @@ def relog_commitment(session: Session, pair: SeedPair) -> None:
         .order_by(AuditEntry.seq)
     ).first()
     assert entry is not None, "the pair's creation is not in the log"
+    covering = session.scalar(
+        select(AuditCheckpoint.size).where(AuditCheckpoint.size >= entry.seq).limit(1)
+    )
+    assert covering is None, (
+        f"the checkpoint over {covering} entries covers seed pair {pair.id}'s creation "
+        f"(entry {entry.seq}): planting its seed now would take back a signed checkpoint"
+    )
     data = json.loads(entry.data) | {"commitment": pair.commitment}
     with entries_writable(session):
         _rewrite_from(session, entry, data)

@@ -73,6 +73,15 @@ def sign_up(page: Any, prefix: str) -> str:
     return username
 
 
+def log_in(page: Any, username: str) -> None:
+    """Log the player ``username`` in, in ``page`` (it lands in the lobby)."""
+    page.goto("/auth/login")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url("**/lobby")
+
+
 @dataclass(frozen=True)
 class LiveServer:
     """The gunicorn server: its URL, an app on the same database for direct writes, and its

@@ -106,6 +106,12 @@ def serve(home: Path) -> Iterator[LiveServer]:
         "CHECK_INTERVAL_SECONDS": "5",
         # A bundle or a proof asked for gets its newest rounds into a signed checkpoint at once.
         "CHECKPOINT_MIN_SECONDS": "0",
+        # And only then: a test plants a known server seed by rewriting the pair's logged
+        # commitment, which it may do only while no checkpoint covers it (log_support's
+        # relog_commitment). Signed every 100 entries besides, a checkpoint over a player's
+        # pair now and then came between the sign-up and the plant, and the plant took back
+        # a checkpoint the test's page had kept: the witness said FORK on the next page.
+        "CHECKPOINT_EVERY": "0",
     }
     # Made here first, so both workers load the same signing key instead of racing to create it.
     app = create_app({**settings, "CHECKPOINT_EVERY": 0, "AUDIT_INTEGRATE_MS": 0})

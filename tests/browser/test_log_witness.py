@@ -17,17 +17,21 @@ from browser_support import KEPT_ALARM
 from browser_support import KEPT_CHECKPOINT
 from browser_support import KEPT_UNPROVEN
 from browser_support import WITNESS_KEEP
+from browser_support import log_in
 from browser_support import sign_up
 from browser_support import wait_until
 from sqlalchemy import select
 
+from sota_casino import config
 from sota_casino.core import fairness
 from sota_casino.core.audit_chain import checkpoint_document
 from sota_casino.models import AuditEntry
 from sota_casino.models import User
+from sota_casino.services import audit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from log_support import fork_log  # noqa: E402
+from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -969,3 +973,46 @@ def test_a_page_open_while_a_later_version_changes_the_store_lets_it(tab: Any) -
     )
     assert upgraded == "opened"
     later.close()
+
+
+def test_no_checkpoint_the_shared_server_signs_of_itself_is_taken_back_by_a_planted_seed(
+    tab: Any, live_server: Any
+) -> None:
+    """The browser tests plant known server seeds on the server they all share, by rewriting
+    the pair's logged commitment (log_support's relog_commitment), which takes back any
+    checkpoint over it. The server signed one every 100 entries too: when the hundredth came
+    between a player's sign-up and the plant and a page kept it, the next page carried the one
+    before, the service refused the proof between the two with a 404 (old_size=2900 and
+    new_size=3000 in a full run), and the witness said FORK. Here the player's own log-in is
+    the hundredth entry: no checkpoint is signed over it, the seed is planted, and the witness
+    says nothing."""
+    every = config.INT_SETTINGS["CHECKPOINT_EVERY"]
+    session = live_server.app.extensions["sota_casino.sessionmaker"]()
+    sign_up(tab, "before")
+    audit.checkpoint(session)  # the pages carry a checkpoint from before the player
+    tab.context.clear_cookies()
+    username = sign_up(tab, "planted")
+    with session.begin():  # the player's log-ins, one short of the hundredth entry
+        user_id = session.scalar(select(User.id).where(User.username == username))
+        login = audit.EntrySpec(
+            f"user:{user_id}", "user.login", f"user:{user_id}", {"address": "127.0.0.1"}
+        )
+        audit.record_all(session, [login] * ((-audit.log_size(session) - 1) % every))
+    tab.context.clear_cookies()
+    log_in(tab, username)
+    with session.begin():
+        assert audit.log_size(session) % every == 0
+    session.close()
+    tab.goto("/fairness")
+    tab.locator(SPOKEN).wait_for(state="attached")
+    planted = plant_server_seed(live_server.app, username, {0: False})
+    tab.goto("/fairness")
+    tab.locator(SPOKEN).wait_for(state="attached")
+    assert tab.evaluate(KEPT_ALARM_AND_UNPROVEN) == [None, None], alarm_of(tab)
+    assert tab.locator(WITNESS).get_attribute("class") == "log-witness ok"
+    # The planted seed deals the player's next round.
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_selector("[data-testid=result], #surrender")
+    rounds = tab.evaluate("async () => (await (await fetch('/api/v1/rounds?limit=1')).json())")
+    assert rounds["rounds"][0]["seed_pair_id"] == planted.seed_pair_id

@@ -15,6 +15,7 @@ import pytest
 from babel.dates import format_date
 from browser_support import LiveServer
 from browser_support import fresh_name
+from browser_support import log_in
 from browser_support import open_tab
 from browser_support import sign_up
 from browser_support import wait_for_round
@@ -79,14 +80,6 @@ def width_of(page: Any) -> int:
     """The phone's screen width. A mobile page wider than it widens the window instead of
     scrolling, so ``innerWidth`` would hide the overflow."""
     return int(page.viewport_size["width"])
-
-
-def log_in(page: Any, username: str) -> None:
-    page.goto("/auth/login")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_url("**/lobby")
 
 
 def a_player_with_rounds(page: Any, live_server: LiveServer, language: str) -> str:
