@@ -261,9 +261,8 @@ SOTA_OPTION_TEXT: Final[dict[str, dict[str, str]]] = {
     "teams": {
         "title": N_("Teams"),
         "about": N_(
-            "With four seats, you and the second computer player (seats 0 and 2) play "
-            "together against the dealer and the first computer player (seats 1 and 3). A team "
-            "wins when the other team has no cards left."
+            "With four seats, you and CPU 1 (seats 0 and 2) play together against the dealer "
+            "and CPU 2 (seats 1 and 3). A team wins when the other team has no cards left."
         ),
         "origin": N_("the team war (joukkuesota) of the Finnish rule text"),
     },

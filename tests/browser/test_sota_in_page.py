@@ -336,6 +336,36 @@ def test_prisoners_of_war_is_played_in_the_page_with_four_seats(tab: Any) -> Non
     assert tab.locator("[data-testid=summary]").is_visible()
 
 
+def test_under_rauha_the_move_form_says_it_picks_the_lowest_card_face_up(tab: Any) -> None:
+    """The page picks the dealer's choice, under Rauha the lowest card face up (docs/rules.md,
+    rule 5), and says so on each move it draws itself, as the server's page does."""
+    sign_up(tab, "rauha")
+    tab.goto("/sota")
+    tab.click("#custom-rules summary")
+    tab.check("#preset-custom")
+    tab.check("input[name=rule_prisoners_of_war]")
+    tab.check("input[name=rule_peace]")
+    tab.fill("#stake", "1")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    tab.evaluate(MARK_PAGE)
+    said = []
+    while tab.locator("#move-form").count() and len(said) < 6:
+        shown = tab.locator("#up-options input").evaluate_all("inputs => inputs.map(i => i.value)")
+        up = tab.locator("#up-options input:checked").get_attribute("value")
+        assert up is not None and strength(up, True) == max(strength(c, True) for c in shown)
+        words = tab.inner_text("#move-about")
+        said.append(words)
+        assert "the lowest face up" in words and "the highest face up" not in words, words
+        tab.click("#submit-move")
+        tab.wait_for_function(
+            "() => !document.getElementById('move-form')"
+            " || !document.getElementById('submit-move').disabled"
+        )
+    assert len(said) >= 2, "the page drew no move of its own"
+    assert tab.evaluate(SAME_PAGE), "a move loaded a page"
+
+
 def test_court_cards_have_figures_and_small_cards_are_readable(tab: Any) -> None:
     sign_up(tab, "courts")
     tab.goto("/casino-war")

@@ -22,6 +22,7 @@ from web_support import plant_server_seed
 from web_support import post_form
 from web_support import register_page
 
+from sota_casino.core.cards import RANKS
 from sota_casino.services import money
 from sota_casino.services import settings
 from sota_casino.verify.build import build
@@ -480,6 +481,40 @@ def test_prisoners_of_war_asks_for_moves_until_the_game_ends(player: FlaskClient
     assert 'id="game-result"' in page
     refused = follow(player, post_form(player, f"{url}/moves", {"up": "AS"}))
     assert "no move is due" in refused
+
+
+@pytest.mark.parametrize("peace", [False, True])
+def test_the_move_form_says_which_cards_the_dealers_choice_picks(
+    player: FlaskClient, peace: bool
+) -> None:
+    """Under Rauha the dealer lays its lowest card face up (docs/rules.md, rule 5), and the
+    form picks that card for the player, but said it had picked the highest."""
+    form = {"stake": "1", "preset": "custom", "rule_prisoners_of_war": "on"}
+    if peace:
+        form["rule_peace"] = "on"
+    response = post_form(player, "/sota/games", form)
+    url = response.location
+    page = follow(player, response)
+    said = []
+    while game_data(page)["status"] == "awaiting_move" and len(said) < 5:
+        options = game_data(page)["pending"]["options"]
+        up = re.search(r'name="up" value="(\w\w)" checked', page)
+        down = re.findall(r'name="down" value="(\w\w)" checked', page)
+        assert up, "the form picks no card to lay face up"
+        ranks = sorted(RANKS.index(card[0]) for card in options)
+        best, worst = (ranks[0], ranks[-1]) if peace else (ranks[-1], ranks[0])
+        assert RANKS.index(up.group(1)[0]) == best
+        about = re.search(r'<p id="move-about">(.*?)</p>', page, re.S)
+        assert about
+        words = " ".join(re.sub(r"<[^>]+>", " ", about.group(1)).split())
+        said.append(words)
+        assert ("the lowest face up" if peace else "the highest face up") in words, words
+        if down:
+            assert ("the highest face down" if peace else "the lowest face down") in words
+            assert worst in {RANKS.index(card[0]) for card in down}
+        data = {"up": up.group(1), "down": down}
+        page = follow(player, post_form(player, f"{url}/moves", data))
+    assert said, "the game asked for no move"
 
 
 def test_a_move_form_sent_from_two_tabs_lays_the_cards_once(

@@ -22,6 +22,7 @@ from sota_casino.core import odds
 from sota_casino.core import sota
 from sota_casino.services import settings
 from sota_casino.services.stats import BalancePoint
+from sota_casino.web import i18n
 from sota_casino.web import rules
 from sota_casino.web import sota as sota_views
 from sota_casino.web import stats as stats_views
@@ -310,3 +311,17 @@ def test_a_percentage_keeps_its_sign_on_its_line(
     assert "%" in pages["/operator/ledger"] and "%" in pages["/stats"]
     broken = {path: BREAKABLE_PERCENT.findall(shown_text(page)) for path, page in pages.items()}
     assert {path: found for path, found in broken.items() if found} == {}
+
+
+@pytest.mark.parametrize("language", ["en", "fi", "nb", "pt"])
+def test_the_teams_option_names_the_partner_as_the_game_names_seat_2(
+    client: FlaskClient, language: str
+) -> None:
+    """Teams are seats 0+2 against 1+3 (the rule book), and the game calls seat 2 CPU 1 and
+    seat 3 CPU 2: the rules page named the player's partner the second computer player."""
+    client.set_cookie("lang", language)
+    teams = option_block(client.get("/rules/sota").get_data(as_text=True), "teams")
+    books = i18n.catalogue(language)
+    partner, rival = (books.gettext("CPU %(num)s") % {"num": n} for n in (1, 2))
+    assert partner in teams and rival in teams, teams
+    assert teams.index(partner) < teams.index(rival), teams

@@ -287,7 +287,8 @@
       return (game.rules.peace ? -1 : 1) * RANK_VALUES[code[0]];
     }
 
-    /* The dealer's rule (docs/rules.md): the highest card face up, the lowest ones face down. */
+    /* The dealer's rule (docs/rules.md): the best card face up, the weakest ones face down (under
+       peace the lowest is the best). */
     function suggested(options, count) {
       const up = options.reduce((best, card) => (strength(card) > strength(best) ? card : best), options[0]);
       const rest = options.filter((card) => card !== up).sort((a, b) => strength(a) - strength(b));
@@ -325,9 +326,13 @@
         (count > 1
           ? ngettext("pick %(num)s to lay face down and one to lay face up.", "pick %(num)s to lay face down and one to lay face up.", count - 1)
           : gettext("pick the one to lay face up.")) + " " +
-        (count > 1
-          ? gettext("The dealer's choice is picked for you: the highest face up, the lowest face down.")
-          : gettext("The dealer's choice is picked for you: the highest face up.")));
+        (game.rules.peace
+          ? (count > 1
+            ? gettext("The dealer's choice is picked for you: the lowest face up, the highest face down.")
+            : gettext("The dealer's choice is picked for you: the lowest face up."))
+          : (count > 1
+            ? gettext("The dealer's choice is picked for you: the highest face up, the lowest face down.")
+            : gettext("The dealer's choice is picked for you: the highest face up."))));
       if (count > 1) {
         let fieldset = $("down-fieldset");
         if (!fieldset) {
