@@ -462,6 +462,25 @@ BET_FIELDS = """() => {
 }"""
 
 
+def test_the_sota_tables_stake_and_seats_stand_level_on_a_laptop(laptop: Any) -> None:
+    """Side by side on a laptop, the stake field and the seats list stood 18 px apart in
+    height, each label with them: the row lined its fields up by their bottoms, and the seats'
+    help runs a line longer than the stake's. Fields of one row start level."""
+    sign_up(laptop, "level")
+    uneven = []
+    for language in LANGUAGES:
+        if language != "en":
+            choose_language(laptop, language)
+        laptop.goto("/sota")
+        tops = {
+            selector: round(box(laptop, selector)["y"])
+            for selector in ("label[for=stake]", "label[for=seats]", "#stake", "#seats")
+        }
+        if tops["label[for=stake]"] != tops["label[for=seats]"] or tops["#stake"] != tops["#seats"]:
+            uneven.append(f"{language}: {tops}")
+    assert uneven == []
+
+
 def test_a_new_table_shows_both_bet_fields_above_deal_on_a_360_px_phone(
     chromium: Any, live_server: LiveServer, laptop: Any
 ) -> None:

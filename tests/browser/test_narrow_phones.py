@@ -168,6 +168,43 @@ def test_no_page_pans_sideways_on_a_narrow_phone(
     assert problems == [], problems
 
 
+#: The lines (their tops) that each of the username help's closing symbols ("_ . -") is on.
+SYMBOL_LINES = """() => {
+  const help = document.getElementById("username-help");
+  const walker = document.createTreeWalker(help, NodeFilter.SHOW_TEXT);
+  const chars = [];
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    [...node.textContent].forEach((c, i) => chars.push([node, i, c]));
+  }
+  const last = chars.findLastIndex(([, , c]) => c === "_");
+  return chars.slice(last).filter(([, , c]) => c.trim()).map(([node, i, c]) => {
+    const range = document.createRange();
+    range.setStart(node, i);
+    range.setEnd(node, i + 1);
+    return [c, Math.round(range.getBoundingClientRect().top)];
+  });
+}"""
+
+
+def test_the_usernames_allowed_symbols_stay_together_on_a_narrow_phone(narrow_phone: Any) -> None:
+    """The sign-up form's help ends on the symbols a username may hold, "_ . -": on a 320 px
+    phone in Finnish the line broke before the hyphen, which stood alone under the rest as a
+    stray dash. The symbols are one unit, on one line."""
+    apart = []
+    for language in LANGUAGES:
+        narrow_phone.goto("/auth/register")
+        if language != "en":
+            choose_language(narrow_phone, language)
+        for width in at_widths(narrow_phone):
+            narrow_phone.goto("/auth/register")
+            symbols = narrow_phone.evaluate(SYMBOL_LINES)
+            assert [c for c, _ in symbols] == ["_", ".", "-"], symbols
+            if len({top for _, top in symbols}) > 1:
+                apart.append(f"{language} {width} px: {symbols}")
+    assert apart == []
+
+
 #: Every link, button and field of the header's menu that is not shown, not on the screen, or
 #: hidden under something else (a menu clipped by its own overflow).
 OFF_SCREEN_MENU = """width => [...document.querySelectorAll("header nav :is(a, button, select)")]
