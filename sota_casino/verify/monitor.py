@@ -62,6 +62,8 @@ from typing import Final
 from typing import Literal
 
 from ..core import merkle
+from ..core.anchors import SERVED_SLACK as SERVED_SLACK
+from ..core.anchors import SERVED_SLACK_TEXT as SERVED_SLACK_TEXT
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import open_checkpoint_note
 from ..core.fairness import NumberWritten
@@ -90,12 +92,6 @@ RETIRED_FILE: Final = "retired_keys"
 UNPROVEN_FILE: Final = "unproven.json"
 #: When this witness was last served the kept checkpoint as the latest (its own clock).
 SERVED_FILE: Final = "served_at"
-#: How far before this witness was last served the kept checkpoint as the latest a checkpoint
-#: over more entries may be dated: the service dates one when it signs it and serves it as the
-#: latest once that commits (seconds), and the two clocks differ (NTP keeps them within
-#: seconds). Dated further back, it was signed by then and withheld, or it is dated back.
-SERVED_SLACK: Final = timedelta(minutes=10)
-SERVED_SLACK_TEXT: Final = "10 minutes"
 #: How long after this witness followed a key change a checkpoint the retired key signs is still
 #: checked as the pinned key's: a process not yet restarted after ``flask keys rotate`` signs
 #: with it until the operator restarts it, which takes minutes, not hours.
