@@ -191,16 +191,18 @@ def _checkpoint_of(answer: object, keys: tuple[str, ...], url: str) -> dict[str,
         try:
             opened = open_checkpoint_note(note, key, origin)
         except ValueError:
-            raise _BadSignature(doc, "its signed note") from None
+            raise _BadSignature(doc, "its signed note does not verify with it") from None
         if opened[1:] != (doc["size"], doc["root"]):
-            raise _BadSignature(doc, "its signed note, which names another size or root")
+            raise _BadSignature(doc, "its signed note names another size or root")
     return {"document": dict(doc), "signature": signed["signature"]}
 
 
 class _BadSignature(Exception):
-    def __init__(self, doc: Mapping[str, Any], what: str = "it") -> None:
-        super().__init__(what)
-        self.doc, self.what = doc, what
+    """``doc`` is not signed by the pinned key; ``why`` says more where there is more to say."""
+
+    def __init__(self, doc: Mapping[str, Any], why: str = "") -> None:
+        super().__init__(why)
+        self.doc, self.why = doc, why
 
 
 def _refuse_past_grace(
@@ -387,7 +389,8 @@ def monitor(
                 _refuse_past_grace(answer, retired, now, bad)
                 chain, refused = _key_chain(base, key, timeout)
                 if chain is None:
-                    raise _BadSignature(bad.doc, "; ".join([bad.what, *refused])) from None
+                    why = "; ".join(filter(None, [bad.why, *refused]))
+                    raise _BadSignature(bad.doc, why) from None
                 # The keys between are retired by this very run: within their grace, as the
                 # pinned key is (a process not yet restarted after the last change signs so).
                 followed = tuple(str(doc["new_public_key_hex"]) for doc in reversed(chain))
@@ -396,8 +399,9 @@ def monitor(
             return Verdict(
                 EXIT_FAILED,
                 f"BAD SIGNATURE: the checkpoint {_described(bad.doc)} is not signed by the pinned "
-                f"key {key} ({bad.what}), nor by a key a chain of key changes signed by it leads "
-                "to; kept: " + (_described(kept["document"]) if kept else "nothing yet"),
+                f"key {key}{f' ({bad.why})' if bad.why else ''}, nor by a key a chain of key "
+                "changes signed by it leads to; kept: "
+                + (_described(kept["document"]) if kept else "nothing yet"),
             )
         contradicted = _join_unproven(folder, base, kept, timeout)
         if contradicted is not None:
