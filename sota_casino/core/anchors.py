@@ -65,6 +65,14 @@ BET_FIELDS: Final = ("game", "seed_pair_id", "nonce")
 ANCHOR_BOUND: Final = timedelta(hours=1)
 #: :data:`ANCHOR_BOUND` as the verifiers name it.
 ANCHOR_BOUND_TEXT: Final = "1 hour"
+#: How far before a witness (the offline monitor, the players' page) was last served the
+#: checkpoint it keeps as the latest a checkpoint over more entries may be dated: the service
+#: dates one when it signs it and serves it as the latest once that commits (seconds), and the
+#: two clocks differ (NTP keeps them within seconds). Dated further back, it was signed by then
+#: and withheld, or it is dated back to keep a round left out of the log within its bound.
+SERVED_SLACK: Final = timedelta(minutes=10)
+#: :data:`SERVED_SLACK` as the witnesses name it.
+SERVED_SLACK_TEXT: Final = "10 minutes"
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,8 @@ The checkpoint is held to the kept one either way: a key change starts no new hi
 a bundle's anchors are proved into, against the one kept, as the served one is checked: a split
 view shows each witness a history of its own, which only such a comparison finds. A checkpoint
 of such a file that no key of this witness signed is left out, said, and hides none beside it.
+One whose consistency proof the service withholds is kept in ``DIR/unproven.json`` as a served
+one is (``UNPROVEN``), and asked for again on every run, the file given again or not.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ from typing import Final
 from typing import Literal
 
 from ..core import merkle
+from ..core.anchors import SERVED_SLACK as SERVED_SLACK
+from ..core.anchors import SERVED_SLACK_TEXT as SERVED_SLACK_TEXT
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import open_checkpoint_note
 from ..core.fairness import NumberWritten
@@ -90,12 +94,6 @@ RETIRED_FILE: Final = "retired_keys"
 UNPROVEN_FILE: Final = "unproven.json"
 #: When this witness was last served the kept checkpoint as the latest (its own clock).
 SERVED_FILE: Final = "served_at"
-#: How far before this witness was last served the kept checkpoint as the latest a checkpoint
-#: over more entries may be dated: the service dates one when it signs it and serves it as the
-#: latest once that commits (seconds), and the two clocks differ (NTP keeps them within
-#: seconds). Dated further back, it was signed by then and withheld, or it is dated back.
-SERVED_SLACK: Final = timedelta(minutes=10)
-SERVED_SLACK_TEXT: Final = "10 minutes"
 #: How long after this witness followed a key change a checkpoint the retired key signs is still
 #: checked as the pinned key's: a process not yet restarted after ``flask keys rotate`` signs
 #: with it until the operator restarts it, which takes minutes, not hours.
@@ -193,16 +191,18 @@ def _checkpoint_of(answer: object, keys: tuple[str, ...], url: str) -> dict[str,
         try:
             opened = open_checkpoint_note(note, key, origin)
         except ValueError:
-            raise _BadSignature(doc, "its signed note") from None
+            raise _BadSignature(doc, "its signed note does not verify with it") from None
         if opened[1:] != (doc["size"], doc["root"]):
-            raise _BadSignature(doc, "its signed note, which names another size or root")
+            raise _BadSignature(doc, "its signed note names another size or root")
     return {"document": dict(doc), "signature": signed["signature"]}
 
 
 class _BadSignature(Exception):
-    def __init__(self, doc: Mapping[str, Any], what: str = "it") -> None:
-        super().__init__(what)
-        self.doc, self.what = doc, what
+    """``doc`` is not signed by the pinned key; ``why`` says more where there is more to say."""
+
+    def __init__(self, doc: Mapping[str, Any], why: str = "") -> None:
+        super().__init__(why)
+        self.doc, self.why = doc, why
 
 
 def _refuse_past_grace(
@@ -389,7 +389,8 @@ def monitor(
                 _refuse_past_grace(answer, retired, now, bad)
                 chain, refused = _key_chain(base, key, timeout)
                 if chain is None:
-                    raise _BadSignature(bad.doc, "; ".join([bad.what, *refused])) from None
+                    why = "; ".join(filter(None, [bad.why, *refused]))
+                    raise _BadSignature(bad.doc, why) from None
                 # The keys between are retired by this very run: within their grace, as the
                 # pinned key is (a process not yet restarted after the last change signs so).
                 followed = tuple(str(doc["new_public_key_hex"]) for doc in reversed(chain))
@@ -398,17 +399,16 @@ def monitor(
             return Verdict(
                 EXIT_FAILED,
                 f"BAD SIGNATURE: the checkpoint {_described(bad.doc)} is not signed by the pinned "
-                f"key {key} ({bad.what}), nor by a key a chain of key changes signed by it leads "
-                "to; kept: " + (_described(kept["document"]) if kept else "nothing yet"),
+                f"key {key}{f' ({bad.why})' if bad.why else ''}, nor by a key a chain of key "
+                "changes signed by it leads to; kept: "
+                + (_described(kept["document"]) if kept else "nothing yet"),
             )
-        joined = _join_unproven(folder, base, kept, timeout)
-        if joined is not None and joined.code == EXIT_FAILED:
-            return joined
+        contradicted = _join_unproven(folder, base, kept, timeout)
+        if contradicted is not None:
+            return contradicted
         verdict = _compare(folder, base, kept, seen, timeout, now)
         if verdict.code != EXIT_OK:
             return verdict
-        if joined is not None:
-            verdict = Verdict(joined.code, f"{joined.line}; this run: {verdict.line}")
         if chain is not None:
             _move_pin(folder, chain, retired, now)
             moved = ", ".join(
@@ -421,8 +421,8 @@ def monitor(
             )
         if compare:
             keys = (_pinned_key(folder, None, ()), *(one.key for one in _retired_keys(folder)))
-            verdict = _compare_published(folder, base, compare, keys, verdict, timeout)
-        return verdict
+            verdict = _compare_published(folder, base, compare, keys, verdict, timeout, now)
+        return _after_unproven(folder, verdict)
     except Unusable as exc:
         return Verdict(EXIT_UNUSABLE, f"UNUSABLE: {exc}")
     except OSError as exc:
@@ -466,10 +466,11 @@ def _compare_published(
     keys: tuple[str, ...],
     verdict: Verdict,
     timeout: float,
+    now: datetime,
 ) -> Verdict:
     kept = _load_state(folder)
     assert kept is not None  # the run kept one before
-    joined, skipped = [], []
+    joined, skipped, withheld = [], [], []
     published = []
     for path in paths:
         checkpoints, others = published_checkpoints(path, keys)
@@ -497,13 +498,24 @@ def _compare_published(
                 evidence = _evidence(folder, kept, other, why)
                 return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}{also}")
         else:
-            problem = _unproved(base, smaller, larger, timeout)
+            try:
+                problem = _unproved(base, smaller, larger, timeout)
+            except Unusable as exc:
+                # Kept as a checkpoint shown with its proof withheld: asked for again every run.
+                _remember_unproven(folder, other, str(exc), now, published_in=path)
+                withheld.append(path)
+                continue
             if problem is not None:
                 why = f"FORK: {PUBLISHED_PROBLEMS[problem]}: {both}"
                 evidence = _evidence(folder, kept, other, why)
                 return Verdict(EXIT_FAILED, f"{why}; evidence in {evidence}{also}")
         joined.append(f"{path} ({_described(new)})")
-    return Verdict(verdict.code, f"{verdict.line}; joined the published {', '.join(joined)}{also}")
+    line = verdict.line
+    if joined:
+        line += f"; joined the published {', '.join(joined)}"
+    if withheld:
+        line += f"; kept unproven the published {', '.join(dict.fromkeys(withheld))}"
+    return Verdict(verdict.code, line + also)
 
 
 def _unproved(
@@ -593,7 +605,9 @@ def _compare(
     try:
         problem = _unproved(base, old, new, timeout)
     except Unusable as exc:
-        return _remember_unproven(folder, kept, seen, str(exc), now)
+        return Verdict(
+            EXIT_UNUSABLE, _unproven_line(kept, _remember_unproven(folder, seen, str(exc), now))
+        )
     if problem is not None:
         why = (
             f"FORK: the service no longer proves the checkpoint it signed over {old['size']} "
@@ -627,7 +641,9 @@ def _unproven(folder: Path) -> list[dict[str, Any]]:
 def _unproven_line(kept: Mapping[str, Any], unproven: list[dict[str, Any]]) -> str:
     shown = "; ".join(
         f"size {one['checkpoint']['document']['size']} root "
-        f"{one['checkpoint']['document']['root']}, shown at {one['at']}: {one['why']}"
+        f"{one['checkpoint']['document']['root']}, "
+        + (f"published in {one['published_in']}, " if one.get("published_in") else "")
+        + f"shown at {one['at']}: {one['why']}"
         for one in unproven
     )
     return (
@@ -639,27 +655,45 @@ def _unproven_line(kept: Mapping[str, Any], unproven: list[dict[str, Any]]) -> s
 
 
 def _remember_unproven(
-    folder: Path, kept: dict[str, Any], seen: dict[str, Any], why: str, now: datetime
-) -> Verdict:
-    """Keep a signed checkpoint whose consistency proof the service withheld: it may be the only
-    trace of a fork shown to this witness, which the service could otherwise end by showing the
-    true log again on the next run."""
+    folder: Path,
+    seen: Mapping[str, Any],
+    why: str,
+    now: datetime,
+    *,
+    published_in: str | None = None,
+) -> list[dict[str, Any]]:
+    """Keep a signed checkpoint whose consistency proof the service withheld, served to this
+    witness or published by another (``published_in``: the file): it may be the only trace of a
+    fork, which the service could otherwise end by showing the true log again on the next run.
+    Returns all the checkpoints kept so."""
     unproven = _unproven(folder)
     doc = seen["document"]
+    shown = {"why": why, "at": format_time(now), "published_in": published_in}
     same = next((one for one in unproven if one["checkpoint"]["document"] == doc), None)
     if same is not None:
-        same.update(why=why, at=format_time(now))
+        same.update(shown)
     else:
-        unproven.append({"checkpoint": seen, "why": why, "at": format_time(now)})
+        unproven.append({"checkpoint": dict(seen), **shown})
     _write(folder / UNPROVEN_FILE, unproven)
-    return Verdict(EXIT_UNUSABLE, _unproven_line(kept, unproven))
+    return unproven
+
+
+def _after_unproven(folder: Path, verdict: Verdict) -> Verdict:
+    """A run that passed (exit 0) while checkpoints shown unproven are kept is exit 2: ``UNPROVEN``
+    with them first, then what the run found."""
+    unproven = _unproven(folder)
+    kept = _load_state(folder)
+    if verdict.code != EXIT_OK or not unproven or kept is None:
+        return verdict
+    return Verdict(EXIT_UNUSABLE, f"{_unproven_line(kept, unproven)}; this run: {verdict.line}")
 
 
 def _join_unproven(
     folder: Path, base: str, kept: dict[str, Any] | None, timeout: float
 ) -> Verdict | None:
-    """Ask again for a proof joining each checkpoint shown unproven to the kept one: ``None``
-    when none is left, exit 1 with the evidence when one contradicts it, else exit 2."""
+    """Ask again for a proof joining each checkpoint shown unproven to the kept one, dropping
+    those joined: exit 1 with the evidence when one contradicts it, else ``None`` (those whose
+    proof is withheld again stay kept, with the latest reason)."""
     unproven = _unproven(folder)
     if not unproven or kept is None:
         return None
@@ -668,7 +702,8 @@ def _join_unproven(
     for one in unproven:
         shown = one["checkpoint"]
         new = shown["document"]
-        both = f"kept {_described(old)}, shown unproven at {one['at']} {_described(new)}"
+        where = f"published in {one['published_in']}, " if one.get("published_in") else ""
+        both = f"kept {_described(old)}, {where}shown unproven at {one['at']} {_described(new)}"
         smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
         why = None
         if backdated(smaller, larger):
@@ -690,4 +725,4 @@ def _join_unproven(
         if why is not None:
             return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, shown, why)}")
     _write(folder / UNPROVEN_FILE, left)
-    return Verdict(EXIT_UNUSABLE, _unproven_line(kept, left)) if left else None
+    return None

@@ -9,10 +9,14 @@ import json
 import re
 import sys
 import time
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import FORGET_WITNESS
 from browser_support import KEPT_ALARM
 from browser_support import KEPT_CHECKPOINT
 from browser_support import KEPT_UNPROVEN
@@ -24,6 +28,7 @@ from sqlalchemy import select
 
 from sota_casino import config
 from sota_casino.core import fairness
+from sota_casino.core.anchors import SERVED_SLACK
 from sota_casino.core.audit_chain import checkpoint_document
 from sota_casino.models import AuditEntry
 from sota_casino.models import User
@@ -153,6 +158,89 @@ def test_a_newer_checkpoint_dated_before_the_kept_one_is_an_alarm(
         f"kept size {kept['size']} root {kept['root']} at {kept['time']}, "
         f"served size {later['size']} root {later['root']} at {earlier}."
     ) in alarm.inner_text(), alarm.inner_text()
+
+
+def test_a_newer_checkpoint_dated_before_the_kept_one_was_last_served_is_an_alarm(
+    tab: Any, live_server: Any
+) -> None:
+    """A casino that left out a round settled after the kept checkpoint dates every later
+    checkpoint just after the kept one, never past the round's bound, so that the round stays
+    "not yet anchored" for good: each is dated after the kept one, which is all the page held it
+    to. But this browser was served the kept one as the latest later than that: a checkpoint over
+    more entries signed by then was withheld, or is dated back. Dated within the slack of that
+    moment (the service serves a checkpoint seconds after it dates it, and the clocks differ),
+    it is no alarm."""
+    smaller = a_larger_checkpoint_to_prove(tab, "lastserved")
+    larger = proof_of(tab, play_a_round(tab))["checkpoint"]["document"]
+    assert larger["size"] > smaller["size"]
+    tab.goto("/fairness")  # its witness done, nothing else writes what is kept meanwhile
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    session = live_server.app.extensions["sota_casino.sessionmaker"]()
+    signer = session.info["context"].signing_key
+    session.close()
+
+    def signed(document: dict[str, Any], at: datetime) -> dict[str, Any]:
+        dated = {**document, "time": fairness.format_time(at)}
+        return {"document": dated, "signature": fairness.sign(signer, dated)}
+
+    # The kept checkpoint, signed two hours ago over the log's first entries (their real root,
+    # which the service's consistency proofs join to the larger one's), served as the latest now.
+    now = datetime.now(UTC)
+    kept = signed(smaller, now - timedelta(hours=2))
+    observe = (
+        "shown => window.SotaLog.pinnedCryptoKey().then(async key => { let outcome = null;"
+        " for (const seen of shown) outcome = await window.SotaLog.observe(seen, key, new Date());"
+        " await window.SotaLog.show(outcome); return outcome; })"
+    )
+
+    def served_then(later: dict[str, Any]) -> Any:
+        tab.evaluate(FORGET_WITNESS)
+        tab.evaluate(WITNESS_KEEP, [KEPT_CHECKPOINT, kept])
+        return tab.evaluate(observe, [kept, later])
+
+    # A bundle's checkpoints are observed with no time: they may be older than the latest.
+    tab.evaluate(FORGET_WITNESS)
+    tab.evaluate(WITNESS_KEEP, [KEPT_CHECKPOINT, kept])
+    tab.evaluate(
+        "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))",
+        kept,
+    )
+    assert tab.evaluate("window.SotaLog.servedAt()") is None
+
+    near = signed(larger, now - SERVED_SLACK / 2)
+    assert served_then(near)["ok"] is True
+    assert tab.evaluate("window.SotaLog.kept()") == near
+
+    back = signed(larger, now - timedelta(hours=2) + timedelta(minutes=1))
+    before = datetime.now(UTC).replace(microsecond=0)  # the browser's clock counts milliseconds
+    caught = served_then(back)
+    assert caught["ok"] is False, caught
+    assert tab.evaluate("window.SotaLog.kept()") == kept  # not replaced by it
+    served_at = tab.evaluate("window.SotaLog.servedAt()")
+    assert before <= datetime.fromisoformat(served_at) <= datetime.now(UTC)
+    alarm = tab.locator(f"{WITNESS}[role=alert]").inner_text()
+    assert alarm == (
+        "✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. BACKDATED: the served checkpoint is "
+        f"dated more than {SERVED_SLACK // timedelta(minutes=1)}\u00a0minutes before this browser "
+        "was last served the kept one as the latest, at "
+        # A counted message binds each placeholder to the word after it.
+        f"{served_at}\u00a0by its clock: signed by then, it was withheld, or it is dated "
+        f"back: kept size {smaller['size']} root {smaller['root']} at "
+        f"{kept['document']['time']}, served size {larger['size']} root {larger['root']} at "
+        f"{back['document']['time']}. Both checkpoints are signed with its key: keep them as "
+        "proof (this browser keeps them until its storage is cleared)."
+    ), alarm
+    with tab.expect_navigation():
+        tab.select_option("#language-choice", "fi")
+    tab.wait_for_selector("html[lang=fi]")
+    finnish = tab.locator(f"{WITNESS}[role=alert]").inner_text()
+    assert finnish.startswith(
+        "✗ KASINO NÄYTTI TÄLLE SELAIMELLE KAKSI ERI HISTORIAA. TAANNEHTIVASTI PÄIVÄTTY: "
+        "tarjottu tarkistuspiste on päivätty yli 10\u00a0minuuttia aiemmin kuin tälle "
+        "selaimelle viimeksi tarjottiin tallessa oleva tarkistuspiste uusimpana (selaimen "
+        f"kellon mukaan {served_at}): jos se oli jo silloin allekirjoitettu, se jätettiin "
+        "tarjoamatta, muuten se on päivätty taaksepäin: tallessa koko"
+    ), finnish
 
 
 def test_the_witness_status_reads_as_one_finnish_sentence(tab: Any) -> None:
@@ -750,7 +838,9 @@ def test_a_forked_checkpoint_naming_another_key_beside_its_signature_is_still_a_
     forked["public_key_hex"] = fairness.public_key_hex(fairness.new_signing_key())
     page = tab.request.get("/fairness")
     assert page.ok
-    carried = re.compile(r'(<script type="application/json" data-log-checkpoint>)(.*?)(</script>)')
+    carried = re.compile(
+        r'(<script type="application/json" data-log-checkpoint[^>]*>)(.*?)(</script>)'
+    )
     found = carried.search(page.text())
     assert found, "the page carries no checkpoint"
     answer = json.loads(found.group(2)) | {"checkpoint": forked}

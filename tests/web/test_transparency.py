@@ -835,7 +835,11 @@ def test_the_monitor_says_unusable_for_garbage_and_fails_a_bad_signature_or_a_sh
 
     serve(5, "ab" * 32, by=fairness.new_signing_key())
     code, line = _monitor(url, state)
-    assert code == 1 and line.startswith("BAD SIGNATURE: the checkpoint size 5 root " + "ab" * 32)
+    # No key change to name: the line says so, with nothing in brackets.
+    assert code == 1 and line == (
+        f"BAD SIGNATURE: the checkpoint size 5 root {'ab' * 32} is not signed by the pinned key "
+        f"{key}, nor by a key a chain of key changes signed by it leads to; kept: nothing yet"
+    ), line
     assert not list(state.glob("evidence-*")), "an unsigned checkpoint is evidence of nothing"
     serve(5, "ab" * 32)
     assert _monitor(url, state)[0] == 0
@@ -1227,6 +1231,59 @@ def test_the_monitor_keeps_a_checkpoint_shown_with_its_proof_withheld_until_a_pr
     assert joined.code == 0 and joined.line.startswith("OK: consistent, kept size 4"), joined
     assert json.loads((other / "unproven.json").read_text()) == []
     assert not list(other.glob("evidence-*.json"))
+
+
+def test_the_monitor_keeps_a_published_checkpoint_whose_proof_is_withheld_as_a_served_one(
+    answering: tuple[str, type[_Answers]], tmp_path: Path
+) -> None:
+    """Another witness published a forked checkpoint; the casino withholds the proof joining it
+    to the one this monitor keeps, then proves its true log. The monitor said UNUSABLE and kept
+    nothing of it, so the next run, without the file, said OK: it now keeps it with those it was
+    served unproven, says UNPROVEN on every run, and names the fork once the service answers."""
+    url, handler = answering
+    signer = fairness.new_signing_key()
+    key = fairness.public_key_hex(signer)
+    honest, forked = _leaves(8), _leaves(3) + _leaves(3, b"forged")
+    latest = "/api/v1/transparency/checkpoint"
+    state = tmp_path / "w"
+    kept = _signed_checkpoint(signer, honest[:4], _T0)
+    handler.answers = {latest: (200, {"checkpoint": kept})}
+    assert monitor(url, str(state), key, now=_T0).code == 0
+
+    published = tmp_path / "theirs.json"
+    shown = _signed_checkpoint(signer, forked, _T0 + timedelta(minutes=1))
+    published.write_text(json.dumps(shown), encoding="utf-8")
+    handler.answers = {latest: (200, {"checkpoint": kept}), _consistency(4, 6): (500, {})}
+    withheld = monitor(url, str(state), None, compare=[str(published)], now=_T0 + timedelta(2))
+    assert withheld.code == 2, withheld
+    assert withheld.line == (
+        "UNPROVEN: no consistency proof joins the kept checkpoint (size 4 root "
+        f"{kept['document']['root']}) with what this witness was shown since (size 6 root "
+        f"{shown['document']['root']}, published in {published}, shown at "
+        "2026-01-03T00:00:00.000000Z: the consistency proof from 4 to 6 answered 500): a casino "
+        "that forked its log hides the fork so, and an outage reads the same; they are kept in "
+        f"unproven.json and asked for again on every run; this run: OK: unchanged, size 4 root "
+        f"{kept['document']['root']}; kept unproven the published {published}"
+    ), withheld
+    assert [one["checkpoint"] for one in json.loads((state / "unproven.json").read_text())] == [
+        shown
+    ]
+    again = monitor(url, str(state), None, now=_T0 + timedelta(3))  # the file not given again
+    assert again.code == 2 and again.line.startswith("UNPROVEN: "), again
+
+    # The true log, proved: the published checkpoint is one it never signed.
+    handler.answers = {
+        latest: (200, {"checkpoint": _signed_checkpoint(signer, honest, _T0 + timedelta(4))}),
+        _consistency(4, 8): _proof(4, honest),
+    }
+    caught = monitor(url, str(state), None, now=_T0 + timedelta(4))
+    assert caught.code == 1, caught
+    assert caught.line.startswith(
+        "FORK: the service no longer proves one of the two checkpoints it signed: kept size 4 "
+        f"root {kept['document']['root']}, published in {published}, shown unproven at "
+        f"2026-01-03T00:00:00.000000Z size 6 root {shown['document']['root']}"
+    ), caught
+    assert json.loads(next(state.glob("evidence-*.json")).read_text())["seen"] == shown
 
 
 def test_the_monitor_refuses_a_checkpoint_dated_back_to_before_it_was_served_the_kept_one(

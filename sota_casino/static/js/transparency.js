@@ -11,8 +11,10 @@
  * cleared: it is proof, signed by the casino, that it showed two histories. A bad signature is
  * kept as an alarm too, which proves nothing to anyone else and does not say it does. A
  * checkpoint whose proof cannot be had is remembered as unproven, with why and when, and warned
- * of on every page until a later proof joins it. Tabs open at once take turns (a Web Lock) to
- * read, check and write what is kept, so that none overwrites what another kept meanwhile.
+ * of on every page until a later proof joins it. A larger checkpoint dated before the kept one,
+ * or more than a slack before this browser was last served the kept one as the latest, is an
+ * alarm too (BACKDATED). Tabs open at once take turns (a Web Lock) to read, check and write
+ * what is kept, so that none overwrites what another kept meanwhile.
  *
  * checkAnchors(bundle, keys) is the page verifier's "in the log" check (docs/fairness.md): each
  * document's audit entry, proved into a checkpoint signed by the pinned key (or a key it
@@ -25,6 +27,9 @@
   const KEPT = "sota-casino.log-checkpoint.v1";
   const ALARM = "sota-casino.log-alarm.v1";
   const UNPROVEN = "sota-casino.log-unproven.v1";
+  /* When (this computer's clock, the scheme's time form) this browser was last served the kept
+   * checkpoint as the latest: see `datedBeforeServed`. */
+  const SERVED = "sota-casino.log-served.v1";
   const LOCK = "sota-casino.log-witness";
   /* Checkpoints remembered as unproven at most (a few hundred bytes each): see `unproven`. */
   const UNPROVEN_LIMIT = 100;
@@ -384,9 +389,11 @@
 
   /* This computer's clock in the scheme's time form, YYYY-MM-DDTHH:MM:SS.ffffffZ, as the offline
    * verifier writes it (the browser's clock counts milliseconds). */
-  function nowWritten() {
-    return new Date().toISOString().replace(/Z$/, "000Z");
+  function written(moment) {
+    return moment.toISOString().replace(/Z$/, "000Z");
   }
+
+  const nowWritten = () => written(new Date());
 
   /* What the bound runs from for each document that can be pending (core/anchors.py DATED_BY):
    * its signed time, and why it fails dated past this computer's clock and the bound (`ahead`)
@@ -859,11 +866,13 @@
    * once they are proved one history. What is kept is read again here, in the lock: another
    * tab may have changed it since this page began. So may the key: `key` is the key to check
    * with, or a function that reads it, in the lock (the page's own witness: another tab may
-   * have pinned another key, and kept a checkpoint it signed, while this one waited). */
-  const observe = (seen, key) => exclusively(async () => observeHere(seen, typeof key === "function" ? await key() : key))
+   * have pinned another key, and kept a checkpoint it signed, while this one waited). `at`: when
+   * `seen` was served as the latest checkpoint (a Date, taken before the turn comes: a turn can
+   * take long), or none where it was not (a bundle's, which may be older than the latest). */
+  const observe = (seen, key, at = null) => exclusively(async () => observeHere(seen, typeof key === "function" ? await key() : key, at))
     .catch((error) => ({ ok: null, note: cannotCheck(error) }));
 
-  async function observeHere(seen, key) {
+  async function observeHere(seen, key, at) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
     if (!key) return noKeyPinned();
     const kept = await load(KEPT);
@@ -883,20 +892,66 @@
       const both = { both: N_("shown before %(shown)s, served %(served)s", { shown: described(twin.document), served: described(doc) }) };
       return alarm(differing(doc.size, both), twin, seen);
     }
-    if (!isCheckpoint(kept)) {
-      await save(KEPT, signedOf(seen));
-      return settle(signedOf(seen));
-    }
+    if (!isCheckpoint(kept)) return keep(seen, at);
     if (backdated(kept.document, doc)) {
       const both = { both: N_("kept %(kept)s, served %(served)s", { kept: dated(kept.document), served: dated(doc) }) };
       return alarm(N_("BACKDATED: of two signed checkpoints, the one over more entries is dated before the one over fewer: %(both)s", both), kept, seen);
     }
+    const late = doc.size > kept.document.size ? await datedBeforeServed(kept.document, doc) : null;
+    if (late) return alarm(late, kept, seen);
     const found = await related(kept, seen);
     if (found.fork) return alarm(found.fork, kept, seen);
     if (found.unproven) return unproven(kept, seen, found.unproven);
-    if (doc.size <= kept.document.size) return settle(kept);
+    if (doc.size > kept.document.size) return keep(seen, at);
+    if (doc.size === kept.document.size) await servedAsLatest(at);
+    return settle(kept);
+  }
+
+  /* Keep `seen` (served as the latest at `at`, if given), and join to it what is remembered as
+   * unproven. */
+  async function keep(seen, at) {
     await save(KEPT, signedOf(seen));
+    await servedAsLatest(at);
     return settle(signedOf(seen));
+  }
+
+  /* Remember that the kept checkpoint was served as the latest at `at` (if given), unless a later
+   * time is remembered: a page served earlier may take its turn after another's. A time kept
+   * for a smaller checkpoint than the kept one holds as well: one over more entries than the
+   * kept one is over more than that one too. */
+  async function servedAsLatest(at) {
+    if (!at) return;
+    const served = await load(SERVED);
+    const now = written(at);
+    if (typeof served !== "string" || served < now) await save(SERVED, now);
+  }
+
+  /* How far before this browser was last served the kept checkpoint as the latest one over more
+   * entries may be dated, in minutes (the server's core.anchors.SERVED_SLACK, which the offline
+   * monitor holds it to too), from the page's carried checkpoint; null on a page without one. */
+  function servedSlackMinutes() {
+    const carried = document.querySelector("script[data-log-checkpoint]");
+    const minutes = Number(carried && carried.dataset.servedSlackMinutes);
+    return Number.isInteger(minutes) && minutes > 0 ? minutes : null;
+  }
+
+  /* Why `doc`, signed over more entries than the kept checkpoint `mine`, is dated back, or null:
+   * the service dates a checkpoint when it signs it and serves it as the latest seconds later,
+   * so one dated more than the slack before this browser was last served the kept one as the
+   * latest was signed by then and withheld, or is dated back. Dated after the kept one is not
+   * enough (`backdated`): a casino that left out a round settled after it could date every later
+   * checkpoint just after it, never past the round's bound, for good (docs/fairness.md). */
+  async function datedBeforeServed(mine, doc) {
+    const minutes = servedSlackMinutes();
+    const served = await load(SERVED);
+    const [then, time] = [timeParts(served), timeParts(doc.time)];
+    if (minutes === null || !then || !time) return null;
+    const micros = (parts) => parts[0] * 1e6 + parts[1];
+    if (micros(time) >= micros(then) - minutes * 60e6) return null;
+    const both = N_("kept %(kept)s, served %(served)s", { kept: dated(mine), served: dated(doc) });
+    return Nn_("BACKDATED: the served checkpoint is dated more than %(num)s minute before this browser was last served the kept one as the latest, at %(served)s by its clock: signed by then, it was withheld, or it is dated back: %(both)s",
+      "BACKDATED: the served checkpoint is dated more than %(num)s minutes before this browser was last served the kept one as the latest, at %(served)s by its clock: signed by then, it was withheld, or it is dated back: %(both)s",
+      minutes, { served, both });
   }
 
   /* The checkpoints remembered as unproven, by reason, each reason with the sizes it is the
@@ -987,6 +1042,7 @@
       return null;
     }
     let outcome;
+    const asked = new Date(); // the page was served, or the latest is asked for, about now
     try {
       if (window.SotaRecords) await window.SotaRecords.keyChecked(); // a key change shown here may move the pin
       const key = await pinnedCryptoKey();
@@ -999,7 +1055,7 @@
       }
       if (!key) outcome = noKeyPinned();
       else if (!latest) outcome = { ok: null, note: gettext("The casino has not signed a checkpoint of its log yet.") };
-      else outcome = await observe(latest.checkpoint, pinnedCryptoKey);
+      else outcome = await observe(latest.checkpoint, pinnedCryptoKey, asked);
     } catch (error) {
       outcome = { ok: null, note: cannotCheck(error) };
     }
@@ -1009,7 +1065,7 @@
 
   window.SotaLog = {
     checkAnchors, roundKey, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
-    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), unprovenLimit: UNPROVEN_LIMIT,
+    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), servedAt: () => load(SERVED), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => witness(false));
