@@ -542,6 +542,7 @@ def checkpoint_by_size(size: int) -> ResponseReturnValue:
     errors=(404, 422),
     auth=False,
     query=s.ConsistencyQuery,
+    beyond_schema=("old_size above new_size (checked before whether either is a checkpoint's)",),
 )
 def consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
     return _answer(transparency.consistency(get_session(), query.old_size, query.new_size))
