@@ -209,29 +209,41 @@ def _every_option(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def sota_rules_schema(most_tricks: int = sota.MAX_TRICKS_RANGE[1]) -> dict[str, Any]:
+#: The Sota rule set as an answer writes it, which a signed bet's document holds.
+CANONICAL_RULES: Final = (
+    "every option, those a request left out at their defaults, lead off as null (never "
+    '"off"): what a bet signs as its rules (docs/fairness.md, "Bets the player signs")'
+)
+
+
+def sota_rules_schema(
+    most_tricks: int = sota.MAX_TRICKS_RANGE[1], *, canonical: bool = False
+) -> dict[str, Any]:
     """The rule options of ``core.sota`` (which checks them) as a JSON Schema, ``max_tricks``
-    up to ``most_tricks`` (the rule book's limit, or a casino's)."""
+    up to ``most_tricks`` (the rule book's limit, or a casino's): as a request may send them
+    (any of them, ``lead`` off as ``"off"`` too, each with the default it takes when left
+    out), or ``canonical``, as the engine writes them (:data:`CANONICAL_RULES`)."""
     low, high = sota.MAX_TRICKS_RANGE[0], most_tricks
     first, last = sota.LEAD_RANGE
+    lead = [{"type": "integer", "minimum": first, "maximum": last}, {"type": "null"}]
     properties: dict[str, Any] = {
         "seats": enum_schema(sota.SEAT_COUNTS),
         "war_down": enum_schema(sota.WAR_DOWN_VALUES),
         **{name: enum_schema(values) for name, values in sota.NAMED_VALUES.items()},
         "max_tricks": {"type": "integer", "minimum": low, "maximum": high},
-        # Off is written null; a request may also say "off", as the engine takes it.
-        "lead": {
-            "anyOf": [
-                {"type": "integer", "minimum": first, "maximum": last},
-                {"type": "null"},
-                {"const": "off"},
-            ]
-        },
+        "lead": {"anyOf": lead if canonical else [*lead, {"const": "off"}]},
         **{name: {"type": "boolean"} for name in sota.SWITCHES},
     }
+    if not canonical:
+        defaults = sota.SotaRules().to_dict()
+        properties = {
+            name: {**found, "default": defaults[name]} for name, found in properties.items()
+        }
     teams = {"properties": {"teams": {"const": True}}, "required": ["teams"]}
+    every = {"description": CANONICAL_RULES, "required": list(properties)} if canonical else {}
     return {
         "type": "object",
+        **every,
         "properties": properties,
         "additionalProperties": False,
         "if": teams,
@@ -240,7 +252,8 @@ def sota_rules_schema(most_tricks: int = sota.MAX_TRICKS_RANGE[1]) -> dict[str, 
 
 
 #: A Sota rule set as :meth:`~sota_casino.core.sota.SotaRules.to_dict` writes it.
-SotaRules = Annotated[dict[str, Any], WithJsonSchema(sota_rules_schema())]
+SotaRules = Annotated[dict[str, Any], WithJsonSchema(sota_rules_schema(canonical=True))]
+PresetName = Annotated[str, OneOf(tuple(sota.PRESETS))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +319,22 @@ class TableSettings:
     settings: Annotated[
         Open, WithJsonSchema({"anyOf": [casino_war_rules_schema(), sota_table_schema()]})
     ]
+    preset_rules: Annotated[
+        dict[PresetName, SotaRules],
+        Field(
+            description=(
+                "Sota: the whole rule set of each preset the table offers (settings.presets), "
+                "by name, as the game's rules and a signed bet's document hold it; Casino "
+                "War: none (its settings are its rules)"
+            )
+        ),
+    ]
+
+    @classmethod
+    def of(cls, name: str, settings: Open) -> TableSettings:
+        """The settings of table ``name``, with the rule sets of the presets they offer."""
+        offered = settings["presets"] if name == sota.GAME else ()
+        return cls(name, settings, {p: sota.SotaRules.from_preset(p).to_dict() for p in offered})
 
 
 @dataclass(frozen=True, slots=True)

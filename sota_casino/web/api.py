@@ -382,11 +382,13 @@ def casino_war_round(round_id: int) -> ResponseReturnValue:
     auth=False,
     description=(
         "Send casino_war's settings as a bet's rules: the bet is dealt under them or refused "
-        "with 409 rules_changed, so the rules a script records are those it was played by."
+        "with 409 rules_changed, so the rules a script records are those it was played by. "
+        "Sota's preset_rules are the rules a game of each preset is played by and its signed "
+        "bet document holds."
     ),
 )
 def table(name: str) -> ResponseReturnValue:
-    return _answer(TableSettings(name, settings.table_rules(get_session(), name)))
+    return _answer(TableSettings.of(name, settings.table_rules(get_session(), name)))
 
 
 @bp.get("/casino-war/odds")

@@ -34,6 +34,7 @@ from ..services import money
 from ..services import proposals
 from ..services import rounds
 from ..services.checks import CheckName
+from ..services.results import CANONICAL_RULES
 from ..services.results import CHIPS
 from ..services.results import MAX_PAGE
 from ..services.results import NEWEST
@@ -201,10 +202,15 @@ class GameRequest(PlayerSignedBet):
     )
 
     stake: Annotated[int, Field(ge=1, le=MAX_AMOUNT, description=SWEETS)]
-    #: A game no longer than the casino deals (the rule book allows more).
-    rules: DealtRules | None = None
+    rules: DealtRules | None = absent(
+        "options of the rule book (max_tricks as long as the casino deals), the rest at their "
+        "defaults; played and signed as the game's rules hold them: " + CANONICAL_RULES
+    )
     #: Checked by the service, which also knows which presets the table allows (invalid_rules).
-    preset: Annotated[str, WithJsonSchema(enum_schema(tuple(sota.PRESETS)))] | None = None
+    preset: Annotated[str, WithJsonSchema(enum_schema(tuple(sota.PRESETS)))] | None = absent(
+        "one the table offers; GET /api/v1/tables/sota gives each one's rules (preset_rules), "
+        "which the game's rules and a signed bet's document hold"
+    )
 
 
 class MoveRequest(PlayerSigned):
