@@ -99,6 +99,10 @@ TiePayout = Annotated[
 ]
 Bonus = Annotated[str, OneOf(casino_war.BONUS_MODES)]
 SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
+#: What a field of a round that is null while the round is open says of its null.
+UNTIL_SETTLED: Final = "null while the round is open (waiting for a decision or a move)"
+#: A field of a round that the round's settlement fills in.
+Settled = Annotated[T, Field(description=UNTIL_SETTLED)]
 #: A moment, written in UTC to the microsecond (``2026-12-01T08:31:13.842813Z``).
 Moment = Annotated[
     datetime,
@@ -112,6 +116,10 @@ class Figure(TypedDict):
 
     exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
     value: float
+
+
+#: A figure of the tie bet, at a table setting that may offer none.
+TieBetFigure = Annotated[Figure | None, Field(description="null: no tie bet (tie_payout 0)")]
 
 
 def check_page(order: str, limit: int) -> None:
@@ -231,7 +239,11 @@ def sota_rules_schema(
         "war_down": enum_schema(sota.WAR_DOWN_VALUES),
         **{name: enum_schema(values) for name, values in sota.NAMED_VALUES.items()},
         "max_tricks": {"type": "integer", "minimum": low, "maximum": high},
-        "lead": {"anyOf": lead if canonical else [*lead, {"const": "off"}]},
+        "lead": {
+            "description": "off (null), or N: the game ends when the leader has N more cards "
+            "than the next seat",
+            "anyOf": lead if canonical else [*lead, {"const": "off"}],
+        },
         **{name: {"type": "boolean"} for name in sota.SWITCHES},
     }
     if not canonical:
@@ -372,16 +384,22 @@ class CasinoWarRound:
     raise_: Annotated[Count, Field(alias="raise")]
     player_card: Card
     dealer_card: Card
-    war: War | None
-    outcome: WarOutcome | None
-    tie_bet_won: bool | None
-    net: int | None
-    payout: Count | None
+    war: Annotated[War | None, Field(description="null unless the player went to war on a tie")]
+    outcome: Settled[WarOutcome | None]
+    tie_bet_won: Annotated[
+        bool | None,
+        Field(
+            description=f"{UNTIL_SETTLED}, though the tie that left it open already decided "
+            "it: a tie bet above 0 is won, and paid when the round settles"
+        ),
+    ]
+    net: Settled[int | None]
+    payout: Settled[Count | None]
     rules: Annotated[dict[str, Any], WithJsonSchema(casino_war_rules_schema())]
     seed_pair_id: Id
     nonce: Count
     created_at: Moment
-    settled_at: Moment | None
+    settled_at: Settled[Moment | None]
     balances: Balances
 
 
@@ -390,7 +408,13 @@ class Trick(TypedDict):
 
     laid: Annotated[list[list[Card]], Field(description="per seat, every card it laid")]
     wars: Count
-    winner: Annotated[int, Field(ge=0, le=3)] | None
+    winner: Annotated[
+        Annotated[int, Field(ge=0, le=3)] | None,
+        Field(
+            description="the seat that took it; null: a war no seat could decide, its pot "
+            "out of play"
+        ),
+    ]
     counts: list[Count]
     steps: Annotated[list[list[Count]], Field(description="cards laid per seat, per step")]
     #: ``multi_tie: tied_only_return``: per seat, the card it took back (none: empty).
@@ -430,16 +454,18 @@ class SotaGame:
     stake: Annotated[Id, Field(description=SWEETS)]
     rules: SotaRules
     seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
-    winner: SotaWinner | None
+    winner: Settled[SotaWinner | None]
     tricks: list[Trick]
-    pending: PendingMove | None
-    ended_by: Annotated[str, OneOf(sota.ENDINGS)] | None
-    net: int | None
-    payout: Count | None
+    pending: Annotated[
+        PendingMove | None, Field(description="null unless the game waits for the player's move")
+    ]
+    ended_by: Settled[Annotated[str, OneOf(sota.ENDINGS)] | None]
+    net: Settled[int | None]
+    payout: Settled[Count | None]
     seed_pair_id: Id
     nonce: Count
     created_at: Moment
-    settled_at: Moment | None
+    settled_at: Settled[Moment | None]
     balances: Balances
 
 
@@ -550,9 +576,18 @@ class AuditEntry(TypedDict):
 
     seq: Id
     time: Time
-    actor: str | None
+    actor: Annotated[
+        str | None,
+        Field(description="who did it (user:7, system); null: no one known (a failed sign-in)"),
+    ]
     action: str
-    subject: str | None
+    subject: Annotated[
+        str | None,
+        Field(
+            description="what it is about (user:7, round:12); null: no one record (a sign-in "
+            "under a name no account has)"
+        ),
+    ]
     data: Open
     prev_hash: Hex64
     hash: Hex64
@@ -692,7 +727,9 @@ class Bundle(PairAnchors):
 
     public_key_hex: Hex64
     commitment: Signed
-    reveal: SignedReveal | None
+    reveal: Annotated[
+        SignedReveal | None, Field(description="null until a rotation retires the pair")
+    ]
     rounds: list[Receipt]
     key_changes: list[LoggedKeyChange]
     player_keys: list[KeyRegistration]
@@ -751,7 +788,7 @@ class PlayerKey:
     key_id: Id
     public_key_hex: Hex64
     registered_at: Moment
-    retired_at: Moment | None
+    retired_at: Annotated[Moment | None, Field(description="null while it is the key in use")]
     status: Annotated[str, OneOf(("current", "retired"))]
 
 
@@ -760,7 +797,7 @@ class PlayerKeys:
     """The player's keys, oldest first, and which one is in use."""
 
     keys: list[PlayerKey]
-    current_key_id: Id | None
+    current_key_id: Annotated[Id | None, Field(description="null until a key is registered")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -782,9 +819,12 @@ class RoundSummary:
     ]
     currency: Currency
     staked: Count
-    payout: Count | None
-    net: int | None
-    outcome: WarOutcome | SotaWinner | None
+    payout: Settled[Count | None]
+    net: Settled[int | None]
+    outcome: Annotated[
+        WarOutcome | SotaWinner | None,
+        Field(description=f"Casino War's outcome, Sota's winner; {UNTIL_SETTLED}"),
+    ]
     seed_pair_id: Id
     nonce: Count
     created_at: Moment
@@ -802,7 +842,7 @@ class RoundList:
     """A page of the player's rounds, newest first; ``next_before`` continues it."""
 
     rounds: list[RoundSummary]
-    next_before: Id | None
+    next_before: Annotated[Id | None, Field(description="null on the last page")]
 
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}

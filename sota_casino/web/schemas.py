@@ -53,6 +53,7 @@ from ..services.results import Open
 from ..services.results import Order
 from ..services.results import Role
 from ..services.results import Signature
+from ..services.results import TieBetFigure
 from ..services.results import TiePayout
 from ..services.results import WarOutcome
 from ..services.results import casino_war_rules_schema
@@ -448,7 +449,7 @@ class Odds(Answer):
     p_war_tie: Annotated[Figure, Field(description="given that the first cards tied")]
     house_edge_war: Figure
     house_edge_surrender: Figure
-    house_edge_tie_bet: Figure | None
+    house_edge_tie_bet: TieBetFigure
     element_of_risk: Annotated[Figure, Field(description="always going to war")]
     variance: Annotated[Figure, Field(description="always going to war, antes squared")]
     std_dev: Annotated[float, Field(description="always going to war, in antes")]
