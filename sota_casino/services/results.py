@@ -99,6 +99,10 @@ TiePayout = Annotated[
 ]
 Bonus = Annotated[str, OneOf(casino_war.BONUS_MODES)]
 SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
+#: What a field of a round that is null while the round is open says of its null.
+UNTIL_SETTLED: Final = "null while the round is open (waiting for a decision or a move)"
+#: A field of a round that the round's settlement fills in.
+Settled = Annotated[T, Field(description=UNTIL_SETTLED)]
 #: A moment, written in UTC to the microsecond (``2026-12-01T08:31:13.842813Z``).
 Moment = Annotated[
     datetime,
@@ -112,6 +116,10 @@ class Figure(TypedDict):
 
     exact: Annotated[str, Field(pattern=r"^-?\d+/\d+$")]
     value: float
+
+
+#: A figure of the tie bet, at a table setting that may offer none.
+TieBetFigure = Annotated[Figure | None, Field(description="null: no tie bet (tie_payout 0)")]
 
 
 def check_page(order: str, limit: int) -> None:
@@ -209,29 +217,45 @@ def _every_option(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def sota_rules_schema(most_tricks: int = sota.MAX_TRICKS_RANGE[1]) -> dict[str, Any]:
+#: The Sota rule set as an answer writes it, which a signed bet's document holds.
+CANONICAL_RULES: Final = (
+    "every option, those a request left out at their defaults, lead off as null (never "
+    '"off"): what a bet signs as its rules (docs/fairness.md, "Bets the player signs")'
+)
+
+
+def sota_rules_schema(
+    most_tricks: int = sota.MAX_TRICKS_RANGE[1], *, canonical: bool = False
+) -> dict[str, Any]:
     """The rule options of ``core.sota`` (which checks them) as a JSON Schema, ``max_tricks``
-    up to ``most_tricks`` (the rule book's limit, or a casino's)."""
+    up to ``most_tricks`` (the rule book's limit, or a casino's): as a request may send them
+    (any of them, ``lead`` off as ``"off"`` too, each with the default it takes when left
+    out), or ``canonical``, as the engine writes them (:data:`CANONICAL_RULES`)."""
     low, high = sota.MAX_TRICKS_RANGE[0], most_tricks
     first, last = sota.LEAD_RANGE
+    lead = [{"type": "integer", "minimum": first, "maximum": last}, {"type": "null"}]
     properties: dict[str, Any] = {
         "seats": enum_schema(sota.SEAT_COUNTS),
         "war_down": enum_schema(sota.WAR_DOWN_VALUES),
         **{name: enum_schema(values) for name, values in sota.NAMED_VALUES.items()},
         "max_tricks": {"type": "integer", "minimum": low, "maximum": high},
-        # Off is written null; a request may also say "off", as the engine takes it.
         "lead": {
-            "anyOf": [
-                {"type": "integer", "minimum": first, "maximum": last},
-                {"type": "null"},
-                {"const": "off"},
-            ]
+            "description": "off (null), or N: the game ends when the leader has N more cards "
+            "than the next seat",
+            "anyOf": lead if canonical else [*lead, {"const": "off"}],
         },
         **{name: {"type": "boolean"} for name in sota.SWITCHES},
     }
+    if not canonical:
+        defaults = sota.SotaRules().to_dict()
+        properties = {
+            name: {**found, "default": defaults[name]} for name, found in properties.items()
+        }
     teams = {"properties": {"teams": {"const": True}}, "required": ["teams"]}
+    every = {"description": CANONICAL_RULES, "required": list(properties)} if canonical else {}
     return {
         "type": "object",
+        **every,
         "properties": properties,
         "additionalProperties": False,
         "if": teams,
@@ -240,7 +264,8 @@ def sota_rules_schema(most_tricks: int = sota.MAX_TRICKS_RANGE[1]) -> dict[str, 
 
 
 #: A Sota rule set as :meth:`~sota_casino.core.sota.SotaRules.to_dict` writes it.
-SotaRules = Annotated[dict[str, Any], WithJsonSchema(sota_rules_schema())]
+SotaRules = Annotated[dict[str, Any], WithJsonSchema(sota_rules_schema(canonical=True))]
+PresetName = Annotated[str, OneOf(tuple(sota.PRESETS))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +331,22 @@ class TableSettings:
     settings: Annotated[
         Open, WithJsonSchema({"anyOf": [casino_war_rules_schema(), sota_table_schema()]})
     ]
+    preset_rules: Annotated[
+        dict[PresetName, SotaRules],
+        Field(
+            description=(
+                "Sota: the whole rule set of each preset the table offers (settings.presets), "
+                "by name, as the game's rules and a signed bet's document hold it; Casino "
+                "War: none (its settings are its rules)"
+            )
+        ),
+    ]
+
+    @classmethod
+    def of(cls, name: str, settings: Open) -> TableSettings:
+        """The settings of table ``name``, with the rule sets of the presets they offer."""
+        offered = settings["presets"] if name == sota.GAME else ()
+        return cls(name, settings, {p: sota.SotaRules.from_preset(p).to_dict() for p in offered})
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,16 +384,22 @@ class CasinoWarRound:
     raise_: Annotated[Count, Field(alias="raise")]
     player_card: Card
     dealer_card: Card
-    war: War | None
-    outcome: WarOutcome | None
-    tie_bet_won: bool | None
-    net: int | None
-    payout: Count | None
+    war: Annotated[War | None, Field(description="null unless the player went to war on a tie")]
+    outcome: Settled[WarOutcome | None]
+    tie_bet_won: Annotated[
+        bool | None,
+        Field(
+            description=f"{UNTIL_SETTLED}, though the tie that left it open already decided "
+            "it: a tie bet above 0 is won, and paid when the round settles"
+        ),
+    ]
+    net: Settled[int | None]
+    payout: Settled[Count | None]
     rules: Annotated[dict[str, Any], WithJsonSchema(casino_war_rules_schema())]
     seed_pair_id: Id
     nonce: Count
     created_at: Moment
-    settled_at: Moment | None
+    settled_at: Settled[Moment | None]
     balances: Balances
 
 
@@ -361,7 +408,13 @@ class Trick(TypedDict):
 
     laid: Annotated[list[list[Card]], Field(description="per seat, every card it laid")]
     wars: Count
-    winner: Annotated[int, Field(ge=0, le=3)] | None
+    winner: Annotated[
+        Annotated[int, Field(ge=0, le=3)] | None,
+        Field(
+            description="the seat that took it; null: a war no seat could decide, its pot "
+            "out of play"
+        ),
+    ]
     counts: list[Count]
     steps: Annotated[list[list[Count]], Field(description="cards laid per seat, per step")]
     #: ``multi_tie: tied_only_return``: per seat, the card it took back (none: empty).
@@ -401,16 +454,18 @@ class SotaGame:
     stake: Annotated[Id, Field(description=SWEETS)]
     rules: SotaRules
     seats: Annotated[int, OneOf(sota.SEAT_COUNTS)]
-    winner: SotaWinner | None
+    winner: Settled[SotaWinner | None]
     tricks: list[Trick]
-    pending: PendingMove | None
-    ended_by: Annotated[str, OneOf(sota.ENDINGS)] | None
-    net: int | None
-    payout: Count | None
+    pending: Annotated[
+        PendingMove | None, Field(description="null unless the game waits for the player's move")
+    ]
+    ended_by: Settled[Annotated[str, OneOf(sota.ENDINGS)] | None]
+    net: Settled[int | None]
+    payout: Settled[Count | None]
     seed_pair_id: Id
     nonce: Count
     created_at: Moment
-    settled_at: Moment | None
+    settled_at: Settled[Moment | None]
     balances: Balances
 
 
@@ -521,9 +576,18 @@ class AuditEntry(TypedDict):
 
     seq: Id
     time: Time
-    actor: str | None
+    actor: Annotated[
+        str | None,
+        Field(description="who did it (user:7, system); null: no one known (a failed sign-in)"),
+    ]
     action: str
-    subject: str | None
+    subject: Annotated[
+        str | None,
+        Field(
+            description="what it is about (user:7, round:12); null: no one record (a sign-in "
+            "under a name no account has)"
+        ),
+    ]
     data: Open
     prev_hash: Hex64
     hash: Hex64
@@ -663,7 +727,9 @@ class Bundle(PairAnchors):
 
     public_key_hex: Hex64
     commitment: Signed
-    reveal: SignedReveal | None
+    reveal: Annotated[
+        SignedReveal | None, Field(description="null until a rotation retires the pair")
+    ]
     rounds: list[Receipt]
     key_changes: list[LoggedKeyChange]
     player_keys: list[KeyRegistration]
@@ -722,7 +788,7 @@ class PlayerKey:
     key_id: Id
     public_key_hex: Hex64
     registered_at: Moment
-    retired_at: Moment | None
+    retired_at: Annotated[Moment | None, Field(description="null while it is the key in use")]
     status: Annotated[str, OneOf(("current", "retired"))]
 
 
@@ -731,7 +797,7 @@ class PlayerKeys:
     """The player's keys, oldest first, and which one is in use."""
 
     keys: list[PlayerKey]
-    current_key_id: Id | None
+    current_key_id: Annotated[Id | None, Field(description="null until a key is registered")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -753,9 +819,12 @@ class RoundSummary:
     ]
     currency: Currency
     staked: Count
-    payout: Count | None
-    net: int | None
-    outcome: WarOutcome | SotaWinner | None
+    payout: Settled[Count | None]
+    net: Settled[int | None]
+    outcome: Annotated[
+        WarOutcome | SotaWinner | None,
+        Field(description=f"Casino War's outcome, Sota's winner; {UNTIL_SETTLED}"),
+    ]
     seed_pair_id: Id
     nonce: Count
     created_at: Moment
@@ -773,7 +842,7 @@ class RoundList:
     """A page of the player's rounds, newest first; ``next_before`` continues it."""
 
     rounds: list[RoundSummary]
-    next_before: Id | None
+    next_before: Annotated[Id | None, Field(description="null on the last page")]
 
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}

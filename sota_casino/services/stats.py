@@ -54,6 +54,7 @@ from .results import Figure
 from .results import GameName
 from .results import Id
 from .results import OneOf
+from .results import TieBetFigure
 from .results import TiePayout
 from .results import Time
 from .results import WarOutcome
@@ -81,6 +82,11 @@ class EdgeInterval:
     inside: bool
 
 
+#: What an edge that is null says of its null.
+NO_ANTES: Final = "null until a round (Sota: a game) settles: no ante to measure it by"
+NO_TIE_BETS: Final = "null until a round with a tie bet settles"
+
+
 @dataclass(frozen=True, slots=True)
 class WarSetting:
     """The player's Casino War rounds at one table setting, against its exact odds."""
@@ -95,7 +101,7 @@ class WarSetting:
     house_edge_war: Figure
     house_edge_surrender: Figure
     expected_edge: Figure
-    tie_bet_edge: Figure | None
+    tie_bet_edge: TieBetFigure
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +113,8 @@ class GameStats:
     net: Annotated[int, Field(description="the player's net result")]
     antes: Annotated[Count, Field(description="antes (Sota: stakes): the base of the edge")]
     tie_net: int
-    realized_edge: Figure | None
-    expected_edge: Figure | None
+    realized_edge: Annotated[Figure | None, Field(description=NO_ANTES)]
+    expected_edge: Annotated[Figure | None, Field(description=NO_ANTES)]
 
 
 #: Settled rounds per outcome, every outcome present.
@@ -127,9 +133,9 @@ class WarStats(GameStats):
     outcomes: OutcomeCounts
     wars: Count
     surrenders: Count
-    interval: EdgeInterval | None
-    realized_tie_edge: Figure | None
-    expected_tie_edge: Figure | None
+    interval: Annotated[EdgeInterval | None, Field(description=NO_ANTES)]
+    realized_tie_edge: Annotated[Figure | None, Field(description=NO_TIE_BETS)]
+    expected_tie_edge: Annotated[Figure | None, Field(description=NO_TIE_BETS)]
     settings: list[WarSetting]
 
 

@@ -163,9 +163,12 @@ def consistency(session: Session, old_size: int, new_size: int) -> ConsistencyPr
     the one over ``new_size``. Both must be sizes of signed checkpoints: the public sees the
     tree only where the service signed it.
 
-    :raises InvalidInput: if ``old_size`` exceeds ``new_size``.
+    :raises InvalidInput: if ``old_size`` exceeds ``new_size`` (checked first: no checkpoint
+        could make such a request valid).
     :raises NotFound: if either is not a signed checkpoint's size.
     """
+    if old_size > new_size:
+        raise InvalidInput(N_("old_size must not exceed new_size"), field="old_size")
     for name, size in (("old_size", old_size), ("new_size", new_size)):
         if audit.checkpoint_at(session, size) is None:
             raise NotFound(
@@ -175,8 +178,6 @@ def consistency(session: Session, old_size: int, new_size: int) -> ConsistencyPr
                 ),
                 params={"num": size, "name": name},
             )
-    if old_size > new_size:
-        raise InvalidInput(N_("old_size must not exceed new_size"), field="old_size")
     return audit.consistency_between(session, old_size, new_size)
 
 

@@ -382,11 +382,13 @@ def casino_war_round(round_id: int) -> ResponseReturnValue:
     auth=False,
     description=(
         "Send casino_war's settings as a bet's rules: the bet is dealt under them or refused "
-        "with 409 rules_changed, so the rules a script records are those it was played by."
+        "with 409 rules_changed, so the rules a script records are those it was played by. "
+        "Sota's preset_rules are the rules a game of each preset is played by and its signed "
+        "bet document holds."
     ),
 )
 def table(name: str) -> ResponseReturnValue:
-    return _answer(TableSettings(name, settings.table_rules(get_session(), name)))
+    return _answer(TableSettings.of(name, settings.table_rules(get_session(), name)))
 
 
 @bp.get("/casino-war/odds")
@@ -542,6 +544,7 @@ def checkpoint_by_size(size: int) -> ResponseReturnValue:
     errors=(404, 422),
     auth=False,
     query=s.ConsistencyQuery,
+    beyond_schema=("old_size above new_size (checked before whether either is a checkpoint's)",),
 )
 def consistency(query: s.ConsistencyQuery) -> ResponseReturnValue:
     return _answer(transparency.consistency(get_session(), query.old_size, query.new_size))

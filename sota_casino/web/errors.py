@@ -205,7 +205,7 @@ class NotYetAnchoredError:
     holds a round still pending to the scheme's bound (docs/fairness.md, "The bound")."""
 
     error: ErrorDetail
-    checkpoint: Checkpoint | None
+    checkpoint: Annotated[Checkpoint | None, Field(description="null before the first")]
 
 
 def api_error(

@@ -479,7 +479,7 @@ def adjustment(body: s.AdjustmentRequest) -> ResponseReturnValue:
 @bp.get("/tables/<name>")
 @read("tableSettings", "A table's settings", TableSettings, errors=ONE)
 def table(name: str) -> ResponseReturnValue:
-    return answer(TableSettings(name, settings.table_rules(get_session(), name)))
+    return answer(TableSettings.of(name, settings.table_rules(get_session(), name)))
 
 
 @bp.put("/tables/<name>")
@@ -492,7 +492,7 @@ def table(name: str) -> ResponseReturnValue:
 )
 def update_table(name: str, body: s.TableSettingsChange) -> ResponseReturnValue:
     updated = settings.update_table(get_session(), _actor_id(), name, body.root)
-    return answer(TableSettings(name, updated))
+    return answer(TableSettings.of(name, updated))
 
 
 # --- four eyes ----------------------------------------------------------------------------------

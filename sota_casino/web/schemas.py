@@ -34,6 +34,7 @@ from ..services import money
 from ..services import proposals
 from ..services import rounds
 from ..services.checks import CheckName
+from ..services.results import CANONICAL_RULES
 from ..services.results import CHIPS
 from ..services.results import MAX_PAGE
 from ..services.results import NEWEST
@@ -52,6 +53,7 @@ from ..services.results import Open
 from ..services.results import Order
 from ..services.results import Role
 from ..services.results import Signature
+from ..services.results import TieBetFigure
 from ..services.results import TiePayout
 from ..services.results import WarOutcome
 from ..services.results import casino_war_rules_schema
@@ -201,10 +203,15 @@ class GameRequest(PlayerSignedBet):
     )
 
     stake: Annotated[int, Field(ge=1, le=MAX_AMOUNT, description=SWEETS)]
-    #: A game no longer than the casino deals (the rule book allows more).
-    rules: DealtRules | None = None
+    rules: DealtRules | None = absent(
+        "options of the rule book (max_tricks as long as the casino deals), the rest at their "
+        "defaults; played and signed as the game's rules hold them: " + CANONICAL_RULES
+    )
     #: Checked by the service, which also knows which presets the table allows (invalid_rules).
-    preset: Annotated[str, WithJsonSchema(enum_schema(tuple(sota.PRESETS)))] | None = None
+    preset: Annotated[str, WithJsonSchema(enum_schema(tuple(sota.PRESETS)))] | None = absent(
+        "one the table offers; GET /api/v1/tables/sota gives each one's rules (preset_rules), "
+        "which the game's rules and a signed bet's document hold"
+    )
 
 
 class MoveRequest(PlayerSigned):
@@ -442,7 +449,7 @@ class Odds(Answer):
     p_war_tie: Annotated[Figure, Field(description="given that the first cards tied")]
     house_edge_war: Figure
     house_edge_surrender: Figure
-    house_edge_tie_bet: Figure | None
+    house_edge_tie_bet: TieBetFigure
     element_of_risk: Annotated[Figure, Field(description="always going to war")]
     variance: Annotated[Figure, Field(description="always going to war, antes squared")]
     std_dev: Annotated[float, Field(description="always going to war, in antes")]

@@ -244,6 +244,7 @@ def test_the_sota_page_signs_the_rules_the_service_plays(tab: Any) -> None:
     sent: list[dict[str, Any]] = [{"preset": name} for name in sota.PRESETS]
     sent += [{"rules": {**sota.PRESETS[name], "seats": 3}} for name in sota.PRESETS]
     sent += [{"rules": {"seats": 4, "teams": True, "lead": 10}}, {"rules": {"war_down": "by_rank"}}]
+    sent += [{"rules": {"lead": "off", "peace": True}}]  # signed as the game holds it: null
     worked_out = tab.evaluate(
         "sent => sent.map(body => typeof body.preset === 'string'"
         " ? window.SotaEngine.presetRules(body.preset) : window.SotaEngine.ruleSet(body.rules))",

@@ -192,3 +192,22 @@ def test_the_witness_section_names_the_monitors_own_files_and_slack() -> None:
     assert slack and set(slack) == {monitor.SERVED_SLACK_TEXT}
     minutes = int(monitor.SERVED_SLACK_TEXT.split()[0])
     assert monitor.SERVED_SLACK.total_seconds() == minutes * 60
+
+
+def test_the_sota_bet_example_signs_the_rules_the_game_is_played_by() -> None:
+    """The example of a Sota bet shows the rules as the engine writes them (every option, lead
+    off as null), not as the request sent them."""
+    from sota_casino.core import fairness
+    from sota_casino.core import sota
+
+    sent = {"lead": "off", "peace": True}
+    assert '`{"stake": 2, "rules":\n{"lead": "off", "peace": true}}` at nonce 4 signs' in DOC
+    document = fairness.bet_document(
+        user_id=7,
+        game="sota",
+        seed_pair_id=12,
+        nonce=4,
+        stakes={"stake": 2},
+        rules=sota.SotaRules.from_dict(sent).to_dict(),
+    )
+    assert f"```\n{fairness.canonical_json(document).decode()}\n```" in DOC

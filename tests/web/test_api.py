@@ -22,6 +22,7 @@ from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
 from web_support import register_page
 
+from sota_casino.core import sota
 from sota_casino.core.cards import canonical_deck
 from sota_casino.core.fairness import signature_checker
 from sota_casino.models import User
@@ -614,7 +615,12 @@ def test_a_game_longer_than_the_casino_deals_is_refused_and_changes_nothing(
     assert max(lengths) <= most
     document = client.get("/api/v1/openapi.json").get_json()
     (rules,) = document["components"]["schemas"]["GameRequest"]["properties"]["rules"]["anyOf"][:1]
-    assert rules["properties"]["max_tricks"] == {"type": "integer", "minimum": 1, "maximum": most}
+    assert rules["properties"]["max_tricks"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": most,
+        "default": sota.SotaRules().max_tricks,
+    }
     player = app.test_client()
     register_page(player, "long-player")
     form = player.get("/sota").get_data(as_text=True)

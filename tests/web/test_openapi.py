@@ -495,6 +495,55 @@ def test_the_rules_settings_and_endings_a_script_reads_are_described(
     assert not settings.is_valid({"min_stake": 1, "max_stake": 5, "presets": ["nordic"]})
 
 
+def reachable(document: dict[str, Any], roots: list[str]) -> set[str]:
+    """The components the schemas ``roots`` point to name, and those they name, and so on."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop().rpartition("/")[2]
+        if name not in seen:
+            seen.add(name)
+            todo += all_refs(document["components"]["schemas"][name])
+    return seen
+
+
+def nullable_undescribed(schema: dict[str, Any], where: str) -> list[str]:
+    """The properties in ``schema`` (at any depth) that may be null and do not say when."""
+    found: list[str] = []
+    for name, prop in schema.get("properties", {}).items():
+        branches = [prop, *prop.get("anyOf", ())]
+        if any(branch.get("type") == "null" for branch in branches) and not prop.get("description"):
+            found.append(f"{where}.{name}")
+        found += nullable_undescribed(prop, f"{where}.{name}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found += nullable_undescribed(schema[key], f"{where}[]")
+    for branch in schema.get("anyOf", ()):
+        found += nullable_undescribed(branch, where)
+    return found
+
+
+def test_every_nullable_field_of_a_players_answer_says_when_it_is_null(
+    document: dict[str, Any],
+) -> None:
+    """A script reads null as the answer means it (an open round's outcome, a game's winner
+    while it waits for a move, a list's last page): each field that may be null says when."""
+    answers = [
+        ref
+        for path, _, op in operations(document)
+        if not path.startswith("/operator/")
+        for response in op["responses"].values()
+        for ref in all_refs(response.get("content", {}))
+    ]
+    names = reachable(document, answers)
+    assert {"CasinoWarRound", "SotaGame", "RoundList", "Bundle"} <= names
+    schemas = document["components"]["schemas"]
+    found = [where for name in sorted(names) for where in nullable_undescribed(schemas[name], name)]
+    assert not found, f"nullable fields that do not say when they are null: {found}"
+    tie_bet_won = schemas["CasinoWarRound"]["properties"]["tie_bet_won"]["description"]
+    assert "open" in tie_bet_won
+
+
 def undeclared(document: dict[str, Any], schema: dict[str, Any], value: Any) -> list[str]:
     """The members of ``value`` that the object schemas it is read by do not name."""
     while "$ref" in schema:
@@ -697,7 +746,7 @@ def test_real_answers_of_every_endpoint_match_their_schemas(
 def test_real_answers_of_every_operator_endpoint_match_their_schemas(
     app: Flask, client: FlaskClient, document: dict[str, Any]
 ) -> None:
-    check = Checker(document, client)
+    check = Checker(document, client, closed=True)
     player = add_user(app, "alice")
     add_user(app, "olga", "operator")
     add_user(app, "ada", "auditor")

@@ -120,7 +120,7 @@ def test_a_script_reads_the_rules_its_page_would_show_before_its_first_bet(app: 
     table = anyone.get("/api/v1/tables/casino_war")
     assert table.status_code == 200, table.get_json()
     shown = json.loads(shown_rules(alice.get("/casino-war").get_data(as_text=True)))
-    assert table.get_json() == {"name": "casino_war", "settings": shown}
+    assert table.get_json() == {"name": "casino_war", "settings": shown, "preset_rules": {}}
     player = bearer(app, "alice")
     bet = "/api/v1/casino-war/rounds"
     first = anyone.post(bet, json={"bet": 1000, "rules": shown}, headers=player)

@@ -13,8 +13,10 @@ from bet_signing import played_rules
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flask import Flask
 from flask.testing import FlaskClient
+from jsonschema import Draft202012Validator
 from operator_support import db
 from sqlalchemy import select
+from test_openapi import Checker
 from weak_key_support import IDENTITY_KEY_HEX
 from web_support import bearer
 from web_support import plant_server_seed
@@ -24,6 +26,7 @@ from web_support import register_page
 from sota_casino.core import fairness
 from sota_casino.models import User
 from sota_casino.services import player_keys
+from sota_casino.web.openapi import openapi_document
 
 
 def test_keys_register_replace_and_a_decision_must_be_signed(
@@ -193,6 +196,55 @@ def test_with_a_key_a_bet_must_be_signed_over_its_pair_nonce_stakes_and_rules(
         f"the bet names nonce 0 of seed pair {pair['seed_pair_id']}, but the next bet takes "
         f"nonce 1 of seed pair {pair['seed_pair_id']}: sign it for that one"
     )
+
+
+def test_a_script_signs_a_game_from_the_api_alone_every_preset_and_rules_as_played(
+    app: Flask, client: FlaskClient
+) -> None:
+    """A script signs a Sota game's bet from what the API declares, hard-coding no rule: a
+    preset's whole rule set from the table's answer, the rules it sends with the defaults the
+    document names and lead off as null (the document says the bet signs the rules as the
+    game holds them). The rules as sent ("lead": "off", the rest left out) are not what the
+    bet signs, and the refusal shows the document that it does sign."""
+    headers, key, key_id = _registered(client, "scripter")
+    document = openapi_document(app)
+    table = Checker(document, client, closed=True)("get", "/tables/sota")
+    assert sorted(table["preset_rules"]) == sorted(table["settings"]["presets"])
+
+    def signed(stakes: dict[str, int], rules: dict[str, Any]) -> dict[str, Any]:
+        pair = client.get("/api/v1/fairness/seed-pair", headers=headers).get_json()
+        return bet_signature(key, key_id, pair, "sota", stakes, rules)
+
+    for preset, rules in table["preset_rules"].items():
+        body = {"stake": 1, "preset": preset, **signed({"stake": 1}, rules)}
+        game = client.post("/api/v1/sota/games", json=body, headers=headers)
+        assert game.status_code == 201, (preset, game.get_json())
+        assert game.get_json()["rules"] == rules
+
+    schemas = document["components"]["schemas"]
+    request = schemas["GameRequest"]["properties"]["rules"]
+    assert "lead off as null" in request["description"]
+    options = request["anyOf"][0]["properties"]
+    sent = {"lead": "off", "peace": True}
+    as_sent = client.post(
+        "/api/v1/sota/games",
+        json={"stake": 1, "rules": sent, **signed({"stake": 1}, sent)},
+        headers=headers,
+    )
+    assert as_sent.status_code == 422
+    assert as_sent.get_json()["error"]["code"] == "signature_invalid"
+    assert '"lead":null' in as_sent.get_json()["error"]["message"]
+    played = {name: option["default"] for name, option in options.items()} | sent | {"lead": None}
+    game = client.post(
+        "/api/v1/sota/games",
+        json={"stake": 1, "rules": sent, **signed({"stake": 1}, played)},
+        headers=headers,
+    )
+    assert game.status_code == 201, game.get_json()
+    assert game.get_json()["rules"] == played
+    answered = Draft202012Validator({**document, **schemas["SotaGame"]["properties"]["rules"]})
+    assert answered.is_valid(played) and not answered.is_valid(played | {"lead": "off"})
+    assert not answered.is_valid({"peace": True})
 
 
 def test_a_bet_without_a_key_may_name_its_nonce_and_a_stale_one_is_a_conflict(

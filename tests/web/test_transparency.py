@@ -168,6 +168,28 @@ def test_a_players_round_proof_anchors_its_entries_in_a_public_signed_checkpoint
     assert unsigned.status_code == 404  # only between sizes the service signed
 
 
+def test_a_consistency_proof_asked_backwards_is_a_422_whatever_the_sizes(
+    app: Flask, client: FlaskClient, auth: dict[str, str]
+) -> None:
+    """An old size over the new one can never be valid: it is refused as such (422 naming
+    old_size), not as a size no checkpoint was signed over (404), which a script would retry
+    once the log had grown."""
+    round_ = _play(client, auth, 1)[0]
+    client.get(f"{API}/rounds/{round_['id']}/proof", headers=auth)  # signs a checkpoint
+    latest = client.get(f"{API}/transparency/checkpoint").get_json()["size"]
+    check = Checker(openapi_document(app), client)
+    for old, new in ((latest + 800, 1), (latest + 800, latest), (latest, 1)):
+        refused = check("get", f"/transparency/consistency?old_size={old}&new_size={new}")
+        assert check.response.status_code == 422, (old, new)
+        assert refused["error"]["field"] == "old_size"
+    for old, new in ((1, latest + 800), (latest, latest + 800)):
+        check("get", f"/transparency/consistency?old_size={old}&new_size={new}")
+        assert check.response.status_code == 404, (old, new)
+    document = openapi_document(app)
+    refusal = document["paths"]["/transparency/consistency"]["get"]["responses"]["422"]
+    assert any("old_size above new_size" in rule for rule in refusal["x-beyond-schema"])
+
+
 def _tie(client: FlaskClient, auth: dict[str, str]) -> int:
     """Bet until a round ties, and return its id (it waits for the decision)."""
     for _ in range(400):
