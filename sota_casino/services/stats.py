@@ -9,8 +9,10 @@ house's reports measure it). The exact edge "for the settings played" weighs eac
 by the antes staked under it, and plays a tie the way the player did: a player who went to war on
 a share ``f`` of their ties (at that setting) is compared with the exact edge of going to war on
 ``f`` of ties. The 95 % interval is where the realized edge falls 95 times in 100 for a player
-of exactly these rounds (normal approximation, from the exact variance of each round). Sota
-takes no house edge: its exact edge is zero under every rule set.
+of exactly these rounds (normal approximation, from the exact variance of each round). Sota's
+payouts take no house edge: fair odds for seats equally likely to win, which two seats under
+every named rule set are; other seat counts and gather orders can favour a seat, the player's
+clearly under ``gather: table`` (docs/rules.md gives the simulated figures).
 """
 
 from __future__ import annotations
@@ -152,6 +154,9 @@ class SeatsStats:
 
 @dataclass(frozen=True, slots=True)
 class SotaStats(GameStats):
+    """``expected_edge`` is the payouts' edge, 0: fair odds for seats equally likely to win
+    (a gather by seat order, ``gather: table``, favours the player's seat: docs/rules.md)."""
+
     by_seats: list[SeatsStats]
 
 

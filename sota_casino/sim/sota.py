@@ -3,8 +3,10 @@
 Each game is played as the service plays it, from a fresh server seed (nonce 0), with the trick
 log turned off and the player's seat following the dealer's policy under Prisoners of War. The
 report gives game length (mean with its 95 % interval, median, p90, maximum), wars per game,
-the win rate of each seat (or team), the draw rate and the share of games that ``max_tricks``
-stopped, and a histogram of game length is written as an SVG.
+the win rate of each seat (or team), the draw rate, the share of games that ``max_tricks``
+stopped and the player's net result per unit staked (the house's edge with its sign turned: the
+payouts are fair only where every seat is as likely to win, which a fixed gather order can
+break), and a histogram of game length is written as an SVG.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from ..core.sota import TEAM_0
 from ..core.sota import TEAM_1
 from ..core.sota import GameResult
 from ..core.sota import SotaRules
+from ..core.sota import payout
 from ..core.sota import play_game
 from .stats import Estimate
 from .stats import mean_estimate
@@ -86,6 +89,8 @@ class SotaStats:
     win_rates: dict[int | str, Estimate]  # per seat, or per team
     draw_rate: Estimate
     stopped_by_max_tricks: Estimate
+    #: What the player (seat 0, or team 0) nets per unit staked, as the service pays.
+    player_net: Estimate
 
 
 def simulate(
@@ -146,7 +151,16 @@ def summarize(tally: SotaTally, rules: SotaRules) -> SotaStats:
         win_rates={side: proportion_estimate(tally.winners[side], games) for side in sides(rules)},
         draw_rate=proportion_estimate(tally.winners[DRAW], games),
         stopped_by_max_tricks=proportion_estimate(tally.endings[MAX_TRICKS], games),
+        player_net=_player_net(tally, rules),
     )
+
+
+def _player_net(tally: SotaTally, rules: SotaRules) -> Estimate:
+    """The player's net per unit staked over the tally's games, as :func:`payout` pays."""
+    nets = {winner: payout(rules, winner, 1) - 1 for winner in tally.winners}
+    total = sum(nets[w] * n for w, n in tally.winners.items())
+    squares = sum(nets[w] ** 2 * n for w, n in tally.winners.items())
+    return mean_estimate(total, squares, tally.games)
 
 
 def format_report(stats: SotaStats, rules: SotaRules, label: str) -> str:
@@ -172,16 +186,19 @@ def format_report(stats: SotaStats, rules: SotaRules, label: str) -> str:
         f"| draws | {_percent(stats.draw_rate)} | {_interval(stats.draw_rate)} |",
         f"| stopped by max_tricks ({rules.max_tricks}) | "
         f"{_percent(stats.stopped_by_max_tricks)} | {_interval(stats.stopped_by_max_tricks)} |",
+        f"| the player's net per stake | {_percent(stats.player_net, signed=True)} | "
+        f"{_interval(stats.player_net, signed=True)} |",
     ]
     return "\n".join(lines)
 
 
-def _percent(estimate: Estimate) -> str:
-    return f"{estimate.value * 100:.2f} %"
+def _percent(estimate: Estimate, *, signed: bool = False) -> str:
+    return f"{estimate.value * 100:{'+' if signed else ''}.2f} %"
 
 
-def _interval(estimate: Estimate) -> str:
-    return f"{estimate.low * 100:.2f} – {estimate.high * 100:.2f} %"
+def _interval(estimate: Estimate, *, signed: bool = False) -> str:
+    sign = "+" if signed else ""
+    return f"{estimate.low * 100:{sign}.2f} – {estimate.high * 100:{sign}.2f} %"
 
 
 # --- the histogram ---------------------------------------------------------------------------

@@ -56,6 +56,32 @@ def test_team_rules_report_the_two_teams() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("rules", "winners", "net"),
+    [
+        # Two seats: a win nets the stake, a loss costs it, a draw nets nothing.
+        (SotaRules(), Counter({0: 3, 1: 1, "draw": 1}), (3 - 1) / 5),
+        # Four seats: a win nets three stakes.
+        (SotaRules(seats=4), Counter({0: 1, 1: 1, 2: 1, 3: 1}), (3 - 3) / 4),
+        (SotaRules(seats=4), Counter({0: 2, 3: 2}), (6 - 2) / 4),
+        # Teams: even money.
+        (SotaRules(seats=4, teams=True), Counter({"team_0": 3, "team_1": 1}), (3 - 1) / 4),
+    ],
+)
+def test_the_players_net_per_stake_is_what_the_service_pays_over_the_games(
+    rules: SotaRules, winners: Counter[int | str], net: float
+) -> None:
+    """The Sota rules page said the game takes no house edge (0 %) under every rule set: fair
+    odds hold only where every seat is as likely to win, and under a fixed gather order seat 0
+    wins more often. The simulation now says what the player nets per stake, so the figure the
+    docs publish for each rule set comes from the service's own payouts."""
+    games = sum(winners.values())
+    tally = SotaTally(lengths=[10] * games, winners=winners, endings=Counter())
+    found = summarize(tally, rules).player_net
+    assert found.value == pytest.approx(net)
+    assert found.low < found.value < found.high or found.low == found.value == found.high
+
+
 def test_percentile_is_the_nearest_rank() -> None:
     assert percentile(list(range(1, 11)), 0.9) == 9
     assert percentile([3, 1, 2], 0.5) == 2
@@ -122,6 +148,7 @@ def test_the_command_reports_and_writes_the_histogram(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "| mean tricks |" in result.output and "| seat 1 wins |" in result.output
+    assert "| the player's net per stake | " in result.output
     assert ET.parse(plot).getroot().tag == f"{SVG}svg"
 
 

@@ -188,3 +188,55 @@ def test_every_card_is_in_exactly_one_place_after_every_trick(
     if rules.seats == 2:
         with general_trick_only():
             assert play_game(rules, stream=Stream(seeds), autoplay=True) == result
+
+
+#: The options whose every value deals a game that depends on the cards alone (a shuffle inside
+#: the game, under ``gather: shuffled`` or a ``won_pile`` turned over, draws from the stream, and
+#: is fair to the seats by the shuffle, not deal by deal).
+MIRRORED_OPTIONS = {
+    "deck": st.sampled_from(sota.NAMED_VALUES["deck"]),
+    "short": st.sampled_from(sota.NAMED_VALUES["short"]),
+    "multi_tie": st.sampled_from(sota.NAMED_VALUES["multi_tie"]),
+    "end": st.sampled_from(sota.NAMED_VALUES["end"]),
+    "war_down": st.sampled_from(sota.WAR_DOWN_VALUES),
+    "peace": st.booleans(),
+    "auto_war_twos": st.booleans(),
+    "underdog": st.booleans(),
+    "prisoners_of_war": st.booleans(),
+    "max_tricks": st.sampled_from((50, 300, 2000)),
+}
+
+
+def _mirrored(rules: SotaRules, order: list[str]) -> tuple[Any, Any]:
+    """The winners of a two-seat deal and of the same deal with the seats' cards swapped."""
+    swapped = [order[i ^ 1] for i in range(len(order))]
+    first, second = (
+        play_game(rules, deck_order=cards, stream=seeded(), log=False, autoplay=True).winner
+        for cards in (order, swapped)
+    )
+    return first, second
+
+
+@settings(max_examples=60, deadline=None)
+@given(options=st.fixed_dictionaries(MIRRORED_OPTIONS), data=st.data())
+def test_two_seats_dealt_each_others_cards_swap_the_win_unless_the_gather_order_is_fixed(
+    options: dict[str, Any], data: st.DataObject
+) -> None:
+    """Sota's payouts are fair odds only for seats equally likely to win, and the rules page
+    said it takes no house edge under every rule set. Two seats dealt each other's cards swap
+    the result under the default gather order (the winner's cards first) and every other
+    option, so there neither seat, the player's included, is favoured: the edge is 0. A fixed
+    gather order (``gather: table``, by seat) breaks it, and the player's seat wins more often
+    (docs/rules.md gives the figures)."""
+    rules = SotaRules.from_dict(options)
+    order = data.draw(st.permutations(list(canonical_deck(rules.deck))))
+    first, second = _mirrored(rules, order)
+    assert second == {0: 1, 1: 0}.get(first, first)
+
+
+def test_a_fixed_gather_order_does_not_mirror_the_seats() -> None:
+    rules = SotaRules(gather="table")
+    deals = (list(shuffle(canonical_deck(rules.deck), seeded(nonce))) for nonce in range(50))
+    games = [_mirrored(rules, order) for order in deals]
+    unmirrored = [(a, b) for a, b in games if b != {0: 1, 1: 0}.get(a, a)]
+    assert unmirrored, "under gather: table some deal's mirror should end otherwise"

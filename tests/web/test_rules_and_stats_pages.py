@@ -102,7 +102,13 @@ def test_sota_payouts_follow_the_engine_and_the_edge_is_zero(client: FlaskClient
         (4, False): "4 40 sweets 10 sweets 0 sweets",
         (4, True): "4, in teams of two 20 sweets 10 sweets 0 sweets",
     }
-    assert "Sota takes no house edge (0 %)" in text_of(page)
+    # Fair odds only for seats equally likely to win: the page said 0 % "under every rule
+    # set", where a gather by seat order favours the player's seat (test_sota_games.py).
+    assert "Sota takes no house edge (0 %) in its payouts." in text_of(page)
+    assert "under every rule set" not in page
+    odds = re.search(r'data-testid="sota-seat-odds">(.*?)</p>', page, re.S)
+    assert odds is not None and "Gathering the pot in seat order" in odds[1]
+    assert "yours wins more often" in odds[1]
 
 
 def test_the_casino_war_page_explains_every_table_option_and_pays_as_the_core(
@@ -211,6 +217,9 @@ def test_the_statistics_page_shows_the_players_own_figures_and_charts(
     # The minus sign (U+2212), and a no-break space before the percent sign.
     assert f"{float(realized) * 100:.2f}\u00a0%".replace("-", "−") in page
     assert 'data-testid="luck"' in page
+    # Sota's 0 is the payouts' edge, not the exact edge of every rule set played.
+    assert "The exact house edge<" not in page and "The house edge of the payouts<" in page
+    assert "When the pot is gathered in seat order your seat wins more often" in page
 
 
 def test_the_statistics_page_sends_each_balance_point_once(player: FlaskClient) -> None:
