@@ -139,6 +139,7 @@ def make_engine(
     else:
         arguments = _postgres_arguments(url, lock_timeout_ms, statement_timeout_ms)
         engine = create_engine(url, connect_args=arguments, **kwargs)
+        _drop_connections_left_in_pipeline_mode(engine)
         if statement_timeout_ms is not None:
             _postgres_statement_bound(engine, statement_timeout_ms)
     _guard_read_only(engine)
@@ -425,6 +426,29 @@ def _sqlite_statement_bound(engine: Engine, statement_timeout_ms: int) -> None:
     @event.listens_for(engine, "before_cursor_execute")
     def _before_execute(connection: Any, *_args: Any) -> None:
         connection.info[_CLOCK].start()
+
+
+def _drop_connections_left_in_pipeline_mode(engine: Engine) -> None:
+    """Treat a connection that an error left in psycopg's pipeline mode as a lost one.
+
+    psycopg sends an ``executemany`` as a pipeline and leaves pipeline mode as it ends, an
+    error or not, unless the connection is busy with results that never came: a backend
+    terminated (``pg_terminate_backend``, a restart) whose fatal error psycopg read before the
+    connection's end, which it then did not mark broken (``cannot exit pipeline mode while
+    busy``). Such a connection cannot even roll back (``PQsendQuery not allowed in pipeline
+    mode``): kept, it went back to the pool, whose reset failed and logged tracebacks. Dropped
+    here, the pool is replaced and the use case tried again, as for any lost connection.
+    """
+    from psycopg.pq import PipelineStatus  # PostgreSQL's driver, needed on PostgreSQL only
+
+    @event.listens_for(engine, "handle_error")
+    def _on_error(context: ExceptionContext) -> None:
+        connection = context.connection
+        if connection is None or connection.closed or connection.invalidated:
+            return
+        pgconn = getattr(connection.connection.dbapi_connection, "pgconn", None)
+        if pgconn is not None and pgconn.pipeline_status != PipelineStatus.OFF:
+            context.is_disconnect = True
 
 
 #: PostgreSQL's read_only_sql_transaction; SQLite's SQLITE_READONLY (its primary code).

@@ -52,11 +52,14 @@ def require_player_role(role: str) -> None:
 
 @in_transaction
 def require_operator(session: Session, actor_id: int) -> User:
-    """Return the acting operator.
+    """Return the acting operator, whose row stays share-locked until the caller's transaction
+    ends: a change of that operator's role or lock waits for it, or is seen by it. Read without
+    the lock, two operators making each other auditors at once both went through on PostgreSQL,
+    each acting after the other had taken away the right to.
 
     :raises Forbidden: if ``actor_id`` is not an operator (an auditor reads but never changes).
     """
-    actor = session.get(User, actor_id)
+    actor = session.get(User, actor_id, with_for_update={"read": True}, populate_existing=True)
     if actor is None or actor.role != "operator":
         raise Forbidden(N_("only an operator may do this"))
     return actor

@@ -4,6 +4,7 @@ never a 500, and the service recovers by itself once the database is back."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import sqlite3
 import threading
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 from app_support import app_config
@@ -120,6 +122,47 @@ def test_postgres_going_away_is_a_503_and_coming_back_needs_no_restart(
         == 201
     )
     assert_books(app)
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_a_connection_the_driver_leaves_in_pipeline_mode_is_dropped_without_a_traceback(
+    db_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A backend terminated while psycopg waits for a pipeline's results (executemany, as the
+    audit integrator's) can leave the connection in pipeline mode with a query pending:
+    ``cannot exit pipeline mode while busy``, the ``AdminShutdown`` as its context. psycopg
+    does not mark it broken, and it cannot even roll back (``PQsendQuery not allowed in
+    pipeline mode``): kept, it went back to the pool, whose reset failed and logged
+    ``Exception during reset or similar`` with three tracebacks (under gunicorn, with
+    ``pg_terminate_backend`` in a loop). It is dropped as a lost connection instead, and the
+    use case tried again on a fresh one."""
+    app = create_app(app_config(db_url, tmp_path))
+    client, token = signed_in(app)
+    armed = [True]
+
+    @sa.event.listens_for(app.extensions["sota_casino.engine"], "before_cursor_execute")
+    def leave_in_pipeline_mode(connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if not (armed and statement.startswith("INSERT")):
+            return
+        armed.clear()
+        pgconn = connection.connection.dbapi_connection.pgconn
+        pgconn.enter_pipeline_mode()
+        pgconn.send_query_params(b"SELECT 1", None)  # a result the pipeline still waits for
+        try:
+            raise psycopg.errors.AdminShutdown(
+                "terminating connection due to administrator command"
+            )
+        except psycopg.errors.AdminShutdown:
+            raise psycopg.OperationalError("cannot exit pipeline mode while busy")  # noqa: B904
+
+    with caplog.at_level(logging.WARNING):
+        answer = client.post("/api/v1/casino-war/rounds", json={"bet": 100}, headers=token)
+    assert not armed
+    assert answer.status_code == 201, answer.get_data(as_text=True)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert [r for r in caplog.records if r.exc_info] == []
+    assert_books(app)
+    app.extensions["sota_casino.engine"].dispose()
 
 
 @pytest.fixture

@@ -802,3 +802,79 @@ def test_a_bet_that_deadlocks_at_every_try_is_a_503_with_retry_after_and_moves_n
     with session.begin():
         assert session.scalar(select(func.count()).select_from(Round)) == 0
     assert_books_clean(session)
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_two_operators_demoting_each_other_at_once_leave_one_of_them_an_operator(
+    app: Flask, session: Session, operators: tuple[int, int]
+) -> None:
+    """Olga makes Oscar an auditor while Oscar makes Olga one. Each change checked that its
+    operator was one, then wrote the other's row: on PostgreSQL both went through (neither
+    read the other's write), so each had acted after the other had taken away the right to,
+    and no operator was left. An operator's right to act is now read under a share lock, which
+    the other's change of that row waits for: one of the two is refused. (SQLite lets one
+    writer in at a time, so there the second change always saw the first.)
+
+    Deterministic: Olga's change stops once it has checked her, before it locks Oscar's row,
+    until Oscar's change has either ended or waits for a lock."""
+    olga, oscar = operators
+    engine = app.extensions["sota_casino.engine"]
+    olgas_thread: list[int] = []
+    olga_held, oscar_done_or_waiting = threading.Event(), threading.Event()
+
+    @sa.event.listens_for(engine, "before_cursor_execute")
+    def hold_olga_before_the_target(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if threading.get_ident() in olgas_thread and statement.rstrip().endswith("FOR UPDATE"):
+            olgas_thread.clear()
+            olga_held.set()
+            assert oscar_done_or_waiting.wait(timeout=60)
+
+    def olgas_change() -> tuple[str, Any]:
+        olgas_thread.append(threading.get_ident())
+        return answer_of(app, lambda own: accounts.set_role(own, olga, oscar, "auditor"))
+
+    def oscars_change() -> tuple[str, Any]:
+        try:
+            return answer_of(app, lambda own: accounts.set_role(own, oscar, olga, "auditor"))
+        finally:
+            oscar_done_or_waiting.set()
+
+    with ThreadPoolExecutor(2) as pool:
+        olgas = pool.submit(olgas_change)
+        assert olga_held.wait(timeout=60)
+        oscars = pool.submit(oscars_change)
+        while not oscars.done() and not waiting_for_a_lock(session):
+            threading.Event().wait(0.01)
+        oscar_done_or_waiting.set()
+        outcomes = sorted(how for how, _ in (olgas.result(), oscars.result()))
+    sa.event.remove(engine, "before_cursor_execute", hold_olga_before_the_target)
+    assert outcomes == ["forbidden", "ok"]
+    with session.begin():
+        roles = session.scalars(select(User.role).where(User.id.in_(operators))).all()
+    assert sorted(roles) == ["auditor", "operator"]
+
+
+def answer_of(app: Flask, call: Call) -> tuple[str, Any]:
+    """Run ``call`` in a session of its own; say how it ended, as :func:`race_answers` does."""
+    with app.app_context():
+        own = app.extensions["sota_casino.sessionmaker"]()
+        try:
+            return "ok", call(own)
+        except CasinoError as refusal:
+            return refusal.code, None
+        except Exception as crash:  # noqa: BLE001 - the point is to see any of them
+            return f"crash:{type(crash).__name__}: {crash}", None
+        finally:
+            own.close()
+
+
+def waiting_for_a_lock(session: Session) -> bool:
+    """Whether a connection to this PostgreSQL database waits for a lock now."""
+    with session.begin():
+        waiting = session.scalar(
+            sa.text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'"
+            )
+        )
+    return bool(waiting)
