@@ -764,6 +764,10 @@ def start_session(session: Session, user_id: int, *, kind: str = "web") -> tuple
     return _new_session(session, user_id, kind)
 
 
+#: The setting each kind of session lives by, in hours.
+LIFETIME_SETTINGS: Final = {"web": "SESSION_HOURS", "api": "TOKEN_HOURS"}
+
+
 @in_transaction
 def _new_session(session: Session, user_id: int, kind: str) -> tuple[str, datetime]:
     """Start a session of the account, whose row the caller holds locked.
@@ -774,7 +778,7 @@ def _new_session(session: Session, user_id: int, kind: str) -> tuple[str, dateti
     the password can lock its owner out this way.
     """
     settings = context_of(session)
-    hours = settings.setting("SESSION_HOURS" if kind == "web" else "TOKEN_HOURS")
+    hours = settings.setting(LIFETIME_SETTINGS[kind])
     now = datetime.now(UTC)
     mine = UserSession.user_id == user_id
     over = UserSession.ended_at.is_not(None) | (UserSession.expires_at <= now)
@@ -801,6 +805,7 @@ _SESSION_USER = (
         _USERS.c.locked,
         _USERS.c.locale,
         _USERS.c.time_zone,
+        _SESSIONS.c.created_at,
         _SESSIONS.c.ended_at,
         _SESSIONS.c.expires_at,
     )
@@ -821,7 +826,14 @@ def session_user(session: Session, token: object, *, kind: str = "web") -> UserV
     )
     if row is None:
         return None
-    if row.ended_at is not None or row.expires_at <= datetime.now(UTC) or row.locked:
+    now = datetime.now(UTC)
+    # The lifetime in force counts too: one lowered at a restart ends the older sessions.
+    lifetime = timedelta(hours=context_of(session).setting(LIFETIME_SETTINGS[kind]))
+    if (
+        row.ended_at is not None
+        or row.locked
+        or min(row.expires_at, row.created_at + lifetime) <= now
+    ):
         return None
     return UserView(row.id, row.username, row.role, row.locked, row.locale, row.time_zone)
 

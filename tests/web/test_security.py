@@ -677,6 +677,34 @@ def test_an_expired_session_or_token_stops_working(app: Flask, player: FlaskClie
     assert player.get("/api/v1/me", headers=headers).status_code == 401
 
 
+@pytest.mark.parametrize(("hours", "kept"), [(12, True), (6, True), (4, False)])
+def test_a_lifetime_lowered_at_a_restart_ends_the_sessions_and_tokens_older_than_it(
+    make_app: Any, hours: int, kept: bool
+) -> None:
+    """A session or token kept the lifetime it was given: an operator who lowered
+    ``SESSION_HOURS`` and ``TOKEN_HOURS`` after a breach and restarted still had every session
+    of the old lifetime open. Each now ends once it is older than the lifetime in force."""
+    first = make_app()
+    browser = first.test_client()
+    register_page(browser, "alice")
+    token = browser.post(
+        "/api/v1/auth/token", json={"username": "alice", "password": PASSWORD}
+    ).get_json()["token"]
+    session = db(first)
+    with session.begin():  # both began five hours ago, under lifetimes of 12 and 24 hours
+        for row in session.scalars(select(UserSession)):
+            row.created_at -= timedelta(hours=5)
+            row.expires_at -= timedelta(hours=5)
+    session.close()
+    restarted = make_app(SESSION_HOURS=hours, TOKEN_HOURS=hours).test_client()
+    cookie = browser.get_cookie("session")
+    assert cookie is not None
+    restarted.set_cookie("session", cookie.value)
+    headers = {"Authorization": f"Bearer {token}"}
+    assert is_logged_out(restarted) is not kept
+    assert restarted.get("/api/v1/me", headers=headers).status_code == (200 if kept else 401)
+
+
 def session_rows(app: Flask) -> int:
     session = db(app)
     try:
