@@ -192,3 +192,8 @@ def test_the_witness_section_names_the_monitors_own_files_and_slack() -> None:
     assert slack and set(slack) == {monitor.SERVED_SLACK_TEXT}
     minutes = int(monitor.SERVED_SLACK_TEXT.split()[0])
     assert monitor.SERVED_SLACK.total_seconds() == minutes * 60
+    from sota_casino.core.anchors import SERVED_DRIFT
+    from sota_casino.core.anchors import SERVED_DRIFT_TEXT
+
+    assert f"less {SERVED_DRIFT_TEXT}" in section
+    assert SERVED_DRIFT.total_seconds() == int(SERVED_DRIFT_TEXT.split()[0]) * 60
