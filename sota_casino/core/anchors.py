@@ -65,14 +65,80 @@ BET_FIELDS: Final = ("game", "seed_pair_id", "nonce")
 ANCHOR_BOUND: Final = timedelta(hours=1)
 #: :data:`ANCHOR_BOUND` as the verifiers name it.
 ANCHOR_BOUND_TEXT: Final = "1 hour"
-#: How far before a witness (the offline monitor, the players' page) was last served the
-#: checkpoint it keeps as the latest a checkpoint over more entries may be dated: the service
-#: dates one when it signs it and serves it as the latest once that commits (seconds), and the
-#: two clocks differ (NTP keeps them within seconds). Dated further back, it was signed by then
-#: and withheld, or it is dated back to keep a round left out of the log within its bound.
+#: How far before the time the service's clock had reached when a witness (the offline monitor,
+#: the players' page) was last served the checkpoint it keeps as the latest
+#: (:attr:`Served.least`) a checkpoint over more entries may be dated: the service dates one when
+#: it signs it and serves it as the latest once that commits (seconds). Dated further back, it
+#: was signed by then and withheld, or it is dated back to keep a round left out of the log
+#: within its bound.
 SERVED_SLACK: Final = timedelta(minutes=10)
 #: :data:`SERVED_SLACK` as the witnesses name it.
 SERVED_SLACK_TEXT: Final = "10 minutes"
+#: Of each hour that passes on a witness's clock between two moments it is served the latest
+#: checkpoint, how much it does not hold the service's clock to have gone on by (see
+#: :func:`served_again`): a witness's clock set forward by up to :data:`SERVED_SLACK` adds no
+#: alarm at all, and by more only for a while, since the witness forgets this much an hour of
+#: what it counted; a casino whose new checkpoints' dates fall behind by more than this an hour
+#: (a round left out of the log kept "not yet anchored" for good) is still refused.
+SERVED_DRIFT: Final = timedelta(minutes=10)
+#: :data:`SERVED_DRIFT` as the witnesses name it.
+SERVED_DRIFT_TEXT: Final = "10 minutes an hour"
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What a witness (the offline monitor, the players' page) keeps of when it was last served
+    the latest checkpoint: over ``size`` entries, at ``at`` by the witness's own clock, when
+    the service's clock had reached ``least`` at least (docs/fairness.md, "Witnesses").
+
+    Only time that passes on the witness's clock counts, never what it reads, so a witness's
+    clock set fast or slow (by any amount) is no matter: ``least`` is a date the service
+    signed, moved on by the time counted between two moments it was served the latest."""
+
+    size: int
+    at: datetime
+    least: datetime
+
+    def as_json(self) -> dict[str, Any]:
+        return {"size": self.size, "at": format_time(self.at), "least": format_time(self.least)}
+
+
+def served_of(value: object) -> Served | None:
+    """The :class:`Served` written as ``value`` (:meth:`Served.as_json`), or ``None``."""
+    if not isinstance(value, Mapping):
+        return None
+    size, at, least = (
+        value.get("size"),
+        time_or_none(value.get("at")),
+        time_or_none(value.get("least")),
+    )
+    if isinstance(size, bool) or not isinstance(size, int) or at is None or least is None:
+        return None
+    return Served(size, at, least)
+
+
+def served_again(before: Served | None, size: int, dated: datetime, at: datetime) -> Served:
+    """What a witness keeps once it is served, as the latest, the checkpoint over ``size`` entries
+    (the one it keeps, or one it keeps from now on) dated ``dated``, at ``at`` by its clock.
+
+    The service's clock had reached ``dated`` by then (it signed it), and had gone on since
+    ``before`` by at least the time passed on the witness's clock, less :data:`SERVED_DRIFT` an
+    hour, but never past what the witness's clock reads now: a witness's clock slow when it was
+    served ``before`` and set right since adds nothing. Time passed backwards (a clock set back,
+    or a page served earlier than the one before it taking its turn later) moves it back."""
+    if before is None:
+        return Served(size, at, dated)
+    passed = at - before.at
+    if passed > timedelta(0):
+        passed -= passed * (SERVED_DRIFT / timedelta(hours=1))
+    return Served(size, at, max(dated, min(before.least + passed, at)))
+
+
+def served_backdated(served: Served | None, size: int, dated: datetime) -> bool:
+    """Whether a checkpoint over ``size`` entries dated ``dated`` is dated more than
+    :data:`SERVED_SLACK` before the service's clock had reached when the witness was last served
+    a smaller one as the latest: signed by then, it was withheld, or it is dated back."""
+    return served is not None and size > served.size and dated < served.least - SERVED_SLACK
 
 
 @dataclass(frozen=True, slots=True)

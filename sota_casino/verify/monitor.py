@@ -21,8 +21,10 @@ new checkpoint kept. A cron job acts on the exit code and the one line printed:
   service contradicts it (``FORK``).
 
 A checkpoint over more entries than the kept one is ``BACKDATED`` also when it is dated more than
-:data:`SERVED_SLACK` before this witness was last served the kept one as the latest
-(``DIR/served_at``): signed by then, it was withheld, or it is dated back.
+:data:`SERVED_SLACK` before a time the service's clock had reached when this witness was last
+served the kept one as the latest (``DIR/served.json``, :func:`..core.anchors.served_again`):
+signed by then, it was withheld, or it is dated back. Only time passed on this computer's clock
+counts, never what it reads, so a clock set fast or slow raises no false alarm.
 
 A checkpoint signed by another key than the pinned one is checked only through the service's key
 changes (``GET /api/v1/fairness/public-key``): a chain of them from the pinned key, each signed
@@ -66,6 +68,10 @@ from typing import Literal
 from ..core import merkle
 from ..core.anchors import SERVED_SLACK as SERVED_SLACK
 from ..core.anchors import SERVED_SLACK_TEXT as SERVED_SLACK_TEXT
+from ..core.anchors import Served
+from ..core.anchors import served_again
+from ..core.anchors import served_backdated
+from ..core.anchors import served_of
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import open_checkpoint_note
 from ..core.fairness import NumberWritten
@@ -92,8 +98,12 @@ KEY_FILE: Final = "public_key"
 RETIRED_FILE: Final = "retired_keys"
 #: The checkpoints this witness was shown whose consistency proof the service withheld.
 UNPROVEN_FILE: Final = "unproven.json"
-#: When this witness was last served the kept checkpoint as the latest (its own clock).
-SERVED_FILE: Final = "served_at"
+#: When this witness was last served the kept checkpoint as the latest (its own clock), and a
+#: time the service's clock had reached by then (:class:`..core.anchors.Served`).
+SERVED_FILE: Final = "served.json"
+#: What an earlier version kept instead: the moment alone, by this witness's clock, which held a
+#: witness whose clock runs fast to the wrong time; it is no longer read.
+OLD_SERVED_FILE: Final = "served_at"
 #: How long after this witness followed a key change a checkpoint the retired key signs is still
 #: checked as the pinned key's: a process not yet restarted after ``flask keys rotate`` signs
 #: with it until the operator restarts it, which takes minutes, not hours.
@@ -403,7 +413,7 @@ def monitor(
                 "changes signed by it leads to; kept: "
                 + (_described(kept["document"]) if kept else "nothing yet"),
             )
-        contradicted = _join_unproven(folder, base, kept, timeout)
+        contradicted = _twin(folder, seen, "served") or _join_unproven(folder, base, kept, timeout)
         if contradicted is not None:
             return contradicted
         verdict = _compare(folder, base, kept, seen, timeout, now)
@@ -482,6 +492,9 @@ def _compare_published(
             )
     also = "".join(skipped)
     for path, other in published:
+        twin = _twin(folder, other, f"published in {path}")
+        if twin is not None:
+            return Verdict(twin.code, twin.line + also)
         old, new = kept["document"], other["document"]
         both = f"kept {_described(old)}, published in {path} {_described(new)}"
         smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
@@ -546,18 +559,37 @@ def _unproved(
     return None
 
 
-def _served_at(folder: Path) -> datetime | None:
-    """When this witness was last served the kept checkpoint as the latest, if it keeps that."""
+def _served(folder: Path) -> Served | None:
+    """What this witness keeps of when it was last served the kept checkpoint as the latest, if
+    it keeps that (an earlier version's ``served_at`` is not: it is started afresh)."""
+    path = folder / SERVED_FILE
     try:
-        return time_or_none((folder / SERVED_FILE).read_text(encoding="utf-8").strip())
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise Unusable(f"cannot read {path}: {exc}") from None
+    try:
+        served = served_of(whole_number_json(text))
+    except ValueError:
+        served = None
+    if served is None:
+        raise Unusable(f"{path} does not hold when the kept checkpoint was last served")
+    return served
+
+
+def _served_again(folder: Path, seen: Mapping[str, Any], now: datetime) -> None:
+    """Remember that ``seen`` (the kept checkpoint) was served as the latest at ``now``."""
+    doc = seen["document"]
+    served = served_again(_served(folder), doc["size"], parse_time(doc["time"]), now)
+    _write(folder / SERVED_FILE, served.as_json())
+    (folder / OLD_SERVED_FILE).unlink(missing_ok=True)
 
 
 def _keep(folder: Path, seen: Mapping[str, Any], now: datetime) -> None:
     """Keep ``seen``, served as the latest checkpoint at ``now``."""
+    _served_again(folder, seen, now)
     _write(folder / STATE_FILE, seen)
-    (folder / SERVED_FILE).write_text(format_time(now) + "\n", encoding="utf-8")
 
 
 def _compare(
@@ -580,17 +612,14 @@ def _compare(
             f"kept {_dated(old)}, served {_dated(new)}"
         )
         return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
-    served_at = _served_at(folder)
-    if (
-        new["size"] > old["size"]
-        and served_at is not None
-        and parse_time(new["time"]) < served_at - SERVED_SLACK
-    ):
+    served = _served(folder)
+    if served is not None and served_backdated(served, new["size"], parse_time(new["time"])):
         why = (
-            "BACKDATED: the served checkpoint is dated more than "
-            f"{SERVED_SLACK_TEXT} before this witness was last served the kept one as the "
-            f"latest, at {format_time(served_at)} by its clock: signed by then, it was withheld, "
-            f"or it is dated back: kept {_dated(old)}, served {_dated(new)}"
+            f"BACKDATED: the served checkpoint is dated more than {SERVED_SLACK_TEXT} before "
+            f"{format_time(served.least)}, which the service's clock had reached when this "
+            f"witness was last served the kept one as the latest, at {format_time(served.at)} "
+            "by its own clock: signed by then, it was withheld, or it is dated back: kept "
+            f"{_dated(old)}, served {_dated(new)}"
         )
         return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
     if new["size"] < old["size"]:
@@ -600,7 +629,7 @@ def _compare(
         if new["root"] != old["root"]:
             why = f"FORK: two signed checkpoints over {new['size']} entries differ: {both}"
             return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, kept, seen, why)}")
-        (folder / SERVED_FILE).write_text(format_time(now) + "\n", encoding="utf-8")
+        _served_again(folder, seen, now)
         return Verdict(EXIT_OK, f"OK: unchanged, {_described(new)}")
     try:
         problem = _unproved(base, old, new, timeout)
@@ -676,6 +705,24 @@ def _remember_unproven(
         unproven.append({"checkpoint": dict(seen), **shown})
     _write(folder / UNPROVEN_FILE, unproven)
     return unproven
+
+
+def _twin(folder: Path, shown: Mapping[str, Any], where: str) -> Verdict | None:
+    """A fork at once, with the evidence, if ``shown`` (``where``: ``served``, or ``published in
+    FILE``) has another root than a checkpoint of its size kept shown unproven: a proof may be
+    withheld for each alike, so joining either to the kept one may never come to it."""
+    doc = shown["document"]
+    for one in _unproven(folder):
+        held = one["checkpoint"]
+        other = held["document"]
+        if other["size"] == doc["size"] and other["root"] != doc["root"]:
+            before = f"published in {one['published_in']}, " if one.get("published_in") else ""
+            why = (
+                f"FORK: two signed checkpoints over {doc['size']} entries differ: {before}shown "
+                f"unproven at {one['at']} {_described(other)}, {where} {_described(doc)}"
+            )
+            return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, held, shown, why)}")
+    return None
 
 
 def _after_unproven(folder: Path, verdict: Verdict) -> Verdict:

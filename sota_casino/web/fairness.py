@@ -63,6 +63,14 @@ def served_slack_minutes() -> int:
 
 
 @bp.app_template_global()
+def served_drift_minutes() -> int:
+    """Of each hour that passes on the browser's clock between two pages that carry the latest
+    checkpoint, how many minutes its witness does not hold the service's clock to have gone on
+    by (``core.anchors.SERVED_DRIFT``, which the offline monitor holds to too)."""
+    return anchors.SERVED_DRIFT // timedelta(minutes=1)
+
+
+@bp.app_template_global()
 def active_seed_pair() -> ActiveSeedPair | None:
     """The logged-in player's active pair, whose signed commitment pages show before play so
     that the browser can keep its own copy (and check a rotation it just sent); None for a

@@ -166,10 +166,11 @@ def test_a_newer_checkpoint_dated_before_the_kept_one_was_last_served_is_an_alar
     """A casino that left out a round settled after the kept checkpoint dates every later
     checkpoint just after the kept one, never past the round's bound, so that the round stays
     "not yet anchored" for good: each is dated after the kept one, which is all the page held it
-    to. But this browser was served the kept one as the latest later than that: a checkpoint over
-    more entries signed by then was withheld, or is dated back. Dated within the slack of that
-    moment (the service serves a checkpoint seconds after it dates it, and the clocks differ),
-    it is no alarm."""
+    to. But this browser was served the kept one as the latest later than that, when the
+    service's clock had gone on: a checkpoint over more entries signed by then was withheld, or
+    is dated back. Dated within the slack of that time (the service serves a checkpoint seconds
+    after it dates it), it is no alarm. Only time passed on the browser's clock counts, so a
+    clock set 15 minutes fast (which a player's laptop often is) is no matter either way."""
     smaller = a_larger_checkpoint_to_prove(tab, "lastserved")
     larger = proof_of(tab, play_a_round(tab))["checkpoint"]["document"]
     assert larger["size"] > smaller["size"]
@@ -184,47 +185,73 @@ def test_a_newer_checkpoint_dated_before_the_kept_one_was_last_served_is_an_alar
         return {"document": dated, "signature": fairness.sign(signer, dated)}
 
     # The kept checkpoint, signed two hours ago over the log's first entries (their real root,
-    # which the service's consistency proofs join to the larger one's), served as the latest now.
+    # which the service's consistency proofs join to the larger one's).
     now = datetime.now(UTC)
+    now = now.replace(microsecond=now.microsecond // 1000 * 1000)  # the browser counts ms
     kept = signed(smaller, now - timedelta(hours=2))
     observe = (
-        "shown => window.SotaLog.pinnedCryptoKey().then(async key => { let outcome = null;"
-        " for (const seen of shown) outcome = await window.SotaLog.observe(seen, key, new Date());"
+        "seen => window.SotaLog.pinnedCryptoKey().then(async key => {"
+        " const outcome = await window.SotaLog.observe(seen, key, new Date());"
         " await window.SotaLog.show(outcome); return outcome; })"
     )
 
-    def served_then(later: dict[str, Any]) -> Any:
+    def served(seen: dict[str, Any], at: datetime) -> Any:
+        """Serve ``seen`` as the latest to the page at ``at`` by the browser's clock."""
+        tab.clock.set_fixed_time(at)
+        return tab.evaluate(observe, seen)
+
+    def kept_anew() -> None:
         tab.evaluate(FORGET_WITNESS)
         tab.evaluate(WITNESS_KEEP, [KEPT_CHECKPOINT, kept])
-        return tab.evaluate(observe, [kept, later])
 
     # A bundle's checkpoints are observed with no time: they may be older than the latest.
-    tab.evaluate(FORGET_WITNESS)
-    tab.evaluate(WITNESS_KEEP, [KEPT_CHECKPOINT, kept])
+    kept_anew()
     tab.evaluate(
         "seen => window.SotaLog.pinnedCryptoKey().then(key => window.SotaLog.observe(seen, key))",
         kept,
     )
-    assert tab.evaluate("window.SotaLog.servedAt()") is None
+    assert tab.evaluate("window.SotaLog.served()") is None
 
+    # Only time passed on the browser's clock counts, never what it reads: held to its clock, a
+    # browser whose clock ran 15 minutes fast took an honest casino's next checkpoint, signed a
+    # minute after it was served the kept one, for a back-dated one, for good.
+    for fast in (timedelta(0), timedelta(minutes=15)):
+        kept_anew()
+        assert served(kept, kept_at := now - timedelta(hours=2) + fast)["ok"] is True
+        assert served(kept, kept_at + timedelta(minutes=1))["ok"] is True
+        honest = signed(larger, now - timedelta(hours=2) + timedelta(minutes=2))
+        outcome = served(honest, kept_at + timedelta(minutes=3))
+        assert outcome["ok"] is True, (fast, outcome)
+
+    # Served the kept one as the latest two hours after it kept it, the service's clock had gone
+    # on by then: a larger checkpoint dated a minute after the kept one was withheld, or is
+    # dated back, with the browser's clock right or fast; one dated within the slack is not.
+    kept_anew()
+    served(kept, now - timedelta(hours=2) + timedelta(minutes=15))
+    served(kept, now + timedelta(minutes=15))
     near = signed(larger, now - SERVED_SLACK / 2)
-    assert served_then(near)["ok"] is True
+    assert served(near, now + timedelta(minutes=16))["ok"] is True
     assert tab.evaluate("window.SotaLog.kept()") == near
 
-    back = signed(larger, now - timedelta(hours=2) + timedelta(minutes=1))
-    before = datetime.now(UTC).replace(microsecond=0)  # the browser's clock counts milliseconds
-    caught = served_then(back)
-    assert caught["ok"] is False, caught
-    assert tab.evaluate("window.SotaLog.kept()") == kept  # not replaced by it
-    served_at = tab.evaluate("window.SotaLog.servedAt()")
-    assert before <= datetime.fromisoformat(served_at) <= datetime.now(UTC)
+    for fast in (timedelta(0), timedelta(minutes=15)):
+        kept_anew()
+        served(kept, now - timedelta(hours=2) + fast)
+        served(kept, now + fast)
+        back = signed(larger, now - timedelta(hours=2) + timedelta(minutes=1))
+        caught = served(back, now + fast + timedelta(minutes=1))
+        assert caught["ok"] is False, (fast, caught)
+        assert tab.evaluate("window.SotaLog.kept()") == kept  # not replaced by it
+    record = tab.evaluate("window.SotaLog.served()")
+    assert record["size"] == smaller["size"] and record["at"] == fairness.format_time(now + fast)
+    assert datetime.fromisoformat(record["least"]) > now - timedelta(hours=1)
     alarm = tab.locator(f"{WITNESS}[role=alert]").inner_text()
     assert alarm == (
         "✗ THE CASINO SHOWED THIS BROWSER TWO HISTORIES. BACKDATED: the served checkpoint is "
-        f"dated more than {SERVED_SLACK // timedelta(minutes=1)}\u00a0minutes before this browser "
-        "was last served the kept one as the latest, at "
+        f"dated more than {SERVED_SLACK // timedelta(minutes=1)}\u00a0minutes before "
         # A counted message binds each placeholder to the word after it.
-        f"{served_at}\u00a0by its clock: signed by then, it was withheld, or it is dated "
+        f"{record['least']}, which the service's clock had reached when this browser was last "
+        f"served the kept one, or an older one, as the latest, at {record['at']}\u00a0by its own "
+        "clock: signed by then, it was withheld, or it is dated "
         f"back: kept size {smaller['size']} root {smaller['root']} at "
         f"{kept['document']['time']}, served size {larger['size']} root {larger['root']} at "
         f"{back['document']['time']}. Both checkpoints are signed with its key: keep them as "
@@ -236,10 +263,11 @@ def test_a_newer_checkpoint_dated_before_the_kept_one_was_last_served_is_an_alar
     finnish = tab.locator(f"{WITNESS}[role=alert]").inner_text()
     assert finnish.startswith(
         "✗ KASINO NÄYTTI TÄLLE SELAIMELLE KAKSI ERI HISTORIAA. TAANNEHTIVASTI PÄIVÄTTY: "
-        "tarjottu tarkistuspiste on päivätty yli 10\u00a0minuuttia aiemmin kuin tälle "
-        "selaimelle viimeksi tarjottiin tallessa oleva tarkistuspiste uusimpana (selaimen "
-        f"kellon mukaan {served_at}): jos se oli jo silloin allekirjoitettu, se jätettiin "
-        "tarjoamatta, muuten se on päivätty taaksepäin: tallessa koko"
+        "tarjottu tarkistuspiste on päivätty yli 10\u00a0minuuttia ennen hetkeä "
+        f"{record['least']}, jonka palvelun kello oli jo saavuttanut, kun tälle selaimelle "
+        "viimeksi tarjottiin tallessa oleva tai sitä vanhempi tarkistuspiste uusimpana "
+        f"(selaimen oman kellon mukaan {record['at']}): jos se oli jo silloin allekirjoitettu, "
+        "se jätettiin tarjoamatta, muuten se on päivätty taaksepäin: tallessa koko"
     ), finnish
 
 

@@ -183,6 +183,8 @@ def test_the_pages_examples_say_whose_seeds_they_take() -> None:
 def test_the_witness_section_names_the_monitors_own_files_and_slack() -> None:
     """A witness written from the page keeps what the monitor keeps, and dates a checkpoint no
     further back than the monitor allows: the page names the monitor's files and its slack."""
+    from sota_casino.core.anchors import SERVED_DRIFT
+    from sota_casino.core.anchors import SERVED_DRIFT_TEXT
     from sota_casino.verify import monitor
 
     section = DOC[DOC.index("## Witnesses: a split view is detectable") : DOC.index("## Vectors")]
@@ -192,6 +194,8 @@ def test_the_witness_section_names_the_monitors_own_files_and_slack() -> None:
     assert slack and set(slack) == {monitor.SERVED_SLACK_TEXT}
     minutes = int(monitor.SERVED_SLACK_TEXT.split()[0])
     assert monitor.SERVED_SLACK.total_seconds() == minutes * 60
+    assert f"less {SERVED_DRIFT_TEXT}" in section
+    assert SERVED_DRIFT.total_seconds() == int(SERVED_DRIFT_TEXT.split()[0]) * 60
 
 
 def test_the_sota_bet_example_signs_the_rules_the_game_is_played_by() -> None:

@@ -1307,41 +1307,115 @@ def test_the_monitor_keeps_a_published_checkpoint_whose_proof_is_withheld_as_a_s
     ), caught
     assert json.loads(next(state.glob("evidence-*.json")).read_text())["seen"] == shown
 
+    # Served one checkpoint over 6 entries, then shown another's published over 6 entries, each
+    # proof withheld: two roots at one size are a fork at once, whichever proof is withheld.
+    twice = tmp_path / "twice"
+    handler.answers = {latest: (200, {"checkpoint": kept})}
+    assert monitor(url, str(twice), key, now=_T0).code == 0
+    six = _signed_checkpoint(signer, honest[:6], _T0 + timedelta(minutes=1))
+    handler.answers = {latest: (200, {"checkpoint": six}), _consistency(4, 6): (500, {})}
+    assert monitor(url, str(twice), None, now=_T0 + timedelta(minutes=2)).code == 2
+    handler.answers = {latest: (200, {"checkpoint": kept}), _consistency(4, 6): (500, {})}
+    forked = monitor(url, str(twice), None, compare=[str(published)], now=_T0 + timedelta(3))
+    assert forked.code == 1, forked
+    assert forked.line.startswith(
+        "FORK: two signed checkpoints over 6 entries differ: shown unproven at "
+        f"2026-01-01T00:02:00.000000Z size 6 root {six['document']['root']}, published in "
+        f"{published} size 6 root {shown['document']['root']}; evidence in "
+    ), forked
+    evidence = json.loads(next(twice.glob("evidence-*.json")).read_text())
+    assert (evidence["kept"], evidence["seen"]) == (six, shown)
 
+
+#: A monitor's clock as the service's reads (``0``) and otherwise, at first and from then on: set
+#: fast, set fast then right again, slow then set right (NTP), set back.
+_WITNESS_CLOCKS = {
+    "right": (timedelta(0), timedelta(0)),
+    "15 minutes fast": (timedelta(minutes=15), timedelta(minutes=15)),
+    "fast, then set right": (timedelta(minutes=15), timedelta(0)),
+    "slow, then set right": (-timedelta(minutes=15), timedelta(0)),
+    "set back 30 minutes": (timedelta(minutes=15), -timedelta(minutes=15)),
+}
+
+
+@pytest.mark.parametrize("clock", _WITNESS_CLOCKS.values(), ids=_WITNESS_CLOCKS.keys())
 def test_the_monitor_refuses_a_checkpoint_dated_back_to_before_it_was_served_the_kept_one(
-    answering: tuple[str, type[_Answers]], tmp_path: Path
+    answering: tuple[str, type[_Answers]], tmp_path: Path, clock: tuple[timedelta, timedelta]
 ) -> None:
     """A casino that left a round out of its log dates its new checkpoints just after the one a
     witness kept, never past the round's bound, so the round stays "not yet anchored": each is
     dated after the kept one, which the monitor checked alone. But the monitor was served the
-    kept one as the latest later than that: a checkpoint signed by then was withheld, or is
-    dated back."""
+    kept one as the latest two hours after it first kept it: the service's clock had gone on by
+    then, and a checkpoint signed by then was withheld, or is dated back. So it is when the
+    casino serves a new checkpoint at every run instead, each dated just after the one before.
+
+    Only time passed on the monitor's clock counts, never what it reads: held to its clock, a
+    monitor whose clock ran 15 minutes fast took an honest casino's next checkpoint, signed a
+    minute after it was served the kept one, for a back-dated one, for good."""
     url, handler = answering
     signer = fairness.new_signing_key()
     key = fairness.public_key_hex(signer)
-    leaves = _leaves(6)
+    leaves = _leaves(8)
     latest = "/api/v1/transparency/checkpoint"
     kept = _signed_checkpoint(signer, leaves[:4], _T0)
+    first, then = clock
 
-    def run_after(dated: datetime) -> Any:
+    def run(state: Path, at: timedelta, signed: dict[str, Any], given: str | None = None) -> Any:
+        """Serve ``signed`` as the latest to the monitor at ``_T0 + at`` by the service's clock."""
+        size = signed["document"]["size"]
+        handler.answers = {latest: (200, {"checkpoint": signed})}
+        for old in range(4, size):
+            handler.answers[_consistency(old, size)] = _proof(old, leaves[:size])
+        return monitor(
+            url, str(state), given, now=_T0 + at + (first if at == timedelta(0) else then)
+        )
+
+    def served_again_after(dated: datetime) -> Any:
         state = tmp_path / fairness.format_time(dated)
-        handler.answers = {latest: (200, {"checkpoint": kept})}
-        assert monitor(url, str(state), key, now=_T0 + timedelta(hours=2)).code == 0
-        handler.answers = {
-            latest: (200, {"checkpoint": _signed_checkpoint(signer, leaves, dated)}),
-            _consistency(4, 6): _proof(4, leaves),
-        }
-        return monitor(url, str(state), None, now=_T0 + timedelta(hours=3))
+        assert run(state, timedelta(0), kept, key).code == 0
+        assert run(state, timedelta(hours=2), kept).code == 0
+        return run(
+            state, timedelta(hours=2, minutes=1), _signed_checkpoint(signer, leaves[:6], dated)
+        )
 
-    back = run_after(_T0 + timedelta(minutes=1))
+    # An honest casino: its next checkpoint signed a minute after the monitor was last served the
+    # kept one, then one at every run (a busy log): no alarm, whatever the monitor's clock reads.
+    honest = tmp_path / "honest"
+    assert run(honest, timedelta(0), kept, key).code == 0
+    assert run(honest, timedelta(minutes=1), kept).code == 0
+    for size, minutes in enumerate((3, 4, 65, 66), start=5):
+        signed = _signed_checkpoint(signer, leaves[:size], _T0 + timedelta(minutes=minutes - 1))
+        verdict = run(honest, timedelta(minutes=minutes), signed)
+        assert verdict.code == 0 and verdict.line.startswith("OK: consistent"), verdict
+
+    back = served_again_after(_T0 + timedelta(minutes=1))
     assert back.code == 1, back
+    state = tmp_path / fairness.format_time(_T0 + timedelta(minutes=1))
+    served = json.loads((state / "served.json").read_text())
+    assert served["size"] == 4 and fairness.parse_time(served["least"]) > _T0 + timedelta(hours=1)
     assert back.line.startswith(
-        "BACKDATED: the served checkpoint is dated more than 10 minutes before this witness was "
-        "last served the kept one as the latest, at 2026-01-01T02:00:00.000000Z by its clock: "
-        f"signed by then, it was withheld, or it is dated back: kept size 4 root "
-        f"{kept['document']['root']} at 2026-01-01T00:00:00.000000Z, served size 6 root "
-        f"{merkle.root(leaves).hex()} at 2026-01-01T00:01:00.000000Z"
+        "BACKDATED: the served checkpoint is dated more than 10 minutes before "
+        f"{served['least']}, which the service's clock had reached when this witness was last "
+        f"served the kept one as the latest, at {served['at']} by its own clock: signed by then, "
+        f"it was withheld, or it is dated back: kept size 4 root {kept['document']['root']} at "
+        f"2026-01-01T00:00:00.000000Z, served size 6 root {merkle.root(leaves[:6]).hex()} at "
+        "2026-01-01T00:01:00.000000Z"
     ), back
+    assert json.loads((state / "checkpoint.json").read_text()) == kept  # not replaced by it
+
+    # A new checkpoint at every run, half an hour apart, each dated a minute after the one
+    # before: the time passed counts from one kept checkpoint to the next, so the dates cannot
+    # fall behind for long (held to each kept one alone, they could, for good).
+    chain = tmp_path / "chain"
+    assert run(chain, timedelta(0), kept, key).code == 0
+    verdicts = [
+        run(chain, timedelta(minutes=30 * n), _signed_checkpoint(signer, leaves[: 4 + n], dated))
+        for n, dated in enumerate((_T0 + timedelta(minutes=m) for m in (1, 2, 3)), start=1)
+    ]
+    assert 1 in [verdict.code for verdict in verdicts], verdicts
+    caught = next(verdict for verdict in verdicts if verdict.code == 1)
+    assert caught.line.startswith("BACKDATED: the served checkpoint is dated more than "), caught
+
     # Signed and committed while the kept one was served, or a clock a little apart: no alarm.
-    near = run_after(_T0 + timedelta(hours=2) - monitor_module.SERVED_SLACK)
+    near = served_again_after(_T0 + timedelta(hours=2) - monitor_module.SERVED_SLACK)
     assert near.code == 0 and near.line.startswith("OK: consistent"), near

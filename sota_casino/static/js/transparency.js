@@ -12,8 +12,9 @@
  * kept as an alarm too, which proves nothing to anyone else and does not say it does. A
  * checkpoint whose proof cannot be had is remembered as unproven, with why and when, and warned
  * of on every page until a later proof joins it. A larger checkpoint dated before the kept one,
- * or more than a slack before this browser was last served the kept one as the latest, is an
- * alarm too (BACKDATED). Tabs open at once take turns (a Web Lock) to read, check and write
+ * or more than a slack before the time the service's clock had reached when this browser was
+ * last served the kept one as the latest (counted by time passed on this computer's clock, never
+ * by what it reads), is an alarm too (BACKDATED). Tabs open at once take turns (a Web Lock) to read, check and write
  * what is kept, so that none overwrites what another kept meanwhile.
  *
  * checkAnchors(bundle, keys) is the page verifier's "in the log" check (docs/fairness.md): each
@@ -27,9 +28,12 @@
   const KEPT = "sota-casino.log-checkpoint.v1";
   const ALARM = "sota-casino.log-alarm.v1";
   const UNPROVEN = "sota-casino.log-unproven.v1";
-  /* When (this computer's clock, the scheme's time form) this browser was last served the kept
-   * checkpoint as the latest: see `datedBeforeServed`. */
-  const SERVED = "sota-casino.log-served.v1";
+  /* When (this computer's clock) this browser was last served the kept checkpoint as the latest,
+   * and a time the service's clock had reached by then: see `servedAgain`. What an earlier
+   * version kept (OLD_SERVED, the moment alone, which held a browser whose clock runs fast to
+   * the wrong time) is not read, and is forgotten once this is kept. */
+  const SERVED = "sota-casino.log-served.v2";
+  const OLD_SERVED = "sota-casino.log-served.v1";
   const LOCK = "sota-casino.log-witness";
   /* Checkpoints remembered as unproven at most (a few hundred bytes each): see `unproven`. */
   const UNPROVEN_LIMIT = 100;
@@ -903,7 +907,7 @@
     if (found.fork) return alarm(found.fork, kept, seen);
     if (found.unproven) return unproven(kept, seen, found.unproven);
     if (doc.size > kept.document.size) return keep(seen, at);
-    if (doc.size === kept.document.size) await servedAsLatest(at);
+    if (doc.size === kept.document.size) await servedAgain(seen, at);
     return settle(kept);
   }
 
@@ -911,47 +915,74 @@
    * unproven. */
   async function keep(seen, at) {
     await save(KEPT, signedOf(seen));
-    await servedAsLatest(at);
+    await servedAgain(seen, at);
     return settle(signedOf(seen));
   }
 
-  /* Remember that the kept checkpoint was served as the latest at `at` (if given), unless a later
-   * time is remembered: a page served earlier may take its turn after another's. A time kept
-   * for a smaller checkpoint than the kept one holds as well: one over more entries than the
-   * kept one is over more than that one too. */
-  async function servedAsLatest(at) {
-    if (!at) return;
-    const served = await load(SERVED);
-    const now = written(at);
-    if (typeof served !== "string" || served < now) await save(SERVED, now);
+  const microsOf = (text) => {
+    const parts = timeParts(text);
+    return parts && parts[0] * 1e6 + parts[1];
+  };
+  /* Microseconds since 1970 in the scheme's time form. */
+  const writtenMicros = (micros) => new Date(Math.floor(micros / 1e6) * 1000).toISOString().slice(0, 19)
+    + "." + String(micros % 1e6).padStart(6, "0") + "Z";
+
+  /* What is kept of when this browser was last served the kept checkpoint (or an older one) as
+   * the latest, in microseconds: {size, at, least}, or null. */
+  async function servedRecord() {
+    const kept = await load(SERVED);
+    const [at, least] = kept ? [microsOf(kept.at), microsOf(kept.least)] : [null, null];
+    return at !== null && least !== null && Number.isInteger(kept.size) ? { size: kept.size, at, least } : null;
   }
 
-  /* How far before this browser was last served the kept checkpoint as the latest one over more
-   * entries may be dated, in minutes (the server's core.anchors.SERVED_SLACK, which the offline
-   * monitor holds it to too), from the page's carried checkpoint; null on a page without one. */
-  function servedSlackMinutes() {
+  /* A whole number of minutes the server gives beside the page's carried checkpoint (its
+   * core.anchors constants, which the offline monitor holds to too), or null. */
+  function carriedMinutes(name) {
     const carried = document.querySelector("script[data-log-checkpoint]");
-    const minutes = Number(carried && carried.dataset.servedSlackMinutes);
-    return Number.isInteger(minutes) && minutes > 0 ? minutes : null;
+    const minutes = Number(carried && carried.dataset[name]);
+    return Number.isInteger(minutes) && minutes >= 0 ? minutes : null;
+  }
+
+  /* Remember that `seen` (the kept checkpoint) was served as the latest at `at` (if given), as
+   * core.anchors.served_again does: the service's clock had reached its date by then (it signed
+   * it), and had gone on since the last time by at least the time passed on this computer's
+   * clock, less SERVED_DRIFT an hour (a clock set forward wears off), but never past what this
+   * clock reads (a slow clock set right adds nothing); time passed backwards (a clock set back,
+   * or a page served earlier taking its turn after another's) moves it back. Only time passed
+   * on this clock counts, never what it reads, so a clock set fast or slow is no matter. */
+  async function servedAgain(seen, at) {
+    const drift = carriedMinutes("servedDriftMinutes");
+    const dated = microsOf(seen.document.time);
+    if (!at || drift === null || dated === null) return;
+    const now = at.getTime() * 1000;
+    const before = await servedRecord();
+    let least = dated;
+    if (before) {
+      const passed = now - before.at;
+      const counted = passed > 0 ? passed - Math.round(passed * drift / 60) : passed;
+      least = Math.max(dated, Math.min(before.least + counted, now));
+    }
+    await save(SERVED, { size: seen.document.size, at: writtenMicros(now), least: writtenMicros(least) });
+    await forget(OLD_SERVED);
   }
 
   /* Why `doc`, signed over more entries than the kept checkpoint `mine`, is dated back, or null:
    * the service dates a checkpoint when it signs it and serves it as the latest seconds later,
-   * so one dated more than the slack before this browser was last served the kept one as the
-   * latest was signed by then and withheld, or is dated back. Dated after the kept one is not
-   * enough (`backdated`): a casino that left out a round settled after it could date every later
-   * checkpoint just after it, never past the round's bound, for good (docs/fairness.md). */
+   * so one dated more than the slack before the time its clock had reached when this browser was
+   * last served the kept one (or an older one) as the latest was signed by then and withheld, or
+   * is dated back. Dated after the kept one is not enough (`backdated`): a casino that left out
+   * a round settled after it could date every later checkpoint just after it, never past the
+   * round's bound, for good (docs/fairness.md). */
   async function datedBeforeServed(mine, doc) {
-    const minutes = servedSlackMinutes();
-    const served = await load(SERVED);
-    const [then, time] = [timeParts(served), timeParts(doc.time)];
-    if (minutes === null || !then || !time) return null;
-    const micros = (parts) => parts[0] * 1e6 + parts[1];
-    if (micros(time) >= micros(then) - minutes * 60e6) return null;
+    const minutes = carriedMinutes("servedSlackMinutes");
+    const served = await servedRecord();
+    const time = microsOf(doc.time);
+    if (!minutes || !served || time === null || doc.size <= served.size) return null;
+    if (time >= served.least - minutes * 60e6) return null;
     const both = N_("kept %(kept)s, served %(served)s", { kept: dated(mine), served: dated(doc) });
-    return Nn_("BACKDATED: the served checkpoint is dated more than %(num)s minute before this browser was last served the kept one as the latest, at %(served)s by its clock: signed by then, it was withheld, or it is dated back: %(both)s",
-      "BACKDATED: the served checkpoint is dated more than %(num)s minutes before this browser was last served the kept one as the latest, at %(served)s by its clock: signed by then, it was withheld, or it is dated back: %(both)s",
-      minutes, { served, both });
+    return Nn_("BACKDATED: the served checkpoint is dated more than %(num)s minute before %(least)s, which the service's clock had reached when this browser was last served the kept one, or an older one, as the latest, at %(served)s by its own clock: signed by then, it was withheld, or it is dated back: %(both)s",
+      "BACKDATED: the served checkpoint is dated more than %(num)s minutes before %(least)s, which the service's clock had reached when this browser was last served the kept one, or an older one, as the latest, at %(served)s by its own clock: signed by then, it was withheld, or it is dated back: %(both)s",
+      minutes, { least: writtenMicros(served.least), served: writtenMicros(served.at), both });
   }
 
   /* The checkpoints remembered as unproven, by reason, each reason with the sizes it is the
@@ -1065,7 +1096,7 @@
 
   window.SotaLog = {
     checkAnchors, roundKey, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
-    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), servedAt: () => load(SERVED), unprovenLimit: UNPROVEN_LIMIT,
+    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), served: () => load(SERVED), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => witness(false));
