@@ -417,9 +417,11 @@ def monitor(
         if contradicted is not None:
             return contradicted
         verdict = _compare(folder, base, kept, seen, timeout, now)
-        if verdict.code != EXIT_OK:
+        # A served checkpoint kept unproven (exit 2) still has the published ones compared: a
+        # casino withholding every proof must not keep a published fork from being seen.
+        if verdict.code == EXIT_FAILED or (verdict.code != EXIT_OK and not compare):
             return verdict
-        if chain is not None:
+        if chain is not None and verdict.code == EXIT_OK:
             _move_pin(folder, chain, retired, now)
             moved = ", ".join(
                 f"{doc['old_public_key_hex']} to {doc['new_public_key_hex']} at "

@@ -1327,6 +1327,48 @@ def test_the_monitor_keeps_a_published_checkpoint_whose_proof_is_withheld_as_a_s
     assert (evidence["kept"], evidence["seen"]) == (six, shown)
 
 
+def test_the_monitor_compares_published_checkpoints_while_the_served_ones_proof_is_withheld(
+    answering: tuple[str, type[_Answers]], tmp_path: Path
+) -> None:
+    """A run whose served checkpoint came with its proof withheld ended there, UNPROVEN, and
+    compared none of the checkpoints other witnesses published: a casino that withheld every
+    proof kept a published fork from ever being compared. It is compared now."""
+    url, handler = answering
+    signer = fairness.new_signing_key()
+    key = fairness.public_key_hex(signer)
+    honest = _leaves(6)
+    latest = "/api/v1/transparency/checkpoint"
+    state = tmp_path / "w"
+    kept = _signed_checkpoint(signer, honest[:4], _T0)
+    handler.answers = {latest: (200, {"checkpoint": kept})}
+    assert monitor(url, str(state), key, now=_T0).code == 0
+
+    published = tmp_path / "theirs.json"
+    other = _signed_checkpoint(signer, _leaves(4, b"forged"), _T0 + timedelta(minutes=1))
+    published.write_text(json.dumps(other), encoding="utf-8")
+    served = _signed_checkpoint(signer, honest, _T0 + timedelta(minutes=2))
+    handler.answers = {latest: (200, {"checkpoint": served}), _consistency(4, 6): (500, {})}
+    found = monitor(url, str(state), None, compare=[str(published)], now=_T0 + timedelta(1))
+    assert found.code == 1, found
+    assert found.line.startswith(
+        f"FORK: two signed checkpoints over 4 entries differ: kept size 4 root "
+        f"{kept['document']['root']}, published in {published} size 4 root "
+        f"{other['document']['root']}"
+    ), found
+
+    # Nothing published contradicts it: the run is UNPROVEN, and says what it compared.
+    state = tmp_path / "honest"
+    handler.answers = {latest: (200, {"checkpoint": kept})}
+    assert monitor(url, str(state), key, now=_T0).code == 0
+    published.write_text(json.dumps(kept), encoding="utf-8")
+    handler.answers = {latest: (200, {"checkpoint": served}), _consistency(4, 6): (500, {})}
+    unproven = monitor(url, str(state), None, compare=[str(published)], now=_T0 + timedelta(1))
+    assert unproven.code == 2 and unproven.line.startswith("UNPROVEN: "), unproven
+    assert unproven.line.endswith(
+        f"; joined the published {published} (size 4 root {kept['document']['root']})"
+    ), unproven
+
+
 #: A monitor's clock as the service's reads (``0``) and otherwise, at first and from then on: set
 #: fast, set fast then right again, slow then set right (NTP), set back.
 _WITNESS_CLOCKS = {
