@@ -66,6 +66,24 @@ ENGINE_LOGGER = "sqlalchemy.engine.Engine"
 BUSY_TIMEOUT = 30.0
 
 
+class OneLine(logging.Filter):
+    """Write a record on one line: psycopg warns of an error it ignored while ending a pipeline
+    on a connection an outage cut, with the server's message on several lines, where the log
+    says an outage in one line of its kind (docs/operations.md)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "\n" in message:
+            lines = (line.strip() for line in message.splitlines())
+            record.msg, record.args = " ".join(line for line in lines if line), None
+        return True
+
+
+#: The logger of PostgreSQL's driver.
+DRIVER_LOGGER = "psycopg"
+ONE_LINE = OneLine()
+
+
 class HiddenRows(logging.Filter):
     """Write SQLAlchemy's rows as hidden, as ``hide_parameters`` writes the parameters.
 
@@ -140,6 +158,7 @@ def make_engine(
         arguments = _postgres_arguments(url, lock_timeout_ms, statement_timeout_ms)
         engine = create_engine(url, connect_args=arguments, **kwargs)
         _drop_connections_left_in_pipeline_mode(engine)
+        logging.getLogger(DRIVER_LOGGER).addFilter(ONE_LINE)
         if statement_timeout_ms is not None:
             _postgres_statement_bound(engine, statement_timeout_ms)
     _guard_read_only(engine)

@@ -165,6 +165,30 @@ def test_a_connection_the_driver_leaves_in_pipeline_mode_is_dropped_without_a_tr
     app.extensions["sota_casino.engine"].dispose()
 
 
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_the_drivers_warning_of_a_pipeline_an_outage_cut_is_one_line(
+    db_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A backend terminated while a pipeline was open (``pg_terminate_backend`` in a loop under
+    gunicorn) made psycopg warn ``error ignored terminating <psycopg.Pipeline [BAD] ...>:
+    consuming input failed: server closed the connection unexpectedly`` with two more indented
+    lines of the server's message, where the log says an outage in one line of its kind
+    (docs/operations.md). The service's own line says the outage; the driver's is one line."""
+    app = create_app(app_config(db_url, tmp_path))
+    address = make_url(db_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(address) as doomed, psycopg.connect(address, autocommit=True) as killer:
+        with caplog.at_level(logging.WARNING), pytest.raises(RuntimeError):
+            with doomed.pipeline():
+                doomed.execute("SELECT 1")
+                killer.execute("SELECT pg_terminate_backend(%s)", [doomed.info.backend_pid])
+                time.sleep(0.2)
+                raise RuntimeError("the block failed first")
+    warned = [r.getMessage() for r in caplog.records if r.name.startswith("psycopg")]
+    assert warned and all(message.startswith("error ignored terminating") for message in warned)
+    assert [message for message in warned if "\n" in message] == [], warned
+    app.extensions["sota_casino.engine"].dispose()
+
+
 @pytest.fixture
 def sqlite_app(migrated_template: Path, tmp_path: Path) -> Iterator[tuple[Flask, SqliteFault]]:
     url = copy_of_template(migrated_template, tmp_path)
