@@ -39,6 +39,7 @@ from .results import MAX_PAGE
 from .results import Count
 from .results import Currency
 from .results import Id
+from .results import NextCursor
 from .results import OneOf
 from .results import Open
 from .results import Person
@@ -109,7 +110,7 @@ GAME_NAMES: Final = {"casino_war": "Casino War", "sota": "Sota"}
 class AlertRuleView:
     id: Id
     kind: Annotated[str, OneOf(KINDS)]
-    currency: Currency | None
+    currency: Annotated[Currency | None, Field(description="null for check_failed: no amount")]
     threshold: Count
     period_hours: Annotated[int, Field(ge=1)]
     enabled: bool
@@ -128,6 +129,10 @@ class AlertRuleList:
     rules: list[AlertRuleView]
 
 
+#: What a field of an alert that its acknowledgement fills in says of its null.
+UNSEEN: Final = "null until an operator acknowledges it"
+
+
 @dataclass(frozen=True, slots=True)
 class AlertView:
     """An alert. The service gives its message id (one of :data:`MESSAGES`) and ``params``;
@@ -136,7 +141,10 @@ class AlertView:
 
     id: Id
     rule_id: Id
-    subject: str | None
+    subject: Annotated[
+        str,
+        Field(description="what it is about: user:7 (adjustments), round:12 (a win), check:audit"),
+    ]
     message: Annotated[
         str,
         Field(description="what was found, in the language of Accept-Language (English if none)"),
@@ -149,10 +157,16 @@ class AlertView:
         ),
     ]
     data: Open
-    audit_seq: Id | None
+    audit_seq: Annotated[
+        Id | None,
+        Field(
+            description="the seq of its alert.raised entry; null while that entry waits to be "
+            "sequenced (PostgreSQL)"
+        ),
+    ]
     raised_at: Time
-    acknowledged_by: Person | None
-    acknowledged_at: Time | None
+    acknowledged_by: Annotated[Person | None, Field(description=UNSEEN)]
+    acknowledged_at: Annotated[Time | None, Field(description=UNSEEN)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +174,7 @@ class AlertPage:
     """A page of alerts, newest first; ``next_cursor`` continues it."""
 
     alerts: list[AlertView]
-    next_cursor: Id | None
+    next_cursor: NextCursor
 
 
 def _now() -> datetime:
@@ -304,7 +318,7 @@ def rule_view(session: Session, row: AlertRule) -> AlertRuleView:
         period_hours=row.period_hours,
         enabled=row.enabled,
         description=describe(row.kind, row.currency, row.threshold, row.period_hours),
-        created_by=Person(row.created_by, _names(session, {row.created_by}).get(row.created_by)),
+        created_by=Person(row.created_by, _names(session, {row.created_by})[row.created_by]),
         created_at=fairness.format_time(row.created_at),
     )
 
@@ -313,6 +327,7 @@ def rule_view(session: Session, row: AlertRule) -> AlertRuleView:
 def alert_view(session: Session, row: Alert) -> AlertView:
     by = row.acknowledged_by
     raised_at = fairness.format_time(row.raised_at)
+    assert row.subject is not None  # every rule raises its alerts about a subject
     return AlertView(
         id=row.id,
         rule_id=row.rule_id,
@@ -324,7 +339,7 @@ def alert_view(session: Session, row: Alert) -> AlertView:
         if row.audit_seq is not None
         else audit.seq_of(session, "alert.raised", row.subject, raised_at),
         raised_at=raised_at,
-        acknowledged_by=None if by is None else Person(by, _names(session, {by}).get(by)),
+        acknowledged_by=None if by is None else Person(by, _names(session, {by})[by]),
         acknowledged_at=fairness.format_time(row.acknowledged_at) if row.acknowledged_at else None,
     )
 

@@ -29,7 +29,7 @@ from . import proposals
 from . import settings
 from .proposals import ApprovalView
 from .results import MAX_PAGE
-from .results import Id
+from .results import NextCursor
 from .staff import require_operator
 from .text import storable
 from .tx import read_only
@@ -42,7 +42,7 @@ class ApprovalPage:
     """A page of proposals, newest first; ``next_cursor`` continues it."""
 
     approvals: list[ApprovalView]
-    next_cursor: Id | None
+    next_cursor: NextCursor
 
 
 @idempotency.idempotent("approvals.decide", ApprovalView)

@@ -37,11 +37,13 @@ from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from typing import Annotated
 from typing import Any
 from typing import Final
 from typing import TypeVar
 from typing import cast
 
+from pydantic import Field
 from sqlalchemy import Connection
 from sqlalchemy import Row
 from sqlalchemy import Select
@@ -83,6 +85,7 @@ from ..models import SigningKey
 from . import ranges
 from . import results
 from .context import context_of
+from .results import LAST_PAGE
 from .results import NEWEST
 from .results import OLDEST
 from .results import Checkpoint
@@ -474,8 +477,12 @@ class AuditPage:
 
     entries: list[results.AuditEntry]
     order: Order
-    next_after_seq: Id | None
-    next_before_seq: Id | None
+    next_after_seq: Annotated[
+        Id | None, Field(description=f"null when the page runs newest first, and {LAST_PAGE}")
+    ]
+    next_before_seq: Annotated[
+        Id | None, Field(description=f"null when the page runs oldest first, and {LAST_PAGE}")
+    ]
 
 
 @read_only

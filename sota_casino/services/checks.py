@@ -34,9 +34,9 @@ from ..models import CheckRun
 from . import alerts
 from . import audit
 from . import ledger
-from .results import Checkpoint
 from .results import Count
 from .results import Id
+from .results import LatestCheckpoint
 from .results import OneOf
 from .results import Open
 from .results import Time
@@ -132,29 +132,50 @@ class Step:
     verdict: CheckVerdict
 
 
+#: What a field of a verdict that the first check fills in says of its null.
+UNCHECKED: Final = "null until the first check ends"
+#: What a field of a verdict that a whole audit check's progress fills in says of its null.
+WHOLE_AUDIT: Final = "null unless a whole audit check runs"
+
+
 @dataclass(frozen=True, slots=True)
 class CheckVerdict:
     """A standing check's stored verdict (the background runner keeps it up to date)."""
 
     name: CheckName
-    ok: Annotated[bool | None, Field(description="null until the first check ends")]
+    ok: Annotated[bool | None, Field(description=UNCHECKED)]
     size: Annotated[Count, Field(description="entries (audit) or the last posting id (ledger)")]
-    reason: str | None
-    findings: Open | None
-    checked_at: Time | None
-    age_seconds: Annotated[float, Field(ge=0)] | None
-    whole_at: Annotated[Time | None, Field(description="when a whole check last ended")]
+    reason: Annotated[
+        str | None, Field(description="why the last check failed; null unless it failed")
+    ]
+    findings: Annotated[Open | None, Field(description=UNCHECKED)]
+    checked_at: Annotated[Time | None, Field(description=f"when the last check ended; {UNCHECKED}")]
+    age_seconds: Annotated[
+        Annotated[float, Field(ge=0)] | None, Field(description=f"since checked_at; {UNCHECKED}")
+    ]
+    whole_at: Annotated[
+        Time | None, Field(description="when a whole check last ended; null until one ends")
+    ]
     running: bool
     requested: Annotated[bool, Field(description="a whole check was asked for, not started")]
-    requested_by: str | None
-    progress: Annotated[Count | None, Field(description="while a whole check runs: entries read")]
-    progress_total: Count | None
+    requested_by: Annotated[
+        str | None,
+        Field(description="who last asked for a whole check (user:7); null until someone asks"),
+    ]
+    progress: Annotated[Count | None, Field(description=f"entries read; {WHOLE_AUDIT}")]
+    progress_total: Annotated[Count | None, Field(description=f"entries to read; {WHOLE_AUDIT}")]
 
 
 @dataclass(frozen=True, slots=True)
 class AuditVerification(CheckVerdict):
-    first_bad_seq: Id | None
-    checkpoint: Checkpoint | None
+    first_bad_seq: Annotated[
+        Id | None,
+        Field(
+            description="the first entry the last check found bad; null unless it failed at an "
+            "entry (not at a checkpoint, nor at a round the log lacks)"
+        ),
+    ]
+    checkpoint: LatestCheckpoint
 
 
 @dataclass(frozen=True, slots=True)

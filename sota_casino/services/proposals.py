@@ -16,6 +16,7 @@ from typing import Final
 from typing import Generic
 from typing import TypeVar
 
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -42,6 +43,10 @@ STATUSES: Final = ("pending", "approved", "rejected")
 ONE_AT_A_TIME: Final = ("role", "table")
 
 
+#: What a field of a proposal that its decision fills in says of its null.
+PENDING: Final = "null while it is pending"
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalView:
     """A proposal as the console and the API show it, people by name."""
@@ -53,9 +58,11 @@ class ApprovalView:
     status: Annotated[str, OneOf(STATUSES)]
     proposed_by: Person
     proposed_at: Time
-    decided_by: Person | None
-    decided_at: Time | None
-    note: str | None
+    decided_by: Annotated[Person | None, Field(description=PENDING)]
+    decided_at: Annotated[Time | None, Field(description=PENDING)]
+    note: Annotated[
+        str | None, Field(description=f"the decider's; {PENDING}, or decided without one")
+    ]
 
 
 #: What applying a change returns (a table's settings, a player's balances, a user's account).
@@ -158,11 +165,11 @@ def shown(session: Session, row: Approval) -> ApprovalView:
         subject=row.subject,
         change=row.change,
         status=row.status,
-        proposed_by=Person(row.proposed_by, names.get(row.proposed_by)),
+        proposed_by=Person(row.proposed_by, names[row.proposed_by]),
         proposed_at=fairness.format_time(row.proposed_at),
         decided_by=None
         if row.decided_by is None
-        else Person(row.decided_by, names.get(row.decided_by)),
+        else Person(row.decided_by, names[row.decided_by]),
         decided_at=fairness.format_time(row.decided_at) if row.decided_at else None,
         note=row.note,
     )

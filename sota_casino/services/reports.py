@@ -31,6 +31,7 @@ from sqlalchemy import func
 from sqlalchemy import or_
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
 
 from ..core import casino_war
 from ..core import fairness
@@ -57,14 +58,19 @@ from . import rounds
 from . import settings
 from . import staff
 from .context import context_of
+from .results import NO_ANTES
+from .results import NO_TIE_BETS
+from .results import CasinoWarRules
 from .results import Count
 from .results import Currency
 from .results import Day
 from .results import Figure
 from .results import GameName
+from .results import GameRules
 from .results import Hex64
 from .results import Id
 from .results import Open
+from .results import TieBetFigure
 from .results import figure
 from .results import ratio
 from .transparency import NOTE_ORIGIN
@@ -141,8 +147,8 @@ class Tally:
     main_result: int
     tie_bets: int
     tie_result: int
-    realized_edge: Figure | None
-    realized_tie_edge: Figure | None
+    realized_edge: Annotated[Figure | None, Field(description=NO_ANTES)]
+    realized_tie_edge: Annotated[Figure | None, Field(description=NO_TIE_BETS)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +164,10 @@ class DayTally(Tally):
 
 @dataclass(frozen=True, slots=True)
 class CasinoWarTheory:
-    rules: Open
+    rules: CasinoWarRules
     strategy: str
     edge: Figure
-    tie_edge: Figure | None
+    tie_edge: TieBetFigure
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,15 +198,21 @@ class RealizedEdge(Interval):
     exact: str
 
 
+#: What a figure of the house's math that Sota has no closed form of says of its null.
+NO_THEORY: Final = "null for Sota: no closed form"
+#: What a figure of tied Casino War rounds says of its null.
+NO_TIES: Final = "null when none of its rounds tied (Sota: always)"
+
+
 @dataclass(frozen=True, slots=True)
 class MathVersion:
     game: GameName
     currency: Currency
-    rules: Open
+    rules: Annotated[GameRules, Field(description="the rules its rounds were played under")]
     version: str
     rounds: Count
-    first_settled: Day | None
-    last_settled: Day | None
+    first_settled: Day
+    last_settled: Day
     antes: int
     main_result: int
     realized_edge: Annotated[
@@ -211,24 +223,35 @@ class MathVersion:
     ]
     theoretical_edge: Annotated[
         Figure | None,
-        Field(description="exact, for the rules and the share of tied antes surrendered"),
+        Field(
+            description=f"exact, for the rules and the share of tied antes surrendered; {NO_THEORY}"
+        ),
     ]
-    always_war_edge: Figure | None
-    consistent: Annotated[bool | None, Field(description="theoretical inside the interval")]
+    always_war_edge: Annotated[Figure | None, Field(description=NO_THEORY)]
+    consistent: Annotated[
+        bool | None,
+        Field(
+            description="theoretical inside the interval; null without both (Sota, or too few "
+            "rounds)"
+        ),
+    ]
     ties: Count
     surrenders: Count
-    surrendered_ante_share: Figure | None
-    surrender_rate: Interval | None
+    surrendered_ante_share: Annotated[Figure | None, Field(description=NO_TIES)]
+    surrender_rate: Annotated[Interval | None, Field(description=NO_TIES)]
     tie_bets: int
     tie_result: int
-    realized_tie_edge: Figure | None
-    theoretical_tie_edge: Figure | None
+    realized_tie_edge: Annotated[Figure | None, Field(description=NO_TIE_BETS)]
+    theoretical_tie_edge: Annotated[
+        Figure | None,
+        Field(description="null for Sota, and for rules with no tie bet (tie_payout 0)"),
+    ]
 
 
 @dataclass(frozen=True, slots=True)
 class HouseMath:
-    since: Day | None
-    until: Day | None
+    since: Annotated[Day | None, Field(description="null if not asked: from the first day")]
+    until: Annotated[Day | None, Field(description="null if not asked: to the last day")]
     versions: list[MathVersion]
 
 
@@ -433,16 +456,12 @@ class _MathSums:
     surrenders: int
     tied_antes: int
     surrendered_antes: int
-    first_day: date | None
-    last_day: date | None
+    first_day: date
+    last_day: date
 
     @classmethod
     def of(
-        cls,
-        rules: dict[str, Any],
-        counts: Iterable[int],
-        first_day: date | None,
-        last_day: date | None,
+        cls, rules: dict[str, Any], counts: Iterable[int], first_day: date, last_day: date
     ) -> _MathSums:
         """The sums from the counts in the order of :data:`_MATH_COUNTS`."""
         named = dict(zip(_MATH_COUNTS, counts, strict=True))
@@ -450,7 +469,7 @@ class _MathSums:
 
     def merged(self, other: _MathSums) -> _MathSums:
         """Two groups of one version (the same rules stored as differently ordered JSON)."""
-        days = [d for d in (self.first_day, self.last_day, other.first_day, other.last_day) if d]
+        days = (self.first_day, self.last_day, other.first_day, other.last_day)
         counts = [getattr(self, f) + getattr(other, f) for f in _MATH_COUNTS]
         return _MathSums.of(self.rules, counts, min(days), max(days))
 
@@ -523,8 +542,8 @@ def _version_row(game: str, sums: _MathSums) -> MathVersion:
         rules=sums.rules,
         version=_version_label(game, sums.rules),
         rounds=sums.rounds,
-        first_settled=sums.first_day.isoformat() if sums.first_day else None,
-        last_settled=sums.last_day.isoformat() if sums.last_day else None,
+        first_settled=sums.first_day.isoformat(),
+        last_settled=sums.last_day.isoformat(),
         antes=sums.sum_a,
         main_result=sums.sum_x,
         realized_edge=realized,
@@ -605,26 +624,41 @@ def _next(keys: Sequence[int], limit: int) -> int | None:
 class AdjustmentTotal:
     """The adjustments one operator made in one currency."""
 
-    actor: str | None
-    name: str | None
+    actor: Annotated[str, Field(description="the operator, as the audit log names them (user:7)")]
+    name: Annotated[str, Field(description="the operator's username")]
     currency: Currency
     count: Count
     amount: int
 
 
+class CurrencyTotals(TypedDict):
+    """A player's settled rounds in one currency, and the adjustments made to them."""
+
+    rounds: Count
+    handle: Annotated[Count, Field(description="everything staked")]
+    net: Annotated[int, Field(description="the player's net result")]
+    adjusted: Annotated[int, Field(description="the adjustments' sum, credits less debits")]
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerTotals:
-    currencies: Open
+    currencies: Annotated[
+        dict[Currency, CurrencyTotals], Field(description="every currency, in its minor units")
+    ]
     adjustments: list[AdjustmentTotal]
+
+
+#: What a cursor of a player's overview, null after a page not full, says of its null.
+NOT_FULL: Final = "null when the list holds fewer than limit: there is no next page"
 
 
 @dataclass(frozen=True, slots=True)
 class PlayerCursors:
     """Where the next page of each list starts (its ``*_before`` query parameter)."""
 
-    rounds_before: Id | None
-    transfers_before: Id | None
-    audit_before: Id | None
+    rounds_before: Annotated[Id | None, Field(description=NOT_FULL)]
+    transfers_before: Annotated[Id | None, Field(description=NOT_FULL)]
+    audit_before: Annotated[Id | None, Field(description=NOT_FULL)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -692,19 +726,22 @@ def player_overview(
 def _player_totals(session: Session, user_id: int) -> PlayerTotals:
     """Per currency: settled rounds, handle and the player's net; and the adjustments made to
     them, per operator (named), from the audit log."""
-    per_currency = {c: {"rounds": 0, "handle": 0, "net": 0, "adjusted": 0} for c in CURRENCIES}
+    per_currency = {c: CurrencyTotals(rounds=0, handle=0, net=0, adjusted=0) for c in CURRENCIES}
     for currency, count, handle, net in session.execute(
         select(Round.currency, func.count(Round.id), func.sum(Round.staked), func.sum(Round.net))
         .where(Round.user_id == user_id, Round.status == "settled")
         .group_by(Round.currency)
     ):
-        per_currency[currency].update(rounds=int(count), handle=int(handle), net=int(net))
-    by_operator: dict[tuple[str | None, str], dict[str, int]] = {}
+        per_currency[currency] = CurrencyTotals(
+            rounds=int(count), handle=int(handle), net=int(net), adjusted=0
+        )
+    by_operator: dict[tuple[str, str], dict[str, int]] = {}
     for actor, data in session.execute(
         select(AuditEntry.actor, AuditEntry.data).where(
             AuditEntry.action == "money.adjust", AuditEntry.subject == f"user:{user_id}"
         )
     ):
+        assert actor is not None  # an adjustment is logged as its operator's (user:7)
         moved = json.loads(data)
         key = (actor, moved["currency"])
         found = by_operator.setdefault(key, {"count": 0, "amount": 0})
@@ -715,7 +752,7 @@ def _player_totals(session: Session, user_id: int) -> PlayerTotals:
     return PlayerTotals(
         currencies=per_currency,
         adjustments=[
-            AdjustmentTotal(actor, names.get(actor), currency, **figures)
+            AdjustmentTotal(actor, names[actor], currency, **figures)
             for (actor, currency), figures in sorted(by_operator.items(), key=str)
         ],
     )
@@ -803,7 +840,7 @@ class SignedNote:
 class CheckpointNote:
     """The latest checkpoint as a signed note (none before the first checkpoint)."""
 
-    note: SignedNote | None
+    note: Annotated[SignedNote | None, Field(description="null before the first checkpoint")]
 
 
 @read_only

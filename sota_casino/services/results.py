@@ -85,7 +85,9 @@ Signature = Annotated[
 ]
 Card = Annotated[str, Field(pattern="^([2-9TJQKA][CDHS]|X[12])$")]
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
-NextCursor = Annotated[Id | None, Field(description="the cursor of the next page")]
+#: What a list's cursor that is null on the last page says of its null.
+LAST_PAGE: Final = "null on the last page"
+NextCursor = Annotated[Id | None, Field(description=f"the cursor of the next page; {LAST_PAGE}")]
 #: Bounded as ids are: a larger one could reach no row.
 Count = Annotated[int, Field(ge=0, le=MAX_ID)]
 Currency = Annotated[str, OneOf(CURRENCIES)]
@@ -103,6 +105,8 @@ SotaWinner = int | Annotated[str, OneOf((sota.TEAM_0, sota.TEAM_1, sota.DRAW))]
 UNTIL_SETTLED: Final = "null while the round is open (waiting for a decision or a move)"
 #: A field of a round that the round's settlement fills in.
 Settled = Annotated[T, Field(description=UNTIL_SETTLED)]
+#: What a field of a seed pair that its reveal fills in says of its null.
+UNTIL_RETIRED: Final = "null until a rotation retires the pair"
 #: A moment, written in UTC to the microsecond (``2026-12-01T08:31:13.842813Z``).
 Moment = Annotated[
     datetime,
@@ -120,6 +124,9 @@ class Figure(TypedDict):
 
 #: A figure of the tie bet, at a table setting that may offer none.
 TieBetFigure = Annotated[Figure | None, Field(description="null: no tie bet (tie_payout 0)")]
+#: What an edge that is null says of its null.
+NO_ANTES: Final = "null until a round (Sota: a game) settles: no ante to measure it by"
+NO_TIE_BETS: Final = "null until a round with a tie bet settles"
 
 
 def check_page(order: str, limit: int) -> None:
@@ -265,6 +272,13 @@ def sota_rules_schema(
 
 #: A Sota rule set as :meth:`~sota_casino.core.sota.SotaRules.to_dict` writes it.
 SotaRules = Annotated[dict[str, Any], WithJsonSchema(sota_rules_schema(canonical=True))]
+#: A Casino War table's rules, every option, as a round keeps them and the table's settings are.
+CasinoWarRules = Annotated[dict[str, Any], WithJsonSchema(casino_war_rules_schema())]
+#: The rules a round of either game was played under, as it keeps them.
+GameRules = Annotated[
+    dict[str, Any],
+    WithJsonSchema({"anyOf": [casino_war_rules_schema(), sota_rules_schema(canonical=True)]}),
+]
 PresetName = Annotated[str, OneOf(tuple(sota.PRESETS))]
 
 
@@ -291,10 +305,10 @@ class User:
 
 @dataclass(frozen=True, slots=True)
 class Person:
-    """A user by id, and by name while the account exists."""
+    """A user by id and name (an account is never deleted: the name is always known)."""
 
     id: Id
-    name: str | None
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,7 +409,7 @@ class CasinoWarRound:
     ]
     net: Settled[int | None]
     payout: Settled[Count | None]
-    rules: Annotated[dict[str, Any], WithJsonSchema(casino_war_rules_schema())]
+    rules: CasinoWarRules
     seed_pair_id: Id
     nonce: Count
     created_at: Moment
@@ -553,8 +567,11 @@ class Transfer(TypedDict):
     kind: Annotated[str, OneOf(("bet", "raise", "settle", "grant", "topup", "adjust"))]
     currency: Currency
     amount: int
-    round_id: Id | None
-    memo: str | None
+    round_id: Annotated[
+        Id | None,
+        Field(description="the round it is part of (bet, raise, settle); null for the others"),
+    ]
+    memo: Annotated[str | None, Field(description="an adjust's reason; null for the others")]
 
 
 class SeedPairSummary(TypedDict):
@@ -563,12 +580,15 @@ class SeedPairSummary(TypedDict):
     seed_pair_id: Id
     status: Annotated[str, OneOf(("next", "active", "revealed"))]
     commitment: Hex64
-    client_seed: str | None
+    client_seed: Annotated[
+        str | None,
+        Field(description="null while the pair is next: the rotation that activates it sets it"),
+    ]
     rounds: Count
     created_at: Time
-    revealed_at: Time | None
+    revealed_at: Annotated[Time | None, Field(description=UNTIL_RETIRED)]
     server_seed: Annotated[Hex64 | None, Field(description="only once revealed")]
-    reveal: Signed | None
+    reveal: Annotated[Signed | None, Field(description=UNTIL_RETIRED)]
 
 
 class AuditEntry(TypedDict):
@@ -609,6 +629,12 @@ class Checkpoint(TypedDict):
     ]
     signature: Signature
     public_key_hex: Hex64
+
+
+#: The latest signed checkpoint of the audit log, of which there may be none yet.
+LatestCheckpoint = Annotated[
+    Checkpoint | None, Field(description="the latest; null before the first checkpoint")
+]
 
 
 class AnchorOf(TypedDict):
@@ -727,9 +753,7 @@ class Bundle(PairAnchors):
 
     public_key_hex: Hex64
     commitment: Signed
-    reveal: Annotated[
-        SignedReveal | None, Field(description="null until a rotation retires the pair")
-    ]
+    reveal: Annotated[SignedReveal | None, Field(description=UNTIL_RETIRED)]
     rounds: list[Receipt]
     key_changes: list[LoggedKeyChange]
     player_keys: list[KeyRegistration]
@@ -834,7 +858,7 @@ class RoundSummary:
 class RoundRow(RoundSummary):
     """A round in the console's lists: also when it settled."""
 
-    settled_at: Moment | None
+    settled_at: Settled[Moment | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -842,7 +866,7 @@ class RoundList:
     """A page of the player's rounds, newest first; ``next_before`` continues it."""
 
     rounds: list[RoundSummary]
-    next_before: Annotated[Id | None, Field(description="null on the last page")]
+    next_before: Annotated[Id | None, Field(description=LAST_PAGE)]
 
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}

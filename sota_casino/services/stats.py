@@ -47,6 +47,8 @@ from ..models import Posting
 from ..models import Round
 from ..models import Transfer
 from ..models import User
+from .results import NO_ANTES
+from .results import NO_TIE_BETS
 from .results import Bonus
 from .results import Count
 from .results import Currency
@@ -82,11 +84,6 @@ class EdgeInterval:
     low: float
     high: float
     inside: bool
-
-
-#: What an edge that is null says of its null.
-NO_ANTES: Final = "null until a round (Sota: a game) settles: no ante to measure it by"
-NO_TIE_BETS: Final = "null until a round with a tie bet settles"
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ from ..core import errors as kinds
 from ..core.errors import CasinoError
 from ..core.marks import N_
 from ..services.results import Checkpoint
+from ..services.results import LatestCheckpoint
 from ..services.results import to_json
 from ..services.tx import is_outage
 from ..services.tx import unavailable
@@ -205,7 +206,7 @@ class NotYetAnchoredError:
     holds a round still pending to the scheme's bound (docs/fairness.md, "The bound")."""
 
     error: ErrorDetail
-    checkpoint: Annotated[Checkpoint | None, Field(description="null before the first")]
+    checkpoint: LatestCheckpoint
 
 
 def api_error(
