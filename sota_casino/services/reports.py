@@ -467,12 +467,6 @@ class _MathSums:
         named = dict(zip(_MATH_COUNTS, counts, strict=True))
         return cls(rules=rules, first_day=first_day, last_day=last_day, **named)
 
-    def merged(self, other: _MathSums) -> _MathSums:
-        """Two groups of one version (the same rules stored as differently ordered JSON)."""
-        days = (self.first_day, self.last_day, other.first_day, other.last_day)
-        counts = [getattr(self, f) + getattr(other, f) for f in _MATH_COUNTS]
-        return _MathSums.of(self.rules, counts, min(days), max(days))
-
 
 #: The fields of :class:`_MathSums` that the database counts, in the query's order.
 _MATH_COUNTS: Final = (
