@@ -62,6 +62,7 @@ from .paths import wants_json
 from .visitor import cookie_name
 from .visitor import cookies_are_secure
 from .visitor import session_user
+from .winner_words import winners
 
 #: The languages the casino speaks, each named in itself (the picker shows these names).
 LANGUAGES: Final = {"en": "English", "fi": "suomi", "nb": "norsk bokmål", "pt": "português"}
@@ -444,6 +445,7 @@ def script_translations() -> Markup:
 
     A message with a plural comes as its list of forms, in gettext's order; ``plural`` gives
     the form of each count below 100 and ``plural_other`` the form of larger ones.
+    ``sota_winners`` is each Sota winner's sentence (:func:`.winner_words.winners`).
     """
     books = catalogue(select_locale())
     form_of = _plural_function(books)
@@ -465,6 +467,7 @@ def script_translations() -> Markup:
         "plural": [form_of(n) for n in range(100)],
         "plural_other": form_of(101),
         "datetime": datetime_pattern(select_locale()),
+        "sota_winners": winners(books),
     }
     text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
     # Inside <script type="application/json">: no "</script>" or markup can end the block.

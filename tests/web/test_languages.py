@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import html
+import json
 import re
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -36,11 +37,13 @@ from web_support import PASSWORD
 from web_support import api_register
 from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
+from web_support import plant_sota_winner
 from web_support import post_form
 from web_support import refusal_kinds
 from web_support import register_page
 
 from sota_casino.core import anchors
+from sota_casino.core import sota
 from sota_casino.db import get_session
 from sota_casino.models import Alert
 from sota_casino.models import Signup
@@ -576,6 +579,41 @@ def test_a_sota_rounds_page_names_the_round_and_its_tricks_with_different_words(
     round_word = [w for w in re.findall(r"[^\W\d_]{3,}", title.group(1)) if w != "Sota"][0]
     # Told apart by their stems: a word and its plural share the first letters.
     assert round_word[:5].lower() != tricks.group(1)[:5].lower(), (round_word, tricks.group(1))
+
+
+#: A seat's win in each language, as a whole sentence: composed from the seat's label ("%(name)s
+#: wins"), Norwegian read "Dealer vinner" and Portuguese "Crupiê vence", without the article.
+SEAT_WINS = {
+    ("dealer", "en"): "Dealer wins",
+    ("dealer", "fi"): "Jakaja voitti",
+    ("dealer", "nb"): "Dealeren vinner",
+    ("dealer", "pt"): "O crupiê vence",
+    ("CPU 1", "en"): "CPU 1 wins",
+    ("CPU 1", "fi"): "Kone 1 voitti",
+    ("CPU 1", "nb"): "CPU 1 vinner",
+    ("CPU 1", "pt"): "A CPU 1 vence",
+}
+#: The seat and the seats of a game each of them wins.
+WINNING_SEATS = {"dealer": (1, 2), "CPU 1": (2, 4)}
+
+
+@pytest.mark.parametrize(("seat", "language"), sorted(SEAT_WINS))
+def test_a_sota_game_another_seat_wins_says_so_in_a_whole_sentence(
+    app: Flask, client: FlaskClient, seat: str, language: str
+) -> None:
+    """The game's result, and the same sentence given to its script (and the fairness page's)."""
+    winner, seats = WINNING_SEATS[seat]
+    register_page(client, "aino")
+    post_form(client, "/language", {"locale": language, "next": "/lobby"})
+    plant_sota_winner(app, "aino", sota.SotaRules.from_dict({"seats": seats}), winner)
+    game = post_form(client, "/sota/games", {"preset": "nordic", "stake": "5", "seats": str(seats)})
+    page = client.get(game.headers["Location"]).get_data(as_text=True)
+    headline = re.search(r'<div class="headline">([^<]*)</div>', page)
+    assert headline and html.unescape(headline.group(1)) == SEAT_WINS[seat, language], page
+    block = re.search(r'<script type="application/json" id="translations">(.*?)</script>', page)
+    assert block, page
+    scripts = json.loads(block.group(1))["sota_winners"]
+    assert scripts[str(winner)] == SEAT_WINS[seat, language]
 
 
 #: The Sota rules' payout table's headings: its outcomes as nouns, in one voice. They were the
