@@ -1368,6 +1368,59 @@ def test_a_replays_controls_stand_in_two_even_rows_on_a_phone(
     assert problems == [], problems
 
 
+#: Each replay button on the screen: what it shows and its accessible name. What it shows is
+#: the text of its parts drawn larger than a pixel (a word read out but not shown, as Play's on a
+#: phone, is a 1 px box), and the shape of each icon drawn in CSS, as the character it draws.
+REPLAY_BUTTONS = r"""() => {
+  const drawn = { play: "\u25b6", pause: "\u23f8" };
+  const shown = (node) => {
+    const box = node.getBoundingClientRect();
+    return box.width > 1 && box.height > 1;
+  };
+  return [...document.querySelectorAll(".controls button")].filter(shown).map((button) => {
+    const walker = document.createTreeWalker(button, NodeFilter.SHOW_TEXT);
+    let text = "";
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (shown(node.parentElement)) text += node.textContent;
+    }
+    for (const icon of button.querySelectorAll(".icon")) {
+      const shape = Object.keys(drawn).find((kind) => icon.classList.contains(kind));
+      if (shown(icon) && shape) text += drawn[shape];
+    }
+    const name = (button.getAttribute("aria-label") || button.textContent).trim();
+    return { id: button.id, shows: text.replace(/\s+/g, " ").trim(), name };
+  });
+}"""
+
+
+def test_each_replay_button_shows_its_own_symbol_on_a_320_px_phone(
+    chromium: Any, live_server: LiveServer
+) -> None:
+    """On a phone the replay's buttons show their symbols only: Play and Step forward both
+    showed "▶" (and Back "◀"), and a player new to them could not tell Play from Step. At
+    320 px, in each language, no two buttons on the screen show the same, and each has a name
+    of its own in words."""
+    tabs = narrow_tab(chromium, live_server, width=320, height=740)
+    phone = next(tabs)
+    problems = []
+    for language in LANGUAGES:
+        phone.goto(a_new_players_sota_game(phone, "glyphs", language))
+        for state in ("paused", "playing"):
+            buttons = phone.evaluate(REPLAY_BUTTONS)
+            assert len(buttons) >= 6, buttons
+            for part in ("shows", "name"):
+                seen: dict[str, str] = {}
+                for button in buttons:
+                    if not button[part] or button[part] in seen:
+                        problems.append(
+                            (language, state, part, button["id"], seen.get(button[part]))
+                        )
+                    seen[button[part]] = button["id"]
+            phone.click("#play-pause")
+    next(tabs, None)
+    assert problems == [], problems
+
+
 #: The controls a finger taps whose tap Chromium marks with its own square (its tap highlight
 #: not transparent), by tag, id or class.
 TAP_SQUARES = """() => [...document.querySelectorAll(
