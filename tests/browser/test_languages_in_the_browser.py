@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from babel.numbers import format_decimal
 from babel.support import NullTranslations
-from babel.support import Translations
 from browser_support import LiveServer
 from browser_support import open_tab
 from browser_support import sign_up
@@ -25,7 +24,7 @@ from test_page_and_offline_verifiers_agree import RECORDS
 from web_support import plant_sota_winner
 
 from sota_casino.core import sota
-from sota_casino.locations import TRANSLATIONS
+from sota_casino.web import i18n
 from sota_casino.web.format import chips_text
 from sota_casino.web.format import decimal
 from sota_casino.web.format import sweets_text
@@ -42,10 +41,9 @@ pytestmark = pytest.mark.browser
 
 
 def words(language: str) -> NullTranslations:
-    """The compiled catalogue the server reads for ``language``."""
-    if language == "en":
-        return NullTranslations()
-    return Translations.load(str(TRANSLATIONS), [language], "messages")
+    """The catalogue the server reads for ``language``, as it reads it (its ranges kept on one
+    line)."""
+    return i18n.catalogue(language)
 
 
 def open_the_menu(tab: Any) -> None:

@@ -253,14 +253,16 @@ class _Recording:
 
     def __init__(self, books: Any, missing: set[str]) -> None:
         self.books, self.missing = books, missing
+        # The messages the compiled catalogue holds, under the one that keeps ranges together.
+        self.held = books.books._catalog
 
     def gettext(self, message: str) -> str:
-        if message not in self.books._catalog:
+        if message not in self.held:
             self.missing.add(message)
         return str(self.books.gettext(message))
 
     def ngettext(self, singular: str, plural: str, n: int) -> str:
-        if (singular, 0) not in self.books._catalog:
+        if (singular, 0) not in self.held:
             self.missing.add(singular)
         return str(self.books.ngettext(singular, plural, n))
 

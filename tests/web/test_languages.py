@@ -50,6 +50,7 @@ from sota_casino.models import Signup
 from sota_casino.services import alerts
 from sota_casino.services import money
 from sota_casino.web import format
+from sota_casino.web import i18n
 from sota_casino.web import sota as sota_views
 from sota_casino.web.i18n import LANGUAGES
 
@@ -691,8 +692,8 @@ def redirected_id(answer: Any) -> int:
 SOTA_RULE_REFUSALS = {
     "fi": {
         "rule_teams": "Joukkuesota vaatii 4 paikkaa (sinä ja Kone 1 jakajaa ja Konetta 2 vastaan)",
-        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–10000 (annettu 0)",
-        "rule_lead": "Voittava johto: arvon on oltava pois (tyhjä) tai kokonaisluku 1–54 "
+        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–\u206010000 (annettu 0)",
+        "rule_lead": "Voittava johto: arvon on oltava pois (tyhjä) tai kokonaisluku 1–\u206054 "
         "(annettu 99)",
     },
     "nb": {
@@ -747,7 +748,7 @@ def console_refusal(answer: Any) -> str:
 
 TABLE_REFUSALS = {
     "fi": (
-        "Tasatilanteen voitonmaksu: arvon on oltava kokonaisluku 0–30",
+        "Tasatilanteen voitonmaksu: arvon on oltava kokonaisluku 0–\u206030",
         "Pienin panos ja suurin panos: molempien on oltava kokonaisia pelimerkkejä, eikä "
         "ensimmäinen saa olla jälkimmäistä suurempi",
         "Pienin panos ei saa olla suurempi kuin suurin panos",
@@ -791,6 +792,45 @@ def test_a_refused_table_setting_reads_whole_in_the_operators_language(
     assert console_refusal(answer) == sota_limits
 
 
+#: A password too short refused in each language: the lengths allowed, in Finnish a range whose
+#: end a word joiner keeps after its dash ("10–" ended a 320 px phone's line, "128" the next's).
+SHORT_PASSWORD = {
+    "en": "password must be 10 to 128 characters",
+    "fi": "salasanassa on oltava 10–\u2060128 merkkiä",
+    "nb": "passordet må være 10 til 128 tegn",
+    "pt": "a senha precisa ter de 10 a 128 caracteres",
+}
+
+
+@pytest.mark.parametrize("language", sorted(SHORT_PASSWORD))
+def test_a_refusals_range_is_kept_on_one_line(client: FlaskClient, language: str) -> None:
+    client.set_cookie("lang", language)
+    form = {"username": "frank", "password": "short", "confirm": "short"}
+    refused = html.unescape(post_form(client, "/auth/register", form).get_data(as_text=True))
+    assert SHORT_PASSWORD[language] in refused.lower()
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_every_range_a_message_writes_is_kept_on_one_line(language: str) -> None:
+    """Each message that writes a range tight ("%(low)s–%(high)s", "1–%(max)s", "A–Z"), in
+    each language (English: the ids), is served with a word joiner after the dash."""
+    tight = re.compile(r"\S–\S")
+    loose = re.compile(r"\S–(?!\u2060)\S")
+    books = i18n.catalogue(language)
+    found = 0
+    for message in _catalogue("fi" if language == "en" else language):
+        written = _strings(message.id if language == "en" else message.string)
+        if not message.id or not any(tight.search(text) for text in written):
+            continue
+        found += 1
+        if isinstance(message.id, tuple):
+            served = [books.ngettext(message.id[0], message.id[1], n) for n in (1, 2, 5)]
+        else:
+            served = [books.gettext(message.id)]
+        assert not [text for text in served if loose.search(text)], message.id
+    assert found
+
+
 SIGN_UP_WAITS = {
     "en": ("try again in 60\u00a0minutes", "try again in 1\u00a0minute"),
     "fi": ("yritä uudelleen 60\u00a0minuutin kuluttua", "yritä uudelleen 1\u00a0minuutin kuluttua"),
@@ -831,23 +871,27 @@ def test_the_sign_up_wait_says_its_minutes_in_each_language(
 #: letter outside A–Z: each must say that such letters are refused, not just "letters".
 NAME_RULES = {
     "en": (
-        "3 to 32 characters: the letters A–Z without accents, digits, and _ . -",
-        "username must be 3 to 32 characters: the letters A–Z without accents, digits, '.', '_'"
+        "3 to 32 characters: the letters A–\u2060Z without accents, digits, and _ . -",
+        "username must be 3 to 32 characters: the letters A–\u2060Z without accents, "
+        "digits, '.', '_'"
         " or '-'",
     ),
     "fi": (
-        "3–32 merkkiä: kirjaimet A–Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
-        "käyttäjänimessä on oltava 3–32 merkkiä, ja siinä saa olla vain kirjaimia A–Z ilman"
+        "3–\u206032 merkkiä: kirjaimet A–\u2060Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
+        "käyttäjänimessä on oltava 3–\u206032 merkkiä, ja siinä saa olla vain kirjaimia "
+        "A–\u2060Z ilman"
         " tarkkeita (ei å, ä, ö), numeroita sekä merkkejä ”.”, ”_” ja ”-”",
     ),
     "nb": (
-        "3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
-        "brukernavnet må være 3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre,"
+        "3 til 32 tegn: bokstavene A–\u2060Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
+        "brukernavnet må være 3 til 32 tegn: bokstavene A–\u2060Z uten aksenter "
+        "(ikke æ, ø, å), sifre,"
         " «.», «_» eller «-»",
     ),
     "pt": (
-        "De 3 a 32 caracteres: as letras A–Z sem acentos (nem ç), dígitos e _ . -",
-        "o nome de usuário precisa ter de 3 a 32 caracteres: as letras A–Z sem acentos (nem ç),"
+        "De 3 a 32 caracteres: as letras A–\u2060Z sem acentos (nem ç), dígitos e _ . -",
+        "o nome de usuário precisa ter de 3 a 32 caracteres: "
+        "as letras A–\u2060Z sem acentos (nem ç),"
         " dígitos, “.”, “_” ou “-”",
     ),
 }
@@ -928,7 +972,7 @@ def test_a_tie_says_what_surrendering_gives_back_in_each_languages_grammar(
 
 BET_REFUSALS = {
     "en": "bet must be from 100 to 50000 (minor units)",
-    "fi": "bet-arvon on oltava väliltä 100–50000 (sadasosina)",
+    "fi": "bet-arvon on oltava väliltä 100–\u206050000 (sadasosina)",
     "nb": "bet må være fra 100 til 50000 (hundredeler)",
     "pt": "bet precisa ser de 100 a 50000 (centésimos)",
 }
@@ -1112,7 +1156,7 @@ NO_MOVE_NUMBER = {
 
 QUERY_REFUSALS = {
     "en": "{name} must be a whole number from 0 to 9007199254740991",
-    "fi": "{name}: arvon on oltava kokonaisluku 0–9007199254740991",
+    "fi": "{name}: arvon on oltava kokonaisluku 0–\u20609007199254740991",
     "nb": "«{name}» må være et helt tall fra 0 til 9007199254740991",
     "pt": "“{name}” precisa ser um número inteiro de 0 a 9007199254740991",
 }
@@ -1133,7 +1177,7 @@ def test_a_refused_console_query_reads_in_the_operators_language(app: Flask, lan
 
 ENTRY_NUMBER_REFUSALS = {
     "en": "“Go to entry #” must be a whole number from 0 to 9007199254740991.",
-    "fi": "Kentän ”Siirry merkintään #” arvon on oltava kokonaisluku 0–9007199254740991.",
+    "fi": "Kentän ”Siirry merkintään #” arvon on oltava kokonaisluku 0–\u20609007199254740991.",
     "nb": "«Gå til oppføring nr.» må være et helt tall fra 0 til 9007199254740991.",
     "pt": "“Ir para a entrada nº” precisa ser um número inteiro de 0 a 9007199254740991.",
 }
