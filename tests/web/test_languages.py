@@ -576,7 +576,7 @@ def test_a_sota_rounds_page_names_the_round_and_its_tricks_with_different_words(
     title = re.search(r"<h1>(.*?)</h1>", page)
     tricks = re.search(r"<dt>([^<]*)</dt><dd>\d+ \(", page)  # "Tricks: 294 (16 wars)"
     assert title and tricks, page
-    # "Sota round #236" (en), "Sota, pelikierros #236" (fi), "Sota, runde nr. 236" (nb).
+    # "Sota game #236" (en), "Sota-peli #236" (fi), "Sota-spill nr. 236" (nb).
     round_word = [w for w in re.findall(r"[^\W\d_]{3,}", title.group(1)) if w != "Sota"][0]
     # Told apart by their stems: a word and its plural share the first letters.
     assert round_word[:5].lower() != tricks.group(1)[:5].lower(), (round_word, tricks.group(1))
@@ -615,6 +615,26 @@ def test_a_sota_game_another_seat_wins_says_so_in_a_whole_sentence(
     assert block, page
     scripts = json.loads(block.group(1))["sota_winners"]
     assert scripts[str(winner)] == SEAT_WINS[seat, language]
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_sota_game_is_titled_alike_on_its_page_and_on_its_receipt(
+    client: FlaskClient, language: str
+) -> None:
+    """A game was "Sota game #N" on its page but "Sota round #N" on its receipt (and "Round #N"
+    in the receipt's window title): one name on both, the page's, titles and headings."""
+    register_page(client, "aino")
+    post_form(client, "/language", {"locale": language, "next": "/lobby"})
+    game = post_form(client, "/sota/games", {"preset": "nordic", "stake": "5", "seats": "2"})
+    round_id = game.headers["Location"].rsplit("/", 1)[1]
+    titles = []
+    for path in (f"/sota/games/{round_id}", f"/history/{round_id}"):
+        page = html.unescape(client.get(path).get_data(as_text=True))
+        heading = re.search(r"<h1[^>]*>(.*?)</h1>", page)
+        title = re.search(r"<title>(.*?) · Sota Casino</title>", page)
+        assert heading and title, page
+        titles += [heading.group(1), title.group(1)]
+    assert len(set(titles)) == 1 and round_id in titles[0], titles
 
 
 #: The Sota rules' payout table's headings: its outcomes as nouns, in one voice. They were the
