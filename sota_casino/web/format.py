@@ -24,12 +24,14 @@ from ..core import fairness
 from ..core.marks import N_
 from .i18n import AMOUNT_WRITERS
 from .i18n import NO_BREAK_SPACE
+from .i18n import catalogue
 from .i18n import datetime_pattern
 from .i18n import gettext
 from .i18n import gettext_counting
 from .i18n import ngettext
 from .i18n import plural_count
 from .i18n import select_locale
+from .winner_words import winners
 
 SUIT_SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_NAMES: Final = {"C": N_("clubs"), "D": N_("diamonds"), "H": N_("hearts"), "S": N_("spades")}
@@ -264,6 +266,13 @@ def sota_outcome(outcome: object, *, to_player: bool = False) -> str | None:
     return gettext((SOTA_OUTCOMES_TO_PLAYER if to_player else SOTA_OUTCOMES)[side])
 
 
+def sota_winner(winner: object) -> str:
+    """Return who won a Sota game as its page's result says it, in the request's language: a
+    whole sentence for the winning seat or side ("Dealer wins", :mod:`.winner_words`)."""
+    said = winners(catalogue(select_locale()))
+    return said.get(str(winner), str(winner))
+
+
 #: The codes the console's lists hold, in words: money moves' kinds, games, rounds' states and
 #: Casino War outcomes, seed pairs' states, proposals' states (a Sota game's outcome is
 #: :data:`SOTA_OUTCOMES`'). A code not listed is shown as it is.
@@ -379,5 +388,6 @@ def init_app(app: Flask) -> None:
         when=when,
         day=day,
         sota_outcome=sota_outcome,
+        sota_winner=sota_winner,
         stamp=fairness.format_time,  # a moment as the API writes it (a <time> element's datetime)
     )

@@ -43,5 +43,5 @@ def round_page(round_id: int) -> ResponseReturnValue:
     # A round is dealt from the active pair only: any other pair of the player's is revealed.
     revealed = played.seed_pair_id != fairness.active_seed_pair(db, g.user.id).seed_pair_id
     return render_template(
-        "history/round.html", round=played, receipt=signed, games=GAMES, pair_revealed=revealed
+        "history/round.html", round=played, receipt=signed, pair_revealed=revealed
     )

@@ -62,6 +62,7 @@ from .paths import wants_json
 from .visitor import cookie_name
 from .visitor import cookies_are_secure
 from .visitor import session_user
+from .winner_words import winners
 
 #: The languages the casino speaks, each named in itself (the picker shows these names).
 LANGUAGES: Final = {"en": "English", "fi": "suomi", "nb": "norsk bokmål", "pt": "português"}
@@ -78,6 +79,12 @@ NO_BREAK_SPACE: Final = "\u00a0"
 #: A placeholder of a message that counts, and the space after it: the count and its word
 #: ("%(num)s pelimerkkiä", "<strong>%(amount)s</strong> chips"). static/js/i18n.js's twin.
 COUNT_AND_WORD: Final = r"(%\((?:{names})\)s(?:</\w+>)?) "
+#: A range written tight ("10–128", "%(low)s–%(high)s", "A–Z"): its en dash, with something
+#: other than a space on each side.
+TIGHT_DASH: Final = re.compile(r"(?<=\S)–(?=[^\s\u2060])")
+#: After a range's dash, so that no line ends between it and the range's end: a line may end
+#: after an en dash ("10–" and "128" on the next line, on a 320 px phone), never before one.
+WORD_JOINER: Final = "\u2060"
 #: Where the scripts live whose shown strings go to the page as JSON.
 SCRIPTS: Final = STATIC / "js"
 
@@ -126,12 +133,41 @@ def _choose() -> str:
 # --- translating --------------------------------------------------------------------------------
 
 
+def ranges_kept(text: str) -> str:
+    """Return ``text`` with each range it writes tight kept on one line: a word joiner after
+    the dash ("10–\u2060128")."""
+    return TIGHT_DASH.sub("–" + WORD_JOINER, text)
+
+
+class RangesKept(NullTranslations):
+    """A catalogue whose every text keeps its ranges on one line (:func:`ranges_kept`).
+
+    Done here, as a message is looked up, not in each catalogue: the translators write ranges
+    where the English has none ("%(min)s to %(max)s" is "%(min)s–%(max)s" in Finnish), and the
+    joiner cannot be seen in a catalogue to be remembered."""
+
+    def __init__(self, books: NullTranslations) -> None:
+        super().__init__()
+        self.books = books
+        # The catalogue's Plural-Forms, which the scripts' forms are chosen by (English has none).
+        rule = getattr(books, "plural", None)
+        if callable(rule):
+            self.plural = rule
+
+    def gettext(self, message: str) -> str:
+        return ranges_kept(self.books.gettext(message))
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        return ranges_kept(self.books.ngettext(singular, plural, n))
+
+
 @functools.cache
 def catalogue(locale: str) -> NullTranslations:
-    """Return the compiled catalogue of ``locale`` (English: none, the ids are the text)."""
+    """Return the compiled catalogue of ``locale`` (English: none, the ids are the text), its
+    ranges kept on one line (:class:`RangesKept`)."""
     if locale == DEFAULT:
-        return NullTranslations()
-    return Translations.load(str(TRANSLATIONS), [locale], DOMAIN)
+        return RangesKept(NullTranslations())
+    return RangesKept(Translations.load(str(TRANSLATIONS), [locale], DOMAIN))
 
 
 def gettext(message: str, **params: object) -> str:
@@ -444,6 +480,7 @@ def script_translations() -> Markup:
 
     A message with a plural comes as its list of forms, in gettext's order; ``plural`` gives
     the form of each count below 100 and ``plural_other`` the form of larger ones.
+    ``sota_winners`` is each Sota winner's sentence (:func:`.winner_words.winners`).
     """
     books = catalogue(select_locale())
     form_of = _plural_function(books)
@@ -465,6 +502,7 @@ def script_translations() -> Markup:
         "plural": [form_of(n) for n in range(100)],
         "plural_other": form_of(101),
         "datetime": datetime_pattern(select_locale()),
+        "sota_winners": winners(books),
     }
     text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
     # Inside <script type="application/json">: no "</script>" or markup can end the block.

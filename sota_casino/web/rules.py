@@ -26,6 +26,7 @@ from ..db import get_session
 from ..services import settings
 from .i18n import gettext
 from .i18n import ngettext
+from .i18n import ranges_kept
 from .sota import PRESET_TITLES
 
 bp = Blueprint("rules", __name__, url_prefix="/rules")
@@ -422,7 +423,7 @@ def sota_options() -> list[dict[str, Any]]:
         low, high = RANGES.get(f.name, (0, 0))
         values = [
             {
-                "value": _shown(value) if value != "number" else f"{low}–{high}",
+                "value": _shown(value) if value != "number" else ranges_kept(f"{low}–{high}"),
                 "about": gettext(SOTA_VALUE_TEXT[f.name][value]).format(low=low, high=high),
                 "default": value == f.default or (value == "number" and f.default is not None),
             }

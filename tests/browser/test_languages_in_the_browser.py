@@ -15,15 +15,16 @@ from typing import Any
 import pytest
 from babel.numbers import format_decimal
 from babel.support import NullTranslations
-from babel.support import Translations
 from browser_support import LiveServer
 from browser_support import open_tab
 from browser_support import sign_up
 from flask import g
 from test_page_and_offline_verifiers_agree import PAGE_REPORT_WITH_RECORDS
 from test_page_and_offline_verifiers_agree import RECORDS
+from web_support import plant_sota_winner
 
-from sota_casino.locations import TRANSLATIONS
+from sota_casino.core import sota
+from sota_casino.web import i18n
 from sota_casino.web.format import chips_text
 from sota_casino.web.format import decimal
 from sota_casino.web.format import sweets_text
@@ -40,10 +41,9 @@ pytestmark = pytest.mark.browser
 
 
 def words(language: str) -> NullTranslations:
-    """The compiled catalogue the server reads for ``language``."""
-    if language == "en":
-        return NullTranslations()
-    return Translations.load(str(TRANSLATIONS), [language], "messages")
+    """The catalogue the server reads for ``language``, as it reads it (its ranges kept on one
+    line)."""
+    return i18n.catalogue(language)
 
 
 def open_the_menu(tab: Any) -> None:
@@ -166,6 +166,59 @@ def a_round_and_a_replay_in(tab: Any, language: str) -> None:
     tab.click("#to-end")
     tab.wait_for_selector("[data-testid=summary-winner]")
     assert tab.inner_text("[data-testid=summary] h2") == catalogue.gettext("The game in numbers")
+
+
+#: The dealer's win in each language, its article too: composed as "%(name)s wins" from the
+#: seat's label "Dealer", Norwegian read "Dealer vinner" and Portuguese "Crupiê vence".
+DEALER_WINS = {"nb": "Dealeren vinner", "pt": "O crupiê vence"}
+
+
+@pytest.mark.parametrize("language", sorted(DEALER_WINS))
+def test_a_sota_game_the_dealer_wins_is_said_with_the_dealers_article(
+    tab: Any, live_server: LiveServer, language: str
+) -> None:
+    """A game the dealer wins, in the page: its result, a trick the dealer takes in the replay
+    and the game in numbers; then the fairness page's verification of it."""
+    catalogue = words(language)
+    username = sign_up(tab, "dealerwins")
+    plant_sota_winner(live_server.app, username, sota.SotaRules.from_dict({}), 1)
+    tab.goto("/sota")
+    choose_language(tab, language)
+    tab.check("input[name=preset][value=nordic]")
+    tab.fill("#stake", "2")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    tab.wait_for_selector("#play-pause")
+    game = tab.evaluate("JSON.parse(document.getElementById('game-data').textContent)")
+    assert game["winner"] == 1
+    taken = next(t for t, trick in enumerate(game["tricks"]) if trick["winner"] == 1)
+    wars = game["tricks"][taken]["wars"]
+    # The slider at the trick's end, as the player drags it there.
+    tab.evaluate(
+        "trick => { const scrub = document.getElementById('scrub'); scrub.value = String(trick);"
+        " scrub.dispatchEvent(new Event('input')); }",
+        taken + 1,
+    )
+    said = (
+        catalogue.ngettext(
+            "The dealer takes the pot after %(num)s war.",
+            "The dealer takes the pot after %(num)s wars.",
+            wars,
+        ).replace("%(num)s ", f"{wars}\u00a0")
+        if wars
+        else catalogue.gettext("The dealer takes the pot.")
+    )
+    assert tab.inner_text("#trick-what").endswith(said), tab.inner_text("#trick-what")
+    tab.click("#to-end")
+    assert tab.inner_text("#game-result .headline") == DEALER_WINS[language]
+    assert tab.inner_text("[data-testid=summary-winner]") == DEALER_WINS[language]
+    tab.goto("/fairness")
+    tab.click("#rotate")
+    pair = tab.locator(".revealed-pair").first
+    pair.locator("[data-verify]").click()
+    pair.locator("[data-testid=verify-summary]").wait_for()
+    result = pair.locator(f"tr[data-round='{game['id']}'] td").nth(5).inner_text()
+    assert result.startswith(DEALER_WINS[language] + " · "), result
 
 
 #: 2 January 2026, 03:04 UTC as each language writes the date (the pages' ``when``).

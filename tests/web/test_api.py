@@ -625,7 +625,7 @@ def test_a_game_longer_than_the_casino_deals_is_refused_and_changes_nothing(
     register_page(player, "long-player")
     form = player.get("/sota").get_data(as_text=True)
     assert f'name="rule_max_tricks" type="number" min="1" max="{most}"' in form
-    assert "After this many tricks the hand with the most cards wins (1–10,000)." in form
+    assert "After this many tricks the hand with the most cards wins (1–\u206010,000)." in form
 
 
 def test_a_refused_move_names_the_field_it_is_about(

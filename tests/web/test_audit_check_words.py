@@ -171,7 +171,7 @@ CASES: dict[str, tuple[Callable[[], Problem], str, str]] = {
     "missing several": (
         lambda: _chain_problem(lambda entries: entries.__delitem__(slice(3, 7))),
         "entries 4..7 are missing (deleted): seq jumps from 3 to 8",
-        "merkinnät 4–7 puuttuvat (poistettu): järjestysnumero hyppää luvusta 3 lukuun 8",
+        "merkinnät 4–\u20607 puuttuvat (poistettu): järjestysnumero hyppää luvusta 3 lukuun 8",
     ),
     "reordered": (
         lambda: _chain_problem(lambda entries: entries.insert(4, entries.pop(5))),

@@ -166,6 +166,30 @@ def cells(page: str) -> list[str]:
     return re.findall(r"<td\b[^>]*>(.*?)</td>", page, re.S)
 
 
+#: A player's account on the console, its labels as each language writes them.
+ACCOUNT_LABELS = {
+    "en": ["Role", "Status", "Joined", "Chips", "Sweets"],
+    "fi": ["Rooli", "Tila", "Liittynyt", "Pelimerkit", "Karkit"],
+    "nb": ["Rolle", "Status", "Registrert", "Sjetonger", "Godterier"],
+    "pt": ["Papel", "Situação", "Data de cadastro", "Fichas", "Balas"],
+}
+
+
+@pytest.mark.parametrize("language", sorted(ACCOUNT_LABELS))
+def test_a_player_s_account_labels_are_capitalised_as_the_headings_around_them(
+    app: Flask, language: str
+) -> None:
+    """The account's labels were lower case ("role", "status", "joined", "chips", "sweets")
+    under the capitalised "Account", beside "Totals" and the tables' "Currency"."""
+    player = add_user(app, "alice", "player")
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", language)
+    overview = page.get(f"/operator/players/{player}").get_data(as_text=True)
+    account = overview.split('aria-labelledby="account-title"')[1].split("</dl>")[0]
+    labels = [html.unescape(label) for label in re.findall(r"<dt>([^<]*)</dt>", account)]
+    assert labels == ACCOUNT_LABELS[language]
+
+
 @pytest.mark.parametrize("language", ["fi", "nb", "pt"])
 def test_a_player_s_currencies_and_seed_pair_states_are_words_of_the_page(
     app: Flask, language: str
@@ -253,14 +277,16 @@ class _Recording:
 
     def __init__(self, books: Any, missing: set[str]) -> None:
         self.books, self.missing = books, missing
+        # The messages the compiled catalogue holds, under the one that keeps ranges together.
+        self.held = books.books._catalog
 
     def gettext(self, message: str) -> str:
-        if message not in self.books._catalog:
+        if message not in self.held:
             self.missing.add(message)
         return str(self.books.gettext(message))
 
     def ngettext(self, singular: str, plural: str, n: int) -> str:
-        if (singular, 0) not in self.books._catalog:
+        if (singular, 0) not in self.held:
             self.missing.add(singular)
         return str(self.books.ngettext(singular, plural, n))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import html
+import json
 import re
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -36,17 +37,20 @@ from web_support import PASSWORD
 from web_support import api_register
 from web_support import plant_seed_repeating_a_move
 from web_support import plant_server_seed
+from web_support import plant_sota_winner
 from web_support import post_form
 from web_support import refusal_kinds
 from web_support import register_page
 
 from sota_casino.core import anchors
+from sota_casino.core import sota
 from sota_casino.db import get_session
 from sota_casino.models import Alert
 from sota_casino.models import Signup
 from sota_casino.services import alerts
 from sota_casino.services import money
 from sota_casino.web import format
+from sota_casino.web import i18n
 from sota_casino.web import sota as sota_views
 from sota_casino.web.i18n import LANGUAGES
 
@@ -572,10 +576,65 @@ def test_a_sota_rounds_page_names_the_round_and_its_tricks_with_different_words(
     title = re.search(r"<h1>(.*?)</h1>", page)
     tricks = re.search(r"<dt>([^<]*)</dt><dd>\d+ \(", page)  # "Tricks: 294 (16 wars)"
     assert title and tricks, page
-    # "Sota round #236" (en), "Sota, pelikierros #236" (fi), "Sota, runde nr. 236" (nb).
+    # "Sota game #236" (en), "Sota-peli #236" (fi), "Sota-spill nr. 236" (nb).
     round_word = [w for w in re.findall(r"[^\W\d_]{3,}", title.group(1)) if w != "Sota"][0]
     # Told apart by their stems: a word and its plural share the first letters.
     assert round_word[:5].lower() != tricks.group(1)[:5].lower(), (round_word, tricks.group(1))
+
+
+#: A seat's win in each language, as a whole sentence: composed from the seat's label ("%(name)s
+#: wins"), Norwegian read "Dealer vinner" and Portuguese "Crupiê vence", without the article.
+SEAT_WINS = {
+    ("dealer", "en"): "Dealer wins",
+    ("dealer", "fi"): "Jakaja voitti",
+    ("dealer", "nb"): "Dealeren vinner",
+    ("dealer", "pt"): "O crupiê vence",
+    ("CPU 1", "en"): "CPU 1 wins",
+    ("CPU 1", "fi"): "Kone 1 voitti",
+    ("CPU 1", "nb"): "CPU 1 vinner",
+    ("CPU 1", "pt"): "A CPU 1 vence",
+}
+#: The seat and the seats of a game each of them wins.
+WINNING_SEATS = {"dealer": (1, 2), "CPU 1": (2, 4)}
+
+
+@pytest.mark.parametrize(("seat", "language"), sorted(SEAT_WINS))
+def test_a_sota_game_another_seat_wins_says_so_in_a_whole_sentence(
+    app: Flask, client: FlaskClient, seat: str, language: str
+) -> None:
+    """The game's result, and the same sentence given to its script (and the fairness page's)."""
+    winner, seats = WINNING_SEATS[seat]
+    register_page(client, "aino")
+    post_form(client, "/language", {"locale": language, "next": "/lobby"})
+    plant_sota_winner(app, "aino", sota.SotaRules.from_dict({"seats": seats}), winner)
+    game = post_form(client, "/sota/games", {"preset": "nordic", "stake": "5", "seats": str(seats)})
+    page = client.get(game.headers["Location"]).get_data(as_text=True)
+    headline = re.search(r'<div class="headline">([^<]*)</div>', page)
+    assert headline and html.unescape(headline.group(1)) == SEAT_WINS[seat, language], page
+    block = re.search(r'<script type="application/json" id="translations">(.*?)</script>', page)
+    assert block, page
+    scripts = json.loads(block.group(1))["sota_winners"]
+    assert scripts[str(winner)] == SEAT_WINS[seat, language]
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_a_sota_game_is_titled_alike_on_its_page_and_on_its_receipt(
+    client: FlaskClient, language: str
+) -> None:
+    """A game was "Sota game #N" on its page but "Sota round #N" on its receipt (and "Round #N"
+    in the receipt's window title): one name on both, the page's, titles and headings."""
+    register_page(client, "aino")
+    post_form(client, "/language", {"locale": language, "next": "/lobby"})
+    game = post_form(client, "/sota/games", {"preset": "nordic", "stake": "5", "seats": "2"})
+    round_id = game.headers["Location"].rsplit("/", 1)[1]
+    titles = []
+    for path in (f"/sota/games/{round_id}", f"/history/{round_id}"):
+        page = html.unescape(client.get(path).get_data(as_text=True))
+        heading = re.search(r"<h1[^>]*>(.*?)</h1>", page)
+        title = re.search(r"<title>(.*?) · Sota Casino</title>", page)
+        assert heading and title, page
+        titles += [heading.group(1), title.group(1)]
+    assert len(set(titles)) == 1 and round_id in titles[0], titles
 
 
 #: The Sota rules' payout table's headings: its outcomes as nouns, in one voice. They were the
@@ -653,8 +712,8 @@ def redirected_id(answer: Any) -> int:
 SOTA_RULE_REFUSALS = {
     "fi": {
         "rule_teams": "Joukkuesota vaatii 4 paikkaa (sinä ja Kone 1 jakajaa ja Konetta 2 vastaan)",
-        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–10000 (annettu 0)",
-        "rule_lead": "Voittava johto: arvon on oltava pois (tyhjä) tai kokonaisluku 1–54 "
+        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–\u206010000 (annettu 0)",
+        "rule_lead": "Voittava johto: arvon on oltava pois (tyhjä) tai kokonaisluku 1–\u206054 "
         "(annettu 99)",
     },
     "nb": {
@@ -709,7 +768,7 @@ def console_refusal(answer: Any) -> str:
 
 TABLE_REFUSALS = {
     "fi": (
-        "Tasatilanteen voitonmaksu: arvon on oltava kokonaisluku 0–30",
+        "Tasatilanteen voitonmaksu: arvon on oltava kokonaisluku 0–\u206030",
         "Pienin panos ja suurin panos: molempien on oltava kokonaisia pelimerkkejä, eikä "
         "ensimmäinen saa olla jälkimmäistä suurempi",
         "Pienin panos ei saa olla suurempi kuin suurin panos",
@@ -753,6 +812,45 @@ def test_a_refused_table_setting_reads_whole_in_the_operators_language(
     assert console_refusal(answer) == sota_limits
 
 
+#: A password too short refused in each language: the lengths allowed, in Finnish a range whose
+#: end a word joiner keeps after its dash ("10–" ended a 320 px phone's line, "128" the next's).
+SHORT_PASSWORD = {
+    "en": "password must be 10 to 128 characters",
+    "fi": "salasanassa on oltava 10–\u2060128 merkkiä",
+    "nb": "passordet må være 10 til 128 tegn",
+    "pt": "a senha precisa ter de 10 a 128 caracteres",
+}
+
+
+@pytest.mark.parametrize("language", sorted(SHORT_PASSWORD))
+def test_a_refusals_range_is_kept_on_one_line(client: FlaskClient, language: str) -> None:
+    client.set_cookie("lang", language)
+    form = {"username": "frank", "password": "short", "confirm": "short"}
+    refused = html.unescape(post_form(client, "/auth/register", form).get_data(as_text=True))
+    assert SHORT_PASSWORD[language] in refused.lower()
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_every_range_a_message_writes_is_kept_on_one_line(language: str) -> None:
+    """Each message that writes a range tight ("%(low)s–%(high)s", "1–%(max)s", "A–Z"), in
+    each language (English: the ids), is served with a word joiner after the dash."""
+    tight = re.compile(r"\S–\S")
+    loose = re.compile(r"\S–(?!\u2060)\S")
+    books = i18n.catalogue(language)
+    found = 0
+    for message in _catalogue("fi" if language == "en" else language):
+        written = _strings(message.id if language == "en" else message.string)
+        if not message.id or not any(tight.search(text) for text in written):
+            continue
+        found += 1
+        if isinstance(message.id, tuple):
+            served = [books.ngettext(message.id[0], message.id[1], n) for n in (1, 2, 5)]
+        else:
+            served = [books.gettext(message.id)]
+        assert not [text for text in served if loose.search(text)], message.id
+    assert found
+
+
 SIGN_UP_WAITS = {
     "en": ("try again in 60\u00a0minutes", "try again in 1\u00a0minute"),
     "fi": ("yritä uudelleen 60\u00a0minuutin kuluttua", "yritä uudelleen 1\u00a0minuutin kuluttua"),
@@ -793,23 +891,27 @@ def test_the_sign_up_wait_says_its_minutes_in_each_language(
 #: letter outside A–Z: each must say that such letters are refused, not just "letters".
 NAME_RULES = {
     "en": (
-        "3 to 32 characters: the letters A–Z without accents, digits, and _ . -",
-        "username must be 3 to 32 characters: the letters A–Z without accents, digits, '.', '_'"
+        "3 to 32 characters: the letters A–\u2060Z without accents, digits, and _ . -",
+        "username must be 3 to 32 characters: the letters A–\u2060Z without accents, "
+        "digits, '.', '_'"
         " or '-'",
     ),
     "fi": (
-        "3–32 merkkiä: kirjaimet A–Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
-        "käyttäjänimessä on oltava 3–32 merkkiä, ja siinä saa olla vain kirjaimia A–Z ilman"
+        "3–\u206032 merkkiä: kirjaimet A–\u2060Z ilman tarkkeita (ei å, ä, ö), numerot sekä _ . -",
+        "käyttäjänimessä on oltava 3–\u206032 merkkiä, ja siinä saa olla vain kirjaimia "
+        "A–\u2060Z ilman"
         " tarkkeita (ei å, ä, ö), numeroita sekä merkkejä ”.”, ”_” ja ”-”",
     ),
     "nb": (
-        "3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
-        "brukernavnet må være 3 til 32 tegn: bokstavene A–Z uten aksenter (ikke æ, ø, å), sifre,"
+        "3 til 32 tegn: bokstavene A–\u2060Z uten aksenter (ikke æ, ø, å), sifre og _ . -",
+        "brukernavnet må være 3 til 32 tegn: bokstavene A–\u2060Z uten aksenter "
+        "(ikke æ, ø, å), sifre,"
         " «.», «_» eller «-»",
     ),
     "pt": (
-        "De 3 a 32 caracteres: as letras A–Z sem acentos (nem ç), dígitos e _ . -",
-        "o nome de usuário precisa ter de 3 a 32 caracteres: as letras A–Z sem acentos (nem ç),"
+        "De 3 a 32 caracteres: as letras A–\u2060Z sem acentos (nem ç), dígitos e _ . -",
+        "o nome de usuário precisa ter de 3 a 32 caracteres: "
+        "as letras A–\u2060Z sem acentos (nem ç),"
         " dígitos, “.”, “_” ou “-”",
     ),
 }
@@ -890,7 +992,7 @@ def test_a_tie_says_what_surrendering_gives_back_in_each_languages_grammar(
 
 BET_REFUSALS = {
     "en": "bet must be from 100 to 50000 (minor units)",
-    "fi": "bet-arvon on oltava väliltä 100–50000 (sadasosina)",
+    "fi": "bet-arvon on oltava väliltä 100–\u206050000 (sadasosina)",
     "nb": "bet må være fra 100 til 50000 (hundredeler)",
     "pt": "bet precisa ser de 100 a 50000 (centésimos)",
 }
@@ -1074,7 +1176,7 @@ NO_MOVE_NUMBER = {
 
 QUERY_REFUSALS = {
     "en": "{name} must be a whole number from 0 to 9007199254740991",
-    "fi": "{name}: arvon on oltava kokonaisluku 0–9007199254740991",
+    "fi": "{name}: arvon on oltava kokonaisluku 0–\u20609007199254740991",
     "nb": "«{name}» må være et helt tall fra 0 til 9007199254740991",
     "pt": "“{name}” precisa ser um número inteiro de 0 a 9007199254740991",
 }
@@ -1095,7 +1197,7 @@ def test_a_refused_console_query_reads_in_the_operators_language(app: Flask, lan
 
 ENTRY_NUMBER_REFUSALS = {
     "en": "“Go to entry #” must be a whole number from 0 to 9007199254740991.",
-    "fi": "Kentän ”Siirry merkintään #” arvon on oltava kokonaisluku 0–9007199254740991.",
+    "fi": "Kentän ”Siirry merkintään #” arvon on oltava kokonaisluku 0–\u20609007199254740991.",
     "nb": "«Gå til oppføring nr.» må være et helt tall fra 0 til 9007199254740991.",
     "pt": "“Ir para a entrada nº” precisa ser um número inteiro de 0 a 9007199254740991.",
 }

@@ -56,7 +56,7 @@ def test_every_option_of_the_sota_engine_is_explained_with_each_of_its_values(
             text = rules.SOTA_VALUE_TEXT[option.name][value]
             low, high = rules.RANGES.get(option.name, (0, 0))
             assert text.format(low=low, high=high) in words, (option.name, value)
-            shown = f"{low}–{high}" if value == "number" else rules._shown(value)
+            shown = f"{low}–\u2060{high}" if value == "number" else rules._shown(value)
             assert shown in listed, (option.name, value)
 
 

@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 import sota_casino.web  # noqa: F401  (imports every module that defines a refusal)
 from sota_casino.core import fairness
+from sota_casino.core import sota
 from sota_casino.core.cards import rank_value
 from sota_casino.core.errors import CasinoError
 from sota_casino.models import SeedPair
@@ -120,6 +121,25 @@ def plant_server_seed(app: Flask, username: str, wanted: dict[int, bool]) -> Pla
     return plant_chosen_seed(
         app, username, lambda client_seed: find_server_seed(client_seed, wanted)
     )
+
+
+def plant_sota_winner(
+    app: Flask, username: str, rules: sota.SotaRules, winner: int | str
+) -> PlantedSeed:
+    """Give ``username``'s seed pair a server seed whose first game of ``rules`` is settled with
+    ``winner`` (a seat's number, a team or "draw"), as :func:`plant_server_seed` does."""
+
+    def choose(client_seed: str) -> bytes:
+        for i in itertools.count():
+            seed = hashlib.sha256(f"sota winner {client_seed} {i}".encode()).digest()
+            game = sota.play_game(
+                rules, stream=fairness.Stream(fairness.Seeds(seed, client_seed, 0))
+            )
+            if game.status == "settled" and game.winner == winner:
+                return seed
+        raise AssertionError("unreachable")
+
+    return plant_chosen_seed(app, username, choose)
 
 
 def plant_seed_repeating_a_move(app: Flask, username: str) -> list[str]:

@@ -132,6 +132,14 @@
     return pattern.replace("{1}", part({ dateStyle: "medium" })).replace("{0}", clock) + " UTC";
   }
 
+  /* Who won a Sota game, in a whole sentence: the server writes each winner's (web/winner_words.py)
+   * into the block, as the game's page says it ("Dealeren vinner", not the seat's label and a
+   * verb). `winner` is the outcome's: "draw", "team_0", "team_1" or a seat's number. */
+  function sotaWinner(winner) {
+    const said = book.sota_winners && book.sota_winners[String(winner)];
+    return typeof said === "string" ? said : String(winner);
+  }
+
   /* A message kept for later as its ids, not its text, so that it is shown in the language of
    * the page that shows it: `{ id, params }`, or `{ id, plural, num, params }` with a plural.
    * N_("…") and Nn_("…", "…") mark the ids for the catalogues and make these; a param may be
@@ -157,6 +165,7 @@
 
   window.SotaI18n = {
     gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, time: time, say: say,
+    sotaWinner: sotaWinner,
     number: number, chips: chips, chipCount: chipCount, chipsText: chipsText, chipsBackText: chipsBackText, sweetsText: sweetsText,
   };
 

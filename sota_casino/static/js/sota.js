@@ -30,11 +30,23 @@
     return NAMES[seat] || gettext("Seat %(num)s", { num: seat });
   }
 
-  function winnerText(winner) {
-    if (winner === "draw") return gettext("A draw");
-    if (winner === 0 || winner === "team_0") return gettext("You win!");
-    if (winner === "team_1") return gettext("The dealer's team wins");
-    return gettext("%(name)s wins", { name: seatName(winner) });
+  /* Who took a trick's pot, a whole sentence for each seat (a language may say the dealer with
+   * its article, which a seat's label does not give: "Dealeren tar potten"). */
+  function potText(seat, wars) {
+    if (seat === 0) {
+      return wars
+        ? ngettext("You take the pot after %(num)s war.", "You take the pot after %(num)s wars.", wars)
+        : gettext("You take the pot.");
+    }
+    if (seat === 1) {
+      return wars
+        ? ngettext("The dealer takes the pot after %(num)s war.", "The dealer takes the pot after %(num)s wars.", wars)
+        : gettext("The dealer takes the pot.");
+    }
+    const cpu = { cpu: seat - 1 };
+    return wars
+      ? ngettext("CPU %(cpu)s takes the pot after %(num)s war.", "CPU %(cpu)s takes the pot after %(num)s wars.", wars, cpu)
+      : gettext("CPU %(cpu)s takes the pot.", cpu);
   }
 
   function el(tag, attrs, ...children) {
@@ -137,16 +149,7 @@
         let text;
         if (!last) text = gettext("the top cards tie: war!");
         else if (trick.winner === null || trick.winner === undefined) text = gettext("nobody wins the war; its cards leave the game.");
-        else if (trick.winner === 0) {
-          text = trick.wars
-            ? ngettext("You take the pot after %(num)s war.", "You take the pot after %(num)s wars.", trick.wars)
-            : gettext("You take the pot.");
-        } else {
-          const name = { name: seatName(trick.winner) };
-          text = trick.wars
-            ? ngettext("%(name)s takes the pot after %(num)s war.", "%(name)s takes the pot after %(num)s wars.", trick.wars, name)
-            : gettext("%(name)s takes the pot.", name);
-        }
+        else text = potText(trick.winner, trick.wars);
         what.append(text);
       }
       const tricksShown = trick ? (last ? t + 1 : t) : 0;
@@ -245,7 +248,7 @@
       let longestAt = -1;
       tricks.forEach((trick, t) => { if ((trick.wars || 0) > longest) { longest = trick.wars; longestAt = t; } });
       const facts = el("dl", { class: "facts" },
-        el("dt", { text: gettext("Winner") }), el("dd", { "data-testid": "summary-winner", text: winnerText(game.winner) }),
+        el("dt", { text: gettext("Winner") }), el("dd", { "data-testid": "summary-winner", text: window.SotaI18n.sotaWinner(game.winner) }),
         el("dt", { text: gettext("Tricks") }), el("dd", { "data-testid": "summary-tricks", text: number(tricks.length) }),
         el("dt", { text: gettext("Wars") }), el("dd", { "data-testid": "summary-wars", text: number(wars) }),
         el("dt", { text: gettext("Longest war") }), el("dd", { "data-testid": "summary-longest",
@@ -351,7 +354,7 @@
     function resultBanner() {
       const won = game.winner === 0 || game.winner === "team_0";
       const banner = el("div", { class: "result-banner " + (won ? "win" : (game.winner === "draw" ? "" : "lose")), id: "game-result", "data-testid": "result" },
-        el("div", { class: "headline", text: winnerText(game.winner) }),
+        el("div", { class: "headline", text: window.SotaI18n.sotaWinner(game.winner) }),
         el("p", { class: "net" }, ...nodes(ngettext("Net %(net)s sweet", "Net %(net)s sweets", Math.abs(game.net)), {
           net: el("strong", { class: game.net > 0 ? "pos" : (game.net < 0 ? "neg" : ""),
             text: number(game.net, 0, true) }) }),

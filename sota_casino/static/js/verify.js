@@ -908,13 +908,10 @@
     return { pair, rounds, problems, records, waiting, notices };
   }
 
-  const SEAT_NAMES = [gettext("You"), gettext("Dealer"), gettext("CPU %(num)s", { num: 1 }), gettext("CPU %(num)s", { num: 2 })];
-
   function sotaResult(outcome, rules) {
     const w = outcome.winner;
-    const who = w === "draw" ? gettext("A draw") : w === 0 || w === "team_0" ? gettext("You win")
-      : w === "team_1" ? gettext("The dealer's team wins")
-        : gettext("%(name)s wins", { name: SEAT_NAMES[w] || gettext("Seat %(num)s", { num: w }) });
+    // The player's win said plainly here, as a receipt's list says it; any other as the game's page.
+    const who = w === 0 || w === "team_0" ? gettext("You win") : window.SotaI18n.sotaWinner(w);
     return who + " · " + ngettext("%(num)s trick", "%(num)s tricks", outcome.tricks.length)
       + (rules && rules.prisoners_of_war ? " · " + gettext("prisoners of war") : "");
   }
