@@ -68,10 +68,13 @@ def test_games_are_dealt_and_dealt_again_in_the_page(tab: Any) -> None:
         sota.SotaRules.from_dict({**sota.PRESETS["english"], "seats": 3}).to_dict()
     )
     assert tab.locator("#seats .seat").count() == 3
-    # The header shows the balance after the game, as the ledger holds it.
-    assert header_sweets(tab) == api_sweets(tab) == 100 - 7 + first["payout"]
+    # While the game is replayed, the header shows the balance as the stake left it; the ledger
+    # holds the balance after the game.
+    assert api_sweets(tab) == 100 - 7 + first["payout"]
+    assert header_sweets(tab) == 100 - 7
     tab.click("#step")
     assert tab.evaluate("window.SotaReplay.position()") == 1
+    assert header_sweets(tab) == 100 - 7
     tab.click("#deal-again")
     tab.wait_for_function(
         "id => JSON.parse(document.getElementById('game-data').textContent).id !== id",
@@ -84,7 +87,7 @@ def test_games_are_dealt_and_dealt_again_in_the_page(tab: Any) -> None:
     bets = {b["round_id"]: b for b in tab.evaluate("window.SotaRecords.exportDocument().bets")}
     assert bets[first["id"]]["stake"] == bets[second["id"]]["stake"] == 7
     assert tab.evaluate("window.SotaReplay.position()") == 0  # the new game from its start
-    assert header_sweets(tab) == api_sweets(tab)
+    assert header_sweets(tab) == api_sweets(tab) - second["payout"]
     # The keys play the game on screen, once: P deals a third game, End shows its result.
     tab.locator("body").press("p")
     tab.wait_for_function(
@@ -93,6 +96,7 @@ def test_games_are_dealt_and_dealt_again_in_the_page(tab: Any) -> None:
     )
     tab.locator("body").press("ArrowRight")
     assert tab.evaluate("window.SotaReplay.position()") == 1
+    assert header_sweets(tab) == api_sweets(tab) - game_json(tab)["payout"]
     tab.locator("body").press("End")
     assert tab.is_visible("#game-result")
     assert tab.evaluate(SAME_PAGE), "dealing again loaded a page"
@@ -586,3 +590,101 @@ def test_a_wars_badge_stands_apart_from_the_tricks_words(
         assert badges == 2, (language, badges)  # the badge of each war was measured
     next(tabs, None)
     assert problems == [], problems
+
+
+#: The screens the header's balance is read on while a game is replayed: a laptop and the
+#: smallest phone still in use.
+BALANCE_SCREENS = {
+    "1280x800": {"viewport": {"width": 1280, "height": 800}},
+    "320x568": {"viewport": {"width": 320, "height": 568}, **NARROW},
+}
+#: The header's balance said by a screen reader at each change: in a live region, or one itself.
+HEADER_IS_LIVE = """() => Boolean(document.querySelector("[data-testid=header-balance]")
+  .closest("[aria-live], [role=status], [role=alert], [role=log], [role=timer], [role=marquee]"))"""
+#: The result's banner, shown, in a live region (a screen reader says it as it is shown).
+RESULT_IS_SAID = """() => {
+  const result = document.getElementById("game-result");
+  const region = result && result.closest("[aria-live]");
+  return Boolean(result && result.checkVisibility() && region
+    && region.getAttribute("aria-live") !== "off");
+}"""
+
+
+def shown_sweets(page: Any) -> int:
+    """The sweets the header shows, as written in any of the site's languages."""
+    return int(re.sub(r"\D", "", page.inner_text("[data-header-sweets]")))
+
+
+def deal_a_game_that_pays(page: Any, stake: int) -> tuple[dict[str, Any], int, int]:
+    """Deal games of :func:`deal_sota` at ``stake`` until one pays the player something (its
+    result then changes the balance), each one checked at its replay's start: the header shows
+    the balance less the stake, and no result. That game, the balance before it and after."""
+    for _ in range(20):
+        before = api_sweets(page)
+        page.goto("/sota")
+        page.fill("#stake", str(stake))
+        page.click("#play")
+        page.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+        game = game_json(page)
+        after = api_sweets(page)
+        assert after == before - stake + game["payout"]
+        assert page.evaluate("window.SotaReplay.position()") == 0
+        assert shown_sweets(page) == before - stake, (game["id"], before, after)
+        assert page.is_hidden("#game-result")
+        if game["payout"]:
+            return game, before, after
+    raise AssertionError("twenty games and none paid the player")
+
+
+@pytest.mark.parametrize("screen", BALANCE_SCREENS)
+def test_while_a_game_dealt_in_the_page_is_replayed_the_header_holds_its_result_back(
+    chromium: Any, live_server: LiveServer, screen: str
+) -> None:
+    """A game is settled as it is dealt, and the page replays it trick by trick: the header
+    showed the balance after it (105 sweets to 110, or to 100) while the replay stood at trick 0
+    of 69, which gave away the result the replay hides. While a game dealt in the page is
+    replayed, the header shows the balance as the stake left it; the balance after the game
+    shows as the replay reaches its end, played, stepped or jumped to, and at once on the game's
+    page reloaded or opened from the history. The header is no live region: the result's banner
+    says the new balance, once. In English and Finnish, on a laptop and a 320 px phone."""
+    tabs = open_tab(chromium, live_server, **BALANCE_SCREENS[screen])
+    tab = next(tabs)
+    for language in ("en", "fi"):
+        a_new_player(tab, "held", language)
+        for ending in ("played", "stepped", "jumped"):
+            game, before, after = deal_a_game_that_pays(tab, 5)
+            assert not tab.evaluate(HEADER_IS_LIVE)
+            last = len(game["tricks"]) - 1
+            tab.evaluate(SCRUB_TO, last)  # the last trick is next
+            frames = tab.evaluate("window.SotaReplay.frames()")
+            assert tab.evaluate("window.SotaReplay.position()") < frames - 1
+            assert shown_sweets(tab) == before - 5, (language, ending)
+            if ending == "played":
+                tab.select_option("#speed", "10")
+                tab.click("#play-pause")
+                tab.wait_for_function(f"() => window.SotaReplay.position() === {frames - 1}")
+            elif ending == "stepped":
+                while tab.evaluate("window.SotaReplay.position()") < frames - 1:
+                    assert shown_sweets(tab) == before - 5, (language, ending)
+                    tab.click("#step")
+            else:
+                tab.click("#to-end")
+            assert shown_sweets(tab) == after, (language, ending, before, after)
+            assert tab.evaluate(RESULT_IS_SAID), (language, ending)
+            banner = tab.inner_text("#game-result p:not(.net) strong")
+            assert int(re.sub(r"\D", "", banner)) == after
+            # Shown again once its result is known, the start keeps the balance after it.
+            tab.click("#to-start")
+            assert shown_sweets(tab) == after, (language, ending)
+        # Reloaded, or opened from the history, the game's result is known: the header shows
+        # the balance after it from the start of its replay.
+        tab.reload()
+        assert tab.evaluate("window.SotaReplay.position()") == 0
+        assert shown_sweets(tab) == after
+        tab.goto(f"/history/{game['id']}")
+        tab.click(f"a[href='/sota/games/{game['id']}']")
+        tab.wait_for_url(re.compile(rf".*/sota/games/{game['id']}$"))
+        assert tab.evaluate("window.SotaReplay.position()") == 0
+        assert shown_sweets(tab) == after
+        assert not tab.evaluate(HEADER_IS_LIVE)
+    next(tabs, None)

@@ -64,7 +64,8 @@
     return trick.steps || [trick.laid.map((cards) => cards.length)];
   }
 
-  function setup() {
+  /* `dealtHere`: the game was dealt in the page just now, and its result is shown at its end. */
+  function setup(dealtHere) {
     const data = $("game-data");
     if (!data) return;
     for (const part of document.querySelectorAll("[data-replay]")) part.hidden = false;
@@ -103,6 +104,16 @@
     const speed = $("speed");
     let position = 0;
     let timer = null;
+    /* A game dealt in the page is settled at once, and the ledger's balance in the header (the
+     * game's page, fetched) holds its result: until the replay reaches its end, the header
+     * shows the balance as the stake left it, the payout held back. The result's banner then
+     * says the new balance (the header is no live region: a screen reader hears it once). A
+     * game reloaded or opened by its address shows the ledger's balance: its result is known. */
+    let heldBack = dealtHere && game.status === "settled" ? game.payout : 0;
+
+    function showBalance() {
+      for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets - heldBack);
+    }
 
     function render() {
       const [t, s] = frames[position];
@@ -156,6 +167,10 @@
       scrub.value = String(tricksShown);
       trickNo.textContent = tricksShown + " / " + tricks.length;
       const atEnd = position === frames.length - 1;
+      if (atEnd && heldBack) {
+        heldBack = 0;
+        showBalance();
+      }
       const result = $("game-result");
       if (result) result.hidden = !atEnd;
       $("game-summary").hidden = !(atEnd && game.status === "settled");
@@ -496,6 +511,7 @@
     build();
     pace();
     summary();
+    if (heldBack) showBalance();
     const moveForm = $("move-form");
     /* Shown again (reloaded, or come back to), the replay starts over at the deal and hides the
      * result: the place the browser kept, the result's where the page had brought it at the
@@ -599,7 +615,7 @@
     document.title = page.title;
     window.history.pushState({ sotaGame: id }, "", url);
     window.scrollTo(0, 0);
-    setup();
+    setup(true);
     const play = $("play-pause");
     if (play) play.focus({ preventScroll: true });
   }
@@ -614,5 +630,5 @@
   // Back and forward between games shown in place: load the page the address names.
   window.addEventListener("popstate", () => window.location.reload());
   window.SotaGame = { start };
-  document.addEventListener("DOMContentLoaded", setup);
+  document.addEventListener("DOMContentLoaded", () => setup(false));
 })();
