@@ -138,6 +138,7 @@ def test_only_the_rules_the_document_names_refuse_valid_data(make_app: Any) -> N
         "approve",
         "auditConsistency",
         "auditRangeExport",
+        "consistency",
         "decide",
         "ledgerMath",
         "placeBet",
