@@ -79,7 +79,7 @@ SETTING_LABELS: Final = {
     "min_stake": N_("Minimum stake (sweets)"),
     "max_stake": N_("Maximum stake (sweets)"),
     "presets": N_("Presets players may pick"),
-    "custom_rules": N_("players may also choose their own rule set"),
+    "custom_rules": N_("Players may also choose their own rule set"),
 }
 #: The war-tie bonus as the form offers it.
 BONUS_WORDS: Final = {

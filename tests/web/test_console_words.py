@@ -12,6 +12,7 @@ import pytest
 import sqlalchemy as sa
 from babel.support import Translations
 from flask import Flask
+from flask.testing import FlaskClient
 from operator_support import CSRF
 from operator_support import add_user
 from operator_support import client_as
@@ -166,28 +167,76 @@ def cells(page: str) -> list[str]:
     return re.findall(r"<td\b[^>]*>(.*?)</td>", page, re.S)
 
 
-#: A player's account on the console, its labels as each language writes them.
-ACCOUNT_LABELS = {
-    "en": ["Role", "Status", "Joined", "Chips", "Sweets"],
-    "fi": ["Rooli", "Tila", "Liittynyt", "Pelimerkit", "Karkit"],
-    "nb": ["Rolle", "Status", "Registrert", "Sjetonger", "Godterier"],
-    "pt": ["Papel", "Situação", "Data de cadastro", "Fichas", "Balas"],
+#: The labels of the console's pages, as each language writes them.
+CONSOLE_LABELS = {
+    "account": {
+        "en": ["Role", "Status", "Joined", "Chips", "Sweets"],
+        "fi": ["Rooli", "Tila", "Liittynyt", "Pelimerkit", "Karkit"],
+        "nb": ["Rolle", "Status", "Registrert", "Sjetonger", "Godterier"],
+        "pt": ["Papel", "Situação", "Data de cadastro", "Fichas", "Balas"],
+    },
+    "adjustment": {
+        "en": ["Player", "Change", "Balance now", "Balance after", "Reason"],
+        "fi": ["Pelaaja", "Muutos", "Saldo nyt", "Uusi saldo", "Syy"],
+        "nb": ["Spiller", "Endring", "Saldo nå", "Saldo etterpå", "Begrunnelse"],
+        "pt": ["Jogador", "Mudança", "Saldo atual", "Saldo depois", "Motivo"],
+    },
+    "checkpoint": {
+        "en": ["Size", "Root", "Time", "Signature", "Public key"],
+        "fi": ["Koko", "Juuri", "Aika", "Allekirjoitus", "Julkinen avain"],
+        "nb": ["Størrelse", "Rot", "Tid", "Signatur", "Offentlig nøkkel"],
+        "pt": ["Tamanho", "Raiz", "Horário", "Assinatura", "Chave pública"],
+    },
+    "custom rules": {
+        "en": ["Players may also choose their own rule set"],
+        "fi": ["Pelaajat voivat valita myös omat sääntönsä"],
+        "nb": ["Spillerne kan også velge sitt eget regelsett"],
+        "pt": ["Os jogadores também podem escolher suas próprias regras"],
+    },
 }
 
 
-@pytest.mark.parametrize("language", sorted(ACCOUNT_LABELS))
-def test_a_player_s_account_labels_are_capitalised_as_the_headings_around_them(
-    app: Flask, language: str
+def _labelled(page: FlaskClient, player: int, name: str) -> str:
+    """The part of a console page that holds the labels ``name`` stands for."""
+    if name == "account":
+        text = page.get(f"/operator/players/{player}").get_data(as_text=True)
+        return text.split('aria-labelledby="account-title"')[1].split("</dl>")[0]
+    if name == "adjustment":
+        form = {"direction": "credit", "currency": "chips", "amount": "5", "reason": "goodwill"}
+        preview = page.post(
+            f"/operator/players/{player}/adjust/preview", data={"csrf_token": CSRF, **form}
+        )
+        return (
+            preview.get_data(as_text=True)
+            .split('data-testid="adjust-confirm"')[1]
+            .split("</dl>")[0]
+        )
+    if name == "checkpoint":
+        page.post("/operator/audit/checkpoint", data={"csrf_token": CSRF})
+        text = page.get("/operator/audit").get_data(as_text=True)
+        return text.split('data-testid="checkpoint"')[1].split("</dl>")[0]
+    text = page.get("/operator/tables").get_data(as_text=True)
+    custom = re.search(r'<label><input type="checkbox" name="custom_rules".*?</label>', text, re.S)
+    return custom.group(0) if custom else ""
+
+
+@pytest.mark.parametrize("language", sorted(CONSOLE_LABELS["account"]))
+@pytest.mark.parametrize("name", list(CONSOLE_LABELS))
+def test_the_console_s_labels_are_capitalised_as_the_headings_around_them(
+    app: Flask, name: str, language: str
 ) -> None:
-    """The account's labels were lower case ("role", "status", "joined", "chips", "sweets")
-    under the capitalised "Account", beside "Totals" and the tables' "Currency"."""
+    """The labels were lower case under capitalised headings: a player's account ("role",
+    "status", "joined", "chips", "sweets"), an adjustment to confirm ("player", "change",
+    "balance now", "balance after", "reason"), the audit log's latest checkpoint ("size",
+    "root", "time", "signature", "public key") and the Sota table's "players may also choose
+    their own rule set" under "Presets players may pick"."""
     player = add_user(app, "alice", "player")
     page = client_as(app, add_user(app, "olga", "operator"))
     page.set_cookie("lang", language)
-    overview = page.get(f"/operator/players/{player}").get_data(as_text=True)
-    account = overview.split('aria-labelledby="account-title"')[1].split("</dl>")[0]
-    labels = [html.unescape(label) for label in re.findall(r"<dt>([^<]*)</dt>", account)]
-    assert labels == ACCOUNT_LABELS[language]
+    part = _labelled(page, player, name)
+    found = re.findall(r"<(dt|label)\b[^>]*>(.*?)</\1>", part, re.S)
+    labels = [html.unescape(re.sub(r"<[^>]*>", "", label)).strip() for _tag, label in found]
+    assert labels == CONSOLE_LABELS[name][language]
 
 
 @pytest.mark.parametrize("language", ["fi", "nb", "pt"])
