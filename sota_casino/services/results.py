@@ -4,7 +4,8 @@ A settled or open Casino War round, a Sota game and the player's balances are va
 fields, not dicts read by string key. The web layer answers them as JSON (:func:`to_json`) and
 renders them in pages; the OpenAPI document derives its response schemas from these classes
 (the ``Annotated`` metadata of their fields is the JSON Schema); and an idempotent use case
-stores its first answer as that same JSON and reads it back (:func:`from_json`).
+stores its first answer as that same JSON and reads it back (:func:`from_json`), so a field
+added to a stored result needs a default: the answers stored before it are read back too.
 
 Signed documents (receipts, commitments, reveals) are not dataclasses: they stay the mappings
 that were signed and hashed, written back unchanged; a ``TypedDict`` only describes their

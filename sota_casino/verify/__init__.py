@@ -6,9 +6,11 @@
 player kept. ``... audit EXPORT.jsonl --public-key HEX`` checks an audit log export.
 
 The package needs only the standard library, ``cryptography`` and :mod:`sota_casino.core`:
-:mod:`.checks` (the checks of one bundle's documents), :mod:`.report` (findings, rows, reports
-and their text), :mod:`.runner` (a whole bundle, in worker processes when large), :mod:`.trust`
-(which key to trust), :mod:`.records` (the player's records), :mod:`.audit` (the audit export),
+:mod:`.checks` (the checks of one bundle's documents), :mod:`.anchors` (the documents' anchors
+in the signed log), :mod:`.player_signatures` (the player's own signatures), :mod:`.report`
+(findings, rows, reports and their text), :mod:`.runner` (a whole bundle, in worker processes
+when large), :mod:`.trust` (which key to trust), :mod:`.records` (the player's records),
+:mod:`.audit` (the audit export), :mod:`.monitor` (a witness of the log, ``... monitor``),
 :mod:`.cli` (the command line) and :mod:`.build` (the zipapp).
 """
 

@@ -247,7 +247,7 @@ def limit_words(rules: dict[str, Any]) -> dict[str, str]:
         words["help"] = gettext("The ante is %(amount)s at this table.", amount=amount)
     else:
         words["header"] = gettext_counting(
-            "Bets %(low)s–%(high)s chips", ("high",), low=chips(low), high=chips(high)
+            N_("Bets %(low)s–%(high)s chips"), ("high",), low=chips(low), high=chips(high)
         )
         words["help"] = gettext(
             "Whole chips from %(low)s to %(high)s.", low=chips(low), high=chips(high)
