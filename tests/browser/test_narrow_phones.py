@@ -674,8 +674,9 @@ def test_the_statistics_tables_read_without_sideways_scrolling_on_a_narrow_phone
     handle and the net result, the figures a player looks for, started off the screen ("225
     chip" cut at the edge). Each row is now a card, each cell named; a day reads as the page's
     language writes it (it was 2026-12-05 in every language). The exact odds' table by decks
-    did the same: its tie bet's edge started past the screen in Portuguese. Checked in English,
-    Finnish and Portuguese, at 320 and 360 px."""
+    did the same: its tie bet's edge started past the screen in Portuguese, and so did the rules
+    pages' tables (a Sota loss, Casino War's payouts 597 px wide in Finnish, the edges by decks).
+    Checked in English, Finnish and Portuguese, at 320 and 360 px."""
     a_player_with_rounds(narrow_phone, live_server, "en")
     problems: list[str] = []
     for language in ("en", "fi", "pt"):
@@ -698,9 +699,10 @@ def test_the_statistics_tables_read_without_sideways_scrolling_on_a_narrow_phone
                 for day, when in zip(shown, iso, strict=True)
                 if day != format_date(date.fromisoformat(when), "medium", locale=language)
             ]
-            narrow_phone.goto("/casino-war/odds")
-            past = narrow_phone.evaluate(TABLES_PAST_THE_SCREEN, width)
-            problems += [f"{where}, odds: {problem}" for problem in past]
+            for path in ("/casino-war/odds", "/rules/casino-war", "/rules/sota"):
+                narrow_phone.goto(path)
+                past = narrow_phone.evaluate(TABLES_PAST_THE_SCREEN, width)
+                problems += [f"{where}, {path}: {problem}" for problem in past]
     assert problems == [], problems
 
 

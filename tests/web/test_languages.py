@@ -670,7 +670,7 @@ def test_the_sota_payout_table_names_its_outcomes_in_one_voice(
 ) -> None:
     client.set_cookie("lang", language)
     page = client.get("/rules/sota").get_data(as_text=True)
-    table = page.split('class="data payouts-table"')[1].split("</thead>")[0]
+    table = page.split("payouts-table")[1].split("</thead>")[0]
     headings = [html.unescape(h) for h in re.findall(r"<th[^>]*>([^<]*)</th>", table)]
     assert headings == PAYOUT_HEADINGS[language]
 
