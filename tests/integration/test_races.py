@@ -68,25 +68,32 @@ from sota_casino.services import tx
 Call = Callable[[Session], Any]
 
 
+def answer_of(app: Flask, call: Call) -> tuple[str, Any]:
+    """Run ``call`` in a session of its own; say how it ended: ``("ok", answer)``, or a
+    refusal's code or ``crash:<exception>`` (what would have been a 500) with None."""
+    with app.app_context():
+        own = app.extensions["sota_casino.sessionmaker"]()
+        try:
+            return "ok", call(own)
+        except CasinoError as refusal:
+            return refusal.code, None
+        except Exception as crash:  # noqa: BLE001 - the point is to see any of them
+            return f"crash:{type(crash).__name__}: {crash}", None
+        finally:
+            own.close()
+
+
 def race_answers(app: Flask, calls: list[Call]) -> list[tuple[str, Any]]:
-    """Run ``calls`` at once, one thread and session each; say how each ended, with its answer:
-    ``("ok", answer)``, or a refusal's code or ``crash:<exception>`` (what would have been a
-    500) with None."""
-    make_session = app.extensions["sota_casino.sessionmaker"]
+    """Run ``calls`` at once, one thread and session each; say how each ended, as
+    :func:`answer_of` does."""
     barrier = threading.Barrier(len(calls))
 
     def run(call: Call) -> tuple[str, Any]:
-        with app.app_context():
-            own = make_session()
-            try:
-                barrier.wait(timeout=30)
-                return "ok", call(own)
-            except CasinoError as refusal:
-                return refusal.code, None
-            except Exception as crash:  # noqa: BLE001 - the point is to see any of them
-                return f"crash:{type(crash).__name__}: {crash}", None
-            finally:
-                own.close()
+        def with_the_others(session: Session) -> Any:
+            barrier.wait(timeout=30)
+            return call(session)
+
+        return answer_of(app, with_the_others)
 
     with ThreadPoolExecutor(len(calls)) as pool:
         return list(pool.map(run, calls))
@@ -852,20 +859,6 @@ def test_two_operators_demoting_each_other_at_once_leave_one_of_them_an_operator
     with session.begin():
         roles = session.scalars(select(User.role).where(User.id.in_(operators))).all()
     assert sorted(roles) == ["auditor", "operator"]
-
-
-def answer_of(app: Flask, call: Call) -> tuple[str, Any]:
-    """Run ``call`` in a session of its own; say how it ended, as :func:`race_answers` does."""
-    with app.app_context():
-        own = app.extensions["sota_casino.sessionmaker"]()
-        try:
-            return "ok", call(own)
-        except CasinoError as refusal:
-            return refusal.code, None
-        except Exception as crash:  # noqa: BLE001 - the point is to see any of them
-            return f"crash:{type(crash).__name__}: {crash}", None
-        finally:
-            own.close()
 
 
 def waiting_for_a_lock(session: Session) -> bool:
