@@ -162,6 +162,8 @@ SLOW_FILES = {
     "test_wheel.py": "builds the wheel and installs it into a fresh virtual environment",
     "test_schemathesis.py": "generated requests to every operation as three roles",
     "test_schemathesis_stateful.py": "schemathesis's link-following scenarios per role",
+    # Its PostgreSQL tests read the plan's own row counts; the SQLite ones read the plan's index.
+    "test_console_at_scale.py": "fills logs and ledgers of thousands of rows to read the plans",
 }
 
 #: Single tests that take seconds (file::name); their files' other tests stay quick.
@@ -215,7 +217,28 @@ SLOW_TESTS = {
     # The same cut under Werkzeug's server, and the command's, have quick tests in the same file.
     "test_cut_downloads.py::test_a_download_whose_database_fails_midway_is_cut_under_gunicorn_"
     "and_logged_in_one_line": "starts gunicorn for each kind of download on both databases",
+    # The limits of each text filter (test_a_console_lists_text_over_its_limit_is_refused_naming_it)
+    # stay quick, as do the pages' own tests of their queries and forms.
+    "test_page_queries.py::test_no_query_string_makes_a_page_fail": (
+        "Hypothesis: odd query strings to every page, as three roles"
+    ),
+    "test_page_queries.py::test_no_form_makes_a_page_fail": (
+        "Hypothesis: odd forms to every page, as three roles"
+    ),
 }
+
+#: A test run in every language (a parameter of these names) runs in English and Finnish in the
+#: quick loop, and in Norwegian and Portuguese too in ``make test``: Finnish, with its cases and
+#: long words, breaks what the others would, and a catalogue's own entries are each checked in
+#: every language by quick tests (test_languages.py: markers, placeholders, plurals).
+LANGUAGE_PARAMETERS = frozenset({"language", "lang"})
+FULL_RUN_LANGUAGES = frozenset({"nb", "pt"})
+
+
+def _in_other_languages_too(item: pytest.Item) -> bool:
+    """Whether ``item`` is a test's run in a language of :data:`FULL_RUN_LANGUAGES`."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(params.get(name) in FULL_RUN_LANGUAGES for name in LANGUAGE_PARAMETERS)
 
 
 def _unknown_slow_names() -> list[str]:
@@ -243,5 +266,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or item.get_closest_marker("browser")
             or item.path.name in SLOW_FILES
             or test in SLOW_TESTS
+            or _in_other_languages_too(item)
         ):
             item.add_marker(pytest.mark.slow)
