@@ -857,19 +857,64 @@ def dated_ahead(dated_at: object, now: datetime, by: DatedBy) -> str | None:
     )
 
 
+def pending_when_fetched(dated_at: object, fetched_at: datetime, by: DatedBy) -> str | None:
+    """Why a document still pending in a bundle fetched at ``fetched_at`` (by the verifier's
+    own clock, never a time the casino wrote) fails when that is past its time (``by``) and
+    :data:`ANCHOR_BOUND`, or ``None``.
+
+    The service signs a checkpoint over the whole log when a bundle is fetched (unless the
+    latest, signed over it, is younger than ``CHECKPOINT_MIN_SECONDS``), so an honest bundle
+    lists as pending only what was logged seconds before it was fetched: one that lists a
+    document past its bound was served by a log that left it out, or that signs no more
+    checkpoints to keep it waiting. A verifier's clock fast by less than the bound fails nothing
+    honest, as one slow by less than it fails nothing in :func:`dated_ahead`."""
+    dated = time_or_none(dated_at)
+    if dated is None or fetched_at <= dated + ANCHOR_BOUND:
+        return None
+    return (
+        f"{by.said} {dated_at}, still pending in the bundle fetched at {format_time(fetched_at)} "
+        f"by this computer's clock, past the bound of {ANCHOR_BOUND_TEXT}: the service signs a "
+        f"checkpoint over the whole log when a bundle is fetched, so {by.left_out} was left out "
+        "of the log, or the log's checkpoints were withheld"
+    )
+
+
+def pending_for(dated_at: object, now: datetime, by: DatedBy) -> str | None:
+    """How long before ``now`` (the verifier's clock) a document still pending was dated, once
+    that is past :data:`ANCHOR_BOUND`, or ``None``: a bundle file checked without the time it
+    was fetched cannot fail it (an honest bundle fetched seconds after the document lists it as
+    pending too), but the time passed says a bundle fetched now must anchor it."""
+    dated = time_or_none(dated_at)
+    if dated is None or now <= dated + ANCHOR_BOUND:
+        return None
+    return f"{by.said} {dated_at}, {_how_long(now - dated)} before this computer's clock"
+
+
+def _how_long(passed: timedelta) -> str:
+    """``passed`` (over an hour) in whole days, hours or minutes, the largest that fits twice."""
+    for unit, name in ((timedelta(days=1), "days"), (timedelta(hours=1), "hours")):
+        if passed >= 2 * unit:
+            return f"{passed // unit} {name}"
+    return f"{passed // timedelta(minutes=1)} minutes"
+
+
 def bound_problem(
     kind: str,
     document: Mapping[str, Any],
     checkpoints: Iterable[Mapping[str, Any]],
     now: datetime,
+    fetched_at: datetime | None = None,
 ) -> str | None:
     """Why a document the bundle lists as pending fails by the bound, or ``None`` (still
     within it): dated past ``now`` (the verifier's clock) and the bound (:func:`dated_ahead`),
     or not in one of ``checkpoints`` (signed by the trusted key) dated past its time and the
-    bound (:func:`past_the_bound`).
+    bound (:func:`past_the_bound`), or still pending in a bundle fetched, by the verifier's
+    clock, at ``fetched_at`` past its time and the bound (:func:`pending_when_fetched`).
 
     :param kind: what is pending, a key of :data:`DATED_BY`: ``round`` (``document`` is its
         receipt), ``commitment`` or ``reveal``.
+    :param fetched_at: when the verifier fetched the bundle, by its own clock; ``None`` for a
+        bundle checked without that time (a file kept since), which only the checkpoints date.
     """
     by = DATED_BY[kind]
     dated_at = document.get(by.name)
@@ -877,7 +922,9 @@ def bound_problem(
     if ahead is not None:
         return ahead
     checkpoint = past_the_bound(dated_at, checkpoints)
-    return None if checkpoint is None else left_out_message(dated_at, checkpoint, by)
+    if checkpoint is not None:
+        return left_out_message(dated_at, checkpoint, by)
+    return None if fetched_at is None else pending_when_fetched(dated_at, fetched_at, by)
 
 
 def twin_checkpoints(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:

@@ -40,6 +40,12 @@ from .report import short
 LOG: Final = "log"
 #: A bundle that carries no anchors (and says none is pending) proves nothing in the log.
 UNANCHORED: Final = "unanchored: the bundle proves none of its documents in the signed log"
+#: What to do about a document pending past its bound in a bundle checked without the time it
+#: was fetched: the service signs a checkpoint over it when a bundle is fetched.
+FETCH_AGAIN: Final = (
+    "fetch the bundle again and verify it with --fetched-at now, which fails it if it is "
+    "still pending"
+)
 
 
 def _signed_checkpoints(
@@ -105,10 +111,17 @@ def _leaf(anchor: Mapping[str, Any]) -> int:
 class _Anchors:
     """The bundle's anchors, proved and sorted by what they anchor."""
 
-    def __init__(self, bundle: Mapping[str, Any], keys: Sequence[str], now: datetime) -> None:
+    def __init__(
+        self,
+        bundle: Mapping[str, Any],
+        keys: Sequence[str],
+        now: datetime,
+        fetched_at: datetime | None = None,
+    ) -> None:
         self.checkpoints, self.signed, self.findings = _signed_checkpoints(bundle, keys)
         self.key = keys[0]
         self.now = now
+        self.fetched_at = fetched_at
         self.commitment: Mapping[str, Any] | None = None
         self.reveal: Mapping[str, Any] | None = None
         self.bets: dict[Any, Mapping[str, Any]] = {}
@@ -174,6 +187,7 @@ def check_anchors(
     receipts: Sequence[Mapping[str, Any] | None],
     rows: Sequence[Row],
     now: datetime,
+    fetched_at: datetime | None = None,
 ) -> tuple[
     list[Row],
     list[Row],
@@ -192,6 +206,8 @@ def check_anchors(
     :param receipts: each round's receipt document, as ``rows`` (``None`` if not signed).
     :param now: the verifier's clock: a document pending may not be dated past it and the
         bound.
+    :param fetched_at: when the bundle was fetched, by the verifier's own clock, if known: a
+        document still pending then may not be dated before it by more than the bound.
     :returns: the documents' rows, the rounds' rows and the bundle's findings, with the
         ``log`` findings added, the seq of each round's settlement entry that its anchor
         proves into a signed checkpoint (by round id): where the log took the settlement, and
@@ -202,7 +218,7 @@ def check_anchors(
         list fails (:data:`UNANCHORED`), its ``pending_anchors`` disregarded, and so does one
         whose list is empty with nothing pending.
     """
-    found = _Anchors(bundle, keys, now)
+    found = _Anchors(bundle, keys, now, fetched_at)
     if not isinstance(bundle.get("anchors"), list):
         found.pending.clear()
         found.findings.append(Finding("bundle", LOG, FAIL, f"{UNANCHORED} (it has no anchors)"))
@@ -331,7 +347,9 @@ def _missing(
     or by its signed ``document`` (a round's receipt, the commitment, the reveal) while a
     checkpoint signed by the trusted key is dated past its time and the bound
     (``core.anchors.ANCHOR_BOUND``), or its time is dated past the verifier's clock and the
-    bound (``core.anchors.bound_problem``)."""
+    bound, or the bundle was fetched (by the verifier's clock) past its time and the bound
+    (``core.anchors.bound_problem``). Without the time it was fetched, a document pending
+    past its bound by the verifier's clock stays pending, and says for how long."""
     if place not in found.pending:
         return FAIL, f"the bundle carries no anchor of {what} in the audit log"
     if later is not None:
@@ -340,11 +358,18 @@ def _missing(
             f"pending, though the signed log holds {entry} at leaf {leaf}, which the log takes "
             f"after {what}: {what} was left out of the log"
         )
+    waiting = f"not yet anchored: {found.pending[place]}"
     if document is not None:
-        problem = anchors.bound_problem(place[0], document, found.signed, found.now)
+        problem = anchors.bound_problem(
+            place[0], document, found.signed, found.now, found.fetched_at
+        )
         if problem is not None:
             return FAIL, problem
-    return PENDING, f"not yet anchored: {found.pending[place]}"
+        by = anchors.DATED_BY[place[0]]
+        passed = anchors.pending_for(document.get(by.name), found.now, by)
+        if passed is not None and found.fetched_at is None:
+            waiting += f"; {passed}: {FETCH_AGAIN}"
+    return PENDING, waiting
 
 
 def _commitment_findings(found: _Anchors, commitment_doc: Mapping[str, Any]) -> list[str]:

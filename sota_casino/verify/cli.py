@@ -15,6 +15,8 @@ import json
 import sys
 from collections.abc import Mapping
 from collections.abc import Sequence
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from typing import Final
@@ -24,7 +26,9 @@ from typing import cast
 
 from ..core import audit_chain
 from ..core.fairness import NumberWritten
+from ..core.fairness import format_time
 from ..core.fairness import is_hex64
+from ..core.fairness import time_or_none
 from ..core.fairness import whole_number_json
 from .audit import read_export
 from .audit import render_audit
@@ -214,7 +218,12 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             bar = ProgressBar(f"verifying {label}", err) if show_progress else None
             try:
                 report = choice.verify(
-                    bundle, records=records, source=label, jobs=args.jobs, progress=bar
+                    bundle,
+                    records=records,
+                    source=label,
+                    jobs=args.jobs,
+                    progress=bar,
+                    fetched_at=args.fetched_at,
                 )
             except (BundleError, KeyProblem) as exc:
                 errors.append({"source": label, "message": str(exc)})
@@ -353,6 +362,24 @@ def _service_argument(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _fetched_at(text: str) -> datetime:
+    """``--fetched-at``: ``now``, or a time of the scheme's form, not past this computer's
+    clock (no bundle was fetched then)."""
+    now = datetime.now(UTC)
+    if text == "now":
+        return now
+    fetched = time_or_none(text)
+    if fetched is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither now nor a time written as YYYY-MM-DDTHH:MM:SS.ffffffZ"
+        )
+    if fetched > now:
+        raise argparse.ArgumentTypeError(
+            f"{text} is past this computer's clock ({format_time(now)}): no bundle was fetched then"
+        )
+    return fetched
+
+
 def _jobs(text: str) -> int:
     try:
         jobs = int(text)
@@ -417,6 +444,17 @@ def _bundle_parser() -> argparse.ArgumentParser:
         help=(
             "the player's records (commitments shown before play, decisions and moves sent); "
             "the bundles must agree with them. Their key pins the service when no other does"
+        ),
+    )
+    parser.add_argument(
+        "--fetched-at",
+        type=_fetched_at,
+        metavar="TIME",
+        help=(
+            "when you fetched the bundles, by this computer's clock: now, or "
+            "YYYY-MM-DDTHH:MM:SS.ffffffZ. The service signs a checkpoint over every document "
+            "when a bundle is fetched, so a document still pending then, past its time and the "
+            "bound of 1 hour, fails; without it, a bundle only its checkpoints date"
         ),
     )
     parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")

@@ -88,6 +88,7 @@ class BundleOptions(TypedDict, total=False):
     source: str
     jobs: int
     progress: Progress | None
+    fetched_at: datetime | None
 
 
 def verify_bundle(
@@ -99,6 +100,7 @@ def verify_bundle(
     jobs: int = 1,
     progress: Progress | None = None,
     now: datetime | None = None,
+    fetched_at: datetime | None = None,
 ) -> Report:
     """Make every check of docs/fairness.md on one bundle and report what fails, and where.
 
@@ -111,6 +113,9 @@ def verify_bundle(
     :param jobs: worker processes for large bundles (:data:`PARALLEL_MIN_ROUNDS` and up).
     :param progress: called with ``(rounds checked, rounds)`` as the check goes.
     :param now: the time to judge a round still pending by (default: this computer's clock).
+    :param fetched_at: when the bundle was fetched, by this computer's clock, if known: the
+        service signs a checkpoint over every document when a bundle is fetched, so one still
+        pending then, past its time and the bound, fails (``core.anchors.bound_problem``).
     :raises BundleError: if the input is not a bundle.
     """
     bundle_key, commitment_envelope, reveal_envelope, envelopes = _bundle_parts(bundle)
@@ -143,6 +148,7 @@ def verify_bundle(
         receipts,
         rows,
         now or datetime.now(UTC),
+        fetched_at,
     )
     rows = _with_player_checks(
         rows, envelopes, bundle, log_keys, commitment_doc, findings, (settled, acted, bets)

@@ -14,6 +14,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -465,6 +466,44 @@ def test_a_bundle_without_its_anchors_fails_and_one_left_pending_is_not_called_v
     tab.unroute(revealed["url"])
     tab.reload()
     assert verify_in_page(tab).startswith("✓ All 3\u00a0rounds verified")
+
+
+def test_documents_still_pending_in_a_bundle_fetched_past_the_bound_fail_in_the_page(
+    tab: Any, revealed: dict[str, Any]
+) -> None:
+    """A casino that left a pair out of the log and signs no more checkpoints serves its
+    documents as pending, with no checkpoint ever dated past their bound. The service signs a
+    checkpoint over the whole log when a bundle is fetched, so the page, which fetches the
+    bundle itself and knows when by its own clock, fails each document still pending past its
+    signed time and the bound, instead of waiting for it for good."""
+    bundle = revealed["bundle"]
+    pending = [
+        {"of": anchor["of"], "reason": "not in a signed checkpoint yet", "retry_after": 5}
+        for anchor in bundle["anchors"]
+    ]
+    waiting = {**bundle, "anchors": [], "checkpoints": [], "pending_anchors": pending}
+    tab.route(revealed["url"], lambda route: route.fulfill(json=waiting))
+    revealed_at = fairness.parse_time(bundle["reveal"]["document"]["revealed_at"])
+    tab.clock.set_fixed_time(revealed_at + anchors.ANCHOR_BOUND + timedelta(minutes=1))
+    verdict = verify_in_page(tab)
+    assert verdict.startswith("✗ 0\u00a0of 3\u00a0rounds verified."), verdict
+    fetched = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"
+    for named, said_at in [
+        ("the commitment", f"created at {bundle['commitment']['document']['created_at']}"),
+        ("the reveal", f"revealed at {bundle['reveal']['document']['revealed_at']}"),
+        *(
+            (f"round {r['document']['round_id']}", f"settled at {r['document']['settled_at']}")
+            for r in bundle["rounds"]
+        ),
+    ]:
+        assert re.search(
+            rf"{named}: {re.escape(said_at)}, still pending in the bundle fetched at {fetched} "
+            "by this computer's clock, past the bound of 1 hour",
+            verdict.replace("\u00a0", " "),  # a number keeps its word
+        ), (named, verdict)
+    assert tab.locator("tr[data-ok='1']").count() == 0
+    assert tab.locator("td[data-log='false']").count() == 3
+    tab.unroute(revealed["url"])
 
 
 def test_moves_reordered_or_one_logged_move_anchored_twice_fail_in_the_page(tab: Any) -> None:

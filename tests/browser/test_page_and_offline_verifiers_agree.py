@@ -720,6 +720,79 @@ def test_both_verifiers_fail_a_commitment_or_a_reveal_left_out_and_dated_past_th
         assert re.fullmatch(f"{unordered}the {kind}: {said}", shown), shown
 
 
+#: The page's problems and what it waits for, of a bundle it fetched at a time by its clock.
+PAGE_FETCHED = (
+    "async ([bundle, key, fetchedAt]) => { const r = await window.SotaVerify.verifyBundle(bundle,"
+    " {trustedKey: key, records: null, fetchedAt}); return [r.problems, r.waiting]; }"
+)
+
+
+def test_both_verifiers_fail_a_document_still_pending_in_a_bundle_fetched_past_the_bound(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A casino that left a round, a commitment or a reveal out of the log and signs no more
+    checkpoints (or serves only ones dated before the bound) keeps it "not yet anchored" by
+    the checkpoints alone. The service signs a checkpoint over the whole log when a bundle is
+    fetched, so one fetched past the document's time and the bound (by the verifier's own
+    clock) that still lists it as pending shows it left out, on the page as offline, named
+    alike; a checkpoint signed at the fetch dated back within the bound changes nothing. At the
+    bound, and checked without the time it was fetched, it waits in both."""
+    sign_up(tab, "fetched-late")
+    fairness_page(tab)
+    unplayed, revealed = PAIR_LEFT_OUT
+    cases = (
+        # The round's bound ends at 12:00:05.25; its checkpoint dated back within it.
+        (last_taken_out("2025-04-01T12:00:05.000000Z"), "round", LAST["settled_at"], "12:00:05.25"),
+        (
+            bundles.pair_documents_taken_out(
+                unplayed[0], unplayed[1], "2025-04-01T10:59:59.000000Z"
+            ),
+            "commitment",
+            bundles.CREATED_AT,
+            "11:00:00.00",
+        ),
+        (
+            bundles.pair_documents_taken_out(
+                revealed[0], revealed[1], "2025-04-01T18:59:59.000000Z"
+            ),
+            "reveal",
+            bundles.REVEALED_AT,
+            "19:00:00.00",
+        ),
+    )
+    for bundle, kind, dated_at, bound_ends in cases:
+        late = f"2025-04-01T{bound_ends}0001Z"
+        said_at = {"round": "settled at", "commitment": "created at", "reveal": "revealed at"}
+        left_out = "the round" if kind == "round" else "it"
+        said = (
+            f"{said_at[kind]} {dated_at}, still pending in the bundle fetched at {late} by this "
+            "computer's clock, past the bound of 1 hour: the service signs a checkpoint over the "
+            f"whole log when a bundle is fetched, so {left_out} was left out of the log, or the "
+            "log's checkpoints were withheld"
+        )
+        path = tmp_path / "bundle.json"
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        out = io.StringIO()
+        code = main([str(path), "--public-key", KEY_HEX, "--fetched-at", late], out, io.StringIO())
+        where = f"round {LAST['round_id']} (nonce 5)" if kind == "round" else f"{kind} document"
+        assert code == 1 and f"{where}: log: {said}" in out.getvalue(), out.getvalue()
+        shown = tab.evaluate(PAGE_FETCHED, [bundle, KEY_HEX, late])
+        named = f"round {LAST['round_id']}" if kind == "round" else f"the {kind}"
+        assert shown[0] == [f"{named}: {said}"], shown
+
+        at_the_bound = f"2025-04-01T{bound_ends}0000Z"
+        code = main(
+            [str(path), "--public-key", KEY_HEX, "--fetched-at", at_the_bound, "-q"],
+            io.StringIO(),
+            io.StringIO(),
+        )
+        assert code == 4, kind
+        assert tab.evaluate(PAGE_FETCHED, [bundle, KEY_HEX, at_the_bound])[0] == [], kind
+        # A file checked without the time it was fetched (years later, by the clock) waits.
+        assert offline_verdict(path, bundle) == "wait", kind
+        assert tab.evaluate(verdicts(PAGE_PASSES), [[bundle], KEY_HEX]) == ["wait"], kind
+
+
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:
     """A checkpoint signed with its time written otherwise than ``YYYY-MM-DDTHH:MM:SS.ffffffZ``
     dates nothing: past the bound, the page kept a round left out of the log "not yet anchored"

@@ -399,3 +399,52 @@ def test_a_commitment_or_reveal_left_out_and_dated_ahead_fails_by_the_verifiers_
         assert code == 1 and f"{document} is dated ahead" in out, out
         at_the_bound = verify_bundle(bundle, KEY_HEX, now=clock + timedelta(microseconds=1))
         assert at_the_bound.ok and at_the_bound.not_yet_anchored, at_the_bound.failures
+
+
+def test_a_round_still_pending_in_a_bundle_fetched_past_the_bound_fails(tmp_path: Path) -> None:
+    """A casino that left a round out of the log and signs no more checkpoints (or serves only
+    ones dated within the round's bound, one signed at the fetch dated back) keeps it pending
+    by the checkpoints alone. The service signs a checkpoint over the whole log when a bundle is
+    fetched, so a bundle fetched past the round's ``settled_at`` and the bound (by the
+    verifier's own clock, ``--fetched-at``) that still lists it shows it left out; at the bound
+    it waits, and so does a file checked without the time it was fetched, saying how long."""
+    bundle = bundles.taken_out(ACTIVE, TAKEN["round_id"], "2025-04-01T12:00:05.000000Z")
+    said = (
+        f"round {TAKEN['round_id']} (nonce 5): log: settled at {TAKEN['settled_at']}, still "
+        f"pending in the bundle fetched at {PAST_THE_BOUND} by this computer's clock, past the "
+        "bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is "
+        "fetched, so the round was left out of the log, or the log's checkpoints were withheld"
+    )
+    fetched = datetime(2025, 4, 1, 12, 0, 5, 250001, tzinfo=UTC)
+    report = verify_bundle(bundle, KEY_HEX, fetched_at=fetched)
+    assert [f.text() for f in report.failures] == [said]
+    code, out = _run(tmp_path, bundle, "--fetched-at", PAST_THE_BOUND)
+    assert code == 1 and said in out, out
+    assert _run(tmp_path, bundle, "--fetched-at", AT_THE_BOUND)[0] == 4
+
+    clock = datetime(2025, 4, 4, 13, 0, tzinfo=UTC)
+    report = verify_bundle(bundle, KEY_HEX, now=clock)
+    assert report.ok and report.not_yet_anchored, report.failures
+    (row,) = [row for row in report.rounds if row.round_id == TAKEN["round_id"]]
+    assert [f.message for f in row.findings if f.check == "log"] == [
+        "not yet anchored: the log holds no entry of it yet; ask again shortly; settled at "
+        f"{TAKEN['settled_at']}, 3 days before this computer's clock: fetch the bundle again "
+        "and verify it with --fetched-at now, which fails it if it is still pending"
+    ]
+    # Fetched now (this computer's clock, years after it settled), it fails.
+    code, out = _run(tmp_path, bundle, "--fetched-at", "now")
+    assert code == 1 and "still pending in the bundle fetched at" in out, out
+
+
+def test_a_fetch_time_past_the_verifiers_clock_or_of_another_form_is_refused(
+    tmp_path: Path,
+) -> None:
+    """No bundle was fetched after this computer's clock: a fetch time there would fail an
+    honest casino's documents still within their bound, so the command line refuses it."""
+    for odd in ("2099-01-01T00:00:00.000000Z", "2025-04-01T12:00:05Z", "yesterday"):
+        try:
+            _run(tmp_path, GOOD, "--fetched-at", odd)
+        except SystemExit as exc:
+            assert exc.code == 2, odd
+        else:
+            raise AssertionError(f"--fetched-at {odd} was taken")

@@ -42,10 +42,13 @@ from sota_casino.models import AuditCheckpoint
 from sota_casino.models import AuditEntry
 from sota_casino.models import Round
 from sota_casino.models import SeedPair
+from sota_casino.services import audit
 from sota_casino.verify import FAIL
 from sota_casino.verify import PENDING
+from sota_casino.verify import cli as verify_cli
 from sota_casino.verify import main as verify_main
 from sota_casino.verify import monitor as monitor_module
+from sota_casino.verify import runner as verify_runner
 from sota_casino.verify import verify_bundle
 from sota_casino.verify.monitor import monitor
 from sota_casino.web.openapi import openapi_document
@@ -1461,3 +1464,88 @@ def test_the_monitor_refuses_a_checkpoint_dated_back_to_before_it_was_served_the
     # Signed and committed while the kept one was served, or a clock a little apart: no alarm.
     near = served_again_after(_T0 + timedelta(hours=2) - monitor_module.SERVED_SLACK)
     assert near.code == 0 and near.line.startswith("OK: consistent"), near
+
+
+@pytest.mark.tampers
+def test_a_round_left_out_of_a_log_that_signs_no_more_checkpoints_fails_when_fetched_late(
+    make_app: Callable[..., Flask], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operator with the database and the key takes a settled round's entries out of the
+    log and stops signing checkpoints: no checkpoint is ever dated past the round's
+    ``settled_at`` and the bound, so by the checkpoints alone the round stays not yet anchored
+    for good. The service signs a checkpoint over the whole log when a bundle is fetched, so a
+    bundle fetched past the bound (by the verifier's own clock) that still lists the round as
+    pending shows it left out; an honest service's bundle, fetched then, anchors it. A bundle
+    file checked later, with no fetch time, still waits for it, and says for how long."""
+    app = make_app(CHECKPOINT_MIN_SECONDS=0)
+    client = app.test_client()
+    auth = bearer(client, "bob")
+    honest = _war_round(client, auth)
+
+    def settled_at(bundle: Any, round_id: int) -> str:
+        (receipt,) = [
+            r["document"] for r in bundle["rounds"] if r["document"]["round_id"] == round_id
+        ]
+        return str(receipt["settled_at"])
+
+    bundle = _pair_bundle(client, auth, honest["seed_pair_id"])
+    fetched = fairness.parse_time(settled_at(bundle, honest["id"])) + anchors.ANCHOR_BOUND * 2
+    report = verify_bundle(bundle, _key(app), now=fetched, fetched_at=fetched)
+    assert report.ok and not report.not_yet_anchored, [f.text() for f in report.failures]
+
+    late = _war_round(client, auth)  # the pair's last: a later bet would show it left out
+    session = _session(app)
+    with session.begin():
+        subject = anchors.round_subject(late["id"])
+        seqs = session.scalars(select(AuditEntry.seq).where(AuditEntry.subject == subject)).all()
+    take_out(session, list(seqs))
+    # The operator's service signs no checkpoint any more, on demand or otherwise.
+    monkeypatch.setattr(audit, "sign_if_due", lambda session: None)
+    bundle = _pair_bundle(client, auth, late["seed_pair_id"])
+    settled = settled_at(bundle, late["id"])
+    bound_ends = fairness.parse_time(settled) + anchors.ANCHOR_BOUND
+    assert all(
+        fairness.parse_time(c["document"]["time"]) <= bound_ends for c in bundle["checkpoints"]
+    )
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    key = _key(app)
+
+    # Fetched at the bound, it may still be waiting.
+    at_the_bound = verify_bundle(bundle, key, now=bound_ends, fetched_at=bound_ends)
+    assert at_the_bound.ok and at_the_bound.not_yet_anchored, at_the_bound.failures
+
+    fetched = bound_ends + timedelta(minutes=1)
+    report = verify_bundle(bundle, key, now=fetched, fetched_at=fetched)
+    said = (
+        f"settled at {settled}, still pending in the bundle fetched at "
+        f"{fairness.format_time(fetched)} by this computer's clock, past the bound of 1 hour: "
+        "the service signs a checkpoint over the whole log when a bundle is fetched, so the "
+        "round was left out of the log, or the log's checkpoints were withheld"
+    )
+    assert not report.ok and [f.message for f in report.failures] == [said]
+    # The offline verifier run then, its clock moved on, the bundle fetched just before.
+
+    class Moved(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Any:
+            return fetched
+
+    monkeypatch.setattr(verify_cli, "datetime", Moved)
+    monkeypatch.setattr(verify_runner, "datetime", Moved)
+    out = io.StringIO()
+    args = [str(path), "--public-key", key, "--fetched-at", "now"]
+    assert verify_main(args, out, io.StringIO()) == 1
+    assert f"round {late['id']} (nonce {late['nonce']}): log: {said}" in out.getvalue()
+
+    # Checked later without the time it was fetched, the file cannot show it: an honest
+    # casino's bundle fetched within seconds of a round lists it as pending too.
+    later = verify_bundle(bundle, key, now=fetched + timedelta(days=3))
+    assert later.ok and later.not_yet_anchored, later.failures
+    (row,) = [row for row in later.rounds if row.round_id == late["id"]]
+    assert row.statuses["log"] == PENDING
+    (finding,) = [f for f in row.findings if f.check == "log"]
+    assert finding.message.endswith(
+        f"; settled at {settled}, 3 days before this computer's clock: fetch the bundle again "
+        "and verify it with --fetched-at now, which fails it if it is still pending"
+    ), finding.message

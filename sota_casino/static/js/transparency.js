@@ -327,9 +327,7 @@
     for (const doc of docs) {
       const time = timeParts(doc.time);
       if (!time) continue;
-      const after = time[0] - settled[0];
-      const past = after > ANCHOR_BOUND_SECONDS || (after === ANCHOR_BOUND_SECONDS && time[1] > settled[1]);
-      if (!past) continue;
+      if (!pastBound(settled, time)) continue;
       const later = latest === null || time[0] > latest.time[0]
         || (time[0] === latest.time[0] && (time[1] > latest.time[1] || (time[1] === latest.time[1] && doc.size > latest.doc.size)));
       if (later) latest = { time, doc };
@@ -411,6 +409,8 @@
         { round: doc.round_id, settled: doc.settled_at, now }),
       leftOut: (doc, past) => gettext("round %(round)s: settled at %(settled)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: the round was left out of the log",
         { round: doc.round_id, settled: doc.settled_at, time: past.time, size: past.size }),
+      fetched: (doc, fetched) => gettext("round %(round)s: settled at %(settled)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so the round was left out of the log, or the log's checkpoints were withheld",
+        { round: doc.round_id, settled: doc.settled_at, fetched }),
     },
     commitment: {
       name: "created_at",
@@ -418,6 +418,8 @@
         { created: doc.created_at, now }),
       leftOut: (doc, past) => gettext("the commitment: created at %(created)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
         { created: doc.created_at, time: past.time, size: past.size }),
+      fetched: (doc, fetched) => gettext("the commitment: created at %(created)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
+        { created: doc.created_at, fetched }),
     },
     reveal: {
       name: "revealed_at",
@@ -425,13 +427,24 @@
         { revealed: doc.revealed_at, now }),
       leftOut: (doc, past) => gettext("the reveal: revealed at %(revealed)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
         { revealed: doc.revealed_at, time: past.time, size: past.size }),
+      fetched: (doc, fetched) => gettext("the reveal: revealed at %(revealed)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
+        { revealed: doc.revealed_at, fetched }),
     },
   };
+
+  /* Whether the time `later` ([seconds, microseconds], timeParts) is past `dated` and the bound. */
+  function pastBound(dated, later) {
+    const after = later[0] - dated[0];
+    return after > ANCHOR_BOUND_SECONDS || (after === ANCHOR_BOUND_SECONDS && later[1] > dated[1]);
+  }
 
   /* A document of `kind` (DATED_BY) the service lists as pending: "pending" within the bound,
    * else false with why. Every checkpoint of the bundle signed by the pinned key
    * (`result.checkpoints`) dates the bound, also one that another of its size follows in the
-   * list. `doc` is the round's receipt, the commitment or the reveal. */
+   * list; so does the time this browser fetched the bundle (`result.fetchedAt`, by its own
+   * clock, when it fetched it itself), since the service signs a checkpoint over the whole
+   * log when a bundle is fetched (core/anchors.py, pending_when_fetched). `doc` is the
+   * round's receipt, the commitment or the reveal. */
   function pendingDated(kind, doc, result) {
     const dated = DATED_BY[kind];
     const datedAt = doc ? doc[dated.name] : undefined;
@@ -443,8 +456,13 @@
       return false;
     }
     const past = pastTheBound(datedAt, result.checkpoints.map((signed) => signed.document));
-    if (!past) return "pending";
-    result.problems.push(dated.leftOut(doc, past));
+    if (past) {
+      result.problems.push(dated.leftOut(doc, past));
+      return false;
+    }
+    const fetched = timeParts(result.fetchedAt);
+    if (!time || !fetched || !pastBound(time, fetched)) return "pending";
+    result.problems.push(dated.fetched(doc, result.fetchedAt));
     return false;
   }
 
@@ -601,9 +619,11 @@
    * checkpoint signed before a key change is signed by the key it retired). Each document is
    * true (proved in the log), false (contradicted, or not anchored) or "pending" (listed in
    * pending_anchors: not proven yet). A bundle without an anchors list proves none of its
-   * documents: every one is false, whatever pending_anchors says. */
-  async function checkAnchors(bundle, keys) {
-    const result = { problems: [], rounds: {}, commitment: null, reveal: null, checkpoints: [] };
+   * documents: every one is false, whatever pending_anchors says. `fetchedAt`, when this
+   * browser fetched the bundle by its own clock (YYYY-MM-DDTHH:MM:SS.ffffffZ), or undefined for
+   * a bundle it did not fetch itself: a document still pending then, past the bound, fails. */
+  async function checkAnchors(bundle, keys, fetchedAt) {
+    const result = { problems: [], rounds: {}, commitment: null, reveal: null, checkpoints: [], fetchedAt };
     const listed = Array.isArray(bundle.anchors) ? bundle.anchors : null;
     const waiting = listed && Array.isArray(bundle.pending_anchors) ? bundle.pending_anchors : [];
     if (!listed || (!listed.length && !waiting.length)) {
@@ -1095,7 +1115,7 @@
   }
 
   window.SotaLog = {
-    checkAnchors, roundKey, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    checkAnchors, roundKey, written, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
     kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), served: () => load(SERVED), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).

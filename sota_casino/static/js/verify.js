@@ -649,7 +649,10 @@
    * player's records (by default this browser's). What this browser remembers (the documents
    * it verified, the log's checkpoints it witnessed) is compared and kept only under its own
    * trust: a bundle checked against a key given here may hold anything that key signed, and
-   * would else raise an alarm against the casino for documents it never signed. */
+   * would else raise an alarm against the casino for documents it never signed. The option
+   * `fetchedAt`, when this browser fetched the bundle by its own clock, dates the bound of the
+   * documents still pending (as the offline verifier's --fetched-at); without it, a bundle only
+   * its checkpoints date. */
   async function verifyBundle(bundle, options) {
     // As the offline verifier refuses a file holding an empty list (exit 2): nothing in it
     // could fail, so it would pass.
@@ -869,7 +872,7 @@
     // Each document's entry in the casino's signed public log must say what the document says.
     // A bundle without its anchors proves nothing there, and fails; a document still pending is
     // not proven either: its round is not called verified until the log proves it.
-    const log = await window.SotaLog.checkAnchors(bundle, logKeys);
+    const log = await window.SotaLog.checkAnchors(bundle, logKeys, opts.fetchedAt);
     pair.logged = log.commitment;
     problems.push(...log.problems);
     if (pair.logged === "pending") waiting.push(gettext("the commitment"));
@@ -1073,10 +1076,13 @@
     target.replaceChildren(el("p", { class: "verify-summary working", role: "status" }, gettext("Checking every signature and replaying every round…")));
     try {
       if (!subtle) throw new Error(gettext("this page needs WebCrypto (a secure context: HTTPS or localhost)"));
+      // By this browser's clock as it asks: the service signs a checkpoint over the whole log
+      // when a bundle is fetched, so a document still pending in it past the bound fails.
+      const fetchedAt = window.SotaLog.written(new Date());
       const response = await fetch(button.dataset.bundleUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(gettext("could not load the bundle (HTTP %(status)s)", { status: response.status }));
       await window.SotaRecords.keyChecked(); // the key this page shows may move the pin first
-      const report = await verifyBundle(await window.SotaJson.answerOf(response));
+      const report = await verifyBundle(await window.SotaJson.answerOf(response), { fetchedAt });
       render(target, report);
       // As the offline verifier's known-keys file: a bundle that passes under a key the pinned
       // key handed on to, by signed key changes, moves the pin there.
