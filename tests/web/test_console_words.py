@@ -660,3 +660,32 @@ def test_a_table_change_reads_in_the_form_s_words_and_units_on_approvals_and_his
     assert f"{max_bet}: 500 → 400" in history
     assert f"{bonus}: {said_as('none (raise wins even money)')} → " in history
     assert "max_bet" not in history and "40000" not in history
+
+
+#: A proposal decided already, refused in the operator's language: its state in the page's words.
+DECIDED_ALREADY = {
+    "en": "proposal {id} was approved already",
+    "fi": "ehdotus {id} oli jo hyväksytty",
+    "nb": "forslag {id} var allerede godkjent",
+    "pt": "a proposta {id} já estava aprovada",
+}
+
+
+@pytest.mark.parametrize("language", sorted(DECIDED_ALREADY))
+def test_a_proposal_decided_already_says_its_state_in_the_operator_s_language(
+    app: Flask, language: str
+) -> None:
+    """The refusal named the state by its code: "forslag 1 var allerede approved"."""
+    player = add_user(app, "alice", "player")
+    olga, otto = add_user(app, "olga", "operator"), add_user(app, "otto", "operator")
+    session = db(app)
+    try:
+        credit = money.propose_adjustment(session, olga, player, "chips", 2500, "goodwill")
+        approvals.decide(session, otto, credit.id, True)
+    finally:
+        session.close()
+    page = client_as(app, otto)
+    page.set_cookie("lang", language)
+    again = post_form(page, f"/operator/approvals/{credit.id}/approve", follow_redirects=True)
+    text = html.unescape(again.get_data(as_text=True))
+    assert DECIDED_ALREADY[language].format(id=credit.id) in text
