@@ -29,6 +29,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from operator_support import add_user
 from operator_support import client_as
+from operator_support import db
 from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
@@ -1934,3 +1935,33 @@ def test_every_message_that_counts_things_takes_its_plural_form_from_the_count()
     counting = re.compile(rf"%\(\w+\)s (?:(?!in\b|of\b)[a-z]+ )?(?:more\b|(?:{COUNTED_WORDS})\b)")
     plain = [m for m in extracted_messages() if isinstance(m, str) and counting.search(m)]
     assert sorted(set(plain) - COUNTED_ON_PURPOSE) == []
+
+
+#: The header's balances of one chip and one sweet, as each language writes them.
+ONE_OF_EACH = {
+    "en": ["1", "chip", "1", "sweet"],
+    "fi": ["1", "pelimerkki", "1", "karkki"],
+    "nb": ["1", "sjetong", "1", "godteri"],
+    "pt": ["1", "ficha", "1", "bala"],
+}
+
+
+@pytest.mark.parametrize("language", sorted(ONE_OF_EACH))
+def test_the_header_counts_the_balances_in_the_plural_form_of_their_amount(
+    app: Flask, language: str
+) -> None:
+    """The header wrote its units as fixed words: "1 chips", "1 pelimerkkiä"."""
+    player = add_user(app, "pat", "player")
+    operator = add_user(app, "olga", "operator")
+    with db(app) as session:
+        held = money.balances(session, player)
+        money.adjust(session, operator, player, "chips", 100 - held.chips, "down to one")
+        money.adjust(session, operator, player, "sweets", 1 - held.sweets, "down to one")
+    page = client_as(app, player)
+    page.set_cookie("lang", language)
+    text = page.get("/lobby").get_data(as_text=True)
+    header = text.split('data-testid="header-balance"')[1].split("</a>")[0]
+    assert (
+        html.unescape(re.sub(r"<[^>]*>", " ", header.split(">", 1)[1])).split()
+        == (ONE_OF_EACH[language])
+    )
