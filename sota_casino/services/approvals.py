@@ -75,6 +75,7 @@ def decide(
         raise Conflict(
             N_("proposal %(id)s was %(status)s already"),
             params={"id": approval_id, "status": row.status},
+            words=("status",),  # "approved", said in the reader's language
         )
     if row.proposed_by == actor_id:
         raise OwnApproval(N_("a second operator must decide a change you proposed"))

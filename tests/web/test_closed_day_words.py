@@ -190,8 +190,8 @@ ROUND_CASES = {
         "round 14 (casino_war) says net 500 (payout 1000, staked 500) but its postings gave "
         "the house 0 and the player 0",
         "pelikierroksen 14 (Casino War) nettotulos on 5\u00a0pelimerkkiä (voitonmaksu "
-        "10\u00a0pelimerkkiä, panokset 5\u00a0pelimerkkiä), mutta sen kirjaukset antoivat "
-        "talolle 0\u00a0pelimerkkiä ja pelaajalle 0\u00a0pelimerkkiä",
+        "10\u00a0pelimerkkiä, panokset 5\u00a0pelimerkkiä), mutta sen kirjausten mukaan talon "
+        "osuus on 0\u00a0pelimerkkiä ja pelaajan 0\u00a0pelimerkkiä",
     ),
 }
 

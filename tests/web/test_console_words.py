@@ -187,6 +187,12 @@ CONSOLE_LABELS = {
         "nb": ["Størrelse", "Rot", "Tid", "Signatur", "Offentlig nøkkel"],
         "pt": ["Tamanho", "Raiz", "Horário", "Assinatura", "Chave pública"],
     },
+    "date range": {
+        "en": ["Settled from (UTC day)", "Settled until (UTC day)"],
+        "fi": ["Ratkaistu alkaen (UTC-päivä)", "Ratkaistu viimeistään (UTC-päivä)"],
+        "nb": ["Gjort opp fra (UTC-dag)", "Gjort opp til og med (UTC-dag)"],
+        "pt": ["Liquidadas de (dia UTC)", "Liquidadas até (dia UTC)"],
+    },
     "custom rules": {
         "en": ["Players may also choose their own rule set"],
         "fi": ["Pelaajat voivat valita myös omat sääntönsä"],
@@ -211,6 +217,9 @@ def _labelled(page: FlaskClient, player: int, name: str) -> str:
             .split('data-testid="adjust-confirm"')[1]
             .split("</dl>")[0]
         )
+    if name == "date range":
+        text = page.get("/operator/ledger").get_data(as_text=True)
+        return text.split('aria-labelledby="math-title"')[1].split("</form>")[0]
     if name == "checkpoint":
         page.post("/operator/audit/checkpoint", data={"csrf_token": CSRF})
         text = page.get("/operator/audit").get_data(as_text=True)
@@ -228,8 +237,9 @@ def test_the_console_s_labels_are_capitalised_as_the_headings_around_them(
     """The labels were lower case under capitalised headings: a player's account ("role",
     "status", "joined", "chips", "sweets"), an adjustment to confirm ("player", "change",
     "balance now", "balance after", "reason"), the audit log's latest checkpoint ("size",
-    "root", "time", "signature", "public key") and the Sota table's "players may also choose
-    their own rule set" under "Presets players may pick"."""
+    "root", "time", "signature", "public key"), the Sota table's "players may also choose
+    their own rule set" under "Presets players may pick", and the ledger's "to" beside
+    "Settled from (UTC day)", a label of its own field that a phone shows on a line of its own."""
     player = add_user(app, "alice", "player")
     page = client_as(app, add_user(app, "olga", "operator"))
     page.set_cookie("lang", language)
@@ -248,13 +258,40 @@ def test_a_player_s_currencies_and_seed_pair_states_are_words_of_the_page(
     page.set_cookie("lang", language)
     words = _words(language)
     moves = cells(page.get(f"/operator/players/{player}/lists/transfers").get_data(as_text=True))
-    assert "chips" not in moves
-    assert words.gettext("chips") in moves
+    assert "chips" not in moves and "Chips" not in moves
+    assert words.gettext("Chips") in moves
     overview = page.get(f"/operator/players/{player}").get_data(as_text=True)
     seeds = cells(overview.split('class="data cards seeds-table"')[1].split("</table>")[0])
     assert "active" not in seeds and "next" not in seeds
     assert words.gettext("active") in seeds
     assert words.gettext("next") in seeds
+
+
+#: Pages of the console that name a currency on its own: a row's heading, a list's currency
+#: column, the choices of a form.
+CURRENCY_NAMED = (
+    "/operator/ledger",
+    "/operator/players/{player}",
+    "/operator/players/{player}/lists/transfers",
+    "/operator/alerts",
+)
+
+
+@pytest.mark.parametrize("path", CURRENCY_NAMED)
+def test_the_console_names_a_currency_as_a_name_not_as_a_number_counts_it(
+    app: Flask, path: str
+) -> None:
+    """Finnish counts chips "5 pelimerkkiä" (partitive after a number, as the header's balance
+    says) but names them "pelimerkit": a row headed or an option reading "pelimerkkiä" alone
+    says "of chips"."""
+    player = add_user(app, "alice", "player")
+    page = client_as(app, add_user(app, "olga", "operator"))
+    page.set_cookie("lang", "fi")
+    text = page.get(path.format(player=player)).get_data(as_text=True)
+    named = re.findall(r"<(th|td|option)\b[^>]*>([^<]*)</\1>", text)
+    alone = [words for _tag, words in named if words.strip() in ("pelimerkkiä", "karkkia")]
+    assert alone == []
+    assert {"Pelimerkit", "Karkit"} & {words.strip() for _tag, words in named}
 
 
 #: The console's labels read out by screen readers, on a page that has each.
@@ -623,3 +660,32 @@ def test_a_table_change_reads_in_the_form_s_words_and_units_on_approvals_and_his
     assert f"{max_bet}: 500 → 400" in history
     assert f"{bonus}: {said_as('none (raise wins even money)')} → " in history
     assert "max_bet" not in history and "40000" not in history
+
+
+#: A proposal decided already, refused in the operator's language: its state in the page's words.
+DECIDED_ALREADY = {
+    "en": "proposal {id} was approved already",
+    "fi": "ehdotus {id} oli jo hyväksytty",
+    "nb": "forslag {id} var allerede godkjent",
+    "pt": "a proposta {id} já estava aprovada",
+}
+
+
+@pytest.mark.parametrize("language", sorted(DECIDED_ALREADY))
+def test_a_proposal_decided_already_says_its_state_in_the_operator_s_language(
+    app: Flask, language: str
+) -> None:
+    """The refusal named the state by its code: "forslag 1 var allerede approved"."""
+    player = add_user(app, "alice", "player")
+    olga, otto = add_user(app, "olga", "operator"), add_user(app, "otto", "operator")
+    session = db(app)
+    try:
+        credit = money.propose_adjustment(session, olga, player, "chips", 2500, "goodwill")
+        approvals.decide(session, otto, credit.id, True)
+    finally:
+        session.close()
+    page = client_as(app, otto)
+    page.set_cookie("lang", language)
+    again = post_form(page, f"/operator/approvals/{credit.id}/approve", follow_redirects=True)
+    text = html.unescape(again.get_data(as_text=True))
+    assert DECIDED_ALREADY[language].format(id=credit.id) in text

@@ -29,6 +29,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from operator_support import add_user
 from operator_support import client_as
+from operator_support import db
 from sqlalchemy import select
 from web_support import PASSWORD
 from web_support import api_register
@@ -317,6 +318,8 @@ ONE_WORD: Final = (
     ("fi", r"\bverif(?:y|ied|ies)\b", r"varmen|varmist", "tarkistaa"),
     # The verifier's replay recomputes the same game; uusinta is a rerun or a rematch.
     ("fi", r"\breplay", r"\buusin(?:ta|na|no)", "toisto, toistaa"),
+    # A number a row is known by; tunnus is also what one signs in with ("tunnukset").
+    ("fi", r"\b[Ii]ds?\b", r"\btunnu[sk]", "tunniste"),
     ("nb", r"\bverifier\b", r"verifikator|kontrollskript", "kontrollprogrammet"),
     ("nb", r"\bt(?:ie|ied|ies)\b", r"uavgjort|likt-situasjon", "likt (uavgjort is a drawn game)"),
     ("nb", r"#%\(", r"#%\(", "nr."),
@@ -324,6 +327,8 @@ ONE_WORD: Final = (
     ("nb", r"\bsettl", r"\bavgjort", "gjøre opp (avgjort is decided)"),
     ("nb", r"\bverif(?:y|ied|ies)\b", r"verifiser", "kontrollere"),
     ("nb", r"\bdecisions?\b", r"avgjørels|beslutning", "valg"),
+    # The Norwegian rule text lays cards "med baksiden opp" (or "skjult"), as the pages do.
+    ("nb", r"\bface[- ]?down\b", r"bildesiden", "med baksiden opp, skjult"),
     ("pt", r"", r"\b(?:checkpoints?|replay|log)\b", "ponto de controle, reprodução, registro"),
     ("pt", r"", r"(?<!Sota )(?<![\w-])casino\b(?! War)", "cassino (Brazilian, as everywhere)"),
     ("pt", r"", r"\bronda\b|n\.º", "rodada, nº (Brazilian, as everywhere)"),
@@ -376,6 +381,7 @@ GLOSSARY: Final = {
         "sweets?": "kark",
         "chips?": "pelimerk",
         "shoe": "ken[kg]",
+        "pots?": "pot",
     },
     "nb": {
         "dealer": "dealer",
@@ -389,6 +395,7 @@ GLOSSARY: Final = {
         "sweets?": "godteri",
         "chips?": "sjetong",
         "shoe": "sko",
+        "pots?": "pott",
     },
     "pt": {
         "dealer": "crupi",
@@ -402,6 +409,7 @@ GLOSSARY: Final = {
         "sweets?": "bala",
         "chips?": "ficha",
         "shoe": "sapato",
+        "pots?": "pilh",  # the Portuguese text's "pilha de batalha"
     },
 }
 #: English that uses a glossary word in another sense, or a game's name kept as it is.
@@ -451,6 +459,31 @@ def test_finnish_never_puts_an_amount_before_the_noun_it_measures() -> None:
         if message.id
         for finnish in _strings(message.string)
         if FINNISH_AMOUNT_BEFORE_ITS_NOUN.search(finnish)
+    ]
+    assert wrong == []
+
+
+#: A Finnish verb that takes a whole object, then the words that may stand between it and the
+#: object: "voitti 1 pelimerkki" is wrong (the object of one is "1 pelimerkin", of more "5
+#: pelimerkkiä"), so an amount written with its unit (which the code gives in the nominative,
+#: "1 pelimerkki") is never that object: it is said as what something is ("voitto on 1 pelimerkki").
+FINNISH_AMOUNT_AS_OBJECT = re.compile(
+    r"\b(?:voit(?:i|ti|it|at|taa)|panost(?:i|it|at|aa)|veloit(?:ti|it|at|taa)|antoi(?:vat)?"
+    r"|ylitt(?:i|ävät|ää)|sa(?:i|it|at|a))\s+"
+    r"(?:(?:yli|yhteensä|takaisin|vielä|tunnin|aikana|\w+(?:ll[aä]|lle)|%\(\w+\)s)\s+)*"
+    r"(?:<strong>)?%\((?:net|won|tie_bets|debit|house|player|threshold|payout)\)s",
+    re.I,
+)
+
+
+def test_finnish_never_makes_an_amount_the_object_of_a_verb() -> None:
+    catalogue = _catalogue("fi")
+    wrong = [
+        finnish
+        for message in catalogue
+        if message.id
+        for finnish in _strings(message.string)
+        if FINNISH_AMOUNT_AS_OBJECT.search(finnish)
     ]
     assert wrong == []
 
@@ -1544,7 +1577,7 @@ def test_an_alert_reads_in_each_operators_language(
 
 RULE_WORDS = {
     "en": "a player wins more than 2,500\u00a0chips in one round",
-    "fi": "pelaaja voittaa yhdellä pelikierroksella yli 2\u00a0500\u00a0pelimerkkiä",
+    "fi": "pelaajan voitto yhdellä pelikierroksella on yli 2\u00a0500\u00a0pelimerkkiä",
     "nb": "en spiller vinner mer enn 2\u00a0500\u00a0sjetonger i én runde",
     "pt": "um jogador ganha mais de 2.500\u00a0fichas numa rodada",
 }
@@ -1902,3 +1935,33 @@ def test_every_message_that_counts_things_takes_its_plural_form_from_the_count()
     counting = re.compile(rf"%\(\w+\)s (?:(?!in\b|of\b)[a-z]+ )?(?:more\b|(?:{COUNTED_WORDS})\b)")
     plain = [m for m in extracted_messages() if isinstance(m, str) and counting.search(m)]
     assert sorted(set(plain) - COUNTED_ON_PURPOSE) == []
+
+
+#: The header's balances of one chip and one sweet, as each language writes them.
+ONE_OF_EACH = {
+    "en": ["1", "chip", "1", "sweet"],
+    "fi": ["1", "pelimerkki", "1", "karkki"],
+    "nb": ["1", "sjetong", "1", "godteri"],
+    "pt": ["1", "ficha", "1", "bala"],
+}
+
+
+@pytest.mark.parametrize("language", sorted(ONE_OF_EACH))
+def test_the_header_counts_the_balances_in_the_plural_form_of_their_amount(
+    app: Flask, language: str
+) -> None:
+    """The header wrote its units as fixed words: "1 chips", "1 pelimerkkiä"."""
+    player = add_user(app, "pat", "player")
+    operator = add_user(app, "olga", "operator")
+    with db(app) as session:
+        held = money.balances(session, player)
+        money.adjust(session, operator, player, "chips", 100 - held.chips, "down to one")
+        money.adjust(session, operator, player, "sweets", 1 - held.sweets, "down to one")
+    page = client_as(app, player)
+    page.set_cookie("lang", language)
+    text = page.get("/lobby").get_data(as_text=True)
+    header = text.split('data-testid="header-balance"')[1].split("</a>")[0]
+    assert (
+        html.unescape(re.sub(r"<[^>]*>", " ", header.split(">", 1)[1])).split()
+        == (ONE_OF_EACH[language])
+    )
