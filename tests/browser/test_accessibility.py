@@ -15,8 +15,11 @@ from browser_support import LiveServer
 from browser_support import sign_up
 from browser_support import wait_for_round
 from test_languages_in_the_browser import choose_language
+from test_player import focused_id
+from test_player import submit_and_load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+from web_support import PASSWORD  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -231,3 +234,29 @@ def test_the_balances_beside_a_table_are_a_group_named_for_screen_readers(tab: A
         tab.goto(url)
         # A name on a plain <div> is not read out: the group's role carries it.
         assert tab.get_by_role("group", name="your balances").count() == 1, url
+
+
+def test_a_refused_password_change_marks_and_focuses_the_field_to_fix(tab: Any) -> None:
+    sign_up(tab, "changer")
+    tab.goto("/auth/password")
+    tab.expected_refusals += [401, 422]
+    new = "a new long passphrase"
+    tab.fill("#old", "not the password at all")
+    tab.fill("#new", new)
+    tab.fill("#confirm", new)
+    submit_and_load(tab)
+    assert "current password is wrong" in tab.inner_text("[role=alert]")
+    assert focused_id(tab) == "old"
+    assert tab.get_attribute("#old", "aria-invalid") == "true"
+    assert "form-error" in (tab.get_attribute("#old", "aria-describedby") or "").split()
+    assert tab.get_attribute("#new", "aria-invalid") is None
+    tab.fill("#old", PASSWORD)
+    tab.fill("#new", "aaaaaaaaaaaa")
+    tab.fill("#confirm", "aaaaaaaaaaaa")
+    submit_and_load(tab)
+    assert "Password is too weak" in tab.inner_text("[role=alert]")
+    assert focused_id(tab) == "new"
+    assert tab.get_attribute("#new", "aria-invalid") == "true"
+    assert tab.get_attribute("#new", "aria-describedby") == "form-error new-help"
+    assert tab.get_attribute("#old", "aria-invalid") is None
+    assert tab.expected_refusals == []
