@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 from browser_support import LiveServer
+from browser_support import fresh_name
 from browser_support import sign_up
 from browser_support import wait_for_round
 from test_languages_in_the_browser import choose_language
+from test_operator_console import seed_a_player
 from test_player import focused_id
 from test_player import submit_and_load
 
@@ -259,4 +261,32 @@ def test_a_refused_password_change_marks_and_focuses_the_field_to_fix(tab: Any) 
     assert tab.get_attribute("#new", "aria-invalid") == "true"
     assert tab.get_attribute("#new", "aria-describedby") == "form-error new-help"
     assert tab.get_attribute("#old", "aria-invalid") is None
+    assert tab.expected_refusals == []
+
+
+def test_a_refused_adjustment_marks_and_focuses_the_field_to_fix(
+    tab: Any, live_server: LiveServer
+) -> None:
+    player, operator = fresh_name("adjusted"), fresh_name("adjuster")
+    seed_a_player(live_server.app, player)
+    made = live_server.app.test_cli_runner().invoke(
+        args=["create-operator", operator], input=f"{PASSWORD}\n"
+    )
+    assert made.exit_code == 0, made.output
+    tab.goto("/auth/login")
+    tab.fill("input[name=username]", operator)
+    tab.fill("input[name=password]", PASSWORD)
+    tab.click("main button[type=submit]")
+    tab.goto(f"/operator/players?q={player}")
+    tab.click(f"table.users-table >> text={player}")
+    tab.expected_refusals += [422]
+    tab.fill("#amount", "twelve")
+    tab.fill("#reason", "goodwill")
+    with tab.expect_navigation(wait_until="load"):
+        tab.click("text=Review adjustment")
+    assert "Type the amount in chips" in tab.inner_text("[role=alert]")
+    assert focused_id(tab) == "amount"
+    assert tab.get_attribute("#amount", "aria-invalid") == "true"
+    assert tab.get_attribute("#amount", "aria-describedby") == "adjust-error"
+    assert tab.get_attribute("#reason", "aria-invalid") is None
     assert tab.expected_refusals == []
