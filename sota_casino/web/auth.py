@@ -16,6 +16,7 @@ from ..core.errors import InvalidInput
 from ..core.marks import N_
 from ..db import get_session
 from ..services import accounts
+from .errors import EVERY_FIELD
 from .errors import drawn_in_an_outage
 from .errors import handle_casino_error
 from .errors import invalid_fields
@@ -38,10 +39,18 @@ from .visitor import session_user
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 
-#: Forms shown again, as typed, when refused: retyping a name after every typo is no fun.
-FORMS = {"auth.login_post": "auth/login.html", "auth.register_post": "auth/register.html"}
+#: Forms shown again, as typed, when refused: retyping a name after every typo is no fun. The
+#: refusal stands beside the fields, the one to fix marked and focused.
+FORMS = {
+    "auth.login_post": "auth/login.html",
+    "auth.register_post": "auth/register.html",
+    "auth.password_post": "auth/password.html",
+}
 #: The field to fix for refusals that name none.
 FIELD_OF_CODE = {accounts.UsernameTaken.code: "username"}
+#: The password page's fields for the ones a refusal names: the new password's (too weak, or the
+#: two typed differ) or, about none, the current one (wrong).
+PASSWORD_FIELDS = {"password": "new", "confirm": "confirm", EVERY_FIELD: "old"}
 
 
 @bp.errorhandler(CasinoError)
@@ -50,15 +59,19 @@ def refused(error: CasinoError) -> ResponseReturnValue:
     """Show a refused login or sign-up on its own form with the reason, the name kept and the
     refusal's status (401 wrong password, 409 name taken, 422 weak password, 429 throttled).
 
-    Other refusals here (changing the password) go the usual way: flash and back.
+    A refused password change is shown on its form too (401 wrong current password, 422 weak
+    or differing new ones, 429 throttled).
     """
     template = FORMS.get(request.endpoint or "")
     if template is None:
         return handle_casino_error(error)
+    invalid = FIELD_OF_CODE.get(error.code) or invalid_fields(error)
+    if request.endpoint == "auth.password_post":
+        invalid = PASSWORD_FIELDS.get(invalid or "")
     body = render_template(
         template,
         error=error_message(error),
-        invalid=FIELD_OF_CODE.get(error.code) or invalid_fields(error),
+        invalid=invalid,
         username=_typed_name()[:32],
         next=request.form.get("next", ""),
     )

@@ -663,6 +663,15 @@ def adjustment_refusal(error: CasinoError) -> str:
     return error_message(error)
 
 
+def adjustment_field(error: CasinoError) -> str | None:
+    """Return the adjustment form's field a refusal is about, to be marked and focused: the one
+    it names, the amount for a debit beyond the balance, or None."""
+    field = error.details.get("field")
+    if field in ADJUST_FIELDS:
+        return str(field)
+    return "amount" if isinstance(error, InsufficientFunds) else None
+
+
 def _player_page_refusing(
     user_id: int, error: CasinoError, form: dict[str, str]
 ) -> ResponseReturnValue:
@@ -676,6 +685,7 @@ def _player_page_refusing(
         roles=ROLES,
         once=secrets.token_hex(16),
         adjust_error=adjustment_refusal(error),
+        adjust_invalid=adjustment_field(error),
         adjust_form=form,
     )
     return page, status_of(error)

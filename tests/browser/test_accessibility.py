@@ -12,11 +12,16 @@ from typing import Any
 
 import pytest
 from browser_support import LiveServer
+from browser_support import fresh_name
 from browser_support import sign_up
 from browser_support import wait_for_round
 from test_languages_in_the_browser import choose_language
+from test_operator_console import seed_a_player
+from test_player import focused_id
+from test_player import submit_and_load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+from web_support import PASSWORD  # noqa: E402
 from web_support import plant_server_seed  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -143,3 +148,145 @@ def test_the_language_picker_waits_for_enter_while_stepped_with_the_arrow_keys(t
     with tab.expect_navigation():
         tab.keyboard.press("Enter")
     assert tab.get_attribute("html", "lang") == "nb"
+
+
+def spoken_cards(page: Any, selector: str) -> list[str]:
+    """The names a screen reader says for the cards ``selector`` finds, in page order."""
+    return list(
+        page.locator(selector).evaluate_all("cards => cards.map(c => c.getAttribute('aria-label'))")
+    )
+
+
+def test_the_focus_stays_on_deal_after_a_round_dealt_from_the_keyboard(
+    tab: Any, live_server: LiveServer
+) -> None:
+    username = sign_up(tab, "focused")
+    plant_server_seed(live_server.app, username, {0: False, 1: True})
+    tab.goto("/casino-war")
+    tab.locator("#deal").focus()
+    tab.keyboard.press("Enter")
+    wait_for_round(tab, 0)
+    tab.wait_for_selector("[data-testid=result]")
+    tab.wait_for_selector("#deal:not([disabled])")
+    # Not lost to the page's body: the next Enter deals again, the next Tab goes on from Deal.
+    assert tab.evaluate("document.activeElement.id") == "deal"
+    tab.keyboard.press("Enter")
+    tab.wait_for_selector("#decision")
+    assert tab.evaluate("document.activeElement.id") == "go-to-war"
+    tab.keyboard.press("s")
+    tab.wait_for_selector("[data-testid=result]")
+    tab.wait_for_selector("#deal:not([disabled])")
+    assert tab.evaluate("document.activeElement.id") == "deal"
+
+
+@pytest.mark.parametrize("language", ["en", "fi"])
+def test_the_casino_war_result_says_the_cards_in_words(
+    tab: Any, live_server: LiveServer, language: str
+) -> None:
+    username = sign_up(tab, "hearing")
+    plant_server_seed(live_server.app, username, {0: True})
+    choose_language(tab, language)
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_selector("#decision")
+    # What the live region announces when the round is drawn names the cards shown.
+    said = tab.text_content("#outcome") or ""
+    dealt = spoken_cards(tab, "#dealer-card .card, #player-card .card")
+    assert len(dealt) == 2 and all(name in said for name in dealt), (dealt, said)
+    tab.click("#decision button[value=war]")
+    tab.wait_for_selector("[data-testid=result]")
+    said = tab.text_content("#outcome") or ""
+    war = spoken_cards(tab, "#dealer-war-card .card, #player-war-card .card")
+    assert len(war) == 2 and all(name in said for name in war), (war, said)
+    # The round's page, drawn by the server, says them as the script does.
+    scripted = spoken_words(tab.inner_text("#outcome"))
+    receipt = tab.get_attribute("[data-testid=result] a", "href") or ""
+    tab.goto("/casino-war/rounds/" + receipt.rsplit("/", 1)[1])
+    drawn = tab.text_content("#outcome") or ""
+    assert all(name in drawn for name in dealt + war), drawn
+    # Word for word (the script's blocks have no white space between them, the template's do).
+    assert spoken_words(tab.inner_text("#outcome")) == scripted
+
+
+def test_each_step_of_a_sota_replay_says_the_cards_laid_face_up(tab: Any) -> None:
+    sign_up(tab, "stepper")
+    tab.goto("/sota")
+    tab.select_option("#seats", "3")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    names = tab.locator(".seat [data-seat-name]").all_inner_texts()
+    body = tab.locator("body")
+    for _ in range(6):
+        body.press("ArrowRight")
+        said = tab.text_content("#trick-said") or ""
+        laid = 0
+        for seat, name in enumerate(names):
+            # The cards of this step are the ones dealt in; the last of a seat's is face up.
+            up = spoken_cards(
+                tab, f".seat[data-seat='{seat}'] .step:has(> .dealt) > .card:last-child"
+            )
+            laid += len(up)
+            assert all(f"{name}: {card}" in said for card in up), (name, up, said)
+        assert laid >= 2, said
+
+
+def test_the_balances_beside_a_table_are_a_group_named_for_screen_readers(tab: Any) -> None:
+    sign_up(tab, "grouped")
+    for url in ("/casino-war", "/sota"):
+        tab.goto(url)
+        # A name on a plain <div> is not read out: the group's role carries it.
+        assert tab.get_by_role("group", name="your balances").count() == 1, url
+
+
+def test_a_refused_password_change_marks_and_focuses_the_field_to_fix(tab: Any) -> None:
+    sign_up(tab, "changer")
+    tab.goto("/auth/password")
+    tab.expected_refusals += [401, 422]
+    new = "a new long passphrase"
+    tab.fill("#old", "not the password at all")
+    tab.fill("#new", new)
+    tab.fill("#confirm", new)
+    submit_and_load(tab)
+    assert "current password is wrong" in tab.inner_text("[role=alert]")
+    assert focused_id(tab) == "old"
+    assert tab.get_attribute("#old", "aria-invalid") == "true"
+    assert "form-error" in (tab.get_attribute("#old", "aria-describedby") or "").split()
+    assert tab.get_attribute("#new", "aria-invalid") is None
+    tab.fill("#old", PASSWORD)
+    tab.fill("#new", "aaaaaaaaaaaa")
+    tab.fill("#confirm", "aaaaaaaaaaaa")
+    submit_and_load(tab)
+    assert "Password is too weak" in tab.inner_text("[role=alert]")
+    assert focused_id(tab) == "new"
+    assert tab.get_attribute("#new", "aria-invalid") == "true"
+    assert tab.get_attribute("#new", "aria-describedby") == "form-error new-help"
+    assert tab.get_attribute("#old", "aria-invalid") is None
+    assert tab.expected_refusals == []
+
+
+def test_a_refused_adjustment_marks_and_focuses_the_field_to_fix(
+    tab: Any, live_server: LiveServer
+) -> None:
+    player, operator = fresh_name("adjusted"), fresh_name("adjuster")
+    seed_a_player(live_server.app, player)
+    made = live_server.app.test_cli_runner().invoke(
+        args=["create-operator", operator], input=f"{PASSWORD}\n"
+    )
+    assert made.exit_code == 0, made.output
+    tab.goto("/auth/login")
+    tab.fill("input[name=username]", operator)
+    tab.fill("input[name=password]", PASSWORD)
+    tab.click("main button[type=submit]")
+    tab.goto(f"/operator/players?q={player}")
+    tab.click(f"table.users-table >> text={player}")
+    tab.expected_refusals += [422]
+    tab.fill("#amount", "twelve")
+    tab.fill("#reason", "goodwill")
+    with tab.expect_navigation(wait_until="load"):
+        tab.click("text=Review adjustment")
+    assert "Type the amount in chips" in tab.inner_text("[role=alert]")
+    assert focused_id(tab) == "amount"
+    assert tab.get_attribute("#amount", "aria-invalid") == "true"
+    assert tab.get_attribute("#amount", "aria-describedby") == "adjust-error"
+    assert tab.get_attribute("#reason", "aria-invalid") is None
+    assert tab.expected_refusals == []

@@ -155,7 +155,14 @@ def test_changing_the_password_needs_the_old_one(player: FlaskClient) -> None:
     assert "Change your password" in text(player.get("/auth/password"))
     new = "another long passphrase"
     wrong = post_form(player, "/auth/password", {"old": "nope", "new": new, "confirm": new})
-    assert "current password is wrong" in follow(player, wrong)
+    # Shown on the form again, the field to fix marked, the refusal read out.
+    assert wrong.status_code == 401
+    page = text(wrong)
+    assert "current password is wrong" in page
+    assert re.search(
+        r'<input id="old"[^>]* aria-invalid="true" aria-errormessage="form-error"', page
+    )
+    assert not re.search(r'<input id="new"[^>]* aria-invalid', page)
     right = post_form(player, "/auth/password", {"old": PASSWORD, "new": new, "confirm": new})
     assert "Password changed" in follow(player, right)
     post_form(player, "/auth/logout")

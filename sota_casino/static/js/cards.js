@@ -25,6 +25,12 @@ window.SotaCards = (function () {
     return c;
   }
 
+  /* The card's spoken name, as its drawing is named: "nine of spades". */
+  function name(code) {
+    return code[0] === "X" ? gettext("joker")
+      : gettext("%(rank)s of %(suit)s", { rank: RANK_NAMES[code[0]], suit: SUIT_NAMES[code[1]] });
+  }
+
   /* Return a .card element for a card code like "TD" or "X1"; extra is a space-separated class list. */
   function card(code, extra) {
     const el = document.createElement("div");
@@ -35,8 +41,7 @@ window.SotaCards = (function () {
       (court ? " court-card rank-" + code[0] : "") + (extra ? " " + extra : "");
     el.setAttribute("role", "img");
     el.dataset.card = code;
-    el.setAttribute("aria-label", joker ? gettext("joker")
-      : gettext("%(rank)s of %(suit)s", { rank: RANK_NAMES[code[0]], suit: SUIT_NAMES[code[1]] }));
+    el.setAttribute("aria-label", name(code));
     const rank = joker ? "★" : (code[0] === "T" ? "10" : code[0]);
     const suit = joker ? "" : SUITS[code[1]];
     let middle;
@@ -64,5 +69,5 @@ window.SotaCards = (function () {
     return (code[0] === "T" ? "10" : code[0]) + SUITS[code[1]];
   }
 
-  return { card, back, label };
+  return { card, back, label, name };
 })();

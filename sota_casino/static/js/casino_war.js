@@ -184,13 +184,26 @@
       return decision;
     }
 
+    /* The cards of the round in words, for the live region to say with its result (the cards
+     * themselves are drawn outside it): the same sentences as the template's. */
+    function cardsSaid(round) {
+      const name = window.SotaCards.name;
+      const said = el("p", { class: "visually-hidden", "data-testid": "cards-said",
+        text: gettext("The dealer's card: %(dealer)s; yours: %(player)s.", { dealer: name(round.dealer_card), player: name(round.player_card) }) });
+      if (round.war) {
+        said.append(" " + gettext("In the war, the dealer's card: %(dealer)s; yours: %(player)s.",
+          { dealer: name(round.war.dealer_card), player: name(round.war.player_card) }));
+      }
+      return said;
+    }
+
     function outcome(round) {
       const box = $("outcome");
       box.replaceChildren();
       if (round.status === "awaiting_decision") {
         const canRaise = round.balances.chips >= round.bet;
         const banner = el("div", { class: "result-banner", role: "status", "data-testid": "tie" },
-          el("div", { class: "headline", text: gettext("A tie!") }));
+          el("div", { class: "headline", text: gettext("A tie!") }), cardsSaid(round));
         if (round.tie_bet) {
           const won = el("p", { "data-testid": "tie-bet-result" }, ...nodes(gettext("Your tie bet of %(bet)s won <strong>%(won)s</strong>, paid when the round settles.").replace(/<\/?strong>/g, ""),
             { bet: chips(round.tie_bet), won: el("strong", { text: chipsText(round.tie_bet * tiePayout) }) }));
@@ -211,7 +224,7 @@
       const good = round.net >= 0;
       const netClass = round.net > 0 ? "pos" : (round.net < 0 ? "neg" : "");
       const banner = el("div", { class: "result-banner " + (good ? "win" : "lose"), role: "status", "data-testid": "result" },
-        el("div", { class: "headline", text: OUTCOMES[round.outcome] || round.outcome }),
+        el("div", { class: "headline", text: OUTCOMES[round.outcome] || round.outcome }), cardsSaid(round),
         el("p", { class: "net" }, ...nodes(plain(ngettext("Net %(net)s chip", "Net %(net)s chips", chipCount(round.net))),
           { net: el("strong", { class: netClass, "data-testid": "net", text: chips(round.net, true) }) }),
           " · " + gettext("paid back %(amount)s", { amount: chipsText(round.payout) })));
@@ -255,7 +268,11 @@
         const first = document.querySelector("#decision button.primary");
         if (first) first.focus({ preventScroll: true });
       } else {
-        $("deal").focus({ preventScroll: true });
+        // Disabled while the deal was answered, the button is enabled before it takes the
+        // focus back: a disabled one cannot, and the focus went to the page's body.
+        const deal = $("deal");
+        deal.disabled = false;
+        deal.focus({ preventScroll: true });
       }
     }
 

@@ -151,6 +151,18 @@
       });
 
       what.replaceChildren();
+      // Said as shown, with the card each seat laid face up at this step (the last of its
+      // cards laid now; a seat out of this step's war lays none).
+      const faceUp = [];
+      if (trick) {
+        steps[s].forEach((n, seat) => {
+          if (!n) return;
+          let offset = 0;
+          for (let k = 0; k < s; k++) offset += steps[k][seat] || 0;
+          const code = trick.laid[seat][offset + n - 1];
+          if (code) faceUp.push(gettext("%(seat)s: %(card)s", { seat: seatName(seat), card: window.SotaCards.name(code) }));
+        });
+      }
       if (!trick) {
         what.textContent = ngettext("The deck is dealt: %(num)s card each. Press play to watch the game.",
           "The deck is dealt: %(num)s cards each. Press play to watch the game.", dealt);
@@ -163,6 +175,9 @@
         else text = potText(trick.winner, trick.wars);
         what.append(text);
       }
+      const heard = Array.from(what.childNodes, (node) => node.textContent.trim());
+      if (faceUp.length) heard.splice(heard.length - 1, 0, faceUp.join("; ") + ".");
+      $("trick-said").textContent = heard.filter(Boolean).join(" ");
       const tricksShown = trick ? (last ? t + 1 : t) : 0;
       scrub.value = String(tricksShown);
       trickNo.textContent = tricksShown + " / " + tricks.length;
