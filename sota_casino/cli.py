@@ -73,6 +73,11 @@ def _alembic_refusals() -> Iterator[None]:
 @with_appcontext
 def db_upgrade(revision: str) -> None:
     """Migrate the database up to REVISION (default: the newest)."""
+    from .factory import instance_database
+
+    url = current_app.config["DATABASE_URL"]
+    if url == f"sqlite:///{instance_database(current_app)}":
+        Path(current_app.instance_path).mkdir(parents=True, exist_ok=True)  # first made here
     with _alembic_refusals():
         migrate.upgrade(current_app.config["DATABASE_URL"], revision)
     click.echo(f"database at {revision}")
@@ -298,6 +303,8 @@ def keys_rotate() -> None:
     from .instance import write_beside
     from .services import fairness
 
+    # The key in use, made now if it never was (it signs the change).
+    current_app.extensions["sota_casino.context"].signing_key  # noqa: B018
     new_key = core_fairness.new_signing_key()
     path = Path(current_app.config["SIGNING_KEY_FILE"])
     # The new key is on disk before the change naming it is recorded: were it written after,
@@ -431,7 +438,8 @@ def _outage_in_one_line(name: str, callback: Callable[..., Any]) -> Callable[...
             return callback(*args, **kwargs)
         except Exception as exc:
             app = click.get_current_context().ensure_object(ScriptInfo).load_app()
-            if (absent := _database_absent(exc, app.config["DATABASE_URL"])) is not None:
+            url = app.config["DATABASE_URL"]
+            if (absent := _database_absent(exc, url, Path(app.instance_path))) is not None:
                 raise click.ClickException(absent) from exc
             outage = _outage_behind(exc)
             if outage is None:
@@ -496,11 +504,12 @@ def _schema_missing_behind(exc: BaseException) -> str | None:
 _NO_SUCH_DATABASE = "3D000"
 
 
-def _database_absent(exc: BaseException, url: str) -> str | None:
+def _database_absent(exc: BaseException, url: str, instance: Path) -> str | None:
     """Say that the database ``url`` names is not there, if the database error behind ``exc``
     comes of that: a SQLite file never made (or moved away) in a folder that is there, a
     PostgreSQL database never created (or misspelt). It is a setting or a step to mend, not an
-    outage to wait out; ``None`` otherwise."""
+    outage to wait out (so is the instance folder, made by the first ``flask db upgrade``, not
+    there yet); ``None`` otherwise."""
     errors = []
     cause: BaseException | None = exc
     while cause is not None:
@@ -514,7 +523,9 @@ def _database_absent(exc: BaseException, url: str) -> str | None:
         path = Path(target.database or ":memory:")
         # A folder gone is a disk not mounted, an outage (docs/operations.md); a file missing
         # from its folder is one never made, or moved away.
-        if str(path) == ":memory:" or path.exists() or not path.parent.is_dir():
+        if str(path) == ":memory:" or path.exists():
+            return None
+        if not path.parent.is_dir() and path.parent != instance:
             return None
         return (
             f"the database file {path} is not there: make it with `flask db upgrade` (or put "

@@ -715,13 +715,13 @@ def app_engine(settings: Mapping[str, Any]) -> Engine:
 def init_app(app: Flask) -> None:
     """Create the app's engine and session factory, and close the session after each request."""
     from .services.context import ServiceContext
-    from .services.context import load_or_create_signing_key
 
     engine = app_engine(app.config)
     context = ServiceContext(
-        signing_key=load_or_create_signing_key(app.config["SIGNING_KEY_FILE"]),
-        settings=app.config,
+        signing_key_file=Path(app.config["SIGNING_KEY_FILE"]), settings=app.config
     )
+    if context.signing_key_file.exists():
+        context.signing_key  # noqa: B018 - a file holding no key stops the start, not a request
     app.extensions["sota_casino.engine"] = engine
     app.extensions["sota_casino.context"] = context
     app.extensions["sota_casino.sessionmaker"] = make_sessionmaker(engine, context)

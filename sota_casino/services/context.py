@@ -6,6 +6,7 @@ only a ``Session`` and never import Flask.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
@@ -25,7 +26,8 @@ from ..instance import read_or_create
 class ServiceContext:
     """Settings and keys shared by every service call of one app."""
 
-    signing_key: Ed25519PrivateKey
+    #: Where the signing key is (made there when first needed: see :attr:`signing_key`).
+    signing_key_file: Path
     settings: Mapping[str, Any]
     public_key_registered: bool = field(default=False)
     #: The process whose background integrator runs (PostgreSQL): its use cases leave their
@@ -34,6 +36,15 @@ class ServiceContext:
     #: What the process keeps between transactions, each entry owned by one service module
     #: (accounts' ids, table settings by version), never anything a rollback could undo.
     cache: dict[str, Any] = field(default_factory=dict)
+
+    @functools.cached_property
+    def signing_key(self) -> Ed25519PrivateKey:
+        """The key in :attr:`signing_key_file`, read when first needed, and made there then
+        (mode 0600) if missing: a command that only prints signs nothing, and makes no key.
+
+        :raises SettingsError: as :func:`load_or_create_signing_key`.
+        """
+        return load_or_create_signing_key(self.signing_key_file)
 
     @property
     def public_key_hex(self) -> str:

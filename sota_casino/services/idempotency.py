@@ -120,14 +120,26 @@ def remember(session: Session, user_id: int, key: str | None, digest: str, respo
         session.flush()
 
 
+#: Mends an answer stored before a field without a default was added to its result type
+#: (``mend(session, user_id, stored)`` returns it in the present shape).
+Mend = Callable[[Session, int, Any], Any]
+
+#: Each idempotent use case's operation, its result type (None: JSON values) and its mend:
+#: the answers stored, which must read back whatever version stored them
+#: (tests/unit/test_results.py).
+STORED: dict[str, tuple[Any, Mend | None]] = {}
+
+
 def idempotent(
-    operation: str, answer: type[Any] | None = None
+    operation: str, answer: type[Any] | None = None, mend: Mend | None = None
 ) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Make a use case that must not run twice idempotent and transactional: one that moves
     money, or proposes or decides a change (four eyes).
 
     :param answer: the use case's result type (:mod:`.results`), stored as its JSON and read
         back as that type; None: the answer is JSON values already.
+    :param mend: for a result type that gained a field with no default since answers were
+        stored: fills it in an answer stored without it (a field with a default needs none).
 
     The wrapped ``fn(session, user_id, *args, key=..., **kwargs)`` gains the keyword arguments
     ``idempotency_key`` and ``request_body`` (what the client sent; by default the call's own
@@ -137,10 +149,16 @@ def idempotent(
     answer too, even where the state the first left would refuse it (the module's doc).
     """
 
+    STORED[operation] = (answer, mend)
+
     def wrap(fn: Callable[..., R]) -> Callable[..., R]:
-        def read_back(stored: Any) -> R:
-            # The answer stored by this same use case.
-            return cast(R, stored if answer is None else results.from_json(answer, stored))
+        def read_back(session: Session, user_id: int, stored: Any) -> R:
+            # The answer stored by this same use case, perhaps by an older version.
+            if answer is None:
+                return cast(R, stored)
+            if mend is not None:
+                stored = mend(session, user_id, stored)
+            return cast(R, results.from_json(answer, stored))
 
         @transactional
         def once(
@@ -153,7 +171,7 @@ def idempotent(
         ) -> R:
             stored = replay(session, user_id, key, digest)
             if stored is not None:
-                return read_back(stored)
+                return read_back(session, user_id, stored)
             found = fn(session, user_id, *args, key=key, **kwargs)
             remember(
                 session, user_id, key, digest, found if answer is None else results.to_json(found)
@@ -161,6 +179,8 @@ def idempotent(
             return found
 
         unkeyed = transactional(fn)
+        # A mend reads the database: in a transaction of its own after a refusal.
+        _read_back_apart = read_only(read_back)
 
         @functools.wraps(fn)
         def run(
@@ -185,7 +205,7 @@ def idempotent(
                 stored = _replay_after_refusal(session, user_id, key, digest)
                 if stored is None:
                     raise
-                return read_back(stored)
+                return _read_back_apart(session, user_id, stored)
 
         return cast(Callable[..., R], own_transactions(run))
 

@@ -5,7 +5,9 @@ fields, not dicts read by string key. The web layer answers them as JSON (:func:
 renders them in pages; the OpenAPI document derives its response schemas from these classes
 (the ``Annotated`` metadata of their fields is the JSON Schema); and an idempotent use case
 stores its first answer as that same JSON and reads it back (:func:`from_json`), so a field
-added to a stored result needs a default: the answers stored before it are read back too.
+added to a stored result needs a default, or a mend of the answers stored without it
+(``idempotency.idempotent``'s ``mend``): the answers stored before it are read back too
+(tests/unit/test_results.py holds every stored type's fields to it).
 
 Signed documents (receipts, commitments, reveals) are not dataclasses: they stay the mappings
 that were signed and hashed, written back unchanged; a ``TypedDict`` only describes their

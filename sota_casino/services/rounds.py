@@ -806,7 +806,22 @@ def stake_refusal(low: int, high: int) -> InvalidBet:
     )
 
 
-@idempotency.idempotent("sota.game", SotaGame)
+def _numbered_pending(session: Session, user_id: int, stored: Any) -> Any:
+    """A game's answer stored before ``pending.move`` was added, with the number its choice
+    had: the moves of the game that lead to that very choice, counted by replaying them."""
+    pending = stored.get("pending") if isinstance(stored, dict) else None
+    if not isinstance(pending, dict) or "move" in pending:
+        return stored
+    round_ = RoundRecord.of(_read_round(session, user_id, stored.get("id"), "sota"))
+    actions = list(round_.actions)
+    for made in range(len(actions) + 1):
+        result = _sota_play(round_, actions[:made])
+        if result.pending == pending and len(result.tricks) == len(stored["tricks"]):
+            return {**stored, "pending": {"move": made, **pending}}
+    return stored  # no such choice: read back as it is, and refused as it is
+
+
+@idempotency.idempotent("sota.game", SotaGame, _numbered_pending)
 def play_sota(
     session: Session,
     user_id: int,
@@ -856,7 +871,7 @@ def play_sota(
     return sota_view(round_, ledger.player_balances(session, user_id), result)
 
 
-@idempotency.idempotent("sota.move", SotaGame)
+@idempotency.idempotent("sota.move", SotaGame, _numbered_pending)
 def sota_move(
     session: Session,
     user_id: int,

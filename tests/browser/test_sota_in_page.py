@@ -688,3 +688,43 @@ def test_while_a_game_dealt_in_the_page_is_replayed_the_header_holds_its_result_
         assert shown_sweets(tab) == after
         assert not tab.evaluate(HEADER_IS_LIVE)
     next(tabs, None)
+
+
+def test_a_result_not_yet_replayed_stays_held_back_over_a_reload_and_a_deal_again(
+    tab: Any,
+) -> None:
+    """The header held a game's payout back only while the game dealt in the page was on
+    screen: reloaded (or opened again from the history) before its replay reached the end, the
+    game's page showed the balance after it at trick 0; and "Deal again" pressed mid-replay
+    showed the balance after the first game, whose result the player had not seen. A result
+    not yet replayed is now held back until a replay reaches its end (the player may jump
+    there); once shown, the game's page shows the balance after it from the start."""
+    sign_up(tab, "unseen")
+    game, before, after = deal_a_game_that_pays(tab, 5)
+    held = before - 5
+    tab.reload()
+    assert tab.evaluate("window.SotaReplay.position()") == 0
+    assert shown_sweets(tab) == held and tab.is_hidden("#game-result")
+    tab.goto(f"/history/{game['id']}")
+    tab.click(f"a[href='/sota/games/{game['id']}']")
+    tab.wait_for_url(re.compile(rf".*/sota/games/{game['id']}$"))
+    assert tab.evaluate("window.SotaReplay.position()") == 0
+    assert shown_sweets(tab) == held and tab.is_hidden("#game-result")
+    # Dealt again before the first game's replay ends: neither result shows until the second
+    # game's replay reaches its end, which shows the ledger's balance.
+    tab.click("#step")
+    tab.click("#deal-again")
+    tab.wait_for_function(
+        "id => JSON.parse(document.getElementById('game-data').textContent).id !== id",
+        arg=game["id"],
+    )
+    second = game_json(tab)
+    assert api_sweets(tab) == after - 5 + second["payout"]
+    assert shown_sweets(tab) == held - 5 and tab.is_hidden("#game-result")
+    tab.reload()
+    assert shown_sweets(tab) == held - 5
+    tab.click("#to-end")
+    assert shown_sweets(tab) == api_sweets(tab) and tab.is_visible("#game-result")
+    tab.reload()  # its result shown, the game's page shows the balance after it
+    assert tab.evaluate("window.SotaReplay.position()") == 0
+    assert shown_sweets(tab) == api_sweets(tab)

@@ -78,7 +78,8 @@ def test_a_key_change_whose_key_file_cannot_be_written_changes_nothing(
     disk that cannot hold it stops the command with the old key still the one in use (else the
     database would name a key whose private half was lost, and every later change be refused)."""
     key_file = Path(app.config["SIGNING_KEY_FILE"])
-    before = (key_file.read_bytes(), fairness_service.public_key_info(session).public_key_hex)
+    in_use = fairness_service.public_key_info(session).public_key_hex  # the key file made
+    before = (key_file.read_bytes(), in_use)
     entries = _entries(session)
 
     def disk_full(*args: Any, **kwargs: Any) -> Any:

@@ -208,3 +208,92 @@ def test_a_setting_the_app_cannot_start_with_is_one_line_naming_it(
     said_lines = [line for line in done.stderr.splitlines() if line and "[INFO]" not in line]
     assert len(said_lines) == 1 and said_lines[0].startswith("Error: "), done.stderr
     assert said in said_lines[0] and "SECRET-PW" not in done.stderr
+
+
+#: ``flask`` with Flask's instance folder at ``sys.argv[1]`` (a fresh one, not the source
+#: tree's ``instance/``), then the command's own arguments.
+FLASK_IN_INSTANCE = (
+    "import sys, flask, flask.cli; folder = sys.argv.pop(1); "
+    "flask.Flask.auto_find_instance_path = lambda self: folder; "
+    "sys.argv[0] = 'flask'; flask.cli.main()"
+)
+
+
+def _flask_in(instance: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "SIGNING_KEY_FILE")}
+    env.pop("DATABASE_URL", None)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            FLASK_IN_INSTANCE,
+            str(instance),
+            "--app",
+            "sota_casino.wsgi",
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_a_command_that_only_prints_makes_no_file_and_the_keys_are_made_when_first_needed(
+    tmp_path: Path,
+) -> None:
+    """On a fresh checkout (no secret, key or database set), `--help` and the commands that
+    only print make nothing (they made the instance's secret and signing key); the keys are
+    made when first needed: the signing key by a command that signs (or `keys show`, as the
+    README says), both on the first request served."""
+    instance = tmp_path / "instance"
+    for args in (["--help"], ["routes"], ["db", "--help"], ["odds"]):
+        done = _flask_in(instance, *args)
+        assert done.returncode == 0, done.stderr
+        assert not instance.exists(), f"{args} made {sorted(instance.iterdir())}"
+    never = _flask_in(instance, "ledger", "check")  # before the first upgrade: said so
+    assert never.returncode == 1 and "flask db upgrade" in never.stderr, never.stderr
+    assert _flask_in(instance, "db", "upgrade").returncode == 0
+    assert (instance / "sota_casino.db").exists() and _keys_in(instance) == []
+    assert _flask_in(instance, "ledger", "check").returncode == 0
+    assert _keys_in(instance) == []
+    shown = _flask_in(instance, "keys", "show")
+    assert shown.returncode == 0, shown.stderr
+    assert _keys_in(instance) == ["signing_key.pem"]
+    key = (instance / "signing_key.pem").read_bytes()
+    assert (instance / "signing_key.pem").stat().st_mode & 0o777 == 0o600
+    assert _flask_in(instance, "keys", "show").stdout == shown.stdout  # the same key, read
+
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "SIGNING_KEY_FILE")}
+    env.pop("DATABASE_URL", None)
+    command = [sys.executable, "-c", FLASK_IN_INSTANCE, str(instance), "--app"]
+    command += ["sota_casino.wsgi", "run", "--port", str(port)]
+    server = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
+                    cookie = answer.headers.get("Set-Cookie") or ""
+                    break
+            except OSError:
+                assert server.poll() is None, "the server stopped"
+                assert time.monotonic() < deadline, "the server did not answer in 30 s"
+                time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert "session=" in cookie  # signed with the secret made for it
+    assert _keys_in(instance) == ["secret_key", "signing_key.pem"]
+    assert (instance / "secret_key").stat().st_mode & 0o777 == 0o600
+    assert (instance / "signing_key.pem").read_bytes() == key
+
+
+def _keys_in(instance: Path) -> list[str]:
+    """The files of ``instance`` but the database's (its file, WAL and write gate)."""
+    return sorted(p.name for p in instance.iterdir() if not p.name.startswith("sota_casino.db"))

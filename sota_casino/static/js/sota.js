@@ -64,8 +64,31 @@
     return trick.steps || [trick.laid.map((cards) => cards.length)];
   }
 
-  /* `dealtHere`: the game was dealt in the page just now, and its result is shown at its end. */
-  function setup(dealtHere) {
+  /* The results the header holds back, by game id (the sweets each holds back), kept in the
+   * browser until a replay shows them: so a game reloaded, or opened again from the history,
+   * before its replay reached the end still holds its result back. */
+  const HELD = "sota-held-results";
+  const HELD_KEPT = 20; // the newest kept: a game never replayed to its end is dropped in time
+
+  function heldResults() {
+    try {
+      const held = JSON.parse(window.localStorage.getItem(HELD) || "{}");
+      return held && typeof held === "object" ? held : {};
+    } catch (error) {
+      return {};
+    }
+  }
+
+  function keepHeld(held) {
+    const ids = Object.keys(held).sort((a, b) => Number(a) - Number(b)).slice(-HELD_KEPT);
+    try {
+      window.localStorage.setItem(HELD, JSON.stringify(Object.fromEntries(ids.map((id) => [id, held[id]]))));
+    } catch (error) { /* not kept: a reload then shows the balance after the game */ }
+  }
+
+  /* `dealtHere`: the game was dealt in the page just now, and its result is shown at its end;
+   * `carried`: the sweets the game it replaced still held back (dealt again before its end). */
+  function setup(dealtHere, carried = 0) {
     const data = $("game-data");
     if (!data) return;
     for (const part of document.querySelectorAll("[data-replay]")) part.hidden = false;
@@ -106,10 +129,18 @@
     let timer = null;
     /* A game dealt in the page is settled at once, and the ledger's balance in the header (the
      * game's page, fetched) holds its result: until the replay reaches its end, the header
-     * shows the balance as the stake left it, the payout held back. The result's banner then
-     * says the new balance (the header is no live region: a screen reader hears it once). A
-     * game reloaded or opened by its address shows the ledger's balance: its result is known. */
-    let heldBack = dealtHere && game.status === "settled" ? game.payout : 0;
+     * shows the balance as the stake left it, the payout held back, and the payout of a game
+     * dealt again before its own end too. The result's banner then says the new balance (the
+     * header is no live region: a screen reader hears it once). A game reloaded or opened by
+     * its address holds back what it held until a replay of it reached the end (HELD); once
+     * its result was shown, it shows the ledger's balance. */
+    const held = heldResults();
+    let heldBack = 0;
+    if (game.status === "settled") heldBack = dealtHere ? game.payout + carried : Number(held[game.id]) || 0;
+    if (dealtHere && heldBack) {
+      held[game.id] = heldBack;
+      keepHeld(held);
+    }
 
     function showBalance() {
       for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets - heldBack);
@@ -185,6 +216,9 @@
       if (atEnd && heldBack) {
         heldBack = 0;
         showBalance();
+        const shown = heldResults();
+        delete shown[game.id];
+        keepHeld(shown);
       }
       const result = $("game-result");
       if (result) result.hidden = !atEnd;
@@ -540,7 +574,8 @@
       render();
     }
     showTheSeats();
-    window.SotaReplay = { go, play, pause, frames: () => frames.length, position: () => position };
+    window.SotaReplay = { go, play, pause, frames: () => frames.length, position: () => position,
+      game: () => game.id, held: () => heldBack };
   }
 
   // --- A new game in the page ----------------------------------------------------------------
@@ -588,8 +623,17 @@
       try {
         window.SotaRecords.recordBet({ round_id: game.id, seed_pair_id: game.seed_pair_id, nonce: game.nonce, ...sent });
       } catch (error) { /* not recorded */ }
+      // Dealt again before the replay on screen reached its end: what it held back, it still
+      // holds back, with the new game's payout (its replay's end shows both).
+      const replaced = window.SotaReplay;
+      const carried = replaced ? replaced.held() : 0;
+      if (carried) {
+        const held = heldResults();
+        delete held[replaced.game()];
+        keepHeld(held);
+      }
       try {
-        await show(game.id);
+        await show(game.id, carried);
       } catch (failure) {
         window.location.assign("/sota/games/" + game.id); // dealt: never sent again
       }
@@ -615,7 +659,7 @@
   }
 
   /* Replace the page's content with the game's view (header balances included) and replay it. */
-  async function show(id) {
+  async function show(id, carried) {
     const url = "/sota/games/" + id;
     const response = await fetch(url, { credentials: "same-origin" });
     if (!response.ok) {
@@ -630,7 +674,7 @@
     document.title = page.title;
     window.history.pushState({ sotaGame: id }, "", url);
     window.scrollTo(0, 0);
-    setup(true);
+    setup(true, carried);
     const play = $("play-pause");
     if (play) play.focus({ preventScroll: true });
   }
