@@ -482,7 +482,13 @@ def script_translations() -> Markup:
     the form of each count below 100 and ``plural_other`` the form of larger ones.
     ``sota_winners`` is each Sota winner's sentence (:func:`.winner_words.winners`).
     """
-    books = catalogue(select_locale())
+    return _script_translations(select_locale(), catalogue(select_locale()))
+
+
+@functools.lru_cache(maxsize=16)
+def _script_translations(locale: str, books: NullTranslations) -> Markup:
+    """:func:`script_translations` of ``books``, made once: every page carries them, and making
+    them took a page a millisecond or two."""
     form_of = _plural_function(books)
     examples: dict[int, int] = {}
     for n in (*range(100), 1_000_000):
@@ -497,11 +503,11 @@ def script_translations() -> Markup:
                 books.ngettext(singular, plural, examples[form]) for form in sorted(examples)
             ]
     payload = {
-        "locale": select_locale(),
+        "locale": locale,
         "messages": messages,
         "plural": [form_of(n) for n in range(100)],
         "plural_other": form_of(101),
-        "datetime": datetime_pattern(select_locale()),
+        "datetime": datetime_pattern(locale),
         "sota_winners": winners(books),
     }
     text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
