@@ -938,6 +938,16 @@ def twin_checkpoints(first: Mapping[str, Any], second: Mapping[str, Any]) -> str
     )
 
 
+def twin_entries(seq: object, first: object, second: object) -> str:
+    """Why two entries of one ``seq``, each proved into a checkpoint the trusted keys signed,
+    that differ (``first`` and ``second``, their hashes) fail: a log holds one entry at each
+    place, so the checkpoints proving them are of two logs, a fork."""
+    return (
+        f"two entries at seq {seq} of the signed log differ: hash {first}, hash {second}, each "
+        "proved into a checkpoint the trusted key signed: the log was forked"
+    )
+
+
 def backdated_checkpoints(checkpoints: Iterable[Mapping[str, Any]]) -> list[str]:
     """Why each of ``checkpoints`` (well-formed documents whose signatures the caller checked)
     dated before one over fewer entries fails: the service signs a checkpoint over the whole log

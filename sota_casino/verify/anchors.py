@@ -35,6 +35,7 @@ from .report import FAIL
 from .report import PENDING
 from .report import Finding
 from .report import Row
+from .report import SignedLog
 from .report import short
 
 LOG: Final = "log"
@@ -129,6 +130,7 @@ class _Anchors:
         self.decisions: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
         self.problems: dict[tuple[str, Any], list[str]] = defaultdict(list)
         self.pending: dict[tuple[str, Any], str] = {}
+        self.proven: list[Mapping[str, Any]] = []  # the entries whose anchors hold
         listed = bundle.get("anchors")
         for anchor in listed if isinstance(listed, list) else []:
             self._add(anchor)
@@ -165,6 +167,8 @@ class _Anchors:
             )
             return
         problem = anchors.proof_problem(anchor, checkpoint)
+        if problem is None:
+            self.proven.append(anchor["entry"])
         if problem is not None:
             self.problems[place].append(f"its {kind} anchor does not hold: {problem}")
         elif kind == "commitment":
@@ -195,6 +199,7 @@ def check_anchors(
     dict[Any, int],
     dict[Any, tuple[int, ...]],
     dict[Any, int],
+    SignedLog,
 ]:
     """Check the bundle's anchors against its documents.
 
@@ -212,8 +217,9 @@ def check_anchors(
         ``log`` findings added, the seq of each round's settlement entry that its anchor
         proves into a signed checkpoint (by round id): where the log took the settlement, and
         the seqs of each round's decision and move entries so proved, in the log's order (by
-        round id): where the log took each of the player's actions, and the seq of each
-        round's bet entry so proved (by round id): where the log took its bet.
+        round id): where the log took each of the player's actions, the seq of each
+        round's bet entry so proved (by round id): where the log took its bet, and what the
+        bundle shows of the log (its signed checkpoints and the entries proved into them).
         Every document must be anchored or listed as pending; a bundle without an ``anchors``
         list fails (:data:`UNANCHORED`), its ``pending_anchors`` disregarded, and so does one
         whose list is empty with nothing pending.
@@ -258,7 +264,8 @@ def check_anchors(
         for round_id, decisions in found.decisions.items()
     }
     bet_seqs = {round_id: a["leaf_index"] + 1 for round_id, a in found.bets.items()}
-    return checked, new_rows, found.findings, settled, acted, bet_seqs
+    shown = SignedLog(tuple(found.signed), tuple(found.proven))
+    return checked, new_rows, found.findings, settled, acted, bet_seqs, shown
 
 
 def _document_row(

@@ -62,6 +62,7 @@ from .runner import SignedDocument
 from .runner import signed_documents
 from .runner import verify_bundle
 from .runner import with_equivocations
+from .runner import with_forked_logs
 from .trust import DEFAULT_KNOWN_KEYS
 from .trust import KeyProblem
 from .trust import KnownKeys
@@ -232,7 +233,9 @@ def _bundle_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             # Kept small (names and hashes), not the bundles: compared once all are read.
             signed.append(signed_documents(bundle, report) if compared else [])
     reports = choice.save(
-        with_equivocations(reports, signed, records.verified if records is not None else None)
+        with_forked_logs(
+            with_equivocations(reports, signed, records.verified if records is not None else None)
+        )
     )
     # Records name rounds by integer ids: a receipt's id of another kind (failed) holds none.
     held = {

@@ -4,8 +4,10 @@ their text and JSON forms."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 from typing import Final
 from typing import NamedTuple
@@ -164,6 +166,16 @@ class Row(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class SignedLog:
+    """What a bundle shows of the casino's log, as the trusted keys prove it: its checkpoints
+    signed by one of them, and the entries its anchors prove into those (compared across the
+    bundles given together: one log has one checkpoint a size and one entry a seq)."""
+
+    checkpoints: tuple[Mapping[str, Any], ...] = ()
+    entries: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Everything found in one bundle."""
 
@@ -177,6 +189,7 @@ class Report:
     bundle_findings: tuple[Finding, ...]
     trust: str = TRUST_PINNED
     trust_note: str = ""  # what the reader must know about the key, in a sentence or two
+    log: SignedLog = field(default_factory=SignedLog)
 
     @property
     def unpinned(self) -> bool:

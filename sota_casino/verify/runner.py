@@ -17,6 +17,7 @@ from typing import Any
 from typing import Final
 from typing import TypedDict
 
+from ..core import anchors
 from ..core.fairness import canonical_json
 from ..core.fairness import weak_key_problem
 from .anchors import check_anchors
@@ -45,6 +46,7 @@ from .report import UNPINNED_MEANING
 from .report import Finding
 from .report import Report
 from .report import Row
+from .report import SignedLog
 from .report import short
 from .trust import describe_chain
 from .trust import forked_key_changes
@@ -140,7 +142,7 @@ def verify_bundle(
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
     receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
-    documents, rows, logged, settled, acted, bets = check_anchors(
+    documents, rows, logged, settled, acted, bets, shown = check_anchors(
         bundle,
         log_keys,
         (commitment_doc, reveal_doc),
@@ -176,6 +178,7 @@ def verify_bundle(
         bundle_findings=tuple(findings),
         trust=trust,
         trust_note=note,
+        log=shown,
     )
 
 
@@ -406,3 +409,61 @@ def _with_extra(
     return tuple(
         row.with_findings(list(extra.get((name, i), {}).values())) for i, row in enumerate(rows)
     )
+
+
+def with_forked_logs(reports: Sequence[Report]) -> list[Report]:
+    """Fail every bundle whose signed log another bundle given with it contradicts: the service
+    signs one checkpoint a size, never one over more entries dated before one over fewer, and
+    its log holds one entry at each seq. Two bundles each anchored in a log of its own pass
+    alone (a split view: each player, or each of a player's pairs, shown another history);
+    together, their checkpoints or entries are the casino's own signed proof of it. Only the
+    bundles checked against one service's keys are compared: all of them under a trusted key,
+    and unpinned ones by the key each carries."""
+
+    def service(report: Report) -> str:
+        return report.public_key_hex if report.unpinned else ""
+
+    compared = []
+    for report in reports:
+        others = [o for o in reports if o is not report and service(o) == service(report)]
+        found = [
+            Finding("bundle", "log", FAIL, f"{message} ({report.source}; {other.source})")
+            for other in others
+            for message in _contradictions(report.log, other.log)
+        ]
+        compared.append(
+            dataclasses.replace(report, bundle_findings=(*report.bundle_findings, *found))
+            if found
+            else report
+        )
+    return compared
+
+
+def _contradictions(mine: SignedLog, theirs: SignedLog) -> list[str]:
+    """How the log ``theirs`` shows contradicts the log ``mine`` shows (``core.anchors``:
+    :func:`~..core.anchors.twin_checkpoints`, :func:`~..core.anchors.backdated_checkpoints`,
+    :func:`~..core.anchors.twin_entries`, the first seq where they part), each once, the rule's
+    own findings within either bundle left to that bundle."""
+    found: list[str] = []
+    by_size = {doc["size"]: doc for doc in theirs.checkpoints}
+    for doc in mine.checkpoints:
+        twin = by_size.get(doc["size"])
+        if twin is not None and (twin["root"], twin["time"]) != (doc["root"], doc["time"]):
+            found.append(anchors.twin_checkpoints(doc, twin))
+    alone = {
+        *anchors.backdated_checkpoints(mine.checkpoints),
+        *anchors.backdated_checkpoints(theirs.checkpoints),
+    }
+    found += [
+        message
+        for message in anchors.backdated_checkpoints([*mine.checkpoints, *theirs.checkpoints])
+        if message not in alone
+    ]
+    hashes = {entry["seq"]: entry["hash"] for entry in theirs.entries}
+    forked = [
+        entry for entry in mine.entries if hashes.get(entry["seq"], entry["hash"]) != entry["hash"]
+    ]
+    if forked:  # the first place the two logs part is named, as the log's own check names it
+        first = min(forked, key=lambda entry: int(entry["seq"]))
+        found.append(anchors.twin_entries(first["seq"], first["hash"], hashes[first["seq"]]))
+    return list(dict.fromkeys(found))

@@ -8,6 +8,7 @@ player without a verdict.
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import json
 import re
@@ -455,6 +456,67 @@ def test_both_verifiers_fail_a_document_anchored_by_an_entry_the_log_refuses(
         "the commitment: its anchor does not hold: the anchor's entry is not a whole audit "
         "entry: it has a seq that is not an integer"
     )
+
+
+def browser_bytes(value: Any) -> bytes:
+    """What a browser's ``JSON.stringify`` makes of ``value`` once its keys are sorted: the
+    canonical text, but a lone surrogate written as the six characters ``\\udXXX``, where
+    the scheme's canonical JSON has no bytes at all."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace")
+
+
+def lone_surrogate_forgeries(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """GOOD forged twice with a lone surrogate where no check reads it: in a member of the
+    commitment's entry, which is hashed, and in a member of a receipt, which is signed and
+    hashed into its settlement entry; each signed and hashed over the bytes a browser writes."""
+    with monkeypatch.context() as patched:
+        patched.setattr(bundles, "canonical_json", browser_bytes)
+        patched.setattr(
+            anchors, "receipt_hash", lambda doc: hashlib.sha256(browser_bytes(doc)).hexdigest()
+        )
+
+        def odd_status(logged: bundles.Logged) -> bundles.Logged:
+            return [
+                (of, {**e, "data": {**e["data"], "status": "\ud800"}})
+                if of["kind"] == "commitment"
+                else (of, e)
+                for of, e in logged
+            ]
+
+        in_entry = bundles.anchored(GOOD, PAIR.key, logged_as=odd_status)
+        rounds = list(GOOD["rounds"])
+        doc = {**rounds[2]["document"], "note": "\udc00"}
+        rounds[2] = {"document": doc, "signature": PAIR.key.sign(browser_bytes(doc)).hex()}
+        in_receipt = bundles.anchored({**GOOD, "rounds": rounds}, PAIR.key)
+    return [in_entry, in_receipt]
+
+
+#: As CHECK, the bundle sent as JSON text (a lone surrogate would not cross the pipe).
+CHECK_TEXT = (
+    "async ([text, key]) => (await window.SotaVerify.verifyBundle(JSON.parse(text), "
+    "{trustedKey: key, records: null})).problems.join(' | ')"
+)
+
+
+def test_both_verifiers_fail_an_entry_or_a_document_holding_a_lone_surrogate(
+    tab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone surrogate has no UTF-8 bytes, so no canonical bytes: the offline verifier could
+    neither hash the entry nor check the signature, while the page hashed and checked the six
+    characters ``\\ud800`` that JSON.stringify writes for it, and passed the bundle a casino
+    hashed and signed that way. Both refuse it now."""
+    sign_up(tab, "lone-surrogate")
+    fairness_page(tab)
+    in_entry, in_receipt = lone_surrogate_forgeries(monkeypatch)
+    assert not offline_passes(tmp_path, in_entry)
+    assert not offline_passes(tmp_path, in_receipt)
+    assert tab.evaluate(CHECK_TEXT, [json.dumps(in_entry), KEY_HEX]) == (
+        "the commitment: its anchor does not hold: the entry's hash does not match its contents"
+    )
+    said = tab.evaluate(CHECK_TEXT, [json.dumps(in_receipt), KEY_HEX])
+    assert "round 102 (nonce 2): signature failed" in said, said
+    assert "round 102: the log recorded another receipt for this round" in said, said
 
 
 def test_both_verifiers_fail_a_key_registration_not_yet_anchored_that_the_log_refuses(

@@ -371,6 +371,43 @@ def anchored(
     return made
 
 
+def anchored_together(
+    made: Sequence[Doc], key: Ed25519PrivateKey = KEY, checkpoint_at: str = CHECKPOINT_AT
+) -> list[Doc]:
+    """Return the bundles ``made`` (of several pairs) as one service serves them: every
+    document of each, pair after pair, in one audit log, one checkpoint over it signed by
+    ``key``, and each bundle anchoring its own documents into it. (:func:`anchored` gives each
+    bundle a log of its own: bundles anchored so apart are of two logs, a fork.)"""
+    logged = [
+        (i, of, entry) for i, bundle in enumerate(made) for of, entry in logged_entries(bundle)
+    ]
+    entries = _linked({"seq": seq, **entry} for seq, (_, _, entry) in enumerate(logged, start=1))
+    tree = audit_chain.entries_tree(entries)
+    size = len(entries)
+    checkpoint = signed(
+        key, audit_chain.checkpoint_document(size, tree.root(size).hex(), checkpoint_at)
+    )
+    return [
+        {
+            **bundle,
+            "anchors": [
+                {
+                    "of": of,
+                    "entry": entry,
+                    "leaf_index": entry["seq"] - 1,
+                    "checkpoint_size": size,
+                    "proof": [node.hex() for node in tree.inclusion_proof(entry["seq"] - 1, size)],
+                }
+                for (j, of, _), entry in zip(logged, entries, strict=True)
+                if j == i
+            ],
+            "checkpoints": [checkpoint],
+            "pending_anchors": [],
+        }
+        for i, bundle in enumerate(made)
+    ]
+
+
 def _linked(entries: Iterable[Doc]) -> list[Doc]:
     """``audit_chain.link_entries``, also of entries a forger wrote without one of their fields
     (``time``, ``actor``, ...): each hashed over the fields it has, as a forger would."""

@@ -306,6 +306,44 @@ def test_two_bundles_signing_two_documents_for_one_pair_or_round_fail_naming_bot
     assert _run(unrevealed, first, "--public-key", KEY_HEX)[0] == 0
 
 
+def _pair_13(rounds: int) -> dict[str, Any]:
+    """A bundle of the player's next pair (its rounds 200 and up, dealt as GOOD's), not yet
+    anchored."""
+    pair = bundles.Pair(seed_pair_id=13)
+    made = bundles.bundle(rounds, pair=pair)
+    made["rounds"] = [
+        bundles.resign(pair, envelope, round_id=200 + i)
+        for i, envelope in enumerate(made["rounds"])
+    ]
+    return made
+
+
+def test_two_bundles_anchored_in_two_logs_fail_naming_where_the_logs_part(tmp_path: Path) -> None:
+    """A casino that shows each of its bundles a log of its own (a split view: two players, or
+    two of one player's pairs, shown two histories) passes each bundle alone, its log whole; given
+    together, two signed checkpoints over the same entries that differ, or two entries at one
+    seq, are its own signed proof of the fork, as they are within one bundle."""
+    pair_12 = bundles.bundle(6, pair=PAIR)
+    size = pair_12["checkpoints"][0]["document"]["size"]
+    for rounds, said in (
+        (6, f"two signed checkpoints over {size} entries differ: root "),
+        (3, "two entries at seq 1 of the signed log differ: hash "),
+    ):
+        split = bundles.anchored(_pair_13(rounds), PAIR.key)  # a log of its own
+        first, second = _write(tmp_path, "b1.json", pair_12), _write(tmp_path, "b2.json", split)
+        assert _run(second, "--public-key", KEY_HEX)[0] == 0  # alone, it passes
+        code, out, _ = _run(first, second, "--public-key", KEY_HEX, "-q")
+        assert code == 1, out
+        for here, there in ((first, second), (second, first)):
+            assert f"({here}; {there})" in out, out
+        assert f"bundle: log: {said}" in out, out
+        assert "Result: FAILED: 2 of 2 bundle(s) do not verify" in out
+        # Served by one log, the two bundles agree.
+        together = bundles.anchored_together([pair_12, _pair_13(rounds)], PAIR.key)
+        paths = [_write(tmp_path, f"t{i}.json", b) for i, b in enumerate(together)]
+        assert _run(*paths, "--public-key", KEY_HEX)[0] == 0
+
+
 def test_a_key_change_in_bundles_that_contradict_each_other_leaves_the_known_keys_file(
     tmp_path: Path,
 ) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import bundles
 from test_verify_cli import GOOD
 from test_verify_cli import KEY_HEX
+from test_verify_cli import PAIR
 from test_verify_cli import _run
 from test_verify_cli import _write
 
@@ -57,7 +58,7 @@ def _other_pair_bundle() -> dict[str, Any]:
         bundles.resign(pair, envelope, round_id=200 + i)
         for i, envelope in enumerate(made["rounds"])
     ]
-    return bundles.anchored(made, pair.key)
+    return made
 
 
 def test_a_left_out_round_recorded_with_its_pair_fails(tmp_path: Path) -> None:
@@ -106,8 +107,11 @@ def test_rounds_recorded_with_no_pair_are_placed_in_whichever_bundle_given_holds
     tmp_path: Path,
 ) -> None:
     records = _write(tmp_path, "records.json", _records((101, None, "war"), (201, None, "war")))
-    good = _write(tmp_path, "good.json", GOOD)
-    other = _write(tmp_path, "other.json", _other_pair_bundle())
+    # Anchored in one log, as the service serves two pairs' bundles: two logs would be a fork.
+    both = bundles.anchored_together([GOOD, _other_pair_bundle()], PAIR.key)
+    good, other = (
+        _write(tmp_path, name, b) for name, b in zip(("good.json", "other.json"), both, strict=True)
+    )
     code, out, _ = _run(good, other, "--records", records, "--json")
     assert code == 0 and json.loads(out)["unplaced_rounds"] == []
     code, out, _ = _run(good, "--records", records, "--json")

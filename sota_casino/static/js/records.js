@@ -307,6 +307,26 @@
     return JSON.stringify(value);
   }
 
+  /* A lone surrogate (U+D800–U+DFFF not in a pair), which UTF-8 cannot encode. */
+  const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+  /* Whether no string of `value` (keys included, at any depth) holds a lone surrogate. */
+  function wellFormed(value) {
+    if (typeof value === "string") return !LONE_SURROGATE.test(value);
+    if (Array.isArray(value)) return value.every(wellFormed);
+    if (value !== null && typeof value === "object") return Object.keys(value).every((k) => wellFormed(k) && wellFormed(value[k]));
+    return true;
+  }
+
+  /* The canonical bytes of `value`, what is signed and hashed (docs/fairness.md, "Canonical JSON
+   * and signatures"). A string holding a lone surrogate has none: JSON.stringify would write it
+   * as the six characters \udXXX, which Python's canonical_json refuses to encode, so a document
+   * or an audit entry holding one is signed or hashed by no bytes of the scheme. Throws then. */
+  function canonicalBytes(value) {
+    if (!wellFormed(value)) throw new Error("a lone surrogate has no canonical bytes");
+    return new TextEncoder().encode(canonical(value));
+  }
+
   // ---- the pinned key ----------------------------------------------------------------------
 
   function pinnedKey() {
@@ -908,7 +928,7 @@
 
   /* The offline verifier's digest of a document: sha256(canonical_json(document)), in hex. */
   async function documentDigest(doc) {
-    const digest = await window.crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical(doc)));
+    const digest = await window.crypto.subtle.digest("SHA-256", canonicalBytes(doc));
     return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
@@ -1271,7 +1291,7 @@
 
   window.SotaRecords = {
     pinnedKey, pinFirstSeen, acceptKey, weakKeyProblem, weakKeyRefusal, verifyingKey, signedKeyChange, refusedKeyChanges, signedChanges, handedOn, handedOnTwice, oneSuccessors, loopsOf, successorChain, followChain, keyChecked: () => keyChecked, recordCommitment, recordAction, recordRotation, recordBet, keepPendingBet, exportDocument, compareBundle,
-    compareVerified, canonical,
+    compareVerified, canonical, canonicalBytes,
     // Where this page keeps the player's records and those of no player: the localStorage names.
     stores: { mine: MINE, unplaced: UNPLACED_STORES },
   };

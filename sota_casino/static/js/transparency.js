@@ -43,7 +43,6 @@
    * through its lock, every other tab's) silent, so no answer in time is a withheld proof. */
   const PROOF_WAIT_SECONDS = 10;
   const subtle = window.crypto && window.crypto.subtle;
-  const encoder = new TextEncoder();
   const DECISION_ACTIONS = { casino_war: "round.decision", sota: "round.move" };
   const DECISION_FIELDS = { "round.decision": "choice", "round.move": "cards" };
   const SETTLEMENT_FIELDS = ["receipt", "game", "payout"];
@@ -241,7 +240,7 @@
   async function signedBy(key, signed) {
     if (key === null) return false;
     try {
-      const data = encoder.encode(canonical(signed.document));
+      const data = window.SotaRecords.canonicalBytes(signed.document);
       return await subtle.verify({ name: "Ed25519" }, key, hexToBytes(signed.signature), data);
     } catch (error) {
       return false;
@@ -476,7 +475,13 @@
   async function entryHash(entry) {
     const fields = {};
     for (const name of ENTRY_KEYS) fields[name] = entry[name];
-    return bytesToHex(await sha256(join(hexToBytes(entry.prev_hash), encoder.encode(canonical(fields)))));
+    let body;
+    try {
+      body = window.SotaRecords.canonicalBytes(fields);
+    } catch (error) {
+      return null; // no bytes of the scheme: the entry hashes to nothing it can show
+    }
+    return bytesToHex(await sha256(join(hexToBytes(entry.prev_hash), body)));
   }
 
   const isObject = (value) => Boolean(value) && typeof value === "object" && !Array.isArray(value);
@@ -526,7 +531,13 @@
     if (settlement.action !== "round.settled" || settlement.subject !== ["round", receipt.round_id].join(":")) return gettext("its settlement entry is of another round");
     // An entry that leaves out the receipt's hash, game or payout anchors no receipt at all.
     if (!SETTLEMENT_FIELDS.every((name) => name in data)) return gettext("its settlement entry does not name the receipt's hash, game and payout");
-    if (data.receipt !== bytesToHex(await sha256(encoder.encode(canonical(receipt))))) {
+    let hashed = null;
+    try {
+      hashed = bytesToHex(await sha256(window.SotaRecords.canonicalBytes(receipt)));
+    } catch (error) {
+      // A receipt with no canonical bytes is named by no entry's hash.
+    }
+    if (data.receipt !== hashed) {
       return gettext("the log recorded another receipt for this round: the receipt was rewritten");
     }
     if (data.game !== receipt.game) {

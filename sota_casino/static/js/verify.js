@@ -61,7 +61,8 @@
   async function signatureValid(key, signed) {
     if (key === null) return false;
     try {
-      const data = encoder.encode(canonicalJson(signed.document));
+      canonicalJson(signed.document); // a number that is not a safe integer throws here
+      const data = window.SotaRecords.canonicalBytes(signed.document);
       return await subtle.verify({ name: "Ed25519" }, key, hexToBytes(signed.signature), data);
     } catch (error) {
       return false;
@@ -273,7 +274,13 @@
     const fields = {};
     for (const name of ENTRY_FIELDS) fields[name] = entry[name];
     const prev = hexToBytes(entry.prev_hash);
-    const body = encoder.encode(canonicalJson(fields));
+    let body;
+    try {
+      canonicalJson(fields); // a number that is not a safe integer throws here
+      body = window.SotaRecords.canonicalBytes(fields);
+    } catch (error) {
+      return false; // no bytes of the scheme: it hashes to nothing it can show
+    }
     const joined = new Uint8Array(prev.length + body.length);
     joined.set(prev);
     joined.set(body, prev.length);
