@@ -32,6 +32,7 @@ from .core.casino_war import TableRules
 from .core.errors import CasinoError
 from .core.fairness import format_time
 from .db import new_session
+from .instance import instance_database
 from .services import tx
 
 #: The exit status of a command the database could not serve: sysexits.h's EX_TEMPFAIL, "try
@@ -73,10 +74,8 @@ def _alembic_refusals() -> Iterator[None]:
 @with_appcontext
 def db_upgrade(revision: str) -> None:
     """Migrate the database up to REVISION (default: the newest)."""
-    from .factory import instance_database
-
     url = current_app.config["DATABASE_URL"]
-    if url == f"sqlite:///{instance_database(current_app)}":
+    if url == f"sqlite:///{instance_database(current_app.instance_path)}":
         Path(current_app.instance_path).mkdir(parents=True, exist_ok=True)  # first made here
     with _alembic_refusals():
         migrate.upgrade(current_app.config["DATABASE_URL"], revision)

@@ -11,6 +11,7 @@ from typing import Any
 from flask import Flask
 
 from . import config
+from .instance import instance_database
 from .instance import read_or_create
 from .locations import STATIC
 from .locations import TEMPLATES
@@ -117,7 +118,7 @@ def _configured(test_config: Mapping[str, Any] | None) -> Flask:
     app.config.from_mapping(config.defaults())
     app.config.update(config.from_environment() if test_config is None else test_config)
     if not app.config["DATABASE_URL"]:
-        app.config["DATABASE_URL"] = f"sqlite:///{instance_database(app)}"
+        app.config["DATABASE_URL"] = f"sqlite:///{instance_database(app.instance_path)}"
     if not app.config["SECRET_KEY"] and _secret_file(app).exists():
         app.config["SECRET_KEY"] = _instance_secret(_secret_file(app))
     # Else None until make_instance_keys, which the first request or a signing command calls:
@@ -134,11 +135,6 @@ def app_from_environment() -> Flask:
         return create_app()
     except config.SettingsError as error:
         raise SystemExit(f"Error: {error}") from None
-
-
-def instance_database(app: Flask) -> Path:
-    """The SQLite file of the instance folder, the database when ``DATABASE_URL`` is unset."""
-    return Path(app.instance_path) / "sota_casino.db"
 
 
 def _secret_file(app: Flask) -> Path:

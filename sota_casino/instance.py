@@ -10,6 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def instance_database(instance_path: str) -> Path:
+    """The SQLite file of the instance folder, the database when ``DATABASE_URL`` is unset."""
+    return Path(instance_path) / "sota_casino.db"
+
+
 def read_or_create(path: Path, make: Callable[[], bytes]) -> bytes:
     """Return the bytes of ``path``, creating it (mode 0600) with ``make()`` if it is missing.
 

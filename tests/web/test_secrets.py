@@ -98,10 +98,18 @@ def ids_of(app: Flask, alice: FlaskClient) -> dict[str, list[Any]]:
     }
 
 
+#: What each route is asked with: plainly, for a long page, and for each kind of download.
+QUERIES = ("", "?limit=500", "?download=1", "?format=csv", "?format=jsonl")
+
+
 def crawl(
     app: Flask, visitors: list[tuple[FlaskClient, dict[str, str]]], ids: dict[str, Any]
 ) -> int:
-    """GET every route with every sample id, as each visitor; return how many were asked."""
+    """GET every route with every sample id, as each visitor; return how many were asked.
+
+    The query strings that ask a route for a download or a long page go with its first sample
+    of each id, and every name: its other ids show other rows of the same answer (they number
+    dozens, every entry of the log among them), where a name (a list, a table) is another answer."""
     asked = 0
     for rule in app.url_map.iter_rules():
         if "GET" not in (rule.methods or set()) or rule.endpoint == "static":
@@ -112,9 +120,10 @@ def crawl(
         combos = [dict(zip(names, combo, strict=True)) for combo in _product(values)]
         for args in combos:
             url = rule.build(args, append_unknown=False)[1]
+            first_ids = all(v == ids[k][0] for k, v in args.items() if isinstance(v, int))
             for client, headers in visitors:
                 # The console's downloads answer only when asked for a format.
-                for query in ("", "?limit=500", "?download=1", "?format=csv", "?format=jsonl"):
+                for query in QUERIES if first_ids else QUERIES[:1]:
                     client.get(url + query, headers=headers).close()
                     asked += 1
     return asked
