@@ -927,6 +927,29 @@ def bound_problem(
     return None if fetched_at is None else pending_when_fetched(dated_at, fetched_at, by)
 
 
+#: The kinds of anchored document whose entry the service logs once, and the action of each.
+LOGGED_ONCE: Final = {
+    "commitment": COMMITMENT_ACTION,
+    "reveal": REVEAL_ACTION,
+    "bet": BET_ACTION,
+    "settlement": SETTLEMENT_ACTION,
+}
+
+
+def anchored_twice(kind: str, first: int, second: int) -> str:
+    """Why a bundle whose anchors prove two different entries (at leaves ``first`` and
+    ``second``) for one document of ``kind`` (a key of :data:`LOGGED_ONCE`) fails: the service
+    logs each of them once, so two are the casino's own proof that it committed, revealed, bet
+    or settled it twice (a round settled again with another payout), whichever of them the
+    bundle's documents agree with."""
+    low, high = sorted((first, second))
+    meaning = ONCE[LOGGED_ONCE[kind]]
+    return (
+        f"two {kind} entries are anchored, at leaf {low} and at leaf {high}: the service logs "
+        f"one, so {meaning}"
+    )
+
+
 def twin_checkpoints(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
     """Why two signed checkpoints over the same entries that differ (in root or time) fail: the
     service signs one checkpoint a size, so one of them forks or back-dates the log."""

@@ -171,16 +171,24 @@ class _Anchors:
             self.proven.append(anchor["entry"])
         if problem is not None:
             self.problems[place].append(f"its {kind} anchor does not hold: {problem}")
-        elif kind == "commitment":
-            self.commitment = anchor
-        elif kind == "reveal":
-            self.reveal = anchor
-        elif kind == "bet":
-            self.bets[place[1]] = anchor
-        elif kind == "settlement":
-            self.settlements[place[1]] = anchor
+        elif isinstance(kind, str) and kind in anchors.LOGGED_ONCE:
+            self._once(kind, place, anchor)
         elif kind == "decision":
             self.decisions[place[1]].append(anchor)
+
+    def _once(self, kind: str, place: tuple[str, Any], anchor: Mapping[str, Any]) -> None:
+        """Keep the proven anchor of a document the service logs once (the first listed); a
+        second that proves another entry for it is a problem of the document, naming both."""
+        by_round = self.bets if kind == "bet" else self.settlements
+        first = getattr(self, kind) if kind in ("commitment", "reveal") else by_round.get(place[1])
+        if first is not None:
+            if (_leaf(first), first["entry"]["hash"]) != (_leaf(anchor), anchor["entry"]["hash"]):
+                twice = anchors.anchored_twice(kind, _leaf(first), _leaf(anchor))
+                self.problems[place].append(twice)
+        elif kind in ("commitment", "reveal"):
+            setattr(self, kind, anchor)
+        else:
+            by_round[place[1]] = anchor
 
 
 def check_anchors(

@@ -26,6 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import bundles  # noqa: E402
 from test_anchor_json_types import UNLOGGABLE  # noqa: E402
 from test_anchor_json_types import logged_with  # noqa: E402
+from test_verify_anchored_twice import MEANING  # noqa: E402
+from test_verify_anchored_twice import ROUND_ID  # noqa: E402
+from test_verify_anchored_twice import logged_twice  # noqa: E402
 from test_verify_any_input import GONE  # noqa: E402
 from test_verify_any_input import places  # noqa: E402
 from test_verify_any_input import with_odd  # noqa: E402
@@ -204,6 +207,28 @@ def test_both_verifiers_fail_a_bet_logged_before_the_bet_of_a_lower_nonce(
         f"round {two} (nonce 2) at leaf {OUT_OF_ORDER_BETS[two]}: a pair's nonces are taken in "
         "order, each with its bet logged, so the nonces were dealt out of order"
     )
+
+
+def test_both_verifiers_fail_a_document_logged_twice_naming_both_leaves(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A round settled (or bet) twice, or a pair committed (or revealed) twice, both entries
+    anchored, the one the documents agree with listed last: both verifiers kept the last and
+    passed it. Both fail it now, naming both leaves alike."""
+    sign_up(tab, "logged-twice")
+    fairness_page(tab)
+    named = {"commitment": "the commitment", "reveal": "the reveal"}
+    for kind, meaning in MEANING.items():
+        bundle, first = logged_twice(kind)
+        said = (
+            f"two {kind} entries are anchored, at leaf {first} and at leaf {first + 1}: the "
+            f"service logs one, so {meaning}"
+        )
+        code, out = offline_says(tmp_path, bundle)
+        where = f"{kind} document" if kind in named else f"round {ROUND_ID} (nonce 2)"
+        assert code == 1 and f"{where}: log: {said}" in out, out
+        shown = tab.evaluate(CHECK, [bundle, KEY_HEX]).split(" | ")
+        assert f"{named.get(kind, f'round {ROUND_ID}')}: {said}" in shown, shown
 
 
 def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_first_ten(

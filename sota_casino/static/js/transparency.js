@@ -581,6 +581,17 @@
     return gettext("round %(round)s: its settlement anchor does not hold: %(problem)s", params);
   }
 
+  /* The service logs a pair's commitment and reveal once, and a round's bet and settlement once:
+   * two different entries anchored for one of them say it was committed, revealed, bet or settled
+   * twice (core/anchors.py, anchored_twice), naming both leaves. */
+  function anchoredTwice(of, first, second) {
+    const params = { round: of.round_id, first: Math.min(first, second), second: Math.max(first, second) };
+    if (of.kind === "commitment") return gettext("the commitment: two commitment entries are anchored, at leaf %(first)s and at leaf %(second)s: the service logs one, so the pair was committed twice", params);
+    if (of.kind === "reveal") return gettext("the reveal: two reveal entries are anchored, at leaf %(first)s and at leaf %(second)s: the service logs one, so the pair was revealed twice", params);
+    if (of.kind === "bet") return gettext("round %(round)s: two bet entries are anchored, at leaf %(first)s and at leaf %(second)s: the service logs one, so the round was bet twice", params);
+    return gettext("round %(round)s: two settlement entries are anchored, at leaf %(first)s and at leaf %(second)s: the service logs one, so the round was settled twice", params);
+  }
+
   /* Where in the log a problem of an anchored document was found. */
   function inCheckpoint(seq, size) {
     return ngettext("entry %(seq)s, in the checkpoint over %(num)s entry signed by the pinned key",
@@ -667,6 +678,7 @@
     const decided = {};
     let commitment = null;
     let revealed = null;
+    const twice = new Map(); // by place ("pair", "reveal", "round:KEY"): why it is anchored twice
     for (const anchor of listed || []) {
       const of = (anchor && anchor.of) || {};
       const checkpoint = anchor ? checkpoints.get(anchor.checkpoint_size) : undefined;
@@ -678,7 +690,15 @@
         else result.rounds[roundKey(of.round_id)] = false;
         continue;
       }
-      if (of.kind === "commitment") commitment = anchor;
+      // A document logged once keeps the first anchor listed; another entry anchored for it fails it.
+      const first = of.kind === "commitment" ? commitment : of.kind === "reveal" ? revealed
+        : of.kind === "bet" ? betted[roundKey(of.round_id)] : of.kind === "settlement" ? settled[roundKey(of.round_id)] : null;
+      if (first) {
+        if (first.leaf_index !== anchor.leaf_index || first.entry.hash !== anchor.entry.hash) {
+          const place = PAIR_PLACES[of.kind] || "round:" + roundKey(of.round_id);
+          twice.set(place, [...(twice.get(place) || []), anchoredTwice(of, first.leaf_index, anchor.leaf_index)]);
+        }
+      } else if (of.kind === "commitment") commitment = anchor;
       else if (of.kind === "reveal") revealed = anchor;
       else if (of.kind === "bet") betted[roundKey(of.round_id)] = anchor;
       else if (of.kind === "settlement") settled[roundKey(of.round_id)] = anchor;
@@ -766,6 +786,17 @@
         { commitment: commitment.leaf_index, first: firstLeaf }));
     }
     if (bundle.reveal) checkReveal(bundle.reveal.document, revealed, lastLeaf, pending, result);
+    // A document anchored twice fails, whatever else holds (the rounds of this bundle only, as
+    // offline).
+    const places = [["pair", "commitment"], ...(bundle.reveal ? [["reveal", "reveal"]] : []),
+      ...bundle.rounds.map((signed) => ["round:" + roundKey(signed.document.round_id), null])];
+    for (const [place, pairKind] of places) {
+      if (!twice.has(place)) continue;
+      result.problems.push(...twice.get(place));
+      twice.delete(place); // a round listed twice in the bundle is named once
+      if (pairKind) result[pairKind] = false;
+      else result.rounds[place.slice("round:".length)] = false;
+    }
     return result;
   }
 
