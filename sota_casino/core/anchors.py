@@ -857,6 +857,23 @@ def dated_ahead(dated_at: object, now: datetime, by: DatedBy) -> str | None:
     )
 
 
+def fetched_before(dated_at: object, fetched_at: datetime, by: DatedBy) -> str | None:
+    """Why a document still pending in a bundle fetched at ``fetched_at`` (by the verifier's
+    own clock) fails when its time (``by``) is past that and :data:`ANCHOR_BOUND`, or ``None``:
+    as :func:`dated_ahead`, by the fetch time. A bundle fetched then holds no document made
+    later, and a verifier checking it long after would else let a receipt dated ahead of the
+    fetch (by less than the years to its own clock) keep a round left out of the log within the
+    bound."""
+    dated = time_or_none(dated_at)
+    if dated is None or dated <= fetched_at + ANCHOR_BOUND:
+        return None
+    return (
+        f"{by.said} {dated_at}, past the time the bundle was fetched ({format_time(fetched_at)}, "
+        f"by this computer's clock) and the bound of {ANCHOR_BOUND_TEXT}: {by.document} is dated "
+        f"ahead, which would keep {by.kept} left out of the log within the bound"
+    )
+
+
 def pending_when_fetched(dated_at: object, fetched_at: datetime, by: DatedBy) -> str | None:
     """Why a document still pending in a bundle fetched at ``fetched_at`` (by the verifier's
     own clock, never a time the casino wrote) fails when that is past its time (``by``) and
@@ -907,8 +924,9 @@ def bound_problem(
 ) -> str | None:
     """Why a document the bundle lists as pending fails by the bound, or ``None`` (still
     within it): dated past ``now`` (the verifier's clock) and the bound (:func:`dated_ahead`),
-    or not in one of ``checkpoints`` (signed by the trusted key) dated past its time and the
-    bound (:func:`past_the_bound`), or still pending in a bundle fetched, by the verifier's
+    or past ``fetched_at`` and the bound (:func:`fetched_before`), or not in one of
+    ``checkpoints`` (signed by the trusted key) dated past its time and the bound
+    (:func:`past_the_bound`), or still pending in a bundle fetched, by the verifier's
     clock, at ``fetched_at`` past its time and the bound (:func:`pending_when_fetched`).
 
     :param kind: what is pending, a key of :data:`DATED_BY`: ``round`` (``document`` is its
@@ -919,6 +937,8 @@ def bound_problem(
     by = DATED_BY[kind]
     dated_at = document.get(by.name)
     ahead = dated_ahead(dated_at, now, by)
+    if ahead is None and fetched_at is not None:
+        ahead = fetched_before(dated_at, fetched_at, by)
     if ahead is not None:
         return ahead
     checkpoint = past_the_bound(dated_at, checkpoints)

@@ -361,10 +361,11 @@ def _missing(
     all the log took before its last entry, so an honest bundle anchors it in the same one),
     or by its signed ``document`` (a round's receipt, the commitment, the reveal) while a
     checkpoint signed by the trusted key is dated past its time and the bound
-    (``core.anchors.ANCHOR_BOUND``), or its time is dated past the verifier's clock and the
-    bound, or the bundle was fetched (by the verifier's clock) past its time and the bound
-    (``core.anchors.bound_problem``). Without the time it was fetched, a document pending
-    past its bound by the verifier's clock stays pending, and says for how long."""
+    (``core.anchors.ANCHOR_BOUND``), or its time is dated past the verifier's clock (or the
+    time the bundle was fetched) and the bound, or the bundle was fetched (by the verifier's
+    clock) past its time and the bound (``core.anchors.bound_problem``). Without the time it
+    was fetched, a document pending past its bound by the verifier's clock stays pending, and
+    says for how long."""
     if place not in found.pending:
         return FAIL, f"the bundle carries no anchor of {what} in the audit log"
     if later is not None:

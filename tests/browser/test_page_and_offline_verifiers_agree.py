@@ -50,6 +50,8 @@ from test_verify_trust import GOOD as CHANGED_GOOD  # noqa: E402
 from test_verify_trust import INTO_PAIR_KEY  # noqa: E402
 from test_verify_trust import OLD_KEY  # noqa: E402
 from test_verify_trust import PAIR as CHANGED_PAIR  # noqa: E402
+from test_verify_unanchored import FETCHED_AT  # noqa: E402
+from test_verify_unanchored import dated_past_the_fetch  # noqa: E402
 
 from sota_casino.core import anchors
 from sota_casino.core import audit_chain
@@ -814,6 +816,13 @@ PAGE_FETCHED = (
 )
 
 
+#: A reveal of :data:`GOOD` after its rounds and before 12:00:05.25, when their bound ends; and
+#: one of :data:`UNPLAYED` before 11:00, when its commitment's ends: a bundle fetched past
+#: either holds no reveal made later.
+EARLY_REVEAL = "2025-04-01T11:30:00.000000Z"
+EARLY_UNPLAYED_REVEAL = "2025-04-01T10:30:00.000000Z"
+
+
 def test_both_verifiers_fail_a_document_still_pending_in_a_bundle_fetched_past_the_bound(
     tab: Any, tmp_path: Path
 ) -> None:
@@ -828,11 +837,29 @@ def test_both_verifiers_fail_a_document_still_pending_in_a_bundle_fetched_past_t
     fairness_page(tab)
     unplayed, revealed = PAIR_LEFT_OUT
     cases = (
-        # The round's bound ends at 12:00:05.25; its checkpoint dated back within it.
-        (last_taken_out("2025-04-01T12:00:05.000000Z"), "round", LAST["settled_at"], "12:00:05.25"),
+        # The round's bound ends at 12:00:05.25; its checkpoint dated back within it. The pair
+        # revealed within the bound of the fetch: a bundle fetched then holds no later reveal.
+        (
+            bundles.taken_out(
+                {**GOOD, "reveal": bundles.resign(PAIR, GOOD["reveal"], revealed_at=EARLY_REVEAL)},
+                LAST["round_id"],
+                "2025-04-01T12:00:05.000000Z",
+                reveal_too=True,
+            ),
+            "round",
+            LAST["settled_at"],
+            "12:00:05.25",
+        ),
         (
             bundles.pair_documents_taken_out(
-                unplayed[0], unplayed[1], "2025-04-01T10:59:59.000000Z"
+                {
+                    **unplayed[0],
+                    "reveal": bundles.resign(
+                        PAIR, unplayed[0]["reveal"], revealed_at=EARLY_UNPLAYED_REVEAL
+                    ),
+                },
+                unplayed[1],
+                "2025-04-01T10:59:59.000000Z",
             ),
             "commitment",
             bundles.CREATED_AT,
@@ -878,6 +905,28 @@ def test_both_verifiers_fail_a_document_still_pending_in_a_bundle_fetched_past_t
         # A file checked without the time it was fetched (years later, by the clock) waits.
         assert offline_verdict(path, bundle) == "wait", kind
         assert tab.evaluate(verdicts(PAGE_PASSES), [[bundle], KEY_HEX]) == ["wait"], kind
+
+
+def test_both_verifiers_fail_a_document_still_pending_dated_past_the_fetch_time(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A round, a commitment or a reveal left out of the log, signed again dated 17 hours after
+    the bundle was fetched (long before the verifier's clock): no bundle fetched then holds it,
+    so it fails by the fetch time on the page as offline, named alike; dated within the bound
+    of the fetch time, it waits in both."""
+    sign_up(tab, "dated-past-the-fetch")
+    fairness_page(tab)
+    for kind, bundle, said in dated_past_the_fetch():
+        path = tmp_path / "bundle.json"
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        out = io.StringIO()
+        args = [str(path), "--public-key", KEY_HEX, "--fetched-at", FETCHED_AT]
+        assert main(args, out, io.StringIO()) == 1 and said in out.getvalue(), out.getvalue()
+        named = {"round": f"round {bundle['pending_anchors'][0]['of'].get('round_id')}"}
+        shown = tab.evaluate(PAGE_FETCHED, [bundle, KEY_HEX, FETCHED_AT])
+        assert f"{named.get(kind, f'the {kind}')}: {said}" in shown[0], shown
+    for kind, bundle, _ in dated_past_the_fetch("2025-04-01T12:59:00.000000Z"):
+        assert tab.evaluate(PAGE_FETCHED, [bundle, KEY_HEX, FETCHED_AT])[0] == [], kind
 
 
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:

@@ -397,8 +397,8 @@
   const nowWritten = () => written(new Date());
 
   /* What the bound runs from for each document that can be pending (core/anchors.py DATED_BY):
-   * its signed time, and why it fails dated past this computer's clock and the bound (`ahead`)
-   * or not in a checkpoint dated past its time and the bound (`leftOut`). The commitment and the
+   * its signed time, and why it fails dated past this computer's clock and the bound (`ahead`),
+   * or past the time this browser fetched the bundle and the bound (`fetchedAhead`), or not in a checkpoint dated past its time and the bound (`leftOut`). The commitment and the
    * reveal may have nothing after them in the log (a pair never played; the reveal always), so
    * the bound alone shows either left out. */
   const DATED_BY = {
@@ -406,6 +406,8 @@
       name: "settled_at",
       ahead: (doc, now) => gettext("round %(round)s: settled at %(settled)s, past this computer's clock (%(now)s) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
         { round: doc.round_id, settled: doc.settled_at, now }),
+      fetchedAhead: (doc, fetched) => gettext("round %(round)s: settled at %(settled)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
+        { round: doc.round_id, settled: doc.settled_at, fetched }),
       leftOut: (doc, past) => gettext("round %(round)s: settled at %(settled)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: the round was left out of the log",
         { round: doc.round_id, settled: doc.settled_at, time: past.time, size: past.size }),
       fetched: (doc, fetched) => gettext("round %(round)s: settled at %(settled)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so the round was left out of the log, or the log's checkpoints were withheld",
@@ -415,6 +417,8 @@
       name: "created_at",
       ahead: (doc, now) => gettext("the commitment: created at %(created)s, past this computer's clock (%(now)s) and the bound of 1 hour: the commitment is dated ahead, which would keep it left out of the log within the bound",
         { created: doc.created_at, now }),
+      fetchedAhead: (doc, fetched) => gettext("the commitment: created at %(created)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the commitment is dated ahead, which would keep it left out of the log within the bound",
+        { created: doc.created_at, fetched }),
       leftOut: (doc, past) => gettext("the commitment: created at %(created)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
         { created: doc.created_at, time: past.time, size: past.size }),
       fetched: (doc, fetched) => gettext("the commitment: created at %(created)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
@@ -424,6 +428,8 @@
       name: "revealed_at",
       ahead: (doc, now) => gettext("the reveal: revealed at %(revealed)s, past this computer's clock (%(now)s) and the bound of 1 hour: the reveal is dated ahead, which would keep it left out of the log within the bound",
         { revealed: doc.revealed_at, now }),
+      fetchedAhead: (doc, fetched) => gettext("the reveal: revealed at %(revealed)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the reveal is dated ahead, which would keep it left out of the log within the bound",
+        { revealed: doc.revealed_at, fetched }),
       leftOut: (doc, past) => gettext("the reveal: revealed at %(revealed)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
         { revealed: doc.revealed_at, time: past.time, size: past.size }),
       fetched: (doc, fetched) => gettext("the reveal: revealed at %(revealed)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
@@ -454,12 +460,17 @@
       result.problems.push(dated.ahead(doc, nowWritten()));
       return false;
     }
+    // Nor one past the time this browser fetched the bundle (core/anchors.py, fetched_before).
+    const fetched = timeParts(result.fetchedAt);
+    if (time && fetched && pastBound(fetched, time)) {
+      result.problems.push(dated.fetchedAhead(doc, result.fetchedAt));
+      return false;
+    }
     const past = pastTheBound(datedAt, result.checkpoints.map((signed) => signed.document));
     if (past) {
       result.problems.push(dated.leftOut(doc, past));
       return false;
     }
-    const fetched = timeParts(result.fetchedAt);
     if (!time || !fetched || !pastBound(time, fetched)) return "pending";
     result.problems.push(dated.fetched(doc, result.fetchedAt));
     return false;
