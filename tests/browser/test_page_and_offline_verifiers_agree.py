@@ -1032,6 +1032,29 @@ def test_both_verifiers_refuse_a_signed_number_written_with_a_fraction_or_an_exp
         assert both_verdicts(tab, tmp_path, text) == (said, said)
 
 
+def test_both_verifiers_refuse_a_signed_member_written_twice(tab: Any, tmp_path: Path) -> None:
+    """A receipt, or a settlement entry, signed over its payout and served with another payout
+    written before it: both readers keep the last value, the one signed, and passed it, where
+    a reader keeping the first would read another payout from a bundle that verifies. Both
+    refuse the answer now, naming the member and its place alike."""
+    sign_up(tab, "members-twice")
+    fairness_page(tab)
+    settlement = next(i for i, a in enumerate(GOOD["anchors"]) if a["of"]["kind"] == "settlement")
+    for place in (
+        ("rounds", 2, "document", "payout"),
+        ("anchors", settlement, "entry", "data", "payout"),
+    ):
+        payout = value_at(GOOD, place)
+        text = written_as(GOOD, place, f'{payout + 1000}, "payout": {payout}')
+        assert tab.evaluate(PAGE_READS, [text, KEY_HEX, "browser"]) == "passes"  # as it read
+        where = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in place)
+        said = (
+            f"refused: a member is written twice at {where.lstrip('.')}: the casino writes each "
+            "member of an object once, and readers differ in which they keep"
+        )
+        assert both_verdicts(tab, tmp_path, text) == (said, said)
+
+
 def test_both_verifiers_refuse_a_signed_zero_written_with_a_minus_sign(
     tab: Any, tmp_path: Path
 ) -> None:
