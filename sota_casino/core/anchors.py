@@ -857,6 +857,23 @@ def dated_ahead(dated_at: object, now: datetime, by: DatedBy) -> str | None:
     )
 
 
+def fetched_before(dated_at: object, fetched_at: datetime, by: DatedBy) -> str | None:
+    """Why a document still pending in a bundle fetched at ``fetched_at`` (by the verifier's
+    own clock) fails when its time (``by``) is past that and :data:`ANCHOR_BOUND`, or ``None``:
+    as :func:`dated_ahead`, by the fetch time. A bundle fetched then holds no document made
+    later, and a verifier checking it long after would else let a receipt dated ahead of the
+    fetch (by less than the years to its own clock) keep a round left out of the log within the
+    bound."""
+    dated = time_or_none(dated_at)
+    if dated is None or dated <= fetched_at + ANCHOR_BOUND:
+        return None
+    return (
+        f"{by.said} {dated_at}, past the time the bundle was fetched ({format_time(fetched_at)}, "
+        f"by this computer's clock) and the bound of {ANCHOR_BOUND_TEXT}: {by.document} is dated "
+        f"ahead, which would keep {by.kept} left out of the log within the bound"
+    )
+
+
 def pending_when_fetched(dated_at: object, fetched_at: datetime, by: DatedBy) -> str | None:
     """Why a document still pending in a bundle fetched at ``fetched_at`` (by the verifier's
     own clock, never a time the casino wrote) fails when that is past its time (``by``) and
@@ -907,8 +924,9 @@ def bound_problem(
 ) -> str | None:
     """Why a document the bundle lists as pending fails by the bound, or ``None`` (still
     within it): dated past ``now`` (the verifier's clock) and the bound (:func:`dated_ahead`),
-    or not in one of ``checkpoints`` (signed by the trusted key) dated past its time and the
-    bound (:func:`past_the_bound`), or still pending in a bundle fetched, by the verifier's
+    or past ``fetched_at`` and the bound (:func:`fetched_before`), or not in one of
+    ``checkpoints`` (signed by the trusted key) dated past its time and the bound
+    (:func:`past_the_bound`), or still pending in a bundle fetched, by the verifier's
     clock, at ``fetched_at`` past its time and the bound (:func:`pending_when_fetched`).
 
     :param kind: what is pending, a key of :data:`DATED_BY`: ``round`` (``document`` is its
@@ -919,12 +937,37 @@ def bound_problem(
     by = DATED_BY[kind]
     dated_at = document.get(by.name)
     ahead = dated_ahead(dated_at, now, by)
+    if ahead is None and fetched_at is not None:
+        ahead = fetched_before(dated_at, fetched_at, by)
     if ahead is not None:
         return ahead
     checkpoint = past_the_bound(dated_at, checkpoints)
     if checkpoint is not None:
         return left_out_message(dated_at, checkpoint, by)
     return None if fetched_at is None else pending_when_fetched(dated_at, fetched_at, by)
+
+
+#: The kinds of anchored document whose entry the service logs once, and the action of each.
+LOGGED_ONCE: Final = {
+    "commitment": COMMITMENT_ACTION,
+    "reveal": REVEAL_ACTION,
+    "bet": BET_ACTION,
+    "settlement": SETTLEMENT_ACTION,
+}
+
+
+def anchored_twice(kind: str, first: int, second: int) -> str:
+    """Why a bundle whose anchors prove two different entries (at leaves ``first`` and
+    ``second``) for one document of ``kind`` (a key of :data:`LOGGED_ONCE`) fails: the service
+    logs each of them once, so two are the casino's own proof that it committed, revealed, bet
+    or settled it twice (a round settled again with another payout), whichever of them the
+    bundle's documents agree with."""
+    low, high = sorted((first, second))
+    meaning = ONCE[LOGGED_ONCE[kind]]
+    return (
+        f"two {kind} entries are anchored, at leaf {low} and at leaf {high}: the service logs "
+        f"one, so {meaning}"
+    )
 
 
 def twin_checkpoints(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:

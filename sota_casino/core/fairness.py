@@ -392,19 +392,39 @@ _strict_decoder: Final = json.JSONDecoder(parse_constant=_not_json)
 MAX_EXACT_INTEGER: Final = 2**53 - 1
 
 #: JSON's tokens but ``:``, ``true``, ``false`` and ``null``, in a text known to be JSON: what
-#: :func:`_first_odd_number` needs to follow where a number is. static/js/casino_json.js's twin.
+#: :func:`_first_refusal` needs to follow where a number or a member is.
+#: static/js/casino_json.js's twin.
 _JSON_TOKEN: Final = re.compile(
     r'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[{}\[\],]'
 )
 _PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class NumberWritten(ValueError):
+class WrittenOtherwise(ValueError):
+    """JSON written otherwise than the casino writes it, which the two verifiers (or a verifier
+    in another language) would read apart: both refuse it, naming where it is."""
+
+
+class NumberWritten(WrittenOtherwise):
     """A number written otherwise than the casino writes one: with a fraction or an exponent,
     zero with a minus sign, or an integer beyond :data:`MAX_EXACT_INTEGER`. Canonical JSON
     writes none of them, and the two verifiers would read some apart (a browser reads ``0.0``
     as ``0`` and rounds larger integers; Python keeps both as written), so both refuse each,
     naming where it is."""
+
+
+class MemberTwice(WrittenOtherwise):
+    """An object that gives one member twice (``"payout"`` twice, however its name is escaped).
+    Canonical JSON gives each once; Python's reader and the browser's keep the last value, and
+    readers of other languages the first, so a document signed over one value and served with
+    another beside it would pass one verifier and be read as the other by the next: both
+    refuse it, naming where it is."""
+
+
+#: Why a member given twice is refused, after its place.
+MEMBER_TWICE: Final = (
+    "the casino writes each member of an object once, and readers differ in which they keep"
+)
 
 
 def _number_refusal(written: str) -> str | None:
@@ -419,15 +439,17 @@ def _number_refusal(written: str) -> str | None:
     return None
 
 
-def _first_odd_number(text: str) -> NumberWritten | None:
-    """The refusal of the first number of the JSON ``text`` (in the order it is written) that
-    the casino does not write, naming its place as ``rounds[0].document.nonce``."""
-    steps: list[list[Any]] = []  # [index] in an array, [key, awaiting a key] in an object
+def _first_refusal(text: str) -> WrittenOtherwise | None:
+    """The refusal of the first number the casino does not write, or the first member given a
+    second time in its object, in the order the JSON ``text`` is written, naming its place as
+    ``rounds[0].document.nonce``; ``None`` if there is none."""
+    # [index] in an array; [key, awaiting a key, the keys given so far] in an object
+    steps: list[list[Any]] = []
     for match in _JSON_TOKEN.finditer(text):
         token = match.group()
         first = token[0]
         if first in "{[":
-            steps.append([None, True] if first == "{" else [0])
+            steps.append([None, True, set()] if first == "{" else [0])
         elif first in "}]":
             steps.pop()
         elif first == ",":
@@ -437,8 +459,15 @@ def _first_odd_number(text: str) -> NumberWritten | None:
             else:
                 top[1] = True
         elif first == '"':
-            if steps and len(steps[-1]) == 2 and steps[-1][1]:
-                steps[-1][:] = [json.loads(token), False]
+            if steps and len(steps[-1]) == 3 and steps[-1][1]:
+                top = steps[-1]
+                key = json.loads(token)
+                top[0], top[1] = key, False
+                if key in top[2]:
+                    return MemberTwice(
+                        f"a member is written twice at {_place(steps)}: {MEMBER_TWICE}"
+                    )
+                top[2].add(key)
         elif (why := _number_refusal(token)) is not None:
             return NumberWritten(f"a number is written {token} at {_place(steps)}: {why}")
     return None
@@ -456,12 +485,13 @@ def _place(steps: Sequence[Sequence[Any]]) -> str:
     return "".join(parts) or "$"
 
 
-class _OddNumber(Exception):
-    """Raised by the reader's hooks at a number the casino does not write."""
+class _Refused(Exception):
+    """Raised by the reader's hooks at a number the casino does not write, or an object that
+    gives a member twice."""
 
 
 def _refuse_fraction(written: str) -> Any:
-    raise _OddNumber
+    raise _Refused
 
 
 def _whole(written: str) -> int:
@@ -469,11 +499,21 @@ def _whole(written: str) -> int:
     short = len(written) < len(str(MAX_EXACT_INTEGER)) and written != "-0"
     if short or _number_refusal(written) is None:
         return int(written)
-    raise _OddNumber
+    raise _Refused
+
+
+def _each_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise _Refused
+    return members
 
 
 _whole_number_decoder: Final = json.JSONDecoder(
-    parse_float=_refuse_fraction, parse_int=_whole, parse_constant=_not_json
+    parse_float=_refuse_fraction,
+    parse_int=_whole,
+    parse_constant=_not_json,
+    object_pairs_hook=_each_once,
 )
 
 
@@ -482,24 +522,26 @@ def whole_number_json(text: str) -> Any:
     player's records as both verifiers read it: as :func:`strict_json`, and refusing a number
     written with a fraction or an exponent (``0.0``, ``1e0``), zero with a minus sign (``-0``)
     or an integer beyond :data:`MAX_EXACT_INTEGER`, which the casino never writes and a browser
-    reads otherwise.
+    reads otherwise, and an object that gives a member twice (:class:`MemberTwice`).
 
-    The hooks find such a number as the text is parsed (each number of the text, also one a
-    repeated key replaces); only then is the text read again to name its place.
+    The hooks find such a number or object as the text is parsed (each number of the text,
+    also one a repeated key replaces); only then is the text read again to name the first of
+    them in the order it is written, and its place.
 
-    :raises NumberWritten: naming the first such number and where it is.
+    :raises WrittenOtherwise: naming the first such number (:class:`NumberWritten`) or member
+        given twice (:class:`MemberTwice`), and where it is.
     :raises ValueError: for text that is not JSON, or holds ``NaN`` or an infinity.
     """
     if text.startswith("\ufeff"):
         return json.loads(text, parse_constant=_not_json)  # refused, with its message
     try:
         return _whole_number_decoder.decode(text)
-    except _OddNumber:
+    except _Refused:
         pass
     json.loads(text, parse_float=str, parse_int=str, parse_constant=_not_json)  # is it JSON?
-    odd = _first_odd_number(text)
-    assert odd is not None, "a hook refused a number the scan passes"
-    raise odd
+    refusal = _first_refusal(text)
+    assert refusal is not None, "a hook refused what the scan passes"
+    raise refusal
 
 
 def canonical_json(doc: Any) -> bytes:

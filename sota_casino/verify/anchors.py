@@ -171,16 +171,24 @@ class _Anchors:
             self.proven.append(anchor["entry"])
         if problem is not None:
             self.problems[place].append(f"its {kind} anchor does not hold: {problem}")
-        elif kind == "commitment":
-            self.commitment = anchor
-        elif kind == "reveal":
-            self.reveal = anchor
-        elif kind == "bet":
-            self.bets[place[1]] = anchor
-        elif kind == "settlement":
-            self.settlements[place[1]] = anchor
+        elif isinstance(kind, str) and kind in anchors.LOGGED_ONCE:
+            self._once(kind, place, anchor)
         elif kind == "decision":
             self.decisions[place[1]].append(anchor)
+
+    def _once(self, kind: str, place: tuple[str, Any], anchor: Mapping[str, Any]) -> None:
+        """Keep the proven anchor of a document the service logs once (the first listed); a
+        second that proves another entry for it is a problem of the document, naming both."""
+        by_round = self.bets if kind == "bet" else self.settlements
+        first = getattr(self, kind) if kind in ("commitment", "reveal") else by_round.get(place[1])
+        if first is not None:
+            if (_leaf(first), first["entry"]["hash"]) != (_leaf(anchor), anchor["entry"]["hash"]):
+                twice = anchors.anchored_twice(kind, _leaf(first), _leaf(anchor))
+                self.problems[place].append(twice)
+        elif kind in ("commitment", "reveal"):
+            setattr(self, kind, anchor)
+        else:
+            by_round[place[1]] = anchor
 
 
 def check_anchors(
@@ -353,10 +361,11 @@ def _missing(
     all the log took before its last entry, so an honest bundle anchors it in the same one),
     or by its signed ``document`` (a round's receipt, the commitment, the reveal) while a
     checkpoint signed by the trusted key is dated past its time and the bound
-    (``core.anchors.ANCHOR_BOUND``), or its time is dated past the verifier's clock and the
-    bound, or the bundle was fetched (by the verifier's clock) past its time and the bound
-    (``core.anchors.bound_problem``). Without the time it was fetched, a document pending
-    past its bound by the verifier's clock stays pending, and says for how long."""
+    (``core.anchors.ANCHOR_BOUND``), or its time is dated past the verifier's clock (or the
+    time the bundle was fetched) and the bound, or the bundle was fetched (by the verifier's
+    clock) past its time and the bound (``core.anchors.bound_problem``). Without the time it
+    was fetched, a document pending past its bound by the verifier's clock stays pending, and
+    says for how long."""
     if place not in found.pending:
         return FAIL, f"the bundle carries no anchor of {what} in the audit log"
     if later is not None:

@@ -25,7 +25,7 @@ from typing import Unpack
 from typing import cast
 
 from ..core import audit_chain
-from ..core.fairness import NumberWritten
+from ..core.fairness import WrittenOtherwise
 from ..core.fairness import format_time
 from ..core.fairness import is_hex64
 from ..core.fairness import time_or_none
@@ -90,7 +90,7 @@ def _read_bundles(path: str) -> list[tuple[str, object]]:
         raise BundleError(f"cannot read {path}: {exc}") from None
     try:
         data = whole_number_json(text)
-    except NumberWritten as exc:
+    except WrittenOtherwise as exc:
         raise BundleError(str(exc)) from None
     except ValueError as exc:  # json.JSONDecodeError, NaN or an infinity
         raise BundleError(f"{path} is not valid JSON: {exc}") from None

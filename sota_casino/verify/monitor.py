@@ -74,7 +74,7 @@ from ..core.anchors import served_backdated
 from ..core.anchors import served_of
 from ..core.audit_chain import checkpoint_shape_problem
 from ..core.audit_chain import open_checkpoint_note
-from ..core.fairness import NumberWritten
+from ..core.fairness import WrittenOtherwise
 from ..core.fairness import format_time
 from ..core.fairness import is_hex64
 from ..core.fairness import parse_time
@@ -145,7 +145,7 @@ def _get(url: str, timeout: float) -> tuple[int, Any]:
         raise Unusable(f"{url} answered more than {MAX_ANSWER} bytes")
     try:
         return status, whole_number_json(body.decode("utf-8"))
-    except NumberWritten as exc:
+    except WrittenOtherwise as exc:
         raise Unusable(f"{url} answered {status}: {exc}") from None
     except (ValueError, RecursionError):  # UnicodeDecodeError too
         raise Unusable(f"{url} answered {status} with something that is not JSON") from None

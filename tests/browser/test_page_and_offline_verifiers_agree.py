@@ -26,6 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 import bundles  # noqa: E402
 from test_anchor_json_types import UNLOGGABLE  # noqa: E402
 from test_anchor_json_types import logged_with  # noqa: E402
+from test_verify_anchored_twice import MEANING  # noqa: E402
+from test_verify_anchored_twice import ROUND_ID  # noqa: E402
+from test_verify_anchored_twice import logged_twice  # noqa: E402
 from test_verify_any_input import GONE  # noqa: E402
 from test_verify_any_input import places  # noqa: E402
 from test_verify_any_input import with_odd  # noqa: E402
@@ -47,6 +50,8 @@ from test_verify_trust import GOOD as CHANGED_GOOD  # noqa: E402
 from test_verify_trust import INTO_PAIR_KEY  # noqa: E402
 from test_verify_trust import OLD_KEY  # noqa: E402
 from test_verify_trust import PAIR as CHANGED_PAIR  # noqa: E402
+from test_verify_unanchored import FETCHED_AT  # noqa: E402
+from test_verify_unanchored import dated_past_the_fetch  # noqa: E402
 
 from sota_casino.core import anchors
 from sota_casino.core import audit_chain
@@ -204,6 +209,28 @@ def test_both_verifiers_fail_a_bet_logged_before_the_bet_of_a_lower_nonce(
         f"round {two} (nonce 2) at leaf {OUT_OF_ORDER_BETS[two]}: a pair's nonces are taken in "
         "order, each with its bet logged, so the nonces were dealt out of order"
     )
+
+
+def test_both_verifiers_fail_a_document_logged_twice_naming_both_leaves(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A round settled (or bet) twice, or a pair committed (or revealed) twice, both entries
+    anchored, the one the documents agree with listed last: both verifiers kept the last and
+    passed it. Both fail it now, naming both leaves alike."""
+    sign_up(tab, "logged-twice")
+    fairness_page(tab)
+    named = {"commitment": "the commitment", "reveal": "the reveal"}
+    for kind, meaning in MEANING.items():
+        bundle, first = logged_twice(kind)
+        said = (
+            f"two {kind} entries are anchored, at leaf {first} and at leaf {first + 1}: the "
+            f"service logs one, so {meaning}"
+        )
+        code, out = offline_says(tmp_path, bundle)
+        where = f"{kind} document" if kind in named else f"round {ROUND_ID} (nonce 2)"
+        assert code == 1 and f"{where}: log: {said}" in out, out
+        shown = tab.evaluate(CHECK, [bundle, KEY_HEX]).split(" | ")
+        assert f"{named.get(kind, f'round {ROUND_ID}')}: {said}" in shown, shown
 
 
 def test_a_reveal_claiming_more_rounds_than_a_page_can_list_fails_naming_the_first_ten(
@@ -789,6 +816,13 @@ PAGE_FETCHED = (
 )
 
 
+#: A reveal of :data:`GOOD` after its rounds and before 12:00:05.25, when their bound ends; and
+#: one of :data:`UNPLAYED` before 11:00, when its commitment's ends: a bundle fetched past
+#: either holds no reveal made later.
+EARLY_REVEAL = "2025-04-01T11:30:00.000000Z"
+EARLY_UNPLAYED_REVEAL = "2025-04-01T10:30:00.000000Z"
+
+
 def test_both_verifiers_fail_a_document_still_pending_in_a_bundle_fetched_past_the_bound(
     tab: Any, tmp_path: Path
 ) -> None:
@@ -803,11 +837,29 @@ def test_both_verifiers_fail_a_document_still_pending_in_a_bundle_fetched_past_t
     fairness_page(tab)
     unplayed, revealed = PAIR_LEFT_OUT
     cases = (
-        # The round's bound ends at 12:00:05.25; its checkpoint dated back within it.
-        (last_taken_out("2025-04-01T12:00:05.000000Z"), "round", LAST["settled_at"], "12:00:05.25"),
+        # The round's bound ends at 12:00:05.25; its checkpoint dated back within it. The pair
+        # revealed within the bound of the fetch: a bundle fetched then holds no later reveal.
+        (
+            bundles.taken_out(
+                {**GOOD, "reveal": bundles.resign(PAIR, GOOD["reveal"], revealed_at=EARLY_REVEAL)},
+                LAST["round_id"],
+                "2025-04-01T12:00:05.000000Z",
+                reveal_too=True,
+            ),
+            "round",
+            LAST["settled_at"],
+            "12:00:05.25",
+        ),
         (
             bundles.pair_documents_taken_out(
-                unplayed[0], unplayed[1], "2025-04-01T10:59:59.000000Z"
+                {
+                    **unplayed[0],
+                    "reveal": bundles.resign(
+                        PAIR, unplayed[0]["reveal"], revealed_at=EARLY_UNPLAYED_REVEAL
+                    ),
+                },
+                unplayed[1],
+                "2025-04-01T10:59:59.000000Z",
             ),
             "commitment",
             bundles.CREATED_AT,
@@ -853,6 +905,28 @@ def test_both_verifiers_fail_a_document_still_pending_in_a_bundle_fetched_past_t
         # A file checked without the time it was fetched (years later, by the clock) waits.
         assert offline_verdict(path, bundle) == "wait", kind
         assert tab.evaluate(verdicts(PAGE_PASSES), [[bundle], KEY_HEX]) == ["wait"], kind
+
+
+def test_both_verifiers_fail_a_document_still_pending_dated_past_the_fetch_time(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A round, a commitment or a reveal left out of the log, signed again dated 17 hours after
+    the bundle was fetched (long before the verifier's clock): no bundle fetched then holds it,
+    so it fails by the fetch time on the page as offline, named alike; dated within the bound
+    of the fetch time, it waits in both."""
+    sign_up(tab, "dated-past-the-fetch")
+    fairness_page(tab)
+    for kind, bundle, said in dated_past_the_fetch():
+        path = tmp_path / "bundle.json"
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        out = io.StringIO()
+        args = [str(path), "--public-key", KEY_HEX, "--fetched-at", FETCHED_AT]
+        assert main(args, out, io.StringIO()) == 1 and said in out.getvalue(), out.getvalue()
+        named = {"round": f"round {bundle['pending_anchors'][0]['of'].get('round_id')}"}
+        shown = tab.evaluate(PAGE_FETCHED, [bundle, KEY_HEX, FETCHED_AT])
+        assert f"{named.get(kind, f'the {kind}')}: {said}" in shown[0], shown
+    for kind, bundle, _ in dated_past_the_fetch("2025-04-01T12:59:00.000000Z"):
+        assert tab.evaluate(PAGE_FETCHED, [bundle, KEY_HEX, FETCHED_AT])[0] == [], kind
 
 
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:
@@ -954,6 +1028,29 @@ def test_both_verifiers_refuse_a_signed_number_written_with_a_fraction_or_an_exp
         said = (
             f"refused: a number is written {written} at rounds[{nonce}].document.nonce: the "
             "casino writes whole numbers only"
+        )
+        assert both_verdicts(tab, tmp_path, text) == (said, said)
+
+
+def test_both_verifiers_refuse_a_signed_member_written_twice(tab: Any, tmp_path: Path) -> None:
+    """A receipt, or a settlement entry, signed over its payout and served with another payout
+    written before it: both readers keep the last value, the one signed, and passed it, where
+    a reader keeping the first would read another payout from a bundle that verifies. Both
+    refuse the answer now, naming the member and its place alike."""
+    sign_up(tab, "members-twice")
+    fairness_page(tab)
+    settlement = next(i for i, a in enumerate(GOOD["anchors"]) if a["of"]["kind"] == "settlement")
+    for place in (
+        ("rounds", 2, "document", "payout"),
+        ("anchors", settlement, "entry", "data", "payout"),
+    ):
+        payout = value_at(GOOD, place)
+        text = written_as(GOOD, place, f'{payout + 1000}, "payout": {payout}')
+        assert tab.evaluate(PAGE_READS, [text, KEY_HEX, "browser"]) == "passes"  # as it read
+        where = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in place)
+        said = (
+            f"refused: a member is written twice at {where.lstrip('.')}: the casino writes each "
+            "member of an object once, and readers differ in which they keep"
         )
         assert both_verdicts(tab, tmp_path, text) == (said, said)
 

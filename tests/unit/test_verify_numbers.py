@@ -20,6 +20,7 @@ from test_verify_unplaced_actions import _records
 
 from sota_casino.core.fairness import MAX_EXACT_INTEGER
 from sota_casino.core.fairness import NumberWritten
+from sota_casino.core.fairness import WrittenOtherwise
 from sota_casino.core.fairness import whole_number_json
 
 WHOLE = "the casino writes whole numbers only"
@@ -90,4 +91,54 @@ def test_a_records_file_with_a_number_written_as_a_float_is_unusable_input_namin
     assert (
         f"cannot read records file {path}: a number is written 12.0 at "
         f"actions[0].seed_pair_id: {WHOLE}"
+    ) in out
+
+
+TWICE = "the casino writes each member of an object once, and readers differ in which they keep"
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ('{"payout": 1, "payout": 2}', "payout"),
+        (
+            '{"rounds": [{"document": {"payout": 0, "nonce": 1, "payout": 900}}]}',
+            "rounds[0].document.payout",
+        ),
+        ('{"a": {"b": 1}, "c": [{}, {"x": 1, "x": 1}]}', "c[1].x"),
+        ('{"pay\\u006fut": 1, "payout": 2}', "payout"),  # one member, however its name is written
+        ('{"odd key": 1, "odd key": 1.5}', '["odd key"]'),  # the first refusal in the text
+    ],
+)
+def test_a_member_written_twice_is_refused_naming_its_place(text: str, place: str) -> None:
+    """Every reader keeps one of two values given for one member, but not the same one (Python's
+    and the browser's the last, others the first): a document signed over one payout and
+    served with another beside it would be read apart, so both verifiers refuse it."""
+    with pytest.raises(WrittenOtherwise) as refused:
+        whole_number_json(text)
+    assert str(refused.value) == f"a member is written twice at {place}: {TWICE}"
+
+
+def test_a_member_of_the_same_name_in_two_objects_is_no_member_written_twice() -> None:
+    text = '[{"a": 1}, {"a": 2, "b": {"a": 3}}, {"a": {"a": 4}}]'
+    assert whole_number_json(text) == [{"a": 1}, {"a": 2, "b": {"a": 3}}, {"a": {"a": 4}}]
+
+
+def test_a_bundle_file_with_a_signed_member_written_twice_is_unusable_input_naming_it(
+    tmp_path: Path,
+) -> None:
+    """The receipt signed over its payout, served with another payout written before it: both
+    readers keep the last, the one signed, and passed it; a reader keeping the first would read
+    another payout from a bundle that verifies."""
+    payout = GOOD["rounds"][2]["document"]["payout"]
+    marked = copy.deepcopy(GOOD)
+    marked["rounds"][2]["document"]["payout"] = "written here"
+    text = json.dumps(marked).replace('"written here"', f'{payout + 1000}, "payout": {payout}')
+    assert json.loads(text) == GOOD  # as Python reads it, nothing changed
+    path = tmp_path / "bundle.json"
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = _run(str(path), "--public-key", KEY_HEX)
+    assert code == 2
+    assert (
+        f"Unusable input {path}: a member is written twice at rounds[2].document.payout: {TWICE}"
     ) in out

@@ -16,6 +16,8 @@ from typing import Any
 import bundles
 
 from sota_casino.core import anchors
+from sota_casino.core.fairness import format_time
+from sota_casino.core.fairness import parse_time
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.verify import FAIL
 from sota_casino.verify import PENDING
@@ -434,6 +436,70 @@ def test_a_round_still_pending_in_a_bundle_fetched_past_the_bound_fails(tmp_path
     # Fetched now (this computer's clock, years after it settled), it fails.
     code, out = _run(tmp_path, bundle, "--fetched-at", "now")
     assert code == 1 and "still pending in the bundle fetched at" in out, out
+
+
+#: When :func:`dated_past_the_fetch`'s bundles were fetched, and when their documents are dated:
+#: 17 hours later.
+FETCHED_AT = "2025-04-01T12:00:00.000000Z"
+AFTER_THE_FETCH = "2025-04-02T05:00:00.000000Z"
+
+
+def dated_past_the_fetch(
+    dated_at: str = AFTER_THE_FETCH,
+) -> list[tuple[str, dict[str, Any], str]]:
+    """A round (the last of :data:`GOOD`), a commitment (of a pair revealed unplayed) and a
+    reveal (of :data:`GOOD`) left out of the log, each signed again dated ``dated_at`` (and the
+    reveal after the first two, a minute later, left out too) and served as pending: each kind,
+    its bundle, and why it fails if fetched at :data:`FETCHED_AT`, as both verifiers say it
+    after naming the document. (Revealed, so that the page, which verifies a revealed pair
+    only, checks them too.)"""
+    later = format_time(parse_time(dated_at) + timedelta(minutes=1))
+    checkpoint_at = "2025-04-01T11:00:10.000000Z"
+    found = []
+    for kind, pair, field in (
+        ("round", GOOD, "settled_at"),
+        ("commitment", bundles.bundle(0, pair=PAIR), "created_at"),
+        ("reveal", GOOD, "revealed_at"),
+    ):
+        dated = copy.deepcopy(pair)
+        if kind == "round":
+            dated["rounds"][5] = bundles.resign(PAIR, dated["rounds"][5], settled_at=dated_at)
+        else:
+            dated[kind] = bundles.resign(PAIR, dated[kind], **{field: dated_at})
+        if kind != "reveal":
+            dated["reveal"] = bundles.resign(PAIR, dated["reveal"], revealed_at=later)
+        if kind == "round":
+            bundle = bundles.taken_out(dated, TAKEN["round_id"], checkpoint_at, reveal_too=True)
+        else:
+            bundle = bundles.pair_documents_taken_out(
+                dated,
+                ["commitment", "reveal"] if kind == "commitment" else ["reveal"],
+                checkpoint_at,
+            )
+        by = anchors.DATED_BY[kind]
+        said = (
+            f"{by.said} {dated_at}, past the time the bundle was fetched ({FETCHED_AT}, by this "
+            f"computer's clock) and the bound of 1 hour: {by.document} is dated ahead, which would "
+            f"keep {by.kept} left out of the log within the bound"
+        )
+        found.append((kind, bundle, said))
+    return found
+
+
+def test_a_document_still_pending_dated_past_the_fetch_time_and_the_bound_fails(
+    tmp_path: Path,
+) -> None:
+    """A bundle fetched at T holds no document made after T: a round still pending, its
+    receipt signed again dated 17 hours after the bundle was fetched, fails by the fetch time as
+    it would by the verifier's clock (the bound's slack allowed), though the clock is long past
+    it; dated within the bound of the fetch time, it waits. So do the commitment and the
+    reveal."""
+    named = {"round": f"round {TAKEN['round_id']} (nonce 5)"}
+    for kind, bundle, said in dated_past_the_fetch():
+        code, out = _run(tmp_path, bundle, "--fetched-at", FETCHED_AT)
+        assert code == 1 and f"{named.get(kind, f'{kind} document')}: log: {said}" in out, out
+    for kind, bundle, _ in dated_past_the_fetch("2025-04-01T12:59:00.000000Z"):
+        assert _run(tmp_path, bundle, "--fetched-at", FETCHED_AT)[0] == 4, kind
 
 
 def test_a_fetch_time_past_the_verifiers_clock_or_of_another_form_is_refused(

@@ -4,7 +4,8 @@
  * refused, naming its place. The browser's JSON reader takes `0.0` for `0` and rounds larger
  * integers, where Python keeps each as written: the two verifiers would check different
  * documents. The casino writes none of them (docs/fairness.md, "Canonical JSON and
- * signatures").
+ * signatures"). Nor does it give an object's member twice, of which every reader keeps one value,
+ * not every reader the same: that too is refused, naming its place.
  *
  * The numbers are found in the text itself, every one as written, by the same scan as the
  * offline verifier's, in every browser: JSON.parse's source text access (`context.source`) is
@@ -41,21 +42,31 @@
     return place || "$";
   }
 
-  /* The refusal of the first number of the JSON `text`, in the order it is written, that the
-   * casino does not write; null if there is none. */
-  function firstOddNumber(text) {
-    const steps = []; // [index] in an array, [key, awaiting a key] in an object
+  /* The refusal of the first number of the JSON `text` that the casino does not write, or of
+   * the first member an object gives a second time, in the order the text is written; null if
+   * there is none. The browser's reader keeps the last value of a member given twice, as
+   * Python's does, where readers of other languages keep the first: a document signed over one
+   * payout and served with another beside it would be read apart (core/fairness.py,
+   * MemberTwice). */
+  function firstRefusal(text) {
+    const steps = []; // [index] in an array, [key, awaiting a key, the keys given] in an object
     for (const [token] of text.matchAll(TOKENS)) {
       const first = token[0];
       const top = steps[steps.length - 1];
-      if (first === "{") steps.push([null, true]);
+      if (first === "{") steps.push([null, true, new Set()]);
       else if (first === "[") steps.push([0]);
       else if (first === "}" || first === "]") steps.pop();
       else if (first === ",") {
         if (top.length === 1) top[0] += 1;
         else top[1] = true;
       } else if (first === '"') {
-        if (top && top.length === 2 && top[1]) steps[steps.length - 1] = [JSON.parse(token), false];
+        if (top && top.length === 3 && top[1]) {
+          const key = JSON.parse(token);
+          top[0] = key;
+          top[1] = false;
+          if (top[2].has(key)) return gettext("a member is written twice at %(place)s: the casino writes each member of an object once, and readers differ in which they keep", { place: placeName(steps) });
+          top[2].add(key);
+        }
       } else {
         const why = refusal(token);
         if (why) return gettext("a number is written %(number)s at %(place)s: %(why)s", { number: token, place: placeName(steps), why });
@@ -65,10 +76,10 @@
   }
 
   /* Parse the casino's JSON `text`; throws for text that is not JSON, or holds a number the
-   * casino does not write (the error names it). */
+   * casino does not write or a member given twice (the error names it). */
   function read(text) {
     const value = JSON.parse(text); // what is not JSON is refused as such first, as offline
-    const odd = firstOddNumber(text);
+    const odd = firstRefusal(text);
     if (odd) throw new Error(odd);
     return value;
   }

@@ -397,8 +397,8 @@
   const nowWritten = () => written(new Date());
 
   /* What the bound runs from for each document that can be pending (core/anchors.py DATED_BY):
-   * its signed time, and why it fails dated past this computer's clock and the bound (`ahead`)
-   * or not in a checkpoint dated past its time and the bound (`leftOut`). The commitment and the
+   * its signed time, and why it fails dated past this computer's clock and the bound (`ahead`),
+   * or past the time this browser fetched the bundle and the bound (`fetchedAhead`), or not in a checkpoint dated past its time and the bound (`leftOut`). The commitment and the
    * reveal may have nothing after them in the log (a pair never played; the reveal always), so
    * the bound alone shows either left out. */
   const DATED_BY = {
@@ -406,6 +406,8 @@
       name: "settled_at",
       ahead: (doc, now) => gettext("round %(round)s: settled at %(settled)s, past this computer's clock (%(now)s) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
         { round: doc.round_id, settled: doc.settled_at, now }),
+      fetchedAhead: (doc, fetched) => gettext("round %(round)s: settled at %(settled)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the receipt is dated ahead, which would keep a round left out of the log within the bound",
+        { round: doc.round_id, settled: doc.settled_at, fetched }),
       leftOut: (doc, past) => gettext("round %(round)s: settled at %(settled)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: the round was left out of the log",
         { round: doc.round_id, settled: doc.settled_at, time: past.time, size: past.size }),
       fetched: (doc, fetched) => gettext("round %(round)s: settled at %(settled)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so the round was left out of the log, or the log's checkpoints were withheld",
@@ -415,6 +417,8 @@
       name: "created_at",
       ahead: (doc, now) => gettext("the commitment: created at %(created)s, past this computer's clock (%(now)s) and the bound of 1 hour: the commitment is dated ahead, which would keep it left out of the log within the bound",
         { created: doc.created_at, now }),
+      fetchedAhead: (doc, fetched) => gettext("the commitment: created at %(created)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the commitment is dated ahead, which would keep it left out of the log within the bound",
+        { created: doc.created_at, fetched }),
       leftOut: (doc, past) => gettext("the commitment: created at %(created)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
         { created: doc.created_at, time: past.time, size: past.size }),
       fetched: (doc, fetched) => gettext("the commitment: created at %(created)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
@@ -424,6 +428,8 @@
       name: "revealed_at",
       ahead: (doc, now) => gettext("the reveal: revealed at %(revealed)s, past this computer's clock (%(now)s) and the bound of 1 hour: the reveal is dated ahead, which would keep it left out of the log within the bound",
         { revealed: doc.revealed_at, now }),
+      fetchedAhead: (doc, fetched) => gettext("the reveal: revealed at %(revealed)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the reveal is dated ahead, which would keep it left out of the log within the bound",
+        { revealed: doc.revealed_at, fetched }),
       leftOut: (doc, past) => gettext("the reveal: revealed at %(revealed)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
         { revealed: doc.revealed_at, time: past.time, size: past.size }),
       fetched: (doc, fetched) => gettext("the reveal: revealed at %(revealed)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
@@ -454,12 +460,17 @@
       result.problems.push(dated.ahead(doc, nowWritten()));
       return false;
     }
+    // Nor one past the time this browser fetched the bundle (core/anchors.py, fetched_before).
+    const fetched = timeParts(result.fetchedAt);
+    if (time && fetched && pastBound(fetched, time)) {
+      result.problems.push(dated.fetchedAhead(doc, result.fetchedAt));
+      return false;
+    }
     const past = pastTheBound(datedAt, result.checkpoints.map((signed) => signed.document));
     if (past) {
       result.problems.push(dated.leftOut(doc, past));
       return false;
     }
-    const fetched = timeParts(result.fetchedAt);
     if (!time || !fetched || !pastBound(time, fetched)) return "pending";
     result.problems.push(dated.fetched(doc, result.fetchedAt));
     return false;
@@ -581,6 +592,17 @@
     return gettext("round %(round)s: its settlement anchor does not hold: %(problem)s", params);
   }
 
+  /* The service logs a pair's commitment and reveal once, and a round's bet and settlement once:
+   * two different entries anchored for one of them say it was committed, revealed, bet or settled
+   * twice (core/anchors.py, anchored_twice), naming both leaves. */
+  function anchoredTwice(of, first, second) {
+    const params = { round: of.round_id, first: Math.min(first, second), second: Math.max(first, second) };
+    if (of.kind === "commitment") return gettext("the commitment: two commitment entries are anchored, at leaf %(first)s and at leaf %(second)s: the service logs one, so the pair was committed twice", params);
+    if (of.kind === "reveal") return gettext("the reveal: two reveal entries are anchored, at leaf %(first)s and at leaf %(second)s: the service logs one, so the pair was revealed twice", params);
+    if (of.kind === "bet") return gettext("round %(round)s: two bet entries are anchored, at leaf %(first)s and at leaf %(second)s: the service logs one, so the round was bet twice", params);
+    return gettext("round %(round)s: two settlement entries are anchored, at leaf %(first)s and at leaf %(second)s: the service logs one, so the round was settled twice", params);
+  }
+
   /* Where in the log a problem of an anchored document was found. */
   function inCheckpoint(seq, size) {
     return ngettext("entry %(seq)s, in the checkpoint over %(num)s entry signed by the pinned key",
@@ -667,6 +689,7 @@
     const decided = {};
     let commitment = null;
     let revealed = null;
+    const twice = new Map(); // by place ("pair", "reveal", "round:KEY"): why it is anchored twice
     for (const anchor of listed || []) {
       const of = (anchor && anchor.of) || {};
       const checkpoint = anchor ? checkpoints.get(anchor.checkpoint_size) : undefined;
@@ -678,7 +701,15 @@
         else result.rounds[roundKey(of.round_id)] = false;
         continue;
       }
-      if (of.kind === "commitment") commitment = anchor;
+      // A document logged once keeps the first anchor listed; another entry anchored for it fails it.
+      const first = of.kind === "commitment" ? commitment : of.kind === "reveal" ? revealed
+        : of.kind === "bet" ? betted[roundKey(of.round_id)] : of.kind === "settlement" ? settled[roundKey(of.round_id)] : null;
+      if (first) {
+        if (first.leaf_index !== anchor.leaf_index || first.entry.hash !== anchor.entry.hash) {
+          const place = PAIR_PLACES[of.kind] || "round:" + roundKey(of.round_id);
+          twice.set(place, [...(twice.get(place) || []), anchoredTwice(of, first.leaf_index, anchor.leaf_index)]);
+        }
+      } else if (of.kind === "commitment") commitment = anchor;
       else if (of.kind === "reveal") revealed = anchor;
       else if (of.kind === "bet") betted[roundKey(of.round_id)] = anchor;
       else if (of.kind === "settlement") settled[roundKey(of.round_id)] = anchor;
@@ -766,6 +797,17 @@
         { commitment: commitment.leaf_index, first: firstLeaf }));
     }
     if (bundle.reveal) checkReveal(bundle.reveal.document, revealed, lastLeaf, pending, result);
+    // A document anchored twice fails, whatever else holds (the rounds of this bundle only, as
+    // offline).
+    const places = [["pair", "commitment"], ...(bundle.reveal ? [["reveal", "reveal"]] : []),
+      ...bundle.rounds.map((signed) => ["round:" + roundKey(signed.document.round_id), null])];
+    for (const [place, pairKind] of places) {
+      if (!twice.has(place)) continue;
+      result.problems.push(...twice.get(place));
+      twice.delete(place); // a round listed twice in the bundle is named once
+      if (pairKind) result[pairKind] = false;
+      else result.rounds[place.slice("round:".length)] = false;
+    }
     return result;
   }
 
