@@ -209,6 +209,13 @@ SLOW_TESTS = {
     "test_bench_load.py::test_the_short_load_run_answers_every_request_and_the_checks_pass": (
         "a load run under gunicorn on both databases"
     ),
+    # One process's reports, and the bundles' split into jobs, have quick tests in their files.
+    "test_verify.py::test_worker_processes_give_the_same_report_as_one_process": (
+        "starts worker processes"
+    ),
+    "test_verify_cli.py::test_jobs_spread_a_large_bundle_over_processes_with_the_same_result": (
+        "a large bundle checked in worker processes"
+    ),
     # The SQLite statement bound has quick tests in the same file.
     "test_outages.py::test_a_postgres_server_that_never_answers_is_a_503_after_one_connect_"
     "timeout": "waits out a connect timeout against a server that never answers",

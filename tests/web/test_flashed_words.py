@@ -270,14 +270,14 @@ def worded(app: Flask, case: str, made_in: str, read_in: str) -> str:
 
 
 @pytest.mark.parametrize("case", sorted(CONSOLE_REFUSALS))
-@pytest.mark.parametrize("other", ["fi", "pt"])
+@pytest.mark.parametrize("language", ["fi", "pt"])
 def test_a_console_refusal_reads_in_the_language_it_is_shown_in(
-    app: Flask, case: str, other: str
+    app: Flask, case: str, language: str
 ) -> None:
-    english, translated = worded(app, case, "en", "en"), worded(app, case, other, other)
+    english, translated = worded(app, case, "en", "en"), worded(app, case, language, language)
     assert english != translated, "the refusal is translated, so the test can tell them apart"
-    assert worded(app, case, other, "en") == english
-    assert worded(app, case, "en", other) == translated
+    assert worded(app, case, language, "en") == english
+    assert worded(app, case, "en", language) == translated
 
 
 def test_a_console_refusal_reads_as_it_did_when_made_and_shown_in_one_language(
