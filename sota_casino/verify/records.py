@@ -25,8 +25,10 @@ each decision and move sent. The records file (``docs/fairness.md``, "The player
 ``verified`` holds the sha256 of each document a verifier in the player's browser found signed
 by the trusted key, under the name only one document may have (``the receipt of round 17``, as
 :func:`.runner.signed_documents` names them): a bundle signing another document under that name
-is the casino's own proof of a rewrite (check 1). ``rotations``, ``bets`` and ``verified`` came
-later and may be missing, and so may a bet's amounts: records kept before them still load.
+is the casino's own proof of a rewrite (check 1), and another pair's commitment document under
+``the seed pair committed to C`` its proof that it committed one server seed for two pairs
+(check 2). ``rotations``, ``bets`` and ``verified`` came later and may be missing, and so may a
+bet's amounts: records kept before them still load.
 """
 
 from __future__ import annotations

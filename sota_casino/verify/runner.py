@@ -320,9 +320,18 @@ def _check_rounds(
 SignedDocument = tuple[str, str, str, int]
 
 
+#: The name only one pair's commitment document may have besides its pair's: the pair committed
+#: to a commitment (``sha256`` of the server seed, check 2), followed by it in hex.
+COMMITTED_TO: Final = "the seed pair committed to "
+#: How a pair's commitment document is named, followed by ``seed pair P``.
+COMMITMENT_OF: Final = "the commitment document of "
+
+
 def signed_documents(bundle: object, report: Report) -> list[SignedDocument]:
     """Each document of a verified bundle whose signature passed, under every name that only
-    one document may have: a pair's commitment and reveal, a round's receipt, a pair's nonce."""
+    one document may have: a pair's commitment and reveal, a round's receipt, a pair's nonce,
+    and the pair committed to a server seed (one seed serves one pair: committed for two, its
+    reveal for either tells every shuffle of the other in advance)."""
     _, commitment, reveal, envelopes = _bundle_parts(bundle)
     found: list[SignedDocument] = []
     for rows, position, row in (
@@ -343,6 +352,8 @@ def signed_documents(bundle: object, report: Report) -> list[SignedDocument]:
             if row.where == "round"
             else [f"the {row.where} document of {pair}"]
         )
+        if row.where == "commitment":
+            names.append(f"{COMMITTED_TO}{doc.get('commitment')}")
         found += [(name, digest, rows, position) for name in names]
     return found
 
@@ -358,7 +369,9 @@ def with_equivocations(
 ) -> list[Report]:
     """Fail every document that another bundle given with it contradicts: two documents signed
     for one pair's commitment or reveal, one round or one nonce are the casino's own proof that
-    it rewrote one of them (each bundle alone may pass every check). Both are named.
+    it rewrote one of them (each bundle alone may pass every check). Both are named. Two pairs'
+    commitment documents committed to one server seed fail both, each naming the other pair
+    (:func:`_seed_reused`); one pair's two commitment documents are an equivocation already.
 
     :param recorded: the digests by name of the documents the player's browser verified
         (:attr:`.Records.verified`): they take part as one more bundle, ``the records``.
@@ -375,7 +388,13 @@ def with_equivocations(
         for name, digest, rows, position in documents:
             row = getattr(report, rows)[position]
             for other, source in holders[name].items():
-                if other != digest:
+                if other != digest and name.startswith(COMMITTED_TO):
+                    reused = _seed_reused(name, (digest, other), report.source, source, holders)
+                    if reused is not None:
+                        extra.setdefault((rows, position), {})[f"seed {other}"] = Finding(
+                            row.where, "commitment", FAIL, reused, row.index
+                        )
+                elif other != digest:
                     # A receipt differs under its round and its nonce alike: named once.
                     extra.setdefault((rows, position), {}).setdefault(
                         other,
@@ -401,6 +420,36 @@ def with_equivocations(
             else report
         )
     return compared
+
+
+def _seed_reused(
+    name: str,
+    digests: tuple[str, str],
+    here: str,
+    there: str,
+    holders: Mapping[str, Mapping[str, str]],
+) -> str | None:
+    """What to say of two commitment documents (``digests``: this one's, in ``here``, and the
+    other, in ``there``) committed to one server seed, the pair of each found under its
+    commitment document's name; None when both are of one pair."""
+    mine, other = (
+        next(
+            (
+                held[len(COMMITMENT_OF) :]
+                for held, by_digest in holders.items()
+                if held.startswith(COMMITMENT_OF) and digest in by_digest
+            ),
+            "another seed pair",
+        )
+        for digest in digests
+    )
+    if mine == other:
+        return None
+    return (
+        f"seed reused: {mine} in {here} is committed to the server seed of {other} in {there} "
+        f"(commitment {short(name[len(COMMITTED_TO) :])}), both signed: a server seed serves one "
+        "pair, and revealed for either it tells every shuffle of the other in advance"
+    )
 
 
 def _with_extra(

@@ -188,9 +188,9 @@ def test_a_real_bundle_of_both_games_is_replayed_whole_and_matches_the_records(
         tab.click("#export-records")
     assert download.value.suggested_filename == "sota-casino-records.json"
     exported = json.loads(Path(download.value.path()).read_text())
-    # Now with the digests of the documents the page verified: the pair's two, and each receipt
-    # under its round and its nonce.
-    assert records["verified"] == [] and len(exported["verified"]) == 2 + 2 * 3
+    # Now with the digests of the documents the page verified: the pair's two (its commitment
+    # also as the pair committed to its seed), and each receipt under its round and its nonce.
+    assert records["verified"] == [] and len(exported["verified"]) == 3 + 2 * 3
     assert exported == {**records, "verified": exported["verified"]}
     assert set(exported) == RECORD_FIELDS
     assert (exported["format"], exported["v"]) == ("sota-casino-records", 1)

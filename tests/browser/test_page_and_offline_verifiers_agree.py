@@ -1640,3 +1640,58 @@ def test_both_verifiers_pass_wait_or_fail_alike_for_each_signed_or_logged_field_
         )
     assert len(cases) > 150 and len(player_cases) > 20 and len(change_cases) > 10
     assert disagree == [], "\n".join(map(str, disagree))
+
+
+#: The page's problems with a bundle, in a browser that trusts only ``key`` and has verified
+#: nothing before (``fresh``), or with what it verified before.
+PAGE_PROBLEMS_TRUSTING = (
+    f"async ([bundle, key, fresh]) => {{ if (fresh) {{ localStorage.clear();"
+    f" await ({FORGET_WITNESS})(); window.SotaRecords.acceptKey(key); }}"
+    " return (await window.SotaVerify.verifyBundle(bundle)).problems; }"
+)
+
+
+def test_both_verifiers_fail_two_pairs_committed_to_one_server_seed(
+    tab: Any, tmp_path: Path
+) -> None:
+    """Pair 13 committed to pair 12's server seed passes alone in both verifiers; the page,
+    having verified pair 12, fails it naming pair 12, and so does the offline verifier given
+    both bundles, or pair 13's with the records the page kept. Pair 12 verified again is no
+    finding, nor is a pair of a seed of its own."""
+    from test_verify_seed_reuse import SAME_PLAYER
+    from test_verify_seed_reuse import _pair_bundle
+    from test_verify_seed_reuse import _said
+
+    sign_up(tab, "seed-reuse")
+    fairness_page(tab)
+    tab.expected_failures.append("/api/v1/transparency/consistency")
+    own = _pair_bundle(bundles.Pair(seed_pair_id=14), 300)
+    reused = _pair_bundle(SAME_PLAYER, 200)
+    first, second, third = bundles.anchored_together([GOOD, reused, own], PAIR.key)
+    assert tab.evaluate(PAGE_PROBLEMS_TRUSTING, [second, KEY_HEX, True]) == []  # alone, it passes
+    assert offline_passes(tmp_path, second)
+
+    assert tab.evaluate(PAGE_PROBLEMS_TRUSTING, [first, KEY_HEX, True]) == []
+    assert tab.evaluate(PAGE_PROBLEMS_TRUSTING, [first, KEY_HEX, False]) == []  # again: the same
+    assert tab.evaluate(PAGE_PROBLEMS_TRUSTING, [third, KEY_HEX, False]) == []  # a seed its own
+    problems = tab.evaluate(PAGE_PROBLEMS_TRUSTING, [second, KEY_HEX, False])
+    said = (
+        r"seed reused: seed pair 13 is committed to the server seed of seed pair 12, which this "
+        rf"browser verified on .+ UTC \(commitment {PAIR.commitment[:16]}…\), both signed: a "
+        "server seed serves one pair, and revealed for either it tells every shuffle of the "
+        "other in advance"
+    )
+    assert len(problems) == 1 and re.fullmatch(said, problems[0]), problems
+
+    records = tab.evaluate("window.SotaRecords.exportDocument()")
+    paths = [tmp_path / name for name in ("b12.json", "b13.json", "records.json")]
+    for path, data in zip(paths, (first, second, records), strict=True):
+        path.write_text(json.dumps(data), encoding="utf-8")
+    b12, b13, kept = map(str, paths)
+    for given, expected in (
+        ([b12, b13], _said(13, b13, 12, b12)),
+        ([b13, "--records", kept], _said(13, b13, 12, "the records")),
+    ):
+        out = io.StringIO()
+        assert main([*given, "--public-key", KEY_HEX, "-q"], out, io.StringIO()) == 1
+        assert expected in out.getvalue(), out.getvalue()

@@ -5,7 +5,8 @@ A bundle is the API's ``{"public_key_hex", "commitment", "reveal", "rounds", "an
 ``None``), signed round receipts whose cards come from the real stream, and each document's
 anchor in a real audit log (:func:`anchored`) proved into a checkpoint the pair's key signed.
 With the default seeds the Casino War rounds include ties (nonces 1, 3, 13, 14, 19), so both
-war and surrender are played.
+war and surrender are played. Each pair has a server seed of its own, as the service's have
+(:func:`server_seed_of`): one seed committed for two pairs fails them when they are compared.
 
 A test that changes a document and signs it again calls :func:`anchored` on the result when it
 plays a dishonest service that logged what it signed from the start (which only the other
@@ -46,13 +47,21 @@ from sota_casino.core.fairness import signed
 Doc = dict[str, Any]
 
 KEY = new_signing_key()
-SERVER_SEED = hashlib.sha256(b"sota-casino test server seed").digest()
+SERVER_SEED = hashlib.sha256(b"sota-casino test server seed").digest()  # pair 12's
 CLIENT_SEED = "lucky seven"
 TIE_NONCES = (1, 3, 13, 14, 19)  # the first two cards tie for these nonces with the seeds above
 CREATED_AT = "2025-04-01T10:00:00.000000Z"
 REVEALED_AT = "2025-04-01T18:00:00.000000Z"
 #: When the checkpoint of :func:`anchored` is signed: after every document it covers.
 CHECKPOINT_AT = "2025-04-01T18:00:05.000000Z"
+
+
+def server_seed_of(seed_pair_id: object) -> bytes:
+    """The server seed of a :class:`Pair` given none: :data:`SERVER_SEED` for pair 12, another
+    one for each other pair id."""
+    if seed_pair_id == 12 and type(seed_pair_id) is int:
+        return SERVER_SEED
+    return hashlib.sha256(f"sota-casino test server seed {seed_pair_id!r}".encode()).digest()
 
 
 def settled_at(nonce: int) -> str:
@@ -62,15 +71,20 @@ def settled_at(nonce: int) -> str:
 
 @dataclass(frozen=True)
 class Pair:
-    """A seed pair and the key that signs its documents."""
+    """A seed pair and the key that signs its documents; its server seed, unless given, is
+    its own (:func:`server_seed_of`)."""
 
     key: Ed25519PrivateKey = KEY
-    server_seed: bytes = SERVER_SEED
+    server_seed: bytes = b""
     client_seed: str = CLIENT_SEED
     seed_pair_id: int = 12
     user_id: int = 7
     created_at: str = CREATED_AT
     war_rules: casino_war.TableRules = field(default_factory=casino_war.TableRules)
+
+    def __post_init__(self) -> None:
+        if not self.server_seed:
+            object.__setattr__(self, "server_seed", server_seed_of(self.seed_pair_id))
 
     @property
     def commitment(self) -> str:

@@ -307,8 +307,8 @@ def test_two_bundles_signing_two_documents_for_one_pair_or_round_fail_naming_bot
 
 
 def _pair_13(rounds: int) -> dict[str, Any]:
-    """A bundle of the player's next pair (its rounds 200 and up, dealt as GOOD's), not yet
-    anchored."""
+    """A bundle of the player's next pair (its rounds 200 and up, from a server seed of its own),
+    not yet anchored."""
     pair = bundles.Pair(seed_pair_id=13)
     made = bundles.bundle(rounds, pair=pair)
     made["rounds"] = [
@@ -325,8 +325,9 @@ def test_two_bundles_anchored_in_two_logs_fail_naming_where_the_logs_part(tmp_pa
     seq, are its own signed proof of the fork, as they are within one bundle."""
     pair_12 = bundles.bundle(6, pair=PAIR)
     size = pair_12["checkpoints"][0]["document"]["size"]
+    # Pair 13 deals no tie in its first 7 rounds: its log then holds as many entries as pair 12's.
     for rounds, said in (
-        (6, f"two signed checkpoints over {size} entries differ: root "),
+        (7, f"two signed checkpoints over {size} entries differ: root "),
         (3, "two entries at seq 1 of the signed log differ: hash "),
     ):
         split = bundles.anchored(_pair_13(rounds), PAIR.key)  # a log of its own

@@ -49,11 +49,15 @@ def _records(*actions: tuple[int, int | None, str]) -> dict[str, Any]:
     }
 
 
+#: A round of pair 13 (:func:`_other_pair_bundle`) dealt a tie, at nonce 19: the player went to war.
+OTHER_WAR = 219
+
+
 def _other_pair_bundle() -> dict[str, Any]:
-    """A revealed bundle of another pair of the player's, whose rounds are 200 to 202 (dealt
-    from the same seeds as GOOD's, so that round 201 is a tie the player went to war in)."""
+    """A revealed bundle of another pair of the player's, whose rounds are 200 to 219 (its own
+    server seed deals its first tie at nonce 19, round :data:`OTHER_WAR`)."""
     pair = bundles.Pair(seed_pair_id=13)
-    made = bundles.bundle(3, pair=pair)
+    made = bundles.bundle(20, pair=pair)
     made["rounds"] = [
         bundles.resign(pair, envelope, round_id=200 + i)
         for i, envelope in enumerate(made["rounds"])
@@ -106,7 +110,9 @@ def test_a_round_recorded_with_no_pair_is_compared_in_the_bundle_that_holds_it(
 def test_rounds_recorded_with_no_pair_are_placed_in_whichever_bundle_given_holds_them(
     tmp_path: Path,
 ) -> None:
-    records = _write(tmp_path, "records.json", _records((101, None, "war"), (201, None, "war")))
+    records = _write(
+        tmp_path, "records.json", _records((101, None, "war"), (OTHER_WAR, None, "war"))
+    )
     # Anchored in one log, as the service serves two pairs' bundles: two logs would be a fork.
     both = bundles.anchored_together([GOOD, _other_pair_bundle()], PAIR.key)
     good, other = (
@@ -115,7 +121,7 @@ def test_rounds_recorded_with_no_pair_are_placed_in_whichever_bundle_given_holds
     code, out, _ = _run(good, other, "--records", records, "--json")
     assert code == 0 and json.loads(out)["unplaced_rounds"] == []
     code, out, _ = _run(good, "--records", records, "--json")
-    assert code == 0 and json.loads(out)["unplaced_rounds"] == [201]
+    assert code == 0 and json.loads(out)["unplaced_rounds"] == [OTHER_WAR]
 
 
 def test_only_rounds_that_no_record_places_and_no_bundle_holds_are_unplaced() -> None:

@@ -932,11 +932,18 @@
     return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
+  // The names of a pair's commitment document and of the pair committed to a server seed, as
+  // the offline verifier's signed_documents writes them, before the pair's id and the commitment.
+  const COMMITMENT_OF = "the commitment document of seed pair ";
+  const COMMITTED_TO = "the seed pair committed to ";
+
   /* Compare the documents of a bundle found signed by the trusted key (`signed`: each
    * {names, document}, every name {name, label}: `name` as the offline verifier's
    * signed_documents names it, kept; `label` the same in the page's language, shown) with those
    * this browser verified before, then keep them, also when they differ: a name that two signed
-   * documents claim is the casino's own proof that it rewrote one of them. Returns the problems,
+   * documents claim is the casino's own proof that it rewrote one of them, and two pairs
+   * committed to one server seed (the name marked `seed`) its proof that it reused the seed
+   * (each named by its commitment document's name, kept with it). Returns the problems,
    * and whether the list could be kept (a full storage keeps none of the new digests).
    *
    * The digests are taken first: the kept list is read, merged and written back with no await
@@ -949,14 +956,28 @@
     for (const kept of verified) byName.set(kept.name, (byName.get(kept.name) || []).concat([kept]));
     const problems = [];
     const now = new Date().toISOString();
+    // The pair of a commitment document kept, by its digest (the id as its name writes it).
+    const pairOf = (sha256) => {
+      const kept = verified.find((k) => k.sha256 === sha256 && k.name.startsWith(COMMITMENT_OF));
+      return kept ? kept.name.slice(COMMITMENT_OF.length) : null;
+    };
     signed.forEach(({ names }, i) => {
       const sha256 = digests[i];
       const named = new Set(); // a receipt that differs under its round and its nonce: said once
-      for (const { name, label } of names) {
+      for (const { name, label, seed } of names) {
         const under = byName.get(name) || [];
         for (const kept of under) {
           if (kept.sha256 === sha256 || named.has(kept.sha256)) continue;
           named.add(kept.sha256);
+          if (seed) {
+            // Two pairs committed to one server seed (one pair's two commitment documents are
+            // an equivocation, said under the pair's own name).
+            const [pair, other] = [pairOf(sha256), pairOf(kept.sha256)];
+            if (pair === other) continue;
+            problems.push(gettext("seed reused: seed pair %(pair)s is committed to the server seed of seed pair %(other)s, which this browser verified on %(when)s (commitment %(commitment)s), both signed: a server seed serves one pair, and revealed for either it tells every shuffle of the other in advance",
+              { pair, other: other === null ? "?" : other, when: window.SotaI18n.time(kept.seen_at), commitment: short(name.slice(COMMITTED_TO.length)) }));
+            continue;
+          }
           problems.push(gettext("equivocation: %(name)s differs from the one this browser verified on %(when)s, both signed (sha256 %(digest)s and %(other)s): one of them is a rewrite",
             { name: label, when: window.SotaI18n.time(kept.seen_at), digest: short(sha256), other: short(kept.sha256) }));
         }

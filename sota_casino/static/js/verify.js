@@ -596,9 +596,10 @@
   }
 
   /* The names only one signed document may have (verify/runner.py, signed_documents): a pair's
-   * commitment or reveal, a round's receipt and the nonce of the pair it was dealt at. Each is
+   * commitment or reveal, a round's receipt and the nonce of the pair it was dealt at, and the
+   * pair committed to a server seed (its commitment: one seed serves one pair). Each is
    * {name, label}: the name is the verifier's, kept in the records; the label says it in the
-   * page's language. */
+   * page's language (the seed's, `seed: true`, has its own message, compareVerified). */
   function uniqueNames(kind, doc) {
     const values = { round: pythonText(doc.round_id), nonce: pythonText(doc.nonce), pair: pythonText(doc.seed_pair_id) };
     if (kind === "round") {
@@ -610,7 +611,11 @@
     const label = kind === "commitment"
       ? gettext("the commitment document of seed pair %(pair)s", values)
       : gettext("the reveal document of seed pair %(pair)s", values);
-    return [{ name: "the " + kind + " document of seed pair " + values.pair, label }];
+    const named = [{ name: "the " + kind + " document of seed pair " + values.pair, label }];
+    if (kind === "commitment") {
+      named.push({ name: "the seed pair committed to " + pythonText(doc.commitment), label: "", seed: true });
+    }
+    return named;
   }
 
   /* The nonces below `rounds` that no receipt has, as the offline verifier names them (checks.py,
