@@ -33,6 +33,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     cli.init_app(app)
     web.init_app(app)
     background.init_app(app)
+    # Flask documents wrapping wsgi_app so; typeshed declares it a method.
     app.wsgi_app = _KeysBeforeServing(app, app.wsgi_app)  # type: ignore[method-assign]
     return app
 
