@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from email.message import Message
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,13 @@ def _serving(command: list[str], port: int, tmp_path: Path, **extra_env: str) ->
         check=True,
         capture_output=True,
     )
+    with _answered(command, port, env) as (page, _headers):
+        yield page
+
+
+@contextmanager
+def _answered(command: list[str], port: int, env: dict[str, str]) -> Iterator[tuple[str, Message]]:
+    """Start ``command`` and yield its landing page and headers, fetched once it answers."""
     server = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -51,13 +59,13 @@ def _serving(command: list[str], port: int, tmp_path: Path, **extra_env: str) ->
         while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
-                    page = answer.read().decode()
+                    page, headers = answer.read().decode(), answer.headers
                     break
             except OSError:
                 assert server.poll() is None, "the server stopped"
                 assert time.monotonic() < deadline, "the server did not answer in 30 s"
                 time.sleep(0.2)
-        yield page
+        yield page, headers
     finally:
         server.terminate()
         server.wait(10)
@@ -271,23 +279,8 @@ def test_a_command_that_only_prints_makes_no_file_and_the_keys_are_made_when_fir
     env.pop("DATABASE_URL", None)
     command = [sys.executable, "-c", FLASK_IN_INSTANCE, str(instance), "--app"]
     command += ["sota_casino.wsgi", "run", "--port", str(port)]
-    server = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
-                    cookie = answer.headers.get("Set-Cookie") or ""
-                    break
-            except OSError:
-                assert server.poll() is None, "the server stopped"
-                assert time.monotonic() < deadline, "the server did not answer in 30 s"
-                time.sleep(0.2)
-    finally:
-        server.terminate()
-        server.wait(10)
+    with _answered(command, port, env) as (_page, headers):
+        cookie = headers.get("Set-Cookie") or ""
     assert "session=" in cookie  # signed with the secret made for it
     assert _keys_in(instance) == ["secret_key", "signing_key.pem"]
     assert (instance / "secret_key").stat().st_mode & 0o777 == 0o600
