@@ -290,3 +290,26 @@ def test_a_refused_adjustment_marks_and_focuses_the_field_to_fix(
     assert tab.get_attribute("#amount", "aria-describedby") == "adjust-error"
     assert tab.get_attribute("#reason", "aria-invalid") is None
     assert tab.expected_refusals == []
+
+
+def test_a_refused_decision_gives_the_focus_back_to_the_choice_pressed(
+    tab: Any, live_server: LiveServer
+) -> None:
+    """The buttons are disabled while a decision is sent; refused (another tab decided first,
+    the connection dropped), they were enabled again with the focus left on the page's body."""
+    username = sign_up(tab, "refocused")
+    plant_server_seed(live_server.app, username, {0: True})
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_selector("#decision")
+    tab.expected_failures.append("/decision")
+    refusal = {"error": {"code": "round_settled", "message": "the round is settled"}}
+    tab.route(
+        "**/decision",
+        lambda route: route.fulfill(status=409, json=refusal),
+    )
+    tab.locator("#decision button[value=war]").focus()
+    tab.keyboard.press("Enter")
+    tab.wait_for_selector("#form-error:not([hidden])")
+    tab.wait_for_selector("#decision button[value=war]:not([disabled])")
+    assert tab.evaluate("document.activeElement.value") == "war"

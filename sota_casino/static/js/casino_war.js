@@ -399,6 +399,15 @@
       return text ? text[0].toUpperCase() + text.slice(1) : text;
     }
 
+    /* Enable the choices again after a decision that was not made (war stays off where the
+     * raise cannot be paid), and give the focus back to the one pressed: disabled while it was
+     * sent, it had lost the focus to the page's body. */
+    function reopen(decision, submitter) {
+      for (const b of decision.querySelectorAll("button")) b.disabled = b.id === "go-to-war" && Boolean($("war-why"));
+      const back = submitter.disabled ? decision.querySelector("button:not([disabled])") : submitter;
+      if (back) back.focus({ preventScroll: true });
+    }
+
     async function decide(event) {
       event.preventDefault();
       if (busy) return;
@@ -417,13 +426,13 @@
           }) : {};
         } catch (error) {
           showError(String(error.message || error));
-          for (const b of decision.querySelectorAll("button")) b.disabled = false;
+          reopen(decision, submitter);
           return;
         }
         const answer = await post(table.dataset.api + "/" + roundId + "/decision", { choice, ...signed }, key());
         if (!answer.ok) {
           showError(refused(answer, Number(decision.dataset.ante), gettext("You have %(held)s, not enough for the raise of %(needed)s. Surrender instead, or top up in the lobby once you are below %(low)s.")));
-          for (const b of decision.querySelectorAll("button")) b.disabled = b.id === "go-to-war" && Boolean($("war-why"));
+          reopen(decision, submitter);
           return;
         }
         if (window.SotaRecords) {
@@ -436,7 +445,7 @@
         render(answer.data);
       } catch (error) {
         showError(gettext("The table could not be reached. Check your connection and decide again."));
-        for (const b of decision.querySelectorAll("button")) b.disabled = false;
+        reopen(decision, submitter);
       } finally {
         busy = false;
       }
