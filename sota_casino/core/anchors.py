@@ -847,14 +847,7 @@ def dated_ahead(dated_at: object, now: datetime, by: DatedBy) -> str | None:
     """Why a document still pending fails when its time (``by``) is past ``now`` (the
     verifier's clock) and :data:`ANCHOR_BOUND`, or ``None``: no casino has made it yet, and
     dated ahead, a document left out of the log would stay within the bound for as long."""
-    dated = time_or_none(dated_at)
-    if dated is None or dated <= now + ANCHOR_BOUND:
-        return None
-    return (
-        f"{by.said} {dated_at}, past this computer's clock ({format_time(now)}) and the bound of "
-        f"{ANCHOR_BOUND_TEXT}: {by.document} is dated ahead, which would keep {by.kept} left "
-        "out of the log within the bound"
-    )
+    return _dated_past(dated_at, now, by, f"this computer's clock ({format_time(now)})")
 
 
 def fetched_before(dated_at: object, fetched_at: datetime, by: DatedBy) -> str | None:
@@ -864,13 +857,21 @@ def fetched_before(dated_at: object, fetched_at: datetime, by: DatedBy) -> str |
     later, and a verifier checking it long after would else let a receipt dated ahead of the
     fetch (by less than the years to its own clock) keep a round left out of the log within the
     bound."""
+    moment = (
+        f"the time the bundle was fetched ({format_time(fetched_at)}, by this computer's clock)"
+    )
+    return _dated_past(dated_at, fetched_at, by, moment)
+
+
+def _dated_past(dated_at: object, moment: datetime, by: DatedBy, said: str) -> str | None:
+    """The failure of a pending document dated past ``moment`` (``said`` in words) and the
+    bound, or ``None``."""
     dated = time_or_none(dated_at)
-    if dated is None or dated <= fetched_at + ANCHOR_BOUND:
+    if dated is None or dated <= moment + ANCHOR_BOUND:
         return None
     return (
-        f"{by.said} {dated_at}, past the time the bundle was fetched ({format_time(fetched_at)}, "
-        f"by this computer's clock) and the bound of {ANCHOR_BOUND_TEXT}: {by.document} is dated "
-        f"ahead, which would keep {by.kept} left out of the log within the bound"
+        f"{by.said} {dated_at}, past {said} and the bound of {ANCHOR_BOUND_TEXT}: {by.document} "
+        f"is dated ahead, which would keep {by.kept} left out of the log within the bound"
     )
 
 
