@@ -47,6 +47,7 @@ from sota_casino.models import Alert
 from sota_casino.models import Signup
 from sota_casino.services import alerts
 from sota_casino.services import money
+from sota_casino.services import settings
 from sota_casino.web import format
 from sota_casino.web import i18n
 from sota_casino.web import sota as sota_views
@@ -761,9 +762,10 @@ def redirected_id(answer: Any) -> int:
 SOTA_RULE_REFUSALS = {
     "fi": {
         "rule_teams": "Joukkuesota vaatii 4 paikkaa (sinä ja Kone 1 jakajaa ja Konetta 2 vastaan)",
-        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku 1–\u206010000 (annettu 0)",
-        "rule_lead": "Voittava johto: arvon on oltava pois (tyhjä) tai kokonaisluku 1–\u206054 "
-        "(annettu 99)",
+        "rule_max_tricks": "Kierrosraja: arvon on oltava kokonaisluku välillä 1–\u206010000 "
+        "(annettu 0)",
+        "rule_lead": "Voittava johto: arvon on oltava tyhjä (pois käytöstä) tai kokonaisluku "
+        "välillä 1–\u206054 (annettu 99)",
     },
     "nb": {
         "rule_teams": "«Lag» krever 4 plasser (du og CPU 1 mot dealeren og CPU 2)",
@@ -817,7 +819,7 @@ def console_refusal(answer: Any) -> str:
 
 TABLE_REFUSALS = {
     "fi": (
-        "Tasatilanteen voitonmaksu: arvon on oltava kokonaisluku 0–\u206030",
+        "Tasatilanteen voitonmaksu: arvon on oltava kokonaisluku välillä 0–\u206030",
         "Pienin panos ja suurin panos: molempien on oltava kokonaisia pelimerkkejä, eikä "
         "ensimmäinen saa olla jälkimmäistä suurempi",
         "Pienin panos ei saa olla suurempi kuin suurin panos",
@@ -1041,7 +1043,7 @@ def test_a_tie_says_what_surrendering_gives_back_in_each_languages_grammar(
 
 BET_REFUSALS = {
     "en": "bet must be from 100 to 50000 (minor units)",
-    "fi": "bet-arvon on oltava väliltä 100–\u206050000 (sadasosina)",
+    "fi": "bet-arvon on oltava välillä 100–\u206050000 (sadasosina)",
     "nb": "bet må være fra 100 til 50000 (hundredeler)",
     "pt": "bet precisa ser de 100 a 50000 (centésimos)",
 }
@@ -1225,7 +1227,7 @@ NO_MOVE_NUMBER = {
 
 QUERY_REFUSALS = {
     "en": "{name} must be a whole number from 0 to 9007199254740991",
-    "fi": "{name}: arvon on oltava kokonaisluku 0–\u20609007199254740991",
+    "fi": "{name}: arvon on oltava kokonaisluku välillä 0–\u20609007199254740991",
     "nb": "«{name}» må være et helt tall fra 0 til 9007199254740991",
     "pt": "“{name}” precisa ser um número inteiro de 0 a 9007199254740991",
 }
@@ -1246,7 +1248,8 @@ def test_a_refused_console_query_reads_in_the_operators_language(app: Flask, lan
 
 ENTRY_NUMBER_REFUSALS = {
     "en": "“Go to entry #” must be a whole number from 0 to 9007199254740991.",
-    "fi": "Kentän ”Siirry merkintään #” arvon on oltava kokonaisluku 0–\u20609007199254740991.",
+    "fi": "Kentän ”Siirry merkintään #” arvon on oltava kokonaisluku välillä "
+    "0–\u20609007199254740991.",
     "nb": "«Gå til oppføring nr.» må være et helt tall fra 0 til 9007199254740991.",
     "pt": "“Ir para a entrada nº” precisa ser um número inteiro de 0 a 9007199254740991.",
 }
@@ -1965,3 +1968,71 @@ def test_the_header_counts_the_balances_in_the_plural_form_of_their_amount(
         html.unescape(re.sub(r"<[^>]*>", " ", header.split(">", 1)[1])).split()
         == (ONE_OF_EACH[language])
     )
+
+
+#: Finnish amounts written with their unit ("1 karkki", "500 karkkia") make no range with a dash
+#: ("1 karkki–500 karkkia"): the least and the most are said apart, "vähintään … ja enintään …",
+#: which take the amount as it is, one or many.
+STAKES_AT_THIS_TABLE = {
+    "en": "At this table now: stakes from 1 sweet to 500 sweets",
+    "fi": "Tässä pöydässä nyt: panos vähintään 1 karkki ja enintään 500 karkkia",
+    "nb": "Ved dette bordet nå: innsatser fra 1 godteri til 500 godterier",
+    "pt": "Nesta mesa agora: apostas de 1 bala a 500 balas",
+}
+
+
+@pytest.mark.parametrize("language", sorted(STAKES_AT_THIS_TABLE))
+def test_the_sota_rules_say_the_tables_stakes_in_each_languages_grammar(
+    app: Flask, client: FlaskClient, language: str
+) -> None:
+    olga = add_user(app, "olga", "operator")
+    with db(app) as session:
+        settings.update_table(session, olga, "sota", {"min_stake": 1, "max_stake": 500})
+    client.set_cookie("lang", language)
+    page = html.unescape(re.sub(r"<[^>]+>", "", client.get("/rules/sota").get_data(as_text=True)))
+    assert STAKES_AT_THIS_TABLE[language] in page.replace("\xa0", " ")
+
+
+#: A Finnish value that must lie in a range lies "välillä 5–500" (where), not "väliltä" (the
+#: case of picking from it: "valitse luku väliltä 1–10").
+FINNISH_MUST_LIE_FROM_A_RANGE = re.compile(r"\boltava\b[^.;:]*\bväliltä\b")
+
+
+def test_finnish_says_a_value_must_lie_within_a_range_not_from_it() -> None:
+    wrong = [
+        finnish
+        for message in _catalogue("fi")
+        if message.id
+        for finnish in _strings(message.string)
+        if FINNISH_MUST_LIE_FROM_A_RANGE.search(finnish)
+    ]
+    assert wrong == []
+
+
+#: Brazilian Portuguese names the Casino War choice by its verb where the player does it (a
+#: button, a key, a rule's step: "Desistir", beside "Ir à guerra") and by its noun where it is
+#: named as one of two things (the decision's name beside "guerra", an edge's column).
+PORTUGUESE_SURRENDER = {
+    "surrender": "desistência",
+    "a Casino War decision is war or surrender": "guerra ou desistência",
+    "Edge, surrender": "Vantagem, desistência",
+    "Place your ante and deal. Higher card wins even money; on a tie you choose: war or "
+    "surrender.": "guerra ou desistência",
+    "Surrender · get %(amount)s back": "Desistir · ",
+    "<strong>Surrender</strong>: half your ante comes back and the round ends.": (
+        "<strong>Desistir</strong>"
+    ),
+    "Decide the tie first: <kbd>W</kbd> war or <kbd>S</kbd> surrender.": (
+        "<kbd>W</kbd> ir à guerra ou <kbd>S</kbd> desistir"
+    ),
+    "Keys: <kbd>D</kbd> deal · <kbd>R</kbd> rebet · <kbd>W</kbd> war · <kbd>S</kbd> surrender · "
+    "<kbd>1</kbd>–<kbd>%(last)s</kbd> add chips · <kbd>C</kbd> clear": (
+        "<kbd>W</kbd> ir à guerra · <kbd>S</kbd> desistir"
+    ),
+}
+
+
+def test_portuguese_says_surrender_as_a_verb_when_done_and_a_noun_when_named() -> None:
+    catalogue = _catalogue("pt")
+    said = {english: catalogue[english].string for english in PORTUGUESE_SURRENDER}
+    assert [e for e, words in PORTUGUESE_SURRENDER.items() if words not in said[e]] == []
