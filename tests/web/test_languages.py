@@ -2036,3 +2036,18 @@ def test_portuguese_says_surrender_as_a_verb_when_done_and_a_noun_when_named() -
     catalogue = _catalogue("pt")
     said = {english: catalogue[english].string for english in PORTUGUESE_SURRENDER}
     assert [e for e, words in PORTUGUESE_SURRENDER.items() if words not in said[e]] == []
+
+
+#: The Casino War keys are things the player does, as the buttons name them ("Go to war ·
+#: raise"), so the war key is a verb like the others ("deal", "clear"), not the noun "war".
+WAR_KEY = {
+    "fi": "<kbd>W</kbd> mene sotaan",
+    "nb": "<kbd>W</kbd> gå til krig",
+    "pt": "<kbd>W</kbd> ir à guerra",
+}
+
+
+@pytest.mark.parametrize("language", sorted(WAR_KEY))
+def test_the_casino_war_keys_name_going_to_war_as_the_button_does(language: str) -> None:
+    keys = next(m for m in _catalogue(language) if str(m.id).startswith("Keys: <kbd>D</kbd>"))
+    assert WAR_KEY[language] in keys.string
