@@ -221,6 +221,9 @@ class SeedPair(Base):
             sqlite_where=text("status = 'next'"),
             postgresql_where=text("status = 'next'"),
         ),
+        # One server seed serves one pair: revealed for one, it would tell every shuffle of
+        # another committed to it in advance.
+        Index("uq_seed_pairs_commitment", "commitment", unique=True),
     )
 
     id: Mapped[int] = mapped_column(BigInt, primary_key=True)

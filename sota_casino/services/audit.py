@@ -81,6 +81,7 @@ from ..models import AuditHead
 from ..models import AuditPending
 from ..models import AuditTreeNode
 from ..models import Round
+from ..models import SeedPair
 from ..models import SigningKey
 from . import ranges
 from . import results
@@ -1102,9 +1103,10 @@ def check_chain(
     before, which is what consistency asks), and not be dated before the one it follows; a
     checkpoint beyond the log's last entry means entries were cut off its end. No entry may
     take a key an earlier one took (:func:`anchors.key_problem`: a pair or a round logged
-    again); the earlier entries of a chunk's subjects are looked up, not kept. Only the pairs
-    still open are kept, with their rounds, for their reveals to count them and follow their
-    settlements.
+    again); the earlier entries of a chunk's subjects are looked up, not kept. No pair may be
+    committed to another pair's server seed (:func:`_seed_reused`); the pairs committed to a
+    chunk's commitments are looked up too. Only the pairs still open are kept, with their
+    rounds, for their reveals to count them and follow their settlements.
 
     :param progress: called with the size reached after each chunk.
     """
@@ -1112,7 +1114,9 @@ def check_chain(
     keys = _service_keys(session)
     state = start
     while True:
-        rows, entries, taken = _read_chunk(session, functools.partial(_chain_chunk, state))
+        rows, entries, taken, committed = _read_chunk(
+            session, functools.partial(_chain_chunk, state)
+        )
         end = state.size + len(entries)
         report = audit_chain.verify_chain(
             entries, start_seq=state.size + 1, prev_hash=state.head_hash
@@ -1123,8 +1127,16 @@ def check_chain(
                 False, end, report.first_bad_seq, report.reason, checked, None, report.found
             )
         pairs = state.pairs.copy()
-        if keyed := anchors.first_key_found(entries, taken, pairs):
-            seq, contradiction = keyed
+        found = [
+            first
+            for first in (
+                anchors.first_key_found(entries, taken, pairs),
+                _seed_reused(entries, committed),
+            )
+            if first is not None
+        ]
+        if found:
+            seq, contradiction = min(found, key=lambda first: first[0])
             checked = end - start.size
             return ChainCheck(False, end, seq, contradiction.text(), checked, None, contradiction)
         leaves = [bytes.fromhex(e["hash"]) for e in entries]
@@ -1164,14 +1176,16 @@ def check_chain(
 
 def _chain_chunk(
     state: ChainState, connection: Connection
-) -> tuple[list[Row[Any]], list[results.AuditEntry], list[tuple[str, str, int]]]:
-    """The checkpoints and entries after ``state``, and the keys earlier entries took."""
+) -> tuple[list[Row[Any]], list[results.AuditEntry], list[tuple[str, str, int]], Committed]:
+    """The checkpoints and entries after ``state``, the keys earlier entries took, and the
+    pairs committed to the server seeds the entries commit to."""
     # Checkpoints first: their entries were committed with them, so the entries read next
     # include them (read the other way round, one signed in between would seem to be over
     # entries the log lacks).
     rows = _checkpoint_rows(connection, above=state.checkpoint, limit=CHUNK)
     entries = _entry_chunk(connection, state.size)
-    return rows, entries, _keys_taken(connection, state.size, entries)
+    taken = _keys_taken(connection, state.size, entries)
+    return rows, entries, taken, _pairs_committed_to(connection, entries)
 
 
 @read_only
@@ -1223,6 +1237,74 @@ def _keys_taken(
         for batch in batches
         for subject, action, seq in connection.execute(query, {"before": before, "subjects": batch})
     ]
+
+
+# --- one server seed a pair ------------------------------------------------------------------
+
+_PAIRS = cast(Table, SeedPair.__table__)
+_PAIR_SUBJECT = literal("seed_pair:", String) + sql_cast(_PAIRS.c.id, String)
+#: The pairs committed to each commitment asked for (found by the unique index on the pairs'
+#: commitments), each with the seq of its first commitment entry (``None``: the log holds none).
+_COMMITTED_TO = select(
+    _PAIRS.c.commitment,
+    _PAIRS.c.id,
+    select(func.min(_ENTRIES.c.seq))
+    .where(_ENTRIES.c.subject == _PAIR_SUBJECT, _ENTRIES.c.action == anchors.COMMITMENT_ACTION)
+    .scalar_subquery(),
+).where(_PAIRS.c.commitment.in_(bindparam("commitments", expanding=True)))
+#: By commitment, the pairs committed to it: ``(seed pair id, seq of its commitment entry)``.
+Committed = dict[str, list[tuple[int, int | None]]]
+#: What the checks say of a pair committed to a server seed another pair is committed to.
+SEED_REUSED: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s commits to the server seed of %(other)s "
+    "(commitment %(commitment)s): a server seed serves one pair, and revealed for either it "
+    "tells every shuffle of the other in advance"
+)
+
+
+def _commitment(entry: results.AuditEntry) -> str | None:
+    """The commitment a pair's commitment entry commits to, or ``None`` (any other entry)."""
+    data = entry["data"]
+    said = data.get("commitment") if isinstance(data, dict) else None
+    return said if entry["action"] == anchors.COMMITMENT_ACTION and isinstance(said, str) else None
+
+
+def _pairs_committed_to(connection: Connection, entries: Sequence[results.AuditEntry]) -> Committed:
+    """The pairs the database holds committed to each commitment ``entries`` commit to: a
+    lookup by the unique index, so a check's memory does not grow with the pairs."""
+    commitments = sorted({c for entry in entries if (c := _commitment(entry)) is not None})
+    committed: Committed = {}
+    for i in range(0, len(commitments), _SUBJECTS_PER_QUERY):
+        batch = {"commitments": commitments[i : i + _SUBJECTS_PER_QUERY]}
+        for commitment, pair_id, logged_at in connection.execute(_COMMITTED_TO, batch):
+            committed.setdefault(commitment, []).append((pair_id, logged_at))
+    return committed
+
+
+def _seed_reused(
+    entries: Sequence[results.AuditEntry], committed: Committed
+) -> tuple[int, Problem] | None:
+    """Return the seq of the first of ``entries`` that commits a pair to a server seed another
+    pair is committed to, and why, or ``None``.
+
+    The database refuses a second pair with one commitment (a unique index); one that lost the
+    index, or a log that took a commitment for a pair the database does not hold, is found by
+    each pair's commitment: the entry that reuses the seed is the later of the two pairs'
+    commitment entries (so a step that reads only the new ones names the entry a whole check
+    names); where the log holds no commitment entry of the other pair, the one it holds.
+
+    :param committed: the pairs committed to each commitment of ``entries``
+        (:func:`_pairs_committed_to`).
+    """
+    for entry in entries:
+        commitment = _commitment(entry)
+        for pair_id, logged_at in committed.get(commitment or "", ()):
+            other = anchors.pair_subject(pair_id)
+            if other != entry["subject"] and (logged_at is None or logged_at < entry["seq"]):
+                said = {"seq": entry["seq"], "action": entry["action"], "subject": entry["subject"]}
+                reused = {"other": other, "commitment": f"{str(commitment)[:16]}…"}
+                return entry["seq"], Problem(SEED_REUSED, said | reused)
+    return None
 
 
 # --- settled rounds against the log ----------------------------------------------------------

@@ -71,6 +71,10 @@ RETRYABLE_CONSTRAINTS = (
     # A name taken, in any letter case, after the sign-up found it free: the retry refuses it
     # as taken (SQLite names an index on an expression as PostgreSQL does).
     "uq_users_username_lower",
+    # A new pair's server seed drawn again (one chance in 2**256, unless the generator broke):
+    # the retry draws a fresh one; a generator that keeps drawing taken seeds ends in a conflict.
+    "uq_seed_pairs_commitment",
+    "seed_pairs.commitment",
 )
 #: Connection option of a use case's writing transaction; on SQLite it begins ``IMMEDIATE``, as
 #: every transaction not declared read-only does (see db.py).

@@ -932,6 +932,133 @@ def test_a_pair_committed_again_with_its_rounds_settled_again_is_named_by_every_
     _every_check_names(app, session, tmp_path, seq, reason)
 
 
+@pytest.fixture
+def drop_one_seed_a_pair(session: Session, db_url: str) -> Iterator[Callable[[], None]]:
+    """Drop the unique index on the pairs' commitments, as a database that lost it (or an
+    attacker with DDL rights) would; on the run's PostgreSQL database, take the pairs that
+    share a server seed out after the test and build the index again."""
+    yield lambda: _drop_index(session, "uq_seed_pairs_commitment")
+    session.close()
+    if db_url.startswith("postgresql"):
+        with session.begin():
+            session.execute(sa.text("SET LOCAL session_replication_role = replica"))
+            session.execute(
+                sa.text(
+                    "DELETE FROM seed_pairs WHERE id NOT IN "
+                    "(SELECT min(id) FROM seed_pairs GROUP BY commitment)"
+                )
+            )
+            session.execute(
+                sa.text("CREATE UNIQUE INDEX uq_seed_pairs_commitment ON seed_pairs (commitment)")
+            )
+
+
+def _drop_index(session: Session, name: str) -> None:
+    with session.begin():
+        session.execute(sa.text(f"DROP INDEX {name}"))
+
+
+def _seed_reused(seq: int, subject: str, other: int, commitment: str) -> str:
+    return (
+        f"entry {seq}: seed_pair.created of {subject} commits to the server seed of "
+        f"seed_pair:{other} (commitment {commitment[:16]}…): a server seed serves one pair, and "
+        "revealed for either it tells every shuffle of the other in advance"
+    )
+
+
+@pytest.mark.tampers
+def test_a_pair_committed_to_another_pairs_server_seed_is_named_by_the_checks_on_the_database(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    drop_one_seed_a_pair: Callable[[], None],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """A database without the unique index lets the service commit a server seed drawn again
+    (a broken generator) for a second pair: each pair's log entries are as for a seed of its
+    own, and only the seed pairs, compared by commitment, show it."""
+    ann = register("ann")
+    _play_pair(session, ann, 2)
+    fairness_service.rotate(session, ann)  # the seed revealed
+    [revealed] = [p for p in fairness_service.seed_pairs(session, ann) if p["status"] == "revealed"]
+    bob = register("bob")
+    assert _step(session)["ok"]
+    drop_one_seed_a_pair()
+    with session.begin():
+        seed = session.get(SeedPair, revealed["seed_pair_id"])
+        assert seed is not None
+        server_seed = bytes.fromhex(seed.server_seed)
+    monkeypatch.setattr(fairness, "new_server_seed", lambda: server_seed)
+    fairness_service.rotate(session, bob)  # bob's next pair draws ann's revealed seed
+    twin = fairness_service.seed_pairs(session, bob)[0]  # the newest
+    assert twin["commitment"] == revealed["commitment"]
+    subject = f"seed_pair:{twin['seed_pair_id']}"
+    seq = _first_seq(session, "seed_pair.created", subject)
+    audit.checkpoint(session)
+    reason = _seed_reused(seq, subject, revealed["seed_pair_id"], revealed["commitment"])
+    _the_checks_on_the_database_name(app, session, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_pair_the_log_never_committed_on_another_pairs_server_seed_is_named_by_the_whole_check(
+    app: Flask, session: Session, register: Callable, drop_one_seed_a_pair: Callable[[], None]
+) -> None:
+    """A pair written straight into a database without the unique index, committed to a
+    player's server seed, and never logged: the player's own commitment entry, looked up by
+    its commitment, names it (a step reads only the entries since its last, so the whole check
+    does)."""
+    ann = register("ann")
+    bob = register("bob")
+    drop_one_seed_a_pair()
+    with session.begin():
+        seed = session.scalars(
+            sa.select(SeedPair).where(SeedPair.user_id == ann).order_by(SeedPair.id)
+        ).first()
+        assert seed is not None
+        twin = SeedPair(
+            user_id=bob,
+            status="revealed",
+            server_seed=seed.server_seed,
+            commitment=seed.commitment,
+            commitment_document={},
+            commitment_signature="",
+        )
+        session.add(twin)
+        session.flush()
+        subject, commitment, twin_id = f"seed_pair:{seed.id}", seed.commitment, twin.id
+    seq = _first_seq(session, "seed_pair.created", subject)
+    reason = _seed_reused(seq, subject, twin_id, commitment)
+
+    whole = audit.verify(session)
+
+    assert (whole.ok, whole.first_bad_seq, whole.reason) == (False, seq, reason)
+    assert f"audit log BROKEN at entry {seq}: {reason}" in _cli(app, "audit", "verify").output
+    step = _step(session, whole=True)
+    assert (step["ok"], step["first_bad_seq"], step["reason"]) == (False, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_commitment_logged_for_a_pair_to_another_pairs_server_seed_is_named_by_the_checks(
+    app: Flask, session: Session, register: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log takes a commitment to a pair's server seed for a pair the database does not
+    hold (its row never written, or taken out): the pair holding the seed, looked up by its
+    commitment, shows it however many chunks before its own commitment was logged."""
+    ann = register("ann")
+    pair = fairness_service.active_seed_pair(session, ann)
+    created = _first_seq(session, "seed_pair.created", f"seed_pair:{pair.seed_pair_id}")
+    _play_pair(session, register("bob"), 4)
+    assert _step(session)["ok"]
+    subject = "seed_pair:90000"
+    data = {"commitment": pair.commitment, "status": "next"}
+    [seq] = _append(session, audit.EntrySpec(f"user:{ann}", "seed_pair.created", subject, data))
+    monkeypatch.setattr(audit, "CHUNK", 5)
+    assert seq - created > 5
+    reason = _seed_reused(seq, subject, pair.seed_pair_id, pair.commitment)
+    _the_checks_on_the_database_name(app, session, seq, reason)
+
+
 @pytest.mark.tampers
 def test_a_move_logged_after_its_game_settled_is_named_by_every_whole_log_check(
     app: Flask, session: Session, register: Callable, tmp_path: Path

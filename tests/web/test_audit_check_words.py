@@ -216,6 +216,25 @@ CASES: dict[str, tuple[Callable[[], Problem], str, str]] = {
         "round:3 on ratkaistu, mutta lokissa ei ole sen round.settled-merkintää: ratkaistun "
         "pelikierroksen merkintä on kadonnut tai poistettu lokista",
     ),
+    "seed reused": (
+        lambda: Problem(
+            audit.SEED_REUSED,
+            {
+                "seq": 9,
+                "action": "seed_pair.created",
+                "subject": "seed_pair:4",
+                "other": "seed_pair:2",
+                "commitment": "abababababababab…",
+            },
+        ),
+        "entry 9: seed_pair.created of seed_pair:4 commits to the server seed of seed_pair:2 "
+        "(commitment abababababababab…): a server seed serves one pair, and revealed for either "
+        "it tells every shuffle of the other in advance",
+        "merkintä 9: seed_pair.created kohteelle seed_pair:4 sitoutuu samaan palvelimen "
+        "siemeneen kuin seed_pair:2 (sitoumus abababababababab…): palvelimen siemen kuuluu "
+        "yhdelle parille, ja kummallekin paljastettuna se kertoo toisen jokaisen sekoituksen "
+        "etukäteen",
+    ),
     "not an object": (
         lambda: _chain_problem(lambda entries: entries.__setitem__(6, [])),
         "entry 7 is not an object",
