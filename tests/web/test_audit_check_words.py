@@ -232,7 +232,7 @@ CASES: dict[str, tuple[Callable[[], Problem], str, str]] = {
         "it tells every shuffle of the other in advance",
         "merkintä 9: seed_pair.created kohteelle seed_pair:4 sitoutuu samaan palvelimen "
         "siemeneen kuin seed_pair:2 (sitoumus abababababababab…): palvelimen siemen kuuluu "
-        "yhdelle parille, ja kummallekin paljastettuna se kertoo toisen jokaisen sekoituksen "
+        "yhdelle parille, ja kummalle tahansa paljastettuna se kertoo toisen jokaisen sekoituksen "
         "etukäteen",
     ),
     "not an object": (
