@@ -398,9 +398,11 @@
 
   /* What the bound runs from for each document that can be pending (core/anchors.py DATED_BY):
    * its signed time, and why it fails dated past this computer's clock and the bound (`ahead`),
-   * or past the time this browser fetched the bundle and the bound (`fetchedAhead`), or not in a checkpoint dated past its time and the bound (`leftOut`). The commitment and the
-   * reveal may have nothing after them in the log (a pair never played; the reveal always), so
-   * the bound alone shows either left out. */
+   * or past the time this browser fetched the bundle and the bound (`fetchedAhead`), or not in
+   * a checkpoint dated past its time and the bound (`leftOut`), or still pending in a bundle
+   * fetched past them (`fetched`). The commitment and the reveal may have nothing after them in
+   * the log (a pair never played; the reveal always), so the bound alone shows either left out;
+   * so may a player's key registration, kept pending for good else. */
   const DATED_BY = {
     round: {
       name: "settled_at",
@@ -435,6 +437,19 @@
       fetched: (doc, fetched) => gettext("the reveal: revealed at %(revealed)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
         { revealed: doc.revealed_at, fetched }),
     },
+    // A player's key registration, dated by its audit entry's time: `doc` is {n, seq, time},
+    // its place in the bundle's player_keys, its entry's seq and time.
+    registration: {
+      name: "time",
+      ahead: (doc, now) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, past this computer's clock (%(now)s) and the bound of 1 hour: the registration is dated ahead, which would keep it left out of the log within the bound",
+        { n: doc.n, seq: doc.seq, registered: doc.time, now }),
+      fetchedAhead: (doc, fetched) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the registration is dated ahead, which would keep it left out of the log within the bound",
+        { n: doc.n, seq: doc.seq, registered: doc.time, fetched }),
+      leftOut: (doc, past) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
+        { n: doc.n, seq: doc.seq, registered: doc.time, time: past.time, size: past.size }),
+      fetched: (doc, fetched) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
+        { n: doc.n, seq: doc.seq, registered: doc.time, fetched }),
+    },
   };
 
   /* Whether the time `later` ([seconds, microseconds], timeParts) is past `dated` and the bound. */
@@ -449,7 +464,8 @@
    * list; so does the time this browser fetched the bundle (`result.fetchedAt`, by its own
    * clock, when it fetched it itself), since the service signs a checkpoint over the whole
    * log when a bundle is fetched (core/anchors.py, pending_when_fetched). `doc` is the
-   * round's receipt, the commitment or the reveal. */
+   * round's receipt, the commitment or the reveal, or a key registration as DATED_BY names it;
+   * `result` holds the signed `checkpoints`, `fetchedAt` and the `problems` to add to. */
   function pendingDated(kind, doc, result) {
     const dated = DATED_BY[kind];
     const datedAt = doc ? doc[dated.name] : undefined;
@@ -1168,7 +1184,7 @@
   }
 
   window.SotaLog = {
-    checkAnchors, roundKey, written, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    checkAnchors, pendingDated, roundKey, written, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
     kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), served: () => load(SERVED), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).
