@@ -66,8 +66,8 @@ BET_FIELDS: Final = ("game", "seed_pair_id", "nonce")
 ANCHOR_BOUND: Final = timedelta(hours=1)
 #: :data:`ANCHOR_BOUND` as the verifiers name it.
 ANCHOR_BOUND_TEXT: Final = "1 hour"
-#: How far before the time the service's clock had reached when a witness (the offline monitor,
-#: the players' page) was last served the checkpoint it keeps as the latest
+#: How far before the time the service's clock had reached when the offline monitor (a witness
+#: whose clock its operator keeps right) was last served the checkpoint it keeps as the latest
 #: (:attr:`Served.least`) a checkpoint over more entries may be dated: the service dates one when
 #: it signs it and serves it as the latest once that commits (seconds). Dated further back, it
 #: was signed by then and withheld, or it is dated back to keep a round left out of the log
@@ -88,9 +88,11 @@ SERVED_DRIFT_TEXT: Final = "10 minutes an hour"
 
 @dataclass(frozen=True, slots=True)
 class Served:
-    """What a witness (the offline monitor, the players' page) keeps of when it was last served
-    the latest checkpoint: over ``size`` entries, at ``at`` by the witness's own clock, when
-    the service's clock had reached ``least`` at least (docs/fairness.md, "Witnesses").
+    """What the offline monitor keeps of when it was last served the latest checkpoint: over
+    ``size`` entries, at ``at`` by the witness's own clock, when the service's clock had reached
+    ``least`` at least (docs/fairness.md, "Witnesses"). The players' page keeps none: a
+    browser's clock is its owner's to set forward, and no clock of its own tells that apart from
+    time passed.
 
     Only time that passes on the witness's clock counts, never what it reads, so a witness's
     clock set fast or slow (by any amount) is no matter: ``least`` is a date the service
