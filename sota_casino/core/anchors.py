@@ -60,13 +60,14 @@ BET_FIELDS: Final = ("game", "seed_pair_id", "nonce")
 #: The scheme's bound (docs/fairness.md, "The bound"), a constant of the scheme and no setting:
 #: an honest service has a settled round's bet and settlement entries in a signed checkpoint
 #: within this long after the receipt's ``settled_at``, and a pair's commitment (reveal) entry
-#: within this long after its ``created_at`` (``revealed_at``). A document still pending while a
+#: within this long after its ``created_at`` (``revealed_at``), and a player's key registration
+#: within this long after its entry's ``time``. A document still pending while a
 #: checkpoint signed by the trusted key is dated past it was left out of the log.
 ANCHOR_BOUND: Final = timedelta(hours=1)
 #: :data:`ANCHOR_BOUND` as the verifiers name it.
 ANCHOR_BOUND_TEXT: Final = "1 hour"
-#: How far before the time the service's clock had reached when a witness (the offline monitor,
-#: the players' page) was last served the checkpoint it keeps as the latest
+#: How far before the time the service's clock had reached when the offline monitor (a witness
+#: whose clock its operator keeps right) was last served the checkpoint it keeps as the latest
 #: (:attr:`Served.least`) a checkpoint over more entries may be dated: the service dates one when
 #: it signs it and serves it as the latest once that commits (seconds). Dated further back, it
 #: was signed by then and withheld, or it is dated back to keep a round left out of the log
@@ -87,9 +88,11 @@ SERVED_DRIFT_TEXT: Final = "10 minutes an hour"
 
 @dataclass(frozen=True, slots=True)
 class Served:
-    """What a witness (the offline monitor, the players' page) keeps of when it was last served
-    the latest checkpoint: over ``size`` entries, at ``at`` by the witness's own clock, when
-    the service's clock had reached ``least`` at least (docs/fairness.md, "Witnesses").
+    """What the offline monitor keeps of when it was last served the latest checkpoint: over
+    ``size`` entries, at ``at`` by the witness's own clock, when the service's clock had reached
+    ``least`` at least (docs/fairness.md, "Witnesses"). The players' page keeps none: a
+    browser's clock is its owner's to set forward, and no clock of its own tells that apart from
+    time passed.
 
     Only time that passes on the witness's clock counts, never what it reads, so a witness's
     clock set fast or slow (by any amount) is no matter: ``least`` is a date the service
@@ -159,11 +162,15 @@ class DatedBy:
 
 #: What the bound runs from, by what is pending: a round (its receipt's settlement), or the
 #: pair's commitment or reveal, after which the log may take nothing of the pair (a pair never
-#: played; a reveal, always), so that the bound alone shows either left out of the log.
+#: played; a reveal, always), so that the bound alone shows either left out of the log; or a
+#: player's key registration (a first key, or one replacing the key in use), dated by its audit
+#: entry's ``time``: kept pending for good, a key registered before rounds the casino rewrote
+#: unsigned would never be proved in the log, nor shown left out of it.
 DATED_BY: Final = {
     "round": DatedBy("settled_at", "settled at", "the receipt", "the round", "a round"),
     "commitment": DatedBy("created_at", "created at", "the commitment", "it", "it"),
     "reveal": DatedBy("revealed_at", "revealed at", "the reveal", "it", "it"),
+    "registration": DatedBy("time", "registered at", "the registration", "it", "it"),
 }
 
 
@@ -931,7 +938,8 @@ def bound_problem(
     clock, at ``fetched_at`` past its time and the bound (:func:`pending_when_fetched`).
 
     :param kind: what is pending, a key of :data:`DATED_BY`: ``round`` (``document`` is its
-        receipt), ``commitment`` or ``reveal``.
+        receipt), ``commitment``, ``reveal`` or ``registration`` (``document`` is the key
+        registration's audit entry).
     :param fetched_at: when the verifier fetched the bundle, by its own clock; ``None`` for a
         bundle checked without that time (a file kept since), which only the checkpoints date.
     """

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from typing import Final
@@ -47,6 +48,31 @@ FETCH_AGAIN: Final = (
     "fetch the bundle again and verify it with --fetched-at now, which fails it if it is "
     "still pending"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDates:
+    """What dates the bound of a document a bundle lists as pending: the bundle's checkpoints
+    signed by a key of the trusted chain, the verifier's clock, and when it fetched the bundle
+    by that clock (``None`` for a file checked without that time)."""
+
+    checkpoints: Sequence[Mapping[str, Any]]
+    now: datetime
+    fetched_at: datetime | None = None
+
+    def judged(self, kind: str, document: Mapping[str, Any]) -> tuple[str, str | None]:
+        """``FAIL`` and why a pending ``document`` of ``kind`` (a key of
+        ``core.anchors.DATED_BY``) fails by the bound (``core.anchors.bound_problem``), or
+        ``PENDING`` and what its pending line adds: for a bundle checked without the time it
+        was fetched, how long past the bound the verifier's clock is (``None`` within it)."""
+        problem = anchors.bound_problem(kind, document, self.checkpoints, self.now, self.fetched_at)
+        if problem is not None:
+            return FAIL, problem
+        by = anchors.DATED_BY[kind]
+        passed = anchors.pending_for(document.get(by.name), self.now, by)
+        if passed is None or self.fetched_at is not None:
+            return PENDING, None
+        return PENDING, f"{passed}: {FETCH_AGAIN}"
 
 
 def _signed_checkpoints(
@@ -121,8 +147,7 @@ class _Anchors:
     ) -> None:
         self.checkpoints, self.signed, self.findings = _signed_checkpoints(bundle, keys)
         self.key = keys[0]
-        self.now = now
-        self.fetched_at = fetched_at
+        self.dates = PendingDates(self.signed, now, fetched_at)
         self.commitment: Mapping[str, Any] | None = None
         self.reveal: Mapping[str, Any] | None = None
         self.bets: dict[Any, Mapping[str, Any]] = {}
@@ -208,6 +233,7 @@ def check_anchors(
     dict[Any, tuple[int, ...]],
     dict[Any, int],
     SignedLog,
+    PendingDates,
 ]:
     """Check the bundle's anchors against its documents.
 
@@ -226,8 +252,9 @@ def check_anchors(
         proves into a signed checkpoint (by round id): where the log took the settlement, and
         the seqs of each round's decision and move entries so proved, in the log's order (by
         round id): where the log took each of the player's actions, the seq of each
-        round's bet entry so proved (by round id): where the log took its bet, and what the
-        bundle shows of the log (its signed checkpoints and the entries proved into them).
+        round's bet entry so proved (by round id): where the log took its bet, what the
+        bundle shows of the log (its signed checkpoints and the entries proved into them), and
+        what dates the bound of what it lists as pending (the player's key registrations too).
         Every document must be anchored or listed as pending; a bundle without an ``anchors``
         list fails (:data:`UNANCHORED`), its ``pending_anchors`` disregarded, and so does one
         whose list is empty with nothing pending.
@@ -273,7 +300,7 @@ def check_anchors(
     }
     bet_seqs = {round_id: a["leaf_index"] + 1 for round_id, a in found.bets.items()}
     shown = SignedLog(tuple(found.signed), tuple(found.proven))
-    return checked, new_rows, found.findings, settled, acted, bet_seqs, shown
+    return checked, new_rows, found.findings, settled, acted, bet_seqs, shown, found.dates
 
 
 def _document_row(
@@ -376,15 +403,11 @@ def _missing(
         )
     waiting = f"not yet anchored: {found.pending[place]}"
     if document is not None:
-        problem = anchors.bound_problem(
-            place[0], document, found.signed, found.now, found.fetched_at
-        )
-        if problem is not None:
-            return FAIL, problem
-        by = anchors.DATED_BY[place[0]]
-        passed = anchors.pending_for(document.get(by.name), found.now, by)
-        if passed is not None and found.fetched_at is None:
-            waiting += f"; {passed}: {FETCH_AGAIN}"
+        status, said = found.dates.judged(place[0], document)
+        if status == FAIL:
+            return FAIL, str(said)
+        if said is not None:
+            waiting += f"; {said}"
     return PENDING, waiting
 
 

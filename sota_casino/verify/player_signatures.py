@@ -63,6 +63,7 @@ from ..core.fairness import parse_time
 from ..core.fairness import signature_checker
 from ..core.fairness import time_or_none
 from ..core.fairness import verify_signature
+from .anchors import PendingDates
 from .report import FAIL
 from .report import PENDING
 from .report import Finding
@@ -89,12 +90,14 @@ def _bundle_finding(message: str, status: str = FAIL) -> Finding:
 
 
 def registered_keys(
-    registrations: object, user_id: object, log_keys: Sequence[str]
+    registrations: object, user_id: object, log_keys: Sequence[str], dates: PendingDates
 ) -> tuple[dict[int, PlayerKey], list[Finding]]:
     """Return the player's keys from the bundle's ``player_keys`` (by key id) and what is wrong
     with the registrations. A registration that is not a whole, self-consistent audit entry of
     this player, or whose inclusion proof fails, registers nothing; one that no signed
-    checkpoint covers yet counts, and is said to be pending.
+    checkpoint covers yet counts, and is said to be pending, within the bound of its entry's
+    ``time`` as a pending document is (``dates``), else it fails: a registration kept pending
+    for good would never be proved in the log.
 
     :param log_keys: the trusted key and the keys its chain of key changes leads to, as the
         document anchors take them: a checkpoint signed by any of them holds."""
@@ -115,13 +118,7 @@ def registered_keys(
             continue
         assert isinstance(item, dict) and isinstance(entry, dict)
         if "anchor" not in item:
-            findings.append(
-                _bundle_finding(
-                    f"key registration #{position} (entry {entry['seq']}) is not in a signed "
-                    "checkpoint yet: ask for the bundle again later to prove it is in the log",
-                    PENDING,
-                )
-            )
+            findings.append(_pending_registration(position, entry, dates))
         data = entry["data"]
         accepted.append(
             (data["key_id"], data["public_key_hex"], parse_time(entry["time"]), entry["seq"])
@@ -136,6 +133,20 @@ def registered_keys(
             continue
         keys[key_id] = PlayerKey(key_id, public_hex, at, seq, successor[2] if successor else None)
     return keys, findings
+
+
+def _pending_registration(position: int, entry: Mapping[str, Any], dates: PendingDates) -> Finding:
+    """The finding of a registration no signed checkpoint covers: pending within the bound of
+    its entry's ``time``, else failing by it."""
+    named = f"key registration #{position} (entry {entry['seq']})"
+    status, said = dates.judged("registration", entry)
+    if status == FAIL:
+        return _bundle_finding(f"{named}: {said}")
+    waiting = (
+        f"{named} is not in a signed checkpoint yet: ask for the bundle again later to prove it "
+        "is in the log"
+    )
+    return _bundle_finding(waiting if said is None else f"{waiting}; {said}", PENDING)
 
 
 def _registration_problem(entry: object, user_id: object) -> str | None:

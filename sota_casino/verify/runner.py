@@ -20,6 +20,7 @@ from typing import TypedDict
 from ..core import anchors
 from ..core.fairness import canonical_json
 from ..core.fairness import weak_key_problem
+from .anchors import PendingDates
 from .anchors import check_anchors
 from .checks import PairContext
 from .checks import _bundle_parts
@@ -142,7 +143,7 @@ def verify_bundle(
     rows, across = check_across_rounds(context, rows)
     findings.extend(across)
     receipts = [(opened or (None, ""))[0] for opened in map(_envelope, envelopes)]
-    documents, rows, logged, settled, acted, bets, shown = check_anchors(
+    documents, rows, logged, settled, acted, bets, shown, dates = check_anchors(
         bundle,
         log_keys,
         (commitment_doc, reveal_doc),
@@ -153,7 +154,7 @@ def verify_bundle(
         fetched_at,
     )
     rows = _with_player_checks(
-        rows, envelopes, bundle, log_keys, commitment_doc, findings, (settled, acted, bets)
+        rows, envelopes, bundle, (log_keys, dates), commitment_doc, findings, (settled, acted, bets)
     )
     findings.extend(logged)
     if records is not None:
@@ -247,19 +248,20 @@ def _with_player_checks(
     rows: list[Row],
     envelopes: Sequence[object],
     bundle: Mapping[str, Any],
-    log_keys: Sequence[str],
+    log: tuple[Sequence[str], PendingDates],
     commitment_doc: Mapping[str, Any],
     findings: list[Finding],
     logged_at: tuple[Mapping[Any, int], Mapping[Any, Sequence[int]], Mapping[Any, int]],
 ) -> list[Row]:
     """Check every signed action against the player's keys registered in the bundle's log
-    entries (:mod:`.player_signatures`), proved into checkpoints signed by one of
-    ``log_keys`` (as the documents' anchors are), and where the log took each round's
-    settlement and actions (``logged_at``: the settlement's seq, and the actions' seqs in
-    the log's order, and the bet's seq, by round id); the registrations' own problems go to
-    ``findings``."""
+    entries (:mod:`.player_signatures`), proved into checkpoints signed by one of the log's
+    keys (``log``, as the documents' anchors are; a registration still pending is held to the
+    bound as a pending document is, by the log's ``PendingDates``), and where the log took
+    each round's settlement and actions (``logged_at``: the settlement's seq, and the actions'
+    seqs in the log's order, and the bet's seq, by round id); the registrations' own problems
+    go to ``findings``."""
     user_id = commitment_doc.get("user_id")
-    keys, problems = registered_keys(bundle.get("player_keys"), user_id, log_keys)
+    keys, problems = registered_keys(bundle.get("player_keys"), user_id, *log)
     findings.extend(problems)
     documents = [
         opened[0] if row.index is not None and (opened := _envelope(envelopes[row.index])) else None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from io import BytesIO
 from typing import Any
 
@@ -16,7 +15,6 @@ from flask import send_file
 from flask import url_for
 from flask.typing import ResponseReturnValue
 
-from ..core import anchors
 from ..core import fairness as core_fairness
 from ..core.errors import InvalidInput
 from ..core.marks import N_
@@ -52,22 +50,6 @@ def log_checkpoint() -> dict[str, Any] | None:
     None before the first."""
     signed = transparency.latest_signed(get_session())
     return {"checkpoint": signed} if signed else None
-
-
-@bp.app_template_global()
-def served_slack_minutes() -> int:
-    """How many minutes before the browser's witness was last served its kept checkpoint as the
-    latest a checkpoint over more entries may be dated (``core.anchors.SERVED_SLACK``, which the
-    offline monitor allows too)."""
-    return anchors.SERVED_SLACK // timedelta(minutes=1)
-
-
-@bp.app_template_global()
-def served_drift_minutes() -> int:
-    """Of each hour that passes on the browser's clock between two pages that carry the latest
-    checkpoint, how many minutes its witness does not hold the service's clock to have gone on
-    by (``core.anchors.SERVED_DRIFT``, which the offline monitor holds to too)."""
-    return anchors.SERVED_DRIFT // timedelta(minutes=1)
 
 
 @bp.app_template_global()

@@ -40,6 +40,11 @@ from test_verify_forged_log import OUT_OF_ORDER_BETS  # noqa: E402
 from test_verify_forged_log import PRISONERS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
+from test_verify_pending_registration import PAST_THE_BOUND  # noqa: E402
+from test_verify_pending_registration import WITHIN as REGISTERED_WITHIN  # noqa: E402
+from test_verify_pending_registration import WITHIN_THE_BOUND  # noqa: E402
+from test_verify_pending_registration import named as registration_named  # noqa: E402
+from test_verify_pending_registration import registration_pending  # noqa: E402
 from test_verify_player_log_order import KEY_HEX as SIGNING_KEY_HEX  # noqa: E402
 from test_verify_player_log_order import PAIR as SIGNING_PAIR  # noqa: E402
 from test_verify_player_log_order import _registered_first  # noqa: E402
@@ -569,7 +574,8 @@ def test_both_verifiers_fail_a_key_registration_not_yet_anchored_that_the_log_re
     main([str(path), "--public-key", SIGNING_KEY_HEX], out, io.StringIO())
     assert said in out.getvalue()
     assert said in tab.evaluate(CHECK, [forged, SIGNING_KEY_HEX]).split(" | ")
-    unanchored = {**bundle, "player_keys": [{"entry": bundle["player_keys"][0]["entry"]}]}
+    # Pending within the bound of its time (the bundle's checkpoint is signed at 18:00:05).
+    unanchored = registration_pending(REGISTERED_WITHIN)
     assert offline_verdict(path, unanchored, SIGNING_KEY_HEX) == "wait"
     assert tab.evaluate(verdicts(PAGE_PASSES), [[unanchored], SIGNING_KEY_HEX]) == ["wait"]
 
@@ -927,6 +933,41 @@ def test_both_verifiers_fail_a_document_still_pending_dated_past_the_fetch_time(
         assert f"{named.get(kind, f'the {kind}')}: {said}" in shown[0], shown
     for kind, bundle, _ in dated_past_the_fetch("2025-04-01T12:59:00.000000Z"):
         assert tab.evaluate(PAGE_FETCHED, [bundle, KEY_HEX, FETCHED_AT])[0] == [], kind
+
+
+def test_both_verifiers_fail_a_key_registration_still_pending_past_its_bound(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A player's key registration no signed checkpoint covers is pending as a round is, and
+    held to the same bound, from its entry's time: still pending in a bundle fetched past it,
+    dated past the fetch time or the verifier's clock and the bound, or beside a checkpoint
+    signed past its time and the bound, it was left out of the log, on the page as offline,
+    named alike (both kept it pending for good). Within the bound it waits in both."""
+    sign_up(tab, "registration-pending")
+    fairness_page(tab)
+    path = tmp_path / "bundle.json"
+    for registered_at, fetched_at, reason in PAST_THE_BOUND:
+        bundle = registration_pending(registered_at)
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        out = io.StringIO()
+        fetched = ["--fetched-at", fetched_at] if fetched_at else []
+        code = main([str(path), "--public-key", SIGNING_KEY_HEX, *fetched], out, io.StringIO())
+        said = registration_named(registered_at, reason)
+        assert code == 1 and f"bundle: player: {said}" in out.getvalue(), out.getvalue()
+        problems, waiting = tab.evaluate(PAGE_FETCHED, [bundle, SIGNING_KEY_HEX, fetched_at])
+        assert [p for p in problems if p.startswith(said)] and not waiting, (problems, waiting)
+        if fetched_at:  # the same moment to both: word for word
+            (line,) = [p for p in problems if p.startswith("key registration")]
+            assert line in out.getvalue(), (line, out.getvalue())
+    for registered_at, fetched_at in WITHIN_THE_BOUND:
+        bundle = registration_pending(registered_at)
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        args = [str(path), "--public-key", SIGNING_KEY_HEX, "--fetched-at", fetched_at, "-q"]
+        assert main(args, io.StringIO(), io.StringIO()) == 4, registered_at
+        assert tab.evaluate(PAGE_FETCHED, [bundle, SIGNING_KEY_HEX, fetched_at]) == [
+            [],
+            ["key registration #1 (entry 2)"],
+        ], registered_at
 
 
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:

@@ -11,10 +11,9 @@
  * cleared: it is proof, signed by the casino, that it showed two histories. A bad signature is
  * kept as an alarm too, which proves nothing to anyone else and does not say it does. A
  * checkpoint whose proof cannot be had is remembered as unproven, with why and when, and warned
- * of on every page until a later proof joins it. A larger checkpoint dated before the kept one,
- * or more than a slack before the time the service's clock had reached when this browser was
- * last served the kept one as the latest (counted by time passed on this computer's clock, never
- * by what it reads), is an alarm too (BACKDATED). Tabs open at once take turns (a Web Lock) to read, check and write
+ * of on every page until a later proof joins it. A larger checkpoint dated before the kept one
+ * (the casino's signed times against each other, never this computer's clock) is an alarm too
+ * (BACKDATED). Tabs open at once take turns (a Web Lock) to read, check and write
  * what is kept, so that none overwrites what another kept meanwhile.
  *
  * checkAnchors(bundle, keys) is the page verifier's "in the log" check (docs/fairness.md): each
@@ -28,12 +27,11 @@
   const KEPT = "sota-casino.log-checkpoint.v1";
   const ALARM = "sota-casino.log-alarm.v1";
   const UNPROVEN = "sota-casino.log-unproven.v1";
-  /* When (this computer's clock) this browser was last served the kept checkpoint as the latest,
-   * and a time the service's clock had reached by then: see `servedAgain`. What an earlier
-   * version kept (OLD_SERVED, the moment alone, which held a browser whose clock runs fast to
-   * the wrong time) is not read, and is forgotten once this is kept. */
-  const SERVED = "sota-casino.log-served.v2";
-  const OLD_SERVED = "sota-casino.log-served.v1";
+  /* What earlier versions kept of when this browser was last served the kept checkpoint as the
+   * latest, by this computer's clock, to date the next one by: a clock set forward between two
+   * pages made an honest casino's next checkpoint look back-dated. Not read; forgotten once a
+   * checkpoint is kept. */
+  const OLD_SERVED = ["sota-casino.log-served.v2", "sota-casino.log-served.v1"];
   const LOCK = "sota-casino.log-witness";
   /* Checkpoints remembered as unproven at most (a few hundred bytes each): see `unproven`. */
   const UNPROVEN_LIMIT = 100;
@@ -398,9 +396,11 @@
 
   /* What the bound runs from for each document that can be pending (core/anchors.py DATED_BY):
    * its signed time, and why it fails dated past this computer's clock and the bound (`ahead`),
-   * or past the time this browser fetched the bundle and the bound (`fetchedAhead`), or not in a checkpoint dated past its time and the bound (`leftOut`). The commitment and the
-   * reveal may have nothing after them in the log (a pair never played; the reveal always), so
-   * the bound alone shows either left out. */
+   * or past the time this browser fetched the bundle and the bound (`fetchedAhead`), or not in
+   * a checkpoint dated past its time and the bound (`leftOut`), or still pending in a bundle
+   * fetched past them (`fetched`). The commitment and the reveal may have nothing after them in
+   * the log (a pair never played; the reveal always), so the bound alone shows either left out;
+   * so may a player's key registration, kept pending for good else. */
   const DATED_BY = {
     round: {
       name: "settled_at",
@@ -435,6 +435,19 @@
       fetched: (doc, fetched) => gettext("the reveal: revealed at %(revealed)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
         { revealed: doc.revealed_at, fetched }),
     },
+    // A player's key registration, dated by its audit entry's time: `doc` is {n, seq, time},
+    // its place in the bundle's player_keys, its entry's seq and time.
+    registration: {
+      name: "time",
+      ahead: (doc, now) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, past this computer's clock (%(now)s) and the bound of 1 hour: the registration is dated ahead, which would keep it left out of the log within the bound",
+        { n: doc.n, seq: doc.seq, registered: doc.time, now }),
+      fetchedAhead: (doc, fetched) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the registration is dated ahead, which would keep it left out of the log within the bound",
+        { n: doc.n, seq: doc.seq, registered: doc.time, fetched }),
+      leftOut: (doc, past) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, not in the checkpoint signed at %(time)s (size %(size)s), past the bound of 1 hour: it was left out of the log",
+        { n: doc.n, seq: doc.seq, registered: doc.time, time: past.time, size: past.size }),
+      fetched: (doc, fetched) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, still pending in the bundle fetched at %(fetched)s by this computer's clock, past the bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is fetched, so it was left out of the log, or the log's checkpoints were withheld",
+        { n: doc.n, seq: doc.seq, registered: doc.time, fetched }),
+    },
   };
 
   /* Whether the time `later` ([seconds, microseconds], timeParts) is past `dated` and the bound. */
@@ -449,7 +462,8 @@
    * list; so does the time this browser fetched the bundle (`result.fetchedAt`, by its own
    * clock, when it fetched it itself), since the service signs a checkpoint over the whole
    * log when a bundle is fetched (core/anchors.py, pending_when_fetched). `doc` is the
-   * round's receipt, the commitment or the reveal. */
+   * round's receipt, the commitment or the reveal, or a key registration as DATED_BY names it;
+   * `result` holds the signed `checkpoints`, `fetchedAt` and the `problems` to add to. */
   function pendingDated(kind, doc, result) {
     const dated = DATED_BY[kind];
     const datedAt = doc ? doc[dated.name] : undefined;
@@ -943,13 +957,11 @@
    * once they are proved one history. What is kept is read again here, in the lock: another
    * tab may have changed it since this page began. So may the key: `key` is the key to check
    * with, or a function that reads it, in the lock (the page's own witness: another tab may
-   * have pinned another key, and kept a checkpoint it signed, while this one waited). `at`: when
-   * `seen` was served as the latest checkpoint (a Date, taken before the turn comes: a turn can
-   * take long), or none where it was not (a bundle's, which may be older than the latest). */
-  const observe = (seen, key, at = null) => exclusively(async () => observeHere(seen, typeof key === "function" ? await key() : key, at))
+   * have pinned another key, and kept a checkpoint it signed, while this one waited). */
+  const observe = (seen, key) => exclusively(async () => observeHere(seen, typeof key === "function" ? await key() : key))
     .catch((error) => ({ ok: null, note: cannotCheck(error) }));
 
-  async function observeHere(seen, key, at) {
+  async function observeHere(seen, key) {
     if (!isCheckpoint(seen)) return { ok: null, note: gettext("the service answered something that is not a checkpoint") };
     if (!key) return noKeyPinned();
     const kept = await load(KEPT);
@@ -969,93 +981,28 @@
       const both = { both: N_("shown before %(shown)s, served %(served)s", { shown: described(twin.document), served: described(doc) }) };
       return alarm(differing(doc.size, both), twin, seen);
     }
-    if (!isCheckpoint(kept)) return keep(seen, at);
+    if (!isCheckpoint(kept)) return keep(seen);
+    // The casino's signed times against each other, never this computer's clock, which its
+    // owner may set forward, back or wrong: no clock of the browser's tells that apart from time
+    // passed, and an honest casino is no cheat for it. (A round left out of the log past its
+    // bound, its later checkpoints dated just after the kept one, fails on this page by the
+    // time it fetches the round's bundle, checkAnchors.)
     if (backdated(kept.document, doc)) {
       const both = { both: N_("kept %(kept)s, served %(served)s", { kept: dated(kept.document), served: dated(doc) }) };
       return alarm(N_("BACKDATED: of two signed checkpoints, the one over more entries is dated before the one over fewer: %(both)s", both), kept, seen);
     }
-    const late = doc.size > kept.document.size ? await datedBeforeServed(kept.document, doc) : null;
-    if (late) return alarm(late, kept, seen);
     const found = await related(kept, seen);
     if (found.fork) return alarm(found.fork, kept, seen);
     if (found.unproven) return unproven(kept, seen, found.unproven);
-    if (doc.size > kept.document.size) return keep(seen, at);
-    if (doc.size === kept.document.size) await servedAgain(seen, at);
+    if (doc.size > kept.document.size) return keep(seen);
     return settle(kept);
   }
 
-  /* Keep `seen` (served as the latest at `at`, if given), and join to it what is remembered as
-   * unproven. */
-  async function keep(seen, at) {
+  /* Keep `seen`, and join to it what is remembered as unproven. */
+  async function keep(seen) {
     await save(KEPT, signedOf(seen));
-    await servedAgain(seen, at);
+    for (const name of OLD_SERVED) await forget(name);
     return settle(signedOf(seen));
-  }
-
-  const microsOf = (text) => {
-    const parts = timeParts(text);
-    return parts && parts[0] * 1e6 + parts[1];
-  };
-  /* Microseconds since 1970 in the scheme's time form. */
-  const writtenMicros = (micros) => new Date(Math.floor(micros / 1e6) * 1000).toISOString().slice(0, 19)
-    + "." + String(micros % 1e6).padStart(6, "0") + "Z";
-
-  /* What is kept of when this browser was last served the kept checkpoint (or an older one) as
-   * the latest, in microseconds: {size, at, least}, or null. */
-  async function servedRecord() {
-    const kept = await load(SERVED);
-    const [at, least] = kept ? [microsOf(kept.at), microsOf(kept.least)] : [null, null];
-    return at !== null && least !== null && Number.isInteger(kept.size) ? { size: kept.size, at, least } : null;
-  }
-
-  /* A whole number of minutes the server gives beside the page's carried checkpoint (its
-   * core.anchors constants, which the offline monitor holds to too), or null. */
-  function carriedMinutes(name) {
-    const carried = document.querySelector("script[data-log-checkpoint]");
-    const minutes = Number(carried && carried.dataset[name]);
-    return Number.isInteger(minutes) && minutes >= 0 ? minutes : null;
-  }
-
-  /* Remember that `seen` (the kept checkpoint) was served as the latest at `at` (if given), as
-   * core.anchors.served_again does: the service's clock had reached its date by then (it signed
-   * it), and had gone on since the last time by at least the time passed on this computer's
-   * clock, less SERVED_DRIFT an hour (a clock set forward wears off), but never past what this
-   * clock reads (a slow clock set right adds nothing); time passed backwards (a clock set back,
-   * or a page served earlier taking its turn after another's) moves it back. Only time passed
-   * on this clock counts, never what it reads, so a clock set fast or slow is no matter. */
-  async function servedAgain(seen, at) {
-    const drift = carriedMinutes("servedDriftMinutes");
-    const dated = microsOf(seen.document.time);
-    if (!at || drift === null || dated === null) return;
-    const now = at.getTime() * 1000;
-    const before = await servedRecord();
-    let least = dated;
-    if (before) {
-      const passed = now - before.at;
-      const counted = passed > 0 ? passed - Math.round(passed * drift / 60) : passed;
-      least = Math.max(dated, Math.min(before.least + counted, now));
-    }
-    await save(SERVED, { size: seen.document.size, at: writtenMicros(now), least: writtenMicros(least) });
-    await forget(OLD_SERVED);
-  }
-
-  /* Why `doc`, signed over more entries than the kept checkpoint `mine`, is dated back, or null:
-   * the service dates a checkpoint when it signs it and serves it as the latest seconds later,
-   * so one dated more than the slack before the time its clock had reached when this browser was
-   * last served the kept one (or an older one) as the latest was signed by then and withheld, or
-   * is dated back. Dated after the kept one is not enough (`backdated`): a casino that left out
-   * a round settled after it could date every later checkpoint just after it, never past the
-   * round's bound, for good (docs/fairness.md). */
-  async function datedBeforeServed(mine, doc) {
-    const minutes = carriedMinutes("servedSlackMinutes");
-    const served = await servedRecord();
-    const time = microsOf(doc.time);
-    if (!minutes || !served || time === null || doc.size <= served.size) return null;
-    if (time >= served.least - minutes * 60e6) return null;
-    const both = N_("kept %(kept)s, served %(served)s", { kept: dated(mine), served: dated(doc) });
-    return Nn_("BACKDATED: the served checkpoint is dated more than %(num)s minute before %(least)s, which the service's clock had reached when this browser was last served the kept one, or an older one, as the latest, at %(served)s by its own clock: signed by then, it was withheld, or it is dated back: %(both)s",
-      "BACKDATED: the served checkpoint is dated more than %(num)s minutes before %(least)s, which the service's clock had reached when this browser was last served the kept one, or an older one, as the latest, at %(served)s by its own clock: signed by then, it was withheld, or it is dated back: %(both)s",
-      minutes, { least: writtenMicros(served.least), served: writtenMicros(served.at), both });
   }
 
   /* The checkpoints remembered as unproven, by reason, each reason with the sizes it is the
@@ -1146,7 +1093,6 @@
       return null;
     }
     let outcome;
-    const asked = new Date(); // the page was served, or the latest is asked for, about now
     try {
       if (window.SotaRecords) await window.SotaRecords.keyChecked(); // a key change shown here may move the pin
       const key = await pinnedCryptoKey();
@@ -1159,7 +1105,7 @@
       }
       if (!key) outcome = noKeyPinned();
       else if (!latest) outcome = { ok: null, note: gettext("The casino has not signed a checkpoint of its log yet.") };
-      else outcome = await observe(latest.checkpoint, pinnedCryptoKey, asked);
+      else outcome = await observe(latest.checkpoint, pinnedCryptoKey);
     } catch (error) {
       outcome = { ok: null, note: cannotCheck(error) };
     }
@@ -1168,8 +1114,8 @@
   }
 
   window.SotaLog = {
-    checkAnchors, roundKey, written, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
-    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), served: () => load(SERVED), unprovenLimit: UNPROVEN_LIMIT,
+    checkAnchors, pendingDated, roundKey, written, proofProblem, isAuditEntry, entryShapeProblem, isCheckpoint, timeParts, signedBy, signedByAny, observe, witness, show, pinnedCryptoKey, verifyInclusion, verifyConsistency,
+    kept: () => load(KEPT), alarm: () => load(ALARM), unproven: () => load(UNPROVEN), unprovenLimit: UNPROVEN_LIMIT,
   };
   // After records.js has pinned the key this page shows (its own DOMContentLoaded handler).
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => witness(false));

@@ -291,9 +291,11 @@
    * hash they show, of this player, and, once a checkpoint covers them, proved into one signed
    * by the trusted key or a key its chain of key changes leads to (`logKeys`; docs/fairness.md, check 7). A
    * registration whose proof fails registers nothing; one without an anchor yet counts, and is
-   * listed in `waiting` (not proven yet). Times are compared as text: they are all fixed-width
+   * listed in `waiting` (not proven yet) within the bound of its entry's time, as a pending
+   * document is (`log`, checkAnchors's result: its signed checkpoints and when this browser
+   * fetched the bundle), else it fails. Times are compared as text: they are all fixed-width
    * UTC. */
-  async function registeredKeys(bundle, userId, problems, logKeys, waiting) {
+  async function registeredKeys(bundle, userId, problems, logKeys, waiting, log) {
     const accepted = [];
     const list = Array.isArray(bundle.player_keys) ? bundle.player_keys : [];
     for (const [i, item] of list.entries()) {
@@ -317,8 +319,12 @@
           continue;
         }
         const unproven = await registrationAnchorProblem(item, logKeys, where, entry.seq);
+        const dated = { n: where, seq: entry.seq, time: entry.time };
+        const judged = { problems, checkpoints: log.checkpoints, fetchedAt: log.fetchedAt };
         if (unproven === "pending") {
-          waiting.push(gettext("key registration #%(n)s (entry %(seq)s)", { n: where, seq: entry.seq }));
+          if (window.SotaLog.pendingDated("registration", dated, judged) === "pending") {
+            waiting.push(gettext("key registration #%(n)s (entry %(seq)s)", { n: where, seq: entry.seq }));
+          }
         } else if (unproven) {
           problems.push(unproven);
           continue;
@@ -778,7 +784,12 @@
     const clientSeed = reveal.document.client_seed;
     const hkey = await hmacKey(serverSeed);
     const waiting = []; // what the log does not prove yet: not a failure, never "verified"
-    const playerKeys = await registeredKeys(bundle, commitment.document.user_id, problems, logKeys, waiting);
+    // Each document's entry in the casino's signed public log must say what the document says.
+    // A bundle without its anchors proves nothing there, and fails; a document still pending is
+    // not proven either: its round is not called verified until the log proves it. (Checked
+    // here: its checkpoints and the fetch time date a key registration still pending too.)
+    const log = await window.SotaLog.checkAnchors(bundle, logKeys, opts.fetchedAt);
+    const playerKeys = await registeredKeys(bundle, commitment.document.user_id, problems, logKeys, waiting, log);
     // Where the log took each round's settlement (an anchor that does not hold fails the log
     // check below; here it could only ask more signatures of the round).
     const settledSeqs = {};
@@ -881,10 +892,6 @@
     }
     const missing = missingNonces(reveal.document.rounds, seen);
     if (missing) problems.push(gettext("no receipt for nonce %(nonce)s (a round may still be open)", { nonce: missing }));
-    // Each document's entry in the casino's signed public log must say what the document says.
-    // A bundle without its anchors proves nothing there, and fails; a document still pending is
-    // not proven either: its round is not called verified until the log proves it.
-    const log = await window.SotaLog.checkAnchors(bundle, logKeys, opts.fetchedAt);
     pair.logged = log.commitment;
     problems.push(...log.problems);
     if (pair.logged === "pending") waiting.push(gettext("the commitment"));

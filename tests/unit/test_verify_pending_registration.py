@@ -1,0 +1,126 @@
+"""A player's key registration that no signed checkpoint covers yet is pending, as a round's
+documents are, and held to the same bound (docs/fairness.md, "The bound"): dated by its audit
+entry's ``time``, it fails once a signed checkpoint of the bundle, the time the bundle was
+fetched or the verifier's clock is past that and the bound, and when it is dated past the fetch
+time or the verifier's clock and the bound. Else a casino could keep a registration pending for
+good: never proved in the log, never shown left out of it."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import bundles
+from test_verify_player_log_order import KEY_HEX
+from test_verify_player_log_order import PAIR
+from test_verify_player_log_order import _registered_first
+from test_verify_player_log_order import _with_registration
+from test_verify_signed_bets import ROUNDS
+from test_verify_signed_bets import player_signed
+
+from sota_casino.core import audit_chain
+from sota_casino.verify import PENDING
+from sota_casino.verify import main
+from sota_casino.verify import verify_bundle
+
+#: The bundle's one checkpoint is signed at :data:`bundles.CHECKPOINT_AT`: 18:00:05.
+SIGNED = _with_registration(
+    bundles.bundle(ROUNDS, pair=PAIR, make_round=player_signed()), _registered_first
+)
+#: A registration the checkpoint is not past the bound of: its bound ends at 18:30.
+WITHIN = "2025-04-01T17:30:00.000000Z"
+#: When a bundle holding a registration dated :data:`AHEAD_OF_THE_FETCH` was fetched.
+FETCHED_AT = "2025-04-01T18:10:00.000000Z"
+AHEAD_OF_THE_FETCH = "2025-04-01T19:10:00.000001Z"
+
+
+def registration_pending(registered_at: str) -> dict[str, Any]:
+    """:data:`SIGNED` with its player's key registration dated ``registered_at`` and served as
+    the service serves one no signed checkpoint covers yet: its entry alone, without an
+    anchor."""
+    entry = {**SIGNED["player_keys"][0]["entry"], "time": registered_at}
+    linked = audit_chain.linked_entry(entry["prev_hash"], entry)
+    return {**SIGNED, "player_keys": [{"entry": linked}]}
+
+
+def still_pending(fetched_at: str) -> str:
+    """Why a registration still pending in a bundle fetched at ``fetched_at``, past its time
+    and the bound, fails (after its time, as both verifiers say it)."""
+    return (
+        f"still pending in the bundle fetched at {fetched_at} by this computer's clock, past the "
+        "bound of 1 hour: the service signs a checkpoint over the whole log when a bundle is "
+        "fetched, so it was left out of the log, or the log's checkpoints were withheld"
+    )
+
+
+def dated_past_the_fetch(fetched_at: str) -> str:
+    """Why a registration still pending dated past ``fetched_at`` and the bound fails."""
+    return (
+        f"past the time the bundle was fetched ({fetched_at}, by this computer's clock) and the "
+        "bound of 1 hour: the registration is dated ahead, which would keep it left out of the "
+        "log within the bound"
+    )
+
+
+#: Each registration past its bound: when it is dated, when its bundle was fetched, and why it
+#: fails after its time: fetched past the bound, dated past the fetch time and the bound, dated
+#: past the verifier's clock and the bound, or pending beside a checkpoint past the bound.
+PAST_THE_BOUND = (
+    (WITHIN, "2025-04-01T18:30:00.000001Z", still_pending("2025-04-01T18:30:00.000001Z")),
+    (AHEAD_OF_THE_FETCH, FETCHED_AT, dated_past_the_fetch(FETCHED_AT)),
+    ("2025-04-01T17:00:00.000000Z", FETCHED_AT, "not in the checkpoint signed at "),
+    ("2099-01-01T00:00:00.000000Z", None, "past this computer's clock ("),
+)
+#: The same within it, each waiting: at the end of the bound of the fetch time, or of its time.
+WITHIN_THE_BOUND = (
+    (WITHIN, "2025-04-01T18:30:00.000000Z"),
+    ("2025-04-01T19:10:00.000000Z", FETCHED_AT),
+)
+
+
+def named(registered_at: str, reason: str) -> str:
+    """A registration's failure as both verifiers name it."""
+    return f"key registration #1 (entry 2): registered at {registered_at}, {reason}"
+
+
+def _run(tmp_path: Path, bundle: dict[str, Any], *args: str) -> tuple[int, str]:
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    out = io.StringIO()
+    code = main([str(path), "--public-key", KEY_HEX, *args], out, io.StringIO())
+    return code, out.getvalue()
+
+
+def test_a_key_registration_still_pending_past_its_bound_fails(tmp_path: Path) -> None:
+    """A registration pending in a bundle fetched past its time and the bound, dated past the
+    fetch time or this computer's clock and the bound, or beside a checkpoint signed past its
+    time and the bound, was left out of the log: the bundle fails (exit 1), naming it."""
+    assert _run(tmp_path, SIGNED)[0] == 0
+    said = {}
+    for registered_at, fetched_at, reason in PAST_THE_BOUND:
+        fetched = ("--fetched-at", fetched_at) if fetched_at else ()
+        code, out = _run(tmp_path, registration_pending(registered_at), *fetched)
+        said[registered_at] = (code, f"bundle: player: {named(registered_at, reason)}" in out)
+    assert said == {registered_at: (1, True) for registered_at, _, _ in PAST_THE_BOUND}
+
+
+def test_a_key_registration_still_pending_within_its_bound_waits(tmp_path: Path) -> None:
+    """Within the bound of the fetch time and of its own, a registration no checkpoint covers
+    yet is not yet anchored (exit 4), as a round is; checked without the time it was fetched,
+    the verifier's clock long past it, it waits, saying how long."""
+    for registered_at, fetched_at in WITHIN_THE_BOUND:
+        code, out = _run(tmp_path, registration_pending(registered_at), "--fetched-at", fetched_at)
+        assert code == 4, out
+    clock = datetime(2025, 4, 4, 18, 0, tzinfo=UTC)
+    report = verify_bundle(registration_pending(WITHIN), KEY_HEX, now=clock)
+    assert report.ok and report.not_yet_anchored, report.failures
+    assert [f.message for f in report.findings if f.status == PENDING] == [
+        "key registration #1 (entry 2) is not in a signed checkpoint yet: ask for the bundle "
+        f"again later to prove it is in the log; registered at {WITHIN}, 3 days before this "
+        "computer's clock: fetch the bundle again and verify it with --fetched-at now, which "
+        "fails it if it is still pending"
+    ]
