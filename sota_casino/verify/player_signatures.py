@@ -20,6 +20,11 @@ the player did not sign, so a receipt fails this check when
   after one of the player's keys was registered: the service takes none then, so a move of a
   game played after the registration, rewritten and left unsigned, is not the player's though
   the move the game settled on is signed;
+* an action before the settling one is signed by a key the player had replaced before the log
+  took it (by the log's order, where the bundle proves the action's entry): the service takes
+  an action signed by the key in use only, so moves of a game played after the player replaced
+  a key, rewritten and signed by the replaced one, are not the player's though the move the
+  game settled on is signed by the key in use;
 * its signed bet is not a valid signature, by a key the log registered for this player before
   the round settled (the key in use when the log took the bet, where the bundle proves the
   bet's entry), of the bet document of the receipt's own player, game, seed pair, nonce,
@@ -129,7 +134,15 @@ def registered_keys(
         accepted, [*accepted[1:], None][: len(accepted)], strict=True
     ):
         if key_id in keys:
-            findings.append(_bundle_finding(f"key {key_id} is registered twice"))
+            # A verdict names a signing key by its id, which the player compares with its own:
+            # a second key under one id would pass for the player's.
+            findings.append(
+                _bundle_finding(
+                    f"key {key_id} is registered twice, at log entry {keys[key_id].seq} and at "
+                    f"log entry {seq}: a key id names one key, so a key registered again under "
+                    "the id of another would pass for it"
+                )
+            )
             continue
         keys[key_id] = PlayerKey(key_id, public_hex, at, seq, successor[2] if successor else None)
     return keys, findings
@@ -209,6 +222,9 @@ def check_signed_actions(
     for index, (choice, entry) in enumerate(zip(actions, signed, strict=True)):
         if entry is not None:
             findings += _signed_problems(doc, index, choice, entry, keys, settled_at, settled_seq)
+            if index < len(actions) - 1 and index < len(acted_seqs):
+                # The action the round settled on is held to the key in use below.
+                findings += _signed_by_replaced_key(index, choice, entry, keys, acted_seqs[index])
         elif index and signed[index - 1] is not None:
             findings.append(
                 f"action {index} ({_text(choice)}) is unsigned, but action {index - 1} is signed: "
@@ -255,6 +271,27 @@ def _unsigned_after_registration(
         f"was registered (log entry {in_use.seq}, {in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}) "
         f"before the log took it (log entry {acted_seq}): the service takes no unsigned action "
         "then, so the player did not make this one"
+    ]
+
+
+def _signed_by_replaced_key(
+    index: int, choice: object, entry: object, keys: Mapping[int, PlayerKey], acted_seq: int
+) -> list[str]:
+    """The problem of an action signed by one of the player's keys that the player had
+    replaced before the log took it (entry ``acted_seq``): the service takes an action signed
+    by the key in use only, so a replaced key (lost with a browser, or one registered for the
+    player by someone else) signs no action the player made."""
+    key_id = entry.get("key_id") if isinstance(entry, dict) else None
+    in_use = _key_in_use(keys, None, acted_seq)
+    # ``type(...) is int``: ``True in keys`` finds key 1, though ``true`` names no key.
+    if in_use is None or type(key_id) is not int or key_id not in keys or key_id == in_use.key_id:
+        return []
+    return [
+        f"action {index} ({_text(choice)}) is signed by key {key_id}, which the player had "
+        f"replaced by key {in_use.key_id} (log entry {in_use.seq}, "
+        f"{in_use.registered_at:%Y-%m-%dT%H:%M:%S.%fZ}) before the log took it (log entry "
+        f"{acted_seq}): the service takes no action signed by a replaced key, so the player "
+        "did not make this one"
     ]
 
 

@@ -49,6 +49,8 @@ from test_verify_player_log_order import KEY_HEX as SIGNING_KEY_HEX  # noqa: E40
 from test_verify_player_log_order import PAIR as SIGNING_PAIR  # noqa: E402
 from test_verify_player_log_order import _registered_first  # noqa: E402
 from test_verify_player_log_order import _with_registration  # noqa: E402
+from test_verify_player_log_order import key_id_registered_twice  # noqa: E402
+from test_verify_player_log_order import replaced_key_moves_bundle  # noqa: E402
 from test_verify_signed_bets import ROUNDS  # noqa: E402
 from test_verify_signed_bets import player_signed  # noqa: E402
 from test_verify_trust import GOOD as CHANGED_GOOD  # noqa: E402
@@ -1736,3 +1738,64 @@ def test_both_verifiers_fail_two_pairs_committed_to_one_server_seed(
         out = io.StringIO()
         assert main([*given, "--public-key", KEY_HEX, "-q"], out, io.StringIO()) == 1
         assert expected in out.getvalue(), out.getvalue()
+
+
+def test_both_verifiers_fail_moves_signed_by_a_key_the_player_had_replaced(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A Prisoners of War game whose moves a key the player had replaced signed (one the casino
+    registered for the player, say), its last move the player's own: only the settling action
+    was held to the key in use, and both verifiers passed it. A key replaced mid-game still
+    signs the moves the log took before the replacement."""
+    sign_up(tab, "replaced-key")
+    fairness_page(tab)
+    forged = replaced_key_moves_bundle(-1, None)
+    code, out = offline_says(tmp_path, forged)
+    assert code == 1 and "action 0 (" in out and "which the player had replaced by key 3" in out
+    problems = tab.evaluate(CHECK, [forged, SIGNING_KEY_HEX])
+    assert (
+        "action 0 is signed by key 2, which the player had replaced by key 3 before the log "
+        "took it: the player did not make it"
+    ) in problems, problems
+    honest = replaced_key_moves_bundle(2, 2)
+    assert offline_passes(tmp_path, honest) and tab.evaluate(PAGE_PASSES, [[honest], KEY_HEX])
+
+
+def test_both_verifiers_fail_a_key_id_registered_twice(tab: Any, tmp_path: Path) -> None:
+    """A key the casino registered for the player under the id of the player's own key, logged
+    before it, signing every bet and decision: the page took the first registration of the id
+    and said nothing, so its verdict named "key 3", which the player takes for its own key."""
+    sign_up(tab, "key-id-twice")
+    fairness_page(tab)
+    forged = key_id_registered_twice()
+    said = (
+        "key 3 is registered twice, at log entry 2 and at log entry 3: a key id names one key, "
+        "so a key registered again under the id of another would pass for it"
+    )
+    code, out = offline_says(tmp_path, forged)
+    assert code == 1 and f"bundle: player: {said}" in out, out
+    assert said in tab.evaluate(CHECK, [forged, SIGNING_KEY_HEX]).split(" | ")
+
+
+def test_both_verifiers_fail_casino_war_decisions_the_cards_do_not_call_for(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A decision on a round whose first cards differ, a second decision after a tie's, and an
+    outcome with a member of its own: the page replayed the round by its first decision alone
+    and its outcome by the members it knew, and passed each."""
+    sign_up(tab, "war-decisions")
+    fairness_page(tab)
+    untied, war = (GOOD["rounds"][n]["document"] for n in (0, 1))
+    assert untied["actions"] == [] and war["actions"] == ["war"]
+    changes = {
+        "a decision without a tie": (0, {"actions": ["surrender"]}),
+        "two decisions": (1, {"actions": ["war", "surrender"]}),
+        "an outcome member": (0, {"outcome": {**untied["outcome"], "bonus": 100}}),
+    }
+    for what, (nonce, change) in changes.items():
+        forged = copy.deepcopy(GOOD)
+        forged["rounds"][nonce] = bundles.resign(PAIR, forged["rounds"][nonce], **change)
+        forged = bundles.anchored(forged, PAIR.key)
+        assert not offline_passes(tmp_path, forged), what
+        problems = tab.evaluate(CHECK, [forged, KEY_HEX])
+        assert f"round {100 + nonce} (nonce {nonce}): " in problems, (what, problems)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import bundles
@@ -30,44 +31,54 @@ PLAYER_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 KEY_ID = 3
 #: When the forger dates the registration: after every receipt of the bundle is dated.
 REGISTERED_AT = "2025-04-01T17:00:00.000000Z"
-REGISTRATION = {"kind": "player_key", "key_id": KEY_ID}
 
 
-def _registered_first(logged: bundles.Logged) -> bundles.Logged:
-    """The log of the bundle's documents with the player's key registered right after the
-    pair's commitment, before any round was played."""
+def key_registration(
+    key: Ed25519PrivateKey = PLAYER_KEY,
+    key_id: int = KEY_ID,
+    at: str = REGISTERED_AT,
+    retires: Sequence[int] = (),
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``(of, entry)`` of a registration of ``key`` for the pair's player, as key
+    ``key_id``, dated ``at``, retiring the keys ``retires``."""
     entry = {
-        "time": REGISTERED_AT,
+        "time": at,
         "actor": f"user:{PAIR.user_id}",
         "action": fairness.PLAYER_KEY_REGISTERED,
         "subject": f"user:{PAIR.user_id}",
         "data": {
             "user_id": PAIR.user_id,
-            "key_id": KEY_ID,
-            "public_key_hex": public_key_hex(PLAYER_KEY),
-            "retires": [],
+            "key_id": key_id,
+            "public_key_hex": public_key_hex(key),
+            "retires": list(retires),
         },
     }
-    return [logged[0], (REGISTRATION, entry), *logged[1:]]
+    return {"kind": "player_key", "key_id": key_id}, entry
+
+
+def _registered_first(logged: bundles.Logged) -> bundles.Logged:
+    """The log of the bundle's documents with the player's key registered right after the
+    pair's commitment, before any round was played."""
+    return [logged[0], key_registration(), *logged[1:]]
 
 
 def _with_registration(
     bundle: dict[str, Any], logged_as: Callable[[bundles.Logged], bundles.Logged]
 ) -> dict[str, Any]:
-    """The bundle logged as ``logged_as`` says, the registration among its entries, which the
-    bundle carries in ``player_keys`` with its proof."""
+    """The bundle logged as ``logged_as`` says, the registrations among its entries, which the
+    bundle carries in ``player_keys`` with their proofs, in the log's order."""
     logged = bundles.anchored(bundle, PAIR.key, logged_as=logged_as)
-    [registration] = [a for a in logged["anchors"] if a["of"] == REGISTRATION]
-    proof = {k: registration[k] for k in ("leaf_index", "checkpoint_size", "proof")}
+    registered = [a for a in logged["anchors"] if a["of"]["kind"] == "player_key"]
     return {
         **logged,
-        "anchors": [a for a in logged["anchors"] if a["of"] != REGISTRATION],
+        "anchors": [a for a in logged["anchors"] if a["of"]["kind"] != "player_key"],
         "player_keys": [
             {
-                "entry": registration["entry"],
-                "anchor": proof,
+                "entry": anchor["entry"],
+                "anchor": {k: anchor[k] for k in ("leaf_index", "checkpoint_size", "proof")},
                 "checkpoint": logged["checkpoints"][0],
             }
+            for anchor in registered
         ],
     }
 
@@ -125,8 +136,11 @@ def test_a_registration_logged_after_the_rounds_asks_no_signature_of_them() -> N
 PRISONERS = sota.SotaRules.from_dict({"prisoners_of_war": True})
 
 
-def signed_actions(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every action of ``doc`` signed by the player's key."""
+def signed_actions(
+    doc: Mapping[str, Any], *, key: Ed25519PrivateKey = PLAYER_KEY, key_id: int = KEY_ID
+) -> list[dict[str, Any]]:
+    """Every action of ``doc`` signed by the player's key (or ``key``, registered as
+    ``key_id``)."""
     return [
         {
             "document": (
@@ -139,16 +153,22 @@ def signed_actions(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                     choice=choice,
                 )
             ),
-            "signature": fairness.sign(PLAYER_KEY, action),
-            "key_id": KEY_ID,
+            "signature": fairness.sign(key, action),
+            "key_id": key_id,
         }
         for index, choice in enumerate(doc["actions"])
     ]
 
 
-def signed_bet(doc: dict[str, Any], **changed: Any) -> dict[str, Any]:
-    """The player's signed bet of a receipt, by its key (its document changed as ``changed``
-    says)."""
+def signed_bet(
+    doc: dict[str, Any],
+    *,
+    key: Ed25519PrivateKey = PLAYER_KEY,
+    key_id: int = KEY_ID,
+    **changed: Any,
+) -> dict[str, Any]:
+    """The player's signed bet of a receipt, by its key (or ``key``, registered as ``key_id``),
+    its document changed as ``changed`` says."""
     document = (
         fairness.bet_document(
             user_id=PAIR.user_id,
@@ -160,8 +180,8 @@ def signed_bet(doc: dict[str, Any], **changed: Any) -> dict[str, Any]:
         )
         | changed
     )
-    signature = fairness.sign(PLAYER_KEY, document)
-    return {"document": document, "signature": signature, "key_id": KEY_ID}
+    signature = fairness.sign(key, document)
+    return {"document": document, "signature": signature, "key_id": key_id}
 
 
 def _moves_signed_from(first_signed: int, bet_signed: bool = False) -> bundles.RoundMaker:
@@ -270,3 +290,118 @@ def test_a_settling_action_signed_by_key_true_is_not_signed_by_the_replaced_key_
     said = [f.message for f in check_signed_actions(row, by_true, keys)]
     assert any("signed by key true, which no registration" in message for message in said)
     assert not any("had replaced" in message for message in said), said
+
+
+#: A key the player replaced: one registered for the player by someone else (the casino holds
+#: the database and registers what it likes), or lost with a browser.
+REPLACED_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
+REPLACED_KEY_ID = 2
+REPLACED_AT = "2025-04-01T10:10:00.000000Z"
+
+
+def _moves_signed_by(replaced_until: int, bet_by_replaced: bool) -> bundles.RoundMaker:
+    """A Prisoners of War game whose moves before ``replaced_until`` are signed by the replaced
+    key and the others by the player's key, and its bet by the replaced key if
+    ``bet_by_replaced``, else by the player's."""
+
+    def make(pair: bundles.Pair, nonce: int) -> dict[str, Any]:
+        doc = bundles.sota_moves_receipt(pair, nonce, PRISONERS)["document"]
+        mine = signed_actions(doc)
+        replaced = {"key": REPLACED_KEY, "key_id": REPLACED_KEY_ID}
+        theirs = signed_actions(doc, **replaced)
+        doc["signed_actions"] = [*theirs[:replaced_until], *mine[replaced_until:]]
+        doc["signed_bet"] = signed_bet(doc, **(replaced if bet_by_replaced else {}))
+        return pair.sign(doc)
+
+    return make
+
+
+def replaced_key_moves_bundle(replaced_until: int, replaced_before_move: int | None) -> Any:
+    """A game whose moves before ``replaced_until`` the replaced key signed, the player's key
+    replacing it just before move ``replaced_before_move`` (``None``: before the game's bet)."""
+    made_by = _moves_signed_by(replaced_until, replaced_before_move is not None)
+    made = bundles.bundle(1, pair=PAIR, make_round=made_by)
+
+    def logged_as(logged: bundles.Logged) -> bundles.Logged:
+        replaced = key_registration(REPLACED_KEY, REPLACED_KEY_ID, REPLACED_AT)
+        mine = key_registration(retires=[REPLACED_KEY_ID])
+        rest = logged[1:]
+        at = (
+            0
+            if replaced_before_move is None
+            else next(
+                i
+                for i, (of, _) in enumerate(rest)
+                if of.get("kind") == "decision" and of["index"] == replaced_before_move
+            )
+        )
+        return [logged[0], replaced, *rest[:at], mine, *rest[at:]]
+
+    return _with_registration(made, logged_as)
+
+
+def test_moves_signed_by_a_key_the_player_had_replaced_fail_though_the_last_is_the_players() -> (
+    None
+):
+    """The service takes an action signed by the key in use only: a move the log took after
+    the player replaced a key, signed by the replaced one, is not the player's, though the
+    game's last move is signed by the key in use (its document names its index and choice
+    only, so it stands in a game whose earlier moves were rewritten). Only the settling action
+    was held to the key in use, and such a game passed both verifiers."""
+    forged = replaced_key_moves_bundle(-1, None)
+    (doc,) = [r["document"] for r in forged["rounds"]]
+    moves = len(doc["actions"])
+    assert moves > 2 and doc["signed_actions"][-1]["key_id"] == KEY_ID
+
+    report = verify_bundle(forged, KEY_HEX)
+
+    failures = [f.text() for f in report.failures]
+    assert {f.check for f in report.failures} == {"player"} and len(failures) == moves - 1
+    assert failures[0].startswith(f"round {doc['round_id']} (nonce 0): player: action 0 (")
+    assert failures[0].endswith(
+        f"is signed by key {REPLACED_KEY_ID}, which the player had replaced by key {KEY_ID} "
+        f"(log entry 3, {REGISTERED_AT}) before the log took it (log entry 5): the service "
+        "takes no action signed by a replaced key, so the player did not make this one"
+    ), failures[0]
+
+
+def test_moves_signed_before_the_key_was_replaced_mid_game_pass() -> None:
+    """A key replaced in the middle of a game (a new browser between two moves) signs the
+    moves the log took before the replacement; the new key signs those after."""
+    for move in (1, 2):
+        report = verify_bundle(replaced_key_moves_bundle(move, move), KEY_HEX)
+        assert report.ok, [f.text() for f in report.failures]
+        late = [
+            f.text()
+            for f in verify_bundle(replaced_key_moves_bundle(move, move - 1), KEY_HEX).failures
+        ]
+        assert len(late) == 1 and f"player: action {move - 1} (" in late[0], late
+
+
+def key_id_registered_twice() -> dict[str, Any]:
+    """Every bet and decision signed by a key the casino registered for the player as key 3,
+    before the player's own registration of its key under the same id: a verdict naming "key
+    3" then names what the player takes for its own key."""
+
+    def make(pair: bundles.Pair, nonce: int) -> dict[str, Any]:
+        doc = bundles.default_round(pair, nonce)["document"]
+        if doc["actions"]:
+            doc["signed_actions"] = signed_actions(doc, key=REPLACED_KEY)
+        doc["signed_bet"] = signed_bet(doc, key=REPLACED_KEY)
+        return pair.sign(doc)
+
+    def logged_as(logged: bundles.Logged) -> bundles.Logged:
+        theirs = key_registration(REPLACED_KEY, KEY_ID, REPLACED_AT)
+        return [logged[0], theirs, key_registration(), *logged[1:]]
+
+    return _with_registration(bundles.bundle(4, pair=PAIR, make_round=make), logged_as)
+
+
+def test_a_key_id_registered_twice_fails_naming_both_entries() -> None:
+    report = verify_bundle(key_id_registered_twice(), KEY_HEX)
+
+    assert [f.text() for f in report.failures] == [
+        f"bundle: player: key {KEY_ID} is registered twice, at log entry 2 and at log entry 3: "
+        "a key id names one key, so a key registered again under the id of another would pass "
+        "for it"
+    ]

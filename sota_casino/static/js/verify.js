@@ -174,6 +174,15 @@
     const first = await shuffledPrefix(shoe, stream, 2);
     const player = rankValue(first[0]);
     const dealer = rankValue(first[1]);
+    // The actions are the player's decisions as the round took them (check 6, as offline): none
+    // when the first cards differ, exactly one on a tie.
+    const actions = Array.isArray(doc.actions) ? doc.actions : null;
+    if (player !== dealer && (actions === null || actions.length)) {
+      throw new Error(gettext("a decision was recorded on a round that did not tie: %(actions)s", { actions: JSON.stringify(doc.actions) }));
+    }
+    if (player === dealer && (actions === null || actions.length !== 1)) {
+      throw new Error(gettext("a tied round needs a decision, found %(actions)s", { actions: JSON.stringify(doc.actions) }));
+    }
     if (player !== dealer) {
       const won = player > dealer;
       return {
@@ -335,7 +344,18 @@
       }
     }
     accepted.sort((a, b) => a.seq - b.seq);
-    return accepted;
+    // A verdict names a signing key by its id, which the player compares with its own: a second
+    // key under one id would pass for the player's. The first registration stands, as offline.
+    const byId = new Map();
+    for (const key of accepted) {
+      if (!byId.has(key.keyId)) {
+        byId.set(key.keyId, key);
+        continue;
+      }
+      problems.push(gettext("key %(key)s is registered twice, at log entry %(first)s and at log entry %(second)s: a key id names one key, so a key registered again under the id of another would pass for it",
+        { key: key.keyId, first: byId.get(key.keyId).seq, second: key.seq }));
+    }
+    return [...byId.values()];
   }
 
   /* What is wrong with a receipt's signed actions: each must be the player's signature of the
@@ -346,7 +366,8 @@
    * names none): the log orders registrations and decisions as the service took them, while
    * the times are the casino's to write. Any other action the log took (actedSeqs, the seqs
    * of the round's decision and move entries in the log's order) after a registration must be
-   * signed too: the service takes no unsigned action then. */
+   * signed too, by the key in use when the log took it: the service takes no unsigned action
+   * then, nor one signed by a key the player had replaced. */
   async function signedActionProblems(doc, keys, settledSeq, actedSeqs = []) {
     const before = (k) => k.at < doc.settled_at || (settledSeq !== null && k.seq < settledSeq);
     const actions = Array.isArray(doc.actions) ? doc.actions : [];
@@ -382,6 +403,14 @@
         problems.push(gettext("action %(index)s: the signature is not valid for the player's key %(key)s", { index, key: key.keyId }));
       } else if (!before(key)) {
         problems.push(gettext("action %(index)s is signed by key %(key)s, registered after the round settled", { index, key: key.keyId }));
+      } else if (index < signed.length - 1 && Number.isInteger(actedSeqs[index])) {
+        // The service takes an action signed by the key in use only (the settling one is held
+        // to the key in use when the round settled, below).
+        const inUseThen = keys.filter((k) => k.seq < actedSeqs[index]).pop();
+        if (inUseThen && inUseThen.keyId !== key.keyId) {
+          problems.push(gettext("action %(index)s is signed by key %(key)s, which the player had replaced by key %(current)s before the log took it: the player did not make it",
+            { index, key: key.keyId, current: inUseThen.keyId }));
+        }
       }
     }
     const inUse = keys.filter(before).pop() || null;
@@ -832,12 +861,14 @@
           row.result = replay.result;
           row.payout = replay.payout;
           row.checks.cards = same(replay.cards, doc.cards);
-          // The stakes are {bet, tie_bet, raise}, whole numbers, and the outcome's net is the
-          // payout less them, as check 6 holds them.
+          // The stakes are {bet, tie_bet, raise}, whole numbers, the outcome holds exactly its
+          // result, tie_bet_won and net, and the net is the payout less the stakes, as check 6
+          // holds them.
           const stakes = doc.stakes;
           const shaped = same(Object.keys(stakes).sort(), ["bet", "raise", "tie_bet"])
             && [stakes.bet, stakes.tie_bet, stakes.raise].every(Number.isInteger);
           row.checks.outcome = shaped && warRulesAndStakesHold(doc.rules, stakes)
+            && same(Object.keys(doc.outcome).sort(), ["net", "result", "tie_bet_won"])
             && replay.result === doc.outcome.result
             && replay.tieBetWon === doc.outcome.tie_bet_won
             && replay.raise === stakes.raise
