@@ -730,3 +730,58 @@ def test_a_result_not_yet_replayed_stays_held_back_over_a_reload_and_a_deal_agai
     tab.reload()  # its result shown, the game's page shows the balance after it
     assert tab.evaluate("window.SotaReplay.position()") == 0
     assert shown_sweets(tab) == api_sweets(tab)
+
+
+#: How each language says a card lies face down (its catalogue's "card face down").
+FACE_DOWN_WORDS = {
+    "en": "face down",
+    "fi": "kuvapuoli alaspäin",
+    "nb": "med baksiden opp",
+    "pt": "virada para baixo",
+}
+#: Each card of each seat's newest step, as a screen reader meets it: its own name (what the
+#: card shows), the name it is read by, whether it is drawn as laid face down, its words on hover.
+WAR_STEP_CARDS = """() => [...document.querySelectorAll("#seats .seat")].flatMap(seat => {
+  const steps = seat.querySelectorAll(".step");
+  return steps.length ? [...steps[steps.length - 1].querySelectorAll(".card")].map(card => ({
+    own: window.SotaCards.name(card.dataset.card),
+    said: card.getAttribute("aria-label"),
+    down: card.classList.contains("face-down-shown"),
+    hover: card.title,
+  })) : [];
+})"""
+
+
+def test_a_wars_face_down_cards_are_named_face_down(tab: Any, live_server: LiveServer) -> None:
+    """A war's face-down cards are shown face up (the replay and the rules' example let the
+    player follow what they were) with a dashed edge, and were named as any card: a screen
+    reader said "nine of spades" for a card laid face down and one laid face up alike. Each
+    one's name says it was laid face down, in the page's language, and so do its words on
+    hover (the dashed edge is explained only by the legend)."""
+    rules = WAR_GAMES["two seats"]
+    for language in ("en", "pt"):
+        words = FACE_DOWN_WORDS[language]
+        username = a_new_player(tab, "facedown", language)
+        trick = plant_a_double_war(live_server.app, username, rules)
+        deal_a_sota_game(tab, rules)
+        tab.evaluate(SCRUB_TO, trick)
+        tab.click("#step")  # the tied cards
+        tab.click("#step")  # the war: each seat lays cards face down, then one face up
+        cards = tab.evaluate(WAR_STEP_CARDS)
+        down = [card for card in cards if card["down"]]
+        assert down and len(down) < len(cards), (language, cards)
+        for card in cards:
+            assert card["own"] in card["said"], (language, card)
+            assert (words in card["said"]) == card["down"], (language, card)
+            assert card["hover"] == (card["said"] if card["down"] else ""), (language, card)
+        tab.goto("/rules/sota")
+        example = tab.evaluate(
+            """() => [...document.querySelectorAll("[data-testid=war-example] .card")].map(
+                card => ({said: card.getAttribute("aria-label"),
+                          down: card.classList.contains("face-down-shown")}))"""
+        )
+        assert any(card["down"] for card in example), (language, example)
+        assert all((words in card["said"]) == card["down"] for card in example), (
+            language,
+            example,
+        )

@@ -169,7 +169,7 @@
             const row = el("div", { class: "step" });
             cards.forEach((code, i) => {
               const faceDown = i < cards.length - 1;
-              row.append(window.SotaCards.card(code, "small" + (faceDown ? " face-down-shown" : "") + (k === s ? " dealt" : "")));
+              row.append(window.SotaCards.card(code, "small" + (k === s ? " dealt" : ""), faceDown));
             });
             laid.append(row);
           }
