@@ -9,20 +9,26 @@ from typing import Any
 
 import pytest
 from browser_support import LiveServer
+from browser_support import fresh_name
 from browser_support import open_tab
 from test_layout import LANGUAGES
 from test_layout import a_new_player
+from test_layout import player_id
 from test_narrow_phones import NARROW
 from test_narrow_phones import SCRUB_TO
 from test_narrow_phones import WAR_GAMES
 from test_narrow_phones import deal_a_sota_game
 from test_narrow_phones import plant_a_double_war
+from test_operator_console import PASSWORD
 from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
 from test_player import sign_up
 from web_support import plant_seed_repeating_a_move
+from web_support import plant_sota_winner
 
 from sota_casino.core import sota
+from sota_casino.services import accounts
+from sota_casino.services import money
 
 pytestmark = pytest.mark.browser
 
@@ -785,3 +791,52 @@ def test_a_wars_face_down_cards_are_named_face_down(tab: Any, live_server: LiveS
             language,
             example,
         )
+
+
+#: The header's sweets at one and at eleven, as each language writes them.
+ONE_AND_ELEVEN_SWEETS = {
+    "en": (["1", "sweet"], ["11", "sweets"]),
+    "fi": (["1", "karkki"], ["11", "karkkia"]),
+    "nb": (["1", "godteri"], ["11", "godterier"]),
+    "pt": (["1", "bala"], ["11", "balas"]),
+}
+
+
+def give_sweets(app: Any, username: str, sweets: int) -> None:
+    """Set ``username``'s sweets to ``sweets``, as an operator's adjustment does."""
+    player = player_id(app, username)
+    session = app.extensions["sota_casino.sessionmaker"]()
+    try:
+        operator = accounts.create_operator(session, fresh_name("unitsop"), PASSWORD).id
+        held = money.balances(session, player).sweets
+        money.adjust(session, operator, player, "sweets", sweets - held, "a balance to count")
+    finally:
+        session.close()
+
+
+def header_sweets_words(page: Any) -> list[str]:
+    """The header's sweets and their unit, as shown (its last two words)."""
+    return list(page.inner_text("[data-testid=header-balance]").split()[-2:])
+
+
+def test_the_headers_sweets_take_the_plural_form_of_each_amount_shown(
+    tab: Any, live_server: LiveServer
+) -> None:
+    """The page rewrote the header's number only, its unit left in the form of the balance the
+    header was drawn with: while a game dealt in the page held its payout back, 6 sweets less
+    a stake of 5 read "1 sweets" ("1 karkkia"), the form of the 11 after the game. Each amount
+    shown takes its own form, in each language."""
+    rules = sota.SotaRules.from_dict({})  # the Nordic rule set's, on two seats
+    for language, (one, eleven) in ONE_AND_ELEVEN_SWEETS.items():
+        username = a_new_player(tab, "units", language)
+        give_sweets(live_server.app, username, 6)
+        plant_sota_winner(live_server.app, username, rules, 0)
+        tab.goto("/sota")
+        tab.check("input[name=preset][value=nordic]")
+        tab.fill("#stake", "5")
+        tab.click("#play")
+        tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+        assert game_json(tab)["payout"] == 10
+        assert header_sweets_words(tab) == one, language  # the payout held back
+        tab.click("#to-end")
+        assert header_sweets_words(tab) == eleven, language

@@ -143,7 +143,7 @@
     }
 
     function showBalance() {
-      for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets - heldBack);
+      window.SotaI18n.showBalance("sweets", game.balances.sweets - heldBack);
     }
 
     function render() {
@@ -429,7 +429,7 @@
       $("game-end").append(banner);
       const again = $("deal-again-form");
       if (again) again.hidden = false;
-      for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets);
+      window.SotaI18n.showBalance("sweets", game.balances.sweets);
     }
 
     /* Show the game as the API answered it, and the move form for the choice it waits for. */
