@@ -745,11 +745,13 @@ FACE_DOWN_WORDS = {
     "nb": "med baksiden opp",
     "pt": "virada para baixo",
 }
-#: Each card of each seat's newest step, as a screen reader meets it: its own name (what the
-#: card shows), the name it is read by, whether it is drawn as laid face down, its words on hover.
+#: Each card of each seat's newest step, as a screen reader meets it: its seat's name, its own
+#: name (what it shows), the name it is read by, whether it is drawn as laid face down, its
+#: words on hover.
 WAR_STEP_CARDS = """() => [...document.querySelectorAll("#seats .seat")].flatMap(seat => {
   const steps = seat.querySelectorAll(".step");
   return steps.length ? [...steps[steps.length - 1].querySelectorAll(".card")].map(card => ({
+    seat: seat.querySelector("[data-seat-name]").textContent,
     own: window.SotaCards.name(card.dataset.card),
     said: card.getAttribute("aria-label"),
     down: card.classList.contains("face-down-shown"),
@@ -763,7 +765,8 @@ def test_a_wars_face_down_cards_are_named_face_down(tab: Any, live_server: LiveS
     player follow what they were) with a dashed edge, and were named as any card: a screen
     reader said "nine of spades" for a card laid face down and one laid face up alike. Each
     one's name says it was laid face down, in the page's language, and so do its words on
-    hover (the dashed edge is explained only by the legend)."""
+    hover (the dashed edge is explained only by the legend). The step's words, which named
+    the face-up cards alone, say how many each seat laid face down before its face-up card."""
     rules = WAR_GAMES["two seats"]
     for language in ("en", "pt"):
         words = FACE_DOWN_WORDS[language]
@@ -780,6 +783,12 @@ def test_a_wars_face_down_cards_are_named_face_down(tab: Any, live_server: LiveS
             assert card["own"] in card["said"], (language, card)
             assert (words in card["said"]) == card["down"], (language, card)
             assert card["hover"] == (card["said"] if card["down"] else ""), (language, card)
+        if language == "en":
+            said = (tab.text_content("#trick-said") or "").replace("\u00a0", " ")
+            for seat in {card["seat"] for card in cards}:
+                laid = [card for card in cards if card["seat"] == seat]
+                up, under = laid[-1]["own"], len(laid) - 1
+                assert f"{seat}: {up}, after {under} cards face down" in said, said
         tab.goto("/rules/sota")
         example = tab.evaluate(
             """() => [...document.querySelectorAll("[data-testid=war-example] .card")].map(

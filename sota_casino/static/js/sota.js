@@ -183,7 +183,8 @@
 
       what.replaceChildren();
       // Said as shown, with the card each seat laid face up at this step (the last of its
-      // cards laid now; a seat out of this step's war lays none).
+      // cards laid now; a seat out of this step's war lays none) and, in a war, how many it
+      // laid face down before it.
       const faceUp = [];
       if (trick) {
         steps[s].forEach((n, seat) => {
@@ -191,7 +192,11 @@
           let offset = 0;
           for (let k = 0; k < s; k++) offset += steps[k][seat] || 0;
           const code = trick.laid[seat][offset + n - 1];
-          if (code) faceUp.push(gettext("%(seat)s: %(card)s", { seat: seatName(seat), card: window.SotaCards.name(code) }));
+          if (!code) return;
+          const laid = { seat: seatName(seat), card: window.SotaCards.name(code) };
+          faceUp.push(n > 1
+            ? ngettext("%(seat)s: %(card)s, after %(num)s card face down", "%(seat)s: %(card)s, after %(num)s cards face down", n - 1, laid)
+            : gettext("%(seat)s: %(card)s", laid));
         });
       }
       if (!trick) {
