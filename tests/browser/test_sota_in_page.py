@@ -9,26 +9,22 @@ from typing import Any
 
 import pytest
 from browser_support import LiveServer
-from browser_support import fresh_name
 from browser_support import open_tab
 from test_layout import LANGUAGES
 from test_layout import a_new_player
-from test_layout import player_id
 from test_narrow_phones import NARROW
 from test_narrow_phones import SCRUB_TO
 from test_narrow_phones import WAR_GAMES
 from test_narrow_phones import deal_a_sota_game
 from test_narrow_phones import plant_a_double_war
-from test_operator_console import PASSWORD
 from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
+from test_player import leave_balance
 from test_player import sign_up
 from web_support import plant_seed_repeating_a_move
 from web_support import plant_sota_winner
 
 from sota_casino.core import sota
-from sota_casino.services import accounts
-from sota_casino.services import money
 
 pytestmark = pytest.mark.browser
 
@@ -811,18 +807,6 @@ ONE_AND_ELEVEN_SWEETS = {
 }
 
 
-def give_sweets(app: Any, username: str, sweets: int) -> None:
-    """Set ``username``'s sweets to ``sweets``, as an operator's adjustment does."""
-    player = player_id(app, username)
-    session = app.extensions["sota_casino.sessionmaker"]()
-    try:
-        operator = accounts.create_operator(session, fresh_name("unitsop"), PASSWORD).id
-        held = money.balances(session, player).sweets
-        money.adjust(session, operator, player, "sweets", sweets - held, "a balance to count")
-    finally:
-        session.close()
-
-
 def header_sweets_words(page: Any) -> list[str]:
     """The header's sweets and their unit, as shown (its last two words)."""
     return list(page.inner_text("[data-testid=header-balance]").split()[-2:])
@@ -838,7 +822,7 @@ def test_the_headers_sweets_take_the_plural_form_of_each_amount_shown(
     rules = sota.SotaRules.from_dict({})  # the Nordic rule set's, on two seats
     for language, (one, eleven) in ONE_AND_ELEVEN_SWEETS.items():
         username = a_new_player(tab, "units", language)
-        give_sweets(live_server.app, username, 6)
+        leave_balance(live_server.app, username, "sweets", 6)
         plant_sota_winner(live_server.app, username, rules, 0)
         tab.goto("/sota")
         tab.check("input[name=preset][value=nordic]")
