@@ -77,7 +77,7 @@ DOMAIN: Final = "messages"
 #: Between a number and its unit or sign: a line never breaks there ("12 chips", "2.88 %").
 NO_BREAK_SPACE: Final = "\u00a0"
 #: A placeholder of a message that counts, and the space after it: the count and its word
-#: ("%(num)s pelimerkkiä", "<strong>%(amount)s</strong> chips"). static/js/i18n.js's twin.
+#: ("%(num)s pelimerkkiä", "Lay <strong>%(count)s</strong> cards"). static/js/i18n.js's twin.
 COUNT_AND_WORD: Final = r"(%\((?:{names})\)s(?:</\w+>)?) "
 #: A range written tight ("10–128", "%(low)s–%(high)s", "A–Z"): its en dash, with something
 #: other than a space on each side.

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import itertools
 import re
+import struct
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,76 @@ CONTRAST = """(element, own) => {
   const behind = luminance(getComputedStyle(own ? element : document.body).backgroundColor);
   return (Math.max(text, behind) + 0.05) / (Math.min(text, behind) + 0.05);
 }"""
+
+
+def luminance(red: float, green: float, blue: float) -> float:
+    """WCAG's relative luminance of an sRGB colour given in 0-255 channels."""
+
+    def linear(value: float) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else float(((c + 0.055) / 1.055) ** 2.4)
+
+    return 0.2126 * linear(red) + 0.7152 * linear(green) + 0.0722 * linear(blue)
+
+
+def contrast(one: float, other: float) -> float:
+    """WCAG's contrast ratio of two luminances."""
+    return (max(one, other) + 0.05) / (min(one, other) + 0.05)
+
+
+def png_pixels(data: bytes) -> list[tuple[int, int, int]]:
+    """The pixels of a PNG as Chromium writes screenshots (8-bit RGB or RGBA, not interlaced),
+    as RGB: what the screen showed, to measure text against whatever is drawn behind it."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, packed, header = 8, b"", b""
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        header = body if kind == b"IHDR" else header
+        packed += body if kind == b"IDAT" else b""
+        at += length + 12
+    width, height, depth, colour_type, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and colour_type in (2, 6) and not interlace, header
+    size = 4 if colour_type == 6 else 3
+    raw, stride = zlib.decompress(packed), width * size
+    rows: list[bytearray] = []
+    previous = bytearray(stride)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, row = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            left = row[i - size] if i >= size else 0
+            up, corner = previous[i], previous[i - size] if i >= size else 0
+            if kind == 1:
+                row[i] = (row[i] + left) & 0xFF
+            elif kind == 2:
+                row[i] = (row[i] + up) & 0xFF
+            elif kind == 3:
+                row[i] = (row[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                guess = left + up - corner
+                near = min((abs(guess - left), 0, left), (abs(guess - up), 1, up))
+                near = min(near, (abs(guess - corner), 2, corner))
+                row[i] = (row[i] + near[2]) & 0xFF
+        rows.append(row)
+        previous = row
+    return [(r[x], r[x + 1], r[x + 2]) for r in rows for x in range(0, stride, size)]
+
+
+def contrast_with_what_is_behind(element: Any) -> float:
+    """The lowest WCAG contrast of ``element``'s text colour against the pixels drawn behind
+    its text (a screenshot of its box with the text made transparent): a gradient or a
+    translucent layer under it counts as the screen shows it, not as one colour in the CSS."""
+    colour = element.evaluate("e => getComputedStyle(e).color")
+    channels = [float(c) for c in re.findall(r"[\d.]+", colour)]
+    assert len(channels) == 3 or channels[3] == 1, colour  # opaque text: its colour is shown
+    text = luminance(*channels[:3])
+    element.evaluate("e => { e.style.color = 'transparent'; e.style.textShadow = 'none'; }")
+    try:
+        behind = png_pixels(element.screenshot(animations="disabled", scale="css"))
+    finally:
+        element.evaluate("e => { e.style.color = ''; e.style.textShadow = ''; }")
+    return min(contrast(text, luminance(*pixel)) for pixel in behind)
 
 
 def spoken_words(text: str) -> list[str]:
@@ -313,3 +385,53 @@ def test_a_refused_decision_gives_the_focus_back_to_the_choice_pressed(
     tab.wait_for_selector("#form-error:not([hidden])")
     tab.wait_for_selector("#decision button[value=war]:not([disabled])")
     assert tab.evaluate("document.activeElement.value") == "war"
+
+
+#: The gold words drawn between cards: "vs" between the two hands, "war" between the hands of
+#: a Sota war's step, and the war's titles over the Casino War cards.
+GOLD_BETWEEN_CARDS = ".arena > .versus, .war-zone :is(h2, h3)"
+
+
+def needed_contrast(element: Any) -> float:
+    """WCAG AA's least contrast for the element's text: 3 for large text (24 px, or 18.66 px
+    bold), 4.5 for the rest."""
+    size, weight = element.evaluate(
+        "e => [parseFloat(getComputedStyle(e).fontSize), Number(getComputedStyle(e).fontWeight)]"
+    )
+    return 3.0 if size >= 24 or (size >= 18.66 and weight >= 700) else 4.5
+
+
+def test_the_gold_words_between_the_cards_are_readable_on_the_felt(
+    tab: Any, live_server: LiveServer
+) -> None:
+    """The gold "vs", "war" and the war's titles read 2.6 to 3.4 against the felt's lighter
+    middle, below the 4.5 their size needs. Measured against the pixels behind them, on a
+    laptop and a phone (the site has one colour scheme)."""
+    username = sign_up(tab, "goldreader")
+    plant_server_seed(live_server.app, username, {0: True})
+    tab.goto("/casino-war")
+    tab.click("#deal")
+    tab.wait_for_selector("#decision")
+    tab.click("#decision button[value=war]")
+    wait_for_round(tab, 0)
+    tab.wait_for_selector("[data-testid=result]")
+    receipt = tab.get_attribute("[data-testid=result] a", "href") or ""
+    war_round = "/casino-war/rounds/" + receipt.rsplit("/", 1)[1]
+    found: dict[tuple[str, int, str], tuple[float, float]] = {}
+    for path in (war_round, "/rules/casino-war", "/rules/sota"):
+        for width in (1280, 390):
+            tab.set_viewport_size({"width": width, "height": 860})
+            tab.goto(path)
+            words = [w for w in tab.locator(GOLD_BETWEEN_CARDS).all() if w.is_visible()]
+            assert words, (path, width)
+            for word in words:
+                shown = " ".join(word.inner_text().split())
+                found[path, width, shown] = (
+                    round(contrast_with_what_is_behind(word), 2),
+                    needed_contrast(word),
+                )
+    assert {"vs", "war", "WAR!"} <= {shown for _, _, shown in found}, found
+    unreadable = [
+        f"{where}: {got[0]} < {got[1]}" for where, got in found.items() if got[0] < got[1]
+    ]
+    assert unreadable == [], "\n".join(unreadable)

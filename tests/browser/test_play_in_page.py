@@ -284,3 +284,30 @@ def test_the_sota_tables_deal_button_is_in_reach_on_a_phone(
     sign_up(small_phone, "sotaphone")
     small_phone.goto(f"{live_server.url}/sota")
     assert in_viewport(small_phone, "#play")
+
+
+@pytest.mark.parametrize(
+    ("language", "one", "more"), [("en", "chip", "chips"), ("fi", "pelimerkki", "pelimerkkiä")]
+)
+def test_the_chips_shown_after_a_round_take_the_plural_form_of_their_amount(
+    tab: Any, live_server: LiveServer, language: str, one: str, more: str
+) -> None:
+    """After a round dealt in the page, the header and the bet panel's pill rewrote their
+    numbers only: 1 chip and an ante of 1 left "0 chip" or "2 chip" ("2 pelimerkki")."""
+    username = sign_up(tab, "chipunits")
+    leave_chips(live_server.app, username, 100)
+    plant_server_seed(live_server.app, username, {0: False})  # no tie: the round settles
+    tab.goto("/casino-war")
+    if language != "en":
+        choose_language(tab, language)
+    header = "[data-testid=header-balance]"
+    assert tab.inner_text(header).split()[:2] == ["1", one]
+    assert tab.inner_text("[data-testid=chips-balance]").split() == ["1", one]
+    tab.fill("#bet", "1")
+    tab.click("#deal")
+    wait_for_round(tab, 0)
+    tab.wait_for_selector("[data-testid=result]")
+    left = str(api_chips(tab) // 100)
+    assert left in ("0", "2")
+    assert tab.inner_text(header).split()[:2] == [left, more]
+    assert tab.inner_text("[data-testid=chips-balance]").split() == [left, more]

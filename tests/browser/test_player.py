@@ -360,12 +360,18 @@ def test_a_bet_over_the_balance_is_explained_on_the_table(
 
 def leave_chips(app: Any, username: str, chips: int) -> None:
     """Take a player's chips down to ``chips`` (hundredths) with an operator adjustment."""
+    leave_balance(app, username, "chips", chips)
+
+
+def leave_balance(app: Any, username: str, currency: str, amount: int) -> None:
+    """Bring a player's ``currency`` ("chips" in hundredths, or "sweets") to ``amount`` with an
+    operator adjustment."""
     session = app.extensions["sota_casino.sessionmaker"]()
     try:
         player = accounts.find_users(session, username)[0].id
         operator = accounts.create_operator(session, fresh_name("op"), PASSWORD).id
-        held = money.balances(session, player).chips
-        money.adjust(session, operator, player, "chips", chips - held, "browser test")
+        held = getattr(money.balances(session, player), currency)
+        money.adjust(session, operator, player, currency, amount - held, "browser test")
     finally:
         session.close()
 

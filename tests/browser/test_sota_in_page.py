@@ -19,8 +19,10 @@ from test_narrow_phones import deal_a_sota_game
 from test_narrow_phones import plant_a_double_war
 from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
+from test_player import leave_balance
 from test_player import sign_up
 from web_support import plant_seed_repeating_a_move
+from web_support import plant_sota_winner
 
 from sota_casino.core import sota
 
@@ -730,3 +732,104 @@ def test_a_result_not_yet_replayed_stays_held_back_over_a_reload_and_a_deal_agai
     tab.reload()  # its result shown, the game's page shows the balance after it
     assert tab.evaluate("window.SotaReplay.position()") == 0
     assert shown_sweets(tab) == api_sweets(tab)
+
+
+#: How each language says a card lies face down (its catalogue's "card face down").
+FACE_DOWN_WORDS = {
+    "en": "face down",
+    "fi": "kuvapuoli alaspäin",
+    "nb": "med baksiden opp",
+    "pt": "virada para baixo",
+}
+#: Each card of each seat's newest step, as a screen reader meets it: its seat's name, its own
+#: name (what it shows), the name it is read by, whether it is drawn as laid face down, its
+#: words on hover.
+WAR_STEP_CARDS = """() => [...document.querySelectorAll("#seats .seat")].flatMap(seat => {
+  const steps = seat.querySelectorAll(".step");
+  return steps.length ? [...steps[steps.length - 1].querySelectorAll(".card")].map(card => ({
+    seat: seat.querySelector("[data-seat-name]").textContent,
+    own: window.SotaCards.name(card.dataset.card),
+    said: card.getAttribute("aria-label"),
+    down: card.classList.contains("face-down-shown"),
+    hover: card.title,
+  })) : [];
+})"""
+
+
+def test_a_wars_face_down_cards_are_named_face_down(tab: Any, live_server: LiveServer) -> None:
+    """A war's face-down cards are shown face up (the replay and the rules' example let the
+    player follow what they were) with a dashed edge, and were named as any card: a screen
+    reader said "nine of spades" for a card laid face down and one laid face up alike. Each
+    one's name says it was laid face down, in the page's language, and so do its words on
+    hover (the dashed edge is explained only by the legend). The step's words, which named
+    the face-up cards alone, say how many each seat laid face down before its face-up card."""
+    rules = WAR_GAMES["two seats"]
+    for language in ("en", "pt"):
+        words = FACE_DOWN_WORDS[language]
+        username = a_new_player(tab, "facedown", language)
+        trick = plant_a_double_war(live_server.app, username, rules)
+        deal_a_sota_game(tab, rules)
+        tab.evaluate(SCRUB_TO, trick)
+        tab.click("#step")  # the tied cards
+        tab.click("#step")  # the war: each seat lays cards face down, then one face up
+        cards = tab.evaluate(WAR_STEP_CARDS)
+        down = [card for card in cards if card["down"]]
+        assert down and len(down) < len(cards), (language, cards)
+        for card in cards:
+            assert card["own"] in card["said"], (language, card)
+            assert (words in card["said"]) == card["down"], (language, card)
+            assert card["hover"] == (card["said"] if card["down"] else ""), (language, card)
+        if language == "en":
+            said = (tab.text_content("#trick-said") or "").replace("\u00a0", " ")
+            for seat in {card["seat"] for card in cards}:
+                laid = [card for card in cards if card["seat"] == seat]
+                up, under = laid[-1]["own"], len(laid) - 1
+                assert f"{seat}: {up}, after {under} cards face down" in said, said
+        tab.goto("/rules/sota")
+        example = tab.evaluate(
+            """() => [...document.querySelectorAll("[data-testid=war-example] .card")].map(
+                card => ({said: card.getAttribute("aria-label"),
+                          down: card.classList.contains("face-down-shown")}))"""
+        )
+        assert any(card["down"] for card in example), (language, example)
+        assert all((words in card["said"]) == card["down"] for card in example), (
+            language,
+            example,
+        )
+
+
+#: The header's sweets at one and at eleven, as each language writes them.
+ONE_AND_ELEVEN_SWEETS = {
+    "en": (["1", "sweet"], ["11", "sweets"]),
+    "fi": (["1", "karkki"], ["11", "karkkia"]),
+    "nb": (["1", "godteri"], ["11", "godterier"]),
+    "pt": (["1", "bala"], ["11", "balas"]),
+}
+
+
+def header_sweets_words(page: Any) -> list[str]:
+    """The header's sweets and their unit, as shown (its last two words)."""
+    return list(page.inner_text("[data-testid=header-balance]").split()[-2:])
+
+
+def test_the_headers_sweets_take_the_plural_form_of_each_amount_shown(
+    tab: Any, live_server: LiveServer
+) -> None:
+    """The page rewrote the header's number only, its unit left in the form of the balance the
+    header was drawn with: while a game dealt in the page held its payout back, 6 sweets less
+    a stake of 5 read "1 sweets" ("1 karkkia"), the form of the 11 after the game. Each amount
+    shown takes its own form, in each language."""
+    rules = sota.SotaRules.from_dict({})  # the Nordic rule set's, on two seats
+    for language, (one, eleven) in ONE_AND_ELEVEN_SWEETS.items():
+        username = a_new_player(tab, "units", language)
+        leave_balance(live_server.app, username, "sweets", 6)
+        plant_sota_winner(live_server.app, username, rules, 0)
+        tab.goto("/sota")
+        tab.check("input[name=preset][value=nordic]")
+        tab.fill("#stake", "5")
+        tab.click("#play")
+        tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+        assert game_json(tab)["payout"] == 10
+        assert header_sweets_words(tab) == one, language  # the payout held back
+        tab.click("#to-end")
+        assert header_sweets_words(tab) == eleven, language

@@ -1707,10 +1707,14 @@ def test_an_amount_and_its_unit_word_never_part_at_a_line_s_end(
     post_form(client, "/language", {"locale": language, "next": "/lobby"})
     table = client.get("/casino-war").get_data(as_text=True)
     pill = re.search(
-        r'data-testid="chips-balance"><span class="coin"[^>]*></span>(.*?)</span>', table
+        r'data-testid="chips-balance"><span class="coin"[^>]*></span>'
+        r'<span data-balance="chips">(.*?)</span>',
+        table,
     )
     assert pill, "the table shows no chips balance"
-    assert re.fullmatch(rf"<strong>[^<]+</strong>{NO_BREAK}\w+", pill.group(1)), pill.group(1)
+    assert re.fullmatch(rf"<strong data-amount>[^<]+</strong>{NO_BREAK}\w+", pill.group(1)), (
+        pill.group(1)
+    )
 
 
 # --- refusals reached with hand-made values -------------------------------------------------------

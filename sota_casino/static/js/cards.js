@@ -31,17 +31,22 @@ window.SotaCards = (function () {
       : gettext("%(rank)s of %(suit)s", { rank: RANK_NAMES[code[0]], suit: SUIT_NAMES[code[1]] });
   }
 
-  /* Return a .card element for a card code like "TD" or "X1"; extra is a space-separated class list. */
-  function card(code, extra) {
+  /* Return a .card element for a card code like "TD" or "X1"; extra is a space-separated class
+   * list. A card `laidFaceDown` (a war's, shown so the game can be followed) is drawn with a
+   * dashed edge and named so, in words, not only by its edge. */
+  function card(code, extra, laidFaceDown) {
     const el = document.createElement("div");
     const joker = code[0] === "X";
     const court = !joker && COURT.includes(code[0]);
     const red = joker ? code === "X1" : "DH".includes(code[1]);
     el.className = "card" + (red ? " red" : "") + (joker ? " joker" : "") +
-      (court ? " court-card rank-" + code[0] : "") + (extra ? " " + extra : "");
+      (court ? " court-card rank-" + code[0] : "") + (extra ? " " + extra : "") +
+      (laidFaceDown ? " face-down-shown" : "");
     el.setAttribute("role", "img");
     el.dataset.card = code;
-    el.setAttribute("aria-label", name(code));
+    const said = laidFaceDown ? gettext("%(card)s, laid face down", { card: name(code) }) : name(code);
+    el.setAttribute("aria-label", said);
+    if (laidFaceDown) el.title = said; // the words on hover too: the dashed edge alone says nothing
     const rank = joker ? "★" : (code[0] === "T" ? "10" : code[0]);
     const suit = joker ? "" : SUITS[code[1]];
     let middle;

@@ -142,12 +142,8 @@
     function setBalances(balances) {
       held = balances.chips;
       table.dataset.balance = String(held);
-      for (const node of document.querySelectorAll("[data-testid=chips-balance] strong, [data-header-chips]")) {
-        node.textContent = chips(held);
-      }
-      for (const node of document.querySelectorAll("[data-header-sweets], [data-testid=sweets-balance] strong")) {
-        node.textContent = window.SotaI18n.number(balances.sweets);
-      }
+      window.SotaI18n.showBalance("chips", held);
+      window.SotaI18n.showBalance("sweets", balances.sweets);
     }
 
     function place(id, code, extra) {

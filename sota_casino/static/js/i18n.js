@@ -104,8 +104,18 @@
     return same === undefined ? whole : same;
   }
 
+  /* An amount of chips or sweets in words, its unit in the plural form of the amount and the
+   * amount left as `%(amount)s`: "%(amount)s chip", "%(amount)s pelimerkkiä". */
+  function chipsWords(amount) {
+    return ngettext("%(amount)s chip", "%(amount)s chips", chipCount(amount));
+  }
+
+  function sweetsWords(amount) {
+    return ngettext("%(amount)s sweet", "%(amount)s sweets", Math.abs(amount));
+  }
+
   function chipsText(amount, signed) {
-    return ngettext("%(amount)s chip", "%(amount)s chips", chipCount(amount), { amount: chips(amount, signed) });
+    return fill(chipsWords(amount), { amount: chips(amount, signed) });
   }
 
   /* Chips got back ("surrender and get 1 chip back"): format.py's chips_back_text, the same. */
@@ -114,7 +124,25 @@
   }
 
   function sweetsText(amount, signed) {
-    return ngettext("%(amount)s sweet", "%(amount)s sweets", Math.abs(amount), { amount: number(amount, 0, signed) });
+    return fill(sweetsWords(amount), { amount: number(amount, 0, signed) });
+  }
+
+  const BALANCE_WORDS = {
+    chips: { words: chipsWords, number: (amount) => chips(amount) },
+    sweets: { words: sweetsWords, number: (amount) => number(amount) },
+  };
+
+  /* Show a balance ("chips" or "sweets") wherever the page shows it: each [data-balance]
+   * element of it (the header's, a table's pill) holds its words, the amount in its
+   * [data-amount] element. The unit is picked again for the new amount: with the number
+   * alone rewritten, "1 sweet" went on to read "11 sweet". */
+  function showBalance(currency, amount) {
+    const balance = BALANCE_WORDS[currency];
+    for (const place of document.querySelectorAll(`[data-balance="${currency}"]`)) {
+      const shown = place.querySelector("[data-amount]");
+      shown.textContent = balance.number(amount);
+      place.replaceChildren(...nodes(balance.words(amount), { amount: shown }));
+    }
   }
 
   /* A moment as the pages write it (the `when` filter): in UTC, saying so, with the date and
@@ -167,6 +195,7 @@
     gettext: gettext, ngettext: ngettext, locale: locale, nodes: nodes, time: time, say: say,
     sotaWinner: sotaWinner,
     number: number, chips: chips, chipCount: chipCount, chipsText: chipsText, chipsBackText: chipsBackText, sweetsText: sweetsText,
+    showBalance: showBalance,
   };
 
   /* The header's language picker: choosing a language sends its form (its button is for pages

@@ -143,7 +143,7 @@
     }
 
     function showBalance() {
-      for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets - heldBack);
+      window.SotaI18n.showBalance("sweets", game.balances.sweets - heldBack);
     }
 
     function render() {
@@ -169,7 +169,7 @@
             const row = el("div", { class: "step" });
             cards.forEach((code, i) => {
               const faceDown = i < cards.length - 1;
-              row.append(window.SotaCards.card(code, "small" + (faceDown ? " face-down-shown" : "") + (k === s ? " dealt" : "")));
+              row.append(window.SotaCards.card(code, "small" + (k === s ? " dealt" : ""), faceDown));
             });
             laid.append(row);
           }
@@ -183,7 +183,8 @@
 
       what.replaceChildren();
       // Said as shown, with the card each seat laid face up at this step (the last of its
-      // cards laid now; a seat out of this step's war lays none).
+      // cards laid now; a seat out of this step's war lays none) and, in a war, how many it
+      // laid face down before it.
       const faceUp = [];
       if (trick) {
         steps[s].forEach((n, seat) => {
@@ -191,7 +192,11 @@
           let offset = 0;
           for (let k = 0; k < s; k++) offset += steps[k][seat] || 0;
           const code = trick.laid[seat][offset + n - 1];
-          if (code) faceUp.push(gettext("%(seat)s: %(card)s", { seat: seatName(seat), card: window.SotaCards.name(code) }));
+          if (!code) return;
+          const laid = { seat: seatName(seat), card: window.SotaCards.name(code) };
+          faceUp.push(n > 1
+            ? ngettext("%(seat)s: %(card)s, after %(num)s card face down", "%(seat)s: %(card)s, after %(num)s cards face down", n - 1, laid)
+            : gettext("%(seat)s: %(card)s", laid));
         });
       }
       if (!trick) {
@@ -429,7 +434,7 @@
       $("game-end").append(banner);
       const again = $("deal-again-form");
       if (again) again.hidden = false;
-      for (const node of document.querySelectorAll("[data-header-sweets]")) node.textContent = number(game.balances.sweets);
+      window.SotaI18n.showBalance("sweets", game.balances.sweets);
     }
 
     /* Show the game as the API answered it, and the move form for the choice it waits for. */
