@@ -10,7 +10,8 @@ it is known when the document is made, its sequence number only once the log has
 What the entry must say about the document is written here once, for the service's tests, the
 offline verifier and (the same rules in JavaScript) the fairness page; and what the whole log
 must say about each key (:func:`key_problem`): a key is taken once, so a pair or a round logged
-again by appended entries contradicts the log, though every entry before them is untouched.
+again by appended entries contradicts the log, though every entry before them is untouched; and
+about the pairs' commitments (:func:`seed_reused`): a server seed serves one pair.
 """
 
 from __future__ import annotations
@@ -620,6 +621,70 @@ def first_key_found(
             return entry["seq"], problem
         taken.setdefault(keyed, entry["seq"])
     return None
+
+
+# --- one server seed a pair ------------------------------------------------------------------
+
+#: What the checks say of a pair committed to a server seed another pair is committed to.
+SEED_REUSED: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s commits to the server seed of %(other)s "
+    "(commitment %(commitment)s): a server seed serves one pair, and revealed for either it "
+    "tells every shuffle of the other in advance"
+)
+#: By commitment, the pairs committed to it: ``(the pair's subject, the seq of its first
+#: commitment entry)``, the seq ``None`` where the log holds none (a pair only a database holds).
+Committed = dict[str, list[tuple[str, int | None]]]
+
+
+def commitment_in(entry: Mapping[str, Any]) -> str | None:
+    """The commitment a pair's commitment entry commits to, or ``None`` (any other entry)."""
+    said = _data(entry).get("commitment")
+    return said if entry.get("action") == COMMITMENT_ACTION and isinstance(said, str) else None
+
+
+def committed_in(entries: Iterable[Mapping[str, Any]]) -> Committed:
+    """The pairs ``entries`` commit to each commitment, each with its first commitment entry:
+    what a check holding the log alone (the offline check of an export) holds the entries to,
+    one item a pair."""
+    committed: Committed = {}
+    for entry in entries:
+        commitment, subject = commitment_in(entry), entry.get("subject")
+        if commitment is not None and isinstance(subject, str):
+            pairs = committed.setdefault(commitment, [])
+            if all(pair != subject for pair, _ in pairs):
+                pairs.append((subject, entry["seq"]))
+    return committed
+
+
+def seed_reused(
+    entries: Iterable[Mapping[str, Any]], committed: Committed
+) -> tuple[int, Problem] | None:
+    """Return the seq of the first of ``entries`` that commits a pair to a server seed another
+    pair is committed to, and why, or ``None``.
+
+    The entry that reuses the seed is the later of the two pairs' commitment entries (so a
+    check that reads only the new ones names the entry a check of the whole log names); where
+    the log holds no commitment entry of the other pair (one a database holds, never logged),
+    the one it holds.
+
+    :param committed: the pairs committed to each commitment of ``entries``: the service's
+        checks look them up in the database (its unique index on the pairs' commitments), the
+        offline check of an export takes them from the entries (:func:`committed_in`).
+    """
+    for entry in entries:
+        commitment = commitment_in(entry)
+        for other, logged_at in committed.get(commitment or "", ()):
+            if other != entry.get("subject") and (logged_at is None or logged_at < entry["seq"]):
+                reused = {"other": other, "commitment": _short(commitment)}
+                return entry["seq"], Problem(SEED_REUSED, _named(entry) | reused)
+    return None
+
+
+def first_found(*found: tuple[int, Problem] | None) -> tuple[int, Problem] | None:
+    """The first bad entry of what each rule found (``None``: nothing), and why: the one at the
+    lowest seq, and at one seq the rule given first (:func:`first_key_found` before
+    :func:`seed_reused`: a pair committed again to another pair's seed is committed twice)."""
+    return min((f for f in found if f is not None), key=lambda f: f[0], default=None)
 
 
 # --- checking one anchor ----------------------------------------------------------------------

@@ -1104,9 +1104,11 @@ def check_chain(
     checkpoint beyond the log's last entry means entries were cut off its end. No entry may
     take a key an earlier one took (:func:`anchors.key_problem`: a pair or a round logged
     again); the earlier entries of a chunk's subjects are looked up, not kept. No pair may be
-    committed to another pair's server seed (:func:`_seed_reused`); the pairs committed to a
-    chunk's commitments are looked up too. Only the pairs still open are kept, with their
-    rounds, for their reveals to count them and follow their settlements.
+    committed to another pair's server seed (:func:`anchors.seed_reused`), nor its row hold
+    another commitment or server seed than its commitment entry logged
+    (:func:`_row_rewritten`); the pairs committed to a chunk's commitments, and the rows of the
+    pairs it commits, are looked up too. Only the pairs still open are kept, with their rounds,
+    for their reveals to count them and follow their settlements.
 
     :param progress: called with the size reached after each chunk.
     """
@@ -1114,7 +1116,7 @@ def check_chain(
     keys = _service_keys(session)
     state = start
     while True:
-        rows, entries, taken, committed = _read_chunk(
+        rows, entries, taken, committed, held = _read_chunk(
             session, functools.partial(_chain_chunk, state)
         )
         end = state.size + len(entries)
@@ -1127,16 +1129,13 @@ def check_chain(
                 False, end, report.first_bad_seq, report.reason, checked, None, report.found
             )
         pairs = state.pairs.copy()
-        found = [
-            first
-            for first in (
-                anchors.first_key_found(entries, taken, pairs),
-                _seed_reused(entries, committed),
-            )
-            if first is not None
-        ]
-        if found:
-            seq, contradiction = min(found, key=lambda first: first[0])
+        found = anchors.first_found(
+            anchors.first_key_found(entries, taken, pairs),
+            anchors.seed_reused(entries, committed),
+            _row_rewritten(entries, held),
+        )
+        if found is not None:
+            seq, contradiction = found
             checked = end - start.size
             return ChainCheck(False, end, seq, contradiction.text(), checked, None, contradiction)
         leaves = [bytes.fromhex(e["hash"]) for e in entries]
@@ -1176,16 +1175,24 @@ def check_chain(
 
 def _chain_chunk(
     state: ChainState, connection: Connection
-) -> tuple[list[Row[Any]], list[results.AuditEntry], list[tuple[str, str, int]], Committed]:
-    """The checkpoints and entries after ``state``, the keys earlier entries took, and the
-    pairs committed to the server seeds the entries commit to."""
+) -> tuple[
+    list[Row[Any]],
+    list[results.AuditEntry],
+    list[tuple[str, str, int]],
+    anchors.Committed,
+    Held,
+]:
+    """The checkpoints and entries after ``state``, the keys earlier entries took, the pairs
+    committed to the server seeds the entries commit to, and what the database holds of the
+    pairs they commit: all in one read, so the rows are those of the entries read."""
     # Checkpoints first: their entries were committed with them, so the entries read next
     # include them (read the other way round, one signed in between would seem to be over
     # entries the log lacks).
     rows = _checkpoint_rows(connection, above=state.checkpoint, limit=CHUNK)
     entries = _entry_chunk(connection, state.size)
     taken = _keys_taken(connection, state.size, entries)
-    return rows, entries, taken, _pairs_committed_to(connection, entries)
+    committed = _pairs_committed_to(connection, entries)
+    return rows, entries, taken, committed, _rows_of_pairs(connection, entries)
 
 
 @read_only
@@ -1239,7 +1246,7 @@ def _keys_taken(
     ]
 
 
-# --- one server seed a pair ------------------------------------------------------------------
+# --- one server seed a pair, as its commitment entry says ------------------------------------
 
 _PAIRS = cast(Table, SeedPair.__table__)
 _PAIR_SUBJECT = literal("seed_pair:", String) + sql_cast(_PAIRS.c.id, String)
@@ -1252,58 +1259,91 @@ _COMMITTED_TO = select(
     .where(_ENTRIES.c.subject == _PAIR_SUBJECT, _ENTRIES.c.action == anchors.COMMITMENT_ACTION)
     .scalar_subquery(),
 ).where(_PAIRS.c.commitment.in_(bindparam("commitments", expanding=True)))
-#: By commitment, the pairs committed to it: ``(seed pair id, seq of its commitment entry)``.
-Committed = dict[str, list[tuple[int, int | None]]]
-#: What the checks say of a pair committed to a server seed another pair is committed to.
-SEED_REUSED: Final = N_(
-    "entry %(seq)s: %(action)s of %(subject)s commits to the server seed of %(other)s "
-    "(commitment %(commitment)s): a server seed serves one pair, and revealed for either it "
-    "tells every shuffle of the other in advance"
+#: The rows of the pairs asked for (by primary key): their commitment and server seed.
+_ROWS_OF = select(_PAIRS.c.id, _PAIRS.c.commitment, _PAIRS.c.server_seed).where(
+    _PAIRS.c.id.in_(bindparam("ids", expanding=True))
+)
+#: By subject, what the database holds of a pair: its commitment, and the commitment to its
+#: server seed.
+Held = dict[str, tuple[str, str]]
+#: What the checks say of a pair whose row holds another commitment than its entry logged.
+PAIR_REWRITTEN: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s commits to %(logged)s, but the database holds "
+    "commitment %(held)s for the pair: the pair's row was rewritten after its commitment was "
+    "logged"
+)
+#: What they say of a pair whose row holds a server seed its logged commitment is not to.
+SEED_REWRITTEN: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s commits to %(logged)s, but the server seed the "
+    "database holds for the pair hashes to %(held)s: the pair's server seed was rewritten after "
+    "its commitment was logged"
 )
 
 
-def _commitment(entry: results.AuditEntry) -> str | None:
-    """The commitment a pair's commitment entry commits to, or ``None`` (any other entry)."""
-    data = entry["data"]
-    said = data.get("commitment") if isinstance(data, dict) else None
-    return said if entry["action"] == anchors.COMMITMENT_ACTION and isinstance(said, str) else None
-
-
-def _pairs_committed_to(connection: Connection, entries: Sequence[results.AuditEntry]) -> Committed:
+def _pairs_committed_to(
+    connection: Connection, entries: Sequence[results.AuditEntry]
+) -> anchors.Committed:
     """The pairs the database holds committed to each commitment ``entries`` commit to: a
     lookup by the unique index, so a check's memory does not grow with the pairs."""
-    commitments = sorted({c for entry in entries if (c := _commitment(entry)) is not None})
-    committed: Committed = {}
+    commitments = sorted({c for e in entries if (c := anchors.commitment_in(e)) is not None})
+    committed: anchors.Committed = {}
     for i in range(0, len(commitments), _SUBJECTS_PER_QUERY):
         batch = {"commitments": commitments[i : i + _SUBJECTS_PER_QUERY]}
         for commitment, pair_id, logged_at in connection.execute(_COMMITTED_TO, batch):
-            committed.setdefault(commitment, []).append((pair_id, logged_at))
+            committed.setdefault(commitment, []).append((anchors.pair_subject(pair_id), logged_at))
     return committed
 
 
-def _seed_reused(
-    entries: Sequence[results.AuditEntry], committed: Committed
-) -> tuple[int, Problem] | None:
-    """Return the seq of the first of ``entries`` that commits a pair to a server seed another
-    pair is committed to, and why, or ``None``.
+def _rows_of_pairs(connection: Connection, entries: Sequence[results.AuditEntry]) -> Held:
+    """What the database holds of each pair whose commitment ``entries`` log, found by primary
+    key: as many rows as the chunk holds commitment entries."""
+    ids = sorted(
+        {
+            int(said)
+            for e in entries
+            if anchors.commitment_in(e) is not None
+            and (said := str(e["subject"]).removeprefix("seed_pair:")).isdigit()
+        }
+    )
+    held: Held = {}
+    for i in range(0, len(ids), _SUBJECTS_PER_QUERY):
+        batch = {"ids": ids[i : i + _SUBJECTS_PER_QUERY]}
+        for pair_id, commitment, server_seed in connection.execute(_ROWS_OF, batch):
+            # A seed not written as 64 hex digits is hashed as written: it is not the seed
+            # committed to either way, and the check goes on to say so.
+            hexed = fairness.is_hex64(server_seed)
+            seed = bytes.fromhex(server_seed) if hexed else str(server_seed).encode()
+            held[anchors.pair_subject(pair_id)] = (commitment, fairness.commitment_of(seed))
+    return held
 
-    The database refuses a second pair with one commitment (a unique index); one that lost the
-    index, or a log that took a commitment for a pair the database does not hold, is found by
-    each pair's commitment: the entry that reuses the seed is the later of the two pairs'
-    commitment entries (so a step that reads only the new ones names the entry a whole check
-    names); where the log holds no commitment entry of the other pair, the one it holds.
 
-    :param committed: the pairs committed to each commitment of ``entries``
-        (:func:`_pairs_committed_to`).
+def _row_rewritten(entries: Sequence[results.AuditEntry], held: Held) -> tuple[int, Problem] | None:
+    """Return the seq of the first of ``entries`` that commits a pair to another server seed
+    than the database holds for it, and why, or ``None``.
+
+    A pair's row is written in the transaction that logs its commitment, so its commitment,
+    and the server seed it commits to, are the entry's: a row rewritten since (another seed,
+    the commitment rewritten to match it and its documents signed anew) contradicts its entry,
+    which the checkpoints over it hold. A pair the database does not hold is not compared here
+    (:func:`anchors.seed_reused` names one logged to another pair's seed).
+
+    :param held: what the database holds of each pair ``entries`` commit (:func:`_rows_of_pairs`).
     """
     for entry in entries:
-        commitment = _commitment(entry)
-        for pair_id, logged_at in committed.get(commitment or "", ()):
-            other = anchors.pair_subject(pair_id)
-            if other != entry["subject"] and (logged_at is None or logged_at < entry["seq"]):
-                said = {"seq": entry["seq"], "action": entry["action"], "subject": entry["subject"]}
-                reused = {"other": other, "commitment": f"{str(commitment)[:16]}…"}
-                return entry["seq"], Problem(SEED_REUSED, said | reused)
+        logged = anchors.commitment_in(entry)
+        row = held.get(str(entry["subject"]))
+        if logged is None or row is None:
+            continue
+        commitment, seed_commitment = row
+        if commitment != logged:
+            message, other = PAIR_REWRITTEN, commitment
+        elif seed_commitment != logged:
+            message, other = SEED_REWRITTEN, seed_commitment
+        else:
+            continue
+        said = {"seq": entry["seq"], "action": entry["action"], "subject": entry["subject"]}
+        shown = {"logged": f"{logged[:16]}…", "held": f"{other[:16]}…"}
+        return entry["seq"], Problem(message, said | shown)
     return None
 
 

@@ -1,11 +1,11 @@
 """The offline check of an audit log export: the hash chain, that no pair or round is logged
-again under a key already taken, each checkpoint's signature (by the key in use at that point
-of the log, following its key changes from the trusted key) and Merkle root, the
-consistency between checkpoints, and the checkpoints a witness kept (``--checkpoint``): an
-operator holding the key and the database can cut off or rewrite the log and sign every
-checkpoint of the export anew, which only a checkpoint kept outside shows. The export of a range
-is held to a kept checkpoint by the consistency proof it carries from the kept size to the
-checkpoint that vouches for the range."""
+again under a key already taken nor two pairs committed to one server seed, each checkpoint's
+signature (by the key in use at that point of the log, following its key changes from the
+trusted key) and Merkle root, the consistency between checkpoints, and the checkpoints a
+witness kept (``--checkpoint``): an operator holding the key and the database can cut off or
+rewrite the log and sign every checkpoint of the export anew, which only a checkpoint kept
+outside shows. The export of a range is held to a kept checkpoint by the consistency proof it
+carries from the kept size to the checkpoint that vouches for the range."""
 
 from __future__ import annotations
 
@@ -349,19 +349,26 @@ def _keys_checked(
     chain: audit_chain.ChainReport, entries: Sequence[Mapping[str, Any]], *, whole: bool
 ) -> audit_chain.ChainReport:
     """The chain's report, failed at the first entry that takes a key an earlier entry took
-    (:func:`anchors.key_problem`), as a broken link would fail it: the first bad entry and why.
+    (:func:`anchors.key_problem`), or commits a pair to the server seed an earlier entry
+    committed another pair to (:func:`anchors.seed_reused`), as a broken link would fail it:
+    the first bad entry and why.
 
     :param whole: the entries are the whole log, from its first (a range's rounds and pairs
-        may have begun before it).
+        may have begun before it, and its pairs' commitments are compared among its own).
     """
+    if not chain.ok:
+        return chain
     pairs = anchors.PairsInPlay(from_start=whole)
-    found = anchors.first_key_problem(entries, pairs=pairs) if chain.ok else None
+    found = anchors.first_found(
+        anchors.first_key_found(entries, pairs=pairs),
+        anchors.seed_reused(entries, anchors.committed_in(entries)),
+    )
     if found is None:
         return chain
-    seq, reason = found
+    seq, problem = found
     position = next(i for i, entry in enumerate(entries) if entry["seq"] == seq)
     head = entries[position - 1]["hash"] if position else entries[0]["prev_hash"]
-    return audit_chain.ChainReport(False, chain.size, seq, reason, head)
+    return audit_chain.ChainReport(False, chain.size, seq, problem.text(), head, problem)
 
 
 def _verify_range(

@@ -967,7 +967,7 @@ def _seed_reused(seq: int, subject: str, other: int, commitment: str) -> str:
 
 
 @pytest.mark.tampers
-def test_a_pair_committed_to_another_pairs_server_seed_is_named_by_the_checks_on_the_database(
+def test_a_pair_committed_to_another_pairs_server_seed_is_named_by_every_whole_log_check(
     app: Flask,
     session: Session,
     register: Callable,
@@ -977,7 +977,8 @@ def test_a_pair_committed_to_another_pairs_server_seed_is_named_by_the_checks_on
 ) -> None:
     """A database without the unique index lets the service commit a server seed drawn again
     (a broken generator) for a second pair: each pair's log entries are as for a seed of its
-    own, and only the seed pairs, compared by commitment, show it."""
+    own, and only the seed pairs, compared by commitment, show it: the checks on the database
+    look the pairs up by commitment, the offline check of an export compares its entries'."""
     ann = register("ann")
     _play_pair(session, ann, 2)
     fairness_service.rotate(session, ann)  # the seed revealed
@@ -997,7 +998,7 @@ def test_a_pair_committed_to_another_pairs_server_seed_is_named_by_the_checks_on
     seq = _first_seq(session, "seed_pair.created", subject)
     audit.checkpoint(session)
     reason = _seed_reused(seq, subject, revealed["seed_pair_id"], revealed["commitment"])
-    _the_checks_on_the_database_name(app, session, seq, reason)
+    _every_check_names(app, session, tmp_path, seq, reason)
 
 
 @pytest.mark.tampers
@@ -1039,8 +1040,12 @@ def test_a_pair_the_log_never_committed_on_another_pairs_server_seed_is_named_by
 
 
 @pytest.mark.tampers
-def test_a_commitment_logged_for_a_pair_to_another_pairs_server_seed_is_named_by_the_checks(
-    app: Flask, session: Session, register: Callable, monkeypatch: pytest.MonkeyPatch
+def test_a_commitment_logged_for_a_pair_to_another_pairs_server_seed_is_named_by_every_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     """The log takes a commitment to a pair's server seed for a pair the database does not
     hold (its row never written, or taken out): the pair holding the seed, looked up by its
@@ -1056,6 +1061,93 @@ def test_a_commitment_logged_for_a_pair_to_another_pairs_server_seed_is_named_by
     monkeypatch.setattr(audit, "CHUNK", 5)
     assert seq - created > 5
     reason = _seed_reused(seq, subject, pair.seed_pair_id, pair.commitment)
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+def _rewrite_pair(
+    session: Session, pair_id: int, *, commitment_too: bool = True
+) -> tuple[str, str]:
+    """Rewrite a pair's row as an operator holding the database and the key would: another
+    server seed and (``commitment_too``) the commitment to it, the pair's documents signed
+    anew, so that the row, its documents and its reveal agree with one another. Return the
+    commitment the log holds and the one to the new seed."""
+    seed = fairness.new_server_seed()
+    new_commitment = fairness.commitment_of(seed)
+    with session.begin():
+        pair = session.get(SeedPair, pair_id)
+        assert pair is not None
+        logged = pair.commitment
+        pair.server_seed = seed.hex()
+        if commitment_too:
+            pair.commitment = new_commitment
+            document = pair.commitment_document | {"commitment": new_commitment}
+            envelope = fairness_service.signed(session, document)
+            pair.commitment_document = envelope["document"]
+            pair.commitment_signature = envelope["signature"]
+        if pair.reveal_document is not None:
+            document = pair.reveal_document | {"server_seed": seed.hex()}
+            envelope = fairness_service.signed(session, document | {"commitment": new_commitment})
+            pair.reveal_document = envelope["document"]
+            pair.reveal_signature = envelope["signature"]
+    return logged, new_commitment
+
+
+@pytest.mark.tampers
+def test_a_revealed_pair_whose_row_was_rewritten_is_named_by_the_whole_check(
+    app: Flask, session: Session, register: Callable
+) -> None:
+    """A revealed pair's seed and commitment rewritten in its row, after a standing step read
+    its entries: the whole check holds each pair's row to its commitment entry."""
+    ann = register("ann")
+    _play_pair(session, ann, 2)
+    fairness_service.rotate(session, ann)
+    [revealed] = [p for p in fairness_service.seed_pairs(session, ann) if p["status"] == "revealed"]
+    pair_id = revealed["seed_pair_id"]
+    audit.checkpoint(session)
+    assert _step(session)["ok"]
+    logged, rewritten = _rewrite_pair(session, pair_id)
+    with session.begin():
+        pair = session.get(SeedPair, pair_id)
+        assert pair is not None  # the row agrees with itself: only its entry contradicts it
+        assert fairness.commitment_of(bytes.fromhex(pair.server_seed)) == pair.commitment
+    subject = f"seed_pair:{pair_id}"
+    seq = _first_seq(session, "seed_pair.created", subject)
+    reason = (
+        f"entry {seq}: seed_pair.created of {subject} commits to {logged[:16]}…, but the "
+        f"database holds commitment {rewritten[:16]}… for the pair: the pair's row was rewritten "
+        "after its commitment was logged"
+    )
+
+    whole = audit.verify(session)
+
+    assert (whole.ok, whole.first_bad_seq, whole.reason) == (False, seq, reason)
+    command = _cli(app, "audit", "verify")
+    assert command.exit_code == 1
+    assert f"audit log BROKEN at entry {seq}: {reason}" in command.output
+    # A step reads the entries since its last: the row is held to its entry when it is read.
+    assert _step(session)["ok"]
+    step = _step(session, whole=True)
+    assert (step["ok"], step["first_bad_seq"], step["reason"]) == (False, seq, reason)
+
+
+@pytest.mark.tampers
+def test_a_pairs_server_seed_rewritten_before_its_reveal_is_named_by_the_checks_on_the_database(
+    app: Flask, session: Session, register: Callable
+) -> None:
+    """An active pair's server seed rewritten in its row, its commitment left as logged (a seed
+    chosen once the client seed is known): the checks on the database hash the row's seed."""
+    register("ann")
+    assert _step(session)["ok"]
+    bob = register("bob")  # committed since the step
+    pair = fairness_service.active_seed_pair(session, bob)
+    logged, rewritten = _rewrite_pair(session, pair.seed_pair_id, commitment_too=False)
+    subject = f"seed_pair:{pair.seed_pair_id}"
+    seq = _first_seq(session, "seed_pair.created", subject)
+    reason = (
+        f"entry {seq}: seed_pair.created of {subject} commits to {logged[:16]}…, but the server "
+        f"seed the database holds for the pair hashes to {rewritten[:16]}…: the pair's server "
+        "seed was rewritten after its commitment was logged"
+    )
     _the_checks_on_the_database_name(app, session, seq, reason)
 
 

@@ -174,6 +174,53 @@ def test_a_pair_committed_again_is_named_before_its_rounds_settled_again() -> No
     )
 
 
+# --- one server seed a pair: two pairs' commitment entries committing to one seed ---------
+
+
+def _range(entries: list[dict[str, Any]], first: int) -> audit_chain.AuditExport:
+    """The export of the entries from seq ``first`` on, proven into a checkpoint over them all."""
+    hashes = [bytes.fromhex(e["hash"]) for e in entries]
+    size = len(entries)
+    document = audit_chain.checkpoint_document(
+        size, merkle.root(hashes).hex(), "2025-04-01T10:02:00.000000Z"
+    )
+    proof = [node.hex() for node in merkle.inclusion_proof(size - 1, hashes)]
+    return audit_chain.AuditExport(
+        tuple(entries[first - 1 :]),
+        (signed(KEY, document),),
+        ({"seq": size, "size": size, "proof": proof},),
+    )
+
+
+def test_two_pairs_committed_to_one_server_seed_fail_the_export_naming_both(
+    tmp_path: Path,
+) -> None:
+    """Each pair's entries are as for a seed of its own (no key is taken twice, every
+    checkpoint holds): only their commitments, compared, show the seed serving both."""
+    entries = _appended(
+        ("seed_pair.created", "seed_pair:4", {"commitment": "ee" * 32, "status": "next"})
+    )
+    first = _seq(entries, "seed_pair.created", "seed_pair:9")
+    assert anchors.first_key_problem(entries) is None
+    reason = (
+        "entry 19: seed_pair.created of seed_pair:4 commits to the server seed of seed_pair:9 "
+        "(commitment eeeeeeeeeeeeeeee…): a server seed serves one pair, and revealed for either "
+        "it tells every shuffle of the other in advance"
+    )
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert not report.ok and report.checkpoint_report.ok
+    assert (report.chain.first_bad_seq, report.chain.reason) == (19, reason)
+    code, out = _offline(entries, tmp_path)
+    assert code == 1
+    assert "chain ✗  first bad entry: seq 19" in out and f"chain: {reason}" in out
+    # A range holding both commitment entries fails alike; one beginning after the first
+    # cannot tell the seed was committed before it.
+    held = verify_audit_export(_range(entries, first), PUBLIC)
+    assert held.checkpoint_report.ok
+    assert (held.chain.first_bad_seq, held.chain.reason) == (19, reason)
+    assert verify_audit_export(_range(entries, first + 1), PUBLIC).ok
+
+
 @pytest.mark.parametrize(
     ("action", "subject", "meaning"),
     [

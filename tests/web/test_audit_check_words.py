@@ -107,6 +107,18 @@ def _keyed(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
     return found[1]
 
 
+def _reused(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
+    """What the check of one server seed a pair finds of the last of ``steps``, logged in that
+    order by user 1 from the log's first entry."""
+    entries = [
+        {"seq": seq, "actor": "user:1", "action": action, "subject": subject, "data": data}
+        for seq, (action, subject, data) in enumerate(steps, start=1)
+    ]
+    found = anchors.seed_reused(entries, anchors.committed_in(entries))
+    assert found is not None and found[0] == len(entries)
+    return found[1]
+
+
 COMMIT = ("seed_pair.created", "seed_pair:1", {})
 REGISTERED = (PLAYER_KEY_REGISTERED, "user:1", {"key_id": 7})
 
@@ -217,23 +229,54 @@ CASES: dict[str, tuple[Callable[[], Problem], str, str]] = {
         "pelikierroksen merkintä on kadonnut tai poistettu lokista",
     ),
     "seed reused": (
+        lambda: _reused(
+            ("seed_pair.created", "seed_pair:2", {"commitment": "ab" * 32}),
+            ("seed_pair.created", "seed_pair:4", {"commitment": "ab" * 32}),
+        ),
+        "entry 2: seed_pair.created of seed_pair:4 commits to the server seed of seed_pair:2 "
+        "(commitment abababababababab…): a server seed serves one pair, and revealed for either "
+        "it tells every shuffle of the other in advance",
+        "merkintä 2: seed_pair.created kohteelle seed_pair:4 sitoutuu samaan palvelimen "
+        "siemeneen kuin seed_pair:2 (sitoumus abababababababab…): palvelimen siemen kuuluu "
+        "yhdelle parille, ja kummalle tahansa paljastettuna se kertoo toisen jokaisen sekoituksen "
+        "etukäteen",
+    ),
+    "pair rewritten": (
         lambda: Problem(
-            audit.SEED_REUSED,
+            audit.PAIR_REWRITTEN,
             {
                 "seq": 9,
                 "action": "seed_pair.created",
                 "subject": "seed_pair:4",
-                "other": "seed_pair:2",
-                "commitment": "abababababababab…",
+                "logged": SHORT_A,
+                "held": SHORT_B,
             },
         ),
-        "entry 9: seed_pair.created of seed_pair:4 commits to the server seed of seed_pair:2 "
-        "(commitment abababababababab…): a server seed serves one pair, and revealed for either "
-        "it tells every shuffle of the other in advance",
-        "merkintä 9: seed_pair.created kohteelle seed_pair:4 sitoutuu samaan palvelimen "
-        "siemeneen kuin seed_pair:2 (sitoumus abababababababab…): palvelimen siemen kuuluu "
-        "yhdelle parille, ja kummalle tahansa paljastettuna se kertoo toisen jokaisen sekoituksen "
-        "etukäteen",
+        f"entry 9: seed_pair.created of seed_pair:4 commits to {SHORT_A}, but the database "
+        f"holds commitment {SHORT_B} for the pair: the pair's row was rewritten after its "
+        "commitment was logged",
+        f"merkintä 9: seed_pair.created kohteelle seed_pair:4 sitoutuu arvoon {SHORT_A}, mutta "
+        f"tietokannassa parin sitoumus on {SHORT_B}: parin rivi on kirjoitettu uudelleen sen "
+        "jälkeen, kun sen sitoumus kirjattiin lokiin",
+    ),
+    "seed rewritten": (
+        lambda: Problem(
+            audit.SEED_REWRITTEN,
+            {
+                "seq": 9,
+                "action": "seed_pair.created",
+                "subject": "seed_pair:4",
+                "logged": SHORT_A,
+                "held": SHORT_B,
+            },
+        ),
+        f"entry 9: seed_pair.created of seed_pair:4 commits to {SHORT_A}, but the server seed "
+        f"the database holds for the pair hashes to {SHORT_B}: the pair's server seed was "
+        "rewritten after its commitment was logged",
+        f"merkintä 9: seed_pair.created kohteelle seed_pair:4 sitoutuu arvoon {SHORT_A}, mutta "
+        f"tietokantaan parille tallennetun palvelimen siemenen tiiviste on {SHORT_B}: parin "
+        "palvelimen siemen on kirjoitettu uudelleen sen jälkeen, kun sen sitoumus kirjattiin "
+        "lokiin",
     ),
     "not an object": (
         lambda: _chain_problem(lambda entries: entries.__setitem__(6, [])),
