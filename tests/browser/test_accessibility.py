@@ -390,6 +390,8 @@ def test_a_refused_decision_gives_the_focus_back_to_the_choice_pressed(
 #: The gold words drawn between cards: "vs" between the two hands, "war" between the hands of
 #: a Sota war's step, and the war's titles over the Casino War cards.
 GOLD_BETWEEN_CARDS = ".arena > .versus, .war-zone :is(h2, h3)"
+#: Those and the felt's other gold text: its links (the rules, a round's receipt).
+GOLD_ON_THE_FELT = f"{GOLD_BETWEEN_CARDS}, .felt a"
 
 
 def needed_contrast(element: Any) -> float:
@@ -405,8 +407,8 @@ def test_the_gold_words_between_the_cards_are_readable_on_the_felt(
     tab: Any, live_server: LiveServer
 ) -> None:
     """The gold "vs", "war" and the war's titles read 2.6 to 3.4 against the felt's lighter
-    middle, below the 4.5 their size needs. Measured against the pixels behind them, on a
-    laptop and a phone (the site has one colour scheme)."""
+    middle, below the 4.5 their size needs, and the felt's links 4.3. Measured against the
+    pixels behind them, on a laptop and a phone (the site has one colour scheme)."""
     username = sign_up(tab, "goldreader")
     plant_server_seed(live_server.app, username, {0: True})
     tab.goto("/casino-war")
@@ -418,11 +420,11 @@ def test_the_gold_words_between_the_cards_are_readable_on_the_felt(
     receipt = tab.get_attribute("[data-testid=result] a", "href") or ""
     war_round = "/casino-war/rounds/" + receipt.rsplit("/", 1)[1]
     found: dict[tuple[str, int, str], tuple[float, float]] = {}
-    for path in (war_round, "/rules/casino-war", "/rules/sota"):
+    for path in (war_round, "/rules/casino-war", "/rules/sota", "/casino-war"):
         for width in (1280, 390):
             tab.set_viewport_size({"width": width, "height": 860})
             tab.goto(path)
-            words = [w for w in tab.locator(GOLD_BETWEEN_CARDS).all() if w.is_visible()]
+            words = [w for w in tab.locator(GOLD_ON_THE_FELT).all() if w.is_visible()]
             assert words, (path, width)
             for word in words:
                 shown = " ".join(word.inner_text().split())
@@ -430,7 +432,8 @@ def test_the_gold_words_between_the_cards_are_readable_on_the_felt(
                     round(contrast_with_what_is_behind(word), 2),
                     needed_contrast(word),
                 )
-    assert {"vs", "war", "WAR!"} <= {shown for _, _, shown in found}, found
+    shown_words = {shown for _, _, shown in found}
+    assert {"vs", "war", "WAR!", "How to play: rules, payouts and the house edge"} <= shown_words
     unreadable = [
         f"{where}: {got[0]} < {got[1]}" for where, got in found.items() if got[0] < got[1]
     ]
