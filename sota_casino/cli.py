@@ -132,9 +132,10 @@ def audit_group() -> None:
 @with_appcontext
 def audit_verify() -> None:
     """Verify the hash chain, that no pair or round is logged twice nor two pairs committed to
-    one server seed nor a pair's row rewritten since its commitment was logged, and the signed
-    checkpoints; name the first bad entry. Then check that every settled round's bet and
-    settlement is in the log."""
+    one server seed nor a pair's row rewritten since its commitment was logged nor a pair
+    revealed with another server seed than it committed to, and the signed checkpoints; name
+    the first bad entry. Then check that every settled round's bet and settlement is in the
+    log."""
     from .services import audit
 
     session = new_session()

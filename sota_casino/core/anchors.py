@@ -11,7 +11,8 @@ What the entry must say about the document is written here once, for the service
 offline verifier and (the same rules in JavaScript) the fairness page; and what the whole log
 must say about each key (:func:`key_problem`): a key is taken once, so a pair or a round logged
 again by appended entries contradicts the log, though every entry before them is untouched; and
-about the pairs' commitments (:func:`seed_reused`): a server seed serves one pair.
+about the pairs' commitments (:func:`seed_reused`): a server seed serves one pair, and a pair
+reveals the server seed it committed to (:func:`other_seed_revealed`).
 """
 
 from __future__ import annotations
@@ -680,10 +681,78 @@ def seed_reused(
     return None
 
 
+# --- a pair reveals the server seed it committed to -------------------------------------------
+
+#: What the checks say of a reveal whose server seed is not the one its pair's commitment is to.
+OTHER_SEED_REVEALED: Final = N_(
+    "entry %(seq)s: %(action)s of %(subject)s reveals a server seed hashing to %(revealed)s, but "
+    "the pair's commitment (entry %(committed)s) is %(commitment)s: a pair reveals the server "
+    "seed it committed to, a rewrite"
+)
+#: By pair subject, its first commitment entry: ``(its seq, the commitment it logged)``.
+Commitments = dict[str, tuple[int, str]]
+
+
+def seed_commitment(server_seed: object) -> str:
+    """The commitment to a server seed as a log entry or a pair's row writes it: the SHA-256 of
+    its bytes, 64 hex digits. Anything else is hashed as written (as text): it is not the seed
+    committed to either way, and the checks go on to say so."""
+    hexed = is_hex64(server_seed)
+    # A lone surrogate (a JSON escape) has no UTF-8: its text is hashed as Python holds it.
+    text = str(server_seed)
+    written = bytes.fromhex(text) if hexed else text.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(written).hexdigest()
+
+
+def commitments_in(entries: Iterable[Mapping[str, Any]]) -> Commitments:
+    """Each pair ``entries`` commit, with its first commitment entry: what a reveal among them
+    is held to (:func:`other_seed_revealed`), one item a pair."""
+    commitments: Commitments = {}
+    for entry in entries:
+        commitment, subject = commitment_in(entry), entry.get("subject")
+        if commitment is not None and isinstance(subject, str):
+            commitments.setdefault(subject, (entry["seq"], commitment))
+    return commitments
+
+
+def other_seed_revealed(
+    entries: Iterable[Mapping[str, Any]], commitments: Mapping[str, tuple[int, str]]
+) -> tuple[int, Problem] | None:
+    """Return the seq of the first of ``entries`` that reveals a pair's server seed not hashing
+    to the commitment the pair's commitment entry logged before it, and why, or ``None``.
+
+    The player's bundle holds the pair's own documents to each other; in the log, all an auditor
+    is given, a reveal of another seed than the one committed to is shown only by the two
+    entries, compared. A reveal whose pair's commitment ``commitments`` do not hold is not
+    compared: a check of the whole log names the reveal of a pair it never committed
+    (:data:`REVEAL_OF_UNCOMMITTED`), the export of a range cannot tell it from a pair committed
+    before the range.
+
+    :param commitments: the first commitment entry of each pair ``entries`` reveal: the
+        service's checks look it up in the database (the index on ``subject``), the offline
+        check of an export takes it from the entries (:func:`commitments_in`).
+    """
+    for entry in entries:
+        if entry.get("action") != REVEAL_ACTION:
+            continue
+        committed = commitments.get(str(entry.get("subject")))
+        if committed is None or committed[0] >= entry["seq"]:
+            continue
+        logged_at, commitment = committed
+        revealed = seed_commitment(_data(entry).get("server_seed"))
+        if revealed != commitment:
+            said = {"revealed": _short(revealed), "committed": logged_at}
+            return entry["seq"], Problem(
+                OTHER_SEED_REVEALED, _named(entry) | said | {"commitment": _short(commitment)}
+            )
+    return None
+
+
 def first_found(*found: tuple[int, Problem] | None) -> tuple[int, Problem] | None:
     """The first bad entry of what each rule found (``None``: nothing), and why: the one at the
     lowest seq, and at one seq the rule given first (:func:`first_key_found` before
-    :func:`seed_reused`: a pair committed again to another pair's seed is committed twice)."""
+    :func:`seed_reused`: a pair committed again to another pair's seed is committed twice;
+    before :func:`other_seed_revealed`: a pair revealed twice is named so)."""
     return min((f for f in found if f is not None), key=lambda f: f[0], default=None)
 
 

@@ -1106,9 +1106,11 @@ def check_chain(
     again); the earlier entries of a chunk's subjects are looked up, not kept. No pair may be
     committed to another pair's server seed (:func:`anchors.seed_reused`), nor its row hold
     another commitment or server seed than its commitment entry logged
-    (:func:`_row_rewritten`); the pairs committed to a chunk's commitments, and the rows of the
-    pairs it commits, are looked up too. Only the pairs still open are kept, with their rounds,
-    for their reveals to count them and follow their settlements.
+    (:func:`_row_rewritten`), nor its reveal another server seed
+    (:func:`anchors.other_seed_revealed`); the pairs committed to a chunk's commitments, the
+    rows of the pairs it commits and the commitment entries of the pairs it reveals are looked
+    up too. Only the pairs still open are kept, with their rounds, for their reveals to count
+    them and follow their settlements.
 
     :param progress: called with the size reached after each chunk.
     """
@@ -1116,7 +1118,7 @@ def check_chain(
     keys = _service_keys(session)
     state = start
     while True:
-        rows, entries, taken, committed, held = _read_chunk(
+        rows, entries, taken, committed, held, commitments = _read_chunk(
             session, functools.partial(_chain_chunk, state)
         )
         end = state.size + len(entries)
@@ -1133,6 +1135,7 @@ def check_chain(
             anchors.first_key_found(entries, taken, pairs),
             anchors.seed_reused(entries, committed),
             _row_rewritten(entries, held),
+            anchors.other_seed_revealed(entries, commitments),
         )
         if found is not None:
             seq, contradiction = found
@@ -1181,10 +1184,12 @@ def _chain_chunk(
     list[tuple[str, str, int]],
     anchors.Committed,
     Held,
+    anchors.Commitments,
 ]:
     """The checkpoints and entries after ``state``, the keys earlier entries took, the pairs
-    committed to the server seeds the entries commit to, and what the database holds of the
-    pairs they commit: all in one read, so the rows are those of the entries read."""
+    committed to the server seeds the entries commit to, what the database holds of the pairs
+    they commit, and the commitment entries of the pairs they reveal: all in one read, so the
+    rows are those of the entries read."""
     # Checkpoints first: their entries were committed with them, so the entries read next
     # include them (read the other way round, one signed in between would seem to be over
     # entries the log lacks).
@@ -1192,7 +1197,8 @@ def _chain_chunk(
     entries = _entry_chunk(connection, state.size)
     taken = _keys_taken(connection, state.size, entries)
     committed = _pairs_committed_to(connection, entries)
-    return rows, entries, taken, committed, _rows_of_pairs(connection, entries)
+    held = _rows_of_pairs(connection, entries)
+    return rows, entries, taken, committed, held, _commitments_revealed(connection, entries)
 
 
 @read_only
@@ -1309,12 +1315,42 @@ def _rows_of_pairs(connection: Connection, entries: Sequence[results.AuditEntry]
     for i in range(0, len(ids), _SUBJECTS_PER_QUERY):
         batch = {"ids": ids[i : i + _SUBJECTS_PER_QUERY]}
         for pair_id, commitment, server_seed in connection.execute(_ROWS_OF, batch):
-            # A seed not written as 64 hex digits is hashed as written: it is not the seed
-            # committed to either way, and the check goes on to say so.
-            hexed = fairness.is_hex64(server_seed)
-            seed = bytes.fromhex(server_seed) if hexed else str(server_seed).encode()
-            held[anchors.pair_subject(pair_id)] = (commitment, fairness.commitment_of(seed))
+            held[anchors.pair_subject(pair_id)] = (commitment, anchors.seed_commitment(server_seed))
     return held
+
+
+#: The commitment entries of the pairs asked for (by subject, found by the index on it), up to
+#: the last entry the check reads: one after the reveals asked for is none of theirs.
+_COMMITMENTS_OF = (
+    select(_ENTRIES)
+    .where(
+        _ENTRIES.c.action == anchors.COMMITMENT_ACTION,
+        _ENTRIES.c.subject.in_(bindparam("subjects", expanding=True)),
+        _ENTRIES.c.seq <= bindparam("through"),
+    )
+    .order_by(_ENTRIES.c.seq)
+)
+
+
+def _commitments_revealed(
+    connection: Connection, entries: Sequence[results.AuditEntry]
+) -> anchors.Commitments:
+    """The first commitment entry of each pair ``entries`` reveal, however long before: a
+    lookup by subject, a row or so a reveal, so a check's memory does not grow with the pairs
+    (the pairs in play, saved from step to step, keep no commitment)."""
+    subjects = sorted(
+        {
+            str(e["subject"])
+            for e in entries
+            if e["action"] == anchors.REVEAL_ACTION and e["subject"] is not None
+        }
+    )
+    commitments: anchors.Commitments = {}
+    for i in range(0, len(subjects), _SUBJECTS_PER_QUERY):
+        batch = {"subjects": subjects[i : i + _SUBJECTS_PER_QUERY], "through": entries[-1]["seq"]}
+        found = [entry_dict(row) for row in connection.execute(_COMMITMENTS_OF, batch)]
+        commitments.update(anchors.commitments_in(found))
+    return commitments
 
 
 def _row_rewritten(entries: Sequence[results.AuditEntry], held: Held) -> tuple[int, Problem] | None:

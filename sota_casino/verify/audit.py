@@ -1,11 +1,12 @@
 """The offline check of an audit log export: the hash chain, that no pair or round is logged
-again under a key already taken nor two pairs committed to one server seed, each checkpoint's
-signature (by the key in use at that point of the log, following its key changes from the
-trusted key) and Merkle root, the consistency between checkpoints, and the checkpoints a
-witness kept (``--checkpoint``): an operator holding the key and the database can cut off or
-rewrite the log and sign every checkpoint of the export anew, which only a checkpoint kept
-outside shows. The export of a range is held to a kept checkpoint by the consistency proof it
-carries from the kept size to the checkpoint that vouches for the range."""
+again under a key already taken nor two pairs committed to one server seed, that each pair's
+reveal is of the server seed its commitment entry is to, each checkpoint's signature (by the key
+in use at that point of the log, following its key changes from the trusted key) and Merkle
+root, the consistency between checkpoints, and the checkpoints a witness kept
+(``--checkpoint``): an operator holding the key and the database can cut off or rewrite the log
+and sign every checkpoint of the export anew, which only a checkpoint kept outside shows. The
+export of a range is held to a kept checkpoint by the consistency proof it carries from the
+kept size to the checkpoint that vouches for the range."""
 
 from __future__ import annotations
 
@@ -350,11 +351,13 @@ def _keys_checked(
 ) -> audit_chain.ChainReport:
     """The chain's report, failed at the first entry that takes a key an earlier entry took
     (:func:`anchors.key_problem`), or commits a pair to the server seed an earlier entry
-    committed another pair to (:func:`anchors.seed_reused`), as a broken link would fail it:
-    the first bad entry and why.
+    committed another pair to (:func:`anchors.seed_reused`), or reveals another server seed
+    than its pair's commitment entry is to (:func:`anchors.other_seed_revealed`), as a broken
+    link would fail it: the first bad entry and why.
 
     :param whole: the entries are the whole log, from its first (a range's rounds and pairs
-        may have begun before it, and its pairs' commitments are compared among its own).
+        may have begun before it, and its pairs' commitments are compared among its own, its
+        reveals with the commitments it holds).
     """
     if not chain.ok:
         return chain
@@ -362,6 +365,7 @@ def _keys_checked(
     found = anchors.first_found(
         anchors.first_key_found(entries, pairs=pairs),
         anchors.seed_reused(entries, anchors.committed_in(entries)),
+        anchors.other_seed_revealed(entries, anchors.commitments_in(entries)),
     )
     if found is None:
         return chain

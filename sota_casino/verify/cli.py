@@ -486,8 +486,15 @@ def _audit_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python verify.pyz audit",
         description=(
-            "Verify an audit log export: the hash chain, each checkpoint's signature and "
-            "Merkle root, and their consistency."
+            "Verify an audit log export: the hash chain; the keys (each pair, round and key "
+            "logged once, a pair's rounds bet in nonce order and settled before its reveal, "
+            "which counts them, a player's actions signed once the player registered a key, the "
+            "service's keys changing in one chain); the commitments (no two pairs committed to "
+            "one server seed); the reveals (each pair's revealed server seed hashing to its "
+            "logged commitment); each checkpoint's signature and Merkle root, and their "
+            "consistency; and, with --checkpoint, the checkpoints a witness kept. The export of "
+            "a range is held to its own entries: a reveal whose commitment is before it is not "
+            "checked."
         ),
         epilog="Exit codes: 0 everything holds, 1 something fails, 2 unusable input.",
     )

@@ -1152,6 +1152,44 @@ def test_a_pairs_server_seed_rewritten_before_its_reveal_is_named_by_the_checks_
 
 
 @pytest.mark.tampers
+def test_a_reveal_of_another_server_seed_than_committed_is_named_by_every_whole_log_check(
+    app: Flask,
+    session: Session,
+    register: Callable,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pair's rotation logged revealing another server seed than its commitment entry is
+    to (the pair's row and documents untouched, so its own bundle would show it; the log, all an
+    auditor is given, carries it): the commitment entry, chunks and a step before, is looked up
+    for the reveal, and the offline check of the export holds the two entries to each other."""
+    monkeypatch.setattr(audit, "CHUNK", 5)
+    player = register("joe")
+    played = _play_pair(session, player, 2)
+    pair_id = played[0].seed_pair_id
+    subject = f"seed_pair:{pair_id}"
+    committed = _first_seq(session, "seed_pair.created", subject)
+    _play_pair(session, register("kim"), 2)  # another player's entries between
+    assert _step(session)["ok"]
+    with session.begin():
+        pair = session.get(SeedPair, pair_id)
+        assert pair is not None
+        commitment = pair.commitment
+    other = fairness.new_server_seed()
+    rotation = audit.EntrySpec(
+        f"user:{player}", "seed_pair.rotated", subject, {"server_seed": other.hex(), "rounds": 2}
+    )
+    [seq] = _append(session, rotation)
+    assert seq - committed > 5
+    reason = (
+        f"entry {seq}: seed_pair.rotated of {subject} reveals a server seed hashing to "
+        f"{fairness.commitment_of(other)[:16]}…, but the pair's commitment (entry {committed}) "
+        f"is {commitment[:16]}…: a pair reveals the server seed it committed to, a rewrite"
+    )
+    _every_check_names(app, session, tmp_path, seq, reason)
+
+
+@pytest.mark.tampers
 def test_a_move_logged_after_its_game_settled_is_named_by_every_whole_log_check(
     app: Flask, session: Session, register: Callable, tmp_path: Path
 ) -> None:

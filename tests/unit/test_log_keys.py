@@ -15,6 +15,7 @@ import pytest
 from sota_casino.core import anchors
 from sota_casino.core import audit_chain
 from sota_casino.core import merkle
+from sota_casino.core.fairness import commitment_of
 from sota_casino.core.fairness import new_signing_key
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import signed
@@ -23,6 +24,9 @@ from sota_casino.verify import verify_audit_export
 
 KEY = new_signing_key()
 PUBLIC = public_key_hex(KEY)
+#: The server seed the honest log reveals for its first pair, and the commitment to it.
+SEED = "cc" * 32
+COMMITMENT = commitment_of(bytes.fromhex(SEED))
 
 
 def _raw() -> list[dict[str, Any]]:
@@ -33,7 +37,7 @@ def _raw() -> list[dict[str, Any]]:
     player = "user:7"
     steps: list[tuple[str | None, str, str | None, dict[str, Any]]] = [
         (player, "user.registered", "user:7", {"username": "ann"}),
-        (player, "seed_pair.created", "seed_pair:1", {"commitment": "aa" * 32, "status": "next"}),
+        (player, "seed_pair.created", "seed_pair:1", {"commitment": COMMITMENT, "status": "next"}),
         (player, "seed_pair.client_seed_set", "seed_pair:1", {"client_seed": "mine"}),
         (player, "seed_pair.created", "seed_pair:2", {"commitment": "bb" * 32, "status": "next"}),
         (player, "round.bet", "round:1", {"game": "casino_war", "seed_pair_id": 1, "nonce": 0}),
@@ -51,7 +55,7 @@ def _raw() -> list[dict[str, Any]]:
         (player, "round.settled", "round:2", {"game": "casino_war", "payout": 400}),
         ("user:8", "round.move", "round:3", {"cards": ["2C", "3D"]}),
         ("user:8", "round.settled", "round:3", {"game": "sota", "payout": 0}),
-        (player, "seed_pair.rotated", "seed_pair:1", {"server_seed": "cc" * 32, "rounds": 2}),
+        (player, "seed_pair.rotated", "seed_pair:1", {"server_seed": SEED, "rounds": 2}),
         (player, "seed_pair.client_seed_set", "seed_pair:2", {"client_seed": "next"}),
         (player, "seed_pair.created", "seed_pair:3", {"commitment": "dd" * 32, "status": "next"}),
         ("system", "audit.checkpoint", "checkpoint:17", {"size": 17}),
@@ -219,6 +223,55 @@ def test_two_pairs_committed_to_one_server_seed_fail_the_export_naming_both(
     assert held.checkpoint_report.ok
     assert (held.chain.first_bad_seq, held.chain.reason) == (19, reason)
     assert verify_audit_export(_range(entries, first + 1), PUBLIC).ok
+
+
+# --- a reveal of the server seed its pair committed to ----------------------------------------
+
+
+def test_a_reveal_of_another_server_seed_than_its_pair_committed_to_fails_the_export(
+    tmp_path: Path,
+) -> None:
+    """The log rewritten from the pair's reveal on (the chain linked again, every checkpoint
+    signed anew): its reveal names another server seed than the one its commitment entry is
+    to, which only the two entries, compared, show."""
+    raw = _raw()
+    reveal = _seq(raw, "seed_pair.rotated", "seed_pair:1")
+    other = "ab" * 32
+    raw[reveal - 1]["data"] = {"server_seed": other, "rounds": 2}
+    entries = audit_chain.link_entries(raw)
+    committed = _seq(entries, "seed_pair.created", "seed_pair:1")
+    assert anchors.first_key_problem(entries) is None
+    reason = (
+        f"entry {reveal}: seed_pair.rotated of seed_pair:1 reveals a server seed hashing to "
+        f"{commitment_of(bytes.fromhex(other))[:16]}…, but the pair's commitment (entry "
+        f"{committed}) is {COMMITMENT[:16]}…: a pair reveals the server seed it committed to, "
+        "a rewrite"
+    )
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert not report.ok and report.checkpoint_report.ok
+    assert (report.chain.first_bad_seq, report.chain.reason) == (reveal, reason)
+    code, out = _offline(entries, tmp_path)
+    assert code == 1
+    assert f"chain ✗  first bad entry: seq {reveal}" in out and f"chain: {reason}" in out
+    # A range holding the commitment entry fails alike; one beginning after it holds nothing
+    # to compare the reveal with.
+    held = verify_audit_export(_range(entries, committed), PUBLIC)
+    assert held.checkpoint_report.ok
+    assert (held.chain.first_bad_seq, held.chain.reason) == (reveal, reason)
+    assert verify_audit_export(_range(entries, committed + 1), PUBLIC).ok
+
+
+def test_a_reveal_the_whole_export_never_committed_fails_it_as_uncommitted() -> None:
+    """Nothing to compare its seed with: the reveal of a pair the whole log never committed is
+    named as such; the export of a range cannot tell it from a pair committed before it."""
+    entries = _appended(("seed_pair.rotated", "seed_pair:77", {"server_seed": SEED, "rounds": 0}))
+    report = verify_audit_export(_export(entries), PUBLIC)
+    assert (report.chain.first_bad_seq, report.chain.reason) == (
+        19,
+        "entry 19: seed_pair.rotated of seed_pair:77, which the log never committed: a pair is "
+        "revealed only after its commitment, a rewrite",
+    )
+    assert verify_audit_export(_range(entries, 19), PUBLIC).ok
 
 
 @pytest.mark.parametrize(
@@ -724,3 +777,22 @@ def test_a_checkpoint_signed_by_a_key_no_change_leads_to_fails(tmp_path: Path) -
     for pinned in (PUBLIC, NEW, FORGER):
         code, out = _check(path, pinned)
         assert code == 1 and "the signature is not valid" in out, out
+
+
+def test_the_audit_commands_help_names_every_check_it_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each check of an export fails it under its own words: the help lists them all."""
+    with pytest.raises(SystemExit) as exited:
+        main(["audit", "--help"], io.StringIO())
+    assert exited.value.code == 0
+    said = " ".join(capsys.readouterr().out.split())
+    for check in (
+        "the hash chain",
+        "the keys (each pair, round and key logged once",
+        "the commitments (no two pairs committed to one server seed)",
+        "the reveals (each pair's revealed server seed hashing to its logged commitment)",
+        "each checkpoint's signature and Merkle root, and their consistency",
+        "with --checkpoint, the checkpoints a witness kept",
+    ):
+        assert check in said

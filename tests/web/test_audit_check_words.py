@@ -3,6 +3,7 @@ audit page and in a failed check's alert; the command and the API keep the Engli
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from collections.abc import Callable
@@ -119,6 +120,20 @@ def _reused(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
     return found[1]
 
 
+def _seed_revealed(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
+    """What the check of each reveal against its pair's commitment finds of the last of
+    ``steps``, logged in that order by user 1 from the log's first entry."""
+    entries = [
+        {"seq": seq, "actor": "user:1", "action": action, "subject": subject, "data": data}
+        for seq, (action, subject, data) in enumerate(steps, start=1)
+    ]
+    found = anchors.other_seed_revealed(entries, anchors.commitments_in(entries))
+    assert found is not None and found[0] == len(entries)
+    return found[1]
+
+
+#: The commitment to :data:`KEY_B` taken for a server seed, as the check shortens it.
+REVEALED_B = f"{hashlib.sha256(bytes.fromhex(KEY_B)).hexdigest()[:16]}…"
 COMMIT = ("seed_pair.created", "seed_pair:1", {})
 REGISTERED = (PLAYER_KEY_REGISTERED, "user:1", {"key_id": 7})
 
@@ -240,6 +255,19 @@ CASES: dict[str, tuple[Callable[[], Problem], str, str]] = {
         "siemeneen kuin seed_pair:2 (sitoumus abababababababab…): palvelimen siemen kuuluu "
         "yhdelle parille, ja kummalle tahansa paljastettuna se kertoo toisen jokaisen sekoituksen "
         "etukäteen",
+    ),
+    "other seed revealed": (
+        lambda: _seed_revealed(
+            ("seed_pair.created", "seed_pair:2", {"commitment": KEY_A}),
+            ("seed_pair.rotated", "seed_pair:2", {"server_seed": KEY_B, "rounds": 0}),
+        ),
+        "entry 2: seed_pair.rotated of seed_pair:2 reveals a server seed hashing to "
+        f"{REVEALED_B}, but the pair's commitment (entry 1) is {SHORT_A}: a pair reveals the "
+        "server seed it committed to, a rewrite",
+        f"merkintä 2: seed_pair.rotated kohteelle seed_pair:2 paljastaa palvelimen siemenen, "
+        f"jonka tiiviste on {REVEALED_B}, mutta parin sitoumus (merkintä 1) on {SHORT_A}: pari "
+        "paljastaa sen palvelimen siemenen, johon se sitoutui, eli kyse on "
+        "uudelleenkirjoituksesta",
     ),
     "pair rewritten": (
         lambda: Problem(
