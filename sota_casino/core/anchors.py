@@ -160,6 +160,9 @@ class DatedBy:
     left_out: str
     #: What a time dated ahead would keep left out of the log within the bound: ``a round``.
     kept: str
+    #: Whether what is pending is its audit entry itself, which carries its place in the log
+    #: (``seq``): a key registration; a round, the commitment and the reveal are documents.
+    placed: bool = False
 
 
 #: What the bound runs from, by what is pending: a round (its receipt's settlement), or the
@@ -172,7 +175,7 @@ DATED_BY: Final = {
     "round": DatedBy("settled_at", "settled at", "the receipt", "the round", "a round"),
     "commitment": DatedBy("created_at", "created at", "the commitment", "it", "it"),
     "reveal": DatedBy("revealed_at", "revealed at", "the reveal", "it", "it"),
-    "registration": DatedBy("time", "registered at", "the registration", "it", "it"),
+    "registration": DatedBy("time", "registered at", "the registration", "it", "it", placed=True),
 }
 
 
@@ -974,6 +977,31 @@ def past_the_bound(
     return max(past, key=lambda found: found[:2])[2] if past else None
 
 
+def covering_checkpoint(
+    seq: object, checkpoints: Iterable[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """Return the one over the most entries of ``checkpoints`` (documents whose signatures the
+    caller checked) that covers the entry at ``seq``, or ``None``: a checkpoint over ``size``
+    entries holds the leaves ``0 .. size - 1``, the entries ``1 .. size``."""
+    if not _is_whole(seq):
+        return None
+    covering = [doc for doc in checkpoints if _is_whole(doc.get("size")) and doc["size"] >= seq]
+    return max(covering, key=lambda doc: int(doc["size"])) if covering else None
+
+
+def covered_message(seq: object, checkpoint: Mapping[str, Any], by: DatedBy) -> str:
+    """Why an entry pending in a bundle fails, whatever its dates, once
+    :func:`covering_checkpoint` found ``checkpoint`` over its ``seq``: the service anchors
+    what a checkpoint covers in it, so the entry is not the log's at that place, or the bundle
+    withheld its anchor."""
+    return (
+        f"pending, though the checkpoint signed at {checkpoint['time']} (size "
+        f"{checkpoint['size']}) covers entry {seq}: a signed checkpoint holds every entry up to "
+        f"its size, and the service anchors them in it, so {by.left_out} was left out of the "
+        "log, or its anchor was withheld"
+    )
+
+
 def left_out_message(dated_at: object, checkpoint: Mapping[str, Any], by: DatedBy) -> str:
     """Why a document pending in a bundle fails once :func:`past_the_bound` found
     ``checkpoint`` (``by``: what its time is)."""
@@ -1064,12 +1092,13 @@ def bound_problem(
     now: datetime,
     fetched_at: datetime | None = None,
 ) -> str | None:
-    """Why a document the bundle lists as pending fails by the bound, or ``None`` (still
-    within it): dated past ``now`` (the verifier's clock) and the bound (:func:`dated_ahead`),
-    or past ``fetched_at`` and the bound (:func:`fetched_before`), or not in one of
-    ``checkpoints`` (signed by the trusted key) dated past its time and the bound
-    (:func:`past_the_bound`), or still pending in a bundle fetched, by the verifier's
-    clock, at ``fetched_at`` past its time and the bound (:func:`pending_when_fetched`).
+    """Why a document the bundle lists as pending fails, or ``None`` (still within the bound):
+    an audit entry (``placed``) whose ``seq`` one of ``checkpoints`` covers, whatever its dates
+    (:func:`covered_message`); dated past ``now`` (the verifier's clock) and the bound
+    (:func:`dated_ahead`), or past ``fetched_at`` and the bound (:func:`fetched_before`), or
+    not in one of ``checkpoints`` (signed by the trusted key) dated past its time and the bound
+    (:func:`past_the_bound`), or still pending in a bundle fetched, by the verifier's clock, at
+    ``fetched_at`` past its time and the bound (:func:`pending_when_fetched`).
 
     :param kind: what is pending, a key of :data:`DATED_BY`: ``round`` (``document`` is its
         receipt), ``commitment``, ``reveal`` or ``registration`` (``document`` is the key
@@ -1077,7 +1106,11 @@ def bound_problem(
     :param fetched_at: when the verifier fetched the bundle, by its own clock; ``None`` for a
         bundle checked without that time (a file kept since), which only the checkpoints date.
     """
-    by = DATED_BY[kind]
+    by, checkpoints = DATED_BY[kind], list(checkpoints)
+    if by.placed:
+        covering = covering_checkpoint(document.get("seq"), checkpoints)
+        if covering is not None:
+            return covered_message(document.get("seq"), covering, by)
     dated_at = document.get(by.name)
     ahead = dated_ahead(dated_at, now, by)
     if ahead is None and fetched_at is not None:

@@ -62,7 +62,8 @@ class PendingDates:
 
     def judged(self, kind: str, document: Mapping[str, Any]) -> tuple[str, str | None]:
         """``FAIL`` and why a pending ``document`` of ``kind`` (a key of
-        ``core.anchors.DATED_BY``) fails by the bound (``core.anchors.bound_problem``), or
+        ``core.anchors.DATED_BY``) fails by the bound, or, an audit entry, by a checkpoint
+        that covers its ``seq`` (``core.anchors.bound_problem``), or
         ``PENDING`` and what its pending line adds: for a bundle checked without the time it
         was fetched, how long past the bound the verifier's clock is (``None`` within it)."""
         problem = anchors.bound_problem(kind, document, self.checkpoints, self.now, self.fetched_at)

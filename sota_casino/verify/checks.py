@@ -502,16 +502,27 @@ def _frozen_rules(rules: object) -> RulesKey | None:
 def _parse_rules(kind: type[GameRules], key: RulesKey) -> GameRules:
     """Return the rules of ``key``.
 
-    :raises InvalidRules: if they are not valid, or leave an option out (a receipt lists them
-        all, defaults included).
+    :raises InvalidRules: if they are not valid, leave an option out (a receipt lists them
+        all, defaults included), or write one in a form a request may use but no signed
+        document holds (Sota's ``lead`` off as ``"off"``, not ``null``).
     """
     names, _, values = key
-    rules = kind.from_dict(dict(zip(names, values, strict=True)))
-    missing = sorted(set(rules.to_dict()) - set(names))
+    given = dict(zip(names, values, strict=True))
+    rules = kind.from_dict(given)
+    signed = rules.to_dict()
+    missing = sorted(set(signed) - set(names))
     if missing:
         raise InvalidRules(
             f"every option must be listed, defaults included; missing: {', '.join(missing)}"
         )
+    # A receipt is written as the service writes it: a form it never signs is not its own, and
+    # its readers may differ on what it means.
+    for name, value in signed.items():
+        if not same_json(given[name], value):
+            raise InvalidRules(
+                f"{name} is {json.dumps(given[name])}, a form no signed document holds: the "
+                f"service signs it as {json.dumps(value)}"
+            )
     return rules
 
 

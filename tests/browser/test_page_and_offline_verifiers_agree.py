@@ -40,11 +40,14 @@ from test_verify_forged_log import OUT_OF_ORDER_BETS  # noqa: E402
 from test_verify_forged_log import PRISONERS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
+from test_verify_pending_registration import COVERED as REGISTRATION_COVERED  # noqa: E402
 from test_verify_pending_registration import PAST_THE_BOUND  # noqa: E402
+from test_verify_pending_registration import PENDING_NAMED  # noqa: E402
 from test_verify_pending_registration import WITHIN as REGISTERED_WITHIN  # noqa: E402
 from test_verify_pending_registration import WITHIN_THE_BOUND  # noqa: E402
 from test_verify_pending_registration import named as registration_named  # noqa: E402
 from test_verify_pending_registration import registration_pending  # noqa: E402
+from test_verify_pending_registration import registration_unanchored  # noqa: E402
 from test_verify_player_log_order import KEY_HEX as SIGNING_KEY_HEX  # noqa: E402
 from test_verify_player_log_order import PAIR as SIGNING_PAIR  # noqa: E402
 from test_verify_player_log_order import _registered_first  # noqa: E402
@@ -968,8 +971,28 @@ def test_both_verifiers_fail_a_key_registration_still_pending_past_its_bound(
         assert main(args, io.StringIO(), io.StringIO()) == 4, registered_at
         assert tab.evaluate(PAGE_FETCHED, [bundle, SIGNING_KEY_HEX, fetched_at]) == [
             [],
-            ["key registration #1 (entry 2)"],
+            [PENDING_NAMED],
         ], registered_at
+
+
+def test_both_verifiers_fail_a_key_registration_pending_though_a_checkpoint_covers_it(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A registration whose entry (its seq) a signed checkpoint of the bundle covers is anchored
+    in it by the service: listed as pending, it was left out of the log or had its anchor
+    withheld, whatever its dates. Within the bound of each, both verifiers waited for it."""
+    sign_up(tab, "registration-covered")
+    fairness_page(tab)
+    path = tmp_path / "bundle.json"
+    for registered_at, fetched_at in WITHIN_THE_BOUND:
+        bundle = registration_unanchored(registered_at)
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        out = io.StringIO()
+        args = [str(path), "--public-key", SIGNING_KEY_HEX, "--fetched-at", fetched_at]
+        assert main(args, out, io.StringIO()) == 1, out.getvalue()
+        assert f"bundle: player: {REGISTRATION_COVERED}" in out.getvalue(), out.getvalue()
+        problems, waiting = tab.evaluate(PAGE_FETCHED, [bundle, SIGNING_KEY_HEX, fetched_at])
+        assert REGISTRATION_COVERED in problems and not waiting, (problems, waiting)
 
 
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:
@@ -1288,6 +1311,70 @@ def test_both_verifiers_fail_a_sota_receipt_signed_without_one_of_its_rules(
         forged.append(bundles.anchored(without, PAIR.key))
     assert not any(offline_passes(tmp_path, bundle) for bundle in forged)
     assert tab.evaluate(PAGE_PASSES, [forged, KEY_HEX]) == [False] * len(forged)
+
+
+#: The page's problems and the records check of each round with ``records`` as this browser's
+#: own, under ``key``.
+PAGE_RECORDS_CHECK = PAGE_REPORT_WITH_RECORDS.replace(
+    "return {problems: report.problems, notices: report.notices}; }",
+    "return {problems: report.problems, records: report.rounds.map(r => r.checks.records)}; }",
+)
+
+
+def sota_lead_written_off() -> tuple[Any, Any]:
+    """A one-game Sota bundle as the service signs it (``lead`` off written ``null``), and the
+    same game signed again with ``"lead": "off"``, logged so from the start."""
+    honest = bundles.bundle(1, pair=PAIR, make_round=bundles.sota_receipt)
+    rules = honest["rounds"][0]["document"]["rules"]
+    assert rules["lead"] is None
+    forged = copy.deepcopy(honest)
+    forged["rounds"][0] = bundles.resign(PAIR, forged["rounds"][0], rules={**rules, "lead": "off"})
+    return honest, bundles.anchored(forged, PAIR.key)
+
+
+def test_both_verifiers_fail_a_sota_receipt_writing_lead_off_as_the_word_off(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A request may say ``"lead": "off"``; a signed document never does, it writes ``null``
+    (check 6): both verifiers read the word as the rule being off, so a receipt signed so
+    passed both, though no service signs it and a reader may take ``"off"`` otherwise."""
+    sign_up(tab, "sota-lead-off")
+    fairness_page(tab)
+    honest, forged = sota_lead_written_off()
+    assert offline_passes(tmp_path, honest)
+    assert tab.evaluate(PAGE_PASSES, [[honest], KEY_HEX]) == [True]
+    assert not offline_passes(tmp_path, forged)
+    assert tab.evaluate(CHECK, [forged, KEY_HEX]) == (
+        "round 100 (nonce 0): outcome failed (the rules are not written as a signed document "
+        'writes them: lead is "off", the service signs it as null)'
+    )
+
+
+def test_both_verifiers_compare_a_sota_bet_recorded_with_lead_off_alike(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A bet sent with ``"lead": "off"`` (as a request may say it), with ``null``, or by a
+    preset, is recorded so: each reads the rule as off, and both verifiers' records check
+    passes the receipt that writes it ``null`` and fails the one that writes ``"off"``."""
+    sign_up(tab, "sota-lead-off-records")
+    fairness_page(tab)
+    honest, forged = sota_lead_written_off()
+    bet = {"round_id": 100, "seed_pair_id": 12, "nonce": 0, "game": "sota"}
+    sent = [{"rules": {"lead": "off"}}, {"rules": {"lead": None}}, {"preset": "nordic"}]
+    for agreed in sent:
+        records = {**RECORDS, "commitments": [honest["commitment"]], "actions": []}
+        records |= {"rotations": [], "bets": [bet | agreed]}
+        said = {}
+        for name, bundle in (("honest", honest), ("forged", forged)):
+            (tmp_path / "r.json").write_text(json.dumps(records), encoding="utf-8")
+            (tmp_path / "b.json").write_text(json.dumps(bundle), encoding="utf-8")
+            out = io.StringIO()
+            args = [str(tmp_path / "b.json"), "--records", str(tmp_path / "r.json")]
+            main([*args, "--public-key", KEY_HEX], out, io.StringIO())
+            offline = "records: the receipt's rules differ" not in out.getvalue()
+            page = tab.evaluate(PAGE_RECORDS_CHECK, [records, bundle, KEY_HEX])
+            said[name] = (offline, page["records"])
+        assert said == {"honest": (True, [True]), "forged": (False, [False])}, agreed
 
 
 def twins(value: Any) -> list[Any]:

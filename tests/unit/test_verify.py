@@ -492,3 +492,18 @@ def test_a_sota_winner_of_another_json_type_fails() -> None:
     assert _failures(verify_bundle(changed)) == [
         f"round 100 (nonce 0): outcome: outcome winner is {str(odd).lower()}, replay gives {winner}"
     ]
+
+
+def test_a_sota_receipt_writing_lead_off_as_the_word_off_fails() -> None:
+    """A request may say ``"lead": "off"``, but a signed document writes an option that is off
+    as ``null`` (docs/fairness.md, the receipt's ``rules``): a receipt in a form the service
+    never signs is not the service's, and its readers may differ on what ``"off"`` means."""
+    bundle = bundles.bundle(1, make_round=lambda pair, nonce: bundles.sota_receipt(pair, nonce))
+    rules = bundle["rounds"][0]["document"]["rules"]
+    assert rules["lead"] is None and verify_bundle(bundle).ok
+    worded = {**rules, "lead": "off"}
+    changed = _with_round(bundle, 0, bundles.resign(PAIR, bundle["rounds"][0], rules=worded))
+    assert _failures(verify_bundle(changed)) == [
+        'round 100 (nonce 0): outcome: the rules are not valid Sota rules: lead is "off", a '
+        "form no signed document holds: the service signs it as null"
+    ]

@@ -19,6 +19,7 @@ from test_verify_player_log_order import KEY_HEX
 from test_verify_player_log_order import PAIR
 from test_verify_player_log_order import _registered_first
 from test_verify_player_log_order import _with_registration
+from test_verify_player_log_order import key_registration
 from test_verify_signed_bets import ROUNDS
 from test_verify_signed_bets import player_signed
 
@@ -38,10 +39,25 @@ FETCHED_AT = "2025-04-01T18:10:00.000000Z"
 AHEAD_OF_THE_FETCH = "2025-04-01T19:10:00.000001Z"
 
 
+#: The pair's rounds, played before the player registered a key, logged and anchored.
+PLAYED = bundles.anchored(bundles.bundle(ROUNDS, pair=PAIR), PAIR.key)
+#: Where the log took a registration after them: past the bundle's one checkpoint.
+PENDING_SEQ = max(anchor["entry"]["seq"] for anchor in PLAYED["anchors"]) + 1
+
+
 def registration_pending(registered_at: str) -> dict[str, Any]:
-    """:data:`SIGNED` with its player's key registration dated ``registered_at`` and served as
-    the service serves one no signed checkpoint covers yet: its entry alone, without an
-    anchor."""
+    """:data:`PLAYED` with its player's key registered, dated ``registered_at``, logged after
+    the checkpoint (at :data:`PENDING_SEQ`) and served as the service serves one no signed
+    checkpoint covers yet: its entry alone, without an anchor."""
+    last = max((anchor["entry"] for anchor in PLAYED["anchors"]), key=lambda e: e["seq"])
+    _, entry = key_registration(at=registered_at)
+    linked = audit_chain.linked_entry(last["hash"], {**entry, "seq": PENDING_SEQ})
+    return {**PLAYED, "player_keys": [{"entry": linked}]}
+
+
+def registration_unanchored(registered_at: str) -> dict[str, Any]:
+    """:data:`SIGNED` with its player's key registration dated ``registered_at`` and served
+    without its anchor, though the bundle's checkpoint covers its entry (entry 2)."""
     entry = {**SIGNED["player_keys"][0]["entry"], "time": registered_at}
     linked = audit_chain.linked_entry(entry["prev_hash"], entry)
     return {**SIGNED, "player_keys": [{"entry": linked}]}
@@ -82,9 +98,22 @@ WITHIN_THE_BOUND = (
 )
 
 
+#: A registration pending as both verifiers name it.
+PENDING_NAMED = f"key registration #1 (entry {PENDING_SEQ})"
+
+
 def named(registered_at: str, reason: str) -> str:
     """A registration's failure as both verifiers name it."""
-    return f"key registration #1 (entry 2): registered at {registered_at}, {reason}"
+    return f"{PENDING_NAMED}: registered at {registered_at}, {reason}"
+
+
+#: Why a registration the bundle's checkpoint covers fails pending, whatever its dates.
+COVERED = (
+    "key registration #1 (entry 2): pending, though the checkpoint signed at "
+    f"{bundles.CHECKPOINT_AT} (size {len(SIGNED['anchors']) + 1}) covers entry 2: a signed "
+    "checkpoint holds every entry up to its size, and the service anchors them in it, so it was "
+    "left out of the log, or its anchor was withheld"
+)
 
 
 def _run(tmp_path: Path, bundle: dict[str, Any], *args: str) -> tuple[int, str]:
@@ -119,8 +148,24 @@ def test_a_key_registration_still_pending_within_its_bound_waits(tmp_path: Path)
     report = verify_bundle(registration_pending(WITHIN), KEY_HEX, now=clock)
     assert report.ok and report.not_yet_anchored, report.failures
     assert [f.message for f in report.findings if f.status == PENDING] == [
-        "key registration #1 (entry 2) is not in a signed checkpoint yet: ask for the bundle "
+        f"{PENDING_NAMED} is not in a signed checkpoint yet: ask for the bundle "
         f"again later to prove it is in the log; registered at {WITHIN}, 3 days before this "
         "computer's clock: fetch the bundle again and verify it with --fetched-at now, which "
         "fails it if it is still pending"
     ]
+
+
+def test_a_key_registration_pending_though_a_signed_checkpoint_covers_its_entry_fails(
+    tmp_path: Path,
+) -> None:
+    """The service anchors a registration once a checkpoint covers its entry (its ``seq`` at
+    most the checkpoint's size), in the same transaction that serves the bundle's checkpoints:
+    one listed as pending beside a checkpoint over its entry was left out of the log (another
+    entry holds its place) or had its anchor withheld, whatever its dates, which were within
+    the bound of the checkpoint, of the fetch and of this computer's clock."""
+    for registered_at, fetched_at in WITHIN_THE_BOUND:
+        covered = registration_unanchored(registered_at)
+        code, out = _run(tmp_path, covered, "--fetched-at", fetched_at)
+        assert code == 1 and f"bundle: player: {COVERED}" in out, out
+        report = verify_bundle(covered, KEY_HEX, now=datetime(2025, 4, 1, 18, 10, tzinfo=UTC))
+        assert [f.message for f in report.failures] == [COVERED]

@@ -332,6 +332,15 @@
     return latest && latest.doc;
   }
 
+  /* The one over the most entries of the checkpoint documents (their signatures checked) that
+   * covers the entry at `seq`, or null: a checkpoint over `size` entries holds the entries
+   * 1 .. size (the offline verifier's `covering_checkpoint`). */
+  function coveringCheckpoint(seq, docs) {
+    if (!Number.isInteger(seq) || seq < 0) return null;
+    return docs.filter((doc) => Number.isInteger(doc.size) && doc.size >= seq)
+      .reduce((a, b) => (a === null || b.size > a.size ? b : a), null);
+  }
+
   /* A signed checkpoint holds all the log took before its last entry, so an honest bundle anchors
    * a document in the checkpoint that holds an entry the log takes after it: listed as pending
    * beside such an anchor, the document was left out of the log. These say why, or give null. */
@@ -400,7 +409,9 @@
    * a checkpoint dated past its time and the bound (`leftOut`), or still pending in a bundle
    * fetched past them (`fetched`). The commitment and the reveal may have nothing after them in
    * the log (a pair never played; the reveal always), so the bound alone shows either left out;
-   * so may a player's key registration, kept pending for good else. */
+   * so may a player's key registration, kept pending for good else. What is pending as its audit
+   * entry, carrying its place in the log (a key registration's seq), fails whatever its dates
+   * once a signed checkpoint covers that place (`covered`). */
   const DATED_BY = {
     round: {
       name: "settled_at",
@@ -439,6 +450,8 @@
     // its place in the bundle's player_keys, its entry's seq and time.
     registration: {
       name: "time",
+      covered: (doc, checkpoint) => gettext("key registration #%(n)s (entry %(seq)s): pending, though the checkpoint signed at %(time)s (size %(size)s) covers entry %(seq)s: a signed checkpoint holds every entry up to its size, and the service anchors them in it, so it was left out of the log, or its anchor was withheld",
+        { n: doc.n, seq: doc.seq, time: checkpoint.time, size: checkpoint.size }),
       ahead: (doc, now) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, past this computer's clock (%(now)s) and the bound of 1 hour: the registration is dated ahead, which would keep it left out of the log within the bound",
         { n: doc.n, seq: doc.seq, registered: doc.time, now }),
       fetchedAhead: (doc, fetched) => gettext("key registration #%(n)s (entry %(seq)s): registered at %(registered)s, past the time the bundle was fetched (%(fetched)s, by this computer's clock) and the bound of 1 hour: the registration is dated ahead, which would keep it left out of the log within the bound",
@@ -466,6 +479,13 @@
    * `result` holds the signed `checkpoints`, `fetchedAt` and the `problems` to add to. */
   function pendingDated(kind, doc, result) {
     const dated = DATED_BY[kind];
+    const checkpoints = result.checkpoints.map((signed) => signed.document);
+    // An entry the service anchors once a checkpoint covers it (core/anchors.py, covered_message).
+    const covering = dated.covered && doc ? coveringCheckpoint(doc.seq, checkpoints) : null;
+    if (covering) {
+      result.problems.push(dated.covered(doc, covering));
+      return false;
+    }
     const datedAt = doc ? doc[dated.name] : undefined;
     // The bound runs from a time the casino writes: dated ahead, a document left out of the log
     // would stay within it, but no casino makes one past this computer's clock.
@@ -480,7 +500,7 @@
       result.problems.push(dated.fetchedAhead(doc, result.fetchedAt));
       return false;
     }
-    const past = pastTheBound(datedAt, result.checkpoints.map((signed) => signed.document));
+    const past = pastTheBound(datedAt, checkpoints);
     if (past) {
       result.problems.push(dated.leftOut(doc, past));
       return false;

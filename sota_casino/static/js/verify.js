@@ -888,9 +888,21 @@
           const shaped = Boolean(stakes) && typeof stakes === "object" && !Array.isArray(stakes)
             && same(Object.keys(stakes), ["stake"]) && Number.isInteger(stakes.stake) && stakes.stake > 0;
           const everyRule = same(Object.keys(doc.rules).sort(), Object.keys(window.SotaEngine.DEFAULTS).sort());
-          row.checks.outcome = shaped && everyRule && difference === null;
+          // Each written as the service signs it (check 6): the replay reads `lead` "off", as a
+          // request may say it, for null, but a form no signed document holds is not the
+          // service's, and its readers may differ on what it means.
+          const signedRules = window.SotaEngine.ruleSet(doc.rules);
+          const reworded = Object.keys(doc.rules).sort()
+            .find((name) => canonicalJson(doc.rules[name]) !== canonicalJson(signedRules[name]));
+          row.checks.outcome = shaped && everyRule && reworded === undefined && difference === null;
           row.checks.payout = replay.payout === doc.payout;
-          if (difference) row.note = difference;
+          const notes = [];
+          if (reworded !== undefined) {
+            notes.push(gettext("the rules are not written as a signed document writes them: %(option)s is %(given)s, the service signs it as %(signed)s",
+              { option: reworded, given: JSON.stringify(doc.rules[reworded]), signed: JSON.stringify(signedRules[reworded]) }));
+          }
+          if (difference) notes.push(difference);
+          if (notes.length) row.note = notes.join("; ");
         } else {
           throw new Error(gettext("unknown game %(game)s", { game: JSON.stringify(doc.game) }));
         }
