@@ -6,8 +6,10 @@ wins them back, say): that a copy of such a move is refused is what the tests ch
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 from typing import Any
+
+from seed_support import candidate_seeds
 
 from sota_casino.core import fairness
 from sota_casino.core import sota
@@ -17,12 +19,11 @@ PRISONERS: dict[str, Any] = {"prisoners_of_war": True}
 
 
 def seed_repeating_a_move(client_seed: str, nonce: int = 0) -> tuple[bytes, list[str]]:
-    """Return the first deterministic server seed whose Prisoners of War game (:data:`PRISONERS`)
-    waits for a move whose cards are a valid answer to the next choice too, and that move: the
-    same cards sent twice would be laid twice."""
+    """Return a server seed (:func:`~seed_support.candidate_seeds`) whose Prisoners of War game
+    (:data:`PRISONERS`) waits for a move whose cards are a valid answer to the next choice too,
+    and that move: the same cards sent twice would be laid twice."""
     rules = sota.SotaRules.from_dict(PRISONERS)
-    for i in range(10_000):
-        seed = hashlib.sha256(f"repeat-move-{i}".encode()).digest()
+    for seed in itertools.islice(candidate_seeds("repeat-move"), 10_000):
 
         def played(moves: list[list[str]], seed: bytes = seed) -> sota.GameResult:
             stream = fairness.Stream(fairness.Seeds(seed, client_seed, nonce))

@@ -10,9 +10,10 @@ event is in the log, in order: only what the player kept before sending the seed
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 from unittest import mock
 
+from seed_support import candidate_seeds
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -26,8 +27,7 @@ def losing_seed(client_seed: str, rounds: int, start_nonce: int = 0) -> bytes:
     """Return a server seed whose next ``rounds`` Casino War rounds (six decks) deal the
     player a lower card than the dealer: what a cheat tries seeds for once the client seed
     is known."""
-    for i in range(100_000):
-        seed = hashlib.sha256(f"chosen after the client seed {i}".encode()).digest()
+    for seed in itertools.islice(candidate_seeds("chosen after the client seed"), 100_000):
         if all(_player_loses(seed, client_seed, start_nonce + k) for k in range(rounds)):
             return seed
     raise AssertionError(f"no seed loses {rounds} rounds")

@@ -5,8 +5,6 @@ shows its suit, and a chart's labels are readable."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import itertools
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
@@ -20,6 +18,7 @@ from browser_support import open_tab
 from browser_support import sign_up
 from browser_support import wait_for_round
 from flask import Flask
+from seed_support import candidate_seeds
 from test_languages_in_the_browser import choose_language
 from test_languages_in_the_browser import open_the_menu
 from test_languages_in_the_browser import words
@@ -1172,8 +1171,7 @@ def plant_wars(app: Flask, username: str, rules: sota.SotaRules, wars: Wars) -> 
     found: list[list[int]] = []
 
     def choose(client_seed: str) -> bytes:
-        for i in itertools.count():
-            seed = hashlib.sha256(f"wars {client_seed} {i}".encode()).digest()
+        for seed in candidate_seeds(f"wars {client_seed}"):
             tricks = war_tricks(rules, seed, client_seed, wars)
             if tricks is not None:
                 found.append(tricks)

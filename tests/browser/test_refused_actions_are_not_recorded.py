@@ -8,7 +8,7 @@ sending the form and with the form posted plainly, as without that script.
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from browser_support import sign_up
+from seed_support import candidate_seeds
 from test_player import leave_chips
 
 from sota_casino.core import fairness
@@ -58,8 +59,7 @@ def seed_offering_a_choice(client_seed: str) -> bytes:
     """Return the first server seed whose game (:data:`RULES`) waits first for a move that
     can be answered in two ways, and still waits for a move once the dealer's choice is laid."""
     rules = sota.SotaRules.from_dict(RULES)
-    for i in range(10_000):
-        seed = hashlib.sha256(f"choice-{i}".encode()).digest()
+    for seed in itertools.islice(candidate_seeds("choice"), 10_000):
 
         def played(moves: list[list[str]], seed: bytes = seed) -> sota.GameResult:
             stream = fairness.Stream(fairness.Seeds(seed, client_seed, 0))

@@ -7,8 +7,8 @@ the pair stays verifiable).
 
 from __future__ import annotations
 
-import hashlib
 import io
+import itertools
 import json
 import threading
 from pathlib import Path
@@ -18,6 +18,7 @@ from flask import Flask
 from log_support import relog_commitment
 from move_support import PRISONERS
 from move_support import seed_repeating_a_move
+from seed_support import candidate_seeds
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -47,9 +48,9 @@ def classify(cards: tuple) -> str:
 
 
 def seed_dealing(want: list[str], client_seed: str, start_nonce: int = 0) -> bytes:
-    """Return the first deterministic server seed whose next rounds deal ``want`` in order."""
-    for i in range(100_000):
-        seed = hashlib.sha256(f"test-seed-{i}".encode()).digest()
+    """Return a server seed (:func:`~seed_support.candidate_seeds`) whose next rounds deal ``want``
+    in order."""
+    for seed in itertools.islice(candidate_seeds("test-seed"), 100_000):
         # Stop at a seed's first wrong deal: most seeds fail on the first, and a search for
         # ties takes thousands of seeds (a quarter of the shuffles of dealing all of each).
         if all(

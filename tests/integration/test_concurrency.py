@@ -3,7 +3,7 @@ and a process killed in the middle of a round's transaction."""
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 import json
 import os
 import signal
@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from seed_support import candidate_seeds
 from service_support import adjust_chips
 from service_support import assert_books_clean
 from service_support import classify
@@ -67,8 +68,7 @@ def prepare_exact_balance(session: Session, user_id: int) -> None:
             )
         ).one()
     effect = {"win": BET, "lose": -BET, "tie": -BET}  # a tie stays open, its ante escrowed
-    for i in range(10_000):
-        seed = hashlib.sha256(f"race-{i}".encode()).digest()
+    for seed in itertools.islice(candidate_seeds("race"), 10_000):
         totals = [0]
         for nonce in range(WANT_ACCEPTED):
             totals.append(totals[-1] + effect[classify(first_cards(seed, client_seed, nonce))])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from log_support import relog_commitment
 from move_support import seed_repeating_a_move
+from seed_support import candidate_seeds
 from sqlalchemy import select
 
 import sota_casino.web  # noqa: F401  (imports every module that defines a refusal)
@@ -93,13 +92,9 @@ def is_tie(server_seed: bytes, client_seed: str, nonce: int) -> bool:
 
 
 def find_server_seed(client_seed: str, wanted: dict[int, bool]) -> bytes:
-    """Return the first server seed (of a fixed sequence) whose nonces tie as ``wanted``.
-
-    The sequence is the client seed's own: with one sequence for all, two pairs of a player
-    could be given the same server seed, and revealing one would reveal the other.
-    """
-    for i in itertools.count():
-        seed = hashlib.sha256(f"test seed {client_seed} {i}".encode()).digest()
+    """Return a server seed (:func:`~seed_support.candidate_seeds`) whose nonces tie as
+    ``wanted``."""
+    for seed in candidate_seeds(f"test seed {client_seed}"):
         if all(is_tie(seed, client_seed, n) == tie for n, tie in wanted.items()):
             return seed
     raise AssertionError("unreachable")
@@ -130,8 +125,7 @@ def plant_sota_winner(
     ``winner`` (a seat's number, a team or "draw"), as :func:`plant_server_seed` does."""
 
     def choose(client_seed: str) -> bytes:
-        for i in itertools.count():
-            seed = hashlib.sha256(f"sota winner {client_seed} {i}".encode()).digest()
+        for seed in candidate_seeds(f"sota winner {client_seed}"):
             game = sota.play_game(
                 rules, stream=fairness.Stream(fairness.Seeds(seed, client_seed, 0))
             )
