@@ -1,4 +1,4 @@
-"""The narrowest phones still in use (320 and 360 px wide, touch): a round list reads as cards,
+"""The narrowest phones still in use (320 px wide, touch): a round list reads as cards,
 no page pans sideways, every link of the header's menu is on the screen, a small court card
 shows its suit, and a chart's labels are readable."""
 
@@ -45,7 +45,12 @@ from sota_casino.services import money
 
 pytestmark = pytest.mark.browser
 
-WIDTHS = (320, 360)
+#: The widths each page is laid out at. Not 360 px too (the commonest Android phone's): the
+#: stylesheet has no rule between 320 and 400 px, so a 360 px page is laid out by the same rules
+#: with 40 px more room, and checking both took the time twice. test_layout.py keeps the checks
+#: of a 360 px phone whose failures were seen there (the bet fields above Deal, a war's cards
+#: side by side).
+WIDTHS = (320,)
 
 
 NARROW = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
@@ -60,8 +65,8 @@ def narrow_tab(
 
 @pytest.fixture
 def narrow_phone(chromium: Any, live_server: LiveServer) -> Iterator[Any]:
-    """A touch tab as wide as a small phone: 320 px (iPhone SE, first generation), then 360 px
-    as the test turns it with :func:`at_widths`."""
+    """A touch tab as wide as a small phone: 320 px (iPhone SE, first generation), or each
+    width of :data:`WIDTHS` as the test turns it with :func:`at_widths`."""
     yield from narrow_tab(chromium, live_server)
 
 
@@ -107,7 +112,7 @@ def test_a_round_list_on_a_narrow_phone_is_a_card_per_round_in_words(
 ) -> None:
     """Each cell keeps room for its words (it once shrank to 3 px, a letter a line), so a round
     takes a few lines, not a screen and a half, and nothing pans sideways. Checked in English
-    and Portuguese, at 320 and 360 px."""
+    and Portuguese, at 320 px."""
     a_player_with_rounds(narrow_phone, live_server, "en")
     problems: list[Any] = []
     for language in ("en", "pt"):
@@ -268,7 +273,7 @@ def test_every_link_of_the_menu_is_on_a_narrow_phones_screen(
     """Log out, Fairness and the account's link were past the right edge of a menu that
     scrolled sideways with no scroll bar, the last word shown cut ("Statisti"). The menu, once
     opened, shows every one of them on the screen, on top of the page. Checked in English and
-    Portuguese, at 320 and 360 px, for a visitor, a player and an operator."""
+    Portuguese, at 320 px, for a visitor, a player and an operator."""
     problems: list[str] = []
 
     def off_screen(page: Any, where: str) -> None:
@@ -321,7 +326,7 @@ def test_the_header_is_compact_on_a_narrow_phone(
     """With every link of the menu shown the header took three or four lines: 180 px of the
     screen at 320 px, and in Finnish and Norwegian at 360 px. Folded behind its button, the menu
     leaves the brand and the button one line and the balance a second. Checked in English,
-    Finnish, Norwegian and Portuguese, at 320 and 360 px."""
+    Finnish, Norwegian and Portuguese, at 320 px."""
     a_player_with_rounds(narrow_phone, live_server, "en")
     tabs = narrow_tab(chromium, live_server)
     console = next(tabs)
@@ -443,7 +448,7 @@ def test_a_results_receipt_link_is_a_fingers_height_on_a_narrow_phone(
     was 15 px tall under a Casino War result on a 320 px phone (16 px at 390), and a Sota
     game's "receipt" and "other rules or stake" under its result 19 px: below the 24 px a
     finger needs. Then 24 px, they are 44 by 44 px, as the buttons (WCAG 2.5.5). Checked in
-    English and Portuguese, at 320 and 360 px."""
+    English and Portuguese, at 320 px."""
     short: list[tuple[str, str, float, float]] = []
     for language in ("en", "pt"):
         game = a_new_players_sota_game(narrow_phone, "resultlink", language)
@@ -534,7 +539,7 @@ def test_the_ledger_s_small_charts_fit_a_narrow_phone_and_say_their_game(
 ) -> None:
     """The two result charts ran 32 px past a 360 px screen, and only their SVG titles, which
     no one sees, said which game each was and that the chips were counted in hundredths.
-    Checked in English and Portuguese, at 320 and 360 px."""
+    Checked in English and Portuguese, at 320 px."""
     operator_in(narrow_phone, live_server, "en")
     problems: list[str] = []
     for language in ("en", "pt"):
@@ -675,7 +680,7 @@ def test_the_statistics_tables_read_without_sideways_scrolling_on_a_narrow_phone
     language writes it (it was 2026-12-05 in every language). The exact odds' table by decks
     did the same: its tie bet's edge started past the screen in Portuguese, and so did the rules
     pages' tables (a Sota loss, Casino War's payouts 597 px wide in Finnish, the edges by decks).
-    Checked in English, Finnish and Portuguese, at 320 and 360 px."""
+    Checked in English, Finnish and Portuguese, at 320 px."""
     a_player_with_rounds(narrow_phone, live_server, "en")
     problems: list[str] = []
     for language in ("en", "fi", "pt"):
