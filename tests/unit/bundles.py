@@ -16,12 +16,15 @@ checks can catch); left with the old anchors, the changed document contradicts t
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -43,6 +46,7 @@ from sota_casino.core.fairness import public_key_hex
 from sota_casino.core.fairness import reveal_document
 from sota_casino.core.fairness import round_document
 from sota_casino.core.fairness import signed
+from sota_casino.verify import main
 
 Doc = dict[str, Any]
 
@@ -564,3 +568,12 @@ def with_earlier_checkpoint(
     root = audit_chain.entries_tree(entries).root(size).hex()
     earlier = signed(key, audit_chain.checkpoint_document(size, root, checkpoint_at))
     return {**bundle, "checkpoints": [earlier, *bundle["checkpoints"]]}
+
+
+def run_verifier(tmp_path: Path, key_hex: str, bundle: Any, *args: str) -> tuple[int, str]:
+    """Run the offline verifier's command on ``bundle`` (written to a file in ``tmp_path``),
+    trusting ``key_hex``; return its exit status and standard output."""
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    out = io.StringIO()
+    return main([str(path), "--public-key", key_hex, *args], out, io.StringIO()), out.getvalue()

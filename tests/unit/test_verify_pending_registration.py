@@ -7,8 +7,6 @@ good: never proved in the log, never shown left out of it."""
 
 from __future__ import annotations
 
-import io
-import json
 from datetime import UTC
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +23,6 @@ from test_verify_signed_bets import player_signed
 
 from sota_casino.core import audit_chain
 from sota_casino.verify import PENDING
-from sota_casino.verify import main
 from sota_casino.verify import verify_bundle
 
 #: The bundle's one checkpoint is signed at :data:`bundles.CHECKPOINT_AT`: 18:00:05.
@@ -116,23 +113,17 @@ COVERED = (
 )
 
 
-def _run(tmp_path: Path, bundle: dict[str, Any], *args: str) -> tuple[int, str]:
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(bundle), encoding="utf-8")
-    out = io.StringIO()
-    code = main([str(path), "--public-key", KEY_HEX, *args], out, io.StringIO())
-    return code, out.getvalue()
-
-
 def test_a_key_registration_still_pending_past_its_bound_fails(tmp_path: Path) -> None:
     """A registration pending in a bundle fetched past its time and the bound, dated past the
     fetch time or this computer's clock and the bound, or beside a checkpoint signed past its
     time and the bound, was left out of the log: the bundle fails (exit 1), naming it."""
-    assert _run(tmp_path, SIGNED)[0] == 0
+    assert bundles.run_verifier(tmp_path, KEY_HEX, SIGNED)[0] == 0
     said = {}
     for registered_at, fetched_at, reason in PAST_THE_BOUND:
         fetched = ("--fetched-at", fetched_at) if fetched_at else ()
-        code, out = _run(tmp_path, registration_pending(registered_at), *fetched)
+        code, out = bundles.run_verifier(
+            tmp_path, KEY_HEX, registration_pending(registered_at), *fetched
+        )
         said[registered_at] = (code, f"bundle: player: {named(registered_at, reason)}" in out)
     assert said == {registered_at: (1, True) for registered_at, _, _ in PAST_THE_BOUND}
 
@@ -142,7 +133,9 @@ def test_a_key_registration_still_pending_within_its_bound_waits(tmp_path: Path)
     yet is not yet anchored (exit 4), as a round is; checked without the time it was fetched,
     the verifier's clock long past it, it waits, saying how long."""
     for registered_at, fetched_at in WITHIN_THE_BOUND:
-        code, out = _run(tmp_path, registration_pending(registered_at), "--fetched-at", fetched_at)
+        code, out = bundles.run_verifier(
+            tmp_path, KEY_HEX, registration_pending(registered_at), "--fetched-at", fetched_at
+        )
         assert code == 4, out
     clock = datetime(2025, 4, 4, 18, 0, tzinfo=UTC)
     report = verify_bundle(registration_pending(WITHIN), KEY_HEX, now=clock)
@@ -165,7 +158,7 @@ def test_a_key_registration_pending_though_a_signed_checkpoint_covers_its_entry_
     the bound of the checkpoint, of the fetch and of this computer's clock."""
     for registered_at, fetched_at in WITHIN_THE_BOUND:
         covered = registration_unanchored(registered_at)
-        code, out = _run(tmp_path, covered, "--fetched-at", fetched_at)
+        code, out = bundles.run_verifier(tmp_path, KEY_HEX, covered, "--fetched-at", fetched_at)
         assert code == 1 and f"bundle: player: {COVERED}" in out, out
         report = verify_bundle(covered, KEY_HEX, now=datetime(2025, 4, 1, 18, 10, tzinfo=UTC))
         assert [f.message for f in report.failures] == [COVERED]

@@ -5,7 +5,6 @@ proven (the verdict says to fetch the bundle again later, with an exit code of i
 from __future__ import annotations
 
 import copy
-import io
 import json
 from datetime import UTC
 from datetime import datetime
@@ -21,7 +20,6 @@ from sota_casino.core.fairness import parse_time
 from sota_casino.core.fairness import public_key_hex
 from sota_casino.verify import FAIL
 from sota_casino.verify import PENDING
-from sota_casino.verify import main
 from sota_casino.verify import verify_bundle
 
 PAIR = bundles.Pair()
@@ -43,14 +41,6 @@ def _all_pending(bundle: dict[str, Any]) -> dict[str, Any]:
     return {**_stripped(bundle), "anchors": [], "checkpoints": [], "pending_anchors": pending}
 
 
-def _run(tmp_path: Path, bundle: dict[str, Any], *args: str) -> tuple[int, str]:
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(bundle), encoding="utf-8")
-    out = io.StringIO()
-    code = main([str(path), "--public-key", KEY_HEX, *args], out, io.StringIO())
-    return code, out.getvalue()
-
-
 def test_the_helper_bundles_are_anchored_and_pass_the_log_check() -> None:
     report = verify_bundle(GOOD, KEY_HEX)
     assert report.ok and not report.pending, [f.text() for f in report.findings]
@@ -68,7 +58,7 @@ def test_a_bundle_stripped_of_its_anchors_fails_the_log_check(tmp_path: Path) ->
     )
     # Every document shows the failure, not a "not applicable".
     assert {row.statuses["log"] for row in (report.documents[0], *report.rounds)} == {FAIL}
-    code, out = _run(tmp_path, _stripped(GOOD))
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, _stripped(GOOD))
     assert code == 1 and out.splitlines()[-1].startswith("Result: FAILED"), out
 
 
@@ -90,7 +80,7 @@ def test_documents_listed_as_pending_are_not_called_proven(tmp_path: Path) -> No
     report = verify_bundle(bundle, KEY_HEX)
     assert report.ok and report.not_yet_anchored
     assert {row.statuses["log"] for row in (*report.documents, *report.rounds)} == {PENDING}
-    code, out = _run(tmp_path, bundle)
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle)
     assert code == EXIT_NOT_ANCHORED == 4, out
     last = out.splitlines()[-1]
     assert last.startswith("Result: NOT YET ANCHORED:"), out
@@ -98,14 +88,16 @@ def test_documents_listed_as_pending_are_not_called_proven(tmp_path: Path) -> No
     assert "OK" not in last
     assert "Pending until the server seed is revealed" not in out
     assert "Not yet in the signed log (fetch the bundle again later): log (8)" in out
-    code, out = _run(tmp_path, bundle, "--json")
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle, "--json")
     answer = json.loads(out)
     assert code == 4 and answer["ok"] is False and answer["not_yet_anchored"] is True
     assert answer["bundles"][0]["not_yet_anchored"] is True
 
 
 def test_a_bundle_pending_only_the_reveal_is_still_ok_so_far(tmp_path: Path) -> None:
-    code, out = _run(tmp_path, bundles.bundle(4, pair=PAIR, revealed=False))
+    code, out = bundles.run_verifier(
+        tmp_path, KEY_HEX, bundles.bundle(4, pair=PAIR, revealed=False)
+    )
     assert code == 0 and out.splitlines()[-1].startswith("Result: OK so far:"), out
 
 
@@ -133,7 +125,7 @@ def test_a_round_taken_out_of_the_log_fails_once_a_checkpoint_is_dated_past_the_
         "round was left out of the log"
     )
     assert not report.ok and [f.text() for f in report.failures] == [said]
-    code, out = _run(tmp_path, bundle)
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle)
     assert code == 1 and said in out and out.splitlines()[-1].startswith("Result: FAILED"), out
 
 
@@ -156,7 +148,7 @@ def test_every_checkpoint_of_the_bundle_dates_the_bound_also_two_over_the_same_e
         "bound of 1 hour: the round was left out of the log"
     )
     assert said in [f.text() for f in report.failures]
-    code, out = _run(tmp_path, bundle)
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle)
     assert code == 1 and said in out, out
 
 
@@ -166,7 +158,7 @@ def test_a_round_pending_within_the_bound_stays_not_yet_anchored(tmp_path: Path)
     assert report.ok and report.not_yet_anchored, [f.text() for f in report.failures]
     (row,) = [row for row in report.rounds if row.round_id == TAKEN["round_id"]]
     assert row.statuses["log"] == PENDING
-    code, out = _run(tmp_path, bundle)
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle)
     assert code == 4 and out.splitlines()[-1].startswith("Result: NOT YET ANCHORED"), out
 
 
@@ -204,7 +196,7 @@ def test_two_signed_checkpoints_over_the_same_entries_that_differ_fail_the_bundl
             "them forks or back-dates the log"
         )
         assert not report.ok and said in [f.text() for f in report.failures], report.failures
-        code, out = _run(tmp_path, bundle)
+        code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle)
         assert code == 1 and said in out, out
 
 
@@ -217,7 +209,9 @@ def test_a_checkpoint_dated_before_one_over_fewer_entries_fails_the_bundle(tmp_p
     pending = bundles.taken_out(ACTIVE, TAKEN["round_id"], "2025-04-01T11:50:00.000000Z")
     latest = pending["checkpoints"][0]["document"]
     in_order = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:40:00.000000Z")
-    assert _run(tmp_path, in_order)[0] == 4  # not yet anchored, within the bound
+    assert (
+        bundles.run_verifier(tmp_path, KEY_HEX, in_order)[0] == 4
+    )  # not yet anchored, within the bound
     back = bundles.with_earlier_checkpoint(pending, 5, "2025-04-01T11:55:00.000000Z")
     smaller = back["checkpoints"][0]["document"]
     said = (
@@ -227,14 +221,14 @@ def test_a_checkpoint_dated_before_one_over_fewer_entries_fails_the_bundle(tmp_p
     )
     report = verify_bundle(back, KEY_HEX)
     assert not report.ok and said in [f.text() for f in report.failures], report.failures
-    code, out = _run(tmp_path, back)
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, back)
     assert code == 1 and said in out, out
 
 
 def _left_out(tmp_path: Path, bundle: dict[str, Any], said: str) -> None:
     report = verify_bundle(bundle, KEY_HEX)
     assert not report.ok and said in [f.text() for f in report.failures], report.failures
-    code, out = _run(tmp_path, bundle)
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle)
     assert code == 1 and said in out and out.splitlines()[-1].startswith("Result: FAILED"), out
 
 
@@ -311,7 +305,7 @@ def test_a_round_left_out_of_the_log_and_dated_ahead_fails_by_the_verifiers_cloc
         "ahead, which would keep a round left out of the log within the bound"
     )
     assert not report.ok and [f.text() for f in report.failures] == [said]
-    code, out = _run(tmp_path, bundle)  # this computer's clock
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle)  # this computer's clock
     assert code == 1 and "the receipt is dated ahead" in out, out
     at_the_bound = verify_bundle(bundle, KEY_HEX, now=clock + timedelta(microseconds=1))
     assert at_the_bound.ok and at_the_bound.not_yet_anchored, at_the_bound.failures
@@ -344,7 +338,7 @@ def test_a_commitment_left_out_of_the_log_fails_once_a_checkpoint_is_dated_past_
     waiting = bundles.pair_documents_taken_out(
         UNPLAYED, ["commitment"], "2025-04-01T11:00:00.000000Z"
     )
-    code, out = _run(tmp_path, waiting)
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, waiting)
     assert code == 4 and out.splitlines()[-1].startswith("Result: NOT YET ANCHORED"), out
 
 
@@ -397,7 +391,7 @@ def test_a_commitment_or_reveal_left_out_and_dated_ahead_fails_by_the_verifiers_
         )
         report = verify_bundle(bundle, KEY_HEX, now=clock)
         assert not report.ok and [f.text() for f in report.failures] == [said], report.failures
-        code, out = _run(tmp_path, bundle)  # this computer's clock
+        code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle)  # this computer's clock
         assert code == 1 and f"{document} is dated ahead" in out, out
         at_the_bound = verify_bundle(bundle, KEY_HEX, now=clock + timedelta(microseconds=1))
         assert at_the_bound.ok and at_the_bound.not_yet_anchored, at_the_bound.failures
@@ -420,9 +414,9 @@ def test_a_round_still_pending_in_a_bundle_fetched_past_the_bound_fails(tmp_path
     fetched = datetime(2025, 4, 1, 12, 0, 5, 250001, tzinfo=UTC)
     report = verify_bundle(bundle, KEY_HEX, fetched_at=fetched)
     assert [f.text() for f in report.failures] == [said]
-    code, out = _run(tmp_path, bundle, "--fetched-at", PAST_THE_BOUND)
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle, "--fetched-at", PAST_THE_BOUND)
     assert code == 1 and said in out, out
-    assert _run(tmp_path, bundle, "--fetched-at", AT_THE_BOUND)[0] == 4
+    assert bundles.run_verifier(tmp_path, KEY_HEX, bundle, "--fetched-at", AT_THE_BOUND)[0] == 4
 
     clock = datetime(2025, 4, 4, 13, 0, tzinfo=UTC)
     report = verify_bundle(bundle, KEY_HEX, now=clock)
@@ -434,7 +428,7 @@ def test_a_round_still_pending_in_a_bundle_fetched_past_the_bound_fails(tmp_path
         "and verify it with --fetched-at now, which fails it if it is still pending"
     ]
     # Fetched now (this computer's clock, years after it settled), it fails.
-    code, out = _run(tmp_path, bundle, "--fetched-at", "now")
+    code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle, "--fetched-at", "now")
     assert code == 1 and "still pending in the bundle fetched at" in out, out
 
 
@@ -496,10 +490,12 @@ def test_a_document_still_pending_dated_past_the_fetch_time_and_the_bound_fails(
     reveal."""
     named = {"round": f"round {TAKEN['round_id']} (nonce 5)"}
     for kind, bundle, said in dated_past_the_fetch():
-        code, out = _run(tmp_path, bundle, "--fetched-at", FETCHED_AT)
+        code, out = bundles.run_verifier(tmp_path, KEY_HEX, bundle, "--fetched-at", FETCHED_AT)
         assert code == 1 and f"{named.get(kind, f'{kind} document')}: log: {said}" in out, out
     for kind, bundle, _ in dated_past_the_fetch("2025-04-01T12:59:00.000000Z"):
-        assert _run(tmp_path, bundle, "--fetched-at", FETCHED_AT)[0] == 4, kind
+        assert (
+            bundles.run_verifier(tmp_path, KEY_HEX, bundle, "--fetched-at", FETCHED_AT)[0] == 4
+        ), kind
 
 
 def test_a_fetch_time_past_the_verifiers_clock_or_of_another_form_is_refused(
@@ -509,7 +505,7 @@ def test_a_fetch_time_past_the_verifiers_clock_or_of_another_form_is_refused(
     honest casino's documents still within their bound, so the command line refuses it."""
     for odd in ("2099-01-01T00:00:00.000000Z", "2025-04-01T12:00:05Z", "yesterday"):
         try:
-            _run(tmp_path, GOOD, "--fetched-at", odd)
+            bundles.run_verifier(tmp_path, KEY_HEX, GOOD, "--fetched-at", odd)
         except SystemExit as exc:
             assert exc.code == 2, odd
         else:
