@@ -108,13 +108,18 @@ def _keyed(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
     return found[1]
 
 
-def _reused(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
-    """What the check of one server seed a pair finds of the last of ``steps``, logged in that
-    order by user 1 from the log's first entry."""
-    entries = [
+def _logged(steps: tuple[tuple[str, str, dict[str, Any]], ...]) -> list[dict[str, Any]]:
+    """``steps`` as entries logged in that order by user 1 from the log's first entry."""
+    return [
         {"seq": seq, "actor": "user:1", "action": action, "subject": subject, "data": data}
         for seq, (action, subject, data) in enumerate(steps, start=1)
     ]
+
+
+def _reused(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
+    """What the check of one server seed a pair finds of the last of ``steps``, logged in that
+    order by user 1 from the log's first entry."""
+    entries = _logged(steps)
     found = anchors.seed_reused(entries, anchors.committed_in(entries))
     assert found is not None and found[0] == len(entries)
     return found[1]
@@ -123,10 +128,7 @@ def _reused(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
 def _seed_revealed(*steps: tuple[str, str, dict[str, Any]]) -> Problem:
     """What the check of each reveal against its pair's commitment finds of the last of
     ``steps``, logged in that order by user 1 from the log's first entry."""
-    entries = [
-        {"seq": seq, "actor": "user:1", "action": action, "subject": subject, "data": data}
-        for seq, (action, subject, data) in enumerate(steps, start=1)
-    ]
+    entries = _logged(steps)
     found = anchors.other_seed_revealed(entries, anchors.commitments_in(entries))
     assert found is not None and found[0] == len(entries)
     return found[1]
