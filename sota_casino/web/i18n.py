@@ -15,6 +15,7 @@ way, by its id and params (:func:`phrase`), and worded as that page is drawn: in
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from babel.support import NullTranslations
 from babel.support import Translations
 from flask import Blueprint
 from flask import Flask
+from flask import abort
 from flask import current_app
 from flask import flash
 from flask import g
@@ -40,6 +42,7 @@ from flask import has_request_context
 from flask import redirect
 from flask import request
 from flask import session
+from flask import url_for
 from flask.typing import ResponseReturnValue
 from jinja2 import pass_context
 from jinja2.runtime import Context
@@ -54,6 +57,8 @@ from ..db import get_session
 from ..locations import STATIC
 from ..locations import TRANSLATIONS
 from ..services import accounts
+from .assets import KEPT
+from .assets import VERSION_ARG
 from .form_words import CHOOSE_OFFERED
 from .form_words import NOT_AN_OPTION
 from .form_words import in_the_forms_words
@@ -474,21 +479,44 @@ def script_messages() -> tuple[str | tuple[str, str], ...]:
     return tuple(found)
 
 
-def script_translations() -> Markup:
-    """Return this language's strings for the scripts as JSON (a page's ``application/json``
-    block: the CSP allows no inline script). ``static/js/i18n.js`` reads it.
+def script_translations_url() -> str:
+    """Return the URL of this page's language's strings for its scripts, naming their version
+    (:func:`scripts_words`): every page asks for it, and a browser keeps it for a year."""
+    locale = select_locale()
+    _, version = _script_words(locale, catalogue(locale))
+    values: dict[str, Any] = {"locale": locale, VERSION_ARG: version}
+    return url_for("language.scripts_words", **values)
+
+
+@bp.get("/language/<locale>.js")
+def scripts_words(locale: str) -> ResponseReturnValue:
+    """Serve a language's strings for the scripts, as ``window.SotaTranslations`` (a script: the
+    CSP allows no inline one). ``static/js/i18n.js`` reads it.
+
+    Each page carried them in a block of its own: 64 KB of the landing page's 68 KB, sent again
+    with every page. Under a URL naming their version they come once, kept as the static files
+    are (:mod:`.assets`); a URL naming another version (a page drawn before a release) is
+    answered with the current strings, to ask for again each time.
+    """
+    if locale not in LANGUAGES:
+        abort(404)
+    text, version = _script_words(locale, catalogue(locale))
+    response = current_app.response_class(text, mimetype="text/javascript")
+    response.headers["Cache-Control"] = (
+        KEPT if request.args.get(VERSION_ARG) == version else "no-cache"
+    )
+    response.set_etag(version)
+    return response.make_conditional(request)
+
+
+@functools.lru_cache(maxsize=16)
+def _script_words(locale: str, books: NullTranslations) -> tuple[str, str]:
+    """Return the script of :func:`scripts_words` for ``books`` and its version (made once).
 
     A message with a plural comes as its list of forms, in gettext's order; ``plural`` gives
     the form of each count below 100 and ``plural_other`` the form of larger ones.
     ``sota_winners`` is each Sota winner's sentence (:func:`.winner_words.winners`).
     """
-    return _script_translations(select_locale(), catalogue(select_locale()))
-
-
-@functools.lru_cache(maxsize=16)
-def _script_translations(locale: str, books: NullTranslations) -> Markup:
-    """:func:`script_translations` of ``books``, made once: every page carries them, and making
-    them took a page a millisecond or two."""
     form_of = _plural_function(books)
     examples: dict[int, int] = {}
     for n in (*range(100), 1_000_000):
@@ -510,9 +538,8 @@ def _script_translations(locale: str, books: NullTranslations) -> Markup:
         "datetime": datetime_pattern(locale),
         "sota_winners": winners(books),
     }
-    text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
-    # Inside <script type="application/json">: no "</script>" or markup can end the block.
-    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    text = f"window.SotaTranslations = {json.dumps(payload, ensure_ascii=False, sort_keys=True)};\n"
+    return text, hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def datetime_pattern(locale: str) -> str:
@@ -615,6 +642,6 @@ def init_app(app: Flask) -> None:
         current_locale=select_locale,
         languages=LANGUAGES,
         page_address=page_address,
-        script_translations=script_translations,
+        script_translations_url=script_translations_url,
     )
     app.register_blueprint(bp)

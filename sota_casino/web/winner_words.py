@@ -4,7 +4,7 @@ A sentence composed from a seat's label ("%(name)s wins" with "Dealer") cannot b
 every language: Norwegian says "Dealeren vinner", the dealer with its article, and Portuguese
 "O crupiê vence". The game's page writes its result with these sentences, and its script and the
 fairness page's verifier read the same ones from the page's translations for the scripts
-(:func:`.i18n.script_translations`), so each is written here once.
+(:func:`.i18n.scripts_words`), so each is written here once.
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import html
-import json
 import re
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -39,6 +38,7 @@ from web_support import plant_sota_winner
 from web_support import post_form
 from web_support import refusal_kinds
 from web_support import register_page
+from web_support import scripts_words
 
 from sota_casino.core import anchors
 from sota_casino.core import sota
@@ -661,9 +661,7 @@ def test_a_sota_game_another_seat_wins_says_so_in_a_whole_sentence(
     page = client.get(game.headers["Location"]).get_data(as_text=True)
     headline = re.search(r'<div class="headline">([^<]*)</div>', page)
     assert headline and html.unescape(headline.group(1)) == SEAT_WINS[seat, language], page
-    block = re.search(r'<script type="application/json" id="translations">(.*?)</script>', page)
-    assert block, page
-    scripts = json.loads(block.group(1))["sota_winners"]
+    scripts = scripts_words(client, page)["sota_winners"]
     assert scripts[str(winner)] == SEAT_WINS[seat, language]
 
 

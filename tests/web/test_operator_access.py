@@ -42,12 +42,19 @@ PUBLIC: dict[str, str] = {
     "api.checkpoint_by_size": "an earlier signed checkpoint of the public log",
     "api.consistency": "consistency proofs between signed checkpoints, for witnesses",
     "language.choose": "a visitor's choice of language, kept in a cookie until they sign in",
+    "language.scripts_words": "the words of the pages' scripts, in each language",
     "rules.casino_war": "how to play Casino War, before signing up",
     "rules.sota": "how to play Sota, before signing up",
 }
 STAFF_PREFIXES = ("/operator", "/api/v1/operator")
 ROLES = ("anonymous", "player", "auditor", "operator")
-SAMPLE_ARGS = {"filename": "casino.css", "name": "casino_war", "seq": 1, "list_name": "rounds"}
+SAMPLE_ARGS = {
+    "filename": "casino.css",
+    "name": "casino_war",
+    "seq": 1,
+    "list_name": "rounds",
+    "locale": "fi",
+}
 #: Routes that end the credential they are called with.
 ENDS_THE_CALLERS = ("auth.logout", "api.revoke_token")
 #: Staff routes an auditor may change too: only how the console shows things to them.

@@ -34,7 +34,11 @@ from sota_casino.models import SeedPair
 from sota_casino.models import User
 from sota_casino.models import UserSession
 
-SAMPLE = {"name": ["casino_war", "sota"], "list_name": ["rounds", "transfers", "seed_pairs"]}
+SAMPLE = {
+    "name": ["casino_war", "sota"],
+    "list_name": ["rounds", "transfers", "seed_pairs"],
+    "locale": ["en", "fi"],
+}
 
 
 def record_every_answer(app: Flask) -> list[tuple[str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,21 @@ from sota_casino.models import User
 
 PASSWORD = "correct horse battery"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
+#: The script that gives a page's scripts their words, in the page's language.
+SCRIPT_WORDS_URL = re.compile(r'<script src="(/language/[a-z]+\.js\?v=[0-9a-f]{12})"></script>')
+SCRIPT_WORDS = re.compile(r"window\.SotaTranslations = (\{.*\});\n", re.DOTALL)
+
+
+def scripts_words(client: FlaskClient, page: str) -> dict[str, Any]:
+    """Return the words a page gives its scripts: the script it names, read as its JSON."""
+    url = SCRIPT_WORDS_URL.search(page)
+    assert url, "the page names no script of its scripts' words"
+    with client.get(url.group(1)) as answer:
+        assert answer.status_code == 200, url.group(1)
+        found = SCRIPT_WORDS.fullmatch(answer.get_data(as_text=True))
+    assert found, url.group(1)
+    words: dict[str, Any] = json.loads(found.group(1))
+    return words
 
 
 def refusal_kinds(base: type[CasinoError] = CasinoError) -> list[type[CasinoError]]:

@@ -1,7 +1,8 @@
 /* The page's language for the scripts: `gettext("...")` and `ngettext(singular, plural, n)`
- * read the translations the server put in `<script type="application/json" id="translations">`
- * (the CSP allows no inline script). `%(name)s` placeholders are filled from `params`, and
- * `%(num)s` is the count in ngettext. Without the block the ids (English) are shown.
+ * read the page language's translations, which the script before this one sets as
+ * `window.SotaTranslations` (web/i18n.py's `scripts_words`, kept by the browser). `%(name)s`
+ * placeholders are filled from `params`, and `%(num)s` is the count in ngettext. Without them
+ * the ids (English) are shown.
  * Strings are found for the catalogues by `pybabel extract` (its javascript extractor), so
  * call these with literal strings, and never inside another call of them: the extractor skips
  * a call in another's arguments (word the inner text first, into a const). `N_` and `Nn_` mark
@@ -10,15 +11,10 @@
 "use strict";
 
 (function () {
-  let book = { locale: "en", messages: {}, plural: [], plural_other: 1, datetime: "{1}, {0}" };
-  const block = document.getElementById("translations");
-  if (block) {
-    try {
-      book = JSON.parse(block.textContent);
-    } catch (error) {
-      /* a damaged block: English it is */
-    }
-  }
+  const english = { locale: "en", messages: {}, plural: [], plural_other: 1, datetime: "{1}, {0}" };
+  const served = window.SotaTranslations;
+  /* none (the script did not load) or a damaged one: English it is */
+  const book = served && typeof served.messages === "object" ? served : english;
 
   function fill(text, params) {
     if (!params) return text;
