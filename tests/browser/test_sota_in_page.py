@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 from browser_support import LiveServer
 from browser_support import open_tab
+from flask import Flask
+from move_support import PRISONERS
+from seed_support import candidate_seeds
 from test_layout import LANGUAGES
 from test_layout import a_new_player
 from test_narrow_phones import NARROW
@@ -21,9 +24,11 @@ from test_play_in_page import MARK_PAGE
 from test_play_in_page import SAME_PAGE
 from test_player import leave_balance
 from test_player import sign_up
+from web_support import plant_chosen_seed
 from web_support import plant_seed_repeating_a_move
 from web_support import plant_sota_winner
 
+from sota_casino.core import fairness
 from sota_casino.core import sota
 
 pytestmark = pytest.mark.browser
@@ -833,3 +838,56 @@ def test_the_headers_sweets_take_the_plural_form_of_each_amount_shown(
         assert header_sweets_words(tab) == one, language  # the payout held back
         tab.click("#to-end")
         assert header_sweets_words(tab) == eleven, language
+
+
+def plant_a_won_prisoners_game(app: Flask, username: str) -> None:
+    """Give ``username``'s seed pair a server seed whose first Prisoners of War game waits for
+    the player's moves and, played with the dealer's choices the page picks, the player wins."""
+    rules = sota.SotaRules.from_dict(PRISONERS)
+
+    def choose(client_seed: str) -> bytes:
+        for seed in candidate_seeds(f"won prisoners {client_seed}"):
+            dealt = fairness.Stream(fairness.Seeds(seed, client_seed, 0))
+            if sota.play_game(rules, stream=dealt).pending is None:
+                continue
+            played = fairness.Stream(fairness.Seeds(seed, client_seed, 0))
+            if sota.play_game(rules, stream=played, autoplay=True).winner == 0:
+                return seed
+        raise AssertionError("unreachable")
+
+    plant_chosen_seed(app, username, choose)
+
+
+@pytest.mark.parametrize("language", ("en", "fi"))
+def test_the_headers_sweets_after_a_prisoners_game_settled_by_a_move_are_the_new_balances(
+    tab: Any, live_server: LiveServer, language: str
+) -> None:
+    """A game of Prisoners of War is settled by the player's last move, not as it is dealt: the
+    page then shows the result and the header the balance after it, its unit in the form of
+    that amount (6 sweets less a stake of 5 is "1 sweet" while the moves are laid, 11 "sweets"
+    once the game is won)."""
+    one, eleven = ONE_AND_ELEVEN_SWEETS[language]
+    username = a_new_player(tab, "prisoner", language)
+    leave_balance(live_server.app, username, "sweets", 6)
+    plant_a_won_prisoners_game(live_server.app, username)
+    tab.goto("/sota")
+    tab.click("#custom-rules summary")
+    tab.check("#preset-custom")
+    tab.check("input[name=rule_prisoners_of_war]")
+    tab.fill("#stake", "5")
+    tab.click("#play")
+    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    tab.evaluate(MARK_PAGE)
+    moves = 0
+    while tab.locator("#move-form").count():
+        assert header_sweets_words(tab) == one, (language, moves)
+        tab.click("#submit-move")
+        tab.wait_for_function(
+            "() => !document.getElementById('move-form')"
+            " || !document.getElementById('submit-move').disabled"
+        )
+        moves += 1
+    assert moves >= 1 and tab.evaluate(SAME_PAGE), "no move was laid in the page"
+    assert tab.is_visible("#game-result")
+    assert api_sweets(tab) == 11
+    assert header_sweets_words(tab) == eleven, language
