@@ -413,7 +413,9 @@ def monitor(
                 "changes signed by it leads to; kept: "
                 + (_described(kept["document"]) if kept else "nothing yet"),
             )
-        contradicted = _twin(folder, seen, "served") or _join_unproven(folder, base, kept, timeout)
+        contradicted = _against_unproven(folder, seen, "served") or _join_unproven(
+            folder, base, kept, timeout
+        )
         if contradicted is not None:
             return contradicted
         verdict = _compare(folder, base, kept, seen, timeout, now)
@@ -494,9 +496,9 @@ def _compare_published(
             )
     also = "".join(skipped)
     for path, other in published:
-        twin = _twin(folder, other, f"published in {path}")
-        if twin is not None:
-            return Verdict(twin.code, twin.line + also)
+        contradicted = _against_unproven(folder, other, f"published in {path}")
+        if contradicted is not None:
+            return Verdict(contradicted.code, contradicted.line + also)
         old, new = kept["document"], other["document"]
         both = f"kept {_described(old)}, published in {path} {_described(new)}"
         smaller, larger = sorted((old, new), key=lambda doc: int(doc["size"]))
@@ -709,21 +711,32 @@ def _remember_unproven(
     return unproven
 
 
-def _twin(folder: Path, shown: Mapping[str, Any], where: str) -> Verdict | None:
-    """A fork at once, with the evidence, if ``shown`` (``where``: ``served``, or ``published in
-    FILE``) has another root than a checkpoint of its size kept shown unproven: a proof may be
-    withheld for each alike, so joining either to the kept one may never come to it."""
+def _against_unproven(folder: Path, shown: Mapping[str, Any], where: str) -> Verdict | None:
+    """A contradiction at once, with the evidence, if ``shown`` (``where``: ``served``, or
+    ``published in FILE``) has another root than a checkpoint of its size kept shown unproven,
+    or is dated against one the wrong way for their sizes (``BACKDATED``): each is signed and
+    dated by the service, and a proof may be withheld for each alike, so joining either to the
+    kept one may never come to it."""
     doc = shown["document"]
     for one in _unproven(folder):
         held = one["checkpoint"]
         other = held["document"]
+        before = f"published in {one['published_in']}, " if one.get("published_in") else ""
+        smaller, larger = sorted((other, doc), key=lambda found: int(found["size"]))
         if other["size"] == doc["size"] and other["root"] != doc["root"]:
-            before = f"published in {one['published_in']}, " if one.get("published_in") else ""
             why = (
                 f"FORK: two signed checkpoints over {doc['size']} entries differ: {before}shown "
                 f"unproven at {one['at']} {_described(other)}, {where} {_described(doc)}"
             )
-            return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, held, shown, why)}")
+        elif backdated(smaller, larger):
+            why = (
+                "BACKDATED: of two signed checkpoints, the one over more entries is dated before "
+                f"the one over fewer: {before}shown unproven at {one['at']} {_dated(other)}, "
+                f"{where} {_dated(doc)}"
+            )
+        else:
+            continue
+        return Verdict(EXIT_FAILED, f"{why}; evidence in {_evidence(folder, held, shown, why)}")
     return None
 
 

@@ -640,11 +640,13 @@ def test_each_checkpoint_shown_unproven_is_named_with_its_own_reason(tab: Any) -
     assert remembered[0]["at"] < remembered[1]["at"]
 
 
-def signed_checkpoint(live_server: Any, like: dict[str, Any], size: int, root: str) -> Any:
-    """A checkpoint like ``like`` over ``size`` entries with ``root``, signed with the casino's
-    key: what a casino serving another history signs."""
+def signed_checkpoint(
+    live_server: Any, like: dict[str, Any], size: int, root: str, **more: Any
+) -> Any:
+    """A checkpoint like ``like`` over ``size`` entries with ``root`` (and ``more`` of its
+    fields), signed with the casino's key: what a casino serving another history signs."""
     pem = Path(live_server.app.config["SIGNING_KEY_FILE"]).read_bytes()
-    document = {**like, "size": size, "root": root}
+    document = {**like, "size": size, "root": root, **more}
     key = fairness.load_private_key(pem)
     return {"document": document, "signature": fairness.sign(key, document)}
 
@@ -704,6 +706,42 @@ def test_the_unproven_checkpoints_remembered_are_bounded_and_none_is_pushed_out(
         f"shown before size {first['size']} root {first['root']}, "
         f"served size {first['size']} root {'cd' * 32}"
     ) in tab.locator(f"{WITNESS}[role=alert]").inner_text()
+
+
+def test_a_checkpoint_dated_before_one_remembered_unproven_is_an_alarm(
+    tab: Any, live_server: Any
+) -> None:
+    """A casino that withholds its proofs leaves this browser checkpoints it cannot join to the
+    kept one, each signed with its key and dated by it. One over more entries dated before such
+    a checkpoint over fewer passed: only the kept one's date was compared. The two signed
+    checkpoints contradict each other, whatever proof comes later: an alarm, at once."""
+    sign_up(tab, "unproven-dated")
+    proof_of(tab, play_a_round(tab))
+    tab.goto("/fairness")
+    tab.wait_for_selector(f"{WITNESS}.ok")
+    kept = tab.evaluate("window.SotaLog.kept()")["document"]
+    tab.expected_failures.append(CONSISTENCY)
+    tab.route(lambda url: CONSISTENCY in url, lambda route: route.fulfill(status=500))
+    kept_at = datetime.strptime(kept["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    later, between = (
+        (kept_at + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        for minutes in (2, 1)
+    )
+    unproven = signed_checkpoint(live_server, kept, kept["size"] + 5, "ab" * 32, time=later)
+    dated_back = signed_checkpoint(live_server, kept, kept["size"] + 9, "cd" * 32, time=between)
+    observe = "async seen => window.SotaLog.observe(seen, await window.SotaLog.pinnedCryptoKey())"
+    assert tab.evaluate(observe, unproven)["ok"] is None  # remembered, its proof withheld
+    observed = tab.evaluate(observe, dated_back)
+    assert observed["ok"] is False, observed
+    assert tab.evaluate("window.SotaLog.kept()")["document"] == kept
+    tab.goto("/fairness")  # the alarm stays, on every page after
+    alarm = tab.locator(f"{WITNESS}[role=alert]")
+    alarm.wait_for()
+    assert (
+        "BACKDATED: of two signed checkpoints, the one over more entries is dated before the one "
+        f"over fewer: shown before size {kept['size'] + 5} root {'ab' * 32} at {later}, "
+        f"served size {kept['size'] + 9} root {'cd' * 32} at {between}."
+    ) in alarm.inner_text(), alarm.inner_text()
 
 
 def test_checkpoints_shown_past_the_bound_keep_the_warning_once_the_rest_are_proved(

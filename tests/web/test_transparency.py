@@ -1258,6 +1258,44 @@ def test_the_monitor_keeps_a_checkpoint_shown_with_its_proof_withheld_until_a_pr
     assert not list(other.glob("evidence-*.json"))
 
 
+def test_the_monitor_refuses_a_checkpoint_dated_before_one_it_keeps_shown_unproven(
+    answering: tuple[str, type[_Answers]], tmp_path: Path
+) -> None:
+    """A checkpoint kept shown unproven is signed, and dated, by the service as much as the kept
+    one: a later one over more entries dated before it contradicts it, whatever proof joins the
+    later one to the kept one. BACKDATED, with the evidence, and the kept one stays."""
+    url, handler = answering
+    signer = fairness.new_signing_key()
+    key = fairness.public_key_hex(signer)
+    honest = _leaves(8)
+    latest = "/api/v1/transparency/checkpoint"
+    state = tmp_path / "w"
+    handler.answers = {latest: (200, {"checkpoint": _signed_checkpoint(signer, honest[:4], _T0)})}
+    assert monitor(url, str(state), key, now=_T0).code == 0
+    six = _signed_checkpoint(signer, honest[:6], _T0 + timedelta(minutes=2))
+    handler.answers = {latest: (200, {"checkpoint": six}), _consistency(4, 6): (500, {})}
+    assert monitor(url, str(state), None, now=_T0 + timedelta(minutes=3)).code == 2
+
+    eight = _signed_checkpoint(signer, honest, _T0 + timedelta(minutes=1))
+    handler.answers = {
+        latest: (200, {"checkpoint": eight}),
+        _consistency(4, 6): (500, {}),
+        _consistency(4, 8): _proof(4, honest),
+        _consistency(6, 8): _proof(6, honest),
+    }
+    caught = monitor(url, str(state), None, now=_T0 + timedelta(minutes=4))
+    assert caught.code == 1, caught
+    assert caught.line.startswith(
+        "BACKDATED: of two signed checkpoints, the one over more entries is dated before the one "
+        f"over fewer: shown unproven at 2026-01-01T00:03:00.000000Z size 6 root "
+        f"{merkle.root(honest[:6]).hex()} at 2026-01-01T00:02:00.000000Z, served size 8 root "
+        f"{merkle.root(honest).hex()} at 2026-01-01T00:01:00.000000Z"
+    ), caught
+    evidence = json.loads(next(state.glob("evidence-*.json")).read_text())
+    assert (evidence["kept"], evidence["seen"]) == (six, eight)
+    assert json.loads((state / "checkpoint.json").read_text())["document"]["size"] == 4
+
+
 def test_the_monitor_keeps_a_published_checkpoint_whose_proof_is_withheld_as_a_served_one(
     answering: tuple[str, type[_Answers]], tmp_path: Path
 ) -> None:

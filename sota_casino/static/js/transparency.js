@@ -996,10 +996,19 @@
       }
       return alarm(N_("BAD SIGNATURE: the checkpoint %(checkpoint)s is not signed by the pinned key", { checkpoint: described(doc) }), kept, seen, true);
     }
-    const twin = (await unprovenRecord()).checkpoints.find((one) => one.document.size === doc.size && one.document.root !== doc.root);
+    // Each checkpoint remembered as unproven is the casino's signed word as much as the kept
+    // one: another root at its size, or a date that orders it against this one's size the
+    // wrong way, is a cheat whatever any proof says later.
+    const remembered = (await unprovenRecord()).checkpoints;
+    const twin = remembered.find((one) => one.document.size === doc.size && one.document.root !== doc.root);
     if (twin) {
       const both = { both: N_("shown before %(shown)s, served %(served)s", { shown: described(twin.document), served: described(doc) }) };
       return alarm(differing(doc.size, both), twin, seen);
+    }
+    const datedAgainst = remembered.find((one) => backdated(one.document, doc));
+    if (datedAgainst) {
+      const both = { both: N_("shown before %(shown)s, served %(served)s", { shown: dated(datedAgainst.document), served: dated(doc) }) };
+      return alarm(N_("BACKDATED: of two signed checkpoints, the one over more entries is dated before the one over fewer: %(both)s", both), datedAgainst, seen);
     }
     if (!isCheckpoint(kept)) return keep(seen);
     // The casino's signed times against each other, never this computer's clock, which its
