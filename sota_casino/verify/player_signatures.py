@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from typing import Final
@@ -101,8 +102,8 @@ def registered_keys(
     with the registrations. A registration that is not a whole, self-consistent audit entry of
     this player, or whose inclusion proof fails, registers nothing; one that no signed
     checkpoint covers yet counts, and is said to be pending, within the bound of its entry's
-    ``time`` as a pending document is (``dates``), else it fails: a registration kept pending
-    for good would never be proved in the log.
+    ``time`` as a pending document is (``dates``, and the checkpoints the anchored ones carry),
+    else it fails: a registration kept pending for good would never be proved in the log.
 
     :param log_keys: the trusted key and the keys its chain of key changes leads to, as the
         document anchors take them: a checkpoint signed by any of them holds."""
@@ -112,6 +113,8 @@ def registered_keys(
         return {}, [_bundle_finding("player_keys is not a list of key registrations")]
     findings: list[Finding] = []
     accepted: list[tuple[int, str, datetime, int]] = []
+    pending: list[tuple[int, Mapping[str, Any]]] = []
+    carried: list[Mapping[str, Any]] = []  # the checkpoints the anchored ones hold, signed
     for position, item in enumerate(registrations, start=1):
         entry = item.get("entry") if isinstance(item, dict) else None
         problem = _registration_problem(entry, user_id)
@@ -122,12 +125,17 @@ def registered_keys(
             findings.append(_bundle_finding(f"key registration #{position} {problem}"))
             continue
         assert isinstance(item, dict) and isinstance(entry, dict)
-        if "anchor" not in item:
-            findings.append(_pending_registration(position, entry, dates))
+        if "anchor" in item:
+            carried.append(item["checkpoint"]["document"])
+        else:
+            pending.append((position, entry))
         data = entry["data"]
         accepted.append(
             (data["key_id"], data["public_key_hex"], parse_time(entry["time"]), entry["seq"])
         )
+    # A later registration's checkpoint may cover an earlier one's entry: each counts.
+    judging = replace(dates, checkpoints=[*dates.checkpoints, *carried])
+    findings += [_pending_registration(position, entry, judging) for position, entry in pending]
     accepted.sort(key=lambda registration: registration[3])
     keys: dict[int, PlayerKey] = {}
     for (key_id, public_hex, at, seq), successor in zip(

@@ -41,12 +41,14 @@ from test_verify_forged_log import PRISONERS  # noqa: E402
 from test_verify_forged_log import RELOGGED  # noqa: E402
 from test_verify_forged_log import logged_again  # noqa: E402
 from test_verify_pending_registration import COVERED as REGISTRATION_COVERED  # noqa: E402
+from test_verify_pending_registration import COVERED_BY_A_LATER_ONE  # noqa: E402
 from test_verify_pending_registration import PAST_THE_BOUND  # noqa: E402
 from test_verify_pending_registration import PENDING_NAMED  # noqa: E402
 from test_verify_pending_registration import WITHIN as REGISTERED_WITHIN  # noqa: E402
 from test_verify_pending_registration import WITHIN_THE_BOUND  # noqa: E402
 from test_verify_pending_registration import named as registration_named  # noqa: E402
 from test_verify_pending_registration import registration_pending  # noqa: E402
+from test_verify_pending_registration import registration_pending_beside_a_later_one_anchored  # noqa: E402
 from test_verify_pending_registration import registration_unanchored  # noqa: E402
 from test_verify_player_log_order import KEY_HEX as SIGNING_KEY_HEX  # noqa: E402
 from test_verify_player_log_order import PAIR as SIGNING_PAIR  # noqa: E402
@@ -993,6 +995,26 @@ def test_both_verifiers_fail_a_key_registration_pending_though_a_checkpoint_cove
         assert f"bundle: player: {REGISTRATION_COVERED}" in out.getvalue(), out.getvalue()
         problems, waiting = tab.evaluate(PAGE_FETCHED, [bundle, SIGNING_KEY_HEX, fetched_at])
         assert REGISTRATION_COVERED in problems and not waiting, (problems, waiting)
+
+
+def test_both_verifiers_fail_a_key_registration_pending_though_a_later_ones_checkpoint_covers_it(
+    tab: Any, tmp_path: Path
+) -> None:
+    """A later registration is anchored in a checkpoint of its own, newer than the bundle's,
+    which covers the earlier registration's entry too: listed as pending, the earlier one was
+    left out of the log or had its anchor withheld. Both verifiers waited for it."""
+    sign_up(tab, "registration-covered-later")
+    fairness_page(tab)
+    path = tmp_path / "bundle.json"
+    for registered_at, fetched_at in WITHIN_THE_BOUND:
+        bundle = registration_pending_beside_a_later_one_anchored(registered_at)
+        path.write_text(json.dumps(bundle), encoding="utf-8")
+        out = io.StringIO()
+        args = [str(path), "--public-key", SIGNING_KEY_HEX, "--fetched-at", fetched_at]
+        assert main(args, out, io.StringIO()) == 1, out.getvalue()
+        assert f"bundle: player: {COVERED_BY_A_LATER_ONE}" in out.getvalue(), out.getvalue()
+        problems, waiting = tab.evaluate(PAGE_FETCHED, [bundle, SIGNING_KEY_HEX, fetched_at])
+        assert COVERED_BY_A_LATER_ONE in problems and not waiting, (problems, waiting)
 
 
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:

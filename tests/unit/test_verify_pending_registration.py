@@ -14,7 +14,9 @@ from typing import Any
 
 import bundles
 from test_verify_player_log_order import KEY_HEX
+from test_verify_player_log_order import KEY_ID
 from test_verify_player_log_order import PAIR
+from test_verify_player_log_order import REPLACED_KEY
 from test_verify_player_log_order import _registered_first
 from test_verify_player_log_order import _with_registration
 from test_verify_player_log_order import key_registration
@@ -22,6 +24,7 @@ from test_verify_signed_bets import ROUNDS
 from test_verify_signed_bets import player_signed
 
 from sota_casino.core import audit_chain
+from sota_casino.core.fairness import signed
 from sota_casino.verify import PENDING
 from sota_casino.verify import verify_bundle
 
@@ -58,6 +61,34 @@ def registration_unanchored(registered_at: str) -> dict[str, Any]:
     entry = {**SIGNED["player_keys"][0]["entry"], "time": registered_at}
     linked = audit_chain.linked_entry(entry["prev_hash"], entry)
     return {**SIGNED, "player_keys": [{"entry": linked}]}
+
+
+#: When the checkpoint a later registration carries is signed: after the bundle's own.
+LATER_CHECKPOINT_AT = "2025-04-01T18:00:06.000000Z"
+
+
+def registration_pending_beside_a_later_one_anchored(registered_at: str) -> dict[str, Any]:
+    """:func:`registration_pending` with a second registration logged right after it (another
+    key, retiring the first) and anchored, carrying its own checkpoint over both: signed
+    after the bundle's one checkpoint, it covers the first registration's entry too."""
+    pending = registration_pending(registered_at)
+    first = pending["player_keys"][0]["entry"]
+    _, entry = key_registration(REPLACED_KEY, KEY_ID + 1, registered_at, retires=[KEY_ID])
+    second = audit_chain.linked_entry(first["hash"], {**entry, "seq": PENDING_SEQ + 1})
+    entries = sorted((a["entry"] for a in PLAYED["anchors"]), key=lambda e: e["seq"])
+    tree = audit_chain.entries_tree([*entries, first, second])
+    size = PENDING_SEQ + 1
+    document = audit_chain.checkpoint_document(size, tree.root(size).hex(), LATER_CHECKPOINT_AT)
+    anchored = {
+        "entry": second,
+        "anchor": {
+            "leaf_index": size - 1,
+            "checkpoint_size": size,
+            "proof": [node.hex() for node in tree.inclusion_proof(size - 1, size)],
+        },
+        "checkpoint": signed(PAIR.key, document),
+    }
+    return {**pending, "player_keys": [{"entry": first}, anchored]}
 
 
 def still_pending(fetched_at: str) -> str:
@@ -103,6 +134,14 @@ def named(registered_at: str, reason: str) -> str:
     """A registration's failure as both verifiers name it."""
     return f"{PENDING_NAMED}: registered at {registered_at}, {reason}"
 
+
+#: Why a registration a later one's checkpoint covers fails pending, whatever its dates.
+COVERED_BY_A_LATER_ONE = (
+    f"{PENDING_NAMED}: pending, though the checkpoint signed at {LATER_CHECKPOINT_AT} (size "
+    f"{PENDING_SEQ + 1}) covers entry {PENDING_SEQ}: a signed checkpoint holds every entry up "
+    "to its size, and the service anchors them in it, so it was left out of the log, or its "
+    "anchor was withheld"
+)
 
 #: Why a registration the bundle's checkpoint covers fails pending, whatever its dates.
 COVERED = (
@@ -162,3 +201,16 @@ def test_a_key_registration_pending_though_a_signed_checkpoint_covers_its_entry_
         assert code == 1 and f"bundle: player: {COVERED}" in out, out
         report = verify_bundle(covered, KEY_HEX, now=datetime(2025, 4, 1, 18, 10, tzinfo=UTC))
         assert [f.message for f in report.failures] == [COVERED]
+
+
+def test_a_key_registration_pending_though_a_later_ones_checkpoint_covers_it_fails(
+    tmp_path: Path,
+) -> None:
+    """A later registration of the bundle is anchored in a checkpoint of its own, newer than the
+    bundle's, which covers the earlier registration's entry too: that checkpoint was not
+    counted, and the earlier one, listed as pending, waited. Each signed checkpoint a bundle
+    carries is counted."""
+    for registered_at, fetched_at in WITHIN_THE_BOUND:
+        covered = registration_pending_beside_a_later_one_anchored(registered_at)
+        code, out = bundles.run_verifier(tmp_path, KEY_HEX, covered, "--fetched-at", fetched_at)
+        assert code == 1 and f"bundle: player: {COVERED_BY_A_LATER_ONE}" in out, out

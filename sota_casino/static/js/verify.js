@@ -302,10 +302,12 @@
    * registration whose proof fails registers nothing; one without an anchor yet counts, and is
    * listed in `waiting` (not proven yet) within the bound of its entry's time, as a pending
    * document is (`log`, checkAnchors's result: its signed checkpoints and when this browser
-   * fetched the bundle), else it fails. Times are compared as text: they are all fixed-width
-   * UTC. */
+   * fetched the bundle; and the checkpoints the anchored ones carry), else it fails. Times
+   * are compared as text: they are all fixed-width UTC. */
   async function registeredKeys(bundle, userId, problems, logKeys, waiting, log) {
     const accepted = [];
+    const pending = [];
+    const carried = []; // the checkpoints the anchored ones hold, signed
     const list = Array.isArray(bundle.player_keys) ? bundle.player_keys : [];
     for (const [i, item] of list.entries()) {
       const entry = item && item.entry;
@@ -328,19 +330,24 @@
           continue;
         }
         const unproven = await registrationAnchorProblem(item, logKeys, where, entry.seq);
-        const dated = { n: where, seq: entry.seq, time: entry.time };
-        const judged = { problems, checkpoints: log.checkpoints, fetchedAt: log.fetchedAt };
         if (unproven === "pending") {
-          if (window.SotaLog.pendingDated("registration", dated, judged) === "pending") {
-            waiting.push(gettext("key registration #%(n)s (entry %(seq)s)", { n: where, seq: entry.seq }));
-          }
+          pending.push({ n: where, seq: entry.seq, time: entry.time });
         } else if (unproven) {
           problems.push(unproven);
           continue;
+        } else {
+          carried.push(item.checkpoint);
         }
         accepted.push({ keyId: data.key_id, at: entry.time, seq: entry.seq, key: await ed25519Key(data.public_key_hex) });
       } catch (error) {
         problems.push(gettext("key registration #%(n)s is not an audit entry", { n: where }));
+      }
+    }
+    // A later registration's checkpoint may cover an earlier one's entry: each counts.
+    const judged = { problems, checkpoints: [...log.checkpoints, ...carried], fetchedAt: log.fetchedAt };
+    for (const dated of pending) {
+      if (window.SotaLog.pendingDated("registration", dated, judged) === "pending") {
+        waiting.push(gettext("key registration #%(n)s (entry %(seq)s)", dated));
       }
     }
     accepted.sort((a, b) => a.seq - b.seq);
