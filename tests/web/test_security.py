@@ -195,16 +195,16 @@ def test_every_kind_of_response_carries_the_security_headers(player: FlaskClient
 
 def test_no_answer_but_a_public_file_may_be_kept_in_a_shared_cache(player: FlaskClient) -> None:
     """Pages, API answers and error pages show balances and seeds: ``no-store``. Only files
-    that hold no secret, the same for everyone, may be kept: a static file (for a year when its
-    address names its content) and the standalone verifier, both checked again each time
-    otherwise (``no-cache``)."""
+    that hold no secret, the same for everyone, may be kept: a static file or a language's words
+    for the scripts (for a year when its address names its content) and the standalone
+    verifier, each checked again each time otherwise (``no-cache``)."""
     for url in ("/lobby", "/fairness", "/api/v1/me", "/api/v1/me/keys", "/no-such-page"):
         with player.get(url) as response:
             assert response.headers["Cache-Control"] == "no-store", url
     for url in ("/api/v1/nope", "/api/v1/fairness/seed-pair", "/api/v1/openapi.json"):
         with player.get(url) as response:
             assert response.headers["Cache-Control"] == "no-store", url
-    for url in ("/static/casino.css", "/fairness/verify.pyz"):
+    for url in ("/static/casino.css", "/language/fi.js", "/fairness/verify.pyz"):
         with player.get(url) as response:
             assert response.status_code == 200, url
             assert response.headers["Cache-Control"] == "no-cache", url
