@@ -1,21 +1,26 @@
-"""The log's keys in the whole check: what a chunk's keys cost beside reading and chaining it.
+"""The log's keys and server seeds in the whole check: what a chunk's cost beside reading and
+chaining it.
 
 A log shaped like play, built with ``bench.large_log``'s bulk writer: 300 players' rounds (each
 bet, then settled; one in 13 a Casino War tie whose decision and settlement are logged a
 thousand rounds later; one in 7 a Sota game with two Prisoners of War moves), and after every
-50th round the next pair activated and a new one committed, and the pair finished 1,100 rounds
-before revealed (its ties settled by then: a pair with a round open is not revealed). At each
-size, on SQLite
-and (when it answers) PostgreSQL, for a chunk of 2,000 entries at the log's start, middle and
-end, the best of 7 runs of:
+50th round the next pair activated and a new one committed (its entry logging its commitment),
+and the pair finished 1,100 rounds before revealed (its server seed logged; its ties settled by
+then: a pair with a round open is not revealed). At each size, on SQLite and (when it answers)
+PostgreSQL, for a chunk of 2,000 entries at the log's start, middle and end, the best of 7
+runs of:
 
 - *read + chain*: reading the chunk and checking its hash chain, what the whole check did
   before the keys;
 - *keys*: looking up in the database the keys taken before the chunk under its subjects, and
-  the rule over the chunk (``anchors.first_key_problem``).
+  the rule over the chunk (``anchors.first_key_problem``);
+- *seeds*: looking up the pairs committed to the chunk's commitments, the rows of the pairs it
+  commits and the commitment entries of the pairs it reveals, and the rules over the chunk
+  (``anchors.seed_reused``, the rows' rewrites, ``anchors.other_seed_revealed``).
 
 *whole check*: one ``audit.verify`` (``flask audit verify``) over the whole log. The cost of
-appending (a bet's path) is not here: the keys add no index and no write.
+appending (a bet's path) is not here: the keys add no index and no write (the seeds, a unique
+index on the pairs' commitments, written once a pair).
 
 On PostgreSQL the log is analyzed after it is built, as autovacuum does for a table that grew:
 without statistics (a table just bulk-loaded, before autovacuum reaches it) the planner scans
@@ -25,6 +30,7 @@ the table for the lookup instead of probing the index on subject.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import time
 from collections import deque
@@ -60,8 +66,8 @@ def play_events() -> Iterator[Event]:
     ties: deque[tuple[str, str]] = deque()
     pair = 0
     # The pairs the first rounds are bet on, committed before them as the service commits them.
-    yield "user:1", "seed_pair.created", "seed_pair:1", {"status": "active"}
-    yield "user:1", "seed_pair.created", "seed_pair:2", {"status": "next"}
+    yield "user:1", "seed_pair.created", "seed_pair:1", _created(1, "active")
+    yield "user:1", "seed_pair.created", "seed_pair:2", _created(2, "next")
     for number in itertools.count(1):
         actor, subject = f"user:{number % 300 + 1}", f"round:{number}"
         bet = {"game": "casino_war", "seed_pair_id": pair + 1, "nonce": (number - 1) % PAIR_ROUNDS}
@@ -81,9 +87,20 @@ def play_events() -> Iterator[Event]:
         if number % PAIR_ROUNDS == 0:
             pair += 1
             yield actor, "seed_pair.client_seed_set", f"seed_pair:{pair + 1}", {"client_seed": "s"}
-            yield actor, "seed_pair.created", f"seed_pair:{pair + 2}", {"status": "next"}
+            yield actor, "seed_pair.created", f"seed_pair:{pair + 2}", _created(pair + 2, "next")
             if (done := pair - REVEAL_WAIT // PAIR_ROUNDS) > 0:
-                yield actor, "seed_pair.rotated", f"seed_pair:{done}", {"rounds": PAIR_ROUNDS}
+                revealed = {"server_seed": _server_seed(done), "rounds": PAIR_ROUNDS}
+                yield actor, "seed_pair.rotated", f"seed_pair:{done}", revealed
+
+
+def _server_seed(pair: int) -> str:
+    """The server seed of pair ``pair``, as a reveal entry logs it: one of its own."""
+    return hashlib.sha256(b"bench server seed %d" % pair).hexdigest()
+
+
+def _created(pair: int, status: str) -> dict[str, str]:
+    """A commitment entry's data, as the service logs it: the pair's commitment."""
+    return {"commitment": anchors.seed_commitment(_server_seed(pair)), "status": status}
 
 
 def _best_ms(action: Callable[[], Any]) -> float:
@@ -109,9 +126,22 @@ def _check_keys(connection: sa.Connection, after: int, entries: list[Any]) -> No
     assert anchors.first_key_problem(entries, taken, alone) is None
 
 
-def _per_chunk(session: Session, size: int) -> tuple[float, float]:
-    """Milliseconds per chunk (the mean of three places) of read + chain, and of the keys."""
-    base = keys = 0.0
+def _check_seeds(connection: sa.Connection, entries: list[Any]) -> None:
+    committed = audit._pairs_committed_to(connection, entries)
+    held = audit._rows_of_pairs(connection, entries)
+    commitments = audit._commitments_revealed(connection, entries)
+    found = anchors.first_found(
+        anchors.seed_reused(entries, committed),
+        audit._row_rewritten(entries, held),
+        anchors.other_seed_revealed(entries, commitments),
+    )
+    assert found is None, found
+
+
+def _per_chunk(session: Session, size: int) -> tuple[float, float, float]:
+    """Milliseconds per chunk (the mean of three places) of read + chain, of the keys and of
+    the server seeds."""
+    base = keys = seeds = 0.0
     places = (audit.CHUNK, size // 2, size - audit.CHUNK)  # after the first chunk: keys before
     bind = session.get_bind()
     assert isinstance(bind, sa.Engine)
@@ -121,10 +151,11 @@ def _per_chunk(session: Session, size: int) -> tuple[float, float]:
             prev_hash = entries[0]["prev_hash"]
             base += _best_ms(functools.partial(_read_and_chain, connection, after, prev_hash))
             keys += _best_ms(functools.partial(_check_keys, connection, after, entries))
-    return base / len(places), keys / len(places)
+            seeds += _best_ms(functools.partial(_check_seeds, connection, entries))
+    return base / len(places), keys / len(places), seeds / len(places)
 
 
-def _measure(url: str, workdir: Path) -> list[tuple[int, float, float, float]]:
+def _measure(url: str, workdir: Path) -> list[tuple[int, float, float, float, float]]:
     app = create_app(
         {
             "DATABASE_URL": url,
@@ -160,14 +191,15 @@ def main() -> None:
     print()
     print(
         "| database | entries | whole check (s) | µs per entry | read + chain per chunk (ms) "
-        "| keys per chunk (ms) | keys / (read + chain) |"
+        "| keys per chunk (ms) | keys / (read + chain) | seeds per chunk (ms) "
+        "| seeds / (read + chain) |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, rows in results:
-        for size, whole, base, keys in rows:
+        for size, whole, base, keys, seeds in rows:
             print(
                 f"| {label} | {size:,} | {whole:.1f} | {whole * 1e6 / size:.0f} | {base:.1f} "
-                f"| {keys:.1f} | {keys / base:.1%} |"
+                f"| {keys:.1f} | {keys / base:.1%} | {seeds:.1f} | {seeds / base:.1%} |"
             )
 
 
