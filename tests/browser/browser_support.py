@@ -53,6 +53,9 @@ KEPT_CHECKPOINT = "sota-casino.log-checkpoint.v1"
 KEPT_ALARM = "sota-casino.log-alarm.v1"
 KEPT_UNPROVEN = "sota-casino.log-unproven.v1"
 
+#: The desktop tab's size (conftest's ``tab``).
+DESKTOP = {"width": 1280, "height": 860}
+
 _names = itertools.count(1)
 
 

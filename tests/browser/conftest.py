@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import DESKTOP
 from browser_support import LiveServer
 from browser_support import open_tab
 
@@ -173,7 +174,6 @@ def chromium() -> Iterator[Any]:
 
 
 PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 860}
 
 
 @pytest.fixture

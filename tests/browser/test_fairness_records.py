@@ -20,7 +20,9 @@ from typing import Any
 
 import forgeries
 import pytest
+from browser_support import DESKTOP
 from browser_support import FORGET_WITNESS
+from browser_support import open_tab
 from browser_support import sign_up
 from browser_support import wait_for_round
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -107,10 +109,15 @@ def play_prisoners_of_war(tab: Any) -> int:
     return moves
 
 
-@pytest.fixture
-def revealed(tab: Any, live_server: Any) -> Iterator[dict[str, Any]]:
+@pytest.fixture(scope="module")
+def played(chromium: Any, live_server: Any) -> dict[str, Any]:
     """A player's revealed pair of three real rounds (a war, a plain round, Prisoners of War),
-    played in ``tab``; yields its bundle and where the page shows it."""
+    played in a tab of its own: its bundle, where the page shows it, and the tab's storage
+    (the session cookie, the records, the pinned key and what the log witness keeps) as the
+    play left it. Played once for the module's tests, which only read the pair: each opens a
+    tab of its own on that storage (:func:`tab`), so none sees another's verifications."""
+    tabs = open_tab(chromium, live_server, viewport=DESKTOP)
+    tab = next(tabs)
     username = sign_up(tab, "records")
     plant_server_seed(live_server.app, username, {0: True, 1: False})
     play_a_war_and_a_plain_round(tab)
@@ -121,7 +128,28 @@ def revealed(tab: Any, live_server: Any) -> Iterator[dict[str, Any]]:
     tab.wait_for_selector("[data-verify]")
     url = tab.locator("[data-verify]").first.get_attribute("data-bundle-url")
     bundle = tab.evaluate("async url => (await fetch(url)).json()", url)
-    yield {"bundle": bundle, "url": url, "moves": moves}
+    state = tab.context.storage_state(indexed_db=True)
+    next(tabs, None)  # closes the tab, failing on any error it met
+    return {"bundle": bundle, "url": url, "moves": moves, "state": state}
+
+
+@pytest.fixture
+def tab(chromium: Any, live_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh desktop tab; for a test of the revealed pair (:func:`revealed`), with the
+    storage of the tab that played it."""
+    options = {}
+    if "revealed" in request.fixturenames:
+        options["storage_state"] = request.getfixturevalue("played")["state"]
+    yield from open_tab(chromium, live_server, viewport=DESKTOP, **options)
+
+
+@pytest.fixture
+def revealed(tab: Any, played: dict[str, Any]) -> dict[str, Any]:
+    """The revealed pair of :func:`played` (a copy of its own), shown on the fairness page in
+    ``tab``, which holds the storage of the tab that played it."""
+    tab.goto("/fairness")
+    tab.wait_for_selector("[data-verify]")
+    return copy.deepcopy({key: played[key] for key in ("bundle", "url", "moves")})
 
 
 def verify_in_page(tab: Any) -> str:

@@ -645,6 +645,26 @@ def deal_a_game_that_pays(page: Any, stake: int) -> tuple[dict[str, Any], int, i
     raise AssertionError("twenty games and none paid the player")
 
 
+def plant_paying_games(app: Any, username: str, games: int, stake: int) -> None:
+    """Plant a server seed whose first ``games`` games of the table's first rule set (the
+    Nordic one, on two seats) each pay the player something at ``stake``: dealt at random, one
+    game in two paid nothing, and :func:`deal_a_game_that_pays` dealt it for nothing."""
+    rules = sota.SotaRules.from_dict({})
+
+    def pays(seed: bytes, client_seed: str, nonce: int) -> bool:
+        stream = fairness.Stream(fairness.Seeds(seed, client_seed, nonce))
+        game = sota.play_game(rules, stream=stream)
+        return game.status == "settled" and sota.payout(rules, game.winner, stake) > 0
+
+    def choose(client_seed: str) -> bytes:
+        for seed in candidate_seeds(f"paying sota games {client_seed}"):
+            if all(pays(seed, client_seed, nonce) for nonce in range(games)):
+                return seed
+        raise AssertionError("unreachable")
+
+    plant_chosen_seed(app, username, choose)
+
+
 @pytest.mark.parametrize("screen", BALANCE_SCREENS)
 def test_while_a_game_dealt_in_the_page_is_replayed_the_header_holds_its_result_back(
     chromium: Any, live_server: LiveServer, screen: str
@@ -659,7 +679,8 @@ def test_while_a_game_dealt_in_the_page_is_replayed_the_header_holds_its_result_
     tabs = open_tab(chromium, live_server, **BALANCE_SCREENS[screen])
     tab = next(tabs)
     for language in ("en", "fi"):
-        a_new_player(tab, "held", language)
+        username = a_new_player(tab, "held", language)
+        plant_paying_games(live_server.app, username, 3, 5)
         for ending in ("played", "stepped", "jumped"):
             game, before, after = deal_a_game_that_pays(tab, 5)
             assert not tab.evaluate(HEADER_IS_LIVE)

@@ -16,6 +16,8 @@ from email.message import Message
 from pathlib import Path
 
 import pytest
+from flask import Flask
+from operator_support import add_user
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -99,28 +101,24 @@ def test_python_app_py_serves_on_its_port_for_this_computers_names_only(tmp_path
                 assert refused.code == status, host
 
 
-def test_long_log_commands_draw_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+def test_long_log_commands_draw_a_progress_bar_on_a_terminal_only(
+    app: Flask, tmp_path: Path
+) -> None:
     """`flask audit verify`, `audit export` and `checks run --whole` draw their bar on a
     terminal's standard error; a script or cron reads only the result, on standard output."""
     import pty
 
     env = {
         **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'casino.db'}",
-        "SIGNING_KEY_FILE": str(tmp_path / "key.pem"),
+        "DATABASE_URL": app.config["DATABASE_URL"],
+        "SIGNING_KEY_FILE": app.config["SIGNING_KEY_FILE"],
         "SECRET_KEY": "entry-point-test",
         "COLUMNS": "100",
     }
     flask = [str(BIN / "flask"), "--app", "app"]
-    subprocess.run([*flask, "db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
-    subprocess.run(  # a few entries in the log
-        [*flask, "create-operator", "olga"],
-        input=b"a long enough secret\n",
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+    # A few entries in the log, on the test app's migrated database: made by `flask db upgrade`
+    # and `flask create-operator`, they took two of the test's eight starts of the app.
+    add_user(app, "olga", role="operator")
     for command, label, result in (
         (["audit", "verify"], "checking the log", "audit log ok"),
         (["audit", "export", str(tmp_path / "log.jsonl")], "exporting the log", "wrote "),
