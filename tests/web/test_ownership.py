@@ -28,9 +28,9 @@ from web_support import register_page
 NOBODY = 987654
 STAFF_PREFIXES = ("/operator", "/api/v1/operator")
 SAFE = {"HEAD", "OPTIONS"}
-#: The public log's checkpoints and the tables' settings are everybody's: a size or a table's
-#: name is no one's id.
-PUBLIC_PREFIXES = ("/api/v1/transparency/", "/api/v1/tables/")
+#: The public log's checkpoints, the tables' settings and the scripts' words are everybody's: a
+#: size, a table's name or a language is no one's id.
+PUBLIC_PREFIXES = ("/api/v1/transparency/", "/api/v1/tables/", "/language/")
 #: What each changing route is sent (API, page form), so the request is valid but for its owner.
 BODIES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "decision": ({"choice": "war"}, {"choice": "war"}),
