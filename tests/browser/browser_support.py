@@ -76,6 +76,25 @@ def sign_up(page: Any, prefix: str) -> str:
     return username
 
 
+def lay_move(page: Any) -> None:
+    """Send the Sota move form as it stands (the page picks the dealer's choice, a legal
+    move) and wait until the page is done with it: the next move asked for, or the game over."""
+    page.click("#submit-move")
+    page.wait_for_function(
+        "() => !document.getElementById('move-form')"
+        " || !document.getElementById('submit-move').disabled"
+    )
+
+
+def lay_the_dealers_choices(page: Any) -> int:
+    """Lay the move the page picks, in the page, until the game ends; return how many."""
+    moves = 0
+    while page.locator("#move-form").count() and moves < 400:
+        lay_move(page)
+        moves += 1
+    return moves
+
+
 def log_in(page: Any, username: str) -> None:
     """Log the player ``username`` in, in ``page`` (it lands in the lobby)."""
     page.goto("/auth/login")

@@ -22,6 +22,7 @@ import forgeries
 import pytest
 from browser_support import DESKTOP
 from browser_support import FORGET_WITNESS
+from browser_support import lay_the_dealers_choices
 from browser_support import open_tab
 from browser_support import sign_up
 from browser_support import wait_for_round
@@ -96,15 +97,7 @@ def play_prisoners_of_war(tab: Any) -> int:
     tab.fill("#rule_max_tricks", "40")
     tab.click("#play")
     tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
-    moves = 0
-    while tab.locator("#move-form").count() and moves < 400:
-        # The page pre-selects the dealer's choice, a legal move; it is sent in the page.
-        tab.click("#submit-move")
-        tab.wait_for_function(
-            "() => !document.getElementById('move-form')"
-            " || !document.getElementById('submit-move').disabled"
-        )
-        moves += 1
+    moves = lay_the_dealers_choices(tab)
     tab.wait_for_selector("[data-testid=result]", state="attached")  # shown when the replay ends
     return moves
 

@@ -977,44 +977,34 @@ def test_both_verifiers_fail_a_key_registration_still_pending_past_its_bound(
         ], registered_at
 
 
+@pytest.mark.parametrize(
+    ("covered", "reason"),
+    [
+        (registration_unanchored, REGISTRATION_COVERED),
+        (registration_pending_beside_a_later_one_anchored, COVERED_BY_A_LATER_ONE),
+    ],
+    ids=("by-the-bundles-checkpoint", "by-a-later-registrations-checkpoint"),
+)
 def test_both_verifiers_fail_a_key_registration_pending_though_a_checkpoint_covers_it(
-    tab: Any, tmp_path: Path
+    tab: Any, tmp_path: Path, covered: Callable[[str], dict[str, Any]], reason: str
 ) -> None:
-    """A registration whose entry (its seq) a signed checkpoint of the bundle covers is anchored
-    in it by the service: listed as pending, it was left out of the log or had its anchor
-    withheld, whatever its dates. Within the bound of each, both verifiers waited for it."""
+    """A registration whose entry (its seq) a signed checkpoint the bundle carries covers is
+    anchored in it by the service: listed as pending, it was left out of the log or had its
+    anchor withheld, whatever its dates. Within the bound of each, both verifiers waited for it;
+    and for one covered by the checkpoint a later registration's anchor carries, newer than the
+    bundle's own, both counted only the bundle's."""
     sign_up(tab, "registration-covered")
     fairness_page(tab)
     path = tmp_path / "bundle.json"
     for registered_at, fetched_at in WITHIN_THE_BOUND:
-        bundle = registration_unanchored(registered_at)
+        bundle = covered(registered_at)
         path.write_text(json.dumps(bundle), encoding="utf-8")
         out = io.StringIO()
         args = [str(path), "--public-key", SIGNING_KEY_HEX, "--fetched-at", fetched_at]
         assert main(args, out, io.StringIO()) == 1, out.getvalue()
-        assert f"bundle: player: {REGISTRATION_COVERED}" in out.getvalue(), out.getvalue()
+        assert f"bundle: player: {reason}" in out.getvalue(), out.getvalue()
         problems, waiting = tab.evaluate(PAGE_FETCHED, [bundle, SIGNING_KEY_HEX, fetched_at])
-        assert REGISTRATION_COVERED in problems and not waiting, (problems, waiting)
-
-
-def test_both_verifiers_fail_a_key_registration_pending_though_a_later_ones_checkpoint_covers_it(
-    tab: Any, tmp_path: Path
-) -> None:
-    """A later registration is anchored in a checkpoint of its own, newer than the bundle's,
-    which covers the earlier registration's entry too: listed as pending, the earlier one was
-    left out of the log or had its anchor withheld. Both verifiers waited for it."""
-    sign_up(tab, "registration-covered-later")
-    fairness_page(tab)
-    path = tmp_path / "bundle.json"
-    for registered_at, fetched_at in WITHIN_THE_BOUND:
-        bundle = registration_pending_beside_a_later_one_anchored(registered_at)
-        path.write_text(json.dumps(bundle), encoding="utf-8")
-        out = io.StringIO()
-        args = [str(path), "--public-key", SIGNING_KEY_HEX, "--fetched-at", fetched_at]
-        assert main(args, out, io.StringIO()) == 1, out.getvalue()
-        assert f"bundle: player: {COVERED_BY_A_LATER_ONE}" in out.getvalue(), out.getvalue()
-        problems, waiting = tab.evaluate(PAGE_FETCHED, [bundle, SIGNING_KEY_HEX, fetched_at])
-        assert COVERED_BY_A_LATER_ONE in problems and not waiting, (problems, waiting)
+        assert reason in problems and not waiting, (problems, waiting)
 
 
 def test_both_verifiers_refuse_a_checkpoint_dated_in_another_form(tab: Any, tmp_path: Path) -> None:

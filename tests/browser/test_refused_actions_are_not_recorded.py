@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import lay_the_dealers_choices
 from browser_support import sign_up
 from seed_support import candidate_seeds
 from test_player import leave_chips
@@ -140,19 +141,9 @@ def test_a_move_refused_in_a_second_tab_leaves_the_record_of_the_move_laid(
     assert tab.inner_text("#move-error") == f"Game {round_id} waits for move 1, not move 0"
     assert tab.evaluate(RECORDED, round_id) == laid
 
-    play_to_the_end(tab)
+    lay_the_dealers_choices(tab)
     assert tab.evaluate(RECEIPT_PROBLEMS, round_id) == []
     first.close()
-
-
-def play_to_the_end(page: Any) -> None:
-    """Lay the dealer's choice, in the page, until the game ends."""
-    while page.locator("#move-form").count():
-        page.click("#submit-move")
-        page.wait_for_function(
-            "() => !document.getElementById('move-form')"
-            " || !document.getElementById('submit-move').disabled"
-        )
 
 
 def lay_plainly(page: Any) -> None:

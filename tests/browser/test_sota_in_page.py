@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from browser_support import LiveServer
+from browser_support import lay_move
 from browser_support import open_tab
 from flask import Flask
 from move_support import PRISONERS
@@ -335,11 +336,7 @@ def test_prisoners_of_war_is_played_in_the_page_with_four_seats(tab: Any) -> Non
         strengths = [strength(c, False) for c in shown]
         assert strengths == sorted(strengths, reverse=True), shown
         assert tab.locator("#up-options input:checked").get_attribute("value") == shown[0]
-        tab.click("#submit-move")
-        tab.wait_for_function(
-            "() => !document.getElementById('move-form')"
-            " || !document.getElementById('submit-move').disabled"
-        )
+        lay_move(tab)
         moves += 1
     assert moves >= 1, "no move was asked for"
     assert tab.locator("#move-form").count() == 0
@@ -370,11 +367,7 @@ def test_under_rauha_the_move_form_says_it_picks_the_lowest_card_face_up(tab: An
         words = tab.inner_text("#move-about")
         said.append(words)
         assert "the lowest face up" in words and "the highest face up" not in words, words
-        tab.click("#submit-move")
-        tab.wait_for_function(
-            "() => !document.getElementById('move-form')"
-            " || !document.getElementById('submit-move').disabled"
-        )
+        lay_move(tab)
     assert len(said) >= 2, "the page drew no move of its own"
     assert tab.evaluate(SAME_PAGE), "a move loaded a page"
 
@@ -902,11 +895,7 @@ def test_the_headers_sweets_after_a_prisoners_game_settled_by_a_move_are_the_new
     moves = 0
     while tab.locator("#move-form").count():
         assert header_sweets_words(tab) == one, (language, moves)
-        tab.click("#submit-move")
-        tab.wait_for_function(
-            "() => !document.getElementById('move-form')"
-            " || !document.getElementById('submit-move').disabled"
-        )
+        lay_move(tab)
         moves += 1
     assert moves >= 1 and tab.evaluate(SAME_PAGE), "no move was laid in the page"
     assert tab.is_visible("#game-result")
