@@ -76,6 +76,21 @@ def sign_up(page: Any, prefix: str) -> str:
     return username
 
 
+def deal_on_prisoners_of_war(page: Any, *rules: str, **fields: str) -> None:
+    """Deal a Sota game in ``page`` on custom rules with Prisoners of War and the rules named
+    (``"peace"``: the checkbox ``rule_peace``), the table form's ``fields`` filled (by id:
+    ``stake="5"``), and wait for the game's page."""
+    page.goto("/sota")
+    page.click("#custom-rules summary")
+    page.check("#preset-custom")
+    for rule in ("prisoners_of_war", *rules):
+        page.check(f"input[name=rule_{rule}]")
+    for field, value in fields.items():
+        page.fill(f"#{field}", value)
+    page.click("#play")
+    page.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+
+
 def lay_move(page: Any) -> None:
     """Send the Sota move form as it stands (the page picks the dealer's choice, a legal
     move) and wait until the page is done with it: the next move asked for, or the game over."""

@@ -22,6 +22,7 @@ import forgeries
 import pytest
 from browser_support import DESKTOP
 from browser_support import FORGET_WITNESS
+from browser_support import deal_on_prisoners_of_war
 from browser_support import lay_the_dealers_choices
 from browser_support import open_tab
 from browser_support import sign_up
@@ -90,13 +91,7 @@ def play_a_war_and_a_plain_round(tab: Any) -> None:
 
 def play_prisoners_of_war(tab: Any) -> int:
     """Play a short Prisoners of War game, every move sent by the page's move form."""
-    tab.goto("/sota")
-    tab.click("#custom-rules summary")
-    tab.check("#preset-custom")
-    tab.check("input[name=rule_prisoners_of_war]")
-    tab.fill("#rule_max_tricks", "40")
-    tab.click("#play")
-    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    deal_on_prisoners_of_war(tab, rule_max_tricks="40")
     moves = lay_the_dealers_choices(tab)
     tab.wait_for_selector("[data-testid=result]", state="attached")  # shown when the replay ends
     return moves

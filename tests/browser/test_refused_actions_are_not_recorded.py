@@ -9,12 +9,12 @@ sending the form and with the form posted plainly, as without that script.
 from __future__ import annotations
 
 import itertools
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import deal_on_prisoners_of_war
 from browser_support import lay_the_dealers_choices
 from browser_support import sign_up
 from seed_support import candidate_seeds
@@ -80,13 +80,7 @@ def deal_prisoners_of_war(page: Any, live_server: Any) -> int:
     two ways; return its round id."""
     username = sign_up(page, "refused")
     plant_chosen_seed(live_server.app, username, seed_offering_a_choice)
-    page.goto("/sota")
-    page.click("#custom-rules summary")
-    page.check("#preset-custom")
-    page.check("input[name=rule_prisoners_of_war]")
-    page.fill("#rule_max_tricks", str(RULES["max_tricks"]))
-    page.click("#play")
-    page.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    deal_on_prisoners_of_war(page, rule_max_tricks=str(RULES["max_tricks"]))
     game = page.evaluate("JSON.parse(document.getElementById('game-data').textContent)")
     assert game["rules"] == sota.SotaRules.from_dict(RULES).to_dict()
     assert game["pending"]["move"] == 0

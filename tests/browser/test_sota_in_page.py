@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from browser_support import LiveServer
+from browser_support import deal_on_prisoners_of_war
 from browser_support import lay_move
 from browser_support import open_tab
 from flask import Flask
@@ -350,14 +351,7 @@ def test_under_rauha_the_move_form_says_it_picks_the_lowest_card_face_up(tab: An
     """The page picks the dealer's choice, under Rauha the lowest card face up (docs/rules.md,
     rule 5), and says so on each move it draws itself, as the server's page does."""
     sign_up(tab, "rauha")
-    tab.goto("/sota")
-    tab.click("#custom-rules summary")
-    tab.check("#preset-custom")
-    tab.check("input[name=rule_prisoners_of_war]")
-    tab.check("input[name=rule_peace]")
-    tab.fill("#stake", "1")
-    tab.click("#play")
-    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    deal_on_prisoners_of_war(tab, "peace", stake="1")
     tab.evaluate(MARK_PAGE)
     said = []
     while tab.locator("#move-form").count() and len(said) < 6:
@@ -410,12 +404,7 @@ def test_a_move_laid_in_one_tab_is_refused_in_another_which_then_shows_the_table
     so it is refused (its cards fit the next choice too: without the number they were laid
     again), and the second tab then shows the choice the game waits for."""
     move = plant_seed_repeating_a_move(live_server.app, sign_up(tab, "tabs"))
-    tab.goto("/sota")
-    tab.click("#custom-rules summary")
-    tab.check("#preset-custom")
-    tab.check("input[name=rule_prisoners_of_war]")
-    tab.click("#play")
-    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    deal_on_prisoners_of_war(tab)
     game = game_json(tab)
     assert game["status"] == "awaiting_move" and game["pending"]["move"] == 0
     other = tab.context.new_page()
@@ -884,13 +873,7 @@ def test_the_headers_sweets_after_a_prisoners_game_settled_by_a_move_are_the_new
     username = a_new_player(tab, "prisoner", language)
     leave_balance(live_server.app, username, "sweets", 6)
     plant_a_won_prisoners_game(live_server.app, username)
-    tab.goto("/sota")
-    tab.click("#custom-rules summary")
-    tab.check("#preset-custom")
-    tab.check("input[name=rule_prisoners_of_war]")
-    tab.fill("#stake", "5")
-    tab.click("#play")
-    tab.wait_for_url(re.compile(r".*/sota/games/\d+$"))
+    deal_on_prisoners_of_war(tab, stake="5")
     tab.evaluate(MARK_PAGE)
     moves = 0
     while tab.locator("#move-form").count():
