@@ -90,7 +90,7 @@ test: lint typecheck $(SETUP)
 # Finnish. It leaves out what tests/conftest.py marks slow: every PostgreSQL run, the browser
 # tests, the Norwegian and Portuguese runs of tests run in every language, and the servers,
 # processes, builds, migrations and long searches listed there. About a minute on two cores
-# (2,817 tests in 62 s, 65 s in all, on a machine where `make test` takes 17 minutes).
+# (2,854 tests in 63 to 76 s, as busy as the machine is, where `make test` takes 11 minutes).
 test-fast: lint typecheck $(SETUP)
 	$(TEST_ENV) $(PYTEST) -q -m "not slow"
 
