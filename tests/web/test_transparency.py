@@ -1195,6 +1195,30 @@ def _consistency(old: int, new: int) -> str:
     return f"/api/v1/transparency/consistency?old_size={old}&new_size={new}"
 
 
+def _keep_four_then_six_unproven(
+    url: str,
+    handler: type[_Answers],
+    state: Path,
+    signer: Any,
+    honest: list[bytes],
+    *,
+    signed_at: int,
+    status: int,
+) -> dict[str, Any]:
+    """Have the monitor at ``state`` keep the checkpoint over ``honest[:4]`` signed at
+    :data:`_T0`, then be served one over six entries signed ``signed_at`` minutes later, its
+    consistency proof answered ``status``, which it keeps shown unproven (a minute after it was
+    signed); return that one."""
+    latest = "/api/v1/transparency/checkpoint"
+    key = fairness.public_key_hex(signer)
+    handler.answers = {latest: (200, {"checkpoint": _signed_checkpoint(signer, honest[:4], _T0)})}
+    assert monitor(url, str(state), key, now=_T0).code == 0
+    six = _signed_checkpoint(signer, honest[:6], _T0 + timedelta(minutes=signed_at))
+    handler.answers = {latest: (200, {"checkpoint": six}), _consistency(4, 6): (status, {})}
+    assert monitor(url, str(state), None, now=_T0 + timedelta(minutes=signed_at + 1)).code == 2
+    return six
+
+
 def test_the_monitor_keeps_a_checkpoint_shown_with_its_proof_withheld_until_a_proof_joins_it(
     answering: tuple[str, type[_Answers]], tmp_path: Path
 ) -> None:
@@ -1242,11 +1266,7 @@ def test_the_monitor_keeps_a_checkpoint_shown_with_its_proof_withheld_until_a_pr
 
     # An honest outage: the proof is withheld once, then given; the warning goes.
     other = tmp_path / "other"
-    handler.answers = {latest: (200, {"checkpoint": _signed_checkpoint(signer, honest[:4], _T0)})}
-    assert monitor(url, str(other), key, now=_T0).code == 0
-    six = _signed_checkpoint(signer, honest[:6], _T0 + timedelta(minutes=1))
-    handler.answers = {latest: (200, {"checkpoint": six}), _consistency(4, 6): (503, {})}
-    assert monitor(url, str(other), None, now=_T0 + timedelta(minutes=2)).code == 2
+    _keep_four_then_six_unproven(url, handler, other, signer, honest, signed_at=1, status=503)
     handler.answers = {
         latest: (200, {"checkpoint": _signed_checkpoint(signer, honest, _T0 + timedelta(3))}),
         _consistency(4, 6): _proof(4, honest[:6]),
@@ -1266,15 +1286,10 @@ def test_the_monitor_refuses_a_checkpoint_dated_before_one_it_keeps_shown_unprov
     later one to the kept one. BACKDATED, with the evidence, and the kept one stays."""
     url, handler = answering
     signer = fairness.new_signing_key()
-    key = fairness.public_key_hex(signer)
     honest = _leaves(8)
     latest = "/api/v1/transparency/checkpoint"
     state = tmp_path / "w"
-    handler.answers = {latest: (200, {"checkpoint": _signed_checkpoint(signer, honest[:4], _T0)})}
-    assert monitor(url, str(state), key, now=_T0).code == 0
-    six = _signed_checkpoint(signer, honest[:6], _T0 + timedelta(minutes=2))
-    handler.answers = {latest: (200, {"checkpoint": six}), _consistency(4, 6): (500, {})}
-    assert monitor(url, str(state), None, now=_T0 + timedelta(minutes=3)).code == 2
+    six = _keep_four_then_six_unproven(url, handler, state, signer, honest, signed_at=2, status=500)
 
     eight = _signed_checkpoint(signer, honest, _T0 + timedelta(minutes=1))
     handler.answers = {
