@@ -41,13 +41,13 @@ def raw_hmac(count: int) -> None:
 
 
 def casino_war_rounds(count: int) -> None:
-    """Play ``count`` one-chip rounds at the default table, each on a fresh stream (nonce)."""
+    """Play ``count`` one-chip rounds at the default table, each on a fresh stream (nonce) and
+    its shoe asked for as the service asks for it, every round."""
     rules = TableRules()
-    shoe = canonical_shoe("standard52", rules.decks)
     play = casino_war.play
     for nonce in range(count):
         stream = Stream(Seeds(SERVER_SEED, CLIENT_SEED, nonce))
-        play(rules, PartialShuffle(shoe, stream).prefix, 100)
+        play(rules, PartialShuffle(canonical_shoe("standard52", rules.decks), stream).prefix, 100)
 
 
 def full_shuffles(decks: int) -> Callable[[int], None]:

@@ -6,6 +6,7 @@ A card is its two-character code: rank then suit (``"TD"`` is the ten of diamond
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Final
 
 from .errors import InvalidRules
@@ -51,8 +52,14 @@ def canonical_deck(kind: str = "standard52") -> tuple[Card, ...]:
     return cards + JOKERS if kind == "jokers54" else cards
 
 
+@lru_cache(maxsize=32)
 def canonical_shoe(kind: str = "standard52", decks: int = 1) -> tuple[Card, ...]:
-    """Return ``decks`` decks of ``kind`` in canonical order, deck by deck."""
+    """Return ``decks`` decks of ``kind`` in canonical order, deck by deck.
+
+    Kept once made (a tuple, so no caller can change it): building a shoe of six decks took as
+    long as dealing a Casino War round's two cards from it, and every deal and every check of
+    one builds it.
+    """
     return canonical_deck(kind) * decks
 
 

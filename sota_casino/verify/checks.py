@@ -340,7 +340,7 @@ def _passing_war_row(context: PairContext, index: int, doc: Mapping[str, Any]) -
         if not (_is_int(nonce) and 0 <= nonce < rounds):
             return None
         seeds = Seeds(server_seed, client_seed, nonce)
-        shoe = PartialShuffle(_shoe("standard52", rules.decks), Stream(seeds))
+        shoe = PartialShuffle(canonical_shoe("standard52", rules.decks), Stream(seeds))
         played = casino_war.replay(rules, shoe.prefix, doc["stakes"], doc["actions"])
         expected = round_document(
             round_id=doc["round_id"],
@@ -473,11 +473,6 @@ def _receipt_draw(cards: Sequence[Card]) -> Callable[[int], Sequence[Card]]:
     return draw
 
 
-@lru_cache(maxsize=16)
-def _shoe(deck: str, decks: int) -> tuple[Card, ...]:
-    return canonical_shoe(deck, decks)
-
-
 #: The rules' names, the type of each value, and the values.
 RulesKey = tuple[tuple[str, ...], tuple[type, ...], tuple[Any, ...]]
 GameRules = TypeVar("GameRules", casino_war.TableRules, sota.SotaRules)
@@ -564,7 +559,7 @@ def _check_casino_war(found: _Collector, doc: Mapping[str, Any], seeds: Seeds | 
         found.pending("cards")
         draw = _receipt_draw(cards)
     else:
-        shoe = PartialShuffle(_shoe("standard52", rules.decks), Stream(seeds))
+        shoe = PartialShuffle(canonical_shoe("standard52", rules.decks), Stream(seeds))
         _compare_cards(found, cards, shoe.prefix(min(len(cards), rules.cards_for_war)))
         draw = shoe.prefix
     stakes, actions = doc.get("stakes"), doc.get("actions")
@@ -646,7 +641,7 @@ def _check_sota(found: _Collector, doc: Mapping[str, Any], seeds: Seeds | None) 
     rules = _receipt_rules(found, doc, _sota_rules, "Sota")
     if rules is None:
         return
-    whole_deck = _shoe(rules.deck, 1)
+    whole_deck = canonical_shoe(rules.deck, 1)
     cards = _card_list(doc.get("cards"))
     if cards is None or sorted(cards) != sorted(whole_deck):
         found.fail("cards", f"the receipt's cards are not one whole {rules.deck} deck")

@@ -21,6 +21,7 @@ from sota_casino.core.casino_war import TableRules
 from sota_casino.core.casino_war import deal
 from sota_casino.core.casino_war import decide
 from sota_casino.core.casino_war import play
+from sota_casino.core.errors import InvalidRules
 from sota_casino.core.fairness import PartialShuffle
 from sota_casino.core.fairness import Seeds
 from sota_casino.core.fairness import Stream
@@ -121,6 +122,23 @@ def test_shuffling_does_not_change_the_cards_it_was_given() -> None:
     shuffle(cards, Stream(Seeds(bytes(32), "c", 0)))
     PartialShuffle(cards, Stream(Seeds(bytes(32), "c", 0))).full()
     assert cards == list(canonical_shoe("standard52", 1))
+
+
+@pytest.mark.parametrize("kind", DECK_KINDS)
+def test_a_shoe_is_made_once_and_is_its_decks_in_canonical_order(kind: str) -> None:
+    """Every deal asks for its shoe: the one kept is handed out again, unchangeable, and is what
+    building it anew gives."""
+    one_deck = canonical_shoe.__wrapped__(kind, 1)
+    six = canonical_shoe(kind, 6)
+    assert six is canonical_shoe(kind, 6)
+    assert isinstance(six, tuple) and six == one_deck * 6
+    assert len(set(one_deck)) == len(one_deck)
+
+
+def test_an_unknown_deck_kind_is_refused_each_time_it_is_asked_for() -> None:
+    for _ in range(2):
+        with pytest.raises(InvalidRules, match="unknown deck 'tarot78'"):
+            canonical_shoe("tarot78", 1)
 
 
 def test_a_negative_prefix_is_refused() -> None:
