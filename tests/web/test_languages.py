@@ -74,6 +74,7 @@ def extracted_messages() -> frozenset[str | tuple[str, ...]]:
     return frozenset(found)
 
 
+@cache
 def marked_messages() -> frozenset[str]:
     """Every message id the sources mark (a plural's by its singular, as catalogues key it)."""
     return frozenset(_strings(message)[0] for message in extracted_messages())
