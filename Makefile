@@ -89,9 +89,9 @@ test: lint typecheck $(SETUP)
 # The quick loop: the unit tests, and the web and service tests on SQLite, in English and
 # Finnish. It leaves out what tests/conftest.py marks slow: every PostgreSQL run, the browser
 # tests, the Norwegian and Portuguese runs of tests run in every language, and the servers,
-# processes, builds, migrations and long searches listed there. A little over a minute on two cores
-# (2,859 tests in 69 to 70 s on a machine where they took 80 s before the Dec 07 changes, and
-# `make test` about 11 minutes).
+# processes, builds, migrations and long searches listed there. A little over a minute on two
+# cores (2,859 tests in 69 to 70 s on a machine where they took 80 s before the Dec 07 changes;
+# `make test` 13 to 14 minutes there).
 test-fast: lint typecheck $(SETUP)
 	$(TEST_ENV) $(PYTEST) -q -m "not slow"
 

@@ -56,9 +56,9 @@ def canonical_deck(kind: str = "standard52") -> tuple[Card, ...]:
 def canonical_shoe(kind: str = "standard52", decks: int = 1) -> tuple[Card, ...]:
     """Return ``decks`` decks of ``kind`` in canonical order, deck by deck.
 
-    Kept once made (a tuple, so no caller can change it): building a shoe of six decks took as
-    long as dealing a Casino War round's two cards from it, and every deal and every check of
-    one builds it.
+    Kept once made (a tuple, so no caller can change it): every deal and every check of one
+    asks for its shoe, and building one of six decks took as long as dealing a Casino War
+    round's two cards from it.
     """
     return canonical_deck(kind) * decks
 

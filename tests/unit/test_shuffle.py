@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from sota_casino.core.cards import DECK_KINDS
 from sota_casino.core.cards import Card
+from sota_casino.core.cards import canonical_deck
 from sota_casino.core.cards import canonical_shoe
 from sota_casino.core.casino_war import TableRules
 from sota_casino.core.casino_war import deal
@@ -128,7 +129,7 @@ def test_shuffling_does_not_change_the_cards_it_was_given() -> None:
 def test_a_shoe_is_made_once_and_is_its_decks_in_canonical_order(kind: str) -> None:
     """Every deal asks for its shoe: the one kept is handed out again, unchangeable, and is what
     building it anew gives."""
-    one_deck = canonical_shoe.__wrapped__(kind, 1)
+    one_deck = canonical_deck(kind)
     six = canonical_shoe(kind, 6)
     assert six is canonical_shoe(kind, 6)
     assert isinstance(six, tuple) and six == one_deck * 6
