@@ -39,15 +39,30 @@ from sota_casino.web.format import chips_text
 from sota_casino.web.format import day
 from sota_casino.web.visitor import SESSION_KEY
 
-#: A report's clock is set past the rounds played now: what they are is the day "today" here.
-TODAY = datetime.now(UTC).date() + timedelta(days=5)
-RANGES = (
-    (None, None),
-    (TODAY - timedelta(days=3), None),
-    (None, TODAY - timedelta(days=1)),
-    (TODAY - timedelta(days=1), TODAY - timedelta(days=1)),
-    (TODAY, TODAY),
-)
+#: How far past the day the rounds were played a report's clock is set: what it is is the day
+#: "today" of the first test.
+DAYS_AHEAD = timedelta(days=5)
+
+
+@read_only
+def _played_on(session: Session) -> date:
+    """The day the test's rounds were played, read back from them: the clock may have passed
+    midnight since they were played (a day taken when the module was imported, before a long
+    run crossed midnight, copied none of them)."""
+    played: date = session.scalar(sa.select(sa.func.min(Round.settled_on)))
+    return played
+
+
+def _ranges(today: date) -> tuple[tuple[date | None, date | None], ...]:
+    """The date ranges the reports are asked for, around ``today``."""
+    yesterday = today - timedelta(days=1)
+    return (
+        (None, None),
+        (today - timedelta(days=3), None),
+        (None, yesterday),
+        (yesterday, yesterday),
+        (today, today),
+    )
 
 
 def _at(day: date, hour: int, minute: int = 0, second: int = 0) -> datetime:
@@ -73,10 +88,11 @@ def _copy_settled_rounds(session: Session, at: datetime, *, only: int | None = N
     """Copy the rounds played (``only`` the first so many) as if settled at ``at``, as rows
     alone: the log holds no entry of them. Return how many were copied."""
     columns = [c for c in Round.__table__.columns if c.name != "id"]
+    day_after = _played_on(session) + timedelta(days=1)
     with session.begin():
         played = session.execute(
             sa.select(*columns)
-            .where(Round.status == "settled", Round.settled_at < _at(TODAY - timedelta(days=4), 0))
+            .where(Round.status == "settled", Round.settled_at < _at(day_after, 0))
             .order_by(Round.id)
             .limit(only)
         ).all()
@@ -105,12 +121,14 @@ def _plain(monkeypatch: pytest.MonkeyPatch, session: Session, report: Callable[[
         return report()
 
 
-def _assert_reports_add_up_every_round(monkeypatch: pytest.MonkeyPatch, session: Session) -> None:
+def _assert_reports_add_up_every_round(
+    monkeypatch: pytest.MonkeyPatch, session: Session, today: date
+) -> None:
     summary = reports.house_summary(session)
     assert summary == _plain(monkeypatch, session, lambda: reports.house_summary(session))
     _, per_day = _expected(session)  # from each round's own JSON
     assert {(d.day, d.game): _figures(d) for d in summary.days} == per_day
-    for first, last in RANGES:
+    for first, last in _ranges(today):
         since, until = (d and d.isoformat() for d in (first, last))
         math = reports.house_math(session, since=since, until=until)
         assert math == _plain(
@@ -136,31 +154,32 @@ def test_reports_with_closed_days_kept_say_what_every_round_adds_up_to(
     session: Session, player: int, rig: Callable, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _play_two_versions(session, player, rig)
-    played = datetime.now(UTC).date()
-    _copy_settled_rounds(session, _at(TODAY - timedelta(days=3), 12))
-    _copy_settled_rounds(session, _at(TODAY - timedelta(days=2), 0, 0, 1))
-    _copy_settled_rounds(session, _at(TODAY - timedelta(days=1), 23, 59, 30))  # before midnight
-    _copy_settled_rounds(session, _at(TODAY, 0, 10))  # today
-    closed = {played, TODAY - timedelta(days=3), TODAY - timedelta(days=2)}
+    played = _played_on(session)
+    today = played + DAYS_AHEAD
+    _copy_settled_rounds(session, _at(today - timedelta(days=3), 12))
+    _copy_settled_rounds(session, _at(today - timedelta(days=2), 0, 0, 1))
+    _copy_settled_rounds(session, _at(today - timedelta(days=1), 23, 59, 30))  # before midnight
+    _copy_settled_rounds(session, _at(today, 0, 10))  # today
+    closed = {played, today - timedelta(days=3), today - timedelta(days=2)}
 
     # Half an hour past midnight: yesterday is within the margin, added up live.
-    _clock(monkeypatch, _at(TODAY, 0, 30))
-    _assert_reports_add_up_every_round(monkeypatch, session)
+    _clock(monkeypatch, _at(today, 0, 30))
+    _assert_reports_add_up_every_round(monkeypatch, session, today)
     stored = _stored(session)
     assert set(stored) == closed
     # A round of yesterday whose transaction commits now, in the margin, is counted.
-    _copy_settled_rounds(session, _at(TODAY - timedelta(days=1), 23, 59, 59), only=2)
-    _assert_reports_add_up_every_round(monkeypatch, session)
+    _copy_settled_rounds(session, _at(today - timedelta(days=1), 23, 59, 59), only=2)
+    _assert_reports_add_up_every_round(monkeypatch, session, today)
     assert _stored(session) == stored
 
     # Past the margin yesterday is closed and stored too, once; today stays live.
-    _clock(monkeypatch, _at(TODAY, 1, 30))
-    _assert_reports_add_up_every_round(monkeypatch, session)
+    _clock(monkeypatch, _at(today, 1, 30))
+    _assert_reports_add_up_every_round(monkeypatch, session, today)
     stored = _stored(session)
-    assert set(stored) == closed | {TODAY - timedelta(days=1)}
-    assert day_totals.store_closed_days(session, _at(TODAY, 23)) == 0
-    _copy_settled_rounds(session, _at(TODAY, 18), only=3)
-    _assert_reports_add_up_every_round(monkeypatch, session)
+    assert set(stored) == closed | {today - timedelta(days=1)}
+    assert day_totals.store_closed_days(session, _at(today, 23)) == 0
+    _copy_settled_rounds(session, _at(today, 18), only=3)
+    _assert_reports_add_up_every_round(monkeypatch, session, today)
     assert _stored(session) == stored
     assert ledger.check(session).ok
 
@@ -169,7 +188,7 @@ def test_a_report_stores_nothing_when_no_day_closed_since(
     session: Session, player: int, rig: Callable, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _play_both_games(session, player, rig)
-    today = datetime.now(UTC).date()
+    today = _played_on(session)
     _clock(monkeypatch, _at(today + timedelta(days=1), 0, 59))
     summary = reports.house_summary(session)
     assert _stored(session) == {}
@@ -196,7 +215,7 @@ def test_the_ledger_check_names_a_stored_day_that_differs_from_its_rounds(
 ) -> None:
     _play_both_games(session, player, rig)
     assert checks.run(session, "ledger", "runner-a").verdict.ok
-    today = datetime.now(UTC).date()
+    today = _played_on(session)
     _clock(monkeypatch, _at(today + timedelta(days=1), 2))
     made = reports.house_summary(session).games["casino_war"].house_result
     assert ledger.check(session).ok
@@ -222,7 +241,7 @@ def _a_closed_day_stored_7_off(
     """Play both games today, close the day (the clock two hours past its end), store its Casino War
     house result 7 hundredths of a chip off what its rounds made: the day, and what they made."""
     _play_both_games(session, player, rig)
-    today = datetime.now(UTC).date()
+    today = _played_on(session)
     _clock(monkeypatch, _at(today + timedelta(days=1), 2))
     made = reports.house_summary(session).games["casino_war"].house_result
     with session.begin():
@@ -239,7 +258,7 @@ def test_the_ledger_check_names_a_round_settled_into_a_stored_day(
     session: Session, player: int, rig: Callable, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _play_both_games(session, player, rig)
-    today = datetime.now(UTC).date()
+    today = _played_on(session)
     _clock(monkeypatch, _at(today + timedelta(days=1), 2))
     reports.house_summary(session)
     assert ledger.check(session).ok
@@ -255,7 +274,7 @@ def test_the_closed_days_table_comes_and_goes_with_its_migration(
     session: Session, player: int, rig: Callable, monkeypatch: pytest.MonkeyPatch, db_url: str
 ) -> None:
     _play_both_games(session, player, rig)
-    today = datetime.now(UTC).date()
+    today = _played_on(session)
     _clock(monkeypatch, _at(today + timedelta(days=1), 2))
     summary = reports.house_summary(session)
     assert _stored(session) == {today: 2}
