@@ -410,7 +410,7 @@ def test_a_move_laid_in_one_tab_is_refused_in_another_which_then_shows_the_table
     other = tab.context.new_page()
     other.goto(tab.url)
     for page in (tab, other):
-        page.check(f"#up-options input[value={move[-1]}]")
+        page.check(f'#up-options input[value="{move[-1]}"]')  # "8C" is no CSS name: quoted
         for box in page.locator("#down-options input").all():
             box.set_checked(box.get_attribute("value") in move[:-1])
     tab.click("#submit-move")
