@@ -39,16 +39,14 @@ from sota_casino.web.format import chips_text
 from sota_casino.web.format import day
 from sota_casino.web.visitor import SESSION_KEY
 
-#: How far past the day the rounds were played a report's clock is set: what it is is the day
-#: "today" of the first test.
+#: How far past the day its rounds were played the first test sets a report's clock (its "today").
 DAYS_AHEAD = timedelta(days=5)
 
 
 @read_only
 def _played_on(session: Session) -> date:
-    """The day the test's rounds were played, read back from them: the clock may have passed
-    midnight since they were played (a day taken when the module was imported, before a long
-    run crossed midnight, copied none of them)."""
+    """The day the test's rounds were played, read back from them rather than from the clock,
+    which may have passed midnight since."""
     played: date = session.scalar(sa.select(sa.func.min(Round.settled_on)))
     return played
 
